@@ -1,0 +1,185 @@
+// Package fakeupstream is a scriptable MCP server for tests: it echoes,
+// sleeps, hangs until cancelled, crashes mid-call, reports progress and
+// changes its tool list on request. Tests run it in-process, over HTTP, or
+// as a stdio child by re-executing the test binary (see MaybeRun).
+package fakeupstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// EnvVar, when set in a test binary's environment, makes MaybeRun serve a
+// fake upstream over stdio under that name instead of running tests.
+const EnvVar = "MCP_ROUTER_FAKE_UPSTREAM"
+
+// MaybeRun serves a fake upstream over stdin/stdout and exits when EnvVar
+// is set; otherwise it returns at once. Call it first in TestMain.
+func MaybeRun() {
+	name := os.Getenv(EnvVar)
+	if name == "" {
+		return
+	}
+	err := server.NewStdioServer(New(name)).Listen(context.Background(), os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake upstream:", err)
+	}
+	os.Exit(0)
+}
+
+// Command returns the command line that runs a fake upstream named name
+// as a stdio child: this test binary, with EnvVar set.
+func Command(name string) (command string, env map[string]string) {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return exe, map[string]string{EnvVar: name}
+}
+
+// New builds a fake upstream server. Its tools:
+//
+//	echo {text}            returns text (and name of the server)
+//	sleep {ms}             returns after ms milliseconds or when cancelled
+//	hang {}                blocks until cancelled, then counts a cancellation;
+//	                       with a progress token it first reports progress 0
+//	cancellations {}       how many calls were cancelled so far
+//	crash {}               exits the process mid-call (stdio children only)
+//	progress {steps}       sends steps progress notifications, then returns
+//	fail {}                returns an isError result
+//	getenv {name}          returns the variable's value in the server's environment
+//	add_tool {name}        adds a tool (list_changed follows)
+//	pid {}                 the server's process id
+func New(name string) *server.MCPServer {
+	f := &fake{name: name}
+	f.srv = server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true),
+		server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
+	f.addTools()
+	f.srv.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greets someone"),
+		mcp.WithArgument("who", mcp.RequiredArgument())), f.greet)
+	f.srv.AddResource(mcp.NewResource("fake://"+name+"/readme", "readme", mcp.WithMIMEType("text/plain")), f.readme)
+	return f.srv
+}
+
+type fake struct {
+	name      string
+	srv       *server.MCPServer
+	cancelled atomic.Int64
+}
+
+func (f *fake) addTools() {
+	f.srv.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back"),
+		mcp.WithString("text", mcp.Required())), f.echo)
+	f.srv.AddTool(mcp.NewTool("sleep", mcp.WithDescription("Sleep for ms milliseconds"),
+		mcp.WithNumber("ms", mcp.Required())), f.sleep)
+	f.srv.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer until cancelled")), f.hang)
+	f.srv.AddTool(mcp.NewTool("cancellations", mcp.WithDescription("Count cancelled calls")), f.cancellations)
+	f.srv.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit the process mid-call")), f.crash)
+	f.srv.AddTool(mcp.NewTool("progress", mcp.WithDescription("Report progress"),
+		mcp.WithNumber("steps", mcp.Required())), f.progress)
+	f.srv.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fail")), f.fail)
+	f.srv.AddTool(mcp.NewTool("getenv", mcp.WithDescription("Read an environment variable"),
+		mcp.WithString("name", mcp.Required())), f.getenv)
+	f.srv.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool"),
+		mcp.WithString("name", mcp.Required())), f.addTool)
+	f.srv.AddTool(mcp.NewTool("pid", mcp.WithDescription("Process id")), f.pid)
+}
+
+func (f *fake) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text := req.GetString("text", "")
+	return mcp.NewToolResultStructured(map[string]any{"text": text, "server": f.name}, text), nil
+}
+
+func (f *fake) sleep(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	d := time.Duration(req.GetFloat("ms", 0)) * time.Millisecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return mcp.NewToolResultText("slept " + d.String()), nil
+	case <-ctx.Done():
+		f.cancelled.Add(1)
+		return nil, ctx.Err()
+	}
+}
+
+func (f *fake) hang(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	// Tell a caller that asked for progress that the call has arrived, so
+	// it can cancel knowing the upstream is waiting.
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
+			map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 0, "message": "waiting"})
+	}
+	<-ctx.Done()
+	f.cancelled.Add(1)
+	return nil, ctx.Err()
+}
+
+func (f *fake) cancellations(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(strconv.FormatInt(f.cancelled.Load(), 10)), nil
+}
+
+func (f *fake) crash(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	os.Exit(3)
+	return nil, nil
+}
+
+func (f *fake) progress(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	steps := int(req.GetFloat("steps", 1))
+	var token mcp.ProgressToken
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	for i := 1; token != nil && i <= steps; i++ {
+		err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
+			map[string]any{"progressToken": token, "progress": i, "total": steps, "message": fmt.Sprintf("step %d", i)})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// mcp-go queues notifications apart from responses; give the queue a
+	// moment so the progress is written before the result.
+	time.Sleep(50 * time.Millisecond)
+	return mcp.NewToolResultText(fmt.Sprintf("done %d steps", steps)), nil
+}
+
+func (f *fake) fail(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultError("this tool always fails"), nil
+}
+
+func (f *fake) getenv(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	v, ok := os.LookupEnv(req.GetString("name", ""))
+	if !ok {
+		return mcp.NewToolResultText("<unset>"), nil
+	}
+	return mcp.NewToolResultText(v), nil
+}
+
+func (f *fake) addTool(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.GetString("name", "")
+	f.srv.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time")), f.echo)
+	return mcp.NewToolResultText("added " + name), nil
+}
+
+func (f *fake) pid(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+}
+
+func (f *fake) greet(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	who := req.Params.Arguments["who"]
+	return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{
+		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello, "+who+", from "+f.name)),
+	}), nil
+}
+
+func (f *fake) readme(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain",
+		Text: "readme of " + f.name}}, nil
+}

@@ -1,0 +1,41 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// callToolDef is the proxy's call_tool: it reaches any catalog tool by
+// name, whether or not the client's tool list shows it (DESIGN decision 1b).
+var callToolDef = mcp.NewTool("call_tool",
+	mcp.WithDescription("Call any tool of the gateway's catalog by its exact name, with its arguments. "+
+		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),
+	mcp.WithString("name", mcp.Required(), mcp.Description("Exact tool name, e.g. calculator_add.")),
+	mcp.WithObject("arguments", mcp.Description("The tool's arguments, as its input schema describes.")),
+	mcp.WithTitleAnnotation("Call a catalog tool"),
+	mcp.WithOpenWorldHintAnnotation(true),
+	mcp.WithDestructiveHintAnnotation(true),
+	mcp.WithReadOnlyHintAnnotation(false),
+)
+
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	name, _ := args["name"].(string)
+	if name == "" {
+		return mcp.NewToolResultError(`call_tool needs "name": the exact name of a catalog tool`), nil
+	}
+	if slices.Contains(ownTools, name) {
+		return mcp.NewToolResultError(fmt.Sprintf("call_tool cannot call the gateway's own tool %q; call it directly", name)), nil
+	}
+	inner, ok := args["arguments"]
+	if !ok || inner == nil {
+		inner = map[string]any{}
+	}
+	if _, isObject := inner.(map[string]any); !isObject {
+		return mcp.NewToolResultError(fmt.Sprintf(`call_tool: "arguments" for %s must be an object`, name)), nil
+	}
+	return s.call(ctx, name, inner, req.Params.Meta), nil
+}

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// namePattern is what a client accepts as a tool name (Claude's limit).
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// Tool is one catalog entry: an upstream tool under its exposed name.
+type Tool struct {
+	Name     string // exposed name, unique in the catalog
+	Upstream string
+	Domain   string
+	Original string   // the upstream's own name
+	Def      mcp.Tool // the definition shown to clients, under Name
+}
+
+// Prompt is an upstream prompt under its exposed name.
+type Prompt struct {
+	Name     string
+	Upstream string
+	Original string
+	Def      mcp.Prompt
+}
+
+// Resource is an upstream resource; URIs are global, so they are not renamed.
+type Resource struct {
+	Upstream string
+	Def      mcp.Resource
+}
+
+// ResourceTemplate is an upstream resource template.
+type ResourceTemplate struct {
+	Upstream string
+	Def      mcp.ResourceTemplate
+}
+
+// Catalog is an immutable snapshot of everything the upstreams offer,
+// under exposed names.
+type Catalog struct {
+	Tools     []Tool // sorted by name
+	Prompts   []Prompt
+	Resources []Resource
+	Templates []ResourceTemplate
+	// Problems lists what was left out: name collisions, invalid names.
+	Problems []Problem
+
+	byName map[string]int
+}
+
+// Tool looks a tool up by exposed name.
+func (c *Catalog) Tool(name string) (Tool, bool) {
+	if c == nil {
+		return Tool{}, false
+	}
+	i, ok := c.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return c.Tools[i], true
+}
+
+// Problem is something an upstream offered that the catalog left out.
+type Problem struct {
+	Text      string
+	Collision bool // two upstreams (or an upstream and the proxy) want one name
+}
+
+func (c *Catalog) problem(collision bool, format string, args ...any) {
+	c.Problems = append(c.Problems, Problem{Text: fmt.Sprintf(format, args...), Collision: collision})
+}
+
+// offer is one upstream's listing with the settings that shape its names.
+type offer struct {
+	cfg UpstreamConfig
+	listing
+}
+
+// buildCatalog names every upstream tool and rejects collisions. A name
+// the previous catalog gave to an upstream stays with that upstream, so a
+// tool that appears later (list_changed) can never shadow an existing one;
+// otherwise upstreams claim names in the order given (sorted by name).
+func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
+	c := &Catalog{byName: make(map[string]int)}
+	owner := make(map[string]string) // exposed name -> upstream
+	for _, r := range reserved {
+		owner[r] = ""
+	}
+	offered := make(map[string]bool) // "upstream\x00exposed name"
+	for _, o := range offers {
+		for _, t := range o.tools {
+			offered[o.cfg.Name+"\x00"+o.cfg.Prefix+t.Name] = true
+		}
+	}
+	if prev != nil {
+		for _, t := range prev.Tools {
+			if offered[t.Upstream+"\x00"+t.Name] {
+				owner[t.Name] = t.Upstream
+			}
+		}
+	}
+	for _, o := range offers {
+		for _, t := range o.tools {
+			c.addTool(o.cfg, t, owner)
+		}
+		c.addPrompts(o)
+		c.addResources(o)
+	}
+	slices.SortFunc(c.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	for i, t := range c.Tools {
+		c.byName[t.Name] = i
+	}
+	return c
+}
+
+func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]string) {
+	name := cfg.Prefix + t.Name
+	if !namePattern.MatchString(name) {
+		c.problem(false, "upstream %s: tool %q left out: exposed name %q must match %s",
+			cfg.Name, t.Name, name, namePattern)
+		return
+	}
+	if who, taken := owner[name]; taken && who != cfg.Name {
+		c.problem(true, "%s", collision(name, who, cfg.Name))
+		return
+	}
+	if _, dup := c.byName[name]; dup {
+		c.problem(false, "upstream %s: tool name %q listed twice", cfg.Name, name)
+		return
+	}
+	owner[name] = cfg.Name
+	c.byName[name] = len(c.Tools)
+	c.Tools = append(c.Tools, Tool{
+		Name: name, Upstream: cfg.Name, Domain: cfg.domain(), Original: t.Name, Def: exposedDef(t, name),
+	})
+}
+
+func collision(name, kept, rejected string) string {
+	if kept == "" {
+		return fmt.Sprintf("upstream %s: tool %q collides with the proxy's own tool of that name; "+
+			"set a prefix for upstream %s", rejected, name, rejected)
+	}
+	return fmt.Sprintf("tool name %q is exposed by both upstream %s and upstream %s; "+
+		"give one of them a distinct prefix (upstreams.%s.prefix)", name, kept, rejected, rejected)
+}
+
+// exposedDef is the upstream's definition under its exposed name, with the
+// schema carried raw so the client sees what the upstream declared.
+func exposedDef(t mcp.Tool, name string) mcp.Tool {
+	def := t
+	def.Name = name
+	if def.RawInputSchema == nil {
+		def.RawInputSchema = rawSchema(t.InputSchema)
+		def.InputSchema = mcp.ToolInputSchema{}
+	}
+	if def.RawOutputSchema == nil && t.OutputSchema.Type != "" {
+		def.RawOutputSchema, _ = json.Marshal(t.OutputSchema)
+		def.OutputSchema = mcp.ToolOutputSchema{}
+	}
+	return def
+}
+
+// rawSchema marshals an input schema, defaulting to an empty object schema
+// (clients reject a tool without one).
+func rawSchema(s mcp.ToolInputSchema) json.RawMessage {
+	if s.Type == "" {
+		s.Type = "object"
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]any{}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return b
+}
+
+func (c *Catalog) addPrompts(o offer) {
+	for _, p := range o.prompts {
+		name := o.cfg.Prefix + p.Name
+		def := p
+		def.Name = name
+		c.Prompts = append(c.Prompts, Prompt{Name: name, Upstream: o.cfg.Name, Original: p.Name, Def: def})
+	}
+}
+
+func (c *Catalog) addResources(o offer) {
+	for _, r := range o.resources {
+		if c.hasResource(r.URI) {
+			c.problem(false, "upstream %s: resource %q left out: another upstream offers the same URI",
+				o.cfg.Name, r.URI)
+			continue
+		}
+		c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name, Def: r})
+	}
+	for _, t := range o.templates {
+		c.Templates = append(c.Templates, ResourceTemplate{Upstream: o.cfg.Name, Def: t})
+	}
+}
+
+func (c *Catalog) hasResource(uri string) bool {
+	return slices.ContainsFunc(c.Resources, func(r Resource) bool { return r.Def.URI == uri })
+}
+
+// Prompt looks a prompt up by exposed name.
+func (c *Catalog) Prompt(name string) (Prompt, bool) {
+	if c == nil {
+		return Prompt{}, false
+	}
+	i := slices.IndexFunc(c.Prompts, func(p Prompt) bool { return p.Name == name })
+	if i < 0 {
+		return Prompt{}, false
+	}
+	return c.Prompts[i], true
+}

@@ -1,0 +1,102 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// dial opens a client connection to an upstream by its transport. The
+// returned conn is started but not yet initialized. ctx must not carry a
+// deadline: the stdio transport keeps it for the life of the connection.
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+	switch cfg.Transport {
+	case TransportStdio:
+		return dialStdio(ctx, cfg, logger)
+	case TransportStreamableHTTP, TransportSSE:
+		return dialHTTP(ctx, cfg, logger)
+	default:
+		return nil, fmt.Errorf("upstream %s: unknown transport %q", cfg.Name, cfg.Transport)
+	}
+}
+
+func clientOptions(cfg UpstreamConfig) []client.ClientOption {
+	switch cfg.Protocol {
+	case "modern":
+		return nil
+	case "":
+		return []client.ClientOption{client.WithProtocolVersion(DefaultProtocolVersion)}
+	default:
+		return []client.ClientOption{client.WithProtocolVersion(cfg.Protocol)}
+	}
+}
+
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+	ch, err := startChild(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	cl := client.NewClient(transport.NewIO(ch.stdout, ch.stdin, nil), clientOptions(cfg)...)
+	if err := cl.Start(ctx); err != nil {
+		ch.stop()
+		return nil, err
+	}
+	c := newConn(cl, func() {
+		cl.Close()
+		ch.stop()
+	})
+	go func() { // ends when the child exits, which stop guarantees
+		<-ch.done
+		c.markLost(fmt.Errorf("process exited: %w", ch.exitError()))
+	}()
+	return c, nil
+}
+
+func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+	var tr transport.Interface
+	var err error
+	if cfg.Transport == TransportSSE {
+		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
+	} else {
+		tr, err = transport.NewStreamableHTTP(cfg.URL,
+			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(logger))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)
+	}
+	cl := client.NewClient(tr, clientOptions(cfg)...)
+	if err := cl.Start(ctx); err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	c := newConn(cl, func() { cl.Close() })
+	cl.OnConnectionLost(func(err error) { c.markLost(err) })
+	return c, nil
+}
+
+// dialInProcess connects to a built-in server in this process.
+func dialInProcess(ctx context.Context, build BuiltinFunc, cfg UpstreamConfig) (*conn, error) {
+	srv, err := build(cfg.Builtin, cfg.Args)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: %w", cfg.Builtin, err)
+	}
+	cl, err := client.NewInProcessClient(srv)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Start(ctx); err != nil {
+		return nil, err
+	}
+	return newConn(cl, func() { cl.Close() }), nil
+}
+
+// isTransportError tells a broken connection from an error the upstream
+// answered with.
+func isTransportError(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}

@@ -1,0 +1,45 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an upstream failure so callers (and the model) can tell a
+// dead upstream from a slow one or a broken one.
+type Kind string
+
+// The kinds of upstream failure.
+const (
+	KindUnavailable   Kind = "upstream_unavailable"
+	KindTimeout       Kind = "upstream_timeout"
+	KindProtocol      Kind = "upstream_protocol_error"
+	KindCancelled     Kind = "cancelled"
+	KindUnknownTool   Kind = "unknown_tool"
+	KindUpstreamError Kind = "upstream_error"
+)
+
+// ErrUnknownTool is returned for a name that is not in the catalog.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// ErrNotConnected is returned when an upstream has no live connection.
+var ErrNotConnected = errors.New("not connected")
+
+// UpstreamError is a failed call to an upstream. Its message is safe to show
+// a model: it names the tool, the upstream and the reason, never headers,
+// environment values or URLs.
+type UpstreamError struct {
+	Kind     Kind
+	Upstream string
+	Tool     string
+	Err      error
+}
+
+func (e *UpstreamError) Error() string {
+	if e.Upstream == "" {
+		return fmt.Sprintf("calling %s: %v", e.Tool, e.Err)
+	}
+	return fmt.Sprintf("calling %s on %s: %s: %v", e.Tool, e.Upstream, e.Kind, e.Err)
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }

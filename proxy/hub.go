@@ -1,0 +1,303 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// BuiltinFunc builds a built-in server by name with its flags.
+type BuiltinFunc func(name string, args []string) (*server.MCPServer, error)
+
+// Options configures a Hub. Zero values take the defaults in brackets.
+type Options struct {
+	Upstreams []UpstreamConfig
+	// Builtin builds in-process servers for TransportBuiltin upstreams.
+	Builtin BuiltinFunc
+	// Reserved names no upstream tool may take (the proxy's own tools).
+	Reserved []string
+	// Logger receives lifecycle events; nil is silent.
+	Logger *slog.Logger
+	// InitTimeout bounds connect, initialize and listing [20s].
+	InitTimeout time.Duration
+	// BackoffMin and BackoffMax bound reconnect delays [500ms, 30s].
+	BackoffMin, BackoffMax time.Duration
+	// RefreshDebounce coalesces list_changed bursts [250ms].
+	RefreshDebounce time.Duration
+	// Version is reported to upstreams as the client version.
+	Version string
+}
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = 20 * time.Second
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 500 * time.Millisecond
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 30 * time.Second
+	}
+	if o.RefreshDebounce <= 0 {
+		o.RefreshDebounce = 250 * time.Millisecond
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+}
+
+// Hub holds the upstream connections and their aggregated catalog.
+type Hub struct {
+	opts      Options
+	logger    *slog.Logger
+	upstreams []*upstream // sorted by name, fixed at creation
+	byName    map[string]*upstream
+	progress  progressRouter
+	catalog   atomic.Pointer[Catalog]
+
+	rebuildMu sync.Mutex // serialises rebuild and the listeners
+	lastSig   string     // guarded by rebuildMu
+	problems  map[string]bool
+	listeners []func(*Catalog)
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewHub prepares a hub; it does no I/O until Start.
+func NewHub(opts Options) *Hub {
+	opts.defaults()
+	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{}}
+	cfgs := slices.Clone(opts.Upstreams)
+	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
+	for _, cfg := range cfgs {
+		u := newUpstream(h, cfg)
+		h.upstreams = append(h.upstreams, u)
+		h.byName[cfg.Name] = u
+	}
+	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
+	return h
+}
+
+// Start connects every upstream concurrently and returns once each has
+// connected or failed its first attempt (bounded by InitTimeout). Upstreams
+// that failed keep retrying in the background. It returns an error when
+// the upstreams' tool names collide: that is a configuration error.
+func (h *Hub) Start(ctx context.Context) error {
+	h.mu.Lock()
+	if h.cancel != nil {
+		h.mu.Unlock()
+		return errors.New("hub already started")
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.cancel = cancel
+	for _, u := range h.upstreams {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			u.run(runCtx)
+		}()
+	}
+	h.mu.Unlock()
+	h.awaitFirst(ctx)
+	return h.collisions()
+}
+
+func (h *Hub) awaitFirst(ctx context.Context) {
+	deadline := time.NewTimer(h.opts.InitTimeout + time.Second)
+	defer deadline.Stop()
+	for _, u := range h.upstreams {
+		select {
+		case <-u.first:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *Hub) collisions() error {
+	var errs []error
+	for _, p := range h.Catalog().Problems {
+		if p.Collision {
+			errs = append(errs, errors.New(p.Text))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops every upstream (children get stdin closed, SIGTERM, then
+// SIGKILL) and waits for them.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	h.wg.Wait()
+	return nil
+}
+
+// OnChange registers fn to be called with each new catalog whose content
+// (what a client would see) changed. Calls are serialised.
+func (h *Hub) OnChange(fn func(*Catalog)) {
+	h.rebuildMu.Lock()
+	h.listeners = append(h.listeners, fn)
+	h.rebuildMu.Unlock()
+}
+
+// Catalog returns the current catalog snapshot.
+func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
+
+// Status reports every upstream's state, sorted by name.
+func (h *Hub) Status() []Status {
+	out := make([]Status, len(h.upstreams))
+	for i, u := range h.upstreams {
+		out[i] = u.status()
+	}
+	return out
+}
+
+// rebuild recomputes the catalog from every upstream's listing and tells
+// OnChange when what clients would see changed.
+func (h *Hub) rebuild() {
+	h.rebuildMu.Lock()
+	defer h.rebuildMu.Unlock()
+	offers := make([]offer, 0, len(h.upstreams))
+	for _, u := range h.upstreams {
+		offers = append(offers, offer{cfg: u.cfg, listing: u.listing()})
+	}
+	c := buildCatalog(h.Catalog(), offers, h.opts.Reserved)
+	h.catalog.Store(c)
+	h.reportProblems(c.Problems)
+	if sig := signature(c); sig != h.lastSig {
+		h.lastSig = sig
+		for _, fn := range h.listeners {
+			fn(c)
+		}
+	}
+}
+
+func (h *Hub) reportProblems(problems []Problem) {
+	now := make(map[string]bool, len(problems))
+	for _, p := range problems {
+		now[p.Text] = true
+		if !h.problems[p.Text] {
+			h.logger.Error("catalog problem", "problem", p.Text)
+		}
+	}
+	h.problems = now
+}
+
+// signature summarises what a client sees of a catalog, to skip
+// notifications when a refresh changed nothing.
+func signature(c *Catalog) string {
+	var b strings.Builder
+	for _, t := range c.Tools {
+		def, _ := t.Def.MarshalJSON()
+		b.Write(def)
+	}
+	for _, p := range c.Prompts {
+		fmt.Fprintf(&b, "|p:%s:%s", p.Name, p.Def.Description)
+	}
+	for _, r := range c.Resources {
+		fmt.Fprintf(&b, "|r:%s", r.Def.URI)
+	}
+	for _, t := range c.Templates {
+		fmt.Fprintf(&b, "|t:%v", t.Def.URITemplate)
+	}
+	return b.String()
+}
+
+// CallTool calls a catalog tool by exposed name. onProgress, when not nil,
+// receives the upstream's progress for this call. A failure is an
+// *UpstreamError; a tool that ran and failed is a result with IsError.
+func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+	t, ok := h.Catalog().Tool(name)
+	if !ok {
+		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name, Err: ErrUnknownTool}
+	}
+	u := h.byName[t.Upstream]
+	req := mcp.CallToolRequest{}
+	req.Params.Name = t.Original
+	req.Params.Arguments = args
+	if onProgress != nil {
+		token, release := h.progress.register(onProgress)
+		defer release()
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	}
+	res, err := u.callTool(ctx, req)
+	if err != nil {
+		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}
+	}
+	return res, nil
+}
+
+func classify(ctx context.Context, err error) Kind {
+	switch {
+	case ctx.Err() != nil:
+		return KindCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindTimeout
+	case errors.Is(err, ErrNotConnected), isTransportError(err):
+		return KindUnavailable
+	default:
+		return KindUpstreamError
+	}
+}
+
+func callErr(err error, cfg UpstreamConfig) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", cfg.callTimeout())
+	}
+	return err
+}
+
+// ReadResource reads a resource from the upstream that offers it.
+func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	u, ok := h.byName[upstreamName]
+	if !ok {
+		return nil, fmt.Errorf("unknown upstream %q", upstreamName)
+	}
+	c, err := u.current()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", req.Params.URI, upstreamName, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	defer cancel()
+	return c.client.ReadResource(ctx, req)
+}
+
+// GetPrompt gets a prompt by exposed name.
+func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	p, ok := h.Catalog().Prompt(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown prompt %q", name)
+	}
+	u := h.byName[p.Upstream]
+	c, err := u.current()
+	if err != nil {
+		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, p.Upstream, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	defer cancel()
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = p.Original
+	req.Params.Arguments = args
+	return c.client.GetPrompt(ctx, req)
+}

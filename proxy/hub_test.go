@@ -1,0 +1,360 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/goleak"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+)
+
+func TestMain(m *testing.M) {
+	fakeupstream.MaybeRun()
+	goleak.VerifyTestMain(m)
+}
+
+// stdioFake is an upstream config that runs a fake upstream as a child.
+func stdioFake(name string) UpstreamConfig {
+	cmd, env := fakeupstream.Command(name)
+	return UpstreamConfig{Name: name, Transport: TransportStdio, Command: cmd, Env: env, Prefix: name + "_"}
+}
+
+// builtinFake is an upstream config served in-process by fakeBuiltins.
+func builtinFake(name string) UpstreamConfig {
+	return UpstreamConfig{Name: name, Transport: TransportBuiltin, Builtin: name, Prefix: name + "_"}
+}
+
+func fakeBuiltins(name string, _ []string) (*server.MCPServer, error) {
+	return fakeupstream.New(name), nil
+}
+
+// startHub starts a hub with fast retries and closes it when the test ends.
+func startHub(t *testing.T, ups ...UpstreamConfig) *Hub {
+	t.Helper()
+	h := NewHub(Options{
+		Upstreams: ups, Builtin: fakeBuiltins, Reserved: ReservedNames(),
+		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		RefreshDebounce: 20 * time.Millisecond,
+	})
+	if err := h.Start(t.Context()); err != nil {
+		h.Close()
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+func callText(t *testing.T, h *Hub, name string, args map[string]any) string {
+	t.Helper()
+	res, err := h.CallTool(t.Context(), name, args, nil)
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("CallTool(%s): isError: %v", name, res.Content)
+	}
+	return mcp.GetTextFromContent(res.Content[0])
+}
+
+func TestHubStdioCall(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	if got, want := callText(t, h, "alpha_echo", map[string]any{"text": "hi"}), "hi"; got != want {
+		t.Errorf("echo: got %q, want %q", got, want)
+	}
+	tool, ok := h.Catalog().Tool("alpha_echo")
+	if !ok || tool.Upstream != "alpha" || tool.Original != "echo" || tool.Domain != "alpha" {
+		t.Errorf("catalog entry: got %+v", tool)
+	}
+}
+
+func TestHubChildCrashMidCallFailsFastAndRestarts(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	pid := callText(t, h, "alpha_pid", nil)
+
+	start := time.Now()
+	_, err := h.CallTool(t.Context(), "alpha_crash", nil, nil)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindUnavailable || ue.Upstream != "alpha" {
+		t.Fatalf("crash: got %v, want an %s error from alpha", err, KindUnavailable)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("crash reported after %s, want at once", d)
+	}
+	eventually(t, 5*time.Second, "restart", func() bool {
+		res, err := h.CallTool(t.Context(), "alpha_pid", nil, nil)
+		return err == nil && !res.IsError
+	})
+	if got := callText(t, h, "alpha_pid", nil); got == pid {
+		t.Errorf("pid after restart: got the same %s, want a new process", got)
+	}
+	if s := h.Status()[0]; s.Restarts < 1 || s.State != StateConnected {
+		t.Errorf("status after restart: got %+v", s)
+	}
+}
+
+func TestHubCallTimeoutCancelsUpstream(t *testing.T) {
+	up := stdioFake("alpha")
+	up.Timeout = 200 * time.Millisecond
+	h := startHub(t, up)
+	_, err := h.CallTool(t.Context(), "alpha_hang", nil, nil)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindTimeout {
+		t.Fatalf("hang: got %v, want %s", err, KindTimeout)
+	}
+	if !strings.Contains(err.Error(), "200ms") {
+		t.Errorf("timeout error %q does not say the limit", err)
+	}
+	eventually(t, 3*time.Second, "upstream to see the cancellation", func() bool {
+		return callText(t, h, "alpha_cancellations", nil) == "1"
+	})
+}
+
+func TestHubCallerCancelReachesUpstream(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// hang reports progress once it has the call: cancel then.
+	_, err := h.CallTool(ctx, "alpha_hang", nil, func(Progress) { cancel() })
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindCancelled {
+		t.Fatalf("cancelled call: got %v, want %s", err, KindCancelled)
+	}
+	eventually(t, 3*time.Second, "upstream to see the cancellation", func() bool {
+		return callText(t, h, "alpha_cancellations", nil) == "1"
+	})
+}
+
+func TestHubListChangedRefreshesCatalog(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	changes := make(chan *Catalog, 8)
+	h.OnChange(func(c *Catalog) { changes <- c })
+	callText(t, h, "alpha_add_tool", map[string]any{"name": "late"})
+	select {
+	case c := <-changes:
+		if _, ok := c.Tool("alpha_late"); !ok {
+			t.Errorf("catalog after list_changed lacks alpha_late")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no catalog change after the upstream added a tool")
+	}
+	if got := callText(t, h, "alpha_late", map[string]any{"text": "x"}); got != "x" {
+		t.Errorf("new tool: got %q", got)
+	}
+}
+
+func TestHubCollisionIsAConfigError(t *testing.T) {
+	a, b := builtinFake("alpha"), builtinFake("beta")
+	a.Prefix, b.Prefix = "", ""
+	h := NewHub(Options{Upstreams: []UpstreamConfig{a, b}, Builtin: fakeBuiltins})
+	defer h.Close()
+	err := h.Start(t.Context())
+	if err == nil {
+		t.Fatal("Start: got no error, want a collision")
+	}
+	for _, want := range []string{`"echo"`, "alpha", "beta", "prefix"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("collision error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestHubReservedNameIsAConfigError(t *testing.T) {
+	build := func(string, []string) (*server.MCPServer, error) {
+		s := server.NewMCPServer("x", "1")
+		s.AddTool(mcp.NewTool("call_tool"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("shadow"), nil
+		})
+		return s, nil
+	}
+	up := UpstreamConfig{Name: "sneaky", Transport: TransportBuiltin, Builtin: "x"}
+	h := NewHub(Options{Upstreams: []UpstreamConfig{up}, Builtin: build, Reserved: ReservedNames()})
+	defer h.Close()
+	err := h.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "proxy's own tool") || !strings.Contains(err.Error(), "sneaky") {
+		t.Fatalf("Start: got %v, want a reserved-name error naming sneaky", err)
+	}
+}
+
+func TestHubAllowDeny(t *testing.T) {
+	a := builtinFake("alpha")
+	a.Allow = []string{"echo", "fail"}
+	a.Deny = []string{"fail"}
+	h := startHub(t, a)
+	var names []string
+	for _, tool := range h.Catalog().Tools {
+		names = append(names, tool.Name)
+	}
+	if got := strings.Join(names, ","); got != "alpha_echo" {
+		t.Errorf("tools: got %s, want alpha_echo", got)
+	}
+}
+
+func TestHubBrokenUpstreamsDoNotBlockOthers(t *testing.T) {
+	missing := UpstreamConfig{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/mcp-server", Prefix: "missing_"}
+	silent := UpstreamConfig{Name: "silent", Transport: TransportStdio, Command: "sleep", Args: []string{"60"}, Prefix: "silent_"}
+	h := NewHub(Options{
+		Upstreams: []UpstreamConfig{stdioFake("alpha"), missing, silent}, InitTimeout: 500 * time.Millisecond,
+		BackoffMin: 50 * time.Millisecond, BackoffMax: time.Second,
+	})
+	defer h.Close()
+	start := time.Now()
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Start took %s with a hanging upstream, want about the init timeout", d)
+	}
+	if got := callText(t, h, "alpha_echo", map[string]any{"text": "ok"}); got != "ok" {
+		t.Errorf("healthy upstream: got %q", got)
+	}
+	states := map[string]State{}
+	for _, s := range h.Status() {
+		states[s.Name] = s.State
+	}
+	if states["alpha"] != StateConnected || states["missing"] == StateConnected || states["silent"] == StateConnected {
+		t.Errorf("states: got %v", states)
+	}
+}
+
+func TestHubCloseLeavesNoChild(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	pid, err := strconv.Atoi(callText(t, h, "alpha_pid", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("child %d after Close: kill(0) = %v, want ESRCH (gone)", pid, err)
+	}
+}
+
+func TestChildEnvironmentIsMinimal(t *testing.T) {
+	t.Setenv("MCP_ROUTER_TEST_SECRET", "hunter2")
+	up := stdioFake("alpha")
+	up.Env["TOKEN"] = "abc"
+	h := startHub(t, up)
+	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "TOKEN"}); got != "abc" {
+		t.Errorf("configured env: got %q, want abc", got)
+	}
+	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "MCP_ROUTER_TEST_SECRET"}); got != "<unset>" {
+		t.Errorf("proxy secret leaked to child: got %q", got)
+	}
+	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "PATH"}); got == "<unset>" {
+		t.Error("PATH not passed to the child")
+	}
+}
+
+func TestHubProgressUsesItsOwnToken(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	var mu sync.Mutex
+	var got []Progress
+	res, err := h.CallTool(t.Context(), "alpha_progress", map[string]any{"steps": 3}, func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("progress call: %v %v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 || got[2].Progress != 3 || got[2].Total != 3 || got[0].Message != "step 1" {
+		t.Errorf("progress: got %+v, want 3 steps of 3", got)
+	}
+}
+
+func TestHubHTTPUpstreamWithHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var auth string
+	mcpHandler := server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = r.Header.Get("Authorization")
+		mu.Unlock()
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	up := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer s3cret"}, Prefix: "remote_"}
+	h := startHub(t, up)
+	if got := callText(t, h, "remote_echo", map[string]any{"text": "over http"}); got != "over http" {
+		t.Errorf("echo: got %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if auth != "Bearer s3cret" {
+		t.Errorf("Authorization at upstream: got %q", auth)
+	}
+	h.Close()
+}
+
+func TestHubUnknownTool(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	_, err := h.CallTool(t.Context(), "alpha_nope", nil, nil)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindUnknownTool || !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("got %v, want unknown tool", err)
+	}
+}
+
+func TestHubPromptsAndResources(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	p, err := h.GetPrompt(t.Context(), "alpha_greet", map[string]string{"who": "Ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := p.Messages[0].Content.(mcp.TextContent).Text; text != "Hello, Ada, from alpha" {
+		t.Errorf("prompt: got %q", text)
+	}
+	c := h.Catalog()
+	if len(c.Resources) != 1 || c.Resources[0].Def.URI != "fake://alpha/readme" {
+		t.Fatalf("resources: got %+v", c.Resources)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme"
+	r, err := h.ReadResource(t.Context(), "alpha", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := r.Contents[0].(mcp.TextResourceContents).Text; text != "readme of alpha" {
+		t.Errorf("resource: got %q", text)
+	}
+}
+
+func TestMain_childIsOurBinary(t *testing.T) {
+	// Guard: the fake upstream must be this test binary, or the tests
+	// above would test nothing.
+	cmd, _ := fakeupstream.Command("x")
+	exe, _ := os.Executable()
+	if cmd != exe {
+		t.Fatalf("fake command %q is not the test binary %q", cmd, exe)
+	}
+}

@@ -1,0 +1,213 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ServerOptions configures a Server. Zero values take the defaults in brackets.
+type ServerOptions struct {
+	// Hub is the upstream side; required.
+	Hub *Hub
+	// Logger receives lifecycle and per-request debug events; nil is silent.
+	Logger *slog.Logger
+	// Name and Version identify the proxy to clients ["mcp-router", "dev"].
+	Name, Version string
+	// Instructions tell the model how to use the proxy [DefaultInstructions].
+	Instructions string
+}
+
+// DefaultInstructions is what the proxy tells the model about itself.
+const DefaultInstructions = `mcp-router is a gateway to many MCP servers. Tools are named <server>_<tool>.
+Call a listed tool directly, or call any catalog tool by name with call_tool {"name", "arguments"}:
+that works even when your tool list has not refreshed. A tool that fails returns an error result
+whose text names the tool, the server and the reason.`
+
+// Server is the client-facing MCP server. It shows the catalog and the
+// proxy's own tools, and forwards calls, resources and prompts to the Hub.
+type Server struct {
+	hub    *Hub
+	logger *slog.Logger
+	mcp    *server.MCPServer
+}
+
+// NewServer builds the client-facing server and keeps it in step with the
+// hub's catalog. It does no I/O.
+func NewServer(opts ServerOptions) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Name == "" {
+		opts.Name = "mcp-router"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = DefaultInstructions
+	}
+	s := &Server{hub: opts.Hub, logger: opts.Logger}
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithPromptCapabilities(true),
+		server.WithInstructions(opts.Instructions),
+		server.WithRecovery(),
+	)
+	s.sync(opts.Hub.Catalog())
+	opts.Hub.OnChange(s.sync)
+	return s
+}
+
+// MCP returns the underlying mcp-go server (for in-process clients).
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// ServeStdio serves one client over in and out until in ends or ctx is
+// done. Nothing but JSON-RPC is written to out.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
+	err := stdio.Listen(ctx, in, out)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// HTTPHandler serves streamable HTTP at /mcp. Protocol versions are
+// limited to those with sessions (DESIGN decision 2).
+func (s *Server) HTTPHandler() *server.StreamableHTTPServer {
+	return server.NewStreamableHTTPServer(s.mcp,
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
+		server.WithStreamableHTTPLogger(s.logger),
+	)
+}
+
+var _ http.Handler = (*server.StreamableHTTPServer)(nil)
+
+// ownTools are the proxy's own tools, reserved against upstream names.
+var ownTools = []string{"call_tool", "request_more_tools", "run_plan", "plan", "routing_feedback"}
+
+// ReservedNames returns the tool names upstreams may not take.
+func ReservedNames() []string { return append([]string(nil), ownTools...) }
+
+// sync shows the catalog: every tool, prompt and resource, plus the
+// proxy's own tools. mcp-go sends list_changed to each session.
+func (s *Server) sync(c *Catalog) {
+	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}}
+	for _, t := range c.Tools {
+		tools = append(tools, server.ServerTool{Tool: t.Def, Handler: s.forward(t.Name)})
+	}
+	s.mcp.SetTools(tools...)
+	s.syncPrompts(c)
+	s.syncResources(c)
+}
+
+func (s *Server) syncPrompts(c *Catalog) {
+	prompts := make([]server.ServerPrompt, 0, len(c.Prompts))
+	for _, p := range c.Prompts {
+		name := p.Name
+		prompts = append(prompts, server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return s.hub.GetPrompt(ctx, name, req.Params.Arguments)
+		}})
+	}
+	s.mcp.SetPrompts(prompts...)
+}
+
+func (s *Server) syncResources(c *Catalog) {
+	res := make([]server.ServerResource, 0, len(c.Resources))
+	for _, r := range c.Resources {
+		res = append(res, server.ServerResource{Resource: r.Def, Handler: s.readFrom(r.Upstream)})
+	}
+	s.mcp.SetResources(res...)
+	tpl := make([]server.ServerResourceTemplate, 0, len(c.Templates))
+	for _, t := range c.Templates {
+		tpl = append(tpl, server.ServerResourceTemplate{Template: t.Def, Handler: server.ResourceTemplateHandlerFunc(s.readFrom(t.Upstream))})
+	}
+	s.mcp.SetResourceTemplates(tpl...)
+}
+
+func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		res, err := s.hub.ReadResource(ctx, upstream, req)
+		if err != nil {
+			return nil, err
+		}
+		return res.Contents, nil
+	}
+}
+
+// forward is the handler of a catalog tool shown under its exposed name.
+func (s *Server) forward(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.call(ctx, name, arguments(req.Params), req.Params.Meta), nil
+	}
+}
+
+// call forwards one call and turns a failure into an isError result the
+// model can read.
+func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
+	res, err := s.hub.CallTool(ctx, name, args, progressTo(ctx, meta))
+	if err != nil {
+		s.logger.Debug("call failed", "tool", name, "err", err)
+		return errorResult(err)
+	}
+	return res
+}
+
+// arguments keeps the client's arguments as sent (large integers intact).
+func arguments(p mcp.CallToolParams) any {
+	if len(p.RawArguments) > 0 {
+		return json.RawMessage(p.RawArguments)
+	}
+	return p.Arguments
+}
+
+// progressTo relays upstream progress to this caller under its own token,
+// or returns nil when the caller asked for none.
+func progressTo(ctx context.Context, meta *mcp.Meta) ProgressFunc {
+	if meta == nil || meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	token := meta.ProgressToken
+	return func(p Progress) {
+		params := map[string]any{"progressToken": token, "progress": p.Progress}
+		if p.Total > 0 {
+			params["total"] = p.Total
+		}
+		if p.Message != "" {
+			params["message"] = p.Message
+		}
+		_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	}
+}
+
+// errorResult renders a failure as a tool result with isError set, with
+// the kind and upstream in structuredContent for programs.
+func errorResult(err error) *mcp.CallToolResult {
+	detail := map[string]any{"kind": string(KindUpstreamError), "message": err.Error()}
+	var ue *UpstreamError
+	if errors.As(err, &ue) {
+		detail["kind"] = string(ue.Kind)
+		detail["tool"] = ue.Tool
+		if ue.Upstream != "" {
+			detail["upstream"] = ue.Upstream
+		}
+	}
+	res := mcp.NewToolResultError(err.Error())
+	res.StructuredContent = map[string]any{"error": detail}
+	return res
+}
+

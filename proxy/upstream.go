@@ -1,0 +1,397 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// State is an upstream's connection state.
+type State string
+
+// The states an upstream moves through.
+const (
+	StateConnecting State = "connecting"
+	StateConnected  State = "connected"
+	StateFailed     State = "failed"
+	StateStopped    State = "stopped"
+)
+
+// listing is what an upstream offers, as last listed.
+type listing struct {
+	tools     []mcp.Tool
+	resources []mcp.Resource
+	templates []mcp.ResourceTemplate
+	prompts   []mcp.Prompt
+}
+
+// upstream is one upstream server and the loop that keeps it connected.
+type upstream struct {
+	cfg     UpstreamConfig
+	hub     *Hub
+	logger  *slog.Logger
+	refresh chan struct{} // buffered 1: a list_changed arrived
+	first   chan struct{} // closed when the first connect attempt ended
+	once    sync.Once
+
+	mu       sync.Mutex
+	conn     *conn // nil while not connected
+	state    State
+	lastErr  error
+	offer    listing
+	restarts int
+}
+
+func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
+	return &upstream{
+		cfg:     cfg,
+		hub:     h,
+		logger:  h.logger.With("upstream", cfg.Name),
+		refresh: make(chan struct{}, 1),
+		first:   make(chan struct{}),
+		state:   StateConnecting,
+	}
+}
+
+// run keeps the upstream connected until ctx ends, reconnecting with
+// jittered exponential backoff. A connection that lived long enough resets
+// the backoff.
+func (u *upstream) run(ctx context.Context) {
+	defer u.markFirst()
+	attempt := 0
+	for {
+		started := time.Now()
+		err := u.session(ctx)
+		if ctx.Err() != nil {
+			u.setState(StateStopped, nil)
+			return
+		}
+		u.setState(StateFailed, err)
+		u.markFirst()
+		if time.Since(started) > u.hub.opts.BackoffMax {
+			attempt = 0
+		}
+		delay := backoff(attempt, u.hub.opts.BackoffMin, u.hub.opts.BackoffMax)
+		attempt++
+		u.logger.Warn("upstream down", "err", err, "retry_in", delay.Round(time.Millisecond))
+		if !sleep(ctx, delay) {
+			u.setState(StateStopped, nil)
+			return
+		}
+		u.mu.Lock()
+		u.restarts++
+		u.mu.Unlock()
+	}
+}
+
+func (u *upstream) markFirst() { u.once.Do(func() { close(u.first) }) }
+
+// backoff is min·2^attempt capped at max, with ±20% jitter.
+func backoff(attempt int, lo, hi time.Duration) time.Duration {
+	d := lo << min(attempt, 20)
+	if d <= 0 || d > hi {
+		d = hi
+	}
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// session connects once, publishes what the upstream offers, and serves
+// list_changed refreshes until the connection is lost or ctx ends.
+func (u *upstream) session(ctx context.Context) error {
+	c, err := u.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	c.client.OnNotification(u.onNotification)
+	offer, err := u.handshake(ctx, c)
+	if err != nil {
+		return err
+	}
+	u.connected(c, offer)
+	u.markFirst()
+	return u.serve(ctx, c)
+}
+
+func (u *upstream) dial(ctx context.Context) (*conn, error) {
+	if u.cfg.Transport == TransportBuiltin {
+		if u.hub.opts.Builtin == nil {
+			return nil, fmt.Errorf("builtin %s: no built-in servers in this build", u.cfg.Builtin)
+		}
+		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
+	}
+	return dial(ctx, u.cfg, u.logger)
+}
+
+func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.hub.opts.InitTimeout)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = u.protocolVersion()
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.hub.opts.Version}
+	init, err := c.client.Initialize(ctx, req)
+	if err != nil {
+		return listing{}, fmt.Errorf("initialize: %w", err)
+	}
+	c.caps = init.Capabilities
+	return u.list(ctx, c)
+}
+
+func (u *upstream) protocolVersion() string {
+	switch u.cfg.Protocol {
+	case "":
+		return DefaultProtocolVersion
+	case "modern":
+		return ""
+	default:
+		return u.cfg.Protocol
+	}
+}
+
+// list fetches everything the upstream offers. Tools are required;
+// resources and prompts are listed only when advertised, and a failure to
+// list them is logged, not fatal.
+func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
+	var out listing
+	tools, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil && c.caps.Tools != nil {
+		return out, fmt.Errorf("listing tools: %w", err)
+	}
+	if tools != nil {
+		out.tools = u.filter(tools.Tools)
+	}
+	if c.caps.Resources != nil {
+		out.resources, out.templates = u.listResources(ctx, c)
+	}
+	if c.caps.Prompts != nil {
+		if p, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{}); err != nil {
+			u.logger.Warn("listing prompts", "err", err)
+		} else {
+			out.prompts = p.Prompts
+		}
+	}
+	return out, nil
+}
+
+func (u *upstream) listResources(ctx context.Context, c *conn) ([]mcp.Resource, []mcp.ResourceTemplate) {
+	var res []mcp.Resource
+	var tpl []mcp.ResourceTemplate
+	if r, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
+		u.logger.Warn("listing resources", "err", err)
+	} else {
+		res = r.Resources
+	}
+	if t, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
+		u.logger.Debug("listing resource templates", "err", err)
+	} else {
+		tpl = t.ResourceTemplates
+	}
+	return res, tpl
+}
+
+// filter applies the upstream's allow and deny lists.
+func (u *upstream) filter(tools []mcp.Tool) []mcp.Tool {
+	out := tools[:0:0]
+	for _, t := range tools {
+		if len(u.cfg.Allow) > 0 && !slices.Contains(u.cfg.Allow, t.Name) {
+			continue
+		}
+		if slices.Contains(u.cfg.Deny, t.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (u *upstream) connected(c *conn, offer listing) {
+	u.mu.Lock()
+	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
+	u.mu.Unlock()
+	u.logger.Info("upstream connected", "tools", len(offer.tools),
+		"resources", len(offer.resources), "prompts", len(offer.prompts))
+	u.hub.rebuild()
+}
+
+// serve waits for the connection to end, refreshing the listing when the
+// upstream says it changed. Refreshes are debounced and, being done on
+// this one goroutine, never overlap.
+func (u *upstream) serve(ctx context.Context, c *conn) error {
+	defer u.disconnected(c)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.lost:
+			return c.lostErr()
+		case <-u.refresh:
+			if !sleep(ctx, u.hub.opts.RefreshDebounce) {
+				return ctx.Err()
+			}
+			u.drainRefresh()
+			u.relist(ctx, c)
+		}
+	}
+}
+
+func (u *upstream) drainRefresh() {
+	select {
+	case <-u.refresh:
+	default:
+	}
+}
+
+func (u *upstream) relist(ctx context.Context, c *conn) {
+	ctx, cancel := context.WithTimeout(ctx, u.hub.opts.InitTimeout)
+	defer cancel()
+	offer, err := u.list(ctx, c)
+	if err != nil {
+		u.logger.Warn("refreshing upstream listing", "err", err)
+		return
+	}
+	u.mu.Lock()
+	u.offer = offer
+	u.mu.Unlock()
+	u.logger.Info("upstream listing changed", "tools", len(offer.tools))
+	u.hub.rebuild()
+}
+
+// disconnected forgets the connection but keeps the last listing, so the
+// catalog does not flap while the upstream restarts; calls fail fast.
+func (u *upstream) disconnected(c *conn) {
+	u.mu.Lock()
+	if u.conn == c {
+		u.conn = nil
+	}
+	u.mu.Unlock()
+}
+
+func (u *upstream) setState(s State, err error) {
+	u.mu.Lock()
+	u.state, u.lastErr = s, err
+	u.mu.Unlock()
+}
+
+func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged),
+		string(mcp.MethodNotificationResourcesListChanged),
+		string(mcp.MethodNotificationPromptsListChanged):
+		select {
+		case u.refresh <- struct{}{}:
+		default: // a refresh is already pending
+		}
+	case string(mcp.MethodNotificationProgress):
+		u.hub.progress.forward(n)
+	case "notifications/message":
+		u.logger.Debug("upstream log", "params", n.Params.AdditionalFields)
+	}
+}
+
+// current returns the live connection or an error saying why there is none.
+func (u *upstream) current() (*conn, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.conn != nil {
+		return u.conn, nil
+	}
+	if u.lastErr != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.lastErr)
+	}
+	return nil, ErrNotConnected
+}
+
+// callTool calls the upstream's own tool name with its own deadline.
+func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := u.current()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	defer cancel()
+	res, err := c.client.CallTool(ctx, req)
+	if err != nil && isTransportError(err) && ctx.Err() == nil {
+		c.markLost(err)
+	}
+	return res, err
+}
+
+// Status is a snapshot of one upstream for display.
+type Status struct {
+	Name     string
+	State    State
+	Tools    int
+	Restarts int
+	Err      string
+}
+
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts}
+	if u.lastErr != nil {
+		s.Err = u.lastErr.Error()
+	}
+	return s
+}
+
+func (u *upstream) listing() listing {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.offer
+}
+
+// conn is one live client connection to an upstream.
+type conn struct {
+	client *client.Client
+	caps   mcp.ServerCapabilities
+	lost   chan struct{} // closed when the connection is gone
+	once   sync.Once
+	mu     sync.Mutex
+	err    error
+	stop   func() // releases the transport (and the child, for stdio)
+}
+
+func newConn(c *client.Client, stop func()) *conn {
+	return &conn{client: c, lost: make(chan struct{}), stop: stop}
+}
+
+func (c *conn) markLost(err error) {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(c.lost)
+	})
+}
+
+func (c *conn) lostErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return errors.New("connection lost")
+	}
+	return c.err
+}
+
+func (c *conn) close() { c.stop() }

@@ -210,4 +210,3 @@ func errorResult(err error) *mcp.CallToolResult {
 	res.StructuredContent = map[string]any{"error": detail}
 	return res
 }
-

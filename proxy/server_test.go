@@ -1,0 +1,268 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sdkClient connects the official Go SDK client to the proxy, as an
+// independent implementation of the protocol would.
+type sdkClient struct {
+	session  *sdk.ClientSession
+	mu       sync.Mutex
+	progress []*sdk.ProgressNotificationParams
+	changed  chan struct{}
+}
+
+func newSDKClient() (*sdk.Client, *sdkClient) {
+	c := &sdkClient{changed: make(chan struct{}, 16)}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			c.mu.Lock()
+			c.progress = append(c.progress, r.Params)
+			c.mu.Unlock()
+		},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case c.changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	return cl, c
+}
+
+// overHTTP serves the proxy on an httptest server and connects a client.
+func overHTTP(t *testing.T, h *Hub) *sdkClient {
+	t.Helper()
+	srv := NewServer(ServerOptions{Hub: h})
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	cl, c := newSDKClient()
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect over HTTP: %v", err)
+	}
+	c.session = s
+	t.Cleanup(func() { s.Close() })
+	return c
+}
+
+// overStdio serves the proxy over a pair of pipes, as over a process's
+// stdin and stdout, and connects a client.
+func overStdio(t *testing.T, h *Hub) *sdkClient {
+	t.Helper()
+	srv := NewServer(ServerOptions{Hub: h})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	cl, c := newSDKClient()
+	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	c.session = s
+	t.Cleanup(func() {
+		s.Close()
+		cancel()
+		inR.Close()
+		<-done
+	})
+	return c
+}
+
+var transports = []struct {
+	name    string
+	connect func(*testing.T, *Hub) *sdkClient
+}{{"http", overHTTP}, {"stdio", overStdio}}
+
+func (c *sdkClient) call(t *testing.T, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := c.session.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", name, err)
+	}
+	return res
+}
+
+func resultText(r *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestServerListsCatalogAndOwnTools(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.connect(t, startHub(t, builtinFake("alpha")))
+			res, err := c.session.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			for _, want := range []string{"call_tool", "alpha_echo", "alpha_sleep"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools/list lacks %s: got %v", want, names)
+				}
+			}
+			if got := c.session.InitializeResult().Capabilities.Tools; got == nil || !got.ListChanged {
+				t.Errorf("tools capability: got %+v, want listChanged", got)
+			}
+			if c.session.InitializeResult().Instructions == "" {
+				t.Error("no server instructions")
+			}
+		})
+	}
+}
+
+func TestServerCallsDirectlyAndThroughCallTool(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.connect(t, startHub(t, builtinFake("alpha")))
+			if got := resultText(c.call(t, "alpha_echo", map[string]any{"text": "direct"})); got != "direct" {
+				t.Errorf("direct: got %q", got)
+			}
+			res := c.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": map[string]any{"text": "through"}})
+			if res.IsError || resultText(res) != "through" {
+				t.Errorf("call_tool: got %q (isError %v)", resultText(res), res.IsError)
+			}
+			sc, _ := json.Marshal(res.StructuredContent)
+			if !strings.Contains(string(sc), `"server":"alpha"`) {
+				t.Errorf("structuredContent not passed through: %s", sc)
+			}
+		})
+	}
+}
+
+func TestServerCallToolErrorsAreReadable(t *testing.T) {
+	c := overHTTP(t, startHub(t, builtinFake("alpha")))
+	cases := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"unknown tool", map[string]any{"name": "alpha_nope"}, "alpha_nope: unknown tool"},
+		{"missing name", map[string]any{}, `needs "name"`},
+		{"own tool", map[string]any{"name": "call_tool"}, "own tool"},
+		{"bad arguments", map[string]any{"name": "alpha_echo", "arguments": "x"}, "must be an object"},
+		{"tool failure", map[string]any{"name": "alpha_fail"}, "always fails"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := c.call(t, "call_tool", tc.args)
+			if !res.IsError || !strings.Contains(resultText(res), tc.want) {
+				t.Errorf("got %q (isError %v), want an error containing %q", resultText(res), res.IsError, tc.want)
+			}
+		})
+	}
+}
+
+func TestServerUpstreamFailureNamesToolAndUpstream(t *testing.T) {
+	up := stdioFake("alpha")
+	up.Timeout = 100 * time.Millisecond
+	c := overHTTP(t, startHub(t, up))
+	res := c.call(t, "alpha_hang", nil)
+	text := resultText(res)
+	if !res.IsError || !strings.Contains(text, "alpha_hang") || !strings.Contains(text, "upstream_timeout") {
+		t.Errorf("got %q (isError %v), want a timeout naming the tool", text, res.IsError)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(sc), `"upstream":"alpha"`) || !strings.Contains(string(sc), `"kind":"upstream_timeout"`) {
+		t.Errorf("structuredContent: got %s", sc)
+	}
+}
+
+func TestServerRelaysProgressWithClientToken(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.connect(t, startHub(t, stdioFake("alpha")))
+			params := &sdk.CallToolParams{Name: "alpha_progress", Arguments: map[string]any{"steps": 3}}
+			params.SetProgressToken("client-token-7")
+			if _, err := c.session.CallTool(t.Context(), params); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 2*time.Second, "3 progress notifications", func() bool {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return len(c.progress) == 3
+			})
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for i, p := range c.progress {
+				if p.ProgressToken != "client-token-7" || p.Progress != float64(i+1) {
+					t.Errorf("progress %d: got token %v progress %v", i, p.ProgressToken, p.Progress)
+				}
+			}
+		})
+	}
+}
+
+func TestServerSendsListChangedWhenUpstreamChanges(t *testing.T) {
+	c := overHTTP(t, startHub(t, stdioFake("alpha")))
+	c.call(t, "alpha_add_tool", map[string]any{"name": "fresh"})
+	select {
+	case <-c.changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+	res, err := c.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Tools, func(tool *sdk.Tool) bool { return tool.Name == "alpha_fresh" }) {
+		t.Error("tools/list after list_changed lacks alpha_fresh")
+	}
+}
+
+func TestServerPassesPromptsAndResources(t *testing.T) {
+	c := overHTTP(t, startHub(t, builtinFake("alpha")))
+	p, err := c.session.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "alpha_greet", Arguments: map[string]string{"who": "Lin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Messages[0].Content.(*sdk.TextContent).Text; got != "Hello, Lin, from alpha" {
+		t.Errorf("prompt: got %q", got)
+	}
+	r, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "fake://alpha/readme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Contents[0].Text; got != "readme of alpha" {
+		t.Errorf("resource: got %q", got)
+	}
+}
+
+func TestServerKeepsUpstreamSchema(t *testing.T) {
+	c := overHTTP(t, startHub(t, builtinFake("alpha")))
+	res, err := c.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Tools, func(tool *sdk.Tool) bool { return tool.Name == "alpha_echo" })
+	schema, _ := json.Marshal(res.Tools[i].InputSchema)
+	if !strings.Contains(string(schema), `"required":["text"]`) || !strings.Contains(string(schema), `"text":{"type":"string"}`) {
+		t.Errorf("alpha_echo schema: got %s", schema)
+	}
+}

@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// npmServer returns the path of an npm MCP server installed by the
+// README's test command (npm ci at the repository root). Without it the
+// test is skipped locally and fails in CI, where it must have run.
+func npmServer(t *testing.T, bin string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("interop tests need node; skipped with -short")
+	}
+	path, err := filepath.Abs(filepath.Join("..", "node_modules", ".bin", bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: the test command runs npm ci first", bin)
+		}
+		t.Skipf("%s not installed (run npm ci at the repository root)", bin)
+	}
+	return path
+}
+
+// interopHub runs the real npm servers everything, filesystem (on dir) and
+// memory (in dir) behind one hub.
+func interopHub(t *testing.T, dir string) *Hub {
+	t.Helper()
+	ups := []UpstreamConfig{
+		{Name: "everything", Transport: TransportStdio, Command: npmServer(t, "mcp-server-everything"), Prefix: "ev_"},
+		{Name: "fs", Transport: TransportStdio, Command: npmServer(t, "mcp-server-filesystem"), Args: []string{dir}, Prefix: "fs_"},
+		{Name: "memory", Transport: TransportStdio, Command: npmServer(t, "mcp-server-memory"), Prefix: "mem_",
+			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+	}
+	h := NewHub(Options{Upstreams: ups, Reserved: ReservedNames(), InitTimeout: 60 * time.Second})
+	if err := h.Start(t.Context()); err != nil {
+		h.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	for _, s := range h.Status() {
+		if s.State != StateConnected {
+			t.Fatalf("upstream %s: %s %s", s.Name, s.State, s.Err)
+		}
+	}
+	return h
+}
+
+func TestInteropNPMServersBehindProxy(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := overHTTP(t, interopHub(t, dir))
+
+	t.Run("everything get-sum", func(t *testing.T) {
+		if got := resultText(c.call(t, "ev_get-sum", map[string]any{"a": 2, "b": 3})); !strings.Contains(got, "5") {
+			t.Errorf("got %q, want the sum 5", got)
+		}
+	})
+	t.Run("filesystem write then read", func(t *testing.T) {
+		path := filepath.Join(dir, "note.txt")
+		if res := c.call(t, "fs_write_file", map[string]any{"path": path, "content": "through the proxy"}); res.IsError {
+			t.Fatalf("write_file: %s", resultText(res))
+		}
+		res := c.call(t, "call_tool", map[string]any{"name": "fs_read_text_file", "arguments": map[string]any{"path": path}})
+		if got := resultText(res); got != "through the proxy" {
+			t.Errorf("read_text_file: got %q", got)
+		}
+	})
+	t.Run("filesystem refusal is an error result", func(t *testing.T) {
+		res := c.call(t, "fs_read_text_file", map[string]any{"path": "/etc/passwd"})
+		if !res.IsError {
+			t.Errorf("reading outside the allowed dir: got %q, want isError", resultText(res))
+		}
+	})
+	t.Run("memory create then search", func(t *testing.T) {
+		c.call(t, "mem_create_entities", map[string]any{"entities": []any{map[string]any{
+			"name": "mcp-router", "entityType": "project", "observations": []any{"written in Go"}}}})
+		if got := resultText(c.call(t, "mem_search_nodes", map[string]any{"query": "Go"})); !strings.Contains(got, "mcp-router") {
+			t.Errorf("search_nodes: got %q", got)
+		}
+	})
+	t.Run("everything progress", func(t *testing.T) {
+		params := &sdk.CallToolParams{Name: "ev_trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 3}}
+		params.SetProgressToken("interop-1")
+		if _, err := c.session.CallTool(t.Context(), params); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.progress) != 3 || c.progress[2].ProgressToken != "interop-1" {
+			t.Errorf("progress: got %d notifications, want 3 with the client's token", len(c.progress))
+		}
+	})
+	t.Run("everything prompts and resources", func(t *testing.T) {
+		prompts, err := c.session.ListPrompts(t.Context(), nil)
+		if err != nil || len(prompts.Prompts) == 0 {
+			t.Fatalf("prompts: %v %v", err, prompts)
+		}
+		if !slices.ContainsFunc(prompts.Prompts, func(p *sdk.Prompt) bool { return strings.HasPrefix(p.Name, "ev_") }) {
+			t.Errorf("prompts not namespaced: %v", prompts.Prompts[0].Name)
+		}
+		res, err := c.session.ListResources(t.Context(), nil)
+		if err != nil || len(res.Resources) == 0 {
+			t.Fatalf("resources: %v", err)
+		}
+		r, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: res.Resources[0].URI})
+		if err != nil || len(r.Contents) == 0 {
+			t.Errorf("read %s: %v", res.Resources[0].URI, err)
+		}
+	})
+}

@@ -71,6 +71,8 @@ func (c *Catalog) Tool(name string) (Tool, bool) {
 type Problem struct {
 	Text      string
 	Collision bool // two upstreams (or an upstream and the proxy) want one name
+	// Upstreams are the upstreams involved, the one that kept the name first.
+	Upstreams []string
 }
 
 func (c *Catalog) problem(collision bool, format string, args ...any) {
@@ -128,7 +130,8 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]strin
 		return
 	}
 	if who, taken := owner[name]; taken && who != cfg.Name {
-		c.problem(true, "%s", collision(name, who, cfg.Name))
+		c.Problems = append(c.Problems, Problem{Text: collision(name, who, cfg.Name), Collision: true,
+			Upstreams: []string{who, cfg.Name}})
 		return
 	}
 	if _, dup := c.byName[name]; dup {

@@ -134,11 +134,20 @@ func (h *Hub) collisions() error {
 	var errs []error
 	for _, p := range h.Catalog().Problems {
 		if p.Collision {
-			errs = append(errs, errors.New(p.Text))
+			errs = append(errs, &CollisionError{Text: p.Text, Upstreams: p.Upstreams})
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// CollisionError is a tool name two upstreams (or an upstream and the
+// proxy, named "") both want: a configuration error.
+type CollisionError struct {
+	Text      string
+	Upstreams []string
+}
+
+func (e *CollisionError) Error() string { return e.Text }
 
 // Close stops every upstream (children get stdin closed, SIGTERM, then
 // SIGKILL) and waits for them.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newCallCmd(e *env) *cobra.Command {
+	var argsJSON string
+	cmd := &cobra.Command{
+		Use:   "call TOOL [--args JSON]",
+		Short: "Call one catalog tool and print its result as JSON",
+		Long: `Connect to the profile's upstreams, call one tool by its exposed name (as
+'mcp-router tools' lists it) and print the MCP result as JSON. The exit status is
+1 when the tool reported an error (isError) or could not be called.`,
+		Example: `  mcp-router call calculator_add --args '{"a": 2, "b": 3}'
+  mcp-router call docs_search_documents --args '{"query": "install"}'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var toolArgs map[string]any
+			if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
+				return fmt.Errorf("--args must be a JSON object: %w", err)
+			}
+			cfg, prof, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
+			if err != nil {
+				return err
+			}
+			defer hub.Close()
+			res, err := hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			if res.IsError {
+				return fmt.Errorf("tool %s returned an error", args[0])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments as a JSON object")
+	return cmd
+}

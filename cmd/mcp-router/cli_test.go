@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+)
+
+// runCLI runs the program in-process with the given arguments and no
+// environment but vars.
+func runCLI(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}}
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err = root.ExecuteContext(t.Context())
+	return out.String(), errb.String(), err
+}
+
+const calcProfile = "profiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n"
+
+func TestToolsJSONListsTheCatalog(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	out, _, err := runCLI(t, nil, "tools", "--json", "--config", cfg, "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []struct {
+		Name, Upstream, Description string
+		InputSchema                 map[string]any `json:"input_schema"`
+	}
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatalf("tools --json printed %q: %v", out, err)
+	}
+	if len(tools) != 17 {
+		t.Fatalf("got %d tools, want the calculator's 17", len(tools))
+	}
+	for _, tool := range tools {
+		if !strings.HasPrefix(tool.Name, "calculator_") || tool.Upstream != "calculator" || tool.Description == "" || tool.InputSchema["type"] != "object" {
+			t.Errorf("tool %+v: want a calculator_ name, upstream, description and object schema", tool)
+		}
+	}
+	table, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
+	if err != nil || !strings.Contains(table, "calculator_divide") || !strings.Contains(table, "17 tools") {
+		t.Errorf("tools table: %v\n%s", err, table)
+	}
+}
+
+func TestCallPrintsTheResult(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	out, _, err := runCLI(t, nil, "call", "calculator_divide", "--args", `{"a": 7, "b": 2}`, "--config", cfg, "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		StructuredContent struct{ Result float64 } `json:"structuredContent"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.StructuredContent.Result != 3.5 {
+		t.Errorf("got %q (%v), want result 3.5", out, err)
+	}
+	out, _, err = runCLI(t, nil, "call", "calculator_divide", "--args", `{"a": 1, "b": 0}`, "--config", cfg, "--log-level", "error")
+	if err == nil || !strings.Contains(out, `"isError": true`) {
+		t.Errorf("divide by zero: got %v and %q, want an error and an isError result", err, out)
+	}
+	if _, _, err := runCLI(t, nil, "call", "calculator_add", "--args", `[1]`, "--config", cfg); err == nil || !strings.Contains(err.Error(), "--args") {
+		t.Errorf("bad --args: got %v, want an error naming --args", err)
+	}
+	if _, _, err := runCLI(t, nil, "call", "nope_tool", "--config", cfg, "--log-level", "error"); err == nil || !strings.Contains(err.Error(), "nope_tool") {
+		t.Errorf("unknown tool: got %v, want an error naming it", err)
+	}
+}
+
+func TestConfigErrorsReachTheUser(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", "profiles:\n  default:\n    upstreams:\n      calc: {biultin: calculator}\n",
+			[]string{"p.yaml:4:", "profiles.default.upstreams.calc.biultin", `did you mean "builtin"`}},
+		{"missing variable", "profiles:\n  default:\n    upstreams:\n      x: {url: 'https://h/${MISSING_HOST_VAR}'}\n",
+			[]string{"p.yaml:4:", "upstreams.x.url", "MISSING_HOST_VAR is not set"}},
+		{"same exposed name", "profiles:\n  default:\n    upstreams:\n      a: {builtin: calculator, prefix: ''}\n      b: {builtin: calculator, prefix: ''}\n",
+			[]string{"p.yaml:5:", "profiles.default.upstreams.b", `"add"`, "upstream a and upstream b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeFile(t, dir, "p.yaml", tt.yaml)
+			_, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("got %v, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestImportClaudeDesktopCommand(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "claude.json", `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`)
+	out, _, err := runCLI(t, nil, "import", "claude-desktop", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, t.TempDir(), "profiles.yaml", out)
+	if _, _, err := runCLI(t, nil, "import", "claude-desktop", filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("a missing file: got no error")
+	}
+	// What import printed loads as a configuration.
+	e := &env{getenv: func(string) (string, bool) { return "", false }, configPath: cfg}
+	if _, prof, err := e.loadConfig(); err != nil || len(prof.Upstreams) != 1 || prof.Upstreams[0].Command != "npx" {
+		t.Errorf("loading the import: %v %+v", err, prof)
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, cmd := range [][]string{{"serve"}, {"tools"}, {"call"}, {"builtin"}, {"import", "claude-desktop"}, {"version"}} {
+		out, _, err := runCLI(t, nil, append(cmd, "--help")...)
+		if err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v --help: %v\n%s", cmd, err, out)
+		}
+	}
+	out, _, err := runCLI(t, nil, "version")
+	if err != nil || !strings.HasPrefix(out, "mcp-router ") {
+		t.Errorf("version: %v %q", err, out)
+	}
+}
+
+// TestServeStdioWritesOnlyJSONRPC runs the real binary as a client does,
+// with a chatty stdio upstream child and debug logging, and checks that
+// every line on stdout is a JSON-RPC message.
+func TestServeStdioWritesOnlyJSONRPC(t *testing.T) {
+	bin := buildBinary(t)
+	exe, _ := fakeupstream.Command("chatty")
+	cfg := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(
+		"profiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n      chatty: {command: %q, env: {%s: chatty}}\n",
+		exe, fakeupstream.EnvVar))
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "debug")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	send := func(msg string) { io.WriteString(stdin, msg+"\n") }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"calculator_add","arguments":{"a":2,"b":3}}}}`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"chatty_echo","arguments":{"text":"hi"}}}}`)
+	send(`this is not json`)
+	send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+
+	seen := map[float64]bool{}
+	timeout := time.After(30 * time.Second)
+	for !seen[5] {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout closed early; stderr:\n%s", stderr.String())
+			}
+			var msg struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      *float64        `json:"id"`
+				Result  json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+				t.Fatalf("stdout line is not JSON-RPC: %q", line)
+			}
+			if msg.ID != nil {
+				seen[*msg.ID] = true
+			}
+			if msg.ID != nil && *msg.ID == 3 && !strings.Contains(string(msg.Result), `"result":5`) {
+				t.Errorf("call_tool calculator_add: got %s, want result 5", msg.Result)
+			}
+		case <-timeout:
+			t.Fatalf("no answer to every request; saw %v; stderr:\n%s", seen, stderr.String())
+		}
+	}
+	stdin.Close() // the client goes away: the gateway exits cleanly
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after stdin closed")
+	}
+	if !strings.Contains(stderr.String(), "upstream ready") {
+		t.Errorf("stderr lacks the startup report:\n%s", stderr.String())
+	}
+}

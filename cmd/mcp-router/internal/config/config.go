@@ -1,0 +1,268 @@
+// Package config reads profiles.yaml: where it is found, what it may say,
+// and how it becomes the upstream and routing settings the proxy runs with.
+// Every error names the file, the line and the key.
+//
+// viper reads the top-level settings (so that MCP_ROUTER_LOG_LEVEL,
+// MCP_ROUTER_OLLAMA_URL and friends override them); the profiles are
+// decoded from the YAML node tree directly, because viper lower-cases map
+// keys and environment variable and header names must keep their case
+// (DESIGN decision 10), and because only the node tree knows line numbers.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+// DefaultName is what File says when the built-in default configuration is used.
+const DefaultName = "(built-in default profiles.yaml)"
+
+// LoadOptions says where to look and what to use for a Load.
+type LoadOptions struct {
+	// Path is the file to read; "" searches SearchDirs for profiles.yaml,
+	// then falls back to Default.
+	Path string
+	// SearchDirs are searched in order when Path is "".
+	SearchDirs []string
+	// Default is the configuration used when no file is found.
+	Default []byte
+	// Getenv looks variables up for ${VAR} and the MCP_ROUTER_* overrides;
+	// nil means os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Builtins are the built-in server names an upstream may name.
+	Builtins []string
+}
+
+// Config is a parsed, structurally valid profiles.yaml. Variables are
+// expanded per profile, by Profile, so that a variable used only by a
+// profile you are not running need not be set.
+type Config struct {
+	// File is the path read, or DefaultName.
+	File           string
+	DefaultProfile string
+	Log            Log
+	// StateDir is where caches and persisted state go, resolved to an
+	// absolute directory (the user state directory when unset).
+	StateDir string
+	HTTP     HTTP
+	Ollama   Ollama
+	// Warnings are problems that do not stop the gateway.
+	Warnings []string
+
+	profiles map[string]entry[rawProfile]
+	names    []string // profile names in file order
+	getenv   func(string) (string, bool)
+}
+
+// Log is the log section.
+type Log struct {
+	Level string
+	// Wire logs each routing decision at debug level.
+	Wire bool
+}
+
+// HTTP is the http section, for serve --http.
+type HTTP struct {
+	BearerTokens   []string
+	AllowedOrigins []string
+}
+
+// Ollama is the ollama section: optional local models.
+type Ollama struct {
+	URL        string
+	EmbedModel string
+	ChatModel  string
+}
+
+// Profile is one resolved profile: variables expanded, defaults applied.
+type Profile struct {
+	Name      string
+	Upstreams []proxy.UpstreamConfig
+	CoreTools []string
+	Routing   Routing
+	// Lines maps each upstream name to its line in File, for messages.
+	Lines map[string]int
+}
+
+// Load finds, reads and validates the configuration. Every profile is
+// checked for structure; variables are expanded later, by Profile.
+func Load(opts LoadOptions) (*Config, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.LookupEnv
+	}
+	file, data, err := find(opts)
+	if err != nil {
+		return nil, err
+	}
+	return parse(file, data, opts)
+}
+
+// find returns the file to read and its content.
+func find(opts LoadOptions) (string, []byte, error) {
+	if opts.Path != "" {
+		data, err := os.ReadFile(opts.Path)
+		if err != nil {
+			return "", nil, fmt.Errorf("reading config: %w", err)
+		}
+		return opts.Path, data, nil
+	}
+	for _, dir := range opts.SearchDirs {
+		path := filepath.Join(dir, "profiles.yaml")
+		data, err := os.ReadFile(path)
+		if err == nil {
+			return path, data, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", nil, fmt.Errorf("reading config: %w", err)
+		}
+	}
+	if opts.Default == nil {
+		return "", nil, errors.New("no profiles.yaml found and no built-in default")
+	}
+	return DefaultName, opts.Default, nil
+}
+
+func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == 0 { // an empty file
+		return nil, fmt.Errorf("%s: the file is empty; it needs at least a profiles section", file)
+	}
+	var raw rawConfig
+	d := &decoder{file: file}
+	d.decode(root, "", &raw)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	cfg := &Config{File: file, getenv: opts.Getenv, profiles: map[string]entry[rawProfile]{}}
+	if err := cfg.settings(data, opts.Getenv); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	v := &validator{file: file, builtins: opts.Builtins}
+	cfg.validate(v, &raw)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	cfg.Warnings = v.warnings
+	return cfg, nil
+}
+
+// settings reads the top-level scalars through viper, so that
+// MCP_ROUTER_<SECTION>_<KEY> variables override the file.
+func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	v.SetDefault("log.level", "info")
+	v.SetDefault("ollama.url", "http://127.0.0.1:11434")
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return err
+	}
+	for _, key := range []string{"default_profile", "log.level", "log.wire", "state_dir",
+		"ollama.url", "ollama.embed_model", "ollama.chat_model"} {
+		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if val, ok := getenv(env); ok {
+			v.Set(key, val)
+		}
+	}
+	c.DefaultProfile = v.GetString("default_profile")
+	c.Log = Log{Level: strings.ToLower(v.GetString("log.level")), Wire: v.GetBool("log.wire")}
+	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
+		c.Log.Wire = true
+	}
+	c.HTTP = HTTP{BearerTokens: v.GetStringSlice("http.bearer_tokens"), AllowedOrigins: v.GetStringSlice("http.allowed_origins")}
+	c.Ollama = Ollama{URL: v.GetString("ollama.url"), EmbedModel: v.GetString("ollama.embed_model"), ChatModel: v.GetString("ollama.chat_model")}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	dir, err := stateDir(v.GetString("state_dir"))
+	if err != nil {
+		return fmt.Errorf("state_dir: %w", err)
+	}
+	c.StateDir = dir
+	return nil
+}
+
+// stateDir resolves the state directory: the configured one (with ~
+// expanded), else $XDG_STATE_HOME/mcp-router, else the platform's
+// per-user application-state folder.
+func stateDir(configured string) (string, error) {
+	if configured != "" {
+		if rest, ok := strings.CutPrefix(configured, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			configured = filepath.Join(home, rest)
+		}
+		return filepath.Abs(configured)
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "mcp-router"), nil
+	}
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		d, err := os.UserConfigDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, "mcp-router", "state"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "mcp-router"), nil
+}
+
+// ProfileNames lists the profiles in file order.
+func (c *Config) ProfileNames() []string { return slices.Clone(c.names) }
+
+// Profile resolves the named profile ("" = default_profile, else the only
+// profile, else "default"): variables expanded, defaults applied.
+func (c *Config) Profile(name string) (Profile, error) {
+	if name == "" {
+		name = c.DefaultProfile
+	}
+	if name == "" && len(c.names) == 1 {
+		name = c.names[0]
+	}
+	if name == "" {
+		name = "default"
+	}
+	rp, ok := c.profiles[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, name, strings.Join(c.names, ", "))
+	}
+	return c.resolve(name, rp)
+}
+
+// DurationValue is a Go duration in YAML ("30s", "2m").
+type DurationValue time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("%q is not a positive Go duration (like 30s or 2m)", n.Value)
+	}
+	*d = DurationValue(v)
+	return nil
+}

@@ -1,0 +1,326 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+
+	mcprouter "github.com/mcp-router/mcp-router"
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+var builtins = []string{"calculator", "docs", "web"}
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+// load writes yaml to a profiles.yaml and loads it with vars as the environment.
+func load(t *testing.T, content string, vars map[string]string) (*Config, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "profiles.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Load(LoadOptions{Path: path, Getenv: env(vars), Builtins: builtins})
+}
+
+func loadProfile(t *testing.T, content string, vars map[string]string) Profile {
+	t.Helper()
+	cfg, err := load(t, content, vars)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	p, err := cfg.Profile("")
+	if err != nil {
+		t.Fatalf("Profile: %v", err)
+	}
+	return p
+}
+
+func TestLoadResolvesUpstreams(t *testing.T) {
+	p := loadProfile(t, `
+default_profile: main
+profiles:
+  main:
+    upstreams:
+      calc: {builtin: calculator}
+      fs:
+        command: npx
+        args: ["-y", "server-fs", "${HOME}/docs"]
+        env: {GitHub_Token: "${TOKEN}", PLAIN: "x"}
+        cwd: /tmp
+        timeout: 30s
+        tools: {deny: [write_file]}
+      remote:
+        url: "https://example.com/mcp?k=${KEY:-none}"
+        headers: {Authorization: "Bearer ${API_KEY}", X-Custom-Header: "$${literal}"}
+        transport: sse
+        prefix: ""
+        domain: search
+        protocol: modern
+      off: {builtin: web, enabled: false}
+    core_tools: [calc_add]
+`, map[string]string{"HOME": "/home/u", "TOKEN": "t0k", "API_KEY": "k3y"})
+	want := []proxy.UpstreamConfig{
+		{Name: "calc", Transport: proxy.TransportBuiltin, Builtin: "calculator", Prefix: "calc_"},
+		{Name: "fs", Transport: proxy.TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "/home/u/docs"},
+			Env: map[string]string{"GitHub_Token": "t0k", "PLAIN": "x"}, Cwd: "/tmp", Prefix: "fs_",
+			Timeout: 30 * time.Second, Deny: []string{"write_file"}},
+		{Name: "remote", Transport: proxy.TransportSSE, URL: "https://example.com/mcp?k=none",
+			Headers: map[string]string{"Authorization": "Bearer k3y", "X-Custom-Header": "${literal}"},
+			Domain:  "search", Protocol: "modern"},
+	}
+	if diff := cmp.Diff(want, p.Upstreams); diff != "" {
+		t.Errorf("upstreams (-want +got):\n%s", diff)
+	}
+	if p.Name != "main" || !cmp.Equal(p.CoreTools, []string{"calc_add"}) {
+		t.Errorf("got profile %q core %v, want main [calc_add]", p.Name, p.CoreTools)
+	}
+	if p.Routing.TopK != 5 || p.Routing.Threshold != 0.35 || p.Routing.Mode != "routed" {
+		t.Errorf("routing defaults: got %+v", p.Routing)
+	}
+}
+
+func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		vars       map[string]string
+		want       []string // each must appear in the error
+	}{
+		{"unknown key with suggestion", "profiles:\n  p:\n    upstreams:\n      fs: {comand: npx}\n",
+			nil, []string{"profiles.yaml:4:", "profiles.p.upstreams.fs.comand", `did you mean "command"`}},
+		{"unknown top-level key", "profile:\n  p: {}\n", nil, []string{":1:", "profile: unknown key", `"profiles"`}},
+		{"two kinds", "profiles:\n  p:\n    upstreams:\n      x: {command: a, url: 'http://h/'}\n",
+			nil, []string{":4:", "profiles.p.upstreams.x", "exactly one of command"}},
+		{"bad url", "profiles:\n  p:\n    upstreams:\n      x:\n        url: ftp://h/\n",
+			nil, []string{":5:", "profiles.p.upstreams.x.url", "http:// or https://"}},
+		{"url without host", "profiles:\n  p:\n    upstreams:\n      x: {url: 'http:///mcp'}\n",
+			nil, []string{"upstreams.x.url", "no host"}},
+		{"unknown builtin", "profiles:\n  p:\n    upstreams:\n      x: {builtin: calc}\n",
+			nil, []string{"upstreams.x.builtin", `unknown built-in server "calc"`, "calculator, docs, web"}},
+		{"bad duration", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, timeout: soon}\n",
+			nil, []string{"upstreams.x.timeout", "positive Go duration"}},
+		{"wrong type", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, enabled: maybe}\n",
+			nil, []string{"upstreams.x.enabled", "boolean"}},
+		{"args not a list", "profiles:\n  p:\n    upstreams:\n      x: {command: a, args: b}\n",
+			nil, []string{"upstreams.x.args", "want a list"}},
+		{"headers on a command", "profiles:\n  p:\n    upstreams:\n      x: {command: a, headers: {A: b}}\n",
+			nil, []string{"upstreams.x.headers", "does not apply"}},
+		{"bad transport", "profiles:\n  p:\n    upstreams:\n      x: {url: 'http://h/', transport: websocket}\n",
+			nil, []string{"upstreams.x.transport", "websocket"}},
+		{"bad protocol", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, protocol: '2024-01-01'}\n",
+			nil, []string{"upstreams.x.protocol", "2025-11-25"}},
+		{"bad prefix", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, prefix: 'a b'}\n",
+			nil, []string{"upstreams.x.prefix"}},
+		{"bad name", "profiles:\n  p:\n    upstreams:\n      'my server': {builtin: web}\n",
+			nil, []string{"upstreams.my server", "upstream names"}},
+		{"threshold out of range", "profiles:\n  p:\n    routing: {threshold: 1.5}\n",
+			nil, []string{"profiles.p.routing.threshold", "outside [0, 1]"}},
+		{"unknown fuse key", "profiles:\n  p:\n    routing:\n      fuse: {max_tool: 3}\n",
+			nil, []string{"profiles.p.routing.fuse.max_tool", "unknown key"}},
+		{"bad mode", "profiles:\n  p:\n    routing: {mode: some}\n", nil, []string{"routing.mode", "routed or all"}},
+		{"missing default profile", "default_profile: nope\nprofiles:\n  p: {}\n",
+			nil, []string{"default_profile", `no profile "nope"`}},
+		{"no profiles", "log: {level: info}\n", nil, []string{"no profiles"}},
+		{"bad log level", "log: {level: loud}\nprofiles:\n  p: {}\n", nil, []string{"log.level", "loud"}},
+		{"duplicate key", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web}\n      x: {builtin: docs}\n",
+			nil, []string{"upstreams.x: given twice"}},
+		{"yaml syntax", "profiles: [\n", nil, []string{"profiles.yaml", "yaml"}},
+		{"several at once", "profiles:\n  p:\n    upstreams:\n      a: {comand: x}\n      b: {builtin: web, timeout: 0}\n",
+			nil, []string{"upstreams.a.comand", "upstreams.b.timeout"}},
+		{"several semantic at once", "profiles:\n  p:\n    upstreams:\n      a: {builtin: nope}\n      b: {url: 'gopher://x'}\n",
+			nil, []string{"upstreams.a.builtin", "upstreams.b.url"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.yaml, tt.vars)
+			if err == nil {
+				t.Fatal("got no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got error %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestProfileMissingVariableNamesIt(t *testing.T) {
+	cfg, err := load(t, "profiles:\n  p:\n    upstreams:\n      gh:\n        command: srv\n        env: {TOKEN: '${GH_TOKEN}'}\n  other:\n    upstreams:\n      c: {builtin: calculator}\n", nil)
+	if err != nil {
+		t.Fatalf("Load: %v (a variable only matters for the profile that runs)", err)
+	}
+	if _, err := cfg.Profile("other"); err != nil {
+		t.Errorf("Profile(other): %v, want no error", err)
+	}
+	_, err = cfg.Profile("p")
+	for _, w := range []string{"profiles.yaml:6:", "profiles.p.upstreams.gh.env.TOKEN", "GH_TOKEN is not set"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("got %v, want it to contain %q", err, w)
+		}
+	}
+}
+
+func TestProfileSelection(t *testing.T) {
+	cfg, err := load(t, "profiles:\n  a: {}\n  b: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := cfg.Profile("b"); err != nil || p.Name != "b" {
+		t.Errorf("Profile(b) = %q, %v", p.Name, err)
+	}
+	if _, err := cfg.Profile("zzz"); err == nil || !strings.Contains(err.Error(), "profiles: a, b") {
+		t.Errorf("Profile(zzz) error %v, want the list of profiles", err)
+	}
+	if _, err := cfg.Profile(""); err == nil {
+		t.Error("Profile(\"\") with two profiles and no default: got no error")
+	}
+	one, _ := load(t, "profiles:\n  only: {}\n", nil)
+	if p, err := one.Profile(""); err != nil || p.Name != "only" {
+		t.Errorf("the only profile: got %q, %v", p.Name, err)
+	}
+}
+
+func TestSettingsAndEnvironmentOverrides(t *testing.T) {
+	cfg, err := load(t, "log: {level: warn}\nollama: {embed_model: nomic}\nstate_dir: /tmp/st\nprofiles:\n  p: {}\n",
+		map[string]string{"MCP_ROUTER_LOG_LEVEL": "debug", "MCP_ROUTER_OLLAMA_URL": "http://127.0.0.1:9", "DEBUG_WIRE_LOG": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{cfg.Log.Level, cfg.Log.Wire, cfg.Ollama.URL, cfg.Ollama.EmbedModel, cfg.StateDir}
+	want := []any{"debug", true, "http://127.0.0.1:9", "nomic", "/tmp/st"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("settings (-want +got):\n%s", diff)
+	}
+}
+
+func TestSearchOrderAndDefault(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := Load(LoadOptions{SearchDirs: []string{dir}, Default: mcprouter.DefaultProfiles, Getenv: env(nil), Builtins: builtins})
+	if err != nil {
+		t.Fatalf("built-in default: %v", err)
+	}
+	p, err := cfg.Profile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range p.Upstreams {
+		names = append(names, u.Name+"="+u.Builtin)
+	}
+	if cfg.File != DefaultName || !cmp.Equal(names, []string{"calculator=calculator", "web=web", "docs=docs"}) {
+		t.Errorf("got %s %v, want the three built-ins from the default", cfg.File, names)
+	}
+	os.WriteFile(filepath.Join(dir, "profiles.yaml"), []byte("profiles:\n  mine: {}\n"), 0o600)
+	cfg, err = Load(LoadOptions{SearchDirs: []string{dir}, Default: mcprouter.DefaultProfiles, Getenv: env(nil), Builtins: builtins})
+	if err != nil || cfg.File != filepath.Join(dir, "profiles.yaml") {
+		t.Errorf("got %v %v, want the file in the search dir", cfg, err)
+	}
+	if _, err := Load(LoadOptions{Path: filepath.Join(dir, "missing.yaml")}); err == nil {
+		t.Error("a missing --config file: got no error")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	vars := env(map[string]string{"A": "1", "EMPTY": ""})
+	tests := []struct{ in, want, err string }{
+		{"plain", "plain", ""},
+		{"${A}", "1", ""},
+		{"x${A}y${A}", "x1y1", ""},
+		{"${B:-fb}", "fb", ""},
+		{"${EMPTY:-fb}", "fb", ""},
+		{"${EMPTY}", "", ""},
+		{"$${A}", "${A}", ""},
+		{"cost $5", "cost $5", ""},
+		{"${B}", "", "B is not set"},
+		{"${A", "", "unclosed"},
+		{"${1x}", "", "not a variable name"},
+	}
+	for _, tt := range tests {
+		got, err := Expand(tt.in, vars)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("Expand(%q) error %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Expand(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestImportClaudeDesktop(t *testing.T) {
+	in := `{"mcpServers": {
+		"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]},
+		"github": {"command": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "tok"}},
+		"my remote": {"url": "https://example.com/sse", "type": "sse", "headers": {"X-Api-Key": "k"}},
+		"router": {"command": "/usr/local/bin/mcp-router", "args": ["serve"]}
+	}, "globalShortcut": ""}`
+	out, err := ImportClaudeDesktop([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for _, w := range []string{`left out "router"`, `"my remote" is named "my-remote"`, "GITHUB_PERSONAL_ACCESS_TOKEN: tok", "transport: sse"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("output lacks %q:\n%s", w, text)
+		}
+	}
+	// What it prints must load as it is.
+	p := loadProfile(t, text, nil)
+	var names []string
+	for _, u := range p.Upstreams {
+		names = append(names, u.Name)
+	}
+	if !cmp.Equal(names, []string{"filesystem", "github", "my-remote"}) {
+		t.Errorf("imported upstreams %v", names)
+	}
+	if _, err := ImportClaudeDesktop([]byte(`{"mcpServers": {}}`)); err == nil {
+		t.Error("empty mcpServers: got no error")
+	}
+	if _, err := ImportClaudeDesktop([]byte(`not json`)); err == nil {
+		t.Error("not JSON: got no error")
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add(string(mcprouter.DefaultProfiles))
+	f.Add("profiles:\n  p:\n    upstreams:\n      x: {command: a, env: {K: '${V:-d}'}}\n    routing: {fuse: {max_tools: 2}}\n")
+	f.Add("profiles: {p: {upstreams: {x: &a {builtin: web}, y: *a}}}")
+	f.Fuzz(func(t *testing.T, content string) {
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(content), &n) != nil {
+			return
+		}
+		cfg, err := parse("fuzz.yaml", []byte(content), LoadOptions{Getenv: env(nil), Builtins: builtins})
+		if err != nil {
+			return
+		}
+		for _, name := range cfg.ProfileNames() {
+			_, _ = cfg.Profile(name)
+		}
+	})
+}
+
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"${A}", "$${A}", "${A:-b}", "${", "$", "a$b${c}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := Expand(s, env(map[string]string{"A": "x"}))
+		if err == nil && !strings.Contains(s, "$") && out != s {
+			t.Errorf("Expand(%q) = %q, want it unchanged", s, out)
+		}
+	})
+}

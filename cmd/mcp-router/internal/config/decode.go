@@ -1,0 +1,322 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The file's shape. Unknown keys anywhere are errors.
+type rawConfig struct {
+	DefaultProfile string              `yaml:"default_profile"`
+	Log            rawLog              `yaml:"log"`
+	StateDir       string              `yaml:"state_dir"`
+	HTTP           rawHTTP             `yaml:"http"`
+	Ollama         rawOllama           `yaml:"ollama"`
+	Profiles       ordered[rawProfile] `yaml:"profiles"`
+}
+
+type rawLog struct {
+	Level string `yaml:"level"`
+	Wire  bool   `yaml:"wire"`
+}
+
+type rawHTTP struct {
+	BearerTokens   []string `yaml:"bearer_tokens"`
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+type rawOllama struct {
+	URL        string `yaml:"url"`
+	EmbedModel string `yaml:"embed_model"`
+	ChatModel  string `yaml:"chat_model"`
+}
+
+type rawProfile struct {
+	Upstreams ordered[rawUpstream] `yaml:"upstreams"`
+	CoreTools []string             `yaml:"core_tools"`
+	Routing   rawRouting           `yaml:"routing"`
+}
+
+type rawRouting struct {
+	Mode              string         `yaml:"mode"`
+	TopK              *int           `yaml:"top_k"`
+	Threshold         *float64       `yaml:"threshold"`
+	MaxTools          *int           `yaml:"max_tools"`
+	Affinity          rawAffinity    `yaml:"affinity"`
+	CollisionDelta    *float64       `yaml:"collision_delta"`
+	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
+	Breaker           rawBreaker     `yaml:"breaker"`
+	SemanticWeight    *float64       `yaml:"semantic_weight"`
+	Fuse              map[string]any `yaml:"fuse"`
+}
+
+type rawAffinity struct {
+	SameDomain  *float64 `yaml:"same_domain"`
+	CrossDomain *float64 `yaml:"cross_domain"`
+}
+
+type rawBreaker struct {
+	MaxDiscoveries *int          `yaml:"max_discoveries"`
+	ResetAfter     DurationValue `yaml:"reset_after"`
+}
+
+type rawUpstream struct {
+	Command   *string           `yaml:"command"`
+	Args      []string          `yaml:"args"`
+	Env       map[string]string `yaml:"env"`
+	Cwd       string            `yaml:"cwd"`
+	URL       *string           `yaml:"url"`
+	Headers   map[string]string `yaml:"headers"`
+	Transport string            `yaml:"transport"`
+	Builtin   *string           `yaml:"builtin"`
+	Prefix    *string           `yaml:"prefix"`
+	Domain    string            `yaml:"domain"`
+	Timeout   DurationValue     `yaml:"timeout"`
+	Enabled   *bool             `yaml:"enabled"`
+	Tools     rawToolFilter     `yaml:"tools"`
+	Protocol  string            `yaml:"protocol"`
+}
+
+type rawToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// ordered is a YAML mapping decoded in file order, with each key's line.
+type ordered[T any] []entry[T]
+
+type entry[T any] struct {
+	Key   string
+	Line  int
+	Value T
+	Node  *yaml.Node
+}
+
+// UnmarshalYAML keeps the mapping's order and lines.
+func (o *ordered[T]) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return errors.New("want a mapping of names to settings")
+	}
+	*o = (*o)[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var val T
+		if err := v.Decode(&val); err != nil {
+			return err
+		}
+		*o = append(*o, entry[T]{Key: k.Value, Line: k.Line, Value: val, Node: v})
+	}
+	return nil
+}
+
+func (o ordered[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
+
+type orderedMap interface{ valueType() reflect.Type }
+
+// decoder checks a node tree against a Go type before decoding it, so that
+// every problem is reported with its key path and line, all at once.
+type decoder struct {
+	file string
+	errs []error
+}
+
+func (d *decoder) errorf(line int, path, format string, args ...any) {
+	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.file, line, path, fmt.Sprintf(format, args...)))
+}
+
+func (d *decoder) err() error { return errors.Join(d.errs...) }
+
+// decode checks n against out's type and, when it is clean, decodes it.
+func (d *decoder) decode(n *yaml.Node, path string, out any) {
+	d.check(n, reflect.TypeOf(out).Elem(), path)
+	if len(d.errs) > 0 {
+		return
+	}
+	if err := n.Decode(out); err != nil {
+		d.errorf(n.Line, orRoot(path), "%v", err)
+	}
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+func (d *decoder) check(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Tag == "!!null" {
+		return // an empty value is the zero value
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface {
+		return // anything goes; the consumer checks (routing.fuse)
+	}
+	if om, ok := reflect.Zero(t).Interface().(orderedMap); ok {
+		d.checkMap(n, om.valueType(), path)
+		return
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		d.checkLeaf(n, t, path)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		d.checkStruct(n, t, path)
+	case reflect.Map:
+		d.checkMap(n, t.Elem(), path)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n.Line, orRoot(path), "want a list, like [a, b]")
+			return
+		}
+		for i, c := range n.Content {
+			d.check(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	default:
+		d.checkLeaf(n, t, path)
+	}
+}
+
+func (d *decoder) checkLeaf(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n.Line, orRoot(path), "want a single value, not a %s", kindName(n.Kind))
+		return
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			err = fmt.Errorf("%q is not a %s", n.Value, typeName(t))
+		}
+		d.errorf(n.Line, orRoot(path), "%v", err)
+	}
+}
+
+func (d *decoder) checkMap(n *yaml.Node, elem reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n.Line, orRoot(path), "want a mapping (key: value), not a %s", kindName(n.Kind))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			d.errorf(k.Line, join(path, k.Value), "given twice")
+		}
+		seen[k.Value] = true
+		d.check(v, elem, join(path, k.Value))
+	}
+}
+
+func (d *decoder) checkStruct(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n.Line, orRoot(path), "want a mapping (key: value), not a %s", kindName(n.Kind))
+		return
+	}
+	fields := yamlFields(t)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		f, ok := fields[k.Value]
+		if !ok {
+			d.errorf(k.Line, join(path, k.Value), "unknown key%s", suggest(k.Value, t))
+			continue
+		}
+		d.check(v, f.Type, join(path, k.Value))
+	}
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for f := range t.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			out[tag] = f
+		}
+	}
+	return out
+}
+
+// suggest names the closest known key when the given one looks like a typo.
+func suggest(key string, t reflect.Type) string {
+	fields := yamlFields(t)
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	best, bestDist := "", 3
+	for _, name := range names {
+		if dist := editDistance(key, name); dist < bestDist {
+			best, bestDist = name, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return " (known keys: " + strings.Join(names, ", ") + ")"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	default:
+		return "value"
+	}
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean (true or false)"
+	case reflect.Int, reflect.Int64:
+		return "whole number"
+	case reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	default:
+		return t.String()
+	}
+}

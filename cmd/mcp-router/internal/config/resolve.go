@@ -1,0 +1,171 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+// resolve turns one validated profile into what the proxy runs: variables
+// expanded, defaults applied, disabled upstreams left out.
+func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
+	p := Profile{Name: name, CoreTools: e.Value.CoreTools, Lines: map[string]int{}}
+	routing, err := resolveRouting(e.Value.Routing)
+	if err != nil { // validated at load; kept for safety
+		return Profile{}, fmt.Errorf("%s: profiles.%s.routing: %w", c.File, name, err)
+	}
+	p.Routing = routing
+	var errs []error
+	for _, u := range e.Value.Upstreams {
+		if u.Value.Enabled != nil && !*u.Value.Enabled {
+			continue
+		}
+		x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + name + ".upstreams." + u.Key, entry: u}
+		cfg := x.upstream()
+		if err := x.err(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.Upstreams = append(p.Upstreams, cfg)
+		p.Lines[u.Key] = u.Line
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// expander expands ${VAR} in one upstream's strings and builds its config.
+type expander struct {
+	getenv func(string) (string, bool)
+	file   string
+	path   string
+	entry  entry[rawUpstream]
+	errs   []error
+}
+
+func (x *expander) err() error { return errors.Join(x.errs...) }
+
+func (x *expander) expand(key, s string) string {
+	out, err := Expand(s, x.getenv)
+	if err != nil {
+		line := keyLine(x.entry.Node, strings.SplitN(key, ".", 2)[0], x.entry.Line)
+		x.errs = append(x.errs, fmt.Errorf("%s:%d: %s.%s: %w", x.file, line, x.path, key, err))
+	}
+	return out
+}
+
+func (x *expander) upstream() proxy.UpstreamConfig {
+	u := x.entry.Value
+	cfg := proxy.UpstreamConfig{
+		Name:     x.entry.Key,
+		Domain:   u.Domain,
+		Timeout:  time.Duration(u.Timeout),
+		Allow:    u.Tools.Allow,
+		Deny:     u.Tools.Deny,
+		Protocol: u.Protocol,
+		Prefix:   x.entry.Key + "_",
+	}
+	if u.Prefix != nil {
+		cfg.Prefix = *u.Prefix
+	}
+	for i, a := range u.Args {
+		cfg.Args = append(cfg.Args, x.expand(fmt.Sprintf("args[%d]", i), a))
+	}
+	switch {
+	case u.Command != nil:
+		cfg.Transport = proxy.TransportStdio
+		cfg.Command = x.expand("command", *u.Command)
+		cfg.Cwd = x.expand("cwd", u.Cwd)
+		cfg.Env = x.expandMap("env", u.Env)
+	case u.URL != nil:
+		cfg.Transport = u.Transport
+		if cfg.Transport == "" {
+			cfg.Transport = proxy.TransportStreamableHTTP
+		}
+		cfg.URL = x.expand("url", *u.URL)
+		if err := checkURL(cfg.URL); err != nil && len(x.errs) == 0 {
+			x.errs = append(x.errs, fmt.Errorf("%s:%d: %s.url: %w", x.file, keyLine(x.entry.Node, "url", x.entry.Line), x.path, err))
+		}
+		cfg.Headers = x.expandMap("headers", u.Headers)
+	default:
+		cfg.Transport = proxy.TransportBuiltin
+		cfg.Builtin = *u.Builtin
+	}
+	return cfg
+}
+
+func (x *expander) expandMap(key string, m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out[k] = x.expand(key+"."+k, m[k])
+	}
+	return out
+}
+
+// Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv;
+// $${ is a literal ${. A variable that is unset (and has no fallback) is an
+// error naming it. A lone $ is kept as it is.
+func Expand(s string, getenv func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			b.WriteString("${")
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("%q: unclosed ${", s)
+			}
+			val, err := lookup(s[i+2:i+end], getenv)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(val)
+			i += end + 1
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+func lookup(expr string, getenv func(string) (string, bool)) (string, error) {
+	name, fallback, hasFallback := strings.Cut(expr, ":-")
+	if !validVarName(name) {
+		return "", fmt.Errorf("${%s}: %q is not a variable name", expr, name)
+	}
+	if v, ok := getenv(name); ok && (v != "" || !hasFallback) {
+		return v, nil
+	}
+	if hasFallback {
+		return fallback, nil
+	}
+	return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a fallback)", name, name)
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}

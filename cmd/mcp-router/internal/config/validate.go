@@ -1,0 +1,313 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/routing/fuse"
+)
+
+// Routing is a profile's routing section with its defaults applied.
+type Routing struct {
+	// Mode is "routed" (a small belt plus request_more_tools) or "all"
+	// (every catalog tool on the belt).
+	Mode              string
+	TopK              int
+	Threshold         float64
+	MaxTools          int
+	SameDomain        float64
+	CrossDomain       float64
+	CollisionDelta    float64
+	DiscoveryPrefixes []string
+	MaxDiscoveries    int
+	ResetAfter        time.Duration
+	// SemanticWeight is the share of the embedding score when embeddings
+	// are on (ollama.embed_model).
+	SemanticWeight float64
+	Fuse           fuse.Policy
+}
+
+// The routing defaults (seed 002, DESIGN decision 5).
+func defaultRouting() Routing {
+	return Routing{
+		Mode: "routed", TopK: 5, Threshold: 0.35, MaxTools: 12,
+		SameDomain: 1.15, CrossDomain: 0.7, CollisionDelta: 0.08,
+		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
+		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
+		SemanticWeight: 0.5,
+		Fuse:           fuse.DefaultPolicy(),
+	}
+}
+
+var (
+	// upstreamNamePattern keeps "<name>_" a valid tool-name prefix.
+	upstreamNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,48}$`)
+	prefixPattern       = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,48}$`)
+)
+
+var protocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "modern"}
+
+// validator collects every structural problem of the file at once.
+type validator struct {
+	file     string
+	builtins []string
+	errs     []error
+	warnings []string
+}
+
+func (v *validator) errorf(line int, path, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s: %s", v.file, line, path, fmt.Sprintf(format, args...)))
+}
+
+func (v *validator) warnf(line int, path, format string, args ...any) {
+	v.warnings = append(v.warnings, fmt.Sprintf("%s:%d: %s: %s", v.file, line, path, fmt.Sprintf(format, args...)))
+}
+
+func (v *validator) err() error { return errors.Join(v.errs...) }
+
+func (c *Config) validate(v *validator, raw *rawConfig) {
+	if len(raw.Profiles) == 0 {
+		v.errorf(1, "profiles", "no profiles: add at least one, e.g. profiles: {default: {upstreams: {calculator: {builtin: calculator}}}}")
+	}
+	for _, p := range raw.Profiles {
+		prof := p.Value
+		c.profiles[p.Key] = p
+		c.names = append(c.names, p.Key)
+		path := "profiles." + p.Key
+		if len(prof.Upstreams) == 0 {
+			v.warnf(p.Line, path, "no upstreams: only the gateway's own tools will be offered")
+		}
+		for _, u := range prof.Upstreams {
+			v.upstream(path+".upstreams."+u.Key, u)
+		}
+		v.routing(path+".routing", p.Node, prof.Routing)
+	}
+	if c.DefaultProfile != "" && !c.hasProfile(c.DefaultProfile) && len(c.names) > 0 {
+		v.errorf(1, "default_profile", "no profile %q (profiles: %s)", c.DefaultProfile, strings.Join(c.names, ", "))
+	}
+}
+
+func (v *validator) upstream(path string, e entry[rawUpstream]) {
+	u, line := e.Value, func(key string) int { return keyLine(e.Node, key, e.Line) }
+	if !upstreamNamePattern.MatchString(e.Key) {
+		v.errorf(e.Line, path, "upstream names may use letters, digits, '_', '-' and '.' (at most 48)")
+	}
+	kinds := 0
+	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		v.errorf(e.Line, path, "needs exactly one of command (a local server), url (a remote server) or builtin (%s)",
+			strings.Join(v.builtins, ", "))
+		return
+	}
+	switch {
+	case u.Command != nil:
+		v.stdio(path, u, line)
+	case u.URL != nil:
+		v.remote(path, u, line)
+	default:
+		if !slices.Contains(v.builtins, *u.Builtin) {
+			v.errorf(line("builtin"), path+".builtin", "unknown built-in server %q (built-ins: %s)", *u.Builtin, strings.Join(v.builtins, ", "))
+		}
+		v.only(path, u, line, "builtin", "args")
+	}
+	if u.Prefix != nil && !prefixPattern.MatchString(*u.Prefix) {
+		v.errorf(line("prefix"), path+".prefix", "%q: a prefix may use letters, digits, '_', '-' and '.' (at most 48)", *u.Prefix)
+	}
+	if u.Protocol != "" && !slices.Contains(protocols, u.Protocol) {
+		v.errorf(line("protocol"), path+".protocol", "%q is not one of %s", u.Protocol, strings.Join(protocols, ", "))
+	}
+	for _, name := range u.Tools.Allow {
+		if slices.Contains(u.Tools.Deny, name) {
+			v.warnf(line("tools"), path+".tools", "%q is both allowed and denied; deny wins", name)
+		}
+	}
+}
+
+func (v *validator) stdio(path string, u rawUpstream, line func(string) int) {
+	if strings.TrimSpace(*u.Command) == "" {
+		v.errorf(line("command"), path+".command", "is empty")
+	}
+	if u.Transport != "" && u.Transport != proxy.TransportStdio {
+		v.errorf(line("transport"), path+".transport", "%q does not fit a command (a command is always stdio)", u.Transport)
+	}
+	v.only(path, u, line, "command", "args", "env", "cwd")
+}
+
+func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
+	switch u.Transport {
+	case "", proxy.TransportStreamableHTTP, proxy.TransportSSE:
+	default:
+		v.errorf(line("transport"), path+".transport", "%q is not streamable-http or sse", u.Transport)
+	}
+	if !strings.Contains(*u.URL, "${") { // checked again after expansion
+		if err := checkURL(*u.URL); err != nil {
+			v.errorf(line("url"), path+".url", "%v", err)
+		}
+	}
+	v.only(path, u, line, "url", "headers")
+}
+
+// only reports keys of one upstream kind used on another (env on a remote
+// server, headers on a command).
+func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
+	used := map[string]bool{
+		"args": len(u.Args) > 0, "env": len(u.Env) > 0, "cwd": u.Cwd != "",
+		"headers": len(u.Headers) > 0,
+	}
+	for key, set := range used {
+		if set && !slices.Contains(allowed, key) {
+			v.errorf(line(key), path+"."+key, "does not apply here (it goes with %s)", ownerOf(key))
+		}
+	}
+}
+
+func ownerOf(key string) string {
+	if key == "headers" {
+		return "url"
+	}
+	return "command"
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: the URL must start with http:// or https://", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: the URL has no host", raw)
+	}
+	return nil
+}
+
+func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) {
+	node := valueNode(profile, "routing")
+	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
+	if _, err := resolveRouting(r); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
+			return
+		}
+		v.errorf(line(""), path, "%v", err)
+	}
+}
+
+type fieldError struct {
+	key string
+	err error
+}
+
+func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
+
+// resolveRouting applies the defaults to what the file sets and checks the ranges.
+func resolveRouting(r rawRouting) (Routing, error) {
+	out := defaultRouting()
+	if r.Mode != "" {
+		if r.Mode != "routed" && r.Mode != "all" {
+			return out, &fieldError{"mode", fmt.Errorf("%q is not routed or all", r.Mode)}
+		}
+		out.Mode = r.Mode
+	}
+	checks := []struct {
+		key    string
+		src    *float64
+		dst    *float64
+		lo, hi float64
+	}{
+		{"threshold", r.Threshold, &out.Threshold, 0, 1},
+		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1},
+		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10},
+		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10},
+		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1},
+	}
+	for _, c := range checks {
+		if c.src == nil {
+			continue
+		}
+		if *c.src < c.lo || *c.src > c.hi {
+			return out, &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
+		}
+		*c.dst = *c.src
+	}
+	ints := []struct {
+		key string
+		src *int
+		dst *int
+		lo  int
+	}{
+		{"top_k", r.TopK, &out.TopK, 0},
+		{"max_tools", r.MaxTools, &out.MaxTools, 1},
+		{"breaker.max_discoveries", r.Breaker.MaxDiscoveries, &out.MaxDiscoveries, 1},
+	}
+	for _, c := range ints {
+		if c.src == nil {
+			continue
+		}
+		if *c.src < c.lo {
+			return out, &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
+		}
+		*c.dst = *c.src
+	}
+	if r.DiscoveryPrefixes != nil {
+		out.DiscoveryPrefixes = *r.DiscoveryPrefixes
+	}
+	if r.Breaker.ResetAfter > 0 {
+		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
+	}
+	if r.Fuse != nil {
+		p, err := fuse.PolicyFromMap(r.Fuse)
+		if err != nil {
+			var fe *fuse.FieldError
+			if errors.As(err, &fe) {
+				return out, &fieldError{"fuse." + fe.Key, fe.Err}
+			}
+			return out, &fieldError{"fuse", err}
+		}
+		out.Fuse = p
+	}
+	return out, nil
+}
+
+// keyLine is the line of key in mapping n, else fallback.
+func keyLine(n *yaml.Node, key string, fallback int) int {
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line
+			}
+		}
+	}
+	return fallback
+}
+
+// valueNode is the value of key in mapping n, or nil.
+func valueNode(n *yaml.Node, key string) *yaml.Node {
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) hasProfile(name string) bool {
+	_, ok := c.profiles[name]
+	return ok
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	mcprouter "github.com/mcp-router/mcp-router"
+	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// env is what the commands get from the outside world.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) (string, bool)
+
+	// set from flags
+	configPath, profile, logLevel string
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcp-router",
+		Short: "One MCP server in front of many: a small, well-chosen belt of tools",
+		Long: `mcp-router is an MCP gateway. Add it to your MCP client (Claude Desktop, Cursor, ...)
+as its only server, list your real MCP servers in profiles.yaml, and the model
+reaches all of their tools through it.
+
+Configuration: --config FILE, else $MCP_ROUTER_CONFIG, else ./profiles.yaml, else
+profiles.yaml in the user config directory. With no file at all the built-in
+default profile is used (calculator, web and docs servers built into this binary).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&e.configPath, "config", "c", "", "profiles.yaml to use (env MCP_ROUTER_CONFIG)")
+	root.PersistentFlags().StringVarP(&e.profile, "profile", "p", "", "profile to use (env MCP_ROUTER_PROFILE; default: the file's default_profile)")
+	root.PersistentFlags().StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (overrides log.level)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		c.PrintErrln(c.UsageString())
+		return &usageError{err}
+	})
+	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
+		newImportCmd(e), newVersionCmd(e))
+	return root
+}
+
+// loadConfig finds and reads the configuration the flags and environment name.
+func (e *env) loadConfig() (*config.Config, config.Profile, error) {
+	path := e.configPath
+	if path == "" {
+		path, _ = e.getenv("MCP_ROUTER_CONFIG")
+	}
+	profile := e.profile
+	if profile == "" {
+		profile, _ = e.getenv("MCP_ROUTER_PROFILE")
+	}
+	cfg, err := config.Load(config.LoadOptions{
+		Path: path, SearchDirs: searchDirs(), Default: mcprouter.DefaultProfiles,
+		Getenv: e.getenv, Builtins: builtin.Names(),
+	})
+	if err != nil {
+		return nil, config.Profile{}, err
+	}
+	p, err := cfg.Profile(profile)
+	return cfg, p, err
+}
+
+func searchDirs() []string {
+	dirs := []string{"."}
+	if d, err := os.UserConfigDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, "mcp-router"))
+	}
+	return dirs
+}
+
+// logger builds the one log handler: tint on stderr, no colour unless
+// stderr is a terminal.
+func (e *env) logger(cfg *config.Config) *slog.Logger {
+	level := cfg.Log.Level
+	if e.logLevel != "" {
+		level = e.logLevel
+	}
+	return newLogger(e.stderr, level)
+}

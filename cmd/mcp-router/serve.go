@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	var httpAddr string
+	cmd := &cobra.Command{
+		Use:   "serve [--http ADDR]",
+		Short: "Run the gateway for an MCP client (stdio by default)",
+		Long: `Run the gateway. By default it speaks MCP over stdin and stdout, as an MCP client
+such as Claude Desktop expects when it starts a server; logs go to stderr. With
+--http ADDR it serves streamable HTTP at http://ADDR/mcp instead.
+
+On start it connects every upstream of the profile at once and logs which
+connected and how many tools each gave; an upstream that fails is retried in the
+background and does not hold the others up.`,
+		Example: `  mcp-router serve
+  mcp-router serve --config ~/profiles.yaml --profile work
+  mcp-router serve --http 127.0.0.1:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.serve(cmd.Context(), httpAddr)
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	return cmd
+}
+
+func (e *env) serve(ctx context.Context, httpAddr string) error {
+	cfg, prof, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	log := e.logger(cfg)
+	hub, err := e.startHub(ctx, cfg, prof, log)
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+	srv := proxy.NewServer(proxy.ServerOptions{Hub: hub, Logger: log, Version: version})
+	if httpAddr == "" {
+		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
+		return srv.ServeStdio(ctx, e.stdin, e.stdout)
+	}
+	return serveHTTP(ctx, srv.HTTPHandler(), httpAddr, log)
+}
+
+// startHub connects the profile's upstreams and logs how each did.
+func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+	for _, w := range cfg.Warnings {
+		log.Warn("config", "warning", w)
+	}
+	hub := proxy.NewHub(proxy.Options{
+		Upstreams: prof.Upstreams,
+		Builtin:   builtin.New,
+		Reserved:  proxy.ReservedNames(),
+		Logger:    log,
+		Version:   version,
+	})
+	if err := hub.Start(ctx); err != nil {
+		hub.Close()
+		return nil, startError(cfg, prof, err)
+	}
+	for _, s := range hub.Status() {
+		if s.State == proxy.StateConnected {
+			log.Info("upstream ready", "upstream", s.Name, "tools", s.Tools)
+		} else {
+			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", s.Err)
+		}
+	}
+	return hub, nil
+}
+
+// serveHTTP serves h until ctx ends, then shuts down gracefully.
+func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}
+
+// startError places the hub's configuration errors in the file: each
+// collision names the line of the upstream that lost the name.
+func startError(cfg *config.Config, prof config.Profile, err error) error {
+	var errs []error
+	for _, e := range unjoin(err) {
+		var ce *proxy.CollisionError
+		if errors.As(e, &ce) && len(ce.Upstreams) == 2 {
+			loser := ce.Upstreams[1]
+			e = fmt.Errorf("%s:%d: profiles.%s.upstreams.%s: %w", cfg.File, prof.Lines[loser], prof.Name, loser, e)
+		} else {
+			e = fmt.Errorf("%s: profile %s: %w", cfg.File, prof.Name, e)
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+func newToolsCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools [--json]",
+		Short: "Connect to the profile's upstreams and print the aggregated tool catalog",
+		Long: `Connect to every upstream of the profile, print the tools the gateway exposes
+(name, upstream, description) and exit. With --json, print an array of
+{"name","upstream","description","input_schema"}. Handy to check a profile.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, prof, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
+			if err != nil {
+				return err
+			}
+			defer hub.Close()
+			if asJSON {
+				return printToolsJSON(e.stdout, hub.Catalog().Tools)
+			}
+			return printToolsTable(e.stdout, hub.Catalog().Tools)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+type toolJSON struct {
+	Name        string          `json:"name"`
+	Upstream    string          `json:"upstream"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+func printToolsJSON(w io.Writer, tools []proxy.Tool) error {
+	out := make([]toolJSON, len(tools))
+	for i, t := range tools {
+		out[i] = toolJSON{Name: t.Name, Upstream: t.Upstream, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func printToolsTable(w io.Writer, tools []proxy.Tool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tUPSTREAM\tDESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, firstLine(t.Def.Description, 80))
+	}
+	fmt.Fprintf(tw, "\n%d tools\n", len(tools))
+	return tw.Flush()
+}
+
+func firstLine(s string, max int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,124 @@
+package fuse
+
+import (
+	"sync"
+	"time"
+)
+
+// Breaker defaults.
+const (
+	DefaultMaxDiscoveries = 3
+	DefaultResetAfter     = 2 * time.Minute
+)
+
+// BreakerOptions configures a [Breaker].
+type BreakerOptions struct {
+	// MaxDiscoveries is how many discoveries (request_more_tools calls) are
+	// allowed between successful real tool calls; zero or less means 3.
+	MaxDiscoveries int
+	// ResetAfter is how long a tripped breaker must go without a Discover
+	// call before it closes by itself; zero or less means 2 minutes.
+	ResetAfter time.Duration
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// BreakerState is a snapshot of a [Breaker] for traces.
+type BreakerState struct {
+	Open bool `json:"open"`
+	// Discoveries counts Discover calls since the last reset, refused
+	// ones included, so it can exceed Max.
+	Discoveries int       `json:"discoveries"`
+	Max         int       `json:"max"`
+	TrippedAt   time.Time `json:"tripped_at,omitzero"`
+}
+
+// Breaker is the discovery circuit breaker (routing tier 2): it stops a
+// model from calling request_more_tools in a loop. Use one per session; it
+// is safe for concurrent use.
+//
+// With MaxDiscoveries 3, the 1st, 2nd and 3rd discoveries are allowed and
+// the 3rd trips the breaker: Open reports true, so the proxy takes
+// request_more_tools off the belt (and may alert the model). A 4th call,
+// from a client that kept the old list, is refused. A successful real tool
+// call closes the breaker and zeroes the count; so does ResetAfter without
+// any Discover call (refused ones included) once tripped. Before the trip
+// the count does not decay with time, only with Success.
+type Breaker struct {
+	max        int
+	resetAfter time.Duration
+	now        func() time.Time
+
+	mu        sync.Mutex
+	count     int       // Discover calls since the last reset
+	last      time.Time // the latest Discover call
+	trippedAt time.Time // zero while closed
+}
+
+// NewBreaker returns a closed breaker, applying the defaults in opts.
+func NewBreaker(opts BreakerOptions) *Breaker {
+	b := &Breaker{max: opts.MaxDiscoveries, resetAfter: opts.ResetAfter, now: opts.Now}
+	if b.max <= 0 {
+		b.max = DefaultMaxDiscoveries
+	}
+	if b.resetAfter <= 0 {
+		b.resetAfter = DefaultResetAfter
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	return b
+}
+
+// Discover counts one discovery and reports whether it may go ahead, with
+// the count so far (refused calls included).
+func (b *Breaker) Discover() (allowed bool, count int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.expire(now)
+	b.count++
+	b.last = now
+	if b.count == b.max {
+		b.trippedAt = now
+	}
+	return b.count <= b.max, b.count
+}
+
+// Success records a successful real tool call, closing the breaker.
+func (b *Breaker) Success() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reset()
+}
+
+// Open reports whether the breaker is tripped, closing it first if it has
+// been quiet for ResetAfter.
+func (b *Breaker) Open() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expire(b.now())
+	return b.open()
+}
+
+// State returns a snapshot, after the same quiet-reset check as Open.
+func (b *Breaker) State() BreakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expire(b.now())
+	return BreakerState{Open: b.open(), Discoveries: b.count, Max: b.max, TrippedAt: b.trippedAt}
+}
+
+func (b *Breaker) open() bool { return b.count >= b.max }
+
+func (b *Breaker) expire(now time.Time) {
+	if b.open() && now.Sub(b.last) >= b.resetAfter {
+		b.reset()
+	}
+}
+
+func (b *Breaker) reset() {
+	b.count = 0
+	b.last = time.Time{}
+	b.trippedAt = time.Time{}
+}

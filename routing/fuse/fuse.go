@@ -1,0 +1,323 @@
+package fuse
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Candidate is one tool the query router scored for this turn.
+type Candidate struct {
+	Tool  string  `json:"tool"`
+	Score float64 `json:"score"`
+}
+
+// Input is what one turn gives [Fuse].
+type Input struct {
+	// Route is the main router's verdict; see [Fuse] for each route.
+	Route Route
+	// Needs are the tools the model says it needs, in its order (see
+	// [NeedsFromAny] for other shapes).
+	Needs []string
+	// Candidates are the query router's scored tools, in any order; a tool
+	// may appear more than once.
+	Candidates []Candidate
+	// Known reports whether a name is in the catalog; nil means every name
+	// is. Unknown needs go to Result.Unknown; unknown candidates (a stale
+	// index after an upstream left) are dropped as unknown.
+	Known func(name string) bool
+	// UserFacing reports whether a tool may be shown to the model; nil means
+	// every tool is. It is consulted only with Policy.RequireUserFacing.
+	UserFacing func(name string) bool
+}
+
+// Reason says why [Fuse] removed an entry.
+type Reason string
+
+// The reasons an entry is dropped.
+const (
+	ReasonBelowMinScore    Reason = "below_min_score"
+	ReasonNotAdopted       Reason = "not_adopted" // needs empty, adopt_qr_when_needs_empty false
+	ReasonUnknown          Reason = "unknown"     // a candidate Known rejects
+	ReasonNotAllowed       Reason = "not_allowed"
+	ReasonNotUserFacing    Reason = "not_user_facing"
+	ReasonOverMaxTools     Reason = "over_max_tools"
+	ReasonRouteCardinality Reason = "route_cardinality"
+	ReasonDuplicate        Reason = "duplicate"
+)
+
+// Drop is one entry Fuse removed, for traces.
+type Drop struct {
+	Tool   string `json:"tool"`
+	Reason Reason `json:"reason"`
+}
+
+// Result is the fused belt for one turn.
+type Result struct {
+	// Tools is the final list, never nil.
+	Tools []string `json:"tools"`
+	// Unknown lists needs that are not in the catalog, once each, in the
+	// order stated. They take no further part.
+	Unknown []string `json:"unknown,omitempty"`
+	// Dropped lists the entries removed, in the order removed. It tracks
+	// entries, not tools: a tool in Tools also appears here when another
+	// of its entries was removed (a duplicate, or the below-threshold QR
+	// entry of a stated need).
+	Dropped []Drop `json:"dropped,omitempty"`
+}
+
+// Fuse merges the model's needs with the query router's candidates into the
+// final tool list. p should have passed [Policy.Validate]; Fuse does not
+// check it again, but never panics on a bad one. The steps:
+//
+//  1. Needs: trimmed, blanks skipped; names Known rejects go to Unknown;
+//     names outside AllowedCapabilities, or not user-facing when that is
+//     required, are dropped.
+//  2. Candidates: blanks skipped; each tool keeps its highest score (NaN
+//     counts as -Inf); names Known rejects are dropped, then the same
+//     allow and user-facing filters, then scores below MinQRScore. If no need survived step 1 and
+//     AdoptQRWhenNeedsEmpty is false, the remaining candidates are dropped
+//     as not_adopted. Candidates sort by descending score, ties in input
+//     order.
+//  3. Merge by Order; collapse duplicates (always for MergeByScore); with
+//     PreferExactNeeds, move needs to the front in the order stated.
+//  4. Cap at MaxTools.
+//  5. Route: SIMPLE_TOOL caps at SimpleMaxPrimary; GENERAL_CHAT and EXIT
+//     return no tools; COMPLEX_TOOL, when it holds fewer than
+//     min(ComplexMinPrimary, MaxTools) distinct tools, fills up from the
+//     candidates dropped as below_min_score or not_adopted, best score
+//     first (never from those the allowlist or user-facing filter
+//     rejected); an unspecified (or unrecognised) route is treated like
+//     COMPLEX_TOOL without that fill.
+func Fuse(p Policy, in Input) Result {
+	f := newFuser(p, in)
+	needs, unknown := f.needs()
+	qr, spare := f.candidates(len(needs) == 0)
+	list := f.merge(needs, qr)
+	list = f.collapse(list)
+	list = f.preferNeeds(list, needs)
+	list = f.capTo(list, p.MaxTools, ReasonOverMaxTools)
+	list = f.cardinality(list, spare)
+	return Result{Tools: toolNames(list), Unknown: unknown, Dropped: f.drops}
+}
+
+// entry is a tool on its way to the belt; needs score +Inf.
+type entry struct {
+	tool  string
+	score float64
+}
+
+// fuser carries one Fuse call's policy, input and drop log.
+type fuser struct {
+	p     Policy
+	in    Input
+	allow map[string]bool // nil: no allowlist
+	drops []Drop
+}
+
+func newFuser(p Policy, in Input) *fuser {
+	f := &fuser{p: p, in: in}
+	for _, name := range p.AllowedCapabilities {
+		if f.allow == nil {
+			f.allow = make(map[string]bool, len(p.AllowedCapabilities))
+		}
+		f.allow[strings.TrimSpace(name)] = true
+	}
+	return f
+}
+
+func (f *fuser) drop(tool string, why Reason) {
+	f.drops = append(f.drops, Drop{Tool: tool, Reason: why})
+}
+
+// needs runs step 1.
+func (f *fuser) needs() (needs []entry, unknown []string) {
+	for _, name := range f.in.Needs {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+		case !f.known(name):
+			if !slices.Contains(unknown, name) {
+				unknown = append(unknown, name)
+			}
+		case f.admit(name):
+			needs = append(needs, entry{tool: name, score: math.Inf(1)})
+		}
+	}
+	return needs, unknown
+}
+
+func (f *fuser) known(tool string) bool {
+	return f.in.Known == nil || f.in.Known(tool)
+}
+
+// admit applies the hard filters, allowlist then user-facing.
+func (f *fuser) admit(tool string) bool {
+	if f.allow != nil && !f.allow[tool] {
+		f.drop(tool, ReasonNotAllowed)
+		return false
+	}
+	if f.p.RequireUserFacing && f.in.UserFacing != nil && !f.in.UserFacing(tool) {
+		f.drop(tool, ReasonNotUserFacing)
+		return false
+	}
+	return true
+}
+
+// candidates runs step 2. spare holds the soft-dropped candidates a
+// COMPLEX_TOOL turn may fill from, best first.
+func (f *fuser) candidates(needsEmpty bool) (qr, spare []entry) {
+	for _, c := range bestPerTool(f.in.Candidates) {
+		switch {
+		case !f.known(c.tool):
+			f.drop(c.tool, ReasonUnknown)
+		case !f.admit(c.tool):
+		case !(c.score >= f.p.MinQRScore):
+			f.drop(c.tool, ReasonBelowMinScore)
+			spare = append(spare, c)
+		case needsEmpty && !f.p.AdoptQRWhenNeedsEmpty:
+			f.drop(c.tool, ReasonNotAdopted)
+			spare = append(spare, c)
+		default:
+			qr = append(qr, c)
+		}
+	}
+	return qr, spare
+}
+
+// bestPerTool keeps each tool once at its highest score, sorted by
+// descending score, ties in order of first appearance.
+func bestPerTool(cands []Candidate) []entry {
+	at := make(map[string]int, len(cands))
+	out := make([]entry, 0, len(cands))
+	for _, c := range cands {
+		tool := strings.TrimSpace(c.Tool)
+		if tool == "" {
+			continue
+		}
+		score := c.Score
+		if math.IsNaN(score) {
+			score = math.Inf(-1)
+		}
+		if i, ok := at[tool]; ok {
+			out[i].score = max(out[i].score, score)
+			continue
+		}
+		at[tool] = len(out)
+		out = append(out, entry{tool: tool, score: score})
+	}
+	slices.SortStableFunc(out, byScoreDesc)
+	return out
+}
+
+func byScoreDesc(a, b entry) int { return cmp.Compare(b.score, a.score) }
+
+func (f *fuser) merge(needs, qr []entry) []entry {
+	switch f.p.Order {
+	case QRFirst:
+		return slices.Concat(qr, needs)
+	case MergeByScore:
+		list := slices.Concat(needs, qr)
+		slices.SortStableFunc(list, byScoreDesc)
+		return list
+	default:
+		return slices.Concat(needs, qr)
+	}
+}
+
+// collapse keeps the first entry of each tool.
+func (f *fuser) collapse(list []entry) []entry {
+	if !f.p.CollapseDuplicates && f.p.Order != MergeByScore {
+		return list
+	}
+	seen := make(map[string]bool, len(list))
+	return slices.DeleteFunc(list, func(e entry) bool {
+		if seen[e.tool] {
+			f.drop(e.tool, ReasonDuplicate)
+			return true
+		}
+		seen[e.tool] = true
+		return false
+	})
+}
+
+// preferNeeds stably moves entries naming a need to the front, ordered as
+// the needs were stated; the rest keep their order.
+func (f *fuser) preferNeeds(list, needs []entry) []entry {
+	if !f.p.PreferExactNeeds || len(needs) == 0 {
+		return list
+	}
+	rank := make(map[string]int, len(needs))
+	for i, n := range slices.Backward(needs) {
+		rank[n.tool] = i // backwards, so the first statement wins
+	}
+	key := func(e entry) int {
+		if r, ok := rank[e.tool]; ok {
+			return r
+		}
+		return len(needs)
+	}
+	slices.SortStableFunc(list, func(a, b entry) int { return cmp.Compare(key(a), key(b)) })
+	return list
+}
+
+func (f *fuser) capTo(list []entry, n int, why Reason) []entry {
+	n = max(n, 0)
+	if len(list) <= n {
+		return list
+	}
+	for _, e := range list[n:] {
+		f.drop(e.tool, why)
+	}
+	return list[:n]
+}
+
+// cardinality runs step 5.
+func (f *fuser) cardinality(list, spare []entry) []entry {
+	switch f.in.Route {
+	case RouteSimple:
+		return f.capTo(list, f.p.SimpleMaxPrimary, ReasonRouteCardinality)
+	case RouteGeneralChat, RouteExit:
+		return f.capTo(list, 0, ReasonRouteCardinality)
+	case RouteComplex:
+		return f.fill(list, spare, min(f.p.ComplexMinPrimary, f.p.MaxTools))
+	default:
+		return list
+	}
+}
+
+// fill appends spare candidates, best first, until list holds want
+// distinct tools; a filled tool's drop is withdrawn.
+func (f *fuser) fill(list, spare []entry, want int) []entry {
+	have := make(map[string]bool, len(list))
+	for _, e := range list {
+		have[e.tool] = true
+	}
+	for _, e := range spare {
+		if len(have) >= want || len(list) >= f.p.MaxTools {
+			break
+		}
+		if have[e.tool] {
+			continue
+		}
+		have[e.tool] = true
+		list = append(list, e)
+		f.undrop(e.tool)
+	}
+	return list
+}
+
+func (f *fuser) undrop(tool string) {
+	f.drops = slices.DeleteFunc(f.drops, func(d Drop) bool {
+		return d.Tool == tool && (d.Reason == ReasonBelowMinScore || d.Reason == ReasonNotAdopted)
+	})
+}
+
+func toolNames(list []entry) []string {
+	names := make([]string, len(list))
+	for i, e := range list {
+		names[i] = e.tool
+	}
+	return names
+}

@@ -1,0 +1,119 @@
+package fuse
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Order is how [Fuse] merges the stated needs with the scored candidates.
+type Order string
+
+// The order policies.
+const (
+	// NeedsFirst puts the needs, in the order given, before the candidates
+	// by descending score.
+	NeedsFirst Order = "needs_first"
+	// QRFirst puts the candidates by descending score before the needs.
+	QRFirst Order = "qr_first"
+	// MergeByScore sorts needs and candidates together by score, needs
+	// counting as +Inf, and always collapses duplicates (a tool has one
+	// score). Its result therefore equals NeedsFirst with
+	// CollapseDuplicates; it is kept for parity with profiles that name it.
+	MergeByScore Order = "merge_by_score"
+)
+
+func (o Order) valid() bool {
+	return o == NeedsFirst || o == QRFirst || o == MergeByScore
+}
+
+// Policy is the profile's routing.fuse section. Each field's comment names
+// its YAML key; [DefaultPolicy] gives the values used for absent keys.
+type Policy struct {
+	// MaxTools (max_tools) caps the belt; at least 1.
+	MaxTools int
+	// RequireUserFacing (require_user_facing) keeps only tools that
+	// Input.UserFacing accepts.
+	RequireUserFacing bool
+	// MinQRScore (min_qr_score) drops candidates scoring below it.
+	MinQRScore float64
+	// AdoptQRWhenNeedsEmpty (adopt_qr_when_needs_empty) lets candidates
+	// alone fill the belt when no stated need survives sanitising.
+	AdoptQRWhenNeedsEmpty bool
+	// Order (order_policy) is how needs and candidates merge.
+	Order Order
+	// PreferExactNeeds (prefer_exact_needs) moves the needs, in the order
+	// stated, to the front after merging.
+	PreferExactNeeds bool
+	// CollapseDuplicates (collapse_duplicates) keeps only the first
+	// occurrence of each tool.
+	CollapseDuplicates bool
+	// SimpleMaxPrimary (simple_max_primary) caps the belt on
+	// SIMPLE_TOOL turns; at least 1.
+	SimpleMaxPrimary int
+	// ComplexMinPrimary (complex_min_primary) is how many tools a
+	// COMPLEX_TOOL turn tries to have, bounded by MaxTools; at least 0.
+	ComplexMinPrimary int
+	// AllowedCapabilities (allowed_capabilities), when non-empty, lists the
+	// only tool names (exact, namespaced as on the belt) that may be used.
+	AllowedCapabilities []string
+}
+
+// DefaultPolicy returns the seed's defaults with this product's belt size:
+// a belt of 12 rather than 3, since the belt also carries the core tools.
+func DefaultPolicy() Policy {
+	return Policy{
+		MaxTools:              12,
+		RequireUserFacing:     true,
+		MinQRScore:            0.35,
+		AdoptQRWhenNeedsEmpty: true,
+		Order:                 NeedsFirst,
+		PreferExactNeeds:      true,
+		CollapseDuplicates:    true,
+		SimpleMaxPrimary:      1,
+		ComplexMinPrimary:     2,
+	}
+}
+
+// ErrUnknownKey is wrapped in a [FieldError] for a key Policy does not have.
+var ErrUnknownKey = errors.New("unknown key")
+
+// FieldError is a bad routing.fuse setting, named by its YAML key.
+type FieldError struct {
+	Key string // such as "max_tools" or "allowed_capabilities[2]"
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate reports every invalid field, each as a [*FieldError], joined.
+func (p Policy) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &FieldError{Key: key, Err: fmt.Errorf(format, args...)})
+	}
+	if p.MaxTools < 1 {
+		bad("max_tools", "must be at least 1, got %d", p.MaxTools)
+	}
+	if math.IsNaN(p.MinQRScore) || math.IsInf(p.MinQRScore, 0) {
+		bad("min_qr_score", "must be a finite number, got %v", p.MinQRScore)
+	}
+	if !p.Order.valid() {
+		bad("order_policy", "must be needs_first, qr_first or merge_by_score, got %q", p.Order)
+	}
+	if p.SimpleMaxPrimary < 1 {
+		bad("simple_max_primary", "must be at least 1, got %d", p.SimpleMaxPrimary)
+	}
+	if p.ComplexMinPrimary < 0 {
+		bad("complex_min_primary", "must not be negative, got %d", p.ComplexMinPrimary)
+	}
+	for i, name := range p.AllowedCapabilities {
+		if strings.TrimSpace(name) == "" {
+			bad(fmt.Sprintf("allowed_capabilities[%d]", i), "must not be blank")
+		}
+	}
+	return errors.Join(errs...)
+}

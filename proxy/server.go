@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // ServerOptions configures a Server. Zero values take the defaults in brackets.
@@ -22,13 +24,24 @@ type ServerOptions struct {
 	Name, Version string
 	// Instructions tell the model how to use the proxy [DefaultInstructions].
 	Instructions string
+	// Router, when set, routes: each session sees the proxy's own tools,
+	// CoreTools and the tools request_more_tools put on its belt. Nil shows
+	// every catalog tool (routing mode "all").
+	Router *routing.Router
+	// CoreTools are always on the belt (exposed names).
+	CoreTools []string
+	// Session configures each session's belt and breaker.
+	Session routing.SessionOptions
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
 const DefaultInstructions = `mcp-router is a gateway to many MCP servers. Tools are named <server>_<tool>.
-Call a listed tool directly, or call any catalog tool by name with call_tool {"name", "arguments"}:
-that works even when your tool list has not refreshed. A tool that fails returns an error result
-whose text names the tool, the server and the reason.`
+Your tool list shows a small belt of tools. When none fits the task, call request_more_tools with the
+task in words: it adds the best-matching tools to your list and returns their names and input
+schemas. Call a tool directly, or call any catalog tool by name with call_tool {"name", "arguments"}:
+that works even when your tool list has not refreshed. Read routing alerts before calling: a shared
+keyword is not a shared intent, so check the domain. A tool that fails returns an error result whose
+text names the tool, the server and the reason.`
 
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
@@ -36,6 +49,8 @@ type Server struct {
 	hub    *Hub
 	logger *slog.Logger
 	mcp    *server.MCPServer
+	belts  *belts // nil without a router
+	index  *indexer
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -54,16 +69,51 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Instructions = DefaultInstructions
 	}
 	s := &Server{hub: opts.Hub, logger: opts.Logger}
-	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
+	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithPromptCapabilities(true),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
-	)
+	}
+	if opts.Router != nil {
+		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
+		s.index = newIndexer(opts.Router, opts.Logger)
+		hooks := &server.Hooks{}
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.belts.forget(cs.SessionID()) })
+		hooks.AddBeforeListTools(s.routeFromMeta)
+		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter), server.WithHooks(hooks))
+	}
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.sync(opts.Hub.Catalog())
 	opts.Hub.OnChange(s.sync)
 	return s
+}
+
+// Close stops the background embedding of catalog changes, if any.
+func (s *Server) Close() {
+	if s.index != nil {
+		s.index.close()
+	}
+}
+
+// routeFromMeta routes a session's belt from the user's message that a
+// programmatic client passed with tools/list, before the list is built.
+func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
+	q := queryFromMeta(req.Params.Meta)
+	if q == "" {
+		return
+	}
+	sess := s.belts.session(ctx)
+	d := sess.Preview(ctx, routing.Request{Query: q, Exclude: isOwnTool})
+	sess.Load(d.Selected)
+}
+
+// notifyToolsChanged tells ctx's client that its tool list changed.
+func (s *Server) notifyToolsChanged(ctx context.Context) {
+	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
+		s.logger.Debug("tools list_changed not sent", "session_id", sessionID(ctx), "err", err)
+	}
 }
 
 // MCP returns the underlying mcp-go server (for in-process clients).
@@ -94,7 +144,7 @@ func (s *Server) HTTPHandler() *server.StreamableHTTPServer {
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
 // ownTools are the proxy's own tools, reserved against upstream names.
-var ownTools = []string{"call_tool", "request_more_tools", "run_plan", "plan", "routing_feedback"}
+var ownTools = []string{callToolName, requestMoreToolsName, "run_plan", "plan", "routing_feedback"}
 
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return append([]string(nil), ownTools...) }
@@ -103,6 +153,13 @@ func ReservedNames() []string { return append([]string(nil), ownTools...) }
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
 	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}}
+	if s.belts != nil {
+		tools = append(tools, server.ServerTool{Tool: requestMoreToolsDef, Handler: s.requestMoreTools})
+		s.index.update(c)
+		s.belts.each(func(_ string, sess *routing.Session) {
+			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
+		})
+	}
 	for _, t := range c.Tools {
 		tools = append(tools, server.ServerTool{Tool: t.Def, Handler: s.forward(t.Name)})
 	}
@@ -156,6 +213,12 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 // model can read.
 func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
 	res, err := s.hub.CallTool(ctx, name, args, progressTo(ctx, meta))
+	if s.belts != nil {
+		ok := err == nil && !res.IsError
+		if reopened := s.belts.session(ctx).Called(name, ok); reopened {
+			s.notifyToolsChanged(ctx) // request_more_tools is back
+		}
+	}
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return errorResult(err)

@@ -51,7 +51,11 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 		return err
 	}
 	defer hub.Close()
-	srv := proxy.NewServer(proxy.ServerOptions{Hub: hub, Logger: log, Version: version})
+	srv, err := newServer(cfg, prof, hub, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+func newRouteCmd(e *env) *cobra.Command {
+	var topK int
+	var domains []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "route QUERY [--top-k N] [--domain D] [--json]",
+		Short: "Show how the router ranks the profile's catalog for a query",
+		Long: `Connect to the profile's upstreams, rank their tools for QUERY as request_more_tools
+would, and print the candidates with their raw (calibrated) and adjusted (after
+domain affinity) scores, upstream and domain, the tools that would be selected,
+and any routing alert. --domain sets the session's domain context (repeatable);
+without it no affinity applies.`,
+		Example: `  mcp-router route "divide two numbers"
+  mcp-router route "query logs" --domain homeassistant --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, prof, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			log := e.logger(cfg)
+			hub, err := e.startHub(cmd.Context(), cfg, prof, log)
+			if err != nil {
+				return err
+			}
+			defer hub.Close()
+			if topK > 0 {
+				prof.Routing.TopK = topK
+			}
+			r, err := newRouter(cfg, prof, log)
+			if err != nil {
+				return err
+			}
+			indexCatalog(cmd.Context(), r, hub.Catalog(), log)
+			d := r.Route(cmd.Context(), routing.Request{Query: args[0], Domains: domains})
+			if asJSON {
+				return printRouteJSON(e.stdout, d, max(prof.Routing.TopK, 10))
+			}
+			return printRouteTable(e.stdout, d, max(prof.Routing.TopK, 10))
+		},
+	}
+	cmd.Flags().IntVar(&topK, "top-k", 0, "tools kept whatever their score (default: the profile's routing.top_k)")
+	cmd.Flags().StringSliceVar(&domains, "domain", nil, "a domain of the session's context (repeatable)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// indexCatalog puts every upstream's tools in the router, embeddings
+// included when they are on.
+func indexCatalog(ctx context.Context, r *routing.Router, c *proxy.Catalog, log interface{ Warn(string, ...any) }) {
+	for up, tools := range c.RoutingTools() {
+		r.SetUpstream(up, tools)
+		if err := r.Embed(ctx, up, tools); err != nil {
+			log.Warn("embeddings unavailable; ranking lexically", "upstream", up, "err", err)
+		}
+	}
+}
+
+type routeJSON struct {
+	Query    string          `json:"query"`
+	Tools    []routeTool     `json:"tools"`
+	Selected []string        `json:"selected"`
+	Alerts   []routing.Alert `json:"alerts"`
+}
+
+type routeTool struct {
+	Name     string  `json:"name"`
+	Upstream string  `json:"upstream"`
+	Domain   string  `json:"domain"`
+	Score    float64 `json:"score"`
+	RawScore float64 `json:"raw_score"`
+}
+
+func routeView(d routing.Decision, n int) routeJSON {
+	out := routeJSON{Query: d.Query, Tools: []routeTool{}, Selected: []string{}, Alerts: d.Alerts}
+	for _, c := range d.Ranked[:min(n, len(d.Ranked))] {
+		out.Tools = append(out.Tools, routeTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: c.Score, RawScore: c.RawScore})
+	}
+	for _, c := range d.Selected {
+		out.Selected = append(out.Selected, c.Name)
+	}
+	if out.Alerts == nil {
+		out.Alerts = []routing.Alert{}
+	}
+	return out
+}
+
+func printRouteJSON(w io.Writer, d routing.Decision, n int) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(routeView(d, n))
+}
+
+func printRouteTable(w io.Writer, d routing.Decision, n int) error {
+	v := routeView(d, n)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
+	for i, t := range v.Tools {
+		sel := ""
+		for _, s := range v.Selected {
+			if s == t.Name {
+				sel = "yes"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.3f\t%.3f\t%s\n", i+1, t.Name, t.Upstream, t.Domain, t.RawScore, t.Score, sel)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nselected: %s\n", strings.Join(v.Selected, ", "))
+	for _, a := range v.Alerts {
+		fmt.Fprintf(w, "\n%s\n", a.Message)
+	}
+	return nil
+}

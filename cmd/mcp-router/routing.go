@@ -1,0 +1,67 @@
+package main
+
+import (
+	"log/slog"
+	"path/filepath"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// newRouter builds the profile's router: the lexical index always, and
+// embeddings from Ollama when ollama.embed_model is set. It does no I/O.
+func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger) (*routing.Router, error) {
+	r := prof.Routing
+	fusePolicy := r.Fuse
+	opts := routing.RouterOptions{
+		TopK: r.TopK, Threshold: r.Threshold,
+		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: r.CollisionDelta,
+		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
+		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
+	}
+	if opts.DiscoveryPrefixes == nil {
+		opts.DiscoveryPrefixes = []string{}
+	}
+	if cfg.Ollama.EmbedModel != "" {
+		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
+		if err != nil {
+			return nil, err
+		}
+		opts.Semantic = routing.NewSemanticIndex(routing.SemanticOptions{
+			Embedder: emb, Model: cfg.Ollama.EmbedModel, Logger: log,
+			CacheDir: filepath.Join(cfg.StateDir, "embeddings"),
+		})
+	}
+	return routing.NewRouter(opts), nil
+}
+
+// sessionOptions are the per-session belt and breaker settings.
+func sessionOptions(prof config.Profile) routing.SessionOptions {
+	return routing.SessionOptions{
+		MaxTools: prof.Routing.MaxTools, MaxDiscoveries: prof.Routing.MaxDiscoveries, ResetAfter: prof.Routing.ResetAfter,
+	}
+}
+
+// newServer builds the client-facing server for the profile's routing mode.
+func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) (*proxy.Server, error) {
+	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools, Session: sessionOptions(prof)}
+	if prof.Routing.Mode != "all" {
+		r, err := newRouter(cfg, prof, log)
+		if err != nil {
+			return nil, err
+		}
+		opts.Router = r
+	}
+	srv := proxy.NewServer(opts)
+	warnMissingCore(hub, prof, log)
+	return srv, nil
+}
+
+func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
+	for _, name := range prof.CoreTools {
+		if _, ok := hub.Catalog().Tool(name); !ok {
+			log.Warn("core tool not in the catalog (yet)", "tool", name, "profile", prof.Name)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/fuse"
+)
+
+const (
+	callToolName         = "call_tool"
+	requestMoreToolsName = "request_more_tools"
+)
+
+// requestMoreToolsDef is the discovery tool (DESIGN decision 1).
+var requestMoreToolsDef = mcp.Tool{
+	Name: requestMoreToolsName,
+	Description: "Find tools for a task when none of your tools fits. Describe the task in words (\"query\"); " +
+		"optionally name tools you believe exist (\"tools\"). The best-matching tools are added to your tool list " +
+		"and returned here with their input schemas, so you can call them directly or with call_tool " +
+		"even if your tool list does not refresh. Read any routing alert before calling.",
+	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"What you need to do, in words, e.g. 'read a file from disk' or 'convert 5 km to miles'."},` +
+		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
+		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."}` +
+		`},"required":["query"]}`),
+	Annotations: mcp.ToolAnnotation{
+		Title:        "Find more tools",
+		ReadOnlyHint: mcp.ToBoolPtr(true), DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false),
+	},
+}
+
+// routedTool is one tool in request_more_tools' result.
+type routedTool struct {
+	Name        string          `json:"name"`
+	Upstream    string          `json:"upstream"`
+	Domain      string          `json:"domain"`
+	Score       float64         `json:"score"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	query, _ := args["query"].(string)
+	needs, err := fuse.NeedsFromAny(args["tools"])
+	if err != nil {
+		return mcp.NewToolResultError(`request_more_tools: "tools" must be a list of tool names: ` + err.Error()), nil
+	}
+	route, err := fuse.ParseRoute(fmt.Sprint(orEmpty(args["route"])))
+	if err != nil {
+		return mcp.NewToolResultError(`request_more_tools: "route" must be SIMPLE_TOOL, COMPLEX_TOOL, GENERAL_CHAT or EXIT`), nil
+	}
+	if strings.TrimSpace(query) == "" && len(needs) == 0 {
+		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
+	}
+	sess := s.belts.session(ctx)
+	d, err := sess.Discover(ctx, routing.Request{Query: query, Needs: needs, Route: route, Exclude: isOwnTool})
+	if errors.Is(err, routing.ErrBreakerOpen) {
+		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
+		return breakerResult(d), nil
+	}
+	if d.Changed() || d.Breaker.Open {
+		s.notifyToolsChanged(ctx)
+	}
+	for _, a := range d.Alerts {
+		if a.Kind == "collision" {
+			s.logger.Info("routing collision", "session_id", sessionID(ctx), "tools", a.Tools, "domains", a.Domains)
+		}
+	}
+	return s.discoveryResult(d), nil
+}
+
+func orEmpty(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
+}
+
+func isOwnTool(name string) bool {
+	for _, t := range ownTools {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// breakerAlert is what the model reads when discovery is paused.
+func breakerAlert(state fuse.BreakerState, resetAfter string) routing.Alert {
+	return routing.Alert{Kind: "breaker", Message: fmt.Sprintf(
+		"Routing alert: request_more_tools is paused after %d searches without a successful tool call. "+
+			"Use a tool you already have (directly or through call_tool with a name from an earlier result), "+
+			"or tell the user the capability seems to be missing. Searching comes back after a successful tool call, or after %s without searching.",
+		state.Max, resetAfter)}
+}
+
+func breakerResult(d routing.Discovery) *mcp.CallToolResult {
+	a := breakerAlert(d.Breaker, "a quiet spell")
+	res := mcp.NewToolResultError(a.Message)
+	res.StructuredContent = map[string]any{"tools": []routedTool{}, "alerts": []routing.Alert{a}, "added": []string{}, "breaker": d.Breaker}
+	return res
+}
+
+// discoveryResult renders a discovery for the model (text) and for
+// programs (structuredContent): everything needed to call the tools
+// through call_tool when the client does not refresh its list.
+func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
+	tools := make([]routedTool, 0, len(d.Selected))
+	for _, c := range d.Selected {
+		t, ok := s.hub.Catalog().Tool(c.Name)
+		if !ok {
+			continue
+		}
+		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
+			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema})
+	}
+	alerts := d.Alerts
+	if d.Breaker.Open {
+		alerts = append(alerts, breakerAlert(d.Breaker, "a quiet spell"))
+	}
+	var b strings.Builder
+	for _, a := range alerts {
+		b.WriteString(a.Message + "\n\n")
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
+	}
+	for _, t := range tools {
+		fmt.Fprintf(&b, "\n- %s (server %s, score %.2f): %s\n  input schema: %s\n", t.Name, t.Upstream, t.Score,
+			oneLine(t.Description), compactJSON(t.InputSchema))
+	}
+	if len(d.Unknown) > 0 {
+		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(d.Unknown, ", "))
+	}
+	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
+	res.StructuredContent = map[string]any{
+		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker,
+	}
+	return res
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

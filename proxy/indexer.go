@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// embedTimeout bounds embedding one upstream's tools.
+const embedTimeout = 2 * time.Minute
+
+// indexer keeps the router's index in step with the catalog: an
+// upstream's tools are re-indexed only when they changed, the lexical
+// index at once, embeddings in the background (a slow Ollama must never
+// hold up the hub).
+type indexer struct {
+	router *routing.Router
+	logger *slog.Logger
+	wake   chan struct{} // buffered 1
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	sigs    map[string]string         // upstream -> signature of its tools
+	pending map[string][]routing.Tool // upstreams waiting to be embedded
+}
+
+func newIndexer(r *routing.Router, logger *slog.Logger) *indexer {
+	x := &indexer{router: r, logger: logger, sigs: map[string]string{}, pending: map[string][]routing.Tool{},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if !r.Semantic() {
+		close(x.done)
+		return x
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	x.cancel = cancel
+	go x.embedLoop(ctx)
+	return x
+}
+
+func (x *indexer) close() {
+	if x.cancel != nil {
+		x.cancel()
+	}
+	<-x.done
+}
+
+// update re-indexes the upstreams whose tools changed in c.
+func (x *indexer) update(c *Catalog) {
+	byUpstream := c.RoutingTools()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for up := range x.sigs {
+		if _, ok := byUpstream[up]; !ok {
+			byUpstream[up] = nil // gone
+		}
+	}
+	for _, up := range slices.Sorted(maps.Keys(byUpstream)) {
+		tools := byUpstream[up]
+		sig := toolsSignature(tools)
+		if x.sigs[up] == sig {
+			continue
+		}
+		x.sigs[up] = sig
+		if tools == nil {
+			delete(x.sigs, up)
+		}
+		x.router.SetUpstream(up, tools)
+		if x.router.Semantic() {
+			x.pending[up] = tools
+			select {
+			case x.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (x *indexer) embedLoop(ctx context.Context) {
+	defer close(x.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.wake:
+		}
+		x.mu.Lock()
+		work := x.pending
+		x.pending = map[string][]routing.Tool{}
+		x.mu.Unlock()
+		for _, up := range slices.Sorted(maps.Keys(work)) {
+			ectx, cancel := context.WithTimeout(ctx, embedTimeout)
+			err := x.router.Embed(ectx, up, work[up])
+			cancel()
+			if err != nil {
+				x.logger.Debug("embedding tools", "upstream", up, "err", err)
+			}
+		}
+	}
+}
+
+func routingTool(t Tool) routing.Tool {
+	return routing.Tool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Description: t.Def.Description,
+		InputSchema: t.Def.RawInputSchema, Original: t.Original}
+}
+
+func toolsSignature(tools []routing.Tool) string {
+	b, _ := json.Marshal(tools)
+	return string(b)
+}
+
+// RoutingTools returns the catalog's tools as the router indexes them,
+// grouped by upstream.
+func (c *Catalog) RoutingTools() map[string][]routing.Tool {
+	out := map[string][]routing.Tool{}
+	for _, t := range c.Tools {
+		out[t.Upstream] = append(out[t.Upstream], routingTool(t))
+	}
+	return out
+}

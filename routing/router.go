@@ -1,0 +1,437 @@
+package routing
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-router/mcp-router/routing/fuse"
+)
+
+// RouterOptions configures a Router (seed 002, tiers 1 and 2). Zero values
+// take the defaults in brackets.
+type RouterOptions struct {
+	// TopK tools are kept whatever their score, above the noise floor
+	// (Fuse.MinQRScore) [5].
+	TopK int
+	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
+	Threshold float64
+	// SameDomain and CrossDomain multiply scores when the session has a
+	// domain context [1.15, 0.7].
+	SameDomain, CrossDomain float64
+	// CollisionDelta: top-1 and top-2 from different domains within this
+	// score of each other raise a routing alert [0.08].
+	CollisionDelta float64
+	// DiscoveryPrefixes mark an upstream's discovery tools, loaded along
+	// with any of its tools that is selected [get_, list_, search_].
+	// An empty, non-nil slice turns boundary loading off.
+	DiscoveryPrefixes []string
+	// Fuse merges the model's stated needs with the ranked candidates
+	// [fuse.DefaultPolicy with MinQRScore 0.2].
+	Fuse *fuse.Policy
+	// Lexical is the lexical index; nil makes a new one.
+	Lexical *Index
+	// Semantic, when set, adds embedding scores, fused with weight
+	// SemanticWeight [0.5].
+	Semantic       *SemanticIndex
+	SemanticWeight float64
+	// Logger receives warnings; with Wire, each decision at debug level.
+	Logger *slog.Logger
+	Wire   bool
+}
+
+// Defaults for RouterOptions.
+const (
+	DefaultTopK           = 5
+	DefaultThreshold      = 0.35
+	DefaultSameDomain     = 1.15
+	DefaultCrossDomain    = 0.7
+	DefaultCollisionDelta = 0.08
+	DefaultNoiseFloor     = 0.2
+	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
+	boundaryPerUpstream = 2
+	// candidatePool is how deep the ranking is read before selection.
+	candidatePool = 50
+)
+
+// DefaultDiscoveryPrefixes are the seed's discovery-tool prefixes.
+var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
+
+func (o *RouterOptions) defaults() {
+	if o.TopK <= 0 {
+		o.TopK = DefaultTopK
+	}
+	if o.Threshold <= 0 {
+		o.Threshold = DefaultThreshold
+	}
+	if o.SameDomain <= 0 {
+		o.SameDomain = DefaultSameDomain
+	}
+	if o.CrossDomain <= 0 {
+		o.CrossDomain = DefaultCrossDomain
+	}
+	if o.CollisionDelta <= 0 {
+		o.CollisionDelta = DefaultCollisionDelta
+	}
+	if o.DiscoveryPrefixes == nil {
+		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
+	}
+	if o.Fuse == nil {
+		p := fuse.DefaultPolicy()
+		p.MinQRScore = DefaultNoiseFloor
+		o.Fuse = &p
+	}
+	if o.Lexical == nil {
+		o.Lexical = NewIndex(IndexOptions{})
+	}
+	if o.SemanticWeight <= 0 {
+		o.SemanticWeight = 0.5
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Router ranks the catalog for a request and decides which tools to hand
+// over: affinity, selection, fusion with stated needs, boundary loading and
+// collision alerts. It holds no per-session state (see Session) and is safe
+// for concurrent use.
+type Router struct {
+	opts RouterOptions
+
+	mu        sync.Mutex
+	discovery map[string][]string // upstream -> its discovery tools' names
+	known     map[string]Tool
+}
+
+// NewRouter returns a Router with an empty catalog. It does no I/O.
+func NewRouter(opts RouterOptions) *Router {
+	opts.defaults()
+	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}}
+}
+
+// Options returns the options in force, defaults applied.
+func (r *Router) Options() RouterOptions { return r.opts }
+
+// SetUpstream replaces one upstream's tools in the lexical index and the
+// router's catalog; nil removes the upstream. It is fast and does no I/O:
+// embeddings, when on, are updated apart by Embed.
+func (r *Router) SetUpstream(upstream string, tools []Tool) {
+	r.opts.Lexical.SetUpstream(upstream, tools)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, t := range r.known {
+		if t.Upstream == upstream {
+			delete(r.known, name)
+		}
+	}
+	var disc []string
+	for _, t := range tools {
+		r.known[t.Name] = t
+		if r.isDiscovery(t) {
+			disc = append(disc, t.Name)
+		}
+	}
+	r.discovery[upstream] = disc
+}
+
+// Semantic reports whether embeddings are configured.
+func (r *Router) Semantic() bool { return r.opts.Semantic != nil }
+
+// Embed updates one upstream's tool embeddings (a no-op without
+// embeddings). On failure the semantic index keeps its previous vectors
+// and routing stays lexical for what is missing; the error says why.
+func (r *Router) Embed(ctx context.Context, upstream string, tools []Tool) error {
+	if r.opts.Semantic == nil {
+		return nil
+	}
+	return r.opts.Semantic.SetUpstream(ctx, upstream, tools)
+}
+
+func (r *Router) isDiscovery(t Tool) bool {
+	name := t.Original
+	if name == "" {
+		name = t.Name
+	}
+	for _, p := range r.opts.DiscoveryPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Tool returns a catalog tool by exposed name.
+func (r *Router) Tool(name string) (Tool, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.known[name]
+	return t, ok
+}
+
+// Rank returns the catalog ranked for query with calibrated scores, best
+// first, lexical and (when available) semantic fused; k <= 0 is every tool
+// with a score. It applies no session context.
+func (r *Router) Rank(ctx context.Context, query string, k int) []Hit {
+	lex := r.opts.Lexical.Search(query, max(k, candidatePool))
+	if r.opts.Semantic == nil {
+		return head(lex, k)
+	}
+	sem, err := r.opts.Semantic.Search(ctx, query, max(k, candidatePool))
+	if err != nil {
+		return head(lex, k) // the semantic index warned once
+	}
+	return head(FuseHits(lex, sem, r.opts.SemanticWeight), k)
+}
+
+func head(hits []Hit, k int) []Hit {
+	if k > 0 && len(hits) > k {
+		return hits[:k]
+	}
+	return hits
+}
+
+// Request is one routing question.
+type Request struct {
+	// Query is what the tools are for, in words.
+	Query string
+	// Needs are tools the model believes it needs, by exposed name.
+	Needs []string
+	// Route is the kind of turn, when the caller knows it.
+	Route fuse.Route
+	// Domains is the session's domain context; empty means none, and no
+	// affinity is applied.
+	Domains []string
+	// Exclude names tools never to select (the proxy's own).
+	Exclude func(name string) bool
+}
+
+// Candidate is one ranked tool.
+type Candidate struct {
+	Name     string  `json:"name"`
+	Upstream string  `json:"upstream"`
+	Domain   string  `json:"domain"`
+	Score    float64 `json:"score"`     // after affinity, in [0, 1]
+	RawScore float64 `json:"raw_score"` // calibrated, before affinity
+	// Multiplier is the affinity applied (1 without context).
+	Multiplier float64 `json:"multiplier"`
+	adjusted   float64 // unclipped, for ordering
+}
+
+// Alert is something the model should know before calling a routed tool.
+type Alert struct {
+	Kind    string   `json:"kind"` // "collision", "breaker", "no_match"
+	Tools   []string `json:"tools,omitempty"`
+	Domains []string `json:"domains,omitempty"`
+	Message string   `json:"message"`
+}
+
+// Decision is the Router's answer to a Request.
+type Decision struct {
+	Query string
+	// Ranked are the candidates considered, best first, after affinity.
+	Ranked []Candidate
+	// Selected are the tools to hand over, in belt order: fused with the
+	// needs, then the selected upstreams' discovery tools.
+	Selected []Candidate
+	// Boundary are the names Selected gained by boundary loading.
+	Boundary []string
+	// Unknown are stated needs that are not in the catalog.
+	Unknown []string
+	Alerts  []Alert
+	// Affinity tells whether domain multipliers were applied.
+	Affinity bool
+	Dropped  []fuse.Drop
+	Took     time.Duration
+}
+
+// Route answers one request. It never fails: with nothing relevant, the
+// selection is empty and an alert says so.
+func (r *Router) Route(ctx context.Context, req Request) Decision {
+	start := time.Now()
+	d := Decision{Query: req.Query, Affinity: len(req.Domains) > 0}
+	if strings.TrimSpace(req.Query) != "" {
+		d.Ranked = r.rank(ctx, req)
+	}
+	selected := r.preselect(d.Ranked)
+	res := fuse.Fuse(*r.opts.Fuse, fuse.Input{
+		Route:      req.Route,
+		Needs:      req.Needs,
+		Candidates: selected,
+		Known:      func(name string) bool { _, ok := r.Tool(name); return ok && (req.Exclude == nil || !req.Exclude(name)) },
+	})
+	d.Unknown, d.Dropped = res.Unknown, res.Dropped
+	d.Selected = r.candidates(res.Tools, d.Ranked)
+	d.Boundary = r.boundary(&d, req)
+	d.Alerts = r.alerts(d)
+	d.Took = time.Since(start)
+	r.trace(req, d)
+	return d
+}
+
+// rank scores the catalog and applies domain affinity.
+func (r *Router) rank(ctx context.Context, req Request) []Candidate {
+	hits := r.Rank(ctx, req.Query, candidatePool)
+	out := make([]Candidate, 0, len(hits))
+	for _, h := range hits {
+		t, ok := r.Tool(h.Name)
+		if !ok || (req.Exclude != nil && req.Exclude(h.Name)) {
+			continue
+		}
+		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1}
+		if len(req.Domains) > 0 {
+			c.Multiplier = r.opts.CrossDomain
+			if slices.Contains(req.Domains, c.Domain) {
+				c.Multiplier = r.opts.SameDomain
+			}
+		}
+		c.adjusted = c.RawScore * c.Multiplier
+		c.Score = math.Min(1, c.adjusted)
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
+	return out
+}
+
+func domainOf(t Tool) string {
+	if t.Domain != "" {
+		return t.Domain
+	}
+	return t.Upstream
+}
+
+// preselect keeps the top k and anything at or above the threshold; the
+// fuse policy's noise floor (min_qr_score) then drops what is too weak to
+// offer at all.
+func (r *Router) preselect(ranked []Candidate) []fuse.Candidate {
+	var out []fuse.Candidate
+	for i, c := range ranked {
+		if i < r.opts.TopK || c.Score >= r.opts.Threshold {
+			out = append(out, fuse.Candidate{Tool: c.Name, Score: c.Score})
+		}
+	}
+	return out
+}
+
+// candidates looks the fused names up in the ranking (needs that were not
+// ranked get a zero score).
+func (r *Router) candidates(names []string, ranked []Candidate) []Candidate {
+	out := make([]Candidate, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(ranked, func(c Candidate) bool { return c.Name == name })
+		if i >= 0 {
+			out = append(out, ranked[i])
+			continue
+		}
+		t, _ := r.Tool(name)
+		out = append(out, Candidate{Name: name, Upstream: t.Upstream, Domain: domainOf(t), Multiplier: 1})
+	}
+	return out
+}
+
+// boundary adds, for each upstream with a selected tool, its discovery
+// tools (best ranked first, at most boundaryPerUpstream each) within the
+// fuse cap, and returns the names added.
+func (r *Router) boundary(d *Decision, req Request) []string {
+	if len(d.Selected) == 0 || len(r.opts.DiscoveryPrefixes) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	var upstreams []string
+	for _, c := range d.Selected {
+		have[c.Name] = true
+		if !slices.Contains(upstreams, c.Upstream) {
+			upstreams = append(upstreams, c.Upstream)
+		}
+	}
+	var added []string
+	for _, up := range upstreams {
+		r.mu.Lock()
+		disc := slices.Clone(r.discovery[up])
+		r.mu.Unlock()
+		slices.SortStableFunc(disc, func(a, b string) int { return cmp.Compare(rankOf(d.Ranked, a), rankOf(d.Ranked, b)) })
+		n := 0
+		for _, name := range disc {
+			if len(d.Selected) >= r.opts.Fuse.MaxTools || n == boundaryPerUpstream {
+				break
+			}
+			if have[name] || (req.Exclude != nil && req.Exclude(name)) {
+				continue
+			}
+			have[name] = true
+			d.Selected = append(d.Selected, r.candidates([]string{name}, d.Ranked)...)
+			added = append(added, name)
+			n++
+		}
+	}
+	return added
+}
+
+func rankOf(ranked []Candidate, name string) int {
+	if i := slices.IndexFunc(ranked, func(c Candidate) bool { return c.Name == name }); i >= 0 {
+		return i
+	}
+	return math.MaxInt
+}
+
+// alerts raises the collision alert (top-1 and top-2 from different
+// domains, close in score) and the no-match alert.
+func (r *Router) alerts(d Decision) []Alert {
+	var out []Alert
+	if len(d.Ranked) >= 2 {
+		a, b := d.Ranked[0], d.Ranked[1]
+		if a.Domain != b.Domain && a.Score-b.Score < r.opts.CollisionDelta && b.Score >= r.opts.Fuse.MinQRScore {
+			out = append(out, Alert{
+				Kind: "collision", Tools: []string{a.Name, b.Name}, Domains: []string{a.Domain, b.Domain},
+				Message: fmt.Sprintf("Routing alert: %s (domain %s, score %.2f) and %s (domain %s, score %.2f) match this request almost equally. "+
+					"Check which domain the user means before calling either; a shared keyword is not a shared intent.",
+					a.Name, a.Domain, a.Score, b.Name, b.Domain, b.Score),
+			})
+		}
+	}
+	if len(d.Selected) == 0 && d.Query != "" {
+		msg := fmt.Sprintf("No tool in the catalog matches %q well.", d.Query)
+		if len(d.Ranked) > 0 {
+			msg += fmt.Sprintf(" The closest is %s (score %.2f), probably not what is needed.", d.Ranked[0].Name, d.Ranked[0].Score)
+		}
+		msg += " Say so to the user rather than using an unrelated tool, or ask again in other words."
+		out = append(out, Alert{Kind: "no_match", Message: msg})
+	}
+	return out
+}
+
+// trace logs the decision at debug level when wire logging is on.
+func (r *Router) trace(req Request, d Decision) {
+	if !r.opts.Wire {
+		return
+	}
+	top := hitsOf(d.Ranked[:min(5, len(d.Ranked))])
+	r.opts.Logger.Debug("routing decision", "query", req.Query, "needs", req.Needs, "route", req.Route,
+		"domains", req.Domains, "affinity", d.Affinity, "top", top, "selected", names(d.Selected),
+		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "dur", d.Took)
+	for _, a := range d.Alerts {
+		r.opts.Logger.Debug("routing alert", "kind", a.Kind, "tools", a.Tools, "domains", a.Domains)
+	}
+}
+
+func hitsOf(cs []Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("%s raw=%.3f x%.2f=%.3f", c.Name, c.RawScore, c.Multiplier, c.Score)
+	}
+	return out
+}
+
+func names(cs []Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcp-router/mcp-router/routing/fuse"
+)
+
+// ErrBreakerOpen is returned by Session.Discover when the discovery
+// circuit breaker is open.
+var ErrBreakerOpen = errors.New("discovery circuit breaker open")
+
+// SessionOptions configures a Session. Zero values take the defaults in brackets.
+type SessionOptions struct {
+	// MaxTools caps the routed tools on the belt; core and the proxy's own
+	// tools do not count [12].
+	MaxTools int
+	// MaxDiscoveries and ResetAfter configure the discovery breaker [3, 2m].
+	MaxDiscoveries int
+	ResetAfter     time.Duration
+	// ContextSize is how many recent domains make up the domain context [3].
+	ContextSize int
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Session is one client's routing state: its belt of routed tools (least
+// recently used evicted past the cap), its domain context and its
+// discovery breaker. It is safe for concurrent use.
+type Session struct {
+	router  *Router
+	opts    SessionOptions
+	breaker *fuse.Breaker
+
+	mu      sync.Mutex
+	belt    []string // routed tools, least recently used first
+	domains []string // recent domains, most recent first
+}
+
+// NewSession starts a session with an empty belt and no domain context.
+func (r *Router) NewSession(opts SessionOptions) *Session {
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = 12
+	}
+	if opts.ContextSize <= 0 {
+		opts.ContextSize = 3
+	}
+	return &Session{
+		router: r,
+		opts:   opts,
+		breaker: fuse.NewBreaker(fuse.BreakerOptions{
+			MaxDiscoveries: opts.MaxDiscoveries, ResetAfter: opts.ResetAfter, Now: opts.Now,
+		}),
+	}
+}
+
+// Discovery is the outcome of one request_more_tools.
+type Discovery struct {
+	Decision
+	// Added and Evicted are the belt's changes.
+	Added, Evicted []string
+	// Breaker is the breaker's state after this discovery.
+	Breaker fuse.BreakerState
+}
+
+// Changed reports whether the belt changed.
+func (d Discovery) Changed() bool { return len(d.Added)+len(d.Evicted) > 0 }
+
+// Discover routes req with the session's domain context and puts the
+// selection on the belt. When the breaker refuses, it returns
+// ErrBreakerOpen and changes nothing.
+func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) {
+	allowed, _ := s.breaker.Discover()
+	if !allowed {
+		return Discovery{Breaker: s.breaker.State()}, ErrBreakerOpen
+	}
+	req.Domains = s.Domains()
+	d := Discovery{Decision: s.router.Route(ctx, req)}
+	d.Added, d.Evicted = s.put(d.Selected)
+	s.noteDomains(d.Selected)
+	d.Breaker = s.breaker.State()
+	return d, nil
+}
+
+// Preview routes req with the session's context without touching the belt
+// or the breaker.
+func (s *Session) Preview(ctx context.Context, req Request) Decision {
+	req.Domains = s.Domains()
+	return s.router.Route(ctx, req)
+}
+
+// Load puts tools on the belt as a discovery would, without counting
+// against the breaker (for a client that passed its user's message with
+// tools/list). It returns the belt's changes.
+func (s *Session) Load(selected []Candidate) (added, evicted []string) {
+	added, evicted = s.put(selected)
+	s.noteDomains(selected)
+	return added, evicted
+}
+
+// put adds the selection to the belt, most recently used last, and evicts
+// the least recently used past the cap (never what this call added).
+func (s *Session) put(selected []Candidate) (added, evicted []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range selected {
+		if i := slices.Index(s.belt, c.Name); i >= 0 {
+			s.belt = slices.Delete(s.belt, i, i+1)
+		} else {
+			added = append(added, c.Name)
+		}
+		s.belt = append(s.belt, c.Name)
+	}
+	for len(s.belt) > s.opts.MaxTools && len(s.belt) > len(selected) {
+		evicted = append(evicted, s.belt[0])
+		s.belt = s.belt[1:]
+	}
+	return added, evicted
+}
+
+// Called records a call of a catalog tool: its domain joins the context,
+// it counts as recently used, and a success closes the breaker. It reports
+// whether that reopened discovery (the breaker was open).
+func (s *Session) Called(name string, ok bool) (reopened bool) {
+	t, known := s.router.Tool(name)
+	if !known {
+		return false
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.belt, name); i >= 0 {
+		s.belt = append(slices.Delete(s.belt, i, i+1), name)
+	}
+	s.pushDomain(domainOf(t))
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	wasOpen := s.breaker.Open()
+	s.breaker.Success()
+	return wasOpen
+}
+
+func (s *Session) noteDomains(selected []Candidate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(selected) - 1; i >= 0; i-- { // best ends most recent
+		s.pushDomain(selected[i].Domain)
+	}
+}
+
+func (s *Session) pushDomain(d string) {
+	if d == "" {
+		return
+	}
+	if i := slices.Index(s.domains, d); i >= 0 {
+		s.domains = slices.Delete(s.domains, i, i+1)
+	}
+	s.domains = slices.Insert(s.domains, 0, d)
+	if len(s.domains) > s.opts.ContextSize {
+		s.domains = s.domains[:s.opts.ContextSize]
+	}
+}
+
+// Domains is the session's domain context, most recent first.
+func (s *Session) Domains() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.domains)
+}
+
+// Belt returns the routed tools on the belt, least recently used first.
+func (s *Session) Belt() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.belt)
+}
+
+// Retain drops belt tools that keep rejects (gone from the catalog), and
+// reports whether any went.
+func (s *Session) Retain(keep func(string) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.belt)
+	s.belt = slices.DeleteFunc(s.belt, func(name string) bool { return !keep(name) })
+	return len(s.belt) != n
+}
+
+// BreakerOpen reports whether discovery is off for now.
+func (s *Session) BreakerOpen() bool { return s.breaker.Open() }
+
+// BreakerState is the breaker's state, for traces and results.
+func (s *Session) BreakerState() fuse.BreakerState { return s.breaker.State() }

@@ -113,6 +113,9 @@ func (h *Hub) Start(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	h.awaitFirst(ctx)
+	// Upstreams connect in any order; at start, names go to upstreams in
+	// name order, so who keeps a contested name never depends on timing.
+	h.rebuildFrom(false)
 	return h.collisions()
 }
 
@@ -184,14 +187,23 @@ func (h *Hub) Status() []Status {
 
 // rebuild recomputes the catalog from every upstream's listing and tells
 // OnChange when what clients would see changed.
-func (h *Hub) rebuild() {
+func (h *Hub) rebuild() { h.rebuildFrom(true) }
+
+// rebuildFrom recomputes the catalog; keep says whether names the current
+// catalog gave stay with their upstreams (always, once started: a tool
+// that appears later never takes a name another upstream has).
+func (h *Hub) rebuildFrom(keep bool) {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
 	offers := make([]offer, 0, len(h.upstreams))
 	for _, u := range h.upstreams {
 		offers = append(offers, offer{cfg: u.cfg, listing: u.listing()})
 	}
-	c := buildCatalog(h.Catalog(), offers, h.opts.Reserved)
+	prev := h.Catalog()
+	if !keep {
+		prev = nil
+	}
+	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)
 	h.reportProblems(c.Problems)
 	if sig := signature(c); sig != h.lastSig {

@@ -82,12 +82,22 @@ func (x *indexer) update(c *Catalog) {
 	}
 }
 
+// embedRetry is how often embeddings that failed (Ollama down) are retried.
+const embedRetry = 30 * time.Second
+
 func (x *indexer) embedLoop(ctx context.Context) {
 	defer close(x.done)
+	tick := time.NewTicker(embedRetry)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-tick.C:
+			sctx, cancel := context.WithTimeout(ctx, embedTimeout)
+			_ = x.router.SyncEmbeddings(sctx) // the semantic index logs outages
+			cancel()
+			continue
 		case <-x.wake:
 		}
 		x.mu.Lock()

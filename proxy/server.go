@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -245,7 +247,20 @@ func progressTo(ctx context.Context, meta *mcp.Meta) ProgressFunc {
 		return nil
 	}
 	token := meta.ProgressToken
+	var mu sync.Mutex
+	last := math.Inf(-1)
 	return func(p Progress) {
+		// Progress must increase (MCP spec); an upstream's notifications
+		// can overtake each other on the way, so a stale one is dropped.
+		mu.Lock()
+		stale := p.Progress <= last
+		if !stale {
+			last = p.Progress
+		}
+		mu.Unlock()
+		if stale {
+			return
+		}
 		params := map[string]any{"progressToken": token, "progress": p.Progress}
 		if p.Total > 0 {
 			params["total"] = p.Total

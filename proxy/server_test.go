@@ -44,11 +44,23 @@ func newSDKClient() (*sdk.Client, *sdkClient) {
 // overHTTP serves the proxy on an httptest server and connects a client.
 func overHTTP(t *testing.T, h *Hub) *sdkClient {
 	t.Helper()
-	srv := NewServer(ServerOptions{Hub: h})
+	return overHTTPWith(t, ServerOptions{Hub: h})
+}
+
+func overHTTPWith(t *testing.T, opts ServerOptions) *sdkClient {
+	t.Helper()
+	srv := NewServer(opts)
+	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(ts.Close)
+	return sdkOverHTTP(t, ts.URL)
+}
+
+// sdkOverHTTP connects a new client session to a proxy served at url.
+func sdkOverHTTP(t *testing.T, url string) *sdkClient {
+	t.Helper()
 	cl, c := newSDKClient()
-	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil)
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatalf("connect over HTTP: %v", err)
 	}
@@ -61,7 +73,13 @@ func overHTTP(t *testing.T, h *Hub) *sdkClient {
 // stdin and stdout, and connects a client.
 func overStdio(t *testing.T, h *Hub) *sdkClient {
 	t.Helper()
-	srv := NewServer(ServerOptions{Hub: h})
+	return overStdioWith(t, ServerOptions{Hub: h})
+}
+
+func overStdioWith(t *testing.T, opts ServerOptions) *sdkClient {
+	t.Helper()
+	srv := NewServer(opts)
+	t.Cleanup(srv.Close)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -210,10 +228,19 @@ func TestServerRelaysProgressWithClientToken(t *testing.T) {
 			})
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			for i, p := range c.progress {
-				if p.ProgressToken != "client-token-7" || p.Progress != float64(i+1) {
-					t.Errorf("progress %d: got token %v progress %v", i, p.ProgressToken, p.Progress)
+			// The proxy sends 1, 2, 3 in order (a stale value would be
+			// dropped); the SDK client may hand them to its handler in
+			// any order, so compare them sorted.
+			var got []float64
+			for _, p := range c.progress {
+				if p.ProgressToken != "client-token-7" {
+					t.Errorf("progress with token %v, want the client's own", p.ProgressToken)
 				}
+				got = append(got, p.Progress)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, []float64{1, 2, 3}) {
+				t.Errorf("progress values %v, want 1, 2, 3", got)
 			}
 		})
 	}

@@ -179,15 +179,25 @@ func (r *Router) Tool(name string) (Tool, bool) {
 // first, lexical and (when available) semantic fused; k <= 0 is every tool
 // with a score. It applies no session context.
 func (r *Router) Rank(ctx context.Context, query string, k int) []Hit {
-	lex := r.opts.Lexical.Search(query, max(k, candidatePool))
 	if r.opts.Semantic == nil {
-		return head(lex, k)
+		return r.opts.Lexical.Search(query, k)
 	}
-	sem, err := r.opts.Semantic.Search(ctx, query, max(k, candidatePool))
+	// Fusion reads both full lists, so that a tool missing from one
+	// really is unrelated there.
+	sem, err := r.opts.Semantic.Search(ctx, query, 0)
 	if err != nil {
-		return head(lex, k) // the semantic index warned once
+		return r.opts.Lexical.Search(query, k) // the semantic index warned once
 	}
-	return head(FuseHits(lex, sem, r.opts.SemanticWeight), k)
+	return head(FuseHits(r.opts.Lexical.Search(query, 0), sem, r.opts.SemanticWeight), k)
+}
+
+// SyncEmbeddings retries the upstreams whose embedding failed (a no-op
+// when none did, or without embeddings).
+func (r *Router) SyncEmbeddings(ctx context.Context) error {
+	if r.opts.Semantic == nil {
+		return nil
+	}
+	return r.opts.Semantic.Sync(ctx)
 }
 
 func head(hits []Hit, k int) []Hit {

@@ -1,0 +1,175 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ollama/ollama/api"
+)
+
+// OllamaOptions configures an [OllamaEmbedder]. URL and Model are
+// required; every other zero field takes the default documented on it.
+type OllamaOptions struct {
+	// URL is the Ollama server's base URL: scheme, host and port, and a
+	// path prefix when a reverse proxy serves Ollama under one.
+	URL string
+	// Model is the embedding model as Ollama names it, e.g.
+	// "nomic-embed-text" (":latest" is implied) or "mxbai-embed-large:335m".
+	Model string
+	// BatchSize is the most texts sent in one request; default 32.
+	BatchSize int
+	// Timeout bounds each request; default 10s. The first request after
+	// Ollama unloaded the model includes loading it.
+	Timeout time.Duration
+	// KeepAlive is how long Ollama keeps the model loaded after a request:
+	// 0 leaves it to the server (5 minutes unless OLLAMA_KEEP_ALIVE says
+	// otherwise), a negative value keeps it loaded until Ollama stops.
+	KeepAlive time.Duration
+	// HTTPClient sends the requests; nil means a client on
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+}
+
+// OllamaEmbedder is an [Embedder] backed by an Ollama server's /api/embed.
+// It sends texts in batches of BatchSize, one request at a time, asks
+// Ollama to truncate texts longer than the model's context, and returns
+// L2-normalised vectors. It is safe for concurrent use.
+type OllamaEmbedder struct {
+	client    *api.Client
+	model     string
+	batch     int
+	timeout   time.Duration
+	keepAlive *api.Duration // nil = the server's default
+}
+
+var _ Embedder = (*OllamaEmbedder)(nil)
+
+// NewOllamaEmbedder returns an embedder for the server and model in opts.
+// It does no I/O: an unreachable server shows up on the first Embed.
+func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("ollama URL: want http:// or https:// with a host and port")
+	}
+	if opts.Model == "" {
+		return nil, errors.New("ollama embedding model: empty")
+	}
+	e := &OllamaEmbedder{
+		model:   opts.Model,
+		batch:   opts.BatchSize,
+		timeout: opts.Timeout,
+	}
+	if e.batch <= 0 {
+		e.batch = 32
+	}
+	if e.timeout <= 0 {
+		e.timeout = 10 * time.Second
+	}
+	if opts.KeepAlive != 0 {
+		e.keepAlive = &api.Duration{Duration: opts.KeepAlive}
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	e.client = api.NewClient(u, hc)
+	return e, nil
+}
+
+// Embed returns one unit vector per text, in order. Batches go out one
+// after another, each with its own Timeout; the first failure ends the
+// call. Errors name the model and a short reason, never the server's URL
+// or any header.
+func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += e.batch {
+		batch := texts[start:min(start+e.batch, len(texts))]
+		vecs, err := e.embedBatch(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("ollama embed with model %q: %w", e.model, err)
+		}
+		if len(out) > 0 && len(vecs[0]) != len(out[0]) {
+			return nil, fmt.Errorf("ollama embed with model %q: vectors of %d and %d dimensions", e.model, len(out[0]), len(vecs[0]))
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+// embedBatch sends one request and checks and normalises its vectors.
+func (e *OllamaEmbedder) embedBatch(ctx context.Context, batch []string) ([][]float32, error) {
+	rctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	truncate := true
+	resp, err := e.client.Embed(rctx, &api.EmbedRequest{
+		Model:     e.model,
+		Input:     batch,
+		Truncate:  &truncate,
+		KeepAlive: e.keepAlive,
+	})
+	if err != nil {
+		return nil, e.reason(ctx, err)
+	}
+	if len(resp.Embeddings) != len(batch) {
+		return nil, fmt.Errorf("got %d vectors for %d texts", len(resp.Embeddings), len(batch))
+	}
+	dims := len(resp.Embeddings[0])
+	for _, v := range resp.Embeddings {
+		if len(v) == 0 || len(v) != dims {
+			return nil, fmt.Errorf("vectors of %d and %d dimensions in one answer", dims, len(v))
+		}
+		normalizeVec(v)
+	}
+	return resp.Embeddings, nil
+}
+
+// maxReason bounds the server's error text in our errors: a proxy in
+// front of Ollama may answer with a whole HTML page.
+const maxReason = 200
+
+// reason turns a client error into a short one without the URL: the
+// request's own timeout, an unreachable server, or the server's status
+// and message. parent is the caller's context: when it ended, its error
+// is the reason.
+func (e *OllamaEmbedder) reason(parent context.Context, err error) error {
+	var (
+		ue   *url.Error
+		oe   *net.OpError
+		se   api.StatusError
+		auth api.AuthorizationError
+	)
+	if errors.As(err, &ue) {
+		err = ue.Err // drop the method and the URL
+	}
+	switch {
+	case parent.Err() != nil:
+		return context.Cause(parent)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer within %v: %w", e.timeout, err)
+	case errors.As(err, &oe) && oe.Op == "dial":
+		return fmt.Errorf("server unreachable: %w", oe.Err)
+	case errors.As(err, &se):
+		se.ErrorMessage = shortenReason(se.ErrorMessage, maxReason)
+		return fmt.Errorf("status %d: %w", se.StatusCode, se)
+	case errors.As(err, &auth):
+		return fmt.Errorf("status %d: unauthorized", auth.StatusCode)
+	}
+	return err
+}
+
+// shortenReason cuts s to at most n bytes, at a rune boundary, marking the cut.
+func shortenReason(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,272 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcp-router/mcp-router/routing/fuse"
+)
+
+// testCatalog is a small catalog with two domains that share words.
+func testRouter(t *testing.T, opts RouterOptions) *Router {
+	t.Helper()
+	r := NewRouter(opts)
+	r.SetUpstream("ha", []Tool{
+		{Name: "ha_get_logs", Original: "get_logs", Upstream: "ha", Domain: "homeassistant", Description: "Get the Home Assistant logbook: logs of device events and automations."},
+		{Name: "ha_turn_on", Original: "turn_on", Upstream: "ha", Domain: "homeassistant", Description: "Turn on a light, switch or other device in the home."},
+		{Name: "ha_list_devices", Original: "list_devices", Upstream: "ha", Domain: "homeassistant", Description: "List the devices of the home."},
+		{Name: "ha_search_entities", Original: "search_entities", Upstream: "ha", Domain: "homeassistant", Description: "Search entities by name."},
+		{Name: "ha_get_state", Original: "get_state", Upstream: "ha", Domain: "homeassistant", Description: "Get the state of an entity."},
+	})
+	r.SetUpstream("sys", []Tool{
+		{Name: "sys_get_logs", Original: "get_logs", Upstream: "sys", Domain: "system", Description: "Get the system logs of services and the kernel."},
+		{Name: "sys_disk_usage", Original: "disk_usage", Upstream: "sys", Domain: "system", Description: "Show disk usage of file systems."},
+	})
+	r.SetUpstream("calc", []Tool{
+		{Name: "calc_divide", Original: "divide", Upstream: "calc", Description: "Divide a by b and return the quotient.",
+			InputSchema: []byte(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`)},
+		{Name: "calc_sqrt", Original: "sqrt", Upstream: "calc", Description: "Square root of x."},
+	})
+	return r
+}
+
+func selectedNames(d Decision) []string {
+	out := make([]string, len(d.Selected))
+	for i, c := range d.Selected {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func TestRouteSelectsRelevantToolsWithoutPadding(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	d := r.Route(context.Background(), Request{Query: "divide 10 by 4"})
+	if len(d.Selected) == 0 || d.Selected[0].Name != "calc_divide" {
+		t.Fatalf("got %v, want calc_divide first", selectedNames(d))
+	}
+	for _, c := range d.Selected {
+		if c.Score < r.Options().Fuse.MinQRScore {
+			t.Errorf("selected %s with score %.3f below the noise floor", c.Name, c.Score)
+		}
+	}
+	none := r.Route(context.Background(), Request{Query: "book a flight to Lisbon"})
+	if len(none.Selected) != 0 {
+		t.Errorf("unrelated query selected %v, want nothing", selectedNames(none))
+	}
+	if len(none.Alerts) != 1 || none.Alerts[0].Kind != "no_match" {
+		t.Errorf("unrelated query alerts %+v, want one no_match", none.Alerts)
+	}
+}
+
+func TestRouteScoresAreCalibrated(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	for _, q := range []string{"logs", "turn on the kitchen light", "divide", "zzz"} {
+		d := r.Route(context.Background(), Request{Query: q, Domains: []string{"homeassistant"}})
+		for _, c := range d.Ranked {
+			if c.Score < 0 || c.Score > 1 || c.RawScore < 0 || c.RawScore > 1 {
+				t.Errorf("%q: %s score %.3f raw %.3f outside [0, 1]", q, c.Name, c.Score, c.RawScore)
+			}
+		}
+	}
+}
+
+func TestRouteDomainAffinity(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	ctx := context.Background()
+	plain := r.Route(ctx, Request{Query: "query logs"})
+	if plain.Affinity {
+		t.Error("no domain context: affinity applied")
+	}
+	for _, c := range plain.Ranked {
+		if c.Multiplier != 1 || c.Score != c.RawScore {
+			t.Errorf("no context: %s multiplier %v", c.Name, c.Multiplier)
+		}
+	}
+	for _, tt := range []struct{ domain, want string }{{"system", "sys_get_logs"}, {"homeassistant", "ha_get_logs"}} {
+		d := r.Route(ctx, Request{Query: "get the logs", Domains: []string{tt.domain}})
+		if d.Ranked[0].Name != tt.want {
+			t.Errorf("context %s: top is %s, want %s", tt.domain, d.Ranked[0].Name, tt.want)
+		}
+		for _, c := range d.Ranked {
+			want := DefaultCrossDomain
+			if c.Domain == tt.domain {
+				want = DefaultSameDomain
+			}
+			if c.Multiplier != want {
+				t.Errorf("context %s: %s (domain %s) multiplier %v, want %v", tt.domain, c.Name, c.Domain, c.Multiplier, want)
+			}
+		}
+	}
+}
+
+func TestRouteCollisionAlert(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	same := "Read the recent log entries."
+	r.SetUpstream("a", []Tool{{Name: "a_read_logs", Upstream: "a", Domain: "alpha", Description: same}})
+	r.SetUpstream("b", []Tool{{Name: "b_read_logs", Upstream: "b", Domain: "beta", Description: same}})
+	d := r.Route(context.Background(), Request{Query: "read the logs"})
+	if len(d.Alerts) != 1 || d.Alerts[0].Kind != "collision" {
+		t.Fatalf("alerts %+v, want one collision", d.Alerts)
+	}
+	a := d.Alerts[0]
+	if !cmp.Equal(sorted(a.Tools), []string{"a_read_logs", "b_read_logs"}) || !cmp.Equal(sorted(a.Domains), []string{"alpha", "beta"}) {
+		t.Errorf("alert names %v %v, want both tools and both domains", a.Tools, a.Domains)
+	}
+	// Same domain: no alert.
+	r.SetUpstream("b", []Tool{{Name: "b_read_logs", Upstream: "b", Domain: "alpha", Description: same}})
+	if d := r.Route(context.Background(), Request{Query: "read the logs"}); len(d.Alerts) != 0 {
+		t.Errorf("same domain: alerts %+v, want none", d.Alerts)
+	}
+	// Far apart: no alert.
+	r.SetUpstream("b", []Tool{{Name: "b_other", Upstream: "b", Domain: "beta", Description: "Logs."}})
+	if d := r.Route(context.Background(), Request{Query: "read the recent log entries"}); len(d.Alerts) != 0 {
+		t.Errorf("clear winner: alerts %+v, want none", d.Alerts)
+	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+func TestRouteBoundaryLoading(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	d := r.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple})
+	got := selectedNames(d)
+	if len(got) == 0 || got[0] != "ha_turn_on" {
+		t.Fatalf("got %v, want ha_turn_on first", got)
+	}
+	if len(d.Boundary) != boundaryPerUpstream {
+		t.Errorf("boundary %v, want %d discovery tools of ha", d.Boundary, boundaryPerUpstream)
+	}
+	for _, name := range d.Boundary {
+		tool, _ := r.Tool(name)
+		if tool.Upstream != "ha" || !r.isDiscovery(tool) {
+			t.Errorf("boundary tool %s is not a discovery tool of ha", name)
+		}
+	}
+	off := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
+	if d := off.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple}); len(d.Boundary) != 0 {
+		t.Errorf("boundary loading off: got %v", d.Boundary)
+	}
+	capped := fuse.DefaultPolicy()
+	capped.MaxTools = 1
+	one := testRouter(t, RouterOptions{Fuse: &capped})
+	if d := one.Route(context.Background(), Request{Query: "turn on the light"}); len(d.Selected) != 1 {
+		t.Errorf("max_tools 1: selected %v", selectedNames(d))
+	}
+}
+
+func TestRouteNeedsAndRoutes(t *testing.T) {
+	r := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
+	ctx := context.Background()
+	d := r.Route(ctx, Request{Query: "disk usage", Needs: []string{"calc_sqrt", "nope_tool"}})
+	if got := selectedNames(d); len(got) < 2 || got[0] != "calc_sqrt" || got[1] != "sys_disk_usage" {
+		t.Errorf("needs first: got %v", got)
+	}
+	if !cmp.Equal(d.Unknown, []string{"nope_tool"}) {
+		t.Errorf("unknown %v, want [nope_tool]", d.Unknown)
+	}
+	for _, route := range []fuse.Route{fuse.RouteGeneralChat, fuse.RouteExit} {
+		if d := r.Route(ctx, Request{Query: "disk usage", Route: route}); len(d.Selected) != 0 {
+			t.Errorf("%s: selected %v, want none", route, selectedNames(d))
+		}
+	}
+	if d := r.Route(ctx, Request{Query: "logs journal", Route: fuse.RouteSimple}); len(d.Selected) != 1 {
+		t.Errorf("SIMPLE_TOOL: selected %v, want one", selectedNames(d))
+	}
+	excl := r.Route(ctx, Request{Query: "disk usage", Exclude: func(n string) bool { return n == "sys_disk_usage" }})
+	if slices.Contains(selectedNames(excl), "sys_disk_usage") {
+		t.Error("an excluded tool was selected")
+	}
+}
+
+func TestRouteRemovedUpstream(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	r.SetUpstream("calc", nil)
+	d := r.Route(context.Background(), Request{Query: "divide a by b"})
+	if slices.ContainsFunc(d.Ranked, func(c Candidate) bool { return c.Upstream == "calc" }) {
+		t.Errorf("removed upstream still ranked: %v", selectedNames(d))
+	}
+}
+
+func TestSessionBeltEvictsLeastRecentlyUsed(t *testing.T) {
+	r := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
+	s := r.NewSession(SessionOptions{MaxTools: 2})
+	ctx := context.Background()
+	d1, _ := s.Discover(ctx, Request{Query: "divide", Route: fuse.RouteSimple})
+	d2, _ := s.Discover(ctx, Request{Query: "disk usage", Route: fuse.RouteSimple})
+	if !cmp.Equal(s.Belt(), []string{"calc_divide", "sys_disk_usage"}) || !d1.Changed() || !cmp.Equal(d2.Added, []string{"sys_disk_usage"}) {
+		t.Fatalf("belt %v after two discoveries (added %v, %v)", s.Belt(), d1.Added, d2.Added)
+	}
+	s.Called("calc_divide", true) // now sys_disk_usage is the least recently used
+	d3, _ := s.Discover(ctx, Request{Query: "turn on the light", Route: fuse.RouteSimple})
+	if !cmp.Equal(d3.Evicted, []string{"sys_disk_usage"}) || !cmp.Equal(s.Belt(), []string{"calc_divide", "ha_turn_on"}) {
+		t.Errorf("evicted %v, belt %v; want sys_disk_usage evicted", d3.Evicted, s.Belt())
+	}
+	again, _ := s.Discover(ctx, Request{Query: "turn on the light", Route: fuse.RouteSimple})
+	if again.Changed() {
+		t.Errorf("rediscovering a belt tool changed the belt: %+v %+v", again.Added, again.Evicted)
+	}
+	if s.Retain(func(n string) bool { return n != "ha_turn_on" }); !cmp.Equal(s.Belt(), []string{"calc_divide"}) {
+		t.Errorf("Retain: belt %v", s.Belt())
+	}
+}
+
+func TestSessionBreaker(t *testing.T) {
+	now := time.Unix(0, 0)
+	r := testRouter(t, RouterOptions{})
+	s := r.NewSession(SessionOptions{MaxDiscoveries: 3, ResetAfter: time.Minute, Now: func() time.Time { return now }})
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		d, err := s.Discover(ctx, Request{Query: "logs"})
+		if err != nil {
+			t.Fatalf("discovery %d: %v", i, err)
+		}
+		if d.Breaker.Open != (i == 3) {
+			t.Errorf("after discovery %d breaker open = %v", i, d.Breaker.Open)
+		}
+	}
+	if _, err := s.Discover(ctx, Request{Query: "logs"}); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("4th discovery: %v, want ErrBreakerOpen", err)
+	}
+	if s.Called("ha_get_logs", false) || !s.BreakerOpen() {
+		t.Error("a failed call closed the breaker")
+	}
+	if !s.Called("ha_get_logs", true) || s.BreakerOpen() {
+		t.Error("a successful call did not reopen discovery")
+	}
+	for range 3 {
+		s.Discover(ctx, Request{Query: "logs"})
+	}
+	now = now.Add(59 * time.Second)
+	if !s.BreakerOpen() {
+		t.Error("breaker closed before reset_after")
+	}
+	now = now.Add(2 * time.Second)
+	if s.BreakerOpen() {
+		t.Error("breaker still open after reset_after of quiet")
+	}
+}
+
+func TestSessionDomainContext(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	s := r.NewSession(SessionOptions{ContextSize: 2})
+	if d := s.Preview(context.Background(), Request{Query: "logs"}); d.Affinity {
+		t.Error("a new session has a domain context")
+	}
+	s.Called("sys_disk_usage", true)
+	s.Called("calc_divide", true)
+	s.Called("ha_turn_on", false)
+	if got := s.Domains(); !cmp.Equal(got, []string{"homeassistant", "calc"}) {
+		t.Errorf("domains %v, want the two most recent, newest first", got)
+	}
+	if d := s.Preview(context.Background(), Request{Query: "get the logs"}); !d.Affinity || d.Ranked[0].Name != "ha_get_logs" {
+		t.Errorf("preview with homeassistant context ranked %s first", d.Ranked[0].Name)
+	}
+	if s.Called("not_a_tool", true) {
+		t.Error("an unknown tool reopened discovery")
+	}
+}

@@ -1,0 +1,624 @@
+package routing
+
+import (
+	"cmp"
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrSemanticUnavailable is wrapped by every error of [SemanticIndex.Search]:
+// the embedder failed or timed out, or an upstream's tools could not be
+// embedded at all. The caller ranks with lexical scores alone.
+var ErrSemanticUnavailable = errors.New("semantic retrieval unavailable")
+
+// SemanticOptions configures a [SemanticIndex]. Embedder is required; every
+// other zero field takes the default documented on it.
+type SemanticOptions struct {
+	// Embedder turns tool texts and queries into vectors.
+	Embedder Embedder
+	// Model names the embedding model. It is part of every cache key, so
+	// vectors of one model never answer for another.
+	Model string
+	// CacheDir holds the on-disk cache of tool vectors, one directory per
+	// model (layout in embed.go); "" keeps them in memory only.
+	CacheDir string
+	// QueryCacheSize is the number of query vectors kept in memory, least
+	// recently used first out; default 512, negative for none.
+	QueryCacheSize int
+	// Timeout bounds one query embedding, so that a slow embedder cannot
+	// stall routing; default 2s.
+	Timeout time.Duration
+	// Floor is the cosine that maps to score 0 (see [SemanticIndex.Search]);
+	// default 0.3. Values outside (0, 1) take the default.
+	Floor float64
+	// RetryAfter is how long Search fails fast, without calling the
+	// embedder, after a failure; default 5s, negative for never. Queries
+	// whose vectors are cached are still answered. SetUpstream and Sync
+	// always try.
+	RetryAfter time.Duration
+	// Logger receives the outage warning and recovery notice; nil is silent.
+	Logger *slog.Logger
+}
+
+// SemanticIndex ranks catalog tools by the cosine between the embedding of
+// a query and the embedding of each tool's text. It is the optional
+// companion of the lexical [Index] and has the same shape: SetUpstream per
+// upstream, Search per query, calibrated scores. It is safe for concurrent
+// use; the embedder is never called with the lock held.
+//
+// When the embedder fails, Search and SetUpstream return errors wrapping
+// the cause, the index logs one warning for the outage (and an Info when
+// it ends), and Ready reports false until an embedding works again.
+type SemanticIndex struct {
+	embedder   Embedder
+	model      string
+	timeout    time.Duration
+	floor      float64
+	retryAfter time.Duration
+	logger     *slog.Logger
+	cache      *vectorCache
+	now        func() time.Time // time.Now; tests replace it
+
+	mu        sync.Mutex
+	upstreams map[string][]semEntry // by upstream: its embedded tools
+	applied   map[string]uint64     // by upstream: seq of the tools in upstreams
+	pending   map[string]pendingSet // upstreams whose latest tools failed to embed
+	seq       uint64                // last SetUpstream sequence number
+	queries   *queryLRU
+	ready     bool      // the embedder worked and has not failed since
+	down      bool      // in an outage, already warned about
+	lastErr   error     // the outage's latest error
+	retryAt   time.Time // Search calls the embedder again from then
+}
+
+// semEntry is one embedded tool.
+type semEntry struct {
+	name string
+	vec  []float32 // unit length
+}
+
+// pendingSet is an upstream's tool list that still needs embedding.
+type pendingSet struct {
+	tools []Tool
+	seq   uint64
+}
+
+// NewSemanticIndex returns an empty index configured by opts. It does no
+// I/O: the disk cache is read by the first SetUpstream.
+func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Second
+	}
+	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
+		opts.Floor = 0.3
+	}
+	if opts.RetryAfter == 0 {
+		opts.RetryAfter = 5 * time.Second
+	}
+	if opts.QueryCacheSize == 0 {
+		opts.QueryCacheSize = 512
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &SemanticIndex{
+		embedder:   opts.Embedder,
+		model:      opts.Model,
+		timeout:    opts.Timeout,
+		floor:      opts.Floor,
+		retryAfter: opts.RetryAfter,
+		logger:     logger,
+		cache:      newVectorCache(opts.CacheDir, opts.Model, logger),
+		now:        time.Now,
+		upstreams:  map[string][]semEntry{},
+		applied:    map[string]uint64{},
+		pending:    map[string]pendingSet{},
+		queries:    newQueryLRU(opts.QueryCacheSize),
+	}
+}
+
+// SetUpstream embeds the tools of upstream and replaces its vectors with
+// them (nil or empty tools removes the upstream). A tool's text is its
+// name split into words, its description, and its parameters' names,
+// titles, descriptions and enum values: what the lexical index reads. Vectors come from the cache when present; only
+// misses go to the embedder, in one call that the embedder batches. New
+// vectors are written to the disk cache; a failed write is logged and
+// costs only a re-embedding after the next restart.
+//
+// As in the lexical index, the first of two tools with one name wins, and
+// a tool takes its name from any other upstream that held it.
+//
+// On failure the upstream keeps its previous vectors, Search ranks it by
+// them, and the error is returned. The upstream stays pending until
+// [SemanticIndex.Sync] or a later SetUpstream embeds it; while a pending
+// upstream has no vectors at all, Search fails with ErrSemanticUnavailable
+// rather than rank its tools as unrelated. There is no overall deadline
+// beyond ctx: the embedder bounds each request.
+func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools []Tool) error {
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	return s.setUpstream(ctx, upstream, tools, seq)
+}
+
+// Sync embeds the latest tools of every pending upstream, those whose last
+// SetUpstream failed, and returns the errors joined. It returns nil at once
+// when nothing is pending, so a caller may run it on every refresh tick.
+func (s *SemanticIndex) Sync(ctx context.Context) error {
+	s.mu.Lock()
+	todo := make(map[string]pendingSet, len(s.pending))
+	for u, p := range s.pending {
+		todo[u] = p
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, u := range slices.Sorted(maps.Keys(todo)) {
+		errs = append(errs, s.setUpstream(ctx, u, todo[u].tools, todo[u].seq))
+	}
+	return errors.Join(errs...)
+}
+
+// setUpstream is SetUpstream for a call numbered seq: a call older than
+// the one whose vectors the upstream holds changes nothing.
+func (s *SemanticIndex) setUpstream(ctx context.Context, upstream string, tools []Tool, seq uint64) error {
+	tools = uniqueTools(tools)
+	entries, err := s.embedTools(ctx, tools)
+	if err != nil {
+		err = fmt.Errorf("embedding tools of %s: %w", upstream, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.applied[upstream] {
+		return err // a newer call already set the upstream
+	}
+	if err != nil {
+		if p, ok := s.pending[upstream]; !ok || p.seq <= seq {
+			s.pending[upstream] = pendingSet{tools: tools, seq: seq}
+		}
+		return err
+	}
+	if p, ok := s.pending[upstream]; ok && p.seq <= seq {
+		delete(s.pending, upstream)
+	}
+	s.applied[upstream] = seq
+	s.replaceLocked(upstream, entries)
+	return nil
+}
+
+// embedTools returns the entries of tools, embedding the cache misses.
+func (s *SemanticIndex) embedTools(ctx context.Context, tools []Tool) ([]semEntry, error) {
+	texts := make([]string, len(tools))
+	keys := make([]vecKey, len(tools))
+	for i, t := range tools {
+		texts[i] = toolText(t)
+		keys[i] = s.cache.key(texts[i])
+	}
+	vecs := s.cache.get(keys)
+	if err := s.fillMisses(ctx, texts, keys, vecs); err != nil {
+		return nil, err
+	}
+	entries := make([]semEntry, len(tools))
+	for i, t := range tools {
+		entries[i] = semEntry{name: t.Name, vec: vecs[i]}
+	}
+	return entries, nil
+}
+
+// fillMisses embeds the texts whose vectors are nil, each distinct text
+// once and all in one Embed call, caches the new vectors and fills them in.
+func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []vecKey, vecs [][]float32) error {
+	slot := map[vecKey]int{} // key → its index in missKeys
+	var missKeys []vecKey
+	var missTexts []string
+	for i, v := range vecs {
+		if _, ok := slot[keys[i]]; v == nil && !ok {
+			slot[keys[i]] = len(missKeys)
+			missKeys = append(missKeys, keys[i])
+			missTexts = append(missTexts, texts[i])
+		}
+	}
+	if len(missKeys) == 0 {
+		return nil
+	}
+	got, err := s.embed(ctx, missTexts)
+	if err != nil {
+		return err
+	}
+	if err := s.cache.put(missKeys, got); err != nil {
+		s.logger.Warn("writing embedding cache", "model", s.model, "err", err)
+	}
+	for i := range vecs {
+		if vecs[i] == nil {
+			vecs[i] = got[slot[keys[i]]]
+		}
+	}
+	return nil
+}
+
+// replaceLocked installs entries as upstream's and takes their names from
+// any other upstream.
+func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.name] = true
+	}
+	for u, es := range s.upstreams {
+		if u == upstream || !slices.ContainsFunc(es, func(e semEntry) bool { return names[e.name] }) {
+			continue
+		}
+		s.upstreams[u] = slices.DeleteFunc(slices.Clone(es), func(e semEntry) bool { return names[e.name] })
+	}
+	if len(entries) == 0 {
+		delete(s.upstreams, upstream)
+		return
+	}
+	s.upstreams[upstream] = entries
+}
+
+// embed calls the embedder, checks its answer, normalises the vectors and
+// records the embedder's health. A cancelled ctx is not the embedder's
+// fault.
+func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if s.embedder == nil {
+		return nil, errors.New("no embedder configured")
+	}
+	vecs, err := s.embedder.Embed(ctx, texts)
+	if err == nil {
+		err = checkVectors(vecs, len(texts))
+	}
+	if err != nil {
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			s.fail(err) // a deadline, whoever set it, means a slow embedder
+		}
+		return nil, err
+	}
+	for _, v := range vecs {
+		normalizeVec(v)
+	}
+	s.succeed()
+	return vecs, nil
+}
+
+// checkVectors reports an embedder answer that is not n vectors of one
+// non-zero length.
+func checkVectors(vecs [][]float32, n int) error {
+	if len(vecs) != n {
+		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), n)
+	}
+	for _, v := range vecs {
+		if len(v) == 0 || len(v) != len(vecs[0]) {
+			return fmt.Errorf("embedder returned vectors of %d and %d dimensions", len(vecs[0]), len(v))
+		}
+	}
+	return nil
+}
+
+// fail records an embedder failure: the first of an outage is logged.
+func (s *SemanticIndex) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready, s.lastErr = false, err
+	if s.retryAfter > 0 {
+		s.retryAt = s.now().Add(s.retryAfter)
+	}
+	if !s.down {
+		s.down = true
+		s.logger.Warn("semantic routing unavailable, using lexical scores", "model", s.model, "err", err)
+	}
+}
+
+// succeed records a working embedder and ends an outage.
+func (s *SemanticIndex) succeed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = true
+	if s.down {
+		s.down, s.lastErr = false, nil
+		s.logger.Info("semantic routing recovered", "model", s.model)
+	}
+}
+
+// Ready reports whether the embedder has worked at least once and has not
+// failed since.
+func (s *SemanticIndex) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready
+}
+
+// Search returns the tools ranked by the cosine between query and each
+// tool, best first, ties by name; k <= 0 returns every tool. An empty
+// query or index returns nothing. The query's vector comes from an
+// in-memory LRU cache or the embedder, bounded by Timeout. Errors wrap
+// [ErrSemanticUnavailable].
+//
+// Raw is the cosine. Score calibrates it to [0, 1] as
+// clamp((cos - Floor) / (1 - Floor), 0, 1). Embedding models are
+// anisotropic: their vectors share a common direction, so the cosine of
+// two unrelated texts is not 0 but typically 0.3 to 0.5
+// (nomic-embed-text, mxbai-embed-large), and only cosines well above that
+// mean related. Mapping the floor to 0 and an identical text to 1 makes
+// the scale comparable with the lexical score, so the router's threshold
+// (0.35 by default) keeps the same meaning: with Floor 0.3 a tool needs a
+// cosine of about 0.55 to pass it. Models whose unrelated pairs sit
+// higher (some score 0.6 and more) need a higher Floor.
+func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit, error) {
+	query = strings.TrimSpace(query)
+	if query == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	entries := s.snapshotLocked()
+	qv, cached := s.queries.get(query)
+	waiting := s.down && s.now().Before(s.retryAt)
+	lastErr := s.lastErr
+	missing := s.missingLocked()
+	s.mu.Unlock()
+
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: tools of %s not embedded", ErrSemanticUnavailable, strings.Join(missing, ", "))
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	if !cached {
+		if waiting {
+			return nil, fmt.Errorf("%w: %w", ErrSemanticUnavailable, lastErr)
+		}
+		var err error
+		if qv, err = s.embedQuery(ctx, query); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSemanticUnavailable, err)
+		}
+	}
+	return s.rank(entries, qv, k), nil
+}
+
+// missingLocked returns the pending upstreams that have no vectors at all,
+// sorted. Ranking without them would score every one of their tools as
+// unrelated; a pending upstream with older vectors is ranked by those.
+func (s *SemanticIndex) missingLocked() []string {
+	var out []string
+	for u := range s.pending {
+		if _, ok := s.upstreams[u]; !ok {
+			out = append(out, u)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// embedQuery embeds one query within the timeout and caches its vector.
+func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32, error) {
+	qctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	vecs, err := s.embed(qctx, []string{query})
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no query embedding within %v: %w", s.timeout, err)
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	s.queries.put(query, vecs[0])
+	s.mu.Unlock()
+	return vecs[0], nil
+}
+
+// snapshotLocked returns every entry. Entry slices are replaced, never
+// changed in place, so they may be read after the lock is released.
+func (s *SemanticIndex) snapshotLocked() [][]semEntry {
+	out := make([][]semEntry, 0, len(s.upstreams))
+	for _, es := range s.upstreams {
+		out = append(out, es)
+	}
+	return out
+}
+
+// rank scores every entry against qv and returns the best k.
+func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
+	n := 0
+	for _, es := range entries {
+		n += len(es)
+	}
+	hits := make([]Hit, 0, n)
+	for _, es := range entries {
+		for _, e := range es {
+			cos := dotVec(qv, e.vec)
+			hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
+		}
+	}
+	slices.SortFunc(hits, byScoreThenName)
+	if k > 0 && k < len(hits) {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,
+// linearly between.
+func calibrateCosine(cos, floor float64) float64 {
+	return clampScore((cos - floor) / (1 - floor))
+}
+
+func clampScore(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return min(max(x, 0), 1)
+}
+
+// byScoreThenName orders hits best first: score down, then raw score down
+// (it breaks ties among scores clamped to 0 or 1), then name up.
+func byScoreThenName(a, b Hit) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Raw, a.Raw); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// toolText is the text embedded for t: its name split into words, its
+// description, then one line per parameter (nested ones included) with
+// the parameter's name split into words and its title, description and
+// enum values: the information the lexical index reads, as sentences an
+// embedding model reads well. Parameters come in name order, so the text
+// (and its cache key) does not depend on the schema's key order.
+func toolText(t Tool) string {
+	var b strings.Builder
+	b.WriteString(nameWords(t.Name))
+	if d := strings.TrimSpace(t.Description); d != "" {
+		b.WriteString(": ")
+		b.WriteString(d)
+	}
+	sep := ""
+	walkSchema(t.InputSchema, func(f field, text string) {
+		text = strings.TrimSpace(text)
+		switch {
+		case text == "":
+		case f == fieldParam:
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("parameter ")
+			b.WriteString(nameWords(text))
+			sep = ": "
+		default:
+			b.WriteString(sep)
+			b.WriteString(text)
+			sep = "; "
+		}
+	})
+	return b.String()
+}
+
+// nameWords splits an identifier into lower-case words as the tokenizer
+// does: read_file, readFile and read-file all give "read file".
+func nameWords(name string) string {
+	var words []string
+	splitWords(name, func(w string, kind wordKind) {
+		if kind != wordJoined {
+			words = append(words, w)
+		}
+	})
+	return strings.Join(words, " ")
+}
+
+// uniqueTools returns tools without repeated names, the first kept.
+func uniqueTools(tools []Tool) []Tool {
+	seen := make(map[string]bool, len(tools))
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// queryLRU caches query vectors, least recently used out first. Its
+// owner's mutex guards it.
+type queryLRU struct {
+	size  int
+	order *list.List // of *queryEntry, most recent first
+	byKey map[string]*list.Element
+}
+
+type queryEntry struct {
+	query string
+	vec   []float32
+}
+
+func newQueryLRU(size int) *queryLRU {
+	return &queryLRU{size: size, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+func (c *queryLRU) get(query string) ([]float32, bool) {
+	el, ok := c.byKey[query]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*queryEntry).vec, true
+}
+
+func (c *queryLRU) put(query string, vec []float32) {
+	if c.size <= 0 {
+		return
+	}
+	if el, ok := c.byKey[query]; ok {
+		el.Value.(*queryEntry).vec = vec
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[query] = c.order.PushFront(&queryEntry{query: query, vec: vec})
+	if c.order.Len() > c.size {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.byKey, last.Value.(*queryEntry).query)
+	}
+}
+
+// FuseHits combines the lexical and semantic hits of one query into one
+// calibrated list, best first (ties by name). Each tool's score is the
+// convex combination
+//
+//	(1 - weightSemantic) × lexical score + weightSemantic × semantic score
+//
+// of its two calibrated scores, a tool missing from a list counting 0
+// there (pass every semantic hit, k <= 0, so that missing means
+// unrelated). weightSemantic is clamped to [0, 1]; 0.5 weighs both
+// equally. Raw is the fused score too: the fusion has no raw scale of its
+// own. A name repeated within one list keeps its best score.
+//
+// Why a convex combination and not reciprocal-rank fusion: RRF sees only
+// ranks, so the top tool of a query that matches nothing scores as high
+// as the top tool of a query that matches exactly, and the threshold no
+// longer separates relevant from not. A convex combination of two scores
+// calibrated to [0, 1] stays in [0, 1] and keeps their meaning: a tool
+// both retrievers put at 0.4 stays at 0.4, a tool only one finds relevant
+// is discounted by the other's disagreement, and one both find relevant
+// passes the threshold (0.35) as it would with either alone. Taking the
+// maximum instead would keep the calibration too but let the noise of
+// either retriever through.
+func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
+	w := clampScore(weightSemantic)
+	type pair struct{ lex, sem float64 }
+	scores := map[string]*pair{}
+	at := func(name string) *pair {
+		p := scores[name]
+		if p == nil {
+			p = &pair{}
+			scores[name] = p
+		}
+		return p
+	}
+	for _, h := range lexical {
+		p := at(h.Name)
+		p.lex = max(p.lex, clampScore(h.Score))
+	}
+	for _, h := range semantic {
+		p := at(h.Name)
+		p.sem = max(p.sem, clampScore(h.Score))
+	}
+	out := make([]Hit, 0, len(scores))
+	for name, p := range scores {
+		f := (1-w)*p.lex + w*p.sem
+		out = append(out, Hit{Name: name, Score: f, Raw: f})
+	}
+	slices.SortFunc(out, byScoreThenName)
+	return out
+}

@@ -358,3 +358,34 @@ func TestMain_childIsOurBinary(t *testing.T) {
 		t.Fatalf("fake command %q is not the test binary %q", cmd, exe)
 	}
 }
+
+func TestHubSSEUpstreamWithHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	sse := server.NewSSEServer(fakeupstream.New("legacy"))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		sse.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	up := UpstreamConfig{Name: "legacy", Transport: TransportSSE, URL: ts.URL + "/sse",
+		Headers: map[string]string{"X-Api-Key": "k3y"}, Prefix: "legacy_"}
+	h := startHub(t, up)
+	if got := callText(t, h, "legacy_echo", map[string]any{"text": "over sse"}); got != "over sse" {
+		t.Errorf("echo over SSE: got %q", got)
+	}
+	h.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, k := range keys {
+		if k != "k3y" {
+			t.Errorf("request %d reached the SSE upstream with X-Api-Key %q, want k3y", i, k)
+		}
+	}
+	if len(keys) < 2 {
+		t.Errorf("SSE upstream saw %d requests, want the stream and at least one message", len(keys))
+	}
+	sse.Shutdown(context.Background())
+}

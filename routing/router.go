@@ -33,7 +33,7 @@ type RouterOptions struct {
 	// An empty, non-nil slice turns boundary loading off.
 	DiscoveryPrefixes []string
 	// Fuse merges the model's stated needs with the ranked candidates
-	// [fuse.DefaultPolicy with MinQRScore 0.2].
+	// [DefaultFusePolicy].
 	Fuse *fuse.Policy
 	// Lexical is the lexical index; nil makes a new one.
 	Lexical *Index
@@ -53,12 +53,24 @@ const (
 	DefaultSameDomain     = 1.15
 	DefaultCrossDomain    = 0.7
 	DefaultCollisionDelta = 0.08
-	DefaultNoiseFloor     = 0.2
 	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
 	boundaryPerUpstream = 2
 	// candidatePool is how deep the ranking is read before selection.
 	candidatePool = 50
 )
+
+// DefaultNoiseFloor is the router's min_qr_score: the router already keeps
+// anything at or above its threshold (0.35, the seed's typical
+// min_qr_score), so the fuse floor only stops its top-k from padding the
+// belt with tools that barely match.
+const DefaultNoiseFloor = 0.2
+
+// DefaultFusePolicy is the seed's fuse policy with the router's noise floor.
+func DefaultFusePolicy() fuse.Policy {
+	p := fuse.DefaultPolicy()
+	p.MinQRScore = DefaultNoiseFloor
+	return p
+}
 
 // DefaultDiscoveryPrefixes are the seed's discovery-tool prefixes.
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
@@ -83,8 +95,7 @@ func (o *RouterOptions) defaults() {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
 	if o.Fuse == nil {
-		p := fuse.DefaultPolicy()
-		p.MinQRScore = DefaultNoiseFloor
+		p := DefaultFusePolicy()
 		o.Fuse = &p
 	}
 	if o.Lexical == nil {

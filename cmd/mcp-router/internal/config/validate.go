@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
@@ -43,7 +44,7 @@ func defaultRouting() Routing {
 		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
 		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
 		SemanticWeight: 0.5,
-		Fuse:           fuse.DefaultPolicy(),
+		Fuse:           routing.DefaultFusePolicy(),
 	}
 }
 
@@ -270,6 +271,9 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
 	}
 	if r.Fuse != nil {
+		if _, set := r.Fuse["min_qr_score"]; !set {
+			r.Fuse["min_qr_score"] = routing.DefaultNoiseFloor
+		}
 		p, err := fuse.PolicyFromMap(r.Fuse)
 		if err != nil {
 			var fe *fuse.FieldError

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -53,6 +54,9 @@ type Server struct {
 	mcp    *server.MCPServer
 	belts  *belts // nil without a router
 	index  *indexer
+
+	httpOnce sync.Once
+	http     *server.StreamableHTTPServer
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -92,8 +96,14 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
-// Close stops the background embedding of catalog changes, if any.
+// Close ends the HTTP sessions and stops the background embedding of
+// catalog changes, if any.
 func (s *Server) Close() {
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.http.Shutdown(ctx)
+		cancel()
+	}
 	if s.index != nil {
 		s.index.close()
 	}
@@ -133,15 +143,26 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return err
 }
 
-// HTTPHandler serves streamable HTTP at /mcp. Protocol versions are
-// limited to those with sessions (DESIGN decision 2).
-func (s *Server) HTTPHandler() *server.StreamableHTTPServer {
-	return server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
-		server.WithStreamableHTTPLogger(s.logger),
-	)
+// HTTPHandler serves streamable HTTP at /mcp (the same handler on every
+// call; Close shuts it down). Protocol versions are limited to those with
+// sessions (DESIGN decision 2); session ids are random and only issued ones
+// are accepted; the Host check is Guard's.
+func (s *Server) HTTPHandler() http.Handler {
+	s.httpOnce.Do(func() {
+		s.http = server.NewStreamableHTTPServer(s.mcp,
+			server.WithEndpointPath("/mcp"),
+			server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
+			server.WithStreamableHTTPLogger(s.logger),
+			server.WithSessionIdManager(NewSessionIDs()),
+			server.WithSessionIdleTTL(sessionIdleTTL),
+			server.WithDisableLocalhostProtection(true),
+		)
+	})
+	return s.http
 }
+
+// sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
+const sessionIdleTTL = 30 * time.Minute
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 

@@ -60,7 +60,17 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
 	}
-	return serveHTTP(ctx, srv.HTTPHandler(), httpAddr, log)
+	if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
+		return err
+	}
+	var hosts []string
+	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, h)
+	}
+	guarded := proxy.Guard(srv.HTTPHandler(), proxy.GuardOptions{
+		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
+	})
+	return serveHTTP(ctx, guarded, httpAddr, log)
 }
 
 // startHub connects the profile's upstreams and logs how each did.

@@ -1,0 +1,421 @@
+package proxy
+
+// The HTTP front door: checks that run before a request reaches the MCP
+// server when mcp-router serves streamable HTTP.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// defaultMaxBodyBytes is the go-sdk's default limit on one client message.
+const defaultMaxBodyBytes = 4 << 20
+
+// codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
+const codeInvalidRequest = -32600
+
+// GuardOptions configures the HTTP front door. Zero values take the defaults in brackets.
+type GuardOptions struct {
+	// BearerTokens, when non-empty, makes every request need
+	// "Authorization: Bearer <one of them>" (compared in constant time) or
+	// get 401 with WWW-Authenticate: Bearer. Empty strings are ignored.
+	BearerTokens []string
+	// AllowedOrigins are extra allowed browser origins, matched exactly
+	// (scheme://host[:port]). Loopback origins are always allowed.
+	AllowedOrigins []string
+	// AllowedHosts are extra allowed Host header names (with or without a
+	// port) for non-loopback deployments. Loopback hosts are always allowed.
+	AllowedHosts []string
+	// MaxBodyBytes limits a request body [4 MiB]. A larger body gets 413 with
+	// a JSON-RPC error body and never reaches the MCP server.
+	MaxBodyBytes int64
+	// Logger gets one Warn line per refusal, with the reason, remote
+	// address, method and path, never a token. Nil means silent.
+	Logger *slog.Logger
+}
+
+// Guard wraps next, the MCP streamable HTTP handler, in the checks of
+// RELIABILITY SEC-01..SEC-05 and FI-12, in this order:
+//
+//  1. Host: a loopback name or IP (any port) or one of AllowedHosts, else
+//     403; this stops DNS rebinding.
+//  2. Origin: absent (non-browser client), an http(s) loopback origin or
+//     one of AllowedOrigins, else 403. A CORS preflight from an allowed
+//     origin is answered here; responses to allowed origins carry CORS
+//     headers naming that origin, never "*".
+//  3. Bearer token, when configured: else 401.
+//  4. Body size: else 413.
+//
+// The Authorization header is removed before next sees the request, so
+// the client's token never travels further. Refusals are JSON-RPC error
+// objects without an id.
+func Guard(next http.Handler, opts GuardOptions) http.Handler {
+	g := &guard{
+		next:    next,
+		tokens:  hashTokens(opts.BearerTokens),
+		origins: make(map[string]bool, len(opts.AllowedOrigins)),
+		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
+		maxBody: opts.MaxBodyBytes,
+		log:     opts.Logger,
+	}
+	if g.maxBody <= 0 {
+		g.maxBody = defaultMaxBodyBytes
+	}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	for _, o := range opts.AllowedOrigins {
+		g.origins[strings.TrimSuffix(o, "/")] = true
+	}
+	for _, h := range opts.AllowedHosts {
+		g.hosts[strings.ToLower(h)] = true
+	}
+	return g
+}
+
+type guard struct {
+	next    http.Handler
+	tokens  [][sha256.Size]byte
+	origins map[string]bool
+	hosts   map[string]bool
+	maxBody int64
+	log     *slog.Logger
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hostAllowed(r.Host) {
+		g.refuse(w, r, http.StatusForbidden, "host not allowed", "host", r.Host)
+		return
+	}
+	origin, fromBrowser := originOf(r)
+	if fromBrowser && !g.originAllowed(origin) {
+		g.refuse(w, r, http.StatusForbidden, "origin not allowed", "origin", origin)
+		return
+	}
+	if fromBrowser {
+		setCORS(w.Header(), origin)
+		if isPreflight(r) {
+			answerPreflight(w)
+			return
+		}
+	}
+	if !g.authorized(r.Header) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-router"`)
+		g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
+		return
+	}
+	r2, status, err := g.forward(w, r)
+	if err != nil {
+		g.refuse(w, r, status, err.Error())
+		return
+	}
+	g.next.ServeHTTP(w, r2)
+}
+
+// forward returns the request next should see: without Authorization
+// (SEC-05), and with the body read into memory once it is known to fit.
+func (g *guard) forward(w http.ResponseWriter, r *http.Request) (*http.Request, int, error) {
+	if r.ContentLength > g.maxBody {
+		return nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
+	}
+	r2 := r.Clone(r.Context())
+	r2.Header.Del("Authorization")
+	r2.Header.Del("Proxy-Authorization")
+	if r.Body == nil || r.Body == http.NoBody {
+		return r2, 0, nil
+	}
+	// MaxBytesReader also tells the server to close the connection rather
+	// than drain the rest of an oversized body.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
+	case err != nil:
+		return nil, http.StatusBadRequest, errors.New("reading request body")
+	}
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	return r2, 0, nil
+}
+
+func errBodyTooLarge(limit int64) error {
+	return fmt.Errorf("request body larger than %d bytes", limit)
+}
+
+// hostAllowed implements DNS-rebinding protection (SEC-02).
+func (g *guard) hostAllowed(hostport string) bool {
+	hostport = strings.ToLower(hostport)
+	if hostport == "" {
+		return false
+	}
+	host := hostOnly(hostport)
+	return isLoopbackHost(host) || g.hosts[host] || g.hosts[hostport]
+}
+
+// originOf returns the Origin header and whether one was sent at all: an
+// empty Origin header counts as sent (and is refused).
+func originOf(r *http.Request) (string, bool) {
+	v, ok := r.Header["Origin"]
+	if !ok {
+		return "", false
+	}
+	if len(v) != 1 {
+		return strings.Join(v, ", "), true
+	}
+	return v[0], true
+}
+
+// originAllowed implements SEC-01.
+func (g *guard) originAllowed(origin string) bool {
+	if origin == "" {
+		return false
+	}
+	if g.origins[origin] {
+		return true
+	}
+	return isLoopbackOrigin(origin)
+}
+
+// isLoopbackOrigin reports whether origin is http(s)://host[:port] with a
+// loopback host, and nothing else (no user, path, query or fragment).
+func isLoopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if u.Opaque != "" || u.User != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	return isLoopbackHost(strings.ToLower(u.Hostname()))
+}
+
+// isLoopbackHost reports whether host (no port, no brackets) is localhost
+// or a loopback IP (127.0.0.0/8, ::1). 0.0.0.0 and :: are not loopback.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port and IPv6 brackets from a Host header value.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// CORS for browsers on an allowed origin. Authorization, Content-Type and
+// the MCP headers are not CORS-safelisted, so a browser asks first.
+const (
+	corsAllowMethods  = "GET, POST, DELETE, OPTIONS"
+	corsAllowHeaders  = "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID"
+	corsExposeHeaders = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"
+)
+
+func setCORS(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	h.Add("Vary", "Origin")
+}
+
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+}
+
+func answerPreflight(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	h.Set("Access-Control-Max-Age", "600")
+	h.Add("Vary", "Access-Control-Request-Method")
+	h.Add("Vary", "Access-Control-Request-Headers")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
+// takes the same time whatever the lengths.
+func hashTokens(tokens []string) [][sha256.Size]byte {
+	var out [][sha256.Size]byte
+	for _, t := range tokens {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, sha256.Sum256([]byte(t)))
+		}
+	}
+	return out
+}
+
+// authorized checks the bearer token (SEC-04) against every configured
+// token without stopping early.
+func (g *guard) authorized(h http.Header) bool {
+	if len(g.tokens) == 0 {
+		return true
+	}
+	token, ok := bearerToken(h.Get("Authorization"))
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(token))
+	match := 0
+	for i := range g.tokens {
+		match |= subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
+	}
+	return match == 1
+}
+
+// bearerToken takes the token from "Bearer <token>"; the scheme is
+// case-insensitive (RFC 7235).
+func bearerToken(auth string) (string, bool) {
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// refuse writes a JSON-RPC error object without an id and logs why.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
+	args := []any{"reason", reason, "status", status,
+		"remote_addr", logSafe(r.RemoteAddr), "method", logSafe(r.Method), "path", logSafe(r.URL.Path)}
+	for i := 0; i+1 < len(attrs); i += 2 {
+		args = append(args, attrs[i], logSafe(fmt.Sprint(attrs[i+1])))
+	}
+	g.log.Warn("http request refused", args...)
+	writeRefusal(w, status, reason)
+}
+
+func writeRefusal(w http.ResponseWriter, status int, message string) {
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string   `json:"jsonrpc"`
+		Error   rpcError `json:"error"`
+	}{"2.0", rpcError{codeInvalidRequest, message}})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// maxLogValue bounds what a client-chosen header puts in one log line.
+const maxLogValue = 256
+
+// logSafe makes a client-chosen value safe for a log line (SEC-14): a
+// value with anything unprintable (CR, LF, ESC, bidi controls, invalid
+// UTF-8) has it escaped as in a Go string literal, and long values are
+// cut. The log handler adds its own quotes.
+func logSafe(s string) string {
+	if len(s) > maxLogValue {
+		s = s[:maxLogValue] + "..."
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || r == utf8.RuneError }) < 0 {
+		return s
+	}
+	q := strconv.QuoteToASCII(s)
+	return q[1 : len(q)-1]
+}
+
+// CheckListen refuses to serve a non-loopback address without bearer
+// tokens (SEC-03). "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine
+// without; "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need
+// tokens. It does no I/O: a host name other than localhost counts as not
+// loopback.
+func CheckListen(addr string, tokens []string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if isLoopbackHost(strings.ToLower(host)) || len(hashTokens(tokens)) > 0 {
+		return nil
+	}
+	where := host
+	if where == "" || where == "0.0.0.0" || where == "::" {
+		where = "all interfaces"
+	}
+	return fmt.Errorf("refusing to serve HTTP on %s (%s) without authentication: "+
+		"set http.bearer_tokens in the config file (clients then send \"Authorization: Bearer <token>\"), "+
+		"or listen on 127.0.0.1", addr, where)
+}
+
+// SessionIDs is a server.SessionIdManager for the streamable HTTP server
+// (SEC-06, BI-12). mcp-go's default manager accepts any well-formed UUID
+// as a session id and forgets nothing it is told to terminate, so a
+// forged or deleted id still works. SessionIDs mints 128-bit ids from
+// crypto/rand and remembers the live ones: an unknown, missing or
+// terminated id gets 404.
+//
+// It remembers one id per live session until DELETE or, with
+// server.WithSessionIdleTTL, until the session idles out: use both.
+type SessionIDs struct {
+	mu   sync.Mutex
+	live map[string]struct{}
+}
+
+var _ server.SessionIdManager = (*SessionIDs)(nil)
+
+// NewSessionIDs returns an empty SessionIDs.
+func NewSessionIDs() *SessionIDs {
+	return &SessionIDs{live: make(map[string]struct{})}
+}
+
+// Generate mints and records a new id: 32 hex digits, 128 random bits.
+func (s *SessionIDs) Generate() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it crashes the program instead)
+	id := hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live[id] = struct{}{}
+	return id
+}
+
+// errUnknownSession makes mcp-go answer 404.
+var errUnknownSession = errors.New("unknown or terminated session id")
+
+// Validate accepts only live ids.
+func (s *SessionIDs) Validate(sessionID string) (isTerminated bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.live[sessionID]; !ok {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+// Terminate forgets the id; later requests with it get 404.
+func (s *SessionIDs) Terminate(sessionID string) (isNotAllowed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, sessionID)
+	return false, nil
+}

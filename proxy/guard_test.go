@@ -1,0 +1,685 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+)
+
+// guarded is a fake upstream served over streamable HTTP behind Guard on
+// a real loopback listener. It records the requests that got past Guard.
+type guarded struct {
+	URL    string // http://127.0.0.1:port/mcp
+	client *http.Client
+
+	mu   sync.Mutex
+	seen []*http.Request // headers and sizes of what reached mcp-go
+	body []int
+}
+
+// newGuarded starts the server and closes it when the test ends. Without
+// mcpOpts, mcp-go runs with the options of Server.HTTPHandler.
+func newGuarded(t *testing.T, opts GuardOptions, mcpOpts ...server.StreamableHTTPOption) *guarded {
+	t.Helper()
+	if mcpOpts == nil {
+		mcpOpts = []server.StreamableHTTPOption{
+			server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
+		}
+	}
+	mcpOpts = append(mcpOpts, server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+	mcpHTTP := server.NewStreamableHTTPServer(fakeupstream.New("fake"), mcpOpts...)
+	g := &guarded{}
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		g.mu.Lock()
+		g.seen = append(g.seen, r.Clone(r.Context()))
+		g.body = append(g.body, len(body))
+		g.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mcpHTTP.ServeHTTP(w, r)
+	})
+	ts := httptest.NewServer(Guard(inner, opts))
+	t.Cleanup(func() {
+		_ = mcpHTTP.Shutdown(t.Context())
+		ts.Close()
+	})
+	g.URL = ts.URL + "/mcp"
+	g.client = ts.Client()
+	return g
+}
+
+// reached returns how many requests got past Guard.
+func (g *guarded) reached() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.seen)
+}
+
+type guardReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send makes one request; hdr values replace the defaults, and a "Host"
+// key sets the Host header.
+func (g *guarded) send(t *testing.T, method string, body io.Reader, hdr map[string]string) guardReply {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, g.URL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, g.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading reply: %v", err)
+	}
+	return guardReply{resp.StatusCode, resp.Header, b}
+}
+
+func (g *guarded) post(t *testing.T, body string, hdr map[string]string) guardReply {
+	t.Helper()
+	return g.send(t, http.MethodPost, strings.NewReader(body), hdr)
+}
+
+const (
+	initializeBody  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"guard-test","version":"1"}}}`
+	initializedBody = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	toolsListBody   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+// initialize does the initialize handshake and returns the session id.
+func (g *guarded) initialize(t *testing.T, hdr map[string]string) string {
+	t.Helper()
+	r := g.post(t, initializeBody, hdr)
+	if r.status != http.StatusOK {
+		t.Fatalf("initialize: got %d %s, want 200", r.status, r.body)
+	}
+	sid := r.header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		t.Fatal("initialize: no Mcp-Session-Id in the reply")
+	}
+	h := map[string]string{server.HeaderKeySessionID: sid, "MCP-Protocol-Version": "2025-06-18"}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	if r := g.post(t, initializedBody, h); r.status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: got %d %s, want 202", r.status, r.body)
+	}
+	return sid
+}
+
+// inSession returns the headers of a request in session sid.
+func inSession(sid string) map[string]string {
+	return map[string]string{server.HeaderKeySessionID: sid, "MCP-Protocol-Version": "2025-06-18"}
+}
+
+// wantRefusal checks a Guard refusal: the status, and a JSON-RPC error
+// object without id whose message contains reason.
+func wantRefusal(t *testing.T, r guardReply, status int, reason string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status: got %d %s, want %d", r.status, r.body, status)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type: got %q, want application/json", ct)
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &msg); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
+	}
+	if _, ok := msg["id"]; ok {
+		t.Errorf("body %s has an id, want none", r.body)
+	}
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if string(msg["jsonrpc"]) != `"2.0"` || json.Unmarshal(msg["error"], &e) != nil || e.Code != codeInvalidRequest {
+		t.Errorf("body: got %s, want a JSON-RPC 2.0 error with code %d", r.body, codeInvalidRequest)
+	}
+	if !strings.Contains(e.Message, reason) {
+		t.Errorf("error message: got %q, want it to contain %q", e.Message, reason)
+	}
+}
+
+// The table of docker mcp-gateway's TestIsAllowedOrigin.
+func TestSEC01OriginValidation(t *testing.T) {
+	g := newGuarded(t, GuardOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	allowed := []string{
+		"http://localhost", "http://localhost:3000", "https://localhost:8443",
+		"http://127.0.0.1", "https://127.0.0.1:8443", "http://127.0.0.5:9",
+		"http://[::1]:8080", "https://[::1]",
+		"https://app.example.com", // configured
+	}
+	for _, origin := range allowed {
+		t.Run("allowed "+origin, func(t *testing.T) {
+			r := g.post(t, initializeBody, map[string]string{"Origin": origin})
+			if r.status != http.StatusOK {
+				t.Fatalf("got %d %s, want 200", r.status, r.body)
+			}
+			if got := r.header.Get("Access-Control-Allow-Origin"); got != origin {
+				t.Errorf("Access-Control-Allow-Origin: got %q, want %q", got, origin)
+			}
+			if got := r.header.Get("Access-Control-Expose-Headers"); !strings.Contains(got, "Mcp-Session-Id") {
+				t.Errorf("Access-Control-Expose-Headers: got %q, want Mcp-Session-Id in it", got)
+			}
+		})
+	}
+	t.Run("no Origin header", func(t *testing.T) {
+		r := g.post(t, initializeBody, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("got %d %s, want 200", r.status, r.body)
+		}
+		if got := r.header.Get("Access-Control-Allow-Origin"); got != "" {
+			t.Errorf("Access-Control-Allow-Origin: got %q, want none", got)
+		}
+	})
+	rejected := []string{
+		"https://evil.com", "http://localhost.evil.com", "http://127.0.0.1.evil.com",
+		"http://0.0.0.0:8080", "http://[::]:8080", "ftp://localhost", "ws://localhost",
+		"file://localhost", "not-a-url", "localhost:8080", "http:/localhost", "", "null",
+		"http://user@localhost", "http://localhost/path", "http://localhost:99999",
+		"https://app.example.com:444", "http://app.example.com",
+	}
+	before := g.reached()
+	for _, origin := range rejected {
+		t.Run("rejected "+origin, func(t *testing.T) {
+			r := g.post(t, initializeBody, map[string]string{"Origin": origin})
+			wantRefusal(t, r, http.StatusForbidden, "origin not allowed")
+			if got := r.header.Get("Access-Control-Allow-Origin"); got != "" {
+				t.Errorf("Access-Control-Allow-Origin: got %q, want none", got)
+			}
+		})
+	}
+	if got := g.reached() - before; got != 0 {
+		t.Errorf("rejected origins reached the MCP server %d times, want 0", got)
+	}
+}
+
+func TestSEC01CORSPreflight(t *testing.T) {
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{"tok"}})
+	preflight := func(origin string) guardReply {
+		return g.send(t, http.MethodOptions, nil, map[string]string{
+			"Origin": origin, "Access-Control-Request-Method": "POST",
+			"Access-Control-Request-Headers": "authorization, content-type, mcp-session-id, mcp-protocol-version",
+		})
+	}
+	r := preflight("http://localhost:5173")
+	if r.status != http.StatusNoContent {
+		t.Fatalf("preflight without a token: got %d %s, want 204", r.status, r.body)
+	}
+	got := map[string]string{}
+	for _, k := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Expose-Headers"} {
+		got[k] = r.header.Get(k)
+	}
+	want := map[string]string{
+		"Access-Control-Allow-Origin":   "http://localhost:5173",
+		"Access-Control-Allow-Methods":  corsAllowMethods,
+		"Access-Control-Expose-Headers": corsExposeHeaders,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preflight headers (-want +got):\n%s", diff)
+	}
+	allow := r.header.Get("Access-Control-Allow-Headers")
+	for _, h := range []string{"Authorization", "Content-Type", "Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID"} {
+		if !strings.Contains(allow, h) {
+			t.Errorf("Access-Control-Allow-Headers %q lacks %s", allow, h)
+		}
+	}
+	wantRefusal(t, preflight("https://evil.com"), http.StatusForbidden, "origin not allowed")
+	if g.reached() != 0 {
+		t.Errorf("preflights reached the MCP server %d times, want 0", g.reached())
+	}
+
+	// A browser on an allowed origin can read a 401: it carries CORS headers.
+	r = g.post(t, initializeBody, map[string]string{"Origin": "http://localhost:5173"})
+	wantRefusal(t, r, http.StatusUnauthorized, "bearer token")
+	if got := r.header.Get("Access-Control-Allow-Origin"); got != "http://localhost:5173" {
+		t.Errorf("401 Access-Control-Allow-Origin: got %q, want the origin", got)
+	}
+}
+
+func TestSEC02HostValidation(t *testing.T) {
+	// mcp-go's own DNS-rebinding check would refuse mcp.example.com on a
+	// loopback listener; Guard's check replaces it.
+	g := newGuarded(t, GuardOptions{AllowedHosts: []string{"mcp.example.com"}},
+		server.WithDisableLocalhostProtection(true))
+	for _, host := range []string{"localhost", "localhost:1234", "LOCALHOST:80", "127.0.0.1:9", "127.9.9.9", "[::1]:8080", "[::1]", "mcp.example.com", "mcp.example.com:443"} {
+		t.Run("allowed "+host, func(t *testing.T) {
+			if r := g.post(t, initializeBody, map[string]string{"Host": host}); r.status != http.StatusOK {
+				t.Fatalf("got %d %s, want 200", r.status, r.body)
+			}
+		})
+	}
+	before := g.reached()
+	for _, host := range []string{"evil.com", "evil.com:80", "localhost.evil.com", "127.0.0.1.nip.io", "0.0.0.0:8080", "[::]:80", "192.168.1.5", "example.com"} {
+		t.Run("rejected "+host, func(t *testing.T) {
+			wantRefusal(t, g.post(t, initializeBody, map[string]string{"Host": host}), http.StatusForbidden, "host not allowed")
+		})
+	}
+	if got := g.reached() - before; got != 0 {
+		t.Errorf("rejected hosts reached the MCP server %d times, want 0", got)
+	}
+}
+
+func TestSEC03CheckListen(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:8080", "[::1]:0", "localhost:9", "LOCALHOST:9", "127.0.0.2:80"} {
+		if err := CheckListen(addr, nil); err != nil {
+			t.Errorf("CheckListen(%q, nil): got %v, want nil", addr, err)
+		}
+	}
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.168.1.5:80", "[::]:80", "myhost:80"} {
+		err := CheckListen(addr, nil)
+		if err == nil || !strings.Contains(err.Error(), "http.bearer_tokens") {
+			t.Errorf("CheckListen(%q, nil): got %v, want an error naming http.bearer_tokens", addr, err)
+		}
+		if err := CheckListen(addr, []string{"  "}); err == nil {
+			t.Errorf("CheckListen(%q, blank token): got nil, want an error", addr)
+		}
+		if err := CheckListen(addr, []string{"s3cret"}); err != nil {
+			t.Errorf("CheckListen(%q, token): got %v, want nil", addr, err)
+		}
+	}
+	if err := CheckListen("127.0.0.1", nil); err == nil {
+		t.Error("CheckListen without a port: got nil, want an error")
+	}
+}
+
+func TestSEC04BearerToken(t *testing.T) {
+	const token = "right-token-0123456789"
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{"other-token", token}})
+	cases := []struct {
+		name, auth string
+	}{
+		{"none", ""},
+		{"wrong", "Bearer wrong-token"},
+		{"prefix of the right one", "Bearer right-token"},
+		{"right one with a suffix", "Bearer " + token + "x"},
+		{"other scheme", "Basic " + token},
+		{"scheme only", "Bearer"},
+		{"empty token", "Bearer "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hdr := map[string]string{}
+			if c.auth != "" {
+				hdr["Authorization"] = c.auth
+			}
+			r := g.post(t, initializeBody, hdr)
+			wantRefusal(t, r, http.StatusUnauthorized, "bearer token")
+			if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+				t.Errorf("WWW-Authenticate: got %q, want Bearer", got)
+			}
+		})
+	}
+	if g.reached() != 0 {
+		t.Fatalf("unauthorized requests reached the MCP server %d times, want 0", g.reached())
+	}
+	for _, auth := range []string{"Bearer " + token, "bearer " + token, "Bearer other-token"} {
+		sid := g.initialize(t, map[string]string{"Authorization": auth})
+		hdr := inSession(sid)
+		hdr["Authorization"] = auth
+		if r := g.post(t, toolsListBody, hdr); r.status != http.StatusOK {
+			t.Errorf("tools/list with %q: got %d %s, want 200", auth[:6], r.status, r.body)
+		}
+	}
+	g.wantNoAuthorization(t)
+}
+
+// wantNoAuthorization checks that no request reached mcp-go with the
+// client's credentials (SEC-05).
+func (g *guarded) wantNoAuthorization(t *testing.T) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.seen) == 0 {
+		t.Fatal("no request reached the MCP server")
+	}
+	for _, r := range g.seen {
+		if v := r.Header.Values("Authorization"); len(v) > 0 {
+			t.Errorf("%s reached the MCP server with Authorization %q, want none", r.Method, v)
+		}
+		if v := r.Header.Values("Proxy-Authorization"); len(v) > 0 {
+			t.Errorf("%s reached the MCP server with Proxy-Authorization %q, want none", r.Method, v)
+		}
+	}
+}
+
+// A real mcp-go client with the token gets through and calls a tool.
+func TestSEC04ClientWithToken(t *testing.T) {
+	const token = "client-token"
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{token}})
+	c, err := client.NewStreamableHttpClient(g.URL,
+		transport.WithHTTPBasicClient(g.client),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: "2025-06-18", ClientInfo: mcp.Implementation{Name: "guard-test", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("Initialize: %v", err)
+	}
+	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "echo", Arguments: map[string]any{"text": "through the guard"},
+	}})
+	if err != nil || res.IsError || len(res.Content) == 0 {
+		t.Fatalf("CallTool echo: got %v, %+v", err, res)
+	}
+	if text, _ := res.Content[0].(mcp.TextContent); text.Text != "through the guard" {
+		t.Errorf("echo: got %+v, want the text back", res.Content[0])
+	}
+	g.wantNoAuthorization(t)
+}
+
+// Docker's TestCombinedSecurityLayers: each layer refuses what the one
+// after it would, so the first failing check decides the answer.
+func TestSEC04CheckOrder(t *testing.T) {
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{"tok"}, MaxBodyBytes: 1024})
+	big := strings.Repeat("x", 2048)
+	cases := []struct {
+		name   string
+		hdr    map[string]string
+		status int
+		reason string
+	}{
+		{"bad host first", map[string]string{"Host": "evil.com", "Origin": "https://evil.com"}, 403, "host not allowed"},
+		{"then bad origin", map[string]string{"Origin": "https://evil.com"}, 403, "origin not allowed"},
+		{"then no token", map[string]string{"Origin": "http://localhost"}, 401, "bearer token"},
+		{"then body size", map[string]string{"Origin": "http://localhost", "Authorization": "Bearer tok"}, 413, "request body larger than 1024 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantRefusal(t, g.post(t, big, c.hdr), c.status, c.reason)
+		})
+	}
+	if g.reached() != 0 {
+		t.Errorf("refused requests reached the MCP server %d times, want 0", g.reached())
+	}
+}
+
+// Tokens are stripped even when the guard does not check them.
+func TestSEC05NoTokenPassthrough(t *testing.T) {
+	g := newGuarded(t, GuardOptions{})
+	hdr := map[string]string{"Authorization": "Bearer client-secret", "Proxy-Authorization": "Basic eDp5"}
+	sid := g.initialize(t, hdr)
+	h := inSession(sid)
+	h["Authorization"] = "Bearer client-secret"
+	if r := g.post(t, toolsListBody, h); r.status != http.StatusOK {
+		t.Fatalf("tools/list: got %d %s, want 200", r.status, r.body)
+	}
+	g.wantNoAuthorization(t)
+}
+
+var (
+	uuidV4Session = regexp.MustCompile(`^mcp-session-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	hex128        = regexp.MustCompile(`^[0-9a-f]{32}$`)
+)
+
+// SEC-06 as mcp-go ships it: ids are UUIDv4 from crypto/rand (google/uuid,
+// 122 random bits), and two sessions get different ones.
+func TestSEC06SessionIDsMCPGoDefault(t *testing.T) {
+	g := newGuarded(t, GuardOptions{})
+	a, b := g.initialize(t, nil), g.initialize(t, nil)
+	for _, id := range []string{a, b} {
+		if !uuidV4Session.MatchString(id) {
+			t.Errorf("session id %q: want mcp-session-<UUIDv4>", id)
+		}
+	}
+	if a == b {
+		t.Errorf("two sessions share the id %q", a)
+	}
+}
+
+// SEC-06 with SessionIDs: 128 random bits as 32 hex digits.
+func TestSEC06SessionIDs(t *testing.T) {
+	g := newGuarded(t, GuardOptions{}, server.WithSessionIdManager(NewSessionIDs()))
+	a, b := g.initialize(t, nil), g.initialize(t, nil)
+	for _, id := range []string{a, b} {
+		if !hex128.MatchString(id) {
+			t.Errorf("session id %q: want 32 hex digits", id)
+		}
+	}
+	if a == b {
+		t.Errorf("two sessions share the id %q", a)
+	}
+
+	// Many ids: no repeats, and every bit position takes both values, as
+	// it would not for a counter or a timestamp.
+	ids := NewSessionIDs()
+	seen := map[string]bool{}
+	var ones [128]int
+	const n = 2000
+	for range n {
+		id := ids.Generate()
+		if seen[id] || !hex128.MatchString(id) {
+			t.Fatalf("id %q repeated or malformed", id)
+		}
+		seen[id] = true
+		for i := range 32 {
+			nib := strings.IndexByte("0123456789abcdef", id[i])
+			for bit := range 4 {
+				ones[i*4+bit] += nib >> bit & 1
+			}
+		}
+	}
+	for i, c := range ones {
+		if c < n/3 || c > 2*n/3 {
+			t.Errorf("bit %d set in %d of %d ids, want about half", i, c, n)
+		}
+	}
+}
+
+func TestSEC06SessionIDsLifecycle(t *testing.T) {
+	ids := NewSessionIDs()
+	id := ids.Generate()
+	if term, err := ids.Validate(id); term || err != nil {
+		t.Errorf("Validate(live): got %v, %v, want false, nil", term, err)
+	}
+	for _, other := range []string{"", "0123456789abcdef0123456789abcdef", "mcp-session-1"} {
+		if _, err := ids.Validate(other); err == nil {
+			t.Errorf("Validate(%q): got nil, want an error", other)
+		}
+	}
+	if notAllowed, err := ids.Terminate(id); notAllowed || err != nil {
+		t.Errorf("Terminate: got %v, %v, want false, nil", notAllowed, err)
+	}
+	if _, err := ids.Validate(id); err == nil {
+		t.Error("Validate after Terminate: got nil, want an error")
+	}
+	if len(ids.live) != 0 {
+		t.Errorf("after Terminate %d ids remembered, want 0", len(ids.live))
+	}
+}
+
+// SEC-14: a refusal is logged on one line with the reason, and neither a
+// token nor a control character from the client gets into it.
+func TestSEC14RefusalLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{"the-real-token"}, Logger: log})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+		strings.TrimSuffix(g.URL, "/mcp")+"/mcp%0D%0Alevel=ERROR%20msg=forged%1B[31m", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer wrong-token-value")
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("got %d, want 401", resp.StatusCode)
+	}
+	out := buf.String()
+	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
+		t.Errorf("log: got %q, want one line", out)
+	}
+	for _, bad := range []string{"\x1b", "\r", "wrong-token-value", "the-real-token"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("log %q contains %q", out, bad)
+		}
+	}
+	for _, want := range []string{"level=WARN", "reason=", "bearer token", "remote_addr=127.0.0.1:", "method=POST", `/mcp\\r\\nlevel=ERROR`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+}
+
+func TestSEC14LogSafe(t *testing.T) {
+	cases := map[string]string{
+		"/mcp":                   "/mcp",
+		"a\r\nb":                 `a\r\nb`,
+		"\x1b[31mred":            `\x1b[31mred`,
+		"rtl\u202eevil":          `rtl\u202eevil`,
+		"bad\xffutf8":            `bad\xffutf8`,
+		strings.Repeat("x", 300): strings.Repeat("x", maxLogValue) + "...",
+	}
+	for in, want := range cases {
+		if got := logSafe(in); got != want {
+			t.Errorf("logSafe(%q): got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FI-12: a 10 MiB body gets 413 before mcp-go reads it, with a known or
+// an unknown length, and the server goes on answering.
+func TestFI12OversizedBody(t *testing.T) {
+	g := newGuarded(t, GuardOptions{})
+	big := bytes.Repeat([]byte(" "), 10<<20)
+	t.Run("Content-Length", func(t *testing.T) {
+		r := g.send(t, http.MethodPost, bytes.NewReader(big), nil)
+		wantRefusal(t, r, http.StatusRequestEntityTooLarge, "request body larger than 4194304 bytes")
+	})
+	t.Run("chunked", func(t *testing.T) {
+		r := g.send(t, http.MethodPost, io.MultiReader(bytes.NewReader(big)), nil)
+		wantRefusal(t, r, http.StatusRequestEntityTooLarge, "request body larger than 4194304 bytes")
+	})
+	if g.reached() != 0 {
+		t.Fatalf("oversized bodies reached the MCP server %d times, want 0", g.reached())
+	}
+	sid := g.initialize(t, nil)
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+		t.Fatalf("tools/list after the 413s: got %d %s, want 200", r.status, r.body)
+	}
+}
+
+// The limit is inclusive, and what passes reaches mcp-go whole.
+func TestFI12BodyLimitEdge(t *testing.T) {
+	g := newGuarded(t, GuardOptions{MaxBodyBytes: 256})
+	body := initializeBody + strings.Repeat(" ", 256-len(initializeBody))
+	if r := g.post(t, body, nil); r.status != http.StatusOK {
+		t.Fatalf("body of exactly the limit: got %d %s, want 200", r.status, r.body)
+	}
+	wantRefusal(t, g.post(t, body+" ", nil), http.StatusRequestEntityTooLarge, "larger than 256 bytes")
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if diff := cmp.Diff([]int{256}, g.body); diff != "" {
+		t.Errorf("body sizes at the MCP server (-want +got):\n%s", diff)
+	}
+}
+
+// BI-11: mcp-go refuses an unknown MCP-Protocol-Version after initialize.
+func TestBI11ProtocolVersion(t *testing.T) {
+	g := newGuarded(t, GuardOptions{}, server.WithSessionIdManager(NewSessionIDs()))
+	sid := g.initialize(t, nil)
+	bad := map[string]string{server.HeaderKeySessionID: sid, "MCP-Protocol-Version": "1999-01-01"}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(toolsListBody)
+		}
+		if r := g.send(t, method, body, bad); r.status != http.StatusBadRequest {
+			t.Errorf("%s with 1999-01-01: got %d %s, want 400", method, r.status, r.body)
+		}
+	}
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+		t.Errorf("tools/list with 2025-06-18: got %d %s, want 200", r.status, r.body)
+	}
+}
+
+// BI-12 with SessionIDs: unknown, missing and deleted ids get 404.
+// (The spec says a missing id SHOULD get 400; mcp-go answers 404.)
+func TestBI12SessionLifecycle(t *testing.T) {
+	g := newGuarded(t, GuardOptions{},
+		server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
+		server.WithSessionIdManager(NewSessionIDs()))
+	sid := g.initialize(t, nil)
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+		t.Fatalf("tools/list in the session: got %d %s, want 200", r.status, r.body)
+	}
+	forged := NewSessionIDs().Generate()
+	cases := map[string]map[string]string{
+		"unknown id":                 inSession(forged),
+		"mcp-go style id":            inSession("mcp-session-9b2c5f0e-1d7a-4c3e-8f6b-2a1d0c9e8b7a"),
+		"missing id":                 {"MCP-Protocol-Version": "2025-06-18"},
+		"live id with a digit added": inSession(sid + "0"),
+	}
+	for name, hdr := range cases {
+		if r := g.post(t, toolsListBody, hdr); r.status != http.StatusNotFound {
+			t.Errorf("%s: got %d %s, want 404", name, r.status, r.body)
+		}
+	}
+	if r := g.send(t, http.MethodDelete, nil, inSession(sid)); r.status != http.StatusOK {
+		t.Fatalf("DELETE: got %d %s, want 200", r.status, r.body)
+	}
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusNotFound {
+		t.Errorf("tools/list after DELETE: got %d %s, want 404", r.status, r.body)
+	}
+}
+
+// BI-12 through the proxy's own HTTP handler: only issued session ids
+// are accepted, and none after DELETE.
+func TestBI12ServerHandlerRejectsForgedIDs(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
+	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{}))
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	g := &guarded{URL: ts.URL + "/mcp", client: ts.Client()}
+	sid := g.initialize(t, nil)
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+		t.Fatalf("tools/list in the session: got %d %s, want 200", r.status, r.body)
+	}
+	forged := "mcp-session-9b2c5f0e-1d7a-4c3e-8f6b-2a1d0c9e8b7a"
+	if r := g.post(t, toolsListBody, inSession(forged)); r.status != http.StatusNotFound {
+		t.Errorf("forged id: got %d, want 404", r.status)
+	}
+	if r := g.send(t, http.MethodDelete, nil, inSession(sid)); r.status != http.StatusOK {
+		t.Fatalf("DELETE: got %d %s, want 200", r.status, r.body)
+	}
+	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusNotFound {
+		t.Errorf("tools/list after DELETE: got %d, want 404", r.status)
+	}
+}

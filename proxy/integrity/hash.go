@@ -1,0 +1,148 @@
+package integrity
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Hash is the hex SHA-256 of the canonical JSON of t's contract: name (pass
+// the upstream's own tool, not the exposed rename), title, description,
+// input schema, output schema and annotations. _meta, icons and execution
+// hints are left out: they do not change what the model is told.
+//
+// Canonical means that key order, whitespace and number spelling (1, 1.0,
+// 1e0) do not change the hash. A raw schema and the typed schema it decodes
+// to hash the same, so the hash does not depend on how the client library
+// handed the tool over.
+func Hash(t mcp.Tool) string {
+	sum := sha256.Sum256(contractJSON(t))
+	return hex.EncodeToString(sum[:])
+}
+
+// contractJSON is the canonical JSON of the hashed contract.
+func contractJSON(t mcp.Tool) []byte {
+	doc := map[string]any{
+		"name":        t.Name,
+		"title":       t.Title,
+		"description": t.Description,
+		"inputSchema": schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),
+		"annotations": canonicalValue(t.Annotations),
+	}
+	if out := schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)); out != nil {
+		doc["outputSchema"] = out
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // <IMPORTANT> stays as written, and sized as written
+	if err := enc.Encode(doc); err != nil {
+		// Every value in doc is a decoded JSON value, which always encodes.
+		panic("integrity: encoding canonical contract: " + err.Error())
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// schemaValue is the canonical form of a schema given raw or typed; raw
+// wins, as it does when mcp-go encodes a tool. nil means no schema.
+func schemaValue(raw json.RawMessage, typed mcp.ToolArgumentsSchema) any {
+	if raw != nil {
+		v, err := canonicalJSON(raw)
+		if err != nil {
+			// Keep invalid bytes distinguishable rather than failing.
+			return map[string]any{"$invalidJSON": string(raw)}
+		}
+		return dropEmptyDefaults(v)
+	}
+	if typed.Type == "" && typed.Properties == nil && typed.Defs == nil &&
+		len(typed.Required) == 0 && typed.AdditionalProperties == nil {
+		return nil
+	}
+	return dropEmptyDefaults(canonicalValue(typed))
+}
+
+// dropEmptyDefaults removes an empty top-level "properties" or "required",
+// which mcp-go adds when it encodes a typed schema and which mean the same
+// as their absence.
+func dropEmptyDefaults(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if p, ok := m["properties"].(map[string]any); ok && len(p) == 0 {
+		delete(m, "properties")
+	}
+	if r, ok := m["required"].([]any); ok && len(r) == 0 {
+		delete(m, "required")
+	}
+	return m
+}
+
+// canonicalValue encodes v and decodes it back into plain JSON values; a
+// value that cannot be encoded canonicalises to its error text, so Hash
+// never fails.
+func canonicalValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return map[string]any{"$unencodable": err.Error()}
+	}
+	out, err := canonicalJSON(b)
+	if err != nil {
+		return map[string]any{"$unencodable": err.Error()}
+	}
+	return out
+}
+
+// canonicalJSON decodes b into maps, slices, strings, bools and canonical
+// numbers; encoding/json then writes map keys sorted.
+func canonicalJSON(b []byte) (any, error) {
+	if !json.Valid(b) {
+		return nil, errInvalidJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normaliseNumbers(v), nil
+}
+
+var errInvalidJSON = errors.New("invalid JSON")
+
+func normaliseNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		return canonicalNumber(v)
+	case map[string]any:
+		for k, e := range v {
+			v[k] = normaliseNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = normaliseNumbers(e)
+		}
+	}
+	return v
+}
+
+// canonicalNumber spells a number one way: integers that fit in int64 in
+// decimal, everything else as the shortest float64 form.
+func canonicalNumber(n json.Number) json.Number {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return json.Number(strconv.FormatInt(i, 10))
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return n // out of float64 range: keep the upstream's spelling
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		return json.Number(strconv.FormatInt(int64(f), 10))
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+}

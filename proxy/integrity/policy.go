@@ -1,0 +1,34 @@
+package integrity
+
+import "fmt"
+
+// Policy says what the hub does with a tool that [Scan] flags.
+type Policy string
+
+const (
+	// Warn logs the findings and exposes the tool. It is the zero value's
+	// meaning: ParsePolicy("") is Warn.
+	Warn Policy = "warn"
+	// Quarantine hides the tool from tools/list and rejects calls to it
+	// until a person approves it through the same pin approval as a rug
+	// pull ([Store.Approve], [Store.ApproveByName]); after that it is
+	// exposed until its contract changes ([Pin.Approved]).
+	Quarantine Policy = "quarantine"
+)
+
+// ParsePolicy reads a policy from configuration.
+func ParsePolicy(s string) (Policy, error) {
+	switch Policy(s) {
+	case "", Warn:
+		return Warn, nil
+	case Quarantine:
+		return Quarantine, nil
+	}
+	return "", fmt.Errorf("unknown poisoning policy %q (want %q or %q)", s, Warn, Quarantine)
+}
+
+// Blocks reports whether p hides a tool with these findings whose pin is
+// not approved (see [Pin.Approved]).
+func (p Policy) Blocks(findings []Finding, approved bool) bool {
+	return p == Quarantine && len(findings) > 0 && !approved
+}

@@ -1,0 +1,304 @@
+package integrity
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Verdict is what [Store.Check] found for one tool.
+type Verdict string
+
+const (
+	// VerdictNew: first sight; the tool is now pinned (trust on first use).
+	VerdictNew Verdict = "new"
+	// VerdictPinned: the contract matches its pin.
+	VerdictPinned Verdict = "pinned"
+	// VerdictChanged: the contract differs from its pin, now or at some
+	// point since the last approval. The hub must hide the tool and reject
+	// calls to it until the change is approved.
+	VerdictChanged Verdict = "changed"
+)
+
+// severity orders verdicts so a tool listed twice gets the worse one.
+func (v Verdict) severity() int {
+	switch v {
+	case VerdictChanged:
+		return 2
+	case VerdictNew:
+		return 1
+	}
+	return 0
+}
+
+// ErrUnknownTool is returned when approving a tool that has no pin.
+var ErrUnknownTool = errors.New("no pin for tool")
+
+// ErrCorrupt wraps a pins file that cannot be read back. The store never
+// resets such a file: a person must fix or remove it.
+var ErrCorrupt = errors.New("corrupt pin store")
+
+// Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it.
+type Pin struct {
+	Upstream string
+	Tool     string // the upstream's own tool name
+	Hash     string // the trusted contract
+	// FirstSeen is when the tool was first pinned.
+	FirstSeen time.Time
+	// ApprovedAt is when a person last approved the pinned contract; zero
+	// when it was only pinned on first use.
+	ApprovedAt         time.Time
+	DescriptionExcerpt string
+	// PendingHash is the changed contract waiting for approval; "" when
+	// nothing is pending. ChangedAt is when it was recorded.
+	PendingHash    string
+	ChangedAt      time.Time
+	PendingExcerpt string
+}
+
+// Pending reports whether a change is waiting for approval.
+func (p Pin) Pending() bool { return p.PendingHash != "" }
+
+// Approved reports whether a person approved the pinned contract and
+// nothing changed since. A hub that quarantines a tool (see [Quarantine])
+// or trusts nothing on first use from an upstream exposes it only when
+// Approved.
+func (p Pin) Approved() bool { return !p.ApprovedAt.IsZero() && !p.Pending() }
+
+// Store keeps pins in pins.json under a state directory. It is safe for
+// concurrent use. Every Check and approval re-reads the file under an
+// advisory lock before changing it, so a CLI process approving a change
+// and the running router see and keep each other's writes.
+type Store struct {
+	path     string // pins.json
+	lockPath string // pins.lock, held while reading, changing and writing
+	now      func() time.Time
+
+	mu        sync.Mutex
+	upstreams pinSet // as of the last successful read or write
+}
+
+// pinSet is upstream name → upstream's own tool name → pin.
+type pinSet map[string]map[string]record
+
+// record is one pin as stored in pins.json.
+type record struct {
+	Hash               string    `json:"hash"`
+	FirstSeen          time.Time `json:"first_seen"`
+	ApprovedAt         time.Time `json:"approved_at,omitzero"`
+	DescriptionExcerpt string    `json:"description_excerpt"`
+	PendingHash        string    `json:"pending_hash,omitempty"`
+	ChangedAt          time.Time `json:"changed_at,omitzero"`
+	PendingExcerpt     string    `json:"pending_excerpt,omitempty"`
+}
+
+// Open opens the pin store in dir, creating dir (0700) when missing. A
+// pins.json that cannot be read back is an error naming the file.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating pin store directory: %w", err)
+	}
+	s := &Store{
+		path:     filepath.Join(dir, "pins.json"),
+		lockPath: filepath.Join(dir, "pins.lock"),
+		now:      func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+	}
+	if err := s.update(func(pinSet) bool { return false }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Check compares the upstream's current tools with the pins: unknown tools
+// are pinned (trust on first use), changed ones reported and recorded as
+// pending. A tool missing from tools keeps its pin, so one that comes back
+// changed is still caught. Once a change is recorded the tool stays
+// [VerdictChanged] until approved, even if the upstream reverts it: a
+// server that changed its contract once can change it again.
+//
+// On error nothing was recorded and the caller should treat every tool of
+// the upstream as changed.
+func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
+	if upstream == "" {
+		return nil, errors.New("checking pins: empty upstream name")
+	}
+	var verdicts map[string]Verdict
+	err := s.update(func(set pinSet) bool {
+		verdicts = make(map[string]Verdict, len(tools))
+		dirty := false
+		for _, t := range tools {
+			v, d := check(set.tools(upstream), t, s.now())
+			dirty = dirty || d
+			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
+				verdicts[t.Name] = v
+			}
+		}
+		return dirty
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checking pins of %s: %w", upstream, err)
+	}
+	return verdicts, nil
+}
+
+// check judges one tool against its upstream's pins, updating them; dirty
+// reports whether anything must be written.
+func check(pins map[string]record, t mcp.Tool, now time.Time) (v Verdict, dirty bool) {
+	h := Hash(t)
+	rec, ok := pins[t.Name]
+	switch {
+	case !ok:
+		pins[t.Name] = record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description)}
+		return VerdictNew, true
+	case rec.PendingHash == "" && rec.Hash == h:
+		return VerdictPinned, false
+	case rec.PendingHash == h:
+		return VerdictChanged, false
+	}
+	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
+	pins[t.Name] = rec
+	return VerdictChanged, true
+}
+
+// Approve re-pins the tool to current, the contract the approving person
+// saw, and marks it approved. It pins a tool it has not seen.
+func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
+	if current.Name != tool {
+		return fmt.Errorf("approving %s on %s: contract is for tool %q", tool, upstream, current.Name)
+	}
+	if upstream == "" {
+		return fmt.Errorf("approving %s: empty upstream name", tool)
+	}
+	err := s.update(func(set pinSet) bool {
+		pins := set.tools(upstream)
+		now := s.now()
+		rec, ok := pins[tool]
+		if !ok {
+			rec.FirstSeen = now
+		}
+		pins[tool] = record{
+			Hash: Hash(current), FirstSeen: rec.FirstSeen, ApprovedAt: now,
+			DescriptionExcerpt: excerpt(current.Description),
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("approving %s on %s: %w", tool, upstream, err)
+	}
+	return nil
+}
+
+// ApproveByName approves a tool by its exposed name, for the pins CLI,
+// which has no upstream connection: resolve maps the exposed name to the
+// upstream and its own tool name. A pending change is approved as recorded
+// (the contract the CLI listed, not whatever the upstream serves now);
+// with nothing pending the current pin is marked approved, which releases
+// a quarantined tool.
+func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream, tool string, ok bool)) error {
+	upstream, tool, ok := resolve(exposedName)
+	if !ok {
+		return fmt.Errorf("approving %s: %w", exposedName, ErrUnknownTool)
+	}
+	var found bool
+	err := s.update(func(set pinSet) bool {
+		rec, ok := set[upstream][tool]
+		if found = ok; !ok {
+			return false
+		}
+		if rec.Pending() {
+			rec.Hash, rec.DescriptionExcerpt = rec.PendingHash, rec.PendingExcerpt
+		}
+		rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = "", time.Time{}, ""
+		rec.ApprovedAt = s.now()
+		set[upstream][tool] = rec
+		return true
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, err)
+	case !found:
+		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, ErrUnknownTool)
+	}
+	return nil
+}
+
+// List returns every pin, sorted by upstream and tool, as of the last Open,
+// Check or approval in this process. The pins CLI opens the store and
+// lists it.
+func (s *Store) List() []Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pins []Pin
+	for upstream, tools := range s.upstreams {
+		for tool, rec := range tools {
+			pins = append(pins, rec.pin(upstream, tool))
+		}
+	}
+	slices.SortFunc(pins, func(a, b Pin) int {
+		return cmp.Or(cmp.Compare(a.Upstream, b.Upstream), cmp.Compare(a.Tool, b.Tool))
+	})
+	return pins
+}
+
+// Lookup returns one pin, as of the last Open, Check or approval in this
+// process.
+func (s *Store) Lookup(upstream, tool string) (Pin, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.upstreams[upstream][tool]
+	if !ok {
+		return Pin{}, false
+	}
+	return rec.pin(upstream, tool), true
+}
+
+func (r record) Pending() bool { return r.PendingHash != "" }
+
+func (r record) pin(upstream, tool string) Pin {
+	return Pin{
+		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
+		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
+		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
+	}
+}
+
+// tools returns the upstream's pins, creating the map.
+func (set pinSet) tools(upstream string) map[string]record {
+	pins, ok := set[upstream]
+	if !ok {
+		pins = make(map[string]record)
+		set[upstream] = pins
+	}
+	return pins
+}
+
+// update re-reads the file under the lock, lets change edit a copy, and
+// writes it when change reports a difference. The in-memory pins change
+// only once the file is written.
+func (s *Store) update(change func(pinSet) bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unlock, err := lockFile(s.lockPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	set, err := readPins(s.path)
+	if err != nil {
+		return err
+	}
+	if change(set) {
+		if err := writePins(s.path, set); err != nil {
+			return err
+		}
+	}
+	s.upstreams = set
+	return nil
+}

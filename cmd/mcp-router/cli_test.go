@@ -219,3 +219,11 @@ func TestServeStdioWritesOnlyJSONRPC(t *testing.T) {
 		t.Errorf("stderr lacks the startup report:\n%s", stderr.String())
 	}
 }
+
+func TestServeRefusesAnOpenAddressWithoutTokens(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	_, _, err := runCLI(t, nil, "serve", "--http", "0.0.0.0:0", "--config", cfg, "--log-level", "error")
+	if err == nil || !strings.Contains(err.Error(), "bearer_tokens") {
+		t.Errorf("serve --http 0.0.0.0:0 without tokens: got %v, want a refusal naming http.bearer_tokens", err)
+	}
+}

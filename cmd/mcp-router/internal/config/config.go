@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -189,6 +190,11 @@ func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error
 	}
 	c.HTTP = HTTP{BearerTokens: v.GetStringSlice("http.bearer_tokens"), AllowedOrigins: v.GetStringSlice("http.allowed_origins")}
 	c.Ollama = Ollama{URL: v.GetString("ollama.url"), EmbedModel: v.GetString("ollama.embed_model"), ChatModel: v.GetString("ollama.chat_model")}
+	for _, o := range c.HTTP.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("http.allowed_origins: %w", err)
+		}
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -264,5 +270,14 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("%q is not a positive Go duration (like 30s or 2m)", n.Value)
 	}
 	*d = DurationValue(v)
+	return nil
+}
+
+// checkOrigin accepts an exact browser origin: scheme://host[:port].
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("%q is not an origin like https://app.example.com or http://localhost:3000 (no wildcards, no path)", o)
+	}
 	return nil
 }

@@ -131,6 +131,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"missing default profile", "default_profile: nope\nprofiles:\n  p: {}\n",
 			nil, []string{"default_profile", `no profile "nope"`}},
 		{"no profiles", "log: {level: info}\n", nil, []string{"no profiles"}},
+		{"wildcard origin", "http: {allowed_origins: ['*']}\nprofiles:\n  p: {}\n", nil, []string{"http.allowed_origins", "no wildcards"}},
 		{"bad log level", "log: {level: loud}\nprofiles:\n  p: {}\n", nil, []string{"log.level", "loud"}},
 		{"duplicate key", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web}\n      x: {builtin: docs}\n",
 			nil, []string{"upstreams.x: given twice"}},

@@ -45,6 +45,11 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 	if err != nil {
 		return err
 	}
+	if httpAddr != "" {
+		if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
+			return err
+		}
+	}
 	log := e.logger(cfg)
 	hub, err := e.startHub(ctx, cfg, prof, log)
 	if err != nil {
@@ -59,9 +64,6 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
-	}
-	if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
-		return err
 	}
 	var hosts []string
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {

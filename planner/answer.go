@@ -1,0 +1,135 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Decisions, as seed 003 names them.
+const (
+	UseTool    = "USE_TOOL"    // run a plan of the listed tools
+	Retrieve   = "RETRIEVE"    // facts are needed that no listed tool gets: search further
+	ReasonOnly = "REASON_ONLY" // answer from the request and context alone
+	Clarify    = "CLARIFY"     // ask the user a question first
+	Escalate   = "ESCALATE"    // a person must decide
+)
+
+var decisions = []string{UseTool, Retrieve, ReasonOnly, Clarify, Escalate}
+
+// answer is the model's reply, before scoring.
+type answer struct {
+	Decision           string          `json:"decision"`
+	Confidence         *float64        `json:"confidence"`
+	Reasoning          string          `json:"reasoning"`
+	Plan               json.RawMessage `json:"plan"`
+	ClarifyingQuestion string          `json:"clarifying_question"`
+	EscalationReason   string          `json:"escalation_reason"`
+
+	graph graph // of Plan, for USE_TOOL
+}
+
+// Schema returns the JSON schema of the model's answer, used as the
+// structured-output format. Decide sends it with the steps' "tool"
+// restricted to the request's tool names.
+func Schema() json.RawMessage { return schema(nil) }
+
+func schema(tools []string) json.RawMessage {
+	str := map[string]any{"type": "string"}
+	tool := map[string]any{"type": "string"}
+	if len(tools) > 0 {
+		tool["enum"] = tools
+	}
+	stepSchema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"id":         str,
+			"tool":       tool,
+			"args":       map[string]any{"type": "object"},
+			"depends_on": map[string]any{"type": "array", "items": str},
+		},
+		"required": []string{"id", "tool", "args"},
+	}
+	doc := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision":   map[string]any{"type": "string", "enum": decisions},
+			"confidence": map[string]any{"type": "number", "minimum": 0, "maximum": 1},
+			"reasoning":  str,
+			"plan": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"steps": map[string]any{"type": "array", "items": stepSchema, "minItems": 1}},
+				"required":   []string{"steps"},
+			},
+			"clarifying_question": str,
+			"escalation_reason":   str,
+		},
+		"required": []string{"decision", "confidence", "reasoning"},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(err) // cannot happen: the document is built of marshallable values
+	}
+	return b
+}
+
+// parseAnswer reads and validates the model's reply against seed 003's
+// rules: a known decision, a confidence in [0, 1], a plan for USE_TOOL
+// (checked by checkPlan), a question for CLARIFY, a reason for ESCALATE.
+// A plan given with another decision is dropped. The error is written for
+// the model to read and correct.
+func parseAnswer(text string, offered map[string]bool, validate func(json.RawMessage) error) (answer, error) {
+	var a answer
+	body := unfence(text)
+	if body == "" {
+		return a, errors.New("the answer is empty")
+	}
+	if err := json.Unmarshal([]byte(body), &a); err != nil {
+		return a, fmt.Errorf("the answer is not a JSON object of the schema: %w", err)
+	}
+	if !slices.Contains(decisions, a.Decision) {
+		return a, fmt.Errorf("decision %q is not one of %s", shorten(a.Decision, 40), strings.Join(decisions, ", "))
+	}
+	if a.Confidence == nil {
+		return a, errors.New("confidence is missing")
+	}
+	if c := *a.Confidence; math.IsNaN(c) || c < 0 || c > 1 {
+		return a, fmt.Errorf("confidence %v is not between 0 and 1", c)
+	}
+	switch a.Decision {
+	case UseTool:
+		g, err := checkPlan(a.Plan, offered, validate)
+		if err != nil {
+			return a, err
+		}
+		a.graph = g
+	case Clarify:
+		if strings.TrimSpace(a.ClarifyingQuestion) == "" {
+			return a, errors.New("CLARIFY needs a clarifying_question")
+		}
+	case Escalate:
+		if strings.TrimSpace(a.EscalationReason) == "" {
+			return a, errors.New("ESCALATE needs an escalation_reason")
+		}
+	}
+	if a.Decision != UseTool {
+		a.Plan = nil
+	}
+	return a, nil
+}
+
+// unfence trims text and the Markdown code fence some models put around
+// JSON when no format is enforced.
+func unfence(text string) string {
+	t := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(t, "```"); ok {
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:] // drop the language tag
+		}
+		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
+	}
+	return t
+}

@@ -1,0 +1,181 @@
+package planner
+
+import "math"
+
+// Levels of a decision's confidence, by the thresholds.
+const (
+	High   = "high"
+	Medium = "medium"
+	Low    = "low"
+)
+
+// The weights of seed 003's composite confidence:
+//
+//	confidence = 0.3*source_quality + 0.2*(1-query_complexity)
+//	           + 0.3*context_completeness + 0.2*tool_success_rate
+//	if conflict_detected: confidence *= 0.5
+const (
+	wSourceQuality       = 0.3
+	wQueryComplexity     = 0.2
+	wContextCompleteness = 0.3
+	wToolSuccessRate     = 0.2
+	conflictFactor       = 0.5
+)
+
+// poorScore is the router score below which a tool was ranked poorly: the
+// router's keep threshold (design decision 5). A USE_TOOL plan that uses
+// such a tool contradicts the router.
+const poorScore = 0.35
+
+// fallbackConfidence is the confidence of the ESCALATE fallback.
+const fallbackConfidence = 0.2
+
+// Names of the factors in [Decision.Factors].
+const (
+	FactorSourceQuality       = "source_quality"
+	FactorQueryComplexity     = "query_complexity"
+	FactorContextCompleteness = "context_completeness"
+	FactorToolSuccessRate     = "tool_success_rate"
+	FactorConflict            = "conflict" // 1 when conflict_detected, else 0
+	FactorBase                = "base"     // the weighted sum, before the conflict halving
+)
+
+// thresholds are Options.HighConfidence and Options.LowConfidence.
+type thresholds struct{ high, low float64 }
+
+// level maps a confidence to high (>= high), medium (>= low) or low.
+func (t thresholds) level(c float64) string {
+	switch {
+	case c >= t.high:
+		return High
+	case c >= t.low:
+		return Medium
+	}
+	return Low
+}
+
+// escalateCap is the most confidence an ESCALATE or CLARIFY decision
+// reports: seed 003 has escalations "always <0.5" and clarification
+// "always low confidence". 0.7 of the low threshold is 0.35 at the
+// defaults, the final confidence of the seed's escalation example.
+func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
+
+// composite computes seed 003's confidence for decision a on req. a is nil
+// when the model gave no answer (a sensitive topic or a fallback); then
+// the model's confidence counts as 0 and no plan is used. The factors, in
+// seed 003's names, are read from what the gateway knows:
+//
+//   - source_quality: the router's calibrated scores, the gateway's
+//     "relevance scores" of its sources. For USE_TOOL, the mean score of
+//     the distinct tools the plan uses; otherwise the best candidate's
+//     score (0 with no candidates).
+//   - query_complexity: the plan's size and depth (graph.complexity); 0
+//     without a plan.
+//   - context_completeness: the mean of two signals of the seed's "full
+//     context (lead history, past interactions, clear intent)": whether the
+//     request came with context (1 or 0), and the model's own confidence,
+//     its judgement that the intent is clear and the values are at hand.
+//   - tool_success_rate: the session's recent tool success rate; 1 when
+//     unknown (the seed's "1.0 (no tools used yet)").
+//   - conflict_detected: the model and the router disagree; see conflict.
+func composite(req Request, a *answer, t thresholds) (float64, map[string]float64) {
+	model, decision := 0.0, ""
+	var g graph
+	if a != nil {
+		model, decision, g = *a.Confidence, a.Decision, a.graph
+	}
+	sq := sourceQuality(req.Tools, decision, g.tools)
+	qc := g.complexity()
+	ctx := 0.0
+	if hasText(req.Context) {
+		ctx = 1
+	}
+	cc := (ctx + model) / 2
+	tsr := req.SuccessRate
+	if !(tsr >= 0) { // negative or NaN: unknown
+		tsr = 1
+	}
+	tsr = min(tsr, 1)
+	base := wSourceQuality*sq + wQueryComplexity*(1-qc) + wContextCompleteness*cc + wToolSuccessRate*tsr
+	c, conflicted := base, conflict(req.Tools, decision, model, sq, g.tools, t)
+	if conflicted {
+		c *= conflictFactor
+	}
+	factors := map[string]float64{
+		FactorSourceQuality:       sq,
+		FactorQueryComplexity:     qc,
+		FactorContextCompleteness: cc,
+		FactorToolSuccessRate:     tsr,
+		FactorConflict:            b2f(conflicted),
+		FactorBase:                base,
+	}
+	return clamp01(c), factors
+}
+
+// sourceQuality is the mean router score of the plan's tools for USE_TOOL,
+// else the best candidate's score.
+func sourceQuality(tools []Tool, decision string, used []string) float64 {
+	if decision == UseTool && len(used) > 0 {
+		sum := 0.0
+		for _, name := range used {
+			sum += scoreOf(tools, name)
+		}
+		return sum / float64(len(used))
+	}
+	best := 0.0
+	for _, t := range tools {
+		best = max(best, clamp01(t.Score))
+	}
+	return best
+}
+
+// conflict is seed 003's conflict_detected ("are sources contradictory?")
+// with the model and the router as the two sources:
+//
+//   - USE_TOOL: one of the model's confidence and the plan's
+//     source_quality is high (>= the high threshold) while the other is low
+//     (< the low threshold), or the plan uses a tool the router ranked
+//     poorly (score < poorScore);
+//   - RETRIEVE and REASON_ONLY: the model is sure no listed tool is
+//     needed (high) while the router rates a candidate high;
+//   - CLARIFY, ESCALATE and no answer: no conflict (their confidence is
+//     capped low anyway).
+func conflict(tools []Tool, decision string, model, sq float64, used []string, t thresholds) bool {
+	switch decision {
+	case UseTool:
+		if (model >= t.high && sq < t.low) || (model < t.low && sq >= t.high) {
+			return true
+		}
+		for _, name := range used {
+			if scoreOf(tools, name) < poorScore {
+				return true
+			}
+		}
+	case Retrieve, ReasonOnly:
+		return model >= t.high && sq >= t.high
+	}
+	return false
+}
+
+func scoreOf(tools []Tool, name string) float64 {
+	for _, t := range tools {
+		if t.Name == name {
+			return clamp01(t.Score)
+		}
+	}
+	return 0
+}
+
+func clamp01(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return min(max(x, 0), 1)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

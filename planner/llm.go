@@ -1,0 +1,157 @@
+package planner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ollama/ollama/api"
+)
+
+// LLM is the chat model that makes decisions. Chat sends one system and one
+// user message and returns the assistant's whole reply; schema is the JSON
+// schema the reply must match (structured output). Chat must return when
+// ctx ends.
+type LLM interface {
+	Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
+}
+
+// LLMFunc adapts a function to [LLM].
+type LLMFunc func(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
+
+// Chat calls f.
+func (f LLMFunc) Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
+	return f(ctx, system, user, schema)
+}
+
+// OllamaOptions configures an [OllamaLLM]. URL and Model are required;
+// every other zero field takes the default documented on it.
+type OllamaOptions struct {
+	// URL is the Ollama server's base URL: scheme, host and port, and a
+	// path prefix when a reverse proxy serves Ollama under one.
+	URL string
+	// Model is the chat model as Ollama names it, e.g. "qwen3:4b".
+	Model string
+	// Timeout bounds each request; default 60s. The first request after
+	// Ollama unloaded the model includes loading it.
+	Timeout time.Duration
+	// HTTPClient sends the requests; nil means a client on
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+}
+
+// OllamaLLM is an [LLM] backed by an Ollama server's /api/chat, with
+// structured output (the schema as the request's format), no streaming
+// and temperature 0. It is safe for concurrent use.
+type OllamaLLM struct {
+	client  *api.Client
+	model   string
+	timeout time.Duration
+}
+
+var _ LLM = (*OllamaLLM)(nil)
+
+// NewOllamaLLM returns a chat model for the server and model in opts. It
+// does no I/O: an unreachable server shows up on the first Chat.
+func NewOllamaLLM(opts OllamaOptions) (*OllamaLLM, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("ollama URL: want http:// or https:// with a host and port")
+	}
+	if opts.Model == "" {
+		return nil, errors.New("ollama chat model: empty")
+	}
+	l := &OllamaLLM{model: opts.Model, timeout: opts.Timeout}
+	if l.timeout <= 0 {
+		l.timeout = 60 * time.Second
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	l.client = api.NewClient(u, hc)
+	return l, nil
+}
+
+// Chat asks the model once. Errors name the model and a short reason,
+// never the server's URL or any header.
+func (l *OllamaLLM) Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
+	rctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	stream := false
+	req := &api.ChatRequest{
+		Model:    l.model,
+		Messages: messages(system, user),
+		Stream:   &stream,
+		Format:   schema,
+		Options:  map[string]any{"temperature": 0},
+	}
+	var out strings.Builder
+	err := l.client.Chat(rctx, req, func(r api.ChatResponse) error {
+		out.WriteString(r.Message.Content)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("ollama chat with model %q: %w", l.model, l.reason(ctx, err))
+	}
+	return out.String(), nil
+}
+
+func messages(system, user string) []api.Message {
+	var ms []api.Message
+	if system != "" {
+		ms = append(ms, api.Message{Role: "system", Content: system})
+	}
+	return append(ms, api.Message{Role: "user", Content: user})
+}
+
+// maxReason bounds the server's error text in our errors: a proxy in
+// front of Ollama may answer with a whole HTML page.
+const maxReason = 200
+
+// reason turns a client error into a short one without the URL: the
+// request's own timeout, an unreachable server, or the server's status
+// and message. parent is the caller's context: when it ended, that is the
+// reason.
+func (l *OllamaLLM) reason(parent context.Context, err error) error {
+	var (
+		ue   *url.Error
+		oe   *net.OpError
+		se   api.StatusError
+		auth api.AuthorizationError
+	)
+	if errors.As(err, &ue) {
+		err = ue.Err // drop the method and the URL
+	}
+	switch {
+	case parent.Err() != nil:
+		return fmt.Errorf("no answer in time: %w", context.Cause(parent))
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer within %v: %w", l.timeout, err)
+	case errors.As(err, &oe) && oe.Op == "dial":
+		return fmt.Errorf("server unreachable: %w", oe.Err)
+	case errors.As(err, &se):
+		return fmt.Errorf("status %d: %s", se.StatusCode, shorten(se.ErrorMessage, maxReason))
+	case errors.As(err, &auth):
+		return fmt.Errorf("status %d: unauthorized", auth.StatusCode)
+	}
+	return err
+}
+
+// shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,290 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Strategies, derived from a plan's graph (design decision 7), never asked
+// of the model. The values and rules are the executor's, so that a plan's
+// strategy reads the same here and in run_plan's result.
+const (
+	SingleTool      = "SINGLE_TOOL"      // one step (foreach or not)
+	ParallelTools   = "PARALLEL_TOOLS"   // several steps, no dependencies
+	SequentialTools = "SEQUENTIAL_TOOLS" // one path through every step
+	HybridTools     = "HYBRID_TOOLS"     // anything else
+	NoTool          = "NO_TOOL"          // no plan
+)
+
+// step is what the planner reads of a plan step; the executor owns the
+// full format, and the plan is passed on unchanged.
+type step struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args"`
+	DependsOn []string        `json:"depends_on"`
+	Foreach   json.RawMessage `json:"foreach"`
+}
+
+type planDoc struct {
+	Steps []step `json:"steps"`
+}
+
+// graph is a plan's dependency graph, enough to derive its strategy and
+// complexity.
+type graph struct {
+	steps   int
+	edges   int      // dependencies between distinct steps
+	depth   int      // steps on the longest dependency chain
+	foreach int      // steps with foreach
+	tools   []string // distinct tools, in plan order
+}
+
+// idPattern is the executor's rule for step ids: a reference $<<id.path>>
+// ends the id at the first '.'.
+var idPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+
+// The executor's reference syntax: "$<<id>>" or "$<<id.path>>" in a
+// string ("$$<<" is a literal "$<<"; an unclosed "$<<" is literal text),
+// or the object {"$ref": "id"} with an optional "path".
+const (
+	refOpen  = "$<<"
+	refClose = ">>"
+	refKey   = "$ref"
+)
+
+// Strategy returns the execution strategy of a plan: SINGLE_TOOL,
+// PARALLEL_TOOLS, SEQUENTIAL_TOOLS or HYBRID_TOOLS from its dependency
+// graph (depends_on and references), NO_TOOL for an empty or absent plan.
+// A plan that cannot be read or has a cycle is an error.
+func Strategy(plan json.RawMessage) (string, error) {
+	if isAbsent(plan) {
+		return NoTool, nil
+	}
+	doc, err := decodePlan(plan)
+	if err != nil {
+		return "", err
+	}
+	g, err := buildGraph(doc.Steps)
+	if err != nil {
+		return "", err
+	}
+	return g.strategy(), nil
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func decodePlan(plan json.RawMessage) (planDoc, error) {
+	var doc planDoc
+	if !bytes.HasPrefix(bytes.TrimSpace(plan), []byte("{")) {
+		return doc, errors.New(`plan: want an object {"steps":[...]}`)
+	}
+	if err := json.Unmarshal(plan, &doc); err != nil {
+		return doc, fmt.Errorf("plan: %w", err)
+	}
+	return doc, nil
+}
+
+// checkPlan reads a USE_TOOL plan: it must have steps, use only the offered
+// tools, and pass validate (the executor's check) or, when validate is
+// nil, the structural checks. It returns the plan's graph.
+func checkPlan(plan json.RawMessage, offered map[string]bool, validate func(json.RawMessage) error) (graph, error) {
+	if isAbsent(plan) {
+		return graph{}, errors.New("USE_TOOL needs a plan")
+	}
+	doc, err := decodePlan(plan)
+	if err != nil {
+		return graph{}, err
+	}
+	if len(doc.Steps) == 0 {
+		return graph{}, errors.New("plan: no steps")
+	}
+	for i, s := range doc.Steps {
+		if !offered[s.Tool] {
+			return graph{}, fmt.Errorf("plan: step %d (%q): tool %q is not one of the listed tools", i+1, s.ID, s.Tool)
+		}
+	}
+	if validate != nil {
+		if err := validate(plan); err != nil {
+			return graph{}, err // the executor's message, as it is
+		}
+	} else if err := checkStructure(doc.Steps); err != nil {
+		return graph{}, fmt.Errorf("plan: %w", err)
+	}
+	return buildGraph(doc.Steps)
+}
+
+// checkStructure is the check without the executor: ids unique and
+// well-formed, args objects, depends_on naming other steps.
+func checkStructure(steps []step) error {
+	ids := make(map[string]bool, len(steps))
+	for i, s := range steps {
+		switch {
+		case !idPattern.MatchString(s.ID):
+			return fmt.Errorf("step %d: id %q: want a letter or _ then letters, digits, _ or -", i+1, s.ID)
+		case ids[s.ID]:
+			return fmt.Errorf("step %d: id %q is used twice", i+1, s.ID)
+		case !isAbsent(s.Args) && !bytes.HasPrefix(bytes.TrimSpace(s.Args), []byte("{")):
+			return fmt.Errorf("step %q: args: want a JSON object", s.ID)
+		}
+		ids[s.ID] = true
+	}
+	for _, s := range steps {
+		for _, d := range s.DependsOn {
+			if !ids[d] || d == s.ID {
+				return fmt.Errorf("step %q: depends_on %q: not another step of the plan", s.ID, d)
+			}
+		}
+	}
+	return nil
+}
+
+// buildGraph finds each step's level (1 + the deepest step it depends on,
+// through depends_on or a reference in its args or foreach) and fails on a
+// cycle. Unknown ids in depends_on are ignored here: the checks report them.
+func buildGraph(steps []step) (graph, error) {
+	index := make(map[string]int, len(steps))
+	for i, s := range steps {
+		if _, dup := index[s.ID]; !dup {
+			index[s.ID] = i
+		}
+	}
+	g := graph{steps: len(steps)}
+	deps := make([][]int, len(steps))
+	for i, s := range steps {
+		for _, d := range slices.Concat(s.DependsOn, references(s)) {
+			if j, ok := index[d]; ok && j != i && !slices.Contains(deps[i], j) {
+				deps[i] = append(deps[i], j)
+				g.edges++
+			}
+		}
+	}
+	levels := make([]int, len(steps)) // 0 = not yet known, -1 = being computed
+	var level func(i int) (int, error)
+	level = func(i int) (int, error) {
+		switch levels[i] {
+		case -1:
+			return 0, fmt.Errorf("plan: cycle through step %q", steps[i].ID)
+		case 0:
+			levels[i] = -1
+			l := 1
+			for _, j := range deps[i] {
+				lj, err := level(j)
+				if err != nil {
+					return 0, err
+				}
+				l = max(l, lj+1)
+			}
+			levels[i] = l
+		}
+		return levels[i], nil
+	}
+	seen := map[string]bool{}
+	for i, s := range steps {
+		l, err := level(i)
+		if err != nil {
+			return graph{}, err
+		}
+		g.depth = max(g.depth, l)
+		if !isAbsent(s.Foreach) {
+			g.foreach++
+		}
+		if !seen[s.Tool] {
+			seen[s.Tool] = true
+			g.tools = append(g.tools, s.Tool)
+		}
+	}
+	return g, nil
+}
+
+// references returns the step ids that s's args and foreach refer to, in
+// string values and {"$ref": id} objects (never in object keys).
+func references(s step) []string {
+	var ids []string
+	for _, raw := range []json.RawMessage{s.Args, s.Foreach} {
+		var v any
+		if isAbsent(raw) || json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		walk(v, &ids)
+	}
+	return ids
+}
+
+func walk(v any, ids *[]string) {
+	switch v := v.(type) {
+	case string:
+		*ids = append(*ids, textRefs(v)...)
+	case []any:
+		for _, e := range v {
+			walk(e, ids)
+		}
+	case map[string]any:
+		if id, ok := v[refKey].(string); ok && len(v) <= 2 {
+			*ids = append(*ids, id)
+			return
+		}
+		for _, e := range v {
+			walk(e, ids)
+		}
+	}
+}
+
+// textRefs returns the step ids of the references in one string.
+func textRefs(s string) []string {
+	var ids []string
+	for {
+		i := strings.Index(s, refOpen)
+		if i < 0 {
+			return ids
+		}
+		if i > 0 && s[i-1] == '$' { // "$$<<": literal
+			s = s[i+len(refOpen):]
+			continue
+		}
+		s = s[i+len(refOpen):]
+		end := strings.Index(s, refClose)
+		if end < 0 {
+			return ids // never closed: literal
+		}
+		id, _, _ := strings.Cut(s[:end], ".")
+		ids = append(ids, id)
+		s = s[end+len(refClose):]
+	}
+}
+
+func (g graph) strategy() string {
+	switch {
+	case g.steps == 0:
+		return NoTool
+	case g.steps == 1:
+		return SingleTool
+	case g.edges == 0:
+		return ParallelTools
+	case g.depth == g.steps:
+		return SequentialTools
+	}
+	return HybridTools
+}
+
+// complexity is seed 003's query_complexity in [0, 1], read from the plan:
+// 0.15 a step past the first, 0.2 a level past the first (a chain costs
+// more than a fan-out: each link can fail and delays the next), 0.1 a
+// foreach. One step is 0 ("simple"); two chained steps 0.35; four steps
+// with a join 0.65 ("moderate"); five chained steps or more 1 ("very
+// complex").
+func (g graph) complexity() float64 {
+	if g.steps == 0 {
+		return 0
+	}
+	c := 0.15*float64(g.steps-1) + 0.2*float64(g.depth-1) + 0.1*float64(g.foreach)
+	return min(c, 1)
+}

@@ -1,0 +1,51 @@
+package planner
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// topics matches seed 003's sensitive topics: words or phrases that force
+// ESCALATE, matched case-insensitively on whole words ("sue" matches "Sue
+// them" but not "issue"; "custom contract" matches "a Custom  contract").
+type topics struct {
+	names  []string   // as configured, for the escalation reason
+	phrase [][]string // each name's words, lower-cased
+}
+
+func newTopics(names []string) topics {
+	var t topics
+	for _, n := range names {
+		if w := words(n); len(w) > 0 {
+			t.names = append(t.names, strings.TrimSpace(n))
+			t.phrase = append(t.phrase, w)
+		}
+	}
+	return t
+}
+
+// match returns the first topic found in text, or "".
+func (t topics) match(text string) string {
+	if len(t.phrase) == 0 {
+		return ""
+	}
+	w := words(text)
+	for i, p := range t.phrase {
+		for j := 0; j+len(p) <= len(w); j++ {
+			if slices.Equal(w[j:j+len(p)], p) {
+				return t.names[i]
+			}
+		}
+	}
+	return ""
+}
+
+// words splits s into lower-cased runs of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+func hasText(s string) bool { return strings.TrimSpace(s) != "" }

@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -35,6 +37,10 @@ type ServerOptions struct {
 	CoreTools []string
 	// Session configures each session's belt and breaker.
 	Session routing.SessionOptions
+	// Executor configures run_plan (its Caller and Lookup are the hub's).
+	Executor executor.Options
+	// Planner, when set, offers the plan tool (a local chat model).
+	Planner *planner.Planner
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
@@ -49,11 +55,13 @@ text names the tool, the server and the reason.`
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
 type Server struct {
-	hub    *Hub
-	logger *slog.Logger
-	mcp    *server.MCPServer
-	belts  *belts // nil without a router
-	index  *indexer
+	hub     *Hub
+	logger  *slog.Logger
+	mcp     *server.MCPServer
+	belts   *belts // nil without a router
+	index   *indexer
+	exec    *executor.Executor
+	planner *planner.Planner
 
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
@@ -74,7 +82,11 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Instructions == "" {
 		opts.Instructions = DefaultInstructions
 	}
-	s := &Server{hub: opts.Hub, logger: opts.Logger}
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner}
+	if opts.Executor.Logger == nil {
+		opts.Executor.Logger = opts.Logger
+	}
+	s.exec = newExecutor(hubCaller{s}, opts.Hub, opts.Executor)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -175,7 +187,10 @@ func ReservedNames() []string { return append([]string(nil), ownTools...) }
 // sync shows the catalog: every tool, prompt and resource, plus the
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
-	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}}
+	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}, {Tool: runPlanDef, Handler: s.runPlan}}
+	if s.planner != nil {
+		tools = append(tools, server.ServerTool{Tool: planDef, Handler: s.plan})
+	}
 	if s.belts != nil {
 		tools = append(tools, server.ServerTool{Tool: requestMoreToolsDef, Handler: s.requestMoreTools})
 		s.index.update(c)
@@ -236,17 +251,22 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 // model can read.
 func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
 	res, err := s.hub.CallTool(ctx, name, args, progressTo(ctx, meta))
-	if s.belts != nil {
-		ok := err == nil && !res.IsError
-		if reopened := s.belts.session(ctx).Called(name, ok); reopened {
-			s.notifyToolsChanged(ctx) // request_more_tools is back
-		}
-	}
+	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return errorResult(err)
 	}
 	return res
+}
+
+// called tells the session's router about a call of a catalog tool.
+func (s *Server) called(ctx context.Context, name string, ok bool) {
+	if s.belts == nil {
+		return
+	}
+	if reopened := s.belts.session(ctx).Called(name, ok); reopened {
+		s.notifyToolsChanged(ctx) // request_more_tools is back
+	}
 }
 
 // arguments keeps the client's arguments as sent (large integers intact).

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -46,6 +51,11 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 // newServer builds the client-facing server for the profile's routing mode.
 func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools, Session: sessionOptions(prof)}
+	pl, err := newPlanner(cfg, prof, hub, log)
+	if err != nil {
+		return nil, err
+	}
+	opts.Planner = pl
 	if prof.Routing.Mode != "all" {
 		r, err := newRouter(cfg, prof, log)
 		if err != nil {
@@ -64,4 +74,32 @@ func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
 			log.Warn("core tool not in the catalog (yet)", "tool", name, "profile", prof.Name)
 		}
 	}
+}
+
+// newPlanner builds the decision engine when ollama.chat_model is set;
+// without one it returns nil (no plan tool).
+func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) (*planner.Planner, error) {
+	if cfg.Ollama.ChatModel == "" {
+		return nil, nil
+	}
+	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.ChatModel})
+	if err != nil {
+		return nil, fmt.Errorf("%s: ollama: %w", cfg.File, err)
+	}
+	tmpl, err := prompts.Load("decide", prof.Planner.Prompt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", cfg.File, prof.Name, err)
+	}
+	ex := proxy.NewExecutor(hub, executor.Options{})
+	return planner.New(planner.Options{
+		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: log,
+		Validate: func(raw json.RawMessage) error {
+			p, err := executor.Decode(raw)
+			if err != nil {
+				return err
+			}
+			_, err = ex.Validate(p)
+			return err
+		},
+	}), nil
 }

@@ -60,7 +60,7 @@ const (
 //
 // Scan reports at most one finding per field and kind; nil means clean.
 func Scan(t mcp.Tool, others []string) []Finding {
-	sc := &scanner{shadow: shadowPattern(others, t.Name), seen: make(map[[2]string]bool)}
+	sc := &scanner{shadow: shadowSet(others, t.Name), seen: make(map[[2]string]bool)}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
@@ -74,7 +74,7 @@ func Scan(t mcp.Tool, others []string) []Finding {
 }
 
 type scanner struct {
-	shadow   *regexp.Regexp // nil when there is nothing to shadow
+	shadow   shadowNames
 	seen     map[[2]string]bool
 	findings []Finding
 }
@@ -89,22 +89,38 @@ func (sc *scanner) add(field, kind, detail string) {
 }
 
 // walk scans every key and string under v, in sorted key order so findings
-// come out the same every time.
-func (sc *scanner) walk(path string, v any) {
+// come out the same every time. Strings under identifier keywords
+// (required, $ref, type, ...) are scanned as names, not prose: a parameter
+// named like another server's tool is not shadowing.
+func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text) }
+
+func (sc *scanner) walkAs(path string, v any, str func(field, s string)) {
 	switch v := v.(type) {
 	case string:
-		sc.text(path, v)
+		str(path, v)
 	case []any:
 		for i, e := range v {
-			sc.walk(fmt.Sprintf("%s[%d]", path, i), e)
+			sc.walkAs(fmt.Sprintf("%s[%d]", path, i), e, str)
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			p := path + segment(k)
 			sc.name(p, k)
-			sc.walk(p, v[k])
+			if identifierKeywords[k] {
+				sc.walkAs(p, v[k], sc.name)
+			} else {
+				sc.walkAs(p, v[k], sc.text)
+			}
 		}
 	}
+}
+
+// identifierKeywords are the JSON Schema keywords whose strings are names,
+// references or formats rather than text for the model to read.
+var identifierKeywords = map[string]bool{
+	"required": true, "$ref": true, "$id": true, "$schema": true, "$anchor": true,
+	"$dynamicRef": true, "type": true, "format": true, "pattern": true,
+	"contentEncoding": true, "contentMediaType": true,
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
@@ -132,9 +148,9 @@ func (sc *scanner) text(field, s string) {
 	if len(s) > MaxText {
 		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
 	}
-	if sc.shadow != nil {
-		if m := sc.shadow.FindStringSubmatch(stripInvisible(s)); m != nil {
-			sc.add(field, KindShadowing, fmt.Sprintf("names %q, a tool of another server", m[1]))
+	if !sc.shadow.empty() {
+		if m := shadowed(stripInvisible(s), sc.shadow); m != "" {
+			sc.add(field, KindShadowing, fmt.Sprintf("names %q, a tool of another server", m))
 		}
 	}
 }
@@ -158,9 +174,14 @@ func (sc *scanner) instructions(field, raw, words, where string) {
 	if m := matchAny(hiddenInstruction, phrase); m != "" {
 		sc.add(field, KindHiddenInstruction, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
-	if m := matchAny(secretFile, strings.ToLower(raw)); m != "" {
-		sc.add(field, KindSecretReference, fmt.Sprintf("%q%s", excerpt(strings.TrimSpace(m)), where))
-	} else if m := matchSecretUse(phrase); m != "" {
+	m := strings.TrimSpace(matchAny(secretFile, strings.ToLower(raw)))
+	if m == "" {
+		m = secretWords.FindString(phrase)
+	}
+	if m == "" {
+		m = matchSecretUse(phrase)
+	}
+	if m != "" {
 		sc.add(field, KindSecretReference, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
 }
@@ -231,28 +252,43 @@ var secretFile = compileAll(
 	`\.netrc\b`,
 )
 
-// A secret together with an imperative verb, matched against phraseForm.
-// The verb must be imperative (read, send), not descriptive (reads,
-// sends), passive (is read) or negated (never send): honest descriptions
-// say what the tool does or forbids, poisoned ones tell the model what to
-// do. The group "pre" catches the word before the verb for that test.
-var secretUse = compileAll(
-	`\b(?:(?P<pre>is|are|was|were|be|been|being|get|gets|got|not|never|no|don't|dont|cannot|can't) )?(send|include|read|pass|provide|upload|forward|attach|append|exfiltrate|post|paste|share|leak|copy|cat|embed|extract|collect|dump)\b[^.;!?\n]{0,60}\b(private keys?|api keys?|secret keys?|access tokens?|auth tokens?|bearer tokens?|passwords?|credentials|ssh keys?|seed phrases?|mnemonics?|session cookies?)\b`,
-	`\b(private keys?|api keys?|secret keys?|access tokens?|passwords?|credentials|ssh keys?|seed phrases?)\b[^.;!?\n]{0,30}\b(must|should|needs? to) be (sent|included|passed|provided|uploaded|forwarded|attached|appended|copied)\b`,
-)
+// Credential files spelled as words, as in a parameter named
+// content_from_reading_mcp_json; matched against phraseForm.
+var secretWords = regexp.MustCompile(`\b(?:id (?:rsa|dsa|ecdsa|ed25519)|mcp json|claude desktop config|aws credentials|etc (?:passwd|shadow)|git credentials)\b`)
 
-// matchSecretUse is the first secretUse match whose verb is neither
-// passive nor negated.
+// A secret that the text tells the model to hand over, matched against
+// phraseForm. Honest descriptions name secrets too ("the API key is taken
+// from the environment", "provide access token for session management",
+// "include numbers in the password"), so a match needs all of:
+//   - an instruction verb (read, send, include, ...) not made passive or
+//     negated by the word before it ("is read", "never paste");
+//   - the secret as its object, at most two words after the verb;
+//   - someone's secret ("the user's", "your", "all") or a destination after
+//     it ("... to", "... in", "... as").
+var secretUse = regexp.MustCompile(`\b(?:(?P<pre>is|are|was|were|be|been|being|get|gets|got|not|never|no|don't|dont|cannot|can't) )?` +
+	`(?:send|include|read|pass|provide|upload|forward|attach|append|exfiltrate|post|paste|share|leak|copy|cat|embed|extract|collect|dump) ` +
+	`(?P<obj>(?:[\w']+ ){0,2}?)` +
+	`(?:private keys?|api keys?|secret keys?|access tokens?|auth tokens?|bearer tokens?|passwords?|credentials|ssh keys?|seed phrases?|mnemonics?|session cookies?)\b` +
+	`(?P<sink> (?:to|into|in|inside|within|as|via)\b)?`)
+
+// secretPassive is the same demand in the passive: "the API key must be
+// included in ...".
+var secretPassive = regexp.MustCompile(`\b(?:private keys?|api keys?|secret keys?|access tokens?|passwords?|credentials|ssh keys?|seed phrases?)\b[^.;!?\n]{0,30}\b(?:must|should|needs? to) be (?:sent|included|passed|provided|uploaded|forwarded|attached|appended|copied)\b`)
+
+var possessive = regexp.MustCompile(`\b(?:user's|users'|users|your|their|his|her|my|our|all|every)\b`)
+
+// matchSecretUse returns the first demand for a secret in phrase, or "".
 func matchSecretUse(phrase string) string {
-	for _, re := range secretUse {
-		pre := re.SubexpIndex("pre")
-		for _, m := range re.FindAllStringSubmatchIndex(phrase, -1) {
-			if pre < 0 || m[2*pre] < 0 {
-				return phrase[m[0]:m[1]]
-			}
+	pre, obj, sink := secretUse.SubexpIndex("pre"), secretUse.SubexpIndex("obj"), secretUse.SubexpIndex("sink")
+	for _, m := range secretUse.FindAllStringSubmatchIndex(phrase, -1) {
+		if m[2*pre] >= 0 {
+			continue
+		}
+		if m[2*sink] >= 0 || possessive.MatchString(phrase[m[2*obj]:m[2*obj+1]]) {
+			return phrase[m[0]:m[1]]
 		}
 	}
-	return ""
+	return secretPassive.FindString(phrase)
 }
 
 func compileAll(exprs ...string) []*regexp.Regexp {
@@ -263,40 +299,63 @@ func compileAll(exprs ...string) []*regexp.Regexp {
 	return out
 }
 
-// shadowPattern matches, case-insensitively and as a whole identifier, any
-// name in others that looks like a tool name rather than an English word.
-// self, the scanned tool's own name, is left out.
-func shadowPattern(others []string, self string) *regexp.Regexp {
-	var alts []string
-	seen := make(map[string]bool)
+// shadowNames are the names in others that look like tool names rather
+// than English words, without the scanned tool's own name. Names with _, -,
+// . or a digit match case-insensitively (fold, lower-cased); camelCase names
+// match only as written (exact), since checkOut lower-cased is a word.
+type shadowNames struct{ fold, exact map[string]bool }
+
+func shadowSet(others []string, self string) shadowNames {
+	set := shadowNames{fold: make(map[string]bool), exact: make(map[string]bool)}
 	for _, n := range others {
-		k := strings.ToLower(n)
-		if seen[k] || k == strings.ToLower(self) || !identifierLike(n) {
-			continue
+		switch {
+		case len(n) < 3 || strings.EqualFold(n, self):
+		case strings.ContainsFunc(n, separator):
+			set.fold[strings.ToLower(n)] = true
+		case identifierLike(n):
+			set.exact[n] = true
 		}
-		seen[k] = true
-		alts = append(alts, regexp.QuoteMeta(k))
 	}
-	if len(alts) == 0 {
-		return nil
-	}
-	// Longest first, so send_email_v2 wins over send_email.
-	slices.SortFunc(alts, func(a, b string) int { return len(b) - len(a) })
-	return regexp.MustCompile(`(?i)(?:^|[^a-z0-9_-])(` + strings.Join(alts, "|") + `)(?:$|[^a-z0-9_-])`)
+	return set
 }
 
-// identifierLike reports whether a name has _, -, ., a digit or a
-// camelCase change: send_email, sendEmail, gmail.send, but not search.
-func identifierLike(name string) bool {
-	if len(name) < 3 {
-		return false
+func (set shadowNames) empty() bool { return len(set.fold) == 0 && len(set.exact) == 0 }
+
+func (set shadowNames) has(c string) bool {
+	return set.exact[c] || set.fold[strings.ToLower(c)]
+}
+
+// separator reports the characters that make a name an identifier.
+func separator(r rune) bool { return r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' }
+
+// shadowed returns the first name of set that s mentions as a whole
+// identifier: send_email in "call send_email." or "`Send_Email`", but not in
+// "resend_email" or "send_email_v2". Runs of identifier characters are
+// tried whole and split at dots, so gmail.send_email and a sentence-ending
+// period both work.
+func shadowed(s string, set shadowNames) string {
+	notIdent := func(r rune) bool {
+		return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
 	}
+	for run := range strings.FieldsFuncSeq(s, notIdent) {
+		parts := strings.Split(run, ".")
+		for i := range parts {
+			for j := len(parts); j > i; j-- {
+				if c := strings.Join(parts[i:j], "."); set.has(c) {
+					return c
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// identifierLike reports whether a name without separators is camelCase
+// (sendEmail), and so not an English word like search.
+func identifierLike(name string) bool {
 	var prev rune
 	for _, r := range name {
-		switch {
-		case r == '_' || r == '-' || r == '.' || (r >= '0' && r <= '9'):
-			return true
-		case prev >= 'a' && prev <= 'z' && r >= 'A' && r <= 'Z':
+		if prev >= 'a' && prev <= 'z' && r >= 'A' && r <= 'Z' {
 			return true
 		}
 		prev = r

@@ -93,6 +93,7 @@ type Profile struct {
 	Upstreams []proxy.UpstreamConfig
 	CoreTools []string
 	Routing   Routing
+	Planner   Planner
 	// Lines maps each upstream name to its line in File, for messages.
 	Lines map[string]int
 }
@@ -258,6 +259,14 @@ func (c *Config) Profile(name string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, name, strings.Join(c.names, ", "))
 	}
 	return c.resolve(name, rp)
+}
+
+// Planner is a profile's planner section (used with ollama.chat_model).
+type Planner struct {
+	// Prompt is a file replacing the embedded decision prompt; "" = embedded.
+	Prompt          string
+	SensitiveTopics []string
+	Timeout         time.Duration
 }
 
 // DurationValue is a Go duration in YAML ("30s", "2m").

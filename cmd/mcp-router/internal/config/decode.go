@@ -40,6 +40,13 @@ type rawProfile struct {
 	Upstreams ordered[rawUpstream] `yaml:"upstreams"`
 	CoreTools []string             `yaml:"core_tools"`
 	Routing   rawRouting           `yaml:"routing"`
+	Planner   rawPlanner           `yaml:"planner"`
+}
+
+type rawPlanner struct {
+	Prompt          string        `yaml:"prompt"`
+	SensitiveTopics []string      `yaml:"sensitive_topics"`
+	Timeout         DurationValue `yaml:"timeout"`
 }
 
 type rawRouting struct {

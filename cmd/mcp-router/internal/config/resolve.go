@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,15 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: profiles.%s.routing: %w", c.File, name, err)
 	}
 	p.Routing = routing
+	pl := e.Value.Planner
+	p.Planner = Planner{Prompt: pl.Prompt, SensitiveTopics: pl.SensitiveTopics, Timeout: time.Duration(pl.Timeout)}
+	if p.Planner.Prompt != "" {
+		prompt, err := Expand(p.Planner.Prompt, c.getenv)
+		if err != nil {
+			return Profile{}, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", c.File, name, err)
+		}
+		p.Planner.Prompt = c.relative(prompt)
+	}
 	var errs []error
 	for _, u := range e.Value.Upstreams {
 		if u.Value.Enabled != nil && !*u.Value.Enabled {
@@ -168,4 +178,12 @@ func validVarName(s string) bool {
 		}
 	}
 	return true
+}
+
+// relative resolves a path in the file against the file's folder.
+func (c *Config) relative(path string) string {
+	if filepath.IsAbs(path) || c.File == DefaultName {
+		return path
+	}
+	return filepath.Join(filepath.Dir(c.File), path)
 }

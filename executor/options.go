@@ -1,0 +1,94 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Caller calls one catalog tool by exposed name. A failure to reach the
+// tool is an error; a tool that ran and failed is a result with IsError.
+// CallTool must return soon after ctx is done, and must not modify args
+// (parts of it may be shared between calls).
+type Caller interface {
+	CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error)
+}
+
+// ToolInfo is what validation needs of a catalog tool. Upstream names the
+// server the tool lives on, for the per-upstream concurrency limit.
+type ToolInfo struct {
+	Name         string
+	Upstream     string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+}
+
+// Options configure an Executor. Zero or negative numbers take the default
+// shown in brackets.
+type Options struct {
+	Caller Caller                             // required
+	Lookup func(name string) (ToolInfo, bool) // required: the catalog
+
+	MaxSteps     int // steps in one plan [64]
+	MaxArgBytes  int // size of one step's literal args as JSON [256 KiB]
+	MaxParallel  int // concurrent calls of one plan, the default and cap for a plan's max_parallel [16]
+	PerUpstream  int // concurrent calls of one plan to one upstream (ToolInfo.Upstream) [8]
+	ForeachWidth int // concurrent elements of one foreach step [4]
+
+	StepTimeout    time.Duration // deadline of each call unless the step sets timeout_ms [60s]
+	MaxStepTimeout time.Duration // cap on a step's timeout_ms [10m]
+	MaxDeadline    time.Duration // deadline of a plan, and cap on its deadline_ms [10m]
+
+	Logger *slog.Logger // nil is silent; logs plan_id, step, tool, dur, never argument values
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxSteps       = 64
+	DefaultMaxArgBytes    = 256 << 10
+	DefaultMaxParallel    = 16
+	DefaultPerUpstream    = 8
+	DefaultForeachWidth   = 4
+	DefaultStepTimeout    = 60 * time.Second
+	DefaultMaxStepTimeout = 10 * time.Minute
+	DefaultMaxDeadline    = 10 * time.Minute
+)
+
+// Executor validates and runs plans. It is safe for concurrent use.
+type Executor struct {
+	opts    Options
+	log     *slog.Logger
+	schemas schemaCache
+}
+
+// New returns an Executor with the defaults applied. It does no I/O.
+func New(opts Options) *Executor {
+	orInt(&opts.MaxSteps, DefaultMaxSteps)
+	orInt(&opts.MaxArgBytes, DefaultMaxArgBytes)
+	orInt(&opts.MaxParallel, DefaultMaxParallel)
+	orInt(&opts.PerUpstream, DefaultPerUpstream)
+	orInt(&opts.ForeachWidth, DefaultForeachWidth)
+	orDuration(&opts.StepTimeout, DefaultStepTimeout)
+	orDuration(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
+	orDuration(&opts.MaxDeadline, DefaultMaxDeadline)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{opts: opts, log: log}
+}
+
+func orInt(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+func orDuration(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
+}

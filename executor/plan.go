@@ -1,0 +1,98 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Plan is a multi-step tool plan as a model or the planner writes it.
+type Plan struct {
+	Steps       []Step `json:"steps"`
+	OnError     string `json:"on_error,omitempty"`     // "fail_fast" (default) or "continue"
+	DeadlineMS  int    `json:"deadline_ms,omitempty"`  // whole plan; 0 means Options.MaxDeadline
+	MaxParallel int    `json:"max_parallel,omitempty"` // 0 means Options.MaxParallel, which also caps it
+	Output      any    `json:"output,omitempty"`       // may hold references, resolved after the run
+	DryRun      bool   `json:"dry_run,omitempty"`      // validate only, call nothing
+}
+
+// Step is one tool call of a plan.
+type Step struct {
+	ID        string         `json:"id"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args,omitempty"`
+	DependsOn []string       `json:"depends_on,omitempty"` // besides the steps its references name
+	TimeoutMS int            `json:"timeout_ms,omitempty"` // per call; 0 means Options.StepTimeout
+	Foreach   any            `json:"foreach,omitempty"`    // a reference to an array: run once per element
+}
+
+// Values of Plan.OnError.
+const (
+	FailFast = "fail_fast"
+	Continue = "continue"
+)
+
+var (
+	planKeys = []string{"steps", "on_error", "deadline_ms", "max_parallel", "output", "dry_run"}
+	stepKeys = []string{"id", "tool", "args", "depends_on", "timeout_ms", "foreach"}
+)
+
+// Decode reads a plan from JSON strictly: an unknown key is an error that
+// names it and where it is (encoding/json alone matches keys without regard
+// to case and names only the first), and so is anything after the plan.
+// Numbers in args and output are kept as json.Number.
+func Decode(data []byte) (*Plan, error) {
+	if err := unknownKeys(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("decoding plan: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("decoding plan: data after the plan object")
+	}
+	return &p, nil
+}
+
+// unknownKeys reports every key of the plan and its steps that Plan and
+// Step do not have. Shapes it cannot read are left to the full decode.
+func unknownKeys(data []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil
+	}
+	var errs []error
+	for _, k := range sortedKeys(top) {
+		if !slices.Contains(planKeys, k) {
+			errs = append(errs, fmt.Errorf("plan: unknown key %q (want %s)", k, strings.Join(planKeys, ", ")))
+		}
+	}
+	var steps []map[string]json.RawMessage
+	if raw, ok := top["steps"]; ok && json.Unmarshal(raw, &steps) == nil {
+		for i, s := range steps {
+			for _, k := range sortedKeys(s) {
+				if !slices.Contains(stepKeys, k) {
+					errs = append(errs, fmt.Errorf("steps[%d]: unknown key %q (want %s)", i, k, strings.Join(stepKeys, ", ")))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,155 @@
+package routing
+
+import (
+	"encoding/json"
+	"sort"
+)
+
+// field is one weighted part of a tool's document.
+type field uint8
+
+const (
+	fieldName      field = iota // the tool name, identifier-split
+	fieldDesc                   // the description
+	fieldParam                  // parameter names, identifier-split
+	fieldParamDesc              // parameter descriptions and enum values
+	fieldDomain                 // the upstream and domain names
+	numFields
+)
+
+// maxSchemaDepth bounds the schema walk; real schemas nest a few levels.
+const maxSchemaDepth = 8
+
+// analysed is a tool turned into terms, ready to post.
+type analysed struct {
+	tool  Tool
+	terms []termTF // distinct terms and bigrams, sorted
+	lens  [numFields]float32
+}
+
+// termTF is one distinct term of a document and its frequency per field.
+type termTF struct {
+	term string
+	tf   fieldTF
+}
+
+// fieldTF is a term's frequency in each field of a document, at most 255.
+type fieldTF [numFields]uint8
+
+// analyse splits t into fields and counts its terms.
+func (ix *Index) analyse(t Tool) analysed {
+	a := analysed{tool: t}
+	counts := map[string]*fieldTF{}
+	bump := func(f field, term string) {
+		c := counts[term]
+		if c == nil {
+			c = new(fieldTF)
+			counts[term] = c
+		}
+		if c[f] < 255 {
+			c[f]++
+		}
+	}
+	// add counts the terms of one piece of text, and the bigrams of
+	// adjacent terms in the name and description.
+	add := func(f field, text string) {
+		bigrams := ix.opts.BigramWeight > 0 && (f == fieldName || f == fieldDesc)
+		prev := ""
+		ix.docTok.each(text, func(term string, kind wordKind) {
+			if bigrams && kind != wordJoined {
+				if prev != "" {
+					bump(f, prev+" "+term)
+				}
+				prev = term
+			}
+			bump(f, term)
+			a.lens[f]++
+		})
+	}
+	add(fieldName, t.Name)
+	add(fieldDesc, t.Description)
+	walkSchema(t.InputSchema, func(f field, text string) { add(f, text) })
+	domain := t.Domain
+	if domain == "" {
+		domain = t.Upstream
+	}
+	add(fieldDomain, domain)
+	if t.Upstream != domain {
+		add(fieldDomain, t.Upstream)
+	}
+	a.terms = make([]termTF, 0, len(counts))
+	for term, c := range counts {
+		a.terms = append(a.terms, termTF{term: term, tf: *c})
+	}
+	sort.Slice(a.terms, func(i, j int) bool { return a.terms[i].term < a.terms[j].term })
+	return a
+}
+
+// walkSchema calls emit with the parameter names (fieldParam) and the
+// parameter descriptions, titles and string enum values (fieldParamDesc)
+// of a JSON Schema, walking nested properties, items, additionalProperties
+// and the anyOf/oneOf/allOf alternatives. A schema that does not decode
+// contributes nothing: the tool is still indexed by name and description.
+func walkSchema(raw json.RawMessage, emit func(field, string)) {
+	if len(raw) == 0 {
+		return
+	}
+	var s any
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return
+	}
+	walkNode(s, 0, emit)
+}
+
+func walkNode(n any, depth int, emit func(field, string)) {
+	m, ok := n.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for _, name := range sortedKeys(props) {
+			emit(fieldParam, name)
+			walkParam(props[name], depth+1, emit)
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties"} {
+		walkNode(m[key], depth+1, emit)
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		if alts, ok := m[key].([]any); ok {
+			for _, alt := range alts {
+				walkNode(alt, depth+1, emit)
+			}
+		}
+	}
+}
+
+// walkParam emits the text of one parameter's schema and walks into it.
+func walkParam(n any, depth int, emit func(field, string)) {
+	m, ok := n.(map[string]any)
+	if !ok {
+		return
+	}
+	for _, key := range []string{"title", "description"} {
+		if s, ok := m[key].(string); ok {
+			emit(fieldParamDesc, s)
+		}
+	}
+	if enum, ok := m["enum"].([]any); ok {
+		for _, v := range enum {
+			if s, ok := v.(string); ok {
+				emit(fieldParamDesc, s)
+			}
+		}
+	}
+	walkNode(m, depth, emit)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

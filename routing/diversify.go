@@ -1,0 +1,170 @@
+package routing
+
+// maxDiversified bounds the head of a ranking that diversify re-ranks;
+// past it tools follow in whole-request order.
+const maxDiversified = 20
+
+// candidate is a tool considered for the diversified head of a ranking.
+type candidate struct {
+	doc    int32
+	raw    float32              // whole-request score
+	segRaw [maxSegments]float32 // score for each clause
+	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
+	whole  float64              // coverage of the whole request
+}
+
+// diversify ranks a request of several clauses with xQuAD (Santos,
+// Macdonald and Ounis, 2010): each next tool is the one that best
+// balances relevance to the whole request against covering the clauses
+// not yet covered by the tools above it,
+//
+//	(1-λ)·P(t|q) + λ·Σ_s w_s·P(t|q_s)·Π_{t' above}(1 - P(t'|q_s))
+//
+// where P(t|q_s) is the tool's coverage of clause s (its score for the
+// clause over the clause's best reachable score) and w_s is the clause's
+// share of the request's IDF mass. A request such as "get the solar
+// radiation for Paris, then estimate the water needs of a city" thus gets
+// a water tool near the top even when many solar tools outscore it on the
+// whole request. Only the top maxDiversified places are re-ranked; the
+// rest follow in whole-request order.
+func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int) []Hit {
+	head := k
+	if head <= 0 || head > maxDiversified {
+		head = maxDiversified
+	}
+	cands := ix.candidates(acc, rq, head)
+	tops := clauseTops(cands, rq.nseg)
+	weights := clauseWeights(rq)
+	lambda := ix.opts.Diversity
+	var uncovered [maxSegments]float64
+	for s := range uncovered {
+		uncovered[s] = 1
+	}
+	hits := make([]Hit, 0, max(k, head))
+	chosen := make(map[int32]bool, head)
+	for len(hits) < head && len(cands) > 0 {
+		bi, bv := 0, -1.0
+		for i := range cands {
+			c := &cands[i]
+			v := (1 - lambda) * c.whole
+			for s := range rq.nseg {
+				v += lambda * weights[s] * c.seg[s] * uncovered[s]
+			}
+			if v > bv {
+				bi, bv = i, v
+			}
+		}
+		c := cands[bi]
+		cands = append(cands[:bi], cands[bi+1:]...)
+		for s := range rq.nseg {
+			uncovered[s] *= 1 - c.seg[s]
+		}
+		chosen[c.doc] = true
+		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq.nseg)))
+	}
+	if k <= 0 || len(hits) < k {
+		for _, s := range selectTop(acc, acc.score, k, ix.docs) {
+			if !chosen[s.doc] && (k <= 0 || len(hits) < k) {
+				c := ix.candidate(acc, rq, s.doc)
+				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq.nseg)))
+			}
+		}
+	}
+	return monotone(hits)
+}
+
+// candidates returns the tools diversify chooses from: the best for the
+// whole request and the best for each clause, each once, in whole-request
+// order (so that ties in the greedy choice keep that order).
+func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, head int) []candidate {
+	top := selectTop(acc, acc.score, head+maxDiversified, ix.docs)
+	seen := make(map[int32]bool, len(top))
+	for _, c := range top {
+		seen[c.doc] = true
+	}
+	for s := range rq.nseg {
+		for _, c := range selectTop(acc, acc.seg[s], head, ix.docs) {
+			if !seen[c.doc] {
+				seen[c.doc] = true
+				top = append(top, c)
+			}
+		}
+	}
+	cands := make([]candidate, len(top))
+	for i, c := range top {
+		cands[i] = ix.candidate(acc, rq, c.doc)
+	}
+	return cands
+}
+
+// candidate returns doc's scores and coverages.
+func (ix *Index) candidate(acc *accumulator, rq *resolvedQuery, doc int32) candidate {
+	c := candidate{doc: doc, raw: acc.score[doc], whole: clauseCoverage(acc.score[doc], rq.best)}
+	for s := range rq.nseg {
+		c.segRaw[s] = acc.seg[s][doc]
+		c.seg[s] = clauseCoverage(c.segRaw[s], rq.segBest[s])
+	}
+	return c
+}
+
+// clauseCoverage is a score over the best reachable score, at most 1.
+func clauseCoverage(raw float32, best float64) float64 {
+	if best <= 0 {
+		return 0
+	}
+	return min(1, float64(raw)/best)
+}
+
+// clauseTops returns the best score of each clause among cands, which
+// hold every clause's best tools, and at index maxSegments the best
+// whole-request score.
+func clauseTops(cands []candidate, nseg int) (tops [maxSegments + 1]float32) {
+	for i := range cands {
+		c := &cands[i]
+		tops[maxSegments] = max(tops[maxSegments], c.raw)
+		for s := range nseg {
+			tops[s] = max(tops[s], c.segRaw[s])
+		}
+	}
+	return tops
+}
+
+// clauseWeights returns each clause's share of the request's IDF mass.
+func clauseWeights(rq *resolvedQuery) (w [maxSegments]float64) {
+	total := 0.0
+	for s := range rq.nseg {
+		total += rq.segBest[s]
+	}
+	for s := range rq.nseg {
+		w[s] = rq.segBest[s] / total
+	}
+	return w
+}
+
+// evidence returns what calibrate needs to know of a candidate: its best
+// coverage of the whole request or of one clause, and its best score
+// relative to the top tool of the request or of that clause.
+func (c *candidate) evidence(tops *[maxSegments + 1]float32, nseg int) evidence {
+	e := evidence{coverage: c.whole, relative: ratio(c.raw, tops[maxSegments])}
+	for s := range nseg {
+		e.coverage = max(e.coverage, c.seg[s])
+		e.relative = max(e.relative, ratio(c.segRaw[s], tops[s]))
+	}
+	return e
+}
+
+func ratio(x, top float32) float64 {
+	if top <= 0 {
+		return 0
+	}
+	return min(1, float64(x/top))
+}
+
+// monotone lowers each score to at most the one above it, so that scores
+// never rise down a ranking even where diversification reordered it.
+func monotone(hits []Hit) []Hit {
+	for i := 1; i < len(hits); i++ {
+		hits[i].Score = min(hits[i].Score, hits[i-1].Score)
+	}
+	return hits
+}

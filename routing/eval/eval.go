@@ -1,0 +1,204 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ranker ranks the catalog for a query: the names of the k best tools,
+// best first.
+type Ranker interface {
+	Rank(query string, k int) []string
+}
+
+// Options configures Run. The zero value is the default.
+type Options struct {
+	// K is the ranking depth asked of the ranker and written to each
+	// Ranking; default 10. Metrics past K count as not found.
+	K int
+}
+
+// Ranking is the ranking of one query, for writing out as JSON lines.
+type Ranking struct {
+	ID     string   `json:"id"`
+	Ranked []string `json:"ranked"`
+}
+
+// Report holds the metrics of one run, each averaged over the scored
+// queries (those with at least one gold group).
+type Report struct {
+	Name    string // dataset name, for tables; Run leaves it empty
+	Queries int    // queries scored
+	Single  int    // scored queries of kind "single"
+	Multi   int    // scored queries of kind "multi"
+	Skipped int    // queries without gold, not scored
+
+	R1, R5, R10 float64 // share of gold groups found in the top 1, 5, 10
+	NDCG5       float64 // binary-gain NDCG at 5, each group credited once
+	C5, C10     float64 // share of queries with every gold group in the top 5, 10
+	MRR         float64 // mean of 1/rank of the first gold group found, 0 if none
+
+	P50, P99 time.Duration // per-query ranking latency
+}
+
+// Run ranks every query with ranker and scores the rankings against the
+// gold tools. Queries are ranked one at a time, so the latency is that of
+// a single request.
+func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
+	k := opts.K
+	if k <= 0 {
+		k = 10
+	}
+	var rep Report
+	var sum metrics
+	rankings := make([]Ranking, 0, len(queries))
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		start := time.Now()
+		ranked := ranker.Rank(q.Query, k)
+		lat = append(lat, time.Since(start))
+		if len(ranked) > k {
+			ranked = ranked[:k]
+		}
+		rankings = append(rankings, Ranking{ID: q.ID, Ranked: ranked})
+		groups := q.Groups()
+		if len(groups) == 0 {
+			rep.Skipped++
+			continue
+		}
+		rep.Queries++
+		switch q.Kind {
+		case "single":
+			rep.Single++
+		case "multi":
+			rep.Multi++
+		}
+		sum.add(score(groupRanks(groups, ranked)))
+	}
+	rep.setMeans(sum)
+	rep.P50, rep.P99 = percentile(lat, 0.50), percentile(lat, 0.99)
+	return rep, rankings
+}
+
+// metrics are one query's scores, or their sums.
+type metrics struct {
+	r1, r5, r10, ndcg5, c5, c10, rr float64
+}
+
+func (m *metrics) add(o metrics) {
+	m.r1 += o.r1
+	m.r5 += o.r5
+	m.r10 += o.r10
+	m.ndcg5 += o.ndcg5
+	m.c5 += o.c5
+	m.c10 += o.c10
+	m.rr += o.rr
+}
+
+func (r *Report) setMeans(sum metrics) {
+	if r.Queries == 0 {
+		return
+	}
+	n := float64(r.Queries)
+	r.R1, r.R5, r.R10 = sum.r1/n, sum.r5/n, sum.r10/n
+	r.NDCG5, r.C5, r.C10, r.MRR = sum.ndcg5/n, sum.c5/n, sum.c10/n, sum.rr/n
+}
+
+// groupRanks returns the 1-based rank at which each group is found (the
+// best rank of any member), 0 when none of its members is ranked.
+func groupRanks(groups [][]string, ranked []string) []int {
+	ranks := make([]int, len(groups))
+	for i, g := range groups {
+		for r, name := range ranked {
+			if slices.Contains(g, name) {
+				ranks[i] = r + 1
+				break
+			}
+		}
+	}
+	return ranks
+}
+
+// score computes one query's metrics from its group ranks.
+func score(ranks []int) metrics {
+	var m metrics
+	n := float64(len(ranks))
+	first := 0
+	all5, all10 := true, true
+	var dcg float64
+	for _, r := range ranks {
+		found := r > 0
+		if found && r <= 1 {
+			m.r1 += 1 / n
+		}
+		if found && r <= 5 {
+			m.r5 += 1 / n
+			dcg += 1 / math.Log2(float64(r)+1)
+		} else {
+			all5 = false
+		}
+		if found && r <= 10 {
+			m.r10 += 1 / n
+		} else {
+			all10 = false
+		}
+		if found && (first == 0 || r < first) {
+			first = r
+		}
+	}
+	m.ndcg5 = dcg / idealDCG(len(ranks), 5)
+	m.c5, m.c10 = boolf(all5), boolf(all10)
+	if first > 0 {
+		m.rr = 1 / float64(first)
+	}
+	return m
+}
+
+// idealDCG is the DCG at k of a ranking with all g groups on top.
+func idealDCG(g, k int) float64 {
+	var s float64
+	for i := 1; i <= min(g, k); i++ {
+		s += 1 / math.Log2(float64(i)+1)
+	}
+	return s
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// percentile returns the nearest-rank p-quantile of ds (which it sorts).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	i := int(math.Ceil(p*float64(len(ds)))) - 1
+	return ds[max(0, min(i, len(ds)-1))]
+}
+
+// String returns r as a one-row table with a header.
+func (r Report) String() string { return Table(r) }
+
+// Table formats reports as an aligned text table, one row each.
+func Table(reports ...Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %7s %6s %6s %6s %6s %6s %6s %6s %6s %9s %9s\n",
+		"set", "queries", "R@1", "R@5", "R@10", "NDCG@5", "C@5", "C@10", "MRR", "multi", "p50", "p99")
+	for _, r := range reports {
+		name := r.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(&b, "%-12s %7d %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f %6d %9s %9s\n",
+			name, r.Queries, r.R1, r.R5, r.R10, r.NDCG5, r.C5, r.C10, r.MRR, r.Multi,
+			r.P50.Round(100*time.Nanosecond), r.P99.Round(100*time.Nanosecond))
+	}
+	return b.String()
+}

@@ -1,0 +1,139 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// Query is one benchmark request and the tools that answer it.
+type Query struct {
+	ID    string   `json:"id"`
+	Query string   `json:"query"`
+	Gold  []string `json:"gold"`
+	// GoldGroups, when present, replaces Gold for scoring: each group is a
+	// set of interchangeable tools, and one of each group is enough.
+	GoldGroups [][]string `json:"gold_groups,omitempty"`
+	Kind       string     `json:"kind"` // "single" or "multi"
+}
+
+// Groups returns the gold groups of q: GoldGroups when present, else
+// each gold tool as its own group.
+func (q Query) Groups() [][]string {
+	if len(q.GoldGroups) > 0 {
+		return q.GoldGroups
+	}
+	groups := make([][]string, len(q.Gold))
+	for i, g := range q.Gold {
+		groups[i] = []string{g}
+	}
+	return groups
+}
+
+// toolLine is one line of tools.jsonl; unknown keys are ignored.
+type toolLine struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Server      string          `json:"server"`
+}
+
+// LoadTools reads tools.jsonl. A tool's server is both its upstream and
+// its domain. Blank lines are skipped; errors name the line.
+func LoadTools(r io.Reader) ([]routing.Tool, error) {
+	var tools []routing.Tool
+	err := eachLine(r, func(n int, line []byte) error {
+		var t toolLine
+		if err := json.Unmarshal(line, &t); err != nil {
+			return err
+		}
+		if t.Name == "" {
+			return errors.New("tool has no name")
+		}
+		tools = append(tools, routing.Tool{
+			Name:        t.Name,
+			Upstream:    t.Server,
+			Domain:      t.Server,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+		})
+		return nil
+	})
+	return tools, err
+}
+
+// LoadQueries reads queries.jsonl. Blank lines are skipped; errors name
+// the line.
+func LoadQueries(r io.Reader) ([]Query, error) {
+	var queries []Query
+	err := eachLine(r, func(n int, line []byte) error {
+		var q Query
+		if err := json.Unmarshal(line, &q); err != nil {
+			return err
+		}
+		if q.ID == "" {
+			return errors.New("query has no id")
+		}
+		queries = append(queries, q)
+		return nil
+	})
+	return queries, err
+}
+
+// eachLine calls fn with every non-blank line of r and its 1-based number.
+func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if err := fn(n, line); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return nil
+}
+
+// BuildIndex returns an index of tools, one SetUpstream per upstream.
+func BuildIndex(tools []routing.Tool, opts routing.IndexOptions) *routing.Index {
+	ix := routing.NewIndex(opts)
+	byUpstream := map[string][]routing.Tool{}
+	var order []string
+	for _, t := range tools {
+		if _, ok := byUpstream[t.Upstream]; !ok {
+			order = append(order, t.Upstream)
+		}
+		byUpstream[t.Upstream] = append(byUpstream[t.Upstream], t)
+	}
+	for _, up := range order {
+		ix.SetUpstream(up, byUpstream[up])
+	}
+	return ix
+}
+
+// IndexRanker ranks with a routing.Index.
+type IndexRanker struct{ Index *routing.Index }
+
+var _ Ranker = IndexRanker{}
+
+// Rank returns the names of the k best tools for query.
+func (r IndexRanker) Rank(query string, k int) []string {
+	hits := r.Index.Search(query, k)
+	names := make([]string, len(hits))
+	for i, h := range hits {
+		names[i] = h.Name
+	}
+	return names
+}

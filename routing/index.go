@@ -1,0 +1,232 @@
+package routing
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// Tool is what the index knows of one catalog tool.
+type Tool struct {
+	Name        string          // exposed name, unique in the index
+	Upstream    string          // the upstream server that owns the tool
+	Domain      string          // topical domain; "" = Upstream
+	Description string          // what the tool does, as its server says
+	InputSchema json.RawMessage // JSON Schema object; may be nil
+	Original    string          // the upstream's own name; "" = Name (not indexed)
+}
+
+// Hit is one ranked tool. Score is calibrated to [0, 1] (see calibrate.go);
+// Raw is the retriever's raw BM25F score.
+type Hit struct {
+	Name  string
+	Score float64
+	Raw   float64
+}
+
+// Index is a lexical (BM25F) index of catalog tools. It is safe for
+// concurrent use: any number of Search calls run in parallel, and
+// SetUpstream excludes them only while it swaps its changes in. The
+// length-normalised frequencies in the posting lists depend on the
+// average field lengths; after a change they are recomputed once, by the
+// first Search (a linear pass over the postings), so that a burst of
+// SetUpstream calls at start-up costs one pass, not one each.
+type Index struct {
+	opts   IndexOptions // resolved: every default applied
+	docTok *Tokenizer
+	qTok   *Tokenizer
+	accs   sync.Pool // *accumulator, reused by Search
+
+	mu         sync.RWMutex
+	docs       []doc              // by doc id; removed docs stay as holes
+	free       []int32            // holes in docs, reused first
+	byName     map[string]int32   // tool name → doc id
+	byUpstream map[string][]int32 // upstream → its doc ids
+	terms      map[string]int32   // term → term id
+	termNames  []string           // by term id
+	postings   [][]posting        // by term id
+	fieldTFs   [][]fieldTF        // by term id, parallel to postings
+	freeTerms  []int32            // term ids whose postings emptied
+	stats      corpusStats
+	stale      bool // postings' frequencies predate the last change
+}
+
+// doc is one indexed tool.
+type doc struct {
+	tool  Tool
+	live  bool
+	lens  [numFields]float32 // field lengths in terms
+	terms []int32            // distinct term ids, to unpost the doc
+}
+
+// NewIndex returns an empty Index configured by opts.
+func NewIndex(opts IndexOptions) *Index {
+	opts = opts.withDefaults()
+	return &Index{
+		opts:       opts,
+		docTok:     NewTokenizer(opts.Tokenizer),
+		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true},
+		byName:     map[string]int32{},
+		byUpstream: map[string][]int32{},
+		terms:      map[string]int32{},
+	}
+}
+
+// Len returns the number of tools in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byName)
+}
+
+// Tool returns the tool called name.
+func (ix *Index) Tool(name string) (Tool, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	id, ok := ix.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return ix.docs[id].tool, true
+}
+
+// SetUpstream replaces every tool of upstream with tools (nil or empty
+// removes them). Each tool's Upstream is set to upstream. Only the new
+// documents are analysed, outside the lock; posting lists and corpus
+// statistics are updated incrementally. A tool whose name another upstream
+// already holds replaces that tool (the proxy reports such collisions as
+// configuration errors before they reach the index); within tools, the
+// first of two equal names wins.
+func (ix *Index) SetUpstream(upstream string, tools []Tool) {
+	analysed := ix.analyseAll(upstream, tools)
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	removed := ix.byUpstream[upstream]
+	for _, a := range analysed {
+		if id, ok := ix.byName[a.tool.Name]; ok && ix.docs[id].tool.Upstream != upstream {
+			removed = append(removed, id)
+			ix.dropFromUpstream(ix.docs[id].tool.Upstream, id)
+		}
+	}
+	ix.removeDocs(removed)
+	delete(ix.byUpstream, upstream)
+	ids := make([]int32, 0, len(analysed))
+	for i := range analysed {
+		ids = append(ids, ix.addDoc(&analysed[i]))
+	}
+	if len(ids) > 0 {
+		ix.byUpstream[upstream] = ids
+	}
+	ix.stale = true
+}
+
+// analyseAll turns tools into analysed documents, dropping repeated names.
+func (ix *Index) analyseAll(upstream string, tools []Tool) []analysed {
+	seen := make(map[string]bool, len(tools))
+	out := make([]analysed, 0, len(tools))
+	for _, t := range tools {
+		if seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		t.Upstream = upstream
+		out = append(out, ix.analyse(t))
+	}
+	return out
+}
+
+// dropFromUpstream forgets that upstream owns doc id.
+func (ix *Index) dropFromUpstream(upstream string, id int32) {
+	ids := ix.byUpstream[upstream]
+	for i, x := range ids {
+		if x == id {
+			ids = append(ids[:i], ids[i+1:]...)
+			break
+		}
+	}
+	if len(ids) == 0 {
+		delete(ix.byUpstream, upstream)
+		return
+	}
+	ix.byUpstream[upstream] = ids
+}
+
+// addDoc stores one analysed document and posts its terms.
+func (ix *Index) addDoc(a *analysed) int32 {
+	var id int32
+	if n := len(ix.free); n > 0 {
+		id, ix.free = ix.free[n-1], ix.free[:n-1]
+	} else {
+		id = int32(len(ix.docs))
+		ix.docs = append(ix.docs, doc{})
+	}
+	terms := make([]int32, len(a.terms))
+	for i, tt := range a.terms {
+		tid := ix.termID(tt.term)
+		ix.postings[tid] = append(ix.postings[tid], posting{doc: id})
+		ix.fieldTFs[tid] = append(ix.fieldTFs[tid], tt.tf)
+		terms[i] = tid
+	}
+	ix.docs[id] = doc{tool: a.tool, live: true, lens: a.lens, terms: terms}
+	ix.byName[a.tool.Name] = id
+	ix.stats.add(a.lens)
+	return id
+}
+
+// termID returns the id of term, creating it when new.
+func (ix *Index) termID(term string) int32 {
+	if id, ok := ix.terms[term]; ok {
+		return id
+	}
+	var id int32
+	if n := len(ix.freeTerms); n > 0 {
+		id, ix.freeTerms = ix.freeTerms[n-1], ix.freeTerms[:n-1]
+	} else {
+		id = int32(len(ix.postings))
+		ix.postings = append(ix.postings, nil)
+		ix.fieldTFs = append(ix.fieldTFs, nil)
+		ix.termNames = append(ix.termNames, "")
+	}
+	ix.terms[term] = id
+	ix.termNames[id] = term
+	return id
+}
+
+// removeDocs deletes docs ids from the index: each affected posting list
+// is filtered once, however many of its documents go.
+func (ix *Index) removeDocs(ids []int32) {
+	if len(ids) == 0 {
+		return
+	}
+	gone := make(map[int32]bool, len(ids))
+	affected := map[int32]bool{}
+	for _, id := range ids {
+		d := &ix.docs[id]
+		if !d.live {
+			continue
+		}
+		gone[id] = true
+		for _, tid := range d.terms {
+			affected[tid] = true
+		}
+		ix.stats.remove(d.lens)
+		delete(ix.byName, d.tool.Name)
+		*d = doc{}
+		ix.free = append(ix.free, id)
+	}
+	for tid := range affected {
+		ps, tfs := ix.postings[tid][:0], ix.fieldTFs[tid][:0]
+		for i, p := range ix.postings[tid] {
+			if !gone[p.doc] {
+				ps, tfs = append(ps, p), append(tfs, ix.fieldTFs[tid][i])
+			}
+		}
+		if len(ps) == 0 {
+			delete(ix.terms, ix.termNames[tid])
+			ix.postings[tid], ix.fieldTFs[tid], ix.termNames[tid] = nil, nil, ""
+			ix.freeTerms = append(ix.freeTerms, tid)
+			continue
+		}
+		ix.postings[tid], ix.fieldTFs[tid] = ps, tfs
+	}
+}

@@ -1,0 +1,329 @@
+package routing
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// accumulator is Search's scratch space, sized to the catalog and reused
+// across searches through a sync.Pool, so that a search allocates nothing
+// catalog-sized.
+type accumulator struct {
+	score   []float32   // whole-request score by doc id; 0 = untouched
+	seg     [][]float32 // per-clause scores by doc id, for requests of several clauses
+	nseg    int         // clauses in use
+	touched []int32     // doc ids with a non-zero score
+	gtf     []float32   // a term group's pseudo-frequency by doc id, see accumulate
+	grouped []int32     // doc ids with a non-zero gtf
+	heap    []scored    // selectTop's heap
+}
+
+func (ix *Index) acquire(n, nseg int) *accumulator {
+	acc, _ := ix.accs.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	acc.score = grow(acc.score, n)
+	acc.gtf = grow(acc.gtf, n)
+	acc.nseg = nseg
+	if nseg > 1 {
+		for len(acc.seg) < nseg {
+			acc.seg = append(acc.seg, nil)
+		}
+		for s := range nseg {
+			acc.seg[s] = grow(acc.seg[s], n)
+		}
+	}
+	return acc
+}
+
+// grow returns xs resized to n, zeroed beyond its old length, with room
+// to spare so that a growing catalog does not reallocate on every search.
+func grow(xs []float32, n int) []float32 {
+	if cap(xs) < n {
+		ys := make([]float32, n, n+n/4)
+		copy(ys, xs)
+		return ys
+	}
+	return xs[:n]
+}
+
+func (ix *Index) release(acc *accumulator) {
+	for _, d := range acc.touched {
+		acc.score[d] = 0
+	}
+	if acc.nseg > 1 {
+		for s := range acc.nseg {
+			seg := acc.seg[s]
+			for _, d := range acc.touched {
+				seg[d] = 0
+			}
+		}
+	}
+	acc.touched = acc.touched[:0]
+	ix.accs.Put(acc)
+}
+
+// resolvedTerm is a query term found in the index.
+type resolvedTerm struct {
+	postings []posting
+	alt      float32 // the term's weight within its group
+}
+
+// termGroup is a word of the request and its lexicon synonyms (or a
+// bigram), scored as one BM25F term: the frequencies of the members add
+// up, each scaled by its weight, before saturation, so that a tool with
+// both a word and its synonym gains no more than a tool with the word
+// twice, and a synonym counts at the word's IDF.
+type termGroup struct {
+	members []resolvedTerm
+	idf     float32
+	segs    uint8 // the clauses the word occurs in
+}
+
+// resolvedQuery is a query looked up in the index.
+type resolvedQuery struct {
+	groups  []termGroup
+	nseg    int
+	best    float64              // the best score a tool could reach for the whole request
+	segBest [maxSegments]float64 // the same for each clause
+}
+
+// Search ranks the catalog for query, best first; k <= 0 means every tool
+// with a non-zero score. Ties are broken by name so that rankings are
+// deterministic. A request of several clauses ("find X. Then do Y") is
+// ranked so that every clause's best tools reach the top (see
+// diversify.go).
+func (ix *Index) Search(query string, k int) []Hit {
+	q := ix.parseQuery(query)
+	if len(q.terms) == 0 {
+		return nil
+	}
+	ix.rlockFresh()
+	defer ix.mu.RUnlock()
+	var gbuf [32]termGroup
+	var mbuf [64]resolvedTerm
+	rq := ix.resolve(q, gbuf[:0], mbuf[:0])
+	if len(rq.groups) == 0 || rq.best == 0 {
+		return nil
+	}
+	acc := ix.acquire(len(ix.docs), rq.nseg)
+	defer ix.release(acc)
+	ix.accumulate(acc, &rq)
+	if rq.nseg > 1 && ix.opts.Diversity > 0 {
+		return ix.diversify(acc, &rq, k)
+	}
+	top := selectTop(acc, acc.score, k, ix.docs)
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		e := evidence{coverage: clauseCoverage(c.score, rq.best), relative: ratio(c.score, top[0].score)}
+		hits[i] = ix.hit(c.doc, c.score, e)
+	}
+	return hits
+}
+
+// rlockFresh read-locks the index with its postings' frequencies up to
+// date, refreshing them first under the write lock when a change made
+// them stale.
+func (ix *Index) rlockFresh() {
+	for {
+		ix.mu.RLock()
+		if !ix.stale {
+			return
+		}
+		ix.mu.RUnlock()
+		ix.mu.Lock()
+		if ix.stale {
+			ix.refresh()
+		}
+		ix.mu.Unlock()
+	}
+}
+
+// resolve looks the query terms up, groups each word with its synonyms,
+// weighs each group by the IDF of its word (or, when the catalog lacks
+// the word, of its rarest synonym), and sums the best score a tool could
+// reach for the whole request and for each clause: the score of a tool
+// of average length with every word of the request once in its name (see
+// calibrate.go). Words the catalog knows neither directly nor through a
+// synonym (argument values, mostly) count neither way.
+func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) resolvedQuery {
+	rq := resolvedQuery{nseg: q.nseg}
+	ceiling := ix.termCeiling()
+	for i, qt := range q.terms {
+		if qt.kind == termSynonym {
+			continue
+		}
+		start := len(members)
+		var df int
+		members, df = ix.lookUpGroup(q.terms, i, members)
+		if len(members) == start {
+			continue
+		}
+		w := idf(ix.stats.n, df) * qt.weight
+		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs})
+		if qt.kind != termWord {
+			continue
+		}
+		rq.best += w * ceiling
+		for m := qt.segs; m != 0; m &= m - 1 {
+			rq.segBest[bits.TrailingZeros8(m)] += w * ceiling
+		}
+	}
+	rq.groups = groups
+	return rq
+}
+
+// lookUpGroup appends to members the posting lists of terms[i] and of its
+// synonyms that the index holds, and returns the document frequency that
+// weighs the group: the word's, else its rarest synonym's.
+func (ix *Index) lookUpGroup(terms []queryTerm, i int, members []resolvedTerm) ([]resolvedTerm, int) {
+	df := -1
+	if tid, ok := ix.terms[terms[i].term]; ok {
+		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1})
+		df = len(ix.postings[tid])
+	}
+	word := df >= 0
+	for _, syn := range terms[i+1:] {
+		if syn.kind != termSynonym || syn.of != i {
+			continue
+		}
+		if tid, ok := ix.terms[syn.term]; ok {
+			members = append(members, resolvedTerm{postings: ix.postings[tid], alt: float32(syn.weight)})
+			if !word && (df < 0 || len(ix.postings[tid]) < df) {
+				df = len(ix.postings[tid])
+			}
+		}
+	}
+	return members, df
+}
+
+// accumulate adds every group's BM25F contribution to the whole-request
+// score and to the score of each clause the group occurs in, group at a
+// time.
+func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
+	k1 := float32(ix.opts.K1)
+	for gi := range rq.groups {
+		g := &rq.groups[gi]
+		if len(g.members) == 1 && g.members[0].alt == 1 {
+			for _, p := range g.members[0].postings {
+				if p.tf > 0 {
+					acc.add(p.doc, g.idf*p.tf/(k1+p.tf), g.segs, rq.nseg)
+				}
+			}
+			continue
+		}
+		grouped := acc.grouped[:0]
+		for _, m := range g.members {
+			for _, p := range m.postings {
+				if p.tf == 0 {
+					continue
+				}
+				if acc.gtf[p.doc] == 0 {
+					grouped = append(grouped, p.doc)
+				}
+				acc.gtf[p.doc] += m.alt * p.tf
+			}
+		}
+		for _, d := range grouped {
+			tf := acc.gtf[d]
+			acc.gtf[d] = 0
+			acc.add(d, g.idf*tf/(k1+tf), g.segs, rq.nseg)
+		}
+		acc.grouped = grouped
+	}
+}
+
+// add adds c to doc's whole-request score and to its score for each
+// clause in segs.
+func (acc *accumulator) add(doc int32, c float32, segs uint8, nseg int) {
+	if acc.score[doc] == 0 {
+		acc.touched = append(acc.touched, doc)
+	}
+	acc.score[doc] += c
+	if nseg > 1 {
+		for m := segs; m != 0; m &= m - 1 {
+			acc.seg[bits.TrailingZeros8(m)][doc] += c
+		}
+	}
+}
+
+// scored is a candidate document and its raw score.
+type scored struct {
+	doc   int32
+	score float32
+}
+
+// worse reports whether a ranks below b: a lower score, or on equal
+// scores the later name.
+func worse(a, b scored, docs []doc) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return docs[a.doc].tool.Name > docs[b.doc].tool.Name
+}
+
+// selectTop returns the k best of the touched documents by scores, best
+// first (all of those with a non-zero score when k <= 0). It keeps a
+// min-heap of k candidates in acc.heap, whose root is the worst kept.
+func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
+	h := acc.heap[:0]
+	if k <= 0 || k > len(acc.touched) {
+		k = len(acc.touched)
+	}
+	for _, d := range acc.touched {
+		c := scored{doc: d, score: scores[d]}
+		if c.score <= 0 {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, c)
+			siftUp(h, len(h)-1, docs)
+			continue
+		}
+		if !worse(h[0], c, docs) {
+			continue
+		}
+		h[0] = c
+		siftDown(h, 0, docs)
+	}
+	acc.heap = h
+	out := slices.Clone(h)
+	slices.SortFunc(out, func(a, b scored) int {
+		switch {
+		case worse(b, a, docs):
+			return -1
+		case worse(a, b, docs):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func siftUp(h []scored, i int, docs []doc) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !worse(h[i], h[parent], docs) {
+			return
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func siftDown(h []scored, i int, docs []doc) {
+	for {
+		least := i
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(h) && worse(h[c], h[least], docs) {
+				least = c
+			}
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
+}

@@ -1,0 +1,76 @@
+package routing
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// segmentWords start a further request inside a sentence: "find X, then
+// Y", "... and also Z".
+var segmentWords = setOf(`then additionally also finally next afterwards lastly secondly
+thirdly furthermore moreover besides subsequently meanwhile`)
+
+// abbreviations end in a full stop that does not end a sentence.
+var abbreviations = setOf(`e.g eg i.e ie etc vs mr mrs ms dr st no approx`)
+
+// segments splits a request into the clauses that may each ask for a
+// different tool: at sentence ends (., ?, ! followed by a space or the
+// end, and ;, line breaks and CJK sentence marks) and before words that
+// start a further request (then, also, additionally, finally, next ...).
+// It returns at most limit clauses: past that, the rest of the request is
+// one clause. Clauses are trimmed and never empty.
+func segments(q string, limit int) []string {
+	var out []string
+	start := 0
+	cut := func(end int) {
+		if len(out) == limit-1 {
+			return
+		}
+		if s := strings.TrimSpace(q[start:end]); s != "" {
+			out = append(out, s)
+			start = end
+		}
+	}
+	for i := 0; i < len(q); {
+		r, size := utf8.DecodeRuneInString(q[i:])
+		next := i + size
+		switch {
+		case r == '\n' || r == ';' || r == '。' || r == '？' || r == '！':
+			cut(next)
+		case r == '.' || r == '?' || r == '!':
+			if (next == len(q) || q[next] == ' ' || q[next] == '"') && !endsAbbreviation(q[:i]) {
+				cut(next)
+			}
+		case unicode.IsLetter(r) && (i == 0 || !isWordByte(q[i-1])):
+			end := i
+			for end < len(q) && isWordByte(q[end]) {
+				end++
+			}
+			if segmentWords[strings.ToLower(q[i:end])] {
+				cut(i)
+			}
+			next = max(end, next)
+		}
+		i = next
+	}
+	if s := strings.TrimSpace(q[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// endsAbbreviation reports whether s ends in an abbreviation or a single
+// letter (an initial), so that a full stop after it ends no sentence.
+func endsAbbreviation(s string) bool {
+	i := len(s)
+	for i > 0 && (isWordByte(s[i-1]) || s[i-1] == '.') {
+		i--
+	}
+	w := strings.ToLower(strings.TrimPrefix(s[i:], "."))
+	return len(w) == 1 || abbreviations[w]
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}

@@ -1,0 +1,247 @@
+package routing
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// TokenizerOptions configures a Tokenizer. The zero value is the default:
+// stop words dropped, English words stemmed.
+type TokenizerOptions struct {
+	// KeepStopWords keeps English stop words as terms.
+	KeepStopWords bool
+	// NoStem turns the Snowball English stemmer off.
+	NoStem bool
+}
+
+// A Tokenizer turns text into index terms. It lower-cases, splits on
+// anything that is not a letter, digit or mark, splits identifiers
+// (snake_case, kebab-case, dotted.names and camelCase), drops English stop
+// words and pure numbers, stems English words, and emits character bigrams
+// for runs of scripts written without spaces (Han, Hiragana, Katakana,
+// Hangul, Thai, Lao, Khmer, Myanmar). It is safe for concurrent use.
+type Tokenizer struct {
+	opts  TokenizerOptions
+	query bool // drop query filler words too
+}
+
+// NewTokenizer returns a Tokenizer with opts.
+func NewTokenizer(opts TokenizerOptions) *Tokenizer {
+	return &Tokenizer{opts: opts}
+}
+
+// Tokens returns the terms of s in order, repeats included.
+func (t *Tokenizer) Tokens(s string) []string {
+	return t.Append(nil, s)
+}
+
+// Append appends the terms of s to dst and returns it.
+func (t *Tokenizer) Append(dst []string, s string) []string {
+	t.each(s, func(term string, _ wordKind) { dst = append(dst, term) })
+	return dst
+}
+
+// each calls fn with each term of s and the kind of word it came from.
+func (t *Tokenizer) each(s string, fn func(term string, kind wordKind)) {
+	splitWords(s, func(w string, kind wordKind) {
+		if term, ok := t.term(w, kind); ok {
+			fn(term, kind)
+		}
+	})
+}
+
+// term normalises one lower-cased word; ok is false when it is dropped.
+func (t *Tokenizer) term(w string, kind wordKind) (string, bool) {
+	switch {
+	case kind == wordCJK:
+		return w, true
+	case isNumber(w):
+		// A bare number in a request is nearly always an argument value
+		// ("a base of 10 units"), and in a description a count; neither
+		// says which tool to use. Mixed tokens (base64, mp3, 3d) are kept.
+		return "", false
+	case !t.opts.KeepStopWords && isStopWord(w):
+		return "", false
+	case t.query && fillerWords[w]:
+		return "", false
+	case !t.opts.NoStem && isASCIIAlpha(w):
+		return stem(w), true
+	}
+	return w, true
+}
+
+// splitWords calls emit with each lower-cased word of s: identifier parts
+// of letter and digit runs, and character bigrams (or a lone character) of
+// runs of scripts without spaces.
+func splitWords(s string, emit func(w string, kind wordKind)) {
+	start, class := 0, classSep
+	flush := func(end int) {
+		switch class {
+		case classWord:
+			splitIdentifier(s[start:end], emit)
+		case classCJK:
+			emitBigrams(s[start:end], emit)
+		}
+	}
+	for i, r := range s {
+		c := runeClass(r)
+		if c == classMark && class == classWord {
+			continue // a combining mark belongs to the word before it
+		}
+		if c != class {
+			flush(i)
+			start, class = i, c
+		}
+	}
+	flush(len(s))
+}
+
+// wordKind tells where a word came from.
+type wordKind uint8
+
+const (
+	wordPlain  wordKind = iota // a word or one part of an identifier
+	wordJoined                 // a two-part camelCase identifier, joined: youtube
+	wordCJK                    // a bigram or lone character of a script without spaces
+)
+
+const (
+	classSep = iota
+	classWord
+	classCJK
+	classMark
+)
+
+func runeClass(r rune) int {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return classWord
+		}
+		return classSep
+	case isNoSpaceScript(r):
+		return classCJK
+	case unicode.IsLetter(r) || unicode.IsDigit(r):
+		return classWord
+	case unicode.IsMark(r):
+		return classMark
+	}
+	return classSep
+}
+
+var noSpaceScripts = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar,
+}
+
+func isNoSpaceScript(r rune) bool {
+	return unicode.IsOneOf(noSpaceScripts, r)
+}
+
+// emitBigrams emits the overlapping character bigrams of a run of a
+// script without spaces, or the run itself when it is one character long.
+// Marks inside the run (Thai vowel signs) stay attached to their base.
+func emitBigrams(run string, emit func(string, wordKind)) {
+	if utf8.RuneCountInString(run) == 1 {
+		emit(run, wordCJK)
+		return
+	}
+	prev := 0
+	_, size := utf8.DecodeRuneInString(run)
+	for i := size; i < len(run); {
+		_, n := utf8.DecodeRuneInString(run[i:])
+		emit(run[prev:i+n], wordCJK)
+		prev, i = i, i+n
+	}
+}
+
+// splitIdentifier emits the parts of a run of letters and digits split at
+// camelCase boundaries: fooBar → foo bar, HTTPServer → http server,
+// Base64Encode → base64 encode. Letters and digits are not split apart
+// (base64, sha256, mp3, ipv4 are names). When a run splits in two, the
+// whole run is emitted as well, so YouTube matches "youtube" as well as
+// "tube"; longer identifiers (getUserProfile) are not typed joined.
+func splitIdentifier(run string, emit func(string, wordKind)) {
+	parts := 0
+	start := 0
+	var prev rune = -1
+	for i, r := range run {
+		if i > 0 && camelBoundary(prev, r, run[i+utf8.RuneLen(r):]) {
+			emit(strings.ToLower(run[start:i]), wordPlain)
+			start = i
+			parts++
+		}
+		prev = r
+	}
+	emit(strings.ToLower(run[start:]), wordPlain)
+	if parts == 1 {
+		emit(strings.ToLower(run), wordJoined)
+	}
+}
+
+// camelBoundary reports whether a new word starts at r, given the rune
+// before it and the rest of the run after it.
+func camelBoundary(prev, r rune, rest string) bool {
+	if !unicode.IsUpper(r) {
+		return false
+	}
+	if unicode.IsLower(prev) {
+		return true
+	}
+	if !unicode.IsUpper(prev) && !unicode.IsDigit(prev) {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(rest)
+	return unicode.IsLower(next)
+}
+
+// stemCacheSize bounds the stem cache; when full it is emptied and
+// refilled by the words in use.
+const stemCacheSize = 1 << 16
+
+// stems caches the Snowball stems of words: stemming is the tokenizer's
+// main cost, and requests and catalogs repeat their words.
+var stems struct {
+	sync.RWMutex
+	m map[string]string
+}
+
+// stem returns the Snowball English stem of the lower-case word w.
+func stem(w string) string {
+	stems.RLock()
+	s, ok := stems.m[w]
+	stems.RUnlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(w, true)
+	stems.Lock()
+	if stems.m == nil || len(stems.m) >= stemCacheSize {
+		stems.m = make(map[string]string, 1024)
+	}
+	stems.m[strings.Clone(w)] = s
+	stems.Unlock()
+	return s
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIAlpha(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}

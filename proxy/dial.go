@@ -13,34 +13,34 @@ import (
 // dial opens a client connection to an upstream by its transport. The
 // returned conn is started but not yet initialized. ctx must not carry a
 // deadline: the stdio transport keeps it for the life of the connection.
-func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts ...client.ClientOption) (*conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, logger)
+		return dialStdio(ctx, cfg, logger, opts)
 	case TransportStreamableHTTP, TransportSSE:
-		return dialHTTP(ctx, cfg, logger)
+		return dialHTTP(ctx, cfg, logger, opts)
 	default:
 		return nil, fmt.Errorf("upstream %s: unknown transport %q", cfg.Name, cfg.Transport)
 	}
 }
 
-func clientOptions(cfg UpstreamConfig) []client.ClientOption {
+func clientOptions(cfg UpstreamConfig, extra []client.ClientOption) []client.ClientOption {
 	switch cfg.Protocol {
 	case "modern":
-		return nil
+		return extra
 	case "":
-		return []client.ClientOption{client.WithProtocolVersion(DefaultProtocolVersion)}
+		return append(extra, client.WithProtocolVersion(DefaultProtocolVersion))
 	default:
-		return []client.ClientOption{client.WithProtocolVersion(cfg.Protocol)}
+		return append(extra, client.WithProtocolVersion(cfg.Protocol))
 	}
 }
 
-func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts []client.ClientOption) (*conn, error) {
 	ch, err := startChild(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	cl := client.NewClient(transport.NewIO(ch.stdout, ch.stdin, nil), clientOptions(cfg)...)
+	cl := client.NewClient(transport.NewIO(ch.stdout, ch.stdin, nil), clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
 		ch.stop()
 		return nil, err
@@ -56,7 +56,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*c
 	return c, nil
 }
 
-func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*conn, error) {
+func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts []client.ClientOption) (*conn, error) {
 	var tr transport.Interface
 	var err error
 	if cfg.Transport == TransportSSE {
@@ -69,7 +69,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger) (*co
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)
 	}
-	cl := client.NewClient(tr, clientOptions(cfg)...)
+	cl := client.NewClient(tr, clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
 		return nil, fmt.Errorf("connecting: %w", err)
 	}

@@ -66,6 +66,8 @@ type Hub struct {
 	byName    map[string]*upstream
 	progress  progressRouter
 	catalog   atomic.Pointer[Catalog]
+	relay     atomic.Pointer[Relay]
+	subID     atomic.Uint64
 
 	rebuildMu sync.Mutex // serialises rebuild and the listeners
 	lastSig   string     // guarded by rebuildMu
@@ -262,7 +264,9 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
+	done := u.calls.add(ctx)
 	res, err := u.callTool(ctx, req)
+	done()
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}
 	}

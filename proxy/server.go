@@ -63,6 +63,8 @@ type Server struct {
 	exec    *executor.Executor
 	planner *planner.Planner
 
+	subs subscriptions
+
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
 }
@@ -87,22 +89,25 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Executor.Logger = opts.Logger
 	}
 	s.exec = newExecutor(hubCaller{s}, opts.Hub, opts.Executor)
+	hooks := &server.Hooks{}
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
+		server.WithHooks(hooks),
 	}
+	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
 		s.index = newIndexer(opts.Router, opts.Logger)
-		hooks := &server.Hooks{}
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.belts.forget(cs.SessionID()) })
 		hooks.AddBeforeListTools(s.routeFromMeta)
-		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter), server.WithHooks(hooks))
+		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter))
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	opts.Hub.SetRelay(s)
 	s.sync(opts.Hub.Catalog())
 	opts.Hub.OnChange(s.sync)
 	return s
@@ -148,6 +153,11 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
+	// As over HTTP, only protocol versions with sessions (DESIGN decision
+	// 2): a client that discovers versions first then initializes.
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return server.WithSupportedProtocolVersions(ctx, sessionProtocolVersions)
+	})
 	err := stdio.Listen(ctx, in, out)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
@@ -163,7 +173,7 @@ func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
-			server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
+			server.WithStreamableHTTPProtocolVersions(sessionProtocolVersions...),
 			server.WithStreamableHTTPLogger(s.logger),
 			server.WithSessionIdManager(NewSessionIDs()),
 			server.WithSessionIdleTTL(sessionIdleTTL),
@@ -172,6 +182,10 @@ func (s *Server) HTTPHandler() http.Handler {
 	})
 	return s.http
 }
+
+// sessionProtocolVersions are the protocol versions served: those with
+// sessions, which per-session belts need (DESIGN decision 2).
+var sessionProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
 const sessionIdleTTL = 30 * time.Minute

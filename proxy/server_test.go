@@ -20,6 +20,7 @@ type sdkClient struct {
 	session  *sdk.ClientSession
 	mu       sync.Mutex
 	progress []*sdk.ProgressNotificationParams
+	logs     []*sdk.LoggingMessageParams
 	changed  chan struct{}
 }
 
@@ -29,6 +30,14 @@ func newSDKClient() (*sdk.Client, *sdkClient) {
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			c.mu.Lock()
 			c.progress = append(c.progress, r.Params)
+			c.mu.Unlock()
+		},
+		CreateMessageHandler: func(_ context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return &sdk.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &sdk.TextContent{Text: "from the client's model"}}, nil
+		},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
+			c.mu.Lock()
+			c.logs = append(c.logs, r.Params)
 			c.mu.Unlock()
 		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
@@ -291,5 +300,32 @@ func TestServerKeepsUpstreamSchema(t *testing.T) {
 	schema, _ := json.Marshal(res.Tools[i].InputSchema)
 	if !strings.Contains(string(schema), `"required":["text"]`) || !strings.Contains(string(schema), `"text":{"type":"string"}`) {
 		t.Errorf("alpha_echo schema: got %s", schema)
+	}
+}
+
+func TestServerRelaysSamplingAndLogsToTheCaller(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.connect(t, startHub(t, stdioFake("alpha")))
+			if got := resultText(c.call(t, "alpha_sample", map[string]any{"prompt": "hi"})); got != "sampled: from the client's model" {
+				t.Errorf("sampling through the proxy: got %q", got)
+			}
+			if err := c.session.SetLoggingLevel(t.Context(), &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
+				t.Fatal(err)
+			}
+			c.call(t, "alpha_log", nil)
+			eventually(t, 5*time.Second, "the upstream's warning and error logs", func() bool {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				return len(c.logs) >= 2
+			})
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, l := range c.logs {
+				if l.Level == "info" {
+					t.Errorf("an info log passed a warning level: %+v", l)
+				}
+			}
+		})
 	}
 }

@@ -39,6 +39,7 @@ type upstream struct {
 	hub     *Hub
 	logger  *slog.Logger
 	refresh chan struct{} // buffered 1: a list_changed arrived
+	calls   callers       // client calls in progress, for requests back to the client
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
 
@@ -140,7 +141,7 @@ func (u *upstream) dial(ctx context.Context) (*conn, error) {
 		}
 		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
 	}
-	return dial(ctx, u.cfg, u.logger)
+	return dial(ctx, u.cfg, u.logger, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
@@ -154,6 +155,15 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 		return listing{}, fmt.Errorf("initialize: %w", err)
 	}
 	c.caps = init.Capabilities
+	if c.caps.Logging != nil {
+		// Clients set their own levels with the proxy, which filters per
+		// client; the upstream sends everything from info up.
+		req := mcp.SetLevelRequest{}
+		req.Params.Level = mcp.LoggingLevelInfo
+		if err := c.client.SetLevel(ctx, req); err != nil {
+			u.logger.Debug("setting the upstream's log level", "err", err)
+		}
+	}
 	return u.list(ctx, c)
 }
 
@@ -303,8 +313,10 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 		}
 	case string(mcp.MethodNotificationProgress):
 		u.hub.progress.forward(n)
-	case "notifications/message":
-		u.logger.Debug("upstream log", "params", n.Params.AdditionalFields)
+	case string(mcp.MethodNotificationMessage):
+		u.relayLog(n)
+	case string(mcp.MethodNotificationResourceUpdated):
+		u.relayResourceUpdated(n)
 	}
 }
 

@@ -57,9 +57,11 @@ func Command(name string) (command string, env map[string]string) {
 //	getenv {name}          returns the variable's value in the server's environment
 //	add_tool {name}        adds a tool (list_changed follows)
 //	pid {}                 the server's process id
+//	sample {prompt}        asks the client to sample (sampling/createMessage), returns its text
+//	log {}                 sends three log messages (info, warning, error), then returns
 func New(name string) *server.MCPServer {
 	f := &fake{name: name}
-	f.srv = server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true),
+	f.srv = server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithLogging(),
 		server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
 	f.addTools()
 	f.srv.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greets someone"),
@@ -90,6 +92,9 @@ func (f *fake) addTools() {
 	f.srv.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool"),
 		mcp.WithString("name", mcp.Required())), f.addTool)
 	f.srv.AddTool(mcp.NewTool("pid", mcp.WithDescription("Process id")), f.pid)
+	f.srv.AddTool(mcp.NewTool("sample", mcp.WithDescription("Ask the client's model"),
+		mcp.WithString("prompt", mcp.Required())), f.sample)
+	f.srv.AddTool(mcp.NewTool("log", mcp.WithDescription("Send log messages")), f.log)
 }
 
 func (f *fake) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -182,4 +187,30 @@ func (f *fake) greet(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromp
 func (f *fake) readme(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain",
 		Text: "readme of " + f.name}}, nil
+}
+
+func (f *fake) sample(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{
+		CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
+			MaxTokens: 50,
+		},
+	})
+	if err != nil {
+		return mcp.NewToolResultError("sampling: " + err.Error()), nil
+	}
+	text, _ := res.Content.(mcp.TextContent)
+	return mcp.NewToolResultText("sampled: " + text.Text), nil
+}
+
+func (f *fake) log(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv := server.ServerFromContext(ctx)
+	for _, lvl := range []mcp.LoggingLevel{mcp.LoggingLevelInfo, mcp.LoggingLevelWarning, mcp.LoggingLevelError} {
+		n := mcp.NewLoggingMessageNotification(lvl, f.name, "message at "+string(lvl))
+		if err := srv.SendLogMessageToClient(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let the notifications go out before the result
+	return mcp.NewToolResultText("logged"), nil
 }

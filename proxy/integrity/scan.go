@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -50,6 +51,22 @@ const (
 	MaxContract = 32 << 10 // bytes of the tool's canonical contract JSON
 )
 
+// maxScan is how much of one text Scan reads. Anything longer is already
+// oversized, and the bound keeps an upstream from stalling the scan.
+const maxScan = 8 * MaxText
+
+// truncate cuts s to maxScan bytes, on a rune boundary.
+func truncate(s string) string {
+	if len(s) <= maxScan {
+		return s
+	}
+	cut := maxScan
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 // Scan checks every text of t that a model reads: name, title,
 // description, annotation title, and every key and string nested in the
 // input and output schemas (parameter names, descriptions, titles, enums,
@@ -58,7 +75,8 @@ const (
 // shadowing. Single plain words ("search", "fetch") are ignored in others,
 // since honest descriptions use them as words.
 //
-// Scan reports at most one finding per field and kind; nil means clean.
+// Scan reports at most one finding per field and kind, and at most 32 in
+// all; nil means clean.
 func Scan(t mcp.Tool, others []string) []Finding {
 	sc := &scanner{shadow: shadowSet(others, t.Name), seen: make(map[[2]string]bool)}
 	sc.name("name", t.Name)
@@ -79,9 +97,12 @@ type scanner struct {
 	findings []Finding
 }
 
+// maxFindings bounds what one tool can put in the log.
+const maxFindings = 32
+
 func (sc *scanner) add(field, kind, detail string) {
 	key := [2]string{field, kind}
-	if sc.seen[key] {
+	if sc.seen[key] || len(sc.findings) == maxFindings {
 		return
 	}
 	sc.seen[key] = true
@@ -92,28 +113,36 @@ func (sc *scanner) add(field, kind, detail string) {
 // come out the same every time. Strings under identifier keywords
 // (required, $ref, type, ...) are scanned as names, not prose: a parameter
 // named like another server's tool is not shadowing.
-func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text) }
+func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text, 0) }
 
-func (sc *scanner) walkAs(path string, v any, str func(field, s string)) {
+func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth int) {
+	if depth > maxDepth {
+		sc.add(path, KindOversized, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+		return
+	}
 	switch v := v.(type) {
 	case string:
 		str(path, v)
 	case []any:
 		for i, e := range v {
-			sc.walkAs(fmt.Sprintf("%s[%d]", path, i), e, str)
+			sc.walkAs(fmt.Sprintf("%s[%d]", path, i), e, str, depth+1)
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			p := path + segment(k)
 			sc.name(p, k)
 			if identifierKeywords[k] {
-				sc.walkAs(p, v[k], sc.name)
+				sc.walkAs(p, v[k], sc.name, depth+1)
 			} else {
-				sc.walkAs(p, v[k], sc.text)
+				sc.walkAs(p, v[k], sc.text, depth+1)
 			}
 		}
 	}
 }
+
+// maxDepth bounds how deep Scan walks a schema; honest schemas stay in
+// single digits, and the bound keeps the walk linear in the input.
+const maxDepth = 64
 
 // identifierKeywords are the JSON Schema keywords whose strings are names,
 // references or formats rather than text for the model to read.
@@ -136,6 +165,10 @@ func segment(k string) string {
 // Words are split at _, - and camelCase so an instruction spelled as an
 // identifier reads as one.
 func (sc *scanner) name(field, s string) {
+	if len(s) > MaxText {
+		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
+	}
+	s = truncate(s)
 	sc.common(field, s, splitIdentifier(s))
 }
 
@@ -144,10 +177,11 @@ func (sc *scanner) text(field, s string) {
 	if s == "" {
 		return
 	}
-	sc.common(field, s, s)
 	if len(s) > MaxText {
 		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
 	}
+	s = truncate(s)
+	sc.common(field, s, s)
 	if !sc.shadow.empty() {
 		if m := shadowed(stripInvisible(s), sc.shadow); m != "" {
 			sc.add(field, KindShadowing, fmt.Sprintf("names %q, a tool of another server", m))
@@ -171,12 +205,12 @@ func (sc *scanner) common(field, s, words string) {
 // (for paths and file names) and words (for phrases).
 func (sc *scanner) instructions(field, raw, words, where string) {
 	phrase := phraseForm(words)
-	if m := matchAny(hiddenInstruction, phrase); m != "" {
+	if m := hiddenInstruction.find(phrase); m != "" {
 		sc.add(field, KindHiddenInstruction, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
-	m := strings.TrimSpace(matchAny(secretFile, strings.ToLower(raw)))
+	m := strings.TrimSpace(secretFile.find(strings.ToLower(raw)))
 	if m == "" {
-		m = secretWords.FindString(phrase)
+		m = secretWords.find(phrase)
 	}
 	if m == "" {
 		m = matchSecretUse(phrase)
@@ -186,22 +220,14 @@ func (sc *scanner) instructions(field, raw, words, where string) {
 	}
 }
 
-func matchAny(patterns []*regexp.Regexp, s string) string {
-	for _, re := range patterns {
-		if m := re.FindString(s); m != "" {
-			return m
-		}
-	}
-	return ""
-}
-
 // phraseForm lower-cases s, reads _ and - as spaces and collapses runs of
 // white space, so markers match however they are spaced.
 func phraseForm(s string) string {
-	s = strings.ToLower(s)
-	s = strings.NewReplacer("_", " ", "-", " ", "\u2019", "'").Replace(s)
+	s = wordBreaks.Replace(strings.ToLower(s))
 	return strings.Join(strings.Fields(s), " ")
 }
+
+var wordBreaks = strings.NewReplacer("_", " ", "-", " ", "\u2019", "'")
 
 // splitIdentifier inserts a space at each lower-to-upper case change:
 // contentFromReadingSshKey → content From Reading Ssh Key.
@@ -219,7 +245,10 @@ func splitIdentifier(s string) string {
 }
 
 // Markers of text addressed to the model, matched against phraseForm.
-var hiddenInstruction = compileAll(
+var hiddenInstruction = anyOf([]string{"<", "[", "ignore", "disregard", "forget", "override",
+	"do not", "don't", "dont", "never", "without", "hide", "conceal", "keep", "before",
+	"you must", "you need", "you have", "otherwise", "when this tool", "system prompt",
+	"hidden instructions", "instruction"},
 	// <IMPORTANT>, </system>, < instructions >, and Llama's [INST].
 	`< ?/? ?(important|system|sys|instructions?|hidden|critical|admin)\b[^<>]{0,40}>`,
 	`\[ ?/? ?(inst|system|instructions?) ?\]`,
@@ -239,7 +268,8 @@ var hiddenInstruction = compileAll(
 )
 
 // Credential files, matched against the lower-cased raw text.
-var secretFile = compileAll(
+var secretFile = anyOf([]string{".ssh", "id_", ".env", "mcp.json", "claude_desktop_config",
+	".aws", "/etc/", ".git-credentials", ".netrc"},
 	`~/?\.ssh\b`,
 	`(^|[^a-z0-9.])\.ssh/`,
 	`(^|[^a-z0-9])id_(rsa|dsa|ecdsa|ed25519)\b`,
@@ -254,7 +284,7 @@ var secretFile = compileAll(
 
 // Credential files spelled as words, as in a parameter named
 // content_from_reading_mcp_json; matched against phraseForm.
-var secretWords = regexp.MustCompile(`\b(?:id (?:rsa|dsa|ecdsa|ed25519)|mcp json|claude desktop config|aws credentials|etc (?:passwd|shadow)|git credentials)\b`)
+var secretWords = anyOf([]string{"id ", "mcp json", "claude desktop", "aws credentials", "etc ", "git credentials"}, `\b(?:id (?:rsa|dsa|ecdsa|ed25519)|mcp json|claude desktop config|aws credentials|etc (?:passwd|shadow)|git credentials)\b`)
 
 // A secret that the text tells the model to hand over, matched against
 // phraseForm. Honest descriptions name secrets too ("the API key is taken
@@ -279,6 +309,9 @@ var possessive = regexp.MustCompile(`\b(?:user's|users'|users|your|their|his|her
 
 // matchSecretUse returns the first demand for a secret in phrase, or "".
 func matchSecretUse(phrase string) string {
+	if !containsAny(phrase, secretTerms) {
+		return ""
+	}
 	pre, obj, sink := secretUse.SubexpIndex("pre"), secretUse.SubexpIndex("obj"), secretUse.SubexpIndex("sink")
 	for _, m := range secretUse.FindAllStringSubmatchIndex(phrase, -1) {
 		if m[2*pre] >= 0 {
@@ -291,12 +324,37 @@ func matchSecretUse(phrase string) string {
 	return secretPassive.FindString(phrase)
 }
 
-func compileAll(exprs ...string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(exprs))
-	for i, e := range exprs {
-		out[i] = regexp.MustCompile(e)
+// secretTerms are substrings every secret named in secretUse and
+// secretPassive contains.
+var secretTerms = []string{"key", "token", "password", "credential", "seed", "mnemonic", "cookie"}
+
+// marker is a pattern behind a cheap test: a text that contains none of the
+// triggers cannot match, and most texts contain none.
+type marker struct {
+	triggers []string
+	re       *regexp.Regexp
+}
+
+// anyOf compiles the alternatives into one marker; every match of any of
+// them must contain one of triggers.
+func anyOf(triggers []string, exprs ...string) marker {
+	return marker{triggers, regexp.MustCompile(`(?:` + strings.Join(exprs, `)|(?:`) + `)`)}
+}
+
+func (m marker) find(s string) string {
+	if !containsAny(s, m.triggers) {
+		return ""
 	}
-	return out
+	return m.re.FindString(s)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // shadowNames are the names in others that look like tool names rather
@@ -340,7 +398,9 @@ func shadowed(s string, set shadowNames) string {
 	for run := range strings.FieldsFuncSeq(s, notIdent) {
 		parts := strings.Split(run, ".")
 		for i := range parts {
-			for j := len(parts); j > i; j-- {
+			// Longest first; a tool name has at most maxNameDots dots, which
+			// also keeps a run of a million dots linear.
+			for j := min(len(parts), i+maxNameDots+1); j > i; j-- {
 				if c := strings.Join(parts[i:j], "."); set.has(c) {
 					return c
 				}
@@ -349,6 +409,8 @@ func shadowed(s string, set shadowNames) string {
 	}
 	return ""
 }
+
+const maxNameDots = 3
 
 // identifierLike reports whether a name without separators is camelCase
 // (sendEmail), and so not an English word like search.

@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+var _ Relay = (*Server)(nil)
+
+// CreateMessage asks the client of ctx's call to sample (an upstream
+// asked, mid-call).
+func (s *Server) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return s.mcp.RequestSampling(ctx, req)
+}
+
+// Elicit asks the client of ctx's call for input (an upstream asked).
+func (s *Server) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return s.mcp.RequestElicitation(ctx, req)
+}
+
+// Log sends an upstream's log message to the client of ctx's call, at the
+// level that client asked for.
+func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
+	if err := s.mcp.SendLogMessageToClient(ctx, n); err != nil {
+		s.logger.Debug("upstream log not relayed", "session_id", sessionID(ctx), "err", err)
+	}
+}
+
+// ResourceUpdated tells the clients subscribed to uri that it changed.
+func (s *Server) ResourceUpdated(uri string) {
+	for _, id := range s.subs.sessions(uri) {
+		err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
+		if err != nil {
+			s.logger.Debug("resource update not sent", "session_id", id, "err", err)
+		}
+	}
+}
+
+// completer routes completion/complete to the upstream that owns the
+// prompt or resource template.
+type completer struct{ hub *Hub }
+
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, mcp.CompleteParams{Ref: mcp.PromptReference{Type: "ref/prompt", Name: name}, Argument: arg, Context: cc})
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, mcp.CompleteParams{Ref: mcp.ResourceReference{Type: "ref/resource", URI: uri}, Argument: arg, Context: cc})
+}
+
+func (c completer) complete(ctx context.Context, p mcp.CompleteParams) (*mcp.Completion, error) {
+	res, err := c.hub.Complete(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &res.Completion, nil
+}
+
+// subscriptions tracks which client sessions follow which resource URIs,
+// so the upstream is asked once per URI and updates reach only them.
+type subscriptions struct {
+	mu   sync.Mutex
+	uris map[string]map[string]bool // uri -> session ids
+}
+
+// add records a subscription and reports whether it is the URI's first.
+func (t *subscriptions) add(uri, session string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.uris == nil {
+		t.uris = map[string]map[string]bool{}
+	}
+	first := len(t.uris[uri]) == 0
+	if t.uris[uri] == nil {
+		t.uris[uri] = map[string]bool{}
+	}
+	t.uris[uri][session] = true
+	return first
+}
+
+// remove drops a subscription and reports whether the URI has none left.
+func (t *subscriptions) remove(uri, session string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.uris[uri][session] {
+		return false
+	}
+	delete(t.uris[uri], session)
+	if len(t.uris[uri]) == 0 {
+		delete(t.uris, uri)
+		return true
+	}
+	return false
+}
+
+// dropSession forgets a session's subscriptions and returns the URIs that
+// no session follows any more.
+func (t *subscriptions) dropSession(session string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var gone []string
+	for uri, ids := range t.uris {
+		if ids[session] {
+			delete(ids, session)
+			if len(ids) == 0 {
+				delete(t.uris, uri)
+				gone = append(gone, uri)
+			}
+		}
+	}
+	return gone
+}
+
+func (t *subscriptions) sessions(uri string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Sorted(maps.Keys(t.uris[uri]))
+}
+
+// passthroughOptions give the client-facing server logging, completions
+// and resource subscriptions, all backed by the upstreams.
+func (s *Server) passthroughOptions(hooks *server.Hooks) []server.ServerOption {
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		if s.subs.add(req.Params.URI, sessionID(ctx)) {
+			s.subscribeUpstream(ctx, req.Params.URI, true)
+		}
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		if s.subs.remove(req.Params.URI, sessionID(ctx)) {
+			s.subscribeUpstream(ctx, req.Params.URI, false)
+		}
+	})
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) {
+		for _, uri := range s.subs.dropSession(cs.SessionID()) {
+			s.subscribeUpstream(context.WithoutCancel(ctx), uri, false)
+		}
+	})
+	c := completer{s.hub}
+	return []server.ServerOption{
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(c),
+		server.WithResourceCompletionProvider(c),
+	}
+}
+
+func (s *Server) subscribeUpstream(ctx context.Context, uri string, on bool) {
+	if err := s.hub.Subscribe(ctx, uri, on); err != nil {
+		s.logger.Warn("resource subscription not passed upstream", "uri", fmt.Sprintf("%.200q", uri), "err", err)
+	}
+}

@@ -1,0 +1,64 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// BenchmarkServerCall measures tools/call through the client-facing server
+// over in-memory stdio pipes to an in-process upstream: the proxy's own
+// per-call cost, without process and pipe noise.
+func BenchmarkServerCall(b *testing.B) {
+	for _, mode := range []string{"all", "routed"} {
+		b.Run(mode, func(b *testing.B) {
+			h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
+			if err := h.Start(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			opts := ServerOptions{Hub: h}
+			if mode == "routed" {
+				opts.Router = routing.NewRouter(routing.RouterOptions{})
+			}
+			srv := NewServer(opts)
+			defer srv.Close()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				srv.ServeStdio(ctx, inR, outW)
+				outW.Close()
+			}()
+			c := client.NewClient(transport.NewIO(outR, inW, nil))
+			if err := c.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				b.Fatal(err)
+			}
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "alpha_echo"
+			req.Params.Arguments = map[string]any{"text": "x"}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := c.CallTool(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			c.Close()
+			cancel()
+			inR.Close()
+			<-done
+		})
+	}
+}

@@ -7,8 +7,8 @@
 //     _meta). A [Store] keeps one pin per upstream tool in pins.json under
 //     the router's state directory. [Store.Check] pins tools it has not
 //     seen (trust on first use) and reports a tool whose contract differs
-//     from its pin as [VerdictChanged]; the hub hides a changed tool and rejects
-//     calls to it until a person approves the new contract with
+//     from its pin as [VerdictChanged]; the hub hides a changed tool and
+//     rejects calls to it until a person approves the new contract with
 //     [Store.Approve] or [Store.ApproveByName]. The pending change is
 //     written to the store, so the block survives a restart and another
 //     process (the pins CLI) can list and approve it.

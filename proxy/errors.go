@@ -16,6 +16,7 @@ const (
 	KindProtocol      Kind = "upstream_protocol_error"
 	KindCancelled     Kind = "cancelled"
 	KindUnknownTool   Kind = "unknown_tool"
+	KindBlocked       Kind = "tool_blocked"
 	KindUpstreamError Kind = "upstream_error"
 )
 

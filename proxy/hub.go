@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // BuiltinFunc builds a built-in server by name with its flags.
@@ -35,6 +37,16 @@ type Options struct {
 	RefreshDebounce time.Duration
 	// Version is reported to upstreams as the client version.
 	Version string
+	// Pins, when set, pins each tool's contract at first sight and blocks
+	// a tool whose contract changes until it is approved.
+	Pins *integrity.Store
+	// Poisoning says what to do with a tool whose definition looks
+	// poisoned: warn (log it) or quarantine (block it until approved).
+	Poisoning integrity.Policy
+	// RecheckEvery is how often upstreams with blocked tools are checked
+	// again, so that an approval made with `mcp-router pins approve` in
+	// another process takes effect without a restart [5s].
+	RecheckEvery time.Duration
 }
 
 func (o *Options) defaults() {
@@ -55,6 +67,9 @@ func (o *Options) defaults() {
 	}
 	if o.Version == "" {
 		o.Version = "dev"
+	}
+	if o.RecheckEvery <= 0 {
+		o.RecheckEvery = 5 * time.Second
 	}
 }
 
@@ -113,6 +128,11 @@ func (h *Hub) Start(ctx context.Context) error {
 			u.run(runCtx)
 		}()
 	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.recheckLoop(runCtx)
+	}()
 	h.mu.Unlock()
 	h.awaitFirst(ctx)
 	// Upstreams connect in any order; at start, names go to upstreams in
@@ -253,6 +273,9 @@ func signature(c *Catalog) string {
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
+		if up, why, blocked := h.blockedTool(name); blocked {
+			return nil, &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: name, Err: fmt.Errorf("blocked: %s", why)}
+		}
 		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name, Err: ErrUnknownTool}
 	}
 	u := h.byName[t.Upstream]

@@ -27,7 +27,9 @@ const (
 
 // listing is what an upstream offers, as last listed.
 type listing struct {
-	tools     []mcp.Tool
+	tools     []mcp.Tool        // what is exposed: allowed, and not blocked by vetting
+	raw       []mcp.Tool        // allowed, before vetting
+	blocked   map[string]string // own tool name -> why it is hidden
 	resources []mcp.Resource
 	templates []mcp.ResourceTemplate
 	prompts   []mcp.Prompt
@@ -188,7 +190,8 @@ func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 		return out, fmt.Errorf("listing tools: %w", err)
 	}
 	if tools != nil {
-		out.tools = u.filter(tools.Tools)
+		out.raw = u.filter(tools.Tools)
+		out.tools, out.blocked = u.hub.vet(u, out.raw)
 	}
 	if c.caps.Resources != nil {
 		out.resources, out.templates = u.listResources(ctx, c)

@@ -227,3 +227,24 @@ func TestServeRefusesAnOpenAddressWithoutTokens(t *testing.T) {
 		t.Errorf("serve --http 0.0.0.0:0 without tokens: got %v, want a refusal naming http.bearer_tokens", err)
 	}
 }
+
+func TestPinsListAndApprove(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
+	if _, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, nil, "pins", "list", "--config", cfg)
+	if err != nil || !strings.Contains(out, "calculator") || !strings.Contains(out, "divide") {
+		t.Fatalf("pins list after a first connect: %v\n%s", err, out)
+	}
+	if out, _, err := runCLI(t, nil, "pins", "approve", "calculator_divide", "--config", cfg); err != nil || !strings.Contains(out, "approved calculator_divide") {
+		t.Errorf("pins approve: %v %q", err, out)
+	}
+	if out, _, _ := runCLI(t, nil, "pins", "list", "--config", cfg); !strings.Contains(out, "approved") {
+		t.Errorf("pins list does not show the approval:\n%s", out)
+	}
+	if _, _, err := runCLI(t, nil, "pins", "approve", "calculator_nope", "--config", cfg); err == nil {
+		t.Error("approving an unknown tool: got no error")
+	}
+}

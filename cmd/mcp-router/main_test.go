@@ -14,7 +14,14 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeupstream.MaybeRun()
+	// Keep pins and caches of the tests out of the user's state directory.
+	state, err := os.MkdirTemp("", "mcp-router-state")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
 	code := m.Run()
+	os.RemoveAll(state)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

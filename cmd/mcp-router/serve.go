@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -80,13 +82,25 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
-	hub := proxy.NewHub(proxy.Options{
+	opts := proxy.Options{
 		Upstreams: prof.Upstreams,
 		Builtin:   builtin.New,
 		Reserved:  proxy.ReservedNames(),
 		Logger:    log,
 		Version:   version,
-	})
+		Poisoning: integrity.Policy(prof.Integrity.Poisoning),
+	}
+	if opts.Poisoning == "" {
+		opts.Poisoning = integrity.Warn
+	}
+	if prof.Integrity.Pins {
+		store, err := integrity.Open(pinsDir(cfg))
+		if err != nil {
+			return nil, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
+		}
+		opts.Pins = store
+	}
+	hub := proxy.NewHub(opts)
 	if err := hub.Start(ctx); err != nil {
 		hub.Close()
 		return nil, startError(cfg, prof, err)
@@ -148,3 +162,6 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// pinsDir is where tool pins live: under the state directory.
+func pinsDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "pins") }

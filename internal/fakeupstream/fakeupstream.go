@@ -55,7 +55,7 @@ func Command(name string) (command string, env map[string]string) {
 //	progress {steps}       sends steps progress notifications, then returns
 //	fail {}                returns an isError result
 //	getenv {name}          returns the variable's value in the server's environment
-//	add_tool {name}        adds a tool (list_changed follows)
+//	add_tool {name, description?}  adds or redefines a tool (list_changed follows)
 //	pid {}                 the server's process id
 //	sample {prompt}        asks the client to sample (sampling/createMessage), returns its text
 //	log {}                 sends three log messages (info, warning, error), then returns
@@ -90,7 +90,7 @@ func (f *fake) addTools() {
 	f.srv.AddTool(mcp.NewTool("getenv", mcp.WithDescription("Read an environment variable"),
 		mcp.WithString("name", mcp.Required())), f.getenv)
 	f.srv.AddTool(mcp.NewTool("add_tool", mcp.WithDescription("Add a tool"),
-		mcp.WithString("name", mcp.Required())), f.addTool)
+		mcp.WithString("name", mcp.Required()), mcp.WithString("description")), f.addTool)
 	f.srv.AddTool(mcp.NewTool("pid", mcp.WithDescription("Process id")), f.pid)
 	f.srv.AddTool(mcp.NewTool("sample", mcp.WithDescription("Ask the client's model"),
 		mcp.WithString("prompt", mcp.Required())), f.sample)
@@ -169,7 +169,7 @@ func (f *fake) getenv(_ context.Context, req mcp.CallToolRequest) (*mcp.CallTool
 
 func (f *fake) addTool(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.GetString("name", "")
-	f.srv.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time")), f.echo)
+	f.srv.AddTool(mcp.NewTool(name, mcp.WithDescription(req.GetString("description", "Added at run time"))), f.echo)
 	return mcp.NewToolResultText("added " + name), nil
 }
 

@@ -94,6 +94,7 @@ type Profile struct {
 	CoreTools []string
 	Routing   Routing
 	Planner   Planner
+	Integrity Integrity
 	// Lines maps each upstream name to its line in File, for messages.
 	Lines map[string]int
 }
@@ -267,6 +268,15 @@ type Planner struct {
 	Prompt          string
 	SensitiveTopics []string
 	Timeout         time.Duration
+}
+
+// Integrity is a profile's integrity section.
+type Integrity struct {
+	// Pins pins each tool's contract under state_dir and blocks changed
+	// ones until approved (default true).
+	Pins bool
+	// Poisoning is "warn" (default) or "quarantine".
+	Poisoning string
 }
 
 // DurationValue is a Go duration in YAML ("30s", "2m").

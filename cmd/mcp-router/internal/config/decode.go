@@ -41,6 +41,12 @@ type rawProfile struct {
 	CoreTools []string             `yaml:"core_tools"`
 	Routing   rawRouting           `yaml:"routing"`
 	Planner   rawPlanner           `yaml:"planner"`
+	Integrity rawIntegrity         `yaml:"integrity"`
+}
+
+type rawIntegrity struct {
+	Pins      *bool  `yaml:"pins"`
+	Poisoning string `yaml:"poisoning"`
 }
 
 type rawPlanner struct {

@@ -21,6 +21,8 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: profiles.%s.routing: %w", c.File, name, err)
 	}
 	p.Routing = routing
+	in := e.Value.Integrity
+	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning}
 	pl := e.Value.Planner
 	p.Planner = Planner{Prompt: pl.Prompt, SensitiveTopics: pl.SensitiveTopics, Timeout: time.Duration(pl.Timeout)}
 	if p.Planner.Prompt != "" {

@@ -90,6 +90,9 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 			v.upstream(path+".upstreams."+u.Key, u)
 		}
 		v.routing(path+".routing", p.Node, prof.Routing)
+		if pol := prof.Integrity.Poisoning; pol != "" && pol != "warn" && pol != "quarantine" {
+			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", pol)
+		}
 	}
 	if c.DefaultProfile != "" && !c.hasProfile(c.DefaultProfile) && len(c.names) > 0 {
 		v.errorf(1, "default_profile", "no profile %q (profiles: %s)", c.DefaultProfile, strings.Join(c.names, ", "))

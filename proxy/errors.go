@@ -17,6 +17,8 @@ const (
 	KindCancelled     Kind = "cancelled"
 	KindUnknownTool   Kind = "unknown_tool"
 	KindBlocked       Kind = "tool_blocked"
+	KindCircuitOpen   Kind = "circuit_open"
+	KindQueueFull     Kind = "queue_full"
 	KindUpstreamError Kind = "upstream_error"
 )
 
@@ -25,6 +27,13 @@ var ErrUnknownTool = errors.New("unknown tool")
 
 // ErrNotConnected is returned when an upstream has no live connection.
 var ErrNotConnected = errors.New("not connected")
+
+// ErrCircuitOpen is returned while an upstream keeps failing to connect.
+var ErrCircuitOpen = errors.New("circuit open")
+
+// ErrQueueFull is returned when an upstream has too many calls in flight
+// and waiting.
+var ErrQueueFull = errors.New("too many calls waiting")
 
 // UpstreamError is a failed call to an upstream. Its message is safe to show
 // a model: it names the tool, the upstream and the reason, never headers,

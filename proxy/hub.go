@@ -47,6 +47,9 @@ type Options struct {
 	// again, so that an approval made with `mcp-router pins approve` in
 	// another process takes effect without a restart [5s].
 	RecheckEvery time.Duration
+	// MaxInFlight calls run at once per upstream, and MaxQueue more may
+	// wait; past that calls fail with queue_full [32, 64].
+	MaxInFlight, MaxQueue int
 }
 
 func (o *Options) defaults() {
@@ -67,6 +70,12 @@ func (o *Options) defaults() {
 	}
 	if o.Version == "" {
 		o.Version = "dev"
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 32
+	}
+	if o.MaxQueue <= 0 {
+		o.MaxQueue = 64
 	}
 	if o.RecheckEvery <= 0 {
 		o.RecheckEvery = 5 * time.Second
@@ -302,6 +311,10 @@ func classify(ctx context.Context, err error) Kind {
 		return KindCancelled
 	case errors.Is(err, context.DeadlineExceeded):
 		return KindTimeout
+	case errors.Is(err, ErrCircuitOpen):
+		return KindCircuitOpen
+	case errors.Is(err, ErrQueueFull):
+		return KindQueueFull
 	case errors.Is(err, ErrNotConnected), isTransportError(err):
 		return KindUnavailable
 	default:

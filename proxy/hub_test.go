@@ -270,6 +270,13 @@ func TestChildEnvironmentIsMinimal(t *testing.T) {
 	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "PATH"}); got == "<unset>" {
 		t.Error("PATH not passed to the child")
 	}
+	// inherit_env opts into the whole environment.
+	full := stdioFake("beta")
+	full.InheritEnv = true
+	hb := startHub(t, full)
+	if got := callText(t, hb, "beta_getenv", map[string]any{"name": "MCP_ROUTER_TEST_SECRET"}); got != "hunter2" {
+		t.Errorf("inherit_env: got %q, want the proxy's variable", got)
+	}
 }
 
 func TestHubProgressUsesItsOwnToken(t *testing.T) {

@@ -82,6 +82,9 @@ func startChild(cfg UpstreamConfig, logger *slog.Logger) (*child, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = childEnv(os.Environ(), cfg.Env)
+	if cfg.InheritEnv {
+		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
+	}
 	cmd.SysProcAttr = childSysProcAttr()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -191,3 +194,11 @@ func logLines(r io.ReadCloser, logger *slog.Logger) {
 }
 
 const maxLogLine = 4096
+
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -42,6 +43,8 @@ type upstream struct {
 	logger  *slog.Logger
 	refresh chan struct{} // buffered 1: a list_changed arrived
 	calls   callers       // client calls in progress, for requests back to the client
+	slots   chan struct{} // in-flight calls; capacity MaxInFlight
+	queued  atomic.Int64  // calls waiting for a slot
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
 
@@ -51,6 +54,7 @@ type upstream struct {
 	lastErr  error
 	offer    listing
 	restarts int
+	failures int // connection attempts failed in a row; reset by a lasting connection
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
@@ -59,6 +63,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		hub:     h,
 		logger:  h.logger.With("upstream", cfg.Name),
 		refresh: make(chan struct{}, 1),
+		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		first:   make(chan struct{}),
 		state:   StateConnecting,
 	}
@@ -84,6 +89,9 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		delay := backoff(attempt, u.hub.opts.BackoffMin, u.hub.opts.BackoffMax)
 		attempt++
+		u.mu.Lock()
+		u.failures = attempt
+		u.mu.Unlock()
 		u.logger.Warn("upstream down", "err", err, "retry_in", delay.Round(time.Millisecond))
 		if !sleep(ctx, delay) {
 			u.setState(StateStopped, nil)
@@ -239,6 +247,7 @@ func (u *upstream) filter(tools []mcp.Tool) []mcp.Tool {
 
 func (u *upstream) connected(c *conn, offer listing) {
 	u.mu.Lock()
+	u.failures = 0
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
 	u.mu.Unlock()
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
@@ -330,18 +339,34 @@ func (u *upstream) current() (*conn, error) {
 	if u.conn != nil {
 		return u.conn, nil
 	}
+	if u.failures >= crashLoop {
+		return nil, fmt.Errorf("%w: failed %d times in a row, last: %v", ErrCircuitOpen, u.failures, u.lastErr)
+	}
 	if u.lastErr != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.lastErr)
 	}
 	return nil, ErrNotConnected
 }
 
-// callTool calls the upstream's own tool name with its own deadline.
+// crashLoop is how many failed connection attempts in a row open the
+// upstream's circuit: calls then fail fast with circuit_open until a
+// reconnect (the half-open probe, paced by the backoff) succeeds.
+const crashLoop = 3
+
+// callTool calls the upstream's own tool name with its own deadline. At
+// most MaxInFlight calls run at once per upstream and MaxQueue wait; past
+// that a call fails at once with ErrQueueFull, so a slow upstream never
+// holds up the others or piles up without bound.
 func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, err := u.current()
 	if err != nil {
 		return nil, err
 	}
+	release, err := u.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
 	res, err := c.client.CallTool(ctx, req)
@@ -349,6 +374,27 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		c.markLost(err)
 	}
 	return res, err
+}
+
+// admit waits for an in-flight slot, or refuses when the queue is full.
+func (u *upstream) admit(ctx context.Context) (release func(), err error) {
+	release = func() { <-u.slots }
+	select {
+	case u.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	if u.queued.Add(1) > int64(u.hub.opts.MaxQueue) {
+		u.queued.Add(-1)
+		return nil, fmt.Errorf("%w: %d calls in flight and %d waiting", ErrQueueFull, cap(u.slots), u.hub.opts.MaxQueue)
+	}
+	defer u.queued.Add(-1)
+	select {
+	case u.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Status is a snapshot of one upstream for display.

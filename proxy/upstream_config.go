@@ -31,6 +31,9 @@ type UpstreamConfig struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// InheritEnv gives the child the proxy's whole environment (opt-in;
+	// by default it gets a minimal one, so secrets stay out).
+	InheritEnv bool
 
 	// URL and Headers reach a streamable-HTTP or SSE server.
 	URL     string

@@ -20,12 +20,22 @@ import (
 // fake upstream over stdio under that name instead of running tests.
 const EnvVar = "MCP_ROUTER_FAKE_UPSTREAM"
 
+// CrashFileEnvVar names a file whose presence makes a stdio fake exit at
+// start, to script a crash loop.
+const CrashFileEnvVar = "MCP_ROUTER_FAKE_CRASH_FILE"
+
 // MaybeRun serves a fake upstream over stdin/stdout and exits when EnvVar
 // is set; otherwise it returns at once. Call it first in TestMain.
 func MaybeRun() {
 	name := os.Getenv(EnvVar)
 	if name == "" {
 		return
+	}
+	if f := os.Getenv(CrashFileEnvVar); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			fmt.Fprintln(os.Stderr, "fake upstream: crash file present, exiting at start")
+			os.Exit(1)
+		}
 	}
 	err := server.NewStdioServer(New(name)).Listen(context.Background(), os.Stdin, os.Stdout)
 	if err != nil {

@@ -79,20 +79,21 @@ type rawBreaker struct {
 }
 
 type rawUpstream struct {
-	Command   *string           `yaml:"command"`
-	Args      []string          `yaml:"args"`
-	Env       map[string]string `yaml:"env"`
-	Cwd       string            `yaml:"cwd"`
-	URL       *string           `yaml:"url"`
-	Headers   map[string]string `yaml:"headers"`
-	Transport string            `yaml:"transport"`
-	Builtin   *string           `yaml:"builtin"`
-	Prefix    *string           `yaml:"prefix"`
-	Domain    string            `yaml:"domain"`
-	Timeout   DurationValue     `yaml:"timeout"`
-	Enabled   *bool             `yaml:"enabled"`
-	Tools     rawToolFilter     `yaml:"tools"`
-	Protocol  string            `yaml:"protocol"`
+	Command    *string           `yaml:"command"`
+	Args       []string          `yaml:"args"`
+	Env        map[string]string `yaml:"env"`
+	Cwd        string            `yaml:"cwd"`
+	InheritEnv bool              `yaml:"inherit_env"`
+	URL        *string           `yaml:"url"`
+	Headers    map[string]string `yaml:"headers"`
+	Transport  string            `yaml:"transport"`
+	Builtin    *string           `yaml:"builtin"`
+	Prefix     *string           `yaml:"prefix"`
+	Domain     string            `yaml:"domain"`
+	Timeout    DurationValue     `yaml:"timeout"`
+	Enabled    *bool             `yaml:"enabled"`
+	Tools      rawToolFilter     `yaml:"tools"`
+	Protocol   string            `yaml:"protocol"`
 }
 
 type rawToolFilter struct {

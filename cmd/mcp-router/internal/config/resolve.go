@@ -95,6 +95,7 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		cfg.Command = x.expand("command", *u.Command)
 		cfg.Cwd = x.expand("cwd", u.Cwd)
 		cfg.Env = x.expandMap("env", u.Env)
+		cfg.InheritEnv = u.InheritEnv
 	case u.URL != nil:
 		cfg.Transport = u.Transport
 		if cfg.Transport == "" {

@@ -146,7 +146,7 @@ func (v *validator) stdio(path string, u rawUpstream, line func(string) int) {
 	if u.Transport != "" && u.Transport != proxy.TransportStdio {
 		v.errorf(line("transport"), path+".transport", "%q does not fit a command (a command is always stdio)", u.Transport)
 	}
-	v.only(path, u, line, "command", "args", "env", "cwd")
+	v.only(path, u, line, "command", "args", "env", "cwd", "inherit_env")
 }
 
 func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
@@ -168,7 +168,7 @@ func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
 	used := map[string]bool{
 		"args": len(u.Args) > 0, "env": len(u.Env) > 0, "cwd": u.Cwd != "",
-		"headers": len(u.Headers) > 0,
+		"headers": len(u.Headers) > 0, "inherit_env": u.InheritEnv,
 	}
 	for key, set := range used {
 		if set && !slices.Contains(allowed, key) {

@@ -200,7 +200,11 @@ func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
 	}
-	dir, err := stateDir(v.GetString("state_dir"))
+	configured, err := Expand(v.GetString("state_dir"), getenv)
+	if err != nil {
+		return fmt.Errorf("state_dir: %w", err)
+	}
+	dir, err := stateDir(configured)
 	if err != nil {
 		return fmt.Errorf("state_dir: %w", err)
 	}

@@ -193,8 +193,8 @@ func TestProfileSelection(t *testing.T) {
 }
 
 func TestSettingsAndEnvironmentOverrides(t *testing.T) {
-	cfg, err := load(t, "log: {level: warn}\nollama: {embed_model: nomic}\nstate_dir: /tmp/st\nprofiles:\n  p: {}\n",
-		map[string]string{"MCP_ROUTER_LOG_LEVEL": "debug", "MCP_ROUTER_OLLAMA_URL": "http://127.0.0.1:9", "DEBUG_WIRE_LOG": "true"})
+	cfg, err := load(t, "log: {level: warn}\nollama: {embed_model: nomic}\nstate_dir: ${ST}/st\nprofiles:\n  p: {}\n",
+		map[string]string{"ST": "/tmp", "MCP_ROUTER_LOG_LEVEL": "debug", "MCP_ROUTER_OLLAMA_URL": "http://127.0.0.1:9", "DEBUG_WIRE_LOG": "true"})
 	if err != nil {
 		t.Fatal(err)
 	}

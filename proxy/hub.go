@@ -50,6 +50,9 @@ type Options struct {
 	// MaxInFlight calls run at once per upstream, and MaxQueue more may
 	// wait; past that calls fail with queue_full [32, 64].
 	MaxInFlight, MaxQueue int
+	// ReconnectWait is how long a call waits for an upstream that is
+	// restarting before it fails with upstream_unavailable [5s].
+	ReconnectWait time.Duration
 }
 
 func (o *Options) defaults() {
@@ -70,6 +73,9 @@ func (o *Options) defaults() {
 	}
 	if o.Version == "" {
 		o.Version = "dev"
+	}
+	if o.ReconnectWait <= 0 {
+		o.ReconnectWait = 5 * time.Second
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 32

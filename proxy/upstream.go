@@ -48,13 +48,15 @@ type upstream struct {
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
 
-	mu       sync.Mutex
-	conn     *conn // nil while not connected
-	state    State
-	lastErr  error
-	offer    listing
-	restarts int
-	failures int // connection attempts failed in a row; reset by a lasting connection
+	mu          sync.Mutex
+	conn        *conn // nil while not connected
+	state       State
+	lastErr     error
+	offer       listing
+	restarts    int
+	failures    int           // connection attempts failed in a row; reset by a connection
+	connectedAt time.Time     // when the last connection was made
+	ready       chan struct{} // closed while connected; replaced on disconnect
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
@@ -64,6 +66,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		logger:  h.logger.With("upstream", cfg.Name),
 		refresh: make(chan struct{}, 1),
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
+		ready:   make(chan struct{}),
 		first:   make(chan struct{}),
 		state:   StateConnecting,
 	}
@@ -90,7 +93,9 @@ func (u *upstream) run(ctx context.Context) {
 		delay := backoff(attempt, u.hub.opts.BackoffMin, u.hub.opts.BackoffMax)
 		attempt++
 		u.mu.Lock()
-		u.failures = attempt
+		if u.connectedAt.Before(started) { // this attempt never connected
+			u.failures++
+		}
 		u.mu.Unlock()
 		u.logger.Warn("upstream down", "err", err, "retry_in", delay.Round(time.Millisecond))
 		if !sleep(ctx, delay) {
@@ -246,8 +251,18 @@ func (u *upstream) filter(tools []mcp.Tool) []mcp.Tool {
 }
 
 func (u *upstream) connected(c *conn, offer listing) {
+	c.mu.Lock()
+	c.onLost = func() { u.disconnected(c) }
+	c.mu.Unlock()
+	select {
+	case <-c.lost: // lost during the handshake
+		return
+	default:
+	}
 	u.mu.Lock()
 	u.failures = 0
+	u.connectedAt = time.Now()
+	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
 	u.mu.Unlock()
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
@@ -304,6 +319,7 @@ func (u *upstream) disconnected(c *conn) {
 	u.mu.Lock()
 	if u.conn == c {
 		u.conn = nil
+		u.ready = make(chan struct{})
 	}
 	u.mu.Unlock()
 }
@@ -336,6 +352,10 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 func (u *upstream) current() (*conn, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	return u.currentLocked()
+}
+
+func (u *upstream) currentLocked() (*conn, error) {
 	if u.conn != nil {
 		return u.conn, nil
 	}
@@ -348,6 +368,31 @@ func (u *upstream) current() (*conn, error) {
 	return nil, ErrNotConnected
 }
 
+// await returns the live connection, waiting up to ReconnectWait (and
+// ctx) for an upstream that is restarting: a call that arrives while a
+// crashed child comes back gets through instead of failing. A crash loop
+// (open circuit) fails at once.
+func (u *upstream) await(ctx context.Context) (*conn, error) {
+	deadline := time.NewTimer(u.hub.opts.ReconnectWait)
+	defer deadline.Stop()
+	for {
+		u.mu.Lock()
+		c, err := u.currentLocked()
+		ready := u.ready
+		u.mu.Unlock()
+		if err == nil || errors.Is(err, ErrCircuitOpen) {
+			return c, err
+		}
+		select {
+		case <-ready:
+		case <-deadline.C:
+			return nil, err
+		case <-ctx.Done():
+			return nil, err
+		}
+	}
+}
+
 // crashLoop is how many failed connection attempts in a row open the
 // upstream's circuit: calls then fail fast with circuit_open until a
 // reconnect (the half-open probe, paced by the backoff) succeeds.
@@ -358,7 +403,7 @@ const crashLoop = 3
 // that a call fails at once with ErrQueueFull, so a slow upstream never
 // holds up the others or piles up without bound.
 func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := u.current()
+	c, err := u.await(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -371,6 +416,8 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	defer cancel()
 	res, err := c.client.CallTool(ctx, req)
 	if err != nil && isTransportError(err) && ctx.Err() == nil {
+		// Not retried: the request may have reached the upstream, and a
+		// tool call need not be idempotent (FI-01).
 		c.markLost(err)
 	}
 	return res, err
@@ -431,6 +478,7 @@ type conn struct {
 	mu     sync.Mutex
 	err    error
 	stop   func() // releases the transport (and the child, for stdio)
+	onLost func() // guarded by mu; set by the upstream once connected
 }
 
 func newConn(c *client.Client, stop func()) *conn {
@@ -441,8 +489,12 @@ func (c *conn) markLost(err error) {
 	c.once.Do(func() {
 		c.mu.Lock()
 		c.err = err
+		onLost := c.onLost
 		c.mu.Unlock()
 		close(c.lost)
+		if onLost != nil {
+			onLost() // new calls stop using this connection at once
+		}
 	})
 }
 

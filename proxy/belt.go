@@ -110,3 +110,13 @@ func queryFromMeta(meta *mcp.Meta) string {
 	q, _ := meta.AdditionalFields[QueryMetaKey].(string)
 	return strings.TrimSpace(q)
 }
+
+// sizes is the number of sessions and of routed tools on all their belts.
+func (b *belts) sizes() (sessions, tools int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, s := range b.sessions {
+		tools += len(s.Belt())
+	}
+	return len(b.sessions), tools
+}

@@ -67,6 +67,12 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
 		return breakerResult(d), nil
 	}
+	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
+	s.metrics.Discovery(len(d.Added), len(d.Evicted))
+	if d.Breaker.Open {
+		s.metrics.BreakerTrip()
+	}
+	s.reportBelts()
 	if d.Changed() || d.Breaker.Open {
 		s.notifyToolsChanged(ctx)
 	}
@@ -167,4 +173,12 @@ func compactJSON(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+func alertKinds(alerts []routing.Alert) []string {
+	out := make([]string, len(alerts))
+	for i, a := range alerts {
+		out[i] = a.Kind
+	}
+	return out
 }

@@ -53,6 +53,8 @@ type Options struct {
 	// ReconnectWait is how long a call waits for an upstream that is
 	// restarting before it fails with upstream_unavailable [5s].
 	ReconnectWait time.Duration
+	// Metrics, when set, counts calls and upstream health.
+	Metrics *Metrics
 }
 
 func (o *Options) defaults() {
@@ -210,6 +212,9 @@ func (h *Hub) OnChange(fn func(*Catalog)) {
 	h.rebuildMu.Unlock()
 }
 
+// Metrics returns the hub's metrics (nil when off).
+func (h *Hub) Metrics() *Metrics { return h.opts.Metrics }
+
 // Catalog returns the current catalog snapshot.
 func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 
@@ -285,7 +290,9 @@ func signature(c *Catalog) string {
 // CallTool calls a catalog tool by exposed name. onProgress, when not nil,
 // receives the upstream's progress for this call. A failure is an
 // *UpstreamError; a tool that ran and failed is a result with IsError.
-func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
+	start, upstream := time.Now(), ""
+	defer func() { h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err) }()
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
 		if up, why, blocked := h.blockedTool(name); blocked {
@@ -293,7 +300,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		}
 		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name, Err: ErrUnknownTool}
 	}
-	u := h.byName[t.Upstream]
+	u, upstream := h.byName[t.Upstream], t.Upstream
 	req := mcp.CallToolRequest{}
 	req.Params.Name = t.Original
 	req.Params.Arguments = args
@@ -303,7 +310,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
 	done := u.calls.add(ctx)
-	res, err := u.callTool(ctx, req)
+	res, err = u.callTool(ctx, req)
 	done()
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -113,11 +114,25 @@ func (s *Server) runPlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	if err != nil {
 		return mcp.NewToolResultError("run_plan: " + err.Error()), nil
 	}
+	start := time.Now()
 	res, err := s.exec.Run(ctx, p, planProgress(ctx, req.Params.Meta))
 	if err != nil {
 		return planError(err), nil
 	}
+	s.planDone(res, time.Since(start))
 	return PlanResult(res), nil
+}
+
+// planDone counts an executed plan and its steps.
+func (s *Server) planDone(res *executor.Result, dur time.Duration) {
+	if res.DryRun {
+		return
+	}
+	statuses := map[string]int{}
+	for _, st := range res.Steps {
+		statuses[string(st.Status)]++
+	}
+	s.metrics.PlanDone(string(res.Strategy), dur, statuses)
 }
 
 // planError renders a plan that could not run (validation, cancellation)
@@ -236,10 +251,12 @@ func (s *Server) plan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 		if err != nil {
 			return planError(err), nil
 		}
+		start := time.Now()
 		res, err := s.exec.Run(ctx, p, planProgress(ctx, req.Params.Meta))
 		if err != nil {
 			return planError(err), nil
 		}
+		s.planDone(res, time.Since(start))
 		pr := PlanResult(res)
 		out["result"] = res
 		text += "\n\n" + pr.Content[0].(mcp.TextContent).Text

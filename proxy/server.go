@@ -41,6 +41,9 @@ type ServerOptions struct {
 	Executor executor.Options
 	// Planner, when set, offers the plan tool (a local chat model).
 	Planner *planner.Planner
+	// Metrics, when set, counts sessions, routing, belts and plans (the
+	// hub's own Metrics counts calls).
+	Metrics *Metrics
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
@@ -62,6 +65,7 @@ type Server struct {
 	index   *indexer
 	exec    *executor.Executor
 	planner *planner.Planner
+	metrics *Metrics
 
 	subs subscriptions
 
@@ -84,12 +88,14 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Instructions == "" {
 		opts.Instructions = DefaultInstructions
 	}
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner}
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
 	s.exec = newExecutor(hubCaller{s}, opts.Hub, opts.Executor)
 	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
+	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -102,7 +108,10 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
 		s.index = newIndexer(opts.Router, opts.Logger)
-		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.belts.forget(cs.SessionID()) })
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+			s.belts.forget(cs.SessionID())
+			s.reportBelts()
+		})
 		hooks.AddBeforeListTools(s.routeFromMeta)
 		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter))
 	}
@@ -136,6 +145,15 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	sess := s.belts.session(ctx)
 	d := sess.Preview(ctx, routing.Request{Query: q, Exclude: isOwnTool})
 	sess.Load(d.Selected)
+	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
+	s.reportBelts()
+}
+
+// reportBelts updates the belt gauges.
+func (s *Server) reportBelts() {
+	if s.belts != nil && s.metrics != nil {
+		s.metrics.BeltSize(s.belts.sizes())
+	}
 }
 
 // notifyToolsChanged tells ctx's client that its tool list changed.

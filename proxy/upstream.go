@@ -77,6 +77,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 // the backoff.
 func (u *upstream) run(ctx context.Context) {
 	defer u.markFirst()
+	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnecting))
 	attempt := 0
 	for {
 		started := time.Now()
@@ -104,6 +105,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		u.mu.Lock()
 		u.restarts++
+		u.hub.opts.Metrics.UpstreamRestart(u.cfg.Name)
 		u.mu.Unlock()
 	}
 }
@@ -265,6 +267,7 @@ func (u *upstream) connected(c *conn, offer listing) {
 	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
 	u.mu.Unlock()
+	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
 		"resources", len(offer.resources), "prompts", len(offer.prompts))
 	u.hub.rebuild()
@@ -328,6 +331,7 @@ func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, err
 	u.mu.Unlock()
+	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }
 
 func (u *upstream) onNotification(n mcp.JSONRPCNotification) {

@@ -11,6 +11,7 @@ import (
 	mcprouter "github.com/mcp-router/mcp-router"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,6 +25,9 @@ type env struct {
 
 	// set from flags
 	configPath, profile, logLevel string
+
+	// metrics, when set, is handed to the hub (serve only)
+	metrics *proxy.Metrics
 }
 
 func newRootCmd(e *env) *cobra.Command {

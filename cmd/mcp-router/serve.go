@@ -19,7 +19,7 @@ import (
 )
 
 func newServeCmd(e *env) *cobra.Command {
-	var httpAddr string
+	var httpAddr, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "serve [--http ADDR]",
 		Short: "Run the gateway for an MCP client (stdio by default)",
@@ -35,14 +35,15 @@ background and does not hold the others up.`,
   mcp-router serve --http 127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.serve(cmd.Context(), httpAddr)
+			return e.serve(cmd.Context(), httpAddr, metricsAddr)
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	cmd.Flags().StringVar(&metricsAddr, "metrics", "", "with stdio, also serve Prometheus metrics at http://ADDR/metrics (with --http they are at /metrics)")
 	return cmd
 }
 
-func (e *env) serve(ctx context.Context, httpAddr string) error {
+func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
 		return err
@@ -53,6 +54,7 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 		}
 	}
 	log := e.logger(cfg)
+	e.metrics = proxy.NewMetrics()
 	hub, err := e.startHub(ctx, cfg, prof, log)
 	if err != nil {
 		return err
@@ -65,16 +67,37 @@ func (e *env) serve(ctx context.Context, httpAddr string) error {
 	defer srv.Close()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
-		return srv.ServeStdio(ctx, e.stdin, e.stdout)
+		return e.serveStdio(ctx, srv, metricsAddr, log)
 	}
 	var hosts []string
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
 	}
-	guarded := proxy.Guard(srv.HTTPHandler(), proxy.GuardOptions{
+	guard := proxy.GuardOptions{
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
-	})
-	return serveHTTP(ctx, guarded, httpAddr, log)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
+	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
+	return serveHTTP(ctx, mux, httpAddr, log)
+}
+
+// serveStdio serves one client on stdin and stdout, and the metrics on
+// metricsAddr when it is set; it ends when either ends.
+func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, log *slog.Logger) error {
+	if metricsAddr == "" {
+		return srv.ServeStdio(ctx, e.stdin, e.stdout)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, log) }()
+	err := srv.ServeStdio(ctx, e.stdin, e.stdout)
+	cancel()
+	if merr := <-metricsDone; err == nil && merr != nil {
+		err = fmt.Errorf("metrics: %w", merr)
+	}
+	return err
 }
 
 // startHub connects the profile's upstreams and logs how each did.
@@ -89,6 +112,7 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		Logger:    log,
 		Version:   version,
 		Poisoning: integrity.Policy(prof.Integrity.Poisoning),
+		Metrics:   e.metrics,
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn

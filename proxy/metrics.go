@@ -1,0 +1,502 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcp-router/mcp-router/executor"
+)
+
+// Metrics are the gateway's Prometheus series, on a registry of their own
+// (never the global one) that also holds the Go runtime and process
+// collectors. Every method is safe for concurrent use, and every method on
+// a nil *Metrics does nothing, so a gateway without metrics passes nil.
+//
+// Label values are bounded. upstream comes from the configuration. tool
+// comes from upstream catalogs, which the operator does not control: the
+// first maxToolLabels distinct names keep their own value for the life of
+// the process, later ones are counted as "other", and so is the name of a
+// call to a tool not in the catalog (the client made that name up). The
+// call-latency histogram is labelled by upstream only: per tool it would
+// be a dozen bucket series per tool name.
+type Metrics struct {
+	handler http.Handler // promhttp over the registry
+	tools   *toolLabels
+
+	calls      *prometheus.CounterVec   // upstream, tool, outcome
+	toolErrors *prometheus.CounterVec   // upstream, tool
+	callDur    *prometheus.HistogramVec // upstream
+
+	routeDur     prometheus.Histogram
+	routeSel     prometheus.Histogram
+	routeAlerts  *prometheus.CounterVec // kind
+	discoveries  prometheus.Counter
+	discAdded    prometheus.Counter
+	discEvicted  prometheus.Counter
+	breakerTrips prometheus.Counter
+
+	sessions       prometheus.Gauge
+	sessionsOpened prometheus.Counter
+	beltSessions   prometheus.Gauge
+	beltTools      prometheus.Gauge
+
+	upstreams *upstreamStates
+	restarts  *prometheus.CounterVec // upstream
+
+	plans     *prometheus.CounterVec   // strategy
+	planDur   *prometheus.HistogramVec // strategy
+	planSteps *prometheus.CounterVec   // status
+}
+
+// maxToolLabels caps the distinct values of the tool label.
+const maxToolLabels = 1000
+
+// otherTool is the tool label past the cap and for names not in the catalog.
+const otherTool = "other"
+
+// Histogram buckets, in seconds or tools.
+var (
+	// callBuckets span a local tool answering in milliseconds to a
+	// five-minute job.
+	callBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	// routeBuckets span lexical routing over a small catalog (tens of µs)
+	// to a cold round trip to an embedding model (a second or more).
+	routeBuckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
+	// selectedBuckets cover an empty selection to a wide fan-out.
+	selectedBuckets = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30}
+	// planBuckets span a one-step plan to a plan at a ten-minute deadline.
+	planBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+)
+
+// refusedKinds are the failures that never reached an upstream: they count in
+// mcp_router_tool_calls_total but not in the latency histogram, where
+// their instant answers would make an outage look fast.
+var refusedKinds = map[string]bool{
+	string(KindUnknownTool): true,
+	string(KindBlocked):     true,
+	string(KindCircuitOpen): true,
+	string(KindQueueFull):   true,
+}
+
+// NewMetrics returns metrics with every series registered. It does no I/O.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates()}
+	reg.MustRegister(m.upstreams)
+	f := promauto.With(reg)
+	m.registerCalls(f)
+	m.registerRouting(f)
+	m.registerSessions(f)
+	m.registerUpstreams(f)
+	m.registerPlans(f)
+	// Prometheus text format unless the scraper asks for protobuf.
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	return m
+}
+
+func (m *Metrics) registerCalls(f promauto.Factory) {
+	m.calls = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_tool_calls_total",
+		Help: fmt.Sprintf("Tool calls through the hub, by upstream, tool and outcome: ok (the tool ran, isError results included) or the failure kind. "+
+			"tool is %q past %d distinct names and for names not in the catalog.", otherTool, maxToolLabels),
+	}, []string{"upstream", "tool", "outcome"})
+	m.toolErrors = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_tool_error_results_total",
+		Help: "Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).",
+	}, []string{"upstream", "tool"})
+	m.callDur = f.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcp_router_tool_call_duration_seconds",
+		Help:    "Duration of tool calls that reached an upstream, in seconds, by upstream (not by tool, to bound the series).",
+		Buckets: callBuckets,
+	}, []string{"upstream"})
+}
+
+func (m *Metrics) registerRouting(f promauto.Factory) {
+	m.routeDur = f.NewHistogram(prometheus.HistogramOpts{
+		Name: "mcp_router_routing_duration_seconds", Help: "Duration of routing decisions, in seconds.", Buckets: routeBuckets,
+	})
+	m.routeSel = f.NewHistogram(prometheus.HistogramOpts{
+		Name: "mcp_router_routing_selected_tools", Help: "Tools selected per routing decision.", Buckets: selectedBuckets,
+	})
+	m.routeAlerts = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_routing_alerts_total", Help: "Routing alerts raised, by kind (collision, no_match).",
+	}, []string{"kind"})
+	for _, kind := range []string{"collision", "no_match"} {
+		m.routeAlerts.WithLabelValues(kind)
+	}
+	m.discoveries = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_discoveries_total", Help: "request_more_tools discoveries that ran (not those the breaker refused).",
+	})
+	m.discAdded = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_discovery_added_tools_total", Help: "Tools discoveries put on a session's belt.",
+	})
+	m.discEvicted = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_discovery_evicted_tools_total", Help: "Tools discoveries evicted from a session's belt to make room.",
+	})
+	m.breakerTrips = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_breaker_trips_total", Help: "Times a session's discovery breaker opened after searches without a successful call.",
+	})
+}
+
+func (m *Metrics) registerSessions(f promauto.Factory) {
+	m.sessions = f.NewGauge(prometheus.GaugeOpts{
+		Name: "mcp_router_sessions", Help: "Client sessions open now.",
+	})
+	m.sessionsOpened = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_sessions_opened_total", Help: "Client sessions opened.",
+	})
+	m.beltSessions = f.NewGauge(prometheus.GaugeOpts{
+		Name: "mcp_router_belt_sessions", Help: "Sessions holding a routed tool belt now (routing mode only).",
+	})
+	m.beltTools = f.NewGauge(prometheus.GaugeOpts{
+		Name: "mcp_router_belt_tools", Help: "Routed tools on all sessions' belts now; divide by mcp_router_belt_sessions for the mean belt.",
+	})
+}
+
+func (m *Metrics) registerUpstreams(f promauto.Factory) {
+	m.restarts = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_upstream_restarts_total", Help: "Reconnection attempts after an upstream's connection failed or was lost, by upstream.",
+	}, []string{"upstream"})
+}
+
+func (m *Metrics) registerPlans(f promauto.Factory) {
+	m.plans = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_plans_total", Help: "Plans run, by strategy (the shape of the plan's graph).",
+	}, []string{"strategy"})
+	m.planDur = f.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "mcp_router_plan_duration_seconds", Help: "Duration of plan runs, in seconds, by strategy.", Buckets: planBuckets,
+	}, []string{"strategy"})
+	m.planSteps = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_plan_steps_total", Help: "Plan steps run, by final status (succeeded, failed, skipped, cancelled, timed_out).",
+	}, []string{"status"})
+	for _, s := range []executor.Status{executor.Succeeded, executor.Failed, executor.Skipped, executor.Cancelled, executor.TimedOut} {
+		m.planSteps.WithLabelValues(string(s))
+	}
+}
+
+// Handler serves the metrics in the Prometheus text format (protobuf when
+// the scraper asks for it). On a nil *Metrics it answers 404.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return m.handler
+}
+
+// CallDone records a tool call through the hub. kind is "" when the tool
+// ran (an isError result included: see ToolError) and the UpstreamError
+// Kind otherwise. Calls refused before reaching an upstream (unknown_tool,
+// tool_blocked, circuit_open, queue_full) are not timed.
+func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string) {
+	if m == nil {
+		return
+	}
+	outcome := kind
+	if outcome == "" {
+		outcome = "ok"
+	}
+	if kind == string(KindUnknownTool) {
+		tool = otherTool
+	} else {
+		tool = m.tools.label(tool)
+	}
+	m.calls.WithLabelValues(upstream, tool, outcome).Inc()
+	if !refusedKinds[kind] {
+		m.callDur.WithLabelValues(upstream).Observe(durSeconds(dur))
+	}
+}
+
+// ToolError records a call that ran and returned an isError result.
+func (m *Metrics) ToolError(upstream, tool string) {
+	if m == nil {
+		return
+	}
+	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
+}
+
+// observeCall records what Hub.CallTool returned: CallDone with the
+// failure's kind, and ToolError for an isError result.
+func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp.CallToolResult, err error) {
+	if m == nil {
+		return
+	}
+	if err != nil {
+		kind := string(KindUpstreamError)
+		var ue *UpstreamError
+		if errors.As(err, &ue) {
+			kind, upstream = string(ue.Kind), ue.Upstream
+		}
+		m.CallDone(upstream, tool, dur, kind)
+		return
+	}
+	m.CallDone(upstream, tool, dur, "")
+	if res != nil && res.IsError {
+		m.ToolError(upstream, tool)
+	}
+}
+
+// RouteDone records a routing decision: how long it took, how many tools
+// it selected and the kinds of the alerts it raised.
+func (m *Metrics) RouteDone(dur time.Duration, selected int, alerts []string) {
+	if m == nil {
+		return
+	}
+	m.routeDur.Observe(durSeconds(dur))
+	m.routeSel.Observe(float64(max(selected, 0)))
+	for _, kind := range alerts {
+		m.routeAlerts.WithLabelValues(kind).Inc()
+	}
+}
+
+// Discovery records a request_more_tools discovery that ran and how many
+// tools it added to and evicted from the belt.
+func (m *Metrics) Discovery(added, evicted int) {
+	if m == nil {
+		return
+	}
+	m.discoveries.Inc()
+	m.discAdded.Add(float64(max(added, 0)))
+	m.discEvicted.Add(float64(max(evicted, 0)))
+}
+
+// BreakerTrip records a session's discovery breaker opening.
+func (m *Metrics) BreakerTrip() {
+	if m == nil {
+		return
+	}
+	m.breakerTrips.Inc()
+}
+
+// BeltSize sets how many sessions hold a belt and how many routed tools
+// all their belts hold. They are gauges, not a histogram of belt sizes:
+// the caller knows the totals, and observing every belt at every change
+// would weigh a busy session's belt many times over. The sessions here are
+// routing sessions (mcp_router_belt_sessions), kept apart from the client
+// sessions of SessionOpened and SessionClosed (mcp_router_sessions), so
+// that each gauge has one writer.
+func (m *Metrics) BeltSize(sessions int, total int) {
+	if m == nil {
+		return
+	}
+	m.beltSessions.Set(float64(max(sessions, 0)))
+	m.beltTools.Set(float64(max(total, 0)))
+}
+
+// UpstreamState records an upstream's connection state: its
+// mcp_router_upstream_up series is 1 for state and 0 for the other states
+// (connecting, connected, failed, stopped). An unknown state sets all four
+// to 0.
+func (m *Metrics) UpstreamState(upstream string, state string) {
+	if m == nil {
+		return
+	}
+	m.upstreams.set(upstream, state)
+}
+
+// UpstreamRestart records a reconnection attempt of an upstream.
+func (m *Metrics) UpstreamRestart(upstream string) {
+	if m == nil {
+		return
+	}
+	m.restarts.WithLabelValues(upstream).Inc()
+}
+
+// PlanDone records a plan run: its strategy, how long it took and how
+// many of its steps ended in each status.
+func (m *Metrics) PlanDone(strategy string, dur time.Duration, statuses map[string]int) {
+	if m == nil {
+		return
+	}
+	m.plans.WithLabelValues(strategy).Inc()
+	m.planDur.WithLabelValues(strategy).Observe(durSeconds(dur))
+	for status, n := range statuses {
+		if n > 0 {
+			m.planSteps.WithLabelValues(status).Add(float64(n))
+		}
+	}
+}
+
+// SessionOpened records a client session starting.
+func (m *Metrics) SessionOpened() {
+	if m == nil {
+		return
+	}
+	m.sessions.Inc()
+	m.sessionsOpened.Inc()
+}
+
+// SessionClosed records a client session ending.
+func (m *Metrics) SessionClosed() {
+	if m == nil {
+		return
+	}
+	m.sessions.Dec()
+}
+
+func durSeconds(d time.Duration) float64 { return max(d, 0).Seconds() }
+
+// toolLabels hands out tool label values: a name's own until max names
+// have one, "other" after that.
+type toolLabels struct {
+	max int
+
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+func newToolLabels(max int) *toolLabels {
+	return &toolLabels{max: max, seen: make(map[string]struct{})}
+}
+
+func (t *toolLabels) label(name string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.seen[name]; ok {
+		return name
+	}
+	if len(t.seen) >= t.max {
+		return otherTool
+	}
+	t.seen[name] = struct{}{}
+	return name
+}
+
+// upstreamStates is mcp_router_upstream_up. It keeps each upstream's
+// current state and writes all four series at scrape time, so a scrape
+// never sees an upstream in two states, or in none while it changes.
+type upstreamStates struct {
+	desc *prometheus.Desc
+
+	mu      sync.Mutex
+	current map[string]string // upstream → state
+}
+
+// reportedStates are the states mcp_router_upstream_up reports.
+var reportedStates = []State{StateConnecting, StateConnected, StateFailed, StateStopped}
+
+func newUpstreamStates() *upstreamStates {
+	return &upstreamStates{
+		desc: prometheus.NewDesc("mcp_router_upstream_up",
+			"1 for the upstream's current connection state, 0 for the others (connecting, connected, failed, stopped).",
+			[]string{"upstream", "state"}, nil),
+		current: make(map[string]string),
+	}
+}
+
+func (u *upstreamStates) set(upstream, state string) {
+	u.mu.Lock()
+	u.current[upstream] = state
+	u.mu.Unlock()
+}
+
+func (u *upstreamStates) Describe(ch chan<- *prometheus.Desc) { ch <- u.desc }
+
+func (u *upstreamStates) Collect(ch chan<- prometheus.Metric) {
+	u.mu.Lock()
+	current := make(map[string]string, len(u.current))
+	for name, state := range u.current {
+		current[name] = state
+	}
+	u.mu.Unlock()
+	for name, state := range current {
+		for _, s := range reportedStates {
+			v := 0.0
+			if string(s) == state {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(u.desc, prometheus.GaugeValue, v, name, string(s))
+		}
+	}
+}
+
+var _ prometheus.Collector = (*upstreamStates)(nil)
+
+// metricsShutdownGrace is how long ServeMetrics lets a scrape in progress
+// finish once its context ends.
+const metricsShutdownGrace = 5 * time.Second
+
+// ServeMetrics serves m at /metrics on addr until ctx ends, then shuts
+// the listener down and returns nil once the server has stopped. An
+// address without a host (":9464") listens on loopback only; a host that
+// is not loopback ("0.0.0.0:9464") is served as asked, with a warning,
+// since the metrics carry no authentication and name upstreams and tools.
+// A nil log is silent.
+func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hostport, loopback, err := metricsAddr(addr)
+	if err != nil {
+		return err
+	}
+	if !loopback {
+		log.Warn("metrics served beyond loopback, without authentication", "addr", hostport)
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", hostport)
+	if err != nil {
+		return fmt.Errorf("listening for metrics: %w", err)
+	}
+	return serveMetrics(ctx, ln, m, log)
+}
+
+// metricsAddr is where to listen for addr, and whether that is loopback
+// only. An empty host means loopback.
+func metricsAddr(addr string) (hostport string, loopback bool, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", false, fmt.Errorf("metrics address %q: %w", addr, err)
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "":
+		return net.JoinHostPort("127.0.0.1", port), true, nil
+	case host == "localhost", ip != nil && ip.IsLoopback():
+		return addr, true, nil
+	default:
+		return addr, false, nil
+	}
+}
+
+// serveMetrics serves m on ln until ctx ends; it closes ln.
+func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving metrics on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsShutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(shutCtx)
+	if err != nil {
+		_ = srv.Close() // the scrapes that outlived the grace period
+	}
+	<-served // http.ErrServerClosed, as soon as Shutdown began
+	if err != nil {
+		return fmt.Errorf("stopping metrics server: %w", err)
+	}
+	log.Info("metrics stopped")
+	return nil
+}

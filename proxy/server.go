@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // ServerOptions configures a Server. Zero values take the defaults in brackets.
@@ -44,6 +45,9 @@ type ServerOptions struct {
 	// Metrics, when set, counts sessions, routing, belts and plans (the
 	// hub's own Metrics counts calls).
 	Metrics *Metrics
+	// Lessons, when set, learns from detours and offers routing_feedback;
+	// the Router should re-rank with the same memory.
+	Lessons *lessons.Memory
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
@@ -66,6 +70,7 @@ type Server struct {
 	exec    *executor.Executor
 	planner *planner.Planner
 	metrics *Metrics
+	lessons *lessons.Memory
 
 	subs subscriptions
 
@@ -88,7 +93,7 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Instructions == "" {
 		opts.Instructions = DefaultInstructions
 	}
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics}
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -223,6 +228,9 @@ func (s *Server) sync(c *Catalog) {
 	if s.planner != nil {
 		tools = append(tools, server.ServerTool{Tool: planDef, Handler: s.plan})
 	}
+	if s.lessons != nil {
+		tools = append(tools, server.ServerTool{Tool: feedbackDef, Handler: s.routingFeedback})
+	}
 	if s.belts != nil {
 		tools = append(tools, server.ServerTool{Tool: requestMoreToolsDef, Handler: s.requestMoreTools})
 		s.index.update(c)
@@ -296,8 +304,17 @@ func (s *Server) called(ctx context.Context, name string, ok bool) {
 	if s.belts == nil {
 		return
 	}
-	if reopened := s.belts.session(ctx).Called(name, ok); reopened {
+	eff := s.belts.session(ctx).Called(name, ok)
+	if eff.Reopened {
 		s.notifyToolsChanged(ctx) // request_more_tools is back
+	}
+	if eff.Detour != "" && s.lessons != nil {
+		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour})
+		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
+			s.logger.Warn("learning from a detour", "tool", name, "err", err)
+		} else if err == nil {
+			s.logger.Info("routing lesson learned from a detour", "tool", name)
+		}
 	}
 }
 

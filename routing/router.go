@@ -41,9 +41,19 @@ type RouterOptions struct {
 	// SemanticWeight [0.5].
 	Semantic       *SemanticIndex
 	SemanticWeight float64
+	// Lessons, when set, re-scores the ranked candidates with what
+	// routing learned from detours and feedback (package routing/lessons).
+	Lessons Reranker
 	// Logger receives warnings; with Wire, each decision at debug level.
 	Logger *slog.Logger
 	Wire   bool
+}
+
+// Reranker adjusts the scores of ranked tools for a query, by experience.
+// It only changes tools already ranked: a lesson never brings in a tool the
+// query did not find.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, hits []Hit) []Hit
 }
 
 // Defaults for RouterOptions.
@@ -299,6 +309,9 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 // rank scores the catalog and applies domain affinity.
 func (r *Router) rank(ctx context.Context, req Request) []Candidate {
 	hits := r.Rank(ctx, req.Query, candidatePool)
+	if r.opts.Lessons != nil {
+		hits = r.opts.Lessons.Rerank(ctx, req.Query, hits)
+	}
 	out := make([]Candidate, 0, len(hits))
 	for _, h := range hits {
 		t, ok := r.Tool(h.Name)

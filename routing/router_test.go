@@ -232,10 +232,10 @@ func TestSessionBreaker(t *testing.T) {
 	if _, err := s.Discover(ctx, Request{Query: "logs"}); !errors.Is(err, ErrBreakerOpen) {
 		t.Fatalf("4th discovery: %v, want ErrBreakerOpen", err)
 	}
-	if s.Called("ha_get_logs", false) || !s.BreakerOpen() {
+	if s.Called("ha_get_logs", false).Reopened || !s.BreakerOpen() {
 		t.Error("a failed call closed the breaker")
 	}
-	if !s.Called("ha_get_logs", true) || s.BreakerOpen() {
+	if !s.Called("ha_get_logs", true).Reopened || s.BreakerOpen() {
 		t.Error("a successful call did not reopen discovery")
 	}
 	for range 3 {
@@ -266,7 +266,27 @@ func TestSessionDomainContext(t *testing.T) {
 	if d := s.Preview(context.Background(), Request{Query: "get the logs"}); !d.Affinity || d.Ranked[0].Name != "ha_get_logs" {
 		t.Errorf("preview with homeassistant context ranked %s first", d.Ranked[0].Name)
 	}
-	if s.Called("not_a_tool", true) {
+	if s.Called("not_a_tool", true).Reopened {
 		t.Error("an unknown tool reopened discovery")
+	}
+}
+
+func TestSessionDetourIsALesson(t *testing.T) {
+	r := testRouter(t, RouterOptions{})
+	ctx := context.Background()
+	s := r.NewSession(SessionOptions{})
+	s.Discover(ctx, Request{Query: "show disk space"})
+	s.Discover(ctx, Request{Query: "disk usage"})
+	if eff := s.Called("sys_disk_usage", true); eff.Detour != "show disk space" {
+		t.Errorf("after two searches: detour %q, want the first query", eff.Detour)
+	}
+	s.Discover(ctx, Request{Query: "disk usage"})
+	if eff := s.Called("sys_disk_usage", true); eff.Detour != "" {
+		t.Errorf("one search is no detour: got %q", eff.Detour)
+	}
+	s.Discover(ctx, Request{Query: "a"})
+	s.Discover(ctx, Request{Query: "b"})
+	if eff := s.Called("calc_divide", true); eff.Detour != "" {
+		t.Errorf("a tool the searches did not give is no lesson: got %q", eff.Detour)
 	}
 }

@@ -39,6 +39,14 @@ type Session struct {
 	mu      sync.Mutex
 	belt    []string // routed tools, least recently used first
 	domains []string // recent domains, most recent first
+	detour  detour   // discoveries since the last successful call
+}
+
+// detour is what the session searched since its last successful call.
+type detour struct {
+	queries   []string
+	collision bool
+	given     map[string]bool
 }
 
 // NewSession starts a session with an empty belt and no domain context.
@@ -81,6 +89,7 @@ func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) 
 	req.Domains = s.Domains()
 	d := Discovery{Decision: s.router.Route(ctx, req)}
 	d.Added, d.Evicted = s.put(d.Selected)
+	s.noteDetour(req.Query, d.Decision)
 	s.noteDomains(d.Selected)
 	d.Breaker = s.breaker.State()
 	return d, nil
@@ -122,26 +131,61 @@ func (s *Session) put(selected []Candidate) (added, evicted []string) {
 	return added, evicted
 }
 
+// CallEffect is what a call changed for the session.
+type CallEffect struct {
+	// Reopened: the breaker was open and the call closed it.
+	Reopened bool
+	// Detour, when set, is the first query of a search that took two or
+	// more discoveries (or met a collision alert) before this tool, one it
+	// was given, succeeded: a lesson to learn.
+	Detour string
+}
+
 // Called records a call of a catalog tool: its domain joins the context,
-// it counts as recently used, and a success closes the breaker. It reports
-// whether that reopened discovery (the breaker was open).
-func (s *Session) Called(name string, ok bool) (reopened bool) {
+// it counts as recently used, and a success closes the breaker and ends
+// the current detour.
+func (s *Session) Called(name string, ok bool) CallEffect {
 	t, known := s.router.Tool(name)
 	if !known {
-		return false
+		return CallEffect{}
 	}
+	var eff CallEffect
 	s.mu.Lock()
 	if i := slices.Index(s.belt, name); i >= 0 {
 		s.belt = append(slices.Delete(s.belt, i, i+1), name)
 	}
 	s.pushDomain(domainOf(t))
+	if ok {
+		d := s.detour
+		if (len(d.queries) >= 2 || d.collision) && d.given[name] {
+			eff.Detour = d.queries[0]
+		}
+		s.detour = detour{}
+	}
 	s.mu.Unlock()
 	if !ok {
-		return false
+		return eff
 	}
-	wasOpen := s.breaker.Open()
+	eff.Reopened = s.breaker.Open()
 	s.breaker.Success()
-	return wasOpen
+	return eff
+}
+
+func (s *Session) noteDetour(query string, d Decision) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if query != "" {
+		s.detour.queries = append(s.detour.queries, query)
+	}
+	if s.detour.given == nil {
+		s.detour.given = map[string]bool{}
+	}
+	for _, c := range d.Selected {
+		s.detour.given[c.Name] = true
+	}
+	for _, a := range d.Alerts {
+		s.detour.collision = s.detour.collision || a.Kind == "collision"
+	}
 }
 
 func (s *Session) noteDomains(selected []Candidate) {

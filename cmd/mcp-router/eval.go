@@ -39,7 +39,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			if err != nil {
 				return err
 			}
-			r, err := newRouter(cfg, prof, e.logger(cfg))
+			r, err := newRouter(cfg, prof, e.logger(cfg), nil)
 			if err != nil {
 				return err
 			}

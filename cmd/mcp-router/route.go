@@ -43,7 +43,7 @@ without it no affinity applies.`,
 			if topK > 0 {
 				prof.Routing.TopK = topK
 			}
-			r, err := newRouter(cfg, prof, log)
+			r, err := newRouter(cfg, prof, log, nil)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,11 +13,12 @@ import (
 	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // newRouter builds the profile's router: the lexical index always, and
 // embeddings from Ollama when ollama.embed_model is set. It does no I/O.
-func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger) (*routing.Router, error) {
+func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *lessons.Memory) (*routing.Router, error) {
 	r := prof.Routing
 	fusePolicy := r.Fuse
 	opts := routing.RouterOptions{
@@ -24,6 +26,9 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger) (*rout
 		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: r.CollisionDelta,
 		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
 		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
+	}
+	if mem != nil {
+		opts.Lessons = mem
 	}
 	if opts.DiscoveryPrefixes == nil {
 		opts.DiscoveryPrefixes = []string{}
@@ -49,16 +54,16 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 }
 
 // newServer builds the client-facing server for the profile's routing mode.
-func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) (*proxy.Server, error) {
+func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
-		Session: sessionOptions(prof), Metrics: hub.Metrics()}
+		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem}
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err
 	}
 	opts.Planner = pl
 	if prof.Routing.Mode != "all" {
-		r, err := newRouter(cfg, prof, log)
+		r, err := newRouter(cfg, prof, log, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -103,4 +108,25 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 			return err
 		},
 	}), nil
+}
+
+// lessonsPath is the experience memory's file, under the state directory.
+func lessonsPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "lessons.db") }
+
+// openLessons opens the profile's experience memory, or returns nil when
+// it is off. The caller closes the store.
+func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*lessons.Memory, *lessons.BoltStore, error) {
+	if !prof.Routing.Lessons {
+		return nil, nil, nil
+	}
+	store, err := lessons.OpenBolt(lessonsPath(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("routing lessons: %w", err)
+	}
+	mem, err := lessons.NewMemory(ctx, store, lessons.MemoryOptions{Logger: log})
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("routing lessons: %w", err)
+	}
+	return mem, store, nil
 }

@@ -60,7 +60,23 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer hub.Close()
-	srv, err := newServer(cfg, prof, hub, log)
+	mem, store, err := openLessons(ctx, cfg, prof, log)
+	if err != nil {
+		return err
+	}
+	if mem != nil {
+		defer store.Close()
+		memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
+		memDone := make(chan struct{})
+		go func() {
+			defer close(memDone)
+			if err := mem.Run(memCtx, time.Minute); err != nil {
+				log.Warn("saving routing lessons", "err", err)
+			}
+		}()
+		defer func() { stopMem(); <-memDone }() // the last flush, before the store closes
+	}
+	srv, err := newServer(cfg, prof, hub, log, mem)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ type rawRouting struct {
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`
+	Lessons           *bool          `yaml:"lessons"`
 	Fuse              map[string]any `yaml:"fuse"`
 }
 

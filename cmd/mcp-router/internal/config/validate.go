@@ -33,7 +33,10 @@ type Routing struct {
 	// SemanticWeight is the share of the embedding score when embeddings
 	// are on (ollama.embed_model).
 	SemanticWeight float64
-	Fuse           fuse.Policy
+	// Lessons turns the experience memory on (learning from detours and
+	// routing_feedback; serve only).
+	Lessons bool
+	Fuse    fuse.Policy
 }
 
 // The routing defaults (seed 002, DESIGN decision 5).
@@ -44,6 +47,7 @@ func defaultRouting() Routing {
 		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
 		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
 		SemanticWeight: 0.5,
+		Lessons:        true,
 		Fuse:           routing.DefaultFusePolicy(),
 	}
 }
@@ -266,6 +270,9 @@ func resolveRouting(r rawRouting) (Routing, error) {
 			return out, &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
 		}
 		*c.dst = *c.src
+	}
+	if r.Lessons != nil {
+		out.Lessons = *r.Lessons
 	}
 	if r.DiscoveryPrefixes != nil {
 		out.DiscoveryPrefixes = *r.DiscoveryPrefixes

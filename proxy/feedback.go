@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+const feedbackName = "routing_feedback"
+
+// feedbackDef lets the model (or the user through it) correct routing.
+var feedbackDef = mcp.Tool{
+	Name: feedbackName,
+	Description: "Teach the gateway's tool routing from a mistake, for good: for requests like \"query\", " +
+		"\"wrong_tool\" is not the tool to use and/or \"right_tool\" is. Use it when the user corrects a tool choice " +
+		"(\"no, I meant the system logs\") or when a search needed several tries. Later similar requests rank accordingly.",
+	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"The request as it was routed, in words."},` +
+		`"wrong_tool":{"type":"string","description":"Exact name of a tool that was wrong for it."},` +
+		`"right_tool":{"type":"string","description":"Exact name of the tool that was right for it."},` +
+		`"note":{"type":"string","description":"Why, in a few words."}},"required":["query"]}`),
+	Annotations: mcp.ToolAnnotation{
+		Title:        "Correct tool routing",
+		ReadOnlyHint: mcp.ToBoolPtr(false), DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false),
+	},
+}
+
+func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	query := strings.TrimSpace(req.GetString("query", ""))
+	wrong, right := req.GetString("wrong_tool", ""), req.GetString("right_tool", "")
+	if query == "" || (wrong == "" && right == "") {
+		return mcp.NewToolResultError(`routing_feedback needs "query" and at least one of "wrong_tool" or "right_tool"`), nil
+	}
+	var learned []lessons.Lesson
+	for _, l := range []struct {
+		tool string
+		pol  lessons.Polarity
+	}{{wrong, lessons.Avoid}, {right, lessons.Use}} {
+		if l.tool == "" {
+			continue
+		}
+		if _, ok := s.hub.Catalog().Tool(l.tool); !ok {
+			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
+		}
+		lesson, err := s.lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
+			Source: lessons.SourceFeedback, Note: req.GetString("note", "")})
+		if err != nil {
+			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
+		}
+		learned = append(learned, lesson)
+	}
+	var b strings.Builder
+	for _, l := range learned {
+		fmt.Fprintf(&b, "Learned lesson %d: for requests like %q, %s %s.\n", l.ID, l.Query, l.Polarity, l.Tool)
+	}
+	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
+	res.StructuredContent = map[string]any{"lessons": learned}
+	return res, nil
+}

@@ -1,0 +1,94 @@
+package proxy
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+// learningServer serves two fake upstreams with routing that learns, its
+// lessons in the file at path; stop saves them and releases the file.
+func learningServer(t *testing.T, path string) (c *sdkClient, stop func()) {
+	t.Helper()
+	store, err := lessons.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
+	c = overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem})
+	return c, func() {
+		if err := mem.Flush(t.Context()); err != nil {
+			t.Error(err)
+		}
+		store.Close()
+	}
+}
+
+func topTool(t *testing.T, c *sdkClient, query string) string {
+	t.Helper()
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": query}))
+	if len(d.Tools) == 0 {
+		t.Fatalf("%q routed nothing", query)
+	}
+	return d.Tools[0].Name
+}
+
+// Feedback changes later rankings for similar requests, survives a
+// restart, and leaves unrelated requests alone.
+func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lessons.db")
+	first, stop := learningServer(t, path)
+	unrelated := topTool(t, first, "sleep for some milliseconds")
+	res := first.call(t, "routing_feedback", map[string]any{"query": "echo the text back", "wrong_tool": "alpha_echo", "right_tool": "beta_echo"})
+	if res.IsError {
+		t.Fatalf("routing_feedback: %s", resultText(res))
+	}
+	if got := topTool(t, first, "please echo the text back"); got != "beta_echo" {
+		t.Errorf("after feedback: top %s, want beta_echo", got)
+	}
+	if bad := first.call(t, "routing_feedback", map[string]any{"query": "x", "right_tool": "nope_tool"}); !bad.IsError {
+		t.Error("feedback naming an unknown tool was accepted")
+	}
+	stop()
+
+	second, stop2 := learningServer(t, path)
+	defer stop2()
+	if got := topTool(t, second, "echo the text back"); got != "beta_echo" {
+		t.Errorf("after a restart: top %s, want beta_echo", got)
+	}
+	if got := topTool(t, second, "sleep for some milliseconds"); got != unrelated {
+		t.Errorf("an unrelated request changed: top %s, was %s", got, unrelated)
+	}
+}
+
+// A session that needed two searches before a tool it was given worked
+// teaches routing, and the next session benefits.
+func TestRoutingLearnsFromADetour(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lessons.db")
+	c, stop := learningServer(t, path)
+	defer stop()
+	before := topTool(t, c, "report how far along the job is")
+	c.call(t, "request_more_tools", map[string]any{"query": "report how far along the job is"})
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "progress notifications"}))
+	var tool string
+	for _, t := range d.Tools {
+		if t.Name == "beta_progress" {
+			tool = t.Name
+		}
+	}
+	if tool == "" {
+		t.Fatalf("the second search did not give beta_progress: %+v", d.Tools)
+	}
+	if res := c.call(t, "beta_progress", map[string]any{"steps": 1}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if after := topTool(t, c, "report how far along the job is"); after != "beta_progress" {
+		t.Errorf("after the detour: top %s (was %s), want beta_progress", after, before)
+	}
+}

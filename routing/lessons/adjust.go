@@ -1,0 +1,203 @@
+package lessons
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// Adjustment is what the lessons say about one tool for one query.
+type Adjustment struct {
+	Tool string
+	// Delta is added to the tool's score: in [−MaxPenalty, MaxBoost].
+	Delta float64
+	// Lessons are the IDs of the lessons that applied, strongest first.
+	Lessons []int64
+	// Similarity is the highest similarity of those lessons to the query.
+	Similarity float64
+}
+
+// match is one lesson that applies to a query.
+type match struct {
+	e      *entry
+	slot   int32
+	sim    float64
+	weight float64 // sim × decay
+}
+
+// accumulator holds Adjust's per-lesson state, by slot. Adjust leaves
+// inter and at zeroed for the next call.
+type accumulator struct {
+	inter   []float64 // Σ idf of the terms shared with the query
+	at      []int32   // 1 + index in matches; 0 when not matched
+	touched []int32   // slots with inter > 0
+	matches []match
+}
+
+// Adjust returns the score deltas the lessons give tools for query, the
+// largest change first; nil when no lesson is similar enough. It marks the
+// lessons that applied as used, in memory (Flush persists the marks). It
+// reads the index without a lock and does no I/O, unless Embed is set, in
+// which case it embeds query (and, if that fails, stays lexical).
+func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
+	s := m.snap.Load()
+	if len(s.entries) == 0 {
+		return nil
+	}
+	var qvec []float32
+	if s.embedded && m.opts.Embed != nil {
+		if v, err := m.opts.Embed(ctx, query); err == nil {
+			qvec = unit(slices.Clone(v))
+		} else {
+			m.opts.Logger.Debug("query not embedded, lessons matched lexically", "err", err)
+		}
+	}
+	acc := m.getAcc(len(s.entries))
+	defer m.accs.Put(acc)
+	m.lexical(s, query, acc)
+	if qvec != nil {
+		m.semantic(s, qvec, acc)
+	}
+	m.collect(s, query, acc)
+	for _, mt := range acc.matches {
+		acc.at[mt.slot] = 0
+	}
+	if len(acc.matches) == 0 {
+		return nil
+	}
+	now := m.now()
+	for i := range acc.matches {
+		mt := &acc.matches[i]
+		mt.weight = mt.sim * m.decay(now, mt.e.lastUsed.Load())
+		mt.e.markUsed(now.UnixNano())
+	}
+	return m.combine(acc.matches)
+}
+
+// Rerank applies the lessons for query to hits (see Apply). It is the one
+// call a router needs: Rerank(ctx, query, candidates).
+func (m *Memory) Rerank(ctx context.Context, query string, hits []routing.Hit) []routing.Hit {
+	return Apply(hits, m.Adjust(ctx, query))
+}
+
+func (m *Memory) getAcc(n int) *accumulator {
+	acc, _ := m.accs.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	if cap(acc.inter) < n {
+		acc.inter, acc.at = make([]float64, n), make([]int32, n)
+	}
+	acc.inter, acc.at = acc.inter[:n], acc.at[:n]
+	acc.touched, acc.matches = acc.touched[:0], acc.matches[:0]
+	return acc
+}
+
+// lexical scores the lessons that share a term with query (the inverted
+// index's candidates; no other lesson can reach the gate) by weighted
+// Jaccard, Σ idf(shared) / Σ idf(union), the union's weight being the
+// query's plus the lesson's minus the shared, and records those at or
+// above MinSimilarity.
+func (m *Memory) lexical(s *snapshot, query string, acc *accumulator) {
+	var qw float64
+	for _, t := range m.terms(query) {
+		p := s.terms[t]
+		if p == nil {
+			qw += s.rareIDF
+			continue
+		}
+		qw += p.idf
+		for _, slot := range p.slots {
+			if acc.inter[slot] == 0 {
+				acc.touched = append(acc.touched, slot)
+			}
+			acc.inter[slot] += p.idf
+		}
+	}
+	for _, slot := range acc.touched {
+		inter := acc.inter[slot]
+		acc.inter[slot] = 0 // leave the accumulator clean for the next call
+		if sim := inter / (qw + s.weights[slot] - inter); sim >= m.opts.MinSimilarity {
+			acc.add(s, slot, min(sim, 1))
+		}
+	}
+}
+
+// semantic raises each lesson's similarity to its rescaled embedding
+// cosine with the query, when higher.
+func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
+	floor := m.opts.EmbedFloor
+	for slot, e := range s.entries {
+		if e.vec == nil {
+			continue
+		}
+		sim := min(1, (dot(qvec, e.vec)-floor)/(1-floor))
+		if sim >= m.opts.MinSimilarity {
+			acc.add(s, int32(slot), sim)
+		}
+	}
+}
+
+// collect adds the lessons whose normalised query is query's, at
+// similarity 1.
+func (m *Memory) collect(s *snapshot, query string, acc *accumulator) {
+	for _, slot := range s.byNorm[normalize(query)] {
+		acc.add(s, slot, 1)
+	}
+}
+
+// add records the lesson in slot at sim, or raises its recorded
+// similarity to sim.
+func (acc *accumulator) add(s *snapshot, slot int32, sim float64) {
+	if i := acc.at[slot]; i > 0 {
+		acc.matches[i-1].sim = max(acc.matches[i-1].sim, sim)
+		return
+	}
+	acc.matches = append(acc.matches, match{e: s.entries[slot], slot: slot, sim: sim})
+	acc.at[slot] = int32(len(acc.matches))
+}
+
+// decay is 2^(−age/HalfLife), age counted from the lesson's last use.
+func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
+	age := now.UnixNano() - lastUsed
+	if age <= 0 {
+		return 1
+	}
+	return math.Exp2(-float64(age) / float64(m.opts.HalfLife))
+}
+
+// combine turns the matches into one adjustment per tool: noisy OR of the
+// positive weights times MaxBoost, minus that of the negative weights
+// times MaxPenalty.
+func (m *Memory) combine(matches []match) []Adjustment {
+	slices.SortFunc(matches, func(a, b match) int {
+		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
+			cmp.Compare(a.e.lesson.ID, b.e.lesson.ID))
+	})
+	var out []Adjustment
+	for i := 0; i < len(matches); {
+		tool := matches[i].e.lesson.Tool
+		missPos, missNeg := 1.0, 1.0 // Π(1 − w) per polarity
+		a := Adjustment{Tool: tool}
+		for ; i < len(matches) && matches[i].e.lesson.Tool == tool; i++ {
+			mt := matches[i]
+			if mt.e.lesson.Polarity == Use {
+				missPos *= 1 - mt.weight
+			} else {
+				missNeg *= 1 - mt.weight
+			}
+			a.Lessons = append(a.Lessons, mt.e.lesson.ID)
+			a.Similarity = max(a.Similarity, mt.sim)
+		}
+		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
+		out = append(out, a)
+	}
+	slices.SortStableFunc(out, func(a, b Adjustment) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Tool, b.Tool))
+	})
+	return out
+}

@@ -1,0 +1,55 @@
+package lessons
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// Apply returns hits with the adjustments' deltas added to their scores,
+// re-sorted best first. Only tools present in hits change: an adjustment
+// for any other tool is ignored, so a lesson never brings in a tool the
+// ranking did not consider. Scores are clamped to [0, 1], but the order
+// follows the unclamped sums (a boosted tool at 0.9 + 0.3 passes one at
+// 1.0), and the sort is stable, so that tools the lessons do not touch
+// keep their relative order. hits is not modified; Raw is kept.
+func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
+	if len(hits) == 0 || len(adj) == 0 {
+		return hits
+	}
+	type scored struct {
+		hit routing.Hit
+		key float64
+	}
+	out := make([]scored, len(hits))
+	changed := false
+	for i, h := range hits {
+		out[i] = scored{hit: h, key: h.Score}
+		if d, ok := deltaFor(adj, h.Name); ok && d != 0 {
+			out[i].key += d
+			out[i].hit.Score = min(1, max(0, out[i].key))
+			changed = true
+		}
+	}
+	if !changed {
+		return hits
+	}
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.key, a.key) })
+	res := make([]routing.Hit, len(out))
+	for i, s := range out {
+		res[i] = s.hit
+	}
+	return res
+}
+
+// deltaFor returns the delta adj gives tool. A linear scan: a query has
+// few adjustments.
+func deltaFor(adj []Adjustment, tool string) (float64, bool) {
+	for _, a := range adj {
+		if a.Tool == tool {
+			return a.Delta, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,178 @@
+package lessons
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// entry is one lesson in memory. Its fields are fixed once it is in a
+// snapshot, but for the use marks, which Adjust sets without a lock.
+type entry struct {
+	lesson Lesson    // LastUsed as learned; see lastUsed
+	norm   string    // normalised query
+	key    string    // dedup key: normalised query, tool, polarity
+	terms  []string  // distinct terms of the query
+	vec    []float32 // unit embedding of the query; nil when none
+
+	lastUsed atomic.Int64 // unix nanoseconds
+	dirty    atomic.Bool  // lastUsed is newer than the store's copy
+}
+
+func newEntry(l Lesson, terms []string, vec []float32) *entry {
+	norm := normalize(l.Query)
+	e := &entry{lesson: l, norm: norm, key: dedupKey(norm, l.Tool, l.Polarity), terms: terms, vec: vec}
+	e.lastUsed.Store(l.LastUsed.UnixNano())
+	return e
+}
+
+// current returns the lesson with its latest use.
+func (e *entry) current() Lesson {
+	l := e.lesson
+	l.LastUsed = time.Unix(0, e.lastUsed.Load()).UTC()
+	return l
+}
+
+// markUsed records a use at now (unix nanoseconds) unless a later one is
+// already recorded.
+func (e *entry) markUsed(now int64) {
+	for {
+		old := e.lastUsed.Load()
+		if old >= now {
+			return
+		}
+		if e.lastUsed.CompareAndSwap(old, now) {
+			e.dirty.Store(true)
+			return
+		}
+	}
+}
+
+func dedupKey(norm, tool string, p Polarity) string {
+	return norm + "\x00" + tool + "\x00" + strconv.Itoa(int(p))
+}
+
+// snapshot is an immutable inverted index of the lessons: Adjust reads it
+// without a lock, and every change builds a new one (a linear pass over
+// the lessons' terms, well under a millisecond for a thousand lessons).
+type snapshot struct {
+	entries  []*entry                 // by slot, in ID order
+	weights  []float64                // by slot: Σ idf of the entry's terms
+	terms    map[string]*termPostings // term → the slots holding it
+	byNorm   map[string][]int32       // normalised query → slots
+	byKey    map[string]*entry
+	byID     map[int64]*entry
+	rareIDF  float64 // idf of a term no lesson has (weighs as df = 1)
+	embedded bool    // some entry has a vector
+}
+
+type termPostings struct {
+	idf   float64
+	df    int // distinct queries holding the term
+	slots []int32
+}
+
+// build indexes entries.
+func build(entries []*entry) *snapshot {
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(a, b *entry) int { return cmp.Compare(a.lesson.ID, b.lesson.ID) })
+	s := &snapshot{
+		entries: entries,
+		weights: make([]float64, len(entries)),
+		terms:   map[string]*termPostings{},
+		byNorm:  make(map[string][]int32, len(entries)),
+		byKey:   make(map[string]*entry, len(entries)),
+		byID:    make(map[int64]*entry, len(entries)),
+	}
+	for i, e := range entries {
+		slot := int32(i)
+		// Document frequencies count distinct queries, not lessons: a
+		// query taught with two tools (use this one, not that one) is one
+		// text.
+		newQuery := len(s.byNorm[e.norm]) == 0
+		for _, t := range e.terms {
+			p := s.terms[t]
+			if p == nil {
+				p = &termPostings{}
+				s.terms[t] = p
+			}
+			p.slots = append(p.slots, slot)
+			if newQuery {
+				p.df++
+			}
+		}
+		s.byNorm[e.norm] = append(s.byNorm[e.norm], slot)
+		s.byKey[e.key] = e
+		s.byID[e.lesson.ID] = e
+		s.embedded = s.embedded || e.vec != nil
+	}
+	n := len(s.byNorm)
+	for _, p := range s.terms {
+		p.idf = idf(n, p.df)
+	}
+	for slot, e := range entries { // in term order, so that sums are reproducible
+		for _, t := range e.terms {
+			s.weights[slot] += s.terms[t].idf
+		}
+	}
+	s.rareIDF = idf(n, 1)
+	return s
+}
+
+// idf is the BM25 inverse document frequency of a term in df of n
+// lessons; it is positive for any df <= n.
+func idf(n, df int) float64 {
+	df = max(df, 1)
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// distinct returns terms without repeats, in first-seen order, reusing
+// the slice.
+func distinct(terms []string) []string {
+	out := terms[:0]
+	if len(terms) > 32 { // long requests: a set beats the quadratic scan
+		seen := make(map[string]bool, len(terms))
+		for _, t := range terms {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	for _, t := range terms {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// unit scales v to unit length in place (a zero vector stays zero).
+func unit(v []float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return v
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
+}
+
+// dot returns the dot product of a and b over their common length.
+func dot(a, b []float32) float64 {
+	n := min(len(a), len(b))
+	var s float32
+	for i := range n {
+		s += a[i] * b[i]
+	}
+	return float64(s)
+}

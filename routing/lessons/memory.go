@@ -1,0 +1,353 @@
+package lessons
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// Memory is the experience memory: every lesson of a Store, indexed for
+// Adjust. It is safe for concurrent use. Adjust takes no lock: it reads an
+// immutable index that each change replaces. Changes (Learn, Forget,
+// Clear, Flush) are serialised and written through to the store before
+// they take effect.
+type Memory struct {
+	opts  MemoryOptions
+	store Store
+	tok   *routing.Tokenizer
+	accs  sync.Pool // *accumulator, reused by Adjust
+
+	// mu serialises the changes, store write included, so that the store
+	// and the index change in the same order; it is held across I/O, which
+	// only other changes wait for. snap is read without it (Adjust, List,
+	// Len) and replaced only with it held.
+	mu   sync.Mutex
+	snap atomic.Pointer[snapshot]
+}
+
+// NewMemory loads every lesson of s into memory and returns the Memory.
+// When s holds more than MaxLessons, the least recently used are deleted.
+// With Embed set, each lesson's query is embedded, one at a time: bound
+// ctx when the embedder may be slow. At the first failure the rest are
+// left unembedded (one warning is logged) and are matched lexically.
+func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error) {
+	opts.defaults()
+	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
+	all, err := s.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading lessons: %w", err)
+	}
+	vecs := m.embedAll(ctx, all)
+	entries := make([]*entry, 0, len(all))
+	for i, l := range all {
+		entries = append(entries, newEntry(l, m.terms(l.Query), vecs[i]))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.snap.Store(build(entries))
+	if excess := len(entries) - opts.MaxLessons; excess > 0 {
+		deleted, err := m.deleteLocked(ctx, leastRecentlyUsed(entries, nil, excess))
+		m.replaceLocked(deleted, nil)
+		if err != nil {
+			return nil, fmt.Errorf("loading lessons: evicting: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// terms returns the distinct routing terms of q.
+func (m *Memory) terms(q string) []string {
+	return distinct(m.tok.Tokens(q))
+}
+
+// embed returns the unit embedding of text, or nil without Embed or when
+// it fails (logged: lessons are embedded rarely).
+func (m *Memory) embed(ctx context.Context, text string) []float32 {
+	if m.opts.Embed == nil {
+		return nil
+	}
+	v, err := m.opts.Embed(ctx, text)
+	if err != nil {
+		m.opts.Logger.Warn("lesson not embedded, matched lexically", "query", text, "err", err)
+		return nil
+	}
+	return unit(slices.Clone(v))
+}
+
+// embedAll returns the unit embeddings of the lessons' queries (nil
+// without Embed), stopping at the first failure.
+func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
+	vecs := make([][]float32, len(ls))
+	if m.opts.Embed == nil {
+		return vecs
+	}
+	for i, l := range ls {
+		v, err := m.opts.Embed(ctx, l.Query)
+		if err != nil {
+			m.opts.Logger.Warn("lessons not embedded, matched lexically", "lessons", len(ls)-i, "err", err)
+			break
+		}
+		vecs[i] = unit(slices.Clone(v))
+	}
+	return vecs
+}
+
+// now returns the time in UTC without a monotonic reading, as stored.
+func (m *Memory) now() time.Time { return m.opts.Now().UTC().Round(0) }
+
+// Learn adds lesson l, or reinforces it when a lesson with the same
+// normalised query, tool and polarity exists (one more use, used now, the
+// note replaced when l has one, the source feedback when either is). A
+// lesson with the same query and tool but the other polarity is replaced:
+// the latest word wins, except that a detour does not overrule feedback
+// (ErrOverruled). A new lesson past MaxLessons evicts the least recently
+// used. Learn returns the lesson as stored.
+func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
+	if err := validate(&l); err != nil {
+		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
+	}
+	norm := normalize(l.Query)
+	k := dedupKey(norm, l.Tool, l.Polarity)
+	var vec []float32
+	if m.snap.Load().byKey[k] == nil {
+		vec = m.embed(ctx, l.Query) // before the lock: it may be slow
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	s := m.snap.Load()
+	if e := s.byKey[k]; e != nil {
+		return m.reinforceLocked(ctx, e, l, now)
+	}
+	// Out go the same lesson of the other polarity (the latest word wins)
+	// and, past MaxLessons, the least recently used.
+	var drop []*entry
+	if old := s.byKey[dedupKey(norm, l.Tool, -l.Polarity)]; old != nil {
+		if l.Source == SourceDetour && old.lesson.Source == SourceFeedback {
+			return Lesson{}, fmt.Errorf("learning lesson: lesson %d, from feedback, says %s %s: %w",
+				old.lesson.ID, old.lesson.Polarity, old.lesson.Tool, ErrOverruled)
+		}
+		drop = append(drop, old)
+	}
+	if excess := len(s.entries) - len(drop) + 1 - m.opts.MaxLessons; excess > 0 {
+		drop = append(drop, leastRecentlyUsed(s.entries, drop, excess)...)
+	}
+	deleted, err := m.deleteLocked(ctx, drop)
+	if err != nil {
+		m.replaceLocked(deleted, nil)
+		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
+	}
+	l.ID, l.Created, l.LastUsed, l.Uses = 0, now, now, 1
+	stored, err := m.store.Put(ctx, l)
+	if err != nil {
+		m.replaceLocked(deleted, nil)
+		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
+	}
+	m.replaceLocked(deleted, newEntry(stored, m.terms(stored.Query), vec))
+	return stored, nil
+}
+
+// validate checks l and fills its defaults.
+func validate(l *Lesson) error {
+	l.Query, l.Tool, l.Note = strings.TrimSpace(l.Query), strings.TrimSpace(l.Tool), strings.TrimSpace(l.Note)
+	switch {
+	case l.Query == "":
+		return errors.New("lesson has no query")
+	case l.Tool == "":
+		return errors.New("lesson has no tool")
+	case l.Polarity != Use && l.Polarity != Avoid:
+		return fmt.Errorf("lesson polarity %d: want %d (use) or %d (avoid)", l.Polarity, Use, Avoid)
+	}
+	switch l.Source {
+	case "":
+		l.Source = SourceFeedback
+	case SourceDetour, SourceFeedback:
+	default:
+		return fmt.Errorf("lesson source %q: want %q or %q", l.Source, SourceDetour, SourceFeedback)
+	}
+	return nil
+}
+
+// reinforceLocked records that e was taught again by l.
+func (m *Memory) reinforceLocked(ctx context.Context, e *entry, l Lesson, now time.Time) (Lesson, error) {
+	upd := e.current()
+	upd.Uses++
+	upd.LastUsed = later(upd.LastUsed, now)
+	if l.Note != "" {
+		upd.Note = l.Note
+	}
+	if l.Source == SourceFeedback {
+		upd.Source = SourceFeedback
+	}
+	stored, err := m.store.Put(ctx, upd)
+	if err != nil {
+		return Lesson{}, fmt.Errorf("learning lesson: reinforcing lesson %d: %w", e.lesson.ID, err)
+	}
+	m.replaceLocked([]*entry{e}, newEntry(stored, e.terms, e.vec))
+	return stored, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// replaceLocked publishes a new index without drop and with add (when
+// not nil).
+func (m *Memory) replaceLocked(drop []*entry, add *entry) {
+	if len(drop) == 0 && add == nil {
+		return
+	}
+	cur := m.snap.Load().entries
+	next := make([]*entry, 0, len(cur)+1)
+	for _, x := range cur {
+		if !slices.Contains(drop, x) {
+			next = append(next, x)
+		}
+	}
+	if add != nil {
+		next = append(next, add)
+	}
+	m.snap.Store(build(next))
+}
+
+// deleteLocked deletes es from the store and returns those deleted, up to
+// the first failure; the caller drops them from the index. A lesson the
+// store no longer has counts as deleted.
+func (m *Memory) deleteLocked(ctx context.Context, es []*entry) ([]*entry, error) {
+	for i, e := range es {
+		if err := m.store.Delete(ctx, e.lesson.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return es[:i], fmt.Errorf("deleting lesson %d: %w", e.lesson.ID, err)
+		}
+	}
+	return es, nil
+}
+
+// leastRecentlyUsed returns the n least recently used of entries not in
+// skip: by LastUsed, then Created, then ID.
+func leastRecentlyUsed(entries, skip []*entry, n int) []*entry {
+	var cands []*entry
+	for _, e := range entries {
+		if !slices.Contains(skip, e) {
+			cands = append(cands, e)
+		}
+	}
+	slices.SortFunc(cands, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.lastUsed.Load(), b.lastUsed.Load()),
+			a.lesson.Created.Compare(b.lesson.Created), cmp.Compare(a.lesson.ID, b.lesson.ID))
+	})
+	return cands[:min(n, len(cands))]
+}
+
+// Forget deletes the lesson with id; an unknown id is ErrNotFound.
+func (m *Memory) Forget(ctx context.Context, id int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.snap.Load().byID[id]
+	if e == nil {
+		return fmt.Errorf("forgetting lesson %d: %w", id, ErrNotFound)
+	}
+	if _, err := m.deleteLocked(ctx, []*entry{e}); err != nil {
+		return fmt.Errorf("forgetting: %w", err)
+	}
+	m.replaceLocked([]*entry{e}, nil)
+	return nil
+}
+
+// Clear deletes every lesson.
+func (m *Memory) Clear(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.store.Clear(ctx); err != nil {
+		return fmt.Errorf("clearing lessons: %w", err)
+	}
+	m.snap.Store(build(nil))
+	return nil
+}
+
+// List returns every lesson, by ID, with its latest use.
+func (m *Memory) List() []Lesson {
+	s := m.snap.Load()
+	out := make([]Lesson, len(s.entries))
+	for i, e := range s.entries {
+		out[i] = e.current()
+	}
+	return out
+}
+
+// Len returns the number of lessons.
+func (m *Memory) Len() int { return len(m.snap.Load().entries) }
+
+// Flush writes the uses that Adjust recorded since the last flush to the
+// store, in one transaction when the store can (BoltStore can). Adjust
+// never writes: call Flush from time to time (Run does) and before closing
+// the store.
+func (m *Memory) Flush(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var dirty []*entry
+	var ls []Lesson
+	for _, e := range m.snap.Load().entries {
+		if e.dirty.Swap(false) {
+			dirty, ls = append(dirty, e), append(ls, e.current())
+		}
+	}
+	if len(ls) == 0 {
+		return nil
+	}
+	if err := m.putAll(ctx, ls); err != nil {
+		for _, e := range dirty {
+			e.dirty.Store(true)
+		}
+		return fmt.Errorf("flushing the uses of %d lessons: %w", len(ls), err)
+	}
+	return nil
+}
+
+func (m *Memory) putAll(ctx context.Context, ls []Lesson) error {
+	if b, ok := m.store.(batchPutter); ok {
+		return b.PutAll(ctx, ls)
+	}
+	for _, l := range ls {
+		if _, err := m.store.Put(ctx, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DefaultFlushEvery is Run's flush interval when it is given none.
+const DefaultFlushEvery = time.Minute
+
+// Run flushes the recorded uses every interval (DefaultFlushEvery when
+// every <= 0) until ctx is done, then once more, and returns that last
+// flush's error. A periodic flush that fails is logged and retried at the
+// next tick. The caller owns the goroutine that runs it.
+func (m *Memory) Run(ctx context.Context, every time.Duration) error {
+	if every <= 0 {
+		every = DefaultFlushEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return m.Flush(context.WithoutCancel(ctx))
+		case <-t.C:
+			if err := m.Flush(ctx); err != nil && ctx.Err() == nil {
+				m.opts.Logger.Warn("lesson uses not flushed", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package lessons
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// MemoryOptions configures a Memory. Zero values take the defaults in
+// brackets.
+type MemoryOptions struct {
+	// MaxLessons bounds the lessons kept; past it, learning a new lesson
+	// evicts the least recently used (LastUsed, then Created) [1000].
+	MaxLessons int
+	// MinSimilarity is the similarity (package doc) below which a lesson
+	// does not apply to a query [0.5].
+	MinSimilarity float64
+	// MaxBoost is the most that positive lessons add to a tool's score
+	// [0.3]; MaxPenalty the most that negative ones take away [0.5].
+	MaxBoost   float64
+	MaxPenalty float64
+	// HalfLife is the time, since a lesson was last used, in which its
+	// weight halves [30 days].
+	HalfLife time.Duration
+	// Now tells the time [time.Now].
+	Now func() time.Time
+	// Embed, when set, embeds lesson queries and request queries, and the
+	// similarity is the larger of the lexical one and the rescaled cosine.
+	// A failing Embed leaves the lexical similarity alone in force.
+	Embed func(ctx context.Context, text string) ([]float32, error)
+	// EmbedFloor is the cosine that rescales to similarity 0: the
+	// embedding similarity is (cos − EmbedFloor) / (1 − EmbedFloor),
+	// clipped to [0, 1], since unrelated texts already have cosines well
+	// above 0 [0.5].
+	EmbedFloor float64
+	// Logger receives warnings (a lesson that could not be embedded, a
+	// periodic flush that failed); nil is silent.
+	Logger *slog.Logger
+}
+
+// Defaults for MemoryOptions.
+const (
+	DefaultMaxLessons    = 1000
+	DefaultMinSimilarity = 0.5
+	DefaultMaxBoost      = 0.3
+	DefaultMaxPenalty    = 0.5
+	DefaultHalfLife      = 30 * 24 * time.Hour
+	DefaultEmbedFloor    = 0.5
+)
+
+func (o *MemoryOptions) defaults() {
+	if o.MaxLessons <= 0 {
+		o.MaxLessons = DefaultMaxLessons
+	}
+	if o.MinSimilarity <= 0 || o.MinSimilarity > 1 {
+		o.MinSimilarity = DefaultMinSimilarity
+	}
+	if o.MaxBoost <= 0 {
+		o.MaxBoost = DefaultMaxBoost
+	}
+	if o.MaxPenalty <= 0 {
+		o.MaxPenalty = DefaultMaxPenalty
+	}
+	if o.HalfLife <= 0 {
+		o.HalfLife = DefaultHalfLife
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.EmbedFloor <= 0 || o.EmbedFloor >= 1 {
+		o.EmbedFloor = DefaultEmbedFloor
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}

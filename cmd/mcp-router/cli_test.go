@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // runCLI runs the program in-process with the given arguments and no
@@ -246,5 +247,33 @@ func TestPinsListAndApprove(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "pins", "approve", "calculator_nope", "--config", cfg); err == nil {
 		t.Error("approving an unknown tool: got no error")
+	}
+}
+
+func TestLessonsCommands(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
+	store, err := lessons.OpenBolt(filepath.Join(dir, "state", "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	l, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use, Source: lessons.SourceFeedback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, nil, "lessons", "list", "--config", cfg); err == nil || !strings.Contains(err.Error(), "stop the running gateway") {
+		t.Errorf("lessons list while the file is held: %v", err)
+	}
+	store.Close()
+	out, _, err := runCLI(t, nil, "lessons", "list", "--config", cfg)
+	if err != nil || !strings.Contains(out, "calculator_divide") || !strings.Contains(out, "split the bill") {
+		t.Fatalf("lessons list: %v\n%s", err, out)
+	}
+	if out, _, err := runCLI(t, nil, "lessons", "forget", fmt.Sprint(l.ID), "--config", cfg); err != nil || !strings.Contains(out, "forgot lesson") {
+		t.Errorf("lessons forget: %v %q", err, out)
+	}
+	if out, _, err := runCLI(t, nil, "lessons", "clear", "--config", cfg); err != nil || !strings.Contains(out, "forgot 0 lessons") {
+		t.Errorf("lessons clear: %v %q", err, out)
 	}
 }

@@ -284,8 +284,8 @@ func TestSessionDetourIsALesson(t *testing.T) {
 	if eff := s.Called("sys_disk_usage", true); eff.Detour != "" {
 		t.Errorf("one search is no detour: got %q", eff.Detour)
 	}
-	s.Discover(ctx, Request{Query: "a"})
-	s.Discover(ctx, Request{Query: "b"})
+	s.Discover(ctx, Request{Query: "zebra"})
+	s.Discover(ctx, Request{Query: "quokka"})
 	if eff := s.Called("calc_divide", true); eff.Detour != "" {
 		t.Errorf("a tool the searches did not give is no lesson: got %q", eff.Detour)
 	}

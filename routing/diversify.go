@@ -11,6 +11,10 @@ type candidate struct {
 	segRaw [maxSegments]float32 // score for each clause
 	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
 	whole  float64              // coverage of the whole request
+	// segMatch and wholeMatch are the same coverages as calibration
+	// counts them (see calibrate.go).
+	segMatch   [maxSegments]float64
+	wholeMatch float64
 }
 
 // diversify ranks a request of several clauses with xQuAD (Santos,
@@ -27,7 +31,7 @@ type candidate struct {
 // a water tool near the top even when many solar tools outscore it on the
 // whole request. Only the top maxDiversified places are re-ranked; the
 // rest follow in whole-request order.
-func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int) []Hit {
+func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
 	head := k
 	if head <= 0 || head > maxDiversified {
 		head = maxDiversified
@@ -60,13 +64,13 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int) []Hit {
 			uncovered[s] *= 1 - c.seg[s]
 		}
 		chosen[c.doc] = true
-		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq.nseg)))
+		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
 	if k <= 0 || len(hits) < k {
 		for _, s := range selectTop(acc, acc.score, k, ix.docs) {
 			if !chosen[s.doc] && (k <= 0 || len(hits) < k) {
 				c := ix.candidate(acc, rq, s.doc)
-				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq.nseg)))
+				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 			}
 		}
 	}
@@ -99,10 +103,12 @@ func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, head int) []can
 
 // candidate returns doc's scores and coverages.
 func (ix *Index) candidate(acc *accumulator, rq *resolvedQuery, doc int32) candidate {
-	c := candidate{doc: doc, raw: acc.score[doc], whole: clauseCoverage(acc.score[doc], rq.best)}
+	c := candidate{doc: doc, raw: acc.score[doc], whole: clauseCoverage(acc.score[doc], rq.best),
+		wholeMatch: clauseCoverage(acc.score[doc]-acc.loss[doc], rq.reach)}
 	for s := range rq.nseg {
 		c.segRaw[s] = acc.seg[s][doc]
 		c.seg[s] = clauseCoverage(c.segRaw[s], rq.segBest[s])
+		c.segMatch[s] = clauseCoverage(c.segRaw[s]-acc.segLoss[s][doc], rq.segReach[s])
 	}
 	return c
 }
@@ -144,10 +150,10 @@ func clauseWeights(rq *resolvedQuery) (w [maxSegments]float64) {
 // evidence returns what calibrate needs to know of a candidate: its best
 // coverage of the whole request or of one clause, and its best score
 // relative to the top tool of the request or of that clause.
-func (c *candidate) evidence(tops *[maxSegments + 1]float32, nseg int) evidence {
-	e := evidence{coverage: c.whole, relative: ratio(c.raw, tops[maxSegments])}
-	for s := range nseg {
-		e.coverage = max(e.coverage, c.seg[s])
+func (c *candidate) evidence(tops *[maxSegments + 1]float32, rq *resolvedQuery) evidence {
+	e := evidence{coverage: c.wholeMatch, relative: ratio(c.raw, tops[maxSegments])}
+	for s := range rq.nseg {
+		e.coverage = max(e.coverage, c.segMatch[s])
 		e.relative = max(e.relative, ratio(c.segRaw[s], tops[s]))
 	}
 	return e
@@ -161,7 +167,9 @@ func ratio(x, top float32) float64 {
 }
 
 // monotone lowers each score to at most the one above it, so that scores
-// never rise down a ranking even where diversification reordered it.
+// never rise down a ranking, even where diversification reordered it or
+// a synonym's discount in coverage (see calibrate.go) puts a tool's
+// coverage out of step with its raw score.
 func monotone(hits []Hit) []Hit {
 	for i := 1; i < len(hits); i++ {
 		hits[i].Score = min(hits[i].Score, hits[i-1].Score)

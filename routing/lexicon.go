@@ -219,7 +219,7 @@ var synonymGroups = []string{
 	"school university college campus",
 	"exam exams quiz quizzes test tests",
 	"research paper papers scholar scholarly academic publication publications arxiv citation citations",
-	"book books novel novels author authors reading library",
+	"book books novel novels author authors library", // not "reading", whose stem is the verb of file tools
 	"job jobs career careers employment hiring vacancy vacancies resume recruiter",
 	"company companies business businesses enterprise firm corporate",
 	"law laws legal lawyer lawyers attorney court lawsuit regulation regulations",

@@ -16,6 +16,12 @@ type accumulator struct {
 	gtf     []float32   // a term group's pseudo-frequency by doc id, see accumulate
 	grouped []int32     // doc ids with a non-zero gtf
 	heap    []scored    // selectTop's heap
+	// loss is the part of score by doc id that coverage does not count
+	// (see synonymLoss), segLoss the same per clause, and lossy the doc
+	// ids with a non-zero loss.
+	loss    []float32
+	segLoss [][]float32
+	lossy   []int32
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {
@@ -25,13 +31,16 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	}
 	acc.score = grow(acc.score, n)
 	acc.gtf = grow(acc.gtf, n)
+	acc.loss = grow(acc.loss, n)
 	acc.nseg = nseg
 	if nseg > 1 {
 		for len(acc.seg) < nseg {
 			acc.seg = append(acc.seg, nil)
+			acc.segLoss = append(acc.segLoss, nil)
 		}
 		for s := range nseg {
 			acc.seg[s] = grow(acc.seg[s], n)
+			acc.segLoss[s] = grow(acc.segLoss[s], n)
 		}
 	}
 	return acc
@@ -52,14 +61,21 @@ func (ix *Index) release(acc *accumulator) {
 	for _, d := range acc.touched {
 		acc.score[d] = 0
 	}
+	for _, d := range acc.lossy {
+		acc.loss[d] = 0
+	}
 	if acc.nseg > 1 {
 		for s := range acc.nseg {
-			seg := acc.seg[s]
+			seg, segLoss := acc.seg[s], acc.segLoss[s]
 			for _, d := range acc.touched {
 				seg[d] = 0
 			}
+			for _, d := range acc.lossy {
+				segLoss[d] = 0
+			}
 		}
 	}
+	acc.lossy = acc.lossy[:0]
 	acc.touched = acc.touched[:0]
 	ix.accs.Put(acc)
 }
@@ -68,6 +84,7 @@ func (ix *Index) release(acc *accumulator) {
 type resolvedTerm struct {
 	postings []posting
 	alt      float32 // the term's weight within its group
+	exact    bool    // the request's own word or bigram, not a synonym
 }
 
 // termGroup is a word of the request and its lexicon synonyms (or a
@@ -87,14 +104,24 @@ type resolvedQuery struct {
 	nseg    int
 	best    float64              // the best score a tool could reach for the whole request
 	segBest [maxSegments]float64 // the same for each clause
+	// reach and segReach are best and segBest with the request's words
+	// that the catalog does not know added, see calibrate.go.
+	reach    float64
+	segReach [maxSegments]float64
 }
 
 // Search ranks the catalog for query, best first; k <= 0 means every tool
 // with a non-zero score. Ties are broken by name so that rankings are
 // deterministic. A request of several clauses ("find X. Then do Y") is
 // ranked so that every clause's best tools reach the top (see
-// diversify.go).
+// diversify.go). Scores never rise down the ranking (see calibrate.go).
 func (ix *Index) Search(query string, k int) []Hit {
+	return ix.search(query, k, nil)
+}
+
+// search is Search that also appends each hit's evidence to ev when ev is
+// not nil, for fitting the calibration.
+func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	q := ix.parseQuery(query)
 	if len(q.terms) == 0 {
 		return nil
@@ -111,15 +138,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 	defer ix.release(acc)
 	ix.accumulate(acc, &rq)
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
-		return ix.diversify(acc, &rq, k)
+		return ix.diversify(acc, &rq, k, ev)
 	}
 	top := selectTop(acc, acc.score, k, ix.docs)
 	hits := make([]Hit, len(top))
 	for i, c := range top {
-		e := evidence{coverage: clauseCoverage(c.score, rq.best), relative: ratio(c.score, top[0].score)}
-		hits[i] = ix.hit(c.doc, c.score, e)
+		e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
+		hits[i] = ix.hit(c.doc, c.score, e, ev)
 	}
-	return hits
+	return monotone(hits)
 }
 
 // rlockFresh read-locks the index with its postings' frequencies up to
@@ -144,9 +171,10 @@ func (ix *Index) rlockFresh() {
 // weighs each group by the IDF of its word (or, when the catalog lacks
 // the word, of its rarest synonym), and sums the best score a tool could
 // reach for the whole request and for each clause: the score of a tool
-// of average length with every word of the request once in its name (see
-// calibrate.go). Words the catalog knows neither directly nor through a
-// synonym (argument values, mostly) count neither way.
+// of average length with every word of the request once in its name.
+// Words the catalog knows neither directly nor through a synonym
+// (argument values, mostly) count there only in the reach that coverage
+// is calibrated against (see calibrate.go), not in the clause weights.
 func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg}
 	ceiling := ix.termCeiling()
@@ -158,6 +186,9 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 		var df int
 		members, df = ix.lookUpGroup(q.terms, i, members)
 		if len(members) == start {
+			if qt.kind == termWord {
+				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
+			}
 			continue
 		}
 		w := idf(ix.stats.n, df) * qt.weight
@@ -169,9 +200,19 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 		for m := qt.segs; m != 0; m &= m - 1 {
 			rq.segBest[bits.TrailingZeros8(m)] += w * ceiling
 		}
+		rq.addReach(w*ceiling, qt.segs)
 	}
 	rq.groups = groups
 	return rq
+}
+
+// addReach adds x to the reach of the whole request and of the clauses
+// in segs.
+func (rq *resolvedQuery) addReach(x float64, segs uint8) {
+	rq.reach += x
+	for m := segs; m != 0; m &= m - 1 {
+		rq.segReach[bits.TrailingZeros8(m)] += x
+	}
 }
 
 // lookUpGroup appends to members the posting lists of terms[i] and of its
@@ -180,7 +221,7 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 func (ix *Index) lookUpGroup(terms []queryTerm, i int, members []resolvedTerm) ([]resolvedTerm, int) {
 	df := -1
 	if tid, ok := ix.terms[terms[i].term]; ok {
-		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1})
+		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1, exact: true})
 		df = len(ix.postings[tid])
 	}
 	word := df >= 0
@@ -200,15 +241,19 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, members []resolvedTerm) (
 
 // accumulate adds every group's BM25F contribution to the whole-request
 // score and to the score of each clause the group occurs in, group at a
-// time.
+// time, and what coverage does not count of it to the losses.
 func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 	k1 := float32(ix.opts.K1)
 	for gi := range rq.groups {
 		g := &rq.groups[gi]
-		if len(g.members) == 1 && g.members[0].alt == 1 {
-			for _, p := range g.members[0].postings {
+		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 {
+			for _, p := range m.postings {
 				if p.tf > 0 {
-					acc.add(p.doc, g.idf*p.tf/(k1+p.tf), g.segs, rq.nseg)
+					c := g.idf * p.tf / (k1 + p.tf)
+					acc.add(p.doc, c, g.segs, rq.nseg)
+					if !m.exact {
+						acc.lose(p.doc, synonymLoss(c, 0), g.segs, rq.nseg)
+					}
 				}
 			}
 			continue
@@ -225,10 +270,32 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 				acc.gtf[p.doc] += m.alt * p.tf
 			}
 		}
+		// The request's own word comes first in its group when the catalog
+		// has it: its documents lose what the synonyms add to it, the
+		// others all that the synonyms give.
+		if w := &g.members[0]; w.exact {
+			for _, p := range w.postings {
+				if p.tf == 0 {
+					continue
+				}
+				tf := acc.gtf[p.doc]
+				acc.gtf[p.doc] = 0
+				c := g.idf * tf / (k1 + tf)
+				acc.add(p.doc, c, g.segs, rq.nseg)
+				if tf > p.tf {
+					acc.lose(p.doc, synonymLoss(c, g.idf*p.tf/(k1+p.tf)), g.segs, rq.nseg)
+				}
+			}
+		}
 		for _, d := range grouped {
 			tf := acc.gtf[d]
+			if tf == 0 {
+				continue
+			}
 			acc.gtf[d] = 0
-			acc.add(d, g.idf*tf/(k1+tf), g.segs, rq.nseg)
+			c := g.idf * tf / (k1 + tf)
+			acc.add(d, c, g.segs, rq.nseg)
+			acc.lose(d, synonymLoss(c, 0), g.segs, rq.nseg)
 		}
 		acc.grouped = grouped
 	}
@@ -244,6 +311,20 @@ func (acc *accumulator) add(doc int32, c float32, segs uint8, nseg int) {
 	if nseg > 1 {
 		for m := segs; m != 0; m &= m - 1 {
 			acc.seg[bits.TrailingZeros8(m)][doc] += c
+		}
+	}
+}
+
+// lose adds x to doc's whole-request loss and to its loss for each
+// clause in segs.
+func (acc *accumulator) lose(doc int32, x float32, segs uint8, nseg int) {
+	if acc.loss[doc] == 0 {
+		acc.lossy = append(acc.lossy, doc)
+	}
+	acc.loss[doc] += x
+	if nseg > 1 {
+		for m := segs; m != 0; m &= m - 1 {
+			acc.segLoss[bits.TrailingZeros8(m)][doc] += x
 		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package eval
+
+func init() { raceEnabled = true }

@@ -290,3 +290,12 @@ func TestSessionDetourIsALesson(t *testing.T) {
 		t.Errorf("a tool the searches did not give is no lesson: got %q", eff.Detour)
 	}
 }
+
+func TestRouteTwoRequestsInOne(t *testing.T) {
+	r := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
+	d := r.Route(context.Background(), Request{Query: "divide 81 by 9 and take the square root"})
+	got := selectedNames(d)
+	if !slices.Contains(got, "calc_divide") || !slices.Contains(got, "calc_sqrt") {
+		t.Errorf("selected %v, want both calc_divide and calc_sqrt", got)
+	}
+}

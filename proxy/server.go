@@ -290,7 +290,9 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 // call forwards one call and turns a failure into an isError result the
 // model can read.
 func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
-	res, err := s.hub.CallTool(ctx, name, args, progressTo(ctx, meta))
+	progress := progressTo(ctx, meta)
+	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
+	progress.settle()
 	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
@@ -326,9 +328,21 @@ func arguments(p mcp.CallToolParams) any {
 	return p.Arguments
 }
 
-// progressTo relays upstream progress to this caller under its own token,
-// or returns nil when the caller asked for none.
-func progressTo(ctx context.Context, meta *mcp.Meta) ProgressFunc {
+// progressRelay relays upstream progress to one caller under its own
+// token.
+type progressRelay struct {
+	ctx   context.Context
+	srv   *server.MCPServer
+	token mcp.ProgressToken
+
+	mu       sync.Mutex
+	last     float64   // the last progress sent
+	lastSent time.Time // when
+}
+
+// progressTo returns a relay for the caller of ctx, or nil when the caller
+// asked for no progress.
+func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
 	if meta == nil || meta.ProgressToken == nil {
 		return nil
 	}
@@ -336,29 +350,63 @@ func progressTo(ctx context.Context, meta *mcp.Meta) ProgressFunc {
 	if srv == nil {
 		return nil
 	}
-	token := meta.ProgressToken
-	var mu sync.Mutex
-	last := math.Inf(-1)
-	return func(p Progress) {
-		// Progress must increase (MCP spec); an upstream's notifications
-		// can overtake each other on the way, so a stale one is dropped.
-		mu.Lock()
-		stale := p.Progress <= last
-		if !stale {
-			last = p.Progress
-		}
-		mu.Unlock()
-		if stale {
-			return
-		}
-		params := map[string]any{"progressToken": token, "progress": p.Progress}
-		if p.Total > 0 {
-			params["total"] = p.Total
-		}
-		if p.Message != "" {
-			params["message"] = p.Message
-		}
-		_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	return &progressRelay{ctx: ctx, srv: srv, token: meta.ProgressToken, last: math.Inf(-1)}
+}
+
+// fn is the relay as the hub takes it (nil when there is no relay).
+func (r *progressRelay) fn() ProgressFunc {
+	if r == nil {
+		return nil
+	}
+	return r.send
+}
+
+func (r *progressRelay) send(p Progress) {
+	// Progress must increase (MCP spec); an upstream's notifications can
+	// overtake each other on the way, so a stale one is dropped.
+	r.mu.Lock()
+	stale := p.Progress <= r.last
+	if !stale {
+		r.last, r.lastSent = p.Progress, time.Now()
+	}
+	r.mu.Unlock()
+	if stale {
+		return
+	}
+	params := map[string]any{"progressToken": r.token, "progress": p.Progress}
+	if p.Total > 0 {
+		params["total"] = p.Total
+	}
+	if p.Message != "" {
+		params["message"] = p.Message
+	}
+	_ = r.srv.SendNotificationToClient(r.ctx, string(mcp.MethodNotificationProgress), params)
+}
+
+// progressSettle is how long a result waits after the last progress
+// notification of its call. mcp-go's streamable HTTP server (v1.2.1) can
+// drop a notification queued just before the response is written (its
+// forwarder loses a race with the response); a short pause lets it through.
+const progressSettle = 15 * time.Millisecond
+
+// settle waits until progressSettle has passed since the last progress
+// notification, or ctx ends.
+func (r *progressRelay) settle() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	wait := progressSettle - time.Since(r.lastSent)
+	sent := !r.lastSent.IsZero()
+	r.mu.Unlock()
+	if !sent || wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
 	}
 }
 

@@ -3,7 +3,9 @@ package routing
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"slices"
@@ -47,6 +49,9 @@ type RouterOptions struct {
 	// Logger receives warnings; with Wire, each decision at debug level.
 	Logger *slog.Logger
 	Wire   bool
+	// Trace, when set, receives each decision as a line of JSON (for
+	// offline analysis); writes are serialised.
+	Trace io.Writer
 }
 
 // Reranker adjusts the scores of ranked tools for a query, by experience.
@@ -124,7 +129,8 @@ func (o *RouterOptions) defaults() {
 // collision alerts. It holds no per-session state (see Session) and is safe
 // for concurrent use.
 type Router struct {
-	opts RouterOptions
+	opts    RouterOptions
+	traceMu sync.Mutex
 
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
@@ -252,7 +258,9 @@ type Candidate struct {
 	RawScore float64 `json:"raw_score"` // calibrated, before affinity
 	// Multiplier is the affinity applied (1 without context).
 	Multiplier float64 `json:"multiplier"`
-	adjusted   float64 // unclipped, for ordering
+	// Lesson is what learned lessons added to RawScore (negative: took away).
+	Lesson   float64 `json:"lesson,omitempty"`
+	adjusted float64 // unclipped, for ordering
 }
 
 // Alert is something the model should know before calling a routed tool.
@@ -309,7 +317,12 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 // rank scores the catalog and applies domain affinity.
 func (r *Router) rank(ctx context.Context, req Request) []Candidate {
 	hits := r.Rank(ctx, req.Query, candidatePool)
+	var before map[string]float64
 	if r.opts.Lessons != nil {
+		before = make(map[string]float64, len(hits))
+		for _, h := range hits {
+			before[h.Name] = h.Score
+		}
 		hits = r.opts.Lessons.Rerank(ctx, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
@@ -319,6 +332,9 @@ func (r *Router) rank(ctx context.Context, req Request) []Candidate {
 			continue
 		}
 		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1}
+		if b, ok := before[h.Name]; ok {
+			c.Lesson = h.Score - b
+		}
 		if len(req.Domains) > 0 {
 			c.Multiplier = r.opts.CrossDomain
 			if slices.Contains(req.Domains, c.Domain) {
@@ -440,8 +456,12 @@ func (r *Router) alerts(d Decision) []Alert {
 	return out
 }
 
-// trace logs the decision at debug level when wire logging is on.
+// trace logs the decision at debug level when wire logging is on, and
+// writes it to the trace file when there is one.
 func (r *Router) trace(req Request, d Decision) {
+	if r.opts.Trace != nil {
+		r.writeTrace(req, d)
+	}
 	if !r.opts.Wire {
 		return
 	}
@@ -449,8 +469,50 @@ func (r *Router) trace(req Request, d Decision) {
 	r.opts.Logger.Debug("routing decision", "query", req.Query, "needs", req.Needs, "route", req.Route,
 		"domains", req.Domains, "affinity", d.Affinity, "top", top, "selected", names(d.Selected),
 		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "dur", d.Took)
+	for _, c := range d.Ranked {
+		if c.Lesson != 0 {
+			r.opts.Logger.Debug("routing lesson applied", "tool", c.Name, "delta", c.Lesson)
+		}
+	}
 	for _, a := range d.Alerts {
 		r.opts.Logger.Debug("routing alert", "kind", a.Kind, "tools", a.Tools, "domains", a.Domains)
+	}
+}
+
+// traceRecord is one line of the trace file.
+type traceRecord struct {
+	Time      time.Time   `json:"time"`
+	Query     string      `json:"query"`
+	Needs     []string    `json:"needs,omitempty"`
+	Route     fuse.Route  `json:"route,omitempty"`
+	Domains   []string    `json:"domains,omitempty"`
+	Affinity  bool        `json:"affinity"`
+	Top       []Candidate `json:"top"`
+	Selected  []string    `json:"selected"`
+	Boundary  []string    `json:"boundary,omitempty"`
+	Unknown   []string    `json:"unknown,omitempty"`
+	Alerts    []Alert     `json:"alerts,omitempty"`
+	Lessons   []string    `json:"lessons,omitempty"` // tools whose score lessons changed
+	TookMicro int64       `json:"took_us"`
+}
+
+func (r *Router) writeTrace(req Request, d Decision) {
+	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Needs: req.Needs, Route: req.Route, Domains: req.Domains,
+		Affinity: d.Affinity, Top: d.Ranked[:min(10, len(d.Ranked))], Selected: names(d.Selected), Boundary: d.Boundary,
+		Unknown: d.Unknown, Alerts: d.Alerts, TookMicro: d.Took.Microseconds()}
+	for _, c := range d.Ranked {
+		if c.Lesson != 0 {
+			rec.Lessons = append(rec.Lessons, c.Name)
+		}
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	r.traceMu.Lock()
+	defer r.traceMu.Unlock()
+	if _, err := r.opts.Trace.Write(append(line, '\n')); err != nil {
+		r.opts.Logger.Warn("writing the routing trace", "err", err)
 	}
 }
 

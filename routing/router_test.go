@@ -2,8 +2,10 @@ package routing
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -297,5 +299,40 @@ func TestRouteTwoRequestsInOne(t *testing.T) {
 	got := selectedNames(d)
 	if !slices.Contains(got, "calc_divide") || !slices.Contains(got, "calc_sqrt") {
 		t.Errorf("selected %v, want both calc_divide and calc_sqrt", got)
+	}
+}
+
+// boostFirst is a Reranker that adds 0.1 to one tool.
+type boostFirst struct{ tool string }
+
+func (b boostFirst) Rerank(_ context.Context, _ string, hits []Hit) []Hit {
+	out := slices.Clone(hits)
+	for i := range out {
+		if out[i].Name == b.tool {
+			out[i].Score = min(1, out[i].Score+0.1)
+		}
+	}
+	return out
+}
+
+func TestRouteTraceFileRecordsLessons(t *testing.T) {
+	var buf strings.Builder
+	r := testRouter(t, RouterOptions{Trace: &buf, Lessons: boostFirst{"sys_disk_usage"}})
+	d := r.Route(context.Background(), Request{Query: "disk usage", Domains: []string{"system"}})
+	if i := slices.IndexFunc(d.Ranked, func(c Candidate) bool { return c.Name == "sys_disk_usage" }); i < 0 || d.Ranked[i].Lesson <= 0 {
+		t.Fatalf("the lesson's delta is not on the candidate: %+v", d.Ranked)
+	}
+	var rec struct {
+		Query    string
+		Affinity bool
+		Top      []Candidate
+		Selected []string
+		Lessons  []string
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
+		t.Fatalf("trace line %q: %v", buf.String(), err)
+	}
+	if rec.Query != "disk usage" || !rec.Affinity || len(rec.Top) == 0 || !slices.Contains(rec.Lessons, "sys_disk_usage") {
+		t.Errorf("trace record %+v", rec)
 	}
 }

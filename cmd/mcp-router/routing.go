@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
@@ -29,6 +30,14 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 	}
 	if mem != nil {
 		opts.Lessons = mem
+	}
+	if cfg.Log.TraceFile != "" {
+		// Left open until the process ends; writes are not buffered.
+		f, err := os.OpenFile(cfg.Log.TraceFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("%s: log.trace_file: %w", cfg.File, err)
+		}
+		opts.Trace = f
 	}
 	if opts.DiscoveryPrefixes == nil {
 		opts.DiscoveryPrefixes = []string{}

@@ -72,6 +72,8 @@ type Log struct {
 	Level string
 	// Wire logs each routing decision at debug level.
 	Wire bool
+	// TraceFile, when set, receives each routing decision as a JSON line.
+	TraceFile string
 }
 
 // HTTP is the http section, for serve --http.
@@ -171,14 +173,15 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 // settings reads the top-level scalars through viper, so that
 // MCP_ROUTER_<SECTION>_<KEY> variables override the file.
 func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error {
+	var err error
 	v := viper.New()
 	v.SetConfigType("yaml")
 	v.SetDefault("log.level", "info")
 	v.SetDefault("ollama.url", "http://127.0.0.1:11434")
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+	if err = v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return err
 	}
-	for _, key := range []string{"default_profile", "log.level", "log.wire", "state_dir",
+	for _, key := range []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
 		"ollama.url", "ollama.embed_model", "ollama.chat_model"} {
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if val, ok := getenv(env); ok {
@@ -187,6 +190,11 @@ func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error
 	}
 	c.DefaultProfile = v.GetString("default_profile")
 	c.Log = Log{Level: strings.ToLower(v.GetString("log.level")), Wire: v.GetBool("log.wire")}
+	if tf := v.GetString("log.trace_file"); tf != "" {
+		if c.Log.TraceFile, err = Expand(tf, getenv); err != nil {
+			return fmt.Errorf("log.trace_file: %w", err)
+		}
+	}
 	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
 		c.Log.Wire = true
 	}

@@ -21,8 +21,9 @@ type rawConfig struct {
 }
 
 type rawLog struct {
-	Level string `yaml:"level"`
-	Wire  bool   `yaml:"wire"`
+	Level     string `yaml:"level"`
+	Wire      bool   `yaml:"wire"`
+	TraceFile string `yaml:"trace_file"`
 }
 
 type rawHTTP struct {

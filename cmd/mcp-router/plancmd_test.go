@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -75,5 +76,25 @@ func TestPlanCommandWithAFakeOllama(t *testing.T) {
 	noModel := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
 	if _, _, err := runCLI(t, nil, "plan", "x", "--config", noModel); err == nil || !strings.Contains(err.Error(), "chat_model") {
 		t.Errorf("without a chat model: %v", err)
+	}
+}
+
+type countingEmbedder struct{ calls int }
+
+func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	c.calls++
+	return [][]float32{{1, 0}}, nil
+}
+
+func TestCachedEmbedEmbedsAQueryOnce(t *testing.T) {
+	e := &countingEmbedder{}
+	embed := cachedEmbed(e)
+	for range 3 {
+		if v, err := embed(t.Context(), "same query"); err != nil || len(v) != 2 {
+			t.Fatalf("embed: %v %v", v, err)
+		}
+	}
+	if e.calls != 1 {
+		t.Errorf("the embedder was asked %d times, want once", e.calls)
 	}
 }

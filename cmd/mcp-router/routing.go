@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/executor"
@@ -132,10 +134,48 @@ func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, l
 	if err != nil {
 		return nil, nil, fmt.Errorf("routing lessons: %w", err)
 	}
-	mem, err := lessons.NewMemory(ctx, store, lessons.MemoryOptions{Logger: log})
+	opts := lessons.MemoryOptions{Logger: log}
+	if cfg.Ollama.EmbedModel != "" {
+		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		opts.Embed = cachedEmbed(emb)
+	}
+	mem, err := lessons.NewMemory(ctx, store, opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("routing lessons: %w", err)
 	}
 	return mem, store, nil
+}
+
+// cachedEmbed embeds one text at a time with a bounded cache, for the
+// lessons' similarity (a query is embedded once per decision otherwise).
+func cachedEmbed(e routing.Embedder) func(context.Context, string) ([]float32, error) {
+	const size = 512
+	var mu sync.Mutex
+	cache := map[string][]float32{}
+	return func(ctx context.Context, text string) ([]float32, error) {
+		mu.Lock()
+		v, ok := cache[text]
+		mu.Unlock()
+		if ok {
+			return v, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		vs, err := e.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		if len(cache) >= size {
+			clear(cache)
+		}
+		cache[text] = vs[0]
+		mu.Unlock()
+		return vs[0], nil
+	}
 }

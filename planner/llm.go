@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
 // LLM is the chat model that makes decisions. Chat sends one system and one
@@ -99,7 +99,7 @@ func (l *OllamaLLM) Chat(ctx context.Context, system, user string, schema json.R
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("ollama chat with model %q: %w", l.model, l.reason(ctx, err))
+		return "", fmt.Errorf("ollama chat with model %q: %w", l.model, ollamaerr.Reason(ctx, err, l.timeout))
 	}
 	return out.String(), nil
 }
@@ -110,48 +110,4 @@ func messages(system, user string) []api.Message {
 		ms = append(ms, api.Message{Role: "system", Content: system})
 	}
 	return append(ms, api.Message{Role: "user", Content: user})
-}
-
-// maxReason bounds the server's error text in our errors: a proxy in
-// front of Ollama may answer with a whole HTML page.
-const maxReason = 200
-
-// reason turns a client error into a short one without the URL: the
-// request's own timeout, an unreachable server, or the server's status
-// and message. parent is the caller's context: when it ended, that is the
-// reason.
-func (l *OllamaLLM) reason(parent context.Context, err error) error {
-	var (
-		ue   *url.Error
-		oe   *net.OpError
-		se   api.StatusError
-		auth api.AuthorizationError
-	)
-	if errors.As(err, &ue) {
-		err = ue.Err // drop the method and the URL
-	}
-	switch {
-	case parent.Err() != nil:
-		return fmt.Errorf("no answer in time: %w", context.Cause(parent))
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no answer within %v: %w", l.timeout, err)
-	case errors.As(err, &oe) && oe.Op == "dial":
-		return fmt.Errorf("server unreachable: %w", oe.Err)
-	case errors.As(err, &se):
-		return fmt.Errorf("status %d: %s", se.StatusCode, shorten(se.ErrorMessage, maxReason))
-	case errors.As(err, &auth):
-		return fmt.Errorf("status %d: unauthorized", auth.StatusCode)
-	}
-	return err
-}
-
-// shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

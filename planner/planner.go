@@ -21,6 +21,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 	"github.com/mcp-router/mcp-router/prompts"
 )
 
@@ -212,7 +213,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 		if err == nil {
 			return p.finish(req, a, attempt)
 		}
-		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", shorten(text, 500))
+		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", ollamaerr.Shorten(text, 500))
 		if attempt > maxRetries {
 			return p.fallback(req, attempt, ReasonInvalidAnswer, err.Error())
 		}
@@ -224,7 +225,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 // answer and what was wrong with it.
 func retryPrompt(user, text string, err error) string {
 	return fmt.Sprintf("%s\n\nYour previous answer:\n%s\n\nYour answer was invalid: %v. Answer again with valid JSON.",
-		user, shorten(strings.TrimSpace(text), retryAnswerBytes), err)
+		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
 // finish scores a valid answer and applies seed 003's escalation rules: a

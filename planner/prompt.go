@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
 // maxDescription bounds a tool's description in the prompt: small models
@@ -31,7 +33,7 @@ func (p *Planner) render(req Request) (system, user string, err error) {
 	for _, t := range req.Tools {
 		data.Tools = append(data.Tools, promptTool{
 			Name:        t.Name,
-			Description: shorten(strings.Join(strings.Fields(t.Description), " "), maxDescription),
+			Description: ollamaerr.Shorten(strings.Join(strings.Fields(t.Description), " "), maxDescription),
 			Schema:      compact(t.InputSchema),
 		})
 		if !isAbsent(t.OutputSchema) {

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
 // Embedder turns texts into vectors. Implementations batch as they see fit.
@@ -130,7 +132,7 @@ func cacheModelDir(model string) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(model))
-	return fmt.Sprintf("%s-%x", shortenReason(string(clean), 64), sum[:4])
+	return fmt.Sprintf("%s-%x", ollamaerr.Shorten(string(clean), 64), sum[:4])
 }
 
 // key returns the cache key of text.

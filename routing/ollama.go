@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
 // OllamaOptions configures an [OllamaEmbedder]. URL and Model are
@@ -114,7 +114,7 @@ func (e *OllamaEmbedder) embedBatch(ctx context.Context, batch []string) ([][]fl
 		KeepAlive: e.keepAlive,
 	})
 	if err != nil {
-		return nil, e.reason(ctx, err)
+		return nil, ollamaerr.Reason(ctx, err, e.timeout)
 	}
 	if len(resp.Embeddings) != len(batch) {
 		return nil, fmt.Errorf("got %d vectors for %d texts", len(resp.Embeddings), len(batch))
@@ -127,49 +127,4 @@ func (e *OllamaEmbedder) embedBatch(ctx context.Context, batch []string) ([][]fl
 		normalizeVec(v)
 	}
 	return resp.Embeddings, nil
-}
-
-// maxReason bounds the server's error text in our errors: a proxy in
-// front of Ollama may answer with a whole HTML page.
-const maxReason = 200
-
-// reason turns a client error into a short one without the URL: the
-// request's own timeout, an unreachable server, or the server's status
-// and message. parent is the caller's context: when it ended, its error
-// is the reason.
-func (e *OllamaEmbedder) reason(parent context.Context, err error) error {
-	var (
-		ue   *url.Error
-		oe   *net.OpError
-		se   api.StatusError
-		auth api.AuthorizationError
-	)
-	if errors.As(err, &ue) {
-		err = ue.Err // drop the method and the URL
-	}
-	switch {
-	case parent.Err() != nil:
-		return context.Cause(parent)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no answer within %v: %w", e.timeout, err)
-	case errors.As(err, &oe) && oe.Op == "dial":
-		return fmt.Errorf("server unreachable: %w", oe.Err)
-	case errors.As(err, &se):
-		se.ErrorMessage = shortenReason(se.ErrorMessage, maxReason)
-		return fmt.Errorf("status %d: %w", se.StatusCode, se)
-	case errors.As(err, &auth):
-		return fmt.Errorf("status %d: unauthorized", auth.StatusCode)
-	}
-	return err
-}
-
-// shortenReason cuts s to at most n bytes, at a rune boundary, marking the cut.
-func shortenReason(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

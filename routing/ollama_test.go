@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
+	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 	"go.uber.org/goleak"
 )
 
@@ -243,8 +244,8 @@ func TestOllamaShorten(t *testing.T) {
 		{"abcdef", 3, "abc..."},
 		{"añb", 2, "a..."}, // ñ is two bytes: cut before it
 	} {
-		if got := shortenReason(tc.in, tc.n); got != tc.want {
-			t.Errorf("shortenReason(%q, %d): got %q, want %q", tc.in, tc.n, got, tc.want)
+		if got := ollamaerr.Shorten(tc.in, tc.n); got != tc.want {
+			t.Errorf("ollamaerr.Shorten(%q, %d): got %q, want %q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -40,7 +42,13 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opt
 	if err != nil {
 		return nil, err
 	}
-	cl := client.NewClient(transport.NewIO(ch.stdout, ch.stdin, nil), clientOptions(cfg, opts)...)
+	var live atomic.Pointer[conn] // set once the conn exists; the reader may overflow before
+	out := &lineLimit{r: ch.stdout, max: cfg.maxMessageBytes(), overflow: func(err error) {
+		if c := live.Load(); c != nil {
+			c.markLost(err)
+		}
+	}}
+	cl := client.NewClient(transport.NewIO(out, ch.stdin, nil), clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
 		ch.stop()
 		return nil, err
@@ -49,6 +57,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opt
 		cl.Close()
 		ch.stop()
 	})
+	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done
 		c.markLost(fmt.Errorf("process exited: %w", ch.exitError()))
@@ -99,4 +108,35 @@ func dialInProcess(ctx context.Context, build BuiltinFunc, cfg UpstreamConfig) (
 func isTransportError(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}
+
+// lineLimit bounds the lines an upstream writes: past max bytes without a
+// newline the message is refused (ErrMessageTooLarge), the connection is
+// given up (its framing is lost) and the child restarted. Memory stays
+// bounded by the limit, whatever the upstream sends.
+type lineLimit struct {
+	r        io.Reader
+	max, cur int
+	overflow func(error) // called once, when the limit is passed
+	failed   bool
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	if l.failed {
+		return 0, ErrMessageTooLarge
+	}
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.cur = 0
+			continue
+		}
+		if l.cur++; l.cur > l.max {
+			l.failed = true
+			err := fmt.Errorf("%w: a message over %d bytes", ErrMessageTooLarge, l.max)
+			l.overflow(err)
+			return i, err
+		}
+	}
+	return n, err
 }

@@ -19,6 +19,7 @@ const (
 	KindBlocked       Kind = "tool_blocked"
 	KindCircuitOpen   Kind = "circuit_open"
 	KindQueueFull     Kind = "queue_full"
+	KindTooLarge      Kind = "message_too_large"
 	KindUpstreamError Kind = "upstream_error"
 )
 
@@ -30,6 +31,10 @@ var ErrNotConnected = errors.New("not connected")
 
 // ErrCircuitOpen is returned while an upstream keeps failing to connect.
 var ErrCircuitOpen = errors.New("circuit open")
+
+// ErrMessageTooLarge is returned when an upstream sends a message over
+// the size limit.
+var ErrMessageTooLarge = errors.New("message too large")
 
 // ErrQueueFull is returned when an upstream has too many calls in flight
 // and waiting.

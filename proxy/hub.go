@@ -328,6 +328,8 @@ func classify(ctx context.Context, err error) Kind {
 		return KindCircuitOpen
 	case errors.Is(err, ErrQueueFull):
 		return KindQueueFull
+	case errors.Is(err, ErrMessageTooLarge):
+		return KindTooLarge
 	case errors.Is(err, ErrNotConnected), isTransportError(err):
 		return KindUnavailable
 	default:

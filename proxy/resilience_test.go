@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 )
@@ -73,4 +76,58 @@ func TestFI03CrashLoopOpensTheCircuit(t *testing.T) {
 		res, err := h.CallTool(t.Context(), "loop_echo", map[string]any{"text": "back"}, nil)
 		return err == nil && !res.IsError
 	})
+}
+
+// FI-11: an upstream message over the limit fails that call with
+// message_too_large, the child is restarted (its framing is lost), and
+// the next call succeeds; memory never holds more than the limit.
+func TestFI11OversizedUpstreamMessage(t *testing.T) {
+	up := stdioFake("huge")
+	up.MaxMessageBytes = 1 << 20
+	h := startHub(t, up, builtinFake("other"))
+	pid := callText(t, h, "huge_pid", nil)
+	_, err := h.CallTool(t.Context(), "huge_big", map[string]any{"bytes": 2 << 20}, nil)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindTooLarge {
+		t.Fatalf("a 2 MiB result with a 1 MiB limit: %v, want message_too_large", err)
+	}
+	if got := callText(t, h, "other_echo", map[string]any{"text": "fine"}); got != "fine" {
+		t.Errorf("another upstream: %q", got)
+	}
+	eventually(t, 10*time.Second, "the upstream restarted", func() bool {
+		res, err := h.CallTool(t.Context(), "huge_pid", nil, nil)
+		return err == nil && !res.IsError && mcp.GetTextFromContent(res.Content[0]) != pid
+	})
+	if got := callText(t, h, "huge_big", map[string]any{"bytes": 1000}); len(got) != 1000 {
+		t.Errorf("a small result after the restart: %d bytes", len(got))
+	}
+}
+
+// FI-09: malformed lines from a stdio upstream are skipped; the connection
+// and the call survive.
+func TestFI09MalformedUpstreamLines(t *testing.T) {
+	h := startHub(t, stdioFake("noisy"))
+	pid := callText(t, h, "noisy_pid", nil)
+	if got := callText(t, h, "noisy_garbage", nil); got != "wrote garbage" {
+		t.Errorf("the call that wrote garbage: %q", got)
+	}
+	if got := callText(t, h, "noisy_pid", nil); got != pid {
+		t.Errorf("the upstream was restarted after malformed lines (pid %s, was %s)", got, pid)
+	}
+}
+
+// FI-15: a list_changed storm is coalesced: a few re-listings, not a
+// thousand.
+func TestFI15ListChangedStorm(t *testing.T) {
+	h := startHub(t, stdioFake("stormy"))
+	before, _ := strconv.Atoi(callText(t, h, "stormy_list_calls", nil))
+	callText(t, h, "stormy_storm", map[string]any{"n": 1000})
+	relistings := func() int {
+		after, _ := strconv.Atoi(callText(t, h, "stormy_list_calls", nil))
+		return after - before
+	}
+	eventually(t, 5*time.Second, "a re-listing after the storm", func() bool { return relistings() >= 1 })
+	if got := relistings(); got > 10 {
+		t.Errorf("1000 list_changed notifications caused %d re-listings, want a few", got)
+	}
 }

@@ -332,13 +332,24 @@ func arguments(p mcp.CallToolParams) any {
 // token.
 type progressRelay struct {
 	ctx   context.Context
-	srv   *server.MCPServer
+	out   func(params map[string]any) // sends one notifications/progress
 	token mcp.ProgressToken
 
 	mu       sync.Mutex
-	last     float64   // the last progress sent
-	lastSent time.Time // when
+	last     float64   // the last progress accepted
+	lastSent time.Time // when a notification last went out
+	tokens   float64   // the rate limit's bucket
+	pending  *Progress // accepted but held back by the rate limit
 }
+
+// Progress to one call is rate limited (the spec asks for it): bursts of
+// progressBurst pass, then progressRate a second; what the limit holds
+// back is replaced by newer values, and the latest is sent before the
+// result. A final value (progress = total) always goes out.
+const (
+	progressBurst = 16
+	progressRate  = 50.0
+)
 
 // progressTo returns a relay for the caller of ctx, or nil when the caller
 // asked for no progress.
@@ -350,7 +361,10 @@ func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
 	if srv == nil {
 		return nil
 	}
-	return &progressRelay{ctx: ctx, srv: srv, token: meta.ProgressToken, last: math.Inf(-1)}
+	out := func(params map[string]any) {
+		_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+	}
+	return &progressRelay{ctx: ctx, out: out, token: meta.ProgressToken, last: math.Inf(-1)}
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
@@ -365,14 +379,29 @@ func (r *progressRelay) send(p Progress) {
 	// Progress must increase (MCP spec); an upstream's notifications can
 	// overtake each other on the way, so a stale one is dropped.
 	r.mu.Lock()
-	stale := p.Progress <= r.last
-	if !stale {
-		r.last, r.lastSent = p.Progress, time.Now()
-	}
-	r.mu.Unlock()
-	if stale {
+	if p.Progress <= r.last {
+		r.mu.Unlock()
 		return
 	}
+	r.last = p.Progress
+	now := time.Now()
+	avail := float64(progressBurst) // the bucket as of now: refilled since the last send
+	if !r.lastSent.IsZero() {
+		avail = min(progressBurst, r.tokens+now.Sub(r.lastSent).Seconds()*progressRate)
+	}
+	final := p.Total > 0 && p.Progress >= p.Total
+	if !final && avail < 1 {
+		r.pending = &p
+		r.mu.Unlock()
+		return
+	}
+	r.tokens = max(0, avail-1)
+	r.pending, r.lastSent = nil, now
+	r.mu.Unlock()
+	r.notify(p)
+}
+
+func (r *progressRelay) notify(p Progress) {
 	params := map[string]any{"progressToken": r.token, "progress": p.Progress}
 	if p.Total > 0 {
 		params["total"] = p.Total
@@ -380,7 +409,7 @@ func (r *progressRelay) send(p Progress) {
 	if p.Message != "" {
 		params["message"] = p.Message
 	}
-	_ = r.srv.SendNotificationToClient(r.ctx, string(mcp.MethodNotificationProgress), params)
+	r.out(params)
 }
 
 // progressSettle is how long a result waits after the last progress
@@ -396,6 +425,12 @@ func (r *progressRelay) settle() {
 		return
 	}
 	r.mu.Lock()
+	if p := r.pending; p != nil { // the latest value, held back by the rate limit
+		r.pending, r.lastSent = nil, time.Now()
+		r.mu.Unlock()
+		r.notify(*p)
+		r.mu.Lock()
+	}
 	wait := progressSettle - time.Since(r.lastSent)
 	sent := !r.lastSent.IsZero()
 	r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -327,5 +328,37 @@ func TestServerRelaysSamplingAndLogsToTheCaller(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// FI-17: a progress flood is thinned out (a burst passes, then a steady
+// rate); values keep rising and the latest is sent before the result.
+// (An upstream's own stdio server drops a flood before it reaches us, so
+// the relay is driven directly.)
+func TestFI17ProgressFloodIsRateLimited(t *testing.T) {
+	var got []float64
+	r := &progressRelay{ctx: t.Context(), token: "flood", last: math.Inf(-1),
+		out: func(p map[string]any) { got = append(got, p["progress"].(float64)) }}
+	start := time.Now()
+	for i := 1; i <= 5000; i++ {
+		r.send(Progress{Progress: float64(i)})
+	}
+	allowed := progressBurst + int(time.Since(start).Seconds()*progressRate) + 2
+	r.send(Progress{Progress: 3}) // stale: dropped
+	r.settle()
+	if len(got) > allowed {
+		t.Errorf("5000 notifications in a burst went out as %d, want at most %d", len(got), allowed)
+	}
+	if !slices.IsSorted(got) || got[len(got)-1] != 5000 {
+		t.Errorf("sent %v..., want rising values ending with the latest", got[:min(5, len(got))])
+	}
+	few := &progressRelay{ctx: t.Context(), token: "few", last: math.Inf(-1),
+		out: func(p map[string]any) { got = append(got, p["progress"].(float64)) }}
+	got = nil
+	for i := 1; i <= 3; i++ {
+		few.send(Progress{Progress: float64(i), Total: 3})
+	}
+	if !slices.Equal(got, []float64{1, 2, 3}) {
+		t.Errorf("a few notifications: sent %v, want all three", got)
 	}
 }

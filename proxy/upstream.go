@@ -423,6 +423,9 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		// Not retried: the request may have reached the upstream, and a
 		// tool call need not be idempotent (FI-01).
 		c.markLost(err)
+		if lost := c.lostErr(); errors.Is(lost, ErrMessageTooLarge) {
+			err = lost // say why the connection went
+		}
 	}
 	return res, err
 }

@@ -53,9 +53,22 @@ type UpstreamConfig struct {
 	// Deny lists names never exposed. Both name the upstream's own tool names.
 	Allow []string
 	Deny  []string
+	// MaxMessageBytes bounds one message from a stdio upstream; zero
+	// means DefaultMaxMessageBytes.
+	MaxMessageBytes int
 	// Protocol is the protocol version to pin; empty means
 	// DefaultProtocolVersion, "modern" lets the client negotiate freely.
 	Protocol string
+}
+
+// DefaultMaxMessageBytes bounds one message from a stdio upstream.
+const DefaultMaxMessageBytes = 16 << 20
+
+func (u UpstreamConfig) maxMessageBytes() int {
+	if u.MaxMessageBytes > 0 {
+		return u.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
 }
 
 // DefaultCallTimeout applies when UpstreamConfig.Timeout is zero.

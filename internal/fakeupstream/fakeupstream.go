@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -69,9 +70,15 @@ func Command(name string) (command string, env map[string]string) {
 //	pid {}                 the server's process id
 //	sample {prompt}        asks the client to sample (sampling/createMessage), returns its text
 //	log {}                 sends three log messages (info, warning, error), then returns
+//	big {bytes}            returns a text of that many bytes on one line
+//	garbage {}             writes malformed lines to stdout (stdio only), then returns
+//	storm {n}              sends n tools/list_changed notifications
+//	list_calls {}          how many tools/list requests the server answered
 func New(name string) *server.MCPServer {
 	f := &fake{name: name}
-	f.srv = server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithLogging(),
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { f.listCalls.Add(1) })
+	f.srv = server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks),
 		server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
 	f.addTools()
 	f.srv.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greets someone"),
@@ -84,6 +91,7 @@ type fake struct {
 	name      string
 	srv       *server.MCPServer
 	cancelled atomic.Int64
+	listCalls atomic.Int64
 }
 
 func (f *fake) addTools() {
@@ -105,6 +113,12 @@ func (f *fake) addTools() {
 	f.srv.AddTool(mcp.NewTool("sample", mcp.WithDescription("Ask the client's model"),
 		mcp.WithString("prompt", mcp.Required())), f.sample)
 	f.srv.AddTool(mcp.NewTool("log", mcp.WithDescription("Send log messages")), f.log)
+	f.srv.AddTool(mcp.NewTool("big", mcp.WithDescription("Return a large text"),
+		mcp.WithNumber("bytes", mcp.Required())), f.big)
+	f.srv.AddTool(mcp.NewTool("garbage", mcp.WithDescription("Write malformed lines")), f.garbage)
+	f.srv.AddTool(mcp.NewTool("storm", mcp.WithDescription("Send many list_changed notifications"),
+		mcp.WithNumber("n", mcp.Required())), f.storm)
+	f.srv.AddTool(mcp.NewTool("list_calls", mcp.WithDescription("Count tools/list requests")), f.listCallsTool)
 }
 
 func (f *fake) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -223,4 +237,28 @@ func (f *fake) log(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolRes
 	}
 	time.Sleep(50 * time.Millisecond) // let the notifications go out before the result
 	return mcp.NewToolResultText("logged"), nil
+}
+
+func (f *fake) big(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(strings.Repeat("x", int(req.GetFloat("bytes", 0)))), nil
+}
+
+func (f *fake) garbage(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	for _, line := range []string{"this is not json", `{"foo": 1}`, `{"jsonrpc": "1.0", "id": 424242, "result": {}}`,
+		`{"jsonrpc": "2.0", "id": 434343, "result": {}}`, `[1, 2, 3]`} {
+		fmt.Fprintln(os.Stdout, line)
+	}
+	return mcp.NewToolResultText("wrote garbage"), nil
+}
+
+func (f *fake) storm(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	n := int(req.GetFloat("n", 0))
+	for range n {
+		f.srv.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("sent %d", n)), nil
+}
+
+func (f *fake) listCallsTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(strconv.FormatInt(f.listCalls.Load(), 10)), nil
 }

@@ -6,9 +6,12 @@
 //	docs        search_documents, BM25 over the Markdown and text files under --root
 //
 // The calculator rounds binary floating-point noise away (0.1 + 0.2 is 0.3; whole numbers stay
-// exact). The web server fetches any http(s) address the model names, loopback and private
-// networks included. The docs server resolves a relative --root against the working directory of
-// the process and re-indexes when a search finds the files changed.
+// exact). The web server fetches the http(s) addresses the model names, but refuses loopback,
+// private-network, link-local (cloud metadata) and other non-public destinations unless started
+// with --allow-private: it checks the address it connects to, on every redirect hop, so DNS
+// rebinding cannot slip past, and it ignores HTTP_PROXY/HTTPS_PROXY while checking. The docs
+// server resolves a relative --root against the working directory of the process and re-indexes
+// when a search finds the files changed.
 //
 // It sits at the upstream end of the data flow: the proxy hub runs these servers in-process as
 // upstreams (a profile's `builtin: NAME`), and `mcp-router builtin NAME` serves one alone. New

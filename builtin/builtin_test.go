@@ -66,11 +66,12 @@ func TestNewRejectsBadArguments(t *testing.T) {
 		{"web unknown flag", "web", []string{"--timout", "5s"}, []string{"web", "-timout"}},
 		{"web bad timeout", "web", []string{"--timeout", "soon"}, []string{"web", "-timeout", "soon"}},
 		{"web zero timeout", "web", []string{"--timeout=0s"}, []string{"web", "--timeout", "positive"}},
+		{"web allow-private not a boolean", "web", []string{"--allow-private=maybe"}, []string{"web", "-allow-private", "maybe"}},
 		{"docs unknown flag", "docs", []string{"--dir", "x"}, []string{"docs", "-dir"}},
 		{"docs missing value", "docs", []string{"--root"}, []string{"docs", "-root"}},
 		{"docs empty root", "docs", []string{"--root="}, []string{"docs", "--root", "empty"}},
 		{"docs leftover argument", "docs", []string{"--root", "a", "b"}, []string{"docs", `"b"`, "--root"}},
-		{"help lists the flags", "web", []string{"-h"}, []string{"web", "--timeout", "default 20s"}},
+		{"help lists the flags", "web", []string{"-h"}, []string{"web", "--timeout", "default 20s", "--allow-private (default false)", "HTTP_PROXY"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +95,8 @@ func TestNewAcceptsFlags(t *testing.T) {
 	}{
 		{"web", []string{"--timeout", "5s"}},
 		{"web", []string{"-timeout=1m"}},
+		{"web", []string{"--allow-private"}},
+		{"web", []string{"--allow-private=false", "--timeout", "5s"}},
 		{"docs", []string{"--root", "./no/such/folder/yet"}}, // checked at search time, not here
 		{"docs", []string{"--root=" + "/"}},
 	}

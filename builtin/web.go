@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -33,7 +35,8 @@ var fetchURLTool = mcp.NewTool("fetch_url",
 	mcp.WithDescription("Fetch a web page or file over HTTP(S) and return it as readable plain text: "+
 		"HTML is converted to text (scripts, styles and other hidden markup removed, link text kept), "+
 		"and text, JSON and Markdown pass through. Returns the page title, final URL after redirects, "+
-		"HTTP status and content type. Binary files such as images or PDFs are refused."),
+		"HTTP status and content type. Binary files such as images or PDFs are refused, and so are loopback, "+
+		"private-network and link-local addresses unless the server runs with --allow-private."),
 	mcp.WithString("url", mcp.Required(), mcp.Description("The http:// or https:// URL to fetch.")),
 	mcp.WithNumber("max_bytes", mcp.DefaultNumber(defaultMaxBytes), mcp.Max(maxMaxBytes), mcp.Min(1),
 		mcp.Description("Read at most this many bytes of the response (default 1 MiB, at most 10 MiB); a longer response is truncated and says so.")),
@@ -50,7 +53,8 @@ var fetchURLTool = mcp.NewTool("fetch_url",
 var extractLinksTool = mcp.NewTool("extract_links",
 	mcp.WithDescription("Fetch a web page over HTTP(S) and list the links on it: each link's absolute URL "+
 		"(resolved against the page and its <base>, without #fragment) and its text, deduplicated, in page order. "+
-		"Use it to find pages to fetch next."),
+		"Use it to find pages to fetch next. Loopback, private-network and link-local addresses are refused "+
+		"unless the server runs with --allow-private."),
 	mcp.WithString("url", mcp.Required(), mcp.Description("The http:// or https:// URL of an HTML page.")),
 	mcp.WithReadOnlyHintAnnotation(true),
 	mcp.WithDestructiveHintAnnotation(false),
@@ -67,30 +71,61 @@ type web struct {
 	timeout time.Duration
 }
 
+// webOptions configures the web server; newWeb fills it from the command-line flags.
+type webOptions struct {
+	timeout time.Duration // for one fetch, redirects and body included; must be positive
+	// allowPrivate lets fetches reach loopback, private-network, link-local and other non-public
+	// addresses, through HTTP_PROXY or HTTPS_PROXY when set. When false (the default) such
+	// destinations are refused at connect time and proxy settings are ignored: a proxy would
+	// resolve and connect to the destination out of the check's sight.
+	allowPrivate bool
+	// allowAddr, when set, lets through the non-public addresses it returns true for. Only tests
+	// set it, to stand a loopback httptest server in for a public host; it sees the port too, so
+	// that a second loopback server stays private.
+	allowAddr func(netip.AddrPort) bool
+}
+
 func newWeb(args []string) (*server.MCPServer, error) {
 	fs := flag.NewFlagSet("web", flag.ContinueOnError)
 	timeout := fs.Duration("timeout", 20*time.Second, "time limit for one fetch, redirects and body included")
+	allowPrivate := fs.Bool("allow-private", false, "also fetch loopback, private-network, link-local (cloud metadata) "+
+		"and other non-public addresses, for local development; without it they are refused when connecting, "+
+		"redirects included, and HTTP_PROXY/HTTPS_PROXY are ignored so that the check sees the real destination")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if *timeout <= 0 {
 		return nil, fmt.Errorf("flag --timeout must be positive, got %s", *timeout)
 	}
-	w := &web{client: newHTTPClient(*timeout), timeout: *timeout}
+	return newWebServer(webOptions{timeout: *timeout, allowPrivate: *allowPrivate}), nil
+}
+
+// newWebServer builds the web server from opts.
+func newWebServer(opts webOptions) *server.MCPServer {
+	w := &web{client: newHTTPClient(opts), timeout: opts.timeout}
 	srv := newServer("web")
 	srv.AddTool(fetchURLTool, w.fetchURL)
 	srv.AddTool(extractLinksTool, w.extractLinks)
-	return srv, nil
+	return srv
 }
 
-// newHTTPClient follows at most maxRedirects redirects, to http(s) URLs only.
-func newHTTPClient(timeout time.Duration) *http.Client {
+// newHTTPClient follows at most maxRedirects redirects, to http(s) URLs only. Unless
+// opts.allowPrivate, it connects directly and only to public addresses.
+func newHTTPClient(opts webOptions) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if !opts.allowPrivate {
+		tr.DialContext = newGuard(net.DefaultResolver, opts.allowAddr).dialContext
+		tr.Proxy = nil
+	}
 	return &http.Client{
-		Transport: http.DefaultTransport.(*http.Transport).Clone(),
-		Timeout:   timeout,
+		Transport: tr,
+		Timeout:   opts.timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if !isHTTP(req.URL) {
 				return fmt.Errorf("refused a redirect to a %q URL: only http and https can be fetched", req.URL.Scheme)
+			}
+			if err := checkHost(req.URL.Hostname()); err != nil {
+				return fmt.Errorf("refused a redirect to %s: %w", req.URL, err)
 			}
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -274,7 +309,8 @@ func (w *web) get(ctx context.Context, raw string, limit int64) (*page, error) {
 	return p, nil
 }
 
-// checkURL accepts absolute http and https URLs only.
+// checkURL accepts absolute http and https URLs only, whose host is a name or an IP address in
+// its usual form.
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -288,6 +324,9 @@ func checkURL(raw string) (*url.URL, error) {
 	case u.Host == "":
 		return nil, fmt.Errorf("URL %q has no host", raw)
 	}
+	if err := checkHost(u.Hostname()); err != nil {
+		return nil, fmt.Errorf("refusing to fetch %s: %w", u, err)
+	}
 	return u, nil
 }
 
@@ -295,6 +334,10 @@ func checkURL(raw string) (*url.URL, error) {
 func (w *web) describe(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
+		var be *blockedError
+		if errors.As(ue.Err, &be) {
+			return fmt.Errorf("refusing to fetch %s: %w; the web server was not started with --allow-private", ue.URL, be)
+		}
 		if ue.Timeout() {
 			return fmt.Errorf("GET %s timed out after %s", ue.URL, w.timeout)
 		}

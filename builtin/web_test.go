@@ -106,7 +106,7 @@ func newSite(t *testing.T) *httptest.Server {
 
 func TestFetchURL(t *testing.T) {
 	site := newSite(t)
-	c := start(t, "web")
+	c := start(t, "web", "--allow-private") // newSite listens on loopback
 	tests := []struct {
 		name string
 		path string
@@ -163,7 +163,7 @@ func TestFetchURL(t *testing.T) {
 
 func TestWebErrors(t *testing.T) {
 	site := newSite(t)
-	c := start(t, "web")
+	c := start(t, "web", "--allow-private") // newSite listens on loopback
 	tests := []struct {
 		name  string
 		tools []string
@@ -205,14 +205,14 @@ func TestWebErrors(t *testing.T) {
 
 func TestFetchURLTimesOut(t *testing.T) {
 	site := newSite(t)
-	c := start(t, "web", "--timeout", "50ms")
+	c := start(t, "web", "--allow-private", "--timeout", "50ms")
 	res := call(t, c, "fetch_url", map[string]any{"url": site.URL + "/slow"})
 	wantError(t, res, "fetch_url:", "timed out after 50ms")
 }
 
 func TestExtractLinks(t *testing.T) {
 	site := newSite(t)
-	c := start(t, "web")
+	c := start(t, "web", "--allow-private") // newSite listens on loopback
 	tests := []struct {
 		name    string
 		path    string

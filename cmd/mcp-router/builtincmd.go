@@ -21,7 +21,7 @@ The default profile runs these inside the gateway; this is for using or testing
 one by itself, or from another MCP client.
 
   calculator  17 arithmetic tools (add, divide, sqrt, log, factorial, ...)
-  web         fetch_url and extract_links
+  web         fetch_url and extract_links (--allow-private to reach local addresses)
   docs        search_documents over the Markdown and text files under --root (default ./docs)`,
 		Example: `  mcp-router builtin calculator
   mcp-router builtin docs --root ~/notes

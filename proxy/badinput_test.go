@@ -1,5 +1,22 @@
 package proxy
 
+// RELIABILITY "Bad inputs": one test per case, BI-01..BI-17, sending what
+// a broken or hostile client sends: raw JSON-RPC lines into ServeStdio and
+// raw HTTP requests into Guard(HTTPHandler()), as serve wires them.
+//
+// Not here: BI-07 (arguments against inputSchema) does not apply, the
+// proxy is in passthrough mode: it forwards arguments unchanged (mcp-go's
+// WithInputSchemaValidation is off) and leaves validation to the upstream;
+// only run_plan checks plan arguments, in executor. BI-11 and BI-12 are in
+// guard_test.go.
+//
+// A check the gateway fails today runs under knownBug, skipped with the
+// bug described, so that it passes once the bug is fixed.
+//
+// mcp-go's stdio server keeps one process-wide session, so these tests
+// run one stdio server at a time (none is parallel) and cannot start a
+// stdio session from a clean state.
+
 import (
 	"bufio"
 	"bytes"
@@ -7,49 +24,151 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
-// rawStdio is a client that speaks raw JSON-RPC lines to ServeStdio.
+// replyWait bounds every wait for a reply; the server answers in
+// milliseconds.
+const replyWait = 5 * time.Second
+
+// knownBug runs check, which asserts what RELIABILITY expects, as a
+// subtest skipped while bug stands.
+func knownBug(t *testing.T, name, bug string, check func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Skip("BUG: " + bug)
+		check(t)
+	})
+}
+
+// rpcMsg is one JSON-RPC message from the server.
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	raw string
+}
+
+func parseMsg(t *testing.T, b []byte) rpcMsg {
+	t.Helper()
+	var m rpcMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("server wrote %.200q, not a JSON-RPC message: %v", b, err)
+	}
+	m.raw = string(b)
+	return m
+}
+
+// isReplyTo reports whether m is the response to the request with id (as
+// JSON: `7`, `"x"`, `null`).
+func (m rpcMsg) isReplyTo(id string) bool {
+	got := string(m.ID)
+	if got == "" {
+		got = "null"
+	}
+	return m.Method == "" && got == id
+}
+
+// code is the error code, 0 for a result.
+func (m rpcMsg) code() int {
+	if m.Error == nil {
+		return 0
+	}
+	return m.Error.Code
+}
+
+// wantError checks that m is an error response with code and the raw id
+// member (`"id":null` must be present, not left out).
+func (m rpcMsg) wantError(t *testing.T, code int, id string) {
+	t.Helper()
+	if m.code() != code || !strings.Contains(m.raw, `"id":`+id) {
+		t.Errorf("got %.300s, want an error with code %d and id %s", m.raw, code, id)
+	}
+}
+
+// toolResult is a tools/call result.
+type toolResult struct {
+	Content []struct {
+		Type, Text string
+	} `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// tool decodes m as a tools/call result.
+func (m rpcMsg) tool(t *testing.T) toolResult {
+	t.Helper()
+	var r toolResult
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
+		t.Fatalf("got %.300s, want a tools/call result", m.raw)
+	}
+	return r
+}
+
+func (r toolResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// rawStdio writes JSON-RPC lines into a Server's ServeStdio and reads
+// the lines it writes back.
 type rawStdio struct {
 	in    *io.PipeWriter
-	lines chan []byte
+	lines chan []byte // closed when the server's output ends
+	stash []rpcMsg    // read, not yet asked for
+	seq   int         // numbers sync pings
 }
 
 func serveRawStdio(t *testing.T, srv *Server) *rawStdio {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &rawStdio{in: inW, lines: make(chan []byte, 64)}
+	c := &rawStdio{in: inW, lines: make(chan []byte, 256)}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	served := make(chan struct{})
+	served, read, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = srv.ServeStdio(ctx, inR, outW)
+		if err := srv.ServeStdio(ctx, inR, outW); err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
 		outW.Close()
 	}()
-	stop := make(chan struct{})
-	read := make(chan struct{})
 	go func() {
 		defer close(read)
+		defer close(c.lines)
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
 			select {
 			case c.lines <- bytes.Clone(sc.Bytes()):
-			case <-stop:
+			case <-stop: // the test is over: drain
 			}
 		}
 	}()
 	t.Cleanup(func() {
 		close(stop)
-		inW.Close()
+		inW.Close() // EOF ends ServeStdio
 		<-served
 		cancel()
-		outR.Close()
 		<-read
 	})
 	return c
@@ -62,114 +181,993 @@ func (c *rawStdio) send(t *testing.T, line string) {
 	}
 }
 
-// next returns the next line the server wrote, or nil after d.
-func (c *rawStdio) next(d time.Duration) []byte {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+// recv returns the next message the server writes.
+func (c *rawStdio) recv(t *testing.T, deadline <-chan time.Time) rpcMsg {
+	t.Helper()
 	select {
-	case l := <-c.lines:
-		return l
-	case <-timer.C:
+	case b, ok := <-c.lines:
+		if ok {
+			return parseMsg(t, b)
+		}
+		t.Fatal("the server's output ended")
+	case <-deadline:
+		t.Fatalf("nothing from the server within %s (unclaimed: %v)", replyWait, c.stash)
+	}
+	return rpcMsg{}
+}
+
+// await returns the response to the request with id (as JSON), keeping
+// other messages for later.
+func (c *rawStdio) await(t *testing.T, id string) rpcMsg {
+	t.Helper()
+	if i := slices.IndexFunc(c.stash, func(m rpcMsg) bool { return m.isReplyTo(id) }); i >= 0 {
+		m := c.stash[i]
+		c.stash = slices.Delete(c.stash, i, i+1)
+		return m
+	}
+	deadline := time.NewTimer(replyWait)
+	defer deadline.Stop()
+	for {
+		m := c.recv(t, deadline.C)
+		if m.isReplyTo(id) {
+			return m
+		}
+		c.stash = append(c.stash, m)
+	}
+}
+
+// sync pings and waits for the answer, which proves the session still
+// works. It returns (and forgets) the unclaimed messages so far: for a
+// line the server rejects while reading it, its reply is among them.
+func (c *rawStdio) sync(t *testing.T) []rpcMsg {
+	t.Helper()
+	c.seq++
+	id := fmt.Sprintf(`"sync-%d"`, c.seq)
+	c.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+	if m := c.await(t, id); m.Error != nil {
+		t.Fatalf("ping: %s", m.raw)
+	}
+	other := c.stash
+	c.stash = nil
+	return other
+}
+
+// initialize does the handshake with the given client capabilities.
+func (c *rawStdio) initialize(t *testing.T, capabilities string) rpcMsg {
+	t.Helper()
+	c.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+		`"capabilities":`+capabilities+`,"clientInfo":{"name":"badinput-test","version":"1"}}}`)
+	m := c.await(t, `"init"`)
+	if m.Error != nil || !strings.Contains(string(m.Result), `"protocolVersion"`) {
+		t.Fatalf("initialize: got %.300s", m.raw)
+	}
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return m
+}
+
+// callTool sends tools/call with id and waits for its response.
+func (c *rawStdio) callTool(t *testing.T, id int, name string, args any) rpcMsg {
+	t.Helper()
+	c.send(t, toolsCall(t, id, name, args))
+	return c.await(t, strconv.Itoa(id))
+}
+
+func toolsCall(t *testing.T, id int, name string, args any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// newBIServer is the client-facing server on h, closed when the test ends.
+func newBIServer(t *testing.T, h *Hub) *Server {
+	t.Helper()
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// serveRawHTTP serves srv as serve does: streamable HTTP behind Guard.
+func serveRawHTTP(t *testing.T, srv *Server) *guarded {
+	t.Helper()
+	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{}))
+	t.Cleanup(ts.Close)
+	return &guarded{URL: ts.URL + "/mcp", client: ts.Client()}
+}
+
+// do is post without a *testing.T, for other goroutines.
+func (g *guarded) do(ctx context.Context, body string, hdr map[string]string) (guardReply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
+	if err != nil {
+		return guardReply{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return guardReply{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return guardReply{resp.StatusCode, resp.Header, b}, err
+}
+
+// messages are the JSON-RPC messages of an HTTP reply: its JSON body, or
+// the data of its event stream.
+func (r guardReply) messages(t *testing.T) []rpcMsg {
+	t.Helper()
+	if len(bytes.TrimSpace(r.body)) == 0 {
 		return nil
 	}
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		return []rpcMsg{parseMsg(t, r.body)}
+	}
+	var out []rpcMsg
+	for line := range strings.SplitSeq(string(r.body), "\n") {
+		if data, ok := strings.CutPrefix(line, "data:"); ok {
+			out = append(out, parseMsg(t, []byte(strings.TrimSpace(data))))
+		}
+	}
+	return out
 }
 
-func TestBIExplore(t *testing.T) {
-	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
-	t.Cleanup(srv.Close)
-	c := serveRawStdio(t, srv)
-	for _, l := range []string{
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{not json`,
-		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
-		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
-		`{"id":2,"method":"ping"}`,
-		`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":4,"method":5}`,
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":["alpha_echo"]}`,
-		`{"jsonrpc":"2.0","id":6,"method":"nope/nope"}`,
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha_nope","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"alpha_nope"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"garbage"}`,
-		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha_sleep","arguments":{"ms":300}}}`,
-		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"dup"}}}`,
-		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"alpha_sample","arguments":{"prompt":"hi"}}}`,
-		"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha_echo\",\"arguments\":{\"text\":\"a\xffb\\u0000c\\ud800d\"}}}",
-		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"alpha_echo","arguments":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`,
-		`{"jsonrpc":"2.0","id":13,"method":"ping"}`,
-	} {
-		c.send(t, l)
-		c.send(t, `{"jsonrpc":"2.0","id":"sync","method":"ping"}`)
-		fmt.Printf(">>> %.100s\n", l)
-		for {
-			r := c.next(2 * time.Second)
-			if r == nil {
-				fmt.Println("   (timeout)")
-				break
+// reply is the one response in r.
+func (r guardReply) reply(t *testing.T) rpcMsg {
+	t.Helper()
+	var out []rpcMsg
+	for _, m := range r.messages(t) {
+		if m.Method == "" {
+			out = append(out, m)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("HTTP %d %.300s: got %d responses, want 1", r.status, r.body, len(out))
+	}
+	return out[0]
+}
+
+// recorder is an in-process upstream whose echo tool records the
+// arguments that reach it, to show what was forwarded and what was not.
+type recorder struct {
+	mu    sync.Mutex
+	calls []map[string]any
+}
+
+func (r *recorder) server() *server.MCPServer {
+	s := server.NewMCPServer("rec", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Record the call and return its text"),
+		mcp.WithString("text")), r.echo)
+	return s
+}
+
+func (r *recorder) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	r.mu.Lock()
+	r.calls = append(r.calls, args)
+	r.mu.Unlock()
+	text, _ := args["text"].(string)
+	return mcp.NewToolResultStructured(map[string]any{"text": text}, text), nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+// texts are the text arguments received, in order.
+func (r *recorder) texts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range r.calls {
+		s, _ := c["text"].(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *recorder) last() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.calls) == 0 {
+		return nil
+	}
+	return r.calls[len(r.calls)-1]
+}
+
+// startRecHub starts a hub with the recorder as upstream rec (tool
+// rec_echo) besides ups, which may be builtin fakes.
+func startRecHub(t *testing.T, rec *recorder, ups ...UpstreamConfig) *Hub {
+	t.Helper()
+	ups = append(ups, UpstreamConfig{Name: "rec", Transport: TransportBuiltin, Builtin: "rec", Prefix: "rec_"})
+	return startHubWith(t, Options{Upstreams: ups, Builtin: func(name string, args []string) (*server.MCPServer, error) {
+		if name == "rec" {
+			return rec.server(), nil
+		}
+		return fakeBuiltins(name, args)
+	}})
+}
+
+// startHubWith is startHub with the caller's upstreams, builtins and logger.
+func startHubWith(t *testing.T, opts Options) *Hub {
+	t.Helper()
+	opts.Reserved = ReservedNames()
+	opts.InitTimeout, opts.BackoffMin, opts.BackoffMax = 5*time.Second, 20*time.Millisecond, 200*time.Millisecond
+	opts.RefreshDebounce = 20 * time.Millisecond
+	h := NewHub(opts)
+	if err := h.Start(t.Context()); err != nil {
+		h.Close()
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestBI01InvalidJSON(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	lines := []struct{ name, line string }{
+		{"not JSON", `{not json`},
+		{"truncated", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rec_echo"`},
+		{"trailing data", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`},
+		{"control bytes", "\x01\x02\x03"},
+	}
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		for _, l := range lines {
+			c.send(t, l.line)
+			c.await(t, "null").wantError(t, mcp.PARSE_ERROR, "null")
+		}
+		if other := c.sync(t); len(other) != 0 {
+			t.Errorf("unexpected messages: %v", other)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		sid := g.initialize(t, nil)
+		for _, l := range lines {
+			r := g.post(t, l.line, inSession(sid))
+			if r.status != http.StatusBadRequest {
+				t.Errorf("%s: got HTTP %d, want 400", l.name, r.status)
 			}
-			fmt.Printf("   %.300s\n", r)
-			if bytes.Contains(r, []byte(`"sync"`)) {
-				break
+			r.reply(t).wantError(t, mcp.PARSE_ERROR, "null")
+		}
+		if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+			t.Errorf("tools/list after the bad bodies: got %d %s", r.status, r.body)
+		}
+	})
+	if n := rec.count(); n != 0 {
+		t.Errorf("the upstream got %d calls, want 0", n)
+	}
+}
+
+// batchCode is the bug shared by both transports.
+const batchCode = "a batch array is refused, but as -32700 Parse error (\"Failed to parse message\" over stdio, " +
+	"\"request body is not valid json\" over HTTP) though it is valid JSON; BI-02 wants -32600 Invalid Request " +
+	"(mcp-go parses every message into an object and reports any failure as a parse error)"
+
+func TestBI02BatchRejected(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	batch := `[` + toolsCall(t, 1, "rec_echo", map[string]any{"text": "batched"}) + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		c.send(t, batch)
+		m := c.await(t, "null")
+		if m.Error == nil {
+			t.Fatalf("batch: got %s, want an error", m.raw)
+		}
+		for _, o := range c.sync(t) {
+			if o.isReplyTo("1") || o.isReplyTo("2") {
+				t.Errorf("a request of the batch was answered: %s", o.raw)
+			}
+		}
+		knownBug(t, "code", batchCode, func(t *testing.T) { m.wantError(t, mcp.INVALID_REQUEST, "null") })
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		sid := g.initialize(t, nil)
+		r := g.post(t, batch, inSession(sid))
+		if r.status != http.StatusBadRequest {
+			t.Errorf("batch: got HTTP %d %s, want 400", r.status, r.body)
+		}
+		m := r.reply(t)
+		if m.Error == nil {
+			t.Errorf("batch: got %s, want an error", m.raw)
+		}
+		knownBug(t, "code", batchCode, func(t *testing.T) { m.wantError(t, mcp.INVALID_REQUEST, "null") })
+	})
+	if n := rec.count(); n != 0 {
+		t.Errorf("the batch reached the upstream: %d calls, want 0", n)
+	}
+}
+
+func TestBI03InvalidRequests(t *testing.T) {
+	args := `"params":{"name":"rec_echo","arguments":{"text":"must not arrive"}}`
+	cases := []struct {
+		name, line string
+		id         string // of the request, as JSON
+		bug        string // what happens instead of -32600, when it does
+	}{
+		{name: "id null", id: "null", line: `{"jsonrpc":"2.0","id":null,"method":"tools/call",` + args + `}`,
+			bug: `mcp-go takes a request with "id": null for a notification: no response at all over stdio, ` +
+				`HTTP 202 with no body; the client is never told (nothing is forwarded)`},
+		{name: "no jsonrpc", id: "2", line: `{"id":2,"method":"tools/call",` + args + `}`},
+		{name: "jsonrpc 1.0", id: "3", line: `{"jsonrpc":"1.0","id":3,"method":"tools/call",` + args + `}`},
+		{name: "method not a string", id: "4", line: `{"jsonrpc":"2.0","id":4,"method":5,` + args + `}`,
+			bug: `the answer is -32700 "Failed to parse message" (HTTP 400 "request body is not valid json") ` +
+				`with id null instead of -32600 with id 4: the JSON is valid, and the client cannot match the error to its request`},
+		{name: "params an array", id: "5", line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":["rec_echo"]}`},
+	}
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		for _, tc := range cases {
+			c.send(t, tc.line)
+			check := func(t *testing.T) {
+				if m := c.await(t, tc.id); m.code() != mcp.INVALID_REQUEST && m.code() != mcp.INVALID_PARAMS {
+					t.Errorf("got %.300s, want -32600 or -32602 with id %s", m.raw, tc.id)
+				}
+			}
+			if tc.bug != "" {
+				knownBug(t, tc.name, tc.bug, check)
+			} else {
+				t.Run(tc.name, check)
+			}
+			c.sync(t) // the session survives
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		sid := g.initialize(t, nil)
+		for _, tc := range cases {
+			r := g.post(t, tc.line, inSession(sid))
+			check := func(t *testing.T) {
+				if r.status != http.StatusOK && r.status != http.StatusBadRequest {
+					t.Fatalf("got HTTP %d %s, want 200 or 400 with an error", r.status, r.body)
+				}
+				if m := r.reply(t); m.code() != mcp.INVALID_REQUEST && m.code() != mcp.INVALID_PARAMS {
+					t.Errorf("got %.300s, want -32600 or -32602 with id %s", m.raw, tc.id)
+				}
+			}
+			if tc.bug != "" {
+				knownBug(t, tc.name, tc.bug, check)
+			} else {
+				t.Run(tc.name, check)
+			}
+		}
+		if r := g.post(t, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, inSession(sid)); r.status != http.StatusOK {
+			t.Errorf("ping after the bad requests: got %d %s", r.status, r.body)
+		}
+	})
+	if n := rec.count(); n != 0 {
+		t.Errorf("invalid requests reached the upstream: %d calls, want 0", n)
+	}
+}
+
+func TestBI04ReusedInFlightID(t *testing.T) {
+	rec := &recorder{}
+	c := serveRawStdio(t, newBIServer(t, startRecHub(t, rec, builtinFake("alpha"))))
+	c.initialize(t, `{}`)
+	c.send(t, toolsCall(t, 7, "alpha_sleep", map[string]any{"ms": 300}))
+	c.send(t, toolsCall(t, 7, "rec_echo", map[string]any{"text": "second"}))
+	first, second := c.await(t, "7"), c.await(t, "7")
+	if !strings.Contains(first.raw, "slept") {
+		first, second = second, first
+	}
+	if r := first.tool(t); r.IsError || r.text() != "slept 300ms" {
+		t.Errorf("first call: got %s, want it unaffected (slept 300ms)", first.raw)
+	}
+	knownBug(t, "second rejected", "a second request with the id of one in flight is served, not refused: "+
+		"the client gets two responses with id 7 (the second call's result first) and cannot tell them apart; "+
+		"mcp-go's in-flight table is keyed by session and id, so the second also replaces the first's cancel "+
+		"function and removes it when it ends, after which notifications/cancelled for id 7 no longer reaches the first call",
+		func(t *testing.T) {
+			second.wantError(t, mcp.INVALID_REQUEST, "7")
+			if n := rec.count(); n != 0 {
+				t.Errorf("the second request was forwarded (%d calls)", n)
+			}
+		})
+}
+
+// progressEvent is the params of a notifications/progress.
+type progressEvent struct {
+	ProgressToken any     `json:"progressToken"`
+	Progress      float64 `json:"progress"`
+	Total         float64 `json:"total"`
+}
+
+// progressCall is a tools/call of alpha_progress with id 1 and token "p".
+func progressCall(steps int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_progress",`+
+		`"arguments":{"steps":%d},"_meta":{"progressToken":"p"}}}`, steps)
+}
+
+// progressOf splits an HTTP reply into its progress notifications and
+// its response.
+func progressOf(t *testing.T, r guardReply) ([]progressEvent, rpcMsg) {
+	t.Helper()
+	var events []progressEvent
+	for _, m := range r.messages(t) {
+		if m.Method == string(mcp.MethodNotificationProgress) {
+			var p progressEvent
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				t.Fatalf("progress %s: %v", m.raw, err)
+			}
+			events = append(events, p)
+		}
+	}
+	return events, r.reply(t)
+}
+
+func TestBI05SameIDAndTokenInTwoSessions(t *testing.T) {
+	g := serveRawHTTP(t, newBIServer(t, startHub(t, stdioFake("alpha"))))
+	steps := []int{2, 4}
+	sids := []string{g.initialize(t, nil), g.initialize(t, nil)}
+	replies := make([]guardReply, len(steps))
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i := range steps {
+		wg.Go(func() { replies[i], errs[i] = g.do(t.Context(), progressCall(steps[i]), inSession(sids[i])) })
+	}
+	wg.Wait()
+	for i, n := range steps {
+		if errs[i] != nil {
+			t.Fatalf("session %d: %v", i, errs[i])
+		}
+		events, res := progressOf(t, replies[i])
+		if want := fmt.Sprintf("done %d steps", n); !res.isReplyTo("1") || res.tool(t).text() != want {
+			t.Errorf("session %d: got %s, want id 1 and %q", i, res.raw, want)
+		}
+		if len(events) == 0 {
+			t.Errorf("session %d: no progress", i)
+		}
+		for _, e := range events {
+			if e.ProgressToken != "p" || e.Total != float64(n) {
+				t.Errorf("session %d (%d steps) got progress %+v, want token p and total %d only", i, n, e, n)
 			}
 		}
 	}
-	_ = httptest.NewServer
-	_ = json.Valid
+	t.Run("in-process upstream", func(t *testing.T) {
+		g := serveRawHTTP(t, newBIServer(t, startHub(t, builtinFake("alpha"))))
+		r := g.post(t, progressCall(3), inSession(g.initialize(t, nil)))
+		events, _ := progressOf(t, r)
+		if len(events) == 0 {
+			t.Fatal("no progress")
+		}
+		for _, e := range events {
+			if e.Progress < 1 || e.Total != 3 {
+				t.Errorf("got progress %+v, want 1..3 of 3", e)
+			}
+		}
+	})
 }
 
-func TestBIExploreHTTP(t *testing.T) {
-	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
-	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{}))
-	t.Cleanup(func() { srv.Close(); ts.Close() })
-	g := &guarded{URL: ts.URL + "/mcp", client: ts.Client()}
-	show := func(what string, r guardReply) {
-		fmt.Printf(">>> %s\n   %d %s %.300s\n", what, r.status, r.header.Get("Content-Type"), r.body)
+func TestBI06UnknownMethodAndTool(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	unknownMethod := `{"jsonrpc":"2.0","id":1,"method":"tools/nope"}`
+	direct := toolsCall(t, 2, "rec_nope", map[string]any{})
+	viaCallTool := toolsCall(t, 3, "call_tool", map[string]any{"name": "rec_nope", "arguments": map[string]any{}})
+	check := func(t *testing.T, method, tool, callTool rpcMsg) {
+		t.Helper()
+		method.wantError(t, mcp.METHOD_NOT_FOUND, "1")
+		// A direct call of a name the client's list lacks is mcp-go's
+		// protocol error, as the tools spec has it.
+		tool.wantError(t, mcp.INVALID_PARAMS, "2")
+		if !strings.Contains(tool.raw, "rec_nope") {
+			t.Errorf("unknown tool error %s does not name the tool", tool.raw)
+		}
+		// call_tool is a tool that ran: its failure is an isError result
+		// the model can read, naming the tool, with the kind for programs.
+		r := callTool.tool(t)
+		if !r.IsError || !strings.Contains(r.text(), "rec_nope") || !strings.Contains(string(r.StructuredContent), `"kind":"unknown_tool"`) {
+			t.Errorf("call_tool of an unknown tool: got %s, want an isError result naming it, kind unknown_tool", callTool.raw)
+		}
 	}
-	show("pre-init call", g.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"x"}}}`, nil))
-	show("pre-init ping", g.post(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil))
-	show("invalid json no session", g.post(t, `{not json`, nil))
-	sid := g.initialize(t, nil)
-	h := inSession(sid)
-	show("invalid json", g.post(t, `{not json`, h))
-	show("batch", g.post(t, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, h))
-	show("id null", g.post(t, `{"jsonrpc":"2.0","id":null,"method":"ping"}`, h))
-	show("no jsonrpc", g.post(t, `{"id":2,"method":"ping"}`, h))
-	show("method 5", g.post(t, `{"jsonrpc":"2.0","id":4,"method":5}`, h))
-	show("unknown method", g.post(t, `{"jsonrpc":"2.0","id":6,"method":"nope/nope"}`, h))
-	show("nested", g.post(t, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"alpha_echo","arguments":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+`}}`, h))
-	show("nested 9000", g.post(t, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"x","deep":`+strings.Repeat("[", 9000)+strings.Repeat("]", 9000)+`}}}`, h))
-	show("malformed cancel", g.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":"garbage"}`, h))
-	show("unknown cancel", g.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`, h))
-	r := g.post(t, initializeBody, h)
-	fmt.Println(">>> init again", r.status, r.header.Get("Mcp-Session-Id"), sid, len(r.body), strings.Contains(string(r.body), "protocolVersion"))
-	show("old session still", g.post(t, toolsListBody, h))
-	show("progress", g.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_progress","arguments":{"steps":3},"_meta":{"progressToken":"p"}}}`, h))
-	show("utf8", g.post(t, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"alpha_echo\",\"arguments\":{\"text\":\"a\xffb\\u0000c\\ud800d\"}}}", h))
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		for _, l := range []string{unknownMethod, direct, viaCallTool} {
+			c.send(t, l)
+		}
+		check(t, c.await(t, "1"), c.await(t, "2"), c.await(t, "3"))
+		c.sync(t)
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		h := inSession(g.initialize(t, nil))
+		var got []rpcMsg
+		for _, l := range []string{unknownMethod, direct, viaCallTool} {
+			r := g.post(t, l, h)
+			if r.status != http.StatusOK {
+				t.Errorf("got HTTP %d %s, want 200 with the JSON-RPC answer", r.status, r.body)
+			}
+			got = append(got, r.reply(t))
+		}
+		check(t, got[0], got[1], got[2])
+	})
+	if n := rec.count(); n != 0 {
+		t.Errorf("the upstream got %d calls, want 0", n)
+	}
 }
 
-func TestBIExploreSampling(t *testing.T) {
-	up := stdioFake("alpha")
-	up.Timeout = 2 * time.Second
-	srv := NewServer(ServerOptions{Hub: startHub(t, up)})
-	t.Cleanup(srv.Close)
-	c := serveRawStdio(t, srv)
-	c.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	c.send(t, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"alpha_sample","arguments":{"prompt":"hi"}}}`)
-	start := time.Now()
+// nested is JSON array nesting depth levels deep.
+func nested(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
+
+func TestBI08OversizedInput(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	deep := toolsCall(t, 1, "rec_echo", map[string]any{"text": "deep", "deep": json.RawMessage(nested(10000))})
+	t.Run("stdio nested 10000", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		c.send(t, deep)
+		// encoding/json stops at depth 10000, without recursion trouble.
+		c.await(t, "null").wantError(t, mcp.PARSE_ERROR, "null")
+		c.sync(t)
+	})
+	g := serveRawHTTP(t, srv)
+	h := inSession(g.initialize(t, nil))
+	t.Run("http nested 10000", func(t *testing.T) {
+		r := g.post(t, deep, h)
+		if r.status != http.StatusBadRequest {
+			t.Errorf("got HTTP %d, want 400", r.status)
+		}
+		r.reply(t).wantError(t, mcp.PARSE_ERROR, "null")
+	})
+	if n := rec.count(); n != 0 {
+		t.Fatalf("deep JSON reached the upstream: %d calls", n)
+	}
+	t.Run("http 1M-element array", func(t *testing.T) {
+		const n = 1_000_000
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rec_echo","arguments":` +
+			`{"text":"big array","items":[` + strings.Repeat("0,", n-1) + `0]}}}`
+		r := g.post(t, body, h)
+		if got := r.reply(t).tool(t); r.status != http.StatusOK || got.IsError || got.text() != "big array" {
+			t.Fatalf("got HTTP %d %.300s, want the call served", r.status, r.body)
+		}
+		if items, _ := rec.last()["items"].([]any); len(items) != n {
+			t.Errorf("the upstream got %d items, want %d", len(items), n)
+		}
+	})
+	t.Run("http 3 MiB string", func(t *testing.T) {
+		big := strings.Repeat("x", 3<<20)
+		r := g.post(t, toolsCall(t, 3, "rec_echo", map[string]any{"text": "big string", "blob": big}), h)
+		if got := r.reply(t).tool(t); r.status != http.StatusOK || got.IsError || got.text() != "big string" {
+			t.Fatalf("got HTTP %d %.300s, want the call served", r.status, r.body)
+		}
+		if got, _ := rec.last()["blob"].(string); got != big {
+			t.Errorf("the upstream got %d bytes, want %d", len(got), len(big))
+		}
+	})
+	t.Run("http 5 MiB string", func(t *testing.T) {
+		before := rec.count()
+		r := g.post(t, toolsCall(t, 4, "rec_echo", map[string]any{"text": strings.Repeat("x", 5<<20)}), h)
+		wantRefusal(t, r, http.StatusRequestEntityTooLarge, "request body larger than")
+		if rec.count() != before {
+			t.Error("the oversized call reached the upstream")
+		}
+	})
+	if r := g.post(t, toolsListBody, h); r.status != http.StatusOK {
+		t.Errorf("tools/list after the large bodies: got %d", r.status)
+	}
+	knownBug(t, "depth limit", "there is no depth limit below encoding/json's 10000: arguments nested 9000 deep "+
+		"are forwarded to the upstream as they are (BI-08 wants a refusal past depth 30 to 64, as ContextForge's max_json_depth)",
+		func(t *testing.T) {
+			before := rec.count()
+			r := g.post(t, toolsCall(t, 5, "rec_echo", map[string]any{"text": "65", "deep": json.RawMessage(nested(65))}), h)
+			if m := r.reply(t); m.Error == nil && !m.tool(t).IsError {
+				t.Errorf("arguments 65 deep: got %.200s, want a refusal", m.raw)
+			}
+			if rec.count() != before {
+				t.Error("arguments 65 deep reached the upstream")
+			}
+		})
+}
+
+func TestBI09BadStrings(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	// A raw 0xff byte, an escaped NUL and an escaped lone surrogate: Go's
+	// JSON decoder turns the invalid byte and the surrogate into U+FFFD
+	// and keeps the NUL, the same way on both transports.
+	call := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rec_echo\"," +
+		"\"arguments\":{\"text\":\"a\xffb\\u0000c\\ud800d\"}}}"
+	const want = "a\uFFFDb\x00c\uFFFDd"
+	badName := toolsCall(t, 2, "rec_e\xffcho\x00", map[string]any{})
+	rawNUL := "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"rec_echo\",\"arguments\":{\"text\":\"a\x00b\"}}}"
+	check := func(t *testing.T, res, name rpcMsg) {
+		t.Helper()
+		if got := res.tool(t).text(); got != want {
+			t.Errorf("echo: got %q, want %q", got, want)
+		}
+		if got := rec.last()["text"]; got != want {
+			t.Errorf("the upstream got %q, want %q", got, want)
+		}
+		name.wantError(t, mcp.INVALID_PARAMS, "2")
+	}
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		c.send(t, call)
+		res := c.await(t, "1")
+		c.send(t, badName)
+		check(t, res, c.await(t, "2"))
+		c.send(t, rawNUL) // a control character inside a string is not JSON
+		c.await(t, "null").wantError(t, mcp.PARSE_ERROR, "null")
+		c.sync(t)
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		h := inSession(g.initialize(t, nil))
+		res := g.post(t, call, h).reply(t)
+		check(t, res, g.post(t, badName, h).reply(t))
+		r := g.post(t, rawNUL, h)
+		if r.status != http.StatusBadRequest {
+			t.Errorf("raw NUL: got HTTP %d, want 400", r.status)
+		}
+		r.reply(t).wantError(t, mcp.PARSE_ERROR, "null")
+	})
+	if got := rec.texts(); !slices.Equal(got, []string{want, want}) {
+		t.Errorf("the upstream got %q, want the sanitised text once per transport", got)
+	}
+}
+
+func TestBI10Lifecycle(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	call := toolsCall(t, 1, "rec_echo", map[string]any{"text": "before initialize"})
+	t.Run("http request before initialize", func(t *testing.T) {
+		// Without initialize there is no session id: mcp-go answers 404.
+		g := serveRawHTTP(t, srv)
+		if r := g.post(t, call, nil); r.status != http.StatusNotFound {
+			t.Errorf("got HTTP %d %s, want 404", r.status, r.body)
+		}
+		if n := rec.count(); n != 0 {
+			t.Errorf("a call before initialize reached the upstream (%d calls)", n)
+		}
+	})
+	t.Run("http initialize twice", func(t *testing.T) {
+		// A second initialize opens a new session; the first one is not
+		// reset or taken over.
+		g := serveRawHTTP(t, srv)
+		sid := g.initialize(t, nil)
+		r := g.post(t, initializeBody, inSession(sid))
+		if again := r.header.Get(server.HeaderKeySessionID); r.status == http.StatusOK && (again == "" || again == sid) {
+			t.Errorf("second initialize: got HTTP 200 with session id %q, want a refusal or a new session", again)
+		}
+		if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
+			t.Errorf("first session after the second initialize: got %d %s", r.status, r.body)
+		}
+	})
+	t.Run("stdio initialize cancelled", func(t *testing.T) {
+		// "initialize MUST NOT be cancelled": the cancellation is ignored.
+		c := serveRawStdio(t, srv)
+		c.send(t, `{"jsonrpc":"2.0","id":"init-c","method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+			`"capabilities":{},"clientInfo":{"name":"badinput-test","version":"1"}}}`)
+		c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"init-c"}}`)
+		if m := c.await(t, `"init-c"`); m.Error != nil || !strings.Contains(string(m.Result), `"protocolVersion"`) {
+			t.Errorf("initialize: got %.300s, want its result", m.raw)
+		}
+		c.sync(t)
+	})
+	knownBug(t, "stdio request before initialize", "over stdio mcp-go serves any request before initialize "+
+		"(it never checks the session's state), so a tools/call is forwarded; BI-10 wants everything but ping refused",
+		func(t *testing.T) {
+			c := serveRawStdio(t, srv)
+			c.send(t, call)
+			if m := c.await(t, "1"); m.Error == nil {
+				t.Errorf("got %.300s, want an error", m.raw)
+			}
+			if n := rec.count(); n != 0 {
+				t.Errorf("a call before initialize reached the upstream (%d calls)", n)
+			}
+		})
+	knownBug(t, "stdio initialize twice", "over stdio a second initialize is answered like the first "+
+		"and replaces the session's client info and capabilities; BI-10 wants it refused",
+		func(t *testing.T) {
+			c := serveRawStdio(t, srv)
+			c.initialize(t, `{}`)
+			c.send(t, `{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+				`"capabilities":{},"clientInfo":{"name":"someone-else","version":"1"}}}`)
+			if m := c.await(t, `"again"`); m.Error == nil {
+				t.Errorf("second initialize: got %.300s, want an error", m.raw)
+			}
+		})
+}
+
+func TestBI13CancelUnknownRequest(t *testing.T) {
+	rec := &recorder{}
+	srv := newBIServer(t, startRecHub(t, rec))
+	unknown := []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"never-sent","reason":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, // answered already
+	}
+	malformed := []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"garbage"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"not":"an id"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled"}`,
+	}
+	const bug = `a notifications/cancelled whose params are not an object ("params":"garbage") gets a reply, ` +
+		`-32700 "Failed to parse notification" with id null (over HTTP 200 with that body, not 202); ` +
+		`a notification must never be answered, and BI-13 wants malformed cancellations ignored silently`
+	t.Run("stdio", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		c.callTool(t, 1, "rec_echo", map[string]any{"text": "one"})
+		for _, l := range unknown {
+			c.send(t, l)
+		}
+		if other := c.sync(t); len(other) != 0 {
+			t.Errorf("cancellations of unknown requests were answered: %v", other)
+		}
+		for _, l := range malformed {
+			c.send(t, l)
+		}
+		other := c.sync(t)
+		if m := c.callTool(t, 2, "rec_echo", map[string]any{"text": "two"}); m.tool(t).text() != "two" {
+			t.Errorf("a call after the cancellations: got %s", m.raw)
+		}
+		knownBug(t, "malformed", bug, func(t *testing.T) {
+			if len(other) != 0 {
+				t.Errorf("malformed cancellations were answered: %v", other)
+			}
+		})
+	})
+	t.Run("http", func(t *testing.T) {
+		g := serveRawHTTP(t, srv)
+		h := inSession(g.initialize(t, nil))
+		for _, l := range unknown {
+			if r := g.post(t, l, h); r.status != http.StatusAccepted || len(r.body) != 0 {
+				t.Errorf("%s: got HTTP %d %q, want 202 and no body", l, r.status, r.body)
+			}
+		}
+		var replies []guardReply
+		for _, l := range malformed {
+			replies = append(replies, g.post(t, l, h))
+		}
+		if r := g.post(t, toolsCall(t, 3, "rec_echo", map[string]any{"text": "three"}), h); r.reply(t).tool(t).text() != "three" {
+			t.Errorf("a call after the cancellations: got %d %s", r.status, r.body)
+		}
+		knownBug(t, "malformed", bug, func(t *testing.T) {
+			for i, r := range replies {
+				if r.status != http.StatusAccepted || len(r.body) != 0 {
+					t.Errorf("%s: got HTTP %d %q, want 202 and no body", malformed[i], r.status, r.body)
+				}
+			}
+		})
+	})
+}
+
+func TestBI14SamplingWithoutCapability(t *testing.T) {
+	up := stdioFake("alpha") // a builtin upstream has no sampling relay
+	up.Timeout = 4 * replyWait
+	c := serveRawStdio(t, newBIServer(t, startHub(t, up)))
+	c.initialize(t, `{}`) // no sampling capability
+	c.send(t, toolsCall(t, 10, "alpha_sample", map[string]any{"prompt": "hi"}))
+	var forwarded []string
+	deadline := time.NewTimer(replyWait)
+	defer deadline.Stop()
+	var res rpcMsg
 	for {
-		l := c.next(4 * time.Second)
-		if l == nil {
+		m := c.recv(t, deadline.C)
+		if m.Method == string(mcp.MethodSamplingCreateMessage) {
+			// What a client without the capability answers, if anything.
+			forwarded = append(forwarded, m.raw)
+			c.send(t, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`)
+			continue
+		}
+		if m.isReplyTo("10") {
+			res = m
 			break
 		}
-		fmt.Printf("%s %.300s\n", time.Since(start), l)
+	}
+	// The upstream is told no, and its tool reports that.
+	if r := res.tool(t); !r.IsError || !strings.HasPrefix(r.text(), "sampling: ") {
+		t.Errorf("got %s, want the upstream's isError result \"sampling: <error>\"", res.raw)
+	}
+	t.Run("not forwarded", func(t *testing.T) {
+		if len(forwarded) != 0 {
+			t.Errorf("sent to the client: %q", forwarded)
+		}
+	})
+}
+
+// runPlan calls run_plan over c and decodes the result.
+func runPlan(t *testing.T, c *rawStdio, id int, plan map[string]any) (toolResult, rpcMsg) {
+	t.Helper()
+	m := c.callTool(t, id, "run_plan", plan)
+	return m.tool(t), m
+}
+
+// planStep is a run_plan step with a text argument.
+func planStep(id, tool, text string) map[string]any {
+	return map[string]any{"id": id, "tool": tool, "args": map[string]any{"text": text}}
+}
+
+func TestBI15InvalidPlanRejected(t *testing.T) {
+	rec := &recorder{}
+	c := serveRawStdio(t, newBIServer(t, startRecHub(t, rec)))
+	c.initialize(t, `{}`)
+	many := make([]any, 65)
+	for i := range many {
+		many[i] = planStep(fmt.Sprintf("s%d", i), "rec_echo", "x")
+	}
+	cases := []struct {
+		name  string
+		steps []any
+		want  []string // in the error text
+		step  string   // named in structuredContent, when one is to blame
+	}{
+		{"cycle", []any{planStep("a", "rec_echo", "$<<b.text>>"), planStep("b", "rec_echo", "$<<a.text>>")},
+			[]string{`step "a"`, "cycle"}, "a"},
+		{"unknown step", []any{planStep("ok", "rec_echo", "fine"), planStep("b", "rec_echo", "$<<zz.text>>")},
+			[]string{`step "b"`, `unknown step "zz"`}, "b"},
+		{"unknown tool", []any{planStep("ok", "rec_echo", "fine"), planStep("c", "rec_nope", "x")},
+			[]string{`step "c"`, `"rec_nope"`}, "c"},
+		{"too many steps", many, []string{"65 steps", "limit of 64"}, ""},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, m := runPlan(t, c, i+1, map[string]any{"steps": tc.steps})
+			if !r.IsError {
+				t.Fatalf("got %.300s, want an isError result", m.raw)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.text(), w) {
+					t.Errorf("error %q does not say %s", r.text(), w)
+				}
+			}
+			var sc struct {
+				Error struct {
+					Kind     string `json:"kind"`
+					Problems []struct {
+						Step string `json:"step"`
+					} `json:"problems"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(r.StructuredContent, &sc); err != nil || sc.Error.Kind != "invalid_plan" {
+				t.Errorf("structuredContent %s: want error.kind invalid_plan", r.StructuredContent)
+			}
+			var steps []string
+			for _, p := range sc.Error.Problems {
+				steps = append(steps, p.Step)
+			}
+			if tc.step != "" && !slices.Contains(steps, tc.step) {
+				t.Errorf("problems %s do not name step %q", r.StructuredContent, tc.step)
+			}
+		})
+	}
+	if n := rec.count(); n != 0 {
+		t.Errorf("invalid plans made %d upstream calls, want 0", n)
 	}
 }
 
-func TestBIExploreBuiltinProgress(t *testing.T) {
-	h := startHub(t, builtinFake("alpha"))
-	_, err := h.CallTool(t.Context(), "alpha_progress", map[string]any{"steps": 3}, func(p Progress) { fmt.Printf("%+v\n", p) })
-	fmt.Println(err)
+func TestBI16PlanLiteralsStayLiteral(t *testing.T) {
+	rec := &recorder{}
+	c := serveRawStdio(t, newBIServer(t, startRecHub(t, rec)))
+	c.initialize(t, `{}`)
+	var out struct {
+		Strategy string `json:"strategy"`
+	}
+	t.Run("no false dependency", func(t *testing.T) {
+		r, m := runPlan(t, c, 1, map[string]any{"steps": []any{
+			planStep("lit", "rec_echo", "costs $5, see #E1, keep $$<<x>>"),
+			planStep("esc", "rec_echo", "$$<<lit.text>>"),
+		}})
+		if r.IsError || json.Unmarshal(r.StructuredContent, &out) != nil || out.Strategy != "PARALLEL_TOOLS" {
+			t.Fatalf("got %.300s, want both steps run in parallel (PARALLEL_TOOLS)", m.raw)
+		}
+		got := rec.texts()
+		slices.Sort(got)
+		if want := []string{"$<<lit.text>>", "costs $5, see #E1, keep $<<x>>"}; !slices.Equal(got, want) {
+			t.Errorf("the upstream got %q, want %q", got, want)
+		}
+	})
+	t.Run("results never expanded", func(t *testing.T) {
+		before := len(rec.texts())
+		// t returns a text holding reference syntax; u uses it whole.
+		r, m := runPlan(t, c, 2, map[string]any{"steps": []any{
+			planStep("t", "rec_echo", "$$<<a./x>> and $$<<t.text>>"),
+			planStep("u", "rec_echo", "got: $<<t.text>>"),
+		}})
+		if r.IsError {
+			t.Fatalf("got %.300s", m.raw)
+		}
+		got := rec.texts()[before:]
+		if want := []string{"$<<a./x>> and $<<t.text>>", "got: $<<a./x>> and $<<t.text>>"}; !slices.Equal(got, want) {
+			t.Errorf("the upstream got %q, want %q", got, want)
+		}
+	})
+}
+
+func TestBI17OddUpstreamToolNames(t *testing.T) {
+	long, longest := strings.Repeat("n", 65), strings.Repeat("m", 64)
+	odd := []string{"Search", "search", "has space", "ünïcode", long, longest, "dotted.name-1"}
+	build := func(string, []string) (*server.MCPServer, error) {
+		s := server.NewMCPServer("odd", "1.0.0", server.WithToolCapabilities(true))
+		for _, name := range odd {
+			s.AddTool(mcp.NewTool(name, mcp.WithDescription("A tool named "+name)),
+				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return mcp.NewToolResultText(name), nil
+				})
+		}
+		return s, nil
+	}
+	var logs syncBuffer
+	h := startHubWith(t, Options{
+		Upstreams: []UpstreamConfig{{Name: "odd", Transport: TransportBuiltin, Builtin: "odd"}}, // no prefix
+		Builtin:   build, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	cat := h.Catalog()
+	for _, name := range []string{"Search", "search", longest, "dotted.name-1"} {
+		if _, ok := cat.Tool(name); !ok {
+			t.Errorf("catalog lacks %q", name)
+		}
+	}
+	for _, name := range []string{"has space", "ünïcode", long} {
+		if _, ok := cat.Tool(name); ok {
+			t.Errorf("catalog has %q, want it left out", name)
+		}
+		quoted := strconv.Quote(name)
+		if !slices.ContainsFunc(cat.Problems, func(p Problem) bool { return strings.Contains(p.Text, quoted) && !p.Collision }) {
+			t.Errorf("no catalog problem names %s: %+v", quoted, cat.Problems)
+		}
+		if !strings.Contains(logs.String(), name) {
+			t.Errorf("log does not name %s:\n%s", quoted, logs.String())
+		}
+	}
+	if n := strings.Count(logs.String(), "catalog problem"); n != 3 {
+		t.Errorf("logged %d catalog problems, want 3:\n%s", n, logs.String())
+	}
+
+	// The client sees both case variants, and each calls its own tool.
+	c := serveRawStdio(t, newBIServer(t, h))
+	c.initialize(t, `{}`)
+	for i, name := range []string{"Search", "search"} {
+		if got := c.callTool(t, i+1, name, map[string]any{}).tool(t).text(); got != name {
+			t.Errorf("calling %s: got %q", name, got)
+		}
+	}
+	knownBug(t, "case variants flagged", "tools that differ only in case (Search, search) are both kept, "+
+		"as they should be, but nothing flags them as possible shadowing (no catalog problem, no log line), which BI-17 asks for",
+		func(t *testing.T) {
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "Search") && strings.Contains(line, "search") {
+					return
+				}
+			}
+			t.Errorf("no log line names both Search and search:\n%s", logs.String())
+		})
 }

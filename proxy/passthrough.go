@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,11 +17,25 @@ var _ Relay = (*Server)(nil)
 // CreateMessage asks the client of ctx's call to sample (an upstream
 // asked, mid-call).
 func (s *Server) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if caps, ok := clientCapabilities(ctx); ok && caps.Sampling == nil {
+		return nil, errors.New("the client did not declare the sampling capability")
+	}
 	return s.mcp.RequestSampling(ctx, req)
+}
+
+// clientCapabilities are what the client of ctx declared, when known.
+func clientCapabilities(ctx context.Context) (mcp.ClientCapabilities, bool) {
+	if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return cs.GetClientCapabilities(), true
+	}
+	return mcp.ClientCapabilities{}, false
 }
 
 // Elicit asks the client of ctx's call for input (an upstream asked).
 func (s *Server) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	if caps, ok := clientCapabilities(ctx); ok && caps.Elicitation == nil {
+		return nil, errors.New("the client did not declare the elicitation capability")
+	}
 	return s.mcp.RequestElicitation(ctx, req)
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -57,9 +58,29 @@ func (p *progressRouter) forward(n mcp.JSONRPCNotification) {
 	fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: text(f["message"])})
 }
 
+// number reads a progress value: float64 from JSON, or the Go number an
+// in-process server passed without encoding it.
 func number(v any) float64 {
-	f, _ := v.(float64)
-	return f
+	switch n := v.(type) {
+	case float64:
+		return n
+	case float32:
+		return float64(n)
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case uint:
+		return float64(n)
+	case uint64:
+		return float64(n)
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
 }
 
 func text(v any) string {

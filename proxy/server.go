@@ -72,7 +72,8 @@ type Server struct {
 	metrics *Metrics
 	lessons *lessons.Memory
 
-	subs subscriptions
+	subs     subscriptions
+	inflight inflightIDs
 
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
@@ -101,6 +102,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
+	s.inflight.hook(hooks)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),

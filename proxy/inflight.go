@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// inflightIDs refuses a tools/call whose id a call still in progress in the
+// same session uses (BI-04): two answers with one id cannot be told apart,
+// and a cancellation could reach the wrong call.
+type inflightIDs struct {
+	mu  sync.Mutex
+	ids map[string]bool // session id + "\x00" + request id
+}
+
+func inflightKey(ctx context.Context, id any) string {
+	return sessionID(ctx) + "\x00" + fmt.Sprint(id)
+}
+
+func (f *inflightIDs) hook(hooks *server.Hooks) {
+	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
+		if !isToolCall(message) {
+			return nil
+		}
+		key := inflightKey(ctx, id)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.ids[key] {
+			return fmt.Errorf("request id %v is already used by a call in progress", id)
+		}
+		if f.ids == nil {
+			f.ids = map[string]bool{}
+		}
+		f.ids[key] = true
+		return nil
+	})
+	done := func(ctx context.Context, id any) {
+		f.mu.Lock()
+		delete(f.ids, inflightKey(ctx, id))
+		f.mu.Unlock()
+	}
+	hooks.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, _ any) { done(ctx, id) })
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		if method == mcp.MethodToolsCall {
+			done(ctx, id)
+		}
+	})
+}
+
+// isToolCall reports whether a raw JSON-RPC message is a tools/call.
+func isToolCall(message any) bool {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Method == string(mcp.MethodToolsCall)
+}

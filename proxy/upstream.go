@@ -416,9 +416,15 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return nil, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	callCtx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
-	res, err := c.client.CallTool(ctx, req)
+	res, err := c.client.CallTool(callCtx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+		// An in-process server answers its own deadline with an internal
+		// error; it is still this call's timeout.
+		err = fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+	}
+	ctx = callCtx
 	if err != nil && isTransportError(err) && ctx.Err() == nil {
 		// Not retried: the request may have reached the upstream, and a
 		// tool call need not be idempotent (FI-01).

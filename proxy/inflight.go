@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,7 +56,7 @@ func (f *inflightIDs) hook(hooks *server.Hooks) {
 // isToolCall reports whether a raw JSON-RPC message is a tools/call.
 func isToolCall(message any) bool {
 	raw, ok := message.(json.RawMessage)
-	if !ok {
+	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) { // cheap test first: this runs per request
 		return false
 	}
 	var m struct {

@@ -94,7 +94,7 @@ func (b *belts) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		switch {
 		case t.Name == requestMoreToolsName:
 			return breakerOpen
-		case slices.Contains(ownTools, t.Name):
+		case isOwnTool(t.Name):
 			return false
 		default:
 			return !onBelt[t.Name]

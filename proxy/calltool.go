@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -27,7 +26,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if name == "" {
 		return mcp.NewToolResultError(`call_tool needs "name": the exact name of a catalog tool`), nil
 	}
-	if slices.Contains(ownTools, name) {
+	if isOwnTool(name) {
 		return mcp.NewToolResultError(fmt.Sprintf("call_tool cannot call the gateway's own tool %q; call it directly", name)), nil
 	}
 	inner, ok := args["arguments"]

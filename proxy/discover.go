@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -91,26 +92,20 @@ func orEmpty(v any) any {
 	return v
 }
 
-func isOwnTool(name string) bool {
-	for _, t := range ownTools {
-		if t == name {
-			return true
-		}
-	}
-	return false
-}
+// isOwnTool reports the proxy's own tools (call_tool, request_more_tools, ...).
+func isOwnTool(name string) bool { return slices.Contains(ownTools, name) }
 
 // breakerAlert is what the model reads when discovery is paused.
-func breakerAlert(state fuse.BreakerState, resetAfter string) routing.Alert {
+func breakerAlert(state fuse.BreakerState) routing.Alert {
 	return routing.Alert{Kind: "breaker", Message: fmt.Sprintf(
 		"Routing alert: request_more_tools is paused after %d searches without a successful tool call. "+
 			"Use a tool you already have (directly or through call_tool with a name from an earlier result), "+
-			"or tell the user the capability seems to be missing. Searching comes back after a successful tool call, or after %s without searching.",
-		state.Max, resetAfter)}
+			"or tell the user the capability seems to be missing. Searching comes back after a successful tool call, or after a quiet spell without searching.",
+		state.Max)}
 }
 
 func breakerResult(d routing.Discovery) *mcp.CallToolResult {
-	a := breakerAlert(d.Breaker, "a quiet spell")
+	a := breakerAlert(d.Breaker)
 	res := mcp.NewToolResultError(a.Message)
 	res.StructuredContent = map[string]any{"tools": []routedTool{}, "alerts": []routing.Alert{a}, "added": []string{}, "breaker": d.Breaker}
 	return res
@@ -131,7 +126,7 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 	}
 	alerts := d.Alerts
 	if d.Breaker.Open {
-		alerts = append(alerts, breakerAlert(d.Breaker, "a quiet spell"))
+		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
 	var b strings.Builder
 	for _, a := range alerts {

@@ -79,18 +79,24 @@ var planDef = mcp.Tool{
 }
 
 // hubCaller is how plans call tools: through the hub, each call counting
-// for the session's breaker and domain context like a direct call.
-type hubCaller struct{ s *Server }
+// for the session's breaker and domain context like a direct call (when
+// there is a server with sessions).
+type hubCaller struct {
+	hub *Hub
+	s   *Server // nil outside a server (mcp-router run)
+}
 
 func (c hubCaller) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	res, err := c.s.hub.CallTool(ctx, name, args, nil)
-	c.s.called(ctx, name, err == nil && !res.IsError)
+	res, err := c.hub.CallTool(ctx, name, args, nil)
+	if c.s != nil {
+		c.s.called(ctx, name, err == nil && !res.IsError)
+	}
 	return res, err
 }
 
 // NewExecutor returns an executor that calls the hub's catalog tools.
 func NewExecutor(h *Hub, opts executor.Options) *executor.Executor {
-	return newExecutor(hubCaller{s: &Server{hub: h}}, h, opts)
+	return newExecutor(hubCaller{hub: h}, h, opts)
 }
 
 func newExecutor(c executor.Caller, h *Hub, opts executor.Options) *executor.Executor {

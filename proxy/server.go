@@ -98,7 +98,7 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
-	s.exec = newExecutor(hubCaller{s}, opts.Hub, opts.Executor)
+	s.exec = newExecutor(hubCaller{hub: opts.Hub, s: s}, opts.Hub, opts.Executor)
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })

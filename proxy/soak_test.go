@@ -1,43 +1,66 @@
 package proxy
 
 import (
-	"errors"
+	"bufio"
+	"bytes"
 	"fmt"
+	"net/http/httptest"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestSoak sends 10,000 calls at concurrency 32 through the hub to a stdio
-// upstream that is made to crash now and then, and to an in-process one.
-// Every call must be answered (a result, or a clear upstream error), and
-// goroutines and heap must come back to where they were.
+// TestSoak sends 10,000 calls at concurrency 32 through the proxy: four
+// client sessions over streamable HTTP (the official Go SDK's client), eight
+// callers each, to a stdio upstream that is made to crash every 1,000
+// calls and to an in-process one. Every call must be answered (a result,
+// or an error result naming its kind), and goroutines, heap and RSS must
+// come back to where they were.
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test")
 	}
-	const calls, conc, crashEvery = 10000, 32, 1000
+	const calls, sessions, perSession, crashEvery = 10000, 4, 8, 1000
+	const conc = sessions * perSession
 	h := startHub(t, stdioFake("soak"), builtinFake("steady"))
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	ts := newHTTPTestServer(t, srv)
+	clients := make([]*sdkClient, sessions)
+	for i := range clients {
+		clients[i] = sdkOverHTTP(t, ts)
+	}
+	// Warm up, so that the baseline includes the connections' steady state.
+	for _, c := range clients {
+		c.call(t, "soak_echo", map[string]any{"text": "warm"})
+		c.call(t, "steady_echo", map[string]any{"text": "warm"})
+	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
+	rssBefore := rssMiB()
 	goroutines := runtime.NumGoroutine()
 
 	var next, answered, failed atomic.Int64
 	kinds := sync.Map{}
 	lat := make([]time.Duration, calls)
 	var wg sync.WaitGroup
-	for range conc {
+	for w := range conc {
+		c := clients[w%sessions]
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= calls {
 					return
 				}
-				tool, args := "soak_echo", map[string]any{"text": fmt.Sprint(i)}
+				tool, args := "soak_echo", map[string]any{"text": strconv.Itoa(i)}
 				switch {
 				case i%crashEvery == crashEvery-1:
 					tool, args = "soak_crash", nil
@@ -45,18 +68,19 @@ func TestSoak(t *testing.T) {
 					tool = "steady_echo"
 				}
 				start := time.Now()
-				res, err := h.CallTool(t.Context(), tool, args, nil)
+				res, err := c.session.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
 				lat[i] = time.Since(start)
-				var ue *UpstreamError
 				switch {
-				case err == nil && res != nil:
+				case err != nil:
+					t.Errorf("call %d (%s): a protocol error, not an answer: %v", i, tool, err)
+				case !res.IsError && resultText(res) == args["text"]:
 					answered.Add(1)
-				case errors.As(err, &ue):
+				case res.IsError && errorKind(res) != "":
 					failed.Add(1)
-					n, _ := kinds.LoadOrStore(ue.Kind, new(atomic.Int64))
+					n, _ := kinds.LoadOrStore(errorKind(res), new(atomic.Int64))
 					n.(*atomic.Int64).Add(1)
 				default:
-					t.Errorf("call %d (%s): unclassified answer %v %v", i, tool, res, err)
+					t.Errorf("call %d (%s): unclassified answer %q (isError %v)", i, tool, resultText(res), res.IsError)
 				}
 			}
 		})
@@ -71,18 +95,25 @@ func TestSoak(t *testing.T) {
 	if got := answered.Load() + failed.Load(); got != calls {
 		t.Fatalf("%d of %d calls answered", got, calls)
 	}
-	h.Close()
-	var after runtime.MemStats
 	eventually(t, 10*time.Second, "goroutines back to the baseline", func() bool {
 		return runtime.NumGoroutine() <= goroutines
 	})
 	runtime.GC()
+	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	t.Logf("soak: %d calls at concurrency %d: %d results, %d upstream errors (%v); p50 %s, p99 %s; goroutines %d -> %d; heap %.1f -> %.1f MiB",
-		calls, conc, answered.Load(), failed.Load(), summary, lat[calls/2], lat[calls*99/100],
-		goroutines, runtime.NumGoroutine(), float64(before.HeapAlloc)/(1<<20), float64(after.HeapAlloc)/(1<<20))
+	rssAfter := rssMiB()
+	t.Logf("soak: %d calls at concurrency %d over HTTP: %d results, %d error results (%v); p50 %s, p99 %s, max %s; "+
+		"goroutines %d -> %d; heap %.1f -> %.1f MiB; RSS %s -> %s MiB",
+		calls, conc, answered.Load(), failed.Load(), summary, lat[calls/2], lat[calls*99/100], lat[calls-1],
+		goroutines, runtime.NumGoroutine(), float64(before.HeapAlloc)/(1<<20), float64(after.HeapAlloc)/(1<<20),
+		fmtMiB(rssBefore), fmtMiB(rssAfter))
 	if growth := int64(after.HeapAlloc) - int64(before.HeapAlloc); growth > 32<<20 {
 		t.Errorf("heap grew by %d MiB over the soak", growth>>20)
+	}
+	// RSS keeps the pages the runtime grew into under load; far more than
+	// that is a leak outside the Go heap (a child's pipe buffers, say).
+	if rssBefore > 0 && rssAfter-rssBefore > 64 {
+		t.Errorf("RSS grew by %.0f MiB over the soak", rssAfter-rssBefore)
 	}
 	// Only the calls in flight when the child dies fail (FI-01: no retry);
 	// calls that arrive while it restarts wait for it.
@@ -90,4 +121,44 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d of %d calls failed; %d crashes at concurrency %d should cost at most about %d",
 			failed.Load(), calls, crashes, conc, crashes*(conc+8))
 	}
+}
+
+// newHTTPTestServer serves srv over streamable HTTP for the test's
+// length and returns its base URL.
+func newHTTPTestServer(t *testing.T, srv *Server) string {
+	t.Helper()
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// errorKind is the kind an error result carries in its structured content.
+func errorKind(res *sdk.CallToolResult) string {
+	m, _ := res.StructuredContent.(map[string]any)
+	e, _ := m["error"].(map[string]any)
+	k, _ := e["kind"].(string)
+	return k
+}
+
+// rssMiB is the process's resident set in MiB, or -1 where /proc is absent.
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var kb float64
+		if _, err := fmt.Sscanf(sc.Text(), "VmRSS: %f kB", &kb); err == nil {
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+func fmtMiB(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }

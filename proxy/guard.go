@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -63,6 +62,8 @@ type GuardOptions struct {
 //     headers naming that origin, never "*".
 //  3. Bearer token, when configured: else 401.
 //  4. Body size: else 413.
+//  5. With several tokens, session ownership: a session is used only with
+//     the token that opened it, else 404 (SEC-06).
 //
 // The Authorization header is removed before next sees the request, so
 // the client's token never travels further. Refusals are JSON-RPC error
@@ -75,6 +76,7 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
+		owners:  newOwners(sessionIdleTTL),
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = defaultMaxBodyBytes
@@ -98,6 +100,7 @@ type guard struct {
 	hosts   map[string]bool
 	maxBody int64
 	log     *slog.Logger
+	owners  *owners // sessions' principals, with more than one token (SEC-06)
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -117,14 +120,21 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !g.authorized(r.Header) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-router"`)
-		g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
-		return
+	p := noPrincipal
+	if len(g.tokens) > 0 {
+		if p = g.principalOf(r.Header); p == noPrincipal {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-router"`)
+			g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
+			return
+		}
 	}
 	r2, status, err := g.forward(w, r)
 	if err != nil {
 		g.refuse(w, r, status, err.Error())
+		return
+	}
+	if len(g.tokens) > 1 {
+		g.serveOwned(w, r2, p)
 		return
 	}
 	g.next.ServeHTTP(w, r2)
@@ -269,24 +279,6 @@ func hashTokens(tokens []string) [][sha256.Size]byte {
 		}
 	}
 	return out
-}
-
-// authorized checks the bearer token (SEC-04) against every configured
-// token without stopping early.
-func (g *guard) authorized(h http.Header) bool {
-	if len(g.tokens) == 0 {
-		return true
-	}
-	token, ok := bearerToken(h.Get("Authorization"))
-	if !ok {
-		return false
-	}
-	sum := sha256.Sum256([]byte(token))
-	match := 0
-	for i := range g.tokens {
-		match |= subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
-	}
-	return match == 1
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
@@ -681,5 +682,68 @@ func TestBI12ServerHandlerRejectsForgedIDs(t *testing.T) {
 	}
 	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusNotFound {
 		t.Errorf("tools/list after DELETE: got %d, want 404", r.status)
+	}
+}
+
+// SEC-06: with several bearer tokens, a session belongs to the token that
+// opened it: another token's requests for it, DELETE included, are
+// answered as for an unknown session and never reach the MCP server, and
+// the owner's session is unharmed.
+func TestSEC06SessionBoundToItsToken(t *testing.T) {
+	const alice, bob = "alice-token-0123456789", "bob-token-9876543210"
+	g := newGuarded(t, GuardOptions{BearerTokens: []string{alice, bob}},
+		server.WithStreamableHTTPProtocolVersions("2025-11-25"), server.WithSessionIdManager(NewSessionIDs()))
+	as := func(token, sid string) map[string]string {
+		hdr := inSession(sid)
+		hdr["Authorization"] = "Bearer " + token
+		return hdr
+	}
+	sid := g.initialize(t, map[string]string{"Authorization": "Bearer " + alice})
+	reached := g.reached()
+	if r := g.post(t, toolsListBody, as(bob, sid)); r.status != http.StatusNotFound {
+		t.Errorf("bob using alice's session: got %d %s, want 404", r.status, r.body)
+	}
+	if r := g.send(t, http.MethodDelete, nil, as(bob, sid)); r.status != http.StatusNotFound {
+		t.Errorf("bob deleting alice's session: got %d %s, want 404", r.status, r.body)
+	}
+	if n := g.reached() - reached; n != 0 {
+		t.Errorf("%d of bob's requests for alice's session reached the MCP server, want 0", n)
+	}
+	if r := g.post(t, toolsListBody, as(alice, sid)); r.status != http.StatusOK {
+		t.Errorf("alice in her session: got %d %s, want 200", r.status, r.body)
+	}
+	// Bob's own session works, and alice cannot use it either.
+	bsid := g.initialize(t, map[string]string{"Authorization": "Bearer " + bob})
+	if r := g.post(t, toolsListBody, as(bob, bsid)); r.status != http.StatusOK {
+		t.Errorf("bob in his session: got %d %s, want 200", r.status, r.body)
+	}
+	if r := g.post(t, toolsListBody, as(alice, bsid)); r.status != http.StatusNotFound {
+		t.Errorf("alice using bob's session: got %d %s, want 404", r.status, r.body)
+	}
+	// The owner's DELETE ends the session and its binding.
+	if r := g.send(t, http.MethodDelete, nil, as(alice, sid)); r.status != http.StatusOK {
+		t.Errorf("alice deleting her session: got %d %s, want 200", r.status, r.body)
+	}
+	if r := g.post(t, toolsListBody, as(alice, sid)); r.status != http.StatusNotFound {
+		t.Errorf("alice after DELETE: got %d, want 404", r.status)
+	}
+}
+
+// SEC-06: the session bindings are bounded: a binding unused for longer
+// than sessions live idle goes when the next session is bound.
+func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
+	o := newOwners(time.Minute)
+	t0 := time.Now()
+	o.bind("old", 0, t0)
+	o.bind("kept", 1, t0)
+	if !o.allowed("kept", 1, t0.Add(50*time.Second)) || o.allowed("kept", 0, t0) {
+		t.Fatal("allowed does not follow the binding")
+	}
+	o.bind("new", 0, t0.Add(90*time.Second))
+	if _, ok := o.by["old"]; ok {
+		t.Error("a binding idle for 90s (ttl 1m) was kept")
+	}
+	if _, ok := o.by["kept"]; !ok {
+		t.Error("a binding used 40s ago was dropped")
 	}
 }

@@ -10,9 +10,6 @@ package proxy
 // only run_plan checks plan arguments, in executor. BI-11 and BI-12 are in
 // guard_test.go.
 //
-// A check the gateway fails today runs under knownBug, skipped with the
-// bug described, so that it passes once the bug is fixed.
-//
 // mcp-go's stdio server keeps one process-wide session, so these tests
 // run one stdio server at a time (none is parallel) and cannot start a
 // stdio session from a clean state.
@@ -41,16 +38,6 @@ import (
 // replyWait bounds every wait for a reply; the server answers in
 // milliseconds.
 const replyWait = 5 * time.Second
-
-// knownBug runs check, which asserts what RELIABILITY expects, as a
-// subtest skipped while bug stands.
-func knownBug(t *testing.T, name, bug string, check func(t *testing.T)) {
-	t.Helper()
-	t.Run(name, func(t *testing.T) {
-		t.Skip("BUG: " + bug)
-		check(t)
-	})
-}
 
 // rpcMsg is one JSON-RPC message from the server.
 type rpcMsg struct {
@@ -467,11 +454,6 @@ func TestBI01InvalidJSON(t *testing.T) {
 	}
 }
 
-// batchCode is the bug shared by both transports.
-const batchCode = "a batch array is refused, but as -32700 Parse error (\"Failed to parse message\" over stdio, " +
-	"\"request body is not valid json\" over HTTP) though it is valid JSON; BI-02 wants -32600 Invalid Request " +
-	"(mcp-go parses every message into an object and reports any failure as a parse error)"
-
 func TestBI02BatchRejected(t *testing.T) {
 	rec := &recorder{}
 	srv := newBIServer(t, startRecHub(t, rec))
@@ -489,7 +471,7 @@ func TestBI02BatchRejected(t *testing.T) {
 				t.Errorf("a request of the batch was answered: %s", o.raw)
 			}
 		}
-		knownBug(t, "code", batchCode, func(t *testing.T) { m.wantError(t, mcp.INVALID_REQUEST, "null") })
+		m.wantError(t, mcp.INVALID_REQUEST, "null") // valid JSON: not a parse error
 	})
 	t.Run("http", func(t *testing.T) {
 		g := serveRawHTTP(t, srv)
@@ -502,7 +484,7 @@ func TestBI02BatchRejected(t *testing.T) {
 		if m.Error == nil {
 			t.Errorf("batch: got %s, want an error", m.raw)
 		}
-		knownBug(t, "code", batchCode, func(t *testing.T) { m.wantError(t, mcp.INVALID_REQUEST, "null") })
+		m.wantError(t, mcp.INVALID_REQUEST, "null") // valid JSON: not a parse error
 	})
 	if n := rec.count(); n != 0 {
 		t.Errorf("the batch reached the upstream: %d calls, want 0", n)
@@ -514,16 +496,15 @@ func TestBI03InvalidRequests(t *testing.T) {
 	cases := []struct {
 		name, line string
 		id         string // of the request, as JSON
-		bug        string // what happens instead of -32600, when it does
 	}{
-		{name: "id null", id: "null", line: `{"jsonrpc":"2.0","id":null,"method":"tools/call",` + args + `}`,
-			bug: `mcp-go takes a request with "id": null for a notification: no response at all over stdio, ` +
-				`HTTP 202 with no body; the client is never told (nothing is forwarded)`},
+		// mcp-go alone would take "id": null for a notification and
+		// never answer.
+		{name: "id null", id: "null", line: `{"jsonrpc":"2.0","id":null,"method":"tools/call",` + args + `}`},
 		{name: "no jsonrpc", id: "2", line: `{"id":2,"method":"tools/call",` + args + `}`},
 		{name: "jsonrpc 1.0", id: "3", line: `{"jsonrpc":"1.0","id":3,"method":"tools/call",` + args + `}`},
-		{name: "method not a string", id: "4", line: `{"jsonrpc":"2.0","id":4,"method":5,` + args + `}`,
-			bug: `the answer is -32700 "Failed to parse message" (HTTP 400 "request body is not valid json") ` +
-				`with id null instead of -32600 with id 4: the JSON is valid, and the client cannot match the error to its request`},
+		// mcp-go alone would answer -32700 with id null: the client could
+		// not match the error to its request.
+		{name: "method not a string", id: "4", line: `{"jsonrpc":"2.0","id":4,"method":5,` + args + `}`},
 		{name: "params an array", id: "5", line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":["rec_echo"]}`},
 	}
 	rec := &recorder{}
@@ -538,11 +519,7 @@ func TestBI03InvalidRequests(t *testing.T) {
 					t.Errorf("got %.300s, want -32600 or -32602 with id %s", m.raw, tc.id)
 				}
 			}
-			if tc.bug != "" {
-				knownBug(t, tc.name, tc.bug, check)
-			} else {
-				t.Run(tc.name, check)
-			}
+			t.Run(tc.name, check)
 			c.sync(t) // the session survives
 		}
 	})
@@ -559,11 +536,7 @@ func TestBI03InvalidRequests(t *testing.T) {
 					t.Errorf("got %.300s, want -32600 or -32602 with id %s", m.raw, tc.id)
 				}
 			}
-			if tc.bug != "" {
-				knownBug(t, tc.name, tc.bug, check)
-			} else {
-				t.Run(tc.name, check)
-			}
+			t.Run(tc.name, check)
 		}
 		if r := g.post(t, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, inSession(sid)); r.status != http.StatusOK {
 			t.Errorf("ping after the bad requests: got %d %s", r.status, r.body)
@@ -777,18 +750,18 @@ func TestBI08OversizedInput(t *testing.T) {
 	if r := g.post(t, toolsListBody, h); r.status != http.StatusOK {
 		t.Errorf("tools/list after the large bodies: got %d", r.status)
 	}
-	knownBug(t, "depth limit", "there is no depth limit below encoding/json's 10000: arguments nested 9000 deep "+
-		"are forwarded to the upstream as they are (BI-08 wants a refusal past depth 30 to 64, as ContextForge's max_json_depth)",
-		func(t *testing.T) {
-			before := rec.count()
-			r := g.post(t, toolsCall(t, 5, "rec_echo", map[string]any{"text": "65", "deep": json.RawMessage(nested(65))}), h)
-			if m := r.reply(t); m.Error == nil && !m.tool(t).IsError {
-				t.Errorf("arguments 65 deep: got %.200s, want a refusal", m.raw)
-			}
-			if rec.count() != before {
-				t.Error("arguments 65 deep reached the upstream")
-			}
-		})
+	// BI-08 wants a refusal past depth 30 to 64, as ContextForge's
+	// max_json_depth; encoding/json alone stops at 10000.
+	t.Run("depth limit", func(t *testing.T) {
+		before := rec.count()
+		r := g.post(t, toolsCall(t, 5, "rec_echo", map[string]any{"text": "65", "deep": json.RawMessage(nested(65))}), h)
+		if m := r.reply(t); m.Error == nil && !m.tool(t).IsError {
+			t.Errorf("arguments 65 deep: got %.200s, want a refusal", m.raw)
+		}
+		if rec.count() != before {
+			t.Error("arguments 65 deep reached the upstream")
+		}
+	})
 }
 
 func TestBI09BadStrings(t *testing.T) {
@@ -854,14 +827,15 @@ func TestBI10Lifecycle(t *testing.T) {
 		}
 	})
 	t.Run("http initialize twice", func(t *testing.T) {
-		// A second initialize opens a new session; the first one is not
-		// reset or taken over.
+		// An initialize within a session is refused (mcp-go alone would
+		// open a new session); the first one is not reset or taken over.
 		g := serveRawHTTP(t, srv)
 		sid := g.initialize(t, nil)
 		r := g.post(t, initializeBody, inSession(sid))
-		if again := r.header.Get(server.HeaderKeySessionID); r.status == http.StatusOK && (again == "" || again == sid) {
-			t.Errorf("second initialize: got HTTP 200 with session id %q, want a refusal or a new session", again)
+		if again := r.header.Get(server.HeaderKeySessionID); r.status != http.StatusBadRequest || again != "" {
+			t.Errorf("second initialize: got HTTP %d with session id %q, want 400 and none", r.status, again)
 		}
+		r.reply(t).wantError(t, mcp.INVALID_REQUEST, "1")
 		if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
 			t.Errorf("first session after the second initialize: got %d %s", r.status, r.body)
 		}
@@ -877,29 +851,29 @@ func TestBI10Lifecycle(t *testing.T) {
 		}
 		c.sync(t)
 	})
-	knownBug(t, "stdio request before initialize", "over stdio mcp-go serves any request before initialize "+
-		"(it never checks the session's state), so a tools/call is forwarded; BI-10 wants everything but ping refused",
-		func(t *testing.T) {
-			c := serveRawStdio(t, srv)
-			c.send(t, call)
-			if m := c.await(t, "1"); m.Error == nil {
-				t.Errorf("got %.300s, want an error", m.raw)
-			}
-			if n := rec.count(); n != 0 {
-				t.Errorf("a call before initialize reached the upstream (%d calls)", n)
-			}
-		})
-	knownBug(t, "stdio initialize twice", "over stdio a second initialize is answered like the first "+
-		"and replaces the session's client info and capabilities; BI-10 wants it refused",
-		func(t *testing.T) {
-			c := serveRawStdio(t, srv)
-			c.initialize(t, `{}`)
-			c.send(t, `{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-06-18",`+
-				`"capabilities":{},"clientInfo":{"name":"someone-else","version":"1"}}}`)
-			if m := c.await(t, `"again"`); m.Error == nil {
-				t.Errorf("second initialize: got %.300s, want an error", m.raw)
-			}
-		})
+	// mcp-go's stdio server never checks the session's state: the
+	// pre-check keeps the handshake (precheck_stdio.go).
+	t.Run("stdio request before initialize", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.send(t, call)
+		if m := c.await(t, "1"); m.Error == nil {
+			t.Errorf("got %.300s, want an error", m.raw)
+		}
+		if n := rec.count(); n != 0 {
+			t.Errorf("a call before initialize reached the upstream (%d calls)", n)
+		}
+	})
+	// mcp-go alone answers a second initialize like the first and
+	// replaces the session's client info and capabilities.
+	t.Run("stdio initialize twice", func(t *testing.T) {
+		c := serveRawStdio(t, srv)
+		c.initialize(t, `{}`)
+		c.send(t, `{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+			`"capabilities":{},"clientInfo":{"name":"someone-else","version":"1"}}}`)
+		if m := c.await(t, `"again"`); m.Error == nil {
+			t.Errorf("second initialize: got %.300s, want an error", m.raw)
+		}
+	})
 }
 
 func TestBI13CancelUnknownRequest(t *testing.T) {
@@ -915,9 +889,8 @@ func TestBI13CancelUnknownRequest(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"not":"an id"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled"}`,
 	}
-	const bug = `a notifications/cancelled whose params are not an object ("params":"garbage") gets a reply, ` +
-		`-32700 "Failed to parse notification" with id null (over HTTP 200 with that body, not 202); ` +
-		`a notification must never be answered, and BI-13 wants malformed cancellations ignored silently`
+	// mcp-go alone answers "params":"garbage" with -32700 (over HTTP 200
+	// with that body, not 202), though a notification is never answered.
 	t.Run("stdio", func(t *testing.T) {
 		c := serveRawStdio(t, srv)
 		c.initialize(t, `{}`)
@@ -935,7 +908,7 @@ func TestBI13CancelUnknownRequest(t *testing.T) {
 		if m := c.callTool(t, 2, "rec_echo", map[string]any{"text": "two"}); m.tool(t).text() != "two" {
 			t.Errorf("a call after the cancellations: got %s", m.raw)
 		}
-		knownBug(t, "malformed", bug, func(t *testing.T) {
+		t.Run("malformed", func(t *testing.T) {
 			if len(other) != 0 {
 				t.Errorf("malformed cancellations were answered: %v", other)
 			}
@@ -956,7 +929,7 @@ func TestBI13CancelUnknownRequest(t *testing.T) {
 		if r := g.post(t, toolsCall(t, 3, "rec_echo", map[string]any{"text": "three"}), h); r.reply(t).tool(t).text() != "three" {
 			t.Errorf("a call after the cancellations: got %d %s", r.status, r.body)
 		}
-		knownBug(t, "malformed", bug, func(t *testing.T) {
+		t.Run("malformed", func(t *testing.T) {
 			for i, r := range replies {
 				if r.status != http.StatusAccepted || len(r.body) != 0 {
 					t.Errorf("%s: got HTTP %d %q, want 202 and no body", malformed[i], r.status, r.body)
@@ -1156,14 +1129,25 @@ func TestBI17OddUpstreamToolNames(t *testing.T) {
 			t.Errorf("calling %s: got %q", name, got)
 		}
 	}
-	knownBug(t, "case variants flagged", "tools that differ only in case (Search, search) are both kept, "+
-		"as they should be, but nothing flags them as possible shadowing (no catalog problem, no log line), which BI-17 asks for",
-		func(t *testing.T) {
-			for _, line := range strings.Split(logs.String(), "\n") {
-				if strings.Contains(line, "Search") && strings.Contains(line, "search") {
-					return
-				}
+	// Both case variants are kept, but flagged as possible shadowing: a
+	// catalog warning naming both tools and the upstream, logged once.
+	t.Run("case variants flagged", func(t *testing.T) {
+		i := slices.IndexFunc(cat.Warnings, func(p Problem) bool { return slices.Equal(p.Tools, []string{"Search", "search"}) })
+		if i < 0 {
+			t.Fatalf("no catalog warning about Search and search: %+v", cat.Warnings)
+		}
+		w := cat.Warnings[i]
+		if !slices.Equal(w.Upstreams, []string{"odd"}) || !strings.Contains(w.Text, "upstream odd") || w.Collision {
+			t.Errorf("warning %+v: want one naming upstream odd, not a collision", w)
+		}
+		var flagged []string
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "catalog warning") && strings.Contains(line, `\"Search\"`) && strings.Contains(line, `\"search\"`) {
+				flagged = append(flagged, line)
 			}
-			t.Errorf("no log line names both Search and search:\n%s", logs.String())
-		})
+		}
+		if len(flagged) != 1 {
+			t.Errorf("%d log lines flag Search and search, want 1:\n%s", len(flagged), logs.String())
+		}
+	})
 }

@@ -51,6 +51,10 @@ type Catalog struct {
 	Templates []ResourceTemplate
 	// Problems lists what was left out: name collisions, invalid names.
 	Problems []Problem
+	// Warnings lists what was kept but may mislead a model: tool names
+	// that differ only in case, descriptions that name another upstream's
+	// tool (possible shadowing).
+	Warnings []Problem
 
 	byName map[string]int
 }
@@ -67,12 +71,20 @@ func (c *Catalog) Tool(name string) (Tool, bool) {
 	return c.Tools[i], true
 }
 
-// Problem is something an upstream offered that the catalog left out.
+// Problem is something an upstream offered that the catalog left out or,
+// in Catalog.Warnings, kept but flagged.
 type Problem struct {
 	Text      string
 	Collision bool // two upstreams (or an upstream and the proxy) want one name
-	// Upstreams are the upstreams involved, the one that kept the name first.
+	// Upstreams are the upstreams involved, the one that kept the name
+	// first; for a warning, the upstream of Tools[0] first ("" is the proxy).
 	Upstreams []string
+	// Tools are the exposed names a warning is about; for a shadowing
+	// warning, the tool whose texts name the others' tools.
+	Tools []string
+	// Shadowing marks a warning that a tool's texts name another upstream's
+	// tool (SEC-10).
+	Shadowing bool
 }
 
 func (c *Catalog) problem(collision bool, format string, args ...any) {
@@ -119,6 +131,8 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	for i, t := range c.Tools {
 		c.byName[t.Name] = i
 	}
+	c.flagCaseVariants(reserved)
+	c.flagShadowing()
 	return c
 }
 
@@ -141,7 +155,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]strin
 	owner[name] = cfg.Name
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
-		Name: name, Upstream: cfg.Name, Domain: cfg.domain(), Original: t.Name, Def: exposedDef(t, name),
+		Name: name, Upstream: cfg.Name, Domain: cfg.domain(), Original: t.Name, Def: exposedDef(cfg, t, name),
 	})
 }
 
@@ -155,10 +169,14 @@ func collision(name, kept, rejected string) string {
 }
 
 // exposedDef is the upstream's definition under its exposed name, with the
-// schema carried raw so the client sees what the upstream declared.
-func exposedDef(t mcp.Tool, name string) mcp.Tool {
+// schema carried raw so the client sees what the upstream declared, and
+// the annotations the configuration lets the gateway believe (SEC-12): an
+// untrusted upstream's read-only or idempotent claim is not passed on, so
+// that no client skips a confirmation on its word.
+func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
 	def := t
 	def.Name = name
+	def.Annotations = cfg.annotationTrust().Annotations(t)
 	if def.RawInputSchema == nil {
 		def.RawInputSchema = rawSchema(t.InputSchema)
 		def.InputSchema = mcp.ToolInputSchema{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -48,7 +49,17 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opt
 			c.markLost(err)
 		}
 	}}
-	cl := client.NewClient(transport.NewIO(out, ch.stdin, nil), clientOptions(cfg, opts)...)
+	pending := &pendingIDs{}
+	vet := newLineVet(out, pending, func(err error, size int) {
+		logger.Warn("broken line from upstream dropped", "err", err, "bytes", size)
+		if c := live.Load(); c != nil {
+			c.violation(err)
+		}
+	}, func(size int) {
+		logger.Debug("response to no waiting request dropped (late, or unknown id)", "bytes", size)
+	})
+	in := stdinTap{w: ch.stdin, pending: pending}
+	cl := client.NewClient(transport.NewIO(vet, in, nil), clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
 		ch.stop()
 		return nil, err
@@ -66,14 +77,21 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opt
 }
 
 func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts []client.ClientOption) (*conn, error) {
+	var live atomic.Pointer[conn] // set once the conn exists; the handshake's replies come before
 	var tr transport.Interface
 	var err error
 	if cfg.Transport == TransportSSE {
 		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
 	} else {
+		guard := &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: func(err error) {
+			logger.Warn("reply from upstream refused", "err", err)
+			if c := live.Load(); c != nil {
+				c.violation(err)
+			}
+		}}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(logger))
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: guard}))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)
@@ -83,6 +101,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 		return nil, fmt.Errorf("connecting: %w", err)
 	}
 	c := newConn(cl, func() { cl.Close() })
+	live.Store(c)
 	cl.OnConnectionLost(func(err error) { c.markLost(err) })
 	return c, nil
 }

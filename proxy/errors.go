@@ -21,6 +21,7 @@ const (
 	KindQueueFull     Kind = "queue_full"
 	KindTooLarge      Kind = "message_too_large"
 	KindUpstreamError Kind = "upstream_error"
+	KindRateLimited   Kind = "rate_limited"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.
@@ -39,6 +40,11 @@ var ErrMessageTooLarge = errors.New("message too large")
 // ErrQueueFull is returned when an upstream has too many calls in flight
 // and waiting.
 var ErrQueueFull = errors.New("too many calls waiting")
+
+// ErrProtocol is returned when an upstream's reply breaks the protocol:
+// not JSON, not JSON-RPC 2.0, a batch, a response with both a result and
+// an error, or an HTTP reply of another content type.
+var ErrProtocol = errors.New("protocol error")
 
 // UpstreamError is a failed call to an upstream. Its message is safe to show
 // a model: it names the tool, the upstream and the reason, never headers,

@@ -247,7 +247,7 @@ func (h *Hub) rebuildFrom(keep bool) {
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)
-	h.reportProblems(c.Problems)
+	h.reportProblems(c.Problems, c.Warnings)
 	if sig := signature(c); sig != h.lastSig {
 		h.lastSig = sig
 		for _, fn := range h.listeners {
@@ -256,12 +256,20 @@ func (h *Hub) rebuildFrom(keep bool) {
 	}
 }
 
-func (h *Hub) reportProblems(problems []Problem) {
-	now := make(map[string]bool, len(problems))
+// reportProblems logs each catalog problem (an error) and warning once,
+// when it first appears.
+func (h *Hub) reportProblems(problems, warnings []Problem) {
+	now := make(map[string]bool, len(problems)+len(warnings))
 	for _, p := range problems {
 		now[p.Text] = true
 		if !h.problems[p.Text] {
 			h.logger.Error("catalog problem", "problem", p.Text)
+		}
+	}
+	for _, w := range warnings {
+		now[w.Text] = true
+		if !h.problems[w.Text] {
+			h.logger.Warn("catalog warning", "warning", w.Text)
 		}
 	}
 	h.problems = now
@@ -315,7 +323,9 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}
 	}
-	return res, nil
+	// Every reader of a result (client, call_tool, run_plan) gets it from
+	// here, so it is scanned once, before any of them.
+	return h.screenResult(u.cfg, name, res), nil
 }
 
 func classify(ctx context.Context, err error) Kind {
@@ -330,6 +340,8 @@ func classify(ctx context.Context, err error) Kind {
 		return KindQueueFull
 	case errors.Is(err, ErrMessageTooLarge):
 		return KindTooLarge
+	case errors.Is(err, ErrProtocol):
+		return KindProtocol
 	case errors.Is(err, ErrNotConnected), isTransportError(err):
 		return KindUnavailable
 	default:
@@ -338,6 +350,10 @@ func classify(ctx context.Context, err error) Kind {
 }
 
 func callErr(err error, cfg UpstreamConfig) error {
+	var timeout *timeoutError
+	if errors.As(err, &timeout) {
+		return timeout // it says which limit
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", cfg.callTimeout())
 	}

@@ -58,6 +58,8 @@ type Metrics struct {
 	plans     *prometheus.CounterVec   // strategy
 	planDur   *prometheus.HistogramVec // strategy
 	planSteps *prometheus.CounterVec   // status
+
+	resultFindings *prometheus.CounterVec // upstream, kind, action
 }
 
 // maxToolLabels caps the distinct values of the tool label.
@@ -88,6 +90,7 @@ var refusedKinds = map[string]bool{
 	string(KindBlocked):     true,
 	string(KindCircuitOpen): true,
 	string(KindQueueFull):   true,
+	string(KindRateLimited): true,
 }
 
 // NewMetrics returns metrics with every series registered. It does no I/O.
@@ -102,6 +105,7 @@ func NewMetrics() *Metrics {
 	m.registerSessions(f)
 	m.registerUpstreams(f)
 	m.registerPlans(f)
+	m.registerResults(f)
 	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
@@ -187,6 +191,14 @@ func (m *Metrics) registerPlans(f promauto.Factory) {
 	}
 }
 
+func (m *Metrics) registerResults(f promauto.Factory) {
+	m.resultFindings = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_tool_result_findings_total",
+		Help: "Tool results holding secrets or injection markers, by upstream, finding kind (aws_access_key_id, " +
+			"hidden_instruction, ...) and action (the upstream's result policy: warn, redact or block).",
+	}, []string{"upstream", "kind", "action"})
+}
+
 // Handler serves the metrics in the Prometheus text format (protobuf when
 // the scraper asks for it). On a nil *Metrics it answers 404.
 func (m *Metrics) Handler() http.Handler {
@@ -199,7 +211,7 @@ func (m *Metrics) Handler() http.Handler {
 // CallDone records a tool call through the hub. kind is "" when the tool
 // ran (an isError result included: see ToolError) and the UpstreamError
 // Kind otherwise. Calls refused before reaching an upstream (unknown_tool,
-// tool_blocked, circuit_open, queue_full) are not timed.
+// tool_blocked, circuit_open, queue_full, rate_limited) are not timed.
 func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string) {
 	if m == nil {
 		return
@@ -245,6 +257,18 @@ func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp
 	m.CallDone(upstream, tool, dur, "")
 	if res != nil && res.IsError {
 		m.ToolError(upstream, tool)
+	}
+}
+
+// ResultFindings records a tool result in which the scan found the given
+// kinds of secrets or injection markers, and the action taken (the result
+// policy). Kinds come from a fixed set, so the series stay bounded.
+func (m *Metrics) ResultFindings(upstream, action string, kinds []string) {
+	if m == nil {
+		return
+	}
+	for _, kind := range kinds {
+		m.resultFindings.WithLabelValues(upstream, kind, action).Inc()
 	}
 }
 

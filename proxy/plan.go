@@ -87,6 +87,11 @@ type hubCaller struct {
 }
 
 func (c hubCaller) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	if c.s != nil {
+		if err := c.s.rateLimited(ctx, name); err != nil { // each step counts (SEC-15)
+			return nil, err
+		}
+	}
 	res, err := c.hub.CallTool(ctx, name, args, nil)
 	if c.s != nil {
 		c.s.called(ctx, name, err == nil && !res.IsError)
@@ -207,6 +212,9 @@ func planProgress(ctx context.Context, meta *mcp.Meta) func(done, total int) {
 	}
 	token := meta.ProgressToken
 	return func(done, total int) {
+		if streamGone(ctx) {
+			return
+		}
 		_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 			"progressToken": token, "progress": done, "total": total,
 			"message": fmt.Sprintf("%d of %d steps done", done, total),

@@ -25,23 +25,46 @@ type ProgressFunc func(Progress)
 type progressRouter struct {
 	mu   sync.Mutex
 	next uint64
-	subs map[string]ProgressFunc
+	subs map[string]progressSub
 }
 
+// progressSub is who hears of one token's progress: the caller, when it
+// asked for progress, and the call's idle timeout (FI-06).
+type progressSub struct {
+	fn    ProgressFunc // nil when the caller asked for none
+	touch func()       // nil until the call is sent
+}
+
+// register hands out a token whose progress goes to fn (which may be nil).
 func (p *progressRouter) register(fn ProgressFunc) (token string, release func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.next++
 	token = fmt.Sprintf("mcp-router-%d", p.next)
 	if p.subs == nil {
-		p.subs = make(map[string]ProgressFunc)
+		p.subs = make(map[string]progressSub)
 	}
-	p.subs[token] = fn
+	p.subs[token] = progressSub{fn: fn}
 	return token, func() {
 		p.mu.Lock()
 		delete(p.subs, token)
 		p.mu.Unlock()
 	}
+}
+
+// onReport calls touch on each progress report for token, a token
+// register handed out, until release.
+func (p *progressRouter) onReport(token string, touch func()) (release func()) {
+	set := func(touch func()) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if sub, ok := p.subs[token]; ok {
+			sub.touch = touch
+			p.subs[token] = sub
+		}
+	}
+	set(touch)
+	return func() { set(nil) }
 }
 
 // forward delivers an upstream notifications/progress; unknown tokens
@@ -50,12 +73,14 @@ func (p *progressRouter) forward(n mcp.JSONRPCNotification) {
 	f := n.Params.AdditionalFields
 	token := fmt.Sprint(f["progressToken"])
 	p.mu.Lock()
-	fn := p.subs[token]
+	sub := p.subs[token]
 	p.mu.Unlock()
-	if fn == nil {
-		return
+	if sub.touch != nil {
+		sub.touch()
 	}
-	fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: text(f["message"])})
+	if sub.fn != nil {
+		sub.fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: text(f["message"])})
+	}
 }
 
 // number reads a progress value: float64 from JSON, or the Go number an

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,17 +104,76 @@ func TestFI11OversizedUpstreamMessage(t *testing.T) {
 	}
 }
 
-// FI-09: malformed lines from a stdio upstream are skipped; the connection
-// and the call survive.
+// rawUpstream is a stdio upstream in sh that speaks JSON-RPC by hand:
+// it answers initialize and tools/list, and calls to three tools: both,
+// answered with both a result and an error (FI-09 d); batch, answered
+// inside a batch (FI-09 f); and pid, its process id.
+func rawUpstream(name string) UpstreamConfig {
+	const script = `
+tools='[{"name":"both","inputSchema":{"type":"object"}},{"name":"batch","inputSchema":{"type":"object"}},{"name":"pid","inputSchema":{"type":"object"}}]'
+while IFS= read -r line; do
+  id=${line#*'"id":'}; id=${id%%,*}
+  case $line in
+  *'"method":"initialize"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}\n' "$id";;
+  *'"method":"tools/list"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}\n' "$id" "$tools";;
+  *'"name":"both"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"partial"}]},"error":{"code":-1,"message":"and failed"}}\n' "$id";;
+  *'"name":"batch"'*)
+    printf '[{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"batched"}]}}]\n' "$id";;
+  *'"name":"pid"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}\n' "$id" "$$";;
+  esac
+done`
+	return UpstreamConfig{Name: name, Transport: TransportStdio, Command: "sh", Args: []string{"-c", script}, Prefix: name + "_"}
+}
+
+// FI-09: malformed lines from a stdio upstream are held back, logged and
+// counted; the connection survives a few. A response with both a result
+// and an error (d), or sent in a batch (f), fails its call at once with
+// upstream_protocol_error. Past maxViolations within violationWindow the
+// upstream is restarted.
 func TestFI09MalformedUpstreamLines(t *testing.T) {
-	h := startHub(t, stdioFake("noisy"))
+	h := startHub(t, stdioFake("noisy"), rawUpstream("raw"))
 	pid := callText(t, h, "noisy_pid", nil)
+	// (a) not JSON, (b) not JSON-RPC, (c) JSON-RPC 1.0, (e) an unknown id
+	// (dropped, not counted), (f) a batch answering nothing: 4 violations.
 	if got := callText(t, h, "noisy_garbage", nil); got != "wrote garbage" {
 		t.Errorf("the call that wrote garbage: %q", got)
 	}
 	if got := callText(t, h, "noisy_pid", nil); got != pid {
 		t.Errorf("the upstream was restarted after malformed lines (pid %s, was %s)", got, pid)
 	}
+
+	rawPID := callText(t, h, "raw_pid", nil)
+	for _, tc := range []struct{ tool, why string }{
+		{"raw_both", "both a result and an error"},
+		{"raw_batch", "batch"},
+	} {
+		start := time.Now()
+		res, err := h.CallTool(t.Context(), tc.tool, nil, nil)
+		if res != nil {
+			t.Errorf("%s gave a result: %v", tc.tool, res.Content)
+		}
+		ue := wantKind(t, tc.tool, err, KindProtocol)
+		if ue.Upstream != "raw" || !strings.Contains(ue.Error(), tc.why) {
+			t.Errorf("%s: error %q, want it to name upstream raw and say %q", tc.tool, ue, tc.why)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s failed after %s, want at once", tc.tool, d)
+		}
+	}
+	if got := callText(t, h, "raw_pid", nil); got != rawPID {
+		t.Errorf("raw was restarted after two broken responses (pid %s, was %s)", got, rawPID)
+	}
+
+	// 4 more violations make 8 within the window: noisy is restarted.
+	h.CallTool(t.Context(), "noisy_garbage", nil, nil)
+	eventually(t, 10*time.Second, "noisy restarted", func() bool {
+		res, err := h.CallTool(t.Context(), "noisy_pid", nil, nil)
+		return err == nil && !res.IsError && mcp.GetTextFromContent(res.Content[0]) != pid
+	})
 }
 
 // FI-15: a list_changed storm is coalesced: a few re-listings, not a

@@ -48,6 +48,12 @@ type ServerOptions struct {
 	// Lessons, when set, learns from detours and offers routing_feedback;
 	// the Router should re-rank with the same memory.
 	Lessons *lessons.Memory
+	// DisconnectGrace is how long a call of a streamable HTTP session goes
+	// on after the client drops its response stream without cancelling
+	// [DefaultDisconnectGrace]; a negative value cancels it at once.
+	DisconnectGrace time.Duration
+	// RateLimit bounds each session's tool calls [no limit].
+	RateLimit RateLimit
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
@@ -74,6 +80,8 @@ type Server struct {
 
 	subs     subscriptions
 	inflight inflightIDs
+	graces   *graces     // nil when a dropped stream cancels at once
+	limits   *rateLimits // nil without a rate limit
 
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
@@ -103,6 +111,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
 	s.inflight.hook(hooks)
+	s.hookCalls(opts, hooks)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
@@ -123,6 +132,7 @@ func NewServer(opts ServerOptions) *Server {
 		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter))
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
 	s.sync(opts.Hub.Catalog())
 	opts.Hub.OnChange(s.sync)
@@ -136,6 +146,9 @@ func (s *Server) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.http.Shutdown(ctx)
 		cancel()
+	}
+	if s.graces != nil {
+		s.graces.close()
 	}
 	if s.index != nil {
 		s.index.close()
@@ -174,7 +187,9 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ServeStdio serves one client over in and out until in ends or ctx is
-// done. Nothing but JSON-RPC is written to out.
+// done. Nothing but JSON-RPC is written to out. Each line is pre-checked
+// before mcp-go reads it (precheck_stdio.go). When ctx ends first, the
+// goroutine reading in ends when a Read blocked on in returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
@@ -183,17 +198,29 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return server.WithSupportedProtocolVersions(ctx, sessionProtocolVersions)
 	})
-	err := stdio.Listen(ctx, in, out)
+	filter := newStdioFilter(out, s.logger)
+	checked, toMCP := io.Pipe()
+	filtered := make(chan struct{})
+	go func() {
+		defer close(filtered)
+		filter.run(ctx, in, toMCP)
+	}()
+	err := stdio.Listen(ctx, checked, filter.out)
+	checked.Close() // a filter blocked handing a line on stops
+	if err == nil {
+		<-filtered // mcp-go read to the end of the filter's output: the filter has returned
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
 }
 
-// HTTPHandler serves streamable HTTP at /mcp (the same handler on every
+// HTTPHandler serves streamable HTTP at /mcp (the same server on every
 // call; Close shuts it down). Protocol versions are limited to those with
 // sessions (DESIGN decision 2); session ids are random and only issued ones
-// are accepted; the Host check is Guard's.
+// are accepted; each POSTed message is pre-checked (precheck.go); the Host
+// check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
@@ -205,7 +232,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	return s.http
+	return precheckHTTP{next: s.graces.watch(s.http), log: s.logger}
 }
 
 // sessionProtocolVersions are the protocol versions served: those with
@@ -364,7 +391,9 @@ func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
 		return nil
 	}
 	out := func(params map[string]any) {
-		_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+		if !streamGone(ctx) { // a dropped stream's call goes on, unheard (FI-19)
+			_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
+		}
 	}
 	return &progressRelay{ctx: ctx, out: out, token: meta.ProgressToken, last: math.Inf(-1)}
 }
@@ -458,6 +487,10 @@ func errorResult(err error) *mcp.CallToolResult {
 		if ue.Upstream != "" {
 			detail["upstream"] = ue.Upstream
 		}
+	}
+	var rl *RateLimitError
+	if errors.As(err, &rl) {
+		detail["retry_after_ms"] = rl.RetryAfter.Milliseconds()
 	}
 	res := mcp.NewToolResultError(err.Error())
 	res.StructuredContent = map[string]any{"error": detail}

@@ -402,10 +402,11 @@ func (u *upstream) await(ctx context.Context) (*conn, error) {
 // reconnect (the half-open probe, paced by the backoff) succeeds.
 const crashLoop = 3
 
-// callTool calls the upstream's own tool name with its own deadline. At
-// most MaxInFlight calls run at once per upstream and MaxQueue wait; past
-// that a call fails at once with ErrQueueFull, so a slow upstream never
-// holds up the others or piles up without bound.
+// callTool calls the upstream's own tool name within its deadlines (an
+// idle timeout that progress restarts, under a hard maximum). At most
+// MaxInFlight calls run at once per upstream and MaxQueue wait; past that
+// a call fails at once with ErrQueueFull, so a slow upstream never holds
+// up the others or piles up without bound.
 func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, err := u.await(ctx)
 	if err != nil {
@@ -416,24 +417,62 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return nil, err
 	}
 	defer release()
-	callCtx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	deadline, cancel := newCallDeadline(ctx, u.cfg)
 	defer cancel()
+	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
+	defer stopProgress()
+	callCtx, check := withReplyCheck(deadline.idle)
 	res, err := c.client.CallTool(callCtx, req)
-	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
-		// An in-process server answers its own deadline with an internal
-		// error; it is still this call's timeout.
-		err = fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+	if err != nil {
+		return nil, u.callFailed(ctx, c, deadline, check, err)
 	}
-	ctx = callCtx
-	if err != nil && isTransportError(err) && ctx.Err() == nil {
-		// Not retried: the request may have reached the upstream, and a
-		// tool call need not be idempotent (FI-01).
+	return res, nil
+}
+
+// watchProgress has each progress report for req restart touch. A call
+// whose caller asked for no progress gets a token all the same, so that
+// an upstream that reports progress is not cut by the idle timeout.
+func (u *upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.CallToolRequest, func()) {
+	var meta mcp.Meta
+	if req.Params.Meta != nil {
+		meta = *req.Params.Meta
+	}
+	release := func() {}
+	if meta.ProgressToken == nil {
+		meta.ProgressToken, release = u.hub.progress.register(nil)
+	}
+	req.Params.Meta = &meta
+	stop := u.hub.progress.onReport(fmt.Sprint(meta.ProgressToken), touch)
+	return req, func() {
+		stop()
+		release()
+	}
+}
+
+// callFailed says why a call failed. A timeout or a reply that broke the
+// protocol leaves the connection up; a broken connection is given up,
+// and the call not retried: it may have reached the upstream, and a tool
+// call need not be idempotent (FI-01).
+func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadline, check *replyCheck, err error) error {
+	if ctx.Err() != nil {
+		return err // the caller went away
+	}
+	if timeout := deadline.expired(ctx); timeout != nil {
+		return timeout
+	}
+	if refused := check.problem(); refused != nil {
+		return refused // an HTTP reply replyGuard refused
+	}
+	if refused := protocolReply(err); refused != nil {
+		return refused // a stdio line lineVet refused
+	}
+	if isTransportError(err) {
 		c.markLost(err)
 		if lost := c.lostErr(); errors.Is(lost, ErrMessageTooLarge) {
-			err = lost // say why the connection went
+			return lost // say why the connection went
 		}
 	}
-	return res, err
+	return err
 }
 
 // admit waits for an in-flight slot, or refuses when the queue is full.
@@ -484,14 +523,37 @@ func (u *upstream) listing() listing {
 
 // conn is one live client connection to an upstream.
 type conn struct {
-	client *client.Client
-	caps   mcp.ServerCapabilities
-	lost   chan struct{} // closed when the connection is gone
-	once   sync.Once
-	mu     sync.Mutex
-	err    error
-	stop   func() // releases the transport (and the child, for stdio)
-	onLost func() // guarded by mu; set by the upstream once connected
+	client     *client.Client
+	caps       mcp.ServerCapabilities
+	lost       chan struct{} // closed when the connection is gone
+	once       sync.Once
+	mu         sync.Mutex
+	err        error
+	stop       func()      // releases the transport (and the child, for stdio)
+	onLost     func()      // guarded by mu; set by the upstream once connected
+	violations []time.Time // guarded by mu: protocol errors within violationWindow
+}
+
+// maxViolations protocol errors from an upstream within violationWindow
+// (broken lines, refused replies) give its connection up: the upstream
+// is restarted (FI-09, FI-10). Fewer are only logged and counted.
+const (
+	maxViolations   = 5
+	violationWindow = time.Minute
+)
+
+// violation counts one protocol error of the upstream's, and gives the
+// connection up at maxViolations within violationWindow.
+func (c *conn) violation(err error) {
+	now := time.Now()
+	c.mu.Lock()
+	c.violations = slices.DeleteFunc(c.violations, func(t time.Time) bool { return now.Sub(t) > violationWindow })
+	c.violations = append(c.violations, now)
+	n := len(c.violations)
+	c.mu.Unlock()
+	if n >= maxViolations {
+		c.markLost(fmt.Errorf("%d protocol errors within %s, the last: %w", n, violationWindow, err))
+	}
 }
 
 func newConn(c *client.Client, stop func()) *conn {

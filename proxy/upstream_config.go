@@ -3,6 +3,8 @@ package proxy
 import (
 	"fmt"
 	"time"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // Transport kinds an upstream can use.
@@ -47,18 +49,36 @@ type UpstreamConfig struct {
 	Prefix string
 	// Domain is the upstream's topical domain for routing; defaults to Name.
 	Domain string
-	// Timeout bounds each call; zero means 60s.
+	// Timeout bounds each call's wait for an answer; a progress report
+	// from the upstream for the call starts it again (an idle timeout).
+	// Zero means 60s.
 	Timeout time.Duration
+	// MaxTimeout bounds each call however much progress it reports; zero
+	// means DefaultMaxCallTimeout, or Timeout if that is longer.
+	MaxTimeout time.Duration
 	// Allow, when non-empty, lists the only upstream tool names exposed;
 	// Deny lists names never exposed. Both name the upstream's own tool names.
 	Allow []string
 	Deny  []string
+	// TrustAnnotations shows clients the upstream's behaviour hints
+	// (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) as it
+	// sends them. Otherwise they are replaced by the conservative reading
+	// (integrity.TrustedAnnotations); built-in upstreams are always trusted.
+	TrustAnnotations bool
+	// ReadOnlyTools names upstream tools (own names) that the configuration
+	// vouches for as read-only: shown as read-only, not destructive and
+	// idempotent whatever the upstream claims.
+	ReadOnlyTools []string
 	// MaxMessageBytes bounds one message from a stdio upstream; zero
 	// means DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	// Protocol is the protocol version to pin; empty means
 	// DefaultProtocolVersion, "modern" lets the client negotiate freely.
 	Protocol string
+	// Results says what to do with secrets and injection markers in this
+	// upstream's tool results (integrity.ResultsOff, ResultsWarn,
+	// ResultsRedact, ResultsBlock); empty means ResultsRedact.
+	Results integrity.ResultPolicy
 }
 
 // DefaultMaxMessageBytes bounds one message from a stdio upstream.
@@ -81,6 +101,16 @@ func (u UpstreamConfig) callTimeout() time.Duration {
 	return DefaultCallTimeout
 }
 
+// DefaultMaxCallTimeout applies when UpstreamConfig.MaxTimeout is zero.
+const DefaultMaxCallTimeout = 10 * time.Minute
+
+func (u UpstreamConfig) maxTimeout() time.Duration {
+	if u.MaxTimeout > 0 {
+		return max(u.MaxTimeout, u.callTimeout())
+	}
+	return max(DefaultMaxCallTimeout, u.callTimeout())
+}
+
 func (u UpstreamConfig) domain() string {
 	if u.Domain != "" {
 		return u.Domain
@@ -98,5 +128,14 @@ func (u UpstreamConfig) String() string {
 		return fmt.Sprintf("%s (builtin: %s)", u.Name, u.Builtin)
 	default:
 		return fmt.Sprintf("%s (%s)", u.Name, u.Transport)
+	}
+}
+
+// annotationTrust is what the configuration lets the gateway believe of
+// this upstream's tool annotations (SEC-12).
+func (u UpstreamConfig) annotationTrust() integrity.AnnotationTrust {
+	return integrity.AnnotationTrust{
+		All:      u.TrustAnnotations || u.Transport == TransportBuiltin,
+		ReadOnly: u.ReadOnlyTools,
 	}
 }

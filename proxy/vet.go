@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -17,6 +18,11 @@ import (
 // name, why each other one is blocked. Without a pin store only the scan
 // applies.
 func (h *Hub) vet(u *upstream, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
+	return h.vetLogging(u, u.logger, tools)
+}
+
+// vetLogging is vet with the findings logged to log.
+func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	var verdicts map[string]integrity.Verdict
 	if h.opts.Pins != nil {
@@ -32,7 +38,7 @@ func (h *Hub) vet(u *upstream, tools []mcp.Tool) (kept []mcp.Tool, blocked map[s
 	}
 	others := h.otherToolNames(u.cfg.Name)
 	for _, t := range tools {
-		if why := h.vetTool(u, t, verdicts[t.Name], others); why != "" {
+		if why := h.vetTool(u, log, t, verdicts[t.Name], others); why != "" {
 			blocked[t.Name] = why
 			continue
 		}
@@ -41,8 +47,8 @@ func (h *Hub) vet(u *upstream, tools []mcp.Tool) (kept []mcp.Tool, blocked map[s
 	return kept, blocked
 }
 
-func (h *Hub) vetTool(u *upstream, t mcp.Tool, v integrity.Verdict, others []string) string {
-	log := u.logger.With("tool", t.Name)
+func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Verdict, others []string) string {
+	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
 		pin, _ := h.opts.Pins.Lookup(u.cfg.Name, t.Name)
@@ -94,19 +100,26 @@ func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
 	return "", "", false
 }
 
-// recheckLoop re-vets upstreams with blocked tools until ctx ends.
+// recheckLoop re-vets upstreams with blocked tools until ctx ends, and,
+// under the quarantine policy, each upstream whose exposed tool the catalog
+// newly flags as shadowing another upstream's: vetting scanned that tool
+// before the other upstream's tools were known (SEC-10).
 func (h *Hub) recheckLoop(ctx context.Context) {
 	t := time.NewTicker(h.opts.RecheckEvery)
 	defer t.Stop()
+	acted := map[string]bool{} // shadowing warnings already re-vetted for
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		suspects := h.newShadowing(acted)
 		changed := false
 		for _, u := range h.upstreams {
-			changed = u.revet() || changed
+			if len(u.listing().blocked) > 0 || suspects[u.cfg.Name] {
+				changed = u.revet() || changed
+			}
 		}
 		if changed {
 			h.rebuild()
@@ -114,22 +127,59 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 	}
 }
 
-// revet checks the last listing's blocked tools again and reports whether
-// any was released.
+// newShadowing returns the upstreams of the tools in shadowing warnings
+// that are not in acted, when the poisoning policy can block them, and
+// leaves acted holding the current warnings.
+func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
+	suspects := map[string]bool{}
+	now := map[string]bool{}
+	for _, w := range h.Catalog().Warnings {
+		if !w.Shadowing {
+			continue
+		}
+		now[w.Text] = true
+		if !acted[w.Text] && h.opts.Poisoning == integrity.Quarantine {
+			suspects[w.Upstreams[0]] = true
+		}
+	}
+	clear(acted)
+	maps.Copy(acted, now)
+	return suspects
+}
+
+// revet vets the last listing again and reports whether what it blocks
+// changed. It runs every few seconds while a tool is blocked, so the
+// findings, logged when the tool was listed, are not logged again; a
+// change is.
 func (u *upstream) revet() bool {
 	u.mu.Lock()
 	offer := u.offer
 	u.mu.Unlock()
-	if len(offer.blocked) == 0 {
-		return false
-	}
-	kept, blocked := u.hub.vet(u, offer.raw)
+	kept, blocked := u.hub.vetLogging(u, quiet, offer.raw)
 	if maps.Equal(blocked, offer.blocked) {
 		return false
 	}
 	u.mu.Lock()
+	if !sameListing(u.offer.raw, offer.raw) {
+		u.mu.Unlock()
+		return false // re-listed meanwhile: that listing was vetted afresh
+	}
 	u.offer.tools, u.offer.blocked = kept, blocked
 	u.mu.Unlock()
 	u.logger.Info("blocked tools re-checked", "blocked", slices.Sorted(maps.Keys(blocked)))
+	for _, name := range slices.Sorted(maps.Keys(blocked)) {
+		if _, before := offer.blocked[name]; !before {
+			u.logger.Warn("tool blocked", "tool", name, "why", blocked[name])
+		}
+	}
 	return true
 }
+
+// sameListing reports whether a and b are one listing (not equal copies:
+// each tools/list answer is a new slice).
+func sameListing(a, b []mcp.Tool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// quiet is a logger that drops everything.
+var quiet = slog.New(slog.DiscardHandler)

@@ -171,39 +171,48 @@ func TestServeStdioWritesOnlyJSONRPC(t *testing.T) {
 		}
 	}()
 	send := func(msg string) { io.WriteString(stdin, msg+"\n") }
+	seen := map[float64]bool{}
+	timeout := time.After(30 * time.Second)
+	// await reads answers until the one with id arrives, checking every line.
+	await := func(id float64) {
+		t.Helper()
+		for !seen[id] {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout closed early; stderr:\n%s", stderr.String())
+				}
+				var msg struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      *float64        `json:"id"`
+					Result  json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+					t.Fatalf("stdout line is not JSON-RPC: %q", line)
+				}
+				if msg.ID != nil {
+					seen[*msg.ID] = true
+				}
+				if msg.ID != nil && *msg.ID == 3 && !strings.Contains(string(msg.Result), `"result":5`) {
+					t.Errorf("call_tool calculator_add: got %s, want result 5", msg.Result)
+				}
+			case <-timeout:
+				t.Fatalf("no answer to every request; saw %v; stderr:\n%s", seen, stderr.String())
+			}
+		}
+	}
+	// As the spec has it, the client waits for initialize's answer before
+	// anything but ping (requests before it are refused, BI-10).
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	await(1)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"calculator_add","arguments":{"a":2,"b":3}}}}`)
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"chatty_echo","arguments":{"text":"hi"}}}}`)
 	send(`this is not json`)
 	send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
-
-	seen := map[float64]bool{}
-	timeout := time.After(30 * time.Second)
-	for !seen[5] {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("stdout closed early; stderr:\n%s", stderr.String())
-			}
-			var msg struct {
-				JSONRPC string          `json:"jsonrpc"`
-				ID      *float64        `json:"id"`
-				Result  json.RawMessage `json:"result"`
-			}
-			if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
-				t.Fatalf("stdout line is not JSON-RPC: %q", line)
-			}
-			if msg.ID != nil {
-				seen[*msg.ID] = true
-			}
-			if msg.ID != nil && *msg.ID == 3 && !strings.Contains(string(msg.Result), `"result":5`) {
-				t.Errorf("call_tool calculator_add: got %s, want result 5", msg.Result)
-			}
-		case <-timeout:
-			t.Fatalf("no answer to every request; saw %v; stderr:\n%s", seen, stderr.String())
-		}
+	for id := 2; id <= 5; id++ {
+		await(float64(id))
 	}
 	stdin.Close() // the client goes away: the gateway exits cleanly
 	done := make(chan error, 1)

@@ -67,7 +67,8 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 // newServer builds the client-facing server for the profile's routing mode.
 func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
-		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem}
+		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
+		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit()}
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err

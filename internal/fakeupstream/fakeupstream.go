@@ -6,6 +6,7 @@ package fakeupstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -74,6 +75,11 @@ func Command(name string) (command string, env map[string]string) {
 //	garbage {}             writes malformed lines to stdout (stdio only), then returns
 //	storm {n}              sends n tools/list_changed notifications
 //	list_calls {}          how many tools/list requests the server answered
+//	argv {}                the process's os.Args and os.Environ as JSON {"args","env"};
+//	                       its annotations claim read-only, not destructive,
+//	                       idempotent and closed world
+//	rich {text}            returns text as a text item, an embedded text resource
+//	                       and structuredContent {"items":[{"token":text}],"big":<20-digit integer>}
 func New(name string) *server.MCPServer {
 	f := &fake{name: name}
 	hooks := &server.Hooks{}
@@ -119,6 +125,11 @@ func (f *fake) addTools() {
 	f.srv.AddTool(mcp.NewTool("storm", mcp.WithDescription("Send many list_changed notifications"),
 		mcp.WithNumber("n", mcp.Required())), f.storm)
 	f.srv.AddTool(mcp.NewTool("list_calls", mcp.WithDescription("Count tools/list requests")), f.listCallsTool)
+	f.srv.AddTool(mcp.NewTool("argv", mcp.WithDescription("The server's argv and environment variables as JSON"),
+		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)), f.argv)
+	f.srv.AddTool(mcp.NewTool("rich", mcp.WithDescription("Return the text in every kind of result content"),
+		mcp.WithString("text", mcp.Required())), f.rich)
 }
 
 func (f *fake) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -261,4 +272,27 @@ func (f *fake) storm(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToo
 
 func (f *fake) listCallsTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultText(strconv.FormatInt(f.listCalls.Load(), 10)), nil
+}
+
+// Argv is what the argv tool returns.
+type Argv struct {
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+}
+
+func (f *fake) argv(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultJSON(Argv{Args: os.Args, Env: os.Environ()})
+}
+
+// BigNumber is the integer in rich's structuredContent: more digits than
+// a float64 holds.
+const BigNumber = "12345678901234567890"
+
+func (f *fake) rich(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text := req.GetString("text", "")
+	res := mcp.NewToolResultText(text)
+	res.Content = append(res.Content, mcp.NewEmbeddedResource(mcp.TextResourceContents{
+		URI: "fake://" + f.name + "/rich", MIMEType: "text/plain", Text: text}))
+	res.StructuredContent = map[string]any{"items": []any{map[string]any{"token": text}}, "big": json.Number(BigNumber)}
+	return res, nil
 }

@@ -42,3 +42,35 @@ func TestTrustedAnnotationsDoNotAlias(t *testing.T) {
 		t.Error("changing one result changed the next")
 	}
 }
+
+func TestAnnotationTrust(t *testing.T) {
+	yes, no := mcp.ToBoolPtr(true), mcp.ToBoolPtr(false)
+	claims := mcp.ToolAnnotation{Title: "List", ReadOnlyHint: yes, DestructiveHint: no, IdempotentHint: yes, OpenWorldHint: no}
+	conservative := mcp.ToolAnnotation{Title: "List", ReadOnlyHint: no, DestructiveHint: yes, IdempotentHint: no, OpenWorldHint: yes}
+	tests := []struct {
+		name  string
+		trust AnnotationTrust
+		tool  string
+		want  mcp.ToolAnnotation
+	}{
+		{"untrusted", AnnotationTrust{}, "list", conservative},
+		{"trusted", AnnotationTrust{All: true}, "list", claims},
+		{"vouched read-only", AnnotationTrust{ReadOnly: []string{"list"}}, "list",
+			mcp.ToolAnnotation{Title: "List", ReadOnlyHint: yes, DestructiveHint: no, IdempotentHint: yes, OpenWorldHint: yes}},
+		{"another tool vouched", AnnotationTrust{ReadOnly: []string{"get"}}, "list", conservative},
+		{"vouched and trusted", AnnotationTrust{All: true, ReadOnly: []string{"list"}}, "list", claims},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.trust.Annotations(mcp.Tool{Name: tt.tool, Annotations: claims})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A vouched tool is read-only even when the upstream says otherwise.
+	got := AnnotationTrust{All: true, ReadOnly: []string{"wipe"}}.Annotations(mcp.Tool{Name: "wipe", Annotations: conservative})
+	if !*got.ReadOnlyHint || *got.DestructiveHint || !*got.IdempotentHint || !*got.OpenWorldHint {
+		t.Errorf("vouched read-only over a destructive claim: %+v", got)
+	}
+}

@@ -19,7 +19,9 @@
 //     the title, parameter names and every string nested in the schemas.
 //     Under [Quarantine] a tool with findings is hidden and uncallable until
 //     approved through the same pin approval; under [Warn] it is only
-//     logged.
+//     logged. [ToolNames] runs the shadowing part over a whole catalog at
+//     once, for the hub to check every tool against every other upstream's
+//     whatever order they were listed in.
 //
 //   - Untrusted annotations. An upstream's annotations are claims, not
 //     facts: a server that says readOnlyHint or idempotentHint may be lying
@@ -27,7 +29,14 @@
 //     [TrustedAnnotations] returns the conservative reading (not read-only,
 //     destructive, not idempotent, open world) that the gateway's retry and
 //     confirmation policies must use; only the router's own configuration
-//     can mark a tool safe or idempotent.
+//     can mark a tool safe or idempotent ([AnnotationTrust]). The hub shows
+//     clients that reading, while pins keep hashing what the upstream sent.
+//
+// It also guards what tools return. [ScanResult] finds secrets (private
+// keys, cloud and API tokens, JWTs) and injection markers in a tool
+// result, between the upstream's answer and whoever reads it;
+// [RedactResult] replaces the secrets and strips invisible characters,
+// and a [ResultPolicy] says which the hub does.
 //
 // The package does no logging and starts no goroutines; the hub decides
 // what to log and when to tell the client that the tool list changed.

@@ -2,6 +2,7 @@ package integrity
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"regexp"
 	"slices"
@@ -392,22 +393,36 @@ func separator(r rune) bool { return r == '_' || r == '-' || r == '.' || r >= '0
 // tried whole and split at dots, so gmail.send_email and a sentence-ending
 // period both work.
 func shadowed(s string, set shadowNames) string {
+	for c := range mentions(s, set) {
+		return c
+	}
+	return ""
+}
+
+// mentions yields, as written, each name of set that s mentions as a whole
+// identifier (see shadowed), in order of appearance; a name mentioned
+// twice is yielded twice.
+func mentions(s string, set shadowNames) iter.Seq[string] {
 	notIdent := func(r rune) bool {
 		return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
 	}
-	for run := range strings.FieldsFuncSeq(s, notIdent) {
-		parts := strings.Split(run, ".")
-		for i := range parts {
-			// Longest first; a tool name has at most maxNameDots dots, which
-			// also keeps a run of a million dots linear.
-			for j := min(len(parts), i+maxNameDots+1); j > i; j-- {
-				if c := strings.Join(parts[i:j], "."); set.has(c) {
-					return c
+	return func(yield func(string) bool) {
+		for run := range strings.FieldsFuncSeq(s, notIdent) {
+			parts := strings.Split(run, ".")
+			for i := range parts {
+				// Longest first; a tool name has at most maxNameDots dots, which
+				// also keeps a run of a million dots linear.
+				for j := min(len(parts), i+maxNameDots+1); j > i; j-- {
+					if c := strings.Join(parts[i:j], "."); set.has(c) {
+						if !yield(c) {
+							return
+						}
+						break
+					}
 				}
 			}
 		}
 	}
-	return ""
 }
 
 const maxNameDots = 3

@@ -58,6 +58,7 @@ type Config struct {
 	// absolute directory (the user state directory when unset).
 	StateDir string
 	HTTP     HTTP
+	Limits   Limits
 	Ollama   Ollama
 	// Warnings are problems that do not stop the gateway.
 	Warnings []string
@@ -80,6 +81,10 @@ type Log struct {
 type HTTP struct {
 	BearerTokens   []string
 	AllowedOrigins []string
+	// DisconnectGrace is how long a call goes on after its client drops
+	// the response stream without cancelling (default 30s; 0 cancels at
+	// once).
+	DisconnectGrace time.Duration
 }
 
 // Ollama is the ollama section: optional local models.
@@ -289,6 +294,10 @@ type Integrity struct {
 	Pins bool
 	// Poisoning is "warn" (default) or "quarantine".
 	Poisoning string
+	// Results is what to do with secrets and injection markers in tool
+	// results: "off", "warn", "redact" (default) or "block". Each
+	// upstream's own results key overrides it (proxy.UpstreamConfig.Results).
+	Results string
 }
 
 // DurationValue is a Go duration in YAML ("30s", "2m").

@@ -12,6 +12,7 @@ import (
 
 	mcprouter "github.com/mcp-router/mcp-router"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 var builtins = []string{"calculator", "docs", "web"}
@@ -59,6 +60,7 @@ profiles:
         env: {GitHub_Token: "${TOKEN}", PLAIN: "x"}
         cwd: /tmp
         timeout: 30s
+        max_timeout: 5m
         tools: {deny: [write_file]}
       remote:
         url: "https://example.com/mcp?k=${KEY:-none}"
@@ -74,7 +76,7 @@ profiles:
 		{Name: "calc", Transport: proxy.TransportBuiltin, Builtin: "calculator", Prefix: "calc_"},
 		{Name: "fs", Transport: proxy.TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "/home/u/docs"},
 			Env: map[string]string{"GitHub_Token": "t0k", "PLAIN": "x"}, Cwd: "/tmp", Prefix: "fs_",
-			Timeout: 30 * time.Second, Deny: []string{"write_file"}},
+			Timeout: 30 * time.Second, MaxTimeout: 5 * time.Minute, Deny: []string{"write_file"}},
 		{Name: "remote", Transport: proxy.TransportSSE, URL: "https://example.com/mcp?k=none",
 			Headers: map[string]string{"Authorization": "Bearer k3y", "X-Custom-Header": "${literal}"},
 			Domain:  "search", Protocol: "modern"},
@@ -109,6 +111,10 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 			nil, []string{"upstreams.x.builtin", `unknown built-in server "calc"`, "calculator, docs, web"}},
 		{"bad duration", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, timeout: soon}\n",
 			nil, []string{"upstreams.x.timeout", "positive Go duration"}},
+		{"max_timeout below timeout", "profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        timeout: 2m\n        max_timeout: 90s\n",
+			nil, []string{":7:", "upstreams.x.max_timeout", "1m30s is shorter than timeout (2m0s)"}},
+		{"max_timeout below the default timeout", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, max_timeout: 30s}\n",
+			nil, []string{":4:", "upstreams.x.max_timeout", "shorter than the default timeout (1m0s)"}},
 		{"wrong type", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web, enabled: maybe}\n",
 			nil, []string{"upstreams.x.enabled", "boolean"}},
 		{"args not a list", "profiles:\n  p:\n    upstreams:\n      x: {command: a, args: b}\n",
@@ -324,4 +330,107 @@ func FuzzExpand(f *testing.F) {
 			t.Errorf("Expand(%q) = %q, want it unchanged", s, out)
 		}
 	})
+}
+
+// SEC-12: trust_annotations and read_only_tools reach the upstream config;
+// a read-only tool that is never exposed is a warning, an empty name an
+// error with its line.
+func TestLoadAnnotationTrust(t *testing.T) {
+	cfg, err := load(t, `
+profiles:
+  p:
+    upstreams:
+      fs:
+        command: srv
+        trust_annotations: true
+      gh:
+        url: https://example.com/mcp
+        read_only_tools: [list_issues, get_issue, delete_repo]
+        tools: {deny: [delete_repo]}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Profile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.Upstreams[0]; !u.TrustAnnotations || u.ReadOnlyTools != nil {
+		t.Errorf("fs: trust %v, read-only %v; want true, none", u.TrustAnnotations, u.ReadOnlyTools)
+	}
+	if u := p.Upstreams[1]; u.TrustAnnotations || !cmp.Equal(u.ReadOnlyTools, []string{"list_issues", "get_issue", "delete_repo"}) {
+		t.Errorf("gh: trust %v, read-only %v", u.TrustAnnotations, u.ReadOnlyTools)
+	}
+	if want := "profiles.yaml:10: profiles.p.upstreams.gh.read_only_tools: \"delete_repo\" is denied"; !strings.Contains(strings.Join(cfg.Warnings, "\n"), want) {
+		t.Errorf("warnings %q, want one containing %q", cfg.Warnings, want)
+	}
+	_, err = load(t, "profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        read_only_tools: ['']\n", nil)
+	if err == nil || !strings.Contains(err.Error(), "profiles.yaml:6: profiles.p.upstreams.x.read_only_tools: an empty tool name") {
+		t.Errorf("empty name: got %v", err)
+	}
+}
+
+// FI-19 and SEC-15: http.disconnect_grace (default 30s, 0 cancels at
+// once) and the per-session limits (default none) reach the server
+// options; bad values name the file, the line and the key.
+func TestLoadDisconnectGraceAndLimits(t *testing.T) {
+	def, err := load(t, "profiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []any{def.HTTP.ServerGrace(), def.Limits.RateLimit()}; !cmp.Equal(got, []any{30 * time.Second, proxy.RateLimit{}}) {
+		t.Errorf("defaults: got %v, want 30s and no limit", got)
+	}
+	set, err := load(t, "http: {disconnect_grace: 0}\nlimits: {calls_per_second: 2.5, burst: 10}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []any{set.HTTP.ServerGrace(), set.Limits.RateLimit()}; !cmp.Equal(got, []any{time.Duration(-1), proxy.RateLimit{CallsPerSecond: 2.5, Burst: 10}}) {
+		t.Errorf("set: got %v, want a negative grace (cancel at once) and 2.5/s burst 10", got)
+	}
+	if g, _ := load(t, "http: {disconnect_grace: 2m}\nprofiles:\n  p: {}\n", nil); g == nil || g.HTTP.ServerGrace() != 2*time.Minute {
+		t.Errorf("disconnect_grace 2m: got %v", g)
+	}
+	bad := []struct{ yaml, want string }{
+		{"http: {disconnect_grace: -1s}\n", "profiles.yaml:1: http.disconnect_grace: \"-1s\" is not a Go duration"},
+		{"http:\n  disconnect_grace: soon\n", "profiles.yaml:2: http.disconnect_grace"},
+		{"limits: {calls_per_second: fast}\n", "profiles.yaml:1: limits.calls_per_second: \"fast\" is not a number"},
+		{"limits: {calls_per_second: -1}\n", "limits.calls_per_second"},
+		{"limits: {calls_per_second: 1, burst: 0}\n", "profiles.yaml:1: limits.burst: \"0\" is not a whole number of calls, 1 or more"},
+		{"limits:\n  burst: 3\n", "profiles.yaml:2: limits.burst: needs limits.calls_per_second"},
+		{"limits: {rate: 3}\n", "limits.rate: unknown key"},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}
+
+// SEC-11: integrity.results is the profile's result policy, an upstream's
+// results overrides it, and unset leaves the proxy's default (redact).
+func TestLoadResultPolicy(t *testing.T) {
+	p := loadProfile(t, `
+profiles:
+  p:
+    integrity: {results: block}
+    upstreams:
+      web: {builtin: web}
+      vault: {builtin: docs, results: "off"}
+`, nil)
+	if p.Integrity.Results != "block" || p.Upstreams[0].Results != integrity.ResultsBlock || p.Upstreams[1].Results != integrity.ResultsOff {
+		t.Errorf("got profile %q, web %q, vault %q; want block, block, off", p.Integrity.Results, p.Upstreams[0].Results, p.Upstreams[1].Results)
+	}
+	if p := loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n", nil); p.Upstreams[0].Results != "" {
+		t.Errorf("unset: got %q, want empty (the proxy's default)", p.Upstreams[0].Results)
+	}
+	for yaml, want := range map[string]string{
+		"profiles:\n  p:\n    integrity:\n      pins: true\n      results: strict\n":                     `profiles.yaml:5: profiles.p.integrity.results: "strict" is not off, warn, redact or block`,
+		"profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        results: quarantine\n": `profiles.yaml:6: profiles.p.upstreams.x.results: "quarantine" is not off, warn, redact or block`,
+	} {
+		if _, err := load(t, yaml, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
 }

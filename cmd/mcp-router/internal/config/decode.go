@@ -16,6 +16,7 @@ type rawConfig struct {
 	Log            rawLog              `yaml:"log"`
 	StateDir       string              `yaml:"state_dir"`
 	HTTP           rawHTTP             `yaml:"http"`
+	Limits         rawLimits           `yaml:"limits"`
 	Ollama         rawOllama           `yaml:"ollama"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
 }
@@ -27,8 +28,9 @@ type rawLog struct {
 }
 
 type rawHTTP struct {
-	BearerTokens   []string `yaml:"bearer_tokens"`
-	AllowedOrigins []string `yaml:"allowed_origins"`
+	BearerTokens    []string    `yaml:"bearer_tokens"`
+	AllowedOrigins  []string    `yaml:"allowed_origins"`
+	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
 }
 
 type rawOllama struct {
@@ -48,6 +50,7 @@ type rawProfile struct {
 type rawIntegrity struct {
 	Pins      *bool  `yaml:"pins"`
 	Poisoning string `yaml:"poisoning"`
+	Results   string `yaml:"results"` // the profile's default; an upstream's results overrides it
 }
 
 type rawPlanner struct {
@@ -93,9 +96,14 @@ type rawUpstream struct {
 	Prefix     *string           `yaml:"prefix"`
 	Domain     string            `yaml:"domain"`
 	Timeout    DurationValue     `yaml:"timeout"`
+	MaxTimeout DurationValue     `yaml:"max_timeout"`
 	Enabled    *bool             `yaml:"enabled"`
 	Tools      rawToolFilter     `yaml:"tools"`
 	Protocol   string            `yaml:"protocol"`
+	Results    string            `yaml:"results"` // integrity.results for this upstream
+	// TrustAnnotations and ReadOnlyTools: see proxy.UpstreamConfig.
+	TrustAnnotations bool     `yaml:"trust_annotations"`
+	ReadOnlyTools    []string `yaml:"read_only_tools"`
 }
 
 type rawToolFilter struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // resolve turns one validated profile into what the proxy runs: variables
@@ -22,7 +23,7 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	}
 	p.Routing = routing
 	in := e.Value.Integrity
-	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning}
+	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}
 	pl := e.Value.Planner
 	p.Planner = Planner{Prompt: pl.Prompt, SensitiveTopics: pl.SensitiveTopics, Timeout: time.Duration(pl.Timeout)}
 	if p.Planner.Prompt != "" {
@@ -42,6 +43,9 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		if err := x.err(); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if cfg.Results == "" {
+			cfg.Results = integrity.ResultPolicy(in.Results)
 		}
 		p.Upstreams = append(p.Upstreams, cfg)
 		p.Lines[u.Key] = u.Line
@@ -82,6 +86,12 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		Deny:     u.Tools.Deny,
 		Protocol: u.Protocol,
 		Prefix:   x.entry.Key + "_",
+		Results:  integrity.ResultPolicy(u.Results),
+
+		MaxTimeout: time.Duration(u.MaxTimeout), // the hard maximum over progress (FI-06)
+
+		TrustAnnotations: u.TrustAnnotations,
+		ReadOnlyTools:    u.ReadOnlyTools,
 	}
 	if u.Prefix != nil {
 		cfg.Prefix = *u.Prefix

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
@@ -97,7 +98,11 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		if pol := prof.Integrity.Poisoning; pol != "" && pol != "warn" && pol != "quarantine" {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", pol)
 		}
+		if _, err := integrity.ParseResultPolicy(prof.Integrity.Results); err != nil {
+			v.errorf(keyLine(valueNode(p.Node, "integrity"), "results", p.Line), path+".integrity.results", "%q is not off, warn, redact or block", prof.Integrity.Results)
+		}
 	}
+	c.serving(v, raw)
 	if c.DefaultProfile != "" && !c.hasProfile(c.DefaultProfile) && len(c.names) > 0 {
 		v.errorf(1, "default_profile", "no profile %q (profiles: %s)", c.DefaultProfile, strings.Join(c.names, ", "))
 	}
@@ -133,12 +138,48 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	if u.Prefix != nil && !prefixPattern.MatchString(*u.Prefix) {
 		v.errorf(line("prefix"), path+".prefix", "%q: a prefix may use letters, digits, '_', '-' and '.' (at most 48)", *u.Prefix)
 	}
+	if _, err := integrity.ParseResultPolicy(u.Results); err != nil {
+		v.errorf(line("results"), path+".results", "%q is not off, warn, redact or block", u.Results)
+	}
 	if u.Protocol != "" && !slices.Contains(protocols, u.Protocol) {
 		v.errorf(line("protocol"), path+".protocol", "%q is not one of %s", u.Protocol, strings.Join(protocols, ", "))
 	}
 	for _, name := range u.Tools.Allow {
 		if slices.Contains(u.Tools.Deny, name) {
 			v.warnf(line("tools"), path+".tools", "%q is both allowed and denied; deny wins", name)
+		}
+	}
+	v.readOnlyTools(path+".read_only_tools", u, line("read_only_tools"))
+	v.maxTimeout(path+".max_timeout", u, line("max_timeout"))
+}
+
+// maxTimeout checks that the hard maximum of a call is not below its
+// (idle) timeout.
+func (v *validator) maxTimeout(path string, u rawUpstream, line int) {
+	hard, idle := time.Duration(u.MaxTimeout), time.Duration(u.Timeout)
+	if hard == 0 {
+		return
+	}
+	what := "timeout"
+	if idle == 0 {
+		idle, what = proxy.DefaultCallTimeout, "the default timeout"
+	}
+	if hard < idle {
+		v.errorf(line, path, "%s is shorter than %s (%s): it must be at least as long", hard, what, idle)
+	}
+}
+
+// readOnlyTools checks the tools a profile vouches for as read-only: each
+// is an upstream's own tool name, and one that is never exposed is a slip.
+func (v *validator) readOnlyTools(path string, u rawUpstream, line int) {
+	for _, name := range u.ReadOnlyTools {
+		switch {
+		case strings.TrimSpace(name) == "":
+			v.errorf(line, path, "an empty tool name (list the upstream's own tool names, without the prefix)")
+		case slices.Contains(u.Tools.Deny, name):
+			v.warnf(line, path, "%q is denied in tools.deny, so it is never exposed", name)
+		case len(u.Tools.Allow) > 0 && !slices.Contains(u.Tools.Allow, name):
+			v.warnf(line, path, "%q is not in tools.allow, so it is never exposed", name)
 		}
 	}
 }

@@ -1,0 +1,308 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// DefaultDisconnectGrace is how long a call goes on after its streamable
+// HTTP client drops the response stream without cancelling it.
+const DefaultDisconnectGrace = 30 * time.Second
+
+// graces lets the tool calls of streamable HTTP sessions outlive their
+// response streams for a grace period (RELIABILITY FI-19).
+//
+// mcp-go runs a tools/call handler under its POST's request context, with
+// a cancel of its own on top that a notifications/cancelled for the
+// request fires. The handler cannot tell the two apart, but the hooks can:
+// OnRequestInitialization sees the POST's context (the stream), keyed by
+// session and request id, and BeforeCallTool the handler's context for
+// the same key. The middleware then runs the handler under a detached
+// context and, when the handler's context ends, looks at the stream: still
+// open means the client cancelled (cancel at once), gone means it
+// disconnected (cancel after the grace period). Ending the session (DELETE,
+// idle expiry, Close) cancels its calls at once.
+//
+// A client that cancels after dropping its stream (as the official Go SDK
+// does: it aborts the POST, then sends notifications/cancelled) is not
+// heard by mcp-go, which delivers the cancellation to a context that has
+// already ended; watch, wrapped around the HTTP handler, hears it and
+// cancels the call.
+// With no event store, what a call returns after its stream dropped is
+// discarded.
+type graces struct {
+	grace  time.Duration // > 0: graces with no grace are never built
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	posts    map[string]context.Context      // call key -> the POST's context, until the handler runs
+	handlers map[<-chan struct{}]pendingCall // handler context's Done -> its call
+	calls    map[string]*graceCall           // call key -> the call, while it runs
+}
+
+// A call key is inflightKey's: session id, NUL, request id.
+
+// pendingCall is a call between BeforeCallTool and its handler.
+type pendingCall struct {
+	key  string
+	post context.Context
+}
+
+func newGraces(grace time.Duration, logger *slog.Logger) *graces {
+	return &graces{grace: grace, logger: logger, posts: map[string]context.Context{},
+		handlers: map[<-chan struct{}]pendingCall{}, calls: map[string]*graceCall{}}
+}
+
+// hook watches the tools/call requests of streamable HTTP sessions. It
+// must come after the in-flight id check, which refuses a reused id
+// before this hook can take the key of the call using it.
+func (g *graces) hook(hooks *server.Hooks) {
+	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
+		if isHTTPSession(ctx) && isToolCall(message) {
+			g.mu.Lock()
+			g.posts[inflightKey(ctx, id)] = ctx
+			g.mu.Unlock()
+		}
+		return nil
+	})
+	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) {
+		key := inflightKey(ctx, id)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if post, ok := g.posts[key]; ok {
+			delete(g.posts, key)
+			g.handlers[ctx.Done()] = pendingCall{key: key, post: post}
+		}
+	})
+	forget := func(ctx context.Context, id any) {
+		g.mu.Lock()
+		delete(g.posts, inflightKey(ctx, id))
+		delete(g.handlers, ctx.Done())
+		g.mu.Unlock()
+	}
+	hooks.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, _ any) { forget(ctx, id) })
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		if method == mcp.MethodToolsCall {
+			forget(ctx, id)
+		}
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { g.endSession(cs.SessionID()) })
+}
+
+// isHTTPSession reports whether ctx's client is a streamable HTTP session.
+func isHTTPSession(ctx context.Context) bool {
+	_, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
+	return ok
+}
+
+// middleware runs each tool handler of a streamable HTTP session under a
+// context that outlives the handler's own as described on graces.
+func (g *graces) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		g.mu.Lock()
+		p, ok := g.handlers[ctx.Done()]
+		delete(g.handlers, ctx.Done())
+		g.mu.Unlock()
+		if !ok {
+			return next(ctx, req)
+		}
+		callCtx, end := g.start(ctx, p, req.Params.Name)
+		defer end()
+		return next(callCtx, req)
+	}
+}
+
+// graceCall is one call running detached from its handler's context.
+type graceCall struct {
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	timer *time.Timer // the grace period, once the stream is gone
+	ended bool
+}
+
+// start detaches a call from handler, the context mcp-go gave it, and
+// returns the call's context and the func that ends it.
+func (g *graces) start(handler context.Context, p pendingCall, tool string) (context.Context, func()) {
+	callCtx, cancel := context.WithCancel(withStream(context.WithoutCancel(handler), p.post))
+	c := &graceCall{cancel: cancel}
+	g.mu.Lock()
+	g.calls[p.key] = c
+	g.mu.Unlock()
+	stop := context.AfterFunc(handler, func() {
+		if p.post.Err() == nil { // the client sent notifications/cancelled
+			cancel()
+			return
+		}
+		g.logger.Debug("client dropped the stream of a call", "session_id", sessionID(handler), "tool", tool, "grace", g.grace)
+		c.mu.Lock()
+		if !c.ended {
+			c.timer = time.AfterFunc(g.grace, cancel)
+		}
+		c.mu.Unlock()
+	})
+	return callCtx, func() {
+		stop()
+		c.mu.Lock()
+		c.ended = true
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+		c.mu.Unlock()
+		cancel()
+		g.mu.Lock()
+		if g.calls[p.key] == c {
+			delete(g.calls, p.key)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// cancelCall cancels the call of key at once, if it is running.
+func (g *graces) cancelCall(key string) {
+	g.mu.Lock()
+	c := g.calls[key]
+	g.mu.Unlock()
+	if c != nil {
+		c.cancel()
+	}
+}
+
+// endSession cancels the calls of a session that ended, and forgets its
+// requests.
+func (g *graces) endSession(id string) {
+	prefix := id + "\x00"
+	var calls []*graceCall
+	g.mu.Lock()
+	for key, c := range g.calls {
+		if strings.HasPrefix(key, prefix) {
+			calls = append(calls, c)
+			delete(g.calls, key)
+		}
+	}
+	for key := range g.posts {
+		if strings.HasPrefix(key, prefix) {
+			delete(g.posts, key)
+		}
+	}
+	g.mu.Unlock()
+	for _, c := range calls {
+		c.cancel()
+	}
+}
+
+// close cancels every call (the server is closing).
+func (g *graces) close() {
+	g.mu.Lock()
+	calls := g.calls
+	g.calls = map[string]*graceCall{}
+	g.mu.Unlock()
+	for _, c := range calls {
+		c.cancel()
+	}
+}
+
+// watch wraps the streamable HTTP handler to hear each notifications/cancelled
+// a client POSTs and cancel the call it names at once, whether or not the
+// call's stream is still open (see graces). Every other message passes
+// untouched. On a nil *graces it returns next.
+func (g *graces) watch(next http.Handler) http.Handler {
+	if g == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body) // bounded by Guard
+		_ = r.Body.Close()
+		if err != nil {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if key, ok := cancelledKey(r.Header.Get(server.HeaderKeySessionID), body); ok {
+			g.cancelCall(key)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cancelledKey is the call key a notifications/cancelled message names,
+// spelled as inflightKey spells the key of the request (mcp-go decodes ids
+// into any, as here).
+func cancelledKey(session string, body []byte) (string, bool) {
+	if session == "" || !bytes.Contains(body, []byte(mcp.MethodNotificationCancelled)) {
+		return "", false
+	}
+	var m struct {
+		Method string `json:"method"`
+		ID     any    `json:"id"`
+		Params struct {
+			RequestID any `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodNotificationCancelled) || m.ID != nil {
+		return "", false
+	}
+	switch m.Params.RequestID.(type) {
+	case string, float64:
+		return session + "\x00" + fmt.Sprint(m.Params.RequestID), true
+	}
+	return "", false
+}
+
+// streamKey holds the context of the POST whose stream carries a call.
+type streamKey struct{}
+
+func withStream(ctx, post context.Context) context.Context {
+	return context.WithValue(ctx, streamKey{}, post)
+}
+
+// streamGone reports whether the client of ctx's call dropped the stream
+// its answer would go on: nothing more should be sent for the call.
+func streamGone(ctx context.Context) bool {
+	if post, ok := ctx.Value(streamKey{}).(context.Context); ok {
+		return post.Err() != nil
+	}
+	return ctx.Err() != nil
+}
+
+// hookCalls sets up the disconnect grace period and the rate limit of
+// tool calls, from opts (whose Logger is set).
+func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
+	grace := opts.DisconnectGrace
+	if grace == 0 {
+		grace = DefaultDisconnectGrace
+	}
+	if grace > 0 {
+		s.graces = newGraces(grace, opts.Logger)
+		s.graces.hook(hooks)
+	}
+	if s.limits = newRateLimits(opts.RateLimit); s.limits != nil {
+		s.limits.hook(hooks)
+	}
+}
+
+// useCallMiddleware wraps every tool handler: the rate limit first, so
+// that a refused call is never detached.
+func (s *Server) useCallMiddleware() {
+	if s.limits != nil {
+		s.mcp.Use(s.limitCalls)
+	}
+	if s.graces != nil {
+		s.mcp.Use(s.graces.middleware)
+	}
+}

@@ -1,0 +1,548 @@
+package integrity
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ResultPolicy says what the hub does with a tool result in which
+// [ScanResult] finds secrets or injection markers.
+type ResultPolicy string
+
+const (
+	// ResultsOff skips the scan.
+	ResultsOff ResultPolicy = "off"
+	// ResultsWarn logs and counts the findings and passes the result on
+	// unchanged, except that a result with injection markers gets a short
+	// caution appended, so the model reads it as data.
+	ResultsWarn ResultPolicy = "warn"
+	// ResultsRedact replaces secrets with [Redacted] of their kind, strips
+	// invisible characters ([RedactResult]) and appends the caution for
+	// injection markers. It is the default: ParseResultPolicy("") is
+	// ResultsRedact.
+	ResultsRedact ResultPolicy = "redact"
+	// ResultsBlock fails the call with an error result that names the
+	// kinds found, never the text.
+	ResultsBlock ResultPolicy = "block"
+)
+
+// ParseResultPolicy reads a result policy from configuration.
+func ParseResultPolicy(s string) (ResultPolicy, error) {
+	switch p := ResultPolicy(s); p {
+	case "":
+		return ResultsRedact, nil
+	case ResultsOff, ResultsWarn, ResultsRedact, ResultsBlock:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown result policy %q (want off, warn, redact or block)", s)
+}
+
+// ResultFinding is a secret or an injection marker in a tool result. It
+// says what and where, never the text that matched, so it is safe to log
+// and to show the model.
+type ResultFinding struct {
+	// Location is where in the result: content[2].text,
+	// content[0].resource.text, content[1].description,
+	// structuredContent.items[3].token.
+	Location string
+	// Kind is a secret kind (KindAWSAccessKey, ...), KindHiddenInstruction
+	// or KindInvisibleChars.
+	Kind string
+}
+
+// Secret reports whether f is a credential, which redaction replaces,
+// rather than an injection marker.
+func (f ResultFinding) Secret() bool { return secretKinds[f.Kind] }
+
+// maxResultFindings bounds what one result can put in the log.
+const maxResultFindings = 64
+
+// ScanResult looks for secrets and injection markers in every text of res
+// that a model may read: text content, the text of embedded resources,
+// the name, title and description of resource links, and every string
+// value in structuredContent, however deeply nested. Map keys of
+// structuredContent are not scanned (they are field names, and a key
+// cannot be redacted without changing the shape). Blobs (embedded
+// binary resources, images, audio) are not scanned either: they are
+// base64 of binary formats, and finding text in them would mean decoding
+// and parsing every image, PDF and archive a tool returns; text belongs in
+// resource text, which is scanned.
+//
+// Secrets are the kinds of secrets.go. Injection markers are the hidden
+// instructions that [Scan] finds in tool descriptions (<IMPORTANT>,
+// "ignore previous instructions", "do not tell the user", ...), except the
+// two that are ordinary in documents and web pages (an HTML comment, "you
+// must first ..."), and invisible, bidi-control and tag characters (but
+// not the joiners that scripts and emoji need: see resultInvisible); text
+// spelled in tag characters is scanned for instructions too.
+//
+// The work is linear in the size of the result: a few passes over each
+// text (secrets, lower-casing, marker starts), with the marker's pattern
+// run only at the rare places a marker can begin. ScanResult does not
+// modify res.
+// It reports each kind at most once per location, at most 64 findings,
+// sorted by location and kind; nil means clean.
+func ScanResult(res *mcp.CallToolResult) []ResultFinding {
+	if res == nil {
+		return nil
+	}
+	rs := &resultScan{seen: make(map[ResultFinding]bool)}
+	w := &walker{visit: rs.text}
+	w.content(res.Content)
+	if tree := scanTree(res); tree != nil {
+		w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
+		w.value(tree, 0)
+	}
+	slices.SortFunc(rs.findings, func(a, b ResultFinding) int {
+		return cmp.Or(strings.Compare(a.Location, b.Location), strings.Compare(a.Kind, b.Kind))
+	})
+	return rs.findings
+}
+
+// RedactResult returns res with every secret replaced by [Redacted] of
+// its kind and every invisible character removed, in the same texts
+// [ScanResult] reads. res is not modified; the copy shares what did not
+// change. When structuredContent came from the wire, it is redacted from
+// the original JSON, so large numbers keep their digits.
+func RedactResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	out := *res
+	w := &walker{visit: func(_ *walker, s string) (string, bool) { return redactText(s) }}
+	if content, changed := w.content(res.Content); changed {
+		out.Content = content
+	}
+	tree, fromRaw := redactTree(res)
+	if tree == nil {
+		return &out
+	}
+	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
+	v, changed := w.value(tree, 0)
+	if !changed {
+		return &out
+	}
+	out.StructuredContent = v
+	out.RawStructuredContent = nil
+	if fromRaw {
+		out.RawStructuredContent = marshalJSON(v)
+	}
+	return &out
+}
+
+// redactText strips invisible characters from s and redacts its secrets.
+// Joiners stay (see resultInvisible) unless one hides a secret: the scan
+// reads the text without any invisible character, and redaction must
+// remove what the scan found.
+func redactText(s string) (string, bool) {
+	if !containsInvisible(s, invisible) {
+		return redactSecrets(s)
+	}
+	out, _ := redactSecrets(strip(s, resultInvisible))
+	if all := stripInvisible(out); all != out && hasSecret(all) {
+		out, _ = redactSecrets(all)
+	}
+	return out, out != s
+}
+
+func hasSecret(s string) bool {
+	found := false
+	eachSecret(s, func(string, int, int) bool { found = true; return false })
+	return found
+}
+
+type resultScan struct {
+	seen     map[ResultFinding]bool
+	findings []ResultFinding
+}
+
+func (rs *resultScan) full() bool { return len(rs.findings) >= maxResultFindings }
+
+func (rs *resultScan) add(loc, kind string) {
+	f := ResultFinding{Location: loc, Kind: kind}
+	if rs.seen[f] || rs.full() {
+		return
+	}
+	rs.seen[f] = true
+	rs.findings = append(rs.findings, f)
+}
+
+// text scans one string of the result.
+func (rs *resultScan) text(w *walker, s string) (string, bool) {
+	if s == "" || rs.full() {
+		return s, false
+	}
+	where := ""
+	loc := func() string {
+		if where == "" {
+			where = w.location()
+		}
+		return where
+	}
+	clean := s
+	if containsInvisible(s, invisible) {
+		if containsInvisible(s, resultInvisible) {
+			rs.add(loc(), KindInvisibleChars)
+		}
+		if tags := invisibles(s).tags; tags != "" && resultMarker().in(phrase(tags)) {
+			rs.add(loc(), KindHiddenInstruction)
+		}
+		clean = stripInvisible(s)
+	}
+	eachSecret(clean, func(kind string, _, _ int) bool {
+		rs.add(loc(), kind)
+		return !rs.full()
+	})
+	if resultMarker().in(phrase(clean)) {
+		rs.add(loc(), KindHiddenInstruction)
+	}
+	return s, false
+}
+
+// resultInvisible is invisible without the zero-width non-joiner and
+// joiner (U+200C, U+200D): Persian and Indic scripts and emoji sequences
+// need them, so in a result they are no finding and redaction keeps them.
+// Markers and secrets are still looked for with them removed.
+func resultInvisible(r rune) bool { return invisible(r) && r != 0x200C && r != 0x200D }
+
+// containsInvisible reports whether s holds a character that pred (a
+// narrowing of invisible) accepts, other than a byte-order mark at its
+// start. Every invisible character is encoded with a lead byte of E2, EF
+// or F3, so ASCII text costs three fast byte searches.
+func containsInvisible(s string, pred func(rune) bool) bool {
+	for _, lead := range []byte{0xE2, 0xEF, 0xF3} {
+		for i := 0; i < len(s); {
+			j := strings.IndexByte(s[i:], lead)
+			if j < 0 {
+				break
+			}
+			i += j
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if pred(r) && (i > 0 || r != 0xFEFF) {
+				return true
+			}
+			i += n
+		}
+	}
+	return false
+}
+
+// strip removes the characters pred accepts.
+func strip(s string, pred func(rune) bool) string {
+	return strings.Map(func(r rune) rune {
+		if pred(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// walker visits every text of a result that a model may read and, when
+// visit changes one, rebuilds what holds it (copy on write).
+type walker struct {
+	visit func(w *walker, s string) (string, bool)
+	path  []seg // where the walk is, for location
+}
+
+// seg is one step of a location: a key, or an index when index >= 0.
+type seg struct {
+	key   string
+	index int
+}
+
+func (w *walker) push(key string, index int) { w.path = append(w.path, seg{key, index}) }
+func (w *walker) pop()                       { w.path = w.path[:len(w.path)-1] }
+
+// maxKeyInLocation bounds how much of a structuredContent key a location
+// repeats.
+const maxKeyInLocation = 64
+
+// location renders the path: content[2].text,
+// structuredContent.items[3]["odd key"].
+func (w *walker) location() string {
+	var b strings.Builder
+	for i, s := range w.path {
+		switch {
+		case s.index >= 0:
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		case i == 0:
+			b.WriteString(s.key)
+		default:
+			k := s.key
+			if len(k) > maxKeyInLocation {
+				k = truncateTo(k, maxKeyInLocation) + "…"
+			}
+			b.WriteString(segment(k))
+		}
+	}
+	return b.String()
+}
+
+func truncateTo(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func (w *walker) at(s string, keys ...string) (string, bool) {
+	for _, k := range keys {
+		w.push(k, -1)
+	}
+	out, changed := w.visit(w, s)
+	w.path = w.path[:len(w.path)-len(keys)]
+	return out, changed
+}
+
+// content walks the content items; the slice is copied when one changes.
+func (w *walker) content(items []mcp.Content) ([]mcp.Content, bool) {
+	var out []mcp.Content
+	for i, c := range items {
+		w.path = append(w.path[:0], seg{key: "content", index: -1}, seg{index: i})
+		nc, changed := w.item(c)
+		if changed {
+			if out == nil {
+				out = slices.Clone(items)
+			}
+			out[i] = nc
+		}
+	}
+	if out == nil {
+		return items, false
+	}
+	return out, true
+}
+
+func (w *walker) item(c mcp.Content) (mcp.Content, bool) {
+	switch c := c.(type) {
+	case mcp.TextContent:
+		t, ch := w.at(c.Text, "text")
+		c.Text = t
+		return c, ch
+	case *mcp.TextContent:
+		if n, ch := w.item(*c); ch {
+			v := n.(mcp.TextContent)
+			return &v, true
+		}
+	case mcp.EmbeddedResource:
+		r, ch := w.resource(c.Resource)
+		c.Resource = r
+		return c, ch
+	case *mcp.EmbeddedResource:
+		if n, ch := w.item(*c); ch {
+			v := n.(mcp.EmbeddedResource)
+			return &v, true
+		}
+	case mcp.ResourceLink:
+		name, ch1 := w.at(c.Name, "name")
+		title, ch2 := w.at(c.Title, "title")
+		desc, ch3 := w.at(c.Description, "description")
+		c.Name, c.Title, c.Description = name, title, desc
+		return c, ch1 || ch2 || ch3
+	case *mcp.ResourceLink:
+		if n, ch := w.item(*c); ch {
+			v := n.(mcp.ResourceLink)
+			return &v, true
+		}
+	}
+	return c, false
+}
+
+// resource walks an embedded resource's text; blobs are skipped (see
+// ScanResult).
+func (w *walker) resource(r mcp.ResourceContents) (mcp.ResourceContents, bool) {
+	switch r := r.(type) {
+	case mcp.TextResourceContents:
+		t, ch := w.at(r.Text, "resource", "text")
+		r.Text = t
+		return r, ch
+	case *mcp.TextResourceContents:
+		t, ch := w.at(r.Text, "resource", "text")
+		if ch {
+			v := *r
+			v.Text = t
+			return &v, true
+		}
+	}
+	return r, false
+}
+
+// maxValueDepth stops a walk through a structure that refers to itself;
+// JSON from the wire is never this deep (the decoder stops at 10000).
+const maxValueDepth = 10000
+
+// value walks a JSON value: every string, however deep. Maps and slices
+// are copied when something in them changes. A Go value that is not a
+// JSON tree (a struct a built-in server returned) is walked as its JSON.
+func (w *walker) value(v any, depth int) (any, bool) {
+	if depth > maxValueDepth {
+		return v, false
+	}
+	switch v := v.(type) {
+	case nil, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return v, false
+	case string:
+		return w.visit(w, v)
+	case []any:
+		var out []any
+		for i, e := range v {
+			w.push("", i)
+			ne, ch := w.value(e, depth+1)
+			w.pop()
+			if ch {
+				if out == nil {
+					out = slices.Clone(v)
+				}
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range v {
+			w.push(k, -1)
+			ne, ch := w.value(e, depth+1)
+			w.pop()
+			if ch {
+				if out == nil {
+					out = maps.Clone(v)
+				}
+				out[k] = ne
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	}
+	tree, ok := jsonTree(v)
+	if !ok {
+		return v, false
+	}
+	if out, ch := w.value(tree, depth); ch {
+		return out, true
+	}
+	return v, false
+}
+
+// scanTree is the structuredContent to scan: the decoded value, or the
+// raw JSON decoded.
+func scanTree(res *mcp.CallToolResult) any {
+	if res.StructuredContent != nil {
+		return res.StructuredContent
+	}
+	tree, _ := decodeJSON(res.RawStructuredContent)
+	return tree
+}
+
+// redactTree is the structuredContent to redact, from the raw JSON when
+// there is some (numbers as json.Number, so none loses digits), and
+// whether it came from there.
+func redactTree(res *mcp.CallToolResult) (any, bool) {
+	if len(res.RawStructuredContent) > 0 {
+		if tree, ok := decodeJSON(res.RawStructuredContent); ok {
+			return tree, true
+		}
+	}
+	return res.StructuredContent, false
+}
+
+func decodeJSON(raw []byte) (any, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// jsonTree turns a Go value into its JSON tree (maps, slices, strings,
+// numbers as json.Number).
+func jsonTree(v any) (any, bool) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	return decodeJSON(raw)
+}
+
+// marshalJSON encodes a redacted tree without HTML escapes; nil when it
+// cannot, and then StructuredContent alone carries the value.
+func marshalJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// phraseKeeps marks the bytes phrase copies as they are: ASCII but for
+// upper case, white space, _ and -.
+var phraseKeeps = class(func(c byte) bool {
+	return c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !strings.ContainsRune("_- \t\n\r\v\f", rune(c))
+})
+
+// phrase is phraseForm in one pass: lower case, _ and - read as spaces,
+// ’ as ', runs of white space as one space, no space at either end.
+func phrase(s string) string {
+	b := make([]byte, 0, len(s))
+	space := true // at the start, or after a space: drop more
+	for i := 0; i < len(s); {
+		if j := i; phraseKeeps[s[j]] {
+			for j < len(s) && phraseKeeps[s[j]] {
+				j++
+			}
+			b, space, i = append(b, s[i:j]...), false, j
+			continue
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == '_' || c == '-' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+				if !space {
+					b = append(b, ' ')
+					space = true
+				}
+			case c >= 'A' && c <= 'Z':
+				b, space = append(b, c+'a'-'A'), false
+			default:
+				b, space = append(b, c), false
+			}
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case unicode.IsSpace(r):
+			if !space {
+				b = append(b, ' ')
+				space = true
+			}
+		case r == '\u2019':
+			b, space = append(b, '\''), false
+		default:
+			b, space = utf8.AppendRune(b, unicode.ToLower(r)), false
+		}
+	}
+	if space && len(b) > 0 {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}

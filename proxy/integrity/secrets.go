@@ -1,0 +1,350 @@
+package integrity
+
+import "strings"
+
+// Kinds of secret [ScanResult] finds. The shapes follow gitleaks' rules
+// for the same credentials, kept to formats with a fixed prefix so that a
+// match is almost never an accident.
+const (
+	// KindPrivateKey: a PEM private key block (RSA, EC, OpenSSH, PKCS#8,
+	// PGP), "-----BEGIN ... PRIVATE KEY-----" with at least 64 characters of
+	// key after it, through its END line (or the end of its base64 when
+	// the block was cut short).
+	KindPrivateKey = "private_key"
+	// KindAWSAccessKey: an AWS access key id, AKIA (long-term) or ASIA
+	// (temporary) and 16 base32 characters.
+	KindAWSAccessKey = "aws_access_key_id"
+	// KindGitHubToken: a GitHub token: ghp_, gho_, ghu_, ghs_ or ghr_ and
+	// at least 36 letters and digits, or github_pat_ and at least 82.
+	KindGitHubToken = "github_token"
+	// KindSlackToken: xoxb-, xoxp-, xoxa- or xoxr- and at least 10 letters,
+	// digits and dashes, some of them digits.
+	KindSlackToken = "slack_token"
+	// KindOpenAIKey: sk- and at least 32 characters of [A-Za-z0-9_-] that
+	// mix upper case, lower case and digits (a random key does; a
+	// hyphenated-word-slug does not).
+	KindOpenAIKey = "openai_api_key"
+	// KindAnthropicKey: the same shape starting with sk-ant-.
+	KindAnthropicKey = "anthropic_api_key"
+	// KindGoogleAPIKey: AIza and exactly 35 characters of [A-Za-z0-9_-].
+	KindGoogleAPIKey = "google_api_key"
+	// KindJWT: a JSON Web Token, two base64url parts of at least 19
+	// characters that start with "ey" (a JSON object), each followed by a
+	// dot, and an optional signature of at least 10.
+	KindJWT = "jwt"
+	// KindStripeKey: a live Stripe secret or restricted key, sk_live_ or
+	// rk_live_ and at least 10 letters and digits.
+	KindStripeKey = "stripe_key"
+)
+
+// secretKinds are the kinds above: findings of these are redacted.
+var secretKinds = map[string]bool{
+	KindPrivateKey: true, KindAWSAccessKey: true, KindGitHubToken: true, KindSlackToken: true,
+	KindOpenAIKey: true, KindAnthropicKey: true, KindGoogleAPIKey: true, KindJWT: true, KindStripeKey: true,
+}
+
+// A secretRule recognises one token shape at a place where its prefix
+// starts a word.
+type secretRule struct {
+	kind, prefix string
+	// end returns where the token that starts at i ends, or -1.
+	end func(s string, i int) int
+}
+
+// secretRules, longer prefixes before shorter ones that they extend.
+var secretRules = []secretRule{
+	{KindAWSAccessKey, "AKIA", awsEnd},
+	{KindAWSAccessKey, "ASIA", awsEnd},
+	{KindGitHubToken, "github_pat_", runEnd(len("github_pat_"), wordChar, 82, 255)},
+	{KindGitHubToken, "ghp_", runEnd(4, alnumChar, 36, 255)},
+	{KindGitHubToken, "gho_", runEnd(4, alnumChar, 36, 255)},
+	{KindGitHubToken, "ghu_", runEnd(4, alnumChar, 36, 255)},
+	{KindGitHubToken, "ghs_", runEnd(4, alnumChar, 36, 255)},
+	{KindGitHubToken, "ghr_", runEnd(4, alnumChar, 36, 255)},
+	{KindSlackToken, "xoxb-", slackEnd},
+	{KindSlackToken, "xoxp-", slackEnd},
+	{KindSlackToken, "xoxa-", slackEnd},
+	{KindSlackToken, "xoxr-", slackEnd},
+	{KindAnthropicKey, "sk-ant-", skEnd},
+	{KindOpenAIKey, "sk-", skEnd},
+	{KindStripeKey, "sk_live_", runEnd(len("sk_live_"), alnumChar, 10, 255)},
+	{KindStripeKey, "rk_live_", runEnd(len("rk_live_"), alnumChar, 10, 255)},
+	{KindGoogleAPIKey, "AIza", runEnd(4, base64URLChar, 35, 35)},
+	{KindJWT, "eyJ", jwtEnd},
+}
+
+// rulesByFirst indexes secretRules by the first byte of their prefix, so
+// the scan looks at most bytes once and moves on.
+var rulesByFirst = func() (t [256][]secretRule) {
+	for _, r := range secretRules {
+		t[r.prefix[0]] = append(t[r.prefix[0]], r)
+	}
+	return t
+}()
+
+// firstByte marks the bytes a secret can start with.
+var firstByte = func() (t [256]bool) {
+	for _, r := range secretRules {
+		t[r.prefix[0]] = true
+	}
+	t[pemBegin[0]] = true
+	return t
+}()
+
+// Character classes, as byte tables.
+var (
+	wordChar      = class(func(c byte) bool { return alnum(c) || c == '_' })
+	alnumChar     = class(alnum)
+	base64URLChar = class(func(c byte) bool { return alnum(c) || c == '_' || c == '-' })
+	awsChar       = class(func(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '2' && c <= '7' })
+	slackChar     = class(func(c byte) bool { return alnum(c) || c == '-' })
+	// pemBodyChar is base64 and the white space between its lines, as
+	// text or as the \n escapes of a JSON document inside the text.
+	pemBodyChar = class(func(c byte) bool {
+		return alnum(c) || c == '+' || c == '/' || c == '=' || c == '\\' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
+	})
+	pemLabelChar = class(func(c byte) bool {
+		return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' || c == '_' || c == '-'
+	})
+)
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+
+func class(in func(byte) bool) (t [256]bool) {
+	for c := range 256 {
+		t[c] = in(byte(c))
+	}
+	return t
+}
+
+// run returns the end of the run of class characters from i.
+func run(s string, i int, cls *[256]bool) int {
+	for i < len(s) && cls[s[i]] {
+		i++
+	}
+	return i
+}
+
+// runEnd matches a prefix of n bytes and then a run of lo to hi class
+// characters, which must end there (the next byte is not in the class).
+func runEnd(n int, cls [256]bool, lo, hi int) func(string, int) int {
+	return func(s string, i int) int {
+		j := run(s, i+n, &cls)
+		if k := j - (i + n); k < lo || k > hi {
+			return -1
+		}
+		return j
+	}
+}
+
+// startsWord reports whether a token may start at i: at the start, after a
+// byte that is not a word character, or after a \n, \r or \t escape.
+func startsWord(s string, i int) bool {
+	if i == 0 || !wordChar[s[i-1]] {
+		return true
+	}
+	return i >= 2 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 'r' || s[i-1] == 't')
+}
+
+func awsEnd(s string, i int) int {
+	j := i + 4
+	k := run(s, j, &awsChar)
+	if k-j < 16 {
+		return -1
+	}
+	if k = j + 16; k < len(s) && wordChar[s[k]] {
+		return -1
+	}
+	return k
+}
+
+func slackEnd(s string, i int) int {
+	j := i + len("xoxb-")
+	k := run(s, j, &slackChar)
+	if k-j < 10 || !strings.ContainsAny(s[j:k], "0123456789") {
+		return -1
+	}
+	return k
+}
+
+// skEnd matches an sk- key: a long run that mixes cases and digits.
+func skEnd(s string, i int) int {
+	j := i + len("sk-")
+	k := run(s, j, &base64URLChar)
+	if k-j < 32 {
+		return -1
+	}
+	var upper, lower, digit bool
+	for _, c := range []byte(s[j:k]) {
+		upper = upper || c >= 'A' && c <= 'Z'
+		lower = lower || c >= 'a' && c <= 'z'
+		digit = digit || c >= '0' && c <= '9'
+	}
+	if !upper || !lower || !digit {
+		return -1
+	}
+	return k
+}
+
+// jwtEnd matches header.payload.signature; the signature may be empty
+// (an unsecured token is still a bearer credential).
+func jwtEnd(s string, i int) int {
+	h := run(s, i, &base64URLChar)
+	if h-i < 19 || h >= len(s) || s[h] != '.' || !strings.HasPrefix(s[h+1:], "ey") {
+		return -1
+	}
+	p := run(s, h+1, &base64URLChar)
+	if p-(h+1) < 19 || p >= len(s) || s[p] != '.' {
+		return -1
+	}
+	sig := run(s, p+1, &base64URLChar)
+	if n := sig - (p + 1); n > 0 && n < 10 {
+		return -1
+	}
+	for k := 0; k < 2 && sig < len(s) && s[sig] == '='; k++ {
+		sig++
+	}
+	return sig
+}
+
+// PEM bounds: a label ("RSA PRIVATE KEY") is short, a key body has some
+// substance and even a 16384-bit RSA key fits in maxPEMBody.
+const (
+	pemBegin    = "-----BEGIN "
+	pemEnd      = "-----END"
+	maxPEMLabel = 100
+	minPEMBody  = 64
+	maxPEMBody  = 64 << 10
+)
+
+// secretScan finds the secrets of one text, left to right.
+type secretScan struct {
+	s string
+	// endAt is the index of the first "-----END" at or after the last place
+	// looked from; -1 when there is none, -2 before the first look. It
+	// only moves forward, so the PEM check stays linear.
+	endAt int
+}
+
+// eachSecret calls fn with the kind and span of each secret in s, in
+// order, until fn returns false. It reads s once, plus bounded look-ahead
+// at each candidate.
+func eachSecret(s string, fn func(kind string, start, end int) bool) {
+	sc := secretScan{s: s, endAt: -2}
+	for i := 0; i < len(s); {
+		if c := s[i]; !firstByte[c] || c != '-' && !startsWord(s, i) {
+			i++
+			continue
+		}
+		kind, end := sc.at(i)
+		if end < 0 {
+			i++
+			continue
+		}
+		if !fn(kind, i, end) {
+			return
+		}
+		i = end
+	}
+}
+
+// at matches a secret starting at i.
+func (sc *secretScan) at(i int) (kind string, end int) {
+	s := sc.s
+	if s[i] == '-' {
+		if strings.HasPrefix(s[i:], pemBegin) {
+			return KindPrivateKey, sc.pemEnd(i)
+		}
+		return "", -1
+	}
+	rules := rulesByFirst[s[i]]
+	if len(rules) == 0 || !startsWord(s, i) {
+		return "", -1
+	}
+	for _, r := range rules {
+		if strings.HasPrefix(s[i:], r.prefix) {
+			if end := r.end(s, i); end > i {
+				return r.kind, end
+			}
+		}
+	}
+	return "", -1
+}
+
+// pemEnd matches a private key block starting at i.
+func (sc *secretScan) pemEnd(i int) int {
+	s := sc.s
+	j := i + len(pemBegin)
+	k := strings.Index(s[j:min(len(s), j+maxPEMLabel+5)], "-----")
+	if k < 0 {
+		return -1
+	}
+	label := s[j : j+k]
+	if !strings.HasSuffix(label, "PRIVATE KEY") && !strings.HasSuffix(label, "PRIVATE KEY BLOCK") {
+		return -1
+	}
+	for _, c := range []byte(label) {
+		if !pemLabelChar[c] {
+			return -1
+		}
+	}
+	body := j + k + len("-----")
+	if e := sc.nextEnd(body); e >= 0 && e-body <= maxPEMBody {
+		if e-body < minPEMBody {
+			return -1
+		}
+		after := e + len(pemEnd)
+		if c := strings.Index(s[after:min(len(s), after+maxPEMLabel+5)], "-----"); c >= 0 {
+			return after + c + len("-----")
+		}
+		return after
+	}
+	// No END line: the block was cut short; take the base64 that follows.
+	end, n := body, 0
+	for end < len(s) && end-body < maxPEMBody && pemBodyChar[s[end]] {
+		if alnum(s[end]) {
+			n++
+		}
+		end++
+	}
+	if n < minPEMBody {
+		return -1
+	}
+	return end
+}
+
+// nextEnd returns the index of the first "-----END" at or after from, or
+// -1.
+func (sc *secretScan) nextEnd(from int) int {
+	if sc.endAt == -2 || sc.endAt >= 0 && sc.endAt < from {
+		sc.endAt = -1
+		if k := strings.Index(sc.s[from:], pemEnd); k >= 0 {
+			sc.endAt = from + k
+		}
+	}
+	return sc.endAt
+}
+
+// Redacted is what replaces a secret of kind in a redacted result.
+func Redacted(kind string) string { return "[redacted " + kind + "]" }
+
+// redactSecrets replaces each secret in s with [Redacted] of its kind.
+func redactSecrets(s string) (string, bool) {
+	var b strings.Builder
+	last, found := 0, false
+	eachSecret(s, func(kind string, start, end int) bool {
+		if !found {
+			b.Grow(len(s))
+			found = true
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(Redacted(kind))
+		last = end
+		return true
+	})
+	if !found {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}

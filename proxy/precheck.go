@@ -1,0 +1,417 @@
+package proxy
+
+// The pre-check: every message a client sends is checked here, in one
+// pass over its bytes (jsonscan.go), before mcp-go parses it. A message
+// JSON-RPC or MCP does not allow is answered here with the JSON-RPC error
+// that names the problem, or, when it cannot be answered (a notification
+// or a response), dropped. RELIABILITY BI-01..BI-03, BI-08, BI-10, BI-13.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// envelope holds the raw values of a message's JSON-RPC members, nil when
+// absent. Strings keep their quotes.
+type envelope struct {
+	jsonrpc, id, method, params, result, error []byte
+}
+
+// envelopeNames are the members envelope keeps, in its field order.
+var envelopeNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// envelopeLike reports whether a member name is one of envelopeNames in
+// any case.
+func envelopeLike(name []byte) bool {
+	for _, want := range envelopeNames {
+		if equalFoldASCII(name, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *envelope) field(i int) *[]byte {
+	return [...]*[]byte{&e.jsonrpc, &e.id, &e.method, &e.params, &e.result, &e.error}[i]
+}
+
+// verdict is the pre-check's decision on one message: hand it on (the
+// zero verdict), answer it with an error, or drop it.
+type verdict struct {
+	env    envelope
+	code   int             // the error to answer with; 0 when none
+	id     json.RawMessage // the id the error echoes; nil for null
+	reason string          // the error message, or why a message was dropped
+	drop   bool            // a message that cannot be answered and is not handed on
+}
+
+func (v verdict) pass() bool { return v.code == 0 && !v.drop }
+
+// reply is the error response the verdict answers with.
+func (v verdict) reply() []byte {
+	id := v.id
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{mcp.JSONRPC_VERSION, id, rpcError{v.code, v.reason}})
+	if err != nil { // cannot happen: id is a canonical string or number token
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"Invalid Request"}}`, v.code)
+	}
+	return b
+}
+
+func refusal(code int, id json.RawMessage, format string, args ...any) verdict {
+	prefix := "Invalid Request: "
+	if code == mcp.PARSE_ERROR {
+		prefix = "Parse error: "
+	}
+	return verdict{code: code, id: id, reason: prefix + fmt.Sprintf(format, args...)}
+}
+
+func dropMsg(env envelope, format string, args ...any) verdict {
+	return verdict{env: env, drop: true, reason: fmt.Sprintf(format, args...)}
+}
+
+// precheck checks one client message as a transport received it:
+//
+//   - not JSON, or nested deeper than maxJSONDepth: -32700, id null;
+//   - a batch array, a value that is not an object, a member that appears
+//     twice or in another case ("ID"): -32600, id null;
+//   - a request (method and id) whose id is null or not a string or a
+//     number (id null), whose jsonrpc is not "2.0", method not a string,
+//     params neither an object nor null, or that carries result or error:
+//     -32600, echoing the id when it is valid;
+//   - an object with neither method nor result nor error: -32600;
+//   - a notification with any of these faults, or a notifications/cancelled
+//     whose requestId is not a string or a number: dropped, since a
+//     notification is never answered;
+//   - a response (result or error, no method) with a bad jsonrpc or id,
+//     or with both result and error: dropped.
+//
+// Strings are not checked for valid UTF-8: mcp-go replaces bad bytes, as
+// encoding/json does.
+func precheck(msg []byte) verdict {
+	sc, err := scanJSON(msg)
+	switch {
+	case err != nil:
+		return refusal(mcp.PARSE_ERROR, nil, "%v", err)
+	case sc.top == '[':
+		return refusal(mcp.INVALID_REQUEST, nil, "batch arrays are not supported")
+	case sc.top != '{':
+		return refusal(mcp.INVALID_REQUEST, nil, "a message must be a JSON object")
+	}
+	env, err := envelopeOf(&sc)
+	if err != nil {
+		return refusal(mcp.INVALID_REQUEST, nil, "%v", err)
+	}
+	return env.check()
+}
+
+// envelopeOf picks the JSON-RPC members from a top-level object. A member
+// named twice, or in another case (encoding/json matches names without
+// regard to case, so mcp-go would read "ID" as "id"), is an error: what
+// mcp-go reads must be what was checked.
+func envelopeOf(sc *jsonScan) (envelope, error) {
+	var env envelope
+	if sc.n > maxMembers {
+		return env, fmt.Errorf("more than %d members named like JSON-RPC's", maxMembers)
+	}
+	for _, m := range sc.kept() {
+		name, err := memberName(m.name, sc.escaped)
+		if err != nil {
+			return env, err
+		}
+		for i, want := range envelopeNames {
+			if !bytes.EqualFold(name, []byte(want)) {
+				continue
+			}
+			if string(name) != want {
+				return env, fmt.Errorf("member %q is not JSON-RPC's %q", cutEcho(string(name)), want)
+			}
+			if *env.field(i) != nil {
+				return env, fmt.Errorf("member %q appears twice", want)
+			}
+			*env.field(i) = m.value
+		}
+	}
+	return env, nil
+}
+
+// memberName is a member's name without quotes, decoded when escaped.
+func memberName(raw []byte, escaped bool) ([]byte, error) {
+	if !escaped || bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("member name %s: %w", cutEcho(string(raw)), err)
+	}
+	return []byte(s), nil
+}
+
+// equalFoldASCII is bytes.EqualFold for an ASCII want, without allocating.
+func equalFoldASCII(b []byte, want string) bool {
+	if len(b) != len(want) {
+		return false
+	}
+	for i := range len(b) {
+		if b[i]|0x20 != want[i]|0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// check applies the rules of precheck to a JSON object's members.
+func (env envelope) check() verdict {
+	switch {
+	case env.method == nil && (env.result != nil || env.error != nil):
+		return env.checkResponse()
+	case env.method == nil:
+		id, _ := validID(env.id)
+		return refusal(mcp.INVALID_REQUEST, id, "no \"method\"")
+	case env.id == nil:
+		return env.checkNotification()
+	}
+	id, err := validID(env.id)
+	if err != nil {
+		return refusal(mcp.INVALID_REQUEST, nil, "%v", err)
+	}
+	if problem := env.problem(); problem != "" {
+		return refusal(mcp.INVALID_REQUEST, id, "%s", problem)
+	}
+	return verdict{env: env}
+}
+
+func (env envelope) checkNotification() verdict {
+	if problem := env.problem(); problem != "" {
+		return dropMsg(env, "notification: %s", problem)
+	}
+	if methodIs(env.method, string(mcp.MethodNotificationCancelled)) {
+		if _, err := cancelledID(env.params); err != nil {
+			return dropMsg(env, "notifications/cancelled: %v", err)
+		}
+	}
+	return verdict{env: env}
+}
+
+func (env envelope) checkResponse() verdict {
+	if _, err := validID(env.id); err != nil || env.id == nil {
+		return dropMsg(env, "response without a valid id")
+	}
+	if string(env.jsonrpc) != `"2.0"` {
+		return dropMsg(env, "response whose jsonrpc is not \"2.0\"")
+	}
+	if env.result != nil && env.error != nil {
+		return dropMsg(env, "response with both result and error")
+	}
+	return verdict{env: env}
+}
+
+// problem names what is wrong with a request or notification, if anything.
+func (env envelope) problem() string {
+	switch {
+	case !isJSONRPC2(env.jsonrpc):
+		return `"jsonrpc" must be "2.0"`
+	case env.method[0] != '"':
+		return `"method" must be a string`
+	case env.params != nil && env.params[0] != '{' && string(env.params) != "null":
+		return `"params" must be an object`
+	case env.result != nil || env.error != nil:
+		return `a request has no "result" or "error"`
+	}
+	return ""
+}
+
+func isJSONRPC2(raw []byte) bool {
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var s string
+	return bytes.IndexByte(raw, '\\') >= 0 && json.Unmarshal(raw, &s) == nil && s == mcp.JSONRPC_VERSION
+}
+
+// validID returns the id to echo in an error: a string re-encoded as
+// encoding/json writes it, or the number token. The error says why an id
+// is not valid; an absent id has neither.
+func validID(raw []byte) (json.RawMessage, error) {
+	switch {
+	case raw == nil:
+		return nil, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("\"id\": %w", err)
+		}
+		b, err := json.Marshal(s)
+		return b, err
+	case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
+		return json.RawMessage(raw), nil
+	case string(raw) == "null":
+		return nil, errors.New(`"id" must be a string or a number, not null`)
+	}
+	return nil, errors.New(`"id" must be a string or a number`)
+}
+
+// requestKey is an id as mcp-go tells ids apart: a string, or a number as an
+// int64 when whole. "" for no valid id.
+func requestKey(raw []byte) string {
+	switch {
+	case raw == nil:
+		return ""
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return "s:" + s
+	case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return "n:" + string(raw)
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return "n:" + strconv.FormatInt(int64(f), 10)
+		}
+		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return ""
+}
+
+// cancelledID returns the requestId of notifications/cancelled params,
+// which must be a string or a number.
+func cancelledID(params []byte) ([]byte, error) {
+	if params == nil || params[0] != '{' {
+		return nil, errors.New("no params object")
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	if _, err := validID(p.RequestID); err != nil || p.RequestID == nil {
+		return nil, errors.New("requestId must be a string or a number")
+	}
+	return p.RequestID, nil
+}
+
+// methodIs reports whether a method token is the string name, without
+// allocating unless it has escapes.
+func methodIs(raw []byte, name string) bool {
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == name
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && s == name
+}
+
+// methodName is a method token decoded, cut for error messages and logs.
+func methodName(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "?"
+	}
+	return cutEcho(s)
+}
+
+// maxEcho bounds what a client-chosen name puts in an error message.
+const maxEcho = 64
+
+func cutEcho(s string) string {
+	if len(s) > maxEcho {
+		return s[:maxEcho] + "..."
+	}
+	return s
+}
+
+// precheckHTTP runs the pre-check on each POSTed JSON-RPC message before
+// mcp-go's streamable HTTP server reads it: a refused message gets HTTP
+// 400 with the JSON-RPC error, a dropped notification 202 and no body.
+// An initialize that carries an Mcp-Session-Id is refused: a session is
+// initialized once (mcp-go would open a new session and ignore the
+// header). Requests before initialize need no check here: without a
+// session id, mcp-go answers them 404. The body is read whole; Guard
+// bounds it.
+type precheckHTTP struct {
+	next http.Handler
+	log  *slog.Logger
+}
+
+func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil || !isJSONContent(r.Header.Get("Content-Type")) {
+		h.next.ServeHTTP(w, r) // mcp-go answers what is not a JSON POST
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		h.refusal(w, refusal(mcp.PARSE_ERROR, nil, "reading the request body: %v", err))
+		return
+	}
+	v := precheck(body)
+	if v.pass() && r.Header.Get(server.HeaderKeySessionID) != "" && methodIs(v.env.method, string(mcp.MethodInitialize)) {
+		id, _ := validID(v.env.id)
+		v = refusal(mcp.INVALID_REQUEST, id, "initialize within session %s, which is initialized already",
+			logSafe(cutEcho(r.Header.Get(server.HeaderKeySessionID))))
+	}
+	switch {
+	case v.drop:
+		h.log.Debug("client message dropped", "transport", "http", "reason", logSafe(v.reason))
+		w.WriteHeader(http.StatusAccepted)
+	case !v.pass():
+		h.refusal(w, v)
+	default:
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.next.ServeHTTP(w, r)
+	}
+}
+
+func (h precheckHTTP) refusal(w http.ResponseWriter, v verdict) {
+	h.log.Debug("client message refused", "transport", "http", "code", v.code, "reason", logSafe(v.reason))
+	body := append(v.reply(), '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(body)
+}
+
+// isJSONContent reports whether a Content-Type is application/json, with
+// or without parameters, as mcp-go requires of a POST.
+func isJSONContent(ct string) bool {
+	mediaType, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mediaType), "application/json")
+}
+
+// readBody reads a request body whole, in one allocation when its length
+// is known (Guard sets it).
+func readBody(r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= defaultMaxBodyBytes {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r.Body)
+	_ = r.Body.Close()
+	return buf.Bytes(), err
+}

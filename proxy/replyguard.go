@@ -1,0 +1,263 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+)
+
+// The streamable-HTTP checks (FI-02, FI-10): mcp-go reports every failure
+// of its HTTP transport alike, as a *transport.Error, so a reply that is
+// garbage looks like a dead upstream; it logs and skips an SSE event that
+// is not JSON, so the call ends with "unexpected nil response"; and it
+// dispatches the unfinished event of a stream that breaks off, so a
+// partial result reaches the caller. replyGuard, the RoundTripper of every
+// streamable-HTTP upstream, checks each reply to a POSTed request before
+// mcp-go reads it: a broken one fails the read, and the reason is kept in
+// the call's replyCheck, so the call fails as upstream_protocol_error and
+// the connection is kept.
+
+// replyCheck keeps the first reason a call's reply was refused.
+type replyCheck struct {
+	mu  sync.Mutex
+	err error
+}
+
+type replyCheckKey struct{}
+
+// withReplyCheck returns ctx carrying a new replyCheck for one call.
+func withReplyCheck(ctx context.Context) (context.Context, *replyCheck) {
+	c := &replyCheck{}
+	return context.WithValue(ctx, replyCheckKey{}, c), c
+}
+
+func replyCheckFrom(ctx context.Context) *replyCheck {
+	c, _ := ctx.Value(replyCheckKey{}).(*replyCheck)
+	return c
+}
+
+// fail keeps err unless a reason is kept already, and returns it. A nil
+// check keeps nothing.
+func (c *replyCheck) fail(err error) error {
+	if c == nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+	return err
+}
+
+// problem is the reason kept, or nil.
+func (c *replyCheck) problem() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// replyGuard checks the replies of a streamable-HTTP upstream.
+type replyGuard struct {
+	next http.RoundTripper
+	max  int // bytes in one JSON reply or one SSE event
+	// report logs and counts one refused reply; it must not block.
+	report func(error)
+}
+
+// RoundTrip checks a 200 reply to a POSTed JSON-RPC request: its content
+// type at once, its body as mcp-go reads it.
+func (g *replyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	want, isRequest := postedRequest(req)
+	resp, err := g.next.RoundTrip(req)
+	if err != nil || !isRequest || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	r := &reply{check: replyCheckFrom(req.Context()), report: g.report, want: want, max: g.max}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch media {
+	case "application/json":
+		resp.Body = &jsonReply{reply: r, body: resp.Body}
+	case "text/event-stream":
+		resp.Body = &sseReply{reply: r, body: resp.Body, r: bufio.NewReader(resp.Body)}
+	default:
+		// mcp-go refuses it as a transport error; the check says why.
+		r.refuse(fmt.Errorf("%w: a reply of content type %q", ErrProtocol, media))
+	}
+	return resp, nil
+}
+
+// postedRequest says whether req POSTs a JSON-RPC request, and gives its
+// id's key: a notification or a response gets no reply to check.
+func postedRequest(req *http.Request) (want string, ok bool) {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return "", false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return "", false
+	}
+	defer body.Close()
+	var m rpcMessage
+	if json.NewDecoder(body).Decode(&m) != nil || !m.isCall() {
+		return "", false
+	}
+	want = idKey(m.ID)
+	return want, want != ""
+}
+
+// reply is what both kinds of reply body need.
+type reply struct {
+	check  *replyCheck
+	report func(error)
+	want   string
+	max    int
+}
+
+// refuse keeps and reports why the reply is refused, and returns it.
+func (r *reply) refuse(err error) error {
+	r.report(err)
+	return r.check.fail(err)
+}
+
+func (r *reply) tooLarge() error {
+	return r.refuse(fmt.Errorf("%w: a reply over %d bytes", ErrMessageTooLarge, r.max))
+}
+
+// jsonReply reads a whole application/json reply, up to max bytes, and
+// hands it on only if it is a well-formed response to the request.
+type jsonReply struct {
+	*reply
+	body io.ReadCloser
+	buf  *bytes.Reader // nil until read and checked
+	err  error
+}
+
+func (j *jsonReply) Read(p []byte) (int, error) {
+	if j.buf == nil && j.err == nil {
+		j.load()
+	}
+	if j.err != nil {
+		return 0, j.err
+	}
+	return j.buf.Read(p)
+}
+
+func (j *jsonReply) load() {
+	data, err := io.ReadAll(io.LimitReader(j.body, int64(j.max)+1))
+	switch {
+	case err != nil:
+		j.err = err // the connection broke: not the upstream's protocol
+	case len(data) > j.max:
+		j.err = j.tooLarge()
+	default:
+		if err := vetReply(data, j.want); err != nil {
+			j.err = j.refuse(err)
+			return
+		}
+		j.buf = bytes.NewReader(data)
+	}
+}
+
+func (j *jsonReply) Close() error { return j.body.Close() }
+
+// sseReply hands on a text/event-stream reply line by line, each event
+// once its data is checked. A stream that ends inside an event (data
+// since the last blank line) ends with io.ErrUnexpectedEOF, which makes
+// mcp-go drop the unfinished event rather than dispatch it (FI-02).
+type sseReply struct {
+	*reply
+	body io.ReadCloser
+	r    *bufio.Reader
+	data []byte // the data of the event being read
+	open bool   // a data line since the last blank line
+	out  []byte // checked, not yet read
+	err  error
+}
+
+func (s *sseReply) Read(p []byte) (int, error) {
+	for len(s.out) == 0 && s.err == nil {
+		s.err = s.next()
+	}
+	if len(s.out) > 0 {
+		n := copy(p, s.out)
+		s.out = s.out[n:]
+		return n, nil
+	}
+	return 0, s.err
+}
+
+func (s *sseReply) Close() error { return s.body.Close() }
+
+// next reads one line and queues it once checked.
+func (s *sseReply) next() error {
+	line, err := s.line()
+	switch {
+	case errors.Is(err, io.EOF) && (s.open || len(line) > 0):
+		return io.ErrUnexpectedEOF
+	case err != nil:
+		return err
+	}
+	field := bytes.TrimRight(line, "\r\n")
+	switch {
+	case len(field) == 0:
+		if err := s.dispatch(); err != nil {
+			return err
+		}
+	case bytes.HasPrefix(field, []byte("data:")):
+		value := bytes.TrimPrefix(field[len("data:"):], []byte(" "))
+		if len(s.data) > 0 {
+			s.data = append(s.data, '\n')
+		}
+		if s.data = append(s.data, value...); len(s.data) > s.max {
+			return s.tooLarge()
+		}
+		s.open = true
+	}
+	s.out = line
+	return nil
+}
+
+// line reads one line of at most max bytes.
+func (s *sseReply) line() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > s.max {
+			return nil, s.tooLarge()
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// dispatch checks the event a blank line ends, as mcp-go is about to
+// take it: a JSON-RPC 2.0 message, and if a response, the one to this
+// request.
+func (s *sseReply) dispatch() error {
+	data := s.data
+	s.data, s.open = s.data[:0], false
+	if len(data) == 0 {
+		return nil // no data (a priming event): mcp-go dispatches nothing
+	}
+	m, err := parseMessage(data)
+	if err == nil && !m.isCall() {
+		err = m.vetAnswer(s.want)
+	}
+	if err != nil {
+		return s.refuse(err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// An HTTP upstream's event stream, checked event by event (FI-02, FI-10).
+
+// readSSE reads an event stream through sseReply for the request with
+// id 1, and returns what mcp-go would read and the error it ends with.
+func readSSE(t *testing.T, stream string) (string, error, *replyCheck) {
+	t.Helper()
+	check := &replyCheck{}
+	body := io.NopCloser(strings.NewReader(stream))
+	r := &sseReply{reply: &reply{check: check, report: func(error) {}, want: idKey([]byte("1")), max: 1 << 10},
+		body: body, r: bufio.NewReader(body)}
+	got, err := io.ReadAll(r)
+	return string(got), err, check
+}
+
+func TestSSEReply(t *testing.T) {
+	const response = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+	const progress = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
+	t.Run("whole", func(t *testing.T) {
+		stream := "id: a\ndata:\n\n" + progress + response
+		got, err, check := readSSE(t, stream)
+		if got != stream || err != nil || check.problem() != nil {
+			t.Errorf("got %q, %v, %v; want the stream as is", got, err, check.problem())
+		}
+	})
+	t.Run("cut inside an event", func(t *testing.T) {
+		unfinished := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+		got, err, check := readSSE(t, progress+unfinished)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || check.problem() != nil {
+			t.Errorf("got %v, %v; want io.ErrUnexpectedEOF and no protocol error", err, check.problem())
+		}
+		if strings.Contains(got, "\"id\":1") && strings.HasSuffix(got, "\n\n") {
+			t.Errorf("the unfinished event was finished: %q", got)
+		}
+	})
+	t.Run("cut inside a line", func(t *testing.T) {
+		_, err, _ := readSSE(t, progress+"data: {\"jsonrpc\"")
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("got %v, want io.ErrUnexpectedEOF", err)
+		}
+	})
+	for name, stream := range map[string]string{
+		"not JSON":          "data: {not json\n\n",
+		"another request":   "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n",
+		"both a result":     "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\n\n",
+		"not JSON-RPC 2.0":  "data: {\"id\":1,\"result\":{}}\n\n",
+		"message too large": "data: " + strings.Repeat("x", 2<<10) + "\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err, check := readSSE(t, progress+stream)
+			if err == nil || check.problem() != err || !strings.Contains(err.Error(), name) {
+				t.Errorf("got %v (kept %v), want an error saying %q", err, check.problem(), name)
+			}
+			// Its lines may go on, but never the blank line that dispatches it.
+			if rest, ok := strings.CutPrefix(got, progress); !ok || strings.Contains(rest, "\n\n") {
+				t.Errorf("handed on %q, want the good event before and the bad one unfinished", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+// flagCaseVariants warns of exposed tool names that differ only in case,
+// among the catalog's tools and the proxy's own (BI-17). They stay distinct,
+// since tool names are case-sensitive, but a model may call one for the
+// other: a possible shadowing.
+func (c *Catalog) flagCaseVariants(reserved []string) {
+	groups := make(map[string][]Tool) // lower-cased name -> tools; Upstream "" is the proxy
+	for _, r := range reserved {
+		groups[strings.ToLower(r)] = append(groups[strings.ToLower(r)], Tool{Name: r})
+	}
+	for _, t := range c.Tools {
+		groups[strings.ToLower(t.Name)] = append(groups[strings.ToLower(t.Name)], t)
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[key]
+		if len(g) < 2 {
+			continue
+		}
+		slices.SortFunc(g, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		p := Problem{}
+		described := make([]string, len(g))
+		for i, t := range g {
+			described[i] = fmt.Sprintf("%q (%s)", t.Name, whose(t.Upstream))
+			p.Tools = append(p.Tools, t.Name)
+			if !slices.Contains(p.Upstreams, t.Upstream) {
+				p.Upstreams = append(p.Upstreams, t.Upstream)
+			}
+		}
+		p.Text = fmt.Sprintf("tool names %s differ only in case: all are exposed, as names are case-sensitive, "+
+			"but a model may call one for another (possible shadowing); consider tools.deny or a prefix",
+			strings.Join(described, " and "))
+		c.Warnings = append(c.Warnings, p)
+	}
+}
+
+func whose(upstream string) string {
+	if upstream == "" {
+		return "the proxy's own tool"
+	}
+	return "upstream " + upstream
+}
+
+// flagShadowing warns of tools whose texts name a tool of another upstream
+// (SEC-10, cross-server shadowing: a description that tells the model how
+// to use another server's send_email). Vetting scans for the same thing,
+// but only against the tools in the catalog when a tool is listed, so what
+// it sees depends on the order upstreams connect in; this check runs over
+// every exposed tool at each rebuild.
+func (c *Catalog) flagShadowing() {
+	byName := make(map[string][]Tool) // lower-cased exposed and own name -> tools
+	var names []string
+	upstreams := make(map[string]bool)
+	for _, t := range c.Tools {
+		upstreams[t.Upstream] = true
+		for _, n := range []string{t.Name, t.Original} {
+			key := strings.ToLower(n)
+			if !slices.ContainsFunc(byName[key], func(o Tool) bool { return o.Name == t.Name }) {
+				byName[key] = append(byName[key], t)
+				names = append(names, n)
+			}
+		}
+	}
+	if len(upstreams) < 2 {
+		return
+	}
+	set := integrity.NewToolNames(names)
+	for _, t := range c.Tools {
+		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName); ok {
+			c.Warnings = append(c.Warnings, p)
+		}
+	}
+}
+
+// shadowingOf is the warning for t when a name it mentions belongs to a
+// tool of another upstream.
+func shadowingOf(t Tool, mentioned []string, byName map[string][]Tool) (Problem, bool) {
+	p := Problem{Upstreams: []string{t.Upstream}, Tools: []string{t.Name}, Shadowing: true}
+	var named []string
+	for _, m := range mentioned {
+		var theirs []string
+		for _, o := range byName[strings.ToLower(m)] {
+			if o.Upstream == t.Upstream {
+				continue
+			}
+			theirs = append(theirs, fmt.Sprintf("%s of upstream %s", o.Name, o.Upstream))
+			p.Tools = append(p.Tools, o.Name)
+			if !slices.Contains(p.Upstreams, o.Upstream) {
+				p.Upstreams = append(p.Upstreams, o.Upstream)
+			}
+		}
+		if len(theirs) > 0 {
+			named = append(named, fmt.Sprintf("%q (%s)", m, strings.Join(theirs, ", ")))
+		}
+	}
+	if len(named) == 0 {
+		return Problem{}, false
+	}
+	p.Text = fmt.Sprintf("upstream %s: tool %q names another upstream's tool: %s; possible cross-server shadowing "+
+		"(a description can steer how the model uses another server's tools)", t.Upstream, t.Name, strings.Join(named, ", "))
+	return p, true
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -357,8 +358,26 @@ func callErr(err error, cfg UpstreamConfig) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", cfg.callTimeout())
 	}
-	return err
+	return withoutURL(err)
 }
+
+// withoutURL keeps an HTTP upstream's URL, which may carry credentials in
+// its path or query, out of an error's text; the chain stays for errors.Is.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.URL == "" {
+		return err
+	}
+	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
 
 // ReadResource reads a resource from the upstream that offers it.
 func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

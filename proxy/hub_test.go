@@ -396,3 +396,24 @@ func TestHubSSEUpstreamWithHeaders(t *testing.T) {
 	}
 	sse.Shutdown(context.Background())
 }
+
+// An HTTP upstream's URL, which may carry a key in its query, never shows
+// in a call's error: the error text reaches the model.
+func TestUpstreamErrorHidesURL(t *testing.T) {
+	mcpHandler := server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+	ts := httptest.NewServer(mcpHandler)
+	t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
+	const secret = "s3cret-key-in-the-query"
+	h := startHub(t, UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP,
+		URL: ts.URL + "/mcp?key=" + secret, Prefix: "remote_"})
+	if got := callText(t, h, "remote_echo", map[string]any{"text": "up"}); got != "up" {
+		t.Fatalf("echo: %q", got)
+	}
+	ts.CloseClientConnections()
+	ts.Close()
+	_, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": "down"}, nil)
+	ue := wantKind(t, "a call to a stopped HTTP upstream", err, KindUnavailable)
+	if msg := ue.Error(); strings.Contains(msg, secret) || strings.Contains(msg, ts.URL) {
+		t.Errorf("the error names the upstream's URL: %s", msg)
+	}
+}

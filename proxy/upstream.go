@@ -98,7 +98,7 @@ func (u *upstream) run(ctx context.Context) {
 			u.failures++
 		}
 		u.mu.Unlock()
-		u.logger.Warn("upstream down", "err", err, "retry_in", delay.Round(time.Millisecond))
+		u.logger.Warn("upstream down", "err", withoutURL(err), "retry_in", delay.Round(time.Millisecond))
 		if !sleep(ctx, delay) {
 			u.setState(StateStopped, nil)
 			return
@@ -178,7 +178,7 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 		req := mcp.SetLevelRequest{}
 		req.Params.Level = mcp.LoggingLevelInfo
 		if err := c.client.SetLevel(ctx, req); err != nil {
-			u.logger.Debug("setting the upstream's log level", "err", err)
+			u.logger.Debug("setting the upstream's log level", "err", withoutURL(err))
 		}
 	}
 	return u.list(ctx, c)
@@ -213,7 +213,7 @@ func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 	}
 	if c.caps.Prompts != nil {
 		if p, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{}); err != nil {
-			u.logger.Warn("listing prompts", "err", err)
+			u.logger.Warn("listing prompts", "err", withoutURL(err))
 		} else {
 			out.prompts = p.Prompts
 		}
@@ -225,12 +225,12 @@ func (u *upstream) listResources(ctx context.Context, c *conn) ([]mcp.Resource, 
 	var res []mcp.Resource
 	var tpl []mcp.ResourceTemplate
 	if r, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
-		u.logger.Warn("listing resources", "err", err)
+		u.logger.Warn("listing resources", "err", withoutURL(err))
 	} else {
 		res = r.Resources
 	}
 	if t, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
-		u.logger.Debug("listing resource templates", "err", err)
+		u.logger.Debug("listing resource templates", "err", withoutURL(err))
 	} else {
 		tpl = t.ResourceTemplates
 	}
@@ -306,7 +306,7 @@ func (u *upstream) relist(ctx context.Context, c *conn) {
 	defer cancel()
 	offer, err := u.list(ctx, c)
 	if err != nil {
-		u.logger.Warn("refreshing upstream listing", "err", err)
+		u.logger.Warn("refreshing upstream listing", "err", withoutURL(err))
 		return
 	}
 	u.mu.Lock()

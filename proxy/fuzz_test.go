@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -89,6 +91,42 @@ func FuzzPrecheck(f *testing.F) {
 			if !bytes.Equal(pair[0], pair[1]) {
 				t.Fatalf("%s: encoding/json reads %q, the pre-check %q", envelopeNames[i], pair[0], pair[1])
 			}
+		}
+	})
+}
+
+// FuzzSSEReply reads arbitrary bytes as an HTTP upstream's event stream
+// for the request with id 1 (CONF-04, the SSE parser): it never panics;
+// what it hands on is the stream's start, unchanged; it ends cleanly only
+// after handing on the whole stream with no event left open, and a refusal
+// is kept for the call.
+func FuzzSSEReply(f *testing.F) {
+	for _, s := range []string{
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+		"id: a\nretry: 500\ndata:\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: {\"jsonrpc\"",
+		"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\r\n\r\n",
+		"data: [1]\ndata: 2\n\n",
+		": comment\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		check := &replyCheck{}
+		body := io.NopCloser(bytes.NewReader(stream))
+		r := &sseReply{reply: &reply{check: check, report: func(error) {}, want: idKey([]byte("1")), max: 1 << 12},
+			body: body, r: bufio.NewReader(body)}
+		got, err := io.ReadAll(r)
+		if !bytes.HasPrefix(stream, got) {
+			t.Fatalf("handed on %q, which does not start the stream %q", got, stream)
+		}
+		switch {
+		case err == nil && !bytes.Equal(got, stream):
+			t.Fatalf("ended cleanly after %d of %d bytes", len(got), len(stream))
+		case err == nil && len(stream) > 0 && !bytes.HasSuffix(stream, []byte("\n")):
+			t.Fatalf("a stream ending inside a line ended cleanly: %q", stream)
+		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && check.problem() != err:
+			t.Fatalf("refused with %v but kept %v", err, check.problem())
 		}
 	})
 }

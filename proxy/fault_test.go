@@ -411,6 +411,36 @@ func TestFI04HangTimesOutAndCancelsUpstream(t *testing.T) {
 	}
 }
 
+// FI-04: timeouts in a row, with no answer in between, eject the
+// upstream (it is restarted); one answer resets the count.
+func TestFI04ConsecutiveTimeoutsEjectTheUpstream(t *testing.T) {
+	up := stdioFake("alpha")
+	up.Timeout = 100 * time.Millisecond
+	h := startHub(t, up)
+	pid := callText(t, h, "alpha_pid", nil)
+	hang := func(n int) {
+		t.Helper()
+		for range n {
+			_, err := h.CallTool(t.Context(), "alpha_hang", nil, nil)
+			wantKind(t, "alpha_hang", err, KindTimeout)
+		}
+	}
+	hang(maxTimeouts - 1)
+	if got := callText(t, h, "alpha_pid", nil); got != pid {
+		t.Fatalf("alpha restarted after %d timeouts (pid %s, was %s), want %d in a row", maxTimeouts-1, got, pid, maxTimeouts)
+	}
+	// That answer reset the count.
+	hang(maxTimeouts - 1)
+	if got := callText(t, h, "alpha_pid", nil); got != pid {
+		t.Fatalf("alpha restarted though an answer came between the timeouts (pid %s, was %s)", got, pid)
+	}
+	hang(maxTimeouts)
+	eventually(t, faultWait, "alpha restarted after timeouts in a row", func() bool {
+		res, err := h.CallTool(t.Context(), "alpha_pid", nil, nil)
+		return err == nil && !res.IsError && mcp.GetTextFromContent(res.Content[0]) != pid
+	})
+}
+
 // FI-05: an upstream that never answers initialize is given up after
 // InitTimeout: Start returns, the other upstream's tools are listed and
 // served (to clients too), and the hung one is reported failed.

@@ -426,6 +426,7 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
 	}
+	c.answered()
 	return res, nil
 }
 
@@ -458,7 +459,11 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 		return err // the caller went away
 	}
 	if timeout := deadline.expired(ctx); timeout != nil {
+		c.timedOut(timeout)
 		return timeout
+	}
+	if !isTransportError(err) {
+		c.answered() // an error answer is an answer
 	}
 	if refused := check.problem(); refused != nil {
 		return refused // an HTTP reply replyGuard refused
@@ -532,6 +537,32 @@ type conn struct {
 	stop       func()      // releases the transport (and the child, for stdio)
 	onLost     func()      // guarded by mu; set by the upstream once connected
 	violations []time.Time // guarded by mu: protocol errors within violationWindow
+	timeouts   int         // guarded by mu: calls timed out since the last answer
+}
+
+// maxTimeouts calls in a row that time out, with no answer from the
+// upstream in between, eject it: the connection is given up and the
+// upstream restarted, as a wedged child or a stuck session answers
+// nothing more (FI-04's outlier ejection). One answer resets the count.
+const maxTimeouts = 5
+
+// timedOut counts a call that timed out and ejects the upstream at
+// maxTimeouts in a row.
+func (c *conn) timedOut(err error) {
+	c.mu.Lock()
+	c.timeouts++
+	n := c.timeouts
+	c.mu.Unlock()
+	if n >= maxTimeouts {
+		c.markLost(fmt.Errorf("%d calls in a row timed out with no answer in between, the last: %w", n, err))
+	}
+}
+
+// answered resets the count of calls timed out in a row.
+func (c *conn) answered() {
+	c.mu.Lock()
+	c.timeouts = 0
+	c.mu.Unlock()
 }
 
 // maxViolations protocol errors from an upstream within violationWindow

@@ -4,11 +4,12 @@ package proxy
 // a broken or hostile client sends: raw JSON-RPC lines into ServeStdio and
 // raw HTTP requests into Guard(HTTPHandler()), as serve wires them.
 //
-// Not here: BI-07 (arguments against inputSchema) does not apply, the
-// proxy is in passthrough mode: it forwards arguments unchanged (mcp-go's
-// WithInputSchemaValidation is off) and leaves validation to the upstream;
-// only run_plan checks plan arguments, in executor. BI-11 and BI-12 are in
-// guard_test.go.
+// Not here: BI-07 (arguments against inputSchema) is in argcheck_test.go:
+// by default the proxy passes arguments through unchanged (mcp-go's
+// WithInputSchemaValidation is off) and the upstream judges them; with an
+// upstream's validate_arguments on, the hub refuses a violating call
+// before forwarding (invalid_arguments). run_plan's executor checks plan
+// arguments in any case. BI-11 and BI-12 are in guard_test.go.
 //
 // mcp-go's stdio server keeps one process-wide session, so these tests
 // run one stdio server at a time (none is parallel) and cannot start a

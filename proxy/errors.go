@@ -22,10 +22,17 @@ const (
 	KindTooLarge      Kind = "message_too_large"
 	KindUpstreamError Kind = "upstream_error"
 	KindRateLimited   Kind = "rate_limited"
+	// KindInvalidArguments is a call refused before forwarding because its
+	// arguments violate the tool's inputSchema (validate_arguments, BI-07).
+	KindInvalidArguments Kind = "invalid_arguments"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.
 var ErrUnknownTool = errors.New("unknown tool")
+
+// ErrInvalidArguments is returned, wrapped with the violations, for a call
+// whose arguments do not match the tool's input schema.
+var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
 
 // ErrNotConnected is returned when an upstream has no live connection.
 var ErrNotConnected = errors.New("not connected")

@@ -98,6 +98,7 @@ type Hub struct {
 	upstreams []*upstream // sorted by name, fixed at creation
 	byName    map[string]*upstream
 	progress  progressRouter
+	args      argChecker // validates call arguments (validate_arguments)
 	catalog   atomic.Pointer[Catalog]
 	relay     atomic.Pointer[Relay]
 	subID     atomic.Uint64
@@ -310,6 +311,9 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name, Err: ErrUnknownTool}
 	}
 	u, upstream := h.byName[t.Upstream], t.Upstream
+	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {
+		return nil, err // refused before forwarding (BI-07)
+	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = t.Original
 	req.Params.Arguments = args

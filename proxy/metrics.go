@@ -86,11 +86,12 @@ var (
 // mcp_router_tool_calls_total but not in the latency histogram, where
 // their instant answers would make an outage look fast.
 var refusedKinds = map[string]bool{
-	string(KindUnknownTool): true,
-	string(KindBlocked):     true,
-	string(KindCircuitOpen): true,
-	string(KindQueueFull):   true,
-	string(KindRateLimited): true,
+	string(KindUnknownTool):      true,
+	string(KindBlocked):          true,
+	string(KindCircuitOpen):      true,
+	string(KindQueueFull):        true,
+	string(KindRateLimited):      true,
+	string(KindInvalidArguments): true,
 }
 
 // NewMetrics returns metrics with every series registered. It does no I/O.
@@ -211,7 +212,8 @@ func (m *Metrics) Handler() http.Handler {
 // CallDone records a tool call through the hub. kind is "" when the tool
 // ran (an isError result included: see ToolError) and the UpstreamError
 // Kind otherwise. Calls refused before reaching an upstream (unknown_tool,
-// tool_blocked, circuit_open, queue_full, rate_limited) are not timed.
+// tool_blocked, circuit_open, queue_full, rate_limited, invalid_arguments)
+// are not timed.
 func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string) {
 	if m == nil {
 		return

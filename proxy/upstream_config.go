@@ -79,6 +79,12 @@ type UpstreamConfig struct {
 	// upstream's tool results (integrity.ResultsOff, ResultsWarn,
 	// ResultsRedact, ResultsBlock); empty means ResultsRedact.
 	Results integrity.ResultPolicy
+	// ValidateArguments checks each call's arguments against the tool's
+	// inputSchema before forwarding; a call that violates it is refused
+	// with KindInvalidArguments and never reaches the upstream (BI-07).
+	// Off by default: arguments pass through unchanged and the upstream,
+	// whose schema may be looser or stricter than what it accepts, judges.
+	ValidateArguments bool
 }
 
 // DefaultMaxMessageBytes bounds one message from a stdio upstream.

@@ -434,3 +434,32 @@ profiles:
 		}
 	}
 }
+
+// BI-07: validate_arguments is off unless set; a profile's value is the
+// default of its upstreams and an upstream's own key overrides it.
+func TestLoadValidateArguments(t *testing.T) {
+	p := loadProfile(t, `
+profiles:
+  p:
+    validate_arguments: true
+    upstreams:
+      web: {builtin: web}
+      docs: {builtin: docs, validate_arguments: false}
+`, nil)
+	if !p.Upstreams[0].ValidateArguments || p.Upstreams[1].ValidateArguments {
+		t.Errorf("got web %v, docs %v; want true (the profile's), false (its own)", p.Upstreams[0].ValidateArguments, p.Upstreams[1].ValidateArguments)
+	}
+	p = loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n      calc: {builtin: calculator, validate_arguments: true}\n", nil)
+	if p.Upstreams[0].ValidateArguments || !p.Upstreams[1].ValidateArguments {
+		t.Errorf("got web %v, calc %v; want false (the default), true", p.Upstreams[0].ValidateArguments, p.Upstreams[1].ValidateArguments)
+	}
+	for yaml, want := range map[string]string{
+		"profiles:\n  p:\n    validate_arguments: sometimes\n":                                               `profiles.yaml:3: profiles.p.validate_arguments: "sometimes" is not a boolean`,
+		"profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        validate_arguments: [a]\n": `profiles.yaml:6: profiles.p.upstreams.x.validate_arguments: want a single value`,
+		"profiles:\n  p:\n    upstreams:\n      x: {builtin: web, validate_argument: true}\n":                `profiles.p.upstreams.x.validate_argument: unknown key (did you mean "validate_arguments"?)`,
+	} {
+		if _, err := load(t, yaml, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
+}

@@ -45,6 +45,9 @@ type rawProfile struct {
 	Routing   rawRouting           `yaml:"routing"`
 	Planner   rawPlanner           `yaml:"planner"`
 	Integrity rawIntegrity         `yaml:"integrity"`
+	// ValidateArguments is the profile's default; an upstream's
+	// validate_arguments overrides it.
+	ValidateArguments bool `yaml:"validate_arguments"`
 }
 
 type rawIntegrity struct {
@@ -101,6 +104,8 @@ type rawUpstream struct {
 	Tools      rawToolFilter     `yaml:"tools"`
 	Protocol   string            `yaml:"protocol"`
 	Results    string            `yaml:"results"` // integrity.results for this upstream
+	// ValidateArguments overrides the profile's validate_arguments (nil: unset).
+	ValidateArguments *bool `yaml:"validate_arguments"`
 	// TrustAnnotations and ReadOnlyTools: see proxy.UpstreamConfig.
 	TrustAnnotations bool     `yaml:"trust_annotations"`
 	ReadOnlyTools    []string `yaml:"read_only_tools"`

@@ -47,6 +47,9 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		if cfg.Results == "" {
 			cfg.Results = integrity.ResultPolicy(in.Results)
 		}
+		if u.Value.ValidateArguments == nil {
+			cfg.ValidateArguments = e.Value.ValidateArguments
+		}
 		p.Upstreams = append(p.Upstreams, cfg)
 		p.Lines[u.Key] = u.Line
 	}
@@ -95,6 +98,9 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 	}
 	if u.Prefix != nil {
 		cfg.Prefix = *u.Prefix
+	}
+	if u.ValidateArguments != nil {
+		cfg.ValidateArguments = *u.ValidateArguments // BI-07
 	}
 	for i, a := range u.Args {
 		cfg.Args = append(cfg.Args, x.expand(fmt.Sprintf("args[%d]", i), a))

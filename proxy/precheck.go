@@ -81,8 +81,11 @@ func (v verdict) reply() []byte {
 
 func refusal(code int, id json.RawMessage, format string, args ...any) verdict {
 	prefix := "Invalid Request: "
-	if code == mcp.PARSE_ERROR {
+	switch code {
+	case mcp.PARSE_ERROR:
 		prefix = "Parse error: "
+	case mcp.METHOD_NOT_FOUND:
+		prefix = "Method not found: "
 	}
 	return verdict{code: code, id: id, reason: prefix + fmt.Sprintf(format, args...)}
 }
@@ -123,7 +126,17 @@ func precheck(msg []byte) verdict {
 	if err != nil {
 		return refusal(mcp.INVALID_REQUEST, nil, "%v", err)
 	}
-	return env.check()
+	v := env.check()
+	if v.pass() && env.id != nil && methodIs(env.method, string(mcp.MethodServerDiscover)) {
+		// Only protocol versions with sessions are served (DESIGN decision
+		// 2), so answer as a server that predates 2026-07-28: a client
+		// that probes with server/discover (mcp-go's does) then falls back
+		// to initialize, rather than going on without one.
+		id, _ := validID(env.id)
+		return refusal(mcp.METHOD_NOT_FOUND, id, "server/discover: this server speaks the protocol versions "+
+			"with sessions (2025-11-25 and earlier); send initialize")
+	}
+	return v
 }
 
 // envelopeOf picks the JSON-RPC members from a top-level object. A member

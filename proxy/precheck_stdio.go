@@ -22,7 +22,7 @@ const maxStdioMessage = defaultMaxBodyBytes
 // stdioFilter pre-checks each line a stdio client sends: it answers or
 // drops the bad ones itself and hands the rest to mcp-go. It also keeps
 // the connection's handshake (BI-10), which mcp-go's stdio server does
-// not: until initialize is answered only ping, server/discover and
+// not: until initialize is answered only ping and
 // initialize itself are served, and initialize is served once.
 type stdioFilter struct {
 	out     *stdioOut
@@ -173,7 +173,7 @@ func (l *handshake) admit(v verdict) verdict {
 		}
 		l.state, l.initID = handshakeInit, requestKey(env.id)
 	case l.state == handshakeReady:
-	case methodIs(env.method, string(mcp.MethodPing)) || methodIs(env.method, string(mcp.MethodServerDiscover)):
+	case methodIs(env.method, string(mcp.MethodPing)):
 		if l.state == handshakeInit && requestKey(env.id) == l.initID {
 			return refusal(mcp.INVALID_REQUEST, id, "id %s is used by initialize, which is not answered yet", id)
 		}

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -361,4 +364,60 @@ func TestFI17ProgressFloodIsRateLimited(t *testing.T) {
 	if !slices.Equal(got, []float64{1, 2, 3}) {
 		t.Errorf("a few notifications: sent %v, want all three", got)
 	}
+}
+
+// An mcp-go client left to its defaults probes with server/discover
+// (2026-07-28) first; the proxy answers as a server with sessions only
+// (method not found), so the client falls back to initialize and its
+// calls are served, over stdio and HTTP.
+func TestMCPGoClientFallsBackToInitialize(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	check := func(t *testing.T, c *mcpclient.Client) {
+		t.Helper()
+		res, err := c.Initialize(t.Context(), mcp.InitializeRequest{})
+		if err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+		if res.ProtocolVersion != "2025-11-25" {
+			t.Errorf("negotiated %q, want 2025-11-25 (a session)", res.ProtocolVersion)
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "alpha_echo", map[string]any{"text": "hi"}
+		got, err := c.CallTool(t.Context(), req)
+		if err != nil || got.IsError || mcp.GetTextFromContent(got.Content[0]) != "hi" {
+			t.Fatalf("call: %v, %v", got, err)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			srv.ServeStdio(ctx, inR, outW)
+			outW.Close()
+		}()
+		c := mcpclient.NewClient(mcptransport.NewIO(outR, inW, nil))
+		t.Cleanup(func() { c.Close(); cancel(); inR.Close(); <-done })
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		check(t, c)
+	})
+	t.Run("http", func(t *testing.T) {
+		ts := httptest.NewServer(srv.HTTPHandler())
+		t.Cleanup(ts.Close)
+		c, err := mcpclient.NewStreamableHttpClient(ts.URL + "/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		check(t, c)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
@@ -284,5 +285,24 @@ func TestLessonsCommands(t *testing.T) {
 	}
 	if out, _, err := runCLI(t, nil, "lessons", "clear", "--config", cfg); err != nil || !strings.Contains(out, "forgot 0 lessons") {
 		t.Errorf("lessons clear: %v %q", err, out)
+	}
+}
+
+// The tools table ends with what was left out and what was flagged, so a
+// profile's collisions and look-alike names show where the user looks.
+func TestToolsTableShowsProblemsAndWarnings(t *testing.T) {
+	var out strings.Builder
+	c := &proxy.Catalog{
+		Tools:    []proxy.Tool{{Name: "a_search", Upstream: "a"}, {Name: "b_Search", Upstream: "b"}},
+		Problems: []proxy.Problem{{Text: `tool "x_search" of upstream c clashes with upstream a`, Collision: true}},
+		Warnings: []proxy.Problem{{Text: `"a_search" (upstream a) and "b_Search" (upstream b) differ only in case`}},
+	}
+	if err := printToolsTable(&out, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 tools", "left out: " + c.Problems[0].Text, "warning: " + c.Warnings[0].Text} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -34,7 +34,7 @@ func newToolsCmd(e *env) *cobra.Command {
 			if asJSON {
 				return printToolsJSON(e.stdout, hub.Catalog().Tools)
 			}
-			return printToolsTable(e.stdout, hub.Catalog().Tools)
+			return printToolsTable(e.stdout, hub.Catalog())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -58,14 +58,27 @@ func printToolsJSON(w io.Writer, tools []proxy.Tool) error {
 	return enc.Encode(out)
 }
 
-func printToolsTable(w io.Writer, tools []proxy.Tool) error {
+// printToolsTable prints the catalog's tools, then what was left out and
+// what was kept but flagged (collisions, invalid names, case variants,
+// mentions of other servers' tools), so a profile can be checked at a
+// glance.
+func printToolsTable(w io.Writer, c *proxy.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUPSTREAM\tDESCRIPTION")
-	for _, t := range tools {
+	for _, t := range c.Tools {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, firstLine(t.Def.Description, 80))
 	}
-	fmt.Fprintf(tw, "\n%d tools\n", len(tools))
-	return tw.Flush()
+	fmt.Fprintf(tw, "\n%d tools\n", len(c.Tools))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range c.Problems {
+		fmt.Fprintf(w, "left out: %s\n", p.Text)
+	}
+	for _, p := range c.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", p.Text)
+	}
+	return nil
 }
 
 func firstLine(s string, max int) string {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +113,37 @@ func TestInteropNPMServersBehindProxy(t *testing.T) {
 			}
 		}
 	})
+	t.Run("schemas as the servers list them", func(t *testing.T) {
+		res, err := c.session.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]*sdk.Tool{}
+		for _, tool := range res.Tools {
+			seen[tool.Name] = tool
+		}
+		for _, srv := range []struct {
+			prefix string
+			cmd    *exec.Cmd
+		}{
+			{"ev_", exec.Command(npmServer(t, "mcp-server-everything"))},
+			{"fs_", exec.Command(npmServer(t, "mcp-server-filesystem"), dir)},
+		} {
+			for _, want := range directTools(t, srv.cmd) {
+				got, ok := seen[srv.prefix+want.Name]
+				if !ok {
+					t.Errorf("%s%s: not listed through the proxy", srv.prefix, want.Name)
+					continue
+				}
+				if g, w := canonical(t, got.InputSchema), canonical(t, want.InputSchema); g != w {
+					t.Errorf("%s%s inputSchema through the proxy:\ngot  %s\nwant %s", srv.prefix, want.Name, g, w)
+				}
+				if g, w := canonical(t, got.OutputSchema), canonical(t, want.OutputSchema); g != w {
+					t.Errorf("%s%s outputSchema through the proxy:\ngot  %s\nwant %s", srv.prefix, want.Name, g, w)
+				}
+			}
+		}
+	})
 	t.Run("everything prompts and resources", func(t *testing.T) {
 		prompts, err := c.session.ListPrompts(t.Context(), nil)
 		if err != nil || len(prompts.Prompts) == 0 {
@@ -129,4 +161,31 @@ func TestInteropNPMServersBehindProxy(t *testing.T) {
 			t.Errorf("read %s: %v", res.Resources[0].URI, err)
 		}
 	})
+}
+
+// directTools lists a stdio server's tools with the official Go SDK's
+// client, the proxy not in between. The client declares what the proxy
+// declares upstream (sampling and elicitation, no roots), as servers
+// offer some tools only to clients that can serve them.
+func directTools(t *testing.T, cmd *exec.Cmd) []*sdk.Tool {
+	t.Helper()
+	cl := sdk.NewClient(&sdk.Implementation{Name: "interop-direct", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Sampling: &sdk.SamplingCapabilities{}, Elicitation: &sdk.ElicitationCapabilities{}},
+	})
+	s, err := cl.Connect(t.Context(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", cmd.Path, err)
+	}
+	defer s.Close()
+	var tools []*sdk.Tool
+	for tool, err := range s.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatalf("listing %s: %v", cmd.Path, err)
+		}
+		tools = append(tools, tool)
+	}
+	if len(tools) == 0 {
+		t.Fatalf("%s lists no tools", cmd.Path)
+	}
+	return tools
 }

@@ -195,17 +195,18 @@ func (u *upstream) protocolVersion() string {
 	}
 }
 
-// list fetches everything the upstream offers. Tools are required;
+// list fetches everything the upstream offers. Tools are required, and
+// keep their schemas as the upstream declared them (see listTools);
 // resources and prompts are listed only when advertised, and a failure to
 // list them is logged, not fatal.
 func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 	var out listing
-	tools, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	tools, err := listTools(ctx, c.client, u.logger)
 	if err != nil && c.caps.Tools != nil {
 		return out, fmt.Errorf("listing tools: %w", err)
 	}
-	if tools != nil {
-		out.raw = u.filter(tools.Tools)
+	if err == nil {
+		out.raw = u.filter(tools)
 		out.tools, out.blocked = u.hub.vet(u, out.raw)
 	}
 	if c.caps.Resources != nil {

@@ -56,6 +56,8 @@ func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Ver
 		switch v {
 		case integrity.VerdictNew:
 			log.Info("tool pinned", "hash", pin.Hash[:min(12, len(pin.Hash))])
+		case integrity.VerdictMigrated:
+			log.Info("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictChanged:
 			log.Error("tool contract changed since it was pinned: blocked until approved",
 				"exposed", u.cfg.Prefix+t.Name, "pending", pin.PendingExcerpt)

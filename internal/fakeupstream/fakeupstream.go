@@ -80,6 +80,9 @@ func Command(name string) (command string, env map[string]string) {
 //	                       idempotent and closed world
 //	rich {text}            returns text as a text item, an embedded text resource
 //	                       and structuredContent {"items":[{"token":text}],"big":<20-digit integer>}
+//	find_record {id | handle}  returns {"key": id or handle} as structuredContent;
+//	                       its schemas use keywords mcp-go's typed schemas
+//	                       drop (FindRecordInputSchema, FindRecordOutputSchema)
 func New(name string) *server.MCPServer {
 	f := &fake{name: name}
 	hooks := &server.Hooks{}
@@ -130,6 +133,10 @@ func (f *fake) addTools() {
 		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)), f.argv)
 	f.srv.AddTool(mcp.NewTool("rich", mcp.WithDescription("Return the text in every kind of result content"),
 		mcp.WithString("text", mcp.Required())), f.rich)
+	findRecord := mcp.NewToolWithRawSchema("find_record", "Find a record by its id or by its handle",
+		json.RawMessage(FindRecordInputSchema))
+	findRecord.RawOutputSchema = json.RawMessage(FindRecordOutputSchema)
+	f.srv.AddTool(findRecord, f.findRecord)
 }
 
 func (f *fake) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -295,4 +302,24 @@ func (f *fake) rich(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolRe
 		URI: "fake://" + f.name + "/rich", MIMEType: "text/plain", Text: text}))
 	res.StructuredContent = map[string]any{"items": []any{map[string]any{"token": text}}, "big": json.Number(BigNumber)}
 	return res, nil
+}
+
+// FindRecordInputSchema is the find_record tool's input schema: a top-level
+// description and anyOf, which mcp-go's typed ToolInputSchema has no room
+// for.
+const FindRecordInputSchema = `{"type":"object","description":"Give the record's id, its handle, or both.",` +
+	`"properties":{"id":{"type":"integer","minimum":1},"handle":{"type":"string","pattern":"^@"}},` +
+	`"anyOf":[{"required":["id"]},{"required":["handle"]}],"additionalProperties":false}`
+
+// FindRecordOutputSchema is the find_record tool's output schema: a top-level $ref
+// into $defs, which mcp-go's typed ToolOutputSchema drops.
+const FindRecordOutputSchema = `{"type":"object","$ref":"#/$defs/record",` +
+	`"$defs":{"record":{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}}}`
+
+func (f *fake) findRecord(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	key := req.GetString("handle", "")
+	if id, ok := req.GetArguments()["id"].(float64); ok {
+		key = strconv.FormatFloat(id, 'f', -1, 64)
+	}
+	return mcp.NewToolResultStructured(map[string]any{"key": key}, key), nil
 }

@@ -25,6 +25,12 @@ const (
 	// point since the last approval. The hub must hide the tool and reject
 	// calls to it until the change is approved.
 	VerdictChanged Verdict = "changed"
+	// VerdictMigrated: the contract matches a pin written by an earlier
+	// version, which hashed the schemas without the keywords mcp-go's
+	// typed schemas drop; the pin now holds the full contract's hash,
+	// approval kept. The tool is as trusted as a pinned one. It is
+	// reported once: the next Check finds the tool pinned.
+	VerdictMigrated Verdict = "migrated"
 )
 
 // severity orders verdicts so a tool listed twice gets the worse one.
@@ -123,6 +129,11 @@ func Open(dir string) (*Store, error) {
 // [VerdictChanged] until approved, even if the upstream reverts it: a
 // server that changed its contract once can change it again.
 //
+// A pin written by an earlier version, whose hash left out the schema
+// keywords mcp-go's typed schemas drop, is re-pinned to the full hash when
+// it matches the tool's contract in that truncated form
+// ([VerdictMigrated]), so an upgrade does not block tools as if changed.
+//
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
@@ -161,10 +172,21 @@ func check(pins map[string]record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 		return VerdictPinned, false
 	case rec.PendingHash == h:
 		return VerdictChanged, false
+	case rec.PendingHash == "" && pinnedByEarlierVersion(rec, t):
+		rec.Hash = h
+		pins[t.Name] = rec
+		return VerdictMigrated, true
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
 	pins[t.Name] = rec
 	return VerdictChanged, true
+}
+
+// pinnedByEarlierVersion reports whether rec pins t's contract as earlier
+// versions hashed it (see legacyHash).
+func pinnedByEarlierVersion(rec record, t mcp.Tool) bool {
+	legacy, ok := legacyHash(t)
+	return ok && legacy == rec.Hash
 }
 
 // Approve re-pins the tool to current, the contract the approving person

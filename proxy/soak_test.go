@@ -29,13 +29,15 @@ func TestSoak(t *testing.T) {
 	}
 	const calls, sessions, perSession, crashEvery = 10000, 4, 8, 1000
 	const conc = sessions * perSession
+	idle := runtime.NumGoroutine() // before the proxy exists
 	h := startHub(t, stdioFake("soak"), builtinFake("steady"))
 	srv := NewServer(ServerOptions{Hub: h})
 	t.Cleanup(srv.Close)
-	ts := newHTTPTestServer(t, srv)
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
 	clients := make([]*sdkClient, sessions)
 	for i := range clients {
-		clients[i] = sdkOverHTTP(t, ts)
+		clients[i] = sdkOverHTTP(t, ts.URL)
 	}
 	// Warm up, so that the baseline includes the connections' steady state.
 	for _, c := range clients {
@@ -95,17 +97,30 @@ func TestSoak(t *testing.T) {
 	if got := answered.Load() + failed.Load(); got != calls {
 		t.Fatalf("%d of %d calls answered", got, calls)
 	}
-	eventually(t, 10*time.Second, "goroutines back to the baseline", func() bool {
-		return runtime.NumGoroutine() <= goroutines
+	// Idle keep-alive connections may outlast the calls for a while; what
+	// must not outlast them is a goroutine per call.
+	eventually(t, 30*time.Second, "goroutines back near the baseline", func() bool {
+		return runtime.NumGoroutine() <= goroutines+2*conc
 	})
+	settled := runtime.NumGoroutine()
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	rssAfter := rssMiB()
+	// Everything closed, nothing the soak started may be left.
+	for _, c := range clients {
+		c.session.Close()
+	}
+	ts.Close()
+	srv.Close()
+	h.Close()
+	eventually(t, 30*time.Second, "goroutines back to where they were before the proxy started", func() bool {
+		return runtime.NumGoroutine() <= idle
+	})
 	t.Logf("soak: %d calls at concurrency %d over HTTP: %d results, %d error results (%v); p50 %s, p99 %s, max %s; "+
-		"goroutines %d -> %d; heap %.1f -> %.1f MiB; RSS %s -> %s MiB",
+		"goroutines %d -> %d (%d before the proxy started, %d after it closed); heap %.1f -> %.1f MiB; RSS %s -> %s MiB",
 		calls, conc, answered.Load(), failed.Load(), summary, lat[calls/2], lat[calls*99/100], lat[calls-1],
-		goroutines, runtime.NumGoroutine(), float64(before.HeapAlloc)/(1<<20), float64(after.HeapAlloc)/(1<<20),
+		goroutines, settled, idle, runtime.NumGoroutine(), float64(before.HeapAlloc)/(1<<20), float64(after.HeapAlloc)/(1<<20),
 		fmtMiB(rssBefore), fmtMiB(rssAfter))
 	if growth := int64(after.HeapAlloc) - int64(before.HeapAlloc); growth > 32<<20 {
 		t.Errorf("heap grew by %d MiB over the soak", growth>>20)
@@ -125,15 +140,6 @@ func TestSoak(t *testing.T) {
 
 // raceEnabled is set by the race detector's build (race_test.go).
 var raceEnabled bool
-
-// newHTTPTestServer serves srv over streamable HTTP for the test's
-// length and returns its base URL.
-func newHTTPTestServer(t *testing.T, srv *Server) string {
-	t.Helper()
-	ts := httptest.NewServer(srv.HTTPHandler())
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
 
 // errorKind is the kind an error result carries in its structured content.
 func errorKind(res *sdk.CallToolResult) string {

@@ -72,6 +72,13 @@ func (l *callLog) of(tool string) []string {
 func loggedHTTPFake(t *testing.T, name string) (UpstreamConfig, *callLog) {
 	t.Helper()
 	log := &callLog{}
+	return tappedHTTPFake(t, name, func(body []byte, _ *http.Request) { log.note(body) }), log
+}
+
+// tappedHTTPFake serves a fake upstream over streamable HTTP behind a
+// handler that shows tap every POSTed body before the fake reads it.
+func tappedHTTPFake(t *testing.T, name string, tap func(body []byte, r *http.Request)) UpstreamConfig {
+	t.Helper()
 	mcpHandler := server.NewStreamableHTTPServer(fakeupstream.New(name))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -80,13 +87,13 @@ func loggedHTTPFake(t *testing.T, name string) (UpstreamConfig, *callLog) {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			log.note(body)
+			tap(body, r)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		mcpHandler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close) // after the hub's cleanup, which is registered later
-	return UpstreamConfig{Name: name, Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: name + "_"}, log
+	return UpstreamConfig{Name: name, Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: name + "_"}
 }
 
 // wantRefused checks a client-facing result is the invalid_arguments

@@ -141,29 +141,18 @@ func (l *listSeen) all() []listRequest {
 func recordedHTTPFake(t *testing.T, name string) (UpstreamConfig, *listSeen) {
 	t.Helper()
 	seen := &listSeen{}
-	next := server.NewStreamableHTTPServer(fakeupstream.New(name))
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodToolsList) {
-				seen.mu.Lock()
-				seen.reqs = append(seen.reqs, listRequest{msg.ID, r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")})
-				seen.mu.Unlock()
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+	up := tappedHTTPFake(t, name, func(body []byte, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-		next.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	return UpstreamConfig{Name: name, Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: name + "_"}, seen
+		if json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodToolsList) {
+			seen.mu.Lock()
+			seen.reqs = append(seen.reqs, listRequest{msg.ID, r.Header.Get("Mcp-Session-Id"), r.Header.Get("Mcp-Protocol-Version")})
+			seen.mu.Unlock()
+		}
+	})
+	return up, seen
 }
 
 // Listing through the transport keeps what mcp-go's own requests carry

@@ -93,6 +93,22 @@ func overStdioWith(t *testing.T, opts ServerOptions) *sdkClient {
 	t.Helper()
 	srv := NewServer(opts)
 	t.Cleanup(srv.Close)
+	fromProxy, toProxy := stdioPipes(t, srv)
+	cl, c := newSDKClient()
+	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: fromProxy, Writer: toProxy}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	c.session = s
+	t.Cleanup(func() { s.Close() })
+	return c
+}
+
+// stdioPipes serves srv over a pair of pipes, as over a process's stdin
+// and stdout, until the test's cleanups run (a client's cleanup,
+// registered later, runs first), and returns the client's ends.
+func stdioPipes(t *testing.T, srv *Server) (fromProxy io.ReadCloser, toProxy io.WriteCloser) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -102,19 +118,12 @@ func overStdioWith(t *testing.T, opts ServerOptions) *sdkClient {
 		srv.ServeStdio(ctx, inR, outW)
 		outW.Close()
 	}()
-	cl, c := newSDKClient()
-	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatalf("connect over stdio: %v", err)
-	}
-	c.session = s
 	t.Cleanup(func() {
-		s.Close()
 		cancel()
 		inR.Close()
 		<-done
 	})
-	return c
+	return outR, inW
 }
 
 var transports = []struct {
@@ -391,17 +400,9 @@ func TestMCPGoClientFallsBackToInitialize(t *testing.T) {
 		}
 	}
 	t.Run("stdio", func(t *testing.T) {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			srv.ServeStdio(ctx, inR, outW)
-			outW.Close()
-		}()
-		c := mcpclient.NewClient(mcptransport.NewIO(outR, inW, nil))
-		t.Cleanup(func() { c.Close(); cancel(); inR.Close(); <-done })
+		fromProxy, toProxy := stdioPipes(t, srv)
+		c := mcpclient.NewClient(mcptransport.NewIO(fromProxy, toProxy, nil))
+		t.Cleanup(func() { c.Close() })
 		if err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}

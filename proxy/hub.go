@@ -395,7 +395,8 @@ func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.Rea
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
-	return c.client.ReadResource(ctx, req)
+	res, err := c.client.ReadResource(ctx, req)
+	return res, withoutURL(err)
 }
 
 // GetPrompt gets a prompt by exposed name.
@@ -414,5 +415,6 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	req := mcp.GetPromptRequest{}
 	req.Params.Name = p.Original
 	req.Params.Arguments = args
-	return c.client.GetPrompt(ctx, req)
+	res, err := c.client.GetPrompt(ctx, req)
+	return res, withoutURL(err)
 }

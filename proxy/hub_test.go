@@ -416,4 +416,23 @@ func TestUpstreamErrorHidesURL(t *testing.T) {
 	if msg := ue.Error(); strings.Contains(msg, secret) || strings.Contains(msg, ts.URL) {
 		t.Errorf("the error names the upstream's URL: %s", msg)
 	}
+	// Later calls report the reconnects' failures (until the circuit
+	// opens), and Status reports the last one: neither names the URL.
+	// (A call waits up to ReconnectWait for the upstream to come back.)
+	for open := false; !open; {
+		_, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": "down"}, nil)
+		if err == nil {
+			t.Fatal("a call to a stopped upstream succeeded")
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Fatalf("a later error names the upstream's URL: %v", err)
+		}
+		var ue *UpstreamError
+		open = errors.As(err, &ue) && ue.Kind == KindCircuitOpen
+	}
+	for _, st := range h.Status() {
+		if strings.Contains(st.Err, secret) {
+			t.Errorf("Status names the upstream's URL: %v", st.Err)
+		}
+	}
 }

@@ -330,7 +330,7 @@ func (u *upstream) disconnected(c *conn) {
 
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
-	u.state, u.lastErr = s, err
+	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }

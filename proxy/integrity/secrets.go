@@ -48,7 +48,7 @@ var secretKinds = map[string]bool{
 type secretRule struct {
 	kind, prefix string
 	// end returns where the token that starts at i ends, or -1.
-	end func(s string, i int) int
+	end func(sc *secretScan, i int) int
 }
 
 // secretRules, longer prefixes before shorter ones that they extend.
@@ -125,11 +125,40 @@ func run(s string, i int, cls *[256]bool) int {
 	return i
 }
 
+// runMemo is the last run of one class a scan measured.
+type runMemo struct {
+	cls       *[256]bool
+	from, end int
+}
+
+// run returns the end of the run of class characters from i. A run is
+// measured once: a candidate that starts inside the last run of the same
+// class measured ("sk-sk-sk-...", where each "sk-" starts a word) gets
+// its end at once, so the scan stays linear however many candidates a
+// long run holds.
+func (sc *secretScan) run(i int, cls *[256]bool) int {
+	for k := range sc.runs {
+		m := &sc.runs[k]
+		if m.cls != cls {
+			continue
+		}
+		if i < m.from || i >= m.end {
+			m.from, m.end = i, run(sc.s, i, cls)
+			sc.measured += m.end - i
+		}
+		return m.end
+	}
+	end := run(sc.s, i, cls)
+	sc.measured += end - i
+	sc.runs = append(sc.runs, runMemo{cls, i, end})
+	return end
+}
+
 // runEnd matches a prefix of n bytes and then a run of lo to hi class
 // characters, which must end there (the next byte is not in the class).
-func runEnd(n int, cls [256]bool, lo, hi int) func(string, int) int {
-	return func(s string, i int) int {
-		j := run(s, i+n, &cls)
+func runEnd(n int, cls [256]bool, lo, hi int) func(*secretScan, int) int {
+	return func(sc *secretScan, i int) int {
+		j := sc.run(i+n, &cls)
 		if k := j - (i + n); k < lo || k > hi {
 			return -1
 		}
@@ -146,9 +175,10 @@ func startsWord(s string, i int) bool {
 	return i >= 2 && s[i-2] == '\\' && (s[i-1] == 'n' || s[i-1] == 'r' || s[i-1] == 't')
 }
 
-func awsEnd(s string, i int) int {
+func awsEnd(sc *secretScan, i int) int {
+	s := sc.s
 	j := i + 4
-	k := run(s, j, &awsChar)
+	k := sc.run(j, &awsChar)
 	if k-j < 16 {
 		return -1
 	}
@@ -158,20 +188,26 @@ func awsEnd(s string, i int) int {
 	return k
 }
 
-func slackEnd(s string, i int) int {
+// maxTokenRun bounds the tokens whose run may hold other candidates
+// (their class has '-'), so the checks over a run stay short.
+const maxTokenRun = 255
+
+func slackEnd(sc *secretScan, i int) int {
+	s := sc.s
 	j := i + len("xoxb-")
-	k := run(s, j, &slackChar)
-	if k-j < 10 || !strings.ContainsAny(s[j:k], "0123456789") {
+	k := sc.run(j, &slackChar)
+	if k-j < 10 || k-j > maxTokenRun || !strings.ContainsAny(s[j:k], "0123456789") {
 		return -1
 	}
 	return k
 }
 
 // skEnd matches an sk- key: a long run that mixes cases and digits.
-func skEnd(s string, i int) int {
+func skEnd(sc *secretScan, i int) int {
+	s := sc.s
 	j := i + len("sk-")
-	k := run(s, j, &base64URLChar)
-	if k-j < 32 {
+	k := sc.run(j, &base64URLChar)
+	if k-j < 32 || k-j > maxTokenRun {
 		return -1
 	}
 	var upper, lower, digit bool
@@ -188,16 +224,17 @@ func skEnd(s string, i int) int {
 
 // jwtEnd matches header.payload.signature; the signature may be empty
 // (an unsecured token is still a bearer credential).
-func jwtEnd(s string, i int) int {
-	h := run(s, i, &base64URLChar)
+func jwtEnd(sc *secretScan, i int) int {
+	s := sc.s
+	h := sc.run(i, &base64URLChar)
 	if h-i < 19 || h >= len(s) || s[h] != '.' || !strings.HasPrefix(s[h+1:], "ey") {
 		return -1
 	}
-	p := run(s, h+1, &base64URLChar)
+	p := sc.run(h+1, &base64URLChar)
 	if p-(h+1) < 19 || p >= len(s) || s[p] != '.' {
 		return -1
 	}
-	sig := run(s, p+1, &base64URLChar)
+	sig := sc.run(p+1, &base64URLChar)
 	if n := sig - (p + 1); n > 0 && n < 10 {
 		return -1
 	}
@@ -223,7 +260,9 @@ type secretScan struct {
 	// endAt is the index of the first "-----END" at or after the last place
 	// looked from; -1 when there is none, -2 before the first look. It
 	// only moves forward, so the PEM check stays linear.
-	endAt int
+	endAt    int
+	runs     []runMemo // the last run measured, per class
+	measured int       // bytes the runs read, for the linearity test
 }
 
 // eachSecret calls fn with the kind and span of each secret in s, in
@@ -231,6 +270,11 @@ type secretScan struct {
 // at each candidate.
 func eachSecret(s string, fn func(kind string, start, end int) bool) {
 	sc := secretScan{s: s, endAt: -2}
+	sc.each(fn)
+}
+
+func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
+	s := sc.s
 	for i := 0; i < len(s); {
 		if c := s[i]; !firstByte[c] || c != '-' && !startsWord(s, i) {
 			i++
@@ -263,7 +307,7 @@ func (sc *secretScan) at(i int) (kind string, end int) {
 	}
 	for _, r := range rules {
 		if strings.HasPrefix(s[i:], r.prefix) {
-			if end := r.end(s, i); end > i {
+			if end := r.end(sc, i); end > i {
 				return r.kind, end
 			}
 		}

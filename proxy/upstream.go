@@ -463,14 +463,14 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 		c.timedOut(timeout)
 		return timeout
 	}
-	if !isTransportError(err) {
-		c.answered() // an error answer is an answer
-	}
 	if refused := check.problem(); refused != nil {
 		return refused // an HTTP reply replyGuard refused
 	}
 	if refused := protocolReply(err); refused != nil {
 		return refused // a stdio line lineVet refused
+	}
+	if !isTransportError(err) {
+		c.answered() // an error answer is an answer; a broken reply is not
 	}
 	if isTransportError(err) {
 		c.markLost(err)

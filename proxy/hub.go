@@ -318,7 +318,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	req.Params.Name = t.Original
 	req.Params.Arguments = args
 	if onProgress != nil {
-		token, release := h.progress.register(onProgress)
+		token, release := h.progress.register(upstream, onProgress)
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -22,29 +24,36 @@ type ProgressFunc func(Progress)
 // progressRouter hands each forwarded call a progress token of its own, so
 // two clients using the same token never see each other's progress, and
 // routes upstream progress notifications back to the right caller.
+//
+// Tokens are random and bound to the upstream the call goes to: one
+// upstream can neither guess another's tokens nor report progress for
+// them (its reports would reach another client, and keep another
+// upstream's call from idling out).
 type progressRouter struct {
 	mu   sync.Mutex
-	next uint64
 	subs map[string]progressSub
 }
 
 // progressSub is who hears of one token's progress: the caller, when it
 // asked for progress, and the call's idle timeout (FI-06).
 type progressSub struct {
-	fn    ProgressFunc // nil when the caller asked for none
-	touch func()       // nil until the call is sent
+	upstream string       // the only upstream whose reports count
+	fn       ProgressFunc // nil when the caller asked for none
+	touch    func()       // nil until the call is sent
 }
 
-// register hands out a token whose progress goes to fn (which may be nil).
-func (p *progressRouter) register(fn ProgressFunc) (token string, release func()) {
+// register hands out a token for a call to upstream whose progress goes
+// to fn (which may be nil).
+func (p *progressRouter) register(upstream string, fn ProgressFunc) (token string, release func()) {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	token = "mcp-router-" + hex.EncodeToString(b[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.next++
-	token = fmt.Sprintf("mcp-router-%d", p.next)
 	if p.subs == nil {
 		p.subs = make(map[string]progressSub)
 	}
-	p.subs[token] = progressSub{fn: fn}
+	p.subs[token] = progressSub{upstream: upstream, fn: fn}
 	return token, func() {
 		p.mu.Lock()
 		delete(p.subs, token)
@@ -67,14 +76,17 @@ func (p *progressRouter) onReport(token string, touch func()) (release func()) {
 	return func() { set(nil) }
 }
 
-// forward delivers an upstream notifications/progress; unknown tokens
-// (late, or not ours) are dropped.
-func (p *progressRouter) forward(n mcp.JSONRPCNotification) {
+// forward delivers a notifications/progress from upstream; unknown tokens
+// (late, or not ours) and another upstream's tokens are dropped.
+func (p *progressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
 	f := n.Params.AdditionalFields
 	token := fmt.Sprint(f["progressToken"])
 	p.mu.Lock()
 	sub := p.subs[token]
 	p.mu.Unlock()
+	if sub.upstream != upstream {
+		return
+	}
 	if sub.touch != nil {
 		sub.touch()
 	}

@@ -345,7 +345,7 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 		default: // a refresh is already pending
 		}
 	case string(mcp.MethodNotificationProgress):
-		u.hub.progress.forward(n)
+		u.hub.progress.forward(u.cfg.Name, n)
 	case string(mcp.MethodNotificationMessage):
 		u.relayLog(n)
 	case string(mcp.MethodNotificationResourceUpdated):
@@ -441,7 +441,7 @@ func (u *upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 	}
 	release := func() {}
 	if meta.ProgressToken == nil {
-		meta.ProgressToken, release = u.hub.progress.register(nil)
+		meta.ProgressToken, release = u.hub.progress.register(u.cfg.Name, nil)
 	}
 	req.Params.Meta = &meta
 	stop := u.hub.progress.onReport(fmt.Sprint(meta.ProgressToken), touch)

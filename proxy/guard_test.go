@@ -730,20 +730,30 @@ func TestSEC06SessionBoundToItsToken(t *testing.T) {
 }
 
 // SEC-06: the session bindings are bounded: a binding unused for longer
-// than sessions live idle goes when the next session is bound.
+// than sessions live idle goes when the next session is bound, unless a
+// request of its session is in flight (a GET stream); an id never bound
+// is refused.
 func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	o := newOwners(time.Minute)
 	t0 := time.Now()
 	o.bind("old", 0, t0)
 	o.bind("kept", 1, t0)
-	if !o.allowed("kept", 1, t0.Add(50*time.Second)) || o.allowed("kept", 0, t0) {
-		t.Fatal("allowed does not follow the binding")
+	o.bind("streaming", 0, t0)
+	if !o.enter("streaming", 0, t0) {
+		t.Fatal("the owner of a session was refused")
 	}
+	if !o.enter("kept", 1, t0.Add(50*time.Second)) || o.enter("kept", 0, t0) || o.enter("unknown", 0, t0) {
+		t.Fatal("enter does not follow the bindings")
+	}
+	o.leave("kept", t0.Add(50*time.Second))
 	o.bind("new", 0, t0.Add(90*time.Second))
 	if _, ok := o.by["old"]; ok {
 		t.Error("a binding idle for 90s (ttl 1m) was kept")
 	}
 	if _, ok := o.by["kept"]; !ok {
 		t.Error("a binding used 40s ago was dropped")
+	}
+	if _, ok := o.by["streaming"]; !ok {
+		t.Error("a binding with a request in flight was dropped")
 	}
 }

@@ -38,50 +38,60 @@ func (g *guard) principalOf(h http.Header) principal {
 	return principal(found)
 }
 
-// owners maps live session ids to the principal that opened them. Entries
-// go on DELETE, and on insert when unused for longer than sessions live
-// idle, so the map is bounded by the sessions in use.
+// owners maps session ids to the principal that opened them. Every id
+// the MCP server issues is bound as it is issued, so an id not bound here
+// is refused whatever the MCP server would say. Entries go on DELETE, and
+// when unused for longer than sessions live idle (with no request in
+// flight, such as a GET stream), so the map is bounded by the sessions in
+// use; the MCP server forgets such sessions too.
 type owners struct {
 	mu  sync.Mutex
 	ttl time.Duration
-	by  map[string]ownerEntry
+	by  map[string]*ownerEntry
 }
 
 type ownerEntry struct {
 	p        principal
 	lastSeen time.Time
+	active   int // requests in flight
 }
 
 func newOwners(ttl time.Duration) *owners {
-	return &owners{ttl: ttl, by: make(map[string]ownerEntry)}
+	return &owners{ttl: ttl, by: make(map[string]*ownerEntry)}
 }
 
-// allowed reports whether p may use session sid: an id not bound here is
-// left to the MCP server, which knows whether it exists.
-func (o *owners) allowed(sid string, p principal, now time.Time) bool {
+// enter admits a request of p for session sid, and reports whether it
+// may go on; a true answer must be followed by leave.
+func (o *owners) enter(sid string, p principal, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.by[sid]
-	if !ok {
-		return true
-	}
-	if e.p != p {
+	if !ok || e.p != p {
 		return false
 	}
 	e.lastSeen = now
-	o.by[sid] = e
+	e.active++
 	return true
+}
+
+func (o *owners) leave(sid string, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e, ok := o.by[sid]; ok {
+		e.lastSeen = now
+		e.active--
+	}
 }
 
 func (o *owners) bind(sid string, p principal, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for id, e := range o.by {
-		if now.Sub(e.lastSeen) > o.ttl {
+		if e.active == 0 && now.Sub(e.lastSeen) > o.ttl {
 			delete(o.by, id)
 		}
 	}
-	o.by[sid] = ownerEntry{p: p, lastSeen: now}
+	o.by[sid] = &ownerEntry{p: p, lastSeen: now}
 }
 
 func (o *owners) forget(sid string) {
@@ -92,18 +102,21 @@ func (o *owners) forget(sid string) {
 
 // serveOwned passes r to next and keeps the session's ownership: a session
 // opened by this request (its response names a new session id) is bound
-// to p; a session ended by DELETE is forgotten.
+// to p; a request for a session not bound to p is refused; a session
+// ended by DELETE is forgotten.
 func (g *guard) serveOwned(w http.ResponseWriter, r *http.Request, p principal) {
 	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid != "" && !g.owners.allowed(sid, p, time.Now()) {
-		g.refuse(w, r, http.StatusNotFound, "session not found", "cause", "session opened with another token")
+	if sid == "" {
+		g.next.ServeHTTP(&sessionWatcher{ResponseWriter: w, bind: func(id string) { g.owners.bind(id, p, time.Now()) }}, r)
 		return
 	}
-	if sid == "" {
-		w = &sessionWatcher{ResponseWriter: w, bind: func(id string) { g.owners.bind(id, p, time.Now()) }}
+	if !g.owners.enter(sid, p, time.Now()) {
+		g.refuse(w, r, http.StatusNotFound, "session not found", "cause", "not a session of this token")
+		return
 	}
 	g.next.ServeHTTP(w, r)
-	if sid != "" && r.Method == http.MethodDelete {
+	g.owners.leave(sid, time.Now())
+	if r.Method == http.MethodDelete {
 		g.owners.forget(sid)
 	}
 }

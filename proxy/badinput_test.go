@@ -567,6 +567,19 @@ func TestBI04ReusedInFlightID(t *testing.T) {
 			t.Errorf("the second request was forwarded (%d calls)", n)
 		}
 	})
+	// The method spelled with a JSON escape is the same method.
+	t.Run("escaped method rejected", func(t *testing.T) {
+		c.send(t, toolsCall(t, 8, "alpha_sleep", map[string]any{"ms": 300}))
+		c.send(t, strings.Replace(toolsCall(t, 8, "rec_echo", map[string]any{"text": "second"}), "tools/call", `tools\/call`, 1))
+		first, second := c.await(t, "8"), c.await(t, "8")
+		if !strings.Contains(first.raw, "slept") {
+			first, second = second, first
+		}
+		second.wantError(t, mcp.INVALID_REQUEST, "8")
+		if n := rec.count(); n != 0 {
+			t.Errorf("the escaped second request was forwarded (%d calls)", n)
+		}
+	})
 }
 
 // progressEvent is the params of a notifications/progress.

@@ -244,7 +244,8 @@ func (g *graces) watch(next http.Handler) http.Handler {
 // spelled as inflightKey spells the key of the request (mcp-go decodes ids
 // into any, as here).
 func cancelledKey(session string, body []byte) (string, bool) {
-	if session == "" || !bytes.Contains(body, []byte(mcp.MethodNotificationCancelled)) {
+	// An escaped method ("notifications\/cancelled") passes the cheap test.
+	if session == "" || !bytes.Contains(body, []byte(mcp.MethodNotificationCancelled)) && !bytes.ContainsRune(body, '\\') {
 		return "", false
 	}
 	var m struct {

@@ -56,7 +56,9 @@ func (f *inflightIDs) hook(hooks *server.Hooks) {
 // isToolCall reports whether a raw JSON-RPC message is a tools/call.
 func isToolCall(message any) bool {
 	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) { // cheap test first: this runs per request
+	// A cheap test first, as this runs per request; a message with any
+	// escape may spell the method "tools\/call", so it is decoded.
+	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {
 		return false
 	}
 	var m struct {

@@ -96,11 +96,13 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	if rl == nil {
 		return nil
 	}
-	upstream := ""
+	upstream, label := "", tool
 	if t, ok := s.hub.Catalog().Tool(tool); ok {
 		upstream = t.Upstream
+	} else if !isOwnTool(tool) {
+		label = otherTool // a made-up name must not take a label of the capped set
 	}
-	s.metrics.CallDone(upstream, tool, 0, string(KindRateLimited))
+	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionID(ctx), "tool", tool, "retry_after", rl.RetryAfter)
 	return &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
 }

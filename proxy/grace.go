@@ -1,13 +1,10 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -37,8 +34,7 @@ const DefaultDisconnectGrace = 30 * time.Second
 // A client that cancels after dropping its stream (as the official Go SDK
 // does: it aborts the POST, then sends notifications/cancelled) is not
 // heard by mcp-go, which delivers the cancellation to a context that has
-// already ended; watch, wrapped around the HTTP handler, hears it and
-// cancels the call.
+// already ended; the HTTP pre-check hears it and calls cancelled.
 // With no event store, what a call returns after its stream dropped is
 // discarded.
 type graces struct {
@@ -213,56 +209,16 @@ func (g *graces) close() {
 	}
 }
 
-// watch wraps the streamable HTTP handler to hear each notifications/cancelled
-// a client POSTs and cancel the call it names at once, whether or not the
-// call's stream is still open (see graces). Every other message passes
-// untouched. On a nil *graces it returns next.
-func (g *graces) watch(next http.Handler) http.Handler {
-	if g == nil {
-		return next
+// cancelled cancels at once the call a client's notifications/cancelled
+// names, whether or not the call's stream is still open (see graces). The
+// HTTP pre-check, which has parsed the message, calls it; requestID is the
+// id as sent. On a nil *graces it does nothing.
+func (g *graces) cancelled(session string, requestID json.RawMessage) {
+	var id any // decoded as mcp-go decodes ids, so the key is inflightKey's
+	if g == nil || session == "" || json.Unmarshal(requestID, &id) != nil {
+		return
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body) // bounded by Guard
-		_ = r.Body.Close()
-		if err != nil {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if key, ok := cancelledKey(r.Header.Get(server.HeaderKeySessionID), body); ok {
-			g.cancelCall(key)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
-}
-
-// cancelledKey is the call key a notifications/cancelled message names,
-// spelled as inflightKey spells the key of the request (mcp-go decodes ids
-// into any, as here).
-func cancelledKey(session string, body []byte) (string, bool) {
-	// An escaped method ("notifications\/cancelled") passes the cheap test.
-	if session == "" || !bytes.Contains(body, []byte(mcp.MethodNotificationCancelled)) && !bytes.ContainsRune(body, '\\') {
-		return "", false
-	}
-	var m struct {
-		Method string `json:"method"`
-		ID     any    `json:"id"`
-		Params struct {
-			RequestID any `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodNotificationCancelled) || m.ID != nil {
-		return "", false
-	}
-	switch m.Params.RequestID.(type) {
-	case string, float64:
-		return session + "\x00" + fmt.Sprint(m.Params.RequestID), true
-	}
-	return "", false
+	g.cancelCall(session + "\x00" + fmt.Sprint(id))
 }
 
 // streamKey holds the context of the POST whose stream carries a call.

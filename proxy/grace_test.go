@@ -117,7 +117,7 @@ func TestFI19ExplicitCancelStillCancelsAtOnce(t *testing.T) {
 }
 
 // FI-19 with FI-21: a client that drops the stream and then cancels is
-// heard at once (graces.watch): mcp-go alone delivers that cancellation
+// heard at once (the HTTP pre-check tells graces): mcp-go alone delivers that cancellation
 // to a context that has already ended.
 func TestFI19CancelAfterDropIsHeard(t *testing.T) {
 	h, _, c := graceServer(t, time.Hour)

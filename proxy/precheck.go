@@ -371,6 +371,10 @@ func cutEcho(s string) string {
 type precheckHTTP struct {
 	next http.Handler
 	log  *slog.Logger
+	// cancelled, when set, hears each notifications/cancelled that passes,
+	// with the session and the requestId as sent (the grace period's
+	// cancel, FI-19).
+	cancelled func(session string, requestID json.RawMessage)
 }
 
 func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -396,6 +400,11 @@ func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !v.pass():
 		h.refusal(w, v)
 	default:
+		if h.cancelled != nil && v.env.id == nil && methodIs(v.env.method, string(mcp.MethodNotificationCancelled)) {
+			if id, err := cancelledID(v.env.params); err == nil {
+				h.cancelled(r.Header.Get(server.HeaderKeySessionID), id)
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.next.ServeHTTP(w, r)
 	}

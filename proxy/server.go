@@ -232,7 +232,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	return precheckHTTP{next: s.graces.watch(s.http), log: s.logger}
+	return precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
 }
 
 // sessionProtocolVersions are the protocol versions served: those with

@@ -290,14 +290,37 @@ func unfinishedEvent(id string) string {
 }
 
 func (c cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
+	id, text, ok := postedCall(w, r)
+	if !ok {
+		return
+	}
+	reply, ok := cutReplies[text]
+	if !ok {
 		c.next.ServeHTTP(w, r)
 		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer conn.Close()
+	event := unfinishedEvent(string(id))
+	fmt.Fprintf(conn, reply, id, len(event), event)
+}
+
+// postedCall reads the id and the text argument of a POSTed call, and
+// leaves the body for the next handler to read; any other request has no
+// text, so the caller passes it on. It answers 400 and returns false when
+// the body cannot be read.
+func postedCall(w http.ResponseWriter, r *http.Request) (id json.RawMessage, text string, ok bool) {
+	if r.Method != http.MethodPost {
+		return nil, "", true
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return nil, "", false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg struct {
@@ -309,19 +332,7 @@ func (c cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(body, &msg)
-	reply, ok := cutReplies[msg.Params.Arguments.Text]
-	if !ok {
-		c.next.ServeHTTP(w, r)
-		return
-	}
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	defer conn.Close()
-	event := unfinishedEvent(string(msg.ID))
-	fmt.Fprintf(conn, reply, msg.ID, len(event), event)
+	return msg.ID, msg.Params.Arguments.Text, true
 }
 
 // FI-02: an HTTP upstream whose response breaks off mid-way fails that
@@ -613,25 +624,11 @@ var garbageReplies = map[string]struct{ contentType, body string }{
 type garbler struct{ next http.Handler }
 
 func (g garbler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		g.next.ServeHTTP(w, r)
+	_, text, ok := postedCall(w, r)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		Params struct {
-			Arguments struct {
-				Text string `json:"text"`
-			} `json:"arguments"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(body, &msg)
-	reply, ok := garbageReplies[msg.Params.Arguments.Text]
+	reply, ok := garbageReplies[text]
 	if !ok {
 		g.next.ServeHTTP(w, r)
 		return

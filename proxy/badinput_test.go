@@ -383,21 +383,6 @@ func startRecHub(t *testing.T, rec *recorder, ups ...UpstreamConfig) *Hub {
 	}})
 }
 
-// startHubWith is startHub with the caller's upstreams, builtins and logger.
-func startHubWith(t *testing.T, opts Options) *Hub {
-	t.Helper()
-	opts.Reserved = ReservedNames()
-	opts.InitTimeout, opts.BackoffMin, opts.BackoffMax = 5*time.Second, 20*time.Millisecond, 200*time.Millisecond
-	opts.RefreshDebounce = 20 * time.Millisecond
-	h := NewHub(opts)
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
-}
-
 // syncBuffer is a log destination safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -40,20 +40,26 @@ func fakeBuiltins(name string, _ []string) (*server.MCPServer, error) {
 	return fakeupstream.New(name), nil
 }
 
-// startHub starts a hub with fast retries and closes it when the test ends.
-func startHub(t *testing.T, ups ...UpstreamConfig) *Hub {
+// startHubWith starts a hub with the caller's options plus the reserved
+// names and fast retries, and closes it when the test ends.
+func startHubWith(t *testing.T, opts Options) *Hub {
 	t.Helper()
-	h := NewHub(Options{
-		Upstreams: ups, Builtin: fakeBuiltins, Reserved: ReservedNames(),
-		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		RefreshDebounce: 20 * time.Millisecond,
-	})
+	opts.Reserved = ReservedNames()
+	opts.InitTimeout, opts.BackoffMin, opts.BackoffMax = 5*time.Second, 20*time.Millisecond, 200*time.Millisecond
+	opts.RefreshDebounce = 20 * time.Millisecond
+	h := NewHub(opts)
 	if err := h.Start(t.Context()); err != nil {
 		h.Close()
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { h.Close() })
 	return h
+}
+
+// startHub is startHubWith the fake builtins and these upstreams.
+func startHub(t *testing.T, ups ...UpstreamConfig) *Hub {
+	t.Helper()
+	return startHubWith(t, Options{Upstreams: ups, Builtin: fakeBuiltins})
 }
 
 // eventually polls cond until it holds or the timeout passes.

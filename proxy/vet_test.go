@@ -17,17 +17,8 @@ import (
 
 func pinnedHub(t *testing.T, store *integrity.Store, policy integrity.Policy, ups ...UpstreamConfig) *Hub {
 	t.Helper()
-	h := NewHub(Options{
-		Upstreams: ups, Builtin: fakeBuiltins, Reserved: ReservedNames(), Pins: store, Poisoning: policy,
-		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		RefreshDebounce: 20 * time.Millisecond, RecheckEvery: 20 * time.Millisecond,
-	})
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	return startHubWith(t, Options{Upstreams: ups, Builtin: fakeBuiltins, Pins: store, Poisoning: policy,
+		RecheckEvery: 20 * time.Millisecond})
 }
 
 // FI-16 / SEC-09: a tool whose definition changes after it was pinned is
@@ -90,7 +81,7 @@ func shadowingHub(t *testing.T, policy integrity.Policy, logs *syncBuffer) *Hub 
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("3"), nil
 		})
-	h := NewHub(Options{
+	return startHubWith(t, Options{
 		Upstreams: []UpstreamConfig{builtinFake("alpha"), builtinFake("beta")},
 		Builtin: func(name string, args []string) (*server.MCPServer, error) {
 			if name == "beta" {
@@ -98,16 +89,8 @@ func shadowingHub(t *testing.T, policy integrity.Policy, logs *syncBuffer) *Hub 
 			}
 			return fakeBuiltins(name, args)
 		},
-		Reserved: ReservedNames(), Poisoning: policy, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		RefreshDebounce: 20 * time.Millisecond, RecheckEvery: 20 * time.Millisecond,
+		Poisoning: policy, Logger: slog.New(slog.NewTextHandler(logs, nil)), RecheckEvery: 20 * time.Millisecond,
 	})
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
 }
 
 // shadowingWarning is the catalog's warning that beta_add names

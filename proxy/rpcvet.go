@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -21,19 +22,28 @@ type rpcMessage struct {
 // errBatch is a JSON array: a batch, which MCP no longer allows.
 var errBatch = fmt.Errorf("%w: a JSON-RPC batch", ErrProtocol)
 
+var errNotJSON = fmt.Errorf("%w: not JSON", ErrProtocol)
+
 // parseMessage decodes one message, or says why it is not one.
 func parseMessage(data []byte) (rpcMessage, error) {
 	var m rpcMessage
 	data = bytes.TrimSpace(data)
-	switch {
-	case !json.Valid(data):
-		return m, fmt.Errorf("%w: not JSON", ErrProtocol)
-	case data[0] == '[':
-		return m, errBatch
-	case data[0] != '{':
-		return m, fmt.Errorf("%w: not a JSON-RPC message (not an object)", ErrProtocol)
+	if len(data) == 0 || data[0] != '{' { // rare: no need to spare a pass
+		switch {
+		case !json.Valid(data):
+			return m, errNotJSON
+		case data[0] == '[':
+			return m, errBatch
+		default:
+			return m, fmt.Errorf("%w: not a JSON-RPC message (not an object)", ErrProtocol)
+		}
 	}
+	// Unmarshal checks the whole message is valid JSON before it decodes:
+	// one pass more would read every reply, up to the size limit, again.
 	if err := json.Unmarshal(data, &m); err != nil {
+		if _, syntax := errors.AsType[*json.SyntaxError](err); syntax {
+			return m, errNotJSON
+		}
 		return m, fmt.Errorf("%w: not a JSON-RPC message (%v)", ErrProtocol, err)
 	}
 	if m.JSONRPC != "2.0" {

@@ -15,8 +15,17 @@ type rpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  json.RawMessage `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	Result  present         `json:"result"`
+	Error   present         `json:"error"`
+}
+
+// present records whether a member was there, and whether as null,
+// without copying its value (a result can be megabytes).
+type present struct{ set, null bool }
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = present{set: true, null: string(b) == "null"}
+	return nil
 }
 
 // errBatch is a JSON array: a batch, which MCP no longer allows.
@@ -62,7 +71,7 @@ func (m rpcMessage) isCall() bool { return len(m.Method) > 0 }
 // vetResponse checks a response: one of result and error, not both. An
 // "error": null is taken for no error, as mcp-go does.
 func (m rpcMessage) vetResponse() error {
-	result, failure := len(m.Result) > 0, len(m.Error) > 0 && string(m.Error) != "null"
+	result, failure := m.Result.set, m.Error.set && !m.Error.null
 	switch {
 	case result && failure:
 		return fmt.Errorf("%w: a response with both a result and an error", ErrProtocol)

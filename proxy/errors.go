@@ -25,6 +25,9 @@ const (
 	// KindInvalidArguments is a call refused before forwarding because its
 	// arguments violate the tool's inputSchema (validate_arguments, BI-07).
 	KindInvalidArguments Kind = "invalid_arguments"
+	// KindResultBlocked replaces a tool result holding secrets or
+	// injection markers under the block result policy (SEC-11).
+	KindResultBlocked Kind = "result_blocked"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.

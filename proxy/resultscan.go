@@ -10,10 +10,6 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// KindResultBlocked is the kind of the error result that replaces a tool
-// result holding secrets or injection markers under the block policy.
-const KindResultBlocked Kind = "result_blocked"
-
 // resultPolicy is the upstream's result policy with its default.
 func (u UpstreamConfig) resultPolicy() integrity.ResultPolicy {
 	if u.Results == "" {
@@ -99,11 +95,18 @@ func withCaution(res *mcp.CallToolResult, upstream, tool string, injected []inte
 // blockedResult is the error result that replaces a blocked result. It
 // names the upstream, the tool and the kinds found, never the text.
 func blockedResult(upstream, tool string, kinds []string) *mcp.CallToolResult {
-	msg := fmt.Sprintf("calling %s on %s: %s: the result held %s, and the result policy of %s blocks such results",
-		tool, upstream, KindResultBlocked, strings.Join(kinds, ", "), upstream)
-	res := mcp.NewToolResultError(msg)
-	res.StructuredContent = map[string]any{"error": map[string]any{
-		"kind": string(KindResultBlocked), "upstream": upstream, "tool": tool, "findings": kinds, "message": msg,
-	}}
-	return res
+	return errorResult(&UpstreamError{Kind: KindResultBlocked, Upstream: upstream, Tool: tool,
+		Err: &BlockedResultError{Upstream: upstream, Findings: kinds}})
+}
+
+// BlockedResultError says which kinds of finding made an upstream's result
+// policy block a result.
+type BlockedResultError struct {
+	Upstream string
+	Findings []string
+}
+
+func (e *BlockedResultError) Error() string {
+	return fmt.Sprintf("the result held %s, and the result policy of %s blocks such results",
+		strings.Join(e.Findings, ", "), e.Upstream)
 }

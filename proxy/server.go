@@ -492,6 +492,10 @@ func errorResult(err error) *mcp.CallToolResult {
 	if errors.As(err, &rl) {
 		detail["retry_after_ms"] = rl.RetryAfter.Milliseconds()
 	}
+	var blocked *BlockedResultError
+	if errors.As(err, &blocked) {
+		detail["findings"] = blocked.Findings
+	}
 	res := mcp.NewToolResultError(err.Error())
 	res.StructuredContent = map[string]any{"error": detail}
 	return res

@@ -67,13 +67,23 @@ func matchPath(pat, path []string) bool {
 	return true
 }
 
+// maxNodes bounds the values checkUnexpanded visits, aliases followed, so
+// that a file of aliases of aliases cannot make it run for ever.
+const maxNodes = 1 << 18
+
 // checkUnexpanded reports every string value holding "${" in a key where
 // variables are not expanded, with its line.
 func checkUnexpanded(file string, root *yaml.Node) error {
 	var errs []error
+	visits := 0
 	var walk func(n *yaml.Node, path []string)
 	walk = func(n *yaml.Node, path []string) {
+		if visits++; len(path) > 64 || visits > maxNodes {
+			return // deeper or larger than any configuration: refused below
+		}
 		switch n.Kind {
+		case yaml.AliasNode: // checked where it is used, with that key
+			walk(n.Alias, path)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				walk(n.Content[i+1], append(path[:len(path):len(path)], n.Content[i].Value))
@@ -89,7 +99,10 @@ func checkUnexpanded(file string, root *yaml.Node) error {
 			}
 		}
 	}
-	walk(root, nil) // aliases are not followed: what they point at is checked where it is written
+	walk(root, nil)
+	if visits > maxNodes {
+		errs = append(errs, fmt.Errorf("%s: more than %d values once aliases are followed; write the configuration out", file, maxNodes))
+	}
 	return errors.Join(errs...)
 }
 

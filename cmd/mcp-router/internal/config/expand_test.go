@@ -1,10 +1,12 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 // A bearer token written as ${VAR} is the variable's value, never the
@@ -81,6 +83,8 @@ func TestExpandRefusesWhatWouldBeTakenLiterally(t *testing.T) {
 			[]string{"profiles.yaml:6:", "upstreams.x.env.T", "nested"}},
 		{"not expanded here", "profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        domain: '${DOMAIN}'\n", map[string]string{"DOMAIN": "d"},
 			[]string{"profiles.yaml:6:", "profiles.p.upstreams.x.domain", "not expanded in this key", "headers"}},
+		{"not expanded through an alias", "profiles:\n  p:\n    upstreams:\n      x:\n        command: a\n        env: {T: &t '${T}'}\n        domain: *t\n", map[string]string{"T": "d"},
+			[]string{"profiles.p.upstreams.x.domain", "not expanded in this key"}},
 		{"not expanded in a list", "profiles:\n  p:\n    core_tools: [a, '${T}']\n", nil,
 			[]string{"profiles.yaml:3:", "profiles.p.core_tools[1]"}},
 		{"missing ollama variable", "ollama:\n  url: ${NOPE}\nprofiles:\n  p: {}\n", nil,
@@ -143,6 +147,22 @@ func buildYAML(path []string) string {
 	}
 	b.WriteString(" '${V}'\n")
 	return b.String()
+}
+
+// Aliases of aliases of aliases are refused before they cost a walk of
+// billions of values (the decoder refuses them too; this check must not
+// depend on running after it).
+func TestLoadRefusesAliasBombs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(b.String()), &n); err != nil {
+		t.Fatal(err)
+	}
+	wantAll(t, checkUnexpanded("bomb.yaml", n.Content[0]), "bomb.yaml", "aliases")
 }
 
 func wantAll(t *testing.T, err error, want ...string) {

@@ -28,9 +28,10 @@ JSON-RPC only; logs go to stderr.
 
 The bearer token is read from MCP_ROUTER_TOKEN (or --token, which other users
 of the machine can see in the process list). Messages are limited to 4 MiB.`,
-		Example: `  # in the client's configuration: command "mcp-router",
-  # args ["connect", "http://127.0.0.1:8080/mcp"], env {"MCP_ROUTER_TOKEN": "..."}
-  MCP_ROUTER_TOKEN=... mcp-router connect http://127.0.0.1:8080/mcp
+		Example: `  # In the client's configuration: command "mcp-router",
+  # args ["connect", "http://127.0.0.1:8080/mcp"], env {"MCP_ROUTER_TOKEN": "<token>"}.
+  # From a shell, with the token kept in a file:
+  MCP_ROUTER_TOKEN="$(cat ~/.config/mcp-router/token)" mcp-router connect http://127.0.0.1:8080/mcp
   mcp-router connect http://127.0.0.1:8080/mcp --header X-Team=search`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -236,3 +236,43 @@ func TestConnectReportsAWrongTokenAndAMissingGateway(t *testing.T) {
 		t.Errorf("gateway down: got %v, want an error saying there is no gateway at %s", err, down)
 	}
 }
+
+func TestConnectOptions(t *testing.T) {
+	e := &env{getenv: func(k string) (string, bool) {
+		if k == "MCP_ROUTER_TOKEN" {
+			return "from-env", true
+		}
+		return "", false
+	}}
+	opts, err := e.bridgeOptions("http://127.0.0.1:8080/mcp", "", []string{"X-Team=search", "X-Empty="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := opts.Header.Get("Authorization"); got != "Bearer from-env" {
+		t.Errorf("Authorization %q, want the token from MCP_ROUTER_TOKEN", got)
+	}
+	if opts.Header.Get("X-Team") != "search" || len(opts.Header.Values("X-Empty")) != 1 {
+		t.Errorf("headers %v", opts.Header)
+	}
+	opts, err = e.bridgeOptions("http://127.0.0.1:8080/mcp", "from-flag", nil)
+	if err != nil || opts.Header.Get("Authorization") != "Bearer from-flag" {
+		t.Errorf("--token: got %v, %v; want it over the environment", opts.Header, err)
+	}
+	tests := []struct {
+		url     string
+		headers []string
+		want    string
+	}{
+		{"127.0.0.1:8080/mcp", nil, "not a gateway URL"},
+		{"ftp://h/mcp", nil, "not a gateway URL"},
+		{"http://h/mcp", []string{"NoEquals"}, "want NAME=VALUE"},
+		{"http://h/mcp", []string{"Bad Name=v"}, "want NAME=VALUE"},
+		{"http://h/mcp", []string{"X=a\r\nInjected: 1"}, "want NAME=VALUE"},
+		{"http://h/mcp", []string{"Authorization=Bearer x"}, "both set"},
+	}
+	for _, tt := range tests {
+		if _, err := e.bridgeOptions(tt.url, "", tt.headers); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %q: got %v, want an error saying %q", tt.url, tt.headers, err, tt.want)
+		}
+	}
+}

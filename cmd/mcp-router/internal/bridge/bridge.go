@@ -36,6 +36,10 @@ import (
 // gateway's request, which the gateway acknowledges at once (202).
 const noticeTimeout = 30 * time.Second
 
+// DefaultMaxInFlight is how many client requests may wait for the gateway
+// at once.
+const DefaultMaxInFlight = 128
+
 // DefaultMaxMessageBytes bounds one message either way: a line on stdin,
 // a JSON body or one server-sent event from the gateway.
 const DefaultMaxMessageBytes = 4 << 20
@@ -55,6 +59,9 @@ type Options struct {
 	MaxMessageBytes int
 	// DeleteTimeout bounds the DELETE that ends the session; 0 means 5s.
 	DeleteTimeout time.Duration
+	// MaxInFlight bounds the client's requests waiting for an answer; one
+	// more is answered with an error. 0 means DefaultMaxInFlight.
+	MaxInFlight int
 	// Logger receives what goes wrong; nil is silent. Never stdout.
 	Logger *slog.Logger
 }
@@ -84,6 +91,9 @@ type pending struct {
 func New(opts Options) *Bridge {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
 	}
 	if opts.DeleteTimeout <= 0 {
 		opts.DeleteTimeout = 5 * time.Second
@@ -214,13 +224,17 @@ func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 		return
 	}
 	switch {
-	case env.isRequest() && env.Method == "initialize":
-		// Nothing else may go until the session exists: the answer
-		// carries its id.
-		b.track(env.ID)
-		b.post(ctx, data, &env)
 	case env.isRequest():
-		b.track(env.ID)
+		if err := b.track(env.ID); err != nil {
+			b.writeError(env.ID, codeInvalidRequest, err.Error(), nil)
+			return
+		}
+		if env.Method == "initialize" {
+			// Nothing else may go until the session exists: the answer
+			// carries its id.
+			b.post(ctx, data, &env)
+			return
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -242,10 +256,20 @@ func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 	}
 }
 
-func (b *Bridge) track(id json.RawMessage) {
+// track notes a request as waiting, unless its id is already waiting or
+// too many are.
+func (b *Bridge) track(id json.RawMessage) error {
 	b.mu.Lock()
-	b.pending[idKey(id)] = &pending{}
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	k := idKey(id)
+	switch {
+	case b.pending[k] != nil:
+		return fmt.Errorf("request id %s is already in use by a request in flight", k)
+	case len(b.pending) >= b.opts.MaxInFlight:
+		return fmt.Errorf("too many requests in flight (at most %d); wait for some to finish", b.opts.MaxInFlight)
+	}
+	b.pending[k] = &pending{}
+	return nil
 }
 
 // cancelled marks the request the client gave up on: whatever becomes of

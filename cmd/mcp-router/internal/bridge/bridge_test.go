@@ -183,6 +183,44 @@ func TestBridgeRefusesBadInput(t *testing.T) {
 	}
 }
 
+// A request id already waiting, or one request too many, is refused by
+// the bridge; the requests in flight are unaffected.
+func TestBridgeBoundsRequestsInFlight(t *testing.T) {
+	rec, ts := newGateway(t)
+	s := startBridge(t, Options{URL: ts.URL + "/mcp", MaxInFlight: 2})
+	s.initialize()
+	release := make(chan struct{})
+	rec.mu.Lock()
+	rec.failing = func(w http.ResponseWriter, body string) bool {
+		if !strings.Contains(body, `"held"`) {
+			return false
+		}
+		<-release
+		return false
+	}
+	rec.mu.Unlock()
+	held := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"held"}}}`
+	s.send(fmt.Sprintf(held, 1))
+	s.send(fmt.Sprintf(held, 1))
+	if m := s.next(); m["id"] != float64(1) || !strings.Contains(errorMessage(m), "already in use") {
+		t.Errorf("a reused id: got %v", m)
+	}
+	s.send(fmt.Sprintf(held, 2))
+	s.send(fmt.Sprintf(held, 3))
+	if m := s.next(); m["id"] != float64(3) || !strings.Contains(errorMessage(m), "at most 2") {
+		t.Errorf("a third request: got %v", m)
+	}
+	close(release)
+	got := map[float64]bool{}
+	for range 2 {
+		m := s.next()
+		got[m["id"].(float64)] = m["result"] != nil
+	}
+	if !got[1] || !got[2] {
+		t.Errorf("the requests in flight: got %v, want 1 and 2 answered", got)
+	}
+}
+
 // When HTTP fails the waiting request gets an error that says why; a
 // request the client cancelled gets none; a message over the bound is
 // refused.

@@ -113,9 +113,10 @@ func New(opts Options) *Bridge {
 
 // Run relays in (the client's messages) to the gateway and the gateway's
 // messages to out until in ends or ctx is done; then it stops what is in
-// flight and ends the HTTP session. The goroutine that reads in may
-// outlive Run until in is closed or returns (stdin of a process that is
-// exiting).
+// flight and ends the HTTP session. It returns an error only when reading
+// in fails other than by ending. The goroutine that reads in may outlive
+// Run until in is closed or returns (stdin of a process that is exiting).
+// Run is called once.
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.out = out
 	ctx, cancel := context.WithCancel(ctx)
@@ -124,12 +125,14 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		cancel()
 		wg.Wait()
 		b.endSession(context.WithoutCancel(ctx))
+		b.opts.Client.CloseIdleConnections()
 	}()
 	lines := make(chan line)
 	readDone := make(chan struct{})
+	var readErr error // set before readDone closes
 	go func() {
 		defer close(readDone)
-		readLines(in, b.opts.MaxMessageBytes, lines, ctx.Done())
+		readErr = readLines(in, b.opts.MaxMessageBytes, lines, ctx.Done())
 	}()
 	for {
 		var l line
@@ -138,6 +141,9 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			return nil
 		case l = <-lines:
 		case <-readDone:
+			if readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrClosedPipe) {
+				return fmt.Errorf("reading the client's messages: %w", readErr)
+			}
 			return nil
 		}
 		if l.err != nil {
@@ -154,10 +160,10 @@ type line struct {
 	err  error
 }
 
-// readLines sends each non-empty line of in to lines until in ends or done
-// closes. A line over max is refused (and read to its end, so framing
-// holds).
-func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) {
+// readLines sends each non-empty line of in to lines until in ends (the
+// error it ended with) or done closes (nil). A line over max is refused
+// (and read to its end, so framing holds).
+func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	var buf []byte
 	tooLong := false
@@ -185,11 +191,11 @@ func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) {
 			select {
 			case lines <- l:
 			case <-done:
-				return
+				return nil
 			}
 		}
 		if err != nil {
-			return
+			return err
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -24,7 +25,7 @@ const gatewayToken = "connect-test-token-0123456789"
 // startGateway runs the built binary as `serve --http` on a free port, with
 // a bearer token from the environment and a stdio fake upstream, and
 // returns its MCP URL.
-func startGateway(t *testing.T, bin string) string {
+func startGateway(t testing.TB, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
 	exe, _ := fakeupstream.Command("fake")
@@ -274,5 +275,49 @@ func TestConnectOptions(t *testing.T) {
 		if _, err := e.bridgeOptions(tt.url, "", tt.headers); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %q: got %v, want an error saying %q", tt.url, tt.headers, err, tt.want)
 		}
+	}
+}
+
+// bearer adds the gateway's token to each request of a direct client.
+type bearer struct{ next http.RoundTripper }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+gatewayToken)
+	return b.next.RoundTrip(r)
+}
+
+// BenchmarkConnectCall measures a tool call through connect against the
+// same call made over HTTP directly: the bridge's cost per call.
+func BenchmarkConnectCall(b *testing.B) {
+	bin := buildBinary(b)
+	url := startGateway(b, bin)
+	direct := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	dcs, err := direct.Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearer{http.DefaultTransport}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dcs.Close()
+	cmd := exec.Command(bin, "connect", url)
+	cmd.Env = isolatedEnv(b.TempDir(), "MCP_ROUTER_TOKEN="+gatewayToken)
+	bridged := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	bcs, err := bridged.Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bcs.Close()
+	for _, c := range []struct {
+		name string
+		cs   *mcp.ClientSession
+	}{{"direct", dcs}, {"connect", bcs}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := c.cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "fake_echo", Arguments: map[string]any{"text": "x"}})
+				if err != nil || res.IsError {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }

@@ -54,8 +54,8 @@ func TestStderrLogDedupesAcrossRestarts(t *testing.T) {
 	}
 }
 
-// A crash-looping child process prints its trace once into the log, not
-// once per restart, and the upstream attribute appears once per record.
+// FI-03: a crash-looping child process prints its trace once into the
+// log, not once per restart, and the upstream attribute appears once per record.
 func TestCrashLoopStderrLoggedOnce(t *testing.T) {
 	var logs syncBuffer
 	h := newFaultHub(t, Options{

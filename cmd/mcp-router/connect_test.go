@@ -218,6 +218,7 @@ func TestConnectBridgesAClientToServeHTTP(t *testing.T) {
 	}
 }
 
+// SEC-04: a wrong token is refused by the gateway, and connect says so.
 func TestConnectReportsAWrongTokenAndAMissingGateway(t *testing.T) {
 	bin := buildBinary(t)
 	url := startGateway(t, bin)

@@ -161,7 +161,8 @@ func TestBridgeRelaysAndEndsTheSessionOnEOF(t *testing.T) {
 	}
 }
 
-// Input that is not a message gets an error answer, and the stream goes on.
+// BI-01, FI-12: input that is not a message, or is too large, gets an
+// error answer, and the stream goes on.
 func TestBridgeRefusesBadInput(t *testing.T) {
 	_, ts := newGateway(t)
 	s := startBridge(t, Options{URL: ts.URL + "/mcp", MaxMessageBytes: 1024})
@@ -183,8 +184,8 @@ func TestBridgeRefusesBadInput(t *testing.T) {
 	}
 }
 
-// A request id already waiting, or one request too many, is refused by
-// the bridge; the requests in flight are unaffected.
+// BI-04: a request id already waiting, or one request too many, is
+// refused by the bridge; the requests in flight are unaffected.
 func TestBridgeBoundsRequestsInFlight(t *testing.T) {
 	rec, ts := newGateway(t)
 	s := startBridge(t, Options{URL: ts.URL + "/mcp", MaxInFlight: 2})

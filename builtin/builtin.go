@@ -4,6 +4,7 @@
 //	calculator  17 arithmetic tools (add, divide, sqrt, log, factorial, ...)
 //	web         fetch_url and extract_links, over HTTP(S) only
 //	docs        search_documents, BM25 over the Markdown and text files under --root
+//	            (without --root, over mcp-router's own documentation, built in)
 //
 // The calculator rounds binary floating-point noise away (0.1 + 0.2 is 0.3; whole numbers stay
 // exact). The web server fetches the http(s) addresses the model names, but refuses loopback,

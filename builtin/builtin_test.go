@@ -99,6 +99,7 @@ func TestNewAcceptsFlags(t *testing.T) {
 		{"web", []string{"--allow-private=false", "--timeout", "5s"}},
 		{"docs", []string{"--root", "./no/such/folder/yet"}}, // checked at search time, not here
 		{"docs", []string{"--root=" + "/"}},
+		{"docs", nil}, // mcp-router's own documentation
 	}
 	for _, tt := range tests {
 		if _, err := New(tt.server, tt.args); err != nil {

@@ -19,13 +19,16 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	mcprouter "github.com/mcp-router/mcp-router"
 )
 
 const (
-	defaultDocsRoot = "./docs"
-	maxDocBytes     = 2 << 20 // larger files are skipped
-	defaultResults  = 5
-	maxResults      = 50
+	maxDocBytes    = 2 << 20 // larger files are skipped
+	defaultResults = 5
+	maxResults     = 50
+	// builtInDocs names the documents searched without --root.
+	builtInDocs = "mcp-router's built-in documentation"
 )
 
 // docFormats maps the file extensions that are indexed to how their headings are written.
@@ -49,9 +52,11 @@ var searchDocumentsTool = mcp.NewTool("search_documents",
 )
 
 // docs serves search_documents over the files under root, indexing them on first use and again
-// whenever a search finds that they changed.
+// whenever a search finds that they changed; without a root, over mcp-router's own documentation,
+// embedded in the binary, which exists wherever the server runs.
 type docs struct {
-	root string
+	root     string
+	embedded fs.FS // nil when root is a folder
 
 	mu    sync.Mutex
 	stamp stamp      // of the files index was built from
@@ -60,14 +65,19 @@ type docs struct {
 
 func newDocs(args []string) (*server.MCPServer, error) {
 	fs := flag.NewFlagSet("docs", flag.ContinueOnError)
-	root := fs.String("root", defaultDocsRoot, "folder whose .md, .markdown, .txt and .rst files are searched")
+	root := fs.String("root", "", "folder whose .md, .markdown, .txt and .rst files are searched (default: mcp-router's own documentation, built in)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(*root) == "" {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "root" })
+	if set && strings.TrimSpace(*root) == "" {
 		return nil, errors.New("flag --root must not be empty")
 	}
 	d := &docs{root: *root}
+	if !set {
+		d.root, d.embedded = builtInDocs, mcprouter.Docs
+	}
 	srv := newServer("docs")
 	srv.AddTool(searchDocumentsTool, d.search)
 	return srv, nil
@@ -138,6 +148,8 @@ func (d *docs) nothingMatched(query string, ix *bm25Index) string {
 	switch {
 	case ix.files == 0:
 		return fmt.Sprintf("Nothing matched %q: the documents folder %s has no .md, .markdown, .txt or .rst files.", query, d.root)
+	case d.embedded != nil:
+		return fmt.Sprintf("Nothing matched %q in %s (%d documents).", query, d.root, ix.files)
 	case len(tokenize(query)) == 0:
 		return fmt.Sprintf("Nothing matched %q: the query has only common words; use more specific ones.", query)
 	}
@@ -147,6 +159,9 @@ func (d *docs) nothingMatched(query string, ix *bm25Index) string {
 // current returns the index of the files under root, rebuilding it when a stat walk finds that
 // they changed since it was built.
 func (d *docs) current(ctx context.Context) (*bm25Index, error) {
+	if d.embedded != nil {
+		return d.builtIn(ctx)
+	}
 	files, st, err := scanRoot(ctx, d.root)
 	if err != nil {
 		return nil, err
@@ -156,11 +171,39 @@ func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	if d.index != nil && st == d.stamp {
 		return d.index, nil
 	}
-	ix, err := buildIndex(ctx, files)
+	ix, err := buildIndex(ctx, files, os.ReadFile)
 	if err != nil {
 		return nil, err
 	}
 	d.index, d.stamp = ix, st
+	return ix, nil
+}
+
+// builtIn returns the index of the embedded documentation, built on first use: it never changes.
+func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.index != nil {
+		return d.index, nil
+	}
+	var files []docFile
+	err := fs.WalkDir(d.embedded, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; ok {
+			files = append(files, docFile{path: path, rel: path})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", builtInDocs, err)
+	}
+	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return fs.ReadFile(d.embedded, path) })
+	if err != nil {
+		return nil, err
+	}
+	d.index = ix
 	return ix, nil
 }
 
@@ -275,16 +318,16 @@ func describeRoot(root string) string {
 	return fmt.Sprintf("%q (%s)", root, abs)
 }
 
-// buildIndex reads and splits files and indexes their passages. Files that vanished or look
-// binary are skipped.
-func buildIndex(ctx context.Context, files []docFile) (*bm25Index, error) {
+// buildIndex reads (with read) and splits files and indexes their passages. Files that vanished
+// or look binary are skipped.
+func buildIndex(ctx context.Context, files []docFile, read func(string) ([]byte, error)) (*bm25Index, error) {
 	var passages []passage
 	indexed := 0
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		content, err := os.ReadFile(f.path)
+		content, err := read(f.path)
 		if err != nil || bytes.IndexByte(content[:min(len(content), 8000)], 0) >= 0 {
 			continue
 		}

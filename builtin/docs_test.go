@@ -305,3 +305,26 @@ func BenchmarkSearchDocuments(b *testing.B) {
 		}
 	}
 }
+
+// Without --root the server searches mcp-router's own documentation, built
+// in, wherever it runs: here from an empty working directory.
+func TestSearchDocumentsWithoutRootSearchesBuiltInDocs(t *testing.T) {
+	t.Chdir(t.TempDir())
+	c := start(t, "docs")
+	res := call(t, c, "search_documents", searchArgs("bearer token serve http", 3))
+	got := structured[docsResult](t, res)
+	if res.IsError || len(got.Results) == 0 {
+		t.Fatalf("got %s, want passages from the built-in documentation", text(res))
+	}
+	var paths []string
+	for _, h := range got.Results {
+		paths = append(paths, h.Path)
+	}
+	if !slices.Contains(paths, "README.md") {
+		t.Errorf("paths %v, want README.md among them", paths)
+	}
+	res = call(t, c, "search_documents", searchArgs("zyzzyvas quixotry", nil))
+	if res.IsError || !strings.Contains(text(res), "mcp-router's built-in documentation") {
+		t.Errorf("nothing found: got %q, want it to name the built-in documentation", text(res))
+	}
+}

@@ -13,13 +13,14 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// dial opens a client connection to an upstream by its transport. The
+// dial opens a client connection to an upstream by its transport; a
+// stdio child's stderr goes to stderr, which outlives the child. The
 // returned conn is started but not yet initialized. ctx must not carry a
 // deadline: the stdio transport keeps it for the life of the connection.
-func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts ...client.ClientOption) (*conn, error) {
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, opts ...client.ClientOption) (*conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, logger, opts)
+		return dialStdio(ctx, cfg, logger, stderr, opts)
 	case TransportStreamableHTTP, TransportSSE:
 		return dialHTTP(ctx, cfg, logger, opts)
 	default:
@@ -38,8 +39,8 @@ func clientOptions(cfg UpstreamConfig, extra []client.ClientOption) []client.Cli
 	}
 }
 
-func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts []client.ClientOption) (*conn, error) {
-	ch, err := startChild(cfg, logger)
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, opts []client.ClientOption) (*conn, error) {
+	ch, err := startChild(cfg, stderr)
 	if err != nil {
 		return nil, err
 	}

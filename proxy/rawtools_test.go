@@ -341,7 +341,7 @@ func TestPinOfTypedFormMigrates(t *testing.T) {
 	if pin.Hash != integrity.Hash(full) || pin.Pending() {
 		t.Errorf("pin: got hash %s (pending %v), want %s", pin.Hash, pin.Pending(), integrity.Hash(full))
 	}
-	if n := strings.Count(logs.String(), "tool pin migrated"); n != 1 {
+	if n := strings.Count(logs.String(), "migrated 1 tool pins"); n != 1 {
 		t.Errorf("migration logged %d times, want once:\n%s", n, logs.String())
 	}
 }

@@ -1,11 +1,8 @@
 package proxy
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,7 +75,7 @@ const (
 
 // startChild starts cfg's command with pipes we own. Its stderr goes to
 // logger line by line, never to our stdout.
-func startChild(cfg UpstreamConfig, logger *slog.Logger) (*child, error) {
+func startChild(cfg UpstreamConfig, stderr *stderrLog) (*child, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = childEnv(os.Environ(), cfg.Env)
@@ -107,7 +104,7 @@ func startChild(cfg UpstreamConfig, logger *slog.Logger) (*child, error) {
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
 	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
-	go logLines(errR, logger.With("upstream", cfg.Name))
+	go stderr.copy(errR)
 	go c.wait()
 	return c, nil
 }
@@ -173,26 +170,7 @@ func (c *child) exitError() error {
 	return c.err
 }
 
-// logLines copies a child's stderr into the log, one record per line, and
-// closes r at EOF. A line longer than maxLogLine is cut, and the rest of it
-// is read and dropped, so a chatty child never blocks on a full pipe.
-func logLines(r io.ReadCloser, logger *slog.Logger) {
-	defer r.Close()
-	br := bufio.NewReaderSize(r, maxLogLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		if text := strings.TrimRight(string(line), "\r\n"); text != "" {
-			logger.Info("upstream stderr", "line", text)
-		}
-		for err == bufio.ErrBufferFull {
-			_, err = br.ReadSlice('\n')
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
+// maxLogLine cuts a long line of a child's stderr (see stderrLog.copy).
 const maxLogLine = 4096
 
 func envList(m map[string]string) []string {

@@ -41,6 +41,7 @@ type upstream struct {
 	cfg     UpstreamConfig
 	hub     *Hub
 	logger  *slog.Logger
+	stderr  *stderrLog    // a stdio child's stderr, across restarts
 	refresh chan struct{} // buffered 1: a list_changed arrived
 	calls   callers       // client calls in progress, for requests back to the client
 	slots   chan struct{} // in-flight calls; capacity MaxInFlight
@@ -64,6 +65,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		cfg:     cfg,
 		hub:     h,
 		logger:  h.logger.With("upstream", cfg.Name),
+		stderr:  newStderrLog(h.logger.With("upstream", cfg.Name)),
 		refresh: make(chan struct{}, 1),
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		ready:   make(chan struct{}),
@@ -158,7 +160,7 @@ func (u *upstream) dial(ctx context.Context) (*conn, error) {
 		}
 		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
 	}
-	return dial(ctx, u.cfg, u.logger, u.handlerOptions()...)
+	return dial(ctx, u.cfg, u.logger, u.stderr, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {

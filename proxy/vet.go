@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -44,7 +45,38 @@ func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept 
 		}
 		kept = append(kept, t)
 	}
+	logPinSummary(log, verdicts)
 	return kept, blocked
+}
+
+// logPinSummary logs one line for the tools pinned for the first time and
+// one for the pins migrated, rather than a line per tool (each tool's hash
+// is at debug level).
+func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
+	var pinned, migrated []string
+	for name, v := range verdicts {
+		switch v {
+		case integrity.VerdictNew:
+			pinned = append(pinned, name)
+		case integrity.VerdictMigrated:
+			migrated = append(migrated, name)
+		}
+	}
+	if len(pinned) > 0 {
+		log.Info(fmt.Sprintf("pinned %d new tools", len(pinned)), "tools", summarizeNames(pinned))
+	}
+	if len(migrated) > 0 {
+		log.Info(fmt.Sprintf("migrated %d tool pins to the hash of their full schemas", len(migrated)), "tools", summarizeNames(migrated))
+	}
+}
+
+// summarizeNames lists up to 5 names, sorted, and how many more there are.
+func summarizeNames(names []string) string {
+	slices.Sort(names)
+	if len(names) <= 5 {
+		return strings.Join(names, ",")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
 func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Verdict, others []string) string {
@@ -55,9 +87,9 @@ func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Ver
 		approved = pin.Approved()
 		switch v {
 		case integrity.VerdictNew:
-			log.Info("tool pinned", "hash", pin.Hash[:min(12, len(pin.Hash))])
+			log.Debug("tool pinned", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictMigrated:
-			log.Info("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
+			log.Debug("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictChanged:
 			log.Error("tool contract changed since it was pinned: blocked until approved",
 				"exposed", u.cfg.Prefix+t.Name, "pending", pin.PendingExcerpt)

@@ -41,15 +41,3 @@ of the default profile. Then point Claude Desktop at mcp-router alone.`,
 	})
 	return imp
 }
-
-func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(e.stdout, "mcp-router", version)
-			return err
-		},
-	}
-}

@@ -3,22 +3,27 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
-// newLogger returns a tint logger on w at the named level (info when
-// unknown). Colour only when w is a terminal.
+// newLogger returns a tint logger on w at the named level ("" is info;
+// the level is checked by checkLogLevel before). Colour only when w is a
+// terminal.
 func newLogger(w io.Writer, level string) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+	lvl, err := parseLevel(level)
+	if err != nil {
 		lvl = slog.LevelInfo
 	}
 	return slog.New(tint.NewHandler(w, &tint.Options{
@@ -26,6 +31,29 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		TimeFormat: time.TimeOnly,
 		NoColor:    !isTerminal(w),
 	}))
+}
+
+// parseLevel reads one of config.LogLevels ("" is info).
+func parseLevel(level string) (slog.Level, error) {
+	level = strings.ToLower(level)
+	if level == "" {
+		return slog.LevelInfo, nil
+	}
+	if !slices.Contains(config.LogLevels, level) {
+		return 0, fmt.Errorf("%q is not one of %s", level, strings.Join(config.LogLevels, ", "))
+	}
+	var lvl slog.Level
+	err := lvl.UnmarshalText([]byte(level))
+	return lvl, err
+}
+
+// checkLogLevel refuses a --log-level that is not a level, before any
+// command runs (log.level in the file is checked when it is loaded).
+func (e *env) checkLogLevel() error {
+	if _, err := parseLevel(e.logLevel); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	return nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -14,7 +14,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=...";
+// when it is not, the version command reports the module's (see
+// buildVersion).
 var version = "dev"
 
 // env is what the commands get from the outside world.
@@ -43,16 +45,19 @@ profiles.yaml in the user config directory. With no file at all the built-in
 default profile is used (calculator, web and docs servers built into this binary).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return e.checkLogLevel()
+		},
 	}
 	root.PersistentFlags().StringVarP(&e.configPath, "config", "c", "", "profiles.yaml to use (env MCP_ROUTER_CONFIG)")
 	root.PersistentFlags().StringVarP(&e.profile, "profile", "p", "", "profile to use (env MCP_ROUTER_PROFILE; default: the file's default_profile)")
-	root.PersistentFlags().StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (overrides log.level)")
+	root.PersistentFlags().StringVar(&e.logLevel, "log-level", "", "debug, info, warn or error (overrides log.level and MCP_ROUTER_LOG_LEVEL)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		c.PrintErrln(c.UsageString())
 		return &usageError{err}
 	})
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e))
+		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e))
 	return root
 }
 

@@ -19,16 +19,16 @@ func newRouteCmd(e *env) *cobra.Command {
 	var domains []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "route QUERY [--top-k N] [--domain D] [--json]",
+		Use:   "route QUERY... [--top-k N] [--domain D] [--json]",
 		Short: "Show how the router ranks the profile's catalog for a query",
 		Long: `Connect to the profile's upstreams, rank their tools for QUERY as request_more_tools
-would, and print the candidates with their raw (calibrated) and adjusted (after
+would (its words joined into one query, quoted or not), and print the candidates with their raw (calibrated) and adjusted (after
 domain affinity) scores, upstream and domain, the tools that would be selected,
 and any routing alert. --domain sets the session's domain context (repeatable);
 without it no affinity applies.`,
-		Example: `  mcp-router route "divide two numbers"
+		Example: `  mcp-router route divide two numbers
   mcp-router route "query logs" --domain homeassistant --json`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, prof, err := e.loadConfig()
 			if err != nil {
@@ -48,7 +48,7 @@ without it no affinity applies.`,
 				return err
 			}
 			indexCatalog(cmd.Context(), r, hub.Catalog(), log)
-			d := r.Route(cmd.Context(), routing.Request{Query: args[0], Domains: domains})
+			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains})
 			if asJSON {
 				return printRouteJSON(e.stdout, d, max(prof.Routing.TopK, 10))
 			}

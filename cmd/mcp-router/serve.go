@@ -49,6 +49,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	if httpAddr != "" {
+		if err := cfg.CheckHTTP(); err != nil {
+			return err
+		}
 		if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
 			return err
 		}

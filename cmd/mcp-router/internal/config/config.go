@@ -66,6 +66,7 @@ type Config struct {
 	profiles map[string]entry[rawProfile]
 	names    []string // profile names in file order
 	getenv   func(string) (string, bool)
+	httpErr  error // from expanding the http section; see CheckHTTP
 }
 
 // Log is the log section.
@@ -163,8 +164,11 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	cfg := &Config{File: file, getenv: opts.Getenv, profiles: map[string]entry[rawProfile]{}}
-	if err := cfg.settings(data, opts.Getenv); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if err := checkUnexpanded(file, root); err != nil {
+		return nil, err
+	}
+	if err := cfg.settings(file, root, data, opts.Getenv); err != nil {
+		return nil, err
 	}
 	v := &validator{file: file, builtins: opts.Builtins}
 	cfg.validate(v, &raw)
@@ -176,54 +180,88 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 }
 
 // settings reads the top-level scalars through viper, so that
-// MCP_ROUTER_<SECTION>_<KEY> variables override the file.
-func (c *Config) settings(data []byte, getenv func(string) (string, bool)) error {
-	var err error
+// MCP_ROUTER_<SECTION>_<KEY> variables override the file, and expands
+// ${VAR} where it applies (expandedKeys). A value taken from one of those
+// variables is not expanded again, and one that holds "${" is refused: a
+// client that does not expand variables passed it on literally.
+func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func(string) (string, bool)) error {
 	v := viper.New()
 	v.SetConfigType("yaml")
 	v.SetDefault("log.level", "info")
 	v.SetDefault("ollama.url", "http://127.0.0.1:11434")
-	if err = v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return err
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
+	fromEnv := map[string]string{}
 	for _, key := range []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
 		"ollama.url", "ollama.embed_model", "ollama.chat_model"} {
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if val, ok := getenv(env); ok {
 			v.Set(key, val)
+			fromEnv[key] = env
 		}
 	}
-	c.DefaultProfile = v.GetString("default_profile")
-	c.Log = Log{Level: strings.ToLower(v.GetString("log.level")), Wire: v.GetBool("log.wire")}
-	if tf := v.GetString("log.trace_file"); tf != "" {
-		if c.Log.TraceFile, err = Expand(tf, getenv); err != nil {
-			return fmt.Errorf("log.trace_file: %w", err)
+	var errs []error
+	// get returns a setting, expanded when it comes from the file.
+	get := func(key string, expand bool) string {
+		val := v.GetString(key)
+		if env, ok := fromEnv[key]; ok {
+			if strings.Contains(val, "${") {
+				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, val))
+			}
+			return val
 		}
+		if !expand {
+			return val
+		}
+		out, err := Expand(val, getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %s: %w", file, settingLine(root, strings.Split(key, ".")...), key, err))
+		}
+		return out
 	}
+	c.DefaultProfile = get("default_profile", false)
+	c.Log = Log{Level: strings.ToLower(get("log.level", false)), Wire: v.GetBool("log.wire"), TraceFile: get("log.trace_file", true)}
 	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
 		c.Log.Wire = true
 	}
+	c.Ollama = Ollama{URL: get("ollama.url", true), EmbedModel: get("ollama.embed_model", true), ChatModel: get("ollama.chat_model", true)}
 	c.HTTP = HTTP{BearerTokens: v.GetStringSlice("http.bearer_tokens"), AllowedOrigins: v.GetStringSlice("http.allowed_origins")}
-	c.Ollama = Ollama{URL: v.GetString("ollama.url"), EmbedModel: v.GetString("ollama.embed_model"), ChatModel: v.GetString("ollama.chat_model")}
 	for _, o := range c.HTTP.AllowedOrigins {
-		if err := checkOrigin(o); err != nil {
-			return fmt.Errorf("http.allowed_origins: %w", err)
+		if !strings.Contains(o, "$") { // with a variable, checked once expanded
+			if err := checkOrigin(o); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins: %w", file, settingLine(root, "http", "allowed_origins"), err))
+			}
 		}
 	}
-	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
-		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
+	c.httpErr = c.HTTP.expand(file, root, getenv)
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		where := fmt.Sprintf("%s:%d: log.level", file, settingLine(root, "log", "level"))
+		if env, ok := fromEnv["log.level"]; ok {
+			where = env
+		}
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", where, c.Log.Level, strings.Join(LogLevels, ", ")))
 	}
-	configured, err := Expand(v.GetString("state_dir"), getenv)
-	if err != nil {
-		return fmt.Errorf("state_dir: %w", err)
+	configured := get("state_dir", true)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	dir, err := stateDir(configured)
 	if err != nil {
-		return fmt.Errorf("state_dir: %w", err)
+		return fmt.Errorf("%s: state_dir: %w", file, err)
 	}
 	c.StateDir = dir
 	return nil
 }
+
+// LogLevels are the values of log.level and --log-level.
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// CheckHTTP reports what is wrong with the http section: a variable in a
+// bearer token or origin that is not set, an empty token, an origin that
+// is not one. Only serve --http needs the section, so only it calls this;
+// until then the problem does not stop other commands.
+func (c *Config) CheckHTTP() error { return c.httpErr }
 
 // stateDir resolves the state directory: the configured one (with ~
 // expanded), else $XDG_STATE_HOME/mcp-router, else the platform's

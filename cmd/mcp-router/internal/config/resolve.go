@@ -142,7 +142,10 @@ func (x *expander) expandMap(key string, m map[string]string) map[string]string 
 
 // Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv;
 // $${ is a literal ${. A variable that is unset (and has no fallback) is an
-// error naming it. A lone $ is kept as it is.
+// error naming it. A lone $ is kept as it is. Values are substituted once:
+// a variable's value or a fallback that holds "${" is an error (nested
+// variables are not expanded, and a placeholder passed on unexpanded must
+// not become a literal password).
 func Expand(s string, getenv func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
@@ -173,17 +176,48 @@ func Expand(s string, getenv func(string) (string, bool)) (string, error) {
 }
 
 func lookup(expr string, getenv func(string) (string, bool)) (string, error) {
+	if strings.Contains(expr, "${") {
+		return "", fmt.Errorf("${%s}: nested variables are not expanded (write the fallback itself)", expr)
+	}
 	name, fallback, hasFallback := strings.Cut(expr, ":-")
 	if !validVarName(name) {
 		return "", fmt.Errorf("${%s}: %q is not a variable name", expr, name)
 	}
 	if v, ok := getenv(name); ok && (v != "" || !hasFallback) {
+		if strings.Contains(v, "${") {
+			return "", fmt.Errorf("environment variable %s holds %q: variables are expanded once, so set it to the value itself", name, redactPlaceholder(v))
+		}
 		return v, nil
 	}
 	if hasFallback {
 		return fallback, nil
 	}
 	return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a fallback)", name, name)
+}
+
+// redactPlaceholder shows the "${...}" parts of a variable's value and
+// hides the rest, which may be a secret.
+func redactPlaceholder(v string) string {
+	var b strings.Builder
+	for rest := v; ; {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			if rest != "" {
+				b.WriteString("…")
+			}
+			return b.String()
+		}
+		if i > 0 {
+			b.WriteString("…")
+		}
+		end := strings.IndexByte(rest[i:], '}')
+		if end < 0 || end > 64 {
+			b.WriteString("${…")
+			return b.String()
+		}
+		b.WriteString(rest[i : i+end+1])
+		rest = rest[i+end+1:]
+	}
 }
 
 func validVarName(s string) bool {

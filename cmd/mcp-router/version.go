@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the source revision and the Go version it was built from",
+		Long: `Print the version: the one set at build time with -ldflags "-X main.version=...",
+else the module version (a tagged "go install" sets it), then the VCS revision,
+whether the tree had uncommitted changes ("modified") and the commit time, as
+recorded by the Go toolchain.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			info, _ := debug.ReadBuildInfo()
+			_, err := fmt.Fprintln(e.stdout, buildVersion(version, info))
+			return err
+		},
+	}
+}
+
+// buildVersion describes the build in one line, e.g.
+// "mcp-router v1.4.0 (revision 1efce13a2b4c, modified, 2026-11-24T23:01:05Z; go1.26.8)".
+// ldflagsVersion wins over the module version unless it is the default
+// "dev"; info may be nil (a binary built without module support).
+func buildVersion(ldflagsVersion string, info *debug.BuildInfo) string {
+	v := ldflagsVersion
+	if info == nil {
+		return "mcp-router " + v
+	}
+	if mv := info.Main.Version; v == "dev" && mv != "" && mv != "(devel)" {
+		v = mv
+	}
+	var details []string
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		details = append(details, "revision "+rev[:min(12, len(rev))])
+	}
+	if settings["vcs.modified"] == "true" {
+		details = append(details, "modified")
+	}
+	if t := settings["vcs.time"]; t != "" {
+		details = append(details, t)
+	}
+	out := "mcp-router " + v + " ("
+	if len(details) > 0 {
+		out += strings.Join(details, ", ") + "; "
+	}
+	return out + info.GoVersion + ")"
+}

@@ -48,19 +48,29 @@ type DB struct {
 	log  *slog.Logger
 }
 
+// OpenError is why Open failed, and the file.
+type OpenError struct {
+	Path string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return fmt.Sprintf("opening %s: %v", e.Path, e.Err) }
+func (e *OpenError) Unwrap() error { return e.Err }
+
 // Open opens (creating when missing, mode 0600) state.db in opts.Dir and
 // brings its schema up to date. It never truncates, rewrites or removes a
 // file it cannot read: a corrupt state.db is an error naming the file.
+// Errors are *OpenError.
 func Open(ctx context.Context, opts Options) (*DB, error) {
 	opts.defaults()
 	path := filepath.Join(opts.Dir, FileName)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, &OpenError{path, err}
 	}
 	// Create the file first so that it gets mode 0600, not the umask's.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, &OpenError{path, err}
 	}
 	f.Close()
 	dsn := path + "?_txlock=immediate" +
@@ -68,13 +78,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, &OpenError{path, err}
 	}
 	sdb.SetMaxOpenConns(4)
 	db := &DB{path: path, db: sdb, log: opts.Logger}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, &OpenError{path, err}
 	}
 	return db, nil
 }

@@ -28,6 +28,9 @@ type env struct {
 
 	// metrics, when set, is handed to the hub (serve only)
 	metrics *proxy.Metrics
+	// state, once a command opened it (runState, cliState); the command's
+	// caller closes it (closeState)
+	state stateStore
 }
 
 func newRootCmd(e *env) *cobra.Command {

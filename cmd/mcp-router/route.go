@@ -43,7 +43,7 @@ without it no affinity applies.`,
 			if topK > 0 {
 				prof.Routing.TopK = topK
 			}
-			r, err := newRouter(cfg, prof, log, nil)
+			r, err := newRouter(cfg, prof, log, nil, e.runState(cmd.Context(), cfg, log).Vectors())
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,6 +56,16 @@ type OpenError struct {
 }
 
 func (e *OpenError) Error() string { return fmt.Sprintf("opening %s: %v", e.Path, e.Err) }
+
+// openError returns the OpenError of path, without err's own mention of
+// path when it has one.
+func openError(path string, err error) *OpenError {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return &OpenError{path, err}
+}
 func (e *OpenError) Unwrap() error { return e.Err }
 
 // Open opens (creating when missing, mode 0600) state.db in opts.Dir and
@@ -65,12 +76,12 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	opts.defaults()
 	path := filepath.Join(opts.Dir, FileName)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, &OpenError{path, err}
+		return nil, openError(path, err)
 	}
 	// Create the file first so that it gets mode 0600, not the umask's.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, &OpenError{path, err}
+		return nil, openError(path, err)
 	}
 	f.Close()
 	dsn := path + "?_txlock=immediate" +
@@ -78,13 +89,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, &OpenError{path, err}
+		return nil, openError(path, err)
 	}
 	sdb.SetMaxOpenConns(4)
 	db := &DB{path: path, db: sdb, log: opts.Logger}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
-		return nil, &OpenError{path, err}
+		return nil, openError(path, err)
 	}
 	return db, nil
 }

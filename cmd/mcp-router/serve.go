@@ -80,6 +80,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer srv.Close()
+	defer e.registerGateway(ctx, cfg, prof, hub, httpAddr, log)()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return e.serveStdio(ctx, srv, metricsAddr, log)

@@ -202,4 +202,3 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
-

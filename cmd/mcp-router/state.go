@@ -51,7 +51,7 @@ func openStateDB(ctx context.Context, cfg *config.Config, log *slog.Logger) (*st
 func legacyFiles(cfg *config.Config) state.Legacy {
 	vecs, _ := filepath.Glob(filepath.Join(cfg.StateDir, "embeddings", "*", "vectors.bin"))
 	return state.Legacy{
-		LessonsFile: filepath.Join(cfg.StateDir, "lessons.db"),
+		LessonsFile: lessonsPath(cfg),
 		PinsFile:    filepath.Join(cfg.StateDir, "pins", "pins.json"),
 		VectorFiles: vecs,
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,30 @@ func BenchmarkLessonVersion(b *testing.B) {
 		if _, err := s.Version(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMemoryReload is a gateway noticing that another process wrote
+// a lesson: its Memory reloads and re-indexes 1000 lessons from state.db.
+func BenchmarkMemoryReload(b *testing.B) {
+	db := openDB(b, b.TempDir())
+	ctx := context.Background()
+	for i := range lessons.DefaultMaxLessons - 1 {
+		db.Lessons().Put(ctx, lesson(fmt.Sprintf("read the config file of service %d", i), "fs_read"))
+	}
+	other, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
+	mem, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
+	for b.Loop() {
+		b.StopTimer()
+		if _, err := other.Learn(ctx, lessons.Lesson{Query: "weather in Paris", Tool: "weather_get", Polarity: lessons.Use}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := mem.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if mem.Len() != lessons.DefaultMaxLessons {
+		b.Fatalf("%d lessons", mem.Len())
 	}
 }

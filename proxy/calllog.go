@@ -17,23 +17,23 @@ type CallFailure struct {
 // recentFailures is how many failures Calls keeps.
 const recentFailures = 10
 
-// callLog counts calls and keeps the latest failures, for a gateway's
+// callCounts counts calls and keeps the latest failures, for a gateway's
 // status. Safe for concurrent use.
-type callLog struct {
+type callCounts struct {
 	served, failed atomic.Uint64
 
 	mu     sync.Mutex
 	recent []CallFailure // oldest first, at most recentFailures
 }
 
-func (c *callLog) done(upstream, tool, kind string) {
+func (c *callCounts) done(upstream, tool, kind string) {
 	c.served.Add(1)
 	if kind != "" {
 		c.fail(upstream, tool, kind)
 	}
 }
 
-func (c *callLog) fail(upstream, tool, kind string) {
+func (c *callCounts) fail(upstream, tool, kind string) {
 	c.failed.Add(1)
 	f := CallFailure{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Kind: kind}
 	c.mu.Lock()

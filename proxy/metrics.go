@@ -61,7 +61,7 @@ type Metrics struct {
 
 	resultFindings *prometheus.CounterVec // upstream, kind, action
 
-	log callLog // for the gateway's status
+	log callCounts // for the gateway's status
 }
 
 // maxToolLabels caps the distinct values of the tool label.

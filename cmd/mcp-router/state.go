@@ -81,6 +81,15 @@ func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger
 	return db
 }
 
+// vectors returns the tool vector cache in the state when embeddings are
+// on (ollama.embed_model), and nil otherwise, without opening the state.
+func (e *env) vectors(ctx context.Context, cfg *config.Config, log *slog.Logger) routing.VectorStore {
+	if cfg.Ollama.EmbedModel == "" {
+		return nil
+	}
+	return e.runState(ctx, cfg, log).Vectors()
+}
+
 // cliState opens state.db for a command that reads or changes the state
 // itself (lessons, pins, status): a state directory that cannot be used is
 // its error.

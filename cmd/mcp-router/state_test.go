@@ -127,6 +127,7 @@ func TestTwoGatewaysShareOneStateDir(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sharedProfile(t, dir, filepath.Join(dir, "state"))
 	c1, c2 := startGateway(t, bin, cfg), startGateway(t, bin, cfg)
+	callTool(t, c1, "calculator_add", map[string]any{"a": 1, "b": 2}) // counted in status below
 
 	// A lesson taught in the first gateway...
 	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})
@@ -180,7 +181,6 @@ func TestTwoGatewaysShareOneStateDir(t *testing.T) {
 	}
 
 	// status lists both, with their upstreams and the calls they served.
-	callTool(t, c1, "calculator_add", map[string]any{"a": 1, "b": 2})
 	var gs []gatewayStatus
 	eventually(t, "status shows gateway 1's calls", func() bool {
 		gs = statusJSON(t, bin, cfg)

@@ -60,6 +60,8 @@ type Metrics struct {
 	planSteps *prometheus.CounterVec   // status
 
 	resultFindings *prometheus.CounterVec // upstream, kind, action
+
+	log callCounts // for the gateway's status
 }
 
 // maxToolLabels caps the distinct values of the tool label.
@@ -227,6 +229,7 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 	} else {
 		tool = m.tools.label(tool)
 	}
+	m.log.done(upstream, tool, kind)
 	m.calls.WithLabelValues(upstream, tool, outcome).Inc()
 	if !refusedKinds[kind] {
 		m.callDur.WithLabelValues(upstream).Observe(durSeconds(dur))
@@ -238,6 +241,7 @@ func (m *Metrics) ToolError(upstream, tool string) {
 	if m == nil {
 		return
 	}
+	m.log.fail(upstream, tool, "tool_error")
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 

@@ -38,14 +38,24 @@ func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept 
 		}
 	}
 	others := h.otherToolNames(u.cfg.Name)
+	held := map[string]string{} // blocked although pinned: quarantined
 	for _, t := range tools {
 		if why := h.vetTool(u, log, t, verdicts[t.Name], others); why != "" {
 			blocked[t.Name] = why
+			if verdicts[t.Name] != integrity.VerdictChanged {
+				held[t.Name] = why
+			}
 			continue
 		}
 		kept = append(kept, t)
 	}
 	logPinSummary(log, verdicts)
+	if h.opts.Pins != nil {
+		// Recorded for the pins CLI, which runs in another process.
+		if err := h.opts.Pins.Hold(u.cfg.Name, held); err != nil {
+			u.logger.Warn("quarantine reasons not recorded", "err", err)
+		}
+	}
 	return kept, blocked
 }
 

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -94,32 +95,50 @@ const (
 )
 
 // vecKey is the cache key of one embedded text.
-type vecKey [sha256.Size]byte
+type vecKey = [sha256.Size]byte
+
+// VectorStore persists embedded vectors, per model, by the SHA-256 of
+// model and text: the shared state database, memory, or the vectors.bin
+// files of earlier versions ([FileVectors]).
+type VectorStore interface {
+	// LoadVectors returns every vector stored for model.
+	LoadVectors(model string) (map[[sha256.Size]byte][]float32, error)
+	// SaveVectors adds vecs (all of one length) to model's vectors; those
+	// of model with another length are dropped (the model changed under
+	// its name).
+	SaveVectors(model string, vecs map[[sha256.Size]byte][]float32) error
+}
 
 // vectorCache holds the vectors of embedded texts for one model, in
-// memory and, when it has a path, on disk.
+// memory and, when it has a store, in the store.
 type vectorCache struct {
 	model  string
-	path   string // "" = memory only
+	store  VectorStore // nil = memory only
 	logger *slog.Logger
 
 	mu     sync.Mutex
-	loaded bool // the file was read (or there is none)
+	loaded bool // the store was read (or there is none)
 	dims   int  // length of every vector; 0 while empty
 	vecs   map[vecKey][]float32
 }
 
-// newVectorCache returns the cache of model under dir ("" for memory
-// only); a nil logger is silent.
+// newVectorCache returns the cache of model in vectors.bin files under
+// dir ("" for memory only); a nil logger is silent.
 func newVectorCache(dir, model string, logger *slog.Logger) *vectorCache {
+	var store VectorStore
+	if dir != "" {
+		store = FileVectors(dir)
+	}
+	return newStoreCache(store, model, logger)
+}
+
+// newStoreCache returns the cache of model in store (nil for memory
+// only); a nil logger is silent.
+func newStoreCache(store VectorStore, model string, logger *slog.Logger) *vectorCache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &vectorCache{model: model, logger: logger, vecs: map[vecKey][]float32{}}
-	if dir != "" {
-		c.path = filepath.Join(dir, cacheModelDir(model), cacheFile)
-	}
-	return c
+	return &vectorCache{model: model, store: store, logger: logger, vecs: map[vecKey][]float32{}}
 }
 
 // cacheModelDir returns the cache directory name for model.
@@ -147,7 +166,7 @@ func (c *vectorCache) key(text string) vecKey {
 }
 
 // get returns the cached vector of each key, nil for a miss. The first
-// call reads the file.
+// call reads the store.
 func (c *vectorCache) get(keys []vecKey) [][]float32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,9 +179,9 @@ func (c *vectorCache) get(keys []vecKey) [][]float32 {
 }
 
 // put caches vecs (unit length, all of one length) under keys and, when
-// the cache has a file, rewrites it. The vectors stay cached in memory
-// when writing fails. Vectors of another length than those cached mean
-// the model changed under its name: the old ones are dropped.
+// the cache has a store, saves them there. The vectors stay cached in
+// memory when saving fails. Vectors of another length than those cached
+// mean the model changed under its name: the old ones are dropped.
 func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	if len(keys) == 0 {
 		return nil
@@ -176,36 +195,118 @@ func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 		}
 		c.dims, c.vecs = d, map[vecKey][]float32{}
 	}
+	added := make(map[vecKey][]float32, len(keys))
 	for i, k := range keys {
 		c.vecs[k] = vecs[i]
+		added[k] = vecs[i]
 	}
-	if c.path == "" {
+	if c.store == nil {
 		return nil
 	}
-	return writeFileAtomic(c.path, encodeVectors(c.model, c.dims, c.vecs))
+	return c.store.SaveVectors(c.model, added)
 }
 
-// loadLocked reads the file once; a missing file is an empty cache and a
-// bad one is ignored with a warning.
+// loadLocked reads the store once; an empty store is an empty cache and
+// one that fails is ignored with a warning. Vectors of another length
+// than the first are left out.
 func (c *vectorCache) loadLocked() {
 	if c.loaded {
 		return
 	}
 	c.loaded = true
-	if c.path == "" {
+	if c.store == nil {
 		return
 	}
-	data, err := os.ReadFile(c.path)
+	vecs, err := c.store.LoadVectors(c.model)
+	if err != nil {
+		c.logger.Warn("ignoring embedding cache", "model", c.model, "err", err)
+		return
+	}
+	for k, v := range vecs {
+		if c.dims == 0 {
+			c.dims = len(v)
+		}
+		if len(v) == c.dims {
+			c.vecs[k] = v
+		}
+	}
+}
+
+// FileVectors is the [VectorStore] of earlier versions: one vectors.bin
+// file per model under a directory (layout above). The state database has
+// taken its place; it remains for reading the files of earlier versions
+// and for tests.
+type FileVectors string
+
+var _ VectorStore = FileVectors("")
+
+func (d FileVectors) path(model string) string {
+	return filepath.Join(string(d), cacheModelDir(model), cacheFile)
+}
+
+// LoadVectors reads model's file; a missing file is no vectors, and one
+// that fails any check an error naming it.
+func (d FileVectors) LoadVectors(model string) (map[vecKey][]float32, error) {
+	p := d.path(model)
+	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err == nil {
-		c.dims, c.vecs, err = decodeVectors(data, c.model)
+		return map[vecKey][]float32{}, nil
 	}
 	if err != nil {
-		c.dims, c.vecs = 0, map[vecKey][]float32{}
-		c.logger.Warn("ignoring embedding cache", "path", c.path, "err", err)
+		return nil, err
 	}
+	_, vecs, err := decodeVectors(data, model)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return vecs, nil
+}
+
+// SaveVectors rewrites model's file with its vectors and vecs; a file that
+// cannot be read back is replaced.
+func (d FileVectors) SaveVectors(model string, vecs map[vecKey][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
+	var dims int
+	for _, v := range vecs {
+		dims = len(v)
+		break
+	}
+	all, err := d.LoadVectors(model)
+	if err != nil {
+		all = map[vecKey][]float32{}
+	}
+	for k, v := range all {
+		if len(v) != dims {
+			delete(all, k)
+		}
+	}
+	maps.Copy(all, vecs)
+	return writeFileAtomic(d.path(model), encodeVectors(model, dims, all))
+}
+
+// ReadVectorFile reads a vectors.bin file written by earlier versions and
+// returns the model it holds vectors of and the vectors by key.
+func ReadVectorFile(path string) (string, map[[sha256.Size]byte][]float32, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	head := len(cacheMagic) + 2
+	if len(data) < head || string(data[:len(cacheMagic)]) != cacheMagic {
+		return "", nil, fmt.Errorf("%s: not a vector cache file", path)
+	}
+	n := int(binary.LittleEndian.Uint16(data[len(cacheMagic):]))
+	if len(data) < head+n {
+		return "", nil, fmt.Errorf("%s: truncated header", path)
+	}
+	model := string(data[head : head+n])
+	_, vecs, err := decodeVectors(data, model)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return model, vecs, nil
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -39,7 +39,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			if err != nil {
 				return err
 			}
-			r, err := newRouter(cfg, prof, e.logger(cfg), nil)
+			r, err := newRouter(cfg, prof, e.logger(cfg), nil, e.vectors(cmd.Context(), cfg, e.logger(cfg)))
 			if err != nil {
 				return err
 			}

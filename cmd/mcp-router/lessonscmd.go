@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -19,7 +18,8 @@ func newLessonsCmd(e *env) *cobra.Command {
 		Long: `Routing remembers lessons in state_dir: "for requests like Q, use (or avoid) tool T",
 learned when a session needed several searches before a tool worked, or told through
 the routing_feedback tool. Similar later requests are ranked with them. These commands
-read and change that memory; stop a running gateway first (it holds the file).`,
+read and change that memory, shared by every gateway using the same state_dir; running
+gateways pick changes up within seconds.`,
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -74,21 +74,17 @@ read and change that memory; stop a running gateway first (it holds the file).`,
 	return cmd
 }
 
-// withLessons opens the profile's experience memory for fn.
+// withLessons opens the experience memory of the state directory for fn.
 func (e *env) withLessons(ctx context.Context, fn func(*lessons.Memory) error) error {
 	cfg, _, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	store, err := lessons.OpenBolt(lessonsPath(cfg))
-	if errors.Is(err, lessons.ErrInUse) {
-		return fmt.Errorf("%w: stop the running gateway first", err)
-	}
+	st, err := e.cliState(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	mem, err := lessons.NewMemory(ctx, store, lessons.MemoryOptions{})
+	mem, err := lessons.NewMemory(ctx, st.Lessons(), lessons.MemoryOptions{})
 	if err != nil {
 		return err
 	}

@@ -28,12 +28,17 @@ func main() {
 
 // run is the whole program, testable: arguments and streams in, an error out.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	root := newRootCmd(&env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv})
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.LookupEnv}
+	root := newRootCmd(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if cerr := e.closeState(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
 }
 
 // usageError marks errors in how the command was invoked (cobra already

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -17,35 +19,24 @@ func newPinsCmd(e *env) *cobra.Command {
 		Long: `mcp-router pins every upstream tool's definition (name, description, schemas,
 annotations) the first time it sees it, in state_dir. When an upstream later
 changes a pinned definition, the tool is hidden and its calls refused until you
-approve the change; a tool quarantined for a poisoned-looking definition is
-released the same way. A running gateway picks an approval up within seconds.`,
+approve the change; a tool quarantined for a poisoned-looking definition (or for
+shadowing another server's tool) is released the same way. Every running gateway
+using the same state_dir picks an approval up within seconds.`,
 	}
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list [--json]",
-		Short: "List the pinned tools and the changes waiting for approval",
+		Short: "List the pinned tools, and every blocked tool with why",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, _, err := e.openPins()
+			store, prof, err := e.openPins(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return printJSON(e, store.List())
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
-			for _, p := range store.List() {
-				state := "pinned"
-				switch {
-				case p.Pending():
-					state = "CHANGED, waiting for approval"
-				case p.Approved():
-					state = "approved"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Upstream, p.Tool, state, p.FirstSeen.Format("2006-01-02"), firstLine(p.DescriptionExcerpt, 50))
-			}
-			return tw.Flush()
+			return printPins(e, store.List(), prof)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -55,10 +46,11 @@ released the same way. A running gateway picks an approval up within seconds.`,
 		Example: `  mcp-router pins approve github_create_issue`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, resolve, err := e.openPins()
+			store, prof, err := e.openPins(cmd.Context())
 			if err != nil {
 				return err
 			}
+			resolve := resolver(store, prof)
 			for _, name := range args {
 				if err := store.ApproveByName(name, resolve); err != nil {
 					return fmt.Errorf("approving %s: %w", name, err)
@@ -72,18 +64,81 @@ released the same way. A running gateway picks an approval up within seconds.`,
 	return pins
 }
 
-// openPins opens the profile's pin store, with a resolver from exposed
-// names to (upstream, own name) by the upstreams' prefixes.
-func (e *env) openPins() (*integrity.Store, func(string) (string, string, bool), error) {
+// printPins prints the pins as a table, then each blocked tool with why
+// and, for a changed contract, the approved description beside the new.
+func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
+	var blocked []integrity.Pin
+	for _, p := range pins {
+		state := "pinned"
+		switch {
+		case p.Pending():
+			state = "CHANGED, waiting for approval"
+		case p.Held != "":
+			state = "HELD, waiting for approval"
+		case p.Approved():
+			state = "approved"
+		}
+		if p.Pending() || p.Held != "" {
+			blocked = append(blocked, p)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Upstream, p.Tool, state, p.FirstSeen.Format("2006-01-02"), firstLine(p.DescriptionExcerpt, 50))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(blocked) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "\n%d blocked:\n", len(blocked))
+	for _, p := range blocked {
+		name := exposedName(prof, p.Upstream, p.Tool)
+		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, p.Tool, p.Upstream)
+		if p.Pending() {
+			fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
+			fmt.Fprintf(e.stdout, "    approved: %s\n", firstLine(p.DescriptionExcerpt, 100))
+			fmt.Fprintf(e.stdout, "    new:      %s\n", firstLine(p.PendingExcerpt, 100))
+		}
+		if p.Held != "" {
+			fmt.Fprintf(e.stdout, "    held back: %s\n", p.Held)
+		}
+		fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s\n", name)
+	}
+	return nil
+}
+
+// exposedName is the name the profile exposes upstream's tool under.
+func exposedName(prof config.Profile, upstream, tool string) string {
+	for _, u := range prof.Upstreams {
+		if u.Name == upstream {
+			return u.Prefix + tool
+		}
+	}
+	return upstream + "_" + tool
+}
+
+// openPins opens the pin store of the state directory, for the profile.
+func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, error) {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, prof, err
 	}
-	store, err := integrity.Open(pinsDir(cfg))
+	st, err := e.cliState(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, prof, err
 	}
-	resolve := func(name string) (string, string, bool) {
+	store, err := integrity.OpenStore(st.Pins())
+	if err != nil {
+		return nil, prof, err
+	}
+	return store, prof, nil
+}
+
+// resolver maps exposed names to (upstream, own name) by the profile's
+// prefixes.
+func resolver(store *integrity.Store, prof config.Profile) func(string) (string, string, bool) {
+	return func(name string) (string, string, bool) {
 		for _, u := range prof.Upstreams {
 			own, ok := strings.CutPrefix(name, u.Prefix)
 			if _, pinned := store.Lookup(u.Name, own); ok && pinned {
@@ -92,5 +147,4 @@ func (e *env) openPins() (*integrity.Store, func(string) (string, string, bool),
 		}
 		return "", "", false
 	}
-	return store, resolve, nil
 }

@@ -90,7 +90,7 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 				return err
 			}
 			defer hub.Close()
-			r, err := newRouter(cfg, prof, log, nil)
+			r, err := newRouter(cfg, prof, log, nil, e.vectors(cmd.Context(), cfg, log))
 			if err != nil {
 				return err
 			}

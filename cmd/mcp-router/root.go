@@ -30,6 +30,9 @@ type env struct {
 
 	// metrics, when set, is handed to the hub (serve only)
 	metrics *proxy.Metrics
+	// state, once a command opened it (runState, cliState); the command's
+	// caller closes it (closeState)
+	state stateStore
 }
 
 func newRootCmd(e *env) *cobra.Command {
@@ -57,7 +60,7 @@ default profile is used (calculator, web and docs servers built into this binary
 		return &usageError{err}
 	})
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e))
+		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e))
 	return root
 }
 

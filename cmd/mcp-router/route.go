@@ -43,7 +43,7 @@ without it no affinity applies.`,
 			if topK > 0 {
 				prof.Routing.TopK = topK
 			}
-			r, err := newRouter(cfg, prof, log, nil)
+			r, err := newRouter(cfg, prof, log, nil, e.vectors(cmd.Context(), cfg, log))
 			if err != nil {
 				return err
 			}

@@ -20,8 +20,9 @@ import (
 )
 
 // newRouter builds the profile's router: the lexical index always, and
-// embeddings from Ollama when ollama.embed_model is set. It does no I/O.
-func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *lessons.Memory) (*routing.Router, error) {
+// embeddings from Ollama when ollama.embed_model is set, their tool
+// vectors cached in vecs (nil: in memory only). It does no I/O.
+func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore) (*routing.Router, error) {
 	r := prof.Routing
 	fusePolicy := r.Fuse
 	opts := routing.RouterOptions{
@@ -50,8 +51,7 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 			return nil, err
 		}
 		opts.Semantic = routing.NewSemanticIndex(routing.SemanticOptions{
-			Embedder: emb, Model: cfg.Ollama.EmbedModel, Logger: log,
-			CacheDir: filepath.Join(cfg.StateDir, "embeddings"),
+			Embedder: emb, Model: cfg.Ollama.EmbedModel, Logger: log, Cache: vecs,
 		})
 	}
 	return routing.NewRouter(opts), nil
@@ -65,7 +65,7 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 }
 
 // newServer builds the client-facing server for the profile's routing mode.
-func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory) (*proxy.Server, error) {
+func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit()}
@@ -75,7 +75,7 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 	}
 	opts.Planner = pl
 	if prof.Routing.Mode != "all" {
-		r, err := newRouter(cfg, prof, log, mem)
+		r, err := newRouter(cfg, prof, log, mem, vecs)
 		if err != nil {
 			return nil, err
 		}
@@ -122,34 +122,29 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 	}), nil
 }
 
-// lessonsPath is the experience memory's file, under the state directory.
+// lessonsPath is where earlier versions kept the experience memory, a
+// bbolt file under the state directory; it is imported into state.db.
 func lessonsPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "lessons.db") }
 
-// openLessons opens the profile's experience memory, or returns nil when
-// it is off. The caller closes the store.
-func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*lessons.Memory, *lessons.BoltStore, error) {
+// openLessons opens the profile's experience memory over store, or returns
+// nil when it is off.
+func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, store lessons.Store, log *slog.Logger) (*lessons.Memory, error) {
 	if !prof.Routing.Lessons {
-		return nil, nil, nil
-	}
-	store, err := lessons.OpenBolt(lessonsPath(cfg))
-	if err != nil {
-		return nil, nil, fmt.Errorf("routing lessons: %w", err)
+		return nil, nil
 	}
 	opts := lessons.MemoryOptions{Logger: log}
 	if cfg.Ollama.EmbedModel != "" {
 		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
 		if err != nil {
-			store.Close()
-			return nil, nil, err
+			return nil, err
 		}
 		opts.Embed = cachedEmbed(emb)
 	}
 	mem, err := lessons.NewMemory(ctx, store, opts)
 	if err != nil {
-		store.Close()
-		return nil, nil, fmt.Errorf("routing lessons: %w", err)
+		return nil, fmt.Errorf("routing lessons: %w", err)
 	}
-	return mem, store, nil
+	return mem, nil
 }
 
 // cachedEmbed embeds one text at a time with a bounded cache, for the

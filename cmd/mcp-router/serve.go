@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,12 +62,12 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer hub.Close()
-	mem, store, err := openLessons(ctx, cfg, prof, log)
+	st := e.runState(ctx, cfg, log)
+	mem, err := openLessons(ctx, cfg, prof, st.Lessons(), log)
 	if err != nil {
 		return err
 	}
 	if mem != nil {
-		defer store.Close()
 		memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
 		memDone := make(chan struct{})
 		go func() {
@@ -79,11 +78,12 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		}()
 		defer func() { stopMem(); <-memDone }() // the last flush, before the store closes
 	}
-	srv, err := newServer(cfg, prof, hub, log, mem)
+	srv, err := newServer(cfg, prof, hub, log, mem, st.Vectors())
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	defer e.registerGateway(ctx, cfg, prof, hub, httpAddr, log)()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return e.serveStdio(ctx, srv, metricsAddr, log)
@@ -137,7 +137,7 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		opts.Poisoning = integrity.Warn
 	}
 	if prof.Integrity.Pins {
-		store, err := integrity.Open(pinsDir(cfg))
+		store, err := integrity.OpenStore(e.runState(ctx, cfg, log).Pins())
 		if err != nil {
 			return nil, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
 		}
@@ -205,6 +205,3 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
-
-// pinsDir is where tool pins live: under the state directory.
-func pinsDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "pins") }

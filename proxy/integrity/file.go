@@ -16,18 +16,60 @@ const fileVersion = 1
 
 // pinsFile is the layout of pins.json.
 type pinsFile struct {
-	Version   int    `json:"version"`
-	Upstreams pinSet `json:"upstreams"`
+	Version   int  `json:"version"`
+	Upstreams Pins `json:"upstreams"`
 }
+
+// FilePins is the [PinStore] of earlier versions: pins.json in a
+// directory, changed under an advisory lock (pins.lock) and replaced
+// atomically. The state database has taken its place; it remains for
+// reading the files of earlier versions ([ReadPinsFile]) and for tests.
+type FilePins struct {
+	path     string // pins.json
+	lockPath string // pins.lock, held while reading, changing and writing
+}
+
+var _ PinStore = (*FilePins)(nil)
+
+// OpenFile returns the pins.json store in dir, creating dir (0700) when
+// missing.
+func OpenFile(dir string) (*FilePins, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating pin store directory: %w", err)
+	}
+	return &FilePins{path: filepath.Join(dir, "pins.json"), lockPath: filepath.Join(dir, "pins.lock")}, nil
+}
+
+// UpdatePins re-reads the file under the lock, lets change edit it, and
+// writes it when change reports a difference.
+func (f *FilePins) UpdatePins(change func(Pins) bool) error {
+	unlock, err := lockFile(f.lockPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	set, err := readPins(f.path)
+	if err != nil {
+		return err
+	}
+	if change(set) {
+		return writePins(f.path, set)
+	}
+	return nil
+}
+
+// ReadPinsFile reads a pins.json written by earlier versions; anything it
+// cannot read back is [ErrCorrupt] naming the file.
+func ReadPinsFile(path string) (Pins, error) { return readPins(path) }
 
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // readPins reads path; a missing file is an empty store, anything it
 // cannot read back is [ErrCorrupt] naming the file.
-func readPins(path string) (pinSet, error) {
+func readPins(path string) (Pins, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return make(pinSet), nil
+		return make(Pins), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading pin store: %w", err)
@@ -45,7 +87,7 @@ func readPins(path string) (pinSet, error) {
 		return nil, fmt.Errorf("%w %s: %w", ErrCorrupt, path, err)
 	}
 	if f.Upstreams == nil {
-		f.Upstreams = make(pinSet)
+		f.Upstreams = make(Pins)
 	}
 	return f.Upstreams, nil
 }
@@ -73,7 +115,7 @@ func (f pinsFile) validate() error {
 // writePins replaces path atomically: a temporary file in the same
 // directory, written, synced and renamed over it, then the directory
 // synced so the rename survives a crash.
-func writePins(path string, set pinSet) error {
+func writePins(path string, set Pins) error {
 	b, err := json.MarshalIndent(pinsFile{Version: fileVersion, Upstreams: set}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding pin store: %w", err)

@@ -4,8 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -67,6 +66,9 @@ type Pin struct {
 	PendingHash    string
 	ChangedAt      time.Time
 	PendingExcerpt string
+	// Held is why a gateway holds the tool back although its contract
+	// matches the pin (quarantine); "" when it does not.
+	Held string
 }
 
 // Pending reports whether a change is waiting for approval.
@@ -78,24 +80,34 @@ func (p Pin) Pending() bool { return p.PendingHash != "" }
 // Approved.
 func (p Pin) Approved() bool { return !p.ApprovedAt.IsZero() && !p.Pending() }
 
-// Store keeps pins in pins.json under a state directory. It is safe for
-// concurrent use. Every Check and approval re-reads the file under an
-// advisory lock before changing it, so a CLI process approving a change
-// and the running router see and keep each other's writes.
+// Store keeps the pins of every upstream's tools in a [PinStore]. It is
+// safe for concurrent use. Every Check and approval re-reads the pins in
+// one transaction of the PinStore before changing them, so a CLI process
+// approving a change and the running routers see and keep each other's
+// writes.
 type Store struct {
-	path     string // pins.json
-	lockPath string // pins.lock, held while reading, changing and writing
-	now      func() time.Time
+	ps  PinStore
+	now func() time.Time
 
 	mu        sync.Mutex
-	upstreams pinSet // as of the last successful read or write
+	upstreams Pins // as of the last successful read or write
 }
 
-// pinSet is upstream name → upstream's own tool name → pin.
-type pinSet map[string]map[string]record
+// PinStore persists pins: the shared state database, memory, or the
+// pins.json file of earlier versions ([Open]).
+type PinStore interface {
+	// UpdatePins reads every pin in one transaction, lets change edit
+	// them, and writes the edits when change reports that it made some.
+	// change may be called more than once (a retried transaction) and
+	// gets a map of its own each time.
+	UpdatePins(change func(Pins) bool) error
+}
 
-// record is one pin as stored in pins.json.
-type record struct {
+// Pins is upstream name → upstream's own tool name → pin.
+type Pins map[string]map[string]Record
+
+// Record is one pin as stored.
+type Record struct {
 	Hash               string    `json:"hash"`
 	FirstSeen          time.Time `json:"first_seen"`
 	ApprovedAt         time.Time `json:"approved_at,omitzero"`
@@ -103,20 +115,44 @@ type record struct {
 	PendingHash        string    `json:"pending_hash,omitempty"`
 	ChangedAt          time.Time `json:"changed_at,omitzero"`
 	PendingExcerpt     string    `json:"pending_excerpt,omitempty"`
+	// Held says why a gateway holds the tool back although its contract
+	// matches the pin (a poisoned-looking definition, shadowing another
+	// server's tool); "" when it does not. Approval clears it.
+	Held string `json:"held,omitempty"`
 }
 
-// Open opens the pin store in dir, creating dir (0700) when missing. A
-// pins.json that cannot be read back is an error naming the file.
+// Equal reports whether r and o are the same pin (times compared as
+// instants).
+func (r Record) Equal(o Record) bool {
+	return r.Hash == o.Hash && r.FirstSeen.Equal(o.FirstSeen) && r.ApprovedAt.Equal(o.ApprovedAt) &&
+		r.DescriptionExcerpt == o.DescriptionExcerpt && r.PendingHash == o.PendingHash &&
+		r.ChangedAt.Equal(o.ChangedAt) && r.PendingExcerpt == o.PendingExcerpt && r.Held == o.Held
+}
+
+// Clone returns a deep copy of p.
+func (p Pins) Clone() Pins {
+	out := make(Pins, len(p))
+	for u, tools := range p {
+		out[u] = maps.Clone(tools)
+	}
+	return out
+}
+
+// Open opens the pin store of pins.json in dir, the format of earlier
+// versions, creating dir (0700) when missing. A pins.json that cannot be
+// read back is an error naming the file.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating pin store directory: %w", err)
+	fp, err := OpenFile(dir)
+	if err != nil {
+		return nil, err
 	}
-	s := &Store{
-		path:     filepath.Join(dir, "pins.json"),
-		lockPath: filepath.Join(dir, "pins.lock"),
-		now:      func() time.Time { return time.Now().UTC().Truncate(time.Second) },
-	}
-	if err := s.update(func(pinSet) bool { return false }); err != nil {
+	return OpenStore(fp)
+}
+
+// OpenStore reads the pins of ps and returns the Store keeping them.
+func OpenStore(ps PinStore) (*Store, error) {
+	s := &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
+	if err := s.update(func(Pins) bool { return false }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -141,7 +177,7 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 		return nil, errors.New("checking pins: empty upstream name")
 	}
 	var verdicts map[string]Verdict
-	err := s.update(func(set pinSet) bool {
+	err := s.update(func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty := false
 		for _, t := range tools {
@@ -161,12 +197,12 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 
 // check judges one tool against its upstream's pins, updating them; dirty
 // reports whether anything must be written.
-func check(pins map[string]record, t mcp.Tool, now time.Time) (v Verdict, dirty bool) {
+func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty bool) {
 	h := Hash(t)
 	rec, ok := pins[t.Name]
 	switch {
 	case !ok:
-		pins[t.Name] = record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description)}
+		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description)}
 		return VerdictNew, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
@@ -184,7 +220,7 @@ func check(pins map[string]record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 
 // pinnedByEarlierVersion reports whether rec pins t's contract as earlier
 // versions hashed it (see legacyHash).
-func pinnedByEarlierVersion(rec record, t mcp.Tool) bool {
+func pinnedByEarlierVersion(rec Record, t mcp.Tool) bool {
 	legacy, ok := legacyHash(t)
 	return ok && legacy == rec.Hash
 }
@@ -198,14 +234,14 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 	if upstream == "" {
 		return fmt.Errorf("approving %s: empty upstream name", tool)
 	}
-	err := s.update(func(set pinSet) bool {
+	err := s.update(func(set Pins) bool {
 		pins := set.tools(upstream)
 		now := s.now()
 		rec, ok := pins[tool]
 		if !ok {
 			rec.FirstSeen = now
 		}
-		pins[tool] = record{
+		pins[tool] = Record{
 			Hash: Hash(current), FirstSeen: rec.FirstSeen, ApprovedAt: now,
 			DescriptionExcerpt: excerpt(current.Description),
 		}
@@ -229,7 +265,7 @@ func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream
 		return fmt.Errorf("approving %s: %w", exposedName, ErrUnknownTool)
 	}
 	var found bool
-	err := s.update(func(set pinSet) bool {
+	err := s.update(func(set Pins) bool {
 		rec, ok := set[upstream][tool]
 		if found = ok; !ok {
 			return false
@@ -237,7 +273,7 @@ func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream
 		if rec.Pending() {
 			rec.Hash, rec.DescriptionExcerpt = rec.PendingHash, rec.PendingExcerpt
 		}
-		rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = "", time.Time{}, ""
+		rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt, rec.Held = "", time.Time{}, "", ""
 		rec.ApprovedAt = s.now()
 		set[upstream][tool] = rec
 		return true
@@ -281,46 +317,64 @@ func (s *Store) Lookup(upstream, tool string) (Pin, bool) {
 	return rec.pin(upstream, tool), true
 }
 
-func (r record) Pending() bool { return r.PendingHash != "" }
+// Pending reports whether a changed contract waits for approval.
+func (r Record) Pending() bool { return r.PendingHash != "" }
 
-func (r record) pin(upstream, tool string) Pin {
+func (r Record) pin(upstream, tool string) Pin {
 	return Pin{
 		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
 		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
+		Held: r.Held,
 	}
 }
 
 // tools returns the upstream's pins, creating the map.
-func (set pinSet) tools(upstream string) map[string]record {
+func (set Pins) tools(upstream string) map[string]Record {
 	pins, ok := set[upstream]
 	if !ok {
-		pins = make(map[string]record)
+		pins = make(map[string]Record)
 		set[upstream] = pins
 	}
 	return pins
 }
 
-// update re-reads the file under the lock, lets change edit a copy, and
-// writes it when change reports a difference. The in-memory pins change
-// only once the file is written.
-func (s *Store) update(change func(pinSet) bool) error {
+// update lets change edit the pins in one transaction of the PinStore,
+// which writes them when change reports a difference. The in-memory pins
+// change only once they are written.
+func (s *Store) update(change func(Pins) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	unlock, err := lockFile(s.lockPath)
+	var latest Pins
+	err := s.ps.UpdatePins(func(set Pins) bool {
+		latest = set
+		return change(set)
+	})
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	set, err := readPins(s.path)
-	if err != nil {
-		return err
-	}
-	if change(set) {
-		if err := writePins(s.path, set); err != nil {
-			return err
+	s.upstreams = latest
+	return nil
+}
+
+// Hold records why the upstream's tools in held are held back although
+// their contracts match their pins (quarantine), and clears the reason of
+// its other tools, so that the pins CLI of another process can show them.
+// Tools without a pin are skipped.
+func (s *Store) Hold(upstream string, held map[string]string) error {
+	err := s.update(func(set Pins) bool {
+		dirty := false
+		for tool, rec := range set[upstream] {
+			if why := held[tool]; why != rec.Held {
+				rec.Held = why
+				set[upstream][tool] = rec
+				dirty = true
+			}
 		}
+		return dirty
+	})
+	if err != nil {
+		return fmt.Errorf("recording the held tools of %s: %w", upstream, err)
 	}
-	s.upstreams = set
 	return nil
 }

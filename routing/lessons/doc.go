@@ -10,9 +10,13 @@
 // in-memory inverted index over the routing tokenizer's terms; for each
 // request, [Memory.Adjust] finds the lessons whose query is similar enough
 // and turns them into bounded score deltas, and [Apply] adds those deltas
-// to a ranking. Lessons persist in a [Store]: [BoltStore], one local file,
-// for a single router; the interface is small so that a shared store can
-// serve a fleet later.
+// to a ranking. Lessons persist in a [Store]: the state package's
+// database, which every gateway on the machine shares ([BoltStore], the
+// file of earlier versions, is kept to read those files). When the store
+// reports changes (a Version method), a Memory reloads what other
+// processes wrote: before each change it makes and every
+// MemoryOptions.SyncEvery in [Memory.Run]. The interface is small so that
+// a shared store can serve a fleet later.
 //
 // # Similarity
 //

@@ -56,7 +56,9 @@ type Lesson struct {
 }
 
 // Store persists lessons. It is small so that a shared store (PostgreSQL)
-// can serve a fleet of routers later; [BoltStore] is the local one.
+// can serve a fleet of routers later. The state package's database is the
+// local one, shared by every gateway on the machine; [BoltStore] is the
+// file of earlier versions.
 type Store interface {
 	// Put inserts or replaces l, assigning an ID when l.ID is 0, and
 	// returns the lesson as stored.
@@ -68,6 +70,13 @@ type Store interface {
 	// Clear removes every lesson.
 	Clear(ctx context.Context) error
 	Close() error
+}
+
+// versioner is implemented by stores that several processes share:
+// Version changes whenever any of them changes the lessons, so a Memory
+// reloads only when something changed.
+type versioner interface {
+	Version(ctx context.Context) (int64, error)
 }
 
 // batchPutter is implemented by stores that can write several lessons in

@@ -29,8 +29,9 @@ type Memory struct {
 	// and the index change in the same order; it is held across I/O, which
 	// only other changes wait for. snap is read without it (Adjust, List,
 	// Len) and replaced only with it held.
-	mu   sync.Mutex
-	snap atomic.Pointer[snapshot]
+	mu      sync.Mutex
+	snap    atomic.Pointer[snapshot]
+	version int64 // the store's Version when snap was loaded; guarded by mu
 }
 
 // NewMemory loads every lesson of s into memory and returns the Memory.
@@ -41,6 +42,13 @@ type Memory struct {
 func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error) {
 	opts.defaults()
 	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
+	if v, ok := s.(versioner); ok {
+		ver, err := v.Version(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("loading lessons: %w", err)
+		}
+		m.version = ver
+	}
 	all, err := s.All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading lessons: %w", err)
@@ -123,6 +131,9 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.syncLocked(ctx); err != nil {
+		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
+	}
 	now := m.now()
 	s := m.snap.Load()
 	if e := s.byKey[k]; e != nil {
@@ -254,6 +265,9 @@ func leastRecentlyUsed(entries, skip []*entry, n int) []*entry {
 func (m *Memory) Forget(ctx context.Context, id int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.syncLocked(ctx); err != nil {
+		return fmt.Errorf("forgetting lesson %d: %w", id, err)
+	}
 	e := m.snap.Load().byID[id]
 	if e == nil {
 		return fmt.Errorf("forgetting lesson %d: %w", id, ErrNotFound)
@@ -296,6 +310,11 @@ func (m *Memory) Len() int { return len(m.snap.Load().entries) }
 func (m *Memory) Flush(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Reload first what other processes wrote, so that the uses written
+	// here go onto their latest copy of each lesson.
+	if err := m.syncLocked(ctx); err != nil {
+		return fmt.Errorf("flushing lesson uses: %w", err)
+	}
 	var dirty []*entry
 	var ls []Lesson
 	for _, e := range m.snap.Load().entries {
@@ -327,19 +346,72 @@ func (m *Memory) putAll(ctx context.Context, ls []Lesson) error {
 	return nil
 }
 
+// Sync reloads the lessons when the store reports that they changed since
+// the last load (a store that other processes share: see the package
+// doc), keeping the uses recorded here and not yet flushed. With a store
+// that reports no changes it does nothing. Learn, Forget, Flush and Run
+// sync on their own.
+func (m *Memory) Sync(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.syncLocked(ctx); err != nil {
+		return fmt.Errorf("syncing lessons: %w", err)
+	}
+	return nil
+}
+
+func (m *Memory) syncLocked(ctx context.Context) error {
+	v, ok := m.store.(versioner)
+	if !ok {
+		return nil
+	}
+	ver, err := v.Version(ctx)
+	if err != nil {
+		return err
+	}
+	if ver == m.version {
+		return nil
+	}
+	all, err := m.store.All(ctx)
+	if err != nil {
+		return err
+	}
+	old := m.snap.Load().byID
+	entries := make([]*entry, 0, len(all))
+	for _, l := range all {
+		prev := old[l.ID]
+		if prev == nil || prev.lesson.Query != l.Query {
+			entries = append(entries, newEntry(l, m.terms(l.Query), m.embed(ctx, l.Query)))
+			continue
+		}
+		e := newEntry(l, prev.terms, prev.vec)
+		if prev.dirty.Load() && prev.lastUsed.Load() > e.lastUsed.Load() {
+			e.lastUsed.Store(prev.lastUsed.Load())
+			e.dirty.Store(true)
+		}
+		entries = append(entries, e)
+	}
+	m.snap.Store(build(entries))
+	m.version = ver
+	return nil
+}
+
 // DefaultFlushEvery is Run's flush interval when it is given none.
 const DefaultFlushEvery = time.Minute
 
 // Run flushes the recorded uses every interval (DefaultFlushEvery when
-// every <= 0) until ctx is done, then once more, and returns that last
-// flush's error. A periodic flush that fails is logged and retried at the
-// next tick. The caller owns the goroutine that runs it.
+// every <= 0) and syncs with the store every SyncEvery until ctx is done,
+// then flushes once more, and returns that last flush's error. A periodic
+// flush or sync that fails is logged and retried at the next tick. The
+// caller owns the goroutine that runs it.
 func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
 		every = DefaultFlushEvery
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	st := time.NewTicker(m.opts.SyncEvery)
+	defer st.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -347,6 +419,10 @@ func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 		case <-t.C:
 			if err := m.Flush(ctx); err != nil && ctx.Err() == nil {
 				m.opts.Logger.Warn("lesson uses not flushed", "err", err)
+			}
+		case <-st.C:
+			if err := m.Sync(ctx); err != nil && ctx.Err() == nil {
+				m.opts.Logger.Warn("lessons not reloaded", "err", err)
 			}
 		}
 	}

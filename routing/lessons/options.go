@@ -33,6 +33,9 @@ type MemoryOptions struct {
 	// clipped to [0, 1], since unrelated texts already have cosines well
 	// above 0 [0.5].
 	EmbedFloor float64
+	// SyncEvery is how often Run asks the store whether another process
+	// changed the lessons, and reloads them when it did [2s].
+	SyncEvery time.Duration
 	// Logger receives warnings (a lesson that could not be embedded, a
 	// periodic flush that failed); nil is silent.
 	Logger *slog.Logger
@@ -46,6 +49,7 @@ const (
 	DefaultMaxPenalty    = 0.5
 	DefaultHalfLife      = 30 * 24 * time.Hour
 	DefaultEmbedFloor    = 0.5
+	DefaultSyncEvery     = 2 * time.Second
 )
 
 func (o *MemoryOptions) defaults() {
@@ -69,6 +73,9 @@ func (o *MemoryOptions) defaults() {
 	}
 	if o.EmbedFloor <= 0 || o.EmbedFloor >= 1 {
 		o.EmbedFloor = DefaultEmbedFloor
+	}
+	if o.SyncEvery <= 0 {
+		o.SyncEvery = DefaultSyncEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

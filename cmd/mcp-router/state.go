@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+// stateStore is the persisted state a command works with: state.db, or
+// memory for a run whose state directory cannot be used.
+type stateStore interface {
+	Lessons() lessons.Store
+	Pins() integrity.PinStore
+	Vectors() routing.VectorStore
+	Gateways() state.Registry
+	Close() error
+}
+
+var (
+	_ stateStore = (*state.DB)(nil)
+	_ stateStore = (*state.Memory)(nil)
+)
+
+// openStateDB opens state.db in the state directory and imports the state
+// files of earlier versions into it (logged).
+func openStateDB(ctx context.Context, cfg *config.Config, log *slog.Logger) (*state.DB, error) {
+	db, err := state.Open(ctx, state.Options{Dir: cfg.StateDir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	imported, err := db.ImportLegacy(ctx, legacyFiles(cfg))
+	if len(imported) > 0 {
+		log.Info("state of an earlier version imported", "into", db.Path(), "files", imported)
+	}
+	if err != nil {
+		log.Warn("state of an earlier version not imported", "err", err)
+	}
+	return db, nil
+}
+
+// legacyFiles are the state files earlier versions kept under the state
+// directory.
+func legacyFiles(cfg *config.Config) state.Legacy {
+	vecs, _ := filepath.Glob(filepath.Join(cfg.StateDir, "embeddings", "*", "vectors.bin"))
+	return state.Legacy{
+		LessonsFile: lessonsPath(cfg),
+		PinsFile:    filepath.Join(cfg.StateDir, "pins", "pins.json"),
+		VectorFiles: vecs,
+	}
+}
+
+// runState returns the state for a gateway run (serve, tools, call...),
+// opening it on first use: state.db, or, when it cannot be opened (a
+// read-only, full or broken state directory, a corrupt file), memory for
+// this run with one warning. The file is left as it is. The command's
+// caller closes it with closeState.
+func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
+	if e.state != nil {
+		return e.state
+	}
+	db, err := openStateDB(ctx, cfg, log)
+	if err != nil {
+		why, file := err, filepath.Join(cfg.StateDir, state.FileName)
+		var oe *state.OpenError
+		if errors.As(err, &oe) {
+			why, file = oe.Err, oe.Path
+		}
+		log.Warn(fmt.Sprintf("state kept in memory for this run: %v; %s", why, file))
+		e.state = state.NewMemory()
+		return e.state
+	}
+	e.state = db
+	return db
+}
+
+// vectors returns the tool vector cache in the state when embeddings are
+// on (ollama.embed_model), and nil otherwise, without opening the state.
+func (e *env) vectors(ctx context.Context, cfg *config.Config, log *slog.Logger) routing.VectorStore {
+	if cfg.Ollama.EmbedModel == "" {
+		return nil
+	}
+	return e.runState(ctx, cfg, log).Vectors()
+}
+
+// cliState opens state.db for a command that reads or changes the state
+// itself (lessons, pins, status): a state directory that cannot be used is
+// its error.
+func (e *env) cliState(ctx context.Context, cfg *config.Config) (stateStore, error) {
+	if e.state != nil {
+		return e.state, nil
+	}
+	db, err := openStateDB(ctx, cfg, e.logger(cfg))
+	if err != nil {
+		return nil, err
+	}
+	e.state = db
+	return db, nil
+}
+
+// closeState closes the state a command opened, if any.
+func (e *env) closeState() error {
+	if e.state == nil {
+		return nil
+	}
+	err := e.state.Close()
+	e.state = nil
+	return err
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+// Gateway registration: each serve writes its row every heartbeatEvery; a
+// row whose heartbeat is older than staleAfter, or whose process is gone,
+// is a gateway that died without removing it, and status prunes it.
+const (
+	heartbeatEvery = 3 * time.Second
+	staleAfter     = 5 * heartbeatEvery
+)
+
+// gatewaySnapshot is what a gateway tells status about itself in each
+// heartbeat.
+type gatewaySnapshot struct {
+	Upstreams    []upstreamSnapshot  `json:"upstreams"`
+	Calls        uint64              `json:"calls"`
+	Failed       uint64              `json:"failed"`
+	RecentErrors []proxy.CallFailure `json:"recent_errors,omitempty"`
+}
+
+type upstreamSnapshot struct {
+	Name     string `json:"name"`
+	State    string `json:"state"`
+	Tools    int    `json:"tools"`
+	Restarts int    `json:"restarts,omitempty"`
+	Err      string `json:"error,omitempty"`
+}
+
+// maxErrLen bounds an upstream's error in the snapshot.
+const maxErrLen = 300
+
+func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
+	var s gatewaySnapshot
+	for _, u := range hub.Status() {
+		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
+			Restarts: u.Restarts, Err: firstLine(u.Err, maxErrLen)})
+	}
+	s.Calls, s.Failed, s.RecentErrors = m.Calls()
+	return s
+}
+
+// registration is a serve's row in the registry, kept fresh by one
+// goroutine until stop.
+type registration struct {
+	reg  state.Registry
+	row  state.Gateway
+	hub  *proxy.Hub
+	m    *proxy.Metrics
+	log  *slog.Logger
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// registerGateway registers this serve in the state's registry and keeps
+// its heartbeat until the returned function is called, which removes the
+// row. Failures are logged: status is a convenience, never a reason not
+// to serve.
+func (e *env) registerGateway(ctx context.Context, cfg *config.Config, prof config.Profile, hub *proxy.Hub, httpAddr string, log *slog.Logger) (stop func()) {
+	row := state.Gateway{
+		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: prof.Name,
+		Config: cfg.File, Transport: "stdio", Addr: httpAddr, Version: version,
+	}
+	if httpAddr != "" {
+		row.Transport = "http"
+	}
+	if abs, err := filepath.Abs(cfg.File); err == nil && cfg.File != "" {
+		row.Config = abs
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &registration{reg: e.runState(ctx, cfg, log).Gateways(), row: row, hub: hub, m: e.metrics, log: log,
+		stop: cancel, done: make(chan struct{})}
+	r.beat(runCtx)
+	go r.run(runCtx)
+	return func() {
+		r.stop()
+		<-r.done
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := r.reg.Remove(rmCtx, row.ID); err != nil {
+			log.Warn("gateway not unregistered", "err", err)
+		}
+	}
+}
+
+func newGatewayID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (r *registration) run(ctx context.Context) {
+	defer close(r.done)
+	t := time.NewTicker(heartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.beat(ctx)
+		}
+	}
+}
+
+// beat writes the row with a fresh snapshot.
+func (r *registration) beat(ctx context.Context) {
+	snap, err := json.Marshal(snapshot(r.hub, r.m))
+	if err != nil || len(snap) > state.MaxSnapshot {
+		snap = nil // a snapshot is a convenience; the row still says the gateway runs
+	}
+	r.row.Heartbeat, r.row.Snapshot = time.Now().UTC(), snap
+	if err := r.reg.Beat(ctx, r.row); err != nil && ctx.Err() == nil {
+		r.log.Debug("gateway heartbeat not written", "err", err)
+	}
+}
+
+// gatewayStatus is one live gateway as status prints it.
+type gatewayStatus struct {
+	state.Gateway
+	Snapshot *gatewaySnapshot `json:"snapshot,omitempty"`
+}
+
+func newStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Show the gateways running on this machine, their upstreams, calls and recent errors",
+		Long: `Every mcp-router serve registers itself in state_dir and writes a heartbeat every few
+seconds. status lists the live ones (rows of gateways that died are removed): process id,
+start time, profile, configuration file, transport, each upstream's state, calls served
+and recent errors. It exits 0 when none runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, _, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			st, err := e.cliState(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			live, err := liveGateways(cmd.Context(), st.Gateways(), time.Now())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if live == nil {
+					live = []gatewayStatus{}
+				}
+				return printJSON(e, live)
+			}
+			return printStatus(e, live)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// liveGateways returns the registered gateways that are alive, and removes
+// the rows of those that are not.
+func liveGateways(ctx context.Context, reg state.Registry, now time.Time) ([]gatewayStatus, error) {
+	rows, err := reg.Gateways(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var live []gatewayStatus
+	var stale []string
+	for _, g := range rows {
+		if now.Sub(g.Heartbeat) > staleAfter || !processAlive(g.PID) {
+			stale = append(stale, g.ID)
+			continue
+		}
+		gs := gatewayStatus{Gateway: g}
+		var snap gatewaySnapshot
+		if json.Unmarshal(g.Snapshot, &snap) == nil {
+			gs.Snapshot = &snap
+		}
+		gs.Gateway.Snapshot = nil
+		live = append(live, gs)
+	}
+	if err := reg.Remove(ctx, stale...); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+func printStatus(e *env, live []gatewayStatus) error {
+	if len(live) == 0 {
+		fmt.Fprintln(e.stdout, "no gateway running")
+		return nil
+	}
+	for i, g := range live {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		where := g.Transport
+		if g.Addr != "" {
+			where += " " + g.Addr
+		}
+		fmt.Fprintf(e.stdout, "gateway pid %d, profile %s, %s, version %s, up since %s\n",
+			g.PID, g.Profile, where, g.Version, g.Started.Local().Format("2006-01-02 15:04:05"))
+		if g.Config != "" {
+			fmt.Fprintf(e.stdout, "  config: %s\n", g.Config)
+		}
+		if g.Snapshot == nil {
+			continue
+		}
+		s := g.Snapshot
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
+		for _, u := range s.Upstreams {
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", u.Name, u.State, u.Tools, u.Err)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
+		for _, f := range s.RecentErrors {
+			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), f.Tool, f.Upstream, f.Kind)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-router/mcp-router/state"
+)
+
+// status lists a gateway whose heartbeat is recent and whose process
+// lives, and prunes rows of gateways that died without removing them.
+func TestLiveGatewaysPrunesTheDead(t *testing.T) {
+	reg := state.NewMemory().Gateways()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	snap, _ := json.Marshal(gatewaySnapshot{Calls: 3, Upstreams: []upstreamSnapshot{{Name: "calculator", State: "connected", Tools: 17}}})
+	rows := []state.Gateway{
+		{ID: "live", PID: os.Getpid(), Started: now.Add(-time.Hour), Heartbeat: now.Add(-heartbeatEvery), Snapshot: snap},
+		{ID: "silent", PID: os.Getpid(), Started: now.Add(-time.Hour), Heartbeat: now.Add(-staleAfter - time.Second)},
+		{ID: "gone", PID: 1 << 30, Started: now.Add(-time.Hour), Heartbeat: now},
+	}
+	for _, g := range rows {
+		if err := reg.Beat(t.Context(), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := liveGateways(t.Context(), reg, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].ID != "live" || live[0].Snapshot == nil || live[0].Snapshot.Calls != 3 {
+		t.Fatalf("live: %+v, want the live gateway with its snapshot", live)
+	}
+	left, _ := reg.Gateways(t.Context())
+	if len(left) != 1 || left[0].ID != "live" {
+		t.Errorf("rows left: %+v, want the dead pruned", left)
+	}
+	var out strings.Builder
+	if err := printStatus(&env{stdout: &out}, live); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gateway pid", "calculator", "connected", "17", "calls served: 3"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestStatusWithNoGatewaySaysSoAndSucceeds(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", "state_dir: "+dir+"/state\n"+calcProfile)
+	out, _, err := runCLI(t, nil, "status", "--config", cfg)
+	if err != nil || strings.TrimSpace(out) != "no gateway running" {
+		t.Errorf("status: %v %q", err, out)
+	}
+	out, _, err = runCLI(t, nil, "status", "--json", "--config", cfg)
+	if err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("status --json: %v %q", err, out)
+	}
+}

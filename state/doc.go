@@ -1,0 +1,15 @@
+// Package state is the gateway's persisted state in one place: lessons,
+// tool pins (with approvals and quarantine reasons), the embeddings cache
+// and the registry of running gateways.
+//
+// [Open] opens state.db, an SQLite database in WAL mode (pure Go, no cgo)
+// that any number of gateways and CLI commands on one machine use at
+// once: every write is one short transaction, and a process that finds the
+// database locked waits up to BusyTimeout. [Memory] holds the same state in
+// memory, for a run whose state directory cannot be written. Both serve
+// the small interfaces their callers define: [lessons.Store],
+// [integrity.PinStore], [routing.VectorStore], and [Registry] here.
+//
+// [DB.ImportLegacy] moves the files of earlier versions (the bbolt lessons
+// file, pins.json, the vectors.bin caches) into state.db once.
+package state

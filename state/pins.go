@@ -1,0 +1,94 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+// Pins returns the integrity.PinStore in the database.
+func (db *DB) Pins() integrity.PinStore { return &sqlPins{db} }
+
+type sqlPins struct{ db *DB }
+
+// UpdatePins reads every pin in one write transaction, lets change edit
+// them, and writes the pins change added, changed or removed.
+func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
+	ctx := context.Background() // the PinStore interface has no context: its callers (the hub's vetting) have none
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		before, err := readPins(ctx, tx)
+		if err != nil {
+			return err
+		}
+		after := before.Clone()
+		if !change(after) {
+			return nil
+		}
+		return writePinChanges(ctx, tx, before, after)
+	})
+	if err != nil {
+		return fmt.Errorf("pins in %s: %w", s.db.path, err)
+	}
+	return nil
+}
+
+func readPins(ctx context.Context, tx *sql.Tx) (integrity.Pins, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT upstream, tool, hash, first_seen, approved_at, description_excerpt,
+		pending_hash, changed_at, pending_excerpt, held FROM pins`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	set := integrity.Pins{}
+	for rows.Next() {
+		var up, tool string
+		var r integrity.Record
+		var first, approved, changed int64
+		if err := rows.Scan(&up, &tool, &r.Hash, &first, &approved, &r.DescriptionExcerpt,
+			&r.PendingHash, &changed, &r.PendingExcerpt, &r.Held); err != nil {
+			return nil, err
+		}
+		r.FirstSeen, r.ApprovedAt, r.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
+		if set[up] == nil {
+			set[up] = map[string]integrity.Record{}
+		}
+		set[up][tool] = r
+	}
+	return set, rows.Err()
+}
+
+// writePinChanges writes what differs between before and after, and
+// counts the change.
+func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pins) error {
+	for up, tools := range before {
+		for tool := range tools {
+			if _, ok := after[up][tool]; !ok {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM pins WHERE upstream = ? AND tool = ?`, up, tool); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for up, tools := range after {
+		for tool, r := range tools {
+			if old, ok := before[up][tool]; ok && old.Equal(r) {
+				continue
+			}
+			if err := putPin(ctx, tx, "INSERT OR REPLACE", up, tool, r); err != nil {
+				return err
+			}
+		}
+	}
+	return bump(ctx, tx, "pins")
+}
+
+// putPin writes one pin with verb (INSERT OR REPLACE, INSERT OR IGNORE).
+func putPin(ctx context.Context, tx *sql.Tx, verb, up, tool string, r integrity.Record) error {
+	_, err := tx.ExecContext(ctx, verb+` INTO pins (upstream, tool, hash, first_seen, approved_at, description_excerpt,
+		pending_hash, changed_at, pending_excerpt, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
+		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held)
+	return err
+}

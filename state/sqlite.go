@@ -1,0 +1,204 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database's name in the state directory.
+const FileName = "state.db"
+
+// Options configures Open. Zero values take the defaults in brackets.
+type Options struct {
+	// Dir is the state directory; it is created (0700) when missing.
+	Dir string
+	// BusyTimeout is how long a statement waits for another process's
+	// write transaction before it fails [5s].
+	BusyTimeout time.Duration
+	// Logger receives what the import of earlier files did; nil is silent.
+	Logger *slog.Logger
+}
+
+// DefaultBusyTimeout is Options.BusyTimeout's default.
+const DefaultBusyTimeout = 5 * time.Second
+
+func (o *Options) defaults() {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// DB is the state in state.db. It is safe for concurrent use, by this
+// process and others.
+type DB struct {
+	path string
+	db   *sql.DB
+	log  *slog.Logger
+}
+
+// OpenError is why Open failed, and the file.
+type OpenError struct {
+	Path string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return fmt.Sprintf("opening %s: %v", e.Path, e.Err) }
+
+// openError returns the OpenError of path, without err's own mention of
+// path when it has one.
+func openError(path string, err error) *OpenError {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return &OpenError{path, err}
+}
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Open opens (creating when missing, mode 0600) state.db in opts.Dir and
+// brings its schema up to date. It never truncates, rewrites or removes a
+// file it cannot read: a corrupt state.db is an error naming the file.
+// Errors are *OpenError.
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	opts.defaults()
+	path := filepath.Join(opts.Dir, FileName)
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, openError(path, err)
+	}
+	// Create the file first so that it gets mode 0600, not the umask's.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	f.Close()
+	dsn := path + "?_txlock=immediate" +
+		"&_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	sdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	sdb.SetMaxOpenConns(4)
+	db := &DB{path: path, db: sdb, log: opts.Logger}
+	if err := db.migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, openError(path, err)
+	}
+	return db, nil
+}
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database.
+func (db *DB) Close() error {
+	if err := db.db.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// migrations are the schema's versions: migrations[i] takes the schema
+// from version i to i+1. Append, never edit.
+var migrations = []string{
+	`CREATE TABLE counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+	INSERT INTO counters (name, n) VALUES ('lessons', 0), ('pins', 0);
+	CREATE TABLE lessons (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		query TEXT NOT NULL, tool TEXT NOT NULL, polarity INTEGER NOT NULL,
+		source TEXT NOT NULL, note TEXT NOT NULL,
+		created INTEGER NOT NULL, last_used INTEGER NOT NULL, uses INTEGER NOT NULL);
+	CREATE TABLE pins (
+		upstream TEXT NOT NULL, tool TEXT NOT NULL, hash TEXT NOT NULL,
+		first_seen INTEGER NOT NULL, approved_at INTEGER NOT NULL, description_excerpt TEXT NOT NULL,
+		pending_hash TEXT NOT NULL, changed_at INTEGER NOT NULL, pending_excerpt TEXT NOT NULL,
+		held TEXT NOT NULL,
+		PRIMARY KEY (upstream, tool)) WITHOUT ROWID;
+	CREATE TABLE vectors (model TEXT NOT NULL, key BLOB NOT NULL, vec BLOB NOT NULL,
+		PRIMARY KEY (model, key)) WITHOUT ROWID;
+	CREATE TABLE gateways (
+		id TEXT PRIMARY KEY, pid INTEGER NOT NULL, started INTEGER NOT NULL,
+		profile TEXT NOT NULL, config TEXT NOT NULL, transport TEXT NOT NULL, addr TEXT NOT NULL,
+		version TEXT NOT NULL, heartbeat INTEGER NOT NULL, snapshot TEXT NOT NULL) WITHOUT ROWID;
+	CREATE TABLE imports (path TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;`,
+}
+
+// migrate brings the schema to the latest version in one write
+// transaction, so that two processes starting at once apply each
+// migration once.
+func (db *DB) migrate(ctx context.Context) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var v int
+		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
+		}
+		if err != nil {
+			return err
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(migrations))
+		}
+		for i := v; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
+			}
+		}
+		if v < len(migrations) {
+			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations))
+		}
+		return err
+	})
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE: the lock is taken
+// at the start, so two writers never deadlock upgrading a read) and
+// commits it when fn returns nil.
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}
+
+// bump counts a change of what counter names, in tx.
+func bump(ctx context.Context, tx *sql.Tx, counter string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)
+	return err
+}
+
+// nanos is t as stored: unix nanoseconds, 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is nanos's inverse, in UTC.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

@@ -259,8 +259,11 @@ type Candidate struct {
 	// Multiplier is the affinity applied (1 without context).
 	Multiplier float64 `json:"multiplier"`
 	// Lesson is what learned lessons added to RawScore (negative: took away).
-	Lesson   float64 `json:"lesson,omitempty"`
-	adjusted float64 // unclipped, for ordering
+	Lesson float64 `json:"lesson,omitempty"`
+	// Alternatives are the same tool on other instances of its server,
+	// ranked lower and left out of the ranking for it, best first.
+	Alternatives []string `json:"alternatives,omitempty"`
+	adjusted     float64  // unclipped, for ordering
 }
 
 // Alert is something the model should know before calling a routed tool.
@@ -297,6 +300,9 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	d := Decision{Query: req.Query, Affinity: len(req.Domains) > 0}
 	if strings.TrimSpace(req.Query) != "" {
 		d.Ranked = r.rank(ctx, req)
+		if r.opts.Fuse.CollapseDuplicates {
+			d.Ranked = r.collapseInstances(d.Ranked)
+		}
 	}
 	selected := r.preselect(d.Ranked)
 	res := fuse.Fuse(*r.opts.Fuse, fuse.Input{
@@ -346,6 +352,36 @@ func (r *Router) rank(ctx context.Context, req Request) []Candidate {
 		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
+	return out
+}
+
+// collapseInstances keeps, of the ranked tools that several instances of
+// one server expose (same own name and contract), the best-ranked one,
+// and lists the others as its alternatives: ten folders served by one
+// filesystem server offer one read_file, not ten identical ones. The
+// ranking decides which instance is kept, so an upstream's configured
+// description can.
+func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
+	kept := map[[2]string]int{} // own name and contract -> index in out
+	out := ranked[:0:0]
+	for _, c := range ranked {
+		t, _ := r.Tool(c.Name)
+		if t.Contract == "" {
+			out = append(out, c)
+			continue
+		}
+		own := t.Original
+		if own == "" {
+			own = t.Name
+		}
+		key := [2]string{own, t.Contract}
+		if i, ok := kept[key]; ok {
+			out[i].Alternatives = append(out[i].Alternatives, c.Name)
+			continue
+		}
+		kept[key] = len(out)
+		out = append(out, c)
+	}
 	return out
 }
 

@@ -89,6 +89,10 @@ func (e *env) openPins() (*integrity.Store, func(string) (string, string, bool),
 			if _, pinned := store.Lookup(u.Name, own); ok && pinned {
 				return u.Name, own, true
 			}
+			// A default prefix is not added to tools that already carry it.
+			if _, pinned := store.Lookup(u.Name, name); ok && u.DefaultPrefix && pinned {
+				return u.Name, name, true
+			}
 		}
 		return "", "", false
 	}

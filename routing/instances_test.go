@@ -114,3 +114,20 @@ func TestRouteCollapseDuplicatesOffKeepsInstances(t *testing.T) {
 		t.Errorf("got %v, want several instances' read_text_file with collapse_duplicates off", selectedNames(d))
 	}
 }
+
+func TestRouteInstancesTooCloseToTellApartRaiseACollision(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("home", instanceTools("home", ""))
+	r.SetUpstream("work", instanceTools("work", ""))
+	d := r.Route(context.Background(), Request{Query: "read the contents of a text file"})
+	if len(d.Alerts) == 0 || d.Alerts[0].Kind != "collision" {
+		t.Fatalf("alerts %+v, want a collision between the two instances", d.Alerts)
+	}
+	got := slices.Sorted(slices.Values(d.Alerts[0].Tools))
+	if !slices.Equal(got, []string{"home_read_text_file", "work_read_text_file"}) {
+		t.Errorf("collision names %v, want both instances' read_text_file", got)
+	}
+	if names := selectedNames(d); slices.Contains(names, "home_read_text_file") == slices.Contains(names, "work_read_text_file") {
+		t.Errorf("selected %v, want exactly one instance's read_text_file", names)
+	}
+}

@@ -264,6 +264,8 @@ type Candidate struct {
 	// ranked lower and left out of the ranking for it, best first.
 	Alternatives []string `json:"alternatives,omitempty"`
 	adjusted     float64  // unclipped, for ordering
+	// runnerUp is the best of the alternatives, for the collision alert.
+	runnerUp *Candidate
 }
 
 // Alert is something the model should know before calling a routed tool.
@@ -376,6 +378,9 @@ func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 		}
 		key := [2]string{own, t.Contract}
 		if i, ok := kept[key]; ok {
+			if out[i].runnerUp == nil {
+				out[i].runnerUp = &c
+			}
 			out[i].Alternatives = append(out[i].Alternatives, c.Name)
 			continue
 		}
@@ -470,8 +475,7 @@ func rankOf(ranked []Candidate, name string) int {
 // domains, close in score) and the no-match alert.
 func (r *Router) alerts(d Decision) []Alert {
 	var out []Alert
-	if len(d.Ranked) >= 2 {
-		a, b := d.Ranked[0], d.Ranked[1]
+	if a, b, ok := topTwo(d.Ranked); ok {
 		if a.Domain != b.Domain && a.Score-b.Score < r.opts.CollisionDelta && b.Score >= r.opts.Fuse.MinQRScore {
 			out = append(out, Alert{
 				Kind: "collision", Tools: []string{a.Name, b.Name}, Domains: []string{a.Domain, b.Domain},
@@ -490,6 +494,23 @@ func (r *Router) alerts(d Decision) []Alert {
 		out = append(out, Alert{Kind: "no_match", Message: msg})
 	}
 	return out
+}
+
+// topTwo are the best two candidates, counting the best alternative of
+// the first (the same tool on another instance of its server, which may
+// be as likely to be the one meant).
+func topTwo(ranked []Candidate) (a, b Candidate, ok bool) {
+	if len(ranked) == 0 {
+		return a, b, false
+	}
+	a = ranked[0]
+	switch {
+	case a.runnerUp != nil && (len(ranked) < 2 || a.runnerUp.adjusted >= ranked[1].adjusted):
+		return a, *a.runnerUp, true
+	case len(ranked) >= 2:
+		return a, ranked[1], true
+	}
+	return a, b, false
 }
 
 // trace logs the decision at debug level when wire logging is on, and

@@ -134,12 +134,12 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	for _, r := range reserved {
 		owner[r] = ""
 	}
-	offered := make(map[string]bool) // "upstream\x00exposed name"
-	offers = slices.Clone(offers)    // prefixes are resolved in the copy
+	offered := make(map[string]bool)        // "upstream\x00exposed name"
+	prefixes := make([]string, len(offers)) // of each upstream's tool names
 	for i, o := range offers {
-		offers[i].cfg.Prefix = o.cfg.exposedPrefix(o.raw)
+		prefixes[i] = o.cfg.exposedPrefix(o.raw)
 		for _, t := range o.tools {
-			offered[o.cfg.Name+"\x00"+offers[i].cfg.Prefix+t.Name] = true
+			offered[o.cfg.Name+"\x00"+prefixes[i]+t.Name] = true
 		}
 	}
 	if prev != nil {
@@ -149,17 +149,18 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 			}
 		}
 	}
-	for _, o := range offers {
-		if o.cfg.DefaultPrefix && o.cfg.Prefix == "" {
+	for i, o := range offers {
+		cfg := o.cfg
+		if cfg.Prefix = prefixes[i]; cfg.Prefix != o.cfg.Prefix {
 			c.Notes = append(c.Notes, fmt.Sprintf("upstream %s: every tool already starts with %q, so that default prefix is not added again",
-				o.cfg.Name, o.cfg.Name+"_"))
+				cfg.Name, o.cfg.Prefix))
 		}
 		for _, t := range o.tools {
 			if appOnly(t) {
-				c.AppOnly = append(c.AppOnly, Tool{Name: o.cfg.Prefix + t.Name, Upstream: o.cfg.Name, Original: t.Name})
+				c.AppOnly = append(c.AppOnly, Tool{Name: cfg.Prefix + t.Name, Upstream: cfg.Name, Original: t.Name})
 				continue
 			}
-			c.addTool(o.cfg, t, owner, longestName(o.raw))
+			c.addTool(cfg, t, owner, longestName(o.raw))
 		}
 		c.addPrompts(o)
 		c.addResources(o)

@@ -11,7 +11,8 @@ import (
 // maxNameLen is the longest tool name a client accepts (namePattern).
 const maxNameLen = 64
 
-// exposedPrefix is the prefix the upstream's names get: Prefix, except a
+// exposedPrefix is the prefix the upstream's tool names get (its prompts
+// always get Prefix): Prefix, except a
 // default prefix ("<name>_") that every one of its tools already starts
 // with, which is not added again (slack_post_message rather than
 // slack_slack_post_message). A prefix the configuration set is always

@@ -131,3 +131,20 @@ func TestRouteInstancesTooCloseToTellApartRaiseACollision(t *testing.T) {
 		t.Errorf("selected %v, want exactly one instance's read_text_file", names)
 	}
 }
+
+func TestRouterKnowsWhenInstancesShareTools(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("home", instanceTools("home", ""))
+	if r.hasInstances() {
+		t.Fatal("one upstream: reported as instances of one server")
+	}
+	r.SetUpstream("work", instanceTools("work", ""))
+	if !r.hasInstances() {
+		t.Fatal("two upstreams with the same tools: not reported as instances")
+	}
+	r.SetUpstream("work", instanceTools("work", "")) // a refresh changes nothing
+	r.SetUpstream("home", nil)
+	if r.hasInstances() {
+		t.Error("after one instance left: still reported as instances")
+	}
+}

@@ -72,6 +72,9 @@ const (
 	boundaryPerUpstream = 2
 	// candidatePool is how deep the ranking is read before selection.
 	candidatePool = 50
+	// instancesPool is how many times deeper it is read when instances of
+	// one server are collapsed.
+	instancesPool = 4
 )
 
 // DefaultNoiseFloor is the router's min_qr_score: the router already keeps
@@ -135,12 +138,14 @@ type Router struct {
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
 	known     map[string]Tool
+	copies    map[[2]string]int // own name and contract -> tools with them
+	shared    int               // entries of copies above one
 }
 
 // NewRouter returns a Router with an empty catalog. It does no I/O.
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
-	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}}
+	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
 }
 
 // Options returns the options in force, defaults applied.
@@ -156,16 +161,51 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	for name, t := range r.known {
 		if t.Upstream == upstream {
 			delete(r.known, name)
+			r.count(t, -1)
 		}
 	}
 	var disc []string
 	for _, t := range tools {
+		if old, ok := r.known[t.Name]; ok {
+			r.count(old, -1) // another upstream's, replaced as in the index
+		}
 		r.known[t.Name] = t
+		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)
 		}
 	}
 	r.discovery[upstream] = disc
+}
+
+// count adds delta to the copies of t's own name and contract, and keeps
+// shared (how many of them several upstreams expose) in step.
+func (r *Router) count(t Tool, delta int) {
+	if t.Contract == "" {
+		return
+	}
+	key := [2]string{cmp.Or(t.Original, t.Name), t.Contract}
+	before := r.copies[key]
+	after := before + delta
+	if after <= 0 {
+		delete(r.copies, key)
+	} else {
+		r.copies[key] = after
+	}
+	switch {
+	case before <= 1 && after > 1:
+		r.shared++
+	case before > 1 && after <= 1:
+		r.shared--
+	}
+}
+
+// hasInstances reports whether some tool is exposed by several instances
+// of one server.
+func (r *Router) hasInstances() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shared > 0
 }
 
 // Semantic reports whether embeddings are configured.
@@ -301,9 +341,13 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	start := time.Now()
 	d := Decision{Query: req.Query, Affinity: len(req.Domains) > 0}
 	if strings.TrimSpace(req.Query) != "" {
-		d.Ranked = r.rank(ctx, req)
-		if r.opts.Fuse.CollapseDuplicates {
-			d.Ranked = r.collapseInstances(d.Ranked)
+		if r.opts.Fuse.CollapseDuplicates && r.hasInstances() {
+			// Read deeper: instances of one server fill the ranking with
+			// copies of each tool, which collapse to one.
+			d.Ranked = r.collapseInstances(r.rank(ctx, req, instancesPool*candidatePool))
+			d.Ranked = d.Ranked[:min(len(d.Ranked), candidatePool)]
+		} else {
+			d.Ranked = r.rank(ctx, req, candidatePool)
 		}
 	}
 	selected := r.preselect(d.Ranked)
@@ -323,8 +367,8 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 }
 
 // rank scores the catalog and applies domain affinity.
-func (r *Router) rank(ctx context.Context, req Request) []Candidate {
-	hits := r.Rank(ctx, req.Query, candidatePool)
+func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
+	hits := r.Rank(ctx, req.Query, pool)
 	var before map[string]float64
 	if r.opts.Lessons != nil {
 		before = make(map[string]float64, len(hits))

@@ -82,6 +82,11 @@ func TestInstancesOfRealFilesystemServerAreNotShadowing(t *testing.T) {
 	if s := logs.String(); strings.Contains(s, "quarantined") || strings.Contains(s, "shadowing") {
 		t.Errorf("the log reports shadowing or quarantine:\n%s", s)
 	}
+	// The same configuration again: the same catalog.
+	var again syncBuffer
+	if a, b := catalogNames(c), catalogNames(realHub(t, ups, &again).Catalog()); !slices.Equal(a, b) {
+		t.Errorf("a second start exposes other tools:\nfirst  %v\nsecond %v", a, b)
+	}
 }
 
 // The configured description routes a request to the right instance, and

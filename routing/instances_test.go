@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -146,5 +147,28 @@ func TestRouterKnowsWhenInstancesShareTools(t *testing.T) {
 	r.SetUpstream("home", nil)
 	if r.hasInstances() {
 		t.Error("after one instance left: still reported as instances")
+	}
+}
+
+// BenchmarkRouteTenInstances routes over ten instances of one server, the
+// ranking read deeper and collapsed; with collapse_duplicates off, as
+// before instances were collapsed.
+func BenchmarkRouteTenInstances(b *testing.B) {
+	for _, collapse := range []bool{true, false} {
+		b.Run(map[bool]string{true: "collapse", false: "no_collapse"}[collapse], func(b *testing.B) {
+			p := DefaultFusePolicy()
+			p.CollapseDuplicates = collapse
+			r := NewRouter(RouterOptions{Fuse: &p})
+			for i := range 10 {
+				up := fmt.Sprintf("fs%d", i)
+				r.SetUpstream(up, instanceTools(up, fmt.Sprintf("folder number %d", i)))
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if d := r.Route(ctx, Request{Query: "read the contents of a text file in folder number 3"}); len(d.Selected) == 0 {
+					b.Fatal("nothing routed")
+				}
+			}
+		})
 	}
 }

@@ -31,6 +31,10 @@ type ToolInfo struct {
 type Options struct {
 	Caller Caller                             // required
 	Lookup func(name string) (ToolInfo, bool) // required: the catalog
+	// Explain, when set, is appended to the problem of a step naming a
+	// tool the catalog does not have: what the catalog knows of the name,
+	// such as "; did you mean a, b?" (nil: nothing).
+	Explain func(name string) string
 
 	MaxSteps     int // steps in one plan [64]
 	MaxArgBytes  int // size of one step's literal args as JSON [256 KiB]

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // namePattern is what a client accepts as a tool name (Claude's limit).
@@ -20,6 +22,12 @@ type Tool struct {
 	Domain   string
 	Original string   // the upstream's own name
 	Def      mcp.Tool // the definition shown to clients, under Name
+	// Server is what the upstream is for, from its configured description.
+	Server string
+	// Contract is the hash of the upstream's own tool (own name, texts,
+	// schemas, annotations as sent): equal for the same tool on several
+	// instances of one server.
+	Contract string
 }
 
 // Prompt is an upstream prompt under its exposed name.
@@ -55,8 +63,27 @@ type Catalog struct {
 	// that differ only in case, descriptions that name another upstream's
 	// tool (possible shadowing).
 	Warnings []Problem
+	// Notes says how names were shaped: an upstream whose tools already
+	// carry its default prefix, which was not added again.
+	Notes []string
+	// AppOnly are tools their server marks for its app's interface only
+	// (_meta.ui.visibility without "model"): never listed for or routed to
+	// the model, and refused when it calls them by name.
+	AppOnly []Tool
 
 	byName map[string]int
+}
+
+// appOnlyTool looks name up among the tools meant for apps only.
+func (c *Catalog) appOnlyTool(name string) (Tool, bool) {
+	if c == nil {
+		return Tool{}, false
+	}
+	i := slices.IndexFunc(c.AppOnly, func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	return c.AppOnly[i], true
 }
 
 // Tool looks a tool up by exposed name.
@@ -107,10 +134,12 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	for _, r := range reserved {
 		owner[r] = ""
 	}
-	offered := make(map[string]bool) // "upstream\x00exposed name"
-	for _, o := range offers {
+	offered := make(map[string]bool)        // "upstream\x00exposed name"
+	prefixes := make([]string, len(offers)) // of each upstream's tool names
+	for i, o := range offers {
+		prefixes[i] = o.cfg.exposedPrefix(o.raw)
 		for _, t := range o.tools {
-			offered[o.cfg.Name+"\x00"+o.cfg.Prefix+t.Name] = true
+			offered[o.cfg.Name+"\x00"+prefixes[i]+t.Name] = true
 		}
 	}
 	if prev != nil {
@@ -120,9 +149,18 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 			}
 		}
 	}
-	for _, o := range offers {
+	for i, o := range offers {
+		cfg := o.cfg
+		if cfg.Prefix = prefixes[i]; cfg.Prefix != o.cfg.Prefix {
+			c.Notes = append(c.Notes, fmt.Sprintf("upstream %s: every tool already starts with %q, so that default prefix is not added again",
+				cfg.Name, o.cfg.Prefix))
+		}
 		for _, t := range o.tools {
-			c.addTool(o.cfg, t, owner)
+			if appOnly(t) {
+				c.AppOnly = append(c.AppOnly, Tool{Name: cfg.Prefix + t.Name, Upstream: cfg.Name, Original: t.Name})
+				continue
+			}
+			c.addTool(cfg, t, owner, longestName(o.raw))
 		}
 		c.addPrompts(o)
 		c.addResources(o)
@@ -136,11 +174,11 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	return c
 }
 
-func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]string) {
+func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]string, longest int) {
 	name := cfg.Prefix + t.Name
 	if !namePattern.MatchString(name) {
-		c.problem(false, "upstream %s: tool %q left out: exposed name %q must match %s",
-			cfg.Name, t.Name, name, namePattern)
+		c.problem(false, "upstream %s: tool %q left out: exposed name %q must match %s%s",
+			cfg.Name, t.Name, name, namePattern, prefixAdvice(cfg, t.Name, name, longest))
 		return
 	}
 	if who, taken := owner[name]; taken && who != cfg.Name {
@@ -156,6 +194,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]strin
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
 		Name: name, Upstream: cfg.Name, Domain: cfg.domain(), Original: t.Name, Def: exposedDef(cfg, t, name),
+		Server: cfg.Description, Contract: integrity.Hash(t),
 	})
 }
 

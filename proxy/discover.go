@@ -46,6 +46,17 @@ type routedTool struct {
 	Score       float64         `json:"score"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Server is what the tool's upstream is for, as configured.
+	Server string `json:"server_description,omitempty"`
+	// Alternatives are the same tool on other instances of its server.
+	Alternatives []alternative `json:"alternatives,omitempty"`
+}
+
+// alternative is the same tool on another instance of its server.
+type alternative struct {
+	Name     string `json:"name"`
+	Upstream string `json:"upstream"`
+	Server   string `json:"server_description,omitempty"`
 }
 
 func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -122,7 +133,8 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 			continue
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema})
+			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Server: t.Server,
+			Alternatives: s.alternatives(c.Alternatives)})
 	}
 	alerts := d.Alerts
 	if d.Breaker.Open {
@@ -136,8 +148,15 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
 	}
 	for _, t := range tools {
-		fmt.Fprintf(&b, "\n- %s (server %s, score %.2f): %s\n  input schema: %s\n", t.Name, t.Upstream, t.Score,
+		fmt.Fprintf(&b, "\n- %s (server %s%s, score %.2f): %s\n  input schema: %s\n", t.Name, t.Upstream, aboutServer(t.Server), t.Score,
 			oneLine(t.Description), compactJSON(t.InputSchema))
+		if len(t.Alternatives) > 0 {
+			alts := make([]string, len(t.Alternatives))
+			for i, a := range t.Alternatives {
+				alts[i] = fmt.Sprintf("%s (server %s%s)", a.Name, a.Upstream, aboutServer(a.Server))
+			}
+			fmt.Fprintf(&b, "  the same tool on other instances of this server: %s\n", strings.Join(alts, "; "))
+		}
 	}
 	if len(d.Unknown) > 0 {
 		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(d.Unknown, ", "))
@@ -148,6 +167,25 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 		"unknown": nonNil(d.Unknown), "breaker": d.Breaker,
 	}
 	return res
+}
+
+// alternatives describes the catalog tools named, skipping any gone since.
+func (s *Server) alternatives(names []string) []alternative {
+	var out []alternative
+	for _, n := range names {
+		if t, ok := s.hub.Catalog().Tool(n); ok {
+			out = append(out, alternative{Name: n, Upstream: t.Upstream, Server: t.Server})
+		}
+	}
+	return out
+}
+
+// aboutServer is ": <description>" for a server with one, or "".
+func aboutServer(desc string) string {
+	if desc == "" {
+		return ""
+	}
+	return ": " + oneLine(desc)
 }
 
 func nonNil[T any](s []T) []T {

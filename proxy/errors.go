@@ -33,6 +33,11 @@ const (
 // ErrUnknownTool is returned for a name that is not in the catalog.
 var ErrUnknownTool = errors.New("unknown tool")
 
+// ErrAppOnly is returned for a tool its server marks for its app's
+// interface only (_meta.ui.visibility without "model").
+var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_meta.ui.visibility does not include "model"), ` +
+	"so it is not offered to the model and the model cannot call it")
+
 // ErrInvalidArguments is returned, wrapped with the violations, for a call
 // whose arguments do not match the tool's input schema.
 var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")

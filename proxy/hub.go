@@ -308,7 +308,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		if up, why, blocked := h.blockedTool(name); blocked {
 			return nil, &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: name, Err: fmt.Errorf("blocked: %s", why)}
 		}
-		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name, Err: ErrUnknownTool}
+		if a, ok := h.Catalog().appOnlyTool(name); ok {
+			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: name, Err: ErrAppOnly}
+		}
+		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name,
+			Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
 	}
 	u, upstream := h.byName[t.Upstream], t.Upstream
 	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {

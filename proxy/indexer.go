@@ -117,7 +117,7 @@ func (x *indexer) embedLoop(ctx context.Context) {
 
 func routingTool(t Tool) routing.Tool {
 	return routing.Tool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Description: t.Def.Description,
-		InputSchema: t.Def.RawInputSchema, Original: t.Original}
+		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract}
 }
 
 func toolsSignature(tools []routing.Tool) string {

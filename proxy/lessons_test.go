@@ -21,7 +21,11 @@ func learningServer(t *testing.T, path string) (c *sdkClient, stop func()) {
 		t.Fatal(err)
 	}
 	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
-	c = overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem})
+	// alpha and beta are instances of one server; these tests need both
+	// instances' tools offered, as if they were different tools.
+	fuse := routing.DefaultFusePolicy()
+	fuse.CollapseDuplicates = false
+	c = overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem})
 	return c, func() {
 		if err := mem.Flush(t.Context()); err != nil {
 			t.Error(err)

@@ -113,6 +113,7 @@ func newExecutor(c executor.Caller, h *Hub, opts executor.Options) *executor.Exe
 		}
 		return executor.ToolInfo{Name: t.Name, Upstream: t.Upstream, InputSchema: t.Def.RawInputSchema, OutputSchema: t.Def.RawOutputSchema}, true
 	}
+	opts.Explain = func(name string) string { return h.Catalog().explainUnknown(name) }
 	return executor.New(opts)
 }
 

@@ -74,22 +74,23 @@ func (c *Catalog) flagShadowing() {
 		return
 	}
 	set := integrity.NewToolNames(names)
+	have := contractsOf(c.Tools)
 	for _, t := range c.Tools {
-		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName); ok {
+		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName, have); ok {
 			c.Warnings = append(c.Warnings, p)
 		}
 	}
 }
 
 // shadowingOf is the warning for t when a name it mentions belongs to a
-// tool of another upstream.
-func shadowingOf(t Tool, mentioned []string, byName map[string][]Tool) (Problem, bool) {
+// tool of another upstream that is not an instance of t's server.
+func shadowingOf(t Tool, mentioned []string, byName map[string][]Tool, have contracts) (Problem, bool) {
 	p := Problem{Upstreams: []string{t.Upstream}, Tools: []string{t.Name}, Shadowing: true}
 	var named []string
 	for _, m := range mentioned {
 		var theirs []string
 		for _, o := range byName[strings.ToLower(m)] {
-			if o.Upstream == t.Upstream {
+			if o.Upstream == t.Upstream || have.twins(t.Upstream, t.Original, t.Contract, o.Upstream, o.Original, o.Contract) {
 				continue
 			}
 			theirs = append(theirs, fmt.Sprintf("%s of upstream %s", o.Name, o.Upstream))
@@ -108,4 +109,39 @@ func shadowingOf(t Tool, mentioned []string, byName map[string][]Tool) (Problem,
 	p.Text = fmt.Sprintf("upstream %s: tool %q names another upstream's tool: %s; possible cross-server shadowing "+
 		"(a description can steer how the model uses another server's tools)", t.Upstream, t.Name, strings.Join(named, ", "))
 	return p, true
+}
+
+// contracts are the contracts (integrity.Hash) of upstreams' tools: by
+// upstream, then by the tool's own name.
+type contracts map[string]map[string]string
+
+func contractsOf(tools []Tool) contracts {
+	out := contracts{}
+	for _, t := range tools {
+		if out[t.Upstream] == nil {
+			out[t.Upstream] = map[string]string{}
+		}
+		out[t.Upstream][t.Original] = t.Contract
+	}
+	return out
+}
+
+// twins reports whether tool own of upstream a naming tool theirs of
+// upstream b is one server naming its own tool, seen twice: b has own and
+// a has theirs, with the same contracts. Several instances of one server
+// (ten filesystem servers on ten folders) expose the same tools, and
+// read_file's "use read_text_file instead" speaks of its own server's
+// read_text_file in each of them. An upstream cannot pass for another's
+// instance this way without exposing, word for word, the very tools of
+// the other that it names, and the other exposing the naming tool itself.
+func (c contracts) twins(a, own, ownContract, b, theirs, theirContract string) bool {
+	if ownContract == "" || theirContract == "" {
+		return false
+	}
+	bc, ok := c[b][own]
+	if !ok || bc != ownContract {
+		return false
+	}
+	ac, ok := c[a][theirs]
+	return ok && ac == theirContract
 }

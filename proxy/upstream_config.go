@@ -49,6 +49,16 @@ type UpstreamConfig struct {
 	Prefix string
 	// Domain is the upstream's topical domain for routing; defaults to Name.
 	Domain string
+	// Description says what the upstream is for ("my personal notes
+	// folder"); empty means none. Routing indexes it with each of the
+	// upstream's tools and the model is shown it beside them, which tells
+	// several instances of one server apart.
+	Description string
+	// DefaultPrefix marks Prefix as the default "<name>_" rather than one
+	// the configuration set: when every tool of the upstream already
+	// starts with it, it is not added again (slack_post_message, not
+	// slack_slack_post_message).
+	DefaultPrefix bool
 	// Timeout bounds each call's wait for an answer; a progress report
 	// from the upstream for the call starts it again (an idle timeout).
 	// Zero means 60s.

@@ -37,10 +37,18 @@ func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept 
 			return nil, blocked
 		}
 	}
-	others := h.otherToolNames(u.cfg.Name)
+	others := h.otherTools(u.cfg.Name)
+	have := contractsOf(others)
+	mine := map[string]string{}
 	held := map[string]string{} // blocked although pinned: quarantined
 	for _, t := range tools {
-		if why := h.vetTool(u, log, t, verdicts[t.Name], others); why != "" {
+		mine[t.Name] = integrity.Hash(t)
+	}
+	have[u.cfg.Name] = mine
+	prefix := u.cfg.exposedPrefix(tools)
+	for _, t := range tools {
+		names := shadowCandidates(u.cfg.Name, t.Name, mine[t.Name], others, have)
+		if why := h.vetTool(u, log, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
 			blocked[t.Name] = why
 			if verdicts[t.Name] != integrity.VerdictChanged {
 				held[t.Name] = why
@@ -89,7 +97,7 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Verdict, others []string) string {
+func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
 	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
@@ -102,9 +110,9 @@ func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Ver
 			log.Debug("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictChanged:
 			log.Error("tool contract changed since it was pinned: blocked until approved",
-				"exposed", u.cfg.Prefix+t.Name, "pending", pin.PendingExcerpt)
+				"exposed", exposed, "pending", pin.PendingExcerpt)
 			return fmt.Sprintf("its definition changed since it was first seen (a possible rug pull); "+
-				"if the change is expected, approve it with: mcp-router pins approve %s", u.cfg.Prefix+t.Name)
+				"if the change is expected, approve it with: mcp-router pins approve %s", exposed)
 		}
 	}
 	findings := integrity.Scan(t, others)
@@ -114,18 +122,33 @@ func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, v integrity.Ver
 	if h.opts.Poisoning.Blocks(findings, approved) {
 		log.Error("tool quarantined", "findings", len(findings))
 		return fmt.Sprintf("its definition looks poisoned (%s in %s); after review, approve it with: mcp-router pins approve %s",
-			findings[0].Kind, findings[0].Field, u.cfg.Prefix+t.Name)
+			findings[0].Kind, findings[0].Field, exposed)
 	}
 	return ""
 }
 
-// otherToolNames are the tool names of every other upstream, exposed and
-// own, for the shadowing check.
-func (h *Hub) otherToolNames(upstream string) []string {
-	var out []string
+// otherTools are the catalog's tools of every other upstream.
+func (h *Hub) otherTools(upstream string) []Tool {
+	var out []Tool
 	for _, t := range h.Catalog().Tools {
 		if t.Upstream != upstream {
-			out = append(out, t.Name, t.Original)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// shadowCandidates are the names, exposed and own, of the other upstreams'
+// tools that tool own of upstream (with contract) must not name: all but
+// those of other instances of its server (see contracts.twins), whose
+// mention of a tool is a mention of its own. Vetting and the catalog's
+// check agree on this, so the outcome does not depend on the order in
+// which upstreams connect.
+func shadowCandidates(upstream, own, contract string, others []Tool, have contracts) []string {
+	var out []string
+	for _, o := range others {
+		if !have.twins(upstream, own, contract, o.Upstream, o.Original, o.Contract) {
+			out = append(out, o.Name, o.Original)
 		}
 	}
 	return out
@@ -135,8 +158,9 @@ func (h *Hub) otherToolNames(upstream string) []string {
 func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
 	for _, u := range h.upstreams {
 		l := u.listing()
+		prefix := u.cfg.exposedPrefix(l.raw)
 		for own, reason := range l.blocked {
-			if u.cfg.Prefix+own == name {
+			if prefix+own == name {
 				return u.cfg.Name, reason, true
 			}
 		}

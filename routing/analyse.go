@@ -77,6 +77,7 @@ func (ix *Index) analyse(t Tool) analysed {
 	if t.Upstream != domain {
 		add(fieldDomain, t.Upstream)
 	}
+	add(fieldDomain, t.Server)
 	a.terms = make([]termTF, 0, len(counts))
 	for term, c := range counts {
 		a.terms = append(a.terms, termTF{term: term, tf: *c})

@@ -15,6 +15,14 @@ type Tool struct {
 	Description string          // what the tool does, as its server says
 	InputSchema json.RawMessage // JSON Schema object; may be nil
 	Original    string          // the upstream's own name; "" = Name (not indexed)
+	// Server is what the upstream is for, as its configuration says ("my
+	// personal notes folder"); indexed with the domain, so that it tells
+	// instances of one server apart.
+	Server string
+	// Contract identifies the tool's own name and contract (a hash): tools
+	// of several instances of one server share it, and the router offers
+	// only the best-ranked of them. "" means unknown: never collapsed.
+	Contract string
 }
 
 // Hit is one ranked tool. Score is calibrated to [0, 1] (see calibrate.go);

@@ -72,6 +72,9 @@ const (
 	boundaryPerUpstream = 2
 	// candidatePool is how deep the ranking is read before selection.
 	candidatePool = 50
+	// instancesPool is how many times deeper it is read when instances of
+	// one server are collapsed.
+	instancesPool = 4
 )
 
 // DefaultNoiseFloor is the router's min_qr_score: the router already keeps
@@ -135,12 +138,14 @@ type Router struct {
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
 	known     map[string]Tool
+	copies    map[[2]string]int // own name and contract -> tools with them
+	shared    int               // entries of copies above one
 }
 
 // NewRouter returns a Router with an empty catalog. It does no I/O.
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
-	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}}
+	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
 }
 
 // Options returns the options in force, defaults applied.
@@ -156,16 +161,51 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	for name, t := range r.known {
 		if t.Upstream == upstream {
 			delete(r.known, name)
+			r.count(t, -1)
 		}
 	}
 	var disc []string
 	for _, t := range tools {
+		if old, ok := r.known[t.Name]; ok {
+			r.count(old, -1) // another upstream's, replaced as in the index
+		}
 		r.known[t.Name] = t
+		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)
 		}
 	}
 	r.discovery[upstream] = disc
+}
+
+// count adds delta to the copies of t's own name and contract, and keeps
+// shared (how many of them several upstreams expose) in step.
+func (r *Router) count(t Tool, delta int) {
+	if t.Contract == "" {
+		return
+	}
+	key := [2]string{cmp.Or(t.Original, t.Name), t.Contract}
+	before := r.copies[key]
+	after := before + delta
+	if after <= 0 {
+		delete(r.copies, key)
+	} else {
+		r.copies[key] = after
+	}
+	switch {
+	case before <= 1 && after > 1:
+		r.shared++
+	case before > 1 && after <= 1:
+		r.shared--
+	}
+}
+
+// hasInstances reports whether some tool is exposed by several instances
+// of one server.
+func (r *Router) hasInstances() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shared > 0
 }
 
 // Semantic reports whether embeddings are configured.
@@ -259,8 +299,13 @@ type Candidate struct {
 	// Multiplier is the affinity applied (1 without context).
 	Multiplier float64 `json:"multiplier"`
 	// Lesson is what learned lessons added to RawScore (negative: took away).
-	Lesson   float64 `json:"lesson,omitempty"`
-	adjusted float64 // unclipped, for ordering
+	Lesson float64 `json:"lesson,omitempty"`
+	// Alternatives are the same tool on other instances of its server,
+	// ranked lower and left out of the ranking for it, best first.
+	Alternatives []string `json:"alternatives,omitempty"`
+	adjusted     float64  // unclipped, for ordering
+	// runnerUp is the best of the alternatives, for the collision alert.
+	runnerUp *Candidate
 }
 
 // Alert is something the model should know before calling a routed tool.
@@ -296,7 +341,14 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	start := time.Now()
 	d := Decision{Query: req.Query, Affinity: len(req.Domains) > 0}
 	if strings.TrimSpace(req.Query) != "" {
-		d.Ranked = r.rank(ctx, req)
+		if r.opts.Fuse.CollapseDuplicates && r.hasInstances() {
+			// Read deeper: instances of one server fill the ranking with
+			// copies of each tool, which collapse to one.
+			d.Ranked = r.collapseInstances(r.rank(ctx, req, instancesPool*candidatePool))
+			d.Ranked = d.Ranked[:min(len(d.Ranked), candidatePool)]
+		} else {
+			d.Ranked = r.rank(ctx, req, candidatePool)
+		}
 	}
 	selected := r.preselect(d.Ranked)
 	res := fuse.Fuse(*r.opts.Fuse, fuse.Input{
@@ -315,8 +367,8 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 }
 
 // rank scores the catalog and applies domain affinity.
-func (r *Router) rank(ctx context.Context, req Request) []Candidate {
-	hits := r.Rank(ctx, req.Query, candidatePool)
+func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
+	hits := r.Rank(ctx, req.Query, pool)
 	var before map[string]float64
 	if r.opts.Lessons != nil {
 		before = make(map[string]float64, len(hits))
@@ -346,6 +398,39 @@ func (r *Router) rank(ctx context.Context, req Request) []Candidate {
 		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
+	return out
+}
+
+// collapseInstances keeps, of the ranked tools that several instances of
+// one server expose (same own name and contract), the best-ranked one,
+// and lists the others as its alternatives: ten folders served by one
+// filesystem server offer one read_file, not ten identical ones. The
+// ranking decides which instance is kept, so an upstream's configured
+// description can.
+func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
+	kept := map[[2]string]int{} // own name and contract -> index in out
+	out := ranked[:0:0]
+	for _, c := range ranked {
+		t, _ := r.Tool(c.Name)
+		if t.Contract == "" {
+			out = append(out, c)
+			continue
+		}
+		own := t.Original
+		if own == "" {
+			own = t.Name
+		}
+		key := [2]string{own, t.Contract}
+		if i, ok := kept[key]; ok {
+			if out[i].runnerUp == nil {
+				out[i].runnerUp = &c
+			}
+			out[i].Alternatives = append(out[i].Alternatives, c.Name)
+			continue
+		}
+		kept[key] = len(out)
+		out = append(out, c)
+	}
 	return out
 }
 
@@ -434,8 +519,7 @@ func rankOf(ranked []Candidate, name string) int {
 // domains, close in score) and the no-match alert.
 func (r *Router) alerts(d Decision) []Alert {
 	var out []Alert
-	if len(d.Ranked) >= 2 {
-		a, b := d.Ranked[0], d.Ranked[1]
+	if a, b, ok := topTwo(d.Ranked); ok {
 		if a.Domain != b.Domain && a.Score-b.Score < r.opts.CollisionDelta && b.Score >= r.opts.Fuse.MinQRScore {
 			out = append(out, Alert{
 				Kind: "collision", Tools: []string{a.Name, b.Name}, Domains: []string{a.Domain, b.Domain},
@@ -454,6 +538,23 @@ func (r *Router) alerts(d Decision) []Alert {
 		out = append(out, Alert{Kind: "no_match", Message: msg})
 	}
 	return out
+}
+
+// topTwo are the best two candidates, counting the best alternative of
+// the first (the same tool on another instance of its server, which may
+// be as likely to be the one meant).
+func topTwo(ranked []Candidate) (a, b Candidate, ok bool) {
+	if len(ranked) == 0 {
+		return a, b, false
+	}
+	a = ranked[0]
+	switch {
+	case a.runnerUp != nil && (len(ranked) < 2 || a.runnerUp.adjusted >= ranked[1].adjusted):
+		return a, *a.runnerUp, true
+	case len(ranked) >= 2:
+		return a, ranked[1], true
+	}
+	return a, b, false
 }
 
 // trace logs the decision at debug level when wire logging is on, and

@@ -494,6 +494,10 @@ func toolText(t Tool) string {
 		b.WriteString(": ")
 		b.WriteString(d)
 	}
+	if srv := strings.TrimSpace(t.Server); srv != "" {
+		b.WriteString("\nserver: ")
+		b.WriteString(srv)
+	}
 	sep := ""
 	walkSchema(t.InputSchema, func(f field, text string) {
 		text = strings.TrimSpace(text)

@@ -144,6 +144,10 @@ func resolver(store *integrity.Store, prof config.Profile) func(string) (string,
 			if _, pinned := store.Lookup(u.Name, own); ok && pinned {
 				return u.Name, own, true
 			}
+			// A default prefix is not added to tools that already carry it.
+			if _, pinned := store.Lookup(u.Name, name); ok && u.DefaultPrefix && pinned {
+				return u.Name, name, true
+			}
 		}
 		return "", "", false
 	}

@@ -19,7 +19,8 @@ func newToolsCmd(e *env) *cobra.Command {
 		Short: "Connect to the profile's upstreams and print the aggregated tool catalog",
 		Long: `Connect to every upstream of the profile, print the tools the gateway exposes
 (name, upstream, description) and exit. With --json, print an array of
-{"name","upstream","description","input_schema"}. Handy to check a profile.`,
+{"name","upstream","description","input_schema","server_description"}
+(the last when the upstream has a description). Handy to check a profile.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, prof, err := e.loadConfig()
@@ -46,12 +47,15 @@ type toolJSON struct {
 	Upstream    string          `json:"upstream"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Server is the upstream's configured description, if any.
+	Server string `json:"server_description,omitempty"`
 }
 
 func printToolsJSON(w io.Writer, tools []proxy.Tool) error {
 	out := make([]toolJSON, len(tools))
 	for i, t := range tools {
-		out[i] = toolJSON{Name: t.Name, Upstream: t.Upstream, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema}
+		out[i] = toolJSON{Name: t.Name, Upstream: t.Upstream, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema,
+			Server: t.Server}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -71,6 +75,9 @@ func printToolsTable(w io.Writer, c *proxy.Catalog) error {
 	fmt.Fprintf(tw, "\n%d tools\n", len(c.Tools))
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, p := range c.Problems {
 		fmt.Fprintf(w, "left out: %s\n", p.Text)

@@ -73,9 +73,9 @@ profiles:
     core_tools: [calc_add]
 `, map[string]string{"HOME": "/home/u", "TOKEN": "t0k", "API_KEY": "k3y"})
 	want := []proxy.UpstreamConfig{
-		{Name: "calc", Transport: proxy.TransportBuiltin, Builtin: "calculator", Prefix: "calc_"},
+		{Name: "calc", Transport: proxy.TransportBuiltin, Builtin: "calculator", Prefix: "calc_", DefaultPrefix: true},
 		{Name: "fs", Transport: proxy.TransportStdio, Command: "npx", Args: []string{"-y", "server-fs", "/home/u/docs"},
-			Env: map[string]string{"GitHub_Token": "t0k", "PLAIN": "x"}, Cwd: "/tmp", Prefix: "fs_",
+			Env: map[string]string{"GitHub_Token": "t0k", "PLAIN": "x"}, Cwd: "/tmp", Prefix: "fs_", DefaultPrefix: true,
 			Timeout: 30 * time.Second, MaxTimeout: 5 * time.Minute, Deny: []string{"write_file"}},
 		{Name: "remote", Transport: proxy.TransportSSE, URL: "https://example.com/mcp?k=none",
 			Headers: map[string]string{"Authorization": "Bearer k3y", "X-Custom-Header": "${literal}"},

@@ -109,6 +109,10 @@ type rawUpstream struct {
 	// TrustAnnotations and ReadOnlyTools: see proxy.UpstreamConfig.
 	TrustAnnotations bool     `yaml:"trust_annotations"`
 	ReadOnlyTools    []string `yaml:"read_only_tools"`
+	// Description says what this upstream is for ("my personal notes
+	// folder"): routing indexes it and the model is shown it, which tells
+	// several instances of one server apart.
+	Description string `yaml:"description"`
 }
 
 type rawToolFilter struct {

@@ -99,6 +99,8 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 	if u.Prefix != nil {
 		cfg.Prefix = *u.Prefix
 	}
+	cfg.DefaultPrefix = u.Prefix == nil
+	cfg.Description = strings.TrimSpace(u.Description) // shown as written, never expanded
 	if u.ValidateArguments != nil {
 		cfg.ValidateArguments = *u.ValidateArguments // BI-07
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -138,6 +140,7 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	if u.Prefix != nil && !prefixPattern.MatchString(*u.Prefix) {
 		v.errorf(line("prefix"), path+".prefix", "%q: a prefix may use letters, digits, '_', '-' and '.' (at most 48)", *u.Prefix)
 	}
+	v.description(path+".description", u.Description, line("description"))
 	if _, err := integrity.ParseResultPolicy(u.Results); err != nil {
 		v.errorf(line("results"), path+".results", "%q is not off, warn, redact or block", u.Results)
 	}
@@ -151,6 +154,23 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	}
 	v.readOnlyTools(path+".read_only_tools", u, line("read_only_tools"))
 	v.maxTimeout(path+".max_timeout", u, line("max_timeout"))
+}
+
+// MaxDescription bounds an upstream's description, in characters: it is
+// shown to the model with each of the upstream's routed tools.
+const MaxDescription = 1000
+
+// description checks an upstream's description: bounded, and one
+// paragraph of plain text (no control characters).
+func (v *validator) description(path, d string, line int) {
+	switch n := utf8.RuneCountInString(d); {
+	case !utf8.ValidString(d):
+		v.errorf(line, path, "not valid UTF-8")
+	case n > MaxDescription:
+		v.errorf(line, path, "%d characters: at most %d (say what the upstream is for in a sentence or two)", n, MaxDescription)
+	case strings.ContainsFunc(d, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }):
+		v.errorf(line, path, "a control character: use plain text")
+	}
 }
 
 // maxTimeout checks that the hard maximum of a call is not below its

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+)
+
+// readJSON decodes a JSON file, with VS Code's comments allowed.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, _ := config.JSONC(data)
+	var m map[string]any
+	if err := json.Unmarshal(clean, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// Install adds the gateway and keeps everything else of the client's file
+// as it was, after a backup; a second install is refused without --force.
+func TestInstallKeepsTheClientsFile(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		client, file string
+		hasRouter    bool // the file has an mcp-router entry already
+	}{
+		{config.ClientClaudeDesktop, "claude_desktop_config.json", true},
+		{config.ClientClaudeCode, "claude.json", false},
+		{config.ClientCursor, "cursor-home/.cursor/mcp.json", false},
+		{config.ClientVSCode, "vscode-project/.vscode/mcp.json", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.client, func(t *testing.T) {
+			vars, _ := userDirs(t)
+			original, err := os.ReadFile(filepath.Join(importData, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := writeFile(t, t.TempDir(), filepath.Base(tt.file), string(original))
+			before := readJSON(t, file)
+			profiles := writeFile(t, t.TempDir(), "profiles.yaml", calcProfile)
+			args := []string{"install", tt.client, file, "--config", profiles}
+			if tt.hasRouter {
+				_, _, err = runCLI(t, vars, args...)
+				if err == nil || !strings.Contains(err.Error(), "mcpServers.mcp-router exists already") || !strings.Contains(err.Error(), "--force") {
+					t.Fatalf("install over an mcp-router entry: got %v, want a refusal naming it and --force", err)
+				}
+				args = append(args, "--force")
+			}
+			out, stderr, err := runCLI(t, vars, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := config.ServersKey(tt.client)
+			after := readJSON(t, file)
+			entry := after[key].(map[string]any)["mcp-router"]
+			want := map[string]any{"command": exe, "args": []any{"serve", "--config", profiles}}
+			if tt.client == config.ClientClaudeCode || tt.client == config.ClientVSCode {
+				want["type"] = "stdio"
+			}
+			if diff := cmp.Diff(want, entry); diff != "" {
+				t.Errorf("the mcp-router entry (-want +got):\n%s", diff)
+			}
+			// Everything else is as it was.
+			delete(after[key].(map[string]any), "mcp-router")
+			delete(before[key].(map[string]any), "mcp-router")
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("install changed the rest of the file (-before +after):\n%s", diff)
+			}
+			backups, _ := filepath.Glob(file + ".bak-*")
+			if len(backups) == 0 {
+				t.Fatal("no backup")
+			}
+			if first, _ := os.ReadFile(backups[0]); string(first) != string(original) {
+				t.Error("the first backup is not the original file")
+			}
+			if !strings.Contains(out, "next: restart") || !strings.Contains(out, "mcp-router import "+tt.client+" --write") {
+				t.Errorf("install does not say what to do next:\n%s", out)
+			}
+			if tt.client == config.ClientVSCode && !strings.Contains(stderr, "comments") {
+				t.Errorf("VS Code's comments are lost without a word:\n%s", stderr)
+			}
+			if _, _, err := runCLI(t, vars, "install", tt.client, file); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("installing twice: got %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+// With no file, install writes the client's user file, creating it.
+func TestInstallCreatesTheUserFile(t *testing.T) {
+	vars, places := userDirs(t)
+	out, _, err := runCLI(t, vars, "install", "cursor")
+	want := filepath.Join(places.Home, ".cursor", "mcp.json")
+	if err != nil || !strings.Contains(out, "created "+want) || !strings.Contains(out, "built-in default profile") {
+		t.Fatalf("install cursor: %v\n%s", err, out)
+	}
+	servers := readJSON(t, want)["mcpServers"].(map[string]any)
+	if _, ok := servers["mcp-router"]; !ok || len(servers) != 1 {
+		t.Errorf("created %v, want the mcp-router entry alone", servers)
+	}
+	if backups, _ := filepath.Glob(want + ".bak-*"); len(backups) != 0 {
+		t.Errorf("a backup of a file that did not exist: %v", backups)
+	}
+}
+
+func TestInstallRefusesBadFiles(t *testing.T) {
+	vars, _ := userDirs(t)
+	dir := t.TempDir()
+	tests := []struct{ name, content, want string }{
+		{"not json", `{"mcpServers": `, "not a JSON object"},
+		{"servers not an object", `{"mcpServers": ["a"]}`, "mcpServers: want an object"},
+		{"another name runs mcp-router", `{"mcpServers": {"gateway": {"command": "/opt/bin/mcp-router", "args": ["serve"]}}}`, "mcpServers.gateway runs mcp-router already"},
+	}
+	for _, tt := range tests {
+		file := writeFile(t, dir, "c.json", tt.content)
+		_, _, err := runCLI(t, vars, "install", "claude-desktop", file)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: got %v, want an error naming the file and %q", tt.name, err, tt.want)
+		}
+		if now, _ := os.ReadFile(file); string(now) != tt.content {
+			t.Errorf("%s: the refused install changed the file", tt.name)
+		}
+	}
+}
+
+// The built binary installs itself, and the entry it writes starts a
+// working gateway the way the client will.
+func TestInstallWritesTheRunningBinary(t *testing.T) {
+	bin := buildBinary(t)
+	vars, places := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", calcProfile)
+	cmd := exec.Command(bin, "install", "claude-desktop", "--config", profiles)
+	cmd.Env = []string{"HOME=" + vars["HOME"], "XDG_CONFIG_HOME=" + vars["XDG_CONFIG_HOME"]}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	file := filepath.Join(places.ConfigDir, "Claude", "claude_desktop_config.json")
+	var entry struct {
+		Command string
+		Args    []string
+	}
+	raw, _ := json.Marshal(readJSON(t, file)["mcpServers"].(map[string]any)["mcp-router"])
+	if err := json.Unmarshal(raw, &entry); err != nil {
+		t.Fatal(err)
+	}
+	if entry.Command != bin {
+		t.Errorf("command %q, want the binary that ran, %q", entry.Command, bin)
+	}
+	c := stdioClient(t, entry.Command, entry.Args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "calculator_add", "arguments": map[string]any{"a": 2, "b": 3}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("calling through the installed entry: %v %+v", err, res)
+	}
+}

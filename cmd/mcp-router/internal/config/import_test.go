@@ -194,8 +194,8 @@ func TestImportCursorResolvesItsVariables(t *testing.T) {
 	if !hasNote(res.Notes, "mcpServers.figma", "imported once") {
 		t.Errorf("figma, in both files: %q", res.Notes)
 	}
-	if len(p.Upstreams) != 4 {
-		t.Errorf("got %d upstreams, want 4", len(p.Upstreams))
+	if len(p.Upstreams) != 6 {
+		t.Errorf("got %d upstreams, want 6", len(p.Upstreams))
 	}
 }
 
@@ -275,6 +275,46 @@ func TestImportListsSecretsAndWritesReferences(t *testing.T) {
 	if ups["github"].Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != secrets["GITHUB_PERSONAL_ACCESS_TOKEN"] ||
 		ups["notion"].Headers["Authorization"] != "Bearer "+secrets["NOTION_TOKEN"] {
 		t.Errorf("the references do not load back to the values: %v %v", ups["github"].Env, ups["notion"].Headers)
+	}
+}
+
+// Secrets in arguments and URLs are found too, and their references
+// load back to the same command line and URL.
+func TestImportFindsSecretsInArgsAndURLs(t *testing.T) {
+	const (
+		token   = "sbp_FAKE0e4f6a8b2c9d1e3f5a7b9c0d2e4f6a8b0c1d"
+		pathKey = "sk-ak-FAKE9Xq2Lm7Tv4Rb8Nc1Wd5Ke3Hj6Pz0"
+		query   = "FAKEq8Wm2Lx7Rv4Tb9Nc1Kd6"
+	)
+	vars := map[string]string{"SUPABASE_ACCESS_TOKEN": token, "ZAPIER_URL_KEY": pathKey, "ZAPIER_API_KEY": query, "CONTEXT7_API_KEY": "c"}
+	res, cfg := importFiles(t, ImportOptions{Client: ClientCursor, Files: []string{testdata + "/cursor-home/.cursor/mcp.json"}, EnvRefs: true}, vars)
+	for _, w := range [][]string{
+		{"supabase.args[5] looks like a secret", "${SUPABASE_ACCESS_TOKEN}"},
+		{"zapier.url (path) looks like a secret", "openai_api_key", "${ZAPIER_URL_KEY}"},
+		{"zapier.url (api_key) looks like a secret", "api_key=${ZAPIER_API_KEY}"},
+	} {
+		if !hasNote(res.Notes, w...) {
+			t.Errorf("no note with %q: %q", w, res.Notes)
+		}
+	}
+	for _, secret := range []string{token, pathKey, query} {
+		if strings.Contains(string(res.YAML), secret) || hasNote(res.Notes, secret) {
+			t.Errorf("the secret %q is still in the output", secret)
+		}
+	}
+	if hasNote(res.Notes, "--project-ref") || hasNote(res.Notes, "args[2]") {
+		t.Errorf("a plain argument is called a secret: %q", res.Notes)
+	}
+	p, err := cfg.Profile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups := byName(p)
+	if got := ups["supabase"].Args; got[5] != token || got[3] != "--project-ref=abcdefghijklmnop" {
+		t.Errorf("supabase args: got %q", got)
+	}
+	if got, want := ups["zapier"].URL, "https://actions.zapier.com/mcp/"+pathKey+"/sse?api_key="+query+"&mode=full"; got != want {
+		t.Errorf("zapier url: got %q, want %q", got, want)
 	}
 }
 

@@ -21,9 +21,11 @@ type secretRefs struct {
 	notes   []string
 }
 
-// server checks one server's env and headers, replacing the secrets with
-// ${VAR} when envRefs is set.
+// server checks one server's args, URL query, env and headers, replacing
+// the secrets with ${VAR} when envRefs is set.
 func (sr *secretRefs) server(name string, s *server) {
+	sr.args(name, s)
+	sr.url(name, s)
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		if why := secretReason(k, s.Env[k]); why != "" {
 			ref := sr.ref(name, envVarName(k), s.Env[k])
@@ -50,6 +52,70 @@ func (sr *secretRefs) server(name string, s *server) {
 		sr.report(name+".headers."+k, why, ref, scheme+"${"+ref+"}")
 		if sr.envRefs {
 			s.Headers[k] = scheme + "${" + ref + "}"
+		}
+	}
+}
+
+// args checks a command's arguments: "--token=VALUE", "--token VALUE"
+// by the flag's name and shape, any other argument by its shape.
+func (sr *secretRefs) args(name string, s *server) {
+	for i, a := range s.Args {
+		key, value, prefix := "", a, ""
+		if flag, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
+			key, value, prefix = flag, v, flag+"="
+		} else if i > 0 && strings.HasPrefix(s.Args[i-1], "-") && !strings.HasPrefix(a, "-") {
+			key = s.Args[i-1]
+		}
+		why := secretReason(key, value)
+		if why == "" {
+			continue
+		}
+		base := envVarName(name + "_" + strings.TrimLeft(key, "-"))
+		if key == "" {
+			base = envVarName(fmt.Sprintf("%s_arg_%d", name, i))
+		}
+		ref := sr.ref(name, base, value)
+		sr.report(fmt.Sprintf("%s.args[%d]", name, i), why, ref, prefix+"${"+ref+"}")
+		if sr.envRefs {
+			s.Args[i] = prefix + "${" + ref + "}"
+		}
+	}
+}
+
+// url checks the segments of a URL's path by their shapes
+// (https://h/mcp/KEY/sse) and the values of its query by their names and
+// shapes (https://h/sse?api_key=VALUE).
+func (sr *secretRefs) url(name string, s *server) {
+	rest, rawQuery, _ := strings.Cut(s.URL, "?")
+	if _, after, ok := strings.Cut(rest, "://"); ok {
+		if _, path, ok := strings.Cut(after, "/"); ok {
+			for _, seg := range strings.Split(path, "/") {
+				why := secretReason("", seg)
+				if why == "" {
+					continue
+				}
+				ref := sr.ref(name, envVarName(name+"_url_key"), seg)
+				sr.report(name+".url (path)", why, ref, "/${"+ref+"}/")
+				if sr.envRefs {
+					s.URL = strings.Replace(s.URL, "/"+seg, "/${"+ref+"}", 1)
+				}
+			}
+		}
+	}
+	if rawQuery == "" {
+		return
+	}
+	rawQuery, _, _ = strings.Cut(rawQuery, "#")
+	for _, pair := range strings.Split(rawQuery, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		why := secretReason(key, value)
+		if why == "" {
+			continue
+		}
+		ref := sr.ref(name, envVarName(name+"_"+key), value)
+		sr.report(name+".url ("+key+")", why, ref, key+"=${"+ref+"}")
+		if sr.envRefs {
+			s.URL = strings.Replace(s.URL, pair, key+"=${"+ref+"}", 1)
 		}
 	}
 }
@@ -100,7 +166,7 @@ func secretReason(key, value string) string {
 	}
 	for _, f := range integrity.ScanResult(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(value)}}) {
 		if f.Secret() {
-			return "shaped like a " + strings.ReplaceAll(f.Kind, "_", " ")
+			return "its shape: " + f.Kind
 		}
 	}
 	if secretName(key) && !plainValue(value) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
@@ -25,8 +26,9 @@ func newInstallCmd(e *env) *cobra.Command {
 		Use:   "install CLIENT [FILE]",
 		Short: "Add mcp-router to the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
 	}
-	var force bool
-	inst.PersistentFlags().BoolVar(&force, "force", false, "replace an existing mcp-router entry")
+	var f installFlags
+	inst.PersistentFlags().BoolVar(&f.force, "force", false, "replace an existing mcp-router entry")
+	inst.PersistentFlags().BoolVar(&f.replace, "replace", false, "remove from the client the servers the profile runs already (after import --write)")
 	for _, client := range config.Clients {
 		title := clientTitles[client]
 		inst.AddCommand(&cobra.Command{
@@ -44,11 +46,15 @@ servers behind the gateway.`, routerName, title, clientWhere[client], client),
 				if len(args) == 1 {
 					file = args[0]
 				}
-				return e.runInstall(client, file, force)
+				return e.runInstall(client, file, f)
 			},
 		})
 	}
 	return inst
+}
+
+type installFlags struct {
+	force, replace bool
 }
 
 // routerEntry is the client's entry for the gateway.
@@ -58,7 +64,7 @@ type routerEntry struct {
 	Args    []string `json:"args"`
 }
 
-func (e *env) runInstall(client, file string, force bool) error {
+func (e *env) runInstall(client, file string, f installFlags) error {
 	places, err := e.places()
 	if err != nil {
 		return err
@@ -78,7 +84,13 @@ func (e *env) runInstall(client, file string, force bool) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	out, others, err := addRouter(data, config.ServersKey(client), entry, force)
+	var moved []string
+	if f.replace && existed {
+		if moved, err = e.movedServers(client, file, places); err != nil {
+			return err
+		}
+	}
+	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -89,7 +101,7 @@ func (e *env) runInstall(client, file string, force bool) error {
 	if err != nil {
 		return err
 	}
-	return e.installReport(client, file, backup, existed, entry, others, places)
+	return e.installReport(client, file, backup, existed, entry, moved, others, places)
 }
 
 // routerEntry runs this binary, with the configuration and profile the
@@ -122,7 +134,7 @@ func (e *env) routerEntry(client string) (routerEntry, error) {
 // addRouter puts the entry under key in a client's JSON file, keeping
 // every other field, and returns the new file and the other servers'
 // names. An existing entry for the gateway is replaced only with force.
-func addRouter(data []byte, key string, entry routerEntry, force bool) ([]byte, []string, error) {
+func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string) ([]byte, []string, error) {
 	top := map[string]json.RawMessage{}
 	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
 		if err := json.Unmarshal(clean, &top); err != nil {
@@ -147,6 +159,8 @@ func addRouter(data []byte, key string, entry routerEntry, force bool) ([]byte, 
 			return nil, nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
 		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
 			return nil, nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
+		case slices.Contains(remove, name):
+			delete(servers, name)
 		case name != routerName:
 			others = append(others, name)
 		}
@@ -169,7 +183,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool) ([]byte, 
 }
 
 // installReport says what install did and what to do next.
-func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, others []string, places config.Places) error {
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, places config.Places) error {
 	w := e.stdout
 	title := clientTitles[client]
 	switch {
@@ -187,10 +201,34 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 			fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
 		}
 	}
+	if len(moved) > 0 {
+		fmt.Fprintf(w, "removed %d servers that now run behind the gateway: %s\n", len(moved), quoteList(moved))
+	}
 	if len(others) > 0 {
 		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
-		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then remove them from %s\n", client, file)
+		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
 	}
 	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
 	return err
+}
+
+// movedServers loads the profile the entry will run (--config, else the
+// user config directory's profiles.yaml) and returns the client's servers
+// that it runs already.
+func (e *env) movedServers(client, file string, places config.Places) ([]string, error) {
+	path := e.configPath
+	if path == "" {
+		if places.ConfigDir == "" {
+			return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
+		}
+		path = filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--replace moves the servers the profile runs, and there is no %s: run mcp-router import %s --write first", path, client)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()})
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Moved(e.profile, client, file, places)
 }

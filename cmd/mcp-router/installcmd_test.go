@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,49 @@ func TestInstallWritesTheRunningBinary(t *testing.T) {
 		Arguments: map[string]any{"name": "calculator_add", "arguments": map[string]any{"a": 2, "b": 3}}}})
 	if err != nil || res.IsError {
 		t.Fatalf("calling through the installed entry: %v %+v", err, res)
+	}
+}
+
+// --replace takes out of the client the servers the profile runs, and
+// only those.
+func TestInstallReplaceMovesImportedServers(t *testing.T) {
+	vars, places := userDirs(t)
+	desktop := filepath.Join(places.ConfigDir, "Claude", "claude_desktop_config.json")
+	original, err := os.ReadFile(filepath.Join(importData, "claude_desktop_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(desktop), 0o700)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop), string(original))
+	if _, _, err := runCLI(t, vars, "install", "claude-desktop", "--replace", "--force"); err == nil || !strings.Contains(err.Error(), "import claude-desktop --write") {
+		t.Errorf("--replace with no profile: got %v, want a pointer to import --write", err)
+	}
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	// A server added after the import is not in the profile: it stays.
+	doc := readJSON(t, desktop)
+	doc["mcpServers"].(map[string]any)["added-later"] = map[string]any{"command": "later"}
+	data, _ := json.Marshal(doc)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop), string(data))
+
+	out, _, err := runCLI(t, vars, "install", "claude-desktop", "--replace", "--force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readJSON(t, desktop)
+	var names []string
+	for name := range after["mcpServers"].(map[string]any) {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"added-later", "mcp-router"}, names); diff != "" {
+		t.Errorf("servers left in the client (-want +got):\n%s", diff)
+	}
+	if after["globalShortcut"] != "Alt+Space" {
+		t.Errorf("other settings lost: %v", after)
+	}
+	if !strings.Contains(out, `removed 7 servers`) || !strings.Contains(out, `"Brave Search"`) || !strings.Contains(out, `"added-later"`) {
+		t.Errorf("the report does not say what moved and what stayed:\n%s", out)
 	}
 }

@@ -93,6 +93,9 @@ func Import(opts ImportOptions) (*Imported, error) {
 type server struct {
 	Name   string // the client's name for it
 	Source string // file and key path, for messages
+	// Section is the key of the server map it is in ("mcpServers",
+	// `projects["/p"].mcpServers`).
+	Section string
 	// Command and the rest hold the values as profiles.yaml spells them:
 	// variables already translated to ${VAR}.
 	Command   string
@@ -288,4 +291,46 @@ func RunsRouter(command string, args []string) bool {
 		return true
 	}
 	return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "mcp-router/cmd/mcp-router") })
+}
+
+// Moved returns the names of the servers in the server map of a client's
+// file (its top-level mcpServers or servers, not Claude Code's projects)
+// that a profile of c runs already: an upstream of the name import gives
+// the server, with the same command and args, or url, as import writes
+// them. Those are
+// safe to remove from the client once it runs mcp-router. profile ""
+// means the default profile.
+func (c *Config) Moved(profile, client, file string, places Places) ([]string, error) {
+	if profile == "" {
+		profile = c.DefaultProfile
+	}
+	if profile == "" && len(c.names) == 1 {
+		profile = c.names[0]
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	p, ok := c.profiles[profile]
+	if !ok {
+		return nil, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, profile, strings.Join(c.names, ", "))
+	}
+	r := &importer{opts: ImportOptions{Client: client, Places: places}}
+	if err := r.readFile(file); err != nil {
+		return nil, err
+	}
+	ups := map[string]rawUpstream{}
+	for _, u := range p.Value.Upstreams {
+		ups[u.Key] = u.Value
+	}
+	var moved []string
+	for _, s := range r.servers {
+		u, ok := ups[r.safe[s]]
+		if !ok || s.Section != ServersKey(client) {
+			continue
+		}
+		if (u.Command != nil && *u.Command == s.Command && slices.Equal(u.Args, s.Args)) || (u.URL != nil && *u.URL == s.URL) {
+			moved = append(moved, s.Name)
+		}
+	}
+	return moved, nil
 }

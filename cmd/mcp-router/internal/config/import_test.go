@@ -470,3 +470,42 @@ func writeTemp(t *testing.T, data []byte) string {
 	}
 	return path
 }
+
+// Moved counts a client server as moved only when the profile has an
+// upstream of its imported name with the same command or url, and only
+// in the file's top-level server map.
+func TestMovedNeedsTheSameServer(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".claude.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {
+		"same": {"type": "stdio", "command": "npx", "args": ["a"]},
+		"args differ": {"type": "stdio", "command": "npx", "args": ["a"]},
+		"other command": {"type": "stdio", "command": "uvx"},
+		"remote": {"type": "http", "url": "https://h/mcp"},
+		"absent": {"type": "stdio", "command": "x"}},
+		"projects": {"/p": {"mcpServers": {"in-project": {"type": "stdio", "command": "npx"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := load(t, `profiles:
+  default:
+    upstreams:
+      same: {command: npx, args: [a]}
+      args-differ: {command: npx, args: [b]}
+      other-command: {command: pipx}
+      remote: {url: "https://h/mcp", transport: sse}
+      in-project: {command: npx}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := cfg.Moved("", ClientClaudeCode, file, Places{Home: dir, ConfigDir: dir, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"remote", "same"}, moved); diff != "" {
+		t.Errorf("moved (-want +got):\n%s", diff)
+	}
+	if _, err := cfg.Moved("nope", ClientClaudeCode, file, Places{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("an unknown profile: got %v", err)
+	}
+}

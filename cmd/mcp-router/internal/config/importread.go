@@ -282,7 +282,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 	if err := json.Unmarshal(raw, &f.raw); err != nil || f.raw == nil {
 		return nil, fmt.Errorf("%s: %s: want an object with command or url", d.file, path)
 	}
-	s := &server{Name: name, Source: d.file + " " + path}
+	s := &server{Name: name, Source: d.file + " " + path, Section: section}
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")

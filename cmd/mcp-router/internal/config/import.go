@@ -82,6 +82,7 @@ func Import(opts ImportOptions) (*Imported, error) {
 	if len(r.servers) == 0 {
 		return nil, fmt.Errorf("no MCP servers to import in %s", strings.Join(files, ", "))
 	}
+	r.turnOff()
 	out, err := r.render(files)
 	if err != nil {
 		return nil, err
@@ -96,6 +97,7 @@ type server struct {
 	// Section is the key of the server map it is in ("mcpServers",
 	// `projects["/p"].mcpServers`).
 	Section string
+	File    string // the file it is in
 	// Command and the rest hold the values as profiles.yaml spells them:
 	// variables already translated to ${VAR}.
 	Command   string
@@ -127,6 +129,8 @@ type importer struct {
 	used    map[string]bool    // names in profiles.yaml
 	safe    map[*server]string // each server's name in profiles.yaml
 	notes   []string
+	// mcpJSONOff are the project servers Claude Code turned off.
+	mcpJSONOff []mcpJSONServer
 }
 
 func (r *importer) note(format string, args ...any) {

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -405,7 +406,7 @@ func TestImportBadInput(t *testing.T) {
 func TestImportDefaultPlaces(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	for path, content := range map[string]string{
-		filepath.Join(project, ".mcp.json"):  `{"mcpServers": {"a": {"command": "a"}}}`,
+		filepath.Join(project, ".mcp.json"): `{"mcpServers": {"a": {"command": "a"}}}`,
 		filepath.Join(home, ".claude.json"): `{"numStartups": 1, "projects": {"/p": {"mcpServers": {"b": {"type": "http", "url": "https://b/mcp"}}}}}`,
 	} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -507,5 +508,30 @@ func TestMovedNeedsTheSameServer(t *testing.T) {
 	}
 	if _, err := cfg.Moved("nope", ClientClaudeCode, file, Places{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("an unknown profile: got %v", err)
+	}
+}
+
+// A project server the user turned down in Claude Code stays off.
+func TestImportClaudeCodeKeepsTurnedDownProjectServers(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	mcpJSON := filepath.Join(project, ".mcp.json")
+	claudeJSON := filepath.Join(home, ".claude.json")
+	if err := os.WriteFile(mcpJSON, []byte(`{"mcpServers": {"wanted": {"command": "a"}, "declined": {"command": "b"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"projects": {` + strconv.Quote(project) + `: {"mcpServers": {}, "enabledMcpjsonServers": ["wanted"], "disabledMcpjsonServers": ["declined"]}}}`
+	if err := os.WriteFile(claudeJSON, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, cfg := importFiles(t, ImportOptions{Client: ClientClaudeCode, Files: []string{mcpJSON, claudeJSON}}, nil)
+	raw := rawUpstreams(t, cfg)
+	if e := raw["declined"].Enabled; e == nil || *e {
+		t.Errorf("declined: enabled %v, want false\n%s", e, res.YAML)
+	}
+	if e := raw["wanted"].Enabled; e != nil {
+		t.Errorf("wanted: enabled %v, want it on", *e)
+	}
+	if !strings.Contains(string(res.YAML), "disabledMcpjsonServers") {
+		t.Errorf("no comment says why declined is off:\n%s", res.YAML)
 	}
 }

@@ -162,12 +162,18 @@ type dialect struct {
 func (d *dialect) projects(raw json.RawMessage) (int, error) {
 	var projects map[string]struct {
 		MCPServers json.RawMessage `json:"mcpServers"`
+		// DisabledMCPJSON names the servers of the project's .mcp.json
+		// that the user turned down.
+		DisabledMCPJSON []string `json:"disabledMcpjsonServers"`
 	}
 	if err := json.Unmarshal(raw, &projects); err != nil {
 		return 0, fmt.Errorf("%s: projects: want an object of projects: %w", d.file, err)
 	}
 	n := 0
 	for _, p := range slices.Sorted(maps.Keys(projects)) {
+		for _, name := range projects[p].DisabledMCPJSON {
+			d.r.mcpJSONOff = append(d.r.mcpJSONOff, mcpJSONServer{filepath.Join(p, ".mcp.json"), name, d.file})
+		}
 		if len(projects[p].MCPServers) == 0 {
 			continue
 		}
@@ -282,7 +288,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 	if err := json.Unmarshal(raw, &f.raw); err != nil || f.raw == nil {
 		return nil, fmt.Errorf("%s: %s: want an object with command or url", d.file, path)
 	}
-	s := &server{Name: name, Source: d.file + " " + path, Section: section}
+	s := &server{Name: name, Source: d.file + " " + path, Section: section, File: d.file}
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")
@@ -580,4 +586,23 @@ func closesNext(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// mcpJSONServer is a server of a project's .mcp.json that ~/.claude.json
+// says is turned off.
+type mcpJSONServer struct{ file, name, turnedOffIn string }
+
+// turnOff marks the servers of a project's .mcp.json that Claude Code's
+// ~/.claude.json lists in the project's disabledMcpjsonServers: the user
+// turned them down, and they stay off.
+func (r *importer) turnOff() {
+	for _, off := range r.mcpJSONOff {
+		for _, s := range r.servers {
+			abs, err := filepath.Abs(s.File)
+			if err == nil && abs == off.file && s.Name == off.name && s.Section == "mcpServers" && !s.Disabled {
+				s.Disabled = true
+				s.Comments = append(s.Comments, "turned off in "+off.turnedOffIn+" (disabledMcpjsonServers)")
+			}
+		}
+	}
 }

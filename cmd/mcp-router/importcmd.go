@@ -137,6 +137,9 @@ func replaceFile(path string, data []byte, perm os.FileMode, force bool) (backup
 	case err == nil && !force:
 		return "", fmt.Errorf("%s exists; pass --force to replace it (a backup is kept)", path)
 	case err == nil:
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real // replace the file a link points to, not the link
+		}
 		if backup, err = backupFile(path); err != nil {
 			return "", err
 		}

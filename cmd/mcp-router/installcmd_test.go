@@ -219,3 +219,24 @@ func TestInstallReplaceMovesImportedServers(t *testing.T) {
 		t.Errorf("the report does not say what moved and what stayed:\n%s", out)
 	}
 }
+
+// A client file kept as a link (a dotfiles repository) stays a link: the
+// file it points to is what changes.
+func TestInstallKeepsALinkedFile(t *testing.T) {
+	vars, _ := userDirs(t)
+	dir := t.TempDir()
+	real := writeFile(t, dir, "real.json", `{"mcpServers": {}}`)
+	link := filepath.Join(dir, "mcp.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, _, err := runCLI(t, vars, "install", "cursor", link); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file: %v %v", info.Mode(), err)
+	}
+	if _, ok := readJSON(t, real)["mcpServers"].(map[string]any)["mcp-router"]; !ok {
+		t.Error("the linked file lacks the entry")
+	}
+}

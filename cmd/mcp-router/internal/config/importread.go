@@ -113,6 +113,7 @@ func (r *importer) readFile(path string) error {
 	d := &dialect{r: r, client: r.opts.Client, file: path, home: r.opts.Places.Home, workspace: workspaceOf(path)}
 	key := ServersKey(d.client)
 	if raw, ok := top["mcp"]; ok && d.client == ClientVSCode { // settings.json keeps them under "mcp"
+		top = nil
 		if err := json.Unmarshal(raw, &top); err != nil {
 			return fmt.Errorf("%s: mcp: want an object: %w", path, err)
 		}
@@ -353,8 +354,8 @@ func (d *dialect) kind(s *server, typ string) error {
 		return err
 	}
 	if !strings.Contains(s.URL, "${") { // a variable is checked once expanded
-		if err := checkURL(s.URL); err != nil {
-			return fmt.Errorf("url: %w", err)
+		if checkURL(s.URL) != nil { // not quoted: a URL may hold a key
+			return errors.New("url: want an http:// or https:// URL with a host")
 		}
 	}
 	return nil

@@ -195,10 +195,15 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		fmt.Fprintf(w, "created %s with %q\n", file, routerName)
 	}
 	fmt.Fprintf(w, "  command: %s\n  args: %s\n", entry.Command, strings.Join(entry.Args, " "))
-	if e.configPath == "" {
-		profiles := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
-		if _, err := os.Stat(profiles); err != nil {
-			fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
+	profiles := e.profilePath(places)
+	data, err := os.ReadFile(profiles)
+	switch {
+	case err != nil && e.configPath == "":
+		fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
+	case err == nil:
+		if vars := config.EnvVars(data); len(vars) > 0 {
+			fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", profiles, strings.Join(vars, ", "), title)
+			fmt.Fprintf(w, "set them in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value})\n", routerName, file)
 		}
 	}
 	if len(moved) > 0 {
@@ -208,7 +213,7 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
 		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
 	}
-	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
+	_, err = fmt.Fprintf(w, "next: restart %s\n", title)
 	return err
 }
 
@@ -216,12 +221,9 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 // user config directory's profiles.yaml) and returns the client's servers
 // that it runs already.
 func (e *env) movedServers(client, file string, places config.Places) ([]string, error) {
-	path := e.configPath
+	path := e.profilePath(places)
 	if path == "" {
-		if places.ConfigDir == "" {
-			return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
-		}
-		path = filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+		return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("--replace moves the servers the profile runs, and there is no %s: run mcp-router import %s --write first", path, client)
@@ -231,4 +233,13 @@ func (e *env) movedServers(client, file string, places config.Places) ([]string,
 		return nil, err
 	}
 	return cfg.Moved(e.profile, client, file, places)
+}
+
+// profilePath is the profiles.yaml the installed entry runs: --config,
+// else the one in the user config directory ("" when that is unknown).
+func (e *env) profilePath(places config.Places) string {
+	if e.configPath != "" || places.ConfigDir == "" {
+		return e.configPath
+	}
+	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }

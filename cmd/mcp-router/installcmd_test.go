@@ -240,3 +240,26 @@ func TestInstallKeepsALinkedFile(t *testing.T) {
 		t.Error("the linked file lacks the entry")
 	}
 }
+
+// The client starts the gateway without the user's shell environment, so
+// install names the variables the profile needs.
+func TestInstallNamesTheVariablesTheProfileNeeds(t *testing.T) {
+	vars, _ := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", `profiles:
+  default:
+    upstreams:
+      gh: {url: "https://h/mcp", headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}}
+      x: {command: x, env: {A: "${WITH_FALLBACK:-1}", B: "$${LITERAL}", C: "${API_KEY}"}}
+`)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	out, _, err := runCLI(t, vars, "install", "cursor", file, "--config", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "reads API_KEY, GITHUB_TOKEN from the environment") || !strings.Contains(out, `"env" of the "mcp-router" entry in `+file) {
+		t.Errorf("install does not name the variables to set:\n%s", out)
+	}
+	if strings.Contains(out, "WITH_FALLBACK") || strings.Contains(out, "LITERAL") {
+		t.Errorf("a variable with a fallback, or a literal, is named:\n%s", out)
+	}
+}

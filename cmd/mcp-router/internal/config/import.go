@@ -338,3 +338,19 @@ func (c *Config) Moved(profile, client, file string, places Places) ([]string, e
 	}
 	return moved, nil
 }
+
+// envRef matches ${VAR} and ${VAR:-fallback} (and $${, a literal, so
+// that EnvVars can skip it).
+var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?`)
+
+// EnvVars lists the variables a profiles.yaml reads from the environment
+// with no fallback, sorted: what must be set where mcp-router starts.
+func EnvVars(data []byte) []string {
+	seen := map[string]bool{}
+	for _, m := range envRef.FindAllSubmatch(data, -1) {
+		if m[0][1] != '$' && len(m[2]) == 0 { // not $${, no fallback
+			seen[string(m[1])] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}

@@ -30,43 +30,6 @@ var clientWhere = map[string]string{
 	config.ClientVSCode:        "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)",
 }
 
-type importFlags struct {
-	write, force, envRefs bool
-}
-
-func newImportCmd(e *env) *cobra.Command {
-	imp := &cobra.Command{
-		Use:   "import CLIENT [FILE...]",
-		Short: "Make a profiles.yaml from the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
-	}
-	var f importFlags
-	imp.PersistentFlags().BoolVar(&f.write, "write", false, "write profiles.yaml to the user config directory instead of stdout")
-	imp.PersistentFlags().BoolVar(&f.force, "force", false, "with --write: replace an existing profiles.yaml (a backup is kept)")
-	imp.PersistentFlags().BoolVar(&f.envRefs, "env-refs", false, "write ${VAR} in place of values that look like secrets")
-	for _, client := range config.Clients {
-		title := clientTitles[client]
-		imp.AddCommand(&cobra.Command{
-			Use:   client + " [FILE...]",
-			Short: "Convert " + title + "'s MCP servers to profiles.yaml",
-			Long: fmt.Sprintf(`Read %s's MCP servers (FILE, else %s)
-and print the equivalent profiles.yaml: every server becomes an upstream of the
-default profile, with its command, args, env, cwd, url, transport, headers and
-whether it is switched off. Values that look like secrets are listed on stderr
-with the ${VAR} to use instead (--env-refs writes those references).
-
-Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client),
-			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s > profiles.yaml", client, client),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return e.runImport(client, args, f)
-			},
-		})
-	}
-	return imp
-}
-
-// errNoHome is the error when the user's folders are needed and unknown.
-var errNoHome = errors.New("no home directory in the environment (HOME, or USERPROFILE and AppData on Windows)")
-
 func (e *env) runImport(client string, files []string, f importFlags) error {
 	places, err := e.places()
 	if err != nil {
@@ -212,6 +175,43 @@ func quoteList(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+type importFlags struct {
+	write, force, envRefs bool
+}
+
+func newImportCmd(e *env) *cobra.Command {
+	imp := &cobra.Command{
+		Use:   "import CLIENT [FILE...]",
+		Short: "Make a profiles.yaml from the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
+	}
+	var f importFlags
+	imp.PersistentFlags().BoolVar(&f.write, "write", false, "write profiles.yaml to the user config directory instead of stdout")
+	imp.PersistentFlags().BoolVar(&f.force, "force", false, "with --write: replace an existing profiles.yaml (a backup is kept)")
+	imp.PersistentFlags().BoolVar(&f.envRefs, "env-refs", false, "write ${VAR} in place of values that look like secrets")
+	for _, client := range config.Clients {
+		title := clientTitles[client]
+		imp.AddCommand(&cobra.Command{
+			Use:   client + " [FILE...]",
+			Short: "Convert " + title + "'s MCP servers to profiles.yaml",
+			Long: fmt.Sprintf(`Read %s's MCP servers (FILE, else %s)
+and print the equivalent profiles.yaml: every server becomes an upstream of the
+default profile, with its command, args, env, cwd, url, transport, headers and
+whether it is switched off. Values that look like secrets are listed on stderr
+with the ${VAR} to use instead (--env-refs writes those references).
+
+Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client),
+			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s > profiles.yaml", client, client),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return e.runImport(client, args, f)
+			},
+		})
+	}
+	return imp
+}
+
+// errNoHome is the error when the user's folders are needed and unknown.
+var errNoHome = errors.New("no home directory in the environment (HOME, or USERPROFILE and AppData on Windows)")
 
 func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{

@@ -30,6 +30,9 @@ var clientWhere = map[string]string{
 	config.ClientVSCode:        "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)",
 }
 
+// errNoHome is the error when the user's folders are needed and unknown.
+var errNoHome = errors.New("no home directory in the environment (HOME, or USERPROFILE and AppData on Windows)")
+
 func (e *env) runImport(client string, files []string, f importFlags) error {
 	places, err := e.places()
 	if err != nil {
@@ -209,9 +212,6 @@ Run it before "mcp-router install %s", while the servers are still there.`, titl
 	}
 	return imp
 }
-
-// errNoHome is the error when the user's folders are needed and unknown.
-var errNoHome = errors.New("no home directory in the environment (HOME, or USERPROFILE and AppData on Windows)")
 
 func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{

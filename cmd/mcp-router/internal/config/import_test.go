@@ -420,40 +420,29 @@ func TestImportDefaultPlaces(t *testing.T) {
 }
 
 // FuzzImport: whatever a client file holds, Import returns an error or a
-// profiles.yaml that loads.
+// profiles.yaml that loads. The seeds are small, so that the fuzzer's
+// minimizing stays quick.
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"claude_desktop_config.json", "claude.json", "cursor-home/.cursor/mcp.json"} {
-		data, err := os.ReadFile(filepath.Join(testdata, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add([]byte(`{"mcpServers": {"a b/c": {"url": "https://h/sse", "headers": {"k": "${x"}}}}`))
+	f.Add([]byte(`{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "${HOME}"], "env": {"GITHUB_TOKEN": "ghp_FAKE0example0TOKEN0for0tests0only0000"}, "cwd": "/tmp", "disabled": true}}}`))
+	f.Add([]byte(`{"mcpServers": {"a b/c": {"url": "https://h/sse?api_key=k1", "headers": {"Authorization": "Bearer ${x"}}}}`))
+	f.Add([]byte(`{"projects": {"/p": {"mcpServers": {"r": {"type": "http", "url": "https://h/mcp"}}, "disabledMcpjsonServers": ["r"]}}}`))
+	f.Add([]byte("{\n // c\n \"mcpServers\": {\"x\": {\"type\": \"stdio\", \"command\": \"${env:A}\",},},}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "c.json")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		for _, client := range []string{ClientClaudeDesktop, ClientClaudeCode} {
+		for _, client := range Clients {
 			res, err := Import(ImportOptions{Client: client, Files: []string{path}, Places: Places{Home: dir, ConfigDir: dir, Dir: dir}})
 			if err != nil {
 				continue
 			}
-			if _, err := Load(LoadOptions{Path: writeTemp(t, res.YAML), Getenv: func(string) (string, bool) { return "", false }}); err != nil {
+			if _, err := Load(LoadOptions{Default: res.YAML, Getenv: func(string) (string, bool) { return "", false }}); err != nil {
 				t.Fatalf("%s: the import of %q does not load: %v\n%s", client, data, err, res.YAML)
 			}
 		}
 	})
-}
-
-func writeTemp(t *testing.T, data []byte) string {
-	path := filepath.Join(t.TempDir(), "profiles.yaml")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // Moved counts a client server as moved only when the profile has an

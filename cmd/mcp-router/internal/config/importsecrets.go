@@ -169,7 +169,7 @@ func secretReason(key, value string) string {
 			return "its shape: " + f.Kind
 		}
 	}
-	if secretName(key) && !plainValue(value) {
+	if secretName(key, value) && !plainValue(value) {
 		return "its name"
 	}
 	if randomLooking(value) {
@@ -178,21 +178,35 @@ func secretReason(key, value string) string {
 	return ""
 }
 
-// secretWords are key parts that name a credential.
-var secretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "KEY", "APIKEY", "AUTH",
-	"AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "COOKIE", "PAT", "BEARER", "PRIVATE", "SIGNATURE"}
+// Key parts that name a credential: strong ones whatever the value,
+// weak ones (KEY in PRIMARY_KEY, AUTH in AUTH_TYPE) unless the value is a
+// plain lower-case word such as "id" or "oauth".
+var (
+	strongSecretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY",
+		"ACCESSKEY", "AUTHKEY", "PRIVATEKEY", "SECRETKEY", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS",
+		"COOKIE", "BEARER"}
+	weakSecretWords = []string{"KEY", "AUTH", "PAT", "PRIVATE", "SIGNATURE"}
+	plainWord       = regexp.MustCompile(`^[a-z][a-z_-]{0,15}$`)
+)
 
 // secretName reports whether a key (GITHUB_TOKEN, X-Api-Key, apiKey)
-// names a credential.
-func secretName(key string) bool {
-	for _, part := range keyParts(key) {
-		if slices.Contains(secretWords, part) {
+// names a credential for this value.
+func secretName(key, value string) bool {
+	parts := keyParts(key)
+	for i, part := range parts {
+		if slices.Contains(strongSecretWords, part) {
+			return true
+		}
+		if i > 0 && slices.Contains(strongSecretWords, parts[i-1]+part) { // API_KEY, X-Api-Key
 			return true
 		}
 		for _, suffix := range []string{"TOKEN", "SECRET", "PASSWORD", "APIKEY"} {
 			if strings.HasSuffix(part, suffix) {
 				return true
 			}
+		}
+		if slices.Contains(weakSecretWords, part) && !plainWord.MatchString(value) {
+			return true
 		}
 	}
 	return false

@@ -1,43 +1,214 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
+// clientTitles are the clients' names as people write them.
+var clientTitles = map[string]string{
+	config.ClientClaudeDesktop: "Claude Desktop",
+	config.ClientClaudeCode:    "Claude Code",
+	config.ClientCursor:        "Cursor",
+	config.ClientVSCode:        "VS Code",
+}
+
+// clientWhere says, for help texts, which files a client keeps its servers in.
+var clientWhere = map[string]string{
+	config.ClientClaudeDesktop: "claude_desktop_config.json (mcpServers) in the user config directory",
+	config.ClientClaudeCode:    "./.mcp.json, then ~/.claude.json (mcpServers and projects.<path>.mcpServers)",
+	config.ClientCursor:        "./.cursor/mcp.json, then ~/.cursor/mcp.json (mcpServers)",
+	config.ClientVSCode:        "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)",
+}
+
+// errNoHome is the error when the user's folders are needed and unknown.
+var errNoHome = errors.New("no home directory in the environment (HOME, or USERPROFILE and AppData on Windows)")
+
+func (e *env) runImport(client string, files []string, f importFlags) error {
+	places, err := e.places()
+	if err != nil {
+		return err
+	}
+	if (len(files) == 0 && places.Home == "") || (f.write && places.ConfigDir == "") {
+		return fmt.Errorf("%w; name the file and leave out --write", errNoHome)
+	}
+	res, err := config.Import(config.ImportOptions{Client: client, Files: files, Places: places, EnvRefs: f.envRefs})
+	if err != nil {
+		return err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(e.stderr, "note:", n)
+	}
+	if !f.write {
+		_, err = e.stdout.Write(res.YAML)
+		return err
+	}
+	path := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	backup, err := replaceFile(path, res.YAML, 0o600, f.force)
+	if err != nil {
+		return err
+	}
+	if backup != "" {
+		fmt.Fprintf(e.stdout, "backed up the old %s to %s\n", path, backup)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s\nnext: mcp-router install %s, then restart %s\n", path, client, clientTitles[client])
+	return nil
+}
+
+// places locates the clients' files from the command's environment, as
+// os.UserHomeDir and os.UserConfigDir do from the process's, so that the
+// user config directory is the one the configuration is searched in.
+func (e *env) places() (config.Places, error) {
+	get := func(k string) string { v, _ := e.getenv(k); return v }
+	var p config.Places
+	switch runtime.GOOS {
+	case "windows":
+		p.Home, p.ConfigDir = get("USERPROFILE"), get("AppData")
+	case "darwin", "ios":
+		p.Home = get("HOME")
+		if p.Home != "" {
+			p.ConfigDir = filepath.Join(p.Home, "Library", "Application Support")
+		}
+	default:
+		p.Home, p.ConfigDir = get("HOME"), get("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(p.ConfigDir) && p.Home != "" {
+			p.ConfigDir = filepath.Join(p.Home, ".config")
+		}
+	}
+	if !filepath.IsAbs(p.ConfigDir) {
+		p.ConfigDir = ""
+	}
+	var err error
+	if p.Dir, err = os.Getwd(); err != nil {
+		return p, fmt.Errorf("finding the current directory: %w", err)
+	}
+	return p, nil
+}
+
+// replaceFile writes data to path through a temporary file and a rename.
+// An existing file is replaced only with force, after a copy of it is
+// kept as path.bak-<time>, whose name it returns.
+func replaceFile(path string, data []byte, perm os.FileMode, force bool) (backup string, err error) {
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && !force:
+		return "", fmt.Errorf("%s exists; pass --force to replace it (a backup is kept)", path)
+	case err == nil:
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real // replace the file a link points to, not the link
+		}
+		if backup, err = backupFile(path); err != nil {
+			return "", err
+		}
+		perm = info.Mode().Perm()
+	case !errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	return backup, writeAtomic(path, data, perm)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// backupFile copies path to path.bak-<UTC time>, never over another backup.
+func backupFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	stamp := time.Now().UTC().Format("20060102-150405")
+	for i := 1; ; i++ {
+		name := path + ".bak-" + stamp
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", name, i)
+		}
+		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+		if errors.Is(err, os.ErrExist) && i < 100 {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("backing up %s: %w", path, err)
+		}
+		if _, err := out.Write(data); err != nil {
+			out.Close()
+			return "", fmt.Errorf("backing up %s: %w", path, err)
+		}
+		return name, out.Close()
+	}
+}
+
+// quoteList is names as "a", "b", "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+type importFlags struct {
+	write, force, envRefs bool
+}
+
 func newImportCmd(e *env) *cobra.Command {
 	imp := &cobra.Command{
-		Use:   "import SOURCE",
-		Short: "Print a profiles.yaml made from another client's MCP configuration",
+		Use:   "import CLIENT [FILE...]",
+		Short: "Make a profiles.yaml from the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
 	}
-	imp.AddCommand(&cobra.Command{
-		Use:   "claude-desktop [FILE]",
-		Short: "Convert Claude Desktop's claude_desktop_config.json (mcpServers) to profiles.yaml",
-		Long: `Read Claude Desktop's configuration (FILE, or its usual location) and print the
-equivalent profiles.yaml on stdout: every server in mcpServers becomes an upstream
-of the default profile. Then point Claude Desktop at mcp-router alone.`,
-		Example: `  mcp-router import claude-desktop > profiles.yaml`,
-		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path := config.DefaultClaudeDesktopPath()
-			if len(args) == 1 {
-				path = args[0]
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("reading Claude Desktop config: %w", err)
-			}
-			out, err := config.ImportClaudeDesktop(data)
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			_, err = e.stdout.Write(out)
-			return err
-		},
-	})
+	var f importFlags
+	imp.PersistentFlags().BoolVar(&f.write, "write", false, "write profiles.yaml to the user config directory instead of stdout")
+	imp.PersistentFlags().BoolVar(&f.force, "force", false, "with --write: replace an existing profiles.yaml (a backup is kept)")
+	imp.PersistentFlags().BoolVar(&f.envRefs, "env-refs", false, "write ${VAR} in place of values that look like secrets")
+	for _, client := range config.Clients {
+		title := clientTitles[client]
+		imp.AddCommand(&cobra.Command{
+			Use:   client + " [FILE...]",
+			Short: "Convert " + title + "'s MCP servers to profiles.yaml",
+			Long: fmt.Sprintf(`Read %s's MCP servers (FILE, else %s)
+and print the equivalent profiles.yaml: every server becomes an upstream of the
+default profile, with its command, args, env, cwd, url, transport, headers and
+whether it is switched off. Values that look like secrets are listed on stderr
+with the ${VAR} to use instead (--env-refs writes those references).
+
+Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client),
+			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s > profiles.yaml", client, client),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return e.runImport(client, args, f)
+			},
+		})
+	}
 	return imp
 }

@@ -267,40 +267,6 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestImportClaudeDesktop(t *testing.T) {
-	in := `{"mcpServers": {
-		"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]},
-		"github": {"command": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "tok"}},
-		"my remote": {"url": "https://example.com/sse", "type": "sse", "headers": {"X-Api-Key": "k"}},
-		"router": {"command": "/usr/local/bin/mcp-router", "args": ["serve"]}
-	}, "globalShortcut": ""}`
-	out, err := ImportClaudeDesktop([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(out)
-	for _, w := range []string{`left out "router"`, `"my remote" is named "my-remote"`, "GITHUB_PERSONAL_ACCESS_TOKEN: tok", "transport: sse"} {
-		if !strings.Contains(text, w) {
-			t.Errorf("output lacks %q:\n%s", w, text)
-		}
-	}
-	// What it prints must load as it is.
-	p := loadProfile(t, text, nil)
-	var names []string
-	for _, u := range p.Upstreams {
-		names = append(names, u.Name)
-	}
-	if !cmp.Equal(names, []string{"filesystem", "github", "my-remote"}) {
-		t.Errorf("imported upstreams %v", names)
-	}
-	if _, err := ImportClaudeDesktop([]byte(`{"mcpServers": {}}`)); err == nil {
-		t.Error("empty mcpServers: got no error")
-	}
-	if _, err := ImportClaudeDesktop([]byte(`not json`)); err == nil {
-		t.Error("not JSON: got no error")
-	}
-}
-
 func FuzzLoad(f *testing.F) {
 	f.Add(string(mcprouter.DefaultProfiles))
 	f.Add("profiles:\n  p:\n    upstreams:\n      x: {command: a, env: {K: '${V:-d}'}}\n    routing: {fuse: {max_tools: 2}}\n")

@@ -2,96 +2,186 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// DefaultClaudeDesktopPath is where Claude Desktop keeps its configuration
-// on this platform (the user config directory's Claude folder).
-func DefaultClaudeDesktopPath() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "claude_desktop_config.json"
-	}
-	return filepath.Join(dir, "Claude", "claude_desktop_config.json")
+// The clients whose MCP configuration Import reads and Install writes.
+const (
+	ClientClaudeDesktop = "claude-desktop"
+	ClientClaudeCode    = "claude-code"
+	ClientCursor        = "cursor"
+	ClientVSCode        = "vscode"
+)
+
+// Clients lists the client names, in the order help texts show them.
+var Clients = []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, ClientVSCode}
+
+// ImportOptions says what Import reads and how it writes the profile.
+type ImportOptions struct {
+	// Client is one of Clients.
+	Client string
+	// Files are the client's configuration files to read, in order; an
+	// earlier file keeps a server name that a later one repeats. Empty
+	// reads the client's default locations that exist (ClientFiles).
+	Files []string
+	// Places locates the default files and fills in ${userHome} and
+	// ${workspaceFolder}.
+	Places Places
+	// EnvRefs writes ${VAR} in place of each value that looks like a
+	// secret (default false: the literal value is kept, and listed in
+	// Imported.Notes with the ${VAR} to use).
+	EnvRefs bool
 }
 
-// claudeServer is one entry of Claude Desktop's mcpServers.
-type claudeServer struct {
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-	URL     string            `json:"url"`
-	Type    string            `json:"type"`
-	Headers map[string]string `json:"headers"`
+// Imported is what Import made.
+type Imported struct {
+	// YAML is the profiles.yaml.
+	YAML []byte
+	// Files are the files read.
+	Files []string
+	// Notes are warnings for the user (unknown fields, renamed servers,
+	// placeholders, values that look like secrets). They never hold a
+	// value from the configuration, so they are safe to log.
+	Notes []string
+}
+
+// maxImportServers bounds the servers one import takes.
+const maxImportServers = 1000
+
+// Import reads a client's MCP configuration and writes the equivalent
+// profiles.yaml: each server becomes an upstream of the default profile,
+// keeping its command, args, env, cwd, url, transport, headers and
+// whether it is switched off. An entry that runs mcp-router itself is
+// left out.
+func Import(opts ImportOptions) (*Imported, error) {
+	if !slices.Contains(Clients, opts.Client) {
+		return nil, fmt.Errorf("unknown client %q (clients: %s)", opts.Client, strings.Join(Clients, ", "))
+	}
+	files := opts.Files
+	if len(files) == 0 {
+		files = existing(ClientFiles(opts.Client, opts.Places))
+		if len(files) == 0 {
+			return nil, fmt.Errorf("no %s configuration found (looked in %s); name the file", opts.Client,
+				strings.Join(ClientFiles(opts.Client, opts.Places), ", "))
+		}
+	}
+	r := &importer{opts: opts}
+	for _, f := range files {
+		if err := r.readFile(f); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.servers) == 0 {
+		return nil, fmt.Errorf("no MCP servers to import in %s", strings.Join(files, ", "))
+	}
+	r.turnOff()
+	out, err := r.render(files)
+	if err != nil {
+		return nil, err
+	}
+	return &Imported{YAML: out, Files: files, Notes: r.notes}, nil
+}
+
+// server is one client entry, in mcp-router's terms.
+type server struct {
+	Name   string // the client's name for it
+	Source string // file and key path, for messages
+	// Section is the key of the server map it is in ("mcpServers",
+	// `projects["/p"].mcpServers`).
+	Section string
+	File    string // the file it is in
+	// Command and the rest hold the values as profiles.yaml spells them:
+	// variables already translated to ${VAR}.
+	Command   string
+	Args      []string
+	Env       map[string]string
+	Cwd       string
+	URL       string
+	Transport string
+	// TransportWhy says where Transport came from, for the YAML comment.
+	TransportWhy string
+	Headers      map[string]string
+	Disabled     bool
+	// Comments go above the entry in the YAML.
+	Comments []string
+}
+
+// same reports whether two entries describe the same server.
+func (s *server) same(o *server) bool {
+	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && maps.Equal(s.Env, o.Env) &&
+		s.Cwd == o.Cwd && s.URL == o.URL && s.Transport == o.Transport &&
+		maps.Equal(s.Headers, o.Headers) && s.Disabled == o.Disabled
+}
+
+// importer gathers the servers of every file read.
+type importer struct {
+	opts    ImportOptions
+	servers []*server
+	byName  map[string]*server // the client's names
+	used    map[string]bool    // names in profiles.yaml
+	safe    map[*server]string // each server's name in profiles.yaml
+	notes   []string
+	// mcpJSONOff are the project servers Claude Code turned off.
+	mcpJSONOff []mcpJSONServer
+}
+
+func (r *importer) note(format string, args ...any) {
+	r.notes = append(r.notes, printable(fmt.Sprintf(format, args...)))
+}
+
+// printable replaces control and other unprintable characters, which
+// YAML comments and terminals must not get, with '?'.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// add takes one server, keeping names unique: a name seen before with the
+// same definition is taken once; with another definition the newcomer is
+// renamed.
+func (r *importer) add(s *server) error {
+	if r.byName == nil {
+		r.byName, r.used, r.safe = map[string]*server{}, map[string]bool{}, map[*server]string{}
+	}
+	prev, clash := r.byName[s.Name]
+	if clash && prev.same(s) {
+		r.note("%s: the same server as %s, imported once", s.Source, prev.Source)
+		return nil
+	}
+	if len(r.servers) >= maxImportServers {
+		return fmt.Errorf("more than %d servers to import", maxImportServers)
+	}
+	safe := safeName(s.Name, r.used)
+	switch {
+	case clash:
+		r.note("%s differs from %s of the same name: imported as %q (rename it in profiles.yaml if you like)", s.Source, prev.Source, safe)
+		s.Comments = append(s.Comments, fmt.Sprintf("%q in the client; %s has another server of that name", s.Name, prev.Source))
+	case safe != s.Name:
+		r.byName[s.Name] = s
+		s.Comments = append(s.Comments, fmt.Sprintf("%q in the client (upstream names allow only letters, digits, _ . -)", s.Name))
+	default:
+		r.byName[s.Name] = s
+	}
+	r.safe[s] = safe
+	r.servers = append(r.servers, s)
+	return nil
 }
 
 var badNameChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// ImportClaudeDesktop turns Claude Desktop's configuration into an
-// equivalent profiles.yaml: each server of mcpServers becomes an upstream
-// of the default profile, under a name made safe for tool prefixes. An
-// entry that runs mcp-router itself is left out, with a comment.
-func ImportClaudeDesktop(data []byte) ([]byte, error) {
-	var doc struct {
-		MCPServers map[string]claudeServer `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("not a Claude Desktop configuration: %w", err)
-	}
-	if len(doc.MCPServers) == 0 {
-		return nil, fmt.Errorf("no mcpServers to import")
-	}
-	ups := &yaml.Node{Kind: yaml.MappingNode}
-	var notes []string
-	used := map[string]bool{}
-	for _, name := range slices.Sorted(maps.Keys(doc.MCPServers)) {
-		s := doc.MCPServers[name]
-		if isRouter(s) {
-			notes = append(notes, fmt.Sprintf("# left out %q: it runs mcp-router itself", name))
-			continue
-		}
-		safe := safeName(name, used)
-		if safe != name {
-			notes = append(notes, fmt.Sprintf("# %q is named %q here (tool names allow only letters, digits, _ . -)", name, safe))
-		}
-		node, err := upstreamNode(s)
-		if err != nil {
-			return nil, fmt.Errorf("mcpServers.%s: %w", name, err)
-		}
-		ups.Content = append(ups.Content, str(safe), node)
-	}
-	root := mapping("default_profile", str("default"),
-		"profiles", mapping("default", mapping("upstreams", ups, "core_tools", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})))
-	var buf bytes.Buffer
-	buf.WriteString("# profiles.yaml for mcp-router, imported from Claude Desktop's mcpServers.\n")
-	buf.WriteString("# Reference: README.md. Replace mcpServers in Claude Desktop with mcp-router alone.\n")
-	for _, n := range notes {
-		buf.WriteString(n + "\n")
-	}
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(root); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), enc.Close()
-}
-
-func isRouter(s claudeServer) bool {
-	if filepath.Base(s.Command) == "mcp-router" {
-		return true
-	}
-	return slices.ContainsFunc(s.Args, func(a string) bool { return strings.Contains(a, "mcp-router/cmd/mcp-router") })
-}
-
+// safeName makes name a valid upstream name not in used, and marks it used.
 func safeName(name string, used map[string]bool) string {
 	safe := strings.Trim(badNameChars.ReplaceAllString(name, "-"), "-")
 	if safe == "" {
@@ -108,29 +198,65 @@ func safeName(name string, used map[string]bool) string {
 	return safe
 }
 
-func upstreamNode(s claudeServer) (*yaml.Node, error) {
-	switch {
-	case s.Command != "":
-		n := mapping("command", str(s.Command))
+// render writes the profiles.yaml.
+func (r *importer) render(files []string) ([]byte, error) {
+	secrets := &secretRefs{envRefs: r.opts.EnvRefs, vars: map[string]string{}}
+	ups := &yaml.Node{Kind: yaml.MappingNode}
+	for _, s := range r.servers {
+		name := r.safe[s]
+		secrets.server(name, s)
+		key := str(name)
+		lines := []string{"from " + printable(s.Source)}
+		for _, c := range s.Comments {
+			lines = append(lines, printable(c))
+		}
+		key.HeadComment = strings.Join(lines, "\n")
+		ups.Content = append(ups.Content, key, upstreamNode(s))
+	}
+	r.notes = append(r.notes, secrets.notes...)
+	root := mapping("default_profile", str("default"),
+		"profiles", mapping("default", mapping("upstreams", ups, "core_tools", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})))
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# profiles.yaml for mcp-router, imported from %s (%s).\n", r.opts.Client, strings.Join(files, ", "))
+	buf.WriteString("# Reference: README.md. Then run: mcp-router install " + r.opts.Client + "\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func upstreamNode(s *server) *yaml.Node {
+	var n *yaml.Node
+	if s.Command != "" {
+		n = mapping("command", str(s.Command))
 		if len(s.Args) > 0 {
 			n.Content = append(n.Content, str("args"), strList(s.Args))
 		}
 		if len(s.Env) > 0 {
 			n.Content = append(n.Content, str("env"), strMap(s.Env))
 		}
-		return n, nil
-	case s.URL != "":
-		n := mapping("url", str(escapeVars(s.URL)))
-		if s.Type == "sse" {
-			n.Content = append(n.Content, str("transport"), str("sse"))
+		if s.Cwd != "" {
+			n.Content = append(n.Content, str("cwd"), str(s.Cwd))
 		}
+	} else {
+		n = mapping("url", str(s.URL))
+		t := str(s.Transport)
+		t.LineComment = s.TransportWhy
+		n.Content = append(n.Content, str("transport"), t)
 		if len(s.Headers) > 0 {
 			n.Content = append(n.Content, str("headers"), strMap(s.Headers))
 		}
-		return n, nil
-	default:
-		return nil, fmt.Errorf("has neither command nor url")
 	}
+	if s.Disabled {
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false", LineComment: `"disabled": true in the client`}
+		n.Content = append(n.Content, str("enabled"), v)
+	}
+	return n
 }
 
 // escapeVars keeps a literal ${ from being read as a variable.
@@ -141,7 +267,7 @@ func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!
 func strList(ss []string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 	for _, s := range ss {
-		n.Content = append(n.Content, str(escapeVars(s)))
+		n.Content = append(n.Content, str(s))
 	}
 	return n
 }
@@ -149,7 +275,7 @@ func strList(ss []string) *yaml.Node {
 func strMap(m map[string]string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		n.Content = append(n.Content, str(k), str(escapeVars(m[k])))
+		n.Content = append(n.Content, str(k), str(m[k]))
 	}
 	return n
 }
@@ -160,4 +286,71 @@ func mapping(kv ...any) *yaml.Node {
 		n.Content = append(n.Content, str(kv[i].(string)), kv[i+1].(*yaml.Node))
 	}
 	return n
+}
+
+// RunsRouter reports whether a client's entry runs mcp-router itself.
+func RunsRouter(command string, args []string) bool {
+	base := strings.TrimSuffix(filepath.Base(command), ".exe")
+	if base == "mcp-router" {
+		return true
+	}
+	return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "mcp-router/cmd/mcp-router") })
+}
+
+// Moved returns the names of the servers in the server map of a client's
+// file (its top-level mcpServers or servers, not Claude Code's projects)
+// that a profile of c runs already: an upstream of the name import gives
+// the server, with the same command and args, or url, as import writes
+// them. Those are
+// safe to remove from the client once it runs mcp-router. profile ""
+// means the default profile.
+func (c *Config) Moved(profile, client, file string, places Places) ([]string, error) {
+	if profile == "" {
+		profile = c.DefaultProfile
+	}
+	if profile == "" && len(c.names) == 1 {
+		profile = c.names[0]
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	p, ok := c.profiles[profile]
+	if !ok {
+		return nil, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, profile, strings.Join(c.names, ", "))
+	}
+	r := &importer{opts: ImportOptions{Client: client, Places: places}}
+	if err := r.readFile(file); err != nil {
+		return nil, err
+	}
+	ups := map[string]rawUpstream{}
+	for _, u := range p.Value.Upstreams {
+		ups[u.Key] = u.Value
+	}
+	var moved []string
+	for _, s := range r.servers {
+		u, ok := ups[r.safe[s]]
+		if !ok || s.Section != ServersKey(client) {
+			continue
+		}
+		if (u.Command != nil && *u.Command == s.Command && slices.Equal(u.Args, s.Args)) || (u.URL != nil && *u.URL == s.URL) {
+			moved = append(moved, s.Name)
+		}
+	}
+	return moved, nil
+}
+
+// envRef matches ${VAR} and ${VAR:-fallback} (and $${, a literal, so
+// that EnvVars can skip it).
+var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?`)
+
+// EnvVars lists the variables a profiles.yaml reads from the environment
+// with no fallback, sorted: what must be set where mcp-router starts.
+func EnvVars(data []byte) []string {
+	seen := map[string]bool{}
+	for _, m := range envRef.FindAllSubmatch(data, -1) {
+		if m[0][1] != '$' && len(m[2]) == 0 { // not $${, no fallback
+			seen[string(m[1])] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

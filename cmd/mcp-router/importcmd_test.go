@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+)
+
+const importData = "internal/config/testdata/import"
+
+// userDirs makes a home and a config directory for a command's
+// environment, and returns that environment and where the clients' and
+// mcp-router's files go in it.
+func userDirs(t *testing.T) (map[string]string, config.Places) {
+	t.Helper()
+	home := t.TempDir()
+	vars := map[string]string{"HOME": home, "USERPROFILE": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"), "AppData": filepath.Join(home, "config")}
+	e := &env{getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+	p, err := e.places()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vars, p
+}
+
+// The profile --write makes is where the loader looks, is refused over an
+// existing one without --force, and loads.
+func TestImportWriteGoesWhereTheConfigIsSearched(t *testing.T) {
+	vars, places := userDirs(t)
+	want := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	in := filepath.Join(importData, "claude_desktop_config.json")
+	out, stderr, err := runCLI(t, vars, "import", "claude-desktop", in, "--write")
+	if err != nil || !strings.Contains(out, "wrote "+want) || !strings.Contains(out, "mcp-router install claude-desktop") {
+		t.Fatalf("import --write: %v\n%s", err, out)
+	}
+	first, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(want); info.Mode().Perm() != 0o600 {
+		t.Errorf("profiles.yaml mode %v, want 0600 (it may hold secrets)", info.Mode().Perm())
+	}
+	for _, secret := range []string{"ghp_FAKE0example0TOKEN0for0tests0only0000", "ntn_FAKE4821example9Qz7Lw3Rk5Tm1Vb8Xc2"} {
+		if strings.Contains(stderr+out, secret) {
+			t.Errorf("a secret reached the terminal:\n%s%s", out, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "github.env.GITHUB_PERSONAL_ACCESS_TOKEN looks like a secret") {
+		t.Errorf("stderr lacks the secret list:\n%s", stderr)
+	}
+	cfg, err := config.Load(config.LoadOptions{SearchDirs: []string{filepath.Join(places.ConfigDir, "mcp-router")}})
+	if err != nil || cfg.File != want {
+		t.Fatalf("the loader does not find the written file: %v (read %v)", err, cfg)
+	}
+
+	_, _, err = runCLI(t, vars, "import", "claude-desktop", in, "--write", "--env-refs")
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("a second --write: got %v, want a refusal naming the file and --force", err)
+	}
+	if now, _ := os.ReadFile(want); string(now) != string(first) {
+		t.Error("the refused --write changed the file")
+	}
+	out, _, err = runCLI(t, vars, "import", "claude-desktop", in, "--write", "--env-refs", "--force")
+	if err != nil || !strings.Contains(out, "backed up") {
+		t.Fatalf("--force: %v\n%s", err, out)
+	}
+	backups, _ := filepath.Glob(want + ".bak-*")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v, want one", backups)
+	}
+	if old, _ := os.ReadFile(backups[0]); string(old) != string(first) {
+		t.Error("the backup is not the old file")
+	}
+	if now, _ := os.ReadFile(want); strings.Contains(string(now), "ghp_FAKE0example0") || !strings.Contains(string(now), "${GITHUB_PERSONAL_ACCESS_TOKEN}") {
+		t.Errorf("--env-refs --force wrote:\n%s", now)
+	}
+}
+
+// Without FILE, import reads the client's project and user files.
+func TestImportReadsTheDefaultLocations(t *testing.T) {
+	vars, places := userDirs(t)
+	project := t.TempDir()
+	for path, content := range map[string]string{
+		filepath.Join(places.Home, ".cursor", "mcp.json"): `{"mcpServers": {"user-server": {"command": "u"}}}`,
+		filepath.Join(project, ".cursor", "mcp.json"):     `{"mcpServers": {"project-server": {"url": "http://127.0.0.1:3845/sse"}}}`,
+	} {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		writeFile(t, filepath.Dir(path), filepath.Base(path), content)
+	}
+	t.Chdir(project)
+	out, _, err := runCLI(t, vars, "import", "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"user-server:", "project-server:", "transport: sse"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("import cursor lacks %q:\n%s", w, out)
+		}
+	}
+	if _, _, err := runCLI(t, vars, "import", "vscode"); err == nil || !strings.Contains(err.Error(), filepath.Join(".vscode", "mcp.json")) {
+		t.Errorf("no VS Code file anywhere: got %v, want the places looked in", err)
+	}
+}
+
+// An imported profile runs: its stdio server starts as a child and its
+// tools are in the catalog, and the server the user switched off does not
+// start.
+func TestImportedProfileRuns(t *testing.T) {
+	exe, fakeEnv := fakeupstream.Command("chatty")
+	desktop, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"chatty": map[string]any{"command": exe, "env": fakeEnv, "cwd": t.TempDir()},
+		"off":    map[string]any{"command": exe, "env": map[string]string{fakeupstream.EnvVar: "off"}, "disabled": true},
+	}})
+	in := writeFile(t, t.TempDir(), "claude_desktop_config.json", string(desktop))
+	out, _, err := runCLI(t, nil, "import", "claude-desktop", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, t.TempDir(), "profiles.yaml", out)
+	table, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
+	if err != nil || !strings.Contains(table, "chatty_echo") || strings.Contains(table, "off_") {
+		t.Errorf("tools of the imported profile: %v\n%s", err, table)
+	}
+}
+
+func TestImportAndInstallHaveHelp(t *testing.T) {
+	for _, client := range config.Clients {
+		for _, cmd := range []string{"import", "install"} {
+			out, _, err := runCLI(t, nil, cmd, client, "--help")
+			if err != nil || !strings.Contains(out, "Usage:") || !strings.Contains(out, "--force") {
+				t.Errorf("%s %s --help: %v\n%s", cmd, client, err, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+)
+
+// routerName is the server name install gives the gateway in a client.
+const routerName = "mcp-router"
+
+func newInstallCmd(e *env) *cobra.Command {
+	inst := &cobra.Command{
+		Use:   "install CLIENT [FILE]",
+		Short: "Add mcp-router to the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
+	}
+	var f installFlags
+	inst.PersistentFlags().BoolVar(&f.force, "force", false, "replace an existing mcp-router entry")
+	inst.PersistentFlags().BoolVar(&f.replace, "replace", false, "remove from the client the servers the profile runs already (after import --write)")
+	for _, client := range config.Clients {
+		title := clientTitles[client]
+		inst.AddCommand(&cobra.Command{
+			Use:   client + " [FILE]",
+			Short: "Add mcp-router to " + title + "'s MCP servers",
+			Long: fmt.Sprintf(`Add an %q entry to %s's user configuration (FILE, else the last of
+%s) that runs this binary with "serve" (and --config/--profile when
+given). The file is backed up first (FILE.bak-<time>); every other server and
+setting stays. Run "mcp-router import %s --write" first to move your
+servers behind the gateway.`, routerName, title, clientWhere[client], client),
+			Example: fmt.Sprintf("  mcp-router install %s\n  mcp-router install %s --config ~/work/profiles.yaml", client, client),
+			Args:    cobra.MaximumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				file := ""
+				if len(args) == 1 {
+					file = args[0]
+				}
+				return e.runInstall(client, file, f)
+			},
+		})
+	}
+	return inst
+}
+
+type installFlags struct {
+	force, replace bool
+}
+
+// routerEntry is the client's entry for the gateway.
+type routerEntry struct {
+	Type    string   `json:"type,omitempty"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+func (e *env) runInstall(client, file string, f installFlags) error {
+	places, err := e.places()
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		if places.Home == "" || places.ConfigDir == "" {
+			return fmt.Errorf("%w; name the file", errNoHome)
+		}
+		file = config.UserFile(client, places)
+	}
+	entry, err := e.routerEntry(client)
+	if err != nil {
+		return err
+	}
+	data, err := config.ReadClientFile(file)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var moved []string
+	if f.replace && existed {
+		if moved, err = e.movedServers(client, file, places); err != nil {
+			return err
+		}
+	}
+	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if _, comments := config.JSONC(data); comments {
+		fmt.Fprintf(e.stderr, "note: %s had comments; the rewritten file has none (the backup keeps them)\n", file)
+	}
+	backup, err := replaceFile(file, out, 0o600, true)
+	if err != nil {
+		return err
+	}
+	return e.installReport(client, file, backup, existed, entry, moved, others, places)
+}
+
+// routerEntry runs this binary, with the configuration and profile the
+// flags name.
+func (e *env) routerEntry(client string) (routerEntry, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return routerEntry{}, fmt.Errorf("finding this binary: %w", err)
+	}
+	if strings.Contains(exe, "go-build") {
+		fmt.Fprintf(e.stderr, "note: %s is a temporary build (go run); install the binary (go install ./cmd/mcp-router) and run install from it\n", exe)
+	}
+	entry := routerEntry{Command: exe, Args: []string{"serve"}}
+	if client == config.ClientClaudeCode || client == config.ClientVSCode {
+		entry.Type = "stdio"
+	}
+	if e.configPath != "" {
+		abs, err := filepath.Abs(e.configPath)
+		if err != nil {
+			return routerEntry{}, err
+		}
+		entry.Args = append(entry.Args, "--config", abs)
+	}
+	if e.profile != "" {
+		entry.Args = append(entry.Args, "--profile", e.profile)
+	}
+	return entry, nil
+}
+
+// addRouter puts the entry under key in a client's JSON file, keeping
+// every other field, and returns the new file and the other servers'
+// names. An existing entry for the gateway is replaced only with force.
+func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string) ([]byte, []string, error) {
+	top := map[string]json.RawMessage{}
+	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
+		if err := json.Unmarshal(clean, &top); err != nil {
+			return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+	}
+	servers := map[string]json.RawMessage{}
+	if raw, ok := top[key]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return nil, nil, fmt.Errorf("%s: want an object of servers by name", key)
+		}
+	}
+	var others []string
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		var s struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		_ = json.Unmarshal(servers[name], &s) // an entry of another shape is not the gateway
+		switch {
+		case name == routerName && !force:
+			return nil, nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
+		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
+			return nil, nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
+		case slices.Contains(remove, name):
+			delete(servers, name)
+		case name != routerName:
+			others = append(others, name)
+		}
+	}
+	var err error
+	if servers[routerName], err = json.Marshal(entry); err != nil {
+		return nil, nil, err
+	}
+	if top[key], err = json.Marshal(servers); err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(top); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), others, nil
+}
+
+// installReport says what install did and what to do next.
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, places config.Places) error {
+	w := e.stdout
+	title := clientTitles[client]
+	switch {
+	case backup != "":
+		fmt.Fprintf(w, "added %q to %s (the old file is in %s)\n", routerName, file, backup)
+	case existed:
+		fmt.Fprintf(w, "added %q to %s\n", routerName, file)
+	default:
+		fmt.Fprintf(w, "created %s with %q\n", file, routerName)
+	}
+	fmt.Fprintf(w, "  command: %s\n  args: %s\n", entry.Command, strings.Join(entry.Args, " "))
+	profiles := e.profilePath(places)
+	data, err := os.ReadFile(profiles)
+	switch {
+	case err != nil && e.configPath == "":
+		fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
+	case err == nil:
+		if vars := config.EnvVars(data); len(vars) > 0 {
+			fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", profiles, strings.Join(vars, ", "), title)
+			fmt.Fprintf(w, "set them in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value})\n", routerName, file)
+		}
+	}
+	if len(moved) > 0 {
+		fmt.Fprintf(w, "removed %d servers that now run behind the gateway: %s\n", len(moved), quoteList(moved))
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
+		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
+	}
+	_, err = fmt.Fprintf(w, "next: restart %s\n", title)
+	return err
+}
+
+// movedServers loads the profile the entry will run (--config, else the
+// user config directory's profiles.yaml) and returns the client's servers
+// that it runs already.
+func (e *env) movedServers(client, file string, places config.Places) ([]string, error) {
+	path := e.profilePath(places)
+	if path == "" {
+		return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--replace moves the servers the profile runs, and there is no %s: run mcp-router import %s --write first", path, client)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()})
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Moved(e.profile, client, file, places)
+}
+
+// profilePath is the profiles.yaml the installed entry runs: --config,
+// else the one in the user config directory ("" when that is unknown).
+func (e *env) profilePath(places config.Places) string {
+	if e.configPath != "" || places.ConfigDir == "" {
+		return e.configPath
+	}
+	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+)
+
+// readJSON decodes a JSON file, with VS Code's comments allowed.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, _ := config.JSONC(data)
+	var m map[string]any
+	if err := json.Unmarshal(clean, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// Install adds the gateway and keeps everything else of the client's file
+// as it was, after a backup; a second install is refused without --force.
+func TestInstallKeepsTheClientsFile(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		client, file string
+		hasRouter    bool // the file has an mcp-router entry already
+	}{
+		{config.ClientClaudeDesktop, "claude_desktop_config.json", true},
+		{config.ClientClaudeCode, "claude.json", false},
+		{config.ClientCursor, "cursor-home/.cursor/mcp.json", false},
+		{config.ClientVSCode, "vscode-project/.vscode/mcp.json", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.client, func(t *testing.T) {
+			vars, _ := userDirs(t)
+			original, err := os.ReadFile(filepath.Join(importData, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := writeFile(t, t.TempDir(), filepath.Base(tt.file), string(original))
+			before := readJSON(t, file)
+			profiles := writeFile(t, t.TempDir(), "profiles.yaml", calcProfile)
+			args := []string{"install", tt.client, file, "--config", profiles}
+			if tt.hasRouter {
+				_, _, err = runCLI(t, vars, args...)
+				if err == nil || !strings.Contains(err.Error(), "mcpServers.mcp-router exists already") || !strings.Contains(err.Error(), "--force") {
+					t.Fatalf("install over an mcp-router entry: got %v, want a refusal naming it and --force", err)
+				}
+				args = append(args, "--force")
+			}
+			out, stderr, err := runCLI(t, vars, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := config.ServersKey(tt.client)
+			after := readJSON(t, file)
+			entry := after[key].(map[string]any)["mcp-router"]
+			want := map[string]any{"command": exe, "args": []any{"serve", "--config", profiles}}
+			if tt.client == config.ClientClaudeCode || tt.client == config.ClientVSCode {
+				want["type"] = "stdio"
+			}
+			if diff := cmp.Diff(want, entry); diff != "" {
+				t.Errorf("the mcp-router entry (-want +got):\n%s", diff)
+			}
+			// Everything else is as it was.
+			delete(after[key].(map[string]any), "mcp-router")
+			delete(before[key].(map[string]any), "mcp-router")
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("install changed the rest of the file (-before +after):\n%s", diff)
+			}
+			backups, _ := filepath.Glob(file + ".bak-*")
+			if len(backups) == 0 {
+				t.Fatal("no backup")
+			}
+			if first, _ := os.ReadFile(backups[0]); string(first) != string(original) {
+				t.Error("the first backup is not the original file")
+			}
+			if !strings.Contains(out, "next: restart") || !strings.Contains(out, "mcp-router import "+tt.client+" --write") {
+				t.Errorf("install does not say what to do next:\n%s", out)
+			}
+			if tt.client == config.ClientVSCode && !strings.Contains(stderr, "comments") {
+				t.Errorf("VS Code's comments are lost without a word:\n%s", stderr)
+			}
+			if _, _, err := runCLI(t, vars, "install", tt.client, file); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("installing twice: got %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+// With no file, install writes the client's user file, creating it.
+func TestInstallCreatesTheUserFile(t *testing.T) {
+	vars, places := userDirs(t)
+	out, _, err := runCLI(t, vars, "install", "cursor")
+	want := filepath.Join(places.Home, ".cursor", "mcp.json")
+	if err != nil || !strings.Contains(out, "created "+want) || !strings.Contains(out, "built-in default profile") {
+		t.Fatalf("install cursor: %v\n%s", err, out)
+	}
+	servers := readJSON(t, want)["mcpServers"].(map[string]any)
+	if _, ok := servers["mcp-router"]; !ok || len(servers) != 1 {
+		t.Errorf("created %v, want the mcp-router entry alone", servers)
+	}
+	if backups, _ := filepath.Glob(want + ".bak-*"); len(backups) != 0 {
+		t.Errorf("a backup of a file that did not exist: %v", backups)
+	}
+}
+
+func TestInstallRefusesBadFiles(t *testing.T) {
+	vars, _ := userDirs(t)
+	dir := t.TempDir()
+	tests := []struct{ name, content, want string }{
+		{"not json", `{"mcpServers": `, "not a JSON object"},
+		{"servers not an object", `{"mcpServers": ["a"]}`, "mcpServers: want an object"},
+		{"another name runs mcp-router", `{"mcpServers": {"gateway": {"command": "/opt/bin/mcp-router", "args": ["serve"]}}}`, "mcpServers.gateway runs mcp-router already"},
+	}
+	for _, tt := range tests {
+		file := writeFile(t, dir, "c.json", tt.content)
+		_, _, err := runCLI(t, vars, "install", "claude-desktop", file)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: got %v, want an error naming the file and %q", tt.name, err, tt.want)
+		}
+		if now, _ := os.ReadFile(file); string(now) != tt.content {
+			t.Errorf("%s: the refused install changed the file", tt.name)
+		}
+	}
+}
+
+// The built binary installs itself, and the entry it writes starts a
+// working gateway the way the client will.
+func TestInstallWritesTheRunningBinary(t *testing.T) {
+	bin := buildBinary(t)
+	vars, places := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", calcProfile)
+	cmd := exec.Command(bin, "install", "claude-desktop", "--config", profiles)
+	cmd.Env = []string{"HOME=" + vars["HOME"], "XDG_CONFIG_HOME=" + vars["XDG_CONFIG_HOME"]}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	file := filepath.Join(places.ConfigDir, "Claude", "claude_desktop_config.json")
+	var entry struct {
+		Command string
+		Args    []string
+	}
+	raw, _ := json.Marshal(readJSON(t, file)["mcpServers"].(map[string]any)["mcp-router"])
+	if err := json.Unmarshal(raw, &entry); err != nil {
+		t.Fatal(err)
+	}
+	if entry.Command != bin {
+		t.Errorf("command %q, want the binary that ran, %q", entry.Command, bin)
+	}
+	c := stdioClient(t, entry.Command, entry.Args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "calculator_add", "arguments": map[string]any{"a": 2, "b": 3}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("calling through the installed entry: %v %+v", err, res)
+	}
+}
+
+// --replace takes out of the client the servers the profile runs, and
+// only those.
+func TestInstallReplaceMovesImportedServers(t *testing.T) {
+	vars, places := userDirs(t)
+	desktop := filepath.Join(places.ConfigDir, "Claude", "claude_desktop_config.json")
+	original, err := os.ReadFile(filepath.Join(importData, "claude_desktop_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(desktop), 0o700)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop), string(original))
+	if _, _, err := runCLI(t, vars, "install", "claude-desktop", "--replace", "--force"); err == nil || !strings.Contains(err.Error(), "import claude-desktop --write") {
+		t.Errorf("--replace with no profile: got %v, want a pointer to import --write", err)
+	}
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	// A server added after the import is not in the profile: it stays.
+	doc := readJSON(t, desktop)
+	doc["mcpServers"].(map[string]any)["added-later"] = map[string]any{"command": "later"}
+	data, _ := json.Marshal(doc)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop), string(data))
+
+	out, _, err := runCLI(t, vars, "install", "claude-desktop", "--replace", "--force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readJSON(t, desktop)
+	var names []string
+	for name := range after["mcpServers"].(map[string]any) {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"added-later", "mcp-router"}, names); diff != "" {
+		t.Errorf("servers left in the client (-want +got):\n%s", diff)
+	}
+	if after["globalShortcut"] != "Alt+Space" {
+		t.Errorf("other settings lost: %v", after)
+	}
+	if !strings.Contains(out, `removed 7 servers`) || !strings.Contains(out, `"Brave Search"`) || !strings.Contains(out, `"added-later"`) {
+		t.Errorf("the report does not say what moved and what stayed:\n%s", out)
+	}
+}
+
+// A client file kept as a link (a dotfiles repository) stays a link: the
+// file it points to is what changes.
+func TestInstallKeepsALinkedFile(t *testing.T) {
+	vars, _ := userDirs(t)
+	dir := t.TempDir()
+	real := writeFile(t, dir, "real.json", `{"mcpServers": {}}`)
+	link := filepath.Join(dir, "mcp.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, _, err := runCLI(t, vars, "install", "cursor", link); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file: %v %v", info.Mode(), err)
+	}
+	if _, ok := readJSON(t, real)["mcpServers"].(map[string]any)["mcp-router"]; !ok {
+		t.Error("the linked file lacks the entry")
+	}
+}
+
+// The client starts the gateway without the user's shell environment, so
+// install names the variables the profile needs.
+func TestInstallNamesTheVariablesTheProfileNeeds(t *testing.T) {
+	vars, _ := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", `profiles:
+  default:
+    upstreams:
+      gh: {url: "https://h/mcp", headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}}
+      x: {command: x, env: {A: "${WITH_FALLBACK:-1}", B: "$${LITERAL}", C: "${API_KEY}"}}
+`)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	out, _, err := runCLI(t, vars, "install", "cursor", file, "--config", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "reads API_KEY, GITHUB_TOKEN from the environment") || !strings.Contains(out, `"env" of the "mcp-router" entry in `+file) {
+		t.Errorf("install does not name the variables to set:\n%s", out)
+	}
+	if strings.Contains(out, "WITH_FALLBACK") || strings.Contains(out, "LITERAL") {
+		t.Errorf("a variable with a fallback, or a literal, is named:\n%s", out)
+	}
+}

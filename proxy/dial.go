@@ -16,10 +16,11 @@ import (
 // dial opens a client connection to an upstream by its transport. The
 // returned conn is started but not yet initialized. ctx must not carry a
 // deadline: the stdio transport keeps it for the life of the connection.
-func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts ...client.ClientOption) (*conn, error) {
+// A stdio child's stderr lines go to the log and to onStderr (nil: none).
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, onStderr func(string), opts ...client.ClientOption) (*conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, logger, opts)
+		return dialStdio(ctx, cfg, logger, onStderr, opts)
 	case TransportStreamableHTTP, TransportSSE:
 		return dialHTTP(ctx, cfg, logger, opts)
 	default:
@@ -38,8 +39,8 @@ func clientOptions(cfg UpstreamConfig, extra []client.ClientOption) []client.Cli
 	}
 }
 
-func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts []client.ClientOption) (*conn, error) {
-	ch, err := startChild(cfg, logger)
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, onStderr func(string), opts []client.ClientOption) (*conn, error) {
+	ch, err := startChild(cfg, logger, onStderr)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	}
 	cl := client.NewClient(tr, clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
-		return nil, fmt.Errorf("connecting: %w", err)
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.host(), withoutURL(err))
 	}
 	c := newConn(cl, func() { cl.Close() })
 	live.Store(c)

@@ -47,6 +47,7 @@ type upstream struct {
 	queued  atomic.Int64  // calls waiting for a slot
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
+	stderr  *lineTail // a stdio child's last stderr lines
 
 	mu          sync.Mutex
 	conn        *conn // nil while not connected
@@ -57,6 +58,10 @@ type upstream struct {
 	failures    int           // connection attempts failed in a row; reset by a connection
 	connectedAt time.Time     // when the last connection was made
 	ready       chan struct{} // closed while connected; replaced on disconnect
+	phase       phase         // what the current attempt is doing
+	phaseSince  time.Time     // when it started doing it
+	startedAt   time.Time     // when the first attempt began
+	protocol    string        // protocol version the upstream answered initialize with
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
@@ -68,6 +73,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		ready:   make(chan struct{}),
 		first:   make(chan struct{}),
+		stderr:  newLineTail(stderrTailLines),
 		state:   StateConnecting,
 	}
 }
@@ -77,6 +83,9 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 // the backoff.
 func (u *upstream) run(ctx context.Context) {
 	defer u.markFirst()
+	u.mu.Lock()
+	u.startedAt = time.Now()
+	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnecting))
 	attempt := 0
 	for {
@@ -136,15 +145,17 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // session connects once, publishes what the upstream offers, and serves
 // list_changed refreshes until the connection is lost or ctx ends.
 func (u *upstream) session(ctx context.Context) error {
+	u.setPhase(phaseDialing)
 	c, err := u.dial(ctx)
 	if err != nil {
-		return err
+		return u.where(err)
 	}
 	defer c.close()
 	c.client.OnNotification(u.onNotification)
+	u.setPhase(phaseInitializing)
 	offer, err := u.handshake(ctx, c)
 	if err != nil {
-		return err
+		return u.handshakeFailed(ctx, c, err)
 	}
 	u.connected(c, offer)
 	u.markFirst()
@@ -158,7 +169,7 @@ func (u *upstream) dial(ctx context.Context) (*conn, error) {
 		}
 		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
 	}
-	return dial(ctx, u.cfg, u.logger, u.handlerOptions()...)
+	return dial(ctx, u.cfg, u.logger, u.stderr.add, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
@@ -171,6 +182,10 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 	if err != nil {
 		return listing{}, fmt.Errorf("initialize: %w", err)
 	}
+	u.mu.Lock()
+	u.protocol = init.ProtocolVersion
+	u.mu.Unlock()
+	u.setPhase(phaseListing)
 	c.caps = init.Capabilities
 	if c.caps.Logging != nil {
 		// Clients set their own levels with the proxy, which filters per
@@ -267,11 +282,27 @@ func (u *upstream) connected(c *conn, offer listing) {
 	u.connectedAt = time.Now()
 	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
+	u.phase, u.phaseSince = phaseNone, u.connectedAt
+	took := u.connectedAt.Sub(u.startedAt)
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
-		"resources", len(offer.resources), "prompts", len(offer.prompts))
+		"resources", len(offer.resources), "prompts", len(offer.prompts), "dur", took.Round(time.Millisecond))
+	if u.starting() {
+		u.hub.join(u) // the first attempt: names go by upstream name order
+		return
+	}
 	u.hub.rebuild()
+}
+
+// starting reports whether the upstream is still on its first attempt.
+func (u *upstream) starting() bool {
+	select {
+	case <-u.first:
+		return false
+	default:
+		return true
+	}
 }
 
 // serve waits for the connection to end, refreshing the listing when the
@@ -331,6 +362,7 @@ func (u *upstream) disconnected(c *conn) {
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
+	u.phase, u.phaseSince = phaseNone, time.Now()
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }
@@ -508,15 +540,43 @@ type Status struct {
 	State    State
 	Tools    int
 	Restarts int
-	Err      string
+	// Err is why the last attempt failed; empty while connected, and while
+	// the first attempt goes on (Doing says what it is doing).
+	Err string
+	// Starting is set while the first connection attempt goes on.
+	Starting bool
+	// EverConnected is set once the upstream has connected in this run;
+	// Tools is then its last listing, kept while it is down.
+	EverConnected bool
+	// Doing says what an attempt under way is doing, and for how long:
+	// "process running, no answer to initialize after 20s".
+	Doing string
+	// Protocol is the version the upstream answered initialize with.
+	Protocol string
+	// Since is when the first attempt began (Starting) or the state last
+	// changed.
+	Since time.Time
+	// AuthNeeded is set when a remote upstream answered 401.
+	AuthNeeded bool
+	// Stderr holds a stdio child's last lines of stderr.
+	Stderr []string
 }
 
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts}
+	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
+		Starting: u.starting(), EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
+		Since: u.phaseSince, Stderr: u.stderr.lines()}
+	if s.Starting {
+		s.Since = u.startedAt
+	}
+	if u.phase != phaseNone {
+		s.Doing = u.doing(time.Since(u.phaseSince))
+	}
 	if u.lastErr != nil {
 		s.Err = u.lastErr.Error()
+		s.AuthNeeded = errors.Is(u.lastErr, ErrUnauthorized)
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,9 +28,13 @@ func newServeCmd(e *env) *cobra.Command {
 such as Claude Desktop expects when it starts a server; logs go to stderr. With
 --http ADDR it serves streamable HTTP at http://ADDR/mcp instead.
 
-On start it connects every upstream of the profile at once and logs which
-connected and how many tools each gave; an upstream that fails is retried in the
-background and does not hold the others up.`,
+It answers initialize (and, with --http, opens its listener) at once, with the
+upstreams connected so far; each upstream that connects later joins the catalog,
+and clients get notifications/tools/list_changed. A call of a tool whose upstream
+is still starting waits for it (up to start_wait, 10s by default), then fails with
+upstream_starting. An upstream that fails is retried in the background and does
+not hold the others up. With --http, /healthz says the gateway is alive and
+/readyz whether every upstream is connected.`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,
@@ -55,8 +60,12 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	log := e.logger(cfg)
 	e.metrics = proxy.NewMetrics()
-	hub, err := e.startHub(ctx, cfg, prof, log)
+	hub, err := e.newHub(cfg, prof, log)
 	if err != nil {
+		return err
+	}
+	// Upstreams join as they connect: initialize is answered at once.
+	if err := hub.Launch(ctx); err != nil {
 		return err
 	}
 	defer hub.Close()
@@ -95,6 +104,8 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
+	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	return serveHTTP(ctx, mux, httpAddr, log)
 }
 
@@ -116,19 +127,21 @@ func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr str
 	return err
 }
 
-// startHub connects the profile's upstreams and logs how each did.
-func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+// newHub prepares the hub of the profile's upstreams, without connecting.
+func (e *env) newHub(cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
 	opts := proxy.Options{
-		Upstreams: prof.Upstreams,
-		Builtin:   builtin.New,
-		Reserved:  proxy.ReservedNames(),
-		Logger:    log,
-		Version:   version,
-		Poisoning: integrity.Policy(prof.Integrity.Poisoning),
-		Metrics:   e.metrics,
+		Upstreams:  prof.Upstreams,
+		Builtin:    builtin.New,
+		Reserved:   proxy.ReservedNames(),
+		Logger:     log,
+		Version:    version,
+		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
+		Metrics:    e.metrics,
+		StartWait:  cfg.Limits.StartWait,
+		ConfigFile: cfg.File,
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn
@@ -140,7 +153,16 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		}
 		opts.Pins = store
 	}
-	hub := proxy.NewHub(opts)
+	return proxy.NewHub(opts), nil
+}
+
+// startHub connects the profile's upstreams, waits until each has
+// connected or failed its first attempt, and logs how each did.
+func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+	hub, err := e.newHub(cfg, prof, log)
+	if err != nil {
+		return nil, err
+	}
 	if err := hub.Start(ctx); err != nil {
 		hub.Close()
 		return nil, startError(cfg, prof, err)
@@ -149,10 +171,36 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		if s.State == proxy.StateConnected {
 			log.Info("upstream ready", "upstream", s.Name, "tools", s.Tools)
 		} else {
-			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", s.Err)
+			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", why(s))
 		}
 	}
 	return hub, nil
+}
+
+// why says why an upstream is not connected: its last error, or what its
+// attempt under way is doing.
+func why(s proxy.Status) string {
+	switch {
+	case s.Err != "":
+		return s.Err
+	case s.Doing != "":
+		return s.Doing
+	}
+	return string(s.State)
+}
+
+// upstreamsDown is an error naming the upstreams that are not connected,
+// for the commands that connect and then exit; nil when all are.
+func upstreamsDown(hub *proxy.Hub) error {
+	down := hub.Failed()
+	if len(down) == 0 {
+		return nil
+	}
+	parts := make([]string, len(down))
+	for i, s := range down {
+		parts[i] = fmt.Sprintf("%s (%s)", s.Name, why(s))
+	}
+	return fmt.Errorf("%d of %d upstreams not connected: %s", len(down), len(hub.Status()), strings.Join(parts, "; "))
 }
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.

@@ -1,0 +1,325 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// hungStdio is a real child process that reads its stdin and never
+// answers: initialize goes unanswered until the init timeout.
+func hungStdio(name string) UpstreamConfig {
+	return UpstreamConfig{Name: name, Transport: TransportStdio, Command: "sh", Args: []string{"-c", "cat >/dev/null"}, Prefix: name + "_"}
+}
+
+// gates holds back the built-in upstreams named in it until the test
+// opens their gate: an upstream that connects when the test says.
+type gates struct {
+	mu     sync.Mutex
+	closed map[string]bool
+	ch     map[string]chan struct{}
+}
+
+func newGates(t *testing.T, names ...string) *gates {
+	g := &gates{closed: map[string]bool{}, ch: map[string]chan struct{}{}}
+	for _, n := range names {
+		g.ch[n] = make(chan struct{})
+	}
+	return g
+}
+
+func (g *gates) open(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed[name] {
+		g.closed[name] = true
+		close(g.ch[name])
+	}
+}
+
+func (g *gates) openAll() {
+	for n := range g.ch {
+		g.open(n)
+	}
+}
+
+// builtins serves faultBuiltins, each gated upstream (by args[0], the
+// upstream's name for toolsUpstream) once its gate is open.
+func (g *gates) builtins(name string, args []string) (*server.MCPServer, error) {
+	if len(args) > 0 {
+		if ch, ok := g.ch[args[0]]; ok {
+			<-ch
+		}
+	}
+	return faultBuiltins(name, args)
+}
+
+// launchHub launches a hub on g's builtins without waiting for any
+// upstream; the gates open, then the hub closes, when the test ends.
+func launchHub(t *testing.T, g *gates, opts Options) *Hub {
+	t.Helper()
+	opts.Builtin = g.builtins
+	opts.Reserved = ReservedNames()
+	if opts.InitTimeout == 0 {
+		opts.InitTimeout = time.Minute
+	}
+	opts.BackoffMin, opts.BackoffMax, opts.RefreshDebounce = 20*time.Millisecond, 200*time.Millisecond, 20*time.Millisecond
+	h := NewHub(opts)
+	t.Cleanup(func() { h.Close() })
+	t.Cleanup(g.openAll) // runs first: no upstream stays blocked in its builder
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatalf("Launch: %v", err)
+	}
+	return h
+}
+
+func listedNames(t *testing.T, c *sdkClient) []string {
+	t.Helper()
+	res, err := c.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// A client's initialize is answered while an upstream, a real child that
+// never answers, is still on its first attempt; the status says what the
+// attempt is doing, never an empty error.
+func TestInitializeAnsweredWhileAnUpstreamHangs(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("hung")}})
+			c := tr.connect(t, h) // initialize answered
+			if s := statusOf(h, "hung"); !s.Starting || s.State == StateConnected {
+				t.Fatalf("hung upstream after initialize: %+v, want still on its first attempt", s)
+			}
+			eventually(t, faultWait, "the hung upstream's status to say what it waits for", func() bool {
+				return strings.Contains(statusOf(h, "hung").Doing, "process running, no answer to initialize after")
+			})
+			eventually(t, faultWait, "alpha's tools to be listed", func() bool {
+				return slices.Contains(listedNames(t, c), "alpha_echo")
+			})
+			if got := resultText(c.call(t, "alpha_echo", map[string]any{"text": "served"})); got != "served" {
+				t.Errorf("a call while hung starts: got %q", got)
+			}
+		})
+	}
+}
+
+// An upstream that connects after the client initialized joins the
+// catalog, and the client hears notifications/tools/list_changed.
+func TestLateUpstreamJoinsWithListChanged(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			g := newGates(t, "late")
+			h := launchHub(t, g, Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), toolsUpstream("late", "late_", "ping")}})
+			eventually(t, faultWait, "alpha to connect", func() bool { return statusOf(h, "alpha").State == StateConnected })
+			c := tr.connect(t, h)
+			if names := listedNames(t, c); slices.Contains(names, "late_ping") {
+				t.Fatalf("tools before late connected: %v", names)
+			}
+			g.open("late")
+			select {
+			case <-c.changed:
+			case <-time.After(faultWait):
+				t.Fatal("no notifications/tools/list_changed after the late upstream connected")
+			}
+			if names := listedNames(t, c); !slices.Contains(names, "late_ping") {
+				t.Errorf("tools after list_changed: %v, want late_ping", names)
+			}
+			if got := resultText(c.call(t, "late_ping", nil)); got != "ping from late" {
+				t.Errorf("late_ping: got %q", got)
+			}
+		})
+	}
+}
+
+// A call of a tool of an upstream still starting waits for it, and goes
+// through once it has connected.
+func TestCallWaitsForAStartingUpstream(t *testing.T) {
+	g := newGates(t, "late")
+	h := launchHub(t, g, Options{Upstreams: []UpstreamConfig{toolsUpstream("late", "late_", "ping")}, StartWait: time.Minute})
+	type outcome struct {
+		text string
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.CallTool(t.Context(), "late_ping", nil, nil)
+		if err != nil {
+			done <- outcome{err: err}
+			return
+		}
+		done <- outcome{text: mcp.GetTextFromContent(res.Content[0])}
+	}()
+	select {
+	case o := <-done:
+		t.Fatalf("the call returned before the upstream connected: %+v", o)
+	default:
+	}
+	g.open("late")
+	select {
+	case o := <-done:
+		if o.err != nil || o.text != "ping from late" {
+			t.Errorf("call once late connected: got %q, %v; want ping from late", o.text, o.err)
+		}
+	case <-time.After(faultWait):
+		t.Fatal("the call did not return after the upstream connected")
+	}
+}
+
+// Past StartWait, a call of a tool of an upstream still starting fails
+// with upstream_starting, saying for how long and what it is doing;
+// through call_tool and run_plan too.
+func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("hung")}, StartWait: 50 * time.Millisecond})
+	_, err := h.CallTool(t.Context(), "hung_echo", nil, nil)
+	ue := wantKind(t, "a call of a starting upstream's tool", err, KindStarting)
+	if ue.Upstream != "hung" || !errors.Is(err, ErrStarting) || !strings.Contains(err.Error(), "still starting for") {
+		t.Errorf("error: %v, want upstream hung, still starting for ...", err)
+	}
+	// A name that is nobody's is still an unknown tool, at once.
+	if _, err := h.CallTool(t.Context(), "nobody_echo", nil, nil); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("unknown tool: got %v", err)
+	}
+	c := overHTTP(t, h)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"call_tool", map[string]any{"name": "hung_echo", "arguments": map[string]any{"text": "x"}}},
+		{"run_plan", map[string]any{"steps": []any{map[string]any{"id": "a", "tool": "hung_echo", "args": map[string]any{"text": "x"}}}}},
+	} {
+		res := c.call(t, call.tool, call.args)
+		kind, _ := res.StructuredContent.(map[string]any)["error"].(map[string]any)["kind"].(string)
+		if !res.IsError || kind != string(KindStarting) || !strings.Contains(resultText(res), "hung") {
+			t.Errorf("%s: isError %v, kind %q, text %q; want an upstream_starting error naming hung", call.tool, res.IsError, kind, resultText(res))
+		}
+	}
+}
+
+// While upstreams are on their first attempt, a contested name goes to the
+// first in name order, whichever connects first; the collision is logged
+// as an error naming both upstreams and the file, and AwaitStarted (as
+// tools and doctor use it) returns it.
+func TestContestedNameGoesByUpstreamOrderOnFirstAttempts(t *testing.T) {
+	var logs syncBuffer
+	g := newGates(t, "alpha")
+	h := launchHub(t, g, Options{
+		Upstreams:  []UpstreamConfig{toolsUpstream("alpha", "", "x"), toolsUpstream("beta", "", "x", "y")},
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+		ConfigFile: "profiles.yaml",
+	})
+	owner := func() string {
+		t, _ := h.Catalog().Tool("x")
+		return t.Upstream
+	}
+	eventually(t, faultWait, "beta to take x while alpha starts", func() bool { return owner() == "beta" })
+	g.open("alpha")
+	eventually(t, faultWait, "alpha to take x on joining", func() bool { return owner() == "alpha" })
+	if tool, ok := h.Catalog().Tool("y"); !ok || tool.Upstream != "beta" {
+		t.Errorf("y: got %+v, want beta's", tool)
+	}
+	err := h.AwaitStarted(t.Context())
+	var ce *CollisionError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Upstreams, []string{"alpha", "beta"}) {
+		t.Errorf("AwaitStarted: got %v, want the collision of alpha and beta", err)
+	}
+	line := ""
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "level=ERROR") && strings.Contains(l, "catalog problem") {
+			line = l
+		}
+	}
+	for _, want := range []string{"alpha", "beta", "file=profiles.yaml"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("error log %q lacks %s", line, want)
+		}
+	}
+}
+
+// /readyz answers 503 while an upstream is not connected; without the
+// token it says only the counts, with it which upstream and why; /healthz
+// answers 200; both refuse a foreign Host as /mcp does.
+func TestReadyzNamesUpstreamsOnlyWithTheToken(t *testing.T) {
+	missing := UpstreamConfig{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/mcp-server", Prefix: "missing_"}
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), missing}})
+	eventually(t, faultWait, "first attempts", func() bool {
+		return !statusOf(h, "alpha").Starting && !statusOf(h, "missing").Starting
+	})
+	opts := GuardOptions{BearerTokens: []string{"t0ken"}}
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", HealthHandler(h, Alive, opts))
+	mux.Handle("/readyz", HealthHandler(h, Ready, opts))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	get := func(path, token, host string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	code, body := get("/readyz", "", "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"total":2`) || !strings.Contains(body, `"connected":1`) {
+		t.Errorf("/readyz without token: %d %s, want 503 with the counts", code, body)
+	}
+	for _, leak := range []string{"missing", "alpha", "nonexistent"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("/readyz without token names %q: %s", leak, body)
+		}
+	}
+	code, body = get("/readyz", "wrong", "")
+	if code != http.StatusServiceUnavailable || strings.Contains(body, "missing") {
+		t.Errorf("/readyz with a wrong token: %d %s, want 503 without names", code, body)
+	}
+	code, body = get("/readyz", "t0ken", "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"name":"missing"`) || !strings.Contains(body, "nonexistent") {
+		t.Errorf("/readyz with the token: %d %s, want 503 naming missing and why", code, body)
+	}
+	if code, body = get("/healthz", "", ""); code != http.StatusOK || !strings.Contains(body, `"status":"alive"`) {
+		t.Errorf("/healthz: %d %s, want 200 alive", code, body)
+	}
+	if code, _ = get("/readyz", "t0ken", "evil.example"); code != http.StatusForbidden {
+		t.Errorf("/readyz with a foreign Host: %d, want 403", code)
+	}
+}
+
+// Once every upstream is connected, /readyz answers 200.
+func TestReadyzReadyWhenAllConnected(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	ts := httptest.NewServer(HealthHandler(h, Ready, GuardOptions{}))
+	t.Cleanup(ts.Close)
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz: %d, want 200", resp.StatusCode)
+	}
+}

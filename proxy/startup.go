@@ -40,7 +40,7 @@ const (
 
 func (u *upstream) setPhase(p phase) {
 	u.mu.Lock()
-	u.phase, u.phaseSince = p, time.Now()
+	u.phase, u.phaseSince, u.reached = p, time.Now(), p
 	u.mu.Unlock()
 }
 
@@ -81,7 +81,8 @@ func (c UpstreamConfig) host() string {
 // where says, for an error of a remote upstream, which host it came from,
 // and marks a 401.
 func (u *upstream) where(err error) error {
-	if errors.Is(err, transport.ErrUnauthorized) {
+	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
+		errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
 		err = fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	if u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE {
@@ -99,6 +100,15 @@ func (u *upstream) where(err error) error {
 func (u *upstream) handshakeFailed(ctx context.Context, c *conn, err error) error {
 	if ctx.Err() != nil {
 		return err
+	}
+	if u.cfg.Transport == TransportStdio && isTransportError(err) {
+		// The pipe closes as the child exits: wait for the exit status.
+		t := time.NewTimer(exitWait)
+		defer t.Stop()
+		select {
+		case <-c.lost:
+		case <-t.C:
+		}
 	}
 	select {
 	case <-c.lost:
@@ -124,6 +134,9 @@ func (u *upstream) handshakeFailed(ctx context.Context, c *conn, err error) erro
 	}
 	return u.where(err)
 }
+
+// exitWait bounds the wait for a child's exit status once its pipe closed.
+const exitWait = time.Second
 
 // stderrTailLines is how many of a child's last stderr lines are kept.
 const stderrTailLines = 5
@@ -151,6 +164,13 @@ func (t *lineTail) add(line string) {
 }
 
 // lines returns the kept lines, oldest first.
+// reset forgets the lines, for a new attempt.
+func (t *lineTail) reset() {
+	t.mu.Lock()
+	t.buf, t.next = t.buf[:0], 0
+	t.mu.Unlock()
+}
+
 func (t *lineTail) lines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -61,6 +61,9 @@ type upstream struct {
 	phase       phase         // what the current attempt is doing
 	phaseSince  time.Time     // when it started doing it
 	startedAt   time.Time     // when the first attempt began
+	firstTook   time.Duration // how long the first attempt took, once it ended
+	reached     phase         // the furthest phase the last attempt reached
+	failStderr  []string      // the stderr lines of the last failed attempt
 	protocol    string        // protocol version the upstream answered initialize with
 }
 
@@ -119,7 +122,14 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
-func (u *upstream) markFirst() { u.once.Do(func() { close(u.first) }) }
+func (u *upstream) markFirst() {
+	u.once.Do(func() {
+		u.mu.Lock()
+		u.firstTook = time.Since(u.startedAt)
+		u.mu.Unlock()
+		close(u.first)
+	})
+}
 
 // backoff is min·2^attempt capped at max, with ±20% jitter.
 func backoff(attempt int, lo, hi time.Duration) time.Duration {
@@ -146,6 +156,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // list_changed refreshes until the connection is lost or ctx ends.
 func (u *upstream) session(ctx context.Context) error {
 	u.setPhase(phaseDialing)
+	u.stderr.reset()
 	c, err := u.dial(ctx)
 	if err != nil {
 		return u.where(err)
@@ -363,6 +374,9 @@ func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
 	u.phase, u.phaseSince = phaseNone, time.Now()
+	if s == StateFailed {
+		u.failStderr = u.stderr.lines()
+	}
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }
@@ -560,6 +574,15 @@ type Status struct {
 	AuthNeeded bool
 	// Stderr holds a stdio child's last lines of stderr.
 	Stderr []string
+	// Cause is the last attempt's error, for errors.Is (Err is its text).
+	Cause error
+	// FirstAttempt is how long the first attempt took, once it ended.
+	FirstAttempt time.Duration
+	// Started and Initialized say how far the last attempt got: the
+	// process started (or the connection opened), initialize answered.
+	Started, Initialized bool
+	// Blocked counts the tools held back by pins or the poisoning scan.
+	Blocked int
 }
 
 func (u *upstream) status() Status {
@@ -567,7 +590,9 @@ func (u *upstream) status() Status {
 	defer u.mu.Unlock()
 	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
 		Starting: u.starting(), EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
-		Since: u.phaseSince, Stderr: u.stderr.lines()}
+		Since: u.phaseSince, Stderr: u.failStderr, Cause: u.lastErr, FirstAttempt: u.firstTook,
+		Started: u.reached >= phaseInitializing || u.state == StateConnected,
+		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
 	if s.Starting {
 		s.Since = u.startedAt
 	}

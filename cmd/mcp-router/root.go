@@ -52,7 +52,7 @@ default profile is used (calculator, web and docs servers built into this binary
 		return &usageError{err}
 	})
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e))
+		newImportCmd(e), newVersionCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newDoctorCmd(e))
 	return root
 }
 

@@ -101,7 +101,7 @@ func (u *upstream) handshakeFailed(ctx context.Context, c *conn, err error) erro
 	if ctx.Err() != nil {
 		return err
 	}
-	if u.cfg.Transport == TransportStdio && isTransportError(err) {
+	if u.cfg.Transport == TransportStdio && isTransportError(err) && !errors.Is(err, context.DeadlineExceeded) {
 		// The pipe closes as the child exits: wait for the exit status.
 		t := time.NewTimer(exitWait)
 		defer t.Stop()

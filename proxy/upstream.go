@@ -591,7 +591,7 @@ func (u *upstream) status() Status {
 	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
 		Starting: u.starting(), EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
 		Since: u.phaseSince, Stderr: u.failStderr, Cause: u.lastErr, FirstAttempt: u.firstTook,
-		Started: u.reached >= phaseInitializing || u.state == StateConnected,
+		Started:     u.reached >= phaseInitializing || u.state == StateConnected,
 		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
 	if s.Starting {
 		s.Since = u.startedAt

@@ -82,7 +82,12 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 			s.logger.Info("routing collision", "session_id", sessionID(ctx), "tools", a.Tools, "domains", a.Domains)
 		}
 	}
-	return s.discoveryResult(d), nil
+	outs, outageAlerts := s.findOutages(d)
+	if len(outs) > 0 {
+		s.outages.note(ctx)
+		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
+	}
+	return s.discoveryResult(d, outs, outageAlerts), nil
 }
 
 func orEmpty(v any) any {
@@ -114,7 +119,7 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 // discoveryResult renders a discovery for the model (text) and for
 // programs (structuredContent): everything needed to call the tools
 // through call_tool when the client does not refresh its list.
-func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
+func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
 	tools := make([]routedTool, 0, len(d.Selected))
 	for _, c := range d.Selected {
 		t, ok := s.hub.Catalog().Tool(c.Name)
@@ -124,7 +129,7 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
 			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema})
 	}
-	alerts := d.Alerts
+	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
@@ -145,7 +150,7 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
 	res.StructuredContent = map[string]any{
 		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker,
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs),
 	}
 	return res
 }

@@ -323,3 +323,46 @@ func TestReadyzReadyWhenAllConnected(t *testing.T) {
 		t.Errorf("/readyz: %d, want 200", resp.StatusCode)
 	}
 }
+
+// The log says what a hung upstream was doing when it was given up, never
+// an empty error: a child that runs and never answers, a remote that takes
+// no notice (by host only: no path or query).
+func TestHungUpstreamLogSaysWhatItWaitedFor(t *testing.T) {
+	never := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-never:
+		}
+	}))
+	t.Cleanup(silent.Close)
+	t.Cleanup(func() { close(never) })
+	remote := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, URL: silent.URL + "/mcp/private?key=s3cret", Prefix: "remote_"}
+	var logs syncBuffer
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{hungStdio("hung"), remote},
+		InitTimeout: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := h.AwaitStarted(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(silent.URL, "http://")
+	want := map[string]string{
+		"hung":   "process running, no answer to initialize after 100ms",
+		"remote": "connecting to " + host + ": no answer to initialize after 100ms",
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(line, "upstream down") {
+			continue
+		}
+		if strings.Contains(line, `err=""`) || strings.Contains(line, "s3cret") || strings.Contains(line, "/mcp/private") {
+			t.Errorf("log line %q: an empty error or the URL's path or query", line)
+		}
+		for name, text := range want {
+			if strings.Contains(line, "upstream="+name) && strings.Contains(line, text) {
+				delete(want, name)
+			}
+		}
+	}
+	for name, text := range want {
+		t.Errorf("no 'upstream down' line for %s saying %q in:\n%s", name, text, logs.String())
+	}
+}

@@ -91,7 +91,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	defer srv.Close()
 	if httpAddr == "" {
-		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
+		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
 		return e.serveStdio(ctx, srv, metricsAddr, log)
 	}
 	var hosts []string

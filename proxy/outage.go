@@ -46,9 +46,9 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 		if !ok {
 			i = len(out)
 			index[st.Name] = i
-			o := outage{Upstream: st.Name, State: "down", Seconds: int(time.Since(st.Since).Seconds()), Tools: []string{}}
+			o := outage{Upstream: st.Name, State: "down", Seconds: int(time.Since(st.DownSince).Seconds()), Tools: []string{}}
 			if st.Starting {
-				o.State = "starting"
+				o.State, o.Seconds = "starting", int(time.Since(st.Since).Seconds())
 			}
 			out = append(out, o)
 		}

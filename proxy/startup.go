@@ -78,6 +78,15 @@ func (c UpstreamConfig) host() string {
 	return u.Host
 }
 
+// forModel is err's text for a model: a remote upstream's host, which the
+// log and doctor show, is left out (DESIGN decision 8: no internal URLs).
+func (u *upstream) forModel(err error) error {
+	if err == nil || (u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE) {
+		return err
+	}
+	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), u.cfg.host(), "its host"), err: err}
+}
+
 // where says, for an error of a remote upstream, which host it came from,
 // and marks a 401.
 func (u *upstream) where(err error) error {
@@ -224,9 +233,11 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 		return &UpstreamError{Kind: KindStarting, Upstream: u.cfg.Name, Tool: name, Err: fmt.Errorf("%w; try again shortly", err)}
 	case st.EverConnected:
 		return nil // it connected: the tool is just not one of its
+	case st.Cause == nil:
+		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name, Err: ErrNotConnected}
 	default:
 		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name,
-			Err: fmt.Errorf("%w: %s", ErrNotConnected, st.Err)}
+			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.forModel(st.Cause))}
 	}
 }
 

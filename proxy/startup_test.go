@@ -366,3 +366,25 @@ func TestHungUpstreamLogSaysWhatItWaitedFor(t *testing.T) {
 		t.Errorf("no 'upstream down' line for %s saying %q in:\n%s", name, text, logs.String())
 	}
 }
+
+// A remote that never connected: a call of its tool fails at once with
+// upstream_unavailable, whose text (which the model reads) leaves out the
+// host that the status (for the log and doctor) names.
+func TestCallOfANeverConnectedRemoteHidesItsHost(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	host := strings.TrimPrefix(ts.URL, "http://")
+	ts.Close() // nothing listens there now
+	remote := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, URL: "http://" + host + "/mcp", Prefix: "remote_"}
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{remote}})
+	if err := h.AwaitStarted(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s := statusOf(h, "remote"); !strings.Contains(s.Err, "connecting to "+host) {
+		t.Errorf("status error %q does not name the host", s.Err)
+	}
+	_, err := h.CallTool(t.Context(), "remote_echo", nil, nil)
+	wantKind(t, "a call of a remote that never connected", err, KindUnavailable)
+	if strings.Contains(err.Error(), host) {
+		t.Errorf("the call's error names the host: %v", err)
+	}
+}

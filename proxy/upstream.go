@@ -63,6 +63,7 @@ type upstream struct {
 	startedAt   time.Time     // when the first attempt began
 	firstTook   time.Duration // how long the first attempt took, once it ended
 	reached     phase         // the furthest phase the last attempt reached
+	downSince   time.Time     // when the last connection was lost
 	failStderr  []string      // the stderr lines of the last failed attempt
 	protocol    string        // protocol version the upstream answered initialize with
 }
@@ -293,7 +294,7 @@ func (u *upstream) connected(c *conn, offer listing) {
 	u.connectedAt = time.Now()
 	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
-	u.phase, u.phaseSince = phaseNone, u.connectedAt
+	u.phase, u.phaseSince, u.downSince = phaseNone, u.connectedAt, time.Time{}
 	took := u.connectedAt.Sub(u.startedAt)
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
@@ -366,6 +367,7 @@ func (u *upstream) disconnected(c *conn) {
 	if u.conn == c {
 		u.conn = nil
 		u.ready = make(chan struct{})
+		u.downSince = time.Now()
 	}
 	u.mu.Unlock()
 }
@@ -411,10 +413,10 @@ func (u *upstream) currentLocked() (*conn, error) {
 		return u.conn, nil
 	}
 	if u.failures >= crashLoop {
-		return nil, fmt.Errorf("%w: failed %d times in a row, last: %v", ErrCircuitOpen, u.failures, u.lastErr)
+		return nil, fmt.Errorf("%w: failed %d times in a row, last: %v", ErrCircuitOpen, u.failures, u.forModel(u.lastErr))
 	}
 	if u.lastErr != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.lastErr)
+		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.forModel(u.lastErr))
 	}
 	return nil, ErrNotConnected
 }
@@ -570,6 +572,9 @@ type Status struct {
 	// Since is when the first attempt began (Starting) or the state last
 	// changed.
 	Since time.Time
+	// DownSince is when an upstream not connected lost its connection, or
+	// when its first attempt began if it never connected.
+	DownSince time.Time
 	// AuthNeeded is set when a remote upstream answered 401.
 	AuthNeeded bool
 	// Stderr holds a stdio child's last lines of stderr.
@@ -595,6 +600,12 @@ func (u *upstream) status() Status {
 		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
 	if s.Starting {
 		s.Since = u.startedAt
+	}
+	if u.state != StateConnected {
+		s.DownSince = u.downSince
+		if s.DownSince.IsZero() {
+			s.DownSince = u.startedAt
+		}
 	}
 	if u.phase != phaseNone {
 		s.Doing = u.doing(time.Since(u.phaseSince))

@@ -16,11 +16,11 @@ import (
 // dial opens a client connection to an upstream by its transport. The
 // returned conn is started but not yet initialized. ctx must not carry a
 // deadline: the stdio transport keeps it for the life of the connection.
-// A stdio child's stderr lines go to the log and to onStderr (nil: none).
-func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, onStderr func(string), opts ...client.ClientOption) (*conn, error) {
+// A stdio child's stderr lines go to the log and to stderr (nil: none).
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *lineTail, opts ...client.ClientOption) (*conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, logger, onStderr, opts)
+		return dialStdio(ctx, cfg, logger, stderr, opts)
 	case TransportStreamableHTTP, TransportSSE:
 		return dialHTTP(ctx, cfg, logger, opts)
 	default:
@@ -39,8 +39,8 @@ func clientOptions(cfg UpstreamConfig, extra []client.ClientOption) []client.Cli
 	}
 }
 
-func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, onStderr func(string), opts []client.ClientOption) (*conn, error) {
-	ch, err := startChild(cfg, logger, onStderr)
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *lineTail, opts []client.ClientOption) (*conn, error) {
+	ch, err := startChild(cfg, logger, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func (u *upstream) where(err error) error {
 // handshakeFailed says why initialize or the first listing failed: a child
 // that exited (with its last stderr line), an upstream that never
 // answered, or the upstream's own error.
-func (u *upstream) handshakeFailed(ctx context.Context, c *conn, err error) error {
+func (u *upstream) handshakeFailed(ctx context.Context, c *conn, tail *lineTail, err error) error {
 	if ctx.Err() != nil {
 		return err
 	}
@@ -122,7 +122,8 @@ func (u *upstream) handshakeFailed(ctx context.Context, c *conn, err error) erro
 	select {
 	case <-c.lost:
 		err = c.lostErr()
-		if last := u.stderr.last(); last != "" {
+		tail.wait(exitWait) // the child's last words may still be in the pipe
+		if last := tail.last(); last != "" {
 			return fmt.Errorf("%w (last stderr line: %s)", err, last)
 		}
 		return err
@@ -150,18 +151,44 @@ const exitWait = time.Second
 // stderrTailLines is how many of a child's last stderr lines are kept.
 const stderrTailLines = 5
 
-// lineTail keeps the last lines written to it, each cut to maxLogLine.
+// lineTail keeps the last lines of a child's stderr (each already cut to
+// maxLogLine by logLines). Its methods are nil-safe: nil keeps nothing.
 type lineTail struct {
-	max int
+	max  int
+	eof  chan struct{} // closed when the stderr pipe ended
+	once sync.Once
 
 	mu   sync.Mutex
 	buf  []string
 	next int
 }
 
-func newLineTail(n int) *lineTail { return &lineTail{max: n} }
+func newLineTail(n int) *lineTail { return &lineTail{max: n, eof: make(chan struct{})} }
+
+// close marks the end of the stream.
+func (t *lineTail) close() {
+	if t != nil {
+		t.once.Do(func() { close(t.eof) })
+	}
+}
+
+// wait waits up to d for the end of the stream.
+func (t *lineTail) wait(d time.Duration) {
+	if t == nil {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.eof:
+	case <-timer.C:
+	}
+}
 
 func (t *lineTail) add(line string) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.buf) < t.max {
@@ -173,14 +200,10 @@ func (t *lineTail) add(line string) {
 }
 
 // lines returns the kept lines, oldest first.
-// reset forgets the lines, for a new attempt.
-func (t *lineTail) reset() {
-	t.mu.Lock()
-	t.buf, t.next = t.buf[:0], 0
-	t.mu.Unlock()
-}
-
 func (t *lineTail) lines() []string {
+	if t == nil {
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]string, 0, len(t.buf))

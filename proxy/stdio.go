@@ -77,8 +77,8 @@ const (
 )
 
 // startChild starts cfg's command with pipes we own. Its stderr goes to
-// logger line by line, and to onLine when set, never to our stdout.
-func startChild(cfg UpstreamConfig, logger *slog.Logger, onLine func(string)) (*child, error) {
+// logger line by line, and to tail when set, never to our stdout.
+func startChild(cfg UpstreamConfig, logger *slog.Logger, tail *lineTail) (*child, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = childEnv(os.Environ(), cfg.Env)
@@ -107,7 +107,7 @@ func startChild(cfg UpstreamConfig, logger *slog.Logger, onLine func(string)) (*
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
 	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
-	go logLines(errR, logger.With("upstream", cfg.Name), onLine)
+	go logLines(errR, logger.With("upstream", cfg.Name), tail)
 	go c.wait()
 	return c, nil
 }
@@ -176,17 +176,16 @@ func (c *child) exitError() error {
 // logLines copies a child's stderr into the log, one record per line, and
 // closes r at EOF. A line longer than maxLogLine is cut, and the rest of it
 // is read and dropped, so a chatty child never blocks on a full pipe.
-// onLine, when set, also gets each line.
-func logLines(r io.ReadCloser, logger *slog.Logger, onLine func(string)) {
+// tail, when set, also gets each line, and is closed at EOF.
+func logLines(r io.ReadCloser, logger *slog.Logger, tail *lineTail) {
 	defer r.Close()
+	defer tail.close()
 	br := bufio.NewReaderSize(r, maxLogLine)
 	for {
 		line, err := br.ReadSlice('\n')
 		if text := strings.TrimRight(string(line), "\r\n"); text != "" {
 			logger.Info("upstream stderr", "line", text)
-			if onLine != nil {
-				onLine(text)
-			}
+			tail.add(text)
 		}
 		for err == bufio.ErrBufferFull {
 			_, err = br.ReadSlice('\n')

@@ -47,7 +47,6 @@ type upstream struct {
 	queued  atomic.Int64  // calls waiting for a slot
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
-	stderr  *lineTail // a stdio child's last stderr lines
 
 	mu          sync.Mutex
 	conn        *conn // nil while not connected
@@ -64,6 +63,7 @@ type upstream struct {
 	firstTook   time.Duration // how long the first attempt took, once it ended
 	reached     phase         // the furthest phase the last attempt reached
 	downSince   time.Time     // when the last connection was lost
+	stderr      *lineTail     // the current attempt's child's last stderr lines
 	failStderr  []string      // the stderr lines of the last failed attempt
 	protocol    string        // protocol version the upstream answered initialize with
 }
@@ -77,7 +77,6 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		ready:   make(chan struct{}),
 		first:   make(chan struct{}),
-		stderr:  newLineTail(stderrTailLines),
 		state:   StateConnecting,
 	}
 }
@@ -157,8 +156,11 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // list_changed refreshes until the connection is lost or ctx ends.
 func (u *upstream) session(ctx context.Context) error {
 	u.setPhase(phaseDialing)
-	u.stderr.reset()
-	c, err := u.dial(ctx)
+	tail := newLineTail(stderrTailLines)
+	u.mu.Lock()
+	u.stderr = tail
+	u.mu.Unlock()
+	c, err := u.dial(ctx, tail)
 	if err != nil {
 		return u.where(err)
 	}
@@ -167,21 +169,21 @@ func (u *upstream) session(ctx context.Context) error {
 	u.setPhase(phaseInitializing)
 	offer, err := u.handshake(ctx, c)
 	if err != nil {
-		return u.handshakeFailed(ctx, c, err)
+		return u.handshakeFailed(ctx, c, tail, err)
 	}
 	u.connected(c, offer)
 	u.markFirst()
 	return u.serve(ctx, c)
 }
 
-func (u *upstream) dial(ctx context.Context) (*conn, error) {
+func (u *upstream) dial(ctx context.Context, tail *lineTail) (*conn, error) {
 	if u.cfg.Transport == TransportBuiltin {
 		if u.hub.opts.Builtin == nil {
 			return nil, fmt.Errorf("builtin %s: no built-in servers in this build", u.cfg.Builtin)
 		}
 		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
 	}
-	return dial(ctx, u.cfg, u.logger, u.stderr.add, u.handlerOptions()...)
+	return dial(ctx, u.cfg, u.logger, tail, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
@@ -377,7 +379,7 @@ func (u *upstream) setState(s State, err error) {
 	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
-		u.failStderr = u.stderr.lines()
+		u.failStderr = u.stderr.lines() // nil-safe: no attempt yet
 	}
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))

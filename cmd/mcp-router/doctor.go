@@ -19,23 +19,26 @@ import (
 
 func newDoctorCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
 		Short: "Check the configuration and start every upstream, saying what fails and how to fix it",
-		Long: `Check profiles.yaml, start every upstream of the profile (each within its init
-timeout, 20s) and print, per upstream: whether it started, whether it answered
+		Long: `Check profiles.yaml, start every upstream of the profile (each within --timeout,
+20s by default, as serve allows) and print, per upstream: whether it started, whether it answered
 initialize (and with which protocol version), how many tools it listed, whether it
 asks for authorization (HTTP 401), how many tool pins wait for approval, and how
 long it took; with a hint for each failure. It changes no pins. The exit status is
 1 when any upstream failed or two upstreams want one tool name.`,
 		Example: `  mcp-router doctor
-  mcp-router doctor --profile work --json`,
+  mcp-router doctor --profile work --json
+  mcp-router doctor --timeout 2m     # a first npx run downloads its package`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.doctor(cmd.Context(), asJSON)
+			return e.doctor(cmd.Context(), asJSON, timeout)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each upstream may take to start, answer initialize and list its tools")
 	return cmd
 }
 
@@ -63,17 +66,19 @@ type doctorReport struct {
 	Problems  []string  `json:"problems,omitempty"` // name collisions
 }
 
-func (e *env) doctor(ctx context.Context, asJSON bool) error {
+func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) error {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
 	pins := pinsWaiting(cfg, prof)
 	prof.Integrity.Pins = false // doctor reads pins, never writes them
-	hub, err := e.newHub(cfg, prof, e.logger(cfg))
+	opts, err := e.hubOptions(cfg, prof, e.logger(cfg))
 	if err != nil {
 		return err
 	}
+	opts.InitTimeout = timeout
+	hub := proxy.NewHub(opts)
 	if err := hub.Launch(ctx); err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 
 // brokenProfile has one healthy upstream and four that fail each its own
 // way: a command not on PATH, a child that exits with code 3 after a line
-// on stderr, and a remote that answers 401.
-func brokenProfile(t *testing.T, remoteURL string) string {
+// on stderr, a remote that answers 401, and the extra lines' upstreams.
+func brokenProfile(t *testing.T, remoteURL, extra string) string {
 	return writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`profiles:
   default:
     upstreams:
@@ -23,7 +23,7 @@ func brokenProfile(t *testing.T, remoteURL string) string {
       missing: {command: no-such-mcp-server-anywhere}
       exits: {command: sh, args: ["-c", "echo 'config file not found: settings.json' >&2; exit 3"]}
       remote: {url: %q}
-`, remoteURL))
+`, remoteURL)+extra)
 }
 
 // unauthorized is a remote MCP server that wants a token it is never given.
@@ -41,9 +41,10 @@ func unauthorized(t *testing.T) *httptest.Server {
 // for each failure; it exits 1 when any failed.
 func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	bin := buildBinary(t)
-	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp?key=s3cret")
+	hung := "      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n" // never answers
+	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp?key=s3cret", hung)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "doctor", "--json", "--config", cfg, "--log-level", "error")
+	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "500ms", "--config", cfg, "--log-level", "error")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
@@ -71,7 +72,10 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	if c := got["remote"]; c.OK || !c.AuthNeeded || !strings.Contains(c.Hint, "token") || strings.Contains(c.Error, "s3cret") {
 		t.Errorf("remote: %+v, want authorization needed, a token hint, no URL key", c)
 	}
-	for _, name := range []string{"missing", "exits", "remote"} {
+	if c := got["hung"]; c.OK || !c.Started || c.Initialized || !strings.Contains(c.Error, "no answer to initialize") || !strings.Contains(c.Hint, "hangs") {
+		t.Errorf("hung: %+v, want started, no answer to initialize, a hint that it hangs", c)
+	}
+	for _, name := range []string{"missing", "exits", "remote", "hung"} {
 		if !strings.Contains(stderr.String(), name) {
 			t.Errorf("doctor's error %q does not name %s", stderr.String(), name)
 		}
@@ -81,7 +85,7 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 // tools prints what it got and exits non-zero naming the upstreams that
 // failed to connect.
 func TestToolsExitsNonZeroNamingFailedUpstreams(t *testing.T) {
-	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp")
+	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp", "")
 	out, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
 	if err == nil {
 		t.Fatal("tools: exit 0 with three upstreams down")

@@ -69,6 +69,13 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer hub.Close()
+	reportCtx, stopReport := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		reportStart(reportCtx, hub, prof, log)
+	}()
+	defer func() { stopReport(); <-reported }()
 	mem, store, err := openLessons(ctx, cfg, prof, log)
 	if err != nil {
 		return err
@@ -129,6 +136,15 @@ func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr str
 
 // newHub prepares the hub of the profile's upstreams, without connecting.
 func (e *env) newHub(cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+	opts, err := e.hubOptions(cfg, prof, log)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.NewHub(opts), nil
+}
+
+// hubOptions are the hub's options for the profile.
+func (e *env) hubOptions(cfg *config.Config, prof config.Profile, log *slog.Logger) (proxy.Options, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
@@ -149,11 +165,11 @@ func (e *env) newHub(cfg *config.Config, prof config.Profile, log *slog.Logger) 
 	if prof.Integrity.Pins {
 		store, err := integrity.Open(pinsDir(cfg))
 		if err != nil {
-			return nil, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
+			return opts, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
 		}
 		opts.Pins = store
 	}
-	return proxy.NewHub(opts), nil
+	return opts, nil
 }
 
 // startHub connects the profile's upstreams, waits until each has
@@ -175,6 +191,23 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		}
 	}
 	return hub, nil
+}
+
+// reportStart logs, once every upstream has connected or failed its
+// first attempt (or ctx ended), how many are connected, and the core
+// tools that are not in the catalog.
+func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
+	_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
+	if ctx.Err() != nil {
+		return
+	}
+	down := hub.Failed()
+	if len(down) == 0 {
+		log.Info("all upstreams connected", "upstreams", len(prof.Upstreams), "tools", len(hub.Catalog().Tools))
+	} else {
+		log.Warn("upstreams not connected after their first attempt", "err", upstreamsDown(hub))
+	}
+	warnMissingCore(hub, prof, log)
 }
 
 // why says why an upstream is not connected: its last error, or what its

@@ -198,8 +198,9 @@ func (h *Hub) AwaitStarted(ctx context.Context) error {
 	return h.collisions()
 }
 
-// Failed returns the upstreams that are not connected, sorted by name.
-func (h *Hub) Failed() []Status {
+// NotConnected returns the upstreams not connected (failed, or still
+// starting), sorted by name.
+func (h *Hub) NotConnected() []Status {
 	var out []Status
 	for _, s := range h.Status() {
 		if s.State != StateConnected {

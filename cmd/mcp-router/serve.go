@@ -201,7 +201,7 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 	if ctx.Err() != nil {
 		return
 	}
-	down := hub.Failed()
+	down := hub.NotConnected()
 	if len(down) == 0 {
 		log.Info("all upstreams connected", "upstreams", len(prof.Upstreams), "tools", len(hub.Catalog().Tools))
 	} else {
@@ -225,7 +225,7 @@ func why(s proxy.Status) string {
 // upstreamsDown is an error naming the upstreams that are not connected,
 // for the commands that connect and then exit; nil when all are.
 func upstreamsDown(hub *proxy.Hub) error {
-	down := hub.Failed()
+	down := hub.NotConnected()
 	if len(down) == 0 {
 		return nil
 	}

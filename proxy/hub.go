@@ -271,6 +271,13 @@ func (h *Hub) Status() []Status {
 // name another upstream has.
 func (h *Hub) rebuild() { h.rebuildFrom(nil) }
 
+// settle waits for a rebuild under way to end: its catalog is then
+// stored and every OnChange listener has seen it.
+func (h *Hub) settle() {
+	h.rebuildMu.Lock()
+	h.rebuildMu.Unlock() //nolint:staticcheck // an empty critical section: a barrier
+}
+
 // join rebuilds the catalog for an upstream that connected on its first
 // attempt: it takes the names it offers from upstreams later in name
 // order, as if every upstream had connected at once.

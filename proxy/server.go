@@ -112,6 +112,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
 	s.inflight.hook(hooks)
+	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // ErrUnauthorized marks a remote upstream that answered 401: it needs a
@@ -225,7 +226,11 @@ func (t *lineTail) last() string {
 // if it still is: the upstream is still starting, or failed to connect.
 // It returns nil when the tool is there now, or is nobody's.
 func (h *Hub) awaitTool(ctx context.Context, name string) *UpstreamError {
-	return h.awaitToolUntil(ctx, name, time.Now().Add(h.opts.StartWait))
+	deadline := time.Now().Add(h.opts.StartWait)
+	if ctx.Value(startWaitedCtxKey{}) != nil {
+		deadline = time.Now() // it waited already
+	}
+	return h.awaitToolUntil(ctx, name, deadline)
 }
 
 func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Time) *UpstreamError {
@@ -281,8 +286,9 @@ func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
 	return errors.Join(errs...)
 }
 
-// pendingOwner is the upstream that has never connected whose prefix name
-// has (the longest such prefix), or nil.
+// pendingOwner is the upstream that has never connected (or is still
+// publishing its first listing) whose prefix name has (the longest such
+// prefix), or nil.
 func (h *Hub) pendingOwner(name string) *upstream {
 	var best *upstream
 	for _, u := range h.upstreams {
@@ -292,9 +298,52 @@ func (h *Hub) pendingOwner(name string) *upstream {
 		u.mu.Lock()
 		never := u.connectedAt.IsZero()
 		u.mu.Unlock()
-		if never {
+		if never || u.starting() { // connected, its catalog not yet published
 			best = u
 		}
 	}
 	return best
+}
+
+// startWaitedKey marks, in a rerouted call's _meta, a call that has
+// already waited StartWait for its upstream.
+const startWaitedKey = "mcp-router/start-waited"
+
+// holdForStart is a tools/call hook for a tool name not registered yet
+// whose prefix is that of an upstream still starting: it waits (up to
+// StartWait) for the upstream, whose tools are registered before the
+// wait ends. When the tool is still missing, the call is served as
+// call_tool serves it, without a second wait, so that the client gets an
+// isError result saying the upstream is starting (or down) instead of
+// "unknown tool". A name that is nobody's is left to mcp-go (-32602).
+func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+	name := req.Params.Name
+	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
+		return
+	}
+	if s.hub.awaitTool(ctx, name) == nil {
+		s.hub.settle() // a rebuild may be registering it: let it end
+		return
+	}
+	inner := req.GetArguments()
+	if inner == nil {
+		inner = map[string]any{}
+	}
+	meta := &mcp.Meta{AdditionalFields: map[string]any{startWaitedKey: true}}
+	if m := req.Params.Meta; m != nil {
+		meta.ProgressToken = m.ProgressToken
+	}
+	req.Params.Name, req.Params.Arguments, req.Params.RawArguments = callToolName, map[string]any{"name": name, "arguments": inner}, nil
+	req.Params.Meta = meta
+}
+
+type startWaitedCtxKey struct{}
+
+// startWaited reports, for a call_tool request, that the call already
+// waited for its upstream (holdForStart rerouted it): ctx says so to the hub.
+func startWaited(ctx context.Context, meta *mcp.Meta) context.Context {
+	if meta == nil || meta.AdditionalFields[startWaitedKey] != true {
+		return ctx
+	}
+	return context.WithValue(ctx, startWaitedCtxKey{}, true)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // hungStdio is a real child process that reads its stdin and never
@@ -201,6 +202,7 @@ func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
+		{"hung_echo", map[string]any{"text": "x"}}, // not registered yet: mcp-go alone would say "not found"
 		{"call_tool", map[string]any{"name": "hung_echo", "arguments": map[string]any{"text": "x"}}},
 		{"run_plan", map[string]any{"steps": []any{map[string]any{"id": "a", "tool": "hung_echo", "args": map[string]any{"text": "x"}}}}},
 	} {
@@ -209,6 +211,39 @@ func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
 		if !res.IsError || kind != string(KindStarting) || !strings.Contains(resultText(res), "hung") {
 			t.Errorf("%s: isError %v, kind %q, text %q; want an upstream_starting error naming hung", call.tool, res.IsError, kind, resultText(res))
 		}
+	}
+	if _, err := c.session.CallTool(t.Context(), &sdk.CallToolParams{Name: "nobody_echo"}); err == nil {
+		t.Error("a direct call of a tool that is nobody's: got a result, want the unknown-tool protocol error")
+	}
+}
+
+// A client's direct tools/call of a tool whose upstream is still starting
+// (not registered yet) waits for it, and goes through once it connected.
+func TestDirectCallWaitsForAStartingUpstream(t *testing.T) {
+	g := newGates(t, "late")
+	h := launchHub(t, g, Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), toolsUpstream("late", "late_", "ping")}, StartWait: time.Minute})
+	c := overHTTP(t, h)
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := c.session.CallTool(t.Context(), &sdk.CallToolParams{Name: "late_ping"})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("the call returned before the upstream connected: %s", resultText(res))
+	default:
+	}
+	g.open("late")
+	select {
+	case res := <-done:
+		if res.IsError || resultText(res) != "ping from late" {
+			t.Errorf("late_ping once late connected: %s", resultText(res))
+		}
+	case <-time.After(faultWait):
+		t.Fatal("the call did not return after the upstream connected")
 	}
 }
 

@@ -46,6 +46,9 @@ type routedTool struct {
 	Score       float64         `json:"score"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Unavailable is "down" or "starting" for a tool of an upstream not
+	// connected (from its last listing); empty when it can be called.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -127,7 +130,7 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 			continue
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema})
+			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Unavailable: unavailable(outs, c.Upstream)})
 	}
 	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
@@ -141,7 +144,11 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
 	}
 	for _, t := range tools {
-		fmt.Fprintf(&b, "\n- %s (server %s, score %.2f): %s\n  input schema: %s\n", t.Name, t.Upstream, t.Score,
+		server := "server " + t.Upstream
+		if t.Unavailable != "" {
+			server += ", " + t.Unavailable + " now"
+		}
+		fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
 			oneLine(t.Description), compactJSON(t.InputSchema))
 	}
 	if len(d.Unknown) > 0 {

@@ -75,6 +75,16 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 	return out, alerts
 }
 
+// unavailable is the outage state of upstream, "" when it is connected.
+func unavailable(outs []outage, upstream string) string {
+	for _, o := range outs {
+		if o.Upstream == upstream {
+			return o.State
+		}
+	}
+	return ""
+}
+
 func outageAlert(o outage) routing.Alert {
 	what := fmt.Sprintf("server %s", o.Upstream)
 	if len(o.Tools) > 0 {

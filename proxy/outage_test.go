@@ -60,7 +60,7 @@ func TestRequestMoreToolsSaysTheBestMatchIsDown(t *testing.T) {
 	if !ok || !slices.Contains(a.Tools, "files_echo") || !strings.Contains(a.Message, "files") || !strings.Contains(a.Message, "down") {
 		t.Errorf("alerts %+v, want an upstream_down alert naming files and files_echo", d.Alerts)
 	}
-	if !strings.Contains(resultText(res), "server files) is down") {
+	if !strings.Contains(resultText(res), "server files) is down") || !strings.Contains(resultText(res), "(server files, down now,") {
 		t.Errorf("text %q does not say files is down", resultText(res))
 	}
 	outs, _ := res.StructuredContent.(map[string]any)["outages"].([]any)

@@ -36,5 +36,5 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if _, isObject := inner.(map[string]any); !isObject {
 		return mcp.NewToolResultError(fmt.Sprintf(`call_tool: "arguments" for %s must be an object`, name)), nil
 	}
-	return s.call(ctx, name, inner, req.Params.Meta), nil
+	return s.call(startWaited(ctx, req.Params.Meta), name, inner, req.Params.Meta), nil
 }

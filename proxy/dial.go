@@ -17,10 +17,12 @@ import (
 // stdio child's stderr goes to stderr, which outlives the child. The
 // returned conn is started but not yet initialized. ctx must not carry a
 // deadline: the stdio transport keeps it for the life of the connection.
-func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, opts ...client.ClientOption) (*conn, error) {
+// A stdio child's stderr lines go to stderr (the log, across restarts) and
+// to tail (nil: none).
+func dial(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts ...client.ClientOption) (*conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		return dialStdio(ctx, cfg, logger, stderr, opts)
+		return dialStdio(ctx, cfg, logger, stderr, tail, opts)
 	case TransportStreamableHTTP, TransportSSE:
 		return dialHTTP(ctx, cfg, logger, opts)
 	default:
@@ -39,8 +41,8 @@ func clientOptions(cfg UpstreamConfig, extra []client.ClientOption) []client.Cli
 	}
 }
 
-func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, opts []client.ClientOption) (*conn, error) {
-	ch, err := startChild(cfg, stderr)
+func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts []client.ClientOption) (*conn, error) {
+	ch, err := startChild(cfg, stderr, tail)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	}
 	cl := client.NewClient(tr, clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
-		return nil, fmt.Errorf("connecting: %w", err)
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.host(), withoutURL(err))
 	}
 	c := newConn(cl, func() { cl.Close() })
 	live.Store(c)

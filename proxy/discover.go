@@ -46,6 +46,9 @@ type routedTool struct {
 	Score       float64         `json:"score"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Unavailable is "down" or "starting" for a tool of an upstream not
+	// connected (from its last listing); empty when it can be called.
+	Unavailable string `json:"unavailable,omitempty"`
 	// Server is what the tool's upstream is for, as configured.
 	Server string `json:"server_description,omitempty"`
 	// Alternatives are the same tool on other instances of its server.
@@ -93,7 +96,12 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 			s.logger.Info("routing collision", "session_id", sessionID(ctx), "tools", a.Tools, "domains", a.Domains)
 		}
 	}
-	return s.discoveryResult(d), nil
+	outs, outageAlerts := s.findOutages(d)
+	if len(outs) > 0 {
+		s.outages.note(ctx)
+		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
+	}
+	return s.discoveryResult(d, outs, outageAlerts), nil
 }
 
 func orEmpty(v any) any {
@@ -125,7 +133,7 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 // discoveryResult renders a discovery for the model (text) and for
 // programs (structuredContent): everything needed to call the tools
 // through call_tool when the client does not refresh its list.
-func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
+func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
 	tools := make([]routedTool, 0, len(d.Selected))
 	for _, c := range d.Selected {
 		t, ok := s.hub.Catalog().Tool(c.Name)
@@ -134,9 +142,9 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
 			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Server: t.Server,
-			Alternatives: s.alternatives(c.Alternatives)})
+			Alternatives: s.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
 	}
-	alerts := d.Alerts
+	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
@@ -148,7 +156,11 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
 	}
 	for _, t := range tools {
-		fmt.Fprintf(&b, "\n- %s (server %s%s, score %.2f): %s\n  input schema: %s\n", t.Name, t.Upstream, aboutServer(t.Server), t.Score,
+		server := "server " + t.Upstream + aboutServer(t.Server)
+		if t.Unavailable != "" {
+			server += ", " + t.Unavailable + " now"
+		}
+		fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
 			oneLine(t.Description), compactJSON(t.InputSchema))
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
@@ -164,7 +176,7 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
 	res.StructuredContent = map[string]any{
 		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker,
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs),
 	}
 	return res
 }

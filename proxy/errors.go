@@ -28,6 +28,9 @@ const (
 	// KindResultBlocked replaces a tool result holding secrets or
 	// injection markers under the block result policy (SEC-11).
 	KindResultBlocked Kind = "result_blocked"
+	// KindStarting is a call of a tool whose upstream is still on its
+	// first connection attempt after Options.StartWait.
+	KindStarting Kind = "upstream_starting"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.

@@ -56,6 +56,13 @@ type Options struct {
 	ReconnectWait time.Duration
 	// Metrics, when set, counts calls and upstream health.
 	Metrics *Metrics
+	// StartWait is how long a call of a tool whose upstream is still on
+	// its first connection attempt waits for it before failing with
+	// upstream_starting [10s].
+	StartWait time.Duration
+	// ConfigFile names the configuration in problems logged after start,
+	// such as a name collision found when a late upstream joins.
+	ConfigFile string
 }
 
 func (o *Options) defaults() {
@@ -89,7 +96,13 @@ func (o *Options) defaults() {
 	if o.RecheckEvery <= 0 {
 		o.RecheckEvery = 5 * time.Second
 	}
+	if o.StartWait <= 0 {
+		o.StartWait = DefaultStartWait
+	}
 }
+
+// DefaultStartWait is Options.StartWait's default.
+const DefaultStartWait = 10 * time.Second
 
 // Hub holds the upstream connections and their aggregated catalog.
 type Hub struct {
@@ -128,14 +141,16 @@ func NewHub(opts Options) *Hub {
 	return h
 }
 
-// Start connects every upstream concurrently and returns once each has
-// connected or failed its first attempt (bounded by InitTimeout). Upstreams
-// that failed keep retrying in the background. It returns an error when
-// the upstreams' tool names collide: that is a configuration error.
-func (h *Hub) Start(ctx context.Context) error {
+// Launch starts connecting every upstream concurrently and returns at
+// once: the catalog grows as upstreams connect, and OnChange hears of each.
+// Upstreams that fail keep retrying in the background. A tool name two
+// upstreams want goes, while both are on their first attempt, to the first
+// in name order, so who keeps it never depends on timing; later, the
+// upstream that has it keeps it (and the collision is logged as an error).
+func (h *Hub) Launch(ctx context.Context) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.cancel != nil {
-		h.mu.Unlock()
 		return errors.New("hub already started")
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -152,26 +167,47 @@ func (h *Hub) Start(ctx context.Context) error {
 		defer h.wg.Done()
 		h.recheckLoop(runCtx)
 	}()
-	h.mu.Unlock()
-	h.awaitFirst(ctx)
-	// Upstreams connect in any order; at start, names go to upstreams in
-	// name order, so who keeps a contested name never depends on timing.
-	h.rebuildFrom(false)
-	return h.collisions()
+	return nil
 }
 
-func (h *Hub) awaitFirst(ctx context.Context) {
+// Start launches the upstreams and waits until each has connected or
+// failed its first attempt (bounded by InitTimeout). It returns an error
+// when the upstreams' tool names collide: that is a configuration error.
+func (h *Hub) Start(ctx context.Context) error {
+	if err := h.Launch(ctx); err != nil {
+		return err
+	}
+	return h.AwaitStarted(ctx)
+}
+
+// AwaitStarted waits until every upstream has connected or failed its
+// first attempt, at most InitTimeout and a second, or until ctx ends; it
+// returns the catalog's name collisions.
+func (h *Hub) AwaitStarted(ctx context.Context) error {
 	deadline := time.NewTimer(h.opts.InitTimeout + time.Second)
 	defer deadline.Stop()
 	for _, u := range h.upstreams {
 		select {
 		case <-u.first:
 		case <-deadline.C:
-			return
+			return h.collisions()
 		case <-ctx.Done():
-			return
+			return h.collisions()
 		}
 	}
+	return h.collisions()
+}
+
+// NotConnected returns the upstreams not connected (failed, or still
+// starting), sorted by name.
+func (h *Hub) NotConnected() []Status {
+	var out []Status
+	for _, s := range h.Status() {
+		if s.State != StateConnected {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (h *Hub) collisions() error {
@@ -230,13 +266,26 @@ func (h *Hub) Status() []Status {
 }
 
 // rebuild recomputes the catalog from every upstream's listing and tells
-// OnChange when what clients would see changed.
-func (h *Hub) rebuild() { h.rebuildFrom(true) }
+// OnChange when what clients would see changed. Names the current catalog
+// gave stay with their upstreams: a tool that appears later never takes a
+// name another upstream has.
+func (h *Hub) rebuild() { h.rebuildFrom(nil) }
 
-// rebuildFrom recomputes the catalog; keep says whether names the current
-// catalog gave stay with their upstreams (always, once started: a tool
-// that appears later never takes a name another upstream has).
-func (h *Hub) rebuildFrom(keep bool) {
+// settle waits for a rebuild under way to end: its catalog is then
+// stored and every OnChange listener has seen it.
+func (h *Hub) settle() {
+	h.rebuildMu.Lock()
+	h.rebuildMu.Unlock() //nolint:staticcheck // an empty critical section: a barrier
+}
+
+// join rebuilds the catalog for an upstream that connected on its first
+// attempt: it takes the names it offers from upstreams later in name
+// order, as if every upstream had connected at once.
+func (h *Hub) join(u *upstream) { h.rebuildFrom(u) }
+
+// rebuildFrom recomputes the catalog; the current catalog's names stay
+// with their upstreams, except those joining takes (see join).
+func (h *Hub) rebuildFrom(joining *upstream) {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
 	offers := make([]offer, 0, len(h.upstreams))
@@ -244,8 +293,8 @@ func (h *Hub) rebuildFrom(keep bool) {
 		offers = append(offers, offer{cfg: u.cfg, listing: u.listing()})
 	}
 	prev := h.Catalog()
-	if !keep {
-		prev = nil
+	if joining != nil {
+		prev = yieldTo(prev, joining)
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)
@@ -265,7 +314,7 @@ func (h *Hub) reportProblems(problems, warnings []Problem) {
 	for _, p := range problems {
 		now[p.Text] = true
 		if !h.problems[p.Text] {
-			h.logger.Error("catalog problem", "problem", p.Text)
+			h.logProblem(p)
 		}
 	}
 	for _, w := range warnings {
@@ -275,6 +324,36 @@ func (h *Hub) reportProblems(problems, warnings []Problem) {
 		}
 	}
 	h.problems = now
+}
+
+// logProblem logs a catalog problem as an error a person must act on,
+// with the upstreams it names and the configuration file.
+func (h *Hub) logProblem(p Problem) {
+	args := []any{"problem", p.Text}
+	if len(p.Upstreams) > 0 {
+		args = append(args, "upstreams", p.Upstreams)
+	}
+	if h.opts.ConfigFile != "" {
+		args = append(args, "file", h.opts.ConfigFile)
+	}
+	h.logger.Error("catalog problem", args...)
+}
+
+// yieldTo is prev without the tools whose names joining offers and that an
+// upstream after joining in name order holds.
+func yieldTo(prev *Catalog, joining *upstream) *Catalog {
+	wanted := map[string]bool{}
+	for _, t := range joining.listing().tools {
+		wanted[joining.cfg.Prefix+t.Name] = true
+	}
+	kept := &Catalog{}
+	for _, t := range prev.Tools {
+		if wanted[t.Name] && t.Upstream > joining.cfg.Name {
+			continue
+		}
+		kept.Tools = append(kept.Tools, t)
+	}
+	return kept
 }
 
 // signature summarises what a client sees of a catalog, to skip
@@ -311,8 +390,14 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		if a, ok := h.Catalog().appOnlyTool(name); ok {
 			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: name, Err: ErrAppOnly}
 		}
-		return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name,
-			Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
+		if err := h.awaitTool(ctx, name); err != nil {
+			upstream = err.Upstream
+			return nil, err
+		}
+		if t, ok = h.Catalog().Tool(name); !ok {
+			return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name,
+				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
+		}
 	}
 	u, upstream := h.byName[t.Upstream], t.Upstream
 	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {

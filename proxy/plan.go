@@ -126,6 +126,9 @@ func (s *Server) runPlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	if err != nil {
 		return mcp.NewToolResultError("run_plan: " + err.Error()), nil
 	}
+	if err := s.hub.AwaitTools(ctx, planTools(p)); err != nil {
+		return errorResult(err), nil // an upstream of a step is still starting, or down
+	}
 	start := time.Now()
 	res, err := s.exec.Run(ctx, p, planProgress(ctx, req.Params.Meta))
 	if err != nil {
@@ -133,6 +136,15 @@ func (s *Server) runPlan(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	}
 	s.planDone(res, time.Since(start))
 	return PlanResult(res), nil
+}
+
+// planTools are the tools a plan's steps name.
+func planTools(p *executor.Plan) []string {
+	names := make([]string, 0, len(p.Steps))
+	for _, st := range p.Steps {
+		names = append(names, st.Tool)
+	}
+	return names
 }
 
 // planDone counts an executed plan and its steps.

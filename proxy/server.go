@@ -82,6 +82,7 @@ type Server struct {
 	inflight inflightIDs
 	graces   *graces     // nil when a dropped stream cancels at once
 	limits   *rateLimits // nil without a rate limit
+	outages  outageSeen  // sessions whose search met an outage
 
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
@@ -111,6 +112,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
 	s.inflight.hook(hooks)
+	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -126,6 +128,7 @@ func NewServer(opts ServerOptions) *Server {
 		s.index = newIndexer(opts.Router, opts.Logger)
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 			s.belts.forget(cs.SessionID())
+			s.outages.forget(cs.SessionID())
 			s.reportBelts()
 		})
 		hooks.AddBeforeListTools(s.routeFromMeta)
@@ -322,6 +325,9 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	progress := progressTo(ctx, meta)
 	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
 	progress.settle()
+	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
+		s.outages.note(ctx)
+	}
 	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
@@ -338,6 +344,10 @@ func (s *Server) called(ctx context.Context, name string, ok bool) {
 	eff := s.belts.session(ctx).Called(name, ok)
 	if eff.Reopened {
 		s.notifyToolsChanged(ctx) // request_more_tools is back
+	}
+	if ok && s.outages.take(ctx) && eff.Detour != "" {
+		s.logger.Info("no routing lesson from a detour an outage caused", "tool", name)
+		return
 	}
 	if eff.Detour != "" && s.lessons != nil {
 		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour})

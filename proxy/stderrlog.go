@@ -32,9 +32,11 @@ func newStderrLog(logger *slog.Logger) *stderrLog { return &stderrLog{logger: lo
 
 // copy logs one run's stderr and closes r at EOF. A line longer than
 // maxLogLine is cut and the rest of it read and dropped, so a chatty child
-// never blocks on a full pipe.
-func (s *stderrLog) copy(r io.ReadCloser) {
+// never blocks on a full pipe. tail, when set, also gets each line (logged
+// or held back as a repeat), and is closed at EOF.
+func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
 	defer r.Close()
+	defer tail.close()
 	s.mu.Lock()
 	prev := s.prev
 	s.mu.Unlock()
@@ -44,6 +46,7 @@ func (s *stderrLog) copy(r io.ReadCloser) {
 		line, err := br.ReadSlice('\n')
 		if text := strings.TrimRight(string(line), "\r\n"); text != "" {
 			run.line(text)
+			tail.add(text)
 		}
 		for err == bufio.ErrBufferFull {
 			_, err = br.ReadSlice('\n')

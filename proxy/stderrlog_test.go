@@ -36,7 +36,7 @@ func TestStderrLogDedupesAcrossRestarts(t *testing.T) {
 		"",
 	}
 	for _, r := range runs {
-		s.copy(io.NopCloser(strings.NewReader(r)))
+		s.copy(io.NopCloser(strings.NewReader(r)), nil)
 	}
 	want := []string{
 		`msg="upstream stderr" line="panic: boom (pid 101)"`,

@@ -74,8 +74,8 @@ const (
 )
 
 // startChild starts cfg's command with pipes we own. Its stderr goes to
-// logger line by line, never to our stdout.
-func startChild(cfg UpstreamConfig, stderr *stderrLog) (*child, error) {
+// stderr (the log, line by line) and to tail when set, never to our stdout.
+func startChild(cfg UpstreamConfig, stderr *stderrLog, tail *lineTail) (*child, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = childEnv(os.Environ(), cfg.Env)
@@ -104,7 +104,7 @@ func startChild(cfg UpstreamConfig, stderr *stderrLog) (*child, error) {
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
 	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
-	go stderr.copy(errR)
+	go stderr.copy(errR, tail)
 	go c.wait()
 	return c, nil
 }

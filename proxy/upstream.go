@@ -41,7 +41,7 @@ type upstream struct {
 	cfg     UpstreamConfig
 	hub     *Hub
 	logger  *slog.Logger
-	stderr  *stderrLog    // a stdio child's stderr, across restarts
+	stderrLog *stderrLog  // a stdio child's stderr, across restarts
 	refresh chan struct{} // buffered 1: a list_changed arrived
 	calls   callers       // client calls in progress, for requests back to the client
 	slots   chan struct{} // in-flight calls; capacity MaxInFlight
@@ -58,6 +58,15 @@ type upstream struct {
 	failures    int           // connection attempts failed in a row; reset by a connection
 	connectedAt time.Time     // when the last connection was made
 	ready       chan struct{} // closed while connected; replaced on disconnect
+	phase       phase         // what the current attempt is doing
+	phaseSince  time.Time     // when it started doing it
+	startedAt   time.Time     // when the first attempt began
+	firstTook   time.Duration // how long the first attempt took, once it ended
+	reached     phase         // the furthest phase the last attempt reached
+	downSince   time.Time     // when the last connection was lost
+	stderr      *lineTail     // the current attempt's child's last stderr lines
+	failStderr  []string      // the stderr lines of the last failed attempt
+	protocol    string        // protocol version the upstream answered initialize with
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
@@ -65,7 +74,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		cfg:     cfg,
 		hub:     h,
 		logger:  h.logger.With("upstream", cfg.Name),
-		stderr:  newStderrLog(h.logger.With("upstream", cfg.Name)),
+		stderrLog: newStderrLog(h.logger.With("upstream", cfg.Name)),
 		refresh: make(chan struct{}, 1),
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		ready:   make(chan struct{}),
@@ -79,6 +88,9 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 // the backoff.
 func (u *upstream) run(ctx context.Context) {
 	defer u.markFirst()
+	u.mu.Lock()
+	u.startedAt = time.Now()
+	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnecting))
 	attempt := 0
 	for {
@@ -112,7 +124,14 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
-func (u *upstream) markFirst() { u.once.Do(func() { close(u.first) }) }
+func (u *upstream) markFirst() {
+	u.once.Do(func() {
+		u.mu.Lock()
+		u.firstTook = time.Since(u.startedAt)
+		u.mu.Unlock()
+		close(u.first)
+	})
+}
 
 // backoff is min·2^attempt capped at max, with ±20% jitter.
 func backoff(attempt int, lo, hi time.Duration) time.Duration {
@@ -138,29 +157,35 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // session connects once, publishes what the upstream offers, and serves
 // list_changed refreshes until the connection is lost or ctx ends.
 func (u *upstream) session(ctx context.Context) error {
-	c, err := u.dial(ctx)
+	u.setPhase(phaseDialing)
+	tail := newLineTail(stderrTailLines)
+	u.mu.Lock()
+	u.stderr = tail
+	u.mu.Unlock()
+	c, err := u.dial(ctx, tail)
 	if err != nil {
-		return err
+		return u.where(err)
 	}
 	defer c.close()
 	c.client.OnNotification(u.onNotification)
+	u.setPhase(phaseInitializing)
 	offer, err := u.handshake(ctx, c)
 	if err != nil {
-		return err
+		return u.handshakeFailed(ctx, c, tail, err)
 	}
 	u.connected(c, offer)
 	u.markFirst()
 	return u.serve(ctx, c)
 }
 
-func (u *upstream) dial(ctx context.Context) (*conn, error) {
+func (u *upstream) dial(ctx context.Context, tail *lineTail) (*conn, error) {
 	if u.cfg.Transport == TransportBuiltin {
 		if u.hub.opts.Builtin == nil {
 			return nil, fmt.Errorf("builtin %s: no built-in servers in this build", u.cfg.Builtin)
 		}
 		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
 	}
-	return dial(ctx, u.cfg, u.logger, u.stderr, u.handlerOptions()...)
+	return dial(ctx, u.cfg, u.logger, u.stderrLog, tail, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
@@ -173,6 +198,10 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 	if err != nil {
 		return listing{}, fmt.Errorf("initialize: %w", err)
 	}
+	u.mu.Lock()
+	u.protocol = init.ProtocolVersion
+	u.mu.Unlock()
+	u.setPhase(phaseListing)
 	c.caps = init.Capabilities
 	if c.caps.Logging != nil {
 		// Clients set their own levels with the proxy, which filters per
@@ -269,11 +298,27 @@ func (u *upstream) connected(c *conn, offer listing) {
 	u.connectedAt = time.Now()
 	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
+	u.phase, u.phaseSince, u.downSince = phaseNone, u.connectedAt, time.Time{}
+	took := u.connectedAt.Sub(u.startedAt)
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
-		"resources", len(offer.resources), "prompts", len(offer.prompts))
+		"resources", len(offer.resources), "prompts", len(offer.prompts), "dur", took.Round(time.Millisecond))
+	if u.starting() {
+		u.hub.join(u) // the first attempt: names go by upstream name order
+		return
+	}
 	u.hub.rebuild()
+}
+
+// starting reports whether the upstream is still on its first attempt.
+func (u *upstream) starting() bool {
+	select {
+	case <-u.first:
+		return false
+	default:
+		return true
+	}
 }
 
 // serve waits for the connection to end, refreshing the listing when the
@@ -326,6 +371,7 @@ func (u *upstream) disconnected(c *conn) {
 	if u.conn == c {
 		u.conn = nil
 		u.ready = make(chan struct{})
+		u.downSince = time.Now()
 	}
 	u.mu.Unlock()
 }
@@ -333,6 +379,10 @@ func (u *upstream) disconnected(c *conn) {
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
+	u.phase, u.phaseSince = phaseNone, time.Now()
+	if s == StateFailed {
+		u.failStderr = u.stderr.lines() // nil-safe: no attempt yet
+	}
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }
@@ -367,10 +417,10 @@ func (u *upstream) currentLocked() (*conn, error) {
 		return u.conn, nil
 	}
 	if u.failures >= crashLoop {
-		return nil, fmt.Errorf("%w: failed %d times in a row, last: %v", ErrCircuitOpen, u.failures, u.lastErr)
+		return nil, fmt.Errorf("%w: failed %d times in a row, last: %v", ErrCircuitOpen, u.failures, u.forModel(u.lastErr))
 	}
 	if u.lastErr != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.lastErr)
+		return nil, fmt.Errorf("%w: %v", ErrNotConnected, u.forModel(u.lastErr))
 	}
 	return nil, ErrNotConnected
 }
@@ -510,15 +560,63 @@ type Status struct {
 	State    State
 	Tools    int
 	Restarts int
-	Err      string
+	// Err is why the last attempt failed; empty while connected, and while
+	// the first attempt goes on (Doing says what it is doing).
+	Err string
+	// Starting is set while the first connection attempt goes on.
+	Starting bool
+	// EverConnected is set once the upstream has connected in this run;
+	// Tools is then its last listing, kept while it is down.
+	EverConnected bool
+	// Doing says what an attempt under way is doing, and for how long:
+	// "process running, no answer to initialize after 20s".
+	Doing string
+	// Protocol is the version the upstream answered initialize with.
+	Protocol string
+	// Since is when the first attempt began (Starting) or the state last
+	// changed.
+	Since time.Time
+	// DownSince is when an upstream not connected lost its connection, or
+	// when its first attempt began if it never connected.
+	DownSince time.Time
+	// AuthNeeded is set when a remote upstream answered 401.
+	AuthNeeded bool
+	// Stderr holds a stdio child's last lines of stderr.
+	Stderr []string
+	// Cause is the last attempt's error, for errors.Is (Err is its text).
+	Cause error
+	// FirstAttempt is how long the first attempt took, once it ended.
+	FirstAttempt time.Duration
+	// Started and Initialized say how far the last attempt got: the
+	// process started (or the connection opened), initialize answered.
+	Started, Initialized bool
+	// Blocked counts the tools held back by pins or the poisoning scan.
+	Blocked int
 }
 
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts}
+	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
+		Starting: u.starting(), EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
+		Since: u.phaseSince, Stderr: u.failStderr, Cause: u.lastErr, FirstAttempt: u.firstTook,
+		Started:     u.reached >= phaseInitializing || u.state == StateConnected,
+		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
+	if s.Starting {
+		s.Since = u.startedAt
+	}
+	if u.state != StateConnected {
+		s.DownSince = u.downSince
+		if s.DownSince.IsZero() {
+			s.DownSince = u.startedAt
+		}
+	}
+	if u.phase != phaseNone {
+		s.Doing = u.doing(time.Since(u.phaseSince))
+	}
 	if u.lastErr != nil {
 		s.Err = u.lastErr.Error()
+		s.AuthNeeded = errors.Is(u.lastErr, ErrUnauthorized)
 	}
 	return s
 }

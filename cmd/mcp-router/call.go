@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -14,11 +15,12 @@ func newCallCmd(e *env) *cobra.Command {
 		Short: "Call one catalog tool and print its result as JSON",
 		Long: `Connect to the profile's upstreams, call one tool by its exposed name (as
 'mcp-router tools' lists it) and print the MCP result as JSON. The exit status is
-1 when the tool reported an error (isError) or could not be called.`,
+1 when the tool reported an error (isError) or could not be called, or when
+an upstream of the profile failed to connect (the result is printed all the same).`,
 		Example: `  mcp-router call calculator_add --args '{"a": 2, "b": 3}'
   mcp-router call docs_search_documents --args '{"query": "install"}'`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			var toolArgs map[string]any
 			if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
 				return fmt.Errorf("--args must be a JSON object: %w", err)
@@ -32,6 +34,7 @@ func newCallCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer hub.Close()
+			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
 			res, err := hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
 			if err != nil {
 				return err

@@ -229,8 +229,8 @@ func TestServeStdioWritesOnlyJSONRPC(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not exit after stdin closed")
 	}
-	if !strings.Contains(stderr.String(), "upstream ready") {
-		t.Errorf("stderr lacks the startup report:\n%s", stderr.String())
+	if !strings.Contains(stderr.String(), "upstream connected upstream=chatty") {
+		t.Errorf("stderr lacks the upstream's report:\n%s", stderr.String())
 	}
 }
 

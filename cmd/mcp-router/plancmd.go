@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,7 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 		Example: `  mcp-router run plan.json
   echo '{"steps":[{"id":"a","tool":"calculator_add","args":{"a":1,"b":2}}]}' | mcp-router run -`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			data, err := readArg(e, args[0])
 			if err != nil {
 				return err
@@ -46,6 +47,7 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 				return err
 			}
 			defer hub.Close()
+			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
 			res, err := proxy.NewExecutor(hub, executor.Options{Logger: e.logger(cfg)}).Run(cmd.Context(), p, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -76,7 +78,7 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 		Example: `  mcp-router plan "what is 17% of 2340, then its square root"
   mcp-router plan "fetch example.com and list its links" --run`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			cfg, prof, err := e.loadConfig()
 			if err != nil {
 				return err
@@ -90,6 +92,7 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 				return err
 			}
 			defer hub.Close()
+			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
 			r, err := newRouter(cfg, prof, log, nil, e.vectors(cmd.Context(), cfg, log))
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ without it no affinity applies.`,
 		Example: `  mcp-router route divide two numbers
   mcp-router route "query logs" --domain homeassistant --json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			cfg, prof, err := e.loadConfig()
 			if err != nil {
 				return err
@@ -40,6 +41,7 @@ without it no affinity applies.`,
 				return err
 			}
 			defer hub.Close()
+			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
 			if topK > 0 {
 				prof.Routing.TopK = topK
 			}

@@ -81,9 +81,7 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		}
 		opts.Router = r
 	}
-	srv := proxy.NewServer(opts)
-	warnMissingCore(hub, prof, log)
-	return srv, nil
+	return proxy.NewServer(opts), nil
 }
 
 func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,9 +27,13 @@ func newServeCmd(e *env) *cobra.Command {
 such as Claude Desktop expects when it starts a server; logs go to stderr. With
 --http ADDR it serves streamable HTTP at http://ADDR/mcp instead.
 
-On start it connects every upstream of the profile at once and logs which
-connected and how many tools each gave; an upstream that fails is retried in the
-background and does not hold the others up.`,
+It answers initialize (and, with --http, opens its listener) at once, with the
+upstreams connected so far; each upstream that connects later joins the catalog,
+and clients get notifications/tools/list_changed. A call of a tool whose upstream
+is still starting waits for it (up to start_wait, 10s by default), then fails with
+upstream_starting. An upstream that fails is retried in the background and does
+not hold the others up. With --http, /healthz says the gateway is alive and
+/readyz whether every upstream is connected.`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,
@@ -57,11 +62,22 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	log := e.logger(cfg)
 	e.metrics = proxy.NewMetrics()
-	hub, err := e.startHub(ctx, cfg, prof, log)
+	hub, err := e.newHub(ctx, cfg, prof, log)
 	if err != nil {
 		return err
 	}
+	// Upstreams join as they connect: initialize is answered at once.
+	if err := hub.Launch(ctx); err != nil {
+		return err
+	}
 	defer hub.Close()
+	reportCtx, stopReport := context.WithCancel(ctx)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		reportStart(reportCtx, hub, prof, log)
+	}()
+	defer func() { stopReport(); <-reported }()
 	st := e.runState(ctx, cfg, log)
 	mem, err := openLessons(ctx, cfg, prof, st.Lessons(), log)
 	if err != nil {
@@ -85,7 +101,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	defer srv.Close()
 	defer e.registerGateway(ctx, cfg, prof, hub, httpAddr, log)()
 	if httpAddr == "" {
-		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
+		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
 		return e.serveStdio(ctx, srv, metricsAddr, log)
 	}
 	var hosts []string
@@ -98,6 +114,8 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
+	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	return serveHTTP(ctx, mux, httpAddr, log)
 }
 
@@ -119,19 +137,30 @@ func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr str
 	return err
 }
 
-// startHub connects the profile's upstreams and logs how each did.
-func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+// newHub prepares the hub of the profile's upstreams, without connecting.
+func (e *env) newHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+	opts, err := e.hubOptions(ctx, cfg, prof, log)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.NewHub(opts), nil
+}
+
+// hubOptions are the hub's options for the profile.
+func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (proxy.Options, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
 	opts := proxy.Options{
-		Upstreams: prof.Upstreams,
-		Builtin:   builtin.New,
-		Reserved:  proxy.ReservedNames(),
-		Logger:    log,
-		Version:   version,
-		Poisoning: integrity.Policy(prof.Integrity.Poisoning),
-		Metrics:   e.metrics,
+		Upstreams:  prof.Upstreams,
+		Builtin:    builtin.New,
+		Reserved:   proxy.ReservedNames(),
+		Logger:     log,
+		Version:    version,
+		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
+		Metrics:    e.metrics,
+		StartWait:  cfg.Limits.StartWait,
+		ConfigFile: cfg.File,
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn
@@ -139,11 +168,20 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 	if prof.Integrity.Pins {
 		store, err := integrity.OpenStore(e.runState(ctx, cfg, log).Pins())
 		if err != nil {
-			return nil, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
+			return opts, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
 		}
 		opts.Pins = store
 	}
-	hub := proxy.NewHub(opts)
+	return opts, nil
+}
+
+// startHub connects the profile's upstreams, waits until each has
+// connected or failed its first attempt, and logs how each did.
+func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
+	hub, err := e.newHub(ctx, cfg, prof, log)
+	if err != nil {
+		return nil, err
+	}
 	if err := hub.Start(ctx); err != nil {
 		hub.Close()
 		return nil, startError(cfg, prof, err)
@@ -152,10 +190,53 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		if s.State == proxy.StateConnected {
 			log.Info("upstream ready", "upstream", s.Name, "tools", s.Tools)
 		} else {
-			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", s.Err)
+			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", why(s))
 		}
 	}
 	return hub, nil
+}
+
+// reportStart logs, once every upstream has connected or failed its
+// first attempt (or ctx ended), how many are connected, and the core
+// tools that are not in the catalog.
+func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
+	_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
+	if ctx.Err() != nil {
+		return
+	}
+	down := hub.NotConnected()
+	if len(down) == 0 {
+		log.Info("all upstreams connected", "upstreams", len(prof.Upstreams), "tools", len(hub.Catalog().Tools))
+	} else {
+		log.Warn("upstreams not connected after their first attempt", "err", upstreamsDown(hub))
+	}
+	warnMissingCore(hub, prof, log)
+}
+
+// why says why an upstream is not connected: its last error, or what its
+// attempt under way is doing.
+func why(s proxy.Status) string {
+	switch {
+	case s.Err != "":
+		return s.Err
+	case s.Doing != "":
+		return s.Doing
+	}
+	return string(s.State)
+}
+
+// upstreamsDown is an error naming the upstreams that are not connected,
+// for the commands that connect and then exit; nil when all are.
+func upstreamsDown(hub *proxy.Hub) error {
+	down := hub.NotConnected()
+	if len(down) == 0 {
+		return nil
+	}
+	parts := make([]string, len(down))
+	for i, s := range down {
+		parts[i] = fmt.Sprintf("%s (%s)", s.Name, why(s))
+	}
+	return fmt.Errorf("%d of %d upstreams not connected: %s", len(down), len(hub.Status()), strings.Join(parts, "; "))
 }
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.

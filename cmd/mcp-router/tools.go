@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -20,9 +21,12 @@ func newToolsCmd(e *env) *cobra.Command {
 		Long: `Connect to every upstream of the profile, print the tools the gateway exposes
 (name, upstream, description) and exit. With --json, print an array of
 {"name","upstream","description","input_schema","server_description"}
-(the last when the upstream has a description). Handy to check a profile.`,
+(the last when the upstream has a description). Handy to check a profile.
+It waits for every upstream (each up to its init timeout) and exits 1, naming
+them, when any failed to connect or two upstreams want one tool name; it prints
+what it got all the same.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			cfg, prof, err := e.loadConfig()
 			if err != nil {
 				return err
@@ -32,6 +36,7 @@ func newToolsCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer hub.Close()
+			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
 			if asJSON {
 				return printToolsJSON(e.stdout, hub.Catalog().Tools)
 			}

@@ -17,6 +17,9 @@ type Limits struct {
 	CallsPerSecond float64
 	// Burst is the bucket's size; 0 is CallsPerSecond rounded up.
 	Burst int
+	// StartWait is how long a call of a tool whose upstream is still
+	// starting waits for it [proxy.DefaultStartWait].
+	StartWait time.Duration
 }
 
 // RateLimit is the limit as the proxy takes it.
@@ -25,8 +28,9 @@ func (l Limits) RateLimit() proxy.RateLimit {
 }
 
 type rawLimits struct {
-	CallsPerSecond *rateValue  `yaml:"calls_per_second"`
-	Burst          *burstValue `yaml:"burst"`
+	CallsPerSecond *rateValue    `yaml:"calls_per_second"`
+	Burst          *burstValue   `yaml:"burst"`
+	StartWait      DurationValue `yaml:"start_wait"`
 }
 
 // rateValue is a number of calls a second, zero or more, with its line.
@@ -82,6 +86,10 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 		c.HTTP.DisconnectGrace = time.Duration(*g)
 	}
 	l := raw.Limits
+	c.Limits.StartWait = time.Duration(l.StartWait)
+	if c.Limits.StartWait == 0 {
+		c.Limits.StartWait = proxy.DefaultStartWait
+	}
 	if l.CallsPerSecond != nil {
 		c.Limits.CallsPerSecond = l.CallsPerSecond.N
 	}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+func newDoctorCmd(e *env) *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Check the configuration and start every upstream, saying what fails and how to fix it",
+		Long: `Check profiles.yaml, start every upstream of the profile (each within --timeout,
+20s by default, as serve allows) and print, per upstream: whether it started, whether it answered
+initialize (and with which protocol version), how many tools it listed, whether it
+asks for authorization (HTTP 401), how many tool pins wait for approval, and how
+long it took; with a hint for each failure. It changes no pins. The exit status is
+1 when any upstream failed or two upstreams want one tool name.`,
+		Example: `  mcp-router doctor
+  mcp-router doctor --profile work --json
+  mcp-router doctor --timeout 2m     # a first npx run downloads its package`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.doctor(cmd.Context(), asJSON, timeout)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each upstream may take to start, answer initialize and list its tools")
+	return cmd
+}
+
+// checkup is doctor's finding for one upstream.
+type checkup struct {
+	Upstream    string   `json:"upstream"`
+	OK          bool     `json:"ok"`
+	Started     bool     `json:"started"`
+	Initialized bool     `json:"initialized"`
+	Protocol    string   `json:"protocol,omitempty"`
+	Tools       int      `json:"tools"`
+	AuthNeeded  bool     `json:"authorization_needed"`
+	PinsWaiting int      `json:"pins_waiting"`
+	Blocked     int      `json:"tools_blocked"`
+	Seconds     float64  `json:"seconds"`
+	Error       string   `json:"error,omitempty"`
+	Hint        string   `json:"hint,omitempty"`
+	Stderr      []string `json:"stderr,omitempty"`
+}
+
+type doctorReport struct {
+	Config    string    `json:"config"`
+	Profile   string    `json:"profile"`
+	Upstreams []checkup `json:"upstreams"`
+	Problems  []string  `json:"problems,omitempty"` // name collisions
+}
+
+func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) error {
+	cfg, prof, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	pins := e.pinsWaiting(ctx, cfg, prof)
+	prof.Integrity.Pins = false // doctor reads pins, never writes them
+	opts, err := e.hubOptions(ctx, cfg, prof, e.logger(cfg))
+	if err != nil {
+		return err
+	}
+	opts.InitTimeout = timeout
+	hub := proxy.NewHub(opts)
+	if err := hub.Launch(ctx); err != nil {
+		return err
+	}
+	defer hub.Close()
+	collisions := hub.AwaitStarted(ctx)
+	rep := doctorReport{Config: cfg.File, Profile: prof.Name}
+	for _, s := range hub.Status() {
+		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
+	}
+	for _, p := range hub.Catalog().Problems {
+		if p.Collision {
+			rep.Problems = append(rep.Problems, p.Text)
+		}
+	}
+	if asJSON {
+		if err := printJSON(e, rep); err != nil {
+			return err
+		}
+	} else if err := printDoctor(e.stdout, rep); err != nil {
+		return err
+	}
+	if collisions != nil {
+		collisions = startError(cfg, prof, collisions)
+	}
+	return errors.Join(collisions, upstreamsDown(hub))
+}
+
+// pinsWaiting counts, per upstream, the pinned tools whose definition
+// changed and waits for approval, or that a gateway holds back
+// (quarantined); nil when pins are off or unreadable.
+func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.Profile) map[string]int {
+	if !prof.Integrity.Pins {
+		return nil
+	}
+	st, err := e.cliState(ctx, cfg)
+	if err != nil {
+		return nil
+	}
+	store, err := integrity.OpenStore(st.Pins())
+	if err != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, p := range store.List() {
+		if p.Pending() || p.Held != "" {
+			out[p.Upstream]++
+		}
+	}
+	return out
+}
+
+func examine(s proxy.Status, pins int) checkup {
+	c := checkup{Upstream: s.Name, OK: s.State == proxy.StateConnected, Started: s.Started, Initialized: s.Initialized,
+		Protocol: s.Protocol, Tools: s.Tools, AuthNeeded: s.AuthNeeded, PinsWaiting: pins, Blocked: s.Blocked,
+		Seconds: s.FirstAttempt.Round(time.Millisecond).Seconds()}
+	if s.Starting {
+		c.Seconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
+	}
+	if c.OK {
+		if pins > 0 || s.Blocked > 0 {
+			c.Hint = "tool definitions changed since they were pinned: review them with `mcp-router pins list`, then `mcp-router pins approve NAME`"
+		}
+		return c
+	}
+	c.Error = why(s)
+	c.Hint = hint(s)
+	c.Stderr = s.Stderr
+	return c
+}
+
+// hint says how to fix an upstream that did not connect.
+func hint(s proxy.Status) string {
+	stderr := strings.ToLower(strings.Join(s.Stderr, "\n"))
+	var exit *exec.ExitError
+	switch {
+	case errors.Is(s.Cause, exec.ErrNotFound) || strings.Contains(s.Err, "no such file or directory") && !s.Started:
+		return "the command was not found: check its name and your PATH, or install it (npx needs Node.js, uvx needs uv)"
+	case strings.Contains(stderr, "404") && strings.Contains(stderr, "npm"),
+		strings.Contains(stderr, "could not determine executable to run"):
+		return "npx could not find the package: check the package name in args (and that npm can reach its registry)"
+	case s.AuthNeeded:
+		return "the server wants authorization: put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
+	case errors.Is(s.Cause, proxy.ErrNoAnswer), s.Starting:
+		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
+			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"
+	case errors.As(s.Cause, &exit):
+		return fmt.Sprintf("the process exited with code %d: read its last stderr lines below", exit.ExitCode())
+	case strings.Contains(s.Err, "connection refused"):
+		return "nothing listens at that address: is the server running, and is the url right?"
+	default:
+		return "run `mcp-router serve --log-level debug` and read this upstream's lines"
+	}
+}
+
+func printDoctor(w io.Writer, rep doctorReport) error {
+	fmt.Fprintf(w, "config %s, profile %s: ok\n\n", rep.Config, rep.Profile)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
+	for _, c := range rep.Upstreams {
+		result, proto := "ok", "no"
+		if !c.OK {
+			result = "FAILED"
+		}
+		if c.Initialized {
+			proto = "yes " + c.Protocol
+		}
+		auth := "-"
+		if c.AuthNeeded {
+			auth = "NEEDED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", c.Upstream, result, yesNo(c.Started), proto, c.Tools, auth, c.PinsWaiting, c.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range rep.Upstreams {
+		if c.Error == "" && c.Hint == "" {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", c.Upstream)
+		if c.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", c.Error)
+		}
+		fmt.Fprintf(w, "  fix:   %s\n", c.Hint)
+		for _, l := range c.Stderr {
+			fmt.Fprintf(w, "  stderr: %s\n", l)
+		}
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "\nproblem: %s\n", p)
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

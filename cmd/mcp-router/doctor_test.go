@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// brokenProfile has one healthy upstream and four that fail each its own
+// way: a command not on PATH, a child that exits with code 3 after a line
+// on stderr, a remote that answers 401, and the extra lines' upstreams.
+func brokenProfile(t *testing.T, remoteURL, extra string) string {
+	return writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`profiles:
+  default:
+    upstreams:
+      calculator: {builtin: calculator}
+      missing: {command: no-such-mcp-server-anywhere}
+      exits: {command: sh, args: ["-c", "echo 'config file not found: settings.json' >&2; exit 3"]}
+      remote: {url: %q}
+`, remoteURL)+extra)
+}
+
+// unauthorized is a remote MCP server that wants a token it is never given.
+func unauthorized(t *testing.T) *httptest.Server {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// doctor, run as the built binary, reports each upstream: started,
+// initialized with its protocol, tools, authorization needed, and a fix
+// for each failure; it exits 1 when any failed.
+func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
+	bin := buildBinary(t)
+	hung := "      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n" // never answers
+	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp?key=s3cret", hung)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "500ms", "--config", cfg, "--log-level", "error")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("doctor: %v, want exit status 1\n%s", err, stderr.String())
+	}
+	var rep doctorReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("doctor --json printed %q: %v", stdout.String(), err)
+	}
+	got := map[string]checkup{}
+	for _, c := range rep.Upstreams {
+		got[c.Upstream] = c
+	}
+	if c := got["calculator"]; !c.OK || !c.Started || !c.Initialized || c.Protocol == "" || c.Tools != 17 {
+		t.Errorf("calculator: %+v, want ok, initialized with a protocol, 17 tools", c)
+	}
+	if c := got["missing"]; c.OK || c.Started || !strings.Contains(c.Hint, "not found") || !strings.Contains(c.Hint, "PATH") {
+		t.Errorf("missing: %+v, want not started, with a PATH hint", c)
+	}
+	if c := got["exits"]; c.OK || !c.Started || !strings.Contains(c.Hint, "code 3") ||
+		!strings.Contains(strings.Join(c.Stderr, "\n"), "config file not found") {
+		t.Errorf("exits: %+v, want the exit code and its last stderr lines", c)
+	}
+	if c := got["remote"]; c.OK || !c.AuthNeeded || !strings.Contains(c.Hint, "token") || strings.Contains(c.Error, "s3cret") {
+		t.Errorf("remote: %+v, want authorization needed, a token hint, no URL key", c)
+	}
+	if c := got["hung"]; c.OK || !c.Started || c.Initialized || !strings.Contains(c.Error, "no answer to initialize") || !strings.Contains(c.Hint, "hangs") {
+		t.Errorf("hung: %+v, want started, no answer to initialize, a hint that it hangs", c)
+	}
+	for _, name := range []string{"missing", "exits", "remote", "hung"} {
+		if !strings.Contains(stderr.String(), name) {
+			t.Errorf("doctor's error %q does not name %s", stderr.String(), name)
+		}
+	}
+}
+
+// tools prints what it got and exits non-zero naming the upstreams that
+// failed to connect.
+func TestToolsExitsNonZeroNamingFailedUpstreams(t *testing.T) {
+	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp", "")
+	out, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
+	if err == nil {
+		t.Fatal("tools: exit 0 with three upstreams down")
+	}
+	for _, name := range []string{"missing", "exits", "remote"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+	if strings.Contains(err.Error(), "calculator") || !strings.Contains(out, "calculator_divide") {
+		t.Errorf("tools: printed %q, error %v; want the calculator's tools printed and only the failed upstreams named", out, err)
+	}
+}

@@ -1,0 +1,137 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+// crashable is a stdio fake upstream that, once its crash file exists,
+// exits at every restart: an upstream that goes down and stays down.
+func crashable(t *testing.T, name string) (UpstreamConfig, func()) {
+	up := stdioFake(name)
+	file := filepath.Join(t.TempDir(), "crash")
+	up.Env[fakeupstream.CrashFileEnvVar] = file
+	return up, func() {
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// takeDown crashes up's child and waits until the hub reports it down.
+func takeDown(t *testing.T, h *Hub, name string, crashFile func()) {
+	t.Helper()
+	crashFile()
+	_, _ = h.CallTool(t.Context(), name+"_crash", nil, nil)
+	eventually(t, faultWait, name+" to be down", func() bool { return statusOf(h, name).State == StateFailed })
+}
+
+func alertOf(d discovery, kind string) (routing.Alert, bool) {
+	i := slices.IndexFunc(d.Alerts, func(a routing.Alert) bool { return a.Kind == kind })
+	if i < 0 {
+		return routing.Alert{}, false
+	}
+	return d.Alerts[i], true
+}
+
+// When the best match belongs to an upstream that went down, its last
+// listing still routes, and request_more_tools says the upstream is down
+// (text and structuredContent) rather than offering it silently.
+func TestRequestMoreToolsSaysTheBestMatchIsDown(t *testing.T) {
+	files, crashFile := crashable(t, "files")
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{toolsUpstream("alpha", "alpha_", "ping"), files}, Builtin: faultBuiltins})
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	takeDown(t, h, "files", crashFile)
+
+	res := c.call(t, "request_more_tools", map[string]any{"query": "echo the text back"})
+	d := decodeDiscovery(t, res)
+	if len(d.Tools) == 0 || d.Tools[0].Name != "files_echo" {
+		t.Fatalf("routed %+v, want files_echo first from its last listing", d.Tools)
+	}
+	a, ok := alertOf(d, alertUpstreamDown)
+	if !ok || !slices.Contains(a.Tools, "files_echo") || !strings.Contains(a.Message, "files") || !strings.Contains(a.Message, "down") {
+		t.Errorf("alerts %+v, want an upstream_down alert naming files and files_echo", d.Alerts)
+	}
+	if !strings.Contains(resultText(res), "server files) is down") || !strings.Contains(resultText(res), "(server files, down now,") {
+		t.Errorf("text %q does not say files is down", resultText(res))
+	}
+	outs, _ := res.StructuredContent.(map[string]any)["outages"].([]any)
+	if len(outs) != 1 || outs[0].(map[string]any)["upstream"] != "files" || outs[0].(map[string]any)["state"] != "down" {
+		t.Errorf("structuredContent outages: %v, want files down", outs)
+	}
+}
+
+// An upstream that never connected in this run has no listing: a request
+// that names it (or its domain) gets an alert that it is down or starting,
+// not "no tool matches".
+func TestRequestMoreToolsNamesAnUpstreamThatNeverConnected(t *testing.T) {
+	missing := UpstreamConfig{Name: "github", Transport: TransportStdio, Command: "/nonexistent/github-mcp", Prefix: "github_"}
+	hung := hungStdio("calendar")
+	hung.Domain = "scheduling"
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{toolsUpstream("alpha", "alpha_", "ping"), missing, hung}})
+	eventually(t, faultWait, "github's first attempt to fail", func() bool { return statusOf(h, "github").State == StateFailed })
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	for _, tc := range []struct{ query, kind, upstream string }{
+		{"open an issue on GitHub", alertUpstreamDown, "github"},
+		{"book a meeting, scheduling it for Monday", alertUpstreamStarting, "calendar"},
+	} {
+		res := c.call(t, "request_more_tools", map[string]any{"query": tc.query})
+		d := decodeDiscovery(t, res)
+		a, ok := alertOf(d, tc.kind)
+		if !ok || !strings.Contains(a.Message, "server "+tc.upstream) {
+			t.Errorf("%q: alerts %+v, want %s naming %s", tc.query, d.Alerts, tc.kind, tc.upstream)
+		}
+		if _, noMatch := alertOf(d, "no_match"); noMatch {
+			t.Errorf("%q: a no_match alert beside the outage: %+v", tc.query, d.Alerts)
+		}
+	}
+	// A request naming no upstream gets no outage alert.
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "translate a poem into French"}))
+	for _, kind := range []string{alertUpstreamDown, alertUpstreamStarting} {
+		if a, ok := alertOf(d, kind); ok {
+			t.Errorf("unrelated request: got %+v", a)
+		}
+	}
+}
+
+// A detour an outage caused (the first match's upstream was down, so the
+// model searched again and used another tool) is not learned.
+func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
+	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, crashFile := crashable(t, "files")
+	h := startHub(t, builtinFake("alpha"), files)
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem,
+		Session: routing.SessionOptions{MaxDiscoveries: 5, ResetAfter: time.Hour}})
+	takeDown(t, h, "files", crashFile)
+
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "echo the text back"}))
+	if _, ok := alertOf(d, alertUpstreamDown); !ok {
+		t.Fatalf("first search: alerts %+v, want files down", d.Alerts)
+	}
+	if res := c.call(t, "files_echo", map[string]any{"text": "x"}); !res.IsError {
+		t.Fatal("a call to the down upstream succeeded")
+	}
+	c.call(t, "request_more_tools", map[string]any{"query": "repeat my text"})
+	if res := c.call(t, "alpha_echo", map[string]any{"text": "x"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if n := mem.Len(); n != 0 {
+		t.Errorf("lessons after a detour through an outage: %d (%+v), want none", n, mem.List())
+	}
+}

@@ -116,7 +116,11 @@ func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
 	}
 	files, crashFile := crashable(t, "files")
 	h := startHub(t, builtinFake("alpha"), files)
-	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem,
+	// alpha and files are instances of one server; this test needs the
+	// down instance's tools offered, as if they were different tools.
+	fuse := routing.DefaultFusePolicy()
+	fuse.CollapseDuplicates = false
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem,
 		Session: routing.SessionOptions{MaxDiscoveries: 5, ResetAfter: time.Hour}})
 	takeDown(t, h, "files", crashFile)
 

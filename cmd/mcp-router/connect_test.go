@@ -70,6 +70,8 @@ profiles:
 	})
 	select {
 	case u := <-urls:
+		// serve answers at once; the test wants its upstream joined.
+		awaitReady(t, strings.TrimSuffix(u, "/mcp")+"/readyz")
 		return u
 	case <-copied:
 	case <-time.After(30 * time.Second):
@@ -320,5 +322,28 @@ func BenchmarkConnectCall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// awaitReady polls url (a gateway's /readyz) until it answers 200.
+func awaitReady(t testing.TB, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(url)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not ready after 30s (last: %v)", url, err)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }

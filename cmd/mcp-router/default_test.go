@@ -75,7 +75,7 @@ func TestServeDefaultFromAnEmptyDirectory(t *testing.T) {
 	}
 	log := stderr.String()
 	for _, up := range []string{"calculator", "web", "docs"} {
-		if !strings.Contains(log, "upstream ready upstream="+up) {
+		if !strings.Contains(log, "upstream connected upstream="+up) {
 			t.Errorf("%s not connected at start:\n%s", up, log)
 		}
 	}

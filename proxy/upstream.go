@@ -598,7 +598,7 @@ func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
-		Starting: u.starting(), EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
+		Starting: u.starting() && u.state != StateConnected, EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
 		Since: u.phaseSince, Stderr: u.failStderr, Cause: u.lastErr, FirstAttempt: u.firstTook,
 		Started:     u.reached >= phaseInitializing || u.state == StateConnected,
 		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}

@@ -55,7 +55,13 @@ func TestServeHTTPReadyAtOnceWithAHungUpstream(t *testing.T) {
 	if code, body := get("/healthz"); code != http.StatusOK || !strings.Contains(body, `"alive"`) {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
-	code, body := get("/readyz")
+	// The built-in calculator joins within moments; hung never does.
+	var code int
+	var body string
+	eventually(t, "the calculator to join", func() bool {
+		code, body = get("/readyz")
+		return strings.Contains(body, `"connected":1`)
+	})
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"name":"hung"`) || !strings.Contains(body, `"starting":1`) {
 		t.Errorf("/readyz: %d %s, want 503 with hung starting", code, body)
 	}

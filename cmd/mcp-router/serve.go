@@ -60,6 +60,15 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 			return err
 		}
 	}
+	var ln net.Listener
+	if httpAddr != "" {
+		// Listening first: a port in use fails before anything starts, and
+		// the registry gets the real address (":0" picks one).
+		if ln, err = listen(httpAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	log := e.logger(cfg)
 	e.metrics = proxy.NewMetrics()
 	hub, err := e.newHub(ctx, cfg, prof, log)
@@ -99,7 +108,11 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer srv.Close()
-	defer e.registerGateway(ctx, cfg, prof, hub, httpAddr, log)()
+	addr := httpAddr
+	if ln != nil {
+		addr = ln.Addr().String()
+	}
+	defer e.registerGateway(ctx, cfg, prof, hub, addr, log)()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
 		return e.serveStdio(ctx, srv, metricsAddr, log)
@@ -116,7 +129,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
-	return serveHTTP(ctx, mux, httpAddr, log)
+	return serveOn(ctx, mux, ln, log)
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
@@ -241,10 +254,23 @@ func upstreamsDown(hub *proxy.Hub) error {
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.
 func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	return serveOn(ctx, h, ln, log)
+}
+
+func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// serveOn serves h on ln until ctx ends, then shuts down gracefully.
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, log *slog.Logger) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -256,7 +282,7 @@ func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logge
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err := srv.Shutdown(shutdownCtx)
 	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

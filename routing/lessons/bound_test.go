@@ -1,7 +1,9 @@
 package lessons
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +64,32 @@ func TestBoundLessonsBytesOnLoad(t *testing.T) {
 	}
 	if got := m.Len(); got != 2 || s.ids()[0] != 2 {
 		t.Errorf("loaded %d lessons, store %v; want the 2 most recent", got, s.ids())
+	}
+}
+
+// BenchmarkAdjustLongQuery applies a thousand lessons to requests of 100
+// KB and more: the work must stay near-linear in the request's length.
+func BenchmarkAdjustLongQuery(b *testing.B) {
+	m, _ := benchMemory(b, 1000)
+	syn := newSynthetic(9, 3000)
+	var distinct strings.Builder
+	for i := 0; distinct.Len() < 1<<20; i++ {
+		fmt.Fprintf(&distinct, "w%dx ", i)
+	}
+	var text strings.Builder
+	for text.Len() < 100<<10 {
+		text.WriteString(syn.text() + " ")
+	}
+	for name, q := range map[string]string{
+		"100KB_text":   text.String(),
+		"4MB_one_word": strings.Repeat("logs ", 4<<20/5),
+		"1MB_distinct": distinct.String(),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				m.Adjust(context.Background(), q)
+			}
+		})
 	}
 }

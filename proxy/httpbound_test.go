@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 )
 
@@ -276,5 +277,46 @@ func TestBoundUpstreamListing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBoundUpstreamListingHub: an upstream (a real child process) whose
+// tools/list has one item more than the limit is not served, with an
+// error naming the limit; at the limit it is.
+func TestBoundUpstreamListingHub(t *testing.T) {
+	n := statusOf(startHub(t, stdioFake("alpha")), "alpha").Tools
+	if n < 2 {
+		t.Fatalf("the fake lists %d tools", n)
+	}
+	at := stdioFake("alpha")
+	at.MaxListingItems = n
+	if s := statusOf(startHub(t, at), "alpha"); s.State != StateConnected || s.Tools != n {
+		t.Errorf("%d tools at the limit: got %s with %d tools (%s), want connected with all", n, s.State, s.Tools, s.Err)
+	}
+	over := stdioFake("alpha")
+	over.MaxListingItems = n - 1
+	s := statusOf(startHub(t, over), "alpha")
+	if want := fmt.Sprintf("tools/list: more than %d items", n-1); s.State == StateConnected || !strings.Contains(s.Err, want) {
+		t.Errorf("%d tools over a limit of %d: got %s (%q), want not connected, the error saying %q", n, n-1, s.State, s.Err, want)
+	}
+}
+
+// TestBoundPlanThroughServer: run_plan over a real client and upstream
+// fails the step past a plan bound, naming the step and the limit.
+func TestBoundPlanThroughServer(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	c := overHTTPWith(t, ServerOptions{Hub: h, Executor: executor.Options{MaxTextBytes: 100}})
+	plan := func(text string) map[string]any {
+		return map[string]any{"steps": []any{
+			map[string]any{"id": "a", "tool": "alpha_echo", "args": map[string]any{"text": text}},
+			map[string]any{"id": "twice", "tool": "alpha_echo", "args": map[string]any{"text": "$<<a.text>>$<<a.text>>"}},
+		}}
+	}
+	if res := c.call(t, "run_plan", plan(strings.Repeat("x", 50))); res.IsError {
+		t.Errorf("100 bytes of text at the limit: %s", resultText(res))
+	}
+	res := c.call(t, "run_plan", plan(strings.Repeat("x", 51)))
+	if want := "- twice (alpha_echo): failed: args.text: plan limit: interpolated text over 100 bytes"; !res.IsError || !strings.Contains(resultText(res), want) {
+		t.Errorf("102 bytes of text: got %q, want an error result saying %q", resultText(res), want)
 	}
 }

@@ -63,4 +63,13 @@
 // Options.MaxDeadline, which is also the default). The Caller must return
 // soon after its ctx is done: Run waits for every call it started, so no
 // goroutine outlives it.
+//
+// # Bounds
+//
+// References multiply values, so what a run builds is bounded before it is
+// built (bound.go): each interpolated string (Options.MaxTextBytes), the
+// arguments of all the plan's calls (MaxExpandedBytes), the elements of a
+// foreach step (MaxForeachItems), the calls of the plan (MaxCalls), and
+// the results it keeps and its output (MaxResultBytes). A step past one
+// fails with ErrLimit.
 package executor

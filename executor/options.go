@@ -42,6 +42,14 @@ type Options struct {
 	PerUpstream  int // concurrent calls of one plan to one upstream (ToolInfo.Upstream) [8]
 	ForeachWidth int // concurrent elements of one foreach step [4]
 
+	// The bounds of one run (see bound.go); a step that passes one fails
+	// with ErrLimit, naming it.
+	MaxTextBytes     int // one string built by interpolation [1 MiB]
+	MaxExpandedBytes int // the arguments of all of a plan's calls, references filled in, as JSON [32 MiB]
+	MaxForeachItems  int // elements of one foreach step [1000]
+	MaxCalls         int // calls one plan makes, foreach elements each counted [1000]
+	MaxResultBytes   int // the values a plan keeps for its result, and its output, as JSON [32 MiB]
+
 	StepTimeout    time.Duration // deadline of each call unless the step sets timeout_ms [60s]
 	MaxStepTimeout time.Duration // cap on a step's timeout_ms [10m]
 	MaxDeadline    time.Duration // deadline of a plan, and cap on its deadline_ms [10m]
@@ -51,14 +59,19 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultMaxSteps       = 64
-	DefaultMaxArgBytes    = 256 << 10
-	DefaultMaxParallel    = 16
-	DefaultPerUpstream    = 8
-	DefaultForeachWidth   = 4
-	DefaultStepTimeout    = 60 * time.Second
-	DefaultMaxStepTimeout = 10 * time.Minute
-	DefaultMaxDeadline    = 10 * time.Minute
+	DefaultMaxSteps         = 64
+	DefaultMaxArgBytes      = 256 << 10
+	DefaultMaxParallel      = 16
+	DefaultPerUpstream      = 8
+	DefaultForeachWidth     = 4
+	DefaultMaxTextBytes     = 1 << 20
+	DefaultMaxExpandedBytes = 32 << 20
+	DefaultMaxForeachItems  = 1000
+	DefaultMaxCalls         = 1000
+	DefaultMaxResultBytes   = 32 << 20
+	DefaultStepTimeout      = 60 * time.Second
+	DefaultMaxStepTimeout   = 10 * time.Minute
+	DefaultMaxDeadline      = 10 * time.Minute
 )
 
 // Executor validates and runs plans. It is safe for concurrent use.
@@ -75,6 +88,11 @@ func New(opts Options) *Executor {
 	orInt(&opts.MaxParallel, DefaultMaxParallel)
 	orInt(&opts.PerUpstream, DefaultPerUpstream)
 	orInt(&opts.ForeachWidth, DefaultForeachWidth)
+	orInt(&opts.MaxTextBytes, DefaultMaxTextBytes)
+	orInt(&opts.MaxExpandedBytes, DefaultMaxExpandedBytes)
+	orInt(&opts.MaxForeachItems, DefaultMaxForeachItems)
+	orInt(&opts.MaxCalls, DefaultMaxCalls)
+	orInt(&opts.MaxResultBytes, DefaultMaxResultBytes)
 	orDuration(&opts.StepTimeout, DefaultStepTimeout)
 	orDuration(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
 	orDuration(&opts.MaxDeadline, DefaultMaxDeadline)

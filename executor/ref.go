@@ -271,12 +271,13 @@ type resolver func(r *ref) (any, error)
 
 // eval builds the value of t. When lenient is set, a reference that cannot
 // be resolved makes its value null and is reported there instead of failing.
-func (t *tmpl) eval(resolve resolver, lenient func(error)) (any, error) {
+// The strings interpolation builds are bounded by tb (nil: unbounded).
+func (t *tmpl) eval(resolve resolver, lenient func(error), tb *textBudget) (any, error) {
 	switch t.kind {
 	case tObject:
 		m := make(map[string]any, len(t.keys))
 		for i, k := range t.keys {
-			v, err := t.elems[i].eval(resolve, lenient)
+			v, err := t.elems[i].eval(resolve, lenient, tb)
 			if err != nil {
 				return nil, err
 			}
@@ -286,7 +287,7 @@ func (t *tmpl) eval(resolve resolver, lenient func(error)) (any, error) {
 	case tArray:
 		a := make([]any, len(t.elems))
 		for i, e := range t.elems {
-			v, err := e.eval(resolve, lenient)
+			v, err := e.eval(resolve, lenient, tb)
 			if err != nil {
 				return nil, err
 			}
@@ -294,7 +295,7 @@ func (t *tmpl) eval(resolve resolver, lenient func(error)) (any, error) {
 		}
 		return a, nil
 	case tText, tRef:
-		v, err := t.evalRefs(resolve)
+		v, err := t.evalRefs(resolve, tb)
 		if err != nil && lenient != nil {
 			lenient(err)
 			return nil, nil
@@ -305,7 +306,7 @@ func (t *tmpl) eval(resolve resolver, lenient func(error)) (any, error) {
 	}
 }
 
-func (t *tmpl) evalRefs(resolve resolver) (any, error) {
+func (t *tmpl) evalRefs(resolve resolver, tb *textBudget) (any, error) {
 	if t.kind == tRef {
 		v, err := resolve(t.ref)
 		if err != nil {
@@ -315,15 +316,21 @@ func (t *tmpl) evalRefs(resolve resolver) (any, error) {
 	}
 	var b strings.Builder
 	for _, p := range t.parts {
-		if p.ref == nil {
-			b.WriteString(p.text)
-			continue
+		text := p.text
+		if p.ref != nil {
+			v, err := resolve(p.ref)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", t.loc, p.ref.src, err)
+			}
+			text = toText(v)
 		}
-		v, err := resolve(p.ref)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", t.loc, p.ref.src, err)
+		if !tb.fits(b.Len() + len(text)) {
+			return nil, fmt.Errorf("%s: %w", t.loc, tb.take(b.Len()+len(text)))
 		}
-		b.WriteString(toText(v))
+		b.WriteString(text)
+	}
+	if err := tb.take(b.Len()); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.loc, err)
 	}
 	return b.String(), nil
 }

@@ -118,7 +118,7 @@ func FuzzReferences(f *testing.F) {
 		got, err := tm.eval(func(r *ref) (any, error) {
 			calls++
 			return value, nil
-		}, nil)
+		}, nil, nil)
 		if err != nil {
 			t.Fatalf("eval: %v", err)
 		}
@@ -140,7 +140,7 @@ func FuzzReferences(f *testing.F) {
 		}
 		// Values of any JSON type go in whole, and the result re-encodes.
 		obj := map[string]any{"v": value, "n": json.Number("1")}
-		if _, err := tm.eval(func(*ref) (any, error) { return obj, nil }, nil); err != nil {
+		if _, err := tm.eval(func(*ref) (any, error) { return obj, nil }, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		_ = toText(obj)

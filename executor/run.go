@@ -107,17 +107,22 @@ type run struct {
 	perUp   map[string]int
 	stopped error // why the plan stopped starting steps, once it has
 	done    int
+
+	calls    int         // counted as steps become ready, foreach elements each
+	expanded *byteBudget // arguments of the calls, shared by their goroutines
+	kept     int         // bytes of the values kept for the result
 }
 
 func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) *run {
 	id := fmt.Sprintf("%08x", rand.Uint32())
 	return &run{
 		e: e, g: g, res: res, progress: progress, id: id,
-		log:    e.log.With("plan_id", id),
-		events: make(chan event, g.parallel),
-		steps:  make([]stepRun, len(g.steps)),
-		values: make([]any, len(g.steps)),
-		perUp:  make(map[string]int),
+		log:      e.log.With("plan_id", id),
+		events:   make(chan event, g.parallel),
+		steps:    make([]stepRun, len(g.steps)),
+		values:   make([]any, len(g.steps)),
+		perUp:    make(map[string]int),
+		expanded: &byteBudget{max: int64(e.opts.MaxExpandedBytes)},
 	}
 }
 
@@ -183,8 +188,15 @@ func (r *run) ready(i int) {
 		case len(items) == 0:
 			r.finish(i, Succeeded, []any{}, nil)
 			return
+		case len(items) > r.e.opts.MaxForeachItems:
+			r.finish(i, Failed, nil, fmt.Errorf("foreach: %s: %w: %d elements, more than %d", gs.foreach.src, ErrLimit, len(items), r.e.opts.MaxForeachItems))
+			return
 		}
 		st.items, st.values = items, make([]any, len(items))
+	}
+	if r.calls += max(1, len(st.items)); r.calls > r.e.opts.MaxCalls {
+		r.finish(i, Failed, nil, fmt.Errorf("%w: the plan would make more than %d calls", ErrLimit, r.e.opts.MaxCalls))
+		return
 	}
 	st.phase = queued
 	r.queue = append(r.queue, i)
@@ -280,9 +292,16 @@ func (r *run) args(gs *gstep, elem int, item any) (any, error) {
 			return r.lookup(ref)
 		}
 	}
-	args, err := gs.args.eval(resolve, nil)
-	if err != nil || !gs.hasRefs {
-		return args, err
+	tb := &textBudget{perText: r.e.opts.MaxTextBytes, left: r.expanded.left(), planMax: r.e.opts.MaxExpandedBytes}
+	args, err := gs.args.eval(resolve, nil, tb)
+	if err != nil {
+		return nil, err
+	}
+	if size := jsonSize(args, r.expanded.left()); !r.expanded.take(size) {
+		return nil, fmt.Errorf("%w: arguments with references filled in over the plan's limit of %d bytes", ErrLimit, r.e.opts.MaxExpandedBytes)
+	}
+	if !gs.hasRefs {
+		return args, nil
 	}
 	probs := gs.input.check(args, nil)
 	if len(probs) == 0 {
@@ -338,6 +357,9 @@ func (r *run) handle(ev event) {
 	r.running--
 	r.perUp[gs.upstream]--
 	st.inflight--
+	if ev.status == Succeeded {
+		ev = r.keep(ev)
+	}
 	if gs.foreach == nil {
 		r.finish(ev.step, ev.status, ev.value, ev.err)
 		return
@@ -454,7 +476,29 @@ func (r *run) resolveOutput() {
 		}
 		return r.lookup(ref)
 	}
-	r.res.Output, _ = r.g.output.eval(resolve, func(err error) {
+	tb := &textBudget{perText: r.e.opts.MaxTextBytes, left: r.e.opts.MaxResultBytes, planMax: r.e.opts.MaxResultBytes}
+	out, err := r.g.output.eval(resolve, func(err error) {
 		r.res.OutputErrors = append(r.res.OutputErrors, err.Error())
-	})
+	}, tb)
+	if err == nil && jsonSize(out, r.e.opts.MaxResultBytes) > r.e.opts.MaxResultBytes {
+		err = fmt.Errorf("%w: the output over %d bytes", ErrLimit, r.e.opts.MaxResultBytes)
+	}
+	if err != nil {
+		r.res.OutputErrors = append(r.res.OutputErrors, "output: "+err.Error())
+		return
+	}
+	r.res.Output = out
+}
+
+// keep counts the value of a call that succeeded against the plan's result
+// limit; past it, the call fails and its value is dropped.
+func (r *run) keep(ev event) event {
+	left := r.e.opts.MaxResultBytes - r.kept
+	size := jsonSize(ev.value, left)
+	if size > left {
+		return event{step: ev.step, elem: ev.elem, status: Failed,
+			err: fmt.Errorf("%w: the plan's results over %d bytes", ErrLimit, r.e.opts.MaxResultBytes)}
+	}
+	r.kept += size
+	return ev
 }

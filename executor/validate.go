@@ -346,7 +346,7 @@ func (v *validator) inputSchema(i int, holes []hole) {
 				h.src, strings.Join(h.types, " or "), gs.tool, strings.Join(want, " or "))
 		}
 	}
-	placeholders, _ := gs.args.eval(func(*ref) (any, error) { return nil, nil }, nil)
+	placeholders, _ := gs.args.eval(func(*ref) (any, error) { return nil, nil }, nil, nil)
 	for _, pr := range gs.input.check(placeholders, locs) {
 		v.add(i, formatLoc(append([]string{"args"}, pr.loc...)), "%s (input schema of %s)", pr.msg, gs.tool)
 	}

@@ -12,8 +12,13 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcp-router/mcp-router/internal/bodylimit"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
+
+// MaxOllamaReplyBytes bounds an Ollama reply read by the default client:
+// a decision is a few KiB.
+const MaxOllamaReplyBytes = 4 << 20
 
 // LLM is the chat model that makes decisions. Chat sends one system and one
 // user message and returns the assistant's whole reply; schema is the JSON
@@ -43,7 +48,7 @@ type OllamaOptions struct {
 	// Ollama unloaded the model includes loading it.
 	Timeout time.Duration
 	// HTTPClient sends the requests; nil means a client on
-	// http.DefaultTransport.
+	// http.DefaultTransport whose replies fail past MaxOllamaReplyBytes.
 	HTTPClient *http.Client
 }
 
@@ -74,7 +79,7 @@ func NewOllamaLLM(opts OllamaOptions) (*OllamaLLM, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = bodylimit.Client(MaxOllamaReplyBytes)
 	}
 	l.client = api.NewClient(u, hc)
 	return l, nil

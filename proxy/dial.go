@@ -83,18 +83,22 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	var live atomic.Pointer[conn] // set once the conn exists; the handshake's replies come before
 	var tr transport.Interface
 	var err error
+	report := func(err error) {
+		logger.Warn("reply from upstream refused", "err", err)
+		if c := live.Load(); c != nil {
+			c.violation(err)
+		}
+	}
+	// Every body is bounded (see boundedBodies); replies to POSTed
+	// requests of streamable HTTP are checked first (see replyGuard).
+	bounded := &boundedBodies{next: http.DefaultTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	if cfg.Transport == TransportSSE {
-		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
+		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded}))
 	} else {
-		guard := &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: func(err error) {
-			logger.Warn("reply from upstream refused", "err", err)
-			if c := live.Load(); c != nil {
-				c.violation(err)
-			}
-		}}
+		bounded.next = &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: report}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: guard}))
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded}))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)

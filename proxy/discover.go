@@ -65,6 +65,9 @@ type alternative struct {
 func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	query, _ := args["query"].(string)
+	if res := tooLong(requestMoreToolsName, "query", query, s.inputs.MaxQueryBytes); res != nil {
+		return res, nil
+	}
 	needs, err := fuse.NeedsFromAny(args["tools"])
 	if err != nil {
 		return mcp.NewToolResultError(`request_more_tools: "tools" must be a list of tool names: ` + err.Error()), nil

@@ -32,7 +32,12 @@ var feedbackDef = mcp.Tool{
 }
 
 func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	query := strings.TrimSpace(req.GetString("query", ""))
+	query, note := req.GetString("query", ""), req.GetString("note", "")
+	if res := firstTooLong(tooLong(feedbackName, "query", query, s.inputs.MaxQueryBytes),
+		tooLong(feedbackName, "note", note, s.inputs.MaxNoteBytes)); res != nil {
+		return res, nil
+	}
+	query = strings.TrimSpace(query)
 	wrong, right := req.GetString("wrong_tool", ""), req.GetString("right_tool", "")
 	if query == "" || (wrong == "" && right == "") {
 		return mcp.NewToolResultError(`routing_feedback needs "query" and at least one of "wrong_tool" or "right_tool"`), nil
@@ -49,7 +54,7 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
 		lesson, err := s.lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: req.GetString("note", "")})
+			Source: lessons.SourceFeedback, Note: note})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}

@@ -266,11 +266,15 @@ func PlannerRequest(c *Catalog, d routing.Decision, query, context string) plann
 }
 
 func (s *Server) plan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	query := strings.TrimSpace(req.GetString("query", ""))
-	if query == "" {
+	query, pctx := req.GetString("query", ""), req.GetString("context", "")
+	if res := firstTooLong(tooLong(planName, "query", query, s.inputs.MaxQueryBytes),
+		tooLong(planName, "context", pctx, s.inputs.MaxContextBytes)); res != nil {
+		return res, nil
+	}
+	if query = strings.TrimSpace(query); query == "" {
 		return mcp.NewToolResultError(`plan needs "query": the user's request in words`), nil
 	}
-	dec := s.planner.Decide(ctx, s.planRequest(ctx, query, req.GetString("context", "")))
+	dec := s.planner.Decide(ctx, s.planRequest(ctx, query, pctx))
 	out := map[string]any{"decision": dec}
 	text := DecisionText(dec)
 	if req.GetBool("execute", false) && dec.Decision == planner.UseTool {

@@ -45,39 +45,23 @@ type rpcSender interface {
 // carries protocol metadata in _meta (the client's effective
 // capabilities, its level, its identity) that only mcp-go's unexported
 // request path builds.
-func listTools(ctx context.Context, cl *client.Client, logger *slog.Logger) ([]mcp.Tool, error) {
+func listTools(ctx context.Context, cl *client.Client, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
 	if mcp.IsModernProtocol(cl.ProtocolVersion()) {
-		res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			return nil, err
-		}
-		return res.Tools, nil
+		return listTypedTools(ctx, cl, b)
 	}
-	return listRawTools(ctx, cl.GetTransport(), logger)
+	return listRawTools(ctx, cl.GetTransport(), b, logger)
 }
 
-// listRawTools follows tools/list pages until one has no nextCursor. A
-// cursor that comes back twice is an error, as it is for mcp-go.
-func listRawTools(ctx context.Context, tr rpcSender, logger *slog.Logger) ([]mcp.Tool, error) {
-	var tools []mcp.Tool
-	seen := map[mcp.Cursor]bool{"": true}
-	var cursor mcp.Cursor
-	for range maxListPages {
-		page, err := listToolsPage(ctx, tr, cursor)
+// listRawTools follows tools/list pages until one has no nextCursor,
+// within the budget (see listAll).
+func listRawTools(ctx context.Context, tr rpcSender, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
+	return listAll(ctx, b, func(ctx context.Context, cursor mcp.Cursor) (page[mcp.Tool], error) {
+		p, size, err := listToolsPage(ctx, tr, cursor)
 		if err != nil {
-			return nil, err
+			return page[mcp.Tool]{}, err
 		}
-		tools = append(tools, page.tools(logger)...)
-		if page.NextCursor == "" {
-			return tools, nil
-		}
-		if seen[page.NextCursor] {
-			return nil, fmt.Errorf("%w: %q", client.ErrRepeatedListCursor, page.NextCursor)
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
-	}
-	return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
+		return page[mcp.Tool]{p.tools(logger), size, p.NextCursor}, nil
+	})
 }
 
 // toolsPage is one tools/list result.
@@ -141,8 +125,9 @@ func notObject(raw json.RawMessage) string {
 	}
 }
 
-// listToolsPage sends one tools/list request, with an id of our own.
-func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsPage, error) {
+// listToolsPage sends one tools/list request, with an id of our own, and
+// returns the page with its size in bytes.
+func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsPage, int, error) {
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		ID:      mcp.NewRequestId("mcp-router/tools/list/" + strconv.FormatUint(listRequestSeq.Add(1), 10)),
@@ -150,23 +135,23 @@ func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsP
 		Params:  mcp.PaginatedParams{Cursor: cursor},
 	}
 	if err := ctx.Err(); err != nil {
-		return toolsPage{}, transport.NewError(err)
+		return toolsPage{}, 0, transport.NewError(err)
 	}
 	resp, err := tr.SendRequest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			cancelListing(ctx, tr, req.ID)
 		}
-		return toolsPage{}, transport.NewError(err)
+		return toolsPage{}, 0, transport.NewError(err)
 	}
 	if resp.Error != nil {
-		return toolsPage{}, resp.Error.AsError()
+		return toolsPage{}, 0, resp.Error.AsError()
 	}
 	var page toolsPage
 	if err := json.Unmarshal(resp.Result, &page); err != nil {
-		return toolsPage{}, fmt.Errorf("decoding the tools/list result: %w", err)
+		return toolsPage{}, 0, fmt.Errorf("decoding the tools/list result: %w", err)
 	}
-	return page, nil
+	return page, len(resp.Result), nil
 }
 
 // cancelListing tells a stdio or in-process upstream to stop working on a

@@ -280,7 +280,7 @@ func TestRawListingPages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &scriptedSender{pages: tt.pages}
-			tools, err := listRawTools(t.Context(), s, slog.New(slog.DiscardHandler))
+			tools, err := listRawTools(t.Context(), s, UpstreamConfig{}.listBudget("tools/list"), slog.New(slog.DiscardHandler))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("got error %v, want %v", err, tt.wantErr)
 			}

@@ -54,6 +54,8 @@ type ServerOptions struct {
 	DisconnectGrace time.Duration
 	// RateLimit bounds each session's tool calls [no limit].
 	RateLimit RateLimit
+	// Inputs bound the queries and notes the proxy's own tools take.
+	Inputs InputLimits
 }
 
 // DefaultInstructions is what the proxy tells the model about itself.
@@ -77,6 +79,7 @@ type Server struct {
 	planner *planner.Planner
 	metrics *Metrics
 	lessons *lessons.Memory
+	inputs  InputLimits
 
 	subs     subscriptions
 	inflight inflightIDs
@@ -103,7 +106,8 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Instructions == "" {
 		opts.Instructions = DefaultInstructions
 	}
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons}
+	opts.Inputs.defaults()
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -163,6 +167,10 @@ func (s *Server) Close() {
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := queryFromMeta(req.Params.Meta)
 	if q == "" {
+		return
+	}
+	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
+		s.logger.Warn("tools/list query ignored: too long", "session_id", sessionID(ctx), "bytes", len(q), "limit", s.inputs.MaxQueryBytes)
 		return
 	}
 	sess := s.belts.session(ctx)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/executor"
 )
 
 // TestSoak sends 10,000 calls at concurrency 32 through the proxy: four
@@ -30,8 +32,17 @@ func TestSoak(t *testing.T) {
 	const calls, sessions, perSession, crashEvery = 10000, 4, 8, 1000
 	const conc = sessions * perSession
 	idle := runtime.NumGoroutine() // before the proxy exists
-	h := startHub(t, stdioFake("soak"), builtinFake("steady"))
-	srv := NewServer(ServerOptions{Hub: h})
+	// With every bound on input from outside set, well below its default
+	// and well above what the soak sends.
+	bounded := func(u UpstreamConfig) UpstreamConfig {
+		u.MaxMessageBytes, u.MaxErrorBodyBytes, u.MaxListingBytes, u.MaxListingItems = 256<<10, 16<<10, 1<<20, 200
+		return u
+	}
+	h := startHub(t, bounded(stdioFake("soak")), bounded(builtinFake("steady")))
+	srv := NewServer(ServerOptions{Hub: h,
+		Inputs: InputLimits{MaxQueryBytes: 1 << 10, MaxNoteBytes: 256, MaxContextBytes: 4 << 10},
+		Executor: executor.Options{MaxTextBytes: 64 << 10, MaxExpandedBytes: 1 << 20, MaxResultBytes: 1 << 20,
+			MaxForeachItems: 16, MaxCalls: 32}})
 	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(ts.Close)
@@ -63,9 +74,19 @@ func TestSoak(t *testing.T) {
 					return
 				}
 				tool, args := "soak_echo", map[string]any{"text": strconv.Itoa(i)}
+				want := args["text"]
 				switch {
 				case i%crashEvery == crashEvery-1:
 					tool, args = "soak_crash", nil
+				case i%100 == 50: // a plan, under the plan bounds: two echoes, then one of both
+					tool, args = "run_plan", map[string]any{"steps": []any{
+						map[string]any{"id": "a", "tool": "steady_echo", "args": map[string]any{"text": "a" + want.(string)}},
+						map[string]any{"id": "b", "tool": "steady_echo", "args": map[string]any{"text": "b" + want.(string)}},
+						map[string]any{"id": "c", "tool": "steady_echo", "args": map[string]any{"text": "$<<a.text>>+$<<b.text>>"}},
+					}}
+					want = "Plan HYBRID_TOOLS:\n- a (steady_echo): succeeded: {\"server\":\"steady\",\"text\":\"a" + want.(string) +
+						"\"}\n- b (steady_echo): succeeded: {\"server\":\"steady\",\"text\":\"b" + want.(string) +
+						"\"}\n- c (steady_echo): succeeded: {\"server\":\"steady\",\"text\":\"a" + want.(string) + "+b" + want.(string) + "\"}"
 				case i%3 == 0:
 					tool = "steady_echo"
 				}
@@ -75,7 +96,7 @@ func TestSoak(t *testing.T) {
 				switch {
 				case err != nil:
 					t.Errorf("call %d (%s): a protocol error, not an answer: %v", i, tool, err)
-				case !res.IsError && resultText(res) == args["text"]:
+				case !res.IsError && resultText(res) == want:
 					answered.Add(1)
 				case res.IsError && errorKind(res) != "":
 					failed.Add(1)

@@ -232,7 +232,7 @@ func (u *upstream) protocolVersion() string {
 // list them is logged, not fatal.
 func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 	var out listing
-	tools, err := listTools(ctx, c.client, u.logger)
+	tools, err := listTools(ctx, c.client, u.cfg.listBudget("tools/list"), u.logger)
 	if err != nil && c.caps.Tools != nil {
 		return out, fmt.Errorf("listing tools: %w", err)
 	}
@@ -244,10 +244,10 @@ func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 		out.resources, out.templates = u.listResources(ctx, c)
 	}
 	if c.caps.Prompts != nil {
-		if p, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{}); err != nil {
+		if p, err := listPrompts(ctx, c.client, u.cfg.listBudget("prompts/list")); err != nil {
 			u.logger.Warn("listing prompts", "err", withoutURL(err))
 		} else {
-			out.prompts = p.Prompts
+			out.prompts = p
 		}
 	}
 	return out, nil
@@ -256,15 +256,15 @@ func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 func (u *upstream) listResources(ctx context.Context, c *conn) ([]mcp.Resource, []mcp.ResourceTemplate) {
 	var res []mcp.Resource
 	var tpl []mcp.ResourceTemplate
-	if r, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
+	if r, err := listResources(ctx, c.client, u.cfg.listBudget("resources/list")); err != nil {
 		u.logger.Warn("listing resources", "err", withoutURL(err))
 	} else {
-		res = r.Resources
+		res = r
 	}
-	if t, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
+	if t, err := listResourceTemplates(ctx, c.client, u.cfg.listBudget("resources/templates/list")); err != nil {
 		u.logger.Debug("listing resource templates", "err", withoutURL(err))
 	} else {
-		tpl = t.ResourceTemplates
+		tpl = t
 	}
 	return res, tpl
 }

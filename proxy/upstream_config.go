@@ -79,9 +79,18 @@ type UpstreamConfig struct {
 	// vouches for as read-only: shown as read-only, not destructive and
 	// idempotent whatever the upstream claims.
 	ReadOnlyTools []string
-	// MaxMessageBytes bounds one message from a stdio upstream; zero
-	// means DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one message from an upstream: a stdio line,
+	// an HTTP reply, one line or event of an event stream; zero means
+	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// MaxErrorBodyBytes bounds the body of an HTTP error reply; zero
+	// means DefaultMaxErrorBodyBytes.
+	MaxErrorBodyBytes int
+	// MaxListingBytes and MaxListingItems bound one listing (tools,
+	// resources, resource templates or prompts) across all its pages;
+	// zero means DefaultMaxListingBytes and DefaultMaxListingItems.
+	MaxListingBytes int
+	MaxListingItems int
 	// Protocol is the protocol version to pin; empty means
 	// DefaultProtocolVersion, "modern" lets the client negotiate freely.
 	Protocol string
@@ -97,8 +106,15 @@ type UpstreamConfig struct {
 	ValidateArguments bool
 }
 
-// DefaultMaxMessageBytes bounds one message from a stdio upstream.
+// DefaultMaxMessageBytes bounds one message from an upstream.
 const DefaultMaxMessageBytes = 16 << 20
+
+func (u UpstreamConfig) maxErrorBodyBytes() int {
+	if u.MaxErrorBodyBytes > 0 {
+		return u.MaxErrorBodyBytes
+	}
+	return DefaultMaxErrorBodyBytes
+}
 
 func (u UpstreamConfig) maxMessageBytes() int {
 	if u.MaxMessageBytes > 0 {

@@ -10,8 +10,13 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/mcp-router/mcp-router/internal/bodylimit"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
+
+// MaxOllamaReplyBytes bounds an Ollama reply read by the default client:
+// a batch of embeddings is a few MiB at most.
+const MaxOllamaReplyBytes = 32 << 20
 
 // OllamaOptions configures an [OllamaEmbedder]. URL and Model are
 // required; every other zero field takes the default documented on it.
@@ -32,7 +37,7 @@ type OllamaOptions struct {
 	// otherwise), a negative value keeps it loaded until Ollama stops.
 	KeepAlive time.Duration
 	// HTTPClient sends the requests; nil means a client on
-	// http.DefaultTransport.
+	// http.DefaultTransport whose replies fail past MaxOllamaReplyBytes.
 	HTTPClient *http.Client
 }
 
@@ -76,7 +81,7 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = bodylimit.Client(MaxOllamaReplyBytes)
 	}
 	e.client = api.NewClient(u, hc)
 	return e, nil

@@ -178,13 +178,21 @@ func (ix *Index) rlockFresh() {
 func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg}
 	ceiling := ix.termCeiling()
+	// Each word's synonyms, found in one pass: looking for them after
+	// every word would be quadratic in the request's length.
+	syns := map[int][]int{}
+	for j, qt := range q.terms {
+		if qt.kind == termSynonym {
+			syns[qt.of] = append(syns[qt.of], j)
+		}
+	}
 	for i, qt := range q.terms {
 		if qt.kind == termSynonym {
 			continue
 		}
 		start := len(members)
 		var df int
-		members, df = ix.lookUpGroup(q.terms, i, members)
+		members, df = ix.lookUpGroup(q.terms, i, syns[i], members)
 		if len(members) == start {
 			if qt.kind == termWord {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
@@ -218,17 +226,15 @@ func (rq *resolvedQuery) addReach(x float64, segs uint8) {
 // lookUpGroup appends to members the posting lists of terms[i] and of its
 // synonyms that the index holds, and returns the document frequency that
 // weighs the group: the word's, else its rarest synonym's.
-func (ix *Index) lookUpGroup(terms []queryTerm, i int, members []resolvedTerm) ([]resolvedTerm, int) {
+func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []resolvedTerm) ([]resolvedTerm, int) {
 	df := -1
 	if tid, ok := ix.terms[terms[i].term]; ok {
 		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1, exact: true})
 		df = len(ix.postings[tid])
 	}
 	word := df >= 0
-	for _, syn := range terms[i+1:] {
-		if syn.kind != termSynonym || syn.of != i {
-			continue
-		}
+	for _, j := range syns {
+		syn := terms[j]
 		if tid, ok := ix.terms[syn.term]; ok {
 			members = append(members, resolvedTerm{postings: ix.postings[tid], alt: float32(syn.weight)})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {

@@ -26,18 +26,30 @@ var abbreviations = setOf(`e.g eg i.e ie etc vs mr mrs ms dr st no approx`)
 func segments(q string, limit int) []string {
 	var out []string
 	start := 0
+	// Whether the clause so far holds nothing but segment words (as
+	// whitespace separates them) is kept as the scan goes: onlySeg for the
+	// words ended, tok the start of the one being read (-1: none). Looking
+	// back over the clause at every segment word would be quadratic in the
+	// request's length.
+	onlySeg, tok := true, -1
 	cut := func(end int) {
-		if len(out) == limit-1 {
-			return
-		}
 		if s := strings.TrimSpace(q[start:end]); s != "" {
 			out = append(out, s)
-			start = end
+			start, onlySeg, tok = end, true, -1
 		}
 	}
-	for i := 0; i < len(q); {
+	// Past limit-1 clauses, the rest is one clause: the scan stops.
+	for i := 0; i < len(q) && len(out) < limit-1; {
 		r, size := utf8.DecodeRuneInString(q[i:])
 		next := i + size
+		if unicode.IsSpace(r) {
+			if tok >= 0 && !isSegmentWord(q[tok:i]) {
+				onlySeg = false
+			}
+			tok = -1
+		} else if tok < 0 {
+			tok = i
+		}
 		switch {
 		case r == '\n' || r == ';' || r == '。' || r == '？' || r == '！':
 			cut(next)
@@ -50,8 +62,10 @@ func segments(q string, limit int) []string {
 			for end < len(q) && isWordByte(q[end]) {
 				end++
 			}
-			if segmentWords[strings.ToLower(q[i:end])] && !onlySegmentWords(q[start:i]) {
+			before := onlySeg && (tok == i || isSegmentWord(q[tok:i]))
+			if segmentWords[strings.ToLower(q[i:end])] && !before {
 				cut(i) // "and also" starts one clause, not two
+				tok = i
 			}
 			next = max(end, next)
 		}
@@ -61,6 +75,20 @@ func segments(q string, limit int) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// longestSegmentWord is the length of the longest segment word.
+var longestSegmentWord = func() int {
+	n := 0
+	for w := range segmentWords {
+		n = max(n, len(w))
+	}
+	return n
+}()
+
+// isSegmentWord says whether w is a segment word, in any case.
+func isSegmentWord(w string) bool {
+	return len(w) <= longestSegmentWord && segmentWords[strings.ToLower(w)]
 }
 
 // endsAbbreviation reports whether s ends in an abbreviation or a single
@@ -76,14 +104,4 @@ func endsAbbreviation(s string) bool {
 
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
-
-// onlySegmentWords reports whether s holds nothing but segment words.
-func onlySegmentWords(s string) bool {
-	for _, w := range strings.Fields(s) {
-		if !segmentWords[strings.ToLower(w)] {
-			return false
-		}
-	}
-	return true
 }

@@ -84,7 +84,7 @@ func (e *env) withLessons(ctx context.Context, fn func(*lessons.Memory) error) e
 	if err != nil {
 		return err
 	}
-	mem, err := lessons.NewMemory(ctx, st.Lessons(), lessons.MemoryOptions{})
+	mem, err := lessons.NewMemory(ctx, st.Lessons(), lessons.MemoryOptions{MaxBytes: cfg.Limits.LessonsBytes})
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,9 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 			}
 			defer hub.Close()
 			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
-			res, err := proxy.NewExecutor(hub, executor.Options{Logger: e.logger(cfg)}).Run(cmd.Context(), p, nil)
+			opts := cfg.Limits.Executor()
+			opts.Logger = e.logger(cfg)
+			res, err := proxy.NewExecutor(hub, opts).Run(cmd.Context(), p, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -110,7 +112,9 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 				if err != nil {
 					return err
 				}
-				res, err := proxy.NewExecutor(hub, executor.Options{Logger: log}).Run(cmd.Context(), p, nil)
+				opts := cfg.Limits.Executor()
+				opts.Logger = log
+				res, err := proxy.NewExecutor(hub, opts).Run(cmd.Context(), p, nil)
 				if err != nil {
 					return err
 				}

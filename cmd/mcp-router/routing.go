@@ -68,7 +68,8 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
-		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit()}
+		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
+		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs()}
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", cfg.File, prof.Name, err)
 	}
-	ex := proxy.NewExecutor(hub, executor.Options{})
+	ex := proxy.NewExecutor(hub, cfg.Limits.Executor())
 	return planner.New(planner.Options{
 		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: log,
 		Validate: func(raw json.RawMessage) error {
@@ -130,7 +131,7 @@ func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, s
 	if !prof.Routing.Lessons {
 		return nil, nil
 	}
-	opts := lessons.MemoryOptions{Logger: log}
+	opts := lessons.MemoryOptions{Logger: log, MaxBytes: cfg.Limits.LessonsBytes}
 	if cfg.Ollama.EmbedModel != "" {
 		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
 		if err != nil {

@@ -93,6 +93,8 @@ var (
 	// ErrOverruled: a detour lesson contradicts a lesson from feedback,
 	// which stands (the user's word outranks the router's inference).
 	ErrOverruled = errors.New("overruled by feedback")
+	// ErrTooLarge: a lesson larger than MemoryOptions.MaxBytes alone.
+	ErrTooLarge = errors.New("lesson too large")
 )
 
 // normalize returns the form of a query that dedup and exact matches

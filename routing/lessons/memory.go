@@ -61,8 +61,12 @@ func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.snap.Store(build(entries))
+	var drop []*entry
 	if excess := len(entries) - opts.MaxLessons; excess > 0 {
-		deleted, err := m.deleteLocked(ctx, leastRecentlyUsed(entries, nil, excess))
+		drop = leastRecentlyUsed(entries, nil, excess)
+	}
+	if drop = append(drop, m.overBytes(entries, drop, 0)...); len(drop) > 0 {
+		deleted, err := m.deleteLocked(ctx, drop)
 		m.replaceLocked(deleted, nil)
 		if err != nil {
 			return nil, fmt.Errorf("loading lessons: evicting: %w", err)
@@ -122,6 +126,9 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if err := validate(&l); err != nil {
 		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
 	}
+	if n := lessonBytes(l); n > m.opts.MaxBytes {
+		return Lesson{}, fmt.Errorf("learning lesson: %w: %d bytes of query, tool and note, more than the %d all lessons may keep", ErrTooLarge, n, m.opts.MaxBytes)
+	}
 	norm := normalize(l.Query)
 	k := dedupKey(norm, l.Tool, l.Polarity)
 	var vec []float32
@@ -152,6 +159,7 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if excess := len(s.entries) - len(drop) + 1 - m.opts.MaxLessons; excess > 0 {
 		drop = append(drop, leastRecentlyUsed(s.entries, drop, excess)...)
 	}
+	drop = append(drop, m.overBytes(s.entries, drop, lessonBytes(l))...)
 	deleted, err := m.deleteLocked(ctx, drop)
 	if err != nil {
 		m.replaceLocked(deleted, nil)
@@ -199,11 +207,18 @@ func (m *Memory) reinforceLocked(ctx context.Context, e *entry, l Lesson, now ti
 	if l.Source == SourceFeedback {
 		upd.Source = SourceFeedback
 	}
+	// A longer note may pass MaxBytes: the least recently used others go.
+	drop, err := m.deleteLocked(ctx, m.overBytes(m.snap.Load().entries, []*entry{e}, lessonBytes(upd)))
+	if err != nil {
+		m.replaceLocked(drop, nil)
+		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
+	}
 	stored, err := m.store.Put(ctx, upd)
 	if err != nil {
+		m.replaceLocked(drop, nil)
 		return Lesson{}, fmt.Errorf("learning lesson: reinforcing lesson %d: %w", e.lesson.ID, err)
 	}
-	m.replaceLocked([]*entry{e}, newEntry(stored, e.terms, e.vec))
+	m.replaceLocked(append(drop, e), newEntry(stored, e.terms, e.vec))
 	return stored, nil
 }
 
@@ -243,6 +258,30 @@ func (m *Memory) deleteLocked(ctx context.Context, es []*entry) ([]*entry, error
 		}
 	}
 	return es, nil
+}
+
+// lessonBytes is what MaxBytes counts of l.
+func lessonBytes(l Lesson) int { return len(l.Query) + len(l.Tool) + len(l.Note) }
+
+// overBytes returns the least recently used of entries not in skip whose
+// removal brings the lessons' bytes, with extra more, within MaxBytes.
+func (m *Memory) overBytes(entries, skip []*entry, extra int) []*entry {
+	need := extra - m.opts.MaxBytes
+	for _, e := range entries {
+		if !slices.Contains(skip, e) {
+			need += lessonBytes(e.lesson)
+		}
+	}
+	if need <= 0 {
+		return nil
+	}
+	lru := leastRecentlyUsed(entries, skip, len(entries))
+	for i, e := range lru {
+		if need -= lessonBytes(e.lesson); need <= 0 {
+			return lru[:i+1]
+		}
+	}
+	return lru
 }
 
 // leastRecentlyUsed returns the n least recently used of entries not in

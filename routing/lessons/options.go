@@ -12,6 +12,10 @@ type MemoryOptions struct {
 	// MaxLessons bounds the lessons kept; past it, learning a new lesson
 	// evicts the least recently used (LastUsed, then Created) [1000].
 	MaxLessons int
+	// MaxBytes bounds the text the lessons keep (query, tool and note of
+	// each); past it, learning evicts the least recently used, and a
+	// lesson larger than it alone is refused (ErrTooLarge) [4 MiB].
+	MaxBytes int
 	// MinSimilarity is the similarity (package doc) below which a lesson
 	// does not apply to a query [0.5].
 	MinSimilarity float64
@@ -44,6 +48,7 @@ type MemoryOptions struct {
 // Defaults for MemoryOptions.
 const (
 	DefaultMaxLessons    = 1000
+	DefaultMaxBytes      = 4 << 20
 	DefaultMinSimilarity = 0.5
 	DefaultMaxBoost      = 0.3
 	DefaultMaxPenalty    = 0.5
@@ -55,6 +60,9 @@ const (
 func (o *MemoryOptions) defaults() {
 	if o.MaxLessons <= 0 {
 		o.MaxLessons = DefaultMaxLessons
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.MinSimilarity <= 0 || o.MinSimilarity > 1 {
 		o.MinSimilarity = DefaultMinSimilarity

@@ -3,14 +3,19 @@ package config
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// Limits is the limits section: bounds on each client session.
+// Limits is the limits section: bounds on each client session, and on
+// everything the gateway reads or builds from outside. A bound left zero
+// takes the default of the package that applies it.
 type Limits struct {
 	// CallsPerSecond refills each session's bucket of tool calls; 0 is no
 	// limit (the default).
@@ -20,6 +25,24 @@ type Limits struct {
 	// StartWait is how long a call of a tool whose upstream is still
 	// starting waits for it [proxy.DefaultStartWait].
 	StartWait time.Duration
+
+	// What upstreams send (proxy.UpstreamConfig).
+	UpstreamMessageBytes int // one message: a stdio line, an HTTP reply, an event-stream line or event
+	UpstreamErrorBytes   int // the body of an HTTP error reply
+	ListingBytes         int // one listing (tools, resources, templates, prompts) across its pages
+	ListingItems         int
+	// What one run_plan builds (executor.Options).
+	PlanTextBytes     int
+	PlanExpandedBytes int
+	PlanResultBytes   int
+	PlanForeachItems  int
+	PlanCalls         int
+	// What the model hands the gateway's own tools (proxy.InputLimits).
+	QueryBytes   int
+	NoteBytes    int
+	ContextBytes int
+	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
+	LessonsBytes int
 }
 
 // RateLimit is the limit as the proxy takes it.
@@ -27,10 +50,86 @@ func (l Limits) RateLimit() proxy.RateLimit {
 	return proxy.RateLimit{CallsPerSecond: l.CallsPerSecond, Burst: l.Burst}
 }
 
+// Executor is the plan bounds as the executor takes them.
+func (l Limits) Executor() executor.Options {
+	return executor.Options{MaxTextBytes: l.PlanTextBytes, MaxExpandedBytes: l.PlanExpandedBytes,
+		MaxResultBytes: l.PlanResultBytes, MaxForeachItems: l.PlanForeachItems, MaxCalls: l.PlanCalls}
+}
+
+// Inputs is the bounds on the gateway's own tools' arguments.
+func (l Limits) Inputs() proxy.InputLimits {
+	return proxy.InputLimits{MaxQueryBytes: l.QueryBytes, MaxNoteBytes: l.NoteBytes, MaxContextBytes: l.ContextBytes}
+}
+
+// upstream sets the bounds on what an upstream sends.
+func (l Limits) upstream(u *proxy.UpstreamConfig) {
+	u.MaxMessageBytes, u.MaxErrorBodyBytes = l.UpstreamMessageBytes, l.UpstreamErrorBytes
+	u.MaxListingBytes, u.MaxListingItems = l.ListingBytes, l.ListingItems
+}
+
 type rawLimits struct {
 	CallsPerSecond *rateValue    `yaml:"calls_per_second"`
 	Burst          *burstValue   `yaml:"burst"`
 	StartWait      DurationValue `yaml:"start_wait"`
+
+	UpstreamMessageBytes *sizeValue `yaml:"upstream_message_bytes"`
+	UpstreamErrorBytes   *sizeValue `yaml:"upstream_error_bytes"`
+	ListingBytes         *sizeValue `yaml:"listing_bytes"`
+	ListingItems         *sizeValue `yaml:"listing_items"`
+	PlanTextBytes        *sizeValue `yaml:"plan_text_bytes"`
+	PlanExpandedBytes    *sizeValue `yaml:"plan_expanded_bytes"`
+	PlanResultBytes      *sizeValue `yaml:"plan_result_bytes"`
+	PlanForeachItems     *sizeValue `yaml:"plan_foreach_items"`
+	PlanCalls            *sizeValue `yaml:"plan_calls"`
+	QueryBytes           *sizeValue `yaml:"query_bytes"`
+	NoteBytes            *sizeValue `yaml:"note_bytes"`
+	ContextBytes         *sizeValue `yaml:"context_bytes"`
+	LessonsBytes         *sizeValue `yaml:"lessons_bytes"`
+}
+
+// sizeValue is a whole number, 1 or more: a count, or a size in bytes
+// that may carry a unit (64KiB, 16MiB, 1GiB; KB, MB and GB are the same
+// powers of 1024).
+type sizeValue int
+
+// UnmarshalYAML accepts a whole number, 1 or more, with an optional unit.
+func (z *sizeValue) UnmarshalYAML(n *yaml.Node) error {
+	v := strings.TrimSpace(n.Value)
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}} {
+		if s, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = strings.TrimSpace(s), u.mult
+			break
+		}
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 1 || i > math.MaxInt32/mult {
+		return fmt.Errorf("%q is not a whole number, 1 or more (a size may end in KiB, MiB or GiB, like 16MiB)", n.Value)
+	}
+	*z = sizeValue(i * mult)
+	return nil
+}
+
+// bounds sets the bounds the file gives.
+func (l *Limits) bounds(raw rawLimits) {
+	for _, b := range []struct {
+		dst *int
+		src *sizeValue
+	}{
+		{&l.UpstreamMessageBytes, raw.UpstreamMessageBytes}, {&l.UpstreamErrorBytes, raw.UpstreamErrorBytes},
+		{&l.ListingBytes, raw.ListingBytes}, {&l.ListingItems, raw.ListingItems},
+		{&l.PlanTextBytes, raw.PlanTextBytes}, {&l.PlanExpandedBytes, raw.PlanExpandedBytes},
+		{&l.PlanResultBytes, raw.PlanResultBytes}, {&l.PlanForeachItems, raw.PlanForeachItems}, {&l.PlanCalls, raw.PlanCalls},
+		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
+		{&l.LessonsBytes, raw.LessonsBytes},
+	} {
+		if b.src != nil {
+			*b.dst = int(*b.src)
+		}
+	}
 }
 
 // rateValue is a number of calls a second, zero or more, with its line.
@@ -90,6 +189,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	if c.Limits.StartWait == 0 {
 		c.Limits.StartWait = proxy.DefaultStartWait
 	}
+	c.Limits.bounds(l)
 	if l.CallsPerSecond != nil {
 		c.Limits.CallsPerSecond = l.CallsPerSecond.N
 	}

@@ -50,6 +50,7 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		if u.Value.ValidateArguments == nil {
 			cfg.ValidateArguments = e.Value.ValidateArguments
 		}
+		c.Limits.upstream(&cfg)
 		p.Upstreams = append(p.Upstreams, cfg)
 		p.Lines[u.Key] = u.Line
 	}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+// TestBoundLimitsConfig: every bound on input from outside has a key
+// under limits that reaches the package applying it; unset keys leave
+// the packages' defaults; bad values name the file, the line and the key.
+func TestBoundLimitsConfig(t *testing.T) {
+	p := loadProfile(t, `
+limits:
+  upstream_message_bytes: 8MiB
+  upstream_error_bytes: 32KiB
+  listing_bytes: 32MB
+  listing_items: 500
+  plan_text_bytes: 100000
+  plan_expanded_bytes: 4MiB
+  plan_result_bytes: 8MiB
+  plan_foreach_items: 50
+  plan_calls: 60
+  query_bytes: 4KiB
+  note_bytes: 512
+  context_bytes: 16KiB
+  lessons_bytes: 1MiB
+profiles:
+  p:
+    upstreams:
+      web: {builtin: web}
+`, nil)
+	u := p.Upstreams[0]
+	if got, want := []int{u.MaxMessageBytes, u.MaxErrorBodyBytes, u.MaxListingBytes, u.MaxListingItems}, []int{8 << 20, 32 << 10, 32 << 20, 500}; !cmp.Equal(got, want) {
+		t.Errorf("upstream bounds: got %v, want %v", got, want)
+	}
+	cfg, err := load(t, "limits: {plan_text_bytes: 100000, plan_expanded_bytes: 4MiB, plan_result_bytes: 8MiB, plan_foreach_items: 50, plan_calls: 60, "+
+		"query_bytes: 4KiB, note_bytes: 512, context_bytes: 16KiB, lessons_bytes: 1MiB}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantExec := executor.Options{MaxTextBytes: 100000, MaxExpandedBytes: 4 << 20, MaxResultBytes: 8 << 20, MaxForeachItems: 50, MaxCalls: 60}
+	if diff := cmp.Diff(wantExec, cfg.Limits.Executor(), cmp.Comparer(func(a, b executor.Options) bool {
+		return a.MaxTextBytes == b.MaxTextBytes && a.MaxExpandedBytes == b.MaxExpandedBytes && a.MaxResultBytes == b.MaxResultBytes &&
+			a.MaxForeachItems == b.MaxForeachItems && a.MaxCalls == b.MaxCalls
+	})); diff != "" {
+		t.Errorf("plan bounds (-want +got):\n%s", diff)
+	}
+	if got, want := cfg.Limits.Inputs(), (proxy.InputLimits{MaxQueryBytes: 4 << 10, MaxNoteBytes: 512, MaxContextBytes: 16 << 10}); got != want {
+		t.Errorf("input bounds: got %+v, want %+v", got, want)
+	}
+	if cfg.Limits.LessonsBytes != 1<<20 {
+		t.Errorf("lessons_bytes: got %d, want 1 MiB", cfg.Limits.LessonsBytes)
+	}
+	def := loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n", nil)
+	if u := def.Upstreams[0]; u.MaxMessageBytes != 0 || u.MaxListingItems != 0 {
+		t.Errorf("unset: got %d, %d; want 0 (the proxy's defaults)", u.MaxMessageBytes, u.MaxListingItems)
+	}
+	bad := []struct{ yaml, want string }{
+		{"limits: {query_bytes: 0}\n", `profiles.yaml:1: limits.query_bytes: "0" is not a whole number, 1 or more`},
+		{"limits:\n  plan_calls: many\n", `profiles.yaml:2: limits.plan_calls: "many" is not a whole number`},
+		{"limits: {listing_bytes: 3TiB}\n", `limits.listing_bytes: "3TiB" is not a whole number`},
+		{"limits: {lessons_bytes: 4GiB}\n", `limits.lessons_bytes: "4GiB" is not a whole number`},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}

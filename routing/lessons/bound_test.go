@@ -1,0 +1,95 @@
+package lessons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestBoundLessonsBytes: the lessons' text stays within MaxBytes. At the
+// limit nothing is evicted; one byte over evicts the least recently used;
+// a lesson larger than the limit alone is refused.
+func TestBoundLessonsBytes(t *testing.T) {
+	// Each lesson is 10 bytes of query and 4 of tool: 14.
+	const each = 14
+	m, s, c := newMemory(t, MemoryOptions{MaxBytes: 3 * each})
+	a := learn(t, m, "weather pa", "tool", Use)
+	c.Advance(time.Hour)
+	b := learn(t, m, "book fligh", "tool", Use)
+	c.Advance(time.Hour)
+	d := learn(t, m, "send email", "tool", Use)
+	if got, want := ids(m.List()), []int64{a.ID, b.ID, d.ID}; !cmp.Equal(got, want) {
+		t.Fatalf("at the limit: lessons %v, want all %v", got, want)
+	}
+	c.Advance(time.Hour)
+	e := learn(t, m, "play music", "t", Use) // 11 bytes: a goes
+	if got, want := ids(m.List()), []int64{b.ID, d.ID, e.ID}; !cmp.Equal(got, want) {
+		t.Errorf("over the limit: lessons %v, want %v (lesson %d least recently used)", got, want, a.ID)
+	}
+	if got, want := s.ids(), []int64{b.ID, d.ID, e.ID}; !cmp.Equal(got, want) {
+		t.Errorf("store over the limit: lessons %v, want %v", got, want)
+	}
+	// A longer note on reinforcing passes the limit too: b, now least
+	// recently used, goes.
+	c.Advance(time.Hour)
+	if _, err := m.Learn(t.Context(), Lesson{Query: "send email", Tool: "tool", Polarity: Use, Note: "xxxxxxxxxx"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(m.List()), []int64{d.ID, e.ID}; !cmp.Equal(got, want) {
+		t.Errorf("after a longer note: lessons %v, want %v", got, want)
+	}
+	_, err := m.Learn(t.Context(), Lesson{Query: strings.Repeat("q", 3*each), Tool: "t", Polarity: Use})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than the 42") {
+		t.Errorf("a lesson over the limit alone: got %v, want ErrTooLarge naming the limit", err)
+	}
+	if got := m.Len(); got != 2 {
+		t.Errorf("a refused lesson evicted others: %d lessons, want 2", got)
+	}
+}
+
+func TestBoundLessonsBytesOnLoad(t *testing.T) {
+	s := newMemStore()
+	for i, q := range []string{"weather pa", "book fligh", "send email"} {
+		at := epoch.Add(time.Duration(i) * time.Hour)
+		s.Put(t.Context(), Lesson{Query: q, Tool: "tool", Polarity: Use, Source: SourceFeedback, Created: at, LastUsed: at, Uses: 1})
+	}
+	m, err := NewMemory(t.Context(), s, MemoryOptions{MaxBytes: 2 * 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Len(); got != 2 || s.ids()[0] != 2 {
+		t.Errorf("loaded %d lessons, store %v; want the 2 most recent", got, s.ids())
+	}
+}
+
+// BenchmarkAdjustLongQuery applies a thousand lessons to requests of 100
+// KB and more: the work must stay near-linear in the request's length.
+func BenchmarkAdjustLongQuery(b *testing.B) {
+	m, _ := benchMemory(b, 1000)
+	syn := newSynthetic(9, 3000)
+	var distinct strings.Builder
+	for i := 0; distinct.Len() < 1<<20; i++ {
+		fmt.Fprintf(&distinct, "w%dx ", i)
+	}
+	var text strings.Builder
+	for text.Len() < 100<<10 {
+		text.WriteString(syn.text() + " ")
+	}
+	for name, q := range map[string]string{
+		"100KB_text":   text.String(),
+		"4MB_one_word": strings.Repeat("logs ", 4<<20/5),
+		"1MB_distinct": distinct.String(),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				m.Adjust(context.Background(), q)
+			}
+		})
+	}
+}

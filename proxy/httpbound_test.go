@@ -166,7 +166,7 @@ func TestBoundUpstreamHTTPStreams(t *testing.T) {
 		cfg := UpstreamConfig{Name: "legacy", Transport: TransportSSE, URL: ts.URL + "/sse", MaxMessageBytes: max}
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
-		c, err := dial(ctx, cfg, slog.New(slog.DiscardHandler), nil)
+		c, err := dial(ctx, cfg, slog.New(slog.DiscardHandler), nil, nil)
 		if err == nil {
 			defer c.close()
 		}

@@ -399,6 +399,7 @@ func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.Rea
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
+	defer u.calls.add(ctx)() // what the upstream asks mid-read goes to this client
 	res, err := c.client.ReadResource(ctx, req)
 	return res, withoutURL(err)
 }
@@ -416,6 +417,7 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
+	defer u.calls.add(ctx)() // what the upstream asks meanwhile goes to this client
 	req := mcp.GetPromptRequest{}
 	req.Params.Name = p.Original
 	req.Params.Arguments = args

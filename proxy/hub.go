@@ -56,6 +56,9 @@ type Options struct {
 	ReconnectWait time.Duration
 	// Metrics, when set, counts calls and upstream health.
 	Metrics *Metrics
+	// Notifications bounds the notifications each upstream may send
+	// [DefaultNotificationsPerSecond, DefaultNotificationBurst].
+	Notifications NotificationLimit
 }
 
 func (o *Options) defaults() {

@@ -55,6 +55,8 @@ type Metrics struct {
 	upstreams *upstreamStates
 	restarts  *prometheus.CounterVec // upstream
 
+	notesDropped *prometheus.CounterVec // upstream, kind
+
 	plans     *prometheus.CounterVec   // strategy
 	planDur   *prometheus.HistogramVec // strategy
 	planSteps *prometheus.CounterVec   // status
@@ -177,6 +179,10 @@ func (m *Metrics) registerUpstreams(f promauto.Factory) {
 	m.restarts = f.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcp_router_upstream_restarts_total", Help: "Reconnection attempts after an upstream's connection failed or was lost, by upstream.",
 	}, []string{"upstream"})
+	m.notesDropped = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_upstream_notifications_dropped_total",
+		Help: "Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
+	}, []string{"upstream", "kind"})
 }
 
 func (m *Metrics) registerPlans(f promauto.Factory) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/proxy"
 )
 
 func newBuiltinCmd(e *env) *cobra.Command {
@@ -47,7 +48,7 @@ one by itself, or from another MCP client.
 func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr string) error {
 	log := newLogger(e.stderr, e.logLevel)
 	if httpAddr != "" {
-		return serveHTTP(ctx, server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), httpAddr, log)
+		return serveHTTP(ctx, server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), httpAddr, proxy.HTTPServerOptions{}, log)
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))

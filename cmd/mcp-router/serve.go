@@ -95,10 +95,11 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := proxy.GuardOptions{
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 	}
+	cfg.HTTP.Bounds.Guard(&guard)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
-	return serveHTTP(ctx, mux, httpAddr, log)
+	return serveHTTP(ctx, mux, httpAddr, cfg.HTTP.Bounds.Server(), log)
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
@@ -132,6 +133,8 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		Version:   version,
 		Poisoning: integrity.Policy(prof.Integrity.Poisoning),
 		Metrics:   e.metrics,
+
+		Notifications: cfg.Limits.Notifications(),
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn
@@ -159,12 +162,12 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 }
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, h http.Handler, addr string, opts proxy.HTTPServerOptions, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := proxy.NewHTTPServer(h, opts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")

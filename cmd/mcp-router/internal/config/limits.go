@@ -17,6 +17,10 @@ type Limits struct {
 	CallsPerSecond float64
 	// Burst is the bucket's size; 0 is CallsPerSecond rounded up.
 	Burst int
+	// NotificationsPerSecond and NotificationBurst are the bucket of each
+	// upstream's notifications; 0 is the proxy's default (100, 200).
+	NotificationsPerSecond float64
+	NotificationBurst      int
 }
 
 // RateLimit is the limit as the proxy takes it.
@@ -27,6 +31,9 @@ func (l Limits) RateLimit() proxy.RateLimit {
 type rawLimits struct {
 	CallsPerSecond *rateValue  `yaml:"calls_per_second"`
 	Burst          *burstValue `yaml:"burst"`
+
+	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
+	NotificationBurst      *boundCount   `yaml:"notification_burst"`
 }
 
 // rateValue is a number of calls a second, zero or more, with its line.
@@ -81,6 +88,8 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	if g := raw.HTTP.DisconnectGrace; g != nil {
 		c.HTTP.DisconnectGrace = time.Duration(*g)
 	}
+	raw.HTTP.setBounds(&c.HTTP.Bounds)
+	c.notificationLimits(raw.Limits)
 	l := raw.Limits
 	if l.CallsPerSecond != nil {
 		c.Limits.CallsPerSecond = l.CallsPerSecond.N

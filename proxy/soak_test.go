@@ -18,7 +18,8 @@ import (
 )
 
 // TestSoak sends 10,000 calls at concurrency 32 through the proxy: four
-// client sessions over streamable HTTP (the official Go SDK's client), eight
+// client sessions over streamable HTTP (the official Go SDK's client, through
+// the Guard with its default bounds), eight
 // callers each, to a stdio upstream that is made to crash every 1,000
 // calls and to an in-process one. Every call must be answered (a result,
 // or an error result naming its kind), and goroutines, heap and RSS must
@@ -33,7 +34,11 @@ func TestSoak(t *testing.T) {
 	h := startHub(t, stdioFake("soak"), builtinFake("steady"))
 	srv := NewServer(ServerOptions{Hub: h})
 	t.Cleanup(srv.Close)
-	ts := httptest.NewServer(srv.HTTPHandler())
+	// As serve --http runs it: behind the Guard, on NewHTTPServer, with the
+	// default bounds on each client (and the hub's default notification limit).
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = NewHTTPServer(Guard(srv.HTTPHandler(), GuardOptions{}), HTTPServerOptions{})
+	ts.Start()
 	t.Cleanup(ts.Close)
 	clients := make([]*sdkClient, sessions)
 	for i := range clients {

@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // Relay is where the hub sends what an upstream asks of, or tells, the
@@ -56,7 +55,19 @@ type callers struct {
 	ctxs map[uint64]context.Context
 }
 
-func (c *callers) add(ctx context.Context) (done func()) {
+// callKey marks the context a call is sent upstream with by a callMark.
+type callKey struct{}
+
+// callMark is a call's number among the callers of its upstream.
+type callMark struct {
+	of *callers
+	id uint64
+}
+
+// add records a call of the client of ctx, and returns the context to send
+// it upstream with (marked, so that a request that comes back with it can
+// be told apart) and the func that ends the record.
+func (c *callers) add(ctx context.Context) (context.Context, func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctxs == nil {
@@ -65,7 +76,7 @@ func (c *callers) add(ctx context.Context) (done func()) {
 	c.next++
 	id := c.next
 	c.ctxs[id] = ctx
-	return func() {
+	return context.WithValue(ctx, callKey{}, callMark{c, id}), func() {
 		c.mu.Lock()
 		delete(c.ctxs, id)
 		c.mu.Unlock()
@@ -75,39 +86,36 @@ func (c *callers) add(ctx context.Context) (done func()) {
 // owner is the context of the client call that an upstream's request or
 // notification belongs to:
 //
-//   - the newest call of hint's client session, when hint carries one (the
-//     same session, not one with the same id) with a call in progress
-//     here: a streamable HTTP upstream's request on a call's response
-//     stream arrives with that call's context;
+//   - the call hint is marked with (add), when the transport handed the
+//     request over with the call's context (a streamable HTTP upstream's
+//     request on the call's response stream). When that call is over,
+//     nobody (ErrNoCaller): it is not passed to another call;
 //   - else, when every call in progress belongs to one client session, the
 //     newest of them;
 //   - else nobody: ErrNoCaller with no call in progress, ErrAmbiguousCaller
 //     with calls of several sessions (the gateway cannot tell whose it is
 //     and does not guess).
 func (c *callers) owner(hint context.Context) (context.Context, error) {
-	var hinted server.ClientSession
-	if hint != nil {
-		hinted = server.ClientSessionFromContext(hint)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if hint != nil {
+		if m, ok := hint.Value(callKey{}).(callMark); ok && m.of == c {
+			if ctx, ok := c.ctxs[m.id]; ok {
+				return ctx, nil
+			}
+			return nil, ErrNoCaller
+		}
+	}
 	if len(c.ctxs) == 0 {
 		return nil, ErrNoCaller
 	}
-	var newest, newestHinted uint64
+	var newest uint64
 	sessions := map[string]bool{}
 	for id, ctx := range c.ctxs {
-		cs := server.ClientSessionFromContext(ctx)
-		if hinted != nil && cs == hinted {
-			newestHinted = max(newestHinted, id)
-		}
 		sessions[sessionID(ctx)] = true
 		newest = max(newest, id)
 	}
-	switch {
-	case newestHinted != 0:
-		return c.ctxs[newestHinted], nil
-	case len(sessions) > 1:
+	if len(sessions) > 1 {
 		return nil, ErrAmbiguousCaller
 	}
 	return c.ctxs[newest], nil
@@ -214,7 +222,8 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
-	defer u.calls.add(ctx)() // what the upstream asks meanwhile goes to this client
+	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
+	defer done()
 	req := mcp.CompleteRequest{Params: params}
 	return c.client.Complete(ctx, req)
 }

@@ -30,6 +30,9 @@ import (
 // defaultMaxBodyBytes is the go-sdk's default limit on one client message.
 const defaultMaxBodyBytes = 4 << 20
 
+// DefaultMaxBodyBytes is GuardOptions.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = defaultMaxBodyBytes
+
 // Defaults of GuardOptions' bounds on each client.
 const (
 	DefaultBodyTimeout          = 30 * time.Second

@@ -509,12 +509,8 @@ func metricsAddr(addr string) (hostport string, loopback bool, err error) {
 func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	srv := NewHTTPServer(mux, HTTPServerOptions{})
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	log.Info("serving metrics", "addr", ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -48,7 +49,9 @@ one by itself, or from another MCP client.
 func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr string) error {
 	log := newLogger(e.stderr, e.logLevel)
 	if httpAddr != "" {
-		return serveHTTP(ctx, server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), httpAddr, proxy.HTTPServerOptions{}, log)
+		// The gateway's Guard is not in front, but bodies are bounded all the same.
+		h := http.MaxBytesHandler(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), proxy.DefaultMaxBodyBytes)
+		return serveHTTP(ctx, h, httpAddr, proxy.HTTPServerOptions{}, log)
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))

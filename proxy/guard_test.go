@@ -757,4 +757,11 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	if _, ok := o.by["streaming"]; !ok {
 		t.Error("a binding with a request in flight was dropped")
 	}
+	if got := []int{o.sessionsOf("a"), o.sessionsOf("b")}; got[0] != 2 || got[1] != 1 {
+		t.Errorf("sessions counted per client after the idle one went: got %v, want [2 1]", got)
+	}
+	o.forget("kept")
+	if got := o.sessionsOf("b"); got != 0 || o.clients["b"] != nil {
+		t.Errorf("a client with no sessions left: got %d sessions (entry %v), want it forgotten", got, o.clients["b"])
+	}
 }

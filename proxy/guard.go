@@ -5,6 +5,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -27,6 +29,17 @@ import (
 
 // defaultMaxBodyBytes is the go-sdk's default limit on one client message.
 const defaultMaxBodyBytes = 4 << 20
+
+// DefaultMaxBodyBytes is GuardOptions.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = defaultMaxBodyBytes
+
+// Defaults of GuardOptions' bounds on each client.
+const (
+	DefaultBodyTimeout          = 30 * time.Second
+	DefaultMaxBodyMemory        = 64 << 20
+	DefaultMaxSessionsPerClient = 64
+	DefaultMaxStreamsPerSession = 32
+)
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
 const codeInvalidRequest = -32600
@@ -46,6 +59,24 @@ type GuardOptions struct {
 	// MaxBodyBytes limits a request body [4 MiB]. A larger body gets 413 with
 	// a JSON-RPC error body and never reaches the MCP server.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of one request body
+	// [DefaultBodyTimeout]; a slower body gets 408.
+	BodyTimeout time.Duration
+	// MaxBodyMemory bounds the request bodies held in memory at once, in
+	// bytes [DefaultMaxBodyMemory]. A body is held from when it is read
+	// until its request is answered; a request that would go past the
+	// bound gets 503 with Retry-After.
+	MaxBodyMemory int64
+	// MaxSessionsPerClient bounds the sessions one client may have open
+	// [DefaultMaxSessionsPerClient]: a client is its bearer token when
+	// tokens are configured, else its remote address. Past it, a request
+	// that would open a session gets 429.
+	MaxSessionsPerClient int
+	// MaxStreamsPerSession bounds the requests in flight in one session
+	// (GET event streams and POSTed calls being answered)
+	// [DefaultMaxStreamsPerSession]. Past it, a request gets 429; a
+	// DELETE, a notification and a response are always let through.
+	MaxStreamsPerSession int
 	// Logger gets one Warn line per refusal, with the reason, remote
 	// address, method and path, never a token. Nil means silent.
 	Logger *slog.Logger
@@ -61,8 +92,10 @@ type GuardOptions struct {
 //     origin is answered here; responses to allowed origins carry CORS
 //     headers naming that origin, never "*".
 //  3. Bearer token, when configured: else 401.
-//  4. Body size: else 413.
-//  5. With several tokens, session ownership: a session is used only with
+//  4. Body size, else 413; body read within BodyTimeout, else 408; room
+//     among the bodies held in memory (MaxBodyMemory), else 503.
+//  5. Sessions per client and requests in flight per session, else 429;
+//     with several tokens, session ownership: a session is used only with
 //     the token that opened it, else 404 (SEC-06).
 //
 // The Authorization header is removed before next sees the request, so
@@ -77,10 +110,16 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
 		owners:  newOwners(sessionIdleTTL),
+
+		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
+		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
+		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
+		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = defaultMaxBodyBytes
 	}
+	g.bodies.limit = max(g.bodies.limit, g.maxBody) // room for one body of the most allowed size
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -100,7 +139,12 @@ type guard struct {
 	hosts   map[string]bool
 	maxBody int64
 	log     *slog.Logger
-	owners  *owners // sessions' principals, with more than one token (SEC-06)
+	owners  *owners // sessions' principals and clients (SEC-06)
+
+	bodyTimeout time.Duration
+	bodies      *byteBudget // request bodies held in memory
+	maxSessions int         // per client
+	maxStreams  int         // requests in flight per session
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -128,43 +172,106 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r2, status, err := g.forward(w, r)
+	r2, release, status, err := g.forward(w, r)
 	if err != nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close") // rather than drain a body there is no room for
+		}
 		g.refuse(w, r, status, err.Error())
 		return
 	}
-	if len(g.tokens) > 1 {
-		g.serveOwned(w, r2, p)
-		return
-	}
-	g.next.ServeHTTP(w, r2)
+	defer release()
+	g.serveSession(w, r2, p)
 }
 
 // forward returns the request next should see: without Authorization
-// (SEC-05), and with the body read into memory once it is known to fit.
-func (g *guard) forward(w http.ResponseWriter, r *http.Request) (*http.Request, int, error) {
+// (SEC-05), and with the body read into memory once it is known to fit,
+// within the body timeout and the memory bound; release gives its memory
+// back once the request is answered.
+func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), status int, _ error) {
 	if r.ContentLength > g.maxBody {
-		return nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
+		return nil, nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
 	}
 	r2 := r.Clone(r.Context())
 	r2.Header.Del("Authorization")
 	r2.Header.Del("Proxy-Authorization")
 	if r.Body == nil || r.Body == http.NoBody {
-		return r2, 0, nil
+		return r2, func() {}, 0, nil
+	}
+	held := g.maxBody // what an unknown length may come to
+	if r.ContentLength >= 0 {
+		held = r.ContentLength
+	}
+	if !g.bodies.take(held) {
+		return nil, nil, http.StatusServiceUnavailable, fmt.Errorf(
+			"the gateway holds %d bytes of request bodies, its most: retry shortly", g.bodies.limit)
+	}
+	body, status, err := g.readBody(w, r)
+	if err != nil {
+		g.bodies.give(held)
+		return nil, nil, status, err
+	}
+	g.bodies.give(held - int64(len(body)))
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return r2, func() { g.bodies.give(int64(len(body))) }, 0, nil
+}
+
+// readBody reads r's body whole, within the body timeout: the connection's
+// read deadline is set for the body alone, and cleared after it, so that
+// a long-lived response stream is not cut.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
 	// MaxBytesReader also tells the server to close the connection rather
 	// than drain the rest of an oversized body.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	var tooLarge *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		// Closing after the reply spares the server draining the rest of
+		// the body first, which would wait on the slow client again.
+		w.Header().Set("Connection", "close")
+		return nil, http.StatusRequestTimeout, fmt.Errorf("request body not received within %s", g.bodyTimeout)
 	case err != nil:
+		w.Header().Set("Connection", "close")
 		return nil, http.StatusBadRequest, errors.New("reading request body")
 	}
-	r2.Body = io.NopCloser(bytes.NewReader(body))
-	r2.ContentLength = int64(len(body))
-	return r2, 0, nil
+	return body, 0, nil
+}
+
+// byteBudget is a bound on bytes held at once: take reserves without
+// waiting, give returns.
+type byteBudget struct {
+	limit int64
+
+	mu   sync.Mutex
+	used int64
+}
+
+func newByteBudget(limit int64) *byteBudget { return &byteBudget{limit: limit} }
+
+func (b *byteBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 func errBodyTooLarge(limit int64) error {

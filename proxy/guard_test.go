@@ -736,17 +736,18 @@ func TestSEC06SessionBoundToItsToken(t *testing.T) {
 func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	o := newOwners(time.Minute)
 	t0 := time.Now()
-	o.bind("old", 0, t0)
-	o.bind("kept", 1, t0)
-	o.bind("streaming", 0, t0)
-	if !o.enter("streaming", 0, t0) {
+	o.bind("old", 0, "a", t0)
+	o.bind("kept", 1, "b", t0)
+	o.bind("streaming", 0, "a", t0)
+	if o.enter("streaming", 0, true, 0, t0) != admitted {
 		t.Fatal("the owner of a session was refused")
 	}
-	if !o.enter("kept", 1, t0.Add(50*time.Second)) || o.enter("kept", 0, t0) || o.enter("unknown", 0, t0) {
+	if o.enter("kept", 1, true, 0, t0.Add(50*time.Second)) != admitted || o.enter("kept", 0, true, 0, t0) != notFound ||
+		o.enter("unknown", 0, true, 0, t0) != notFound {
 		t.Fatal("enter does not follow the bindings")
 	}
 	o.leave("kept", t0.Add(50*time.Second))
-	o.bind("new", 0, t0.Add(90*time.Second))
+	o.bind("new", 0, "a", t0.Add(90*time.Second))
 	if _, ok := o.by["old"]; ok {
 		t.Error("a binding idle for 90s (ttl 1m) was kept")
 	}
@@ -755,5 +756,12 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	}
 	if _, ok := o.by["streaming"]; !ok {
 		t.Error("a binding with a request in flight was dropped")
+	}
+	if got := []int{o.sessionsOf("a"), o.sessionsOf("b")}; got[0] != 2 || got[1] != 1 {
+		t.Errorf("sessions counted per client after the idle one went: got %v, want [2 1]", got)
+	}
+	o.forget("kept")
+	if got := o.sessionsOf("b"); got != 0 || o.clients["b"] != nil {
+		t.Errorf("a client with no sessions left: got %d sessions (entry %v), want it forgotten", got, o.clients["b"])
 	}
 }

@@ -63,6 +63,9 @@ type Options struct {
 	// ConfigFile names the configuration in problems logged after start,
 	// such as a name collision found when a late upstream joins.
 	ConfigFile string
+	// Notifications bounds the notifications each upstream may send
+	// [DefaultNotificationsPerSecond, DefaultNotificationBurst].
+	Notifications NotificationLimit
 }
 
 func (o *Options) defaults() {
@@ -411,8 +414,8 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	done := u.calls.add(ctx)
-	res, err = u.callTool(ctx, req)
+	callCtx, done := u.calls.add(ctx)
+	res, err = u.callTool(callCtx, req)
 	done()
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}
@@ -484,6 +487,8 @@ func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.Rea
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
+	ctx, done := u.calls.add(ctx) // what the upstream asks mid-read goes to this client
+	defer done()
 	res, err := c.client.ReadResource(ctx, req)
 	return res, withoutURL(err)
 }
@@ -501,6 +506,8 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
+	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
+	defer done()
 	req := mcp.GetPromptRequest{}
 	req.Params.Name = p.Original
 	req.Params.Arguments = args

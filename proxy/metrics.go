@@ -55,6 +55,8 @@ type Metrics struct {
 	upstreams *upstreamStates
 	restarts  *prometheus.CounterVec // upstream
 
+	notesDropped *prometheus.CounterVec // upstream, kind
+
 	plans     *prometheus.CounterVec   // strategy
 	planDur   *prometheus.HistogramVec // strategy
 	planSteps *prometheus.CounterVec   // status
@@ -177,6 +179,10 @@ func (m *Metrics) registerUpstreams(f promauto.Factory) {
 	m.restarts = f.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcp_router_upstream_restarts_total", Help: "Reconnection attempts after an upstream's connection failed or was lost, by upstream.",
 	}, []string{"upstream"})
+	m.notesDropped = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_router_upstream_notifications_dropped_total",
+		Help: "Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
+	}, []string{"upstream", "kind"})
 }
 
 func (m *Metrics) registerPlans(f promauto.Factory) {
@@ -503,12 +509,8 @@ func metricsAddr(addr string) (hostport string, loopback bool, err error) {
 func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	srv := NewHTTPServer(mux, HTTPServerOptions{})
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	log.Info("serving metrics", "addr", ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -110,8 +111,8 @@ func dropMsg(env envelope, format string, args ...any) verdict {
 //   - a response (result or error, no method) with a bad jsonrpc or id,
 //     or with both result and error: dropped.
 //
-// Strings are not checked for valid UTF-8: mcp-go replaces bad bytes, as
-// encoding/json does.
+// Invalid UTF-8 is not refused: sanitizeUTF8 replaces it once the message
+// has passed, before anything reads or forwards it.
 func precheck(msg []byte) verdict {
 	sc, err := scanJSON(msg)
 	switch {
@@ -405,7 +406,9 @@ func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
 		}
+		body = sanitizeUTF8(body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		h.next.ServeHTTP(w, r)
 	}
 }
@@ -436,4 +439,17 @@ func readBody(r *http.Request) ([]byte, error) {
 	_, err := buf.ReadFrom(r.Body)
 	_ = r.Body.Close()
 	return buf.Bytes(), err
+}
+
+// sanitizeUTF8 replaces each run of bytes that is not valid UTF-8 with
+// U+FFFD, so that no upstream is sent them: a tool call's arguments are
+// forwarded as the client wrote them, not re-encoded. In a message that
+// passed the pre-check such bytes can only be inside strings (JSON has no
+// other place for a byte over 0x7f), so the message stays valid JSON.
+// A message that is valid UTF-8 is returned as it is, without copying.
+func sanitizeUTF8(msg []byte) []byte {
+	if utf8.Valid(msg) {
+		return msg
+	}
+	return bytes.ToValidUTF8(msg, []byte("\uFFFD"))
 }

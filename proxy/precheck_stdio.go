@@ -100,6 +100,7 @@ func (f *stdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
 			f.log.Debug("refusal not sent", "transport", "stdio", "err", err)
 		}
 	default:
+		line = sanitizeUTF8(line)
 		if line[len(line)-1] != '\n' { // the last line of the input
 			line = append(line, '\n')
 		}

@@ -9,7 +9,11 @@ package proxy
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,40 +42,63 @@ func (g *guard) principalOf(h http.Header) principal {
 	return principal(found)
 }
 
-// owners maps session ids to the principal that opened them. Every id
-// the MCP server issues is bound as it is issued, so an id not bound here
-// is refused whatever the MCP server would say. Entries go on DELETE, and
+// owners maps session ids to the principal and the client that opened
+// them, and counts each client's sessions and each session's requests in
+// flight (its streams), so that neither grows without bound. Every id the
+// MCP server issues is bound as it is issued. Entries go on DELETE, and
 // when unused for longer than sessions live idle (with no request in
 // flight, such as a GET stream), so the map is bounded by the sessions in
 // use; the MCP server forgets such sessions too.
 type owners struct {
-	mu  sync.Mutex
-	ttl time.Duration
-	by  map[string]*ownerEntry
+	mu      sync.Mutex
+	ttl     time.Duration
+	by      map[string]*ownerEntry
+	clients map[string]*clientSessions
 }
 
 type ownerEntry struct {
 	p        principal
+	client   string // the key its client's sessions are counted under
 	lastSeen time.Time
 	active   int // requests in flight
 }
 
+// clientSessions are one client's sessions, and its requests that may
+// open one and have not yet.
+type clientSessions struct{ sessions, pending int }
+
 func newOwners(ttl time.Duration) *owners {
-	return &owners{ttl: ttl, by: make(map[string]*ownerEntry)}
+	return &owners{ttl: ttl, by: make(map[string]*ownerEntry), clients: make(map[string]*clientSessions)}
 }
 
-// enter admits a request of p for session sid, and reports whether it
-// may go on; a true answer must be followed by leave.
-func (o *owners) enter(sid string, p principal, now time.Time) bool {
+// admission is what enter decided about a request in a session.
+type admission int
+
+const (
+	admitted       admission = iota // counted: leave must follow
+	untracked                       // a session not bound here; let the MCP server judge it
+	notFound                        // not a session of this principal
+	tooManyStreams                  // the session has its most requests in flight
+)
+
+// enter admits a request of p for session sid. With owned, a session not
+// bound to p is notFound; without, an unknown session is untracked. A
+// session with maxStreams requests in flight gets tooManyStreams.
+func (o *owners) enter(sid string, p principal, owned bool, maxStreams int, now time.Time) admission {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.by[sid]
-	if !ok || e.p != p {
-		return false
+	switch {
+	case owned && (!ok || e.p != p):
+		return notFound
+	case !ok:
+		return untracked
+	case maxStreams > 0 && e.active >= maxStreams:
+		return tooManyStreams
 	}
 	e.lastSeen = now
 	e.active++
-	return true
+	return admitted
 }
 
 func (o *owners) leave(sid string, now time.Time) {
@@ -83,35 +110,149 @@ func (o *owners) leave(sid string, now time.Time) {
 	}
 }
 
-func (o *owners) bind(sid string, p principal, now time.Time) {
+// reserve holds a place for a session client may open, unless it has max
+// already (counting the places held); a true answer must be followed by
+// unreserve once the request is answered.
+func (o *owners) reserve(client string, max int, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for id, e := range o.by {
-		if e.active == 0 && now.Sub(e.lastSeen) > o.ttl {
-			delete(o.by, id)
-		}
+	o.pruneLocked(now)
+	c := o.clients[client]
+	if c == nil {
+		c = &clientSessions{}
+		o.clients[client] = c
 	}
-	o.by[sid] = &ownerEntry{p: p, lastSeen: now}
+	if max > 0 && c.sessions+c.pending >= max {
+		o.dropIdleClientLocked(client)
+		return false
+	}
+	c.pending++
+	return true
+}
+
+func (o *owners) unreserve(client string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c := o.clients[client]; c != nil {
+		c.pending--
+		o.dropIdleClientLocked(client)
+	}
+}
+
+func (o *owners) bind(sid string, p principal, client string, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pruneLocked(now)
+	if _, ok := o.by[sid]; ok {
+		return
+	}
+	o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
+	c := o.clients[client]
+	if c == nil {
+		c = &clientSessions{}
+		o.clients[client] = c
+	}
+	c.sessions++
 }
 
 func (o *owners) forget(sid string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	delete(o.by, sid)
+	o.removeLocked(sid)
 }
 
-// serveOwned passes r to next and keeps the session's ownership: a session
-// opened by this request (its response names a new session id) is bound
-// to p; a request for a session not bound to p is refused; a session
-// ended by DELETE is forgotten.
-func (g *guard) serveOwned(w http.ResponseWriter, r *http.Request, p principal) {
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		g.next.ServeHTTP(&sessionWatcher{ResponseWriter: w, bind: func(id string) { g.owners.bind(id, p, time.Now()) }}, r)
+// sessionsOf is how many sessions client has open.
+func (o *owners) sessionsOf(client string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c := o.clients[client]; c != nil {
+		return c.sessions
+	}
+	return 0
+}
+
+func (o *owners) pruneLocked(now time.Time) {
+	for id, e := range o.by {
+		if e.active == 0 && now.Sub(e.lastSeen) > o.ttl {
+			o.removeLocked(id)
+		}
+	}
+}
+
+func (o *owners) removeLocked(sid string) {
+	e, ok := o.by[sid]
+	if !ok {
 		return
 	}
-	if !g.owners.enter(sid, p, time.Now()) {
+	delete(o.by, sid)
+	if c := o.clients[e.client]; c != nil {
+		c.sessions--
+		o.dropIdleClientLocked(e.client)
+	}
+}
+
+func (o *owners) dropIdleClientLocked(client string) {
+	if c := o.clients[client]; c != nil && c.sessions <= 0 && c.pending <= 0 {
+		delete(o.clients, client)
+	}
+}
+
+// clientOf is the key a request's sessions are counted under: its bearer
+// token when tokens are configured, else its remote address (without the
+// port).
+func clientOf(r *http.Request, p principal) string {
+	if p != noPrincipal {
+		return "token " + strconv.Itoa(int(p))
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "address " + host
+}
+
+// serveSession passes r to next and keeps its session's bounds:
+//
+//   - a POST without a session may open one: refused (429) when its client
+//     has MaxSessionsPerClient open; a session it opens (its response
+//     names a new session id) is bound to p and counted to its client;
+//   - a request in a session with MaxStreamsPerSession requests in flight
+//     is refused (429);
+//   - with several tokens (owned), a request for a session not bound to p
+//     is refused as for an unknown session (404);
+//   - a session ended by DELETE is forgotten.
+func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal) {
+	owned := len(g.tokens) > 1
+	client := clientOf(r, p)
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	if sid == "" {
+		if r.Method != http.MethodPost {
+			g.next.ServeHTTP(w, r)
+			return
+		}
+		if !g.owners.reserve(client, g.maxSessions, time.Now()) {
+			g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
+				"this client has %d sessions open, the most allowed: end one (DELETE) before opening another", g.maxSessions))
+			return
+		}
+		defer g.owners.unreserve(client)
+		g.next.ServeHTTP(&sessionWatcher{ResponseWriter: w, bind: func(id string) { g.owners.bind(id, p, client, time.Now()) }}, r)
+		return
+	}
+	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+	if adm == tooManyStreams && holdsNoStream(r) {
+		adm = g.owners.enter(sid, p, owned, 0, time.Now())
+	}
+	switch adm {
+	case notFound:
 		g.refuse(w, r, http.StatusNotFound, "session not found", "cause", "not a session of this token")
+		return
+	case tooManyStreams:
+		g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
+			"this session has %d requests open (streams and calls), the most allowed: wait for one to end", g.maxStreams))
+		return
+	case untracked:
+		g.next.ServeHTTP(w, r)
 		return
 	}
 	g.next.ServeHTTP(w, r)
@@ -159,3 +300,30 @@ func (s *sessionWatcher) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (s *sessionWatcher) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// holdsNoStream reports whether r ends at once, whatever the session's
+// streams: a DELETE, or a POST of a notification or a response (such as
+// notifications/cancelled, which a client at its limit needs to send).
+// Guard has read the body into memory by then.
+func holdsNoStream(r *http.Request) bool {
+	if r.Method == http.MethodDelete {
+		return true
+	}
+	if r.Method != http.MethodPost || r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return false
+	}
+	sc, err := scanJSON(b)
+	if err != nil || sc.top != '{' {
+		return false
+	}
+	env, err := envelopeOf(&sc)
+	return err == nil && (env.method == nil || env.id == nil)
+}

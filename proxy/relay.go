@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -15,8 +14,8 @@ import (
 
 // Relay is where the hub sends what an upstream asks of, or tells, the
 // client on whose behalf it is working: sampling and elicitation requests
-// and log messages go to the client whose call is in progress on that
-// upstream; resource updates go to the clients subscribed to the URI.
+// and log messages go to the client whose call caused them, and to no
+// other; resource updates go to the clients subscribed to the URI.
 // The Server implements it.
 type Relay interface {
 	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
@@ -29,6 +28,14 @@ type Relay interface {
 // client call is in progress on that upstream (nobody to ask).
 var ErrNoCaller = errors.New("no client call in progress on this upstream to ask")
 
+// ErrAmbiguousCaller is the answer to an upstream's request to the client
+// when calls of several client sessions are in progress on the upstream
+// and the request does not show which of them it belongs to: asking any
+// one of them could show it another client's request, or feed another
+// client's answer into the call.
+var ErrAmbiguousCaller = errors.New("calls of several clients are in progress on this upstream " +
+	"and the request does not show which one it belongs to")
+
 // SetRelay sets where upstream requests and notifications for clients go.
 func (h *Hub) SetRelay(r Relay) { h.relay.Store(&r) }
 
@@ -40,15 +47,27 @@ func (h *Hub) relayTo() Relay {
 }
 
 // callers tracks the client contexts of the calls in progress on one
-// upstream, oldest first: a request the upstream makes mid-call goes to the
-// newest, as the one most likely waiting on it.
+// upstream, so that what the upstream sends mid-call reaches the client of
+// that call and no other.
 type callers struct {
 	mu   sync.Mutex
 	next uint64
 	ctxs map[uint64]context.Context
 }
 
-func (c *callers) add(ctx context.Context) (done func()) {
+// callKey marks the context a call is sent upstream with by a callMark.
+type callKey struct{}
+
+// callMark is a call's number among the callers of its upstream.
+type callMark struct {
+	of *callers
+	id uint64
+}
+
+// add records a call of the client of ctx, and returns the context to send
+// it upstream with (marked, so that a request that comes back with it can
+// be told apart) and the func that ends the record.
+func (c *callers) add(ctx context.Context) (context.Context, func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctxs == nil {
@@ -57,48 +76,55 @@ func (c *callers) add(ctx context.Context) (done func()) {
 	c.next++
 	id := c.next
 	c.ctxs[id] = ctx
-	return func() {
+	return context.WithValue(ctx, callKey{}, callMark{c, id}), func() {
 		c.mu.Lock()
 		delete(c.ctxs, id)
 		c.mu.Unlock()
 	}
 }
 
-// latest is the context of the newest call in progress.
-func (c *callers) latest() (context.Context, bool) {
+// owner is the context of the client call that an upstream's request or
+// notification belongs to:
+//
+//   - the call hint is marked with (add), when the transport handed the
+//     request over with the call's context (a streamable HTTP upstream's
+//     request on the call's response stream). When that call is over,
+//     nobody (ErrNoCaller): it is not passed to another call;
+//   - else, when every call in progress belongs to one client session, the
+//     newest of them;
+//   - else nobody: ErrNoCaller with no call in progress, ErrAmbiguousCaller
+//     with calls of several sessions (the gateway cannot tell whose it is
+//     and does not guess).
+func (c *callers) owner(hint context.Context) (context.Context, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var best uint64
-	for id := range c.ctxs {
-		best = max(best, id)
-	}
-	ctx, ok := c.ctxs[best]
-	return ctx, ok
-}
-
-// bySession is one context per client session with a call in progress.
-func (c *callers) bySession() []context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ids := make([]uint64, 0, len(c.ctxs))
-	for id := range c.ctxs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	seen := map[string]bool{}
-	var out []context.Context
-	for _, id := range ids {
-		ctx := c.ctxs[id]
-		if sid := sessionID(ctx); !seen[sid] {
-			seen[sid] = true
-			out = append(out, ctx)
+	if hint != nil {
+		if m, ok := hint.Value(callKey{}).(callMark); ok && m.of == c {
+			if ctx, ok := c.ctxs[m.id]; ok {
+				return ctx, nil
+			}
+			return nil, ErrNoCaller
 		}
 	}
-	return out
+	if len(c.ctxs) == 0 {
+		return nil, ErrNoCaller
+	}
+	var newest uint64
+	sessions := map[string]bool{}
+	for id, ctx := range c.ctxs {
+		sessions[sessionID(ctx)] = true
+		newest = max(newest, id)
+	}
+	if len(sessions) > 1 {
+		return nil, ErrAmbiguousCaller
+	}
+	return c.ctxs[newest], nil
 }
 
 // upstreamHandlers are the client options that let an upstream ask the
-// client for sampling and elicitation through the relay.
+// client for sampling and elicitation through the relay. Roots are not
+// offered: an upstream's roots/list is refused, as the gateway declares no
+// roots of its own and will not pass on one client's.
 func (u *upstream) handlerOptions() []client.ClientOption {
 	return []client.ClientOption{
 		client.WithSamplingHandler(samplingHandler{u}),
@@ -108,39 +134,44 @@ func (u *upstream) handlerOptions() []client.ClientOption {
 
 type samplingHandler struct{ u *upstream }
 
-func (s samplingHandler) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	ctx, r, err := s.u.caller()
+func (s samplingHandler) CreateMessage(hint context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ctx, r, err := s.u.caller(hint, "sampling/createMessage")
 	if err != nil {
-		return nil, fmt.Errorf("sampling/createMessage: %w", err)
+		return nil, err
 	}
 	return r.CreateMessage(ctx, req)
 }
 
 type elicitationHandler struct{ u *upstream }
 
-func (e elicitationHandler) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	ctx, r, err := e.u.caller()
+func (e elicitationHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, r, err := e.u.caller(hint, "elicitation/create")
 	if err != nil {
-		return nil, fmt.Errorf("elicitation/create: %w", err)
+		return nil, err
 	}
 	return r.Elicit(ctx, req)
 }
 
-// caller is the context of the client call the upstream is working on.
-func (u *upstream) caller() (context.Context, Relay, error) {
+// caller is the context of the client call that an upstream's request
+// belongs to, or why there is none (the upstream gets it as a JSON-RPC
+// error).
+func (u *upstream) caller(hint context.Context, method string) (context.Context, Relay, error) {
 	r := u.hub.relayTo()
 	if r == nil {
-		return nil, nil, ErrNoCaller
+		return nil, nil, fmt.Errorf("%s: %w", method, ErrNoCaller)
 	}
-	ctx, ok := u.calls.latest()
-	if !ok {
-		return nil, nil, ErrNoCaller
+	ctx, err := u.calls.owner(hint)
+	if err != nil {
+		u.logger.Warn("upstream request refused", "method", method, "err", err)
+		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	return ctx, r, nil
 }
 
-// relayLog passes an upstream's log message to the clients with a call in
-// progress on it; with none, it goes to our own log.
+// relayLog passes an upstream's log message to the client whose call is in
+// progress on it. A notification says nothing of the call it belongs to:
+// with calls of several clients in progress, or none, it goes to our own
+// log only.
 func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 	var msg mcp.LoggingMessageNotification
 	b, _ := json.Marshal(n)
@@ -148,15 +179,13 @@ func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 		return
 	}
 	msg.Method = string(mcp.MethodNotificationMessage)
-	ctxs := u.calls.bySession()
 	r := u.hub.relayTo()
-	if r == nil || len(ctxs) == 0 {
-		u.logger.Debug("upstream log", "level", msg.Params.Level, "logger", msg.Params.Logger)
+	ctx, err := u.calls.owner(nil)
+	if r == nil || err != nil {
+		u.logger.Debug("upstream log", "level", msg.Params.Level, "logger", msg.Params.Logger, "not_relayed", err)
 		return
 	}
-	for _, ctx := range ctxs {
-		r.Log(ctx, msg)
-	}
+	r.Log(ctx, msg)
 }
 
 func (u *upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
@@ -193,6 +222,8 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
+	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
+	defer done()
 	req := mcp.CompleteRequest{Params: params}
 	return c.client.Complete(ctx, req)
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // TestSoak sends 10,000 calls at concurrency 32 through the proxy: four
-// client sessions over streamable HTTP (the official Go SDK's client), eight
+// client sessions over streamable HTTP (the official Go SDK's client, through
+// the Guard with its default bounds), eight
 // callers each, to a stdio upstream that is made to crash every 1,000
 // calls and to an in-process one. Every call must be answered (a result,
 // or an error result naming its kind), and goroutines, heap and RSS must
@@ -44,7 +45,11 @@ func TestSoak(t *testing.T) {
 		Executor: executor.Options{MaxTextBytes: 64 << 10, MaxExpandedBytes: 1 << 20, MaxResultBytes: 1 << 20,
 			MaxForeachItems: 16, MaxCalls: 32}})
 	t.Cleanup(srv.Close)
-	ts := httptest.NewServer(srv.HTTPHandler())
+	// As serve --http runs it: behind the Guard, on NewHTTPServer, with the
+	// default bounds on each client (and the hub's default notification limit).
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = NewHTTPServer(Guard(srv.HTTPHandler(), GuardOptions{}), HTTPServerOptions{})
+	ts.Start()
 	t.Cleanup(ts.Close)
 	clients := make([]*sdkClient, sessions)
 	for i := range clients {

@@ -49,6 +49,8 @@ type upstream struct {
 	first   chan struct{} // closed when the first connect attempt ended
 	once    sync.Once
 
+	notes *notifyLimiter // the rate limit on its notifications
+
 	mu          sync.Mutex
 	conn        *conn // nil while not connected
 	state       State
@@ -80,6 +82,7 @@ func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 		ready:   make(chan struct{}),
 		first:   make(chan struct{}),
 		state:   StateConnecting,
+		notes:   newNotifyLimiter(cfg.Name, h.opts.Notifications, h.logger.With("upstream", cfg.Name), h.opts.Metrics),
 	}
 }
 
@@ -388,6 +391,9 @@ func (u *upstream) setState(s State, err error) {
 }
 
 func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
+	if !u.notes.allow(n.Method) {
+		return
+	}
 	switch n.Method {
 	case string(mcp.MethodNotificationToolsListChanged),
 		string(mcp.MethodNotificationResourcesListChanged),

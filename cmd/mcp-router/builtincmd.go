@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/proxy"
 )
 
 func newBuiltinCmd(e *env) *cobra.Command {
@@ -47,7 +49,9 @@ one by itself, or from another MCP client.
 func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr string) error {
 	log := newLogger(e.stderr, e.logLevel)
 	if httpAddr != "" {
-		return serveHTTP(ctx, server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), httpAddr, log)
+		// The gateway's Guard is not in front, but bodies are bounded all the same.
+		h := http.MaxBytesHandler(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), proxy.DefaultMaxBodyBytes)
+		return serveHTTP(ctx, h, httpAddr, proxy.HTTPServerOptions{}, log)
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))

@@ -124,12 +124,13 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := proxy.GuardOptions{
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 	}
+	cfg.HTTP.Bounds.Guard(&guard)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
-	return serveOn(ctx, mux, ln, log)
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server(), log)
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
@@ -174,6 +175,8 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Metrics:    e.metrics,
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
+
+		Notifications: cfg.Limits.Notifications(),
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn
@@ -253,12 +256,12 @@ func upstreamsDown(hub *proxy.Hub) error {
 }
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, h http.Handler, addr string, opts proxy.HTTPServerOptions, log *slog.Logger) error {
 	ln, err := listen(addr)
 	if err != nil {
 		return err
 	}
-	return serveOn(ctx, h, ln, log)
+	return serveOn(ctx, h, ln, opts, log)
 }
 
 func listen(addr string) (net.Listener, error) {
@@ -270,8 +273,8 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
-func serveOn(ctx context.Context, h http.Handler, ln net.Listener, log *slog.Logger) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts proxy.HTTPServerOptions, log *slog.Logger) error {
+	srv := proxy.NewHTTPServer(h, opts)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")

@@ -86,6 +86,8 @@ type HTTP struct {
 	// the response stream without cancelling (default 30s; 0 cancels at
 	// once).
 	DisconnectGrace time.Duration
+	// Bounds limit each client's connections, sessions and bodies.
+	Bounds HTTPBounds
 }
 
 // Ollama is the ollama section: optional local models.

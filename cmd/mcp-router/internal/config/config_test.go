@@ -429,3 +429,66 @@ profiles:
 		}
 	}
 }
+
+// The bounds on each HTTP client and on each upstream's notifications:
+// unset, the proxy's defaults (zero here); set, they reach the proxy's
+// options; a bad value names the file, the line and the key.
+func TestLoadBoundDownstreamHTTPAndNotificationRate(t *testing.T) {
+	def, err := load(t, "profiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.HTTP.Bounds != (HTTPBounds{}) || def.Limits.Notifications() != (proxy.NotificationLimit{}) {
+		t.Errorf("defaults: got %+v and %+v, want zero (the proxy's defaults)", def.HTTP.Bounds, def.Limits.Notifications())
+	}
+	set, err := load(t, `http:
+  header_timeout: 5s
+  idle_timeout: 1m
+  body_timeout: 20s
+  max_sessions_per_client: 8
+  max_streams_per_session: 4
+  max_body_memory: 16MiB
+limits: {notifications_per_second: 20, notification_burst: 40}
+profiles:
+  p: {}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := HTTPBounds{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute, BodyTimeout: 20 * time.Second,
+		MaxSessionsPerClient: 8, MaxStreamsPerSession: 4, MaxBodyMemory: 16 << 20}
+	if set.HTTP.Bounds != want {
+		t.Errorf("http bounds: got %+v, want %+v", set.HTTP.Bounds, want)
+	}
+	var g proxy.GuardOptions
+	set.HTTP.Bounds.Guard(&g)
+	if g.BodyTimeout != 20*time.Second || g.MaxBodyMemory != 16<<20 || g.MaxSessionsPerClient != 8 || g.MaxStreamsPerSession != 4 {
+		t.Errorf("guard options: got %+v", g)
+	}
+	if got := set.HTTP.Bounds.Server(); got != (proxy.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}) {
+		t.Errorf("server options: got %+v", got)
+	}
+	if got := set.Limits.Notifications(); got != (proxy.NotificationLimit{PerSecond: 20, Burst: 40}) {
+		t.Errorf("notification limit: got %+v", got)
+	}
+	if b, _ := load(t, "http: {max_body_memory: 1048576}\nprofiles:\n  p: {}\n", nil); b == nil || b.HTTP.Bounds.MaxBodyMemory != 1<<20 {
+		t.Errorf("max_body_memory in bytes: got %+v", b)
+	}
+	bad := []struct{ yaml, want string }{
+		{"http: {idle_timeout: 0s}\n", "profiles.yaml:1: http.idle_timeout: \"0s\" is not a Go duration more than zero"},
+		{"http:\n  body_timeout: slow\n", "profiles.yaml:2: http.body_timeout"},
+		{"http: {header_timeout: -1s}\n", "http.header_timeout"},
+		{"http: {max_sessions_per_client: 0}\n", "http.max_sessions_per_client: \"0\" is not a whole number, 1 or more"},
+		{"http: {max_streams_per_session: many}\n", "http.max_streams_per_session"},
+		{"http: {max_body_memory: 1000}\n", "http.max_body_memory: \"1000\" is not a size of at least 1KiB"},
+		{"http: {max_body_memory: 64MB}\n", "http.max_body_memory"},
+		{"limits: {notifications_per_second: 0}\n", "limits.notifications_per_second: \"0\" is not a number more than zero"},
+		{"limits: {notification_burst: 0}\n", "limits.notification_burst"},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}

@@ -31,6 +31,14 @@ type rawHTTP struct {
 	BearerTokens    []string    `yaml:"bearer_tokens"`
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
+
+	// Bounds on each client (bounds.go).
+	HeaderTimeout        *boundDuration `yaml:"header_timeout"`
+	IdleTimeout          *boundDuration `yaml:"idle_timeout"`
+	BodyTimeout          *boundDuration `yaml:"body_timeout"`
+	MaxSessionsPerClient *boundCount    `yaml:"max_sessions_per_client"`
+	MaxStreamsPerSession *boundCount    `yaml:"max_streams_per_session"`
+	MaxBodyMemory        *byteSize      `yaml:"max_body_memory"`
 }
 
 type rawOllama struct {

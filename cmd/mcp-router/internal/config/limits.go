@@ -43,6 +43,11 @@ type Limits struct {
 	ContextBytes int
 	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
 	LessonsBytes int
+
+	// NotificationsPerSecond and NotificationBurst are the bucket of each
+	// upstream's notifications; 0 is the proxy's default (100, 200).
+	NotificationsPerSecond float64
+	NotificationBurst      int
 }
 
 // RateLimit is the limit as the proxy takes it.
@@ -85,6 +90,9 @@ type rawLimits struct {
 	NoteBytes            *sizeValue `yaml:"note_bytes"`
 	ContextBytes         *sizeValue `yaml:"context_bytes"`
 	LessonsBytes         *sizeValue `yaml:"lessons_bytes"`
+
+	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
+	NotificationBurst      *boundCount   `yaml:"notification_burst"`
 }
 
 // sizeValue is a whole number, 1 or more: a count, or a size in bytes
@@ -184,6 +192,8 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	if g := raw.HTTP.DisconnectGrace; g != nil {
 		c.HTTP.DisconnectGrace = time.Duration(*g)
 	}
+	raw.HTTP.setBounds(&c.HTTP.Bounds)
+	c.notificationLimits(raw.Limits)
 	l := raw.Limits
 	c.Limits.StartWait = time.Duration(l.StartWait)
 	if c.Limits.StartWait == 0 {

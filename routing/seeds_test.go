@@ -1,0 +1,151 @@
+package routing
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// seedRouter is a router over testdata/seed_catalog.jsonl: the tool texts
+// of the three built-in servers and of the npm memory and filesystem
+// servers, as their servers list them.
+func seedRouter(t *testing.T) *Router {
+	t.Helper()
+	f, err := os.Open("testdata/seed_catalog.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	byUp := map[string][]Tool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Name, Upstream, Description string
+			InputSchema                 json.RawMessage `json:"input_schema"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("seed_catalog.jsonl: %v", err)
+		}
+		byUp[line.Upstream] = append(byUp[line.Upstream], Tool{Name: line.Name, Upstream: line.Upstream, Description: line.Description, InputSchema: line.InputSchema})
+	}
+	r := NewRouter(RouterOptions{})
+	for up, tools := range byUp {
+		r.SetUpstream(up, tools)
+	}
+	return r
+}
+
+// TestRouteWordsPeopleUse routes requests in a user's own words, not the
+// tools', to the tools that serve them.
+func TestRouteWordsPeopleUse(t *testing.T) {
+	r := seedRouter(t)
+	for _, tc := range []struct {
+		query string
+		first string // the top tool's name starts with this
+		want  string // a tool that must be selected
+	}{
+		{"remember that Alice works at Acme", "memory_", "memory_create_entities"},
+		{"what is 2 plus 3", "calculator_add", "calculator_add"},
+		{"What is 25 + 37?", "calculator_add", "calculator_add"},
+		{"show me the contents of notes.txt", "fs_read", ""},
+		{"open notes.txt", "fs_read", ""},
+		{"what's in todo.md", "fs_read", ""},
+		{"multiply 6 by 7", "calculator_multiply", "calculator_multiply"},
+		{"fetch the page at https://example.com", "web_", "web_fetch_url"},
+	} {
+		d := r.Route(context.Background(), Request{Query: tc.query})
+		if d.Abstained || len(d.Ranked) == 0 {
+			t.Errorf("%q: abstained, want %s first (alerts %v)", tc.query, tc.first, d.Alerts)
+			continue
+		}
+		if !strings.HasPrefix(d.Ranked[0].Name, tc.first) {
+			t.Errorf("%q: top %s (%.2f), want %s*; ranked %v", tc.query, d.Ranked[0].Name, d.Ranked[0].Score, tc.first, hitsOf(d.Ranked[:min(4, len(d.Ranked))]))
+		}
+		if tc.want != "" && !containsName(d.Selected, tc.want) {
+			t.Errorf("%q: selected %v, want %s among them", tc.query, names(d.Selected), tc.want)
+		}
+	}
+}
+
+func containsName(cs []Candidate, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRouteAbstainsWhenNothingServes: requests no tool of the catalog
+// serves select nothing and say which tools came closest, as such.
+func TestRouteAbstainsWhenNothingServes(t *testing.T) {
+	builtins := seedRouter(t)
+	builtins.SetUpstream("memory", nil)
+	builtins.SetUpstream("fs", nil)
+	for _, tc := range []struct {
+		name    string
+		r       *Router
+		query   string
+		closest string // a tool the alert names as closest; "" for none
+	}{
+		// Only a logarithm has "log" in its name, and only search tools
+		// take a query: neither reads logs.
+		{"query logs, built-ins", builtins, "query logs", "calculator_log"},
+		{"query logs, all", seedRouter(t), "query logs", "calculator_log"},
+		// The memory server deletes entities, not files; the filesystem
+		// server has no delete tool.
+		{"delete a file", seedRouter(t), "delete the file notes.txt", "memory_delete_observations"},
+		{"book a flight", seedRouter(t), "book a flight to Paris", ""},
+		{"weather", seedRouter(t), "what's the weather in Paris", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.r.Route(context.Background(), Request{Query: tc.query})
+			if !d.Abstained || len(d.Selected) != 0 {
+				t.Fatalf("%q: abstained %v, selected %v; want an abstention", tc.query, d.Abstained, names(d.Selected))
+			}
+			var alert *Alert
+			for i := range d.Alerts {
+				if d.Alerts[i].Kind == "no_match" {
+					alert = &d.Alerts[i]
+				}
+			}
+			if alert == nil {
+				t.Fatalf("%q: alerts %v, want no_match", tc.query, d.Alerts)
+			}
+			if !strings.Contains(alert.Message, "Nothing in the catalog serves") {
+				t.Errorf("no_match message %q", alert.Message)
+			}
+			if tc.closest != "" && (!slices.Contains(alert.Tools, tc.closest) || !strings.Contains(alert.Message, "closest: ")) {
+				t.Errorf("no_match names %v (%q), want %s among the closest", alert.Tools, alert.Message, tc.closest)
+			}
+		})
+	}
+}
+
+// TestRouteAbstainStatedNeedsStillLoad: an abstention drops what the
+// ranking found, not the tools the model asked for by name.
+func TestRouteAbstainStatedNeedsStillLoad(t *testing.T) {
+	r := seedRouter(t)
+	d := r.Route(context.Background(), Request{Query: "query logs", Needs: []string{"docs_search_documents"}})
+	if !d.Abstained || !slices.Equal(names(d.Selected), []string{"docs_search_documents"}) {
+		t.Errorf("abstained %v, selected %v; want an abstention with the stated need", d.Abstained, names(d.Selected))
+	}
+}
+
+// TestRouteAbstainOff: a negative AbstainCoverage turns abstention off.
+func TestRouteAbstainOff(t *testing.T) {
+	r := seedRouter(t)
+	r.opts.AbstainCoverage = 0
+	d := r.Route(context.Background(), Request{Query: "query logs"})
+	if d.Abstained || len(d.Selected) == 0 {
+		t.Errorf("abstained %v, selected %v; want the ranking's tools", d.Abstained, names(d.Selected))
+	}
+	if o := NewRouter(RouterOptions{AbstainCoverage: -1}).Options(); o.AbstainCoverage != 0 {
+		t.Errorf("AbstainCoverage -1 resolved to %v, want 0", o.AbstainCoverage)
+	}
+}

@@ -63,7 +63,8 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
 	sess := s.belts.session(ctx)
-	d, err := sess.Discover(ctx, routing.Request{Query: query, Needs: needs, Route: route, Exclude: isOwnTool})
+	d, err := sess.Discover(ctx, routing.Request{Query: query, Needs: needs, Route: route, Exclude: isOwnTool,
+		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
 		return breakerResult(d), nil
@@ -145,7 +146,7 @@ func (s *Server) discoveryResult(d routing.Discovery) *mcp.CallToolResult {
 	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
 	res.StructuredContent = map[string]any{
 		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker,
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "abstained": d.Abstained,
 	}
 	return res
 }

@@ -65,8 +65,9 @@ type discovery struct {
 		Score                               float64
 		InputSchema                         map[string]any `json:"input_schema"`
 	}
-	Alerts []routing.Alert
-	Added  []string
+	Alerts    []routing.Alert
+	Added     []string
+	Abstained bool
 }
 
 func decodeDiscovery(t *testing.T, res *sdk.CallToolResult) discovery {
@@ -135,7 +136,7 @@ func TestRoutingCollisionAlertAndNoMatch(t *testing.T) {
 	c.drainChanged()
 	res := c.call(t, "request_more_tools", map[string]any{"query": "book a flight to Lisbon"})
 	nd := decodeDiscovery(t, res)
-	if len(nd.Tools) != 0 || len(nd.Added) != 0 || !strings.Contains(resultText(res), "No tool in the catalog matches") {
+	if len(nd.Tools) != 0 || len(nd.Added) != 0 || !nd.Abstained || !strings.Contains(resultText(res), "Nothing in the catalog serves") {
 		t.Errorf("no-match query: tools %+v, text %q", nd.Tools, resultText(res))
 	}
 	select {

@@ -266,6 +266,9 @@ type Request struct {
 	Domains []string
 	// Exclude names tools never to select (the proxy's own).
 	Exclude func(name string) bool
+	// Core names the tools always on the belt: they are ranked, but never
+	// named in a collision alert (the model has them whatever it asks).
+	Core func(name string) bool
 }
 
 // Candidate is one ranked tool.
@@ -345,7 +348,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		d.Abstained = !slices.ContainsFunc(d.Selected, func(c Candidate) bool { return !slices.Contains(req.Needs, c.Name) })
 	}
 	d.Boundary = r.boundary(&d, req)
-	d.Alerts = r.alerts(d)
+	d.Alerts = r.alerts(d, req)
 	d.Took = time.Since(start)
 	r.trace(req, d)
 	return d
@@ -395,7 +398,9 @@ func domainOf(t Tool) string {
 }
 
 // abstains decides that no tool serves the request: nothing ranked, or
-// the top tool (by raw score) matches less than AbstainCoverage of it. It reads
+// the top tool (by raw score) matches less than AbstainCoverage of it, or
+// a short request's action and object are not both matched; unless a
+// lesson raised one of the top tools for it. It reads
 // coverage before affinity and lessons' scores: neither says whether
 // the catalog can do what is asked.
 func (r *Router) abstains(ranked []Candidate) bool {
@@ -404,6 +409,11 @@ func (r *Router) abstains(ranked []Candidate) bool {
 	}
 	if r.opts.AbstainCoverage == 0 {
 		return false // off
+	}
+	// A lesson that raised a top tool for this request is experience
+	// that it serves it.
+	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool { return c.Lesson > 0 }) {
+		return false
 	}
 	top := ranked[0]
 	for _, c := range ranked[1:] {
@@ -507,23 +517,62 @@ func rankOf(ranked []Candidate, name string) int {
 
 // alerts raises the collision alert (top-1 and top-2 from different
 // domains, close in score) and the no-match alert of an abstention.
-func (r *Router) alerts(d Decision) []Alert {
+func (r *Router) alerts(d Decision, req Request) []Alert {
 	var out []Alert
-	if len(d.Ranked) >= 2 {
-		a, b := d.Ranked[0], d.Ranked[1]
-		if a.Domain != b.Domain && a.Score-b.Score < r.opts.CollisionDelta && b.Score >= r.opts.Fuse.MinQRScore {
-			out = append(out, Alert{
-				Kind: "collision", Tools: []string{a.Name, b.Name}, Domains: []string{a.Domain, b.Domain},
-				Message: fmt.Sprintf("Routing alert: %s (domain %s, score %.2f) and %s (domain %s, score %.2f) match this request almost equally. "+
-					"Check which domain the user means before calling either; a shared keyword is not a shared intent.",
-					a.Name, a.Domain, a.Score, b.Name, b.Domain, b.Score),
-			})
+	if !d.Abstained {
+		if a, ok := r.collision(d, req); ok {
+			out = append(out, a)
 		}
 	}
 	if d.Abstained {
 		out = append(out, noMatch(d))
 	}
 	return out
+}
+
+// collision raises the collision alert. It is decided on the scores
+// before affinity: the top tool and the best tool of another domain
+// within CollisionDelta of it are a near-tie however the session's domain
+// context ranks them, and the context never hides it. When the context
+// ranks first a tool of another domain than the raw top, the alert says
+// so. Core tools (always on the belt) take no part.
+func (r *Router) collision(d Decision, req Request) (Alert, bool) {
+	core := func(c *Candidate) bool { return req.Core != nil && req.Core(c.Name) }
+	best := func(skip func(*Candidate) bool) *Candidate {
+		var x *Candidate
+		for i := range d.Ranked {
+			if c := &d.Ranked[i]; !core(c) && !skip(c) && (x == nil || c.RawScore > x.RawScore) {
+				x = c
+			}
+		}
+		return x
+	}
+	a := best(func(*Candidate) bool { return false })
+	if a == nil {
+		return Alert{}, false
+	}
+	b := best(func(c *Candidate) bool { return c.Domain == a.Domain })
+	if b == nil {
+		return Alert{}, false
+	}
+	tie := a.RawScore-b.RawScore < r.opts.CollisionDelta && b.RawScore >= r.opts.Fuse.MinQRScore
+	top := d.Ranked[0]
+	lifted := d.Affinity && top.Domain != a.Domain && !core(&top)
+	if !tie && !lifted {
+		return Alert{}, false
+	}
+	if lifted && top.Name != b.Name {
+		b = &top
+	}
+	msg := fmt.Sprintf("Routing alert: %s (domain %s, score %.2f) and %s (domain %s, score %.2f) match this request almost equally. "+
+		"Check which domain the user means before calling either; a shared keyword is not a shared intent.",
+		a.Name, a.Domain, a.RawScore, b.Name, b.Domain, b.RawScore)
+	if lifted {
+		msg = fmt.Sprintf("Routing alert: %s (domain %s) is ranked first only because this session used domain %s recently; "+
+			"on the request alone %s (domain %s) scores %.2f against its %.2f. Check which domain the user means before calling either.",
+			top.Name, top.Domain, top.Domain, a.Name, a.Domain, a.RawScore, top.RawScore)
+	}
+	return Alert{Kind: "collision", Tools: []string{a.Name, b.Name}, Domains: []string{a.Domain, b.Domain}, Message: msg}, true
 }
 
 // closestShown is how many of the closest candidates a no_match alert names.
@@ -561,7 +610,7 @@ func (r *Router) trace(req Request, d Decision) {
 	top := hitsOf(d.Ranked[:min(5, len(d.Ranked))])
 	r.opts.Logger.Debug("routing decision", "query", req.Query, "needs", req.Needs, "route", req.Route,
 		"domains", req.Domains, "affinity", d.Affinity, "top", top, "selected", names(d.Selected),
-		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "dur", d.Took)
+		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "abstained", d.Abstained, "dur", d.Took)
 	for _, c := range d.Ranked {
 		if c.Lesson != 0 {
 			r.opts.Logger.Debug("routing lesson applied", "tool", c.Name, "delta", c.Lesson)
@@ -585,6 +634,7 @@ type traceRecord struct {
 	Boundary  []string    `json:"boundary,omitempty"`
 	Unknown   []string    `json:"unknown,omitempty"`
 	Alerts    []Alert     `json:"alerts,omitempty"`
+	Abstained bool        `json:"abstained,omitempty"`
 	Lessons   []string    `json:"lessons,omitempty"` // tools whose score lessons changed
 	TookMicro int64       `json:"took_us"`
 }
@@ -592,7 +642,7 @@ type traceRecord struct {
 func (r *Router) writeTrace(req Request, d Decision) {
 	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Needs: req.Needs, Route: req.Route, Domains: req.Domains,
 		Affinity: d.Affinity, Top: d.Ranked[:min(10, len(d.Ranked))], Selected: names(d.Selected), Boundary: d.Boundary,
-		Unknown: d.Unknown, Alerts: d.Alerts, TookMicro: d.Took.Microseconds()}
+		Unknown: d.Unknown, Alerts: d.Alerts, Abstained: d.Abstained, TookMicro: d.Took.Microseconds()}
 	for _, c := range d.Ranked {
 		if c.Lesson != 0 {
 			rec.Lessons = append(rec.Lessons, c.Name)

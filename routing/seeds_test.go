@@ -149,3 +149,58 @@ func TestRouteAbstainOff(t *testing.T) {
 		t.Errorf("AbstainCoverage -1 resolved to %v, want 0", o.AbstainCoverage)
 	}
 }
+
+// TestRouteAffinityNeverHidesCollision: after a memory call the session's
+// domain context lifts the memory tool for "add 2 and 3", yet the near-tie
+// with the calculator, decided on the scores before affinity, is still
+// reported.
+func TestRouteAffinityNeverHidesCollision(t *testing.T) {
+	r := seedRouter(t)
+	ctx := context.Background()
+	s := r.NewSession(SessionOptions{})
+	s.Called("memory_create_entities", true)
+	d := s.Preview(ctx, Request{Query: "add 2 and 3"})
+	if !d.Affinity {
+		t.Fatal("no domain context after a call")
+	}
+	if a := collisionOf(d); a == nil || !slices.Contains(a.Tools, "calculator_add") || !slices.Contains(a.Tools, "memory_add_observations") {
+		t.Errorf("alerts %+v, want a collision naming calculator_add and memory_add_observations; ranked %v", d.Alerts, hitsOf(d.Ranked[:min(3, len(d.Ranked))]))
+	}
+	// Core tools are always on the belt: never named in a collision.
+	d = s.Preview(ctx, Request{Query: "add 2 and 3", Core: func(n string) bool { return n == "calculator_add" }})
+	if a := collisionOf(d); a != nil && slices.Contains(a.Tools, "calculator_add") {
+		t.Errorf("core tool in a collision: %+v", a)
+	}
+}
+
+// TestRouteAffinityLiftAcrossDomainsIsReported: when the domain context
+// ranks first a tool of another domain than the request alone would, the
+// alert says so.
+func TestRouteAffinityLiftAcrossDomainsIsReported(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("a", []Tool{{Name: "a_tail", Upstream: "a", Domain: "alpha", Description: "Read the recent log entries."}})
+	r.SetUpstream("b", []Tool{{Name: "b_tail", Upstream: "b", Domain: "beta", Description: "Read the recent log entries, newest first."}})
+	ctx := context.Background()
+	const q = "read the recent log entries"
+	plain := r.Route(ctx, Request{Query: q})
+	if plain.Ranked[0].Name != "a_tail" {
+		t.Fatalf("without context: ranked %v; want a_tail first", hitsOf(plain.Ranked))
+	}
+	d := r.Route(ctx, Request{Query: q, Domains: []string{"beta"}})
+	if d.Ranked[0].Name != "b_tail" {
+		t.Fatalf("context beta: ranked %v, want b_tail lifted first", hitsOf(d.Ranked))
+	}
+	a := collisionOf(d)
+	if a == nil || !strings.Contains(a.Message, "only because") || !slices.Contains(a.Tools, "a_tail") {
+		t.Errorf("alerts %+v, want one saying the context ranked b_tail first", d.Alerts)
+	}
+}
+
+func collisionOf(d Decision) *Alert {
+	for i := range d.Alerts {
+		if d.Alerts[i].Kind == "collision" {
+			return &d.Alerts[i]
+		}
+	}
+	return nil
+}

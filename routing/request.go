@@ -39,18 +39,52 @@ const maxPrepared = 4096
 var (
 	urlRe   = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://[^\s"'<>)\]]+`)
 	emailRe = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
-	// fileRe is a file name: a name, a dot and a known extension.
-	fileRe = regexp.MustCompile(`(?i)(?:^|[\s"'(\[])((?:[\w~.-]*/)*[\w-][\w.-]*\.(` + fileExtensions + `))\b`)
-	pathRe = regexp.MustCompile(`(?:^|\s)((?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)+)`)
+	pathRe  = regexp.MustCompile(`(?:^|\s)((?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)+)`)
 	// opRe is an arithmetic operator between two numbers (not inside a
 	// formula: in 3x^2 + 4x the operands are terms, not numbers).
-	opRe     = regexp.MustCompile(`(^|[^\w.])(\d+(?:\.\d+)?)\s*([+×*÷^]|\*\*|\s[-−/]\s)\s*(\d+(?:\.\d+)?)($|[^\w.^])`)
-	quotedRe = regexp.MustCompile(`"[^"]{1,200}"|'[^']{1,200}'|“[^”]{1,200}”|‘[^’]{1,200}’|` + "`[^`]{1,200}`")
+	opRe = regexp.MustCompile(`(^|[^\w.])(\d+(?:\.\d+)?)\s*([+×*÷^]|\*\*|\s[-−/]\s)\s*(\d+(?:\.\d+)?)($|[^\w.^])`)
 )
 
 // fileExtensions are common file extensions, the ones a request names a
 // file by.
-const fileExtensions = `txt|md|markdown|rst|csv|tsv|json|jsonl|yaml|yml|toml|xml|html?|css|js|ts|tsx|jsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|sh|sql|log|ini|cfg|conf|env|pdf|docx?|xlsx?|pptx?|odt|rtf|epub|png|jpe?g|gif|svg|webp|bmp|tiff?|mp3|wav|flac|ogg|mp4|mov|avi|mkv|webm|zip|tar|gz|tgz|bz2|7z|rar|ipynb|parquet|db|sqlite`
+var fileExtensions = setOf(`txt md markdown rst csv tsv json jsonl yaml yml toml xml html htm css js ts
+tsx jsx py go rs java kt c cc cpp h hpp cs rb php swift sh sql log ini cfg conf env pdf doc docx xls
+xlsx ppt pptx odt rtf epub png jpg jpeg gif svg webp bmp tif tiff mp3 wav flac ogg mp4 mov avi mkv
+webm zip tar gz tgz bz2 7z rar ipynb parquet db sqlite`)
+
+// replaceFiles replaces each file name in q (a name, a dot and a known
+// extension, with any directories before it) with "file", its extension
+// and the kind of content it holds, and reports whether it found one.
+func replaceFiles(q string) (string, bool) {
+	var b strings.Builder
+	last, found := 0, false
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] != '.' || !isWordByte(q[i-1]) || !isWordByte(q[i+1]) {
+			continue
+		}
+		end := i + 1
+		for end < len(q) && isWordByte(q[end]) {
+			end++
+		}
+		ext := asciiLower(q[i+1 : end])
+		if !fileExtensions[ext] || end < len(q) && (q[end] == '.' && end+1 < len(q) && isWordByte(q[end+1]) || q[end] == '/') {
+			continue
+		}
+		start := i
+		for start > last && !strings.ContainsRune(" \t\n\"'(`[", rune(q[start-1])) {
+			start--
+		}
+		b.WriteString(q[last:start])
+		b.WriteString(" file " + ext + " " + fileKinds[ext] + " ")
+		last, found = end, true
+		i = end
+	}
+	if !found {
+		return q, false
+	}
+	b.WriteString(q[last:])
+	return b.String(), true
+}
 
 // fileKinds name the kind of content a file extension holds.
 var fileKinds = map[string]string{
@@ -137,31 +171,34 @@ func prepare(q string) prepared {
 	if strings.Contains(q, "@") {
 		q = emailRe.ReplaceAllString(q, " email ")
 	}
-	if strings.Contains(q, ".") {
-		q = replaceGroup(fileRe, q, func(m []string) string {
+	if hasInnerDot(q) {
+		var found bool
+		q, found = replaceFiles(q)
+		if found {
 			kinds |= kindFile
-			ext := strings.ToLower(m[2])
-			return " file " + ext + " " + fileKinds[ext] + " "
-		})
+		}
 	}
 	if strings.Contains(q, "/") {
 		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
 	}
-	if strings.ContainsAny(q, "+×*÷^-−/") {
+	digits := strings.ContainsAny(q, "0123456789")
+	if digits && strings.ContainsAny(q, "+×*÷^-−/") {
 		q = rewriteOperators(q)
 	}
-	if strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times") {
+	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
 		q = wordOpRe.ReplaceAllStringFunc(q, func(m string) string {
 			sm := wordOpRe.FindStringSubmatch(m)
 			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
 		})
 	}
 	p.values = append(p.values, values(q)...)
+	low := asciiLower(q)
 	for _, ph := range phrases {
-		if ph.read && kinds == 0 {
+		if ph.read && kinds == 0 || !strings.Contains(low, ph.from) {
 			continue
 		}
 		q = replaceWord(q, ph.from, ph.to)
+		low = asciiLower(q)
 	}
 	p.text = q
 	return p
@@ -307,8 +344,10 @@ func closer(open byte) byte {
 // one thing), and what "remember that ..." asks to keep.
 func values(q string) []string {
 	var out []string
-	for _, m := range quotedRe.FindAllString(q, 8) {
-		out = append(out, strings.Fields(strings.ToLower(strings.Trim(m, "\"'`“”‘’")))...)
+	if hasQuote(q) {
+		for _, m := range quoted(q, 8) {
+			out = append(out, strings.Fields(strings.ToLower(m))...)
+		}
 	}
 	start := true   // at a sentence's start
 	stated := false // in what a request says to remember: "remember that ..."
@@ -337,6 +376,74 @@ func values(q string) []string {
 // "remember that Alice works at Acme" after "that" are the value to keep,
 // not a description of the tool.
 var statingVerbs = setOf(`remember memorize memorise note record store save`)
+
+// quotePairs are the quotes a request may quote a value with.
+var quotePairs = [][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}}
+
+// maxQuoted bounds the length of a quoted value; a longer run is prose.
+const maxQuoted = 200
+
+// quoted returns the texts of q between quotes, at most limit of them. A
+// single quote opens only outside a word (not in what's or don't) and
+// closes only before one.
+func quoted(q string, limit int) []string {
+	var out []string
+	for i := 0; i < len(q) && len(out) < limit; i++ {
+		for _, p := range quotePairs {
+			if !strings.HasPrefix(q[i:], p[0]) || p[0] == "'" && i > 0 && isWordByte(q[i-1]) {
+				continue
+			}
+			start := i + len(p[0])
+			rest := q[start:min(len(q), start+maxQuoted+len(p[1]))]
+			end := -1
+			for off := 0; off < len(rest); {
+				k := strings.Index(rest[off:], p[1])
+				if k < 0 {
+					break
+				}
+				k += off
+				after := k + len(p[1])
+				if p[1] != "'" || after >= len(rest) || !isWordByte(rest[after]) {
+					end = k
+					break
+				}
+				off = after
+			}
+			if end > 0 {
+				out = append(out, rest[:end])
+				i = start + end + len(p[1]) - 1
+			}
+			break
+		}
+	}
+	return out
+}
+
+// hasInnerDot reports whether q has a dot between two word characters
+// (a file name, a version, a domain), the only place fileRe can match.
+func hasInnerDot(q string) bool {
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] == '.' && isWordByte(q[i-1]) && isWordByte(q[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasQuote reports whether q may quote something: a double quote,
+// backtick or typographic quote, or a single quote not inside a word
+// (what's, don't).
+func hasQuote(q string) bool {
+	if strings.ContainsAny(q, "\"`“‘") {
+		return true
+	}
+	for i := 0; i < len(q); i++ {
+		if q[i] == '\'' && (i == 0 || !isWordByte(q[i-1])) {
+			return true
+		}
+	}
+	return false
+}
 
 // isCapitalised reports whether w is a capital followed by lower-case
 // letters only.

@@ -50,8 +50,11 @@ type pointer struct {
 	pos      byte
 }
 
+// defaultDict is where Debian's wordnet-base package puts the database.
+const defaultDict = "/usr/share/wordnet"
+
 func main() {
-	dict := flag.String("dict", "/usr/share/wordnet", "directory of the WordNet database files (index.noun, data.noun, ...)")
+	dict := flag.String("dict", defaultDict, "directory of the WordNet database files (index.noun, data.noun, ...)")
 	out := flag.String("out", "wordnet.txt", "file to write")
 	flag.Parse()
 	if err := run(*dict, *out); err != nil {

@@ -57,7 +57,8 @@ type Index struct {
 	fieldTFs   [][]fieldTF        // by term id, parallel to postings
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
-	stale      bool // postings' frequencies predate the last change
+	stale      bool      // postings' frequencies predate the last change
+	typos      typoTable // plain words by first letters, rebuilt by refresh (typo.go)
 }
 
 // doc is one indexed tool.

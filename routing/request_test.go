@@ -106,3 +106,33 @@ func TestWordnetOnlyWhenTheCatalogLacksTheWord(t *testing.T) {
 		t.Errorf("sum, with a sum tool: %v, want sum_numbers alone", hits)
 	}
 }
+
+// TestSearchCorrectsTypos: a misspelt word the catalog lacks matches the
+// catalog word one edit away; an English word the catalog lacks does not.
+func TestSearchCorrectsTypos(t *testing.T) {
+	ix := NewIndex(IndexOptions{})
+	ix.SetUpstream("x", []Tool{
+		{Name: "recommend_restaurants", Description: "Recommend restaurants nearby."},
+		{Name: "get_weather", Description: "Get the weather forecast."},
+		{Name: "list_habits", Description: "List tracked habits."},
+	})
+	if hits := ix.Search("recomend a place", 0); len(hits) == 0 || hits[0].Name != "recommend_restaurants" {
+		t.Errorf("recomend: %v, want recommend_restaurants", hits)
+	}
+	if hits := ix.Search("wheather tomorow", 0); len(hits) == 0 || hits[0].Name != "get_weather" {
+		t.Errorf("wheather: %v, want get_weather", hits)
+	}
+	// "rabbit" is English: not a typo of anything the catalog has.
+	if hits := ix.Search("rabbit", 0); len(hits) != 0 {
+		t.Errorf("rabbit: %v, want nothing", hits)
+	}
+	if d := editDistance("recomend", "recommend", 2); d != 1 {
+		t.Errorf("editDistance(recomend, recommend) = %d, want 1", d)
+	}
+	if d := editDistance("form", "from", 2); d != 1 {
+		t.Errorf("editDistance(form, from) = %d, want 1 (a swap)", d)
+	}
+	if d := editDistance("abcdef", "uvwxyz", 2); d != 3 {
+		t.Errorf("editDistance past the limit = %d, want limit+1", d)
+	}
+}

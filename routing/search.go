@@ -229,6 +229,12 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 		start := len(members)
 		var df int
 		members, df = ix.lookUpGroup(q.terms, i, members)
+		if len(members) == start && qt.kind == termWord && !qt.value {
+			if tid, ok := ix.correct(qt.term); ok {
+				members = append(members, resolvedTerm{postings: ix.postings[tid], alt: typoWeight, exact: true})
+				df = len(ix.postings[tid])
+			}
+		}
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)

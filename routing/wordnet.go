@@ -9,9 +9,9 @@ import (
 //go:generate go run ./internal/wngen -out wordnet.txt
 
 // wordnetTable is the word table derived from WordNet 3.0 at build time
-// (see internal/wngen and WORDNET_LICENSE): for common English nouns and
-// verbs, as stems, the words sharing their frequent senses and the words
-// derived from them across parts of speech.
+// (see internal/wngen and WORDNET_LICENSE): every plain English word, and
+// for common nouns and verbs, as stems, the words sharing their frequent
+// senses and the words derived from them across parts of speech.
 //
 //go:embed wordnet.txt
 var wordnetTable string
@@ -27,6 +27,13 @@ var (
 	wordnet     map[string]wordRelations
 )
 
+// isEnglish reports whether WordNet knows stem as an English word.
+func isEnglish(stem string) bool {
+	wordnetOnce.Do(func() { wordnet = parseWordnet(wordnetTable) })
+	_, ok := wordnet[stem]
+	return ok
+}
+
 // relationsOf returns stem's relations in the WordNet table.
 func relationsOf(stem string) wordRelations {
 	wordnetOnce.Do(func() { wordnet = parseWordnet(wordnetTable) })
@@ -34,7 +41,7 @@ func relationsOf(stem string) wordRelations {
 }
 
 func parseWordnet(table string) map[string]wordRelations {
-	m := make(map[string]wordRelations, 8192)
+	m := make(map[string]wordRelations, 65536)
 	for line := range strings.Lines(table) {
 		if strings.HasPrefix(line, "#") {
 			continue

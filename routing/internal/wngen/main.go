@@ -1,8 +1,9 @@
 // Command wngen derives the routing package's word table (wordnet.txt)
-// from the WordNet 3.0 database files: for common English nouns and verbs,
-// the words that share their frequent senses (synonyms) and the words
-// WordNet derives from them across parts of speech (remember → memory,
-// delete → deletion), each as Snowball stems, one line a word:
+// from the WordNet 3.0 database files: every plain English word WordNet
+// knows, and for common nouns and verbs the words that share their
+// frequent senses (synonyms) and the words WordNet derives from them
+// across parts of speech (remember → memory, delete → deletion), each as
+// Snowball stems, one line a word:
 //
 //	stem <TAB> synonym stems separated by spaces <TAB> derived stems
 //
@@ -120,7 +121,19 @@ func run(dict, out string) error {
 			}
 		}
 	}
+	// Every plain word WordNet knows is listed, with or without
+	// relations: a request word in the list is English, not a typo.
 	stems := map[string]bool{}
+	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
+		if err := eachLine(filepath.Join(dict, "index."+pos), func(f []string) error {
+			if len(f) > 0 && usable(f[0]) {
+				stems[english.Stem(f[0], true)] = true
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	for s := range syn {
 		stems[s] = true
 	}

@@ -84,46 +84,68 @@ func containsName(cs []Candidate, name string) bool {
 // TestRouteAbstainsWhenNothingServes: requests no tool of the catalog
 // serves select nothing and say which tools came closest, as such.
 func TestRouteAbstainsWhenNothingServes(t *testing.T) {
+	r := seedRouter(t)
+	for _, tc := range []struct {
+		query   string
+		closest string // a tool the alert names as closest; "" for none
+	}{
+		// "off" and "in" are stop words: an edit tool's "turn" ... is all
+		// that matches, a tenth of the request at most.
+		{"turn off the coffee maker in the kitchen", "fs_edit_file"},
+		{"book a flight to Paris", ""},
+		{"what's the weather in Paris", ""},
+	} {
+		d := r.Route(context.Background(), Request{Query: tc.query})
+		if !d.Abstained || len(d.Selected) != 0 {
+			t.Errorf("%q: abstained %v, selected %v; want an abstention", tc.query, d.Abstained, names(d.Selected))
+			continue
+		}
+		a := alertOf(d, "no_match")
+		if a == nil {
+			t.Errorf("%q: alerts %v, want no_match", tc.query, d.Alerts)
+			continue
+		}
+		if !strings.Contains(a.Message, "Nothing in the catalog serves") {
+			t.Errorf("no_match message %q", a.Message)
+		}
+		if tc.closest != "" && (!slices.Contains(a.Tools, tc.closest) || !strings.Contains(a.Message, "closest: ")) {
+			t.Errorf("%q: no_match names %v (%q), want %s among the closest", tc.query, a.Tools, a.Message, tc.closest)
+		}
+	}
+}
+
+// TestRoutePartialMatchAlert: a two-word request that no top tool matches
+// in both words is not routed confidently: an alert says the tools match
+// only part of it.
+func TestRoutePartialMatchAlert(t *testing.T) {
 	builtins := seedRouter(t)
 	builtins.SetUpstream("memory", nil)
 	builtins.SetUpstream("fs", nil)
 	for _, tc := range []struct {
-		name    string
-		r       *Router
-		query   string
-		closest string // a tool the alert names as closest; "" for none
+		name, query, tool string
 	}{
 		// Only a logarithm has "log" in its name, and only search tools
 		// take a query: neither reads logs.
-		{"query logs, built-ins", builtins, "query logs", "calculator_log"},
-		{"query logs, all", seedRouter(t), "query logs", "calculator_log"},
+		{"built-ins", "query logs", "calculator_log"},
+		{"all", "query logs", "calculator_log"},
 		// The memory server deletes entities, not files; the filesystem
 		// server has no delete tool.
-		{"delete a file", seedRouter(t), "delete the file notes.txt", "memory_delete_observations"},
-		{"book a flight", seedRouter(t), "book a flight to Paris", ""},
-		{"weather", seedRouter(t), "what's the weather in Paris", ""},
+		{"all", "delete the file", "memory_delete_observations"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := tc.r.Route(context.Background(), Request{Query: tc.query})
-			if !d.Abstained || len(d.Selected) != 0 {
-				t.Fatalf("%q: abstained %v, selected %v; want an abstention", tc.query, d.Abstained, names(d.Selected))
-			}
-			var alert *Alert
-			for i := range d.Alerts {
-				if d.Alerts[i].Kind == "no_match" {
-					alert = &d.Alerts[i]
-				}
-			}
-			if alert == nil {
-				t.Fatalf("%q: alerts %v, want no_match", tc.query, d.Alerts)
-			}
-			if !strings.Contains(alert.Message, "Nothing in the catalog serves") {
-				t.Errorf("no_match message %q", alert.Message)
-			}
-			if tc.closest != "" && (!slices.Contains(alert.Tools, tc.closest) || !strings.Contains(alert.Message, "closest: ")) {
-				t.Errorf("no_match names %v (%q), want %s among the closest", alert.Tools, alert.Message, tc.closest)
-			}
-		})
+		r := seedRouter(t)
+		if tc.name == "built-ins" {
+			r = builtins
+		}
+		d := r.Route(context.Background(), Request{Query: tc.query})
+		a := alertOf(d, "partial_match")
+		if a == nil || !slices.Contains(a.Tools, tc.tool) || !strings.Contains(a.Message, "match only part") {
+			t.Errorf("%s %q: alerts %+v, want a partial_match naming %s", tc.name, tc.query, d.Alerts, tc.tool)
+		}
+	}
+	// Both words matched by one tool: no alert.
+	d := seedRouter(t).Route(context.Background(), Request{Query: "search nodes"})
+	if a := alertOf(d, "partial_match"); a != nil {
+		t.Errorf("search nodes: %+v, want no partial_match", a)
 	}
 }
 
@@ -131,7 +153,7 @@ func TestRouteAbstainsWhenNothingServes(t *testing.T) {
 // ranking found, not the tools the model asked for by name.
 func TestRouteAbstainStatedNeedsStillLoad(t *testing.T) {
 	r := seedRouter(t)
-	d := r.Route(context.Background(), Request{Query: "query logs", Needs: []string{"docs_search_documents"}})
+	d := r.Route(context.Background(), Request{Query: "turn off the coffee maker in the kitchen", Needs: []string{"docs_search_documents"}})
 	if !d.Abstained || !slices.Equal(names(d.Selected), []string{"docs_search_documents"}) {
 		t.Errorf("abstained %v, selected %v; want an abstention with the stated need", d.Abstained, names(d.Selected))
 	}
@@ -141,13 +163,22 @@ func TestRouteAbstainStatedNeedsStillLoad(t *testing.T) {
 func TestRouteAbstainOff(t *testing.T) {
 	r := seedRouter(t)
 	r.opts.AbstainCoverage = 0
-	d := r.Route(context.Background(), Request{Query: "query logs"})
+	d := r.Route(context.Background(), Request{Query: "turn off the coffee maker in the kitchen"})
 	if d.Abstained || len(d.Selected) == 0 {
 		t.Errorf("abstained %v, selected %v; want the ranking's tools", d.Abstained, names(d.Selected))
 	}
 	if o := NewRouter(RouterOptions{AbstainCoverage: -1}).Options(); o.AbstainCoverage != 0 {
 		t.Errorf("AbstainCoverage -1 resolved to %v, want 0", o.AbstainCoverage)
 	}
+}
+
+func alertOf(d Decision, kind string) *Alert {
+	for i := range d.Alerts {
+		if d.Alerts[i].Kind == kind {
+			return &d.Alerts[i]
+		}
+	}
+	return nil
 }
 
 // TestRouteAffinityNeverHidesCollision: after a memory call the session's

@@ -31,7 +31,6 @@ type Hit struct {
 	// values aside), and Matched how many of them the tool matches; they
 	// are counted for the top few hits only, 0 below them.
 	Words, Matched int
-	KnownShare     float64
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for

@@ -151,9 +151,6 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 		hits = monotone(hits)
 	}
 	ix.countWords(hits[:min(len(hits), wordsCounted)], &rq)
-	if len(hits) > 0 && rq.reach > 0 {
-		hits[0].KnownShare = rq.best / rq.reach
-	}
 	return hits
 }
 

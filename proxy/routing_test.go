@@ -205,3 +205,25 @@ func TestRoutingQueryInListMeta(t *testing.T) {
 		t.Errorf("tools/list with a query in _meta: %v, want a _cancellations tool", names)
 	}
 }
+
+// request_more_tools takes "keywords" for the lexical ranking and
+// "intent" for the semantic one, and says which key is malformed.
+func TestRoutingKeywordsAndIntent(t *testing.T) {
+	c, _, _ := routed(t, overHTTPWith)
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{
+		"query": "I need to do that thing again", "keywords": []any{"echo", "text"}, "intent": "Echo a text back."}))
+	if len(d.Tools) == 0 || !strings.HasSuffix(d.Tools[0].Name, "_echo") {
+		t.Errorf("with keywords echo text: tools %+v, want an echo tool first", d.Tools)
+	}
+	for _, bad := range []map[string]any{
+		{"query": "x", "keywords": 5},
+		{"query": "x", "keywords": []any{"a", 1}},
+		{"query": "x", "intent": []any{"a"}},
+		{"query": "x", "intent": strings.Repeat("a", 2000)},
+	} {
+		res := c.call(t, "request_more_tools", bad)
+		if !res.IsError || !(strings.Contains(resultText(res), `"keywords"`) || strings.Contains(resultText(res), `"intent"`)) {
+			t.Errorf("request_more_tools %v: %q, want an error naming the key", bad, resultText(res))
+		}
+	}
+}

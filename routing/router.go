@@ -227,16 +227,22 @@ func (r *Router) Tool(name string) (Tool, bool) {
 // first, lexical and (when available) semantic fused; k <= 0 is every tool
 // with a score. It applies no session context.
 func (r *Router) Rank(ctx context.Context, query string, k int) []Hit {
+	return r.rankArms(ctx, query, query, k)
+}
+
+// rankArms is Rank with one query for the lexical arm and another for
+// the semantic arm.
+func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) []Hit {
 	if r.opts.Semantic == nil {
-		return r.opts.Lexical.Search(query, k)
+		return r.opts.Lexical.Search(lexical, k)
 	}
 	// Fusion reads both full lists, so that a tool missing from one
 	// really is unrelated there.
-	sem, err := r.opts.Semantic.Search(ctx, query, 0)
+	sem, err := r.opts.Semantic.Search(ctx, semantic, 0)
 	if err != nil {
-		return r.opts.Lexical.Search(query, k) // the semantic index warned once
+		return r.opts.Lexical.Search(lexical, k) // the semantic index warned once
 	}
-	return head(FuseHits(r.opts.Lexical.Search(query, 0), sem, r.opts.SemanticWeight), k)
+	return head(FuseHits(r.opts.Lexical.Search(lexical, 0), sem, r.opts.SemanticWeight), k)
 }
 
 // SyncEmbeddings retries the upstreams whose embedding failed (a no-op
@@ -259,6 +265,12 @@ func head(hits []Hit, k int) []Hit {
 type Request struct {
 	// Query is what the tools are for, in words.
 	Query string
+	// Keywords, when set, are added to Query for the lexical ranking: the
+	// words a tool's name or description would use.
+	Keywords string
+	// Intent, when set, replaces Query for the semantic ranking (with
+	// embeddings): one sentence saying what is to be done.
+	Intent string
 	// Needs are tools the model believes it needs, by exposed name.
 	Needs []string
 	// Route is the kind of turn, when the caller knows it.
@@ -358,7 +370,14 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 
 // rank scores the catalog and applies domain affinity.
 func (r *Router) rank(ctx context.Context, req Request) []Candidate {
-	hits := r.Rank(ctx, req.Query, candidatePool)
+	lexical, semantic := req.Query, req.Query
+	if k := strings.TrimSpace(req.Keywords); k != "" {
+		lexical += " " + k
+	}
+	if i := strings.TrimSpace(req.Intent); i != "" {
+		semantic = i
+	}
+	hits := r.rankArms(ctx, lexical, semantic, candidatePool)
 	var before map[string]float64
 	if r.opts.Lessons != nil {
 		before = make(map[string]float64, len(hits))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -234,4 +235,52 @@ func collisionOf(d Decision) *Alert {
 		}
 	}
 	return nil
+}
+
+// TestRouteKeywords: the model's keywords join the request for the
+// lexical ranking; its intent (for embeddings) does not change it.
+func TestRouteKeywords(t *testing.T) {
+	r := seedRouter(t)
+	ctx := context.Background()
+	vague := "I need to do that thing with my notes again"
+	d := r.Route(ctx, Request{Query: vague, Keywords: "read file"})
+	if len(d.Ranked) == 0 || !strings.HasPrefix(d.Ranked[0].Name, "fs_read") {
+		t.Errorf("with keywords: ranked %v, want a read tool first", hitsOf(d.Ranked[:min(3, len(d.Ranked))]))
+	}
+	plain := r.Route(ctx, Request{Query: "query logs"})
+	withIntent := r.Route(ctx, Request{Query: "query logs", Intent: "Add two numbers."})
+	if !slices.Equal(names(plain.Ranked), names(withIntent.Ranked)) {
+		t.Errorf("intent changed the lexical ranking: %v, was %v", names(withIntent.Ranked), names(plain.Ranked))
+	}
+}
+
+// TestRouteIntentGoesToTheSemanticArm: with embeddings, the model's
+// intent is what is embedded for the request, not its query. (A fake
+// embedder: this proves the wiring, not the quality.)
+func TestRouteIntentGoesToTheSemanticArm(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	e := embedFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, texts...)
+		out := make([][]float32, len(texts))
+		for i := range out {
+			out[i] = []float32{1, 0}
+		}
+		return out, nil
+	})
+	sem := NewSemanticIndex(SemanticOptions{Embedder: e})
+	r := NewRouter(RouterOptions{Semantic: sem})
+	tools := []Tool{{Name: "add", Upstream: "calc", Description: "Add two numbers."}}
+	r.SetUpstream("calc", tools)
+	if err := r.Embed(context.Background(), "calc", tools); err != nil {
+		t.Fatal(err)
+	}
+	r.Route(context.Background(), Request{Query: "what is 2 plus 3", Intent: "Add two numbers together."})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(asked, "Add two numbers together.") || slices.Contains(asked, "what is 2 plus 3") {
+		t.Errorf("embedded %q, want the intent and not the query", asked)
+	}
 }

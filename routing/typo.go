@@ -1,5 +1,7 @@
 package routing
 
+import "math/bits"
+
 // Typos. A request word that the catalog does not know, directly or
 // through a synonym, may be a misspelling of one it does ("recomend",
 // "calender"). The index keeps its plain words by their first letter
@@ -19,7 +21,24 @@ const (
 )
 
 // typoTable holds the catalog's plain words by their first letter.
-type typoTable map[string][]int32
+type typoTable map[string][]typoWord
+
+// typoWord is one catalog word and the set of letters in it, which
+// rules most words out before their edit distance is computed: one edit
+// changes at most two letters of the set.
+type typoWord struct {
+	id      int32
+	letters uint32
+}
+
+// letterSet returns the set of the letters a to z in w, one bit each.
+func letterSet(w string) uint32 {
+	var m uint32
+	for i := 0; i < len(w); i++ {
+		m |= 1 << (w[i] - 'a')
+	}
+	return m
+}
 
 // buildTypos indexes the catalog's plain words for correct; refresh calls
 // it under the write lock.
@@ -27,7 +46,7 @@ func (ix *Index) buildTypos() {
 	t := make(typoTable, 512)
 	for term, id := range ix.terms {
 		if len(term) >= minTypoLen-1 && isASCIIAlpha(term) {
-			t[term[:1]] = append(t[term[:1]], id)
+			t[term[:1]] = append(t[term[:1]], typoWord{id: id, letters: letterSet(term)})
 		}
 	}
 	ix.typos = t
@@ -44,7 +63,12 @@ func (ix *Index) correct(term string) (int32, bool) {
 		limit = 2
 	}
 	best, bestDist, bestDF := int32(-1), limit+1, 0
-	for _, id := range ix.typos[term[:1]] {
+	letters := letterSet(term)
+	for _, tw := range ix.typos[term[:1]] {
+		if bits.OnesCount32(tw.letters^letters) > 2*limit {
+			continue
+		}
+		id := tw.id
 		w := ix.termNames[id]
 		if d := len(w) - len(term); d > limit || -d > limit {
 			continue

@@ -23,12 +23,16 @@ const (
 var requestMoreToolsDef = mcp.Tool{
 	Name: requestMoreToolsName,
 	Description: "Find tools for a task when none of your tools fits. Describe the task in words (\"query\"); " +
-		"optionally name tools you believe exist (\"tools\"). The best-matching tools are added to your tool list " +
+		"optionally name tools you believe exist (\"tools\"), add the words a matching tool's name or description " +
+		"would use (\"keywords\", e.g. \"read file contents\"), and restate the task as one plain sentence without " +
+		"names, values or pasted data (\"intent\"). The best-matching tools are added to your tool list " +
 		"and returned here with their input schemas, so you can call them directly or with call_tool " +
 		"even if your tool list does not refresh. Read any routing alert before calling.",
 	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"What you need to do, in words, e.g. 'read a file from disk' or 'convert 5 km to miles'."},` +
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
+		`"keywords":{"type":"array","items":{"type":"string"},"description":"Words a matching tool's name or description would use: an action and its object, e.g. ['read', 'file']."},` +
+		`"intent":{"type":"string","description":"The task as one plain sentence, without names, values or pasted data, e.g. 'Read a text file from disk.'"},` +
 		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."}` +
 		`},"required":["query"]}`),
 	Annotations: mcp.ToolAnnotation{
@@ -76,11 +80,16 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return mcp.NewToolResultError(`request_more_tools: "route" must be SIMPLE_TOOL, COMPLEX_TOOL, GENERAL_CHAT or EXIT`), nil
 	}
+	keywords, intent, err := keywordsAndIntent(args)
+	if err != nil {
+		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
+	}
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
 	sess := s.belts.session(ctx)
-	d, err := sess.Discover(ctx, routing.Request{Query: query, Needs: needs, Route: route, Exclude: isOwnTool})
+	d, err := sess.Discover(ctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool,
+		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
 		return breakerResult(d), nil
@@ -105,6 +114,42 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
 	}
 	return s.discoveryResult(d, outs, outageAlerts), nil
+}
+
+// maxHint bounds request_more_tools' "keywords" and "intent", in bytes.
+const maxHint = 1024
+
+// keywordsAndIntent reads request_more_tools' optional "keywords" (a list
+// of words, or one string) and "intent" (a string).
+func keywordsAndIntent(args map[string]any) (keywords, intent string, err error) {
+	switch v := args["keywords"].(type) {
+	case nil:
+	case string:
+		keywords = v
+	case []any:
+		words := make([]string, 0, len(v))
+		for _, w := range v {
+			s, ok := w.(string)
+			if !ok {
+				return "", "", errors.New(`"keywords" must be a list of words`)
+			}
+			words = append(words, s)
+		}
+		keywords = strings.Join(words, " ")
+	default:
+		return "", "", errors.New(`"keywords" must be a list of words`)
+	}
+	switch v := args["intent"].(type) {
+	case nil:
+	case string:
+		intent = v
+	default:
+		return "", "", errors.New(`"intent" must be a sentence (a string)`)
+	}
+	if len(keywords) > maxHint || len(intent) > maxHint {
+		return "", "", fmt.Errorf(`"keywords" and "intent" must each be at most %d bytes`, maxHint)
+	}
+	return keywords, intent, nil
 }
 
 func orEmpty(v any) any {
@@ -179,7 +224,7 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
 	res.StructuredContent = map[string]any{
 		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs),
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
 	}
 	return res
 }

@@ -141,9 +141,9 @@ func (m *Metrics) registerRouting(f promauto.Factory) {
 		Name: "mcp_router_routing_selected_tools", Help: "Tools selected per routing decision.", Buckets: selectedBuckets,
 	})
 	m.routeAlerts = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_routing_alerts_total", Help: "Routing alerts raised, by kind (collision, no_match).",
+		Name: "mcp_router_routing_alerts_total", Help: "Routing alerts raised, by kind (collision, no_match, partial_match).",
 	}, []string{"kind"})
-	for _, kind := range []string{"collision", "no_match"} {
+	for _, kind := range []string{"collision", "no_match", "partial_match"} {
 		m.routeAlerts.WithLabelValues(kind)
 	}
 	m.discoveries = f.NewCounter(prometheus.CounterOpts{

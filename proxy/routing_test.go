@@ -65,8 +65,9 @@ type discovery struct {
 		Score                               float64
 		InputSchema                         map[string]any `json:"input_schema"`
 	}
-	Alerts []routing.Alert
-	Added  []string
+	Alerts    []routing.Alert
+	Added     []string
+	Abstained bool
 }
 
 func decodeDiscovery(t *testing.T, res *sdk.CallToolResult) discovery {
@@ -135,7 +136,7 @@ func TestRoutingCollisionAlertAndNoMatch(t *testing.T) {
 	c.drainChanged()
 	res := c.call(t, "request_more_tools", map[string]any{"query": "book a flight to Lisbon"})
 	nd := decodeDiscovery(t, res)
-	if len(nd.Tools) != 0 || len(nd.Added) != 0 || !strings.Contains(resultText(res), "No tool in the catalog matches") {
+	if len(nd.Tools) != 0 || len(nd.Added) != 0 || !nd.Abstained || !strings.Contains(resultText(res), "Nothing in the catalog serves") {
 		t.Errorf("no-match query: tools %+v, text %q", nd.Tools, resultText(res))
 	}
 	select {
@@ -202,5 +203,27 @@ func TestRoutingQueryInListMeta(t *testing.T) {
 	}
 	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "_cancellations") }) {
 		t.Errorf("tools/list with a query in _meta: %v, want a _cancellations tool", names)
+	}
+}
+
+// request_more_tools takes "keywords" for the lexical ranking and
+// "intent" for the semantic one, and says which key is malformed.
+func TestRoutingKeywordsAndIntent(t *testing.T) {
+	c, _, _ := routed(t, overHTTPWith)
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{
+		"query": "I need to do that thing again", "keywords": []any{"echo", "text"}, "intent": "Echo a text back."}))
+	if len(d.Tools) == 0 || !strings.HasSuffix(d.Tools[0].Name, "_echo") {
+		t.Errorf("with keywords echo text: tools %+v, want an echo tool first", d.Tools)
+	}
+	for _, bad := range []map[string]any{
+		{"query": "x", "keywords": 5},
+		{"query": "x", "keywords": []any{"a", 1}},
+		{"query": "x", "intent": []any{"a"}},
+		{"query": "x", "intent": strings.Repeat("a", 2000)},
+	} {
+		res := c.call(t, "request_more_tools", bad)
+		if !res.IsError || !(strings.Contains(resultText(res), `"keywords"`) || strings.Contains(resultText(res), `"intent"`)) {
+			t.Errorf("request_more_tools %v: %q, want an error naming the key", bad, resultText(res))
+		}
 	}
 }

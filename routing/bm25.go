@@ -59,6 +59,7 @@ func (ix *Index) refresh() {
 				float32(tf[3])*n[3] + float32(tf[4])*n[4]
 		}
 	}
+	ix.buildTypos()
 	ix.stale = false
 }
 

@@ -109,5 +109,5 @@ func (ix *Index) hit(doc int32, raw float32, e evidence, ev *[]evidence) Hit {
 	if ev != nil {
 		*ev = append(*ev, e)
 	}
-	return Hit{Name: ix.docs[doc].tool.Name, Score: calibrate(e), Raw: float64(raw)}
+	return Hit{Name: ix.docs[doc].tool.Name, Score: calibrate(e), Raw: float64(raw), Coverage: e.coverage}
 }

@@ -31,6 +31,14 @@ type Hit struct {
 	Name  string
 	Score float64
 	Raw   float64
+	// Coverage is the share of the request (or of its best-covered
+	// clause) the tool matches, in [0, 1], that Score is calibrated from;
+	// the router's abstention reads it (see calibrate.go).
+	Coverage float64
+	// Words is how many of the request's words the catalog knows (argument
+	// values aside), and Matched how many of them the tool matches; they
+	// are counted for the top few hits only, 0 below them.
+	Words, Matched int
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for
@@ -57,7 +65,8 @@ type Index struct {
 	fieldTFs   [][]fieldTF        // by term id, parallel to postings
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
-	stale      bool // postings' frequencies predate the last change
+	stale      bool      // postings' frequencies predate the last change
+	typos      typoTable // plain words by first letters, rebuilt by refresh (typo.go)
 }
 
 // doc is one indexed tool.

@@ -20,7 +20,26 @@ type queryTerm struct {
 	kind   termKind
 	segs   uint8 // bit s is set when the term occurs in segment s
 	of     int   // for a synonym, the index of its word
+	// value: the word only occurs in argument values (see prepare), so
+	// that when the catalog does not know it, it is not held against
+	// coverage.
+	value bool
+	// derived: a synonym that is the word as another part of speech
+	// (remember, memory), matched as the word itself (see lookUpGroup).
+	derived bool
+	// fallback: a WordNet relation, looked up only when the catalog does
+	// not know the word itself.
+	fallback bool
 }
+
+// Weights of the WordNet table's relations: a derived form counts at
+// derivedWeight of the word itself, a WordNet synonym at wordnetWeight
+// of the lexicon's synonyms (SynonymWeight), since WordNet's senses are
+// general English, not the words of tool requests.
+const (
+	derivedWeight = 0.3
+	wordnetWeight = 0.5
+)
 
 // query is an analysed request.
 type query struct {
@@ -35,9 +54,17 @@ type query struct {
 // is emphasis at most, and counting it twice lets one word outweigh the
 // rest.
 func (ix *Index) parseQuery(q string) query {
-	clauses := segments(q, maxSegments)
+	p := prepare(q)
+	clauses := segments(p.text, maxSegments)
 	var out query
 	out.nseg = max(1, len(clauses))
+	var vals map[string]bool
+	if len(p.values) > 0 {
+		vals = make(map[string]bool, len(p.values))
+		for _, v := range p.values {
+			ix.qTok.each(v, func(term string, _ wordKind) { vals[term] = true })
+		}
+	}
 	seen := make(map[string]int, 16)
 	put := func(term string, w float64, kind termKind, segs uint8, of int) {
 		if i, ok := seen[term]; ok {
@@ -49,7 +76,7 @@ func (ix *Index) parseQuery(q string) query {
 			return
 		}
 		seen[term] = len(out.terms)
-		out.terms = append(out.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of})
+		out.terms = append(out.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: vals[term]})
 	}
 	bw := ix.opts.BigramWeight
 	for s, clause := range clauses {
@@ -71,8 +98,28 @@ func (ix *Index) parseQuery(q string) query {
 			if qt.kind != termWord {
 				continue
 			}
+			rel := relationsOf(qt.term)
 			for _, syn := range synonymsOf(qt.term) {
 				put(syn, sw, termSynonym, qt.segs, i)
+			}
+			for _, d := range rel.derived {
+				if j, ok := seen[d]; ok {
+					// A lexicon synonym that is also the word's derived
+					// form counts as the word in coverage.
+					if t := &out.terms[j]; t.kind == termSynonym && t.of == i {
+						t.derived = true
+					}
+					continue
+				}
+				put(d, derivedWeight, termSynonym, qt.segs, i)
+				t := &out.terms[len(out.terms)-1]
+				t.derived, t.fallback = true, true
+			}
+			for _, syn := range rel.synonyms {
+				if _, ok := seen[syn]; !ok {
+					put(syn, sw*wordnetWeight, termSynonym, qt.segs, i)
+					out.terms[len(out.terms)-1].fallback = true
+				}
 			}
 		}
 	}

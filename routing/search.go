@@ -96,6 +96,7 @@ type termGroup struct {
 	members []resolvedTerm
 	idf     float32
 	segs    uint8 // the clauses the word occurs in
+	word    bool  // a word of the request, not a bigram or an argument value
 }
 
 // resolvedQuery is a query looked up in the index.
@@ -137,16 +138,59 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
 	ix.accumulate(acc, &rq)
+	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
-		return ix.diversify(acc, &rq, k, ev)
+		hits = ix.diversify(acc, &rq, k, ev)
+	} else {
+		top := selectTop(acc, acc.score, k, ix.docs)
+		hits = make([]Hit, len(top))
+		for i, c := range top {
+			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
+			hits[i] = ix.hit(c.doc, c.score, e, ev)
+		}
+		hits = monotone(hits)
 	}
-	top := selectTop(acc, acc.score, k, ix.docs)
-	hits := make([]Hit, len(top))
-	for i, c := range top {
-		e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
-		hits[i] = ix.hit(c.doc, c.score, e, ev)
+	ix.countWords(hits[:min(len(hits), wordsCounted)], &rq)
+	return hits
+}
+
+// wordsCounted is how many of the top hits countWords looks at.
+const wordsCounted = 3
+
+// countWords sets, on each of hits, Words to the number of the request's
+// words that the catalog knows (directly or through a synonym; argument
+// values aside) and Matched to how many of them the tool matches.
+func (ix *Index) countWords(hits []Hit, rq *resolvedQuery) {
+	words := 0
+	for gi := range rq.groups {
+		if rq.groups[gi].word {
+			words++
+		}
 	}
-	return monotone(hits)
+	for i := range hits {
+		hits[i].Words = words
+		id, ok := ix.byName[hits[i].Name]
+		if !ok {
+			continue
+		}
+		for gi := range rq.groups {
+			if g := &rq.groups[gi]; g.word && g.has(id) {
+				hits[i].Matched++
+			}
+		}
+	}
+}
+
+// has reports whether doc is in any of the group's posting lists.
+func (g *termGroup) has(doc int32) bool {
+	for _, m := range g.members {
+		for _, p := range m.postings {
+			if p.doc == doc && p.tf > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rlockFresh read-locks the index with its postings' frequencies up to
@@ -193,14 +237,21 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 		start := len(members)
 		var df int
 		members, df = ix.lookUpGroup(q.terms, i, syns[i], members)
+		if len(members) == start && qt.kind == termWord && !qt.value {
+			if tid, ok := ix.correct(qt.term); ok {
+				members = append(members, resolvedTerm{postings: ix.postings[tid], alt: typoWeight, exact: true})
+				df = len(ix.postings[tid])
+			}
+		}
 		if len(members) == start {
-			if qt.kind == termWord {
+			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
 			}
 			continue
 		}
 		w := idf(ix.stats.n, df) * qt.weight
-		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs})
+		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
+			word: qt.kind == termWord && !qt.value})
 		if qt.kind != termWord {
 			continue
 		}
@@ -228,6 +279,7 @@ func (rq *resolvedQuery) addReach(x float64, segs uint8) {
 // weighs the group: the word's, else its rarest synonym's.
 func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []resolvedTerm) ([]resolvedTerm, int) {
 	df := -1
+	start := len(members)
 	if tid, ok := ix.terms[terms[i].term]; ok {
 		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1, exact: true})
 		df = len(ix.postings[tid])
@@ -235,8 +287,11 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 	word := df >= 0
 	for _, j := range syns {
 		syn := terms[j]
+		if word && syn.fallback {
+			continue
+		}
 		if tid, ok := ix.terms[syn.term]; ok {
-			members = append(members, resolvedTerm{postings: ix.postings[tid], alt: float32(syn.weight)})
+			members = append(members, resolvedTerm{postings: ix.postings[tid], alt: float32(syn.weight), exact: syn.derived && len(members) == start})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {
 				df = len(ix.postings[tid])
 			}

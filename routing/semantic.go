@@ -611,7 +611,7 @@ func (c *queryLRU) put(query string, vec []float32) {
 // either retriever through.
 func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
-	type pair struct{ lex, sem float64 }
+	type pair struct{ lex, sem, cov float64 }
 	scores := map[string]*pair{}
 	at := func(name string) *pair {
 		p := scores[name]
@@ -624,6 +624,7 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	for _, h := range lexical {
 		p := at(h.Name)
 		p.lex = max(p.lex, clampScore(h.Score))
+		p.cov = max(p.cov, clampScore(h.Coverage))
 	}
 	for _, h := range semantic {
 		p := at(h.Name)
@@ -632,7 +633,9 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	out := make([]Hit, 0, len(scores))
 	for name, p := range scores {
 		f := (1-w)*p.lex + w*p.sem
-		out = append(out, Hit{Name: name, Score: f, Raw: f})
+		// The semantic score stands in for coverage on its side: how much
+		// of the request the tool's text says, as the embedding sees it.
+		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem})
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

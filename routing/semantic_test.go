@@ -771,7 +771,7 @@ func TestFuseHits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := FuseHits(tc.lex, tc.sem, tc.w)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9), cmpopts.IgnoreFields(Hit{}, "Coverage")); diff != "" {
 				t.Errorf("FuseHits (-want +got):\n%s", diff)
 			}
 		})
@@ -849,4 +849,17 @@ func ExampleFuseHits() {
 	// fs_read_file 0.80
 	// fs_stat 0.25
 	// logs_query 0.25
+}
+
+// TestFuseHitsCoverage: a fused hit's coverage combines the lexical
+// coverage and the semantic score with the fusion's weight, so that the
+// router's abstention reads the same scale with embeddings on.
+func TestFuseHitsCoverage(t *testing.T) {
+	got := FuseHits([]Hit{{Name: "a", Score: 0.8, Coverage: 0.6}}, []Hit{{Name: "a", Score: 0.2}, {Name: "b", Score: 0.9}}, 0.5)
+	want := map[string]float64{"a": 0.4, "b": 0.45}
+	for _, h := range got {
+		if math.Abs(h.Coverage-want[h.Name]) > 1e-9 {
+			t.Errorf("%s: coverage %.3f, want %.3f", h.Name, h.Coverage, want[h.Name])
+		}
+	}
 }

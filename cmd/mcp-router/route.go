@@ -79,6 +79,8 @@ type routeJSON struct {
 	Tools    []routeTool     `json:"tools"`
 	Selected []string        `json:"selected"`
 	Alerts   []routing.Alert `json:"alerts"`
+	// Abstained: nothing in the catalog serves the query.
+	Abstained bool `json:"abstained"`
 }
 
 type routeTool struct {
@@ -90,7 +92,7 @@ type routeTool struct {
 }
 
 func routeView(d routing.Decision, n int) routeJSON {
-	out := routeJSON{Query: d.Query, Tools: []routeTool{}, Selected: []string{}, Alerts: d.Alerts}
+	out := routeJSON{Query: d.Query, Tools: []routeTool{}, Selected: []string{}, Alerts: d.Alerts, Abstained: d.Abstained}
 	for _, c := range d.Ranked[:min(n, len(d.Ranked))] {
 		out.Tools = append(out.Tools, routeTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: c.Score, RawScore: c.RawScore})
 	}

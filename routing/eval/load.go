@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -20,6 +21,29 @@ type Query struct {
 	// set of interchangeable tools, and one of each group is enough.
 	GoldGroups [][]string `json:"gold_groups,omitempty"`
 	Kind       string     `json:"kind"` // "single" or "multi"
+	// Level is the set's difficulty level, where it has them (etom: 1 to
+	// 4, and 5 for requests no tool serves); 0 when it has none.
+	Level Level `json:"level,omitempty"`
+}
+
+// Level is a query's difficulty level: a JSON number, or a string that
+// holds one; any other string (a set's own label) reads as 0.
+type Level int
+
+// UnmarshalJSON reads a number or a string.
+func (l *Level) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*l = Level(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("level: %w", err)
+	}
+	n, _ = strconv.Atoi(s)
+	*l = Level(n)
+	return nil
 }
 
 // Groups returns the gold groups of q: GoldGroups when present, else

@@ -77,6 +77,7 @@ type rawRouting struct {
 	MaxTools          *int           `yaml:"max_tools"`
 	Affinity          rawAffinity    `yaml:"affinity"`
 	CollisionDelta    *float64       `yaml:"collision_delta"`
+	AbstainCoverage   *float64       `yaml:"abstain_coverage"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`

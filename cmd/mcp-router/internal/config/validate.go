@@ -23,13 +23,16 @@ import (
 type Routing struct {
 	// Mode is "routed" (a small belt plus request_more_tools) or "all"
 	// (every catalog tool on the belt).
-	Mode              string
-	TopK              int
-	Threshold         float64
-	MaxTools          int
-	SameDomain        float64
-	CrossDomain       float64
-	CollisionDelta    float64
+	Mode           string
+	TopK           int
+	Threshold      float64
+	MaxTools       int
+	SameDomain     float64
+	CrossDomain    float64
+	CollisionDelta float64
+	// AbstainCoverage: below this share of a request matched by its top
+	// tool, routing says nothing serves it; 0 turns abstention off.
+	AbstainCoverage   float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
@@ -47,6 +50,7 @@ func defaultRouting() Routing {
 	return Routing{
 		Mode: "routed", TopK: 5, Threshold: 0.35, MaxTools: 12,
 		SameDomain: 1.15, CrossDomain: 0.7, CollisionDelta: 0.08,
+		AbstainCoverage:   routing.DefaultAbstainCoverage,
 		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
 		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
 		SemanticWeight: 0.5,
@@ -300,6 +304,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 	}{
 		{"threshold", r.Threshold, &out.Threshold, 0, 1},
 		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1},
+		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10},
 		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10},
 		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1},

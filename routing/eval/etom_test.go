@@ -1,0 +1,147 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// Abstention at the router's default: the share of etom's requests that
+// no tool serves that it abstains on (reached 0.121), and the share of
+// answerable ones it wrongly abstains on, on etom (reached 0.001) and on
+// metatool's requests as people write them (reached 0.074; 0.046 with
+// abstention off).
+const (
+	minInfeasibleAbstained = 0.11
+	maxAnswerableAbstained = 0.01
+	maxMetatoolAbstained   = 0.09
+)
+
+// loadInfeasible loads etom's requests that no tool of its catalog
+// serves, skipping tb when they are absent.
+func loadInfeasible(tb testing.TB) []Query {
+	tb.Helper()
+	dir := benchDir(tb)
+	if dir == "" {
+		tb.Skip("benchmark data absent")
+	}
+	f, err := os.Open(filepath.Join(dir, "etom", "infeasible.jsonl"))
+	if err != nil {
+		tb.Skipf("etom infeasible requests absent: %v", err)
+	}
+	defer f.Close()
+	qs, err := LoadQueries(f)
+	if err != nil {
+		tb.Fatalf("etom infeasible.jsonl: %v", err)
+	}
+	return qs
+}
+
+// TestBenchEtom measures the lexical index on etom, per level.
+func TestBenchEtom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short")
+	}
+	ds := loadDataset(t, "etom")
+	ix := BuildIndex(ds.tools, routing.IndexOptions{})
+	reports := []Report{}
+	all, _ := Run(IndexRanker{Index: ix}, ds.queries, Options{})
+	all.Name = "etom"
+	reports = append(reports, all)
+	for level := 1; level <= 4; level++ {
+		qs := slices.DeleteFunc(slices.Clone(ds.queries), func(q Query) bool { return int(q.Level) != level })
+		rep, _ := Run(IndexRanker{Index: ix}, qs, Options{})
+		rep.Name = fmt.Sprintf("etom L%d", level)
+		reports = append(reports, rep)
+	}
+	t.Logf("lexical index on etom:\n%s", Table(reports...))
+}
+
+// abstainRate routes queries through a router over tools with abstain as
+// its AbstainCoverage, and returns the share abstained on and the share
+// abstained on whose gold tool was in the top 5 (lost by abstaining).
+func abstainRate(tools []routing.Tool, queries []Query, abstain float64) (rate, lost float64) {
+	r := routing.NewRouter(routing.RouterOptions{AbstainCoverage: abstain})
+	byUp := map[string][]routing.Tool{}
+	for _, tl := range tools {
+		byUp[tl.Upstream] = append(byUp[tl.Upstream], tl)
+	}
+	for up, ts := range byUp {
+		r.SetUpstream(up, ts)
+	}
+	var n, l int
+	for _, q := range queries {
+		d := r.Route(context.Background(), routing.Request{Query: q.Query})
+		if !d.Abstained {
+			continue
+		}
+		n++
+		groups := q.Groups()
+		if slices.ContainsFunc(d.Ranked[:min(5, len(d.Ranked))], func(c routing.Candidate) bool {
+			return slices.ContainsFunc(groups, func(g []string) bool { return slices.Contains(g, c.Name) })
+		}) {
+			l++
+		}
+	}
+	return float64(n) / float64(max(1, len(queries))), float64(l) / float64(max(1, len(queries)))
+}
+
+// TestBenchAbstention measures the router's abstention on etom's requests
+// that no tool serves against answerable ones (etom's, generated from the
+// tool descriptions; bfcl's and seal_tools'; and metatool's, written as
+// people write), at the default and across thresholds.
+func TestBenchAbstention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short")
+	}
+	etom := loadDataset(t, "etom")
+	infeasible := loadInfeasible(t)
+	sets := []struct {
+		name    string
+		tools   []routing.Tool
+		queries []Query
+	}{{"etom infeasible", etom.tools, infeasible}, {"etom", etom.tools, etom.queries}}
+	for _, name := range []string{"bfcl", "seal_tools", "metatool"} {
+		ds := loadDataset(t, name)
+		sets = append(sets, struct {
+			name    string
+			tools   []routing.Tool
+			queries []Query
+		}{name, ds.tools, ds.queries})
+	}
+	thresholds := []float64{-1, routing.DefaultAbstainCoverage, 0.15, 0.2, 0.25, 0.35}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-16s", "abstain_coverage")
+	for _, th := range thresholds {
+		fmt.Fprintf(&b, " %13.2f", max(th, 0))
+	}
+	b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
+	at := map[string]float64{}
+	for _, s := range sets {
+		fmt.Fprintf(&b, "%-16s", s.name)
+		for _, th := range thresholds {
+			rate, lost := abstainRate(s.tools, s.queries, th)
+			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
+			if th == routing.DefaultAbstainCoverage {
+				at[s.name] = rate
+			}
+		}
+		b.WriteString("\n")
+	}
+	t.Logf("router abstention:\n%s", b.String())
+	if got := at["etom infeasible"]; got < minInfeasibleAbstained {
+		t.Errorf("etom infeasible abstained %.3f, want at least %.3f", got, minInfeasibleAbstained)
+	}
+	if got := at["etom"]; got > maxAnswerableAbstained {
+		t.Errorf("etom answerable abstained %.3f, want at most %.3f", got, maxAnswerableAbstained)
+	}
+	if got := at["metatool"]; got > maxMetatoolAbstained {
+		t.Errorf("metatool abstained %.3f, want at most %.3f", got, maxMetatoolAbstained)
+	}
+}

@@ -1,0 +1,461 @@
+package routing
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A request says what it wants in a user's words and carries argument
+// values along: names, file names, addresses, quoted text, pasted data.
+// prepare rewrites the first into the words tool descriptions use and
+// tells the second apart, before the request is split into terms:
+//
+//   - Operators and the words for them become the operation: "2 + 3",
+//     "2 plus 3" and "the sum of 2 and 3" ask to add; "6 × 7" and "6 times
+//     7" to multiply; "what's in X" and "the contents of X" to read.
+//   - A file name (notes.txt) becomes "file" and its extension, an
+//     address (https://...) "url", an e-mail address "email", a path
+//     "path": the value says what kind of thing the tool acts on, and its
+//     own words (notes, example, com) say nothing about which tool.
+//     "open" with a file name or address is a read.
+//   - Pasted data ({...} or [...] spans of JSON) is dropped: a tool result
+//     or a blob of arguments does not steer routing.
+//   - Quoted text and capitalised words inside a sentence (Alice, Acme)
+//     are values: when the catalog does not know them they do not count
+//     against a tool's coverage of the request (see calibrate.go), since
+//     no tool description names the user's friends. When it does know them
+//     (a platform: "On Semgrep, ...") they match as any word.
+type prepared struct {
+	text   string
+	values []string // lower-cased words that are argument values
+}
+
+// maxPrepared bounds the request text prepare works on; routing reads
+// no further (a request is a sentence or a few, not a document).
+const maxPrepared = 4096
+
+var (
+	urlRe   = regexp.MustCompile(`(?i)\b(?:https?|ftp|wss?)://[^\s"'<>)\]]+`)
+	emailRe = regexp.MustCompile(`\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b`)
+	pathRe  = regexp.MustCompile(`(?:^|\s)((?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)+)`)
+	// opRe is an arithmetic operator between two numbers (not inside a
+	// formula: in 3x^2 + 4x the operands are terms, not numbers).
+	opRe = regexp.MustCompile(`(^|[^\w.])(\d+(?:\.\d+)?)\s*([+×*÷^]|\*\*|\s[-−/]\s)\s*(\d+(?:\.\d+)?)($|[^\w.^])`)
+)
+
+// fileExtensions are common file extensions, the ones a request names a
+// file by.
+var fileExtensions = setOf(`txt md markdown rst csv tsv json jsonl yaml yml toml xml html htm css js ts
+tsx jsx py go rs java kt c cc cpp h hpp cs rb php swift sh sql log ini cfg conf env pdf doc docx xls
+xlsx ppt pptx odt rtf epub png jpg jpeg gif svg webp bmp tif tiff mp3 wav flac ogg mp4 mov avi mkv
+webm zip tar gz tgz bz2 7z rar ipynb parquet db sqlite`)
+
+// replaceFiles replaces each file name in q (a name, a dot and a known
+// extension, with any directories before it) with "file", its extension
+// and the kind of content it holds, and reports whether it found one.
+func replaceFiles(q string) (string, bool) {
+	var b strings.Builder
+	last, found := 0, false
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] != '.' || !isWordByte(q[i-1]) || !isWordByte(q[i+1]) {
+			continue
+		}
+		end := i + 1
+		for end < len(q) && isWordByte(q[end]) {
+			end++
+		}
+		ext := asciiLower(q[i+1 : end])
+		if !fileExtensions[ext] || end < len(q) && (q[end] == '.' && end+1 < len(q) && isWordByte(q[end+1]) || q[end] == '/') {
+			continue
+		}
+		start := i
+		for start > last && !strings.ContainsRune(" \t\n\"'(`[", rune(q[start-1])) {
+			start--
+		}
+		b.WriteString(q[last:start])
+		b.WriteString(" file " + ext + " " + fileKinds[ext] + " ")
+		last, found = end, true
+		i = end
+	}
+	if !found {
+		return q, false
+	}
+	b.WriteString(q[last:])
+	return b.String(), true
+}
+
+// fileKinds name the kind of content a file extension holds.
+var fileKinds = map[string]string{
+	"png": "image", "jpg": "image", "jpeg": "image", "gif": "image", "svg": "image", "webp": "image", "bmp": "image", "tif": "image", "tiff": "image",
+	"mp3": "audio", "wav": "audio", "flac": "audio", "ogg": "audio",
+	"mp4": "video", "mov": "video", "avi": "video", "mkv": "video", "webm": "video",
+	"pdf": "document", "doc": "document", "docx": "document", "odt": "document", "rtf": "document", "epub": "document",
+	"xls": "spreadsheet", "xlsx": "spreadsheet", "csv": "spreadsheet", "tsv": "spreadsheet",
+	"ppt": "presentation", "pptx": "presentation",
+}
+
+// urlWords returns the words of a URL's path (its host and query are
+// left out: example.com says nothing of what is wanted, /recommendations
+// may).
+func urlWords(u string) string {
+	rest := u[strings.Index(u, "://")+3:]
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return ""
+	}
+	path, _, _ := strings.Cut(rest[i:], "?")
+	return strings.Join(strings.FieldsFunc(path, func(r rune) bool { return !unicode.IsLetter(r) }), " ")
+}
+
+// operators rewrites symbols to the operation they stand for.
+var operators = map[string]string{
+	"+": " add sum numbers ", "×": " multiply product numbers ", "*": " multiply product numbers ",
+	"÷": " divide quotient numbers ", "/": " divide quotient numbers ", "^": " power numbers ",
+	"**": " power numbers ", "-": " subtract difference numbers ", "−": " subtract difference numbers ",
+}
+
+// phrases rewrite the words people use for an operation into the word
+// tool descriptions use. Each is matched as whole words, lower-cased;
+// longer phrases are tried first.
+// Phrases marked read only apply when the request names a file, path or
+// address: reading is what is done to those.
+var phrases = []struct {
+	from, to string
+	read     bool
+}{
+	{from: "to the power of", to: "power"},
+	{from: "raised to", to: "power"},
+	{from: "square root of", to: "square root"},
+	{from: "multiplied by", to: "multiply product numbers"},
+	{from: "divided by", to: "divide quotient numbers"},
+	{from: "subtracted from", to: "subtract"},
+	{from: "added to", to: "add"},
+	{from: "what's in", to: "read", read: true},
+	{from: "whats in", to: "read", read: true},
+	{from: "what is in", to: "read", read: true},
+	{from: "what's inside", to: "read", read: true},
+	{from: "contents of", to: "read contents", read: true},
+	{from: "content of", to: "read content", read: true},
+	{from: "open", to: "read", read: true},
+	{from: "keep in mind", to: "remember"},
+	{from: "don't forget", to: "remember"},
+}
+
+// wordOpRe is an operation's word between numbers: "6 times 7", not
+// "three times a week" or a product called Plus.
+var wordOpRe = regexp.MustCompile(`(?i)(\d)\s+(plus|minus|times)\s+(\d)`)
+
+var wordOps = map[string]string{"plus": "add sum numbers", "minus": "subtract difference numbers", "times": "multiply product numbers"}
+
+// prepare rewrites a request as described above.
+func prepare(q string) prepared {
+	if len(q) > maxPrepared {
+		q = q[:maxPrepared]
+		for !utf8.ValidString(q) {
+			q = q[:len(q)-1]
+		}
+	}
+	var p prepared
+	q = dropData(q)
+	kinds := 0 // what values said about the thing acted on
+	const kindFile, kindURL = 1, 2
+	if strings.Contains(q, "://") {
+		q = urlRe.ReplaceAllStringFunc(q, func(u string) string {
+			kinds |= kindURL
+			p.values = append(p.values, strings.Fields(urlWords(u))...)
+			return " url " + urlWords(u) + " "
+		})
+	}
+	if strings.Contains(q, "@") {
+		q = emailRe.ReplaceAllString(q, " email ")
+	}
+	if hasInnerDot(q) {
+		var found bool
+		q, found = replaceFiles(q)
+		if found {
+			kinds |= kindFile
+		}
+	}
+	if strings.Contains(q, "/") {
+		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
+	}
+	digits := strings.ContainsAny(q, "0123456789")
+	if digits && strings.ContainsAny(q, "+×*÷^-−/") {
+		q = rewriteOperators(q)
+	}
+	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
+		q = wordOpRe.ReplaceAllStringFunc(q, func(m string) string {
+			sm := wordOpRe.FindStringSubmatch(m)
+			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
+		})
+	}
+	p.values = append(p.values, values(q)...)
+	low := asciiLower(q)
+	for _, ph := range phrases {
+		if ph.read && kinds == 0 || !strings.Contains(low, ph.from) {
+			continue
+		}
+		q = replaceWord(q, ph.from, ph.to)
+		low = asciiLower(q)
+	}
+	p.text = q
+	return p
+}
+
+// replaceGroup replaces the first capture group of each match of re in s
+// with what fn returns for the match's groups.
+func replaceGroup(re *regexp.Regexp, s string, fn func(groups []string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		groups := make([]string, len(m)/2)
+		for i := range groups {
+			if m[2*i] >= 0 {
+				groups[i] = s[m[2*i]:m[2*i+1]]
+			}
+		}
+		b.WriteString(s[last:m[2]])
+		b.WriteString(fn(groups))
+		last = m[3]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// rewriteOperators turns arithmetic operators between operands into the
+// operation's word.
+func rewriteOperators(q string) string {
+	for range 4 { // "1 + 2 + 3": matches overlap by one operand
+		r := opRe.ReplaceAllStringFunc(q, func(m string) string {
+			sm := opRe.FindStringSubmatch(m)
+			return sm[1] + sm[2] + operators[strings.TrimSpace(sm[3])] + sm[4] + sm[5]
+		})
+		if r == q {
+			break
+		}
+		q = r
+	}
+	return q
+}
+
+func isDigitByte(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
+
+// replaceWord replaces each whole-word occurrence of from (lower-case)
+// in s, in any case, with to. Case is folded in ASCII only, so that
+// offsets in s and its folded copy agree.
+func replaceWord(s, from, to string) string {
+	low := asciiLower(s)
+	i := strings.Index(low, from)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i >= 0 {
+		end := i + len(from)
+		if (i == 0 || !isWordByte(low[i-1]) && low[i-1] != '\'') && (end == len(low) || !isWordByte(low[end])) {
+			b.WriteString(s[last:i])
+			b.WriteString(to)
+			last = end
+		}
+		j := strings.Index(low[end:], from)
+		if j < 0 {
+			break
+		}
+		i = end + j
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// asciiLower lower-cases the ASCII letters of s, leaving every other
+// byte as it is.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// dropData removes pasted data from a request: balanced {...} spans
+// that look like a JSON object (a colon inside, and at least 24 bytes
+// long). Lists ([...]) are kept: their items are often what the request
+// is about ("sort [apples, pears]").
+func dropData(q string) string {
+	if !strings.Contains(q, "{") {
+		return q
+	}
+	var b strings.Builder
+	depth, start := 0, 0
+	var open byte
+	last := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case depth == 0 && c == '{':
+			depth, start, open = 1, i, c
+		case depth > 0 && c == open:
+			depth++
+		case depth > 0 && c == closer(open):
+			depth--
+			if depth == 0 {
+				span := q[start : i+1]
+				if len(span) >= 24 && strings.Contains(span, ":") {
+					b.WriteString(q[last:start])
+					b.WriteByte(' ')
+					last = i + 1
+				}
+			}
+		}
+	}
+	if last == 0 {
+		return q
+	}
+	b.WriteString(q[last:])
+	if len(strings.Fields(b.String())) < 3 {
+		return q // the request is the data: nothing else to go by
+	}
+	return b.String()
+}
+
+func closer(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// values returns the lower-cased words of q that are argument values:
+// quoted text, capitalised words that do not start a sentence (Alice,
+// Acme; not PDF, JSON or API, whose capitals name a kind of thing, not
+// one thing), and what "remember that ..." asks to keep.
+func values(q string) []string {
+	var out []string
+	if hasQuote(q) {
+		for _, m := range quoted(q, 8) {
+			out = append(out, strings.Fields(strings.ToLower(m))...)
+		}
+	}
+	start := true   // at a sentence's start
+	stated := false // in what a request says to remember: "remember that ..."
+	prev := ""
+	for _, w := range strings.Fields(q) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		lc := strings.ToLower(core)
+		switch {
+		case stated || core != "" && !start && isCapitalised(core):
+			out = append(out, lc)
+		case lc == "that" && statingVerbs[prev]:
+			stated = true
+		}
+		prev = lc
+		if core != "" {
+			start = false
+		}
+		if strings.ContainsAny(w[len(w)-1:], ".?!:;") {
+			start, stated = true, false
+		}
+	}
+	return out
+}
+
+// statingVerbs introduce, with "that", what is to be kept: the words of
+// "remember that Alice works at Acme" after "that" are the value to keep,
+// not a description of the tool.
+var statingVerbs = setOf(`remember memorize memorise note record store save`)
+
+// quotePairs are the quotes a request may quote a value with.
+var quotePairs = [][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"}, {"‘", "’"}}
+
+// maxQuoted bounds the length of a quoted value; a longer run is prose.
+const maxQuoted = 200
+
+// quoted returns the texts of q between quotes, at most limit of them. A
+// single quote opens only outside a word (not in what's or don't) and
+// closes only before one.
+func quoted(q string, limit int) []string {
+	var out []string
+	for i := 0; i < len(q) && len(out) < limit; i++ {
+		for _, p := range quotePairs {
+			if !strings.HasPrefix(q[i:], p[0]) || p[0] == "'" && i > 0 && isWordByte(q[i-1]) {
+				continue
+			}
+			start := i + len(p[0])
+			rest := q[start:min(len(q), start+maxQuoted+len(p[1]))]
+			end := -1
+			for off := 0; off < len(rest); {
+				k := strings.Index(rest[off:], p[1])
+				if k < 0 {
+					break
+				}
+				k += off
+				after := k + len(p[1])
+				if p[1] != "'" || after >= len(rest) || !isWordByte(rest[after]) {
+					end = k
+					break
+				}
+				off = after
+			}
+			if end > 0 {
+				out = append(out, rest[:end])
+				i = start + end + len(p[1]) - 1
+			}
+			break
+		}
+	}
+	return out
+}
+
+// hasInnerDot reports whether q has a dot between two word characters
+// (a file name, a version, a domain), the only place fileRe can match.
+func hasInnerDot(q string) bool {
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] == '.' && isWordByte(q[i-1]) && isWordByte(q[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasQuote reports whether q may quote something: a double quote,
+// backtick or typographic quote, or a single quote not inside a word
+// (what's, don't).
+func hasQuote(q string) bool {
+	if strings.ContainsAny(q, "\"`“‘") {
+		return true
+	}
+	for i := 0; i < len(q); i++ {
+		if q[i] == '\'' && (i == 0 || !isWordByte(q[i-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCapitalised reports whether w is a capital followed by lower-case
+// letters only.
+func isCapitalised(w string) bool {
+	r, n := utf8.DecodeRuneInString(w)
+	if !unicode.IsUpper(r) || n == len(w) {
+		return false
+	}
+	for _, r := range w[n:] {
+		if !unicode.IsLower(r) {
+			return false
+		}
+	}
+	return true
+}

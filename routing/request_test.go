@@ -1,0 +1,138 @@
+package routing
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		has     []string // words the prepared text holds
+		hasNot  []string // words it must not hold
+		values  []string // values found
+		noValue []string // words that are not values
+	}{
+		{in: "What is 25 + 37?", has: []string{"add", "sum"}},
+		{in: "what is 2 plus 3", has: []string{"add", "sum"}, hasNot: []string{"plus"}},
+		{in: "6 times 7", has: []string{"multiply"}},
+		{in: "I go there three times a week", has: []string{"times"}, hasNot: []string{"multiply"}},
+		{in: "12 / 4", has: []string{"divide"}},
+		{in: "solve 3x^2 + 4x - 7 = 0", hasNot: []string{"add", "subtract", "power"}},
+		{in: "a well-known tool", hasNot: []string{"subtract"}},
+		{in: "Book a ride of type Plus", has: []string{"Plus"}, hasNot: []string{"add"}},
+		{in: "open notes.txt", has: []string{"read", "file", "txt"}, hasNot: []string{"open", "notes"}},
+		{in: "open a pull request", has: []string{"open"}, hasNot: []string{"read"}},
+		{in: "what's in todo.md", has: []string{"read", "file", "md"}},
+		{in: "show me the contents of report.pdf", has: []string{"read", "contents", "file", "pdf", "document"}},
+		{in: "describe image.png", has: []string{"file", "png", "image"}},
+		{in: "version 1.2.3 of e.g. the app", hasNot: []string{"file"}},
+		{in: "fetch https://api.example.com/v1/recommendations?x=1", has: []string{"url", "recommendations"}, hasNot: []string{"example", "api.example"}},
+		{in: "mail bob@example.com the notes", has: []string{"email"}, hasNot: []string{"bob@"}},
+		{in: "summarise this: {\"result\": {\"rows\": 3, \"status\": \"weather ok\"}} please", hasNot: []string{"weather", "rows"}},
+		{in: "{\"status\": \"weather ok\", \"rows\": 3}", has: []string{"weather"}}, // nothing else to go by
+		{in: "sort [apples, pears, plums] by name", has: []string{"apples"}},
+		{in: "remember that Alice works at Acme", values: []string{"alice", "works", "at", "acme"}, noValue: []string{"remember"}},
+		{in: "Search for \"machine learning\" on Semgrep", values: []string{"machine", "learning", "semgrep"}, noValue: []string{"search"}},
+		{in: "what's the weather, don't guess", noValue: []string{"s", "t", "the"}},
+		{in: "PDF to JSON", noValue: []string{"pdf", "json"}},
+	} {
+		p := prepare(tc.in)
+		for _, w := range tc.has {
+			if !strings.Contains(p.text, w) {
+				t.Errorf("prepare(%q) = %q, want the word %q", tc.in, p.text, w)
+			}
+		}
+		for _, w := range tc.hasNot {
+			if strings.Contains(p.text, w) {
+				t.Errorf("prepare(%q) = %q, want no %q", tc.in, p.text, w)
+			}
+		}
+		for _, v := range tc.values {
+			if !slices.Contains(p.values, v) {
+				t.Errorf("prepare(%q) values %q, want %q among them", tc.in, p.values, v)
+			}
+		}
+		for _, v := range tc.noValue {
+			if slices.Contains(p.values, v) {
+				t.Errorf("prepare(%q) values %q, want no %q", tc.in, p.values, v)
+			}
+		}
+	}
+}
+
+// TestPrepareBoundsItsInput: a huge request is cut, at a rune boundary.
+func TestPrepareBoundsItsInput(t *testing.T) {
+	p := prepare(strings.Repeat("é", maxPrepared))
+	if len(p.text) > maxPrepared || !strings.HasSuffix(p.text, "é") {
+		t.Errorf("prepared %d bytes ending %q, want at most %d ending in a whole rune", len(p.text), p.text[len(p.text)-2:], maxPrepared)
+	}
+}
+
+// TestWordnetTable: the embedded table links a verb to its noun and
+// words sharing a frequent sense, and stays small.
+func TestWordnetTable(t *testing.T) {
+	if n := len(wordnetTable); n == 0 || n > 4<<20 {
+		t.Fatalf("wordnet.txt is %d bytes, want some and at most 4 MB", n)
+	}
+	if rel := relationsOf(stem("remember")); !slices.Contains(rel.derived, stem("memory")) {
+		t.Errorf("remember: derived %v, want memory", rel.derived)
+	}
+	if rel := relationsOf(stem("show")); !slices.Contains(rel.synonyms, stem("display")) {
+		t.Errorf("show: synonyms %v, want display", rel.synonyms)
+	}
+	// The logarithm is a rare sense of log: it links nothing.
+	if rel := relationsOf(stem("log")); slices.Contains(rel.synonyms, stem("logarithm")) {
+		t.Errorf("log: synonyms %v, want no logarithm", rel.synonyms)
+	}
+}
+
+// TestWordnetOnlyWhenTheCatalogLacksTheWord: a WordNet relation is looked
+// up only for a request word the catalog does not know.
+func TestWordnetOnlyWhenTheCatalogLacksTheWord(t *testing.T) {
+	ix := NewIndex(IndexOptions{})
+	ix.SetUpstream("m", []Tool{
+		{Name: "compute_total", Description: "Compute the total of a list of values."},
+		{Name: "list_files", Description: "List the files of a folder."},
+	})
+	hits := ix.Search("sum", 0)
+	if len(hits) != 1 || hits[0].Name != "compute_total" {
+		t.Errorf("sum: %v, want compute_total alone (total shares sum's sense)", hits)
+	}
+	ix.SetUpstream("s", []Tool{{Name: "sum_numbers", Description: "Sum numbers."}})
+	hits = ix.Search("sum", 0)
+	if len(hits) != 1 || hits[0].Name != "sum_numbers" {
+		t.Errorf("sum, with a sum tool: %v, want sum_numbers alone", hits)
+	}
+}
+
+// TestSearchCorrectsTypos: a misspelt word the catalog lacks matches the
+// catalog word one edit away; an English word the catalog lacks does not.
+func TestSearchCorrectsTypos(t *testing.T) {
+	ix := NewIndex(IndexOptions{})
+	ix.SetUpstream("x", []Tool{
+		{Name: "recommend_restaurants", Description: "Recommend restaurants nearby."},
+		{Name: "get_weather", Description: "Get the weather forecast."},
+		{Name: "list_habits", Description: "List tracked habits."},
+	})
+	if hits := ix.Search("recomend a place", 0); len(hits) == 0 || hits[0].Name != "recommend_restaurants" {
+		t.Errorf("recomend: %v, want recommend_restaurants", hits)
+	}
+	if hits := ix.Search("wheather tomorow", 0); len(hits) == 0 || hits[0].Name != "get_weather" {
+		t.Errorf("wheather: %v, want get_weather", hits)
+	}
+	// "rabbit" is English: not a typo of anything the catalog has.
+	if hits := ix.Search("rabbit", 0); len(hits) != 0 {
+		t.Errorf("rabbit: %v, want nothing", hits)
+	}
+	if d := editDistance("recomend", "recommend", 2); d != 1 {
+		t.Errorf("editDistance(recomend, recommend) = %d, want 1", d)
+	}
+	if d := editDistance("form", "from", 2); d != 1 {
+		t.Errorf("editDistance(form, from) = %d, want 1 (a swap)", d)
+	}
+	if d := editDistance("abcdef", "uvwxyz", 2); d != 3 {
+		t.Errorf("editDistance past the limit = %d, want limit+1", d)
+	}
+}

@@ -1,0 +1,120 @@
+package routing
+
+import "math/bits"
+
+// Typos. A request word that the catalog does not know, directly or
+// through a synonym, may be a misspelling of one it does ("recomend",
+// "calender"). The index keeps its plain words by their first letter
+// (a misspelling seldom starts wrong); such a request word is matched as
+// the catalog word one edit away (two for long words), the most frequent
+// of them on a tie. A word WordNet knows is not corrected: it is English,
+// just not the catalog's.
+
+// Typo correction bounds: words shorter than minTypoLen are not
+// corrected (at that length one edit makes another word: cat, car), and
+// words of at least twoEditLen letters may be two edits away.
+const (
+	minTypoLen = 5
+	twoEditLen = 9
+	// typoWeight is a corrected word's weight relative to the word itself.
+	typoWeight = 0.8
+)
+
+// typoTable holds the catalog's plain words by their first letter.
+type typoTable map[string][]typoWord
+
+// typoWord is one catalog word and the set of letters in it, which
+// rules most words out before their edit distance is computed: one edit
+// changes at most two letters of the set.
+type typoWord struct {
+	id      int32
+	letters uint32
+}
+
+// letterSet returns the set of the letters a to z in w, one bit each.
+func letterSet(w string) uint32 {
+	var m uint32
+	for i := 0; i < len(w); i++ {
+		m |= 1 << (w[i] - 'a')
+	}
+	return m
+}
+
+// buildTypos indexes the catalog's plain words for correct; refresh calls
+// it under the write lock.
+func (ix *Index) buildTypos() {
+	t := make(typoTable, 512)
+	for term, id := range ix.terms {
+		if len(term) >= minTypoLen-1 && isASCIIAlpha(term) {
+			t[term[:1]] = append(t[term[:1]], typoWord{id: id, letters: letterSet(term)})
+		}
+	}
+	ix.typos = t
+}
+
+// correct returns the catalog word that the unknown request word term
+// most likely misspells, or false.
+func (ix *Index) correct(term string) (int32, bool) {
+	if len(term) < minTypoLen || !isASCIIAlpha(term) || isEnglish(term) {
+		return 0, false // an English word the catalog lacks is no typo
+	}
+	limit := 1
+	if len(term) >= twoEditLen {
+		limit = 2
+	}
+	best, bestDist, bestDF := int32(-1), limit+1, 0
+	letters := letterSet(term)
+	for _, tw := range ix.typos[term[:1]] {
+		if bits.OnesCount32(tw.letters^letters) > 2*limit {
+			continue
+		}
+		id := tw.id
+		w := ix.termNames[id]
+		if d := len(w) - len(term); d > limit || -d > limit {
+			continue
+		}
+		dist := editDistance(term, w, limit)
+		if df := len(ix.postings[id]); dist < bestDist || dist == bestDist && df > bestDF {
+			best, bestDist, bestDF = id, dist, df
+		}
+	}
+	return best, best >= 0
+}
+
+// editDistance is the optimal-string-alignment distance between a and b
+// (insertions, deletions, substitutions and swaps of adjacent letters),
+// or limit+1 when it is more than limit.
+func editDistance(a, b string, limit int) int {
+	if a == b {
+		return 0
+	}
+	var buf [3][32]int
+	if len(b)+1 > len(buf[0]) {
+		return limit + 1
+	}
+	prev2, prev, cur := buf[0][:len(b)+1], buf[1][:len(b)+1], buf[2][:len(b)+1]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return min(prev[len(b)], limit+1)
+}

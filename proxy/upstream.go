@@ -38,16 +38,16 @@ type listing struct {
 
 // upstream is one upstream server and the loop that keeps it connected.
 type upstream struct {
-	cfg     UpstreamConfig
-	hub     *Hub
-	logger  *slog.Logger
-	stderrLog *stderrLog  // a stdio child's stderr, across restarts
-	refresh chan struct{} // buffered 1: a list_changed arrived
-	calls   callers       // client calls in progress, for requests back to the client
-	slots   chan struct{} // in-flight calls; capacity MaxInFlight
-	queued  atomic.Int64  // calls waiting for a slot
-	first   chan struct{} // closed when the first connect attempt ended
-	once    sync.Once
+	cfg       UpstreamConfig
+	hub       *Hub
+	logger    *slog.Logger
+	stderrLog *stderrLog    // a stdio child's stderr, across restarts
+	refresh   chan struct{} // buffered 1: a list_changed arrived
+	calls     callers       // client calls in progress, for requests back to the client
+	slots     chan struct{} // in-flight calls; capacity MaxInFlight
+	queued    atomic.Int64  // calls waiting for a slot
+	first     chan struct{} // closed when the first connect attempt ended
+	once      sync.Once
 
 	notes *notifyLimiter // the rate limit on its notifications
 
@@ -73,16 +73,16 @@ type upstream struct {
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
 	return &upstream{
-		cfg:     cfg,
-		hub:     h,
-		logger:  h.logger.With("upstream", cfg.Name),
+		cfg:       cfg,
+		hub:       h,
+		logger:    h.logger.With("upstream", cfg.Name),
 		stderrLog: newStderrLog(h.logger.With("upstream", cfg.Name)),
-		refresh: make(chan struct{}, 1),
-		slots:   make(chan struct{}, h.opts.MaxInFlight),
-		ready:   make(chan struct{}),
-		first:   make(chan struct{}),
-		state:   StateConnecting,
-		notes:   newNotifyLimiter(cfg.Name, h.opts.Notifications, h.logger.With("upstream", cfg.Name), h.opts.Metrics),
+		refresh:   make(chan struct{}, 1),
+		slots:     make(chan struct{}, h.opts.MaxInFlight),
+		ready:     make(chan struct{}),
+		first:     make(chan struct{}),
+		state:     StateConnecting,
+		notes:     newNotifyLimiter(cfg.Name, h.opts.Notifications, h.logger.With("upstream", cfg.Name), h.opts.Metrics),
 	}
 }
 

@@ -194,7 +194,11 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
 	defer cancel()
 	req := mcp.CompleteRequest{Params: params}
-	return c.client.Complete(ctx, req)
+	res, err := c.client.Complete(ctx, req)
+	if err != nil {
+		return nil, h.errorText(u.cfg, u.scrub, "completion", err)
+	}
+	return res, nil
 }
 
 // Subscribe asks the upstream that offers uri for its updates (when it
@@ -223,10 +227,10 @@ func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 		Method: method, Params: map[string]any{"uri": uri},
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, err)
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, err))
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("%s %s on %s: %s", method, uri, up, resp.Error.Message)
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, errors.New(resp.Error.Message)))
 	}
 	return nil
 }

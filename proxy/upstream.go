@@ -42,6 +42,7 @@ type upstream struct {
 	hub     *Hub
 	logger  *slog.Logger
 	stderr  *stderrLog    // a stdio child's stderr, across restarts
+	scrub   *scrubber     // the configured secrets, kept out of errors and logs
 	refresh chan struct{} // buffered 1: a list_changed arrived
 	calls   callers       // client calls in progress, for requests back to the client
 	slots   chan struct{} // in-flight calls; capacity MaxInFlight
@@ -61,11 +62,14 @@ type upstream struct {
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
+	scrub := newScrubber(cfg)
+	logger := scrubLogger(h.logger, scrub).With("upstream", cfg.Name)
 	return &upstream{
 		cfg:     cfg,
 		hub:     h,
-		logger:  h.logger.With("upstream", cfg.Name),
-		stderr:  newStderrLog(h.logger.With("upstream", cfg.Name)),
+		scrub:   scrub,
+		logger:  logger,
+		stderr:  newStderrLog(logger),
 		refresh: make(chan struct{}, 1),
 		slots:   make(chan struct{}, h.opts.MaxInFlight),
 		ready:   make(chan struct{}),
@@ -332,7 +336,7 @@ func (u *upstream) disconnected(c *conn) {
 
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
-	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
+	u.state, u.lastErr = s, u.scrub.err(withoutURL(err)) // read by error messages that reach clients
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
 }

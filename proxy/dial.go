@@ -82,7 +82,8 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	var tr transport.Interface
 	var err error
 	if cfg.Transport == TransportSSE {
-		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers))
+		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers),
+			transport.WithHTTPClient(&http.Client{CheckRedirect: sameOriginRedirects}))
 	} else {
 		guard := &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: func(err error) {
 			logger.Warn("reply from upstream refused", "err", err)
@@ -92,7 +93,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 		}}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: guard}))
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: guard, CheckRedirect: sameOriginRedirects}))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)

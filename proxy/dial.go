@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 
@@ -129,6 +130,29 @@ func dialInProcess(ctx context.Context, build BuiltinFunc, cfg UpstreamConfig) (
 func isTransportError(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}
+
+// failsOneRequest tells a transport error that fails one request from one
+// that loses the connection. Over streamable HTTP each call is its own
+// request: an error status (500, 502...) or a reply stream cut mid-way
+// fails the call it answers, and the session and the calls in flight on
+// it go on; such errors count as protocol violations (maxViolations within
+// violationWindow give the connection up). A session the server no longer
+// knows (404), a closed transport, or a server that cannot be reached at
+// all loses the connection, which is then made again. Over stdio and SSE
+// every transport error loses the connection: they share one stream.
+func failsOneRequest(cfg UpstreamConfig, err error) bool {
+	if cfg.Transport != TransportStreamableHTTP {
+		return false
+	}
+	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
 }
 
 // lineLimit bounds the lines an upstream writes: past max bytes without a

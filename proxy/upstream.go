@@ -478,6 +478,10 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 	if !isTransportError(err) {
 		c.answered() // an error answer is an answer; a broken reply is not
 	}
+	if isTransportError(err) && failsOneRequest(u.cfg, err) {
+		c.violation(err) // an HTTP request failed; the session and the other calls go on
+		return err
+	}
 	if isTransportError(err) {
 		c.markLost(err)
 		if lost := c.lostErr(); errors.Is(lost, ErrMessageTooLarge) {

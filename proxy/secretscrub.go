@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // scrubber replaces the secret values an upstream is configured with (its
@@ -18,12 +20,15 @@ import (
 // upstream that echoes its API key in an error ("invalid key sk-...") then
 // shows "[redacted configured secret]" instead, to the model and in the log.
 //
-// Each value is matched exactly, URL-encoded (query and path escaping) and
-// base64-encoded (standard and URL alphabets, padded or not), since those
-// are the forms in which a server echoes what it was sent. Values shorter
-// than minScrubbed bytes are left alone: "1", "true" or "info" in an env
-// map are settings, not secrets, and replacing them would garble every
-// message.
+// A value counts as a secret when integrity.SecretReason says so (a key
+// named like a credential, a credential's shape, or a long random-looking
+// value), and always for the URL's userinfo: NODE_ENV=production,
+// Accept: application/json or a path are settings, and replacing them
+// would garble every message that mentions them. Each secret is matched
+// exactly, URL-encoded (query and path escaping) and base64-encoded
+// (standard and URL alphabets, padded or not), the forms in which a
+// server echoes what it was sent. Values shorter than minScrubbed bytes
+// are left alone.
 type scrubber struct {
 	r *strings.Replacer // nil: nothing to scrub
 }
@@ -37,11 +42,16 @@ const scrubbedValue = "[redacted configured secret]"
 // newScrubber collects cfg's secret values.
 func newScrubber(cfg UpstreamConfig) *scrubber {
 	var values []string
-	for _, v := range cfg.Headers {
-		values = append(values, headerSecrets(v)...)
+	for k, v := range cfg.Headers {
+		if integrity.SecretReason(k, v) != "" {
+			values = append(values, headerSecrets(v)...)
+		}
 	}
-	for _, v := range cfg.Env {
-		values = append(values, v)
+	for k, v := range cfg.Env {
+		if integrity.SecretReason(k, v) != "" {
+			values = append(values, v)
+		}
+		values = append(values, urlSecrets(v)...) // a connection string in env
 	}
 	values = append(values, urlSecrets(cfg.URL)...)
 	var pairs []string
@@ -74,9 +84,12 @@ func headerSecrets(v string) []string {
 	return out
 }
 
-// urlSecrets are the userinfo and query values of raw, which may be
-// credentials (https://user:pass@host/mcp?api_key=...).
+// urlSecrets are the userinfo of raw (https://user:pass@host/mcp) and its
+// query values that look like secrets (?api_key=...).
 func urlSecrets(raw string) []string {
+	if !strings.Contains(raw, "://") {
+		return nil
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u == nil {
 		return nil
@@ -88,8 +101,12 @@ func urlSecrets(raw string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, vs := range u.Query() {
-		out = append(out, vs...)
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			if integrity.SecretReason(k, v) != "" {
+				out = append(out, v)
+			}
+		}
 	}
 	return out
 }

@@ -199,7 +199,8 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 	cfg := UpstreamConfig{
 		URL:     "https://bob:" + url.QueryEscape(userSecret) + "@example.test/mcp?api_key=" + url.QueryEscape(querySecret) + "&v=1",
 		Headers: map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("bob:"+headerSecret))},
-		Env:     map[string]string{"DEBUG": "true", "TOKEN": envSecret},
+		Env: map[string]string{"DEBUG": "true", "TOKEN": envSecret, "NODE_ENV": "production", "NAME": "parent",
+			"DOCS": "/srv/documents/library"},
 	}
 	s := newScrubber(cfg)
 	for _, secret := range []string{userSecret, querySecret, headerSecret, envSecret} {
@@ -209,8 +210,8 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 			}
 		}
 	}
-	if got := s.text("DEBUG is true, v=1"); got != "DEBUG is true, v=1" {
-		t.Errorf("short settings were replaced: %q", got)
+	if plain := "DEBUG is true, v=1, production parent in /srv/documents/library"; s.text(plain) != plain {
+		t.Errorf("settings were replaced: %q", s.text(plain))
 	}
 	base := fmt.Errorf("wrapped: %w", context.Canceled)
 	err := s.err(fmt.Errorf("token %s: %w", envSecret, base))

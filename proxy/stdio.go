@@ -61,6 +61,7 @@ func inheritable(key string) bool {
 // and gets SIGKILL if the proxy dies (Linux).
 type child struct {
 	cmd    *exec.Cmd
+	tag    string   // in the environment of the child and its descendants (Linux)
 	stdin  *os.File // our write end of the child's stdin
 	stdout *os.File // our read end of the child's stdout
 	done   chan struct{}
@@ -82,6 +83,8 @@ func startChild(cfg UpstreamConfig, stderr *stderrLog) (*child, error) {
 	if cfg.InheritEnv {
 		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
 	}
+	tag := newChildTag()
+	cmd.Env = tagEnv(cmd.Env, tag)
 	cmd.SysProcAttr = childSysProcAttr()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -98,12 +101,12 @@ func startChild(cfg UpstreamConfig, stderr *stderrLog) (*child, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
+	c := &child{cmd: cmd, tag: tag, stdin: inW, stdout: outR, done: make(chan struct{})}
 	go stderr.copy(errR)
 	go c.wait()
 	return c, nil
@@ -120,7 +123,9 @@ func closeAll(files ...*os.File) {
 // holds the write end; in-flight calls then fail at once.
 func (c *child) wait() {
 	c.err = c.cmd.Wait()
+	untrack(c.cmd.Process.Pid)
 	c.killGroup(syscall.SIGKILL) // leave no grandchildren behind
+	killChildTree(c.tag)         // nor any that left the group (Linux)
 	c.stdout.Close()
 	close(c.done)
 }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,20 +26,20 @@ type servedBinary struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	exited chan error
 }
 
 // serveBinary serves profile (a YAML profiles section) from the built
 // binary and initializes the session.
-func serveBinary(t *testing.T, profile string) *servedBinary {
+func serveBinary(t *testing.T, profile string, flags ...string) *servedBinary {
 	t.Helper()
 	bin := buildBinary(t)
 	cfg := writeFile(t, t.TempDir(), "p.yaml", profile)
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "debug")
+	cmd := exec.Command(bin, append([]string{"serve", "--config", cfg, "--log-level", "debug"}, flags...)...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	g := &servedBinary{cmd: cmd, stdin: stdin, lines: make(chan string, 100), stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	g := &servedBinary{cmd: cmd, stdin: stdin, lines: make(chan string, 100), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -57,6 +57,9 @@ func serveBinary(t *testing.T, profile string) *servedBinary {
 		cmd.Process.Kill()
 		<-g.exited
 	})
+	if len(flags) > 0 {
+		return g // served over HTTP
+	}
 	// As the spec has it, the client waits for initialize's answer.
 	g.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	timeout := time.After(30 * time.Second)
@@ -201,5 +204,86 @@ func TestLifecycleGrandchildrenDieWithTheGateway(t *testing.T) {
 				t.Errorf("the grandchild %d outlived the gateway (%s); stderr:\n%s", pid, how, g.stderr)
 			}
 		})
+	}
+}
+
+// TestLifecycleSIGTERMCancelsHTTPCallsInFlight: serving HTTP, SIGTERM
+// with a call in flight and a client's event stream open cancels the
+// call upstream and exits 0 within the shutdown window, without waiting
+// for the open stream.
+func TestLifecycleSIGTERMCancelsHTTPCallsInFlight(t *testing.T) {
+	exe, _ := fakeupstream.Command("slow")
+	seen := filepath.Join(t.TempDir(), "upstream-stdin")
+	g := serveBinary(t, fmt.Sprintf(
+		"profiles:\n  default:\n    upstreams:\n      slow: {command: sh, args: [-c, 'tee \"$SEEN\" | \"$FAKE\"'], env: {SEEN: %q, FAKE: %q, %s: slow}}\n",
+		seen, exe, fakeupstream.EnvVar), "--http", "127.0.0.1:0")
+	url := ""
+	deadline := time.Now().Add(30 * time.Second)
+	for url == "" && time.Now().Before(deadline) {
+		if _, rest, ok := strings.Cut(g.stderr.String(), "serving streamable HTTP url="); ok {
+			url, _, _ = strings.Cut(rest, "\n")
+			url = strings.Trim(strings.TrimSpace(url), `"`)
+		}
+		<-time.After(20 * time.Millisecond) // polls another process: no clock to fake
+	}
+	if url == "" {
+		t.Fatalf("no address in the log:\n%s", g.stderr)
+	}
+	post := func(session, body string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp, err := post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+		resp.Body.Close()
+	}
+	stream, _ := http.NewRequest(http.MethodGet, url, nil)
+	stream.Header.Set("Accept", "text/event-stream")
+	stream.Header.Set("Mcp-Session-Id", session)
+	stream.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if resp, err := http.DefaultClient.Do(stream); err == nil {
+		t.Cleanup(func() { resp.Body.Close() })
+	}
+	callDone := make(chan error, 1)
+	go func() {
+		resp, err := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"slow_hang","arguments":{}}}}`)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		callDone <- err
+	}()
+	waitFile(t, g, seen, `"name":"hang"`, 20*time.Second)
+	start := time.Now()
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-g.exited:
+		g.exited <- err
+		if err != nil {
+			t.Errorf("after SIGTERM the gateway exited with %v, want 0; stderr:\n%s", err, g.stderr)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the gateway took %s to exit", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the gateway did not exit within 20s of SIGTERM; stderr:\n%s", g.stderr)
+	}
+	<-callDone
+	b, _ := os.ReadFile(seen)
+	if !strings.Contains(string(b), "notifications/cancelled") {
+		t.Errorf("the upstream saw no notifications/cancelled; it saw:\n%s", b)
 	}
 }

@@ -88,6 +88,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		log.Info("serving stdio", "profile", prof.Name, "tools", len(hub.Catalog().Tools))
 		return e.serveStdio(ctx, srv, metricsAddr, log)
 	}
+	defer context.AfterFunc(ctx, srv.CancelCalls)() // at shutdown, cancel the calls in flight upstream
 	var hosts []string
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
@@ -165,7 +166,13 @@ func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under their own context, which shutdown cancels first:
+	// the calls in flight are cancelled upstream (notifications/cancelled)
+	// and clients' open event streams end, so Shutdown need not wait them out.
+	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return requests }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
@@ -174,6 +181,7 @@ func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logge
 		return err
 	case <-ctx.Done():
 	}
+	cancelRequests()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)

@@ -70,6 +70,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, std
 		cl.Close()
 		ch.stop()
 	})
+	c.settled = pending.empty
 	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done

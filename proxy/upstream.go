@@ -147,6 +147,7 @@ func (u *upstream) session(ctx context.Context) error {
 		return err
 	}
 	defer c.close()
+	defer u.drain(ctx, c) // before the close: let cancelled calls tell the upstream
 	c.client.OnNotification(u.onNotification)
 	offer, err := u.handshake(ctx, c)
 	if err != nil {
@@ -546,6 +547,7 @@ type conn struct {
 	mu         sync.Mutex
 	err        error
 	stop       func()      // releases the transport (and the child, for stdio)
+	settled    func() bool // stdio: no request awaits its answer or its cancellation's write; nil elsewhere
 	onLost     func()      // guarded by mu; set by the upstream once connected
 	violations []time.Time // guarded by mu: protocol errors within violationWindow
 	timeouts   int         // guarded by mu: calls timed out since the last answer

@@ -148,6 +148,7 @@ func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 		return
 	}
 	msg.Method = string(mcp.MethodNotificationMessage)
+	msg.Params.Data = u.scrub.value(msg.Params.Data) // no configured secret reaches a client
 	ctxs := u.calls.bySession()
 	r := u.hub.relayTo()
 	if r == nil || len(ctxs) == 0 {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,6 +135,28 @@ func (s *scrubber) text(t string) string {
 		return t
 	}
 	return s.r.Replace(t)
+}
+
+// value is v (a decoded JSON value) with every configured secret replaced
+// in its strings. The replacement holds no character JSON escapes, so v's
+// encoding stays valid; a v that does not encode is returned as it is.
+func (s *scrubber) value(v any) any {
+	if s == nil || s.r == nil || v == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	clean := s.r.Replace(string(b))
+	if clean == string(b) {
+		return v
+	}
+	var out any
+	if json.Unmarshal([]byte(clean), &out) != nil {
+		return v
+	}
+	return out
 }
 
 // err is err with its text scrubbed; the chain stays for errors.Is and

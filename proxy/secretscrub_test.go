@@ -13,9 +13,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -225,5 +227,36 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 	assertNoLeak(t, "the log", logs.String(), envSecret)
 	if n := strings.Count(logs.String(), "redacted configured secret"); n != 6 {
 		t.Errorf("log: %d replacements, want 6: %s", n, logs.String())
+	}
+}
+
+// TestNoSecretLeavesThroughRelayedLogs: an upstream's log message relayed
+// to the client that caused it has the upstream's configured secrets
+// replaced.
+func TestNoSecretLeavesThroughRelayedLogs(t *testing.T) {
+	up := stdioFake("alpha")
+	up.Env["LOG_TOKEN"] = "message at warning" // the fake logs this very text
+	c := overHTTP(t, startHub(t, up))
+	if err := c.session.SetLoggingLevel(t.Context(), &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	c.call(t, "alpha_log", nil)
+	eventually(t, 5*time.Second, "the upstream's warning and error logs", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.logs) >= 2
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var warned bool
+	for _, l := range c.logs {
+		b, _ := json.Marshal(l.Data)
+		if strings.Contains(string(b), "message at warning") {
+			t.Errorf("a relayed log carries the configured secret: %s", b)
+		}
+		warned = warned || strings.Contains(string(b), scrubbedValue)
+	}
+	if !warned {
+		t.Errorf("no relayed log shows the replacement: %+v", c.logs)
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -157,6 +160,19 @@ func (s *scrubber) value(v any) any {
 		return v
 	}
 	return out
+}
+
+// progress is a progress notification with the configured secrets in its
+// message replaced; n is not modified.
+func (s *scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+	msg, ok := n.Params.AdditionalFields["message"].(string)
+	if !ok || s.text(msg) == msg {
+		return n
+	}
+	fields := maps.Clone(n.Params.AdditionalFields)
+	fields["message"] = s.text(msg)
+	n.Params.AdditionalFields = fields
+	return n
 }
 
 // err is err with its text scrubbed; the chain stays for errors.Is and

@@ -220,6 +220,14 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 	if strings.Contains(err.Error(), envSecret) || !errors.Is(err, context.Canceled) {
 		t.Errorf("err: %v (chain kept: %v)", err, errors.Is(err, context.Canceled))
 	}
+	n := mcp.JSONRPCNotification{Notification: mcp.Notification{Method: "notifications/progress",
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"progress": 1, "message": "using " + envSecret}}}}
+	if got := s.progress(n).Params.AdditionalFields["message"]; got != "using "+scrubbedValue {
+		t.Errorf("progress message: %v", got)
+	}
+	if n.Params.AdditionalFields["message"] != "using "+envSecret {
+		t.Error("progress modified the notification it was given")
+	}
 	var logs bytes.Buffer
 	logger := scrubLogger(slog.New(slog.NewTextHandler(&logs, nil)), s).With("preset", envSecret)
 	logger.Info("msg "+envSecret, "s", envSecret, "err", errors.New(envSecret), "any", []string{envSecret},

@@ -352,7 +352,7 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 		default: // a refresh is already pending
 		}
 	case string(mcp.MethodNotificationProgress):
-		u.hub.progress.forward(u.cfg.Name, n)
+		u.hub.progress.forward(u.cfg.Name, u.scrub.progress(n))
 	case string(mcp.MethodNotificationMessage):
 		u.relayLog(n)
 	case string(mcp.MethodNotificationResourceUpdated):

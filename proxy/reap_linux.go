@@ -38,10 +38,6 @@ import (
 // process carrying one of this gateway's tags. Pdeathsig on each child
 // kills the child itself at once.
 
-// childTagVar names the environment variable that tags a stdio child and
-// its descendants.
-const childTagVar = "MCP_ROUTER_CHILD"
-
 // watchdogVar, set in the environment, makes MaybeRunWatchdog act as the
 // watchdog of the gateway whose tag prefix it holds.
 const watchdogVar = "MCP_ROUTER_WATCHDOG"

@@ -56,6 +56,11 @@ func inheritable(key string) bool {
 	return false
 }
 
+// childTagVar names the environment variable that tags a stdio child and
+// its descendants, so they can be found and ended with it (Linux; see
+// killChildTree). Its value differs for every child.
+const childTagVar = "MCP_ROUTER_CHILD"
+
 // child is a stdio upstream process the hub owns: it runs in its own
 // process group (so grandchildren such as the node behind npx die with it)
 // and gets SIGKILL if the proxy dies (Linux).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/mcp-router/mcp-router/proxy"
@@ -10,7 +11,7 @@ import (
 // guardChildren is called before a hub starts its upstreams. main sets it
 // to startChildGuard; in tests it does nothing, as a test binary must not
 // become a subreaper or start itself as a watchdog.
-var guardChildren = func() {}
+var guardChildren = func([]proxy.UpstreamConfig) {}
 
 var childGuard struct {
 	once sync.Once
@@ -23,8 +24,12 @@ var childGuard struct {
 // descendants stay in its tree and are reaped, and a watchdog process
 // kills them all if the gateway itself is killed. Either may be refused
 // (an old kernel, no executable to run); the process group and Pdeathsig
-// remain the guard then.
-func startChildGuard() {
+// remain the guard then. Without a stdio upstream there is nothing to
+// guard.
+func startChildGuard(ups []proxy.UpstreamConfig) {
+	if !slices.ContainsFunc(ups, func(u proxy.UpstreamConfig) bool { return u.Transport == proxy.TransportStdio }) {
+		return
+	}
 	childGuard.once.Do(func() {
 		childGuard.mu.Lock()
 		defer childGuard.mu.Unlock()

@@ -144,7 +144,7 @@ func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Prof
 		}
 		opts.Pins = store
 	}
-	guardChildren()
+	guardChildren(prof.Upstreams)
 	hub := proxy.NewHub(opts)
 	if err := hub.Start(ctx); err != nil {
 		hub.Close()

@@ -174,6 +174,14 @@ func TestLifecycleGrandchildrenDieWithTheGateway(t *testing.T) {
 			g := serveBinary(t, fmt.Sprintf(
 				"profiles:\n  default:\n    upstreams:\n      parent: {command: sh, args: [-c, 'setsid sh -c \"echo \\$\\$ > $PIDFILE; exec sleep 300\" & exec \"$FAKE\"'], env: {PIDFILE: %q, FAKE: %q, %s: parent}}\n",
 				pidFile, exe, fakeupstream.EnvVar))
+			// The pid file of the child that connected: a first attempt that
+			// failed under load has its grandchild killed with it.
+			for deadline := time.Now().Add(20 * time.Second); !strings.Contains(g.stderr.String(), "upstream connected"); {
+				if time.Now().After(deadline) {
+					t.Fatalf("the upstream never connected; stderr:\n%s", g.stderr)
+				}
+				<-time.After(20 * time.Millisecond) // polls another process: no clock to fake
+			}
 			text := strings.TrimSpace(waitFile(t, g, pidFile, "\n", 20*time.Second))
 			pid, err := strconv.Atoi(text)
 			if err != nil {

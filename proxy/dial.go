@@ -140,10 +140,12 @@ func isTransportError(err error) bool {
 // it go on; such errors count as protocol violations (maxViolations within
 // violationWindow give the connection up). A session the server no longer
 // knows (404), a closed transport, or a server that cannot be reached at
-// all loses the connection, which is then made again. Over stdio and SSE
-// every transport error loses the connection: they share one stream.
+// all loses the connection, which is then made again. Over SSE, a POST
+// that fails is that request's alone too; the loss of the shared event
+// stream is reported apart (OnConnectionLost). Over stdio every transport
+// error loses the connection: there is one stream.
 func failsOneRequest(cfg UpstreamConfig, err error) bool {
-	if cfg.Transport != TransportStreamableHTTP {
+	if cfg.Transport != TransportStreamableHTTP && cfg.Transport != TransportSSE {
 		return false
 	}
 	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,14 +19,23 @@ import (
 // fails the call it answers and no other: the calls in flight finish
 // with their results, and the upstream stays connected.
 func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
-	for _, bad := range []string{"http-500", "cut-json", "cut-sse-chunk", "cut-sse-event"} {
+	for _, bad := range []string{"http-500", "cut-json", "cut-sse-chunk", "cut-sse-event", "sse/http-500"} {
 		t.Run(bad, func(t *testing.T) {
-			mcpHandler := server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+			up := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, Prefix: "remote_", Timeout: 10 * time.Second}
+			var mcpHandler interface {
+				http.Handler
+				Shutdown(context.Context) error
+			} = server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+			path := "/mcp"
+			if sse, ok := strings.CutPrefix(bad, "sse/"); ok {
+				bad, path, up.Transport = sse, "/sse", TransportSSE
+				mcpHandler = server.NewSSEServer(fakeupstream.New("remote"))
+			}
 			ts := httptest.NewServer(echoingErrors{next: cutter{next: mcpHandler}})
 			t.Cleanup(ts.Close)
 			t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
-			h := startHub(t, UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp",
-				Prefix: "remote_", Timeout: 10 * time.Second})
+			up.URL = ts.URL + path
+			h := startHub(t, up)
 			u := h.byName["remote"]
 			const inFlight = 3
 			var wg sync.WaitGroup

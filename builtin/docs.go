@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -157,12 +158,18 @@ func (d *docs) nothingMatched(query string, ix *bm25Index) string {
 }
 
 // current returns the index of the files under root, rebuilding it when a stat walk finds that
-// they changed since it was built.
+// they changed since it was built. Every file is found and read through an os.Root of the folder,
+// so nothing outside it is read (see confined).
 func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	if d.embedded != nil {
 		return d.builtIn(ctx)
 	}
-	files, st, err := scanRoot(ctx, d.root)
+	root, err := openDocsRoot(d.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files, st, err := scanRoot(ctx, root, d.root)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +178,7 @@ func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	if d.index != nil && st == d.stamp {
 		return d.index, nil
 	}
-	ix, err := buildIndex(ctx, files, os.ReadFile)
+	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return readConfined(root, path) })
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +216,7 @@ func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
 
 // docFile is a document found by scanRoot.
 type docFile struct {
-	path string // as found by the walk
+	path string // as found by the walk: relative to the root, slash-separated (embedded: in its FS)
 	rel  string // relative to the root, slash-separated
 	size int64
 }
@@ -223,23 +230,15 @@ type stamp struct {
 	checksum uint64
 }
 
-// scanRoot lists the documents under root, skipping hidden files and folders and files over
-// maxDocBytes, without reading them.
-func scanRoot(ctx context.Context, root string) ([]docFile, stamp, error) {
-	if err := checkRoot(root); err != nil {
-		return nil, stamp{}, err
-	}
-	// WalkDir does not enter a root that is a symbolic link, so walk what it points to.
-	walkRoot := root
-	if resolved, err := filepath.EvalSymlinks(root); err == nil {
-		walkRoot = resolved
-	}
-	s := scan{root: walkRoot, hash: fnv.New64a()}
-	err := filepath.WalkDir(walkRoot, func(path string, e fs.DirEntry, err error) error {
+// scanRoot lists the documents under root (opened from the folder named dir), skipping hidden
+// files and folders, files over maxDocBytes and files confined refuses, without reading them.
+func scanRoot(ctx context.Context, root *os.Root, dir string) ([]docFile, stamp, error) {
+	s := scan{root: root, hash: fnv.New64a()}
+	err := fs.WalkDir(root.FS(), ".", func(path string, e fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		if path == walkRoot {
+		if path == "." {
 			return err
 		}
 		if err != nil || strings.HasPrefix(e.Name(), ".") {
@@ -251,7 +250,7 @@ func scanRoot(ctx context.Context, root string) ([]docFile, stamp, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, stamp{}, fmt.Errorf("reading the documents folder %s: %w", describeRoot(root), err)
+		return nil, stamp{}, fmt.Errorf("reading the documents folder %s: %w", describeRoot(dir), err)
 	}
 	s.stamp.checksum = s.hash.Sum64()
 	return s.files, s.stamp, nil
@@ -259,28 +258,78 @@ func scanRoot(ctx context.Context, root string) ([]docFile, stamp, error) {
 
 // scan collects the documents of one walk and their stamp.
 type scan struct {
-	root  string
+	root  *os.Root
 	hash  hash.Hash64
 	files []docFile
 	stamp stamp
 }
 
-// add records the file at path if it is a document of a known type and size.
+// add records the file at path (slash-separated, relative to the root) if it is a document of a
+// known type and size that confined accepts.
 func (s *scan) add(path string) {
 	if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; !ok {
 		return
 	}
-	info, err := os.Stat(path) // follows a symbolic link to a file
-	if err != nil || !info.Mode().IsRegular() || info.Size() > maxDocBytes {
+	info, err := s.root.Stat(filepath.FromSlash(path)) // follows a link only within the root
+	if err != nil || confined(info) != nil {
 		return
 	}
-	rel, _ := filepath.Rel(s.root, path)
-	f := docFile{path: path, rel: filepath.ToSlash(rel), size: info.Size()}
+	f := docFile{path: path, rel: path, size: info.Size()}
 	s.files = append(s.files, f)
 	mtime := info.ModTime().UnixNano()
 	s.stamp.count, s.stamp.newest = s.stamp.count+1, max(s.stamp.newest, mtime)
 	s.hash.Write([]byte(f.rel))
 	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(f.size)), uint64(mtime)))
+}
+
+// openDocsRoot opens the documents folder as an os.Root. The folder itself may be a symbolic
+// link (the configuration names it); what is under it is confined to it.
+func openDocsRoot(dir string) (*os.Root, error) {
+	if err := checkRoot(dir); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the documents folder %s: %w", describeRoot(dir), err)
+	}
+	return root, nil
+}
+
+// confined refuses what the docs server must not read although an os.Root opens it: anything
+// but a regular file, a file over maxDocBytes, and a file with more than one hard link. A hard
+// link is a second name of the same file, which may be outside the folder (a link to a secret
+// made inside the documents folder), and nothing tells where its other names are; a document
+// with several names is rare enough that skipping it costs little. Symbolic links and ".." are
+// the os.Root's to refuse: it resolves each path on open and refuses one that leaves the folder.
+func confined(info fs.FileInfo) error {
+	switch {
+	case !info.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case info.Size() > maxDocBytes:
+		return fmt.Errorf("over %d bytes", maxDocBytes)
+	case hardLinks(info) > 1:
+		return errors.New("it has more than one hard link")
+	}
+	return nil
+}
+
+// readConfined reads the document at path (slash-separated, relative to root) through root,
+// checking what was opened (fstat), not what the path named when the folder was scanned: a file
+// swapped for a link after the scan is refused all the same.
+func readConfined(root *os.Root, path string) ([]byte, error) {
+	f, err := root.Open(filepath.FromSlash(path))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := confined(info); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return io.ReadAll(io.LimitReader(f, maxDocBytes))
 }
 
 // skip makes the walk pass over a folder, or over one file.

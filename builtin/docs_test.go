@@ -328,3 +328,44 @@ func TestSearchDocumentsWithoutRootSearchesBuiltInDocs(t *testing.T) {
 		t.Errorf("nothing found: got %q, want it to name the built-in documentation", text(res))
 	}
 }
+
+// TestNoSecretLeavesFromTheDocsFolder: the docs server reads nothing outside its folder: not
+// through a symbolic link to a file or a folder outside, not through a link made of "..", not
+// through a hard link to a file outside (a file with more than one link is skipped); a link
+// that stays inside the folder is followed.
+func TestNoSecretLeavesFromTheDocsFolder(t *testing.T) {
+	outside := writeTree(t, map[string]string{"secret.md": "# Vault\n\nplatypus-password\n",
+		"dir/inner.md": "# Inner\n\nplatypus-inner\n", "hard.md": "# Hard\n\nplatypus-hardlink\n"})
+	root := writeTree(t, map[string]string{"notes/walrus.md": "# Walrus\n\nTusks.\n"})
+	links := map[string]string{
+		"to-file.md":      filepath.Join(outside, "secret.md"),
+		"to-dir":          filepath.Join(outside, "dir"),
+		"dotdot.md":       filepath.Join("..", filepath.Base(outside), "secret.md"),
+		"notes/inside.md": "walrus.md",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Skipf("cannot make a symbolic link here: %v", err)
+		}
+	}
+	if err := os.Link(filepath.Join(outside, "hard.md"), filepath.Join(root, "hard.md")); err != nil {
+		t.Skipf("cannot make a hard link here: %v", err)
+	}
+	if filepath.Dir(outside) != filepath.Dir(root) {
+		t.Fatalf("the test needs both folders side by side: %s, %s", outside, root)
+	}
+	c := start(t, "docs", "--root", root)
+	got := structured[docsResult](t, call(t, c, "search_documents", searchArgs("platypus", nil)))
+	if len(got.Results) != 0 {
+		t.Errorf("found text from outside the folder: %+v", got.Results)
+	}
+	got = structured[docsResult](t, call(t, c, "search_documents", searchArgs("tusks", nil)))
+	var paths []string
+	for _, r := range got.Results {
+		paths = append(paths, r.Path)
+	}
+	slices.Sort(paths)
+	if want := []string{"notes/inside.md", "notes/walrus.md"}; !slices.Equal(paths, want) {
+		t.Errorf("tusks: got %v, want %v (a link within the folder is followed)", paths, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync/atomic"
 
@@ -71,6 +72,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, std
 		cl.Close()
 		ch.stop()
 	})
+	c.settled = pending.empty
 	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done
@@ -93,12 +95,12 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	// requests of streamable HTTP are checked first (see replyGuard).
 	bounded := &boundedBodies{next: http.DefaultTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	if cfg.Transport == TransportSSE {
-		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded}))
+		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
 	} else {
 		bounded.next = &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: report}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded}))
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)
@@ -134,6 +136,31 @@ func dialInProcess(ctx context.Context, build BuiltinFunc, cfg UpstreamConfig) (
 func isTransportError(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}
+
+// failsOneRequest tells a transport error that fails one request from one
+// that loses the connection. Over streamable HTTP each call is its own
+// request: an error status (500, 502...) or a reply stream cut mid-way
+// fails the call it answers, and the session and the calls in flight on
+// it go on; such errors count as protocol violations (maxViolations within
+// violationWindow give the connection up). A session the server no longer
+// knows (404), a closed transport, or a server that cannot be reached at
+// all loses the connection, which is then made again. Over SSE, a POST
+// that fails is that request's alone too; the loss of the shared event
+// stream is reported apart (OnConnectionLost). Over stdio every transport
+// error loses the connection: there is one stream.
+func failsOneRequest(cfg UpstreamConfig, err error) bool {
+	if cfg.Transport != TransportStreamableHTTP && cfg.Transport != TransportSSE {
+		return false
+	}
+	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
 }
 
 // lineLimit bounds the lines an upstream writes: past max bytes without a

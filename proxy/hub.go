@@ -418,11 +418,12 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	res, err = u.callTool(callCtx, req)
 	done()
 	if err != nil {
-		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name, Err: callErr(err, u.cfg)}
+		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
+			Err: h.errorText(u.cfg, u.scrub, name, callErr(err, u.cfg))}
 	}
 	// Every reader of a result (client, call_tool, run_plan) gets it from
 	// here, so it is scanned once, before any of them.
-	return h.screenResult(u.cfg, name, res), nil
+	return h.screenResult(u.cfg, u.scrub, name, res), nil
 }
 
 func classify(ctx context.Context, err error) Kind {
@@ -490,7 +491,10 @@ func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.Rea
 	ctx, done := u.calls.add(ctx) // what the upstream asks mid-read goes to this client
 	defer done()
 	res, err := c.client.ReadResource(ctx, req)
-	return res, withoutURL(err)
+	if err != nil {
+		return nil, h.errorText(u.cfg, u.scrub, req.Params.URI, err)
+	}
+	return h.screenResource(u.cfg, u.scrub, req.Params.URI, res)
 }
 
 // GetPrompt gets a prompt by exposed name.
@@ -512,5 +516,8 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	req.Params.Name = p.Original
 	req.Params.Arguments = args
 	res, err := c.client.GetPrompt(ctx, req)
-	return res, withoutURL(err)
+	if err != nil {
+		return nil, h.errorText(u.cfg, u.scrub, name, err)
+	}
+	return h.screenPrompt(u.cfg, u.scrub, name, res)
 }

@@ -54,6 +54,14 @@ func (p *pendingIDs) add(key string) {
 	p.ids[key] = true
 }
 
+// empty reports whether no request waits for an answer or for its
+// cancellation to be written.
+func (p *pendingIDs) empty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ids) == 0
+}
+
 // take removes key and says whether it was waiting.
 func (p *pendingIDs) take(key string) bool {
 	p.mu.Lock()
@@ -71,15 +79,23 @@ type stdinTap struct {
 }
 
 func (t stdinTap) Write(p []byte) (int, error) {
+	var cancelled []string
 	for line := range bytes.Lines(p) {
-		t.note(line)
+		if key := t.note(line); key != "" {
+			cancelled = append(cancelled, key)
+		}
 	}
-	return t.w.Write(p)
+	n, err := t.w.Write(p)
+	for _, key := range cancelled { // once written: see pendingIDs.empty
+		t.pending.take(key) // a late answer is then dropped
+	}
+	return n, err
 }
 
 func (t stdinTap) Close() error { return t.w.Close() }
 
-func (t stdinTap) note(line []byte) {
+// note records a request's id, and returns the id a cancellation names.
+func (t stdinTap) note(line []byte) (cancelled string) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -88,13 +104,14 @@ func (t stdinTap) note(line []byte) {
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.Method == "" {
-		return
+		return ""
 	}
 	if key := idKey(m.ID); key != "" {
 		t.pending.add(key)
 	} else if m.Method == "notifications/cancelled" {
-		t.pending.take(idKey(m.Params.RequestID)) // a late answer is then dropped
+		return idKey(m.Params.RequestID)
 	}
+	return ""
 }
 
 // lineVet passes the lines of r on once checked.

@@ -179,6 +179,7 @@ func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 		return
 	}
 	msg.Method = string(mcp.MethodNotificationMessage)
+	msg.Params.Data = u.scrub.value(msg.Params.Data) // no configured secret reaches a client
 	r := u.hub.relayTo()
 	ctx, err := u.calls.owner(nil)
 	if r == nil || err != nil {
@@ -225,7 +226,11 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
 	defer done()
 	req := mcp.CompleteRequest{Params: params}
-	return c.client.Complete(ctx, req)
+	res, err := c.client.Complete(ctx, req)
+	if err != nil {
+		return nil, h.errorText(u.cfg, u.scrub, "completion", err)
+	}
+	return res, nil
 }
 
 // Subscribe asks the upstream that offers uri for its updates (when it
@@ -254,10 +259,10 @@ func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 		Method: method, Params: map[string]any{"uri": uri},
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, err)
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, err))
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("%s %s on %s: %s", method, uri, up, resp.Error.Message)
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, errors.New(resp.Error.Message)))
 	}
 	return nil
 }

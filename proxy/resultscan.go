@@ -22,7 +22,13 @@ func (u UpstreamConfig) resultPolicy() integrity.ResultPolicy {
 // returned (SEC-11). Hub.CallTool calls it before anyone reads the result:
 // the client, call_tool and run_plan's executor (whose references then
 // see the redacted values). A clean result is returned as it is.
-func (h *Hub) screenResult(cfg UpstreamConfig, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+//
+// The upstream's configured secrets (see scrubber) are replaced first,
+// whatever the policy: no policy lets an upstream echo its own key.
+func (h *Hub) screenResult(cfg UpstreamConfig, scrub *scrubber, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res != nil && scrub != nil && scrub.r != nil {
+		res = integrity.RewriteResult(res, scrub.text)
+	}
 	policy := cfg.resultPolicy()
 	if policy == integrity.ResultsOff || res == nil {
 		return res
@@ -109,4 +115,83 @@ type BlockedResultError struct {
 func (e *BlockedResultError) Error() string {
 	return fmt.Sprintf("the result held %s, and the result policy of %s blocks such results",
 		strings.Join(e.Findings, ", "), e.Upstream)
+}
+
+// screenText applies the upstream's result policy to one text from it
+// that a model may read, such as an error message: secrets are redacted
+// (or, under block, the text is replaced by what was found), and text that
+// looks like instructions gets the caution appended.
+func (h *Hub) screenText(cfg UpstreamConfig, tool, text string) string {
+	if text == "" || cfg.resultPolicy() == integrity.ResultsOff {
+		return text
+	}
+	return joinedText(h.screenResult(cfg, nil, tool, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}))
+}
+
+// screenResource applies the upstream's result policy to a resource read
+// from it (resources/read), as to a tool result: its texts are scanned,
+// secrets redacted, and under block the read fails naming what was found.
+// A resource has no place for the caution about injection markers, so
+// those are logged and counted only.
+func (h *Hub) screenResource(cfg UpstreamConfig, scrub *scrubber, uri string, res *mcp.ReadResourceResult) (*mcp.ReadResourceResult, error) {
+	if res == nil {
+		return nil, nil
+	}
+	as := &mcp.CallToolResult{Content: make([]mcp.Content, len(res.Contents))}
+	for i, c := range res.Contents {
+		as.Content[i] = mcp.NewEmbeddedResource(c)
+	}
+	screened := h.screenResult(cfg, scrub, uri, as)
+	if screened.IsError && !as.IsError {
+		return nil, fmt.Errorf("reading %s from %s: %s", uri, cfg.Name, joinedText(screened))
+	}
+	out := *res
+	out.Contents = make([]mcp.ResourceContents, 0, len(res.Contents))
+	for _, c := range screened.Content {
+		if e, ok := mcp.AsEmbeddedResource(c); ok {
+			out.Contents = append(out.Contents, e.Resource)
+		}
+	}
+	return &out, nil
+}
+
+// screenPrompt applies the upstream's result policy to a prompt got from
+// it (prompts/get), as to a tool result: the description and every
+// message's content are scanned and redacted, under block the get fails,
+// and a caution about injection markers comes as one more user message.
+func (h *Hub) screenPrompt(cfg UpstreamConfig, scrub *scrubber, name string, res *mcp.GetPromptResult) (*mcp.GetPromptResult, error) {
+	if res == nil {
+		return nil, nil
+	}
+	as := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(res.Messages)+1)}
+	as.Content = append(as.Content, mcp.NewTextContent(res.Description))
+	for _, m := range res.Messages {
+		as.Content = append(as.Content, m.Content)
+	}
+	screened := h.screenResult(cfg, scrub, name, as)
+	if screened.IsError {
+		return nil, fmt.Errorf("getting prompt %s from %s: %s", name, cfg.Name, joinedText(screened))
+	}
+	out := *res
+	out.Description = joinedText(&mcp.CallToolResult{Content: screened.Content[:1]})
+	out.Messages = make([]mcp.PromptMessage, 0, len(screened.Content)-1)
+	for i, c := range screened.Content[1:] {
+		role := mcp.RoleUser
+		if i < len(res.Messages) {
+			role = res.Messages[i].Role
+		}
+		out.Messages = append(out.Messages, mcp.PromptMessage{Role: role, Content: c})
+	}
+	return &out, nil
+}
+
+// joinedText joins the text items of res.
+func joinedText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := mcp.AsTextContent(c); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
 }

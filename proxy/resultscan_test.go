@@ -213,10 +213,10 @@ func TestSEC11ResultScanning(t *testing.T) {
 func TestScreenResultPassesACleanResultUntouched(t *testing.T) {
 	h := NewHub(Options{})
 	res := mcp.NewToolResultStructured(map[string]any{"v": "fine"}, "fine")
-	if got := h.screenResult(UpstreamConfig{Name: "x"}, "x_t", res); got != res {
+	if got := h.screenResult(UpstreamConfig{Name: "x"}, nil, "x_t", res); got != res {
 		t.Errorf("a clean result was copied: %+v", got)
 	}
-	caution := h.screenResult(UpstreamConfig{Name: "x", Results: integrity.ResultsWarn}, "x_t", mcp.NewToolResultText(sec11Injection))
+	caution := h.screenResult(UpstreamConfig{Name: "x", Results: integrity.ResultsWarn}, nil, "x_t", mcp.NewToolResultText(sec11Injection))
 	if len(caution.Content) != 2 {
 		t.Errorf("warn with an injection: got %+v, want the text and a caution", caution.Content)
 	}

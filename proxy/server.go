@@ -146,6 +146,15 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
+// CancelCalls cancels every tool call of the HTTP sessions at once, those
+// in a disconnect grace period included, so that a gateway shutting down
+// cancels them upstream rather than wait them out. Close does it too.
+func (s *Server) CancelCalls() {
+	if s.graces != nil {
+		s.graces.close()
+	}
+}
+
 // Close ends the HTTP sessions and stops the background embedding of
 // catalog changes, if any.
 func (s *Server) Close() {

@@ -56,11 +56,17 @@ func inheritable(key string) bool {
 	return false
 }
 
+// childTagVar names the environment variable that tags a stdio child and
+// its descendants, so they can be found and ended with it (Linux; see
+// killChildTree). Its value differs for every child.
+const childTagVar = "MCP_ROUTER_CHILD"
+
 // child is a stdio upstream process the hub owns: it runs in its own
 // process group (so grandchildren such as the node behind npx die with it)
 // and gets SIGKILL if the proxy dies (Linux).
 type child struct {
 	cmd    *exec.Cmd
+	tag    string   // in the environment of the child and its descendants (Linux)
 	stdin  *os.File // our write end of the child's stdin
 	stdout *os.File // our read end of the child's stdout
 	done   chan struct{}
@@ -82,6 +88,8 @@ func startChild(cfg UpstreamConfig, stderr *stderrLog, tail *lineTail) (*child, 
 	if cfg.InheritEnv {
 		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
 	}
+	tag := newChildTag()
+	cmd.Env = tagEnv(cmd.Env, tag)
 	cmd.SysProcAttr = childSysProcAttr()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -98,12 +106,12 @@ func startChild(cfg UpstreamConfig, stderr *stderrLog, tail *lineTail) (*child, 
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
+	c := &child{cmd: cmd, tag: tag, stdin: inW, stdout: outR, done: make(chan struct{})}
 	go stderr.copy(errR, tail)
 	go c.wait()
 	return c, nil
@@ -120,7 +128,9 @@ func closeAll(files ...*os.File) {
 // holds the write end; in-flight calls then fail at once.
 func (c *child) wait() {
 	c.err = c.cmd.Wait()
+	untrack(c.cmd.Process.Pid)
 	c.killGroup(syscall.SIGKILL) // leave no grandchildren behind
+	killChildTree(c.tag)         // nor any that left the group (Linux)
 	c.stdout.Close()
 	close(c.done)
 }

@@ -42,6 +42,7 @@ type upstream struct {
 	hub       *Hub
 	logger    *slog.Logger
 	stderrLog *stderrLog    // a stdio child's stderr, across restarts
+	scrub     *scrubber     // the configured secrets, kept out of errors and logs
 	refresh   chan struct{} // buffered 1: a list_changed arrived
 	calls     callers       // client calls in progress, for requests back to the client
 	slots     chan struct{} // in-flight calls; capacity MaxInFlight
@@ -72,17 +73,20 @@ type upstream struct {
 }
 
 func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
+	scrub := newScrubber(cfg)
+	logger := scrubLogger(h.logger, scrub).With("upstream", cfg.Name)
 	return &upstream{
 		cfg:       cfg,
 		hub:       h,
-		logger:    h.logger.With("upstream", cfg.Name),
-		stderrLog: newStderrLog(h.logger.With("upstream", cfg.Name)),
+		scrub:     scrub,
+		logger:    logger,
+		stderrLog: newStderrLog(logger),
 		refresh:   make(chan struct{}, 1),
 		slots:     make(chan struct{}, h.opts.MaxInFlight),
 		ready:     make(chan struct{}),
 		first:     make(chan struct{}),
 		state:     StateConnecting,
-		notes:     newNotifyLimiter(cfg.Name, h.opts.Notifications, h.logger.With("upstream", cfg.Name), h.opts.Metrics),
+		notes:     newNotifyLimiter(cfg.Name, h.opts.Notifications, logger, h.opts.Metrics),
 	}
 }
 
@@ -170,6 +174,7 @@ func (u *upstream) session(ctx context.Context) error {
 		return u.where(err)
 	}
 	defer c.close()
+	defer u.drain(ctx, c) // before the close: let cancelled calls tell the upstream
 	c.client.OnNotification(u.onNotification)
 	u.setPhase(phaseInitializing)
 	offer, err := u.handshake(ctx, c)
@@ -381,7 +386,7 @@ func (u *upstream) disconnected(c *conn) {
 
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
-	u.state, u.lastErr = s, withoutURL(err) // read by error messages that reach clients
+	u.state, u.lastErr = s, u.scrub.err(withoutURL(err)) // read by error messages that reach clients
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
 		u.failStderr = u.stderr.lines() // nil-safe: no attempt yet
@@ -403,7 +408,7 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 		default: // a refresh is already pending
 		}
 	case string(mcp.MethodNotificationProgress):
-		u.hub.progress.forward(u.cfg.Name, n)
+		u.hub.progress.forward(u.cfg.Name, u.scrub.progress(n))
 	case string(mcp.MethodNotificationMessage):
 		u.relayLog(n)
 	case string(mcp.MethodNotificationResourceUpdated):
@@ -530,6 +535,10 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 	if !isTransportError(err) {
 		c.answered() // an error answer is an answer; a broken reply is not
 	}
+	if isTransportError(err) && failsOneRequest(u.cfg, err) {
+		c.violation(err) // an HTTP request failed; the session and the other calls go on
+		return err
+	}
 	if isTransportError(err) {
 		c.markLost(err)
 		if lost := c.lostErr(); errors.Is(lost, ErrMessageTooLarge) {
@@ -642,6 +651,7 @@ type conn struct {
 	mu         sync.Mutex
 	err        error
 	stop       func()      // releases the transport (and the child, for stdio)
+	settled    func() bool // stdio: no request awaits its answer or its cancellation's write; nil elsewhere
 	onLost     func()      // guarded by mu; set by the upstream once connected
 	violations []time.Time // guarded by mu: protocol errors within violationWindow
 	timeouts   int         // guarded by mu: calls timed out since the last answer

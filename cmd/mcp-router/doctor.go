@@ -78,6 +78,7 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 		return err
 	}
 	opts.InitTimeout = timeout
+	guardChildren(prof.Upstreams)
 	hub := proxy.NewHub(opts)
 	if err := hub.Launch(ctx); err != nil {
 		return err

@@ -10,12 +10,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcp-router/mcp-router/proxy"
 )
 
 func main() {
+	proxy.MaybeRunWatchdog() // when started as the watchdog of another mcp-router
+	guardChildren = startChildGuard
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	stopChildGuard()
 	if err != nil {
 		var usage *usageError
 		if errors.As(err, &usage) {

@@ -117,6 +117,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
 		return e.serveStdio(ctx, srv, metricsAddr, log)
 	}
+	defer context.AfterFunc(ctx, srv.CancelCalls)() // at shutdown, cancel the calls in flight upstream
 	var hosts []string
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
@@ -157,6 +158,7 @@ func (e *env) newHub(ctx context.Context, cfg *config.Config, prof config.Profil
 	if err != nil {
 		return nil, err
 	}
+	guardChildren(prof.Upstreams)
 	return proxy.NewHub(opts), nil
 }
 
@@ -274,7 +276,13 @@ func listen(addr string) (net.Listener, error) {
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
 func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts proxy.HTTPServerOptions, log *slog.Logger) error {
+	// Requests run under their own context, which shutdown cancels first:
+	// the calls in flight are cancelled upstream (notifications/cancelled)
+	// and clients' open event streams end, so Shutdown need not wait them out.
+	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
 	srv := proxy.NewHTTPServer(h, opts)
+	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
@@ -283,6 +291,7 @@ func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts proxy.HT
 		return err
 	case <-ctx.Done():
 	}
+	cancelRequests()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)

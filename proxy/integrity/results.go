@@ -115,8 +115,28 @@ func ScanResult(res *mcp.CallToolResult) []ResultFinding {
 // change. When structuredContent came from the wire, it is redacted from
 // the original JSON, so large numbers keep their digits.
 func RedactResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	return rewriteResult(res, func(_ *walker, s string) (string, bool) { return redactText(s) })
+}
+
+// RewriteResult returns res with fn applied to every text [ScanResult]
+// reads (the screen of an upstream's configured secrets uses it). res is
+// not modified; the copy shares what did not change. When fn changes nothing, res itself is returned.
+func RewriteResult(res *mcp.CallToolResult, fn func(string) string) *mcp.CallToolResult {
+	changed := false
+	out := rewriteResult(res, func(_ *walker, s string) (string, bool) {
+		t := fn(s)
+		changed = changed || t != s
+		return t, t != s
+	})
+	if !changed {
+		return res
+	}
+	return out
+}
+
+func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string, bool)) *mcp.CallToolResult {
 	out := *res
-	w := &walker{visit: func(_ *walker, s string) (string, bool) { return redactText(s) }}
+	w := &walker{visit: visit}
 	if content, changed := w.content(res.Content); changed {
 		out.Content = content
 	}

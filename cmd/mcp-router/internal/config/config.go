@@ -209,7 +209,7 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 		val := v.GetString(key)
 		if env, ok := fromEnv[key]; ok {
 			if strings.Contains(val, "${") {
-				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, val))
+				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
 			}
 			return val
 		}

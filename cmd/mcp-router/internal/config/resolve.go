@@ -121,7 +121,7 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 			cfg.Transport = proxy.TransportStreamableHTTP
 		}
 		cfg.URL = x.expand("url", *u.URL)
-		if err := checkURL(cfg.URL); err != nil && len(x.errs) == 0 {
+		if err := checkExpandedURL(cfg.URL, *u.URL); err != nil && len(x.errs) == 0 {
 			x.errs = append(x.errs, fmt.Errorf("%s:%d: %s.url: %w", x.file, keyLine(x.entry.Node, "url", x.entry.Line), x.path, err))
 		}
 		cfg.Headers = x.expandMap("headers", u.Headers)

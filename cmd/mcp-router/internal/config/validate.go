@@ -253,6 +253,19 @@ func ownerOf(key string) string {
 	return "command"
 }
 
+// checkExpandedURL checks a URL after ${VAR} expansion. An error names
+// the URL as written, never as expanded: the variables may hold a key or a
+// password (in the query or the userinfo).
+func checkExpandedURL(val, written string) error {
+	if val == written {
+		return checkURL(val)
+	}
+	if checkURL(val) != nil {
+		return fmt.Errorf("%q, once its variables are expanded, is not an http:// or https:// URL with a host", written)
+	}
+	return nil
+}
+
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -1,0 +1,270 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+// The configured secrets of the upstreams in these tests. None has the
+// shape of a known kind of key, so only the configured-secret screen can
+// catch them.
+const (
+	headerSecret = "hdr-Secret-4f9a2c7e"
+	querySecret  = "qry/Secret+81d3"
+	userSecret   = "pw-Secret-77ab"
+	envSecret    = "env-Secret-0c5e1b"
+)
+
+// secretForms are the forms of a secret that must not appear anywhere.
+func leakForms(secrets ...string) []string {
+	var out []string
+	for _, s := range secrets {
+		out = append(out, s, url.QueryEscape(s), base64.StdEncoding.EncodeToString([]byte(s)),
+			base64.RawURLEncoding.EncodeToString([]byte(s)))
+	}
+	return out
+}
+
+func assertNoLeak(t *testing.T, where, text string, secrets ...string) {
+	t.Helper()
+	for _, f := range leakForms(secrets...) {
+		if strings.Contains(text, f) {
+			t.Errorf("%s carries the secret %q: %s", where, f, text)
+		}
+	}
+}
+
+// echoingErrors answers a tool call whose text argument names a way to
+// fail with an error that quotes the credentials the request carried, as
+// careless servers do: the bearer token, the query key, the basic
+// password, in clear, URL-encoded and base64.
+type echoingErrors struct{ next http.Handler }
+
+func (e echoingErrors) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, text, ok := postedCall(w, r)
+	if !ok {
+		return
+	}
+	auth := r.Header.Get("Authorization")
+	pass, _ := r.URL.User.Password()
+	if u, p, ok := r.BasicAuth(); ok && !strings.HasPrefix(auth, "Bearer") {
+		pass = u + ":" + p
+	}
+	echo := fmt.Sprintf("rejected auth=%s key=%s enc=%s b64=%s", auth, r.URL.Query().Get("api_key"),
+		url.QueryEscape(r.URL.Query().Get("api_key")), base64.StdEncoding.EncodeToString([]byte(auth+pass)))
+	quoted := fmt.Sprintf("%q", echo)
+	switch text {
+	case "http-500":
+		http.Error(w, echo, http.StatusInternalServerError)
+	case "rpc-error":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`, id, quoted)
+	case "is-error":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"isError":true,"content":[{"type":"text","text":%s}],"structuredContent":{"why":%s}}}`,
+			id, quoted, quoted)
+	default:
+		e.next.ServeHTTP(w, r)
+	}
+}
+
+// TestNoSecretLeavesThroughHTTPErrors: an HTTP upstream whose error
+// replies (an HTTP 500 body, a JSON-RPC error, an isError result) quote
+// the configured header value and URL query key gives the model and the
+// log those texts with the secrets replaced, in every form echoed.
+func TestNoSecretLeavesThroughHTTPErrors(t *testing.T) {
+	mcpHandler := server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+	ts := httptest.NewServer(echoingErrors{next: mcpHandler})
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
+	logs := &syncBuffer{}
+	up := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, Prefix: "remote_",
+		URL:     ts.URL + "/mcp?api_key=" + url.QueryEscape(querySecret),
+		Headers: map[string]string{"Authorization": "Bearer " + headerSecret}}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+
+	for _, how := range []string{"http-500", "rpc-error", "is-error"} {
+		t.Run(how, func(t *testing.T) {
+			res, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": how}, nil)
+			var seen string
+			switch {
+			case err != nil:
+				seen = err.Error()
+			case res != nil && res.IsError:
+				b, _ := res.MarshalJSON()
+				seen = string(b)
+			default:
+				t.Fatalf("got %v, %v; want an error", res, err)
+			}
+			if !strings.Contains(seen, "rejected") || !strings.Contains(seen, scrubbedValue) {
+				t.Errorf("the error lost its text or kept the secret: %s", seen)
+			}
+			assertNoLeak(t, "the error", seen, headerSecret, querySecret)
+		})
+	}
+	if got := callText(t, h, "remote_echo", map[string]any{"text": "still up"}); got != "still up" {
+		t.Errorf("after the errors: %q", got)
+	}
+	assertNoLeak(t, "the log", logs.String(), headerSecret, querySecret)
+}
+
+// TestNoSecretLeavesFromAStdioChild: a stdio upstream that prints its
+// configured env value (in a result, in an error result, on stderr)
+// has it replaced before the model or the log sees it.
+func TestNoSecretLeavesFromAStdioChild(t *testing.T) {
+	up := stdioFake("kid")
+	up.Env["API_TOKEN"] = envSecret
+	logs := &syncBuffer{}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	got := callText(t, h, "kid_getenv", map[string]any{"name": "API_TOKEN"})
+	if got != scrubbedValue {
+		t.Errorf("getenv API_TOKEN: got %q, want %q", got, scrubbedValue)
+	}
+	assertNoLeak(t, "the log", logs.String(), envSecret)
+}
+
+// TestNoSecretLeavesThroughResourcesAndPrompts: resources/read and
+// prompts/get results are screened like tool results: a key of a known
+// kind is redacted, a configured secret is replaced, and under the block
+// policy the read fails naming what was found.
+func TestNoSecretLeavesThroughResourcesAndPrompts(t *testing.T) {
+	build := func(string, []string) (*server.MCPServer, error) {
+		s := server.NewMCPServer("docs", "1", server.WithResourceCapabilities(false, false),
+			server.WithPromptCapabilities(false), server.WithToolCapabilities(false))
+		s.AddResource(mcp.NewResource("note://key", "key"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "note://key", MIMEType: "text/plain",
+				Text: "aws " + sec11AWSKey + " env " + envSecret}}, nil
+		})
+		s.AddPrompt(mcp.NewPrompt("greet"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("uses "+envSecret, []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("key "+sec11AWSKey))}), nil
+		})
+		return s, nil
+	}
+	for _, policy := range []integrity.ResultPolicy{"", integrity.ResultsBlock} {
+		t.Run("policy="+string(policy), func(t *testing.T) {
+			up := UpstreamConfig{Name: "docs", Transport: TransportBuiltin, Builtin: "docs", Prefix: "docs_",
+				Env: map[string]string{"TOKEN": envSecret}, Results: policy}
+			h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: build})
+			req := mcp.ReadResourceRequest{}
+			req.Params.URI = "note://key"
+			res, rerr := h.ReadResource(t.Context(), "docs", req)
+			prompt, perr := h.GetPrompt(t.Context(), "docs_greet", nil)
+			if policy == integrity.ResultsBlock {
+				for what, err := range map[string]error{"read": rerr, "prompt": perr} {
+					if err == nil || !strings.Contains(err.Error(), "aws_access_key_id") {
+						t.Errorf("%s under block: got %v, want an error naming the kind", what, err)
+					}
+				}
+				return
+			}
+			if rerr != nil || perr != nil {
+				t.Fatalf("read: %v, prompt: %v", rerr, perr)
+			}
+			text := res.Contents[0].(mcp.TextResourceContents).Text
+			if want := "aws " + integrity.Redacted("aws_access_key_id") + " env " + scrubbedValue; text != want {
+				t.Errorf("resource text: got %q, want %q", text, want)
+			}
+			b, _ := json.Marshal(prompt)
+			assertNoLeak(t, "the prompt", string(b), envSecret, sec11AWSKey)
+			if prompt.Description != "uses "+scrubbedValue {
+				t.Errorf("prompt description: %q", prompt.Description)
+			}
+		})
+	}
+}
+
+// TestNoSecretLeavesScrubberForms: the scrubber finds a configured value
+// in every form a server echoes it in, leaves short settings alone, and
+// keeps the error chain.
+func TestNoSecretLeavesScrubberForms(t *testing.T) {
+	cfg := UpstreamConfig{
+		URL:     "https://bob:" + url.QueryEscape(userSecret) + "@example.test/mcp?api_key=" + url.QueryEscape(querySecret) + "&v=1",
+		Headers: map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("bob:"+headerSecret))},
+		Env: map[string]string{"DEBUG": "true", "TOKEN": envSecret, "NODE_ENV": "production", "NAME": "parent",
+			"DOCS": "/srv/documents/library"},
+	}
+	s := newScrubber(cfg)
+	for _, secret := range []string{userSecret, querySecret, headerSecret, envSecret} {
+		for _, form := range leakForms(secret) {
+			if got := s.text("x " + form + " y"); got != "x "+scrubbedValue+" y" {
+				t.Errorf("%q: got %q", form, got)
+			}
+		}
+	}
+	if plain := "DEBUG is true, v=1, production parent in /srv/documents/library"; s.text(plain) != plain {
+		t.Errorf("settings were replaced: %q", s.text(plain))
+	}
+	base := fmt.Errorf("wrapped: %w", context.Canceled)
+	err := s.err(fmt.Errorf("token %s: %w", envSecret, base))
+	if strings.Contains(err.Error(), envSecret) || !errors.Is(err, context.Canceled) {
+		t.Errorf("err: %v (chain kept: %v)", err, errors.Is(err, context.Canceled))
+	}
+	n := mcp.JSONRPCNotification{Notification: mcp.Notification{Method: "notifications/progress",
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"progress": 1, "message": "using " + envSecret}}}}
+	if got := s.progress(n).Params.AdditionalFields["message"]; got != "using "+scrubbedValue {
+		t.Errorf("progress message: %v", got)
+	}
+	if n.Params.AdditionalFields["message"] != "using "+envSecret {
+		t.Error("progress modified the notification it was given")
+	}
+	var logs bytes.Buffer
+	logger := scrubLogger(slog.New(slog.NewTextHandler(&logs, nil)), s).With("preset", envSecret)
+	logger.Info("msg "+envSecret, "s", envSecret, "err", errors.New(envSecret), "any", []string{envSecret},
+		slog.Group("g", "inner", envSecret))
+	assertNoLeak(t, "the log", logs.String(), envSecret)
+	if n := strings.Count(logs.String(), "redacted configured secret"); n != 6 {
+		t.Errorf("log: %d replacements, want 6: %s", n, logs.String())
+	}
+}
+
+// TestNoSecretLeavesThroughRelayedLogs: an upstream's log message relayed
+// to the client that caused it has the upstream's configured secrets
+// replaced.
+func TestNoSecretLeavesThroughRelayedLogs(t *testing.T) {
+	up := stdioFake("alpha")
+	up.Env["LOG_TOKEN"] = "message at warning" // the fake logs this very text
+	c := overHTTP(t, startHub(t, up))
+	if err := c.session.SetLoggingLevel(t.Context(), &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	c.call(t, "alpha_log", nil)
+	eventually(t, 5*time.Second, "the upstream's warning and error logs", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.logs) >= 2
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var warned bool
+	for _, l := range c.logs {
+		b, _ := json.Marshal(l.Data)
+		if strings.Contains(string(b), "message at warning") {
+			t.Errorf("a relayed log carries the configured secret: %s", b)
+		}
+		warned = warned || strings.Contains(string(b), scrubbedValue)
+	}
+	if !warned {
+		t.Errorf("no relayed log shows the replacement: %+v", c.logs)
+	}
+}

@@ -147,22 +147,32 @@ type guard struct {
 	maxStreams  int         // requests in flight per session
 }
 
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// checkSite refuses a request whose Host or Origin is not allowed, and
+// answers a browser's CORS preflight; it reports whether the request goes
+// on.
+func (g *guard) checkSite(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, http.StatusForbidden, "host not allowed", "host", r.Host)
-		return
+		return false
 	}
 	origin, fromBrowser := originOf(r)
 	if fromBrowser && !g.originAllowed(origin) {
 		g.refuse(w, r, http.StatusForbidden, "origin not allowed", "origin", origin)
-		return
+		return false
 	}
 	if fromBrowser {
 		setCORS(w.Header(), origin)
 		if isPreflight(r) {
 			answerPreflight(w)
-			return
+			return false
 		}
+	}
+	return true
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.checkSite(w, r) {
+		return
 	}
 	p := noPrincipal
 	if len(g.tokens) > 0 {

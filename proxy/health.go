@@ -56,21 +56,8 @@ type upstreamHealth struct {
 
 func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := h.guard
-	if !g.hostAllowed(r.Host) {
-		g.refuse(w, r, http.StatusForbidden, "host not allowed", "host", r.Host)
+	if !g.checkSite(w, r) {
 		return
-	}
-	origin, fromBrowser := originOf(r)
-	if fromBrowser && !g.originAllowed(origin) {
-		g.refuse(w, r, http.StatusForbidden, "origin not allowed", "origin", origin)
-		return
-	}
-	if fromBrowser {
-		setCORS(w.Header(), origin)
-		if isPreflight(r) {
-			answerPreflight(w)
-			return
-		}
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")

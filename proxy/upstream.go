@@ -65,7 +65,8 @@ type upstream struct {
 	phaseSince  time.Time     // when it started doing it
 	startedAt   time.Time     // when the first attempt began
 	firstTook   time.Duration // how long the first attempt took, once it ended
-	reached     phase         // the furthest phase the last attempt reached
+	reached     phase         // the furthest phase the current (or last) attempt reached
+	failReached phase         // the furthest phase the last failed attempt reached
 	downSince   time.Time     // when the last connection was lost
 	stderr      *lineTail     // the current attempt's child's last stderr lines
 	failStderr  []string      // the stderr lines of the last failed attempt
@@ -390,6 +391,7 @@ func (u *upstream) setState(s State, err error) {
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
 		u.failStderr = u.stderr.lines() // nil-safe: no attempt yet
+		u.failReached = u.reached
 	}
 	u.mu.Unlock()
 	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
@@ -615,8 +617,8 @@ func (u *upstream) status() Status {
 	s := Status{Name: u.cfg.Name, State: u.state, Tools: len(u.offer.tools), Restarts: u.restarts,
 		Starting: u.starting() && u.state != StateConnected, EverConnected: !u.connectedAt.IsZero(), Protocol: u.protocol,
 		Since: u.phaseSince, Stderr: u.failStderr, Cause: u.lastErr, FirstAttempt: u.firstTook,
-		Started:     u.reached >= phaseInitializing || u.state == StateConnected,
-		Initialized: u.reached >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
+		Started:     max(u.reached, u.failReached) >= phaseInitializing || u.state == StateConnected,
+		Initialized: max(u.reached, u.failReached) >= phaseListing || u.state == StateConnected, Blocked: len(u.offer.blocked)}
 	if s.Starting {
 		s.Since = u.startedAt
 	}

@@ -226,6 +226,7 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 	if m == nil {
 		return
 	}
+	m.log.call(upstream, tool, dur, kind)
 	outcome := kind
 	if outcome == "" {
 		outcome = "ok"

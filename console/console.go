@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"cmp"
 	"embed"
 	"errors"
@@ -124,7 +125,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make Chrome send "Origin: null" with a form
 	h.Set("Cache-Control", "no-store")
 	if changes {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -193,8 +194,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !c.opts.Door.TokenValid(tok) {
 		c.log.Warn("console login refused", "remote", r.RemoteAddr)
-		w.WriteHeader(http.StatusUnauthorized)
-		c.render(w, r, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
+		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
 		return
 	}
 	id, _ := c.sessions.open()
@@ -217,6 +217,10 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, _ *view) {
 // render writes the page, or only its fragment for an htmx request that
 // names one.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, page string, v *view) {
+	c.renderStatus(w, r, http.StatusOK, page, v)
+}
+
+func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
 	t, ok := c.pages[page]
 	if !ok {
 		http.Error(w, "no page "+page, http.StatusInternalServerError)
@@ -227,17 +231,23 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, page string, v 
 	if r.Header.Get("HX-Request") != "" && r.Header.Get("HX-Target") != "" && t.Lookup("fragment") != nil {
 		name = "fragment"
 	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, v); err != nil {
+		c.log.Warn("rendering console page", "page", page, "err", err)
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := t.ExecuteTemplate(w, name, v); err != nil {
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
 		c.log.Warn("rendering console page", "page", page, "err", err)
 	}
 }
 
 // fail shows an error where the page's content would be.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *view, status int, err error) {
-	w.WriteHeader(status)
 	v.Flash = err.Error()
-	c.render(w, r, "error", v)
+	c.renderStatus(w, r, status, "error", v)
 }
 
 // navPages are the pages the header links to, in order.
@@ -250,7 +260,7 @@ func parsePages(prefix string) (map[string]*template.Template, error) {
 		"ago":   ago,
 		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },
 		"pct":   func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
-		"dur":   func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"dur":   roundDur,
 		"clock": func(t time.Time) string { return t.Local().Format("15:04:05") },
 		"date":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 		"join":  strings.Join,
@@ -282,4 +292,12 @@ func ago(t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// roundDur shows d to the millisecond, or the microsecond below one.
+func roundDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }

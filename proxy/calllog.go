@@ -66,7 +66,7 @@ type Call struct {
 	Upstream string        `json:"upstream"`
 	Tool     string        `json:"tool"`
 	Dur      time.Duration `json:"dur"`
-	Kind     string        `json:"kind,omitempty"` // "" when the tool ran; an UpstreamError kind otherwise
+	Kind     string        `json:"kind,omitempty"` // "" when the tool ran, "tool_error" for an isError result, else an UpstreamError kind
 }
 
 // recentCallsKept is how many calls RecentCalls keeps.
@@ -106,4 +106,18 @@ func (m *Metrics) RecentCalls() []Call {
 		out = append(out, r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)])
 	}
 	return out
+}
+
+// toolError marks the latest call of tool that ran as one that returned
+// an isError result.
+func (r *callRing) toolError(upstream, tool string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.calls {
+		c := &r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)]
+		if c.Upstream == upstream && c.Tool == tool && c.Kind == "" {
+			c.Kind = "tool_error"
+			return
+		}
+	}
 }

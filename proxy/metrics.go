@@ -249,6 +249,7 @@ func (m *Metrics) ToolError(upstream, tool string) {
 		return
 	}
 	m.log.fail(upstream, tool, "tool_error")
+	m.log.ring.toolError(upstream, tool)
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 

@@ -45,10 +45,24 @@ func consoleBrowser(t *testing.T) (chromium, modules string) {
 	if _, err := os.Stat(filepath.Join(modules, "playwright-core")); err != nil {
 		missing("playwright-core not in %s (npm ci)", modules)
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node not on PATH")
-	}
 	return chromium, modules
+}
+
+// nodeIn is the Node.js that package.json pins, else the one on PATH.
+func nodeIn(t *testing.T, modules string) string {
+	if bin := filepath.Join(modules, ".bin", "node"); fileExists(bin) {
+		return bin
+	}
+	bin, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is neither in node_modules nor on PATH")
+	}
+	return bin
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // TestConsoleInBrowser runs the built gateway with the console, seeds its
@@ -58,7 +72,8 @@ func consoleBrowser(t *testing.T) (chromium, modules string) {
 // ui beside the gateway and loads every page read-only. Screenshots are
 // kept in artifacts/console at the repository root.
 func TestConsoleInBrowser(t *testing.T) {
-	chromium, _ := consoleBrowser(t)
+	chromium, modules := consoleBrowser(t)
+	node := nodeIn(t, modules)
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
@@ -80,7 +95,7 @@ profiles:
 	base := startProcess(t, regexp.MustCompile(`url=(http://\S+)/mcp`), bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	callThroughGateway(t, base+"/mcp", "calculator_multiply", map[string]any{"a": 6, "b": 7})
 	callThroughGateway(t, base+"/mcp", "calculator_divide", map[string]any{"a": 1, "b": 0})
-	runBrowserScript(t, chromium, base+"/ui", consoleToken, shots, "serve")
+	runBrowserScript(t, node, chromium, base+"/ui", consoleToken, shots, "serve")
 
 	db, err := state.Open(t.Context(), state.Options{Dir: stateDir})
 	if err != nil {
@@ -104,7 +119,7 @@ profiles:
 
 	// mcp-router ui, beside the running gateway: the same pages, read-only.
 	uiOut := startProcess(t, regexp.MustCompile(`(?s)console: (http://\S+)/ui/`), bin, "ui", "--config", cfg)
-	runBrowserScript(t, chromium, uiOut+"/ui", uiTokenOf(t), shots, "ui")
+	runBrowserScript(t, node, chromium, uiOut+"/ui", uiTokenOf(t), shots, "ui")
 	t.Logf("screenshots in %s", shots)
 }
 
@@ -221,12 +236,12 @@ func callThroughGateway(t *testing.T, endpoint, tool string, args map[string]any
 }
 
 // runBrowserScript runs console/testdata/browser.mjs against the console.
-func runBrowserScript(t *testing.T, chromium, url, token, shots, mode string) {
+func runBrowserScript(t *testing.T, node, chromium, url, token, shots, mode string) {
 	t.Helper()
 	script, _ := filepath.Abs(filepath.Join("..", "..", "console", "testdata", "browser.mjs"))
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Env = append(os.Environ(), "CONSOLE_URL="+url, "CONSOLE_TOKEN="+token, "SHOTS="+shots, "CHROMIUM="+chromium, "MODE="+mode)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser (%s):\n%s", mode, out)

@@ -249,3 +249,13 @@ func runBrowserScript(t *testing.T, node, chromium, url, token, shots, mode stri
 		t.Fatalf("browser script (%s): %v", mode, err)
 	}
 }
+
+func TestUIRefusesANonLoopbackAddress(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:80", "nonsense"} {
+		_, _, err := runCLI(t, nil, "ui", "--config", cfg, "--addr", addr)
+		if err == nil || !strings.Contains(err.Error(), "--addr") {
+			t.Errorf("ui --addr %s: got %v, want an error naming --addr", addr, err)
+		}
+	}
+}

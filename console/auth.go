@@ -152,3 +152,33 @@ func (c *Console) originAllowed(r *http.Request, changes bool) bool {
 	}
 	return c.opts.Door.OriginAllowed(origin[0])
 }
+
+// maxFailedLogins bounds the wrong tokens tried per minute, from all
+// clients together: past it, every login is refused (429) until the minute
+// is over, so a token cannot be guessed at speed.
+const maxFailedLogins = 10
+
+// loginLimit counts failed logins in the current minute.
+type loginLimit struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	start  time.Time
+	failed int
+}
+
+// allow reports whether a login may be tried now.
+func (l *loginLimit) allow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := l.now(); now.Sub(l.start) >= time.Minute {
+		l.start, l.failed = now, 0
+	}
+	return l.failed < maxFailedLogins
+}
+
+func (l *loginLimit) fail() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed++
+}

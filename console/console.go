@@ -57,6 +57,7 @@ type Console struct {
 	pages    map[string]*template.Template
 	static   http.Handler
 	sessions *sessions
+	logins   *loginLimit
 	mux      *http.ServeMux
 }
 
@@ -82,6 +83,7 @@ func New(opts Options) (*Console, error) {
 		opts: opts, prefix: opts.Prefix, log: opts.Logger, pages: pages,
 		static:   http.StripPrefix(opts.Prefix+"/static/", http.FileServerFS(sub)),
 		sessions: newSessions(opts.SessionTTL, opts.Now),
+		logins:   &loginLimit{now: opts.Now},
 	}
 	c.routes()
 	return c, nil
@@ -192,7 +194,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 		return
 	}
+	if !c.logins.allow() {
+		w.Header().Set("Retry-After", "60")
+		c.renderStatus(w, r, http.StatusTooManyRequests, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
+			Flash: "Too many wrong tokens in the last minute; try again in a minute."})
+		return
+	}
 	if !c.opts.Door.TokenValid(tok) {
+		c.logins.fail()
 		c.log.Warn("console login refused", "remote", r.RemoteAddr)
 		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
 		return

@@ -375,3 +375,21 @@ func TestConsoleAssetsEmbedded(t *testing.T) {
 		t.Error("the login page loads something from elsewhere")
 	}
 }
+
+func TestConsoleLimitsWrongTokens(t *testing.T) {
+	f := newFixture(t, testToken)
+	now := time.Now()
+	f.console.logins.now = func() time.Time { return now }
+	for range maxFailedLogins {
+		if resp, _ := f.do(t, http.MethodPost, "/ui/login", url.Values{"token": {"guess"}}); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a wrong token: got %d, want 401", resp.StatusCode)
+		}
+	}
+	if resp, _ := f.do(t, http.MethodPost, "/ui/login", url.Values{"token": {testToken}}); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("after %d wrong tokens in a minute: got %d, want 429", maxFailedLogins, resp.StatusCode)
+	}
+	now = now.Add(time.Minute)
+	if resp, _ := f.do(t, http.MethodPost, "/ui/login", url.Values{"token": {testToken}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a minute later: got %d, want 303", resp.StatusCode)
+	}
+}

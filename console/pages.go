@@ -36,7 +36,7 @@ func (c *Console) upstreamsPage(w http.ResponseWriter, r *http.Request, v *view)
 			return
 		}
 		d.Upstreams = ups
-		d.ReadOnly = !slices.ContainsFunc(ups, func(u Upstream) bool { return u.Restartable })
+		d.ReadOnly = len(ups) > 0 && !slices.ContainsFunc(ups, func(u Upstream) bool { return u.Restartable })
 	}
 	v.Data = d
 	c.render(w, r, "upstreams", v)

@@ -88,13 +88,29 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
-	return serveOn(ctx, c, ln, proxy.HTTPServerOptions{}, log)
+	log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
+	return serveUntilDone(ctx, proxy.NewHTTPServer(c, proxy.HTTPServerOptions{}), ln)
+}
+
+// serveUntilDone serves on ln until ctx ends, then shuts srv down.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	<-errc
+	return err
 }
 
 // mountConsole serves the console at /ui on mux, behind the front door's
 // Host, Origin and token checks, with the serve's hub.
-func (e *env) mountConsole(mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard proxy.GuardOptions, log *slog.Logger) error {
-	ctx := context.Background() // the state is open already: runState does no I/O here
+func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard proxy.GuardOptions, log *slog.Logger) error {
 	st := e.runState(ctx, cfg, log)
 	r, err := newRouter(cfg, prof, log, mem, e.vectors(ctx, cfg, log))
 	if err != nil {

@@ -51,6 +51,13 @@ try {
   const restartButtons = await page.locator('#upstreams button').count();
   if (mode === 'serve') {
     check(restartButtons >= 2, 'each upstream has a restart button');
+    await page.click('tr[data-upstream=docs] button');
+    await page.waitForURL(/\/ui\/upstreams$/);
+    await page.waitForFunction(() => {
+      const row = document.querySelector('tr[data-upstream=docs]');
+      return row && row.children[4].textContent.trim() === '1' && row.querySelector('.state-connected');
+    }, null, { timeout: 15000 });
+    check(true, 'restarting docs reconnects it, with one restart counted (live refresh)');
   } else {
     check(restartButtons === 0 && await page.isVisible('text=Read-only'), 'mcp-router ui shows upstreams read-only');
   }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestMetricsCallsCountsAndKeepsTheLatestFailures(t *testing.T) {
@@ -25,6 +26,32 @@ func TestMetricsCallsCountsAndKeepsTheLatestFailures(t *testing.T) {
 	}
 	var none *Metrics
 	if s, f, r := none.Calls(); s != 0 || f != 0 || r != nil {
+		t.Error("a nil *Metrics reports calls")
+	}
+}
+
+func TestMetricsRecentCallsNewestFirstAndBounded(t *testing.T) {
+	m := NewMetrics()
+	m.CallDone("calc", "add", time.Millisecond, "")
+	m.ToolError("calc", "add")
+	m.CallDone("calc", "divide", 2*time.Millisecond, "")
+	calls := m.RecentCalls()
+	if len(calls) != 2 || calls[0].Tool != "divide" || calls[1].Tool != "add" {
+		t.Fatalf("got %+v, want divide then add", calls)
+	}
+	if calls[1].Kind != "tool_error" || calls[0].Kind != "" || calls[0].Dur != 2*time.Millisecond {
+		t.Errorf("got %+v, want add marked tool_error and divide ok in 2ms", calls)
+	}
+	for i := range recentCallsKept + 5 {
+		m.CallDone("web", fmt.Sprintf("fetch%d", i), 0, string(KindTimeout))
+	}
+	calls = m.RecentCalls()
+	if len(calls) != recentCallsKept || calls[0].Tool != fmt.Sprintf("fetch%d", recentCallsKept+4) || calls[len(calls)-1].Tool != "fetch5" {
+		t.Errorf("after %d more: %d calls from %s to %s, want the latest %d, newest first",
+			recentCallsKept+5, len(calls), calls[0].Tool, calls[len(calls)-1].Tool, recentCallsKept)
+	}
+	var none *Metrics
+	if none.RecentCalls() != nil {
 		t.Error("a nil *Metrics reports calls")
 	}
 }

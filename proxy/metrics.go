@@ -226,6 +226,7 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 	if m == nil {
 		return
 	}
+	m.log.call(upstream, tool, dur, kind)
 	outcome := kind
 	if outcome == "" {
 		outcome = "ok"
@@ -248,6 +249,7 @@ func (m *Metrics) ToolError(upstream, tool string) {
 		return
 	}
 	m.log.fail(upstream, tool, "tool_error")
+	m.log.ring.toolError(upstream, tool)
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 

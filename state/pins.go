@@ -36,7 +36,7 @@ func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
 
 func readPins(ctx context.Context, tx *sql.Tx) (integrity.Pins, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held FROM pins`)
+		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract FROM pins`)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func readPins(ctx context.Context, tx *sql.Tx) (integrity.Pins, error) {
 		var r integrity.Record
 		var first, approved, changed int64
 		if err := rows.Scan(&up, &tool, &r.Hash, &first, &approved, &r.DescriptionExcerpt,
-			&r.PendingHash, &changed, &r.PendingExcerpt, &r.Held); err != nil {
+			&r.PendingHash, &changed, &r.PendingExcerpt, &r.Held, &r.Contract, &r.PendingContract); err != nil {
 			return nil, err
 		}
 		r.FirstSeen, r.ApprovedAt, r.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
@@ -87,8 +87,8 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 // putPin writes one pin with verb (INSERT OR REPLACE, INSERT OR IGNORE).
 func putPin(ctx context.Context, tx *sql.Tx, verb, up, tool string, r integrity.Record) error {
 	_, err := tx.ExecContext(ctx, verb+` INTO pins (upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
-		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held)
+		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract)
 	return err
 }

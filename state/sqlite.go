@@ -134,6 +134,9 @@ var migrations = []string{
 		profile TEXT NOT NULL, config TEXT NOT NULL, transport TEXT NOT NULL, addr TEXT NOT NULL,
 		version TEXT NOT NULL, heartbeat INTEGER NOT NULL, snapshot TEXT NOT NULL) WITHOUT ROWID;
 	CREATE TABLE imports (path TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;`,
+	// The pinned and pending contracts, for showing what changed.
+	`ALTER TABLE pins ADD COLUMN contract TEXT NOT NULL DEFAULT '';
+	ALTER TABLE pins ADD COLUMN pending_contract TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to the latest version in one write

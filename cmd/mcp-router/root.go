@@ -61,7 +61,7 @@ default profile is used (calculator, web and docs servers built into this binary
 	})
 	root.AddCommand(newInstallCmd(e))
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e))
+		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e))
 	return root
 }
 

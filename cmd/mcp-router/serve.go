@@ -131,6 +131,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
+	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {
+		return err
+	}
 	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server(), log)
 }
 

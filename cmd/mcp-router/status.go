@@ -34,6 +34,8 @@ type gatewaySnapshot struct {
 	Calls        uint64              `json:"calls"`
 	Failed       uint64              `json:"failed"`
 	RecentErrors []proxy.CallFailure `json:"recent_errors,omitempty"`
+	// RecentCalls are the latest calls, newest first, for the console.
+	RecentCalls []proxy.Call `json:"recent_calls,omitempty"`
 }
 
 type upstreamSnapshot struct {
@@ -42,7 +44,12 @@ type upstreamSnapshot struct {
 	Tools    int    `json:"tools"`
 	Restarts int    `json:"restarts,omitempty"`
 	Err      string `json:"error,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	Blocked  int    `json:"blocked,omitempty"`
 }
+
+// snapshotCalls is how many recent calls a snapshot carries.
+const snapshotCalls = 20
 
 // maxErrLen bounds an upstream's error in the snapshot.
 const maxErrLen = 300
@@ -51,9 +58,11 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	var s gatewaySnapshot
 	for _, u := range hub.Status() {
 		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
-			Restarts: u.Restarts, Err: firstLine(u.Err, maxErrLen)})
+			Restarts: u.Restarts, Err: firstLine(u.Err, maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
+	calls := m.RecentCalls()
+	s.RecentCalls = calls[:min(len(calls), snapshotCalls)]
 	return s
 }
 

@@ -169,3 +169,24 @@ func canonicalNumber(n json.Number) json.Number {
 	}
 	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 }
+
+// MaxContractText bounds [ContractText].
+const MaxContractText = 16 << 10
+
+// ContractText is t's hashed contract as indented JSON with sorted keys,
+// one line per value so that two versions diff line by line; cut at
+// MaxContractText bytes (on a line end) with a last line saying so.
+func ContractText(t mcp.Tool) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, contractJSON(t), "", "  "); err != nil {
+		panic("integrity: indenting canonical contract: " + err.Error()) // contractJSON is valid JSON
+	}
+	if buf.Len() <= MaxContractText {
+		return buf.String()
+	}
+	b := buf.Bytes()[:MaxContractText]
+	if i := bytes.LastIndexByte(b, '\n'); i > 0 {
+		b = b[:i]
+	}
+	return string(b) + "\n… (cut at 16 KiB)"
+}

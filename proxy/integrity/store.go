@@ -69,6 +69,10 @@ type Pin struct {
 	// Held is why a gateway holds the tool back although its contract
 	// matches the pin (quarantine); "" when it does not.
 	Held string
+	// Contract and PendingContract are the pinned and the pending
+	// contracts as indented JSON (see [ContractText]), for showing a
+	// change; "" for a pin written before they were kept.
+	Contract, PendingContract string
 }
 
 // Pending reports whether a change is waiting for approval.
@@ -119,6 +123,10 @@ type Record struct {
 	// matches the pin (a poisoned-looking definition, shadowing another
 	// server's tool); "" when it does not. Approval clears it.
 	Held string `json:"held,omitempty"`
+	// Contract and PendingContract are the contracts of Hash and
+	// PendingHash as [ContractText], for showing what changed.
+	Contract        string `json:"contract,omitempty"`
+	PendingContract string `json:"pending_contract,omitempty"`
 }
 
 // Equal reports whether r and o are the same pin (times compared as
@@ -126,7 +134,8 @@ type Record struct {
 func (r Record) Equal(o Record) bool {
 	return r.Hash == o.Hash && r.FirstSeen.Equal(o.FirstSeen) && r.ApprovedAt.Equal(o.ApprovedAt) &&
 		r.DescriptionExcerpt == o.DescriptionExcerpt && r.PendingHash == o.PendingHash &&
-		r.ChangedAt.Equal(o.ChangedAt) && r.PendingExcerpt == o.PendingExcerpt && r.Held == o.Held
+		r.ChangedAt.Equal(o.ChangedAt) && r.PendingExcerpt == o.PendingExcerpt && r.Held == o.Held &&
+		r.Contract == o.Contract && r.PendingContract == o.PendingContract
 }
 
 // Clone returns a deep copy of p.
@@ -202,18 +211,23 @@ func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 	rec, ok := pins[t.Name]
 	switch {
 	case !ok:
-		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description)}
+		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: ContractText(t)}
 		return VerdictNew, true
+	case rec.PendingHash == "" && rec.Hash == h && rec.Contract == "":
+		rec.Contract = ContractText(t) // a pin written before contracts were kept
+		pins[t.Name] = rec
+		return VerdictPinned, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
 	case rec.PendingHash == h:
 		return VerdictChanged, false
 	case rec.PendingHash == "" && pinnedByEarlierVersion(rec, t):
-		rec.Hash = h
+		rec.Hash, rec.Contract = h, ContractText(t)
 		pins[t.Name] = rec
 		return VerdictMigrated, true
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
+	rec.PendingContract = ContractText(t)
 	pins[t.Name] = rec
 	return VerdictChanged, true
 }
@@ -243,7 +257,7 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 		}
 		pins[tool] = Record{
 			Hash: Hash(current), FirstSeen: rec.FirstSeen, ApprovedAt: now,
-			DescriptionExcerpt: excerpt(current.Description),
+			DescriptionExcerpt: excerpt(current.Description), Contract: ContractText(current),
 		}
 		return true
 	})
@@ -271,9 +285,9 @@ func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream
 			return false
 		}
 		if rec.Pending() {
-			rec.Hash, rec.DescriptionExcerpt = rec.PendingHash, rec.PendingExcerpt
+			rec.Hash, rec.DescriptionExcerpt, rec.Contract = rec.PendingHash, rec.PendingExcerpt, rec.PendingContract
 		}
-		rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt, rec.Held = "", time.Time{}, "", ""
+		rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt, rec.Held, rec.PendingContract = "", time.Time{}, "", "", ""
 		rec.ApprovedAt = s.now()
 		set[upstream][tool] = rec
 		return true
@@ -325,7 +339,7 @@ func (r Record) pin(upstream, tool string) Pin {
 		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
 		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
-		Held: r.Held,
+		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract,
 	}
 }
 

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/console"
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+func newUICmd(e *env) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "ui [--addr 127.0.0.1:0]",
+		Short: "Serve the web console on loopback, for gateways that serve stdio",
+		Long: `Serve the web console (the pages serve --http has at /ui) on a loopback address:
+the upstreams of every gateway running on this machine, from their heartbeats
+(read-only: restart an upstream from the console of serve --http), the profile's
+catalog and routing playground (the console connects to the profile's upstreams
+itself for them), the tool pins waiting for approval, the routing lessons and the
+latest calls. It prints the address and a token made for this run: paste the
+token into the login form.`,
+		Example: `  mcp-router ui
+  mcp-router ui --addr 127.0.0.1:7070`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.ui(cmd.Context(), addr)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "loopback address to serve on (port 0 picks a free one)")
+	return cmd
+}
+
+func (e *env) ui(ctx context.Context, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--addr %q: the console of mcp-router ui serves loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	cfg, prof, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	log := e.logger(cfg)
+	st, err := e.cliState(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	hub, err := e.newHub(ctx, cfg, prof, log)
+	if err != nil {
+		return err
+	}
+	if err := hub.Launch(ctx); err != nil {
+		return err
+	}
+	defer hub.Close()
+	r, err := newRouter(cfg, prof, log, nil, e.vectors(ctx, cfg, log))
+	if err != nil {
+		return err
+	}
+	token := newGatewayID() + newGatewayID()
+	door := proxy.NewFrontDoor(proxy.GuardOptions{BearerTokens: []string{token}})
+	c, err := console.New(console.Options{
+		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
+		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
+	log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
+	return serveUntilDone(ctx, proxy.NewHTTPServer(c, proxy.HTTPServerOptions{}), ln)
+}
+
+// serveUntilDone serves on ln until ctx ends, then shuts srv down.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	<-errc
+	return err
+}
+
+// mountConsole serves the console at /ui on mux, behind the front door's
+// Host, Origin and token checks, with the serve's hub.
+func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard proxy.GuardOptions, log *slog.Logger) error {
+	st := e.runState(ctx, cfg, log)
+	r, err := newRouter(cfg, prof, log, mem, e.vectors(ctx, cfg, log))
+	if err != nil {
+		return err
+	}
+	c, err := console.New(console.Options{
+		Door: proxy.NewFrontDoor(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
+		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	mux.Handle("/ui", c)
+	mux.Handle("/ui/", c)
+	return nil
+}
+
+func pinsIfOn(prof config.Profile, st stateStore) integrity.PinStore {
+	if !prof.Integrity.Pins {
+		return nil
+	}
+	return st.Pins()
+}
+
+func lessonsIfOn(prof config.Profile, st stateStore) lessons.Store {
+	if !prof.Routing.Lessons {
+		return nil
+	}
+	return st.Lessons()
+}
+
+// hubGateway is the console's view of a serve's own hub.
+type hubGateway struct {
+	hub *proxy.Hub
+	m   *proxy.Metrics
+}
+
+func (g *hubGateway) Upstreams(context.Context) ([]console.Upstream, error) {
+	var out []console.Upstream
+	for _, s := range g.hub.Status() {
+		out = append(out, console.Upstream{Name: s.Name, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools,
+			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: true})
+		if s.State == proxy.StateConnected {
+			out[len(out)-1].Err = ""
+		}
+	}
+	return out, nil
+}
+
+func (g *hubGateway) Restart(_ context.Context, upstream string) error {
+	return g.hub.Restart(upstream)
+}
+
+func (g *hubGateway) Activity(context.Context) (console.Activity, error) {
+	var a console.Activity
+	a.Calls, a.Failed, _ = g.m.Calls()
+	for _, c := range g.m.RecentCalls() {
+		a.Recent = append(a.Recent, console.Call{At: c.At, Upstream: c.Upstream, Tool: c.Tool, Dur: c.Dur, Kind: c.Kind})
+	}
+	return a, nil
+}
+
+// registryGateway is the console's view of the gateways running on the
+// machine, from their heartbeats: read-only.
+type registryGateway struct{ reg state.Registry }
+
+func (g *registryGateway) live(ctx context.Context) ([]gatewayStatus, error) {
+	return liveGateways(ctx, g.reg, time.Now())
+}
+
+func gatewayLabel(gs gatewayStatus) string {
+	where := gs.Transport
+	if gs.Addr != "" {
+		where += " " + gs.Addr
+	}
+	return fmt.Sprintf("pid %d · %s · %s", gs.PID, gs.Profile, where)
+}
+
+func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, error) {
+	live, err := g.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []console.Upstream
+	for _, gs := range live {
+		if gs.Snapshot == nil {
+			continue
+		}
+		for _, u := range gs.Snapshot.Upstreams {
+			out = append(out, console.Upstream{Gateway: gatewayLabel(gs), Name: u.Name, State: u.State, Protocol: u.Protocol,
+				Tools: u.Tools, Blocked: u.Blocked, Restarts: u.Restarts, Err: u.Err})
+		}
+	}
+	return out, nil
+}
+
+func (g *registryGateway) Restart(context.Context, string) error { return console.ErrReadOnly }
+
+func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error) {
+	live, err := g.live(ctx)
+	if err != nil {
+		return console.Activity{}, err
+	}
+	var a console.Activity
+	for _, gs := range live {
+		if gs.Snapshot == nil {
+			continue
+		}
+		a.Calls += gs.Snapshot.Calls
+		a.Failed += gs.Snapshot.Failed
+		for _, c := range gs.Snapshot.RecentCalls {
+			a.Recent = append(a.Recent, console.Call{At: c.At, Gateway: gatewayLabel(gs), Upstream: c.Upstream, Tool: c.Tool, Dur: c.Dur, Kind: c.Kind})
+		}
+	}
+	slices.SortFunc(a.Recent, func(x, y console.Call) int { return y.At.Compare(x.At) })
+	return a, nil
+}
+
+// hubCatalog is the console's view of a hub's catalog, with a router
+// indexing it for the playground.
+type hubCatalog struct {
+	hub *proxy.Hub
+	r   *routing.Router
+	log *slog.Logger
+
+	mu      sync.Mutex
+	indexed *proxy.Catalog // the catalog r holds
+}
+
+func newHubCatalog(hub *proxy.Hub, r *routing.Router, log *slog.Logger) *hubCatalog {
+	return &hubCatalog{hub: hub, r: r, log: log}
+}
+
+func (h *hubCatalog) Tools(context.Context) ([]console.Tool, []string, error) {
+	c := h.hub.Catalog()
+	tools := make([]console.Tool, 0, len(c.Tools))
+	for _, t := range c.Tools {
+		tools = append(tools, console.Tool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Description: t.Def.Description})
+	}
+	var warnings []string
+	for _, p := range append(slices.Clone(c.Problems), c.Warnings...) {
+		warnings = append(warnings, p.Text)
+	}
+	return tools, warnings, nil
+}
+
+func (h *hubCatalog) Route(ctx context.Context, req routing.Request) (routing.Decision, error) {
+	h.mu.Lock()
+	if c := h.hub.Catalog(); c != h.indexed {
+		indexCatalog(ctx, h.r, c, h.log)
+		h.indexed = c
+	}
+	h.mu.Unlock()
+	return h.r.Route(ctx, req), nil
+}

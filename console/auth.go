@@ -1,0 +1,184 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Door is the front door's checks the console applies to every request
+// (proxy.FrontDoor).
+type Door interface {
+	HostAllowed(host string) bool
+	OriginAllowed(origin string) bool
+	// TokensRequired reports whether a login is needed at all.
+	TokensRequired() bool
+	TokenValid(token string) bool
+}
+
+const (
+	cookieName = "mcp_router_console"
+	// maxSessions bounds the logins remembered; the oldest goes first.
+	maxSessions = 64
+	// maxFormBytes bounds a form's body.
+	maxFormBytes = 8 << 10
+)
+
+// session is one browser's login.
+type session struct {
+	csrf    string
+	expires time.Time
+}
+
+// sessions are the logins, by the cookie's value.
+type sessions struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu   sync.Mutex
+	byID map[string]session
+}
+
+func newSessions(ttl time.Duration, now func() time.Time) *sessions {
+	return &sessions{ttl: ttl, now: now, byID: map[string]session{}}
+}
+
+// open starts a session and returns its id.
+func (s *sessions) open() (id string, _ session) {
+	id = randomHex(32)
+	sess := session{csrf: randomHex(32), expires: s.now().Add(s.ttl)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked()
+	if len(s.byID) >= maxSessions {
+		s.dropOldestLocked()
+	}
+	s.byID[id] = sess
+	return id, sess
+}
+
+// get returns the live session of id.
+func (s *sessions) get(id string) (session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.byID[id]
+	if !ok || s.now().After(sess.expires) {
+		delete(s.byID, id)
+		return session{}, false
+	}
+	return sess, true
+}
+
+func (s *sessions) close(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byID, id)
+}
+
+func (s *sessions) pruneLocked() {
+	now := s.now()
+	for id, sess := range s.byID {
+		if now.After(sess.expires) {
+			delete(s.byID, id)
+		}
+	}
+}
+
+func (s *sessions) dropOldestLocked() {
+	var oldest string
+	for id, sess := range s.byID {
+		if oldest == "" || sess.expires.Before(s.byID[oldest].expires) {
+			oldest = id
+		}
+	}
+	delete(s.byID, oldest)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n/2)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// sessionOf returns the request's session.
+func (c *Console) sessionOf(r *http.Request) (string, session, bool) {
+	ck, err := r.Cookie(cookieName)
+	if err != nil {
+		return "", session{}, false
+	}
+	sess, ok := c.sessions.get(ck.Value)
+	return ck.Value, sess, ok
+}
+
+// setCookie hands the browser its session.
+func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, id string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: id, Path: c.prefix + "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(c.opts.SessionTTL.Seconds()),
+	})
+}
+
+// csrfValid reports whether the request carries the session's CSRF token,
+// in the X-CSRF-Token header (htmx) or the csrf form field.
+func csrfValid(r *http.Request, sess session) bool {
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		got = r.PostFormValue("csrf")
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) == 1
+}
+
+// originAllowed checks the Origin of a request: one that changes state
+// must carry an allowed Origin (browsers send it with every POST); any
+// other may omit it, but not send a foreign one. Sec-Fetch-Site, when
+// sent, must not be cross-site.
+func (c *Console) originAllowed(r *http.Request, changes bool) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return false
+	}
+	origin, sent := r.Header["Origin"]
+	if !sent {
+		return !changes
+	}
+	if len(origin) != 1 {
+		return false
+	}
+	// The console's own origin: the Host it was reached at, once allowed.
+	if origin[0] == "http://"+r.Host || origin[0] == "https://"+r.Host {
+		return true
+	}
+	return c.opts.Door.OriginAllowed(origin[0])
+}
+
+// maxFailedLogins bounds the wrong tokens tried per minute, from all
+// clients together: past it, every login is refused (429) until the minute
+// is over, so a token cannot be guessed at speed.
+const maxFailedLogins = 10
+
+// loginLimit counts failed logins in the current minute.
+type loginLimit struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	start  time.Time
+	failed int
+}
+
+// allow reports whether a login may be tried now.
+func (l *loginLimit) allow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := l.now(); now.Sub(l.start) >= time.Minute {
+		l.start, l.failed = now, 0
+	}
+	return l.failed < maxFailedLogins
+}
+
+func (l *loginLimit) fail() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed++
+}

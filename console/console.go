@@ -1,0 +1,312 @@
+package console
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options configures a Console. Zero values take the defaults in brackets.
+type Options struct {
+	// Door checks Host, Origin and login tokens; required.
+	Door Door
+	// Gateway is the upstreams and their calls; nil shows none.
+	Gateway Gateway
+	// Catalog is the tools and the router; nil shows none.
+	Catalog Catalog
+	// Pins are the tool pins; nil when pinning is off.
+	Pins integrity.PinStore
+	// Lessons are the routing lessons; nil when they are off.
+	Lessons lessons.Store
+	// Prefix is the path the console is served under ["/ui"].
+	Prefix string
+	// SessionTTL is how long a login lasts [12h].
+	SessionTTL time.Duration
+	// Now is the clock [time.Now].
+	Now func() time.Time
+	// Logger gets a Warn line per refused request; nil is silent.
+	Logger *slog.Logger
+}
+
+// DefaultSessionTTL is Options.SessionTTL's default.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Console serves the pages. It is an http.Handler for Prefix and the
+// paths under it.
+type Console struct {
+	opts     Options
+	prefix   string
+	log      *slog.Logger
+	pages    map[string]*template.Template
+	static   http.Handler
+	sessions *sessions
+	logins   *loginLimit
+	mux      *http.ServeMux
+}
+
+// New returns the console of opts; it does no I/O.
+func New(opts Options) (*Console, error) {
+	if opts.Door == nil {
+		return nil, errors.New("console: no Door")
+	}
+	opts.Prefix = strings.TrimSuffix(cmp.Or(opts.Prefix, "/ui"), "/")
+	opts.SessionTTL = cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	pages, err := parsePages(opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	sub, _ := fs.Sub(staticFS, "static")
+	c := &Console{
+		opts: opts, prefix: opts.Prefix, log: opts.Logger, pages: pages,
+		static:   http.StripPrefix(opts.Prefix+"/static/", http.FileServerFS(sub)),
+		sessions: newSessions(opts.SessionTTL, opts.Now),
+		logins:   &loginLimit{now: opts.Now},
+	}
+	c.routes()
+	return c, nil
+}
+
+func (c *Console) routes() {
+	p := c.prefix
+	m := http.NewServeMux()
+	m.Handle("GET "+p+"/static/", c.static)
+	m.HandleFunc("GET "+p+"/login", c.loginForm)
+	m.HandleFunc("POST "+p+"/login", c.login)
+	m.HandleFunc("POST "+p+"/logout", c.authed(c.logout))
+	m.HandleFunc("GET "+p+"/{$}", c.authed(c.home))
+	m.HandleFunc("GET "+p+"/upstreams", c.authed(c.upstreamsPage))
+	m.HandleFunc("POST "+p+"/upstreams/restart", c.authed(c.restart))
+	m.HandleFunc("GET "+p+"/catalog", c.authed(c.catalogPage))
+	m.HandleFunc("GET "+p+"/pins", c.authed(c.pinsPage))
+	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.approve))
+	m.HandleFunc("GET "+p+"/lessons", c.authed(c.lessonsPage))
+	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.forget))
+	m.HandleFunc("GET "+p+"/activity", c.authed(c.activityPage))
+	m.HandleFunc("GET "+p+"/playground", c.authed(c.playgroundPage))
+	c.mux = m
+}
+
+// ServeHTTP checks Host and Origin, then serves the page.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !c.opts.Door.HostAllowed(r.Host) {
+		c.refuse(w, r, http.StatusForbidden, "host not allowed")
+		return
+	}
+	changes := r.Method != http.MethodGet && r.Method != http.MethodHead
+	if !c.originAllowed(r, changes) {
+		c.refuse(w, r, http.StatusForbidden, "origin not allowed")
+		return
+	}
+	if r.URL.Path == c.prefix {
+		http.Redirect(w, r, c.prefix+"/", http.StatusFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make Chrome send "Origin: null" with a form
+	h.Set("Cache-Control", "no-store")
+	if changes {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+	c.log.Warn("console request refused", "reason", why, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	http.Error(w, why, status)
+}
+
+// view is what every page template gets.
+type view struct {
+	Prefix string
+	Page   string
+	CSRF   string
+	Login  bool // a login is needed (tokens are configured)
+	Data   any
+	Flash  string
+}
+
+// authed serves h to a request with a live session; it opens one at once
+// when no login is needed, and checks the CSRF token of a POST.
+func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, sess, ok := c.sessionOf(r)
+		if !ok && !c.opts.Door.TokensRequired() && r.Method == http.MethodGet {
+			var id string
+			id, sess = c.sessions.open()
+			c.setCookie(w, r, id)
+			ok = true
+		}
+		if !ok {
+			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
+				http.Redirect(w, r, c.prefix+"/login", http.StatusSeeOther)
+				return
+			}
+			w.Header().Set("HX-Redirect", c.prefix+"/login")
+			http.Error(w, "not logged in", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && !csrfValid(r, sess) {
+			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
+			return
+		}
+		h(w, r, &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()})
+	}
+}
+
+func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := c.sessionOf(r); ok || !c.opts.Door.TokensRequired() {
+		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+		return
+	}
+	c.render(w, r, "login", &view{Prefix: c.prefix, Page: "login", Login: true})
+}
+
+// login exchanges a token for a session. Origin was checked: a login
+// cannot be forced from another site.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	tok := r.PostFormValue("token")
+	if !c.opts.Door.TokensRequired() {
+		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+		return
+	}
+	if !c.logins.allow() {
+		w.Header().Set("Retry-After", "60")
+		c.renderStatus(w, r, http.StatusTooManyRequests, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
+			Flash: "Too many wrong tokens in the last minute; try again in a minute."})
+		return
+	}
+	if !c.opts.Door.TokenValid(tok) {
+		c.logins.fail()
+		c.log.Warn("console login refused", "remote", r.RemoteAddr)
+		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
+		return
+	}
+	id, _ := c.sessions.open()
+	c.setCookie(w, r, id)
+	http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *view) {
+	if id, _, ok := c.sessionOf(r); ok {
+		c.sessions.close(id)
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: c.prefix + "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, c.prefix+"/login", http.StatusSeeOther)
+}
+
+func (c *Console) home(w http.ResponseWriter, r *http.Request, _ *view) {
+	http.Redirect(w, r, c.prefix+"/upstreams", http.StatusFound)
+}
+
+// render writes the page, or only its fragment for an htmx request that
+// names one.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, page string, v *view) {
+	c.renderStatus(w, r, http.StatusOK, page, v)
+}
+
+func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
+	t, ok := c.pages[page]
+	if !ok {
+		http.Error(w, "no page "+page, http.StatusInternalServerError)
+		return
+	}
+	v.Page = page
+	name := "layout"
+	if r.Header.Get("HX-Request") != "" && r.Header.Get("HX-Target") != "" && t.Lookup("fragment") != nil {
+		name = "fragment"
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, v); err != nil {
+		c.log.Warn("rendering console page", "page", page, "err", err)
+		http.Error(w, "rendering the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		c.log.Warn("rendering console page", "page", page, "err", err)
+	}
+}
+
+// fail shows an error where the page's content would be.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *view, status int, err error) {
+	v.Flash = err.Error()
+	c.renderStatus(w, r, status, "error", v)
+}
+
+// navPages are the pages the header links to, in order.
+var navPages = []string{"upstreams", "catalog", "pins", "lessons", "activity", "playground"}
+
+var pageNames = []string{"login", "error", "upstreams", "catalog", "pins", "lessons", "activity", "playground"}
+
+func parsePages(prefix string) (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"ago":   ago,
+		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },
+		"pct":   func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+		"dur":   roundDur,
+		"clock": func(t time.Time) string { return t.Local().Format("15:04:05") },
+		"date":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
+		"join":  strings.Join,
+		"pages": func() []string { return navPages },
+	}
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console template %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// ago says how long ago t was, roughly.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// roundDur shows d to the millisecond, or the microsecond below one.
+func roundDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

@@ -1,0 +1,299 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+// Bounds on what a page reads from a request.
+const (
+	maxQueryBytes  = 2000 // a catalog search or playground request
+	maxDomains     = 8
+	maxToolsListed = 500
+	maxRanked      = 20
+)
+
+type upstreamsData struct {
+	Upstreams []Upstream
+	ReadOnly  bool
+}
+
+func (c *Console) upstreamsPage(w http.ResponseWriter, r *http.Request, v *view) {
+	var d upstreamsData
+	if c.opts.Gateway != nil {
+		ups, err := c.opts.Gateway.Upstreams(r.Context())
+		if err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+		d.Upstreams = ups
+		d.ReadOnly = len(ups) > 0 && !slices.ContainsFunc(ups, func(u Upstream) bool { return u.Restartable })
+	}
+	v.Data = d
+	c.render(w, r, "upstreams", v)
+}
+
+func (c *Console) restart(w http.ResponseWriter, r *http.Request, v *view) {
+	name := r.PostFormValue("upstream")
+	if c.opts.Gateway == nil {
+		c.fail(w, r, v, http.StatusConflict, ErrReadOnly)
+		return
+	}
+	err := c.opts.Gateway.Restart(r.Context(), name)
+	switch {
+	case errors.Is(err, ErrReadOnly):
+		c.fail(w, r, v, http.StatusConflict, err)
+		return
+	case err != nil:
+		c.fail(w, r, v, http.StatusBadRequest, err)
+		return
+	}
+	c.log.Info("upstream restarted from the console", "upstream", name)
+	http.Redirect(w, r, c.prefix+"/upstreams", http.StatusSeeOther)
+}
+
+type catalogData struct {
+	Query, Upstream string
+	Upstreams       []string
+	Tools           []Tool
+	Total           int
+	Warnings        []string
+}
+
+func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, v *view) {
+	d := catalogData{Query: bounded(r.FormValue("q")), Upstream: bounded(r.FormValue("upstream"))}
+	if c.opts.Catalog != nil {
+		tools, warnings, err := c.opts.Catalog.Tools(r.Context())
+		if err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+		d.Warnings = warnings
+		d.Total = len(tools)
+		q := strings.ToLower(strings.TrimSpace(d.Query))
+		for _, t := range tools {
+			if !slices.Contains(d.Upstreams, t.Upstream) {
+				d.Upstreams = append(d.Upstreams, t.Upstream)
+			}
+			if d.Upstream != "" && t.Upstream != d.Upstream {
+				continue
+			}
+			if q != "" && !strings.Contains(strings.ToLower(t.Name+" "+t.Description), q) {
+				continue
+			}
+			if len(d.Tools) < maxToolsListed {
+				d.Tools = append(d.Tools, t)
+			}
+		}
+		slices.Sort(d.Upstreams)
+	}
+	v.Data = d
+	c.render(w, r, "catalog", v)
+}
+
+type pinsData struct {
+	Off     bool
+	Blocked []pinView
+	All     []integrity.Pin
+}
+
+type pinView struct {
+	integrity.Pin
+	Diff []diffLine
+}
+
+func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request, v *view) {
+	d := pinsData{Off: c.opts.Pins == nil}
+	if c.opts.Pins != nil {
+		store, err := integrity.OpenStore(c.opts.Pins)
+		if err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+		d.All = store.List()
+		for _, p := range d.All {
+			if p.Pending() || p.Held != "" {
+				d.Blocked = append(d.Blocked, pinView{Pin: p, Diff: pinDiff(p)})
+			}
+		}
+	}
+	v.Data = d
+	c.render(w, r, "pins", v)
+}
+
+// pinDiff is the change waiting for approval, line by line: the full
+// contracts when the pin keeps them, else the description excerpts.
+func pinDiff(p integrity.Pin) []diffLine {
+	if !p.Pending() {
+		return nil
+	}
+	if p.Contract != "" && p.PendingContract != "" {
+		return diff(p.Contract, p.PendingContract)
+	}
+	return diff(p.DescriptionExcerpt, p.PendingExcerpt)
+}
+
+func (c *Console) approve(w http.ResponseWriter, r *http.Request, v *view) {
+	up, tool := r.PostFormValue("upstream"), r.PostFormValue("tool")
+	if c.opts.Pins == nil {
+		c.fail(w, r, v, http.StatusConflict, errors.New("tool pinning is off in this profile"))
+		return
+	}
+	store, err := integrity.OpenStore(c.opts.Pins)
+	if err == nil {
+		name := up + "/" + tool
+		err = store.ApproveByName(name, func(string) (string, string, bool) { return up, tool, true })
+	}
+	switch {
+	case errors.Is(err, integrity.ErrUnknownTool):
+		c.fail(w, r, v, http.StatusNotFound, err)
+		return
+	case err != nil:
+		c.fail(w, r, v, http.StatusInternalServerError, err)
+		return
+	}
+	c.log.Info("tool approved from the console", "upstream", up, "tool", tool)
+	http.Redirect(w, r, c.prefix+"/pins", http.StatusSeeOther)
+}
+
+type lessonsData struct {
+	Off     bool
+	Lessons []lessons.Lesson
+}
+
+func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
+	d := lessonsData{Off: c.opts.Lessons == nil}
+	if c.opts.Lessons != nil {
+		ls, err := c.opts.Lessons.All(r.Context())
+		if err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+		d.Lessons = ls
+	}
+	v.Data = d
+	c.render(w, r, "lessons", v)
+}
+
+func (c *Console) forget(w http.ResponseWriter, r *http.Request, v *view) {
+	id, err := strconv.ParseInt(r.PostFormValue("id"), 10, 64)
+	if err != nil {
+		c.fail(w, r, v, http.StatusBadRequest, fmt.Errorf("%q is not a lesson id", bounded(r.PostFormValue("id"))))
+		return
+	}
+	if c.opts.Lessons == nil {
+		c.fail(w, r, v, http.StatusConflict, errors.New("routing lessons are off in this profile"))
+		return
+	}
+	err = c.opts.Lessons.Delete(r.Context(), id)
+	switch {
+	case errors.Is(err, lessons.ErrNotFound):
+		c.fail(w, r, v, http.StatusNotFound, err)
+		return
+	case err != nil:
+		c.fail(w, r, v, http.StatusInternalServerError, err)
+		return
+	}
+	c.log.Info("lesson forgotten from the console", "id", id)
+	if r.Header.Get("HX-Request") != "" {
+		w.WriteHeader(http.StatusOK) // htmx swaps the row out for nothing
+		return
+	}
+	http.Redirect(w, r, c.prefix+"/lessons", http.StatusSeeOther)
+}
+
+func (c *Console) activityPage(w http.ResponseWriter, r *http.Request, v *view) {
+	var a Activity
+	if c.opts.Gateway != nil {
+		var err error
+		if a, err = c.opts.Gateway.Activity(r.Context()); err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	v.Data = a
+	c.render(w, r, "activity", v)
+}
+
+type playgroundData struct {
+	Query, Domains string
+	Ran            bool
+	Off            bool
+	Decision       routing.Decision
+	Ranked         []rankedView
+}
+
+type rankedView struct {
+	routing.Candidate
+	Rank     int
+	Selected bool
+	Signals  []string
+}
+
+func (c *Console) playgroundPage(w http.ResponseWriter, r *http.Request, v *view) {
+	d := playgroundData{Query: bounded(r.FormValue("q")), Domains: bounded(r.FormValue("domains")), Off: c.opts.Catalog == nil}
+	if strings.TrimSpace(d.Query) != "" && c.opts.Catalog != nil {
+		req := routing.Request{Query: d.Query, Domains: domains(d.Domains)}
+		dec, err := c.opts.Catalog.Route(r.Context(), req)
+		if err != nil {
+			c.fail(w, r, v, http.StatusInternalServerError, err)
+			return
+		}
+		d.Ran, d.Decision, d.Ranked = true, dec, ranked(dec)
+	}
+	v.Data = d
+	c.render(w, r, "playground", v)
+}
+
+// ranked is the decision's ranking with what fired for each candidate.
+func ranked(d routing.Decision) []rankedView {
+	var out []rankedView
+	for i, cand := range d.Ranked[:min(len(d.Ranked), maxRanked)] {
+		rv := rankedView{Candidate: cand, Rank: i + 1}
+		rv.Selected = slices.ContainsFunc(d.Selected, func(s routing.Candidate) bool { return s.Name == cand.Name })
+		if cand.Matched > 0 {
+			rv.Signals = append(rv.Signals, fmt.Sprintf("matches %d of %d words", cand.Matched, cand.Words))
+		}
+		if cand.Multiplier != 0 && cand.Multiplier != 1 {
+			rv.Signals = append(rv.Signals, fmt.Sprintf("domain affinity ×%.2f", cand.Multiplier))
+		}
+		if cand.Lesson != 0 {
+			rv.Signals = append(rv.Signals, fmt.Sprintf("lessons %+.3f", cand.Lesson))
+		}
+		if len(cand.Alternatives) > 0 {
+			rv.Signals = append(rv.Signals, "same tool on "+strings.Join(cand.Alternatives, ", "))
+		}
+		if slices.Contains(d.Boundary, cand.Name) {
+			rv.Signals = append(rv.Signals, "boundary loading")
+		}
+		out = append(out, rv)
+	}
+	return out
+}
+
+// domains splits a comma- or space-separated list of domains.
+func domains(s string) []string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+	return f[:min(len(f), maxDomains)]
+}
+
+// bounded cuts s to maxQueryBytes on a rune boundary.
+func bounded(s string) string {
+	if len(s) <= maxQueryBytes {
+		return s
+	}
+	s = s[:maxQueryBytes]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -71,6 +71,16 @@ func loadDataset(tb testing.TB, set string) dataset {
 	if ds.tools, err = LoadTools(tf); err != nil {
 		tb.Fatalf("%s tools: %v", set, err)
 	}
+	if sf, err := os.Open(filepath.Join(dir, set, "servers.jsonl")); err == nil {
+		defer sf.Close()
+		descs, err := LoadServers(sf)
+		if err != nil {
+			tb.Fatalf("%s servers: %v", set, err)
+		}
+		for i := range ds.tools {
+			ds.tools[i].Server = descs[ds.tools[i].Upstream]
+		}
+	}
 	qf, err := os.Open(filepath.Join(dir, set, "queries.jsonl"))
 	if err != nil {
 		tb.Skipf("benchmark set %s absent: %v", set, err)

@@ -41,6 +41,14 @@ type RouterOptions struct {
 	// closest [0.10]. A negative value turns abstention off (only a
 	// ranking with nothing above the noise floor then selects nothing).
 	AbstainCoverage float64
+	// KeepCoverage: a tool of the top TopK that matches at least this
+	// share of the request (or of a clause of it) is handed over even
+	// when its score is under the noise floor (Fuse.MinQRScore), since
+	// that score falls with the tool's distance from the top tool, which
+	// says little about whether the model needs it; a negative value
+	// turns this off [0.10, as AbstainCoverage: what is enough not to
+	// abstain is enough to be handed over].
+	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
 	Fuse *fuse.Policy
@@ -83,6 +91,14 @@ const (
 	// third, whose words match tool descriptions far less; at 0.10 on 12%,
 	// 0.1% and 7% (5% with abstention off). People's words matter more.
 	DefaultAbstainCoverage = 0.10
+	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
+	// over whatever its score (see RouterOptions.KeepCoverage).
+	// Measured through one discovery on samples of the benchmark sets, it
+	// lifts what is handed over from R@5 0.540 to 0.638 on people's
+	// requests to chat plugins (the ranking behind it: 0.708), and to
+	// the ranking's R@5 on the others, with a median of 4 tools instead
+	// of 1.
+	DefaultKeepCoverage = 0.10
 	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
 	boundaryPerUpstream = 2
 	// candidatePool is how deep the ranking is read before selection.
@@ -123,6 +139,12 @@ func (o *RouterOptions) defaults() {
 	}
 	if o.CollisionDelta <= 0 {
 		o.CollisionDelta = DefaultCollisionDelta
+	}
+	switch {
+	case o.KeepCoverage == 0:
+		o.KeepCoverage = DefaultKeepCoverage
+	case o.KeepCoverage < 0:
+		o.KeepCoverage = 0
 	}
 	switch {
 	case o.AbstainCoverage == 0:
@@ -547,7 +569,11 @@ func (r *Router) preselect(ranked []Candidate) []fuse.Candidate {
 	var out []fuse.Candidate
 	for i, c := range ranked {
 		if i < r.opts.TopK || c.Score >= r.opts.Threshold {
-			out = append(out, fuse.Candidate{Tool: c.Name, Score: c.Score})
+			score := c.Score
+			if i < r.opts.TopK && r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+				score = max(score, r.opts.Fuse.MinQRScore)
+			}
+			out = append(out, fuse.Candidate{Tool: c.Name, Score: score})
 		}
 	}
 	return out

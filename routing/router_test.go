@@ -336,3 +336,39 @@ func TestRouteTraceFileRecordsLessons(t *testing.T) {
 		t.Errorf("trace record %+v", rec)
 	}
 }
+
+// TestRouteHandsOverTopKByCoverage: a top-k tool that matches a good part
+// of the request is handed over although its calibrated score, which
+// falls with its distance from the top tool, is under the noise floor.
+func TestRouteHandsOverTopKByCoverage(t *testing.T) {
+	tools := []Tool{
+		{Name: "paper_finder", Description: "Find academic research papers on a topic in journals and preprints."},
+		{Name: "research_helper", Description: "Helps with research."},
+		{Name: "weather", Description: "Weather forecast for a city."},
+	}
+	const req = "find academic research papers on this topic"
+	route := func(keep float64) Decision {
+		r := NewRouter(RouterOptions{KeepCoverage: keep})
+		r.SetUpstream("up", tools)
+		return r.Route(t.Context(), Request{Query: req})
+	}
+	on, off := route(0), route(-1)
+	i := slices.IndexFunc(on.Ranked, func(c Candidate) bool { return c.Name == "research_helper" })
+	if i < 0 {
+		t.Fatalf("research_helper not ranked: %v", on.Ranked)
+	}
+	c := on.Ranked[i]
+	if c.Score >= DefaultNoiseFloor || c.Coverage < DefaultKeepCoverage {
+		t.Fatalf("research_helper scores %.2f at coverage %.2f; the test wants it under the noise floor %.2f at coverage %.2f or more",
+			c.Score, c.Coverage, DefaultNoiseFloor, DefaultKeepCoverage)
+	}
+	if got := selectedNames(on); !slices.Contains(got, "research_helper") || got[0] != "paper_finder" {
+		t.Errorf("selected %v, want paper_finder first and research_helper", got)
+	}
+	if got := selectedNames(off); slices.Contains(got, "research_helper") {
+		t.Errorf("with keep_coverage off, selected %v, want no research_helper", got)
+	}
+	if got := selectedNames(on); slices.Contains(got, "weather") {
+		t.Errorf("selected %v, want no weather: it matches nothing", got)
+	}
+}

@@ -175,8 +175,11 @@ func (o *RouterOptions) defaults() {
 // collision alerts. It holds no per-session state (see Session) and is safe
 // for concurrent use.
 type Router struct {
-	opts    RouterOptions
-	traceMu sync.Mutex
+	opts RouterOptions
+	// userFacing is the fuse policy's user-facing test (nil: every
+	// tool is).
+	userFacing func(string) bool
+	traceMu    sync.Mutex
 
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
@@ -188,7 +191,8 @@ type Router struct {
 // NewRouter returns a Router with an empty catalog. It does no I/O.
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
-	return &Router{opts: opts, discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
+	return &Router{opts: opts, userFacing: opts.Fuse.UserFacing(),
+		discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
 }
 
 // Options returns the options in force, defaults applied.
@@ -428,6 +432,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		Needs:      req.Needs,
 		Candidates: selected,
 		Known:      func(name string) bool { _, ok := r.Tool(name); return ok && (req.Exclude == nil || !req.Exclude(name)) },
+		UserFacing: r.userFacing,
 	})
 	d.Unknown, d.Dropped = res.Unknown, res.Dropped
 	d.Selected = r.candidates(res.Tools, d.Ranked)
@@ -602,6 +607,10 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 	if len(d.Selected) == 0 || len(r.opts.DiscoveryPrefixes) == 0 {
 		return nil
 	}
+	switch req.Route {
+	case fuse.RouteSimple, fuse.RouteGeneralChat, fuse.RouteExit:
+		return nil // the route's cardinality holds: one tool, or none
+	}
 	have := map[string]bool{}
 	var upstreams []string
 	for _, c := range d.Selected {
@@ -621,7 +630,7 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 			if len(d.Selected) >= r.opts.Fuse.MaxTools || n == boundaryPerUpstream {
 				break
 			}
-			if have[name] || (req.Exclude != nil && req.Exclude(name)) {
+			if have[name] || (req.Exclude != nil && req.Exclude(name)) || !r.opts.Fuse.Admits(name, r.userFacing) {
 				continue
 			}
 			have[name] = true

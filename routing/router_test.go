@@ -135,7 +135,7 @@ func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func TestRouteBoundaryLoading(t *testing.T) {
 	r := testRouter(t, RouterOptions{})
-	d := r.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple})
+	d := r.Route(context.Background(), Request{Query: "turn on the light"})
 	got := selectedNames(d)
 	if len(got) == 0 || got[0] != "ha_turn_on" {
 		t.Fatalf("got %v, want ha_turn_on first", got)
@@ -150,7 +150,7 @@ func TestRouteBoundaryLoading(t *testing.T) {
 		}
 	}
 	off := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
-	if d := off.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple}); len(d.Boundary) != 0 {
+	if d := off.Route(context.Background(), Request{Query: "turn on the light"}); len(d.Boundary) != 0 {
 		t.Errorf("boundary loading off: got %v", d.Boundary)
 	}
 	capped := fuse.DefaultPolicy()
@@ -370,5 +370,57 @@ func TestRouteHandsOverTopKByCoverage(t *testing.T) {
 	}
 	if got := selectedNames(on); slices.Contains(got, "weather") {
 		t.Errorf("selected %v, want no weather: it matches nothing", got)
+	}
+}
+
+// TestRouteBoundaryLoadingKeepsThePolicy: the discovery tools loaded with
+// a selected upstream obey the route's cardinality, the allowlist and
+// the user-facing filter, as the fused tools do.
+func TestRouteBoundaryLoadingKeepsThePolicy(t *testing.T) {
+	const req = "turn on the light"
+	for _, tc := range []struct {
+		name   string
+		policy func(*fuse.Policy)
+		route  fuse.Route
+		want   []string
+	}{
+		{"simple route holds one tool", func(*fuse.Policy) {}, fuse.RouteSimple, []string{"ha_turn_on"}},
+		{"general chat holds none", func(*fuse.Policy) {}, fuse.RouteGeneralChat, nil},
+		{"allowlist of one tool", func(p *fuse.Policy) { p.AllowedCapabilities = []string{"ha_turn_on"} }, fuse.RouteUnspecified, []string{"ha_turn_on"}},
+		{"allowlist with a discovery tool", func(p *fuse.Policy) { p.AllowedCapabilities = []string{"ha_turn_on", "ha_get_state"} }, fuse.RouteUnspecified,
+			[]string{"ha_turn_on", "ha_get_state"}},
+		{"internal tools stay off the belt", func(p *fuse.Policy) {
+			p.AllowedCapabilities = []string{"ha_turn_on", "ha_get_state", "ha_list_devices"}
+			p.InternalTools = []string{"ha_get_state"}
+		}, fuse.RouteUnspecified, []string{"ha_turn_on", "ha_list_devices"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultFusePolicy()
+			tc.policy(&p)
+			r := testRouter(t, RouterOptions{Fuse: &p})
+			d := r.Route(context.Background(), Request{Query: req, Route: tc.route})
+			got := selectedNames(d)
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("selected %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRouteInternalToolIsNeverSelected: a tool listed as internal is not
+// handed over, stated or ranked, with require_user_facing; without it, it
+// is.
+func TestRouteInternalToolIsNeverSelected(t *testing.T) {
+	for _, require := range []bool{true, false} {
+		p := DefaultFusePolicy()
+		p.RequireUserFacing = require
+		p.InternalTools = []string{"calc_divide"}
+		r := testRouter(t, RouterOptions{Fuse: &p})
+		d := r.Route(context.Background(), Request{Query: "divide 10 by 4", Needs: []string{"calc_divide"}})
+		if got := slices.Contains(selectedNames(d), "calc_divide"); got != !require {
+			t.Errorf("require_user_facing %v: calc_divide selected %v, want %v (selected %v)", require, got, !require, selectedNames(d))
+		}
 	}
 }

@@ -32,6 +32,9 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
 		AbstainCoverage: r.AbstainCoverage, KeepCoverage: r.KeepCoverage,
 	}
+	if cfg.Log.Wire {
+		opts.Logger = wireLogger(log)
+	}
 	if r.KeepCoverage == 0 {
 		opts.KeepCoverage = -1 // off
 	}

@@ -50,7 +50,8 @@ type Options struct {
 	HighConfidence, LowConfidence float64
 	// SensitiveTopics are words or phrases that force ESCALATE when the
 	// query contains them (case-insensitive, whole words), without asking
-	// the model. Default none.
+	// the model. Nil takes DefaultSensitiveTopics; an empty, non-nil list
+	// turns the check off.
 	SensitiveTopics []string
 	// Logger receives debug events per decision and a warning per
 	// fallback; nil means silence. Prompts are never logged.
@@ -84,7 +85,7 @@ func New(opts Options) *Planner {
 		tmpl:     opts.Template,
 		timeout:  opts.Timeout,
 		thr:      thresholds{high: opts.HighConfidence, low: opts.LowConfidence},
-		topics:   newTopics(opts.SensitiveTopics),
+		topics:   newTopics(orDefault(opts.SensitiveTopics)),
 		log:      opts.Logger,
 		now:      opts.Now,
 	}
@@ -228,10 +229,10 @@ func retryPrompt(user, text string, err error) string {
 		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
-// finish scores a valid answer and applies seed 003's escalation rules: a
-// USE_TOOL below the low threshold asks the model's clarifying question if
-// it wrote one, else escalates; CLARIFY and ESCALATE report at most
-// escalateCap.
+// finish scores a valid answer and applies seed 003's escalation rules:
+// any decision below the low threshold (USE_TOOL, RETRIEVE or
+// REASON_ONLY) asks the model's clarifying question if it wrote one,
+// else escalates; CLARIFY and ESCALATE report at most escalateCap.
 func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	c, factors := composite(req, &a, p.thr)
 	d := Decision{
@@ -247,12 +248,12 @@ func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	}
 	if a.Decision == UseTool {
 		d.Plan = json.RawMessage(compact(a.Plan))
-		if c < p.thr.low {
-			d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
-			d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
-			if hasText(a.ClarifyingQuestion) {
-				d.Decision = Clarify
-			}
+	}
+	if a.Decision != Clarify && a.Decision != Escalate && c < p.thr.low {
+		d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
+		d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
+		if hasText(a.ClarifyingQuestion) {
+			d.Decision = Clarify
 		}
 	}
 	return p.settle(d)

@@ -460,3 +460,28 @@ func TestDecisionJSON(t *testing.T) {
 		}
 	}
 }
+
+// Seed 003's "always <0.5 when escalating" holds for every decision: a
+// RETRIEVE or REASON_ONLY below the low threshold escalates too.
+func TestDecideLowConfidenceEscalatesEveryDecision(t *testing.T) {
+	for _, decision := range []string{Retrieve, ReasonOnly} {
+		text := `{"decision":"` + decision + `","confidence":0.1,"reasoning":"r"}`
+		d := stub(text, Options{}).Decide(t.Context(), Request{Query: "what about it?", Tools: nil, SuccessRate: 0})
+		if d.Decision != Escalate || !strings.HasPrefix(d.EscalationReason, ReasonLowConfidence) || d.Confidence >= 0.5 {
+			t.Errorf("%s at confidence 0.1: got %s %q at %.2f, want ESCALATE for %s below 0.5", decision, d.Decision, d.EscalationReason, d.Confidence, ReasonLowConfidence)
+		}
+	}
+}
+
+// The sensitive topics default to seed 003's keywords; an empty list
+// turns the check off.
+func TestDecideDefaultSensitiveTopics(t *testing.T) {
+	text := `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"r"}`
+	req := Request{Query: "I want a Refund for the whole year", Context: "billing", SuccessRate: -1}
+	if d := stub(text, Options{}).Decide(t.Context(), req); d.Decision != Escalate || d.EscalationReason != ReasonSensitiveTopic+": refund" {
+		t.Errorf("default topics: got %s %q, want ESCALATE %q", d.Decision, d.EscalationReason, ReasonSensitiveTopic+": refund")
+	}
+	if d := stub(text, Options{SensitiveTopics: []string{}}).Decide(t.Context(), req); d.Decision == Escalate {
+		t.Errorf("no topics: got ESCALATE %q, want the model's REASON_ONLY", d.EscalationReason)
+	}
+}

@@ -241,10 +241,15 @@ const plannerCandidates = 10
 // planRequest asks the planner about query with the router's candidates.
 func (s *Server) planRequest(ctx context.Context, query, context string) planner.Request {
 	var d routing.Decision
+	rate := -1.0
 	if s.belts != nil {
-		d = s.belts.session(ctx).Preview(ctx, routing.Request{Query: query, Exclude: isOwnTool})
+		sess := s.belts.session(ctx)
+		d = sess.Preview(ctx, routing.Request{Query: query, Exclude: isOwnTool})
+		rate = sess.SuccessRate()
 	}
-	return PlannerRequest(s.hub.Catalog(), d, query, context)
+	req := PlannerRequest(s.hub.Catalog(), d, query, context)
+	req.SuccessRate = rate
+	return req
 }
 
 // PlannerRequest hands the planner the routed tools and the best ranked

@@ -424,3 +424,24 @@ func TestRouteInternalToolIsNeverSelected(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionSuccessRate: the share of the session's last calls that
+// succeeded, -1 before any, reading only the last successWindow.
+func TestSessionSuccessRate(t *testing.T) {
+	s := testRouter(t, RouterOptions{}).NewSession(SessionOptions{})
+	if got := s.SuccessRate(); got != -1 {
+		t.Fatalf("before any call: got %v, want -1", got)
+	}
+	s.Called("calc_divide", true)
+	s.Called("calc_divide", false)
+	s.Called("no_such_tool", false) // not a catalog tool: not counted
+	if got := s.SuccessRate(); got != 0.5 {
+		t.Errorf("one of two: got %v, want 0.5", got)
+	}
+	for range successWindow {
+		s.Called("calc_sqrt", true)
+	}
+	if got := s.SuccessRate(); got != 1 {
+		t.Errorf("after %d successes: got %v, want 1", successWindow, got)
+	}
+}

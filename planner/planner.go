@@ -150,9 +150,16 @@ type Decision struct {
 	ClarifyingQuestion string             `json:"clarifying_question,omitempty"`
 	EscalationReason   string             `json:"escalation_reason,omitempty"`
 	Factors            map[string]float64 `json:"factors"`
-	Level              string             `json:"level"`    // high | medium | low
-	Fallback           bool               `json:"fallback"` // the model gave no valid answer
-	Attempts           int                `json:"attempts"` // model calls made
+	// TotalSteps, ExecutionSequence and PotentialIssues describe a
+	// USE_TOOL plan (seed 001's decision result): its number of steps,
+	// the order they run in, in words, and what may go wrong, derived
+	// from the plan and the router's scores, not asked of the model.
+	TotalSteps        int      `json:"total_steps"`
+	ExecutionSequence string   `json:"execution_sequence,omitempty"`
+	PotentialIssues   []string `json:"potential_issues,omitempty"`
+	Level             string   `json:"level"`    // high | medium | low
+	Fallback          bool     `json:"fallback"` // the model gave no valid answer
+	Attempts          int      `json:"attempts"` // model calls made
 }
 
 // Escalation reasons (seed 003): the prefix of Decision.EscalationReason
@@ -248,9 +255,12 @@ func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	}
 	if a.Decision == UseTool {
 		d.Plan = json.RawMessage(compact(a.Plan))
+		d.TotalSteps, d.ExecutionSequence = a.graph.steps, a.graph.sequence()
+		d.PotentialIssues = issues(req, a.graph, factors, p.thr)
 	}
 	if a.Decision != Clarify && a.Decision != Escalate && c < p.thr.low {
 		d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
+		d.TotalSteps, d.ExecutionSequence = 0, ""
 		d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
 		if hasText(a.ClarifyingQuestion) {
 			d.Decision = Clarify

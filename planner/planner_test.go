@@ -32,8 +32,10 @@ func TestDecideValidPlan(t *testing.T) {
 			FactorSourceQuality: 0.85, FactorQueryComplexity: 0.15, FactorContextCompleteness: 0.45,
 			FactorToolSuccessRate: 1, FactorConflict: 0, FactorBase: 0.76,
 		},
-		Level:    High,
-		Attempts: 1,
+		TotalSteps:        2,
+		ExecutionSequence: "f (calculator_factorial) and q (calculator_square) in parallel",
+		Level:             High,
+		Attempts:          1,
 	}
 	if diff := cmp.Diff(want, d, approx, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Plan" }, cmp.Ignore())); diff != "" {
 		t.Errorf("decision (-want +got):\n%s", diff)
@@ -483,5 +485,32 @@ func TestDecideDefaultSensitiveTopics(t *testing.T) {
 	}
 	if d := stub(text, Options{SensitiveTopics: []string{}}).Decide(t.Context(), req); d.Decision == Escalate {
 		t.Errorf("no topics: got ESCALATE %q, want the model's REASON_ONLY", d.EscalationReason)
+	}
+}
+
+// A USE_TOOL decision describes its plan: the steps, the order they run
+// in, and what may go wrong (a tool the router ranked low, a foreach,
+// recent failures).
+func TestDecideDescribesThePlan(t *testing.T) {
+	plan := `{"steps":[{"id":"s","tool":"calculator_sin","args":{"x":1}},` +
+		`{"id":"q","tool":"calculator_square","args":{"x":"$<<s.result>>"},"purpose":"Square the sine."},` +
+		`{"id":"e","tool":"calculator_factorial","args":{"n":"$<<item>>"},"foreach":"$<<q.result>>"}]}`
+	text := `{"decision":"USE_TOOL","confidence":0.95,"reasoning":"r","plan":` + plan + `}`
+	tools := []Tool{{Name: "calculator_sin", Score: 0.9}, {Name: "calculator_square", Score: 0.9}, {Name: "calculator_factorial", Score: 0.4}}
+	d := stub(text, Options{}).Decide(t.Context(), Request{Query: "sine, squared, then factorials", Context: "math", Tools: tools, SuccessRate: 1})
+	if d.Decision != UseTool {
+		t.Fatalf("got %s (%s), want USE_TOOL", d.Decision, d.EscalationReason)
+	}
+	if d.TotalSteps != 3 || d.ExecutionSequence != "s (calculator_sin), then q (calculator_square), then e (calculator_factorial)" {
+		t.Errorf("got %d steps, sequence %q", d.TotalSteps, d.ExecutionSequence)
+	}
+	want := []string{"calculator_factorial low", "step e runs once per element"}
+	if len(d.PotentialIssues) < len(want) {
+		t.Fatalf("potential issues %q, want ones about %q", d.PotentialIssues, want)
+	}
+	for i, w := range want {
+		if !strings.Contains(d.PotentialIssues[i], w) {
+			t.Errorf("potential issue %d: %q, want it to mention %q", i, d.PotentialIssues[i], w)
+		}
 	}
 }

@@ -47,7 +47,8 @@ and its result or error.`,
 		`"args":{"type":"object","description":"The tool's arguments; strings may hold $<<id.path>> references."},` +
 		`"depends_on":{"type":"array","items":{"type":"string"}},` +
 		`"timeout_ms":{"type":"integer","minimum":1},` +
-		`"foreach":{"description":"A reference to an array, e.g. \"$<<search.items>>\"."}},` +
+		`"foreach":{"description":"A reference to an array, e.g. \"$<<search.items>>\"."},` +
+		`"purpose":{"type":"string","description":"What the step is for, in words (optional)."}},` +
 		`"required":["id","tool"]}},` +
 		`"on_error":{"type":"string","enum":["fail_fast","continue"]},` +
 		`"deadline_ms":{"type":"integer","minimum":1},` +

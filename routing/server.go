@@ -1,6 +1,10 @@
 package routing
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // Servers, then tools. Besides each tool, the index scores each upstream
 // as one document: its description and all its tools' texts together.
@@ -19,8 +23,8 @@ import "math/bits"
 
 // serverIndex holds the upstreams as documents, rebuilt by refresh.
 type serverIndex struct {
-	n        int                 // upstreams
-	postings map[int32][]posting // term id → (upstream number, BM25 pseudo-frequency)
+	n        int         // upstreams
+	postings [][]posting // by term id: (upstream number, BM25 pseudo-frequency)
 }
 
 // serverFieldWeights weigh a tool's fields in its server's document: the
@@ -37,7 +41,7 @@ const serverB = 1
 // upstream's number, and builds the server postings from the documents'
 // per-field frequencies. Called by refresh under the write lock.
 func (ix *Index) buildServers() {
-	ix.servers = serverIndex{postings: map[int32][]posting{}}
+	ix.servers = serverIndex{}
 	if ix.opts.ServerWeight <= 0 {
 		return
 	}
@@ -101,11 +105,14 @@ func (ix *Index) buildServers() {
 		total += l
 	}
 	avg := float64(total) / float64(max(1, len(lens)))
+	ix.servers.postings = make([][]posting, len(ix.postings))
 	for tid, per := range tfs {
 		ps := make([]posting, 0, len(per))
 		for s, x := range per {
 			ps = append(ps, posting{doc: s, tf: x / float32(lengthNorm(serverB, float64(lens[s]), avg))})
 		}
+		// In upstream order, so that sums come out the same every time.
+		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 		ix.servers.postings[tid] = ps
 	}
 }

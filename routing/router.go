@@ -349,6 +349,9 @@ type Request struct {
 	// Core names the tools always on the belt: they are ranked, but never
 	// named in a collision alert (the model has them whatever it asks).
 	Core func(name string) bool
+	// TopK, when positive, replaces RouterOptions.TopK for this request
+	// (the fuse policy's max_tools still caps what is handed over).
+	TopK int
 }
 
 // Candidate is one ranked tool.
@@ -425,7 +428,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	}
 	var selected []fuse.Candidate
 	if !d.Abstained {
-		selected = r.preselect(d.Ranked)
+		selected = r.preselect(d.Ranked, req.TopK)
 	}
 	res := fuse.Fuse(*r.opts.Fuse, fuse.Input{
 		Route:      req.Route,
@@ -570,12 +573,15 @@ func servesObject(c Candidate) bool {
 // preselect keeps the top k and anything at or above the threshold; the
 // fuse policy's noise floor (min_qr_score) then drops what is too weak to
 // offer at all.
-func (r *Router) preselect(ranked []Candidate) []fuse.Candidate {
+func (r *Router) preselect(ranked []Candidate, topK int) []fuse.Candidate {
+	if topK <= 0 {
+		topK = r.opts.TopK
+	}
 	var out []fuse.Candidate
 	for i, c := range ranked {
-		if i < r.opts.TopK || c.Score >= r.opts.Threshold {
+		if i < topK || c.Score >= r.opts.Threshold {
 			score := c.Score
-			if i < r.opts.TopK && r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+			if i < topK && r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
 				score = max(score, r.opts.Fuse.MinQRScore)
 			}
 			out = append(out, fuse.Candidate{Tool: c.Name, Score: score})

@@ -445,3 +445,20 @@ func TestSessionSuccessRate(t *testing.T) {
 		t.Errorf("after %d successes: got %v, want 1", successWindow, got)
 	}
 }
+
+// TestRouteRequestTopK: a request's TopK replaces the router's for it.
+func TestRouteRequestTopK(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("up", []Tool{
+		{Name: "paper_finder", Description: "Find academic research papers on a topic in journals and preprints."},
+		{Name: "research_helper", Description: "Helps with research."},
+		{Name: "weather", Description: "Weather forecast for a city."},
+	})
+	const req = "find academic research papers on this topic"
+	if got := selectedNames(r.Route(t.Context(), Request{Query: req, TopK: 1})); !slices.Equal(got, []string{"paper_finder"}) {
+		t.Errorf("TopK 1: selected %v, want [paper_finder]", got)
+	}
+	if got := selectedNames(r.Route(t.Context(), Request{Query: req})); len(got) != 2 {
+		t.Errorf("default TopK: selected %v, want both", got)
+	}
+}

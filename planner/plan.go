@@ -315,3 +315,42 @@ func (g graph) complexity() float64 {
 	c := 0.15*float64(g.steps-1) + 0.2*float64(g.depth-1) + 0.1*float64(g.foreach)
 	return min(c, 1)
 }
+
+// ownAware returns validate for plans of the gateway's tools only, and
+// the structural checks for a plan that uses one of the client's own
+// tools (which validate, knowing the gateway's catalog, would refuse).
+func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawMessage) error {
+	own := map[string]bool{}
+	for _, t := range tools {
+		if t.Own {
+			own[t.Name] = true
+		}
+	}
+	if len(own) == 0 || validate == nil {
+		return validate
+	}
+	return func(raw json.RawMessage) error {
+		doc, err := decodePlan(raw)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(doc.Steps, func(s step) bool { return own[s.Tool] }) {
+			return validate(raw)
+		}
+		if err := checkStructure(doc.Steps); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		return nil
+	}
+}
+
+// ownUsed returns the client's own tools among used.
+func ownUsed(tools []Tool, used []string) []string {
+	var out []string
+	for _, name := range used {
+		if slices.ContainsFunc(tools, func(t Tool) bool { return t.Own && t.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}

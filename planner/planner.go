@@ -126,6 +126,10 @@ type Tool struct {
 	// decision 5). It feeds the composite confidence: leaving it 0 reads
 	// as "the router ranked this tool poorly".
 	Score float64
+	// Own marks a tool of the client's own, not the gateway's: a plan
+	// that uses one gets the structural checks only (Options.Validate
+	// knows the gateway's catalog), and the gateway cannot run it.
+	Own bool
 }
 
 // Request is what to decide about.
@@ -154,7 +158,10 @@ type Decision struct {
 	// USE_TOOL plan (seed 001's decision result): its number of steps,
 	// the order they run in, in words, and what may go wrong, derived
 	// from the plan and the router's scores, not asked of the model.
-	TotalSteps        int      `json:"total_steps"`
+	TotalSteps int `json:"total_steps"`
+	// OwnTools are the client's own tools (Tool.Own) the plan uses: the
+	// client runs such a plan, not the gateway.
+	OwnTools          []string `json:"own_tools,omitempty"`
 	ExecutionSequence string   `json:"execution_sequence,omitempty"`
 	PotentialIssues   []string `json:"potential_issues,omitempty"`
 	Level             string   `json:"level"`    // high | medium | low
@@ -217,7 +224,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 		if err != nil {
 			return p.fallback(req, attempt, ReasonModelError, err.Error())
 		}
-		a, err := parseAnswer(text, offered, p.validate)
+		a, err := parseAnswer(text, offered, ownAware(p.validate, req.Tools))
 		if err == nil {
 			return p.finish(req, a, attempt)
 		}
@@ -256,11 +263,12 @@ func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	if a.Decision == UseTool {
 		d.Plan = json.RawMessage(compact(a.Plan))
 		d.TotalSteps, d.ExecutionSequence = a.graph.steps, a.graph.sequence()
+		d.OwnTools = ownUsed(req.Tools, a.graph.tools)
 		d.PotentialIssues = issues(req, a.graph, factors, p.thr)
 	}
 	if a.Decision != Clarify && a.Decision != Escalate && c < p.thr.low {
 		d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
-		d.TotalSteps, d.ExecutionSequence = 0, ""
+		d.TotalSteps, d.ExecutionSequence, d.OwnTools = 0, "", nil
 		d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
 		if hasText(a.ClarifyingQuestion) {
 			d.Decision = Clarify

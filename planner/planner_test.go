@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -512,5 +513,28 @@ func TestDecideDescribesThePlan(t *testing.T) {
 		if !strings.Contains(d.PotentialIssues[i], w) {
 			t.Errorf("potential issue %d: %q, want it to mention %q", i, d.PotentialIssues[i], w)
 		}
+	}
+}
+
+// A plan may use the client's own tools: it gets the structural checks,
+// not the catalog's validation, and the decision names them.
+func TestDecideWithTheClientsOwnTools(t *testing.T) {
+	plan := `{"steps":[{"id":"a","tool":"calculator_add","args":{"a":1,"b":2}},` +
+		`{"id":"n","tool":"notify_user","args":{"text":"$<<a.result>>"}}]}`
+	text := `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"r","plan":` + plan + `}`
+	tools := []Tool{{Name: "calculator_add", Score: 0.9}, {Name: "notify_user", Score: 0.8, Own: true}}
+	catalogOnly := func(raw json.RawMessage) error {
+		if strings.Contains(string(raw), "notify_user") {
+			return errors.New("unknown tool notify_user")
+		}
+		return nil
+	}
+	d := stub(text, Options{Validate: catalogOnly}).Decide(t.Context(), Request{Query: "add 1 and 2 and tell me", Context: "c", Tools: tools, SuccessRate: 1})
+	if d.Decision != UseTool || !slices.Equal(d.OwnTools, []string{"notify_user"}) {
+		t.Errorf("got %s (%s), own tools %v; want USE_TOOL using notify_user", d.Decision, d.EscalationReason, d.OwnTools)
+	}
+	bad := `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"r","plan":{"steps":[{"id":"n","tool":"notify_user","args":{},"depends_on":["x"]}]}}`
+	if d := stub(bad, Options{Validate: catalogOnly}).Decide(t.Context(), Request{Query: "tell me", Tools: tools, SuccessRate: 1}); !d.Fallback {
+		t.Errorf("a plan of own tools depending on a missing step: got %s, want the fallback", d.Decision)
 	}
 }

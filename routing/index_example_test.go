@@ -25,7 +25,7 @@ func ExampleIndex() {
 	ix.SetUpstream("mail", nil) // the mail server went away
 	fmt.Println(ix.Len(), "tools left")
 	// Output:
-	// mail_send        keep=true
 	// fs_listDirectory keep=true
+	// mail_send        keep=true
 	// 2 tools left
 }

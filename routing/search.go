@@ -22,10 +22,9 @@ type accumulator struct {
 	loss    []float32
 	segLoss [][]float32
 	lossy   []int32
-	// srv holds the upstreams' scores (see server.go): the whole
-	// request's, then each clause's, one row of upstreams each; srvTF a
-	// term group's frequency by upstream and srvTouched the upstreams
-	// with a non-zero srvTF.
+	// srv holds the upstreams' scores for the request (see server.go),
+	// srvTF a term group's frequency by upstream and srvTouched the
+	// upstreams with a non-zero srvTF.
 	srv        []float32
 	srvTF      []float32
 	srvTouched []int32

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
 )
 
@@ -12,10 +11,10 @@ import (
 // of its tools does ("post the release notes to the team channel" names
 // a chat server, not its send_message tool's words), and a server whose
 // tools together cover the request is likely the right one even where no
-// single tool's text does. The server's score for the request (and for
-// each clause of it) lifts the tools of that server that match the
-// request at all, by ServerWeight of the best tool's score times the
-// server's share of the best server's score.
+// single tool's text does. The server's score for the request lifts the
+// tools of that server that match the request at all, by ServerWeight of
+// the best tool's score times the server's share of the best server's
+// score.
 //
 // The lift orders the ranking; it is not counted in a tool's coverage of
 // the request, so that calibrated scores and abstention read the tool's
@@ -117,21 +116,18 @@ func (ix *Index) buildServers() {
 	}
 }
 
-// liftServers scores every upstream for the request and for each of its
-// clauses, and lifts the matching tools of the upstreams that score (see
-// the comment at the top of this file).
+// liftServers scores every upstream for the request and lifts the
+// matching tools of the upstreams that score (see the comment at the top
+// of this file). Only the whole request is scored: lifting each clause's
+// tools by the clause's best server as well ranked no better on the
+// benchmark sets, at a clause's worth of work each.
 func (ix *Index) liftServers(acc *accumulator, rq *resolvedQuery) {
 	beta := float32(ix.opts.ServerWeight)
 	n := ix.servers.n
 	if beta <= 0 || n < 2 || len(acc.touched) == 0 {
 		return
 	}
-	nseg := rq.nseg
-	rows := 1
-	if nseg > 1 {
-		rows += nseg
-	}
-	acc.srv = grow(acc.srv, rows*n)
+	acc.srv = grow(acc.srv, n)
 	clear(acc.srv)
 	acc.srvTF = grow(acc.srvTF, n)
 	k1 := float32(ix.opts.K1)
@@ -162,66 +158,32 @@ func (ix *Index) liftServers(acc *accumulator, rq *resolvedQuery) {
 		for _, s := range touched {
 			tf := acc.srvTF[s]
 			acc.srvTF[s] = 0
-			c := w * tf / (k1 + tf)
-			acc.srv[s] += c
-			if nseg > 1 {
-				for m := g.segs; m != 0; m &= m - 1 {
-					acc.srv[(1+bits.TrailingZeros8(m))*n+int(s)] += c
-				}
-			}
+			acc.srv[s] += w * tf / (k1 + tf)
 		}
 		acc.srvTouched = touched
 	}
-	for r := range rows {
-		row := acc.srv[r*n : (r+1)*n]
-		top := float32(0)
-		for _, x := range row {
-			top = max(top, x)
-		}
-		if top > 0 {
-			for s := range row {
-				row[s] /= top
-			}
-		}
-	}
-	ix.liftTools(acc, rq, beta)
+	ix.liftTools(acc, beta)
 }
 
-// liftTools adds each touched tool's lift: beta times its server's share
-// of the best server's score times the best tool's score, for the whole
-// request and for each clause, counted as loss so that coverage ignores
-// it.
-func (ix *Index) liftTools(acc *accumulator, rq *resolvedQuery, beta float32) {
-	n := ix.servers.n
-	nseg := rq.nseg
-	var top [maxSegments + 1]float32
+// liftTools adds each touched tool's lift, beta times its server's share
+// of the best server's score times the best tool's score, counted as
+// loss so that coverage ignores it.
+func (ix *Index) liftTools(acc *accumulator, beta float32) {
+	best := float32(0)
+	for _, x := range acc.srv {
+		best = max(best, x)
+	}
+	top := float32(0)
 	for _, d := range acc.touched {
-		top[0] = max(top[0], acc.score[d])
-		if nseg > 1 {
-			for s := range nseg {
-				top[1+s] = max(top[1+s], acc.seg[s][d])
-			}
-		}
+		top = max(top, acc.score[d])
+	}
+	if best == 0 || top == 0 {
+		return
 	}
 	for _, d := range acc.touched {
-		srv := int(ix.docs[d].srv)
-		if x := beta * acc.srv[srv] * top[0]; x > 0 {
+		if x := beta * acc.srv[ix.docs[d].srv] / best * top; x > 0 {
 			acc.score[d] += x
 			acc.lose(d, x, 0, 1)
-		}
-		if nseg < 2 {
-			continue
-		}
-		for s := range nseg {
-			if acc.seg[s][d] == 0 {
-				continue
-			}
-			if x := beta * acc.srv[(1+s)*n+srv] * top[1+s]; x > 0 {
-				acc.seg[s][d] += x
-				// d is in the lossy list already: the whole request's
-				// lift, never 0 where a clause's is not, put it there.
-				acc.segLoss[s][d] += x
-			}
 		}
 	}
 }

@@ -18,7 +18,7 @@ var benchSets = []struct {
 	name  string
 	minR5 float64
 }{
-	{"bfcl", 0.87},       // reached 0.878 (0.881 before upstreams were scored too)
+	{"bfcl", 0.87},       // reached 0.880 (0.881 before upstreams were scored too)
 	{"seal_tools", 0.92}, // reached 0.937
 	{"metatool", 0.685},  // reached 0.697
 }

@@ -28,6 +28,9 @@ type Step struct {
 	DependsOn []string       `json:"depends_on,omitempty"` // besides the steps its references name
 	TimeoutMS int            `json:"timeout_ms,omitempty"` // per call; 0 means Options.StepTimeout
 	Foreach   any            `json:"foreach,omitempty"`    // a reference to an array: run once per element
+	// Purpose says, in words, what the step is for (seed 001's plan
+	// steps carry one); it documents the plan and is not run.
+	Purpose string `json:"purpose,omitempty"`
 }
 
 // Values of Plan.OnError.
@@ -38,7 +41,7 @@ const (
 
 var (
 	planKeys = []string{"steps", "on_error", "deadline_ms", "max_parallel", "output", "dry_run"}
-	stepKeys = []string{"id", "tool", "args", "depends_on", "timeout_ms", "foreach"}
+	stepKeys = []string{"id", "tool", "args", "depends_on", "timeout_ms", "foreach", "purpose"}
 )
 
 // Decode reads a plan from JSON strictly: an unknown key is an error that

@@ -30,6 +30,11 @@ func TestDecode(t *testing.T) {
 		},
 		{name: "empty plan", in: `{"steps":[]}`, want: &Plan{Steps: []Step{}}},
 		{
+			name: "a step's purpose is read",
+			in:   `{"steps":[{"id":"a","tool":"echo","purpose":"Look the customer up."}]}`,
+			want: &Plan{Steps: []Step{{ID: "a", Tool: "echo", Purpose: "Look the customer up."}}},
+		},
+		{
 			name: "every unknown key is named, with where it is",
 			in:   `{"steps":[{"id":"a","tool":"t","dependson":["x"]},{"id":"b","tool":"t","Args":{}}],"parallel":3}`,
 			errs: []string{`plan: unknown key "parallel"`, `steps[0]: unknown key "dependson"`, `steps[1]: unknown key "Args"`},

@@ -52,6 +52,7 @@ func schema(tools []string) json.RawMessage {
 			"tool":       tool,
 			"args":       map[string]any{"type": "object"},
 			"depends_on": map[string]any{"type": "array", "items": str},
+			"purpose":    str,
 		},
 		"required": []string{"id", "tool", "args"},
 	}

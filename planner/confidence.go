@@ -1,6 +1,9 @@
 package planner
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Levels of a decision's confidence, by the thresholds.
 const (
@@ -178,4 +181,27 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// issues lists what may go wrong with a USE_TOOL plan: tools the router
+// scored under the low threshold for the request, steps whose number of calls depends on
+// the data (foreach), recent tool failures, and a conflict between the
+// model and the router.
+func issues(req Request, g graph, factors map[string]float64, t thresholds) []string {
+	var out []string
+	for _, name := range g.tools {
+		if s := scoreOf(req.Tools, name); s < t.low {
+			out = append(out, fmt.Sprintf("the router ranked %s low for this request (score %.2f): it may not do what is asked", name, s))
+		}
+	}
+	for _, id := range g.foreachIDs {
+		out = append(out, fmt.Sprintf("step %s runs once per element: its number of calls depends on the data", id))
+	}
+	if r := factors[FactorToolSuccessRate]; r < 0.5 {
+		out = append(out, fmt.Sprintf("recent tool calls in this session often failed (success rate %.2f)", r))
+	}
+	if factors[FactorConflict] == 1 {
+		out = append(out, "the model's confidence and the router's scores disagree")
+	}
+	return out
 }

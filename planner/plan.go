@@ -43,6 +43,28 @@ type graph struct {
 	depth   int      // steps on the longest dependency chain
 	foreach int      // steps with foreach
 	tools   []string // distinct tools, in plan order
+	// stages are the steps by level, each "id (tool)", in plan order:
+	// the steps of one stage can run together once the stages before
+	// them are done.
+	stages [][]string
+	// foreachIDs are the ids of the steps with foreach.
+	foreachIDs []string
+}
+
+// sequence describes the order the steps run in, in words: "a (t1) and
+// b (t2) in parallel, then c (t3)".
+func (g graph) sequence() string {
+	parts := make([]string, 0, len(g.stages))
+	for _, st := range g.stages {
+		switch len(st) {
+		case 0:
+		case 1:
+			parts = append(parts, st[0])
+		default:
+			parts = append(parts, strings.Join(st[:len(st)-1], ", ")+" and "+st[len(st)-1]+" in parallel")
+		}
+	}
+	return strings.Join(parts, ", then ")
 }
 
 // idPattern is the executor's rule for step ids: a reference $<<id.path>>
@@ -194,8 +216,13 @@ func buildGraph(steps []step) (graph, error) {
 			return graph{}, err
 		}
 		g.depth = max(g.depth, l)
+		for len(g.stages) < l {
+			g.stages = append(g.stages, nil)
+		}
+		g.stages[l-1] = append(g.stages[l-1], fmt.Sprintf("%s (%s)", s.ID, s.Tool))
 		if !isAbsent(s.Foreach) {
 			g.foreach++
+			g.foreachIDs = append(g.foreachIDs, s.ID)
 		}
 		if !seen[s.Tool] {
 			seen[s.Tool] = true
@@ -287,4 +314,43 @@ func (g graph) complexity() float64 {
 	}
 	c := 0.15*float64(g.steps-1) + 0.2*float64(g.depth-1) + 0.1*float64(g.foreach)
 	return min(c, 1)
+}
+
+// ownAware returns validate for plans of the gateway's tools only, and
+// the structural checks for a plan that uses one of the client's own
+// tools (which validate, knowing the gateway's catalog, would refuse).
+func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawMessage) error {
+	own := map[string]bool{}
+	for _, t := range tools {
+		if t.Own {
+			own[t.Name] = true
+		}
+	}
+	if len(own) == 0 || validate == nil {
+		return validate
+	}
+	return func(raw json.RawMessage) error {
+		doc, err := decodePlan(raw)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(doc.Steps, func(s step) bool { return own[s.Tool] }) {
+			return validate(raw)
+		}
+		if err := checkStructure(doc.Steps); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		return nil
+	}
+}
+
+// ownUsed returns the client's own tools among used.
+func ownUsed(tools []Tool, used []string) []string {
+	var out []string
+	for _, name := range used {
+		if slices.ContainsFunc(tools, func(t Tool) bool { return t.Own && t.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -50,7 +50,8 @@ type Options struct {
 	HighConfidence, LowConfidence float64
 	// SensitiveTopics are words or phrases that force ESCALATE when the
 	// query contains them (case-insensitive, whole words), without asking
-	// the model. Default none.
+	// the model. Nil takes DefaultSensitiveTopics; an empty, non-nil list
+	// turns the check off.
 	SensitiveTopics []string
 	// Logger receives debug events per decision and a warning per
 	// fallback; nil means silence. Prompts are never logged.
@@ -84,7 +85,7 @@ func New(opts Options) *Planner {
 		tmpl:     opts.Template,
 		timeout:  opts.Timeout,
 		thr:      thresholds{high: opts.HighConfidence, low: opts.LowConfidence},
-		topics:   newTopics(opts.SensitiveTopics),
+		topics:   newTopics(orDefault(opts.SensitiveTopics)),
 		log:      opts.Logger,
 		now:      opts.Now,
 	}
@@ -125,6 +126,10 @@ type Tool struct {
 	// decision 5). It feeds the composite confidence: leaving it 0 reads
 	// as "the router ranked this tool poorly".
 	Score float64
+	// Own marks a tool of the client's own, not the gateway's: a plan
+	// that uses one gets the structural checks only (Options.Validate
+	// knows the gateway's catalog), and the gateway cannot run it.
+	Own bool
 }
 
 // Request is what to decide about.
@@ -149,9 +154,19 @@ type Decision struct {
 	ClarifyingQuestion string             `json:"clarifying_question,omitempty"`
 	EscalationReason   string             `json:"escalation_reason,omitempty"`
 	Factors            map[string]float64 `json:"factors"`
-	Level              string             `json:"level"`    // high | medium | low
-	Fallback           bool               `json:"fallback"` // the model gave no valid answer
-	Attempts           int                `json:"attempts"` // model calls made
+	// TotalSteps, ExecutionSequence and PotentialIssues describe a
+	// USE_TOOL plan (seed 001's decision result): its number of steps,
+	// the order they run in, in words, and what may go wrong, derived
+	// from the plan and the router's scores, not asked of the model.
+	TotalSteps int `json:"total_steps"`
+	// OwnTools are the client's own tools (Tool.Own) the plan uses: the
+	// client runs such a plan, not the gateway.
+	OwnTools          []string `json:"own_tools,omitempty"`
+	ExecutionSequence string   `json:"execution_sequence,omitempty"`
+	PotentialIssues   []string `json:"potential_issues,omitempty"`
+	Level             string   `json:"level"`    // high | medium | low
+	Fallback          bool     `json:"fallback"` // the model gave no valid answer
+	Attempts          int      `json:"attempts"` // model calls made
 }
 
 // Escalation reasons (seed 003): the prefix of Decision.EscalationReason
@@ -209,7 +224,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 		if err != nil {
 			return p.fallback(req, attempt, ReasonModelError, err.Error())
 		}
-		a, err := parseAnswer(text, offered, p.validate)
+		a, err := parseAnswer(text, offered, ownAware(p.validate, req.Tools))
 		if err == nil {
 			return p.finish(req, a, attempt)
 		}
@@ -228,10 +243,10 @@ func retryPrompt(user, text string, err error) string {
 		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
-// finish scores a valid answer and applies seed 003's escalation rules: a
-// USE_TOOL below the low threshold asks the model's clarifying question if
-// it wrote one, else escalates; CLARIFY and ESCALATE report at most
-// escalateCap.
+// finish scores a valid answer and applies seed 003's escalation rules:
+// any decision below the low threshold (USE_TOOL, RETRIEVE or
+// REASON_ONLY) asks the model's clarifying question if it wrote one,
+// else escalates; CLARIFY and ESCALATE report at most escalateCap.
 func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	c, factors := composite(req, &a, p.thr)
 	d := Decision{
@@ -247,12 +262,16 @@ func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	}
 	if a.Decision == UseTool {
 		d.Plan = json.RawMessage(compact(a.Plan))
-		if c < p.thr.low {
-			d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
-			d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
-			if hasText(a.ClarifyingQuestion) {
-				d.Decision = Clarify
-			}
+		d.TotalSteps, d.ExecutionSequence = a.graph.steps, a.graph.sequence()
+		d.OwnTools = ownUsed(req.Tools, a.graph.tools)
+		d.PotentialIssues = issues(req, a.graph, factors, p.thr)
+	}
+	if a.Decision != Clarify && a.Decision != Escalate && c < p.thr.low {
+		d.Decision, d.Strategy, d.Plan = Escalate, NoTool, nil
+		d.TotalSteps, d.ExecutionSequence, d.OwnTools = 0, "", nil
+		d.EscalationReason = fmt.Sprintf("%s: %.2f < %.2f", ReasonLowConfidence, c, p.thr.low)
+		if hasText(a.ClarifyingQuestion) {
+			d.Decision = Clarify
 		}
 	}
 	return p.settle(d)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +33,10 @@ func TestDecideValidPlan(t *testing.T) {
 			FactorSourceQuality: 0.85, FactorQueryComplexity: 0.15, FactorContextCompleteness: 0.45,
 			FactorToolSuccessRate: 1, FactorConflict: 0, FactorBase: 0.76,
 		},
-		Level:    High,
-		Attempts: 1,
+		TotalSteps:        2,
+		ExecutionSequence: "f (calculator_factorial) and q (calculator_square) in parallel",
+		Level:             High,
+		Attempts:          1,
 	}
 	if diff := cmp.Diff(want, d, approx, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Plan" }, cmp.Ignore())); diff != "" {
 		t.Errorf("decision (-want +got):\n%s", diff)
@@ -458,5 +461,80 @@ func TestDecisionJSON(t *testing.T) {
 		if _, ok := got[key]; ok {
 			t.Errorf("JSON has empty %q: %s", key, b)
 		}
+	}
+}
+
+// Seed 003's "always <0.5 when escalating" holds for every decision: a
+// RETRIEVE or REASON_ONLY below the low threshold escalates too.
+func TestDecideLowConfidenceEscalatesEveryDecision(t *testing.T) {
+	for _, decision := range []string{Retrieve, ReasonOnly} {
+		text := `{"decision":"` + decision + `","confidence":0.1,"reasoning":"r"}`
+		d := stub(text, Options{}).Decide(t.Context(), Request{Query: "what about it?", Tools: nil, SuccessRate: 0})
+		if d.Decision != Escalate || !strings.HasPrefix(d.EscalationReason, ReasonLowConfidence) || d.Confidence >= 0.5 {
+			t.Errorf("%s at confidence 0.1: got %s %q at %.2f, want ESCALATE for %s below 0.5", decision, d.Decision, d.EscalationReason, d.Confidence, ReasonLowConfidence)
+		}
+	}
+}
+
+// The sensitive topics default to seed 003's keywords; an empty list
+// turns the check off.
+func TestDecideDefaultSensitiveTopics(t *testing.T) {
+	text := `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"r"}`
+	req := Request{Query: "I want a Refund for the whole year", Context: "billing", SuccessRate: -1}
+	if d := stub(text, Options{}).Decide(t.Context(), req); d.Decision != Escalate || d.EscalationReason != ReasonSensitiveTopic+": refund" {
+		t.Errorf("default topics: got %s %q, want ESCALATE %q", d.Decision, d.EscalationReason, ReasonSensitiveTopic+": refund")
+	}
+	if d := stub(text, Options{SensitiveTopics: []string{}}).Decide(t.Context(), req); d.Decision == Escalate {
+		t.Errorf("no topics: got ESCALATE %q, want the model's REASON_ONLY", d.EscalationReason)
+	}
+}
+
+// A USE_TOOL decision describes its plan: the steps, the order they run
+// in, and what may go wrong (a tool the router ranked low, a foreach,
+// recent failures).
+func TestDecideDescribesThePlan(t *testing.T) {
+	plan := `{"steps":[{"id":"s","tool":"calculator_sin","args":{"x":1}},` +
+		`{"id":"q","tool":"calculator_square","args":{"x":"$<<s.result>>"},"purpose":"Square the sine."},` +
+		`{"id":"e","tool":"calculator_factorial","args":{"n":"$<<item>>"},"foreach":"$<<q.result>>"}]}`
+	text := `{"decision":"USE_TOOL","confidence":0.95,"reasoning":"r","plan":` + plan + `}`
+	tools := []Tool{{Name: "calculator_sin", Score: 0.9}, {Name: "calculator_square", Score: 0.9}, {Name: "calculator_factorial", Score: 0.4}}
+	d := stub(text, Options{}).Decide(t.Context(), Request{Query: "sine, squared, then factorials", Context: "math", Tools: tools, SuccessRate: 1})
+	if d.Decision != UseTool {
+		t.Fatalf("got %s (%s), want USE_TOOL", d.Decision, d.EscalationReason)
+	}
+	if d.TotalSteps != 3 || d.ExecutionSequence != "s (calculator_sin), then q (calculator_square), then e (calculator_factorial)" {
+		t.Errorf("got %d steps, sequence %q", d.TotalSteps, d.ExecutionSequence)
+	}
+	want := []string{"calculator_factorial low", "step e runs once per element"}
+	if len(d.PotentialIssues) < len(want) {
+		t.Fatalf("potential issues %q, want ones about %q", d.PotentialIssues, want)
+	}
+	for i, w := range want {
+		if !strings.Contains(d.PotentialIssues[i], w) {
+			t.Errorf("potential issue %d: %q, want it to mention %q", i, d.PotentialIssues[i], w)
+		}
+	}
+}
+
+// A plan may use the client's own tools: it gets the structural checks,
+// not the catalog's validation, and the decision names them.
+func TestDecideWithTheClientsOwnTools(t *testing.T) {
+	plan := `{"steps":[{"id":"a","tool":"calculator_add","args":{"a":1,"b":2}},` +
+		`{"id":"n","tool":"notify_user","args":{"text":"$<<a.result>>"}}]}`
+	text := `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"r","plan":` + plan + `}`
+	tools := []Tool{{Name: "calculator_add", Score: 0.9}, {Name: "notify_user", Score: 0.8, Own: true}}
+	catalogOnly := func(raw json.RawMessage) error {
+		if strings.Contains(string(raw), "notify_user") {
+			return errors.New("unknown tool notify_user")
+		}
+		return nil
+	}
+	d := stub(text, Options{Validate: catalogOnly}).Decide(t.Context(), Request{Query: "add 1 and 2 and tell me", Context: "c", Tools: tools, SuccessRate: 1})
+	if d.Decision != UseTool || !slices.Equal(d.OwnTools, []string{"notify_user"}) {
+		t.Errorf("got %s (%s), own tools %v; want USE_TOOL using notify_user", d.Decision, d.EscalationReason, d.OwnTools)
+	}
+	bad := `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"r","plan":{"steps":[{"id":"n","tool":"notify_user","args":{},"depends_on":["x"]}]}}`
+	if d := stub(bad, Options{Validate: catalogOnly}).Decide(t.Context(), Request{Query: "tell me", Tools: tools, SuccessRate: 1}); !d.Fallback {
+		t.Errorf("a plan of own tools depending on a missing step: got %s, want the fallback", d.Decision)
 	}
 }

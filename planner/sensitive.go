@@ -6,6 +6,18 @@ import (
 	"unicode"
 )
 
+// DefaultSensitiveTopics are seed 003's sensitive keywords: requests that
+// a person should answer.
+var DefaultSensitiveTopics = []string{"refund", "legal", "complaint", "sue", "compensation"}
+
+// orDefault returns DefaultSensitiveTopics for nil, else names.
+func orDefault(names []string) []string {
+	if names == nil {
+		return DefaultSensitiveTopics
+	}
+	return names
+}
+
 // topics matches seed 003's sensitive topics: words or phrases that force
 // ESCALATE, matched case-insensitively on whole words ("sue" matches "Sue
 // them" but not "issue"; "custom contract" matches "a Custom  contract").

@@ -33,7 +33,8 @@ var requestMoreToolsDef = mcp.Tool{
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
 		`"keywords":{"type":"array","items":{"type":"string"},"description":"Words a matching tool's name or description would use: an action and its object, e.g. ['read', 'file']."},` +
 		`"intent":{"type":"string","description":"The task as one plain sentence, without names, values or pasted data, e.g. 'Read a text file from disk.'"},` +
-		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."}` +
+		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."},` +
+		`"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many of the best-ranked tools to consider (default 5); \"topk\" is accepted too."}` +
 		`},"required":["query"]}`),
 	Annotations: mcp.ToolAnnotation{
 		Title:        "Find more tools",
@@ -84,11 +85,15 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
 	}
+	topK, err := topKArg(args)
+	if err != nil {
+		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
+	}
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
 	sess := s.belts.session(ctx)
-	d, err := sess.Discover(ctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool,
+	d, err := sess.Discover(ctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
 		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
@@ -150,6 +155,26 @@ func keywordsAndIntent(args map[string]any) (keywords, intent string, err error)
 		return "", "", fmt.Errorf(`"keywords" and "intent" must each be at most %d bytes`, maxHint)
 	}
 	return keywords, intent, nil
+}
+
+// maxTopK bounds request_more_tools' "top_k".
+const maxTopK = 50
+
+// topKArg reads request_more_tools' optional "top_k" (or the legacy
+// "topk"): a whole number from 1 to maxTopK; 0 when absent.
+func topKArg(args map[string]any) (int, error) {
+	key, v := "top_k", args["top_k"]
+	if v == nil {
+		key, v = "topk", args["topk"]
+	}
+	if v == nil {
+		return 0, nil
+	}
+	f, ok := v.(float64)
+	if !ok || f != float64(int(f)) || f < 1 || f > maxTopK {
+		return 0, fmt.Errorf("%q must be a whole number from 1 to %d, got %v", key, maxTopK, v)
+	}
+	return int(f), nil
 }
 
 func orEmpty(v any) any {

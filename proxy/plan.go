@@ -47,7 +47,8 @@ and its result or error.`,
 		`"args":{"type":"object","description":"The tool's arguments; strings may hold $<<id.path>> references."},` +
 		`"depends_on":{"type":"array","items":{"type":"string"}},` +
 		`"timeout_ms":{"type":"integer","minimum":1},` +
-		`"foreach":{"description":"A reference to an array, e.g. \"$<<search.items>>\"."}},` +
+		`"foreach":{"description":"A reference to an array, e.g. \"$<<search.items>>\"."},` +
+		`"purpose":{"type":"string","description":"What the step is for, in words (optional)."}},` +
 		`"required":["id","tool"]}},` +
 		`"on_error":{"type":"string","enum":["fail_fast","continue"]},` +
 		`"deadline_ms":{"type":"integer","minimum":1},` +
@@ -70,7 +71,9 @@ var planDef = mcp.Tool{
 	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"The user's request, in words."},` +
 		`"context":{"type":"string","description":"Anything the planner should know, e.g. earlier results."},` +
-		`"execute":{"type":"boolean","description":"Run the plan when the decision is USE_TOOL."}},"required":["query"]}`),
+		`"execute":{"type":"boolean","description":"Run the plan when the decision is USE_TOOL (not a plan that uses your own tools)."},` +
+		`"tools":{"type":"array","description":"Tools to consider besides the routed ones: catalog tool names, or your own tools as {\"name\", \"description\", \"input_schema\"}.",` +
+		`"items":{"anyOf":[{"type":"string"},{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"input_schema":{"type":"object"}},"required":["name"]}]}}},"required":["query"]}`),
 	Annotations: mcp.ToolAnnotation{
 		Title:        "Plan (and run) a request",
 		ReadOnlyHint: mcp.ToBoolPtr(false), DestructiveHint: mcp.ToBoolPtr(true),
@@ -241,10 +244,15 @@ const plannerCandidates = 10
 // planRequest asks the planner about query with the router's candidates.
 func (s *Server) planRequest(ctx context.Context, query, context string) planner.Request {
 	var d routing.Decision
+	rate := -1.0
 	if s.belts != nil {
-		d = s.belts.session(ctx).Preview(ctx, routing.Request{Query: query, Exclude: isOwnTool})
+		sess := s.belts.session(ctx)
+		d = sess.Preview(ctx, routing.Request{Query: query, Exclude: isOwnTool})
+		rate = sess.SuccessRate()
 	}
-	return PlannerRequest(s.hub.Catalog(), d, query, context)
+	req := PlannerRequest(s.hub.Catalog(), d, query, context)
+	req.SuccessRate = rate
+	return req
 }
 
 // PlannerRequest hands the planner the routed tools and the best ranked
@@ -274,10 +282,26 @@ func (s *Server) plan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if query = strings.TrimSpace(query); query == "" {
 		return mcp.NewToolResultError(`plan needs "query": the user's request in words`), nil
 	}
-	dec := s.planner.Decide(ctx, s.planRequest(ctx, query, pctx))
+	own, err := s.planTools(query, req.GetArguments()["tools"])
+	if err != nil {
+		return mcp.NewToolResultError("plan: " + err.Error()), nil
+	}
+	preq := s.planRequest(ctx, query, pctx)
+	for _, t := range own {
+		if i := slices.IndexFunc(preq.Tools, func(r planner.Tool) bool { return r.Name == t.Name }); i >= 0 {
+			preq.Tools[i].Score = max(preq.Tools[i].Score, t.Score)
+			continue
+		}
+		preq.Tools = append(preq.Tools, t)
+	}
+	dec := s.planner.Decide(ctx, preq)
 	out := map[string]any{"decision": dec}
 	text := DecisionText(dec)
-	if req.GetBool("execute", false) && dec.Decision == planner.UseTool {
+	if len(dec.OwnTools) > 0 {
+		text += fmt.Sprintf("\n\nThe plan uses your own tools (%s): run it yourself; the gateway runs only its catalog's tools.",
+			strings.Join(dec.OwnTools, ", "))
+	}
+	if req.GetBool("execute", false) && dec.Decision == planner.UseTool && len(dec.OwnTools) == 0 {
 		p, err := executor.Decode(dec.Plan)
 		if err != nil {
 			return planError(err), nil

@@ -227,3 +227,29 @@ func TestRoutingKeywordsAndIntent(t *testing.T) {
 		}
 	}
 }
+
+// request_more_tools takes "top_k" (or the legacy "topk"), a whole
+// number from 1 to 50, and names the key when it is not one.
+func TestRoutingTopKAndLegacyTopk(t *testing.T) {
+	c, _, _ := routed(t, overHTTPWith)
+	count := func(args map[string]any) int {
+		res := c.call(t, "request_more_tools", args)
+		if res.IsError {
+			t.Fatalf("request_more_tools %v: %s", args, resultText(res))
+		}
+		return len(decodeDiscovery(t, res).Tools)
+	}
+	one := count(map[string]any{"query": "echo some text", "topk": 1})
+	many := count(map[string]any{"query": "echo some text", "top_k": 10})
+	if one == 0 || many < one {
+		t.Errorf("topk 1 gave %d tools, top_k 10 gave %d; want some, and no fewer with 10", one, many)
+	}
+	for _, bad := range []map[string]any{
+		{"query": "x", "top_k": 0}, {"query": "x", "top_k": 51}, {"query": "x", "topk": 2.5}, {"query": "x", "topk": "3"},
+	} {
+		res := c.call(t, "request_more_tools", bad)
+		if !res.IsError || !strings.Contains(resultText(res), "top") {
+			t.Errorf("request_more_tools %v: %q, want an error naming the key", bad, resultText(res))
+		}
+	}
+}

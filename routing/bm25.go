@@ -60,6 +60,7 @@ func (ix *Index) refresh() {
 		}
 	}
 	ix.buildTypos()
+	ix.buildServers()
 	ix.stale = false
 }
 

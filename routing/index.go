@@ -65,8 +65,9 @@ type Index struct {
 	fieldTFs   [][]fieldTF        // by term id, parallel to postings
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
-	stale      bool      // postings' frequencies predate the last change
-	typos      typoTable // plain words by first letters, rebuilt by refresh (typo.go)
+	stale      bool        // postings' frequencies predate the last change
+	typos      typoTable   // plain words by first letters, rebuilt by refresh (typo.go)
+	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
 }
 
 // doc is one indexed tool.
@@ -75,6 +76,7 @@ type doc struct {
 	live  bool
 	lens  [numFields]float32 // field lengths in terms
 	terms []int32            // distinct term ids, to unpost the doc
+	srv   int32              // its upstream's number, set by refresh (server.go)
 }
 
 // NewIndex returns an empty Index configured by opts.

@@ -115,6 +115,13 @@ func (ix *Index) parseQuery(q string) query {
 				t := &out.terms[len(out.terms)-1]
 				t.derived, t.fallback = true, true
 			}
+			for _, tr := range translationsOf(qt.term) {
+				if _, ok := seen[tr]; !ok {
+					put(tr, translationWeight, termSynonym, qt.segs, i)
+					t := &out.terms[len(out.terms)-1]
+					t.derived, t.fallback = true, true
+				}
+			}
 			for _, syn := range rel.synonyms {
 				if _, ok := seen[syn]; !ok {
 					put(syn, sw*wordnetWeight, termSynonym, qt.segs, i)

@@ -135,7 +135,7 @@ func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func TestRouteBoundaryLoading(t *testing.T) {
 	r := testRouter(t, RouterOptions{})
-	d := r.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple})
+	d := r.Route(context.Background(), Request{Query: "turn on the light"})
 	got := selectedNames(d)
 	if len(got) == 0 || got[0] != "ha_turn_on" {
 		t.Fatalf("got %v, want ha_turn_on first", got)
@@ -150,7 +150,7 @@ func TestRouteBoundaryLoading(t *testing.T) {
 		}
 	}
 	off := testRouter(t, RouterOptions{DiscoveryPrefixes: []string{}})
-	if d := off.Route(context.Background(), Request{Query: "turn on the light", Route: fuse.RouteSimple}); len(d.Boundary) != 0 {
+	if d := off.Route(context.Background(), Request{Query: "turn on the light"}); len(d.Boundary) != 0 {
 		t.Errorf("boundary loading off: got %v", d.Boundary)
 	}
 	capped := fuse.DefaultPolicy()
@@ -334,5 +334,131 @@ func TestRouteTraceFileRecordsLessons(t *testing.T) {
 	}
 	if rec.Query != "disk usage" || !rec.Affinity || len(rec.Top) == 0 || !slices.Contains(rec.Lessons, "sys_disk_usage") {
 		t.Errorf("trace record %+v", rec)
+	}
+}
+
+// TestRouteHandsOverTopKByCoverage: a top-k tool that matches a good part
+// of the request is handed over although its calibrated score, which
+// falls with its distance from the top tool, is under the noise floor.
+func TestRouteHandsOverTopKByCoverage(t *testing.T) {
+	tools := []Tool{
+		{Name: "paper_finder", Description: "Find academic research papers on a topic in journals and preprints."},
+		{Name: "research_helper", Description: "Helps with research."},
+		{Name: "weather", Description: "Weather forecast for a city."},
+	}
+	const req = "find academic research papers on this topic"
+	route := func(keep float64) Decision {
+		r := NewRouter(RouterOptions{KeepCoverage: keep})
+		r.SetUpstream("up", tools)
+		return r.Route(t.Context(), Request{Query: req})
+	}
+	on, off := route(0), route(-1)
+	i := slices.IndexFunc(on.Ranked, func(c Candidate) bool { return c.Name == "research_helper" })
+	if i < 0 {
+		t.Fatalf("research_helper not ranked: %v", on.Ranked)
+	}
+	c := on.Ranked[i]
+	if c.Score >= DefaultNoiseFloor || c.Coverage < DefaultKeepCoverage {
+		t.Fatalf("research_helper scores %.2f at coverage %.2f; the test wants it under the noise floor %.2f at coverage %.2f or more",
+			c.Score, c.Coverage, DefaultNoiseFloor, DefaultKeepCoverage)
+	}
+	if got := selectedNames(on); !slices.Contains(got, "research_helper") || got[0] != "paper_finder" {
+		t.Errorf("selected %v, want paper_finder first and research_helper", got)
+	}
+	if got := selectedNames(off); slices.Contains(got, "research_helper") {
+		t.Errorf("with keep_coverage off, selected %v, want no research_helper", got)
+	}
+	if got := selectedNames(on); slices.Contains(got, "weather") {
+		t.Errorf("selected %v, want no weather: it matches nothing", got)
+	}
+}
+
+// TestRouteBoundaryLoadingKeepsThePolicy: the discovery tools loaded with
+// a selected upstream obey the route's cardinality, the allowlist and
+// the user-facing filter, as the fused tools do.
+func TestRouteBoundaryLoadingKeepsThePolicy(t *testing.T) {
+	const req = "turn on the light"
+	for _, tc := range []struct {
+		name   string
+		policy func(*fuse.Policy)
+		route  fuse.Route
+		want   []string
+	}{
+		{"simple route holds one tool", func(*fuse.Policy) {}, fuse.RouteSimple, []string{"ha_turn_on"}},
+		{"general chat holds none", func(*fuse.Policy) {}, fuse.RouteGeneralChat, nil},
+		{"allowlist of one tool", func(p *fuse.Policy) { p.AllowedCapabilities = []string{"ha_turn_on"} }, fuse.RouteUnspecified, []string{"ha_turn_on"}},
+		{"allowlist with a discovery tool", func(p *fuse.Policy) { p.AllowedCapabilities = []string{"ha_turn_on", "ha_get_state"} }, fuse.RouteUnspecified,
+			[]string{"ha_turn_on", "ha_get_state"}},
+		{"internal tools stay off the belt", func(p *fuse.Policy) {
+			p.AllowedCapabilities = []string{"ha_turn_on", "ha_get_state", "ha_list_devices"}
+			p.InternalTools = []string{"ha_get_state"}
+		}, fuse.RouteUnspecified, []string{"ha_turn_on", "ha_list_devices"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultFusePolicy()
+			tc.policy(&p)
+			r := testRouter(t, RouterOptions{Fuse: &p})
+			d := r.Route(context.Background(), Request{Query: req, Route: tc.route})
+			got := selectedNames(d)
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("selected %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRouteInternalToolIsNeverSelected: a tool listed as internal is not
+// handed over, stated or ranked, with require_user_facing; without it, it
+// is.
+func TestRouteInternalToolIsNeverSelected(t *testing.T) {
+	for _, require := range []bool{true, false} {
+		p := DefaultFusePolicy()
+		p.RequireUserFacing = require
+		p.InternalTools = []string{"calc_divide"}
+		r := testRouter(t, RouterOptions{Fuse: &p})
+		d := r.Route(context.Background(), Request{Query: "divide 10 by 4", Needs: []string{"calc_divide"}})
+		if got := slices.Contains(selectedNames(d), "calc_divide"); got != !require {
+			t.Errorf("require_user_facing %v: calc_divide selected %v, want %v (selected %v)", require, got, !require, selectedNames(d))
+		}
+	}
+}
+
+// TestSessionSuccessRate: the share of the session's last calls that
+// succeeded, -1 before any, reading only the last successWindow.
+func TestSessionSuccessRate(t *testing.T) {
+	s := testRouter(t, RouterOptions{}).NewSession(SessionOptions{})
+	if got := s.SuccessRate(); got != -1 {
+		t.Fatalf("before any call: got %v, want -1", got)
+	}
+	s.Called("calc_divide", true)
+	s.Called("calc_divide", false)
+	s.Called("no_such_tool", false) // not a catalog tool: not counted
+	if got := s.SuccessRate(); got != 0.5 {
+		t.Errorf("one of two: got %v, want 0.5", got)
+	}
+	for range successWindow {
+		s.Called("calc_sqrt", true)
+	}
+	if got := s.SuccessRate(); got != 1 {
+		t.Errorf("after %d successes: got %v, want 1", successWindow, got)
+	}
+}
+
+// TestRouteRequestTopK: a request's TopK replaces the router's for it.
+func TestRouteRequestTopK(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("up", []Tool{
+		{Name: "paper_finder", Description: "Find academic research papers on a topic in journals and preprints."},
+		{Name: "research_helper", Description: "Helps with research."},
+		{Name: "weather", Description: "Weather forecast for a city."},
+	})
+	const req = "find academic research papers on this topic"
+	if got := selectedNames(r.Route(t.Context(), Request{Query: req, TopK: 1})); !slices.Equal(got, []string{"paper_finder"}) {
+		t.Errorf("TopK 1: selected %v, want [paper_finder]", got)
+	}
+	if got := selectedNames(r.Route(t.Context(), Request{Query: req})); len(got) != 2 {
+		t.Errorf("default TopK: selected %v, want both", got)
 	}
 }

@@ -22,6 +22,12 @@ type accumulator struct {
 	loss    []float32
 	segLoss [][]float32
 	lossy   []int32
+	// srv holds the upstreams' scores for the request (see server.go),
+	// srvTF a term group's frequency by upstream and srvTouched the
+	// upstreams with a non-zero srvTF.
+	srv        []float32
+	srvTF      []float32
+	srvTouched []int32
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {
@@ -83,6 +89,7 @@ func (ix *Index) release(acc *accumulator) {
 // resolvedTerm is a query term found in the index.
 type resolvedTerm struct {
 	postings []posting
+	tid      int32   // the term's id
 	alt      float32 // the term's weight within its group
 	exact    bool    // the request's own word or bigram, not a synonym
 }
@@ -138,6 +145,7 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
 	ix.accumulate(acc, &rq)
+	ix.liftServers(acc, &rq)
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(acc, &rq, k, ev)
@@ -239,7 +247,7 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 		members, df = ix.lookUpGroup(q.terms, i, syns[i], members)
 		if len(members) == start && qt.kind == termWord && !qt.value {
 			if tid, ok := ix.correct(qt.term); ok {
-				members = append(members, resolvedTerm{postings: ix.postings[tid], alt: typoWeight, exact: true})
+				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
 				df = len(ix.postings[tid])
 			}
 		}
@@ -281,7 +289,7 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 	df := -1
 	start := len(members)
 	if tid, ok := ix.terms[terms[i].term]; ok {
-		members = append(members, resolvedTerm{postings: ix.postings[tid], alt: 1, exact: true})
+		members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: 1, exact: true})
 		df = len(ix.postings[tid])
 	}
 	word := df >= 0
@@ -291,7 +299,7 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 			continue
 		}
 		if tid, ok := ix.terms[syn.term]; ok {
-			members = append(members, resolvedTerm{postings: ix.postings[tid], alt: float32(syn.weight), exact: syn.derived && len(members) == start})
+			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight), exact: syn.derived && len(members) == start})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {
 				df = len(ix.postings[tid])
 			}

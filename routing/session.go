@@ -40,6 +40,27 @@ type Session struct {
 	belt    []string // routed tools, least recently used first
 	domains []string // recent domains, most recent first
 	detour  detour   // discoveries since the last successful call
+	calls   []bool   // outcomes of the last successWindow calls, oldest first
+}
+
+// successWindow is how many recent calls SuccessRate reads.
+const successWindow = 20
+
+// SuccessRate returns the share of the session's recent calls of catalog
+// tools (the last 20) that succeeded, or -1 when it has made none.
+func (s *Session) SuccessRate() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.calls) == 0 {
+		return -1
+	}
+	n := 0
+	for _, ok := range s.calls {
+		if ok {
+			n++
+		}
+	}
+	return float64(n) / float64(len(s.calls))
 }
 
 // detour is what the session searched since its last successful call.
@@ -155,6 +176,10 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 		s.belt = append(slices.Delete(s.belt, i, i+1), name)
 	}
 	s.pushDomain(domainOf(t))
+	s.calls = append(s.calls, ok)
+	if len(s.calls) > successWindow {
+		s.calls = s.calls[len(s.calls)-successWindow:]
+	}
 	if ok {
 		d := s.detour
 		if (len(d.queries) >= 2 || d.collision) && d.given[name] {

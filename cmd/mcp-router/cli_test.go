@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,6 +305,59 @@ func TestToolsTableShowsProblemsAndWarnings(t *testing.T) {
 	for _, want := range []string{"2 tools", "left out: " + c.Problems[0].Text, "warning: " + c.Warnings[0].Text} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// route applies the lessons serve has learned, as request_more_tools
+// would, and shows what they added.
+func TestRouteAppliesLessons(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
+	store, err := lessons.OpenBolt(filepath.Join(dir, "state", "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	if _, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use, Source: lessons.SourceFeedback}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	out, _, err := runCLI(t, nil, "route", "split", "the", "bill", "--json", "--config", cfg, "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Tools []struct {
+			Name   string
+			Lesson float64
+		}
+		Selected []string
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("route --json printed %q: %v", out, err)
+	}
+	if len(v.Tools) == 0 || v.Tools[0].Name != "calculator_divide" || v.Tools[0].Lesson <= 0 {
+		t.Errorf("route ranked %+v, want calculator_divide first, raised by its lesson", v.Tools)
+	}
+	if !slices.Contains(v.Selected, "calculator_divide") {
+		t.Errorf("selected %v, want calculator_divide", v.Selected)
+	}
+}
+
+// DEBUG_WIRE_LOG=true logs the routing trace whatever the log level.
+func TestWireLogShowsAtAnyLevel(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	for _, tc := range []struct {
+		vars map[string]string
+		want bool
+	}{{map[string]string{"DEBUG_WIRE_LOG": "true"}, true}, {nil, false}} {
+		_, stderr, err := runCLI(t, tc.vars, "route", "add", "two", "numbers", "--config", cfg, "--log-level", "error")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr, "routing decision"); got != tc.want {
+			t.Errorf("env %v at log level error: trace logged %v, want %v; stderr:\n%s", tc.vars, got, tc.want, stderr)
 		}
 	}
 }

@@ -73,3 +73,25 @@ func ignoreEOF(err error) error {
 	}
 	return err
 }
+
+// wireLogger returns log with every level enabled, for the routing trace
+// (log.wire or DEBUG_WIRE_LOG=true): the trace is logged at debug level
+// and must show whatever log.level says. Records still go through log's
+// handler, formatted as the rest.
+func wireLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return nil
+	}
+	return slog.New(allLevels{log.Handler()})
+}
+
+// allLevels is a handler that enables every level of the one it wraps.
+type allLevels struct{ slog.Handler }
+
+func (allLevels) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h allLevels) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return allLevels{h.Handler.WithAttrs(attrs)}
+}
+
+func (h allLevels) WithGroup(name string) slog.Handler { return allLevels{h.Handler.WithGroup(name)} }

@@ -23,8 +23,8 @@ func newRouteCmd(e *env) *cobra.Command {
 		Use:   "route QUERY... [--top-k N] [--domain D] [--json]",
 		Short: "Show how the router ranks the profile's catalog for a query",
 		Long: `Connect to the profile's upstreams, rank their tools for QUERY as request_more_tools
-would (its words joined into one query, quoted or not), and print the candidates with their raw (calibrated) and adjusted (after
-domain affinity) scores, upstream and domain, the tools that would be selected,
+would (its words joined into one query, quoted or not, with the lessons serve has learned), and print the candidates with their raw (calibrated) and adjusted (after
+domain affinity) scores, what lessons added, upstream and domain, the tools that would be selected,
 and any routing alert. --domain sets the session's domain context (repeatable);
 without it no affinity applies.`,
 		Example: `  mcp-router route divide two numbers
@@ -45,7 +45,13 @@ without it no affinity applies.`,
 			if topK > 0 {
 				prof.Routing.TopK = topK
 			}
-			r, err := newRouter(cfg, prof, log, nil, e.vectors(cmd.Context(), cfg, log))
+			// Lessons apply as they do in serve, so that route shows what
+			// request_more_tools would return.
+			mem, err := openLessons(cmd.Context(), cfg, prof, e.runState(cmd.Context(), cfg, log).Lessons(), log)
+			if err != nil {
+				return err
+			}
+			r, err := newRouter(cfg, prof, log, mem, e.vectors(cmd.Context(), cfg, log))
 			if err != nil {
 				return err
 			}
@@ -89,12 +95,14 @@ type routeTool struct {
 	Domain   string  `json:"domain"`
 	Score    float64 `json:"score"`
 	RawScore float64 `json:"raw_score"`
+	// Lesson is what learned lessons added to RawScore (negative: took away).
+	Lesson float64 `json:"lesson,omitempty"`
 }
 
 func routeView(d routing.Decision, n int) routeJSON {
 	out := routeJSON{Query: d.Query, Tools: []routeTool{}, Selected: []string{}, Alerts: d.Alerts, Abstained: d.Abstained}
 	for _, c := range d.Ranked[:min(n, len(d.Ranked))] {
-		out.Tools = append(out.Tools, routeTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: c.Score, RawScore: c.RawScore})
+		out.Tools = append(out.Tools, routeTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: c.Score, RawScore: c.RawScore, Lesson: c.Lesson})
 	}
 	for _, c := range d.Selected {
 		out.Selected = append(out.Selected, c.Name)

@@ -30,7 +30,13 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: r.CollisionDelta,
 		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
 		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
-		AbstainCoverage: r.AbstainCoverage,
+		AbstainCoverage: r.AbstainCoverage, KeepCoverage: r.KeepCoverage,
+	}
+	if cfg.Log.Wire {
+		opts.Logger = wireLogger(log)
+	}
+	if r.KeepCoverage == 0 {
+		opts.KeepCoverage = -1 // off
 	}
 	if r.AbstainCoverage == 0 {
 		opts.AbstainCoverage = -1 // off

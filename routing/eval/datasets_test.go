@@ -18,7 +18,7 @@ var benchSets = []struct {
 	name  string
 	minR5 float64
 }{
-	{"bfcl", 0.87},       // reached 0.881
+	{"bfcl", 0.87},       // reached 0.880 (0.881 before upstreams were scored too)
 	{"seal_tools", 0.92}, // reached 0.937
 	{"metatool", 0.685},  // reached 0.697
 }
@@ -70,6 +70,16 @@ func loadDataset(tb testing.TB, set string) dataset {
 	defer tf.Close()
 	if ds.tools, err = LoadTools(tf); err != nil {
 		tb.Fatalf("%s tools: %v", set, err)
+	}
+	if sf, err := os.Open(filepath.Join(dir, set, "servers.jsonl")); err == nil {
+		defer sf.Close()
+		descs, err := LoadServers(sf)
+		if err != nil {
+			tb.Fatalf("%s servers: %v", set, err)
+		}
+		for i := range ds.tools {
+			ds.tools[i].Server = descs[ds.tools[i].Upstream]
+		}
 	}
 	qf, err := os.Open(filepath.Join(dir, set, "queries.jsonl"))
 	if err != nil {

@@ -91,6 +91,30 @@ func LoadTools(r io.Reader) ([]routing.Tool, error) {
 	return tools, err
 }
 
+// serverLine is one line of servers.jsonl; unknown keys are ignored.
+type serverLine struct {
+	Server      string `json:"server"`
+	Description string `json:"description"`
+}
+
+// LoadServers reads servers.jsonl into each server's description, by
+// server name. Blank lines are skipped; errors name the line.
+func LoadServers(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	err := eachLine(r, func(n int, line []byte) error {
+		var s serverLine
+		if err := json.Unmarshal(line, &s); err != nil {
+			return err
+		}
+		if s.Server == "" {
+			return errors.New("server has no name")
+		}
+		out[s.Server] = s.Description
+		return nil
+	})
+	return out, err
+}
+
 // LoadQueries reads queries.jsonl. Blank lines are skipped; errors name
 // the line.
 func LoadQueries(r io.Reader) ([]Query, error) {

@@ -22,6 +22,7 @@ var setters = map[string]func(p *Policy, v any) error{
 	"min_qr_score":              setMinScore,
 	"order_policy":              setOrder,
 	"allowed_capabilities":      setAllowed,
+	"internal_tools":            setInternal,
 }
 
 // PolicyFromMap decodes the profile's routing.fuse section, as YAML or viper
@@ -81,25 +82,37 @@ func setOrder(p *Policy, v any) error {
 }
 
 func setAllowed(p *Policy, v any) error {
+	names, err := toolNameList(v)
+	p.AllowedCapabilities = names
+	return err
+}
+
+func setInternal(p *Policy, v any) error {
+	names, err := toolNameList(v)
+	p.InternalTools = names
+	return err
+}
+
+// toolNameList decodes a list of tool names; nil is none.
+func toolNameList(v any) ([]string, error) {
 	switch v := v.(type) {
 	case nil:
-		p.AllowedCapabilities = nil
+		return nil, nil
 	case []string:
-		p.AllowedCapabilities = slices.Clone(v)
+		return slices.Clone(v), nil
 	case []any:
 		names := make([]string, len(v))
 		for i, e := range v {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("[%d]: %w", i, typeError(e, "string"))
+				return nil, fmt.Errorf("[%d]: %w", i, typeError(e, "string"))
 			}
 			names[i] = s
 		}
-		p.AllowedCapabilities = names
+		return names, nil
 	default:
-		return typeError(v, "list of tool names")
+		return nil, typeError(v, "list of tool names")
 	}
-	return nil
 }
 
 // toInt takes what YAML decoders and viper produce for an integer: Go

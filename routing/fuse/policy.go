@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -58,6 +59,36 @@ type Policy struct {
 	// AllowedCapabilities (allowed_capabilities), when non-empty, lists the
 	// only tool names (exact, namespaced as on the belt) that may be used.
 	AllowedCapabilities []string
+	// InternalTools (internal_tools) lists tools (exact names, as on the
+	// belt) that are not user-facing: with RequireUserFacing they are
+	// never put on the belt, stated, ranked or loaded with a selected
+	// upstream. (Tools their server marks for its app only never reach
+	// the catalog.)
+	InternalTools []string
+}
+
+// Admits reports whether tool passes the policy's hard filters: the
+// allowlist, and with RequireUserFacing, userFacing (nil: every tool
+// is). It is for tools that join the belt outside [Fuse], such as an
+// upstream's discovery tools loaded with its selected tools.
+func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
+	if len(p.AllowedCapabilities) > 0 && !slices.ContainsFunc(p.AllowedCapabilities, func(a string) bool { return strings.TrimSpace(a) == tool }) {
+		return false
+	}
+	return !p.RequireUserFacing || userFacing == nil || userFacing(tool)
+}
+
+// UserFacing returns the user-facing test of the policy's InternalTools:
+// nil (every tool is) when the list is empty.
+func (p Policy) UserFacing() func(string) bool {
+	if len(p.InternalTools) == 0 {
+		return nil
+	}
+	internal := make(map[string]bool, len(p.InternalTools))
+	for _, name := range p.InternalTools {
+		internal[strings.TrimSpace(name)] = true
+	}
+	return func(tool string) bool { return !internal[tool] }
 }
 
 // DefaultPolicy returns the seed's defaults with this product's belt size:
@@ -113,6 +144,11 @@ func (p Policy) Validate() error {
 	for i, name := range p.AllowedCapabilities {
 		if strings.TrimSpace(name) == "" {
 			bad(fmt.Sprintf("allowed_capabilities[%d]", i), "must not be blank")
+		}
+	}
+	for i, name := range p.InternalTools {
+		if strings.TrimSpace(name) == "" {
+			bad(fmt.Sprintf("internal_tools[%d]", i), "must not be blank")
 		}
 	}
 	return errors.Join(errs...)

@@ -45,6 +45,7 @@ func TestValidate(t *testing.T) {
 		{"complex_min_primary negative", func(p *Policy) { p.ComplexMinPrimary = -1 }, []string{"complex_min_primary"}},
 		{"complex_min_primary above max_tools is bounded, not an error", func(p *Policy) { p.ComplexMinPrimary = 50 }, nil},
 		{"blank allowed capability", func(p *Policy) { p.AllowedCapabilities = []string{dir, " "} }, []string{"allowed_capabilities[1]"}},
+		{"blank internal tool", func(p *Policy) { p.InternalTools = []string{" "} }, []string{"internal_tools[0]"}},
 		{
 			"every problem at once",
 			func(p *Policy) { *p = Policy{} },
@@ -135,6 +136,8 @@ func TestPolicyFromMapErrors(t *testing.T) {
 			[]string{"allowed_capabilities"}, "[1]: got int (7), want string"},
 		{"capabilities not a list", map[string]any{"allowed_capabilities": dir},
 			[]string{"allowed_capabilities"}, "want list of tool names"},
+		{"internal tools not a list", map[string]any{"internal_tools": dir},
+			[]string{"internal_tools"}, "want list of tool names"},
 		{"invalid value is validated", map[string]any{"max_tools": 0},
 			[]string{"max_tools"}, "must be at least 1"},
 		{"unknown order is validated", map[string]any{"order_policy": "random"},
@@ -160,5 +163,25 @@ func TestPolicyFromMapUnknownKeyIsErrUnknownKey(t *testing.T) {
 	_, err := PolicyFromMap(map[string]any{"maxTools": 3})
 	if !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("got %v, want ErrUnknownKey", err)
+	}
+}
+
+func TestPolicyAdmits(t *testing.T) {
+	p := DefaultPolicy()
+	p.AllowedCapabilities = []string{"a", " b "}
+	p.InternalTools = []string{"b"}
+	uf := p.UserFacing()
+	for _, tc := range []struct {
+		tool    string
+		require bool
+		want    bool
+	}{{"a", true, true}, {"b", true, false}, {"b", false, true}, {"c", false, false}} {
+		p.RequireUserFacing = tc.require
+		if got := p.Admits(tc.tool, uf); got != tc.want {
+			t.Errorf("Admits(%q) with require_user_facing %v: got %v, want %v", tc.tool, tc.require, got, tc.want)
+		}
+	}
+	if DefaultPolicy().UserFacing() != nil {
+		t.Error("UserFacing without internal tools: got a filter, want nil")
 	}
 }

@@ -492,3 +492,20 @@ profiles:
 		}
 	}
 }
+
+// planner.sensitive_topics unset is nil (the planner's default list);
+// set to [] it is empty, not nil, and turns the check off.
+func TestLoadSensitiveTopicsUnsetOrEmptied(t *testing.T) {
+	up := "    upstreams:\n      web: {builtin: web}\n"
+	if p := loadProfile(t, "profiles:\n  p:\n"+up, nil); p.Planner.SensitiveTopics != nil {
+		t.Errorf("unset: got %q, want nil", p.Planner.SensitiveTopics)
+	}
+	p := loadProfile(t, "profiles:\n  p:\n    planner: {sensitive_topics: []}\n"+up, nil)
+	if p.Planner.SensitiveTopics == nil || len(p.Planner.SensitiveTopics) != 0 {
+		t.Errorf("[]: got %#v, want an empty, non-nil list", p.Planner.SensitiveTopics)
+	}
+	p = loadProfile(t, "profiles:\n  p:\n    planner: {sensitive_topics: [refund]}\n"+up, nil)
+	if len(p.Planner.SensitiveTopics) != 1 || p.Planner.SensitiveTopics[0] != "refund" {
+		t.Errorf("[refund]: got %q", p.Planner.SensitiveTopics)
+	}
+}

@@ -78,6 +78,7 @@ type rawRouting struct {
 	Affinity          rawAffinity    `yaml:"affinity"`
 	CollisionDelta    *float64       `yaml:"collision_delta"`
 	AbstainCoverage   *float64       `yaml:"abstain_coverage"`
+	KeepCoverage      *float64       `yaml:"keep_coverage"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`

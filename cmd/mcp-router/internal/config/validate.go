@@ -32,7 +32,10 @@ type Routing struct {
 	CollisionDelta float64
 	// AbstainCoverage: below this share of a request matched by its top
 	// tool, routing says nothing serves it; 0 turns abstention off.
-	AbstainCoverage   float64
+	AbstainCoverage float64
+	// KeepCoverage: a top_k tool matching at least this share of the
+	// request is handed over whatever its score; 0 turns this off.
+	KeepCoverage      float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
@@ -51,6 +54,7 @@ func defaultRouting() Routing {
 		Mode: "routed", TopK: 5, Threshold: 0.35, MaxTools: 12,
 		SameDomain: 1.15, CrossDomain: 0.7, CollisionDelta: 0.08,
 		AbstainCoverage:   routing.DefaultAbstainCoverage,
+		KeepCoverage:      routing.DefaultKeepCoverage,
 		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
 		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
 		SemanticWeight: 0.5,
@@ -318,6 +322,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		{"threshold", r.Threshold, &out.Threshold, 0, 1},
 		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1},
 		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1},
+		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10},
 		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10},
 		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1},

@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-router/mcp-router/internal/fakeollama"
+	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/prompts"
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// plan takes the client's own tools: the planner is offered them, a plan
+// that uses one is returned for the client to run and not executed, and
+// bad entries are errors naming them.
+func TestPlanTakesTheClientsOwnTools(t *testing.T) {
+	var mu sync.Mutex
+	var prompt string
+	fo := fakeollama.New(fakeollama.Options{Chat: func(r fakeollama.ChatRequest) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		prompt = ""
+		for _, m := range r.Messages {
+			prompt += m.Content
+		}
+		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"echo, then tell the user",` +
+			`"plan":{"steps":[{"id":"e","tool":"alpha_echo","args":{"text":"hello"}},` +
+			`{"id":"n","tool":"notify_user","args":{"text":"$<<e.text>>"},"purpose":"Tell the user."}]}}`, nil
+	}})
+	t.Cleanup(fo.Close)
+	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: fo.URL(), Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := prompts.Load("decide", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, builtinFake("alpha"))
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}),
+		Planner: planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second}),
+		Session: routing.SessionOptions{MaxDiscoveries: 100, ResetAfter: time.Hour}})
+
+	res := c.call(t, "plan", map[string]any{"query": "echo hello, then notify the user", "execute": true,
+		"tools": []any{"alpha_echo", map[string]any{"name": "notify_user", "description": "Notify the user with a text.",
+			"input_schema": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}}}})
+	if res.IsError {
+		t.Fatalf("plan: %s", resultText(res))
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	dec, _ := sc["decision"].(map[string]any)
+	if dec["decision"] != planner.UseTool || !strings.Contains(strings.Join(anyStrings(dec["own_tools"]), ","), "notify_user") {
+		t.Errorf("decision %v, want USE_TOOL using own tool notify_user", dec)
+	}
+	if _, ran := sc["result"]; ran || !strings.Contains(resultText(res), "run it yourself") {
+		t.Errorf("a plan of the client's own tools ran (result %v) or the text %q does not say to run it", sc["result"], resultText(res))
+	}
+	mu.Lock()
+	if !strings.Contains(prompt, "notify_user") || !strings.Contains(prompt, "Notify the user with a text.") {
+		t.Errorf("the planner's prompt does not offer notify_user:\n%s", prompt)
+	}
+	mu.Unlock()
+
+	for _, bad := range []struct {
+		tools any
+		want  string
+	}{
+		{"notify_user", `"tools" must be a list`},
+		{[]any{"no_such_tool"}, `"no_such_tool" is not a catalog tool`},
+		{[]any{map[string]any{"description": "no name"}}, `"tools"[0]: "name"`},
+		{[]any{map[string]any{"name": "alpha_echo"}}, `"alpha_echo" is a gateway tool`},
+		{[]any{map[string]any{"name": "x", "input_schema": "object"}}, "input schema must be an object"},
+	} {
+		res := c.call(t, "plan", map[string]any{"query": "do it", "tools": bad.tools})
+		if !res.IsError || !strings.Contains(resultText(res), bad.want) {
+			t.Errorf("tools %v: %q, want an error containing %q", bad.tools, resultText(res), bad.want)
+		}
+	}
+}
+
+func anyStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -26,8 +26,8 @@ var requestMoreToolsDef = mcp.Tool{
 		"optionally name tools you believe exist (\"tools\"), add the words a matching tool's name or description " +
 		"would use (\"keywords\", e.g. \"read file contents\"), and restate the task as one plain sentence without " +
 		"names, values or pasted data (\"intent\"). The best-matching tools are added to your tool list " +
-		"and returned here with their input schemas, so you can call them directly or with call_tool " +
-		"even if your tool list does not refresh. Read any routing alert before calling.",
+		"and returned here as signatures (required parameters; describe_tools gives full schemas), so you can call " +
+		"them directly or with call_tool even if your tool list does not refresh. Read any routing alert before calling.",
 	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"What you need to do, in words, e.g. 'read a file from disk' or 'convert 5 km to miles'."},` +
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
@@ -50,6 +50,8 @@ type routedTool struct {
 	Score       float64         `json:"score"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Signature is the tool's name with its required parameters.
+	Signature string `json:"signature"`
 	// Unavailable is "down" or "starting" for a tool of an upstream not
 	// connected (from its last listing); empty when it can be called.
 	Unavailable string `json:"unavailable,omitempty"`
@@ -189,27 +191,50 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 			continue
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Server: t.Server,
+			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Signature: toolSignature(c.Name, t.Def.RawInputSchema), Server: t.Server,
 			Alternatives: s.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
 	}
 	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
+	res := mcp.NewToolResultText(discoveryText(d.Query, alerts, tools, d.Unknown, false))
+	res.StructuredContent = map[string]any{
+		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
+	}
+	return res
+}
+
+// discoveryText is request_more_tools' answer for the model: alerts, then
+// each tool as a compact signature, or with its whole input schema when
+// full is set (as describe_tools shows it).
+func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string, full bool) string {
 	var b strings.Builder
 	for _, a := range alerts {
 		b.WriteString(a.Message + "\n\n")
 	}
 	if len(tools) > 0 {
-		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
+		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}", query)
+		if !full {
+			b.WriteString("; describe_tools {\"tools\": [...]} gives full input schemas")
+		}
+		b.WriteString("):\n")
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(t.Server)
+		server := "server " + t.Upstream
+		if full {
+			server += aboutServer(t.Server)
+		}
 		if t.Unavailable != "" {
 			server += ", " + t.Unavailable + " now"
 		}
-		fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
-			oneLine(t.Description), compactJSON(t.InputSchema))
+		if full {
+			fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
+				oneLine(t.Description), compactJSON(t.InputSchema))
+		} else {
+			fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
+		}
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {
@@ -218,15 +243,10 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 			fmt.Fprintf(&b, "  the same tool on other instances of this server: %s\n", strings.Join(alts, "; "))
 		}
 	}
-	if len(d.Unknown) > 0 {
-		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(d.Unknown, ", "))
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(unknown, ", "))
 	}
-	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
-	res.StructuredContent = map[string]any{
-		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
-	}
-	return res
+	return strings.TrimSpace(b.String())
 }
 
 // alternatives describes the catalog tools named, skipping any gone since.

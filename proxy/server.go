@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,7 +30,8 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Name and Version identify the proxy to clients ["mcp-router", "dev"].
 	Name, Version string
-	// Instructions tell the model how to use the proxy [DefaultInstructions].
+	// Instructions tell the model how to use the proxy [generated from the
+	// catalog, and refreshed when it changes: see instructionsFor].
 	Instructions string
 	// Router, when set, routes: each session sees the proxy's own tools,
 	// CoreTools and the tools request_more_tools put on its belt. Nil shows
@@ -58,15 +61,6 @@ type ServerOptions struct {
 	Inputs InputLimits
 }
 
-// DefaultInstructions is what the proxy tells the model about itself.
-const DefaultInstructions = `mcp-router is a gateway to many MCP servers. Tools are named <server>_<tool>.
-Your tool list shows a small belt of tools. When none fits the task, call request_more_tools with the
-task in words: it adds the best-matching tools to your list and returns their names and input
-schemas. Call a tool directly, or call any catalog tool by name with call_tool {"name", "arguments"}:
-that works even when your tool list has not refreshed. Read routing alerts before calling: a shared
-keyword is not a shared intent, so check the domain. A tool that fails returns an error result whose
-text names the tool, the server and the reason.`
-
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
 type Server struct {
@@ -80,6 +74,11 @@ type Server struct {
 	metrics *Metrics
 	lessons *lessons.Memory
 	inputs  InputLimits
+	core    []string // core tools: on every belt, and always loaded
+
+	// fixedInstructions, when set, replace the generated instructions.
+	fixedInstructions string
+	instructions      atomic.Pointer[instructionsCache]
 
 	subs     subscriptions
 	inflight inflightIDs
@@ -103,11 +102,9 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	if opts.Instructions == "" {
-		opts.Instructions = DefaultInstructions
-	}
 	opts.Inputs.defaults()
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs}
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
+		core: opts.CoreTools, fixedInstructions: opts.Instructions}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -118,11 +115,17 @@ func NewServer(opts ServerOptions) *Server {
 	s.inflight.hook(hooks)
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Instructions = s.instructionsFor(ctx)
+	})
+	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Instructions = s.instructionsFor(ctx)
+	})
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithInstructions(opts.Instructions),
+		server.WithInstructions(cmpOr(opts.Instructions, "mcp-router")), // replaced per client by the hooks above
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
@@ -136,8 +139,8 @@ func NewServer(opts ServerOptions) *Server {
 			s.reportBelts()
 		})
 		hooks.AddBeforeListTools(s.routeFromMeta)
-		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter))
 	}
+	srvOpts = append(srvOpts, server.WithToolFilter(s.filterTools))
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
@@ -166,7 +169,7 @@ func (s *Server) Close() {
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := queryFromMeta(req.Params.Meta)
-	if q == "" {
+	if q == "" || s.allMode(ctx) {
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
@@ -178,6 +181,51 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
 	s.reportBelts()
+}
+
+// filterTools is the server's tool filter: every tool, with its
+// description enriched, for a client that lists every tool; the belt
+// otherwise.
+func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if len(tools) <= 1 { // a call: every registered tool stays callable
+		return tools
+	}
+	if !s.allMode(ctx) {
+		return s.belts.filter(ctx, tools)
+	}
+	c := s.hub.Catalog()
+	out := make([]mcp.Tool, len(tools))
+	for i, def := range tools {
+		out[i] = def
+		if t, ok := c.Tool(def.Name); ok {
+			out[i] = enriched(def, t)
+		}
+	}
+	return out
+}
+
+// instructionsFor is what ctx's client is told about the gateway.
+func (s *Server) instructionsFor(ctx context.Context) string {
+	if s.fixedInstructions != "" {
+		return s.fixedInstructions
+	}
+	c := s.hub.Catalog()
+	gen := s.instructions.Load()
+	if gen == nil || gen.catalog != c {
+		gen = &instructionsCache{catalog: c, routed: instructionsFor(c, s.belts != nil, s.planner != nil),
+			all: instructionsFor(c, false, s.planner != nil)}
+		s.instructions.Store(gen)
+	}
+	if s.allMode(ctx) {
+		return gen.all
+	}
+	return gen.routed
+}
+
+// instructionsCache holds the instructions generated for one catalog.
+type instructionsCache struct {
+	catalog     *Catalog
+	routed, all string
 }
 
 // reportBelts updates the belt gauges.
@@ -236,6 +284,12 @@ func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
+			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+				if r.URL.Path == AllPath {
+					return withAllMode(ctx)
+				}
+				return ctx
+			}),
 			server.WithStreamableHTTPProtocolVersions(sessionProtocolVersions...),
 			server.WithStreamableHTTPLogger(s.logger),
 			server.WithSessionIdManager(NewSessionIDs()),
@@ -245,6 +299,11 @@ func (s *Server) HTTPHandler() http.Handler {
 	})
 	return precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
 }
+
+// AllPath is the HTTP path that lists every tool, with enriched
+// descriptions, for clients that search tools themselves; HTTPHandler
+// serves it beside /mcp.
+const AllPath = "/mcp/all"
 
 // sessionProtocolVersions are the protocol versions served: those with
 // sessions, which per-session belts need (DESIGN decision 2).
@@ -256,7 +315,7 @@ const sessionIdleTTL = 30 * time.Minute
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
 // ownTools are the proxy's own tools, reserved against upstream names.
-var ownTools = []string{callToolName, requestMoreToolsName, "run_plan", "plan", "routing_feedback"}
+var ownTools = []string{callToolName, requestMoreToolsName, describeToolsName, "run_plan", "plan", "routing_feedback"}
 
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return append([]string(nil), ownTools...) }
@@ -264,26 +323,32 @@ func ReservedNames() []string { return append([]string(nil), ownTools...) }
 // sync shows the catalog: every tool, prompt and resource, plus the
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
-	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}, {Tool: runPlanDef, Handler: s.runPlan}}
+	tools := []server.ServerTool{s.own(callToolDef, s.callTool), s.own(runPlanDef, s.runPlan)}
 	if s.planner != nil {
-		tools = append(tools, server.ServerTool{Tool: planDef, Handler: s.plan})
+		tools = append(tools, s.own(planDef, s.plan))
 	}
 	if s.lessons != nil {
-		tools = append(tools, server.ServerTool{Tool: feedbackDef, Handler: s.routingFeedback})
+		tools = append(tools, s.own(feedbackDef, s.routingFeedback))
 	}
 	if s.belts != nil {
-		tools = append(tools, server.ServerTool{Tool: requestMoreToolsDef, Handler: s.requestMoreTools})
+		tools = append(tools, s.own(requestMoreToolsDef, s.requestMoreTools), s.own(describeToolsDef, s.describeTools))
 		s.index.update(c)
 		s.belts.each(func(_ string, sess *routing.Session) {
 			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
 		})
 	}
 	for _, t := range c.Tools {
-		tools = append(tools, server.ServerTool{Tool: t.Def, Handler: s.forward(t.Name)})
+		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
+		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
 	s.mcp.SetTools(tools...)
 	s.syncPrompts(c)
 	s.syncResources(c)
+}
+
+// own is one of the proxy's own tools, always loaded.
+func (s *Server) own(def mcp.Tool, h server.ToolHandlerFunc) server.ServerTool {
+	return server.ServerTool{Tool: withHints(def, ownSearchHint, true), Handler: h}
 }
 
 func (s *Server) syncPrompts(c *Catalog) {
@@ -339,7 +404,7 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
-		return errorResult(err)
+		return s.withSchema(errorResult(err), name, err)
 	}
 	return res
 }

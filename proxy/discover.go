@@ -33,7 +33,8 @@ var requestMoreToolsDef = mcp.Tool{
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
 		`"keywords":{"type":"array","items":{"type":"string"},"description":"Words a matching tool's name or description would use: an action and its object, e.g. ['read', 'file']."},` +
 		`"intent":{"type":"string","description":"The task as one plain sentence, without names, values or pasted data, e.g. 'Read a text file from disk.'"},` +
-		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."}` +
+		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."},` +
+		`"handle":{"type":"string","description":"The handle of your latest request_more_tools or call_tool result, if it gave one."}` +
 		`},"required":["query"]}`),
 	Annotations: mcp.ToolAnnotation{
 		Title:        "Find more tools",
@@ -89,19 +90,27 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
-	sess := s.belts.session(ctx)
+	sess, c, err := s.discoverySession(ctx, args)
+	if err != nil {
+		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
+	}
+	if c != nil {
+		ctx = context.WithValue(ctx, carriedKey{}, c)
+	}
 	d, err := sess.Discover(ctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool,
 		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
-		return breakerResult(d), nil
+		return s.withHandle(ctx, c, breakerResult(d), true), nil
 	}
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
 	s.metrics.Discovery(len(d.Added), len(d.Evicted))
 	if d.Breaker.Open {
 		s.metrics.BreakerTrip()
 	}
-	s.reportBelts()
+	if c == nil {
+		s.reportBelts()
+	}
 	if d.Changed() || d.Breaker.Open {
 		s.notifyToolsChanged(ctx)
 	}
@@ -112,10 +121,63 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	}
 	outs, outageAlerts := s.findOutages(d)
 	if len(outs) > 0 {
-		s.outages.note(ctx)
+		s.noteOutage(ctx)
 		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
 	}
-	return s.discoveryResult(d, outs, outageAlerts), nil
+	return s.withHandle(ctx, c, s.discoveryResult(d, outs, outageAlerts), true), nil
+}
+
+// discoverySession is the routing session a discovery runs in: the
+// client's session, or, on the stateless protocol, one restored from the
+// handle it passed (c, whose state the answer's handle carries on).
+func (s *Server) discoverySession(ctx context.Context, args map[string]any) (*routing.Session, *carried, error) {
+	if !stateless(ctx) {
+		return s.belts.session(ctx), nil, nil
+	}
+	handle, err := handleArg(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := s.restore(ctx, handle)
+	return c.sess, c, nil
+}
+
+// handleArg reads the optional "handle" argument.
+func handleArg(args map[string]any) (string, error) {
+	switch v := args["handle"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	}
+	return "", errors.New(`"handle" must be the string an earlier result gave`)
+}
+
+// withHandle gives res the handle of c's state, for a stateless client to
+// pass back: in its text, its _meta and, for the proxy's own results, its
+// structuredContent (a tool's own structuredContent is left as its output
+// schema says). Without c it returns res as it is.
+func (s *Server) withHandle(ctx context.Context, c *carried, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
+	if c == nil {
+		return res
+	}
+	h := s.mint(ctx, c)
+	text := "handle: " + h + "\n(pass it back as \"handle\" to request_more_tools and call_tool: it carries this task's routing context)"
+	if c.note != "" {
+		text = c.note + "\n" + text
+	}
+	res.Content = append(res.Content, mcp.NewTextContent(text))
+	if m, ok := res.StructuredContent.(map[string]any); ok && own {
+		m["handle"] = h
+	}
+	if res.Meta == nil {
+		res.Meta = &mcp.Meta{}
+	}
+	if res.Meta.AdditionalFields == nil {
+		res.Meta.AdditionalFields = map[string]any{}
+	}
+	res.Meta.AdditionalFields[HandleMetaKey] = h
+	return res
 }
 
 // maxHint bounds request_more_tools' "keywords" and "intent", in bytes.

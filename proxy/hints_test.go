@@ -178,7 +178,7 @@ func TestAllEndpointListsEveryToolWithLimits(t *testing.T) {
 func sdkAt(t *testing.T, url string) *sdkClient {
 	t.Helper()
 	cl, c := newSDKClient()
-	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, sessionEra)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", url, err)
 	}

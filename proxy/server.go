@@ -67,7 +67,8 @@ type Server struct {
 	hub     *Hub
 	logger  *slog.Logger
 	mcp     *server.MCPServer
-	belts   *belts // nil without a router
+	belts   *belts   // nil without a router
+	handles *handles // nil without a router
 	index   *indexer
 	exec    *executor.Executor
 	planner *planner.Planner
@@ -132,6 +133,7 @@ func NewServer(opts ServerOptions) *Server {
 	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
+		s.handles = newHandles()
 		s.index = newIndexer(opts.Router, opts.Logger)
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 			s.belts.forget(cs.SessionID())
@@ -169,7 +171,7 @@ func (s *Server) Close() {
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := queryFromMeta(req.Params.Meta)
-	if q == "" || s.allMode(ctx) {
+	if q == "" || s.allMode(ctx) || stateless(ctx) { // a stateless list never depends on other requests
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
@@ -191,6 +193,9 @@ func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		return tools
 	}
 	if !s.allMode(ctx) {
+		if stateless(ctx) {
+			return s.belts.fixed(tools)
+		}
 		return s.belts.filter(ctx, tools)
 	}
 	c := s.hub.Catalog()
@@ -237,6 +242,9 @@ func (s *Server) reportBelts() {
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
+	if stateless(ctx) { // no session to tell: its list did not change
+		return
+	}
 	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
 		s.logger.Debug("tools list_changed not sent", "session_id", sessionID(ctx), "err", err)
 	}
@@ -252,11 +260,6 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
-	// As over HTTP, only protocol versions with sessions (DESIGN decision
-	// 2): a client that discovers versions first then initializes.
-	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return server.WithSupportedProtocolVersions(ctx, sessionProtocolVersions)
-	})
 	filter := newStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
 	filtered := make(chan struct{})
@@ -275,22 +278,22 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return err
 }
 
-// HTTPHandler serves streamable HTTP at /mcp (the same server on every
-// call; Close shuts it down). Protocol versions are limited to those with
-// sessions (DESIGN decision 2); session ids are random and only issued ones
-// are accepted; each POSTed message is pre-checked (precheck.go); the Host
-// check and the body limit are Guard's.
+// HTTPHandler serves streamable HTTP at /mcp and AllPath (the same server
+// on every call; Close shuts it down), in both protocol eras: sessions for
+// 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
+// random and only issued ones are accepted; each POSTed message is
+// pre-checked (precheck.go); the Host check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+				ctx = withClient(ctx, r.Header.Get("Authorization"))
 				if r.URL.Path == AllPath {
 					return withAllMode(ctx)
 				}
 				return ctx
 			}),
-			server.WithStreamableHTTPProtocolVersions(sessionProtocolVersions...),
 			server.WithStreamableHTTPLogger(s.logger),
 			server.WithSessionIdManager(NewSessionIDs()),
 			server.WithSessionIdleTTL(sessionIdleTTL),
@@ -304,10 +307,6 @@ func (s *Server) HTTPHandler() http.Handler {
 // descriptions, for clients that search tools themselves; HTTPHandler
 // serves it beside /mcp.
 const AllPath = "/mcp/all"
-
-// sessionProtocolVersions are the protocol versions served: those with
-// sessions, which per-session belts need (DESIGN decision 2).
-var sessionProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
 const sessionIdleTTL = 30 * time.Minute
@@ -399,7 +398,7 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
 	progress.settle()
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
-		s.outages.note(ctx)
+		s.noteOutage(ctx)
 	}
 	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
@@ -409,16 +408,44 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	return res
 }
 
-// called tells the session's router about a call of a catalog tool.
+// noteOutage remembers that ctx's search or call met an outage, so that
+// the detour it causes is not learned.
+func (s *Server) noteOutage(ctx context.Context) {
+	if c := carriedOf(ctx); c != nil {
+		c.outage = true
+	} else if !stateless(ctx) {
+		s.outages.note(ctx)
+	}
+}
+
+// tookOutage reports and forgets an outage noted for ctx's client.
+func (s *Server) tookOutage(ctx context.Context) bool {
+	if c := carriedOf(ctx); c != nil {
+		was := c.outage
+		c.outage = false
+		return was
+	}
+	return s.outages.take(ctx)
+}
+
+// called tells the router state of ctx's client about a call of a catalog
+// tool: its session's, or, on the stateless protocol, the state its handle
+// carried (none without a handle).
 func (s *Server) called(ctx context.Context, name string, ok bool) {
 	if s.belts == nil {
 		return
 	}
-	eff := s.belts.session(ctx).Called(name, ok)
+	sess := s.belts.session
+	if c := carriedOf(ctx); c != nil {
+		sess = func(context.Context) *routing.Session { return c.sess }
+	} else if stateless(ctx) {
+		return
+	}
+	eff := sess(ctx).Called(name, ok)
 	if eff.Reopened {
 		s.notifyToolsChanged(ctx) // request_more_tools is back
 	}
-	if ok && s.outages.take(ctx) && eff.Detour != "" {
+	if ok && s.tookOutage(ctx) && eff.Detour != "" {
 		s.logger.Info("no routing lesson from a detour an outage caused", "tool", name)
 		return
 	}

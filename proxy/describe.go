@@ -24,6 +24,10 @@ const maxDescribed = 20
 // maxSignatureDesc bounds the description in a signature, in bytes.
 const maxSignatureDesc = 160
 
+// maxSignatureServer bounds the server description beside a signature
+// (what tells instances of one server apart), in bytes.
+const maxSignatureServer = 100
+
 // describeToolsDef gives the full definitions of catalog tools.
 var describeToolsDef = mcp.Tool{
 	Name: describeToolsName,

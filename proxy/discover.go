@@ -90,6 +90,7 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
+	s.hub.settle() // a catalog just stored is indexed too: discovery sees what describe_tools sees
 	sess, c, err := s.discoverySession(ctx, args)
 	if err != nil {
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
@@ -284,9 +285,9 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 		b.WriteString("):\n")
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream
+		server := "server " + t.Upstream + aboutServer(truncateUTF8(t.Server, maxSignatureServer))
 		if full {
-			server += aboutServer(t.Server)
+			server = "server " + t.Upstream + aboutServer(t.Server)
 		}
 		if t.Unavailable != "" {
 			server += ", " + t.Unavailable + " now"

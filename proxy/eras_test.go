@@ -59,8 +59,12 @@ func connectEra(t *testing.T, srv *Server, transport, version string) *eraClient
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "era-test", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
+	res, err := c.Initialize(t.Context(), init)
+	if err != nil {
 		t.Fatalf("initialize (%s, %q): %v", transport, version, err)
+	}
+	if !strings.Contains(res.Instructions, "gateway to ") { // from server/discover on 2026-07-28
+		t.Errorf("instructions (%s, %q): %q, want the ones generated from the catalog", transport, version, res.Instructions)
 	}
 	return ec
 }

@@ -146,8 +146,7 @@ func NewServer(opts ServerOptions) *Server {
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
-	s.sync(opts.Hub.Catalog())
-	opts.Hub.OnChange(s.sync)
+	opts.Hub.Follow(s.sync) // a catalog the hub stores meanwhile is not missed
 	return s
 }
 

@@ -16,7 +16,8 @@ import (
 )
 
 // gatewayOverHTTP runs the binary over HTTP on a free loopback port with the
-// calculator profile and returns its base URL.
+// calculator profile and returns its base URL once every upstream is
+// connected.
 func gatewayOverHTTP(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -40,6 +41,7 @@ func gatewayOverHTTP(t *testing.T, bin string) string {
 	}()
 	select {
 	case u := <-urls:
+		awaitReady(t, u+"/readyz") // the catalog is whole
 		return u
 	case <-time.After(30 * time.Second):
 		t.Fatal("the gateway did not report its address")
@@ -100,9 +102,21 @@ func TestBothErasThroughTheBinary(t *testing.T) {
 					}
 					return res
 				}
+				// Over stdio the gateway answers before its upstream has connected:
+				// describe_tools (which no breaker counts) tells when it has.
+				for deadline := time.Now().Add(20 * time.Second); ; {
+					if !call("describe_tools", map[string]any{"tools": []any{"calculator_add"}}).IsError {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("calculator_add never joined the catalog")
+					}
+				}
 				found := call("request_more_tools", map[string]any{"query": "add two numbers"})
 				if !strings.Contains(sdkText(found), "calculator_add(") {
-					t.Fatalf("request_more_tools: %s", sdkText(found))
+					again := call("request_more_tools", map[string]any{"query": "add two numbers"})
+					b, _ := json.Marshal(found.StructuredContent)
+					t.Fatalf("request_more_tools: %s\nstructured %s\nagain: %s", sdkText(found), b, sdkText(again))
 				}
 				if d := sdkText(call("describe_tools", map[string]any{"tools": []any{"calculator_add"}})); !strings.Contains(d, "input schema:") {
 					t.Errorf("describe_tools: %s", d)
@@ -127,6 +141,39 @@ func TestBothErasThroughTheBinary(t *testing.T) {
 					t.Errorf("era %s: calculator_add listed %v: want it on the belt of a session only", era, onBelt)
 				}
 			})
+		}
+	}
+}
+
+// /mcp/all of the binary lists every tool, its description naming its
+// server, to a client of either era.
+func TestAllEndpointOfTheBinary(t *testing.T) {
+	base := gatewayOverHTTP(t, buildBinary(t))
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		cl := sdk.NewClient(&sdk.Implementation{Name: "all-test", Version: "1"}, nil)
+		cs, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp/all", MaxRetries: -1},
+			&sdk.ClientSessionOptions{ProtocolVersion: era})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// /readyz can answer just before the catalog has the upstream's tools.
+		var tools *sdk.ListToolsResult
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			if tools, err = cs.ListTools(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) > 17 || time.Now().After(deadline) {
+				break
+			}
+		}
+		cs.Close()
+		i := slices.IndexFunc(tools.Tools, func(tool *sdk.Tool) bool { return tool.Name == "calculator_add" })
+		if i < 0 || !strings.Contains(tools.Tools[i].Description, "Server: calculator") || len(tools.Tools) < 17 {
+			names := []string{}
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+			}
+			t.Errorf("%s: /mcp/all lists %v, calculator_add at %d: want every tool, descriptions naming the server", era, names, i)
 		}
 	}
 }

@@ -23,6 +23,13 @@ transport.setProtocolVersion = (v) => { version = v; set?.(v); };
 const client = new Client({ name: "ts-eras", version: "1" });
 await client.connect(transport);
 const text = (res) => res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+// Over stdio the gateway answers before its upstream has connected.
+for (let i = 0; ; i++) {
+  const d = await client.callTool({ name: "describe_tools", arguments: { tools: ["calculator_add"] } });
+  if (!d.isError) break;
+  if (i === 200) throw new Error("calculator_add never joined the catalog");
+  await new Promise((r) => setTimeout(r, 50));
+}
 const found = await client.callTool({ name: "request_more_tools", arguments: { query: "add two numbers" } });
 const described = await client.callTool({ name: "describe_tools", arguments: { tools: ["calculator_add"] } });
 const called = await client.callTool({ name: "call_tool", arguments: { name: "calculator_add", arguments: { a: 2, b: 3 } } });

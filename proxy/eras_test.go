@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // eraClient is mcp-go's client on one protocol era, over one transport.
@@ -317,5 +319,42 @@ func TestStatelessClientHearsCatalogChangesOnListen(t *testing.T) {
 				t.Errorf("tools/list after the catalog changed %v, want the profile's %v", names, beltOfProfile)
 			}
 		})
+	}
+}
+
+// A stateless client's detour is learned through its handles: two
+// searches chained by the handle, then a successful call_tool of a tool
+// the second gave, with the handle, teach the first query that tool, for
+// every client after.
+func TestStatelessDetourIsLearnedThroughTheHandle(t *testing.T) {
+	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
+	fuse := routing.DefaultFusePolicy()
+	fuse.CollapseDuplicates = false
+	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem})
+	t.Cleanup(srv.Close)
+	c := connectEra(t, srv, "http", "")
+	first := c.call(t, "request_more_tools", map[string]any{"query": "report how far along the job is"})
+	second := c.call(t, "request_more_tools", map[string]any{"query": "report the progress", "handle": handleOf(t, first)})
+	if !strings.Contains(allText(second), "beta_progress(") {
+		t.Fatalf("the second search did not give beta_progress: %s", allText(second))
+	}
+	called := c.call(t, "call_tool", map[string]any{"name": "beta_progress", "arguments": map[string]any{"steps": 1}, "handle": handleOf(t, second)})
+	if called.IsError {
+		t.Fatal(allText(called))
+	}
+	again := c.call(t, "request_more_tools", map[string]any{"query": "report how far along the job is"})
+	var d struct{ Tools []routedTool }
+	b, _ := json.Marshal(again.StructuredContent)
+	if err := json.Unmarshal(b, &d); err != nil || len(d.Tools) == 0 || d.Tools[0].Name != "beta_progress" {
+		t.Errorf("after the detour, a fresh search ranks %s first, want beta_progress", b)
 	}
 }

@@ -358,3 +358,53 @@ func TestStatelessDetourIsLearnedThroughTheHandle(t *testing.T) {
 		t.Errorf("after the detour, a fresh search ranks %s first, want beta_progress", b)
 	}
 }
+
+// Behind Guard, a client's 2026-07-28 requests in flight count as its
+// sessions: with a bound of 1, a listen stream held open leaves no room
+// for another request of that client (429).
+func TestStatelessRequestsInFlightAreBounded(t *testing.T) {
+	srv := erasServer(t)
+	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{MaxSessionsPerClient: 1}))
+	t.Cleanup(ts.Close)
+	tr, err := mcptransport.NewStreamableHTTP(ts.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.NewClient(tr)
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	listenErr := make(chan error, 16)
+	listen := func() func() {
+		stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ToolsListChanged: true}, func(err error) { listenErr <- err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stop
+	}
+	stop := listen()
+	var last error
+	eventually(t, faultWait, "a request refused while the listen stream is open", func() bool {
+		select {
+		case <-listenErr: // the listen itself met the bound (a list was in flight): open it again
+			stop()
+			stop = listen()
+			return false
+		default:
+		}
+		_, last = c.ListTools(t.Context(), mcp.ListToolsRequest{})
+		return last != nil
+	})
+	if !strings.Contains(last.Error(), "429") && !strings.Contains(last.Error(), "sessions open") {
+		t.Errorf("refusal: %v, want 429 naming the bound", last)
+	}
+	stop()
+	eventually(t, faultWait, "requests served again once the stream closed", func() bool {
+		_, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+		return err == nil
+	})
+}

@@ -6,6 +6,7 @@ package proxy
 // catalog.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -119,15 +120,15 @@ func (s *Server) allMode(ctx context.Context) bool {
 	return on
 }
 
-// instructionsFor returns the server instructions generated from c:
+// catalogInstructions returns the server instructions generated from c:
 // what the gateway holds, and when to use its own tools. They stay under
 // maxInstructions bytes: servers past the budget are counted, not named.
-func instructionsFor(c *Catalog, routed, planner bool) string {
+func catalogInstructions(c *Catalog, routed, planner bool) string {
 	upstreams := map[string]int{}
 	byDomain := map[string][]string{}
 	for _, t := range c.Tools {
 		if upstreams[t.Upstream] == 0 {
-			d := cmpOr(t.Domain, t.Upstream)
+			d := cmp.Or(t.Domain, t.Upstream)
 			byDomain[d] = append(byDomain[d], t.Upstream)
 		}
 		upstreams[t.Upstream]++
@@ -175,11 +176,4 @@ func usageText(routed, planner bool) string {
 	}
 	b.WriteString("Read routing alerts before calling: a shared keyword is not a shared intent.")
 	return b.String()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,7 @@ type ServerOptions struct {
 	// Name and Version identify the proxy to clients ["mcp-router", "dev"].
 	Name, Version string
 	// Instructions tell the model how to use the proxy [generated from the
-	// catalog, and refreshed when it changes: see instructionsFor].
+	// catalog, and refreshed when it changes: see catalogInstructions].
 	Instructions string
 	// Router, when set, routes: each session sees the proxy's own tools,
 	// CoreTools and the tools request_more_tools put on its belt. Nil shows
@@ -126,7 +127,7 @@ func NewServer(opts ServerOptions) *Server {
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithInstructions(cmpOr(opts.Instructions, "mcp-router")), // replaced per client by the hooks above
+		server.WithInstructions(cmp.Or(opts.Instructions, "mcp-router")), // replaced per client by the hooks above
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
@@ -216,8 +217,8 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 	c := s.hub.Catalog()
 	gen := s.instructions.Load()
 	if gen == nil || gen.catalog != c {
-		gen = &instructionsCache{catalog: c, routed: instructionsFor(c, s.belts != nil, s.planner != nil),
-			all: instructionsFor(c, false, s.planner != nil)}
+		gen = &instructionsCache{catalog: c, routed: catalogInstructions(c, s.belts != nil, s.planner != nil),
+			all: catalogInstructions(c, false, s.planner != nil)}
 		s.instructions.Store(gen)
 	}
 	if s.allMode(ctx) {

@@ -102,6 +102,15 @@ func (b *belts) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	})
 }
 
+// fixed keeps the proxy's own tools and the core tools: the list of a
+// client on the stateless protocol, a function of the profile alone (the
+// tools request_more_tools finds it calls through call_tool).
+func (b *belts) fixed(tools []mcp.Tool) []mcp.Tool {
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		return !isOwnTool(t.Name) && !slices.Contains(b.core, t.Name)
+	})
+}
+
 // queryFromMeta reads the user's message a client passed with tools/list.
 func queryFromMeta(meta *mcp.Meta) string {
 	if meta == nil {

@@ -14,6 +14,7 @@ var callToolDef = mcp.NewTool("call_tool",
 		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),
 	mcp.WithString("name", mcp.Required(), mcp.Description("Exact tool name, e.g. calculator_add.")),
 	mcp.WithObject("arguments", mcp.Description("The tool's arguments, as its input schema describes.")),
+	mcp.WithString("handle", mcp.Description("The handle of your latest request_more_tools or call_tool result, if it gave one.")),
 	mcp.WithTitleAnnotation("Call a catalog tool"),
 	mcp.WithOpenWorldHintAnnotation(true),
 	mcp.WithDestructiveHintAnnotation(true),
@@ -36,5 +37,16 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if _, isObject := inner.(map[string]any); !isObject {
 		return mcp.NewToolResultError(fmt.Sprintf(`call_tool: "arguments" for %s must be an object`, name)), nil
 	}
-	return s.call(startWaited(ctx, req.Params.Meta), name, inner, req.Params.Meta), nil
+	var c *carried
+	if stateless(ctx) && s.belts != nil {
+		handle, err := handleArg(args)
+		if err != nil {
+			return mcp.NewToolResultError("call_tool: " + err.Error()), nil
+		}
+		if handle != "" {
+			c = s.restore(ctx, handle)
+			ctx = context.WithValue(ctx, carriedKey{}, c)
+		}
+	}
+	return s.withHandle(ctx, c, s.call(startWaited(ctx, req.Params.Meta), name, inner, req.Params.Meta), false), nil
 }

@@ -87,7 +87,7 @@ func connectCross(t *testing.T, url, token, name string) *crossClient {
 	cl.AddRoots(&sdk.Root{URI: "file:///home/" + name, Name: name})
 	tr := &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}}}
-	s, err := cl.Connect(t.Context(), tr, nil)
+	s, err := cl.Connect(t.Context(), tr, sessionEra)
 	if err != nil {
 		t.Fatalf("connect %s: %v", name, err)
 	}

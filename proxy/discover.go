@@ -26,15 +26,16 @@ var requestMoreToolsDef = mcp.Tool{
 		"optionally name tools you believe exist (\"tools\"), add the words a matching tool's name or description " +
 		"would use (\"keywords\", e.g. \"read file contents\"), and restate the task as one plain sentence without " +
 		"names, values or pasted data (\"intent\"). The best-matching tools are added to your tool list " +
-		"and returned here with their input schemas, so you can call them directly or with call_tool " +
-		"even if your tool list does not refresh. Read any routing alert before calling.",
+		"and returned here as signatures (required parameters; describe_tools gives full schemas), so you can call " +
+		"them directly or with call_tool even if your tool list does not refresh. Read any routing alert before calling.",
 	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
 		`"query":{"type":"string","description":"What you need to do, in words, e.g. 'read a file from disk' or 'convert 5 km to miles'."},` +
 		`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names you believe you need, if any."},` +
 		`"keywords":{"type":"array","items":{"type":"string"},"description":"Words a matching tool's name or description would use: an action and its object, e.g. ['read', 'file']."},` +
 		`"intent":{"type":"string","description":"The task as one plain sentence, without names, values or pasted data, e.g. 'Read a text file from disk.'"},` +
 		`"route":{"type":"string","enum":["SIMPLE_TOOL","COMPLEX_TOOL","GENERAL_CHAT","EXIT"],"description":"SIMPLE_TOOL when one tool will do, COMPLEX_TOOL when several are needed."},` +
-		`"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many of the best-ranked tools to consider (default 5); \"topk\" is accepted too."}` +
+		`"top_k":{"type":"integer","minimum":1,"maximum":50,"description":"How many of the best-ranked tools to consider (default 5); \"topk\" is accepted too."},` +
+		`"handle":{"type":"string","description":"The handle of your latest request_more_tools or call_tool result, if it gave one."}` +
 		`},"required":["query"]}`),
 	Annotations: mcp.ToolAnnotation{
 		Title:        "Find more tools",
@@ -51,6 +52,8 @@ type routedTool struct {
 	Score       float64         `json:"score"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Signature is the tool's name with its required parameters.
+	Signature string `json:"signature"`
 	// Unavailable is "down" or "starting" for a tool of an upstream not
 	// connected (from its last listing); empty when it can be called.
 	Unavailable string `json:"unavailable,omitempty"`
@@ -92,19 +95,28 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
 	}
-	sess := s.belts.session(ctx)
+	s.hub.settle() // a catalog just stored is indexed too: discovery sees what describe_tools sees
+	sess, c, err := s.discoverySession(ctx, args)
+	if err != nil {
+		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
+	}
+	if c != nil {
+		ctx = context.WithValue(ctx, carriedKey{}, c)
+	}
 	d, err := sess.Discover(ctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
 		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
-		return breakerResult(d), nil
+		return s.withHandle(ctx, c, breakerResult(d), true), nil
 	}
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
 	s.metrics.Discovery(len(d.Added), len(d.Evicted))
 	if d.Breaker.Open {
 		s.metrics.BreakerTrip()
 	}
-	s.reportBelts()
+	if c == nil {
+		s.reportBelts()
+	}
 	if d.Changed() || d.Breaker.Open {
 		s.notifyToolsChanged(ctx)
 	}
@@ -115,10 +127,63 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	}
 	outs, outageAlerts := s.findOutages(d)
 	if len(outs) > 0 {
-		s.outages.note(ctx)
+		s.noteOutage(ctx)
 		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
 	}
-	return s.discoveryResult(d, outs, outageAlerts), nil
+	return s.withHandle(ctx, c, s.discoveryResult(d, outs, outageAlerts), true), nil
+}
+
+// discoverySession is the routing session a discovery runs in: the
+// client's session, or, on the stateless protocol, one restored from the
+// handle it passed (c, whose state the answer's handle carries on).
+func (s *Server) discoverySession(ctx context.Context, args map[string]any) (*routing.Session, *carried, error) {
+	if !stateless(ctx) {
+		return s.belts.session(ctx), nil, nil
+	}
+	handle, err := handleArg(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := s.restore(ctx, handle)
+	return c.sess, c, nil
+}
+
+// handleArg reads the optional "handle" argument.
+func handleArg(args map[string]any) (string, error) {
+	switch v := args["handle"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	}
+	return "", errors.New(`"handle" must be the string an earlier result gave`)
+}
+
+// withHandle gives res the handle of c's state, for a stateless client to
+// pass back: in its text, its _meta and, for the proxy's own results, its
+// structuredContent (a tool's own structuredContent is left as its output
+// schema says). Without c it returns res as it is.
+func (s *Server) withHandle(ctx context.Context, c *carried, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
+	if c == nil {
+		return res
+	}
+	h := s.mint(ctx, c)
+	text := "handle: " + h + "\n(pass it back as \"handle\" to request_more_tools and call_tool: it carries this task's routing context)"
+	if c.note != "" {
+		text = c.note + "\n" + text
+	}
+	res.Content = append(res.Content, mcp.NewTextContent(text))
+	if m, ok := res.StructuredContent.(map[string]any); ok && own {
+		m["handle"] = h
+	}
+	if res.Meta == nil {
+		res.Meta = &mcp.Meta{}
+	}
+	if res.Meta.AdditionalFields == nil {
+		res.Meta.AdditionalFields = map[string]any{}
+	}
+	res.Meta.AdditionalFields[HandleMetaKey] = h
+	return res
 }
 
 // maxHint bounds request_more_tools' "keywords" and "intent", in bytes.
@@ -214,27 +279,50 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 			continue
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Server: t.Server,
+			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Signature: toolSignature(c.Name, t.Def.RawInputSchema), Server: t.Server,
 			Alternatives: s.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
 	}
 	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
+	res := mcp.NewToolResultText(discoveryText(d.Query, alerts, tools, d.Unknown, false))
+	res.StructuredContent = map[string]any{
+		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
+		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
+	}
+	return res
+}
+
+// discoveryText is request_more_tools' answer for the model: alerts, then
+// each tool as a compact signature, or with its whole input schema when
+// full is set (as describe_tools shows it).
+func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string, full bool) string {
 	var b strings.Builder
 	for _, a := range alerts {
 		b.WriteString(a.Message + "\n\n")
 	}
 	if len(tools) > 0 {
-		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}):\n", d.Query)
+		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}", query)
+		if !full {
+			b.WriteString("; describe_tools {\"tools\": [...]} gives full input schemas")
+		}
+		b.WriteString("):\n")
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(t.Server)
+		server := "server " + t.Upstream + aboutServer(truncateUTF8(t.Server, maxSignatureServer))
+		if full {
+			server = "server " + t.Upstream + aboutServer(t.Server)
+		}
 		if t.Unavailable != "" {
 			server += ", " + t.Unavailable + " now"
 		}
-		fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
-			oneLine(t.Description), compactJSON(t.InputSchema))
+		if full {
+			fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
+				oneLine(t.Description), compactJSON(t.InputSchema))
+		} else {
+			fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
+		}
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {
@@ -243,15 +331,10 @@ func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlert
 			fmt.Fprintf(&b, "  the same tool on other instances of this server: %s\n", strings.Join(alts, "; "))
 		}
 	}
-	if len(d.Unknown) > 0 {
-		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(d.Unknown, ", "))
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(unknown, ", "))
 	}
-	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
-	res.StructuredContent = map[string]any{
-		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
-		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
-	}
-	return res
+	return strings.TrimSpace(b.String())
 }
 
 // alternatives describes the catalog tools named, skipping any gone since.

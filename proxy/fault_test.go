@@ -1009,22 +1009,47 @@ func TestFI19HTTPClientDropsStream(t *testing.T) {
 	})
 }
 
-// FI-20: a client closing the response stream of the 2026-07-28
-// (stateless) protocol is a cancellation; the proxy does not speak that
-// version to clients (DESIGN decision 2), so the case cannot arise. This
-// pins that: should the version be enabled, FI-20 needs its own test.
-func TestFI20StatelessProtocolNotServed(t *testing.T) {
-	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
+// FI-20: a client of the 2026-07-28 (stateless) protocol that closes
+// the response stream of a call has cancelled it: the upstream call is
+// cancelled at once, with no grace period. A 2025-11-25 client on the same
+// endpoint still gets a session.
+func TestFI20StatelessClientClosesStream(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"))
+	srv := NewServer(ServerOptions{Hub: h, DisconnectGrace: time.Hour})
 	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(ts.Close)
-	c := &faultHTTP{url: ts.URL + "/mcp", client: ts.Client()}
-	if v := c.initialize(t, "2026-07-28"); !slices.Contains(sessionProtocolVersions, v) {
-		t.Errorf("a client asking for 2026-07-28 got version %q, want one of %v (with sessions)", v, sessionProtocolVersions)
+	legacy := &faultHTTP{url: ts.URL + "/mcp", client: ts.Client()}
+	if v := legacy.initialize(t, "2025-11-25"); v != "2025-11-25" || legacy.sid == "" {
+		t.Errorf("a 2025-11-25 client got version %q, session %q: want its version and a session", v, legacy.sid)
 	}
-	if c.sid == "" {
-		t.Error("no session id: the client is not in a session")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_hang","arguments":{},` +
+		`"_meta":{"progressToken":"t1","` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` + mcp.MetaKeyClientCapabilities + `":{}}}}`
+	ctx, drop := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, "tools/call")
+	req.Header.Set(mcp.HeaderName, "alpha_hang")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") { // the upstream has the call
+	}
+	if sc.Err() != nil {
+		t.Fatalf("the call's stream ended before the upstream had the call: %v", sc.Err())
+	}
+	drop()
+	resp.Body.Close()
+	eventually(t, faultWait, "the upstream call cancelled as the stream closed", func() bool {
+		return cancellations(t, h, "alpha_cancellations") == 1
+	})
 }
 
 // FI-21: cancelling a call just as it completes gives either its result

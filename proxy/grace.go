@@ -65,7 +65,9 @@ func newGraces(grace time.Duration, logger *slog.Logger) *graces {
 // before this hook can take the key of the call using it.
 func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if isHTTPSession(ctx) && isToolCall(message) {
+		// A stateless request's call is cancelled when its stream closes
+		// (RELIABILITY FI-20): it runs under its POST's context, undetached.
+		if isHTTPSession(ctx) && !perRequestSession(ctx) && isToolCall(message) {
 			g.mu.Lock()
 			g.posts[inflightKey(ctx, id)] = ctx
 			g.mu.Unlock()

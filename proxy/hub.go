@@ -253,6 +253,15 @@ func (h *Hub) OnChange(fn func(*Catalog)) {
 	h.rebuildMu.Unlock()
 }
 
+// Follow calls fn with the current catalog, then as OnChange does: no
+// catalog stored in between is missed, and fn sees them in order.
+func (h *Hub) Follow(fn func(*Catalog)) {
+	h.rebuildMu.Lock()
+	defer h.rebuildMu.Unlock()
+	h.listeners = append(h.listeners, fn)
+	fn(h.Catalog())
+}
+
 // Metrics returns the hub's metrics (nil when off).
 func (h *Hub) Metrics() *Metrics { return h.opts.Metrics }
 

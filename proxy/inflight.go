@@ -25,7 +25,7 @@ func inflightKey(ctx context.Context, id any) string {
 
 func (f *inflightIDs) hook(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if !isToolCall(message) {
+		if !isToolCall(message) || perRequestSession(ctx) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -51,6 +51,13 @@ func (f *inflightIDs) hook(hooks *server.Hooks) {
 			done(ctx, id)
 		}
 	})
+}
+
+// perRequestSession reports whether ctx's session lives for one request
+// only: a streamable HTTP request on the stateless protocol, which carries
+// no session id. No other request shares its ids.
+func perRequestSession(ctx context.Context) bool {
+	return isHTTPSession(ctx) && sessionID(ctx) == ""
 }
 
 // isToolCall reports whether a raw JSON-RPC message is a tools/call.

@@ -127,17 +127,7 @@ func precheck(msg []byte) verdict {
 	if err != nil {
 		return refusal(mcp.INVALID_REQUEST, nil, "%v", err)
 	}
-	v := env.check()
-	if v.pass() && env.id != nil && methodIs(env.method, string(mcp.MethodServerDiscover)) {
-		// Only protocol versions with sessions are served (DESIGN decision
-		// 2), so answer as a server that predates 2026-07-28: a client
-		// that probes with server/discover (mcp-go's does) then falls back
-		// to initialize, rather than going on without one.
-		id, _ := validID(env.id)
-		return refusal(mcp.METHOD_NOT_FOUND, id, "server/discover: this server speaks the protocol versions "+
-			"with sessions (2025-11-25 and earlier); send initialize")
-	}
-	return v
+	return env.check()
 }
 
 // envelopeOf picks the JSON-RPC members from a top-level object. A member

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -174,6 +175,7 @@ func (l *handshake) admit(v verdict) verdict {
 		}
 		l.state, l.initID = handshakeInit, requestKey(env.id)
 	case l.state == handshakeReady:
+	case declaresStateless(env.params): // the 2026-07-28 protocol has no handshake
 	case methodIs(env.method, string(mcp.MethodPing)):
 		if l.state == handshakeInit && requestKey(env.id) == l.initID {
 			return refusal(mcp.INVALID_REQUEST, id, "id %s is used by initialize, which is not answered yet", id)
@@ -183,6 +185,19 @@ func (l *handshake) admit(v verdict) verdict {
 			methodName(env.method))
 	}
 	return v
+}
+
+// declaresStateless reports whether a request's params declare, in _meta,
+// a protocol version of the stateless era (2026-07-28 or later).
+func declaresStateless(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return mcp.IsModernProtocol(v)
 }
 
 // sawOutput moves the handshake on when p is the answer to initialize: a

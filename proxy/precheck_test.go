@@ -88,7 +88,7 @@ func TestPrecheck(t *testing.T) {
 		{"other members", `{"jsonrpc":"2.0","id":1,"method":"ping","x":1,"y":2,"z":3,"w":4,"v":5,"u":6,"t":7,"s":8}`, pass, ""},
 		{"cancel", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`, pass, ""},
 
-		{"server/discover", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, mcp.METHOD_NOT_FOUND, "7"},
+		{"server/discover", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, pass, ""},
 		{"not JSON", `{not json`, mcp.PARSE_ERROR, "null"},
 		{"trailing data", `{"jsonrpc":"2.0","id":1,"method":"ping"} x`, mcp.PARSE_ERROR, "null"},
 		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":` + nested(63) + `}}`, mcp.PARSE_ERROR, "null"},

@@ -232,7 +232,7 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		}
 		if !g.owners.reserve(client, g.maxSessions, time.Now()) {
 			g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
-				"this client has %d sessions open, the most allowed: end one (DELETE) before opening another", g.maxSessions))
+				"this client has %d sessions open (a 2026-07-28 request counts as one while it runs), the most allowed: end one (DELETE) before opening another", g.maxSessions))
 			return
 		}
 		defer g.owners.unreserve(client)

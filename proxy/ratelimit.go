@@ -85,6 +85,15 @@ func (r *rateLimits) take(session string) *RateLimitError {
 		RetryAfter: wait.Truncate(time.Millisecond) + time.Millisecond} // rounded up
 }
 
+// limitKey is what a call's rate limit is kept by: its session, or, on
+// the stateless protocol over HTTP, its credential.
+func limitKey(ctx context.Context) string {
+	if perRequestSession(ctx) {
+		return "stateless\x00" + clientOfCtx(ctx)
+	}
+	return sessionID(ctx)
+}
+
 // rateLimited counts a call of tool against its session's limit: nil when
 // it may go ahead, else a rate_limited error naming the tool and its
 // upstream.
@@ -92,7 +101,7 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	if s.limits == nil {
 		return nil
 	}
-	rl := s.limits.take(sessionID(ctx))
+	rl := s.limits.take(limitKey(ctx))
 	if rl == nil {
 		return nil
 	}

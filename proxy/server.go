@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,7 +31,8 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Name and Version identify the proxy to clients ["mcp-router", "dev"].
 	Name, Version string
-	// Instructions tell the model how to use the proxy [DefaultInstructions].
+	// Instructions tell the model how to use the proxy [generated from the
+	// catalog, and refreshed when it changes: see catalogInstructions].
 	Instructions string
 	// Router, when set, routes: each session sees the proxy's own tools,
 	// CoreTools and the tools request_more_tools put on its belt. Nil shows
@@ -58,28 +62,25 @@ type ServerOptions struct {
 	Inputs InputLimits
 }
 
-// DefaultInstructions is what the proxy tells the model about itself.
-const DefaultInstructions = `mcp-router is a gateway to many MCP servers. Tools are named <server>_<tool>.
-Your tool list shows a small belt of tools. When none fits the task, call request_more_tools with the
-task in words: it adds the best-matching tools to your list and returns their names and input
-schemas. Call a tool directly, or call any catalog tool by name with call_tool {"name", "arguments"}:
-that works even when your tool list has not refreshed. Read routing alerts before calling: a shared
-keyword is not a shared intent, so check the domain. A tool that fails returns an error result whose
-text names the tool, the server and the reason.`
-
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
 type Server struct {
 	hub     *Hub
 	logger  *slog.Logger
 	mcp     *server.MCPServer
-	belts   *belts // nil without a router
+	belts   *belts   // nil without a router
+	handles *handles // nil without a router
 	index   *indexer
 	exec    *executor.Executor
 	planner *planner.Planner
 	metrics *Metrics
 	lessons *lessons.Memory
 	inputs  InputLimits
+	core    []string // core tools: on every belt, and always loaded
+
+	// fixedInstructions, when set, replace the generated instructions.
+	fixedInstructions string
+	instructions      atomic.Pointer[instructionsCache]
 
 	subs     subscriptions
 	inflight inflightIDs
@@ -103,11 +104,9 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	if opts.Instructions == "" {
-		opts.Instructions = DefaultInstructions
-	}
 	opts.Inputs.defaults()
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs}
+	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
+		core: opts.CoreTools, fixedInstructions: opts.Instructions}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -118,17 +117,24 @@ func NewServer(opts ServerOptions) *Server {
 	s.inflight.hook(hooks)
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Instructions = s.instructionsFor(ctx)
+	})
+	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Instructions = s.instructionsFor(ctx)
+	})
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithInstructions(opts.Instructions),
+		server.WithInstructions(cmp.Or(opts.Instructions, "mcp-router")), // replaced per client by the hooks above
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
 	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
+		s.handles = newHandles()
 		s.index = newIndexer(opts.Router, opts.Logger)
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 			s.belts.forget(cs.SessionID())
@@ -136,13 +142,12 @@ func NewServer(opts ServerOptions) *Server {
 			s.reportBelts()
 		})
 		hooks.AddBeforeListTools(s.routeFromMeta)
-		srvOpts = append(srvOpts, server.WithToolFilter(s.belts.filter))
 	}
+	srvOpts = append(srvOpts, server.WithToolFilter(s.filterTools))
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
-	s.sync(opts.Hub.Catalog())
-	opts.Hub.OnChange(s.sync)
+	opts.Hub.Follow(s.sync) // a catalog the hub stores meanwhile is not missed
 	return s
 }
 
@@ -175,7 +180,7 @@ func (s *Server) Close() {
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := queryFromMeta(req.Params.Meta)
-	if q == "" {
+	if q == "" || s.allMode(ctx) || stateless(ctx) { // a stateless list never depends on other requests
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
@@ -189,6 +194,54 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	s.reportBelts()
 }
 
+// filterTools is the server's tool filter: every tool, with its
+// description enriched, for a client that lists every tool; the belt
+// otherwise.
+func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if len(tools) <= 1 { // a call: every registered tool stays callable
+		return tools
+	}
+	if !s.allMode(ctx) {
+		if stateless(ctx) {
+			return s.belts.fixed(tools)
+		}
+		return s.belts.filter(ctx, tools)
+	}
+	c := s.hub.Catalog()
+	out := make([]mcp.Tool, len(tools))
+	for i, def := range tools {
+		out[i] = def
+		if t, ok := c.Tool(def.Name); ok {
+			out[i] = enriched(def, t)
+		}
+	}
+	return out
+}
+
+// instructionsFor is what ctx's client is told about the gateway.
+func (s *Server) instructionsFor(ctx context.Context) string {
+	if s.fixedInstructions != "" {
+		return s.fixedInstructions
+	}
+	c := s.hub.Catalog()
+	gen := s.instructions.Load()
+	if gen == nil || gen.catalog != c {
+		gen = &instructionsCache{catalog: c, routed: catalogInstructions(c, s.belts != nil, s.planner != nil),
+			all: catalogInstructions(c, false, s.planner != nil)}
+		s.instructions.Store(gen)
+	}
+	if s.allMode(ctx) {
+		return gen.all
+	}
+	return gen.routed
+}
+
+// instructionsCache holds the instructions generated for one catalog.
+type instructionsCache struct {
+	catalog     *Catalog
+	routed, all string
+}
+
 // reportBelts updates the belt gauges.
 func (s *Server) reportBelts() {
 	if s.belts != nil && s.metrics != nil {
@@ -198,6 +251,9 @@ func (s *Server) reportBelts() {
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
+	if stateless(ctx) { // no session to tell: its list did not change
+		return
+	}
 	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
 		s.logger.Debug("tools list_changed not sent", "session_id", sessionID(ctx), "err", err)
 	}
@@ -213,11 +269,6 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
-	// As over HTTP, only protocol versions with sessions (DESIGN decision
-	// 2): a client that discovers versions first then initializes.
-	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return server.WithSupportedProtocolVersions(ctx, sessionProtocolVersions)
-	})
 	filter := newStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
 	filtered := make(chan struct{})
@@ -236,16 +287,22 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return err
 }
 
-// HTTPHandler serves streamable HTTP at /mcp (the same server on every
-// call; Close shuts it down). Protocol versions are limited to those with
-// sessions (DESIGN decision 2); session ids are random and only issued ones
-// are accepted; each POSTed message is pre-checked (precheck.go); the Host
-// check and the body limit are Guard's.
+// HTTPHandler serves streamable HTTP at /mcp and AllPath (the same server
+// on every call; Close shuts it down), in both protocol eras: sessions for
+// 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
+// random and only issued ones are accepted; each POSTed message is
+// pre-checked (precheck.go); the Host check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
-			server.WithStreamableHTTPProtocolVersions(sessionProtocolVersions...),
+			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+				ctx = withClient(ctx, r.Header.Get("Authorization"))
+				if r.URL.Path == AllPath {
+					return withAllMode(ctx)
+				}
+				return ctx
+			}),
 			server.WithStreamableHTTPLogger(s.logger),
 			server.WithSessionIdManager(NewSessionIDs()),
 			server.WithSessionIdleTTL(sessionIdleTTL),
@@ -255,9 +312,10 @@ func (s *Server) HTTPHandler() http.Handler {
 	return precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
 }
 
-// sessionProtocolVersions are the protocol versions served: those with
-// sessions, which per-session belts need (DESIGN decision 2).
-var sessionProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// AllPath is the HTTP path that lists every tool, with enriched
+// descriptions, for clients that search tools themselves; HTTPHandler
+// serves it beside /mcp.
+const AllPath = "/mcp/all"
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
 const sessionIdleTTL = 30 * time.Minute
@@ -265,7 +323,7 @@ const sessionIdleTTL = 30 * time.Minute
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
 // ownTools are the proxy's own tools, reserved against upstream names.
-var ownTools = []string{callToolName, requestMoreToolsName, "run_plan", "plan", "routing_feedback"}
+var ownTools = []string{callToolName, requestMoreToolsName, describeToolsName, "run_plan", "plan", "routing_feedback"}
 
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return append([]string(nil), ownTools...) }
@@ -273,26 +331,32 @@ func ReservedNames() []string { return append([]string(nil), ownTools...) }
 // sync shows the catalog: every tool, prompt and resource, plus the
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
-	tools := []server.ServerTool{{Tool: callToolDef, Handler: s.callTool}, {Tool: runPlanDef, Handler: s.runPlan}}
+	tools := []server.ServerTool{s.own(callToolDef, s.callTool), s.own(runPlanDef, s.runPlan)}
 	if s.planner != nil {
-		tools = append(tools, server.ServerTool{Tool: planDef, Handler: s.plan})
+		tools = append(tools, s.own(planDef, s.plan))
 	}
 	if s.lessons != nil {
-		tools = append(tools, server.ServerTool{Tool: feedbackDef, Handler: s.routingFeedback})
+		tools = append(tools, s.own(feedbackDef, s.routingFeedback))
 	}
 	if s.belts != nil {
-		tools = append(tools, server.ServerTool{Tool: requestMoreToolsDef, Handler: s.requestMoreTools})
+		tools = append(tools, s.own(requestMoreToolsDef, s.requestMoreTools), s.own(describeToolsDef, s.describeTools))
 		s.index.update(c)
 		s.belts.each(func(_ string, sess *routing.Session) {
 			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
 		})
 	}
 	for _, t := range c.Tools {
-		tools = append(tools, server.ServerTool{Tool: t.Def, Handler: s.forward(t.Name)})
+		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
+		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
 	s.mcp.SetTools(tools...)
 	s.syncPrompts(c)
 	s.syncResources(c)
+}
+
+// own is one of the proxy's own tools, always loaded.
+func (s *Server) own(def mcp.Tool, h server.ToolHandlerFunc) server.ServerTool {
+	return server.ServerTool{Tool: withHints(def, ownSearchHint, true), Handler: h}
 }
 
 func (s *Server) syncPrompts(c *Catalog) {
@@ -343,26 +407,54 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
 	progress.settle()
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
-		s.outages.note(ctx)
+		s.noteOutage(ctx)
 	}
 	s.called(ctx, name, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
-		return errorResult(err)
+		return s.withSchema(errorResult(err), name, err)
 	}
 	return res
 }
 
-// called tells the session's router about a call of a catalog tool.
+// noteOutage remembers that ctx's search or call met an outage, so that
+// the detour it causes is not learned.
+func (s *Server) noteOutage(ctx context.Context) {
+	if c := carriedOf(ctx); c != nil {
+		c.outage = true
+	} else if !stateless(ctx) {
+		s.outages.note(ctx)
+	}
+}
+
+// tookOutage reports and forgets an outage noted for ctx's client.
+func (s *Server) tookOutage(ctx context.Context) bool {
+	if c := carriedOf(ctx); c != nil {
+		was := c.outage
+		c.outage = false
+		return was
+	}
+	return s.outages.take(ctx)
+}
+
+// called tells the router state of ctx's client about a call of a catalog
+// tool: its session's, or, on the stateless protocol, the state its handle
+// carried (none without a handle).
 func (s *Server) called(ctx context.Context, name string, ok bool) {
 	if s.belts == nil {
 		return
 	}
-	eff := s.belts.session(ctx).Called(name, ok)
+	sess := s.belts.session
+	if c := carriedOf(ctx); c != nil {
+		sess = func(context.Context) *routing.Session { return c.sess }
+	} else if stateless(ctx) {
+		return
+	}
+	eff := sess(ctx).Called(name, ok)
 	if eff.Reopened {
 		s.notifyToolsChanged(ctx) // request_more_tools is back
 	}
-	if ok && s.outages.take(ctx) && eff.Detour != "" {
+	if ok && s.tookOutage(ctx) && eff.Detour != "" {
 		s.logger.Info("no routing lesson from a detour an outage caused", "tool", name)
 		return
 	}

@@ -54,6 +54,12 @@ func newSDKClient() (*sdk.Client, *sdkClient) {
 	return cl, c
 }
 
+// sessionEra pins the official Go SDK client to the protocol with sessions
+// (2025-11-25), which the tests of per-session behaviour (belts,
+// list_changed, progress, sampling) are about; eras_test.go covers the
+// stateless protocol.
+var sessionEra = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 // overHTTP serves the proxy on an httptest server and connects a client.
 func overHTTP(t *testing.T, h *Hub) *sdkClient {
 	t.Helper()
@@ -73,7 +79,7 @@ func overHTTPWith(t *testing.T, opts ServerOptions) *sdkClient {
 func sdkOverHTTP(t *testing.T, url string) *sdkClient {
 	t.Helper()
 	cl, c := newSDKClient()
-	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, sessionEra)
 	if err != nil {
 		t.Fatalf("connect over HTTP: %v", err)
 	}
@@ -95,7 +101,7 @@ func overStdioWith(t *testing.T, opts ServerOptions) *sdkClient {
 	t.Cleanup(srv.Close)
 	fromProxy, toProxy := stdioPipes(t, srv)
 	cl, c := newSDKClient()
-	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: fromProxy, Writer: toProxy}, nil)
+	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: fromProxy, Writer: toProxy}, sessionEra)
 	if err != nil {
 		t.Fatalf("connect over stdio: %v", err)
 	}
@@ -376,10 +382,9 @@ func TestFI17ProgressFloodIsRateLimited(t *testing.T) {
 }
 
 // An mcp-go client left to its defaults probes with server/discover
-// (2026-07-28) first; the proxy answers as a server with sessions only
-// (method not found), so the client falls back to initialize and its
-// calls are served, over stdio and HTTP.
-func TestMCPGoClientFallsBackToInitialize(t *testing.T) {
+// (2026-07-28) first; the proxy serves that protocol, so the client stays
+// on it and its calls are served, over stdio and HTTP.
+func TestMCPGoClientNegotiatesTheStatelessProtocol(t *testing.T) {
 	h := startHub(t, builtinFake("alpha"))
 	srv := NewServer(ServerOptions{Hub: h})
 	t.Cleanup(srv.Close)
@@ -389,8 +394,8 @@ func TestMCPGoClientFallsBackToInitialize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("initialize: %v", err)
 		}
-		if res.ProtocolVersion != "2025-11-25" {
-			t.Errorf("negotiated %q, want 2025-11-25 (a session)", res.ProtocolVersion)
+		if res.ProtocolVersion != mcp.ProtocolVersion20260728 {
+			t.Errorf("negotiated %q, want %s", res.ProtocolVersion, mcp.ProtocolVersion20260728)
 		}
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = "alpha_echo", map[string]any{"text": "hi"}

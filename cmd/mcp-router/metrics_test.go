@@ -41,7 +41,9 @@ func TestServeHTTPMetricsCountWhatWasServed(t *testing.T) {
 		t.Fatal("the gateway did not report its address")
 	}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil)
-	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	// A session (2025-11-25): the sessions gauge counts it.
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

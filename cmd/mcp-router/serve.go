@@ -128,6 +128,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	cfg.HTTP.Bounds.Guard(&guard)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
+	mux.Handle(proxy.AllPath, proxy.Guard(srv.HTTPHandler(), guard)) // every tool listed, for clients that search themselves
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))

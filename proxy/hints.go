@@ -1,0 +1,179 @@
+package proxy
+
+// What the proxy tells clients that search tools themselves (they defer
+// MCP tools behind their own tool search): which tools to keep loaded, the
+// words each tool is found by, and server instructions drawn from the
+// catalog.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Tool _meta keys read by clients that defer tools behind their own search.
+const (
+	// AlwaysLoadMetaKey set to true asks the client never to defer the tool.
+	AlwaysLoadMetaKey = "anthropic/alwaysLoad"
+	// SearchHintMetaKey holds words the client's tool search matches the
+	// tool by, besides its name and description.
+	SearchHintMetaKey = "anthropic/searchHint"
+)
+
+// Bounds of the texts the proxy writes for client-side search.
+const (
+	maxSearchHint   = 200  // bytes of one tool's searchHint
+	maxAboutServer  = 160  // bytes of a server description quoted in a hint or description
+	maxInstructions = 1200 // bytes of the generated instructions
+)
+
+// ownSearchHint is the searchHint of the proxy's own tools.
+const ownSearchHint = "mcp-router gateway: find, describe and call the tools of every server behind it"
+
+// searchHint is the words t is found by: its server, domain and what the
+// server is for.
+func searchHint(t Tool) string {
+	h := t.Upstream
+	if t.Domain != "" && t.Domain != t.Upstream {
+		h += ", " + t.Domain
+	}
+	if t.Server != "" {
+		h += ": " + oneLine(t.Server)
+	}
+	return truncateUTF8(h, maxSearchHint)
+}
+
+// withHints returns def with the client-side search hints in its _meta:
+// hint, and alwaysLoad when the tool must stay loaded. An upstream's own
+// alwaysLoad or searchHint is replaced: what stays loaded is the
+// gateway's choice. def's own _meta is not modified.
+func withHints(def mcp.Tool, hint string, alwaysLoad bool) mcp.Tool {
+	fields := map[string]any{}
+	var progress mcp.ProgressToken
+	if def.Meta != nil {
+		maps.Copy(fields, def.Meta.AdditionalFields)
+		progress = def.Meta.ProgressToken
+	}
+	delete(fields, AlwaysLoadMetaKey)
+	fields[SearchHintMetaKey] = hint
+	if alwaysLoad {
+		fields[AlwaysLoadMetaKey] = true
+	}
+	def.Meta = &mcp.Meta{ProgressToken: progress, AdditionalFields: fields}
+	return def
+}
+
+// enriched is t's definition for a client that lists every tool and
+// searches them itself: its description names its server, what the server
+// is for, and its domain.
+func enriched(def mcp.Tool, t Tool) mcp.Tool {
+	about := "Server: " + t.Upstream
+	if t.Server != "" {
+		about += " (" + truncateUTF8(oneLine(t.Server), maxAboutServer) + ")"
+	}
+	if t.Domain != "" && t.Domain != t.Upstream {
+		about += ". Domain: " + t.Domain
+	}
+	if strings.TrimSpace(def.Description) == "" {
+		def.Description = about + "."
+	} else {
+		def.Description = strings.TrimRight(def.Description, " \n") + "\n\n" + about + "."
+	}
+	return def
+}
+
+// truncateUTF8 cuts s to at most n bytes on a rune boundary, marking a cut
+// with "…".
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// allModeKey marks the context of a request to the endpoint that lists
+// every tool.
+type allModeKey struct{}
+
+// withAllMode marks ctx as a request to the endpoint that lists every tool.
+func withAllMode(ctx context.Context) context.Context {
+	return context.WithValue(ctx, allModeKey{}, true)
+}
+
+// allMode reports whether ctx's request lists every tool: the all
+// endpoint, or a server without a router.
+func (s *Server) allMode(ctx context.Context) bool {
+	if s.belts == nil {
+		return true
+	}
+	on, _ := ctx.Value(allModeKey{}).(bool)
+	return on
+}
+
+// catalogInstructions returns the server instructions generated from c:
+// what the gateway holds, and when to use its own tools. They stay under
+// maxInstructions bytes: servers past the budget are counted, not named.
+func catalogInstructions(c *Catalog, routed, planner bool) string {
+	upstreams := map[string]int{}
+	byDomain := map[string][]string{}
+	for _, t := range c.Tools {
+		if upstreams[t.Upstream] == 0 {
+			d := cmp.Or(t.Domain, t.Upstream)
+			byDomain[d] = append(byDomain[d], t.Upstream)
+		}
+		upstreams[t.Upstream]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", len(c.Tools), len(upstreams))
+	usage := usageText(routed, planner)
+	budget := maxInstructions - b.Len() - len(usage) - len(" Servers by domain: .") - 2
+	domains := slices.Sorted(maps.Keys(byDomain))
+	var parts []string
+	for i, d := range domains {
+		ups := byDomain[d]
+		slices.Sort(ups)
+		part := d + " (" + strings.Join(ups, ", ") + ")"
+		if len(ups) == 1 && ups[0] == d { // a server that is its own domain
+			part = d
+		}
+		rest := fmt.Sprintf("; and %d more domains", len(domains)-i)
+		if len(strings.Join(append(parts, part), "; "))+len(rest) > budget {
+			parts = append(parts, rest[2:])
+			break
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 0 {
+		b.WriteString(" Servers by domain: " + strings.Join(parts, "; ") + ".")
+	}
+	b.WriteString("\n" + usage)
+	return truncateUTF8(b.String(), maxInstructions)
+}
+
+// usageText says when to use the proxy's own tools.
+func usageText(routed, planner bool) string {
+	var b strings.Builder
+	if routed {
+		b.WriteString("Your tool list shows a small belt. When no listed tool fits, call request_more_tools with the task in words: " +
+			"it returns the best tools as short signatures; describe_tools gives their full input schemas. ")
+	} else {
+		b.WriteString("Every tool is listed; each description names its server. ")
+	}
+	b.WriteString(`call_tool {"name","arguments"} calls any catalog tool by name, listed or not. ` +
+		"run_plan runs several dependent calls in one step. ")
+	if planner {
+		b.WriteString("plan asks a local model how to handle a request. ")
+	}
+	b.WriteString("Read routing alerts before calling: a shared keyword is not a shared intent.")
+	return b.String()
+}

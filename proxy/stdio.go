@@ -162,16 +162,6 @@ func (c *child) waitFor(d time.Duration) bool {
 	}
 }
 
-func (c *child) killGroup(sig syscall.Signal) {
-	if c.cmd.Process == nil {
-		return
-	}
-	// A negative pid signals the whole process group.
-	if err := syscall.Kill(-c.cmd.Process.Pid, sig); err != nil {
-		_ = c.cmd.Process.Signal(sig)
-	}
-}
-
 // exitError describes how the child ended, for logs and for callers.
 func (c *child) exitError() error {
 	if c.err == nil {

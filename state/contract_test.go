@@ -17,8 +17,7 @@ import (
 )
 
 // backend is what every implementation of the state offers. A new
-// backend (PostgreSQL) joins the contract tests by adding itself to
-// backends.
+// backend joins the contract tests by adding itself to backends.
 type backend interface {
 	Lessons() lessons.Store
 	Pins() integrity.PinStore
@@ -32,6 +31,7 @@ var backends = []struct {
 }{
 	{"memory", func(t *testing.T) backend { return NewMemory() }},
 	{"sqlite", func(t *testing.T) backend { return openDB(t, t.TempDir()) }},
+	{"postgres", func(t *testing.T) backend { return openPG(t, newPGSchema(t)) }},
 }
 
 func openDB(t testing.TB, dir string) *DB {

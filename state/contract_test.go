@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/pgtest"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -31,7 +32,7 @@ var backends = []struct {
 }{
 	{"memory", func(t *testing.T) backend { return NewMemory() }},
 	{"sqlite", func(t *testing.T) backend { return openDB(t, t.TempDir()) }},
-	{"postgres", func(t *testing.T) backend { return openPG(t, newPGSchema(t)) }},
+	{"postgres", func(t *testing.T) backend { return openPG(t, pgtest.Schema(t)) }},
 }
 
 func openDB(t testing.TB, dir string) *DB {

@@ -463,6 +463,9 @@ func (db *PG) Gateways() Registry { return &pgGateways{db} }
 
 type pgGateways struct{ db *PG }
 
+// shared: replicas on other machines register here too.
+func (s *pgGateways) shared() bool { return true }
+
 func (s *pgGateways) Beat(ctx context.Context, g Gateway) error {
 	if err := checkGateway(g); err != nil {
 		return err

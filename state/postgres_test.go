@@ -2,78 +2,17 @@ package state
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mcp-router/mcp-router/internal/pgtest"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
-
-// TestPostgresEnv names the variable holding the URL of a PostgreSQL
-// database the tests may create schemas in (scripts/postgres starts one).
-// Without it the PostgreSQL tests skip, except under CI, where they fail.
-const TestPostgresEnv = "MCP_ROUTER_TEST_POSTGRES"
-
-// testPGURL returns the test database's URL, or skips (fails under CI)
-// when there is none.
-func testPGURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(TestPostgresEnv)
-	if u == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: CI must test the PostgreSQL backend (scripts/test starts a server with scripts/postgres)", TestPostgresEnv)
-		}
-		t.Skipf("%s is not set: PostgreSQL backend not tested (scripts/postgres start prints a URL to set it to)", TestPostgresEnv)
-	}
-	return u
-}
-
-// newPGSchema creates an empty schema in the test database, dropped at
-// the end of the test, and returns a URL whose connections use it: each
-// test gets its own state.
-func newPGSchema(t testing.TB) string {
-	t.Helper()
-	base := testPGURL(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", TestPostgresEnv, err)
-	}
-	defer conn.Close(ctx)
-	schema := "test_" + hex.EncodeToString([]byte(rand.Text())[:6])
-	schema = strings.ToLower(schema)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s: %v", TestPostgresEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 func openPG(t testing.TB, u string) *PG {
 	t.Helper()
@@ -88,7 +27,7 @@ func openPG(t testing.TB, u string) *PG {
 // Two connections stand for two replicas: what one writes, the other
 // reads, and the lessons' version tells it that something changed.
 func TestPostgresTwoHandlesSeeEachOthersWrites(t *testing.T) {
-	u := newPGSchema(t)
+	u := pgtest.Schema(t)
 	a, b := openPG(t, u), openPG(t, u)
 	ctx := t.Context()
 	before := versionOf(t, b.Lessons())
@@ -107,7 +46,7 @@ func TestPostgresTwoHandlesSeeEachOthersWrites(t *testing.T) {
 // Replicas starting at once migrate the schema once, and all of them
 // open and write; IDs assigned at once never collide.
 func TestPostgresConcurrentOpenMigratesOnce(t *testing.T) {
-	u := newPGSchema(t)
+	u := pgtest.Schema(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -143,7 +82,7 @@ func TestPostgresConcurrentOpenMigratesOnce(t *testing.T) {
 }
 
 func TestPostgresNewerSchemaIsAnError(t *testing.T) {
-	u := newPGSchema(t)
+	u := pgtest.Schema(t)
 	db := openPG(t, u)
 	if _, err := db.pool.Exec(t.Context(), `UPDATE schema_version SET version = 999`); err != nil {
 		t.Fatal(err)
@@ -158,7 +97,7 @@ func TestPostgresNewerSchemaIsAnError(t *testing.T) {
 // naming it, and the password is in no error.
 func TestPostgresUnreachableOrRefusedNeverShowsThePassword(t *testing.T) {
 	const secret = "s3cr3t-pw"
-	base, err := url.Parse(testPGURL(t))
+	base, err := url.Parse(pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +130,7 @@ func TestPostgresUnreachableOrRefusedNeverShowsThePassword(t *testing.T) {
 }
 
 func BenchmarkPostgresOpen(b *testing.B) {
-	u := newPGSchema(b)
+	u := pgtest.Schema(b)
 	openPG(b, u) // created and migrated once, as on every start after the first
 	for b.Loop() {
 		db, err := OpenPostgres(context.Background(), PGOptions{URL: u})
@@ -203,7 +142,7 @@ func BenchmarkPostgresOpen(b *testing.B) {
 }
 
 func BenchmarkPostgresLessonPut(b *testing.B) {
-	s := openPG(b, newPGSchema(b)).Lessons()
+	s := openPG(b, pgtest.Schema(b)).Lessons()
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := s.Put(ctx, lesson("read the config file", "fs_read")); err != nil {
@@ -214,7 +153,7 @@ func BenchmarkPostgresLessonPut(b *testing.B) {
 
 // BenchmarkPostgresLessonReload is BenchmarkLessonReload on PostgreSQL.
 func BenchmarkPostgresLessonReload(b *testing.B) {
-	s := openPG(b, newPGSchema(b)).Lessons()
+	s := openPG(b, pgtest.Schema(b)).Lessons()
 	ctx := context.Background()
 	for range lessons.DefaultMaxLessons {
 		s.Put(ctx, lesson("read the config file of the service", "fs_read"))
@@ -233,7 +172,7 @@ func BenchmarkPostgresLessonReload(b *testing.B) {
 }
 
 func BenchmarkPostgresLessonVersion(b *testing.B) {
-	s := openPG(b, newPGSchema(b)).Lessons().(interface {
+	s := openPG(b, pgtest.Schema(b)).Lessons().(interface {
 		Version(context.Context) (int64, error)
 	})
 	ctx := context.Background()
@@ -246,7 +185,7 @@ func BenchmarkPostgresLessonVersion(b *testing.B) {
 
 // BenchmarkPostgresMemoryReload is BenchmarkMemoryReload on PostgreSQL.
 func BenchmarkPostgresMemoryReload(b *testing.B) {
-	db := openPG(b, newPGSchema(b))
+	db := openPG(b, pgtest.Schema(b))
 	ctx := context.Background()
 	for i := range lessons.DefaultMaxLessons - 1 {
 		db.Lessons().Put(ctx, lesson(fmt.Sprintf("read the config file of service %d", i), "fs_read"))

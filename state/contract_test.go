@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -330,5 +332,45 @@ func TestContractGateways(t *testing.T) {
 		if err := r.Beat(ctx, Gateway{}); err == nil {
 			t.Error("a gateway without an ID: got nil error")
 		}
+	})
+}
+
+// Gateways re-checking tools at once take turns on the pins: each update
+// reads what the one before it wrote, so none is lost.
+func TestContractPinsConcurrentUpdatesLoseNothing(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ps := b.Pins()
+		const workers, rounds = 4, 5
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*rounds)
+		for range workers {
+			wg.Go(func() {
+				for range rounds {
+					errs <- ps.UpdatePins(func(p integrity.Pins) bool {
+						if p["alpha"] == nil {
+							p["alpha"] = map[string]integrity.Record{}
+						}
+						r := p["alpha"]["x"]
+						n, _ := strconv.Atoi(r.Held)
+						r.Hash, r.Held = strings.Repeat("a", 64), strconv.Itoa(n+1)
+						p["alpha"]["x"] = r
+						return true
+					})
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ps.UpdatePins(func(p integrity.Pins) bool {
+			if got := p["alpha"]["x"].Held; got != strconv.Itoa(workers*rounds) {
+				t.Errorf("after %d updates the count is %s: updates were lost", workers*rounds, got)
+			}
+			return false
+		})
 	})
 }

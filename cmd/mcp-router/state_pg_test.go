@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/pgtest"
@@ -113,14 +119,49 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	})
 }
 
-// A state.url whose database cannot be reached fails the CLI with the URL
-// named and its password redacted.
-func TestUnreachablePostgresFailsTheCLIWithoutThePassword(t *testing.T) {
+// A state.url whose database cannot be reached leaves serve working on
+// state in memory with one warning, and fails the CLI; both name the URL
+// with its password redacted and never show the password.
+func TestUnreachablePostgresDegradesServeAndFailsTheCLI(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\nstate: {url: \"postgres://mcp:${PW}@127.0.0.1:1/mcp?connect_timeout=5\"}\n%s",
 		filepath.Join(dir, "state"), calcProfile))
 	t.Setenv("PW", "hunter2-secret")
+
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "warn")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion("2025-11-25"))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		c.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
+		t.Errorf("calculator_add: %q", stdioResultText(res))
+	}
+	c.Close()
+	cmd.Wait()
+	logs := stderr.String()
+	if n := strings.Count(logs, "state kept in memory for this run"); n != 1 || !strings.Contains(logs, "postgres://mcp:xxxxx@127.0.0.1:1/mcp") {
+		t.Errorf("serve logged %d warnings, want one naming the redacted URL:\n%s", n, logs)
+	}
+	if strings.Contains(logs, "hunter2-secret") {
+		t.Errorf("serve's log shows the password:\n%s", logs)
+	}
+
 	for _, args := range [][]string{{"lessons", "list"}, {"pins", "list"}} {
 		out, errOut, err := runBin(t, bin, append(args, "--config", cfg)...)
 		if err == nil || !strings.Contains(errOut, "postgres://mcp:xxxxx@127.0.0.1:1/mcp") {

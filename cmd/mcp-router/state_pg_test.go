@@ -46,6 +46,19 @@ profiles:
 `, stateDir, withVar, exe, fakeupstream.EnvVar, env[fakeupstream.EnvVar]))
 }
 
+// waitUpstreams waits until each gateway of sharedProfile or pgProfile
+// serves both its upstreams: a stdio gateway answers initialize before
+// they have joined.
+func waitUpstreams(t *testing.T, cs ...*client.Client) {
+	t.Helper()
+	for i, c := range cs {
+		eventually(t, fmt.Sprintf("gateway %d serves the calculator and fake", i+1), func() bool {
+			return !callTool(t, c, "calculator_add", map[string]any{"a": 1, "b": 2}).IsError &&
+				!callTool(t, c, "fake_echo", map[string]any{"text": "hi"}).IsError
+		})
+	}
+}
+
 // Two gateways with state directories of their own (as on two machines)
 // share one PostgreSQL database: a lesson taught through one is the
 // lesson the other reinforces, a tool held back in both is released in
@@ -58,12 +71,7 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	state1, state2 := filepath.Join(dir, "one"), filepath.Join(dir, "two")
 	cfg1, cfg2 := pgProfile(t, dir, state1, dbURL), pgProfile(t, dir, state2, dbURL)
 	c1, c2 := startStdioGateway(t, bin, cfg1), startStdioGateway(t, bin, cfg2)
-	for i, c := range []*client.Client{c1, c2} {
-		eventually(t, fmt.Sprintf("gateway %d serves the calculator and fake", i+1), func() bool {
-			return !callTool(t, c, "calculator_add", map[string]any{"a": 1, "b": 2}).IsError &&
-				!callTool(t, c, "fake_echo", map[string]any{"text": "hi"}).IsError
-		})
-	}
+	waitUpstreams(t, c1, c2)
 
 	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})
 	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {

@@ -4,21 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/pgtest"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // backend is what every implementation of the state offers. A new
-// backend (PostgreSQL) joins the contract tests by adding itself to
-// backends.
+// backend joins the contract tests by adding itself to backends.
 type backend interface {
 	Lessons() lessons.Store
 	Pins() integrity.PinStore
@@ -32,6 +34,7 @@ var backends = []struct {
 }{
 	{"memory", func(t *testing.T) backend { return NewMemory() }},
 	{"sqlite", func(t *testing.T) backend { return openDB(t, t.TempDir()) }},
+	{"postgres", func(t *testing.T) backend { return openPG(t, pgtest.Schema(t)) }},
 }
 
 func openDB(t testing.TB, dir string) *DB {
@@ -329,5 +332,45 @@ func TestContractGateways(t *testing.T) {
 		if err := r.Beat(ctx, Gateway{}); err == nil {
 			t.Error("a gateway without an ID: got nil error")
 		}
+	})
+}
+
+// Gateways re-checking tools at once take turns on the pins: each update
+// reads what the one before it wrote, so none is lost.
+func TestContractPinsConcurrentUpdatesLoseNothing(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ps := b.Pins()
+		const workers, rounds = 4, 5
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*rounds)
+		for range workers {
+			wg.Go(func() {
+				for range rounds {
+					errs <- ps.UpdatePins(func(p integrity.Pins) bool {
+						if p["alpha"] == nil {
+							p["alpha"] = map[string]integrity.Record{}
+						}
+						r := p["alpha"]["x"]
+						n, _ := strconv.Atoi(r.Held)
+						r.Hash, r.Held = strings.Repeat("a", 64), strconv.Itoa(n+1)
+						p["alpha"]["x"] = r
+						return true
+					})
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ps.UpdatePins(func(p integrity.Pins) bool {
+			if got := p["alpha"]["x"].Held; got != strconv.Itoa(workers*rounds) {
+				t.Errorf("after %d updates the count is %s: updates were lost", workers*rounds, got)
+			}
+			return false
+		})
 	})
 }

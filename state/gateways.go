@@ -38,6 +38,13 @@ type Registry interface {
 	Gateways(ctx context.Context) ([]Gateway, error)
 }
 
+// Shared reports whether r is shared by several machines, so that a
+// row's PID may be another machine's process.
+func Shared(r Registry) bool {
+	s, ok := r.(interface{ shared() bool })
+	return ok && s.shared()
+}
+
 func checkGateway(g Gateway) error {
 	switch {
 	case g.ID == "":

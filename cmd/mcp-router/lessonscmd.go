@@ -18,7 +18,8 @@ func newLessonsCmd(e *env) *cobra.Command {
 		Long: `Routing remembers lessons in state_dir: "for requests like Q, use (or avoid) tool T",
 learned when a session needed several searches before a tool worked, or told through
 the routing_feedback tool. Similar later requests are ranked with them. These commands
-read and change that memory, shared by every gateway using the same state_dir; running
+read and change that memory, shared by every gateway using the same state_dir (or the
+same state.url database); running
 gateways pick changes up within seconds.`,
 	}
 	var asJSON bool

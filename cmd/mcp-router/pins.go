@@ -21,7 +21,8 @@ annotations) the first time it sees it, in state_dir. When an upstream later
 changes a pinned definition, the tool is hidden and its calls refused until you
 approve the change; a tool quarantined for a poisoned-looking definition (or for
 shadowing another server's tool) is released the same way. Every running gateway
-using the same state_dir picks an approval up within seconds.`,
+using the same state_dir (or the same state.url database) picks an approval up
+within seconds.`,
 	}
 	var asJSON bool
 	list := &cobra.Command{

@@ -14,8 +14,9 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// stateStore is the persisted state a command works with: state.db, or
-// memory for a run whose state directory cannot be used.
+// stateStore is the persisted state a command works with: state.db, a
+// PostgreSQL database (state.url), or memory for a run whose state cannot
+// be opened.
 type stateStore interface {
 	Lessons() lessons.Store
 	Pins() integrity.PinStore
@@ -27,7 +28,18 @@ type stateStore interface {
 var (
 	_ stateStore = (*state.DB)(nil)
 	_ stateStore = (*state.Memory)(nil)
+	_ stateStore = (*state.PG)(nil)
 )
+
+// openState opens the configured state: the PostgreSQL database of
+// state.url when set, else state.db in the state directory. Errors are
+// *state.OpenError, naming the file or the URL without its password.
+func openState(ctx context.Context, cfg *config.Config, log *slog.Logger) (stateStore, error) {
+	if cfg.State.URL != "" {
+		return state.OpenPostgres(ctx, state.PGOptions{URL: cfg.State.URL, Logger: log})
+	}
+	return openStateDB(ctx, cfg, log)
+}
 
 // openStateDB opens state.db in the state directory and imports the state
 // files of earlier versions into it (logged).
@@ -58,15 +70,16 @@ func legacyFiles(cfg *config.Config) state.Legacy {
 }
 
 // runState returns the state for a gateway run (serve, tools, call...),
-// opening it on first use: state.db, or, when it cannot be opened (a
-// read-only, full or broken state directory, a corrupt file), memory for
-// this run with one warning. The file is left as it is. The command's
-// caller closes it with closeState.
+// opening it on first use: state.db or the state.url database, or, when
+// it cannot be opened (a read-only, full or broken state directory, a
+// corrupt file, a database that cannot be reached), memory for this run
+// with one warning. The file is left as it is. The command's caller
+// closes it with closeState.
 func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
 	if e.state != nil {
 		return e.state
 	}
-	db, err := openStateDB(ctx, cfg, log)
+	db, err := openState(ctx, cfg, log)
 	if err != nil {
 		why, file := err, filepath.Join(cfg.StateDir, state.FileName)
 		var oe *state.OpenError
@@ -90,14 +103,14 @@ func (e *env) vectors(ctx context.Context, cfg *config.Config, log *slog.Logger)
 	return e.runState(ctx, cfg, log).Vectors()
 }
 
-// cliState opens state.db for a command that reads or changes the state
-// itself (lessons, pins, status): a state directory that cannot be used is
-// its error.
+// cliState opens the state (state.db, or the state.url database) for a
+// command that reads or changes the state itself (lessons, pins, status):
+// a state that cannot be opened is its error.
 func (e *env) cliState(ctx context.Context, cfg *config.Config) (stateStore, error) {
 	if e.state != nil {
 		return e.state, nil
 	}
-	db, err := openStateDB(ctx, cfg, e.logger(cfg))
+	db, err := openState(ctx, cfg, e.logger(cfg))
 	if err != nil {
 		return nil, err
 	}

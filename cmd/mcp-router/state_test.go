@@ -127,7 +127,7 @@ func TestTwoGatewaysShareOneStateDir(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sharedProfile(t, dir, filepath.Join(dir, "state"))
 	c1, c2 := startStdioGateway(t, bin, cfg), startStdioGateway(t, bin, cfg)
-	callTool(t, c1, "calculator_add", map[string]any{"a": 1, "b": 2}) // counted in status below
+	waitUpstreams(t, c1, c2) // its calls are counted in status below
 
 	// A lesson taught in the first gateway...
 	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})

@@ -155,7 +155,8 @@ func newStatusCmd(e *env) *cobra.Command {
 		Long: `Every mcp-router serve registers itself in state_dir and writes a heartbeat every few
 seconds. status lists the live ones (rows of gateways that died are removed): process id,
 start time, profile, configuration file, transport, each upstream's state, calls served
-and recent errors. It exits 0 when none runs.`,
+and recent errors. It exits 0 when none runs. With state.url, it lists the gateways of every
+machine using that database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := e.loadConfig()
@@ -184,8 +185,11 @@ and recent errors. It exits 0 when none runs.`,
 }
 
 // liveGateways returns the registered gateways that are alive, and removes
-// the rows of those that are not.
+// the rows of those that are not. In a registry shared by several machines
+// (PostgreSQL) a row's PID may be another machine's, so only its heartbeat
+// tells.
 func liveGateways(ctx context.Context, reg state.Registry, now time.Time) ([]gatewayStatus, error) {
+	local := !state.Shared(reg)
 	rows, err := reg.Gateways(ctx)
 	if err != nil {
 		return nil, err
@@ -193,7 +197,7 @@ func liveGateways(ctx context.Context, reg state.Registry, now time.Time) ([]gat
 	var live []gatewayStatus
 	var stale []string
 	for _, g := range rows {
-		if now.Sub(g.Heartbeat) > staleAfter || !processAlive(g.PID) {
+		if now.Sub(g.Heartbeat) > staleAfter || local && !processAlive(g.PID) {
 			stale = append(stale, g.ID)
 			continue
 		}

@@ -57,9 +57,11 @@ type Config struct {
 	// StateDir is where caches and persisted state go, resolved to an
 	// absolute directory (the user state directory when unset).
 	StateDir string
-	HTTP     HTTP
-	Limits   Limits
-	Ollama   Ollama
+	// State is where the shared state is kept instead of state.db.
+	State  State
+	HTTP   HTTP
+	Limits Limits
+	Ollama Ollama
 	// Warnings are problems that do not stop the gateway.
 	Warnings []string
 
@@ -88,6 +90,15 @@ type HTTP struct {
 	DisconnectGrace time.Duration
 	// Bounds limit each client's connections, sessions and bodies.
 	Bounds HTTPBounds
+}
+
+// State is the state section.
+type State struct {
+	// URL is a postgres:// URL (variables expanded) whose database holds
+	// the state, shared by every gateway using it; "" keeps the state in
+	// state.db under StateDir. Print it with [RedactURL]: it may hold a
+	// password.
+	URL string
 }
 
 // Ollama is the ollama section: optional local models.
@@ -196,7 +207,7 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 	}
 	fromEnv := map[string]string{}
 	for _, key := range []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
-		"ollama.url", "ollama.embed_model", "ollama.chat_model"} {
+		"state.url", "ollama.url", "ollama.embed_model", "ollama.chat_model"} {
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if val, ok := getenv(env); ok {
 			v.Set(key, val)
@@ -245,6 +256,14 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", where, c.Log.Level, strings.Join(LogLevels, ", ")))
 	}
 	configured := get("state_dir", true)
+	c.State.URL = get("state.url", true)
+	if err := checkStateURL(c.State.URL); err != nil {
+		where := fmt.Sprintf("%s:%d: state.url", file, settingLine(root, "state", "url"))
+		if env, ok := fromEnv["state.url"]; ok {
+			where = env
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", where, err))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -254,6 +273,37 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 	}
 	c.StateDir = dir
 	return nil
+}
+
+// checkStateURL says what is wrong with a state.url, without repeating
+// the password it may hold.
+func checkStateURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL (postgres://user:password@host/database)")
+	}
+	switch {
+	case u.Scheme != "postgres" && u.Scheme != "postgresql":
+		return fmt.Errorf("%q: the scheme must be postgres://", RedactURL(raw))
+	case u.Host == "":
+		return fmt.Errorf("%q: no host", RedactURL(raw))
+	case strings.Trim(u.Path, "/") == "":
+		return fmt.Errorf("%q: no database (postgres://host/database)", RedactURL(raw))
+	}
+	return nil
+}
+
+// RedactURL returns a state.url for messages: the password, if any, as
+// xxxxx.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return u.Redacted()
 }
 
 // LogLevels are the values of log.level and --log-level.

@@ -509,3 +509,44 @@ func TestLoadSensitiveTopicsUnsetOrEmptied(t *testing.T) {
 		t.Errorf("[refund]: got %q", p.Planner.SensitiveTopics)
 	}
 }
+
+func TestStateURLExpandsItsPasswordAndChecksTheURL(t *testing.T) {
+	cfg, err := load(t, "state: {url: \"postgres://mcp:${PGPASSWORD}@db.internal:5432/mcp\"}\nprofiles:\n  p: {}\n",
+		map[string]string{"PGPASSWORD": "hunter2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.State.URL != "postgres://mcp:hunter2@db.internal:5432/mcp" {
+		t.Errorf("state.url: got %q, want the password expanded", cfg.State.URL)
+	}
+	if got := RedactURL(cfg.State.URL); got != "postgres://mcp:xxxxx@db.internal:5432/mcp" {
+		t.Errorf("RedactURL: got %q", got)
+	}
+	if cfg, err := load(t, "profiles:\n  p: {}\n", nil); err != nil || cfg.State.URL != "" {
+		t.Errorf("no state section: got %q, %v; want state.db (no URL)", cfg.State.URL, err)
+	}
+	cfg, err = load(t, "profiles:\n  p: {}\n", map[string]string{"MCP_ROUTER_STATE_URL": "postgres://h/db"})
+	if err != nil || cfg.State.URL != "postgres://h/db" {
+		t.Errorf("MCP_ROUTER_STATE_URL: got %q, %v", cfg.State.URL, err)
+	}
+}
+
+func TestBadStateURLIsAnErrorWithoutThePassword(t *testing.T) {
+	for name, tc := range map[string]struct{ url, want string }{
+		"scheme":      {"mysql://u:${PW}@h/db", "the scheme must be postgres://"},
+		"no host":     {"postgres://u:${PW}@/db", "no host"},
+		"no database": {"postgres://u:${PW}@h", "no database"},
+		"not a url":   {"postgres://u:${PW}@h:port/db", "not a URL"},
+		"unset":       {"postgres://u:${NOPE}@h/db", "NOPE is not set"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, "state:\n  url: \""+tc.url+"\"\nprofiles:\n  p: {}\n", map[string]string{"PW": "hunter2"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "profiles.yaml:2: state.url") {
+				t.Fatalf("got %v, want %q at profiles.yaml:2: state.url", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}

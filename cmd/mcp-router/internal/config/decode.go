@@ -15,6 +15,7 @@ type rawConfig struct {
 	DefaultProfile string              `yaml:"default_profile"`
 	Log            rawLog              `yaml:"log"`
 	StateDir       string              `yaml:"state_dir"`
+	State          rawState            `yaml:"state"`
 	HTTP           rawHTTP             `yaml:"http"`
 	Limits         rawLimits           `yaml:"limits"`
 	Ollama         rawOllama           `yaml:"ollama"`
@@ -39,6 +40,10 @@ type rawHTTP struct {
 	MaxSessionsPerClient *boundCount    `yaml:"max_sessions_per_client"`
 	MaxStreamsPerSession *boundCount    `yaml:"max_streams_per_session"`
 	MaxBodyMemory        *byteSize      `yaml:"max_body_memory"`
+}
+
+type rawState struct {
+	URL string `yaml:"url"`
 }
 
 type rawOllama struct {

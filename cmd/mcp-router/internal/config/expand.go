@@ -14,7 +14,7 @@ import (
 // it would become, say, a literal password or a tool name.
 //
 //	http.bearer_tokens[*], http.allowed_origins[*]   at load; errors matter to serve --http (Config.CheckHTTP)
-//	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, log.trace_file   at load
+//	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
 //	profiles.*.planner.prompt                        when the profile is resolved
 //	profiles.*.upstreams.*: command, args[*], env.*, cwd, url, headers.*   likewise
 //
@@ -29,6 +29,7 @@ var expandedKeys = [][]string{
 	{"ollama", "embed_model"},
 	{"ollama", "chat_model"},
 	{"state_dir"},
+	{"state", "url"},
 	{"log", "trace_file"},
 	{"profiles", "*", "planner", "prompt"},
 	{"profiles", "*", "upstreams", "*", "command"},

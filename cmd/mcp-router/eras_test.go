@@ -20,8 +20,14 @@ import (
 // connected.
 func gatewayOverHTTP(t *testing.T, bin string) string {
 	t.Helper()
+	return gatewayOverHTTPWith(t, bin, calcProfile)
+}
+
+// gatewayOverHTTPWith is gatewayOverHTTP with the given configuration.
+func gatewayOverHTTPWith(t *testing.T, bin, config string) string {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "p.yaml", calcProfile)
+	cfg := writeFile(t, dir, "p.yaml", config)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	cmd.Env = isolatedEnv(dir)
 	stderr, _ := cmd.StderrPipe()

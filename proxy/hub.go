@@ -66,6 +66,13 @@ type Options struct {
 	// Notifications bounds the notifications each upstream may send
 	// [DefaultNotificationsPerSecond, DefaultNotificationBurst].
 	Notifications NotificationLimit
+	// Quotas bound each principal's calls per tool; every route to a tool
+	// (a direct call, call_tool, a plan's steps) counts. None by default.
+	Quotas []Quota
+	// RepeatCalls is how many times in a row one session may make the
+	// same call (same tool, same arguments) before the next is refused
+	// with repeated_call; 0 is no bound.
+	RepeatCalls int
 }
 
 func (o *Options) defaults() {
@@ -115,6 +122,8 @@ type Hub struct {
 	byName    map[string]*upstream
 	progress  progressRouter
 	args      argChecker // validates call arguments (validate_arguments)
+	quotas    *quotas    // nil without quotas
+	repeats   *repeats   // nil without a repeat bound
 	catalog   atomic.Pointer[Catalog]
 	relay     atomic.Pointer[Relay]
 	subID     atomic.Uint64
@@ -132,7 +141,8 @@ type Hub struct {
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{}}
+	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{},
+		quotas: newQuotas(opts.Quotas), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
 	for _, cfg := range cfgs {
@@ -406,6 +416,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}
+	release, err := h.admit(ctx, name, upstream, args)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = t.Original
 	req.Params.Arguments = args

@@ -126,6 +126,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 	}
 	cfg.HTTP.Bounds.Guard(&guard)
+	for i, t := range cfg.HTTP.BearerTokens { // the names quotas and audit records use
+		log.Info("bearer token principal", "index", i, "principal", proxy.TokenFingerprint(t))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
@@ -182,6 +185,8 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		ConfigFile: cfg.File,
 
 		Notifications: cfg.Limits.Notifications(),
+		Quotas:        cfg.Limits.Quotas,
+		RepeatCalls:   cfg.Limits.RepeatCalls,
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn

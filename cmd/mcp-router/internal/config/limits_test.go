@@ -73,3 +73,41 @@ profiles:
 		}
 	}
 }
+
+// TestQuotasConfig: limits.quotas and limits.repeat_calls reach the proxy
+// (principal and tool default to "*"); bad entries name the line and the
+// entry.
+func TestQuotasConfig(t *testing.T) {
+	cfg, err := load(t, `
+limits:
+  repeat_calls: 5
+  quotas:
+    - {principal: token-0123456789ab, tool: "github_*", calls_per_minute: 30, concurrent: 2}
+    - {concurrent: 4}
+profiles:
+  p: {}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []proxy.Quota{
+		{Principal: "token-0123456789ab", Tool: "github_*", CallsPerMinute: 30, Concurrent: 2},
+		{Principal: "*", Tool: "*", Concurrent: 4},
+	}
+	if diff := cmp.Diff(want, cfg.Limits.Quotas); diff != "" || cfg.Limits.RepeatCalls != 5 {
+		t.Errorf("quotas (-want +got):\n%s\nrepeat_calls %d, want 5", diff, cfg.Limits.RepeatCalls)
+	}
+	bad := []struct{ yaml, want string }{
+		{"limits:\n  quotas:\n    - {tool: x}\n", "profiles.yaml:3: limits.quotas[0]: sets neither calls_per_minute nor concurrent"},
+		{"limits:\n  quotas:\n    - {tool: \"[\", concurrent: 1}\n", `limits.quotas[0]: tool "[" is not a valid glob`},
+		{"limits:\n  quotas:\n    - {calls_per_minute: 0}\n", `limits.quotas[0].calls_per_minute: "0" is not a whole number`},
+		{"limits:\n  quotas:\n    - {principal: a, callz: 1}\n", "limits.quotas[0].callz: unknown key"},
+		{"limits: {repeat_calls: -1}\n", `limits.repeat_calls: "-1" is not a whole number`},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}

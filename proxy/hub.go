@@ -69,6 +69,8 @@ type Options struct {
 	// Quotas bound each principal's calls per tool; every route to a tool
 	// (a direct call, call_tool, a plan's steps) counts. None by default.
 	Quotas []Quota
+	// Audit, when set, receives one record of every call.
+	Audit Auditor
 	// RepeatCalls is how many times in a row one session may make the
 	// same call (same tool, same arguments) before the next is refused
 	// with repeated_call; 0 is no bound.
@@ -394,7 +396,10 @@ func signature(c *Catalog) string {
 // *UpstreamError; a tool that ran and failed is a result with IsError.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
 	start, upstream := time.Now(), ""
-	defer func() { h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err) }()
+	defer func() {
+		h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err)
+		h.audit(ctx, start, name, upstream, args, res, err)
+	}()
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
 		if up, why, blocked := h.blockedTool(name); blocked {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
@@ -71,6 +72,13 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	log := e.logger(cfg)
 	e.metrics = proxy.NewMetrics()
+	auditLog, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
+		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log})
+	if err != nil {
+		return fmt.Errorf("%s: audit.file: %w", cfg.File, err)
+	}
+	defer auditLog.Close() // after the hub: its last calls are recorded
+	e.audit = auditLog
 	hub, err := e.newHub(ctx, cfg, prof, log)
 	if err != nil {
 		return err
@@ -187,6 +195,9 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Notifications: cfg.Limits.Notifications(),
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
+	}
+	if e.audit != nil {
+		opts.Audit = e.audit
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn

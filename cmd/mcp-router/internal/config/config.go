@@ -60,6 +60,7 @@ type Config struct {
 	HTTP     HTTP
 	Limits   Limits
 	Ollama   Ollama
+	Audit    Audit
 	// Warnings are problems that do not stop the gateway.
 	Warnings []string
 

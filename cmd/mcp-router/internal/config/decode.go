@@ -18,6 +18,7 @@ type rawConfig struct {
 	HTTP           rawHTTP             `yaml:"http"`
 	Limits         rawLimits           `yaml:"limits"`
 	Ollama         rawOllama           `yaml:"ollama"`
+	Audit          rawAudit            `yaml:"audit"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
 }
 

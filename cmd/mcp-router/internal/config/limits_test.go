@@ -111,3 +111,32 @@ profiles:
 		}
 	}
 }
+
+// TestAuditConfig: the audit section takes a file, a size and a count,
+// with the audit package's defaults; bad values name the line and key.
+func TestAuditConfig(t *testing.T) {
+	cfg, err := load(t, "audit: {file: calls.jsonl, max_bytes: 8MiB, keep: 3}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Audit{File: "calls.jsonl", MaxBytes: 8 << 20, Keep: 3}); cfg.Audit != want {
+		t.Errorf("audit: %+v, want %+v", cfg.Audit, want)
+	}
+	cfg, err = load(t, "profiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Audit{MaxBytes: 64 << 20, Keep: 5}); cfg.Audit != want {
+		t.Errorf("audit unset: %+v, want %+v", cfg.Audit, want)
+	}
+	for _, b := range []struct{ yaml, want string }{
+		{"audit:\n  keep: 0\n", `profiles.yaml:2: audit.keep: "0" is not a whole number`},
+		{"audit: {max_bytes: lots}\n", `audit.max_bytes: "lots" is not a whole number`},
+		{"audit: {fil: x}\n", "audit.fil: unknown key"},
+	} {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}

@@ -96,3 +96,29 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 		}
 	}
 }
+
+// A call refused by the session's rate limit, which is answered before
+// the hub, is recorded too, direct or as a plan step.
+func TestAuditRecordsRateLimited(t *testing.T) {
+	mem := state.NewMemory()
+	log, err := audit.Open(audit.Options{Store: mem.Audit()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Audit: log})
+	c := overHTTPWith(t, ServerOptions{Hub: h, RateLimit: RateLimit{CallsPerSecond: slowRefill, Burst: 1}})
+	wantServed(t, "first", c.call(t, "alpha_echo", map[string]any{"text": "a"}))
+	wantRateLimited(t, "second", c.call(t, "alpha_echo", map[string]any{"text": "b"}), "alpha_echo", "alpha")
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := mem.Audit().Query(context.Background(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Outcome != "ok" || recs[1].Outcome != string(KindRateLimited) ||
+		recs[1].Tool != "alpha_echo" || recs[1].Upstream != "alpha" || recs[1].Principal != LocalPrincipal || recs[1].Session == "" {
+		t.Errorf("records %+v, want ok then rate_limited of alpha_echo on alpha by local in a session", recs)
+	}
+}

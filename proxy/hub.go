@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -71,6 +72,10 @@ type Options struct {
 	Quotas []Quota
 	// Audit, when set, receives one record of every call.
 	Audit Auditor
+	// Tracing, when set, gets a span for each tools/call, plan step and
+	// upstream call, and the upstream call's trace context goes to the
+	// upstream in _meta (traceparent); nil traces nothing.
+	Tracing trace.TracerProvider
 	// RepeatCalls is how many times in a row one session may make the
 	// same call (same tool, same arguments) before the next is refused
 	// with repeated_call; 0 is no bound.
@@ -434,9 +439,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	callCtx, done := u.calls.add(ctx)
+	spanCtx, span := h.startUpstreamSpan(ctx, upstream, name, &req)
+	callCtx, done := u.calls.add(spanCtx)
 	res, err = u.callTool(callCtx, req)
 	done()
+	endUpstreamSpan(spanCtx, span, res, err)
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
 			Err: h.errorText(u.cfg, u.scrub, name, callErr(err, u.cfg))}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	mcprouter "github.com/mcp-router/mcp-router"
 	"github.com/mcp-router/mcp-router/audit"
@@ -33,6 +34,8 @@ type env struct {
 	metrics *proxy.Metrics
 	// audit, when set, receives the hub's call records (serve only)
 	audit *audit.Log
+	// tracing, when set, is the hub's tracer provider (serve only)
+	tracing trace.TracerProvider
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore

@@ -79,6 +79,14 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	defer auditLog.Close() // after the hub: its last calls are recorded
 	e.audit = auditLog
+	tp, stopTracing, err := startTracing(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // after the hub: its last spans are exported
+	if tp != nil {
+		e.tracing = tp
+	}
 	hub, err := e.newHub(ctx, cfg, prof, log)
 	if err != nil {
 		return err
@@ -198,6 +206,9 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 	}
 	if e.audit != nil {
 		opts.Audit = e.audit
+	}
+	if e.tracing != nil {
+		opts.Tracing = e.tracing
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn

@@ -61,6 +61,7 @@ type Config struct {
 	Limits   Limits
 	Ollama   Ollama
 	Audit    Audit
+	Tracing  Tracing
 	// Warnings are problems that do not stop the gateway.
 	Warnings []string
 

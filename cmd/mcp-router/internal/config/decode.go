@@ -19,6 +19,7 @@ type rawConfig struct {
 	Limits         rawLimits           `yaml:"limits"`
 	Ollama         rawOllama           `yaml:"ollama"`
 	Audit          rawAudit            `yaml:"audit"`
+	Tracing        rawTracing          `yaml:"tracing"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
 }
 

@@ -140,3 +140,25 @@ func TestAuditConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestTracingConfig: tracing is off without otlp_endpoint; an endpoint
+// without a path gets /v1/traces; a bad one names the line and key.
+func TestTracingConfig(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"", ""},
+		{"tracing: {otlp_endpoint: \"http://127.0.0.1:4318\"}\n", "http://127.0.0.1:4318/v1/traces"},
+		{"tracing: {otlp_endpoint: \"https://otel.example:443/custom/path\"}\n", "https://otel.example:443/custom/path"},
+	} {
+		cfg, err := load(t, tc.yaml+"profiles:\n  p: {}\n", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Tracing.OTLPEndpoint != tc.want || cfg.Tracing.ServiceName != "mcp-router" {
+			t.Errorf("%q: %+v, want endpoint %q, service mcp-router", tc.yaml, cfg.Tracing, tc.want)
+		}
+	}
+	_, err := load(t, "tracing:\n  otlp_endpoint: localhost:4318\nprofiles:\n  p: {}\n", nil)
+	if want := "profiles.yaml:2: tracing.otlp_endpoint: \"localhost:4318\" is not an http(s) URL"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("bad endpoint: %v, want %q", err, want)
+	}
+}

@@ -39,7 +39,7 @@ func (r *rotator) open() error {
 }
 
 func (r *rotator) write(line []byte) error {
-	if r.f == nil { // a rotation failed to reopen: try again
+	if r.f == nil { // a rotation could not reopen the file: try again
 		if err := r.open(); err != nil {
 			return err
 		}

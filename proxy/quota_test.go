@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -170,4 +171,31 @@ func TestCheckQuota(t *testing.T) {
 			t.Errorf("CheckQuota(%+v) = %v, want %q", tc.q, err, tc.want)
 		}
 	}
+}
+
+// A calls-per-minute quota refills over the minute: with 2 a minute, a
+// refused principal may call again 30 s later, once, and the refusal
+// says how long to wait. A refused call takes nothing from the count.
+func TestQuotaRefillsOverTheMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		qs := newQuotas([]Quota{{Principal: "*", Tool: "*", CallsPerMinute: 2}})
+		for i := range 2 {
+			release, err := qs.acquire("p", "t")
+			if err != nil {
+				t.Fatalf("call %d: %v", i+1, err)
+			}
+			release()
+		}
+		_, err := qs.acquire("p", "t")
+		if err == nil || err.RetryAfter <= 29*time.Second || err.RetryAfter > 31*time.Second {
+			t.Fatalf("third call: %v, want refused with a retry after about 30s", err)
+		}
+		time.Sleep(30 * time.Second)
+		if _, err := qs.acquire("p", "t"); err != nil {
+			t.Fatalf("a call 30s later: %v", err)
+		}
+		if _, err := qs.acquire("p", "t"); err == nil {
+			t.Fatal("a second call 30s later was admitted, want refused")
+		}
+	})
 }

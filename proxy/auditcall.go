@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,12 +24,18 @@ const (
 	outcomeToolError = "tool_error" // the tool answered isError
 )
 
+// maxAuditToolBytes bounds the tool name an audit record keeps.
+const maxAuditToolBytes = 128
+
 // audit records a call that started at start, when the hub has an
 // Auditor. Only the sizes of the arguments and the result are kept,
 // never their values.
 func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string, args any, res *mcp.CallToolResult, err error) {
 	if h.opts.Audit == nil {
 		return
+	}
+	if len(tool) > maxAuditToolBytes { // a name the catalog does not have may be long
+		tool = strings.ToValidUTF8(tool[:maxAuditToolBytes], "") + "…"
 	}
 	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionID(ctx), Tool: tool,
 		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}

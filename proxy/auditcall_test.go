@@ -122,3 +122,28 @@ func TestAuditRecordsRateLimited(t *testing.T) {
 		t.Errorf("records %+v, want ok then rate_limited of alpha_echo on alpha by local in a session", recs)
 	}
 }
+
+// A call of a name the catalog lacks is recorded as unknown_tool, its
+// name cut to a bound.
+func TestAuditRecordsUnknownToolBounded(t *testing.T) {
+	mem := state.NewMemory()
+	log, err := audit.Open(audit.Options{Store: mem.Audit()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Audit: log, StartWait: 1})
+	waitForTool(t, h, "alpha_echo")
+	long := strings.Repeat("é", 10_000)
+	if _, err := h.CallTool(t.Context(), long, nil, nil); err == nil {
+		t.Fatal("a call of an unknown tool succeeded")
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := mem.Audit().Query(context.Background(), audit.Filter{})
+	if len(recs) != 1 || recs[0].Outcome != string(KindUnknownTool) || len(recs[0].Tool) > maxAuditToolBytes+len("…") ||
+		!strings.HasPrefix(recs[0].Tool, "éé") {
+		t.Errorf("records %+v, want one unknown_tool with the name cut to %d bytes", recs, maxAuditToolBytes)
+	}
+}

@@ -24,7 +24,7 @@ const (
 	outcomeToolError = "tool_error" // the tool answered isError
 )
 
-// maxAuditToolBytes bounds the tool name an audit record keeps.
+// maxAuditToolBytes bounds the tool name an audit record or a span keeps.
 const maxAuditToolBytes = 128
 
 // audit records a call that started at start, when the hub has an
@@ -34,9 +34,7 @@ func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string,
 	if h.opts.Audit == nil {
 		return
 	}
-	if len(tool) > maxAuditToolBytes { // a name the catalog does not have may be long
-		tool = strings.ToValidUTF8(tool[:maxAuditToolBytes], "") + "…"
-	}
+	tool = clipName(tool)
 	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionID(ctx), Tool: tool,
 		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}
 	r.Plan, r.Step, _ = executor.StepOf(ctx)
@@ -53,6 +51,15 @@ func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string,
 		r.ResponseBytes = jsonSize(res)
 	}
 	h.opts.Audit.Record(r)
+}
+
+// clipName cuts a tool name to maxAuditToolBytes: a name the catalog
+// does not have comes from the client and may be long.
+func clipName(name string) string {
+	if len(name) <= maxAuditToolBytes {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxAuditToolBytes], "") + "…"
 }
 
 // jsonSize is how many bytes v takes as JSON (0 for nothing).

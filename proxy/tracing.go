@@ -55,8 +55,9 @@ func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		if req.Params.Meta != nil && req.Params.Meta.AdditionalFields != nil {
 			ctx = traceContext.Extract(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
 		}
-		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+req.Params.Name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("mcp.tool", req.Params.Name), attribute.String("mcp.session", sessionID(ctx)),
+		name := clipName(req.Params.Name)
+		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionID(ctx)),
 				attribute.String("mcp.principal", principalName(ctx))))
 		defer span.End()
 		res, err := next(ctx, req)

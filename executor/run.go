@@ -273,6 +273,7 @@ func (r *run) call(ctx context.Context, i, elem int, item any) {
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, gs.timeout, errStepDeadline)
 	defer cancel()
+	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id})
 	res, err := r.e.opts.Caller.CallTool(cctx, gs.tool, args)
 	ev.status, ev.value, ev.err = outcome(cctx, gs.timeout, res, err)
 }

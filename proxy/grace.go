@@ -258,6 +258,9 @@ func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
 // useCallMiddleware wraps every tool handler: the rate limit first, so
 // that a refused call is never detached.
 func (s *Server) useCallMiddleware() {
+	if s.hub.opts.Tracing != nil {
+		s.mcp.Use(s.traceCalls)
+	}
 	if s.limits != nil {
 		s.mcp.Use(s.limitCalls)
 	}

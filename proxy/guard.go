@@ -192,6 +192,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if p != noPrincipal {
+		r2 = r2.WithContext(withPrincipal(r2.Context(), fingerprintOf(g.tokens[p])))
+	}
 	g.serveSession(w, r2, p)
 }
 

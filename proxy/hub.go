@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -66,6 +67,19 @@ type Options struct {
 	// Notifications bounds the notifications each upstream may send
 	// [DefaultNotificationsPerSecond, DefaultNotificationBurst].
 	Notifications NotificationLimit
+	// Quotas bound each principal's calls per tool; every route to a tool
+	// (a direct call, call_tool, a plan's steps) counts. None by default.
+	Quotas []Quota
+	// Audit, when set, receives one record of every call.
+	Audit Auditor
+	// Tracing, when set, gets a span for each tools/call, plan step and
+	// upstream call, and the upstream call's trace context goes to the
+	// upstream in _meta (traceparent); nil traces nothing.
+	Tracing trace.TracerProvider
+	// RepeatCalls is how many times in a row one session may make the
+	// same call (same tool, same arguments) before the next is refused
+	// with repeated_call; 0 is no bound.
+	RepeatCalls int
 }
 
 func (o *Options) defaults() {
@@ -115,6 +129,8 @@ type Hub struct {
 	byName    map[string]*upstream
 	progress  progressRouter
 	args      argChecker // validates call arguments (validate_arguments)
+	quotas    *quotas    // nil without quotas
+	repeats   *repeats   // nil without a repeat bound
 	catalog   atomic.Pointer[Catalog]
 	relay     atomic.Pointer[Relay]
 	subID     atomic.Uint64
@@ -132,7 +148,8 @@ type Hub struct {
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{}}
+	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{},
+		quotas: newQuotas(opts.Quotas), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
 	for _, cfg := range cfgs {
@@ -393,7 +410,10 @@ func signature(c *Catalog) string {
 // *UpstreamError; a tool that ran and failed is a result with IsError.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
 	start, upstream := time.Now(), ""
-	defer func() { h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err) }()
+	defer func() {
+		h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err)
+		h.audit(ctx, start, name, upstream, args, res, err)
+	}()
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
 		if up, why, blocked := h.blockedTool(name); blocked {
@@ -415,6 +435,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}
+	release, err := h.admit(ctx, name, upstream, args)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = t.Original
 	req.Params.Arguments = args
@@ -423,9 +448,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	callCtx, done := u.calls.add(ctx)
+	spanCtx, span := h.startUpstreamSpan(ctx, upstream, name, &req)
+	callCtx, done := u.calls.add(spanCtx)
 	res, err = u.callTool(callCtx, req)
 	done()
+	endUpstreamSpan(spanCtx, span, res, err)
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
 			Err: h.errorText(u.cfg, u.scrub, name, callErr(err, u.cfg))}

@@ -62,6 +62,7 @@ type Metrics struct {
 	planSteps *prometheus.CounterVec   // status
 
 	resultFindings *prometheus.CounterVec // upstream, kind, action
+	auditDropped   prometheus.Counter
 
 	log callCounts // for the gateway's status
 }
@@ -96,6 +97,8 @@ var refusedKinds = map[string]bool{
 	string(KindQueueFull):        true,
 	string(KindRateLimited):      true,
 	string(KindInvalidArguments): true,
+	string(KindQuotaExceeded):    true,
+	string(KindRepeatedCall):     true,
 }
 
 // NewMetrics returns metrics with every series registered. It does no I/O.
@@ -111,6 +114,10 @@ func NewMetrics() *Metrics {
 	m.registerUpstreams(f)
 	m.registerPlans(f)
 	m.registerResults(f)
+	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
+		Name: "mcp_router_audit_records_dropped_total",
+		Help: "Audit records dropped because the audit writer was behind (its queue full).",
+	})
 	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m

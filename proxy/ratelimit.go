@@ -113,7 +113,9 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	}
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionID(ctx), "tool", tool, "retry_after", rl.RetryAfter)
-	return &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
+	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
+	s.hub.audit(ctx, time.Now(), tool, upstream, nil, nil, err) // refused before the hub: recorded here
+	return err
 }
 
 // limitCalls refuses a tools/call over its session's rate limit with an

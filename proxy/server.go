@@ -115,6 +115,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
 	s.inflight.hook(hooks)
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.hub.ForgetSession(cs.SessionID()) })
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
@@ -610,6 +611,13 @@ func errorResult(err error) *mcp.CallToolResult {
 	var rl *RateLimitError
 	if errors.As(err, &rl) {
 		detail["retry_after_ms"] = rl.RetryAfter.Milliseconds()
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		detail["quota"] = qe.Quota.String()
+		if qe.RetryAfter > 0 {
+			detail["retry_after_ms"] = qe.RetryAfter.Milliseconds()
+		}
 	}
 	var blocked *BlockedResultError
 	if errors.As(err, &blocked) {

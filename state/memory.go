@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -25,12 +26,14 @@ type Memory struct {
 	pins     integrity.Pins
 	vectors  map[string]map[vecKey][]float32 // by model
 	gateways map[string]Gateway
+	audit    []audit.Record // oldest first
+	auditMax int
 }
 
 // NewMemory returns empty state.
 func NewMemory() *Memory {
 	return &Memory{lessons: map[int64]lessons.Lesson{}, pins: integrity.Pins{},
-		vectors: map[string]map[vecKey][]float32{}, gateways: map[string]Gateway{}}
+		vectors: map[string]map[vecKey][]float32{}, gateways: map[string]Gateway{}, auditMax: audit.MaxRows}
 }
 
 // Lessons returns the lessons.Store in memory.
@@ -44,6 +47,9 @@ func (m *Memory) Vectors() routing.VectorStore { return memVectors{m} }
 
 // Gateways returns the Registry in memory.
 func (m *Memory) Gateways() Registry { return memGateways{m} }
+
+// Audit returns the audit.Store in memory.
+func (m *Memory) Audit() audit.Store { return memAudit{m} }
 
 // Close does nothing.
 func (m *Memory) Close() error { return nil }

@@ -127,6 +127,13 @@ var pgMigrations = []string{
 		id TEXT PRIMARY KEY, pid BIGINT NOT NULL, started BIGINT NOT NULL,
 		profile TEXT NOT NULL, config TEXT NOT NULL, transport TEXT NOT NULL, addr TEXT NOT NULL,
 		version TEXT NOT NULL, heartbeat BIGINT NOT NULL, snapshot TEXT NOT NULL);`,
+	// One row per tool call (audit.Record), the newest audit.MaxRows kept.
+	`CREATE TABLE audit (
+		id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL,
+		principal TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, upstream TEXT NOT NULL,
+		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
+		duration_ns BIGINT NOT NULL, request_bytes BIGINT NOT NULL, response_bytes BIGINT NOT NULL);
+	CREATE INDEX audit_at ON audit (at);`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

@@ -137,6 +137,13 @@ var migrations = []string{
 	// The pinned and pending contracts, for showing what changed.
 	`ALTER TABLE pins ADD COLUMN contract TEXT NOT NULL DEFAULT '';
 	ALTER TABLE pins ADD COLUMN pending_contract TEXT NOT NULL DEFAULT '';`,
+	// One row per tool call (audit.Record), the newest audit.MaxRows kept.
+	`CREATE TABLE audit (
+		id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL,
+		principal TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, upstream TEXT NOT NULL,
+		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
+		duration_ns INTEGER NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL);
+	CREATE INDEX audit_at ON audit (at);`,
 }
 
 // migrate brings the schema to the latest version in one write

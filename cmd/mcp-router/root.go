@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	mcprouter "github.com/mcp-router/mcp-router"
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
@@ -30,6 +32,10 @@ type env struct {
 
 	// metrics, when set, is handed to the hub (serve only)
 	metrics *proxy.Metrics
+	// audit, when set, receives the hub's call records (serve only)
+	audit *audit.Log
+	// tracing, when set, is the hub's tracer provider (serve only)
+	tracing trace.TracerProvider
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore
@@ -62,6 +68,7 @@ default profile is used (calculator, web and docs servers built into this binary
 	root.AddCommand(newInstallCmd(e))
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
 		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e))
+	root.AddCommand(newAuditCmd(e))
 	return root
 }
 

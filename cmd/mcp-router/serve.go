@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
@@ -71,6 +72,21 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	log := e.logger(cfg)
 	e.metrics = proxy.NewMetrics()
+	auditLog, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
+		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log})
+	if err != nil {
+		return fmt.Errorf("%s: audit.file: %w", cfg.File, err)
+	}
+	defer auditLog.Close() // after the hub: its last calls are recorded
+	e.audit = auditLog
+	tp, stopTracing, err := startTracing(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing() // after the hub: its last spans are exported
+	if tp != nil {
+		e.tracing = tp
+	}
 	hub, err := e.newHub(ctx, cfg, prof, log)
 	if err != nil {
 		return err
@@ -126,6 +142,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 	}
 	cfg.HTTP.Bounds.Guard(&guard)
+	for i, t := range cfg.HTTP.BearerTokens { // the names quotas and audit records use
+		log.Info("bearer token principal", "index", i, "principal", proxy.TokenFingerprint(t))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
 	mux.Handle(proxy.AllPath, proxy.Guard(srv.HTTPHandler(), guard)) // every tool listed, for clients that search themselves
@@ -183,6 +202,14 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		ConfigFile: cfg.File,
 
 		Notifications: cfg.Limits.Notifications(),
+		Quotas:        cfg.Limits.Quotas,
+		RepeatCalls:   cfg.Limits.RepeatCalls,
+	}
+	if e.audit != nil {
+		opts.Audit = e.audit
+	}
+	if e.tracing != nil {
+		opts.Tracing = e.tracing
 	}
 	if opts.Poisoning == "" {
 		opts.Poisoning = integrity.Warn

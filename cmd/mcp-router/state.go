@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
@@ -22,6 +23,7 @@ type stateStore interface {
 	Pins() integrity.PinStore
 	Vectors() routing.VectorStore
 	Gateways() state.Registry
+	Audit() audit.Store
 	Close() error
 }
 

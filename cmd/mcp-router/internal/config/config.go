@@ -58,10 +58,12 @@ type Config struct {
 	// absolute directory (the user state directory when unset).
 	StateDir string
 	// State is where the shared state is kept instead of state.db.
-	State  State
-	HTTP   HTTP
-	Limits Limits
-	Ollama Ollama
+	State   State
+	HTTP    HTTP
+	Limits  Limits
+	Ollama  Ollama
+	Audit   Audit
+	Tracing Tracing
 	// Warnings are problems that do not stop the gateway.
 	Warnings []string
 

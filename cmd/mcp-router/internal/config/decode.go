@@ -19,6 +19,8 @@ type rawConfig struct {
 	HTTP           rawHTTP             `yaml:"http"`
 	Limits         rawLimits           `yaml:"limits"`
 	Ollama         rawOllama           `yaml:"ollama"`
+	Audit          rawAudit            `yaml:"audit"`
+	Tracing        rawTracing          `yaml:"tracing"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
 }
 

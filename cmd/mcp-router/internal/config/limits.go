@@ -48,6 +48,12 @@ type Limits struct {
 	// upstream's notifications; 0 is the proxy's default (100, 200).
 	NotificationsPerSecond float64
 	NotificationBurst      int
+
+	// Quotas bound each principal's calls per tool (proxy.Options.Quotas).
+	Quotas []proxy.Quota
+	// RepeatCalls is how many times in a row a session may make the same
+	// call; 0 is no bound (proxy.Options.RepeatCalls).
+	RepeatCalls int
 }
 
 // RateLimit is the limit as the proxy takes it.
@@ -93,6 +99,60 @@ type rawLimits struct {
 
 	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
 	NotificationBurst      *boundCount   `yaml:"notification_burst"`
+
+	Quotas      []rawQuota  `yaml:"quotas"`
+	RepeatCalls *burstValue `yaml:"repeat_calls"`
+}
+
+// rawQuota is one entry of limits.quotas; principal and tool default to
+// "*".
+type rawQuota struct {
+	Principal      *lineString `yaml:"principal"`
+	Tool           *lineString `yaml:"tool"`
+	CallsPerMinute *burstValue `yaml:"calls_per_minute"`
+	Concurrent     *burstValue `yaml:"concurrent"`
+}
+
+// lineString is a string with its line.
+type lineString struct {
+	S    string
+	Line int
+}
+
+// UnmarshalYAML accepts a single string.
+func (l *lineString) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("want a single value, not a list or a map")
+	}
+	*l = lineString{S: n.Value, Line: n.Line}
+	return nil
+}
+
+// quotas checks limits.quotas and limits.repeat_calls and keeps them.
+func (c *Config) quotas(v *validator, l rawLimits) {
+	if l.RepeatCalls != nil {
+		c.Limits.RepeatCalls = l.RepeatCalls.N
+	}
+	for i, r := range l.Quotas {
+		q, line := proxy.Quota{Principal: "*", Tool: "*"}, 0
+		if r.Principal != nil {
+			q.Principal, line = r.Principal.S, r.Principal.Line
+		}
+		if r.Tool != nil {
+			q.Tool, line = r.Tool.S, r.Tool.Line
+		}
+		if r.CallsPerMinute != nil {
+			q.CallsPerMinute, line = r.CallsPerMinute.N, r.CallsPerMinute.Line
+		}
+		if r.Concurrent != nil {
+			q.Concurrent, line = r.Concurrent.N, r.Concurrent.Line
+		}
+		if err := proxy.CheckQuota(q); err != nil {
+			v.errorf(line, fmt.Sprintf("limits.quotas[%d]", i), "%v", err)
+			continue
+		}
+		c.Limits.Quotas = append(c.Limits.Quotas, q)
+	}
 }
 
 // sizeValue is a whole number, 1 or more: a count, or a size in bytes
@@ -200,6 +260,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 		c.Limits.StartWait = proxy.DefaultStartWait
 	}
 	c.Limits.bounds(l)
+	c.quotas(v, l)
 	if l.CallsPerSecond != nil {
 		c.Limits.CallsPerSecond = l.CallsPerSecond.N
 	}

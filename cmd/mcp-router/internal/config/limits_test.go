@@ -73,3 +73,92 @@ profiles:
 		}
 	}
 }
+
+// TestQuotasConfig: limits.quotas and limits.repeat_calls reach the proxy
+// (principal and tool default to "*"); bad entries name the line and the
+// entry.
+func TestQuotasConfig(t *testing.T) {
+	cfg, err := load(t, `
+limits:
+  repeat_calls: 5
+  quotas:
+    - {principal: token-0123456789ab, tool: "github_*", calls_per_minute: 30, concurrent: 2}
+    - {concurrent: 4}
+profiles:
+  p: {}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []proxy.Quota{
+		{Principal: "token-0123456789ab", Tool: "github_*", CallsPerMinute: 30, Concurrent: 2},
+		{Principal: "*", Tool: "*", Concurrent: 4},
+	}
+	if diff := cmp.Diff(want, cfg.Limits.Quotas); diff != "" || cfg.Limits.RepeatCalls != 5 {
+		t.Errorf("quotas (-want +got):\n%s\nrepeat_calls %d, want 5", diff, cfg.Limits.RepeatCalls)
+	}
+	bad := []struct{ yaml, want string }{
+		{"limits:\n  quotas:\n    - {tool: x}\n", "profiles.yaml:3: limits.quotas[0]: sets neither calls_per_minute nor concurrent"},
+		{"limits:\n  quotas:\n    - {tool: \"[\", concurrent: 1}\n", `limits.quotas[0]: tool "[" is not a valid glob`},
+		{"limits:\n  quotas:\n    - {calls_per_minute: 0}\n", `limits.quotas[0].calls_per_minute: "0" is not a whole number`},
+		{"limits:\n  quotas:\n    - {principal: a, callz: 1}\n", "limits.quotas[0].callz: unknown key"},
+		{"limits: {repeat_calls: -1}\n", `limits.repeat_calls: "-1" is not a whole number`},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}
+
+// TestAuditConfig: the audit section takes a file, a size and a count,
+// with the audit package's defaults; bad values name the line and key.
+func TestAuditConfig(t *testing.T) {
+	cfg, err := load(t, "audit: {file: calls.jsonl, max_bytes: 8MiB, keep: 3}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Audit{File: "calls.jsonl", MaxBytes: 8 << 20, Keep: 3}); cfg.Audit != want {
+		t.Errorf("audit: %+v, want %+v", cfg.Audit, want)
+	}
+	cfg, err = load(t, "profiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Audit{MaxBytes: 64 << 20, Keep: 5}); cfg.Audit != want {
+		t.Errorf("audit unset: %+v, want %+v", cfg.Audit, want)
+	}
+	for _, b := range []struct{ yaml, want string }{
+		{"audit:\n  keep: 0\n", `profiles.yaml:2: audit.keep: "0" is not a whole number`},
+		{"audit: {max_bytes: lots}\n", `audit.max_bytes: "lots" is not a whole number`},
+		{"audit: {fil: x}\n", "audit.fil: unknown key"},
+	} {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}
+
+// TestTracingConfig: tracing is off without otlp_endpoint; an endpoint
+// without a path gets /v1/traces; a bad one names the line and key.
+func TestTracingConfig(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"", ""},
+		{"tracing: {otlp_endpoint: \"http://127.0.0.1:4318\"}\n", "http://127.0.0.1:4318/v1/traces"},
+		{"tracing: {otlp_endpoint: \"https://otel.example:443/custom/path\"}\n", "https://otel.example:443/custom/path"},
+	} {
+		cfg, err := load(t, tc.yaml+"profiles:\n  p: {}\n", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Tracing.OTLPEndpoint != tc.want || cfg.Tracing.ServiceName != "mcp-router" {
+			t.Errorf("%q: %+v, want endpoint %q, service mcp-router", tc.yaml, cfg.Tracing, tc.want)
+		}
+	}
+	_, err := load(t, "tracing:\n  otlp_endpoint: localhost:4318\nprofiles:\n  p: {}\n", nil)
+	if want := "profiles.yaml:2: tracing.otlp_endpoint: \"localhost:4318\" is not an http(s) URL"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("bad endpoint: %v, want %q", err, want)
+	}
+}

@@ -113,6 +113,8 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		}
 	}
 	c.serving(v, raw)
+	c.audit(raw.Audit)
+	c.tracing(v, raw.Tracing)
 	if c.DefaultProfile != "" && !c.hasProfile(c.DefaultProfile) && len(c.names) > 0 {
 		v.errorf(1, "default_profile", "no profile %q (profiles: %s)", c.DefaultProfile, strings.Join(c.names, ", "))
 	}

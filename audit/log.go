@@ -1,0 +1,191 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures Open. Zero values take the defaults in brackets.
+type Options struct {
+	// File is the JSON-lines file records are appended to; "" writes no
+	// file.
+	File string
+	// MaxBytes is the size past which File is rotated [DefaultMaxBytes].
+	MaxBytes int64
+	// Keep is how many rotated files (File.1 the newest, ...) are kept
+	// [DefaultKeep].
+	Keep int
+	// Store also keeps the records, when set.
+	Store Store
+	// Queue is how many records may wait for the writer; past it records
+	// are dropped [DefaultQueue].
+	Queue int
+	// StoreTimeout bounds one write to Store [5s].
+	StoreTimeout time.Duration
+	// OnDrop is called for each record dropped because the queue was full
+	// (to count it in a metric); nil is none.
+	OnDrop func()
+	// Logger receives warnings (records dropped, a write failed), at most
+	// one of each kind a minute; nil is silent.
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBytes = 64 << 20
+	DefaultKeep     = 5
+	DefaultQueue    = 4096
+)
+
+// maxBatch is how many records the writer takes from the queue at once.
+const maxBatch = 256
+
+func (o *Options) defaults() {
+	o.MaxBytes = cmp.Or(max(o.MaxBytes, 0), DefaultMaxBytes)
+	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
+	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
+	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Log takes records and writes them in the background. Record never
+// blocks; Close writes what is queued and stops the writer.
+type Log struct {
+	opts Options
+	file *rotator // nil without a file
+
+	mu     sync.RWMutex // guards closed against sends on a closed queue
+	closed bool
+	queue  chan Record
+	done   chan struct{}
+
+	dropped   atomic.Uint64
+	dropWarn  warnEvery
+	writeWarn warnEvery
+}
+
+// Open starts a log; its file, when set, is created (0600) or appended
+// to, and its directory must exist.
+func Open(opts Options) (*Log, error) {
+	opts.defaults()
+	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{})}
+	if opts.File != "" {
+		f, err := openRotator(opts.File, opts.MaxBytes, opts.Keep)
+		if err != nil {
+			return nil, fmt.Errorf("audit file: %w", err)
+		}
+		l.file = f
+	}
+	go l.run()
+	return l, nil
+}
+
+// Record queues r for writing, or drops it (counted) when the queue is
+// full or the log closed. It never blocks.
+func (l *Log) Record(r Record) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if !l.closed {
+		select {
+		case l.queue <- r:
+			return
+		default:
+		}
+	}
+	n := l.dropped.Add(1)
+	if l.opts.OnDrop != nil {
+		l.opts.OnDrop()
+	}
+	if l.dropWarn.due(time.Now()) {
+		l.opts.Logger.Warn("audit records dropped: the writer is behind", "dropped_total", n, "queue", l.opts.Queue)
+	}
+}
+
+// Dropped is how many records were dropped.
+func (l *Log) Dropped() uint64 { return l.dropped.Load() }
+
+// Close writes the queued records and stops the writer.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		<-l.done
+		return nil
+	}
+	l.closed = true
+	close(l.queue)
+	l.mu.Unlock()
+	<-l.done
+	if l.file != nil {
+		return l.file.close()
+	}
+	return nil
+}
+
+func (l *Log) run() {
+	defer close(l.done)
+	batch := make([]Record, 0, maxBatch)
+	for r := range l.queue {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-l.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		l.write(batch)
+	}
+}
+
+func (l *Log) write(batch []Record) {
+	var errs []error
+	if l.file != nil {
+		for _, r := range batch {
+			line, err := json.Marshal(r)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := l.file.write(append(line, '\n')); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	if l.opts.Store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), l.opts.StoreTimeout)
+		if err := l.opts.Store.Append(ctx, batch); err != nil {
+			errs = append(errs, fmt.Errorf("audit store: %w", err))
+		}
+		cancel()
+	}
+	if err := errors.Join(errs...); err != nil && l.writeWarn.due(time.Now()) {
+		l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch))
+	}
+}
+
+// warnEvery says yes at most once a minute.
+type warnEvery struct{ last atomic.Int64 }
+
+func (w *warnEvery) due(now time.Time) bool {
+	last := w.last.Load()
+	if last != 0 && now.UnixNano()-last < int64(time.Minute) {
+		return false
+	}
+	return w.last.CompareAndSwap(last, now.UnixNano())
+}

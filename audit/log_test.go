@@ -1,0 +1,231 @@
+package audit_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func rec(i int) audit.Record {
+	return audit.Record{Time: time.Date(2026, 3, 1, 12, 0, i, 0, time.UTC), Principal: "local", Session: "s",
+		Tool: "alpha_echo", Upstream: "alpha", Outcome: "ok", Duration: time.Millisecond, RequestBytes: 10, ResponseBytes: 20}
+}
+
+func lineOf(t *testing.T, r audit.Record) []byte {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+func readLines(t *testing.T, path string) []audit.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []audit.Record
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Records reach the file, one JSON line each, and the store; Close writes
+// what is queued.
+func TestLogWritesFileAndStore(t *testing.T) {
+	dir := t.TempDir()
+	mem := state.NewMemory()
+	l, err := audit.Open(audit.Options{File: filepath.Join(dir, "audit.jsonl"), Store: mem.Audit()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []audit.Record
+	for i := range 10 {
+		want = append(want, rec(i))
+		l.Record(rec(i))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, readLines(t, filepath.Join(dir, "audit.jsonl"))); diff != "" {
+		t.Errorf("file (-want +got):\n%s", diff)
+	}
+	got, err := mem.Audit().Query(context.Background(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "audit.jsonl")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("file mode: %v %v, want 0600", st.Mode(), err)
+	}
+	l.Record(rec(11)) // after Close: dropped, no panic
+	if l.Dropped() != 1 {
+		t.Errorf("Dropped after a record past Close = %d, want 1", l.Dropped())
+	}
+}
+
+// The file rotates when a line would take it past MaxBytes: a file of
+// exactly MaxBytes stays, one byte more goes to the next; Keep rotated
+// files are kept, the oldest removed.
+func TestLogRotatesAtTheEdge(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	n := int64(len(lineOf(t, rec(10)))) // every rec(10..49) line has this length
+	l, err := audit.Open(audit.Options{File: path, MaxBytes: 2 * n, Keep: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 17; i++ { // 7 lines: files of 2, 2, 2 and 1 lines
+		l.Record(rec(i))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name string
+		want []int
+	}{{"audit.jsonl", []int{16}}, {"audit.jsonl.1", []int{14, 15}}, {"audit.jsonl.2", []int{12, 13}}} {
+		var want []audit.Record
+		for _, i := range f.want {
+			want = append(want, rec(i))
+		}
+		if diff := cmp.Diff(want, readLines(t, filepath.Join(dir, f.name))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", f.name, diff)
+		}
+		if st, _ := os.Stat(filepath.Join(dir, f.name)); st.Size() > 2*n {
+			t.Errorf("%s has %d bytes, more than max_bytes %d", f.name, st.Size(), 2*n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit.jsonl.3")); !os.IsNotExist(err) {
+		t.Errorf("audit.jsonl.3: %v, want it never made (keep 2)", err)
+	}
+	// Reopening appends to the file as it is, keeping its size.
+	l, err = audit.Open(audit.Options{File: path, MaxBytes: 2 * n, Keep: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Record(rec(17))
+	l.Record(rec(18))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]audit.Record{rec(18)}, readLines(t, path)); diff != "" {
+		t.Errorf("after reopening (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]audit.Record{rec(16), rec(17)}, readLines(t, path+".1")); diff != "" {
+		t.Errorf("after reopening, .1 (-want +got):\n%s", diff)
+	}
+}
+
+// heldStore is a real memory store whose Append waits until released, to
+// hold the writer while the queue fills.
+type heldStore struct {
+	audit.Store
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *heldStore) Append(ctx context.Context, recs []audit.Record) error {
+	h.once.Do(func() { close(h.entered); <-h.release })
+	return h.Store.Append(ctx, recs)
+}
+
+// syncBuffer is a log destination safe for the writer and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// With the writer behind and the queue full, Record returns at once and
+// drops the record, counting it (OnDrop, Dropped) and warning at most once
+// a minute; what was queued is still written.
+func TestLogQueueFullDropsAndWarns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := state.NewMemory()
+		held := &heldStore{Store: mem.Audit(), entered: make(chan struct{}), release: make(chan struct{})}
+		var logs syncBuffer
+		var drops atomic.Int64
+		l, err := audit.Open(audit.Options{Store: held, Queue: 2, StoreTimeout: time.Hour, OnDrop: func() { drops.Add(1) },
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Record(rec(0))
+		<-held.entered // the writer holds rec(0)
+		for i := 1; i <= 5; i++ {
+			l.Record(rec(i)) // 1 and 2 are queued, 3 to 5 dropped
+		}
+		if l.Dropped() != 3 || drops.Load() != 3 {
+			t.Errorf("dropped %d (OnDrop %d), want 3", l.Dropped(), drops.Load())
+		}
+		if n := strings.Count(logs.String(), "audit records dropped"); n != 1 {
+			t.Errorf("%d warnings for 3 drops within a minute, want 1:\n%s", n, logs.String())
+		}
+		time.Sleep(time.Minute) // in the bubble: the fake clock moves on
+		l.Record(rec(6))
+		if n := strings.Count(logs.String(), "audit records dropped"); n != 2 {
+			t.Errorf("%d warnings after a minute more, want 2:\n%s", n, logs.String())
+		}
+		close(held.release)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := mem.Audit().Query(context.Background(), audit.Filter{})
+		if diff := cmp.Diff([]audit.Record{rec(0), rec(1), rec(2)}, got); diff != "" {
+			t.Errorf("written (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A file in a directory that does not exist is an error naming it.
+func TestLogBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "audit.jsonl")
+	_, err := audit.Open(audit.Options{File: path})
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open(%s) = %v, want an error naming it", path, err)
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/audit"
+)
+
+// maxAuditLimit bounds --limit: the state keeps no more records than this.
+const maxAuditLimit = audit.MaxRows
+
+func newAuditCmd(e *env) *cobra.Command {
+	var (
+		since  time.Duration
+		f      audit.Filter
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "audit [--since 1h] [--tool T] [--principal P] [--json] [--limit N]",
+		Short: "Show the record of tool calls (who called what, how it ended)",
+		Long: `Every tool call a gateway makes is recorded in state_dir: time, principal (a bearer
+token's fingerprint, or "local"), session, tool, upstream, plan and step, outcome, duration
+and the bytes each way. Argument values and results are never recorded. This prints the
+newest records, oldest first.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if since < 0 {
+				return fmt.Errorf("--since %s: want a duration, zero or more (like 30m or 24h)", since)
+			}
+			if f.Limit < 1 || f.Limit > maxAuditLimit {
+				return fmt.Errorf("--limit %d: want 1 to %d", f.Limit, maxAuditLimit)
+			}
+			if since > 0 {
+				f.Since = time.Now().Add(-since)
+			}
+			cfg, _, err := e.loadConfig()
+			if err != nil {
+				return err
+			}
+			st, err := e.cliState(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			recs, err := st.Audit().Query(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if recs == nil {
+					recs = []audit.Record{}
+				}
+				return printJSON(e, recs)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
+			for _, r := range recs {
+				step := "-"
+				if r.Plan != "" {
+					step = r.Plan + "/" + r.Step
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), r.Principal,
+					r.Tool, orDash(r.Upstream), step, r.Outcome, r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().DurationVar(&since, "since", 0, "only records this recent (e.g. 1h); 0 is all")
+	cmd.Flags().StringVar(&f.Tool, "tool", "", "only calls of this tool")
+	cmd.Flags().StringVar(&f.Principal, "principal", "", `only calls of this principal (a token's fingerprint, or "local")`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&f.Limit, "limit", audit.DefaultLimit, "the most records, the newest")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/executor"
+)
+
+// Auditor takes a record of each call; it must not block (audit.Log).
+type Auditor interface {
+	Record(audit.Record)
+}
+
+// Outcomes of a call in its audit record besides the error kinds.
+const (
+	outcomeOK        = "ok"
+	outcomeToolError = "tool_error" // the tool answered isError
+)
+
+// maxAuditToolBytes bounds the tool name an audit record or a span keeps.
+const maxAuditToolBytes = 128
+
+// audit records a call that started at start, when the hub has an
+// Auditor. Only the sizes of the arguments and the result are kept,
+// never their values.
+func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string, args any, res *mcp.CallToolResult, err error) {
+	if h.opts.Audit == nil {
+		return
+	}
+	tool = clipName(tool)
+	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionID(ctx), Tool: tool,
+		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}
+	r.Plan, r.Step, _ = executor.StepOf(ctx)
+	var ue *UpstreamError
+	switch {
+	case errors.As(err, &ue):
+		r.Outcome = string(ue.Kind)
+	case err != nil:
+		r.Outcome = string(KindUpstreamError)
+	case res != nil && res.IsError:
+		r.Outcome = outcomeToolError
+	}
+	if res != nil {
+		r.ResponseBytes = jsonSize(res)
+	}
+	h.opts.Audit.Record(r)
+}
+
+// clipName cuts a tool name to maxAuditToolBytes: a name the catalog
+// does not have comes from the client and may be long.
+func clipName(name string) string {
+	if len(name) <= maxAuditToolBytes {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxAuditToolBytes], "") + "…"
+}
+
+// jsonSize is how many bytes v takes as JSON (0 for nothing).
+func jsonSize(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case json.RawMessage:
+		return len(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// AuditDropped counts an audit record dropped (audit.Options.OnDrop).
+func (m *Metrics) AuditDropped() {
+	if m != nil {
+		m.auditDropped.Inc()
+	}
+}

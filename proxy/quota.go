@@ -1,0 +1,302 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// KindQuotaExceeded is a call refused by a quota of its principal and
+// tool; KindRepeatedCall a call refused because its session made the same
+// call too many times in a row.
+const (
+	KindQuotaExceeded Kind = "quota_exceeded"
+	KindRepeatedCall  Kind = "repeated_call"
+)
+
+// Quota bounds the calls of a principal to the tools that match it. The
+// calls of one principal to all the tools a quota matches count together;
+// with Principal "*" each principal has a count of its own.
+type Quota struct {
+	// Principal is a bearer token's fingerprint (see TokenFingerprint),
+	// LocalPrincipal, or "*" for each principal.
+	Principal string
+	// Tool is a tool name or a glob (path.Match syntax); "*" is every tool.
+	Tool string
+	// CallsPerMinute is how many calls may start in a minute (a bucket of
+	// that size refilling over the minute); 0 is no bound.
+	CallsPerMinute int
+	// Concurrent is how many calls may run at once; 0 is no bound.
+	Concurrent int
+}
+
+// CheckQuota says what is wrong with q, if anything.
+func CheckQuota(q Quota) error {
+	if q.Principal == "" {
+		return fmt.Errorf("principal is empty (use \"*\" for every principal)")
+	}
+	if q.Tool == "" {
+		return fmt.Errorf("tool is empty (use \"*\" for every tool)")
+	}
+	if _, err := path.Match(q.Tool, ""); err != nil {
+		return fmt.Errorf("tool %q is not a valid glob: %w", q.Tool, err)
+	}
+	if q.CallsPerMinute < 0 || q.Concurrent < 0 {
+		return fmt.Errorf("calls_per_minute and concurrent must not be negative")
+	}
+	if q.CallsPerMinute == 0 && q.Concurrent == 0 {
+		return fmt.Errorf("sets neither calls_per_minute nor concurrent")
+	}
+	return nil
+}
+
+func (q Quota) String() string {
+	s := fmt.Sprintf("quota principal=%s tool=%s", q.Principal, q.Tool)
+	if q.CallsPerMinute > 0 {
+		s += fmt.Sprintf(" calls_per_minute=%d", q.CallsPerMinute)
+	}
+	if q.Concurrent > 0 {
+		s += fmt.Sprintf(" concurrent=%d", q.Concurrent)
+	}
+	return s
+}
+
+func (q Quota) matches(principal, tool string) bool {
+	if q.Principal != "*" && q.Principal != principal {
+		return false
+	}
+	ok, _ := path.Match(q.Tool, tool)
+	return ok
+}
+
+// QuotaError is why a call was refused by a quota.
+type QuotaError struct {
+	Quota     Quota
+	Principal string
+	// Concurrent is true when the call was refused for the calls running,
+	// not for the calls per minute.
+	Concurrent bool
+	// RetryAfter is when the quota has room again (0 when that depends on
+	// a running call ending).
+	RetryAfter time.Duration
+}
+
+func (e *QuotaError) Error() string {
+	if e.Concurrent {
+		return fmt.Sprintf("%s: principal %s has %d calls running, the most allowed; retry when one ends",
+			e.Quota, e.Principal, e.Quota.Concurrent)
+	}
+	return fmt.Sprintf("%s: principal %s made %d calls in the last minute, the most allowed; retry after %s",
+		e.Quota, e.Principal, e.Quota.CallsPerMinute, e.RetryAfter)
+}
+
+// quotaKey is one count: a quota and, for "*", the principal it counts.
+type quotaKey struct {
+	quota     int
+	principal string
+}
+
+// quotas enforces the quotas of a hub. The counts are bounded by the
+// quotas times the principals, and principals are the configured tokens.
+type quotas struct {
+	list []Quota
+
+	mu      sync.Mutex
+	buckets map[quotaKey]*rate.Limiter
+	running map[quotaKey]int
+}
+
+func newQuotas(list []Quota) *quotas {
+	if len(list) == 0 {
+		return nil
+	}
+	return &quotas{list: list, buckets: map[quotaKey]*rate.Limiter{}, running: map[quotaKey]int{}}
+}
+
+// acquire admits a call of tool by principal under every quota that
+// matches it, or says which refused it. A nil error comes with a release
+// the caller must call once the call ends.
+func (qs *quotas) acquire(principal, tool string) (release func(), _ *QuotaError) {
+	if qs == nil {
+		return func() {}, nil
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	var keys []quotaKey
+	for i, q := range qs.list {
+		if !q.matches(principal, tool) {
+			continue
+		}
+		k := quotaKey{i, principal}
+		if q.Concurrent > 0 && qs.running[k] >= q.Concurrent {
+			return nil, &QuotaError{Quota: q, Principal: principal, Concurrent: true}
+		}
+		keys = append(keys, k)
+	}
+	// Take the calls-per-minute tokens only once every quota has room, so
+	// a refused call uses none.
+	var taken []*rate.Reservation
+	for _, k := range keys {
+		q := qs.list[k.quota]
+		if q.CallsPerMinute <= 0 {
+			continue
+		}
+		b := qs.buckets[k]
+		if b == nil {
+			b = rate.NewLimiter(rate.Limit(float64(q.CallsPerMinute)/60), q.CallsPerMinute)
+			qs.buckets[k] = b
+		}
+		r := b.Reserve()
+		if wait := r.Delay(); wait > 0 {
+			r.Cancel()
+			for _, t := range taken {
+				t.Cancel()
+			}
+			return nil, &QuotaError{Quota: q, Principal: principal,
+				RetryAfter: wait.Truncate(time.Millisecond) + time.Millisecond}
+		}
+		taken = append(taken, r)
+	}
+	for _, k := range keys {
+		if qs.list[k.quota].Concurrent > 0 {
+			qs.running[k]++
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			qs.mu.Lock()
+			defer qs.mu.Unlock()
+			for _, k := range keys {
+				if qs.list[k.quota].Concurrent > 0 {
+					if qs.running[k]--; qs.running[k] <= 0 {
+						delete(qs.running, k)
+					}
+				}
+			}
+		})
+	}, nil
+}
+
+// RepeatedCallError is why a call was refused by the repeat breaker.
+type RepeatedCallError struct {
+	Tool  string
+	Times int
+}
+
+func (e *RepeatedCallError) Error() string {
+	return fmt.Sprintf("this session called %s with the same arguments %d times in a row, the most allowed: "+
+		"the result will not change, so change approach (other arguments, another tool, or ask the user)", e.Tool, e.Times)
+}
+
+// maxRepeatSessions bounds the sessions the repeat breaker remembers; past
+// it, one is forgotten for each new one.
+const maxRepeatSessions = 10000
+
+// repeats is the breaker for the same call repeated by one session: it
+// remembers each session's last call and how many times in a row it came.
+type repeats struct {
+	limit int
+
+	mu   sync.Mutex
+	last map[string]repeatEntry
+}
+
+type repeatEntry struct {
+	call  [sha256.Size]byte
+	times int
+}
+
+func newRepeats(limit int) *repeats {
+	if limit <= 0 {
+		return nil
+	}
+	return &repeats{limit: limit, last: map[string]repeatEntry{}}
+}
+
+// note counts a call of tool with args by session, refusing it when the
+// session made that same call limit times in a row just before.
+func (r *repeats) note(session, tool string, args any) *RepeatedCallError {
+	if r == nil {
+		return nil
+	}
+	call := callDigest(tool, args)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.last[session]
+	if ok && e.call == call {
+		if e.times >= r.limit {
+			return &RepeatedCallError{Tool: tool, Times: e.times}
+		}
+		e.times++
+	} else {
+		if !ok && len(r.last) >= maxRepeatSessions {
+			for k := range r.last {
+				delete(r.last, k)
+				break
+			}
+		}
+		e = repeatEntry{call: call, times: 1}
+	}
+	r.last[session] = e
+	return nil
+}
+
+func (r *repeats) forget(session string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.last, session)
+	r.mu.Unlock()
+}
+
+// callDigest identifies a call by its tool and arguments; arguments that
+// encode to the same JSON (maps encode with sorted keys) are the same.
+func callDigest(tool string, args any) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	switch a := args.(type) {
+	case json.RawMessage:
+		var v any
+		if json.Unmarshal(a, &v) == nil {
+			args = v
+		}
+	case []byte:
+		var v any
+		if json.Unmarshal(a, &v) == nil {
+			args = v
+		}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		b = fmt.Appendf(nil, "%#v", args)
+	}
+	h.Write(b)
+	var out [sha256.Size]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// admit applies the quotas and the repeat breaker to a call of tool: a
+// nil error comes with a release to call when the call ends.
+func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(), error) {
+	if err := h.repeats.note(sessionID(ctx), tool, args); err != nil {
+		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: upstream, Tool: tool, Err: err}
+	}
+	release, qerr := h.quotas.acquire(principalName(ctx), tool)
+	if qerr != nil {
+		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: upstream, Tool: tool, Err: qerr}
+	}
+	return release, nil
+}
+
+// ForgetSession drops what the hub remembers of an ended client session.
+func (h *Hub) ForgetSession(id string) { h.repeats.forget(id) }

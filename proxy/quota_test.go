@@ -1,0 +1,201 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tokenClient connects a real MCP client over HTTP with a bearer token.
+func tokenClient(t *testing.T, url, token string) *sdkClient {
+	t.Helper()
+	cl, c := newSDKClient()
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect over HTTP with a token: %v", err)
+	}
+	c.session = s
+	t.Cleanup(func() { s.Close() })
+	return c
+}
+
+// twoTokenGateway serves a hub with the fake upstream alpha over HTTP to
+// the tokens alice and bob.
+func twoTokenGateway(t *testing.T, opts Options) (alice, bob *sdkClient) {
+	t.Helper()
+	opts.Upstreams, opts.Builtin = []UpstreamConfig{builtinFake("alpha")}, fakeBuiltins
+	srv := NewServer(ServerOptions{Hub: startHubWith(t, opts)})
+	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{BearerTokens: []string{"alice-token", "bob-token"}}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close)
+	return tokenClient(t, ts.URL, "alice-token"), tokenClient(t, ts.URL, "bob-token")
+}
+
+// wantRefusedKind fails the test unless res is a refusal of kind whose text
+// says each of want.
+func wantRefusedKind(t *testing.T, what string, res *sdk.CallToolResult, kind Kind, want ...string) map[string]any {
+	t.Helper()
+	text := resultText(res)
+	if !res.IsError {
+		t.Fatalf("%s: got %q, want a %s error", what, text, kind)
+	}
+	for _, w := range append(want, string(kind)) {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s: error %q does not say %q", what, text, w)
+		}
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var sc struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil || sc.Error["kind"] != string(kind) {
+		t.Errorf("%s: structuredContent %s, want error kind %s", what, raw, kind)
+	}
+	return sc.Error
+}
+
+func wantServed(t *testing.T, what string, res *sdk.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s: %s, want it served", what, resultText(res))
+	}
+}
+
+// A quota of one principal and a tool glob admits calls-per-minute calls
+// of that principal to the tools it matches, whatever the route (a direct
+// call, call_tool, a plan's step), and refuses the next with
+// quota_exceeded naming the quota and when to retry. Another principal,
+// and another tool, are not counted.
+func TestQuotaPerPrincipalAtTheEdge(t *testing.T) {
+	q := Quota{Principal: TokenFingerprint("alice-token"), Tool: "alpha_e*", CallsPerMinute: 2}
+	alice, bob := twoTokenGateway(t, Options{Quotas: []Quota{q}})
+
+	wantServed(t, "alice's direct call", alice.call(t, "alpha_echo", map[string]any{"text": "1"}))
+	wantServed(t, "alice's call_tool", alice.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": map[string]any{"text": "2"}}))
+	detail := wantRefusedKind(t, "alice's third call", alice.call(t, "alpha_echo", map[string]any{"text": "3"}),
+		KindQuotaExceeded, "alpha_echo", "calls_per_minute=2", TokenFingerprint("alice-token"), "retry after")
+	if ms, _ := detail["retry_after_ms"].(float64); ms <= 0 || ms > 60_000 {
+		t.Errorf("retry_after_ms = %v, want within the minute", detail["retry_after_ms"])
+	}
+	res := alice.call(t, "run_plan", map[string]any{"steps": []any{
+		map[string]any{"id": "a", "tool": "alpha_echo", "args": map[string]any{"text": "4"}}}})
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "quota_exceeded") {
+		t.Errorf("alice's plan step past the quota: %q, want quota_exceeded", text)
+	}
+	wantServed(t, "alice's call of a tool the quota does not match", alice.call(t, "alpha_pid", nil))
+	for i := range 3 {
+		wantServed(t, "bob's call", bob.call(t, "alpha_echo", map[string]any{"text": string(rune('a' + i))}))
+	}
+}
+
+// A quota for "*" counts each principal on its own: each has its calls
+// per minute of the tool.
+func TestQuotaEveryPrincipalPerTool(t *testing.T) {
+	alice, bob := twoTokenGateway(t, Options{Quotas: []Quota{{Principal: "*", Tool: "alpha_pid", CallsPerMinute: 1}}})
+	wantServed(t, "alice's first call", alice.call(t, "alpha_pid", nil))
+	wantRefusedKind(t, "alice's second call", alice.call(t, "alpha_pid", nil), KindQuotaExceeded, "alpha_pid", "calls_per_minute=1")
+	wantServed(t, "bob's first call", bob.call(t, "alpha_pid", nil))
+	wantRefusedKind(t, "bob's second call", bob.call(t, "alpha_pid", nil), KindQuotaExceeded, TokenFingerprint("bob-token"))
+	wantServed(t, "alice's call of another tool", alice.call(t, "alpha_echo", map[string]any{"text": "x"}))
+}
+
+// A concurrency quota refuses a call while its principal has that many
+// running, and admits one again once a running call ends.
+func TestQuotaConcurrent(t *testing.T) {
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins,
+		Quotas: []Quota{{Principal: LocalPrincipal, Tool: "*", Concurrent: 1}}})
+	waitForTool(t, h, "alpha_hang")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, "alpha_hang", nil, nil)
+		done <- err
+	}()
+	eventually(t, 5*time.Second, "the hanging call to hold the quota", func() bool {
+		h.quotas.mu.Lock()
+		defer h.quotas.mu.Unlock()
+		return h.quotas.running[quotaKey{0, LocalPrincipal}] == 1
+	})
+	_, err := h.CallTool(t.Context(), "alpha_echo", map[string]any{"text": "hi"}, nil)
+	var qe *QuotaError
+	if !errors.As(err, &qe) || !qe.Concurrent || !strings.Contains(err.Error(), "quota_exceeded") ||
+		!strings.Contains(err.Error(), "concurrent=1") {
+		t.Fatalf("a second call while one runs: %v, want quota_exceeded for concurrent=1", err)
+	}
+	cancel()
+	<-done
+	if got := callText(t, h, "alpha_echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Errorf("a call after the running one ended: %q, want hi", got)
+	}
+}
+
+// The repeat breaker lets a session make the same call (same tool, same
+// arguments) RepeatCalls times in a row, refuses the next with
+// repeated_call, and starts counting again after a different call. Each
+// session counts on its own.
+func TestRepeatedCallBreaker(t *testing.T) {
+	alice, bob := twoTokenGateway(t, Options{RepeatCalls: 2})
+	same := map[string]any{"text": "same"}
+	wantServed(t, "first", alice.call(t, "alpha_echo", same))
+	wantServed(t, "second, through call_tool", alice.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": same}))
+	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), KindRepeatedCall, "alpha_echo", "2 times in a row", "change approach")
+	wantRefusedKind(t, "fourth", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantServed(t, "bob's same call", bob.call(t, "alpha_echo", same))
+	wantServed(t, "other arguments", alice.call(t, "alpha_echo", map[string]any{"text": "other"}))
+	wantServed(t, "the same call after a different one", alice.call(t, "alpha_echo", same))
+	wantServed(t, "and again", alice.call(t, "alpha_echo", same))
+	wantRefusedKind(t, "past the bound again", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+}
+
+func TestCheckQuota(t *testing.T) {
+	for _, tc := range []struct {
+		q    Quota
+		want string
+	}{
+		{Quota{Principal: "*", Tool: "*", CallsPerMinute: 1}, ""},
+		{Quota{Principal: "", Tool: "*", CallsPerMinute: 1}, "principal is empty"},
+		{Quota{Principal: "*", Tool: "[", CallsPerMinute: 1}, "not a valid glob"},
+		{Quota{Principal: "*", Tool: "*"}, "neither"},
+	} {
+		err := CheckQuota(tc.q)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckQuota(%+v) = %v, want %q", tc.q, err, tc.want)
+		}
+	}
+}
+
+// A calls-per-minute quota refills over the minute: with 2 a minute, a
+// refused principal may call again 30 s later, once, and the refusal
+// says how long to wait. A refused call takes nothing from the count.
+func TestQuotaRefillsOverTheMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		qs := newQuotas([]Quota{{Principal: "*", Tool: "*", CallsPerMinute: 2}})
+		for i := range 2 {
+			release, err := qs.acquire("p", "t")
+			if err != nil {
+				t.Fatalf("call %d: %v", i+1, err)
+			}
+			release()
+		}
+		_, err := qs.acquire("p", "t")
+		if err == nil || err.RetryAfter <= 29*time.Second || err.RetryAfter > 31*time.Second {
+			t.Fatalf("third call: %v, want refused with a retry after about 30s", err)
+		}
+		time.Sleep(30 * time.Second)
+		if _, err := qs.acquire("p", "t"); err != nil {
+			t.Fatalf("a call 30s later: %v", err)
+		}
+		if _, err := qs.acquire("p", "t"); err == nil {
+			t.Fatal("a second call 30s later was admitted, want refused")
+		}
+	})
+}

@@ -1,0 +1,125 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcp-router/mcp-router/audit"
+)
+
+// Audit returns the audit.Store in the database.
+func (db *DB) Audit() audit.Store { return &sqlAudit{db: db, max: audit.MaxRows} }
+
+type sqlAudit struct {
+	db  *DB
+	max int // rows kept
+}
+
+func (s *sqlAudit) Append(ctx context.Context, recs []audit.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (at, principal, session, tool, upstream, plan, step,
+			outcome, duration_ns, request_bytes, response_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range recs {
+			if _, err := stmt.ExecContext(ctx, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
+				r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes); err != nil {
+				return err
+			}
+		}
+		// Ids are assigned in order and only the oldest rows go, so the
+		// newest max rows are those above the last id less max.
+		_, err = tx.ExecContext(ctx, `DELETE FROM audit WHERE id <= (SELECT MAX(id) FROM audit) - ?`, s.max)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("appending %d audit records to %s: %w", len(recs), s.db.path, err)
+	}
+	return nil
+}
+
+func (s *sqlAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+	q := `SELECT at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes
+		FROM audit WHERE at >= ?`
+	args := []any{nanos(f.Since)}
+	if f.Tool != "" {
+		q += ` AND tool = ?`
+		args = append(args, f.Tool)
+	}
+	if f.Principal != "" {
+		q += ` AND principal = ?`
+		args = append(args, f.Principal)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limitOf(f))
+	rows, err := s.db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		var r audit.Record
+		var at, dur int64
+		if err := rows.Scan(&at, &r.Principal, &r.Session, &r.Tool, &r.Upstream, &r.Plan, &r.Step, &r.Outcome,
+			&dur, &r.RequestBytes, &r.ResponseBytes); err != nil {
+			return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
+		}
+		r.Time, r.Duration = fromNanos(at), time.Duration(dur)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+func limitOf(f audit.Filter) int {
+	if f.Limit <= 0 {
+		return audit.DefaultLimit
+	}
+	return f.Limit
+}
+
+// memAudit is the audit.Store in memory.
+type memAudit struct{ m *Memory }
+
+func (s memAudit) Append(ctx context.Context, recs []audit.Record) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("appending audit records: %w", err)
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.audit = append(s.m.audit, recs...)
+	if over := len(s.m.audit) - s.m.auditMax; over > 0 {
+		s.m.audit = slices.Delete(s.m.audit, 0, over)
+	}
+	return nil
+}
+
+func (s memAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("reading audit records: %w", err)
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	var out []audit.Record
+	for i := len(s.m.audit) - 1; i >= 0 && len(out) < limitOf(f); i-- {
+		r := s.m.audit[i]
+		if r.Time.Before(f.Since) || (f.Tool != "" && r.Tool != f.Tool) || (f.Principal != "" && r.Principal != f.Principal) {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

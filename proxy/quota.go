@@ -288,7 +288,7 @@ func callDigest(tool string, args any) [sha256.Size]byte {
 // admit applies the quotas and the repeat breaker to a call of tool: a
 // nil error comes with a release to call when the call ends.
 func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(), error) {
-	if err := h.repeats.note(sessionID(ctx), tool, args); err != nil {
+	if err := h.repeats.note(repeatKey(ctx), tool, args); err != nil {
 		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: upstream, Tool: tool, Err: err}
 	}
 	release, qerr := h.quotas.acquire(principalName(ctx), tool)
@@ -296,6 +296,16 @@ func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(
 		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: upstream, Tool: tool, Err: qerr}
 	}
 	return release, nil
+}
+
+// repeatKey is whose calls the repeat breaker counts together: the
+// session's, or, for a client of the stateless protocol (no session), the
+// credential's, so that two such clients never count as one.
+func repeatKey(ctx context.Context) string {
+	if id := sessionID(ctx); id != "" {
+		return id
+	}
+	return "principal:" + principalName(ctx)
 }
 
 // ForgetSession drops what the hub remembers of an ended client session.

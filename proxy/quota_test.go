@@ -15,11 +15,16 @@ import (
 )
 
 // tokenClient connects a real MCP client over HTTP with a bearer token.
+// It speaks the protocol with sessions; stateless is the stateless one.
 func tokenClient(t *testing.T, url, token string) *sdkClient {
+	return tokenClientEra(t, url, token, sessionEra)
+}
+
+func tokenClientEra(t *testing.T, url, token string, era *sdk.ClientSessionOptions) *sdkClient {
 	t.Helper()
 	cl, c := newSDKClient()
 	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, era)
 	if err != nil {
 		t.Fatalf("connect over HTTP with a token: %v", err)
 	}
@@ -31,13 +36,17 @@ func tokenClient(t *testing.T, url, token string) *sdkClient {
 // twoTokenGateway serves a hub with the fake upstream alpha over HTTP to
 // the tokens alice and bob.
 func twoTokenGateway(t *testing.T, opts Options) (alice, bob *sdkClient) {
+	return twoTokenGatewayEra(t, opts, sessionEra)
+}
+
+func twoTokenGatewayEra(t *testing.T, opts Options, era *sdk.ClientSessionOptions) (alice, bob *sdkClient) {
 	t.Helper()
 	opts.Upstreams, opts.Builtin = []UpstreamConfig{builtinFake("alpha")}, fakeBuiltins
 	srv := NewServer(ServerOptions{Hub: startHubWith(t, opts)})
 	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{BearerTokens: []string{"alice-token", "bob-token"}}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(srv.Close)
-	return tokenClient(t, ts.URL, "alice-token"), tokenClient(t, ts.URL, "bob-token")
+	return tokenClientEra(t, ts.URL, "alice-token", era), tokenClientEra(t, ts.URL, "bob-token", era)
 }
 
 // wantRefusedKind fails the test unless res is a refusal of kind whose text
@@ -198,4 +207,17 @@ func TestQuotaRefillsOverTheMinute(t *testing.T) {
 			t.Fatal("a second call 30s later was admitted, want refused")
 		}
 	})
+}
+
+// Clients of the stateless protocol have no session: the repeat breaker
+// counts each credential's calls, never two clients' together.
+func TestRepeatedCallBreakerStatelessCountsPerToken(t *testing.T) {
+	alice, bob := twoTokenGatewayEra(t, Options{RepeatCalls: 2}, nil) // the SDK's default: stateless
+	same := map[string]any{"text": "same"}
+	wantServed(t, "first", alice.call(t, "alpha_echo", same))
+	wantServed(t, "second", alice.call(t, "alpha_echo", same))
+	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantServed(t, "bob's same call", bob.call(t, "alpha_echo", same))
+	wantServed(t, "bob's second", bob.call(t, "alpha_echo", same))
+	wantRefusedKind(t, "bob's third", bob.call(t, "alpha_echo", same), KindRepeatedCall)
 }

@@ -109,7 +109,6 @@ func (u *upstream) run(ctx context.Context) {
 			return
 		}
 		u.setState(StateFailed, err)
-		u.markFirst()
 		if time.Since(started) > u.hub.opts.BackoffMax {
 			attempt = 0
 		}
@@ -121,6 +120,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		u.mu.Unlock()
 		u.logger.Warn("upstream down", "err", withoutURL(err), "retry_in", delay.Round(time.Millisecond))
+		u.markFirst() // after the log line: who waits for the first attempt finds it logged
 		if !sleep(ctx, delay) {
 			u.setState(StateStopped, nil)
 			return

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
 )
@@ -23,8 +22,7 @@ func (s *sqlAudit) Append(ctx context.Context, recs []audit.Record) error {
 		return nil
 	}
 	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (at, principal, session, tool, upstream, plan, step,
-			outcome, duration_ns, request_bytes, response_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -47,8 +45,7 @@ func (s *sqlAudit) Append(ctx context.Context, recs []audit.Record) error {
 }
 
 func (s *sqlAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
-	q := `SELECT at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes
-		FROM audit WHERE at >= ?`
+	q := `SELECT ` + auditColumns + ` FROM audit WHERE at >= ?`
 	args := []any{nanos(f.Since)}
 	if f.Tool != "" {
 		q += ` AND tool = ?`
@@ -65,18 +62,8 @@ func (s *sqlAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, e
 		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
 	}
 	defer rows.Close()
-	var out []audit.Record
-	for rows.Next() {
-		var r audit.Record
-		var at, dur int64
-		if err := rows.Scan(&at, &r.Principal, &r.Session, &r.Tool, &r.Upstream, &r.Plan, &r.Step, &r.Outcome,
-			&dur, &r.RequestBytes, &r.ResponseBytes); err != nil {
-			return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
-		}
-		r.Time, r.Duration = fromNanos(at), time.Duration(dur)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readAudit(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
 	}
 	slices.Reverse(out)

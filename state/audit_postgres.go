@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,8 +30,7 @@ func (s *pgAudit) Append(ctx context.Context, recs []audit.Record) error {
 			rows[i] = []any{nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
 				r.Outcome, int64(r.Duration), int64(r.RequestBytes), int64(r.ResponseBytes)}
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit"}, []string{"at", "principal", "session", "tool", "upstream",
-			"plan", "step", "outcome", "duration_ns", "request_bytes", "response_bytes"}, pgx.CopyFromRows(rows))
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit"}, strings.Split(auditColumns, ", "), pgx.CopyFromRows(rows))
 		if err != nil {
 			return err
 		}
@@ -47,8 +46,7 @@ func (s *pgAudit) Append(ctx context.Context, recs []audit.Record) error {
 }
 
 func (s *pgAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
-	q := `SELECT at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes
-		FROM audit WHERE at >= $1`
+	q := `SELECT ` + auditColumns + ` FROM audit WHERE at >= $1`
 	args := []any{nanos(f.Since)}
 	if f.Tool != "" {
 		args = append(args, f.Tool)
@@ -65,19 +63,8 @@ func (s *pgAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, er
 		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.name, err)
 	}
 	defer rows.Close()
-	var out []audit.Record
-	for rows.Next() {
-		var r audit.Record
-		var at, dur, req, resp int64
-		if err := rows.Scan(&at, &r.Principal, &r.Session, &r.Tool, &r.Upstream, &r.Plan, &r.Step, &r.Outcome,
-			&dur, &req, &resp); err != nil {
-			return nil, fmt.Errorf("reading audit records from %s: %w", s.db.name, err)
-		}
-		r.Time, r.Duration = fromNanos(at), time.Duration(dur)
-		r.RequestBytes, r.ResponseBytes = int(req), int(resp)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readAudit(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.name, err)
 	}
 	slices.Reverse(out)

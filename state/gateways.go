@@ -65,8 +65,7 @@ func (s *sqlGateways) Beat(ctx context.Context, g Gateway) error {
 		return err
 	}
 	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO gateways
-			(id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot)
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO gateways (`+gatewayColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			g.ID, g.PID, nanos(g.Started), g.Profile, g.Config, g.Transport, g.Addr, g.Version,
 			nanos(g.Heartbeat), string(g.Snapshot))
@@ -97,28 +96,13 @@ func (s *sqlGateways) Remove(ctx context.Context, ids ...string) error {
 }
 
 func (s *sqlGateways) Gateways(ctx context.Context) ([]Gateway, error) {
-	rows, err := s.db.db.QueryContext(ctx, `SELECT id, pid, started, profile, config, transport, addr, version,
-		heartbeat, snapshot FROM gateways ORDER BY started, id`)
+	rows, err := s.db.db.QueryContext(ctx, selectGateways)
 	if err != nil {
 		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.path, err)
 	}
 	defer rows.Close()
-	var out []Gateway
-	for rows.Next() {
-		var g Gateway
-		var started, beat int64
-		var snap string
-		if err := rows.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version,
-			&beat, &snap); err != nil {
-			return nil, fmt.Errorf("reading gateways from %s: %w", s.db.path, err)
-		}
-		g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
-		if snap != "" {
-			g.Snapshot = json.RawMessage(snap)
-		}
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readGateways(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.path, err)
 	}
 	return out, nil

@@ -73,23 +73,13 @@ func putLesson(ctx context.Context, tx *sql.Tx, l *lessons.Lesson) error {
 
 // All returns every lesson, by ID.
 func (s *sqlLessons) All(ctx context.Context) ([]lessons.Lesson, error) {
-	rows, err := s.db.db.QueryContext(ctx, `SELECT `+lessonColumns+` FROM lessons ORDER BY id`)
+	rows, err := s.db.db.QueryContext(ctx, selectLessons)
 	if err != nil {
 		return nil, fmt.Errorf("reading lessons from %s: %w", s.db.path, err)
 	}
 	defer rows.Close()
-	var out []lessons.Lesson
-	for rows.Next() {
-		var l lessons.Lesson
-		var pol int
-		var created, used int64
-		if err := rows.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses); err != nil {
-			return nil, fmt.Errorf("reading lessons from %s: %w", s.db.path, err)
-		}
-		l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readLessons(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading lessons from %s: %w", s.db.path, err)
 	}
 	return out, nil

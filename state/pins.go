@@ -35,28 +35,12 @@ func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
 }
 
 func readPins(ctx context.Context, tx *sql.Tx) (integrity.Pins, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract FROM pins`)
+	rows, err := tx.QueryContext(ctx, selectPins)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	set := integrity.Pins{}
-	for rows.Next() {
-		var up, tool string
-		var r integrity.Record
-		var first, approved, changed int64
-		if err := rows.Scan(&up, &tool, &r.Hash, &first, &approved, &r.DescriptionExcerpt,
-			&r.PendingHash, &changed, &r.PendingExcerpt, &r.Held, &r.Contract, &r.PendingContract); err != nil {
-			return nil, err
-		}
-		r.FirstSeen, r.ApprovedAt, r.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
-		if set[up] == nil {
-			set[up] = map[string]integrity.Record{}
-		}
-		set[up][tool] = r
-	}
-	return set, rows.Err()
+	return readPinRows(rows)
 }
 
 // writePinChanges writes what differs between before and after, and
@@ -86,8 +70,7 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 
 // putPin writes one pin with verb (INSERT OR REPLACE, INSERT OR IGNORE).
 func putPin(ctx context.Context, tx *sql.Tx, verb, up, tool string, r integrity.Record) error {
-	_, err := tx.ExecContext(ctx, verb+` INTO pins (upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, verb+` INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
 		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract)
 	return err

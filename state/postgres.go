@@ -254,23 +254,13 @@ func pgPutLesson(ctx context.Context, tx pgx.Tx, l *lessons.Lesson) error {
 }
 
 func (s *pgLessons) All(ctx context.Context) ([]lessons.Lesson, error) {
-	rows, err := s.db.pool.Query(ctx, `SELECT `+lessonColumns+` FROM lessons ORDER BY id`)
+	rows, err := s.db.pool.Query(ctx, selectLessons)
 	if err != nil {
 		return nil, fmt.Errorf("reading lessons from %s: %w", s.db.name, err)
 	}
 	defer rows.Close()
-	var out []lessons.Lesson
-	for rows.Next() {
-		var l lessons.Lesson
-		var pol int
-		var created, used int64
-		if err := rows.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses); err != nil {
-			return nil, fmt.Errorf("reading lessons from %s: %w", s.db.name, err)
-		}
-		l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readLessons(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading lessons from %s: %w", s.db.name, err)
 	}
 	return out, nil
@@ -369,33 +359,16 @@ func (s *pgPins) UpdatePins(change func(integrity.Pins) bool) error {
 }
 
 func pgReadPins(ctx context.Context, tx pgx.Tx) (integrity.Pins, error) {
-	rows, err := tx.Query(ctx, `SELECT upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract FROM pins`)
+	rows, err := tx.Query(ctx, selectPins)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	set := integrity.Pins{}
-	for rows.Next() {
-		var up, tool string
-		var r integrity.Record
-		var first, approved, changed int64
-		if err := rows.Scan(&up, &tool, &r.Hash, &first, &approved, &r.DescriptionExcerpt,
-			&r.PendingHash, &changed, &r.PendingExcerpt, &r.Held, &r.Contract, &r.PendingContract); err != nil {
-			return nil, err
-		}
-		r.FirstSeen, r.ApprovedAt, r.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
-		if set[up] == nil {
-			set[up] = map[string]integrity.Record{}
-		}
-		set[up][tool] = r
-	}
-	return set, rows.Err()
+	return readPinRows(rows)
 }
 
 func pgPutPin(ctx context.Context, tx pgx.Tx, up, tool string, r integrity.Record) error {
-	_, err := tx.Exec(ctx, `INSERT INTO pins (upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract)
+	_, err := tx.Exec(ctx, `INSERT INTO pins (`+pinColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (upstream, tool) DO UPDATE SET hash = EXCLUDED.hash, first_seen = EXCLUDED.first_seen,
 		approved_at = EXCLUDED.approved_at, description_excerpt = EXCLUDED.description_excerpt,
@@ -477,8 +450,7 @@ func (s *pgGateways) Beat(ctx context.Context, g Gateway) error {
 	if err := checkGateway(g); err != nil {
 		return err
 	}
-	_, err := s.db.pool.Exec(ctx, `INSERT INTO gateways
-		(id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot)
+	_, err := s.db.pool.Exec(ctx, `INSERT INTO gateways (`+gatewayColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (id) DO UPDATE SET pid = EXCLUDED.pid, started = EXCLUDED.started,
 		profile = EXCLUDED.profile, config = EXCLUDED.config, transport = EXCLUDED.transport,
@@ -503,28 +475,13 @@ func (s *pgGateways) Remove(ctx context.Context, ids ...string) error {
 }
 
 func (s *pgGateways) Gateways(ctx context.Context) ([]Gateway, error) {
-	rows, err := s.db.pool.Query(ctx, `SELECT id, pid, started, profile, config, transport, addr, version,
-		heartbeat, snapshot FROM gateways ORDER BY started, id`)
+	rows, err := s.db.pool.Query(ctx, selectGateways)
 	if err != nil {
 		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.name, err)
 	}
 	defer rows.Close()
-	var out []Gateway
-	for rows.Next() {
-		var g Gateway
-		var started, beat int64
-		var snap string
-		if err := rows.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version,
-			&beat, &snap); err != nil {
-			return nil, fmt.Errorf("reading gateways from %s: %w", s.db.name, err)
-		}
-		g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
-		if snap != "" {
-			g.Snapshot = []byte(snap)
-		}
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := readGateways(rows)
+	if err != nil {
 		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.name, err)
 	}
 	return out, nil

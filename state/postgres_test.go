@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,24 +46,7 @@ func TestPostgresTwoHandlesSeeEachOthersWrites(t *testing.T) {
 // open and write; IDs assigned at once never collide.
 func TestPostgresConcurrentOpenMigratesOnce(t *testing.T) {
 	u := pgtest.Schema(t)
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() {
-			db, err := OpenPostgres(context.Background(), PGOptions{URL: u})
-			if err == nil {
-				_, err = db.Lessons().Put(context.Background(), lesson("q", "t"))
-				err = errors.Join(err, db.Close())
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("opener %d: %v", i, err)
-		}
-	}
+	openAtOnce(t, func() (opened, error) { return OpenPostgres(context.Background(), PGOptions{URL: u}) })
 	db := openPG(t, u)
 	var v, rows int
 	db.pool.QueryRow(t.Context(), `SELECT max(version), count(*) FROM schema_version`).Scan(&v, &rows)
@@ -76,8 +58,8 @@ func TestPostgresConcurrentOpenMigratesOnce(t *testing.T) {
 	for _, l := range all {
 		ids[l.ID] = true
 	}
-	if len(all) != len(errs) || len(ids) != len(errs) {
-		t.Errorf("got %d lessons with %d IDs, want %d (one per opener)", len(all), len(ids), len(errs))
+	if len(all) != openers || len(ids) != openers {
+		t.Errorf("got %d lessons with %d IDs, want %d (one per opener)", len(all), len(ids), openers)
 	}
 }
 

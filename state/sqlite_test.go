@@ -54,24 +54,7 @@ func TestTwoHandlesSeeEachOthersWrites(t *testing.T) {
 // open.
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() {
-			db, err := Open(context.Background(), Options{Dir: dir})
-			if err == nil {
-				_, err = db.Lessons().Put(context.Background(), lesson("q", "t"))
-				err = errors.Join(err, db.Close())
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("opener %d: %v", i, err)
-		}
-	}
+	openAtOnce(t, func() (opened, error) { return Open(context.Background(), Options{Dir: dir}) })
 	db := openDB(t, dir)
 	var v int
 	db.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v)
@@ -80,8 +63,8 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	if v != len(migrations) || rows != 1 {
 		t.Errorf("schema_version: %d rows, version %d; want 1 row, version %d", rows, v, len(migrations))
 	}
-	if all, _ := db.Lessons().All(t.Context()); len(all) != len(errs) {
-		t.Errorf("got %d lessons, want %d (one per opener)", len(all), len(errs))
+	if all, _ := db.Lessons().All(t.Context()); len(all) != openers {
+		t.Errorf("got %d lessons, want %d (one per opener)", len(all), openers)
 	}
 }
 
@@ -204,5 +187,38 @@ func BenchmarkMemoryReload(b *testing.B) {
 	}
 	if mem.Len() != lessons.DefaultMaxLessons {
 		b.Fatalf("%d lessons", mem.Len())
+	}
+}
+
+// opened is a store as openAtOnce uses it.
+type opened interface {
+	Lessons() lessons.Store
+	Close() error
+}
+
+// openers is how many openAtOnce runs at once.
+const openers = 8
+
+// openAtOnce opens the store openers times at once, each opener putting a lesson
+// and closing it, and fails the test for each that could not.
+func openAtOnce(t *testing.T, open func() (opened, error)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, openers)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := open()
+			if err == nil {
+				_, err = db.Lessons().Put(context.Background(), lesson("q", "t"))
+				err = errors.Join(err, db.Close())
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("opener %d: %v", i, err)
+		}
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -11,11 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/pgtest"
@@ -138,31 +133,7 @@ func TestUnreachablePostgresDegradesServeAndFailsTheCLI(t *testing.T) {
 	t.Setenv("PW", "hunter2-secret")
 
 	cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "warn")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion("2025-11-25"))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		c.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
-	if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
-		t.Errorf("calculator_add: %q", stdioResultText(res))
-	}
-	c.Close()
-	cmd.Wait()
-	logs := stderr.String()
+	logs := serveOneAdd(t, cmd)
 	if n := strings.Count(logs, "state kept in memory for this run"); n != 1 || !strings.Contains(logs, "postgres://mcp:xxxxx@127.0.0.1:1/mcp") {
 		t.Errorf("serve logged %d warnings, want one naming the redacted URL:\n%s", n, logs)
 	}

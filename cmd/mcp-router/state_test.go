@@ -252,32 +252,7 @@ func TestUnusableStateDegradesServeAndFailsTheCLI(t *testing.T) {
 			if tc.readOnly {
 				runAsOther(t, cmd, dir, filepath.Dir(dir), filepath.Dir(bin), bin)
 			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion("2025-11-25"))
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-				c.Close()
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("initialize: %v\n%s", err, stderr.String())
-			}
-			res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3})
-			if res.IsError {
-				t.Errorf("calculator_add: %q", stdioResultText(res))
-			}
-			c.Close()
-			cmd.Wait()
-			logs := stderr.String()
+			logs := serveOneAdd(t, cmd)
 			if n := strings.Count(logs, "state kept in memory for this run"); n != 1 || !strings.Contains(logs, tc.why) ||
 				!strings.Contains(logs, filepath.Join(stateDir, state.FileName)) {
 				t.Errorf("serve logged %d warnings, want one giving %q and the file:\n%s", n, tc.why, logs)
@@ -366,4 +341,36 @@ func TestEarlierStateFilesAreImportedOnce(t *testing.T) {
 	if all, _ := db.Lessons().All(t.Context()); len(all) != 1 {
 		t.Errorf("after the import: %d lessons, want 1 (imported once)", len(all))
 	}
+}
+
+// serveOneAdd starts cmd (a stdio serve of calcProfile) under an mcp-go
+// client, calls calculator_add once (an error result fails the test),
+// closes it and returns what it logged.
+func serveOneAdd(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(transport.NewIO(stdout, stdin, nil), client.WithProtocolVersion("2025-11-25"))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		c.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
+		t.Errorf("calculator_add: %q", stdioResultText(res))
+	}
+	c.Close()
+	cmd.Wait()
+	return stderr.String()
 }

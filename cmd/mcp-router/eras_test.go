@@ -30,6 +30,15 @@ func gatewayOverHTTPWith(t *testing.T, bin, config string) string {
 	cfg := writeFile(t, dir, "p.yaml", config)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	cmd.Env = isolatedEnv(dir)
+	u := startServeHTTP(t, cmd)
+	awaitReady(t, u+"/readyz") // the catalog is whole
+	return u
+}
+
+// startServeHTTP starts cmd, a `serve --http` of the binary, kills it when
+// the test ends, and returns its base URL (without /mcp) as it logs it.
+func startServeHTTP(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -47,7 +56,6 @@ func gatewayOverHTTPWith(t *testing.T, bin, config string) string {
 	}()
 	select {
 	case u := <-urls:
-		awaitReady(t, u+"/readyz") // the catalog is whole
 		return u
 	case <-time.After(30 * time.Second):
 		t.Fatal("the gateway did not report its address")

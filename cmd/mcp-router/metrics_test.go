@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,27 +16,7 @@ func TestServeHTTPMetricsCountWhatWasServed(t *testing.T) {
 	bin := buildBinary(t)
 	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+)/mcp`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the gateway did not report its address")
-	}
+	base := startServeHTTP(t, cmd)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil)
 	// A session (2025-11-25): the sessions gauge counts it.
 	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1},

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,27 +19,7 @@ func TestServeHTTPReadyAtOnceWithAHungUpstream(t *testing.T) {
 	cfg := writeFile(t, t.TempDir(), "p.yaml", "profiles:\n  default:\n    upstreams:\n"+
 		"      calculator: {builtin: calculator}\n      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n")
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`url=(http://\S+)/mcp`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the gateway did not report its address")
-	}
+	base := startServeHTTP(t, cmd)
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -42,7 +42,9 @@ func readDeployment(t *testing.T) deployment {
 		Metadata struct{ Name string }
 		Data     map[string]string
 	}
-	var secret struct{ StringData map[string]string `yaml:"stringData"` }
+	var secret struct {
+		StringData map[string]string `yaml:"stringData"`
+	}
 	var dep struct {
 		Spec struct {
 			Template struct {

@@ -32,7 +32,8 @@ import (
 var writableDirs = []string{"/tmp", "/var/lib/mcp-router"}
 
 // Check loads the manifests in fsys and returns every problem found,
-// joined; each names its file and field.
+// joined; each names its file and field. Once kustomize has built them,
+// the objects checked are the built ones (namespace set, patches applied).
 func Check(fsys fs.FS) error {
 	m, err := load(fsys)
 	if m == nil {
@@ -70,16 +71,16 @@ func inFile(file string, list field.ErrorList) []error {
 }
 
 // meta checks an object's metadata as the API server would on creation.
-// The namespace comes from kustomization.yaml, so a manifest sets none.
-func meta(file string, om *metav1.ObjectMeta, name apivalidation.ValidateNameFunc) []error {
-	return inFile(file, apivalidation.ValidateObjectMeta(om, false, name, field.NewPath("metadata")))
+// Once built, a namespaced object has kustomization.yaml's namespace.
+func (m *manifests) meta(file string, om *metav1.ObjectMeta, namespaced bool, name apivalidation.ValidateNameFunc) []error {
+	return inFile(file, apivalidation.ValidateObjectMeta(om, namespaced && m.built, name, field.NewPath("metadata")))
 }
 
 func (m *manifests) file(gvk string) string { return m.files[gvk] }
 
 func (m *manifests) checkNamespace() []error {
 	f := m.file("v1/Namespace")
-	errs := meta(f, &m.namespace.ObjectMeta, apivalidation.NameIsDNSLabel)
+	errs := m.meta(f, &m.namespace.ObjectMeta, false, apivalidation.NameIsDNSLabel)
 	if ns := m.kustomization.Namespace; m.namespace.Name != ns {
 		errs = append(errs, fmt.Errorf("%s: metadata.name: got %q, want kustomization.yaml's namespace %q", f, m.namespace.Name, ns))
 	}
@@ -88,7 +89,7 @@ func (m *manifests) checkNamespace() []error {
 
 func (m *manifests) checkConfigMap() []error {
 	f := m.file("v1/ConfigMap")
-	errs := meta(f, &m.configMap.ObjectMeta, apivalidation.NameIsDNSSubdomain)
+	errs := m.meta(f, &m.configMap.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	for k := range m.configMap.Data {
 		for _, msg := range validation.IsConfigMapKey(k) {
 			errs = append(errs, fmt.Errorf("%s: data.%s: %s", f, k, msg))
@@ -162,7 +163,7 @@ func (m *manifests) selects(file string, fp *field.Path, sel *metav1.LabelSelect
 func (m *manifests) checkService() []error {
 	f := m.file("v1/Service")
 	svc := m.service
-	errs := meta(f, &svc.ObjectMeta, apivalidation.NameIsDNS1035Label)
+	errs := m.meta(f, &svc.ObjectMeta, true, apivalidation.NameIsDNS1035Label)
 	fp := field.NewPath("spec")
 	errs = append(errs, m.selects(f, fp.Child("selector"), &metav1.LabelSelector{MatchLabels: svc.Spec.Selector})...)
 	if len(svc.Spec.Ports) == 0 {
@@ -187,7 +188,7 @@ func (m *manifests) checkService() []error {
 func (m *manifests) checkPDB() []error {
 	f := m.file("policy/v1/PodDisruptionBudget")
 	pdb := m.pdb
-	errs := meta(f, &pdb.ObjectMeta, apivalidation.NameIsDNSSubdomain)
+	errs := m.meta(f, &pdb.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	fp := field.NewPath("spec")
 	errs = append(errs, m.selects(f, fp.Child("selector"), pdb.Spec.Selector)...)
 	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
@@ -238,7 +239,7 @@ func (m *manifests) containerPort(p intstr.IntOrString) *corev1.ContainerPort {
 func (m *manifests) checkDeployment() []error {
 	f := m.file("apps/v1/Deployment")
 	d := m.deployment
-	errs := meta(f, &d.ObjectMeta, apivalidation.NameIsDNSSubdomain)
+	errs := m.meta(f, &d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	sp := field.NewPath("spec")
 	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
 		errs = append(errs, fmt.Errorf("%s: spec.replicas: want at least 2 for a replicated gateway", f))

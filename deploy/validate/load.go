@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,18 +28,9 @@ const maxManifestBytes = 1 << 20
 // deliberately not listed in kustomization.yaml.
 const secretExample = "secret.example.yaml"
 
-// kustomization is the part of kustomization.yaml this checker knows; a key
-// it does not know is an error, so that nothing in the file goes unchecked.
-type kustomization struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Namespace  string   `json:"namespace"`
-	Resources  []string `json:"resources"`
-}
-
 // manifests are the decoded objects, one of each kind.
 type manifests struct {
-	kustomization kustomization
+	kustomization types.Kustomization
 	namespace     *corev1.Namespace
 	configMap     *corev1.ConfigMap
 	deployment    *appsv1.Deployment
@@ -46,11 +38,13 @@ type manifests struct {
 	pdb           *policyv1.PodDisruptionBudget
 	secret        *corev1.Secret    // the example
 	files         map[string]string // kind to the file it came from, for messages
+	built         bool              // the objects are kustomize's output
 }
 
-// load reads kustomization.yaml, every resource it lists and the example
-// Secret. A file that cannot be read or decoded is an error naming it; the
-// kinds found are returned even when some file failed.
+// load reads kustomization.yaml (decoded strictly into kustomize's own
+// type), builds it with kustomize, and decodes every resource it lists and
+// the example Secret. A file that cannot be read or decoded is an error
+// naming it; the kinds found are returned even when some file failed.
 func load(fsys fs.FS) (*manifests, error) {
 	m := &manifests{files: map[string]string{}}
 	if err := decodeFile(fsys, "kustomization.yaml", &m.kustomization); err != nil {
@@ -58,7 +52,7 @@ func load(fsys fs.FS) (*manifests, error) {
 	}
 	var errs []error
 	k := m.kustomization
-	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+	if k.APIVersion != types.KustomizationVersion || k.Kind != types.KustomizationKind {
 		errs = append(errs, fmt.Errorf("kustomization.yaml: apiVersion/kind: got %s/%s, want kustomize.config.k8s.io/v1beta1/Kustomization", k.APIVersion, k.Kind))
 	}
 	for i, name := range k.Resources {
@@ -73,6 +67,9 @@ func load(fsys fs.FS) (*manifests, error) {
 		errs = append(errs, m.loadObject(fsys, name))
 	}
 	errs = append(errs, unlisted(fsys, k.Resources))
+	if errors.Join(errs...) == nil { // kustomize would stop at the first of them
+		errs = append(errs, m.build(fsys))
+	}
 	if err := m.loadObject(fsys, secretExample); err != nil {
 		errs = append(errs, err)
 	} else if m.secret == nil {
@@ -97,17 +94,30 @@ func unlisted(fsys fs.FS, resources []string) error {
 	return errors.Join(errs...)
 }
 
-// loadObject decodes one manifest into the type its apiVersion and kind name.
+// loadObject decodes one manifest file into the type its apiVersion and
+// kind name.
 func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	data, err := readFile(fsys, name)
 	if err != nil {
 		return err
 	}
+	return m.decodeObject(name, data, false)
+}
+
+// decodeObject decodes one object, from file name or, when built, from
+// kustomize's output for that file's kind; the built object replaces the
+// file's, so that the checks see what would be applied.
+func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	gvk := tm.APIVersion + "/" + tm.Kind
+	if built {
+		name = m.files[gvk] + " (as kustomize builds it)"
+	} else if prev, ok := m.files[gvk]; ok {
+		return fmt.Errorf("%s: a second %s (the first is in %s)", name, gvk, prev)
+	}
 	var obj any
 	switch gvk {
 	case "v1/Namespace":
@@ -131,10 +141,9 @@ func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	default:
 		return fmt.Errorf("%s: apiVersion/kind %s is not one this checker knows (apps/v1 Deployment, v1 Service, ConfigMap, Namespace or Secret, policy/v1 PodDisruptionBudget)", name, gvk)
 	}
-	if prev, ok := m.files[gvk]; ok {
-		return fmt.Errorf("%s: a second %s (the first is in %s)", name, gvk, prev)
+	if !built {
+		m.files[gvk] = name
 	}
-	m.files[gvk] = name
 	if err := yaml.UnmarshalStrict(data, obj); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

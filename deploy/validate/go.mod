@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/moby/buildkit v0.34.2
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/kustomize/api v0.21.2

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,10 @@ type Log struct {
 type HTTP struct {
 	BearerTokens   []string
 	AllowedOrigins []string
+	// AllowedHosts are Host header names (with or without a port) allowed
+	// besides loopback ones, for a gateway reached by another name: a
+	// Kubernetes Service, a load balancer that passes the Host on.
+	AllowedHosts []string
 	// DisconnectGrace is how long a call goes on after its client drops
 	// the response stream without cancelling (default 30s; 0 cancels at
 	// once).
@@ -249,6 +254,12 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 			}
 		}
 	}
+	c.HTTP.AllowedHosts = v.GetStringSlice("http.allowed_hosts")
+	for i, h := range c.HTTP.AllowedHosts {
+		if err := checkHost(h); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_hosts[%d]: %w", file, settingLine(root, "http", "allowed_hosts", strconv.Itoa(i)), i, err))
+		}
+	}
 	c.httpErr = c.HTTP.expand(file, root, getenv)
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		where := fmt.Sprintf("%s:%d: log.level", file, settingLine(root, "log", "level"))
@@ -406,6 +417,16 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // checkOrigin accepts an exact browser origin: scheme://host[:port].
+// checkHost accepts a Host header value: a name or IP, with or without a
+// port, and nothing else (no scheme, path or wildcard).
+func checkHost(h string) error {
+	u, err := url.Parse("http://" + h)
+	if h == "" || err != nil || u.Host != h || u.User != nil || strings.ContainsAny(h, "*/ ") {
+		return fmt.Errorf("%q is not a host like mcp-router.example.com or mcp-router:8080 (no scheme, path or wildcards)", h)
+	}
+	return nil
+}
+
 func checkOrigin(o string) error {
 	u, err := url.Parse(o)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {

@@ -138,6 +138,8 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 			nil, []string{"default_profile", `no profile "nope"`}},
 		{"no profiles", "log: {level: info}\n", nil, []string{"no profiles"}},
 		{"wildcard origin", "http: {allowed_origins: ['*']}\nprofiles:\n  p: {}\n", nil, []string{"http.allowed_origins", "no wildcards"}},
+		{"host with a scheme", "http: {allowed_hosts: ['https://gw.example.com']}\nprofiles:\n  p: {}\n", nil, []string{"http.allowed_hosts[0]", "no scheme"}},
+		{"wildcard host", "http: {allowed_hosts: [ok.example.com, '*.example.com']}\nprofiles:\n  p: {}\n", nil, []string{"http.allowed_hosts[1]", "wildcards"}},
 		{"bad log level", "log: {level: loud}\nprofiles:\n  p: {}\n", nil, []string{"log.level", "loud"}},
 		{"duplicate key", "profiles:\n  p:\n    upstreams:\n      x: {builtin: web}\n      x: {builtin: docs}\n",
 			nil, []string{"upstreams.x: given twice"}},

@@ -33,6 +33,7 @@ type rawLog struct {
 type rawHTTP struct {
 	BearerTokens    []string    `yaml:"bearer_tokens"`
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
+	AllowedHosts    []string    `yaml:"allowed_hosts"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
 
 	// Bounds on each client (bounds.go).

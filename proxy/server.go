@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -305,7 +306,7 @@ func (s *Server) HTTPHandler() http.Handler {
 				return ctx
 			}),
 			server.WithStreamableHTTPLogger(s.logger),
-			server.WithSessionIdManager(NewSessionIDs()),
+			server.WithSessionIdManager(frontdoor.NewSessionIDs()),
 			server.WithSessionIdleTTL(sessionIdleTTL),
 			server.WithDisableLocalhostProtection(true),
 		)
@@ -319,7 +320,7 @@ func (s *Server) HTTPHandler() http.Handler {
 const AllPath = "/mcp/all"
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
-const sessionIdleTTL = 30 * time.Minute
+const sessionIdleTTL = frontdoor.SessionIdleTTL
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 

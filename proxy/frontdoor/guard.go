@@ -1,4 +1,4 @@
-package proxy
+package frontdoor
 
 // The HTTP front door: checks that run before a request reaches the MCP
 // server when mcp-router serves streamable HTTP.
@@ -6,9 +6,7 @@ package proxy
 import (
 	"bytes"
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,17 +21,15 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // defaultMaxBodyBytes is the go-sdk's default limit on one client message.
 const defaultMaxBodyBytes = 4 << 20
 
-// DefaultMaxBodyBytes is GuardOptions.MaxBodyBytes's default.
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
 const DefaultMaxBodyBytes = defaultMaxBodyBytes
 
-// Defaults of GuardOptions' bounds on each client.
+// Defaults of Options' bounds on each client.
 const (
 	DefaultBodyTimeout          = 30 * time.Second
 	DefaultMaxBodyMemory        = 64 << 20
@@ -44,8 +40,8 @@ const (
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
 const codeInvalidRequest = -32600
 
-// GuardOptions configures the HTTP front door. Zero values take the defaults in brackets.
-type GuardOptions struct {
+// Options configures the HTTP front door. Zero values take the defaults in brackets.
+type Options struct {
 	// BearerTokens, when non-empty, makes every request need
 	// "Authorization: Bearer <one of them>" (compared in constant time) or
 	// get 401 with WWW-Authenticate: Bearer. Empty strings are ignored.
@@ -101,7 +97,7 @@ type GuardOptions struct {
 // The Authorization header is removed before next sees the request, so
 // the client's token never travels further. Refusals are JSON-RPC error
 // objects without an id.
-func Guard(next http.Handler, opts GuardOptions) http.Handler {
+func Guard(next http.Handler, opts Options) http.Handler {
 	g := &guard{
 		next:    next,
 		tokens:  hashTokens(opts.BearerTokens),
@@ -109,7 +105,7 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
-		owners:  newOwners(sessionIdleTTL),
+		owners:  newOwners(SessionIdleTTL),
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
@@ -193,7 +189,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	if p != noPrincipal {
-		r2 = r2.WithContext(withPrincipal(r2.Context(), fingerprintOf(g.tokens[p])))
+		r2 = r2.WithContext(WithPrincipal(r2.Context(), fingerprintOf(g.tokens[p])))
 	}
 	g.serveSession(w, r2, p)
 }
@@ -415,9 +411,9 @@ func bearerToken(auth string) (string, bool) {
 // refuse writes a JSON-RPC error object without an id and logs why.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
 	args := []any{"reason", reason, "status", status,
-		"remote_addr", logSafe(r.RemoteAddr), "method", logSafe(r.Method), "path", logSafe(r.URL.Path)}
+		"remote_addr", LogSafe(r.RemoteAddr), "method", LogSafe(r.Method), "path", LogSafe(r.URL.Path)}
 	for i := 0; i+1 < len(attrs); i += 2 {
-		args = append(args, attrs[i], logSafe(fmt.Sprint(attrs[i+1])))
+		args = append(args, attrs[i], LogSafe(fmt.Sprint(attrs[i+1])))
 	}
 	g.log.Warn("http request refused", args...)
 	writeRefusal(w, status, reason)
@@ -442,11 +438,11 @@ func writeRefusal(w http.ResponseWriter, status int, message string) {
 // maxLogValue bounds what a client-chosen header puts in one log line.
 const maxLogValue = 256
 
-// logSafe makes a client-chosen value safe for a log line (SEC-14): a
+// LogSafe makes a client-chosen value safe for a log line (SEC-14): a
 // value with anything unprintable (CR, LF, ESC, bidi controls, invalid
 // UTF-8) has it escaped as in a Go string literal, and long values are
 // cut. The log handler adds its own quotes.
-func logSafe(s string) string {
+func LogSafe(s string) string {
 	if len(s) > maxLogValue {
 		s = s[:maxLogValue] + "..."
 	}
@@ -477,57 +473,4 @@ func CheckListen(addr string, tokens []string) error {
 	return fmt.Errorf("refusing to serve HTTP on %s (%s) without authentication: "+
 		"set http.bearer_tokens in the config file (clients then send \"Authorization: Bearer <token>\"), "+
 		"or listen on 127.0.0.1", addr, where)
-}
-
-// SessionIDs is a server.SessionIdManager for the streamable HTTP server
-// (SEC-06, BI-12). mcp-go's default manager accepts any well-formed UUID
-// as a session id and forgets nothing it is told to terminate, so a
-// forged or deleted id still works. SessionIDs mints 128-bit ids from
-// crypto/rand and remembers the live ones: an unknown, missing or
-// terminated id gets 404.
-//
-// It remembers one id per live session until DELETE or, with
-// server.WithSessionIdleTTL, until the session idles out: use both.
-type SessionIDs struct {
-	mu   sync.Mutex
-	live map[string]struct{}
-}
-
-var _ server.SessionIdManager = (*SessionIDs)(nil)
-
-// NewSessionIDs returns an empty SessionIDs.
-func NewSessionIDs() *SessionIDs {
-	return &SessionIDs{live: make(map[string]struct{})}
-}
-
-// Generate mints and records a new id: 32 hex digits, 128 random bits.
-func (s *SessionIDs) Generate() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it crashes the program instead)
-	id := hex.EncodeToString(b[:])
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.live[id] = struct{}{}
-	return id
-}
-
-// errUnknownSession makes mcp-go answer 404.
-var errUnknownSession = errors.New("unknown or terminated session id")
-
-// Validate accepts only live ids.
-func (s *SessionIDs) Validate(sessionID string) (isTerminated bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.live[sessionID]; !ok {
-		return false, errUnknownSession
-	}
-	return false, nil
-}
-
-// Terminate forgets the id; later requests with it get 404.
-func (s *SessionIDs) Terminate(sessionID string) (isNotAllowed bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.live, sessionID)
-	return false, nil
 }

@@ -1,4 +1,4 @@
-package proxy
+package frontdoor
 
 // Session ownership over HTTP (RELIABILITY SEC-06): with several bearer
 // tokens, each token is a principal, and a session belongs to the one
@@ -9,6 +9,7 @@ package proxy
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -326,10 +327,10 @@ func holdsNoStream(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	sc, err := scanJSON(b)
-	if err != nil || sc.top != '{' {
+	// Only the members' presence matters: an id of null is still an id.
+	var env struct{ Method, ID json.RawMessage }
+	if err := json.Unmarshal(b, &env); err != nil {
 		return false
 	}
-	env, err := envelopeOf(&sc)
-	return err == nil && (env.method == nil || env.id == nil)
+	return env.Method == nil || env.ID == nil
 }

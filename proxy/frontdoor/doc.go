@@ -1,0 +1,16 @@
+// Package frontdoor holds the checks every HTTP request passes before it
+// reaches the MCP server that mcp-router serves over streamable HTTP.
+//
+// Data flows one way: a request comes in through Guard, which checks its
+// Host and Origin, its bearer token, the size and pace of its body and
+// its session's bounds, marks its context with the caller's principal
+// (PrincipalOf), and hands it to the next handler, the MCP server. The
+// package knows nothing of the MCP server behind it.
+//
+//   - guard.go: Guard and its Options, CheckListen
+//   - sessions.go: sessions per client, requests per session, session owners
+//   - sessionids.go: the session ids the MCP server issues
+//   - principal.go: the principal a request is marked with
+//   - checks.go: Guard's checks for a handler that authenticates itself
+//   - httpserver.go: the HTTP server's connection timeouts
+package frontdoor

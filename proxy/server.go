@@ -299,7 +299,9 @@ func (s *Server) HTTPHandler() http.Handler {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-				ctx = withClient(ctx, r.Header.Get("Authorization"))
+				// Handles are bound to the caller the front door found (it
+				// takes the Authorization header away), else to that header.
+				ctx = withClient(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")))
 				if r.URL.Path == AllPath {
 					return withAllMode(ctx)
 				}

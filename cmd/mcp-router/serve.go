@@ -58,7 +58,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		if err := cfg.CheckHTTP(); err != nil {
 			return err
 		}
-		if err := frontdoor.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
+		var auth frontdoor.Options
+		cfg.HTTP.Auth(&auth)
+		if err := frontdoor.CheckListen(httpAddr, auth); err != nil {
 			return err
 		}
 	}
@@ -139,16 +141,23 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
 	}
-	guard := frontdoor.Options{
-		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
-	}
+	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
+	cfg.HTTP.Auth(&guard)
 	cfg.HTTP.Bounds.Guard(&guard)
+	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
+	if err != nil {
+		return err
+	}
+	defer closeProfiles()
 	for i, t := range cfg.HTTP.BearerTokens { // the names quotas and audit records use
 		log.Info("bearer token principal", "index", i, "principal", frontdoor.TokenFingerprint(t))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", frontdoor.Guard(srv.HTTPHandler(), guard))
-	mux.Handle(proxy.AllPath, frontdoor.Guard(srv.HTTPHandler(), guard)) // every tool listed, for clients that search themselves
+	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
+	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, guard)) // every tool listed, for clients that search themselves
+	for _, path := range frontdoor.MetadataPaths(guard) {
+		mux.Handle(path, frontdoor.ResourceMetadata(guard))
+	}
 	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))

@@ -28,12 +28,12 @@ func (f *Checks) HostAllowed(host string) bool { return f.g.hostAllowed(host) }
 func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(origin) }
 
 // TokensRequired reports whether bearer tokens are configured.
-func (f *Checks) TokensRequired() bool { return len(f.g.tokens) > 0 }
+func (f *Checks) TokensRequired() bool { return len(f.g.tokens) > 0 || f.g.oidc != nil }
 
 // TokenValid reports, in constant time, whether token is one of the
 // configured bearer tokens.
 func (f *Checks) TokenValid(token string) bool {
-	return f.g.principalOfToken(strings.TrimSpace(token)) != noPrincipal
+	return f.g.tokenIndex(strings.TrimSpace(token)) >= 0
 }
 
 // CheckSite refuses a request whose Host or Origin is not allowed, as
@@ -41,7 +41,9 @@ func (f *Checks) TokenValid(token string) bool {
 // the request goes on.
 func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return f.g.checkSite(w, r) }
 
-// Authenticated reports whether r carries a valid bearer token.
+// Authenticated reports whether r carries a valid bearer token: a
+// configured one, or a JWT from the issuer.
 func (f *Checks) Authenticated(r *http.Request) bool {
-	return f.g.principalOf(r.Header) != noPrincipal
+	p, err := f.g.authenticate(r)
+	return err == nil && p != noPrincipal
 }

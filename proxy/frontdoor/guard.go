@@ -46,6 +46,13 @@ type Options struct {
 	// "Authorization: Bearer <one of them>" (compared in constant time) or
 	// get 401 with WWW-Authenticate: Bearer. Empty strings are ignored.
 	BearerTokens []string
+	// Tokens are more bearer tokens, each with the profile its callers
+	// are served (see ProfileOf); they count as BearerTokens do.
+	Tokens []Token
+	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer (see
+	// OIDCOptions); a refused one gets 401 with WWW-Authenticate naming
+	// the protected-resource metadata and error="invalid_token".
+	OIDC *OIDCOptions
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
@@ -100,7 +107,6 @@ type Options struct {
 func Guard(next http.Handler, opts Options) http.Handler {
 	g := &guard{
 		next:    next,
-		tokens:  hashTokens(opts.BearerTokens),
 		origins: make(map[string]bool, len(opts.AllowedOrigins)),
 		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
 		maxBody: opts.MaxBodyBytes,
@@ -111,6 +117,11 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
+	}
+	g.tokens, g.profiles = hashTokens(opts.BearerTokens, opts.Tokens)
+	if opts.OIDC != nil {
+		g.oidc = newTokenVerifier(*opts.OIDC)
+		g.metadataURL = MetadataURL(opts.OIDC.Resource)
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = defaultMaxBodyBytes
@@ -129,13 +140,16 @@ func Guard(next http.Handler, opts Options) http.Handler {
 }
 
 type guard struct {
-	next    http.Handler
-	tokens  [][sha256.Size]byte
-	origins map[string]bool
-	hosts   map[string]bool
-	maxBody int64
-	log     *slog.Logger
-	owners  *owners // sessions' principals and clients (SEC-06)
+	next        http.Handler
+	tokens      [][sha256.Size]byte
+	profiles    []string       // of each token
+	oidc        *tokenVerifier // nil: no tokens from an issuer
+	metadataURL string         // the protected-resource metadata, with oidc
+	origins     map[string]bool
+	hosts       map[string]bool
+	maxBody     int64
+	log         *slog.Logger
+	owners      *owners // sessions' principals and clients (SEC-06)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory
@@ -170,13 +184,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.checkSite(w, r) {
 		return
 	}
-	p := noPrincipal
-	if len(g.tokens) > 0 {
-		if p = g.principalOf(r.Header); p == noPrincipal {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-router"`)
-			g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
-			return
-		}
+	p, terr := g.authenticate(r)
+	if terr != nil {
+		g.refuseToken(w, r, terr)
+		return
 	}
 	r2, release, status, err := g.forward(w, r)
 	if err != nil {
@@ -189,7 +200,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	if p != noPrincipal {
-		r2 = r2.WithContext(WithPrincipal(r2.Context(), fingerprintOf(g.tokens[p])))
+		r2 = r2.WithContext(withCaller(r2.Context(), p))
 	}
 	g.serveSession(w, r2, p)
 }
@@ -386,15 +397,23 @@ func answerPreflight(w http.ResponseWriter) {
 }
 
 // hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
-// takes the same time whatever the lengths.
-func hashTokens(tokens []string) [][sha256.Size]byte {
-	var out [][sha256.Size]byte
-	for _, t := range tokens {
+// takes the same time whatever the lengths, and each one's profile.
+func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string) {
+	var sums [][sha256.Size]byte
+	var profiles []string
+	add := func(t, profile string) {
 		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, sha256.Sum256([]byte(t)))
+			sums = append(sums, sha256.Sum256([]byte(t)))
+			profiles = append(profiles, profile)
 		}
 	}
-	return out
+	for _, t := range plain {
+		add(t, "")
+	}
+	for _, t := range tokens {
+		add(t.Token, t.Profile)
+	}
+	return sums, profiles
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is
@@ -453,17 +472,17 @@ func LogSafe(s string) string {
 	return q[1 : len(q)-1]
 }
 
-// CheckListen refuses to serve a non-loopback address without bearer
-// tokens (SEC-03). "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine
-// without; "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need
-// tokens. It does no I/O: a host name other than localhost counts as not
-// loopback.
-func CheckListen(addr string, tokens []string) error {
+// CheckListen refuses to serve a non-loopback address without
+// authentication (SEC-03): bearer tokens or an issuer in opts.
+// "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine without;
+// "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need it. It does
+// no I/O: a host name other than localhost counts as not loopback.
+func CheckListen(addr string, opts Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if isLoopbackHost(strings.ToLower(host)) || len(hashTokens(tokens)) > 0 {
+	if isLoopbackHost(strings.ToLower(host)) || authConfigured(opts) {
 		return nil
 	}
 	where := host
@@ -471,6 +490,12 @@ func CheckListen(addr string, tokens []string) error {
 		where = "all interfaces"
 	}
 	return fmt.Errorf("refusing to serve HTTP on %s (%s) without authentication: "+
-		"set http.bearer_tokens in the config file (clients then send \"Authorization: Bearer <token>\"), "+
+		"set http.bearer_tokens (or http.tokens, or http.oidc) in the config file (clients then send \"Authorization: Bearer <token>\"), "+
 		"or listen on 127.0.0.1", addr, where)
+}
+
+// authConfigured reports whether opts make requests need a token.
+func authConfigured(opts Options) bool {
+	sums, _ := hashTokens(opts.BearerTokens, opts.Tokens)
+	return len(sums) > 0 || opts.OIDC != nil
 }

@@ -315,24 +315,31 @@ func TestSEC02HostValidation(t *testing.T) {
 }
 
 func TestSEC03CheckListen(t *testing.T) {
+	none := Options{}
 	for _, addr := range []string{"127.0.0.1:8080", "[::1]:0", "localhost:9", "LOCALHOST:9", "127.0.0.2:80"} {
-		if err := CheckListen(addr, nil); err != nil {
-			t.Errorf("CheckListen(%q, nil): got %v, want nil", addr, err)
+		if err := CheckListen(addr, none); err != nil {
+			t.Errorf("CheckListen(%q, no auth): got %v, want nil", addr, err)
 		}
 	}
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.168.1.5:80", "[::]:80", "myhost:80"} {
-		err := CheckListen(addr, nil)
+		err := CheckListen(addr, none)
 		if err == nil || !strings.Contains(err.Error(), "http.bearer_tokens") {
-			t.Errorf("CheckListen(%q, nil): got %v, want an error naming http.bearer_tokens", addr, err)
+			t.Errorf("CheckListen(%q, no auth): got %v, want an error naming http.bearer_tokens", addr, err)
 		}
-		if err := CheckListen(addr, []string{"  "}); err == nil {
-			t.Errorf("CheckListen(%q, blank token): got nil, want an error", addr)
+		if err := CheckListen(addr, Options{BearerTokens: []string{"  "}, Tokens: []Token{{Token: " ", Profile: "p"}}}); err == nil {
+			t.Errorf("CheckListen(%q, blank tokens): got nil, want an error", addr)
 		}
-		if err := CheckListen(addr, []string{"s3cret"}); err != nil {
-			t.Errorf("CheckListen(%q, token): got %v, want nil", addr, err)
+		for name, opts := range map[string]Options{
+			"token":         {BearerTokens: []string{"s3cret"}},
+			"profile token": {Tokens: []Token{{Token: "s3cret", Profile: "p"}}},
+			"issuer":        {OIDC: &OIDCOptions{Issuer: "https://issuer.example", Resource: "https://gw.example/mcp"}},
+		} {
+			if err := CheckListen(addr, opts); err != nil {
+				t.Errorf("CheckListen(%q, %s): got %v, want nil", addr, name, err)
+			}
 		}
 	}
-	if err := CheckListen("127.0.0.1", nil); err == nil {
+	if err := CheckListen("127.0.0.1", none); err == nil {
 		t.Error("CheckListen without a port: got nil, want an error")
 	}
 }
@@ -733,19 +740,20 @@ func TestSEC06SessionBoundToItsToken(t *testing.T) {
 // is refused.
 func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	o := newOwners(time.Minute)
+	p0, p1 := principal{name: "token-0"}, principal{name: "token-1"}
 	t0 := time.Now()
-	o.bind("old", 0, "a", t0)
-	o.bind("kept", 1, "b", t0)
-	o.bind("streaming", 0, "a", t0)
-	if o.enter("streaming", 0, true, 0, t0) != admitted {
+	o.bind("old", p0, "a", t0)
+	o.bind("kept", p1, "b", t0)
+	o.bind("streaming", p0, "a", t0)
+	if o.enter("streaming", p0, true, 0, t0) != admitted {
 		t.Fatal("the owner of a session was refused")
 	}
-	if o.enter("kept", 1, true, 0, t0.Add(50*time.Second)) != admitted || o.enter("kept", 0, true, 0, t0) != notFound ||
-		o.enter("unknown", 0, true, 0, t0) != notFound {
+	if o.enter("kept", p1, true, 0, t0.Add(50*time.Second)) != admitted || o.enter("kept", p0, true, 0, t0) != notFound ||
+		o.enter("unknown", p0, true, 0, t0) != notFound {
 		t.Fatal("enter does not follow the bindings")
 	}
 	o.leave("kept", t0.Add(50*time.Second))
-	o.bind("new", 0, "a", t0.Add(90*time.Second))
+	o.bind("new", p0, "a", t0.Add(90*time.Second))
 	if _, ok := o.by["old"]; ok {
 		t.Error("a binding idle for 90s (ttl 1m) was kept")
 	}

@@ -34,6 +34,8 @@ type rawHTTP struct {
 	BearerTokens    []string    `yaml:"bearer_tokens"`
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
+	Tokens          []rawToken  `yaml:"tokens"`
+	OIDC            *rawOIDC    `yaml:"oidc"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        *boundDuration `yaml:"header_timeout"`

@@ -1,0 +1,350 @@
+package frontdoor
+
+// Bearer tokens that are JWTs from an OAuth 2.1 / OpenID Connect issuer:
+// the gateway is a resource server. go-oidc checks the signature against
+// the issuer's key set (fetched through a bounded client, cached, and
+// fetched again for a key id it does not know), the issuer, the audience
+// and the expiry; this file adds the clock skew, not-before, the required
+// scopes, the principal claim and the claims that choose a profile.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+)
+
+// Defaults of OIDCOptions.
+const (
+	DefaultClockSkew      = time.Minute
+	DefaultPrincipalClaim = "sub"
+)
+
+// Bounds on what the gateway fetches from the issuer and reads from a token.
+const (
+	maxIssuerBody   = 1 << 20          // bytes of a discovery document or key set
+	issuerTimeout   = 10 * time.Second // one fetch from the issuer
+	issuerRefetch   = 10 * time.Second // least time between two fetches of one URL
+	maxClaimValue   = 256              // bytes of the principal claim's value
+	principalPrefix = "oidc:"          // principal names of token subjects
+)
+
+// signingAlgs are the algorithms a token may be signed with: public-key
+// ones only, so a key set's public key can never serve as an HMAC secret,
+// and never "none".
+var signingAlgs = []string{
+	oidc.RS256, oidc.RS384, oidc.RS512, oidc.PS256, oidc.PS384, oidc.PS512,
+	oidc.ES256, oidc.ES384, oidc.ES512, oidc.EdDSA,
+}
+
+// OIDCOptions configures JWT bearer tokens from one issuer. Zero values
+// take the defaults in brackets.
+type OIDCOptions struct {
+	// Issuer is the authorization server's issuer URL, as its tokens'
+	// "iss" claim says it; required.
+	Issuer string
+	// Resource is the URL clients reach the MCP endpoint at (such as
+	// https://mcp.example.com/mcp): the resource its metadata names;
+	// required.
+	Resource string
+	// Audience a token must name in "aud" [Resource].
+	Audience string
+	// JWKSURL is the issuer's key set [from the issuer's discovery
+	// document, /.well-known/openid-configuration].
+	JWKSURL string
+	// ClockSkew is the leeway on exp and nbf [DefaultClockSkew].
+	ClockSkew time.Duration
+	// RequiredScopes must all be in the token's "scope" (or "scp") claim;
+	// a token without them gets 403 insufficient_scope.
+	RequiredScopes []string
+	// PrincipalClaim names the caller [DefaultPrincipalClaim]: its string
+	// value, after "oidc:", is the principal of audit records and quotas.
+	PrincipalClaim string
+	// Profiles map claims to profiles; the first rule that matches wins.
+	Profiles []ClaimProfile
+	// DefaultProfile serves a token that no rule maps; "" refuses it (403).
+	DefaultProfile string
+	// HTTPClient fetches the discovery document and the key set [a client
+	// with a 10s timeout]; its replies are read up to 1 MiB.
+	HTTPClient *http.Client
+}
+
+// ClaimProfile maps the tokens whose Claim holds Value (a string equal to
+// it, or a list with it) to Profile. Claim may be a dotted path into
+// nested objects, such as realm_access.roles.
+type ClaimProfile struct {
+	Claim, Value, Profile string
+}
+
+// MetadataURL is where the protected-resource metadata of resource is
+// served (RFC 9728): the well-known path, followed by resource's path.
+func MetadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + metadataPath + strings.TrimSuffix(u.Path, "/")
+}
+
+// tokenVerifier checks JWTs from one issuer. The verifier is built on
+// first use, when discovery (or the configured key set) is first needed,
+// and again after a failed discovery, at most once per issuerRefetch.
+type tokenVerifier struct {
+	opts   OIDCOptions
+	client *http.Client
+
+	mu      sync.Mutex
+	v       *oidc.IDTokenVerifier
+	tried   time.Time // the last failed discovery
+	lastErr error
+}
+
+func newTokenVerifier(opts OIDCOptions) *tokenVerifier {
+	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
+	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
+	if opts.ClockSkew <= 0 {
+		opts.ClockSkew = DefaultClockSkew
+	}
+	base := opts.HTTPClient
+	if base == nil {
+		base = &http.Client{Timeout: issuerTimeout}
+	}
+	client := *base
+	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
+		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
+	return &tokenVerifier{opts: opts, client: &client}
+}
+
+// verifier returns the go-oidc verifier, discovering the key set first if
+// it must.
+func (t *tokenVerifier) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.v != nil {
+		return t.v, nil
+	}
+	if !t.tried.IsZero() && time.Since(t.tried) < issuerRefetch {
+		return nil, t.lastErr
+	}
+	// The key set keeps this context for its later fetches (go-oidc uses it
+	// to carry the client); it is not cancelled with the request.
+	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), t.client)
+	cfg := &oidc.Config{ClientID: t.opts.Audience, SupportedSigningAlgs: signingAlgs,
+		Now: func() time.Time { return time.Now().Add(-t.opts.ClockSkew) }}
+	if t.opts.JWKSURL != "" {
+		t.v = oidc.NewVerifier(t.opts.Issuer, oidc.NewRemoteKeySet(keyCtx, t.opts.JWKSURL), cfg)
+		return t.v, nil
+	}
+	fetchCtx, cancel := context.WithTimeout(oidc.ClientContext(ctx, t.client), issuerTimeout)
+	defer cancel()
+	p, err := oidc.NewProvider(fetchCtx, t.opts.Issuer)
+	if err != nil {
+		t.tried, t.lastErr = time.Now(), fmt.Errorf("discovering the issuer %s: %w", t.opts.Issuer, err)
+		return nil, t.lastErr
+	}
+	t.v = p.VerifierContext(keyCtx, cfg)
+	return t.v, nil
+}
+
+// tokenError is why a token was refused: Code is the RFC 6750 error
+// (invalid_token, insufficient_scope) and Reason the detail for the log.
+type tokenError struct {
+	Status      int
+	Code        string
+	Description string // for the client: says what, never the claims
+	Reason      string // for the log
+}
+
+func (e *tokenError) Error() string { return e.Reason }
+
+func invalidToken(description, reason string) *tokenError {
+	return &tokenError{Status: http.StatusUnauthorized, Code: "invalid_token", Description: description, Reason: reason}
+}
+
+// verify checks raw and returns its caller.
+func (t *tokenVerifier) verify(ctx context.Context, raw string) (principal, *tokenError) {
+	v, err := t.verifier(ctx)
+	if err != nil {
+		return noPrincipal, invalidToken("the gateway cannot check tokens now", err.Error())
+	}
+	tok, err := v.Verify(ctx, raw)
+	if err != nil {
+		var expired *oidc.TokenExpiredError
+		if errors.As(err, &expired) {
+			return noPrincipal, invalidToken("the token has expired", err.Error())
+		}
+		return noPrincipal, invalidToken("the token is not valid for this resource", err.Error())
+	}
+	var claims map[string]any
+	if err := tok.Claims(&claims); err != nil {
+		return noPrincipal, invalidToken("the token's claims are not a JSON object", err.Error())
+	}
+	if nbf, ok := claims["nbf"].(float64); ok && time.Now().Add(t.opts.ClockSkew).Before(time.Unix(int64(nbf), 0)) {
+		return noPrincipal, invalidToken("the token is not valid yet", "nbf is in the future")
+	}
+	if missing := missingScopes(claims, t.opts.RequiredScopes); len(missing) > 0 {
+		return noPrincipal, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+			Description: "the token lacks a required scope",
+			Reason:      "the token lacks the scopes " + strings.Join(missing, " ")}
+	}
+	name, ok := claims[t.opts.PrincipalClaim].(string)
+	if !ok || name == "" || len(name) > maxClaimValue {
+		return noPrincipal, invalidToken("the token does not name its subject",
+			fmt.Sprintf("claim %q is not a string of 1 to %d bytes", t.opts.PrincipalClaim, maxClaimValue))
+	}
+	profile, ok := t.profileOf(claims)
+	if !ok {
+		return noPrincipal, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+			Description: "no profile of this gateway is mapped to the token's claims",
+			Reason:      "no rule of http.oidc.profiles matches the token, and http.oidc.default_profile is not set"}
+	}
+	return principal{name: principalPrefix + name, profile: profile}, nil
+}
+
+// profileOf is the profile of the first rule claims match, else the
+// default one; false when there is none.
+func (t *tokenVerifier) profileOf(claims map[string]any) (string, bool) {
+	for _, rule := range t.opts.Profiles {
+		if claimHolds(claimAt(claims, rule.Claim), rule.Value) {
+			return rule.Profile, true
+		}
+	}
+	return t.opts.DefaultProfile, t.opts.DefaultProfile != ""
+}
+
+// claimAt follows a dotted path into nested claims; nil when it leads nowhere.
+func claimAt(claims map[string]any, path string) any {
+	if v, ok := claims[path]; ok { // a claim named with dots, such as a URL
+		return v
+	}
+	var cur any = claims
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+// claimHolds reports whether v is want, or a list holding want.
+func claimHolds(v any, want string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == want
+	case []any:
+		return slices.ContainsFunc(v, func(e any) bool { s, ok := e.(string); return ok && s == want })
+	}
+	return false
+}
+
+// missingScopes are the required scopes the token's "scope" (a
+// space-separated string, RFC 9068) or "scp" (a list or a string, as some
+// issuers write it) does not grant.
+func missingScopes(claims map[string]any, required []string) []string {
+	var granted []string
+	for _, key := range []string{"scope", "scp"} {
+		switch v := claims[key].(type) {
+		case string:
+			granted = append(granted, strings.Fields(v)...)
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					granted = append(granted, s)
+				}
+			}
+		}
+	}
+	var missing []string
+	for _, s := range required {
+		if !slices.Contains(granted, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// issuerFetch bounds what is fetched from the issuer: each reply is read
+// up to max bytes, and one URL is fetched at most once per every, so that
+// tokens naming unknown key ids cannot make the gateway hammer the issuer.
+type issuerFetch struct {
+	next  http.RoundTripper
+	max   int64
+	every time.Duration
+
+	mu   sync.Mutex
+	last map[string]time.Time // URL -> when it was last fetched
+}
+
+// errFetchedRecently refuses a fetch of a URL fetched moments ago.
+var errFetchedRecently = errors.New("fetched moments ago; not again yet")
+
+func (f *issuerFetch) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.URL.String()
+	f.mu.Lock()
+	now := time.Now()
+	if t, ok := f.last[key]; ok && now.Sub(t) < f.every {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", req.URL.Redacted(), errFetchedRecently)
+	}
+	f.last[key] = now
+	f.mu.Unlock()
+	resp, err := f.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: f.max}
+	return resp, nil
+}
+
+// cappedBody fails a reply past its bound rather than cut it short.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more tells a body at the bound from a longer one.
+		var one [1]byte
+		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("the issuer's reply is over %d bytes", maxIssuerBody)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// metadataDocument is the RFC 9728 protected-resource metadata.
+type metadataDocument struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	ResourceName           string   `json:"resource_name,omitempty"`
+}
+
+func (t *tokenVerifier) metadata() []byte {
+	b, _ := json.Marshal(metadataDocument{
+		Resource: t.opts.Resource, AuthorizationServers: []string{t.opts.Issuer},
+		ScopesSupported: t.opts.RequiredScopes, BearerMethodsSupported: []string{"header"},
+		ResourceName: "mcp-router",
+	})
+	return b
+}

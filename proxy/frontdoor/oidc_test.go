@@ -78,7 +78,7 @@ var testProfiles = []ClaimProfile{
 func TestOIDCTokenFromProviderMapsToProfile(t *testing.T) {
 	d := newOIDCDoor(t, OIDCOptions{Profiles: testProfiles})
 	for _, tc := range []struct {
-		client, secret          string
+		client, secret         string
 		wantPrincipal, profile string
 	}{
 		{"ada", "ada-secret", "oidc:ada", "admin"},

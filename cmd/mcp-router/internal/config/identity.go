@@ -77,14 +77,14 @@ func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	expand := func(val string, path ...string) string {
 		out, err := Expand(val, c.getenv)
 		if err != nil {
-			where := fmt.Sprintf("%s:%d: http.%s", c.File, settingLine(root, append([]string{"http"}, path...)...), strings.Join(path, "."))
+			where := fmt.Sprintf("%s:%d: %s", c.File, settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)))
 			expandErrs = append(expandErrs, fmt.Errorf("%s: %w", where, err))
 		}
 		return out
 	}
 	profile := func(name string, path ...string) {
 		if name != "" && !c.hasProfile(name) {
-			v.errorf(settingLine(root, append([]string{"http"}, path...)...), "http."+strings.Join(path, "."),
+			v.errorf(settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)),
 				"no profile %q (profiles: %s)", name, strings.Join(c.names, ", "))
 		}
 	}
@@ -169,4 +169,20 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// keyPath writes a key's path as the messages do: http.tokens[0].token.
+func keyPath(parts []string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if _, err := strconv.Atoi(p); err == nil {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }

@@ -94,12 +94,16 @@ type Options struct {
 //     one of AllowedOrigins, else 403. A CORS preflight from an allowed
 //     origin is answered here; responses to allowed origins carry CORS
 //     headers naming that origin, never "*".
-//  3. Bearer token, when configured: else 401.
+//  3. Bearer token, when configured (a static one, or a JWT from the
+//     issuer of OIDC): else 401, or 403 for a valid token without a
+//     required scope or a profile. The caller's principal and profile
+//     mark the request's context.
 //  4. Body size, else 413; body read within BodyTimeout, else 408; room
 //     among the bodies held in memory (MaxBodyMemory), else 503.
 //  5. Sessions per client and requests in flight per session, else 429;
-//     with several tokens, session ownership: a session is used only with
-//     the token that opened it, else 404 (SEC-06).
+//     with several tokens or an issuer, session ownership: a session is
+//     used only by the principal and profile that opened it, else 404
+//     (SEC-06).
 //
 // The Authorization header is removed before next sees the request, so
 // the client's token never travels further. Refusals are JSON-RPC error

@@ -10,6 +10,7 @@ package frontdoor
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,7 +108,21 @@ type tokenVerifier struct {
 	v       *oidc.IDTokenVerifier
 	tried   time.Time // the last failed discovery
 	lastErr error
+	known   map[[sha256.Size]byte]knownToken // tokens verified, by digest
 }
+
+// knownToken is a token verified before, and until when its answer holds.
+type knownToken struct {
+	p     principal
+	until time.Time
+}
+
+// Bounds of the verified tokens remembered: a token is checked again
+// after knownFor at most (or when it expires, if sooner).
+const (
+	maxKnown = 4096
+	knownFor = 5 * time.Minute
+)
 
 func newTokenVerifier(opts OIDCOptions) *tokenVerifier {
 	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
@@ -122,7 +137,36 @@ func newTokenVerifier(opts OIDCOptions) *tokenVerifier {
 	client := *base
 	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
 		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
-	return &tokenVerifier{opts: opts, client: &client}
+	return &tokenVerifier{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken)}
+}
+
+// recall is the principal of a token verified before, still valid.
+func (t *tokenVerifier) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.known[sum]
+	if !ok || !now.Before(k.until) {
+		return noPrincipal, false
+	}
+	return k.p, true
+}
+
+// remember keeps a verified token's principal until until; when full, it
+// drops the answers that no longer hold, and all of them if none is.
+func (t *tokenVerifier) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.known) >= maxKnown {
+		for k, v := range t.known {
+			if !now.Before(v.until) {
+				delete(t.known, k)
+			}
+		}
+		if len(t.known) >= maxKnown {
+			clear(t.known)
+		}
+	}
+	t.known[sum] = knownToken{p: p, until: until}
 }
 
 // verifier returns the go-oidc verifier, discovering the key set first if
@@ -171,44 +215,62 @@ func invalidToken(description, reason string) *tokenError {
 	return &tokenError{Status: http.StatusUnauthorized, Code: "invalid_token", Description: description, Reason: reason}
 }
 
-// verify checks raw and returns its caller.
+// verify checks raw and returns its caller; a token verified before is
+// known by its digest until it expires (or for knownFor at most).
 func (t *tokenVerifier) verify(ctx context.Context, raw string) (principal, *tokenError) {
+	sum, now := sha256.Sum256([]byte(raw)), time.Now()
+	if p, ok := t.recall(sum, now); ok {
+		return p, nil
+	}
+	p, exp, terr := t.check(ctx, raw)
+	if terr == nil {
+		until := now.Add(knownFor)
+		if end := exp.Add(t.opts.ClockSkew); end.Before(until) {
+			until = end
+		}
+		t.remember(sum, p, until, now)
+	}
+	return p, terr
+}
+
+// check verifies raw and returns its caller and its expiry.
+func (t *tokenVerifier) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
 	v, err := t.verifier(ctx)
 	if err != nil {
-		return noPrincipal, invalidToken("the gateway cannot check tokens now", err.Error())
+		return noPrincipal, time.Time{}, invalidToken("the gateway cannot check tokens now", err.Error())
 	}
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
 		var expired *oidc.TokenExpiredError
 		if errors.As(err, &expired) {
-			return noPrincipal, invalidToken("the token has expired", err.Error())
+			return noPrincipal, time.Time{}, invalidToken("the token has expired", err.Error())
 		}
-		return noPrincipal, invalidToken("the token is not valid for this resource", err.Error())
+		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", err.Error())
 	}
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
-		return noPrincipal, invalidToken("the token's claims are not a JSON object", err.Error())
+		return noPrincipal, time.Time{}, invalidToken("the token's claims are not a JSON object", err.Error())
 	}
 	if nbf, ok := claims["nbf"].(float64); ok && time.Now().Add(t.opts.ClockSkew).Before(time.Unix(int64(nbf), 0)) {
-		return noPrincipal, invalidToken("the token is not valid yet", "nbf is in the future")
+		return noPrincipal, time.Time{}, invalidToken("the token is not valid yet", "nbf is in the future")
 	}
 	if missing := missingScopes(claims, t.opts.RequiredScopes); len(missing) > 0 {
-		return noPrincipal, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+		return noPrincipal, time.Time{}, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
 			Description: "the token lacks a required scope",
 			Reason:      "the token lacks the scopes " + strings.Join(missing, " ")}
 	}
 	name, ok := claims[t.opts.PrincipalClaim].(string)
 	if !ok || name == "" || len(name) > maxClaimValue {
-		return noPrincipal, invalidToken("the token does not name its subject",
+		return noPrincipal, time.Time{}, invalidToken("the token does not name its subject",
 			fmt.Sprintf("claim %q is not a string of 1 to %d bytes", t.opts.PrincipalClaim, maxClaimValue))
 	}
 	profile, ok := t.profileOf(claims)
 	if !ok {
-		return noPrincipal, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+		return noPrincipal, time.Time{}, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
 			Description: "no profile of this gateway is mapped to the token's claims",
 			Reason:      "no rule of http.oidc.profiles matches the token, and http.oidc.default_profile is not set"}
 	}
-	return principal{name: principalPrefix + name, profile: profile}, nil
+	return principal{name: principalPrefix + name, profile: profile}, tok.Expiry, nil
 }
 
 // profileOf is the profile of the first rule claims match, else the

@@ -1,6 +1,7 @@
 package frontdoor
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -282,5 +283,89 @@ func TestIssuerFetchBounded(t *testing.T) {
 		if (err != nil) != wantErr || (!wantErr && len(b) != maxIssuerBody) {
 			t.Errorf("%s: got %d bytes, error %v; want an error: %v", path, len(b), err, wantErr)
 		}
+	}
+}
+
+// BenchmarkOIDCVerify is the cost a JWT adds to a request: "first", its
+// first use (the signature, RS256 with 2048 bits, and the claims; keys
+// cached); "known", a token verified before.
+func BenchmarkOIDCVerify(b *testing.B) {
+	iss := oidctest.Start(b, testResource)
+	v := newTokenVerifier(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
+	token := iss.Sign(b, iss.Claims("ada"))
+	if _, err := v.verify(b.Context(), token); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("first", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := v.check(b.Context(), token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("known", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := v.verify(b.Context(), token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkStaticToken is the same for a configured token, for scale.
+func BenchmarkStaticToken(b *testing.B) {
+	g := Guard(http.NotFoundHandler(), Options{BearerTokens: []string{"a-token", "b-token", "c-token"}}).(*guard)
+	b.ReportAllocs()
+	for b.Loop() {
+		if g.tokenIndex("c-token") < 0 {
+			b.Fatal("token not found")
+		}
+	}
+}
+
+// A verified token is remembered by its digest no longer than it is
+// valid (exp with the skew) nor than knownFor; a full memory drops what
+// no longer holds.
+func TestOIDCKnownTokens(t *testing.T) {
+	iss := oidctest.Start(t, testResource)
+	v := newTokenVerifier(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
+	claims := iss.Claims("ada")
+	exp := time.Now().Add(10 * time.Second).Truncate(time.Second)
+	claims["exp"] = exp.Unix()
+	token := iss.Sign(t, claims)
+	if _, err := v.verify(t.Context(), token); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if got, want := v.known[sum].until, exp.Add(DefaultClockSkew); !got.Equal(want) {
+		t.Errorf("remembered until %v, want exp with the skew, %v", got, want)
+	}
+	if _, ok := v.recall(sum, exp.Add(DefaultClockSkew)); ok {
+		t.Error("recalled at its end, want it checked again")
+	}
+	if p, ok := v.recall(sum, time.Now()); !ok || p.name != "oidc:ada" {
+		t.Errorf("recall now: got %v %v, want oidc:ada", p, ok)
+	}
+	long := iss.Claims("bob")
+	token = iss.Sign(t, long)
+	before := time.Now()
+	if _, err := v.verify(t.Context(), token); err != nil {
+		t.Fatal(err)
+	}
+	if until := v.known[sha256.Sum256([]byte(token))].until; until.After(time.Now().Add(knownFor)) || until.Before(before.Add(knownFor)) {
+		t.Errorf("a token valid for an hour remembered until %v, want %s from now", until, knownFor)
+	}
+	now := time.Now()
+	for i := range maxKnown {
+		v.remember([sha256.Size]byte{byte(i), byte(i >> 8)}, principal{name: "x"}, now.Add(-time.Second), now.Add(-2*time.Second))
+	}
+	v.remember([sha256.Size]byte{0xff, 0xff, 0xff}, principal{name: "y"}, now.Add(time.Minute), now)
+	if len(v.known) > maxKnown || len(v.known) < 1 {
+		t.Errorf("after filling: %d remembered, want at most %d", len(v.known), maxKnown)
+	}
+	if _, ok := v.recall([sha256.Size]byte{0xff, 0xff, 0xff}, now); !ok {
+		t.Error("the newest token was dropped")
 	}
 }

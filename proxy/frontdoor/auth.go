@@ -141,7 +141,7 @@ func MetadataPaths(opts Options) []string {
 		return nil
 	}
 	paths := []string{metadataPath}
-	if u := MetadataURL(opts.OIDC.Resource); strings.Contains(u, metadataPath+"/") {
+	if u := MetadataURL(opts.OIDC.opts.Resource); strings.Contains(u, metadataPath+"/") {
 		paths = append(paths, u[strings.Index(u, metadataPath):])
 	}
 	return paths

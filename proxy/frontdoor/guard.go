@@ -50,9 +50,10 @@ type Options struct {
 	// are served (see ProfileOf); they count as BearerTokens do.
 	Tokens []Token
 	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer (see
-	// OIDCOptions); a refused one gets 401 with WWW-Authenticate naming
-	// the protected-resource metadata and error="invalid_token".
-	OIDC *OIDCOptions
+	// OIDCOptions, NewIssuer); a refused one gets 401 with
+	// WWW-Authenticate naming the protected-resource metadata and
+	// error="invalid_token".
+	OIDC *Issuer
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
@@ -124,8 +125,8 @@ func Guard(next http.Handler, opts Options) http.Handler {
 	}
 	g.tokens, g.profiles = hashTokens(opts.BearerTokens, opts.Tokens)
 	if opts.OIDC != nil {
-		g.oidc = newTokenVerifier(*opts.OIDC)
-		g.metadataURL = MetadataURL(opts.OIDC.Resource)
+		g.oidc = opts.OIDC
+		g.metadataURL = MetadataURL(opts.OIDC.opts.Resource)
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = defaultMaxBodyBytes
@@ -146,9 +147,9 @@ func Guard(next http.Handler, opts Options) http.Handler {
 type guard struct {
 	next        http.Handler
 	tokens      [][sha256.Size]byte
-	profiles    []string       // of each token
-	oidc        *tokenVerifier // nil: no tokens from an issuer
-	metadataURL string         // the protected-resource metadata, with oidc
+	profiles    []string // of each token
+	oidc        *Issuer  // nil: no tokens from an issuer
+	metadataURL string   // the protected-resource metadata, with oidc
 	origins     map[string]bool
 	hosts       map[string]bool
 	maxBody     int64

@@ -332,7 +332,7 @@ func TestSEC03CheckListen(t *testing.T) {
 		for name, opts := range map[string]Options{
 			"token":         {BearerTokens: []string{"s3cret"}},
 			"profile token": {Tokens: []Token{{Token: "s3cret", Profile: "p"}}},
-			"issuer":        {OIDC: &OIDCOptions{Issuer: "https://issuer.example", Resource: "https://gw.example/mcp"}},
+			"issuer":        {OIDC: NewIssuer(OIDCOptions{Issuer: "https://issuer.example", Resource: "https://gw.example/mcp"})},
 		} {
 			if err := CheckListen(addr, opts); err != nil {
 				t.Errorf("CheckListen(%q, %s): got %v, want nil", addr, name, err)

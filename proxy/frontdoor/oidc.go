@@ -97,10 +97,12 @@ func MetadataURL(resource string) string {
 	return u.Scheme + "://" + u.Host + metadataPath + strings.TrimSuffix(u.Path, "/")
 }
 
-// tokenVerifier checks JWTs from one issuer. The verifier is built on
-// first use, when discovery (or the configured key set) is first needed,
-// and again after a failed discovery, at most once per issuerRefetch.
-type tokenVerifier struct {
+// Issuer checks JWTs from one issuer. Give one Issuer to every Guard,
+// Checks and ResourceMetadata of a gateway, so that they share its key
+// set and the tokens verified. The go-oidc verifier is built on first
+// use, when discovery (or the configured key set) is first needed, and
+// again after a failed discovery, at most once per issuerRefetch.
+type Issuer struct {
 	opts   OIDCOptions
 	client *http.Client
 
@@ -124,7 +126,9 @@ const (
 	knownFor = 5 * time.Minute
 )
 
-func newTokenVerifier(opts OIDCOptions) *tokenVerifier {
+// NewIssuer returns the Issuer of opts, with their defaults applied. It
+// does no I/O.
+func NewIssuer(opts OIDCOptions) *Issuer {
 	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
 	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
 	if opts.ClockSkew <= 0 {
@@ -137,11 +141,11 @@ func newTokenVerifier(opts OIDCOptions) *tokenVerifier {
 	client := *base
 	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
 		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
-	return &tokenVerifier{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken)}
+	return &Issuer{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken)}
 }
 
 // recall is the principal of a token verified before, still valid.
-func (t *tokenVerifier) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) {
+func (t *Issuer) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k, ok := t.known[sum]
@@ -153,7 +157,7 @@ func (t *tokenVerifier) recall(sum [sha256.Size]byte, now time.Time) (principal,
 
 // remember keeps a verified token's principal until until; when full, it
 // drops the answers that no longer hold, and all of them if none is.
-func (t *tokenVerifier) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
+func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.known) >= maxKnown {
@@ -171,7 +175,7 @@ func (t *tokenVerifier) remember(sum [sha256.Size]byte, p principal, until, now 
 
 // verifier returns the go-oidc verifier, discovering the key set first if
 // it must.
-func (t *tokenVerifier) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.v != nil {
@@ -217,7 +221,7 @@ func invalidToken(description, reason string) *tokenError {
 
 // verify checks raw and returns its caller; a token verified before is
 // known by its digest until it expires (or for knownFor at most).
-func (t *tokenVerifier) verify(ctx context.Context, raw string) (principal, *tokenError) {
+func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError) {
 	sum, now := sha256.Sum256([]byte(raw)), time.Now()
 	if p, ok := t.recall(sum, now); ok {
 		return p, nil
@@ -234,7 +238,7 @@ func (t *tokenVerifier) verify(ctx context.Context, raw string) (principal, *tok
 }
 
 // check verifies raw and returns its caller and its expiry.
-func (t *tokenVerifier) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
+func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
 	v, err := t.verifier(ctx)
 	if err != nil {
 		return noPrincipal, time.Time{}, invalidToken("the gateway cannot check tokens now", err.Error())
@@ -275,7 +279,7 @@ func (t *tokenVerifier) check(ctx context.Context, raw string) (principal, time.
 
 // profileOf is the profile of the first rule claims match, else the
 // default one; false when there is none.
-func (t *tokenVerifier) profileOf(claims map[string]any) (string, bool) {
+func (t *Issuer) profileOf(claims map[string]any) (string, bool) {
 	for _, rule := range t.opts.Profiles {
 		if claimHolds(claimAt(claims, rule.Claim), rule.Value) {
 			return rule.Profile, true
@@ -402,7 +406,7 @@ type metadataDocument struct {
 	ResourceName           string   `json:"resource_name,omitempty"`
 }
 
-func (t *tokenVerifier) metadata() []byte {
+func (t *Issuer) metadata() []byte {
 	b, _ := json.Marshal(metadataDocument{
 		Resource: t.opts.Resource, AuthorizationServers: []string{t.opts.Issuer},
 		ScopesSupported: t.opts.RequiredScopes, BearerMethodsSupported: []string{"header"},

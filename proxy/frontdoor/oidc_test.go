@@ -32,7 +32,7 @@ func newOIDCDoor(t *testing.T, opts OIDCOptions) *oidcDoor {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"principal": PrincipalOf(r.Context()), "profile": ProfileOf(r.Context())})
 	})
-	ts := httptest.NewServer(Guard(inner, Options{OIDC: &opts}))
+	ts := httptest.NewServer(Guard(inner, Options{OIDC: NewIssuer(opts)}))
 	t.Cleanup(ts.Close)
 	return &oidcDoor{iss: iss, url: ts.URL + "/mcp"}
 }
@@ -190,8 +190,8 @@ func TestOIDCRequiredScopes(t *testing.T) {
 // scopes and the bearer method, at both well-known paths, behind the
 // Host check.
 func TestOIDCResourceMetadata(t *testing.T) {
-	opts := Options{OIDC: &OIDCOptions{Issuer: "https://issuer.example.test", Resource: testResource,
-		RequiredScopes: []string{"mcp:tools"}}}
+	opts := Options{OIDC: NewIssuer(OIDCOptions{Issuer: "https://issuer.example.test", Resource: testResource,
+		RequiredScopes: []string{"mcp:tools"}})}
 	paths := MetadataPaths(opts)
 	if want := []string{metadataPath, metadataPath + "/mcp"}; strings.Join(paths, " ") != strings.Join(want, " ") {
 		t.Fatalf("MetadataPaths: got %v, want %v", paths, want)
@@ -272,7 +272,7 @@ func TestIssuerFetchBounded(t *testing.T) {
 		_, _ = w.Write([]byte(strings.Repeat("x", n)))
 	}))
 	t.Cleanup(ts.Close)
-	client := newTokenVerifier(OIDCOptions{Issuer: ts.URL, Resource: testResource}).client
+	client := NewIssuer(OIDCOptions{Issuer: ts.URL, Resource: testResource}).client
 	for path, wantErr := range map[string]bool{"/big": true, "/exact": false} {
 		resp, err := client.Get(ts.URL + path)
 		if err != nil {
@@ -291,7 +291,7 @@ func TestIssuerFetchBounded(t *testing.T) {
 // cached); "known", a token verified before.
 func BenchmarkOIDCVerify(b *testing.B) {
 	iss := oidctest.Start(b, testResource)
-	v := newTokenVerifier(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
+	v := NewIssuer(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
 	token := iss.Sign(b, iss.Claims("ada"))
 	if _, err := v.verify(b.Context(), token); err != nil {
 		b.Fatal(err)
@@ -330,7 +330,7 @@ func BenchmarkStaticToken(b *testing.B) {
 // no longer holds.
 func TestOIDCKnownTokens(t *testing.T) {
 	iss := oidctest.Start(t, testResource)
-	v := newTokenVerifier(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
+	v := NewIssuer(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "p"})
 	claims := iss.Claims("ada")
 	exp := time.Now().Add(10 * time.Second).Truncate(time.Second)
 	claims["exp"] = exp.Unix()

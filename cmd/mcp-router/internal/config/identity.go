@@ -64,9 +64,13 @@ func (h HTTP) ServedProfiles() []string {
 	return out
 }
 
-// Auth sets who may call the gateway: the tokens and the issuer.
+// Auth sets who may call the gateway: the tokens and the issuer. Give
+// every handler of one gateway the same opts: they share the issuer.
 func (h HTTP) Auth(opts *frontdoor.Options) {
-	opts.BearerTokens, opts.Tokens, opts.OIDC = h.BearerTokens, h.Tokens, h.OIDC
+	opts.BearerTokens, opts.Tokens = h.BearerTokens, h.Tokens
+	if h.OIDC != nil {
+		opts.OIDC = frontdoor.NewIssuer(*h.OIDC)
+	}
 }
 
 // identity checks http.tokens and http.oidc and expands their variables.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
@@ -42,9 +43,8 @@ default_profile: main
 	if err := cfg.CheckHTTP(); err != nil {
 		t.Fatal(err)
 	}
-	var got frontdoor.Options
-	cfg.HTTP.Auth(&got)
-	want := frontdoor.Options{
+	got := cfg.HTTP
+	want := HTTP{
 		BearerTokens: []string{"old-token"},
 		Tokens:       []frontdoor.Token{{Token: "admin-token", Profile: "admin"}, {Token: "plain-token"}},
 		OIDC: &frontdoor.OIDCOptions{Issuer: "https://login.example.com", Resource: "https://mcp.example.com/mcp",
@@ -53,8 +53,13 @@ default_profile: main
 				{Claim: "groups", Value: "staff", Profile: "staff"}},
 			DefaultProfile: "staff"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("auth options (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(HTTP{}, "AllowedOrigins", "DisconnectGrace", "Bounds")); diff != "" {
+		t.Errorf("http settings (-want +got):\n%s", diff)
+	}
+	var opts frontdoor.Options
+	cfg.HTTP.Auth(&opts)
+	if opts.OIDC == nil || len(opts.Tokens) != 2 || len(opts.BearerTokens) != 1 {
+		t.Errorf("auth options: got %+v, want the tokens and an issuer", opts)
 	}
 	if got, want := cfg.HTTP.ServedProfiles(), []string{"admin", "staff"}; !cmp.Equal(got, want) {
 		t.Errorf("served profiles: got %v, want %v", got, want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,10 @@ func (e *env) callerProfiles(ctx context.Context, cfg *config.Config, prof confi
 			closeAll()
 		}
 	}()
+	for i, t := range cfg.HTTP.Tokens { // the names quotas and audit records use
+		log.Info("bearer token principal", "tokens_index", i, "principal", frontdoor.TokenFingerprint(t.Token),
+			"profile", cmp.Or(t.Profile, prof.Name))
+	}
 	for _, name := range cfg.HTTP.ServedProfiles() {
 		if name == prof.Name {
 			handlers[name] = own.HTTPHandler()

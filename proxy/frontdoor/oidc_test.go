@@ -369,3 +369,33 @@ func TestOIDCKnownTokens(t *testing.T) {
 		t.Error("the newest token was dropped")
 	}
 }
+
+// A static token names its profile too, and ByProfile serves each caller
+// the handler of its profile: the gateway's own for a token that names
+// none.
+func TestStaticTokenProfiles(t *testing.T) {
+	serve := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, name+" "+PrincipalOf(r.Context()))
+		})
+	}
+	h := ByProfile(serve("own"), map[string]http.Handler{"ci": serve("ci")})
+	ts := httptest.NewServer(Guard(h, Options{BearerTokens: []string{"plain"}, Tokens: []Token{{Token: "ci-token", Profile: "ci"}}}))
+	t.Cleanup(ts.Close)
+	for token, want := range map[string]string{
+		"plain":    "own " + TokenFingerprint("plain"),
+		"ci-token": "ci " + TokenFingerprint("ci-token"),
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != want {
+			t.Errorf("%s: got %q, want %q", token, body, want)
+		}
+	}
+}

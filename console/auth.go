@@ -10,7 +10,7 @@ import (
 )
 
 // Door is the front door's checks the console applies to every request
-// (proxy.FrontDoor).
+// (frontdoor.Checks).
 type Door interface {
 	HostAllowed(host string) bool
 	OriginAllowed(origin string) bool

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -90,7 +90,7 @@ func newFixture(t *testing.T, tokens ...string) *fixture {
 		{Name: "calc", State: "connected", Protocol: "2025-11-25", Tools: 2, Restartable: true},
 		{Name: "notes", State: "failed", Err: "exec: notes-server: not found", Restartable: true},
 	}}}
-	c, err := New(Options{Door: proxy.NewFrontDoor(proxy.GuardOptions{BearerTokens: tokens}), Gateway: f.gw,
+	c, err := New(Options{Door: frontdoor.NewChecks(frontdoor.Options{BearerTokens: tokens}), Gateway: f.gw,
 		Catalog: newRouterCatalog(), Pins: f.mem.Pins(), Lessons: f.mem.Lessons()})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/state"
 )
 
@@ -29,7 +30,7 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	bobQuota := Quota{Principal: TokenFingerprint("bob-token"), Tool: "alpha_pid", CallsPerMinute: 1}
+	bobQuota := Quota{Principal: frontdoor.TokenFingerprint("bob-token"), Tool: "alpha_pid", CallsPerMinute: 1}
 	alice, bob := twoTokenGateway(t, Options{Audit: log, Quotas: []Quota{bobQuota}})
 
 	secret := map[string]any{"text": "s3cret-value"}
@@ -50,7 +51,7 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 	}
 	type row struct{ principal, tool, plan, step, outcome string }
 	var got []row
-	a, b := TokenFingerprint("alice-token"), TokenFingerprint("bob-token")
+	a, b := frontdoor.TokenFingerprint("alice-token"), frontdoor.TokenFingerprint("bob-token")
 	var plan string
 	for _, r := range recs {
 		if r.Plan != "" {

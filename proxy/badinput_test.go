@@ -2,7 +2,7 @@ package proxy
 
 // RELIABILITY "Bad inputs": one test per case, BI-01..BI-17, sending what
 // a broken or hostile client sends: raw JSON-RPC lines into ServeStdio and
-// raw HTTP requests into Guard(HTTPHandler()), as serve wires them.
+// raw HTTP requests into frontdoor.Guard(HTTPHandler()), as serve wires them.
 //
 // Not here: BI-07 (arguments against inputSchema) is in argcheck_test.go:
 // by default the proxy passes arguments through unchanged (mcp-go's
@@ -34,6 +34,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // replyWait bounds every wait for a reply; the server answers in
@@ -261,7 +263,7 @@ func newBIServer(t *testing.T, h *Hub) *Server {
 // serveRawHTTP serves srv as serve does: streamable HTTP behind Guard.
 func serveRawHTTP(t *testing.T, srv *Server) *guarded {
 	t.Helper()
-	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{}))
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{}))
 	t.Cleanup(ts.Close)
 	return &guarded{URL: ts.URL + "/mcp", client: ts.Client()}
 }

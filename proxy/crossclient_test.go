@@ -22,6 +22,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // crossClient is one client of the gateway, recording every request and
@@ -105,7 +107,7 @@ func twoClients(t *testing.T, ups ...UpstreamConfig) (a, b *crossClient) {
 	t.Helper()
 	srv := NewServer(ServerOptions{Hub: startHub(t, ups...)})
 	t.Cleanup(srv.Close)
-	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{BearerTokens: []string{"token-a", "token-b"}}))
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"token-a", "token-b"}}))
 	t.Cleanup(ts.Close)
 	return connectCross(t, ts.URL+"/mcp", "token-a", "A"), connectCross(t, ts.URL+"/mcp", "token-b", "B")
 }

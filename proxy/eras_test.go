@@ -14,6 +14,7 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -364,7 +365,7 @@ func TestStatelessDetourIsLearnedThroughTheHandle(t *testing.T) {
 // for another request of that client (429).
 func TestStatelessRequestsInFlightAreBounded(t *testing.T) {
 	srv := erasServer(t)
-	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{MaxSessionsPerClient: 1}))
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{MaxSessionsPerClient: 1}))
 	t.Cleanup(ts.Close)
 	tr, err := mcptransport.NewStreamableHTTP(ts.URL + "/mcp")
 	if err != nil {

@@ -6,6 +6,8 @@ package proxy
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // Probe is what a health endpoint answers.
@@ -24,14 +26,14 @@ const (
 // one gets only the status and counts; with one (or with no tokens
 // configured) it also gets each upstream's name and state, and why the
 // ones not connected are not. Only GET and HEAD are served.
-func HealthHandler(hub *Hub, p Probe, opts GuardOptions) http.Handler {
-	return &health{hub: hub, probe: p, guard: Guard(http.NotFoundHandler(), opts).(*guard)}
+func HealthHandler(hub *Hub, p Probe, opts frontdoor.Options) http.Handler {
+	return &health{hub: hub, probe: p, door: frontdoor.NewChecks(opts)}
 }
 
 type health struct {
 	hub   *Hub
 	probe Probe
-	guard *guard
+	door  *frontdoor.Checks
 }
 
 // healthReport is a probe's JSON body.
@@ -55,8 +57,7 @@ type upstreamHealth struct {
 }
 
 func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g := h.guard
-	if !g.checkSite(w, r) {
+	if !h.door.CheckSite(w, r) {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -64,7 +65,7 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	full := len(g.tokens) == 0 || g.principalOf(r.Header) != noPrincipal
+	full := !h.door.TokensRequired() || h.door.Authenticated(r)
 	rep, code := h.report(full)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

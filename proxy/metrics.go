@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // Metrics are the gateway's Prometheus series, on a registry of their own
@@ -518,7 +519,7 @@ func metricsAddr(addr string) (hostport string, loopback bool, err error) {
 func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := NewHTTPServer(mux, HTTPServerOptions{})
+	srv := frontdoor.NewHTTPServer(mux, frontdoor.HTTPServerOptions{})
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	log.Info("serving metrics", "addr", ln.Addr().String())
 	served := make(chan error, 1)

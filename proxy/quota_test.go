@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // tokenClient connects a real MCP client over HTTP with a bearer token.
@@ -43,7 +45,7 @@ func twoTokenGatewayEra(t *testing.T, opts Options, era *sdk.ClientSessionOption
 	t.Helper()
 	opts.Upstreams, opts.Builtin = []UpstreamConfig{builtinFake("alpha")}, fakeBuiltins
 	srv := NewServer(ServerOptions{Hub: startHubWith(t, opts)})
-	ts := httptest.NewServer(Guard(srv.HTTPHandler(), GuardOptions{BearerTokens: []string{"alice-token", "bob-token"}}))
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"alice-token", "bob-token"}}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(srv.Close)
 	return tokenClientEra(t, ts.URL, "alice-token", era), tokenClientEra(t, ts.URL, "bob-token", era)
@@ -85,13 +87,13 @@ func wantServed(t *testing.T, what string, res *sdk.CallToolResult) {
 // quota_exceeded naming the quota and when to retry. Another principal,
 // and another tool, are not counted.
 func TestQuotaPerPrincipalAtTheEdge(t *testing.T) {
-	q := Quota{Principal: TokenFingerprint("alice-token"), Tool: "alpha_e*", CallsPerMinute: 2}
+	q := Quota{Principal: frontdoor.TokenFingerprint("alice-token"), Tool: "alpha_e*", CallsPerMinute: 2}
 	alice, bob := twoTokenGateway(t, Options{Quotas: []Quota{q}})
 
 	wantServed(t, "alice's direct call", alice.call(t, "alpha_echo", map[string]any{"text": "1"}))
 	wantServed(t, "alice's call_tool", alice.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": map[string]any{"text": "2"}}))
 	detail := wantRefusedKind(t, "alice's third call", alice.call(t, "alpha_echo", map[string]any{"text": "3"}),
-		KindQuotaExceeded, "alpha_echo", "calls_per_minute=2", TokenFingerprint("alice-token"), "retry after")
+		KindQuotaExceeded, "alpha_echo", "calls_per_minute=2", frontdoor.TokenFingerprint("alice-token"), "retry after")
 	if ms, _ := detail["retry_after_ms"].(float64); ms <= 0 || ms > 60_000 {
 		t.Errorf("retry_after_ms = %v, want within the minute", detail["retry_after_ms"])
 	}
@@ -113,7 +115,7 @@ func TestQuotaEveryPrincipalPerTool(t *testing.T) {
 	wantServed(t, "alice's first call", alice.call(t, "alpha_pid", nil))
 	wantRefusedKind(t, "alice's second call", alice.call(t, "alpha_pid", nil), KindQuotaExceeded, "alpha_pid", "calls_per_minute=1")
 	wantServed(t, "bob's first call", bob.call(t, "alpha_pid", nil))
-	wantRefusedKind(t, "bob's second call", bob.call(t, "alpha_pid", nil), KindQuotaExceeded, TokenFingerprint("bob-token"))
+	wantRefusedKind(t, "bob's second call", bob.call(t, "alpha_pid", nil), KindQuotaExceeded, frontdoor.TokenFingerprint("bob-token"))
 	wantServed(t, "alice's call of another tool", alice.call(t, "alpha_echo", map[string]any{"text": "x"}))
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -298,14 +299,16 @@ func (s *Server) HTTPHandler() http.Handler {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-				ctx = withClient(ctx, r.Header.Get("Authorization"))
+				// Handles are bound to the caller the front door found (it
+				// takes the Authorization header away), else to that header.
+				ctx = withClient(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")))
 				if r.URL.Path == AllPath {
 					return withAllMode(ctx)
 				}
 				return ctx
 			}),
 			server.WithStreamableHTTPLogger(s.logger),
-			server.WithSessionIdManager(NewSessionIDs()),
+			server.WithSessionIdManager(frontdoor.NewSessionIDs()),
 			server.WithSessionIdleTTL(sessionIdleTTL),
 			server.WithDisableLocalhostProtection(true),
 		)
@@ -319,7 +322,7 @@ func (s *Server) HTTPHandler() http.Handler {
 const AllPath = "/mcp/all"
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
-const sessionIdleTTL = 30 * time.Minute
+const sessionIdleTTL = frontdoor.SessionIdleTTL
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 

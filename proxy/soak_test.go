@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // TestSoak sends 10,000 calls at concurrency 32 through the proxy: four
@@ -48,7 +49,7 @@ func TestSoak(t *testing.T) {
 	// As serve --http runs it: behind the Guard, on NewHTTPServer, with the
 	// default bounds on each client (and the hub's default notification limit).
 	ts := httptest.NewUnstartedServer(nil)
-	ts.Config = NewHTTPServer(Guard(srv.HTTPHandler(), GuardOptions{}), HTTPServerOptions{})
+	ts.Config = frontdoor.NewHTTPServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{}), frontdoor.HTTPServerOptions{})
 	ts.Start()
 	t.Cleanup(ts.Close)
 	clients := make([]*sdkClient, sessions)

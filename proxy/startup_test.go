@@ -15,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // hungStdio is a real child process that reads its stdin and never
@@ -296,7 +298,7 @@ func TestReadyzNamesUpstreamsOnlyWithTheToken(t *testing.T) {
 	eventually(t, faultWait, "first attempts", func() bool {
 		return !statusOf(h, "alpha").Starting && !statusOf(h, "missing").Starting
 	})
-	opts := GuardOptions{BearerTokens: []string{"t0ken"}}
+	opts := frontdoor.Options{BearerTokens: []string{"t0ken"}}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", HealthHandler(h, Alive, opts))
 	mux.Handle("/readyz", HealthHandler(h, Ready, opts))
@@ -347,7 +349,7 @@ func TestReadyzNamesUpstreamsOnlyWithTheToken(t *testing.T) {
 // Once every upstream is connected, /readyz answers 200.
 func TestReadyzReadyWhenAllConnected(t *testing.T) {
 	h := startHub(t, builtinFake("alpha"))
-	ts := httptest.NewServer(HealthHandler(h, Ready, GuardOptions{}))
+	ts := httptest.NewServer(HealthHandler(h, Ready, frontdoor.Options{}))
 	t.Cleanup(ts.Close)
 	resp, err := http.Get(ts.URL)
 	if err != nil {

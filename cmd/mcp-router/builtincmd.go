@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/builtin"
-	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 func newBuiltinCmd(e *env) *cobra.Command {
@@ -50,8 +50,8 @@ func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr 
 	log := newLogger(e.stderr, e.logLevel)
 	if httpAddr != "" {
 		// The gateway's Guard is not in front, but bodies are bounded all the same.
-		h := http.MaxBytesHandler(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), proxy.DefaultMaxBodyBytes)
-		return serveHTTP(ctx, h, httpAddr, proxy.HTTPServerOptions{}, log)
+		h := http.MaxBytesHandler(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), frontdoor.DefaultMaxBodyBytes)
+		return serveHTTP(ctx, h, httpAddr, frontdoor.HTTPServerOptions{}, log)
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))

@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
-	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 const deployDir = "../../deploy/k8s"
@@ -128,7 +128,9 @@ func TestDeployConfigMapLoadsWithTheDeploymentsEnvironment(t *testing.T) {
 	if i < 0 || i+1 >= len(d.args) {
 		t.Fatalf("deployment.yaml: args %q, want serve --http ADDR", d.args)
 	}
-	if err := proxy.CheckListen(d.args[i+1], cfg.HTTP.BearerTokens); err != nil {
+	var auth frontdoor.Options
+	cfg.HTTP.Auth(&auth)
+	if err := frontdoor.CheckListen(d.args[i+1], auth); err != nil {
 		t.Errorf("serve %s would refuse to start: %v", strings.Join(d.args, " "), err)
 	}
 	if got, want := cfg.State.URL, d.env["MCP_ROUTER_STATE_URL"]; got == "" || got != want {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -57,7 +58,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		if err := cfg.CheckHTTP(); err != nil {
 			return err
 		}
-		if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
+		var auth frontdoor.Options
+		cfg.HTTP.Auth(&auth)
+		if err := frontdoor.CheckListen(httpAddr, auth); err != nil {
 			return err
 		}
 	}
@@ -139,17 +142,24 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		hosts = append(hosts, h)
 	}
 	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
-	guard := proxy.GuardOptions{
-		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
-	}
+	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
+	cfg.HTTP.Auth(&guard)
 	cfg.HTTP.Bounds.Guard(&guard)
+	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
+	if err != nil {
+		return err
+	}
+	defer closeProfiles()
 	for i, t := range cfg.HTTP.BearerTokens { // the names quotas and audit records use
-		log.Info("bearer token principal", "index", i, "principal", proxy.TokenFingerprint(t))
+		log.Info("bearer token principal", "index", i, "principal", frontdoor.TokenFingerprint(t))
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", proxy.Guard(srv.HTTPHandler(), guard))
-	mux.Handle(proxy.AllPath, proxy.Guard(srv.HTTPHandler(), guard)) // every tool listed, for clients that search themselves
-	mux.Handle("/metrics", proxy.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
+	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, guard)) // every tool listed, for clients that search themselves
+	for _, path := range frontdoor.MetadataPaths(guard) {
+		mux.Handle(path, frontdoor.ResourceMetadata(guard))
+	}
+	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {
@@ -290,7 +300,7 @@ func upstreamsDown(hub *proxy.Hub) error {
 }
 
 // serveHTTP serves h until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, opts proxy.HTTPServerOptions, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, h http.Handler, addr string, opts frontdoor.HTTPServerOptions, log *slog.Logger) error {
 	ln, err := listen(addr)
 	if err != nil {
 		return err
@@ -307,13 +317,13 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
-func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts proxy.HTTPServerOptions, log *slog.Logger) error {
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions, log *slog.Logger) error {
 	// Requests run under their own context, which shutdown cancels first:
 	// the calls in flight are cancelled upstream (notifications/cancelled)
 	// and clients' open event streams end, so Shutdown need not wait them out.
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
-	srv := proxy.NewHTTPServer(h, opts)
+	srv := frontdoor.NewHTTPServer(h, opts)
 	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

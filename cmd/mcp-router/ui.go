@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/console"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -79,7 +80,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	token := newGatewayID() + newGatewayID()
-	door := proxy.NewFrontDoor(proxy.GuardOptions{BearerTokens: []string{token}})
+	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
 	c, err := console.New(console.Options{
 		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
 		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
@@ -89,7 +90,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	}
 	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
 	log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
-	return serveUntilDone(ctx, proxy.NewHTTPServer(c, proxy.HTTPServerOptions{}), ln)
+	return serveUntilDone(ctx, frontdoor.NewHTTPServer(c, frontdoor.HTTPServerOptions{}), ln)
 }
 
 // serveUntilDone serves on ln until ctx ends, then shuts srv down.
@@ -110,14 +111,14 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) erro
 
 // mountConsole serves the console at /ui on mux, behind the front door's
 // Host, Origin and token checks, with the serve's hub.
-func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard proxy.GuardOptions, log *slog.Logger) error {
+func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard frontdoor.Options, log *slog.Logger) error {
 	st := e.runState(ctx, cfg, log)
 	r, err := newRouter(cfg, prof, log, mem, e.vectors(ctx, cfg, log))
 	if err != nil {
 		return err
 	}
 	c, err := console.New(console.Options{
-		Door: proxy.NewFrontDoor(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
+		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
 		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // HTTPBounds are the http section's bounds on each client of serve --http.
@@ -54,7 +55,7 @@ func setDuration(dst *time.Duration, v *boundDuration) {
 }
 
 // Guard sets the guard's bounds from b.
-func (b HTTPBounds) Guard(opts *proxy.GuardOptions) {
+func (b HTTPBounds) Guard(opts *frontdoor.Options) {
 	opts.BodyTimeout = b.BodyTimeout
 	opts.MaxBodyMemory = b.MaxBodyMemory
 	opts.MaxSessionsPerClient = b.MaxSessionsPerClient
@@ -62,8 +63,8 @@ func (b HTTPBounds) Guard(opts *proxy.GuardOptions) {
 }
 
 // Server is the HTTP server's timeouts as the proxy takes them.
-func (b HTTPBounds) Server() proxy.HTTPServerOptions {
-	return proxy.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
+func (b HTTPBounds) Server() frontdoor.HTTPServerOptions {
+	return frontdoor.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
 }
 
 // boundDuration is a Go duration in YAML, more than zero.

@@ -26,6 +26,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // DefaultName is what File says when the built-in default configuration is used.
@@ -97,6 +98,11 @@ type HTTP struct {
 	DisconnectGrace time.Duration
 	// Bounds limit each client's connections, sessions and bodies.
 	Bounds HTTPBounds
+	// Tokens are bearer tokens that name the profile they are served
+	// (variables expanded, like BearerTokens).
+	Tokens []frontdoor.Token
+	// OIDC accepts JWTs from an issuer; nil when not configured.
+	OIDC *frontdoor.OIDCOptions
 }
 
 // State is the state section.
@@ -192,6 +198,7 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	}
 	v := &validator{file: file, builtins: opts.Builtins}
 	cfg.validate(v, &raw)
+	cfg.identity(v, root, raw.HTTP)
 	if err := v.err(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	mcprouter "github.com/mcp-router/mcp-router"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -462,12 +463,12 @@ profiles:
 	if set.HTTP.Bounds != want {
 		t.Errorf("http bounds: got %+v, want %+v", set.HTTP.Bounds, want)
 	}
-	var g proxy.GuardOptions
+	var g frontdoor.Options
 	set.HTTP.Bounds.Guard(&g)
 	if g.BodyTimeout != 20*time.Second || g.MaxBodyMemory != 16<<20 || g.MaxSessionsPerClient != 8 || g.MaxStreamsPerSession != 4 {
 		t.Errorf("guard options: got %+v", g)
 	}
-	if got := set.HTTP.Bounds.Server(); got != (proxy.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}) {
+	if got := set.HTTP.Bounds.Server(); got != (frontdoor.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}) {
 		t.Errorf("server options: got %+v", got)
 	}
 	if got := set.Limits.Notifications(); got != (proxy.NotificationLimit{PerSecond: 20, Burst: 40}) {

@@ -35,6 +35,8 @@ type rawHTTP struct {
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
 	AllowedHosts    []string    `yaml:"allowed_hosts"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
+	Tokens          []rawToken  `yaml:"tokens"`
+	OIDC            *rawOIDC    `yaml:"oidc"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        *boundDuration `yaml:"header_timeout"`

@@ -14,6 +14,7 @@ import (
 // it would become, say, a literal password or a tool name.
 //
 //	http.bearer_tokens[*], http.allowed_origins[*]   at load; errors matter to serve --http (Config.CheckHTTP)
+//	http.tokens[*].token, http.oidc: issuer, resource, audience, jwks_url   likewise
 //	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
 //	profiles.*.planner.prompt                        when the profile is resolved
 //	profiles.*.upstreams.*: command, args[*], env.*, cwd, url, headers.*   likewise
@@ -25,6 +26,11 @@ import (
 var expandedKeys = [][]string{
 	{"http", "bearer_tokens", "*"},
 	{"http", "allowed_origins", "*"},
+	{"http", "tokens", "*", "token"},
+	{"http", "oidc", "issuer"},
+	{"http", "oidc", "resource"},
+	{"http", "oidc", "audience"},
+	{"http", "oidc", "jwks_url"},
 	{"ollama", "url"},
 	{"ollama", "embed_model"},
 	{"ollama", "chat_model"},

@@ -1,4 +1,4 @@
-package proxy
+package frontdoor
 
 // Bounds on each downstream HTTP client, each tested at its edge: sessions
 // per client, requests in flight per session, request bodies held in
@@ -29,7 +29,7 @@ func withToken(token string, hdr map[string]string) map[string]string {
 // gets 429, and a DELETE makes room. With tokens, each token is a client.
 func TestBoundDownstreamHTTPSessionsPerClient(t *testing.T) {
 	t.Run("by address", func(t *testing.T) {
-		g := newGuarded(t, GuardOptions{MaxSessionsPerClient: 2})
+		g := newGuarded(t, Options{MaxSessionsPerClient: 2})
 		first := g.initialize(t, nil)
 		g.initialize(t, nil)
 		reached := g.reached()
@@ -44,13 +44,13 @@ func TestBoundDownstreamHTTPSessionsPerClient(t *testing.T) {
 	})
 	t.Run("by token", func(t *testing.T) {
 		const alice, bob = "alice-token-0123456789", "bob-token-9876543210"
-		g := newGuarded(t, GuardOptions{BearerTokens: []string{alice, bob}, MaxSessionsPerClient: 1})
+		g := newGuarded(t, Options{BearerTokens: []string{alice, bob}, MaxSessionsPerClient: 1})
 		g.initialize(t, withToken(alice, nil))
 		wantRefusal(t, g.post(t, initializeBody, withToken(alice, nil)), http.StatusTooManyRequests, "1 sessions open")
 		g.initialize(t, withToken(bob, nil)) // another client
 	})
 	t.Run("concurrent initializes", func(t *testing.T) {
-		g := newGuarded(t, GuardOptions{MaxSessionsPerClient: 3})
+		g := newGuarded(t, Options{MaxSessionsPerClient: 3})
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		statuses := map[int]int{}
@@ -79,6 +79,23 @@ func hangBody(id int) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hang","arguments":{}}}`, id)
 }
 
+// eventually waits until cond holds, polling, and fails the test after
+// timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
 // hang starts n hanging calls in session sid and waits until they reached
 // the MCP server; cancelling ctx ends them.
 func (g *guarded) hang(t *testing.T, ctx context.Context, hdr map[string]string, n int) *sync.WaitGroup {
@@ -95,7 +112,7 @@ func (g *guarded) hang(t *testing.T, ctx context.Context, hdr map[string]string,
 // A session has at most MaxStreamsPerSession requests in flight: the next
 // call gets 429, while a notification (a cancellation) and a DELETE pass.
 func TestBoundDownstreamHTTPStreamsPerSession(t *testing.T) {
-	g := newGuarded(t, GuardOptions{MaxStreamsPerSession: 2})
+	g := newGuarded(t, Options{MaxStreamsPerSession: 2})
 	sid := g.initialize(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	hung := g.hang(t, ctx, inSession(sid), 2)
@@ -127,7 +144,7 @@ func TestBoundDownstreamHTTPBodyMemory(t *testing.T) {
 	if 2*hang < int64(len(initializeBody)) {
 		t.Fatal("the test needs two hang calls to hold at least an initialize body")
 	}
-	g := newGuarded(t, GuardOptions{MaxBodyBytes: int64(len(initializeBody)), MaxBodyMemory: 2 * hang})
+	g := newGuarded(t, Options{MaxBodyBytes: int64(len(initializeBody)), MaxBodyMemory: 2 * hang})
 	sid := g.initialize(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	hung := g.hang(t, ctx, inSession(sid), 2)
@@ -163,7 +180,7 @@ func TestBoundDownstreamHTTPByteBudget(t *testing.T) {
 
 // A body slower than BodyTimeout gets 408; one within it is served.
 func TestBoundDownstreamHTTPBodyTimeout(t *testing.T) {
-	g := newGuarded(t, GuardOptions{BodyTimeout: 300 * time.Millisecond})
+	g := newGuarded(t, Options{BodyTimeout: 300 * time.Millisecond})
 	host := strings.TrimPrefix(strings.TrimSuffix(g.URL, "/mcp"), "http://")
 	conn, err := net.Dial("tcp", host)
 	if err != nil {

@@ -1,52 +1,24 @@
-package proxy
+package frontdoor
 
 // Session ownership over HTTP (RELIABILITY SEC-06): with several bearer
-// tokens, each token is a principal, and a session belongs to the one
-// that opened it. A request for that session with another principal's
-// token is answered as for an unknown session (404), so a leaked session
-// id is no use without its own token, and no id's existence is revealed.
+// tokens (or tokens from an issuer), each caller is a principal, and a
+// session belongs to the principal and the profile that opened it. A
+// request for that session with another principal's token, or a token of
+// another profile, is answered as for an unknown session (404), so a
+// leaked session id is no use without its own token, and no id's
+// existence is revealed.
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
-
-// principal is the index of the bearer token a request carried; noPrincipal
-// means none matched (or none are configured).
-type principal int
-
-const noPrincipal principal = -1
-
-// principalOf returns which configured token h carries, comparing against
-// every token in constant time.
-func (g *guard) principalOf(h http.Header) principal {
-	token, ok := bearerToken(h.Get("Authorization"))
-	if !ok {
-		return noPrincipal
-	}
-	return g.principalOfToken(token)
-}
-
-// principalOfToken is the configured token equal to token, compared in
-// constant time; noPrincipal when none is.
-func (g *guard) principalOfToken(token string) principal {
-	sum := sha256.Sum256([]byte(token))
-	found := int(noPrincipal)
-	for i := range g.tokens {
-		eq := subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
-		found = subtle.ConstantTimeSelect(eq, i, found)
-	}
-	return principal(found)
-}
 
 // owners maps session ids to the principal and the client that opened
 // them, and counts each client's sessions and each session's requests in
@@ -208,7 +180,7 @@ func (o *owners) dropIdleClientLocked(client string) {
 // port).
 func clientOf(r *http.Request, p principal) string {
 	if p != noPrincipal {
-		return "token " + strconv.Itoa(int(p))
+		return "principal " + p.name
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -228,7 +200,7 @@ func clientOf(r *http.Request, p principal) string {
 //     is refused as for an unknown session (404);
 //   - a session ended by DELETE is forgotten.
 func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal) {
-	owned := len(g.tokens) > 1
+	owned := len(g.tokens) > 1 || g.oidc != nil
 	client := clientOf(r, p)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
@@ -326,10 +298,10 @@ func holdsNoStream(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	sc, err := scanJSON(b)
-	if err != nil || sc.top != '{' {
+	// Only the members' presence matters: an id of null is still an id.
+	var env struct{ Method, ID json.RawMessage }
+	if err := json.Unmarshal(b, &env); err != nil {
 		return false
 	}
-	env, err := envelopeOf(&sc)
-	return err == nil && (env.method == nil || env.id == nil)
+	return env.Method == nil || env.ID == nil
 }

@@ -1,9 +1,9 @@
-package proxy
+package frontdoor
 
 import "testing"
 
-func TestFrontDoor(t *testing.T) {
-	d := NewFrontDoor(GuardOptions{BearerTokens: []string{"tok-1", " "}, AllowedHosts: []string{"gw.example"},
+func TestChecks(t *testing.T) {
+	d := NewChecks(Options{BearerTokens: []string{"tok-1", " "}, AllowedHosts: []string{"gw.example"},
 		AllowedOrigins: []string{"https://app.example"}})
 	tests := []struct {
 		name string
@@ -21,7 +21,7 @@ func TestFrontDoor(t *testing.T) {
 		{"the token", d.TokenValid("tok-1"), true},
 		{"another token", d.TokenValid("tok-2"), false},
 		{"empty token", d.TokenValid(""), false},
-		{"no tokens configured", NewFrontDoor(GuardOptions{}).TokensRequired(), false},
+		{"no tokens configured", NewChecks(Options{}).TokensRequired(), false},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -1,4 +1,4 @@
-package proxy
+package frontdoor
 
 // The HTTP front door: checks that run before a request reaches the MCP
 // server when mcp-router serves streamable HTTP.
@@ -6,9 +6,7 @@ package proxy
 import (
 	"bytes"
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,17 +21,15 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // defaultMaxBodyBytes is the go-sdk's default limit on one client message.
 const defaultMaxBodyBytes = 4 << 20
 
-// DefaultMaxBodyBytes is GuardOptions.MaxBodyBytes's default.
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
 const DefaultMaxBodyBytes = defaultMaxBodyBytes
 
-// Defaults of GuardOptions' bounds on each client.
+// Defaults of Options' bounds on each client.
 const (
 	DefaultBodyTimeout          = 30 * time.Second
 	DefaultMaxBodyMemory        = 64 << 20
@@ -44,12 +40,20 @@ const (
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
 const codeInvalidRequest = -32600
 
-// GuardOptions configures the HTTP front door. Zero values take the defaults in brackets.
-type GuardOptions struct {
+// Options configures the HTTP front door. Zero values take the defaults in brackets.
+type Options struct {
 	// BearerTokens, when non-empty, makes every request need
 	// "Authorization: Bearer <one of them>" (compared in constant time) or
 	// get 401 with WWW-Authenticate: Bearer. Empty strings are ignored.
 	BearerTokens []string
+	// Tokens are more bearer tokens, each with the profile its callers
+	// are served (see ProfileOf); they count as BearerTokens do.
+	Tokens []Token
+	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer (see
+	// OIDCOptions, NewIssuer); a refused one gets 401 with
+	// WWW-Authenticate naming the protected-resource metadata and
+	// error="invalid_token".
+	OIDC *Issuer
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
@@ -91,30 +95,38 @@ type GuardOptions struct {
 //     one of AllowedOrigins, else 403. A CORS preflight from an allowed
 //     origin is answered here; responses to allowed origins carry CORS
 //     headers naming that origin, never "*".
-//  3. Bearer token, when configured: else 401.
+//  3. Bearer token, when configured (a static one, or a JWT from the
+//     issuer of OIDC): else 401, or 403 for a valid token without a
+//     required scope or a profile. The caller's principal and profile
+//     mark the request's context.
 //  4. Body size, else 413; body read within BodyTimeout, else 408; room
 //     among the bodies held in memory (MaxBodyMemory), else 503.
 //  5. Sessions per client and requests in flight per session, else 429;
-//     with several tokens, session ownership: a session is used only with
-//     the token that opened it, else 404 (SEC-06).
+//     with several tokens or an issuer, session ownership: a session is
+//     used only by the principal and profile that opened it, else 404
+//     (SEC-06).
 //
 // The Authorization header is removed before next sees the request, so
 // the client's token never travels further. Refusals are JSON-RPC error
 // objects without an id.
-func Guard(next http.Handler, opts GuardOptions) http.Handler {
+func Guard(next http.Handler, opts Options) http.Handler {
 	g := &guard{
 		next:    next,
-		tokens:  hashTokens(opts.BearerTokens),
 		origins: make(map[string]bool, len(opts.AllowedOrigins)),
 		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
-		owners:  newOwners(sessionIdleTTL),
+		owners:  newOwners(SessionIdleTTL),
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
+	}
+	g.tokens, g.profiles = hashTokens(opts.BearerTokens, opts.Tokens)
+	if opts.OIDC != nil {
+		g.oidc = opts.OIDC
+		g.metadataURL = MetadataURL(opts.OIDC.opts.Resource)
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = defaultMaxBodyBytes
@@ -133,13 +145,16 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 }
 
 type guard struct {
-	next    http.Handler
-	tokens  [][sha256.Size]byte
-	origins map[string]bool
-	hosts   map[string]bool
-	maxBody int64
-	log     *slog.Logger
-	owners  *owners // sessions' principals and clients (SEC-06)
+	next        http.Handler
+	tokens      [][sha256.Size]byte
+	profiles    []string // of each token
+	oidc        *Issuer  // nil: no tokens from an issuer
+	metadataURL string   // the protected-resource metadata, with oidc
+	origins     map[string]bool
+	hosts       map[string]bool
+	maxBody     int64
+	log         *slog.Logger
+	owners      *owners // sessions' principals and clients (SEC-06)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory
@@ -174,13 +189,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.checkSite(w, r) {
 		return
 	}
-	p := noPrincipal
-	if len(g.tokens) > 0 {
-		if p = g.principalOf(r.Header); p == noPrincipal {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-router"`)
-			g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
-			return
-		}
+	p, terr := g.authenticate(r)
+	if terr != nil {
+		g.refuseToken(w, r, terr)
+		return
 	}
 	r2, release, status, err := g.forward(w, r)
 	if err != nil {
@@ -193,7 +205,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	if p != noPrincipal {
-		r2 = r2.WithContext(withPrincipal(r2.Context(), fingerprintOf(g.tokens[p])))
+		r2 = r2.WithContext(withCaller(r2.Context(), p))
 	}
 	g.serveSession(w, r2, p)
 }
@@ -390,15 +402,23 @@ func answerPreflight(w http.ResponseWriter) {
 }
 
 // hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
-// takes the same time whatever the lengths.
-func hashTokens(tokens []string) [][sha256.Size]byte {
-	var out [][sha256.Size]byte
-	for _, t := range tokens {
+// takes the same time whatever the lengths, and each one's profile.
+func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string) {
+	var sums [][sha256.Size]byte
+	var profiles []string
+	add := func(t, profile string) {
 		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, sha256.Sum256([]byte(t)))
+			sums = append(sums, sha256.Sum256([]byte(t)))
+			profiles = append(profiles, profile)
 		}
 	}
-	return out
+	for _, t := range plain {
+		add(t, "")
+	}
+	for _, t := range tokens {
+		add(t.Token, t.Profile)
+	}
+	return sums, profiles
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is
@@ -415,9 +435,9 @@ func bearerToken(auth string) (string, bool) {
 // refuse writes a JSON-RPC error object without an id and logs why.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
 	args := []any{"reason", reason, "status", status,
-		"remote_addr", logSafe(r.RemoteAddr), "method", logSafe(r.Method), "path", logSafe(r.URL.Path)}
+		"remote_addr", LogSafe(r.RemoteAddr), "method", LogSafe(r.Method), "path", LogSafe(r.URL.Path)}
 	for i := 0; i+1 < len(attrs); i += 2 {
-		args = append(args, attrs[i], logSafe(fmt.Sprint(attrs[i+1])))
+		args = append(args, attrs[i], LogSafe(fmt.Sprint(attrs[i+1])))
 	}
 	g.log.Warn("http request refused", args...)
 	writeRefusal(w, status, reason)
@@ -442,11 +462,11 @@ func writeRefusal(w http.ResponseWriter, status int, message string) {
 // maxLogValue bounds what a client-chosen header puts in one log line.
 const maxLogValue = 256
 
-// logSafe makes a client-chosen value safe for a log line (SEC-14): a
+// LogSafe makes a client-chosen value safe for a log line (SEC-14): a
 // value with anything unprintable (CR, LF, ESC, bidi controls, invalid
 // UTF-8) has it escaped as in a Go string literal, and long values are
 // cut. The log handler adds its own quotes.
-func logSafe(s string) string {
+func LogSafe(s string) string {
 	if len(s) > maxLogValue {
 		s = s[:maxLogValue] + "..."
 	}
@@ -457,17 +477,17 @@ func logSafe(s string) string {
 	return q[1 : len(q)-1]
 }
 
-// CheckListen refuses to serve a non-loopback address without bearer
-// tokens (SEC-03). "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine
-// without; "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need
-// tokens. It does no I/O: a host name other than localhost counts as not
-// loopback.
-func CheckListen(addr string, tokens []string) error {
+// CheckListen refuses to serve a non-loopback address without
+// authentication (SEC-03): bearer tokens or an issuer in opts.
+// "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine without;
+// "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need it. It does
+// no I/O: a host name other than localhost counts as not loopback.
+func CheckListen(addr string, opts Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if isLoopbackHost(strings.ToLower(host)) || len(hashTokens(tokens)) > 0 {
+	if isLoopbackHost(strings.ToLower(host)) || authConfigured(opts) {
 		return nil
 	}
 	where := host
@@ -475,59 +495,12 @@ func CheckListen(addr string, tokens []string) error {
 		where = "all interfaces"
 	}
 	return fmt.Errorf("refusing to serve HTTP on %s (%s) without authentication: "+
-		"set http.bearer_tokens in the config file (clients then send \"Authorization: Bearer <token>\"), "+
+		"set http.bearer_tokens (or http.tokens, or http.oidc) in the config file (clients then send \"Authorization: Bearer <token>\"), "+
 		"or listen on 127.0.0.1", addr, where)
 }
 
-// SessionIDs is a server.SessionIdManager for the streamable HTTP server
-// (SEC-06, BI-12). mcp-go's default manager accepts any well-formed UUID
-// as a session id and forgets nothing it is told to terminate, so a
-// forged or deleted id still works. SessionIDs mints 128-bit ids from
-// crypto/rand and remembers the live ones: an unknown, missing or
-// terminated id gets 404.
-//
-// It remembers one id per live session until DELETE or, with
-// server.WithSessionIdleTTL, until the session idles out: use both.
-type SessionIDs struct {
-	mu   sync.Mutex
-	live map[string]struct{}
-}
-
-var _ server.SessionIdManager = (*SessionIDs)(nil)
-
-// NewSessionIDs returns an empty SessionIDs.
-func NewSessionIDs() *SessionIDs {
-	return &SessionIDs{live: make(map[string]struct{})}
-}
-
-// Generate mints and records a new id: 32 hex digits, 128 random bits.
-func (s *SessionIDs) Generate() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it crashes the program instead)
-	id := hex.EncodeToString(b[:])
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.live[id] = struct{}{}
-	return id
-}
-
-// errUnknownSession makes mcp-go answer 404.
-var errUnknownSession = errors.New("unknown or terminated session id")
-
-// Validate accepts only live ids.
-func (s *SessionIDs) Validate(sessionID string) (isTerminated bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.live[sessionID]; !ok {
-		return false, errUnknownSession
-	}
-	return false, nil
-}
-
-// Terminate forgets the id; later requests with it get 404.
-func (s *SessionIDs) Terminate(sessionID string) (isNotAllowed bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.live, sessionID)
-	return false, nil
+// authConfigured reports whether opts make requests need a token.
+func authConfigured(opts Options) bool {
+	sums, _ := hashTokens(opts.BearerTokens, opts.Tokens)
+	return len(sums) > 0 || opts.OIDC != nil
 }

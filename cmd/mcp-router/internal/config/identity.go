@@ -1,0 +1,192 @@
+package config
+
+// Who may use the gateway over HTTP and which profile serves each caller:
+// http.tokens (static bearer tokens that name a profile) and http.oidc
+// (JWTs from an issuer, with claims mapped to profiles).
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+)
+
+type rawToken struct {
+	Token   string `yaml:"token"`
+	Profile string `yaml:"profile"`
+}
+
+type rawOIDC struct {
+	Issuer         string            `yaml:"issuer"`
+	Resource       string            `yaml:"resource"`
+	Audience       string            `yaml:"audience"`
+	JWKSURL        string            `yaml:"jwks_url"`
+	ClockSkew      *boundDuration    `yaml:"clock_skew"`
+	RequiredScopes []string          `yaml:"required_scopes"`
+	PrincipalClaim string            `yaml:"principal_claim"`
+	Profiles       []rawClaimProfile `yaml:"profiles"`
+	DefaultProfile string            `yaml:"default_profile"`
+}
+
+type rawClaimProfile struct {
+	Claim   string `yaml:"claim"`
+	Value   string `yaml:"value"`
+	Profile string `yaml:"profile"`
+}
+
+// ServedProfiles are the profiles callers over HTTP may be served besides
+// the gateway's own: those the tokens and the issuer's claims name, in
+// the order first named, without duplicates.
+func (h HTTP) ServedProfiles() []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, t := range h.Tokens {
+		add(t.Profile)
+	}
+	if h.OIDC != nil {
+		for _, r := range h.OIDC.Profiles {
+			add(r.Profile)
+		}
+		add(h.OIDC.DefaultProfile)
+	}
+	return out
+}
+
+// Auth sets who may call the gateway: the tokens and the issuer. Give
+// every handler of one gateway the same opts: they share the issuer.
+func (h HTTP) Auth(opts *frontdoor.Options) {
+	opts.BearerTokens, opts.Tokens = h.BearerTokens, h.Tokens
+	if h.OIDC != nil {
+		opts.OIDC = frontdoor.NewIssuer(*h.OIDC)
+	}
+}
+
+// identity checks http.tokens and http.oidc and expands their variables.
+// A profile they name must exist (checked at load); an expansion error
+// matters only to serve --http, like the other http settings.
+func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
+	var expandErrs []error
+	expand := func(val string, path ...string) string {
+		out, err := Expand(val, c.getenv)
+		if err != nil {
+			where := fmt.Sprintf("%s:%d: %s", c.File, settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)))
+			expandErrs = append(expandErrs, fmt.Errorf("%s: %w", where, err))
+		}
+		return out
+	}
+	profile := func(name string, path ...string) {
+		if name != "" && !c.hasProfile(name) {
+			v.errorf(settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)),
+				"no profile %q (profiles: %s)", name, strings.Join(c.names, ", "))
+		}
+	}
+	for i, t := range raw.Tokens {
+		at := []string{"tokens", strconv.Itoa(i)}
+		if strings.TrimSpace(t.Token) == "" {
+			v.errorf(settingLine(root, append([]string{"http"}, at...)...), fmt.Sprintf("http.tokens[%d].token", i), "no token: give token: ${SOME_VARIABLE}")
+			continue
+		}
+		profile(t.Profile, append(at, "profile")...)
+		tok := expand(t.Token, append(at, "token")...)
+		if strings.TrimSpace(tok) == "" {
+			expandErrs = append(expandErrs, fmt.Errorf("%s:%d: http.tokens[%d].token: the token is empty (%q expanded to nothing); set the variable or remove the entry",
+				c.File, settingLine(root, "http", "tokens", strconv.Itoa(i), "token"), i, t.Token))
+		}
+		c.HTTP.Tokens = append(c.HTTP.Tokens, frontdoor.Token{Token: tok, Profile: t.Profile})
+	}
+	if raw.OIDC != nil {
+		c.HTTP.OIDC = c.oidc(v, root, *raw.OIDC, expand, profile)
+	}
+	if err := errors.Join(expandErrs...); err != nil {
+		c.HTTP.Tokens, c.HTTP.OIDC = nil, nil
+		c.httpErr = errors.Join(c.httpErr, err)
+	}
+}
+
+// oidc checks the http.oidc section.
+func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(string, ...string) string, profile func(string, ...string)) *frontdoor.OIDCOptions {
+	line := func(key ...string) int { return settingLine(root, append([]string{"http", "oidc"}, key...)...) }
+	o := &frontdoor.OIDCOptions{
+		Issuer: expand(r.Issuer, "oidc", "issuer"), Resource: expand(r.Resource, "oidc", "resource"),
+		Audience: expand(r.Audience, "oidc", "audience"), JWKSURL: expand(r.JWKSURL, "oidc", "jwks_url"),
+		RequiredScopes: r.RequiredScopes, PrincipalClaim: r.PrincipalClaim, DefaultProfile: r.DefaultProfile,
+	}
+	if r.ClockSkew != nil {
+		o.ClockSkew = time.Duration(*r.ClockSkew)
+	}
+	if o.Issuer == "" {
+		v.errorf(line(), "http.oidc.issuer", "required: the issuer URL of the authorization server (its tokens' iss claim)")
+	}
+	if o.Resource == "" {
+		v.errorf(line(), "http.oidc.resource", "required: the URL clients reach the MCP endpoint at, such as https://mcp.example.com/mcp")
+	}
+	for _, kv := range [][2]string{{"issuer", o.Issuer}, {"resource", o.Resource}, {"jwks_url", o.JWKSURL}} {
+		if err := checkAuthURL(kv[1]); kv[1] != "" && err != nil {
+			v.errorf(line(kv[0]), "http.oidc."+kv[0], "%q: %v", kv[1], err)
+		}
+	}
+	for i, rule := range r.Profiles {
+		at := []string{"oidc", "profiles", strconv.Itoa(i)}
+		if rule.Claim == "" || rule.Value == "" || rule.Profile == "" {
+			v.errorf(settingLine(root, append([]string{"http"}, at...)...), fmt.Sprintf("http.oidc.profiles[%d]", i),
+				"each rule needs claim, value and profile, like {claim: groups, value: admins, profile: admin}")
+			continue
+		}
+		profile(rule.Profile, append(at, "profile")...)
+		o.Profiles = append(o.Profiles, frontdoor.ClaimProfile{Claim: rule.Claim, Value: rule.Value, Profile: rule.Profile})
+	}
+	profile(r.DefaultProfile, "oidc", "default_profile")
+	return o
+}
+
+// checkAuthURL accepts an https URL, or an http one on a loopback host
+// (for an issuer on the same machine).
+func checkAuthURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return errors.New("not an absolute URL")
+	}
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+		return nil
+	}
+	return errors.New("must be https (http only on a loopback host)")
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// keyPath writes a key's path as the messages do: http.tokens[0].token.
+func keyPath(parts []string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if _, err := strconv.Atoi(p); err == nil {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}

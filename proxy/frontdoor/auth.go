@@ -1,0 +1,179 @@
+package frontdoor
+
+// Who a request is: the bearer token it carries, a configured one or a
+// JWT from the issuer, makes it a principal, and the principal's profile
+// is the set of tools it may see and call.
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// Token is a static bearer token and the profile its callers are served
+// ("" for the gateway's own profile).
+type Token struct {
+	Token, Profile string
+}
+
+// principal is who a request is: its name (a token's fingerprint, or
+// "oidc:" and the token's subject) and the profile it is served.
+// noPrincipal is a request without a token, or with none configured.
+type principal struct{ name, profile string }
+
+var noPrincipal principal
+
+// authenticate returns who r is. With no tokens and no issuer configured
+// everyone is noPrincipal; otherwise a request without a valid token gets
+// a *tokenError.
+func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
+	if len(g.tokens) == 0 && g.oidc == nil {
+		return noPrincipal, nil
+	}
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
+	}
+	if i := g.tokenIndex(token); i >= 0 {
+		return principal{name: fingerprintOf(g.tokens[i]), profile: g.profiles[i]}, nil
+	}
+	if g.oidc == nil {
+		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
+	}
+	if strings.Count(token, ".") != 2 { // not a JWS in compact form
+		return noPrincipal, invalidToken("the token is not a JWT", "missing or invalid bearer token")
+	}
+	return g.oidc.verify(r.Context(), token)
+}
+
+// tokenIndex is the index of the configured token equal to token,
+// compared in constant time with each; -1 when none is.
+func (g *guard) tokenIndex(token string) int {
+	sum := sha256.Sum256([]byte(token))
+	found := -1
+	for i := range g.tokens {
+		eq := subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
+		found = subtle.ConstantTimeSelect(eq, i, found)
+	}
+	return found
+}
+
+// refuseToken answers a request whose token was refused: 401 (or 403 for
+// a valid token without the scope or profile it needs) with a
+// WWW-Authenticate challenge that, with an issuer configured, points to
+// the protected-resource metadata (RFC 6750, RFC 9728).
+func (g *guard) refuseToken(w http.ResponseWriter, r *http.Request, e *tokenError) {
+	w.Header().Set("WWW-Authenticate", g.challenge(e))
+	message := e.Reason
+	if e.Description != "" {
+		message = e.Description
+	}
+	g.refuse(w, r, e.Status, message, "cause", e.Reason)
+}
+
+// challenge is the WWW-Authenticate value for e.
+func (g *guard) challenge(e *tokenError) string {
+	var b strings.Builder
+	b.WriteString(`Bearer realm="mcp-router"`)
+	if g.oidc != nil {
+		b.WriteString(`, resource_metadata="` + g.metadataURL + `"`)
+	}
+	if e.Code != "" {
+		b.WriteString(`, error="` + e.Code + `"`)
+		if e.Description != "" {
+			b.WriteString(`, error_description="` + e.Description + `"`)
+		}
+	}
+	if e.Code == "insufficient_scope" && g.oidc != nil && len(g.oidc.opts.RequiredScopes) > 0 {
+		b.WriteString(`, scope="` + strings.Join(g.oidc.opts.RequiredScopes, " ") + `"`)
+	}
+	return b.String()
+}
+
+type profileKey struct{}
+
+// ProfileOf is the profile Guard found for ctx's request: the profile of
+// its token, or "" for the gateway's own profile.
+func ProfileOf(ctx context.Context) string {
+	p, _ := ctx.Value(profileKey{}).(string)
+	return p
+}
+
+// withCaller marks ctx with p's name and profile.
+func withCaller(ctx context.Context, p principal) context.Context {
+	ctx = WithPrincipal(ctx, p.name)
+	if p.profile != "" {
+		ctx = context.WithValue(ctx, profileKey{}, p.profile)
+	}
+	return ctx
+}
+
+// ByProfile serves each request with the handler of its caller's profile
+// (ProfileOf), and a request of the gateway's own profile ("") with own.
+// A profile with no handler gets 404: Guard lets no such request through
+// when its options and the handlers agree.
+func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := ProfileOf(r.Context())
+		if p == "" {
+			own.ServeHTTP(w, r)
+			return
+		}
+		h, ok := profiles[p]
+		if !ok {
+			writeRefusal(w, http.StatusNotFound, "no such profile is served here")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// metadataPath is the well-known path of protected-resource metadata.
+const metadataPath = "/.well-known/oauth-protected-resource"
+
+// MetadataPaths are the paths ResourceMetadata serves: the well-known
+// path alone and followed by the resource's path (RFC 9728 section 3.1),
+// or none without an issuer.
+func MetadataPaths(opts Options) []string {
+	if opts.OIDC == nil {
+		return nil
+	}
+	paths := []string{metadataPath}
+	if u := MetadataURL(opts.OIDC.opts.Resource); strings.Contains(u, metadataPath+"/") {
+		paths = append(paths, u[strings.Index(u, metadataPath):])
+	}
+	return paths
+}
+
+// ResourceMetadata serves the protected-resource metadata (RFC 9728) of
+// the gateway behind the same Host and Origin checks as Guard: the
+// resource, its issuer, the scopes it requires and how tokens are sent.
+// Only GET and HEAD are served; without an issuer configured it is 404.
+func ResourceMetadata(opts Options) http.Handler {
+	c := NewChecks(opts)
+	var doc []byte
+	if c.g.oidc != nil {
+		doc = c.g.oidc.metadata()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !c.CheckSite(w, r) {
+			return
+		}
+		if doc == nil {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(doc)
+		}
+	})
+}

@@ -1,0 +1,416 @@
+package frontdoor
+
+// Bearer tokens that are JWTs from an OAuth 2.1 / OpenID Connect issuer:
+// the gateway is a resource server. go-oidc checks the signature against
+// the issuer's key set (fetched through a bounded client, cached, and
+// fetched again for a key id it does not know), the issuer, the audience
+// and the expiry; this file adds the clock skew, not-before, the required
+// scopes, the principal claim and the claims that choose a profile.
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+)
+
+// Defaults of OIDCOptions.
+const (
+	DefaultClockSkew      = time.Minute
+	DefaultPrincipalClaim = "sub"
+)
+
+// Bounds on what the gateway fetches from the issuer and reads from a token.
+const (
+	maxIssuerBody   = 1 << 20          // bytes of a discovery document or key set
+	issuerTimeout   = 10 * time.Second // one fetch from the issuer
+	issuerRefetch   = 10 * time.Second // least time between two fetches of one URL
+	maxClaimValue   = 256              // bytes of the principal claim's value
+	principalPrefix = "oidc:"          // principal names of token subjects
+)
+
+// signingAlgs are the algorithms a token may be signed with: public-key
+// ones only, so a key set's public key can never serve as an HMAC secret,
+// and never "none".
+var signingAlgs = []string{
+	oidc.RS256, oidc.RS384, oidc.RS512, oidc.PS256, oidc.PS384, oidc.PS512,
+	oidc.ES256, oidc.ES384, oidc.ES512, oidc.EdDSA,
+}
+
+// OIDCOptions configures JWT bearer tokens from one issuer. Zero values
+// take the defaults in brackets.
+type OIDCOptions struct {
+	// Issuer is the authorization server's issuer URL, as its tokens'
+	// "iss" claim says it; required.
+	Issuer string
+	// Resource is the URL clients reach the MCP endpoint at (such as
+	// https://mcp.example.com/mcp): the resource its metadata names;
+	// required.
+	Resource string
+	// Audience a token must name in "aud" [Resource].
+	Audience string
+	// JWKSURL is the issuer's key set [from the issuer's discovery
+	// document, /.well-known/openid-configuration].
+	JWKSURL string
+	// ClockSkew is the leeway on exp and nbf [DefaultClockSkew].
+	ClockSkew time.Duration
+	// RequiredScopes must all be in the token's "scope" (or "scp") claim;
+	// a token without them gets 403 insufficient_scope.
+	RequiredScopes []string
+	// PrincipalClaim names the caller [DefaultPrincipalClaim]: its string
+	// value, after "oidc:", is the principal of audit records and quotas.
+	PrincipalClaim string
+	// Profiles map claims to profiles; the first rule that matches wins.
+	Profiles []ClaimProfile
+	// DefaultProfile serves a token that no rule maps; "" refuses it (403).
+	DefaultProfile string
+	// HTTPClient fetches the discovery document and the key set [a client
+	// with a 10s timeout]; its replies are read up to 1 MiB.
+	HTTPClient *http.Client
+}
+
+// ClaimProfile maps the tokens whose Claim holds Value (a string equal to
+// it, or a list with it) to Profile. Claim may be a dotted path into
+// nested objects, such as realm_access.roles.
+type ClaimProfile struct {
+	Claim, Value, Profile string
+}
+
+// MetadataURL is where the protected-resource metadata of resource is
+// served (RFC 9728): the well-known path, followed by resource's path.
+func MetadataURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + metadataPath + strings.TrimSuffix(u.Path, "/")
+}
+
+// Issuer checks JWTs from one issuer. Give one Issuer to every Guard,
+// Checks and ResourceMetadata of a gateway, so that they share its key
+// set and the tokens verified. The go-oidc verifier is built on first
+// use, when discovery (or the configured key set) is first needed, and
+// again after a failed discovery, at most once per issuerRefetch.
+type Issuer struct {
+	opts   OIDCOptions
+	client *http.Client
+
+	mu      sync.Mutex
+	v       *oidc.IDTokenVerifier
+	tried   time.Time // the last failed discovery
+	lastErr error
+	known   map[[sha256.Size]byte]knownToken // tokens verified, by digest
+}
+
+// knownToken is a token verified before, and until when its answer holds.
+type knownToken struct {
+	p     principal
+	until time.Time
+}
+
+// Bounds of the verified tokens remembered: a token is checked again
+// after knownFor at most (or when it expires, if sooner).
+const (
+	maxKnown = 4096
+	knownFor = 5 * time.Minute
+)
+
+// NewIssuer returns the Issuer of opts, with their defaults applied. It
+// does no I/O.
+func NewIssuer(opts OIDCOptions) *Issuer {
+	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
+	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
+	if opts.ClockSkew <= 0 {
+		opts.ClockSkew = DefaultClockSkew
+	}
+	base := opts.HTTPClient
+	if base == nil {
+		base = &http.Client{Timeout: issuerTimeout}
+	}
+	client := *base
+	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
+		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
+	return &Issuer{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken)}
+}
+
+// recall is the principal of a token verified before, still valid.
+func (t *Issuer) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.known[sum]
+	if !ok || !now.Before(k.until) {
+		return noPrincipal, false
+	}
+	return k.p, true
+}
+
+// remember keeps a verified token's principal until until; when full, it
+// drops the answers that no longer hold, and all of them if none is.
+func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.known) >= maxKnown {
+		for k, v := range t.known {
+			if !now.Before(v.until) {
+				delete(t.known, k)
+			}
+		}
+		if len(t.known) >= maxKnown {
+			clear(t.known)
+		}
+	}
+	t.known[sum] = knownToken{p: p, until: until}
+}
+
+// verifier returns the go-oidc verifier, discovering the key set first if
+// it must.
+func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.v != nil {
+		return t.v, nil
+	}
+	if !t.tried.IsZero() && time.Since(t.tried) < issuerRefetch {
+		return nil, t.lastErr
+	}
+	// The key set keeps this context for its later fetches (go-oidc uses it
+	// to carry the client); it is not cancelled with the request.
+	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), t.client)
+	cfg := &oidc.Config{ClientID: t.opts.Audience, SupportedSigningAlgs: signingAlgs,
+		Now: func() time.Time { return time.Now().Add(-t.opts.ClockSkew) }}
+	if t.opts.JWKSURL != "" {
+		t.v = oidc.NewVerifier(t.opts.Issuer, oidc.NewRemoteKeySet(keyCtx, t.opts.JWKSURL), cfg)
+		return t.v, nil
+	}
+	fetchCtx, cancel := context.WithTimeout(oidc.ClientContext(ctx, t.client), issuerTimeout)
+	defer cancel()
+	p, err := oidc.NewProvider(fetchCtx, t.opts.Issuer)
+	if err != nil {
+		t.tried, t.lastErr = time.Now(), fmt.Errorf("discovering the issuer %s: %w", t.opts.Issuer, err)
+		return nil, t.lastErr
+	}
+	t.v = p.VerifierContext(keyCtx, cfg)
+	return t.v, nil
+}
+
+// tokenError is why a token was refused: Code is the RFC 6750 error
+// (invalid_token, insufficient_scope) and Reason the detail for the log.
+type tokenError struct {
+	Status      int
+	Code        string
+	Description string // for the client: says what, never the claims
+	Reason      string // for the log
+}
+
+func (e *tokenError) Error() string { return e.Reason }
+
+func invalidToken(description, reason string) *tokenError {
+	return &tokenError{Status: http.StatusUnauthorized, Code: "invalid_token", Description: description, Reason: reason}
+}
+
+// verify checks raw and returns its caller; a token verified before is
+// known by its digest until it expires (or for knownFor at most).
+func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError) {
+	sum, now := sha256.Sum256([]byte(raw)), time.Now()
+	if p, ok := t.recall(sum, now); ok {
+		return p, nil
+	}
+	p, exp, terr := t.check(ctx, raw)
+	if terr == nil {
+		until := now.Add(knownFor)
+		if end := exp.Add(t.opts.ClockSkew); end.Before(until) {
+			until = end
+		}
+		t.remember(sum, p, until, now)
+	}
+	return p, terr
+}
+
+// check verifies raw and returns its caller and its expiry.
+func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
+	v, err := t.verifier(ctx)
+	if err != nil {
+		return noPrincipal, time.Time{}, invalidToken("the gateway cannot check tokens now", err.Error())
+	}
+	tok, err := v.Verify(ctx, raw)
+	if err != nil {
+		var expired *oidc.TokenExpiredError
+		if errors.As(err, &expired) {
+			return noPrincipal, time.Time{}, invalidToken("the token has expired", err.Error())
+		}
+		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", err.Error())
+	}
+	var claims map[string]any
+	if err := tok.Claims(&claims); err != nil {
+		return noPrincipal, time.Time{}, invalidToken("the token's claims are not a JSON object", err.Error())
+	}
+	if nbf, ok := claims["nbf"].(float64); ok && time.Now().Add(t.opts.ClockSkew).Before(time.Unix(int64(nbf), 0)) {
+		return noPrincipal, time.Time{}, invalidToken("the token is not valid yet", "nbf is in the future")
+	}
+	if missing := missingScopes(claims, t.opts.RequiredScopes); len(missing) > 0 {
+		return noPrincipal, time.Time{}, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+			Description: "the token lacks a required scope",
+			Reason:      "the token lacks the scopes " + strings.Join(missing, " ")}
+	}
+	name, ok := claims[t.opts.PrincipalClaim].(string)
+	if !ok || name == "" || len(name) > maxClaimValue {
+		return noPrincipal, time.Time{}, invalidToken("the token does not name its subject",
+			fmt.Sprintf("claim %q is not a string of 1 to %d bytes", t.opts.PrincipalClaim, maxClaimValue))
+	}
+	profile, ok := t.profileOf(claims)
+	if !ok {
+		return noPrincipal, time.Time{}, &tokenError{Status: http.StatusForbidden, Code: "insufficient_scope",
+			Description: "no profile of this gateway is mapped to the token's claims",
+			Reason:      "no rule of http.oidc.profiles matches the token, and http.oidc.default_profile is not set"}
+	}
+	return principal{name: principalPrefix + name, profile: profile}, tok.Expiry, nil
+}
+
+// profileOf is the profile of the first rule claims match, else the
+// default one; false when there is none.
+func (t *Issuer) profileOf(claims map[string]any) (string, bool) {
+	for _, rule := range t.opts.Profiles {
+		if claimHolds(claimAt(claims, rule.Claim), rule.Value) {
+			return rule.Profile, true
+		}
+	}
+	return t.opts.DefaultProfile, t.opts.DefaultProfile != ""
+}
+
+// claimAt follows a dotted path into nested claims; nil when it leads nowhere.
+func claimAt(claims map[string]any, path string) any {
+	if v, ok := claims[path]; ok { // a claim named with dots, such as a URL
+		return v
+	}
+	var cur any = claims
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+// claimHolds reports whether v is want, or a list holding want.
+func claimHolds(v any, want string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == want
+	case []any:
+		return slices.ContainsFunc(v, func(e any) bool { s, ok := e.(string); return ok && s == want })
+	}
+	return false
+}
+
+// missingScopes are the required scopes the token's "scope" (a
+// space-separated string, RFC 9068) or "scp" (a list or a string, as some
+// issuers write it) does not grant.
+func missingScopes(claims map[string]any, required []string) []string {
+	var granted []string
+	for _, key := range []string{"scope", "scp"} {
+		switch v := claims[key].(type) {
+		case string:
+			granted = append(granted, strings.Fields(v)...)
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					granted = append(granted, s)
+				}
+			}
+		}
+	}
+	var missing []string
+	for _, s := range required {
+		if !slices.Contains(granted, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// issuerFetch bounds what is fetched from the issuer: each reply is read
+// up to max bytes, and one URL is fetched at most once per every, so that
+// tokens naming unknown key ids cannot make the gateway hammer the issuer.
+type issuerFetch struct {
+	next  http.RoundTripper
+	max   int64
+	every time.Duration
+
+	mu   sync.Mutex
+	last map[string]time.Time // URL -> when it was last fetched
+}
+
+// errFetchedRecently refuses a fetch of a URL fetched moments ago.
+var errFetchedRecently = errors.New("fetched moments ago; not again yet")
+
+func (f *issuerFetch) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := req.URL.String()
+	f.mu.Lock()
+	now := time.Now()
+	if t, ok := f.last[key]; ok && now.Sub(t) < f.every {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", req.URL.Redacted(), errFetchedRecently)
+	}
+	f.last[key] = now
+	f.mu.Unlock()
+	resp, err := f.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: f.max}
+	return resp, nil
+}
+
+// cappedBody fails a reply past its bound rather than cut it short.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// One byte more tells a body at the bound from a longer one.
+		var one [1]byte
+		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("the issuer's reply is over %d bytes", maxIssuerBody)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// metadataDocument is the RFC 9728 protected-resource metadata.
+type metadataDocument struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	ResourceName           string   `json:"resource_name,omitempty"`
+}
+
+func (t *Issuer) metadata() []byte {
+	b, _ := json.Marshal(metadataDocument{
+		Resource: t.opts.Resource, AuthorizationServers: []string{t.opts.Issuer},
+		ScopesSupported: t.opts.RequiredScopes, BearerMethodsSupported: []string{"header"},
+		ResourceName: "mcp-router",
+	})
+	return b
+}

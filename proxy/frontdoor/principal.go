@@ -1,0 +1,35 @@
+package frontdoor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+type principalKey struct{}
+
+// WithPrincipal marks ctx as a request of the named principal. Guard
+// marks each request it lets through with a bearer token.
+func WithPrincipal(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, principalKey{}, name)
+}
+
+// PrincipalOf is the principal Guard found for ctx's request: the
+// fingerprint of its bearer token, or "" when it carried none.
+func PrincipalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// TokenFingerprint is the name a bearer token's caller goes by in audit
+// records and quotas: "token-" and the first 12 hex digits of the token's
+// SHA-256, which says which token without revealing it.
+func TokenFingerprint(token string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return fingerprintOf(sum)
+}
+
+func fingerprintOf(sum [sha256.Size]byte) string {
+	return "token-" + hex.EncodeToString(sum[:6])
+}

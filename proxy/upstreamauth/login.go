@@ -1,0 +1,359 @@
+package upstreamauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// LoginOptions configure Login.
+type LoginOptions struct {
+	// Upstream and URL name the upstream and where it lives.
+	Upstream, URL string
+	// Config is its auth settings (nil: none).
+	Config *Config
+	// Vault receives the login (required).
+	Vault *Vault
+	// HTTPClient reaches the upstream and its authorization server; nil
+	// means one with a 30s timeout.
+	HTTPClient *http.Client
+	// Show is given the authorization URL to open in a browser (required).
+	Show func(authURL string)
+}
+
+// Login runs the authorization code flow for one upstream and stores the
+// tokens it yields. It returns once the redirect came back to the
+// loopback listener and the code was exchanged, or ctx ended.
+func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
+	cfg := Config{}
+	if opts.Config != nil {
+		cfg = *opts.Config
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	ln, redirect, err := listenLoopback(cfg.RedirectURL)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+
+	ch, err := challenge(ctx, client, opts.URL)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod, ResourceMetadataURL: ch.resourceMetadata}
+	probe := newHandler(opts.URL, rec, redirect, transport.NewMemoryTokenStore(), client)
+	md, err := probe.GetServerMetadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("finding the authorization server of %s: %w", opts.Upstream, err)
+	}
+	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
+		return nil, fmt.Errorf("the authorization server of %s does not list PKCE with S256 (code_challenge_methods_supported): MCP clients must not log in there", opts.Upstream)
+	}
+	rec.Scopes = chooseScopes(ctx, client, opts.URL, cfg.Scopes, ch)
+
+	// The client: pre-registered, a metadata document, or registered now.
+	mem := transport.NewMemoryTokenStore()
+	h := newHandler(opts.URL, rec, redirect, mem, client)
+	switch {
+	case rec.ClientID != "":
+	case cfg.ClientMetadataURL != "" && supportsMetadataDocuments(ctx, client, md.Issuer):
+		rec.ClientID, rec.AuthMethod = cfg.ClientMetadataURL, "none"
+		h = newHandler(opts.URL, rec, redirect, mem, client)
+	case md.RegistrationEndpoint != "":
+		if err := h.RegisterClient(ctx, "mcp-router"); err != nil {
+			return nil, fmt.Errorf("registering with the authorization server of %s: %w", opts.Upstream, err)
+		}
+		rec.ClientID, rec.ClientSecret, rec.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
+	default:
+		return nil, fmt.Errorf("the authorization server of %s offers no client registration: register a client there and set auth.client_id (and auth.client_secret) for %s", opts.Upstream, opts.Upstream)
+	}
+
+	verifier, err := transport.GenerateCodeVerifier()
+	if err != nil {
+		return nil, err
+	}
+	state, err := transport.GenerateState()
+	if err != nil {
+		return nil, err
+	}
+	authURL, err := h.GetAuthorizationURL(ctx, state, transport.GenerateCodeChallenge(verifier))
+	if err != nil {
+		return nil, fmt.Errorf("building the authorization URL of %s: %w", opts.Upstream, err)
+	}
+	opts.Show(authURL)
+	code, gotState, err := awaitRedirect(ctx, ln, redirect)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.ProcessAuthorizationResponse(ctx, code, gotState, verifier); err != nil {
+		return nil, fmt.Errorf("exchanging the authorization code of %s: %w", opts.Upstream, err)
+	}
+	tok, err := mem.GetToken(ctx)
+	if err != nil || tok.AccessToken == "" {
+		return nil, fmt.Errorf("the authorization server of %s sent no access token", opts.Upstream)
+	}
+	rec.Token = *tok
+	if err := opts.Vault.Save(ctx, opts.Upstream, "", rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// listenLoopback listens where redirect (default http://127.0.0.1:0/callback)
+// says, which must be http on a loopback address.
+func listenLoopback(redirect string) (net.Listener, string, error) {
+	if redirect == "" {
+		redirect = "http://127.0.0.1:0/callback"
+	}
+	u, err := url.Parse(redirect)
+	if err != nil || u.Scheme != "http" || u.Port() == "" {
+		return nil, "", fmt.Errorf("auth.redirect_url %q: want http://127.0.0.1:PORT/PATH (or localhost)", redirect)
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, "", fmt.Errorf("auth.redirect_url %q: not a loopback address", redirect)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), u.Port()))
+	if err != nil {
+		return nil, "", fmt.Errorf("listening for the login redirect: %w", err)
+	}
+	u.Host = net.JoinHostPort(u.Hostname(), fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return ln, u.String(), nil
+}
+
+// awaitRedirect serves ln until the authorization server's redirect comes
+// (to redirect's path) and returns its code and state.
+func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code, state string, err error) {
+	u, _ := url.Parse(redirect)
+	type answer struct{ code, state, err string }
+	got := make(chan answer, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc(u.Path, func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		a := answer{code: q.Get("code"), state: q.Get("state")}
+		if e := q.Get("error"); e != "" || a.code == "" {
+			a.err = oauthReason(cmp(e, "no code"), q.Get("error_description"))
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if a.err != "" {
+			fmt.Fprintf(w, "<p>mcp-router: the login failed: %s</p>", html.EscapeString(a.err))
+		} else {
+			fmt.Fprint(w, "<p>mcp-router: logged in. You can close this window.</p>")
+		}
+		select {
+		case got <- a:
+		default:
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }() // ends with Shutdown below
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+	}()
+	select {
+	case a := <-got:
+		if a.err != "" {
+			return "", "", fmt.Errorf("the authorization server refused the login: %s", a.err)
+		}
+		return a.code, a.state, nil
+	case <-ctx.Done():
+		return "", "", fmt.Errorf("waiting for the login redirect: %w", ctx.Err())
+	}
+}
+
+// challengeInfo is what an upstream's 401 said (RFC 6750, RFC 9728).
+type challengeInfo struct {
+	resourceMetadata string
+	scope            string
+}
+
+// challenge sends the upstream an initialize without credentials and
+// reads the WWW-Authenticate of its 401.
+func challenge(ctx context.Context, client *http.Client, upstreamURL string) (challengeInfo, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION +
+		`","capabilities":{},"clientInfo":{"name":"mcp-router","version":"login"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL, strings.NewReader(body))
+	if err != nil {
+		return challengeInfo{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return challengeInfo{}, fmt.Errorf("reaching the upstream: %w", withoutQuery(err))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		return challengeInfo{}, fmt.Errorf("the upstream answered HTTP %d, not 401: it does not ask for a login", resp.StatusCode)
+	}
+	var ci challengeInfo
+	for _, v := range resp.Header.Values("WWW-Authenticate") {
+		params := bearerParams(v)
+		if params == nil {
+			continue
+		}
+		if ci.resourceMetadata == "" {
+			ci.resourceMetadata = params["resource_metadata"]
+		}
+		if ci.scope == "" {
+			ci.scope = params["scope"]
+		}
+	}
+	return ci, nil
+}
+
+// bearerParams parses the auth-params of a Bearer challenge; nil when v
+// is another scheme.
+func bearerParams(v string) map[string]string {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil
+	}
+	out := map[string]string{}
+	for rest = strings.TrimSpace(rest); rest != ""; rest = strings.TrimLeft(strings.TrimSpace(rest), ",") {
+		rest = strings.TrimSpace(rest)
+		k, after, ok := strings.Cut(rest, "=")
+		if !ok {
+			break
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		after = strings.TrimSpace(after)
+		var val string
+		if strings.HasPrefix(after, `"`) {
+			var b strings.Builder
+			i := 1
+			for ; i < len(after) && after[i] != '"'; i++ {
+				if after[i] == '\\' && i+1 < len(after) {
+					i++
+				}
+				b.WriteByte(after[i])
+			}
+			val, rest = b.String(), after[min(i+1, len(after)):]
+		} else {
+			val, rest, _ = strings.Cut(after, ",")
+			val = strings.TrimSpace(val)
+		}
+		if _, dup := out[k]; !dup {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// chooseScopes picks the scopes to ask for: the configured ones, else the
+// challenge's scope, else the protected resource's scopes_supported, else
+// none (the MCP authorization spec's order).
+func chooseScopes(ctx context.Context, client *http.Client, upstreamURL string, configured []string, ch challengeInfo) []string {
+	switch {
+	case len(configured) > 0:
+		return configured
+	case ch.scope != "":
+		return strings.Fields(ch.scope)
+	}
+	var prm struct {
+		ScopesSupported []string `json:"scopes_supported"`
+	}
+	for _, u := range resourceMetadataURLs(upstreamURL, ch.resourceMetadata) {
+		if getJSON(ctx, client, u, &prm) == nil {
+			return prm.ScopesSupported
+		}
+	}
+	return nil
+}
+
+// resourceMetadataURLs are where protected resource metadata may be: the
+// challenge's URL, else the path-aware and then the root well-known URL
+// (RFC 9728 section 3.1).
+func resourceMetadataURLs(upstreamURL, advertised string) []string {
+	if advertised != "" {
+		return []string{advertised}
+	}
+	u, err := url.Parse(upstreamURL)
+	if err != nil {
+		return nil
+	}
+	root := u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource"
+	if p := strings.TrimSuffix(u.EscapedPath(), "/"); p != "" {
+		return []string{root + p, root}
+	}
+	return []string{root}
+}
+
+// supportsMetadataDocuments reports whether the authorization server
+// issuer says it takes client ID metadata documents
+// (client_id_metadata_document_supported).
+func supportsMetadataDocuments(ctx context.Context, client *http.Client, issuer string) bool {
+	var md struct {
+		Supported bool `json:"client_id_metadata_document_supported"`
+	}
+	for _, u := range authServerMetadataURLs(issuer) {
+		if getJSON(ctx, client, u, &md) == nil {
+			return md.Supported
+		}
+	}
+	return false
+}
+
+// authServerMetadataURLs are the RFC 8414 and OpenID discovery URLs of an
+// issuer, in the order the MCP authorization spec tries them.
+func authServerMetadataURLs(issuer string) []string {
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	base, p := u.Scheme+"://"+u.Host, strings.Trim(u.EscapedPath(), "/")
+	if p == "" {
+		return []string{base + "/.well-known/oauth-authorization-server", base + "/.well-known/openid-configuration"}
+	}
+	return []string{base + "/.well-known/oauth-authorization-server/" + p, base + "/.well-known/openid-configuration/" + p,
+		base + "/" + p + "/.well-known/openid-configuration"}
+}
+
+// getJSON decodes the JSON at u (200 only, at most 1 MiB) into v.
+func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, maxTokenReplyBytes)).Decode(v)
+}
+
+// withoutQuery keeps a URL's query (which may hold a key) out of err.
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}

@@ -476,6 +476,8 @@ func classify(ctx context.Context, err error) Kind {
 		return KindTooLarge
 	case errors.Is(err, ErrProtocol):
 		return KindProtocol
+	case needsLogin(err):
+		return KindAuthRequired
 	case errors.Is(err, ErrNotConnected), isTransportError(err):
 		return KindUnavailable
 	default:
@@ -490,6 +492,9 @@ func callErr(err error, cfg UpstreamConfig) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", cfg.callTimeout())
+	}
+	if needsLogin(err) {
+		return authRequired(cfg.Name, withoutURL(err))
 	}
 	return withoutURL(err)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -299,6 +300,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithEndpointPath("/mcp"),
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 				ctx = withClient(ctx, r.Header.Get("Authorization"))
+				ctx = upstreamauth.WithCallerAuthorization(ctx, r.Header.Get("Authorization")) // for token exchange
 				if r.URL.Path == AllPath {
 					return withAllMode(ctx)
 				}

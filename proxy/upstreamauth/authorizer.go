@@ -33,7 +33,7 @@ type AuthorizerOptions struct {
 	// Config is its auth settings; nil means none (a stored login is
 	// still used).
 	Config *Config
-	// Vault holds logins (required).
+	// Vault holds logins; nil means none (only token exchange).
 	Vault *Vault
 	// HTTPClient reaches the authorization servers; nil means one with a
 	// 30s timeout.
@@ -94,6 +94,9 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 // oauthHandler is mcp-go's handler for the stored login's client, made
 // again when a new login changed the client.
 func (a *Authorizer) oauthHandler(ctx context.Context) (*transport.OAuthHandler, error) {
+	if a.vault == nil {
+		return nil, ErrNoLogin
+	}
 	rec, err := a.vault.Load(ctx, a.upstream, "")
 	if err != nil {
 		return nil, err

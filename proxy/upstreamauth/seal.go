@@ -23,10 +23,23 @@ const KeyFile = "token.key"
 
 const keySize = 32 // AES-256
 
+// ErrNoKey is returned by ReadKey when there is no key yet.
+var ErrNoKey = errors.New("no token key (" + KeyEnv + " unset and no " + KeyFile + ")")
+
 // LoadKey returns the sealing key: KeyEnv's value when getenv has it, else
 // the key in dir/KeyFile, which is created (mode 0600, 32 random bytes in
 // base64) when missing.
 func LoadKey(getenv func(string) (string, bool), dir string) ([]byte, error) {
+	return loadKey(getenv, dir, true)
+}
+
+// ReadKey is LoadKey without making a key file: with neither the variable
+// nor the file it returns ErrNoKey (nothing can have been sealed yet).
+func ReadKey(getenv func(string) (string, bool), dir string) ([]byte, error) {
+	return loadKey(getenv, dir, false)
+}
+
+func loadKey(getenv func(string) (string, bool), dir string, create bool) ([]byte, error) {
 	if v, ok := getenv(KeyEnv); ok && strings.TrimSpace(v) != "" {
 		k, err := parseKey(v)
 		if err != nil {
@@ -34,12 +47,18 @@ func LoadKey(getenv func(string) (string, bool), dir string) ([]byte, error) {
 		}
 		return k, nil
 	}
+	if dir == "" && !create {
+		return nil, ErrNoKey
+	}
 	if dir == "" {
 		return nil, fmt.Errorf("no %s and no state directory for %s", KeyEnv, KeyFile)
 	}
 	path := filepath.Join(dir, KeyFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return nil, ErrNoKey
+		}
 		return createKey(path)
 	}
 	if err != nil {

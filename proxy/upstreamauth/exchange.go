@@ -81,7 +81,7 @@ func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.
 	form := url.Values{
 		"grant_type":           {grantTokenExchange},
 		"subject_token":        {subject},
-		"subject_token_type":   {cmp(e.cfg.SubjectTokenType, tokenTypeAccess)},
+		"subject_token_type":   {orDefault(e.cfg.SubjectTokenType, tokenTypeAccess)},
 		"requested_token_type": {tokenTypeAccess},
 	}
 	for k, v := range map[string]string{"audience": e.cfg.Audience, "scope": e.cfg.Scope, "resource": e.cfg.Resource} {
@@ -137,7 +137,7 @@ func oauthReason(code, desc string) string {
 	return s
 }
 
-func cmp(s, def string) string {
+func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}

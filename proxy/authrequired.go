@@ -26,13 +26,13 @@ func needsLogin(err error) bool {
 
 // loginHint says how to log in to the upstream named name.
 func loginHint(name string) string {
-	return "run `" + upstreamauth.LoginCommand(name) + "` (or put a token in its headers)"
+	return "run `" + upstreamauth.LoginCommand(name) + "` to log in, or put a token in its headers"
 }
 
 // authRequired is err, a 401 of upstream name, with the command that
 // logs in.
 func authRequired(name string, err error) error {
-	return fmt.Errorf("%w: %s", err, loginHint(name))
+	return fmt.Errorf("%w; %s", err, loginHint(name))
 }
 
 // withAuthorizer gives an HTTP upstream with an Authorizer, and no

@@ -93,7 +93,7 @@ func (u *upstream) forModel(err error) error {
 func (u *upstream) where(err error) error {
 	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
 		errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
-		err = fmt.Errorf("%w: %w (%s)", ErrUnauthorized, err, loginHint(u.cfg.Name))
+		err = fmt.Errorf("%w: %w; %s", ErrUnauthorized, err, loginHint(u.cfg.Name))
 	}
 	if u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE {
 		return err

@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/oauthtest"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+// A remote upstream behind an OpenID provider: calls carry the stored
+// login's token, or one exchanged for the caller's; without a login a
+// call fails with auth_required, naming the command that logs in.
+func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
+	p := oauthtest.NewProvider(t)
+	r := oauthtest.NewResource(t, p)
+	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), bytes.Repeat([]byte{3}, 32), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := &upstreamauth.Record{ClientID: oauthtest.CallerClient, Token: transport.Token{AccessToken: p.UserToken(t, oauthtest.Alice), TokenType: "bearer"}}
+	if err := vault.Save(t.Context(), "notes", "", login); err != nil {
+		t.Fatal(err)
+	}
+	auth := &upstreamauth.Config{TokenExchange: &upstreamauth.TokenExchange{
+		TokenEndpoint: p.TokenEndpoint(), ClientID: oauthtest.ExchangeClient, ClientSecret: oauthtest.ExchangeSecret, Scope: "openid"}}
+	h := startHub(t, UpstreamConfig{Name: "notes", Transport: TransportStreamableHTTP, URL: r.URL, Prefix: "notes_", Auth: auth,
+		Authorizer: upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: r.URL, Config: auth, Vault: vault})})
+
+	call := func(t *testing.T, callerToken string) (string, error) {
+		t.Helper()
+		ctx := upstreamauth.WithCallerToken(t.Context(), callerToken)
+		res, err := h.CallTool(ctx, "notes_whoami", map[string]any{}, nil)
+		if err != nil {
+			return "", err
+		}
+		return res.Content[0].(mcp.TextContent).Text, nil
+	}
+	if got, err := call(t, ""); err != nil || got != oauthtest.Alice.ID {
+		t.Fatalf("call with the login: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
+	}
+	if got, err := call(t, p.UserToken(t, oauthtest.Bob)); err != nil || got != oauthtest.Bob.ID {
+		t.Fatalf("call as bob: got %q, %v; want %q (his exchanged token)", got, err, oauthtest.Bob.ID)
+	}
+
+	if err := vault.Delete(t.Context(), "notes", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = call(t, "")
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes") {
+		t.Fatalf("call after logout: got %v, want auth_required naming `mcp-router auth login notes`", err)
+	}
+	for _, tok := range []string{login.Token.AccessToken} {
+		if strings.Contains(err.Error(), tok) {
+			t.Fatal("the error holds a token")
+		}
+	}
+}

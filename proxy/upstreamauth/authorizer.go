@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -103,7 +104,8 @@ func (a *Authorizer) oauthHandler(ctx context.Context) (*transport.OAuthHandler,
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL}
+	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL,
+		ResourceMetadataRoot: rec.ResourceMetadataRoot}
 	if a.handler == nil || !sameClient(a.client4, key) {
 		a.handler = newHandler(a.url, rec, "", tokenStore{vault: a.vault, upstream: a.upstream}, a.client)
 		a.client4 = key
@@ -113,12 +115,15 @@ func (a *Authorizer) oauthHandler(ctx context.Context) (*transport.OAuthHandler,
 
 func sameClient(a, b Record) bool {
 	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret && a.AuthMethod == b.AuthMethod &&
-		a.ResourceMetadataURL == b.ResourceMetadataURL
+		a.ResourceMetadataURL == b.ResourceMetadataURL && a.ResourceMetadataRoot == b.ResourceMetadataRoot
 }
 
 // newHandler makes mcp-go's OAuthHandler for a client of the upstream at
 // url.
-func newHandler(url string, rec *Record, redirect string, store transport.TokenStore, client *http.Client) *transport.OAuthHandler {
+func newHandler(upstreamURL string, rec *Record, redirect string, store transport.TokenStore, client *http.Client) *transport.OAuthHandler {
+	if rec.ResourceMetadataRoot != "" {
+		client = rootAlias(client, upstreamURL, rec.ResourceMetadataRoot)
+	}
 	h := transport.NewOAuthHandler(transport.OAuthConfig{
 		ClientID:                     rec.ClientID,
 		ClientSecret:                 rec.ClientSecret,
@@ -130,6 +135,42 @@ func newHandler(url string, rec *Record, redirect string, store transport.TokenS
 		PKCEEnabled:                  true,
 		HTTPClient:                   client,
 	})
-	h.SetBaseURL(url)
+	h.SetBaseURL(upstreamURL)
 	return h
+}
+
+// rootAlias is client answering a request for the upstream's path-aware
+// protected resource metadata URL (/.well-known/oauth-protected-resource/PATH)
+// from root, the root well-known URL where the upstream serves it. RFC
+// 9728 and the MCP authorization spec let a client fall back to the root;
+// mcp-go's discovery does not, and would otherwise look for the
+// authorization server at the upstream's own origin.
+func rootAlias(client *http.Client, upstreamURL, root string) *http.Client {
+	urls := resourceMetadataURLs(upstreamURL, "")
+	to, err := url.Parse(root)
+	if len(urls) < 2 || err != nil {
+		return client
+	}
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c := *client
+	c.Transport = aliasTransport{from: urls[0], to: to, next: next}
+	return &c
+}
+
+type aliasTransport struct {
+	from string
+	to   *url.URL
+	next http.RoundTripper
+}
+
+func (a aliasTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || r.URL.String() != a.from {
+		return a.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.URL, r.Host = a.to, ""
+	return a.next.RoundTrip(r)
 }

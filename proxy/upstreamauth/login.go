@@ -55,7 +55,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod, ResourceMetadataURL: ch.resourceMetadata}
+	prm := findResourceMetadata(ctx, client, opts.URL, ch.resourceMetadata)
+	rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod, ResourceMetadataURL: prm.url,
+		ResourceMetadataRoot: prm.root}
 	probe := newHandler(opts.URL, rec, redirect, transport.NewMemoryTokenStore(), client)
 	md, err := probe.GetServerMetadata(ctx)
 	if err != nil {
@@ -64,7 +66,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("the authorization server of %s does not list PKCE with S256 (code_challenge_methods_supported): MCP clients must not log in there", opts.Upstream)
 	}
-	rec.Scopes = chooseScopes(ctx, client, opts.URL, cfg.Scopes, ch)
+	rec.Scopes = chooseScopes(cfg.Scopes, ch, prm)
 
 	// The client: pre-registered, a metadata document, or registered now.
 	mem := transport.NewMemoryTokenStore()
@@ -265,22 +267,46 @@ func bearerParams(v string) map[string]string {
 // chooseScopes picks the scopes to ask for: the configured ones, else the
 // challenge's scope, else the protected resource's scopes_supported, else
 // none (the MCP authorization spec's order).
-func chooseScopes(ctx context.Context, client *http.Client, upstreamURL string, configured []string, ch challengeInfo) []string {
+func chooseScopes(configured []string, ch challengeInfo, prm resourceMetadata) []string {
 	switch {
 	case len(configured) > 0:
 		return configured
 	case ch.scope != "":
 		return strings.Fields(ch.scope)
+	default:
+		return prm.ScopesSupported
 	}
-	var prm struct {
-		ScopesSupported []string `json:"scopes_supported"`
-	}
-	for _, u := range resourceMetadataURLs(upstreamURL, ch.resourceMetadata) {
-		if getJSON(ctx, client, u, &prm) == nil {
-			return prm.ScopesSupported
+}
+
+// resourceMetadata is the part of a protected resource's metadata (RFC
+// 9728) that mcp-go's discovery does not keep, and where it was found.
+type resourceMetadata struct {
+	Resource        string   `json:"resource"`
+	ScopesSupported []string `json:"scopes_supported"`
+	url             string   // the challenge's URL, for mcp-go
+	root            string   // set when found at the root well-known URL only
+}
+
+// findResourceMetadata fetches the upstream's protected resource
+// metadata: the challenge's URL, else the path-aware well-known URL, else
+// the root one. mcp-go's discovery tries only the first two; see rootAlias
+// for the third.
+func findResourceMetadata(ctx context.Context, client *http.Client, upstreamURL, advertised string) resourceMetadata {
+	urls := resourceMetadataURLs(upstreamURL, advertised)
+	for i, u := range urls {
+		var md resourceMetadata
+		if getJSON(ctx, client, u, &md) != nil {
+			continue
 		}
+		switch {
+		case advertised != "":
+			md.url = advertised
+		case i > 0:
+			md.root = u
+		}
+		return md
 	}
-	return nil
+	return resourceMetadata{url: advertised}
 }
 
 // resourceMetadataURLs are where protected resource metadata may be: the

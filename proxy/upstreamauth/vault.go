@@ -38,6 +38,9 @@ type Record struct {
 	// ResourceMetadataURL is the protected resource metadata the upstream
 	// named in its challenge, if it named one.
 	ResourceMetadataURL string   `json:"resource_metadata_url,omitempty"`
+	// ResourceMetadataRoot is where the metadata was found when only the
+	// root well-known URL serves it (see rootAlias).
+	ResourceMetadataRoot string `json:"resource_metadata_root,omitempty"`
 	Scopes              []string `json:"scopes,omitempty"`
 }
 

@@ -37,11 +37,11 @@ type Record struct {
 	AuthMethod   string `json:"auth_method,omitempty"`
 	// ResourceMetadataURL is the protected resource metadata the upstream
 	// named in its challenge, if it named one.
-	ResourceMetadataURL string   `json:"resource_metadata_url,omitempty"`
+	ResourceMetadataURL string `json:"resource_metadata_url,omitempty"`
 	// ResourceMetadataRoot is where the metadata was found when only the
 	// root well-known URL serves it (see rootAlias).
-	ResourceMetadataRoot string `json:"resource_metadata_root,omitempty"`
-	Scopes              []string `json:"scopes,omitempty"`
+	ResourceMetadataRoot string   `json:"resource_metadata_root,omitempty"`
+	Scopes               []string `json:"scopes,omitempty"`
 }
 
 // LogValue keeps the record's secrets out of logs.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -95,8 +96,12 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "UPSTREAM\tLOGIN")
-			for _, s := range out {
-				fmt.Fprintf(tw, "%s\t%s\n", s.Upstream, s.Words(time.Now()))
+			for i, s := range out {
+				words := s.Words(time.Now())
+				if !s.LoggedIn && hasAuthorizationHeader(remoteUpstreams(prof)[i]) {
+					words = "none: the Authorization header in its headers is sent"
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", s.Upstream, words)
 			}
 			return tw.Flush()
 		},
@@ -206,4 +211,13 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 		out[i] = u
 	}
 	return out
+}
+
+func hasAuthorizationHeader(u proxy.UpstreamConfig) bool {
+	for k := range u.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ package proxy
 // the call with KindAuthRequired, naming the command that logs in.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,13 +27,26 @@ func needsLogin(err error) bool {
 
 // loginHint says how to log in to the upstream named name.
 func loginHint(name string) string {
-	return "run `" + upstreamauth.LoginCommand(name) + "` to log in, or put a token in its headers"
+	return "run `" + upstreamauth.LoginCommand(name, "") + "` to log in, or put a token in its headers"
 }
 
-// authRequired is err, a 401 of upstream name, with the command that
-// logs in.
-func authRequired(name string, err error) error {
-	return fmt.Errorf("%w; %s", err, loginHint(name))
+// authRequired is err, a 401 of the upstream cfg to a call of ctx, with
+// the command that logs in: the caller's own login with auth.per_user.
+func authRequired(ctx context.Context, cfg UpstreamConfig, err error) error {
+	if p := PrincipalOf(ctx); cfg.Auth != nil && cfg.Auth.PerUser && p != "" {
+		return fmt.Errorf("%w; this upstream takes a login per caller: run `%s`", err, upstreamauth.LoginCommand(cfg.Name, p))
+	}
+	return fmt.Errorf("%w; %s", err, loginHint(cfg.Name))
+}
+
+// PrincipalOf is who the call in ctx came from, as audit records and
+// quotas name it (the fingerprint of its bearer token), or "" for a call
+// with none (stdio, or HTTP without tokens).
+func PrincipalOf(ctx context.Context) string {
+	if p := principalName(ctx); p != LocalPrincipal {
+		return p
+	}
+	return ""
 }
 
 // withAuthorizer gives an HTTP upstream with an Authorizer, and no

@@ -63,3 +63,59 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 		}
 	}
 }
+
+// With auth.per_user each caller (principal) uses its own login; a caller
+// without one is refused, told to log in for itself, never served with
+// the gateway's login.
+func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
+	p := oauthtest.NewProvider(t)
+	r := oauthtest.NewResource(t, p)
+	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), bytes.Repeat([]byte{4}, 32), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for subject, u := range map[string]oauthtest.User{"": oauthtest.Alice, "token-b0b000000000": oauthtest.Bob} {
+		rec := &upstreamauth.Record{ClientID: oauthtest.CallerClient, Token: transport.Token{AccessToken: p.UserToken(t, u), TokenType: "Bearer"}}
+		if err := vault.Save(t.Context(), "notes", subject, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth := &upstreamauth.Config{PerUser: true}
+	h := startHub(t, UpstreamConfig{Name: "notes", Transport: TransportStreamableHTTP, URL: r.URL, Prefix: "notes_", Auth: auth,
+		Authorizer: upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: r.URL, Config: auth, Vault: vault, Principal: PrincipalOf})})
+	call := func(principal string) (string, error) {
+		ctx := t.Context()
+		if principal != "" {
+			ctx = withPrincipal(ctx, principal)
+		}
+		res, err := h.CallTool(ctx, "notes_whoami", map[string]any{}, nil)
+		if err != nil {
+			return "", err
+		}
+		return res.Content[0].(mcp.TextContent).Text, nil
+	}
+	if got, err := call(""); err != nil || got != oauthtest.Alice.ID {
+		t.Errorf("call without a principal: got %q, %v; want the gateway's login (%s)", got, err, oauthtest.Alice.ID)
+	}
+	if got, err := call("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
+		t.Errorf("call of bob's principal: got %q, %v; want %s", got, err, oauthtest.Bob.ID)
+	}
+	_, err = call("token-ca401000000")
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Kind != KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes --for token-ca401000000") {
+		t.Errorf("call of a principal without a login: got %v, want auth_required naming its own login command", err)
+	}
+	// Refusals of one caller's credentials are not faults of the shared
+	// connection: many of them leave it up for the others.
+	for range 2 * maxViolations {
+		if _, err := call("token-ca401000000"); err == nil {
+			t.Fatal("a caller without a login got through")
+		}
+	}
+	if got, err := call("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
+		t.Errorf("bob after another caller's refusals: got %q, %v", got, err)
+	}
+	if st := h.Status()[0]; st.Restarts != 0 || st.State != StateConnected {
+		t.Errorf("after refusals the upstream is %s with %d restarts, want connected with none", st.State, st.Restarts)
+	}
+}

@@ -34,6 +34,7 @@ token on each request and refresh it when it expires.`,
 
 func newAuthLoginCmd(e *env) *cobra.Command {
 	var wait time.Duration
+	var principal string
 	cmd := &cobra.Command{
 		Use:   "login UPSTREAM",
 		Short: "Log in to a remote upstream (prints the URL to open, waits for the redirect)",
@@ -46,7 +47,7 @@ func newAuthLoginCmd(e *env) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
 			defer cancel()
 			rec, err := upstreamauth.Login(ctx, upstreamauth.LoginOptions{
-				Upstream: u.Name, URL: u.URL, Config: u.Auth, Vault: vault,
+				Upstream: u.Name, URL: u.URL, Principal: principal, Config: u.Auth, Vault: vault,
 				HTTPClient: &http.Client{Timeout: 30 * time.Second},
 				Show: func(authURL string) {
 					fmt.Fprintf(e.stdout, "Open this URL in a browser to log in to %s:\n\n  %s\n\nWaiting for the login (up to %s)...\n", u.Name, authURL, wait)
@@ -55,17 +56,19 @@ func newAuthLoginCmd(e *env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s: logging in to %s: %w", cfg.File, u.Name, err)
 			}
-			s := upstreamauth.Status{Upstream: u.Name, LoggedIn: true, ExpiresAt: rec.Token.ExpiresAt, Refreshable: rec.Token.RefreshToken != ""}
+			s := upstreamauth.Status{Upstream: u.Name, Principal: principal, LoggedIn: true, ExpiresAt: rec.Token.ExpiresAt, Refreshable: rec.Token.RefreshToken != ""}
 			fmt.Fprintf(e.stdout, "%s: %s\n", u.Name, s.Words(time.Now()))
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "timeout", 5*time.Minute, "how long to wait for the login in the browser")
+	cmd.Flags().StringVar(&principal, "for", "", "log in for one caller (its principal, such as token-0123456789ab) of an upstream with auth.per_user")
 	return cmd
 }
 
 func newAuthStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var principal string
 	cmd := &cobra.Command{
 		Use:   "status [--json]",
 		Short: "Show each remote upstream's login: needs login, logged in until when, refreshable (never the tokens)",
@@ -81,9 +84,9 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 			}
 			out := []upstreamauth.Status{}
 			for _, u := range remoteUpstreams(prof) {
-				s := upstreamauth.Status{Upstream: u.Name}
+				s := upstreamauth.Status{Upstream: u.Name, Principal: principal}
 				if vault != nil {
-					s = vault.StatusOf(cmd.Context(), u.Name)
+					s = vault.StatusOf(cmd.Context(), u.Name, principal)
 				}
 				out = append(out, s)
 			}
@@ -107,11 +110,13 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&principal, "for", "", "show one caller's logins (auth.per_user) instead of the gateway's")
 	return cmd
 }
 
 func newAuthLogoutCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var principal string
+	cmd := &cobra.Command{
 		Use:   "logout UPSTREAM",
 		Short: "Forget the stored login of a remote upstream",
 		Long: `logout removes the upstream's stored tokens. Running gateways stop sending them within
@@ -126,13 +131,15 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := vault.Delete(cmd.Context(), u.Name, ""); err != nil {
+			if err := vault.Delete(cmd.Context(), u.Name, principal); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "%s: logged out\n", u.Name)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&principal, "for", "", "forget one caller's login (auth.per_user) instead of the gateway's")
+	return cmd
 }
 
 // authUpstream finds the remote upstream name in the profile and opens the
@@ -205,7 +212,7 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 	for i, u := range ups {
 		if (u.Transport == proxy.TransportStreamableHTTP || u.Transport == proxy.TransportSSE) && (vault != nil || u.Auth != nil && u.Auth.TokenExchange != nil) {
 			u.Authorizer = upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{
-				Upstream: u.Name, URL: u.URL, Config: u.Auth, Vault: vault, Logger: log,
+				Upstream: u.Name, URL: u.URL, Config: u.Auth, Vault: vault, Logger: log, Principal: proxy.PrincipalOf,
 			})
 		}
 		out[i] = u

@@ -91,6 +91,11 @@ profiles:
 		t.Fatalf("status before login: got %q, %v", out, err)
 	}
 
+	out, _, err = runCLI(t, nil, append([]string{"auth", "status", "--for", "token-0123456789ab"}, flags...)...)
+	if err != nil || !strings.Contains(out, "mcp-router auth login notes --for token-0123456789ab") {
+		t.Fatalf("status of one caller's login: got %q, %v; want its login command", out, err)
+	}
+
 	out = runLogin(t, p, cfg)
 	if !strings.Contains(out, "notes: logged in until") {
 		t.Errorf("login output: %q", out)

@@ -19,13 +19,24 @@ type Authorizer struct {
 	upstream, url string
 	vault         *Vault
 	exch          *exchanger // nil: no token exchange
+	perUser       bool
+	principal     func(context.Context) string
 	client        *http.Client
 	logger        *slog.Logger
 
-	mu      sync.Mutex
-	handler *transport.OAuthHandler
-	client4 Record // the record handler was made for (client fields only)
+	mu       sync.Mutex
+	handlers map[string]handlerFor // by principal ("" the gateway's)
 }
+
+// handlerFor is mcp-go's handler for one login, and the client it was
+// made for.
+type handlerFor struct {
+	h      *transport.OAuthHandler
+	client Record // client fields only
+}
+
+// maxHandlers bounds the per-caller handlers an Authorizer keeps.
+const maxHandlers = 1024
 
 // AuthorizerOptions configure NewAuthorizer.
 type AuthorizerOptions struct {
@@ -39,6 +50,9 @@ type AuthorizerOptions struct {
 	// HTTPClient reaches the authorization servers; nil means one with a
 	// 30s timeout.
 	HTTPClient *http.Client
+	// Principal names the caller of a request (for auth.per_user); nil,
+	// or "" for a request, means the gateway's own login.
+	Principal func(context.Context) string
 	// Logger gets token exchange failures (never tokens); nil is silent.
 	Logger *slog.Logger
 }
@@ -51,17 +65,24 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Authorizer{upstream: opts.Upstream, url: opts.URL, vault: opts.Vault, client: opts.HTTPClient, logger: opts.Logger}
-	if opts.Config != nil && opts.Config.TokenExchange != nil {
-		a.exch = newExchanger(*opts.Config.TokenExchange, opts.HTTPClient)
+	if opts.Principal == nil {
+		opts.Principal = func(context.Context) string { return "" }
+	}
+	a := &Authorizer{upstream: opts.Upstream, url: opts.URL, vault: opts.Vault, principal: opts.Principal, client: opts.HTTPClient,
+		logger: opts.Logger, handlers: make(map[string]handlerFor)}
+	if opts.Config != nil {
+		a.perUser = opts.Config.PerUser
+		if opts.Config.TokenExchange != nil {
+			a.exch = newExchanger(*opts.Config.TokenExchange, opts.HTTPClient)
+		}
 	}
 	return a
 }
 
 // Header is the Authorization header for a request made in ctx: a token
 // exchanged for the caller's when token exchange is configured and ctx
-// carries one, else the stored login's (refreshed if it expired), else
-// none. When the exchange fails the header is left empty, never filled
+// carries one, else the stored login's (refreshed if it expired): the
+// caller's own with auth.per_user, else the gateway's; else none. When the exchange fails the header is left empty, never filled
 // with the gateway's own login: the upstream then refuses the call (401)
 // rather than serve it as someone else.
 func (a *Authorizer) Header(ctx context.Context) map[string]string {
@@ -75,7 +96,11 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 			return map[string]string{"Authorization": "Bearer " + tok}
 		}
 	}
-	h, err := a.oauthHandler(ctx)
+	subject := ""
+	if a.perUser {
+		subject = a.principal(ctx)
+	}
+	h, err := a.oauthHandler(ctx, subject)
 	if err != nil {
 		if !errors.Is(err, ErrNoLogin) {
 			a.logger.Warn("reading the upstream login failed", "upstream", a.upstream, "err", err)
@@ -92,13 +117,13 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	return map[string]string{"Authorization": v}
 }
 
-// oauthHandler is mcp-go's handler for the stored login's client, made
+// oauthHandler is mcp-go's handler for subject's stored login, made
 // again when a new login changed the client.
-func (a *Authorizer) oauthHandler(ctx context.Context) (*transport.OAuthHandler, error) {
+func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transport.OAuthHandler, error) {
 	if a.vault == nil {
 		return nil, ErrNoLogin
 	}
-	rec, err := a.vault.Load(ctx, a.upstream, "")
+	rec, err := a.vault.Load(ctx, a.upstream, subject)
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +131,15 @@ func (a *Authorizer) oauthHandler(ctx context.Context) (*transport.OAuthHandler,
 	defer a.mu.Unlock()
 	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL,
 		ResourceMetadataRoot: rec.ResourceMetadataRoot}
-	if a.handler == nil || !sameClient(a.client4, key) {
-		a.handler = newHandler(a.url, rec, "", tokenStore{vault: a.vault, upstream: a.upstream}, a.client)
-		a.client4 = key
+	hf, ok := a.handlers[subject]
+	if !ok || !sameClient(hf.client, key) {
+		if len(a.handlers) >= maxHandlers {
+			clear(a.handlers)
+		}
+		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: a.vault, upstream: a.upstream, subject: subject}, a.client), client: key}
+		a.handlers[subject] = hf
 	}
-	return a.handler, nil
+	return hf.h, nil
 }
 
 func sameClient(a, b Record) bool {

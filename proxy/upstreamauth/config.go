@@ -30,6 +30,12 @@ type Config struct {
 	// http://127.0.0.1:8976/callback (for a client registered with a fixed
 	// redirect URI); empty means http://127.0.0.1 on a free port.
 	RedirectURL string
+	// PerUser gives each caller (principal) its own login, made with
+	// `auth login NAME --for PRINCIPAL`; a caller without one is refused
+	// (auth_required) rather than served with the gateway's login. Calls
+	// with no principal (stdio, and the gateway's own listings) use the
+	// gateway's login.
+	PerUser bool
 	// TokenExchange, when set, exchanges each caller's bearer token for a
 	// token to this upstream (RFC 8693).
 	TokenExchange *TokenExchange
@@ -80,5 +86,11 @@ func callerToken(ctx context.Context) string {
 	return t
 }
 
-// LoginCommand is the command that logs the gateway in to upstream.
-func LoginCommand(upstream string) string { return "mcp-router auth login " + upstream }
+// LoginCommand is the command that logs the gateway in to upstream, or,
+// with a principal, that caller.
+func LoginCommand(upstream, principal string) string {
+	if principal != "" {
+		return "mcp-router auth login " + upstream + " --for " + principal
+	}
+	return "mcp-router auth login " + upstream
+}

@@ -22,6 +22,9 @@ import (
 type LoginOptions struct {
 	// Upstream and URL name the upstream and where it lives.
 	Upstream, URL string
+	// Principal is the caller the login is for (auth.per_user); "" is
+	// the gateway's own login.
+	Principal string
 	// Config is its auth settings (nil: none).
 	Config *Config
 	// Vault receives the login (required).
@@ -110,7 +113,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, fmt.Errorf("the authorization server of %s sent no access token", opts.Upstream)
 	}
 	rec.Token = *tok
-	if err := opts.Vault.Save(ctx, opts.Upstream, "", rec); err != nil {
+	if err := opts.Vault.Save(ctx, opts.Upstream, opts.Principal, rec); err != nil {
 		return nil, err
 	}
 	return rec, nil

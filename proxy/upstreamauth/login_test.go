@@ -111,7 +111,7 @@ func TestLoginStoresSealedTokensThatReachTheUpstream(t *testing.T) {
 	if got, err := whoami(t, g.r.URL, a, t.Context()); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami with the login: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
-	if s := g.vault.StatusOf(t.Context(), "notes"); !s.LoggedIn || !s.Refreshable || !strings.Contains(s.Words(time.Now()), "logged in until") {
+	if s := g.vault.StatusOf(t.Context(), "notes", ""); !s.LoggedIn || !s.Refreshable || !strings.Contains(s.Words(time.Now()), "logged in until") {
 		t.Errorf("status after login: %+v (%q)", s, s.Words(time.Now()))
 	}
 }
@@ -161,7 +161,7 @@ func TestLogoutLeavesTheUpstreamRefusing(t *testing.T) {
 	if !errors.Is(err, transport.ErrAuthorizationRequired) {
 		t.Fatalf("after logout: got %v, want ErrAuthorizationRequired", err)
 	}
-	if s := g.vault.StatusOf(t.Context(), "notes"); s.LoggedIn || !strings.Contains(s.Words(time.Now()), "mcp-router auth login notes") {
+	if s := g.vault.StatusOf(t.Context(), "notes", ""); s.LoggedIn || !strings.Contains(s.Words(time.Now()), "mcp-router auth login notes") {
 		t.Errorf("status after logout: %q, want it to name the login command", s.Words(time.Now()))
 	}
 }

@@ -11,16 +11,18 @@ import (
 // holds a token.
 type Status struct {
 	Upstream    string    `json:"upstream"`
+	Principal   string    `json:"principal,omitempty"` // "" for the gateway's own login
 	LoggedIn    bool      `json:"logged_in"`
 	ExpiresAt   time.Time `json:"expires_at,omitzero"`
 	Refreshable bool      `json:"refreshable"`
 	Err         string    `json:"error,omitempty"`
 }
 
-// StatusOf reads the login of upstream.
-func (v *Vault) StatusOf(ctx context.Context, upstream string) Status {
-	s := Status{Upstream: upstream}
-	rec, err := v.Load(ctx, upstream, "")
+// StatusOf reads the login of upstream for principal ("" for the
+// gateway's own).
+func (v *Vault) StatusOf(ctx context.Context, upstream, principal string) Status {
+	s := Status{Upstream: upstream, Principal: principal}
+	rec, err := v.Load(ctx, upstream, principal)
 	switch {
 	case errors.Is(err, ErrNoLogin):
 		return s
@@ -38,7 +40,7 @@ func (s Status) Words(now time.Time) string {
 	case s.Err != "":
 		return "unreadable: " + s.Err
 	case !s.LoggedIn:
-		return "needs login (" + LoginCommand(s.Upstream) + ")"
+		return "needs login (" + LoginCommand(s.Upstream, s.Principal) + ")"
 	case s.ExpiresAt.IsZero() && s.Refreshable:
 		return "logged in, refreshable"
 	case s.ExpiresAt.IsZero():
@@ -50,6 +52,6 @@ func (s Status) Words(now time.Time) string {
 	case s.Refreshable:
 		return fmt.Sprintf("expired at %s, refreshable (the next call refreshes it)", s.ExpiresAt.Local().Format(time.DateTime))
 	default:
-		return fmt.Sprintf("expired at %s: needs login (%s)", s.ExpiresAt.Local().Format(time.DateTime), LoginCommand(s.Upstream))
+		return fmt.Sprintf("expired at %s: needs login (%s)", s.ExpiresAt.Local().Format(time.DateTime), LoginCommand(s.Upstream, s.Principal))
 	}
 }

@@ -21,6 +21,7 @@ func TestLoadUpstreamAuth(t *testing.T) {
           token_endpoint_auth_method: client_secret_post
           scopes: [read, write]
           redirect_url: http://127.0.0.1:8976/callback
+          per_user: true
           token_exchange:
             token_endpoint: https://idp.example.com/token
             client_id: gw
@@ -28,7 +29,7 @@ func TestLoadUpstreamAuth(t *testing.T) {
             audience: wiki
 `, map[string]string{"WIKI_SECRET": "s1", "IDP_SECRET": "s2"})
 	want := &upstreamauth.Config{ClientID: "gw", ClientSecret: "s1", AuthMethod: "client_secret_post", Scopes: []string{"read", "write"},
-		RedirectURL:   "http://127.0.0.1:8976/callback",
+		RedirectURL: "http://127.0.0.1:8976/callback", PerUser: true,
 		TokenExchange: &upstreamauth.TokenExchange{TokenEndpoint: "https://idp.example.com/token", ClientID: "gw", ClientSecret: "s2", Audience: "wiki"}}
 	if diff := cmp.Diff(want, p.Upstreams[0].Auth); diff != "" {
 		t.Errorf("auth (-want +got):\n%s", diff)

@@ -142,6 +142,7 @@ type rawAuth struct {
 	ClientMetadataURL string            `yaml:"client_metadata_url"`
 	Scopes            []string          `yaml:"scopes"`
 	RedirectURL       string            `yaml:"redirect_url"`
+	PerUser           bool              `yaml:"per_user"`
 	TokenExchange     *rawTokenExchange `yaml:"token_exchange"`
 }
 

@@ -258,6 +258,7 @@ func (x *expander) auth(a *rawAuth) *upstreamauth.Config {
 		ClientMetadataURL: x.expand("auth.client_metadata_url", a.ClientMetadataURL),
 		Scopes:            a.Scopes,
 		RedirectURL:       a.RedirectURL,
+		PerUser:           a.PerUser,
 	}
 	if te := a.TokenExchange; te != nil {
 		c.TokenExchange = &upstreamauth.TokenExchange{

@@ -93,8 +93,12 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	}
 	// Every body is bounded (see boundedBodies); replies to POSTed
 	// requests of streamable HTTP are checked first (see replyGuard).
-	bounded := &boundedBodies{next: http.DefaultTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	authorize, withAuth := withAuthorizer(cfg)
+	base := http.RoundTripper(http.DefaultTransport)
+	if withAuth {
+		base = cfg.Authorizer.Observe(base) // a 403 asking for more scope needs a new login
+	}
+	bounded := &boundedBodies{next: base, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	if cfg.Transport == TransportSSE {
 		sseOpts := []transport.ClientOption{transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
 		if withAuth {
@@ -102,7 +106,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 		}
 		tr, err = transport.NewSSE(cfg.URL, sseOpts...)
 	} else {
-		bounded.next = &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: report}
+		bounded.next = &replyGuard{next: base, max: cfg.maxMessageBytes(), report: report}
 		httpOpts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
 			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
 		if withAuth {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -202,4 +204,74 @@ func (a aliasTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.URL, r.Host = a.to, ""
 	return a.next.RoundTrip(r)
+}
+
+// Observe wraps the upstream's HTTP transport to catch step-up requests:
+// a 403 whose challenge says insufficient_scope records the scopes asked
+// for in the login (the next `auth login` asks for them as well) and
+// reaches the MCP client as a 401, so that the call fails auth_required,
+// naming the login command. The gateway cannot open a browser in the
+// middle of a call, so a step-up is a new login.
+func (a *Authorizer) Observe(next http.RoundTripper) http.RoundTripper {
+	return stepUp{a: a, next: next}
+}
+
+type stepUp struct {
+	a    *Authorizer
+	next http.RoundTripper
+}
+
+func (s stepUp) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	var scope string
+	insufficient := false
+	for _, v := range resp.Header.Values("WWW-Authenticate") {
+		if p := bearerParams(v); p != nil && p["error"] == "insufficient_scope" {
+			insufficient, scope = true, p["scope"]
+			break
+		}
+	}
+	if !insufficient {
+		return resp, nil
+	}
+	s.a.needScopes(r.Context(), strings.Fields(scope))
+	resp.StatusCode, resp.Status = http.StatusUnauthorized, "401 Unauthorized (403 insufficient_scope)"
+	return resp, nil
+}
+
+// needScopes adds scopes to those the login of ctx's caller needs.
+func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
+	if a.vault == nil || len(scopes) == 0 {
+		return
+	}
+	subject := ""
+	if a.perUser {
+		subject = a.principal(ctx)
+	}
+	rec, err := a.vault.Load(ctx, a.upstream, subject)
+	if err != nil {
+		return // no login to step up: the next one asks for the challenge's scope anyway
+	}
+	merged := union(rec.ScopesNeeded, scopes)
+	if len(merged) == len(rec.ScopesNeeded) {
+		return
+	}
+	rec.ScopesNeeded = merged
+	if err := a.vault.Save(ctx, a.upstream, subject, rec); err != nil {
+		a.logger.Warn("recording the scopes an upstream asked for failed", "upstream", a.upstream, "err", err)
+	}
+}
+
+// union is a's and b's words, each once, in order, at most 64.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for _, w := range append(append([]string(nil), a...), b...) {
+		if w != "" && !slices.Contains(out, w) && len(out) < 64 {
+			out = append(out, w)
+		}
+	}
+	return out
 }

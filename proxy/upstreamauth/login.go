@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // LoginOptions configure Login.
@@ -70,6 +69,11 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, fmt.Errorf("the authorization server of %s does not list PKCE with S256 (code_challenge_methods_supported): MCP clients must not log in there", opts.Upstream)
 	}
 	rec.Scopes = chooseScopes(cfg.Scopes, ch, prm)
+	if prev, err := opts.Vault.Load(ctx, opts.Upstream, opts.Principal); err == nil {
+		// A step-up: what the last login had and what the upstream asked
+		// for since.
+		rec.Scopes = union(union(rec.Scopes, prev.Scopes), prev.ScopesNeeded)
+	}
 
 	// The client: pre-registered, a metadata document, or registered now.
 	mem := transport.NewMemoryTokenStore()
@@ -194,27 +198,58 @@ type challengeInfo struct {
 }
 
 // challenge sends the upstream an initialize without credentials and
-// reads the WWW-Authenticate of its 401.
+// reads the WWW-Authenticate of its 401. A server that lets initialize
+// through (and guards only what follows) is asked for tools/list in the
+// session it opened.
 func challenge(ctx context.Context, client *http.Client, upstreamURL string) (challengeInfo, error) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION +
-		`","capabilities":{},"clientInfo":{"name":"mcp-router","version":"login"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL, strings.NewReader(body))
+	resp, err := post(ctx, client, upstreamURL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+		`"capabilities":{},"clientInfo":{"name":"mcp-router","version":"login"}}}`)
 	if err != nil {
 		return challengeInfo{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := client.Do(req)
-	if err != nil {
-		return challengeInfo{}, fmt.Errorf("reaching the upstream: %w", withoutQuery(err))
+	if resp.StatusCode/100 == 2 {
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp, err = post(ctx, client, upstreamURL, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+			return challengeInfo{}, err
+		}
+		if resp.StatusCode != http.StatusUnauthorized {
+			resp, err = post(ctx, client, upstreamURL, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			if err != nil {
+				return challengeInfo{}, err
+			}
+		}
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		return challengeInfo{}, fmt.Errorf("the upstream answered HTTP %d, not 401: it does not ask for a login", resp.StatusCode)
 	}
+	return challengeOf(resp.Header), nil
+}
+
+// post sends one JSON-RPC message and returns the response, its body
+// read (at most 64 KiB) and closed.
+func post(ctx context.Context, client *http.Client, upstreamURL, session, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the upstream: %w", withoutQuery(err))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp, nil
+}
+
+// challengeOf reads the Bearer challenges of a 401 or 403.
+func challengeOf(h http.Header) challengeInfo {
 	var ci challengeInfo
-	for _, v := range resp.Header.Values("WWW-Authenticate") {
+	for _, v := range h.Values("WWW-Authenticate") {
 		params := bearerParams(v)
 		if params == nil {
 			continue
@@ -226,7 +261,7 @@ func challenge(ctx context.Context, client *http.Client, upstreamURL string) (ch
 			ci.scope = params["scope"]
 		}
 	}
-	return ci, nil
+	return ci
 }
 
 // bearerParams parses the auth-params of a Bearer challenge; nil when v

@@ -42,6 +42,9 @@ type Record struct {
 	// root well-known URL serves it (see rootAlias).
 	ResourceMetadataRoot string   `json:"resource_metadata_root,omitempty"`
 	Scopes               []string `json:"scopes,omitempty"`
+	// ScopesNeeded are scopes the upstream asked for since (403
+	// insufficient_scope); the next login asks for them too.
+	ScopesNeeded []string `json:"scopes_needed,omitempty"`
 }
 
 // LogValue keeps the record's secrets out of logs.

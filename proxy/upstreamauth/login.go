@@ -75,21 +75,10 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		rec.Scopes = union(union(rec.Scopes, prev.Scopes), prev.ScopesNeeded)
 	}
 
-	// The client: pre-registered, a metadata document, or registered now.
 	mem := transport.NewMemoryTokenStore()
-	h := newHandler(opts.URL, rec, redirect, mem, client)
-	switch {
-	case rec.ClientID != "":
-	case cfg.ClientMetadataURL != "" && supportsMetadataDocuments(ctx, client, md.Issuer):
-		rec.ClientID, rec.AuthMethod = cfg.ClientMetadataURL, "none"
-		h = newHandler(opts.URL, rec, redirect, mem, client)
-	case md.RegistrationEndpoint != "":
-		if err := h.RegisterClient(ctx, "mcp-router"); err != nil {
-			return nil, fmt.Errorf("registering with the authorization server of %s: %w", opts.Upstream, err)
-		}
-		rec.ClientID, rec.ClientSecret, rec.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
-	default:
-		return nil, fmt.Errorf("the authorization server of %s offers no client registration: register a client there and set auth.client_id (and auth.client_secret) for %s", opts.Upstream, opts.Upstream)
+	h, err := chooseClient(ctx, opts, cfg, rec, md, redirect, mem, client)
+	if err != nil {
+		return nil, err
 	}
 
 	verifier, err := transport.GenerateCodeVerifier()
@@ -121,6 +110,31 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// chooseClient sets rec's client: the pre-registered one, else a client
+// ID metadata document where the server takes them and one is configured,
+// else one registered now (RFC 7591). It returns mcp-go's handler for it,
+// keeping the token in mem.
+func chooseClient(ctx context.Context, opts LoginOptions, cfg Config, rec *Record, md *transport.AuthServerMetadata, redirect string,
+	mem transport.TokenStore, client *http.Client) (*transport.OAuthHandler, error) {
+	switch {
+	case rec.ClientID != "":
+		return newHandler(opts.URL, rec, redirect, mem, client), nil
+	case cfg.ClientMetadataURL != "" && supportsMetadataDocuments(ctx, client, md.Issuer):
+		rec.ClientID, rec.AuthMethod = cfg.ClientMetadataURL, "none"
+		return newHandler(opts.URL, rec, redirect, mem, client), nil
+	case md.RegistrationEndpoint != "":
+		h := newHandler(opts.URL, rec, redirect, mem, client)
+		if err := h.RegisterClient(ctx, "mcp-router"); err != nil {
+			return nil, fmt.Errorf("registering with the authorization server of %s: %w", opts.Upstream, err)
+		}
+		rec.ClientID, rec.ClientSecret, rec.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
+		return h, nil
+	default:
+		return nil, fmt.Errorf("the authorization server of %s offers no client registration: register a client there and set auth.client_id (and auth.client_secret) for %s",
+			opts.Upstream, opts.Upstream)
+	}
 }
 
 // listenLoopback listens where redirect (default http://127.0.0.1:0/callback)

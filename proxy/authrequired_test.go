@@ -49,6 +49,15 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 		t.Fatalf("call as bob: got %q, %v; want %q (his exchanged token)", got, err, oauthtest.Bob.ID)
 	}
 
+	// An upstream that quotes the token it got has it redacted.
+	res, err := h.CallTool(t.Context(), "notes_echo_token", map[string]any{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(mcp.TextContent).Text; strings.Contains(text, login.Token.AccessToken) || !strings.Contains(text, upstreamauth.RedactedToken) {
+		t.Errorf("a result quoting the token: got %q, want the token redacted", text)
+	}
+
 	if err := vault.Delete(t.Context(), "notes", ""); err != nil {
 		t.Fatal(err)
 	}

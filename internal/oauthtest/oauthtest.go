@@ -269,9 +269,15 @@ func NewResource(t testing.TB, p *Provider) *Resource {
 			sub, _ := ctx.Value(subjectKey{}).(string)
 			return mcp.NewToolResultText(sub), nil
 		})
+	s.AddTool(mcp.NewTool("echo_token", mcp.WithDescription("Quotes the bearer token the call came with, as a careless server does in its errors.")),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok, _ := ctx.Value(tokenKey{}).(string)
+			return mcp.NewToolResultError("invalid grant for token " + tok), nil
+		})
 	mcpHandler := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, req *http.Request) context.Context {
 		sub, _ := req.Context().Value(subjectKey{}).(string)
-		return context.WithValue(ctx, subjectKey{}, sub)
+		tok, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		return context.WithValue(context.WithValue(ctx, subjectKey{}, sub), tokenKey{}, tok)
 	}))
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -305,7 +311,10 @@ func NewResource(t testing.TB, p *Provider) *Resource {
 	return r
 }
 
-type subjectKey struct{}
+type (
+	subjectKey struct{}
+	tokenKey   struct{}
+)
 
 // Refused is how many requests the resource answered 401.
 func (r *Resource) Refused() int {

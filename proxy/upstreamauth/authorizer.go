@@ -28,7 +28,15 @@ type Authorizer struct {
 
 	mu       sync.Mutex
 	handlers map[string]handlerFor // by principal ("" the gateway's)
+	sent     [recentTokens]string  // the tokens sent last, for Redact
+	next     int                   // where the next one goes in sent
 }
+
+// recentTokens is how many of the tokens it sent an Authorizer redacts.
+const recentTokens = 16
+
+// RedactedToken replaces a token in text.
+const RedactedToken = "[redacted upstream token]"
 
 // handlerFor is mcp-go's handler for one login, and the client it was
 // made for.
@@ -95,6 +103,7 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 				a.logger.Warn("token exchange failed", "upstream", a.upstream, "err", err)
 				return map[string]string{"Authorization": ""}
 			}
+			a.remember(tok)
 			return map[string]string{"Authorization": "Bearer " + tok}
 		}
 	}
@@ -116,7 +125,35 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 		}
 		return nil // the upstream answers 401: auth_required
 	}
+	if _, tok, ok := strings.Cut(v, " "); ok {
+		a.remember(tok)
+	}
 	return map[string]string{"Authorization": v}
+}
+
+// remember adds tok to the tokens Redact replaces, unless it is there.
+func (a *Authorizer) remember(tok string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if slices.Contains(a.sent[:], tok) {
+		return
+	}
+	a.sent[a.next] = tok
+	a.next = (a.next + 1) % recentTokens
+}
+
+// Redact replaces in t the tokens this Authorizer sent most recently (an
+// upstream that quotes the token it got in an error or a result), for the
+// gateway's scrubber of the upstream's text.
+func (a *Authorizer) Redact(t string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, tok := range a.sent {
+		if len(tok) >= 8 && strings.Contains(t, tok) {
+			t = strings.ReplaceAll(t, tok, RedactedToken)
+		}
+	}
+	return t
 }
 
 // oauthHandler is mcp-go's handler for subject's stored login, made

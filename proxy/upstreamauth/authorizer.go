@@ -147,8 +147,9 @@ func (a *Authorizer) remember(tok string) {
 // gateway's scrubber of the upstream's text.
 func (a *Authorizer) Redact(t string) string {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, tok := range a.sent {
+	sent := a.sent // a copy: the text is scanned without the lock
+	a.mu.Unlock()
+	for _, tok := range sent {
 		if len(tok) >= 8 && strings.Contains(t, tok) {
 			t = strings.ReplaceAll(t, tok, RedactedToken)
 		}

@@ -66,7 +66,7 @@ func (g *rig) login(t *testing.T, cfg *upstreamauth.Config) *upstreamauth.Record
 
 // whoami calls the resource's whoami tool over an mcp-go client whose
 // requests get their Authorization from a.
-func whoami(t *testing.T, url string, a *upstreamauth.Authorizer, ctx context.Context) (string, error) {
+func whoami(t *testing.T, ctx context.Context, url string, a *upstreamauth.Authorizer) (string, error) {
 	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaderFunc(a.Header))
 	if err != nil {
@@ -108,7 +108,7 @@ func TestLoginStoresSealedTokensThatReachTheUpstream(t *testing.T) {
 		}
 	}
 	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: g.r.URL, Vault: g.vault})
-	if got, err := whoami(t, g.r.URL, a, t.Context()); err != nil || got != oauthtest.Alice.ID {
+	if got, err := whoami(t, t.Context(), g.r.URL, a); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami with the login: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
 	if s := g.vault.StatusOf(t.Context(), "notes", ""); !s.LoggedIn || !s.Refreshable || !strings.Contains(s.Words(time.Now()), "logged in until") {
@@ -132,7 +132,7 @@ func TestExpiredTokenIsRefreshed(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: g.r.URL, Vault: g.vault})
-	if got, err := whoami(t, g.r.URL, a, t.Context()); err != nil || got != oauthtest.Alice.ID {
+	if got, err := whoami(t, t.Context(), g.r.URL, a); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami after expiry: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
 	after, err := g.vault.Load(t.Context(), "notes", "")
@@ -157,9 +157,13 @@ func TestLogoutLeavesTheUpstreamRefusing(t *testing.T) {
 	if h := a.Header(t.Context()); h != nil {
 		t.Fatalf("header after logout: got %d entries, want none", len(h))
 	}
-	_, err := whoami(t, g.r.URL, a, t.Context())
+	refused := g.r.Refused()
+	_, err := whoami(t, t.Context(), g.r.URL, a)
 	if !errors.Is(err, transport.ErrAuthorizationRequired) {
 		t.Fatalf("after logout: got %v, want ErrAuthorizationRequired", err)
+	}
+	if g.r.Refused() == refused {
+		t.Error("the upstream refused nothing after logout")
 	}
 	if s := g.vault.StatusOf(t.Context(), "notes", ""); s.LoggedIn || !strings.Contains(s.Words(time.Now()), "mcp-router auth login notes") {
 		t.Errorf("status after logout: %q, want it to name the login command", s.Words(time.Now()))
@@ -175,14 +179,14 @@ func TestTokenExchangePerCaller(t *testing.T) {
 		}}})
 	bob := g.p.UserToken(t, oauthtest.Bob)
 	ctx := upstreamauth.WithCallerToken(t.Context(), bob)
-	if got, err := whoami(t, g.r.URL, a, ctx); err != nil || got != oauthtest.Bob.ID {
+	if got, err := whoami(t, ctx, g.r.URL, a); err != nil || got != oauthtest.Bob.ID {
 		t.Fatalf("whoami as bob: got %q, %v; want %q", got, err, oauthtest.Bob.ID)
 	}
 	h1, h2 := a.Header(ctx)["Authorization"], a.Header(ctx)["Authorization"]
 	if h1 != h2 || h1 == "Bearer "+bob || !strings.HasPrefix(h1, "Bearer ") {
 		t.Errorf("bob's exchanged token: want one, cached, and not his own token")
 	}
-	if got, err := whoami(t, g.r.URL, a, t.Context()); err != nil || got != oauthtest.Alice.ID {
+	if got, err := whoami(t, t.Context(), g.r.URL, a); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami without a caller token: got %q, %v; want the login's %q", got, err, oauthtest.Alice.ID)
 	}
 	// A token the server does not know is not exchanged, and the call does
@@ -191,7 +195,7 @@ func TestTokenExchangePerCaller(t *testing.T) {
 	if got := a.Header(bad)["Authorization"]; got != "" {
 		t.Errorf("a refused exchange: got an Authorization header, want an empty one")
 	}
-	if _, err := whoami(t, g.r.URL, a, bad); !errors.Is(err, transport.ErrAuthorizationRequired) {
+	if _, err := whoami(t, bad, g.r.URL, a); !errors.Is(err, transport.ErrAuthorizationRequired) {
 		t.Errorf("call with a refused exchange: got %v, want ErrAuthorizationRequired", err)
 	}
 }

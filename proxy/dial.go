@@ -93,14 +93,26 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	}
 	// Every body is bounded (see boundedBodies); replies to POSTed
 	// requests of streamable HTTP are checked first (see replyGuard).
-	bounded := &boundedBodies{next: http.DefaultTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
+	authorize, withAuth := withAuthorizer(cfg)
+	base := http.RoundTripper(http.DefaultTransport)
+	if withAuth {
+		base = cfg.Authorizer.Observe(base) // a 403 asking for more scope needs a new login
+	}
+	bounded := &boundedBodies{next: base, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	if cfg.Transport == TransportSSE {
-		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
+		sseOpts := []transport.ClientOption{transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
+		if withAuth {
+			sseOpts = append(sseOpts, transport.WithHeaderFunc(authorize))
+		}
+		tr, err = transport.NewSSE(cfg.URL, sseOpts...)
 	} else {
-		bounded.next = &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: report}
-		tr, err = transport.NewStreamableHTTP(cfg.URL,
-			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
+		bounded.next = &replyGuard{next: base, max: cfg.maxMessageBytes(), report: report}
+		httpOpts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
+		if withAuth {
+			httpOpts = append(httpOpts, transport.WithHTTPHeaderFunc(authorize))
+		}
+		tr, err = transport.NewStreamableHTTP(cfg.URL, httpOpts...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)

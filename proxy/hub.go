@@ -455,7 +455,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	endUpstreamSpan(spanCtx, span, res, err)
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
-			Err: h.errorText(u.cfg, u.scrub, name, callErr(err, u.cfg))}
+			Err: h.errorText(u.cfg, u.scrub, name, callErr(ctx, err, u.cfg))}
 	}
 	// Every reader of a result (client, call_tool, run_plan) gets it from
 	// here, so it is scanned once, before any of them.
@@ -476,6 +476,8 @@ func classify(ctx context.Context, err error) Kind {
 		return KindTooLarge
 	case errors.Is(err, ErrProtocol):
 		return KindProtocol
+	case needsLogin(err):
+		return KindAuthRequired
 	case errors.Is(err, ErrNotConnected), isTransportError(err):
 		return KindUnavailable
 	default:
@@ -483,13 +485,16 @@ func classify(ctx context.Context, err error) Kind {
 	}
 }
 
-func callErr(err error, cfg UpstreamConfig) error {
+func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
 	var timeout *timeoutError
 	if errors.As(err, &timeout) {
 		return timeout // it says which limit
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", cfg.callTimeout())
+	}
+	if needsLogin(err) {
+		return authRequired(ctx, cfg, withoutURL(err))
 	}
 	return withoutURL(err)
 }

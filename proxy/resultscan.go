@@ -26,7 +26,7 @@ func (u UpstreamConfig) resultPolicy() integrity.ResultPolicy {
 // The upstream's configured secrets (see scrubber) are replaced first,
 // whatever the policy: no policy lets an upstream echo its own key.
 func (h *Hub) screenResult(cfg UpstreamConfig, scrub *scrubber, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
-	if res != nil && scrub != nil && scrub.r != nil {
+	if res != nil && !scrub.none() {
 		res = integrity.RewriteResult(res, scrub.text)
 	}
 	policy := cfg.resultPolicy()

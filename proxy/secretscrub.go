@@ -34,7 +34,24 @@ import (
 // server echoes what it was sent. Values shorter than minScrubbed bytes
 // are left alone.
 type scrubber struct {
-	r *strings.Replacer // nil: nothing to scrub
+	r *strings.Replacer // nil: nothing configured to scrub
+	// tokens replaces the OAuth tokens the gateway sent the upstream
+	// (upstreamauth.Authorizer.Redact); nil: none.
+	tokens func(string) string
+}
+
+// none reports whether s has nothing to scrub.
+func (s *scrubber) none() bool { return s == nil || s.r == nil && s.tokens == nil }
+
+// replace is t with every configured secret and sent token replaced.
+func (s *scrubber) replace(t string) string {
+	if s.r != nil {
+		t = s.r.Replace(t)
+	}
+	if s.tokens != nil {
+		t = s.tokens(t)
+	}
+	return t
 }
 
 // minScrubbed is the shortest configured value treated as a secret.
@@ -62,10 +79,14 @@ func newScrubber(cfg UpstreamConfig) *scrubber {
 	for _, v := range secretForms(values) {
 		pairs = append(pairs, v, scrubbedValue)
 	}
-	if len(pairs) == 0 {
-		return &scrubber{}
+	s := &scrubber{}
+	if cfg.Authorizer != nil {
+		s.tokens = cfg.Authorizer.Redact
 	}
-	return &scrubber{r: strings.NewReplacer(pairs...)}
+	if len(pairs) > 0 {
+		s.r = strings.NewReplacer(pairs...)
+	}
+	return s
 }
 
 // headerSecrets is a header value and, for "Scheme credentials" (Bearer,
@@ -134,24 +155,24 @@ func secretForms(values []string) []string {
 
 // text is s with every configured secret replaced.
 func (s *scrubber) text(t string) string {
-	if s == nil || s.r == nil || t == "" {
+	if s.none() || t == "" {
 		return t
 	}
-	return s.r.Replace(t)
+	return s.replace(t)
 }
 
 // value is v (a decoded JSON value) with every configured secret replaced
 // in its strings. The replacement holds no character JSON escapes, so v's
 // encoding stays valid; a v that does not encode is returned as it is.
 func (s *scrubber) value(v any) any {
-	if s == nil || s.r == nil || v == nil {
+	if s.none() || v == nil {
 		return v
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v
 	}
-	clean := s.r.Replace(string(b))
+	clean := s.replace(string(b))
 	if clean == string(b) {
 		return v
 	}
@@ -178,11 +199,11 @@ func (s *scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
 // err is err with its text scrubbed; the chain stays for errors.Is and
 // errors.As. An error whose text holds no secret is returned as it is.
 func (s *scrubber) err(err error) error {
-	if err == nil || s == nil || s.r == nil {
+	if err == nil || s.none() {
 		return err
 	}
 	msg := err.Error()
-	if clean := s.r.Replace(msg); clean != msg {
+	if clean := s.replace(msg); clean != msg {
 		return &scrubbedError{msg: clean, err: err}
 	}
 	return err
@@ -200,7 +221,7 @@ type scrubHandler struct {
 // scrubLogger wraps logger's handler with s; a nil logger, or nothing to
 // scrub, returns logger as it is.
 func scrubLogger(logger *slog.Logger, s *scrubber) *slog.Logger {
-	if logger == nil || s == nil || s.r == nil {
+	if logger == nil || s.none() {
 		return logger
 	}
 	return slog.New(&scrubHandler{next: logger.Handler(), scrub: s})

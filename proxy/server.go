@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -302,6 +303,13 @@ func (s *Server) HTTPHandler() http.Handler {
 				// Handles are bound to the caller the front door found (it
 				// takes the Authorization header away), else to that header.
 				ctx = withClient(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")))
+				// The front door keeps the caller's token out of the headers but
+				// in ctx, for upstreams that exchange it (RFC 8693).
+				if t := frontdoor.CallerTokenOf(ctx); t != "" {
+					ctx = upstreamauth.WithCallerToken(ctx, t)
+				} else {
+					ctx = upstreamauth.WithCallerAuthorization(ctx, r.Header.Get("Authorization"))
+				}
 				if r.URL.Path == AllPath {
 					return withAllMode(ctx)
 				}

@@ -93,7 +93,7 @@ func (u *upstream) forModel(err error) error {
 func (u *upstream) where(err error) error {
 	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
 		errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
-		err = fmt.Errorf("%w: %w", ErrUnauthorized, err)
+		err = fmt.Errorf("%w: %w; %s", ErrUnauthorized, err, loginHint(u.cfg.Name))
 	}
 	if u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE {
 		return err
@@ -263,6 +263,9 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 		return nil // it connected: the tool is just not one of its
 	case st.Cause == nil:
 		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name, Err: ErrNotConnected}
+	case needsLogin(st.Cause):
+		return &UpstreamError{Kind: KindAuthRequired, Upstream: u.cfg.Name, Tool: name,
+			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.forModel(st.Cause))}
 	default:
 		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name,
 			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.forModel(st.Cause))}

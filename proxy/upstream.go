@@ -534,6 +534,9 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 	if refused := protocolReply(err); refused != nil {
 		return refused // a stdio line lineVet refused
 	}
+	if needsLogin(err) {
+		return err // a 401 judges this request's credentials (per caller), not the connection
+	}
 	if !isTransportError(err) {
 		c.answered() // an error answer is an answer; a broken reply is not
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
 
 // Transport kinds an upstream can use.
@@ -40,6 +41,13 @@ type UpstreamConfig struct {
 	// URL and Headers reach a streamable-HTTP or SSE server.
 	URL     string
 	Headers map[string]string
+	// Auth is the upstream's OAuth settings (nil: none); the caller makes
+	// Authorizer from it.
+	Auth *upstreamauth.Config
+	// Authorizer, when set and Headers has no Authorization, gives each
+	// request to the upstream its token (a login's, or one exchanged for
+	// the caller's); see package upstreamauth.
+	Authorizer *upstreamauth.Authorizer
 
 	// Builtin names a built-in server run in-process; Args are its flags.
 	Builtin string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/pgtest"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -26,6 +27,7 @@ type backend interface {
 	Pins() integrity.PinStore
 	Vectors() routing.VectorStore
 	Gateways() Registry
+	Credentials() upstreamauth.Store
 }
 
 var backends = []struct {
@@ -372,5 +374,38 @@ func TestContractPinsConcurrentUpdatesLoseNothing(t *testing.T) {
 			}
 			return false
 		})
+	})
+}
+
+func TestContractCredentialsSaveLoadDelete(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx, s := t.Context(), b.Credentials()
+		if got, err := s.LoadCredential(ctx, "notes", ""); err != nil || got != nil {
+			t.Fatalf("LoadCredential of none: got %q, %v; want nil, nil", got, err)
+		}
+		for _, v := range [][]byte{[]byte("sealed-1\x00\xff"), []byte("sealed-2")} { // the second replaces the first
+			if err := s.SaveCredential(ctx, "notes", "", v); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.LoadCredential(ctx, "notes", "")
+			if err != nil || string(got) != string(v) {
+				t.Fatalf("LoadCredential: got %q, %v; want %q", got, err, v)
+			}
+		}
+		if err := s.SaveCredential(ctx, "notes", "alice", []byte("hers")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteCredential(ctx, "notes", ""); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.LoadCredential(ctx, "notes", ""); err != nil || got != nil {
+			t.Fatalf("after delete: got %q, %v; want nil, nil", got, err)
+		}
+		if got, _ := s.LoadCredential(ctx, "notes", "alice"); string(got) != "hers" {
+			t.Fatalf("another subject's credential: got %q, want %q", got, "hers")
+		}
+		if err := s.DeleteCredential(ctx, "absent", ""); err != nil {
+			t.Fatalf("deleting none: %v", err)
+		}
 	})
 }

@@ -28,6 +28,7 @@ type Memory struct {
 	gateways map[string]Gateway
 	audit    []audit.Record // oldest first
 	auditMax int
+	creds    map[[2]string][]byte // sealed upstream credentials by upstream and subject
 }
 
 // NewMemory returns empty state.

@@ -134,6 +134,11 @@ var pgMigrations = []string{
 		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
 		duration_ns BIGINT NOT NULL, request_bytes BIGINT NOT NULL, response_bytes BIGINT NOT NULL);
 	CREATE INDEX audit_at ON audit (at);`,
+	// Upstream logins (tokens and client registrations), sealed by
+	// upstreamauth: never in the clear.
+	`CREATE TABLE upstream_credentials (
+		upstream TEXT NOT NULL, subject TEXT NOT NULL, sealed BYTEA NOT NULL, updated BIGINT NOT NULL,
+		PRIMARY KEY (upstream, subject));`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

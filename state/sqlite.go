@@ -144,6 +144,11 @@ var migrations = []string{
 		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
 		duration_ns INTEGER NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL);
 	CREATE INDEX audit_at ON audit (at);`,
+	// Upstream logins (tokens and client registrations), sealed by
+	// upstreamauth: never in the clear.
+	`CREATE TABLE upstream_credentials (
+		upstream TEXT NOT NULL, subject TEXT NOT NULL, sealed BLOB NOT NULL, updated INTEGER NOT NULL,
+		PRIMARY KEY (upstream, subject)) WITHOUT ROWID;`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -161,7 +161,7 @@ func hint(s proxy.Status) string {
 		strings.Contains(stderr, "could not determine executable to run"):
 		return "npx could not find the package: check the package name in args (and that npm can reach its registry)"
 	case s.AuthNeeded:
-		return "the server wants authorization: put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
+		return "the server wants authorization: run `mcp-router auth login " + s.Name + "` (OAuth), or put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
 	case errors.Is(s.Cause, proxy.ErrNoAnswer), s.Starting:
 		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
 			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"

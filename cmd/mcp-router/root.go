@@ -69,6 +69,7 @@ default profile is used (calculator, web and docs servers built into this binary
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
 		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e))
 	root.AddCommand(newAuditCmd(e))
+	root.AddCommand(newAuthCmd(e))
 	return root
 }
 

@@ -202,7 +202,7 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		log.Warn("config", "warning", w)
 	}
 	opts := proxy.Options{
-		Upstreams:  prof.Upstreams,
+		Upstreams:  e.withAuthorizers(ctx, cfg, prof.Upstreams, log),
 		Builtin:    builtin.New,
 		Reserved:   proxy.ReservedNames(),
 		Logger:     log,

@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 	"github.com/mcp-router/mcp-router/state"
@@ -24,6 +25,7 @@ type stateStore interface {
 	Vectors() routing.VectorStore
 	Gateways() state.Registry
 	Audit() audit.Store
+	Credentials() upstreamauth.Store
 	Close() error
 }
 

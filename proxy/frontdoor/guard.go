@@ -205,7 +205,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	if p != noPrincipal {
-		r2 = r2.WithContext(withCaller(r2.Context(), p))
+		ctx := withCaller(r2.Context(), p)
+		if token, ok := bearerToken(r.Header.Get("Authorization")); ok {
+			ctx = withCallerToken(ctx, token)
+		}
+		r2 = r2.WithContext(ctx)
 	}
 	g.serveSession(w, r2, p)
 }

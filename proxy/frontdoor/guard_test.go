@@ -771,3 +771,40 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 		t.Errorf("a client with no sessions left: got %d sessions (entry %v), want it forgotten", got, o.clients["b"])
 	}
 }
+
+// The token a request was let in with leaves the headers but stays in the
+// request's context, where an upstream's token exchange reads it; an
+// unchecked token (no tokens configured) is not kept.
+func TestCallerTokenKeptInContextOnly(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		opts   Options
+		header string
+		want   string
+	}{
+		{name: "checked token", opts: Options{BearerTokens: []string{"caller-secret"}}, header: "Bearer caller-secret", want: "caller-secret"},
+		{name: "no tokens configured", opts: Options{}, header: "Bearer caller-secret", want: ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var gotToken, gotHeader string
+			next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				gotToken, gotHeader = CallerTokenOf(r.Context()), r.Header.Get("Authorization")
+			})
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(toolsListBody))
+			req.Host = "127.0.0.1"
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", tt.header)
+			rec := httptest.NewRecorder()
+			Guard(next, tt.opts).ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("got %d %s, want 200", rec.Code, rec.Body)
+			}
+			if gotHeader != "" {
+				t.Errorf("Authorization reached the handler: %q", gotHeader)
+			}
+			if gotToken != tt.want {
+				t.Errorf("CallerTokenOf: got %q, want %q", gotToken, tt.want)
+			}
+		})
+	}
+}

@@ -133,6 +133,31 @@ type rawUpstream struct {
 	// folder"): routing indexes it and the model is shown it, which tells
 	// several instances of one server apart.
 	Description string `yaml:"description"`
+	// Auth configures OAuth to a remote upstream (see upstreamauth.Config).
+	Auth *rawAuth `yaml:"auth"`
+}
+
+// rawAuth is an upstream's auth: settings (upstreamauth.Config).
+type rawAuth struct {
+	ClientID          string            `yaml:"client_id"`
+	ClientSecret      string            `yaml:"client_secret"`
+	AuthMethod        string            `yaml:"token_endpoint_auth_method"`
+	ClientMetadataURL string            `yaml:"client_metadata_url"`
+	Scopes            []string          `yaml:"scopes"`
+	RedirectURL       string            `yaml:"redirect_url"`
+	PerUser           bool              `yaml:"per_user"`
+	TokenExchange     *rawTokenExchange `yaml:"token_exchange"`
+}
+
+// rawTokenExchange is auth.token_exchange (upstreamauth.TokenExchange).
+type rawTokenExchange struct {
+	TokenEndpoint    string `yaml:"token_endpoint"`
+	ClientID         string `yaml:"client_id"`
+	ClientSecret     string `yaml:"client_secret"`
+	Audience         string `yaml:"audience"`
+	Scope            string `yaml:"scope"`
+	Resource         string `yaml:"resource"`
+	SubjectTokenType string `yaml:"subject_token_type"`
 }
 
 type rawToolFilter struct {

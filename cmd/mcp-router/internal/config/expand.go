@@ -44,6 +44,12 @@ var expandedKeys = [][]string{
 	{"profiles", "*", "upstreams", "*", "cwd"},
 	{"profiles", "*", "upstreams", "*", "url"},
 	{"profiles", "*", "upstreams", "*", "headers", "*"},
+	{"profiles", "*", "upstreams", "*", "auth", "client_id"},
+	{"profiles", "*", "upstreams", "*", "auth", "client_secret"},
+	{"profiles", "*", "upstreams", "*", "auth", "client_metadata_url"},
+	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "token_endpoint"},
+	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_id"},
+	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_secret"},
 }
 
 // ExpandedKeys lists the keys whose values expand ${VAR}, as patterns

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
 
 // resolve turns one validated profile into what the proxy runs: variables
@@ -125,6 +126,7 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 			x.errs = append(x.errs, fmt.Errorf("%s:%d: %s.url: %w", x.file, keyLine(x.entry.Node, "url", x.entry.Line), x.path, err))
 		}
 		cfg.Headers = x.expandMap("headers", u.Headers)
+		cfg.Auth = x.auth(u.Auth)
 	default:
 		cfg.Transport = proxy.TransportBuiltin
 		cfg.Builtin = *u.Builtin
@@ -242,4 +244,32 @@ func (c *Config) relative(path string) string {
 		return path
 	}
 	return filepath.Join(filepath.Dir(c.File), path)
+}
+
+// auth is an upstream's auth settings with their ${VAR}s expanded.
+func (x *expander) auth(a *rawAuth) *upstreamauth.Config {
+	if a == nil {
+		return nil
+	}
+	c := &upstreamauth.Config{
+		ClientID:          x.expand("auth.client_id", a.ClientID),
+		ClientSecret:      x.expand("auth.client_secret", a.ClientSecret),
+		AuthMethod:        a.AuthMethod,
+		ClientMetadataURL: x.expand("auth.client_metadata_url", a.ClientMetadataURL),
+		Scopes:            a.Scopes,
+		RedirectURL:       a.RedirectURL,
+		PerUser:           a.PerUser,
+	}
+	if te := a.TokenExchange; te != nil {
+		c.TokenExchange = &upstreamauth.TokenExchange{
+			TokenEndpoint:    x.expand("auth.token_exchange.token_endpoint", te.TokenEndpoint),
+			ClientID:         x.expand("auth.token_exchange.client_id", te.ClientID),
+			ClientSecret:     x.expand("auth.token_exchange.client_secret", te.ClientSecret),
+			Audience:         te.Audience,
+			Scope:            te.Scope,
+			Resource:         te.Resource,
+			SubjectTokenType: te.SubjectTokenType,
+		}
+	}
+	return c
 }

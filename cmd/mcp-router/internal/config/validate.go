@@ -235,7 +235,39 @@ func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
 			v.errorf(line("url"), path+".url", "%v", err)
 		}
 	}
-	v.only(path, u, line, "url", "headers")
+	v.only(path, u, line, "url", "headers", "auth")
+	v.auth(path+".auth", u.Auth, line)
+}
+
+// auth checks an upstream's auth settings.
+func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
+	if a == nil {
+		return
+	}
+	switch a.AuthMethod {
+	case "", "client_secret_basic", "client_secret_post", "none":
+	default:
+		v.errorf(line("auth"), path+".token_endpoint_auth_method", "%q is not client_secret_basic, client_secret_post or none", a.AuthMethod)
+	}
+	if a.ClientSecret != "" && a.ClientID == "" {
+		v.errorf(line("auth"), path+".client_secret", "needs auth.client_id")
+	}
+	if a.ClientMetadataURL != "" && !strings.Contains(a.ClientMetadataURL, "${") && !strings.HasPrefix(a.ClientMetadataURL, "https://") {
+		v.errorf(line("auth"), path+".client_metadata_url", "%q is not an https:// URL", a.ClientMetadataURL)
+	}
+	if a.RedirectURL != "" && !strings.HasPrefix(a.RedirectURL, "http://127.0.0.1:") && !strings.HasPrefix(a.RedirectURL, "http://localhost:") &&
+		!strings.HasPrefix(a.RedirectURL, "http://[::1]:") {
+		v.errorf(line("auth"), path+".redirect_url", "%q is not a loopback http URL with a port (http://127.0.0.1:PORT/PATH)", a.RedirectURL)
+	}
+	if te := a.TokenExchange; te != nil {
+		if te.TokenEndpoint == "" {
+			v.errorf(line("auth"), path+".token_exchange.token_endpoint", "is required")
+		} else if !strings.Contains(te.TokenEndpoint, "${") {
+			if err := checkURL(te.TokenEndpoint); err != nil {
+				v.errorf(line("auth"), path+".token_exchange.token_endpoint", "%v", err)
+			}
+		}
+	}
 }
 
 // only reports keys of one upstream kind used on another (env on a remote
@@ -243,7 +275,7 @@ func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
 	used := map[string]bool{
 		"args": len(u.Args) > 0, "env": len(u.Env) > 0, "cwd": u.Cwd != "",
-		"headers": len(u.Headers) > 0, "inherit_env": u.InheritEnv,
+		"headers": len(u.Headers) > 0, "inherit_env": u.InheritEnv, "auth": u.Auth != nil,
 	}
 	for key, set := range used {
 		if set && !slices.Contains(allowed, key) {
@@ -253,7 +285,7 @@ func (v *validator) only(path string, u rawUpstream, line func(string) int, allo
 }
 
 func ownerOf(key string) string {
-	if key == "headers" {
+	if key == "headers" || key == "auth" {
 		return "url"
 	}
 	return "command"

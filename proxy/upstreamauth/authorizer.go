@@ -1,0 +1,315 @@
+package upstreamauth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// Authorizer gives requests to one upstream their Authorization header.
+// One Authorizer serves every request of the upstream's shared connection,
+// whoever the caller, so the header is chosen per request.
+type Authorizer struct {
+	upstream, url string
+	vault         *Vault
+	exch          *exchanger // nil: no token exchange
+	perUser       bool
+	principal     func(context.Context) string
+	client        *http.Client
+	logger        *slog.Logger
+
+	mu       sync.Mutex
+	handlers map[string]handlerFor // by principal ("" the gateway's)
+	sent     [recentTokens]string  // the tokens sent last, for Redact
+	next     int                   // where the next one goes in sent
+}
+
+// recentTokens is how many of the tokens it sent an Authorizer redacts.
+const recentTokens = 16
+
+// RedactedToken replaces a token in text.
+const RedactedToken = "[redacted upstream token]"
+
+// handlerFor is mcp-go's handler for one login, and the client it was
+// made for.
+type handlerFor struct {
+	h      *transport.OAuthHandler
+	client Record // client fields only
+}
+
+// maxHandlers bounds the per-caller handlers an Authorizer keeps.
+const maxHandlers = 1024
+
+// AuthorizerOptions configure NewAuthorizer.
+type AuthorizerOptions struct {
+	// Upstream and URL name the upstream and where it lives.
+	Upstream, URL string
+	// Config is its auth settings; nil means none (a stored login is
+	// still used).
+	Config *Config
+	// Vault holds logins; nil means none (only token exchange).
+	Vault *Vault
+	// HTTPClient reaches the authorization servers; nil means one with a
+	// 30s timeout.
+	HTTPClient *http.Client
+	// Principal names the caller of a request (for auth.per_user); nil,
+	// or "" for a request, means the gateway's own login.
+	Principal func(context.Context) string
+	// Logger gets token exchange failures (never tokens); nil is silent.
+	Logger *slog.Logger
+}
+
+// NewAuthorizer makes an upstream's Authorizer; it does no I/O.
+func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Principal == nil {
+		opts.Principal = func(context.Context) string { return "" }
+	}
+	a := &Authorizer{upstream: opts.Upstream, url: opts.URL, vault: opts.Vault, principal: opts.Principal, client: opts.HTTPClient,
+		logger: opts.Logger, handlers: make(map[string]handlerFor)}
+	if opts.Config != nil {
+		a.perUser = opts.Config.PerUser
+		if opts.Config.TokenExchange != nil {
+			a.exch = newExchanger(*opts.Config.TokenExchange, opts.HTTPClient)
+		}
+	}
+	return a
+}
+
+// Header is the Authorization header for a request made in ctx: a token
+// exchanged for the caller's when token exchange is configured and ctx
+// carries one, else the stored login's (refreshed if it expired): the
+// caller's own with auth.per_user, else the gateway's; else none. When the exchange fails the header is left empty, never filled
+// with the gateway's own login: the upstream then refuses the call (401)
+// rather than serve it as someone else.
+func (a *Authorizer) Header(ctx context.Context) map[string]string {
+	if a.exch != nil {
+		if caller := callerToken(ctx); caller != "" {
+			tok, err := a.exch.token(ctx, caller)
+			if err != nil {
+				a.logger.Warn("token exchange failed", "upstream", a.upstream, "err", err)
+				return map[string]string{"Authorization": ""}
+			}
+			a.remember(tok)
+			return map[string]string{"Authorization": "Bearer " + tok}
+		}
+	}
+	subject := ""
+	if a.perUser {
+		subject = a.principal(ctx)
+	}
+	h, err := a.oauthHandler(ctx, subject)
+	if err != nil {
+		if !errors.Is(err, ErrNoLogin) {
+			a.logger.Warn("reading the upstream login failed", "upstream", a.upstream, "err", err)
+		}
+		return nil
+	}
+	v, err := h.GetAuthorizationHeader(ctx)
+	if err != nil {
+		if !errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
+			a.logger.Warn("upstream token unavailable", "upstream", a.upstream, "err", err)
+		}
+		return nil // the upstream answers 401: auth_required
+	}
+	if _, tok, ok := strings.Cut(v, " "); ok {
+		a.remember(tok)
+	}
+	return map[string]string{"Authorization": v}
+}
+
+// remember adds tok to the tokens Redact replaces, unless it is there.
+func (a *Authorizer) remember(tok string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if slices.Contains(a.sent[:], tok) {
+		return
+	}
+	a.sent[a.next] = tok
+	a.next = (a.next + 1) % recentTokens
+}
+
+// Redact replaces in t the tokens this Authorizer sent most recently (an
+// upstream that quotes the token it got in an error or a result), for the
+// gateway's scrubber of the upstream's text.
+func (a *Authorizer) Redact(t string) string {
+	a.mu.Lock()
+	sent := a.sent // a copy: the text is scanned without the lock
+	a.mu.Unlock()
+	for _, tok := range sent {
+		if len(tok) >= 8 && strings.Contains(t, tok) {
+			t = strings.ReplaceAll(t, tok, RedactedToken)
+		}
+	}
+	return t
+}
+
+// oauthHandler is mcp-go's handler for subject's stored login, made
+// again when a new login changed the client.
+func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transport.OAuthHandler, error) {
+	if a.vault == nil {
+		return nil, ErrNoLogin
+	}
+	rec, err := a.vault.Load(ctx, a.upstream, subject)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL,
+		ResourceMetadataRoot: rec.ResourceMetadataRoot}
+	hf, ok := a.handlers[subject]
+	if !ok || !sameClient(hf.client, key) {
+		if len(a.handlers) >= maxHandlers {
+			clear(a.handlers)
+		}
+		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: a.vault, upstream: a.upstream, subject: subject}, a.client), client: key}
+		a.handlers[subject] = hf
+	}
+	return hf.h, nil
+}
+
+func sameClient(a, b Record) bool {
+	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret && a.AuthMethod == b.AuthMethod &&
+		a.ResourceMetadataURL == b.ResourceMetadataURL && a.ResourceMetadataRoot == b.ResourceMetadataRoot
+}
+
+// newHandler makes mcp-go's OAuthHandler for a client of the upstream at
+// url.
+func newHandler(upstreamURL string, rec *Record, redirect string, store transport.TokenStore, client *http.Client) *transport.OAuthHandler {
+	if rec.ResourceMetadataRoot != "" {
+		client = rootAlias(client, upstreamURL, rec.ResourceMetadataRoot)
+	}
+	h := transport.NewOAuthHandler(transport.OAuthConfig{
+		ClientID:                     rec.ClientID,
+		ClientSecret:                 rec.ClientSecret,
+		TokenEndpointAuthMethod:      rec.AuthMethod,
+		RedirectURI:                  redirect,
+		Scopes:                       rec.Scopes,
+		TokenStore:                   store,
+		ProtectedResourceMetadataURL: rec.ResourceMetadataURL,
+		PKCEEnabled:                  true,
+		HTTPClient:                   client,
+	})
+	h.SetBaseURL(upstreamURL)
+	return h
+}
+
+// rootAlias is client answering a request for the upstream's path-aware
+// protected resource metadata URL (/.well-known/oauth-protected-resource/PATH)
+// from root, the root well-known URL where the upstream serves it. RFC
+// 9728 and the MCP authorization spec let a client fall back to the root;
+// mcp-go's discovery does not, and would otherwise look for the
+// authorization server at the upstream's own origin.
+func rootAlias(client *http.Client, upstreamURL, root string) *http.Client {
+	urls := resourceMetadataURLs(upstreamURL, "")
+	to, err := url.Parse(root)
+	if len(urls) < 2 || err != nil {
+		return client
+	}
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c := *client
+	c.Transport = aliasTransport{from: urls[0], to: to, next: next}
+	return &c
+}
+
+type aliasTransport struct {
+	from string
+	to   *url.URL
+	next http.RoundTripper
+}
+
+func (a aliasTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || r.URL.String() != a.from {
+		return a.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.URL, r.Host = a.to, ""
+	return a.next.RoundTrip(r)
+}
+
+// Observe wraps the upstream's HTTP transport to catch step-up requests:
+// a 403 whose challenge says insufficient_scope records the scopes asked
+// for in the login (the next `auth login` asks for them as well) and
+// reaches the MCP client as a 401, so that the call fails auth_required,
+// naming the login command. The gateway cannot open a browser in the
+// middle of a call, so a step-up is a new login.
+func (a *Authorizer) Observe(next http.RoundTripper) http.RoundTripper {
+	return stepUp{a: a, next: next}
+}
+
+type stepUp struct {
+	a    *Authorizer
+	next http.RoundTripper
+}
+
+func (s stepUp) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	var scope string
+	insufficient := false
+	for _, v := range resp.Header.Values("WWW-Authenticate") {
+		if p := bearerParams(v); p != nil && p["error"] == "insufficient_scope" {
+			insufficient, scope = true, p["scope"]
+			break
+		}
+	}
+	if !insufficient {
+		return resp, nil
+	}
+	s.a.needScopes(r.Context(), strings.Fields(scope))
+	resp.StatusCode, resp.Status = http.StatusUnauthorized, "401 Unauthorized (403 insufficient_scope)"
+	return resp, nil
+}
+
+// needScopes adds scopes to those the login of ctx's caller needs.
+func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
+	if a.vault == nil || len(scopes) == 0 {
+		return
+	}
+	subject := ""
+	if a.perUser {
+		subject = a.principal(ctx)
+	}
+	rec, err := a.vault.Load(ctx, a.upstream, subject)
+	if err != nil {
+		return // no login to step up: the next one asks for the challenge's scope anyway
+	}
+	merged := union(rec.ScopesNeeded, scopes)
+	if len(merged) == len(rec.ScopesNeeded) {
+		return
+	}
+	rec.ScopesNeeded = merged
+	if err := a.vault.Save(ctx, a.upstream, subject, rec); err != nil {
+		a.logger.Warn("recording the scopes an upstream asked for failed", "upstream", a.upstream, "err", err)
+	}
+}
+
+// union is a's and b's words, each once, in order, at most 64.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for _, w := range append(append([]string(nil), a...), b...) {
+		if w != "" && !slices.Contains(out, w) && len(out) < 64 {
+			out = append(out, w)
+		}
+	}
+	return out
+}

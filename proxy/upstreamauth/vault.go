@@ -1,0 +1,201 @@
+package upstreamauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// Store keeps sealed credentials by upstream and subject (the state
+// store: SQLite, PostgreSQL or memory). It never sees a token in the clear.
+type Store interface {
+	// LoadCredential returns the sealed value, or nil and no error when
+	// there is none.
+	LoadCredential(ctx context.Context, upstream, subject string) ([]byte, error)
+	SaveCredential(ctx context.Context, upstream, subject string, sealed []byte) error
+	DeleteCredential(ctx context.Context, upstream, subject string) error
+}
+
+// ErrNoLogin is returned for an upstream with no stored login.
+var ErrNoLogin = errors.New("no login stored")
+
+// Record is what a login leaves: the tokens and the client registration
+// that refreshes them.
+type Record struct {
+	Token transport.Token `json:"token"`
+	// ClientID, ClientSecret and AuthMethod are the client the tokens were
+	// issued to (pre-registered, a metadata document URL, or registered
+	// dynamically at login).
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	AuthMethod   string `json:"auth_method,omitempty"`
+	// ResourceMetadataURL is the protected resource metadata the upstream
+	// named in its challenge, if it named one.
+	ResourceMetadataURL string `json:"resource_metadata_url,omitempty"`
+	// ResourceMetadataRoot is where the metadata was found when only the
+	// root well-known URL serves it (see rootAlias).
+	ResourceMetadataRoot string   `json:"resource_metadata_root,omitempty"`
+	Scopes               []string `json:"scopes,omitempty"`
+	// ScopesNeeded are scopes the upstream asked for since (403
+	// insufficient_scope); the next login asks for them too.
+	ScopesNeeded []string `json:"scopes_needed,omitempty"`
+}
+
+// LogValue keeps the record's secrets out of logs.
+func (r Record) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", r.ClientID), slog.Time("expires_at", r.Token.ExpiresAt),
+		slog.Bool("refreshable", r.Token.RefreshToken != ""))
+}
+
+// Vault seals records into a Store. It keeps what it read for CacheFor,
+// so that the per-request lookup does not reach the store each time; a
+// logout made by another process takes effect within that time.
+type Vault struct {
+	store    Store
+	seal     *sealer
+	cacheFor time.Duration
+	now      func() time.Time
+
+	mu    sync.Mutex
+	cache map[[2]string]cachedRecord
+}
+
+type cachedRecord struct {
+	rec *Record // nil: none stored
+	at  time.Time
+}
+
+// DefaultCacheFor is how long a Vault trusts what it read.
+const DefaultCacheFor = 10 * time.Second
+
+// NewVault seals with key (see LoadKey) into store; cacheFor 0 means
+// DefaultCacheFor, negative means no cache.
+func NewVault(store Store, key []byte, cacheFor time.Duration) (*Vault, error) {
+	s, err := newSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	if cacheFor == 0 {
+		cacheFor = DefaultCacheFor
+	}
+	return &Vault{store: store, seal: s, cacheFor: cacheFor, now: time.Now, cache: make(map[[2]string]cachedRecord)}, nil
+}
+
+// Load returns the record of upstream for subject ("" is the gateway's
+// own login), or ErrNoLogin.
+func (v *Vault) Load(ctx context.Context, upstream, subject string) (*Record, error) {
+	k := [2]string{upstream, subject}
+	v.mu.Lock()
+	c, ok := v.cache[k]
+	v.mu.Unlock()
+	if ok && v.now().Sub(c.at) < v.cacheFor {
+		return found(c.rec)
+	}
+	sealed, err := v.store.LoadCredential(ctx, upstream, subject)
+	if err != nil {
+		return nil, fmt.Errorf("reading the login of %s: %w", upstream, err)
+	}
+	var rec *Record
+	if sealed != nil {
+		plain, err := v.seal.open(upstream, subject, sealed)
+		if err != nil {
+			return nil, fmt.Errorf("the login of %s: %w", upstream, err)
+		}
+		rec = new(Record)
+		if err := json.Unmarshal(plain, rec); err != nil {
+			return nil, fmt.Errorf("the login of %s: unreadable record (log in again)", upstream)
+		}
+	}
+	v.remember(k, rec)
+	return found(rec)
+}
+
+func found(rec *Record) (*Record, error) {
+	if rec == nil {
+		return nil, ErrNoLogin
+	}
+	cp := *rec
+	return &cp, nil
+}
+
+func (v *Vault) remember(k [2]string, rec *Record) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.cache) >= maxCached {
+		clear(v.cache)
+	}
+	v.cache[k] = cachedRecord{rec: rec, at: v.now()}
+}
+
+// maxCached bounds the records a Vault keeps in memory.
+const maxCached = 4096
+
+// Save stores rec for upstream and subject.
+func (v *Vault) Save(ctx context.Context, upstream, subject string, rec *Record) error {
+	plain, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := v.store.SaveCredential(ctx, upstream, subject, v.seal.seal(upstream, subject, plain)); err != nil {
+		return fmt.Errorf("storing the login of %s: %w", upstream, err)
+	}
+	cp := *rec
+	v.remember([2]string{upstream, subject}, &cp)
+	return nil
+}
+
+// Delete forgets the login of upstream for subject.
+func (v *Vault) Delete(ctx context.Context, upstream, subject string) error {
+	if err := v.store.DeleteCredential(ctx, upstream, subject); err != nil {
+		return fmt.Errorf("removing the login of %s: %w", upstream, err)
+	}
+	v.remember([2]string{upstream, subject}, nil)
+	return nil
+}
+
+// tokenStore is mcp-go's TokenStore over one record of a Vault: the
+// OAuthHandler reads the token from it and saves refreshed ones to it.
+type tokenStore struct {
+	vault             *Vault
+	upstream, subject string
+}
+
+var _ transport.TokenStore = tokenStore{}
+
+func (s tokenStore) GetToken(ctx context.Context) (*transport.Token, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rec, err := s.vault.Load(ctx, s.upstream, s.subject)
+	if errors.Is(err, ErrNoLogin) {
+		return nil, transport.ErrNoToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rec.Token, nil
+}
+
+// SaveToken keeps the record's client and, when a refresh answer leaves
+// the refresh token out (RFC 6749 section 6 lets it), the one it had.
+func (s tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rec, err := s.vault.Load(ctx, s.upstream, s.subject)
+	if err != nil {
+		return err // logged out meanwhile: do not bring the login back
+	}
+	refresh := rec.Token.RefreshToken
+	rec.Token = *tok
+	if rec.Token.RefreshToken == "" {
+		rec.Token.RefreshToken = refresh
+	}
+	return s.vault.Save(ctx, s.upstream, s.subject, rec)
+}

@@ -851,7 +851,7 @@ func TestBI10Lifecycle(t *testing.T) {
 		c.sync(t)
 	})
 	// mcp-go's stdio server never checks the session's state: the
-	// pre-check keeps the handshake (precheck_stdio.go).
+	// pre-check keeps the handshake (wire.StdioFilter).
 	t.Run("stdio request before initialize", func(t *testing.T) {
 		c := serveRawStdio(t, srv)
 		c.send(t, call)

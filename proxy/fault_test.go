@@ -363,7 +363,7 @@ func TestFI02HTTPResponseCutMidway(t *testing.T) {
 		}
 	}
 	// cut-sse-event: mcp-go's SSE reader would dispatch the unfinished
-	// event at the end of the stream; replyGuard ends such a stream with
+	// event at the end of the stream; wire.ReplyGuard ends such a stream with
 	// io.ErrUnexpectedEOF, so the event is dropped.
 	for _, cut := range []string{"cut-json", "cut-sse-chunk", "cut-sse-event"} {
 		t.Run(cut, func(t *testing.T) { check(t, cut) })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -265,19 +266,19 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ServeStdio serves one client over in and out until in ends or ctx is
 // done. Nothing but JSON-RPC is written to out. Each line is pre-checked
-// before mcp-go reads it (precheck_stdio.go). When ctx ends first, the
+// before mcp-go reads it (wire.StdioFilter). When ctx ends first, the
 // goroutine reading in ends when a Read blocked on in returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
-	filter := newStdioFilter(out, s.logger)
+	filter := wire.NewStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
 	filtered := make(chan struct{})
 	go func() {
 		defer close(filtered)
-		filter.run(ctx, in, toMCP)
+		filter.Run(ctx, in, toMCP)
 	}()
-	err := stdio.Listen(ctx, checked, filter.out)
+	err := stdio.Listen(ctx, checked, filter.Out())
 	checked.Close() // a filter blocked handing a line on stops
 	if err == nil {
 		<-filtered // mcp-go read to the end of the filter's output: the filter has returned
@@ -292,7 +293,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // on every call; Close shuts it down), in both protocol eras: sessions for
 // 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
 // random and only issued ones are accepted; each POSTed message is
-// pre-checked (precheck.go); the Host check and the body limit are Guard's.
+// pre-checked (wire.PrecheckHTTP); the Host check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
@@ -310,7 +311,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	return precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
+	return wire.PrecheckHTTP{Next: s.http, Log: s.logger, Cancelled: s.graces.cancelled}
 }
 
 // AllPath is the HTTP path that lists every tool, with enriched

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 // A single-pass JSON scanner for the pre-check (precheck.go): it checks
 // that a message is one well-formed JSON value no deeper than a limit,

@@ -249,9 +249,6 @@ func orEmpty(v any) any {
 	return v
 }
 
-// isOwnTool reports the proxy's own tools (call_tool, request_more_tools, ...).
-func isOwnTool(name string) bool { return slices.Contains(ownTools, name) }
-
 // breakerAlert is what the model reads when discovery is paused.
 func breakerAlert(state fuse.BreakerState) routing.Alert {
 	return routing.Alert{Kind: "breaker", Message: fmt.Sprintf(

@@ -324,24 +324,11 @@ const sessionIdleTTL = 30 * time.Minute
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
-// ownTools are the proxy's own tools, reserved against upstream names.
-var ownTools = []string{callToolName, requestMoreToolsName, describeToolsName, "run_plan", "plan", "routing_feedback"}
-
-// ReservedNames returns the tool names upstreams may not take.
-func ReservedNames() []string { return append([]string(nil), ownTools...) }
-
 // sync shows the catalog: every tool, prompt and resource, plus the
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
-	tools := []server.ServerTool{s.own(callToolDef, s.callTool), s.own(runPlanDef, s.runPlan)}
-	if s.planner != nil {
-		tools = append(tools, s.own(planDef, s.plan))
-	}
-	if s.lessons != nil {
-		tools = append(tools, s.own(feedbackDef, s.routingFeedback))
-	}
+	tools := s.ownServerTools()
 	if s.belts != nil {
-		tools = append(tools, s.own(requestMoreToolsDef, s.requestMoreTools), s.own(describeToolsDef, s.describeTools))
 		s.index.update(c)
 		s.belts.each(func(_ string, sess *routing.Session) {
 			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
@@ -354,11 +341,6 @@ func (s *Server) sync(c *Catalog) {
 	s.mcp.SetTools(tools...)
 	s.syncPrompts(c)
 	s.syncResources(c)
-}
-
-// own is one of the proxy's own tools, always loaded.
-func (s *Server) own(def mcp.Tool, h server.ToolHandlerFunc) server.ServerTool {
-	return server.ServerTool{Tool: withHints(def, ownSearchHint, true), Handler: h}
 }
 
 func (s *Server) syncPrompts(c *Catalog) {

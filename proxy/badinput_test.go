@@ -1,6 +1,6 @@
 package proxy
 
-// RELIABILITY "Bad inputs": one test per case, BI-01..BI-17, sending what
+// The bad inputs of docs/reliability.md: one test per case, BI-01..BI-17, sending what
 // a broken or hostile client sends: raw JSON-RPC lines into ServeStdio and
 // raw HTTP requests into Guard(HTTPHandler()), as serve wires them.
 //

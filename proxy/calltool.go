@@ -8,7 +8,7 @@ import (
 )
 
 // callToolDef is the proxy's call_tool: it reaches any catalog tool by
-// name, whether or not the client's tool list shows it (DESIGN decision 1b).
+// name, whether or not the client's tool list shows it (decision 1 in docs/design.md, call-through).
 var callToolDef = mcp.NewTool("call_tool",
 	mcp.WithDescription("Call any tool of the gateway's catalog by its exact name, with its arguments. "+
 		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),

@@ -19,7 +19,7 @@ const (
 	requestMoreToolsName = "request_more_tools"
 )
 
-// requestMoreToolsDef is the discovery tool (DESIGN decision 1).
+// requestMoreToolsDef is the discovery tool (decision 1 in docs/design.md).
 var requestMoreToolsDef = mcp.Tool{
 	Name: requestMoreToolsName,
 	Description: "Find tools for a task when none of your tools fits. Describe the task in words (\"query\"); " +

@@ -1,7 +1,7 @@
 package proxy
 
-// RELIABILITY "Fault injection": one test per case not covered elsewhere,
-// named by its ID. Elsewhere: FI-03, FI-08, FI-09, FI-11 and FI-15 in
+// The fault injection cases of docs/reliability.md: one test per case
+// not covered elsewhere, named by its ID. Elsewhere: FI-03, FI-08, FI-09, FI-11 and FI-15 in
 // resilience_test.go, FI-12 in guard_test.go, FI-16 in vet_test.go, FI-17
 // in server_test.go, FI-22 in executor (TestRunUpstreamCrashInHybridPlan).
 //
@@ -46,7 +46,7 @@ import (
 // faultWait bounds every wait for something that should happen at once.
 const faultWait = 5 * time.Second
 
-// faultBug runs check, which asserts what RELIABILITY expects, as a
+// faultBug runs check, which asserts what docs/reliability.md expects, as a
 // subtest skipped while bug stands.
 func faultBug(t *testing.T, name, bug string, check func(t *testing.T)) {
 	t.Helper()

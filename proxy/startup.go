@@ -80,7 +80,7 @@ func (c UpstreamConfig) host() string {
 }
 
 // forModel is err's text for a model: a remote upstream's host, which the
-// log and doctor show, is left out (DESIGN decision 8: no internal URLs).
+// log and doctor show, is left out (decision 8 in docs/design.md: no internal URLs).
 func (u *upstream) forModel(err error) error {
 	if err == nil || (u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE) {
 		return err

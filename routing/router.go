@@ -16,7 +16,8 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// RouterOptions configures a Router (seed 002, tiers 1 and 2). Zero values
+// RouterOptions configures a Router (routing tiers 1 and 2 in
+// docs/design.md). Zero values
 // take the defaults in brackets.
 type RouterOptions struct {
 	// TopK tools are kept whatever their score, above the noise floor

@@ -4,7 +4,8 @@ package wire
 // pass over its bytes (jsonscan.go), before mcp-go parses it. A message
 // JSON-RPC or MCP does not allow is answered here with the JSON-RPC error
 // that names the problem, or, when it cannot be answered (a notification
-// or a response), dropped. RELIABILITY BI-01..BI-03, BI-08, BI-10, BI-13.
+// or a response), dropped: BI-01..BI-03, BI-08, BI-10 and BI-13 in
+// docs/reliability.md.
 
 import (
 	"bytes"

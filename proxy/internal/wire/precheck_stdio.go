@@ -16,7 +16,7 @@ import (
 )
 
 // maxStdioMessage bounds one line from a stdio client, as Guard bounds an
-// HTTP body (RELIABILITY FI-12): a longer line is skipped up to its
+// HTTP body (FI-12 in docs/reliability.md): a longer line is skipped up to its
 // newline and answered -32600, and the session goes on.
 const maxStdioMessage = MaxMessageBytes
 
@@ -147,7 +147,7 @@ const (
 	handshakeReady        // initialize answered with a result
 )
 
-// handshake is a stdio connection's handshake state (RELIABILITY BI-10).
+// handshake is a stdio connection's handshake state (BI-10 in docs/reliability.md).
 type handshake struct {
 	mu     sync.Mutex
 	state  int

@@ -48,7 +48,7 @@ type Routing struct {
 	Fuse    fuse.Policy
 }
 
-// The routing defaults (seed 002, DESIGN decision 5).
+// The routing defaults (decision 5 in docs/design.md).
 func defaultRouting() Routing {
 	return Routing{
 		Mode: "routed", TopK: 5, Threshold: 0.35, MaxTools: 12,

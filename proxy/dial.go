@@ -101,6 +101,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	} else {
 		bounded.next = &wire.ReplyGuard{Next: http.DefaultTransport, Max: cfg.maxMessageBytes(), Report: report}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
+			//lint:ignore SA1019 the standalone GET stream is how a 2025-11-25 upstream, the default era, sends notifications
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
 			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
 	}

@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 these tests declare the sampling capability, which clients of 2025-11-25 still have
+
 import (
 	"os"
 	"os/exec"

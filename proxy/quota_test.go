@@ -14,12 +14,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// tokenClient connects a real MCP client over HTTP with a bearer token.
-// It speaks the protocol with sessions; stateless is the stateless one.
-func tokenClient(t *testing.T, url, token string) *sdkClient {
-	return tokenClientEra(t, url, token, sessionEra)
-}
-
+// tokenClientEra connects a real MCP client over HTTP with a bearer
+// token, in the protocol era era.
 func tokenClientEra(t *testing.T, url, token string, era *sdk.ClientSessionOptions) *sdkClient {
 	t.Helper()
 	cl, c := newSDKClient()

@@ -219,6 +219,7 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 		// client; the upstream sends everything from info up.
 		req := mcp.SetLevelRequest{}
 		req.Params.Level = mcp.LoggingLevelInfo
+		//lint:ignore SA1019 upstreams are pinned to 2025-11-25 by default, where logging/setLevel still exists
 		if err := c.client.SetLevel(ctx, req); err != nil {
 			u.logger.Debug("setting the upstream's log level", "err", withoutURL(err))
 		}

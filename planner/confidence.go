@@ -74,12 +74,12 @@ func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
 //     score (0 with no candidates).
 //   - query_complexity: the plan's size and depth (graph.complexity); 0
 //     without a plan.
-//   - context_completeness: the mean of two signals of the seed's "full
-//     context (lead history, past interactions, clear intent)": whether the
+//   - context_completeness: the mean of two signals of a full context
+//     (history, past interactions, clear intent): whether the
 //     request came with context (1 or 0), and the model's own confidence,
 //     its judgement that the intent is clear and the values are at hand.
 //   - tool_success_rate: the session's recent tool success rate; 1 when
-//     unknown (the seed's "1.0 (no tools used yet)").
+//     unknown (no tools used yet).
 //   - conflict_detected: the model and the router disagree; see conflict.
 func composite(req Request, a *answer, t thresholds) (float64, map[string]float64) {
 	model, decision := 0.0, ""

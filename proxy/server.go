@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/time/rate"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
@@ -466,11 +467,11 @@ type progressRelay struct {
 	ctx   context.Context
 	out   func(params map[string]any) // sends one notifications/progress
 	token mcp.ProgressToken
+	limit *rate.Limiter // safe for concurrent use
 
 	mu       sync.Mutex
 	last     float64   // the last progress accepted
 	lastSent time.Time // when a notification last went out
-	tokens   float64   // the rate limit's bucket
 	pending  *Progress // accepted but held back by the rate limit
 }
 
@@ -498,7 +499,12 @@ func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
 			_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
 		}
 	}
-	return &progressRelay{ctx: ctx, out: out, token: meta.ProgressToken, last: math.Inf(-1)}
+	return newProgressRelay(ctx, meta.ProgressToken, out)
+}
+
+// newProgressRelay relays to out, under token, for the call of ctx.
+func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(params map[string]any)) *progressRelay {
+	return &progressRelay{ctx: ctx, out: out, token: token, last: math.Inf(-1), limit: rate.NewLimiter(progressRate, progressBurst)}
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
@@ -519,17 +525,12 @@ func (r *progressRelay) send(p Progress) {
 	}
 	r.last = p.Progress
 	now := time.Now()
-	avail := float64(progressBurst) // the bucket as of now: refilled since the last send
-	if !r.lastSent.IsZero() {
-		avail = min(progressBurst, r.tokens+now.Sub(r.lastSent).Seconds()*progressRate)
-	}
 	final := p.Total > 0 && p.Progress >= p.Total
-	if !final && avail < 1 {
+	if !r.limit.AllowN(now, 1) && !final { // a final value goes out, token or not
 		r.pending = &p
 		r.mu.Unlock()
 		return
 	}
-	r.tokens = max(0, avail-1)
 	r.pending, r.lastSent = nil, now
 	r.mu.Unlock()
 	r.notify(p)

@@ -15,6 +15,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,16 +126,8 @@ func tickerServer() *server.MCPServer {
 func newFaultHub(t *testing.T, opts Options) *Hub {
 	t.Helper()
 	opts.Builtin = faultBuiltins
-	if opts.Reserved == nil {
-		opts.Reserved = ReservedNames()
-	}
-	if opts.InitTimeout == 0 {
-		opts.InitTimeout = faultWait
-	}
-	opts.BackoffMin, opts.BackoffMax, opts.RefreshDebounce = 20*time.Millisecond, 200*time.Millisecond, 20*time.Millisecond
-	h := NewHub(opts)
-	t.Cleanup(func() { h.Close() })
-	return h
+	opts.InitTimeout = cmp.Or(opts.InitTimeout, faultWait)
+	return newTestHub(t, opts)
 }
 
 // wantKind fails the test unless err is an *UpstreamError of kind want.

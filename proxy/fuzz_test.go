@@ -22,11 +22,7 @@ func FuzzServerMessage(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
-	if err := h.Start(context.Background()); err != nil {
-		f.Fatal(err)
-	}
-	defer h.Close()
+	h := startHub(f, builtinFake("alpha"))
 	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
 	defer srv.Close()
 	f.Fuzz(func(t *testing.T, msg []byte) {

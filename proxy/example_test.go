@@ -106,7 +106,7 @@ func ExampleServer_ServeStdio() {
 	slices.Sort(names)
 	fmt.Println(strings.Join(names, ", "))
 
-	clientOut.Close() // the client goes away: ServeStdio returns
+	clientOut.Close()    // the client goes away: ServeStdio returns
 	for replies.Scan() { // what the server still writes, up to its end
 	}
 	fmt.Println("served:", <-served)

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // LocalPrincipal is the principal of calls that carry no bearer token:
@@ -16,6 +18,14 @@ type principalKey struct{}
 // withPrincipal marks ctx as a call of the named principal.
 func withPrincipal(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, principalKey{}, name)
+}
+
+// sessionID is the client session of ctx; over stdio there is one.
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
 }
 
 // principalName is who ctx's caller is: the fingerprint of its bearer

@@ -23,23 +23,24 @@
 //
 // The server: [Server] and [ServerOptions] in server.go; the belt of tools a
 // session sees (belt.go, handle.go for the stateless protocol era), the
-// hints for clients that search tools themselves (hints.go), the callers
-// (caller.go), per-session rate limits (ratelimit.go), quotas (quota.go),
-// the ids of calls in flight (inflight.go), the grace period of a
+// hints for clients that search tools themselves (hints.go), per-session
+// rate limits (ratelimit.go), the ids of calls in flight (inflight.go), the grace period of a
 // disconnected caller (grace.go), and what an upstream asks of a client,
 // sampling and elicitation, passed through (passthrough.go).
 //
 // The meta-tools, the gateway's own tools: request_more_tools
-// (discover.go, with outage.go and suggest.go), call_tool (calltool.go),
-// describe_tools (describe.go), routing_feedback (feedback.go), the
-// argument checks they share (argcheck.go, inputs.go) and the table they
-// all come from (metatools.go).
+// (discover.go, with outage.go), call_tool (calltool.go), describe_tools
+// (describe.go), routing_feedback (feedback.go), the bounds on what the
+// model hands them (inputs.go) and the table they all come from
+// (metatools.go).
 //
 // The plans: run_plan (plan.go) and the tools a plan may name
 // (plantools.go); the executor package runs them.
 //
-// The hub: [Hub] and [Options] in hub.go; the catalog and its names
-// (catalog.go, names.go), the listings an upstream announces (listing.go),
+// The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
+// "did you mean" (catalog.go, names.go, suggest.go), the checks of a
+// call's arguments against the tool's schema (argcheck.go), the quotas of
+// each principal (quota.go), the listings an upstream announces (listing.go),
 // the embedding index (indexer.go), the relay to the server (relay.go),
 // progress (progress.go), restarts and draining (restart.go, drain.go),
 // start-up as people see it (startup.go), health (health.go), audit
@@ -66,7 +67,7 @@
 // (resultscan.go) and scrubbing configured secrets from what upstreams
 // send back (secretscrub.go).
 //
-// Errors and metrics, which every room uses: failure kinds and sentinels
-// (errors.go), Prometheus series (metrics.go) and the recent call log
-// (calllog.go).
+// What every room uses: who is calling, the principal and the session of
+// a context (caller.go), failure kinds and sentinels (errors.go),
+// Prometheus series (metrics.go) and the recent call log (calllog.go).
 package proxy

@@ -33,6 +33,12 @@ const (
 	// KindStarting is a call of a tool whose upstream is still on its
 	// first connection attempt after Options.StartWait.
 	KindStarting Kind = "upstream_starting"
+	// KindQuotaExceeded is a call refused by a quota of its principal and
+	// tool (Options.Quotas).
+	KindQuotaExceeded Kind = "quota_exceeded"
+	// KindRepeatedCall is a call refused because its session made the
+	// same call too many times in a row (Options.RepeatCalls).
+	KindRepeatedCall Kind = "repeated_call"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.

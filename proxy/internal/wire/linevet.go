@@ -54,7 +54,7 @@ func (p *PendingIDs) add(key string) {
 	p.ids[key] = true
 }
 
-// empty reports whether no request waits for an answer or for its
+// Empty reports whether no request waits for an answer or for its
 // cancellation to be written.
 func (p *PendingIDs) Empty() bool {
 	p.mu.Lock()

@@ -29,7 +29,8 @@
 // sampling and elicitation, passed through (passthrough.go).
 //
 // The meta-tools, the gateway's own tools: request_more_tools
-// (discover.go, with outage.go), call_tool (calltool.go), describe_tools
+// (discover.go, with outage.go), call_tool (calltool.go, which
+// also serves a call held while its upstream starts), describe_tools
 // (describe.go), routing_feedback (feedback.go), the bounds on what the
 // model hands them (inputs.go) and the table they all come from
 // (metatools.go).

@@ -93,7 +93,7 @@ const (
 	DefaultSemanticWeight = 0.5
 	// DefaultMaxTools is how many routed tools a session's belt holds.
 	DefaultMaxTools = fuse.DefaultMaxTools
-	// DefaultContextSize is how many recent calls make a session's
+	// DefaultContextSize is how many recent domains make up a session's
 	// domain context.
 	DefaultContextSize = 3
 	// DefaultAbstainCoverage trades abstaining on requests no tool serves
@@ -123,8 +123,8 @@ const (
 
 // DefaultNoiseFloor is the router's min_qr_score: the router already keeps
 // anything at or above its threshold (DefaultThreshold, the fuse
-// policy's own default min_qr_score), so the fuse floor only stops its top-k from padding the
-// belt with tools that barely match.
+// policy's own default min_qr_score), so the fuse floor only stops its
+// top-k from padding the belt with tools that barely match.
 const DefaultNoiseFloor = 0.2
 
 // DefaultFusePolicy is fuse.DefaultPolicy with the router's noise floor.

@@ -80,7 +80,6 @@ type fixture struct {
 	gw      *gatewayUnderTest
 	mem     *state.Memory
 	client  *http.Client
-	logs    *strings.Builder
 	console *Console
 }
 

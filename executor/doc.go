@@ -4,7 +4,7 @@
 // It sits between the proxy's run_plan tool (and the planner) and the
 // proxy's Hub: the proxy decodes a plan, the executor checks it against the
 // catalog (Options.Lookup), derives its strategy from the dependency graph
-// (DESIGN decision 7), and runs it through a Caller, which the proxy
+// (decision 7 in docs/design.md), and runs it through a Caller, which the proxy
 // implements. Independent steps run in parallel; a step starts the moment
 // its last dependency finishes.
 //

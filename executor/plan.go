@@ -28,7 +28,7 @@ type Step struct {
 	DependsOn []string       `json:"depends_on,omitempty"` // besides the steps its references name
 	TimeoutMS int            `json:"timeout_ms,omitempty"` // per call; 0 means Options.StepTimeout
 	Foreach   any            `json:"foreach,omitempty"`    // a reference to an array: run once per element
-	// Purpose says, in words, what the step is for (seed 001's plan
+	// Purpose says, in words, what the step is for (the planner's plan
 	// steps carry one); it documents the plan and is not run.
 	Purpose string `json:"purpose,omitempty"`
 }

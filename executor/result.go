@@ -17,7 +17,7 @@ const (
 	TimedOut  Status = "timed_out" // a call passed its own deadline
 )
 
-// Strategy is the shape of a validated plan's graph (DESIGN decision 7).
+// Strategy is the shape of a validated plan's graph (decision 7 in docs/design.md).
 type Strategy string
 
 // Strategies, from the graph: no step, one step, no edges, one path through

@@ -135,7 +135,7 @@ func TestRunResultValueKeepsJSONType(t *testing.T) {
 	}
 }
 
-// TestRunLiteralTextIsNotAReference is RELIABILITY BI-16, first half.
+// TestRunLiteralTextIsNotAReference is BI-16 in docs/reliability.md, first half.
 func TestRunLiteralTextIsNotAReference(t *testing.T) {
 	tests := []struct {
 		name string
@@ -168,7 +168,7 @@ func TestRunLiteralTextIsNotAReference(t *testing.T) {
 	}
 }
 
-// TestRunResultsAreNeverScannedAgain is RELIABILITY BI-16, second half.
+// TestRunResultsAreNeverScannedAgain is BI-16 in docs/reliability.md, second half.
 func TestRunResultsAreNeverScannedAgain(t *testing.T) {
 	e, f := newTest(Options{})
 	injected := "$<<secret>> and $<<a./x>> and $$<<b>>"
@@ -361,7 +361,7 @@ func TestRunOnError(t *testing.T) {
 	}
 }
 
-// TestRunUpstreamCrashInHybridPlan is RELIABILITY FI-22.
+// TestRunUpstreamCrashInHybridPlan is FI-22 in docs/reliability.md.
 func TestRunUpstreamCrashInHybridPlan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, f := newTest(Options{})

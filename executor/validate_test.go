@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestValidateProblems covers RELIABILITY BI-15: every problem reported with
-// its step and path, and zero calls made.
+// TestValidateProblems covers BI-15 in docs/reliability.md: every
+// problem reported with its step and path, and zero calls made.
 func TestValidateProblems(t *testing.T) {
 	tests := []struct {
 		name string

@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
-// Decisions, as seed 003 names them.
+// Decisions, as docs/design.md names them.
 const (
 	UseTool    = "USE_TOOL"    // run a plan of the listed tools
 	Retrieve   = "RETRIEVE"    // facts are needed that no listed tool gets: search further
@@ -79,8 +79,8 @@ func schema(tools []string) json.RawMessage {
 	return b
 }
 
-// parseAnswer reads and validates the model's reply against seed 003's
-// rules: a known decision, a confidence in [0, 1], a plan for USE_TOOL
+// parseAnswer reads and validates the model's reply against the
+// planner's rules: a known decision, a confidence in [0, 1], a plan for USE_TOOL
 // (checked by checkPlan), a question for CLARIFY, a reason for ESCALATE.
 // A plan given with another decision is dropped. The error is written for
 // the model to read and correct.

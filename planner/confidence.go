@@ -12,7 +12,7 @@ const (
 	Low    = "low"
 )
 
-// The weights of seed 003's composite confidence:
+// The weights of the composite confidence (docs/design.md):
 //
 //	confidence = 0.3*source_quality + 0.2*(1-query_complexity)
 //	           + 0.3*context_completeness + 0.2*tool_success_rate
@@ -58,15 +58,15 @@ func (t thresholds) level(c float64) string {
 }
 
 // escalateCap is the most confidence an ESCALATE or CLARIFY decision
-// reports: seed 003 has escalations "always <0.5" and clarification
-// "always low confidence". 0.7 of the low threshold is 0.35 at the
-// defaults, the final confidence of the seed's escalation example.
+// reports: an escalation is always below 0.5 and a clarification always
+// low. 0.7 of the low threshold is 0.35 at the defaults, low whatever the
+// other factors.
 func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
 
-// composite computes seed 003's confidence for decision a on req. a is nil
-// when the model gave no answer (a sensitive topic or a fallback); then
-// the model's confidence counts as 0 and no plan is used. The factors, in
-// seed 003's names, are read from what the gateway knows:
+// composite computes the composite confidence for decision a on req. a
+// is nil when the model gave no answer (a sensitive topic or a fallback); then
+// the model's confidence counts as 0 and no plan is used. The factors, by
+// their names in the formula, are read from what the gateway knows:
 //
 //   - source_quality: the router's calibrated scores, the gateway's
 //     "relevance scores" of its sources. For USE_TOOL, the mean score of
@@ -74,12 +74,12 @@ func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
 //     score (0 with no candidates).
 //   - query_complexity: the plan's size and depth (graph.complexity); 0
 //     without a plan.
-//   - context_completeness: the mean of two signals of the seed's "full
-//     context (lead history, past interactions, clear intent)": whether the
+//   - context_completeness: the mean of two signals of a full context
+//     (history, past interactions, clear intent): whether the
 //     request came with context (1 or 0), and the model's own confidence,
 //     its judgement that the intent is clear and the values are at hand.
 //   - tool_success_rate: the session's recent tool success rate; 1 when
-//     unknown (the seed's "1.0 (no tools used yet)").
+//     unknown (no tools used yet).
 //   - conflict_detected: the model and the router disagree; see conflict.
 func composite(req Request, a *answer, t thresholds) (float64, map[string]float64) {
 	model, decision := 0.0, ""
@@ -132,7 +132,7 @@ func sourceQuality(tools []Tool, decision string, used []string) float64 {
 	return best
 }
 
-// conflict is seed 003's conflict_detected ("are sources contradictory?")
+// conflict is the formula's conflict_detected ("are sources contradictory?")
 // with the model and the router as the two sources:
 //
 //   - USE_TOOL: one of the model's confidence and the plan's

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestComposite checks seed 003's formula on hand-computed cases:
+// TestComposite checks the composite confidence formula on hand-computed cases:
 // base = 0.3*source_quality + 0.2*(1-query_complexity)
 // + 0.3*context_completeness + 0.2*tool_success_rate, halved on conflict.
 // Tool scores: factorial 0.9, square 0.8, sin 0.7, add 0.6, sqrt 0.5,

@@ -302,7 +302,7 @@ func (g graph) strategy() string {
 	return HybridTools
 }
 
-// complexity is seed 003's query_complexity in [0, 1], read from the plan:
+// complexity is the formula's query_complexity in [0, 1], read from the plan:
 // 0.15 a step past the first, 0.2 a level past the first (a chain costs
 // more than a fan-out: each link can fail and delays the next), 0.1 a
 // foreach. One step is 0 ("simple"); two chained steps 0.35; four steps

@@ -7,7 +7,7 @@
 // back to ESCALATE when the model is unreachable, slow or keeps answering
 // nonsense, derives the plan's execution strategy from its graph (design
 // decision 7), and scores each decision with the composite confidence of
-// the decision notes (seed 003). The proxy's plan tool and the CLI call it
+// docs/design.md ("The planner's decision"). The proxy's plan tool and the CLI call it
 // and hand USE_TOOL plans to the executor; the planner imports neither.
 package planner
 
@@ -46,7 +46,7 @@ type Options struct {
 	Timeout time.Duration
 	// HighConfidence and LowConfidence are the thresholds of the levels
 	// high (>= HighConfidence), medium and low (< LowConfidence); defaults
-	// 0.75 and 0.5, seed 003's.
+	// 0.75 and 0.5.
 	HighConfidence, LowConfidence float64
 	// SensitiveTopics are words or phrases that force ESCALATE when the
 	// query contains them (case-insensitive, whole words), without asking
@@ -155,7 +155,7 @@ type Decision struct {
 	EscalationReason   string             `json:"escalation_reason,omitempty"`
 	Factors            map[string]float64 `json:"factors"`
 	// TotalSteps, ExecutionSequence and PotentialIssues describe a
-	// USE_TOOL plan (seed 001's decision result): its number of steps,
+	// USE_TOOL plan (what the decision result says of a plan): its number of steps,
 	// the order they run in, in words, and what may go wrong, derived
 	// from the plan and the router's scores, not asked of the model.
 	TotalSteps int `json:"total_steps"`
@@ -169,7 +169,7 @@ type Decision struct {
 	Attempts          int      `json:"attempts"` // model calls made
 }
 
-// Escalation reasons (seed 003): the prefix of Decision.EscalationReason
+// Escalation reasons: the prefix of Decision.EscalationReason
 // when the planner, not the model, escalates.
 const (
 	ReasonSensitiveTopic = "sensitive_topic"
@@ -243,7 +243,7 @@ func retryPrompt(user, text string, err error) string {
 		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
-// finish scores a valid answer and applies seed 003's escalation rules:
+// finish scores a valid answer and applies the escalation rules:
 // any decision below the low threshold (USE_TOOL, RETRIEVE or
 // REASON_ONLY) asks the model's clarifying question if it wrote one,
 // else escalates; CLARIFY and ESCALATE report at most escalateCap.

@@ -374,7 +374,7 @@ func TestDecideCapsClarifyAndEscalate(t *testing.T) {
 		ctx := "We talked about files."
 		d := stub(text, Options{}).Decide(t.Context(), Request{Query: "delete it", Context: ctx, Tools: calcTools(), SuccessRate: 1})
 		if d.Confidence != 0.35 || d.Level != Low {
-			t.Errorf("%s: got confidence %v, level %s; want 0.35, low (seed 003: always low)", d.Decision, d.Confidence, d.Level)
+			t.Errorf("%s: got confidence %v, level %s; want 0.35, low (an escalation is always low)", d.Decision, d.Confidence, d.Level)
 		}
 	}
 }
@@ -464,7 +464,7 @@ func TestDecisionJSON(t *testing.T) {
 	}
 }
 
-// Seed 003's "always <0.5 when escalating" holds for every decision: a
+// "Always below 0.5 when escalating" holds for every decision: a
 // RETRIEVE or REASON_ONLY below the low threshold escalates too.
 func TestDecideLowConfidenceEscalatesEveryDecision(t *testing.T) {
 	for _, decision := range []string{Retrieve, ReasonOnly} {
@@ -476,7 +476,7 @@ func TestDecideLowConfidenceEscalatesEveryDecision(t *testing.T) {
 	}
 }
 
-// The sensitive topics default to seed 003's keywords; an empty list
+// The sensitive topics default to DefaultSensitiveTopics; an empty list
 // turns the check off.
 func TestDecideDefaultSensitiveTopics(t *testing.T) {
 	text := `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"r"}`

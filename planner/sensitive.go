@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// DefaultSensitiveTopics are seed 003's sensitive keywords: requests that
+// DefaultSensitiveTopics are the default sensitive keywords: requests that
 // a person should answer.
 var DefaultSensitiveTopics = []string{"refund", "legal", "complaint", "sue", "compensation"}
 
@@ -18,7 +18,7 @@ func orDefault(names []string) []string {
 	return names
 }
 
-// topics matches seed 003's sensitive topics: words or phrases that force
+// topics matches the sensitive topics: words or phrases that force
 // ESCALATE, matched case-insensitively on whole words ("sue" matches "Sue
 // them" but not "issue"; "custom contract" matches "a Custom  contract").
 type topics struct {

@@ -1,6 +1,6 @@
 package proxy
 
-// Argument validation against a tool's inputSchema (RELIABILITY BI-07),
+// Argument validation against a tool's inputSchema (BI-07 in docs/reliability.md),
 // for upstreams with UpstreamConfig.ValidateArguments. Off by default, the
 // gateway is a passthrough: the upstream judges its own arguments.
 

@@ -1,6 +1,6 @@
 package proxy
 
-// RELIABILITY "Bad inputs": one test per case, BI-01..BI-17, sending what
+// The bad inputs of docs/reliability.md: one test per case, BI-01..BI-17, sending what
 // a broken or hostile client sends: raw JSON-RPC lines into ServeStdio and
 // raw HTTP requests into frontdoor.Guard(HTTPHandler()), as serve wires them.
 //
@@ -853,7 +853,7 @@ func TestBI10Lifecycle(t *testing.T) {
 		c.sync(t)
 	})
 	// mcp-go's stdio server never checks the session's state: the
-	// pre-check keeps the handshake (precheck_stdio.go).
+	// pre-check keeps the handshake (wire.StdioFilter).
 	t.Run("stdio request before initialize", func(t *testing.T) {
 		c := serveRawStdio(t, srv)
 		c.send(t, call)

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -31,14 +30,6 @@ type belts struct {
 
 func newBelts(r *routing.Router, opts routing.SessionOptions, core []string) *belts {
 	return &belts{router: r, opts: opts, core: core, sessions: map[string]*routing.Session{}}
-}
-
-// sessionID is the client session of ctx; over stdio there is one.
-func sessionID(ctx context.Context) string {
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		return cs.SessionID()
-	}
-	return ""
 }
 
 // session returns ctx's routing session, starting it on first use.

@@ -8,7 +8,7 @@ import (
 )
 
 // callToolDef is the proxy's call_tool: it reaches any catalog tool by
-// name, whether or not the client's tool list shows it (DESIGN decision 1b).
+// name, whether or not the client's tool list shows it (decision 1 in docs/design.md, call-through).
 var callToolDef = mcp.NewTool("call_tool",
 	mcp.WithDescription("Call any tool of the gateway's catalog by its exact name, with its arguments. "+
 		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),
@@ -49,4 +49,45 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		}
 	}
 	return s.withHandle(ctx, c, s.call(startWaited(ctx, req.Params.Meta), name, inner, req.Params.Meta), false), nil
+}
+
+// startWaitedKey marks, in a rerouted call's _meta, a call that has
+// already waited StartWait for its upstream.
+const startWaitedKey = "mcp-router/start-waited"
+
+// holdForStart is a tools/call hook for a tool name not registered yet
+// whose prefix is that of an upstream still starting: it waits (up to
+// StartWait) for the upstream, whose tools are registered before the
+// wait ends. When the tool is still missing, the call is served as
+// call_tool serves it, without a second wait, so that the client gets an
+// isError result saying the upstream is starting (or down) instead of
+// "unknown tool". A name that is nobody's is left to mcp-go (-32602).
+func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+	name := req.Params.Name
+	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
+		return
+	}
+	if s.hub.awaitTool(ctx, name) == nil {
+		s.hub.settle() // a rebuild may be registering it: let it end
+		return
+	}
+	inner := req.GetArguments()
+	if inner == nil {
+		inner = map[string]any{}
+	}
+	meta := &mcp.Meta{AdditionalFields: map[string]any{startWaitedKey: true}}
+	if m := req.Params.Meta; m != nil {
+		meta.ProgressToken = m.ProgressToken
+	}
+	req.Params.Name, req.Params.Arguments, req.Params.RawArguments = callToolName, map[string]any{"name": name, "arguments": inner}, nil
+	req.Params.Meta = meta
+}
+
+// startWaited reports, for a call_tool request, that the call already
+// waited for its upstream (holdForStart rerouted it): ctx says so to the hub.
+func startWaited(ctx context.Context, meta *mcp.Meta) context.Context {
+	if meta == nil || meta.AdditionalFields[startWaitedKey] != true {
+		return ctx
+	}
+	return context.WithValue(ctx, startWaitedCtxKey{}, true)
 }

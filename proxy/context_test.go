@@ -57,11 +57,7 @@ func TestContextSaved(t *testing.T) {
 		t.Skip("reads the bench catalog")
 	}
 	build := benchCatalogServer(t, "bfcl")
-	h := NewHub(Options{Upstreams: []UpstreamConfig{{Name: "bench", Transport: TransportBuiltin, Builtin: "bench"}}, Builtin: build})
-	if err := h.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{{Name: "bench", Transport: TransportBuiltin, Builtin: "bench"}}, Builtin: build})
 	size := func(c *sdkClient) (int, int) {
 		res, err := c.session.ListTools(t.Context(), nil)
 		if err != nil {

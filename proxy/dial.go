@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // dial opens a client connection to an upstream by its transport; a
@@ -53,8 +55,8 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, std
 			c.markLost(err)
 		}
 	}}
-	pending := &pendingIDs{}
-	vet := newLineVet(out, pending, func(err error, size int) {
+	pending := &wire.PendingIDs{}
+	vet := wire.NewLineVet(out, pending, func(err error, size int) {
 		logger.Warn("broken line from upstream dropped", "err", err, "bytes", size)
 		if c := live.Load(); c != nil {
 			c.violation(err)
@@ -62,7 +64,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, std
 	}, func(size int) {
 		logger.Debug("response to no waiting request dropped (late, or unknown id)", "bytes", size)
 	})
-	in := stdinTap{w: ch.stdin, pending: pending}
+	in := wire.StdinTap{W: ch.stdin, Pending: pending}
 	cl := client.NewClient(transport.NewIO(vet, in, nil), clientOptions(cfg, opts)...)
 	if err := cl.Start(ctx); err != nil {
 		ch.stop()
@@ -72,7 +74,7 @@ func dialStdio(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, std
 		cl.Close()
 		ch.stop()
 	})
-	c.settled = pending.empty
+	c.settled = pending.Empty
 	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done
@@ -92,7 +94,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 		}
 	}
 	// Every body is bounded (see boundedBodies); replies to POSTed
-	// requests of streamable HTTP are checked first (see replyGuard).
+	// requests of streamable HTTP are checked first (see wire.ReplyGuard).
 	authorize, withAuth := withAuthorizer(cfg)
 	base := http.RoundTripper(http.DefaultTransport)
 	if withAuth {
@@ -106,8 +108,10 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 		}
 		tr, err = transport.NewSSE(cfg.URL, sseOpts...)
 	} else {
-		bounded.next = &replyGuard{next: base, max: cfg.maxMessageBytes(), report: report}
-		httpOpts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
+		bounded.next = &wire.ReplyGuard{Next: base, Max: cfg.maxMessageBytes(), Report: report}
+		httpOpts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers),
+			//lint:ignore SA1019 the standalone GET stream is how a 2025-11-25 upstream, the default era, sends notifications
+			transport.WithContinuousListening(),
 			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
 		if withAuth {
 			httpOpts = append(httpOpts, transport.WithHTTPHeaderFunc(authorize))

@@ -19,7 +19,7 @@ const (
 	requestMoreToolsName = "request_more_tools"
 )
 
-// requestMoreToolsDef is the discovery tool (DESIGN decision 1).
+// requestMoreToolsDef is the discovery tool (decision 1 in docs/design.md).
 var requestMoreToolsDef = mcp.Tool{
 	Name: requestMoreToolsName,
 	Description: "Find tools for a task when none of your tools fits. Describe the task in words (\"query\"); " +
@@ -248,9 +248,6 @@ func orEmpty(v any) any {
 	}
 	return v
 }
-
-// isOwnTool reports the proxy's own tools (call_tool, request_more_tools, ...).
-func isOwnTool(name string) bool { return slices.Contains(ownTools, name) }
 
 // breakerAlert is what the model reads when discovery is paused.
 func breakerAlert(state fuse.BreakerState) routing.Alert {

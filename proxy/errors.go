@@ -3,6 +3,8 @@ package proxy
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // Kind classifies an upstream failure so callers (and the model) can tell a
@@ -31,6 +33,12 @@ const (
 	// KindStarting is a call of a tool whose upstream is still on its
 	// first connection attempt after Options.StartWait.
 	KindStarting Kind = "upstream_starting"
+	// KindQuotaExceeded is a call refused by a quota of its principal and
+	// tool (Options.Quotas).
+	KindQuotaExceeded Kind = "quota_exceeded"
+	// KindRepeatedCall is a call refused because its session made the
+	// same call too many times in a row (Options.RepeatCalls).
+	KindRepeatedCall Kind = "repeated_call"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.
@@ -53,7 +61,7 @@ var ErrCircuitOpen = errors.New("circuit open")
 
 // ErrMessageTooLarge is returned when an upstream sends a message over
 // the size limit.
-var ErrMessageTooLarge = errors.New("message too large")
+var ErrMessageTooLarge = wire.ErrMessageTooLarge
 
 // ErrQueueFull is returned when an upstream has too many calls in flight
 // and waiting.
@@ -62,7 +70,7 @@ var ErrQueueFull = errors.New("too many calls waiting")
 // ErrProtocol is returned when an upstream's reply breaks the protocol:
 // not JSON, not JSON-RPC 2.0, a batch, a response with both a result and
 // an error, or an HTTP reply of another content type.
-var ErrProtocol = errors.New("protocol error")
+var ErrProtocol = wire.ErrProtocol
 
 // UpstreamError is a failed call to an upstream. Its message is safe to show
 // a model: it names the tool, the upstream and the reason, never headers,

@@ -1,7 +1,7 @@
 package proxy
 
-// RELIABILITY "Fault injection": one test per case not covered elsewhere,
-// named by its ID. Elsewhere: FI-03, FI-08, FI-09, FI-11 and FI-15 in
+// The fault injection cases of docs/reliability.md: one test per case
+// not covered elsewhere, named by its ID. Elsewhere: FI-03, FI-08, FI-09, FI-11 and FI-15 in
 // resilience_test.go, FI-12 in guard_test.go, FI-16 in vet_test.go, FI-17
 // in server_test.go, FI-22 in executor (TestRunUpstreamCrashInHybridPlan).
 //
@@ -15,6 +15,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +47,7 @@ import (
 // faultWait bounds every wait for something that should happen at once.
 const faultWait = 5 * time.Second
 
-// faultBug runs check, which asserts what RELIABILITY expects, as a
+// faultBug runs check, which asserts what docs/reliability.md expects, as a
 // subtest skipped while bug stands.
 func faultBug(t *testing.T, name, bug string, check func(t *testing.T)) {
 	t.Helper()
@@ -125,16 +126,8 @@ func tickerServer() *server.MCPServer {
 func newFaultHub(t *testing.T, opts Options) *Hub {
 	t.Helper()
 	opts.Builtin = faultBuiltins
-	if opts.Reserved == nil {
-		opts.Reserved = ReservedNames()
-	}
-	if opts.InitTimeout == 0 {
-		opts.InitTimeout = faultWait
-	}
-	opts.BackoffMin, opts.BackoffMax, opts.RefreshDebounce = 20*time.Millisecond, 200*time.Millisecond, 20*time.Millisecond
-	h := NewHub(opts)
-	t.Cleanup(func() { h.Close() })
-	return h
+	opts.InitTimeout = cmp.Or(opts.InitTimeout, faultWait)
+	return newTestHub(t, opts)
 }
 
 // wantKind fails the test unless err is an *UpstreamError of kind want.
@@ -363,7 +356,7 @@ func TestFI02HTTPResponseCutMidway(t *testing.T) {
 		}
 	}
 	// cut-sse-event: mcp-go's SSE reader would dispatch the unfinished
-	// event at the end of the stream; replyGuard ends such a stream with
+	// event at the end of the stream; wire.ReplyGuard ends such a stream with
 	// io.ErrUnexpectedEOF, so the event is dropped.
 	for _, cut := range []string{"cut-json", "cut-sse-chunk", "cut-sse-event"} {
 		t.Run(cut, func(t *testing.T) { check(t, cut) })

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -13,32 +12,38 @@ import (
 
 const feedbackName = "routing_feedback"
 
-// feedbackDef lets the model (or the user through it) correct routing.
-var feedbackDef = mcp.Tool{
-	Name: feedbackName,
-	Description: "Teach the gateway's tool routing from a mistake, for good: for requests like \"query\", " +
-		"\"wrong_tool\" is not the tool to use and/or \"right_tool\" is. Use it when the user corrects a tool choice " +
-		"(\"no, I meant the system logs\") or when a search needed several tries. Later similar requests rank accordingly.",
-	RawInputSchema: json.RawMessage(`{"type":"object","properties":{` +
-		`"query":{"type":"string","description":"The request as it was routed, in words."},` +
-		`"wrong_tool":{"type":"string","description":"Exact name of a tool that was wrong for it."},` +
-		`"right_tool":{"type":"string","description":"Exact name of the tool that was right for it."},` +
-		`"note":{"type":"string","description":"Why, in a few words."}},"required":["query"]}`),
-	Annotations: mcp.ToolAnnotation{
-		Title:        "Correct tool routing",
-		ReadOnlyHint: mcp.ToBoolPtr(false), DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false),
-	},
+// feedbackArgs are routing_feedback's arguments; its input schema is
+// derived from them.
+type feedbackArgs struct {
+	Query     string `json:"query" jsonschema:"The request as it was routed, in words."`
+	WrongTool string `json:"wrong_tool,omitempty" jsonschema:"Exact name of a tool that was wrong for it."`
+	RightTool string `json:"right_tool,omitempty" jsonschema:"Exact name of the tool that was right for it."`
+	Note      string `json:"note,omitempty" jsonschema:"Why, in a few words."`
 }
 
+// feedbackDef lets the model (or the user through it) correct routing.
+var feedbackDef = mcp.NewTool(feedbackName,
+	mcp.WithDescription("Teach the gateway's tool routing from a mistake, for good: for requests like \"query\", "+
+		"\"wrong_tool\" is not the tool to use and/or \"right_tool\" is. Use it when the user corrects a tool choice "+
+		"(\"no, I meant the system logs\") or when a search needed several tries. Later similar requests rank accordingly."),
+	mcp.WithInputSchema[feedbackArgs](),
+	mcp.WithTitleAnnotation("Correct tool routing"),
+	mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+	mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
+)
+
 func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	query, note := req.GetString("query", ""), req.GetString("note", "")
+	var args feedbackArgs
+	if err := req.BindArguments(&args); err != nil {
+		return mcp.NewToolResultError("routing_feedback: the arguments do not match its input schema: " + err.Error()), nil
+	}
+	query, note := args.Query, args.Note
 	if res := firstTooLong(tooLong(feedbackName, "query", query, s.inputs.MaxQueryBytes),
 		tooLong(feedbackName, "note", note, s.inputs.MaxNoteBytes)); res != nil {
 		return res, nil
 	}
 	query = strings.TrimSpace(query)
-	wrong, right := req.GetString("wrong_tool", ""), req.GetString("right_tool", "")
+	wrong, right := args.WrongTool, args.RightTool
 	if query == "" || (wrong == "" && right == "") {
 		return mcp.NewToolResultError(`routing_feedback needs "query" and at least one of "wrong_tool" or "right_tool"`), nil
 	}

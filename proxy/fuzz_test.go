@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -26,11 +22,7 @@ func FuzzServerMessage(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
-	if err := h.Start(context.Background()); err != nil {
-		f.Fatal(err)
-	}
-	defer h.Close()
+	h := startHub(f, builtinFake("alpha"))
 	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
 	defer srv.Close()
 	f.Fuzz(func(t *testing.T, msg []byte) {
@@ -40,93 +32,6 @@ func FuzzServerMessage(f *testing.F) {
 			if _, err := json.Marshal(resp); err != nil {
 				t.Errorf("an answer that does not encode: %v", err)
 			}
-		}
-	})
-}
-
-// FuzzPrecheck checks the client-message pre-check against encoding/json,
-// which mcp-go parses with: the scanner accepts exactly what it accepts
-// (up to the depth limit), a message handed on has the JSON-RPC members
-// encoding/json reads, and every refusal is a JSON-RPC error.
-func FuzzPrecheck(f *testing.F) {
-	for _, seed := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[1,{"y":null}]}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`,
-		`{"jsonrpc":"2.0","id":"s","result":{}}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
-		`{"\u0069d":1,"ID":2,"jsonrpc":"2.0","method":5}`, "{\"j\u017fonrpc\":\"2.0\"}", `[{"jsonrpc":"2.0"}]`,
-		`{"a":"\ud800\u0000"}`, "\"\xff\"", `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, `-0.0e-0`, `{`, ``,
-	} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, msg []byte) {
-		_, err := scanJSON(msg)
-		if valid := json.Valid(msg); (err == nil) != valid && !(errors.Is(err, errTooDeep) && valid) {
-			t.Fatalf("scanJSON: %v, json.Valid: %v", err, valid)
-		}
-		if errors.Is(err, errTooDeep) && bytes.Count(msg, []byte("["))+bytes.Count(msg, []byte("{")) <= maxJSONDepth {
-			t.Fatalf("too deep with at most %d brackets", maxJSONDepth)
-		}
-		v := precheck(msg)
-		if !v.pass() && !v.drop {
-			var reply struct {
-				ID    json.RawMessage `json:"id"`
-				Error struct{ Code int }
-			}
-			if err := json.Unmarshal(v.reply(), &reply); err != nil || reply.Error.Code != v.code || reply.ID == nil {
-				t.Fatalf("reply %s: %v", v.reply(), err)
-			}
-		}
-		if !v.pass() {
-			return
-		}
-		var got struct {
-			JSONRPC, ID, Method, Params, Result, Error json.RawMessage
-		}
-		if err := json.Unmarshal(msg, &got); err != nil {
-			t.Fatalf("handed on, but encoding/json says %v", err)
-		}
-		want := v.env
-		for i, pair := range [][2][]byte{{got.JSONRPC, want.jsonrpc}, {got.ID, want.id}, {got.Method, want.method},
-			{got.Params, want.params}, {got.Result, want.result}, {got.Error, want.error}} {
-			if !bytes.Equal(pair[0], pair[1]) {
-				t.Fatalf("%s: encoding/json reads %q, the pre-check %q", envelopeNames[i], pair[0], pair[1])
-			}
-		}
-	})
-}
-
-// FuzzSSEReply reads arbitrary bytes as an HTTP upstream's event stream
-// for the request with id 1 (CONF-04, the SSE parser): it never panics;
-// what it hands on is the stream's start, unchanged; it ends cleanly only
-// after handing on the whole stream with no event left open, and a refusal
-// is kept for the call.
-func FuzzSSEReply(f *testing.F) {
-	for _, s := range []string{
-		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
-		"id: a\nretry: 500\ndata:\n\n",
-		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: {\"jsonrpc\"",
-		"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\r\n\r\n",
-		"data: [1]\ndata: 2\n\n",
-		": comment\n\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, stream []byte) {
-		check := &replyCheck{}
-		body := io.NopCloser(bytes.NewReader(stream))
-		r := &sseReply{reply: &reply{check: check, report: func(error) {}, want: idKey([]byte("1")), max: 1 << 12},
-			body: body, r: bufio.NewReader(body)}
-		got, err := io.ReadAll(r)
-		if !bytes.HasPrefix(stream, got) {
-			t.Fatalf("handed on %q, which does not start the stream %q", got, stream)
-		}
-		switch {
-		case err == nil && !bytes.Equal(got, stream):
-			t.Fatalf("ended cleanly after %d of %d bytes", len(got), len(stream))
-		case err == nil && len(stream) > 0 && !bytes.HasSuffix(stream, []byte("\n")):
-			t.Fatalf("a stream ending inside a line ended cleanly: %q", stream)
-		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && check.problem() != err:
-			t.Fatalf("refused with %v but kept %v", err, check.problem())
 		}
 	})
 }

@@ -18,7 +18,7 @@ import (
 const DefaultDisconnectGrace = 30 * time.Second
 
 // graces lets the tool calls of streamable HTTP sessions outlive their
-// response streams for a grace period (RELIABILITY FI-19).
+// response streams for a grace period (FI-19 in docs/reliability.md).
 //
 // mcp-go runs a tools/call handler under its POST's request context, with
 // a cancel of its own on top that a notifications/cancelled for the
@@ -66,7 +66,7 @@ func newGraces(grace time.Duration, logger *slog.Logger) *graces {
 func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		// A stateless request's call is cancelled when its stream closes
-		// (RELIABILITY FI-20): it runs under its POST's context, undetached.
+		// (FI-20 in docs/reliability.md): it runs under its POST's context, undetached.
 		if isHTTPSession(ctx) && !perRequestSession(ctx) && isToolCall(message) {
 			g.mu.Lock()
 			g.posts[inflightKey(ctx, id)] = ctx

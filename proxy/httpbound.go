@@ -5,6 +5,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // Every HTTP response an upstream sends is read through a bound, whatever
@@ -41,8 +43,7 @@ func (b *boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	switch resp.Body.(type) {
-	case *jsonReply, *sseReply: // checked and bounded by replyGuard
+	if wire.Guarded(resp.Body) { // checked and bounded by wire.ReplyGuard
 		return resp, nil
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

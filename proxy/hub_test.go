@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -40,24 +41,36 @@ func fakeBuiltins(name string, _ []string) (*server.MCPServer, error) {
 	return fakeupstream.New(name), nil
 }
 
-// startHubWith starts a hub with the caller's options plus the reserved
-// names and fast retries, and closes it when the test ends.
-func startHubWith(t *testing.T, opts Options) *Hub {
+// newTestHub is how every test builds a hub: opts with the reserved
+// names, and fast retries and short waits where opts leaves them zero;
+// closed when the test ends. It does not start the hub (see startHubWith).
+func newTestHub(t testing.TB, opts Options) *Hub {
 	t.Helper()
-	opts.Reserved = ReservedNames()
-	opts.InitTimeout, opts.BackoffMin, opts.BackoffMax = 5*time.Second, 20*time.Millisecond, 200*time.Millisecond
-	opts.RefreshDebounce = 20 * time.Millisecond
-	h := NewHub(opts)
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatalf("Start: %v", err)
+	if opts.Reserved == nil {
+		opts.Reserved = ReservedNames()
 	}
+	opts.InitTimeout = cmp.Or(opts.InitTimeout, 5*time.Second)
+	opts.BackoffMin = cmp.Or(opts.BackoffMin, 20*time.Millisecond)
+	opts.BackoffMax = cmp.Or(opts.BackoffMax, 200*time.Millisecond)
+	opts.RefreshDebounce = cmp.Or(opts.RefreshDebounce, 20*time.Millisecond)
+	h := NewHub(opts)
 	t.Cleanup(func() { h.Close() })
 	return h
 }
 
+// startHubWith builds a hub with newTestHub and starts it; a hub that does
+// not start fails the test.
+func startHubWith(t testing.TB, opts Options) *Hub {
+	t.Helper()
+	h := newTestHub(t, opts)
+	if err := h.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return h
+}
+
 // startHub is startHubWith the fake builtins and these upstreams.
-func startHub(t *testing.T, ups ...UpstreamConfig) *Hub {
+func startHub(t testing.TB, ups ...UpstreamConfig) *Hub {
 	t.Helper()
 	return startHubWith(t, Options{Upstreams: ups, Builtin: fakeBuiltins})
 }
@@ -179,8 +192,7 @@ func TestHubListChangedRefreshesCatalog(t *testing.T) {
 func TestHubCollisionIsAConfigError(t *testing.T) {
 	a, b := builtinFake("alpha"), builtinFake("beta")
 	a.Prefix, b.Prefix = "", ""
-	h := NewHub(Options{Upstreams: []UpstreamConfig{a, b}, Builtin: fakeBuiltins})
-	defer h.Close()
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{a, b}, Builtin: fakeBuiltins})
 	err := h.Start(t.Context())
 	if err == nil {
 		t.Fatal("Start: got no error, want a collision")
@@ -201,8 +213,7 @@ func TestHubReservedNameIsAConfigError(t *testing.T) {
 		return s, nil
 	}
 	up := UpstreamConfig{Name: "sneaky", Transport: TransportBuiltin, Builtin: "x"}
-	h := NewHub(Options{Upstreams: []UpstreamConfig{up}, Builtin: build, Reserved: ReservedNames()})
-	defer h.Close()
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: build})
 	err := h.Start(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "proxy's own tool") || !strings.Contains(err.Error(), "sneaky") {
 		t.Fatalf("Start: got %v, want a reserved-name error naming sneaky", err)
@@ -226,11 +237,10 @@ func TestHubAllowDeny(t *testing.T) {
 func TestHubBrokenUpstreamsDoNotBlockOthers(t *testing.T) {
 	missing := UpstreamConfig{Name: "missing", Transport: TransportStdio, Command: "/nonexistent/mcp-server", Prefix: "missing_"}
 	silent := UpstreamConfig{Name: "silent", Transport: TransportStdio, Command: "sleep", Args: []string{"60"}, Prefix: "silent_"}
-	h := NewHub(Options{
+	h := newTestHub(t, Options{
 		Upstreams: []UpstreamConfig{stdioFake("alpha"), missing, silent}, InitTimeout: 500 * time.Millisecond,
 		BackoffMin: 50 * time.Millisecond, BackoffMax: time.Second,
 	})
-	defer h.Close()
 	start := time.Now()
 	if err := h.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v", err)

@@ -43,14 +43,9 @@ func fsInstances(t *testing.T) []UpstreamConfig {
 // time (node servers), logging to logs.
 func realHub(t *testing.T, ups []UpstreamConfig, logs *syncBuffer) *Hub {
 	t.Helper()
-	h := NewHub(Options{Upstreams: ups, Reserved: ReservedNames(), InitTimeout: 60 * time.Second,
+	h := startHubWith(t, Options{Upstreams: ups, InitTimeout: 60 * time.Second,
 		Poisoning: integrity.Quarantine, RecheckEvery: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
 	for _, s := range h.Status() {
 		if s.State != StateConnected {
 			t.Fatalf("upstream %s: %s %s", s.Name, s.State, s.Err)
@@ -184,13 +179,11 @@ func orderedHub(t *testing.T, defs []mcp.Tool, first, second string) *Hub {
 		return serving(defs), nil
 	}
 	ups := []UpstreamConfig{builtinFake("a"), builtinFake("b"), builtinFake("evil")}
-	h = NewHub(Options{Upstreams: ups, Builtin: build, Reserved: ReservedNames(), InitTimeout: 20 * time.Second,
-		Poisoning: integrity.Quarantine, RecheckEvery: 20 * time.Millisecond, RefreshDebounce: 20 * time.Millisecond})
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
+	h = newTestHub(t, Options{Upstreams: ups, Builtin: build, InitTimeout: 20 * time.Second,
+		Poisoning: integrity.Quarantine, RecheckEvery: 20 * time.Millisecond})
+	if err := h.Start(t.Context()); err != nil { // the builder reads h: assigned before Start
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
 	return h
 }
 

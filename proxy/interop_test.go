@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 these tests declare the sampling capability, which clients of 2025-11-25 still have
+
 import (
 	"os"
 	"os/exec"
@@ -43,12 +45,7 @@ func interopHub(t *testing.T, dir string) *Hub {
 		{Name: "memory", Transport: TransportStdio, Command: npmServer(t, "mcp-server-memory"), Prefix: "mem_",
 			Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
 	}
-	h := NewHub(Options{Upstreams: ups, Reserved: ReservedNames(), InitTimeout: 60 * time.Second})
-	if err := h.Start(t.Context()); err != nil {
-		h.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
+	h := startHubWith(t, Options{Upstreams: ups, InitTimeout: 60 * time.Second})
 	for _, s := range h.Status() {
 		if s.State != StateConnected {
 			t.Fatalf("upstream %s: %s %s", s.Name, s.State, s.Err)

@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 these tests set the log level, which clients of 2025-11-25 still do
+
 import (
 	"context"
 	"log/slog"

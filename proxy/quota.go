@@ -12,14 +12,6 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// KindQuotaExceeded is a call refused by a quota of its principal and
-// tool; KindRepeatedCall a call refused because its session made the same
-// call too many times in a row.
-const (
-	KindQuotaExceeded Kind = "quota_exceeded"
-	KindRepeatedCall  Kind = "repeated_call"
-)
-
 // Quota bounds the calls of a principal to the tools that match it. The
 // calls of one principal to all the tools a quota matches count together;
 // with Principal "*" each principal has a count of its own.

@@ -16,12 +16,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// tokenClient connects a real MCP client over HTTP with a bearer token.
-// It speaks the protocol with sessions; stateless is the stateless one.
-func tokenClient(t *testing.T, url, token string) *sdkClient {
-	return tokenClientEra(t, url, token, sessionEra)
-}
-
+// tokenClientEra connects a real MCP client over HTTP with a bearer
+// token, in the protocol era era.
 func tokenClientEra(t *testing.T, url, token string, era *sdk.ClientSessionOptions) *sdkClient {
 	t.Helper()
 	cl, c := newSDKClient()

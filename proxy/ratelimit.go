@@ -12,8 +12,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RateLimit bounds the tool calls of each client session (RELIABILITY
-// SEC-15): a token bucket per session. Every tools/call takes a token, and
+// RateLimit bounds the tool calls of each client session (SEC-15 in
+// docs/reliability.md): a token bucket per session. Every tools/call takes a token, and
 // so does every call a plan makes, so that run_plan is no way around the
 // limit. The zero value is no limit.
 type RateLimit struct {

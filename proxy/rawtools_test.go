@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -343,35 +342,5 @@ func TestPinOfTypedFormMigrates(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "migrated 1 tool pins"); n != 1 {
 		t.Errorf("migration logged %d times, want once:\n%s", n, logs.String())
-	}
-}
-
-// The stdio line checks and the HTTP reply checks match the router's own
-// string ids as they match mcp-go's integer ones: the answer to a listing
-// is handed on, an answer to the integer id of the same digits is not.
-func TestReplyChecksAcceptStringIDs(t *testing.T) {
-	const id = `"mcp-router/tools/list/7"`
-	pending := &pendingIDs{}
-	var sent strings.Builder
-	tap := stdinTap{w: nopWriteCloser{&sent}, pending: pending}
-	if _, err := tap.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}` + "\n")); err != nil {
-		t.Fatal(err)
-	}
-	answer := `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`
-	dropped := 0
-	v := newLineVet(strings.NewReader(`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n"+answer+"\n"), pending,
-		func(err error, _ int) { t.Errorf("a line refused: %v", err) }, func(int) { dropped++ })
-	got, err := io.ReadAll(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != answer+"\n" || dropped != 1 {
-		t.Errorf("handed on %q (%d dropped), want only the answer to the string id (1 dropped)", got, dropped)
-	}
-	if err := vetReply([]byte(answer), idKey(json.RawMessage(id))); err != nil {
-		t.Errorf("reply guard: %v", err)
-	}
-	if err := vetReply([]byte(answer), idKey(json.RawMessage(`7`))); err == nil {
-		t.Error("reply guard: an answer to the string id taken for the integer id's")
 	}
 }

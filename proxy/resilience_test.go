@@ -17,12 +17,8 @@ import (
 // FI-08: a slow upstream's excess calls queue and then fail fast with
 // queue_full; another upstream's calls are not held up.
 func TestFI08HeadOfLineIsolation(t *testing.T) {
-	h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("slow"), builtinFake("fast")}, Builtin: fakeBuiltins,
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("slow"), builtinFake("fast")}, Builtin: fakeBuiltins,
 		MaxInFlight: 2, MaxQueue: 1})
-	if err := h.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
 	results := make(chan error, 5)
 	for range 5 {
 		go func() {

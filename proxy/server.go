@@ -16,11 +16,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/time/rate"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -267,19 +269,19 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ServeStdio serves one client over in and out until in ends or ctx is
 // done. Nothing but JSON-RPC is written to out. Each line is pre-checked
-// before mcp-go reads it (precheck_stdio.go). When ctx ends first, the
+// before mcp-go reads it (wire.StdioFilter). When ctx ends first, the
 // goroutine reading in ends when a Read blocked on in returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
-	filter := newStdioFilter(out, s.logger)
+	filter := wire.NewStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
 	filtered := make(chan struct{})
 	go func() {
 		defer close(filtered)
-		filter.run(ctx, in, toMCP)
+		filter.Run(ctx, in, toMCP)
 	}()
-	err := stdio.Listen(ctx, checked, filter.out)
+	err := stdio.Listen(ctx, checked, filter.Out())
 	checked.Close() // a filter blocked handing a line on stops
 	if err == nil {
 		<-filtered // mcp-go read to the end of the filter's output: the filter has returned
@@ -294,7 +296,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // on every call; Close shuts it down), in both protocol eras: sessions for
 // 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
 // random and only issued ones are accepted; each POSTed message is
-// pre-checked (precheck.go); the Host check and the body limit are Guard's.
+// pre-checked (wire.PrecheckHTTP); the Host check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
@@ -321,7 +323,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	return precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
+	return wire.PrecheckHTTP{Next: s.http, Log: s.logger, Cancelled: s.graces.cancelled}
 }
 
 // AllPath is the HTTP path that lists every tool, with enriched
@@ -334,24 +336,11 @@ const sessionIdleTTL = frontdoor.SessionIdleTTL
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
-// ownTools are the proxy's own tools, reserved against upstream names.
-var ownTools = []string{callToolName, requestMoreToolsName, describeToolsName, "run_plan", "plan", "routing_feedback"}
-
-// ReservedNames returns the tool names upstreams may not take.
-func ReservedNames() []string { return append([]string(nil), ownTools...) }
-
 // sync shows the catalog: every tool, prompt and resource, plus the
 // proxy's own tools. mcp-go sends list_changed to each session.
 func (s *Server) sync(c *Catalog) {
-	tools := []server.ServerTool{s.own(callToolDef, s.callTool), s.own(runPlanDef, s.runPlan)}
-	if s.planner != nil {
-		tools = append(tools, s.own(planDef, s.plan))
-	}
-	if s.lessons != nil {
-		tools = append(tools, s.own(feedbackDef, s.routingFeedback))
-	}
+	tools := s.ownServerTools()
 	if s.belts != nil {
-		tools = append(tools, s.own(requestMoreToolsDef, s.requestMoreTools), s.own(describeToolsDef, s.describeTools))
 		s.index.update(c)
 		s.belts.each(func(_ string, sess *routing.Session) {
 			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
@@ -364,11 +353,6 @@ func (s *Server) sync(c *Catalog) {
 	s.mcp.SetTools(tools...)
 	s.syncPrompts(c)
 	s.syncResources(c)
-}
-
-// own is one of the proxy's own tools, always loaded.
-func (s *Server) own(def mcp.Tool, h server.ToolHandlerFunc) server.ServerTool {
-	return server.ServerTool{Tool: withHints(def, ownSearchHint, true), Handler: h}
 }
 
 func (s *Server) syncPrompts(c *Catalog) {
@@ -494,11 +478,11 @@ type progressRelay struct {
 	ctx   context.Context
 	out   func(params map[string]any) // sends one notifications/progress
 	token mcp.ProgressToken
+	limit *rate.Limiter // safe for concurrent use
 
 	mu       sync.Mutex
 	last     float64   // the last progress accepted
 	lastSent time.Time // when a notification last went out
-	tokens   float64   // the rate limit's bucket
 	pending  *Progress // accepted but held back by the rate limit
 }
 
@@ -526,7 +510,12 @@ func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
 			_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), params)
 		}
 	}
-	return &progressRelay{ctx: ctx, out: out, token: meta.ProgressToken, last: math.Inf(-1)}
+	return newProgressRelay(ctx, meta.ProgressToken, out)
+}
+
+// newProgressRelay relays to out, under token, for the call of ctx.
+func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(params map[string]any)) *progressRelay {
+	return &progressRelay{ctx: ctx, out: out, token: token, last: math.Inf(-1), limit: rate.NewLimiter(progressRate, progressBurst)}
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
@@ -547,17 +536,12 @@ func (r *progressRelay) send(p Progress) {
 	}
 	r.last = p.Progress
 	now := time.Now()
-	avail := float64(progressBurst) // the bucket as of now: refilled since the last send
-	if !r.lastSent.IsZero() {
-		avail = min(progressBurst, r.tokens+now.Sub(r.lastSent).Seconds()*progressRate)
-	}
 	final := p.Total > 0 && p.Progress >= p.Total
-	if !final && avail < 1 {
+	if !r.limit.AllowN(now, 1) && !final { // a final value goes out, token or not
 		r.pending = &p
 		r.mu.Unlock()
 		return
 	}
-	r.tokens = max(0, avail-1)
 	r.pending, r.lastSent = nil, now
 	r.mu.Unlock()
 	r.notify(p)

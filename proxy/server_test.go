@@ -1,10 +1,11 @@
 package proxy
 
+//lint:file-ignore SA1019 these tests drive the sampling and logging features that clients of 2025-11-25 still use
+
 import (
 	"context"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -355,8 +356,7 @@ func TestServerRelaysSamplingAndLogsToTheCaller(t *testing.T) {
 // the relay is driven directly.)
 func TestFI17ProgressFloodIsRateLimited(t *testing.T) {
 	var got []float64
-	r := &progressRelay{ctx: t.Context(), token: "flood", last: math.Inf(-1),
-		out: func(p map[string]any) { got = append(got, p["progress"].(float64)) }}
+	r := newProgressRelay(t.Context(), "flood", func(p map[string]any) { got = append(got, p["progress"].(float64)) })
 	start := time.Now()
 	for i := 1; i <= 5000; i++ {
 		r.send(Progress{Progress: float64(i)})
@@ -370,8 +370,7 @@ func TestFI17ProgressFloodIsRateLimited(t *testing.T) {
 	if !slices.IsSorted(got) || got[len(got)-1] != 5000 {
 		t.Errorf("sent %v..., want rising values ending with the latest", got[:min(5, len(got))])
 	}
-	few := &progressRelay{ctx: t.Context(), token: "few", last: math.Inf(-1),
-		out: func(p map[string]any) { got = append(got, p["progress"].(float64)) }}
+	few := newProgressRelay(t.Context(), "few", func(p map[string]any) { got = append(got, p["progress"].(float64)) })
 	got = nil
 	for i := 1; i <= 3; i++ {
 		few.send(Progress{Progress: float64(i), Total: 3})

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // ErrUnauthorized marks a remote upstream that answered 401: it needs a
@@ -80,7 +79,7 @@ func (c UpstreamConfig) host() string {
 }
 
 // forModel is err's text for a model: a remote upstream's host, which the
-// log and doctor show, is left out (DESIGN decision 8: no internal URLs).
+// log and doctor show, is left out (decision 8 in docs/design.md: no internal URLs).
 func (u *upstream) forModel(err error) error {
 	if err == nil || (u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE) {
 		return err
@@ -308,45 +307,6 @@ func (h *Hub) pendingOwner(name string) *upstream {
 	return best
 }
 
-// startWaitedKey marks, in a rerouted call's _meta, a call that has
-// already waited StartWait for its upstream.
-const startWaitedKey = "mcp-router/start-waited"
-
-// holdForStart is a tools/call hook for a tool name not registered yet
-// whose prefix is that of an upstream still starting: it waits (up to
-// StartWait) for the upstream, whose tools are registered before the
-// wait ends. When the tool is still missing, the call is served as
-// call_tool serves it, without a second wait, so that the client gets an
-// isError result saying the upstream is starting (or down) instead of
-// "unknown tool". A name that is nobody's is left to mcp-go (-32602).
-func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
-	name := req.Params.Name
-	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
-		return
-	}
-	if s.hub.awaitTool(ctx, name) == nil {
-		s.hub.settle() // a rebuild may be registering it: let it end
-		return
-	}
-	inner := req.GetArguments()
-	if inner == nil {
-		inner = map[string]any{}
-	}
-	meta := &mcp.Meta{AdditionalFields: map[string]any{startWaitedKey: true}}
-	if m := req.Params.Meta; m != nil {
-		meta.ProgressToken = m.ProgressToken
-	}
-	req.Params.Name, req.Params.Arguments, req.Params.RawArguments = callToolName, map[string]any{"name": name, "arguments": inner}, nil
-	req.Params.Meta = meta
-}
-
+// startWaitedCtxKey marks the context of a call that has waited for its
+// upstream already (see startWaited).
 type startWaitedCtxKey struct{}
-
-// startWaited reports, for a call_tool request, that the call already
-// waited for its upstream (holdForStart rerouted it): ctx says so to the hub.
-func startWaited(ctx context.Context, meta *mcp.Meta) context.Context {
-	if meta == nil || meta.AdditionalFields[startWaitedKey] != true {
-		return ctx
-	}
-	return context.WithValue(ctx, startWaitedCtxKey{}, true)
-}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
@@ -72,13 +73,8 @@ func (g *gates) builtins(name string, args []string) (*server.MCPServer, error) 
 func launchHub(t *testing.T, g *gates, opts Options) *Hub {
 	t.Helper()
 	opts.Builtin = g.builtins
-	opts.Reserved = ReservedNames()
-	if opts.InitTimeout == 0 {
-		opts.InitTimeout = time.Minute
-	}
-	opts.BackoffMin, opts.BackoffMax, opts.RefreshDebounce = 20*time.Millisecond, 200*time.Millisecond, 20*time.Millisecond
-	h := NewHub(opts)
-	t.Cleanup(func() { h.Close() })
+	opts.InitTimeout = cmp.Or(opts.InitTimeout, time.Minute)
+	h := newTestHub(t, opts)
 	t.Cleanup(g.openAll) // runs first: no upstream stays blocked in its builder
 	if err := h.Launch(t.Context()); err != nil {
 		t.Fatalf("Launch: %v", err)

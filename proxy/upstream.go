@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // State is an upstream's connection state.
@@ -217,6 +219,7 @@ func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
 		// client; the upstream sends everything from info up.
 		req := mcp.SetLevelRequest{}
 		req.Params.Level = mcp.LoggingLevelInfo
+		//lint:ignore SA1019 upstreams are pinned to 2025-11-25 by default, where logging/setLevel still exists
 		if err := c.client.SetLevel(ctx, req); err != nil {
 			u.logger.Debug("setting the upstream's log level", "err", withoutURL(err))
 		}
@@ -487,7 +490,7 @@ func (u *upstream) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	defer cancel()
 	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
 	defer stopProgress()
-	callCtx, check := withReplyCheck(deadline.idle)
+	callCtx, check := wire.WithReplyCheck(deadline.idle)
 	res, err := c.client.CallTool(callCtx, req)
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
@@ -520,7 +523,7 @@ func (u *upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 // protocol leaves the connection up; a broken connection is given up,
 // and the call not retried: it may have reached the upstream, and a tool
 // call need not be idempotent (FI-01).
-func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadline, check *replyCheck, err error) error {
+func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadline, check *wire.ReplyCheck, err error) error {
 	if ctx.Err() != nil {
 		return err // the caller went away
 	}
@@ -528,11 +531,11 @@ func (u *upstream) callFailed(ctx context.Context, c *conn, deadline *callDeadli
 		c.timedOut(timeout)
 		return timeout
 	}
-	if refused := check.problem(); refused != nil {
-		return refused // an HTTP reply replyGuard refused
+	if refused := check.Problem(); refused != nil {
+		return refused // an HTTP reply wire.ReplyGuard refused
 	}
-	if refused := protocolReply(err); refused != nil {
-		return refused // a stdio line lineVet refused
+	if refused := wire.ProtocolReply(err); refused != nil {
+		return refused // a stdio line wire.LineVet refused
 	}
 	if needsLogin(err) {
 		return err // a 401 judges this request's credentials (per caller), not the connection

@@ -17,7 +17,7 @@ const (
 )
 
 // DefaultProtocolVersion is the MCP protocol version upstream clients pin by
-// default (DESIGN decision 3).
+// default (decision 3 in docs/design.md).
 const DefaultProtocolVersion = "2025-11-25"
 
 // UpstreamConfig describes one upstream MCP server, already decoded and

@@ -243,8 +243,6 @@ func rewriteOperators(q string) string {
 	return q
 }
 
-func isDigitByte(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
-
 // replaceWord replaces each whole-word occurrence of from (lower-case)
 // in s, in any case, with to. Case is folded in ASCII only, so that
 // offsets in s and its folded copy agree.

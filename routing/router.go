@@ -16,19 +16,24 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// RouterOptions configures a Router (seed 002, tiers 1 and 2). Zero values
-// take the defaults in brackets.
+// RouterOptions configures a Router (routing tiers 1 and 2 in
+// docs/design.md). Zero values take the defaults in brackets; a negative
+// value means zero, for the options where zero means something (TopK,
+// Threshold, CollisionDelta, the coverages, SemanticWeight), and the
+// default for the multipliers SameDomain and CrossDomain.
 type RouterOptions struct {
 	// TopK tools are kept whatever their score, above the noise floor
-	// (Fuse.MinQRScore) [5].
+	// (Fuse.MinQRScore) [5]; negative: none is kept by rank alone.
 	TopK int
-	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
+	// Threshold keeps any tool scoring at least this much, beyond TopK
+	// [0.35]; negative: every ranked tool scores enough.
 	Threshold float64
 	// SameDomain and CrossDomain multiply scores when the session has a
 	// domain context [1.15, 0.7].
 	SameDomain, CrossDomain float64
 	// CollisionDelta: top-1 and top-2 from different domains within this
-	// score of each other raise a routing alert [0.08].
+	// score of each other raise a routing alert [0.08]; negative: no
+	// collision alert.
 	CollisionDelta float64
 	// DiscoveryPrefixes mark an upstream's discovery tools, loaded along
 	// with any of its tools that is selected [get_, list_, search_].
@@ -55,7 +60,7 @@ type RouterOptions struct {
 	// Lexical is the lexical index; nil makes a new one.
 	Lexical *Index
 	// Semantic, when set, adds embedding scores, fused with weight
-	// SemanticWeight [0.5].
+	// SemanticWeight [0.5]; negative: the lexical score alone.
 	Semantic       *SemanticIndex
 	SemanticWeight float64
 	// Lessons, when set, re-scores the ranked candidates with what
@@ -83,6 +88,14 @@ const (
 	DefaultSameDomain     = 1.15
 	DefaultCrossDomain    = 0.7
 	DefaultCollisionDelta = 0.08
+	// DefaultSemanticWeight is the embedding score's share when
+	// embeddings are on.
+	DefaultSemanticWeight = 0.5
+	// DefaultMaxTools is how many routed tools a session's belt holds.
+	DefaultMaxTools = fuse.DefaultMaxTools
+	// DefaultContextSize is how many recent domains make up a session's
+	// domain context.
+	DefaultContextSize = 3
 	// DefaultAbstainCoverage trades abstaining on requests no tool serves
 	// against abstaining on ones a tool does. Measured on requests that no
 	// tool of a catalog of real MCP servers serves, on generated requests
@@ -109,49 +122,34 @@ const (
 )
 
 // DefaultNoiseFloor is the router's min_qr_score: the router already keeps
-// anything at or above its threshold (0.35, the seed's typical
-// min_qr_score), so the fuse floor only stops its top-k from padding the
-// belt with tools that barely match.
+// anything at or above its threshold (DefaultThreshold, the fuse
+// policy's own default min_qr_score), so the fuse floor only stops its
+// top-k from padding the belt with tools that barely match.
 const DefaultNoiseFloor = 0.2
 
-// DefaultFusePolicy is the seed's fuse policy with the router's noise floor.
+// DefaultFusePolicy is fuse.DefaultPolicy with the router's noise floor.
 func DefaultFusePolicy() fuse.Policy {
 	p := fuse.DefaultPolicy()
 	p.MinQRScore = DefaultNoiseFloor
 	return p
 }
 
-// DefaultDiscoveryPrefixes are the seed's discovery-tool prefixes.
+// DefaultDiscoveryPrefixes mark the usual discovery tools: getters,
+// listers and searches.
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
-	if o.TopK <= 0 {
-		o.TopK = DefaultTopK
-	}
-	if o.Threshold <= 0 {
-		o.Threshold = DefaultThreshold
-	}
+	o.TopK = orDefault(o.TopK, DefaultTopK)
+	o.Threshold = orDefault(o.Threshold, DefaultThreshold)
 	if o.SameDomain <= 0 {
 		o.SameDomain = DefaultSameDomain
 	}
 	if o.CrossDomain <= 0 {
 		o.CrossDomain = DefaultCrossDomain
 	}
-	if o.CollisionDelta <= 0 {
-		o.CollisionDelta = DefaultCollisionDelta
-	}
-	switch {
-	case o.KeepCoverage == 0:
-		o.KeepCoverage = DefaultKeepCoverage
-	case o.KeepCoverage < 0:
-		o.KeepCoverage = 0
-	}
-	switch {
-	case o.AbstainCoverage == 0:
-		o.AbstainCoverage = DefaultAbstainCoverage
-	case o.AbstainCoverage < 0:
-		o.AbstainCoverage = 0
-	}
+	o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
+	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
+	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -162,12 +160,22 @@ func (o *RouterOptions) defaults() {
 	if o.Lexical == nil {
 		o.Lexical = NewIndex(IndexOptions{})
 	}
-	if o.SemanticWeight <= 0 {
-		o.SemanticWeight = 0.5
-	}
+	o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// orDefault is how an option reads: zero takes def, a negative value means
+// zero, any other value is itself.
+func orDefault[T int | float64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // Router ranks the catalog for a request and decides which tools to hand

@@ -17,7 +17,7 @@ var ErrBreakerOpen = errors.New("discovery circuit breaker open")
 // SessionOptions configures a Session. Zero values take the defaults in brackets.
 type SessionOptions struct {
 	// MaxTools caps the routed tools on the belt; core and the proxy's own
-	// tools do not count [12].
+	// tools do not count [DefaultMaxTools].
 	MaxTools int
 	// MaxDiscoveries and ResetAfter configure the discovery breaker [3, 2m].
 	MaxDiscoveries int
@@ -73,10 +73,10 @@ type detour struct {
 // NewSession starts a session with an empty belt and no domain context.
 func (r *Router) NewSession(opts SessionOptions) *Session {
 	if opts.MaxTools <= 0 {
-		opts.MaxTools = 12
+		opts.MaxTools = DefaultMaxTools
 	}
 	if opts.ContextSize <= 0 {
-		opts.ContextSize = 3
+		opts.ContextSize = DefaultContextSize
 	}
 	return &Session{
 		router: r,

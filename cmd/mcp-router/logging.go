@@ -26,7 +26,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err != nil {
 		lvl = slog.LevelInfo
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{
+	return slog.New(tint.NewTextHandler(w, &tint.Options{
 		Level:      lvl,
 		TimeFormat: time.TimeOnly,
 		NoColor:    !isTerminal(w),

@@ -35,11 +35,15 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 	if cfg.Log.Wire {
 		opts.Logger = wireLogger(log)
 	}
-	if r.KeepCoverage == 0 {
-		opts.KeepCoverage = -1 // off
+	// The file's 0 means zero; the router reads a zero option as its
+	// default and a negative one as zero.
+	for _, o := range []*float64{&opts.Threshold, &opts.CollisionDelta, &opts.KeepCoverage, &opts.AbstainCoverage, &opts.SemanticWeight} {
+		if *o == 0 {
+			*o = -1
+		}
 	}
-	if r.AbstainCoverage == 0 {
-		opts.AbstainCoverage = -1 // off
+	if opts.TopK == 0 {
+		opts.TopK = -1
 	}
 	if mem != nil {
 		opts.Lessons = mem

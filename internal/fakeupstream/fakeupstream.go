@@ -232,6 +232,7 @@ func (f *fake) readme(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.Res
 }
 
 func (f *fake) sample(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	//lint:ignore SA1019 the fake asks for sampling to test its passthrough for clients of 2025-11-25
 	res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{
 		CreateMessageParams: mcp.CreateMessageParams{
 			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},

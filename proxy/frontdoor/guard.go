@@ -19,15 +19,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
-// defaultMaxBodyBytes is the go-sdk's default limit on one client message.
-const defaultMaxBodyBytes = 4 << 20
-
-// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
-const DefaultMaxBodyBytes = defaultMaxBodyBytes
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default: the bound on one
+// client message that the wire checks share.
+const DefaultMaxBodyBytes = wire.MaxMessageBytes
 
 // Defaults of Options' bounds on each client.
 const (
@@ -129,7 +127,7 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		g.metadataURL = MetadataURL(opts.OIDC.opts.Resource)
 	}
 	if g.maxBody <= 0 {
-		g.maxBody = defaultMaxBodyBytes
+		g.maxBody = DefaultMaxBodyBytes
 	}
 	g.bodies.limit = max(g.bodies.limit, g.maxBody) // room for one body of the most allowed size
 	if g.log == nil {
@@ -463,23 +461,9 @@ func writeRefusal(w http.ResponseWriter, status int, message string) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// maxLogValue bounds what a client-chosen header puts in one log line.
-const maxLogValue = 256
-
-// LogSafe makes a client-chosen value safe for a log line (SEC-14): a
-// value with anything unprintable (CR, LF, ESC, bidi controls, invalid
-// UTF-8) has it escaped as in a Go string literal, and long values are
-// cut. The log handler adds its own quotes.
-func LogSafe(s string) string {
-	if len(s) > maxLogValue {
-		s = s[:maxLogValue] + "..."
-	}
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || r == utf8.RuneError }) < 0 {
-		return s
-	}
-	q := strconv.QuoteToASCII(s)
-	return q[1 : len(q)-1]
-}
+// LogSafe makes a client-chosen value safe for a log line (SEC-14); see
+// wire.LogSafe, which the checks of each message use too.
+func LogSafe(s string) string { return wire.LogSafe(s) }
 
 // CheckListen refuses to serve a non-loopback address without
 // authentication (SEC-03): bearer tokens or an issuer in opts.

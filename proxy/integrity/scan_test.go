@@ -344,7 +344,7 @@ func FuzzScan(f *testing.F) {
 				t.Errorf("malformed finding %+v", fd)
 			}
 		}
-		if Hash(tool) != Hash(tool) {
+		if first, again := Hash(tool), Hash(tool); first != again {
 			t.Error("Hash is not deterministic")
 		}
 		for _, m := range []marker{hiddenInstruction, secretFile, secretWords} {

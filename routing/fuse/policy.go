@@ -91,11 +91,15 @@ func (p Policy) UserFacing() func(string) bool {
 	return func(tool string) bool { return !internal[tool] }
 }
 
-// DefaultPolicy returns the seed's defaults with this product's belt size:
-// a belt of 12 rather than 3, since the belt also carries the core tools.
+// DefaultMaxTools is the belt size: routed tools on a session's belt.
+const DefaultMaxTools = 12
+
+// DefaultPolicy returns the default fuse policy. Its belt, DefaultMaxTools,
+// is larger than a bare router's few tools, since the belt also carries
+// the core tools.
 func DefaultPolicy() Policy {
 	return Policy{
-		MaxTools:              12,
+		MaxTools:              DefaultMaxTools,
 		RequireUserFacing:     true,
 		MinQRScore:            0.35,
 		AdoptQRWhenNeedsEmpty: true,

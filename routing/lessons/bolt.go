@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // lockTimeout is how long OpenBolt waits for the file lock that another
@@ -42,7 +43,7 @@ func OpenBolt(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("opening lessons file %s: %w", path, err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("opening lessons file %s: %w", path, ErrInUse)
 	}
 	if err != nil {

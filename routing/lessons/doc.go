@@ -1,4 +1,5 @@
-// Package lessons is the router's experience memory (seed 002, tier 3):
+// Package lessons is the router's experience memory (tier 3 of routing in
+// docs/design.md):
 // routing that learns from its detours and from corrections, at once and
 // for good.
 //

@@ -6,7 +6,7 @@
 // MCP_ROUTER_OLLAMA_URL and friends override them); the profiles are
 // decoded from the YAML node tree directly, because viper lower-cases map
 // keys and environment variable and header names must keep their case
-// (DESIGN decision 10), and because only the node tree knows line numbers.
+// (decision 10 in docs/design.md), and because only the node tree knows line numbers.
 package config
 
 import (

@@ -45,7 +45,8 @@ type Limits struct {
 	LessonsBytes int
 
 	// NotificationsPerSecond and NotificationBurst are the bucket of each
-	// upstream's notifications; 0 is the proxy's default (100, 200).
+	// upstream's notifications; 0 takes proxy.DefaultNotificationsPerSecond
+	// and proxy.DefaultNotificationBurst.
 	NotificationsPerSecond float64
 	NotificationBurst      int
 

@@ -48,16 +48,16 @@ type Routing struct {
 	Fuse    fuse.Policy
 }
 
-// The routing defaults (seed 002, DESIGN decision 5).
+// The routing defaults (decision 5 in docs/design.md).
 func defaultRouting() Routing {
 	return Routing{
-		Mode: "routed", TopK: 5, Threshold: 0.35, MaxTools: 12,
-		SameDomain: 1.15, CrossDomain: 0.7, CollisionDelta: 0.08,
+		Mode: "routed", TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold, MaxTools: routing.DefaultMaxTools,
+		SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
 		AbstainCoverage:   routing.DefaultAbstainCoverage,
 		KeepCoverage:      routing.DefaultKeepCoverage,
-		DiscoveryPrefixes: []string{"get_", "list_", "search_"},
-		MaxDiscoveries:    3, ResetAfter: 2 * time.Minute,
-		SemanticWeight: 0.5,
+		DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
+		MaxDiscoveries:    fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
+		SemanticWeight: routing.DefaultSemanticWeight,
 		Lessons:        true,
 		Fuse:           routing.DefaultFusePolicy(),
 	}
@@ -347,19 +347,23 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		}
 		out.Mode = r.Mode
 	}
+	// A value written in the file is taken as written: 0 is zero (newRouter
+	// hands it on as the router's "zero", a negative value). A multiplier
+	// of 0 would erase every score, so the affinities must be above it.
 	checks := []struct {
-		key    string
-		src    *float64
-		dst    *float64
-		lo, hi float64
+		key      string
+		src      *float64
+		dst      *float64
+		lo, hi   float64
+		positive bool
 	}{
-		{"threshold", r.Threshold, &out.Threshold, 0, 1},
-		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1},
-		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1},
-		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1},
-		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10},
-		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10},
-		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1},
+		{"threshold", r.Threshold, &out.Threshold, 0, 1, false},
+		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
+		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
+		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
+		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},
+		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
+		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},
 	}
 	for _, c := range checks {
 		if c.src == nil {
@@ -367,6 +371,9 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		}
 		if *c.src < c.lo || *c.src > c.hi {
 			return out, &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
+		}
+		if c.positive && *c.src == 0 {
+			return out, &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
 		}
 		*c.dst = *c.src
 	}

@@ -1,10 +1,11 @@
-package proxy
+package wire
 
 // The pre-check: every message a client sends is checked here, in one
 // pass over its bytes (jsonscan.go), before mcp-go parses it. A message
 // JSON-RPC or MCP does not allow is answered here with the JSON-RPC error
 // that names the problem, or, when it cannot be answered (a notification
-// or a response), dropped. RELIABILITY BI-01..BI-03, BI-08, BI-10, BI-13.
+// or a response), dropped: BI-01..BI-03, BI-08, BI-10 and BI-13 in
+// docs/reliability.md.
 
 import (
 	"bytes"
@@ -351,7 +352,7 @@ func cutEcho(s string) string {
 	return s
 }
 
-// precheckHTTP runs the pre-check on each POSTed JSON-RPC message before
+// PrecheckHTTP runs the pre-check on each POSTed JSON-RPC message before
 // mcp-go's streamable HTTP server reads it: a refused message gets HTTP
 // 400 with the JSON-RPC error, a dropped notification 202 and no body.
 // An initialize that carries an Mcp-Session-Id is refused: a session is
@@ -359,18 +360,18 @@ func cutEcho(s string) string {
 // header). Requests before initialize need no check here: without a
 // session id, mcp-go answers them 404. The body is read whole; Guard
 // bounds it.
-type precheckHTTP struct {
-	next http.Handler
-	log  *slog.Logger
-	// cancelled, when set, hears each notifications/cancelled that passes,
+type PrecheckHTTP struct {
+	Next http.Handler
+	Log  *slog.Logger
+	// Cancelled, when set, hears each notifications/cancelled that passes,
 	// with the session and the requestId as sent (the grace period's
 	// cancel, FI-19).
-	cancelled func(session string, requestID json.RawMessage)
+	Cancelled func(session string, requestID json.RawMessage)
 }
 
-func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil || !isJSONContent(r.Header.Get("Content-Type")) {
-		h.next.ServeHTTP(w, r) // mcp-go answers what is not a JSON POST
+		h.Next.ServeHTTP(w, r) // mcp-go answers what is not a JSON POST
 		return
 	}
 	body, err := readBody(r)
@@ -382,29 +383,29 @@ func (h precheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if v.pass() && r.Header.Get(server.HeaderKeySessionID) != "" && methodIs(v.env.method, string(mcp.MethodInitialize)) {
 		id, _ := validID(v.env.id)
 		v = refusal(mcp.INVALID_REQUEST, id, "initialize within session %s, which is initialized already",
-			logSafe(cutEcho(r.Header.Get(server.HeaderKeySessionID))))
+			LogSafe(cutEcho(r.Header.Get(server.HeaderKeySessionID))))
 	}
 	switch {
 	case v.drop:
-		h.log.Debug("client message dropped", "transport", "http", "reason", logSafe(v.reason))
+		h.Log.Debug("client message dropped", "transport", "http", "reason", LogSafe(v.reason))
 		w.WriteHeader(http.StatusAccepted)
 	case !v.pass():
 		h.refusal(w, v)
 	default:
-		if h.cancelled != nil && v.env.id == nil && methodIs(v.env.method, string(mcp.MethodNotificationCancelled)) {
+		if h.Cancelled != nil && v.env.id == nil && methodIs(v.env.method, string(mcp.MethodNotificationCancelled)) {
 			if id, err := cancelledID(v.env.params); err == nil {
-				h.cancelled(r.Header.Get(server.HeaderKeySessionID), id)
+				h.Cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
 		}
 		body = sanitizeUTF8(body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		h.next.ServeHTTP(w, r)
+		h.Next.ServeHTTP(w, r)
 	}
 }
 
-func (h precheckHTTP) refusal(w http.ResponseWriter, v verdict) {
-	h.log.Debug("client message refused", "transport", "http", "code", v.code, "reason", logSafe(v.reason))
+func (h PrecheckHTTP) refusal(w http.ResponseWriter, v verdict) {
+	h.Log.Debug("client message refused", "transport", "http", "code", v.code, "reason", LogSafe(v.reason))
 	body := append(v.reply(), '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -423,7 +424,7 @@ func isJSONContent(ct string) bool {
 // is known (Guard sets it).
 func readBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength <= defaultMaxBodyBytes {
+	if r.ContentLength > 0 && r.ContentLength <= MaxMessageBytes {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(r.Body)

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 // A single-pass JSON scanner for the pre-check (precheck.go): it checks
 // that a message is one well-formed JSON value no deeper than a limit,
@@ -11,7 +11,7 @@ import (
 )
 
 // maxJSONDepth is the deepest nesting of objects and arrays a client
-// message may have (RELIABILITY BI-08); the message itself is depth 1, so
+// message may have (BI-08 in docs/reliability.md); the message itself is depth 1, so
 // tools/call arguments may nest about 60 levels.
 const maxJSONDepth = 64
 

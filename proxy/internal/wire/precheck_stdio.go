@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 // The pre-check over stdio: a filter between the client's input and
 // mcp-go's StdioServer, and a writer that keeps whole messages whole.
@@ -16,31 +16,35 @@ import (
 )
 
 // maxStdioMessage bounds one line from a stdio client, as Guard bounds an
-// HTTP body (RELIABILITY FI-12): a longer line is skipped up to its
+// HTTP body (FI-12 in docs/reliability.md): a longer line is skipped up to its
 // newline and answered -32600, and the session goes on.
-const maxStdioMessage = defaultMaxBodyBytes
+const maxStdioMessage = MaxMessageBytes
 
-// stdioFilter pre-checks each line a stdio client sends: it answers or
+// StdioFilter pre-checks each line a stdio client sends: it answers or
 // drops the bad ones itself and hands the rest to mcp-go. It also keeps
 // the connection's handshake (BI-10), which mcp-go's stdio server does
 // not: until initialize is answered only ping and
 // initialize itself are served, and initialize is served once.
-type stdioFilter struct {
+type StdioFilter struct {
 	out     *stdioOut
 	life    *handshake
 	log     *slog.Logger
 	maxLine int
 }
 
-func newStdioFilter(out io.Writer, log *slog.Logger) *stdioFilter {
+func NewStdioFilter(out io.Writer, log *slog.Logger) *StdioFilter {
 	life := &handshake{}
-	return &stdioFilter{out: &stdioOut{life: life, w: out}, life: life, log: log, maxLine: maxStdioMessage}
+	return &StdioFilter{out: &stdioOut{life: life, w: out}, life: life, log: log, maxLine: maxStdioMessage}
 }
 
-// run reads in line by line and writes the lines that pass to to, until in
+// Out is where mcp-go writes its answers: each whole message is written
+// at once, and the handshake learns when initialize is answered.
+func (f *StdioFilter) Out() io.Writer { return f.out }
+
+// Run reads in line by line and writes the lines that pass to to, until in
 // ends, to is closed or ctx is done; then it closes to, with in's error if
 // any. A Read blocked on in cannot be interrupted: run returns once it does.
-func (f *stdioFilter) run(ctx context.Context, in io.Reader, to *io.PipeWriter) {
+func (f *StdioFilter) Run(ctx context.Context, in io.Reader, to *io.PipeWriter) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var buf []byte
 	for ctx.Err() == nil {
@@ -85,7 +89,7 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 }
 
 // handle pre-checks one line; the error is to's.
-func (f *stdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
+func (f *StdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
 	var v verdict
 	if tooLong {
 		v = refusal(mcp.INVALID_REQUEST, nil, "message larger than %d bytes", f.maxLine)
@@ -94,9 +98,9 @@ func (f *stdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
 	}
 	switch {
 	case v.drop:
-		f.log.Debug("client message dropped", "transport", "stdio", "reason", logSafe(v.reason))
+		f.log.Debug("client message dropped", "transport", "stdio", "reason", LogSafe(v.reason))
 	case !v.pass():
-		f.log.Debug("client message refused", "transport", "stdio", "code", v.code, "reason", logSafe(v.reason))
+		f.log.Debug("client message refused", "transport", "stdio", "code", v.code, "reason", LogSafe(v.reason))
 		if _, err := f.out.write(append(v.reply(), '\n')); err != nil {
 			f.log.Debug("refusal not sent", "transport", "stdio", "err", err)
 		}
@@ -143,7 +147,7 @@ const (
 	handshakeReady        // initialize answered with a result
 )
 
-// handshake is a stdio connection's handshake state (RELIABILITY BI-10).
+// handshake is a stdio connection's handshake state (BI-10 in docs/reliability.md).
 type handshake struct {
 	mu     sync.Mutex
 	state  int

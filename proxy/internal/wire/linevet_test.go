@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"encoding/json"
@@ -10,14 +10,14 @@ import (
 
 // A stdio upstream's lines, checked one by one (FI-09).
 
-// vetLines runs lines through a lineVet while the requests with ids
+// vetLines runs lines through a LineVet while the requests with ids
 // 1 and 2 wait, and returns what mcp-go would read and how many
 // violations were counted.
 func vetLines(t *testing.T, lines ...string) (string, int) {
 	t.Helper()
-	pending := &pendingIDs{}
+	pending := &PendingIDs{}
 	var sent strings.Builder
-	tap := stdinTap{w: nopWriteCloser{&sent}, pending: pending}
+	tap := StdinTap{W: nopWriteCloser{&sent}, Pending: pending}
 	for _, req := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`,
@@ -29,7 +29,7 @@ func vetLines(t *testing.T, lines ...string) (string, int) {
 		}
 	}
 	violations := 0
-	v := newLineVet(strings.NewReader(strings.Join(lines, "\n")+"\n"), pending,
+	v := NewLineVet(strings.NewReader(strings.Join(lines, "\n")+"\n"), pending,
 		func(error, int) { violations++ }, func(int) {})
 	got, err := io.ReadAll(v)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestLineVet(t *testing.T) {
 	}
 }
 
-// describe renders a line lineVet handed on: an error response it put in
+// describe renders a line LineVet handed on: an error response it put in
 // place of a broken one is "error <id>".
 func describe(line string) string {
 	var m struct {
@@ -85,8 +85,38 @@ func describe(line string) string {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if json.Unmarshal([]byte(line), &m) == nil && m.Error != nil && protocolReply(errors.New(m.Error.Message)) != nil {
+	if json.Unmarshal([]byte(line), &m) == nil && m.Error != nil && ProtocolReply(errors.New(m.Error.Message)) != nil {
 		return "error " + string(m.ID)
 	}
 	return line
+}
+
+// The stdio line checks and the HTTP reply checks match the router's own
+// string ids as they match mcp-go's integer ones: the answer to a listing
+// is handed on, an answer to the integer id of the same digits is not.
+func TestReplyChecksAcceptStringIDs(t *testing.T) {
+	const id = `"mcp-router/tools/list/7"`
+	pending := &PendingIDs{}
+	var sent strings.Builder
+	tap := StdinTap{W: nopWriteCloser{&sent}, Pending: pending}
+	if _, err := tap.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	answer := `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`
+	dropped := 0
+	v := NewLineVet(strings.NewReader(`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n"+answer+"\n"), pending,
+		func(err error, _ int) { t.Errorf("a line refused: %v", err) }, func(int) { dropped++ })
+	got, err := io.ReadAll(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != answer+"\n" || dropped != 1 {
+		t.Errorf("handed on %q (%d dropped), want only the answer to the string id (1 dropped)", got, dropped)
+	}
+	if err := vetReply([]byte(answer), idKey(json.RawMessage(id))); err != nil {
+		t.Errorf("reply guard: %v", err)
+	}
+	if err := vetReply([]byte(answer), idKey(json.RawMessage(`7`))); err == nil {
+		t.Error("reply guard: an answer to the string id taken for the integer id's")
+	}
 }

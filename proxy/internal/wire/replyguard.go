@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bufio"
@@ -18,34 +18,34 @@ import (
 // garbage looks like a dead upstream; it logs and skips an SSE event that
 // is not JSON, so the call ends with "unexpected nil response"; and it
 // dispatches the unfinished event of a stream that breaks off, so a
-// partial result reaches the caller. replyGuard, the RoundTripper of every
+// partial result reaches the caller. ReplyGuard, the RoundTripper of every
 // streamable-HTTP upstream, checks each reply to a POSTed request before
 // mcp-go reads it: a broken one fails the read, and the reason is kept in
-// the call's replyCheck, so the call fails as upstream_protocol_error and
+// the call's ReplyCheck, so the call fails as upstream_protocol_error and
 // the connection is kept.
 
-// replyCheck keeps the first reason a call's reply was refused.
-type replyCheck struct {
+// ReplyCheck keeps the first reason a call's reply was refused.
+type ReplyCheck struct {
 	mu  sync.Mutex
 	err error
 }
 
 type replyCheckKey struct{}
 
-// withReplyCheck returns ctx carrying a new replyCheck for one call.
-func withReplyCheck(ctx context.Context) (context.Context, *replyCheck) {
-	c := &replyCheck{}
+// WithReplyCheck returns ctx carrying a new ReplyCheck for one call.
+func WithReplyCheck(ctx context.Context) (context.Context, *ReplyCheck) {
+	c := &ReplyCheck{}
 	return context.WithValue(ctx, replyCheckKey{}, c), c
 }
 
-func replyCheckFrom(ctx context.Context) *replyCheck {
-	c, _ := ctx.Value(replyCheckKey{}).(*replyCheck)
+func replyCheckFrom(ctx context.Context) *ReplyCheck {
+	c, _ := ctx.Value(replyCheckKey{}).(*ReplyCheck)
 	return c
 }
 
 // fail keeps err unless a reason is kept already, and returns it. A nil
 // check keeps nothing.
-func (c *replyCheck) fail(err error) error {
+func (c *ReplyCheck) fail(err error) error {
 	if c == nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (c *replyCheck) fail(err error) error {
 }
 
 // problem is the reason kept, or nil.
-func (c *replyCheck) problem() error {
+func (c *ReplyCheck) Problem() error {
 	if c == nil {
 		return nil
 	}
@@ -67,23 +67,23 @@ func (c *replyCheck) problem() error {
 	return c.err
 }
 
-// replyGuard checks the replies of a streamable-HTTP upstream.
-type replyGuard struct {
-	next http.RoundTripper
-	max  int // bytes in one JSON reply or one SSE event
-	// report logs and counts one refused reply; it must not block.
-	report func(error)
+// ReplyGuard checks the replies of a streamable-HTTP upstream.
+type ReplyGuard struct {
+	Next http.RoundTripper
+	Max  int // bytes in one JSON reply or one SSE event
+	// Report logs and counts one refused reply; it must not block.
+	Report func(error)
 }
 
 // RoundTrip checks a 200 reply to a POSTed JSON-RPC request: its content
 // type at once, its body as mcp-go reads it.
-func (g *replyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+func (g *ReplyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	want, isRequest := postedRequest(req)
-	resp, err := g.next.RoundTrip(req)
+	resp, err := g.Next.RoundTrip(req)
 	if err != nil || !isRequest || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
-	r := &reply{check: replyCheckFrom(req.Context()), report: g.report, want: want, max: g.max}
+	r := &reply{check: replyCheckFrom(req.Context()), report: g.Report, want: want, max: g.Max}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {
 	case "application/json":
@@ -118,7 +118,7 @@ func postedRequest(req *http.Request) (want string, ok bool) {
 
 // reply is what both kinds of reply body need.
 type reply struct {
-	check  *replyCheck
+	check  *ReplyCheck
 	report func(error)
 	want   string
 	max    int
@@ -132,6 +132,16 @@ func (r *reply) refuse(err error) error {
 
 func (r *reply) tooLarge() error {
 	return r.refuse(fmt.Errorf("%w: a reply over %d bytes", ErrMessageTooLarge, r.max))
+}
+
+// Guarded reports whether body is a reply ReplyGuard checks and bounds
+// already, so that no other bound need wrap it.
+func Guarded(body io.ReadCloser) bool {
+	switch body.(type) {
+	case *jsonReply, *sseReply:
+		return true
+	}
+	return false
 }
 
 // jsonReply reads a whole application/json reply, up to max bytes, and

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bufio"
@@ -11,15 +11,16 @@ import (
 // An HTTP upstream's event stream, checked event by event (FI-02, FI-10).
 
 // readSSE reads an event stream through sseReply for the request with
-// id 1, and returns what mcp-go would read and the error it ends with.
-func readSSE(t *testing.T, stream string) (string, error, *replyCheck) {
+// id 1, and returns what mcp-go would read, the call's check and the error
+// it ends with.
+func readSSE(t *testing.T, stream string) (string, *ReplyCheck, error) {
 	t.Helper()
-	check := &replyCheck{}
+	check := &ReplyCheck{}
 	body := io.NopCloser(strings.NewReader(stream))
 	r := &sseReply{reply: &reply{check: check, report: func(error) {}, want: idKey([]byte("1")), max: 1 << 10},
 		body: body, r: bufio.NewReader(body)}
 	got, err := io.ReadAll(r)
-	return string(got), err, check
+	return string(got), check, err
 }
 
 func TestSSEReply(t *testing.T) {
@@ -27,23 +28,23 @@ func TestSSEReply(t *testing.T) {
 	const progress = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"
 	t.Run("whole", func(t *testing.T) {
 		stream := "id: a\ndata:\n\n" + progress + response
-		got, err, check := readSSE(t, stream)
-		if got != stream || err != nil || check.problem() != nil {
-			t.Errorf("got %q, %v, %v; want the stream as is", got, err, check.problem())
+		got, check, err := readSSE(t, stream)
+		if got != stream || err != nil || check.Problem() != nil {
+			t.Errorf("got %q, %v, %v; want the stream as is", got, err, check.Problem())
 		}
 	})
 	t.Run("cut inside an event", func(t *testing.T) {
 		unfinished := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
-		got, err, check := readSSE(t, progress+unfinished)
-		if !errors.Is(err, io.ErrUnexpectedEOF) || check.problem() != nil {
-			t.Errorf("got %v, %v; want io.ErrUnexpectedEOF and no protocol error", err, check.problem())
+		got, check, err := readSSE(t, progress+unfinished)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || check.Problem() != nil {
+			t.Errorf("got %v, %v; want io.ErrUnexpectedEOF and no protocol error", err, check.Problem())
 		}
 		if strings.Contains(got, "\"id\":1") && strings.HasSuffix(got, "\n\n") {
 			t.Errorf("the unfinished event was finished: %q", got)
 		}
 	})
 	t.Run("cut inside a line", func(t *testing.T) {
-		_, err, _ := readSSE(t, progress+"data: {\"jsonrpc\"")
+		_, _, err := readSSE(t, progress+"data: {\"jsonrpc\"")
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("got %v, want io.ErrUnexpectedEOF", err)
 		}
@@ -56,9 +57,9 @@ func TestSSEReply(t *testing.T) {
 		"message too large": "data: " + strings.Repeat("x", 2<<10) + "\n\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err, check := readSSE(t, progress+stream)
-			if err == nil || check.problem() != err || !strings.Contains(err.Error(), name) {
-				t.Errorf("got %v (kept %v), want an error saying %q", err, check.problem(), name)
+			got, check, err := readSSE(t, progress+stream)
+			if err == nil || check.Problem() != err || !strings.Contains(err.Error(), name) {
+				t.Errorf("got %v (kept %v), want an error saying %q", err, check.Problem(), name)
 			}
 			// Its lines may go on, but never the blank line that dispatches it.
 			if rest, ok := strings.CutPrefix(got, progress); !ok || strings.Contains(rest, "\n\n") {

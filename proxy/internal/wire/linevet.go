@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bufio"
@@ -15,19 +15,19 @@ import (
 // The stdio checks (FI-09): mcp-go skips a line it cannot decode without
 // a word, takes a response with both a result and an error for an error,
 // and never answers the request of a response sent in a batch, which then
-// waits for its timeout. lineVet sits between the child's stdout and
+// waits for its timeout. LineVet sits between the child's stdout and
 // mcp-go: a line that breaks JSON-RPC 2.0 is held back, logged and
 // counted, and the request it answers, if any, fails at once with
-// upstream_protocol_error. stdinTap tells it which requests are waiting.
+// upstream_protocol_error. StdinTap tells it which requests are waiting.
 
-// protocolMarker starts the message of the error response lineVet puts in
+// protocolMarker starts the message of the error response LineVet puts in
 // place of a broken one, so that the call can tell it from an error the
 // upstream sent. It is random per process, so no upstream can forge it.
 var protocolMarker = "mcp-router:" + rand.Text() + ": "
 
-// protocolReply returns the protocol error a lineVet put in place of the
+// ProtocolReply returns the protocol error a LineVet put in place of the
 // reply err came from, or nil.
-func protocolReply(err error) error {
+func ProtocolReply(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -38,14 +38,14 @@ func protocolReply(err error) error {
 	return fmt.Errorf("%w: %s", ErrProtocol, why)
 }
 
-// pendingIDs are the ids of the requests sent to an upstream and not yet
+// PendingIDs are the ids of the requests sent to an upstream and not yet
 // answered or cancelled, by idKey.
-type pendingIDs struct {
+type PendingIDs struct {
 	mu  sync.Mutex
 	ids map[string]bool
 }
 
-func (p *pendingIDs) add(key string) {
+func (p *PendingIDs) add(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ids == nil {
@@ -54,16 +54,16 @@ func (p *pendingIDs) add(key string) {
 	p.ids[key] = true
 }
 
-// empty reports whether no request waits for an answer or for its
+// Empty reports whether no request waits for an answer or for its
 // cancellation to be written.
-func (p *pendingIDs) empty() bool {
+func (p *PendingIDs) Empty() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.ids) == 0
 }
 
 // take removes key and says whether it was waiting.
-func (p *pendingIDs) take(key string) bool {
+func (p *PendingIDs) take(key string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ok := p.ids[key]
@@ -71,31 +71,31 @@ func (p *pendingIDs) take(key string) bool {
 	return ok
 }
 
-// stdinTap notes the requests mcp-go writes to a child and the ones it
+// StdinTap notes the requests mcp-go writes to a child and the ones it
 // cancels. mcp-go writes one whole message, newline-terminated, per Write.
-type stdinTap struct {
-	w       io.WriteCloser
-	pending *pendingIDs
+type StdinTap struct {
+	W       io.WriteCloser
+	Pending *PendingIDs
 }
 
-func (t stdinTap) Write(p []byte) (int, error) {
+func (t StdinTap) Write(p []byte) (int, error) {
 	var cancelled []string
 	for line := range bytes.Lines(p) {
 		if key := t.note(line); key != "" {
 			cancelled = append(cancelled, key)
 		}
 	}
-	n, err := t.w.Write(p)
-	for _, key := range cancelled { // once written: see pendingIDs.empty
-		t.pending.take(key) // a late answer is then dropped
+	n, err := t.W.Write(p)
+	for _, key := range cancelled { // once written: see PendingIDs.Empty
+		t.Pending.take(key) // a late answer is then dropped
 	}
 	return n, err
 }
 
-func (t stdinTap) Close() error { return t.w.Close() }
+func (t StdinTap) Close() error { return t.W.Close() }
 
 // note records a request's id, and returns the id a cancellation names.
-func (t stdinTap) note(line []byte) (cancelled string) {
+func (t StdinTap) note(line []byte) (cancelled string) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -107,17 +107,17 @@ func (t stdinTap) note(line []byte) (cancelled string) {
 		return ""
 	}
 	if key := idKey(m.ID); key != "" {
-		t.pending.add(key)
+		t.Pending.add(key)
 	} else if m.Method == "notifications/cancelled" {
 		return idKey(m.Params.RequestID)
 	}
 	return ""
 }
 
-// lineVet passes the lines of r on once checked.
-type lineVet struct {
+// LineVet passes the lines of r on once checked.
+type LineVet struct {
 	r       *bufio.Reader
-	pending *pendingIDs
+	pending *PendingIDs
 	// report logs and counts one broken line; it must not block.
 	report func(err error, size int)
 	// dropped logs a response to no request of ours (late, or made up).
@@ -126,13 +126,13 @@ type lineVet struct {
 	err     error
 }
 
-func newLineVet(r io.Reader, pending *pendingIDs, report func(error, int), dropped func(int)) *lineVet {
-	return &lineVet{r: bufio.NewReader(r), pending: pending, report: report, dropped: dropped}
+func NewLineVet(r io.Reader, pending *PendingIDs, report func(error, int), dropped func(int)) *LineVet {
+	return &LineVet{r: bufio.NewReader(r), pending: pending, report: report, dropped: dropped}
 }
 
 // Read hands on checked lines. A last line the stream ends inside is
 // dropped, as mcp-go would drop it.
-func (v *lineVet) Read(p []byte) (int, error) {
+func (v *LineVet) Read(p []byte) (int, error) {
 	for len(v.out) == 0 && v.err == nil {
 		line, err := v.r.ReadBytes('\n')
 		if err != nil {
@@ -151,7 +151,7 @@ func (v *lineVet) Read(p []byte) (int, error) {
 
 // vet returns what to hand on for one line: the line itself, nothing, or
 // error responses in place of broken responses to waiting requests.
-func (v *lineVet) vet(line []byte) []byte {
+func (v *LineVet) vet(line []byte) []byte {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
@@ -180,7 +180,7 @@ func (v *lineVet) vet(line []byte) []byte {
 }
 
 // batch fails every waiting request a batch answers.
-func (v *lineVet) batch(line []byte) []byte {
+func (v *LineVet) batch(line []byte) []byte {
 	v.report(errBatch, len(line))
 	var items []json.RawMessage
 	_ = json.Unmarshal(line, &items)
@@ -197,7 +197,7 @@ func (v *lineVet) batch(line []byte) []byte {
 	return out
 }
 
-// protocolErrorLine is an error response to id that protocolReply
+// protocolErrorLine is an error response to id that ProtocolReply
 // recognises.
 func protocolErrorLine(id json.RawMessage, err error) []byte {
 	why := strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")

@@ -1,0 +1,28 @@
+package routing
+
+import "testing"
+
+// An option reads the same way everywhere: zero takes the default, a
+// negative value means zero.
+func TestOptionZeroTakesTheDefaultNegativeMeansZero(t *testing.T) {
+	o := RouterOptions{TopK: -1, Threshold: -1, CollisionDelta: -1, SemanticWeight: -1, KeepCoverage: -1, AbstainCoverage: -1,
+		SameDomain: -1}
+	o.defaults()
+	if o.TopK != 0 || o.Threshold != 0 || o.CollisionDelta != 0 || o.SemanticWeight != 0 || o.KeepCoverage != 0 || o.AbstainCoverage != 0 {
+		t.Errorf("negative options: got %+v, want zeros", o)
+	}
+	if o.SameDomain != DefaultSameDomain {
+		t.Errorf("a negative multiplier: got %v, want the default %v", o.SameDomain, DefaultSameDomain)
+	}
+	var z RouterOptions
+	z.defaults()
+	if z.TopK != DefaultTopK || z.Threshold != DefaultThreshold || z.CollisionDelta != DefaultCollisionDelta ||
+		z.SemanticWeight != DefaultSemanticWeight || z.KeepCoverage != DefaultKeepCoverage || z.AbstainCoverage != DefaultAbstainCoverage {
+		t.Errorf("zero options: got %+v, want the defaults", z)
+	}
+	set := RouterOptions{TopK: 3, Threshold: 0.5}
+	set.defaults()
+	if set.TopK != 3 || set.Threshold != 0.5 {
+		t.Errorf("set options: got TopK %d, Threshold %v, want 3, 0.5", set.TopK, set.Threshold)
+	}
+}

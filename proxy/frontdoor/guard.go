@@ -85,7 +85,7 @@ type Options struct {
 }
 
 // Guard wraps next, the MCP streamable HTTP handler, in the checks of
-// RELIABILITY SEC-01..SEC-05 and FI-12, in this order:
+// SEC-01..SEC-05 and FI-12 of docs/reliability.md, in this order:
 //
 //  1. Host: a loopback name or IP (any port) or one of AllowedHosts, else
 //     403; this stops DNS rebinding.

@@ -1,6 +1,6 @@
 package frontdoor
 
-// Session ownership over HTTP (RELIABILITY SEC-06): with several bearer
+// Session ownership over HTTP (SEC-06 in docs/reliability.md): with several bearer
 // tokens (or tokens from an issuer), each caller is a principal, and a
 // session belongs to the principal and the profile that opened it. A
 // request for that session with another principal's token, or a token of

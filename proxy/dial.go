@@ -93,11 +93,11 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	}
 	// Every body is bounded (see boundedBodies); replies to POSTed
 	// requests of streamable HTTP are checked first (see replyGuard).
-	bounded := &boundedBodies{next: http.DefaultTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
+	bounded := &boundedBodies{next: upstreamTransport, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
 	if cfg.Transport == TransportSSE {
 		tr, err = transport.NewSSE(cfg.URL, transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))
 	} else {
-		bounded.next = &replyGuard{next: http.DefaultTransport, max: cfg.maxMessageBytes(), report: report}
+		bounded.next = &replyGuard{next: upstreamTransport, max: cfg.maxMessageBytes(), report: report}
 		tr, err = transport.NewStreamableHTTP(cfg.URL,
 			transport.WithHTTPHeaders(cfg.Headers), transport.WithContinuousListening(),
 			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects}))

@@ -60,7 +60,23 @@ type ServerOptions struct {
 	RateLimit RateLimit
 	// Inputs bound the queries and notes the proxy's own tools take.
 	Inputs InputLimits
+	// StdioCalls is how many tool calls of a stdio client run at once
+	// [DefaultStdioCalls, at most MaxStdioCalls]; up to StdioQueue more
+	// wait, and past those the client's next line is read only when one
+	// finishes.
+	StdioCalls int
 }
+
+// Bounds of ServerOptions.StdioCalls. The default matches what one
+// streamable HTTP session may have in flight; the most is what mcp-go's
+// stdio server takes.
+const (
+	DefaultStdioCalls = 32
+	MaxStdioCalls     = 100
+	// StdioQueue is how many more of a stdio client's calls may wait for
+	// a free slot (mcp-go's queue).
+	StdioQueue = 100
+)
 
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
@@ -77,6 +93,8 @@ type Server struct {
 	lessons *lessons.Memory
 	inputs  InputLimits
 	core    []string // core tools: on every belt, and always loaded
+	// stdioCalls is how many calls of a stdio client run at once.
+	stdioCalls int
 
 	// fixedInstructions, when set, replace the generated instructions.
 	fixedInstructions string
@@ -105,8 +123,11 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Version = "dev"
 	}
 	opts.Inputs.defaults()
+	if opts.StdioCalls <= 0 {
+		opts.StdioCalls = DefaultStdioCalls
+	}
 	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
-		core: opts.CoreTools, fixedInstructions: opts.Instructions}
+		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -270,6 +291,8 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
+	server.WithWorkerPoolSize(s.stdioCalls)(stdio)
+	server.WithQueueSize(StdioQueue)(stdio)
 	filter := newStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
 	filtered := make(chan struct{})

@@ -47,12 +47,14 @@ type Limits struct {
 	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls),
 	// on one upstream and waiting for it (proxy.Options.MaxInFlight,
 	// MaxQueue), of one plan and of one plan on one upstream
-	// (executor.Options.MaxParallel, PerUpstream).
+	// (executor.Options.MaxParallel, PerUpstream), of one foreach step
+	// (executor.Options.ForeachWidth).
 	StdioCalls        int
 	UpstreamCalls     int
 	UpstreamQueue     int
 	PlanParallel      int
 	PlanUpstreamCalls int
+	PlanForeachCalls  int
 
 	// NotificationsPerSecond and NotificationBurst are the bucket of each
 	// upstream's notifications; 0 is the proxy's default (100, 200).
@@ -75,7 +77,7 @@ func (l Limits) RateLimit() proxy.RateLimit {
 func (l Limits) Executor() executor.Options {
 	return executor.Options{MaxTextBytes: l.PlanTextBytes, MaxExpandedBytes: l.PlanExpandedBytes,
 		MaxResultBytes: l.PlanResultBytes, MaxForeachItems: l.PlanForeachItems, MaxCalls: l.PlanCalls,
-		MaxParallel: l.PlanParallel, PerUpstream: l.PlanUpstreamCalls}
+		MaxParallel: l.PlanParallel, PerUpstream: l.PlanUpstreamCalls, ForeachWidth: l.PlanForeachCalls}
 }
 
 // Inputs is the bounds on the gateway's own tools' arguments.
@@ -112,6 +114,7 @@ type rawLimits struct {
 	UpstreamQueue        *sizeValue       `yaml:"upstream_queue"`
 	PlanParallel         *sizeValue       `yaml:"plan_parallel"`
 	PlanUpstreamCalls    *sizeValue       `yaml:"plan_upstream_calls"`
+	PlanForeachCalls     *sizeValue       `yaml:"plan_foreach_calls"`
 
 	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
 	NotificationBurst      *boundCount   `yaml:"notification_burst"`
@@ -210,7 +213,7 @@ func (l *Limits) bounds(raw rawLimits) {
 		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
 		{&l.LessonsBytes, raw.LessonsBytes},
 		{&l.UpstreamCalls, raw.UpstreamCalls}, {&l.UpstreamQueue, raw.UpstreamQueue},
-		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls},
+		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls}, {&l.PlanForeachCalls, raw.PlanForeachCalls},
 	} {
 		if b.src != nil {
 			*b.dst = int(*b.src)

@@ -78,7 +78,7 @@ profiles:
 // limits that reaches the package applying it; unset keys leave zero (the
 // packages' defaults); bad values name the file, the line and the key.
 func TestConcurrencyLimitsConfig(t *testing.T) {
-	cfg, err := load(t, "limits: {stdio_calls: 64, upstream_calls: 48, upstream_queue: 96, plan_parallel: 24, plan_upstream_calls: 12}\nprofiles:\n  p: {}\n", nil)
+	cfg, err := load(t, "limits: {stdio_calls: 64, upstream_calls: 48, upstream_queue: 96, plan_parallel: 24, plan_upstream_calls: 12, plan_foreach_calls: 6}\nprofiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +86,14 @@ func TestConcurrencyLimitsConfig(t *testing.T) {
 	if got, want := []int{l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue}, []int{64, 48, 96}; !cmp.Equal(got, want) {
 		t.Errorf("stdio_calls, upstream_calls, upstream_queue: got %v, want %v", got, want)
 	}
-	if ex := l.Executor(); ex.MaxParallel != 24 || ex.PerUpstream != 12 {
-		t.Errorf("plan_parallel, plan_upstream_calls: got %d, %d; want 24, 12", ex.MaxParallel, ex.PerUpstream)
+	if ex := l.Executor(); ex.MaxParallel != 24 || ex.PerUpstream != 12 || ex.ForeachWidth != 6 {
+		t.Errorf("plan_parallel, plan_upstream_calls, plan_foreach_calls: got %d, %d, %d; want 24, 12, 6", ex.MaxParallel, ex.PerUpstream, ex.ForeachWidth)
 	}
 	def, err := load(t, "profiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := def.Limits; l.StdioCalls != 0 || l.UpstreamCalls != 0 || l.UpstreamQueue != 0 || l.PlanParallel != 0 || l.PlanUpstreamCalls != 0 {
+	if l := def.Limits; l.StdioCalls != 0 || l.UpstreamCalls != 0 || l.UpstreamQueue != 0 || l.PlanParallel != 0 || l.PlanUpstreamCalls != 0 || l.PlanForeachCalls != 0 {
 		t.Errorf("unset: got %+v, want zeros (the packages' defaults)", l)
 	}
 	bad := []struct{ yaml, want string }{

@@ -29,6 +29,13 @@ type Options struct {
 	Queue int
 	// StoreTimeout bounds one write to Store [5s].
 	StoreTimeout time.Duration
+	// Linger is how long the writer waits, after a record comes, for more
+	// to write with it [DefaultLinger]; a negative value writes at once.
+	// One write of many records costs the store about what one of one
+	// does (a transaction), so a gateway under load spends a fraction of
+	// the CPU on its audit trail; a record reaches the store at most this
+	// much later, and Close still writes every queued record.
+	Linger time.Duration
 	// OnDrop is called for each record dropped because the queue was full
 	// (to count it in a metric); nil is none.
 	OnDrop func()
@@ -42,6 +49,7 @@ const (
 	DefaultMaxBytes = 64 << 20
 	DefaultKeep     = 5
 	DefaultQueue    = 4096
+	DefaultLinger   = 50 * time.Millisecond
 )
 
 // maxBatch is how many records the writer takes from the queue at once.
@@ -52,6 +60,9 @@ func (o *Options) defaults() {
 	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -134,22 +145,52 @@ func (l *Log) Close() error {
 func (l *Log) run() {
 	defer close(l.done)
 	batch := make([]Record, 0, maxBatch)
+	var linger *time.Timer
+	if l.opts.Linger > 0 {
+		linger = time.NewTimer(l.opts.Linger)
+		linger.Stop()
+		defer linger.Stop()
+	}
 	for r := range l.queue {
-		batch = append(batch[:0], r)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-l.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
+		batch = l.collect(append(batch[:0], r), linger)
 		l.write(batch)
 	}
+}
+
+// collect adds to batch what the queue holds, up to maxBatch, waiting for
+// more until linger fires when it is set; it returns at once when the
+// queue is closed.
+func (l *Log) collect(batch []Record, linger *time.Timer) []Record {
+	var wait <-chan time.Time // nil without a linger: never ready
+	if linger != nil {
+		linger.Reset(l.opts.Linger)
+		defer linger.Stop()
+		wait = linger.C
+	}
+	for len(batch) < maxBatch {
+		select {
+		case r, ok := <-l.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+			continue
+		default:
+		}
+		if wait == nil {
+			return batch
+		}
+		select {
+		case r, ok := <-l.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		case <-wait:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (l *Log) write(batch []Record) {

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,36 +34,46 @@ import (
 //
 // The direct and proxy arms of a transport reach the same upstream the same
 // way, so their difference is the gateway's cost. Each reports ns/op
-// (throughput at the given concurrency) and p50/p99 latency; scripts/bench
-// prints them as a table with ratios to direct, all from one run.
+// (throughput at the given concurrency), p50/p99 latency and, on Linux,
+// server_cpu_µs: the CPU time per call of the process the client talks to
+// (the calculator direct, the gateway alone through it), which a busy
+// machine disturbs far less than throughput. scripts/bench prints them as
+// a table with ratios to direct, all from one run.
 func BenchmarkCall(b *testing.B) {
 	bin := buildBinary(b)
 	dir := b.TempDir()
-	calcURL := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
+	calcURL, calcPID := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
 	inproc := writeFile(b, dir, "inproc.yaml", "profiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n")
 	child := writeFile(b, dir, "child.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
 	remote := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
-	proxyURL := startHTTPServer(b, dir, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
+	proxyURL, proxyPID := startHTTPServer(b, dir, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
 	arms := []struct {
 		transport, name, tool string
-		dial                  func(testing.TB) *client.Client
+		dial                  func(testing.TB) (*client.Client, func() int)
 	}{
-		{"stdio", "direct", "add", func(tb testing.TB) *client.Client { return stdioClient(tb, bin, "builtin", "calculator") }},
-		{"stdio", "proxy", "calculator_add", func(tb testing.TB) *client.Client {
-			return stdioClient(tb, bin, "serve", "--config", child, "--log-level", "error")
+		{"stdio", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "builtin", "calculator")
 		}},
-		{"stdio", "inproc", "calculator_add", func(tb testing.TB) *client.Client {
-			return stdioClient(tb, bin, "serve", "--config", inproc, "--log-level", "error")
+		{"stdio", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "serve", "--config", child, "--log-level", "error")
 		}},
-		{"http", "direct", "add", func(tb testing.TB) *client.Client { return httpClient(tb, calcURL+"/mcp") }},
-		{"http", "proxy", "calculator_add", func(tb testing.TB) *client.Client { return httpClient(tb, proxyURL+"/mcp") }},
+		{"stdio", "inproc", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "serve", "--config", inproc, "--log-level", "error")
+		}},
+		{"http", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return httpClient(tb, calcURL+"/mcp"), func() int { return calcPID }
+		}},
+		{"http", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return httpClient(tb, proxyURL+"/mcp"), func() int { return proxyPID }
+		}},
 	}
 	for _, conc := range []int{1, 8, 32} {
 		for _, arm := range arms {
 			b.Run(fmt.Sprintf("%s/%s/conc=%d", arm.transport, arm.name, conc), func(b *testing.B) {
-				benchCalls(b, arm.dial(b), arm.tool, conc)
+				c, pid := arm.dial(b)
+				benchCalls(b, c, pid(), arm.tool, conc)
 			})
 		}
 	}
@@ -68,8 +81,8 @@ func BenchmarkCall(b *testing.B) {
 
 // startHTTPServer runs bin with args (a command given --http 127.0.0.1:0),
 // stops it when tb ends, and returns its base URL (without /mcp) as it logs
-// it.
-func startHTTPServer(tb testing.TB, dir, bin string, args ...string) string {
+// it, and its process id.
+func startHTTPServer(tb testing.TB, dir, bin string, args ...string) (string, int) {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = isolatedEnv(dir, "NO_COLOR=1")
@@ -102,10 +115,10 @@ func startHTTPServer(tb testing.TB, dir, bin string, args ...string) string {
 	})
 	select {
 	case u := <-urls:
-		return u
+		return u, cmd.Process.Pid
 	case <-time.After(30 * time.Second):
 		tb.Fatalf("%s %v reported no address", filepath.Base(bin), args)
-		return ""
+		return "", 0
 	}
 }
 
@@ -134,8 +147,22 @@ func writeFile(tb testing.TB, dir, name, content string) string {
 // stdioClient starts bin with args as a stdio MCP server and initializes.
 func stdioClient(tb testing.TB, bin string, args ...string) *client.Client {
 	tb.Helper()
-	tr := transport.NewStdio(bin, nil, args...)
-	return startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
+	c, _ := stdioClientPID(tb, bin, args...)
+	return c
+}
+
+// stdioClientPID is stdioClient, and says the server's process id.
+func stdioClientPID(tb testing.TB, bin string, args ...string) (c *client.Client, pid func() int) {
+	tb.Helper()
+	var cmd *exec.Cmd
+	tr := transport.NewStdioWithOptions(bin, nil, args, transport.WithCommandFunc(
+		func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			return cmd, nil
+		}))
+	c = startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
+	return c, func() int { return cmd.Process.Pid }
 }
 
 // startClient starts c, closes it when tb ends, and initializes.
@@ -155,14 +182,16 @@ func startClient(tb testing.TB, c *client.Client) *client.Client {
 }
 
 // benchCalls runs b.N calls with conc in flight and reports latency
-// percentiles alongside ns/op.
-func benchCalls(b *testing.B, c *client.Client, tool string, conc int) {
+// percentiles and the CPU time per call of the server process pid
+// alongside ns/op.
+func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = map[string]any{"a": 2, "b": 3}
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
 	i := 0
+	cpu0, cpuOK := processCPU(pid)
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range conc {
@@ -187,7 +216,63 @@ func benchCalls(b *testing.B, c *client.Client, tool string, conc int) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	if cpu1, ok := processCPU(pid); ok && cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "server_cpu_µs")
+	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_µs")
+}
+
+// processCPU is the user and system CPU time pid has used so far, read
+// from /proc (false where there is none).
+func processCPU(pid int) (time.Duration, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command, which is in parentheses and may hold
+	// spaces: state is the first, utime and stime the 12th and 13th.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const ticksPerSecond = 100 // USER_HZ, the same on every Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond, true
+}
+
+// BenchmarkServeCall runs `serve` in this process, the calculator as its
+// stdio child, and a client over pipes, one call at a time: the gateway as
+// it is configured by default (state, audit, metrics) in a process that
+// -cpuprofile and -memprofile see.
+func BenchmarkServeCall(b *testing.B) {
+	bin := buildBinary(b)
+	dir := b.TempDir()
+	for _, kv := range isolatedEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	cfg := writeFile(b, dir, "child.yaml", fmt.Sprintf(
+		"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, []string{"serve", "--config", cfg, "--log-level", "error"}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	defer func() {
+		cancel()
+		inW.Close()
+		<-served
+	}()
+	c := startClient(b, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion("2025-11-25")))
+	benchCalls(b, c, os.Getpid(), "calculator_add", 1)
 }

@@ -247,9 +247,10 @@ func processCPU(pid int) (time.Duration, bool) {
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond, true
 }
 
-// BenchmarkServeCall runs `serve` in this process, the calculator as its
-// stdio child, and a client over pipes, one call at a time: the gateway as
-// it is configured by default (state, audit, metrics) in a process that
+// BenchmarkServeCall runs `serve` in this process and a client, one call
+// at a time, over stdio (the calculator a stdio child) and over HTTP (the
+// calculator served over HTTP by another process): the gateway as it is
+// configured by default (state, audit, metrics) in a process that
 // -cpuprofile and -memprofile see.
 func BenchmarkServeCall(b *testing.B) {
 	bin := buildBinary(b)
@@ -258,21 +259,55 @@ func BenchmarkServeCall(b *testing.B) {
 		k, v, _ := strings.Cut(kv, "=")
 		b.Setenv(k, v)
 	}
-	cfg := writeFile(b, dir, "child.yaml", fmt.Sprintf(
-		"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	b.Run("stdio", func(b *testing.B) {
+		cfg := writeFile(b, dir, "child.yaml", fmt.Sprintf(
+			"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		serveInProcess(b, []string{"serve", "--config", cfg, "--log-level", "error"}, inR, outW, io.Discard, func() { inW.Close() })
+		c := startClient(b, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion("2025-11-25")))
+		benchCalls(b, c, os.Getpid(), "calculator_add", 1)
+	})
+	b.Run("http", func(b *testing.B) {
+		calcURL, _ := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
+		cfg := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
+			"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
+		logR, logW := io.Pipe()
+		serveInProcess(b, []string{"serve", "--http", "127.0.0.1:0", "--config", cfg, "--log-level", "info"},
+			strings.NewReader(""), io.Discard, logW, func() {})
+		urls := make(chan string, 1)
+		go func() {
+			re := regexp.MustCompile(`url=(http://\S+)/mcp`)
+			sc := bufio.NewScanner(logR)
+			for sc.Scan() {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil {
+					select {
+					case urls <- m[1]:
+					default:
+					}
+				}
+			}
+		}()
+		b.Cleanup(func() { logW.Close() })
+		u := <-urls
+		benchCalls(b, httpClient(b, u+"/mcp"), os.Getpid(), "calculator_add", 1)
+	})
+}
+
+// serveInProcess runs the command line args in this process until the
+// benchmark ends; stop ends its input.
+func serveInProcess(b *testing.B, args []string, in io.Reader, out, log io.Writer, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- run(ctx, []string{"serve", "--config", cfg, "--log-level", "error"}, inR, outW, io.Discard)
-		outW.Close()
+		served <- run(ctx, args, in, out, log)
+		if c, ok := out.(io.Closer); ok {
+			c.Close()
+		}
 	}()
-	defer func() {
+	b.Cleanup(func() {
 		cancel()
-		inW.Close()
+		stop()
 		<-served
-	}()
-	c := startClient(b, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion("2025-11-25")))
-	benchCalls(b, c, os.Getpid(), "calculator_add", 1)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,24 +21,31 @@ type inflightIDs struct {
 }
 
 func inflightKey(ctx context.Context, id any) string {
-	return sessionID(ctx) + "\x00" + fmt.Sprint(id)
+	sid := sessionID(ctx)
+	switch id := id.(type) { // the common kinds without fmt's reflection
+	case string:
+		return sid + "\x00" + id
+	case float64: // a number id as encoding/json decodes it; %v prints it so
+		return sid + "\x00" + strconv.FormatFloat(id, 'g', -1, 64)
+	}
+	return sid + "\x00" + fmt.Sprint(id)
 }
 
-func (f *inflightIDs) hook(hooks *server.Hooks) {
+// hook refuses a reused id; then, for a call it admits, it hands the
+// call's key to admitted (nil: none), so that other per-call bookkeeping
+// need not parse the message again.
+func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		if !isToolCall(message) || perRequestSession(ctx) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.ids[key] {
-			return fmt.Errorf("request id %v is already used by a call in progress", id)
+		if err := f.admit(key, id); err != nil {
+			return err
 		}
-		if f.ids == nil {
-			f.ids = map[string]bool{}
+		if admitted != nil {
+			admitted(ctx, key)
 		}
-		f.ids[key] = true
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
@@ -51,6 +59,21 @@ func (f *inflightIDs) hook(hooks *server.Hooks) {
 			done(ctx, id)
 		}
 	})
+}
+
+// admit takes key for a call, or refuses it when a call in progress has
+// it.
+func (f *inflightIDs) admit(key string, id any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[key] {
+		return fmt.Errorf("request id %v is already used by a call in progress", id)
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	f.ids[key] = true
+	return nil
 }
 
 // perRequestSession reports whether ctx's session lives for one request

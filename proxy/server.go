@@ -135,7 +135,11 @@ func NewServer(opts ServerOptions) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
-	s.inflight.hook(hooks)
+	s.inflight.hook(hooks, func(ctx context.Context, key string) {
+		if s.graces != nil {
+			s.graces.posted(ctx, key)
+		}
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.hub.ForgetSession(cs.SessionID()) })
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)

@@ -78,6 +78,8 @@ type Log struct {
 	closed bool
 	queue  chan Record
 	done   chan struct{}
+	// closing is closed when Close begins, to cut a linger short.
+	closing chan struct{}
 
 	dropped   atomic.Uint64
 	dropWarn  warnEvery
@@ -88,7 +90,7 @@ type Log struct {
 // to, and its directory must exist.
 func Open(opts Options) (*Log, error) {
 	opts.defaults()
-	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{})}
+	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{})}
 	if opts.File != "" {
 		f, err := openRotator(opts.File, opts.MaxBytes, opts.Keep)
 		if err != nil {
@@ -133,6 +135,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	close(l.closing)
 	close(l.queue)
 	l.mu.Unlock()
 	<-l.done
@@ -157,40 +160,39 @@ func (l *Log) run() {
 	}
 }
 
-// collect adds to batch what the queue holds, up to maxBatch, waiting for
-// more until linger fires when it is set; it returns at once when the
-// queue is closed.
+// collect adds to batch what the queue holds, up to maxBatch. With a
+// linger it then sleeps until the linger fires (or Close begins) and takes
+// what came meanwhile: the records sent in that time wake no one.
 func (l *Log) collect(batch []Record, linger *time.Timer) []Record {
-	var wait <-chan time.Time // nil without a linger: never ready
-	if linger != nil {
-		linger.Reset(l.opts.Linger)
-		defer linger.Stop()
-		wait = linger.C
+	batch, open := l.drain(batch)
+	if !open || linger == nil || len(batch) == maxBatch {
+		return batch
 	}
+	linger.Reset(l.opts.Linger)
+	select {
+	case <-linger.C:
+	case <-l.closing:
+		linger.Stop()
+	}
+	batch, _ = l.drain(batch)
+	return batch
+}
+
+// drain adds what the queue holds now to batch, up to maxBatch; open is
+// false once the queue is closed and empty.
+func (l *Log) drain(batch []Record) (_ []Record, open bool) {
 	for len(batch) < maxBatch {
 		select {
 		case r, ok := <-l.queue:
 			if !ok {
-				return batch
+				return batch, false
 			}
 			batch = append(batch, r)
-			continue
 		default:
-		}
-		if wait == nil {
-			return batch
-		}
-		select {
-		case r, ok := <-l.queue:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, r)
-		case <-wait:
-			return batch
+			return batch, true
 		}
 	}
-	return batch
+	return batch, true
 }
 
 func (l *Log) write(batch []Record) {

@@ -21,22 +21,29 @@ type inflightIDs struct {
 }
 
 func inflightKey(ctx context.Context, id any) string {
-	sid := sessionID(ctx)
-	switch id := id.(type) { // the common kinds without fmt's reflection
+	return sessionID(ctx) + "\x00" + idText(id)
+}
+
+// idText is a request id as fmt prints it, without fmt's reflection for
+// the kinds encoding/json decodes an id to.
+func idText(id any) string {
+	switch id := id.(type) {
 	case string:
-		return sid + "\x00" + id
-	case float64: // a number id as encoding/json decodes it; %v prints it so
-		return sid + "\x00" + strconv.FormatFloat(id, 'g', -1, 64)
+		return id
+	case float64:
+		return strconv.FormatFloat(id, 'g', -1, 64) // as %v prints it
 	}
-	return sid + "\x00" + fmt.Sprint(id)
+	return fmt.Sprint(id)
 }
 
 // hook refuses a reused id; then, for a call it admits, it hands the
 // call's key to admitted (nil: none), so that other per-call bookkeeping
-// need not parse the message again.
+// need not parse the message again. A stdio connection's calls were
+// admitted in the order they came (stdioCalls); here only their ends are
+// seen to.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if !isToolCall(message) || perRequestSession(ctx) {
+		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -49,6 +56,10 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
+		if c := stdioCallsOf(ctx); c != nil {
+			c.done(id)
+			return
+		}
 		f.mu.Lock()
 		delete(f.ids, inflightKey(ctx, id))
 		f.mu.Unlock()

@@ -290,7 +290,8 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ServeStdio serves one client over in and out until in ends or ctx is
 // done. Nothing but JSON-RPC is written to out. Each line is pre-checked
-// before mcp-go reads it (precheck_stdio.go). When ctx ends first, the
+// before mcp-go reads it (precheck_stdio.go), and its calls are admitted
+// in the order they came (stdioCalls). When ctx ends first, the
 // goroutine reading in ends when a Read blocked on in returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
@@ -299,12 +300,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	server.WithQueueSize(StdioQueue)(stdio)
 	filter := newStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
+	calls := newStdioCalls(checked, func(b []byte) error { _, err := filter.out.write(b); return err }, s.logger)
+	stdio.SetContextFunc(calls.withContext)
 	filtered := make(chan struct{})
 	go func() {
 		defer close(filtered)
 		filter.run(ctx, in, toMCP)
 	}()
-	err := stdio.Listen(ctx, checked, filter.out)
+	err := stdio.Listen(ctx, calls, filter.out)
 	checked.Close() // a filter blocked handing a line on stops
 	if err == nil {
 		<-filtered // mcp-go read to the end of the filter's output: the filter has returned

@@ -29,6 +29,13 @@ type Options struct {
 	Queue int
 	// StoreTimeout bounds one write to Store [5s].
 	StoreTimeout time.Duration
+	// Linger is how long the writer waits, after a record comes, for more
+	// to write with it [DefaultLinger]; a negative value writes at once.
+	// One write of many records costs the store about what one of one
+	// does (a transaction), so a gateway under load spends a fraction of
+	// the CPU on its audit trail; a record reaches the store at most this
+	// much later, and Close still writes every queued record.
+	Linger time.Duration
 	// OnDrop is called for each record dropped because the queue was full
 	// (to count it in a metric); nil is none.
 	OnDrop func()
@@ -42,6 +49,7 @@ const (
 	DefaultMaxBytes = 64 << 20
 	DefaultKeep     = 5
 	DefaultQueue    = 4096
+	DefaultLinger   = 50 * time.Millisecond
 )
 
 // maxBatch is how many records the writer takes from the queue at once.
@@ -52,6 +60,9 @@ func (o *Options) defaults() {
 	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -67,6 +78,8 @@ type Log struct {
 	closed bool
 	queue  chan Record
 	done   chan struct{}
+	// closing is closed when Close begins, to cut a linger short.
+	closing chan struct{}
 
 	dropped   atomic.Uint64
 	dropWarn  warnEvery
@@ -77,7 +90,7 @@ type Log struct {
 // to, and its directory must exist.
 func Open(opts Options) (*Log, error) {
 	opts.defaults()
-	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{})}
+	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{})}
 	if opts.File != "" {
 		f, err := openRotator(opts.File, opts.MaxBytes, opts.Keep)
 		if err != nil {
@@ -122,6 +135,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	close(l.closing)
 	close(l.queue)
 	l.mu.Unlock()
 	<-l.done
@@ -134,22 +148,51 @@ func (l *Log) Close() error {
 func (l *Log) run() {
 	defer close(l.done)
 	batch := make([]Record, 0, maxBatch)
+	var linger *time.Timer
+	if l.opts.Linger > 0 {
+		linger = time.NewTimer(l.opts.Linger)
+		linger.Stop()
+		defer linger.Stop()
+	}
 	for r := range l.queue {
-		batch = append(batch[:0], r)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-l.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
+		batch = l.collect(append(batch[:0], r), linger)
 		l.write(batch)
 	}
+}
+
+// collect adds to batch what the queue holds, up to maxBatch. With a
+// linger it then sleeps until the linger fires (or Close begins) and takes
+// what came meanwhile: the records sent in that time wake no one.
+func (l *Log) collect(batch []Record, linger *time.Timer) []Record {
+	batch, open := l.drain(batch)
+	if !open || linger == nil || len(batch) == maxBatch {
+		return batch
+	}
+	linger.Reset(l.opts.Linger)
+	select {
+	case <-linger.C:
+	case <-l.closing:
+		linger.Stop()
+	}
+	batch, _ = l.drain(batch)
+	return batch
+}
+
+// drain adds what the queue holds now to batch, up to maxBatch; open is
+// false once the queue is closed and empty.
+func (l *Log) drain(batch []Record) (_ []Record, open bool) {
+	for len(batch) < maxBatch {
+		select {
+		case r, ok := <-l.queue:
+			if !ok {
+				return batch, false
+			}
+			batch = append(batch, r)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
 }
 
 func (l *Log) write(batch []Record) {

@@ -229,3 +229,59 @@ func TestLogBadFile(t *testing.T) {
 		t.Errorf("Open(%s) = %v, want an error naming it", path, err)
 	}
 }
+
+// batchStore counts the records of each Append.
+type batchStore struct {
+	audit.Store
+	mu      sync.Mutex
+	batches []int
+}
+
+func (b *batchStore) Append(ctx context.Context, recs []audit.Record) error {
+	b.mu.Lock()
+	b.batches = append(b.batches, len(recs))
+	b.mu.Unlock()
+	return b.Store.Append(ctx, recs)
+}
+
+func (b *batchStore) sizes() []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]int(nil), b.batches...)
+}
+
+// Records that come within the linger of the first are written to the
+// store in one Append (one transaction), without waiting for Close; one
+// that comes later is written on its own.
+func TestLogWritesRecordsWithinTheLingerTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := state.NewMemory()
+		store := &batchStore{Store: mem.Audit()}
+		l, err := audit.Open(audit.Options{Store: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			l.Record(rec(i))
+			time.Sleep(audit.DefaultLinger / 20)
+		}
+		time.Sleep(audit.DefaultLinger)
+		synctest.Wait()
+		if got := store.sizes(); !cmp.Equal(got, []int{10}) {
+			t.Errorf("appends after 10 records within the linger: got sizes %v, want [10]", got)
+		}
+		l.Record(rec(10))
+		time.Sleep(audit.DefaultLinger)
+		synctest.Wait()
+		if got := store.sizes(); !cmp.Equal(got, []int{10, 1}) {
+			t.Errorf("appends after one record more: got sizes %v, want [10 1]", got)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := mem.Audit().Query(context.Background(), audit.Filter{})
+		if len(got) != 11 {
+			t.Errorf("records in the store: got %d, want 11", len(got))
+		}
+	})
+}

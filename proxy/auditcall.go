@@ -62,7 +62,8 @@ func clipName(name string) string {
 	return strings.ToValidUTF8(name[:maxAuditToolBytes], "") + "…"
 }
 
-// jsonSize is how many bytes v takes as JSON (0 for nothing).
+// jsonSize is how many bytes v takes as JSON (0 for nothing). It counts
+// the encoding as it is written rather than keeping a copy of it.
 func jsonSize(v any) int {
 	switch v := v.(type) {
 	case nil:
@@ -70,11 +71,19 @@ func jsonSize(v any) int {
 	case json.RawMessage:
 		return len(v)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var n byteCount
+	if err := json.NewEncoder(&n).Encode(v); err != nil { // escaped as json.Marshal does
 		return 0
 	}
-	return len(b)
+	return int(n) - 1 // Encode ends the value with a newline
+}
+
+// byteCount is a writer that counts what it is given.
+type byteCount int
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
 }
 
 // AuditDropped counts an audit record dropped (audit.Options.OnDrop).

@@ -3,22 +3,36 @@ package proxy
 import (
 	"context"
 	"io"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
 // BenchmarkServerCall measures tools/call through the client-facing server
-// over in-memory stdio pipes to an in-process upstream: the proxy's own
-// per-call cost, without process and pipe noise.
+// over in-memory stdio pipes, to an upstream served in-process, as a stdio
+// child or over streamable HTTP: the proxy's own per-call cost without the
+// client's process, and a whole call path to profile
+// (-cpuprofile, -memprofile).
 func BenchmarkServerCall(b *testing.B) {
-	for _, mode := range []string{"all", "routed"} {
+	for _, mode := range []string{"all", "routed", "stdio", "http"} {
 		b.Run(mode, func(b *testing.B) {
-			h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
+			up := builtinFake("alpha")
+			switch mode {
+			case "stdio":
+				up = stdioFake("alpha")
+			case "http":
+				ts := httptest.NewServer(server.NewStreamableHTTPServer(fakeupstream.New("alpha")))
+				defer ts.Close()
+				up = UpstreamConfig{Name: "alpha", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "alpha_"}
+			}
+			h := NewHub(Options{Upstreams: []UpstreamConfig{up}, Builtin: fakeBuiltins})
 			if err := h.Start(b.Context()); err != nil {
 				b.Fatal(err)
 			}

@@ -96,7 +96,7 @@ func dialHTTP(ctx context.Context, cfg UpstreamConfig, logger *slog.Logger, opts
 	// Every body is bounded (see boundedBodies); replies to POSTed
 	// requests of streamable HTTP are checked first (see wire.ReplyGuard).
 	authorize, withAuth := withAuthorizer(cfg)
-	base := http.RoundTripper(http.DefaultTransport)
+	base := http.RoundTripper(upstreamTransport)
 	if withAuth {
 		base = cfg.Authorizer.Observe(base) // a 403 asking for more scope needs a new login
 	}

@@ -60,20 +60,21 @@ func newGraces(grace time.Duration, logger *slog.Logger) *graces {
 		handlers: map[<-chan struct{}]pendingCall{}, calls: map[string]*graceCall{}}
 }
 
-// hook watches the tools/call requests of streamable HTTP sessions. It
-// must come after the in-flight id check, which refuses a reused id
-// before this hook can take the key of the call using it.
+// posted notes the POST of a tools/call of a streamable HTTP session
+// that the in-flight id check admitted under key (it refuses a reused id
+// before this can take the key of the call using it). A stateless
+// request's call is not noted: it is cancelled when its stream closes,
+// as it runs under its POST's context, undetached.
+func (g *graces) posted(ctx context.Context, key string) {
+	if isHTTPSession(ctx) && !perRequestSession(ctx) {
+		g.mu.Lock()
+		g.posts[key] = ctx
+		g.mu.Unlock()
+	}
+}
+
+// hook watches the tools/call requests posted (see posted).
 func (g *graces) hook(hooks *server.Hooks) {
-	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		// A stateless request's call is cancelled when its stream closes
-		// (FI-20 in docs/reliability.md): it runs under its POST's context, undetached.
-		if isHTTPSession(ctx) && !perRequestSession(ctx) && isToolCall(message) {
-			g.mu.Lock()
-			g.posts[inflightKey(ctx, id)] = ctx
-			g.mu.Unlock()
-		}
-		return nil
-	})
 	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) {
 		key := inflightKey(ctx, id)
 		g.mu.Lock()

@@ -50,7 +50,8 @@ type Options struct {
 	// another process takes effect without a restart [5s].
 	RecheckEvery time.Duration
 	// MaxInFlight calls run at once per upstream, and MaxQueue more may
-	// wait; past that calls fail with queue_full [32, 64].
+	// wait; past that calls fail with queue_full [DefaultMaxInFlight,
+	// DefaultMaxQueue].
 	MaxInFlight, MaxQueue int
 	// ReconnectWait is how long a call waits for an upstream that is
 	// restarting before it fails with upstream_unavailable [5s].
@@ -105,10 +106,10 @@ func (o *Options) defaults() {
 		o.ReconnectWait = 5 * time.Second
 	}
 	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = 32
+		o.MaxInFlight = DefaultMaxInFlight
 	}
 	if o.MaxQueue <= 0 {
-		o.MaxQueue = 64
+		o.MaxQueue = DefaultMaxQueue
 	}
 	if o.RecheckEvery <= 0 {
 		o.RecheckEvery = 5 * time.Second
@@ -120,6 +121,13 @@ func (o *Options) defaults() {
 
 // DefaultStartWait is Options.StartWait's default.
 const DefaultStartWait = 10 * time.Second
+
+// Defaults of Options.MaxInFlight and Options.MaxQueue: calls that run at
+// once on one upstream, and calls that may wait for it.
+const (
+	DefaultMaxInFlight = 32
+	DefaultMaxQueue    = 64
+)
 
 // Hub holds the upstream connections and their aggregated catalog.
 type Hub struct {

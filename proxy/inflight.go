@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,27 +21,45 @@ type inflightIDs struct {
 }
 
 func inflightKey(ctx context.Context, id any) string {
-	return sessionID(ctx) + "\x00" + fmt.Sprint(id)
+	return sessionID(ctx) + "\x00" + idText(id)
 }
 
-func (f *inflightIDs) hook(hooks *server.Hooks) {
+// idText is a request id as fmt prints it, without fmt's reflection for
+// the kinds encoding/json decodes an id to.
+func idText(id any) string {
+	switch id := id.(type) {
+	case string:
+		return id
+	case float64:
+		return strconv.FormatFloat(id, 'g', -1, 64) // as %v prints it
+	}
+	return fmt.Sprint(id)
+}
+
+// hook refuses a reused id; then, for a call it admits, it hands the
+// call's key to admitted (nil: none), so that other per-call bookkeeping
+// need not parse the message again. A stdio connection's calls were
+// admitted in the order they came (stdioCalls); here only their ends are
+// seen to.
+func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if !isToolCall(message) || perRequestSession(ctx) {
+		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.ids[key] {
-			return fmt.Errorf("request id %v is already used by a call in progress", id)
+		if err := f.admit(key, id); err != nil {
+			return err
 		}
-		if f.ids == nil {
-			f.ids = map[string]bool{}
+		if admitted != nil {
+			admitted(ctx, key)
 		}
-		f.ids[key] = true
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
+		if c := stdioCallsOf(ctx); c != nil {
+			c.done(id)
+			return
+		}
 		f.mu.Lock()
 		delete(f.ids, inflightKey(ctx, id))
 		f.mu.Unlock()
@@ -51,6 +70,21 @@ func (f *inflightIDs) hook(hooks *server.Hooks) {
 			done(ctx, id)
 		}
 	})
+}
+
+// admit takes key for a call, or refuses it when a call in progress has
+// it.
+func (f *inflightIDs) admit(key string, id any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[key] {
+		return fmt.Errorf("request id %v is already used by a call in progress", id)
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	f.ids[key] = true
+	return nil
 }
 
 // perRequestSession reports whether ctx's session lives for one request

@@ -64,7 +64,23 @@ type ServerOptions struct {
 	RateLimit RateLimit
 	// Inputs bound the queries and notes the proxy's own tools take.
 	Inputs InputLimits
+	// StdioCalls is how many tool calls of a stdio client run at once
+	// [DefaultStdioCalls, at most MaxStdioCalls]; up to StdioQueue more
+	// wait, and past those the client's next line is read only when one
+	// finishes.
+	StdioCalls int
 }
+
+// Bounds of ServerOptions.StdioCalls. The default matches what one
+// streamable HTTP session may have in flight; the most is what mcp-go's
+// stdio server takes.
+const (
+	DefaultStdioCalls = 32
+	MaxStdioCalls     = 100
+	// StdioQueue is how many more of a stdio client's calls may wait for
+	// a free slot (mcp-go's queue).
+	StdioQueue = 100
+)
 
 // Server is the client-facing MCP server. It shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
@@ -81,6 +97,8 @@ type Server struct {
 	lessons *lessons.Memory
 	inputs  InputLimits
 	core    []string // core tools: on every belt, and always loaded
+	// stdioCalls is how many calls of a stdio client run at once.
+	stdioCalls int
 
 	// fixedInstructions, when set, replace the generated instructions.
 	fixedInstructions string
@@ -109,8 +127,11 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Version = "dev"
 	}
 	opts.Inputs.defaults()
+	if opts.StdioCalls <= 0 {
+		opts.StdioCalls = DefaultStdioCalls
+	}
 	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
-		core: opts.CoreTools, fixedInstructions: opts.Instructions}
+		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
@@ -118,7 +139,11 @@ func NewServer(opts ServerOptions) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
-	s.inflight.hook(hooks)
+	s.inflight.hook(hooks, func(ctx context.Context, key string) {
+		if s.graces != nil {
+			s.graces.posted(ctx, key)
+		}
+	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.hub.ForgetSession(cs.SessionID()) })
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
@@ -269,19 +294,24 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // ServeStdio serves one client over in and out until in ends or ctx is
 // done. Nothing but JSON-RPC is written to out. Each line is pre-checked
-// before mcp-go reads it (wire.StdioFilter). When ctx ends first, the
+// before mcp-go reads it (wire.StdioFilter), and its calls are admitted
+// in the order they came (stdioCalls). When ctx ends first, the
 // goroutine reading in ends when a Read blocked on in returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
+	server.WithWorkerPoolSize(s.stdioCalls)(stdio)
+	server.WithQueueSize(StdioQueue)(stdio)
 	filter := wire.NewStdioFilter(out, s.logger)
 	checked, toMCP := io.Pipe()
+	calls := newStdioCalls(checked, filter.WriteOwn, s.logger)
+	stdio.SetContextFunc(calls.withContext)
 	filtered := make(chan struct{})
 	go func() {
 		defer close(filtered)
 		filter.Run(ctx, in, toMCP)
 	}()
-	err := stdio.Listen(ctx, checked, filter.Out())
+	err := stdio.Listen(ctx, calls, filter.Out())
 	checked.Close() // a filter blocked handing a line on stops
 	if err == nil {
 		<-filtered // mcp-go read to the end of the filter's output: the filter has returned

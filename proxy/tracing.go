@@ -70,6 +70,9 @@ func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 // a plan step's span for a plan's calls) and puts its trace context in
 // req's _meta for the upstream to continue.
 func (h *Hub) startUpstreamSpan(ctx context.Context, upstream, tool string, req *mcp.CallToolRequest) (context.Context, trace.Span) {
+	if h.opts.Tracing == nil {
+		return ctx, noop.Span{} // nothing to record: no names, attributes or context to build
+	}
 	tr := h.tracer()
 	if plan, step, ok := executor.StepOf(ctx); ok {
 		var stepSpan trace.Span

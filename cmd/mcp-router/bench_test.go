@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,37 +22,117 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// BenchmarkCall measures tools/call on the built-in calculator three ways,
-// each over a real stdio process as an MCP client starts it:
+// BenchmarkCall measures tools/call on the built-in calculator, each arm a
+// real process as an MCP client starts or reaches it, over stdio and over
+// streamable HTTP:
 //
-//	direct         client -> mcp-router builtin calculator
-//	proxy          client -> mcp-router serve (calculator in-process)
-//	proxy_stdio    client -> mcp-router serve -> mcp-router builtin calculator (child)
+//	stdio/direct   client -stdio-> mcp-router builtin calculator
+//	stdio/proxy    client -stdio-> mcp-router serve -stdio-> builtin calculator (child)
+//	stdio/inproc   client -stdio-> mcp-router serve (calculator in-process)
+//	http/direct    client -HTTP->  mcp-router builtin calculator --http
+//	http/proxy     client -HTTP->  mcp-router serve --http -HTTP-> the same calculator
 //
-// Each reports ns/op (throughput at the given concurrency) and p50/p99
-// latency. scripts/bench prints them as a table with ratios to direct.
+// The direct and proxy arms of a transport reach the same upstream the same
+// way, so their difference is the gateway's cost. Each reports ns/op
+// (throughput at the given concurrency), p50/p99 latency and, on Linux,
+// server_cpu_µs: the CPU time per call of the process the client talks to
+// (the calculator direct, the gateway alone through it), which a busy
+// machine disturbs far less than throughput. scripts/bench prints them as
+// a table with ratios to direct, all from one run.
 func BenchmarkCall(b *testing.B) {
 	bin := buildBinary(b)
 	dir := b.TempDir()
+	calcURL, calcPID := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
 	inproc := writeFile(b, dir, "inproc.yaml", "profiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n")
 	child := writeFile(b, dir, "child.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
+	remote := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
+		"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
+	proxyURL, proxyPID := startHTTPServer(b, dir, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
 	arms := []struct {
-		name, tool string
-		args       []string
+		transport, name, tool string
+		dial                  func(testing.TB) (*client.Client, func() int)
 	}{
-		{"direct", "add", []string{"builtin", "calculator"}},
-		{"proxy", "calculator_add", []string{"serve", "--config", inproc, "--log-level", "error"}},
-		{"proxy_stdio", "calculator_add", []string{"serve", "--config", child, "--log-level", "error"}},
+		{"stdio", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "builtin", "calculator")
+		}},
+		{"stdio", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "serve", "--config", child, "--log-level", "error")
+		}},
+		{"stdio", "inproc", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, bin, "serve", "--config", inproc, "--log-level", "error")
+		}},
+		{"http", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return httpClient(tb, calcURL+"/mcp"), func() int { return calcPID }
+		}},
+		{"http", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
+			return httpClient(tb, proxyURL+"/mcp"), func() int { return proxyPID }
+		}},
 	}
-	for _, conc := range []int{1, 8} {
+	for _, conc := range []int{1, 8, 32} {
 		for _, arm := range arms {
-			b.Run(fmt.Sprintf("%s/conc=%d", arm.name, conc), func(b *testing.B) {
-				c := stdioClient(b, bin, arm.args...)
-				benchCalls(b, c, arm.tool, conc)
+			b.Run(fmt.Sprintf("%s/%s/conc=%d", arm.transport, arm.name, conc), func(b *testing.B) {
+				c, pid := arm.dial(b)
+				benchCalls(b, c, pid(), arm.tool, conc)
 			})
 		}
 	}
+}
+
+// startHTTPServer runs bin with args (a command given --http 127.0.0.1:0),
+// stops it when tb ends, and returns its base URL (without /mcp) as it logs
+// it, and its process id.
+func startHTTPServer(tb testing.TB, dir, bin string, args ...string) (string, int) {
+	tb.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = isolatedEnv(dir, "NO_COLOR=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		re := regexp.MustCompile(`url=(http://\S+)/mcp`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urls <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		<-scanned
+		cmd.Wait()
+	})
+	select {
+	case u := <-urls:
+		return u, cmd.Process.Pid
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("%s %v reported no address", filepath.Base(bin), args)
+		return "", 0
+	}
+}
+
+// httpClient connects a streamable HTTP client to url and initializes. Its
+// HTTP client keeps as many idle connections as the benchmark has calls in
+// flight, so connection churn does not hide the server's cost.
+func httpClient(tb testing.TB, url string) *client.Client {
+	tb.Helper()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxIdleConns: 64}}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
 }
 
 func writeFile(tb testing.TB, dir, name, content string) string {
@@ -60,8 +147,27 @@ func writeFile(tb testing.TB, dir, name, content string) string {
 // stdioClient starts bin with args as a stdio MCP server and initializes.
 func stdioClient(tb testing.TB, bin string, args ...string) *client.Client {
 	tb.Helper()
-	tr := transport.NewStdio(bin, nil, args...)
-	c := client.NewClient(tr, client.WithProtocolVersion("2025-11-25"))
+	c, _ := stdioClientPID(tb, bin, args...)
+	return c
+}
+
+// stdioClientPID is stdioClient, and says the server's process id.
+func stdioClientPID(tb testing.TB, bin string, args ...string) (c *client.Client, pid func() int) {
+	tb.Helper()
+	var cmd *exec.Cmd
+	tr := transport.NewStdioWithOptions(bin, nil, args, transport.WithCommandFunc(
+		func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			return cmd, nil
+		}))
+	c = startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
+	return c, func() int { return cmd.Process.Pid }
+}
+
+// startClient starts c, closes it when tb ends, and initializes.
+func startClient(tb testing.TB, c *client.Client) *client.Client {
+	tb.Helper()
 	ctx := context.WithoutCancel(tb.Context())
 	if err := c.Start(ctx); err != nil {
 		tb.Fatal(err)
@@ -76,14 +182,16 @@ func stdioClient(tb testing.TB, bin string, args ...string) *client.Client {
 }
 
 // benchCalls runs b.N calls with conc in flight and reports latency
-// percentiles alongside ns/op.
-func benchCalls(b *testing.B, c *client.Client, tool string, conc int) {
+// percentiles and the CPU time per call of the server process pid
+// alongside ns/op.
+func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = map[string]any{"a": 2, "b": 3}
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
 	i := 0
+	cpu0, cpuOK := processCPU(pid)
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for range conc {
@@ -108,7 +216,98 @@ func benchCalls(b *testing.B, c *client.Client, tool string, conc int) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	if cpu1, ok := processCPU(pid); ok && cpuOK {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "server_cpu_µs")
+	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_µs")
+}
+
+// processCPU is the user and system CPU time pid has used so far, read
+// from /proc (false where there is none).
+func processCPU(pid int) (time.Duration, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command, which is in parentheses and may hold
+	// spaces: state is the first, utime and stime the 12th and 13th.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const ticksPerSecond = 100 // USER_HZ, the same on every Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond, true
+}
+
+// BenchmarkServeCall runs `serve` in this process and a client, one call
+// at a time, over stdio (the calculator a stdio child) and over HTTP (the
+// calculator served over HTTP by another process): the gateway as it is
+// configured by default (state, audit, metrics) in a process that
+// -cpuprofile and -memprofile see.
+func BenchmarkServeCall(b *testing.B) {
+	bin := buildBinary(b)
+	dir := b.TempDir()
+	for _, kv := range isolatedEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	b.Run("stdio", func(b *testing.B) {
+		cfg := writeFile(b, dir, "child.yaml", fmt.Sprintf(
+			"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		serveInProcess(b, []string{"serve", "--config", cfg, "--log-level", "error"}, inR, outW, io.Discard, func() { inW.Close() })
+		c := startClient(b, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion("2025-11-25")))
+		benchCalls(b, c, os.Getpid(), "calculator_add", 1)
+	})
+	b.Run("http", func(b *testing.B) {
+		calcURL, _ := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
+		cfg := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
+			"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
+		logR, logW := io.Pipe()
+		serveInProcess(b, []string{"serve", "--http", "127.0.0.1:0", "--config", cfg, "--log-level", "info"},
+			strings.NewReader(""), io.Discard, logW, func() {})
+		urls := make(chan string, 1)
+		go func() {
+			re := regexp.MustCompile(`url=(http://\S+)/mcp`)
+			sc := bufio.NewScanner(logR)
+			for sc.Scan() {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil {
+					select {
+					case urls <- m[1]:
+					default:
+					}
+				}
+			}
+		}()
+		b.Cleanup(func() { logW.Close() })
+		u := <-urls
+		benchCalls(b, httpClient(b, u+"/mcp"), os.Getpid(), "calculator_add", 1)
+	})
+}
+
+// serveInProcess runs the command line args in this process until the
+// benchmark ends; stop ends its input.
+func serveInProcess(b *testing.B, args []string, in io.Reader, out, log io.Writer, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, args, in, out, log)
+		if c, ok := out.(io.Closer); ok {
+			c.Close()
+		}
+	}()
+	b.Cleanup(func() {
+		cancel()
+		stop()
+		<-served
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -55,6 +56,10 @@ func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr 
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))
+	// As many calls at once as the gateway's stdio clients get by default,
+	// rather than mcp-go's five.
+	server.WithWorkerPoolSize(proxy.DefaultStdioCalls)(stdio)
+	server.WithQueueSize(proxy.StdioQueue)(stdio)
 	return ignoreEOF(stdio.Listen(ctx, e.stdin, e.stdout))
 }
 

@@ -83,7 +83,7 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
-		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs()}
+		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err

@@ -215,6 +215,8 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Notifications: cfg.Limits.Notifications(),
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
+		MaxInFlight:   cfg.Limits.UpstreamCalls,
+		MaxQueue:      cfg.Limits.UpstreamQueue,
 	}
 	if e.audit != nil {
 		opts.Audit = e.audit

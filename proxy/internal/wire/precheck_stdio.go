@@ -41,6 +41,13 @@ func NewStdioFilter(out io.Writer, log *slog.Logger) *StdioFilter {
 // at once, and the handshake learns when initialize is answered.
 func (f *StdioFilter) Out() io.Writer { return f.out }
 
+// WriteOwn writes p, one whole message of the proxy's own making (not a
+// reply mcp-go wrote), to the client, between mcp-go's messages.
+func (f *StdioFilter) WriteOwn(p []byte) error {
+	_, err := f.out.write(p)
+	return err
+}
+
 // Run reads in line by line and writes the lines that pass to to, until in
 // ends, to is closed or ctx is done; then it closes to, with in's error if
 // any. A Read blocked on in cannot be interrupted: run returns once it does.

@@ -44,6 +44,18 @@ type Limits struct {
 	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
 	LessonsBytes int
 
+	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls),
+	// on one upstream and waiting for it (proxy.Options.MaxInFlight,
+	// MaxQueue), of one plan and of one plan on one upstream
+	// (executor.Options.MaxParallel, PerUpstream), of one foreach step
+	// (executor.Options.ForeachWidth).
+	StdioCalls        int
+	UpstreamCalls     int
+	UpstreamQueue     int
+	PlanParallel      int
+	PlanUpstreamCalls int
+	PlanForeachCalls  int
+
 	// NotificationsPerSecond and NotificationBurst are the bucket of each
 	// upstream's notifications; 0 takes proxy.DefaultNotificationsPerSecond
 	// and proxy.DefaultNotificationBurst.
@@ -65,7 +77,8 @@ func (l Limits) RateLimit() proxy.RateLimit {
 // Executor is the plan bounds as the executor takes them.
 func (l Limits) Executor() executor.Options {
 	return executor.Options{MaxTextBytes: l.PlanTextBytes, MaxExpandedBytes: l.PlanExpandedBytes,
-		MaxResultBytes: l.PlanResultBytes, MaxForeachItems: l.PlanForeachItems, MaxCalls: l.PlanCalls}
+		MaxResultBytes: l.PlanResultBytes, MaxForeachItems: l.PlanForeachItems, MaxCalls: l.PlanCalls,
+		MaxParallel: l.PlanParallel, PerUpstream: l.PlanUpstreamCalls, ForeachWidth: l.PlanForeachCalls}
 }
 
 // Inputs is the bounds on the gateway's own tools' arguments.
@@ -84,19 +97,25 @@ type rawLimits struct {
 	Burst          *burstValue   `yaml:"burst"`
 	StartWait      DurationValue `yaml:"start_wait"`
 
-	UpstreamMessageBytes *sizeValue `yaml:"upstream_message_bytes"`
-	UpstreamErrorBytes   *sizeValue `yaml:"upstream_error_bytes"`
-	ListingBytes         *sizeValue `yaml:"listing_bytes"`
-	ListingItems         *sizeValue `yaml:"listing_items"`
-	PlanTextBytes        *sizeValue `yaml:"plan_text_bytes"`
-	PlanExpandedBytes    *sizeValue `yaml:"plan_expanded_bytes"`
-	PlanResultBytes      *sizeValue `yaml:"plan_result_bytes"`
-	PlanForeachItems     *sizeValue `yaml:"plan_foreach_items"`
-	PlanCalls            *sizeValue `yaml:"plan_calls"`
-	QueryBytes           *sizeValue `yaml:"query_bytes"`
-	NoteBytes            *sizeValue `yaml:"note_bytes"`
-	ContextBytes         *sizeValue `yaml:"context_bytes"`
-	LessonsBytes         *sizeValue `yaml:"lessons_bytes"`
+	UpstreamMessageBytes *sizeValue       `yaml:"upstream_message_bytes"`
+	UpstreamErrorBytes   *sizeValue       `yaml:"upstream_error_bytes"`
+	ListingBytes         *sizeValue       `yaml:"listing_bytes"`
+	ListingItems         *sizeValue       `yaml:"listing_items"`
+	PlanTextBytes        *sizeValue       `yaml:"plan_text_bytes"`
+	PlanExpandedBytes    *sizeValue       `yaml:"plan_expanded_bytes"`
+	PlanResultBytes      *sizeValue       `yaml:"plan_result_bytes"`
+	PlanForeachItems     *sizeValue       `yaml:"plan_foreach_items"`
+	PlanCalls            *sizeValue       `yaml:"plan_calls"`
+	QueryBytes           *sizeValue       `yaml:"query_bytes"`
+	NoteBytes            *sizeValue       `yaml:"note_bytes"`
+	ContextBytes         *sizeValue       `yaml:"context_bytes"`
+	LessonsBytes         *sizeValue       `yaml:"lessons_bytes"`
+	StdioCalls           *stdioCallsValue `yaml:"stdio_calls"`
+	UpstreamCalls        *sizeValue       `yaml:"upstream_calls"`
+	UpstreamQueue        *sizeValue       `yaml:"upstream_queue"`
+	PlanParallel         *sizeValue       `yaml:"plan_parallel"`
+	PlanUpstreamCalls    *sizeValue       `yaml:"plan_upstream_calls"`
+	PlanForeachCalls     *sizeValue       `yaml:"plan_foreach_calls"`
 
 	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
 	NotificationBurst      *boundCount   `yaml:"notification_burst"`
@@ -194,11 +213,30 @@ func (l *Limits) bounds(raw rawLimits) {
 		{&l.PlanResultBytes, raw.PlanResultBytes}, {&l.PlanForeachItems, raw.PlanForeachItems}, {&l.PlanCalls, raw.PlanCalls},
 		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
 		{&l.LessonsBytes, raw.LessonsBytes},
+		{&l.UpstreamCalls, raw.UpstreamCalls}, {&l.UpstreamQueue, raw.UpstreamQueue},
+		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls}, {&l.PlanForeachCalls, raw.PlanForeachCalls},
 	} {
 		if b.src != nil {
 			*b.dst = int(*b.src)
 		}
 	}
+	if raw.StdioCalls != nil {
+		l.StdioCalls = int(*raw.StdioCalls)
+	}
+}
+
+// stdioCallsValue is limits.stdio_calls: a whole number from 1 to
+// proxy.MaxStdioCalls.
+type stdioCallsValue int
+
+// UnmarshalYAML accepts a whole number from 1 to proxy.MaxStdioCalls.
+func (s *stdioCallsValue) UnmarshalYAML(n *yaml.Node) error {
+	i, err := strconv.Atoi(strings.TrimSpace(n.Value))
+	if err != nil || i < 1 || i > proxy.MaxStdioCalls {
+		return fmt.Errorf("%q is not a whole number of calls from 1 to %d", n.Value, proxy.MaxStdioCalls)
+	}
+	*s = stdioCallsValue(i)
+	return nil
 }
 
 // rateValue is a number of calls a second, zero or more, with its line.

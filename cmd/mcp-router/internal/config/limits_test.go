@@ -74,6 +74,42 @@ profiles:
 	}
 }
 
+// TestConcurrencyLimitsConfig: every cap on calls at once has a key under
+// limits that reaches the package applying it; unset keys leave zero (the
+// packages' defaults); bad values name the file, the line and the key.
+func TestConcurrencyLimitsConfig(t *testing.T) {
+	cfg, err := load(t, "limits: {stdio_calls: 64, upstream_calls: 48, upstream_queue: 96, plan_parallel: 24, plan_upstream_calls: 12, plan_foreach_calls: 6}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Limits
+	if got, want := []int{l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue}, []int{64, 48, 96}; !cmp.Equal(got, want) {
+		t.Errorf("stdio_calls, upstream_calls, upstream_queue: got %v, want %v", got, want)
+	}
+	if ex := l.Executor(); ex.MaxParallel != 24 || ex.PerUpstream != 12 || ex.ForeachWidth != 6 {
+		t.Errorf("plan_parallel, plan_upstream_calls, plan_foreach_calls: got %d, %d, %d; want 24, 12, 6", ex.MaxParallel, ex.PerUpstream, ex.ForeachWidth)
+	}
+	def, err := load(t, "profiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := def.Limits; l.StdioCalls != 0 || l.UpstreamCalls != 0 || l.UpstreamQueue != 0 || l.PlanParallel != 0 || l.PlanUpstreamCalls != 0 || l.PlanForeachCalls != 0 {
+		t.Errorf("unset: got %+v, want zeros (the packages' defaults)", l)
+	}
+	bad := []struct{ yaml, want string }{
+		{"limits:\n  stdio_calls: 101\n", `profiles.yaml:2: limits.stdio_calls: "101" is not a whole number of calls from 1 to 100`},
+		{"limits: {stdio_calls: 0}\n", `limits.stdio_calls: "0" is not a whole number of calls from 1 to 100`},
+		{"limits: {upstream_calls: 0}\n", `limits.upstream_calls: "0" is not a whole number, 1 or more`},
+		{"limits: {plan_upstream_calls: -2}\n", `limits.plan_upstream_calls: "-2" is not a whole number`},
+	}
+	for _, b := range bad {
+		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%q: got %v, want an error containing %q", b.yaml, err, b.want)
+		}
+	}
+}
+
 // TestQuotasConfig: limits.quotas and limits.repeat_calls reach the proxy
 // (principal and tool default to "*"); bad entries name the line and the
 // entry.

@@ -80,6 +80,11 @@ type GuardOptions struct {
 	// Logger gets one Warn line per refusal, with the reason, remote
 	// address, method and path, never a token. Nil means silent.
 	Logger *slog.Logger
+	// SessionOwner, when set, names the principal a session id it knows
+	// was issued to (Server.SessionOwner: a session sealed by another
+	// replica), so that a session not seen here is taken on as that
+	// principal's. Nil knows none.
+	SessionOwner func(sessionID string) (principal string, ok bool)
 }
 
 // Guard wraps next, the MCP streamable HTTP handler, in the checks of
@@ -110,6 +115,7 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
 		owners:  newOwners(sessionIdleTTL),
+		ownerOf: opts.SessionOwner,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
@@ -140,6 +146,7 @@ type guard struct {
 	maxBody int64
 	log     *slog.Logger
 	owners  *owners // sessions' principals and clients (SEC-06)
+	ownerOf func(string) (string, bool)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory

@@ -28,6 +28,7 @@ type Memory struct {
 	gateways map[string]Gateway
 	audit    []audit.Record // oldest first
 	auditMax int
+	quotas   map[string]quotaCount // by key
 }
 
 // NewMemory returns empty state.

@@ -134,6 +134,9 @@ var pgMigrations = []string{
 		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
 		duration_ns BIGINT NOT NULL, request_bytes BIGINT NOT NULL, response_bytes BIGINT NOT NULL);
 	CREATE INDEX audit_at ON audit (at);`,
+	// Calls per quota key in fixed windows (QuotaCounts).
+	`CREATE TABLE quota_counts (key TEXT NOT NULL, win BIGINT NOT NULL, n BIGINT NOT NULL,
+		PRIMARY KEY (key, win));`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

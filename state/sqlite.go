@@ -144,6 +144,9 @@ var migrations = []string{
 		plan TEXT NOT NULL, step TEXT NOT NULL, outcome TEXT NOT NULL,
 		duration_ns INTEGER NOT NULL, request_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL);
 	CREATE INDEX audit_at ON audit (at);`,
+	// Calls per quota key in fixed windows (QuotaCounts).
+	`CREATE TABLE quota_counts (key TEXT NOT NULL, win INTEGER NOT NULL, n INTEGER NOT NULL,
+		PRIMARY KEY (key, win)) WITHOUT ROWID;`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -80,6 +80,13 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
 		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs()}
+	if cfg.HTTP.SessionKey != "" {
+		key, err := proxy.ParseSessionKey(cfg.HTTP.SessionKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s: http.session_key: %w", cfg.File, err)
+		}
+		opts.SessionKey = key
+	}
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err

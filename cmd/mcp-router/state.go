@@ -24,6 +24,7 @@ type stateStore interface {
 	Vectors() routing.VectorStore
 	Gateways() state.Registry
 	Audit() audit.Store
+	Quotas() state.QuotaCounts
 	Close() error
 }
 

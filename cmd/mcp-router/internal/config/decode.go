@@ -34,6 +34,7 @@ type rawHTTP struct {
 	BearerTokens    []string    `yaml:"bearer_tokens"`
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
+	SessionKey      string      `yaml:"session_key"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        *boundDuration `yaml:"header_timeout"`
@@ -45,7 +46,8 @@ type rawHTTP struct {
 }
 
 type rawState struct {
-	URL string `yaml:"url"`
+	URL      string `yaml:"url"`
+	Required bool   `yaml:"required"`
 }
 
 type rawOllama struct {

@@ -13,7 +13,7 @@ import (
 // is, so a "${" there is refused at load (see checkUnexpanded): left alone
 // it would become, say, a literal password or a tool name.
 //
-//	http.bearer_tokens[*], http.allowed_origins[*]   at load; errors matter to serve --http (Config.CheckHTTP)
+//	http.bearer_tokens[*], http.allowed_origins[*], http.session_key   at load; errors matter to serve --http (Config.CheckHTTP)
 //	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
 //	profiles.*.planner.prompt                        when the profile is resolved
 //	profiles.*.upstreams.*: command, args[*], env.*, cwd, url, headers.*   likewise
@@ -25,6 +25,7 @@ import (
 var expandedKeys = [][]string{
 	{"http", "bearer_tokens", "*"},
 	{"http", "allowed_origins", "*"},
+	{"http", "session_key"},
 	{"ollama", "url"},
 	{"ollama", "embed_model"},
 	{"ollama", "chat_model"},

@@ -143,6 +143,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
 		hosts = append(hosts, h)
 	}
+	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
 	guard := proxy.GuardOptions{
 		BearerTokens: cfg.HTTP.BearerTokens, AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 		SessionOwner: srv.SessionOwner, // sessions other replicas opened under the same http.session_key

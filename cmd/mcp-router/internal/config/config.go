@@ -92,6 +92,9 @@ type HTTP struct {
 	DisconnectGrace time.Duration
 	// Bounds limit each client's connections, sessions and bodies.
 	Bounds HTTPBounds
+	// AllowedHosts are Host header names allowed besides loopback ones and
+	// the listen address: the name a load balancer passes on.
+	AllowedHosts []string
 	// SessionKey, base64 of 32 bytes (variables expanded), seals session
 	// ids and signs handles; replicas behind one endpoint share it. ""
 	// draws a key per process.
@@ -258,6 +261,7 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 		}
 	}
 	c.httpErr = c.HTTP.expand(file, root, getenv)
+	c.HTTP.AllowedHosts = v.GetStringSlice("http.allowed_hosts")
 	c.HTTP.SessionKey = v.GetString("http.session_key")
 	if _, ok := fromEnv["http.session_key"]; !ok {
 		// Expanded like the rest of the http section: an unset variable

@@ -35,6 +35,7 @@ type rawHTTP struct {
 	AllowedOrigins  []string    `yaml:"allowed_origins"`
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
 	SessionKey      string      `yaml:"session_key"`
+	AllowedHosts    []string    `yaml:"allowed_hosts"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        *boundDuration `yaml:"header_timeout"`

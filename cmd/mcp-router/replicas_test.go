@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -447,4 +448,72 @@ func pgInt(t *testing.T, pgURL, query string, args ...any) int64 {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// BenchEnv turns TestReplicasThroughput on; it measures, it checks nothing.
+const replicaBenchEnv = "MCP_ROUTER_REPLICA_BENCH"
+
+// TestReplicasThroughput measures tools/call through nginx to one replica
+// and to three (and to one replica without nginx), in one run, with
+// clients of the stateless protocol calling remote_echo back to back, and
+// prints calls/s, p50 and p99 for each. scripts/bench-replicas runs it.
+func TestReplicasThroughput(t *testing.T) {
+	if os.Getenv(replicaBenchEnv) == "" {
+		t.Skipf("%s is not set: a measurement, run by scripts/bench-replicas", replicaBenchEnv)
+	}
+	pgURL := pgtest.Schema(t)
+	nginxBinary(t)
+	c := newCluster(t, pgURL, remoteUpstream(t))
+	c.start(t, 3)
+	arms := []struct {
+		name, url string
+	}{
+		{"direct, 1 replica", c.addrs[0]},
+		{"nginx, 1 replica", startNginx(t, c.addrs[:1])},
+		{"nginx, 3 replicas", c.url},
+	}
+	conc := 16
+	if v := os.Getenv("MCP_ROUTER_REPLICA_BENCH_CONC"); v != "" {
+		fmt.Sscan(v, &conc)
+	}
+	const dur = 5 * time.Second
+	t.Logf("%-18s %5s %8s %9s %9s %9s", "arm", "conc", "calls", "calls/s", "p50 ms", "p99 ms")
+	for _, arm := range arms {
+		clients := make([]*sdk.ClientSession, conc)
+		for i := range clients {
+			clients[i] = connectSDK(t, arm.url, nil)
+		}
+		callSDK(t.Context(), clients[0], "remote_echo", map[string]any{"text": "warm"})
+		lat := measureCalls(t, clients, dur)
+		slices.Sort(lat)
+		pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Millisecond) }
+		t.Logf("%-18s %5d %8d %9.0f %9.2f %9.2f", arm.name, conc, len(lat), float64(len(lat))/dur.Seconds(), pct(0.50), pct(0.99))
+	}
+}
+
+// measureCalls has each client call remote_echo back to back for dur and
+// returns every call's latency; a failed call fails the test.
+func measureCalls(t *testing.T, clients []*sdk.ClientSession, dur time.Duration) []time.Duration {
+	var mu sync.Mutex
+	var all []time.Duration
+	end := time.Now().Add(dur)
+	var wg sync.WaitGroup
+	for _, s := range clients {
+		wg.Go(func() {
+			var mine []time.Duration
+			for time.Now().Before(end) {
+				start := time.Now()
+				if _, err := callSDK(t.Context(), s, "remote_echo", map[string]any{"text": "bench"}); err != nil {
+					t.Error(err)
+					return
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all
 }

@@ -120,9 +120,17 @@ func withClient(ctx context.Context, authorization string) context.Context {
 	return context.WithValue(ctx, clientKey{}, hex.EncodeToString(sum[:8]))
 }
 
+// clientOfCtx is the key of ctx's credential: its Authorization header's
+// or, behind Guard (which removes the header before the MCP server sees
+// it), the principal Guard found.
 func clientOfCtx(ctx context.Context) string {
-	c, _ := ctx.Value(clientKey{}).(string)
-	return c
+	if c, _ := ctx.Value(clientKey{}).(string); c != "" {
+		return c
+	}
+	if p := principalName(ctx); p != LocalPrincipal {
+		return p
+	}
+	return ""
 }
 
 // stateless reports whether ctx's request is on the stateless protocol

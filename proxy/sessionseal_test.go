@@ -208,3 +208,44 @@ func TestParseSessionKey(t *testing.T) {
 		}
 	}
 }
+
+// Behind the guard, which removes the Authorization header, a handle is
+// still bound to the token that got it: on another replica, another
+// token's request ignores it, and the same token's uses it.
+func TestHandleBoundToItsTokenAcrossReplicas(t *testing.T) {
+	key := RandomSessionKey()
+	tokens := []string{"token-of-ann", "token-of-bob"}
+	a, b := newReplica(t, key, tokens), newReplica(t, key, tokens)
+	tsA, tsB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	t.Cleanup(tsA.Close)
+	t.Cleanup(tsB.Close)
+	connect := func(url, token string) *sdk.ClientSession {
+		cl, _ := newSDKClient()
+		s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearerRT{token}}}, nil) // the stateless protocol
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	res, err := connect(tsA.URL, tokens[0]).CallTool(t.Context(), &sdk.CallToolParams{Name: "request_more_tools",
+		Arguments: map[string]any{"query": "echo the text back"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle, _ := res.Meta[HandleMetaKey].(string)
+	if handle == "" {
+		t.Fatalf("no handle in %v", res.Meta)
+	}
+	for token, wantIgnored := range map[string]bool{tokens[0]: false, tokens[1]: true} {
+		res, err := connect(tsB.URL, token).CallTool(t.Context(), &sdk.CallToolParams{Name: "request_more_tools",
+			Arguments: map[string]any{"query": "echo the text back", "handle": handle}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ignored := strings.Contains(resultText(res), "handle passed was ignored"); ignored != wantIgnored {
+			t.Errorf("token %s on the other replica: ignored=%v, want %v: %s", token, ignored, wantIgnored, resultText(res))
+		}
+	}
+}

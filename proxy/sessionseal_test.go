@@ -249,3 +249,25 @@ func TestHandleBoundToItsTokenAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// An id the idle sweep dropped (Terminate without a request) is resumed on
+// its next request; one ended by DELETE is not, in the process that got
+// the DELETE.
+func TestSealedIDEndedOnlyByDelete(t *testing.T) {
+	ids := newSealedIDs(RandomSessionKey())
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	swept, deleted := ids.ResolveSessionIdManager(req).Generate(), ids.ResolveSessionIdManager(req).Generate()
+	ids.ResolveSessionIdManager(nil).Terminate(swept)
+	ids.ResolveSessionIdManager(httptest.NewRequest(http.MethodDelete, "/mcp", nil)).Terminate(deleted)
+	for id, want := range map[string]error{swept: nil, deleted: errSessionEnded} {
+		if ids.isLive(id) {
+			t.Errorf("%s still live after Terminate", id)
+		}
+		if _, err := ids.open(id, LocalPrincipal); err != want {
+			t.Errorf("open after Terminate: %v, want %v", err, want)
+		}
+	}
+	if _, err := newSealedIDs(ids.key).open(deleted, LocalPrincipal); err != nil {
+		t.Errorf("another process, which did not get the DELETE: %v, want it resumed", err)
+	}
+}

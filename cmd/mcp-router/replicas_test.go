@@ -517,3 +517,30 @@ func measureCalls(t *testing.T, clients []*sdk.ClientSession, dur time.Duration)
 	wg.Wait()
 	return all
 }
+
+// A session key that is not 32 bytes of base64 fails serve --http with an
+// error naming the file and the key, and never showing the key; an unset
+// variable in it matters to serve --http alone.
+func TestSessionKeyErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		key, want string
+	}{
+		"short":      {"c2hvcnQta2V5", "http.session_key: the key is 9 bytes, want 32"},
+		"not base64": {"secret!value", "http.session_key: not base64"},
+		"unset":      {"${NO_SUCH_SESSION_KEY}", "http.session_key"},
+	} {
+		cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("http: {session_key: %q}\n%s", tc.key, calcProfile))
+		_, _, err := runCLI(t, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+		if err == nil || !strings.Contains(err.Error(), cfg) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %s and %q", name, err, cfg, tc.want)
+		}
+		if err != nil && tc.key != "${NO_SUCH_SESSION_KEY}" && strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s: the error shows the key: %v", name, err)
+		}
+	}
+	cfg := writeFile(t, dir, "p.yaml", "http: {session_key: \"${NO_SUCH_SESSION_KEY}\"}\n"+calcProfile)
+	if _, stderr, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error"); err != nil {
+		t.Errorf("tools with an unset session key variable: %v\n%s", err, stderr)
+	}
+}

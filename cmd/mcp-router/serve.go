@@ -57,6 +57,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		if err := cfg.CheckHTTP(); err != nil {
 			return err
 		}
+		if _, err := sessionKey(cfg); err != nil {
+			return err
+		}
 		if err := proxy.CheckListen(httpAddr, cfg.HTTP.BearerTokens); err != nil {
 			return err
 		}

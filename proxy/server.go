@@ -319,7 +319,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	checked := precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}
+	checked := answerCancelled{precheckHTTP{next: s.http, log: s.logger, cancelled: s.graces.cancelled}}
 	return resumeHTTP{next: checked, mcp: s.http, ids: s.ids, log: s.logger, mu: &s.resumeMu}
 }
 

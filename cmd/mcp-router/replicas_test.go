@@ -408,7 +408,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 		t.Errorf("the 2025-11-25 session id changed from %q to %q: it did not resume", sid, old.ID())
 	}
 	if _, err := callSDK(t.Context(), old, "remote_echo", map[string]any{"text": "after"}); err != nil {
-		t.Errorf("the 2025-11-25 session after the kill: %v", err)
+		t.Errorf("the 2025-11-25 session after the kill: %v (the session ended: %v)", err, old.Wait())
 	}
 
 	// Nothing persisted is lost: the lesson applies on the survivor, the

@@ -71,6 +71,7 @@ func remoteUpstream(t *testing.T) string {
 // the database, a quota on remote_pid, the remote upstream.
 func newCluster(t *testing.T, pgURL, upstream string) *cluster {
 	t.Helper()
+	t.Cleanup(replicaTransport.CloseIdleConnections)
 	key := make([]byte, 32)
 	rand.Read(key)
 	dir := t.TempDir()
@@ -237,13 +238,27 @@ func callsThrough(t *testing.T, clients map[string]*sdk.ClientSession, calls int
 func connectSDK(t *testing.T, base string, opts *sdk.ClientSessionOptions) *sdk.ClientSession {
 	t.Helper()
 	cl := sdk.NewClient(&sdk.Implementation{Name: "replicas-test", Version: "1"}, nil)
-	tr := &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{replicaToken}}}
+	tr := &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: replicaRT{}}}
 	s, err := cl.Connect(context.Background(), tr, opts)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", base, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// replicaTransport keeps a connection per client open (the default keeps
+// two per host, so that concurrent clients would open and close
+// connections all along).
+var replicaTransport = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+
+// replicaRT sends the replicas' bearer token.
+type replicaRT struct{}
+
+func (replicaRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+replicaToken)
+	return replicaTransport.RoundTrip(r)
 }
 
 func callSDK(ctx context.Context, s *sdk.ClientSession, name string, args map[string]any) (string, error) {

@@ -99,17 +99,14 @@ type sealedIDManager struct {
 // initialize it carries, or, for a replayed initialize, returns the id it
 // resumes.
 func (m sealedIDManager) Generate() string {
-	var ctx context.Context = context.Background()
-	if m.r != nil {
-		ctx = m.r.Context()
-	}
-	if id, ok := ctx.Value(resumeIDKey{}).(string); ok {
-		m.ids.setLive(id)
-		return id
-	}
-	p := sealedSession{Version: 1, Principal: principalName(ctx), Issued: m.ids.now().Unix(), Random: make([]byte, 8)}
+	p := sealedSession{Version: 1, Principal: LocalPrincipal, Issued: m.ids.now().Unix(), Random: make([]byte, 8)}
 	_, _ = rand.Read(p.Random)
-	if m.r != nil {
+	if m.r != nil { // mcp-go generates ids for requests alone
+		if id, ok := m.r.Context().Value(resumeIDKey{}).(string); ok {
+			m.ids.setLive(id)
+			return id
+		}
+		p.Principal = principalName(m.r.Context())
 		p.fromInitialize(m.r)
 	}
 	body, _ := json.Marshal(p)
@@ -271,9 +268,9 @@ func (h resumeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// Buffered so that an initialize can be read twice: by the
 			// session id manager and by the MCP server. Guard buffers
 			// (and bounds) bodies already; this is for a bare handler.
-			b, err := io.ReadAll(r.Body)
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, defaultMaxBodyBytes))
 			if err != nil {
-				http.Error(w, "reading request body", http.StatusBadRequest)
+				writeRefusal(w, http.StatusRequestEntityTooLarge, errBodyTooLarge(defaultMaxBodyBytes).Error())
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))

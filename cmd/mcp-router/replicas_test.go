@@ -174,19 +174,15 @@ http {
 			t.Logf("nginx error.log:\n%s", log)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	listening := func() bool {
 		conn, err := net.Dial("tcp", addr)
 		if err == nil {
 			conn.Close()
-			return "http://" + addr
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx not listening on %s after 20s: %v\n%s", addr, err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
 	}
+	eventually(t, "nginx listening on "+addr, listening)
+	return "http://" + addr
 }
 
 // stop ends replica i with sig: SIGTERM as a rolling upgrade or a scale
@@ -277,16 +273,19 @@ func callSDK(ctx context.Context, s *sdk.ClientSession, name string, args map[st
 // 15s, and names its last error when it gives up.
 func eventuallyOK(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(15 * time.Second)
 	for {
 		err := check()
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline:
 			t.Fatalf("%s: still %v after 15s", what, err)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 // LocalPrincipal is the principal of calls that carry no bearer token:
 // over stdio, and over HTTP when no tokens are configured.
-const LocalPrincipal = "local"
+const LocalPrincipal = frontdoor.LocalPrincipal
 
 // sessionID is the client session of ctx; over stdio there is one.
 func sessionID(ctx context.Context) string {

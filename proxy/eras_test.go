@@ -247,7 +247,7 @@ func TestStatelessBreakerTravelsInTheHandle(t *testing.T) {
 // minted for another credential; it carries bounded state.
 func TestHandleChecks(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	h := newHandles()
+	h := newHandles(RandomSessionKey())
 	h.now = func() time.Time { return now }
 	long := strings.Repeat("q", 10_000)
 	st := routing.SessionState{Domains: []string{"math"}, Queries: []string{"a", "b", "c", "d", long}, Given: manyStrings(100)}
@@ -272,7 +272,7 @@ func TestHandleChecks(t *testing.T) {
 		"tampered":         {"client-a", enc + "x." + sig, errHandleForged},
 		"no signature":     {"client-a", enc, errHandleForged},
 		"too long":         {"client-a", strings.Repeat("x", maxHandleBytes+1), errHandleTooLong},
-		"another process":  {"client-a", newHandles().mint("client-a", st, false), errHandleForged},
+		"another process":  {"client-a", newHandles(RandomSessionKey()).mint("client-a", st, false), errHandleForged},
 	} {
 		if _, err := h.read(tc.client, tc.handle); err != tc.want {
 			t.Errorf("%s: got %v, want %v", name, err, tc.want)

@@ -4,15 +4,14 @@ package proxy
 // (2026-07-28), which has no session to keep it in. The gateway mints a
 // handle with each request_more_tools answer (and each call_tool that was
 // given one); the model passes it back as the "handle" argument. A handle
-// is opaque to the model, signed (HMAC-SHA256 under a key random per
-// process), bound to the credential that got it, bounded in size, and
+// is opaque to the model, signed (HMAC-SHA256 under the session key, which
+// replicas share: a handle one mints, another reads), bound to the credential that got it, bounded in size, and
 // expires: a handle that fails any check is ignored, with a note, and the
 // request goes on with a fresh state.
 
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -45,10 +44,8 @@ type handles struct {
 	now func() time.Time
 }
 
-func newHandles() *handles {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read never fails
-	return &handles{key: key, now: time.Now}
+func newHandles(key *SessionKey) *handles {
+	return &handles{key: key.handle, now: time.Now}
 }
 
 // handlePayload is what a handle carries.
@@ -82,7 +79,7 @@ func (h *handles) sign(enc string) string {
 // Why a handle was ignored.
 var (
 	errHandleTooLong = fmt.Errorf("longer than %d bytes", maxHandleBytes)
-	errHandleForged  = errors.New("not one this gateway minted (or minted before it restarted)")
+	errHandleForged  = errors.New("not one this gateway minted (or minted before it restarted, or under another session key)")
 	errHandleExpired = fmt.Errorf("older than %s", handleTTL)
 	errHandleClient  = errors.New("minted for another credential")
 )
@@ -123,9 +120,17 @@ func withClient(ctx context.Context, authorization string) context.Context {
 	return context.WithValue(ctx, clientKey{}, hex.EncodeToString(sum[:8]))
 }
 
+// clientOfCtx is the key of ctx's credential: its Authorization header's
+// or, behind Guard (which removes the header before the MCP server sees
+// it), the principal Guard found.
 func clientOfCtx(ctx context.Context) string {
-	c, _ := ctx.Value(clientKey{}).(string)
-	return c
+	if c, _ := ctx.Value(clientKey{}).(string); c != "" {
+		return c
+	}
+	if p := principalName(ctx); p != LocalPrincipal {
+		return p
+	}
+	return ""
 }
 
 // stateless reports whether ctx's request is on the stateless protocol

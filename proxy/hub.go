@@ -71,6 +71,10 @@ type Options struct {
 	// Quotas bound each principal's calls per tool; every route to a tool
 	// (a direct call, call_tool, a plan's steps) counts. None by default.
 	Quotas []Quota
+	// QuotaCounter, when set, counts the quotas' calls per minute for all
+	// the gateways sharing it (replicas on one database) rather than in
+	// this process; concurrent calls are counted per process regardless.
+	QuotaCounter QuotaCounter
 	// Audit, when set, receives one record of every call.
 	Audit Auditor
 	// Tracing, when set, gets a span for each tools/call, plan step and
@@ -157,7 +161,7 @@ type Hub struct {
 func NewHub(opts Options) *Hub {
 	opts.defaults()
 	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{},
-		quotas: newQuotas(opts.Quotas), repeats: newRepeats(opts.RepeatCalls)}
+		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
 	for _, cfg := range cfgs {

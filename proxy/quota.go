@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path"
 	"sync"
 	"time"
@@ -94,30 +95,68 @@ type quotaKey struct {
 	principal string
 }
 
+// QuotaCounter counts calls in fixed one-minute windows for every gateway
+// that shares it (the state store's quota counts): the calls-per-minute
+// quotas then hold across replicas.
+type QuotaCounter interface {
+	// Take counts one call under key in the window that starts at window,
+	// unless limit calls are counted there already; it reports whether it
+	// counted the call.
+	Take(ctx context.Context, key string, window time.Time, limit int) (bool, error)
+}
+
+// quotaWindow is the window of a shared calls-per-minute count.
+const quotaWindow = time.Minute
+
 // quotas enforces the quotas of a hub. The counts are bounded by the
 // quotas times the principals, and principals are the configured tokens.
+// With a shared counter, calls per minute are counted there, in fixed
+// windows; concurrent calls always here.
 type quotas struct {
-	list []Quota
+	list   []Quota
+	shared QuotaCounter // nil: calls per minute counted here
+	log    *slog.Logger
+	now    func() time.Time
 
 	mu      sync.Mutex
 	buckets map[quotaKey]*rate.Limiter
 	running map[quotaKey]int
 }
 
-func newQuotas(list []Quota) *quotas {
+func newQuotas(list []Quota, shared QuotaCounter, log *slog.Logger) *quotas {
 	if len(list) == 0 {
 		return nil
 	}
-	return &quotas{list: list, buckets: map[quotaKey]*rate.Limiter{}, running: map[quotaKey]int{}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &quotas{list: list, shared: shared, log: log, now: time.Now,
+		buckets: map[quotaKey]*rate.Limiter{}, running: map[quotaKey]int{}}
 }
 
 // acquire admits a call of tool by principal under every quota that
 // matches it, or says which refused it. A nil error comes with a release
 // the caller must call once the call ends.
-func (qs *quotas) acquire(principal, tool string) (release func(), _ *QuotaError) {
+func (qs *quotas) acquire(ctx context.Context, principal, tool string) (release func(), _ *QuotaError) {
 	if qs == nil {
 		return func() {}, nil
 	}
+	keys, qerr := qs.admitHere(principal, tool)
+	if qerr != nil {
+		return nil, qerr
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { qs.leave(keys) }) }
+	if qerr := qs.admitShared(ctx, keys); qerr != nil {
+		release()
+		return nil, qerr
+	}
+	return release, nil
+}
+
+// admitHere applies the concurrent bounds and, without a shared counter,
+// the calls per minute, and returns the keys of the quotas that matched.
+func (qs *quotas) admitHere(principal, tool string) ([]quotaKey, *QuotaError) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	var keys []quotaKey
@@ -131,8 +170,22 @@ func (qs *quotas) acquire(principal, tool string) (release func(), _ *QuotaError
 		}
 		keys = append(keys, k)
 	}
-	// Take the calls-per-minute tokens only once every quota has room, so
-	// a refused call uses none.
+	if qs.shared == nil {
+		if qerr := qs.takeLocked(keys); qerr != nil {
+			return nil, qerr
+		}
+	}
+	for _, k := range keys {
+		if qs.list[k.quota].Concurrent > 0 {
+			qs.running[k]++
+		}
+	}
+	return keys, nil
+}
+
+// takeLocked takes a calls-per-minute token of each key's bucket, only
+// once every bucket has room, so that a refused call uses none.
+func (qs *quotas) takeLocked(keys []quotaKey) *QuotaError {
 	var taken []*rate.Reservation
 	for _, k := range keys {
 		q := qs.list[k.quota]
@@ -150,30 +203,59 @@ func (qs *quotas) acquire(principal, tool string) (release func(), _ *QuotaError
 			for _, t := range taken {
 				t.Cancel()
 			}
-			return nil, &QuotaError{Quota: q, Principal: principal,
+			return &QuotaError{Quota: q, Principal: k.principal,
 				RetryAfter: wait.Truncate(time.Millisecond) + time.Millisecond}
 		}
 		taken = append(taken, r)
 	}
+	return nil
+}
+
+// admitShared counts the call in the shared counter under each key's
+// calls-per-minute quota. A counter that fails is not a reason to refuse
+// calls: that quota is counted here for the call, and a warning logged.
+// A call refused by one quota has been counted by those before it.
+func (qs *quotas) admitShared(ctx context.Context, keys []quotaKey) *QuotaError {
+	if qs.shared == nil {
+		return nil
+	}
+	now := qs.now()
+	window := now.Truncate(quotaWindow)
 	for _, k := range keys {
-		if qs.list[k.quota].Concurrent > 0 {
-			qs.running[k]++
+		q := qs.list[k.quota]
+		if q.CallsPerMinute <= 0 {
+			continue
+		}
+		ok, err := qs.shared.Take(ctx, q.String()+" for "+k.principal, window, q.CallsPerMinute)
+		if err != nil {
+			qs.log.Warn("shared quota count failed: counted in this gateway alone", "quota", q.String(), "err", err)
+			qs.mu.Lock()
+			qerr := qs.takeLocked([]quotaKey{k})
+			qs.mu.Unlock()
+			if qerr != nil {
+				return qerr
+			}
+			continue
+		}
+		if !ok {
+			return &QuotaError{Quota: q, Principal: k.principal,
+				RetryAfter: window.Add(quotaWindow).Sub(now).Truncate(time.Millisecond) + time.Millisecond}
 		}
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			qs.mu.Lock()
-			defer qs.mu.Unlock()
-			for _, k := range keys {
-				if qs.list[k.quota].Concurrent > 0 {
-					if qs.running[k]--; qs.running[k] <= 0 {
-						delete(qs.running, k)
-					}
-				}
+	return nil
+}
+
+// leave ends a call admitted under keys.
+func (qs *quotas) leave(keys []quotaKey) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	for _, k := range keys {
+		if qs.list[k.quota].Concurrent > 0 {
+			if qs.running[k]--; qs.running[k] <= 0 {
+				delete(qs.running, k)
 			}
-		})
-	}, nil
+		}
+	}
 }
 
 // RepeatedCallError is why a call was refused by the repeat breaker.
@@ -283,7 +365,7 @@ func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(
 	if err := h.repeats.note(repeatKey(ctx), tool, args); err != nil {
 		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: upstream, Tool: tool, Err: err}
 	}
-	release, qerr := h.quotas.acquire(principalName(ctx), tool)
+	release, qerr := h.quotas.acquire(ctx, principalName(ctx), tool)
 	if qerr != nil {
 		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: upstream, Tool: tool, Err: qerr}
 	}

@@ -69,6 +69,9 @@ type ServerOptions struct {
 	// wait, and past those the client's next line is read only when one
 	// finishes.
 	StdioCalls int
+	// SessionKey seals session ids and signs handles; replicas that share
+	// it accept each other's [a key random to this process].
+	SessionKey *SessionKey
 }
 
 // Bounds of ServerOptions.StdioCalls. The default matches what one
@@ -110,6 +113,8 @@ type Server struct {
 	limits   *rateLimits // nil without a rate limit
 	outages  outageSeen  // sessions whose search met an outage
 
+	ids      *sealedIDs // HTTP session ids
+	resumeMu sync.Mutex // one session resumed at a time
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
 }
@@ -130,7 +135,10 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.StdioCalls <= 0 {
 		opts.StdioCalls = DefaultStdioCalls
 	}
-	s := &Server{hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
+	if opts.SessionKey == nil {
+		opts.SessionKey = RandomSessionKey()
+	}
+	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
 		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
@@ -164,7 +172,7 @@ func NewServer(opts ServerOptions) *Server {
 	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
-		s.handles = newHandles()
+		s.handles = newHandles(opts.SessionKey)
 		s.index = newIndexer(opts.Router, opts.Logger)
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 			s.belts.forget(cs.SessionID())
@@ -325,7 +333,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 // HTTPHandler serves streamable HTTP at /mcp and AllPath (the same server
 // on every call; Close shuts it down), in both protocol eras: sessions for
 // 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
-// random and only issued ones are accepted; each POSTed message is
+// sealed (sessionseal.go): issued ones are accepted, here or on a replica
+// with the same session key, which resumes them; each POSTed message is
 // pre-checked (wire.PrecheckHTTP); the Host check and the body limit are Guard's.
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
@@ -348,12 +357,13 @@ func (s *Server) HTTPHandler() http.Handler {
 				return ctx
 			}),
 			server.WithStreamableHTTPLogger(s.logger),
-			server.WithSessionIdManager(frontdoor.NewSessionIDs()),
+			server.WithSessionIdManagerResolver(s.ids),
 			server.WithSessionIdleTTL(sessionIdleTTL),
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	return wire.PrecheckHTTP{Next: s.http, Log: s.logger, Cancelled: s.graces.cancelled}
+	checked := answerCancelled{wire.PrecheckHTTP{Next: s.http, Log: s.logger, Cancelled: s.graces.cancelled}}
+	return resumeHTTP{next: checked, mcp: s.http, ids: s.ids, log: s.logger, mu: &s.resumeMu}
 }
 
 // AllPath is the HTTP path that lists every tool, with enriched

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type backend interface {
 	Vectors() routing.VectorStore
 	Gateways() Registry
 	Credentials() upstreamauth.Store
+	Quotas() QuotaCounts
 }
 
 var backends = []struct {
@@ -406,6 +408,67 @@ func TestContractCredentialsSaveLoadDelete(t *testing.T) {
 		}
 		if err := s.DeleteCredential(ctx, "absent", ""); err != nil {
 			t.Fatalf("deleting none: %v", err)
+		}
+	})
+}
+
+// A quota count admits up to its limit in a window, for each key apart,
+// starts again in the next window, and counts exactly under concurrent
+// takers (the replicas of one gateway).
+func TestContractQuotaCountsHoldTheLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		q := b.Quotas()
+		w0 := t0.Truncate(time.Minute)
+		take := func(key string, w time.Time) bool {
+			t.Helper()
+			ok, err := q.Take(ctx, key, w, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		for i := range 3 {
+			if !take("a", w0) {
+				t.Fatalf("take %d of 3: refused", i+1)
+			}
+		}
+		if take("a", w0) {
+			t.Error("a fourth take in the window was counted, want refused")
+		}
+		if !take("b", w0) {
+			t.Error("another key was refused")
+		}
+		if !take("a", w0.Add(time.Minute)) {
+			t.Error("the next window was refused")
+		}
+		if _, err := q.Take(ctx, "", w0, 3); err == nil {
+			t.Error("an empty key: got nil error")
+		}
+		if _, err := q.Take(ctx, "c", w0, 0); err == nil {
+			t.Error("a limit of 0: got nil error")
+		}
+
+		var counted atomic.Int64
+		var wg sync.WaitGroup
+		w2 := w0.Add(2 * time.Minute)
+		for range 8 {
+			wg.Go(func() {
+				for range 10 {
+					ok, err := q.Take(ctx, "shared", w2, 25)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						counted.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := counted.Load(); n != 25 {
+			t.Errorf("80 concurrent takes with a limit of 25: %d counted", n)
 		}
 	})
 }

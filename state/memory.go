@@ -28,7 +28,8 @@ type Memory struct {
 	gateways map[string]Gateway
 	audit    []audit.Record // oldest first
 	auditMax int
-	creds    map[[2]string][]byte // sealed upstream credentials by upstream and subject
+	creds    map[[2]string][]byte  // sealed upstream credentials by upstream and subject
+	quotas   map[string]quotaCount // by key
 }
 
 // NewMemory returns empty state.

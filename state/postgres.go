@@ -139,6 +139,9 @@ var pgMigrations = []string{
 	`CREATE TABLE upstream_credentials (
 		upstream TEXT NOT NULL, subject TEXT NOT NULL, sealed BYTEA NOT NULL, updated BIGINT NOT NULL,
 		PRIMARY KEY (upstream, subject));`,
+	// Calls per quota key in fixed windows (QuotaCounts).
+	`CREATE TABLE quota_counts (key TEXT NOT NULL, win BIGINT NOT NULL, n BIGINT NOT NULL,
+		PRIMARY KEY (key, win));`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

@@ -149,6 +149,9 @@ var migrations = []string{
 	`CREATE TABLE upstream_credentials (
 		upstream TEXT NOT NULL, subject TEXT NOT NULL, sealed BLOB NOT NULL, updated INTEGER NOT NULL,
 		PRIMARY KEY (upstream, subject)) WITHOUT ROWID;`,
+	// Calls per quota key in fixed windows (QuotaCounts).
+	`CREATE TABLE quota_counts (key TEXT NOT NULL, win INTEGER NOT NULL, n INTEGER NOT NULL,
+		PRIMARY KEY (key, win)) WITHOUT ROWID;`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -84,6 +84,11 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
 		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}
+	key, err := sessionKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts.SessionKey = key
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err
@@ -97,6 +102,19 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		opts.Router = r
 	}
 	return proxy.NewServer(opts), nil
+}
+
+// sessionKey is http.session_key, or nil (a key of this process) when it
+// is unset.
+func sessionKey(cfg *config.Config) (*proxy.SessionKey, error) {
+	if cfg.HTTP.SessionKey == "" {
+		return nil, nil
+	}
+	key, err := proxy.ParseSessionKey(cfg.HTTP.SessionKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s: http.session_key: %w", cfg.File, err)
+	}
+	return key, nil
 }
 
 func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {

@@ -58,6 +58,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		if err := cfg.CheckHTTP(); err != nil {
 			return err
 		}
+		if _, err := sessionKey(cfg); err != nil {
+			return err
+		}
 		var auth frontdoor.Options
 		cfg.HTTP.Auth(&auth)
 		if err := frontdoor.CheckListen(httpAddr, auth); err != nil {
@@ -74,6 +77,11 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		defer ln.Close()
 	}
 	log := e.logger(cfg)
+	if cfg.State.Required {
+		if _, err := e.cliState(ctx, cfg); err != nil {
+			return fmt.Errorf("%s: state.required is set and the state cannot be opened: %w", cfg.File, err)
+		}
+	}
 	e.metrics = proxy.NewMetrics()
 	auditLog, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
 		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log})
@@ -144,6 +152,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
 	cfg.HTTP.Auth(&guard)
+	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
 	cfg.HTTP.Bounds.Guard(&guard)
 	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
 	if err != nil {
@@ -220,6 +229,10 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 	}
 	if e.audit != nil {
 		opts.Audit = e.audit
+	}
+	if cfg.State.URL != "" && len(cfg.Limits.Quotas) > 0 {
+		// Replicas on one database count calls per minute together.
+		opts.QuotaCounter = e.runState(ctx, cfg, log).Quotas()
 	}
 	if e.tracing != nil {
 		opts.Tracing = e.tracing

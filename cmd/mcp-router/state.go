@@ -26,6 +26,7 @@ type stateStore interface {
 	Gateways() state.Registry
 	Audit() audit.Store
 	Credentials() upstreamauth.Store
+	Quotas() state.QuotaCounts
 	Close() error
 }
 

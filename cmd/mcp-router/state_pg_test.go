@@ -151,3 +151,19 @@ func TestUnreachablePostgresDegradesServeAndFailsTheCLI(t *testing.T) {
 		}
 	}
 }
+
+// With state.required, a serve whose database cannot be reached fails at
+// start, naming the setting and the redacted URL, rather than serve on a
+// state of its own (replicas must not diverge).
+func TestUnreachablePostgresFailsServeWhenRequired(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\nstate: {url: \"postgres://mcp:${PW}@127.0.0.1:1/mcp?connect_timeout=5\", required: true}\n%s",
+		filepath.Join(dir, "state"), calcProfile))
+	_, errOut, err := runCLI(t, map[string]string{"PW": "hunter2-secret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	if err == nil || !strings.Contains(err.Error(), "state.required") || !strings.Contains(err.Error(), "postgres://mcp:xxxxx@127.0.0.1:1/mcp") {
+		t.Errorf("serve: %v; want an error naming state.required and the redacted URL", err)
+	}
+	if strings.Contains(errOut+fmt.Sprint(err), "hunter2-secret") {
+		t.Errorf("serve shows the password: %v %s", err, errOut)
+	}
+}

@@ -123,7 +123,7 @@ func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler 
 		}
 		h, ok := profiles[p]
 		if !ok {
-			writeRefusal(w, http.StatusNotFound, "no such profile is served here")
+			WriteRefusal(w, http.StatusNotFound, "no such profile is served here")
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -82,6 +82,11 @@ type Options struct {
 	// Logger gets one Warn line per refusal, with the reason, remote
 	// address, method and path, never a token. Nil means silent.
 	Logger *slog.Logger
+	// SessionOwner, when set, names the principal a session id it knows
+	// was issued to (Server.SessionOwner: a session sealed by another
+	// replica), so that a session not seen here is taken on as that
+	// principal's. Nil knows none.
+	SessionOwner func(sessionID string) (principal string, ok bool)
 }
 
 // Guard wraps next, the MCP streamable HTTP handler, in the checks of
@@ -115,6 +120,7 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		maxBody: opts.MaxBodyBytes,
 		log:     opts.Logger,
 		owners:  newOwners(SessionIdleTTL),
+		ownerOf: opts.SessionOwner,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
@@ -152,7 +158,8 @@ type guard struct {
 	hosts       map[string]bool
 	maxBody     int64
 	log         *slog.Logger
-	owners      *owners // sessions' principals and clients (SEC-06)
+	owners      *owners                     // sessions' principals and clients (SEC-06)
+	ownerOf     func(string) (string, bool) // a sealed session's principal (Options.SessionOwner)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory
@@ -442,10 +449,13 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reaso
 		args = append(args, attrs[i], LogSafe(fmt.Sprint(attrs[i+1])))
 	}
 	g.log.Warn("http request refused", args...)
-	writeRefusal(w, status, reason)
+	WriteRefusal(w, status, reason)
 }
 
-func writeRefusal(w http.ResponseWriter, status int, message string) {
+// WriteRefusal answers status with a JSON-RPC error object without an id
+// (code -32600) carrying message: how the front door, and the handlers
+// behind it, refuse a request before any message of it is answered.
+func WriteRefusal(w http.ResponseWriter, status int, message string) {
 	type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`

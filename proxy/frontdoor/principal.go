@@ -9,6 +9,10 @@ import (
 
 type principalKey struct{}
 
+// LocalPrincipal is the principal of calls that carry no bearer token:
+// over stdio, and over HTTP when no tokens are configured.
+const LocalPrincipal = "local"
+
 // WithPrincipal marks ctx as a request of the named principal. Guard
 // marks each request it lets through with a bearer token.
 func WithPrincipal(ctx context.Context, name string) context.Context {

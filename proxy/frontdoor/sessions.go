@@ -218,6 +218,9 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		return
 	}
 	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+	if (adm == notFound || adm == untracked) && g.adopt(sid, p, client) {
+		adm = g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+	}
 	if adm == tooManyStreams && holdsNoStream(r) {
 		adm = g.owners.enter(sid, p, owned, 0, time.Now())
 	}
@@ -238,6 +241,23 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 	if r.Method == http.MethodDelete {
 		g.owners.forget(sid)
 	}
+}
+
+// adopt binds to p a session this guard has not seen that SessionOwner
+// says was issued to p (by another replica), and reports whether it did.
+func (g *guard) adopt(sid string, p principal, client string) bool {
+	if g.ownerOf == nil {
+		return false
+	}
+	want := LocalPrincipal
+	if p != noPrincipal {
+		want = p.name
+	}
+	if owner, ok := g.ownerOf(sid); !ok || owner != want {
+		return false
+	}
+	g.owners.bind(sid, p, client, time.Now())
+	return true
 }
 
 // sessionWatcher sees the response headers of a request without a session

@@ -103,6 +103,10 @@ type HTTP struct {
 	Tokens []frontdoor.Token
 	// OIDC accepts JWTs from an issuer; nil when not configured.
 	OIDC *frontdoor.OIDCOptions
+	// SessionKey, base64 of 32 bytes (variables expanded), seals session
+	// ids and signs handles; replicas behind one endpoint share it. ""
+	// draws a key per process.
+	SessionKey string
 }
 
 // State is the state section.
@@ -112,6 +116,10 @@ type State struct {
 	// state.db under StateDir. Print it with [RedactURL]: it may hold a
 	// password.
 	URL string
+	// Required makes serve fail when the state cannot be opened, rather
+	// than keep it in memory for the run: replicas that share a database
+	// must not go on alone.
+	Required bool
 }
 
 // Ollama is the ollama section: optional local models.
@@ -221,7 +229,7 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 	}
 	fromEnv := map[string]string{}
 	for _, key := range []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
-		"state.url", "ollama.url", "ollama.embed_model", "ollama.chat_model"} {
+		"state.url", "state.required", "http.session_key", "ollama.url", "ollama.embed_model", "ollama.chat_model"} {
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if val, ok := getenv(env); ok {
 			v.Set(key, val)
@@ -268,6 +276,16 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 		}
 	}
 	c.httpErr = c.HTTP.expand(file, root, getenv)
+	c.HTTP.SessionKey = v.GetString("http.session_key")
+	if _, ok := fromEnv["http.session_key"]; !ok {
+		// Expanded like the rest of the http section: an unset variable
+		// matters to serve --http alone.
+		key, err := Expand(c.HTTP.SessionKey, getenv)
+		if err != nil {
+			c.httpErr = errors.Join(c.httpErr, fmt.Errorf("%s:%d: http.session_key: %w", file, settingLine(root, "http", "session_key"), err))
+		}
+		c.HTTP.SessionKey = key
+	}
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		where := fmt.Sprintf("%s:%d: log.level", file, settingLine(root, "log", "level"))
 		if env, ok := fromEnv["log.level"]; ok {
@@ -277,6 +295,7 @@ func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func
 	}
 	configured := get("state_dir", true)
 	c.State.URL = get("state.url", true)
+	c.State.Required = v.GetBool("state.required")
 	if err := checkStateURL(c.State.URL); err != nil {
 		where := fmt.Sprintf("%s:%d: state.url", file, settingLine(root, "state", "url"))
 		if env, ok := fromEnv["state.url"]; ok {

@@ -37,6 +37,7 @@ type rawHTTP struct {
 	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
 	Tokens          []rawToken  `yaml:"tokens"`
 	OIDC            *rawOIDC    `yaml:"oidc"`
+	SessionKey      string      `yaml:"session_key"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        *boundDuration `yaml:"header_timeout"`
@@ -48,7 +49,8 @@ type rawHTTP struct {
 }
 
 type rawState struct {
-	URL string `yaml:"url"`
+	URL      string `yaml:"url"`
+	Required bool   `yaml:"required"`
 }
 
 type rawOllama struct {

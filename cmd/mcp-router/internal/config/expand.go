@@ -13,7 +13,7 @@ import (
 // is, so a "${" there is refused at load (see checkUnexpanded): left alone
 // it would become, say, a literal password or a tool name.
 //
-//	http.bearer_tokens[*], http.allowed_origins[*]   at load; errors matter to serve --http (Config.CheckHTTP)
+//	http.bearer_tokens[*], http.allowed_origins[*], http.session_key   at load; errors matter to serve --http (Config.CheckHTTP)
 //	http.tokens[*].token, http.oidc: issuer, resource, audience, jwks_url   likewise
 //	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
 //	profiles.*.planner.prompt                        when the profile is resolved
@@ -31,6 +31,7 @@ var expandedKeys = [][]string{
 	{"http", "oidc", "resource"},
 	{"http", "oidc", "audience"},
 	{"http", "oidc", "jwks_url"},
+	{"http", "session_key"},
 	{"ollama", "url"},
 	{"ollama", "embed_model"},
 	{"ollama", "chat_model"},

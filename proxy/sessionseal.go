@@ -1,0 +1,375 @@
+package proxy
+
+// Sealed sessions: a 2025-11-25 session id is the session's own state,
+// sealed with AES-GCM under the session key, so that any replica holding
+// the key can resume a session another replica opened. The id carries the
+// principal that opened the session (a request with another principal's
+// token gets 404), when it was opened, and what the client said in its
+// initialize (protocol version, client name and version, capabilities). A
+// replica that meets such an id for the first time replays that
+// initialize to its own MCP server under the same id, so the session is
+// then as if opened here: its belt and breaker start fresh, its upstream
+// sessions are this replica's own.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+)
+
+// Bounds of a sealed session id.
+const (
+	maxSealedIDBytes    = 2048           // an id as sent back
+	maxSealedCapsBytes  = 1024           // the client capabilities carried
+	maxSealedClientName = 128            // bytes of the client's name and of its version
+	sealedSessionMaxAge = 24 * time.Hour // an older id is not resumed
+	maxEndedSessions    = 100_000        // terminated ids remembered
+)
+
+// sealedSession is what a sealed session id carries.
+type sealedSession struct {
+	Version   int             `json:"v"`
+	Principal string          `json:"p"`
+	Issued    int64           `json:"t"` // unix seconds
+	Random    []byte          `json:"r"` // with the nonce, the id's entropy
+	Protocol  string          `json:"pv,omitempty"`
+	Client    *clientInfo     `json:"ci,omitempty"`
+	Caps      json.RawMessage `json:"cc,omitempty"`
+}
+
+type clientInfo struct {
+	Name    string `json:"n,omitempty"`
+	Version string `json:"v,omitempty"`
+}
+
+// Why a session id is not resumed.
+var (
+	errSessionNotLive   = errors.New("unknown or terminated session id")
+	errSessionForged    = errors.New("not a session id this gateway issued (or issued under another session key)")
+	errSessionPrincipal = errors.New("a session of another principal")
+	errSessionOld       = fmt.Errorf("opened more than %s ago", sealedSessionMaxAge)
+	errSessionEnded     = errors.New("terminated")
+)
+
+// sealedIDs issues sealed session ids and keeps the ones live in this
+// process; it is the streamable HTTP server's session id manager (one per
+// request, so that an id is sealed for the request's principal).
+type sealedIDs struct {
+	key *SessionKey
+	now func() time.Time
+
+	mu    sync.Mutex
+	live  map[string]struct{}
+	ended map[string]time.Time // terminated ids, until they are too old to resume
+}
+
+var _ server.SessionIdManagerResolver = (*sealedIDs)(nil)
+
+func newSealedIDs(key *SessionKey) *sealedIDs {
+	return &sealedIDs{key: key, now: time.Now, live: map[string]struct{}{}, ended: map[string]time.Time{}}
+}
+
+// ResolveSessionIdManager returns the manager for r; r is nil when mcp-go
+// sweeps idle sessions.
+func (s *sealedIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	return sealedIDManager{ids: s, r: r}
+}
+
+// resumeIDKey marks the context of a replayed initialize with the id it
+// resumes.
+type resumeIDKey struct{}
+
+type sealedIDManager struct {
+	ids *sealedIDs
+	r   *http.Request
+}
+
+// Generate seals a new session for the request's principal and the
+// initialize it carries, or, for a replayed initialize, returns the id it
+// resumes.
+func (m sealedIDManager) Generate() string {
+	p := sealedSession{Version: 1, Principal: LocalPrincipal, Issued: m.ids.now().Unix(), Random: make([]byte, 8)}
+	_, _ = rand.Read(p.Random)
+	if m.r != nil { // mcp-go generates ids for requests alone
+		if id, ok := m.r.Context().Value(resumeIDKey{}).(string); ok {
+			m.ids.setLive(id)
+			return id
+		}
+		p.Principal = principalName(m.r.Context())
+		p.fromInitialize(m.r)
+	}
+	body, _ := json.Marshal(p)
+	id := m.ids.key.sealText(body)
+	if len(id) > maxSealedIDBytes { // cannot happen with the bounds above; kept small regardless
+		p.Caps, p.Client = nil, nil
+		body, _ = json.Marshal(p)
+		id = m.ids.key.sealText(body)
+	}
+	m.ids.setLive(id)
+	return id
+}
+
+// Validate accepts the ids live here; a sealed id from elsewhere is made
+// live first, by the resume step before the MCP server.
+func (m sealedIDManager) Validate(sessionID string) (isTerminated bool, err error) {
+	if !m.ids.isLive(sessionID) {
+		return false, errSessionNotLive
+	}
+	return false, nil
+}
+
+// Terminate forgets the id here. A DELETE also ends it for good in this
+// process; an idle sweep (no request) does not, so the client's next
+// request resumes it.
+func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
+	m.ids.forget(sessionID, m.r != nil && m.r.Method == http.MethodDelete)
+	return false, nil
+}
+
+func (s *sealedIDs) setLive(id string) {
+	s.mu.Lock()
+	s.live[id] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *sealedIDs) isLive(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.live[id]
+	return ok
+}
+
+func (s *sealedIDs) forget(id string, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, id)
+	if !ended {
+		return
+	}
+	now := s.now()
+	if len(s.ended) >= maxEndedSessions {
+		for k, until := range s.ended {
+			if now.After(until) || len(s.ended) >= maxEndedSessions {
+				delete(s.ended, k)
+			}
+		}
+	}
+	s.ended[id] = now.Add(sealedSessionMaxAge)
+}
+
+// open reads a sealed id that is not live here, for principal ("" for
+// any).
+func (s *sealedIDs) open(id, principal string) (sealedSession, error) {
+	var p sealedSession
+	if len(id) > maxSealedIDBytes {
+		return p, errSessionForged
+	}
+	body, ok := s.key.openText(id)
+	if !ok || json.Unmarshal(body, &p) != nil || p.Version != 1 {
+		return p, errSessionForged
+	}
+	if principal != "" && p.Principal != principal {
+		return p, errSessionPrincipal
+	}
+	if age := s.now().Sub(time.Unix(p.Issued, 0)); age > sealedSessionMaxAge || age < -time.Minute {
+		return p, errSessionOld
+	}
+	s.mu.Lock()
+	_, ended := s.ended[id]
+	s.mu.Unlock()
+	if ended {
+		return p, errSessionEnded
+	}
+	return p, nil
+}
+
+// fromInitialize keeps what r's initialize request says of its client,
+// within bounds; r's body is left to be read again.
+func (p *sealedSession) fromInitialize(r *http.Request) {
+	body := requestBody(r)
+	var msg struct {
+		Params struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			Capabilities    json.RawMessage `json:"capabilities"`
+			ClientInfo      struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"clientInfo"`
+		} `json:"params"`
+	}
+	if body == nil || json.Unmarshal(body, &msg) != nil {
+		return
+	}
+	if v := msg.Params.ProtocolVersion; len(v) <= 32 {
+		p.Protocol = v
+	}
+	ci := msg.Params.ClientInfo
+	if ci.Name != "" || ci.Version != "" {
+		p.Client = &clientInfo{Name: truncateUTF8(ci.Name, maxSealedClientName), Version: truncateUTF8(ci.Version, maxSealedClientName)}
+	}
+	var compact bytes.Buffer
+	if len(msg.Params.Capabilities) <= 4*maxSealedCapsBytes && json.Compact(&compact, msg.Params.Capabilities) == nil && compact.Len() <= maxSealedCapsBytes {
+		p.Caps = compact.Bytes()
+	}
+}
+
+// requestBody returns r's buffered body without consuming it, or nil.
+func requestBody(r *http.Request) []byte {
+	if r.GetBody == nil {
+		return nil
+	}
+	rc, err := r.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// SessionOwner names the principal a session id was sealed for, when the
+// id is one this gateway (any replica under the same session key) issued
+// and may still resume; Guard uses it for sessions it has not seen.
+func (s *Server) SessionOwner(sessionID string) (principal string, ok bool) {
+	p, err := s.ids.open(sessionID, "")
+	return p.Principal, err == nil
+}
+
+// resumeHTTP resumes, before next sees the request, a 2025-11-25 session
+// whose id is sealed but not live in this process.
+type resumeHTTP struct {
+	next http.Handler // the whole chain
+	mcp  http.Handler // the MCP server, for the replayed initialize
+	ids  *sealedIDs
+	log  *slog.Logger
+
+	mu *sync.Mutex // one resume at a time: two requests of one session resume it once
+}
+
+func (h resumeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	switch {
+	case sid == "":
+		if r.Method == http.MethodPost && r.GetBody == nil && r.Body != nil {
+			// Buffered so that an initialize can be read twice: by the
+			// session id manager and by the MCP server. Guard buffers
+			// (and bounds) bodies already; this is for a bare handler.
+			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, wire.MaxMessageBytes))
+			if err != nil {
+				frontdoor.WriteRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", wire.MaxMessageBytes))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		}
+	case !isModernHeader(r) && !h.ids.isLive(sid):
+		h.resume(r, sid)
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// isModernHeader reports whether r says it is on the stateless protocol,
+// which ignores session ids.
+func isModernHeader(r *http.Request) bool {
+	return r.Header.Get("MCP-Protocol-Version") >= mcp.ProtocolVersion20260728
+}
+
+// resume replays the initialize sealed in sid to the MCP server, so that
+// the session is live here; on failure the request goes on, and the MCP
+// server answers 404 as for any unknown session.
+func (h resumeHTTP) resume(r *http.Request, sid string) {
+	sess, err := h.ids.open(sid, principalName(r.Context()))
+	if err != nil {
+		h.log.Debug("session not resumed", "err", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ids.isLive(sid) {
+		return
+	}
+	ctx := context.WithValue(r.Context(), resumeIDKey{}, sid)
+	init, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": sess.initializeParams()})
+	rec := h.replay(ctx, r, init, "")
+	if rec.status != http.StatusOK || rec.header.Get(server.HeaderKeySessionID) != sid {
+		h.log.Warn("session not resumed: the replayed initialize failed", "status", rec.status)
+		return
+	}
+	done, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if rec := h.replay(ctx, r, done, sid); rec.status != http.StatusAccepted && rec.status != http.StatusOK {
+		h.log.Warn("resumed session: notifications/initialized refused", "status", rec.status)
+	}
+	h.log.Info("session resumed from its sealed id", "principal", sess.Principal, "age", h.ids.now().Sub(time.Unix(sess.Issued, 0)).Round(time.Second))
+}
+
+// initializeParams are the params of the initialize the session began with.
+func (p sealedSession) initializeParams() map[string]any {
+	params := map[string]any{"protocolVersion": p.Protocol, "capabilities": json.RawMessage(`{}`),
+		"clientInfo": map[string]string{"name": "resumed", "version": ""}}
+	if p.Protocol == "" {
+		params["protocolVersion"] = mcp.LATEST_PROTOCOL_VERSION
+	}
+	if len(p.Caps) > 0 {
+		params["capabilities"] = p.Caps
+	}
+	if p.Client != nil {
+		params["clientInfo"] = map[string]string{"name": p.Client.Name, "version": p.Client.Version}
+	}
+	return params
+}
+
+// replay POSTs body to the MCP server on r's path, in ctx, and records the
+// answer.
+func (h resumeHTTP) replay(ctx context.Context, r *http.Request, body []byte, sid string) *replayRecorder {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
+	req.Host = r.Host
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" {
+		req.Header.Set("MCP-Protocol-Version", v)
+	}
+	if sid != "" {
+		req.Header.Set(server.HeaderKeySessionID, sid)
+	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	rec := &replayRecorder{header: http.Header{}}
+	h.mcp.ServeHTTP(rec, req)
+	return rec
+}
+
+// replayRecorder keeps the status and headers of a replayed request and
+// drops its body.
+type replayRecorder struct {
+	header http.Header
+	status int
+}
+
+func (w *replayRecorder) Header() http.Header { return w.header }
+
+func (w *replayRecorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *replayRecorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return len(b), nil
+}

@@ -6,6 +6,8 @@ package main
 // of a real serve --http. deploy/validate checks the manifests' structure.
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -168,7 +170,11 @@ func TestDeployProbesPassTheHostCheck(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", file)
 	cmd.Env = isolatedEnv(dir, "MCP_ROUTER_STATE_DIR="+filepath.Join(dir, "state"))
 	for k, v := range d.env {
-		if k != "MCP_ROUTER_STATE_URL" && k != "MCP_ROUTER_CONFIG" { // no PostgreSQL here: state.db in dir
+		switch k {
+		case "MCP_ROUTER_STATE_URL", "MCP_ROUTER_CONFIG": // no PostgreSQL here: state.db in dir
+		case "MCP_ROUTER_SESSION_KEY": // the example Secret holds a placeholder, which serve refuses
+			cmd.Env = append(cmd.Env, k+"="+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+		default:
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}

@@ -45,7 +45,7 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 		uncovered[s] = 1
 	}
 	hits := make([]Hit, 0, max(k, head))
-	chosen := make(map[int32]bool, head)
+	clear(acc.picked)
 	for len(hits) < head && len(cands) > 0 {
 		bi, bv := 0, -1.0
 		for i := range cands {
@@ -63,12 +63,12 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
-		chosen[c.doc] = true
+		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
 	if k <= 0 || len(hits) < k {
 		for _, s := range selectTop(acc, acc.score, k, ix.docs) {
-			if !chosen[s.doc] && (k <= 0 || len(hits) < k) {
+			if !acc.picked[s.doc] && (k <= 0 || len(hits) < k) {
 				c := ix.candidate(acc, rq, s.doc)
 				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 			}
@@ -81,23 +81,24 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 // whole request and the best for each clause, each once, in whole-request
 // order (so that ties in the greedy choice keep that order).
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, head int) []candidate {
-	top := selectTop(acc, acc.score, head+maxDiversified, ix.docs)
-	seen := make(map[int32]bool, len(top))
-	for _, c := range top {
-		seen[c.doc] = true
+	if acc.picked == nil {
+		acc.picked = make(map[int32]bool, 2*maxDiversified)
+	}
+	clear(acc.picked)
+	cands := acc.cands[:0]
+	for _, c := range selectTop(acc, acc.score, head+maxDiversified, ix.docs) {
+		acc.picked[c.doc] = true
+		cands = append(cands, ix.candidate(acc, rq, c.doc))
 	}
 	for s := range rq.nseg {
 		for _, c := range selectTop(acc, acc.seg[s], head, ix.docs) {
-			if !seen[c.doc] {
-				seen[c.doc] = true
-				top = append(top, c)
+			if !acc.picked[c.doc] {
+				acc.picked[c.doc] = true
+				cands = append(cands, ix.candidate(acc, rq, c.doc))
 			}
 		}
 	}
-	cands := make([]candidate, len(top))
-	for i, c := range top {
-		cands[i] = ix.candidate(acc, rq, c.doc)
-	}
+	acc.cands = cands
 	return cands
 }
 

@@ -53,6 +53,8 @@ type Index struct {
 	docTok *Tokenizer
 	qTok   *Tokenizer
 	accs   sync.Pool // *accumulator, reused by Search
+	// queries is a sync.Pool of *queryScratch, reused by Search.
+	queries sync.Pool
 
 	mu         sync.RWMutex
 	docs       []doc              // by doc id; removed docs stay as holes

@@ -469,12 +469,27 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 		hits = r.opts.Lessons.Rerank(ctx, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
+	// The catalog's entries first, under one lock: Exclude is the
+	// caller's and may call back into the router.
+	r.mu.Lock()
 	for _, h := range hits {
-		t, ok := r.Tool(h.Name)
-		if !ok || (req.Exclude != nil && req.Exclude(h.Name)) {
+		t, ok := r.known[h.Name]
+		if ok {
+			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
+		}
+	}
+	r.mu.Unlock()
+	n, kept := 0, 0
+	for _, h := range hits {
+		if n == len(out) || out[n].Name != h.Name {
+			continue // not in the catalog
+		}
+		c := out[n]
+		n++
+		if req.Exclude != nil && req.Exclude(h.Name) {
 			continue
 		}
-		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1,
+		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
 			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
@@ -487,8 +502,10 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 		}
 		c.adjusted = c.RawScore * c.Multiplier
 		c.Score = math.Min(1, c.adjusted)
-		out = append(out, c)
+		out[kept] = c // kept < n: that entry was read
+		kept++
 	}
+	out = out[:kept]
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
 	return out
 }

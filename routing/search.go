@@ -15,7 +15,11 @@ type accumulator struct {
 	touched []int32     // doc ids with a non-zero score
 	gtf     []float32   // a term group's pseudo-frequency by doc id, see accumulate
 	grouped []int32     // doc ids with a non-zero gtf
-	heap    []scored    // selectTop's heap
+	heap    []scored    // selectTop's heap, and its result
+	// cands and picked are diversify's candidates and the doc ids it has
+	// taken (see diversify.go).
+	cands  []candidate
+	picked map[int32]bool
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.
@@ -130,15 +134,17 @@ func (ix *Index) Search(query string, k int) []Hit {
 // search is Search that also appends each hit's evidence to ev when ev is
 // not nil, for fitting the calibration.
 func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
-	q := ix.parseQuery(query)
+	ix.rlockFresh()
+	defer ix.mu.RUnlock()
+	sc := ix.acquireQuery()
+	defer ix.releaseQuery(sc)
+	q := ix.parseQuery(query, sc)
 	if len(q.terms) == 0 {
 		return nil
 	}
-	ix.rlockFresh()
-	defer ix.mu.RUnlock()
 	var gbuf [32]termGroup
 	var mbuf [64]resolvedTerm
-	rq := ix.resolve(q, gbuf[:0], mbuf[:0])
+	rq := ix.resolve(q, sc, gbuf[:0], mbuf[:0])
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
@@ -227,24 +233,17 @@ func (ix *Index) rlockFresh() {
 // Words the catalog knows neither directly nor through a synonym
 // (argument values, mostly) count there only in the reach that coverage
 // is calibrated against (see calibrate.go), not in the clause weights.
-func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) resolvedQuery {
+func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members []resolvedTerm) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg}
 	ceiling := ix.termCeiling()
-	// Each word's synonyms, found in one pass: looking for them after
-	// every word would be quadratic in the request's length.
-	syns := map[int][]int{}
-	for j, qt := range q.terms {
-		if qt.kind == termSynonym {
-			syns[qt.of] = append(syns[qt.of], j)
-		}
-	}
+	syns := sc.synonyms(q.terms)
 	for i, qt := range q.terms {
 		if qt.kind == termSynonym {
 			continue
 		}
 		start := len(members)
 		var df int
-		members, df = ix.lookUpGroup(q.terms, i, syns[i], members)
+		members, df = ix.lookUpGroup(q.terms, i, syns(i), members)
 		if len(members) == start && qt.kind == termWord && !qt.value {
 			if tid, ok := ix.correct(qt.term); ok {
 				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
@@ -271,6 +270,35 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 	}
 	rq.groups = groups
 	return rq
+}
+
+// synonyms indexes each word's synonyms in terms in one pass (looking
+// for them after every word would be quadratic in the request's length)
+// and returns a function giving a word's, in order.
+func (sc *queryScratch) synonyms(terms []queryTerm) func(i int) []int {
+	sc.synSpan = append(sc.synSpan[:0], make([][2]int32, len(terms))...)
+	sc.synOf = sc.synOf[:0]
+	// Counting sort by word: first each word's count, then its offset.
+	for _, qt := range terms {
+		if qt.kind == termSynonym {
+			sc.synSpan[qt.of][1]++
+		}
+	}
+	n := int32(0)
+	for i := range sc.synSpan {
+		c := sc.synSpan[i][1]
+		sc.synSpan[i] = [2]int32{n, n}
+		n += c
+	}
+	sc.synOf = append(sc.synOf, make([]int, n)...)
+	for j, qt := range terms {
+		if qt.kind == termSynonym {
+			sp := &sc.synSpan[qt.of]
+			sc.synOf[sp[1]] = j
+			sp[1]++
+		}
+	}
+	return func(i int) []int { return sc.synOf[sc.synSpan[i][0]:sc.synSpan[i][1]] }
 }
 
 // addReach adds x to the reach of the whole request and of the clauses
@@ -415,7 +443,8 @@ func worse(a, b scored, docs []doc) bool {
 
 // selectTop returns the k best of the touched documents by scores, best
 // first (all of those with a non-zero score when k <= 0). It keeps a
-// min-heap of k candidates in acc.heap, whose root is the worst kept.
+// min-heap of k candidates in acc.heap, whose root is the worst kept, and
+// sorts it in place: the result is valid until the next call.
 func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
 	h := acc.heap[:0]
 	if k <= 0 || k > len(acc.touched) {
@@ -438,7 +467,7 @@ func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
 		siftDown(h, 0, docs)
 	}
 	acc.heap = h
-	out := slices.Clone(h)
+	out := h
 	slices.SortFunc(out, func(a, b scored) int {
 		switch {
 		case worse(b, a, docs):

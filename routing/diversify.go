@@ -36,7 +36,11 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	if head <= 0 || head > maxDiversified {
 		head = maxDiversified
 	}
-	cands := ix.candidates(acc, rq, head)
+	// The whole request's ranking is read once, as deep as either the
+	// candidates or the tail after the head need.
+	whole := append(acc.whole[:0], selectTop(acc, acc.score, max(head+maxDiversified, k), ix.docs)...)
+	acc.whole = whole
+	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
 	tops := clauseTops(cands, rq.nseg)
 	weights := clauseWeights(rq)
 	lambda := ix.opts.Diversity
@@ -67,7 +71,11 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
 	if k <= 0 || len(hits) < k {
-		for _, s := range selectTop(acc, acc.score, k, ix.docs) {
+		if k <= 0 { // every tool with a score: the tail is all of them
+			whole = append(acc.whole[:0], selectTop(acc, acc.score, k, ix.docs)...)
+			acc.whole = whole
+		}
+		for _, s := range whole {
 			if !acc.picked[s.doc] && (k <= 0 || len(hits) < k) {
 				c := ix.candidate(acc, rq, s.doc)
 				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
@@ -78,15 +86,16 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 }
 
 // candidates returns the tools diversify chooses from: the best for the
-// whole request and the best for each clause, each once, in whole-request
-// order (so that ties in the greedy choice keep that order).
-func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, head int) []candidate {
+// whole request (whole, best first) and the head best for each clause,
+// each once, in whole-request order (so that ties in the greedy choice
+// keep that order).
+func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
 	if acc.picked == nil {
 		acc.picked = make(map[int32]bool, 2*maxDiversified)
 	}
 	clear(acc.picked)
 	cands := acc.cands[:0]
-	for _, c := range selectTop(acc, acc.score, head+maxDiversified, ix.docs) {
+	for _, c := range whole {
 		acc.picked[c.doc] = true
 		cands = append(cands, ix.candidate(acc, rq, c.doc))
 	}

@@ -79,6 +79,9 @@ type doc struct {
 	lens  [numFields]float32 // field lengths in terms
 	terms []int32            // distinct term ids, to unpost the doc
 	srv   int32              // its upstream's number, set by refresh (server.go)
+	// order is the doc's place among the live docs by name, set by
+	// refresh: ties in score are broken by it (see worse).
+	order int32
 }
 
 // NewIndex returns an empty Index configured by opts.

@@ -20,6 +20,7 @@ type accumulator struct {
 	// taken (see diversify.go).
 	cands  []candidate
 	picked map[int32]bool
+	whole  []scored // the whole request's top, for diversify
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.
@@ -438,7 +439,7 @@ func worse(a, b scored, docs []doc) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return docs[a.doc].tool.Name > docs[b.doc].tool.Name
+	return docs[a.doc].order > docs[b.doc].order
 }
 
 // selectTop returns the k best of the touched documents by scores, best

@@ -63,7 +63,7 @@ func segments(q string, limit int) []string {
 				end++
 			}
 			before := onlySeg && (tok == i || isSegmentWord(q[tok:i]))
-			if segmentWords[strings.ToLower(q[i:end])] && !before {
+			if isSegmentWord(q[i:end]) && !before {
 				cut(i) // "and also" starts one clause, not two
 				tok = i
 			}
@@ -86,9 +86,21 @@ var longestSegmentWord = func() int {
 	return n
 }()
 
-// isSegmentWord says whether w is a segment word, in any case.
+// isSegmentWord says whether w is a segment word, in any case. It
+// lower-cases into a buffer on the stack: it is asked of every word.
 func isSegmentWord(w string) bool {
-	return len(w) <= longestSegmentWord && segmentWords[strings.ToLower(w)]
+	var buf [16]byte
+	if len(w) > min(longestSegmentWord, len(buf)) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return segmentWords[string(buf[:len(w)])]
 }
 
 // endsAbbreviation reports whether s ends in an abbreviation or a single

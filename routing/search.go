@@ -151,8 +151,9 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	}
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
-	ix.accumulate(acc, &rq)
-	ix.liftServers(acc, &rq)
+	for _, sig := range signals {
+		sig.score(ix, acc, &rq)
+	}
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(acc, &rq, k, ev)

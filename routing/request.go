@@ -352,16 +352,15 @@ func values(q string) []string {
 	start := true   // at a sentence's start
 	stated := false // in what a request says to remember: "remember that ..."
 	prev := ""
-	for _, w := range strings.Fields(q) {
+	for w := range strings.FieldsSeq(q) {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		lc := strings.ToLower(core)
 		switch {
 		case stated || core != "" && !start && isCapitalised(core):
-			out = append(out, lc)
-		case lc == "that" && statingVerbs[prev]:
+			out = append(out, strings.ToLower(core))
+		case strings.EqualFold(core, "that") && inSetFold(statingVerbs, prev):
 			stated = true
 		}
-		prev = lc
+		prev = core
 		if core != "" {
 			start = false
 		}

@@ -428,19 +428,21 @@ func (acc *accumulator) lose(doc int32, x float32, segs uint8, nseg int) {
 	}
 }
 
-// scored is a candidate document and its raw score.
+// scored is a candidate document, its raw score, and its place in name
+// order (doc.order), which breaks ties.
 type scored struct {
 	doc   int32
 	score float32
+	order int32
 }
 
 // worse reports whether a ranks below b: a lower score, or on equal
 // scores the later name.
-func worse(a, b scored, docs []doc) bool {
+func worse(a, b scored) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return docs[a.doc].order > docs[b.doc].order
+	return a.order > b.order
 }
 
 // selectTop returns the k best of the touched documents by scores, best
@@ -453,39 +455,41 @@ func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
 		k = len(acc.touched)
 	}
 	for _, d := range acc.touched {
-		c := scored{doc: d, score: scores[d]}
-		if c.score <= 0 {
+		s := scores[d]
+		// Most documents score under the worst kept: they are turned
+		// away on the score alone.
+		if s <= 0 || len(h) == k && s < h[0].score {
 			continue
 		}
+		c := scored{doc: d, score: s, order: docs[d].order}
 		if len(h) < k {
 			h = append(h, c)
-			siftUp(h, len(h)-1, docs)
+			siftUp(h, len(h)-1)
 			continue
 		}
-		if !worse(h[0], c, docs) {
+		if !worse(h[0], c) {
 			continue
 		}
 		h[0] = c
-		siftDown(h, 0, docs)
+		siftDown(h, 0)
 	}
 	acc.heap = h
-	out := h
-	slices.SortFunc(out, func(a, b scored) int {
+	slices.SortFunc(h, func(a, b scored) int {
 		switch {
-		case worse(b, a, docs):
+		case worse(b, a):
 			return -1
-		case worse(a, b, docs):
+		case worse(a, b):
 			return 1
 		}
 		return 0
 	})
-	return out
+	return h
 }
 
-func siftUp(h []scored, i int, docs []doc) {
+func siftUp(h []scored, i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !worse(h[i], h[parent], docs) {
+		if !worse(h[i], h[parent]) {
 			return
 		}
 		h[i], h[parent] = h[parent], h[i]
@@ -493,13 +497,14 @@ func siftUp(h []scored, i int, docs []doc) {
 	}
 }
 
-func siftDown(h []scored, i int, docs []doc) {
+func siftDown(h []scored, i int) {
 	for {
-		least := i
-		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < len(h) && worse(h[c], h[least], docs) {
-				least = c
-			}
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && worse(h[l], h[least]) {
+			least = l
+		}
+		if r < len(h) && worse(h[r], h[least]) {
+			least = r
 		}
 		if least == i {
 			return

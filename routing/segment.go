@@ -86,11 +86,17 @@ var longestSegmentWord = func() int {
 	return n
 }()
 
-// isSegmentWord says whether w is a segment word, in any case. It
-// lower-cases into a buffer on the stack: it is asked of every word.
+// isSegmentWord says whether w is a segment word, in any case.
 func isSegmentWord(w string) bool {
-	var buf [16]byte
-	if len(w) > min(longestSegmentWord, len(buf)) {
+	return len(w) <= longestSegmentWord && inSetFold(segmentWords, w)
+}
+
+// inSetFold says whether w, its ASCII letters lower-cased, is in set. It
+// lower-cases into a buffer on the stack (it is asked of every word of a
+// request), so words longer than the buffer are never found.
+func inSetFold(set map[string]bool, w string) bool {
+	var buf [24]byte
+	if len(w) > len(buf) {
 		return false
 	}
 	for i := 0; i < len(w); i++ {
@@ -100,7 +106,7 @@ func isSegmentWord(w string) bool {
 		}
 		buf[i] = c
 	}
-	return segmentWords[string(buf[:len(w)])]
+	return set[string(buf[:len(w)])]
 }
 
 // endsAbbreviation reports whether s ends in an abbreviation or a single

@@ -7,6 +7,7 @@ const maxDiversified = 20
 // candidate is a tool considered for the diversified head of a ranking.
 type candidate struct {
 	doc    int32
+	taken  bool                 // chosen already
 	raw    float32              // whole-request score
 	segRaw [maxSegments]float32 // score for each clause
 	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
@@ -38,7 +39,7 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	}
 	// The whole request's ranking is read once, as deep as either the
 	// candidates or the tail after the head need.
-	whole := append(acc.whole[:0], selectTop(acc, acc.score, max(head+maxDiversified, k), ix.docs)...)
+	whole := append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, max(head+maxDiversified, k), ix.docs)...)
 	acc.whole = whole
 	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
 	tops := clauseTops(cands, rq.nseg)
@@ -50,10 +51,15 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	}
 	hits := make([]Hit, 0, max(k, head))
 	clear(acc.picked)
-	for len(hits) < head && len(cands) > 0 {
-		bi, bv := 0, -1.0
+	// Chosen candidates are marked taken rather than cut out, which
+	// would move the rest at every choice.
+	for range min(head, len(cands)) {
+		bi, bv := -1, -1.0
 		for i := range cands {
 			c := &cands[i]
+			if c.taken {
+				continue
+			}
 			v := (1 - lambda) * c.whole
 			for s := range rq.nseg {
 				v += lambda * weights[s] * c.seg[s] * uncovered[s]
@@ -62,8 +68,8 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 				bi, bv = i, v
 			}
 		}
-		c := cands[bi]
-		cands = append(cands[:bi], cands[bi+1:]...)
+		c := &cands[bi]
+		c.taken = true
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
@@ -72,7 +78,7 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	}
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
-			whole = append(acc.whole[:0], selectTop(acc, acc.score, k, ix.docs)...)
+			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
 			acc.whole = whole
 		}
 		for _, s := range whole {
@@ -100,7 +106,7 @@ func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored,
 		cands = append(cands, ix.candidate(acc, rq, c.doc))
 	}
 	for s := range rq.nseg {
-		for _, c := range selectTop(acc, acc.seg[s], head, ix.docs) {
+		for _, c := range selectTop(acc, acc.segTouched[s], acc.seg[s], head, ix.docs) {
 			if !acc.picked[c.doc] {
 				acc.picked[c.doc] = true
 				cands = append(cands, ix.candidate(acc, rq, c.doc))

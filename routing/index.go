@@ -90,7 +90,7 @@ func NewIndex(opts IndexOptions) *Index {
 	return &Index{
 		opts:       opts,
 		docTok:     NewTokenizer(opts.Tokenizer),
-		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true},
+		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true, memo: &termMemo{}},
 		byName:     map[string]int32{},
 		byUpstream: map[string][]int32{},
 		terms:      map[string]int32{},

@@ -9,13 +9,19 @@ import (
 // across searches through a sync.Pool, so that a search allocates nothing
 // catalog-sized.
 type accumulator struct {
-	score   []float32   // whole-request score by doc id; 0 = untouched
-	seg     [][]float32 // per-clause scores by doc id, for requests of several clauses
-	nseg    int         // clauses in use
-	touched []int32     // doc ids with a non-zero score
-	gtf     []float32   // a term group's pseudo-frequency by doc id, see accumulate
-	grouped []int32     // doc ids with a non-zero gtf
-	heap    []scored    // selectTop's heap, and its result
+	score []float32   // whole-request score by doc id; 0 = untouched
+	seg   [][]float32 // per-clause scores by doc id, for requests of several clauses
+	// segTouched holds, for each clause, the doc ids with a non-zero
+	// score for it.
+	segTouched [][]int32
+	nseg       int     // clauses in use
+	touched    []int32 // doc ids with a non-zero score
+	// matched is, by doc id, the set of the request's first 64 words
+	// (word groups, numbered in order) that the doc matches.
+	matched []uint64
+	gtf     []float32 // a term group's pseudo-frequency by doc id, see accumulate
+	grouped []int32   // doc ids with a non-zero gtf
+	heap    []scored  // selectTop's heap, and its result
 	// cands and picked are diversify's candidates and the doc ids it has
 	// taken (see diversify.go).
 	cands  []candidate
@@ -43,11 +49,16 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	acc.score = grow(acc.score, n)
 	acc.gtf = grow(acc.gtf, n)
 	acc.loss = grow(acc.loss, n)
+	if cap(acc.matched) < n {
+		acc.matched = make([]uint64, n, n+n/4)
+	}
+	acc.matched = acc.matched[:n]
 	acc.nseg = nseg
 	if nseg > 1 {
 		for len(acc.seg) < nseg {
 			acc.seg = append(acc.seg, nil)
 			acc.segLoss = append(acc.segLoss, nil)
+			acc.segTouched = append(acc.segTouched, nil)
 		}
 		for s := range nseg {
 			acc.seg[s] = grow(acc.seg[s], n)
@@ -70,20 +81,19 @@ func grow(xs []float32, n int) []float32 {
 
 func (ix *Index) release(acc *accumulator) {
 	for _, d := range acc.touched {
-		acc.score[d] = 0
+		acc.score[d], acc.matched[d] = 0, 0
 	}
 	for _, d := range acc.lossy {
 		acc.loss[d] = 0
 	}
 	if acc.nseg > 1 {
+		// A clause's losses are on docs it scored (see add and lose).
 		for s := range acc.nseg {
 			seg, segLoss := acc.seg[s], acc.segLoss[s]
-			for _, d := range acc.touched {
-				seg[d] = 0
+			for _, d := range acc.segTouched[s] {
+				seg[d], segLoss[d] = 0, 0
 			}
-			for _, d := range acc.lossy {
-				segLoss[d] = 0
-			}
+			acc.segTouched[s] = acc.segTouched[s][:0]
 		}
 	}
 	acc.lossy = acc.lossy[:0]
@@ -158,7 +168,7 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(acc, &rq, k, ev)
 	} else {
-		top := selectTop(acc, acc.score, k, ix.docs)
+		top := selectTop(acc, acc.touched, acc.score, k, ix.docs)
 		hits = make([]Hit, len(top))
 		for i, c := range top {
 			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
@@ -166,7 +176,7 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 		}
 		hits = monotone(hits)
 	}
-	ix.countWords(hits[:min(len(hits), wordsCounted)], &rq)
+	ix.countWords(acc, hits[:min(len(hits), wordsCounted)], &rq)
 	return hits
 }
 
@@ -175,25 +185,35 @@ const wordsCounted = 3
 
 // countWords sets, on each of hits, Words to the number of the request's
 // words that the catalog knows (directly or through a synonym; argument
-// values aside) and Matched to how many of them the tool matches.
-func (ix *Index) countWords(hits []Hit, rq *resolvedQuery) {
+// values aside) and Matched to how many of them the tool matches: the
+// first 64 words as accumulate marked them, the rest (a very long
+// request's) from their posting lists.
+func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
+	var ids [wordsCounted]int32
+	for i := range hits {
+		ids[i] = -1
+		if id, ok := ix.byName[hits[i].Name]; ok {
+			ids[i] = id
+			hits[i].Matched = bits.OnesCount64(acc.matched[id])
+		}
+	}
 	words := 0
 	for gi := range rq.groups {
-		if rq.groups[gi].word {
-			words++
+		g := &rq.groups[gi]
+		if !g.word {
+			continue
+		}
+		if words++; words <= 64 {
+			continue
+		}
+		for i := range hits {
+			if ids[i] >= 0 && g.has(ids[i]) {
+				hits[i].Matched++
+			}
 		}
 	}
 	for i := range hits {
 		hits[i].Words = words
-		id, ok := ix.byName[hits[i].Name]
-		if !ok {
-			continue
-		}
-		for gi := range rq.groups {
-			if g := &rq.groups[gi]; g.word && g.has(id) {
-				hits[i].Matched++
-			}
-		}
 	}
 }
 
@@ -343,13 +363,22 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 // time, and what coverage does not count of it to the losses.
 func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 	k1 := float32(ix.opts.K1)
+	words := 0
 	for gi := range rq.groups {
 		g := &rq.groups[gi]
+		var bit uint64 // the word's bit in acc.matched; 0 for the others
+		if g.word {
+			if words < 64 {
+				bit = 1 << words
+			}
+			words++
+		}
 		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 {
 			for _, p := range m.postings {
 				if p.tf > 0 {
 					c := g.idf * p.tf / (k1 + p.tf)
 					acc.add(p.doc, c, g.segs, rq.nseg)
+					acc.matched[p.doc] |= bit
 					if !m.exact {
 						acc.lose(p.doc, synonymLoss(c, 0), g.segs, rq.nseg)
 					}
@@ -381,6 +410,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 				acc.gtf[p.doc] = 0
 				c := g.idf * tf / (k1 + tf)
 				acc.add(p.doc, c, g.segs, rq.nseg)
+				acc.matched[p.doc] |= bit
 				if tf > p.tf {
 					acc.lose(p.doc, synonymLoss(c, g.idf*p.tf/(k1+p.tf)), g.segs, rq.nseg)
 				}
@@ -394,6 +424,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			acc.gtf[d] = 0
 			c := g.idf * tf / (k1 + tf)
 			acc.add(d, c, g.segs, rq.nseg)
+			acc.matched[d] |= bit
 			acc.lose(d, synonymLoss(c, 0), g.segs, rq.nseg)
 		}
 		acc.grouped = grouped
@@ -409,7 +440,11 @@ func (acc *accumulator) add(doc int32, c float32, segs uint8, nseg int) {
 	acc.score[doc] += c
 	if nseg > 1 {
 		for m := segs; m != 0; m &= m - 1 {
-			acc.seg[bits.TrailingZeros8(m)][doc] += c
+			s := bits.TrailingZeros8(m)
+			if acc.seg[s][doc] == 0 {
+				acc.segTouched[s] = append(acc.segTouched[s], doc)
+			}
+			acc.seg[s][doc] += c
 		}
 	}
 }
@@ -445,16 +480,16 @@ func worse(a, b scored) bool {
 	return a.order > b.order
 }
 
-// selectTop returns the k best of the touched documents by scores, best
+// selectTop returns the k best of the documents ids by scores, best
 // first (all of those with a non-zero score when k <= 0). It keeps a
 // min-heap of k candidates in acc.heap, whose root is the worst kept, and
 // sorts it in place: the result is valid until the next call.
-func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
+func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
 	h := acc.heap[:0]
-	if k <= 0 || k > len(acc.touched) {
-		k = len(acc.touched)
+	if k <= 0 || k > len(ids) {
+		k = len(ids)
 	}
-	for _, d := range acc.touched {
+	for _, d := range ids {
 		s := scores[d]
 		// Most documents score under the worst kept: they are turned
 		// away on the score alone.

@@ -7,7 +7,6 @@ const maxDiversified = 20
 // candidate is a tool considered for the diversified head of a ranking.
 type candidate struct {
 	doc    int32
-	taken  bool                 // chosen already
 	raw    float32              // whole-request score
 	segRaw [maxSegments]float32 // score for each clause
 	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
@@ -51,31 +50,41 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	}
 	hits := make([]Hit, 0, max(k, head))
 	clear(acc.picked)
-	// Chosen candidates are marked taken rather than cut out, which
-	// would move the rest at every choice.
-	for range min(head, len(cands)) {
-		bi, bv := -1, -1.0
-		for i := range cands {
-			c := &cands[i]
-			if c.taken {
-				continue
-			}
-			v := (1 - lambda) * c.whole
-			for s := range rq.nseg {
-				v += lambda * weights[s] * c.seg[s] * uncovered[s]
-			}
-			if v > bv {
-				bi, bv = i, v
-			}
+	value := func(c *candidate) float64 {
+		v := (1 - lambda) * c.whole
+		for s := range rq.nseg {
+			v += lambda * weights[s] * c.seg[s] * uncovered[s]
 		}
-		c := &cands[bi]
-		c.taken = true
+		return v
+	}
+	// Lazy greedy: a candidate's value only falls as the clauses get
+	// covered, so the value it had when last computed bounds it. The
+	// candidates wait in a heap by that bound; the best is recomputed
+	// and chosen when it still beats the next one's bound, which picks
+	// what computing every value at every choice would (the earlier
+	// candidate on a tie), at a few computations a choice.
+	q := lazyQueue{bound: acc.bound[:0], order: acc.order[:0]}
+	for i := range cands {
+		q.bound = append(q.bound, value(&cands[i]))
+		q.order = append(q.order, int32(i))
+	}
+	q.init()
+	for len(hits) < head && q.Len() > 0 {
+		i := q.pop()
+		v := value(&cands[i])
+		if j, ok := q.peek(); ok && !q.beats(v, i, q.bound[j], j) {
+			q.bound[i] = v
+			q.push(i)
+			continue
+		}
+		c := &cands[i]
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
 		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
+	acc.bound, acc.order = q.bound, q.order[:0]
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
 			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
@@ -191,4 +200,75 @@ func monotone(hits []Hit) []Hit {
 		hits[i].Score = min(hits[i].Score, hits[i-1].Score)
 	}
 	return hits
+}
+
+// lazyQueue is a max-heap of candidate indexes by their bound, the
+// earlier index first on equal bounds.
+type lazyQueue struct {
+	bound []float64 // by candidate index
+	order []int32   // the heap of candidate indexes
+}
+
+// beats reports whether candidate i with value v goes before candidate
+// j with value w.
+func (q *lazyQueue) beats(v float64, i int32, w float64, j int32) bool {
+	return v > w || v == w && i < j
+}
+
+func (q *lazyQueue) Len() int { return len(q.order) }
+
+func (q *lazyQueue) less(a, b int) bool {
+	i, j := q.order[a], q.order[b]
+	return q.beats(q.bound[i], i, q.bound[j], j)
+}
+
+func (q *lazyQueue) init() {
+	for i := len(q.order)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+func (q *lazyQueue) peek() (int32, bool) {
+	if len(q.order) == 0 {
+		return 0, false
+	}
+	return q.order[0], true
+}
+
+func (q *lazyQueue) pop() int32 {
+	top := q.order[0]
+	last := len(q.order) - 1
+	q.order[0] = q.order[last]
+	q.order = q.order[:last]
+	q.down(0)
+	return top
+}
+
+func (q *lazyQueue) push(i int32) {
+	q.order = append(q.order, i)
+	for c := len(q.order) - 1; c > 0; {
+		p := (c - 1) / 2
+		if !q.less(c, p) {
+			break
+		}
+		q.order[c], q.order[p] = q.order[p], q.order[c]
+		c = p
+	}
+}
+
+func (q *lazyQueue) down(i int) {
+	for {
+		best, l, r := i, 2*i+1, 2*i+2
+		if l < len(q.order) && q.less(l, best) {
+			best = l
+		}
+		if r < len(q.order) && q.less(r, best) {
+			best = r
+		}
+		if best == i {
+			return
+		}
+		q.order[i], q.order[best] = q.order[best], q.order[i]
+		i = best
+	}
 }

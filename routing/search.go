@@ -27,6 +27,9 @@ type accumulator struct {
 	cands  []candidate
 	picked map[int32]bool
 	whole  []scored // the whole request's top, for diversify
+	// bound and order are diversify's lazy queue (see lazyQueue).
+	bound []float64
+	order []int32
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.

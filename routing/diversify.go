@@ -1,5 +1,7 @@
 package routing
 
+import "slices"
+
 // maxDiversified bounds the head of a ranking that diversify re-ranks;
 // past it tools follow in whole-request order.
 const maxDiversified = 20
@@ -31,7 +33,7 @@ type candidate struct {
 // a water tool near the top even when many solar tools outscore it on the
 // whole request. Only the top maxDiversified places are re-ranked; the
 // rest follow in whole-request order.
-func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
+func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
 	head := k
 	if head <= 0 || head > maxDiversified {
 		head = maxDiversified
@@ -48,7 +50,7 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	for s := range uncovered {
 		uncovered[s] = 1
 	}
-	hits := make([]Hit, 0, max(k, head))
+	hits = slices.Grow(hits[:0], max(k, head))
 	clear(acc.picked)
 	value := func(c *candidate) float64 {
 		v := (1 - lambda) * c.whole

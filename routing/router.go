@@ -180,6 +180,9 @@ type Router struct {
 	// tool is).
 	userFacing func(string) bool
 	traceMu    sync.Mutex
+	// hits is a sync.Pool of *[]Hit: a lexical ranking's storage, reused
+	// when nothing but the router reads it (see rank).
+	hits sync.Pool
 
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
@@ -459,7 +462,18 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 	if i := strings.TrimSpace(req.Intent); i != "" {
 		semantic = i
 	}
-	hits := r.rankArms(ctx, lexical, semantic, pool)
+	var hits []Hit
+	if r.opts.Semantic == nil && r.opts.Lessons == nil {
+		// Only this function reads the ranking: its storage is reused.
+		buf, _ := r.hits.Get().(*[]Hit)
+		if buf == nil {
+			buf = new([]Hit)
+		}
+		hits = r.opts.Lexical.search(*buf, lexical, pool, nil)
+		defer func() { *buf = hits[:0]; r.hits.Put(buf) }()
+	} else {
+		hits = r.rankArms(ctx, lexical, semantic, pool)
+	}
 	var before map[string]float64
 	if r.opts.Lessons != nil {
 		before = make(map[string]float64, len(hits))

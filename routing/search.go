@@ -142,12 +142,13 @@ type resolvedQuery struct {
 // ranked so that every clause's best tools reach the top (see
 // diversify.go). Scores never rise down the ranking (see calibrate.go).
 func (ix *Index) Search(query string, k int) []Hit {
-	return ix.search(query, k, nil)
+	return ix.search(nil, query, k, nil)
 }
 
-// search is Search that also appends each hit's evidence to ev when ev is
-// not nil, for fitting the calibration.
-func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
+// search is Search into dst's storage (its contents are overwritten)
+// that also appends each hit's evidence to ev when ev is not nil, for
+// fitting the calibration.
+func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	ix.rlockFresh()
 	defer ix.mu.RUnlock()
 	sc := ix.acquireQuery()
@@ -169,13 +170,13 @@ func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
 	}
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
-		hits = ix.diversify(acc, &rq, k, ev)
+		hits = ix.diversify(dst[:0], acc, &rq, k, ev)
 	} else {
 		top := selectTop(acc, acc.touched, acc.score, k, ix.docs)
-		hits = make([]Hit, len(top))
-		for i, c := range top {
+		hits = slices.Grow(dst[:0], len(top))
+		for _, c := range top {
 			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
-			hits[i] = ix.hit(c.doc, c.score, e, ev)
+			hits = append(hits, ix.hit(c.doc, c.score, e, ev))
 		}
 		hits = monotone(hits)
 	}

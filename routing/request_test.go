@@ -150,3 +150,18 @@ func FuzzDigitBeforeOperator(f *testing.F) {
 		}
 	})
 }
+
+// TestTypoCorrectionStaysWithinItsLimit pins that a word is corrected
+// only to a catalog word within the edit limit: "hbaist" (a swap and a
+// letter from habit, two edits where words of its length get one) is no
+// typo of it.
+func TestTypoCorrectionStaysWithinItsLimit(t *testing.T) {
+	ix := NewIndex(IndexOptions{})
+	ix.SetUpstream("x", []Tool{{Name: "list_habits", Description: "List tracked habits."}})
+	if hits := ix.Search("hbaist", 0); len(hits) != 0 {
+		t.Errorf("hbaist: %v, want nothing (two edits from habit, over the one-edit limit)", lexNames(hits))
+	}
+	if hits := ix.Search("habitz", 0); len(hits) == 0 || hits[0].Name != "list_habits" {
+		t.Errorf("habitz: %v, want list_habits (one edit)", lexNames(hits))
+	}
+}

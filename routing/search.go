@@ -513,15 +513,13 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []do
 		siftDown(h, 0)
 	}
 	acc.heap = h
-	slices.SortFunc(h, func(a, b scored) int {
-		switch {
-		case worse(b, a):
-			return -1
-		case worse(a, b):
-			return 1
-		}
-		return 0
-	})
+	// Heap sort in place: the worst kept goes to the end, then the next
+	// worst before it, leaving the best first (worse is a strict order,
+	// so this is the one order a sort would give).
+	for end := len(h) - 1; end > 0; end-- {
+		h[0], h[end] = h[end], h[0]
+		siftDown(h[:end], 0)
+	}
 	return h
 }
 

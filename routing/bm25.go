@@ -1,6 +1,10 @@
 package routing
 
-import "math"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // posting is one document's entry in a term's posting list. tf is the
 // term's BM25F pseudo-frequency in the document, Σ_f w_f·tf_f / (1 - b_f +
@@ -59,9 +63,23 @@ func (ix *Index) refresh() {
 				float32(tf[3])*n[3] + float32(tf[4])*n[4]
 		}
 	}
+	ix.orderByName()
 	ix.buildTypos()
 	ix.buildServers()
 	ix.stale = false
+}
+
+// orderByName numbers the live docs in name order, so that breaking a
+// tie in score compares two integers rather than two names.
+func (ix *Index) orderByName() {
+	ids := make([]int32, 0, len(ix.byName))
+	for _, id := range ix.byName {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(ix.docs[a].tool.Name, ix.docs[b].tool.Name) })
+	for i, id := range ids {
+		ix.docs[id].order = int32(i)
+	}
 }
 
 // lengthNorm is BM25's length normalisation 1 - b + b·len/avg.

@@ -165,7 +165,7 @@ func fitRankings(t *testing.T, dir string, set, sample int) []fitRow {
 				x = ix.Without(gold...)
 			}
 			var ev []evidence
-			hits := x.search(q.Query, 10, &ev)
+			hits := x.search(nil, q.Query, 10, &ev)
 			if len(hits) == 0 {
 				rows = append(rows, fitRow{set: set, heldOut: held})
 			}

@@ -58,8 +58,8 @@ func TestSynonymOnlyMatchCoversLess(t *testing.T) {
 		lexTool("read_file", "Read a file."),
 	})
 	var exact, synonym []evidence
-	word := ix.search("folder", 1, &exact)
-	syn := ix.search("directory", 1, &synonym) // directory ↔ folder
+	word := ix.search(nil, "folder", 1, &exact)
+	syn := ix.search(nil, "directory", 1, &synonym) // directory ↔ folder
 	if len(word) != 1 || len(syn) != 1 || word[0].Name != "list_folder" || syn[0].Name != "list_folder" {
 		t.Fatalf("Search(folder) = %v, Search(directory) = %v; want list_folder for both", lexNames(word), lexNames(syn))
 	}

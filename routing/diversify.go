@@ -1,5 +1,7 @@
 package routing
 
+import "slices"
+
 // maxDiversified bounds the head of a ranking that diversify re-ranks;
 // past it tools follow in whole-request order.
 const maxDiversified = 20
@@ -31,12 +33,16 @@ type candidate struct {
 // a water tool near the top even when many solar tools outscore it on the
 // whole request. Only the top maxDiversified places are re-ranked; the
 // rest follow in whole-request order.
-func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
+func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
 	head := k
 	if head <= 0 || head > maxDiversified {
 		head = maxDiversified
 	}
-	cands := ix.candidates(acc, rq, head)
+	// The whole request's ranking is read once, as deep as either the
+	// candidates or the tail after the head need.
+	whole := append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, max(head+maxDiversified, k), ix.docs)...)
+	acc.whole = whole
+	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
 	tops := clauseTops(cands, rq.nseg)
 	weights := clauseWeights(rq)
 	lambda := ix.opts.Diversity
@@ -44,31 +50,50 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 	for s := range uncovered {
 		uncovered[s] = 1
 	}
-	hits := make([]Hit, 0, max(k, head))
-	chosen := make(map[int32]bool, head)
-	for len(hits) < head && len(cands) > 0 {
-		bi, bv := 0, -1.0
-		for i := range cands {
-			c := &cands[i]
-			v := (1 - lambda) * c.whole
-			for s := range rq.nseg {
-				v += lambda * weights[s] * c.seg[s] * uncovered[s]
-			}
-			if v > bv {
-				bi, bv = i, v
-			}
+	hits = slices.Grow(hits[:0], max(k, head))
+	clear(acc.picked)
+	value := func(c *candidate) float64 {
+		v := (1 - lambda) * c.whole
+		for s := range rq.nseg {
+			v += lambda * weights[s] * c.seg[s] * uncovered[s]
 		}
-		c := cands[bi]
-		cands = append(cands[:bi], cands[bi+1:]...)
+		return v
+	}
+	// Lazy greedy: a candidate's value only falls as the clauses get
+	// covered, so the value it had when last computed bounds it. The
+	// candidates wait in a heap by that bound; the best is recomputed
+	// and chosen when it still beats the next one's bound, which picks
+	// what computing every value at every choice would (the earlier
+	// candidate on a tie), at a few computations a choice.
+	q := lazyQueue{bound: acc.bound[:0], order: acc.order[:0]}
+	for i := range cands {
+		q.bound = append(q.bound, value(&cands[i]))
+		q.order = append(q.order, int32(i))
+	}
+	q.init()
+	for len(hits) < head && q.Len() > 0 {
+		i := q.pop()
+		v := value(&cands[i])
+		if j, ok := q.peek(); ok && !q.beats(v, i, q.bound[j], j) {
+			q.bound[i] = v
+			q.push(i)
+			continue
+		}
+		c := &cands[i]
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
-		chosen[c.doc] = true
+		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
+	acc.bound, acc.order = q.bound, q.order[:0]
 	if k <= 0 || len(hits) < k {
-		for _, s := range selectTop(acc, acc.score, k, ix.docs) {
-			if !chosen[s.doc] && (k <= 0 || len(hits) < k) {
+		if k <= 0 { // every tool with a score: the tail is all of them
+			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
+			acc.whole = whole
+		}
+		for _, s := range whole {
+			if !acc.picked[s.doc] && (k <= 0 || len(hits) < k) {
 				c := ix.candidate(acc, rq, s.doc)
 				hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 			}
@@ -78,26 +103,28 @@ func (ix *Index) diversify(acc *accumulator, rq *resolvedQuery, k int, ev *[]evi
 }
 
 // candidates returns the tools diversify chooses from: the best for the
-// whole request and the best for each clause, each once, in whole-request
-// order (so that ties in the greedy choice keep that order).
-func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, head int) []candidate {
-	top := selectTop(acc, acc.score, head+maxDiversified, ix.docs)
-	seen := make(map[int32]bool, len(top))
-	for _, c := range top {
-		seen[c.doc] = true
+// whole request (whole, best first) and the head best for each clause,
+// each once, in whole-request order (so that ties in the greedy choice
+// keep that order).
+func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
+	if acc.picked == nil {
+		acc.picked = make(map[int32]bool, 2*maxDiversified)
+	}
+	clear(acc.picked)
+	cands := acc.cands[:0]
+	for _, c := range whole {
+		acc.picked[c.doc] = true
+		cands = append(cands, ix.candidate(acc, rq, c.doc))
 	}
 	for s := range rq.nseg {
-		for _, c := range selectTop(acc, acc.seg[s], head, ix.docs) {
-			if !seen[c.doc] {
-				seen[c.doc] = true
-				top = append(top, c)
+		for _, c := range selectTop(acc, acc.segTouched[s], acc.seg[s], head, ix.docs) {
+			if !acc.picked[c.doc] {
+				acc.picked[c.doc] = true
+				cands = append(cands, ix.candidate(acc, rq, c.doc))
 			}
 		}
 	}
-	cands := make([]candidate, len(top))
-	for i, c := range top {
-		cands[i] = ix.candidate(acc, rq, c.doc)
-	}
+	acc.cands = cands
 	return cands
 }
 
@@ -175,4 +202,75 @@ func monotone(hits []Hit) []Hit {
 		hits[i].Score = min(hits[i].Score, hits[i-1].Score)
 	}
 	return hits
+}
+
+// lazyQueue is a max-heap of candidate indexes by their bound, the
+// earlier index first on equal bounds.
+type lazyQueue struct {
+	bound []float64 // by candidate index
+	order []int32   // the heap of candidate indexes
+}
+
+// beats reports whether candidate i with value v goes before candidate
+// j with value w.
+func (q *lazyQueue) beats(v float64, i int32, w float64, j int32) bool {
+	return v > w || v == w && i < j
+}
+
+func (q *lazyQueue) Len() int { return len(q.order) }
+
+func (q *lazyQueue) less(a, b int) bool {
+	i, j := q.order[a], q.order[b]
+	return q.beats(q.bound[i], i, q.bound[j], j)
+}
+
+func (q *lazyQueue) init() {
+	for i := len(q.order)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+func (q *lazyQueue) peek() (int32, bool) {
+	if len(q.order) == 0 {
+		return 0, false
+	}
+	return q.order[0], true
+}
+
+func (q *lazyQueue) pop() int32 {
+	top := q.order[0]
+	last := len(q.order) - 1
+	q.order[0] = q.order[last]
+	q.order = q.order[:last]
+	q.down(0)
+	return top
+}
+
+func (q *lazyQueue) push(i int32) {
+	q.order = append(q.order, i)
+	for c := len(q.order) - 1; c > 0; {
+		p := (c - 1) / 2
+		if !q.less(c, p) {
+			break
+		}
+		q.order[c], q.order[p] = q.order[p], q.order[c]
+		c = p
+	}
+}
+
+func (q *lazyQueue) down(i int) {
+	for {
+		best, l, r := i, 2*i+1, 2*i+2
+		if l < len(q.order) && q.less(l, best) {
+			best = l
+		}
+		if r < len(q.order) && q.less(r, best) {
+			best = r
+		}
+		if best == i {
+			return
+		}
+		q.order[i], q.order[best] = q.order[best], q.order[i]
+		i = best
+	}
 }

@@ -53,6 +53,8 @@ type Index struct {
 	docTok *Tokenizer
 	qTok   *Tokenizer
 	accs   sync.Pool // *accumulator, reused by Search
+	// queries is a sync.Pool of *queryScratch, reused by Search.
+	queries sync.Pool
 
 	mu         sync.RWMutex
 	docs       []doc              // by doc id; removed docs stay as holes
@@ -77,6 +79,9 @@ type doc struct {
 	lens  [numFields]float32 // field lengths in terms
 	terms []int32            // distinct term ids, to unpost the doc
 	srv   int32              // its upstream's number, set by refresh (server.go)
+	// order is the doc's place among the live docs by name, set by
+	// refresh: ties in score are broken by it (see worse).
+	order int32
 }
 
 // NewIndex returns an empty Index configured by opts.
@@ -85,7 +90,7 @@ func NewIndex(opts IndexOptions) *Index {
 	return &Index{
 		opts:       opts,
 		docTok:     NewTokenizer(opts.Tokenizer),
-		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true},
+		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true, memo: &termMemo{}},
 		byName:     map[string]int32{},
 		byUpstream: map[string][]int32{},
 		terms:      map[string]int32{},

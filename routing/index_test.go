@@ -340,3 +340,30 @@ func TestWalkSchema(t *testing.T) {
 		t.Errorf("walkSchema mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestSearchIsIndependentOfEarlierSearches pins that a search reuses its
+// scratch space without carrying anything over: each request ranks the
+// same first and after others, long and multi-clause ones included.
+func TestSearchIsIndependentOfEarlierSearches(t *testing.T) {
+	queries := []string{
+		"find the file, then search it for the word and also look up the notes",
+		"remember that Alice works at Acme and then recall what I stored about her",
+		"get the weather for Paris. Then list the alerts; finally fetch the page at https://example.com",
+		"divide 10 by 4 and take the square root",
+		"delete the file",
+		"read notes.txt, write a summary to summary.md, then send it by email to bob@example.com",
+	}
+	fresh := make([][]Hit, len(queries))
+	for i, q := range queries {
+		fresh[i] = seedRouter(t).Rank(t.Context(), q, 10)
+	}
+	r := seedRouter(t)
+	for round := range 2 {
+		for i := range queries {
+			i = len(queries) - 1 - i // another order than the fresh runs'
+			if got := r.Rank(t.Context(), queries[i], 10); !cmp.Equal(got, fresh[i]) {
+				t.Errorf("round %d, %q: ranked after other searches differs from a fresh search:\n%s", round, queries[i], cmp.Diff(fresh[i], got))
+			}
+		}
+	}
+}

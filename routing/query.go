@@ -47,25 +47,56 @@ type query struct {
 	nseg  int // clauses told apart; 1 when the request is one clause
 }
 
+// queryScratch is parseQuery's and resolve's scratch space, reused across
+// searches through a sync.Pool so that analysing a request allocates
+// little beyond its terms' strings.
+type queryScratch struct {
+	terms  []queryTerm
+	seen   map[string]int
+	vals   map[string]bool
+	bigram []byte
+	words  []queryTerm // the terms before synonyms, as parsed
+	// synOf holds, for each word, the indexes of its synonyms in terms,
+	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
+	synOf   []int
+	synSpan [][2]int32
+}
+
+func (ix *Index) acquireQuery() *queryScratch {
+	sc, _ := ix.queries.Get().(*queryScratch)
+	if sc == nil {
+		sc = &queryScratch{seen: make(map[string]int, 64), vals: map[string]bool{}}
+	}
+	return sc
+}
+
+func (ix *Index) releaseQuery(sc *queryScratch) {
+	clear(sc.seen)
+	clear(sc.vals)
+	clear(sc.terms) // drop the strings
+	clear(sc.words)
+	sc.terms = sc.terms[:0]
+	ix.queries.Put(sc)
+}
+
 // parseQuery analyses a request. Each clause (see segments) is split into
 // terms as documents are, filler words dropped. Adjacent words also make
 // a bigram term at BigramWeight, and each word's lexicon synonyms are
 // added at SynonymWeight. Repeats are merged: a word repeated in a request
 // is emphasis at most, and counting it twice lets one word outweigh the
-// rest.
-func (ix *Index) parseQuery(q string) query {
+// rest. A bigram the index does not hold is left out: it could match no
+// tool. The caller holds the index's read lock; the terms live in sc.
+func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	p := prepare(q)
 	clauses := segments(p.text, maxSegments)
 	var out query
 	out.nseg = max(1, len(clauses))
-	var vals map[string]bool
-	if len(p.values) > 0 {
-		vals = make(map[string]bool, len(p.values))
-		for _, v := range p.values {
-			ix.qTok.each(v, func(term string, _ wordKind) { vals[term] = true })
-		}
+	out.terms = sc.terms[:0]
+	vals := sc.vals
+	for _, v := range p.values {
+		ix.qTok.each(v, func(term string, _ wordKind) { vals[term] = true })
 	}
-	seen := make(map[string]int, 16)
+	seen := sc.seen
 	put := func(term string, w float64, kind termKind, segs uint8, of int) {
 		if i, ok := seen[term]; ok {
 			t := &out.terms[i]
@@ -78,6 +109,16 @@ func (ix *Index) parseQuery(q string) query {
 		seen[term] = len(out.terms)
 		out.terms = append(out.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: vals[term]})
 	}
+	// bigram returns the index's own string for the bigram of prev and
+	// term, without building one when the index lacks it.
+	bigram := func(prev, term string) (string, bool) {
+		sc.bigram = append(append(append(sc.bigram[:0], prev...), ' '), term...)
+		tid, ok := ix.terms[string(sc.bigram)]
+		if !ok {
+			return "", false
+		}
+		return ix.termNames[tid], true
+	}
 	bw := ix.opts.BigramWeight
 	for s, clause := range clauses {
 		bit := uint8(1) << s
@@ -88,13 +129,20 @@ func (ix *Index) parseQuery(q string) query {
 				return
 			}
 			if prev != "" {
-				put(prev+" "+term, bw, termBigram, bit, -1)
+				if b, ok := bigram(prev, term); ok {
+					put(b, bw, termBigram, bit, -1)
+				}
 			}
 			prev = term
 		})
 	}
 	if sw := ix.opts.SynonymWeight; sw > 0 {
-		for i, qt := range out.terms[:len(out.terms):len(out.terms)] {
+		// Each word's synonyms take the clauses the word was found in: a
+		// word that is also another's synonym gains that word's clauses
+		// as the loop goes, which its own synonyms do not inherit.
+		words := append(sc.words[:0], out.terms...)
+		sc.words = words
+		for i, qt := range words {
 			if qt.kind != termWord {
 				continue
 			}
@@ -130,5 +178,6 @@ func (ix *Index) parseQuery(q string) query {
 			}
 		}
 	}
+	sc.terms = out.terms
 	return out
 }

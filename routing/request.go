@@ -182,7 +182,7 @@ func prepare(q string) prepared {
 		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
 	}
 	digits := strings.ContainsAny(q, "0123456789")
-	if digits && strings.ContainsAny(q, "+×*÷^-−/") {
+	if digits && digitBeforeOperator(q) {
 		q = rewriteOperators(q)
 	}
 	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
@@ -229,6 +229,26 @@ func replaceGroup(re *regexp.Regexp, s string, fn func(groups []string) string) 
 
 // rewriteOperators turns arithmetic operators between operands into the
 // operation's word.
+// digitBeforeOperator reports whether some digit of q is followed, after
+// any spaces, by an operator sign: what opRe needs before it can match,
+// found without running it.
+func digitBeforeOperator(q string) bool {
+	for i := 0; i < len(q); i++ {
+		if q[i] < '0' || q[i] > '9' {
+			continue
+		}
+		j := i + 1
+		for j < len(q) && strings.IndexByte(" \t\n\f\r", q[j]) >= 0 { // opRe's \s
+			j++
+		}
+		if j < len(q) && (strings.IndexByte("+*^-/", q[j]) >= 0 ||
+			strings.HasPrefix(q[j:], "×") || strings.HasPrefix(q[j:], "÷") || strings.HasPrefix(q[j:], "−")) {
+			return true
+		}
+	}
+	return false
+}
+
 func rewriteOperators(q string) string {
 	for range 4 { // "1 + 2 + 3": matches overlap by one operand
 		r := opRe.ReplaceAllStringFunc(q, func(m string) string {
@@ -350,16 +370,15 @@ func values(q string) []string {
 	start := true   // at a sentence's start
 	stated := false // in what a request says to remember: "remember that ..."
 	prev := ""
-	for _, w := range strings.Fields(q) {
+	for w := range strings.FieldsSeq(q) {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		lc := strings.ToLower(core)
 		switch {
 		case stated || core != "" && !start && isCapitalised(core):
-			out = append(out, lc)
-		case lc == "that" && statingVerbs[prev]:
+			out = append(out, strings.ToLower(core))
+		case strings.EqualFold(core, "that") && inSetFold(statingVerbs, prev):
 			stated = true
 		}
-		prev = lc
+		prev = core
 		if core != "" {
 			start = false
 		}
@@ -387,6 +406,11 @@ const maxQuoted = 200
 func quoted(q string, limit int) []string {
 	var out []string
 	for i := 0; i < len(q) && len(out) < limit; i++ {
+		// Every opening quote starts with one of these bytes (“ and ‘
+		// with 0xE2): the rest are passed over at one comparison each.
+		if c := q[i]; c != '"' && c != '\'' && c != '`' && c != 0xE2 {
+			continue
+		}
 		for _, p := range quotePairs {
 			if !strings.HasPrefix(q[i:], p[0]) || p[0] == "'" && i > 0 && isWordByte(q[i-1]) {
 				continue

@@ -136,3 +136,32 @@ func TestSearchCorrectsTypos(t *testing.T) {
 		t.Errorf("editDistance past the limit = %d, want limit+1", d)
 	}
 }
+
+// FuzzDigitBeforeOperator pins that the cheap check in front of the
+// operator rewrite never turns away a request the rewrite would change.
+func FuzzDigitBeforeOperator(f *testing.F) {
+	for _, s := range []string{"2 + 3", "6×7", "10 / 4", "2 - 1", "3.5\n* 2", "1 + 2 + 3", "2 ** 8", "8÷2", "5 − 3",
+		"route 66-a", "v1.2/3", "2-3", "no digits + here", "x^2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if opRe.MatchString(q) && !digitBeforeOperator(q) {
+			t.Errorf("%q: opRe matches but digitBeforeOperator says no operator", q)
+		}
+	})
+}
+
+// TestTypoCorrectionStaysWithinItsLimit pins that a word is corrected
+// only to a catalog word within the edit limit: "hbaist" (a swap and a
+// letter from habit, two edits where words of its length get one) is no
+// typo of it.
+func TestTypoCorrectionStaysWithinItsLimit(t *testing.T) {
+	ix := NewIndex(IndexOptions{})
+	ix.SetUpstream("x", []Tool{{Name: "list_habits", Description: "List tracked habits."}})
+	if hits := ix.Search("hbaist", 0); len(hits) != 0 {
+		t.Errorf("hbaist: %v, want nothing (two edits from habit, over the one-edit limit)", lexNames(hits))
+	}
+	if hits := ix.Search("habitz", 0); len(hits) == 0 || hits[0].Name != "list_habits" {
+		t.Errorf("habitz: %v, want list_habits (one edit)", lexNames(hits))
+	}
+}

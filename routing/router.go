@@ -188,6 +188,9 @@ type Router struct {
 	// tool is).
 	userFacing func(string) bool
 	traceMu    sync.Mutex
+	// hits is a sync.Pool of *[]Hit: a lexical ranking's storage, reused
+	// when nothing but the router reads it (see rank).
+	hits sync.Pool
 
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
@@ -467,7 +470,18 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 	if i := strings.TrimSpace(req.Intent); i != "" {
 		semantic = i
 	}
-	hits := r.rankArms(ctx, lexical, semantic, pool)
+	var hits []Hit
+	if r.opts.Semantic == nil && r.opts.Lessons == nil {
+		// Only this function reads the ranking: its storage is reused.
+		buf, _ := r.hits.Get().(*[]Hit)
+		if buf == nil {
+			buf = new([]Hit)
+		}
+		hits = r.opts.Lexical.search(*buf, lexical, pool, nil)
+		defer func() { *buf = hits[:0]; r.hits.Put(buf) }()
+	} else {
+		hits = r.rankArms(ctx, lexical, semantic, pool)
+	}
 	var before map[string]float64
 	if r.opts.Lessons != nil {
 		before = make(map[string]float64, len(hits))
@@ -477,12 +491,27 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 		hits = r.opts.Lessons.Rerank(ctx, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
+	// The catalog's entries first, under one lock: Exclude is the
+	// caller's and may call back into the router.
+	r.mu.Lock()
 	for _, h := range hits {
-		t, ok := r.Tool(h.Name)
-		if !ok || (req.Exclude != nil && req.Exclude(h.Name)) {
+		t, ok := r.known[h.Name]
+		if ok {
+			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
+		}
+	}
+	r.mu.Unlock()
+	n, kept := 0, 0
+	for _, h := range hits {
+		if n == len(out) || out[n].Name != h.Name {
+			continue // not in the catalog
+		}
+		c := out[n]
+		n++
+		if req.Exclude != nil && req.Exclude(h.Name) {
 			continue
 		}
-		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1,
+		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
 			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
@@ -495,8 +524,10 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 		}
 		c.adjusted = c.RawScore * c.Multiplier
 		c.Score = math.Min(1, c.adjusted)
-		out = append(out, c)
+		out[kept] = c // kept < n: that entry was read
+		kept++
 	}
+	out = out[:kept]
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -461,4 +462,35 @@ func TestRouteRequestTopK(t *testing.T) {
 	if got := selectedNames(r.Route(t.Context(), Request{Query: req})); len(got) != 2 {
 		t.Errorf("default TopK: selected %v, want both", got)
 	}
+}
+
+// TestRouteConcurrentRequestsAgree routes requests from several
+// goroutines at once through one router, whose searches share pooled
+// scratch space: each answer ranks as the same request does alone.
+func TestRouteConcurrentRequestsAgree(t *testing.T) {
+	r := seedRouter(t)
+	queries := []string{
+		"find the file, then search it for the word and also look up the notes",
+		"remember that Alice works at Acme",
+		"divide 10 by 4 and take the square root",
+		"delete the file",
+		"read notes.txt and then send it by email to bob@example.com",
+	}
+	want := make([][]string, len(queries))
+	for i, q := range queries {
+		want[i] = names(r.Route(t.Context(), Request{Query: q}).Ranked)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for n := range 50 {
+				i := (w + n) % len(queries)
+				if got := names(r.Route(t.Context(), Request{Query: queries[i]}).Ranked); !slices.Equal(got, want[i]) {
+					t.Errorf("%q routed concurrently: got %v, want %v", queries[i], got, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

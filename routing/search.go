@@ -9,13 +9,27 @@ import (
 // across searches through a sync.Pool, so that a search allocates nothing
 // catalog-sized.
 type accumulator struct {
-	score   []float32   // whole-request score by doc id; 0 = untouched
-	seg     [][]float32 // per-clause scores by doc id, for requests of several clauses
-	nseg    int         // clauses in use
-	touched []int32     // doc ids with a non-zero score
-	gtf     []float32   // a term group's pseudo-frequency by doc id, see accumulate
-	grouped []int32     // doc ids with a non-zero gtf
-	heap    []scored    // selectTop's heap
+	score []float32   // whole-request score by doc id; 0 = untouched
+	seg   [][]float32 // per-clause scores by doc id, for requests of several clauses
+	// segTouched holds, for each clause, the doc ids with a non-zero
+	// score for it.
+	segTouched [][]int32
+	nseg       int     // clauses in use
+	touched    []int32 // doc ids with a non-zero score
+	// matched is, by doc id, the set of the request's first 64 words
+	// (word groups, numbered in order) that the doc matches.
+	matched []uint64
+	gtf     []float32 // a term group's pseudo-frequency by doc id, see accumulate
+	grouped []int32   // doc ids with a non-zero gtf
+	heap    []scored  // selectTop's heap, and its result
+	// cands and picked are diversify's candidates and the doc ids it has
+	// taken (see diversify.go).
+	cands  []candidate
+	picked map[int32]bool
+	whole  []scored // the whole request's top, for diversify
+	// bound and order are diversify's lazy queue (see lazyQueue).
+	bound []float64
+	order []int32
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.
@@ -38,11 +52,16 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	acc.score = grow(acc.score, n)
 	acc.gtf = grow(acc.gtf, n)
 	acc.loss = grow(acc.loss, n)
+	if cap(acc.matched) < n {
+		acc.matched = make([]uint64, n, n+n/4)
+	}
+	acc.matched = acc.matched[:n]
 	acc.nseg = nseg
 	if nseg > 1 {
 		for len(acc.seg) < nseg {
 			acc.seg = append(acc.seg, nil)
 			acc.segLoss = append(acc.segLoss, nil)
+			acc.segTouched = append(acc.segTouched, nil)
 		}
 		for s := range nseg {
 			acc.seg[s] = grow(acc.seg[s], n)
@@ -65,20 +84,19 @@ func grow(xs []float32, n int) []float32 {
 
 func (ix *Index) release(acc *accumulator) {
 	for _, d := range acc.touched {
-		acc.score[d] = 0
+		acc.score[d], acc.matched[d] = 0, 0
 	}
 	for _, d := range acc.lossy {
 		acc.loss[d] = 0
 	}
 	if acc.nseg > 1 {
+		// A clause's losses are on docs it scored (see add and lose).
 		for s := range acc.nseg {
 			seg, segLoss := acc.seg[s], acc.segLoss[s]
-			for _, d := range acc.touched {
-				seg[d] = 0
+			for _, d := range acc.segTouched[s] {
+				seg[d], segLoss[d] = 0, 0
 			}
-			for _, d := range acc.lossy {
-				segLoss[d] = 0
-			}
+			acc.segTouched[s] = acc.segTouched[s][:0]
 		}
 	}
 	acc.lossy = acc.lossy[:0]
@@ -124,41 +142,45 @@ type resolvedQuery struct {
 // ranked so that every clause's best tools reach the top (see
 // diversify.go). Scores never rise down the ranking (see calibrate.go).
 func (ix *Index) Search(query string, k int) []Hit {
-	return ix.search(query, k, nil)
+	return ix.search(nil, query, k, nil)
 }
 
-// search is Search that also appends each hit's evidence to ev when ev is
-// not nil, for fitting the calibration.
-func (ix *Index) search(query string, k int, ev *[]evidence) []Hit {
-	q := ix.parseQuery(query)
+// search is Search into dst's storage (its contents are overwritten)
+// that also appends each hit's evidence to ev when ev is not nil, for
+// fitting the calibration.
+func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
+	ix.rlockFresh()
+	defer ix.mu.RUnlock()
+	sc := ix.acquireQuery()
+	defer ix.releaseQuery(sc)
+	q := ix.parseQuery(query, sc)
 	if len(q.terms) == 0 {
 		return nil
 	}
-	ix.rlockFresh()
-	defer ix.mu.RUnlock()
 	var gbuf [32]termGroup
 	var mbuf [64]resolvedTerm
-	rq := ix.resolve(q, gbuf[:0], mbuf[:0])
+	rq := ix.resolve(q, sc, gbuf[:0], mbuf[:0])
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
-	ix.accumulate(acc, &rq)
-	ix.liftServers(acc, &rq)
+	for _, sig := range signals {
+		sig.score(ix, acc, &rq)
+	}
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
-		hits = ix.diversify(acc, &rq, k, ev)
+		hits = ix.diversify(dst[:0], acc, &rq, k, ev)
 	} else {
-		top := selectTop(acc, acc.score, k, ix.docs)
-		hits = make([]Hit, len(top))
-		for i, c := range top {
+		top := selectTop(acc, acc.touched, acc.score, k, ix.docs)
+		hits = slices.Grow(dst[:0], len(top))
+		for _, c := range top {
 			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
-			hits[i] = ix.hit(c.doc, c.score, e, ev)
+			hits = append(hits, ix.hit(c.doc, c.score, e, ev))
 		}
 		hits = monotone(hits)
 	}
-	ix.countWords(hits[:min(len(hits), wordsCounted)], &rq)
+	ix.countWords(acc, hits[:min(len(hits), wordsCounted)], &rq)
 	return hits
 }
 
@@ -167,25 +189,35 @@ const wordsCounted = 3
 
 // countWords sets, on each of hits, Words to the number of the request's
 // words that the catalog knows (directly or through a synonym; argument
-// values aside) and Matched to how many of them the tool matches.
-func (ix *Index) countWords(hits []Hit, rq *resolvedQuery) {
+// values aside) and Matched to how many of them the tool matches: the
+// first 64 words as accumulate marked them, the rest (a very long
+// request's) from their posting lists.
+func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
+	var ids [wordsCounted]int32
+	for i := range hits {
+		ids[i] = -1
+		if id, ok := ix.byName[hits[i].Name]; ok {
+			ids[i] = id
+			hits[i].Matched = bits.OnesCount64(acc.matched[id])
+		}
+	}
 	words := 0
 	for gi := range rq.groups {
-		if rq.groups[gi].word {
-			words++
+		g := &rq.groups[gi]
+		if !g.word {
+			continue
+		}
+		if words++; words <= 64 {
+			continue
+		}
+		for i := range hits {
+			if ids[i] >= 0 && g.has(ids[i]) {
+				hits[i].Matched++
+			}
 		}
 	}
 	for i := range hits {
 		hits[i].Words = words
-		id, ok := ix.byName[hits[i].Name]
-		if !ok {
-			continue
-		}
-		for gi := range rq.groups {
-			if g := &rq.groups[gi]; g.word && g.has(id) {
-				hits[i].Matched++
-			}
-		}
 	}
 }
 
@@ -227,24 +259,17 @@ func (ix *Index) rlockFresh() {
 // Words the catalog knows neither directly nor through a synonym
 // (argument values, mostly) count there only in the reach that coverage
 // is calibrated against (see calibrate.go), not in the clause weights.
-func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) resolvedQuery {
+func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members []resolvedTerm) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg}
 	ceiling := ix.termCeiling()
-	// Each word's synonyms, found in one pass: looking for them after
-	// every word would be quadratic in the request's length.
-	syns := map[int][]int{}
-	for j, qt := range q.terms {
-		if qt.kind == termSynonym {
-			syns[qt.of] = append(syns[qt.of], j)
-		}
-	}
+	syns := sc.synonyms(q.terms)
 	for i, qt := range q.terms {
 		if qt.kind == termSynonym {
 			continue
 		}
 		start := len(members)
 		var df int
-		members, df = ix.lookUpGroup(q.terms, i, syns[i], members)
+		members, df = ix.lookUpGroup(q.terms, i, syns(i), members)
 		if len(members) == start && qt.kind == termWord && !qt.value {
 			if tid, ok := ix.correct(qt.term); ok {
 				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
@@ -271,6 +296,35 @@ func (ix *Index) resolve(q query, groups []termGroup, members []resolvedTerm) re
 	}
 	rq.groups = groups
 	return rq
+}
+
+// synonyms indexes each word's synonyms in terms in one pass (looking
+// for them after every word would be quadratic in the request's length)
+// and returns a function giving a word's, in order.
+func (sc *queryScratch) synonyms(terms []queryTerm) func(i int) []int {
+	sc.synSpan = append(sc.synSpan[:0], make([][2]int32, len(terms))...)
+	sc.synOf = sc.synOf[:0]
+	// Counting sort by word: first each word's count, then its offset.
+	for _, qt := range terms {
+		if qt.kind == termSynonym {
+			sc.synSpan[qt.of][1]++
+		}
+	}
+	n := int32(0)
+	for i := range sc.synSpan {
+		c := sc.synSpan[i][1]
+		sc.synSpan[i] = [2]int32{n, n}
+		n += c
+	}
+	sc.synOf = append(sc.synOf, make([]int, n)...)
+	for j, qt := range terms {
+		if qt.kind == termSynonym {
+			sp := &sc.synSpan[qt.of]
+			sc.synOf[sp[1]] = j
+			sp[1]++
+		}
+	}
+	return func(i int) []int { return sc.synOf[sc.synSpan[i][0]:sc.synSpan[i][1]] }
 }
 
 // addReach adds x to the reach of the whole request and of the clauses
@@ -313,13 +367,22 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 // time, and what coverage does not count of it to the losses.
 func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 	k1 := float32(ix.opts.K1)
+	words := 0
 	for gi := range rq.groups {
 		g := &rq.groups[gi]
+		var bit uint64 // the word's bit in acc.matched; 0 for the others
+		if g.word {
+			if words < 64 {
+				bit = 1 << words
+			}
+			words++
+		}
 		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 {
 			for _, p := range m.postings {
 				if p.tf > 0 {
 					c := g.idf * p.tf / (k1 + p.tf)
 					acc.add(p.doc, c, g.segs, rq.nseg)
+					acc.matched[p.doc] |= bit
 					if !m.exact {
 						acc.lose(p.doc, synonymLoss(c, 0), g.segs, rq.nseg)
 					}
@@ -351,6 +414,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 				acc.gtf[p.doc] = 0
 				c := g.idf * tf / (k1 + tf)
 				acc.add(p.doc, c, g.segs, rq.nseg)
+				acc.matched[p.doc] |= bit
 				if tf > p.tf {
 					acc.lose(p.doc, synonymLoss(c, g.idf*p.tf/(k1+p.tf)), g.segs, rq.nseg)
 				}
@@ -364,6 +428,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			acc.gtf[d] = 0
 			c := g.idf * tf / (k1 + tf)
 			acc.add(d, c, g.segs, rq.nseg)
+			acc.matched[d] |= bit
 			acc.lose(d, synonymLoss(c, 0), g.segs, rq.nseg)
 		}
 		acc.grouped = grouped
@@ -379,7 +444,11 @@ func (acc *accumulator) add(doc int32, c float32, segs uint8, nseg int) {
 	acc.score[doc] += c
 	if nseg > 1 {
 		for m := segs; m != 0; m &= m - 1 {
-			acc.seg[bits.TrailingZeros8(m)][doc] += c
+			s := bits.TrailingZeros8(m)
+			if acc.seg[s][doc] == 0 {
+				acc.segTouched[s] = append(acc.segTouched[s], doc)
+			}
+			acc.seg[s][doc] += c
 		}
 	}
 }
@@ -398,63 +467,66 @@ func (acc *accumulator) lose(doc int32, x float32, segs uint8, nseg int) {
 	}
 }
 
-// scored is a candidate document and its raw score.
+// scored is a candidate document, its raw score, and its place in name
+// order (doc.order), which breaks ties.
 type scored struct {
 	doc   int32
 	score float32
+	order int32
 }
 
 // worse reports whether a ranks below b: a lower score, or on equal
 // scores the later name.
-func worse(a, b scored, docs []doc) bool {
+func worse(a, b scored) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return docs[a.doc].tool.Name > docs[b.doc].tool.Name
+	return a.order > b.order
 }
 
-// selectTop returns the k best of the touched documents by scores, best
+// selectTop returns the k best of the documents ids by scores, best
 // first (all of those with a non-zero score when k <= 0). It keeps a
-// min-heap of k candidates in acc.heap, whose root is the worst kept.
-func selectTop(acc *accumulator, scores []float32, k int, docs []doc) []scored {
+// min-heap of k candidates in acc.heap, whose root is the worst kept, and
+// sorts it in place: the result is valid until the next call.
+func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
 	h := acc.heap[:0]
-	if k <= 0 || k > len(acc.touched) {
-		k = len(acc.touched)
+	if k <= 0 || k > len(ids) {
+		k = len(ids)
 	}
-	for _, d := range acc.touched {
-		c := scored{doc: d, score: scores[d]}
-		if c.score <= 0 {
+	for _, d := range ids {
+		s := scores[d]
+		// Most documents score under the worst kept: they are turned
+		// away on the score alone.
+		if s <= 0 || len(h) == k && s < h[0].score {
 			continue
 		}
+		c := scored{doc: d, score: s, order: docs[d].order}
 		if len(h) < k {
 			h = append(h, c)
-			siftUp(h, len(h)-1, docs)
+			siftUp(h, len(h)-1)
 			continue
 		}
-		if !worse(h[0], c, docs) {
+		if !worse(h[0], c) {
 			continue
 		}
 		h[0] = c
-		siftDown(h, 0, docs)
+		siftDown(h, 0)
 	}
 	acc.heap = h
-	out := slices.Clone(h)
-	slices.SortFunc(out, func(a, b scored) int {
-		switch {
-		case worse(b, a, docs):
-			return -1
-		case worse(a, b, docs):
-			return 1
-		}
-		return 0
-	})
-	return out
+	// Heap sort in place: the worst kept goes to the end, then the next
+	// worst before it, leaving the best first (worse is a strict order,
+	// so this is the one order a sort would give).
+	for end := len(h) - 1; end > 0; end-- {
+		h[0], h[end] = h[end], h[0]
+		siftDown(h[:end], 0)
+	}
+	return h
 }
 
-func siftUp(h []scored, i int, docs []doc) {
+func siftUp(h []scored, i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !worse(h[i], h[parent], docs) {
+		if !worse(h[i], h[parent]) {
 			return
 		}
 		h[i], h[parent] = h[parent], h[i]
@@ -462,13 +534,14 @@ func siftUp(h []scored, i int, docs []doc) {
 	}
 }
 
-func siftDown(h []scored, i int, docs []doc) {
+func siftDown(h []scored, i int) {
 	for {
-		least := i
-		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < len(h) && worse(h[c], h[least], docs) {
-				least = c
-			}
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && worse(h[l], h[least]) {
+			least = l
+		}
+		if r < len(h) && worse(h[r], h[least]) {
+			least = r
 		}
 		if least == i {
 			return

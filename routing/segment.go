@@ -63,7 +63,7 @@ func segments(q string, limit int) []string {
 				end++
 			}
 			before := onlySeg && (tok == i || isSegmentWord(q[tok:i]))
-			if segmentWords[strings.ToLower(q[i:end])] && !before {
+			if isSegmentWord(q[i:end]) && !before {
 				cut(i) // "and also" starts one clause, not two
 				tok = i
 			}
@@ -88,7 +88,25 @@ var longestSegmentWord = func() int {
 
 // isSegmentWord says whether w is a segment word, in any case.
 func isSegmentWord(w string) bool {
-	return len(w) <= longestSegmentWord && segmentWords[strings.ToLower(w)]
+	return len(w) <= longestSegmentWord && inSetFold(segmentWords, w)
+}
+
+// inSetFold says whether w, its ASCII letters lower-cased, is in set. It
+// lower-cases into a buffer on the stack (it is asked of every word of a
+// request), so words longer than the buffer are never found.
+func inSetFold(set map[string]bool, w string) bool {
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
 }
 
 // endsAbbreviation reports whether s ends in an abbreviation or a single

@@ -27,6 +27,37 @@ type TokenizerOptions struct {
 type Tokenizer struct {
 	opts  TokenizerOptions
 	query bool // drop query filler words too
+	// memo, when set, keeps each word's term (or that it is dropped), so
+	// that a word seen before costs one lookup instead of the stop-word,
+	// filler and stem lookups. Requests repeat their words; a catalog's
+	// words are tokenised once, so only the query tokenizer keeps one.
+	memo *termMemo
+}
+
+// termMemoSize bounds a termMemo; when full it is emptied and refilled by
+// the words in use.
+const termMemoSize = 1 << 14
+
+// termMemo maps a lower-cased word to its term, "" when it is dropped.
+type termMemo struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+func (m *termMemo) get(w string) (string, bool) {
+	m.mu.RLock()
+	term, ok := m.m[w]
+	m.mu.RUnlock()
+	return term, ok
+}
+
+func (m *termMemo) put(w, term string) {
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= termMemoSize {
+		m.m = make(map[string]string, 256)
+	}
+	m.m[strings.Clone(w)] = term
+	m.mu.Unlock()
 }
 
 // NewTokenizer returns a Tokenizer with opts.
@@ -56,9 +87,23 @@ func (t *Tokenizer) each(s string, fn func(term string, kind wordKind)) {
 
 // term normalises one lower-cased word; ok is false when it is dropped.
 func (t *Tokenizer) term(w string, kind wordKind) (string, bool) {
-	switch {
-	case kind == wordCJK:
+	if kind == wordCJK {
 		return w, true
+	}
+	if t.memo == nil {
+		return t.normalise(w)
+	}
+	if term, ok := t.memo.get(w); ok {
+		return term, term != ""
+	}
+	term, ok := t.normalise(w)
+	t.memo.put(w, term)
+	return term, ok
+}
+
+// normalise is term for a word of a script with spaces.
+func (t *Tokenizer) normalise(w string) (string, bool) {
+	switch {
 	case isNumber(w):
 		// A bare number in a request is nearly always an argument value
 		// ("a base of 10 units"), and in a description a count; neither

@@ -74,7 +74,13 @@ func (ix *Index) correct(term string) (int32, bool) {
 			continue
 		}
 		dist := editDistance(term, w, limit)
-		if df := len(ix.postings[id]); dist < bestDist || dist == bestDist && df > bestDF {
+		// On equal distance the commoner word, then the first by
+		// spelling: the table is built from a map, in no fixed order.
+		df := len(ix.postings[id])
+		if dist > limit {
+			continue
+		}
+		if dist < bestDist || dist == bestDist && (df > bestDF || df == bestDF && w < ix.termNames[best]) {
 			best, bestDist, bestDF = id, dist, df
 		}
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/oauthtest"
+	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
 
 // identityConfig is the config of a gateway that is a resource server of
@@ -46,8 +50,7 @@ profiles:
 }
 
 // serveIdentity runs the built binary over HTTP with cfg, logging at
-// debug level into stderr, and returns its base URL once every upstream
-// is connected.
+// debug level into stderr, and returns its base URL once it serves.
 func serveIdentity(t *testing.T, cfg string, stderr *lockedBuffer) string {
 	t.Helper()
 	dir := filepath.Dir(cfg)
@@ -62,7 +65,6 @@ func serveIdentity(t *testing.T, cfg string, stderr *lockedBuffer) string {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
-			awaitReady(t, m[1]+"/readyz")
 			return m[1]
 		}
 		if time.Now().After(deadline) {
@@ -109,6 +111,7 @@ func TestCallerIdentityReachesTheUpstream(t *testing.T) {
 
 	var stderr lockedBuffer
 	base := serveIdentity(t, cfg, &stderr)
+	awaitReady(t, base+"/readyz")
 	callers := map[string]string{ // subject: JWT
 		oauthtest.Bob.ID:   p.UserJWT(t, oauthtest.Bob),
 		oauthtest.Carol.ID: p.UserJWT(t, oauthtest.Carol),
@@ -201,4 +204,32 @@ func postInitialize(t *testing.T, endpoint, token string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// A gateway started before the first login (no token key yet: the login
+// makes it) finds that login once it is made: it connects to the
+// upstream with it, and serves callers with their exchanged tokens.
+func TestGatewayFindsTheFirstLoginMadeWhileItRuns(t *testing.T) {
+	p := oauthtest.NewProvider(t)
+	r := oauthtest.NewResource(t, p)
+	cfg := identityConfig(t, p, r)
+	var stderr lockedBuffer
+	base := serveIdentity(t, cfg, &stderr)
+	for !strings.Contains(stderr.String(), "upstream down") { // its first try, without a login
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), "state", upstreamauth.KeyFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the token key before the first login: %v, want none", err)
+	}
+	runLogin(t, p, cfg)
+	awaitReady(t, base+"/readyz") // the upstream is connected: with the login
+	res, err := connectAs(t, base+"/mcp", p.UserJWT(t, oauthtest.Bob)).CallTool(t.Context(), &sdk.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "notes_whoami", "arguments": map[string]any{}}})
+	if bad, text := refused(res, err); bad || !strings.Contains(text, oauthtest.Bob.ID) {
+		t.Fatalf("bob's call: got %q (refused %v), want bob", text, bad)
+	}
 }

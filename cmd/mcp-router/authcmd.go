@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -194,13 +196,17 @@ func (e *env) vault(ctx context.Context, cfg *config.Config, create bool) (*upst
 
 // withAuthorizers gives each remote upstream of a gateway its Authorizer:
 // the stored login's token, or tokens exchanged for callers' (auth:
-// token_exchange). Without a key nothing was ever sealed, and only token
-// exchange applies.
+// token_exchange). Without a key nothing was ever sealed yet: the first
+// login makes the key, and the upstreams open the logins with it then.
 func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) []proxy.UpstreamConfig {
 	var vault *upstreamauth.Vault
+	var openVault func() (*upstreamauth.Vault, error)
 	key, err := upstreamauth.ReadKey(e.getenv, cfg.StateDir)
 	switch {
 	case errors.Is(err, upstreamauth.ErrNoKey):
+		if slices.ContainsFunc(ups, isRemote) {
+			openVault = laterVault(e.getenv, cfg.StateDir, e.runState(ctx, cfg, log).Credentials())
+		}
 	case err != nil:
 		log.Warn("upstream logins unavailable", "err", err)
 	default:
@@ -210,14 +216,38 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 	}
 	out := make([]proxy.UpstreamConfig, len(ups))
 	for i, u := range ups {
-		if (u.Transport == proxy.TransportStreamableHTTP || u.Transport == proxy.TransportSSE) && (vault != nil || u.Auth != nil && u.Auth.TokenExchange != nil) {
+		if isRemote(u) && (vault != nil || openVault != nil || u.Auth != nil && u.Auth.TokenExchange != nil) {
 			u.Authorizer = upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{
-				Upstream: u.Name, URL: u.URL, Config: u.Auth, Vault: vault, Logger: log, Principal: proxy.PrincipalOf,
+				Upstream: u.Name, URL: u.URL, Config: u.Auth, Vault: vault, OpenVault: openVault, Logger: log, Principal: proxy.PrincipalOf,
 			})
 		}
 		out[i] = u
 	}
 	return out
+}
+
+func isRemote(u proxy.UpstreamConfig) bool {
+	return u.Transport == proxy.TransportStreamableHTTP || u.Transport == proxy.TransportSSE
+}
+
+// laterVault opens the vault of logins in creds once the token key
+// exists, one vault for every upstream.
+func laterVault(getenv func(string) (string, bool), stateDir string, creds upstreamauth.Store) func() (*upstreamauth.Vault, error) {
+	var mu sync.Mutex
+	var vault *upstreamauth.Vault
+	return func() (*upstreamauth.Vault, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if vault != nil {
+			return vault, nil
+		}
+		key, err := upstreamauth.ReadKey(getenv, stateDir)
+		if err != nil {
+			return nil, err
+		}
+		vault, err = upstreamauth.NewVault(creds, key, 0)
+		return vault, err
+	}
 }
 
 func hasAuthorizationHeader(u proxy.UpstreamConfig) bool {

@@ -33,15 +33,17 @@ import (
 	"golang.org/x/text/language"
 )
 
-// User is a person the provider knows. Admins may have their tokens
-// exchanged (the example storage's rule for token exchange without an
-// actor).
+// User is a person the provider knows. Admins (all but Dan) may have
+// their tokens exchanged (the example storage's rule for token exchange
+// without an actor).
 type User struct{ ID, Username, Password string }
 
 // The provider's users.
 var (
 	Alice = User{ID: "alice", Username: "alice", Password: "alice-password"}
 	Bob   = User{ID: "bob", Username: "bob", Password: "bob-password"}
+	Carol = User{ID: "carol", Username: "carol", Password: "carol-password"}
+	Dan   = User{ID: "dan", Username: "dan", Password: "dan-password"}
 )
 
 // Clients registered with the provider.
@@ -54,6 +56,10 @@ const (
 	ExchangeSecret = "exchange-secret-0123456789"
 	// CallerClient is the downstream callers' own client.
 	CallerClient = "caller-app"
+	// JWTCallerClient is a callers' client whose access tokens are JWTs
+	// (signed by the provider, audience JWTCallerClient), as a gateway
+	// that checks tokens itself takes them.
+	JWTCallerClient = "caller-app-jwt"
 	// loopback redirect registered for the native clients (any port)
 	loopbackRedirect = "http://127.0.0.1/callback"
 )
@@ -72,26 +78,44 @@ func NewProvider(t testing.TB) *Provider {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	clients := map[string]*storage.Client{
-		GatewayClient:  storage.NativeClient(GatewayClient, loopbackRedirect),
-		CallerClient:   storage.NativeClient(CallerClient, loopbackRedirect),
-		ExchangeClient: storage.WebClient(ExchangeClient, ExchangeSecret, "http://127.0.0.1/unused"),
+		GatewayClient:   storage.NativeClient(GatewayClient, loopbackRedirect),
+		CallerClient:    storage.NativeClient(CallerClient, loopbackRedirect),
+		JWTCallerClient: storage.NativeClient(JWTCallerClient, loopbackRedirect),
+		ExchangeClient:  storage.WebClient(ExchangeClient, ExchangeSecret, "http://127.0.0.1/unused"),
 	}
-	st := storage.NewStorageWithClients(users{}, clients)
+	st := jwtClients{storage.NewStorageWithClients(users{}, clients)}
 	h := http.Handler(exampleop.SetupServer(srv.URL, st, nil, false, op.WithLogger(slog.New(slog.DiscardHandler))))
 	handler.Store(&h)
 	return &Provider{Issuer: srv.URL, srv: srv}
 }
 
-// users is the provider's user store: Alice and Bob, both admins.
+// jwtClients is the example storage, with JWTCallerClient issuing JWT
+// access tokens (the example's clients all issue opaque ones).
+type jwtClients struct{ *storage.Storage }
+
+func (s jwtClients) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
+	c, err := s.Storage.GetClientByClientID(ctx, id)
+	if err != nil || id != JWTCallerClient {
+		return c, err
+	}
+	return jwtClient{c}, nil
+}
+
+type jwtClient struct{ op.Client }
+
+func (jwtClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
+
+// users is the provider's user store: Alice, Bob and Carol, admins, and
+// Dan, who is not.
 type users struct{}
 
 func (users) user(u User) *storage.User {
 	return &storage.User{ID: u.ID, Username: u.Username, Password: u.Password, FirstName: u.ID, LastName: "Test",
-		Email: u.ID + "@example.com", EmailVerified: true, PreferredLanguage: language.English, IsAdmin: true}
+		Email: u.ID + "@example.com", EmailVerified: true, PreferredLanguage: language.English, IsAdmin: u != Dan}
 }
 
 func (s users) GetUserByID(id string) *storage.User {
-	for _, u := range []User{Alice, Bob} {
+	for _, u := range []User{Alice, Bob, Carol, Dan} {
 		if u.ID == id {
 			return s.user(u)
 		}
@@ -100,7 +124,7 @@ func (s users) GetUserByID(id string) *storage.User {
 }
 
 func (s users) GetUserByUsername(name string) *storage.User {
-	for _, u := range []User{Alice, Bob} {
+	for _, u := range []User{Alice, Bob, Carol, Dan} {
 		if u.Username == name {
 			return s.user(u)
 		}
@@ -226,8 +250,20 @@ func (p *Provider) Authorize(ctx context.Context, authURL string, u User, stopAt
 // returns u's access token, as a downstream client of the gateway has.
 func (p *Provider) UserToken(t testing.TB, u User) string {
 	t.Helper()
+	return p.userToken(t, u, CallerClient)
+}
+
+// UserJWT is u's access token as UserToken gets it, but a JWT, from
+// JWTCallerClient.
+func (p *Provider) UserJWT(t testing.TB, u User) string {
+	t.Helper()
+	return p.userToken(t, u, JWTCallerClient)
+}
+
+func (p *Provider) userToken(t testing.TB, u User, clientID string) string {
+	t.Helper()
 	redirect := "http://127.0.0.1:1/callback" // never reached: the browser stops there
-	cfg := oauth2.Config{ClientID: CallerClient, RedirectURL: redirect, Scopes: []string{"openid"},
+	cfg := oauth2.Config{ClientID: clientID, RedirectURL: redirect, Scopes: []string{"openid"},
 		Endpoint: oauth2.Endpoint{AuthURL: p.Issuer + "/auth", TokenURL: p.TokenEndpoint(), AuthStyle: oauth2.AuthStyleInParams}}
 	verifier := oauth2.GenerateVerifier()
 	at, err := p.Authorize(t.Context(), cfg.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier)), u, redirect)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -19,7 +20,8 @@ import (
 // whoever the caller, so the header is chosen per request.
 type Authorizer struct {
 	upstream, url string
-	vault         *Vault
+	vault         atomic.Pointer[Vault] // nil: none (yet, with openVault)
+	openVault     func() (*Vault, error)
 	exch          *exchanger // nil: no token exchange
 	perUser       bool
 	principal     func(context.Context) string
@@ -30,6 +32,7 @@ type Authorizer struct {
 	handlers map[string]handlerFor // by principal ("" the gateway's)
 	sent     [recentTokens]string  // the tokens sent last, for Redact
 	next     int                   // where the next one goes in sent
+	vaultTry time.Time             // when openVault was last tried
 }
 
 // recentTokens is how many of the tokens it sent an Authorizer redacts.
@@ -55,8 +58,14 @@ type AuthorizerOptions struct {
 	// Config is its auth settings; nil means none (a stored login is
 	// still used).
 	Config *Config
-	// Vault holds logins; nil means none (only token exchange).
+	// Vault holds logins; nil means none (only token exchange), unless
+	// OpenVault gives one.
 	Vault *Vault
+	// OpenVault, when Vault is nil, opens the logins' vault once it can:
+	// a gateway started before the first login (which makes the token
+	// key) finds that login. It is tried at most once a second until it
+	// succeeds; ErrNoKey is not logged.
+	OpenVault func() (*Vault, error)
 	// HTTPClient reaches the authorization servers; nil means one with a
 	// 30s timeout.
 	HTTPClient *http.Client
@@ -78,8 +87,9 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 	if opts.Principal == nil {
 		opts.Principal = func(context.Context) string { return "" }
 	}
-	a := &Authorizer{upstream: opts.Upstream, url: opts.URL, vault: opts.Vault, principal: opts.Principal, client: opts.HTTPClient,
+	a := &Authorizer{upstream: opts.Upstream, url: opts.URL, openVault: opts.OpenVault, principal: opts.Principal, client: opts.HTTPClient,
 		logger: opts.Logger, handlers: make(map[string]handlerFor)}
+	a.vault.Store(opts.Vault)
 	if opts.Config != nil {
 		a.perUser = opts.Config.PerUser
 		if opts.Config.TokenExchange != nil {
@@ -157,13 +167,42 @@ func (a *Authorizer) Redact(t string) string {
 	return t
 }
 
+// vaultRetry is the least time between two tries of
+// AuthorizerOptions.OpenVault.
+const vaultRetry = time.Second
+
+// logins is the vault of logins, opened with openVault if it was not yet
+// and can be; nil when there is none.
+func (a *Authorizer) logins() *Vault {
+	if v := a.vault.Load(); v != nil || a.openVault == nil {
+		return v
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v := a.vault.Load(); v != nil {
+		return v
+	}
+	if now := time.Now(); now.Sub(a.vaultTry) >= vaultRetry {
+		a.vaultTry = now
+		v, err := a.openVault()
+		if err != nil && !errors.Is(err, ErrNoKey) {
+			a.logger.Warn("upstream logins unavailable", "upstream", a.upstream, "err", err)
+		}
+		if err == nil {
+			a.vault.Store(v)
+		}
+	}
+	return a.vault.Load()
+}
+
 // oauthHandler is mcp-go's handler for subject's stored login, made
 // again when a new login changed the client.
 func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transport.OAuthHandler, error) {
-	if a.vault == nil {
+	vault := a.logins()
+	if vault == nil {
 		return nil, ErrNoLogin
 	}
-	rec, err := a.vault.Load(ctx, a.upstream, subject)
+	rec, err := vault.Load(ctx, a.upstream, subject)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +215,7 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 		if len(a.handlers) >= maxHandlers {
 			clear(a.handlers)
 		}
-		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: a.vault, upstream: a.upstream, subject: subject}, a.client), client: key}
+		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: vault, upstream: a.upstream, subject: subject}, a.client), client: key}
 		a.handlers[subject] = hf
 	}
 	return hf.h, nil
@@ -282,14 +321,15 @@ func (s stepUp) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // needScopes adds scopes to those the login of ctx's caller needs.
 func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
-	if a.vault == nil || len(scopes) == 0 {
+	vault := a.logins()
+	if vault == nil || len(scopes) == 0 {
 		return
 	}
 	subject := ""
 	if a.perUser {
 		subject = a.principal(ctx)
 	}
-	rec, err := a.vault.Load(ctx, a.upstream, subject)
+	rec, err := vault.Load(ctx, a.upstream, subject)
 	if err != nil {
 		return // no login to step up: the next one asks for the challenge's scope anyway
 	}
@@ -298,7 +338,7 @@ func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
 		return
 	}
 	rec.ScopesNeeded = merged
-	if err := a.vault.Save(ctx, a.upstream, subject, rec); err != nil {
+	if err := vault.Save(ctx, a.upstream, subject, rec); err != nil {
 		a.logger.Warn("recording the scopes an upstream asked for failed", "upstream", a.upstream, "err", err)
 	}
 }

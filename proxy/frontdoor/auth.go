@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -46,6 +47,31 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 		return noPrincipal, invalidToken("the token is not a JWT", "missing or invalid bearer token")
 	}
 	return g.oidc.verify(r.Context(), token)
+}
+
+// checkToken authenticates r, refusing it (and reporting false) when its
+// remote address sent too many refused tokens lately, or when its token
+// is refused; a token refused with 401 counts against the address. A
+// request without a token does not: it is how a client finds out that
+// it needs one.
+func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
+	if len(g.tokens) == 0 && g.oidc == nil {
+		return noPrincipal, true
+	}
+	if wait := g.failures.wait(r.RemoteAddr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		g.refuse(w, r, http.StatusTooManyRequests, "too many refused bearer tokens from this address: retry later")
+		return noPrincipal, false
+	}
+	p, terr := g.authenticate(r)
+	if terr == nil {
+		return p, true
+	}
+	if _, sent := bearerToken(r.Header.Get("Authorization")); sent && terr.Status == http.StatusUnauthorized {
+		g.failures.failed(r.RemoteAddr)
+	}
+	g.refuseToken(w, r, terr)
+	return noPrincipal, false
 }
 
 // tokenIndex is the index of the configured token equal to token,

@@ -32,7 +32,9 @@ func newOIDCDoor(t *testing.T, opts OIDCOptions) *oidcDoor {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"principal": PrincipalOf(r.Context()), "profile": ProfileOf(r.Context())})
 	})
-	ts := httptest.NewServer(Guard(inner, Options{OIDC: NewIssuer(opts)}))
+	// The tests send many refused tokens from one address: more than the
+	// default limit of failures (TestWrongTokensAreLimitedPerAddress).
+	ts := httptest.NewServer(Guard(inner, Options{OIDC: NewIssuer(opts), TokenFailures: NewTokenFailures(1000)}))
 	t.Cleanup(ts.Close)
 	return &oidcDoor{iss: iss, url: ts.URL + "/mcp"}
 }

@@ -152,8 +152,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
 	cfg.HTTP.Auth(&guard)
-	guard.SessionOwner = srv.SessionOwner               // sessions other replicas opened under the same http.session_key
-	guard.TokenFailures = frontdoor.NewTokenFailures(0) // one count of refused tokens for every path
+	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
+	// One count of refused tokens for every path.
+	guard.TokenFailures = frontdoor.NewTokenFailures(0)
 	cfg.HTTP.Bounds.Guard(&guard)
 	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
@@ -83,13 +82,11 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		}
 	}
 	e.metrics = proxy.NewMetrics()
-	auditLog, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
-		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log})
+	closeAudit, err := e.openAudit(ctx, cfg, log)
 	if err != nil {
-		return fmt.Errorf("%s: audit.file: %w", cfg.File, err)
+		return err
 	}
-	defer auditLog.Close() // after the hub: its last calls are recorded
-	e.audit = auditLog
+	defer closeAudit() // after the hub: its last calls are recorded
 	tp, stopTracing, err := startTracing(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -163,9 +163,15 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
-	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, guard)) // every tool listed, for clients that search themselves
-	for _, path := range frontdoor.MetadataPaths(guard) {
-		mux.Handle(path, frontdoor.ResourceMetadata(guard))
+	// Every tool listed, for clients that search themselves: a resource
+	// of its own below /mcp, with its own metadata.
+	allGuard := guard
+	allGuard.Subresource = strings.TrimPrefix(proxy.AllPath, "/mcp")
+	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, allGuard))
+	for _, opts := range []frontdoor.Options{guard, allGuard} {
+		for _, path := range frontdoor.MetadataPaths(opts) {
+			mux.Handle(path, frontdoor.ResourceMetadata(opts))
+		}
 	}
 	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))

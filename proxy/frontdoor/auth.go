@@ -161,27 +161,30 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 
 // MetadataPaths are the paths ResourceMetadata serves: the well-known
 // path alone and followed by the resource's path (RFC 9728 section 3.1),
-// or none without an issuer.
+// or, for a subresource, the latter alone; none without an issuer.
 func MetadataPaths(opts Options) []string {
 	if opts.OIDC == nil {
 		return nil
 	}
-	paths := []string{metadataPath}
-	if u := MetadataURL(opts.OIDC.opts.Resource); strings.Contains(u, metadataPath+"/") {
+	var paths []string
+	if opts.Subresource == "" {
+		paths = append(paths, metadataPath)
+	}
+	if u := MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource)); strings.Contains(u, metadataPath+"/") {
 		paths = append(paths, u[strings.Index(u, metadataPath):])
 	}
 	return paths
 }
 
 // ResourceMetadata serves the protected-resource metadata (RFC 9728) of
-// the gateway behind the same Host and Origin checks as Guard: the
+// the gateway (or of opts.Subresource of it) behind the same Host and Origin checks as Guard: the
 // resource, its issuer, the scopes it requires and how tokens are sent.
 // Only GET and HEAD are served; without an issuer configured it is 404.
 func ResourceMetadata(opts Options) http.Handler {
 	c := NewChecks(opts)
 	var doc []byte
 	if c.g.oidc != nil {
-		doc = c.g.oidc.metadata()
+		doc = c.g.oidc.metadata(opts.Subresource)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !c.CheckSite(w, r) {

@@ -52,6 +52,12 @@ type Options struct {
 	// WWW-Authenticate naming the protected-resource metadata and
 	// error="invalid_token".
 	OIDC *Issuer
+	// Subresource, with OIDC, is the path below OIDC's resource that the
+	// Guard serves, such as "/all" for /mcp/all: its challenges name that
+	// resource's own metadata, which ResourceMetadata and MetadataPaths
+	// of the same Options serve (a client checks that the metadata names
+	// the URL it connected to). "" is the resource itself.
+	Subresource string
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
@@ -139,7 +145,7 @@ func Guard(next http.Handler, opts Options) http.Handler {
 	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
 		g.oidc = opts.OIDC
-		g.metadataURL = MetadataURL(opts.OIDC.opts.Resource)
+		g.metadataURL = MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource))
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes

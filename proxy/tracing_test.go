@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -22,7 +23,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -185,7 +189,20 @@ func TestTracesCoverEveryRequestAndRoute(t *testing.T) {
 	recv := &otlpReceiver{}
 	h, flush := tracedHub(t, recv)
 	waitForTool(t, h, "alpha_echo")
-	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	fo := fakeollama.New(fakeollama.Options{Chat: func(fakeollama.ChatRequest) (string, error) {
+		return `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"nothing to call"}`, nil
+	}})
+	t.Cleanup(fo.Close)
+	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: fo.URL(), Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := prompts.Load("decide", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}),
+		Planner: planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second})})
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	const secret = "sk-live-0123456789abcdef"
@@ -199,6 +216,9 @@ func TestTracesCoverEveryRequestAndRoute(t *testing.T) {
 	}
 	if res := c.call(t, "request_more_tools", map[string]any{"query": "sleep for some milliseconds " + secret}); res.IsError {
 		t.Fatalf("request_more_tools: %s", resultText(res))
+	}
+	if res := c.call(t, "plan", map[string]any{"query": "echo the text back " + secret}); res.IsError {
+		t.Fatalf("plan: %s", resultText(res))
 	}
 	flush()
 
@@ -218,7 +238,11 @@ func TestTracesCoverEveryRequestAndRoute(t *testing.T) {
 	if string(discover.ParentSpanId) != string(call.SpanId) {
 		t.Errorf("the discovery's route span's parent %x, want the request_more_tools span %x", discover.ParentSpanId, call.SpanId)
 	}
-	for s, top := range map[*tracepb.Span]string{listRoute: "alpha_echo", discover: "alpha_sleep"} {
+	plan, planRoute := recv.span(t, "tools/call plan"), recv.span(t, routeSpanPlan)
+	if string(planRoute.ParentSpanId) != string(plan.SpanId) {
+		t.Errorf("the plan's route span's parent %x, want the plan span %x", planRoute.ParentSpanId, plan.SpanId)
+	}
+	for s, top := range map[*tracepb.Span]string{listRoute: "alpha_echo", discover: "alpha_sleep", planRoute: "alpha_echo"} {
 		attrs := spanAttrs(s)
 		if attrs["mcp.route.top_tool"] != top || attrs["mcp.route.abstained"] != "false" || attrs["mcp.route.candidates"] == "" ||
 			attrs["mcp.route.top_score"] == "" || attrs["mcp.route.selected"] == "" {

@@ -131,15 +131,30 @@ func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.S
 	if !ok || kind != mcptracing.SpanKindServer || method == string(mcp.MethodToolsCall) {
 		return mcptracing.NoopTracer().Start(ctx, name, kind)
 	}
+	if !spanMethods[mcp.MCPMethod(method)] {
+		method = "unknown method" // the client chose it: one name for all such, its value clipped below
+	}
 	kv := make([]attribute.KeyValue, 0, len(attrs)+2)
 	for _, a := range attrs {
 		if a.Key != "mcp.session.id" { // mcp.session below, as the tools/call spans have it
-			kv = append(kv, attribute.String(a.Key, a.Value))
+			kv = append(kv, attribute.String(a.Key, clipName(a.Value)))
 		}
 	}
 	kv = append(kv, attribute.String("mcp.session", sessionID(ctx)), attribute.String("mcp.principal", principalName(ctx)))
-	ctx, span := t.tr.Start(ctx, clipName(method), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
+	ctx, span := t.tr.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
 	return ctx, requestSpan{span}
+}
+
+// spanMethods are the requests a client sends that name their spans;
+// any other method's span is "unknown method", so that what a client
+// sends cannot make span names without bound.
+var spanMethods = map[mcp.MCPMethod]bool{
+	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
+	mcp.MethodToolsList: true, mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodResourcesSubscribe: true, mcp.MethodResourcesUnsubscribe: true, mcp.MethodSubscriptionsListen: true,
+	mcp.MethodSetLogLevel: true, mcp.MethodCompletionComplete: true,
+	mcp.MethodTasksGet: true, mcp.MethodTasksList: true, mcp.MethodTasksResult: true, mcp.MethodTasksCancel: true,
 }
 
 // requestSpan is an OpenTelemetry span seen through mcp-go's interface.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	mcptracing "github.com/mark3labs/mcp-go/tracing"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -319,5 +322,34 @@ func BenchmarkRequestSpans(b *testing.B) {
 				s.mcp.HandleMessage(ctx, msg)
 			}
 		})
+	}
+}
+
+// A method the client made up names no span: its span is "unknown
+// method", with the method clipped in an attribute; tools/call and the
+// tool handler's span are left to traceCalls.
+func TestRequestSpanNamesAreBounded(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tr := requestTracer{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer(tracerName)}
+	long := "x/" + strings.Repeat("y", 4096)
+	for _, name := range []string{"mcp.tools/list", "mcp." + long, "mcp.tools/call", "tool.alpha_echo"} {
+		kind := mcptracing.SpanKindServer
+		if name == "tool.alpha_echo" {
+			kind = mcptracing.SpanKindInternal
+		}
+		_, span := tr.Start(t.Context(), name, kind, mcptracing.String("mcp.method", strings.TrimPrefix(name, "mcp.")))
+		span.End()
+	}
+	var got []string
+	for _, s := range rec.Ended() {
+		got = append(got, s.Name())
+		for _, kv := range s.Attributes() {
+			if len(kv.Value.Emit()) > maxAuditToolBytes+len("…") {
+				t.Errorf("span %q attribute %s of %d bytes, want at most %d", s.Name(), kv.Key, len(kv.Value.Emit()), maxAuditToolBytes)
+			}
+		}
+	}
+	if want := []string{"tools/list", "unknown method"}; !slices.Equal(got, want) {
+		t.Errorf("spans %q, want %q", got, want)
 	}
 }

@@ -177,8 +177,9 @@ func MetadataPaths(opts Options) []string {
 }
 
 // ResourceMetadata serves the protected-resource metadata (RFC 9728) of
-// the gateway (or of opts.Subresource of it) behind the same Host and Origin checks as Guard: the
-// resource, its issuer, the scopes it requires and how tokens are sent.
+// the gateway (or of opts.Subresource of it) behind the same Host and
+// Origin checks as Guard: the resource, its issuer, the scopes it
+// requires and how tokens are sent.
 // Only GET and HEAD are served; without an issuer configured it is 404.
 func ResourceMetadata(opts Options) http.Handler {
 	c := NewChecks(opts)

@@ -114,8 +114,8 @@ type Options struct {
 //  3. Bearer token, when configured (a static one, or a JWT from the
 //     issuer of OIDC): else 401, or 403 for a valid token without a
 //     required scope or a profile; 429 with Retry-After, before any
-//     token is looked at, for a remote address past TokenFailures. The caller's principal and profile
-//     mark the request's context.
+//     token is looked at, for a remote address past TokenFailures. The
+//     caller's principal and profile mark the request's context.
 //  4. Body size, else 413; body read within BodyTimeout, else 408; room
 //     among the bodies held in memory (MaxBodyMemory), else 503.
 //  5. Sessions per client and requests in flight per session, else 429;

@@ -52,8 +52,8 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 // checkToken authenticates r, refusing it (and reporting false) when its
 // remote address sent too many refused tokens lately, or when its token
 // is refused; a token refused with 401 counts against the address. A
-// request without a token does not: it is how a client finds out that
-// it needs one.
+// request without a token does not (it is how a client finds out that
+// it needs one), nor a token the issuer could not be asked about.
 func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
 	if len(g.tokens) == 0 && g.oidc == nil {
 		return noPrincipal, true
@@ -67,7 +67,7 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 	if terr == nil {
 		return p, true
 	}
-	if _, sent := bearerToken(r.Header.Get("Authorization")); sent && terr.Status == http.StatusUnauthorized {
+	if _, sent := bearerToken(r.Header.Get("Authorization")); sent && terr.Status == http.StatusUnauthorized && !terr.Unchecked {
 		g.failures.failed(r.RemoteAddr)
 	}
 	g.refuseToken(w, r, terr)

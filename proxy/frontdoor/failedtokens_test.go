@@ -113,3 +113,17 @@ func TestTokenFailuresBounded(t *testing.T) {
 		}
 	})
 }
+
+// A token refused because the issuer could not be reached is no fault of
+// the caller's: it does not count against its address.
+func TestTokensUncheckedDoNotCount(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // an issuer that cannot be reached
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := Guard(ok, Options{OIDC: NewIssuer(OIDCOptions{Issuer: gone.URL, Resource: testResource})})
+	for i := range 2 * DefaultTokenFailures {
+		if got, _ := tryToken(h, "192.0.2.7:4000", "a.b.c"); got != http.StatusUnauthorized {
+			t.Fatalf("token %d while the issuer is down: got %d, want 401", i+1, got)
+		}
+	}
+}

@@ -216,6 +216,9 @@ type tokenError struct {
 	Code        string
 	Description string // for the client: says what, never the claims
 	Reason      string // for the log
+	// Unchecked tells that the token could not be checked (the issuer
+	// unreachable): no fault of the caller's, not counted against it.
+	Unchecked bool
 }
 
 func (e *tokenError) Error() string { return e.Reason }
@@ -246,7 +249,9 @@ func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError
 func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
 	v, err := t.verifier(ctx)
 	if err != nil {
-		return noPrincipal, time.Time{}, invalidToken("the gateway cannot check tokens now", err.Error())
+		e := invalidToken("the gateway cannot check tokens now", err.Error())
+		e.Unchecked = true
+		return noPrincipal, time.Time{}, e
 	}
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {

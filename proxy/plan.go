@@ -247,7 +247,9 @@ func (s *Server) planRequest(ctx context.Context, query, context string) planner
 	rate := -1.0
 	if s.belts != nil {
 		sess := s.belts.session(ctx)
-		d = sess.Preview(ctx, routing.Request{Query: query, Exclude: isOwnTool})
+		rctx, span := s.startRouteSpan(ctx, routeSpanPlan)
+		d = sess.Preview(rctx, routing.Request{Query: query, Exclude: isOwnTool})
+		endRouteSpan(span, d)
 		rate = sess.SuccessRate()
 	}
 	req := PlannerRequest(s.hub.Catalog(), d, query, context)

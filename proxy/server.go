@@ -170,6 +170,7 @@ func NewServer(opts ServerOptions) *Server {
 		server.WithHooks(hooks),
 	}
 	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
+	srvOpts = append(srvOpts, s.traceRequests()...)
 	if opts.Router != nil {
 		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
 		s.handles = newHandles(opts.SessionKey)
@@ -226,7 +227,9 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 		return
 	}
 	sess := s.belts.session(ctx)
-	d := sess.Preview(ctx, routing.Request{Query: q, Exclude: isOwnTool})
+	rctx, span := s.startRouteSpan(ctx, routeSpanList)
+	d := sess.Preview(rctx, routing.Request{Query: q, Exclude: isOwnTool})
+	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
 	s.reportBelts()

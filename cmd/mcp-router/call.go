@@ -29,6 +29,11 @@ an upstream of the profile failed to connect (the result is printed all the same
 			if err != nil {
 				return err
 			}
+			closeAudit, err := e.openAudit(cmd.Context(), cfg, e.logger(cfg))
+			if err != nil {
+				return err
+			}
+			defer closeAudit() // after the hub: its call is recorded
 			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
 			if err != nil {
 				return err

@@ -210,4 +210,26 @@ func TestOIDCChallengeAndMetadata(t *testing.T) {
 			t.Errorf("%s: got %d %+v (%v)", path, r.StatusCode, doc, err)
 		}
 	}
+	// /mcp/all is a resource of its own: its challenge names its metadata.
+	all, err := http.Post(base+"/mcp/all", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all.Body.Close()
+	wantAll := `resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp/all"`
+	if ch := all.Header.Get("WWW-Authenticate"); all.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, wantAll) {
+		t.Errorf("/mcp/all without a token: got %d %q, want 401 with %s", all.StatusCode, ch, wantAll)
+	}
+	r, err := http.Get(base + "/.well-known/oauth-protected-resource/mcp/all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resource string `json:"resource"`
+	}
+	err = json.NewDecoder(r.Body).Decode(&doc)
+	r.Body.Close()
+	if err != nil || r.StatusCode != http.StatusOK || doc.Resource != oidcResource+"/all" {
+		t.Errorf("metadata of /mcp/all: got %d %+v (%v), want resource %s/all", r.StatusCode, doc, err, oidcResource)
+	}
 }

@@ -42,6 +42,11 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 			if err != nil {
 				return err
 			}
+			closeAudit, err := e.openAudit(cmd.Context(), cfg, e.logger(cfg))
+			if err != nil {
+				return err
+			}
+			defer closeAudit() // after the hub: its calls are recorded
 			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
 			if err != nil {
 				return err
@@ -89,6 +94,13 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 				return fmt.Errorf("%s: plan needs ollama.chat_model (a local Ollama chat model)", cfg.File)
 			}
 			log := e.logger(cfg)
+			if run {
+				closeAudit, err := e.openAudit(cmd.Context(), cfg, log)
+				if err != nil {
+					return err
+				}
+				defer closeAudit() // after the hub: the plan's calls are recorded
+			}
 			hub, err := e.startHub(cmd.Context(), cfg, prof, log)
 			if err != nil {
 				return err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
@@ -83,13 +82,11 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		}
 	}
 	e.metrics = proxy.NewMetrics()
-	auditLog, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
-		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log})
+	closeAudit, err := e.openAudit(ctx, cfg, log)
 	if err != nil {
-		return fmt.Errorf("%s: audit.file: %w", cfg.File, err)
+		return err
 	}
-	defer auditLog.Close() // after the hub: its last calls are recorded
-	e.audit = auditLog
+	defer closeAudit() // after the hub: its last calls are recorded
 	tp, stopTracing, err := startTracing(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -153,6 +150,8 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
 	cfg.HTTP.Auth(&guard)
 	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
+	// One count of refused tokens for every path.
+	guard.TokenFailures = frontdoor.NewTokenFailures(0)
 	cfg.HTTP.Bounds.Guard(&guard)
 	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
 	if err != nil {
@@ -164,9 +163,15 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
-	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, guard)) // every tool listed, for clients that search themselves
-	for _, path := range frontdoor.MetadataPaths(guard) {
-		mux.Handle(path, frontdoor.ResourceMetadata(guard))
+	// Every tool listed, for clients that search themselves: a resource
+	// of its own below /mcp, with its own metadata.
+	allGuard := guard
+	allGuard.Subresource = strings.TrimPrefix(proxy.AllPath, "/mcp")
+	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, allGuard))
+	for _, opts := range []frontdoor.Options{guard, allGuard} {
+		for _, path := range frontdoor.MetadataPaths(opts) {
+			mux.Handle(path, frontdoor.ResourceMetadata(opts))
+		}
 	}
 	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))

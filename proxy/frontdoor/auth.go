@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -46,6 +47,31 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 		return noPrincipal, invalidToken("the token is not a JWT", "missing or invalid bearer token")
 	}
 	return g.oidc.verify(r.Context(), token)
+}
+
+// checkToken authenticates r, refusing it (and reporting false) when its
+// remote address sent too many refused tokens lately, or when its token
+// is refused; a token refused with 401 counts against the address. A
+// request without a token does not (it is how a client finds out that
+// it needs one), nor a token the issuer could not be asked about.
+func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
+	if len(g.tokens) == 0 && g.oidc == nil {
+		return noPrincipal, true
+	}
+	if wait := g.failures.wait(r.RemoteAddr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		g.refuse(w, r, http.StatusTooManyRequests, "too many refused bearer tokens from this address: retry later")
+		return noPrincipal, false
+	}
+	p, terr := g.authenticate(r)
+	if terr == nil {
+		return p, true
+	}
+	if _, sent := bearerToken(r.Header.Get("Authorization")); sent && terr.Status == http.StatusUnauthorized && !terr.Unchecked {
+		g.failures.failed(r.RemoteAddr)
+	}
+	g.refuseToken(w, r, terr)
+	return noPrincipal, false
 }
 
 // tokenIndex is the index of the configured token equal to token,
@@ -135,27 +161,31 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 
 // MetadataPaths are the paths ResourceMetadata serves: the well-known
 // path alone and followed by the resource's path (RFC 9728 section 3.1),
-// or none without an issuer.
+// or, for a subresource, the latter alone; none without an issuer.
 func MetadataPaths(opts Options) []string {
 	if opts.OIDC == nil {
 		return nil
 	}
-	paths := []string{metadataPath}
-	if u := MetadataURL(opts.OIDC.opts.Resource); strings.Contains(u, metadataPath+"/") {
+	var paths []string
+	if opts.Subresource == "" {
+		paths = append(paths, metadataPath)
+	}
+	if u := MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource)); strings.Contains(u, metadataPath+"/") {
 		paths = append(paths, u[strings.Index(u, metadataPath):])
 	}
 	return paths
 }
 
 // ResourceMetadata serves the protected-resource metadata (RFC 9728) of
-// the gateway behind the same Host and Origin checks as Guard: the
-// resource, its issuer, the scopes it requires and how tokens are sent.
+// the gateway (or of opts.Subresource of it) behind the same Host and
+// Origin checks as Guard: the resource, its issuer, the scopes it
+// requires and how tokens are sent.
 // Only GET and HEAD are served; without an issuer configured it is 404.
 func ResourceMetadata(opts Options) http.Handler {
 	c := NewChecks(opts)
 	var doc []byte
 	if c.g.oidc != nil {
-		doc = c.g.oidc.metadata()
+		doc = c.g.oidc.metadata(opts.Subresource)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !c.CheckSite(w, r) {

@@ -52,6 +52,12 @@ type Options struct {
 	// WWW-Authenticate naming the protected-resource metadata and
 	// error="invalid_token".
 	OIDC *Issuer
+	// Subresource, with OIDC, is the path below OIDC's resource that the
+	// Guard serves, such as "/all" for /mcp/all: its challenges name that
+	// resource's own metadata, which ResourceMetadata and MetadataPaths
+	// of the same Options serve (a client checks that the metadata names
+	// the URL it connected to). "" is the resource itself.
+	Subresource string
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
@@ -79,6 +85,13 @@ type Options struct {
 	// [DefaultMaxStreamsPerSession]. Past it, a request gets 429; a
 	// DELETE, a notification and a response are always let through.
 	MaxStreamsPerSession int
+	// TokenFailures bounds the refused bearer tokens each remote address
+	// may send: past it, every request from the address gets 429 with
+	// Retry-After until a share of the minute has passed. Nil makes the
+	// Guard a limit of its own [NewTokenFailures(DefaultTokenFailures)];
+	// Guards of several paths share one so that the limit holds across
+	// them. Only with tokens or an issuer configured.
+	TokenFailures *TokenFailures
 	// Logger gets one Warn line per refusal, with the reason, remote
 	// address, method and path, never a token. Nil means silent.
 	Logger *slog.Logger
@@ -100,8 +113,9 @@ type Options struct {
 //     headers naming that origin, never "*".
 //  3. Bearer token, when configured (a static one, or a JWT from the
 //     issuer of OIDC): else 401, or 403 for a valid token without a
-//     required scope or a profile. The caller's principal and profile
-//     mark the request's context.
+//     required scope or a profile; 429 with Retry-After, before any
+//     token is looked at, for a remote address past TokenFailures. The
+//     caller's principal and profile mark the request's context.
 //  4. Body size, else 413; body read within BodyTimeout, else 408; room
 //     among the bodies held in memory (MaxBodyMemory), else 503.
 //  5. Sessions per client and requests in flight per session, else 429;
@@ -128,9 +142,10 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
 	g.tokens, g.profiles = hashTokens(opts.BearerTokens, opts.Tokens)
+	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
 		g.oidc = opts.OIDC
-		g.metadataURL = MetadataURL(opts.OIDC.opts.Resource)
+		g.metadataURL = MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource))
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxBodyBytes
@@ -154,6 +169,7 @@ type guard struct {
 	profiles    []string // of each token
 	oidc        *Issuer  // nil: no tokens from an issuer
 	metadataURL string   // the protected-resource metadata, with oidc
+	failures    *TokenFailures
 	origins     map[string]bool
 	hosts       map[string]bool
 	maxBody     int64
@@ -194,9 +210,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.checkSite(w, r) {
 		return
 	}
-	p, terr := g.authenticate(r)
-	if terr != nil {
-		g.refuseToken(w, r, terr)
+	p, ok := g.checkToken(w, r)
+	if !ok {
 		return
 	}
 	r2, release, status, err := g.forward(w, r)

@@ -58,7 +58,9 @@ type OIDCOptions struct {
 	// https://mcp.example.com/mcp): the resource its metadata names;
 	// required.
 	Resource string
-	// Audience a token must name in "aud" [Resource].
+	// Audience a token must name in "aud" [Resource, or a URL below it:
+	// a token for a path the gateway serves under its endpoint, such as
+	// /mcp/all, which has metadata of its own (Options.Subresource)].
 	Audience string
 	// JWKSURL is the issuer's key set [from the issuer's discovery
 	// document, /.well-known/openid-configuration].
@@ -103,8 +105,9 @@ func MetadataURL(resource string) string {
 // use, when discovery (or the configured key set) is first needed, and
 // again after a failed discovery, at most once per issuerRefetch.
 type Issuer struct {
-	opts   OIDCOptions
-	client *http.Client
+	opts          OIDCOptions
+	client        *http.Client
+	audienceBelow bool // Audience defaulted: a URL below Resource is taken too
 
 	mu      sync.Mutex
 	v       *oidc.IDTokenVerifier
@@ -129,6 +132,7 @@ const (
 // NewIssuer returns the Issuer of opts, with their defaults applied. It
 // does no I/O.
 func NewIssuer(opts OIDCOptions) *Issuer {
+	anyBelow := opts.Audience == ""
 	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
 	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
 	if opts.ClockSkew <= 0 {
@@ -141,7 +145,7 @@ func NewIssuer(opts OIDCOptions) *Issuer {
 	client := *base
 	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
 		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
-	return &Issuer{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken)}
+	return &Issuer{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken), audienceBelow: anyBelow}
 }
 
 // recall is the principal of a token verified before, still valid.
@@ -188,7 +192,8 @@ func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	// to carry the client); it is not cancelled with the request.
 	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), t.client)
 	cfg := &oidc.Config{ClientID: t.opts.Audience, SupportedSigningAlgs: signingAlgs,
-		Now: func() time.Time { return time.Now().Add(-t.opts.ClockSkew) }}
+		Now:               func() time.Time { return time.Now().Add(-t.opts.ClockSkew) },
+		SkipClientIDCheck: t.audienceBelow} // check reads aud
 	if t.opts.JWKSURL != "" {
 		t.v = oidc.NewVerifier(t.opts.Issuer, oidc.NewRemoteKeySet(keyCtx, t.opts.JWKSURL), cfg)
 		return t.v, nil
@@ -211,6 +216,9 @@ type tokenError struct {
 	Code        string
 	Description string // for the client: says what, never the claims
 	Reason      string // for the log
+	// Unchecked tells that the token could not be checked (the issuer
+	// unreachable): no fault of the caller's, not counted against it.
+	Unchecked bool
 }
 
 func (e *tokenError) Error() string { return e.Reason }
@@ -241,7 +249,9 @@ func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError
 func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *tokenError) {
 	v, err := t.verifier(ctx)
 	if err != nil {
-		return noPrincipal, time.Time{}, invalidToken("the gateway cannot check tokens now", err.Error())
+		e := invalidToken("the gateway cannot check tokens now", err.Error())
+		e.Unchecked = true
+		return noPrincipal, time.Time{}, e
 	}
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
@@ -250,6 +260,10 @@ func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *
 			return noPrincipal, time.Time{}, invalidToken("the token has expired", err.Error())
 		}
 		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", err.Error())
+	}
+	if t.audienceBelow && !slices.ContainsFunc(tok.Audience, t.forUs) {
+		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource",
+			fmt.Sprintf("aud %q names neither %s nor a URL below it", tok.Audience, t.opts.Resource))
 	}
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
@@ -275,6 +289,20 @@ func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *
 			Reason:      "no rule of http.oidc.profiles matches the token, and http.oidc.default_profile is not set"}
 	}
 	return principal{name: principalPrefix + name, profile: profile}, tok.Expiry, nil
+}
+
+// resourceAt is the URL of subresource (a path such as "/all") below
+// resource, or resource itself for "".
+func resourceAt(resource, subresource string) string {
+	if subresource == "" {
+		return resource
+	}
+	return strings.TrimSuffix(resource, "/") + "/" + strings.TrimPrefix(subresource, "/")
+}
+
+// forUs reports whether aud is the resource or a URL below it.
+func (t *Issuer) forUs(aud string) bool {
+	return aud == t.opts.Resource || strings.HasPrefix(aud, strings.TrimSuffix(t.opts.Resource, "/")+"/")
 }
 
 // profileOf is the profile of the first rule claims match, else the
@@ -406,9 +434,11 @@ type metadataDocument struct {
 	ResourceName           string   `json:"resource_name,omitempty"`
 }
 
-func (t *Issuer) metadata() []byte {
+// metadata is the document of the resource, or of its subresource (a
+// path below it, such as "/all").
+func (t *Issuer) metadata(subresource string) []byte {
 	b, _ := json.Marshal(metadataDocument{
-		Resource: t.opts.Resource, AuthorizationServers: []string{t.opts.Issuer},
+		Resource: resourceAt(t.opts.Resource, subresource), AuthorizationServers: []string{t.opts.Issuer},
 		ScopesSupported: t.opts.RequiredScopes, BearerMethodsSupported: []string{"header"},
 		ResourceName: "mcp-router",
 	})

@@ -24,6 +24,13 @@ type oidcDoor struct {
 
 func newOIDCDoor(t *testing.T, opts OIDCOptions) *oidcDoor {
 	t.Helper()
+	return newOIDCDoorAt(t, opts, "")
+}
+
+// newOIDCDoorAt is newOIDCDoor whose Guard serves subresource of the
+// resource (Options.Subresource).
+func newOIDCDoorAt(t *testing.T, opts OIDCOptions, subresource string) *oidcDoor {
+	t.Helper()
 	iss := oidctest.Start(t, testResource,
 		oidctest.Client{ID: "ada", Secret: "ada-secret", Claims: map[string]any{"groups": []any{"staff", "admins"}}},
 		oidctest.Client{ID: "bob", Secret: "bob-secret", Claims: map[string]any{"groups": []any{"staff"}}},
@@ -32,7 +39,9 @@ func newOIDCDoor(t *testing.T, opts OIDCOptions) *oidcDoor {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"principal": PrincipalOf(r.Context()), "profile": ProfileOf(r.Context())})
 	})
-	ts := httptest.NewServer(Guard(inner, Options{OIDC: NewIssuer(opts)}))
+	// The tests send many refused tokens from one address: more than the
+	// default limit of failures (TestWrongTokensAreLimitedPerAddress).
+	ts := httptest.NewServer(Guard(inner, Options{OIDC: NewIssuer(opts), TokenFailures: NewTokenFailures(1000), Subresource: subresource}))
 	t.Cleanup(ts.Close)
 	return &oidcDoor{iss: iss, url: ts.URL + "/mcp"}
 }
@@ -397,5 +406,46 @@ func TestStaticTokenProfiles(t *testing.T) {
 		if string(body) != want {
 			t.Errorf("%s: got %q, want %q", token, body, want)
 		}
+	}
+}
+
+// A path below the resource, as /mcp/all is below /mcp, has metadata of
+// its own, naming it as the resource (a client checks that the metadata
+// names the URL it connected to), and its 401 challenge points there. A
+// token for it, or for the resource, is taken; with an audience set,
+// only that audience is.
+func TestOIDCSubresourceHasItsOwnMetadata(t *testing.T) {
+	const all = testResource + "/all"
+	d := newOIDCDoorAt(t, OIDCOptions{DefaultProfile: "guest"}, "/all")
+	r := d.get(t, "")
+	if want := `resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp/all"`; r.status != http.StatusUnauthorized ||
+		!strings.Contains(r.challenge, want) {
+		t.Errorf("no token at /all: got %d %q, want 401 with %s", r.status, r.challenge, want)
+	}
+	for aud, want := range map[string]int{all: http.StatusOK, testResource: http.StatusOK,
+		"https://mcp.example.test/mcpx": http.StatusUnauthorized, "https://mcp.example.test/": http.StatusUnauthorized} {
+		c := d.iss.Claims("mallory")
+		c["aud"] = aud
+		if r := d.get(t, d.iss.Sign(t, c)); r.status != want {
+			t.Errorf("a token for %s: got %d, want %d", aud, r.status, want)
+		}
+	}
+	strict := newOIDCDoorAt(t, OIDCOptions{DefaultProfile: "guest", Audience: testResource}, "/all")
+	c := strict.iss.Claims("mallory")
+	c["aud"] = all
+	if r := strict.get(t, strict.iss.Sign(t, c)); r.status != http.StatusUnauthorized {
+		t.Errorf("with audience %s, a token for %s: got %d, want 401", testResource, all, r.status)
+	}
+
+	opts := Options{OIDC: NewIssuer(OIDCOptions{Issuer: "https://issuer.example.test", Resource: testResource}), Subresource: "/all"}
+	paths := MetadataPaths(opts)
+	if want := metadataPath + "/mcp/all"; len(paths) != 1 || paths[0] != want {
+		t.Fatalf("MetadataPaths of /all: got %v, want [%s]", paths, want)
+	}
+	rec := httptest.NewRecorder()
+	ResourceMetadata(opts).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+paths[0], nil))
+	var doc metadataDocument
+	if err := json.NewDecoder(rec.Body).Decode(&doc); err != nil || doc.Resource != all {
+		t.Errorf("metadata of /all: %v %+v, want resource %s", err, doc, all)
 	}
 }

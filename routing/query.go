@@ -60,6 +60,10 @@ type queryScratch struct {
 	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
 	synOf   []int
 	synSpan [][2]int32
+	// groups, assoc and members are resolve's term groups, groups of
+	// associates, and the posting lists they hold (see resolve).
+	groups, assoc []termGroup
+	members       []resolvedTerm
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -76,6 +80,12 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	clear(sc.terms) // drop the strings
 	clear(sc.words)
 	sc.terms = sc.terms[:0]
+	// Drop the posting lists, which a later change of the index may
+	// replace.
+	clear(sc.groups)
+	clear(sc.assoc)
+	clear(sc.members[:cap(sc.members)])
+	sc.groups, sc.assoc, sc.members = sc.groups[:0], sc.assoc[:0], sc.members[:0]
 	ix.queries.Put(sc)
 }
 

@@ -161,10 +161,8 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if len(q.terms) == 0 {
 		return nil
 	}
-	var gbuf [32]termGroup
-	var abuf [16]termGroup
-	var mbuf [96]resolvedTerm
-	rq := ix.resolve(q, sc, gbuf[:0], abuf[:0], mbuf[:0])
+	rq := ix.resolve(q, sc, sc.groups[:0], sc.assoc[:0], sc.members[:0])
+	sc.groups, sc.assoc = rq.groups, rq.assoc
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
@@ -313,6 +311,7 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		rq.addReach(w*ceiling, qt.segs)
 	}
 	rq.groups, rq.assoc = groups, assoc
+	sc.members = members
 	return rq
 }
 

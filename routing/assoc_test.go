@@ -115,3 +115,38 @@ func TestAssociationsOffByDefault(t *testing.T) {
 		t.Errorf("associations learned with AssociationWeight unset: %d terms", len(ix.assoc))
 	}
 }
+
+// BenchmarkAssociationsRoute routes the BenchmarkRoute requests with
+// associations on and off, and BenchmarkAssociationsBuild learns them
+// over the same 1,000 tools (the refresh that follows a catalog change).
+func BenchmarkAssociationsRoute(b *testing.B) {
+	tools, queries := lexBenchCorpus(b)
+	for _, w := range []float64{0, 0.2} {
+		b.Run(fmt.Sprintf("weight=%v", w), func(b *testing.B) {
+			ix := NewIndex(IndexOptions{AssociationWeight: w})
+			for up, ts := range lexSyntheticCatalog(tools, 1_000) {
+				ix.SetUpstream(up, ts)
+			}
+			ix.Search(queries[0], candidatePool) // refresh, untimed
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(queries[i%len(queries)], candidatePool)
+			}
+		})
+	}
+}
+
+func BenchmarkAssociationsBuild(b *testing.B) {
+	tools, _ := lexBenchCorpus(b)
+	ix := NewIndex(IndexOptions{AssociationWeight: 0.2})
+	for up, ts := range lexSyntheticCatalog(tools, 1_000) {
+		ix.SetUpstream(up, ts)
+	}
+	ix.Search("warm up", 1)
+	b.ResetTimer()
+	for b.Loop() {
+		ix.mu.Lock()
+		ix.buildAssociations()
+		ix.mu.Unlock()
+	}
+}

@@ -74,6 +74,10 @@ func (ix *Index) acquireQuery() *queryScratch {
 	return sc
 }
 
+// maxPooledMembers bounds the resolved terms a pooled query scratch
+// keeps room for (a request of a few hundred words).
+const maxPooledMembers = 1024
+
 func (ix *Index) releaseQuery(sc *queryScratch) {
 	clear(sc.seen)
 	clear(sc.vals)
@@ -81,11 +85,14 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	clear(sc.words)
 	sc.terms = sc.terms[:0]
 	// Drop the posting lists, which a later change of the index may
-	// replace.
+	// replace, and the storage a very long request grew.
 	clear(sc.groups)
 	clear(sc.assoc)
-	clear(sc.members[:cap(sc.members)])
+	clear(sc.members)
 	sc.groups, sc.assoc, sc.members = sc.groups[:0], sc.assoc[:0], sc.members[:0]
+	if cap(sc.members) > maxPooledMembers {
+		sc.groups, sc.assoc, sc.members = nil, nil, nil
+	}
 	ix.queries.Put(sc)
 }
 

@@ -66,6 +66,7 @@ func (ix *Index) refresh() {
 	ix.orderByName()
 	ix.buildTypos()
 	ix.buildServers()
+	ix.buildAssociations()
 	ix.stale = false
 }
 

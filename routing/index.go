@@ -70,6 +70,9 @@ type Index struct {
 	stale      bool        // postings' frequencies predate the last change
 	typos      typoTable   // plain words by first letters, rebuilt by refresh (typo.go)
 	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
+	// assoc holds each word's associates in the catalog by term id,
+	// rebuilt by refresh (assoc.go).
+	assoc [][]association
 }
 
 // doc is one indexed tool.

@@ -60,6 +60,10 @@ type queryScratch struct {
 	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
 	synOf   []int
 	synSpan [][2]int32
+	// groups, assoc and members are resolve's term groups, groups of
+	// associates, and the posting lists they hold (see resolve).
+	groups, assoc []termGroup
+	members       []resolvedTerm
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -70,12 +74,25 @@ func (ix *Index) acquireQuery() *queryScratch {
 	return sc
 }
 
+// maxPooledMembers bounds the resolved terms a pooled query scratch
+// keeps room for (a request of a few hundred words).
+const maxPooledMembers = 1024
+
 func (ix *Index) releaseQuery(sc *queryScratch) {
 	clear(sc.seen)
 	clear(sc.vals)
 	clear(sc.terms) // drop the strings
 	clear(sc.words)
 	sc.terms = sc.terms[:0]
+	// Drop the posting lists, which a later change of the index may
+	// replace, and the storage a very long request grew.
+	clear(sc.groups)
+	clear(sc.assoc)
+	clear(sc.members)
+	sc.groups, sc.assoc, sc.members = sc.groups[:0], sc.assoc[:0], sc.members[:0]
+	if cap(sc.members) > maxPooledMembers {
+		sc.groups, sc.assoc, sc.members = nil, nil, nil
+	}
 	ix.queries.Put(sc)
 }
 

@@ -22,7 +22,13 @@ var holdOutSets = []struct {
 	// calibrate.go), so maxAbsent is near 1 where they dominate.
 	minKept, maxAbsent float64
 }{
-	{"bfcl", 1, 0.66, 0.99},     // reached 0.679 and 0.985
+	// bfcl reached 0.679 and 0.985 when these bounds were set, then
+	// 0.991: eleven of its Chinese and Korean requests found English tools
+	// once common tool words were translated (the weather requests then
+	// reach another weather tool with the gold held out), and scoring
+	// upstreams for the whole request rather than each clause moved six
+	// more multi-clause requests past the floor and one below it.
+	{"bfcl", 1, 0.66, 0.995},
 	{"seal_tools", 1, 0.94, 1},  // reached 0.960 and 0.997
 	{"metatool", 5, 0.41, 0.92}, // reached 0.426 and 0.889
 }

@@ -91,6 +91,7 @@ type rawRouting struct {
 	CollisionDelta    *float64       `yaml:"collision_delta"`
 	AbstainCoverage   *float64       `yaml:"abstain_coverage"`
 	KeepCoverage      *float64       `yaml:"keep_coverage"`
+	Associations      *float64       `yaml:"associations"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`

@@ -36,6 +36,9 @@ type Routing struct {
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
 	KeepCoverage      float64
+	// Associations is the weight of the words that co-occur with a
+	// request's words in the catalog's tools; 0 (the default) is off.
+	Associations float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
@@ -361,6 +364,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
 		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
 		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
+		{"associations", r.Associations, &out.Associations, 0, 1, false},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},
 		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
 		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},

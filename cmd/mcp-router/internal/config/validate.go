@@ -35,10 +35,10 @@ type Routing struct {
 	AbstainCoverage float64
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
-	KeepCoverage      float64
+	KeepCoverage float64
 	// Associations is the weight of the words that co-occur with a
 	// request's words in the catalog's tools; 0 (the default) is off.
-	Associations float64
+	Associations      float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration

@@ -223,7 +223,7 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Logger:     log,
 		Version:    version,
 		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
-		Metrics:    e.metrics,
+		Metrics:    e.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
 

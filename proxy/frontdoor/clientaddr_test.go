@@ -190,3 +190,41 @@ func TestRefusalLogNamesForwardedClient(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the forwarding headers hold, the client's address is the
+// peer's or one of the addresses written in them, and a peer that is not
+// trusted is always its own client.
+func FuzzClientAddr(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"203.0.113.9", ""}, {"192.0.2.1, 10.0.0.2", ""}, {"", "for=203.0.113.9;proto=https"},
+		{"[2001:db8::1]:80, ,", `for="[2001:db8::17]:4711", for=_x`}, {"not-an-ip", "for=unknown"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	g := Guard(nil, Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}).(*guard)
+	f.Fuzz(func(t *testing.T, xff, fwd string) {
+		for _, peer := range []string{"10.0.0.1:1", "198.51.100.7:1"} {
+			r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/mcp", nil)
+			r.RemoteAddr = peer
+			r.Header.Set("X-Forwarded-For", xff)
+			r.Header.Set("Forwarded", fwd)
+			client, via := g.clientAddr(r)
+			peerAddr, _, _ := strings.Cut(peer, ":")
+			if peer == "198.51.100.7:1" && (client != peerAddr || via != "") {
+				t.Fatalf("untrusted peer %s counted as %q via %q", peer, client, via)
+			}
+			if via == "" && client != peerAddr {
+				t.Fatalf("client %q without a proxy, peer %s", client, peer)
+			}
+			if via != "" {
+				a, err := netip.ParseAddr(client)
+				if err != nil || via != peerAddr {
+					t.Fatalf("client %q via %q: want an address via %s", client, via, peerAddr)
+				}
+				if !strings.Contains(xff+fwd, strings.Split(a.String(), ":")[0]) && !a.Is6() {
+					t.Fatalf("client %s not written in the headers %q %q", a, xff, fwd)
+				}
+			}
+		}
+	})
+}

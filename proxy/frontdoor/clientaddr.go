@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -112,7 +113,7 @@ func addrOf(s string) (netip.Addr, bool) {
 // hops looked at.
 func forwardedHops(h http.Header) func() (netip.Addr, bool, bool) {
 	vals, forwarded := h.Values("X-Forwarded-For"), false
-	if len(vals) == 0 {
+	if !slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) != "" }) {
 		vals, forwarded = h.Values("Forwarded"), true
 	}
 	i := len(vals) - 1

@@ -66,6 +66,8 @@ func TestClientAddr(t *testing.T) {
 		{"Forwarded unknown", proxy, http.Header{"Forwarded": {"for=unknown"}}, "10.0.0.1", ""},
 		{"Forwarded obfuscated", proxy, http.Header{"Forwarded": {"for=_hidden"}}, "10.0.0.1", ""},
 		{"Forwarded without for", proxy, http.Header{"Forwarded": {"proto=https"}}, "10.0.0.1", ""},
+		{"an empty X-Forwarded-For: Forwarded", proxy,
+			http.Header{"X-Forwarded-For": {" "}, "Forwarded": {"for=203.0.113.9"}}, "203.0.113.9", "10.0.0.1"},
 		{"X-Forwarded-For over Forwarded", proxy,
 			http.Header{"X-Forwarded-For": {"203.0.113.9"}, "Forwarded": {"for=192.0.2.66"}}, "203.0.113.9", "10.0.0.1"},
 		{"a peer that is no IP", "@", http.Header{"X-Forwarded-For": {"203.0.113.9"}}, "@", ""},

@@ -17,6 +17,9 @@ type Door interface {
 	// TokensRequired reports whether a login is needed at all.
 	TokensRequired() bool
 	TokenValid(token string) bool
+	// ClientAddr is the address a request is logged under (the client's
+	// behind a trusted proxy).
+	ClientAddr(r *http.Request) string
 }
 
 const (

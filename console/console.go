@@ -136,7 +136,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
-	c.log.Warn("console request refused", "reason", why, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	c.log.Warn("console request refused", "reason", why, "remote", c.opts.Door.ClientAddr(r), "method", r.Method, "path", r.URL.Path)
 	http.Error(w, why, status)
 }
 
@@ -202,7 +202,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if !c.opts.Door.TokenValid(tok) {
 		c.logins.fail()
-		c.log.Warn("console login refused", "remote", r.RemoteAddr)
+		c.log.Warn("console login refused", "remote", c.opts.Door.ClientAddr(r))
 		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
 		return
 	}

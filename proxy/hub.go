@@ -56,7 +56,8 @@ type Options struct {
 	// ReconnectWait is how long a call waits for an upstream that is
 	// restarting before it fails with upstream_unavailable [5s].
 	ReconnectWait time.Duration
-	// Metrics, when set, counts calls and upstream health.
+	// Metrics, when set, counts calls and upstream health: the view of
+	// the hub's profile (Metrics.ForProfile).
 	Metrics *Metrics
 	// StartWait is how long a call of a tool whose upstream is still on
 	// its first connection attempt waits for it before failing with
@@ -340,6 +341,7 @@ func (h *Hub) rebuildFrom(joining *upstream) {
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)
+	h.opts.Metrics.CatalogSize(len(c.Tools))
 	h.reportProblems(c.Problems, c.Warnings)
 	if sig := signature(c); sig != h.lastSig {
 		h.lastSig = sig

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -32,9 +33,16 @@ import (
 // call to a tool not in the catalog (the client made that name up). The
 // call-latency histogram is labelled by upstream only: per tool it would
 // be a dozen bucket series per tool name.
+//
+// The gauges of a profile's own state (its belts, its upstreams' states,
+// its catalog) carry a profile label: each profile's hub and server record
+// through their own view of the metrics (ForProfile), so that the profiles
+// a gateway serves side by side do not overwrite one another's. Counters
+// and histograms are shared by every view, so they sum over the profiles.
 type Metrics struct {
 	handler http.Handler // promhttp over the registry
 	tools   *toolLabels
+	profile string // the profile label of this view (ForProfile)
 
 	calls      *prometheus.CounterVec   // upstream, tool, outcome
 	toolErrors *prometheus.CounterVec   // upstream, tool
@@ -50,8 +58,9 @@ type Metrics struct {
 
 	sessions       prometheus.Gauge
 	sessionsOpened prometheus.Counter
-	beltSessions   prometheus.Gauge
-	beltTools      prometheus.Gauge
+	beltSessions   *prometheus.GaugeVec // profile
+	beltTools      *prometheus.GaugeVec // profile
+	catalogTools   *prometheus.GaugeVec // profile
 
 	upstreams *upstreamStates
 	restarts  *prometheus.CounterVec // upstream
@@ -65,7 +74,7 @@ type Metrics struct {
 	resultFindings *prometheus.CounterVec // upstream, kind, action
 	auditDropped   prometheus.Counter
 
-	log callCounts // for the gateway's status
+	log *callCounts // for the gateway's status, shared by every view
 }
 
 // maxToolLabels caps the distinct values of the tool label.
@@ -106,7 +115,7 @@ var refusedKinds = map[string]bool{
 func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates()}
+	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates(), log: &callCounts{}}
 	reg.MustRegister(m.upstreams)
 	f := promauto.With(reg)
 	m.registerCalls(f)
@@ -175,12 +184,30 @@ func (m *Metrics) registerSessions(f promauto.Factory) {
 	m.sessionsOpened = f.NewCounter(prometheus.CounterOpts{
 		Name: "mcp_router_sessions_opened_total", Help: "Client sessions opened.",
 	})
-	m.beltSessions = f.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_sessions", Help: "Sessions holding a routed tool belt now (routing mode only).",
-	})
-	m.beltTools = f.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_tools", Help: "Routed tools on all sessions' belts now; divide by mcp_router_belt_sessions for the mean belt.",
-	})
+	m.beltSessions = f.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcp_router_belt_sessions", Help: "Sessions holding a routed tool belt now (routing mode only), by profile.",
+	}, []string{"profile"})
+	m.beltTools = f.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcp_router_belt_tools", Help: "Routed tools on all sessions' belts now, by profile; divide by mcp_router_belt_sessions for the mean belt.",
+	}, []string{"profile"})
+	m.catalogTools = f.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcp_router_catalog_tools", Help: "Tools in the profile's catalog now (its upstreams' tools that clients may list and call), by profile.",
+	}, []string{"profile"})
+}
+
+// ForProfile returns the view of m that the hub and server of profile
+// record through: the same series, with profile as the profile label of
+// the per-profile gauges, which start at zero. Nil on a nil *Metrics.
+func (m *Metrics) ForProfile(profile string) *Metrics {
+	if m == nil {
+		return nil
+	}
+	v := *m
+	v.profile = profile
+	v.beltSessions.WithLabelValues(profile)
+	v.beltTools.WithLabelValues(profile)
+	v.catalogTools.WithLabelValues(profile)
+	return &v
 }
 
 func (m *Metrics) registerUpstreams(f promauto.Factory) {
@@ -337,19 +364,27 @@ func (m *Metrics) BeltSize(sessions int, total int) {
 	if m == nil {
 		return
 	}
-	m.beltSessions.Set(float64(max(sessions, 0)))
-	m.beltTools.Set(float64(max(total, 0)))
+	m.beltSessions.WithLabelValues(m.profile).Set(float64(max(sessions, 0)))
+	m.beltTools.WithLabelValues(m.profile).Set(float64(max(total, 0)))
+}
+
+// CatalogSize sets how many tools the profile's catalog holds.
+func (m *Metrics) CatalogSize(tools int) {
+	if m == nil {
+		return
+	}
+	m.catalogTools.WithLabelValues(m.profile).Set(float64(max(tools, 0)))
 }
 
 // UpstreamState records an upstream's connection state: its
-// mcp_router_upstream_up series is 1 for state and 0 for the other states
-// (connecting, connected, failed, stopped). An unknown state sets all four
-// to 0.
+// mcp_router_upstream_up series (of this view's profile) is 1 for state
+// and 0 for the other states (connecting, connected, failed, stopped). An
+// unknown state sets all four to 0.
 func (m *Metrics) UpstreamState(upstream string, state string) {
 	if m == nil {
 		return
 	}
-	m.upstreams.set(upstream, state)
+	m.upstreams.set(m.profile, upstream, state)
 }
 
 // UpstreamRestart records a reconnection attempt of an upstream.
@@ -427,8 +462,12 @@ type upstreamStates struct {
 	desc *prometheus.Desc
 
 	mu      sync.Mutex
-	current map[string]string // upstream → state
+	current map[profileUpstream]string // → state
 }
+
+// profileUpstream names an upstream of a profile: profiles may each have
+// an upstream of the same name.
+type profileUpstream struct{ profile, upstream string }
 
 // reportedStates are the states mcp_router_upstream_up reports.
 var reportedStates = []State{StateConnecting, StateConnected, StateFailed, StateStopped}
@@ -436,15 +475,15 @@ var reportedStates = []State{StateConnecting, StateConnected, StateFailed, State
 func newUpstreamStates() *upstreamStates {
 	return &upstreamStates{
 		desc: prometheus.NewDesc("mcp_router_upstream_up",
-			"1 for the upstream's current connection state, 0 for the others (connecting, connected, failed, stopped).",
-			[]string{"upstream", "state"}, nil),
-		current: make(map[string]string),
+			"1 for the upstream's current connection state, 0 for the others (connecting, connected, failed, stopped), by profile and upstream.",
+			[]string{"profile", "upstream", "state"}, nil),
+		current: make(map[profileUpstream]string),
 	}
 }
 
-func (u *upstreamStates) set(upstream, state string) {
+func (u *upstreamStates) set(profile, upstream, state string) {
 	u.mu.Lock()
-	u.current[upstream] = state
+	u.current[profileUpstream{profile, upstream}] = state
 	u.mu.Unlock()
 }
 
@@ -452,18 +491,15 @@ func (u *upstreamStates) Describe(ch chan<- *prometheus.Desc) { ch <- u.desc }
 
 func (u *upstreamStates) Collect(ch chan<- prometheus.Metric) {
 	u.mu.Lock()
-	current := make(map[string]string, len(u.current))
-	for name, state := range u.current {
-		current[name] = state
-	}
+	current := maps.Clone(u.current)
 	u.mu.Unlock()
-	for name, state := range current {
+	for k, state := range current {
 		for _, s := range reportedStates {
 			v := 0.0
 			if string(s) == state {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(u.desc, prometheus.GaugeValue, v, name, string(s))
+			ch <- prometheus.MustNewConstMetric(u.desc, prometheus.GaugeValue, v, k.profile, k.upstream, string(s))
 		}
 	}
 }

@@ -111,6 +111,7 @@ func metricKeys(got map[string]float64, prefix string) []string {
 
 func TestMetricsFreshScrapeHasHelpTypesAndRuntime(t *testing.T) {
 	m := NewMetrics()
+	m.ForProfile("p") // a profile served: its gauges start at zero
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	text := rec.Body.String()
@@ -126,6 +127,7 @@ func TestMetricsFreshScrapeHasHelpTypesAndRuntime(t *testing.T) {
 		"mcp_router_sessions_opened_total counter",
 		"mcp_router_belt_sessions gauge",
 		"mcp_router_belt_tools gauge",
+		"mcp_router_catalog_tools gauge",
 		"mcp_router_plan_steps_total counter",
 		"go_goroutines gauge",
 	} {
@@ -145,6 +147,8 @@ func TestMetricsFreshScrapeHasHelpTypesAndRuntime(t *testing.T) {
 		`mcp_router_routing_alerts_total{kind="no_match"}`:  0,
 		`mcp_router_plan_steps_total{status="timed_out"}`:   0,
 		`mcp_router_sessions`:                               0,
+		`mcp_router_belt_sessions{profile="p"}`:             0,
+		`mcp_router_catalog_tools{profile="p"}`:             0,
 	})
 }
 
@@ -309,7 +313,7 @@ func TestMetricsDiscoveryAndBreaker(t *testing.T) {
 }
 
 func TestMetricsSessionsAndBelts(t *testing.T) {
-	m := NewMetrics()
+	m := NewMetrics().ForProfile("p")
 	m.SessionOpened()
 	m.SessionOpened()
 	m.SessionOpened()
@@ -317,10 +321,10 @@ func TestMetricsSessionsAndBelts(t *testing.T) {
 	m.BeltSize(4, 10)
 	m.BeltSize(2, 7)
 	wantSamples(t, scrapeMetrics(t, m), map[string]float64{
-		`mcp_router_sessions`:              2,
-		`mcp_router_sessions_opened_total`: 3,
-		`mcp_router_belt_sessions`:         2,
-		`mcp_router_belt_tools`:            7,
+		`mcp_router_sessions`:                   2,
+		`mcp_router_sessions_opened_total`:      3,
+		`mcp_router_belt_sessions{profile="p"}`: 2,
+		`mcp_router_belt_tools{profile="p"}`:    7,
 	})
 }
 
@@ -328,7 +332,7 @@ func TestMetricsUpstreamState(t *testing.T) {
 	upState := func(m *Metrics, upstream string) map[string]float64 {
 		out := map[string]float64{}
 		got := scrapeMetrics(t, m)
-		for _, k := range metricKeys(got, `mcp_router_upstream_up{state=`) {
+		for _, k := range metricKeys(got, `mcp_router_upstream_up{profile="p",state=`) {
 			if strings.HasSuffix(k, `upstream="`+upstream+`"}`) {
 				out[k] = got[k]
 			}
@@ -337,13 +341,13 @@ func TestMetricsUpstreamState(t *testing.T) {
 	}
 	series := func(connecting, connected, failed, stopped float64) map[string]float64 {
 		return map[string]float64{
-			`mcp_router_upstream_up{state="connecting",upstream="fs"}`: connecting,
-			`mcp_router_upstream_up{state="connected",upstream="fs"}`:  connected,
-			`mcp_router_upstream_up{state="failed",upstream="fs"}`:     failed,
-			`mcp_router_upstream_up{state="stopped",upstream="fs"}`:    stopped,
+			`mcp_router_upstream_up{profile="p",state="connecting",upstream="fs"}`: connecting,
+			`mcp_router_upstream_up{profile="p",state="connected",upstream="fs"}`:  connected,
+			`mcp_router_upstream_up{profile="p",state="failed",upstream="fs"}`:     failed,
+			`mcp_router_upstream_up{profile="p",state="stopped",upstream="fs"}`:    stopped,
 		}
 	}
-	m := NewMetrics()
+	m := NewMetrics().ForProfile("p")
 	if got := upState(m, "fs"); len(got) != 0 {
 		t.Fatalf("got %v before any state, want no series", got)
 	}
@@ -364,7 +368,7 @@ func TestMetricsUpstreamState(t *testing.T) {
 			t.Errorf("after %s (-want +got):\n%s", s.state, diff)
 		}
 	}
-	wantSamples(t, scrapeMetrics(t, m), map[string]float64{`mcp_router_upstream_up{state="connected",upstream="web"}`: 1})
+	wantSamples(t, scrapeMetrics(t, m), map[string]float64{`mcp_router_upstream_up{profile="p",state="connected",upstream="web"}`: 1})
 }
 
 func TestMetricsUpstreamRestart(t *testing.T) {
@@ -408,6 +412,10 @@ func TestMetricsNilReceiverDoesNothing(t *testing.T) {
 	m.Discovery(1, 1)
 	m.BreakerTrip()
 	m.BeltSize(1, 5)
+	m.CatalogSize(3)
+	if m.ForProfile("p") != nil {
+		t.Error("a nil *Metrics has a non-nil profile view")
+	}
 	m.UpstreamState("fs", string(StateConnected))
 	m.UpstreamRestart("fs")
 	m.PlanDone("SINGLE_TOOL", time.Second, map[string]int{"succeeded": 1})
@@ -559,5 +567,40 @@ func TestMetricsServeFailsOnBusyOrBadAddress(t *testing.T) {
 		if err := ServeMetrics(t.Context(), addr, NewMetrics(), nil); err == nil {
 			t.Errorf("ServeMetrics(%q): got nil, want an error", addr)
 		}
+	}
+}
+
+// Two profiles' views of one Metrics, each with an upstream named fs:
+// their gauges stay apart by profile, and a counter both record sums.
+func TestMetricsPerProfileViews(t *testing.T) {
+	m := NewMetrics()
+	a, b := m.ForProfile("alpha"), m.ForProfile("beta")
+	a.UpstreamState("fs", string(StateConnected))
+	b.UpstreamState("fs", string(StateFailed))
+	a.BeltSize(3, 12)
+	b.BeltSize(1, 2)
+	a.CatalogSize(20)
+	b.CatalogSize(5)
+	a.CallDone("fs", "fs_read", time.Millisecond, "")
+	b.CallDone("fs", "fs_read", time.Millisecond, "")
+	a.SessionOpened()
+	b.SessionOpened()
+	got := scrapeMetrics(t, m)
+	wantSamples(t, got, map[string]float64{
+		`mcp_router_upstream_up{profile="alpha",state="connected",upstream="fs"}`: 1,
+		`mcp_router_upstream_up{profile="alpha",state="failed",upstream="fs"}`:    0,
+		`mcp_router_upstream_up{profile="beta",state="connected",upstream="fs"}`:  0,
+		`mcp_router_upstream_up{profile="beta",state="failed",upstream="fs"}`:     1,
+		`mcp_router_belt_sessions{profile="alpha"}`:                               3,
+		`mcp_router_belt_tools{profile="alpha"}`:                                  12,
+		`mcp_router_belt_sessions{profile="beta"}`:                                1,
+		`mcp_router_belt_tools{profile="beta"}`:                                   2,
+		`mcp_router_catalog_tools{profile="alpha"}`:                               20,
+		`mcp_router_catalog_tools{profile="beta"}`:                                5,
+		`mcp_router_tool_calls_total{outcome="ok",tool="fs_read",upstream="fs"}`:  2,
+		`mcp_router_sessions`: 2,
+	})
+	if served, _, _ := m.Calls(); served != 2 {
+		t.Errorf("calls served, seen from the gateway: got %d, want 2", served)
 	}
 }

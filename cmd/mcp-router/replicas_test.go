@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/pgtest"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -78,6 +80,7 @@ func newCluster(t *testing.T, pgURL, upstream string) *cluster {
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf(`http:
   bearer_tokens: [%s]
   session_key: ${MCP_ROUTER_SESSION_KEY}
+  trusted_proxies: [127.0.0.1]   # nginx
 state:
   url: %q
   required: true
@@ -257,6 +260,33 @@ func (replicaRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return replicaTransport.RoundTrip(r)
 }
 
+// clientFrom is an HTTP client whose connections come from the loopback
+// address ip: a client of its own to nginx.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+// tokenStatus is the status of an initialize POSTed to base with token.
+func tokenStatus(t *testing.T, cl *http.Client, base, token string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 func callSDK(ctx context.Context, s *sdk.ClientSession, name string, args map[string]any) (string, error) {
 	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -385,6 +415,26 @@ func TestReplicasBehindNginx(t *testing.T) {
 	}
 	if passed != 5 {
 		t.Errorf("%d of 8 calls of remote_pid passed across 3 replicas, want 5 (the quota)", passed)
+	}
+
+	// A client guessing tokens through nginx is refused, on every
+	// replica, for refused tokens of its own; another client behind the
+	// same nginx is not: the replicas take each one's address from
+	// nginx's X-Forwarded-For. nginx spreads requests over the replicas,
+	// and each counts its own, so the guesser sends enough for all.
+	guesser, other := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	for i := range 3 * frontdoor.DefaultTokenFailures {
+		if got := tokenStatus(t, guesser, c.url, fmt.Sprintf("wrong-%d", i)); got != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d through nginx: got %d, want 401", i+1, got)
+		}
+	}
+	for i := range 3 {
+		if got := tokenStatus(t, guesser, c.url, replicaToken); got != http.StatusTooManyRequests {
+			t.Errorf("the guesser with the right token, request %d: got %d, want 429", i+1, got)
+		}
+		if got := tokenStatus(t, other, c.url, replicaToken); got != http.StatusOK {
+			t.Errorf("another client behind the same nginx, request %d: got %d, want 200", i+1, got)
+		}
 	}
 
 	// Both eras through nginx; a replica is killed mid-run.

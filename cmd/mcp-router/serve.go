@@ -147,7 +147,8 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		hosts = append(hosts, h)
 	}
 	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
-	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log}
+	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
+		TrustedProxies: cfg.HTTP.TrustedProxies}
 	cfg.HTTP.Auth(&guard)
 	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
 	// One count of refused tokens for every path.
@@ -222,7 +223,7 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Logger:     log,
 		Version:    version,
 		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
-		Metrics:    e.metrics,
+		Metrics:    e.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
 

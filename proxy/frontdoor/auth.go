@@ -50,7 +50,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 }
 
 // checkToken authenticates r, refusing it (and reporting false) when its
-// remote address sent too many refused tokens lately, or when its token
+// client's address (clientAddr) sent too many refused tokens lately, or when its token
 // is refused; a token refused with 401 counts against the address. A
 // request without a token does not (it is how a client finds out that
 // it needs one), nor a token the issuer could not be asked about.
@@ -58,7 +58,8 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 	if len(g.tokens) == 0 && g.oidc == nil {
 		return noPrincipal, true
 	}
-	if wait := g.failures.wait(r.RemoteAddr); wait > 0 {
+	client, _ := g.clientAddr(r)
+	if wait := g.failures.wait(client); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
 		g.refuse(w, r, http.StatusTooManyRequests, "too many refused bearer tokens from this address: retry later")
 		return noPrincipal, false
@@ -68,7 +69,7 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 		return p, true
 	}
 	if _, sent := bearerToken(r.Header.Get("Authorization")); sent && terr.Status == http.StatusUnauthorized && !terr.Unchecked {
-		g.failures.failed(r.RemoteAddr)
+		g.failures.failed(client)
 	}
 	g.refuseToken(w, r, terr)
 	return noPrincipal, false

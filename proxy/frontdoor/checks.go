@@ -41,6 +41,13 @@ func (f *Checks) TokenValid(token string) bool {
 // the request goes on.
 func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return f.g.checkSite(w, r) }
 
+// ClientAddr is the address r is logged under: its peer's, or, from a
+// trusted proxy (Options.TrustedProxies), the client's it forwarded.
+func (f *Checks) ClientAddr(r *http.Request) string {
+	client, _ := f.g.clientAddr(r)
+	return client
+}
+
 // Authenticated reports whether r carries a valid bearer token: a
 // configured one, or a JWT from the issuer.
 func (f *Checks) Authenticated(r *http.Request) bool {

@@ -22,8 +22,9 @@ const (
 	maxFailingAddrs = 4096
 )
 
-// TokenFailures counts the refused bearer tokens of each remote address:
-// past its limit, an address is refused with 429 until a share of the
+// TokenFailures counts the refused bearer tokens of each client address
+// (the peer's, or behind a trusted proxy the client's it forwarded; see
+// Options.TrustedProxies): past its limit, an address is refused with 429 until a share of the
 // minute has passed, each failure forgotten over a minute. Guards of one
 // gateway share one (Options.TokenFailures), so that the limit holds
 // across its paths. Safe for concurrent use.

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -77,7 +78,7 @@ type Options struct {
 	MaxBodyMemory int64
 	// MaxSessionsPerClient bounds the sessions one client may have open
 	// [DefaultMaxSessionsPerClient]: a client is its bearer token when
-	// tokens are configured, else its remote address. Past it, a request
+	// tokens are configured, else its address (see TrustedProxies). Past it, a request
 	// that would open a session gets 429.
 	MaxSessionsPerClient int
 	// MaxStreamsPerSession bounds the requests in flight in one session
@@ -85,15 +86,24 @@ type Options struct {
 	// [DefaultMaxStreamsPerSession]. Past it, a request gets 429; a
 	// DELETE, a notification and a response are always let through.
 	MaxStreamsPerSession int
-	// TokenFailures bounds the refused bearer tokens each remote address
-	// may send: past it, every request from the address gets 429 with
+	// TokenFailures bounds the refused bearer tokens each client address
+	// (see TrustedProxies) may send: past it, every request from the address gets 429 with
 	// Retry-After until a share of the minute has passed. Nil makes the
 	// Guard a limit of its own [NewTokenFailures(DefaultTokenFailures)];
 	// Guards of several paths share one so that the limit holds across
 	// them. Only with tokens or an issuer configured.
 	TokenFailures *TokenFailures
-	// Logger gets one Warn line per refusal, with the reason, remote
-	// address, method and path, never a token. Nil means silent.
+	// TrustedProxies are the reverse proxies (addresses and CIDR blocks,
+	// see ParseTrustedProxy) whose X-Forwarded-For, or Forwarded without
+	// it, names the client: a request from one counts under the rightmost
+	// forwarded address that is not itself trusted, for TokenFailures,
+	// MaxSessionsPerClient and the log. Empty trusts no peer: every
+	// request counts under its connection's peer, and the headers are
+	// ignored.
+	TrustedProxies []netip.Prefix
+	// Logger gets one Warn line per refusal, with the reason, the
+	// client's address (remote_addr; proxy_addr for the trusted proxy it
+	// came through), method and path, never a token. Nil means silent.
 	Logger *slog.Logger
 	// SessionOwner, when set, names the principal a session id it knows
 	// was issued to (Server.SessionOwner: a session sealed by another
@@ -135,6 +145,7 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		log:     opts.Logger,
 		owners:  newOwners(SessionIdleTTL),
 		ownerOf: opts.SessionOwner,
+		proxies: opts.TrustedProxies,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
@@ -176,6 +187,7 @@ type guard struct {
 	log         *slog.Logger
 	owners      *owners                     // sessions' principals and clients (SEC-06)
 	ownerOf     func(string) (string, bool) // a sealed session's principal (Options.SessionOwner)
+	proxies     []netip.Prefix              // trusted reverse proxies (Options.TrustedProxies)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory
@@ -458,8 +470,11 @@ func bearerToken(auth string) (string, bool) {
 
 // refuse writes a JSON-RPC error object without an id and logs why.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
-	args := []any{"reason", reason, "status", status,
-		"remote_addr", LogSafe(r.RemoteAddr), "method", LogSafe(r.Method), "path", LogSafe(r.URL.Path)}
+	args := []any{"reason", reason, "status", status, "remote_addr", LogSafe(r.RemoteAddr)}
+	if client, via := g.clientAddr(r); via != "" {
+		args = append(args[:len(args)-1], client, "proxy_addr", LogSafe(r.RemoteAddr))
+	}
+	args = append(args, "method", LogSafe(r.Method), "path", LogSafe(r.URL.Path))
 	for i := 0; i+1 < len(attrs); i += 2 {
 		args = append(args, attrs[i], LogSafe(fmt.Sprint(attrs[i+1])))
 	}

@@ -195,18 +195,60 @@ func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 		Now:               func() time.Time { return time.Now().Add(-t.opts.ClockSkew) },
 		SkipClientIDCheck: t.audienceBelow} // check reads aud
 	if t.opts.JWKSURL != "" {
-		t.v = oidc.NewVerifier(t.opts.Issuer, oidc.NewRemoteKeySet(keyCtx, t.opts.JWKSURL), cfg)
+		t.v = oidc.NewVerifier(t.opts.Issuer, keySet{oidc.NewRemoteKeySet(keyCtx, t.opts.JWKSURL)}, cfg)
 		return t.v, nil
 	}
 	fetchCtx, cancel := context.WithTimeout(oidc.ClientContext(ctx, t.client), issuerTimeout)
 	defer cancel()
 	p, err := oidc.NewProvider(fetchCtx, t.opts.Issuer)
+	var doc struct {
+		JWKSURL string `json:"jwks_uri"`
+	}
+	if err == nil {
+		if err = p.Claims(&doc); err == nil && doc.JWKSURL == "" {
+			err = errors.New("its discovery document names no jwks_uri")
+		}
+	}
 	if err != nil {
 		t.tried, t.lastErr = time.Now(), fmt.Errorf("discovering the issuer %s: %w", t.opts.Issuer, err)
 		return nil, t.lastErr
 	}
-	t.v = p.VerifierContext(keyCtx, cfg)
+	t.v = oidc.NewVerifier(t.opts.Issuer, keySet{oidc.NewRemoteKeySet(keyCtx, doc.JWKSURL)}, cfg)
 	return t.v, nil
+}
+
+// errBadSignature is why a token whose signature none of the issuer's
+// keys verifies is refused.
+var errBadSignature = errors.New("the signature does not verify with the issuer's keys")
+
+// goOIDCBadSignature is go-oidc's error when no key of a freshly fetched
+// key set verifies a signature (it has no sentinel for it).
+const goOIDCBadSignature = "failed to verify id token signature"
+
+// keySet is the issuer's key set, telling a signature that does not
+// verify apart from other failures. go-oidc, when no key it holds
+// verifies a signature, fetches the key set again; within issuerRefetch
+// of the last fetch issuerFetch refuses that, and the error would read
+// as a failed fetch rather than as the forgery it most likely is.
+// go-oidc keeps only the text of the key set's error, so the verdict
+// travels in the context (sigVerdict).
+type keySet struct{ next oidc.KeySet }
+
+// sigVerdict, in the context of a verification, hears whether the
+// signature failed to verify with the keys held.
+type sigVerdict struct{ bad bool }
+
+type sigVerdictKey struct{}
+
+func (k keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
+	payload, err := k.next.VerifySignature(ctx, jwt)
+	if err == nil || (!errors.Is(err, errFetchedRecently) && err.Error() != goOIDCBadSignature) {
+		return payload, err
+	}
+	if v, ok := ctx.Value(sigVerdictKey{}).(*sigVerdict); ok {
+		v.bad = true
+	}
+	return nil, errBadSignature
 }
 
 // tokenError is why a token was refused: Code is the RFC 6750 error
@@ -253,11 +295,15 @@ func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *
 		e.Unchecked = true
 		return noPrincipal, time.Time{}, e
 	}
-	tok, err := v.Verify(ctx, raw)
+	sig := &sigVerdict{}
+	tok, err := v.Verify(context.WithValue(ctx, sigVerdictKey{}, sig), raw)
 	if err != nil {
 		var expired *oidc.TokenExpiredError
 		if errors.As(err, &expired) {
 			return noPrincipal, time.Time{}, invalidToken("the token has expired", err.Error())
+		}
+		if sig.bad {
+			return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", errBadSignature.Error())
 		}
 		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", err.Error())
 	}

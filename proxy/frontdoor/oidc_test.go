@@ -1,9 +1,11 @@
 package frontdoor
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -447,5 +449,39 @@ func TestOIDCSubresourceHasItsOwnMetadata(t *testing.T) {
 	var doc metadataDocument
 	if err := json.NewDecoder(rec.Body).Decode(&doc); err != nil || doc.Resource != all {
 		t.Errorf("metadata of /all: %v %+v, want resource %s", err, doc, all)
+	}
+}
+
+// A token whose signature does not verify is refused with 401, and the
+// log says so, whether or not the key set may be fetched again to look
+// for a newer key: the refusal of that fetch is not the reason.
+func TestOIDCForgedSignatureLogged(t *testing.T) {
+	iss := oidctest.Start(t, testResource)
+	for _, tc := range []struct {
+		name  string
+		every time.Duration // issuerFetch's least time between two fetches
+	}{
+		{"fetched moments ago", issuerRefetch},
+		{"fetched again", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			issuer := NewIssuer(OIDCOptions{Issuer: iss.URL, Resource: testResource, DefaultProfile: "guest"})
+			issuer.client.Transport.(*issuerFetch).every = tc.every
+			ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+			h := Guard(ok, Options{OIDC: issuer, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+			good := iss.Sign(t, iss.Claims("mallory"))
+			if got, _ := tryToken(h, "192.0.2.7:1", good); got != http.StatusNoContent {
+				t.Fatalf("the issuer's token: got %d, want 204", got)
+			}
+			forged := good[:strings.LastIndex(good, ".")+1] + strings.Repeat("A", 342)
+			if got, _ := tryToken(h, "192.0.2.7:1", forged); got != http.StatusUnauthorized {
+				t.Fatalf("a forged signature: got %d, want 401", got)
+			}
+			out := buf.String()
+			if !strings.Contains(out, `cause="the signature does not verify with the issuer's keys"`) || strings.Contains(out, "fetch") {
+				t.Errorf("log: got %q, want the cause to say the signature does not verify, not a fetch", out)
+			}
+		})
 	}
 }

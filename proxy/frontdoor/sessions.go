@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -176,17 +175,14 @@ func (o *owners) dropIdleClientLocked(client string) {
 }
 
 // clientOf is the key a request's sessions are counted under: its bearer
-// token when tokens are configured, else its remote address (without the
-// port).
-func clientOf(r *http.Request, p principal) string {
+// token when tokens are configured, else its client's address (without
+// the port; see clientAddr).
+func (g *guard) clientOf(r *http.Request, p principal) string {
 	if p != noPrincipal {
 		return "principal " + p.name
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "address " + host
+	client, _ := g.clientAddr(r)
+	return "address " + client
 }
 
 // serveSession passes r to next and keeps its session's bounds:
@@ -201,7 +197,7 @@ func clientOf(r *http.Request, p principal) string {
 //   - a session ended by DELETE is forgotten.
 func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal) {
 	owned := len(g.tokens) > 1 || g.oidc != nil
-	client := clientOf(r, p)
+	client := g.clientOf(r, p)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		if r.Method != http.MethodPost {

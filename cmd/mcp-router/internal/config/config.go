@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -107,6 +108,10 @@ type HTTP struct {
 	// ids and signs handles; replicas behind one endpoint share it. ""
 	// draws a key per process.
 	SessionKey string
+	// TrustedProxies are the reverse proxies (addresses and CIDR blocks)
+	// whose X-Forwarded-For names the client, for the limits per client
+	// and the log; empty trusts none.
+	TrustedProxies []netip.Prefix
 }
 
 // State is the state section.

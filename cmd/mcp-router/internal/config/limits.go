@@ -292,6 +292,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 		c.HTTP.DisconnectGrace = time.Duration(*g)
 	}
 	raw.HTTP.setBounds(&c.HTTP.Bounds)
+	c.HTTP.TrustedProxies = raw.HTTP.trustedProxies()
 	c.notificationLimits(raw.Limits)
 	l := raw.Limits
 	c.Limits.StartWait = time.Duration(l.StartWait)

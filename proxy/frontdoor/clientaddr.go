@@ -1,0 +1,182 @@
+package frontdoor
+
+// Whose request it is, by address: the peer of the connection, or, when
+// that peer is a trusted reverse proxy, the client it forwarded the
+// request for, as X-Forwarded-For (or Forwarded) names it.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Bounds on the forwarding headers read.
+const (
+	// maxForwardedHops is how many addresses of X-Forwarded-For (or
+	// elements of Forwarded), from the right, are looked at: past them
+	// the request counts as the last one's.
+	maxForwardedHops = 16
+	// maxForwardedEntry bounds one address of those headers, in bytes.
+	maxForwardedEntry = 64
+)
+
+// ParseTrustedProxy parses an entry of Options.TrustedProxies: an
+// address ("10.0.0.5", "fd00::1") or a CIDR block ("10.0.0.0/8",
+// "fd00::/8"), without a zone.
+func ParseTrustedProxy(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || p.Addr().Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR block like 10.0.0.0/8 or fd00::/8", s)
+		}
+		if p.Addr().Is4In6() {
+			return netip.Prefix{}, fmt.Errorf("%q: write an IPv4 block as IPv4 (like 10.0.0.0/8)", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR block (like 10.0.0.5 or 10.0.0.0/8)", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// trusted reports whether a is one of the trusted proxies.
+func (g *guard) trusted(a netip.Addr) bool {
+	for _, p := range g.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address r is counted and logged under, and the peer
+// it came through when that differs (a trusted proxy): the connection's
+// peer, unless the peer is a trusted proxy, in which case the rightmost
+// address of X-Forwarded-For that is not itself trusted (or, without
+// X-Forwarded-For, of Forwarded's for= parameters). An address a proxy
+// did not vouch for (to the left of the first untrusted one) is never
+// believed, so a client cannot choose the address it counts under. A
+// malformed header leaves the request counted under the last trusted hop
+// read. An unparsable peer (not TCP) is returned as it is.
+func (g *guard) clientAddr(r *http.Request) (client, via string) {
+	peer, ok := addrOf(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr, ""
+	}
+	if len(g.proxies) == 0 || !g.trusted(peer) {
+		return peer.String(), ""
+	}
+	hop := peer
+	next := forwardedHops(r.Header)
+	for range maxForwardedHops {
+		a, more, ok := next()
+		if !more || !ok {
+			break
+		}
+		hop = a
+		if !g.trusted(a) {
+			break
+		}
+	}
+	if hop == peer {
+		return peer.String(), ""
+	}
+	return hop.String(), peer.String()
+}
+
+// addrOf parses host:port or a bare address, dropping any zone and
+// unmapping IPv4 in IPv6.
+func addrOf(s string) (netip.Addr, bool) {
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		host = s
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// forwardedHops returns an iterator over the forwarded-for addresses of
+// h from the right (the hop nearest the gateway first): X-Forwarded-For
+// when it is sent, else Forwarded's for= parameters. Each call returns
+// the next address, whether there was one, and whether it parsed. It
+// reads no more than it returns, so a long header costs no more than the
+// hops looked at.
+func forwardedHops(h http.Header) func() (netip.Addr, bool, bool) {
+	vals, forwarded := h.Values("X-Forwarded-For"), false
+	if !slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) != "" }) {
+		vals, forwarded = h.Values("Forwarded"), true
+	}
+	i := len(vals) - 1
+	rest := ""
+	if i >= 0 {
+		rest = vals[i]
+	}
+	return func() (netip.Addr, bool, bool) {
+		for {
+			if i < 0 {
+				return netip.Addr{}, false, false
+			}
+			var entry string
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				entry, rest = rest[j+1:], rest[:j]
+			} else {
+				entry, rest = rest, ""
+				i--
+				if i >= 0 {
+					rest = vals[i]
+				}
+			}
+			entry = strings.TrimSpace(entry)
+			if entry == "" {
+				continue // "a, , b" and an empty header line hold no hop
+			}
+			if forwarded {
+				entry = forwardedFor(entry)
+			}
+			a, ok := forwardedAddr(entry)
+			return a, true, ok
+		}
+	}
+}
+
+// forwardedFor is the for= value of one element of a Forwarded header
+// (RFC 7239: "for=192.0.2.60;proto=http;by=203.0.113.43"), unquoted; ""
+// when it has none.
+func forwardedFor(element string) string {
+	for pair := range strings.SplitSeq(element, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
+// forwardedAddr parses one forwarded-for address: "192.0.2.60",
+// "192.0.2.60:4711", "2001:db8::17" or "[2001:db8::17]:4711". Names,
+// "unknown" and obfuscated identifiers ("_hidden") do not parse.
+func forwardedAddr(s string) (netip.Addr, bool) {
+	if s == "" || len(s) > maxForwardedEntry {
+		return netip.Addr{}, false
+	}
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
+		return ap.Addr().Unmap(), true
+	}
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil && a.Zone() == "" {
+		return a.Unmap(), true
+	}
+	return netip.Addr{}, false
+}

@@ -117,8 +117,9 @@ func TestStdioCallsBoundedByOption(t *testing.T) {
 	}
 }
 
-// TestCallIDReadsAsMCPGoDoes checks callID, which reads most lines with
-// the scanner, against what encoding/json (mcp-go's parser) reads.
+// TestCallIDReadsAsMCPGoDoes checks callID and isToolCall, which read
+// most messages with the scanner, against what encoding/json (mcp-go's
+// parser) reads.
 func TestCallIDReadsAsMCPGoDoes(t *testing.T) {
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a"}}`,
@@ -140,6 +141,9 @@ func TestCallIDReadsAsMCPGoDoes(t *testing.T) {
 		id, isCall := callID([]byte(line))
 		if isCall != wantCall || (isCall && string(id) != string(m.ID)) {
 			t.Errorf("%s: callID %s %v, encoding/json %s %v", line, id, isCall, m.ID, wantCall)
+		}
+		if got, want := isToolCall(json.RawMessage(line)), err == nil && m.Method == "tools/call"; got != want {
+			t.Errorf("%s: isToolCall %v, encoding/json %v", line, got, want)
 		}
 	}
 }

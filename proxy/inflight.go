@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // inflightIDs refuses a tools/call whose id a call still in progress in the
@@ -101,6 +103,10 @@ func isToolCall(message any) bool {
 	// escape may spell the method "tools\/call", so it is decoded.
 	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {
 		return false
+	}
+	// Then the scanner's one pass, when it reads the method plainly.
+	if head, err := wire.ReadHead(raw); err == nil && head.Top == '{' && bytes.IndexByte(head.Method, '\\') < 0 {
+		return string(head.Method) == `"`+string(mcp.MethodToolsCall)+`"`
 	}
 	var m struct {
 		Method string `json:"method"`

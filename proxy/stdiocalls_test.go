@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -113,5 +114,36 @@ func TestStdioCallsRunConcurrently(t *testing.T) {
 func TestStdioCallsBoundedByOption(t *testing.T) {
 	if got := callsAtOnce(t, 4, 12, 4); got != 4 {
 		t.Errorf("calls in flight on the upstream at once with StdioCalls 4: got %d, want 4", got)
+	}
+}
+
+// TestCallIDReadsAsMCPGoDoes checks callID and isToolCall, which read
+// most messages with the scanner, against what encoding/json (mcp-go's
+// parser) reads.
+func TestCallIDReadsAsMCPGoDoes(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a"}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools\/call"}`,
+		`{"jsonrpc":"2.0","ID":3,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":5}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`,
+		`not json`,
+	} {
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		err := json.Unmarshal([]byte(line), &m)
+		wantCall := err == nil && m.Method == "tools/call" && len(m.ID) > 0
+		id, isCall := callID([]byte(line))
+		if isCall != wantCall || (isCall && string(id) != string(m.ID)) {
+			t.Errorf("%s: callID %s %v, encoding/json %s %v", line, id, isCall, m.ID, wantCall)
+		}
+		if got, want := isToolCall(json.RawMessage(line)), err == nil && m.Method == "tools/call"; got != want {
+			t.Errorf("%s: isToolCall %v, encoding/json %v", line, got, want)
+		}
 	}
 }

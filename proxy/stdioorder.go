@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // stdioCalls admits a stdio client's tools/call requests in the order the
@@ -82,6 +84,23 @@ func (c *stdioCalls) next() ([]byte, error) {
 	return long, err
 }
 
+// callID returns the raw id of a tools/call line, and whether it is one
+// (with an id). A line whose members the scanner reads plainly is not
+// decoded; any other is, by encoding/json, as mcp-go reads it.
+func callID(line []byte) (json.RawMessage, bool) {
+	if head, err := wire.ReadHead(line); err == nil && head.Top == '{' && bytes.IndexByte(head.Method, '\\') < 0 {
+		return head.ID, string(head.Method) == `"`+string(mcp.MethodToolsCall)+`"` && len(head.ID) > 0
+	}
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != string(mcp.MethodToolsCall) || len(m.ID) == 0 {
+		return nil, false
+	}
+	return m.ID, true
+}
+
 // admit takes the id of a tools/call line, or answers the line with
 // -32600 when a call in flight has it. Other lines pass.
 func (c *stdioCalls) admit(line []byte) bool {
@@ -90,15 +109,12 @@ func (c *stdioCalls) admit(line []byte) bool {
 	if !bytes.Contains(line, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(line, '\\') {
 		return true
 	}
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.Method != string(mcp.MethodToolsCall) || len(m.ID) == 0 {
+	rawID, isCall := callID(line)
+	if !isCall {
 		return true // mcp-go answers what is not a call
 	}
 	var id any
-	if json.Unmarshal(m.ID, &id) != nil || id == nil {
+	if json.Unmarshal(rawID, &id) != nil || id == nil {
 		return true
 	}
 	key := idText(id)
@@ -114,7 +130,7 @@ func (c *stdioCalls) admit(line []byte) bool {
 		JSONRPC string                  `json:"jsonrpc"`
 		ID      json.RawMessage         `json:"id"`
 		Error   mcp.JSONRPCErrorDetails `json:"error"`
-	}{mcp.JSONRPC_VERSION, m.ID, mcp.JSONRPCErrorDetails{Code: mcp.INVALID_REQUEST,
+	}{mcp.JSONRPC_VERSION, rawID, mcp.JSONRPCErrorDetails{Code: mcp.INVALID_REQUEST,
 		Message: fmt.Sprintf("request id %v is already used by a call in progress", id)}})
 	if err == nil {
 		err = c.answer(append(reply, '\n'))

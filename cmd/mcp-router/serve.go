@@ -76,6 +76,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		defer ln.Close()
 	}
 	log := e.logger(cfg)
+	tuneGC(e.getenv, log)
 	if cfg.State.Required {
 		if _, err := e.cliState(ctx, cfg); err != nil {
 			return fmt.Errorf("%s: state.required is set and the state cannot be opened: %w", cfg.File, err)

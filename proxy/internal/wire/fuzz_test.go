@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -92,6 +93,45 @@ func FuzzSSEReply(f *testing.F) {
 			t.Fatalf("a stream ending inside a line ended cleanly: %q", stream)
 		case err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && check.Problem() != err:
 			t.Fatalf("refused with %v but kept %v", err, check.Problem())
+		}
+	})
+}
+
+// FuzzFastPaths checks each single-pass reading of an upstream message
+// against the encoding/json decoding it stands in for: parseMessage,
+// idKey, StdinTap.note and declaresStateless give what their slow paths
+// give, on any input.
+func FuzzFastPaths(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[1,{"y":null}]}}}`,
+		`{"jsonrpc":"2.0","id":"a-1","result":{"content":[]}}`, `{"jsonrpc":"2.0","id":7,"error":null,"result":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_META":{}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, `{"_meta":null}`,
+		`{"\u0069d":1,"ID":2,"jsonrpc":"2.0","method":5}`, `{"jsonrpc":"2\u002e0","id":-0,"result":{}}`,
+		`{"jsonrpc":"2.0","id":123456789012345678,"result":{}}`, `{"jsonrpc":"2.0","id":"\u00e9","method":"x","params":"p"}`,
+		`"s"`, `12`, `-0`, `1.5`, `null`, `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "\"\xff\"",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if m, ok := parseMessageFast(msg); ok {
+			slow, err := parseMessageSlow(msg)
+			if err != nil || slow.JSONRPC != m.JSONRPC || !bytes.Equal(slow.ID, m.ID) ||
+				!bytes.Equal(slow.Method, m.Method) || slow.Result != m.Result || slow.Error != m.Error {
+				t.Fatalf("fast %+v, slow %+v (%v)", m, slow, err)
+			}
+		}
+		if fast, slow := idKey(msg), idKeySlow(msg); fast != slow {
+			t.Fatalf("idKey %q, by mcp-go %q", fast, slow)
+		}
+		fast, slow := StdinTap{Pending: &PendingIDs{}}, StdinTap{Pending: &PendingIDs{}}
+		if a, b := fast.note(msg), slow.noteSlow(msg); a != b || fmt.Sprint(fast.Pending.ids) != fmt.Sprint(slow.Pending.ids) {
+			t.Fatalf("note: %q %v, by encoding/json %q %v", a, fast.Pending.ids, b, slow.Pending.ids)
+		}
+		if a, b := declaresStateless(msg), declaresStatelessSlow(msg); a != b {
+			t.Fatalf("declaresStateless: %v, by encoding/json %v", a, b)
 		}
 	})
 }

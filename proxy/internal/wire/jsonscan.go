@@ -34,6 +34,12 @@ type jsonScan struct {
 	members [maxMembers]jsonMember
 	n       int  // members kept, or that would have been
 	escaped bool // a kept member name contains an escape
+
+	// want, when set, is one more member name to look for (see
+	// scanMember); found is the value of its last occurrence.
+	want   string
+	found  []byte
+	unsure bool // a member name has escapes, or is want in another case
 }
 
 // kept returns the members kept.
@@ -61,7 +67,20 @@ const (
 // maxJSONDepth deep, and returns its top-level object members. The error
 // is errTooDeep or a syntax error naming the offset.
 func scanJSON(b []byte) (jsonScan, error) {
-	var out jsonScan
+	return scanJSONFor(b, "")
+}
+
+// scanMember scans b as scanJSON does and returns the raw value of the
+// last top-level member named want, as encoding/json decodes an object
+// into a map. unsure is set when a member name has escapes, or spells want
+// in another case: the caller must then decode b itself.
+func scanMember(b []byte, want string) (value []byte, unsure bool, err error) {
+	sc, err := scanJSONFor(b, want)
+	return sc.found, sc.unsure, err
+}
+
+func scanJSONFor(b []byte, want string) (jsonScan, error) {
+	out := jsonScan{want: want}
 	s := jsonScanner{b: b}
 	s.skipSpace()
 	if s.i == len(b) {
@@ -114,6 +133,19 @@ func scanJSON(b []byte) (jsonScan, error) {
 // encoding/json may also fold into one ("\u0069d", "j\u017fonrpc").
 func (out *jsonScan) add(name, value []byte) {
 	escaped := bytes.IndexByte(name, '\\') >= 0
+	if out.want != "" {
+		switch bare := name[1 : len(name)-1]; {
+		case escaped:
+			out.unsure = true
+		case string(bare) == out.want:
+			// encoding/json merges the objects of a name given twice
+			// into one map: too subtle to follow here.
+			out.unsure = out.unsure || out.found != nil
+			out.found = value
+		case !isASCII(bare) || equalFoldASCII(bare, out.want):
+			out.unsure = true
+		}
+	}
 	if !escaped && !envelopeLike(name[1:len(name)-1]) && isASCII(name) {
 		return
 	}

@@ -95,7 +95,27 @@ func (t StdinTap) Write(p []byte) (int, error) {
 func (t StdinTap) Close() error { return t.W.Close() }
 
 // note records a request's id, and returns the id a cancellation names.
+// A message mcp-go wrote is read in one allocation-free pass of the
+// scanner; one the scanner cannot read plainly, and a cancellation, are
+// decoded as before.
 func (t StdinTap) note(line []byte) (cancelled string) {
+	sc, err := scanJSON(line)
+	if err == nil && sc.top == '{' && !sc.escaped {
+		env, err := envelopeOf(&sc)
+		if err == nil && len(env.method) > 2 && env.method[0] == '"' &&
+			bytes.IndexByte(env.method, '\\') < 0 && !methodIs(env.method, "notifications/cancelled") &&
+			(env.params == nil || env.params[0] == '{' || string(env.params) == "null") {
+			if key := idKey(env.id); key != "" {
+				t.Pending.add(key)
+			}
+			return ""
+		}
+	}
+	return t.noteSlow(line)
+}
+
+// noteSlow is note by encoding/json.
+func (t StdinTap) noteSlow(line []byte) (cancelled string) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -123,6 +143,7 @@ type LineVet struct {
 	// dropped logs a response to no request of ours (late, or made up).
 	dropped func(size int)
 	out     []byte // checked, not yet read
+	buf     []byte // the line being read
 	err     error
 }
 
@@ -134,7 +155,7 @@ func NewLineVet(r io.Reader, pending *PendingIDs, report func(error, int), dropp
 // dropped, as mcp-go would drop it.
 func (v *LineVet) Read(p []byte) (int, error) {
 	for len(v.out) == 0 && v.err == nil {
-		line, err := v.r.ReadBytes('\n')
+		line, err := v.readLine()
 		if err != nil {
 			v.err = err
 			break
@@ -148,6 +169,27 @@ func (v *LineVet) Read(p []byte) (int, error) {
 	}
 	return 0, v.err
 }
+
+// readLine reads one whole line into v's buffer, which the line before
+// it no longer needs: all of it has been handed on.
+func (v *LineVet) readLine() ([]byte, error) {
+	buf := v.buf[:0]
+	for {
+		chunk, err := v.r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err != bufio.ErrBufferFull {
+			if cap(buf) <= maxKeptLine {
+				v.buf = buf
+			} else {
+				v.buf = nil // do not keep a large line's buffer for good
+			}
+			return buf, err
+		}
+	}
+}
+
+// maxKeptLine is the largest line buffer a LineVet keeps between lines.
+const maxKeptLine = 1 << 20
 
 // vet returns what to hand on for one line: the line itself, nothing, or
 // error responses in place of broken responses to waiting requests.

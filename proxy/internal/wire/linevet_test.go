@@ -120,3 +120,33 @@ func TestReplyChecksAcceptStringIDs(t *testing.T) {
 		t.Error("reply guard: an answer to the string id taken for the integer id's")
 	}
 }
+
+// TestFastPathsAllocate checks that the per-call readings of a message
+// mcp-go writes or an upstream answers stay single passes: parseMessage
+// and declaresStateless allocate nothing, idKey only its key, and
+// StdinTap.note only the key it records.
+func TestFastPathsAllocate(t *testing.T) {
+	call := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"progressToken":1}}}` + "\n")
+	answer := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"5"}]}}` + "\n")
+	params := []byte(`{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+	id := []byte(`"req-7"`)
+	pending := &PendingIDs{}
+	tap := StdinTap{Pending: pending}
+	for _, c := range []struct {
+		name string
+		max  float64
+		f    func()
+	}{
+		{"parseMessage", 0, func() { _, _ = parseMessage(answer) }},
+		{"declaresStateless", 0, func() { _ = declaresStateless(params) }},
+		{"idKey", 1, func() { _ = idKey(id) }},
+		{"note", 1, func() { tap.note(call); pending.take("int64:42") }},
+	} {
+		if got := testing.AllocsPerRun(100, c.f); got > c.max {
+			t.Errorf("%s: %v allocations, want at most %v", c.name, got, c.max)
+		}
+	}
+	if !declaresStateless(params) {
+		t.Error("declaresStateless missed the 2026-07-28 version")
+	}
+}

@@ -199,8 +199,32 @@ func (l *handshake) admit(v verdict) verdict {
 }
 
 // declaresStateless reports whether a request's params declare, in _meta,
-// a protocol version of the stateless era (2026-07-28 or later).
+// a protocol version of the stateless era (2026-07-28 or later). Plainly
+// written params are read by the scanner without allocating; others are
+// decoded by encoding/json.
 func declaresStateless(params json.RawMessage) bool {
+	if len(params) == 0 || params[0] != '{' {
+		return declaresStatelessSlow(params)
+	}
+	meta, unsure, err := scanMember(params, "_meta")
+	if err != nil || unsure {
+		return declaresStatelessSlow(params)
+	}
+	if len(meta) == 0 || meta[0] != '{' {
+		return false // absent, null, or not an object: no version declared
+	}
+	v, unsure, err := scanMember(meta, mcp.MetaKeyProtocolVersion)
+	switch {
+	case err != nil || unsure || (len(v) > 0 && v[0] == '"' && !plainString(v[1:len(v)-1])):
+		return declaresStatelessSlow(params)
+	case len(v) == 0 || v[0] != '"':
+		return false // absent, or not a string
+	}
+	return mcp.IsModernProtocol(string(v[1 : len(v)-1]))
+}
+
+// declaresStatelessSlow is declaresStateless by encoding/json.
+func declaresStatelessSlow(params json.RawMessage) bool {
 	var p struct {
 		Meta map[string]any `json:"_meta"`
 	}

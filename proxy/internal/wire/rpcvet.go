@@ -33,8 +33,41 @@ var errBatch = fmt.Errorf("%w: a JSON-RPC batch", ErrProtocol)
 
 var errNotJSON = fmt.Errorf("%w: not JSON", ErrProtocol)
 
-// parseMessage decodes one message, or says why it is not one.
+// parseMessage decodes one message, or says why it is not one. A
+// well-formed message whose JSON-RPC members are written plainly (each
+// once, in its own case, "jsonrpc" exactly "2.0") is read in one
+// allocation-free pass of the scanner; anything else is decoded by
+// encoding/json, as mcp-go decodes it, for the same verdict.
 func parseMessage(data []byte) (rpcMessage, error) {
+	if m, ok := parseMessageFast(data); ok {
+		return m, nil
+	}
+	return parseMessageSlow(data)
+}
+
+// parseMessageFast is parseMessage's single pass; false when the message
+// needs encoding/json's reading (or is broken).
+func parseMessageFast(data []byte) (rpcMessage, bool) {
+	sc, err := scanJSON(data)
+	if err != nil || sc.top != '{' || sc.escaped {
+		return rpcMessage{}, false
+	}
+	env, err := envelopeOf(&sc)
+	if err != nil || string(env.jsonrpc) != `"2.0"` || (env.method != nil && env.method[0] != '"') {
+		return rpcMessage{}, false
+	}
+	m := rpcMessage{JSONRPC: mcp.JSONRPC_VERSION, ID: env.id, Method: env.method}
+	if env.result != nil {
+		m.Result = present{set: true, null: string(env.result) == "null"}
+	}
+	if env.error != nil {
+		m.Error = present{set: true, null: string(env.error) == "null"}
+	}
+	return m, true
+}
+
+// parseMessageSlow is parseMessage by encoding/json.
+func parseMessageSlow(data []byte) (rpcMessage, error) {
 	var m rpcMessage
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' { // rare: no need to spare a pass
@@ -82,8 +115,52 @@ func (m rpcMessage) vetResponse() error {
 }
 
 // idKey is the key mcp-go matches a response to its request by, or ""
-// for a missing or null id.
+// for a missing or null id. A string without escapes and a short integer,
+// the ids mcp-go writes, are keyed without decoding; others as mcp-go
+// decodes them.
 func idKey(raw json.RawMessage) string {
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainString(raw[1:len(raw)-1]):
+		return "string:" + string(raw[1:len(raw)-1])
+	case plainInt(raw):
+		return "int64:" + string(raw)
+	}
+	return idKeySlow(raw)
+}
+
+// plainString reports whether b, a string token's inside, holds no quote,
+// escape, control character or non-ASCII byte (whose decoding could
+// differ from the bytes).
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if !plainInString[c] || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// plainInt reports whether b is an integer token that float64 holds
+// exactly and that reads back as written: at most 15 digits, no leading
+// zero, no "-0".
+func plainInt(b []byte) bool {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && (len(digits) > 1 || len(b) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// idKeySlow is idKey by mcp-go's own decoding.
+func idKeySlow(raw json.RawMessage) string {
 	var id mcp.RequestId
 	if len(raw) == 0 || json.Unmarshal(raw, &id) != nil || id.IsNil() {
 		return ""

@@ -51,7 +51,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		uncovered[s] = 1
 	}
 	hits = slices.Grow(hits[:0], max(k, head))
-	clear(acc.picked)
+	unpick(acc.picked, cands)
 	value := func(c *candidate) float64 {
 		v := (1 - lambda) * c.whole
 		for s := range rq.nseg {
@@ -87,6 +87,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
 	acc.bound, acc.order = q.bound, q.order[:0]
+	defer unpick(acc.picked, cands)
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
 			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
@@ -107,10 +108,9 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 // each once, in whole-request order (so that ties in the greedy choice
 // keep that order).
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
-	if acc.picked == nil {
-		acc.picked = make(map[int32]bool, 2*maxDiversified)
+	if n := len(ix.docs); len(acc.picked) < n {
+		acc.picked = make([]bool, n, n+n/4)
 	}
-	clear(acc.picked)
 	cands := acc.cands[:0]
 	for _, c := range whole {
 		acc.picked[c.doc] = true
@@ -138,6 +138,13 @@ func (ix *Index) candidate(acc *accumulator, rq *resolvedQuery, doc int32) candi
 		c.segMatch[s] = clauseCoverage(c.segRaw[s]-acc.segLoss[s][doc], rq.segReach[s])
 	}
 	return c
+}
+
+// unpick unmarks the candidates in picked: only they are ever marked.
+func unpick(picked []bool, cands []candidate) {
+	for i := range cands {
+		picked[cands[i].doc] = false
+	}
 }
 
 // clauseCoverage is a score over the best reachable score, at most 1.

@@ -28,10 +28,8 @@ type accumulator struct {
 	// marked in picked, and diversify unmarks them before it returns.
 	cands  []candidate
 	picked []bool
-	whole  []scored // the whole request's top, for diversify
-	// bound and order are diversify's lazy queue (see lazyQueue).
-	bound []float64
-	order []int32
+	whole  []scored  // the whole request's top, for diversify
+	queue  []bounded // diversify's lazy queue (see lazyQueue)
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -538,15 +539,15 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []do
 	return h
 }
 
-// byRank orders scored documents best first.
+// byRank orders scored documents best first: worse as a comparison.
 func byRank(a, b scored) int {
 	switch {
-	case worse(b, a):
+	case a.score > b.score:
 		return -1
-	case worse(a, b):
+	case a.score < b.score:
 		return 1
 	}
-	return 0
+	return cmp.Compare(a.order, b.order)
 }
 
 // kthLargest returns the k-th largest of xs, 1 <= k <= len(xs),

@@ -169,11 +169,10 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 			if qt.kind != termWord {
 				continue
 			}
-			var ex expansions
-			if qt.ex != nil {
-				ex = *qt.ex
-			} else {
-				ex = expansionsOf(qt.term)
+			ex := qt.ex
+			if ex == nil {
+				e := expansionsOf(qt.term)
+				ex = &e
 			}
 			rel := ex.rel
 			for _, syn := range ex.synonyms {

@@ -51,7 +51,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		uncovered[s] = 1
 	}
 	hits = slices.Grow(hits[:0], max(k, head))
-	clear(acc.picked)
+	unpick(acc.picked, cands)
 	value := func(c *candidate) float64 {
 		v := (1 - lambda) * c.whole
 		for s := range rq.nseg {
@@ -65,18 +65,16 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	// and chosen when it still beats the next one's bound, which picks
 	// what computing every value at every choice would (the earlier
 	// candidate on a tie), at a few computations a choice.
-	q := lazyQueue{bound: acc.bound[:0], order: acc.order[:0]}
+	q := lazyQueue{h: acc.queue[:0]}
 	for i := range cands {
-		q.bound = append(q.bound, value(&cands[i]))
-		q.order = append(q.order, int32(i))
+		q.h = append(q.h, bounded{bound: value(&cands[i]), i: int32(i)})
 	}
 	q.init()
-	for len(hits) < head && q.Len() > 0 {
-		i := q.pop()
-		v := value(&cands[i])
-		if j, ok := q.peek(); ok && !q.beats(v, i, q.bound[j], j) {
-			q.bound[i] = v
-			q.push(i)
+	for len(hits) < head && len(q.h) > 0 {
+		i := q.pop().i
+		v := bounded{bound: value(&cands[i]), i: i}
+		if len(q.h) > 0 && !v.beats(q.h[0]) {
+			q.push(v)
 			continue
 		}
 		c := &cands[i]
@@ -86,7 +84,8 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
-	acc.bound, acc.order = q.bound, q.order[:0]
+	acc.queue = q.h[:0]
+	defer unpick(acc.picked, cands)
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
 			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
@@ -107,10 +106,9 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 // each once, in whole-request order (so that ties in the greedy choice
 // keep that order).
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
-	if acc.picked == nil {
-		acc.picked = make(map[int32]bool, 2*maxDiversified)
+	if n := len(ix.docs); len(acc.picked) < n {
+		acc.picked = make([]bool, n, n+n/4)
 	}
-	clear(acc.picked)
 	cands := acc.cands[:0]
 	for _, c := range whole {
 		acc.picked[c.doc] = true
@@ -138,6 +136,13 @@ func (ix *Index) candidate(acc *accumulator, rq *resolvedQuery, doc int32) candi
 		c.segMatch[s] = clauseCoverage(c.segRaw[s]-acc.segLoss[s][doc], rq.segReach[s])
 	}
 	return c
+}
+
+// unpick unmarks the candidates in picked: only they are ever marked.
+func unpick(picked []bool, cands []candidate) {
+	for i := range cands {
+		picked[cands[i].doc] = false
+	}
 }
 
 // clauseCoverage is a score over the best reachable score, at most 1.
@@ -205,72 +210,65 @@ func monotone(hits []Hit) []Hit {
 }
 
 // lazyQueue is a max-heap of candidate indexes by their bound, the
-// earlier index first on equal bounds.
+// earlier index first on equal bounds: a strict order, so that what it
+// pops does not depend on how the heap is laid out.
 type lazyQueue struct {
-	bound []float64 // by candidate index
-	order []int32   // the heap of candidate indexes
+	h []bounded
 }
 
-// beats reports whether candidate i with value v goes before candidate
-// j with value w.
-func (q *lazyQueue) beats(v float64, i int32, w float64, j int32) bool {
-	return v > w || v == w && i < j
+// bounded is a candidate index and the bound on its value.
+type bounded struct {
+	bound float64
+	i     int32
 }
 
-func (q *lazyQueue) Len() int { return len(q.order) }
-
-func (q *lazyQueue) less(a, b int) bool {
-	i, j := q.order[a], q.order[b]
-	return q.beats(q.bound[i], i, q.bound[j], j)
+// beats reports whether a goes before b.
+func (a bounded) beats(b bounded) bool {
+	return a.bound > b.bound || a.bound == b.bound && a.i < b.i
 }
 
 func (q *lazyQueue) init() {
-	for i := len(q.order)/2 - 1; i >= 0; i-- {
+	for i := len(q.h)/2 - 1; i >= 0; i-- {
 		q.down(i)
 	}
 }
 
-func (q *lazyQueue) peek() (int32, bool) {
-	if len(q.order) == 0 {
-		return 0, false
-	}
-	return q.order[0], true
-}
-
-func (q *lazyQueue) pop() int32 {
-	top := q.order[0]
-	last := len(q.order) - 1
-	q.order[0] = q.order[last]
-	q.order = q.order[:last]
+func (q *lazyQueue) pop() bounded {
+	top := q.h[0]
+	last := len(q.h) - 1
+	q.h[0] = q.h[last]
+	q.h = q.h[:last]
 	q.down(0)
 	return top
 }
 
-func (q *lazyQueue) push(i int32) {
-	q.order = append(q.order, i)
-	for c := len(q.order) - 1; c > 0; {
+func (q *lazyQueue) push(x bounded) {
+	q.h = append(q.h, x)
+	h := q.h
+	for c := len(h) - 1; c > 0; {
 		p := (c - 1) / 2
-		if !q.less(c, p) {
+		if !h[c].beats(h[p]) {
 			break
 		}
-		q.order[c], q.order[p] = q.order[p], q.order[c]
+		h[c], h[p] = h[p], h[c]
 		c = p
 	}
 }
 
 func (q *lazyQueue) down(i int) {
+	h := q.h
 	for {
 		best, l, r := i, 2*i+1, 2*i+2
-		if l < len(q.order) && q.less(l, best) {
+		if l < len(h) && h[l].beats(h[best]) {
 			best = l
 		}
-		if r < len(q.order) && q.less(r, best) {
+		if r < len(h) && h[r].beats(h[best]) {
 			best = r
 		}
 		if best == i {
 			return
 		}
-		q.order[i], q.order[best] = q.order[best], q.order[i]
+		h[i], h[best] = h[best], h[i]
 		i = best
 	}
 }

@@ -93,7 +93,7 @@ func NewIndex(opts IndexOptions) *Index {
 	return &Index{
 		opts:       opts,
 		docTok:     NewTokenizer(opts.Tokenizer),
-		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true, memo: &termMemo{}},
+		qTok:       &Tokenizer{opts: opts.Tokenizer, query: true, memo: &termMemo{}, expand: opts.SynonymWeight > 0},
 		byName:     map[string]int32{},
 		byUpstream: map[string][]int32{},
 		terms:      map[string]int32{},

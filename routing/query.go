@@ -30,6 +30,9 @@ type queryTerm struct {
 	// fallback: a WordNet relation, looked up only when the catalog does
 	// not know the word itself.
 	fallback bool
+	// ex, for a word, is its expansions as the tokenizer kept them; nil
+	// when it kept none (they are then looked up).
+	ex *expansions
 }
 
 // Weights of the WordNet table's relations: a derived form counts at
@@ -114,17 +117,18 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 		ix.qTok.each(v, func(term string, _ wordKind) { vals[term] = true })
 	}
 	seen := sc.seen
-	put := func(term string, w float64, kind termKind, segs uint8, of int) {
+	put := func(term string, w float64, kind termKind, segs uint8, of int) *queryTerm {
 		if i, ok := seen[term]; ok {
 			t := &out.terms[i]
 			if w > t.weight {
 				t.weight, t.kind = w, kind
 			}
 			t.segs |= segs
-			return
+			return t
 		}
 		seen[term] = len(out.terms)
 		out.terms = append(out.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: vals[term]})
+		return &out.terms[len(out.terms)-1]
 	}
 	// bigram returns the index's own string for the bigram of prev and
 	// term, without building one when the index lacks it.
@@ -140,8 +144,10 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	for s, clause := range clauses {
 		bit := uint8(1) << s
 		prev := ""
-		ix.qTok.each(clause, func(term string, kind wordKind) {
-			put(term, 1, termWord, bit, -1)
+		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions) {
+			if t := put(term, 1, termWord, bit, -1); t.ex == nil {
+				t.ex = ex
+			}
 			if bw <= 0 || kind == wordJoined {
 				return
 			}
@@ -163,8 +169,13 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 			if qt.kind != termWord {
 				continue
 			}
-			rel := relationsOf(qt.term)
-			for _, syn := range synonymsOf(qt.term) {
+			ex := qt.ex
+			if ex == nil {
+				e := expansionsOf(qt.term)
+				ex = &e
+			}
+			rel := ex.rel
+			for _, syn := range ex.synonyms {
 				put(syn, sw, termSynonym, qt.segs, i)
 			}
 			for _, d := range rel.derived {
@@ -180,7 +191,7 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 				t := &out.terms[len(out.terms)-1]
 				t.derived, t.fallback = true, true
 			}
-			for _, tr := range translationsOf(qt.term) {
+			for _, tr := range ex.trans {
 				if _, ok := seen[tr]; !ok {
 					put(tr, translationWeight, termSynonym, qt.segs, i)
 					t := &out.terms[len(out.terms)-1]

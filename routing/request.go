@@ -371,7 +371,12 @@ func values(q string) []string {
 	stated := false // in what a request says to remember: "remember that ..."
 	prev := ""
 	for w := range strings.FieldsSeq(q) {
-		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		core := w
+		if !isASCIIAlnum(w[0]) || !isASCIIAlnum(w[len(w)-1]) {
+			// Most words start and end with an ASCII letter or digit, and
+			// have nothing to trim.
+			core = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		}
 		switch {
 		case stated || core != "" && !start && isCapitalised(core):
 			out = append(out, strings.ToLower(core))
@@ -382,7 +387,7 @@ func values(q string) []string {
 		if core != "" {
 			start = false
 		}
-		if strings.ContainsAny(w[len(w)-1:], ".?!:;") {
+		if strings.IndexByte(".?!:;", w[len(w)-1]) >= 0 {
 			start, stated = true, false
 		}
 	}
@@ -456,7 +461,9 @@ func hasInnerDot(q string) bool {
 // backtick or typographic quote, or a single quote not inside a word
 // (what's, don't).
 func hasQuote(q string) bool {
-	if strings.ContainsAny(q, "\"`“‘") {
+	// Byte by byte: ContainsAny with a set that is not all ASCII tries
+	// each quote at every character.
+	if strings.IndexByte(q, '"') >= 0 || strings.IndexByte(q, '`') >= 0 || strings.Contains(q, "“") || strings.Contains(q, "‘") {
 		return true
 	}
 	for i := 0; i < len(q); i++ {
@@ -465,6 +472,10 @@ func hasQuote(q string) bool {
 		}
 	}
 	return false
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // isCapitalised reports whether w is a capital followed by lower-case

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -21,15 +22,15 @@ type accumulator struct {
 	matched []uint64
 	gtf     []float32 // a term group's pseudo-frequency by doc id, see accumulate
 	grouped []int32   // doc ids with a non-zero gtf
-	heap    []scored  // selectTop's heap, and its result
-	// cands and picked are diversify's candidates and the doc ids it has
-	// taken (see diversify.go).
+	heap    []scored  // selectTop's result
+	vals    []float32 // selectTop's scores, for finding its threshold
+	// cands and picked are diversify's candidates and, by doc id, the
+	// docs it has taken (see diversify.go). Only candidates are ever
+	// marked in picked, and diversify unmarks them before it returns.
 	cands  []candidate
-	picked map[int32]bool
-	whole  []scored // the whole request's top, for diversify
-	// bound and order are diversify's lazy queue (see lazyQueue).
-	bound []float64
-	order []int32
+	picked []bool
+	whole  []scored  // the whole request's top, for diversify
+	queue  []bounded // diversify's lazy queue (see lazyQueue)
 	// loss is the part of score by doc id that coverage does not count
 	// (see synonymLoss), segLoss the same per clause, and lossy the doc
 	// ids with a non-zero loss.
@@ -502,68 +503,93 @@ func worse(a, b scored) bool {
 }
 
 // selectTop returns the k best of the documents ids by scores, best
-// first (all of those with a non-zero score when k <= 0). It keeps a
-// min-heap of k candidates in acc.heap, whose root is the worst kept, and
-// sorts it in place: the result is valid until the next call.
+// first (all of those with a non-zero score when k <= 0), in acc.heap:
+// the result is valid until the next call. It finds the k-th best score
+// first (a selection over the scores alone, linear on average), then
+// sorts only the documents that reach it: ties at that score are
+// settled by name order in the sort, so the result is the k first of a
+// full sort by worse.
 func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
-	h := acc.heap[:0]
-	if k <= 0 || k > len(ids) {
-		k = len(ids)
-	}
+	vals := acc.vals[:0]
 	for _, d := range ids {
-		s := scores[d]
-		// Most documents score under the worst kept: they are turned
-		// away on the score alone.
-		if s <= 0 || len(h) == k && s < h[0].score {
-			continue
+		if s := scores[d]; s > 0 {
+			vals = append(vals, s)
 		}
-		c := scored{doc: d, score: s, order: docs[d].order}
-		if len(h) < k {
-			h = append(h, c)
-			siftUp(h, len(h)-1)
-			continue
-		}
-		if !worse(h[0], c) {
-			continue
-		}
-		h[0] = c
-		siftDown(h, 0)
 	}
+	acc.vals = vals
+	h := acc.heap[:0]
+	if len(vals) == 0 {
+		acc.heap = h
+		return h
+	}
+	if k <= 0 || k > len(vals) {
+		k = len(vals)
+	}
+	th := kthLargest(vals, k)
+	for _, d := range ids {
+		if s := scores[d]; s >= th && s > 0 {
+			h = append(h, scored{doc: d, score: s, order: docs[d].order})
+		}
+	}
+	// worse is a strict total order (no two docs share a place in name
+	// order), so any sort gives the one order.
+	slices.SortFunc(h, byRank)
+	h = h[:k]
 	acc.heap = h
-	// Heap sort in place: the worst kept goes to the end, then the next
-	// worst before it, leaving the best first (worse is a strict order,
-	// so this is the one order a sort would give).
-	for end := len(h) - 1; end > 0; end-- {
-		h[0], h[end] = h[end], h[0]
-		siftDown(h[:end], 0)
-	}
 	return h
 }
 
-func siftUp(h []scored, i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !worse(h[i], h[parent]) {
-			return
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
+// byRank orders scored documents best first: worse as a comparison.
+func byRank(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
 	}
+	return cmp.Compare(a.order, b.order)
 }
 
-func siftDown(h []scored, i int) {
-	for {
-		least, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && worse(h[l], h[least]) {
-			least = l
+// kthLargest returns the k-th largest of xs, 1 <= k <= len(xs),
+// reordering xs: a quickselect with a three-way partition, so that runs
+// of equal scores (common: replicated tools score alike) end it early.
+func kthLargest(xs []float32, k int) float32 {
+	lo, hi, want := 0, len(xs)-1, k-1
+	for lo < hi {
+		p := median3(xs[lo], xs[lo+(hi-lo)/2], xs[hi])
+		// Partition xs[lo:hi+1] into > p, == p and < p.
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch x := xs[i]; {
+			case x > p:
+				xs[lt], xs[i] = x, xs[lt]
+				lt++
+				i++
+			case x < p:
+				xs[i], xs[gt] = xs[gt], x
+				gt--
+			default:
+				i++
+			}
 		}
-		if r < len(h) && worse(h[r], h[least]) {
-			least = r
+		switch {
+		case want < lt:
+			hi = lt - 1
+		case want > gt:
+			lo = gt + 1
+		default:
+			return p
 		}
-		if least == i {
-			return
-		}
-		h[i], h[least] = h[least], h[i]
-		i = least
 	}
+	return xs[lo]
+}
+
+func median3(a, b, c float32) float32 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
 }

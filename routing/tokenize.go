@@ -32,31 +32,55 @@ type Tokenizer struct {
 	// filler and stem lookups. Requests repeat their words; a catalog's
 	// words are tokenised once, so only the query tokenizer keeps one.
 	memo *termMemo
+	// expand has the memo keep each term's expansions as well (see
+	// eachWord), saving a request the lookups in the built-in tables.
+	expand bool
 }
 
 // termMemoSize bounds a termMemo; when full it is emptied and refilled by
 // the words in use.
 const termMemoSize = 1 << 14
 
-// termMemo maps a lower-cased word to its term, "" when it is dropped.
+// termMemo maps a lower-cased word to what the query tokenizer made of
+// it.
 type termMemo struct {
 	mu sync.RWMutex
-	m  map[string]string
+	m  map[string]*wordEntry
 }
 
-func (m *termMemo) get(w string) (string, bool) {
+// wordEntry is a word's term ("" when it is dropped) and, when the
+// tokenizer expands, the term's expansions from the built-in tables,
+// which depend on nothing but the term.
+type wordEntry struct {
+	term string
+	ex   *expansions // nil unless the tokenizer expands
+}
+
+// expansions are a term's related terms from the built-in tables: the
+// lexicon's synonyms, the WordNet relations and the translations.
+type expansions struct {
+	synonyms []string
+	rel      wordRelations
+	trans    []string
+}
+
+func expansionsOf(term string) expansions {
+	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term), trans: translationsOf(term)}
+}
+
+func (m *termMemo) get(w string) (*wordEntry, bool) {
 	m.mu.RLock()
-	term, ok := m.m[w]
+	e, ok := m.m[w]
 	m.mu.RUnlock()
-	return term, ok
+	return e, ok
 }
 
-func (m *termMemo) put(w, term string) {
+func (m *termMemo) put(w string, e *wordEntry) {
 	m.mu.Lock()
 	if m.m == nil || len(m.m) >= termMemoSize {
-		m.m = make(map[string]string, 256)
+		m.m = make(map[string]*wordEntry, 256)
 	}
-	m.m[strings.Clone(w)] = term
+	m.m[strings.Clone(w)] = e
 	m.mu.Unlock()
 }
 
@@ -85,20 +109,47 @@ func (t *Tokenizer) each(s string, fn func(term string, kind wordKind)) {
 	})
 }
 
+// eachWord is each that also passes each term's expansions, or nil
+// when the tokenizer does not keep them.
+func (t *Tokenizer) eachWord(s string, fn func(term string, kind wordKind, ex *expansions)) {
+	if t.memo == nil {
+		t.each(s, func(term string, kind wordKind) { fn(term, kind, nil) })
+		return
+	}
+	splitWords(s, func(w string, kind wordKind) {
+		if e := t.entry(w, kind); e.term != "" {
+			fn(e.term, kind, e.ex)
+		}
+	})
+}
+
 // term normalises one lower-cased word; ok is false when it is dropped.
 func (t *Tokenizer) term(w string, kind wordKind) (string, bool) {
-	if kind == wordCJK {
-		return w, true
-	}
 	if t.memo == nil {
+		if kind == wordCJK {
+			return w, true
+		}
 		return t.normalise(w)
 	}
-	if term, ok := t.memo.get(w); ok {
-		return term, term != ""
+	e := t.entry(w, kind)
+	return e.term, e.term != ""
+}
+
+// entry returns the memo's entry for w, making it on first sight.
+func (t *Tokenizer) entry(w string, kind wordKind) *wordEntry {
+	if e, ok := t.memo.get(w); ok {
+		return e
 	}
-	term, ok := t.normalise(w)
-	t.memo.put(w, term)
-	return term, ok
+	e := &wordEntry{term: w}
+	if kind != wordCJK {
+		e.term, _ = t.normalise(w)
+	}
+	if t.expand && e.term != "" {
+		ex := expansionsOf(e.term)
+		e.ex = &ex
+	}
+	t.memo.put(w, e)
+	return e
 }
 
 // normalise is term for a word of a script with spaces.

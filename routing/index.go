@@ -83,7 +83,7 @@ type doc struct {
 	terms []int32            // distinct term ids, to unpost the doc
 	srv   int32              // its upstream's number, set by refresh (server.go)
 	// order is the doc's place among the live docs by name, set by
-	// refresh: ties in score are broken by it (see worse).
+	// refresh: ties in score are broken by it (see byRank).
 	order int32
 }
 

@@ -493,22 +493,13 @@ type scored struct {
 	order int32
 }
 
-// worse reports whether a ranks below b: a lower score, or on equal
-// scores the later name.
-func worse(a, b scored) bool {
-	if a.score != b.score {
-		return a.score < b.score
-	}
-	return a.order > b.order
-}
-
 // selectTop returns the k best of the documents ids by scores, best
 // first (all of those with a non-zero score when k <= 0), in acc.heap:
 // the result is valid until the next call. It finds the k-th best score
 // first (a selection over the scores alone, linear on average), then
 // sorts only the documents that reach it: ties at that score are
 // settled by name order in the sort, so the result is the k first of a
-// full sort by worse.
+// full sort by byRank.
 func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
 	vals := acc.vals[:0]
 	for _, d := range ids {
@@ -531,7 +522,7 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []do
 			h = append(h, scored{doc: d, score: s, order: docs[d].order})
 		}
 	}
-	// worse is a strict total order (no two docs share a place in name
+	// byRank is a strict total order (no two docs share a place in name
 	// order), so any sort gives the one order.
 	slices.SortFunc(h, byRank)
 	h = h[:k]
@@ -539,7 +530,8 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []do
 	return h
 }
 
-// byRank orders scored documents best first: worse as a comparison.
+// byRank orders scored documents best first: a higher score first, and on
+// equal scores the earlier name.
 func byRank(a, b scored) int {
 	switch {
 	case a.score > b.score:

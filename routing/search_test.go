@@ -7,7 +7,7 @@ import (
 )
 
 // TestSelectTopMatchesFullSort checks selectTop against sorting every
-// scored document by worse, on scores with many ties (as replicated
+// scored document by byRank, on scores with many ties (as replicated
 // tools give), zeros (untouched documents) and every k.
 func TestSelectTopMatchesFullSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

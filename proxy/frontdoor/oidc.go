@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
 // Defaults of OIDCOptions.
@@ -164,16 +166,7 @@ func (t *Issuer) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) 
 func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.known) >= maxKnown {
-		for k, v := range t.known {
-			if !now.Before(v.until) {
-				delete(t.known, k)
-			}
-		}
-		if len(t.known) >= maxKnown {
-			clear(t.known)
-		}
-	}
+	evict.ToFit(t.known, maxKnown, func(v knownToken) bool { return !now.Before(v.until) })
 	t.known[sum] = knownToken{p: p, until: until}
 }
 

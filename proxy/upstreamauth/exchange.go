@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
 // RFC 8693 names.
@@ -63,16 +65,7 @@ func (e *exchanger) token(ctx context.Context, subject string) (string, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.cache) >= maxExchanged {
-		for k, c := range e.cache {
-			if !now.Before(c.until) {
-				delete(e.cache, k)
-			}
-		}
-		if len(e.cache) >= maxExchanged {
-			clear(e.cache)
-		}
-	}
+	evict.ToFit(e.cache, maxExchanged, func(c exchanged) bool { return !now.Before(c.until) })
 	e.cache[k] = exchanged{token: tok, until: now.Add(life - exchangeSkew)}
 	return tok, nil
 }

@@ -270,22 +270,8 @@ func serveRawHTTP(t *testing.T, srv *Server) *guarded {
 
 // do is post without a *testing.T, for other goroutines.
 func (g *guarded) do(ctx context.Context, body string, hdr map[string]string) (guardReply, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
-	if err != nil {
-		return guardReply{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := g.client.Do(req)
-	if err != nil {
-		return guardReply{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return guardReply{resp.StatusCode, resp.Header, b}, err
+	r, err := g.raw().Do(ctx, body, hdr)
+	return replyOf(r), err
 }
 
 // messages are the JSON-RPC messages of an HTTP reply: its JSON body, or

@@ -162,7 +162,7 @@ func (m sealedIDManager) Validate(sessionID string) (isTerminated bool, err erro
 func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
 	deleted := m.r != nil && m.r.Method == http.MethodDelete
 	if deleted && m.ids.shared != nil {
-		if err := m.ids.endShared(m.r.Context(), sessionID); err != nil {
+		if err := m.ids.endShared(m.r.Context(), sessionID, principalName(m.r.Context())); err != nil {
 			m.ids.log.Warn("session not ended: the shared state could not record it", "err", err)
 			return false, errors.New("the session could not be ended on every replica; try again")
 		}
@@ -171,20 +171,19 @@ func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err err
 	return false, nil
 }
 
-// endShared records id in the shared ended sessions until it is too old
-// for any replica to resume.
-func (s *sealedIDs) endShared(ctx context.Context, id string) error {
-	now := s.now()
-	until := now.Add(sealedSessionMaxAge)
-	if body, ok := s.key.openText(id); ok {
-		var p sealedSession
-		if json.Unmarshal(body, &p) == nil && p.Issued > 0 {
-			until = time.Unix(p.Issued, 0).Add(sealedSessionMaxAge)
-		}
+// endShared records id, ended by principal, in the shared ended sessions
+// until it is too old for any replica to resume. An id no replica would
+// resume for principal (not sealed under this key, another principal's,
+// too old) is not recorded: a DELETE of made-up ids writes nothing.
+func (s *sealedIDs) endShared(ctx context.Context, id, principal string) error {
+	p, err := s.unseal(id, principal)
+	if err != nil {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
 	defer cancel()
-	return s.shared.End(ctx, sha256.Sum256([]byte(id)), until.Add(endedClockSkew), now)
+	until := time.Unix(p.Issued, 0).Add(sealedSessionMaxAge + endedClockSkew)
+	return s.shared.End(ctx, sha256.Sum256([]byte(id)), until, s.now())
 }
 
 func (s *sealedIDs) setLive(id string) {
@@ -222,6 +221,35 @@ func (s *sealedIDs) forget(id string, ended bool) {
 // any), and, with shared ended sessions, looks it up there: an id that
 // cannot be looked up is not resumed (the client opens a new session).
 func (s *sealedIDs) open(ctx context.Context, id, principal string) (sealedSession, error) {
+	p, err := s.unseal(id, principal)
+	if err != nil {
+		return p, err
+	}
+	s.mu.Lock()
+	_, ended := s.ended[id]
+	s.mu.Unlock()
+	if ended {
+		return p, errSessionEnded
+	}
+	if s.shared == nil {
+		return p, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
+	defer cancel()
+	ended, err = s.shared.Ended(ctx, sha256.Sum256([]byte(id)), s.now())
+	switch {
+	case err != nil:
+		s.log.Warn("session not resumed: the shared state could not say whether it was ended", "err", err)
+		return p, errSessionUnchecked
+	case ended: // for good: remembered here, not looked up again
+		s.forget(id, true)
+		return p, errSessionEnded
+	}
+	return p, nil
+}
+
+// unseal reads a sealed id for principal ("" for any) and checks its age.
+func (s *sealedIDs) unseal(id, principal string) (sealedSession, error) {
 	var p sealedSession
 	if len(id) > maxSealedIDBytes {
 		return p, errSessionForged
@@ -235,26 +263,6 @@ func (s *sealedIDs) open(ctx context.Context, id, principal string) (sealedSessi
 	}
 	if age := s.now().Sub(time.Unix(p.Issued, 0)); age > sealedSessionMaxAge || age < -time.Minute {
 		return p, errSessionOld
-	}
-	s.mu.Lock()
-	_, ended := s.ended[id]
-	s.mu.Unlock()
-	if ended {
-		return p, errSessionEnded
-	}
-	if s.shared == nil {
-		return p, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
-	defer cancel()
-	ended, err := s.shared.Ended(ctx, sha256.Sum256([]byte(id)), s.now())
-	switch {
-	case err != nil:
-		s.log.Warn("session not resumed: the shared state could not say whether it was ended", "err", err)
-		return p, errSessionUnchecked
-	case ended: // for good: remembered here, not looked up again
-		s.forget(id, true)
-		return p, errSessionEnded
 	}
 	return p, nil
 }

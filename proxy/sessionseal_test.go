@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -365,5 +367,49 @@ func TestEndedSessionsUnreachable(t *testing.T) {
 	}
 	if got := post(t, tsB.URL, tokens[0], sid, listToolsMsg); got != http.StatusNotFound {
 		t.Errorf("a resume with the state closed: status %d, want 404", got)
+	}
+}
+
+// A DELETE records in the shared state only an id some replica would
+// resume for the principal that sends it: made-up ids and another
+// principal's write nothing, so the table holds real sessions alone.
+func TestEndedSessionsRecordOnlyResumableIDs(t *testing.T) {
+	shared := state.NewMemory().EndedSessions()
+	ids := newSealedIDs(RandomSessionKey())
+	ids.shared = shared
+	as := func(method, principal string) *http.Request {
+		req := httptest.NewRequest(method, "/mcp", nil)
+		return req.WithContext(frontdoor.WithPrincipal(req.Context(), principal))
+	}
+	id := ids.ResolveSessionIdManager(as(http.MethodPost, "token-abc")).Generate()
+	recorded := func(id string) bool {
+		t.Helper()
+		ok, err := shared.Ended(t.Context(), sha256.Sum256([]byte(id)), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, tc := range []struct{ id, principal string }{{"made-up", "token-abc"}, {id, "token-def"}} {
+		if _, err := ids.ResolveSessionIdManager(as(http.MethodDelete, tc.principal)).Terminate(tc.id); err != nil {
+			t.Fatalf("DELETE %q as %s: %v", tc.id, tc.principal, err)
+		}
+		if recorded(tc.id) {
+			t.Errorf("DELETE %q as %s was recorded", tc.id, tc.principal)
+		}
+	}
+	if _, err := ids.ResolveSessionIdManager(as(http.MethodDelete, "token-abc")).Terminate(id); err != nil {
+		t.Fatal(err)
+	}
+	if !recorded(id) {
+		t.Error("the session's own DELETE was not recorded")
+	}
+	if _, err := newSealedIDs(ids.key).open(t.Context(), id, "token-abc"); err != nil {
+		t.Errorf("a process without the shared state: %v, want it resumed", err)
+	}
+	other := newSealedIDs(ids.key)
+	other.shared = shared
+	if _, err := other.open(t.Context(), id, "token-abc"); err != errSessionEnded {
+		t.Errorf("a process with the shared state: %v, want %v", err, errSessionEnded)
 	}
 }

@@ -316,7 +316,9 @@ func requestBody(r *http.Request) []byte {
 
 // SessionOwner names the principal a session id was sealed for, when the
 // id is one this gateway (any replica under the same session key) issued
-// and may still resume; Guard uses it for sessions it has not seen.
+// and may still resume (not ended here nor, with shared ended sessions,
+// on any replica: a lookup there, in ctx); Guard uses it for sessions it
+// has not seen.
 func (s *Server) SessionOwner(ctx context.Context, sessionID string) (principal string, ok bool) {
 	p, err := s.ids.open(ctx, sessionID, "")
 	return p.Principal, err == nil

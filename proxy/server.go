@@ -72,6 +72,10 @@ type ServerOptions struct {
 	// SessionKey seals session ids and signs handles; replicas that share
 	// it accept each other's [a key random to this process].
 	SessionKey *SessionKey
+	// EndedSessions, when set, records the sessions ended by a DELETE for
+	// every replica sharing it, and is looked up before a sealed id is
+	// resumed [a DELETE ends a session in this process alone].
+	EndedSessions EndedSessions
 }
 
 // Bounds of ServerOptions.StdioCalls. The default matches what one
@@ -140,6 +144,10 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
 		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
+	s.ids.shared = opts.EndedSessions
+	if opts.Logger != nil {
+		s.ids.log = opts.Logger
+	}
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}

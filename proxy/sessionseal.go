@@ -10,11 +10,16 @@ package proxy
 // initialize to its own MCP server under the same id, so the session is
 // then as if opened here: its belt and breaker start fresh, its upstream
 // sessions are this replica's own.
+//
+// A DELETE ends a session for good: in the process that gets it and, with
+// a shared state store (EndedSessions), on every replica, which looks an
+// id up there before it resumes it.
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,12 +38,27 @@ import (
 
 // Bounds of a sealed session id.
 const (
-	maxSealedIDBytes    = 2048           // an id as sent back
-	maxSealedCapsBytes  = 1024           // the client capabilities carried
-	maxSealedClientName = 128            // bytes of the client's name and of its version
-	sealedSessionMaxAge = 24 * time.Hour // an older id is not resumed
-	maxEndedSessions    = 100_000        // terminated ids remembered
+	maxSealedIDBytes    = 2048            // an id as sent back
+	maxSealedCapsBytes  = 1024            // the client capabilities carried
+	maxSealedClientName = 128             // bytes of the client's name and of its version
+	sealedSessionMaxAge = 24 * time.Hour  // an older id is not resumed
+	maxEndedSessions    = 100_000         // terminated ids remembered
+	endedStoreTimeout   = 5 * time.Second // a write or a lookup of the shared ended sessions
+	endedClockSkew      = 5 * time.Minute // a shared record outlives its id by this, for replicas whose clocks are behind
 )
+
+// EndedSessions records the sessions a client ended (DELETE) for every
+// gateway that shares it (the state store's ended sessions), so that no
+// replica resumes them. A session is named by the SHA-256 of its id,
+// never by the id.
+type EndedSessions interface {
+	// End records the session hashed to key as ended until until, and
+	// drops the records expired at now.
+	End(ctx context.Context, key [32]byte, until, now time.Time) error
+	// Ended reports whether the session hashed to key is recorded as
+	// ended and the record has not expired at now.
+	Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error)
+}
 
 // sealedSession is what a sealed session id carries.
 type sealedSession struct {
@@ -63,14 +83,17 @@ var (
 	errSessionPrincipal = errors.New("a session of another principal")
 	errSessionOld       = fmt.Errorf("opened more than %s ago", sealedSessionMaxAge)
 	errSessionEnded     = errors.New("terminated")
+	errSessionUnchecked = errors.New("whether it was terminated could not be looked up")
 )
 
 // sealedIDs issues sealed session ids and keeps the ones live in this
 // process; it is the streamable HTTP server's session id manager (one per
 // request, so that an id is sealed for the request's principal).
 type sealedIDs struct {
-	key *SessionKey
-	now func() time.Time
+	key    *SessionKey
+	now    func() time.Time
+	shared EndedSessions // nil: a DELETE ends a session in this process alone
+	log    *slog.Logger
 
 	mu    sync.Mutex
 	live  map[string]struct{}
@@ -80,7 +103,7 @@ type sealedIDs struct {
 var _ server.SessionIdManagerResolver = (*sealedIDs)(nil)
 
 func newSealedIDs(key *SessionKey) *sealedIDs {
-	return &sealedIDs{key: key, now: time.Now, live: map[string]struct{}{}, ended: map[string]time.Time{}}
+	return &sealedIDs{key: key, now: time.Now, log: slog.New(slog.DiscardHandler), live: map[string]struct{}{}, ended: map[string]time.Time{}}
 }
 
 // ResolveSessionIdManager returns the manager for r; r is nil when mcp-go
@@ -132,12 +155,35 @@ func (m sealedIDManager) Validate(sessionID string) (isTerminated bool, err erro
 	return false, nil
 }
 
-// Terminate forgets the id here. A DELETE also ends it for good in this
-// process; an idle sweep (no request) does not, so the client's next
-// request resumes it.
+// Terminate forgets the id here. A DELETE also ends it for good, in this
+// process and in the shared ended sessions if any (when that write fails,
+// the DELETE fails and the session stays as it was); an idle sweep (no
+// request) does not, so the client's next request resumes it.
 func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
-	m.ids.forget(sessionID, m.r != nil && m.r.Method == http.MethodDelete)
+	deleted := m.r != nil && m.r.Method == http.MethodDelete
+	if deleted && m.ids.shared != nil {
+		if err := m.ids.endShared(m.r.Context(), sessionID, principalName(m.r.Context())); err != nil {
+			m.ids.log.Warn("session not ended: the shared state could not record it", "err", err)
+			return false, errors.New("the session could not be ended on every replica; try again")
+		}
+	}
+	m.ids.forget(sessionID, deleted)
 	return false, nil
+}
+
+// endShared records id, ended by principal, in the shared ended sessions
+// until it is too old for any replica to resume. An id no replica would
+// resume for principal (not sealed under this key, another principal's,
+// too old) is not recorded: a DELETE of made-up ids writes nothing.
+func (s *sealedIDs) endShared(ctx context.Context, id, principal string) error {
+	p, err := s.unseal(id, principal)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
+	defer cancel()
+	until := time.Unix(p.Issued, 0).Add(sealedSessionMaxAge + endedClockSkew)
+	return s.shared.End(ctx, sha256.Sum256([]byte(id)), until, s.now())
 }
 
 func (s *sealedIDs) setLive(id string) {
@@ -172,8 +218,38 @@ func (s *sealedIDs) forget(id string, ended bool) {
 }
 
 // open reads a sealed id that is not live here, for principal ("" for
-// any).
-func (s *sealedIDs) open(id, principal string) (sealedSession, error) {
+// any), and, with shared ended sessions, looks it up there: an id that
+// cannot be looked up is not resumed (the client opens a new session).
+func (s *sealedIDs) open(ctx context.Context, id, principal string) (sealedSession, error) {
+	p, err := s.unseal(id, principal)
+	if err != nil {
+		return p, err
+	}
+	s.mu.Lock()
+	_, ended := s.ended[id]
+	s.mu.Unlock()
+	if ended {
+		return p, errSessionEnded
+	}
+	if s.shared == nil {
+		return p, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
+	defer cancel()
+	ended, err = s.shared.Ended(ctx, sha256.Sum256([]byte(id)), s.now())
+	switch {
+	case err != nil:
+		s.log.Warn("session not resumed: the shared state could not say whether it was ended", "err", err)
+		return p, errSessionUnchecked
+	case ended: // for good: remembered here, not looked up again
+		s.forget(id, true)
+		return p, errSessionEnded
+	}
+	return p, nil
+}
+
+// unseal reads a sealed id for principal ("" for any) and checks its age.
+func (s *sealedIDs) unseal(id, principal string) (sealedSession, error) {
 	var p sealedSession
 	if len(id) > maxSealedIDBytes {
 		return p, errSessionForged
@@ -187,12 +263,6 @@ func (s *sealedIDs) open(id, principal string) (sealedSession, error) {
 	}
 	if age := s.now().Sub(time.Unix(p.Issued, 0)); age > sealedSessionMaxAge || age < -time.Minute {
 		return p, errSessionOld
-	}
-	s.mu.Lock()
-	_, ended := s.ended[id]
-	s.mu.Unlock()
-	if ended {
-		return p, errSessionEnded
 	}
 	return p, nil
 }
@@ -246,9 +316,11 @@ func requestBody(r *http.Request) []byte {
 
 // SessionOwner names the principal a session id was sealed for, when the
 // id is one this gateway (any replica under the same session key) issued
-// and may still resume; Guard uses it for sessions it has not seen.
-func (s *Server) SessionOwner(sessionID string) (principal string, ok bool) {
-	p, err := s.ids.open(sessionID, "")
+// and may still resume (not ended here nor, with shared ended sessions,
+// on any replica: a lookup there, in ctx); Guard uses it for sessions it
+// has not seen.
+func (s *Server) SessionOwner(ctx context.Context, sessionID string) (principal string, ok bool) {
+	p, err := s.ids.open(ctx, sessionID, "")
 	return p.Principal, err == nil
 }
 
@@ -295,7 +367,7 @@ func isModernHeader(r *http.Request) bool {
 // the session is live here; on failure the request goes on, and the MCP
 // server answers 404 as for any unknown session.
 func (h resumeHTTP) resume(r *http.Request, sid string) {
-	sess, err := h.ids.open(sid, principalName(r.Context()))
+	sess, err := h.ids.open(r.Context(), sid, principalName(r.Context()))
 	if err != nil {
 		h.log.Debug("session not resumed", "err", err)
 		return

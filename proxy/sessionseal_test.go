@@ -2,17 +2,20 @@ package proxy
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // replica is one gateway process as a test sees it: a server on its own
@@ -24,8 +27,14 @@ type replica struct {
 
 func newReplica(t *testing.T, key *SessionKey, tokens []string) replica {
 	t.Helper()
+	return newReplicaOn(t, key, tokens, nil)
+}
+
+// newReplicaOn is newReplica with the ended sessions of a shared state.
+func newReplicaOn(t *testing.T, key *SessionKey, tokens []string, ended EndedSessions) replica {
+	t.Helper()
 	h := startHub(t, builtinFake("alpha"))
-	srv := NewServer(ServerOptions{Hub: h, SessionKey: key, Router: routing.NewRouter(routing.RouterOptions{})})
+	srv := NewServer(ServerOptions{Hub: h, SessionKey: key, Router: routing.NewRouter(routing.RouterOptions{}), EndedSessions: ended})
 	t.Cleanup(srv.Close)
 	return replica{srv: srv, h: frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: tokens, SessionOwner: srv.SessionOwner})}
 }
@@ -72,6 +81,21 @@ func post(t *testing.T, url, token, sid, body string) int {
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// deleteSession ends session sid with token and returns the status.
+func deleteSession(t *testing.T, url, token, sid string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, url+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -132,17 +156,8 @@ func TestSessionResumesOnAnotherReplica(t *testing.T) {
 		}
 	}
 
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, direct.URL+"/mcp", nil)
-	req.Header.Set("Authorization", "Bearer "+tokens[0])
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("DELETE: %d", res.StatusCode)
+	if got := deleteSession(t, direct.URL, tokens[0], sid); got != http.StatusOK {
+		t.Fatalf("DELETE: %d", got)
 	}
 	if got := post(t, direct.URL, tokens[0], sid, listToolsMsg); got != http.StatusNotFound {
 		t.Errorf("after DELETE: status %d, want 404", got)
@@ -162,7 +177,7 @@ func TestSealedIDCarriesTheInitialize(t *testing.T) {
 	id := ids.ResolveSessionIdManager(req).Generate()
 
 	other := newSealedIDs(ids.key)
-	p, err := other.open(id, "token-abc")
+	p, err := other.open(t.Context(), id, "token-abc")
 	if err != nil {
 		t.Fatalf("open on another replica: %v", err)
 	}
@@ -172,7 +187,7 @@ func TestSealedIDCarriesTheInitialize(t *testing.T) {
 	if !bytes.Equal(p.Caps, []byte(`{"sampling":{},"elicitation":{}}`)) {
 		t.Errorf("capabilities %s", p.Caps)
 	}
-	if _, err := other.open(id, "token-def"); err != errSessionPrincipal {
+	if _, err := other.open(t.Context(), id, "token-def"); err != errSessionPrincipal {
 		t.Errorf("another principal: %v, want %v", err, errSessionPrincipal)
 	}
 	if len(id) > maxSealedIDBytes {
@@ -264,11 +279,137 @@ func TestSealedIDEndedOnlyByDelete(t *testing.T) {
 		if ids.isLive(id) {
 			t.Errorf("%s still live after Terminate", id)
 		}
-		if _, err := ids.open(id, LocalPrincipal); err != want {
+		if _, err := ids.open(t.Context(), id, LocalPrincipal); err != want {
 			t.Errorf("open after Terminate: %v, want %v", err, want)
 		}
 	}
-	if _, err := newSealedIDs(ids.key).open(deleted, LocalPrincipal); err != nil {
+	if _, err := newSealedIDs(ids.key).open(t.Context(), deleted, LocalPrincipal); err != nil {
 		t.Errorf("another process, which did not get the DELETE: %v, want it resumed", err)
+	}
+}
+
+// With a shared state store, a DELETE on one replica ends the session on
+// the others: a replica that never held it answers 404 for its id, as
+// for an unknown session, while a session not deleted still moves. A
+// replica on the same session key without the store still resumes the
+// deleted id (a DELETE there is per process), which is what the store
+// changes.
+func TestDeleteEndsSessionOnEveryReplica(t *testing.T) {
+	db, err := state.Open(t.Context(), state.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	key := RandomSessionKey()
+	tokens := []string{"token-of-ann"}
+	a, b := newReplicaOn(t, key, tokens, db.EndedSessions()), newReplicaOn(t, key, tokens, db.EndedSessions())
+	alone := newReplica(t, key, tokens)
+	urls := map[*replica]string{}
+	for _, r := range []*replica{&a, &b, &alone} {
+		ts := httptest.NewServer(r.h)
+		t.Cleanup(ts.Close)
+		urls[r] = ts.URL
+	}
+
+	ended, kept := sdkClientOf(t, urls[&a], tokens[0]), sdkClientOf(t, urls[&a], tokens[0])
+	for _, c := range []*sdkClient{ended, kept} {
+		if got := resultText(c.call(t, "alpha_echo", map[string]any{"text": "on a"})); got != "on a" {
+			t.Fatalf("call on the first replica: %q", got)
+		}
+	}
+	sid := ended.session.ID()
+	if got := deleteSession(t, urls[&a], tokens[0], sid); got != http.StatusOK {
+		t.Fatalf("DELETE on the first replica: %d", got)
+	}
+	if got := post(t, urls[&b], tokens[0], sid, listToolsMsg); got != http.StatusNotFound {
+		t.Errorf("the deleted session on the second replica: status %d, want 404", got)
+	}
+	if b.srv.ids.isLive(sid) {
+		t.Error("the second replica resumed the deleted session")
+	}
+	if got := post(t, urls[&b], tokens[0], sid, listToolsMsg); got != http.StatusNotFound {
+		t.Errorf("the deleted session on the second replica, again: status %d, want 404", got)
+	}
+	if got := post(t, urls[&b], tokens[0], kept.session.ID(), listToolsMsg); got != http.StatusOK {
+		t.Errorf("a session not deleted, on the second replica: status %d, want 200", got)
+	}
+	if got := post(t, urls[&alone], tokens[0], sid, listToolsMsg); got != http.StatusOK {
+		t.Errorf("the deleted session on a replica without the shared state: status %d, want 200 (resumed)", got)
+	}
+}
+
+// When the shared state cannot be written, a DELETE fails (500) and the
+// session goes on, so that the client may try again; when it cannot be
+// read, a sealed id is not resumed (404: the client opens a new session)
+// rather than perhaps resuming one ended elsewhere.
+func TestEndedSessionsUnreachable(t *testing.T) {
+	db, err := state.Open(t.Context(), state.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := RandomSessionKey()
+	tokens := []string{"token-of-ann"}
+	a, b := newReplicaOn(t, key, tokens, db.EndedSessions()), newReplicaOn(t, key, tokens, db.EndedSessions())
+	tsA, tsB := httptest.NewServer(a.h), httptest.NewServer(b.h)
+	t.Cleanup(tsA.Close)
+	t.Cleanup(tsB.Close)
+	c := sdkClientOf(t, tsA.URL, tokens[0])
+	if got := resultText(c.call(t, "alpha_echo", map[string]any{"text": "on a"})); got != "on a" {
+		t.Fatalf("call: %q", got)
+	}
+	sid := c.session.ID()
+	db.Close()
+	if got := deleteSession(t, tsA.URL, tokens[0], sid); got != http.StatusInternalServerError {
+		t.Errorf("DELETE with the state closed: status %d, want 500", got)
+	}
+	if got := post(t, tsA.URL, tokens[0], sid, listToolsMsg); got != http.StatusOK {
+		t.Errorf("the session after a failed DELETE: status %d, want 200", got)
+	}
+	if got := post(t, tsB.URL, tokens[0], sid, listToolsMsg); got != http.StatusNotFound {
+		t.Errorf("a resume with the state closed: status %d, want 404", got)
+	}
+}
+
+// A DELETE records in the shared state only an id some replica would
+// resume for the principal that sends it: made-up ids and another
+// principal's write nothing, so the table holds real sessions alone.
+func TestEndedSessionsRecordOnlyResumableIDs(t *testing.T) {
+	shared := state.NewMemory().EndedSessions()
+	ids := newSealedIDs(RandomSessionKey())
+	ids.shared = shared
+	as := func(method, principal string) *http.Request {
+		req := httptest.NewRequest(method, "/mcp", nil)
+		return req.WithContext(frontdoor.WithPrincipal(req.Context(), principal))
+	}
+	id := ids.ResolveSessionIdManager(as(http.MethodPost, "token-abc")).Generate()
+	recorded := func(id string) bool {
+		t.Helper()
+		ok, err := shared.Ended(t.Context(), sha256.Sum256([]byte(id)), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, tc := range []struct{ id, principal string }{{"made-up", "token-abc"}, {id, "token-def"}} {
+		if _, err := ids.ResolveSessionIdManager(as(http.MethodDelete, tc.principal)).Terminate(tc.id); err != nil {
+			t.Fatalf("DELETE %q as %s: %v", tc.id, tc.principal, err)
+		}
+		if recorded(tc.id) {
+			t.Errorf("DELETE %q as %s was recorded", tc.id, tc.principal)
+		}
+	}
+	if _, err := ids.ResolveSessionIdManager(as(http.MethodDelete, "token-abc")).Terminate(id); err != nil {
+		t.Fatal(err)
+	}
+	if !recorded(id) {
+		t.Error("the session's own DELETE was not recorded")
+	}
+	if _, err := newSealedIDs(ids.key).open(t.Context(), id, "token-abc"); err != nil {
+		t.Errorf("a process without the shared state: %v, want it resumed", err)
+	}
+	other := newSealedIDs(ids.key)
+	other.shared = shared
+	if _, err := other.open(t.Context(), id, "token-abc"); err != errSessionEnded {
+		t.Errorf("a process with the shared state: %v, want %v", err, errSessionEnded)
 	}
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -30,6 +31,7 @@ type backend interface {
 	Gateways() Registry
 	Credentials() upstreamauth.Store
 	Quotas() QuotaCounts
+	EndedSessions() EndedSessions
 }
 
 var backends = []struct {
@@ -469,6 +471,68 @@ func TestContractQuotaCountsHoldTheLimit(t *testing.T) {
 		wg.Wait()
 		if n := counted.Load(); n != 25 {
 			t.Errorf("80 concurrent takes with a limit of 25: %d counted", n)
+		}
+	})
+}
+
+// An ended session is found ended until its record expires, by every
+// reader of the state; another session is not; a write drops the records
+// expired by then, so the table holds no more than the sessions ended
+// within a day.
+func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		e := b.EndedSessions()
+		a, other, later := sha256.Sum256([]byte("session a")), sha256.Sum256([]byte("session b")), sha256.Sum256([]byte("session c"))
+		ended := func(key [32]byte, at time.Time) bool {
+			t.Helper()
+			ok, err := e.Ended(ctx, key, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if ended(a, t0) {
+			t.Fatal("a session never ended was found ended")
+		}
+		for range 2 { // ending twice (two replicas) is no error
+			if err := e.End(ctx, a, t0.Add(24*time.Hour), t0); err != nil {
+				t.Fatalf("End: %v", err)
+			}
+		}
+		if !ended(a, t0.Add(time.Hour)) {
+			t.Error("an ended session was not found ended")
+		}
+		if ended(other, t0.Add(time.Hour)) {
+			t.Error("another session was found ended")
+		}
+		if ended(a, t0.Add(24*time.Hour)) {
+			t.Error("a record was found past its expiry")
+		}
+		if err := e.End(ctx, later, t0.Add(48*time.Hour), t0.Add(25*time.Hour)); err != nil {
+			t.Fatalf("End: %v", err)
+		}
+		if ended(a, t0) {
+			t.Error("an expired record outlived a later write: the table is not pruned")
+		}
+		if !ended(later, t0.Add(25*time.Hour)) {
+			t.Error("the later session was not found ended")
+		}
+
+		var wg sync.WaitGroup
+		for i := range 8 { // replicas ending sessions at once
+			wg.Go(func() {
+				key := sha256.Sum256([]byte("concurrent " + strconv.Itoa(i%4)))
+				if err := e.End(ctx, key, t0.Add(49*time.Hour), t0.Add(26*time.Hour)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		for i := range 4 {
+			if !ended(sha256.Sum256([]byte("concurrent "+strconv.Itoa(i))), t0.Add(26*time.Hour)) {
+				t.Errorf("concurrent session %d not found ended", i)
+			}
 		}
 	})
 }

@@ -142,6 +142,10 @@ var pgMigrations = []string{
 	// Calls per quota key in fixed windows (QuotaCounts).
 	`CREATE TABLE quota_counts (key TEXT NOT NULL, win BIGINT NOT NULL, n BIGINT NOT NULL,
 		PRIMARY KEY (key, win));`,
+	// HTTP sessions ended by a client, by a hash of their id, until their
+	// id expires (EndedSessions).
+	`CREATE TABLE ended_sessions (key BYTEA PRIMARY KEY, expires BIGINT NOT NULL);
+	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

@@ -152,6 +152,10 @@ var migrations = []string{
 	// Calls per quota key in fixed windows (QuotaCounts).
 	`CREATE TABLE quota_counts (key TEXT NOT NULL, win INTEGER NOT NULL, n INTEGER NOT NULL,
 		PRIMARY KEY (key, win)) WITHOUT ROWID;`,
+	// HTTP sessions ended by a client, by a hash of their id, until their
+	// id expires (EndedSessions).
+	`CREATE TABLE ended_sessions (key BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
+	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
 }
 
 // migrate brings the schema to the latest version in one write

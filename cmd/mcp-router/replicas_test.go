@@ -437,6 +437,23 @@ func TestReplicasBehindNginx(t *testing.T) {
 		}
 	}
 
+	// A 2025-11-25 session ended (DELETE) on one replica is not resumed
+	// by another: the database holds its end (a hash of its id).
+	ended := connectSDK(t, c.addrs[0], &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	endedID := ended.ID()
+	if _, err := callSDK(t.Context(), ended, "remote_echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatalf("a call in the session to end: %v", err)
+	}
+	if err := ended.Close(); err != nil {
+		t.Fatalf("ending the session (DELETE): %v", err)
+	}
+	if n := pgInt(t, pgURL, `SELECT count(*) FROM ended_sessions`); n != 1 {
+		t.Errorf("ended sessions in the database after a DELETE: %d, want 1", n)
+	}
+	if got := postInSession(t, c.addrs[1], endedID); got != http.StatusNotFound {
+		t.Errorf("a session ended on replica 0, on replica 1: status %d, want 404", got)
+	}
+
 	// Both eras through nginx; a replica is killed mid-run.
 	old := connectSDK(t, c.url, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	sid := old.ID()
@@ -486,6 +503,24 @@ func TestReplicasBehindNginx(t *testing.T) {
 	if n := pgQuotaCount(t, pgURL); n != 5 {
 		t.Errorf("quota count in the database: %d, want 5", n)
 	}
+}
+
+// postInSession sends tools/list in 2025-11-25 session sid to a replica
+// and returns the status.
+func postInSession(t *testing.T, base, sid string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", sid)
+	res, err := (&http.Client{Transport: replicaRT{}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
 
 // pgCounter reads a change counter of the state in the database.

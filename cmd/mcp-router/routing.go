@@ -82,7 +82,9 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 }
 
 // newServer builds the client-facing server for the profile's routing mode.
-func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore) (*proxy.Server, error) {
+// ended is the sessions ended on any replica (nil: ended here alone).
+func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore,
+	ended proxy.EndedSessions) (*proxy.Server, error) {
 	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
@@ -92,6 +94,7 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		return nil, err
 	}
 	opts.SessionKey = key
+	opts.EndedSessions = ended
 	pl, err := newPlanner(cfg, prof, hub, log)
 	if err != nil {
 		return nil, err

@@ -128,7 +128,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		}()
 		defer func() { stopMem(); <-memDone }() // the last flush, before the store closes
 	}
-	srv, err := newServer(cfg, prof, hub, log, mem, st.Vectors())
+	srv, err := newServer(cfg, prof, hub, log, mem, st.Vectors(), e.endedSessions(ctx, cfg, log))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
@@ -27,6 +28,7 @@ type stateStore interface {
 	Audit() audit.Store
 	Credentials() upstreamauth.Store
 	Quotas() state.QuotaCounts
+	EndedSessions() state.EndedSessions
 	Close() error
 }
 
@@ -97,6 +99,16 @@ func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger
 	}
 	e.state = db
 	return db
+}
+
+// endedSessions is the state's record of the HTTP sessions ended (DELETE)
+// on any replica, when replicas share the state (state.url); nil
+// otherwise, and a DELETE then ends a session in this process alone.
+func (e *env) endedSessions(ctx context.Context, cfg *config.Config, log *slog.Logger) proxy.EndedSessions {
+	if cfg.State.URL == "" {
+		return nil
+	}
+	return e.runState(ctx, cfg, log).EndedSessions()
 }
 
 // vectors returns the tool vector cache in the state when embeddings are

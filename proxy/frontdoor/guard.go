@@ -6,6 +6,7 @@ package frontdoor
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,7 @@ type Options struct {
 	// was issued to (Server.SessionOwner: a session sealed by another
 	// replica), so that a session not seen here is taken on as that
 	// principal's. Nil knows none.
-	SessionOwner func(sessionID string) (principal string, ok bool)
+	SessionOwner func(ctx context.Context, sessionID string) (principal string, ok bool)
 }
 
 // Guard wraps next, the MCP streamable HTTP handler, in the checks of
@@ -185,9 +186,9 @@ type guard struct {
 	hosts       map[string]bool
 	maxBody     int64
 	log         *slog.Logger
-	owners      *owners                     // sessions' principals and clients (SEC-06)
-	ownerOf     func(string) (string, bool) // a sealed session's principal (Options.SessionOwner)
-	proxies     []netip.Prefix              // trusted reverse proxies (Options.TrustedProxies)
+	owners      *owners                                      // sessions' principals and clients (SEC-06)
+	ownerOf     func(context.Context, string) (string, bool) // a sealed session's principal (Options.SessionOwner)
+	proxies     []netip.Prefix                               // trusted reverse proxies (Options.TrustedProxies)
 
 	bodyTimeout time.Duration
 	bodies      *byteBudget // request bodies held in memory

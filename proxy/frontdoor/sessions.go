@@ -9,6 +9,7 @@ package frontdoor
 // existence is revealed.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -214,7 +215,7 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		return
 	}
 	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
-	if (adm == notFound || adm == untracked) && g.adopt(sid, p, client) {
+	if (adm == notFound || adm == untracked) && g.adopt(r.Context(), sid, p, client) {
 		adm = g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
 	}
 	if adm == tooManyStreams && holdsNoStream(r) {
@@ -241,7 +242,7 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 
 // adopt binds to p a session this guard has not seen that SessionOwner
 // says was issued to p (by another replica), and reports whether it did.
-func (g *guard) adopt(sid string, p principal, client string) bool {
+func (g *guard) adopt(ctx context.Context, sid string, p principal, client string) bool {
 	if g.ownerOf == nil {
 		return false
 	}
@@ -249,7 +250,7 @@ func (g *guard) adopt(sid string, p principal, client string) bool {
 	if p != noPrincipal {
 		want = p.name
 	}
-	if owner, ok := g.ownerOf(sid); !ok || owner != want {
+	if owner, ok := g.ownerOf(ctx, sid); !ok || owner != want {
 		return false
 	}
 	g.owners.bind(sid, p, client, time.Now())

@@ -3,14 +3,12 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/pgtest"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 func openPG(t testing.TB, u string) *PG {
@@ -27,19 +25,7 @@ func openPG(t testing.TB, u string) *PG {
 // reads, and the lessons' version tells it that something changed.
 func TestPostgresTwoHandlesSeeEachOthersWrites(t *testing.T) {
 	u := pgtest.Schema(t)
-	a, b := openPG(t, u), openPG(t, u)
-	ctx := t.Context()
-	before := versionOf(t, b.Lessons())
-	if _, err := a.Lessons().Put(ctx, lesson("read a file", "fs_read")); err != nil {
-		t.Fatal(err)
-	}
-	if versionOf(t, b.Lessons()) == before {
-		t.Error("b's version did not change after a's write")
-	}
-	all, err := b.Lessons().All(ctx)
-	if err != nil || len(all) != 1 || all[0].Tool != "fs_read" {
-		t.Errorf("b reads %+v, %v; want a's lesson", all, err)
-	}
+	seeEachOthersWrites(t, openPG(t, u).Lessons(), openPG(t, u).Lessons())
 }
 
 // Replicas starting at once migrate the schema once, and all of them
@@ -124,67 +110,19 @@ func BenchmarkPostgresOpen(b *testing.B) {
 }
 
 func BenchmarkPostgresLessonPut(b *testing.B) {
-	s := openPG(b, pgtest.Schema(b)).Lessons()
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := s.Put(ctx, lesson("read the config file", "fs_read")); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLessonPut(b, openPG(b, pgtest.Schema(b)).Lessons())
 }
 
 // BenchmarkPostgresLessonReload is BenchmarkLessonReload on PostgreSQL.
 func BenchmarkPostgresLessonReload(b *testing.B) {
-	s := openPG(b, pgtest.Schema(b)).Lessons()
-	ctx := context.Background()
-	for range lessons.DefaultMaxLessons {
-		s.Put(ctx, lesson("read the config file of the service", "fs_read"))
-	}
-	v := s.(interface {
-		Version(context.Context) (int64, error)
-	})
-	for b.Loop() {
-		if _, err := v.Version(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if all, err := s.All(ctx); err != nil || len(all) != lessons.DefaultMaxLessons {
-			b.Fatal(len(all), err)
-		}
-	}
+	benchLessonReload(b, openPG(b, pgtest.Schema(b)).Lessons())
 }
 
 func BenchmarkPostgresLessonVersion(b *testing.B) {
-	s := openPG(b, pgtest.Schema(b)).Lessons().(interface {
-		Version(context.Context) (int64, error)
-	})
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := s.Version(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLessonVersion(b, openPG(b, pgtest.Schema(b)).Lessons())
 }
 
 // BenchmarkPostgresMemoryReload is BenchmarkMemoryReload on PostgreSQL.
 func BenchmarkPostgresMemoryReload(b *testing.B) {
-	db := openPG(b, pgtest.Schema(b))
-	ctx := context.Background()
-	for i := range lessons.DefaultMaxLessons - 1 {
-		db.Lessons().Put(ctx, lesson(fmt.Sprintf("read the config file of service %d", i), "fs_read"))
-	}
-	other, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
-	mem, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
-	for b.Loop() {
-		b.StopTimer()
-		if _, err := other.Learn(ctx, lessons.Lesson{Query: "weather in Paris", Tool: "weather_get", Polarity: lessons.Use}); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := mem.Sync(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if mem.Len() != lessons.DefaultMaxLessons {
-		b.Fatalf("%d lessons", mem.Len())
-	}
+	benchMemoryReload(b, openPG(b, pgtest.Schema(b)).Lessons())
 }

@@ -35,19 +35,7 @@ func TestOpenCreatesAPrivateFile(t *testing.T) {
 // other reads, and the lessons' version tells it that something changed.
 func TestTwoHandlesSeeEachOthersWrites(t *testing.T) {
 	dir := t.TempDir()
-	a, b := openDB(t, dir), openDB(t, dir)
-	ctx := t.Context()
-	before := versionOf(t, b.Lessons())
-	if _, err := a.Lessons().Put(ctx, lesson("read a file", "fs_read")); err != nil {
-		t.Fatal(err)
-	}
-	if versionOf(t, b.Lessons()) == before {
-		t.Error("b's version did not change after a's write")
-	}
-	all, err := b.Lessons().All(ctx)
-	if err != nil || len(all) != 1 || all[0].Tool != "fs_read" {
-		t.Errorf("b reads %+v, %v; want a's lesson", all, err)
-	}
+	seeEachOthersWrites(t, openDB(t, dir).Lessons(), openDB(t, dir).Lessons())
 }
 
 // Processes starting at once migrate the schema once, and all of them
@@ -122,72 +110,24 @@ func BenchmarkOpen(b *testing.B) {
 }
 
 func BenchmarkLessonPut(b *testing.B) {
-	s := openDB(b, b.TempDir()).Lessons()
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := s.Put(ctx, lesson("read the config file", "fs_read")); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLessonPut(b, openDB(b, b.TempDir()).Lessons())
 }
 
 // BenchmarkLessonReload is what a Memory does when another process
 // changed the lessons: read the version, then all of them (1000, the
 // default cap).
 func BenchmarkLessonReload(b *testing.B) {
-	s := openDB(b, b.TempDir()).Lessons()
-	ctx := context.Background()
-	for range lessons.DefaultMaxLessons {
-		s.Put(ctx, lesson("read the config file of the service", "fs_read"))
-	}
-	v := s.(interface {
-		Version(context.Context) (int64, error)
-	})
-	for b.Loop() {
-		if _, err := v.Version(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if all, err := s.All(ctx); err != nil || len(all) != lessons.DefaultMaxLessons {
-			b.Fatal(len(all), err)
-		}
-	}
+	benchLessonReload(b, openDB(b, b.TempDir()).Lessons())
 }
 
 func BenchmarkLessonVersion(b *testing.B) {
-	s := openDB(b, b.TempDir()).Lessons().(interface {
-		Version(context.Context) (int64, error)
-	})
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := s.Version(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLessonVersion(b, openDB(b, b.TempDir()).Lessons())
 }
 
 // BenchmarkMemoryReload is a gateway noticing that another process wrote
 // a lesson: its Memory reloads and re-indexes 1000 lessons from state.db.
 func BenchmarkMemoryReload(b *testing.B) {
-	db := openDB(b, b.TempDir())
-	ctx := context.Background()
-	for i := range lessons.DefaultMaxLessons - 1 {
-		db.Lessons().Put(ctx, lesson(fmt.Sprintf("read the config file of service %d", i), "fs_read"))
-	}
-	other, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
-	mem, _ := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
-	for b.Loop() {
-		b.StopTimer()
-		if _, err := other.Learn(ctx, lessons.Lesson{Query: "weather in Paris", Tool: "weather_get", Polarity: lessons.Use}); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := mem.Sync(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if mem.Len() != lessons.DefaultMaxLessons {
-		b.Fatalf("%d lessons", mem.Len())
-	}
+	benchMemoryReload(b, openDB(b, b.TempDir()).Lessons())
 }
 
 // opened is a store as openAtOnce uses it.
@@ -220,5 +160,91 @@ func openAtOnce(t *testing.T, open func() (opened, error)) {
 		if err != nil {
 			t.Errorf("opener %d: %v", i, err)
 		}
+	}
+}
+
+// seeEachOthersWrites checks two handles on one store, standing for two
+// processes or replicas: what a writes, b reads, and b's lessons'
+// version tells it that something changed.
+func seeEachOthersWrites(t *testing.T, a, b lessons.Store) {
+	t.Helper()
+	ctx := t.Context()
+	before := versionOf(t, b)
+	if _, err := a.Put(ctx, lesson("read a file", "fs_read")); err != nil {
+		t.Fatal(err)
+	}
+	if versionOf(t, b) == before {
+		t.Error("b's version did not change after a's write")
+	}
+	all, err := b.All(ctx)
+	if err != nil || len(all) != 1 || all[0].Tool != "fs_read" {
+		t.Errorf("b reads %+v, %v; want a's lesson", all, err)
+	}
+}
+
+// versioned is a lessons.Store with its change counter.
+type versioned interface {
+	lessons.Store
+	Version(context.Context) (int64, error)
+}
+
+func benchLessonPut(b *testing.B, s lessons.Store) {
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Put(ctx, lesson("read the config file", "fs_read")); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchLessonReload is what a Memory does when another process changed
+// the lessons: read the version, then all of them (1000, the default cap).
+func benchLessonReload(b *testing.B, s lessons.Store) {
+	ctx := context.Background()
+	for range lessons.DefaultMaxLessons {
+		s.Put(ctx, lesson("read the config file of the service", "fs_read"))
+	}
+	v := s.(versioned)
+	for b.Loop() {
+		if _, err := v.Version(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if all, err := s.All(ctx); err != nil || len(all) != lessons.DefaultMaxLessons {
+			b.Fatal(len(all), err)
+		}
+	}
+}
+
+func benchLessonVersion(b *testing.B, s lessons.Store) {
+	v := s.(versioned)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := v.Version(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchMemoryReload is a gateway noticing that another process wrote a
+// lesson: its Memory reloads and re-indexes 1000 lessons from s.
+func benchMemoryReload(b *testing.B, s lessons.Store) {
+	ctx := context.Background()
+	for i := range lessons.DefaultMaxLessons - 1 {
+		s.Put(ctx, lesson(fmt.Sprintf("read the config file of service %d", i), "fs_read"))
+	}
+	other, _ := lessons.NewMemory(ctx, s, lessons.MemoryOptions{})
+	mem, _ := lessons.NewMemory(ctx, s, lessons.MemoryOptions{})
+	for b.Loop() {
+		b.StopTimer()
+		if _, err := other.Learn(ctx, lessons.Lesson{Query: "weather in Paris", Tool: "weather_get", Polarity: lessons.Use}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := mem.Sync(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if mem.Len() != lessons.DefaultMaxLessons {
+		b.Fatalf("%d lessons", mem.Len())
 	}
 }

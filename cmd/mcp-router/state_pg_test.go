@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/pgtest"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 	"github.com/mcp-router/mcp-router/state"
 )
 
@@ -68,22 +66,7 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 	c1, c2 := startStdioGateway(t, bin, cfg1), startStdioGateway(t, bin, cfg2)
 	waitUpstreams(t, c1, c2)
 
-	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})
-	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
-		t.Fatalf("routing_feedback in gateway 1: %q", stdioResultText(res))
-	}
-	res = callTool(t, c2, "routing_feedback", map[string]any{"query": "Split the restaurant bill", "right_tool": "calculator_divide"})
-	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
-		t.Fatalf("routing_feedback in gateway 2: got %q, want lesson 1 taught again", stdioResultText(res))
-	}
-	out, errOut, err := runBin(t, bin, "lessons", "list", "--json", "--config", cfg1)
-	if err != nil {
-		t.Fatalf("lessons list: %v\n%s", err, errOut)
-	}
-	var ls []lessons.Lesson
-	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 1 || ls[0].Uses != 2 {
-		t.Fatalf("lessons list: got %s (%v), want one lesson used twice", out, err)
-	}
+	teachInBoth(t, bin, c1, c2, cfg1)
 
 	// Each gateway runs its own fake upstream; both get the poisoned
 	// definition and hold it back, on the one shared pin.

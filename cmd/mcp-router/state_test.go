@@ -129,25 +129,7 @@ func TestTwoGatewaysShareOneStateDir(t *testing.T) {
 	c1, c2 := startStdioGateway(t, bin, cfg), startStdioGateway(t, bin, cfg)
 	waitUpstreams(t, c1, c2) // its calls are counted in status below
 
-	// A lesson taught in the first gateway...
-	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})
-	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
-		t.Fatalf("routing_feedback in gateway 1: %q", stdioResultText(res))
-	}
-	// ...is the lesson the second one reinforces, not a new one...
-	res = callTool(t, c2, "routing_feedback", map[string]any{"query": "Split the restaurant bill", "right_tool": "calculator_divide"})
-	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
-		t.Fatalf("routing_feedback in gateway 2: got %q, want lesson 1 taught again", stdioResultText(res))
-	}
-	// ...and the CLI lists it while both run.
-	out, errOut, err := runBin(t, bin, "lessons", "list", "--json", "--config", cfg)
-	if err != nil {
-		t.Fatalf("lessons list while two gateways run: %v\n%s", err, errOut)
-	}
-	var ls []lessons.Lesson
-	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 1 || ls[0].Uses != 2 || ls[0].Tool != "calculator_divide" {
-		t.Fatalf("lessons list: got %s (%v), want one lesson used twice", out, err)
-	}
+	teachInBoth(t, bin, c1, c2, cfg)
 
 	// A tool the first gateway quarantines is listed with why, approved
 	// from the CLI, and released in that gateway.
@@ -373,4 +355,27 @@ func serveOneAdd(t *testing.T, cmd *exec.Cmd) string {
 	c.Close()
 	cmd.Wait()
 	return stderr.String()
+}
+
+// teachInBoth teaches a lesson through gateway c1, has c2 reinforce the
+// same lesson rather than learn a new one, and checks that the CLI,
+// reading cfg's state while both run, lists it used twice.
+func teachInBoth(t *testing.T, bin string, c1, c2 *client.Client, cfg string) {
+	t.Helper()
+	res := callTool(t, c1, "routing_feedback", map[string]any{"query": "split the restaurant bill", "right_tool": "calculator_divide"})
+	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
+		t.Fatalf("routing_feedback in gateway 1: %q", stdioResultText(res))
+	}
+	res = callTool(t, c2, "routing_feedback", map[string]any{"query": "Split the restaurant bill", "right_tool": "calculator_divide"})
+	if res.IsError || !strings.Contains(stdioResultText(res), "Learned lesson 1") {
+		t.Fatalf("routing_feedback in gateway 2: got %q, want lesson 1 taught again", stdioResultText(res))
+	}
+	out, errOut, err := runBin(t, bin, "lessons", "list", "--json", "--config", cfg)
+	if err != nil {
+		t.Fatalf("lessons list while two gateways run: %v\n%s", err, errOut)
+	}
+	var ls []lessons.Lesson
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 1 || ls[0].Uses != 2 || ls[0].Tool != "calculator_divide" {
+		t.Fatalf("lessons list: got %s (%v), want one lesson used twice", out, err)
+	}
 }

@@ -182,18 +182,7 @@ func (associationSignal) score(ix *Index, acc *accumulator, rq *resolvedQuery) {
 	k1 := float32(ix.opts.K1)
 	for gi := range rq.assoc {
 		g := &rq.assoc[gi]
-		grouped := acc.grouped[:0]
-		for _, m := range g.members {
-			for _, p := range m.postings {
-				if p.tf == 0 {
-					continue
-				}
-				if acc.gtf[p.doc] == 0 {
-					grouped = append(grouped, p.doc)
-				}
-				acc.gtf[p.doc] += m.alt * p.tf
-			}
-		}
+		grouped := acc.gather(g.members)
 		// The tools holding the word itself have their match already.
 		for _, p := range rq.groups[g.of].members[0].postings {
 			acc.gtf[p.doc] = 0
@@ -208,6 +197,5 @@ func (associationSignal) score(ix *Index, acc *accumulator, rq *resolvedQuery) {
 			acc.add(d, c, g.segs, rq.nseg)
 			acc.lose(d, c, g.segs, rq.nseg)
 		}
-		acc.grouped = grouped
 	}
 }

@@ -408,18 +408,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			}
 			continue
 		}
-		grouped := acc.grouped[:0]
-		for _, m := range g.members {
-			for _, p := range m.postings {
-				if p.tf == 0 {
-					continue
-				}
-				if acc.gtf[p.doc] == 0 {
-					grouped = append(grouped, p.doc)
-				}
-				acc.gtf[p.doc] += m.alt * p.tf
-			}
-		}
+		grouped := acc.gather(g.members)
 		// The request's own word comes first in its group when the catalog
 		// has it: its documents lose what the synonyms add to it, the
 		// others all that the synonyms give.
@@ -449,8 +438,27 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			acc.matched[d] |= bit
 			acc.lose(d, synonymLoss(c, 0), g.segs, rq.nseg)
 		}
-		acc.grouped = grouped
 	}
+}
+
+// gather adds the term frequencies of a group's members, each weighted by
+// its alt, into acc.gtf, and returns (keeping in acc.grouped) the docs
+// whose gtf it made non-zero, in the order it met them.
+func (acc *accumulator) gather(members []resolvedTerm) []int32 {
+	grouped := acc.grouped[:0]
+	for _, m := range members {
+		for _, p := range m.postings {
+			if p.tf == 0 {
+				continue
+			}
+			if acc.gtf[p.doc] == 0 {
+				grouped = append(grouped, p.doc)
+			}
+			acc.gtf[p.doc] += m.alt * p.tf
+		}
+	}
+	acc.grouped = grouped
+	return grouped
 }
 
 // add adds c to doc's whole-request score and to its score for each

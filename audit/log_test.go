@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/internal/syncbuf"
 	"github.com/mcp-router/mcp-router/state"
 )
 
@@ -163,22 +163,7 @@ func (h *heldStore) Append(ctx context.Context, recs []audit.Record) error {
 }
 
 // syncBuffer is a log destination safe for the writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // With the writer behind and the queue full, Record returns at once and
 // drops the record, counting it (OnDrop, Dropped) and warning at most once

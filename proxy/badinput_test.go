@@ -35,6 +35,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/internal/syncbuf"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -372,22 +373,7 @@ func startRecHub(t *testing.T, rec *recorder, ups ...UpstreamConfig) *Hub {
 }
 
 // syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 func TestBI01InvalidJSON(t *testing.T) {
 	rec := &recorder{}

@@ -41,7 +41,7 @@ const serverB = 1
 // per-field frequencies. Called by refresh under the write lock.
 func (ix *Index) buildServers() {
 	ix.servers = serverIndex{}
-	if ix.opts.ServerWeight <= 0 {
+	if ix.opts.ServerWeight <= 0 || !ix.anyUpstream() {
 		return
 	}
 	num := make(map[string]int32, len(ix.byUpstream))
@@ -52,9 +52,11 @@ func (ix *Index) buildServers() {
 		if !d.live {
 			continue
 		}
+		// A tool that names no upstream is a server of its own, not one
+		// of a single server made of every such tool.
 		s, ok := num[d.tool.Upstream]
-		if !ok {
-			s = int32(len(num))
+		if !ok || d.tool.Upstream == "" {
+			s = int32(len(lens))
 			num[d.tool.Upstream] = s
 			lens = append(lens, 0)
 			ntools = append(ntools, 0)
@@ -67,7 +69,7 @@ func (ix *Index) buildServers() {
 			}
 		}
 	}
-	ix.servers.n = len(num)
+	ix.servers.n = len(lens)
 	// The domain field repeats on every tool of a server: count it once.
 	tfs := map[int32]map[int32]float32{}
 	total := float32(0)
@@ -186,4 +188,15 @@ func (ix *Index) liftTools(acc *accumulator, beta float32) {
 			acc.lose(d, x, 0, 1)
 		}
 	}
+}
+
+// anyUpstream reports whether some live tool names its upstream: where
+// none does, there are no servers to tell apart.
+func (ix *Index) anyUpstream() bool {
+	for i := range ix.docs {
+		if ix.docs[i].live && ix.docs[i].tool.Upstream != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -77,3 +77,51 @@ func TestServerScoreOneUpstreamIsNoOp(t *testing.T) {
 		}
 	}
 }
+
+// A tool that names no upstream is a server of its own: tools without one
+// do not pool into one long server document that every named server
+// outscores, so a named server's tool does not climb past an equal match
+// for having a server.
+func TestToolsWithoutUpstreamAreServersOfTheirOwn(t *testing.T) {
+	loose := []Tool{{Name: "comment", Description: "Comment on an issue thread."}}
+	for _, w := range []string{"weather", "stock", "recipe", "flight", "hotel", "currency", "translate", "lyrics", "horoscope", "joke", "news", "movie"} {
+		loose = append(loose, Tool{Name: "get_" + w, Description: "Look up the " + w + " for a place or a name, with details."})
+	}
+	forum := []Tool{
+		{Name: "reply", Description: "Reply to an issue thread."},
+		{Name: "list_threads", Description: "List the forum's issue threads."},
+	}
+	build := func(weight float64) *Index {
+		ix := NewIndex(IndexOptions{ServerWeight: weight})
+		ix.SetUpstream("", loose)
+		ix.SetUpstream("forum", forum)
+		return ix
+	}
+	raw := func(hits []Hit, name string) float64 {
+		for _, h := range hits {
+			if h.Name == name {
+				return h.Raw
+			}
+		}
+		t.Fatalf("%s not ranked in %v", name, hits)
+		return 0
+	}
+	const req = "the issue thread"
+	on, off := build(0).Search(req, 0), build(-1).Search(req, 0)
+	gap := func(hits []Hit) float64 { return raw(hits, "comment") - raw(hits, "reply") }
+	if gap(on) < gap(off) {
+		t.Errorf("comment leads reply by %.3f with server scores, %.3f without; a tool without an upstream should lose no ground to one with", gap(on), gap(off))
+	}
+
+	// Where no tool names an upstream there are no servers to tell apart.
+	only := NewIndex(IndexOptions{})
+	only.SetUpstream("", loose)
+	bare := NewIndex(IndexOptions{ServerWeight: -1})
+	bare.SetUpstream("", loose)
+	a, b := only.Search("look up the weather", 0), bare.Search("look up the weather", 0)
+	for i := range min(len(a), len(b)) {
+		if a[i].Name != b[i].Name || a[i].Raw != b[i].Raw {
+			t.Fatalf("rank %d: %s %.4f with server scores, %s %.4f without", i, a[i].Name, a[i].Raw, b[i].Name, b[i].Raw)
+		}
+	}
+}

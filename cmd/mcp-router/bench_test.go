@@ -65,14 +65,14 @@ func BenchmarkCall(b *testing.B) {
 	remote := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
 	proxyURL, proxyPID := startHTTPServer(b, dir, nil, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
-	floorExe, floorArgs, floorEnv := floorCommand(b, "http", calcURL)
-	floorURL, floorPID := startHTTPServer(b, dir, floorEnv, floorExe, floorArgs...)
+	floorExe, floorEnv := floorCommand(b, "http")
+	floorURL, floorPID := startHTTPServer(b, dir, floorEnv, floorExe, calcURL)
 	everything, nodeMissing := npmServer("mcp-server-everything")
 	node := writeFile(b, dir, "node.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      everything: {command: %q}\n", everything))
 	stdioFloor := func(tb testing.TB, args ...string) (*client.Client, func() int) {
-		exe, fwd, env := floorCommand(tb, "stdio", args...)
-		return stdioClientPID(tb, env, exe, fwd...)
+		exe, env := floorCommand(tb, "stdio")
+		return stdioClientPID(tb, env, exe, args...)
 	}
 	arms := []struct {
 		transport, name, tool string

@@ -54,16 +54,15 @@ func runFloorIfAsked() {
 	os.Exit(0)
 }
 
-// floorCommand is the command line that runs this test binary as the
-// forwarder of the given mode in front of args, and the environment it
-// needs.
-func floorCommand(tb testing.TB, mode string, args ...string) (exe string, fwdArgs, env []string) {
+// floorCommand is the command (this test binary) and the environment that
+// run the forwarder of the given mode; its arguments follow the command.
+func floorCommand(tb testing.TB, mode string) (exe string, env []string) {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return exe, args, []string{floorEnvVar + "=" + mode}
+	return exe, []string{floorEnvVar + "=" + mode}
 }
 
 // floorStdio runs args as a child and copies bytes both ways until the
@@ -147,8 +146,8 @@ func TestFloorForwardsCalls(t *testing.T) {
 		}
 	}
 	t.Run("stdio", func(t *testing.T) {
-		exe, args, env := floorCommand(t, "stdio", bin, "builtin", "calculator")
-		c, _ := stdioClientPID(t, env, exe, args...)
+		exe, env := floorCommand(t, "stdio")
+		c, _ := stdioClientPID(t, env, exe, bin, "builtin", "calculator")
 		add(t, c)
 		// Close ends the forwarder's stdin and waits: nil means it exited
 		// by itself with status 0, which it does only once its child has.
@@ -158,8 +157,8 @@ func TestFloorForwardsCalls(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		calcURL, _ := startHTTPServer(t, dir, nil, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
-		exe, args, env := floorCommand(t, "http", calcURL)
-		floorURL, _ := startHTTPServer(t, dir, env, exe, args...)
+		exe, env := floorCommand(t, "http")
+		floorURL, _ := startHTTPServer(t, dir, env, exe, calcURL)
 		add(t, httpClient(t, floorURL+"/mcp"))
 	})
 }

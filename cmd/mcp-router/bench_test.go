@@ -22,45 +22,73 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// BenchmarkCall measures tools/call on the built-in calculator, each arm a
-// real process as an MCP client starts or reaches it, over stdio and over
-// streamable HTTP:
+// BenchmarkCall measures tools/call, each arm a real process as an MCP
+// client starts or reaches it, over stdio and over streamable HTTP, on the
+// built-in calculator and on a real npm server:
 //
-//	stdio/direct   client -stdio-> mcp-router builtin calculator
-//	stdio/proxy    client -stdio-> mcp-router serve -stdio-> builtin calculator (child)
-//	stdio/inproc   client -stdio-> mcp-router serve (calculator in-process)
-//	http/direct    client -HTTP->  mcp-router builtin calculator --http
-//	http/proxy     client -HTTP->  mcp-router serve --http -HTTP-> the same calculator
+//	stdio/direct       client -stdio-> mcp-router builtin calculator
+//	stdio/proxy        client -stdio-> mcp-router serve -stdio-> builtin calculator (child)
+//	stdio/inproc       client -stdio-> mcp-router serve (calculator in-process)
+//	stdio/floor        client -stdio-> byte copier -stdio-> builtin calculator (child)
+//	http/direct        client -HTTP->  mcp-router builtin calculator --http
+//	http/proxy         client -HTTP->  mcp-router serve --http -HTTP-> the same calculator
+//	http/floor         client -HTTP->  httputil.ReverseProxy -HTTP-> the same calculator
+//	stdio-node/direct  client -stdio-> server-everything (Node), its get-sum tool
+//	stdio-node/proxy   client -stdio-> mcp-router serve -stdio-> server-everything (child)
+//	stdio-node/floor   client -stdio-> byte copier -stdio-> server-everything (child)
 //
-// The direct and proxy arms of a transport reach the same upstream the same
-// way, so their difference is the gateway's cost. Each reports ns/op
-// (throughput at the given concurrency), p50/p99 latency and, on Linux,
-// server_cpu_µs: the CPU time per call of the process the client talks to
-// (the calculator direct, the gateway alone through it), which a busy
-// machine disturbs far less than throughput. scripts/bench prints them as
-// a table with ratios to direct, all from one run.
+// The arms of a transport reach the same upstream the same way, so proxy
+// against direct is the gateway's cost, and proxy against floor is what
+// the gateway costs beyond a process in the middle that only passes bytes
+// (this test binary re-executed as a forwarder, see floorEnvVar): two more
+// pipe or socket hops and the wakeups of a third process on the same
+// cores. The calculator answers in tens of microseconds, so any middle
+// shows in full; server-everything is an upstream of the cost a user
+// runs. Each reports ns/op (throughput at the given concurrency), p50/p99
+// latency and, on Linux, server_cpu_µs: the CPU time per call of the
+// process the client talks to (the upstream direct, the gateway or the
+// forwarder alone through it), which a busy machine disturbs far less than
+// throughput. The stdio-node arms skip without node_modules or node.
+// scripts/bench prints them as one table with ratios to direct and to
+// floor, all from one run.
+//
+// An arm's processes start once, in the first round of its sub-benchmark,
+// and serve every later round, so the rounds that ramp b.N up also warm
+// them (a JIT, a grown heap) before the round that counts.
 func BenchmarkCall(b *testing.B) {
 	bin := buildBinary(b)
 	dir := b.TempDir()
-	calcURL, calcPID := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
+	calcURL, calcPID := startHTTPServer(b, dir, nil, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
 	inproc := writeFile(b, dir, "inproc.yaml", "profiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n")
 	child := writeFile(b, dir, "child.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {command: %q, args: [builtin, calculator]}\n", bin))
 	remote := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
-	proxyURL, proxyPID := startHTTPServer(b, dir, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
+	proxyURL, proxyPID := startHTTPServer(b, dir, nil, bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
+	floorExe, floorEnv := floorCommand(b, "http")
+	floorURL, floorPID := startHTTPServer(b, dir, floorEnv, floorExe, calcURL)
+	everything, nodeMissing := npmServer("mcp-server-everything")
+	node := writeFile(b, dir, "node.yaml", fmt.Sprintf(
+		"profiles:\n  default:\n    upstreams:\n      everything: {command: %q}\n", everything))
+	stdioFloor := func(tb testing.TB, args ...string) (*client.Client, func() int) {
+		exe, env := floorCommand(tb, "stdio")
+		return stdioClientPID(tb, env, exe, args...)
+	}
 	arms := []struct {
 		transport, name, tool string
 		dial                  func(testing.TB) (*client.Client, func() int)
 	}{
 		{"stdio", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, bin, "builtin", "calculator")
+			return stdioClientPID(tb, nil, bin, "builtin", "calculator")
 		}},
 		{"stdio", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, bin, "serve", "--config", child, "--log-level", "error")
+			return stdioClientPID(tb, nil, bin, "serve", "--config", child, "--log-level", "error")
 		}},
 		{"stdio", "inproc", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, bin, "serve", "--config", inproc, "--log-level", "error")
+			return stdioClientPID(tb, nil, bin, "serve", "--config", inproc, "--log-level", "error")
+		}},
+		{"stdio", "floor", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioFloor(tb, bin, "builtin", "calculator")
 		}},
 		{"http", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
 			return httpClient(tb, calcURL+"/mcp"), func() int { return calcPID }
@@ -68,24 +96,91 @@ func BenchmarkCall(b *testing.B) {
 		{"http", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
 			return httpClient(tb, proxyURL+"/mcp"), func() int { return proxyPID }
 		}},
+		{"http", "floor", "add", func(tb testing.TB) (*client.Client, func() int) {
+			return httpClient(tb, floorURL+"/mcp"), func() int { return floorPID }
+		}},
+		{"stdio-node", "direct", "get-sum", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, nil, everything)
+		}},
+		{"stdio-node", "proxy", "everything_get-sum", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioClientPID(tb, nil, bin, "serve", "--config", node, "--log-level", "error")
+		}},
+		{"stdio-node", "floor", "get-sum", func(tb testing.TB) (*client.Client, func() int) {
+			return stdioFloor(tb, everything)
+		}},
 	}
 	for _, conc := range []int{1, 8, 32} {
 		for _, arm := range arms {
+			var (
+				kept = &lasting{}
+				c    *client.Client
+				pid  func() int
+			)
 			b.Run(fmt.Sprintf("%s/%s/conc=%d", arm.transport, arm.name, conc), func(b *testing.B) {
-				c, pid := arm.dial(b)
+				if arm.transport == "stdio-node" && nodeMissing != "" {
+					b.Skip(nodeMissing)
+				}
+				if c == nil {
+					kept.TB = b
+					c, pid = arm.dial(kept)
+					// A gateway answers initialize before its upstreams
+					// connect: the first call waits for a Node start, which
+					// would skew how b.N ramps up. It is not measured.
+					if res, err := c.CallTool(b.Context(), addRequest(arm.tool)); err != nil || res.IsError {
+						b.Fatalf("first call of %s: %v %v", arm.tool, err, res)
+					}
+				}
 				benchCalls(b, c, pid(), arm.tool, conc)
 			})
+			kept.end()
 		}
 	}
 }
 
-// startHTTPServer runs bin with args (a command given --http 127.0.0.1:0),
+// lasting is a testing.TB whose Cleanup keeps what it is given until end,
+// so what the first round of a sub-benchmark starts outlives the round.
+// Everything else goes to the sub-benchmark's own B, which is the same in
+// every round. Its users must not call TempDir or Setenv, which would
+// still end with the round.
+type lasting struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (l *lasting) Cleanup(f func()) { l.cleanups = append(l.cleanups, f) }
+
+// end runs the cleanups, last first, as testing does.
+func (l *lasting) end() {
+	for i := len(l.cleanups) - 1; i >= 0; i-- {
+		l.cleanups[i]()
+	}
+	l.cleanups = nil
+}
+
+// npmServer is the path of an npm MCP server's command in the
+// repository's node_modules, or why it cannot run here.
+func npmServer(name string) (path, missing string) {
+	path, err := filepath.Abs(filepath.Join("..", "..", "node_modules", ".bin", name))
+	if err != nil {
+		return "", err.Error()
+	}
+	if _, err := os.Stat(path); err != nil {
+		return path, fmt.Sprintf("%s is not installed (run npm ci at the repository root): %v", name, err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return path, fmt.Sprintf("%s needs node on PATH: %v", name, err)
+	}
+	return path, ""
+}
+
+// startHTTPServer runs bin with args (a command given --http 127.0.0.1:0)
+// and env added to an isolated environment,
 // stops it when tb ends, and returns its base URL (without /mcp) as it logs
 // it, and its process id.
-func startHTTPServer(tb testing.TB, dir, bin string, args ...string) (string, int) {
+func startHTTPServer(tb testing.TB, dir string, env []string, bin string, args ...string) (string, int) {
 	tb.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = isolatedEnv(dir, "NO_COLOR=1")
+	cmd.Env = append(isolatedEnv(dir, "NO_COLOR=1"), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -147,15 +242,16 @@ func writeFile(tb testing.TB, dir, name, content string) string {
 // stdioClient starts bin with args as a stdio MCP server and initializes.
 func stdioClient(tb testing.TB, bin string, args ...string) *client.Client {
 	tb.Helper()
-	c, _ := stdioClientPID(tb, bin, args...)
+	c, _ := stdioClientPID(tb, nil, bin, args...)
 	return c
 }
 
-// stdioClientPID is stdioClient, and says the server's process id.
-func stdioClientPID(tb testing.TB, bin string, args ...string) (c *client.Client, pid func() int) {
+// stdioClientPID is stdioClient with env added to this process's
+// environment, and says the server's process id.
+func stdioClientPID(tb testing.TB, env []string, bin string, args ...string) (c *client.Client, pid func() int) {
 	tb.Helper()
 	var cmd *exec.Cmd
-	tr := transport.NewStdioWithOptions(bin, nil, args, transport.WithCommandFunc(
+	tr := transport.NewStdioWithOptions(bin, env, args, transport.WithCommandFunc(
 		func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd = exec.CommandContext(ctx, command, args...)
 			cmd.Env = append(os.Environ(), env...)
@@ -185,9 +281,7 @@ func startClient(tb testing.TB, c *client.Client) *client.Client {
 // percentiles and the CPU time per call of the server process pid
 // alongside ns/op.
 func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = map[string]any{"a": 2, "b": 3}
+	req := addRequest(tool)
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
 	i := 0
@@ -222,6 +316,14 @@ func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) 
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_µs")
+}
+
+// addRequest calls tool, which adds its arguments a and b, on 2 and 3.
+func addRequest(tool string) mcp.CallToolRequest {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = map[string]any{"a": 2, "b": 3}
+	return req
 }
 
 // processCPU is the user and system CPU time pid has used so far, read
@@ -269,7 +371,7 @@ func BenchmarkServeCall(b *testing.B) {
 		benchCalls(b, c, os.Getpid(), "calculator_add", 1)
 	})
 	b.Run("http", func(b *testing.B) {
-		calcURL, _ := startHTTPServer(b, dir, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
+		calcURL, _ := startHTTPServer(b, dir, nil, bin, "builtin", "calculator", "--http", "127.0.0.1:0")
 		cfg := writeFile(b, dir, "remote.yaml", fmt.Sprintf(
 			"profiles:\n  default:\n    upstreams:\n      calculator: {url: %q}\n", calcURL+"/mcp"))
 		logR, logW := io.Pipe()

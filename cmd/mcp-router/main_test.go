@@ -14,6 +14,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeupstream.MaybeRun()
+	runFloorIfAsked()
 	// Keep pins and caches of the tests out of the user's state directory.
 	state, err := os.MkdirTemp("", "mcp-router-state")
 	if err != nil {

@@ -57,7 +57,7 @@ var rooms = map[string]string{
 	"stdioorder.go":  "server",
 	"sessionkey.go":  "server",
 	"sessionseal.go": "server",
-	"tracing.go":     "server",
+	"tracing.go":     "hub",
 
 	"metatools.go": "meta-tools",
 	"discover.go":  "meta-tools",
@@ -80,20 +80,23 @@ var rooms = map[string]string{
 	"restart.go":   "hub",
 	"startup.go":   "hub",
 	"auditcall.go": "hub",
-	"relay.go":     "hub",
+	"requests.go":  "hub",
 
-	"vet.go":         "integrity",
-	"shadow.go":      "integrity",
-	"resultscan.go":  "integrity",
-	"secretscrub.go": "integrity",
+	"vet.go":        "integrity",
+	"shadow.go":     "integrity",
+	"resultscan.go": "integrity",
 
 	"upstream.go":        "upstream",
+	"upstream_env.go":    "upstream",
+	"attempt.go":         "upstream",
+	"relay.go":           "upstream",
+	"secretscrub.go":     "upstream",
 	"upstream_config.go": "upstream",
 	"dial.go":            "upstream",
-	"drain.go":           "hub",
+	"drain.go":           "upstream",
 	"deadline.go":        "upstream",
 	"notifylimit.go":     "upstream",
-	"progress.go":        "hub",
+	"progress.go":        "upstream",
 	"listing.go":         "upstream",
 	"rawtools.go":        "upstream",
 	"authrequired.go":    "upstream",
@@ -118,7 +121,7 @@ var rooms = map[string]string{
 
 // sealedRooms may not use a name of a room above them at all: the
 // upstream reaches its owner only through upstreamHost.
-var sealedRooms = []string{}
+var sealedRooms = []string{"upstream"}
 
 // allowedUp lists the uses, "room: name", that a sealed room may make of
 // a room above it, each with its reason.

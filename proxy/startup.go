@@ -93,10 +93,7 @@ func (h *Hub) pendingOwner(name string) *upstream {
 		if !strings.HasPrefix(name, u.cfg.Prefix) || (best != nil && len(u.cfg.Prefix) <= len(best.cfg.Prefix)) {
 			continue
 		}
-		u.mu.Lock()
-		never := u.connectedAt.IsZero()
-		u.mu.Unlock()
-		if never || u.starting() { // connected, its catalog not yet published
+		if u.neverConnected() || u.starting() { // connected, its catalog not yet published
 			best = u
 		}
 	}

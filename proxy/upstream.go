@@ -320,6 +320,14 @@ func (u *upstream) connected(c *conn, offer listing) {
 	u.env.listed(u, u.starting())
 }
 
+// neverConnected reports whether the upstream has not connected once in
+// this run.
+func (u *upstream) neverConnected() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.connectedAt.IsZero()
+}
+
 // starting reports whether the upstream is still on its first attempt.
 func (u *upstream) starting() bool {
 	select {

@@ -119,40 +119,40 @@ var rooms = map[string]string{
 	"doc.go":     "shared",
 }
 
-// sealedRooms may not use a name of a room above them at all: the
-// upstream reaches its owner only through upstreamHost.
+// sealedRooms may not use a name of a room above them at all: an
+// upstream reaches its owner only through the upstreamEnv it is handed.
 var sealedRooms = []string{"upstream"}
 
 // allowedUp lists the uses, "room: name", that a sealed room may make of
-// a room above it, each with its reason.
+// a room above it, each with its reason. None has to stay today.
 var allowedUp = map[string]string{}
 
 // TestRoomsFlowOneWay counts, per room of package proxy, the uses of names
 // declared in a room above, and fails when a sealed room has any (beyond
 // allowedUp) or when a file has no room. Run it with -v for the counts.
 func TestRoomsFlowOneWay(t *testing.T) {
-	h := loadRooms(t)
+	p := loadRooms(t)
 	rank := map[string]int{}
 	for i, level := range roomLevels {
 		for _, r := range level {
 			rank[r] = i
 		}
 	}
-	for _, f := range h.allFiles {
+	for _, f := range p.allFiles {
 		if _, ok := rank[rooms[f]]; !ok {
 			t.Errorf("%s has no room: give it one in rooms (rooms_test.go)", f)
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(rooms)) {
-		if !slices.Contains(h.allFiles, f) {
+		if !slices.Contains(p.allFiles, f) {
 			t.Errorf("rooms names %s, which is not a file of the package: remove it", f)
 		}
 	}
 	if t.Failed() {
 		return
 	}
-	ups := h.usesUp(rank)
-	t.Logf("files per room: %s", h.filesPerRoom())
+	ups := p.usesUp(rank)
+	t.Logf("files per room: %s", p.filesPerRoom())
 	t.Logf("uses running back up: %d", len(ups))
 	for _, line := range summarize(ups) {
 		t.Log(line)
@@ -229,7 +229,7 @@ func exportData(t *testing.T) map[string]string {
 		t.Fatalf("the go command is needed to read the dependencies' export data: %v", err)
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(goCmd, "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".")
+	cmd := exec.CommandContext(t.Context(), goCmd, "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

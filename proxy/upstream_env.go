@@ -10,7 +10,9 @@ import (
 // upstreamEnv is what an upstream needs from the one that owns it, handed
 // to it at creation: settings, the shared progress router and relay, the
 // vetting of what it lists, and who hears that its listing changed. The
-// hub fills it (Hub.upstreamEnv) with its options, defaults applied.
+// hub fills it (Hub.upstreamEnv) with its options, defaults applied: the
+// durations and bounds here have no defaults of their own, and a zero
+// maxInFlight would admit no call.
 // An upstream reaches nothing above it but through these, so data flows
 // one way, hub to upstream; TestRoomsFlowOneWay holds it to that.
 type upstreamEnv struct {

@@ -12,9 +12,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
+
+// BuiltinFunc builds a built-in server by name with its flags.
+type BuiltinFunc func(name string, args []string) (*server.MCPServer, error)
 
 // dial opens a client connection to an upstream by its transport; a
 // stdio child's stderr goes to stderr, which outlives the child. The

@@ -15,9 +15,12 @@
 // [Relay] the server gives it. The wire package (internal/wire) imports
 // nothing of this one, and integrity (proxy/integrity) is called by the
 // hub and knows nothing of it. The routing, planner and executor packages
-// sit beside the server, called by it. One use still runs back up inside
-// the package: an upstream holds its hub, for the shared metrics, relay,
-// progress and pins.
+// sit beside the server, called by it. An upstream does not hold its hub:
+// what it needs from its owner (settings, metrics, the progress router,
+// the relay, vetting, and whom to tell of a new listing) is handed to it
+// at creation in an upstreamEnv, which the hub fills. TestRoomsFlowOneWay
+// maps each file to its room, counts the uses of names of a room above,
+// and fails when the upstream room has any.
 //
 // # Rooms
 //
@@ -41,19 +44,25 @@
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
 // "did you mean" (catalog.go, names.go, suggest.go), the checks of a
 // call's arguments against the tool's schema (argcheck.go), the quotas of
-// each principal (quota.go), the listings an upstream announces (listing.go),
-// the embedding index (indexer.go), the relay to the server (relay.go),
-// progress (progress.go), restarts and draining (restart.go, drain.go),
-// start-up as people see it (startup.go), health (health.go), audit
-// records (auditcall.go) and traces (tracing.go).
+// each principal (quota.go), the embedding index (indexer.go),
+// completions and resource subscriptions passed to an upstream
+// (requests.go), restarts (restart.go), the tools of upstreams still
+// starting (startup.go), health (health.go), audit records (auditcall.go)
+// and traces (tracing.go).
 //
 // The upstreams: one upstream's life in upstream.go (connect, handshake,
-// call, reconnect behind a breaker) and its configuration in
-// upstream_config.go; dialling by transport (dial.go), the stdio child
-// (stdio*.go, reap_*.go, killgroup_unix.go, stderrlog.go), HTTP bounds and
-// redirects (httpbound.go, redirect.go), the call deadlines (deadline.go),
-// the notification limit (notifylimit.go), and tool schemas kept as sent
-// (rawtools.go).
+// call, reconnect behind a breaker), its configuration in
+// upstream_config.go and what it needs from its owner in upstream_env.go;
+// an attempt as people see it, its phase and why it failed (attempt.go);
+// dialling by transport (dial.go), the stdio child (stdio*.go, reap_*.go,
+// killgroup_unix.go, stderrlog.go), HTTP bounds and redirects
+// (httpbound.go, redirect.go), the call deadlines (deadline.go), draining
+// on close (drain.go), the listings it fetches (listing.go) and tool
+// schemas kept as sent (rawtools.go), the notification limit
+// (notifylimit.go), progress routed back to callers (progress.go), what it
+// asks of or tells a client, passed to the relay (relay.go), and its
+// configured secrets kept out of its errors, logs and progress
+// (secretscrub.go).
 //
 // The wire (internal/wire): every JSON-RPC message that crosses an edge
 // is checked there before mcp-go reads it: client messages by the
@@ -64,9 +73,8 @@
 // the HTTP server's timeouts (httpserver.go).
 //
 // Integrity, the glue between the hub and proxy/integrity: tool pins and
-// poisoning scans of listings (vet.go, shadow.go), screening of results
-// (resultscan.go) and scrubbing configured secrets from what upstreams
-// send back (secretscrub.go).
+// poisoning scans of listings (vet.go, shadow.go), and screening of
+// results and upstream errors (resultscan.go).
 //
 // What every room uses: who is calling, the principal and the session of
 // a context (caller.go), failure kinds and sentinels (errors.go),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -13,14 +12,10 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
-
-// BuiltinFunc builds a built-in server by name with its flags.
-type BuiltinFunc func(name string, args []string) (*server.MCPServer, error)
 
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
@@ -165,13 +160,39 @@ func NewHub(opts Options) *Hub {
 		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
+	env := h.upstreamEnv()
 	for _, cfg := range cfgs {
-		u := newUpstream(h, cfg)
+		u := newUpstream(cfg, env)
 		h.upstreams = append(h.upstreams, u)
 		h.byName[cfg.Name] = u
 	}
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
 	return h
+}
+
+// upstreamEnv is what the hub hands each upstream: its options, the
+// progress router and relay it shares with them, vetting against its pins
+// and catalog, and the catalog's rebuild when a listing changes.
+func (h *Hub) upstreamEnv() upstreamEnv {
+	o := h.opts
+	return upstreamEnv{
+		logger: h.logger, metrics: o.Metrics, builtin: o.Builtin, version: o.Version,
+		initTimeout: o.InitTimeout, backoffMin: o.BackoffMin, backoffMax: o.BackoffMax,
+		refreshDebounce: o.RefreshDebounce, reconnectWait: o.ReconnectWait,
+		maxInFlight: o.MaxInFlight, maxQueue: o.MaxQueue, notifications: o.Notifications,
+		progress: &h.progress, relay: h.relayTo, vet: h.vet, listed: h.listed,
+	}
+}
+
+// listed rebuilds the catalog for an upstream's new listing: on its first
+// attempt the upstream joins (names go by upstream name order), later it
+// keeps what names it has.
+func (h *Hub) listed(u *upstream, first bool) {
+	if first {
+		h.join(u)
+		return
+	}
+	h.rebuild()
 }
 
 // Launch starts connecting every upstream concurrently and returns at
@@ -290,6 +311,16 @@ func (h *Hub) Follow(fn func(*Catalog)) {
 	defer h.rebuildMu.Unlock()
 	h.listeners = append(h.listeners, fn)
 	fn(h.Catalog())
+}
+
+// SetRelay sets where upstream requests and notifications for clients go.
+func (h *Hub) SetRelay(r Relay) { h.relay.Store(&r) }
+
+func (h *Hub) relayTo() Relay {
+	if r := h.relay.Load(); r != nil {
+		return *r
+	}
+	return nil
 }
 
 // Metrics returns the hub's metrics (nil when off).
@@ -513,24 +544,6 @@ func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
 	}
 	return withoutURL(err)
 }
-
-// withoutURL keeps an HTTP upstream's URL, which may carry credentials in
-// its path or query, out of an error's text; the chain stays for errors.Is.
-func withoutURL(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) || ue.URL == "" {
-		return err
-	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
-}
-
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
 
 // ReadResource reads a resource from the upstream that offers it.
 func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

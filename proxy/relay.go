@@ -8,15 +8,15 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Relay is where the hub sends what an upstream asks of, or tells, the
-// client on whose behalf it is working: sampling and elicitation requests
-// and log messages go to the client whose call caused them, and to no
-// other; resource updates go to the clients subscribed to the URI.
-// The Server implements it.
+// Relay is where what an upstream asks of, or tells, the client on whose
+// behalf it is working goes: sampling and elicitation requests and log
+// messages go to the client whose call caused them, and to no other;
+// resource updates go to the clients subscribed to the URI. The Server
+// implements it and sets it with [Hub.SetRelay]; the hub hands it on to
+// each upstream.
 type Relay interface {
 	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
@@ -35,16 +35,6 @@ var ErrNoCaller = errors.New("no client call in progress on this upstream to ask
 // client's answer into the call.
 var ErrAmbiguousCaller = errors.New("calls of several clients are in progress on this upstream " +
 	"and the request does not show which one it belongs to")
-
-// SetRelay sets where upstream requests and notifications for clients go.
-func (h *Hub) SetRelay(r Relay) { h.relay.Store(&r) }
-
-func (h *Hub) relayTo() Relay {
-	if r := h.relay.Load(); r != nil {
-		return *r
-	}
-	return nil
-}
 
 // callers tracks the client contexts of the calls in progress on one
 // upstream, so that what the upstream sends mid-call reaches the client of
@@ -156,7 +146,7 @@ func (e elicitationHandler) Elicit(hint context.Context, req mcp.ElicitationRequ
 // belongs to, or why there is none (the upstream gets it as a JSON-RPC
 // error).
 func (u *upstream) caller(hint context.Context, method string) (context.Context, Relay, error) {
-	r := u.hub.relayTo()
+	r := u.env.relay()
 	if r == nil {
 		return nil, nil, fmt.Errorf("%s: %w", method, ErrNoCaller)
 	}
@@ -180,7 +170,7 @@ func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 	}
 	msg.Method = string(mcp.MethodNotificationMessage)
 	msg.Params.Data = u.scrub.value(msg.Params.Data) // no configured secret reaches a client
-	r := u.hub.relayTo()
+	r := u.env.relay()
 	//lint:ignore SA1012 a nil hint is owner's way to say the message names no call
 	ctx, err := u.calls.owner(nil)
 	if r == nil || err != nil {
@@ -192,106 +182,7 @@ func (u *upstream) relayLog(n mcp.JSONRPCNotification) {
 
 func (u *upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
 	uri, _ := n.Params.AdditionalFields["uri"].(string)
-	if r := u.hub.relayTo(); r != nil && uri != "" {
+	if r := u.env.relay(); r != nil && uri != "" {
 		r.ResourceUpdated(uri)
 	}
-}
-
-// Complete asks the upstream that owns a prompt or resource template for
-// argument completions; the reference is rewritten to the upstream's own
-// prompt name.
-func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	var up string
-	switch ref := params.Ref.(type) {
-	case mcp.PromptReference:
-		p, ok := h.Catalog().Prompt(ref.Name)
-		if !ok {
-			return nil, fmt.Errorf("unknown prompt %q", ref.Name)
-		}
-		up, ref.Name = p.Upstream, p.Original
-		params.Ref = ref
-	case mcp.ResourceReference:
-		up = h.Catalog().resourceOwner(ref.URI)
-		if up == "" {
-			return nil, fmt.Errorf("no upstream offers resource %q", ref.URI)
-		}
-	default:
-		return nil, fmt.Errorf("unknown completion reference %T", params.Ref)
-	}
-	c, u, err := h.connOf(up)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
-	defer cancel()
-	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
-	defer done()
-	req := mcp.CompleteRequest{Params: params}
-	res, err := c.client.Complete(ctx, req)
-	if err != nil {
-		return nil, h.errorText(u.cfg, u.scrub, "completion", err)
-	}
-	return res, nil
-}
-
-// Subscribe asks the upstream that offers uri for its updates (when it
-// can send them), or, with subscribe false, to stop.
-func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
-	up := h.Catalog().resourceOwner(uri)
-	if up == "" {
-		return fmt.Errorf("no upstream offers resource %q", uri)
-	}
-	c, u, err := h.connOf(up)
-	if err != nil {
-		return err
-	}
-	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
-		return nil // it sends no updates; nothing to ask
-	}
-	method := "resources/unsubscribe"
-	if subscribe {
-		method = "resources/subscribe"
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
-	defer cancel()
-	id := h.subID.Add(1)
-	resp, err := c.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(fmt.Sprintf("mcp-router-sub-%d", id)),
-		Method: method, Params: map[string]any{"uri": uri},
-	})
-	if err != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, err))
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, errors.New(resp.Error.Message)))
-	}
-	return nil
-}
-
-func (h *Hub) connOf(upstreamName string) (*conn, *upstream, error) {
-	u, ok := h.byName[upstreamName]
-	if !ok {
-		return nil, nil, fmt.Errorf("unknown upstream %q", upstreamName)
-	}
-	c, err := u.current()
-	if err != nil {
-		return nil, nil, fmt.Errorf("upstream %s: %w", upstreamName, err)
-	}
-	return c, u, nil
-}
-
-// resourceOwner is the upstream offering uri: by its resources, else by
-// the one upstream whose resource templates could produce it.
-func (c *Catalog) resourceOwner(uri string) string {
-	for _, r := range c.Resources {
-		if r.Def.URI == uri {
-			return r.Upstream
-		}
-	}
-	for _, t := range c.Templates {
-		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return t.Upstream
-		}
-	}
-	return ""
 }

@@ -18,11 +18,6 @@ func (h *Hub) Restart(name string) error {
 	if !ok {
 		return fmt.Errorf("restarting %s: no such upstream", name)
 	}
-	u.mu.Lock()
-	c := u.conn
-	u.mu.Unlock()
-	if c != nil {
-		c.markLost(ErrRestartRequested)
-	}
+	u.giveUp(ErrRestartRequested)
 	return nil
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -194,4 +195,24 @@ func joinedText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// errorText is the text of an upstream's error as a model or the log may
+// see it: without the upstream's URL and configured secrets, and screened
+// for secrets and injection markers under the upstream's result policy,
+// like a tool result. The chain stays for errors.Is and errors.As.
+func (h *Hub) errorText(cfg UpstreamConfig, scrub *scrubber, tool string, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = scrub.err(withoutURL(err))
+	var timeout *timeoutError
+	if errors.As(err, &timeout) {
+		return err // our own text, naming a limit
+	}
+	msg := err.Error()
+	if clean := h.screenText(cfg, tool, msg); clean != msg {
+		return &scrubbedError{msg: clean, err: err}
+	}
+	return err
 }

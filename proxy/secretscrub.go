@@ -280,22 +280,20 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// errorText is the text of an upstream's error as a model or the log may
-// see it: without the upstream's URL and configured secrets, and screened
-// for secrets and injection markers under the upstream's result policy,
-// like a tool result. The chain stays for errors.Is and errors.As.
-func (h *Hub) errorText(cfg UpstreamConfig, scrub *scrubber, tool string, err error) error {
-	if err == nil {
-		return nil
+// withoutURL keeps an HTTP upstream's URL, which may carry credentials in
+// its path or query, out of an error's text; the chain stays for errors.Is.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.URL == "" {
+		return err
 	}
-	err = scrub.err(withoutURL(err))
-	var timeout *timeoutError
-	if errors.As(err, &timeout) {
-		return err // our own text, naming a limit
-	}
-	msg := err.Error()
-	if clean := h.screenText(cfg, tool, msg); clean != msg {
-		return &scrubbedError{msg: clean, err: err}
-	}
-	return err
+	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
 }
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }

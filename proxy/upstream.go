@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -41,7 +42,7 @@ type listing struct {
 // upstream is one upstream server and the loop that keeps it connected.
 type upstream struct {
 	cfg       UpstreamConfig
-	hub       *Hub
+	env       upstreamEnv // what it needs from its owner
 	logger    *slog.Logger
 	stderrLog *stderrLog    // a stdio child's stderr, across restarts
 	scrub     *scrubber     // the configured secrets, kept out of errors and logs
@@ -75,21 +76,21 @@ type upstream struct {
 	protocol    string        // protocol version the upstream answered initialize with
 }
 
-func newUpstream(h *Hub, cfg UpstreamConfig) *upstream {
+func newUpstream(cfg UpstreamConfig, env upstreamEnv) *upstream {
 	scrub := newScrubber(cfg)
-	logger := scrubLogger(h.logger, scrub).With("upstream", cfg.Name)
+	logger := scrubLogger(env.logger, scrub).With("upstream", cfg.Name)
 	return &upstream{
 		cfg:       cfg,
-		hub:       h,
+		env:       env,
 		scrub:     scrub,
 		logger:    logger,
 		stderrLog: newStderrLog(logger),
 		refresh:   make(chan struct{}, 1),
-		slots:     make(chan struct{}, h.opts.MaxInFlight),
+		slots:     make(chan struct{}, env.maxInFlight),
 		ready:     make(chan struct{}),
 		first:     make(chan struct{}),
 		state:     StateConnecting,
-		notes:     newNotifyLimiter(cfg.Name, h.opts.Notifications, logger, h.opts.Metrics),
+		notes:     newNotifyLimiter(cfg.Name, env.notifications, logger, env.metrics),
 	}
 }
 
@@ -101,7 +102,7 @@ func (u *upstream) run(ctx context.Context) {
 	u.mu.Lock()
 	u.startedAt = time.Now()
 	u.mu.Unlock()
-	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnecting))
+	u.env.metrics.UpstreamState(u.cfg.Name, string(StateConnecting))
 	attempt := 0
 	for {
 		started := time.Now()
@@ -111,10 +112,10 @@ func (u *upstream) run(ctx context.Context) {
 			return
 		}
 		u.setState(StateFailed, err)
-		if time.Since(started) > u.hub.opts.BackoffMax {
+		if time.Since(started) > u.env.backoffMax {
 			attempt = 0
 		}
-		delay := backoff(attempt, u.hub.opts.BackoffMin, u.hub.opts.BackoffMax)
+		delay := backoff(attempt, u.env.backoffMin, u.env.backoffMax)
 		attempt++
 		u.mu.Lock()
 		if u.connectedAt.Before(started) { // this attempt never connected
@@ -129,7 +130,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		u.mu.Lock()
 		u.restarts++
-		u.hub.opts.Metrics.UpstreamRestart(u.cfg.Name)
+		u.env.metrics.UpstreamRestart(u.cfg.Name)
 		u.mu.Unlock()
 	}
 }
@@ -191,20 +192,20 @@ func (u *upstream) session(ctx context.Context) error {
 
 func (u *upstream) dial(ctx context.Context, tail *lineTail) (*conn, error) {
 	if u.cfg.Transport == TransportBuiltin {
-		if u.hub.opts.Builtin == nil {
+		if u.env.builtin == nil {
 			return nil, fmt.Errorf("builtin %s: no built-in servers in this build", u.cfg.Builtin)
 		}
-		return dialInProcess(ctx, u.hub.opts.Builtin, u.cfg)
+		return dialInProcess(ctx, u.env.builtin, u.cfg)
 	}
 	return dial(ctx, u.cfg, u.logger, u.stderrLog, tail, u.handlerOptions()...)
 }
 
 func (u *upstream) handshake(ctx context.Context, c *conn) (listing, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.hub.opts.InitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, u.env.initTimeout)
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = u.protocolVersion()
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.hub.opts.Version}
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.env.version}
 	init, err := c.client.Initialize(ctx, req)
 	if err != nil {
 		return listing{}, fmt.Errorf("initialize: %w", err)
@@ -250,7 +251,7 @@ func (u *upstream) list(ctx context.Context, c *conn) (listing, error) {
 	}
 	if err == nil {
 		out.raw = u.filter(tools)
-		out.tools, out.blocked = u.hub.vet(u, out.raw)
+		out.tools, out.blocked = u.env.vet(u.cfg, u.logger, u.logger, out.raw)
 	}
 	if c.caps.Resources != nil {
 		out.resources, out.templates = u.listResources(ctx, c)
@@ -313,14 +314,18 @@ func (u *upstream) connected(c *conn, offer listing) {
 	u.phase, u.phaseSince, u.downSince = phaseNone, u.connectedAt, time.Time{}
 	took := u.connectedAt.Sub(u.startedAt)
 	u.mu.Unlock()
-	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
+	u.env.metrics.UpstreamState(u.cfg.Name, string(StateConnected))
 	u.logger.Info("upstream connected", "tools", len(offer.tools),
 		"resources", len(offer.resources), "prompts", len(offer.prompts), "dur", took.Round(time.Millisecond))
-	if u.starting() {
-		u.hub.join(u) // the first attempt: names go by upstream name order
-		return
-	}
-	u.hub.rebuild()
+	u.env.listed(u, u.starting())
+}
+
+// neverConnected reports whether the upstream has not connected once in
+// this run.
+func (u *upstream) neverConnected() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.connectedAt.IsZero()
 }
 
 // starting reports whether the upstream is still on its first attempt.
@@ -345,7 +350,7 @@ func (u *upstream) serve(ctx context.Context, c *conn) error {
 		case <-c.lost:
 			return c.lostErr()
 		case <-u.refresh:
-			if !sleep(ctx, u.hub.opts.RefreshDebounce) {
+			if !sleep(ctx, u.env.refreshDebounce) {
 				return ctx.Err()
 			}
 			u.drainRefresh()
@@ -362,7 +367,7 @@ func (u *upstream) drainRefresh() {
 }
 
 func (u *upstream) relist(ctx context.Context, c *conn) {
-	ctx, cancel := context.WithTimeout(ctx, u.hub.opts.InitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, u.env.initTimeout)
 	defer cancel()
 	offer, err := u.list(ctx, c)
 	if err != nil {
@@ -373,8 +378,45 @@ func (u *upstream) relist(ctx context.Context, c *conn) {
 	u.offer = offer
 	u.mu.Unlock()
 	u.logger.Info("upstream listing changed", "tools", len(offer.tools))
-	u.hub.rebuild()
+	u.env.listed(u, false)
 }
+
+// revet vets the last listing again and reports whether what it blocks
+// changed. It runs every few seconds while a tool is blocked, so the
+// findings, logged when the tool was listed, are not logged again; a
+// change is.
+func (u *upstream) revet() bool {
+	u.mu.Lock()
+	offer := u.offer
+	u.mu.Unlock()
+	kept, blocked := u.env.vet(u.cfg, u.logger, quiet, offer.raw)
+	if maps.Equal(blocked, offer.blocked) {
+		return false
+	}
+	u.mu.Lock()
+	if !sameListing(u.offer.raw, offer.raw) {
+		u.mu.Unlock()
+		return false // re-listed meanwhile: that listing was vetted afresh
+	}
+	u.offer.tools, u.offer.blocked = kept, blocked
+	u.mu.Unlock()
+	u.logger.Info("blocked tools re-checked", "blocked", slices.Sorted(maps.Keys(blocked)))
+	for _, name := range slices.Sorted(maps.Keys(blocked)) {
+		if _, before := offer.blocked[name]; !before {
+			u.logger.Warn("tool blocked", "tool", name, "why", blocked[name])
+		}
+	}
+	return true
+}
+
+// sameListing reports whether a and b are one listing (not equal copies:
+// each tools/list answer is a new slice).
+func sameListing(a, b []mcp.Tool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// quiet is a logger that drops everything.
+var quiet = slog.New(slog.DiscardHandler)
 
 // disconnected forgets the connection but keeps the last listing, so the
 // catalog does not flap while the upstream restarts; calls fail fast.
@@ -388,6 +430,18 @@ func (u *upstream) disconnected(c *conn) {
 	u.mu.Unlock()
 }
 
+// giveUp gives the live connection up with err, as a lost connection is:
+// a stdio child is stopped and the upstream reconnects after the shortest
+// backoff. An upstream not connected is retrying already; it is left be.
+func (u *upstream) giveUp(err error) {
+	u.mu.Lock()
+	c := u.conn
+	u.mu.Unlock()
+	if c != nil {
+		c.markLost(err)
+	}
+}
+
 func (u *upstream) setState(s State, err error) {
 	u.mu.Lock()
 	u.state, u.lastErr = s, u.scrub.err(withoutURL(err)) // read by error messages that reach clients
@@ -397,7 +451,7 @@ func (u *upstream) setState(s State, err error) {
 		u.failReached = u.reached
 	}
 	u.mu.Unlock()
-	u.hub.opts.Metrics.UpstreamState(u.cfg.Name, string(s))
+	u.env.metrics.UpstreamState(u.cfg.Name, string(s))
 }
 
 func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
@@ -413,7 +467,7 @@ func (u *upstream) onNotification(n mcp.JSONRPCNotification) {
 		default: // a refresh is already pending
 		}
 	case string(mcp.MethodNotificationProgress):
-		u.hub.progress.forward(u.cfg.Name, u.scrub.progress(n))
+		u.env.progress.forward(u.cfg.Name, u.scrub.progress(n))
 	case string(mcp.MethodNotificationMessage):
 		u.relayLog(n)
 	case string(mcp.MethodNotificationResourceUpdated):
@@ -446,7 +500,7 @@ func (u *upstream) currentLocked() (*conn, error) {
 // crashed child comes back gets through instead of failing. A crash loop
 // (open circuit) fails at once.
 func (u *upstream) await(ctx context.Context) (*conn, error) {
-	deadline := time.NewTimer(u.hub.opts.ReconnectWait)
+	deadline := time.NewTimer(u.env.reconnectWait)
 	defer deadline.Stop()
 	for {
 		u.mu.Lock()
@@ -509,10 +563,10 @@ func (u *upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 	}
 	release := func() {}
 	if meta.ProgressToken == nil {
-		meta.ProgressToken, release = u.hub.progress.register(u.cfg.Name, nil)
+		meta.ProgressToken, release = u.env.progress.register(u.cfg.Name, nil)
 	}
 	req.Params.Meta = &meta
-	stop := u.hub.progress.onReport(fmt.Sprint(meta.ProgressToken), touch)
+	stop := u.env.progress.onReport(fmt.Sprint(meta.ProgressToken), touch)
 	return req, func() {
 		stop()
 		release()
@@ -564,9 +618,9 @@ func (u *upstream) admit(ctx context.Context) (release func(), err error) {
 		return release, nil
 	default:
 	}
-	if u.queued.Add(1) > int64(u.hub.opts.MaxQueue) {
+	if u.queued.Add(1) > int64(u.env.maxQueue) {
 		u.queued.Add(-1)
-		return nil, fmt.Errorf("%w: %d calls in flight and %d waiting", ErrQueueFull, cap(u.slots), u.hub.opts.MaxQueue)
+		return nil, fmt.Errorf("%w: %d calls in flight and %d waiting", ErrQueueFull, cap(u.slots), u.env.maxQueue)
 	}
 	defer u.queued.Add(-1)
 	select {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -178,4 +179,14 @@ func (u UpstreamConfig) annotationTrust() integrity.AnnotationTrust {
 		All:      u.TrustAnnotations || u.Transport == TransportBuiltin,
 		ReadOnly: u.ReadOnlyTools,
 	}
+}
+
+// host is an HTTP upstream's host and port, without the rest of its URL,
+// which may carry a key in its path or query.
+func (c UpstreamConfig) host() string {
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Host == "" {
+		return "the upstream's URL"
+	}
+	return u.Host
 }

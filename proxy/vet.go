@@ -14,41 +14,37 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// vet checks an upstream's tools against their pins and scans them for
-// poisoning. It returns the tools to expose and, by the upstream's own tool
-// name, why each other one is blocked. Without a pin store only the scan
-// applies.
-func (h *Hub) vet(u *upstream, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
-	return h.vetLogging(u, u.logger, tools)
-}
-
-// vetLogging is vet with the findings logged to log.
-func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
+// vet checks the tools of the upstream cfg against their pins and scans
+// them for poisoning. It returns the tools to expose and, by the
+// upstream's own tool name, why each other one is blocked. Problems with
+// the pins go to logger, what vetting finds to findings. Without a pin
+// store only the scan applies.
+func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	var verdicts map[string]integrity.Verdict
 	if h.opts.Pins != nil {
 		var err error
-		verdicts, err = h.opts.Pins.Check(u.cfg.Name, tools)
+		verdicts, err = h.opts.Pins.Check(cfg.Name, tools)
 		if err != nil {
-			u.logger.Error("tool pins unreadable: hiding the upstream's tools", "err", err)
+			logger.Error("tool pins unreadable: hiding the upstream's tools", "err", err)
 			for _, t := range tools {
 				blocked[t.Name] = "its pin could not be checked: " + err.Error()
 			}
 			return nil, blocked
 		}
 	}
-	others := h.otherTools(u.cfg.Name)
+	others := h.otherTools(cfg.Name)
 	have := contractsOf(others)
 	mine := map[string]string{}
 	held := map[string]string{} // blocked although pinned: quarantined
 	for _, t := range tools {
 		mine[t.Name] = integrity.Hash(t)
 	}
-	have[u.cfg.Name] = mine
-	prefix := u.cfg.exposedPrefix(tools)
+	have[cfg.Name] = mine
+	prefix := cfg.exposedPrefix(tools)
 	for _, t := range tools {
-		names := shadowCandidates(u.cfg.Name, t.Name, mine[t.Name], others, have)
-		if why := h.vetTool(u, log, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
+		names := shadowCandidates(cfg.Name, t.Name, mine[t.Name], others, have)
+		if why := h.vetTool(cfg.Name, findings, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
 			blocked[t.Name] = why
 			if verdicts[t.Name] != integrity.VerdictChanged {
 				held[t.Name] = why
@@ -57,11 +53,11 @@ func (h *Hub) vetLogging(u *upstream, log *slog.Logger, tools []mcp.Tool) (kept 
 		}
 		kept = append(kept, t)
 	}
-	logPinSummary(log, verdicts)
+	logPinSummary(findings, verdicts)
 	if h.opts.Pins != nil {
 		// Recorded for the pins CLI, which runs in another process.
-		if err := h.opts.Pins.Hold(u.cfg.Name, held); err != nil {
-			u.logger.Warn("quarantine reasons not recorded", "err", err)
+		if err := h.opts.Pins.Hold(cfg.Name, held); err != nil {
+			logger.Warn("quarantine reasons not recorded", "err", err)
 		}
 	}
 	return kept, blocked
@@ -97,11 +93,11 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-func (h *Hub) vetTool(u *upstream, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
+func (h *Hub) vetTool(upstream string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
 	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
-		pin, _ := h.opts.Pins.Lookup(u.cfg.Name, t.Name)
+		pin, _ := h.opts.Pins.Lookup(upstream, t.Name)
 		approved = pin.Approved()
 		switch v {
 		case integrity.VerdictNew:
@@ -214,40 +210,3 @@ func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	maps.Copy(acted, now)
 	return suspects
 }
-
-// revet vets the last listing again and reports whether what it blocks
-// changed. It runs every few seconds while a tool is blocked, so the
-// findings, logged when the tool was listed, are not logged again; a
-// change is.
-func (u *upstream) revet() bool {
-	u.mu.Lock()
-	offer := u.offer
-	u.mu.Unlock()
-	kept, blocked := u.hub.vetLogging(u, quiet, offer.raw)
-	if maps.Equal(blocked, offer.blocked) {
-		return false
-	}
-	u.mu.Lock()
-	if !sameListing(u.offer.raw, offer.raw) {
-		u.mu.Unlock()
-		return false // re-listed meanwhile: that listing was vetted afresh
-	}
-	u.offer.tools, u.offer.blocked = kept, blocked
-	u.mu.Unlock()
-	u.logger.Info("blocked tools re-checked", "blocked", slices.Sorted(maps.Keys(blocked)))
-	for _, name := range slices.Sorted(maps.Keys(blocked)) {
-		if _, before := offer.blocked[name]; !before {
-			u.logger.Warn("tool blocked", "tool", name, "why", blocked[name])
-		}
-	}
-	return true
-}
-
-// sameListing reports whether a and b are one listing (not equal copies:
-// each tools/list answer is a new slice).
-func sameListing(a, b []mcp.Tool) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// quiet is a logger that drops everything.
-var quiet = slog.New(slog.DiscardHandler)

@@ -1,0 +1,148 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// envRelay is the client side of an upstream run without a hub: it
+// answers sampling with the prompt it was asked, and records what it saw.
+type envRelay struct {
+	mu      sync.Mutex
+	sampled []string
+}
+
+func (r *envRelay) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	text, _ := req.Messages[0].Content.(mcp.TextContent)
+	r.mu.Lock()
+	r.sampled = append(r.sampled, text.Text)
+	r.mu.Unlock()
+	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant,
+		Content: mcp.NewTextContent("model says " + text.Text)}, Model: "test"}, nil
+}
+
+func (r *envRelay) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return nil, ErrNoCaller
+}
+func (r *envRelay) Log(context.Context, mcp.LoggingMessageNotification) {}
+func (r *envRelay) ResourceUpdated(string)                              {}
+
+// listedEvent is one call of upstreamEnv.listed.
+type listedEvent struct {
+	u     *upstream
+	first bool
+	tools []string
+}
+
+// TestUpstreamRunsOnItsEnvAlone runs an upstream (a stdio child) with no
+// hub, on an upstreamEnv filled by hand: what it lists goes through the
+// env's vetting, its first and later listings reach the env's listed, its
+// progress goes through the env's router and its sampling request to the
+// env's relay.
+func TestUpstreamRunsOnItsEnvAlone(t *testing.T) {
+	listed := make(chan listedEvent, 8)
+	relay := &envRelay{}
+	progress := &progressRouter{}
+	env := upstreamEnv{
+		logger: slog.New(slog.DiscardHandler), version: "test",
+		initTimeout: 5 * time.Second, backoffMin: 20 * time.Millisecond, backoffMax: 200 * time.Millisecond,
+		refreshDebounce: 20 * time.Millisecond, reconnectWait: time.Second, maxInFlight: 4, maxQueue: 4,
+		progress: progress,
+		relay:    func() Relay { return relay },
+		vet: func(_ UpstreamConfig, _, _ *slog.Logger, tools []mcp.Tool) ([]mcp.Tool, map[string]string) {
+			kept := slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool { return t.Name == "crash" })
+			return kept, map[string]string{"crash": "held by the test's vetting"}
+		},
+		listed: func(u *upstream, first bool) {
+			var names []string
+			for _, t := range u.listing().tools {
+				names = append(names, t.Name)
+			}
+			listed <- listedEvent{u, first, names}
+		},
+	}
+	u := newUpstream(stdioFake("solo"), env)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { u.run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+
+	first := nextListed(t, listed)
+	if first.u != u || !first.first {
+		t.Fatalf("first listing: got upstream %p first=%v, want %p first=true", first.u, first.first, u)
+	}
+	if slices.Contains(first.tools, "crash") || !slices.Contains(first.tools, "echo") {
+		t.Fatalf("first listing after vetting: got %v, want echo and no crash", first.tools)
+	}
+	if got := u.status().Blocked; got != 1 {
+		t.Errorf("blocked tools: got %d, want 1", got)
+	}
+
+	var mu sync.Mutex
+	var reports []Progress
+	token, release := progress.register("solo", func(p Progress) {
+		mu.Lock()
+		reports = append(reports, p)
+		mu.Unlock()
+	})
+	defer release()
+	res := callSolo(t, u, "progress", map[string]any{"steps": 3}, token)
+	if text := allText(res); text != "done 3 steps" {
+		t.Fatalf("progress result: got %q, want %q", text, "done 3 steps")
+	}
+	mu.Lock()
+	n := len(reports)
+	mu.Unlock()
+	if n != 3 {
+		t.Errorf("progress reports through the env's router: got %d, want 3", n)
+	}
+
+	res = callSolo(t, u, "sample", map[string]any{"prompt": "hello"}, nil)
+	if text, want := allText(res), "sampled: model says hello"; text != want {
+		t.Errorf("sampling through the env's relay: got %q, want %q", text, want)
+	}
+
+	callSolo(t, u, "add_tool", map[string]any{"name": "late"}, nil)
+	later := nextListed(t, listed)
+	if later.first || !slices.Contains(later.tools, "late") {
+		t.Errorf("listing after list_changed: got first=%v tools %v, want first=false with late", later.first, later.tools)
+	}
+}
+
+// nextListed waits for the next call of the env's listed.
+func nextListed(t *testing.T, listed <-chan listedEvent) listedEvent {
+	t.Helper()
+	select {
+	case e := <-listed:
+		return e
+	case <-time.After(30 * time.Second): // a guard against a hang, not a measure of speed
+		t.Fatal("the upstream never reported a listing")
+		return listedEvent{}
+	}
+}
+
+// callSolo calls tool on u as the hub does, on behalf of a client call.
+func callSolo(t *testing.T, u *upstream, tool string, args map[string]any, token mcp.ProgressToken) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	if token != nil {
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	}
+	ctx, done := u.calls.add(t.Context())
+	defer done()
+	res, err := u.callTool(ctx, req)
+	if err != nil {
+		t.Fatalf("calling %s: %v", tool, err)
+	}
+	return res
+}

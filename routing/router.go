@@ -46,6 +46,14 @@ type RouterOptions struct {
 	// closest [0.10]. A negative value turns abstention off (only a
 	// ranking with nothing above the noise floor then selects nothing).
 	AbstainCoverage float64
+	// AbstainCommitment: the router also abstains when the top tool
+	// matches under commitCoverage of the request and the lexical
+	// ranking does not commit to its top: with c that coverage and q
+	// the ranking's commitment (see commitment.go), when c·q² is under
+	// this value [0.002]. A negative value turns this check off; it
+	// applies only while AbstainCoverage is on and to the lexical
+	// ranking alone (not with embeddings).
+	AbstainCommitment float64
 	// KeepCoverage: a tool of the top TopK that matches at least this
 	// share of the request (or of a clause of it) is handed over even
 	// when its score is under the noise floor (Fuse.MinQRScore), since
@@ -104,6 +112,9 @@ const (
 	// third, whose words match tool descriptions far less; at 0.10 on 12%,
 	// 0.1% and 7% (5% with abstention off). People's words matter more.
 	DefaultAbstainCoverage = 0.10
+	// DefaultAbstainCommitment is the bound of the commitment check (see
+	// RouterOptions.AbstainCommitment and commitment.go).
+	DefaultAbstainCommitment = 0.002
 	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
 	// over whatever its score (see RouterOptions.KeepCoverage).
 	// Measured through one discovery on samples of the benchmark sets, it
@@ -150,6 +161,7 @@ func (o *RouterOptions) defaults() {
 	o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
 	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
 	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
+	o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -385,6 +397,9 @@ type Candidate struct {
 	Coverage float64 `json:"coverage"`
 	Words    int     `json:"-"`
 	Matched  int     `json:"-"`
+	// raw is the ranking's own score (BM25F for the lexical index), for
+	// the ranking's commitment (see commitment.go).
+	raw      float64
 	adjusted float64 // unclipped, for ordering
 	// runnerUp is the best of the alternatives, for the collision alert.
 	runnerUp *Candidate
@@ -512,7 +527,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
-			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched}
+			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, raw: h.Raw}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
 		}
@@ -595,7 +610,10 @@ func (r *Router) abstains(ranked []Candidate) bool {
 			top = c
 		}
 	}
-	return top.Coverage < r.opts.AbstainCoverage
+	if top.Coverage < r.opts.AbstainCoverage {
+		return true
+	}
+	return r.opts.AbstainCommitment > 0 && r.opts.Semantic == nil && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment)
 }
 
 // servesObject is the check that a tool acts on what a two-word request

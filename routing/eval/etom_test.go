@@ -66,11 +66,11 @@ func TestBenchEtom(t *testing.T) {
 	t.Logf("lexical index on etom:\n%s", Table(reports...))
 }
 
-// abstainRate routes queries through a router over tools with abstain as
-// its AbstainCoverage, and returns the share abstained on and the share
+// abstainRate routes queries through a router over tools with opts, and
+// returns the share abstained on and the share
 // abstained on whose gold tool was in the top 5 (lost by abstaining).
-func abstainRate(tools []routing.Tool, queries []Query, abstain float64) (rate, lost float64) {
-	r := routing.NewRouter(routing.RouterOptions{AbstainCoverage: abstain})
+func abstainRate(tools []routing.Tool, queries []Query, opts routing.RouterOptions) (rate, lost float64) {
+	r := routing.NewRouter(opts)
 	byUp := map[string][]routing.Tool{}
 	for _, tl := range tools {
 		byUp[tl.Upstream] = append(byUp[tl.Upstream], tl)
@@ -129,7 +129,7 @@ func TestBenchAbstention(t *testing.T) {
 	for _, s := range sets {
 		fmt.Fprintf(&b, "%-16s", s.name)
 		for _, th := range thresholds {
-			rate, lost := abstainRate(s.tools, s.queries, th)
+			rate, lost := abstainRate(s.tools, s.queries, routing.RouterOptions{AbstainCoverage: th, AbstainCommitment: -1})
 			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
 			if th == routing.DefaultAbstainCoverage {
 				at[s.name] = rate
@@ -137,7 +137,28 @@ func TestBenchAbstention(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	t.Logf("router abstention:\n%s", b.String())
+	t.Logf("router abstention on coverage alone:\n%s", b.String())
+	// The commitment check (routing/commitment.go) at the default
+	// coverage, across its bounds.
+	bounds := []float64{-1, 0.001, routing.DefaultAbstainCommitment, 0.003, 0.0045, 0.007, 0.01}
+	b.Reset()
+	fmt.Fprintf(&b, "%-16s", "abstain_commit")
+	for _, bd := range bounds {
+		fmt.Fprintf(&b, " %13.4f", max(bd, 0))
+	}
+	b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
+	for _, s := range sets {
+		fmt.Fprintf(&b, "%-16s", s.name)
+		for _, bd := range bounds {
+			rate, lost := abstainRate(s.tools, s.queries, routing.RouterOptions{AbstainCommitment: bd})
+			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
+			if bd == routing.DefaultAbstainCommitment {
+				at[s.name] = rate
+			}
+		}
+		b.WriteString("\n")
+	}
+	t.Logf("router abstention with the commitment check, coverage at %.2f:\n%s", routing.DefaultAbstainCoverage, b.String())
 	if got := at["etom infeasible"]; got < minInfeasibleAbstained {
 		t.Errorf("etom infeasible abstained %.3f, want at least %.3f", got, minInfeasibleAbstained)
 	}

@@ -434,6 +434,9 @@ type Decision struct {
 	Abstained bool
 	Dropped   []fuse.Drop
 	Took      time.Duration
+	// uncommitted tells that the router abstained because no tool stands
+	// out of the ranking (see commitment.go).
+	uncommitted bool
 }
 
 // Route answers one request. It never fails: with nothing relevant, the
@@ -450,7 +453,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		} else {
 			d.Ranked = r.rank(ctx, req, candidatePool)
 		}
-		d.Abstained = r.abstains(d.Ranked)
+		d.Abstained, d.uncommitted = r.abstains(d.Ranked)
 	}
 	var selected []fuse.Candidate
 	if !d.Abstained {
@@ -587,22 +590,23 @@ func domainOf(t Tool) string {
 	return t.Upstream
 }
 
-// abstains decides that no tool serves the request: nothing ranked, or
-// the top tool (by raw score) matches less than AbstainCoverage of it;
+// abstains decides that no tool serves the request: nothing ranked, the
+// top tool (by raw score) matches less than AbstainCoverage of it, or
+// the ranking does not commit to its top (flat, see commitment.go);
 // unless a lesson raised one of the top tools for it. It reads
 // coverage before affinity and lessons' scores: neither says whether
 // the catalog can do what is asked.
-func (r *Router) abstains(ranked []Candidate) bool {
+func (r *Router) abstains(ranked []Candidate) (abstain, flat bool) {
 	if len(ranked) == 0 {
-		return true
+		return true, false
 	}
 	if r.opts.AbstainCoverage == 0 {
-		return false // off
+		return false, false // off
 	}
 	// A lesson that raised a top tool for this request is experience
 	// that it serves it.
 	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool { return c.Lesson > 0 }) {
-		return false
+		return false, false
 	}
 	top := ranked[0]
 	for _, c := range ranked[1:] {
@@ -611,9 +615,10 @@ func (r *Router) abstains(ranked []Candidate) bool {
 		}
 	}
 	if top.Coverage < r.opts.AbstainCoverage {
-		return true
+		return true, false
 	}
-	return r.opts.AbstainCommitment > 0 && r.opts.Semantic == nil && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment)
+	u := r.opts.AbstainCommitment > 0 && r.opts.Semantic == nil && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment)
+	return u, u
 }
 
 // servesObject is the check that a tool acts on what a two-word request
@@ -796,7 +801,9 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 const closestShown = 3
 
 // noMatch is the alert of an abstention: nothing serves the request, and
-// the closest candidates are named as such, not as answers.
+// the closest candidates are named as such, not as answers; when the
+// router abstained because no tool stands out (see commitment.go), the
+// message says so.
 func noMatch(d Decision) Alert {
 	a := Alert{Kind: "no_match"}
 	var closest []string
@@ -810,6 +817,9 @@ func noMatch(d Decision) Alert {
 	a.Message = fmt.Sprintf("Nothing in the catalog serves %q", d.Query)
 	if len(closest) > 0 {
 		a.Message += "; closest: " + strings.Join(closest, ", ") + ", which do something else"
+		if d.uncommitted {
+			a.Message += " (many tools match a word or two of the request about equally; none stands out)"
+		}
 	}
 	a.Message += ". Tell the user this capability is missing rather than using an unrelated tool, or ask again naming the tool's action and object."
 	return a

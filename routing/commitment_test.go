@@ -164,3 +164,15 @@ func TestUncommittedCoverage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCommitment measures the commitment of a full candidate pool,
+// the check's per-request cost.
+func BenchmarkCommitment(b *testing.B) {
+	ranked := make([]Candidate, candidatePool)
+	for i := range ranked {
+		ranked[i].raw = float64((i*37)%candidatePool) / 7
+	}
+	for b.Loop() {
+		commitment(ranked)
+	}
+}

@@ -59,12 +59,34 @@ func commitDevTools() []Tool {
 	}
 }
 
-// commitRouter is a router over the chat, kitchen and developer tools.
+// commitDBTools are a database administration server's tools, finding
+// and cleaning too.
+func commitDBTools() []Tool {
+	return []Tool{
+		{Name: "find_slow_queries", Description: "Find the slowest queries of the last hour."},
+		{Name: "find_unused_indexes", Description: "Find indexes that no query uses."},
+		{Name: "find_locks", Description: "Find sessions holding or waiting for locks."},
+		{Name: "find_table", Description: "Find tables by name in every schema."},
+		{Name: "find_duplicates", Description: "Find duplicate rows in a table by a set of columns."},
+		{Name: "clean_stale_sessions", Description: "Clean up idle database sessions."},
+		{Name: "clean_expired_tokens", Description: "Clean expired access tokens from the token table."},
+		{Name: "vacuum_table", Description: "Clean up dead rows of a table and reclaim space."},
+		{Name: "clean_audit_log", Description: "Clean audit log entries older than the retention period."},
+		{Name: "run_query", Description: "Run a read-only SQL query."},
+		{Name: "backup_database", Description: "Back up a database to object storage."},
+		{Name: "restore_database", Description: "Restore a database from a backup."},
+	}
+}
+
+// commitRouter is a router over the chat, kitchen, developer and
+// database tools: enough tools sharing common words for a ranking to be
+// flat (see commitDepth).
 func commitRouter(opts RouterOptions) *Router {
 	r := NewRouter(opts)
 	r.SetUpstream("chat", commitChatTools())
 	r.SetUpstream("kitchen", commitKitchenTools())
 	r.SetUpstream("dev", commitDevTools())
+	r.SetUpstream("db", commitDBTools())
 	return r
 }
 
@@ -103,6 +125,8 @@ func TestRouteCommittedRequestsInPeoplesWords(t *testing.T) {
 		{"get rid of the docker junk", "clean_docker_images"},
 		{"I want something vegetarian to cook for dinner tonight", "find_recipes"},
 		{"post in the standup room that I'm running late", "send_room_message"},
+		{"which queries are making the database slow", "find_slow_queries"},
+		{"get rid of the old audit entries", "clean_audit_log"},
 	} {
 		d := r.Route(context.Background(), Request{Query: tc.query})
 		if d.Abstained || !slices.Contains(names(d.Selected), tc.want) {
@@ -111,8 +135,9 @@ func TestRouteCommittedRequestsInPeoplesWords(t *testing.T) {
 	}
 }
 
-// TestCommitment: the NQC of the top ten raw scores, in any order,
-// tools past the end of the ranking counted at zero.
+// TestCommitment: the NQC of the top commitDepth raw scores, in any
+// order, tools past the end of the ranking counted at zero: one tool of
+// k alone scores √(k-1), two alike √(k/2-1).
 func TestCommitment(t *testing.T) {
 	raws := func(xs ...float64) []Candidate {
 		out := make([]Candidate, len(xs))
@@ -121,18 +146,25 @@ func TestCommitment(t *testing.T) {
 		}
 		return out
 	}
+	alike := func(n int, x float64) []Candidate {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = x
+		}
+		return raws(xs...)
+	}
+	k := float64(commitDepth)
 	for _, tc := range []struct {
 		name   string
 		ranked []Candidate
 		want   float64
 	}{
 		{"nothing ranked", nil, 0},
-		{"one tool alone", raws(5), 3},      // mean 0.5, sd 1.5
-		{"two alike of ten", raws(1, 1), 2}, // mean 0.2, sd 0.4
-		{"two alike, unordered", raws(0, 1, 0, 1), 2},
-		{"ten alike", raws(2, 2, 2, 2, 2, 2, 2, 2, 2, 2), 0},
-		{"only the top ten count", raws(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5), 0},
-		{"a top one among nine alike", raws(1, 1, 1, 1, 1, 1, 1, 1, 1, 10), math.Sqrt((8.1*8.1+9*0.9*0.9)/10) / 1.9}, // mean 1.9
+		{"one tool alone", raws(5), math.Sqrt(k - 1)},
+		{"two alike", raws(1, 1), math.Sqrt(k/2 - 1)},
+		{"two alike, unordered", raws(0, 1, 0, 1), math.Sqrt(k/2 - 1)},
+		{"a full ranking alike", alike(commitDepth, 2), 0},
+		{"only the top count", append(alike(commitDepth, 1), raws(0.5, 0.5)...), 0},
 	} {
 		if got := commitment(tc.ranked); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("%s: commitment %v, want %v", tc.name, got, tc.want)

@@ -113,7 +113,11 @@ const (
 	// 0.1% and 7% (5% with abstention off). People's words matter more.
 	DefaultAbstainCoverage = 0.10
 	// DefaultAbstainCommitment is the bound of the commitment check (see
-	// RouterOptions.AbstainCommitment and commitment.go).
+	// RouterOptions.AbstainCommitment). Measured as DefaultAbstainCoverage
+	// is, with it on: 24% of the requests no tool serves, 0.3% of the
+	// generated requests one does, and 7% of people's requests to chat
+	// plugins (as without it; 8% instead of 4% among a large catalog of
+	// real MCP servers). See commitment.go.
 	DefaultAbstainCommitment = 0.002
 	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
 	// over whatever its score (see RouterOptions.KeepCoverage).

@@ -47,10 +47,10 @@ type RouterOptions struct {
 	// ranking with nothing above the noise floor then selects nothing).
 	AbstainCoverage float64
 	// AbstainCommitment: the router also abstains when the top tool
-	// matches under 0.4 of the request and the lexical
-	// ranking does not commit to its top: with c that coverage and q
-	// the ranking's commitment (see commitment.go), when c·q² is under
-	// this value [0.002]. A negative value turns this check off; it
+	// matches under 0.4 of the request and the lexical ranking does not
+	// commit to its top: with c that coverage and q the ranking's
+	// commitment (see commitment.go), when c·q² is under this value
+	// [0.002]. A negative value turns this check off; it
 	// applies only while AbstainCoverage is on and to the lexical
 	// ranking alone (not with embeddings).
 	AbstainCommitment float64

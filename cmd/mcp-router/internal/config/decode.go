@@ -93,6 +93,7 @@ type rawRouting struct {
 	Affinity          rawAffinity    `yaml:"affinity"`
 	CollisionDelta    *float64       `yaml:"collision_delta"`
 	AbstainCoverage   *float64       `yaml:"abstain_coverage"`
+	AbstainCommitment *float64       `yaml:"abstain_commitment"`
 	KeepCoverage      *float64       `yaml:"keep_coverage"`
 	Associations      *float64       `yaml:"associations"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`

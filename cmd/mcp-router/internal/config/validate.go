@@ -33,6 +33,11 @@ type Routing struct {
 	// AbstainCoverage: below this share of a request matched by its top
 	// tool, routing says nothing serves it; 0 turns abstention off.
 	AbstainCoverage float64
+	// AbstainCommitment: routing also says nothing serves a request when
+	// its top tool covers little of it and no tool stands out of the
+	// ranking (coverage times commitment squared under this); 0 turns
+	// this check off.
+	AbstainCommitment float64
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
 	KeepCoverage float64
@@ -57,6 +62,7 @@ func defaultRouting() Routing {
 		Mode: "routed", TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold, MaxTools: routing.DefaultMaxTools,
 		SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
 		AbstainCoverage:   routing.DefaultAbstainCoverage,
+		AbstainCommitment: routing.DefaultAbstainCommitment,
 		KeepCoverage:      routing.DefaultKeepCoverage,
 		DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
 		MaxDiscoveries:    fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
@@ -363,6 +369,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		{"threshold", r.Threshold, &out.Threshold, 0, 1, false},
 		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
 		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
+		{"abstain_commitment", r.AbstainCommitment, &out.AbstainCommitment, 0, 1, false},
 		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
 		{"associations", r.Associations, &out.Associations, 0, 1, false},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},

@@ -460,10 +460,10 @@ func signature(c *Catalog) string {
 // receives the upstream's progress for this call. A failure is an
 // *UpstreamError; a tool that ran and failed is a result with IsError.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
-	start, upstream := time.Now(), ""
+	start, owner := time.Now(), ""
 	defer func() {
-		h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err)
-		h.audit(ctx, start, name, upstream, args, res, err)
+		h.opts.Metrics.observeCall(owner, name, time.Since(start), res, err)
+		h.audit(ctx, start, name, owner, args, res, err)
 	}()
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
@@ -474,7 +474,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: name, Err: ErrAppOnly}
 		}
 		if err := h.awaitTool(ctx, name); err != nil {
-			upstream = err.Upstream
+			owner = err.Upstream
 			return nil, err
 		}
 		if t, ok = h.Catalog().Tool(name); !ok {
@@ -482,11 +482,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
 		}
 	}
-	u, upstream := h.byName[t.Upstream], t.Upstream
+	u, owner := h.byName[t.Upstream], t.Upstream
 	if err := h.args.check(h.Catalog(), u.Config(), t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}
-	release, err := h.admit(ctx, name, upstream, args)
+	release, err := h.admit(ctx, name, owner, args)
 	if err != nil {
 		return nil, err
 	}
@@ -495,11 +495,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	req.Params.Name = t.Original
 	req.Params.Arguments = args
 	if onProgress != nil {
-		token, release := h.progress.Register(upstream, onProgress)
+		token, release := h.progress.Register(owner, onProgress)
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	spanCtx, span := h.startUpstreamSpan(ctx, upstream, name, &req)
+	spanCtx, span := h.startUpstreamSpan(ctx, owner, name, &req)
 	callCtx, done := u.WithCaller(spanCtx)
 	res, err = u.CallTool(callCtx, req)
 	done()

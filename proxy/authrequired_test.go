@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/oauthtest"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -117,7 +118,7 @@ func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
 	}
 	// Refusals of one caller's credentials are not faults of the shared
 	// connection: many of them leave it up for the others.
-	for range 2 * maxViolations {
+	for range 2 * upstream.MaxViolations {
 		if _, err := call("token-ca401000000"); err == nil {
 			t.Fatal("a caller without a login got through")
 		}

@@ -27,3 +27,13 @@ func principalName(ctx context.Context) string {
 	}
 	return LocalPrincipal
 }
+
+// PrincipalOf is who the call in ctx came from, as audit records and
+// quotas name it (the fingerprint of its bearer token), or "" for a call
+// with none (stdio, or HTTP without tokens).
+func PrincipalOf(ctx context.Context) string {
+	if p := principalName(ctx); p != LocalPrincipal {
+		return p
+	}
+	return ""
+}

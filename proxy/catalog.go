@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // namePattern is what a client accepts as a tool name (Claude's limit).
@@ -121,7 +122,7 @@ func (c *Catalog) problem(collision bool, format string, args ...any) {
 // offer is one upstream's listing with the settings that shape its names.
 type offer struct {
 	cfg UpstreamConfig
-	listing
+	upstream.Listing
 }
 
 // buildCatalog names every upstream tool and rejects collisions. A name
@@ -137,8 +138,8 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	offered := make(map[string]bool)        // "upstream\x00exposed name"
 	prefixes := make([]string, len(offers)) // of each upstream's tool names
 	for i, o := range offers {
-		prefixes[i] = o.cfg.exposedPrefix(o.raw)
-		for _, t := range o.tools {
+		prefixes[i] = exposedPrefix(o.cfg, o.Raw)
+		for _, t := range o.Tools {
 			offered[o.cfg.Name+"\x00"+prefixes[i]+t.Name] = true
 		}
 	}
@@ -155,12 +156,12 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 			c.Notes = append(c.Notes, fmt.Sprintf("upstream %s: every tool already starts with %q, so that default prefix is not added again",
 				cfg.Name, o.cfg.Prefix))
 		}
-		for _, t := range o.tools {
+		for _, t := range o.Tools {
 			if appOnly(t) {
 				c.AppOnly = append(c.AppOnly, Tool{Name: cfg.Prefix + t.Name, Upstream: cfg.Name, Original: t.Name})
 				continue
 			}
-			c.addTool(cfg, t, owner, longestName(o.raw))
+			c.addTool(cfg, t, owner, longestName(o.Raw))
 		}
 		c.addPrompts(o)
 		c.addResources(o)
@@ -193,7 +194,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]strin
 	owner[name] = cfg.Name
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
-		Name: name, Upstream: cfg.Name, Domain: cfg.domain(), Original: t.Name, Def: exposedDef(cfg, t, name),
+		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
 		Server: cfg.Description, Contract: integrity.Hash(t),
 	})
 }
@@ -215,7 +216,7 @@ func collision(name, kept, rejected string) string {
 func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
 	def := t
 	def.Name = name
-	def.Annotations = cfg.annotationTrust().Annotations(t)
+	def.Annotations = cfg.AnnotationTrust().Annotations(t)
 	if def.RawInputSchema == nil {
 		def.RawInputSchema = rawSchema(t.InputSchema)
 		def.InputSchema = mcp.ToolInputSchema{}
@@ -244,7 +245,7 @@ func rawSchema(s mcp.ToolInputSchema) json.RawMessage {
 }
 
 func (c *Catalog) addPrompts(o offer) {
-	for _, p := range o.prompts {
+	for _, p := range o.Prompts {
 		name := o.cfg.Prefix + p.Name
 		def := p
 		def.Name = name
@@ -253,7 +254,7 @@ func (c *Catalog) addPrompts(o offer) {
 }
 
 func (c *Catalog) addResources(o offer) {
-	for _, r := range o.resources {
+	for _, r := range o.Resources {
 		if c.hasResource(r.URI) {
 			c.problem(false, "upstream %s: resource %q left out: another upstream offers the same URI",
 				o.cfg.Name, r.URI)
@@ -261,7 +262,7 @@ func (c *Catalog) addResources(o offer) {
 		}
 		c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name, Def: r})
 	}
-	for _, t := range o.templates {
+	for _, t := range o.Templates {
 		c.Templates = append(c.Templates, ResourceTemplate{Upstream: o.cfg.Name, Def: t})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // instanceOffers are n instances of one server of 14 tools, each naming
@@ -20,7 +21,7 @@ func instanceOffers(n int) []offer {
 	offers := make([]offer, n)
 	for i := range offers {
 		name := fmt.Sprintf("fs%02d", i)
-		offers[i] = offer{cfg: UpstreamConfig{Name: name, Prefix: name + "_"}, listing: listing{tools: tools, raw: tools}}
+		offers[i] = offer{cfg: UpstreamConfig{Name: name, Prefix: name + "_"}, Listing: upstream.Listing{Tools: tools, Raw: tools}}
 	}
 	return offers
 }

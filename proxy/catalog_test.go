@@ -7,14 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // BI-17: names that differ only in case, across upstreams or from the
 // proxy's own tools, are all kept and flagged, never rejected.
 func TestCatalogFlagsCaseVariants(t *testing.T) {
 	offers := []offer{
-		{cfg: UpstreamConfig{Name: "alpha"}, listing: listing{tools: []mcp.Tool{{Name: "Search"}, {Name: "Call_Tool"}, {Name: "fetch"}}}},
-		{cfg: UpstreamConfig{Name: "beta"}, listing: listing{tools: []mcp.Tool{{Name: "search"}, {Name: "SEARCH"}}}},
+		{cfg: UpstreamConfig{Name: "alpha"}, Listing: upstream.Listing{Tools: []mcp.Tool{{Name: "Search"}, {Name: "Call_Tool"}, {Name: "fetch"}}}},
+		{cfg: UpstreamConfig{Name: "beta"}, Listing: upstream.Listing{Tools: []mcp.Tool{{Name: "search"}, {Name: "SEARCH"}}}},
 	}
 	c := buildCatalog(nil, offers, ReservedNames())
 	var names []string

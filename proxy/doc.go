@@ -12,15 +12,17 @@
 //	front door -> server -> meta-tools / plans -> hub -> upstream -> wire
 //
 // The hub never calls the server: it reaches a client only through the
-// [Relay] the server gives it. The wire package (internal/wire) imports
-// nothing of this one, and integrity (proxy/integrity) is called by the
-// hub and knows nothing of it. The routing, planner and executor packages
-// sit beside the server, called by it. An upstream does not hold its hub:
-// what it needs from its owner (settings, metrics, the progress router,
-// the relay, vetting, and whom to tell of a new listing) is handed to it
-// at creation in an upstreamEnv, which the hub fills. TestRoomsFlowOneWay
-// maps each file to its room, counts the uses of names of a room above,
-// and fails when the upstream room has any.
+// [Relay] the server gives it. The upstreams are a package of their own
+// (internal/upstream), which imports nothing of this one: what an upstream
+// needs from its owner (settings, metrics, the progress router, the
+// relay, vetting, and whom to tell of a new listing) is handed to it at
+// creation in an upstream.Env, which the hub fills. The wire package
+// (internal/wire) imports nothing of either, and integrity
+// (proxy/integrity) is called by the hub and knows nothing of it. The
+// routing, planner and executor packages sit beside the server, called by
+// it. TestRoomsFlowOneWay maps each file of this package to its room and
+// counts the uses of names of a room above; TestUpstreamImportsNothingAbove
+// keeps internal/upstream from importing the rooms above it.
 //
 // # Rooms
 //
@@ -50,19 +52,13 @@
 // starting (startup.go), health (health.go), audit records (auditcall.go)
 // and traces (tracing.go).
 //
-// The upstreams: one upstream's life in upstream.go (connect, handshake,
-// call, reconnect behind a breaker), its configuration in
-// upstream_config.go and what it needs from its owner in upstream_env.go;
-// an attempt as people see it, its phase and why it failed (attempt.go);
-// dialling by transport (dial.go), the stdio child (stdio*.go, reap_*.go,
-// killgroup_unix.go, stderrlog.go), HTTP bounds and redirects
-// (httpbound.go, redirect.go), the call deadlines (deadline.go), draining
-// on close (drain.go), the listings it fetches (listing.go) and tool
-// schemas kept as sent (rawtools.go), the notification limit
-// (notifylimit.go), progress routed back to callers (progress.go), what it
-// asks of or tells a client, passed to the relay (relay.go), and its
-// configured secrets kept out of its errors, logs and progress
-// (secretscrub.go).
+// The upstreams (internal/upstream): one upstream's life (connect,
+// handshake, call, reconnect behind a breaker), its configuration, the
+// stdio child, HTTP bounds and redirects, call deadlines, listings,
+// progress, notifications and the secrets kept out of its errors; its
+// package doc is the map. What of it is proxy's API, [UpstreamConfig],
+// [State], [Status], the transports, [Relay], [Progress] and their
+// defaults and errors, is re-exported here as aliases (upstream_api.go).
 //
 // The wire (internal/wire): every JSON-RPC message that crosses an edge
 // is checked there before mcp-go reads it: client messages by the

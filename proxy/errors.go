@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -39,6 +40,10 @@ const (
 	// KindRepeatedCall is a call refused because its session made the
 	// same call too many times in a row (Options.RepeatCalls).
 	KindRepeatedCall Kind = "repeated_call"
+	// KindAuthRequired is a call to an upstream that asks for
+	// authorization (HTTP 401): it needs `mcp-router auth login NAME`, or a
+	// token in its headers.
+	KindAuthRequired Kind = "auth_required"
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.
@@ -54,10 +59,10 @@ var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_
 var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
 
 // ErrNotConnected is returned when an upstream has no live connection.
-var ErrNotConnected = errors.New("not connected")
+var ErrNotConnected = upstream.ErrNotConnected
 
 // ErrCircuitOpen is returned while an upstream keeps failing to connect.
-var ErrCircuitOpen = errors.New("circuit open")
+var ErrCircuitOpen = upstream.ErrCircuitOpen
 
 // ErrMessageTooLarge is returned when an upstream sends a message over
 // the size limit.
@@ -65,7 +70,7 @@ var ErrMessageTooLarge = wire.ErrMessageTooLarge
 
 // ErrQueueFull is returned when an upstream has too many calls in flight
 // and waiting.
-var ErrQueueFull = errors.New("too many calls waiting")
+var ErrQueueFull = upstream.ErrQueueFull
 
 // ErrProtocol is returned when an upstream's reply breaks the protocol:
 // not JSON, not JSON-RPC 2.0, a batch, a response with both a result and

@@ -42,6 +42,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // faultWait bounds every wait for something that should happen at once.
@@ -429,16 +430,16 @@ func TestFI04ConsecutiveTimeoutsEjectTheUpstream(t *testing.T) {
 			wantKind(t, "alpha_hang", err, KindTimeout)
 		}
 	}
-	hang(maxTimeouts - 1)
+	hang(upstream.MaxTimeouts - 1)
 	if got := callText(t, h, "alpha_pid", nil); got != pid {
-		t.Fatalf("alpha restarted after %d timeouts (pid %s, was %s), want %d in a row", maxTimeouts-1, got, pid, maxTimeouts)
+		t.Fatalf("alpha restarted after %d timeouts (pid %s, was %s), want %d in a row", upstream.MaxTimeouts-1, got, pid, upstream.MaxTimeouts)
 	}
 	// That answer reset the count.
-	hang(maxTimeouts - 1)
+	hang(upstream.MaxTimeouts - 1)
 	if got := callText(t, h, "alpha_pid", nil); got != pid {
 		t.Fatalf("alpha restarted though an answer came between the timeouts (pid %s, was %s)", got, pid)
 	}
-	hang(maxTimeouts)
+	hang(upstream.MaxTimeouts)
 	eventually(t, faultWait, "alpha restarted after timeouts in a row", func() bool {
 		res, err := h.CallTool(t.Context(), "alpha_pid", nil, nil)
 		return err == nil && !res.IsError && mcp.GetTextFromContent(res.Content[0]) != pid
@@ -1114,7 +1115,7 @@ func TestFI23ChildrenDieWithTheRouter(t *testing.T) {
 		if runtime.GOOS != "linux" {
 			t.Skip("Pdeathsig is Linux-only; elsewhere the process group and Close are the guard")
 		}
-		attr := reflect.ValueOf(childSysProcAttr()).Elem()
+		attr := reflect.ValueOf(upstream.ChildSysProcAttr()).Elem()
 		if sig := attr.FieldByName("Pdeathsig"); sig.Int() != int64(syscall.SIGKILL) {
 			t.Errorf("Pdeathsig: got %d, want SIGKILL", sig.Int())
 		}
@@ -1123,7 +1124,7 @@ func TestFI23ChildrenDieWithTheRouter(t *testing.T) {
 		exe, env := fakeupstream.Command("orphan")
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), fakeupstream.EnvVar+"="+env[fakeupstream.EnvVar])
-		cmd.SysProcAttr = childSysProcAttr()
+		cmd.SysProcAttr = upstream.ChildSysProcAttr()
 		stdin, err := cmd.StdinPipe() // held open: the fake serves until killed
 		if err != nil {
 			t.Fatal(err)

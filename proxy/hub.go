@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // Options configures a Hub. Zero values take the defaults in brackets.
@@ -133,9 +134,9 @@ const (
 type Hub struct {
 	opts      Options
 	logger    *slog.Logger
-	upstreams []*upstream // sorted by name, fixed at creation
-	byName    map[string]*upstream
-	progress  progressRouter
+	upstreams []*upstream.Upstream // sorted by name, fixed at creation
+	byName    map[string]*upstream.Upstream
+	progress  upstream.ProgressRouter
 	args      argChecker // validates call arguments (validate_arguments)
 	quotas    *quotas    // nil without quotas
 	repeats   *repeats   // nil without a repeat bound
@@ -156,13 +157,13 @@ type Hub struct {
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream), problems: map[string]bool{},
+	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream.Upstream), problems: map[string]bool{},
 		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
 	env := h.upstreamEnv()
 	for _, cfg := range cfgs {
-		u := newUpstream(cfg, env)
+		u := upstream.New(cfg, env)
 		h.upstreams = append(h.upstreams, u)
 		h.byName[cfg.Name] = u
 	}
@@ -173,21 +174,25 @@ func NewHub(opts Options) *Hub {
 // upstreamEnv is what the hub hands each upstream: its options, the
 // progress router and relay it shares with them, vetting against its pins
 // and catalog, and the catalog's rebuild when a listing changes.
-func (h *Hub) upstreamEnv() upstreamEnv {
+func (h *Hub) upstreamEnv() upstream.Env {
 	o := h.opts
-	return upstreamEnv{
-		logger: h.logger, metrics: o.Metrics, builtin: o.Builtin, version: o.Version,
-		initTimeout: o.InitTimeout, backoffMin: o.BackoffMin, backoffMax: o.BackoffMax,
-		refreshDebounce: o.RefreshDebounce, reconnectWait: o.ReconnectWait,
-		maxInFlight: o.MaxInFlight, maxQueue: o.MaxQueue, notifications: o.Notifications,
-		progress: &h.progress, relay: h.relayTo, vet: h.vet, listed: h.listed,
+	env := upstream.Env{
+		Logger: h.logger, Builtin: o.Builtin, Version: o.Version,
+		InitTimeout: o.InitTimeout, BackoffMin: o.BackoffMin, BackoffMax: o.BackoffMax,
+		RefreshDebounce: o.RefreshDebounce, ReconnectWait: o.ReconnectWait,
+		MaxInFlight: o.MaxInFlight, MaxQueue: o.MaxQueue, Notifications: o.Notifications,
+		Progress: &h.progress, Relay: h.relayTo, Vet: h.vet, Listed: h.listed,
 	}
+	if o.Metrics != nil { // a nil *Metrics would make a non-nil interface
+		env.Metrics = o.Metrics
+	}
+	return env
 }
 
 // listed rebuilds the catalog for an upstream's new listing: on its first
 // attempt the upstream joins (names go by upstream name order), later it
 // keeps what names it has.
-func (h *Hub) listed(u *upstream, first bool) {
+func (h *Hub) listed(u *upstream.Upstream, first bool) {
 	if first {
 		h.join(u)
 		return
@@ -213,7 +218,7 @@ func (h *Hub) Launch(ctx context.Context) error {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			u.run(runCtx)
+			u.Run(runCtx)
 		}()
 	}
 	h.wg.Add(1)
@@ -242,7 +247,7 @@ func (h *Hub) AwaitStarted(ctx context.Context) error {
 	defer deadline.Stop()
 	for _, u := range h.upstreams {
 		select {
-		case <-u.first:
+		case <-u.First():
 		case <-deadline.C:
 			return h.collisions()
 		case <-ctx.Done():
@@ -333,7 +338,7 @@ func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 func (h *Hub) Status() []Status {
 	out := make([]Status, len(h.upstreams))
 	for i, u := range h.upstreams {
-		out[i] = u.status()
+		out[i] = u.Status()
 	}
 	return out
 }
@@ -355,16 +360,16 @@ func (h *Hub) settle() {
 // join rebuilds the catalog for an upstream that connected on its first
 // attempt: it takes the names it offers from upstreams later in name
 // order, as if every upstream had connected at once.
-func (h *Hub) join(u *upstream) { h.rebuildFrom(u) }
+func (h *Hub) join(u *upstream.Upstream) { h.rebuildFrom(u) }
 
 // rebuildFrom recomputes the catalog; the current catalog's names stay
 // with their upstreams, except those joining takes (see join).
-func (h *Hub) rebuildFrom(joining *upstream) {
+func (h *Hub) rebuildFrom(joining *upstream.Upstream) {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
 	offers := make([]offer, 0, len(h.upstreams))
 	for _, u := range h.upstreams {
-		offers = append(offers, offer{cfg: u.cfg, listing: u.listing()})
+		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
 	}
 	prev := h.Catalog()
 	if joining != nil {
@@ -416,14 +421,14 @@ func (h *Hub) logProblem(p Problem) {
 
 // yieldTo is prev without the tools whose names joining offers and that an
 // upstream after joining in name order holds.
-func yieldTo(prev *Catalog, joining *upstream) *Catalog {
+func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	wanted := map[string]bool{}
-	for _, t := range joining.listing().tools {
-		wanted[joining.cfg.Prefix+t.Name] = true
+	for _, t := range joining.Listing().Tools {
+		wanted[joining.Config().Prefix+t.Name] = true
 	}
 	kept := &Catalog{}
 	for _, t := range prev.Tools {
-		if wanted[t.Name] && t.Upstream > joining.cfg.Name {
+		if wanted[t.Name] && t.Upstream > joining.Name() {
 			continue
 		}
 		kept.Tools = append(kept.Tools, t)
@@ -455,10 +460,10 @@ func signature(c *Catalog) string {
 // receives the upstream's progress for this call. A failure is an
 // *UpstreamError; a tool that ran and failed is a result with IsError.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
-	start, upstream := time.Now(), ""
+	start, owner := time.Now(), ""
 	defer func() {
-		h.opts.Metrics.observeCall(upstream, name, time.Since(start), res, err)
-		h.audit(ctx, start, name, upstream, args, res, err)
+		h.opts.Metrics.observeCall(owner, name, time.Since(start), res, err)
+		h.audit(ctx, start, name, owner, args, res, err)
 	}()
 	t, ok := h.Catalog().Tool(name)
 	if !ok {
@@ -469,7 +474,7 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: name, Err: ErrAppOnly}
 		}
 		if err := h.awaitTool(ctx, name); err != nil {
-			upstream = err.Upstream
+			owner = err.Upstream
 			return nil, err
 		}
 		if t, ok = h.Catalog().Tool(name); !ok {
@@ -477,11 +482,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
 		}
 	}
-	u, upstream := h.byName[t.Upstream], t.Upstream
-	if err := h.args.check(h.Catalog(), u.cfg, t, args, h.logger); err != nil {
+	u, owner := h.byName[t.Upstream], t.Upstream
+	if err := h.args.check(h.Catalog(), u.Config(), t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}
-	release, err := h.admit(ctx, name, upstream, args)
+	release, err := h.admit(ctx, name, owner, args)
 	if err != nil {
 		return nil, err
 	}
@@ -490,22 +495,22 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	req.Params.Name = t.Original
 	req.Params.Arguments = args
 	if onProgress != nil {
-		token, release := h.progress.register(upstream, onProgress)
+		token, release := h.progress.Register(owner, onProgress)
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	spanCtx, span := h.startUpstreamSpan(ctx, upstream, name, &req)
-	callCtx, done := u.calls.add(spanCtx)
-	res, err = u.callTool(callCtx, req)
+	spanCtx, span := h.startUpstreamSpan(ctx, owner, name, &req)
+	callCtx, done := u.WithCaller(spanCtx)
+	res, err = u.CallTool(callCtx, req)
 	done()
 	endUpstreamSpan(spanCtx, span, res, err)
 	if err != nil {
 		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
-			Err: h.errorText(u.cfg, u.scrub, name, callErr(ctx, err, u.cfg))}
+			Err: h.errorText(u.Config(), u.Scrubber(), name, callErr(ctx, err, u.Config()))}
 	}
 	// Every reader of a result (client, call_tool, run_plan) gets it from
 	// here, so it is scanned once, before any of them.
-	return h.screenResult(u.cfg, u.scrub, name, res), nil
+	return h.screenResult(u.Config(), u.Scrubber(), name, res), nil
 }
 
 func classify(ctx context.Context, err error) Kind {
@@ -522,9 +527,9 @@ func classify(ctx context.Context, err error) Kind {
 		return KindTooLarge
 	case errors.Is(err, ErrProtocol):
 		return KindProtocol
-	case needsLogin(err):
+	case upstream.NeedsLogin(err):
 		return KindAuthRequired
-	case errors.Is(err, ErrNotConnected), isTransportError(err):
+	case errors.Is(err, ErrNotConnected), upstream.IsTransportError(err):
 		return KindUnavailable
 	default:
 		return KindUpstreamError
@@ -532,17 +537,17 @@ func classify(ctx context.Context, err error) Kind {
 }
 
 func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
-	var timeout *timeoutError
+	var timeout *upstream.TimeoutError
 	if errors.As(err, &timeout) {
 		return timeout // it says which limit
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s", cfg.callTimeout())
+		return fmt.Errorf("no answer within %s", cfg.EffectiveCallTimeout())
 	}
-	if needsLogin(err) {
-		return authRequired(ctx, cfg, withoutURL(err))
+	if upstream.NeedsLogin(err) {
+		return upstream.AuthRequired(PrincipalOf(ctx), cfg, upstream.WithoutURL(err))
 	}
-	return withoutURL(err)
+	return upstream.WithoutURL(err)
 }
 
 // ReadResource reads a resource from the upstream that offers it.
@@ -551,19 +556,19 @@ func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.Rea
 	if !ok {
 		return nil, fmt.Errorf("unknown upstream %q", upstreamName)
 	}
-	c, err := u.current()
+	c, err := u.Current()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from %s: %w", req.Params.URI, upstreamName, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
 	defer cancel()
-	ctx, done := u.calls.add(ctx) // what the upstream asks mid-read goes to this client
+	ctx, done := u.WithCaller(ctx) // what the upstream asks mid-read goes to this client
 	defer done()
-	res, err := c.client.ReadResource(ctx, req)
+	res, err := c.Client().ReadResource(ctx, req)
 	if err != nil {
-		return nil, h.errorText(u.cfg, u.scrub, req.Params.URI, err)
+		return nil, h.errorText(u.Config(), u.Scrubber(), req.Params.URI, err)
 	}
-	return h.screenResource(u.cfg, u.scrub, req.Params.URI, res)
+	return h.screenResource(u.Config(), u.Scrubber(), req.Params.URI, res)
 }
 
 // GetPrompt gets a prompt by exposed name.
@@ -573,20 +578,20 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 		return nil, fmt.Errorf("unknown prompt %q", name)
 	}
 	u := h.byName[p.Upstream]
-	c, err := u.current()
+	c, err := u.Current()
 	if err != nil {
 		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, p.Upstream, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
 	defer cancel()
-	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
+	ctx, done := u.WithCaller(ctx) // what the upstream asks meanwhile goes to this client
 	defer done()
 	req := mcp.GetPromptRequest{}
 	req.Params.Name = p.Original
 	req.Params.Arguments = args
-	res, err := c.client.GetPrompt(ctx, req)
+	res, err := c.Client().GetPrompt(ctx, req)
 	if err != nil {
-		return nil, h.errorText(u.cfg, u.scrub, name, err)
+		return nil, h.errorText(u.Config(), u.Scrubber(), name, err)
 	}
-	return h.screenPrompt(u.cfg, u.scrub, name, res)
+	return h.screenPrompt(u.Config(), u.Scrubber(), name, res)
 }

@@ -13,12 +13,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // procAlive says whether pid is a process that has not ended (a zombie
 // has), by /proc.
 func procAlive(pid int) bool {
-	_, state := procStat(pid)
+	_, state := upstream.ProcStat(pid)
 	return state != 0 && state != 'Z'
 }
 

@@ -51,7 +51,7 @@ func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
 					errs <- err
 				}()
 			}
-			eventually(t, 5*time.Second, "calls in flight", func() bool { return len(u.slots) == inFlight })
+			eventually(t, 5*time.Second, "calls in flight", func() bool { return u.InFlight() == inFlight })
 			if _, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": bad}, nil); err == nil {
 				t.Errorf("%s: the bad reply gave no error", bad)
 			}

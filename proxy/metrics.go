@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // Metrics are the gateway's Prometheus series, on a registry of their own
@@ -470,7 +471,7 @@ type upstreamStates struct {
 type profileUpstream struct{ profile, upstream string }
 
 // reportedStates are the states mcp_router_upstream_up reports.
-var reportedStates = []State{StateConnecting, StateConnected, StateFailed, StateStopped}
+var reportedStates = []upstream.State{upstream.StateConnecting, upstream.StateConnected, upstream.StateFailed, upstream.StateStopped}
 
 func newUpstreamStates() *upstreamStates {
 	return &upstreamStates{
@@ -578,3 +579,14 @@ func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Lo
 	log.Info("metrics stopped")
 	return nil
 }
+
+// NotificationDropped records an upstream notification dropped by its
+// rate limit, by kind (progress, message, resource_updated, other).
+func (m *Metrics) NotificationDropped(upstream, kind string) {
+	if m == nil {
+		return
+	}
+	m.notesDropped.WithLabelValues(upstream, kind).Inc()
+}
+
+var _ upstream.Metrics = (*Metrics)(nil)

@@ -11,13 +11,13 @@ import (
 // maxNameLen is the longest tool name a client accepts (namePattern).
 const maxNameLen = 64
 
-// exposedPrefix is the prefix the upstream's tool names get (its prompts
+// exposedPrefix is the prefix the tool names of the upstream u get (its prompts
 // always get Prefix): Prefix, except a
 // default prefix ("<name>_") that every one of its tools already starts
 // with, which is not added again (slack_post_message rather than
 // slack_slack_post_message). A prefix the configuration set is always
 // used.
-func (u UpstreamConfig) exposedPrefix(tools []mcp.Tool) string {
+func exposedPrefix(u UpstreamConfig, tools []mcp.Tool) string {
 	if !u.DefaultPrefix || u.Prefix == "" || len(tools) == 0 {
 		return u.Prefix
 	}

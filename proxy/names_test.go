@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 func toolsNamed(names ...string) []mcp.Tool {
@@ -18,7 +19,7 @@ func toolsNamed(names ...string) []mcp.Tool {
 
 func offerOf(cfg UpstreamConfig, names ...string) offer {
 	tools := toolsNamed(names...)
-	return offer{cfg: cfg, listing: listing{tools: tools, raw: tools}}
+	return offer{cfg: cfg, Listing: upstream.Listing{Tools: tools, Raw: tools}}
 }
 
 func catalogNames(c *Catalog) []string {
@@ -102,7 +103,7 @@ func TestCatalogKeepsAppOnlyToolsFromTheModel(t *testing.T) {
 		{Name: "no_visibility", Meta: &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": "ui://x"}}}},
 		{Name: "empty_visibility", Meta: ui([]string{})},
 	}
-	c := buildCatalog(nil, []offer{{cfg: UpstreamConfig{Name: "charts", Prefix: "charts_"}, listing: listing{tools: tools, raw: tools}}}, nil)
+	c := buildCatalog(nil, []offer{{cfg: UpstreamConfig{Name: "charts", Prefix: "charts_"}, Listing: upstream.Listing{Tools: tools, Raw: tools}}}, nil)
 	if got, want := catalogNames(c), []string{"charts_draw_chart", "charts_no_visibility", "charts_plain"}; !slices.Equal(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}

@@ -63,8 +63,8 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 	}
 	words := queryWords(d.Query)
 	for _, u := range s.hub.upstreams {
-		st := states[u.cfg.Name]
-		if st.State != StateConnected && !st.EverConnected && (namesAny(words, u.cfg.Name) || namesAny(words, u.cfg.domain())) {
+		st := states[u.Name()]
+		if st.State != StateConnected && !st.EverConnected && (namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())) {
 			note(st, "")
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // Complete asks the upstream that owns a prompt or resource template for
@@ -38,14 +40,14 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
 	defer cancel()
-	ctx, done := u.calls.add(ctx) // what the upstream asks meanwhile goes to this client
+	ctx, done := u.WithCaller(ctx) // what the upstream asks meanwhile goes to this client
 	defer done()
 	req := mcp.CompleteRequest{Params: params}
-	res, err := c.client.Complete(ctx, req)
+	res, err := c.Client().Complete(ctx, req)
 	if err != nil {
-		return nil, h.errorText(u.cfg, u.scrub, "completion", err)
+		return nil, h.errorText(u.Config(), u.Scrubber(), "completion", err)
 	}
 	return res, nil
 }
@@ -61,35 +63,35 @@ func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 	if err != nil {
 		return err
 	}
-	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
+	if c.Caps().Resources == nil || !c.Caps().Resources.Subscribe {
 		return nil // it sends no updates; nothing to ask
 	}
 	method := "resources/unsubscribe"
 	if subscribe {
 		method = "resources/subscribe"
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
 	defer cancel()
 	id := h.subID.Add(1)
-	resp, err := c.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+	resp, err := c.Client().GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(fmt.Sprintf("mcp-router-sub-%d", id)),
 		Method: method, Params: map[string]any{"uri": uri},
 	})
 	if err != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, err))
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.Config(), u.Scrubber(), method, err))
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.cfg, u.scrub, method, errors.New(resp.Error.Message)))
+		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.Config(), u.Scrubber(), method, errors.New(resp.Error.Message)))
 	}
 	return nil
 }
 
-func (h *Hub) connOf(upstreamName string) (*conn, *upstream, error) {
+func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, error) {
 	u, ok := h.byName[upstreamName]
 	if !ok {
 		return nil, nil, fmt.Errorf("unknown upstream %q", upstreamName)
 	}
-	c, err := u.current()
+	c, err := u.Current()
 	if err != nil {
 		return nil, nil, fmt.Errorf("upstream %s: %w", upstreamName, err)
 	}

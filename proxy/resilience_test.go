@@ -128,7 +128,7 @@ done`
 // FI-09: malformed lines from a stdio upstream are held back, logged and
 // counted; the connection survives a few. A response with both a result
 // and an error (d), or sent in a batch (f), fails its call at once with
-// upstream_protocol_error. Past maxViolations within violationWindow the
+// upstream_protocol_error. Past upstream.MaxViolations within violationWindow the
 // upstream is restarted.
 func TestFI09MalformedUpstreamLines(t *testing.T) {
 	h := startHub(t, stdioFake("noisy"), rawUpstream("raw"))

@@ -18,6 +18,6 @@ func (h *Hub) Restart(name string) error {
 	if !ok {
 		return fmt.Errorf("restarting %s: no such upstream", name)
 	}
-	u.giveUp(ErrRestartRequested)
+	u.GiveUp(ErrRestartRequested)
 	return nil
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// resultPolicy is the upstream's result policy with its default.
-func (u UpstreamConfig) resultPolicy() integrity.ResultPolicy {
+// resultPolicy is the result policy of the upstream u, with its default.
+func resultPolicy(u UpstreamConfig) integrity.ResultPolicy {
 	if u.Results == "" {
 		return integrity.ResultsRedact
 	}
@@ -24,13 +25,13 @@ func (u UpstreamConfig) resultPolicy() integrity.ResultPolicy {
 // the client, call_tool and run_plan's executor (whose references then
 // see the redacted values). A clean result is returned as it is.
 //
-// The upstream's configured secrets (see scrubber) are replaced first,
+// The upstream's configured secrets (see upstream.Scrubber) are replaced first,
 // whatever the policy: no policy lets an upstream echo its own key.
-func (h *Hub) screenResult(cfg UpstreamConfig, scrub *scrubber, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
-	if res != nil && !scrub.none() {
-		res = integrity.RewriteResult(res, scrub.text)
+func (h *Hub) screenResult(cfg UpstreamConfig, scrub *upstream.Scrubber, tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res != nil && !scrub.Empty() {
+		res = integrity.RewriteResult(res, scrub.Text)
 	}
-	policy := cfg.resultPolicy()
+	policy := resultPolicy(cfg)
 	if policy == integrity.ResultsOff || res == nil {
 		return res
 	}
@@ -123,7 +124,7 @@ func (e *BlockedResultError) Error() string {
 // (or, under block, the text is replaced by what was found), and text that
 // looks like instructions gets the caution appended.
 func (h *Hub) screenText(cfg UpstreamConfig, tool, text string) string {
-	if text == "" || cfg.resultPolicy() == integrity.ResultsOff {
+	if text == "" || resultPolicy(cfg) == integrity.ResultsOff {
 		return text
 	}
 	return joinedText(h.screenResult(cfg, nil, tool, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}))
@@ -134,7 +135,7 @@ func (h *Hub) screenText(cfg UpstreamConfig, tool, text string) string {
 // secrets redacted, and under block the read fails naming what was found.
 // A resource has no place for the caution about injection markers, so
 // those are logged and counted only.
-func (h *Hub) screenResource(cfg UpstreamConfig, scrub *scrubber, uri string, res *mcp.ReadResourceResult) (*mcp.ReadResourceResult, error) {
+func (h *Hub) screenResource(cfg UpstreamConfig, scrub *upstream.Scrubber, uri string, res *mcp.ReadResourceResult) (*mcp.ReadResourceResult, error) {
 	if res == nil {
 		return nil, nil
 	}
@@ -160,7 +161,7 @@ func (h *Hub) screenResource(cfg UpstreamConfig, scrub *scrubber, uri string, re
 // it (prompts/get), as to a tool result: the description and every
 // message's content are scanned and redacted, under block the get fails,
 // and a caution about injection markers comes as one more user message.
-func (h *Hub) screenPrompt(cfg UpstreamConfig, scrub *scrubber, name string, res *mcp.GetPromptResult) (*mcp.GetPromptResult, error) {
+func (h *Hub) screenPrompt(cfg UpstreamConfig, scrub *upstream.Scrubber, name string, res *mcp.GetPromptResult) (*mcp.GetPromptResult, error) {
 	if res == nil {
 		return nil, nil
 	}
@@ -201,18 +202,18 @@ func joinedText(res *mcp.CallToolResult) string {
 // see it: without the upstream's URL and configured secrets, and screened
 // for secrets and injection markers under the upstream's result policy,
 // like a tool result. The chain stays for errors.Is and errors.As.
-func (h *Hub) errorText(cfg UpstreamConfig, scrub *scrubber, tool string, err error) error {
+func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool string, err error) error {
 	if err == nil {
 		return nil
 	}
-	err = scrub.err(withoutURL(err))
-	var timeout *timeoutError
+	err = scrub.Err(upstream.WithoutURL(err))
+	var timeout *upstream.TimeoutError
 	if errors.As(err, &timeout) {
 		return err // our own text, naming a limit
 	}
 	msg := err.Error()
 	if clean := h.screenText(cfg, tool, msg); clean != msg {
-		return &scrubbedError{msg: clean, err: err}
+		return upstream.WithText(clean, err)
 	}
 	return err
 }

@@ -39,7 +39,9 @@ var roomLevels = [][]string{
 	{"shared"},
 }
 
-// rooms maps each file of package proxy, tests aside, to its room. A new
+// rooms maps each file of package proxy, tests aside, to its room (the
+// rooms that are packages of their own, internal/upstream and
+// internal/wire, are checked by TestUpstreamImportsNothingAbove). A new
 // file must be given one here: TestRoomsFlowOneWay fails on a file it does
 // not know.
 var rooms = map[string]string{
@@ -87,31 +89,7 @@ var rooms = map[string]string{
 	"shadow.go":     "integrity",
 	"resultscan.go": "integrity",
 
-	"upstream.go":        "upstream",
-	"upstream_env.go":    "upstream",
-	"attempt.go":         "upstream",
-	"relay.go":           "upstream",
-	"secretscrub.go":     "upstream",
-	"upstream_config.go": "upstream",
-	"dial.go":            "upstream",
-	"drain.go":           "upstream",
-	"deadline.go":        "upstream",
-	"notifylimit.go":     "upstream",
-	"progress.go":        "upstream",
-	"listing.go":         "upstream",
-	"rawtools.go":        "upstream",
-	"authrequired.go":    "upstream",
-	"httpbound.go":       "upstream",
-	"httppool.go":        "upstream",
-	"redirect.go":        "upstream",
-	"stderrlog.go":       "upstream",
-	"stdio.go":           "upstream",
-	"stdio_linux.go":     "upstream",
-	"stdio_other.go":     "upstream",
-	"stdio_windows.go":   "upstream",
-	"reap_linux.go":      "upstream",
-	"reap_other.go":      "upstream",
-	"killgroup_unix.go":  "upstream",
+	"upstream_api.go": "upstream",
 
 	"caller.go":  "shared",
 	"errors.go":  "shared",
@@ -120,8 +98,10 @@ var rooms = map[string]string{
 	"doc.go":     "shared",
 }
 
-// sealedRooms may not use a name of a room above them at all: an
-// upstream reaches its owner only through the upstreamEnv it is handed.
+// sealedRooms may not use a name of a room above them at all. The
+// upstreams themselves are package internal/upstream, which cannot import
+// this one; what stays here of their room are the names proxy re-exports
+// (upstream_api.go), and they must not reach up either.
 var sealedRooms = []string{"upstream"}
 
 // allowedUp lists the uses, "room: name", that a sealed room may make of
@@ -378,4 +358,41 @@ func counted(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// aboveUpstream are the packages of the rooms above the upstreams, and
+// the packages beside the server, that package internal/upstream must
+// not import: it is handed what it needs (upstream.Env), so data flows
+// one way, hub to upstream. (It cannot import package proxy itself: that
+// would be a cycle.)
+var aboveUpstream = []string{
+	"github.com/mcp-router/mcp-router/proxy/frontdoor",
+	"github.com/mcp-router/mcp-router/routing",
+	"github.com/mcp-router/mcp-router/planner",
+	"github.com/mcp-router/mcp-router/executor",
+}
+
+// TestUpstreamImportsNothingAbove fails when package internal/upstream,
+// or anything it imports, imports a package of a room above it.
+func TestUpstreamImportsNothingAbove(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the imports: %v", err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(t.Context(), goCmd, "list", "-deps", "-f", "{{.ImportPath}}", "./internal/upstream")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderr.String())
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/mcp-router/mcp-router/proxy/internal/wire") {
+		t.Fatalf("go list -deps ./internal/upstream does not list the wire package it uses: %q", deps)
+	}
+	for _, above := range aboveUpstream {
+		if slices.Contains(deps, above) {
+			t.Errorf("internal/upstream imports %s, a room above it: hand it what it needs in upstream.Env", above)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // hostile is what a client might try to smuggle into an upstream's
@@ -66,7 +67,7 @@ func TestSEC07SpawnOnlyFromConfig(t *testing.T) {
 		t.Errorf("configured env missing in the child: %q", first.Env)
 	}
 	for k := range env {
-		if _, configured := up.Env[k]; !configured && !inheritable(k) && k != childTagVar {
+		if _, configured := up.Env[k]; !configured && !upstream.Inheritable(k) && k != upstream.ChildTagVar {
 			t.Errorf("child has %s, neither configured nor on the minimal allowlist", k)
 		}
 	}
@@ -114,11 +115,11 @@ func TestSEC07SpawnOnlyFromConfig(t *testing.T) {
 			t.Errorf("after restart argv %q, want %q as before", again.Args, first.Args)
 		}
 		got, want := environMap(again.Env), environMap(first.Env)
-		if got[childTagVar] == want[childTagVar] && runtime.GOOS == "linux" {
-			t.Errorf("the respawned child has its predecessor's tag %s", got[childTagVar])
+		if got[upstream.ChildTagVar] == want[upstream.ChildTagVar] && runtime.GOOS == "linux" {
+			t.Errorf("the respawned child has its predecessor's tag %s", got[upstream.ChildTagVar])
 		}
-		delete(got, childTagVar) // one per child, by design
-		delete(want, childTagVar)
+		delete(got, upstream.ChildTagVar) // one per child, by design
+		delete(want, upstream.ChildTagVar)
 		if !maps.Equal(got, want) {
 			t.Errorf("after restart the environment changed:\n got %q\nwant %q", again.Env, first.Env)
 		}
@@ -190,7 +191,7 @@ func TestSEC12AnnotationsUntrusted(t *testing.T) {
 					t.Errorf("%s: annotations %+v, want conservative", tool.Name, a)
 				}
 			}
-			raw := h.byName["alpha"].listing().raw
+			raw := h.byName["alpha"].Listing().Raw
 			i := slices.IndexFunc(raw, func(tool mcp.Tool) bool { return tool.Name == "argv" })
 			if i < 0 || raw[i].Annotations.ReadOnlyHint == nil || !*raw[i].Annotations.ReadOnlyHint {
 				t.Fatalf("the upstream's own argv does not claim read-only: %+v", raw)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // ErrStarting is returned, in an *UpstreamError of KindStarting, for a call
@@ -33,37 +35,37 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 	if u == nil {
 		return nil
 	}
-	if u.starting() {
+	if u.Starting() {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		select {
-		case <-u.first:
+		case <-u.First():
 		case <-t.C:
 		case <-ctx.Done():
-			return &UpstreamError{Kind: KindCancelled, Upstream: u.cfg.Name, Tool: name, Err: ctx.Err()}
+			return &UpstreamError{Kind: KindCancelled, Upstream: u.Name(), Tool: name, Err: ctx.Err()}
 		}
 	}
 	if _, ok := h.Catalog().Tool(name); ok {
 		return nil
 	}
-	st := u.status()
+	st := u.Status()
 	switch {
 	case st.Starting:
 		err := fmt.Errorf("%w for %s", ErrStarting, time.Since(st.Since).Round(time.Second))
 		if st.Doing != "" {
 			err = fmt.Errorf("%w (%s)", err, st.Doing)
 		}
-		return &UpstreamError{Kind: KindStarting, Upstream: u.cfg.Name, Tool: name, Err: fmt.Errorf("%w; try again shortly", err)}
+		return &UpstreamError{Kind: KindStarting, Upstream: u.Name(), Tool: name, Err: fmt.Errorf("%w; try again shortly", err)}
 	case st.EverConnected:
 		return nil // it connected: the tool is just not one of its
 	case st.Cause == nil:
-		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name, Err: ErrNotConnected}
-	case needsLogin(st.Cause):
-		return &UpstreamError{Kind: KindAuthRequired, Upstream: u.cfg.Name, Tool: name,
-			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.forModel(st.Cause))}
+		return &UpstreamError{Kind: KindUnavailable, Upstream: u.Name(), Tool: name, Err: ErrNotConnected}
+	case upstream.NeedsLogin(st.Cause):
+		return &UpstreamError{Kind: KindAuthRequired, Upstream: u.Name(), Tool: name,
+			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.ForModel(st.Cause))}
 	default:
-		return &UpstreamError{Kind: KindUnavailable, Upstream: u.cfg.Name, Tool: name,
-			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.forModel(st.Cause))}
+		return &UpstreamError{Kind: KindUnavailable, Upstream: u.Name(), Tool: name,
+			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.ForModel(st.Cause))}
 	}
 }
 
@@ -87,13 +89,13 @@ func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
 // pendingOwner is the upstream that has never connected (or is still
 // publishing its first listing) whose prefix name has (the longest such
 // prefix), or nil.
-func (h *Hub) pendingOwner(name string) *upstream {
-	var best *upstream
+func (h *Hub) pendingOwner(name string) *upstream.Upstream {
+	var best *upstream.Upstream
 	for _, u := range h.upstreams {
-		if !strings.HasPrefix(name, u.cfg.Prefix) || (best != nil && len(u.cfg.Prefix) <= len(best.cfg.Prefix)) {
+		if !strings.HasPrefix(name, u.Config().Prefix) || (best != nil && len(u.Config().Prefix) <= len(best.Config().Prefix)) {
 			continue
 		}
-		if u.neverConnected() || u.starting() { // connected, its catalog not yet published
+		if u.NeverConnected() || u.Starting() { // connected, its catalog not yet published
 			best = u
 		}
 	}

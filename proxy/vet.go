@@ -41,7 +41,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		mine[t.Name] = integrity.Hash(t)
 	}
 	have[cfg.Name] = mine
-	prefix := cfg.exposedPrefix(tools)
+	prefix := exposedPrefix(cfg, tools)
 	for _, t := range tools {
 		names := shadowCandidates(cfg.Name, t.Name, mine[t.Name], others, have)
 		if why := h.vetTool(cfg.Name, findings, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
@@ -153,11 +153,11 @@ func shadowCandidates(upstream, own, contract string, others []Tool, have contra
 // blockedTool reports why an exposed name is blocked, if it is.
 func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
 	for _, u := range h.upstreams {
-		l := u.listing()
-		prefix := u.cfg.exposedPrefix(l.raw)
-		for own, reason := range l.blocked {
+		l := u.Listing()
+		prefix := exposedPrefix(u.Config(), l.Raw)
+		for own, reason := range l.Blocked {
 			if prefix+own == name {
-				return u.cfg.Name, reason, true
+				return u.Name(), reason, true
 			}
 		}
 	}
@@ -181,8 +181,8 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		suspects := h.newShadowing(acted)
 		changed := false
 		for _, u := range h.upstreams {
-			if len(u.listing().blocked) > 0 || suspects[u.cfg.Name] {
-				changed = u.revet() || changed
+			if len(u.Listing().Blocked) > 0 || suspects[u.Name()] {
+				changed = u.Revet() || changed
 			}
 		}
 		if changed {

@@ -1,0 +1,180 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A call's deadlines (FI-06): the upstream's Timeout is an idle timeout
+// that each progress report for the call starts again, under the hard
+// maximum MaxTimeout. Either one ends the call's context as a deadline
+// does (context.DeadlineExceeded), so the upstream is told as for any
+// timeout.
+
+// idleContext is done when its parent is, once idle passes without a
+// touch, or at its hard deadline if it has one. It needs no goroutine of
+// its own: one timer, set for whichever limit comes first, and an
+// AfterFunc on the parent end it. context.Cause of it is its parent's (nil
+// while the parent lives); nothing on a call's path reads it.
+type idleContext struct {
+	context.Context // the parent
+	idle            time.Duration
+	hardAt          time.Time // the hard deadline; zero for none
+	done            chan struct{}
+
+	mu      sync.Mutex
+	err     error
+	touched bool
+	hardOut bool // the hard deadline ended it
+	timer   *time.Timer
+	unhook  func() bool // removes the AfterFunc from the parent
+}
+
+// withIdleTimeout returns a context that ends idle after the last touch,
+// or with parent; cancel releases it.
+func withIdleTimeout(parent context.Context, idle time.Duration) (*idleContext, context.CancelFunc) {
+	return withCallTimeouts(parent, idle, 0)
+}
+
+// withCallTimeouts is withIdleTimeout that also ends hard after it starts
+// (no such limit when hard is 0 or less): one timer for both limits.
+func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleContext, context.CancelFunc) {
+	c := &idleContext{Context: parent, idle: idle, done: make(chan struct{})}
+	c.mu.Lock()
+	wait := idle
+	if hard > 0 {
+		c.hardAt = time.Now().Add(hard)
+		wait = min(wait, hard)
+	}
+	c.timer = time.AfterFunc(wait, c.fire)
+	c.mu.Unlock()
+	c.unhook = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	return c, func() {
+		c.unhook()
+		c.end(context.Canceled)
+	}
+}
+
+// fire ends c when its timer runs out: at the hard deadline when that came
+// no later than the idle time, else for idleness.
+func (c *idleContext) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.hardOut = !c.hardAt.IsZero() && !time.Now().Before(c.hardAt)
+	c.endLocked(context.DeadlineExceeded)
+}
+
+func (c *idleContext) Done() <-chan struct{} { return c.done }
+
+func (c *idleContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Deadline is the hard deadline, or the parent's when that is earlier.
+func (c *idleContext) Deadline() (time.Time, bool) {
+	d, ok := c.Context.Deadline()
+	if !c.hardAt.IsZero() && (!ok || c.hardAt.Before(d)) {
+		return c.hardAt, true
+	}
+	return d, ok
+}
+
+// touch starts the idle time again (never past the hard deadline); once
+// ended it does nothing.
+func (c *idleContext) touch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.touched = true
+		wait := c.idle
+		if !c.hardAt.IsZero() {
+			wait = min(wait, time.Until(c.hardAt))
+		}
+		c.timer.Reset(wait)
+	}
+}
+
+// idleOut says whether the idle time ran out (rather than the parent
+// ending or the hard deadline), and whether a touch came before.
+func (c *idleContext) idleOut() (out, touched bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err == context.DeadlineExceeded && !c.hardOut && c.Context.Err() == nil, c.touched
+}
+
+// hardExpired says whether the hard deadline ended c.
+func (c *idleContext) hardExpired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hardOut
+}
+
+func (c *idleContext) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(err)
+}
+
+func (c *idleContext) endLocked(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	c.timer.Stop()
+	close(c.done)
+}
+
+// callDeadline is one call's context under both limits.
+type callDeadline struct {
+	idle *idleContext // the caller's context under both limits
+	cfg  Config
+}
+
+// newCallDeadline bounds a call to cfg's limits; cancel releases them.
+func newCallDeadline(ctx context.Context, cfg Config) (*callDeadline, context.CancelFunc) {
+	idle, cancel := withCallTimeouts(ctx, cfg.EffectiveCallTimeout(), cfg.EffectiveMaxTimeout())
+	return &callDeadline{idle: idle, cfg: cfg}, cancel
+}
+
+// expired returns the timeout error when a limit cut the call (and not
+// the caller going away), or nil.
+func (d *callDeadline) expired(caller context.Context) error {
+	if caller.Err() != nil {
+		return nil
+	}
+	if d.idle.hardExpired() {
+		return &TimeoutError{limit: d.cfg.EffectiveMaxTimeout(), hard: true}
+	}
+	if out, touched := d.idle.idleOut(); out {
+		return &TimeoutError{limit: d.cfg.EffectiveCallTimeout(), afterProgress: touched}
+	}
+	return nil
+}
+
+// TimeoutError is a call cut by the idle timeout or the hard maximum.
+type TimeoutError struct {
+	limit         time.Duration
+	hard          bool // the hard maximum (max_timeout), not the idle timeout
+	afterProgress bool // the idle timeout, counted from a progress report
+}
+
+func (e *TimeoutError) Error() string {
+	switch {
+	case e.hard:
+		return fmt.Sprintf("no answer within the hard maximum of %s (max_timeout)", e.limit)
+	case e.afterProgress:
+		return fmt.Sprintf("no answer within %s of its last progress report", e.limit)
+	default:
+		return fmt.Sprintf("no answer within %s", e.limit)
+	}
+}
+
+// Unwrap makes the error a context.DeadlineExceeded, as any timeout.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }

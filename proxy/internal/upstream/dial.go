@@ -1,0 +1,215 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+)
+
+// BuiltinFunc builds a built-in server by name with its flags.
+type BuiltinFunc func(name string, args []string) (*server.MCPServer, error)
+
+// dial opens a client connection to an upstream by its transport; a
+// stdio child's stderr goes to stderr, which outlives the child. The
+// returned conn is started but not yet initialized. ctx must not carry a
+// deadline: the stdio transport keeps it for the life of the connection.
+// A stdio child's stderr lines go to stderr (the log, across restarts) and
+// to tail (nil: none).
+func dial(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts ...client.ClientOption) (*Conn, error) {
+	switch cfg.Transport {
+	case TransportStdio:
+		return dialStdio(ctx, cfg, logger, stderr, tail, opts)
+	case TransportStreamableHTTP, TransportSSE:
+		return dialHTTP(ctx, cfg, logger, opts)
+	default:
+		return nil, fmt.Errorf("upstream %s: unknown transport %q", cfg.Name, cfg.Transport)
+	}
+}
+
+func clientOptions(cfg Config, extra []client.ClientOption) []client.ClientOption {
+	switch cfg.Protocol {
+	case "modern":
+		return extra
+	case "":
+		return append(extra, client.WithProtocolVersion(DefaultProtocolVersion))
+	default:
+		return append(extra, client.WithProtocolVersion(cfg.Protocol))
+	}
+}
+
+func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts []client.ClientOption) (*Conn, error) {
+	ch, err := startChild(cfg, stderr, tail)
+	if err != nil {
+		return nil, err
+	}
+	var live atomic.Pointer[Conn] // set once the conn exists; the reader may overflow before
+	out := &lineLimit{r: ch.stdout, max: cfg.maxMessageBytes(), overflow: func(err error) {
+		if c := live.Load(); c != nil {
+			c.markLost(err)
+		}
+	}}
+	pending := &wire.PendingIDs{}
+	vet := wire.NewLineVet(out, pending, func(err error, size int) {
+		logger.Warn("broken line from upstream dropped", "err", err, "bytes", size)
+		if c := live.Load(); c != nil {
+			c.violation(err)
+		}
+	}, func(size int) {
+		logger.Debug("response to no waiting request dropped (late, or unknown id)", "bytes", size)
+	})
+	in := wire.StdinTap{W: ch.stdin, Pending: pending}
+	cl := client.NewClient(transport.NewIO(vet, in, nil), clientOptions(cfg, opts)...)
+	if err := cl.Start(ctx); err != nil {
+		ch.stop()
+		return nil, err
+	}
+	c := newConn(cl, func() {
+		cl.Close()
+		ch.stop()
+	})
+	c.settled = pending.Empty
+	live.Store(c)
+	go func() { // ends when the child exits, which stop guarantees
+		<-ch.done
+		c.markLost(fmt.Errorf("process exited: %w", ch.exitError()))
+	}()
+	return c, nil
+}
+
+func dialHTTP(ctx context.Context, cfg Config, logger *slog.Logger, opts []client.ClientOption) (*Conn, error) {
+	var live atomic.Pointer[Conn] // set once the conn exists; the handshake's replies come before
+	var tr transport.Interface
+	var err error
+	report := func(err error) {
+		logger.Warn("reply from upstream refused", "err", err)
+		if c := live.Load(); c != nil {
+			c.violation(err)
+		}
+	}
+	// Every body is bounded (see boundedBodies); replies to POSTed
+	// requests of streamable HTTP are checked first (see wire.ReplyGuard).
+	authorize, withAuth := withAuthorizer(cfg)
+	base := http.RoundTripper(upstreamTransport)
+	if withAuth {
+		base = cfg.Authorizer.Observe(base) // a 403 asking for more scope needs a new login
+	}
+	bounded := &boundedBodies{next: base, max: cfg.maxMessageBytes(), maxError: cfg.maxErrorBodyBytes(), report: report}
+	if cfg.Transport == TransportSSE {
+		sseOpts := []transport.ClientOption{transport.WithHeaders(cfg.Headers), transport.WithHTTPClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
+		if withAuth {
+			sseOpts = append(sseOpts, transport.WithHeaderFunc(authorize))
+		}
+		tr, err = transport.NewSSE(cfg.URL, sseOpts...)
+	} else {
+		bounded.next = &wire.ReplyGuard{Next: base, Max: cfg.maxMessageBytes(), Report: report}
+		httpOpts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers),
+			//lint:ignore SA1019 the standalone GET stream is how a 2025-11-25 upstream, the default era, sends notifications
+			transport.WithContinuousListening(),
+			transport.WithHTTPLogger(logger), transport.WithHTTPBasicClient(&http.Client{Transport: bounded, CheckRedirect: sameOriginRedirects})}
+		if withAuth {
+			httpOpts = append(httpOpts, transport.WithHTTPHeaderFunc(authorize))
+		}
+		tr, err = transport.NewStreamableHTTP(cfg.URL, httpOpts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s: %w", cfg.Name, err)
+	}
+	cl := client.NewClient(tr, clientOptions(cfg, opts)...)
+	if err := cl.Start(ctx); err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", cfg.host(), WithoutURL(err))
+	}
+	c := newConn(cl, func() { cl.Close() })
+	live.Store(c)
+	cl.OnConnectionLost(func(err error) { c.markLost(err) })
+	return c, nil
+}
+
+// dialInProcess connects to a built-in server in this process.
+func dialInProcess(ctx context.Context, build BuiltinFunc, cfg Config) (*Conn, error) {
+	srv, err := build(cfg.Builtin, cfg.Args)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: %w", cfg.Builtin, err)
+	}
+	cl, err := client.NewInProcessClient(srv)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Start(ctx); err != nil {
+		return nil, err
+	}
+	return newConn(cl, func() { cl.Close() }), nil
+}
+
+// IsTransportError tells a broken connection from an error the upstream
+// answered with.
+func IsTransportError(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}
+
+// failsOneRequest tells a transport error that fails one request from one
+// that loses the connection. Over streamable HTTP each call is its own
+// request: an error status (500, 502...) or a reply stream cut mid-way
+// fails the call it answers, and the session and the calls in flight on
+// it go on; such errors count as protocol violations (MaxViolations within
+// violationWindow give the connection up). A session the server no longer
+// knows (404), a closed transport, or a server that cannot be reached at
+// all loses the connection, which is then made again. Over SSE, a POST
+// that fails is that request's alone too; the loss of the shared event
+// stream is reported apart (OnConnectionLost). Over stdio every transport
+// error loses the connection: there is one stream.
+func failsOneRequest(cfg Config, err error) bool {
+	if cfg.Transport != TransportStreamableHTTP && cfg.Transport != TransportSSE {
+		return false
+	}
+	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {
+		return false
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
+}
+
+// lineLimit bounds the lines an upstream writes: past max bytes without a
+// newline the message is refused (wire.ErrMessageTooLarge), the connection is
+// given up (its framing is lost) and the child restarted. Memory stays
+// bounded by the limit, whatever the upstream sends.
+type lineLimit struct {
+	r        io.Reader
+	max, cur int
+	overflow func(error) // called once, when the limit is passed
+	failed   bool
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	if l.failed {
+		return 0, wire.ErrMessageTooLarge
+	}
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.cur = 0
+			continue
+		}
+		if l.cur++; l.cur > l.max {
+			l.failed = true
+			err := fmt.Errorf("%w: a message over %d bytes", wire.ErrMessageTooLarge, l.max)
+			l.overflow(err)
+			return i, err
+		}
+	}
+	return n, err
+}

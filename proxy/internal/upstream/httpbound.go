@@ -1,0 +1,131 @@
+package upstream
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+)
+
+// Every HTTP response an upstream sends is read through a bound, whatever
+// reads it: mcp-go reads an error reply whole (io.ReadAll), the lines of
+// an event stream whole (bufio.Reader.ReadString), and the legacy SSE
+// transport's replies whole. boundedBodies, the outermost RoundTripper of
+// every HTTP upstream, wraps each response body so that memory stays
+// bounded by the limits however much the upstream sends:
+//
+//   - an event stream (the GET and POST streams of streamable HTTP, the
+//     legacy SSE stream): each line and each event at most the message
+//     limit;
+//   - a 2xx reply of any other type: at most the message limit in all;
+//   - any other reply (an HTTP error): at most the error-body limit.
+//
+// Past a limit the read fails with wire.ErrMessageTooLarge, which names the
+// limit; mcp-go then drops the stream or the reply.
+
+// DefaultMaxErrorBodyBytes bounds the body of an HTTP error reply from an
+// upstream (status 300 or more).
+const DefaultMaxErrorBodyBytes = 64 << 10
+
+// boundedBodies bounds every response body of an HTTP upstream.
+type boundedBodies struct {
+	next     http.RoundTripper
+	max      int // bytes in one reply, one event-stream line or one event
+	maxError int // bytes in the body of an error reply
+	// report logs and counts one reply refused; it must not block.
+	report func(error)
+}
+
+func (b *boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	if wire.Guarded(resp.Body) { // checked and bounded by wire.ReplyGuard
+		return resp, nil
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode >= 300:
+		resp.Body = &sizeBound{body: resp.Body, max: b.maxError, report: b.report,
+			what: fmt.Sprintf("an HTTP %d reply", resp.StatusCode)}
+	case media == "text/event-stream":
+		resp.Body = &eventBound{body: resp.Body, max: b.max, report: b.report}
+	default:
+		resp.Body = &sizeBound{body: resp.Body, max: b.max, report: b.report, what: "a reply"}
+	}
+	return resp, nil
+}
+
+// sizeBound fails a body past max bytes.
+type sizeBound struct {
+	body   io.ReadCloser
+	max    int
+	n      int
+	what   string
+	report func(error)
+	err    error
+}
+
+func (s *sizeBound) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if room := s.max + 1 - s.n; len(p) > room {
+		p = p[:room]
+	}
+	n, err := s.body.Read(p)
+	if s.n += n; s.n > s.max {
+		s.err = fmt.Errorf("%w: %s over %d bytes", wire.ErrMessageTooLarge, s.what, s.max)
+		s.report(s.err)
+		return n - (s.n - s.max), s.err
+	}
+	return n, err
+}
+
+func (s *sizeBound) Close() error { return s.body.Close() }
+
+// eventBound fails an event stream with a line or an event (the lines up
+// to a blank one) over max bytes.
+type eventBound struct {
+	body        io.ReadCloser
+	max         int
+	line, event int // bytes in the line and the event being read
+	report      func(error)
+	err         error
+}
+
+func (e *eventBound) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.body.Read(p)
+	for i, c := range p[:n] {
+		switch c {
+		case '\n':
+			if e.line == 0 { // a blank line ends the event
+				e.event = 0
+			}
+			e.line = 0
+			continue
+		case '\r':
+			continue
+		}
+		e.line++
+		e.event++
+		if e.line > e.max || e.event > e.max {
+			what := "an event"
+			if e.line > e.max {
+				what = "a line"
+			}
+			e.err = fmt.Errorf("%w: %s of an event stream over %d bytes", wire.ErrMessageTooLarge, what, e.max)
+			e.report(e.err)
+			return i, e.err
+		}
+	}
+	return n, err
+}
+
+func (e *eventBound) Close() error { return e.body.Close() }

@@ -1,0 +1,107 @@
+package upstream
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/time/rate"
+)
+
+// NotificationLimit bounds the notifications each upstream may send
+// (progress, log messages, resource updates, list changes): a token
+// bucket per upstream. A notification that finds the bucket empty is
+// dropped, counted in mcp_router_upstream_notifications_dropped_total,
+// and logged once per warning window. Zero values take the defaults in
+// brackets.
+type NotificationLimit struct {
+	// PerSecond refills each upstream's bucket
+	// [DefaultNotificationsPerSecond].
+	PerSecond float64
+	// Burst is the bucket's size [DefaultNotificationBurst].
+	Burst int
+}
+
+// Defaults of NotificationLimit: well above what a server reporting on its
+// work sends, well below what would keep the gateway busy relaying.
+const (
+	DefaultNotificationsPerSecond = 100
+	DefaultNotificationBurst      = 200
+)
+
+// notificationWarnEvery is the warning window: one warning per upstream
+// per window, however many notifications are dropped in it.
+const notificationWarnEvery = time.Minute
+
+func (l NotificationLimit) withDefaults() NotificationLimit {
+	if l.PerSecond <= 0 {
+		l.PerSecond = DefaultNotificationsPerSecond
+	}
+	if l.Burst <= 0 {
+		l.Burst = DefaultNotificationBurst
+	}
+	return l
+}
+
+// notifyLimiter is one upstream's bucket.
+type notifyLimiter struct {
+	upstream string
+	lim      *rate.Limiter
+	logger   *slog.Logger
+	metrics  Metrics
+
+	mu       sync.Mutex
+	dropped  int       // since the last warning
+	warnedAt time.Time // zero before the first warning
+}
+
+func newNotifyLimiter(upstream string, l NotificationLimit, logger *slog.Logger, m Metrics) *notifyLimiter {
+	l = l.withDefaults()
+	return &notifyLimiter{upstream: upstream, lim: rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst), logger: logger, metrics: m}
+}
+
+// allow takes a token for one notification, or counts it dropped.
+//
+// A list change is never dropped: it only asks for a refresh, which is
+// coalesced (one per RefreshDebounce), so a flood of them costs little,
+// and dropping the last one would leave the catalog stale. It takes a
+// token all the same, so that it counts against the upstream's budget.
+func (n *notifyLimiter) allow(method string) bool {
+	kind := notificationKind(method)
+	if n.lim.Allow() || kind == "list_changed" {
+		return true
+	}
+	n.metrics.NotificationDropped(n.upstream, kind)
+	now := time.Now()
+	n.mu.Lock()
+	n.dropped++
+	warn := n.warnedAt.IsZero() || now.Sub(n.warnedAt) >= notificationWarnEvery
+	dropped := n.dropped
+	if warn {
+		n.warnedAt, n.dropped = now, 0
+	}
+	n.mu.Unlock()
+	if warn {
+		n.logger.Warn("upstream notifications over the rate limit, dropping", "dropped", dropped,
+			"per_second", float64(n.lim.Limit()), "burst", n.lim.Burst(), "next_warning_in", notificationWarnEvery)
+	}
+	return false
+}
+
+// notificationKind is the metric label of a notification method: one of
+// a fixed set, whatever the upstream sends.
+func notificationKind(method string) string {
+	switch method {
+	case string(mcp.MethodNotificationProgress):
+		return "progress"
+	case string(mcp.MethodNotificationMessage):
+		return "message"
+	case string(mcp.MethodNotificationResourceUpdated):
+		return "resource_updated"
+	case string(mcp.MethodNotificationToolsListChanged), string(mcp.MethodNotificationResourcesListChanged),
+		string(mcp.MethodNotificationPromptsListChanged):
+		return "list_changed"
+	}
+	return "other"
+}

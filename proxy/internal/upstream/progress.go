@@ -1,0 +1,126 @@
+package upstream
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Progress is one progress report from an upstream, for the caller's own
+// progress token.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
+}
+
+// ProgressFunc receives progress for one call. It must not block.
+type ProgressFunc func(Progress)
+
+// ProgressRouter hands each forwarded call a progress token of its own, so
+// two clients using the same token never see each other's progress, and
+// routes upstream progress notifications back to the right caller.
+//
+// Tokens are random and bound to the upstream the call goes to: one
+// upstream can neither guess another's tokens nor report progress for
+// them (its reports would reach another client, and keep another
+// upstream's call from idling out).
+type ProgressRouter struct {
+	mu   sync.Mutex
+	subs map[string]progressSub
+}
+
+// progressSub is who hears of one token's progress: the caller, when it
+// asked for progress, and the call's idle timeout (FI-06).
+type progressSub struct {
+	upstream string       // the only upstream whose reports count
+	fn       ProgressFunc // nil when the caller asked for none
+	touch    func()       // nil until the call is sent
+}
+
+// Register hands out a token for a call to upstream whose progress goes
+// to fn (which may be nil).
+func (p *ProgressRouter) Register(upstream string, fn ProgressFunc) (token string, release func()) {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	token = "mcp-router-" + hex.EncodeToString(b[:])
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.subs == nil {
+		p.subs = make(map[string]progressSub)
+	}
+	p.subs[token] = progressSub{upstream: upstream, fn: fn}
+	return token, func() {
+		p.mu.Lock()
+		delete(p.subs, token)
+		p.mu.Unlock()
+	}
+}
+
+// onReport calls touch on each progress report for token, a token
+// Register handed out, until release.
+func (p *ProgressRouter) onReport(token string, touch func()) (release func()) {
+	set := func(touch func()) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if sub, ok := p.subs[token]; ok {
+			sub.touch = touch
+			p.subs[token] = sub
+		}
+	}
+	set(touch)
+	return func() { set(nil) }
+}
+
+// forward delivers a notifications/progress from upstream; unknown tokens
+// (late, or not ours) and another upstream's tokens are dropped.
+func (p *ProgressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
+	f := n.Params.AdditionalFields
+	token := fmt.Sprint(f["progressToken"])
+	p.mu.Lock()
+	sub := p.subs[token]
+	p.mu.Unlock()
+	if sub.upstream != upstream {
+		return
+	}
+	if sub.touch != nil {
+		sub.touch()
+	}
+	if sub.fn != nil {
+		sub.fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: text(f["message"])})
+	}
+}
+
+// number reads a progress value: float64 from JSON, or the Go number an
+// in-process server passed without encoding it.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case float32:
+		return float64(n)
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case uint:
+		return float64(n)
+	case uint64:
+		return float64(n)
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
+}
+
+func text(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,74 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// idSession is a client session that is only an id.
+type idSession struct{ id string }
+
+func (s *idSession) Initialize() {}
+
+func (s *idSession) Initialized() bool { return true }
+
+func (s *idSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+
+func (s *idSession) SessionID() string { return s.id }
+
+// The rule that places what an upstream sends among the calls in
+// progress on it, case by case.
+func TestNoCrossClientOwnerRule(t *testing.T) {
+	srv := server.NewMCPServer("t", "1")
+	in := func(s server.ClientSession) context.Context { return srv.WithContext(t.Context(), s) }
+	a, b := &idSession{"a"}, &idSession{"b"}
+	var c, other callers
+	//lint:ignore SA1012 a nil hint is owner's way to say no call is named
+	if _, err := c.owner(nil); !errors.Is(err, ErrNoCaller) {
+		t.Errorf("no calls: got %v, want ErrNoCaller", err)
+	}
+	a1, a2 := in(a), in(a)
+	sentA1, doneA1 := c.add(a1)
+	_, doneA2 := c.add(a2)
+	//lint:ignore SA1012 a nil hint is owner's way to say no call is named
+	if got, err := c.owner(nil); err != nil || got != a2 {
+		t.Errorf("calls of one session: got %v, %v, want its newest call", got, err)
+	}
+	b1 := in(b)
+	sentB, doneB := c.add(b1)
+	//lint:ignore SA1012 a nil hint is owner's way to say no call is named
+	if _, err := c.owner(nil); !errors.Is(err, ErrAmbiguousCaller) {
+		t.Errorf("calls of two sessions, no hint: got %v, want ErrAmbiguousCaller", err)
+	}
+	if _, err := c.owner(in(b)); !errors.Is(err, ErrAmbiguousCaller) {
+		t.Errorf("a hint with a session but no call: got %v, want ErrAmbiguousCaller", err)
+	}
+	if got, err := c.owner(sentB); err != nil || got != b1 {
+		t.Errorf("the hint of b's call: got %v, %v, want b's call", got, err)
+	}
+	if got, err := c.owner(sentA1); err != nil || got != a1 {
+		t.Errorf("the hint of a's older call: got %v, %v, want that call", got, err)
+	}
+	sentOther, doneOther := other.add(in(a))
+	defer doneOther()
+	if _, err := c.owner(sentOther); !errors.Is(err, ErrAmbiguousCaller) {
+		t.Errorf("the hint of another upstream's call: got %v, want it ignored (ErrAmbiguousCaller)", err)
+	}
+	doneA1()
+	if _, err := c.owner(sentA1); !errors.Is(err, ErrNoCaller) {
+		t.Errorf("the hint of a call that is over: got %v, want ErrNoCaller, not another call", err)
+	}
+	doneA2()
+	//lint:ignore SA1012 a nil hint is owner's way to say no call is named
+	if got, err := c.owner(nil); err != nil || got != b1 {
+		t.Errorf("only b's call left, no hint: got %v, %v, want b's call", got, err)
+	}
+	doneB()
+	if _, err := c.owner(sentB); !errors.Is(err, ErrNoCaller) {
+		t.Errorf("all calls done: got %v, want ErrNoCaller", err)
+	}
+}

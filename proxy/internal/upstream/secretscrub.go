@@ -1,0 +1,303 @@
+package upstream
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+// Scrubber replaces the secret values an upstream is configured with (its
+// header values, its env values, the userinfo and query values of its URL)
+// wherever they appear in text that came from, or went through, the
+// upstream: error messages, error bodies, log attributes, results. An
+// upstream that echoes its API key in an error ("invalid key sk-...") then
+// shows "[redacted configured secret]" instead, to the model and in the log.
+//
+// A value counts as a secret when integrity.SecretReason says so (a key
+// named like a credential, a credential's shape, or a long random-looking
+// value), and always for the URL's userinfo: NODE_ENV=production,
+// Accept: application/json or a path are settings, and replacing them
+// would garble every message that mentions them. Each secret is matched
+// exactly, URL-encoded (query and path escaping) and base64-encoded
+// (standard and URL alphabets, padded or not), the forms in which a
+// server echoes what it was sent. Values shorter than minScrubbed bytes
+// are left alone.
+type Scrubber struct {
+	r *strings.Replacer // nil: nothing configured to scrub
+	// tokens replaces the OAuth tokens the gateway sent the upstream
+	// (upstreamauth.Authorizer.Redact); nil: none.
+	tokens func(string) string
+}
+
+// Empty reports whether s has nothing to scrub.
+func (s *Scrubber) Empty() bool { return s == nil || s.r == nil && s.tokens == nil }
+
+// replace is t with every configured secret and sent token replaced.
+func (s *Scrubber) replace(t string) string {
+	if s.r != nil {
+		t = s.r.Replace(t)
+	}
+	if s.tokens != nil {
+		t = s.tokens(t)
+	}
+	return t
+}
+
+// minScrubbed is the shortest configured value treated as a secret.
+const minScrubbed = 6
+
+// ScrubbedValue replaces a configured secret in text.
+const ScrubbedValue = "[redacted configured secret]"
+
+// newScrubber collects cfg's secret values.
+func newScrubber(cfg Config) *Scrubber {
+	var values []string
+	for k, v := range cfg.Headers {
+		if integrity.SecretReason(k, v) != "" {
+			values = append(values, headerSecrets(v)...)
+		}
+	}
+	for k, v := range cfg.Env {
+		if integrity.SecretReason(k, v) != "" {
+			values = append(values, v)
+		}
+		values = append(values, urlSecrets(v)...) // a connection string in env
+	}
+	values = append(values, urlSecrets(cfg.URL)...)
+	var pairs []string
+	for _, v := range secretForms(values) {
+		pairs = append(pairs, v, ScrubbedValue)
+	}
+	s := &Scrubber{}
+	if cfg.Authorizer != nil {
+		s.tokens = cfg.Authorizer.Redact
+	}
+	if len(pairs) > 0 {
+		s.r = strings.NewReplacer(pairs...)
+	}
+	return s
+}
+
+// headerSecrets is a header value and, for "Scheme credentials" (Bearer,
+// Basic, token), the credentials alone; Basic credentials also give the
+// user and password they encode.
+func headerSecrets(v string) []string {
+	out := []string{v}
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok {
+		return out
+	}
+	cred = strings.TrimSpace(cred)
+	out = append(out, cred)
+	if strings.EqualFold(scheme, "basic") {
+		if raw, err := base64.StdEncoding.DecodeString(cred); err == nil {
+			user, pass, _ := strings.Cut(string(raw), ":")
+			out = append(out, string(raw), user, pass)
+		}
+	}
+	return out
+}
+
+// urlSecrets are the userinfo of raw (https://user:pass@host/mcp) and its
+// query values that look like secrets (?api_key=...).
+func urlSecrets(raw string) []string {
+	if !strings.Contains(raw, "://") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u == nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		out = append(out, u.User.Username(), u.User.String())
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			if integrity.SecretReason(k, v) != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// secretForms is every value at least minScrubbed long in the forms it
+// may be echoed in, longest first so that a longer form wins over a value
+// it contains.
+func secretForms(values []string) []string {
+	var out []string
+	for _, v := range values {
+		if len(v) < minScrubbed {
+			continue
+		}
+		out = append(out, v, url.QueryEscape(v), url.PathEscape(v),
+			base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
+			base64.URLEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v)))
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(out)
+}
+
+// Text is s with every configured secret replaced.
+func (s *Scrubber) Text(t string) string {
+	if s.Empty() || t == "" {
+		return t
+	}
+	return s.replace(t)
+}
+
+// value is v (a decoded JSON value) with every configured secret replaced
+// in its strings. The replacement holds no character JSON escapes, so v's
+// encoding stays valid; a v that does not encode is returned as it is.
+func (s *Scrubber) value(v any) any {
+	if s.Empty() || v == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	clean := s.replace(string(b))
+	if clean == string(b) {
+		return v
+	}
+	var out any
+	if json.Unmarshal([]byte(clean), &out) != nil {
+		return v
+	}
+	return out
+}
+
+// progress is a progress notification with the configured secrets in its
+// message replaced; n is not modified.
+func (s *Scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+	msg, ok := n.Params.AdditionalFields["message"].(string)
+	if !ok || s.Text(msg) == msg {
+		return n
+	}
+	fields := maps.Clone(n.Params.AdditionalFields)
+	fields["message"] = s.Text(msg)
+	n.Params.AdditionalFields = fields
+	return n
+}
+
+// Err is err with its text scrubbed; the chain stays for errors.Is and
+// errors.As. An error whose text holds no secret is returned as it is.
+func (s *Scrubber) Err(err error) error {
+	if err == nil || s.Empty() {
+		return err
+	}
+	msg := err.Error()
+	if clean := s.replace(msg); clean != msg {
+		return &scrubbedError{msg: clean, err: err}
+	}
+	return err
+}
+
+// scrubHandler is a slog.Handler that scrubs the message and every
+// attribute (strings, errors, and anything printed with %v) of the
+// records it passes on, so an upstream's log records never carry its
+// configured secrets, whatever text of the upstream's they quote.
+type scrubHandler struct {
+	next  slog.Handler
+	scrub *Scrubber
+}
+
+// scrubLogger wraps logger's handler with s; a nil logger, or nothing to
+// scrub, returns logger as it is.
+func scrubLogger(logger *slog.Logger, s *Scrubber) *slog.Logger {
+	if logger == nil || s.Empty() {
+		return logger
+	}
+	return slog.New(&scrubHandler{next: logger.Handler(), scrub: s})
+}
+
+func (h *scrubHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.next.Enabled(ctx, l)
+}
+
+func (h *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.scrub.Text(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h *scrubHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return &scrubHandler{next: h.next.WithAttrs(clean), scrub: h.scrub}
+}
+
+func (h *scrubHandler) WithGroup(name string) slog.Handler {
+	return &scrubHandler{next: h.next.WithGroup(name), scrub: h.scrub}
+}
+
+// attr scrubs one attribute; groups are scrubbed member by member.
+func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.scrub.Text(v.String()))
+	case slog.KindGroup:
+		members := v.Group()
+		clean := make([]any, len(members))
+		for i, m := range members {
+			clean[i] = h.attr(m)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.Any(a.Key, h.scrub.Err(err))
+		}
+		if v.Any() == nil {
+			return a
+		}
+		s := fmt.Sprint(v.Any())
+		if clean := h.scrub.Text(s); clean != s {
+			return slog.String(a.Key, clean)
+		}
+	}
+	return a
+}
+
+// WithoutURL keeps an HTTP upstream's URL, which may carry credentials in
+// its path or query, out of an error's text; the chain stays for errors.Is.
+func WithoutURL(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.URL == "" {
+		return err
+	}
+	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
+}
+
+// WithText is err shown as msg: a text cleaned of what must not be shown,
+// with err's chain kept for errors.Is and errors.As.
+func WithText(msg string, err error) error { return &scrubbedError{msg: msg, err: err} }
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -1,0 +1,139 @@
+package upstream
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// stderrLog copies the stderr of an upstream's child processes into the
+// log, one record per line, across restarts: a crash-looping child that
+// prints the same stack trace on every start has it logged once, then
+// "same output as before" with a count, at 1, 2, 4, 8... repeats. Output
+// is compared with its digits masked, so timestamps, process ids and
+// addresses do not make two runs differ. A run's lines are held back only
+// while they match the previous run's, and logged as soon as one differs
+// (or at the end, when the run printed less).
+type stderrLog struct {
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	prev    []string // the last run's lines, masked; nil: none, or too long to compare
+	repeats int      // runs in a row that printed prev
+}
+
+// maxCompared bounds the output remembered from one run; a longer run is
+// logged in full and the next one is not compared with it.
+const maxCompared = 64 << 10
+
+func newStderrLog(logger *slog.Logger) *stderrLog { return &stderrLog{logger: logger} }
+
+// copy logs one run's stderr and closes r at EOF. A line longer than
+// maxLogLine is cut and the rest of it read and dropped, so a chatty child
+// never blocks on a full pipe. tail, when set, also gets each line (logged
+// or held back as a repeat), and is closed at EOF.
+func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
+	defer r.Close()
+	defer tail.close()
+	s.mu.Lock()
+	prev := s.prev
+	s.mu.Unlock()
+	run := stderrRun{log: s.logger, prev: prev, matching: prev != nil}
+	br := bufio.NewReaderSize(r, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if text := strings.TrimRight(string(line), "\r\n"); text != "" {
+			run.line(text)
+			tail.add(text)
+		}
+		for err == bufio.ErrBufferFull {
+			_, err = br.ReadSlice('\n')
+		}
+		if err != nil {
+			break
+		}
+	}
+	s.end(&run)
+}
+
+// end records the run and logs what it held back, or that it repeated the
+// previous one.
+func (s *stderrLog) end(run *stderrRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	same := run.matching && len(run.masked) == len(run.prev) && len(run.masked) > 0
+	if same {
+		s.repeats++
+		if s.repeats&(s.repeats-1) == 0 { // a power of two
+			s.logger.Info("upstream stderr: same output as before", "lines", len(run.masked), "times", s.repeats)
+		}
+		return
+	}
+	run.flush()
+	s.repeats = 0
+	s.prev = run.masked
+	if run.tooLong {
+		s.prev = nil
+	}
+}
+
+// stderrRun is one child's stderr being copied.
+type stderrRun struct {
+	log      *slog.Logger
+	prev     []string // the previous run's masked lines
+	matching bool     // every line so far equals prev's line at its index
+	held     []string // lines not logged yet, while matching
+	masked   []string
+	size     int
+	tooLong  bool
+}
+
+func (r *stderrRun) line(text string) {
+	key := maskDigits(text)
+	if !r.tooLong {
+		r.masked = append(r.masked, key)
+		r.size += len(key)
+		if r.size > maxCompared {
+			r.tooLong, r.masked = true, nil
+		}
+	}
+	if r.matching {
+		if i := len(r.held); i < len(r.prev) && r.prev[i] == key && !r.tooLong {
+			r.held = append(r.held, text)
+			return
+		}
+		r.flush()
+	}
+	r.log.Info("upstream stderr", "line", text)
+}
+
+// flush logs the held lines and stops matching.
+func (r *stderrRun) flush() {
+	r.matching = false
+	for _, h := range r.held {
+		r.log.Info("upstream stderr", "line", h)
+	}
+	r.held = nil
+}
+
+// maskDigits replaces each run of digits with one '#'.
+func maskDigits(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	digits := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}

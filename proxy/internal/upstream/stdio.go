@@ -1,0 +1,185 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// passEnv lists the variables a stdio child inherits from the proxy; the
+// rest of the proxy's environment (tokens, keys) stays out unless the
+// profile names it in the upstream's env.
+var passEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+	"SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
+}
+
+// passEnvPrefixes are prefixes of variables a child inherits: locale and
+// XDG directories, and the package managers' own settings so `npx` and
+// `uvx` keep working behind a registry mirror.
+var passEnvPrefixes = []string{"LC_", "XDG_", "npm_config_", "NPM_CONFIG_", "NODE_", "UV_", "PIP_"}
+
+// childEnv builds a stdio child's environment: the inherited allowlist
+// from environ, then the upstream's own env (which wins).
+func childEnv(environ []string, extra map[string]string) []string {
+	env := make([]string, 0, len(extra)+16)
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && Inheritable(k) {
+			if _, override := extra[k]; !override {
+				env = append(env, kv)
+			}
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// Inheritable reports whether a stdio child inherits the variable key from
+// the gateway's environment: one of passEnv, or under a passEnvPrefixes
+// prefix.
+func Inheritable(key string) bool {
+	for _, k := range passEnv {
+		if k == key {
+			return true
+		}
+	}
+	for _, p := range passEnvPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ChildTagVar names the environment variable that tags a stdio child and
+// its descendants, so they can be found and ended with it (Linux; see
+// killChildTree). Its value differs for every child.
+const ChildTagVar = "MCP_ROUTER_CHILD"
+
+// child is a stdio upstream process the hub owns: it runs in its own
+// process group (so grandchildren such as the node behind npx die with it)
+// and gets SIGKILL if the proxy dies (Linux).
+type child struct {
+	cmd    *exec.Cmd
+	tag    string   // in the environment of the child and its descendants (Linux)
+	stdin  *os.File // our write end of the child's stdin
+	stdout *os.File // our read end of the child's stdout
+	done   chan struct{}
+	err    error // set before done closes
+}
+
+// Shutdown grace periods: close stdin, then SIGTERM, then SIGKILL.
+const (
+	stdinGrace = 2 * time.Second
+	termGrace  = 2 * time.Second
+)
+
+// startChild starts cfg's command with pipes we own. Its stderr goes to
+// stderr (the log, line by line) and to tail when set, never to our stdout.
+func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Dir = cfg.Cwd
+	cmd.Env = childEnv(os.Environ(), cfg.Env)
+	if cfg.InheritEnv {
+		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
+	}
+	tag := newChildTag()
+	cmd.Env = tagEnv(cmd.Env, tag)
+	cmd.SysProcAttr = ChildSysProcAttr()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := startTracked(cmd); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
+	}
+	closeAll(inR, outW, errW) // the child holds its ends now
+	c := &child{cmd: cmd, tag: tag, stdin: inW, stdout: outR, done: make(chan struct{})}
+	go stderr.copy(errR, tail)
+	go c.wait()
+	return c, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// wait reaps the child. Once it has exited we close our read end of its
+// stdout, so a reader blocked on it sees EOF even when a grandchild still
+// holds the write end; in-flight calls then fail at once.
+func (c *child) wait() {
+	c.err = c.cmd.Wait()
+	untrack(c.cmd.Process.Pid)
+	c.killGroup(syscall.SIGKILL) // leave no grandchildren behind
+	killChildTree(c.tag)         // nor any that left the group (Linux)
+	c.stdout.Close()
+	close(c.done)
+}
+
+// stop shuts the child down as the MCP spec asks: close its stdin, wait,
+// SIGTERM the process group, wait, SIGKILL it. It returns when the child
+// has been reaped.
+func (c *child) stop() {
+	c.stdin.Close()
+	if c.waitFor(stdinGrace) {
+		return
+	}
+	c.killGroup(syscall.SIGTERM)
+	if c.waitFor(termGrace) {
+		return
+	}
+	c.killGroup(syscall.SIGKILL)
+	<-c.done
+}
+
+func (c *child) waitFor(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitError describes how the child ended, for logs and for callers.
+func (c *child) exitError() error {
+	if c.err == nil {
+		return errors.New("exited")
+	}
+	return c.err
+}
+
+// maxLogLine cuts a long line of a child's stderr (see stderrLog.copy).
+const maxLogLine = 4096
+
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

@@ -1,0 +1,17 @@
+package upstream
+
+import "syscall"
+
+// ChildSysProcAttr starts the child in a new process group, so that a
+// console interrupt meant for the gateway does not reach it first.
+func ChildSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
+}
+
+// killGroup ends the child. Windows has no process-group signals, and a
+// process can only be killed, so every signal kills it.
+func (c *child) killGroup(syscall.Signal) {
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Kill()
+	}
+}

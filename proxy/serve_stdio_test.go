@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,4 +167,54 @@ func TestStdioContextEndStopsReader(t *testing.T) {
 		t.Errorf("ServeStdio: %v", err)
 	}
 	goleak.VerifyNone(t, before)
+}
+
+// A stdio client's requests other than tools/call run at once up to
+// MaxStdioRequests, and past it the next line waits for one to end: all
+// are answered. Each request waits until MaxStdioRequests have begun (or
+// a bound that only a failing test meets), then works 20 ms.
+func TestStdioOtherRequestsBounded(t *testing.T) {
+	srv := newBIServer(t, startRecHub(t, &recorder{}))
+	var inflight, most, started atomic.Int64
+	all := make(chan struct{})
+	var once sync.Once
+	srv.mcp.AddPrompt(mcp.NewPrompt("hold"), func(ctx context.Context, _ mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if started.Add(1) >= MaxStdioRequests {
+			once.Do(func() { close(all) })
+		}
+		bound := time.NewTimer(replyWait)
+		defer bound.Stop()
+		select {
+		case <-all:
+		case <-bound.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		work := time.NewTimer(20 * time.Millisecond)
+		defer work.Stop()
+		select {
+		case <-work.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return mcp.NewGetPromptResult("held", nil), nil
+	})
+	c := serveRawStdio(t, srv)
+	c.initialize(t, `{}`)
+	const requests = MaxStdioRequests + 10
+	for i := range requests {
+		c.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"hold"}}`, i))
+	}
+	for i := range requests {
+		if m := c.await(t, fmt.Sprint(i)); m.Error != nil {
+			t.Fatalf("request %d: %s", i, m.raw)
+		}
+	}
+	if got := most.Load(); got != MaxStdioRequests {
+		t.Errorf("requests in progress at once: got %d, want %d", got, MaxStdioRequests)
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
@@ -217,4 +219,51 @@ func TestStdioOtherRequestsBounded(t *testing.T) {
 	if got := most.Load(); got != MaxStdioRequests {
 		t.Errorf("requests in progress at once: got %d, want %d", got, MaxStdioRequests)
 	}
+}
+
+// BenchmarkStdioLoop measures a tools/call of a tool that does nothing,
+// one at a time, served over in-memory stdio pipes to an mcp-go client:
+// the stdio loop's own cost per call (read, pre-check, admission,
+// dispatch, mcp-go's handling, the reply's encoding and write), without
+// an upstream.
+func BenchmarkStdioLoop(b *testing.B) {
+	h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
+	if err := h.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	srv := NewServer(ServerOptions{Hub: h})
+	defer srv.Close()
+	srv.mcp.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, nil))
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "noop"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CallTool(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	c.Close()
+	cancel()
+	inR.Close()
+	<-done
 }

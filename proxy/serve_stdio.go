@@ -148,7 +148,7 @@ func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
 	c.handlers.Add(1)
 	c.mu.Unlock()
 	defer c.handlers.Done()
-	c.s.logger.Debug("stdio calls queue full: serving a call before reading on", "queue", StdioQueue)
+	c.s.logger.Warn("stdio calls queue full: serving a call before reading on", "queue", StdioQueue)
 	c.serve(ctx, w)
 	return true
 }

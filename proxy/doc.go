@@ -29,7 +29,9 @@
 // The server: [Server] and [ServerOptions] in server.go; the belt of tools a
 // session sees (belt.go, handle.go for the stateless protocol era), the
 // hints for clients that search tools themselves (hints.go), per-session
-// rate limits (ratelimit.go), the ids of calls in flight (inflight.go), the grace period of a
+// rate limits (ratelimit.go), a stdio client's connection: its read loop
+// and workers and its mcp-go session (serve_stdio*.go) and the in-order
+// admission of its calls (stdioorder.go), the ids of calls in flight (inflight.go), the grace period of a
 // disconnected caller (grace.go), and what an upstream asks of a client,
 // sampling and elicitation, passed through (passthrough.go).
 //

@@ -73,9 +73,14 @@ func (g *graces) posted(ctx context.Context, key string) {
 	}
 }
 
-// hook watches the tools/call requests posted (see posted).
+// hook watches the tools/call requests posted (see posted). Calls of
+// other sessions (stdio, in-process) are never posted, and pass without
+// the key or the lock.
 func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) {
+		if !isHTTPSession(ctx) {
+			return
+		}
 		key := inflightKey(ctx, id)
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -85,6 +90,9 @@ func (g *graces) hook(hooks *server.Hooks) {
 		}
 	})
 	forget := func(ctx context.Context, id any) {
+		if !isHTTPSession(ctx) {
+			return
+		}
 		g.mu.Lock()
 		delete(g.posts, inflightKey(ctx, id))
 		delete(g.handlers, ctx.Done())
@@ -109,6 +117,9 @@ func isHTTPSession(ctx context.Context) bool {
 // context that outlives the handler's own as described on graces.
 func (g *graces) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !isHTTPSession(ctx) {
+			return next(ctx, req)
+		}
 		g.mu.Lock()
 		p, ok := g.handlers[ctx.Done()]
 		delete(g.handlers, ctx.Done())

@@ -40,9 +40,8 @@ func idText(id any) string {
 
 // hook refuses a reused id; then, for a call it admits, it hands the
 // call's key to admitted (nil: none), so that other per-call bookkeeping
-// need not parse the message again. A stdio connection's calls were
-// admitted in the order they came (stdioCalls); here only their ends are
-// seen to.
+// need not parse the message again. A stdio connection's calls are
+// admitted in the order they came, and freed when they end, by stdioCalls.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
@@ -58,8 +57,7 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
-		if c := stdioCallsOf(ctx); c != nil {
-			c.done(id)
+		if stdioCallsOf(ctx) != nil {
 			return
 		}
 		f.mu.Lock()

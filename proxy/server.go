@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -310,36 +309,6 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 
 // MCP returns the underlying mcp-go server (for in-process clients).
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
-// ServeStdio serves one client over in and out until in ends or ctx is
-// done. Nothing but JSON-RPC is written to out. Each line is pre-checked
-// before mcp-go reads it (wire.StdioFilter), and its calls are admitted
-// in the order they came (stdioCalls). When ctx ends first, the
-// goroutine reading in ends when a Read blocked on in returns.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn))
-	server.WithWorkerPoolSize(s.stdioCalls)(stdio)
-	server.WithQueueSize(StdioQueue)(stdio)
-	filter := wire.NewStdioFilter(out, s.logger)
-	checked, toMCP := io.Pipe()
-	calls := newStdioCalls(checked, filter.WriteOwn, s.logger)
-	stdio.SetContextFunc(calls.withContext)
-	filtered := make(chan struct{})
-	go func() {
-		defer close(filtered)
-		filter.Run(ctx, in, toMCP)
-	}()
-	err := stdio.Listen(ctx, calls, filter.Out())
-	checked.Close() // a filter blocked handing a line on stops
-	if err == nil {
-		<-filtered // mcp-go read to the end of the filter's output: the filter has returned
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
 
 // HTTPHandler serves streamable HTTP at /mcp and AllPath (the same server
 // on every call; Close shuts it down), in both protocol eras: sessions for

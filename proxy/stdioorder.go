@@ -1,14 +1,14 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -16,28 +16,26 @@ import (
 )
 
 // stdioCalls admits a stdio client's tools/call requests in the order the
-// client sent them. mcp-go's stdio server hands calls to a pool of
-// workers, which may start them in any order; a request reusing the id of
-// a call still in flight must be refused whichever worker gets it first,
-// so the in-flight ids of a stdio connection are taken here, as the lines
-// go by, rather than in a hook. It reads the pre-checked lines and hands
-// mcp-go those it admits; it answers the others itself.
+// client sent them. The calls run on several workers, which may start
+// them in any order; a request reusing the id of a call still in flight
+// must be refused whichever worker would get it first, so the in-flight
+// ids of a stdio connection are taken here, as the reader reads the
+// lines, rather than in a hook, and freed when the call's handler
+// returns.
 type stdioCalls struct {
-	r      *bufio.Reader // the pre-checked lines
-	answer func([]byte) error
+	answer func([]byte) error // writes a refusal to the client
 	log    *slog.Logger
-	line   []byte // what is left of the line being handed on
 
 	mu  sync.Mutex
 	ids map[string]bool // ids (idText) of the calls in flight
 }
 
-func newStdioCalls(r io.Reader, answer func([]byte) error, log *slog.Logger) *stdioCalls {
-	return &stdioCalls{r: bufio.NewReaderSize(r, 64<<10), answer: answer, log: log, ids: map[string]bool{}}
+func newStdioCalls(answer func([]byte) error, log *slog.Logger) *stdioCalls {
+	return &stdioCalls{answer: answer, log: log, ids: map[string]bool{}}
 }
 
 // stdioCallsKey carries a stdio connection's stdioCalls in its requests'
-// contexts, for the hooks that end its calls.
+// contexts, for the hooks that leave its calls alone.
 type stdioCallsKey struct{}
 
 func (c *stdioCalls) withContext(ctx context.Context) context.Context {
@@ -51,99 +49,60 @@ func stdioCallsOf(ctx context.Context) *stdioCalls {
 	return c
 }
 
-// Read hands on the admitted lines.
-func (c *stdioCalls) Read(p []byte) (int, error) {
-	for len(c.line) == 0 {
-		line, err := c.next()
-		if len(line) > 0 && c.admit(line) {
-			c.line = line
-		}
-		if err != nil && len(c.line) == 0 {
-			return 0, err
-		}
+// idKey is a request id token as idText writes the value encoding/json
+// decodes it to (mcp-go's reading): a number as a float64, a string
+// decoded. Plain tokens are read without encoding/json.
+func idKey(raw []byte) (string, bool) {
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw):
+		return string(raw[1 : len(raw)-1]), true
+	case len(raw) > 0 && raw[0] != '"':
+		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
-			break // hand on the last line; the error comes with the next Read
+			break
 		}
-	}
-	n := copy(p, c.line)
-	c.line = c.line[n:]
-	return n, nil
-}
-
-// next reads one line; it is valid until the next call.
-func (c *stdioCalls) next() ([]byte, error) {
-	line, err := c.r.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		return line, err
-	}
-	long := append([]byte(nil), line...) // a line longer than the buffer
-	for err == bufio.ErrBufferFull {
-		line, err = c.r.ReadSlice('\n')
-		long = append(long, line...)
-	}
-	return long, err
-}
-
-// callID returns the raw id of a tools/call line, and whether it is one
-// (with an id). A line whose members the scanner reads plainly is not
-// decoded; any other is, by encoding/json, as mcp-go reads it.
-func callID(line []byte) (json.RawMessage, bool) {
-	if head, err := wire.ReadHead(line); err == nil && head.Top == '{' && bytes.IndexByte(head.Method, '\\') < 0 {
-		return head.ID, string(head.Method) == `"`+string(mcp.MethodToolsCall)+`"` && len(head.ID) > 0
-	}
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.Method != string(mcp.MethodToolsCall) || len(m.ID) == 0 {
-		return nil, false
-	}
-	return m.ID, true
-}
-
-// admit takes the id of a tools/call line, or answers the line with
-// -32600 when a call in flight has it. Other lines pass.
-func (c *stdioCalls) admit(line []byte) bool {
-	// A cheap test first; a message with any escape may spell the method
-	// "tools\/call", so it is decoded.
-	if !bytes.Contains(line, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(line, '\\') {
-		return true
-	}
-	rawID, isCall := callID(line)
-	if !isCall {
-		return true // mcp-go answers what is not a call
+		return idText(f), true
 	}
 	var id any
-	if json.Unmarshal(rawID, &id) != nil || id == nil {
-		return true
+	if json.Unmarshal(raw, &id) != nil || id == nil {
+		return "", false
 	}
-	key := idText(id)
+	return idText(id), true
+}
+
+// admit takes the id of a tools/call and returns it as the call's key, or
+// answers the call with -32600 when a call in flight has the id.
+func (c *stdioCalls) admit(m wire.Message) (key string, ok bool) {
+	key, ok = idKey(m.ID())
+	if !ok {
+		return "", true // the pre-check passes only valid ids; mcp-go answers the others
+	}
 	c.mu.Lock()
 	taken := c.ids[key]
 	c.ids[key] = true
 	c.mu.Unlock()
 	if !taken {
-		return true
+		return key, true
 	}
 	c.log.Debug("client message refused", "transport", "stdio", "code", mcp.INVALID_REQUEST, "reason", "request id in use")
 	reply, err := json.Marshal(struct {
 		JSONRPC string                  `json:"jsonrpc"`
 		ID      json.RawMessage         `json:"id"`
 		Error   mcp.JSONRPCErrorDetails `json:"error"`
-	}{mcp.JSONRPC_VERSION, rawID, mcp.JSONRPCErrorDetails{Code: mcp.INVALID_REQUEST,
-		Message: fmt.Sprintf("request id %v is already used by a call in progress", id)}})
+	}{mcp.JSONRPC_VERSION, m.ID(), mcp.JSONRPCErrorDetails{Code: mcp.INVALID_REQUEST,
+		Message: fmt.Sprintf("request id %s is already used by a call in progress", key)}})
 	if err == nil {
 		err = c.answer(append(reply, '\n'))
 	}
 	if err != nil {
 		c.log.Debug("refusal not sent", "transport", "stdio", "err", err)
 	}
-	return false
+	return "", false
 }
 
-// done frees the id of a call that ended.
-func (c *stdioCalls) done(id any) {
+// done frees the id of a call whose handler returned.
+func (c *stdioCalls) done(key string) {
 	c.mu.Lock()
-	delete(c.ids, idText(id))
+	delete(c.ids, key)
 	c.mu.Unlock()
 }

@@ -1,12 +1,11 @@
 package wire
 
-// The pre-check over stdio: a filter between the client's input and
-// mcp-go's StdioServer, and a writer that keeps whole messages whole.
+// The pre-check over stdio: a filter that reads a client's lines and
+// hands on those that pass, and a writer that keeps whole messages whole.
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -21,64 +20,83 @@ import (
 const maxStdioMessage = MaxMessageBytes
 
 // StdioFilter pre-checks each line a stdio client sends: it answers or
-// drops the bad ones itself and hands the rest to mcp-go. It also keeps
-// the connection's handshake (BI-10), which mcp-go's stdio server does
-// not: until initialize is answered only ping and
-// initialize itself are served, and initialize is served once.
+// drops the bad ones itself and hands the rest on, one by one, through
+// Next. It also keeps the connection's handshake (BI-10), which mcp-go
+// does not: until initialize is answered only ping and initialize itself
+// are served, and initialize is served once.
 type StdioFilter struct {
+	in      *bufio.Reader
 	out     *stdioOut
 	life    *handshake
 	log     *slog.Logger
 	maxLine int
 }
 
-func NewStdioFilter(out io.Writer, log *slog.Logger) *StdioFilter {
+// NewStdioFilter reads the client's lines from in; out is where the
+// client's answers go, the filter's refusals among them.
+func NewStdioFilter(in io.Reader, out io.Writer, log *slog.Logger) *StdioFilter {
 	life := &handshake{}
-	return &StdioFilter{out: &stdioOut{life: life, w: out}, life: life, log: log, maxLine: maxStdioMessage}
+	return &StdioFilter{in: bufio.NewReaderSize(in, 64<<10), out: &stdioOut{life: life, w: out},
+		life: life, log: log, maxLine: maxStdioMessage}
 }
 
-// Out is where mcp-go writes its answers: each whole message is written
-// at once, and the handshake learns when initialize is answered.
+// Out is where the answers to the client are written: each whole message
+// is written at once, and the handshake learns when initialize is
+// answered.
 func (f *StdioFilter) Out() io.Writer { return f.out }
 
 // WriteOwn writes p, one whole message of the proxy's own making (not a
-// reply mcp-go wrote), to the client, between mcp-go's messages.
+// reply to a request the filter handed on), to the client.
 func (f *StdioFilter) WriteOwn(p []byte) error {
 	_, err := f.out.write(p)
 	return err
 }
 
-// Run reads in line by line and writes the lines that pass to to, until in
-// ends, to is closed or ctx is done; then it closes to, with in's error if
-// any. A Read blocked on in cannot be interrupted: run returns once it does.
-func (f *StdioFilter) Run(ctx context.Context, in io.Reader, to *io.PipeWriter) {
-	r := bufio.NewReaderSize(in, 64<<10)
-	var buf []byte
-	for ctx.Err() == nil {
-		line, tooLong, err := readLine(r, f.maxLine, buf[:0])
+// Message is one message of a stdio client that passed the pre-check: a
+// request, a notification, or a response to a request of the proxy's.
+type Message struct {
+	// Line is the message, valid UTF-8, without its newline. It is the
+	// message's own: the filter does not reuse it.
+	Line []byte
+	// id and method are the raw tokens the pre-check found (nil when
+	// absent), as written.
+	id, method []byte
+}
+
+// ID is the message's id token as written (a string with its quotes, or
+// a number), nil for a notification.
+func (m Message) ID() []byte { return m.id }
+
+// IsResponse reports whether m answers a request (it has no method).
+func (m Message) IsResponse() bool { return m.method == nil }
+
+// IsNotification reports whether m is a notification (a method, no id).
+func (m Message) IsNotification() bool { return m.method != nil && m.id == nil }
+
+// IsMethod reports whether m's method is name, without allocating unless
+// the method is written with escapes.
+func (m Message) IsMethod(name string) bool { return methodIs(m.method, name) }
+
+// Next reads lines until one passes the pre-check and returns it; the
+// others it answers or drops itself. It returns in's error once in ends
+// (io.EOF at its end); a last line without a newline is a message. A
+// Read blocked on in cannot be interrupted.
+func (f *StdioFilter) Next() (Message, error) {
+	for {
+		line, tooLong, err := readLine(f.in, f.maxLine, nil)
 		if len(line) > 0 || tooLong {
-			if werr := f.handle(line, tooLong, to); werr != nil {
-				to.CloseWithError(werr)
-				return
+			if m, ok := f.check(line, tooLong); ok {
+				return m, nil
 			}
 		}
 		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			to.CloseWithError(err)
-			return
-		}
-		buf = line
-		if cap(buf) > 1<<20 {
-			buf = nil // do not keep a large line's buffer for good
+			return Message{}, err
 		}
 	}
-	to.CloseWithError(ctx.Err())
 }
 
-// readLine reads one line into buf, without its limit: a longer line is
-// read to its end and reported tooLong, keeping nothing.
+// readLine reads one line, appended to buf, without its limit: a longer
+// line is read to its end and reported tooLong, keeping nothing.
 func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -95,8 +113,9 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 	}
 }
 
-// handle pre-checks one line; the error is to's.
-func (f *StdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
+// check pre-checks one line: it returns the message when it passes, and
+// answers or drops it otherwise.
+func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 	var v verdict
 	if tooLong {
 		v = refusal(mcp.INVALID_REQUEST, nil, "message larger than %d bytes", f.maxLine)
@@ -112,22 +131,16 @@ func (f *StdioFilter) handle(line []byte, tooLong bool, to io.Writer) error {
 			f.log.Debug("refusal not sent", "transport", "stdio", "err", err)
 		}
 	default:
-		line = sanitizeUTF8(line)
-		if line[len(line)-1] != '\n' { // the last line of the input
-			line = append(line, '\n')
-		}
-		_, err := to.Write(line)
-		return err
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		return Message{Line: sanitizeUTF8(line), id: v.env.id, method: v.env.method}, true
 	}
-	return nil
+	return Message{}, false
 }
 
-// stdioOut is what mcp-go's StdioServer writes to. mcp-go writes each
-// message with one Write, from several goroutines, and not all of them
-// under its own lock (its sampling, elicitation and roots requests are
-// not): stdioOut serialises the Writes, so that the filter's refusals and
-// mcp-go's messages never interleave, and shows each to the handshake
-// until initialize is answered.
+// stdioOut is where a stdio client's answers are written, each message
+// with one Write, from several goroutines: stdioOut serialises the
+// Writes, so that the filter's refusals and the replies never interleave,
+// and shows each to the handshake until initialize is answered.
 type stdioOut struct {
 	life *handshake
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -212,7 +213,7 @@ func TestReadLineLimit(t *testing.T) {
 // stdioOut writes each message whole, whichever goroutine writes it.
 func TestStdioOutSerialisesWrites(t *testing.T) {
 	var buf bytes.Buffer // not safe for concurrent use: -race sees an unserialised Write
-	out := NewStdioFilter(&buf, slog.New(slog.DiscardHandler)).out
+	out := NewStdioFilter(nil, &buf, slog.New(slog.DiscardHandler)).out
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -238,31 +239,48 @@ func TestStdioOutSerialisesWrites(t *testing.T) {
 	}
 }
 
-// The filter hands on what passes, answers what it refuses on the same
-// writer, and closes its pipe when the input ends.
-func TestStdioFilterRun(t *testing.T) {
+// The filter hands on what passes, each message its own, answers what it
+// refuses on its writer, and says io.EOF when the input ends.
+func TestStdioFilterNext(t *testing.T) {
 	var out bytes.Buffer
-	f := NewStdioFilter(&out, slog.New(slog.DiscardHandler))
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" +
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" +
 		`[1]` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":"garbage"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"ping"}`) // no final newline
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.Run(t.Context(), in, pw)
-	}()
-	handedOn, err := io.ReadAll(pr)
-	<-done
-	if err != nil {
-		t.Fatal(err)
+		`{"jsonrpc":"2.0","id":"s-1","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools\\/call\",\"params\":{\"name\":\"\xff\"}}") // no final newline
+	f := NewStdioFilter(in, &out, slog.New(slog.DiscardHandler))
+	var got []string
+	var msgs []Message
+	for {
+		m, err := f.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.IsMethod("initialize") { // answered: the handshake lets other requests through
+			_, _ = f.Out().Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+		}
+		msgs = append(msgs, m)
+		got = append(got, fmt.Sprintf("%s id=%s response=%v notification=%v call=%v",
+			m.Line, m.ID(), m.IsResponse(), m.IsNotification(), m.IsMethod("tools/call")))
 	}
-	want := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
-	if string(handedOn) != want {
-		t.Errorf("handed on %q, want %q", handedOn, want)
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}} id=1 response=false notification=false call=false`,
+		`{"jsonrpc":"2.0","id":"s-1","result":{}} id="s-1" response=true notification=false call=false`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"} id= response=false notification=true call=false`,
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools\\/call\",\"params\":{\"name\":\"\uFFFD\"}} id=2 response=false notification=false call=true",
 	}
-	wantErrorReply(t, bytes.TrimSpace(out.Bytes()), mcp.INVALID_REQUEST, "null")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages handed on (-want +got):\n%s", diff)
+	}
+	if len(msgs) == 4 && &msgs[0].Line[0] == &msgs[1].Line[0] {
+		t.Error("two messages share a buffer")
+	}
+	answers := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	wantErrorReply(t, answers[len(answers)-1], mcp.INVALID_REQUEST, "null") // after the answer to initialize
 }
 
 // BenchmarkPrecheck measures the pre-check per message, against

@@ -1,0 +1,280 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+)
+
+// MaxStdioRequests bounds a stdio client's requests other than tools/call
+// in progress at once (lists, reads, pings, subscriptions/listen); past
+// it the client's next line is read when one of them ends.
+const MaxStdioRequests = 100
+
+// ServeStdio serves one client over in and out until in ends or ctx is
+// done; then it cancels the requests in progress and returns once their
+// handlers have. Nothing but JSON-RPC is written to out.
+//
+// One goroutine reads in: it pre-checks each line (wire.StdioFilter),
+// admits tools/call ids in the order the calls came (stdioCalls), hands
+// each reply of the client to the request of the proxy's it answers,
+// serves notifications itself, in order, and hands requests on: a call
+// to one of ServerOptions.StdioCalls workers, or up to StdioQueue calls
+// waiting for one, past which it serves the call itself before reading
+// on; another request to a goroutine of its own, at most
+// MaxStdioRequests at once. When ctx ends while a Read on in is blocked,
+// ServeStdio sets a read deadline on in when in has one (a pipe, a
+// connection); otherwise it returns without waiting for that Read, and
+// the reader ends, serving nothing more, when the Read returns.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	filter := wire.NewStdioFilter(in, out, s.logger)
+	c := &stdioConn{s: s, out: filter.Out(), calls: newStdioCalls(filter.WriteOwn, s.logger),
+		queue: make(chan stdioWork, StdioQueue), others: make(chan struct{}, MaxStdioRequests)}
+	c.sess = newStdioSession(c.send)
+	if err := s.mcp.RegisterSession(ctx, c.sess); err != nil {
+		return fmt.Errorf("registering the stdio session: %w", err)
+	}
+	defer s.mcp.UnregisterSession(ctx, c.sess.SessionID())
+	ctx, cancel := context.WithCancel(c.calls.withContext(s.mcp.WithContext(ctx, c.sess)))
+	defer cancel()
+
+	var workers sync.WaitGroup
+	for range s.stdioCalls {
+		workers.Go(func() { c.work(ctx) })
+	}
+	workers.Go(func() {
+		c.sess.relay(ctx, func(err error) { s.logger.Warn("notification not sent", "transport", "stdio", "err", err) })
+	})
+	read := make(chan error, 1)
+	go func() { read <- c.read(ctx, filter) }() // waited for below, unless a Read blocks for good
+	var err error
+	select {
+	case err = <-read:
+	case <-ctx.Done():
+		err = ctx.Err()
+		if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Now()) == nil {
+			<-read
+		}
+	}
+	c.close()
+	cancel()
+	workers.Wait()
+	c.handlers.Wait()
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// stdioConn is one stdio client's connection, as ServeStdio serves it.
+type stdioConn struct {
+	s      *Server
+	out    io.Writer // filter.Out(): one whole message per Write
+	sess   *stdioSession
+	calls  *stdioCalls
+	queue  chan stdioWork // calls waiting for a worker
+	others chan struct{}  // a token per other request in progress
+	bufs   sync.Pool      // of *replyBuf
+
+	mu       sync.Mutex
+	closed   bool           // no handler starts any more
+	handlers sync.WaitGroup // the handlers started outside the workers
+}
+
+// stdioWork is one request or notification to serve.
+type stdioWork struct {
+	m    wire.Message
+	call string // the key of a tools/call's id, freed when it ends; "" for another message
+}
+
+// read reads the client's messages and hands each on until in ends or
+// the connection closes.
+func (c *stdioConn) read(ctx context.Context, filter *wire.StdioFilter) error {
+	for {
+		m, err := filter.Next()
+		if err != nil {
+			return err
+		}
+		if !c.dispatch(ctx, m) {
+			return ctx.Err()
+		}
+	}
+}
+
+// dispatch hands one message on; false when the connection is closed.
+func (c *stdioConn) dispatch(ctx context.Context, m wire.Message) bool {
+	switch {
+	case m.IsResponse():
+		if !c.sess.deliver(m.ID(), m.Line) {
+			c.s.logger.Debug("client reply dropped", "transport", "stdio", "reason", "it answers no request in progress")
+		}
+		return true
+	case m.IsNotification():
+		return c.inline(ctx, stdioWork{m: m})
+	case m.IsMethod(string(mcp.MethodToolsCall)):
+		key, ok := c.calls.admit(m)
+		if !ok {
+			return true // refused
+		}
+		return c.call(ctx, stdioWork{m: m, call: key})
+	}
+	return c.other(ctx, stdioWork{m: m})
+}
+
+// call queues a tools/call for the workers or, when StdioQueue calls wait
+// already, serves it before reading on.
+func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	select {
+	case c.queue <- w:
+		c.mu.Unlock()
+		return true
+	default:
+	}
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	defer c.handlers.Done()
+	c.s.logger.Warn("stdio calls queue full: serving a call before reading on", "queue", StdioQueue)
+	c.serve(ctx, w)
+	return true
+}
+
+// other serves a request other than tools/call on a goroutine of its own,
+// once fewer than MaxStdioRequests are in progress.
+func (c *stdioConn) other(ctx context.Context, w stdioWork) bool {
+	select {
+	case c.others <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	if !c.enter() {
+		<-c.others
+		return false
+	}
+	go func() {
+		defer c.handlers.Done()
+		defer func() { <-c.others }()
+		c.serve(ctx, w)
+	}()
+	return true
+}
+
+// inline serves a notification before the next line is read, so that
+// notifications take effect in the order they came.
+func (c *stdioConn) inline(ctx context.Context, w stdioWork) bool {
+	if !c.enter() {
+		return false
+	}
+	defer c.handlers.Done()
+	c.serve(ctx, w)
+	return true
+}
+
+// enter counts a handler about to start, unless the connection is closed.
+func (c *stdioConn) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.handlers.Add(1)
+	return true
+}
+
+// close stops handlers from starting; those started go on.
+func (c *stdioConn) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+}
+
+// work serves queued calls until ctx ends; calls still queued then are
+// not served.
+func (c *stdioConn) work(ctx context.Context) {
+	for {
+		select {
+		case w := <-c.queue:
+			c.serve(ctx, w)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// serve handles one message and writes the reply, if any.
+func (c *stdioConn) serve(ctx context.Context, w stdioWork) {
+	reply := c.handle(ctx, w.m)
+	if w.call != "" {
+		c.calls.done(w.call) // before the reply: the client may reuse the id once it has it
+	}
+	if reply == nil {
+		return
+	}
+	if err := c.send(reply); err != nil {
+		c.s.logger.Warn("reply not sent", "transport", "stdio", "err", err)
+	}
+}
+
+// handle has mcp-go handle one message. A handler's panic is recovered:
+// a request gets an INTERNAL_ERROR reply with its id.
+func (c *stdioConn) handle(ctx context.Context, m wire.Message) (reply mcp.JSONRPCMessage) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		c.s.logger.Error("handler panicked", "transport", "stdio", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		if m.IsNotification() {
+			reply = nil
+			return
+		}
+		reply = struct {
+			JSONRPC string                  `json:"jsonrpc"`
+			ID      json.RawMessage         `json:"id"`
+			Error   mcp.JSONRPCErrorDetails `json:"error"`
+		}{mcp.JSONRPC_VERSION, m.ID(), mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal panic: %v", p)}}
+	}()
+	return c.s.mcp.HandleMessage(ctx, m.Line)
+}
+
+// replyBuf is a buffer a message is encoded into before its one Write.
+type replyBuf struct {
+	bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxKeptReplyBuf is the largest buffer kept for the next message.
+const maxKeptReplyBuf = 64 << 10
+
+// send encodes msg, as encoding/json marshals it, and writes it with its
+// newline in one Write.
+func (c *stdioConn) send(msg any) error {
+	b, _ := c.bufs.Get().(*replyBuf)
+	if b == nil {
+		b = &replyBuf{}
+		b.enc = json.NewEncoder(&b.Buffer)
+	}
+	b.Reset()
+	err := b.enc.Encode(msg) // with its newline
+	if err == nil {
+		_, err = c.out.Write(b.Bytes())
+	}
+	if b.Cap() <= maxKeptReplyBuf {
+		c.bufs.Put(b)
+	}
+	return err
+}

@@ -1,0 +1,243 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// stdioSessionID is the session id of a stdio client: a process serves
+// one, and mcp-go keys a request's cancellation by session and request id.
+const stdioSessionID = "stdio"
+
+// maxClientRequests bounds the requests a stdio session has sent its
+// client (sampling, elicitation, roots) and awaits replies to.
+const maxClientRequests = 256
+
+// clientNotifications is how many notifications may wait for the writer
+// of a stdio session; mcp-go refuses more rather than block.
+const clientNotifications = 100
+
+// stdioSession is the mcp-go session of one stdio client. It keeps what
+// mcp-go keeps per session (the client's info and capabilities, the
+// protocol version, the log level), queues notifications for the
+// connection to write, and sends the client the proxy's own requests
+// (sampling, elicitation, roots) with ids of its own, matching the
+// client's replies to them by id.
+type stdioSession struct {
+	send          func(msg any) error // writes one whole message to the client
+	notifications chan mcp.JSONRPCNotification
+
+	initialized atomic.Bool
+	level       atomic.Pointer[mcp.LoggingLevel]
+	info        atomic.Pointer[mcp.Implementation]
+	caps        atomic.Pointer[mcp.ClientCapabilities]
+	version     atomic.Pointer[string]
+	lastID      atomic.Int64 // the id of the last request sent to the client
+
+	mu      sync.Mutex
+	pending map[int64]chan []byte // requests to the client awaiting a reply, by id
+}
+
+var (
+	_ server.ClientSession              = (*stdioSession)(nil)
+	_ server.SessionWithLogging         = (*stdioSession)(nil)
+	_ server.SessionWithClientInfo      = (*stdioSession)(nil)
+	_ server.SessionWithProtocolVersion = (*stdioSession)(nil)
+	_ server.SessionWithSampling        = (*stdioSession)(nil)
+	_ server.SessionWithElicitation     = (*stdioSession)(nil)
+	_ server.SessionWithRoots           = (*stdioSession)(nil)
+)
+
+func newStdioSession(send func(msg any) error) *stdioSession {
+	return &stdioSession{send: send, notifications: make(chan mcp.JSONRPCNotification, clientNotifications),
+		pending: map[int64]chan []byte{}}
+}
+
+func (s *stdioSession) SessionID() string { return stdioSessionID }
+
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notifications }
+
+// Initialize marks the session ready for notifications, logging at
+// error level until the client asks for another.
+func (s *stdioSession) Initialize() {
+	s.SetLogLevel(mcp.LoggingLevelError)
+	s.initialized.Store(true)
+}
+
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
+
+func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.level.Store(&level) }
+
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
+	if l := s.level.Load(); l != nil {
+		return *l
+	}
+	return mcp.LoggingLevelError
+}
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	if i := s.info.Load(); i != nil {
+		return *i
+	}
+	return mcp.Implementation{}
+}
+
+func (s *stdioSession) SetClientInfo(info mcp.Implementation) { s.info.Store(&info) }
+
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	if c := s.caps.Load(); c != nil {
+		return *c
+	}
+	return mcp.ClientCapabilities{}
+}
+
+func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) { s.caps.Store(&caps) }
+
+// ProtocolVersion is the version initialize negotiated, "" before.
+func (s *stdioSession) ProtocolVersion() string {
+	if v := s.version.Load(); v != nil {
+		return *v
+	}
+	return ""
+}
+
+// SetProtocolVersion records the version initialize negotiated (mcp-go
+// calls it on sessions that have it).
+func (s *stdioSession) SetProtocolVersion(version string) { s.version.Store(&version) }
+
+// relay writes the queued notifications to the client until ctx ends.
+func (s *stdioSession) relay(ctx context.Context, failed func(error)) {
+	for {
+		select {
+		case n := <-s.notifications:
+			if err := s.send(n); err != nil {
+				failed(err)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// RequestSampling asks the client to sample and waits for its answer.
+func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	raw, err := s.request(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodSamplingCreateMessage, err)
+	}
+	if res.Content, err = mcp.ParseSamplingContent(res.Content); err != nil {
+		return nil, fmt.Errorf("reading the client's %s content: %w", mcp.MethodSamplingCreateMessage, err)
+	}
+	return &res, nil
+}
+
+// RequestElicitation asks the client for input and waits for its answer.
+func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	raw, err := s.request(ctx, mcp.MethodElicitationCreate, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ElicitationResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodElicitationCreate, err)
+	}
+	return &res, nil
+}
+
+// ListRoots asks the client for its roots and waits for its answer.
+func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	raw, err := s.request(ctx, mcp.MethodListRoots, nil)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ListRootsResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodListRoots, err)
+	}
+	return &res, nil
+}
+
+// errTooManyClientRequests is returned when maxClientRequests requests to
+// the client await replies already.
+var errTooManyClientRequests = fmt.Errorf("more than %d requests to the client await replies", maxClientRequests)
+
+// request sends the client a request with an id of the session's own and
+// returns the result of its reply, or an error for an error reply, or
+// ctx's error when ctx ends first.
+func (s *stdioSession) request(ctx context.Context, method mcp.MCPMethod, params any) (json.RawMessage, error) {
+	id := s.lastID.Add(1)
+	replied := make(chan []byte, 1)
+	s.mu.Lock()
+	if len(s.pending) >= maxClientRequests {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", method, errTooManyClientRequests)
+	}
+	s.pending[id] = replied
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	err := s.send(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{mcp.JSONRPC_VERSION, id, string(method), params})
+	if err != nil {
+		return nil, fmt.Errorf("sending %s to the client: %w", method, err)
+	}
+	var line []byte
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case line = <-replied:
+	}
+	var reply struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &reply); err != nil {
+		return nil, fmt.Errorf("reading the client's reply to %s: %w", method, err)
+	}
+	if reply.Error != nil {
+		return nil, fmt.Errorf("%s request failed: %s (code %d)", method, reply.Error.Message, reply.Error.Code)
+	}
+	return reply.Result, nil
+}
+
+// deliver hands a reply of the client (its line, which the session may
+// keep) to the request it answers, and reports whether one awaited it.
+// Only a whole number can be the id of the session's own request.
+func (s *stdioSession) deliver(id, line []byte) bool {
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	replied, ok := s.pending[n]
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case replied <- line:
+	default: // a second reply with the id: the first counts
+	}
+	return true
+}

@@ -31,9 +31,12 @@
 // hints for clients that search tools themselves (hints.go), per-session
 // rate limits (ratelimit.go), a stdio client's connection: its read loop
 // and workers and its mcp-go session (serve_stdio*.go) and the in-order
-// admission of its calls (stdioorder.go), the ids of calls in flight (inflight.go), the grace period of a
-// disconnected caller (grace.go), and what an upstream asks of a client,
-// sampling and elicitation, passed through (passthrough.go).
+// admission of its calls (stdioorder.go), the ids of calls in flight
+// (inflight.go), the grace period of a disconnected caller (grace.go), and what an upstream asks of a client,
+// sampling and elicitation, passed through (passthrough.go), and the spans
+// of requests and routing decisions (tracing_server.go). Sealed session
+// ids, which any replica sharing the key resumes: sessionseal.go,
+// sessionkey.go.
 //
 // The meta-tools, the gateway's own tools: request_more_tools
 // (discover.go, with outage.go), call_tool (calltool.go, which
@@ -52,7 +55,7 @@
 // completions and resource subscriptions passed to an upstream
 // (requests.go), restarts (restart.go), the tools of upstreams still
 // starting (startup.go), health (health.go), audit records (auditcall.go)
-// and traces (tracing.go).
+// and the spans of upstream calls (tracing.go).
 //
 // The upstreams (internal/upstream): one upstream's life (connect,
 // handshake, call, reconnect behind a breaker), its configuration, the
@@ -66,9 +69,11 @@
 // is checked there before mcp-go reads it: client messages by the
 // pre-check, upstream lines and replies by the line and reply checks.
 //
-// The front door: the HTTP checks before a request reaches the MCP
-// server (guard.go, principal.go, frontdoor.go, frontdoor_wire.go) and
-// the HTTP server's timeouts (httpserver.go).
+// The front door (proxy/frontdoor): the HTTP checks before a request
+// reaches the MCP server (Host and Origin, tokens and OIDC, sessions'
+// owners, profiles, trusted proxies) and the HTTP server's timeouts; here,
+// only the answer to a request whose caller left while it waited
+// (unanswered.go).
 //
 // Integrity, the glue between the hub and proxy/integrity: tool pins and
 // poisoning scans of listings (vet.go, shadow.go), and screening of

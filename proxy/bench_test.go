@@ -29,36 +29,21 @@ func BenchmarkServerCall(b *testing.B) {
 				up = stdioFake("alpha")
 			case "http":
 				ts := httptest.NewServer(server.NewStreamableHTTPServer(fakeupstream.New("alpha")))
-				defer ts.Close()
+				b.Cleanup(ts.Close)
 				up = UpstreamConfig{Name: "alpha", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "alpha_"}
 			}
 			h := NewHub(Options{Upstreams: []UpstreamConfig{up}, Builtin: fakeBuiltins})
 			if err := h.Start(b.Context()); err != nil {
 				b.Fatal(err)
 			}
-			defer h.Close()
+			b.Cleanup(func() { h.Close() })
 			opts := ServerOptions{Hub: h}
 			if mode == "routed" {
 				opts.Router = routing.NewRouter(routing.RouterOptions{})
 			}
 			srv := NewServer(opts)
-			defer srv.Close()
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				srv.ServeStdio(ctx, inR, outW)
-				outW.Close()
-			}()
-			c := client.NewClient(transport.NewIO(outR, inW, nil))
-			if err := c.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-				b.Fatal(err)
-			}
+			b.Cleanup(srv.Close)
+			ctx, c := stdioPipeClient(b, srv)
 			req := mcp.CallToolRequest{}
 			req.Params.Name = "alpha_echo"
 			req.Params.Arguments = map[string]any{"text": "x"}
@@ -68,11 +53,35 @@ func BenchmarkServerCall(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.StopTimer()
-			c.Close()
-			cancel()
-			inR.Close()
-			<-done
 		})
 	}
+}
+
+// stdioPipeClient serves srv over in-memory stdio pipes to an mcp-go
+// client, initialized, and ends both when b ends (before anything b was
+// told to clean up earlier, such as srv and its hub).
+func stdioPipeClient(b *testing.B, srv *Server) (context.Context, *client.Client) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, nil))
+	b.Cleanup(func() {
+		c.Close()
+		cancel()
+		inR.Close()
+		<-done
+	})
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	return ctx, c
 }

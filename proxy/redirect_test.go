@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/secrettest"
 )
 
 // elsewhere is another origin that counts what reaches it.
@@ -58,7 +59,7 @@ func TestNoSecretLeavesThroughRedirects(t *testing.T) {
 	ts := httptest.NewServer(redirecting{next: mcpHandler, other: other.URL})
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
-	headers := map[string]string{"X-Api-Key": headerSecret}
+	headers := map[string]string{"X-Api-Key": secrettest.Header}
 	h := startHub(t,
 		UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Headers: headers, Prefix: "remote_"},
 		UpstreamConfig{Name: "moved", Transport: TransportStreamableHTTP, URL: ts.URL + "/away", Headers: headers, Prefix: "moved_"},

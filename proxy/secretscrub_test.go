@@ -21,37 +21,9 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/secrettest"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
-
-// The configured secrets of the upstreams in these tests. None has the
-// shape of a known kind of key, so only the configured-secret screen can
-// catch them.
-const (
-	headerSecret = "hdr-Secret-4f9a2c7e"
-	querySecret  = "qry/Secret+81d3"
-	userSecret   = "pw-Secret-77ab"
-	envSecret    = "env-Secret-0c5e1b"
-)
-
-// secretForms are the forms of a secret that must not appear anywhere.
-func leakForms(secrets ...string) []string {
-	var out []string
-	for _, s := range secrets {
-		out = append(out, s, url.QueryEscape(s), base64.StdEncoding.EncodeToString([]byte(s)),
-			base64.RawURLEncoding.EncodeToString([]byte(s)))
-	}
-	return out
-}
-
-func assertNoLeak(t *testing.T, where, text string, secrets ...string) {
-	t.Helper()
-	for _, f := range leakForms(secrets...) {
-		if strings.Contains(text, f) {
-			t.Errorf("%s carries the secret %q: %s", where, f, text)
-		}
-	}
-}
 
 // echoingErrors answers a tool call whose text argument names a way to
 // fail with an error that quotes the credentials the request carried, as
@@ -98,8 +70,8 @@ func TestNoSecretLeavesThroughHTTPErrors(t *testing.T) {
 	t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
 	logs := &syncBuffer{}
 	up := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, Prefix: "remote_",
-		URL:     ts.URL + "/mcp?api_key=" + url.QueryEscape(querySecret),
-		Headers: map[string]string{"Authorization": "Bearer " + headerSecret}}
+		URL:     ts.URL + "/mcp?api_key=" + url.QueryEscape(secrettest.Query),
+		Headers: map[string]string{"Authorization": "Bearer " + secrettest.Header}}
 	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up},
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 
@@ -119,13 +91,13 @@ func TestNoSecretLeavesThroughHTTPErrors(t *testing.T) {
 			if !strings.Contains(seen, "rejected") || !strings.Contains(seen, upstream.ScrubbedValue) {
 				t.Errorf("the error lost its text or kept the secret: %s", seen)
 			}
-			assertNoLeak(t, "the error", seen, headerSecret, querySecret)
+			secrettest.AssertNoLeak(t, "the error", seen, secrettest.Header, secrettest.Query)
 		})
 	}
 	if got := callText(t, h, "remote_echo", map[string]any{"text": "still up"}); got != "still up" {
 		t.Errorf("after the errors: %q", got)
 	}
-	assertNoLeak(t, "the log", logs.String(), headerSecret, querySecret)
+	secrettest.AssertNoLeak(t, "the log", logs.String(), secrettest.Header, secrettest.Query)
 }
 
 // TestNoSecretLeavesFromAStdioChild: a stdio upstream that prints its
@@ -133,7 +105,7 @@ func TestNoSecretLeavesThroughHTTPErrors(t *testing.T) {
 // has it replaced before the model or the log sees it.
 func TestNoSecretLeavesFromAStdioChild(t *testing.T) {
 	up := stdioFake("kid")
-	up.Env["API_TOKEN"] = envSecret
+	up.Env["API_TOKEN"] = secrettest.Env
 	logs := &syncBuffer{}
 	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up},
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -141,7 +113,7 @@ func TestNoSecretLeavesFromAStdioChild(t *testing.T) {
 	if got != upstream.ScrubbedValue {
 		t.Errorf("getenv API_TOKEN: got %q, want %q", got, upstream.ScrubbedValue)
 	}
-	assertNoLeak(t, "the log", logs.String(), envSecret)
+	secrettest.AssertNoLeak(t, "the log", logs.String(), secrettest.Env)
 }
 
 // TestNoSecretLeavesThroughResourcesAndPrompts: resources/read and
@@ -154,10 +126,10 @@ func TestNoSecretLeavesThroughResourcesAndPrompts(t *testing.T) {
 			server.WithPromptCapabilities(false), server.WithToolCapabilities(false))
 		s.AddResource(mcp.NewResource("note://key", "key"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "note://key", MIMEType: "text/plain",
-				Text: "aws " + sec11AWSKey + " env " + envSecret}}, nil
+				Text: "aws " + sec11AWSKey + " env " + secrettest.Env}}, nil
 		})
 		s.AddPrompt(mcp.NewPrompt("greet"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return mcp.NewGetPromptResult("uses "+envSecret, []mcp.PromptMessage{
+			return mcp.NewGetPromptResult("uses "+secrettest.Env, []mcp.PromptMessage{
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("key "+sec11AWSKey))}), nil
 		})
 		return s, nil
@@ -165,7 +137,7 @@ func TestNoSecretLeavesThroughResourcesAndPrompts(t *testing.T) {
 	for _, policy := range []integrity.ResultPolicy{"", integrity.ResultsBlock} {
 		t.Run("policy="+string(policy), func(t *testing.T) {
 			up := UpstreamConfig{Name: "docs", Transport: TransportBuiltin, Builtin: "docs", Prefix: "docs_",
-				Env: map[string]string{"TOKEN": envSecret}, Results: policy}
+				Env: map[string]string{"TOKEN": secrettest.Env}, Results: policy}
 			h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: build})
 			req := mcp.ReadResourceRequest{}
 			req.Params.URI = "note://key"
@@ -187,7 +159,7 @@ func TestNoSecretLeavesThroughResourcesAndPrompts(t *testing.T) {
 				t.Errorf("resource text: got %q, want %q", text, want)
 			}
 			b, _ := json.Marshal(prompt)
-			assertNoLeak(t, "the prompt", string(b), envSecret, sec11AWSKey)
+			secrettest.AssertNoLeak(t, "the prompt", string(b), secrettest.Env, sec11AWSKey)
 			if prompt.Description != "uses "+upstream.ScrubbedValue {
 				t.Errorf("prompt description: %q", prompt.Description)
 			}

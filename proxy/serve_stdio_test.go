@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.uber.org/goleak"
@@ -231,28 +229,13 @@ func BenchmarkStdioLoop(b *testing.B) {
 	if err := h.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	defer h.Close()
+	b.Cleanup(func() { h.Close() })
 	srv := NewServer(ServerOptions{Hub: h})
-	defer srv.Close()
+	b.Cleanup(srv.Close)
 	srv.mcp.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("ok"), nil
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.ServeStdio(ctx, inR, outW)
-		outW.Close()
-	}()
-	c := client.NewClient(transport.NewIO(outR, inW, nil))
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		b.Fatal(err)
-	}
+	ctx, c := stdioPipeClient(b, srv)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "noop"
 	b.ReportAllocs()
@@ -261,9 +244,4 @@ func BenchmarkStdioLoop(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	c.Close()
-	cancel()
-	inR.Close()
-	<-done
 }

@@ -17,23 +17,6 @@ import (
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 )
 
-// endless writes a reply of the given type that never ends a line, until
-// the client stops reading; it counts what it wrote.
-func endless(w http.ResponseWriter, ctype, prefix string, written *atomic.Int64) {
-	w.Header().Set("Content-Type", ctype)
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, prefix)
-	chunk := []byte(strings.Repeat("x", 32<<10))
-	for written.Load() < 1<<30 {
-		n, err := w.Write(chunk)
-		written.Add(int64(n))
-		if err != nil {
-			return
-		}
-		w.(http.Flusher).Flush()
-	}
-}
-
 // TestBoundUpstreamHTTPStreams: an upstream that sends one endless line
 // on the GET stream of streamable HTTP is cut off near the message limit:
 // the gateway stops reading, its memory does not follow the stream, and
@@ -53,7 +36,7 @@ func TestBoundUpstreamHTTPStreams(t *testing.T) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet && gets.Add(1) == 1 {
 				defer close(done)
-				endless(w, "text/event-stream", "data: ", &written)
+				fakeupstream.Endless(w, "text/event-stream", "data: ", &written)
 				return
 			}
 			mcpHandler.ServeHTTP(w, r)

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -323,4 +325,23 @@ func (f *fake) findRecord(_ context.Context, req mcp.CallToolRequest) (*mcp.Call
 		key = strconv.FormatFloat(id, 'f', -1, 64)
 	}
 	return mcp.NewToolResultStructured(map[string]any{"key": key}, key), nil
+}
+
+// Endless answers an HTTP request with a reply of content type ctype that
+// starts with prefix and never ends a line, flushing 32 KiB at a time
+// until the client stops reading (or 1 GiB is out); written counts the
+// bytes sent. Tests of the gateway's bounds on upstream streams serve it.
+func Endless(w http.ResponseWriter, ctype, prefix string, written *atomic.Int64) {
+	w.Header().Set("Content-Type", ctype)
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, prefix)
+	chunk := []byte(strings.Repeat("x", 32<<10))
+	for written.Load() < 1<<30 {
+		n, err := w.Write(chunk)
+		written.Add(int64(n))
+		if err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+	}
 }

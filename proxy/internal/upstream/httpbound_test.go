@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -91,23 +92,6 @@ func TestBoundUpstreamHTTPBody(t *testing.T) {
 				t.Errorf("reported %d times, want once", reported.Load())
 			}
 		})
-	}
-}
-
-// endless writes a reply of the given type that never ends a line, until
-// the client stops reading; it counts what it wrote.
-func endless(w http.ResponseWriter, ctype, prefix string, written *atomic.Int64) {
-	w.Header().Set("Content-Type", ctype)
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, prefix)
-	chunk := []byte(strings.Repeat("x", 32<<10))
-	for written.Load() < 1<<30 {
-		n, err := w.Write(chunk)
-		written.Add(int64(n))
-		if err != nil {
-			return
-		}
-		w.(http.Flusher).Flush()
 	}
 }
 
@@ -193,7 +177,7 @@ func TestBoundUpstreamSSEStream(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			defer close(done)
-			endless(w, "text/event-stream", "event: endpoint\ndata: /message\n\nevent: message\ndata: ", &written)
+			fakeupstream.Endless(w, "text/event-stream", "event: endpoint\ndata: /message\n\nevent: message\ndata: ", &written)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)

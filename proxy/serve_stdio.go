@@ -30,8 +30,8 @@ const MaxStdioRequests = 100
 // each reply of the client to the request of the proxy's it answers,
 // serves notifications itself, in order, and hands requests on: a call
 // to one of ServerOptions.StdioCalls workers, or up to StdioQueue calls
-// waiting for one, past which it serves the call itself before reading
-// on; another request to a goroutine of its own, at most
+// waiting for one, past which the call is refused (queue_full); another
+// request to a goroutine of its own, at most
 // MaxStdioRequests at once. When ctx ends while a Read on in is blocked,
 // ServeStdio sets a read deadline on in when in has one (a pipe, a
 // connection); otherwise it returns without waiting for that Read, and
@@ -39,7 +39,8 @@ const MaxStdioRequests = 100
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	filter := wire.NewStdioFilter(in, out, s.logger)
 	c := &stdioConn{s: s, out: filter.Out(), calls: newStdioCalls(filter.WriteOwn, s.logger),
-		queue: make(chan stdioWork, StdioQueue), others: make(chan struct{}, MaxStdioRequests)}
+		queue: make(chan stdioWork, s.stdioCalls+StdioQueue), admitted: make(chan struct{}, s.stdioCalls+StdioQueue),
+		others: make(chan struct{}, MaxStdioRequests)}
 	c.sess = newStdioSession(c.send)
 	if err := s.mcp.RegisterSession(ctx, c.sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
@@ -78,13 +79,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 // stdioConn is one stdio client's connection, as ServeStdio serves it.
 type stdioConn struct {
-	s      *Server
-	out    io.Writer // filter.Out(): one whole message per Write
-	sess   *stdioSession
-	calls  *stdioCalls
-	queue  chan stdioWork // calls waiting for a worker
-	others chan struct{}  // a token per other request in progress
-	bufs   sync.Pool      // of *replyBuf
+	s        *Server
+	out      io.Writer // filter.Out(): one whole message per Write
+	sess     *stdioSession
+	calls    *stdioCalls
+	queue    chan stdioWork // calls waiting for a worker
+	admitted chan struct{}  // a token per call running or waiting
+	others   chan struct{}  // a token per other request in progress
+	bufs     sync.Pool      // of *replyBuf
 
 	mu       sync.Mutex
 	closed   bool           // no handler starts any more
@@ -131,8 +133,11 @@ func (c *stdioConn) dispatch(ctx context.Context, m wire.Message) bool {
 	return c.other(ctx, stdioWork{m: m})
 }
 
-// call queues a tools/call for the workers or, when StdioQueue calls wait
-// already, serves it before reading on.
+// call queues a tools/call for the workers, or refuses it when StdioQueue
+// calls wait already. The reader never serves a call itself: a call that
+// asks the client something mid-call (sampling, elicitation) would wait
+// for a reply that only the reader reads, and the connection would stall
+// until the call's deadline.
 func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
 	c.mu.Lock()
 	if c.closed {
@@ -140,17 +145,38 @@ func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
 		return false
 	}
 	select {
-	case c.queue <- w:
+	case c.admitted <- struct{}{}:
+		c.queue <- w // never blocks: it holds as many as there are tokens
 		c.mu.Unlock()
 		return true
 	default:
 	}
-	c.handlers.Add(1)
 	c.mu.Unlock()
-	defer c.handlers.Done()
-	c.s.logger.Warn("stdio calls queue full: serving a call before reading on", "queue", StdioQueue)
-	c.serve(ctx, w)
+	c.calls.done(w.call)
+	c.s.logger.Warn("stdio calls queue full: call refused", "running", c.s.stdioCalls, "waiting", StdioQueue)
+	if err := c.send(queueFullReply(w.m, c.s.stdioCalls)); err != nil {
+		c.s.logger.Warn("reply not sent", "transport", "stdio", "err", err)
+	}
 	return true
+}
+
+// queueFullReply is the answer to a tools/call refused because the
+// client's calls fill every worker and the queue: an isError result of
+// kind queue_full, as an upstream's full queue gives.
+func queueFullReply(m wire.Message, running int) any {
+	var req struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(m.Line, &req) // the pre-check let it through; a name is only for the text
+	err := &UpstreamError{Kind: KindQueueFull, Tool: clipName(req.Params.Name),
+		Err: fmt.Errorf("%w: this client has %d calls running and %d waiting; retry when one ends", ErrQueueFull, running, StdioQueue)}
+	return struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{mcp.JSONRPC_VERSION, m.ID(), errorResult(err)}
 }
 
 // other serves a request other than tools/call on a goroutine of its own,
@@ -209,6 +235,7 @@ func (c *stdioConn) work(ctx context.Context) {
 		select {
 		case w := <-c.queue:
 			c.serve(ctx, w)
+			<-c.admitted
 		case <-ctx.Done():
 			return
 		}

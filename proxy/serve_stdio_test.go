@@ -219,6 +219,81 @@ func TestStdioOtherRequestsBounded(t *testing.T) {
 	}
 }
 
+// A stdio client's call past its running calls and StdioQueue waiting
+// ones is refused at once with a queue_full result, and the reader reads
+// on: here the refused call would ask the client for sampling, and
+// served on the reader it would wait for a reply the reader never reads,
+// so a ping sent after it would go unanswered while the calls hold.
+func TestStdioFullQueueRefusesCalls(t *testing.T) {
+	srv := newBIServer(t, startRecHub(t, &recorder{}))
+	release := make(chan struct{})
+	var held atomic.Int64
+	srv.mcp.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		held.Add(1)
+		select {
+		case <-release:
+			return mcp.NewToolResultText("held"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	srv.mcp.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithSampling)
+		if !ok {
+			return nil, errors.New("the session cannot sample")
+		}
+		ctx, cancel := context.WithTimeout(ctx, replyWait) // so that a failing test ends
+		defer cancel()
+		if _, err := cs.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}}, MaxTokens: 10,
+		}}); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText("asked"), nil
+	})
+	c := serveRawStdio(t, srv)
+	c.initialize(t, `{"sampling":{}}`)
+	holds := srv.stdioCalls + StdioQueue
+	for i := range holds {
+		c.send(t, toolsCall(t, i+1, "hold", map[string]any{}))
+	}
+	c.send(t, toolsCall(t, holds+1, "ask", map[string]any{}))
+	c.send(t, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	deadline := time.NewTimer(replyWait)
+	defer deadline.Stop()
+	var refused, pong bool
+	for !refused || !pong {
+		m := c.recv(t, deadline.C)
+		switch {
+		case m.Method != "":
+			t.Fatalf("the refused call was served: %s", m.raw)
+		case string(m.ID) == `"ping"`:
+			pong = true
+		case string(m.ID) == fmt.Sprint(holds+1):
+			r := m.tool(t)
+			if !r.IsError || !strings.Contains(string(m.raw), `"kind":"queue_full"`) || !strings.Contains(r.text(), "calling ask") {
+				t.Errorf("got %s, want a queue_full error result naming the tool", m.raw)
+			}
+			refused = true
+		default:
+			t.Fatalf("unexpected reply while the calls hold: %s", m.raw)
+		}
+	}
+	for held.Load() < int64(srv.stdioCalls) { // the workers take the first calls; a failing test meets the deadline
+		select {
+		case <-deadline.C:
+			t.Fatalf("calls running: got %d, want %d", held.Load(), srv.stdioCalls)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(release)
+	for i := range holds {
+		if r := c.await(t, fmt.Sprint(i+1)).tool(t); r.IsError {
+			t.Errorf("call %d: got an error result %q", i+1, r.text())
+		}
+	}
+}
+
 // BenchmarkStdioLoop measures a tools/call of a tool that does nothing,
 // one at a time, served over in-memory stdio pipes to an mcp-go client:
 // the stdio loop's own cost per call (read, pre-check, admission,

@@ -65,8 +65,7 @@ type ServerOptions struct {
 	Inputs InputLimits
 	// StdioCalls is how many tool calls of a stdio client run at once
 	// [DefaultStdioCalls, at most MaxStdioCalls]; up to StdioQueue more
-	// wait, and past those the client's next line is read only when one
-	// finishes.
+	// wait, and past those a call is refused with a queue_full result.
 	StdioCalls int
 	// SessionKey seals session ids and signs handles; replicas that share
 	// it accept each other's [a key random to this process].

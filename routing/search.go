@@ -287,6 +287,9 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 			continue
 		}
 		w := idf(ix.stats.n, df) * qt.weight
+		if qt.kind == termWord {
+			w *= ix.wordWeight(&qt, &members[start])
+		}
 		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
 			word: qt.kind == termWord && !qt.value})
 		if qt.kind != termWord {

@@ -21,10 +21,10 @@ var fixture = map[string]string{
 		"logarithm n 1 1 @ 1 1 00000400\n" +
 		"memory n 1 1 @ 1 1 00000200\n" +
 		"record n 2 1 @ 2 1 00000300 00000700\n",
-	"data.verb": "00000100 31 v 02 remember 0 recall 0 001 + 00000200 n 0101 01 + 08 00 | recall knowledge from memory\n",
-	"index.adj": "quick a 1 0 1 0 00000500\n",
+	"data.verb":   "00000100 31 v 02 remember 0 recall 0 001 + 00000200 n 0101 01 + 08 00 | recall knowledge from memory\n",
+	"index.adj":   "quick a 1 0 1 0 00000500\n",
 	"cntlist.rev": "record%2:32:00:: 1 3\nrecord%1:10:00:: 1 1\n",
-	"index.adv": "",
+	"index.adv":   "",
 	"data.noun": "00000200 09 n 01 memory 0 000 | something remembered\n" +
 		"00000300 06 n 01 log 0 000 | a written record\n" +
 		"00000400 23 n 02 logarithm 0 log 0 000 | the exponent\n",

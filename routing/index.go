@@ -73,6 +73,9 @@ type Index struct {
 	// assoc holds each word's associates in the catalog by term id,
 	// rebuilt by refresh (assoc.go).
 	assoc [][]association
+	// inName tells, by term id, whether some tool's name holds the term,
+	// rebuilt by refresh (nouns.go).
+	inName []bool
 }
 
 // doc is one indexed tool.

@@ -39,7 +39,7 @@ type RouterOptions struct {
 	// with any of its tools that is selected [get_, list_, search_].
 	// An empty, non-nil slice turns boundary loading off.
 	DiscoveryPrefixes []string
-	// AbstainCoverage: when the top tool matches less than this share of
+	// AbstainCoverage: when no tool of the top TopK matches this share of
 	// the request (its coverage, see calibrate.go; with embeddings, fused
 	// with the semantic score), no tool serves the request: the router
 	// abstains, selects nothing it ranked, and says which tools came
@@ -594,12 +594,14 @@ func domainOf(t Tool) string {
 	return t.Upstream
 }
 
-// abstains decides that no tool serves the request: nothing ranked, the
-// top tool (by raw score) matches less than AbstainCoverage of it, or
-// the ranking does not commit to its top (flat, see commitment.go);
-// unless a lesson raised one of the top tools for it. It reads
-// coverage before affinity and lessons' scores: neither says whether
-// the catalog can do what is asked.
+// abstains decides that no tool serves the request: nothing ranked, no
+// tool of the top TopK matches AbstainCoverage of it (what would be
+// enough to hand a tool over, see KeepCoverage, is enough not to
+// abstain: a top tool raised by synonyms or its server may match less
+// than the one below it), or the ranking does not commit to its top
+// (flat, see commitment.go); unless a lesson raised one of the top
+// tools for it. It reads coverage before affinity and lessons' scores:
+// neither says whether the catalog can do what is asked.
 func (r *Router) abstains(ranked []Candidate) (abstain, flat bool) {
 	if len(ranked) == 0 {
 		return true, false
@@ -618,7 +620,11 @@ func (r *Router) abstains(ranked []Candidate) (abstain, flat bool) {
 			top = c
 		}
 	}
-	if top.Coverage < r.opts.AbstainCoverage {
+	covered := top.Coverage
+	for _, c := range ranked[:min(len(ranked), r.opts.TopK)] {
+		covered = max(covered, c.Coverage)
+	}
+	if covered < r.opts.AbstainCoverage {
 		return true, false
 	}
 	u := r.opts.AbstainCommitment > 0 && r.opts.Semantic == nil && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment)

@@ -21,6 +21,9 @@ type accumulator struct {
 	// (word groups, numbered in order) that the doc matches.
 	matched []uint64
 	gtf     []float32 // a term group's pseudo-frequency by doc id, see accumulate
+	// full is a stand-in group's pseudo-frequency by doc id with its
+	// stand-ins at full weight, see standIn.
+	full    []float32
 	grouped []int32   // doc ids with a non-zero gtf
 	heap    []scored  // selectTop's result
 	vals    []float32 // selectTop's scores, for finding its threshold
@@ -52,6 +55,7 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	}
 	acc.score = grow(acc.score, n)
 	acc.gtf = grow(acc.gtf, n)
+	acc.full = grow(acc.full, n)
 	acc.loss = grow(acc.loss, n)
 	if cap(acc.matched) < n {
 		acc.matched = make([]uint64, n, n+n/4)
@@ -111,6 +115,10 @@ type resolvedTerm struct {
 	tid      int32   // the term's id
 	alt      float32 // the term's weight within its group
 	exact    bool    // the request's own word or bigram, not a synonym
+	// standIn: a lexicon synonym of a word the catalog lacks, which
+	// ranks at the word's full weight (see lookUpGroup); alt is still
+	// its weight in coverage.
+	standIn bool
 }
 
 // termGroup is a word of the request and its lexicon synonyms (or a
@@ -123,6 +131,7 @@ type termGroup struct {
 	idf     float32
 	segs    uint8 // the clauses the word occurs in
 	word    bool  // a word of the request, not a bigram or an argument value
+	standIn bool  // some member is a stand-in (resolvedTerm.standIn)
 	of      int32 // for a group of associates, its word's group in resolvedQuery.groups
 }
 
@@ -287,8 +296,11 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 			continue
 		}
 		w := idf(ix.stats.n, df) * qt.weight
+		if qt.kind == termWord {
+			w *= ix.wordWeight(&qt, &members[start])
+		}
 		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
-			word: qt.kind == termWord && !qt.value})
+			word: qt.kind == termWord && !qt.value, standIn: hasStandIn(members[start:])})
 		if qt.kind != termWord {
 			continue
 		}
@@ -371,7 +383,14 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 			continue
 		}
 		if tid, ok := ix.terms[syn.term]; ok {
-			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight), exact: syn.derived && len(members) == start})
+			// A lexicon synonym is discounted so that a tool with the
+			// request's own word outranks one with the synonym. When no
+			// tool has the word, the synonyms are how this catalog says
+			// it: they rank as the word would, though coverage still
+			// counts them as synonyms. WordNet's relations, general
+			// English, keep their discount.
+			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight),
+				exact: syn.derived && len(members) == start, standIn: !word && !syn.fallback})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {
 				df = len(ix.postings[tid])
 			}
@@ -409,6 +428,19 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			continue
 		}
 		grouped := acc.gather(g.members)
+		if g.standIn {
+			acc.gatherFull(g.members)
+		}
+		// A stand-in group ranks by its full-weight frequency; what that
+		// adds over the group's own contribution is lost to coverage.
+		extra := func(d int32, c float32) float32 {
+			if !g.standIn {
+				return 0
+			}
+			tf := acc.full[d]
+			acc.full[d] = 0
+			return g.idf*tf/(k1+tf) - c
+		}
 		// The request's own word comes first in its group when the catalog
 		// has it: its documents lose what the synonyms add to it, the
 		// others all that the synonyms give.
@@ -420,10 +452,14 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 				tf := acc.gtf[p.doc]
 				acc.gtf[p.doc] = 0
 				c := g.idf * tf / (k1 + tf)
-				acc.add(p.doc, c, g.segs, rq.nseg)
+				x := extra(p.doc, c)
+				acc.add(p.doc, c+x, g.segs, rq.nseg)
 				acc.matched[p.doc] |= bit
 				if tf > p.tf {
-					acc.lose(p.doc, synonymLoss(c, g.idf*p.tf/(k1+p.tf)), g.segs, rq.nseg)
+					x += synonymLoss(c, g.idf*p.tf/(k1+p.tf))
+				}
+				if x > 0 {
+					acc.lose(p.doc, x, g.segs, rq.nseg)
 				}
 			}
 		}
@@ -434,11 +470,38 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			}
 			acc.gtf[d] = 0
 			c := g.idf * tf / (k1 + tf)
-			acc.add(d, c, g.segs, rq.nseg)
+			x := extra(d, c)
+			acc.add(d, c+x, g.segs, rq.nseg)
 			acc.matched[d] |= bit
-			acc.lose(d, synonymLoss(c, 0), g.segs, rq.nseg)
+			acc.lose(d, synonymLoss(c, 0)+x, g.segs, rq.nseg)
 		}
 	}
+}
+
+// gatherFull adds the term frequencies of a stand-in group's members
+// into acc.full as gather does into acc.gtf, its stand-ins at weight 1.
+func (acc *accumulator) gatherFull(members []resolvedTerm) {
+	for _, m := range members {
+		w := m.alt
+		if m.standIn {
+			w = 1
+		}
+		for _, p := range m.postings {
+			if p.tf > 0 {
+				acc.full[p.doc] += w * p.tf
+			}
+		}
+	}
+}
+
+// hasStandIn reports whether any of members is a stand-in.
+func hasStandIn(members []resolvedTerm) bool {
+	for i := range members {
+		if members[i].standIn {
+			return true
+		}
+	}
+	return false
 }
 
 // gather adds the term frequencies of a group's members, each weighted by

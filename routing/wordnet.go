@@ -11,7 +11,8 @@ import (
 // wordnetTable is the word table derived from WordNet 3.0 at build time
 // (see internal/wngen and WORDNET_LICENSE): every plain English word, and
 // for common nouns and verbs, as stems, the words sharing their frequent
-// senses and the words derived from them across parts of speech.
+// senses and the words derived from them across parts of speech; and for
+// each word how much of its use is not as a noun.
 //
 //go:embed wordnet.txt
 var wordnetTable string
@@ -20,6 +21,10 @@ var wordnetTable string
 type wordRelations struct {
 	synonyms []string // share a frequent sense: show, display
 	derived  []string // the same idea as another part of speech: remember, memory
+	// notNoun is the share of the word's use that is not as a noun
+	// (as a verb, adjective or adverb), in tenths: 10 for find, 9 for
+	// specific, 0 for weather and for words the table lacks.
+	notNoun uint8
 }
 
 var (
@@ -47,8 +52,13 @@ func parseWordnet(table string) map[string]wordRelations {
 			continue
 		}
 		stem, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
-		syn, der, _ := strings.Cut(rest, "\t")
-		m[stem] = wordRelations{synonyms: strings.Fields(syn), derived: strings.Fields(der)}
+		syn, rest, _ := strings.Cut(rest, "\t")
+		der, noun, _ := strings.Cut(rest, "\t")
+		r := wordRelations{synonyms: strings.Fields(syn), derived: strings.Fields(der)}
+		if len(noun) == 1 && noun[0] >= '0' && noun[0] <= '9' {
+			r.notNoun = 10 - (noun[0] - '0')
+		}
+		m[stem] = r
 	}
 	return m
 }

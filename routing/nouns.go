@@ -1,0 +1,49 @@
+package routing
+
+// Nouns name what a request is about; the request's other words mostly
+// say how it is put. People write "can you find me the latest detailed
+// information on X", and a tool whose description happens to say "find
+// detailed information" should not outrank the one about X. So a request
+// word counts in proportion to how much of its use is as a noun (the
+// WordNet table's noun share, see wordnet.go): a noun at its full IDF, a
+// word never used as a noun (find, latest, specific) at nonNounWeight of
+// it. Words WordNet does not know (names, product and technical terms)
+// count in full.
+//
+// The catalog has the last word: a word that some tool's name holds is
+// one the catalog tells tools apart by (get_current_weather, list_files,
+// find_agency), and it counts in full whatever its part of speech.
+
+// nonNounWeight is the weight, relative to a noun, of a request word
+// never used as a noun and absent from the catalog's tool names.
+const nonNounWeight = 0.7
+
+// wordWeight returns the weight of request word qt, whose group in the
+// index starts with first (nil when the catalog lacks the word itself).
+func (ix *Index) wordWeight(qt *queryTerm, first *resolvedTerm) float64 {
+	if first != nil && first.exact && first.alt == 1 && ix.inName[first.tid] {
+		return 1
+	}
+	var notNoun uint8
+	if qt.ex != nil {
+		notNoun = qt.ex.rel.notNoun
+	} else {
+		notNoun = relationsOf(qt.term).notNoun
+	}
+	return 1 - (1-nonNounWeight)*float64(notNoun)/10
+}
+
+// buildInName marks, by term id, the terms that some tool's name holds;
+// refresh calls it under the write lock.
+func (ix *Index) buildInName() {
+	in := make([]bool, len(ix.postings))
+	for tid, tfs := range ix.fieldTFs {
+		for _, tf := range tfs {
+			if tf[fieldName] > 0 {
+				in[tid] = true
+				break
+			}
+		}
+	}
+	ix.inName = in
+}

@@ -6,10 +6,10 @@ import "testing"
 // negative value means zero.
 func TestOptionZeroTakesTheDefaultNegativeMeansZero(t *testing.T) {
 	o := RouterOptions{TopK: -1, Threshold: -1, CollisionDelta: -1, SemanticWeight: -1, KeepCoverage: -1, AbstainCoverage: -1,
-		AbstainCommitment: -1, SameDomain: -1}
+		AbstainCommitment: -1, AbstainAdvice: -1, SameDomain: -1}
 	o.defaults()
 	if o.TopK != 0 || o.Threshold != 0 || o.CollisionDelta != 0 || o.SemanticWeight != 0 || o.KeepCoverage != 0 || o.AbstainCoverage != 0 ||
-		o.AbstainCommitment != 0 {
+		o.AbstainCommitment != 0 || o.AbstainAdvice != 0 {
 		t.Errorf("negative options: got %+v, want zeros", o)
 	}
 	if o.SameDomain != DefaultSameDomain {
@@ -19,7 +19,7 @@ func TestOptionZeroTakesTheDefaultNegativeMeansZero(t *testing.T) {
 	z.defaults()
 	if z.TopK != DefaultTopK || z.Threshold != DefaultThreshold || z.CollisionDelta != DefaultCollisionDelta ||
 		z.SemanticWeight != DefaultSemanticWeight || z.KeepCoverage != DefaultKeepCoverage || z.AbstainCoverage != DefaultAbstainCoverage ||
-		z.AbstainCommitment != DefaultAbstainCommitment {
+		z.AbstainCommitment != DefaultAbstainCommitment || z.AbstainAdvice != DefaultAbstainAdvice {
 		t.Errorf("zero options: got %+v, want the defaults", z)
 	}
 	set := RouterOptions{TopK: 3, Threshold: 0.5}

@@ -39,6 +39,10 @@ type Hit struct {
 	// values aside), and Matched how many of them the tool matches; they
 	// are counted for the top few hits only, 0 below them.
 	Words, Matched int
+	// Foreign is how many of the request's words are English nouns that
+	// the catalog knows neither directly nor through a synonym (see
+	// advice.go); set on the top few hits only, as Words is.
+	Foreign int
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for

@@ -54,6 +54,14 @@ type RouterOptions struct {
 	// applies only while AbstainCoverage is on and to the lexical
 	// ranking alone (not with embeddings).
 	AbstainCommitment float64
+	// AbstainAdvice: the router also abstains when the request asks for
+	// know-how, an opinion or an errand ("how do I", "what's the best",
+	// "can you recommend", "go to the store") about at least two English
+	// nouns the catalog has never heard of, and no tool of the top TopK
+	// matches this share of it (see advice.go) [0.5]. A negative value
+	// turns this check off; it applies only while AbstainCoverage is on
+	// and to the lexical ranking alone (not with embeddings).
+	AbstainAdvice float64
 	// KeepCoverage: a tool of the top TopK that matches at least this
 	// share of the request (or of a clause of it) is handed over even
 	// when its score is under the noise floor (Fuse.MinQRScore), since
@@ -119,6 +127,10 @@ const (
 	// plugins (as without it; 8% instead of 4% among a large catalog of
 	// real MCP servers). See commitment.go.
 	DefaultAbstainCommitment = 0.002
+	// DefaultAbstainAdvice is the coverage under which a request for
+	// advice or an errand about things the catalog does not know is one
+	// no tool serves (see RouterOptions.AbstainAdvice and advice.go).
+	DefaultAbstainAdvice = 0.5
 	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
 	// over whatever its score (see RouterOptions.KeepCoverage).
 	// Measured through one discovery on samples of the benchmark sets, it
@@ -166,6 +178,7 @@ func (o *RouterOptions) defaults() {
 	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
 	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
 	o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
+	o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -401,6 +414,9 @@ type Candidate struct {
 	Coverage float64 `json:"coverage"`
 	Words    int     `json:"-"`
 	Matched  int     `json:"-"`
+	// Foreign is the request's English nouns the catalog does not know
+	// (see Hit).
+	Foreign int `json:"-"`
 	// raw is the ranking's own score (BM25F for the lexical index), for
 	// the ranking's commitment (see commitment.go).
 	raw      float64
@@ -438,10 +454,19 @@ type Decision struct {
 	Abstained bool
 	Dropped   []fuse.Drop
 	Took      time.Duration
-	// uncommitted tells that the router abstained because no tool stands
-	// out of the ranking (see commitment.go).
-	uncommitted bool
+	// why says why the router abstained, for the no_match alert.
+	why abstention
 }
+
+// abstention is why the router abstained.
+type abstention uint8
+
+const (
+	abstainedNot      abstention = iota
+	abstainedCoverage            // no top tool matches enough of the request
+	abstainedFlat                // no tool stands out of the ranking (commitment.go)
+	abstainedAdvice              // advice or an errand about things no tool knows (advice.go)
+)
 
 // Route answers one request. It never fails: with nothing relevant, the
 // selection is empty and an alert says so.
@@ -457,7 +482,8 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		} else {
 			d.Ranked = r.rank(ctx, req, candidatePool)
 		}
-		d.Abstained, d.uncommitted = r.abstains(d.Ranked)
+		d.why = r.abstains(req.Query, d.Ranked)
+		d.Abstained = d.why != abstainedNot
 	}
 	var selected []fuse.Candidate
 	if !d.Abstained {
@@ -534,7 +560,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
-			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, raw: h.Raw}
+			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, raw: h.Raw}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
 		}
@@ -599,20 +625,22 @@ func domainOf(t Tool) string {
 // enough to hand a tool over, see KeepCoverage, is enough not to
 // abstain: a top tool raised by synonyms or its server may match less
 // than the one below it), or the ranking does not commit to its top
-// (flat, see commitment.go); unless a lesson raised one of the top
-// tools for it. It reads coverage before affinity and lessons' scores:
-// neither says whether the catalog can do what is asked.
-func (r *Router) abstains(ranked []Candidate) (abstain, flat bool) {
+// (flat, see commitment.go), or query asks for advice or an errand
+// about things the catalog does not know (see advice.go); unless a
+// lesson raised one of the top tools for it. It reads coverage before
+// affinity and lessons' scores: neither says whether the catalog can do
+// what is asked.
+func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
-		return true, false
+		return abstainedCoverage
 	}
 	if r.opts.AbstainCoverage == 0 {
-		return false, false // off
+		return abstainedNot // off
 	}
 	// A lesson that raised a top tool for this request is experience
 	// that it serves it.
 	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool { return c.Lesson > 0 }) {
-		return false, false
+		return abstainedNot
 	}
 	top := ranked[0]
 	for _, c := range ranked[1:] {
@@ -625,10 +653,23 @@ func (r *Router) abstains(ranked []Candidate) (abstain, flat bool) {
 		covered = max(covered, c.Coverage)
 	}
 	if covered < r.opts.AbstainCoverage {
-		return true, false
+		return abstainedCoverage
 	}
-	u := r.opts.AbstainCommitment > 0 && r.opts.Semantic == nil && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment)
-	return u, u
+	if r.opts.Semantic != nil {
+		return abstainedNot
+	}
+	if r.opts.AbstainCommitment > 0 && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment) {
+		return abstainedFlat
+	}
+	// The cheap tests first: the request's form is read last.
+	foreign := 0
+	for _, c := range ranked[:min(len(ranked), wordsCounted)] {
+		foreign = max(foreign, c.Foreign)
+	}
+	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(query) {
+		return abstainedAdvice
+	}
+	return abstainedNot
 }
 
 // servesObject is the check that a tool acts on what a two-word request
@@ -827,8 +868,11 @@ func noMatch(d Decision) Alert {
 	a.Message = fmt.Sprintf("Nothing in the catalog serves %q", d.Query)
 	if len(closest) > 0 {
 		a.Message += "; closest: " + strings.Join(closest, ", ") + ", which do something else"
-		if d.uncommitted {
+		switch d.why {
+		case abstainedFlat:
 			a.Message += " (many tools match a word or two of the request about equally; none stands out)"
+		case abstainedAdvice:
+			a.Message += " (the request asks for advice or an errand about things no tool of the catalog knows)"
 		}
 	}
 	a.Message += ". Tell the user this capability is missing rather than using an unrelated tool, or ask again naming the tool's action and object."

@@ -148,6 +148,10 @@ type resolvedQuery struct {
 	// that the catalog does not know added, see calibrate.go.
 	reach    float64
 	segReach [maxSegments]float64
+	// foreign counts the request's words that are English nouns the
+	// catalog knows neither directly nor through a synonym (see
+	// advice.go).
+	foreign int
 }
 
 // Search ranks the catalog for query, best first; k <= 0 means every tool
@@ -202,9 +206,10 @@ const wordsCounted = 3
 
 // countWords sets, on each of hits, Words to the number of the request's
 // words that the catalog knows (directly or through a synonym; argument
-// values aside) and Matched to how many of them the tool matches: the
-// first 64 words as accumulate marked them, the rest (a very long
-// request's) from their posting lists.
+// values aside), Matched to how many of them the tool matches (the
+// first 64 words as accumulate marked them, the rest, a very long
+// request's, from their posting lists) and Foreign to the number of its
+// English nouns the catalog does not know.
 func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 	var ids [wordsCounted]int32
 	for i := range hits {
@@ -230,7 +235,7 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 		}
 	}
 	for i := range hits {
-		hits[i].Words = words
+		hits[i].Words, hits[i].Foreign = words, rq.foreign
 	}
 }
 
@@ -292,6 +297,9 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
+				if foreignNoun(qt.term) {
+					rq.foreign++
+				}
 			}
 			continue
 		}

@@ -30,14 +30,14 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: r.CollisionDelta,
 		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
 		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
-		AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment, KeepCoverage: r.KeepCoverage,
+		AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment, AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage,
 	}
 	if cfg.Log.Wire {
 		opts.Logger = wireLogger(log)
 	}
 	// The file's 0 means zero; the router reads a zero option as its
 	// default and a negative one as zero.
-	for _, o := range []*float64{&opts.Threshold, &opts.CollisionDelta, &opts.KeepCoverage, &opts.AbstainCoverage, &opts.AbstainCommitment, &opts.SemanticWeight} {
+	for _, o := range []*float64{&opts.Threshold, &opts.CollisionDelta, &opts.KeepCoverage, &opts.AbstainCoverage, &opts.AbstainCommitment, &opts.AbstainAdvice, &opts.SemanticWeight} {
 		if *o == 0 {
 			*o = -1
 		}

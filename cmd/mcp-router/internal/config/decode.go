@@ -94,6 +94,7 @@ type rawRouting struct {
 	CollisionDelta    *float64       `yaml:"collision_delta"`
 	AbstainCoverage   *float64       `yaml:"abstain_coverage"`
 	AbstainCommitment *float64       `yaml:"abstain_commitment"`
+	AbstainAdvice     *float64       `yaml:"abstain_advice"`
 	KeepCoverage      *float64       `yaml:"keep_coverage"`
 	Associations      *float64       `yaml:"associations"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`

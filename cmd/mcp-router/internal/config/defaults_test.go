@@ -15,7 +15,7 @@ func TestRoutingDefaultsComeFromThePackages(t *testing.T) {
 	if r.TopK != routing.DefaultTopK || r.Threshold != routing.DefaultThreshold || r.MaxTools != routing.DefaultMaxTools ||
 		r.SameDomain != routing.DefaultSameDomain || r.CrossDomain != routing.DefaultCrossDomain ||
 		r.CollisionDelta != routing.DefaultCollisionDelta || r.SemanticWeight != routing.DefaultSemanticWeight ||
-		r.AbstainCoverage != routing.DefaultAbstainCoverage || r.AbstainCommitment != routing.DefaultAbstainCommitment || r.KeepCoverage != routing.DefaultKeepCoverage ||
+		r.AbstainCoverage != routing.DefaultAbstainCoverage || r.AbstainCommitment != routing.DefaultAbstainCommitment || r.AbstainAdvice != routing.DefaultAbstainAdvice || r.KeepCoverage != routing.DefaultKeepCoverage ||
 		r.MaxDiscoveries != fuse.DefaultMaxDiscoveries || r.ResetAfter != fuse.DefaultResetAfter ||
 		!slices.Equal(r.DiscoveryPrefixes, routing.DefaultDiscoveryPrefixes) {
 		t.Errorf("got %+v, want the routing package's defaults", r)
@@ -29,8 +29,8 @@ func TestRoutingDefaultsComeFromThePackages(t *testing.T) {
 // A 0 written in the file is kept as 0, not replaced by the default,
 // except for the affinity multipliers, where 0 is refused with the key.
 func TestRoutingZeroMeansZero(t *testing.T) {
-	r := loadProfile(t, "profiles:\n  p:\n    routing: {top_k: 0, threshold: 0, collision_delta: 0, semantic_weight: 0, keep_coverage: 0, abstain_commitment: 0}\n", nil).Routing
-	if r.TopK != 0 || r.Threshold != 0 || r.CollisionDelta != 0 || r.SemanticWeight != 0 || r.KeepCoverage != 0 || r.AbstainCommitment != 0 {
+	r := loadProfile(t, "profiles:\n  p:\n    routing: {top_k: 0, threshold: 0, collision_delta: 0, semantic_weight: 0, keep_coverage: 0, abstain_commitment: 0, abstain_advice: 0}\n", nil).Routing
+	if r.TopK != 0 || r.Threshold != 0 || r.CollisionDelta != 0 || r.SemanticWeight != 0 || r.KeepCoverage != 0 || r.AbstainCommitment != 0 || r.AbstainAdvice != 0 {
 		t.Errorf("got %+v, want the zeros as written", r)
 	}
 	for _, key := range []string{"same_domain", "cross_domain"} {

@@ -38,6 +38,10 @@ type Routing struct {
 	// ranking (coverage times commitment squared under this); 0 turns
 	// this check off.
 	AbstainCommitment float64
+	// AbstainAdvice: routing also says nothing serves a request that asks
+	// for advice or an errand about things the catalog does not know
+	// when no top tool matches this share of it; 0 turns this check off.
+	AbstainAdvice float64
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
 	KeepCoverage float64
@@ -63,6 +67,7 @@ func defaultRouting() Routing {
 		SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
 		AbstainCoverage:   routing.DefaultAbstainCoverage,
 		AbstainCommitment: routing.DefaultAbstainCommitment,
+		AbstainAdvice:     routing.DefaultAbstainAdvice,
 		KeepCoverage:      routing.DefaultKeepCoverage,
 		DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
 		MaxDiscoveries:    fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
@@ -370,6 +375,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
 		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
 		{"abstain_commitment", r.AbstainCommitment, &out.AbstainCommitment, 0, 1, false},
+		{"abstain_advice", r.AbstainAdvice, &out.AbstainAdvice, 0, 1, false},
 		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
 		{"associations", r.Associations, &out.Associations, 0, 1, false},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},

@@ -17,6 +17,12 @@ import (
 //go:embed wordnet.txt
 var wordnetTable string
 
+// WordNetLicense is WordNet's licence, with which the table derived from
+// it is distributed in every copy of the program (see WORDNET_LICENSE).
+//
+//go:embed WORDNET_LICENSE
+var WordNetLicense string
+
 // wordRelations are one stem's relations in the WordNet table.
 type wordRelations struct {
 	synonyms []string // share a frequent sense: show, display

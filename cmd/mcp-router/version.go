@@ -6,23 +6,36 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var licenses bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the source revision and the Go version it was built from",
 		Long: `Print the version: the one set at build time with -ldflags "-X main.version=...",
 else the module version (a tagged "go install" sets it), then the VCS revision,
 whether the tree had uncommitted changes ("modified") and the commit time, as
-recorded by the Go toolchain.`,
+recorded by the Go toolchain. --licenses also prints the licence of the data
+built into the binary: the router's word table is derived from WordNet 3.0.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info, _ := debug.ReadBuildInfo()
-			_, err := fmt.Fprintln(e.stdout, buildVersion(version, info))
+			if _, err := fmt.Fprintln(e.stdout, buildVersion(version, info)); err != nil || !licenses {
+				return err
+			}
+			notice := routing.WordNetLicense
+			if i := strings.Index(notice, "WordNet Release 3.0"); i >= 0 {
+				notice = notice[i:] // the licence itself, not the file's own preamble
+			}
+			_, err := fmt.Fprintf(e.stdout, "\nThe routing word table is derived from WordNet 3.0, under this licence:\n\n%s", notice)
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&licenses, "licenses", false, "also print the licence of the WordNet data built in")
+	return cmd
 }
 
 // buildVersion describes the build in one line, e.g.

@@ -79,3 +79,21 @@ func TestRouteJoinsItsWords(t *testing.T) {
 		t.Errorf("route printed %s, want the query \"add two numbers\" with calculator_add", out)
 	}
 }
+
+// version --licenses prints WordNet's licence, with which the word table
+// built into the binary must be distributed; plain version does not.
+func TestVersionLicensesPrintsWordNetsLicence(t *testing.T) {
+	out, _, err := runCLI(t, nil, "version", "--licenses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"derived from WordNet 3.0", "WordNet 3.0 Copyright 2006 by Princeton University", "PROVIDED \"AS IS\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version --licenses: missing %q in:\n%s", want, out)
+		}
+	}
+	plain, _, err := runCLI(t, nil, "version")
+	if err != nil || strings.Contains(plain, "Princeton") {
+		t.Errorf("version: %q, %v; want the version line alone", plain, err)
+	}
+}

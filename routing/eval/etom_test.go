@@ -101,6 +101,16 @@ func abstainRate(tools []routing.Tool, queries []Query, opts routing.RouterOptio
 	return float64(n) / float64(max(1, len(queries))), float64(l) / float64(max(1, len(queries)))
 }
 
+// sweep returns the bounds a table of TestBenchAbstention reads: all of
+// xs, or under the race detector, which slows routing tenfold, only the
+// default, which its checks need.
+func sweep(xs []float64, def float64) []float64 {
+	if raceEnabled {
+		return []float64{def}
+	}
+	return xs
+}
+
 // TestBenchAbstention measures the router's abstention on etom's requests
 // that no tool serves against answerable ones (etom's, generated from the
 // tool descriptions; bfcl's and seal_tools'; and metatool's, written as
@@ -133,7 +143,7 @@ func TestBenchAbstention(t *testing.T) {
 		tools   []routing.Tool
 		queries []Query
 	}{"metatool+etom", slices.Concat(meta.tools, etom.tools), meta.queries})
-	thresholds := []float64{-1, routing.DefaultAbstainCoverage, 0.15, 0.2, 0.25, 0.35}
+	thresholds := sweep([]float64{-1, routing.DefaultAbstainCoverage, 0.15, 0.2, 0.25, 0.35}, routing.DefaultAbstainCoverage)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-16s", "abstain_coverage")
 	for _, th := range thresholds {
@@ -155,7 +165,7 @@ func TestBenchAbstention(t *testing.T) {
 	t.Logf("router abstention on coverage alone:\n%s", b.String())
 	// The commitment check (routing/commitment.go) at the default
 	// coverage, across its bounds.
-	bounds := []float64{-1, 0.001, routing.DefaultAbstainCommitment, 0.003, 0.004, 0.006, 0.01}
+	bounds := sweep([]float64{-1, 0.001, routing.DefaultAbstainCommitment, 0.003, 0.004, 0.006, 0.01}, routing.DefaultAbstainCommitment)
 	b.Reset()
 	fmt.Fprintf(&b, "%-16s", "abstain_commit")
 	for _, bd := range bounds {
@@ -174,7 +184,7 @@ func TestBenchAbstention(t *testing.T) {
 	// The advice check (routing/advice.go) at the default coverage and
 	// commitment, across its coverage bounds: the defaults are its
 	// column at DefaultAbstainAdvice.
-	advice := []float64{-1, 0.3, 0.4, routing.DefaultAbstainAdvice, 0.7, 1.01}
+	advice := sweep([]float64{-1, 0.3, 0.4, routing.DefaultAbstainAdvice, 0.7, 1.01}, routing.DefaultAbstainAdvice)
 	b.Reset()
 	fmt.Fprintf(&b, "%-16s", "abstain_advice")
 	for _, bd := range advice {

@@ -26,8 +26,8 @@ const (
 )
 
 // poorScore is the router score below which a tool was ranked poorly: the
-// router's keep threshold (design decision 5). A USE_TOOL plan that uses
-// such a tool contradicts the router.
+// router's keep threshold (decision 5 in docs/design.md). A USE_TOOL plan
+// that uses such a tool contradicts the router.
 const poorScore = 0.35
 
 // fallbackConfidence is the confidence of the ESCALATE fallback.

@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// Strategies, derived from a plan's graph (design decision 7), never asked
-// of the model. The values and rules are the executor's, so that a plan's
-// strategy reads the same here and in run_plan's result.
+// Strategies, derived from a plan's graph (decision 7 in docs/design.md),
+// never asked of the model. The values and rules are the executor's, so
+// that a plan's strategy reads the same here and in run_plan's result.
 const (
 	SingleTool      = "SINGLE_TOOL"      // one step (foreach or not)
 	ParallelTools   = "PARALLEL_TOOLS"   // several steps, no dependencies

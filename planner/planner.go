@@ -5,10 +5,11 @@
 //
 // It validates the model's answer and retries once with the error, falls
 // back to ESCALATE when the model is unreachable, slow or keeps answering
-// nonsense, derives the plan's execution strategy from its graph (design
-// decision 7), and scores each decision with the composite confidence of
-// docs/design.md ("The planner's decision"). The proxy's plan tool and the CLI call it
-// and hand USE_TOOL plans to the executor; the planner imports neither.
+// nonsense, derives the plan's execution strategy from its graph
+// (decision 7 in docs/design.md), and scores each decision with the
+// composite confidence of docs/design.md ("The planner's decision"). The
+// proxy's plan tool and the CLI call it and hand USE_TOOL plans to the
+// executor; the planner imports neither.
 package planner
 
 import (
@@ -122,9 +123,9 @@ type Tool struct {
 	// prompt shows it so that the model writes $<<id.path>> paths that
 	// exist.
 	OutputSchema json.RawMessage
-	// Score is the router's calibrated relevance in [0, 1] (design
-	// decision 5). It feeds the composite confidence: leaving it 0 reads
-	// as "the router ranked this tool poorly".
+	// Score is the router's calibrated relevance in [0, 1] (decision 5 in
+	// docs/design.md). It feeds the composite confidence: leaving it 0
+	// reads as "the router ranked this tool poorly".
 	Score float64
 	// Own marks a tool of the client's own, not the gateway's: a plan
 	// that uses one gets the structural checks only (Options.Validate

@@ -20,19 +20,15 @@ func BenchmarkHubCallAudit(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer db.Close()
+				b.Cleanup(func() { db.Close() })
 				log, err := audit.Open(audit.Options{File: dir + "/audit.jsonl", Store: db.Audit()})
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer func() { log.Close(); b.ReportMetric(float64(log.Dropped()), "dropped") }()
+				b.Cleanup(func() { log.Close(); b.ReportMetric(float64(log.Dropped()), "dropped") })
 				opts.Audit = log
 			}
-			h := NewHub(opts)
-			if err := h.Start(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			defer h.Close()
+			h := startHubWith(b, opts) // closed before the log and the database: cleanups run last first
 			args := map[string]any{"text": "hello"}
 			b.ResetTimer()
 			for b.Loop() {

@@ -11,9 +11,9 @@ package proxy
 // before forwarding (invalid_arguments). run_plan's executor checks plan
 // arguments in any case. BI-11 and BI-12 are in guard_test.go.
 //
-// mcp-go's stdio server keeps one process-wide session, so these tests
-// run one stdio server at a time (none is parallel) and cannot start a
-// stdio session from a clean state.
+// A Server serves one stdio client at a time (its session id is fixed,
+// stdioSessionID), so the stdio subtests that share a server run one after
+// another (none is parallel), each ServeStdio with a session of its own.
 
 import (
 	"bufio"
@@ -824,7 +824,7 @@ func TestBI10Lifecycle(t *testing.T) {
 		}
 		c.sync(t)
 	})
-	// mcp-go's stdio server never checks the session's state: the
+	// mcp-go serves a tools/call before initialize as after it: the
 	// pre-check keeps the handshake (wire.StdioFilter).
 	t.Run("stdio request before initialize", func(t *testing.T) {
 		c := serveRawStdio(t, srv)

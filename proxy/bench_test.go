@@ -32,12 +32,7 @@ func BenchmarkServerCall(b *testing.B) {
 				b.Cleanup(ts.Close)
 				up = UpstreamConfig{Name: "alpha", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "alpha_"}
 			}
-			h := NewHub(Options{Upstreams: []UpstreamConfig{up}, Builtin: fakeBuiltins})
-			if err := h.Start(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { h.Close() })
-			opts := ServerOptions{Hub: h}
+			opts := ServerOptions{Hub: startHub(b, up)}
 			if mode == "routed" {
 				opts.Router = routing.NewRouter(routing.RouterOptions{})
 			}

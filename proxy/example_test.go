@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"slices"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // calculator is an in-process MCP server with one tool, add.
@@ -113,4 +116,63 @@ func ExampleServer_ServeStdio() {
 	// Output:
 	// calc_add, call_tool, run_plan
 	// served: <nil>
+}
+
+// A server faces any number of clients over streamable HTTP at /mcp:
+// here behind the front door (the Host and Origin checks, the body
+// limit, and bearer tokens when configured), on a test listener, with an
+// mcp-go client that lists the tools and calls one.
+func ExampleServer_HTTPHandler() {
+	ctx := context.Background()
+	h := proxy.NewHub(proxy.Options{
+		Upstreams: []proxy.UpstreamConfig{{Name: "calc", Prefix: "calc_", Transport: proxy.TransportBuiltin, Builtin: "calculator"}},
+		Builtin:   calculator,
+		Reserved:  proxy.ReservedNames(),
+	})
+	if err := h.Start(ctx); err != nil {
+		fmt.Println("start:", err)
+		return
+	}
+	defer h.Close()
+	srv := proxy.NewServer(proxy.ServerOptions{Hub: h})
+	defer srv.Close()
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{}))
+	defer ts.Close()
+
+	c, err := client.NewStreamableHttpClient(ts.URL + "/mcp")
+	if err != nil {
+		fmt.Println("client:", err)
+		return
+	}
+	defer c.Close()
+	hello := mcp.InitializeRequest{}
+	hello.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	hello.Params.ClientInfo = mcp.Implementation{Name: "example", Version: "1"}
+	if _, err := c.Initialize(ctx, hello); err != nil {
+		fmt.Println("initialize:", err)
+		return
+	}
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		fmt.Println("tools/list:", err)
+		return
+	}
+	var names []string
+	for _, t := range list.Tools {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	fmt.Println(strings.Join(names, ", "))
+	call := mcp.CallToolRequest{}
+	call.Params.Name = "calc_add"
+	call.Params.Arguments = map[string]any{"a": 2, "b": 3}
+	res, err := c.CallTool(ctx, call)
+	if err != nil {
+		fmt.Println("tools/call:", err)
+		return
+	}
+	fmt.Println("calc_add(2, 3) =", res.Content[0].(mcp.TextContent).Text)
+	// Output:
+	// calc_add, call_tool, run_plan
+	// calc_add(2, 3) = 5
 }

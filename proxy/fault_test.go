@@ -9,8 +9,8 @@ package proxy
 // bug described, so that it passes once the bug is fixed; a behaviour the
 // gateway does not have at all is skipped as NOT IMPLEMENTED.
 //
-// No test here is parallel: mcp-go's stdio server keeps one process-wide
-// session (FI-18), and the timing bounds assume an otherwise idle process.
+// No test here is parallel: the timing bounds assume an otherwise idle
+// process.
 
 import (
 	"bufio"

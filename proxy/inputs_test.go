@@ -11,8 +11,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
-	"github.com/mcp-router/mcp-router/planner"
-	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -35,21 +33,12 @@ func inputServer(t *testing.T, limits InputLimits) *sdkClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fo := fakeollama.New(fakeollama.Options{Chat: func(fakeollama.ChatRequest) (string, error) {
+	p := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) {
 		return `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"no tool needed"}`, nil
-	}})
-	t.Cleanup(fo.Close)
-	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: fo.URL(), Model: "test-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := prompts.Load("decide", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	h := startHub(t, builtinFake("alpha"))
 	return overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem,
-		Planner: planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second}),
+		Planner: p,
 		Session: routing.SessionOptions{MaxDiscoveries: 100, ResetAfter: time.Hour}, Inputs: limits})
 }
 

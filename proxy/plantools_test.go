@@ -12,23 +12,11 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// plan takes the client's own tools: the planner is offered them, a plan
-// that uses one is returned for the client to run and not executed, and
-// bad entries are errors naming them.
-func TestPlanTakesTheClientsOwnTools(t *testing.T) {
-	var mu sync.Mutex
-	var prompt string
-	fo := fakeollama.New(fakeollama.Options{Chat: func(r fakeollama.ChatRequest) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		prompt = ""
-		for _, m := range r.Messages {
-			prompt += m.Content
-		}
-		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"echo, then tell the user",` +
-			`"plan":{"steps":[{"id":"e","tool":"alpha_echo","args":{"text":"hello"}},` +
-			`{"id":"n","tool":"notify_user","args":{"text":"$<<e.text>>"},"purpose":"Tell the user."}]}}`, nil
-	}})
+// fakePlanner is a planner whose model is a fake Ollama answering every
+// chat with chat; the Ollama server stops when the test ends.
+func fakePlanner(t testing.TB, chat func(fakeollama.ChatRequest) (string, error)) *planner.Planner {
+	t.Helper()
+	fo := fakeollama.New(fakeollama.Options{Chat: chat})
 	t.Cleanup(fo.Close)
 	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: fo.URL(), Model: "test-model"})
 	if err != nil {
@@ -38,9 +26,28 @@ func TestPlanTakesTheClientsOwnTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second})
+}
+
+// plan takes the client's own tools: the planner is offered them, a plan
+// that uses one is returned for the client to run and not executed, and
+// bad entries are errors naming them.
+func TestPlanTakesTheClientsOwnTools(t *testing.T) {
+	var mu sync.Mutex
+	var prompt string
+	p := fakePlanner(t, func(r fakeollama.ChatRequest) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		prompt = ""
+		for _, m := range r.Messages {
+			prompt += m.Content
+		}
+		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"echo, then tell the user",` +
+			`"plan":{"steps":[{"id":"e","tool":"alpha_echo","args":{"text":"hello"}},` +
+			`{"id":"n","tool":"notify_user","args":{"text":"$<<e.text>>"},"purpose":"Tell the user."}]}}`, nil
+	})
 	h := startHub(t, builtinFake("alpha"))
-	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}),
-		Planner: planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second}),
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}), Planner: p,
 		Session: routing.SessionOptions{MaxDiscoveries: 100, ResetAfter: time.Hour}})
 
 	res := c.call(t, "plan", map[string]any{"query": "echo hello, then notify the user", "execute": true,

@@ -211,7 +211,7 @@ func TestSEC11ResultScanning(t *testing.T) {
 
 // A result without findings is handed on as the very same value.
 func TestScreenResultPassesACleanResultUntouched(t *testing.T) {
-	h := NewHub(Options{})
+	h := newTestHub(t, Options{})
 	res := mcp.NewToolResultStructured(map[string]any{"v": "fine"}, "fine")
 	if got := h.screenResult(UpstreamConfig{Name: "x"}, nil, "x_t", res); got != res {
 		t.Errorf("a clean result was copied: %+v", got)

@@ -300,12 +300,7 @@ func TestStdioFullQueueRefusesCalls(t *testing.T) {
 // dispatch, mcp-go's handling, the reply's encoding and write), without
 // an upstream.
 func BenchmarkStdioLoop(b *testing.B) {
-	h := NewHub(Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins})
-	if err := h.Start(b.Context()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { h.Close() })
-	srv := NewServer(ServerOptions{Hub: h})
+	srv := NewServer(ServerOptions{Hub: startHub(b, builtinFake("alpha"))})
 	b.Cleanup(srv.Close)
 	srv.mcp.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("ok"), nil

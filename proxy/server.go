@@ -76,14 +76,18 @@ type ServerOptions struct {
 	EndedSessions EndedSessions
 }
 
-// Bounds of ServerOptions.StdioCalls. The default matches what one
-// streamable HTTP session may have in flight; the most is what mcp-go's
-// stdio server takes.
+// Bounds of ServerOptions.StdioCalls, the workers ServeStdio starts for a
+// client's tool calls. The default matches what one streamable HTTP
+// session may have in flight (frontdoor.DefaultMaxStreamsPerSession); the
+// most, like MaxStdioRequests for the client's other requests, bounds the
+// goroutines one stdio client can make the proxy hold.
 const (
 	DefaultStdioCalls = 32
 	MaxStdioCalls     = 100
-	// StdioQueue is how many more of a stdio client's calls may wait for
-	// a free slot (mcp-go's queue).
+	// StdioQueue is how many more of a stdio client's calls may wait in
+	// ServeStdio for a free worker; past them a call is refused with
+	// queue_full. The built-in servers' stdio mode gives mcp-go's queue
+	// the same size.
 	StdioQueue = 100
 )
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,8 +27,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
-	"github.com/mcp-router/mcp-router/planner"
-	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -192,20 +189,10 @@ func TestTracesCoverEveryRequestAndRoute(t *testing.T) {
 	recv := &otlpReceiver{}
 	h, flush := tracedHub(t, recv)
 	waitForTool(t, h, "alpha_echo")
-	fo := fakeollama.New(fakeollama.Options{Chat: func(fakeollama.ChatRequest) (string, error) {
+	p := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) {
 		return `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"nothing to call"}`, nil
-	}})
-	t.Cleanup(fo.Close)
-	llm, err := planner.NewOllamaLLM(planner.OllamaOptions{URL: fo.URL(), Model: "test-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := prompts.Load("decide", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}),
-		Planner: planner.New(planner.Options{LLM: llm, Template: tmpl, Timeout: 10 * time.Second})})
+	})
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}), Planner: p})
 
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	const secret = "sk-live-0123456789abcdef"

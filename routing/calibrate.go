@@ -2,11 +2,11 @@ package routing
 
 import "math"
 
-// Calibration (design decision 5). A raw BM25F score is unbounded and
-// depends on the catalog (its size, its IDFs, its field lengths), so the
-// router's fixed threshold (0.35), noise floor (0.2) and collision delta
-// (0.08) cannot apply to it. A Hit's Score is instead computed from two
-// catalog-independent quantities:
+// Calibration (decision 5 in docs/design.md). A raw BM25F score is
+// unbounded and depends on the catalog (its size, its IDFs, its field
+// lengths), so the router's fixed threshold (0.35), noise floor (0.2) and
+// collision delta (0.08) cannot apply to it. A Hit's Score is instead
+// computed from two catalog-independent quantities:
 //
 //   - coverage: the share of the request the tool matches, its score over
 //     the request's reach: the score of a tool of average length with every

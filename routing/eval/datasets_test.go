@@ -113,7 +113,7 @@ func TestBenchDatasets(t *testing.T) {
 	t.Logf("calibrated scores at the %.2f threshold (gold score quantiles p10/p50/p90 at rank 1; others in the top 10):\n%s", threshold, calib.String())
 }
 
-// threshold is the router's default score threshold (design decision 5).
+// threshold is the router's default score threshold (decision 5 in docs/design.md).
 const threshold = 0.35
 
 // recordingRanker ranks with an index and keeps each request's hits, so

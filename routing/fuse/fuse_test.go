@@ -51,7 +51,7 @@ func TestFuse(t *testing.T) {
 		want   Result
 	}{
 		{
-			name:   "seed: simple route returns the one needed tool",
+			name:   "a simple route keeps the one needed tool and drops the candidates past its cardinality",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteSimple, Needs: []string{dir},
 				Candidates: []Candidate{{dir, 0.9}, {search, 0.6}, {details, 0.5}}},
@@ -59,7 +59,7 @@ func TestFuse(t *testing.T) {
 				Dropped: drops(dir, "duplicate", search, "route_cardinality", details, "route_cardinality")},
 		},
 		{
-			name: "seed: complex route combines two needs and a QR extra under an allowlist",
+			name: "a complex route keeps both needs and adds the best allowed candidate, dropping one the allowlist lacks",
 			policy: policy(func(p *Policy) {
 				p.MaxTools = 3
 				p.AllowedCapabilities = []string{search, dir, details}
@@ -70,7 +70,7 @@ func TestFuse(t *testing.T) {
 				Dropped: drops(weather, "not_allowed", search, "duplicate", dir, "duplicate")},
 		},
 		{
-			name:   "seed: no needs adopts the top QR tools after filters",
+			name:   "without needs the top candidates are adopted, after the user-facing and minimum-score filters",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteComplex, UserFacing: userFacing,
 				Candidates: []Candidate{{weather, 0.8}, {readFile, 0.2}, {details, 0.5}, {admin, 0.9}}},

@@ -20,8 +20,9 @@ import (
 //     "path": the value says what kind of thing the tool acts on, and its
 //     own words (notes, example, com) say nothing about which tool.
 //     "open" with a file name or address is a read.
-//   - Pasted data ({...} or [...] spans of JSON) is dropped: a tool result
-//     or a blob of arguments does not steer routing.
+//   - Pasted data (JSON, code blocks, runs of key=value pairs, log lines;
+//     see dropData) is dropped: a tool result or a blob of arguments does
+//     not steer routing.
 //   - Quoted text and capitalised words inside a sentence (Alice, Acme)
 //     are values: when the catalog does not know them they do not count
 //     against a tool's coverage of the request (see calibrate.go), since
@@ -306,54 +307,6 @@ func asciiLower(s string) string {
 		}
 	}
 	return s
-}
-
-// dropData removes pasted data from a request: balanced {...} spans
-// that look like a JSON object (a colon inside, and at least 24 bytes
-// long). Lists ([...]) are kept: their items are often what the request
-// is about ("sort [apples, pears]").
-func dropData(q string) string {
-	if !strings.Contains(q, "{") {
-		return q
-	}
-	var b strings.Builder
-	depth, start := 0, 0
-	var open byte
-	last := 0
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case depth == 0 && c == '{':
-			depth, start, open = 1, i, c
-		case depth > 0 && c == open:
-			depth++
-		case depth > 0 && c == closer(open):
-			depth--
-			if depth == 0 {
-				span := q[start : i+1]
-				if len(span) >= 24 && strings.Contains(span, ":") {
-					b.WriteString(q[last:start])
-					b.WriteByte(' ')
-					last = i + 1
-				}
-			}
-		}
-	}
-	if last == 0 {
-		return q
-	}
-	b.WriteString(q[last:])
-	if len(strings.Fields(b.String())) < 3 {
-		return q // the request is the data: nothing else to go by
-	}
-	return b.String()
-}
-
-func closer(open byte) byte {
-	if open == '{' {
-		return '}'
-	}
-	return ']'
 }
 
 // values returns the lower-cased words of q that are argument values:

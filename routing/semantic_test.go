@@ -89,6 +89,10 @@ func semRank(hits []Hit, name string) int {
 	return -1
 }
 
+// TestSemanticRanking: the index ranks tools by the calibrated cosine of
+// their vectors with the query's. The fake's vectors are near when texts
+// share words, so this checks the ranking and its calibration over
+// vectors from the real client, not what a model understands.
 func TestSemanticRanking(t *testing.T) {
 	semLeakCheck(t)
 	_, e := newOllama(t, fakeollama.Options{Models: []string{"nomic-embed-text"}}, OllamaOptions{})
@@ -808,6 +812,8 @@ func BenchmarkSemanticSearch(b *testing.B) {
 	}
 }
 
+// The embedder here is a fake Ollama whose vectors are near when texts
+// share words: the scores show the wiring, not a model's judgement.
 func ExampleSemanticIndex() {
 	srv := fakeollama.New(fakeollama.Options{Models: []string{"nomic-embed-text"}})
 	defer srv.Close()

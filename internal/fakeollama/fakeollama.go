@@ -5,10 +5,16 @@
 // github.com/ollama/ollama/api client.
 //
 // Embeddings are deterministic bag-of-words hash vectors (see [Embed]):
-// texts that share words have a high cosine, so tests can assert real
-// ranking behaviour without a model. Chat replies come from a script
-// ([Options.Chat]). Tests can add latency, make embeddings fail, and count
-// requests.
+// texts that share words have a high cosine, and texts that mean the same
+// in other words are no nearer than unrelated ones. A test with the fake
+// proves the wiring: the real client, the requests it sends, batching,
+// caching, fusion with the lexical scores, and degradation when Ollama is
+// slow, failing or gone. It proves nothing about the quality of
+// embeddings: a ranking over the fake's vectors is a ranking by shared
+// words, and how well a real model ranks is measured only against that
+// model. Chat replies come from a script ([Options.Chat]), so a chat test
+// proves how replies are handled, not what a model would answer. Tests can
+// add latency, make embeddings fail, and count requests.
 package fakeollama
 
 import (

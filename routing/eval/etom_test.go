@@ -121,88 +121,65 @@ func TestBenchAbstention(t *testing.T) {
 	}
 	etom := loadDataset(t, "etom")
 	infeasible := loadInfeasible(t)
-	sets := []struct {
+	type set struct {
 		name    string
 		tools   []routing.Tool
 		queries []Query
-	}{{"etom infeasible", etom.tools, infeasible}, {"etom", etom.tools, etom.queries}}
+	}
+	sets := []set{{"etom infeasible", etom.tools, infeasible}, {"etom", etom.tools, etom.queries}}
 	for _, name := range []string{"bfcl", "seal_tools", "metatool"} {
 		ds := loadDataset(t, name)
-		sets = append(sets, struct {
-			name    string
-			tools   []routing.Tool
-			queries []Query
-		}{name, ds.tools, ds.queries})
+		sets = append(sets, set{name, ds.tools, ds.queries})
 	}
 	// People's requests to chat plugins in a large catalog: metatool's
 	// tools among etom's, so that what the catalog's size does to
 	// abstention shows on requests written by people.
 	meta := sets[len(sets)-1]
-	sets = append(sets, struct {
-		name    string
-		tools   []routing.Tool
-		queries []Query
-	}{"metatool+etom", slices.Concat(meta.tools, etom.tools), meta.queries})
-	thresholds := sweep([]float64{-1, routing.DefaultAbstainCoverage, 0.15, 0.2, 0.25, 0.35}, routing.DefaultAbstainCoverage)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-16s", "abstain_coverage")
-	for _, th := range thresholds {
-		fmt.Fprintf(&b, " %13.2f", max(th, 0))
-	}
-	b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
-	at := map[string]float64{}
-	for _, s := range sets {
-		fmt.Fprintf(&b, "%-16s", s.name)
-		for _, th := range thresholds {
-			rate, lost := abstainRate(s.tools, s.queries, routing.RouterOptions{AbstainCoverage: th, AbstainCommitment: -1, AbstainAdvice: -1})
-			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
-			if th == routing.DefaultAbstainCoverage {
-				at[s.name] = rate
-			}
+	sets = append(sets, set{"metatool+etom", slices.Concat(meta.tools, etom.tools), meta.queries})
+	// table logs the share abstained on each set across bounds of one
+	// check (opts gives the router's options at a bound) and returns the
+	// shares at the bound def, the table's default column.
+	table := func(title, key, format string, bounds []float64, def float64, opts func(float64) routing.RouterOptions) map[string]float64 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-16s", key)
+		for _, bd := range bounds {
+			fmt.Fprintf(&b, " "+format, max(bd, 0))
 		}
-		b.WriteString("\n")
+		b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
+		at := map[string]float64{}
+		for _, s := range sets {
+			fmt.Fprintf(&b, "%-16s", s.name)
+			for _, bd := range bounds {
+				rate, lost := abstainRate(s.tools, s.queries, opts(bd))
+				fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
+				if bd == def {
+					at[s.name] = rate
+				}
+			}
+			b.WriteString("\n")
+		}
+		t.Logf("%s:\n%s", title, b.String())
+		return at
 	}
-	t.Logf("router abstention on coverage alone:\n%s", b.String())
+	table("router abstention on coverage alone", "abstain_coverage", "%13.2f",
+		sweep([]float64{-1, routing.DefaultAbstainCoverage, 0.15, 0.2, 0.25, 0.35}, routing.DefaultAbstainCoverage), routing.DefaultAbstainCoverage,
+		func(x float64) routing.RouterOptions {
+			return routing.RouterOptions{AbstainCoverage: x, AbstainCommitment: -1, AbstainAdvice: -1}
+		})
 	// The commitment check (routing/commitment.go) at the default
 	// coverage, across its bounds.
-	bounds := sweep([]float64{-1, 0.001, routing.DefaultAbstainCommitment, 0.003, 0.004, 0.006, 0.01}, routing.DefaultAbstainCommitment)
-	b.Reset()
-	fmt.Fprintf(&b, "%-16s", "abstain_commit")
-	for _, bd := range bounds {
-		fmt.Fprintf(&b, " %13.4f", max(bd, 0))
-	}
-	b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
-	for _, s := range sets {
-		fmt.Fprintf(&b, "%-16s", s.name)
-		for _, bd := range bounds {
-			rate, lost := abstainRate(s.tools, s.queries, routing.RouterOptions{AbstainCommitment: bd, AbstainAdvice: -1})
-			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
-		}
-		b.WriteString("\n")
-	}
-	t.Logf("router abstention with the commitment check, coverage at %.2f, the advice check off:\n%s", routing.DefaultAbstainCoverage, b.String())
+	table(fmt.Sprintf("router abstention with the commitment check, coverage at %.2f, the advice check off", routing.DefaultAbstainCoverage),
+		"abstain_commit", "%13.4f",
+		sweep([]float64{-1, 0.001, routing.DefaultAbstainCommitment, 0.003, 0.004, 0.006, 0.01}, routing.DefaultAbstainCommitment), routing.DefaultAbstainCommitment,
+		func(x float64) routing.RouterOptions {
+			return routing.RouterOptions{AbstainCommitment: x, AbstainAdvice: -1}
+		})
 	// The advice check (routing/advice.go) at the default coverage and
 	// commitment, across its coverage bounds: the defaults are its
 	// column at DefaultAbstainAdvice.
-	advice := sweep([]float64{-1, 0.3, 0.4, routing.DefaultAbstainAdvice, 0.7, 1.01}, routing.DefaultAbstainAdvice)
-	b.Reset()
-	fmt.Fprintf(&b, "%-16s", "abstain_advice")
-	for _, bd := range advice {
-		fmt.Fprintf(&b, " %13.2f", max(bd, 0))
-	}
-	b.WriteString("   (share abstained / of which the gold tool was in the top 5)\n")
-	for _, s := range sets {
-		fmt.Fprintf(&b, "%-16s", s.name)
-		for _, bd := range advice {
-			rate, lost := abstainRate(s.tools, s.queries, routing.RouterOptions{AbstainAdvice: bd})
-			fmt.Fprintf(&b, " %6.3f/%6.3f", rate, lost)
-			if bd == routing.DefaultAbstainAdvice {
-				at[s.name] = rate
-			}
-		}
-		b.WriteString("\n")
-	}
-	t.Logf("router abstention at the defaults, across the advice check's bound:\n%s", b.String())
+	at := table("router abstention at the defaults, across the advice check's bound", "abstain_advice", "%13.2f",
+		sweep([]float64{-1, 0.3, 0.4, routing.DefaultAbstainAdvice, 0.7, 1.01}, routing.DefaultAbstainAdvice), routing.DefaultAbstainAdvice,
+		func(x float64) routing.RouterOptions { return routing.RouterOptions{AbstainAdvice: x} })
 	if got := at["etom infeasible"]; got < minInfeasibleAbstained {
 		t.Errorf("etom infeasible abstained %.3f, want at least %.3f", got, minInfeasibleAbstained)
 	}

@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // eraClient is mcp-go's client on one protocol era, over one transport.
@@ -336,15 +334,7 @@ func TestStatelessClientHearsCatalogChangesOnListen(t *testing.T) {
 // the second gave, with the handle, teach the first query that tool, for
 // every client after.
 func TestStatelessDetourIsLearnedThroughTheHandle(t *testing.T) {
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := fileLessons(t)
 	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
 	fuse := routing.DefaultFusePolicy()
 	fuse.CollapseDuplicates = false

@@ -29,15 +29,21 @@ func calculator(string, []string) (*server.MCPServer, error) {
 	return s, nil
 }
 
+// calcOptions are a hub's options with one upstream, calc: the
+// calculator, built in (served in-process), its tools named calc_*.
+func calcOptions() proxy.Options {
+	return proxy.Options{
+		Upstreams: []proxy.UpstreamConfig{{Name: "calc", Prefix: "calc_", Transport: proxy.TransportBuiltin, Builtin: "calculator"}},
+		Builtin:   calculator,
+		Reserved:  proxy.ReservedNames(),
+	}
+}
+
 // A hub connects to its upstreams and calls their tools under namespaced
 // names. This one has a single built-in upstream, served in-process.
 func ExampleHub() {
 	ctx := context.Background()
-	h := proxy.NewHub(proxy.Options{
-		Upstreams: []proxy.UpstreamConfig{{Name: "calc", Prefix: "calc_", Transport: proxy.TransportBuiltin, Builtin: "calculator"}},
-		Builtin:   calculator,
-		Reserved:  proxy.ReservedNames(),
-	})
+	h := proxy.NewHub(calcOptions())
 	if err := h.Start(ctx); err != nil {
 		fmt.Println("start:", err)
 		return
@@ -62,11 +68,7 @@ func ExampleHub() {
 func ExampleServer_ServeStdio() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := proxy.NewHub(proxy.Options{
-		Upstreams: []proxy.UpstreamConfig{{Name: "calc", Prefix: "calc_", Transport: proxy.TransportBuiltin, Builtin: "calculator"}},
-		Builtin:   calculator,
-		Reserved:  proxy.ReservedNames(),
-	})
+	h := proxy.NewHub(calcOptions())
 	if err := h.Start(ctx); err != nil {
 		fmt.Println("start:", err)
 		return
@@ -124,11 +126,7 @@ func ExampleServer_ServeStdio() {
 // mcp-go client that lists the tools and calls one.
 func ExampleServer_HTTPHandler() {
 	ctx := context.Background()
-	h := proxy.NewHub(proxy.Options{
-		Upstreams: []proxy.UpstreamConfig{{Name: "calc", Prefix: "calc_", Transport: proxy.TransportBuiltin, Builtin: "calculator"}},
-		Builtin:   calculator,
-		Reserved:  proxy.ReservedNames(),
-	})
+	h := proxy.NewHub(calcOptions())
 	if err := h.Start(ctx); err != nil {
 		fmt.Println("start:", err)
 		return

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // update rewrites the golden transcripts under testdata/transcripts from
@@ -42,15 +41,7 @@ const transcriptPlan = `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"ech
 // learns (lessons in a file of the test's), with its response, as
 // JSON-RPC.
 func TestMetaToolTranscripts(t *testing.T) {
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := fileLessons(t)
 	plans := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) { return transcriptPlan, nil })
 	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
 	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}),

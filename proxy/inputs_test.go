@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // pad makes s exactly n bytes long with trailing words.
@@ -24,15 +22,7 @@ func pad(s string, n int) string {
 // planner over a fake Ollama, under small input limits.
 func inputServer(t *testing.T, limits InputLimits) *sdkClient {
 	t.Helper()
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := fileLessons(t)
 	p := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) {
 		return `{"decision":"REASON_ONLY","confidence":0.9,"reasoning":"no tool needed"}`, nil
 	})

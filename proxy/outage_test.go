@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // crashable is a stdio fake upstream that, once its crash file exists,
@@ -105,15 +104,7 @@ func TestRequestMoreToolsNamesAnUpstreamThatNeverConnected(t *testing.T) {
 // A detour an outage caused (the first match's upstream was down, so the
 // model searched again and used another tool) is not learned.
 func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := fileLessons(t)
 	files, crashFile := crashable(t, "files")
 	h := startHub(t, builtinFake("alpha"), files)
 	// alpha and files are instances of one server; this test needs the

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // fakePlanner is a planner whose model is a fake Ollama answering every
@@ -96,4 +99,20 @@ func anyStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+// fileLessons is a lessons memory kept in a file of the test's, closed
+// when the test ends.
+func fileLessons(t testing.TB) *lessons.Memory {
+	t.Helper()
+	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mem, err := lessons.NewMemory(context.Background(), store, lessons.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
 }

@@ -82,6 +82,7 @@ var rooms = map[string]string{
 	"restart.go":        "hub",
 	"startup.go":        "hub",
 	"auditcall.go":      "hub",
+	"auditsize.go":      "hub",
 	"requests.go":       "hub",
 	"health.go":         "hub",
 	"tracing.go":        "hub",

@@ -58,6 +58,7 @@ var rooms = map[string]string{
 	"stdioorder.go":          "server",
 	"serve_stdio.go":         "server",
 	"serve_stdio_session.go": "server",
+	"serve_stdio_reply.go":   "server",
 	"sessionkey.go":          "server",
 	"sessionseal.go":         "server",
 

@@ -140,11 +140,19 @@ func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string,
 	if content, changed := w.content(res.Content); changed {
 		out.Content = content
 	}
+	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
+	if len(res.RawStructuredContent) > 0 && res.StructuredContent != nil {
+		// Both trees hold the same strings (they differ in numbers only,
+		// which visit never sees), so the decoded one says whether the raw
+		// JSON needs decoding again to be rewritten; mostly it does not.
+		if _, changed := w.value(res.StructuredContent, 0); !changed {
+			return &out
+		}
+	}
 	tree, fromRaw := redactTree(res)
 	if tree == nil {
 		return &out
 	}
-	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
 	v, changed := w.value(tree, 0)
 	if !changed {
 		return &out

@@ -62,14 +62,22 @@ func clipName(name string) string {
 	return strings.ToValidUTF8(name[:maxAuditToolBytes], "") + "…"
 }
 
-// jsonSize is how many bytes v takes as JSON (0 for nothing). It counts
-// the encoding as it is written rather than keeping a copy of it.
+// jsonSize is how many bytes v takes as JSON (0 for nothing). A tool
+// result is counted from its fields (resultSize) when it can be;
+// otherwise the encoding is counted as it is written rather than kept.
 func jsonSize(v any) int {
 	switch v := v.(type) {
 	case nil:
 		return 0
 	case json.RawMessage:
 		return len(v)
+	case *mcp.CallToolResult:
+		if v == nil {
+			break
+		}
+		if n := resultSize(v); n != uncounted {
+			return n
+		}
 	}
 	var n byteCount
 	if err := json.NewEncoder(&n).Encode(v); err != nil { // escaped as json.Marshal does

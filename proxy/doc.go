@@ -54,8 +54,9 @@
 // each principal (quota.go), the embedding index (indexer.go),
 // completions and resource subscriptions passed to an upstream
 // (requests.go), restarts (restart.go), the tools of upstreams still
-// starting (startup.go), health (health.go), audit records (auditcall.go)
-// and the spans of upstream calls (tracing.go).
+// starting (startup.go), health (health.go), audit records (auditcall.go,
+// and auditsize.go, which counts a result's size without encoding it) and
+// the spans of upstream calls (tracing.go).
 //
 // The upstreams (internal/upstream): one upstream's life (connect,
 // handshake, call, reconnect behind a breaker), its configuration, the

@@ -58,6 +58,7 @@ var rooms = map[string]string{
 	"stdioorder.go":          "server",
 	"serve_stdio.go":         "server",
 	"serve_stdio_session.go": "server",
+	"serve_stdio_reply.go":   "server",
 	"sessionkey.go":          "server",
 	"sessionseal.go":         "server",
 
@@ -82,6 +83,7 @@ var rooms = map[string]string{
 	"restart.go":        "hub",
 	"startup.go":        "hub",
 	"auditcall.go":      "hub",
+	"auditsize.go":      "hub",
 	"requests.go":       "hub",
 	"health.go":         "hub",
 	"tracing.go":        "hub",

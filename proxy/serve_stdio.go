@@ -288,7 +288,8 @@ type replyBuf struct {
 const maxKeptReplyBuf = 64 << 10
 
 // send encodes msg, as encoding/json marshals it, and writes it with its
-// newline in one Write.
+// newline in one Write. The reply to a tools/call is written by
+// appendCallReply, the same bytes for less work.
 func (c *stdioConn) send(msg any) error {
 	b, _ := c.bufs.Get().(*replyBuf)
 	if b == nil {
@@ -296,7 +297,12 @@ func (c *stdioConn) send(msg any) error {
 		b.enc = json.NewEncoder(&b.Buffer)
 	}
 	b.Reset()
-	err := b.enc.Encode(msg) // with its newline
+	var err error
+	if line, ok := appendCallReply(b.AvailableBuffer(), msg); ok {
+		b.Write(line)
+	} else {
+		err = b.enc.Encode(msg) // with its newline
+	}
 	if err == nil {
 		_, err = c.out.Write(b.Bytes())
 	}

@@ -96,8 +96,8 @@ func ScanResult(res *mcp.CallToolResult) []ResultFinding {
 	if res == nil {
 		return nil
 	}
-	rs := &resultScan{seen: make(map[ResultFinding]bool)}
-	w := &walker{visit: rs.text}
+	rs := &resultScan{}
+	w := newWalker(rs.text)
 	w.content(res.Content)
 	if tree := scanTree(res); tree != nil {
 		w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
@@ -136,15 +136,23 @@ func RewriteResult(res *mcp.CallToolResult, fn func(string) string) *mcp.CallToo
 
 func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string, bool)) *mcp.CallToolResult {
 	out := *res
-	w := &walker{visit: visit}
+	w := newWalker(visit)
 	if content, changed := w.content(res.Content); changed {
 		out.Content = content
+	}
+	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
+	if len(res.RawStructuredContent) > 0 && res.StructuredContent != nil {
+		// Both trees hold the same strings (they differ in numbers only,
+		// which visit never sees), so the decoded one says whether the raw
+		// JSON needs decoding again to be rewritten; mostly it does not.
+		if _, changed := w.value(res.StructuredContent, 0); !changed {
+			return &out
+		}
 	}
 	tree, fromRaw := redactTree(res)
 	if tree == nil {
 		return &out
 	}
-	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
 	v, changed := w.value(tree, 0)
 	if !changed {
 		return &out
@@ -179,7 +187,7 @@ func hasSecret(s string) bool {
 }
 
 type resultScan struct {
-	seen     map[ResultFinding]bool
+	seen     map[ResultFinding]bool // nil until the first finding
 	findings []ResultFinding
 }
 
@@ -189,6 +197,9 @@ func (rs *resultScan) add(loc, kind string) {
 	f := ResultFinding{Location: loc, Kind: kind}
 	if rs.seen[f] || rs.full() {
 		return
+	}
+	if rs.seen == nil {
+		rs.seen = make(map[ResultFinding]bool)
 	}
 	rs.seen[f] = true
 	rs.findings = append(rs.findings, f)
@@ -269,6 +280,15 @@ func strip(s string, pred func(rune) bool) string {
 type walker struct {
 	visit func(w *walker, s string) (string, bool)
 	path  []seg // where the walk is, for location
+	buf   [4]seg
+}
+
+// newWalker is a walker whose path starts in its own array, deep enough
+// for a content item's texts.
+func newWalker(visit func(w *walker, s string) (string, bool)) *walker {
+	w := &walker{visit: visit}
+	w.path = w.buf[:0]
+	return w
 }
 
 // seg is one step of a location: a key, or an index when index >= 0.
@@ -341,35 +361,41 @@ func (w *walker) content(items []mcp.Content) ([]mcp.Content, bool) {
 }
 
 func (w *walker) item(c mcp.Content) (mcp.Content, bool) {
-	switch c := c.(type) {
+	// An item that does not change is handed back as it came, without
+	// boxing a copy of it.
+	switch v := c.(type) {
 	case mcp.TextContent:
-		t, ch := w.at(c.Text, "text")
-		c.Text = t
-		return c, ch
+		if t, ch := w.at(v.Text, "text"); ch {
+			v.Text = t
+			return v, true
+		}
 	case *mcp.TextContent:
-		if n, ch := w.item(*c); ch {
-			v := n.(mcp.TextContent)
-			return &v, true
+		if n, ch := w.item(*v); ch {
+			t := n.(mcp.TextContent)
+			return &t, true
 		}
 	case mcp.EmbeddedResource:
-		r, ch := w.resource(c.Resource)
-		c.Resource = r
-		return c, ch
+		if r, ch := w.resource(v.Resource); ch {
+			v.Resource = r
+			return v, true
+		}
 	case *mcp.EmbeddedResource:
-		if n, ch := w.item(*c); ch {
-			v := n.(mcp.EmbeddedResource)
-			return &v, true
+		if n, ch := w.item(*v); ch {
+			e := n.(mcp.EmbeddedResource)
+			return &e, true
 		}
 	case mcp.ResourceLink:
-		name, ch1 := w.at(c.Name, "name")
-		title, ch2 := w.at(c.Title, "title")
-		desc, ch3 := w.at(c.Description, "description")
-		c.Name, c.Title, c.Description = name, title, desc
-		return c, ch1 || ch2 || ch3
+		name, ch1 := w.at(v.Name, "name")
+		title, ch2 := w.at(v.Title, "title")
+		desc, ch3 := w.at(v.Description, "description")
+		if ch1 || ch2 || ch3 {
+			v.Name, v.Title, v.Description = name, title, desc
+			return v, true
+		}
 	case *mcp.ResourceLink:
-		if n, ch := w.item(*c); ch {
-			v := n.(mcp.ResourceLink)
-			return &v, true
+		if n, ch := w.item(*v); ch {
+			l := n.(mcp.ResourceLink)
+			return &l, true
 		}
 	}
 	return c, false

@@ -186,6 +186,25 @@ func TestRedactResultKeepsACleanResult(t *testing.T) {
 	}
 }
 
+// RewriteResult rewrites the texts of structuredContent from its raw
+// JSON, so that large numbers keep their digits, and hands back a result
+// it does not change as it is.
+func TestRewriteResultStructuredContent(t *testing.T) {
+	res := fromWire(t, &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("t")},
+		StructuredContent: map[string]any{"n": json.Number("12345678901234567890"), "deep": []any{map[string]any{"s": "key XYZ"}}}})
+	if got := RewriteResult(res, func(s string) string { return s }); got != res {
+		t.Errorf("a rewrite that changes nothing gave a new result: %+v", got)
+	}
+	got := RewriteResult(res, func(s string) string { return strings.ReplaceAll(s, "XYZ", "[gone]") })
+	raw := string(got.RawStructuredContent)
+	if !strings.Contains(raw, `"s":"key [gone]"`) || !strings.Contains(raw, "12345678901234567890") || strings.Contains(raw, "XYZ") {
+		t.Errorf("rewritten structuredContent: got %s, want the text rewritten and the number's digits kept", raw)
+	}
+	if !strings.Contains(string(res.RawStructuredContent), "XYZ") {
+		t.Error("RewriteResult modified its argument")
+	}
+}
+
 // referenceMarker is the marker searched the slow, obvious way: the
 // unanchored pattern over phraseForm, ignoring the description-only
 // markers.
@@ -297,4 +316,36 @@ func BenchmarkScanResult(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A result from the wire is redacted and rewritten as its raw
+// structuredContent alone would be: the decoded tree, which rewriteResult
+// reads first to learn whether anything changes, never changes the
+// outcome.
+func FuzzRewriteStructuredContent(f *testing.F) {
+	f.Add(`{"content":[],"structuredContent":{"a":["key `+fakeGitHub+`",12345678901234567890],"b":{"c":"\u202ex"}}}`, "key")
+	f.Add(`{"content":[],"structuredContent":["plain",1.5,null,true]}`, "zz")
+	f.Fuzz(func(t *testing.T, reply, word string) {
+		var res mcp.CallToolResult
+		if json.Unmarshal([]byte(reply), &res) != nil || len(res.RawStructuredContent) == 0 {
+			return
+		}
+		rawOnly := res
+		rawOnly.StructuredContent = nil
+		rewrite := func(s string) string {
+			if word == "" {
+				return s
+			}
+			return strings.ReplaceAll(s, word, "[x]")
+		}
+		for name, fn := range map[string]func(*mcp.CallToolResult) *mcp.CallToolResult{
+			"RedactResult":  RedactResult,
+			"RewriteResult": func(r *mcp.CallToolResult) *mcp.CallToolResult { return RewriteResult(r, rewrite) },
+		} {
+			got, want := fn(&res), fn(&rawOnly)
+			if string(got.RawStructuredContent) != string(want.RawStructuredContent) {
+				t.Errorf("%s: structuredContent %s, from the raw JSON alone %s", name, got.RawStructuredContent, want.RawStructuredContent)
+			}
+		}
+	})
 }

@@ -45,20 +45,50 @@ type progressSub struct {
 // Register hands out a token for a call to upstream whose progress goes
 // to fn (which may be nil).
 func (p *ProgressRouter) Register(upstream string, fn ProgressFunc) (token string, release func()) {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	token = "mcp-router-" + hex.EncodeToString(b[:])
+	return p.register(progressSub{upstream: upstream, fn: fn})
+}
+
+// tokenPrefix begins every token Register hands out.
+const tokenPrefix = "mcp-router-"
+
+// register hands out a token for sub.
+func (p *ProgressRouter) register(sub progressSub) (token string, release func()) {
+	var b [len(tokenPrefix) + 24]byte // the prefix and 12 random bytes in hex
+	copy(b[:], tokenPrefix)
+	var random [12]byte
+	_, _ = rand.Read(random[:]) // crypto/rand.Read never fails
+	hex.Encode(b[len(tokenPrefix):], random[:])
+	token = string(b[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.subs == nil {
 		p.subs = make(map[string]progressSub)
 	}
-	p.subs[token] = progressSub{upstream: upstream, fn: fn}
+	p.subs[token] = sub
 	return token, func() {
 		p.mu.Lock()
 		delete(p.subs, token)
 		p.mu.Unlock()
 	}
+}
+
+// watch calls touch on each progress report for a call to upstream whose
+// token, when the caller asked for progress, Register handed out, until
+// release. A call without one gets a token of its own, so that an
+// upstream that reports progress is not cut by the idle timeout.
+func (p *ProgressRouter) watch(upstream string, token mcp.ProgressToken, touch func()) (_ mcp.ProgressToken, release func()) {
+	if token == nil {
+		return p.register(progressSub{upstream: upstream, touch: touch})
+	}
+	return token, p.onReport(tokenKey(token), touch)
+}
+
+// tokenKey is a token as the router keys it: as fmt prints it.
+func tokenKey(token any) string {
+	if s, ok := token.(string); ok {
+		return s
+	}
+	return fmt.Sprint(token)
 }
 
 // onReport calls touch on each progress report for token, a token
@@ -80,7 +110,7 @@ func (p *ProgressRouter) onReport(token string, touch func()) (release func()) {
 // (late, or not ours) and another upstream's tokens are dropped.
 func (p *ProgressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
 	f := n.Params.AdditionalFields
-	token := fmt.Sprint(f["progressToken"])
+	token := tokenKey(f["progressToken"])
 	p.mu.Lock()
 	sub := p.subs[token]
 	p.mu.Unlock()

@@ -37,3 +37,31 @@ func TestProgressTokensAreBoundToTheirUpstream(t *testing.T) {
 		t.Errorf("tokens %q and %q: want distinct random tokens", token, other)
 	}
 }
+
+// A call whose caller asked for no progress is watched under a token of
+// its own: its upstream's reports touch it, until release, and no other
+// upstream's do.
+func TestWatchWithoutACallerToken(t *testing.T) {
+	var p ProgressRouter
+	touched := 0
+	token, release := p.watch("alpha", nil, func() { touched++ })
+	key, ok := token.(string)
+	if !ok || !strings.HasPrefix(key, tokenPrefix) || len(key) != len(tokenPrefix)+24 {
+		t.Fatalf("token %v: want %s and 24 hex digits", token, tokenPrefix)
+	}
+	report := func(upstream string) {
+		n := mcp.JSONRPCNotification{}
+		n.Params.AdditionalFields = map[string]any{"progressToken": key, "progress": 1.0}
+		p.forward(upstream, n)
+	}
+	report("beta")
+	report("alpha")
+	release()
+	report("alpha")
+	if touched != 1 {
+		t.Errorf("touches: got %d, want 1 (alpha's report before release)", touched)
+	}
+	if len(p.subs) != 0 {
+		t.Errorf("after release the router still holds %v", p.subs)
+	}
+}

@@ -575,16 +575,10 @@ func (u *Upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 	if req.Params.Meta != nil {
 		meta = *req.Params.Meta
 	}
-	release := func() {}
-	if meta.ProgressToken == nil {
-		meta.ProgressToken, release = u.env.Progress.Register(u.cfg.Name, nil)
-	}
+	var stop func()
+	meta.ProgressToken, stop = u.env.Progress.watch(u.cfg.Name, meta.ProgressToken, touch)
 	req.Params.Meta = &meta
-	stop := u.env.Progress.onReport(fmt.Sprint(meta.ProgressToken), touch)
-	return req, func() {
-		stop()
-		release()
-	}
+	return req, stop
 }
 
 // callFailed says why a call failed. A timeout or a reply that broke the

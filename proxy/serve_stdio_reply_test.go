@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// encoderLine is what a json.Encoder writes for msg.
+func encoderLine(t testing.TB, msg any) ([]byte, error) {
+	t.Helper()
+	var b bytes.Buffer
+	err := json.NewEncoder(&b).Encode(msg)
+	return b.Bytes(), err
+}
+
+// The reply to a tools/call is written byte for byte as the encoder
+// writes it; other messages are left to the encoder.
+func TestCallReplyIsEncoderOutput(t *testing.T) {
+	meta := &mcp.Meta{ProgressToken: "p1", AdditionalFields: map[string]any{
+		"io.modelcontextprotocol/serverInfo": map[string]any{"name": "alpha", "version": "1.0"},
+		"numbers":                            []any{1.5e-7, 1e21, int64(-42), 3, 0.0, 123456789.125},
+		"others":                             []any{true, false, nil, "a<b", []any{}, map[string]any{}},
+		"typed":                              mcp.Implementation{Name: "x", Version: "y"},
+	}}
+	text := func(s string) mcp.TextContent { return mcp.NewTextContent(s) }
+	results := []struct {
+		name string
+		res  *mcp.CallToolResult
+	}{
+		{"text", mcp.NewToolResultText("hello")},
+		{"escapes", mcp.NewToolResultText("<b>\"q\" & \\ \b\f\n\r\t\x00\x1f\x7f</b>")},
+		{"unicode", mcp.NewToolResultText("ünïcode \u2028 \u2029 \ufffd 😀")},
+		{"invalid utf-8", mcp.NewToolResultText("a\xffb\xe2\x80c\xc3")},
+		{"empty", &mcp.CallToolResult{}},
+		{"several items", &mcp.CallToolResult{Content: []mcp.Content{text("a"), text(""), text("c")}}},
+		{"error", mcp.NewToolResultError("boom")},
+		{"meta and result type", &mcp.CallToolResult{Result: mcp.Result{Meta: meta, ResultType: mcp.ResultTypeComplete},
+			Content: []mcp.Content{text("x")}}},
+		{"item meta", &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: "x",
+			Meta: &mcp.Meta{ProgressToken: int64(7)}}}}},
+		{"shadowed token", &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{ProgressToken: "a",
+			AdditionalFields: map[string]any{"progressToken": "bb"}}}}},
+		{"raw structured", &mcp.CallToolResult{Content: []mcp.Content{text("x")},
+			RawStructuredContent: json.RawMessage(`{"a":[1,2.5e-9,"s"],"b":null}`), StructuredContent: map[string]any{"ignored": true}}},
+		{"raw structured with space and html", &mcp.CallToolResult{RawStructuredContent: json.RawMessage(`{ "a" : "<&>\u2028" }`)}},
+		{"structured map", &mcp.CallToolResult{StructuredContent: map[string]any{
+			"error": map[string]any{"kind": "x<y", "retry_after_ms": int64(1500), "n": 3}}}},
+		{"request state", &mcp.CallToolResult{Content: []mcp.Content{text("x")},
+			MultiRoundTripResult: mcp.MultiRoundTripResult{RequestState: "s"}}},
+		{"other content", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent("AAAA", "image/png"),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///a", Text: "<t>"}), &mcp.TextContent{Type: "text", Text: "p"}}}},
+		{"annotated", &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: "x",
+			Annotated: mcp.Annotated{Annotations: &mcp.Annotations{Priority: ptr(0.5)}}}}}},
+		{"typed structured", &mcp.CallToolResult{StructuredContent: struct{ A string }{"<"}}},
+	}
+	ids := []any{float64(1), "req-1", int64(9007199254740993), "<&>", 1.5}
+	for _, c := range results {
+		t.Run(c.name, func(t *testing.T) {
+			for _, id := range ids {
+				for _, result := range []any{*c.res, c.res} {
+					msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), result)
+					want, err := encoderLine(t, msg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, ok := appendCallReply([]byte("kept"), msg)
+					if !ok || !bytes.Equal(got, append([]byte("kept"), want...)) {
+						t.Errorf("appendCallReply(%T, id %v): got %q (%v), want %q", result, id, got, ok, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// What the encoder refuses, and messages other than a call's reply, are
+// left to it.
+func TestCallReplyLeavesOthersToTheEncoder(t *testing.T) {
+	for name, msg := range map[string]any{
+		"nan":           mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), &mcp.CallToolResult{StructuredContent: map[string]any{"x": math.NaN()}}),
+		"invalid raw":   mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), &mcp.CallToolResult{RawStructuredContent: json.RawMessage(`{`)}),
+		"other result":  mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), mcp.ListToolsResult{}),
+		"nil result":    mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), (*mcp.CallToolResult)(nil)),
+		"input request": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), &mcp.CallToolResult{MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{"a": {}}}}),
+		"error":         mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1)},
+		"notification":  mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION},
+	} {
+		if got, ok := appendCallReply([]byte("kept"), msg); ok || string(got) != "kept" {
+			t.Errorf("%s: got %q, %v; want it left to the encoder", name, got, ok)
+		}
+	}
+}
+
+// A result decoded from any upstream reply is written as the encoder
+// writes it, or left to the encoder.
+func FuzzCallReply(f *testing.F) {
+	f.Add(`{"content":[{"type":"text","text":"a<b>\u2028\ud800"}],"structuredContent":{"x":[1e21,-0,1.5e-7]},"_meta":{"k":"v"},"isError":true}`, "7")
+	f.Add(`{"content":[{"type":"text","text":"x","_meta":{"progressToken":3}},{"type":"image","data":"AA","mimeType":"image/png"}],"structuredContent": { "a" : 1 }}`, `"id"`)
+	f.Fuzz(func(t *testing.T, reply, id string) {
+		var res mcp.CallToolResult
+		var rid mcp.RequestId
+		if json.Unmarshal([]byte(reply), &res) != nil || json.Unmarshal([]byte(id), &rid) != nil {
+			return
+		}
+		msg := mcp.NewJSONRPCResultResponse(rid, res)
+		want, err := encoderLine(t, msg)
+		got, ok := appendCallReply(nil, msg)
+		if err != nil {
+			if ok {
+				t.Errorf("appendCallReply wrote %q where the encoder fails (%v)", got, err)
+			}
+			return
+		}
+		if ok && !bytes.Equal(got, want) {
+			t.Errorf("appendCallReply: got %q, want %q", got, want)
+		}
+	})
+}

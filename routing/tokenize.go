@@ -235,7 +235,10 @@ var noSpaceScripts = []*unicode.RangeTable{
 }
 
 func isNoSpaceScript(r rune) bool {
-	return unicode.IsOneOf(noSpaceScripts, r)
+	// The prolonged sound mark lengthens a Katakana vowel (データ, サーバー)
+	// but belongs to no script; as a letter of its own it would split a
+	// word in the middle.
+	return unicode.IsOneOf(noSpaceScripts, r) || r == 'ー' || r == 'ｰ'
 }
 
 // emitBigrams emits the overlapping character bigrams of a run of a

@@ -23,6 +23,7 @@ func TestTokenize(t *testing.T) {
 		{"stemming", "Retrieves the running processes", []string{"retriev", "run", "process"}},
 		{"CJK bigrams", "天气预报", []string{"天气", "气预", "预报"}},
 		{"lone CJK character", "猫", []string{"猫"}},
+		{"Katakana with the prolonged sound mark", "データ", []string{"デー", "ータ"}},
 		{"accented word", "Café crème", []string{"café", "crème"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

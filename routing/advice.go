@@ -1,6 +1,10 @@
 package routing
 
-import "regexp"
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
 
 // Advice: a request for know-how or for an errand in the world, about
 // things the catalog has never heard of, is one no tool serves. People
@@ -41,28 +45,89 @@ const adviceForeign = 2
 
 // adviceForms are the phrasings of a request for know-how, an opinion or
 // an errand, anywhere in the request (people often put a sentence of
-// context first). They are English: a request in another language is
-// never taken for one.
-var adviceForms = regexp.MustCompile(`(?i)\b(?:` +
+// context first), as runs of words: each space-separated slot is one
+// word, any of its |-separated spellings, optional when it ends in ?;
+// a slot starting with ... is a word anywhere after the rest. Words are
+// lower-cased and split at anything but letters and digits, so "what's"
+// is "what s" and "step-by-step" is "step by step". They are English: a
+// request in another language is never taken for one.
+var adviceForms = compileForms(
 	// know-how: how do I, how to, how often
-	`how\s+(?:do|does|can|could|should|would)\s+(?:i|we|you|one)\b|how\s+to\b|how\s+often\b|` +
+	"how do|does|can|could|should|would i|we|you|one",
+	"how to",
+	"how often",
 	// the best or the right way, the steps, the signs, the requirements
-	`what(?:['’]s|\s+is|\s+are)\s+(?:the\s+|some\s+)?(?:best|right|proper|perfect|ideal|process|steps?|signs?|differences?|requirements?|specific\s+(?:steps|requirements|regulations))\b|` +
-	`what\s+should\s+i\b|is\s+it\s+(?:safe|okay|ok|normal|advisable|wise)\b|` +
+	"what s|is|are the|some? best|right|proper|perfect|ideal|process|step|steps|sign|signs|difference|differences|requirement|requirements",
+	"what s|is|are the|some? specific steps|requirements|regulations",
+	"what should i",
+	"is it safe|okay|ok|normal|advisable|wise",
 	// a recommendation or advice
-	`(?:can|could|would)\s+you\s+(?:please\s+)?(?:recommend|suggest|advise)\b|` +
-	`help\s+me\s+(?:choose|pick|decide|figure\s+out|understand)\b|` +
-	`(?:give|provide)\s+me\s+(?:with\s+)?(?:some\s+)?(?:a\s+)?(?:tips|advice|ideas|guide|step-by-step|instructions)\b|` +
-	`(?:provide|give)\s+(?:some\s+)?instructions\b|` +
-	// an errand: go to the store, stop by the bank, pick up my dry cleaning from
-	`(?:go|come|run|swing|stop|drop)\s+(?:by|to|off|over)\s+(?:the|my|a|your)\b|` +
-	`pick\s+(?:up\s+)?(?:my|some|the)\b.*\b(?:from|at)\b` +
-	`)`)
+	"can|could|would you please? recommend|suggest|advise",
+	"help me choose|pick|decide|understand",
+	"help me figure out",
+	"give|provide me with? some? a? tips|advice|ideas|guide|step|instructions",
+	"give|provide some? instructions",
+	// an errand: go to the store, stop by the bank, pick up my dry cleaning from ...
+	"go|come|run|swing|stop|drop by|to|off|over the|my|a|your",
+	"pick up? my|some|the ...from|at",
+)
+
+// formSlot is one word of an advice form.
+type formSlot struct {
+	words map[string]bool
+	opt   bool // the word may be left out
+	later bool // the word may stand anywhere after the slots before it
+}
+
+// adviceIndex holds the advice forms by the words their first slot
+// (never optional) takes, so that a request's word is looked up once.
+type adviceIndex map[string][][]formSlot
+
+func compileForms(forms ...string) adviceIndex {
+	out := adviceIndex{}
+	for _, f := range forms {
+		var form []formSlot
+		for _, w := range strings.Fields(f) {
+			var sl formSlot
+			w, sl.later = strings.CutPrefix(w, "...")
+			w, sl.opt = strings.CutSuffix(w, "?")
+			sl.words = setOf(strings.ReplaceAll(w, "|", " "))
+			form = append(form, sl)
+		}
+		for w := range form[0].words {
+			out[w] = append(out[w], form[1:])
+		}
+	}
+	return out
+}
 
 // asksAdvice reports whether query is put as a request for know-how, an
 // opinion or an errand (see adviceForms).
 func asksAdvice(query string) bool {
-	return adviceForms.MatchString(query)
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		for _, rest := range adviceForms[w] {
+			if matchForm(rest, words[i+1:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matchForm reports whether words begin with form.
+func matchForm(form []formSlot, words []string) bool {
+	if len(form) == 0 {
+		return true
+	}
+	sl := form[0]
+	if sl.later {
+		return slices.ContainsFunc(words, func(w string) bool { return sl.words[w] })
+	}
+	if len(words) > 0 && sl.words[words[0]] && matchForm(form[1:], words[1:]) {
+		return true
+	}
+	return sl.opt && matchForm(form[1:], words)
 }
 
 // foreignNoun reports whether a request word the catalog does not know

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -103,5 +104,18 @@ func TestRouteAdviceThatAToolServes(t *testing.T) {
 		if d.Abstained || !slices.Contains(names(d.Selected), tc.want) {
 			t.Errorf("%q: abstained %v, selected %v; want %s selected", tc.query, d.Abstained, names(d.Selected), tc.want)
 		}
+	}
+}
+
+// BenchmarkAsksAdvice reads the form of a long request that is not one
+// (the whole request is scanned) and of one that is.
+func BenchmarkAsksAdvice(b *testing.B) {
+	long := strings.Repeat("retrieve the quarterly revenue figures for every region and then ", 4) + "plot them"
+	for _, q := range []string{long, "I'm tired of these apps. Can you recommend a language tutor?"} {
+		b.Run(fmt.Sprint(len(q)), func(b *testing.B) {
+			for b.Loop() {
+				asksAdvice(q)
+			}
+		})
 	}
 }

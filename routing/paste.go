@@ -298,7 +298,7 @@ func classify(w string) tokenKind {
 	}
 	if c := core[0]; c >= '0' && c <= '9' || (c == '-' || c == '+') && len(core) > 1 && core[1] >= '0' && core[1] <= '9' {
 		plain := digits+signs+dots+commas == len(core)
-		if plain && dots <= 1 && strings.IndexAny(core[1:], "+-") < 0 {
+		if plain && dots <= 1 && !strings.ContainsAny(core[1:], "+-") {
 			return tokenFiller // 3, -74.0, 1,000
 		}
 		return tokenRecord // 12ms, 2024-05-01, 1.2.3, 0x7f

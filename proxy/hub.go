@@ -149,9 +149,13 @@ type Hub struct {
 	problems  map[string]bool
 	listeners []func(*Catalog)
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// mu is taken after rebuildMu, or alone, and never held across a
+	// rebuild.
+	mu      sync.Mutex
+	cancel  context.CancelFunc   // guarded by mu
+	stale   bool                 // guarded by mu: an event awaits a rebuild
+	joiners []*upstream.Upstream // guarded by mu: the upstreams that join in it
+	wg      sync.WaitGroup
 }
 
 // NewHub prepares a hub; it does no I/O until Start.
@@ -193,15 +197,18 @@ func (h *Hub) upstreamEnv() upstream.Env {
 // attempt the upstream joins (names go by upstream name order), later it
 // keeps what names it has.
 func (h *Hub) listed(u *upstream.Upstream, first bool) {
+	h.mu.Lock()
+	h.stale = true
 	if first {
-		h.join(u)
-		return
+		h.joiners = append(h.joiners, u)
 	}
-	h.rebuild()
+	h.mu.Unlock()
+	h.flush()
 }
 
 // Launch starts connecting every upstream concurrently and returns at
-// once: the catalog grows as upstreams connect, and OnChange hears of each.
+// once: the catalog grows as upstreams connect, and OnChange hears of each
+// change (upstreams that connect together may share one).
 // Upstreams that fail keep retrying in the background. A tool name two
 // upstreams want goes, while both are on their first attempt, to the first
 // in name order, so who keeps it never depends on timing; later, the
@@ -347,7 +354,12 @@ func (h *Hub) Status() []Status {
 // OnChange when what clients would see changed. Names the current catalog
 // gave stay with their upstreams: a tool that appears later never takes a
 // name another upstream has.
-func (h *Hub) rebuild() { h.rebuildFrom(nil) }
+func (h *Hub) rebuild() {
+	h.mu.Lock()
+	h.stale = true
+	h.mu.Unlock()
+	h.flush()
+}
 
 // settle waits for a rebuild under way to end: its catalog is then
 // stored and every OnChange listener has seen it.
@@ -357,23 +369,38 @@ func (h *Hub) settle() {
 	h.rebuildMu.Unlock()
 }
 
-// join rebuilds the catalog for an upstream that connected on its first
-// attempt: it takes the names it offers from upstreams later in name
-// order, as if every upstream had connected at once.
-func (h *Hub) join(u *upstream.Upstream) { h.rebuildFrom(u) }
-
-// rebuildFrom recomputes the catalog; the current catalog's names stay
-// with their upstreams, except those joining takes (see join).
-func (h *Hub) rebuildFrom(joining *upstream.Upstream) {
+// flush rebuilds the catalog once for every event recorded so far (see
+// listed and rebuild), unless a rebuild that began after them already
+// did: the events of upstreams that connect together while a rebuild
+// runs wait for it, then share one rebuild, instead of each rebuilding
+// the whole catalog in turn. When flush returns, the stored catalog
+// reflects every event recorded before it was called.
+func (h *Hub) flush() {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
+	h.mu.Lock()
+	stale, joiners := h.stale, h.joiners
+	h.stale, h.joiners = false, nil
+	h.mu.Unlock()
+	if stale {
+		h.rebuildLocked(joiners)
+	}
+}
+
+// rebuildLocked recomputes the catalog, with rebuildMu held; the current
+// catalog's names stay with their upstreams, except those the joiners
+// take from upstreams later in name order, as if every upstream had
+// connected at once (see yieldTo). Joiners that share a rebuild end as
+// they would have joining one by one: each yields only what upstreams
+// after it in name order hold.
+func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 	offers := make([]offer, 0, len(h.upstreams))
 	for _, u := range h.upstreams {
 		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
 	}
 	prev := h.Catalog()
-	if joining != nil {
-		prev = yieldTo(prev, joining)
+	for _, u := range joiners {
+		prev = yieldTo(prev, u)
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -419,5 +420,55 @@ func TestCallOfANeverConnectedRemoteHidesItsHost(t *testing.T) {
 	wantKind(t, "a call of a remote that never connected", err, KindUnavailable)
 	if strings.Contains(err.Error(), host) {
 		t.Errorf("the call's error names the host: %v", err)
+	}
+}
+
+// Upstreams that connect together share the catalog's rebuilds, and the
+// names go as if they had joined one by one: a contested name to the first
+// in name order, though the last connected first and held it, and every
+// collision an error naming the keeper and the other upstream.
+func TestUpstreamsJoiningTogetherKeepNameOrder(t *testing.T) {
+	const n = 24
+	var ups []UpstreamConfig
+	var gated []string
+	for i := range n {
+		name := fmt.Sprintf("u%02d", i)
+		ups = append(ups, toolsUpstream(name, "", "x", name+"_own"))
+		if i < n-1 {
+			gated = append(gated, name)
+		}
+	}
+	g := newGates(t, gated...)
+	h := launchHub(t, g, Options{Upstreams: ups})
+	last := fmt.Sprintf("u%02d", n-1)
+	eventually(t, faultWait, last+" to take x first", func() bool {
+		tool, ok := h.Catalog().Tool("x")
+		return ok && tool.Upstream == last
+	})
+	g.openAll()
+	err := h.AwaitStarted(t.Context())
+	if tool, _ := h.Catalog().Tool("x"); tool.Upstream != "u00" {
+		t.Errorf("x: got upstream %q, want u00", tool.Upstream)
+	}
+	for _, u := range ups {
+		if _, ok := h.Catalog().Tool(u.Name + "_own"); !ok {
+			t.Errorf("%s_own missing from the catalog", u.Name)
+		}
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("AwaitStarted: got %v, want the collisions", err)
+	}
+	var got, want [][]string
+	for _, e := range joined.Unwrap() {
+		if ce, ok := e.(*CollisionError); ok {
+			got = append(got, ce.Upstreams)
+		}
+	}
+	for i := 1; i < n; i++ {
+		want = append(want, []string{"u00", fmt.Sprintf("u%02d", i)})
+	}
+	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("collisions: got %v, want %v", got, want)
 	}
 }

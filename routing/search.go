@@ -189,7 +189,7 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(dst[:0], acc, &rq, k, ev)
 	} else {
-		top := selectTop(acc, acc.touched, acc.score, k, ix.docs)
+		top := selectTop(acc, acc.touched, acc.score, k, ix.order)
 		hits = slices.Grow(dst[:0], len(top))
 		for _, c := range top {
 			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
@@ -565,7 +565,7 @@ func (acc *accumulator) lose(doc int32, x float32, segs uint8, nseg int) {
 }
 
 // scored is a candidate document, its raw score, and its place in name
-// order (doc.order), which breaks ties.
+// order (Index.order), which breaks ties.
 type scored struct {
 	doc   int32
 	score float32
@@ -579,7 +579,7 @@ type scored struct {
 // sorts only the documents that reach it: ties at that score are
 // settled by name order in the sort, so the result is the k first of a
 // full sort by byRank.
-func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
+func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order []int32) []scored {
 	vals := acc.vals[:0]
 	for _, d := range ids {
 		if s := scores[d]; s > 0 {
@@ -598,7 +598,7 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []do
 	th := kthLargest(vals, k)
 	for _, d := range ids {
 		if s := scores[d]; s >= th && s > 0 {
-			h = append(h, scored{doc: d, score: s, order: docs[d].order})
+			h = append(h, scored{doc: d, score: s, order: order[d]})
 		}
 	}
 	// byRank is a strict total order (no two docs share a place in name
@@ -626,8 +626,13 @@ func byRank(a, b scored) int {
 // of equal scores (common: replicated tools score alike) end it early.
 func kthLargest(xs []float32, k int) float32 {
 	lo, hi, want := 0, len(xs)-1, k-1
-	for lo < hi {
-		p := median3(xs[lo], xs[lo+(hi-lo)/2], xs[hi])
+	for first := true; lo < hi; first = false {
+		var p float32
+		if first && len(xs) >= 4*pivotSamples {
+			p = samplePivot(xs, want)
+		} else {
+			p = median3(xs[lo], xs[lo+(hi-lo)/2], xs[hi])
+		}
 		// Partition xs[lo:hi+1] into > p, == p and < p.
 		lt, i, gt := lo, lo, hi
 		for i <= gt {
@@ -653,6 +658,25 @@ func kthLargest(xs []float32, k int) float32 {
 		}
 	}
 	return xs[lo]
+}
+
+// pivotSamples is how many of the scores samplePivot looks at.
+const pivotSamples = 15
+
+// samplePivot returns one of xs, at least 4*pivotSamples long, that an
+// even sample of them puts a little below the (want+1)-th largest: the
+// first partition then leaves a few more than want+1 scores above it
+// and kthLargest goes on with those alone, where a median pivot leaves
+// half of them (a search keeps 20 to 50 tools of a few hundred scored).
+func samplePivot(xs []float32, want int) float32 {
+	var s [pivotSamples]float32
+	step := len(xs) / pivotSamples
+	for i := range s {
+		s[i] = xs[i*step+step/2]
+	}
+	slices.Sort(s[:])
+	above := min(want*pivotSamples/len(xs)+2, pivotSamples-1) // samples above the pivot
+	return s[pivotSamples-1-above]
 }
 
 func median3(a, b, c float32) float32 {

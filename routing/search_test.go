@@ -14,9 +14,9 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 	acc := &accumulator{}
 	for trial := range 200 {
 		n := 1 + rng.IntN(300)
-		docs := make([]doc, n)
+		order := make([]int32, n)
 		for i, o := range rng.Perm(n) {
-			docs[i].order = int32(o)
+			order[i] = int32(o)
 		}
 		scores := make([]float32, n)
 		levels := 1 + rng.IntN(20) // few levels: many ties
@@ -31,12 +31,12 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 		var want []scored
 		for _, d := range ids {
 			if scores[d] > 0 {
-				want = append(want, scored{doc: d, score: scores[d], order: docs[d].order})
+				want = append(want, scored{doc: d, score: scores[d], order: order[d]})
 			}
 		}
 		slices.SortFunc(want, byRank)
 		for _, k := range []int{-1, 0, 1, 2, 5, 20, 50, n, n + 1} {
-			got := selectTop(acc, ids, scores, k, docs)
+			got := selectTop(acc, ids, scores, k, order)
 			w := want
 			if k > 0 && k < len(w) {
 				w = w[:k]
@@ -51,7 +51,7 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 func TestKthLargest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 500 {
-		xs := make([]float32, 1+rng.IntN(100))
+		xs := make([]float32, 1+rng.IntN(600)) // past 4*pivotSamples, samplePivot chooses the first pivot
 		for i := range xs {
 			xs[i] = float32(rng.IntN(1 + len(xs)/3))
 		}

@@ -288,8 +288,10 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		start := len(members)
 		var df int
 		members, df = ix.lookUpGroup(q.terms, i, syns(i), members)
+		var rel wordRelations // an unknown word's, looked up once
 		if len(members) == start && qt.kind == termWord && !qt.value {
-			if tid, ok := ix.correct(qt.term); ok {
+			rel = qt.relations()
+			if tid, ok := ix.correct(qt.term, rel.english); ok {
 				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
 				df = len(ix.postings[tid])
 			}
@@ -297,7 +299,7 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
-				if foreignNoun(qt.term) {
+				if foreignNoun(qt.term, rel) {
 					rq.foreign++
 				}
 			}

@@ -83,6 +83,7 @@ func (ix *Index) orderByName() {
 	for i, id := range ids {
 		ix.order[id] = int32(i)
 	}
+	ix.byOrder = ids
 }
 
 // lengthNorm is BM25's length normalisation 1 - b + b·len/avg.

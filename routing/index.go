@@ -79,6 +79,8 @@ type Index struct {
 	// It is kept apart from docs so that ranking reads 4 bytes a doc,
 	// not a doc's cache line.
 	order []int32
+	// byOrder is the live docs' ids in name order, order's inverse.
+	byOrder []int32
 	// assoc holds each word's associates in the catalog by term id,
 	// rebuilt by refresh (assoc.go).
 	assoc [][]association

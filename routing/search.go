@@ -42,9 +42,10 @@ type accumulator struct {
 	segLoss [][]float32
 	lossy   []int32
 	// srv holds the upstreams' scores for the request (see server.go),
-	// srvTF a term group's frequency by upstream and srvTouched the
-	// upstreams with a non-zero srvTF.
+	// lift what each lifts its tools by, srvTF a term group's frequency
+	// by upstream and srvTouched the upstreams with a non-zero srvTF.
 	srv        []float32
+	lift       []float32
 	srvTF      []float32
 	srvTouched []int32
 }

@@ -190,8 +190,14 @@ func (ix *Index) liftTools(acc *accumulator, beta float32) {
 	if best == 0 || top == 0 {
 		return
 	}
+	// A tool's lift depends on its upstream alone: it is worked out once
+	// an upstream, the same expression as it would be for each tool.
+	acc.lift = grow(acc.lift, len(acc.srv))
+	for s, x := range acc.srv {
+		acc.lift[s] = beta * x / best * top
+	}
 	for _, d := range acc.touched {
-		if x := beta * acc.srv[ix.servers.of[d]] / best * top; x > 0 {
+		if x := acc.lift[ix.servers.of[d]]; x > 0 {
 			acc.score[d] += x
 			acc.lose(d, x, 0, 1)
 		}

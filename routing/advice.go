@@ -133,10 +133,8 @@ func matchForm(form []formSlot, words []string) bool {
 // foreignNoun reports whether a request word the catalog does not know
 // (stem, neither directly nor through a synonym) is an English noun in
 // the WordNet table: used as a noun at least half the time. Words of
-// under three letters (the m of I'm) are left out.
-func foreignNoun(stem string) bool {
-	if len(stem) < 3 || !isEnglish(stem) {
-		return false
-	}
-	return relationsOf(stem).notNoun <= 5
+// under three letters (the m of I'm) are left out. rel is stem's
+// relations in the table.
+func foreignNoun(stem string, rel wordRelations) bool {
+	return len(stem) >= 3 && rel.english && rel.notNoun <= 5
 }

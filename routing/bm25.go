@@ -79,9 +79,11 @@ func (ix *Index) orderByName() {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b int32) int { return strings.Compare(ix.docs[a].tool.Name, ix.docs[b].tool.Name) })
+	ix.order = make([]int32, len(ix.docs))
 	for i, id := range ids {
-		ix.docs[id].order = int32(i)
+		ix.order[id] = int32(i)
 	}
+	ix.byOrder = ids
 }
 
 // lengthNorm is BM25's length normalisation 1 - b + b·len/avg.

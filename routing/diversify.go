@@ -40,7 +40,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	}
 	// The whole request's ranking is read once, as deep as either the
 	// candidates or the tail after the head need.
-	whole := append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, max(head+maxDiversified, k), ix.docs)...)
+	whole := append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, max(head+maxDiversified, k), ix.order, ix.byOrder)...)
 	acc.whole = whole
 	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
 	tops := clauseTops(cands, rq.nseg)
@@ -88,7 +88,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	defer unpick(acc.picked, cands)
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
-			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.docs)...)
+			whole = append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, k, ix.order, ix.byOrder)...)
 			acc.whole = whole
 		}
 		for _, s := range whole {
@@ -115,7 +115,7 @@ func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored,
 		cands = append(cands, ix.candidate(acc, rq, c.doc))
 	}
 	for s := range rq.nseg {
-		for _, c := range selectTop(acc, acc.segTouched[s], acc.seg[s], head, ix.docs) {
+		for _, c := range selectTop(acc, acc.segTouched[s], acc.seg[s], head, ix.order, ix.byOrder) {
 			if !acc.picked[c.doc] {
 				acc.picked[c.doc] = true
 				cands = append(cands, ix.candidate(acc, rq, c.doc))

@@ -24,13 +24,16 @@ func (ix *Index) wordWeight(qt *queryTerm, first *resolvedTerm) float64 {
 	if first != nil && first.exact && first.alt == 1 && ix.inName[first.tid] {
 		return 1
 	}
-	var notNoun uint8
+	return 1 - (1-nonNounWeight)*float64(qt.relations().notNoun)/10
+}
+
+// relations returns the word's WordNet relations: from its expansions
+// when the tokenizer kept them, else from the table.
+func (qt *queryTerm) relations() wordRelations {
 	if qt.ex != nil {
-		notNoun = qt.ex.rel.notNoun
-	} else {
-		notNoun = relationsOf(qt.term).notNoun
+		return qt.ex.rel
 	}
-	return 1 - (1-nonNounWeight)*float64(notNoun)/10
+	return relationsOf(qt.term)
 }
 
 // buildInName marks, by term id, the terms that some tool's name holds;

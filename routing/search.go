@@ -2,6 +2,7 @@ package routing
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -24,9 +25,9 @@ type accumulator struct {
 	// full is a stand-in group's pseudo-frequency by doc id with its
 	// stand-ins at full weight, see standIn.
 	full    []float32
-	grouped []int32   // doc ids with a non-zero gtf
-	heap    []scored  // selectTop's result
-	vals    []float32 // selectTop's scores, for finding its threshold
+	grouped []int32  // doc ids with a non-zero gtf
+	heap    []scored // selectTop's result
+	keys    []uint64 // selectTop's rank keys (see rankKey)
 	// cands and picked are diversify's candidates and, by doc id, the
 	// docs it has taken (see diversify.go). Only candidates are ever
 	// marked in picked, and diversify unmarks them before it returns.
@@ -41,9 +42,10 @@ type accumulator struct {
 	segLoss [][]float32
 	lossy   []int32
 	// srv holds the upstreams' scores for the request (see server.go),
-	// srvTF a term group's frequency by upstream and srvTouched the
-	// upstreams with a non-zero srvTF.
+	// lift what each lifts its tools by, srvTF a term group's frequency
+	// by upstream and srvTouched the upstreams with a non-zero srvTF.
 	srv        []float32
+	lift       []float32
 	srvTF      []float32
 	srvTouched []int32
 }
@@ -189,7 +191,7 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(dst[:0], acc, &rq, k, ev)
 	} else {
-		top := selectTop(acc, acc.touched, acc.score, k, ix.docs)
+		top := selectTop(acc, acc.touched, acc.score, k, ix.order, ix.byOrder)
 		hits = slices.Grow(dst[:0], len(top))
 		for _, c := range top {
 			e := evidence{coverage: clauseCoverage(c.score-acc.loss[c.doc], rq.reach), relative: ratio(c.score, top[0].score)}
@@ -288,8 +290,10 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		start := len(members)
 		var df int
 		members, df = ix.lookUpGroup(q.terms, i, syns(i), members)
+		var rel wordRelations // an unknown word's, looked up once
 		if len(members) == start && qt.kind == termWord && !qt.value {
-			if tid, ok := ix.correct(qt.term); ok {
+			rel = qt.relations()
+			if tid, ok := ix.correct(qt.term, rel.english); ok {
 				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
 				df = len(ix.postings[tid])
 			}
@@ -297,7 +301,7 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
-				if foreignNoun(qt.term) {
+				if foreignNoun(qt.term, rel) {
 					rq.foreign++
 				}
 			}
@@ -565,7 +569,7 @@ func (acc *accumulator) lose(doc int32, x float32, segs uint8, nseg int) {
 }
 
 // scored is a candidate document, its raw score, and its place in name
-// order (doc.order), which breaks ties.
+// order (Index.order), which breaks ties.
 type scored struct {
 	doc   int32
 	score float32
@@ -574,39 +578,45 @@ type scored struct {
 
 // selectTop returns the k best of the documents ids by scores, best
 // first (all of those with a non-zero score when k <= 0), in acc.heap:
-// the result is valid until the next call. It finds the k-th best score
-// first (a selection over the scores alone, linear on average), then
-// sorts only the documents that reach it: ties at that score are
-// settled by name order in the sort, so the result is the k first of a
-// full sort by byRank.
-func selectTop(acc *accumulator, ids []int32, scores []float32, k int, docs []doc) []scored {
-	vals := acc.vals[:0]
+// the result is valid until the next call. Each document becomes one
+// integer that orders as byRank does (see rankKey); a selection over
+// those (linear on average) finds the k smallest, and only they are
+// sorted. byRank is a strict total order (no two docs share a place in
+// name order), so the result is the k first of a full sort by byRank.
+// order is each doc's place in name order by doc id, byOrder its
+// inverse.
+func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, byOrder []int32) []scored {
+	keys := acc.keys[:0]
 	for _, d := range ids {
 		if s := scores[d]; s > 0 {
-			vals = append(vals, s)
+			keys = append(keys, rankKey(s, order[d]))
 		}
 	}
-	acc.vals = vals
+	acc.keys = keys
+	if k <= 0 || k > len(keys) {
+		k = len(keys)
+	}
+	if k < len(keys) {
+		selectSmallest(keys, k)
+	}
+	top := keys[:k]
+	slices.Sort(top)
 	h := acc.heap[:0]
-	if len(vals) == 0 {
-		acc.heap = h
-		return h
+	for _, key := range top {
+		o := int32(uint32(key))
+		h = append(h, scored{doc: byOrder[o], score: math.Float32frombits(^uint32(key >> 32)), order: o})
 	}
-	if k <= 0 || k > len(vals) {
-		k = len(vals)
-	}
-	th := kthLargest(vals, k)
-	for _, d := range ids {
-		if s := scores[d]; s >= th && s > 0 {
-			h = append(h, scored{doc: d, score: s, order: docs[d].order})
-		}
-	}
-	// byRank is a strict total order (no two docs share a place in name
-	// order), so any sort gives the one order.
-	slices.SortFunc(h, byRank)
-	h = h[:k]
 	acc.heap = h
 	return h
+}
+
+// rankKey packs a document's positive score and its place in name order
+// into one integer that orders as byRank: the smaller key first. A
+// positive float32's bits order as the float does, so the complement of
+// the score's bits, above the place, puts a higher score first and, on
+// equal scores, the earlier name.
+func rankKey(score float32, order int32) uint64 {
+	return uint64(^math.Float32bits(score))<<32 | uint64(uint32(order))
 }
 
 // byRank orders scored documents best first: a higher score first, and on
@@ -621,23 +631,28 @@ func byRank(a, b scored) int {
 	return cmp.Compare(a.order, b.order)
 }
 
-// kthLargest returns the k-th largest of xs, 1 <= k <= len(xs),
-// reordering xs: a quickselect with a three-way partition, so that runs
-// of equal scores (common: replicated tools score alike) end it early.
-func kthLargest(xs []float32, k int) float32 {
-	lo, hi, want := 0, len(xs)-1, k-1
-	for lo < hi {
-		p := median3(xs[lo], xs[lo+(hi-lo)/2], xs[hi])
-		// Partition xs[lo:hi+1] into > p, == p and < p.
+// selectSmallest reorders keys so that its k smallest come first, in no
+// particular order, 1 <= k <= len(keys): a quickselect with a three-way
+// partition, its first pivot from a sample (see samplePivot).
+func selectSmallest(keys []uint64, k int) {
+	lo, hi, want := 0, len(keys)-1, k-1
+	for first := true; lo < hi; first = false {
+		var p uint64
+		if first && len(keys) >= 4*pivotSamples {
+			p = samplePivot(keys, want)
+		} else {
+			p = median3(keys[lo], keys[lo+(hi-lo)/2], keys[hi])
+		}
+		// Partition keys[lo:hi+1] into < p, == p and > p.
 		lt, i, gt := lo, lo, hi
 		for i <= gt {
-			switch x := xs[i]; {
-			case x > p:
-				xs[lt], xs[i] = x, xs[lt]
+			switch x := keys[i]; {
+			case x < p:
+				keys[lt], keys[i] = x, keys[lt]
 				lt++
 				i++
-			case x < p:
-				xs[i], xs[gt] = xs[gt], x
+			case x > p:
+				keys[i], keys[gt] = keys[gt], x
 				gt--
 			default:
 				i++
@@ -649,13 +664,30 @@ func kthLargest(xs []float32, k int) float32 {
 		case want > gt:
 			lo = gt + 1
 		default:
-			return p
+			return
 		}
 	}
-	return xs[lo]
 }
 
-func median3(a, b, c float32) float32 {
+// pivotSamples is how many of the keys samplePivot looks at.
+const pivotSamples = 15
+
+// samplePivot returns one of keys, at least 4*pivotSamples long, that an
+// even sample of them puts a little above the (want+1)-th smallest: the
+// first partition then leaves a few more than want+1 keys below it and
+// selectSmallest goes on with those alone, where a median pivot leaves
+// half of them (a search keeps 20 to 50 tools of a few hundred scored).
+func samplePivot(keys []uint64, want int) uint64 {
+	var s [pivotSamples]uint64
+	step := len(keys) / pivotSamples
+	for i := range s {
+		s[i] = keys[i*step+step/2]
+	}
+	slices.Sort(s[:])
+	return s[min(want*pivotSamples/len(keys)+2, pivotSamples-1)]
+}
+
+func median3(a, b, c uint64) uint64 {
 	if a > b {
 		a, b = b, a
 	}

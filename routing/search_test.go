@@ -1,6 +1,8 @@
 package routing
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -14,9 +16,9 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 	acc := &accumulator{}
 	for trial := range 200 {
 		n := 1 + rng.IntN(300)
-		docs := make([]doc, n)
+		order, byOrder := make([]int32, n), make([]int32, n)
 		for i, o := range rng.Perm(n) {
-			docs[i].order = int32(o)
+			order[i], byOrder[o] = int32(o), int32(i)
 		}
 		scores := make([]float32, n)
 		levels := 1 + rng.IntN(20) // few levels: many ties
@@ -31,12 +33,12 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 		var want []scored
 		for _, d := range ids {
 			if scores[d] > 0 {
-				want = append(want, scored{doc: d, score: scores[d], order: docs[d].order})
+				want = append(want, scored{doc: d, score: scores[d], order: order[d]})
 			}
 		}
 		slices.SortFunc(want, byRank)
 		for _, k := range []int{-1, 0, 1, 2, 5, 20, 50, n, n + 1} {
-			got := selectTop(acc, ids, scores, k, docs)
+			got := selectTop(acc, ids, scores, k, order, byOrder)
 			w := want
 			if k > 0 && k < len(w) {
 				w = w[:k]
@@ -48,19 +50,42 @@ func TestSelectTopMatchesFullSort(t *testing.T) {
 	}
 }
 
-func TestKthLargest(t *testing.T) {
+// TestSelectSmallest checks that selectSmallest puts the k smallest keys
+// first, on keys with many repeats and past the length at which
+// samplePivot chooses the first pivot.
+func TestSelectSmallest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 500 {
-		xs := make([]float32, 1+rng.IntN(100))
-		for i := range xs {
-			xs[i] = float32(rng.IntN(1 + len(xs)/3))
+		keys := make([]uint64, 1+rng.IntN(600))
+		for i := range keys {
+			keys[i] = uint64(rng.IntN(1 + len(keys)/3))
 		}
-		sorted := slices.Clone(xs)
+		sorted := slices.Clone(keys)
 		slices.Sort(sorted)
-		slices.Reverse(sorted)
-		k := 1 + rng.IntN(len(xs))
-		if got := kthLargest(xs, k); got != sorted[k-1] {
-			t.Fatalf("k %d of %v: got %v, want %v", k, sorted, got, sorted[k-1])
+		k := 1 + rng.IntN(len(keys))
+		selectSmallest(keys, k)
+		got := slices.Clone(keys[:k])
+		slices.Sort(got)
+		if !slices.Equal(got, sorted[:k]) {
+			t.Fatalf("k %d of %d: got %v, want %v", k, len(keys), got, sorted[:k])
+		}
+	}
+}
+
+// TestRankKeyOrdersAsByRank checks that rank keys order as byRank does,
+// and that the score and place come back out of a key unchanged.
+func TestRankKeyOrdersAsByRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	scores := []float32{math.SmallestNonzeroFloat32, 1e-30, 0.001, 0.5, 1, 1.0000001, 3, 1e30, math.MaxFloat32}
+	for range 2000 {
+		a := scored{score: scores[rng.IntN(len(scores))] * float32(1+rng.IntN(3)), order: int32(rng.IntN(4))}
+		b := scored{score: scores[rng.IntN(len(scores))] * float32(1+rng.IntN(3)), order: int32(rng.IntN(1 << 30))}
+		if got, want := cmp.Compare(rankKey(a.score, a.order), rankKey(b.score, b.order)), byRank(a, b); got != want {
+			t.Fatalf("%v and %v: keys compare %d, byRank %d", a, b, got, want)
+		}
+		key := rankKey(a.score, a.order)
+		if s, o := math.Float32frombits(^uint32(key>>32)), int32(uint32(key)); s != a.score || o != a.order {
+			t.Fatalf("%v: key gives back %v, %v", a, s, o)
 		}
 	}
 }

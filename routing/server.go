@@ -24,6 +24,10 @@ import (
 type serverIndex struct {
 	n        int         // upstreams
 	postings [][]posting // by term id: (upstream number, BM25 pseudo-frequency)
+	// of is each doc's upstream number (doc.srv) by doc id, apart from
+	// docs so that lifting the touched tools does not read each one's
+	// cache line.
+	of []int32
 }
 
 // serverFieldWeights weigh a tool's fields in its server's document: the
@@ -68,6 +72,10 @@ func (ix *Index) buildServers() {
 				lens[s] += l
 			}
 		}
+	}
+	ix.servers.of = make([]int32, len(ix.docs))
+	for i := range ix.docs {
+		ix.servers.of[i] = ix.docs[i].srv
 	}
 	ix.servers.n = len(lens)
 	// The domain field repeats on every tool of a server: count it once.
@@ -182,8 +190,14 @@ func (ix *Index) liftTools(acc *accumulator, beta float32) {
 	if best == 0 || top == 0 {
 		return
 	}
+	// A tool's lift depends on its upstream alone: it is worked out once
+	// an upstream, the same expression as it would be for each tool.
+	acc.lift = grow(acc.lift, len(acc.srv))
+	for s, x := range acc.srv {
+		acc.lift[s] = beta * x / best * top
+	}
 	for _, d := range acc.touched {
-		if x := beta * acc.srv[ix.docs[d].srv] / best * top; x > 0 {
+		if x := acc.lift[ix.servers.of[d]]; x > 0 {
 			acc.score[d] += x
 			acc.lose(d, x, 0, 1)
 		}

@@ -53,9 +53,10 @@ func (ix *Index) buildTypos() {
 }
 
 // correct returns the catalog word that the unknown request word term
-// most likely misspells, or false.
-func (ix *Index) correct(term string) (int32, bool) {
-	if len(term) < minTypoLen || !isASCIIAlpha(term) || isEnglish(term) {
+// most likely misspells, or false; english tells whether the WordNet
+// table holds term.
+func (ix *Index) correct(term string, english bool) (int32, bool) {
+	if len(term) < minTypoLen || !isASCIIAlpha(term) || english {
 		return 0, false // an English word the catalog lacks is no typo
 	}
 	limit := 1

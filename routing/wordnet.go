@@ -31,19 +31,13 @@ type wordRelations struct {
 	// (as a verb, adjective or adverb), in tenths: 10 for find, 9 for
 	// specific, 0 for weather and for words the table lacks.
 	notNoun uint8
+	english bool // the table holds the word
 }
 
 var (
 	wordnetOnce sync.Once
 	wordnet     map[string]wordRelations
 )
-
-// isEnglish reports whether WordNet knows stem as an English word.
-func isEnglish(stem string) bool {
-	wordnetOnce.Do(func() { wordnet = parseWordnet(wordnetTable) })
-	_, ok := wordnet[stem]
-	return ok
-}
 
 // relationsOf returns stem's relations in the WordNet table.
 func relationsOf(stem string) wordRelations {
@@ -60,7 +54,7 @@ func parseWordnet(table string) map[string]wordRelations {
 		stem, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
 		syn, rest, _ := strings.Cut(rest, "\t")
 		der, noun, _ := strings.Cut(rest, "\t")
-		r := wordRelations{synonyms: strings.Fields(syn), derived: strings.Fields(der)}
+		r := wordRelations{synonyms: strings.Fields(syn), derived: strings.Fields(der), english: true}
 		if len(noun) == 1 && noun[0] >= '0' && noun[0] <= '9' {
 			r.notNoun = 10 - (noun[0] - '0')
 		}

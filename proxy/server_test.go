@@ -113,7 +113,11 @@ func overStdioWith(t *testing.T, opts ServerOptions) *sdkClient {
 
 // stdioPipes serves srv over a pair of pipes, as over a process's stdin
 // and stdout, until the test's cleanups run (a client's cleanup,
-// registered later, runs first), and returns the client's ends.
+// registered later, runs first), and returns the client's ends. The
+// cleanup closes the client's reading end too, as a client process that
+// exits does: a notification the gateway writes after the client stopped
+// reading (a catalog change, say) then fails instead of blocking on the
+// pipe forever.
 func stdioPipes(t *testing.T, srv *Server) (fromProxy io.ReadCloser, toProxy io.WriteCloser) {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -128,6 +132,7 @@ func stdioPipes(t *testing.T, srv *Server) (fromProxy io.ReadCloser, toProxy io.
 	t.Cleanup(func() {
 		cancel()
 		inR.Close()
+		outR.Close()
 		<-done
 	})
 	return outR, inW

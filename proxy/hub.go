@@ -197,13 +197,22 @@ func (h *Hub) upstreamEnv() upstream.Env {
 // attempt the upstream joins (names go by upstream name order), later it
 // keeps what names it has.
 func (h *Hub) listed(u *upstream.Upstream, first bool) {
-	h.mu.Lock()
-	h.stale = true
-	if first {
-		h.joiners = append(h.joiners, u)
+	if !first {
+		u = nil
 	}
-	h.mu.Unlock()
+	h.record(u)
 	h.flush()
+}
+
+// record notes an event for the next flush: the catalog is stale, and
+// joiner, when not nil, joins in the rebuild that follows.
+func (h *Hub) record(joiner *upstream.Upstream) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stale = true
+	if joiner != nil {
+		h.joiners = append(h.joiners, joiner)
+	}
 }
 
 // Launch starts connecting every upstream concurrently and returns at
@@ -355,9 +364,7 @@ func (h *Hub) Status() []Status {
 // gave stay with their upstreams: a tool that appears later never takes a
 // name another upstream has.
 func (h *Hub) rebuild() {
-	h.mu.Lock()
-	h.stale = true
-	h.mu.Unlock()
+	h.record(nil)
 	h.flush()
 }
 

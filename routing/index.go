@@ -95,7 +95,6 @@ type doc struct {
 	live  bool
 	lens  [numFields]float32 // field lengths in terms
 	terms []int32            // distinct term ids, to unpost the doc
-	srv   int32              // its upstream's number, set by refresh (server.go)
 }
 
 // NewIndex returns an empty Index configured by opts.

@@ -24,7 +24,7 @@ import (
 type serverIndex struct {
 	n        int         // upstreams
 	postings [][]posting // by term id: (upstream number, BM25 pseudo-frequency)
-	// of is each doc's upstream number (doc.srv) by doc id, apart from
+	// of is each live doc's upstream number by doc id, kept apart from
 	// docs so that lifting the touched tools does not read each one's
 	// cache line.
 	of []int32
@@ -40,8 +40,8 @@ var serverFieldWeights = [numFields]float32{1, 1, 0.5, 0.25, 1}
 // matching some word somewhere.
 const serverB = 1
 
-// buildServers numbers the upstreams, marks each document with its
-// upstream's number, and builds the server postings from the documents'
+// buildServers numbers the upstreams, records each document's upstream
+// number (servers.of), and builds the server postings from the documents'
 // per-field frequencies. Called by refresh under the write lock.
 func (ix *Index) buildServers() {
 	ix.servers = serverIndex{}
@@ -51,6 +51,7 @@ func (ix *Index) buildServers() {
 	num := make(map[string]int32, len(ix.byUpstream))
 	lens := []float32{}
 	ntools := []float32{}
+	of := make([]int32, len(ix.docs))
 	for i := range ix.docs {
 		d := &ix.docs[i]
 		if !d.live {
@@ -65,7 +66,7 @@ func (ix *Index) buildServers() {
 			lens = append(lens, 0)
 			ntools = append(ntools, 0)
 		}
-		d.srv = s
+		of[i] = s
 		ntools[s]++
 		for f, l := range d.lens {
 			if field(f) != fieldDomain {
@@ -73,10 +74,7 @@ func (ix *Index) buildServers() {
 			}
 		}
 	}
-	ix.servers.of = make([]int32, len(ix.docs))
-	for i := range ix.docs {
-		ix.servers.of[i] = ix.docs[i].srv
-	}
+	ix.servers.of = of
 	ix.servers.n = len(lens)
 	// The domain field repeats on every tool of a server: count it once.
 	tfs := map[int32]map[int32]float32{}
@@ -88,12 +86,12 @@ func (ix *Index) buildServers() {
 		ftfs := ix.fieldTFs[tid]
 		var per map[int32]float32
 		for i, p := range ps {
-			d := &ix.docs[p.doc]
+			srv := of[p.doc]
 			tf := ftfs[i]
 			x := float32(0)
 			for f, c := range tf {
 				if field(f) == fieldDomain {
-					x += serverFieldWeights[f] * float32(c) / ntools[d.srv]
+					x += serverFieldWeights[f] * float32(c) / ntools[srv]
 					continue
 				}
 				x += serverFieldWeights[f] * float32(c)
@@ -104,7 +102,7 @@ func (ix *Index) buildServers() {
 			if per == nil {
 				per = map[int32]float32{}
 			}
-			per[d.srv] += x
+			per[srv] += x
 		}
 		if per != nil {
 			tfs[int32(tid)] = per

@@ -73,6 +73,33 @@ func TestBoundDownstreamHTTPSessionsPerClient(t *testing.T) {
 	})
 }
 
+// A session opened through a reservation counts once from the moment it
+// is bound, though its response is still being written: the reservation
+// turns into the session, so a client at max-1 sessions can still open one
+// while another's response is in flight.
+func TestBoundSessionsCountAReservationOnce(t *testing.T) {
+	o := newOwners(time.Hour)
+	now := time.Now()
+	if !o.reserve("c", 2, now) {
+		t.Fatal("first reservation refused")
+	}
+	o.bindReserved("s1", noPrincipal, "c", now)
+	if got := o.sessionsOf("c"); got != 1 {
+		t.Fatalf("after bindReserved: %d sessions, want 1", got)
+	}
+	if !o.reserve("c", 2, now) {
+		t.Fatal("a second session with room for 2 was refused: the first counted twice")
+	}
+	if o.reserve("c", 2, now) {
+		t.Fatal("a third reservation with room for 2 was granted")
+	}
+	o.unreserve("c")
+	o.forget("s1")
+	if len(o.clients) != 0 {
+		t.Errorf("client entries left after every session and reservation ended: %v", o.clients)
+	}
+}
+
 // hangBody is a call of the fake's hang tool, which answers only when
 // cancelled.
 func hangBody(id int) string {

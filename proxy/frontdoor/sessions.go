@@ -90,7 +90,8 @@ func (o *owners) leave(sid string, now time.Time) {
 
 // reserve holds a place for a session client may open, unless it has max
 // already (counting the places held); a true answer must be followed by
-// unreserve once the request is answered.
+// bindReserved when the request opens a session, else by unreserve once
+// it is answered.
 func (o *owners) reserve(client string, max int, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -120,6 +121,23 @@ func (o *owners) unreserve(client string) {
 func (o *owners) bind(sid string, p principal, client string, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.bindLocked(sid, p, client, now)
+}
+
+// bindReserved binds sid in place of a place client reserved, in one
+// step, so the session is never counted twice (as pending and as open)
+// while its response is still being written; no unreserve follows.
+func (o *owners) bindReserved(sid string, p principal, client string, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c := o.clients[client]; c != nil {
+		c.pending--
+	}
+	o.bindLocked(sid, p, client, now)
+	o.dropIdleClientLocked(client)
+}
+
+func (o *owners) bindLocked(sid string, p principal, client string, now time.Time) {
 	o.pruneLocked(now)
 	if _, ok := o.by[sid]; ok {
 		return
@@ -210,8 +228,16 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 				"this client has %d sessions open (a 2026-07-28 request counts as one while it runs), the most allowed: end one (DELETE) before opening another", g.maxSessions))
 			return
 		}
-		defer g.owners.unreserve(client)
-		g.next.ServeHTTP(&sessionWatcher{ResponseWriter: w, bind: func(id string) { g.owners.bind(id, p, client, time.Now()) }}, r)
+		reserved := true
+		defer func() {
+			if reserved {
+				g.owners.unreserve(client)
+			}
+		}()
+		g.next.ServeHTTP(&sessionWatcher{ResponseWriter: w, bind: func(id string) {
+			reserved = false
+			g.owners.bindReserved(id, p, client, time.Now())
+		}}, r)
 		return
 	}
 	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())

@@ -228,28 +228,56 @@ func replaceGroup(re *regexp.Regexp, s string, fn func(groups []string) string) 
 	return b.String()
 }
 
-// rewriteOperators turns arithmetic operators between operands into the
-// operation's word.
-// digitBeforeOperator reports whether some digit of q is followed, after
-// any spaces, by an operator sign: what opRe needs before it can match,
-// found without running it.
+// digitBeforeOperator reports whether q holds a digit, then an operator
+// sign, then a digit, spaced as opRe needs them (a minus, a slash or
+// U+2212 needs a space on each side): what opRe needs before it can
+// match, found without running it. Dates and ranges ("2024-01-05",
+// "3/4") do not pass.
 func digitBeforeOperator(q string) bool {
+	spaces := func(j int) int {
+		for j < len(q) && strings.IndexByte(" \t\n\f\r", q[j]) >= 0 { // opRe's \s
+			j++
+		}
+		return j
+	}
 	for i := 0; i < len(q); i++ {
 		if q[i] < '0' || q[i] > '9' {
 			continue
 		}
-		j := i + 1
-		for j < len(q) && strings.IndexByte(" \t\n\f\r", q[j]) >= 0 { // opRe's \s
-			j++
+		j := spaces(i + 1)
+		if j >= len(q) {
+			return false
 		}
-		if j < len(q) && (strings.IndexByte("+*^-/", q[j]) >= 0 ||
-			strings.HasPrefix(q[j:], "×") || strings.HasPrefix(q[j:], "÷") || strings.HasPrefix(q[j:], "−")) {
+		var size int
+		spaced := false // the sign needs spaces around it
+		switch {
+		case strings.IndexByte("+*^", q[j]) >= 0:
+			size = 1
+		case strings.HasPrefix(q[j:], "×"), strings.HasPrefix(q[j:], "÷"):
+			size = len("×")
+		case q[j] == '-' || q[j] == '/':
+			size, spaced = 1, true
+		case strings.HasPrefix(q[j:], "−"):
+			size, spaced = len("−"), true
+		default:
+			continue
+		}
+		k := j + size
+		if spaced && (j == i+1 || k >= len(q) || k == spaces(k)) {
+			continue
+		}
+		if k = spaces(k); k < len(q) && q[k] == '*' { // "**"
+			k = spaces(k + 1)
+		}
+		if k < len(q) && q[k] >= '0' && q[k] <= '9' {
 			return true
 		}
 	}
 	return false
 }
 
+// rewriteOperators turns arithmetic operators between operands into the
+// operation's word.
 func rewriteOperators(q string) string {
 	for range 4 { // "1 + 2 + 3": matches overlap by one operand
 		r := opRe.ReplaceAllStringFunc(q, func(m string) string {

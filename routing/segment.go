@@ -77,6 +77,14 @@ func segments(q string, limit int) []string {
 	return out
 }
 
+// Clauses returns the clauses the index ranks a request by, besides the
+// whole request (see Index.Search): the request as the router prepares it
+// (operators and files rewritten, pasted data dropped), split as segments
+// describes, at most eight.
+func Clauses(q string) []string {
+	return segments(prepare(q).text, maxSegments)
+}
+
 // longestSegmentWord is the length of the longest segment word.
 var longestSegmentWord = func() int {
 	n := 0

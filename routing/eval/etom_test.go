@@ -70,6 +70,51 @@ func TestBenchEtom(t *testing.T) {
 		reports = append(reports, rep)
 	}
 	t.Logf("lexical index on etom:\n%s", Table(reports...))
+	t.Log(clauseCeiling(ix, slices.DeleteFunc(slices.Clone(ds.queries), func(q Query) bool { return q.Level != 4 })))
+}
+
+// clauseCeiling says how well each clause of multi-intent requests is
+// ranked on its own, which bounds what diversifying the whole request's
+// ranking can reach: the share of gold groups that are some clause's top
+// tool or in some clause's top 5, and the share of requests whose every
+// gold group is some clause's top tool (at most 5 groups), the C@5 that
+// handing over each clause's top tool would reach.
+func clauseCeiling(ix *routing.Index, qs []Query) string {
+	var groups, top1, top5, whole int
+	for _, q := range qs {
+		best := make([]int, len(q.Groups())) // each group's best rank in a clause
+		for i := range best {
+			best[i] = 1 << 30
+		}
+		for _, c := range routing.Clauses(q.Query) {
+			ranked := ix.Search(c, 5)
+			for i, g := range q.Groups() {
+				for r, h := range ranked {
+					if slices.Contains(g, h.Name) {
+						best[i] = min(best[i], r+1)
+					}
+				}
+			}
+		}
+		all := len(best) <= 5
+		for _, r := range best {
+			groups++
+			if r == 1 {
+				top1++
+			} else {
+				all = false
+			}
+			if r <= 5 {
+				top5++
+			}
+		}
+		if all {
+			whole++
+		}
+	}
+	return fmt.Sprintf("clauses of %d multi-intent requests ranked alone: %.3f of %d gold groups are a clause's top tool, %.3f in a clause's top 5; "+
+		"every group a clause's top tool in %.3f of the requests (the C@5 of handing over each clause's top tool)",
+		len(qs), float64(top1)/float64(max(1, groups)), groups, float64(top5)/float64(max(1, groups)), float64(whole)/float64(max(1, len(qs))))
 }
 
 // abstainRate routes queries through a router over tools with opts, and

@@ -919,6 +919,112 @@ func TestFI18StdioClientDisconnectCancelsInFlight(t *testing.T) {
 	}
 }
 
+// FI-18: a stdio client that stops reading the gateway's output without
+// closing it does not hold the gateway's exit, whether the client closed
+// the gateway's input or the gateway was told to stop. Two calls answer,
+// once the connection ends, with replies larger than a pipe holds: one
+// reply's Write blocks on the unread pipe, the other waits behind it.
+// ServeStdio still returns, within the grace it gives the writes and a
+// bound that only a hang meets, and leaves no goroutine behind: the
+// pipe's write deadline fails the blocked Write. An output without a
+// deadline (a pipe inherited in blocking mode) cannot be woken: ServeStdio
+// returns without that Write, and the goroutines behind it end once it
+// fails, here when the client's end closes.
+func TestFI18StdioExitNotHeldByUnreadOutput(t *testing.T) {
+	closeInput := func(in *os.File, _ context.CancelFunc) { in.Close() }
+	for _, tc := range []struct {
+		name       string
+		end        func(in *os.File, cancel context.CancelFunc)
+		noDeadline bool
+	}{
+		{"input ends", closeInput, false},
+		{"context ends", func(_ *os.File, cancel context.CancelFunc) { cancel() }, false},
+		{"input ends, output without deadline", closeInput, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newBIServer(t, startHub(t, builtinFake("alpha")))
+			const calls = 2
+			started := make(chan struct{}, calls)
+			big := strings.Repeat("x", 256<<10) // a pipe holds 64 KiB on Linux
+			srv.mcp.AddTool(mcp.NewTool("flood"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				started <- struct{}{}
+				<-ctx.Done() // answers anyway, as a call finishing just then does
+				return mcp.NewToolResultText(big), nil
+			})
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := goleak.IgnoreCurrent()
+			ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+			served := make(chan struct{})
+			var serveErr error
+			var out io.Writer = outW
+			if tc.noDeadline {
+				out = struct{ io.Writer }{outW}
+			}
+			go func() {
+				defer close(served)
+				serveErr = srv.ServeStdio(ctx, inR, out)
+			}()
+			t.Cleanup(func() { // before the server's and the hub's; a hung ServeStdio's Write fails
+				cancel()
+				inW.Close()
+				outR.Close()
+				<-served
+				inR.Close()
+				outW.Close()
+			})
+
+			// The client reads the answer to initialize, and nothing after it.
+			if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+				`"capabilities":{},"clientInfo":{"name":"fi18","version":"1"}}}`+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if err := outR.SetReadDeadline(time.Now().Add(faultWait)); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
+				t.Fatalf("initialize: got %q, %v", line, err)
+			}
+			lines := `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+			for i := 1; i <= calls; i++ {
+				lines += toolsCall(t, i, "flood", map[string]any{}) + "\n"
+			}
+			if _, err := io.WriteString(inW, lines); err != nil {
+				t.Fatal(err)
+			}
+			bound := time.NewTimer(stdioWriteGrace + faultWait)
+			defer bound.Stop()
+			for range calls {
+				select {
+				case <-started:
+				case <-bound.C:
+					t.Fatal("the calls did not start")
+				}
+			}
+
+			tc.end(inW, cancel)
+			select {
+			case <-served:
+			case <-bound.C:
+				t.Fatalf("ServeStdio still running %s after the connection ended, its output unread", stdioWriteGrace+faultWait)
+			}
+			if serveErr != nil {
+				t.Errorf("ServeStdio: %v", serveErr)
+			}
+			if tc.noDeadline {
+				outR.Close()
+			}
+			goleak.VerifyNone(t, before)
+		})
+	}
+}
+
 // faultHTTP is a raw streamable HTTP client of one session.
 type faultHTTP struct {
 	url    string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -25,6 +26,17 @@ const MaxStdioRequests = 100
 // done; then it cancels the requests in progress and returns once their
 // handlers have. Nothing but JSON-RPC is written to out.
 //
+// A client that stops reading out without closing it (it closed in and
+// went on to something else, say) would hold that return forever, the
+// writes blocked on a full pipe. So once ServeStdio is ending, what is
+// still being written has stdioWriteGrace to go; then out is cut: a Write
+// after that fails at once, and one blocked fails too when out takes a
+// write deadline (a pipe, a connection), which ServeStdio sets. When out
+// takes none and a Write is still in progress, ServeStdio returns without
+// waiting for it or for the handlers still running: the writer, and the
+// goroutines waiting behind it, end when that Write returns, writing
+// nothing more.
+//
 // One goroutine reads in: it pre-checks each line (wire.StdioFilter),
 // admits tools/call ids in the order the calls came (stdioCalls), hands
 // each reply of the client to the request of the proxy's it answers,
@@ -37,7 +49,8 @@ const MaxStdioRequests = 100
 // connection); otherwise it returns without waiting for that Read, and
 // the reader ends, serving nothing more, when the Read returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	filter := wire.NewStdioFilter(in, out, s.logger)
+	output := &stdioOutput{w: out}
+	filter := wire.NewStdioFilter(in, output, s.logger)
 	c := &stdioConn{s: s, out: filter.Out(), calls: newStdioCalls(filter.WriteOwn, s.logger),
 		queue: make(chan stdioWork, s.stdioCalls+StdioQueue), admitted: make(chan struct{}, s.stdioCalls+StdioQueue),
 		others: make(chan struct{}, MaxStdioRequests)}
@@ -59,22 +72,86 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	read := make(chan error, 1)
 	go func() { read <- c.read(ctx, filter) }() // waited for below, unless a Read blocks for good
 	var err error
+	readEnding := false // a read deadline ends the reader's Read
 	select {
 	case err = <-read:
 	case <-ctx.Done():
 		err = ctx.Err()
-		if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Now()) == nil {
-			<-read
-		}
+		d, ok := in.(interface{ SetReadDeadline(time.Time) error })
+		readEnding = ok && d.SetReadDeadline(time.Now()) == nil
 	}
 	c.close()
 	cancel()
-	workers.Wait()
-	c.handlers.Wait()
+	ended := make(chan struct{})
+	go func() { // waited for below, unless a Write blocks for good
+		defer close(ended)
+		if readEnding {
+			<-read
+		}
+		workers.Wait()
+		c.handlers.Wait()
+	}()
+	c.drain(ended, output)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// stdioWriteGrace is how long an ending ServeStdio lets the client take
+// the messages still being written before it cuts the output. A client
+// that reads takes them in far less; one that stopped reading never does.
+const stdioWriteGrace = 2 * time.Second
+
+// drain waits until ended is closed: at once while the client takes what
+// is written, and at most stdioWriteGrace for a Write blocked on it; out
+// is cut then, and ended waited for unless a Write may still block.
+func (c *stdioConn) drain(ended <-chan struct{}, out *stdioOutput) {
+	grace := time.NewTimer(stdioWriteGrace)
+	defer grace.Stop()
+	select {
+	case <-ended:
+		return
+	case <-grace.C:
+	}
+	if out.cut() {
+		<-ended
+		return
+	}
+	c.s.logger.Warn("stdio output not read: returning with a write blocked", "grace", stdioWriteGrace)
+}
+
+// errOutputCut is the error of a Write to a stdio client after ServeStdio
+// cut its output.
+var errOutputCut = errors.New("stdio output cut: the client did not read it in time")
+
+// stdioOutput is the writer a stdio client reads, which an ending
+// ServeStdio can cut.
+type stdioOutput struct {
+	w       io.Writer
+	cutOff  atomic.Bool  // a Write fails at once
+	writing atomic.Int32 // Writes in progress
+}
+
+func (o *stdioOutput) Write(p []byte) (int, error) {
+	o.writing.Add(1)
+	defer o.writing.Add(-1)
+	if o.cutOff.Load() {
+		return 0, errOutputCut
+	}
+	return o.w.Write(p)
+}
+
+// cut makes every Write from now on fail, sets a write deadline of now
+// on the writer when it takes one, and reports whether no Write can
+// block any more: the deadline was set (it fails one in progress), or
+// none was in progress.
+func (o *stdioOutput) cut() bool {
+	o.cutOff.Store(true) // before writing is read: a Write that began later sees it
+	if d, ok := o.w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Now()) == nil {
+		return true
+	}
+	return o.writing.Load() == 0
 }
 
 // stdioConn is one stdio client's connection, as ServeStdio serves it.

@@ -23,7 +23,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // recorder is a real mcp-go streamable HTTP server that notes each
 // request's method and session id, and can be told to fail tools/call.
 type recorder struct {
-	next http.Handler
+	next  http.Handler
+	noted chan struct{} // a token once a request was noted, for await
 
 	mu      sync.Mutex
 	seen    []string                                      // "METHOD session"
@@ -37,6 +38,10 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.seen = append(r.seen, req.Method+" "+req.Header.Get("Mcp-Session-Id"))
 	fail := r.failing
 	r.mu.Unlock()
+	select {
+	case r.noted <- struct{}{}:
+	default: // a token waits already
+	}
 	if fail != nil && fail(w, string(body)) {
 		return
 	}
@@ -49,6 +54,26 @@ func (r *recorder) requests() []string {
 	return append([]string(nil), r.seen...)
 }
 
+// await waits until a request with method and a session id has reached
+// the gateway, and returns it as noted.
+func (r *recorder) await(t *testing.T, method string) string {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		for _, req := range r.requests() {
+			if m, sid, _ := strings.Cut(req, " "); m == method && sid != "" {
+				return req
+			}
+		}
+		select {
+		case <-r.noted:
+		case <-timeout.C:
+			t.Fatalf("requests %q: no %s of the session", r.requests(), method)
+		}
+	}
+}
+
 func newGateway(t *testing.T) (*recorder, *httptest.Server) {
 	t.Helper()
 	s := server.NewMCPServer("gw", "1", server.WithToolCapabilities(true))
@@ -58,7 +83,7 @@ func newGateway(t *testing.T) (*recorder, *httptest.Server) {
 	s.AddTool(mcp.NewTool("big", mcp.WithNumber("bytes")), func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(strings.Repeat("x", int(r.GetFloat("bytes", 0)))), nil
 	})
-	rec := &recorder{next: server.NewStreamableHTTPServer(s)}
+	rec := &recorder{next: server.NewStreamableHTTPServer(s), noted: make(chan struct{}, 1)}
 	ts := httptest.NewServer(rec)
 	t.Cleanup(ts.Close)
 	return rec, ts
@@ -140,6 +165,12 @@ func errorMessage(m map[string]any) string {
 	return msg
 }
 
+// The bridge relays a call, and once stdin ends it ends the session with
+// DELETE, after everything else it sent. The standalone event stream
+// opens in the background once the session is initialized, and the test
+// waits for the gateway to have its GET before stdin ends: a GET that the
+// bridge cancels before the gateway has read it may still be read after
+// the DELETE, and the bridge cannot tell whether it was.
 func TestBridgeRelaysAndEndsTheSessionOnEOF(t *testing.T) {
 	rec, ts := newGateway(t)
 	s := startBridge(t, Options{URL: ts.URL + "/mcp", Header: http.Header{"X-Team": {"search"}}})
@@ -149,15 +180,15 @@ func TestBridgeRelaysAndEndsTheSessionOnEOF(t *testing.T) {
 	if m["id"] != "a" || !strings.Contains(fmt.Sprint(m["result"]), "hi") {
 		t.Errorf("tools/call: got %v", m)
 	}
+	_, sid, _ := strings.Cut(rec.await(t, http.MethodGet), " ")
 	s.in.Close()
 	if err := <-s.done; err != nil {
 		t.Errorf("Run: %v", err)
 	}
 	s.done <- nil // for the cleanup
 	reqs := rec.requests()
-	last := reqs[len(reqs)-1]
-	if !strings.HasPrefix(last, "DELETE ") || last == "DELETE " {
-		t.Errorf("requests %q: want the last to DELETE the session", reqs)
+	if last := reqs[len(reqs)-1]; last != "DELETE "+sid {
+		t.Errorf("requests %q: want the last to DELETE session %s", reqs, sid)
 	}
 }
 

@@ -127,3 +127,25 @@ func TestBoundRouteSegmentsLinear(t *testing.T) {
 		}
 	}
 }
+
+// The query tokenizer's memo of words holds at most termMemoSize of them,
+// however many distinct words requests bring, and still answers for the
+// words it keeps.
+func TestBoundTermMemo(t *testing.T) {
+	tok := &Tokenizer{query: true, memo: &termMemo{}}
+	for i := range termMemoSize + termMemoSize/2 {
+		tok.Tokens(fmt.Sprintf("w%dx", i))
+	}
+	tok.memo.mu.RLock()
+	n := len(tok.memo.m)
+	tok.memo.mu.RUnlock()
+	if n > termMemoSize || n == 0 {
+		t.Errorf("memo holds %d words after %d distinct ones, want 1 to %d", n, termMemoSize+termMemoSize/2, termMemoSize)
+	}
+	if got := tok.Tokens("Weather forecasts"); !slices.Equal(got, []string{"weather", "forecast"}) {
+		t.Errorf("Tokens after the memo was emptied = %q", got)
+	}
+	if _, ok := tok.memo.get("forecasts"); !ok {
+		t.Error("the memo did not keep a word just tokenized")
+	}
+}

@@ -36,6 +36,11 @@ type accumulator struct {
 	at      []int32   // 1 + index in matches; 0 when not matched
 	touched []int32   // slots with inter > 0
 	matches []match
+	// The tools' profiles (profile.go): each voted-for tool, its index
+	// in tools, and the tools voted for by the term being read.
+	tools     []toolVotes
+	toolAt    map[string]int32
+	termTools []int32
 }
 
 // Adjust returns the score deltas the lessons give tools for query, the
@@ -58,7 +63,8 @@ func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
 	}
 	acc := m.getAcc(len(s.entries))
 	defer m.accs.Put(acc)
-	m.lexical(s, query, acc)
+	terms := m.terms(query)
+	qw := m.lexical(s, terms, acc)
 	if qvec != nil {
 		m.semantic(s, qvec, acc)
 	}
@@ -66,16 +72,20 @@ func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
 	for _, mt := range acc.matches {
 		acc.at[mt.slot] = 0
 	}
-	if len(acc.matches) == 0 {
-		return nil
-	}
 	now := m.now()
+	// Decayed weights are read before any lesson is marked used.
 	for i := range acc.matches {
 		mt := &acc.matches[i]
 		mt.weight = mt.sim * m.decay(now, mt.e.lastUsed.Load())
+	}
+	profiles := m.profile(s, terms, qw, acc, now)
+	if len(acc.matches) == 0 && len(profiles) == 0 {
+		return nil
+	}
+	for _, mt := range acc.matches {
 		mt.e.markUsed(now.UnixNano())
 	}
-	return m.combine(acc.matches)
+	return m.combine(acc.matches, profiles)
 }
 
 // Rerank applies the lessons for query to hits (see Apply). It is the one
@@ -92,19 +102,22 @@ func (m *Memory) getAcc(n int) *accumulator {
 	if cap(acc.inter) < n {
 		acc.inter, acc.at = make([]float64, n), make([]int32, n)
 	}
+	if acc.toolAt == nil {
+		acc.toolAt = map[string]int32{}
+	}
 	acc.inter, acc.at = acc.inter[:n], acc.at[:n]
 	acc.touched, acc.matches = acc.touched[:0], acc.matches[:0]
 	return acc
 }
 
-// lexical scores the lessons that share a term with query (the inverted
-// index's candidates; no other lesson can reach the gate) by weighted
-// Jaccard, Σ idf(shared) / Σ idf(union), the union's weight being the
-// query's plus the lesson's minus the shared, and records those at or
-// above MinSimilarity.
-func (m *Memory) lexical(s *snapshot, query string, acc *accumulator) {
+// lexical scores the lessons that share a term with the query's terms
+// (the inverted index's candidates; no other lesson can reach the gate)
+// by weighted Jaccard, Σ idf(shared) / Σ idf(union), the union's weight
+// being the query's plus the lesson's minus the shared, records those at
+// or above MinSimilarity, and returns the query's weight.
+func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 {
 	var qw float64
-	for _, t := range m.terms(query) {
+	for _, t := range terms {
 		p := s.terms[t]
 		if p == nil {
 			qw += s.rareIDF
@@ -125,6 +138,7 @@ func (m *Memory) lexical(s *snapshot, query string, acc *accumulator) {
 			acc.add(s, slot, min(sim, 1))
 		}
 	}
+	return qw
 }
 
 // semantic raises each lesson's similarity to its rescaled embedding
@@ -173,7 +187,7 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 // combine turns the matches into one adjustment per tool: noisy OR of the
 // positive weights times MaxBoost, minus that of the negative weights
 // times MaxPenalty.
-func (m *Memory) combine(matches []match) []Adjustment {
+func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
 			cmp.Compare(a.e.lesson.ID, b.e.lesson.ID))
@@ -193,11 +207,36 @@ func (m *Memory) combine(matches []match) []Adjustment {
 			a.Lessons = append(a.Lessons, mt.e.lesson.ID)
 			a.Similarity = max(a.Similarity, mt.sim)
 		}
+		if pm, ok := profiles[tool]; ok {
+			// The profile pools these lessons' evidence with others': the
+			// larger of the two boosts, not both.
+			a = m.withProfile(a, pm)
+			missPos = min(missPos, 1-m.opts.ProfileWeight*pm.sim)
+		}
 		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
 		out = append(out, a)
+	}
+	for tool, pm := range profiles {
+		if !slices.ContainsFunc(out, func(a Adjustment) bool { return a.Tool == tool }) {
+			a := m.withProfile(Adjustment{Tool: tool}, pm)
+			a.Delta = m.opts.MaxBoost * m.opts.ProfileWeight * pm.sim
+			out = append(out, a)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Adjustment) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Tool, b.Tool))
 	})
 	return out
+}
+
+// withProfile adds a tool's profile match to its adjustment: the lessons
+// that voted, after those that matched, and the similarity when higher.
+func (m *Memory) withProfile(a Adjustment, pm profileMatch) Adjustment {
+	for _, id := range pm.lessons {
+		if !slices.Contains(a.Lessons, id) {
+			a.Lessons = append(a.Lessons, id)
+		}
+	}
+	a.Similarity = max(a.Similarity, pm.sim)
+	return a
 }

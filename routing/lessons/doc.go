@@ -62,6 +62,11 @@
 // more lessons add more, and the total never passes MaxBoost or
 // MaxPenalty.
 //
+// The positive lessons of one tool also vote together, word by word, as
+// the tool's profile (profile.go): a query reaching enough of a tool's
+// profile, though like none of its lessons as a whole, gets a smaller
+// boost for it, never past MaxBoost either.
+//
 // # The product rule
 //
 // A lesson never makes a tool appear for an unrelated query. The memory's

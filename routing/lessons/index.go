@@ -67,6 +67,7 @@ type snapshot struct {
 	byID     map[int64]*entry
 	rareIDF  float64 // idf of a term no lesson has (weighs as df = 1)
 	embedded bool    // some entry has a vector
+	positive bool    // some entry is a positive lesson (profile.go)
 }
 
 type termPostings struct {
@@ -108,6 +109,7 @@ func build(entries []*entry) *snapshot {
 		s.byKey[e.key] = e
 		s.byID[e.lesson.ID] = e
 		s.embedded = s.embedded || e.vec != nil
+		s.positive = s.positive || e.lesson.Polarity == Use
 	}
 	n := len(s.byNorm)
 	for _, p := range s.terms {

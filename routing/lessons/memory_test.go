@@ -103,7 +103,7 @@ func TestCombineIsBounded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := m.combine(tc.matches)
+			got := m.combine(tc.matches, nil)
 			if len(got) != 1 || math.Abs(got[0].Delta-tc.want) > eps {
 				t.Errorf("combine: got %+v, want one delta %v", got, tc.want)
 			}

@@ -19,6 +19,12 @@ type MemoryOptions struct {
 	// MinSimilarity is the similarity (package doc) below which a lesson
 	// does not apply to a query [0.5].
 	MinSimilarity float64
+	// ProfileFloor is the profile similarity (profile.go) below which
+	// the lessons of a tool, taken together, do not boost it for a query
+	// [0.2]; ProfileWeight is the weight, times that similarity, of the
+	// boost when they do [0.5]: negative turns profiles off.
+	ProfileFloor  float64
+	ProfileWeight float64
 	// MaxBoost is the most that positive lessons add to a tool's score
 	// [0.3]; MaxPenalty the most that negative ones take away [0.5].
 	MaxBoost   float64
@@ -50,6 +56,8 @@ const (
 	DefaultMaxLessons    = 1000
 	DefaultMaxBytes      = 4 << 20
 	DefaultMinSimilarity = 0.5
+	DefaultProfileFloor  = 0.2
+	DefaultProfileWeight = 0.5
 	DefaultMaxBoost      = 0.3
 	DefaultMaxPenalty    = 0.5
 	DefaultHalfLife      = 30 * 24 * time.Hour
@@ -67,6 +75,13 @@ func (o *MemoryOptions) defaults() {
 	if o.MinSimilarity <= 0 || o.MinSimilarity > 1 {
 		o.MinSimilarity = DefaultMinSimilarity
 	}
+	if o.ProfileFloor <= 0 || o.ProfileFloor > 1 {
+		o.ProfileFloor = DefaultProfileFloor
+	}
+	if o.ProfileWeight == 0 {
+		o.ProfileWeight = DefaultProfileWeight
+	}
+	o.ProfileWeight = min(o.ProfileWeight, 1)
 	if o.MaxBoost <= 0 {
 		o.MaxBoost = DefaultMaxBoost
 	}

@@ -70,7 +70,8 @@
 // # The product rule
 //
 // A lesson never makes a tool appear for an unrelated query. The memory's
-// part is the gate: below MinSimilarity nothing applies. The router's part
+// part is the gate: below MinSimilarity no lesson applies alone, and
+// below ProfileFloor no tool's profile. The router's part
 // is to apply a positive delta only to tools already among its ranking
 // candidates (the 50 it reads before selection); [Apply] does exactly that,
 // ignoring deltas for tools not in the hits it is given. A lesson can lift

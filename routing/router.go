@@ -66,9 +66,10 @@ type RouterOptions struct {
 	// share of the request (or of a clause of it) is handed over even
 	// when its score is under the noise floor (Fuse.MinQRScore), since
 	// that score falls with the tool's distance from the top tool, which
-	// says little about whether the model needs it; a negative value
-	// turns this off [0.10, as AbstainCoverage: what is enough not to
-	// abstain is enough to be handed over].
+	// says little about whether the model needs it; so is every tool
+	// ranked above it, so that what is handed over is a prefix of the
+	// ranking. A negative value turns this off [0.10, as AbstainCoverage:
+	// what is enough not to abstain is enough to be handed over].
 	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
@@ -690,11 +691,20 @@ func (r *Router) preselect(ranked []Candidate, topK int) []fuse.Candidate {
 	if topK <= 0 {
 		topK = r.opts.TopK
 	}
+	// The top-k tools handed over are a prefix of the ranking: the
+	// deepest that passes on its own (its score at the noise floor, or
+	// its coverage at KeepCoverage) takes every tool above it along.
+	last := -1
+	for i, c := range ranked[:min(len(ranked), topK)] {
+		if c.Score >= r.opts.Fuse.MinQRScore || r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+			last = i
+		}
+	}
 	var out []fuse.Candidate
 	for i, c := range ranked {
 		if i < topK || c.Score >= r.opts.Threshold {
 			score := c.Score
-			if i < topK && r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+			if i <= last {
 				score = max(score, r.opts.Fuse.MinQRScore)
 			}
 			out = append(out, fuse.Candidate{Tool: c.Name, Score: score})

@@ -374,6 +374,48 @@ func TestRouteHandsOverTopKByCoverage(t *testing.T) {
 	}
 }
 
+// TestRouteHandsOverARankingPrefix: what a discovery hands over is a
+// prefix of the ranking. "rental property" reaches the renting tool
+// through the word's derived form (rent), which ranks it first but
+// counts little in its coverage, so its score is under the noise floor;
+// the agency finder, ranked below it on "find" alone, covers more of the
+// request's words. Handing over the finder but not the tool ranked above
+// it lost people's requests (metatool's belt R@5 0.644, now 0.682).
+func TestRouteHandsOverARankingPrefix(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("up", []Tool{
+		{Name: "HouseRentingTool", Description: "Tool that provide all sorts of information about house renting"},
+		{Name: "HousePurchasingTool", Description: "Tool that provide all sorts of information about house purchasing"},
+		{Name: "find_agency", Description: "Find top marketing and design agencies around the World by service, locations, and ratings."},
+		{Name: "SuperchargeMyEV", Description: "Find superchargers for non-Tesla vehicles for a specific location."},
+		{Name: "weather", Description: "Weather forecast for a city."},
+	})
+	d := r.Route(t.Context(), Request{Query: "Can you help me find a rental property in Tokyo?"})
+	if len(d.Ranked) < 2 || d.Ranked[0].Name != "HouseRentingTool" {
+		t.Fatalf("ranked %v, want HouseRentingTool first", d.Ranked)
+	}
+	top := d.Ranked[0]
+	if top.Score >= DefaultNoiseFloor || top.Coverage >= DefaultKeepCoverage {
+		t.Fatalf("HouseRentingTool scores %.2f at coverage %.2f; the test wants it under the noise floor %.2f and under coverage %.2f",
+			top.Score, top.Coverage, DefaultNoiseFloor, DefaultKeepCoverage)
+	}
+	got := selectedNames(d)
+	last := -1 // the deepest ranked tool handed over
+	for i, c := range d.Ranked {
+		if slices.Contains(got, c.Name) {
+			last = i
+		}
+	}
+	if last < 1 {
+		t.Fatalf("selected %v from %v: the test wants a tool below the top passing on its coverage", got, d.Ranked)
+	}
+	for _, c := range d.Ranked[:last] {
+		if !slices.Contains(got, c.Name) {
+			t.Errorf("selected %v: %s, ranked above the handed-over %s, is missing", got, c.Name, d.Ranked[last].Name)
+		}
+	}
+}
+
 // TestRouteBoundaryLoadingKeepsThePolicy: the discovery tools loaded with
 // a selected upstream obey the route's cardinality, the allowlist and
 // the user-facing filter, as the fused tools do.

@@ -55,11 +55,12 @@ func TestBenchBelt(t *testing.T) {
 }
 
 // beltLoss is how much R@5 the belt may lose against the ranking: what
-// abstention and the noise floor take away (reached: 0.070 on metatool,
-// 0.006 on bfcl, none on the others); minHanded the least median number
-// of tools one discovery hands over (reached 4 on every set; 1 on
-// metatool before top-k tools were kept by their coverage).
+// abstention and the noise floor take away (reached: 0.041 on metatool,
+// 0.079 before what is handed over was a prefix of the ranking; 0.006 on
+// bfcl, none on the others); minHanded the least median number of tools
+// one discovery hands over (reached 5 on metatool, seal_tools and etom, 7
+// on bfcl; 1 on metatool before top-k tools were kept by their coverage).
 const (
-	beltLoss  = 0.08
+	beltLoss  = 0.06
 	minHanded = 3
 )

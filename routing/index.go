@@ -43,6 +43,10 @@ type Hit struct {
 	// the catalog knows neither directly nor through a synonym (see
 	// advice.go); set on the top few hits only, as Words is.
 	Foreign int
+	// Clauses is how many clauses the request was ranked by (see
+	// Clauses): more than one for a request of several asks. Set on the
+	// top few hits only, as Words is.
+	Clauses int
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for

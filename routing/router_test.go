@@ -536,3 +536,25 @@ func TestRouteConcurrentRequestsAgree(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRouteHandsOverATopToolPerClause: a request of two clauses keeps one
+// tool more by rank than top_k, so that each ask's best tool is handed
+// over, while a request of one clause keeps top_k.
+func TestRouteHandsOverATopToolPerClause(t *testing.T) {
+	r := NewRouter(RouterOptions{TopK: 1, Threshold: 0.99})
+	r.SetUpstream("up", []Tool{
+		{Name: "weather_current", Description: "Current weather for a city."},
+		{Name: "weather_forecast", Description: "Weather forecast for a city, for the next days."},
+		{Name: "currency_convert", Description: "Convert an amount of money from one currency to another."},
+		{Name: "currency_rates", Description: "Exchange rates of a currency."},
+		{Name: "notes_add", Description: "Add a note."},
+	})
+	one := selectedNames(r.Route(t.Context(), Request{Query: "show the current weather in Paris"}))
+	if len(one) != 1 || one[0] != "weather_current" {
+		t.Errorf("one clause: selected %v, want [weather_current]", one)
+	}
+	two := selectedNames(r.Route(t.Context(), Request{Query: "show the current weather in Paris, then convert 10 dollars to euros"}))
+	if len(two) != 2 || !slices.Contains(two, "weather_current") || !slices.Contains(two, "currency_convert") {
+		t.Errorf("two clauses: selected %v, want weather_current and currency_convert", two)
+	}
+}

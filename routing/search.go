@@ -237,7 +237,7 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 		}
 	}
 	for i := range hits {
-		hits[i].Words, hits[i].Foreign = words, rq.foreign
+		hits[i].Words, hits[i].Foreign, hits[i].Clauses = words, rq.foreign, rq.nseg
 	}
 }
 

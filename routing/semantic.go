@@ -621,10 +621,12 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		}
 		return p
 	}
+	clauses := 0 // the request's, from the lexical side
 	for _, h := range lexical {
 		p := at(h.Name)
 		p.lex = max(p.lex, clampScore(h.Score))
 		p.cov = max(p.cov, clampScore(h.Coverage))
+		clauses = max(clauses, h.Clauses)
 	}
 	for _, h := range semantic {
 		p := at(h.Name)
@@ -635,7 +637,7 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		f := (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much
 		// of the request the tool's text says, as the embedding sees it.
-		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem})
+		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Clauses: clauses})
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

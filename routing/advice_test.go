@@ -87,6 +87,16 @@ func TestRouteAbstainsOnAdviceAboutUnknownThings(t *testing.T) {
 	if a == nil || !strings.Contains(a.Message, "advice or an errand") {
 		t.Fatalf("alerts %v: want a no_match alert that gives the reason", d.Alerts)
 	}
+	// It names what the catalog does not know, and what the closest
+	// tool matches.
+	_, unknown, _ := strings.Cut(a.Message, "no tool knows ")
+	unknown, _, _ = strings.Cut(unknown, ";")
+	if !strings.Contains(unknown, `"stain"`) || !strings.Contains(unknown, `"carpet"`) {
+		t.Errorf("no_match message %q: want the unknown words stain and carpet named", a.Message)
+	}
+	if !strings.Contains(a.Message, d.Ranked[0].Name+" (matches \"") {
+		t.Errorf("no_match message %q: want the words %s matches named", a.Message, d.Ranked[0].Name)
+	}
 }
 
 // TestRouteAdviceThatAToolServes: put as a request for advice, with

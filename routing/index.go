@@ -47,6 +47,14 @@ type Hit struct {
 	// Clauses): more than one for a request of several asks. Set on the
 	// top few hits only, as Words is.
 	Clauses int
+	// Known are the request's words the catalog knows (argument values
+	// aside; the first 16), lower-cased as the request wrote them, and
+	// Unknown its English words the catalog knows neither directly nor
+	// through a synonym (at most 16); Matches has bit i set when the
+	// tool matches Known[i]. Set on the top few hits only, for alerts to
+	// say what a tool does and does not match; the hits share the slices.
+	Known, Unknown []string
+	Matches        uint64
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for

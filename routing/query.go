@@ -33,6 +33,9 @@ type queryTerm struct {
 	// ex, for a word, is its expansions as the tokenizer kept them; nil
 	// when it kept none (they are then looked up).
 	ex *expansions
+	// surface, for a word, is the word as the request first wrote it,
+	// lower-cased, for alerts to name.
+	surface string
 }
 
 // Weights of the WordNet table's relations: a derived form counts at
@@ -67,6 +70,7 @@ type queryScratch struct {
 	// associates, and the posting lists they hold (see resolve).
 	groups, assoc []termGroup
 	members       []resolvedTerm
+	unknown       []string // resolve's resolvedQuery.unknown
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -144,9 +148,13 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	for s, clause := range clauses {
 		bit := uint8(1) << s
 		prev := ""
-		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions) {
-			if t := put(term, 1, termWord, bit, -1); t.ex == nil {
+		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions, word string) {
+			t := put(term, 1, termWord, bit, -1)
+			if t.ex == nil {
 				t.ex = ex
+			}
+			if t.surface == "" {
+				t.surface = word
 			}
 			if bw <= 0 || kind == wordJoined {
 				return

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -423,6 +424,10 @@ type Candidate struct {
 	// clauses is how many clauses the request was ranked by (see Hit),
 	// on every candidate.
 	clauses int
+	// known, unknown and matches name the request's words and the ones
+	// the tool matches, on the top few candidates (see Hit).
+	known, unknown []string
+	matches        uint64
 	// raw is the ranking's own score (BM25F for the lexical index), for
 	// the ranking's commitment (see commitment.go).
 	raw      float64
@@ -568,7 +573,8 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
-			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, clauses: clauses, raw: h.Raw}
+			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, clauses: clauses, raw: h.Raw,
+			known: h.Known, unknown: h.Unknown, matches: h.Matches}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
 		}
@@ -814,13 +820,59 @@ func (r *Router) alerts(d Decision, req Request) []Alert {
 // matches in both words.
 func partialMatch(d Decision) Alert {
 	a := Alert{Kind: "partial_match"}
+	var parts []string
 	for _, c := range d.Ranked[:min(len(d.Ranked), wordsCounted)] {
 		a.Tools = append(a.Tools, c.Name)
+		parts = append(parts, c.Name+c.matchedWords(true))
 	}
-	a.Message = fmt.Sprintf("Routing alert: no tool matches all of %q; %s match only part of it and may do something else "+
-		"(a shared word is not a shared intent). Check that a tool does what is asked before calling it, "+
-		"or tell the user this capability seems to be missing.", d.Query, strings.Join(a.Tools, ", "))
+	a.Message = fmt.Sprintf("Routing alert: no tool matches all of %q: %s. They may do something else "+
+		"(a shared word is not a shared intent): check that a tool does what is asked before calling it, "+
+		"or tell the user this capability seems to be missing.", d.Query, strings.Join(parts, "; "))
 	return a
+}
+
+// namedWords is how many words an alert names for each tool.
+const namedWords = 3
+
+// matchedWords says which of the request's words the candidate matches
+// (` matches "log"`) and, with missed, which it does not, the catalog's
+// unknown words among them (`, not "query"`); "" when the ranking named
+// no words for it.
+func (c *Candidate) matchedWords(missed bool) string {
+	var hit, miss []string
+	for i, w := range c.known {
+		if c.matches&(1<<i) != 0 {
+			hit = append(hit, w)
+		} else {
+			miss = append(miss, w)
+		}
+	}
+	miss = append(miss, c.unknown...)
+	var b strings.Builder
+	if len(hit) > 0 {
+		b.WriteString(" matches " + quoteWords(hit))
+	}
+	if missed && len(miss) > 0 {
+		if len(hit) > 0 {
+			b.WriteString(", not ")
+		} else {
+			b.WriteString(" matches none of ")
+		}
+		b.WriteString(quoteWords(miss))
+	}
+	return b.String()
+}
+
+// quoteWords quotes the first namedWords of words, comma-separated.
+func quoteWords(words []string) string {
+	q := make([]string, 0, min(len(words), namedWords))
+	for _, w := range words[:min(len(words), namedWords)] {
+		q = append(q, strconv.Quote(w))
+	}
+	if len(words) > namedWords {
+		q = append(q, "...")
+	}
+	return strings.Join(q, ", ")
 }
 
 // collision raises the collision alert. It is decided on the scores
@@ -888,9 +940,16 @@ func noMatch(d Decision) Alert {
 			break
 		}
 		a.Tools = append(a.Tools, c.Name)
-		closest = append(closest, fmt.Sprintf("%s (matches %.0f%% of the request)", c.Name, 100*c.Coverage))
+		words := c.matchedWords(false)
+		if words != "" {
+			words = strings.TrimPrefix(words, " matches ") + ": "
+		}
+		closest = append(closest, fmt.Sprintf("%s (matches %s%.0f%% of the request)", c.Name, words, 100*c.Coverage))
 	}
 	a.Message = fmt.Sprintf("Nothing in the catalog serves %q", d.Query)
+	if len(d.Ranked) > 0 && len(d.Ranked[0].unknown) > 0 {
+		a.Message += "; no tool knows " + quoteWords(d.Ranked[0].unknown)
+	}
 	if len(closest) > 0 {
 		a.Message += "; closest: " + strings.Join(closest, ", ") + ", which do something else"
 		switch d.why {

@@ -131,10 +131,11 @@ type resolvedTerm struct {
 type termGroup struct {
 	members []resolvedTerm
 	idf     float32
-	segs    uint8 // the clauses the word occurs in
-	word    bool  // a word of the request, not a bigram or an argument value
-	standIn bool  // some member is a stand-in (resolvedTerm.standIn)
-	of      int32 // for a group of associates, its word's group in resolvedQuery.groups
+	segs    uint8  // the clauses the word occurs in
+	word    bool   // a word of the request, not a bigram or an argument value
+	standIn bool   // some member is a stand-in (resolvedTerm.standIn)
+	surface string // for a word, as the request wrote it (queryTerm.surface)
+	of      int32  // for a group of associates, its word's group in resolvedQuery.groups
 }
 
 // resolvedQuery is a query looked up in the index.
@@ -152,8 +153,11 @@ type resolvedQuery struct {
 	segReach [maxSegments]float64
 	// foreign counts the request's words that are English nouns the
 	// catalog knows neither directly nor through a synonym (see
-	// advice.go).
-	foreign int
+	// advice.go), and unknown holds its English words of any kind the
+	// catalog knows so, as the request wrote them, for alerts to name.
+	foreign      int
+	unknown      []string
+	unknownNouns int // the nouns at the start of unknown
 }
 
 // Search ranks the catalog for query, best first; k <= 0 means every tool
@@ -177,8 +181,8 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if len(q.terms) == 0 {
 		return nil
 	}
-	rq := ix.resolve(q, sc, sc.groups[:0], sc.assoc[:0], sc.members[:0])
-	sc.groups, sc.assoc = rq.groups, rq.assoc
+	rq := ix.resolve(q, sc, sc.groups[:0], sc.assoc[:0], sc.members[:0], sc.unknown[:0])
+	sc.groups, sc.assoc, sc.unknown = rq.groups, rq.assoc, rq.unknown
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
@@ -236,10 +240,32 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 			}
 		}
 	}
+	// The words named in alerts, one copy for all of hits: the first
+	// maxNamedWords the catalog knows (each hit's Matches reads them),
+	// then the English words it does not.
+	var named []string
+	if len(hits) > 0 {
+		named = make([]string, 0, min(words, maxNamedWords)+len(rq.unknown))
+		for gi := range rq.groups {
+			if g := &rq.groups[gi]; g.word && len(named) < maxNamedWords {
+				named = append(named, g.surface)
+			}
+		}
+		named = append(named, rq.unknown...)
+	}
+	nk := min(words, maxNamedWords)
 	for i := range hits {
 		hits[i].Words, hits[i].Foreign, hits[i].Clauses = words, rq.foreign, rq.nseg
+		hits[i].Known, hits[i].Unknown = named[:nk:nk], named[nk:]
+		if ids[i] >= 0 {
+			hits[i].Matches = acc.matched[ids[i]] & (1<<nk - 1)
+		}
 	}
 }
+
+// maxNamedWords bounds the words of a request that a hit names (Hit.Known
+// and Hit.Unknown each).
+const maxNamedWords = 16
 
 // has reports whether doc is in any of the group's posting lists.
 func (g *termGroup) has(doc int32) bool {
@@ -279,8 +305,8 @@ func (ix *Index) rlockFresh() {
 // Words the catalog knows neither directly nor through a synonym
 // (argument values, mostly) count there only in the reach that coverage
 // is calibrated against (see calibrate.go), not in the clause weights.
-func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, members []resolvedTerm) resolvedQuery {
-	rq := resolvedQuery{nseg: q.nseg}
+func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
+	rq := resolvedQuery{nseg: q.nseg, unknown: unknown}
 	ceiling := ix.termCeiling()
 	syns := sc.synonyms(q.terms)
 	for i, qt := range q.terms {
@@ -301,8 +327,18 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
 				rq.addReach(idf(ix.stats.n, 0)*ceiling*calibUnknown, qt.segs)
-				if foreignNoun(qt.term, rel) {
+				noun := foreignNoun(qt.term, rel)
+				if noun {
 					rq.foreign++
+				}
+				if rel.english && len(rq.unknown) < maxNamedWords {
+					// Nouns first: they name what is asked for.
+					at := len(rq.unknown)
+					if noun {
+						at = rq.unknownNouns
+						rq.unknownNouns++
+					}
+					rq.unknown = slices.Insert(rq.unknown, at, qt.surface)
 				}
 			}
 			continue
@@ -312,7 +348,7 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 			w *= ix.wordWeight(&qt, &members[start])
 		}
 		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
-			word: qt.kind == termWord && !qt.value, standIn: hasStandIn(members[start:])})
+			word: qt.kind == termWord && !qt.value, standIn: hasStandIn(members[start:]), surface: qt.surface})
 		if qt.kind != termWord {
 			continue
 		}

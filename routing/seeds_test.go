@@ -116,22 +116,22 @@ func TestRouteAbstainsWhenNothingServes(t *testing.T) {
 }
 
 // TestRoutePartialMatchAlert: a two-word request that no top tool matches
-// in both words is not routed confidently: an alert says the tools match
-// only part of it.
+// in both words is not routed confidently: an alert says which of its
+// words each top tool matches and which it does not.
 func TestRoutePartialMatchAlert(t *testing.T) {
 	builtins := seedRouter(t)
 	builtins.SetUpstream("memory", nil)
 	builtins.SetUpstream("fs", nil)
 	for _, tc := range []struct {
-		name, query, tool string
+		name, query, tool, says string
 	}{
 		// Only a logarithm has "log" in its name, and only search tools
 		// take a query: neither reads logs.
-		{"built-ins", "query logs", "calculator_log"},
-		{"all", "query logs", "calculator_log"},
+		{"built-ins", "query logs", "calculator_log", `calculator_log matches "logs", not "query"`},
+		{"all", "Query logs", "calculator_log", `calculator_log matches "logs", not "query"`},
 		// The memory server deletes entities, not files; the filesystem
 		// server has no delete tool.
-		{"all", "delete the file", "memory_delete_observations"},
+		{"all", "delete the file", "memory_delete_observations", `memory_delete_observations matches "delete", not "file"`},
 	} {
 		r := seedRouter(t)
 		if tc.name == "built-ins" {
@@ -139,8 +139,8 @@ func TestRoutePartialMatchAlert(t *testing.T) {
 		}
 		d := r.Route(context.Background(), Request{Query: tc.query})
 		a := alertOf(d, "partial_match")
-		if a == nil || !slices.Contains(a.Tools, tc.tool) || !strings.Contains(a.Message, "match only part") {
-			t.Errorf("%s %q: alerts %+v, want a partial_match naming %s", tc.name, tc.query, d.Alerts, tc.tool)
+		if a == nil || !slices.Contains(a.Tools, tc.tool) || !strings.Contains(a.Message, tc.says) {
+			t.Errorf("%s %q: alerts %+v, want a partial_match saying %s", tc.name, tc.query, d.Alerts, tc.says)
 		}
 	}
 	// Both words matched by one tool: no alert.

@@ -611,7 +611,10 @@ func (c *queryLRU) put(query string, vec []float32) {
 // either retriever through.
 func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
-	type pair struct{ lex, sem, cov float64 }
+	type pair struct {
+		lex, sem, cov float64
+		matches       uint64
+	}
 	scores := map[string]*pair{}
 	at := func(name string) *pair {
 		p := scores[name]
@@ -621,12 +624,18 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		}
 		return p
 	}
-	clauses := 0 // the request's, from the lexical side
+	// The request's clauses and named words, from the lexical side.
+	clauses := 0
+	var known, unknown []string
 	for _, h := range lexical {
 		p := at(h.Name)
 		p.lex = max(p.lex, clampScore(h.Score))
 		p.cov = max(p.cov, clampScore(h.Coverage))
+		p.matches |= h.Matches
 		clauses = max(clauses, h.Clauses)
+		if h.Known != nil || h.Unknown != nil {
+			known, unknown = h.Known, h.Unknown
+		}
 	}
 	for _, h := range semantic {
 		p := at(h.Name)
@@ -637,7 +646,8 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		f := (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much
 		// of the request the tool's text says, as the embedding sees it.
-		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Clauses: clauses})
+		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Clauses: clauses,
+			Known: known, Unknown: unknown, Matches: p.matches})
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

@@ -110,15 +110,18 @@ func (t *Tokenizer) each(s string, fn func(term string, kind wordKind)) {
 }
 
 // eachWord is each that also passes each term's expansions, or nil
-// when the tokenizer does not keep them.
-func (t *Tokenizer) eachWord(s string, fn func(term string, kind wordKind, ex *expansions)) {
-	if t.memo == nil {
-		t.each(s, func(term string, kind wordKind) { fn(term, kind, nil) })
-		return
-	}
+// when the tokenizer does not keep them, and the lower-cased word the
+// term came from.
+func (t *Tokenizer) eachWord(s string, fn func(term string, kind wordKind, ex *expansions, word string)) {
 	splitWords(s, func(w string, kind wordKind) {
+		if t.memo == nil {
+			if term, ok := t.term(w, kind); ok {
+				fn(term, kind, nil, w)
+			}
+			return
+		}
 		if e := t.entry(w, kind); e.term != "" {
-			fn(e.term, kind, e.ex)
+			fn(e.term, kind, e.ex, w)
 		}
 	})
 }

@@ -49,8 +49,8 @@ type Hit struct {
 	Clauses int
 	// Known are the request's words the catalog knows (argument values
 	// aside; the first 16), lower-cased as the request wrote them, and
-	// Unknown its English words the catalog knows neither directly nor
-	// through a synonym (at most 16); Matches has bit i set when the
+	// Unknown its words the catalog knows neither directly nor through a
+	// synonym (at most 16; nouns and names first); Matches has bit i set when the
 	// tool matches Known[i]. Set on the top few hits only, for alerts to
 	// say what a tool does and does not match; the hits share the slices.
 	Known, Unknown []string

@@ -944,7 +944,11 @@ func noMatch(d Decision) Alert {
 		if words != "" {
 			words = strings.TrimPrefix(words, " matches ") + ": "
 		}
-		closest = append(closest, fmt.Sprintf("%s (matches %s%.0f%% of the request)", c.Name, words, 100*c.Coverage))
+		share := fmt.Sprintf("%.0f%%", 100*c.Coverage)
+		if c.Coverage < 0.005 {
+			share = "under 1%"
+		}
+		closest = append(closest, fmt.Sprintf("%s (matches %s%s of the request)", c.Name, words, share))
 	}
 	a.Message = fmt.Sprintf("Nothing in the catalog serves %q", d.Query)
 	if len(d.Ranked) > 0 && len(d.Ranked[0].unknown) > 0 {

@@ -153,8 +153,9 @@ type resolvedQuery struct {
 	segReach [maxSegments]float64
 	// foreign counts the request's words that are English nouns the
 	// catalog knows neither directly nor through a synonym (see
-	// advice.go), and unknown holds its English words of any kind the
-	// catalog knows so, as the request wrote them, for alerts to name.
+	// advice.go), and unknown holds its words of any kind the catalog
+	// knows so (argument values aside), as the request wrote them, for
+	// alerts to name.
 	foreign      int
 	unknown      []string
 	unknownNouns int // the nouns at the start of unknown
@@ -331,10 +332,12 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 				if noun {
 					rq.foreign++
 				}
-				if rel.english && len(rq.unknown) < maxNamedWords {
-					// Nouns first: they name what is asked for.
+				if len(rq.unknown) < maxNamedWords {
+					// Nouns and names first (a word WordNet lacks that is
+					// no argument value: gitlab, kubectl): they name what
+					// is asked for.
 					at := len(rq.unknown)
-					if noun {
+					if noun || !rel.english {
 						at = rq.unknownNouns
 						rq.unknownNouns++
 					}

@@ -43,18 +43,25 @@ type Hit struct {
 	// the catalog knows neither directly nor through a synonym (see
 	// advice.go); set on the top few hits only, as Words is.
 	Foreign int
+	// Request is what the ranking says of the request itself, shared by
+	// the top few hits and nil below them.
+	Request *RequestWords
+	// Matches has bit i set when the tool matches Request.Known[i]; set
+	// on the top few hits only.
+	Matches uint64
+}
+
+// RequestWords is what a ranking says of the request itself.
+type RequestWords struct {
 	// Clauses is how many clauses the request was ranked by (see
-	// Clauses): more than one for a request of several asks. Set on the
-	// top few hits only, as Words is.
+	// Clauses): more than one for a request of several asks.
 	Clauses int
 	// Known are the request's words the catalog knows (argument values
 	// aside; the first 16), lower-cased as the request wrote them, and
-	// Unknown its words the catalog knows neither directly nor through a
-	// synonym (at most 16; nouns and names first); Matches has bit i set when the
-	// tool matches Known[i]. Set on the top few hits only, for alerts to
-	// say what a tool does and does not match; the hits share the slices.
+	// Unknown its words the catalog knows neither directly nor through
+	// a synonym (at most 16; nouns and names first), for alerts to say
+	// what a tool does and does not match.
 	Known, Unknown []string
-	Matches        uint64
 }
 
 // Index is a lexical (BM25F) index of catalog tools. It is safe for

@@ -421,13 +421,9 @@ type Candidate struct {
 	// Foreign is the request's English nouns the catalog does not know
 	// (see Hit).
 	Foreign int `json:"-"`
-	// clauses is how many clauses the request was ranked by (see Hit),
-	// on every candidate.
-	clauses int
-	// known, unknown and matches name the request's words and the ones
-	// the tool matches, on the top few candidates (see Hit).
-	known, unknown []string
-	matches        uint64
+	// matches has bit i set when the tool matches the request's word
+	// Decision.request.Known[i], on the top few candidates (see Hit).
+	matches uint64
 	// raw is the ranking's own score (BM25F for the lexical index), for
 	// the ranking's commitment (see commitment.go).
 	raw      float64
@@ -467,6 +463,8 @@ type Decision struct {
 	Took      time.Duration
 	// why says why the router abstained, for the no_match alert.
 	why abstention
+	// request is what the ranking said of the request itself.
+	request RequestWords
 }
 
 // abstention is why the router abstained.
@@ -488,17 +486,19 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		if r.opts.Fuse.CollapseDuplicates && r.hasInstances() {
 			// Read deeper: instances of one server fill the ranking with
 			// copies of each tool, which collapse to one.
-			d.Ranked = r.collapseInstances(r.rank(ctx, req, instancesPool*candidatePool))
+			var ranked []Candidate
+			ranked, d.request = r.rank(ctx, req, instancesPool*candidatePool)
+			d.Ranked = r.collapseInstances(ranked)
 			d.Ranked = d.Ranked[:min(len(d.Ranked), candidatePool)]
 		} else {
-			d.Ranked = r.rank(ctx, req, candidatePool)
+			d.Ranked, d.request = r.rank(ctx, req, candidatePool)
 		}
 		d.why = r.abstains(req.Query, d.Ranked)
 		d.Abstained = d.why != abstainedNot
 	}
 	var selected []fuse.Candidate
 	if !d.Abstained {
-		selected = r.preselect(d.Ranked, req.TopK)
+		selected = r.preselect(d.Ranked, req.TopK, d.request.Clauses)
 	}
 	res := fuse.Fuse(*r.opts.Fuse, fuse.Input{
 		Route:      req.Route,
@@ -521,7 +521,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 }
 
 // rank scores the catalog and applies domain affinity.
-func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
+func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, RequestWords) {
 	lexical, semantic := req.Query, req.Query
 	if k := strings.TrimSpace(req.Keywords); k != "" {
 		lexical += " " + k
@@ -553,9 +553,11 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 	// The catalog's entries first, under one lock: Exclude is the
 	// caller's and may call back into the router.
 	r.mu.Lock()
-	clauses := 0 // the request's, set on the top few hits
+	var rw RequestWords // set on the top few hits
 	for _, h := range hits {
-		clauses = max(clauses, h.Clauses)
+		if h.Request != nil {
+			rw = *h.Request
+		}
 		t, ok := r.known[h.Name]
 		if ok {
 			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
@@ -573,8 +575,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
-			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, clauses: clauses, raw: h.Raw,
-			known: h.Known, unknown: h.Unknown, matches: h.Matches}
+			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, raw: h.Raw, matches: h.Matches}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
 		}
@@ -591,7 +592,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) []Candidate {
 	}
 	out = out[:kept]
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
-	return out
+	return out, rw
 }
 
 // collapseInstances keeps, of the ranked tools that several instances of
@@ -700,7 +701,7 @@ func servesObject(c Candidate) bool {
 // preselect keeps the top k and anything at or above the threshold; the
 // fuse policy's noise floor (min_qr_score) then drops what is too weak to
 // offer at all.
-func (r *Router) preselect(ranked []Candidate, topK int) []fuse.Candidate {
+func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candidate {
 	if topK <= 0 {
 		topK = r.opts.TopK
 	}
@@ -709,8 +710,8 @@ func (r *Router) preselect(ranked []Candidate, topK int) []fuse.Candidate {
 	// each further clause. Through request_more_tools on etom's requests
 	// across several servers this hands over every ask's tool for 0.408
 	// of them (0.282 with five tools), at a median of 11 tools.
-	if len(ranked) > 0 && ranked[0].clauses > 1 && topK > 0 {
-		topK += ranked[0].clauses - 1
+	if clauses > 1 && topK > 0 {
+		topK += clauses - 1
 	}
 	// The top-k tools handed over are a prefix of the ranking: the
 	// deepest that passes on its own (its score at the noise floor, or
@@ -823,7 +824,7 @@ func partialMatch(d Decision) Alert {
 	var parts []string
 	for _, c := range d.Ranked[:min(len(d.Ranked), wordsCounted)] {
 		a.Tools = append(a.Tools, c.Name)
-		parts = append(parts, c.Name+c.matchedWords(true))
+		parts = append(parts, c.Name+d.request.matchedWords(c, true))
 	}
 	a.Message = fmt.Sprintf("Routing alert: no tool matches all of %q: %s. They may do something else "+
 		"(a shared word is not a shared intent): check that a tool does what is asked before calling it, "+
@@ -838,16 +839,16 @@ const namedWords = 3
 // (` matches "log"`) and, with missed, which it does not, the catalog's
 // unknown words among them (`, not "query"`); "" when the ranking named
 // no words for it.
-func (c *Candidate) matchedWords(missed bool) string {
+func (rw *RequestWords) matchedWords(c Candidate, missed bool) string {
 	var hit, miss []string
-	for i, w := range c.known {
+	for i, w := range rw.Known {
 		if c.matches&(1<<i) != 0 {
 			hit = append(hit, w)
 		} else {
 			miss = append(miss, w)
 		}
 	}
-	miss = append(miss, c.unknown...)
+	miss = append(miss, rw.Unknown...)
 	var b strings.Builder
 	if len(hit) > 0 {
 		b.WriteString(" matches " + quoteWords(hit))
@@ -940,7 +941,7 @@ func noMatch(d Decision) Alert {
 			break
 		}
 		a.Tools = append(a.Tools, c.Name)
-		words := c.matchedWords(false)
+		words := d.request.matchedWords(c, false)
 		if words != "" {
 			words = strings.TrimPrefix(words, " matches ") + ": "
 		}
@@ -951,8 +952,8 @@ func noMatch(d Decision) Alert {
 		closest = append(closest, fmt.Sprintf("%s (matches %s%s of the request)", c.Name, words, share))
 	}
 	a.Message = fmt.Sprintf("Nothing in the catalog serves %q", d.Query)
-	if len(d.Ranked) > 0 && len(d.Ranked[0].unknown) > 0 {
-		a.Message += "; no tool knows " + quoteWords(d.Ranked[0].unknown)
+	if len(d.request.Unknown) > 0 {
+		a.Message += "; no tool knows " + quoteWords(d.request.Unknown)
 	}
 	if len(closest) > 0 {
 		a.Message += "; closest: " + strings.Join(closest, ", ") + ", which do something else"

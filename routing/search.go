@@ -241,31 +241,31 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 			}
 		}
 	}
-	// The words named in alerts, one copy for all of hits: the first
-	// maxNamedWords the catalog knows (each hit's Matches reads them),
-	// then the English words it does not.
-	var named []string
+	// What the hits say of the request, one copy for all of them: the
+	// first maxNamedWords words the catalog knows (each hit's Matches
+	// reads them), then the words it does not.
+	var req *RequestWords
 	if len(hits) > 0 {
-		named = make([]string, 0, min(words, maxNamedWords)+len(rq.unknown))
+		named := make([]string, 0, min(words, maxNamedWords)+len(rq.unknown))
 		for gi := range rq.groups {
 			if g := &rq.groups[gi]; g.word && len(named) < maxNamedWords {
 				named = append(named, g.surface)
 			}
 		}
+		nk := len(named)
 		named = append(named, rq.unknown...)
+		req = &RequestWords{Clauses: rq.nseg, Known: named[:nk:nk], Unknown: named[nk:]}
 	}
-	nk := min(words, maxNamedWords)
 	for i := range hits {
-		hits[i].Words, hits[i].Foreign, hits[i].Clauses = words, rq.foreign, rq.nseg
-		hits[i].Known, hits[i].Unknown = named[:nk:nk], named[nk:]
+		hits[i].Words, hits[i].Foreign, hits[i].Request = words, rq.foreign, req
 		if ids[i] >= 0 {
-			hits[i].Matches = acc.matched[ids[i]] & (1<<nk - 1)
+			hits[i].Matches = acc.matched[ids[i]] & (1<<len(req.Known) - 1)
 		}
 	}
 }
 
-// maxNamedWords bounds the words of a request that a hit names (Hit.Known
-// and Hit.Unknown each).
+// maxNamedWords bounds the words of a request that RequestWords names
+// (Known and Unknown each).
 const maxNamedWords = 16
 
 // has reports whether doc is in any of the group's posting lists.

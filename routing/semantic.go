@@ -624,17 +624,14 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		}
 		return p
 	}
-	// The request's clauses and named words, from the lexical side.
-	clauses := 0
-	var known, unknown []string
+	var req *RequestWords // what the lexical side says of the request
 	for _, h := range lexical {
 		p := at(h.Name)
 		p.lex = max(p.lex, clampScore(h.Score))
 		p.cov = max(p.cov, clampScore(h.Coverage))
 		p.matches |= h.Matches
-		clauses = max(clauses, h.Clauses)
-		if h.Known != nil || h.Unknown != nil {
-			known, unknown = h.Known, h.Unknown
+		if h.Request != nil {
+			req = h.Request
 		}
 	}
 	for _, h := range semantic {
@@ -646,8 +643,7 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		f := (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much
 		// of the request the tool's text says, as the embedding sees it.
-		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Clauses: clauses,
-			Known: known, Unknown: unknown, Matches: p.matches})
+		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Request: req, Matches: p.matches})
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

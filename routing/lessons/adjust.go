@@ -184,9 +184,10 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 	return math.Exp2(-float64(age) / float64(m.opts.HalfLife))
 }
 
-// combine turns the matches into one adjustment per tool: noisy OR of the
-// positive weights times MaxBoost, minus that of the negative weights
-// times MaxPenalty.
+// combine turns the matches and the tools' profiles into one adjustment
+// per tool: noisy OR of the positive weights (or the profile's weight,
+// ProfileWeight × its similarity, when larger) times MaxBoost, minus that
+// of the negative weights times MaxPenalty.
 func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),

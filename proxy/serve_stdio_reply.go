@@ -51,13 +51,8 @@ func appendCallReply(dst []byte, msg any) (_ []byte, ok bool) {
 // appendCallResult appends res as mcp.CallToolResult's MarshalJSON
 // writes it: the fields it has, in the order of their names.
 func appendCallResult(dst []byte, res *mcp.CallToolResult) (_ []byte, ok bool) {
-	dst = append(dst, '{')
-	if res.Meta != nil {
-		dst = append(dst, `"_meta":`...)
-		if dst, ok = appendMeta(dst, res.Meta); !ok {
-			return dst, false
-		}
-		dst = append(dst, ',')
+	if dst, ok = appendOpenWithMeta(dst, res.Meta); !ok {
+		return dst, false
 	}
 	dst = append(dst, `"content":[`...)
 	for i, c := range res.Content {
@@ -102,13 +97,8 @@ func appendContent(dst []byte, c mcp.Content) (_ []byte, ok bool) {
 	if !isText || t.Annotations != nil {
 		return appendMarshaled(dst, c)
 	}
-	dst = append(dst, '{')
-	if t.Meta != nil {
-		dst = append(dst, `"_meta":`...)
-		if dst, ok = appendMeta(dst, t.Meta); !ok {
-			return dst, false
-		}
-		dst = append(dst, ',')
+	if dst, ok = appendOpenWithMeta(dst, t.Meta); !ok {
+		return dst, false
 	}
 	dst = append(dst, `"type":`...)
 	dst = appendJSONString(dst, t.Type)
@@ -275,4 +265,18 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendOpenWithMeta opens an object and, when meta is set, writes its
+// "_meta" member first, followed by a comma.
+func appendOpenWithMeta(dst []byte, meta *mcp.Meta) (_ []byte, ok bool) {
+	dst = append(dst, '{')
+	if meta == nil {
+		return dst, true
+	}
+	dst = append(dst, `"_meta":`...)
+	if dst, ok = appendMeta(dst, meta); !ok {
+		return dst, false
+	}
+	return append(dst, ','), true
 }

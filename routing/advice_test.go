@@ -3,7 +3,6 @@ package routing
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -104,17 +103,11 @@ func TestRouteAbstainsOnAdviceAboutUnknownThings(t *testing.T) {
 // still routed to it; and one that names the catalog's own things is not
 // taken for advice about unknown ones.
 func TestRouteAdviceThatAToolServes(t *testing.T) {
-	r := commitRouter(RouterOptions{})
-	for _, tc := range []struct{ query, want string }{
+	wantRouted(t, commitRouter(RouterOptions{}), []routedCase{
 		{"What's the best way to clean up dangling docker images on my laptop before my vacation?", "clean_docker_images"},
 		{"How do I find which process listens on port 8080?", "find_port"},
 		{"Can you recommend a vegan recipe for dinner?", "find_recipes"},
-	} {
-		d := r.Route(context.Background(), Request{Query: tc.query})
-		if d.Abstained || !slices.Contains(names(d.Selected), tc.want) {
-			t.Errorf("%q: abstained %v, selected %v; want %s selected", tc.query, d.Abstained, names(d.Selected), tc.want)
-		}
-	}
+	})
 }
 
 // BenchmarkAsksAdvice reads the form of a long request that is not one

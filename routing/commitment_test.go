@@ -118,8 +118,7 @@ func TestRouteAbstainsWhenNoToolStandsOut(t *testing.T) {
 // user's own words, over the same catalog, are not abstained on and get
 // that tool.
 func TestRouteCommittedRequestsInPeoplesWords(t *testing.T) {
-	r := commitRouter(RouterOptions{})
-	for _, tc := range []struct{ query, want string }{
+	wantRouted(t, commitRouter(RouterOptions{}), []routedCase{
 		{"my disk is full, clear out the old build output", "clean_build"},
 		{"which program is hogging port 8080", "find_port"},
 		{"get rid of the docker junk", "clean_docker_images"},
@@ -127,12 +126,7 @@ func TestRouteCommittedRequestsInPeoplesWords(t *testing.T) {
 		{"post in the standup room that I'm running late", "send_room_message"},
 		{"which queries are making the database slow", "find_slow_queries"},
 		{"get rid of the old audit entries", "clean_audit_log"},
-	} {
-		d := r.Route(context.Background(), Request{Query: tc.query})
-		if d.Abstained || !slices.Contains(names(d.Selected), tc.want) {
-			t.Errorf("%q: abstained %v, selected %v; want %s selected", tc.query, d.Abstained, names(d.Selected), tc.want)
-		}
-	}
+	})
 }
 
 // TestCommitment: the NQC of the top commitDepth raw scores, in any
@@ -206,5 +200,20 @@ func BenchmarkCommitment(b *testing.B) {
 	}
 	for b.Loop() {
 		commitment(ranked)
+	}
+}
+
+// routedCase is a request and the tool it must be routed to.
+type routedCase struct{ query, want string }
+
+// wantRouted routes each case's request through r and fails t when it is
+// abstained on or its tool is not selected.
+func wantRouted(t *testing.T, r *Router, cases []routedCase) {
+	t.Helper()
+	for _, tc := range cases {
+		d := r.Route(context.Background(), Request{Query: tc.query})
+		if d.Abstained || !slices.Contains(names(d.Selected), tc.want) {
+			t.Errorf("%q: abstained %v, selected %v; want %s selected", tc.query, d.Abstained, names(d.Selected), tc.want)
+		}
 	}
 }

@@ -824,7 +824,17 @@ func partialMatch(d Decision) Alert {
 	var parts []string
 	for _, c := range d.Ranked[:min(len(d.Ranked), wordsCounted)] {
 		a.Tools = append(a.Tools, c.Name)
-		parts = append(parts, c.Name+d.request.matchedWords(c, true))
+		hit, miss := d.request.split(c)
+		part := c.Name
+		switch {
+		case len(hit) > 0 && len(miss) > 0:
+			part += " matches " + quoteWords(hit) + ", not " + quoteWords(miss)
+		case len(hit) > 0:
+			part += " matches " + quoteWords(hit)
+		case len(miss) > 0:
+			part += " matches none of " + quoteWords(miss)
+		}
+		parts = append(parts, part)
 	}
 	a.Message = fmt.Sprintf("Routing alert: no tool matches all of %q: %s. They may do something else "+
 		"(a shared word is not a shared intent): check that a tool does what is asked before calling it, "+
@@ -835,12 +845,10 @@ func partialMatch(d Decision) Alert {
 // namedWords is how many words an alert names for each tool.
 const namedWords = 3
 
-// matchedWords says which of the request's words the candidate matches
-// (` matches "log"`) and, with missed, which it does not, the catalog's
-// unknown words among them (`, not "query"`); "" when the ranking named
-// no words for it.
-func (rw *RequestWords) matchedWords(c Candidate, missed bool) string {
-	var hit, miss []string
+// split returns the request's words that c matches and those it does
+// not, the catalog's unknown words among the latter; both empty when the
+// ranking named no words for c.
+func (rw *RequestWords) split(c Candidate) (hit, miss []string) {
 	for i, w := range rw.Known {
 		if c.matches&(1<<i) != 0 {
 			hit = append(hit, w)
@@ -848,20 +856,7 @@ func (rw *RequestWords) matchedWords(c Candidate, missed bool) string {
 			miss = append(miss, w)
 		}
 	}
-	miss = append(miss, rw.Unknown...)
-	var b strings.Builder
-	if len(hit) > 0 {
-		b.WriteString(" matches " + quoteWords(hit))
-	}
-	if missed && len(miss) > 0 {
-		if len(hit) > 0 {
-			b.WriteString(", not ")
-		} else {
-			b.WriteString(" matches none of ")
-		}
-		b.WriteString(quoteWords(miss))
-	}
-	return b.String()
+	return hit, append(miss, rw.Unknown...)
 }
 
 // quoteWords quotes the first namedWords of words, comma-separated.
@@ -941,9 +936,9 @@ func noMatch(d Decision) Alert {
 			break
 		}
 		a.Tools = append(a.Tools, c.Name)
-		words := d.request.matchedWords(c, false)
-		if words != "" {
-			words = strings.TrimPrefix(words, " matches ") + ": "
+		words := ""
+		if hit, _ := d.request.split(c); len(hit) > 0 {
+			words = quoteWords(hit) + ": "
 		}
 		share := fmt.Sprintf("%.0f%%", 100*c.Coverage)
 		if c.Coverage < 0.005 {

@@ -187,7 +187,8 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 // combine turns the matches and the tools' profiles into one adjustment
 // per tool: noisy OR of the positive weights (or the profile's weight,
 // ProfileWeight × its similarity, when larger) times MaxBoost, minus that
-// of the negative weights times MaxPenalty.
+// of the negative weights times MaxPenalty. It takes the profiles it
+// merges into a matched tool out of profiles.
 func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
@@ -211,18 +212,17 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 		if pm, ok := profiles[tool]; ok {
 			// The profile pools these lessons' evidence with others': the
 			// larger of the two boosts, not both.
-			a = m.withProfile(a, pm)
+			a = withProfile(a, pm)
 			missPos = min(missPos, 1-m.opts.ProfileWeight*pm.sim)
+			delete(profiles, tool)
 		}
 		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
 		out = append(out, a)
 	}
-	for tool, pm := range profiles {
-		if !slices.ContainsFunc(out, func(a Adjustment) bool { return a.Tool == tool }) {
-			a := m.withProfile(Adjustment{Tool: tool}, pm)
-			a.Delta = m.opts.MaxBoost * m.opts.ProfileWeight * pm.sim
-			out = append(out, a)
-		}
+	for tool, pm := range profiles { // the tools no lesson matched
+		a := withProfile(Adjustment{Tool: tool}, pm)
+		a.Delta = m.opts.MaxBoost * m.opts.ProfileWeight * pm.sim
+		out = append(out, a)
 	}
 	slices.SortStableFunc(out, func(a, b Adjustment) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Tool, b.Tool))
@@ -232,7 +232,7 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 
 // withProfile adds a tool's profile match to its adjustment: the lessons
 // that voted, after those that matched, and the similarity when higher.
-func (m *Memory) withProfile(a Adjustment, pm profileMatch) Adjustment {
+func withProfile(a Adjustment, pm profileMatch) Adjustment {
 	for _, id := range pm.lessons {
 		if !slices.Contains(a.Lessons, id) {
 			a.Lessons = append(a.Lessons, id)

@@ -43,6 +43,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets a Warn line per refused request; nil is silent.
 	Logger *slog.Logger
+	// Notices, when set, returns what every page shows above its content:
+	// degraded states a person must know of (state kept in memory, say).
+	Notices func() []string
 }
 
 // DefaultSessionTTL is Options.SessionTTL's default.
@@ -148,6 +151,8 @@ type view struct {
 	Login  bool // a login is needed (tokens are configured)
 	Data   any
 	Flash  string
+	// Notices are shown above every page's content (Options.Notices).
+	Notices []string
 }
 
 // authed serves h to a request with a live session; it opens one at once
@@ -174,7 +179,11 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
-		h(w, r, &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()})
+		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()}
+		if c.opts.Notices != nil {
+			v.Notices = c.opts.Notices()
+		}
+		h(w, r, v)
 	}
 }
 

@@ -392,3 +392,16 @@ func TestConsoleLimitsWrongTokens(t *testing.T) {
 		t.Errorf("a minute later: got %d, want 303", resp.StatusCode)
 	}
 }
+
+// A degraded state the gateway reports (its state kept in memory) is shown
+// on every page, escaped.
+func TestConsoleShowsNotices(t *testing.T) {
+	f := newFixture(t)
+	f.console.opts.Notices = func() []string { return []string{"state: in memory (not shared, not kept): <disk full>"} }
+	for _, page := range []string{"/ui/upstreams", "/ui/catalog", "/ui/pins"} {
+		_, body := f.do(t, http.MethodGet, page, nil)
+		if !strings.Contains(body, "state: in memory (not shared, not kept): &lt;disk full&gt;") {
+			t.Errorf("%s does not show the notice", page)
+		}
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -33,6 +35,9 @@ const clientNotifications = 100
 type stdioSession struct {
 	send          func(msg any) error // writes one whole message to the client
 	notifications chan mcp.JSONRPCNotification
+	// lists, when set, holds list_changed notifications that would tell
+	// the client nothing new.
+	lists *listGate
 
 	initialized atomic.Bool
 	level       atomic.Pointer[mcp.LoggingLevel]
@@ -112,14 +117,40 @@ func (s *stdioSession) ProtocolVersion() string {
 // calls it on sessions that have it).
 func (s *stdioSession) SetProtocolVersion(version string) { s.version.Store(&version) }
 
-// relay writes the queued notifications to the client until ctx ends.
+// relay writes the queued notifications to the client until ctx ends. A
+// list_changed waits listQuiet, so that those of changes close together
+// are sent once, and is sent only when the session's list differs from
+// what it last saw (see listGate); other notifications go at once.
 func (s *stdioSession) relay(ctx context.Context, failed func(error)) {
+	quiet := time.NewTimer(listQuiet)
+	quiet.Stop()
+	defer quiet.Stop()
+	var held []string // list_changed methods waiting for the quiet period
 	for {
 		select {
 		case n := <-s.notifications:
+			if s.lists != nil && isListChanged(n.Method) {
+				if len(held) == 0 {
+					quiet.Reset(listQuiet)
+				}
+				if !slices.Contains(held, n.Method) {
+					held = append(held, n.Method)
+				}
+				continue
+			}
 			if err := s.send(n); err != nil {
 				failed(err)
 			}
+		case <-quiet.C:
+			for _, m := range held {
+				if !s.lists.news(m) {
+					continue
+				}
+				if err := s.send(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: m}}); err != nil {
+					failed(err)
+				}
+			}
+			held = held[:0]
 		case <-ctx.Done():
 			return
 		}

@@ -123,6 +123,12 @@ type Server struct {
 	resumeMu sync.Mutex // one session resumed at a time
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
+
+	syncMu sync.Mutex // one sync at a time sets prompts and resources
+	// what the last sync set: prompts and resources are set again only
+	// when they change
+	synced                         bool
+	promptsSynced, resourcesSynced uint64
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -165,6 +171,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.hub.ForgetSession(cs.SessionID()) })
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
+	s.hookListGate(hooks)
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 		res.Instructions = s.instructionsFor(ctx)
 	})
@@ -374,8 +381,19 @@ func (s *Server) sync(c *Catalog) {
 		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
 	s.mcp.SetTools(tools...)
-	s.syncPrompts(c)
-	s.syncResources(c)
+	// Prompts and resources are set again only when they changed: each
+	// set sends every session a list_changed.
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if fp := catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged)); fp != s.promptsSynced || !s.synced {
+		s.promptsSynced = fp
+		s.syncPrompts(c)
+	}
+	if fp := catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged)); fp != s.resourcesSynced || !s.synced {
+		s.resourcesSynced = fp
+		s.syncResources(c)
+	}
+	s.synced = true
 }
 
 func (s *Server) syncPrompts(c *Catalog) {

@@ -22,10 +22,17 @@ import (
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	var verdicts map[string]integrity.Verdict
-	if h.opts.Pins != nil {
+	pinsOK := h.opts.Pins != nil
+	if pinsOK {
 		var err error
 		verdicts, err = h.opts.Pins.Check(cfg.Name, tools)
-		if err != nil {
+		switch {
+		case err != nil && cfg.Transport == TransportBuiltin:
+			// A built-in server's contracts come with this binary: only
+			// the scan applies.
+			logger.Warn("tool pins unreadable: serving the built-in server's tools unpinned", "err", err)
+			pinsOK = false
+		case err != nil:
 			logger.Error("tool pins unreadable: hiding the upstream's tools", "err", err)
 			for _, t := range tools {
 				blocked[t.Name] = "its pin could not be checked: " + err.Error()
@@ -54,7 +61,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		kept = append(kept, t)
 	}
 	logPinSummary(findings, verdicts)
-	if h.opts.Pins != nil {
+	if pinsOK {
 		// Recorded for the pins CLI, which runs in another process.
 		if err := h.opts.Pins.Hold(cfg.Name, held); err != nil {
 			logger.Warn("quarantine reasons not recorded", "err", err)

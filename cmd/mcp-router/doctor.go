@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 func newDoctorCmd(e *env) *cobra.Command {
@@ -28,7 +30,10 @@ func newDoctorCmd(e *env) *cobra.Command {
 initialize (and with which protocol version), how many tools it listed, whether it
 asks for authorization (HTTP 401), how many tool pins wait for approval, and how
 long it took; with a hint for each failure. It changes no pins. The exit status is
-1 when any upstream failed or two upstreams want one tool name.`,
+1 when any upstream failed, two upstreams want one tool name, or the state
+(state_dir's state.db, or state.url) cannot be used: gateways would then keep pins
+and lessons in memory, and serve no tool of an upstream other than the built-in
+ones, since its pin cannot be checked.`,
 		Example: `  mcp-router doctor
   mcp-router doctor --profile work --json
   mcp-router doctor --timeout 2m     # a first npx run downloads its package`,
@@ -60,8 +65,12 @@ type checkup struct {
 }
 
 type doctorReport struct {
-	Config    string    `json:"config"`
-	Profile   string    `json:"profile"`
+	Config  string `json:"config"`
+	Profile string `json:"profile"`
+	// State is where pins, lessons and the registry are kept, or why they
+	// cannot be, in which case gateways keep them in memory.
+	State     string    `json:"state"`
+	StateOK   bool      `json:"state_ok"`
 	Upstreams []checkup `json:"upstreams"`
 	Problems  []string  `json:"problems,omitempty"` // name collisions
 }
@@ -71,6 +80,7 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
+	stateErr := e.checkState(ctx, cfg)
 	pins := e.pinsWaiting(ctx, cfg, prof)
 	prof.Integrity.Pins = false // doctor reads pins, never writes them
 	opts, err := e.hubOptions(ctx, cfg, prof, e.logger(cfg))
@@ -85,7 +95,10 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	}
 	defer hub.Close()
 	collisions := hub.AwaitStarted(ctx)
-	rep := doctorReport{Config: cfg.File, Profile: prof.Name}
+	rep := doctorReport{Config: cfg.File, Profile: prof.Name, State: stateLocation(cfg), StateOK: stateErr == nil}
+	if stateErr != nil {
+		rep.State = stateNotice(stateProblemText(cfg, stateErr))
+	}
 	for _, s := range hub.Status() {
 		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
 	}
@@ -104,7 +117,26 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if collisions != nil {
 		collisions = startError(cfg, prof, collisions)
 	}
-	return errors.Join(collisions, upstreamsDown(hub))
+	if stateErr != nil {
+		stateErr = fmt.Errorf("the state cannot be used: %s", stateProblemText(cfg, stateErr))
+	}
+	return errors.Join(stateErr, collisions, upstreamsDown(hub))
+}
+
+// checkState opens the state as the CLI does and reports why it cannot be
+// used; a gateway would keep it in memory then.
+func (e *env) checkState(ctx context.Context, cfg *config.Config) error {
+	_, err := e.cliState(ctx, cfg)
+	return err
+}
+
+// stateLocation names where the state is kept: the state.url database
+// (without its password) or state.db.
+func stateLocation(cfg *config.Config) string {
+	if cfg.State.URL != "" {
+		return "state: ok (the database of state.url)"
+	}
+	return "state: ok (" + filepath.Join(cfg.StateDir, state.FileName) + ")"
 }
 
 // pinsWaiting counts, per upstream, the pinned tools whose definition
@@ -175,7 +207,7 @@ func hint(s proxy.Status) string {
 }
 
 func printDoctor(w io.Writer, rep doctorReport) error {
-	fmt.Fprintf(w, "config %s, profile %s: ok\n\n", rep.Config, rep.Profile)
+	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", rep.Config, rep.Profile, rep.State)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {

@@ -39,6 +39,8 @@ type env struct {
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore
+	// stateProblem, when runState fell back to memory, says why
+	stateProblem string
 }
 
 func newRootCmd(e *env) *cobra.Command {

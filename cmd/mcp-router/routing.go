@@ -85,7 +85,7 @@ func sessionOptions(prof config.Profile) routing.SessionOptions {
 // ended is the sessions ended on any replica (nil: ended here alone).
 func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore,
 	ended proxy.EndedSessions) (*proxy.Server, error) {
-	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: version, CoreTools: prof.CoreTools,
+	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: gatewayVersion(), CoreTools: prof.CoreTools,
 		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
 		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}

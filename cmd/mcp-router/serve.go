@@ -222,7 +222,7 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		Builtin:    builtin.New,
 		Reserved:   proxy.ReservedNames(),
 		Logger:     log,
-		Version:    version,
+		Version:    gatewayVersion(),
 		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
 		Metrics:    e.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
@@ -248,7 +248,12 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		opts.Poisoning = integrity.Warn
 	}
 	if prof.Integrity.Pins {
-		store, err := integrity.OpenStore(e.runState(ctx, cfg, log).Pins())
+		st := e.runState(ctx, cfg, log)
+		if e.stateProblem != "" { // no pin can be checked: fail closed
+			opts.Pins = integrity.Unavailable(errors.New("the state cannot be used: " + e.stateProblem))
+			return opts, nil
+		}
+		store, err := integrity.OpenStore(st.Pins())
 		if err != nil {
 			return opts, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
 		}

@@ -80,25 +80,40 @@ func legacyFiles(cfg *config.Config) state.Legacy {
 // opening it on first use: state.db or the state.url database, or, when
 // it cannot be opened (a read-only, full or broken state directory, a
 // corrupt file, a database that cannot be reached), memory for this run
-// with one warning. The file is left as it is. The command's caller
-// closes it with closeState.
+// with one warning, kept in e.stateProblem for doctor, the console and
+// the pins (which then fail closed: see hubOptions). The file is left as
+// it is. The command's caller closes it with closeState.
 func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
 	if e.state != nil {
 		return e.state
 	}
 	db, err := openState(ctx, cfg, log)
 	if err != nil {
-		why, file := err, filepath.Join(cfg.StateDir, state.FileName)
-		var oe *state.OpenError
-		if errors.As(err, &oe) {
-			why, file = oe.Err, oe.Path
-		}
-		log.Warn(fmt.Sprintf("state kept in memory for this run: %v; %s", why, file))
+		e.stateProblem = stateProblemText(cfg, err)
+		log.Warn(fmt.Sprintf("state kept in memory for this run (not shared, not kept): %s", e.stateProblem))
 		e.state = state.NewMemory()
 		return e.state
 	}
 	e.state = db
 	return db
+}
+
+// stateProblemText says why the state cannot be used, naming the file (or
+// the database URL, without its password) first.
+func stateProblemText(cfg *config.Config, err error) string {
+	why, file := err, filepath.Join(cfg.StateDir, state.FileName)
+	var oe *state.OpenError
+	if errors.As(err, &oe) {
+		why, file = oe.Err, oe.Path
+	}
+	return fmt.Sprintf("%v; %s", why, file)
+}
+
+// stateNotice is what status, doctor and the console say of a state that
+// cannot be used.
+func stateNotice(problem string) string {
+	return "state: in memory (not shared, not kept): " + problem +
+		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
 }
 
 // endedSessions is the state's record of the HTTP sessions ended (DELETE)

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/internal/syncbuf"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -202,9 +203,12 @@ func runAsOther(t *testing.T, cmd *exec.Cmd, paths ...string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 }
 
-// A state directory that cannot be used (read-only, or a corrupt state.db)
-// leaves serve working on state in memory with one warning, and leaves
-// the file as it was; the CLI reports the error and exits non-zero.
+// A state directory that cannot be used (read-only, a file in its way, or
+// a corrupt state.db) leaves serve working on state in memory with one
+// warning, and leaves the file as it was; integrity fails closed: the
+// built-in calculator serves, an upstream process's tools do not, since
+// their pins cannot be checked. The CLI reports the error and exits
+// non-zero, doctor and status too, naming the file and why.
 func TestUnusableStateDegradesServeAndFailsTheCLI(t *testing.T) {
 	bin := buildBinary(t)
 	junk := bytes.Repeat([]byte("precious bytes that are not SQLite. "), 100)
@@ -212,44 +216,67 @@ func TestUnusableStateDegradesServeAndFailsTheCLI(t *testing.T) {
 		name     string
 		setup    func(t *testing.T, stateDir string)
 		why      string
-		readOnly bool // run the binary as another user when root
+		file     string // named in the messages, under stateDir
+		readOnly bool   // run the binary as another user when root
 	}{
-		{"read-only", func(t *testing.T, stateDir string) { os.Chmod(stateDir, 0o555) }, "permission denied", true},
+		{"read-only", func(t *testing.T, stateDir string) { os.Chmod(stateDir, 0o555) }, "permission denied", state.FileName, true},
 		{"corrupt state.db", func(t *testing.T, stateDir string) {
 			os.WriteFile(filepath.Join(stateDir, state.FileName), junk, 0o600)
-		}, "not a database", false},
+		}, "not a database", state.FileName, false},
+		{"a file in the way", func(t *testing.T, stateDir string) {
+			os.Remove(stateDir)
+			os.WriteFile(stateDir, []byte("not a folder"), 0o600)
+		}, "not a directory", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			stateDir := filepath.Join(dir, "state")
 			os.Mkdir(stateDir, 0o755)
-			cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", stateDir, calcProfile))
+			cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s      process: {command: %q, args: [builtin, calculator]}\n",
+				stateDir, calcProfile, bin))
 			os.Chmod(cfg, 0o644)
 			tc.setup(t, stateDir)
 			t.Cleanup(func() { os.Chmod(stateDir, 0o700) })
+			named := filepath.Join(stateDir, tc.file)
 
-			// serve answers a call over stdio and warns once.
+			// serve answers a call over stdio, warns once, and serves no
+			// tool whose pin it cannot check.
 			cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "warn")
 			if tc.readOnly {
 				runAsOther(t, cmd, dir, filepath.Dir(dir), filepath.Dir(bin), bin)
 			}
-			logs := serveOneAdd(t, cmd)
+			logs := serveWith(t, cmd, func(c *client.Client) {
+				if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
+					t.Errorf("calculator_add (built in): %q", stdioResultText(res))
+				}
+				var res *mcp.CallToolResult
+				eventually(t, "the process upstream to connect", func() bool {
+					res = callTool(t, c, "call_tool", map[string]any{"name": "process_add", "arguments": map[string]any{"a": 2, "b": 3}})
+					return !strings.Contains(stdioResultText(res), "unknown tool")
+				})
+				if text := stdioResultText(res); !res.IsError || !strings.Contains(text, "state") {
+					t.Errorf("process_add with no pin to check: got %q, want a refusal naming the state", text)
+				}
+			})
 			if n := strings.Count(logs, "state kept in memory for this run"); n != 1 || !strings.Contains(logs, tc.why) ||
-				!strings.Contains(logs, filepath.Join(stateDir, state.FileName)) {
+				!strings.Contains(logs, named) {
 				t.Errorf("serve logged %d warnings, want one giving %q and the file:\n%s", n, tc.why, logs)
 			}
 
-			for _, args := range [][]string{{"lessons", "list"}, {"pins", "list"}} {
+			for _, args := range [][]string{{"lessons", "list"}, {"pins", "list"}, {"doctor"}, {"status"}} {
 				cli := exec.Command(bin, append(args, "--config", cfg)...)
 				if tc.readOnly {
 					runAsOther(t, cli)
 				}
-				var errb bytes.Buffer
-				cli.Stderr = &errb
+				var out, errb bytes.Buffer
+				cli.Stdout, cli.Stderr = &out, &errb
 				err := cli.Run()
-				if err == nil || !strings.Contains(errb.String(), state.FileName) || !strings.Contains(errb.String(), tc.why) {
+				if err == nil || !strings.Contains(errb.String(), named) || !strings.Contains(errb.String(), tc.why) {
 					t.Errorf("%v: got %v, stderr %q; want a non-zero exit naming the file and why", args, err, errb.String())
+				}
+				if args[0] == "doctor" && !strings.Contains(out.String(), "state: in memory (not shared, not kept)") {
+					t.Errorf("doctor's report does not say the state is in memory:\n%s", out.String())
 				}
 			}
 			if got, err := os.ReadFile(filepath.Join(stateDir, state.FileName)); err == nil && tc.name == "corrupt state.db" && !bytes.Equal(got, junk) {
@@ -330,7 +357,18 @@ func TestEarlierStateFilesAreImportedOnce(t *testing.T) {
 // closes it and returns what it logged.
 func serveOneAdd(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
-	var stderr bytes.Buffer
+	return serveWith(t, cmd, func(c *client.Client) {
+		if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
+			t.Errorf("calculator_add: %q", stdioResultText(res))
+		}
+	})
+}
+
+// serveWith starts the serve cmd, initializes a client over its stdio,
+// runs use with it, and returns what the gateway logged.
+func serveWith(t *testing.T, cmd *exec.Cmd, use func(*client.Client)) string {
+	t.Helper()
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -349,9 +387,7 @@ func serveOneAdd(t *testing.T, cmd *exec.Cmd) string {
 		cmd.Wait()
 		t.Fatalf("initialize: %v\n%s", err, stderr.String())
 	}
-	if res := callTool(t, c, "calculator_add", map[string]any{"a": 2, "b": 3}); res.IsError {
-		t.Errorf("calculator_add: %q", stdioResultText(res))
-	}
+	use(c)
 	c.Close()
 	cmd.Wait()
 	return stderr.String()

@@ -85,7 +85,7 @@ type registration struct {
 func (e *env) registerGateway(ctx context.Context, cfg *config.Config, prof config.Profile, hub *proxy.Hub, httpAddr string, log *slog.Logger) (stop func()) {
 	row := state.Gateway{
 		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: prof.Name,
-		Config: cfg.File, Transport: "stdio", Addr: httpAddr, Version: version,
+		Config: cfg.File, Transport: "stdio", Addr: httpAddr, Version: gatewayVersion(),
 	}
 	if httpAddr != "" {
 		row.Transport = "http"
@@ -165,7 +165,7 @@ machine using that database.`,
 			}
 			st, err := e.cliState(cmd.Context(), cfg)
 			if err != nil {
-				return err
+				return fmt.Errorf("%s; a gateway started on it keeps its state in memory, and status cannot list it", stateNotice(stateProblemText(cfg, err)))
 			}
 			live, err := liveGateways(cmd.Context(), st.Gateways(), time.Now())
 			if err != nil {

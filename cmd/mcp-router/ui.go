@@ -83,7 +83,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
 	c, err := console.New(console.Options{
 		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
 	})
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.
 	}
 	c, err := console.New(console.Options{
 		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
 	})
 	if err != nil {
 		return err
@@ -129,8 +129,19 @@ func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.
 	return nil
 }
 
-func pinsIfOn(prof config.Profile, st stateStore) integrity.PinStore {
-	if !prof.Integrity.Pins {
+// notices are the degraded states the console shows on every page.
+func (e *env) notices() []string {
+	if e.stateProblem == "" {
+		return nil
+	}
+	return []string{stateNotice(e.stateProblem)}
+}
+
+// pinsIfOn returns the pins to show, or nil when pinning is off or the
+// state holding them cannot be used (an approval kept in memory approves
+// nothing).
+func pinsIfOn(prof config.Profile, st stateStore, stateProblem string) integrity.PinStore {
+	if !prof.Integrity.Pins || stateProblem != "" {
 		return nil
 	}
 	return st.Pins()

@@ -38,17 +38,35 @@ built into the binary: the router's word table is derived from WordNet 3.0.`,
 	return cmd
 }
 
+// gatewayVersion is the version the gateway reports in serverInfo, the
+// status registry and the console: as [moduleVersion] finds it.
+func gatewayVersion() string {
+	info, _ := debug.ReadBuildInfo()
+	return moduleVersion(version, info)
+}
+
+// moduleVersion is ldflagsVersion unless it is the default "dev", else the
+// main module's version from the build info: a tag for "go install
+// ...@vX", a pseudo-version stamped from the VCS for a build in a
+// checkout; "dev" when neither is known (a test binary, say).
+func moduleVersion(ldflagsVersion string, info *debug.BuildInfo) string {
+	if ldflagsVersion != "dev" || info == nil {
+		return ldflagsVersion
+	}
+	if mv := info.Main.Version; mv != "" && mv != "(devel)" {
+		return mv
+	}
+	return ldflagsVersion
+}
+
 // buildVersion describes the build in one line, e.g.
 // "mcp-router v1.4.0 (revision 1efce13a2b4c, modified, 2026-11-24T23:01:05Z; go1.26.8)".
 // ldflagsVersion wins over the module version unless it is the default
 // "dev"; info may be nil (a binary built without module support).
 func buildVersion(ldflagsVersion string, info *debug.BuildInfo) string {
-	v := ldflagsVersion
+	v := moduleVersion(ldflagsVersion, info)
 	if info == nil {
 		return "mcp-router " + v
-	}
-	if mv := info.Main.Version; v == "dev" && mv != "" && mv != "(devel)" {
-		v = mv
 	}
 	var details []string
 	settings := map[string]string{}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -95,5 +98,74 @@ func TestVersionLicensesPrintsWordNetsLicence(t *testing.T) {
 	plain, _, err := runCLI(t, nil, "version")
 	if err != nil || strings.Contains(plain, "Princeton") {
 		t.Errorf("version: %q, %v; want the version line alone", plain, err)
+	}
+}
+
+func TestModuleVersionWithoutLdflags(t *testing.T) {
+	tests := []struct {
+		name, ldflags string
+		info          *debug.BuildInfo
+		want          string
+	}{
+		{"go install @tag", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"VCS build", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261207043557-4f7886a1b2c3+dirty"}}, "v0.0.0-20261207043557-4f7886a1b2c3+dirty"},
+		{"ldflags win", "1.5.0", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "1.5.0"},
+		{"no stamp", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"no build info", "dev", nil, "dev"},
+	}
+	for _, tt := range tests {
+		if got := moduleVersion(tt.ldflags, tt.info); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A gateway built in a checkout tells its client, in serverInfo, the
+// version the Go toolchain stamped into the binary from the VCS (`go
+// version -m` reads it), not "dev".
+func TestServerInfoReportsTheBinarysVersion(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcp-router")
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Skipf("no VCS build here (not a git checkout?): %v\n%s", err, out)
+	}
+	meta, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dev"
+	for _, line := range strings.Split(string(meta), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "mod" && f[2] != "(devel)" {
+			want = f[2]
+		}
+	}
+	cmd := exec.Command(bin, "serve", "--config", writeFile(t, t.TempDir(), "p.yaml", calcProfile))
+	cmd.Env = append(cmd.Environ(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	var resp struct {
+		Result struct {
+			ServerInfo struct{ Name, Version string } `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(stdout).Decode(&resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Result.ServerInfo.Version; got != want {
+		t.Errorf("serverInfo.version %q, want %q (the binary's module version)", got, want)
+	}
+	if want == "dev" {
+		t.Logf("the binary has no module version stamped (built outside a repository)")
 	}
 }

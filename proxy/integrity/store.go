@@ -167,6 +167,18 @@ func OpenStore(ps PinStore) (*Store, error) {
 	return s, nil
 }
 
+// Unavailable returns a Store whose pins cannot be read, for a gateway
+// whose state cannot be used: every Check fails with err, so a hub that
+// vets tools with it serves none whose contract it cannot check
+// (integrity fails closed), and nothing is ever approved through it.
+func Unavailable(err error) *Store {
+	return &Store{ps: unavailablePins{err}, now: time.Now}
+}
+
+type unavailablePins struct{ err error }
+
+func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
+
 // Check compares the upstream's current tools with the pins: unknown tools
 // are pinned (trust on first use), changed ones reported and recorded as
 // pending. A tool missing from tools keeps its pin, so one that comes back

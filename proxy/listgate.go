@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// listQuiet is how long a stdio session holds a list_changed before it
+// sends it, so that the changes of upstreams joining together (each join
+// rebuilds the catalog) reach the client as one notification: 8 upstreams
+// started together join within a few milliseconds of each other once
+// their processes answer, and the hub shares one rebuild among those that
+// join while another runs.
+const listQuiet = 100 * time.Millisecond
+
+// listKinds are the list_changed notifications a session gates: what the
+// session would list for each.
+var listKinds = []mcp.MCPMethod{
+	mcp.MethodNotificationToolsListChanged,
+	mcp.MethodNotificationPromptsListChanged,
+	mcp.MethodNotificationResourcesListChanged,
+}
+
+// listGate remembers, per list, the fingerprint of what one session was
+// last told of or listed, so that a list_changed reaches the client only
+// when what it would list differs: upstreams joining behind a belt change
+// the catalog but not the session's tools. It is safe for concurrent use.
+type listGate struct {
+	// fingerprint returns what the session would list now for a
+	// list_changed method.
+	fingerprint func(method string) uint64
+
+	mu   sync.Mutex
+	seen map[string]uint64 // by notification method
+}
+
+func newListGate(fingerprint func(method string) uint64) *listGate {
+	return &listGate{fingerprint: fingerprint, seen: map[string]uint64{}}
+}
+
+// saw records what the session holds now for method's list (it
+// initialized, or listed it).
+func (g *listGate) saw(method string) {
+	fp := g.fingerprint(method)
+	g.mu.Lock()
+	g.seen[method] = fp
+	g.mu.Unlock()
+}
+
+// news reports whether the session's list for method differs from what it
+// last saw, and records the list as seen when it does.
+func (g *listGate) news(method string) bool {
+	fp := g.fingerprint(method)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old, ok := g.seen[method]
+	g.seen[method] = fp
+	return !ok || old != fp
+}
+
+// isListChanged reports whether method is a list_changed the gate judges.
+func isListChanged(method string) bool {
+	return slices.Contains(listKinds, mcp.MCPMethod(method))
+}
+
+var listSeed = maphash.MakeSeed()
+
+// listFingerprint returns the fingerprint of what ctx's session would list
+// for the list_changed method: its tools as tools/list filters them, or
+// the catalog's prompts, or its resources and templates.
+func (s *Server) listFingerprint(ctx context.Context, method string) uint64 {
+	if mcp.MCPMethod(method) != mcp.MethodNotificationToolsListChanged {
+		return catalogFingerprint(s.hub.Catalog(), method)
+	}
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	registered := s.mcp.ListTools()
+	tools := make([]mcp.Tool, 0, len(registered))
+	for _, name := range slices.Sorted(maps.Keys(registered)) {
+		tools = append(tools, registered[name].Tool)
+	}
+	for _, t := range s.filterTools(ctx, tools) {
+		b, _ := json.Marshal(t)
+		h.Write(b)
+	}
+	return h.Sum64()
+}
+
+// catalogFingerprint returns the fingerprint of c's prompts, or of its
+// resources and templates with their upstreams (a resource that moves to
+// another upstream is read there), for their list_changed method.
+func catalogFingerprint(c *Catalog, method string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodNotificationPromptsListChanged:
+		for _, p := range c.Prompts {
+			b, _ := json.Marshal(p.Def)
+			h.Write(b)
+		}
+	case mcp.MethodNotificationResourcesListChanged:
+		for _, r := range c.Resources {
+			b, _ := json.Marshal(r.Def)
+			fmt.Fprintf(&h, "r\x00%s\x00%s\x00", r.Upstream, b)
+		}
+		for _, t := range c.Templates {
+			b, _ := json.Marshal(t.Def)
+			fmt.Fprintf(&h, "t\x00%s\x00%s\x00", t.Upstream, b)
+		}
+	}
+	return h.Sum64()
+}
+
+// seeLists records, after initialize or a list request, what ctx's session
+// holds: a stdio session's later list_changed notifications are judged
+// against it. A stateless (2026-07-28) request records nothing: a list
+// change there tells a listening client that the catalog changed, whatever
+// its fixed list shows, and every list_changed passes.
+func (s *Server) seeLists(ctx context.Context, methods ...mcp.MCPMethod) {
+	sess, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
+	if !ok || sess.lists == nil || stateless(ctx) {
+		return
+	}
+	for _, m := range methods {
+		sess.lists.saw(string(m))
+	}
+}
+
+// hookListGate records what a stdio session was shown: every list at
+// initialize, and each list when the client reads it.
+func (s *Server) hookListGate(hooks *server.Hooks) {
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
+		s.seeLists(ctx, listKinds...)
+	})
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, _ *mcp.ListToolsResult) {
+		s.seeLists(ctx, mcp.MethodNotificationToolsListChanged)
+	})
+	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, _ *mcp.ListPromptsResult) {
+		s.seeLists(ctx, mcp.MethodNotificationPromptsListChanged)
+	})
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, _ *mcp.ListResourcesResult) {
+		s.seeLists(ctx, mcp.MethodNotificationResourcesListChanged)
+	})
+}

@@ -47,6 +47,14 @@ func TestEveryDocsPageIsLinkedFromTheReadme(t *testing.T) {
 	}
 }
 
+// TestReadmeFitsOnTwoScreens: the README is the way in, not the manual;
+// what does not fit goes to a page of docs/.
+func TestReadmeFitsOnTwoScreens(t *testing.T) {
+	if n := strings.Count(readFile(t, "README.md"), "\n"); n > 300 {
+		t.Errorf("README.md has %d lines, want at most 300: move detail to a page of docs/", n)
+	}
+}
+
 // checkLink says what is wrong with a link target of page, or "".
 func checkLink(t *testing.T, page, target string) string {
 	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {

@@ -15,11 +15,10 @@ import (
 )
 
 // listQuiet is how long a stdio session holds a list_changed before it
-// sends it, so that the changes of upstreams joining together (each join
-// rebuilds the catalog) reach the client as one notification: 8 upstreams
-// started together join within a few milliseconds of each other once
-// their processes answer, and the hub shares one rebuild among those that
-// join while another runs.
+// sends it, so that the changes of upstreams joining close together (each
+// join, or each group of joins the hub rebuilds for at once, changes the
+// catalog) reach the client as one notification. It delays nothing but
+// list_changed notifications, which no client waits on.
 const listQuiet = 100 * time.Millisecond
 
 // listKinds are the list_changed notifications a session gates: what the

@@ -66,6 +66,40 @@ func (g *listGate) news(method string) bool {
 	return !ok || old != fp
 }
 
+// syncedLists are the fingerprints of the lists a server last set with
+// mcp-go, by list.
+type syncedLists struct {
+	set [3]bool
+	fp  [3]uint64
+}
+
+const (
+	listTools = iota
+	listPrompts
+	listResources
+)
+
+// changed reports whether fp differs from the list's last fingerprint, or
+// the list was never set, and records fp.
+func (l *syncedLists) changed(list int, fp uint64) bool {
+	if l.set[list] && l.fp[list] == fp {
+		return false
+	}
+	l.set[list], l.fp[list] = true, fp
+	return true
+}
+
+// toolsFingerprint is the fingerprint of the tools a sync sets.
+func toolsFingerprint(tools []server.ServerTool) uint64 {
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	for _, t := range tools {
+		b, _ := json.Marshal(t.Tool)
+		h.Write(b)
+	}
+	return h.Sum64()
+}
+
 // isListChanged reports whether method is a list_changed the gate judges.
 func isListChanged(method string) bool {
 	return slices.Contains(listKinds, mcp.MCPMethod(method))

@@ -124,11 +124,8 @@ type Server struct {
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
 
-	syncMu sync.Mutex // one sync at a time sets prompts and resources
-	// what the last sync set: prompts and resources are set again only
-	// when they change
-	synced                         bool
-	promptsSynced, resourcesSynced uint64
+	syncMu sync.Mutex // one sync at a time sets the lists
+	lists  syncedLists
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -367,7 +364,8 @@ const sessionIdleTTL = frontdoor.SessionIdleTTL
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
 // sync shows the catalog: every tool, prompt and resource, plus the
-// proxy's own tools. mcp-go sends list_changed to each session.
+// proxy's own tools. Each of the three lists is set again only when it
+// changed, since mcp-go sends every session a list_changed for each set.
 func (s *Server) sync(c *Catalog) {
 	tools := s.ownServerTools()
 	if s.belts != nil {
@@ -380,20 +378,17 @@ func (s *Server) sync(c *Catalog) {
 		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
 		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
-	s.mcp.SetTools(tools...)
-	// Prompts and resources are set again only when they changed: each
-	// set sends every session a list_changed.
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	if fp := catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged)); fp != s.promptsSynced || !s.synced {
-		s.promptsSynced = fp
+	if s.lists.changed(listTools, toolsFingerprint(tools)) {
+		s.mcp.SetTools(tools...)
+	}
+	if s.lists.changed(listPrompts, catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged))) {
 		s.syncPrompts(c)
 	}
-	if fp := catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged)); fp != s.resourcesSynced || !s.synced {
-		s.resourcesSynced = fp
+	if s.lists.changed(listResources, catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged))) {
 		s.syncResources(c)
 	}
-	s.synced = true
 }
 
 func (s *Server) syncPrompts(c *Catalog) {

@@ -59,6 +59,7 @@ var rooms = map[string]string{
 	"serve_stdio.go":         "server",
 	"serve_stdio_session.go": "server",
 	"serve_stdio_reply.go":   "server",
+	"listgate.go":            "server",
 	"sessionkey.go":          "server",
 	"sessionseal.go":         "server",
 

@@ -142,8 +142,21 @@ type Profile struct {
 	Routing   Routing
 	Planner   Planner
 	Integrity Integrity
+	// Disabled are the upstreams whose entry could not be used (a
+	// variable not set, say): left out, each with its error, while the
+	// rest of the profile runs.
+	Disabled []proxy.DisabledUpstream
 	// Lines maps each upstream name to its line in File, for messages.
 	Lines map[string]int
+}
+
+// DisabledErr joins the errors of the upstreams left out; nil when none is.
+func (p Profile) DisabledErr() error {
+	errs := make([]error, len(p.Disabled))
+	for i, d := range p.Disabled {
+		errs[i] = d.Err
+	}
+	return errors.Join(errs...)
 }
 
 // Load finds, reads and validates the configuration. Every profile is

@@ -59,9 +59,10 @@ type installFlags struct {
 
 // routerEntry is the client's entry for the gateway.
 type routerEntry struct {
-	Type    string   `json:"type,omitempty"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Type    string            `json:"type,omitempty"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
 func (e *env) runInstall(client, file string, f installFlags) error {
@@ -75,7 +76,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		}
 		file = config.UserFile(client, places)
 	}
-	entry, err := e.routerEntry(client)
+	entry, err := e.routerEntry(client, places)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,9 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 			return err
 		}
 	}
-	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved)
+	env := e.entryEnv(client, file, existed, places)
+	entry.Env = env.values
+	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved, env.inputs)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -101,12 +104,13 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	if err != nil {
 		return err
 	}
-	return e.installReport(client, file, backup, existed, entry, moved, others, places)
+	return e.installReport(client, file, backup, existed, entry, moved, others, env)
 }
 
-// routerEntry runs this binary, with the configuration and profile the
-// flags name.
-func (e *env) routerEntry(client string) (routerEntry, error) {
+// routerEntry runs this binary, with the profile the flags name and the
+// configuration it found, as an absolute path: a client starts the
+// gateway in a directory of its choosing.
+func (e *env) routerEntry(client string, places config.Places) (routerEntry, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return routerEntry{}, fmt.Errorf("finding this binary: %w", err)
@@ -118,12 +122,14 @@ func (e *env) routerEntry(client string) (routerEntry, error) {
 	if client == config.ClientClaudeCode || client == config.ClientVSCode {
 		entry.Type = "stdio"
 	}
-	if e.configPath != "" {
-		abs, err := filepath.Abs(e.configPath)
+	if path := e.profilePath(places); path != "" {
+		abs, err := filepath.Abs(path)
 		if err != nil {
 			return routerEntry{}, err
 		}
-		entry.Args = append(entry.Args, "--config", abs)
+		if _, err := os.Stat(abs); err == nil || e.configPath != "" {
+			entry.Args = append(entry.Args, "--config", abs)
+		}
 	}
 	if e.profile != "" {
 		entry.Args = append(entry.Args, "--profile", e.profile)
@@ -134,7 +140,7 @@ func (e *env) routerEntry(client string) (routerEntry, error) {
 // addRouter puts the entry under key in a client's JSON file, keeping
 // every other field, and returns the new file and the other servers'
 // names. An existing entry for the gateway is replaced only with force.
-func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string) ([]byte, []string, error) {
+func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string, inputs []vscodeInput) ([]byte, []string, error) {
 	top := map[string]json.RawMessage{}
 	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
 		if err := json.Unmarshal(clean, &top); err != nil {
@@ -172,6 +178,9 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 	if top[key], err = json.Marshal(servers); err != nil {
 		return nil, nil, err
 	}
+	if err := addInputs(top, inputs); err != nil {
+		return nil, nil, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -183,7 +192,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 }
 
 // installReport says what install did and what to do next.
-func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, places config.Places) error {
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, env entryEnv) error {
 	w := e.stdout
 	title := clientTitles[client]
 	switch {
@@ -195,15 +204,17 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		fmt.Fprintf(w, "created %s with %q\n", file, routerName)
 	}
 	fmt.Fprintf(w, "  command: %s\n  args: %s\n", entry.Command, strings.Join(entry.Args, " "))
-	profiles := e.profilePath(places)
-	data, err := os.ReadFile(profiles)
 	switch {
-	case err != nil && e.configPath == "":
-		fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
-	case err == nil:
-		if vars := config.EnvVars(data); len(vars) > 0 {
-			fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", profiles, strings.Join(vars, ", "), title)
-			fmt.Fprintf(w, "set them in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value})\n", routerName, file)
+	case env.profile == "":
+		fmt.Fprintf(w, "no profiles.yaml yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write, then install again with --force\n", client)
+	case len(env.vars) > 0:
+		fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", env.profile, strings.Join(env.vars, ", "), title)
+		if len(entry.Env) > 0 {
+			fmt.Fprintf(w, "the \"env\" of the %q entry passes %s (%s)\n", routerName, strings.Join(slices.Sorted(maps.Keys(entry.Env)), ", "), env.how)
+		}
+		if len(env.missing) > 0 {
+			fmt.Fprintf(w, "set %s in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value}): %s\n",
+				strings.Join(env.missing, ", "), routerName, file, env.why)
 		}
 	}
 	if len(moved) > 0 {
@@ -213,7 +224,7 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
 		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
 	}
-	_, err = fmt.Fprintf(w, "next: restart %s\n", title)
+	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
 	return err
 }
 
@@ -236,10 +247,16 @@ func (e *env) movedServers(client, file string, places config.Places) ([]string,
 }
 
 // profilePath is the profiles.yaml the installed entry runs: --config,
-// else the one in the user config directory ("" when that is unknown).
+// else $MCP_ROUTER_CONFIG, else the one in the user config directory ("" when that is unknown).
 func (e *env) profilePath(places config.Places) string {
-	if e.configPath != "" || places.ConfigDir == "" {
+	if e.configPath != "" {
 		return e.configPath
+	}
+	if path, _ := e.getenv("MCP_ROUTER_CONFIG"); path != "" {
+		return path
+	}
+	if places.ConfigDir == "" {
+		return ""
 	}
 	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }

@@ -410,20 +410,11 @@ func (c *Config) ProfileNames() []string { return slices.Clone(c.names) }
 // Profile resolves the named profile ("" = default_profile, else the only
 // profile, else "default"): variables expanded, defaults applied.
 func (c *Config) Profile(name string) (Profile, error) {
-	if name == "" {
-		name = c.DefaultProfile
+	rp, err := c.rawProfile(name)
+	if err != nil {
+		return Profile{}, err
 	}
-	if name == "" && len(c.names) == 1 {
-		name = c.names[0]
-	}
-	if name == "" {
-		name = "default"
-	}
-	rp, ok := c.profiles[name]
-	if !ok {
-		return Profile{}, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, name, strings.Join(c.names, ", "))
-	}
-	return c.resolve(name, rp)
+	return c.resolve(rp.Key, rp)
 }
 
 // Planner is a profile's planner section (used with ollama.chat_model).

@@ -305,18 +305,9 @@ func RunsRouter(command string, args []string) bool {
 // safe to remove from the client once it runs mcp-router. profile ""
 // means the default profile.
 func (c *Config) Moved(profile, client, file string, places Places) ([]string, error) {
-	if profile == "" {
-		profile = c.DefaultProfile
-	}
-	if profile == "" && len(c.names) == 1 {
-		profile = c.names[0]
-	}
-	if profile == "" {
-		profile = "default"
-	}
-	p, ok := c.profiles[profile]
-	if !ok {
-		return nil, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, profile, strings.Join(c.names, ", "))
+	p, err := c.rawProfile(profile)
+	if err != nil {
+		return nil, err
 	}
 	r := &importer{opts: ImportOptions{Client: client, Places: places}}
 	if err := r.readFile(file); err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
@@ -85,15 +84,15 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var moved []string
+	var rep replacement
 	if f.replace && existed {
-		if moved, err = e.movedServers(client, file, places); err != nil {
+		if rep, err = e.replacement(client, file, places); err != nil {
 			return err
 		}
 	}
 	env := e.entryEnv(client, file, existed, places)
 	entry.Env = env.values
-	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved, env.inputs)
+	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, rep, env.inputs)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -104,7 +103,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	if err != nil {
 		return err
 	}
-	return e.installReport(client, file, backup, existed, entry, moved, others, env)
+	return e.installReport(client, file, backup, existed, entry, rep, others, env)
 }
 
 // routerEntry runs this binary, with the profile the flags name and the
@@ -140,7 +139,7 @@ func (e *env) routerEntry(client string, places config.Places) (routerEntry, err
 // addRouter puts the entry under key in a client's JSON file, keeping
 // every other field, and returns the new file and the other servers'
 // names. An existing entry for the gateway is replaced only with force.
-func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string, inputs []vscodeInput) ([]byte, []string, error) {
+func addRouter(data []byte, key string, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) ([]byte, []string, error) {
 	top := map[string]json.RawMessage{}
 	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
 		if err := json.Unmarshal(clean, &top); err != nil {
@@ -165,7 +164,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 			return nil, nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
 		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
 			return nil, nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
-		case slices.Contains(remove, name):
+		case rep.removes(name):
 			delete(servers, name)
 		case name != routerName:
 			others = append(others, name)
@@ -181,6 +180,9 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 	if err := addInputs(top, inputs); err != nil {
 		return nil, nil, err
 	}
+	if err := rep.applyProjects(top); err != nil {
+		return nil, nil, err
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -192,7 +194,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 }
 
 // installReport says what install did and what to do next.
-func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, env entryEnv) error {
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, others []string, env entryEnv) error {
 	w := e.stdout
 	title := clientTitles[client]
 	switch {
@@ -217,33 +219,13 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 				strings.Join(env.missing, ", "), routerName, file, env.why)
 		}
 	}
-	if len(moved) > 0 {
-		fmt.Fprintf(w, "removed %d servers that now run behind the gateway: %s\n", len(moved), quoteList(moved))
-	}
+	rep.report(w, file, title)
 	if len(others) > 0 {
 		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
 		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
 	}
 	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
 	return err
-}
-
-// movedServers loads the profile the entry will run (--config, else the
-// user config directory's profiles.yaml) and returns the client's servers
-// that it runs already.
-func (e *env) movedServers(client, file string, places config.Places) ([]string, error) {
-	path := e.profilePath(places)
-	if path == "" {
-		return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("--replace moves the servers the profile runs, and there is no %s: run mcp-router import %s --write first", path, client)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()})
-	if err != nil {
-		return nil, err
-	}
-	return cfg.Moved(e.profile, client, file, places)
 }
 
 // profilePath is the profiles.yaml the installed entry runs: --config,

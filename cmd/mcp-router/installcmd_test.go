@@ -381,3 +381,63 @@ func TestInstallWritesAnAbsoluteConfig(t *testing.T) {
 		t.Errorf("$MCP_ROUTER_CONFIG (-want +got):\n%s", diff)
 	}
 }
+
+// --replace for Claude Code handles each scope: the user's servers and
+// each project's in ~/.claude.json go, and the project's own .mcp.json,
+// shared through its repository, stays as it is while its servers are
+// turned off for this user.
+func TestInstallReplaceCoversClaudeCodeScopes(t *testing.T) {
+	vars, places := userDirs(t)
+	user, err := os.ReadFile(filepath.Join(importData, "claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claudeJSON := writeFile(t, places.Home, ".claude.json", string(user))
+	project := t.TempDir()
+	mcpJSON, err := os.ReadFile(filepath.Join(importData, "claude-code-project", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, project, ".mcp.json", string(mcpJSON))
+	t.Chdir(project)
+	if _, _, err := runCLI(t, vars, "import", "claude-code", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, vars, "install", "claude-code", "--replace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readJSON(t, claudeJSON)
+	servers := func(m any) []string {
+		var names []string
+		for n := range m.(map[string]any) {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if diff := cmp.Diff([]string{"mcp-router"}, servers(after["mcpServers"])); diff != "" {
+		t.Errorf("user servers left (-want +got):\n%s", diff)
+	}
+	projects := after["projects"].(map[string]any)
+	for _, p := range []string{"/home/ada/app", "/home/ada/site"} {
+		if left := servers(projects[p].(map[string]any)["mcpServers"]); len(left) != 0 {
+			t.Errorf("project %s keeps %v beside the gateway", p, left)
+		}
+	}
+	if projects["/home/ada/app"].(map[string]any)["hasTrustDialogAccepted"] != true || after["numStartups"] != float64(42) {
+		t.Errorf("other settings of ~/.claude.json lost: %v", after)
+	}
+	off := projects[project].(map[string]any)["disabledMcpjsonServers"]
+	if diff := cmp.Diff([]any{"api", "postgres", "sentry"}, off); diff != "" {
+		t.Errorf("the .mcp.json servers turned off for the user (-want +got):\n%s", diff)
+	}
+	if now, _ := os.ReadFile(filepath.Join(project, ".mcp.json")); string(now) != string(mcpJSON) {
+		t.Error("the project's shared .mcp.json was changed")
+	}
+	for _, w := range []string{`"postgres" (project /home/ada/app)`, "turned off for you", "stays as it is"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the report lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -34,10 +34,14 @@ func newInstallCmd(e *env) *cobra.Command {
 			Use:   client + " [FILE]",
 			Short: "Add mcp-router to " + title + "'s MCP servers",
 			Long: fmt.Sprintf(`Add an %q entry to %s's user configuration (FILE, else the last of
-%s) that runs this binary with "serve" (and --config/--profile when
-given). The file is backed up first (FILE.bak-<time>); every other server and
-setting stays. Run "mcp-router import %s --write" first to move your
-servers behind the gateway.`, routerName, title, clientWhere[client], client),
+%s) that runs this binary with "serve --config" and the absolute path
+of the profile it finds (--config, $MCP_ROUTER_CONFIG, else profiles.yaml in the
+user config directory), and --profile when given. Its "env" passes the
+variables the profile reads: as references the client fills in, or values
+this client's file holds already; never a secret copied from elsewhere. The
+file is backed up first (FILE.bak-<time>); every other server and setting
+stays. Run "mcp-router import %s --write" first to move your servers behind
+the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clientWhere[client], client),
 			Example: fmt.Sprintf("  mcp-router install %s\n  mcp-router install %s --config ~/work/profiles.yaml", client, client),
 			Args:    cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {

@@ -6,7 +6,12 @@ package proxy
 // is known of it, so that status, doctor, the console and discovery all
 // say, from one place, that it is off and why.
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // StateDisabled is the state of an upstream left out for its
 // configuration (Options.Disabled); it never connects in this run.
@@ -18,6 +23,9 @@ type DisabledUpstream struct {
 	Name        string
 	Description string
 	Domain      string
+	// Prefix is what its tools' names would begin with; a call of such a
+	// name says the upstream is disabled rather than that no tool has it.
+	Prefix string
 	// Err says what is wrong, for people: the file and line, the key, the
 	// variable.
 	Err error
@@ -45,3 +53,23 @@ func (d DisabledUpstream) domain() string {
 
 // Disabled lists the upstreams left out for their configuration.
 func (h *Hub) Disabled() []DisabledUpstream { return h.opts.Disabled }
+
+// ErrDisabled is the cause of a call of a tool of a disabled upstream.
+var ErrDisabled = errors.New("disabled at start for its configuration")
+
+// disabledOwner says, for a name no catalog tool has, that it would be a
+// tool of a disabled upstream (the longest non-empty prefix that fits);
+// nil when it is none's.
+func (h *Hub) disabledOwner(name string) *UpstreamError {
+	var best *DisabledUpstream
+	for i, d := range h.opts.Disabled {
+		if d.Prefix != "" && strings.HasPrefix(name, d.Prefix) && (best == nil || len(d.Prefix) > len(best.Prefix)) {
+			best = &h.opts.Disabled[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &UpstreamError{Kind: KindUnavailable, Upstream: best.Name, Tool: name,
+		Err: fmt.Errorf("%w: %w (%s)", ErrNotConnected, ErrDisabled, best.Reason)}
+}

@@ -83,6 +83,12 @@ func TestUnsetVariableDisablesOnlyItsUpstream(t *testing.T) {
 	if strings.Contains(string(out), cfg) {
 		t.Errorf("the model is shown the configuration's path:\n%s", out)
 	}
+	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "github_create_issue", "arguments": map[string]any{}}}})
+	if out, _ := json.Marshal(res); err != nil || !res.IsError || !strings.Contains(string(out), "upstream_unavailable") ||
+		!strings.Contains(string(out), "disabled") || !strings.Contains(string(out), "GH_TOKEN_NEVER_SET is not set") {
+		t.Errorf("a call of a tool of the disabled upstream: %v %s, want upstream_unavailable saying why", err, out)
+	}
 	if got := strings.Count(log.String(), "upstream disabled"); got != 1 || !strings.Contains(log.String(), "GH_TOKEN_NEVER_SET") {
 		t.Errorf("log: %d warnings of the disabled upstream, want one naming the variable:\n%s", got, log.String())
 	}

@@ -43,7 +43,7 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		if err := x.err(); err != nil {
 			// One bad entry costs only its upstream: the others serve.
 			p.Disabled = append(p.Disabled, proxy.DisabledUpstream{Name: u.Key, Description: cfg.Description,
-				Domain: cfg.Domain, Err: err, Reason: reasonFor(err)})
+				Domain: cfg.Domain, Prefix: cfg.Prefix, Err: err, Reason: reasonFor(err)})
 			p.Lines[u.Key] = u.Line
 			continue
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy"
 )
 
 // serveStdioInProcess runs serve in this process with the environment
@@ -134,5 +137,21 @@ func TestServeIgnoresTheWorkingDirectorysProfile(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "is not read unless named") {
 		t.Errorf("the file read is said to be unread:\n%s", log.String())
+	}
+}
+
+// status (the gateway's snapshot) and the console read a disabled
+// upstream, with its error, from the hub's status.
+func TestDisabledUpstreamInStatusAndConsole(t *testing.T) {
+	cause := errors.New("p.yaml:7: profiles.default.upstreams.github.env.GITHUB_TOKEN: environment variable GH_TOKEN is not set")
+	hub := proxy.NewHub(proxy.Options{Disabled: []proxy.DisabledUpstream{{Name: "github", Err: cause, Reason: "environment variable GH_TOKEN is not set"}}})
+	defer hub.Close()
+	snap := snapshot(hub, proxy.NewMetrics())
+	if len(snap.Upstreams) != 1 || snap.Upstreams[0].State != "disabled" || !strings.Contains(snap.Upstreams[0].Err, "GH_TOKEN is not set") {
+		t.Errorf("status snapshot %+v, want github disabled with its error", snap.Upstreams)
+	}
+	ups, err := (&hubGateway{hub: hub}).Upstreams(t.Context())
+	if err != nil || len(ups) != 1 || ups[0].State != "disabled" || ups[0].Restartable || !strings.Contains(ups[0].Err, "p.yaml:7") {
+		t.Errorf("console upstreams %+v (%v), want github disabled, not restartable, with its error", ups, err)
 	}
 }

@@ -194,7 +194,12 @@ func TestImportMergesASecondClient(t *testing.T) {
 			t.Errorf("the merged file lacks %q:\n%s", w, merged)
 		}
 	}
-	if backups, _ := filepath.Glob(path + ".bak-*"); len(backups) != 2 {
+	// The same merge again adds nothing, the renamed server included.
+	_, stderr, err = runCLI(t, vars, "import", "cursor", third, "--write", "--merge")
+	if again, _ := os.ReadFile(path); err != nil || string(again) != string(merged) || !strings.Contains(stderr, `already, as "github-cursor"`) {
+		t.Errorf("a merge done twice: %v; notes:\n%s\nfile:\n%s", err, stderr, again)
+	}
+	if backups, _ := filepath.Glob(path + ".bak-*"); len(backups) != 3 {
 		t.Errorf("backups %v, want one per merge", backups)
 	}
 	if _, _, err := runCLI(t, vars, "import", "cursor", third, "--write"); err == nil || !strings.Contains(err.Error(), "--merge") {

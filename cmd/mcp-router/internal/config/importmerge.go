@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"go.yaml.in/yaml/v3"
@@ -38,9 +39,12 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 		key, val := add.Content[i], add.Content[i+1]
 		name := key.Value
 		have := valueOf(ups, name)
-		switch {
+		switch alias := identicalIn(ups, val); {
 		case have != nil && sameServer(have, val):
 			notes = append(notes, fmt.Sprintf("%s: the profile has this server already; kept as it is", name))
+			continue
+		case alias != "":
+			notes = append(notes, fmt.Sprintf("%s: the profile has this server already, as %q; kept as it is", name, alias))
 			continue
 		case have != nil:
 			key.Value = freeName(ups, name+"-"+client)
@@ -131,6 +135,28 @@ func sameServer(a, b *yaml.Node) bool {
 		return *x.URL == *y.URL
 	}
 	return false
+}
+
+// identicalIn is the name of an upstream of m that is in every part the
+// server v (a merge done twice, a server renamed by an earlier merge);
+// "" when there is none.
+func identicalIn(m, v *yaml.Node) string {
+	type server struct {
+		Command, URL, Cwd string
+		Args              []string
+		Env, Headers      map[string]string
+	}
+	var want server
+	if v.Decode(&want) != nil {
+		return ""
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		var have server
+		if m.Content[i+1].Decode(&have) == nil && reflect.DeepEqual(have, want) {
+			return m.Content[i].Value
+		}
+	}
+	return ""
 }
 
 // freeName is name, or name-2, name-3…, whichever the mapping lacks.

@@ -33,8 +33,8 @@ type DisabledUpstream struct {
 	Reason string
 }
 
-// disabledStatus is the status of an upstream left out for its
-// configuration.
+// status is the disabled upstream's status, left out since the hub's
+// creation.
 func (d DisabledUpstream) status(since time.Time) Status {
 	s := Status{Name: d.Name, State: StateDisabled, Cause: d.Err, Since: since, DownSince: since}
 	if d.Err != nil {
@@ -50,9 +50,6 @@ func (d DisabledUpstream) domain() string {
 	}
 	return d.Name
 }
-
-// Disabled lists the upstreams left out for their configuration.
-func (h *Hub) Disabled() []DisabledUpstream { return h.opts.Disabled }
 
 // ErrDisabled is the cause of a call of a tool of a disabled upstream.
 var ErrDisabled = errors.New("disabled at start for its configuration")

@@ -94,7 +94,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 			return err
 		}
 	}
-	env := e.entryEnv(client, file, existed, places)
+	env := e.entryEnv(client, file, data, places)
 	entry.Env = env.values
 	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, rep, env.inputs)
 	if err != nil {

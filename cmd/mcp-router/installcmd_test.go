@@ -329,6 +329,18 @@ func TestInstallWritesTheEnvTheProfileNeeds(t *testing.T) {
 			if strings.Contains(out, "WITH_FALLBACK") || strings.Contains(out, "LITERAL") {
 				t.Errorf("a variable with a fallback, or a literal, is named:\n%s", out)
 			}
+			// What the person sets in the entry stays through an install
+			// with --force.
+			doc[config.ServersKey(tt.client)].(map[string]any)["mcp-router"].(map[string]any)["env"] = map[string]any{"API_KEY": "set-by-hand", "EXTRA": "x"}
+			data, _ := json.Marshal(doc)
+			writeFile(t, filepath.Dir(file), filepath.Base(file), string(data))
+			if out, _, err = runCLI(t, vars, "install", tt.client, file, "--config", profiles, "--force"); err != nil {
+				t.Fatal(err)
+			}
+			env := readJSON(t, file)[config.ServersKey(tt.client)].(map[string]any)["mcp-router"].(map[string]any)["env"].(map[string]any)
+			if env["API_KEY"] != "set-by-hand" || env["EXTRA"] != "x" || strings.Contains(out, "set API_KEY") {
+				t.Errorf("a second install: env %v, want the values set by hand kept\n%s", env, out)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -35,7 +36,7 @@ type vscodeInput struct {
 	Password    bool   `json:"password"`
 }
 
-func (e *env) entryEnv(client, file string, existed bool, places config.Places) entryEnv {
+func (e *env) entryEnv(client, file string, clientData []byte, places config.Places) entryEnv {
 	path := e.profilePath(places)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -46,11 +47,16 @@ func (e *env) entryEnv(client, file string, existed bool, places config.Places) 
 		return out
 	}
 	clear := map[string]string{}
-	if existed {
+	if clientData != nil {
 		if cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()}); err == nil {
 			clear, _ = cfg.ClientValues(e.profile, client, file, places) // a file of no servers holds no values
 		}
 	}
+	kept := routerEnv(clientData, config.ServersKey(client))
+	if clear == nil {
+		clear = map[string]string{}
+	}
+	maps.Copy(clear, kept) // what the person set in the gateway's entry wins
 	out.values = map[string]string{}
 	for _, v := range out.vars {
 		ref, how := clientRef(client, v)
@@ -69,7 +75,23 @@ func (e *env) entryEnv(client, file string, existed bool, places config.Places) 
 			out.why = "Claude Desktop does not expand variables, and this file holds no value for them"
 		}
 	}
+	maps.Copy(out.values, kept) // nothing the entry had is dropped
 	return out
+}
+
+// routerEnv is the "env" of the gateway's entry in a client's file, which
+// an install with --force replaces.
+func routerEnv(data []byte, key string) map[string]string {
+	var top, servers map[string]json.RawMessage
+	var entry struct {
+		Env map[string]string `json:"env"`
+	}
+	clean, _ := config.JSONC(data)
+	// Another shape has no env to keep (addRouter says what is wrong).
+	if json.Unmarshal(clean, &top) != nil || json.Unmarshal(top[key], &servers) != nil || json.Unmarshal(servers[routerName], &entry) != nil {
+		return nil
+	}
+	return entry.Env
 }
 
 // clientRef is how a client's entry refers to variable v so that the

@@ -82,6 +82,10 @@ type Options struct {
 	// same call (same tool, same arguments) before the next is refused
 	// with repeated_call; 0 is no bound.
 	RepeatCalls int
+	// Disabled are upstreams left out for their configuration: Status
+	// lists them (StateDisabled, with their error) and a discovery that
+	// names one says it is off. None by default.
+	Disabled []DisabledUpstream
 }
 
 func (o *Options) defaults() {
@@ -140,6 +144,7 @@ type Hub struct {
 	args      argChecker // validates call arguments (validate_arguments)
 	quotas    *quotas    // nil without quotas
 	repeats   *repeats   // nil without a repeat bound
+	created   time.Time  // when disabled upstreams were left out
 	catalog   atomic.Pointer[Catalog]
 	relay     atomic.Pointer[Relay]
 	subID     atomic.Uint64
@@ -161,7 +166,7 @@ type Hub struct {
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream.Upstream), problems: map[string]bool{},
+	h := &Hub{opts: opts, logger: opts.Logger, created: time.Now(), byName: make(map[string]*upstream.Upstream), problems: map[string]bool{},
 		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
 	cfgs := slices.Clone(opts.Upstreams)
 	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
@@ -230,6 +235,9 @@ func (h *Hub) Launch(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
+	for _, d := range h.opts.Disabled {
+		h.logger.Warn("upstream disabled", "upstream", d.Name, "err", d.Err)
+	}
 	for _, u := range h.upstreams {
 		h.wg.Add(1)
 		go func() {
@@ -352,10 +360,14 @@ func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 
 // Status reports every upstream's state, sorted by name.
 func (h *Hub) Status() []Status {
-	out := make([]Status, len(h.upstreams))
+	out := make([]Status, len(h.upstreams), len(h.upstreams)+len(h.opts.Disabled))
 	for i, u := range h.upstreams {
 		out[i] = u.Status()
 	}
+	for _, d := range h.opts.Disabled {
+		out = append(out, d.status(h.created))
+	}
+	slices.SortStableFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -7,6 +7,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,17 +18,19 @@ import (
 
 // The alert kinds of an outage.
 const (
-	alertUpstreamDown     = "upstream_down"
-	alertUpstreamStarting = "upstream_starting"
+	alertUpstreamDown        = "upstream_down"
+	alertUpstreamStarting    = "upstream_starting"
+	alertUpstreamUnavailable = "upstream_unavailable"
 )
 
 // outage is one upstream that is not connected, as request_more_tools
 // reports it in structuredContent.
 type outage struct {
 	Upstream string   `json:"upstream"`
-	State    string   `json:"state"` // starting or down
+	State    string   `json:"state"` // starting, down or disabled
 	Seconds  int      `json:"seconds"`
-	Tools    []string `json:"tools"` // its tools that matched, from its last listing
+	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
+	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
 }
 
 // outages finds, for a discovery, the upstreams not connected whose tools
@@ -68,6 +71,11 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 			note(st, "")
 		}
 	}
+	for _, d := range s.hub.opts.Disabled {
+		if namesAny(words, d.Name) || namesAny(words, d.domain()) || describes(words, d.Description) {
+			out = append(out, outage{Upstream: d.Name, State: string(StateDisabled), Tools: []string{}, Reason: d.Reason})
+		}
+	}
 	alerts := make([]routing.Alert, len(out))
 	for i, o := range out {
 		alerts[i] = outageAlert(o)
@@ -91,6 +99,12 @@ func outageAlert(o outage) routing.Alert {
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
 	} else {
 		what += ", whose name matches this request,"
+	}
+	if o.State == string(StateDisabled) {
+		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
+				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
+			o.Upstream, o.Reason)}
 	}
 	if o.State == "starting" {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
@@ -122,6 +136,18 @@ func namesAny(words []string, name string) bool {
 			if w == part || len(w) >= 4 && strings.HasPrefix(part, w) || len(part) >= 4 && strings.HasPrefix(w, part) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// describes reports whether a word of the query, of four letters or
+// more, is a word of an upstream's description.
+func describes(words []string, description string) bool {
+	desc := queryWords(description)
+	for _, w := range words {
+		if len(w) >= 4 && slices.Contains(desc, w) {
+			return true
 		}
 	}
 	return false

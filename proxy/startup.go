@@ -33,7 +33,7 @@ func (h *Hub) awaitTool(ctx context.Context, name string) *UpstreamError {
 func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Time) *UpstreamError {
 	u := h.pendingOwner(name)
 	if u == nil {
-		return nil
+		return h.disabledOwner(name)
 	}
 	if u.Starting() {
 		t := time.NewTimer(time.Until(deadline))

@@ -29,11 +29,12 @@ func newDoctorCmd(e *env) *cobra.Command {
 20s by default, as serve allows) and print, per upstream: whether it started, whether it answered
 initialize (and with which protocol version), how many tools it listed, whether it
 asks for authorization (HTTP 401), how many tool pins wait for approval, and how
-long it took; with a hint for each failure. It changes no pins. The exit status is
-1 when any upstream failed, two upstreams want one tool name, or the state
-(state_dir's state.db, or state.url) cannot be used: gateways would then keep pins
-and lessons in memory, and serve no tool of an upstream other than the built-in
-ones, since its pin cannot be checked.`,
+long it took; with a hint for each failure. An upstream whose entry cannot be used
+(a variable that is not set) is DISABLED, with the line and the variable. It changes
+no pins. The exit status is 1 when any upstream failed or is disabled, two upstreams
+want one tool name, or the state (state_dir's state.db, or state.url) cannot be used:
+gateways would then keep pins and lessons in memory, and serve no tool of an upstream
+other than the built-in ones, since its pin cannot be checked.`,
 		Example: `  mcp-router doctor
   mcp-router doctor --profile work --json
   mcp-router doctor --timeout 2m     # a first npx run downloads its package`,
@@ -51,6 +52,7 @@ ones, since its pin cannot be checked.`,
 type checkup struct {
 	Upstream    string   `json:"upstream"`
 	OK          bool     `json:"ok"`
+	Disabled    bool     `json:"disabled,omitempty"` // left out for its configuration
 	Started     bool     `json:"started"`
 	Initialized bool     `json:"initialized"`
 	Protocol    string   `json:"protocol,omitempty"`
@@ -164,7 +166,7 @@ func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.P
 }
 
 func examine(s proxy.Status, pins int) checkup {
-	c := checkup{Upstream: s.Name, OK: s.State == proxy.StateConnected, Started: s.Started, Initialized: s.Initialized,
+	c := checkup{Upstream: s.Name, OK: s.State == proxy.StateConnected, Disabled: s.State == proxy.StateDisabled, Started: s.Started, Initialized: s.Initialized,
 		Protocol: s.Protocol, Tools: s.Tools, AuthNeeded: s.AuthNeeded, PinsWaiting: pins, Blocked: s.Blocked,
 		Seconds: s.FirstAttempt.Round(time.Millisecond).Seconds()}
 	if s.Starting {
@@ -186,7 +188,12 @@ func examine(s proxy.Status, pins int) checkup {
 func hint(s proxy.Status) string {
 	stderr := strings.ToLower(strings.Join(s.Stderr, "\n"))
 	var exit *exec.ExitError
+	var unset *config.UnsetError
 	switch {
+	case errors.As(s.Cause, &unset):
+		return fmt.Sprintf("set %s where mcp-router starts (the \"env\" of the client's mcp-router entry; `mcp-router install` writes it), or give it a fallback: ${%s:-value}. The other upstreams run without this one", unset.Name, unset.Name)
+	case s.State == proxy.StateDisabled:
+		return "fix this upstream's entry in the profile; the other upstreams run without it"
 	case errors.Is(s.Cause, exec.ErrNotFound) || strings.Contains(s.Err, "no such file or directory") && !s.Started:
 		return "the command was not found: check its name and your PATH, or install it (npx needs Node.js, uvx needs uv)"
 	case strings.Contains(stderr, "404") && strings.Contains(stderr, "npm"),
@@ -212,7 +219,10 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
 		result, proto := "ok", "no"
-		if !c.OK {
+		switch {
+		case c.Disabled:
+			result = "DISABLED"
+		case !c.OK:
 			result = "FAILED"
 		}
 		if c.Initialized {

@@ -76,6 +76,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		defer ln.Close()
 	}
 	log := e.logger(cfg)
+	logConfigSource(cfg, log)
 	tuneGC(e.getenv, log)
 	if cfg.State.Required {
 		if _, err := e.cliState(ctx, cfg); err != nil {
@@ -233,6 +234,7 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		RepeatCalls:   cfg.Limits.RepeatCalls,
 		MaxInFlight:   cfg.Limits.UpstreamCalls,
 		MaxQueue:      cfg.Limits.UpstreamQueue,
+		Disabled:      prof.Disabled,
 	}
 	if e.audit != nil {
 		opts.Audit = e.audit

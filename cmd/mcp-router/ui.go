@@ -164,7 +164,7 @@ func (g *hubGateway) Upstreams(context.Context) ([]console.Upstream, error) {
 	var out []console.Upstream
 	for _, s := range g.hub.Status() {
 		out = append(out, console.Upstream{Name: s.Name, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools,
-			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: true})
+			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
 		if s.State == proxy.StateConnected {
 			out[len(out)-1].Err = ""
 		}

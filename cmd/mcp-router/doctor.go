@@ -38,7 +38,7 @@ long it took; with a hint for each failure. It changes no pins. The exit status 
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each upstream may take to start, answer initialize and list its tools")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long each upstream may take to start, answer initialize and list its tools (0: its connect_timeout, else limits.connect_timeout)")
 	return cmd
 }
 
@@ -77,7 +77,9 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	opts.InitTimeout = timeout
+	if timeout > 0 {
+		opts.InitTimeout = timeout
+	}
 	guardChildren(prof.Upstreams)
 	hub := proxy.NewHub(opts)
 	if err := hub.Launch(ctx); err != nil {

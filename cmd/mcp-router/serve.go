@@ -228,6 +228,8 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
 
+		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
+
 		Notifications: cfg.Limits.Notifications(),
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,

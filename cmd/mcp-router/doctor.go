@@ -54,6 +54,7 @@ type checkup struct {
 	PinsWaiting int      `json:"pins_waiting"`
 	Blocked     int      `json:"tools_blocked"`
 	Seconds     float64  `json:"seconds"`
+	Starting    bool     `json:"starting,omitempty"` // still on its first attempt when doctor stopped waiting
 	Error       string   `json:"error,omitempty"`
 	Hint        string   `json:"hint,omitempty"`
 	Stderr      []string `json:"stderr,omitempty"`
@@ -138,6 +139,7 @@ func examine(s proxy.Status, pins int) checkup {
 		Protocol: s.Protocol, Tools: s.Tools, AuthNeeded: s.AuthNeeded, PinsWaiting: pins, Blocked: s.Blocked,
 		Seconds: s.FirstAttempt.Round(time.Millisecond).Seconds()}
 	if s.Starting {
+		c.Starting = true
 		c.Seconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
 	}
 	if c.OK {
@@ -164,7 +166,13 @@ func hint(s proxy.Status) string {
 		return "npx could not find the package: check the package name in args (and that npm can reach its registry)"
 	case s.AuthNeeded:
 		return "the server wants authorization: run `mcp-router auth login " + s.Name + "` (OAuth), or put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
-	case errors.Is(s.Cause, proxy.ErrNoAnswer), s.Starting:
+	case s.Starting:
+		return "still starting when doctor stopped waiting (a first npx or uvx run installs its package first): " +
+			"run doctor again with a longer --timeout, or give the upstream a longer connect_timeout"
+	case strings.Contains(s.Err, "npx's install folder"):
+		return "a first npx run was cut short and left its install folder half-installed: the error names the folder; " +
+			"the gateway removes it once by itself, else remove it by hand"
+	case errors.Is(s.Cause, proxy.ErrNoAnswer):
 		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
 			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"
 	case errors.As(s.Cause, &exit):
@@ -184,6 +192,9 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		result, proto := "ok", "no"
 		if !c.OK {
 			result = "FAILED"
+		}
+		if c.Starting {
+			result = "STARTING"
 		}
 		if c.Initialized {
 			proto = "yes " + c.Protocol

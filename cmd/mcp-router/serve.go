@@ -301,12 +301,25 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 // attempt under way is doing.
 func why(s proxy.Status) string {
 	switch {
+	case s.Starting:
+		return startingFor(s)
 	case s.Err != "":
 		return s.Err
 	case s.Doing != "":
 		return s.Doing
 	}
 	return string(s.State)
+}
+
+// startingFor says how long an upstream on its first attempt has been
+// starting, and what it is doing: "starting for 34s: process running, no
+// answer to initialize after 34s".
+func startingFor(s proxy.Status) string {
+	text := fmt.Sprintf("starting for %s", time.Since(s.Since).Round(time.Second))
+	if s.Doing != "" {
+		text += ": " + s.Doing
+	}
+	return text
 }
 
 // upstreamsDown is an error naming the upstreams that are not connected,

@@ -315,7 +315,10 @@ func why(s proxy.Status) string {
 // starting, and what it is doing: "starting for 34s: process running, no
 // answer to initialize after 34s".
 func startingFor(s proxy.Status) string {
-	text := fmt.Sprintf("starting for %s", time.Since(s.Since).Round(time.Second))
+	text := "starting"
+	if !s.Since.IsZero() {
+		text = fmt.Sprintf("starting for %s", time.Since(s.Since).Round(time.Second))
+	}
 	if s.Doing != "" {
 		text += ": " + s.Doing
 	}

@@ -52,7 +52,10 @@ func (u *Upstream) doing(d time.Duration) string {
 			return "connecting to " + u.cfg.host()
 		}
 	case phaseInitializing:
-		if u.cfg.Transport == TransportStdio {
+		if limit := u.connectLimit(); u.cfg.Transport == TransportStdio && d > limit {
+			return fmt.Sprintf("process running and busy, no answer to initialize after %s (past its %s connect limit while busy, up to %s)",
+				d, limit, connectStretch*limit)
+		} else if u.cfg.Transport == TransportStdio {
 			return fmt.Sprintf("process running, no answer to initialize after %s", d)
 		}
 		return fmt.Sprintf("connecting to %s: no answer to initialize after %s", u.cfg.host(), d)

@@ -32,8 +32,10 @@ It answers initialize (and, with --http, opens its listener) at once, with the
 upstreams connected so far; each upstream that connects later joins the catalog,
 and clients get notifications/tools/list_changed. A call of a tool whose upstream
 is still starting waits for it (up to start_wait, 10s by default), then fails with
-upstream_starting. An upstream that fails is retried in the background and does
-not hold the others up. With --http, /healthz says the gateway is alive and
+upstream_starting. Each upstream has connect_timeout (60s by default) to answer
+initialize; a stdio server still busy then, as a first npx -y run installing, is
+given up to five times as long. An upstream that fails is retried in the
+background and does not hold the others up. With --http, /healthz says the gateway is alive and
 /readyz whether every upstream is connected.`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work

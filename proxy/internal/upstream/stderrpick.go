@@ -18,11 +18,11 @@ const shownStderrLines = 5
 // exception with its message (Node's "Error [ERR_MODULE_NOT_FOUND]: …",
 // Python's "ModuleNotFoundError: …", "error: …"), a missing file or
 // module, a denied access, a Go panic or fatal error, npm's cache errors.
-var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
+var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
 
 // noise matches lines that name an error without explaining it: a stack
-// frame, a code excerpt, npm's error details and log path.
-var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\.go:\d+)|^\s*\^+\s*$|^npm (error|ERR!) (code|syscall|errno|path|dest|A complete log) `)
+// frame, a code excerpt, npm's error details and log path, npm's warnings.
+var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\.go:\d+)|^\s*\^+\s*$|^npm (error|ERR!) (code|syscall|errno|path|dest|A complete log) |^npm (warn|WARN) `)
 
 // explainingStderr returns the lines of lines (a failed start's stderr,
 // oldest first) that carry an error, at most shownStderrLines of them,

@@ -65,6 +65,12 @@ npm error ENOTEMPTY: directory not empty, rename '/home/u/.npm/_npx/ab12cd34ef56
 npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_00_00_000Z-debug-0.log`,
 		want: []string{"npm error ENOTEMPTY: directory not empty, rename '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/zod' -> '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/.zod-Xy1'"},
 	}, {
+		name: "npx with no executable to run",
+		stderr: `npm warn exec The following package was not found and will be installed: some-lib@1.0.0
+npm error could not determine executable to run
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_00_00_000Z-debug-0.log`,
+		want: []string{"npm error could not determine executable to run"},
+	}, {
 		name:   "no error in it: the tail",
 		stderr: "one\ntwo\nthree\nfour\nfive\nsix",
 		want:   []string{"two", "three", "four", "five", "six"},

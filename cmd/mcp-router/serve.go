@@ -35,8 +35,8 @@ is still starting waits for it (up to start_wait, 10s by default), then fails wi
 upstream_starting. Each upstream has connect_timeout (60s by default) to answer
 initialize; a stdio server still busy then, as a first npx -y run installing, is
 given up to five times as long. An upstream that fails is retried in the
-background and does not hold the others up. With --http, /healthz says the gateway is alive and
-/readyz whether every upstream is connected.`,
+background and does not hold the others up. With --http, /healthz says the
+gateway is alive and /readyz whether every upstream is connected.`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,

@@ -71,20 +71,21 @@ type Upstream struct {
 	lastErr     error
 	offer       Listing
 	restarts    int
-	failures    int             // connection attempts failed in a row; reset by a connection
-	connectedAt time.Time       // when the last connection was made
-	ready       chan struct{}   // closed while connected; replaced on disconnect
-	phase       phase           // what the current attempt is doing
-	phaseSince  time.Time       // when it started doing it
-	startedAt   time.Time       // when the first attempt began
-	firstTook   time.Duration   // how long the first attempt took, once it ended
-	reached     phase           // the furthest phase the current (or last) attempt reached
-	failReached phase           // the furthest phase the last failed attempt reached
-	downSince   time.Time       // when the last connection was lost
-	stderr      *lineTail       // the current attempt's child's last stderr lines
-	failStderr  []string        // the stderr lines of the last failed attempt
-	protocol    string          // protocol version the upstream answered initialize with
-	npxCleared  map[string]bool // npx install folders removed once (see npxRepair)
+	failures    int           // connection attempts failed in a row; reset by a connection
+	connectedAt time.Time     // when the last connection was made
+	ready       chan struct{} // closed while connected; replaced on disconnect
+	phase       phase         // what the current attempt is doing
+	phaseSince  time.Time     // when it started doing it
+	startedAt   time.Time     // when the first attempt began
+	firstTook   time.Duration // how long the first attempt took, once it ended
+	reached     phase         // the furthest phase the current (or last) attempt reached
+	failReached phase         // the furthest phase the last failed attempt reached
+	downSince   time.Time     // when the last connection was lost
+	stderr      *lineTail     // the current attempt's child's last stderr lines
+	failStderr  []string      // the stderr lines of the last failed attempt
+	protocol    string        // protocol version the upstream answered initialize with
+
+	npxCleared map[string]bool // guarded by mu: npx install folders removed once (see npxRepair)
 }
 
 // New is the upstream cfg, run on env; it does no I/O until Run.
@@ -750,12 +751,13 @@ type Conn struct {
 	once       sync.Once
 	mu         sync.Mutex
 	err        error
-	stop       func()        // releases the transport (and the child, for stdio)
-	settled    func() bool   // stdio: no request awaits its answer or its cancellation's write; nil elsewhere
-	work       func() uint64 // stdio: changes while the child works (see withConnectLimit); nil elsewhere
-	onLost     func()        // guarded by mu; set by the upstream once connected
-	violations []time.Time   // guarded by mu: protocol errors within violationWindow
-	timeouts   int           // guarded by mu: calls timed out since the last answer
+	stop       func()      // releases the transport (and the child, for stdio)
+	settled    func() bool // stdio: no request awaits its answer or its cancellation's write; nil elsewhere
+	onLost     func()      // guarded by mu; set by the upstream once connected
+	violations []time.Time // guarded by mu: protocol errors within violationWindow
+	timeouts   int         // guarded by mu: calls timed out since the last answer
+
+	work func() uint64 // set at creation; stdio: changes while the child works (see withConnectLimit); nil elsewhere
 }
 
 // MaxTimeouts calls in a row that time out, with no answer from the

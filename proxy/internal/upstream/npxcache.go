@@ -23,6 +23,9 @@ var npxBroken = regexp.MustCompile(`Cannot find (package|module)|ERR_MODULE_NOT_
 // npxDir matches an npx install folder in a path: <cache>/_npx/<hash>.
 var npxDir = regexp.MustCompile(`((?:[A-Za-z]:)?[^\s'"]*?[/\\]_npx[/\\][0-9a-f]{8,64})(?:[/\\'"\s]|$)`)
 
+// npxHash matches the name of an npx install folder.
+var npxHash = regexp.MustCompile(`^[0-9a-f]{8,64}$`)
+
 // brokenNpxDir returns the npx install folder a failed start's stderr
 // blames, or "" when it blames none.
 func brokenNpxDir(stderr []string) string {
@@ -42,7 +45,7 @@ func brokenNpxDir(stderr []string) string {
 // folder (not a link) named by a hex hash inside a folder named _npx.
 func removeNpxDir(dir string) error {
 	clean := filepath.Clean(dir)
-	if !filepath.IsAbs(clean) || filepath.Base(filepath.Dir(clean)) != "_npx" {
+	if !filepath.IsAbs(clean) || filepath.Base(filepath.Dir(clean)) != "_npx" || !npxHash.MatchString(filepath.Base(clean)) {
 		return fmt.Errorf("%s is not an npx install folder", dir)
 	}
 	if real, err := filepath.EvalSymlinks(clean); err != nil || real != clean {

@@ -27,7 +27,9 @@ type Options struct {
 	Reserved []string
 	// Logger receives lifecycle events; nil is silent.
 	Logger *slog.Logger
-	// InitTimeout bounds connect, initialize and listing [20s].
+	// InitTimeout bounds connect, initialize and the first listing of an
+	// upstream whose ConnectTimeout is zero; a stdio child that shows
+	// signs of life is given longer [DefaultConnectTimeout].
 	InitTimeout time.Duration
 	// BackoffMin and BackoffMax bound reconnect delays [500ms, 30s].
 	BackoffMin, BackoffMax time.Duration
@@ -93,7 +95,7 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.InitTimeout <= 0 {
-		o.InitTimeout = 20 * time.Second
+		o.InitTimeout = DefaultConnectTimeout
 	}
 	if o.BackoffMin <= 0 {
 		o.BackoffMin = 500 * time.Millisecond
@@ -123,6 +125,10 @@ func (o *Options) defaults() {
 		o.StartWait = DefaultStartWait
 	}
 }
+
+// DefaultConnectTimeout is Options.InitTimeout's default: it fits a first
+// `npx -y` run, which installs its package before it answers.
+const DefaultConnectTimeout = upstream.DefaultConnectTimeout
 
 // DefaultStartWait is Options.StartWait's default.
 const DefaultStartWait = 10 * time.Second
@@ -264,10 +270,15 @@ func (h *Hub) Start(ctx context.Context) error {
 }
 
 // AwaitStarted waits until every upstream has connected or failed its
-// first attempt, at most InitTimeout and a second, or until ctx ends; it
-// returns the catalog's name collisions.
+// first attempt, at most the longest connect limit (InitTimeout, or an
+// upstream's ConnectTimeout) and a second, or until ctx ends; it returns
+// the catalog's name collisions.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
-	deadline := time.NewTimer(h.opts.InitTimeout + time.Second)
+	limit := h.opts.InitTimeout
+	for _, u := range h.upstreams {
+		limit = max(limit, u.Config().ConnectTimeout)
+	}
+	deadline := time.NewTimer(limit + time.Second)
 	defer deadline.Stop()
 	for _, u := range h.upstreams {
 		select {

@@ -44,7 +44,7 @@ other than the built-in ones, since its pin cannot be checked.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each upstream may take to start, answer initialize and list its tools")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long each upstream may take to start, answer initialize and list its tools (0: its connect_timeout, else limits.connect_timeout)")
 	return cmd
 }
 
@@ -61,6 +61,7 @@ type checkup struct {
 	PinsWaiting int      `json:"pins_waiting"`
 	Blocked     int      `json:"tools_blocked"`
 	Seconds     float64  `json:"seconds"`
+	Starting    bool     `json:"starting,omitempty"` // still on its first attempt when doctor stopped waiting
 	Error       string   `json:"error,omitempty"`
 	Hint        string   `json:"hint,omitempty"`
 	Stderr      []string `json:"stderr,omitempty"`
@@ -89,7 +90,9 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	opts.InitTimeout = timeout
+	if timeout > 0 {
+		opts.InitTimeout = timeout
+	}
 	guardChildren(prof.Upstreams)
 	hub := proxy.NewHub(opts)
 	if err := hub.Launch(ctx); err != nil {
@@ -170,6 +173,7 @@ func examine(s proxy.Status, pins int) checkup {
 		Protocol: s.Protocol, Tools: s.Tools, AuthNeeded: s.AuthNeeded, PinsWaiting: pins, Blocked: s.Blocked,
 		Seconds: s.FirstAttempt.Round(time.Millisecond).Seconds()}
 	if s.Starting {
+		c.Starting = true
 		c.Seconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
 	}
 	if c.OK {
@@ -201,7 +205,13 @@ func hint(s proxy.Status) string {
 		return "npx could not find the package: check the package name in args (and that npm can reach its registry)"
 	case s.AuthNeeded:
 		return "the server wants authorization: run `mcp-router auth login " + s.Name + "` (OAuth), or put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
-	case errors.Is(s.Cause, proxy.ErrNoAnswer), s.Starting:
+	case s.Starting:
+		return "still starting when doctor stopped waiting (a first npx or uvx run installs its package first): " +
+			"run doctor again with a longer --timeout, or give the upstream a longer connect_timeout"
+	case strings.Contains(s.Err, "npx's install folder"):
+		return "a first npx run was cut short and left its install folder half-installed: the error names the folder; " +
+			"the gateway removes it once by itself, else remove it by hand"
+	case errors.Is(s.Cause, proxy.ErrNoAnswer):
 		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
 			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"
 	case errors.As(s.Cause, &exit):
@@ -224,6 +234,9 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 			result = "DISABLED"
 		case !c.OK:
 			result = "FAILED"
+		}
+		if c.Starting {
+			result = "STARTING"
 		}
 		if c.Initialized {
 			proto = "yes " + c.Protocol

@@ -32,9 +32,11 @@ It answers initialize (and, with --http, opens its listener) at once, with the
 upstreams connected so far; each upstream that connects later joins the catalog,
 and clients get notifications/tools/list_changed. A call of a tool whose upstream
 is still starting waits for it (up to start_wait, 10s by default), then fails with
-upstream_starting. An upstream that fails is retried in the background and does
-not hold the others up. With --http, /healthz says the gateway is alive and
-/readyz whether every upstream is connected.`,
+upstream_starting. Each upstream has connect_timeout (60s by default) to answer
+initialize; a stdio server still busy then, as a first npx -y run installing, is
+given up to five times as long. An upstream that fails is retried in the
+background and does not hold the others up. With --http, /healthz says the
+gateway is alive and /readyz whether every upstream is connected.`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,
@@ -229,6 +231,8 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
 
+		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
+
 		Notifications: cfg.Limits.Notifications(),
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
@@ -306,12 +310,28 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 // attempt under way is doing.
 func why(s proxy.Status) string {
 	switch {
+	case s.Starting:
+		return startingFor(s)
 	case s.Err != "":
 		return s.Err
 	case s.Doing != "":
 		return s.Doing
 	}
 	return string(s.State)
+}
+
+// startingFor says how long an upstream on its first attempt has been
+// starting, and what it is doing: "starting for 34s: process running, no
+// answer to initialize after 34s".
+func startingFor(s proxy.Status) string {
+	text := "starting"
+	if !s.Since.IsZero() {
+		text = fmt.Sprintf("starting for %s", time.Since(s.Since).Round(time.Second))
+	}
+	if s.Doing != "" {
+		text += ": " + s.Doing
+	}
+	return text
 }
 
 // upstreamsDown is an error naming the upstreams that are not connected,

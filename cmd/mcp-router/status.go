@@ -58,12 +58,21 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	var s gatewaySnapshot
 	for _, u := range hub.Status() {
 		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
-			Restarts: u.Restarts, Err: firstLine(u.Err, maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
+			Restarts: u.Restarts, Err: firstLine(snapshotErr(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
 	calls := m.RecentCalls()
 	s.RecentCalls = calls[:min(len(calls), snapshotCalls)]
 	return s
+}
+
+// snapshotErr is what status shows of an upstream not connected: why
+// (starting for how long, or its error); nothing for a connected one.
+func snapshotErr(u proxy.Status) string {
+	if u.State == proxy.StateConnected {
+		return ""
+	}
+	return why(u)
 }
 
 // registration is a serve's row in the registry, kept fresh by one

@@ -143,6 +143,9 @@ type rawUpstream struct {
 	Description string `yaml:"description"`
 	// Auth configures OAuth to a remote upstream (see upstreamauth.Config).
 	Auth *rawAuth `yaml:"auth"`
+
+	// ConnectTimeout overrides limits.connect_timeout for this upstream.
+	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 }
 
 // rawAuth is an upstream's auth: settings (upstreamauth.Config).

@@ -134,6 +134,8 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		cfg.Prefix = *u.Prefix
 	}
 	cfg.DefaultPrefix = u.Prefix == nil
+	// zero: limits.connect_timeout
+	cfg.ConnectTimeout = time.Duration(u.ConnectTimeout)
 	cfg.Description = strings.TrimSpace(u.Description) // shown as written, never expanded
 	if u.ValidateArguments != nil {
 		cfg.ValidateArguments = *u.ValidateArguments // BI-07

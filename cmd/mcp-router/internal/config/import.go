@@ -223,7 +223,7 @@ func (r *importer) render(files []string) ([]byte, error) {
 		"profiles", mapping("default", mapping("upstreams", ups, "core_tools", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})))
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# profiles.yaml for mcp-router, imported from %s (%s).\n", r.opts.Client, strings.Join(files, ", "))
-	buf.WriteString("# Reference: README.md. Then run: mcp-router install " + r.opts.Client + "\n")
+	buf.WriteString("# Every key: docs/reference.md. Then run: mcp-router install " + r.opts.Client + "\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -158,14 +160,24 @@ func TestMetaToolsSayUpstreamStartingPastTheWait(t *testing.T) {
 	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("hung")}, StartWait: 50 * time.Millisecond})
 	h.AwaitBuiltins(t.Context())
 	mem := fileLessons(t)
-	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem})
+	noPlan := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) { return "", errors.New("not asked") })
+	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem, Planner: noPlan})
 
-	res := c.call(t, "routing_feedback", map[string]any{"query": "repeat", "right_tool": "hung_echo"})
-	detail, _ := res.StructuredContent.(map[string]any)["error"].(map[string]any)
-	if !res.IsError || detail["kind"] != string(KindStarting) || detail["upstream"] != "hung" || strings.Contains(resultText(res), "not a catalog tool") {
-		t.Errorf("routing_feedback: isError %v, %v, %q; want upstream_starting naming hung", res.IsError, detail, resultText(res))
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"routing_feedback", map[string]any{"query": "repeat", "right_tool": "hung_echo"}},
+		{"plan", map[string]any{"query": "repeat", "tools": []any{"hung_echo"}}},
+	} {
+		res := c.call(t, call.tool, call.args)
+		content, _ := res.StructuredContent.(map[string]any)
+		detail, _ := content["error"].(map[string]any)
+		if !res.IsError || detail["kind"] != string(KindStarting) || detail["upstream"] != "hung" || strings.Contains(resultText(res), "not a catalog tool") {
+			t.Errorf("%s: isError %v, %v, %q; want upstream_starting naming hung", call.tool, res.IsError, detail, resultText(res))
+		}
 	}
-	res = c.call(t, "describe_tools", map[string]any{"tools": []string{"hung_echo"}})
+	res := c.call(t, "describe_tools", map[string]any{"tools": []string{"hung_echo"}})
 	if !res.IsError || !strings.Contains(resultText(res), "hung_echo (server hung): upstream_starting: still starting for") ||
 		strings.Contains(resultText(res), "Not in the catalog") {
 		t.Errorf("describe_tools: isError %v, %q; want hung_echo starting", res.IsError, resultText(res))

@@ -157,7 +157,9 @@ func TestMetaToolsWaitForAStartingUpstream(t *testing.T) {
 // starting says upstream_starting, naming it, never "not a catalog tool";
 // a discovery names it whatever the request's words.
 func TestMetaToolsSayUpstreamStartingPastTheWait(t *testing.T) {
-	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("hung")}, StartWait: 50 * time.Millisecond})
+	hung := hungStdio("hung")
+	hung.Description = "Tickets of the support desk"
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hung}, StartWait: 50 * time.Millisecond})
 	h.AwaitBuiltins(t.Context())
 	mem := fileLessons(t)
 	noPlan := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) { return "", errors.New("not asked") })
@@ -184,7 +186,7 @@ func TestMetaToolsSayUpstreamStartingPastTheWait(t *testing.T) {
 	}
 	for _, query := range []string{"echo the text back", "translate a poem into French"} {
 		d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": query}))
-		if a, ok := alertOf(d, alertUpstreamStarting); !ok || !strings.Contains(a.Message, "server hung is still starting") {
+		if a, ok := alertOf(d, alertUpstreamStarting); !ok || !strings.Contains(a.Message, "server hung (Tickets of the support desk) is still starting") {
 			t.Errorf("%q: alerts %+v, want upstream_starting naming hung", query, d.Alerts)
 		}
 		if _, ok := alertOf(d, "no_match"); ok {

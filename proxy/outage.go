@@ -32,6 +32,7 @@ type outage struct {
 	Tools    []string `json:"tools"` // its tools that matched, from its last listing
 	// named is set when the query names the upstream or its domain.
 	named bool
+	about string // what the upstream is for, as configured
 }
 
 // outages finds, for a discovery, the upstreams not connected whose tools
@@ -76,7 +77,7 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 		named := namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())
 		if named || st.Starting {
 			note(st, "")
-			out[index[u.Name()]].named = named
+			out[index[u.Name()]].named, out[index[u.Name()]].about = named, u.Config().Description
 		}
 	}
 	alerts := make([]routing.Alert, len(out))
@@ -105,8 +106,8 @@ func outageAlert(o outage) routing.Alert {
 		what += ", whose name matches this request,"
 	case o.State == "starting":
 		return routing.Alert{Kind: alertUpstreamStarting, Message: fmt.Sprintf(
-			"Routing alert: server %s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
-				"If no tool here fits, search again in a moment.", o.Upstream, o.Seconds)}
+			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
+				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
 	}
 	if o.State == "starting" {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
@@ -116,6 +117,14 @@ func outageAlert(o outage) routing.Alert {
 	return routing.Alert{Kind: alertUpstreamDown, Tools: o.Tools, Message: fmt.Sprintf(
 		"Routing alert: %s is down (for %ds); the gateway keeps retrying it. Calls to its tools fail until it is back: "+
 			"tell the user this capability is unavailable right now rather than using an unrelated tool.", what, o.Seconds)}
+}
+
+// aboutStarting is " (<description>)" for a starting upstream with one.
+func aboutStarting(desc string) string {
+	if desc == "" {
+		return ""
+	}
+	return " (" + truncateUTF8(oneLine(desc), maxSignatureServer) + ")"
 }
 
 // queryWords are a query's words of three letters or more, lower case.

@@ -105,7 +105,7 @@ func outageAlert(o outage) routing.Alert {
 	case o.named:
 		what += ", whose name matches this request,"
 	case o.State == "starting":
-		return routing.Alert{Kind: alertUpstreamStarting, Message: fmt.Sprintf(
+		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
 				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
 	}
@@ -247,7 +247,6 @@ func mayServe(starting []*upstream.Upstream, req routing.Request, owner func(str
 			picked[u] = true
 		}
 	}
-	ix := routing.NewIndex(routing.IndexOptions{})
 	var docs []routing.Tool
 	for _, u := range starting {
 		cfg := u.Config()
@@ -260,6 +259,7 @@ func mayServe(starting []*upstream.Upstream, req routing.Request, owner func(str
 		}
 	}
 	if len(docs) > 0 {
+		ix := routing.NewIndex(routing.IndexOptions{})
 		ix.SetUpstream("starting", docs)
 		for _, h := range ix.Search(text, 0) {
 			if h.Score >= routing.DefaultThreshold {

@@ -3,11 +3,13 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
@@ -34,7 +36,7 @@ func (c *sdkClient) callNoFatal(ctx context.Context, name string, args map[strin
 // starting, by name and description; once one has failed, a new session
 // reads that it failed.
 func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
-	for i := range firstSecondRuns {
+	for i := range firstSecondRuns / 3 { // each stops a child process: a second each
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			hung := hungStdio("tickets")
 			hung.Description = "Tickets and incidents of the support desk"
@@ -56,10 +58,19 @@ func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
 			}
 		})
 	}
-	hung := hungStdio("tickets")
-	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hung}, InitTimeout: 100 * time.Millisecond})
-	eventually(t, faultWait, "tickets' first attempt to fail", func() bool { return !statusOf(h, "tickets").Starting })
-	got := overStdio(t, h).session.InitializeResult().Instructions
+	// The same server tells a later client that tickets failed, though the
+	// catalog is the same.
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("tickets")}, InitTimeout: 3 * time.Second})
+	h.AwaitBuiltins(t.Context())
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	if got := sdkAt(t, ts.URL+"/mcp").session.InitializeResult().Instructions; !strings.Contains(got, "tickets (starting)") {
+		t.Errorf("instructions while tickets starts:\n%s", got)
+	}
+	eventually(t, 2*faultWait, "tickets' first attempt to fail", func() bool { return !statusOf(h, "tickets").Starting })
+	got := sdkAt(t, ts.URL+"/mcp").session.InitializeResult().Instructions
 	if !strings.Contains(got, "tickets (failed)") && !strings.Contains(got, "tickets (retrying)") {
 		t.Errorf("instructions once tickets failed:\n%s", got)
 	}
@@ -221,5 +232,34 @@ func TestDiscoveryWaitsForTheStartingUpstreamsItMayBeFor(t *testing.T) {
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("%+v: waits for %v, want %q", tc.req, got, tc.want)
 		}
+	}
+}
+
+// A client of the stateless era re-reads the instructions with
+// server/discover: they name an upstream as starting while it is, and
+// count its tools once it joined.
+func TestDiscoverRereadsInstructionsAsUpstreamsJoin(t *testing.T) {
+	g := newGates(t, "weather")
+	weather := toolsUpstream("weather", "weather_", "forecast")
+	weather.Description = "Weather forecasts"
+	h := launchHub(t, g, Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), weather}})
+	eventually(t, faultWait, "alpha to join", func() bool { _, ok := h.Catalog().Tool("alpha_echo"); return ok })
+	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	t.Cleanup(srv.Close)
+	c := connectEra(t, srv, "http", "")
+	discover := func() string {
+		res, err := c.Discover(t.Context(), mcpgo.DiscoverRequest{})
+		if err != nil {
+			t.Fatalf("server/discover: %v", err)
+		}
+		return res.Instructions
+	}
+	if got := discover(); !strings.Contains(got, "from 1 MCP servers") || !strings.Contains(got, "weather (starting: Weather forecasts)") {
+		t.Errorf("instructions while weather starts:\n%s", got)
+	}
+	g.open("weather")
+	eventually(t, faultWait, "weather to join", func() bool { _, ok := h.Catalog().Tool("weather_forecast"); return ok })
+	if got := discover(); !strings.Contains(got, "from 2 MCP servers") || strings.Contains(got, "weather (starting") {
+		t.Errorf("instructions once weather joined:\n%s", got)
 	}
 }

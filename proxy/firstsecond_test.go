@@ -21,7 +21,7 @@ import (
 // that a race (one time in three before) would show.
 const firstSecondRuns = 30
 
-// call sends one tools/call and returns its result, or an isError result
+// callNoFatal sends one tools/call and returns its result, or an isError result
 // with the protocol error.
 func (c *sdkClient) callNoFatal(ctx context.Context, name string, args map[string]any) *sdk.CallToolResult {
 	res, err := c.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})

@@ -284,6 +284,9 @@ func (s *Server) plan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	if query = strings.TrimSpace(query); query == "" {
 		return mcp.NewToolResultError(`plan needs "query": the user's request in words`), nil
 	}
+	if err := s.hub.AwaitTools(ctx, namedTools(req.GetArguments()["tools"])); err != nil {
+		return errorResult(fmt.Errorf("plan: %w", err)), nil // a tool of an upstream still starting, or down
+	}
 	own, err := s.planTools(query, req.GetArguments()["tools"])
 	if err != nil {
 		return mcp.NewToolResultError("plan: " + err.Error()), nil

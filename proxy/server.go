@@ -278,11 +278,11 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 	if s.fixedInstructions != "" {
 		return s.fixedInstructions
 	}
-	c := s.hub.Catalog()
+	c, pending := s.hub.Catalog(), s.hub.pendingServers()
 	gen := s.instructions.Load()
-	if gen == nil || gen.catalog != c {
-		gen = &instructionsCache{catalog: c, routed: catalogInstructions(c, s.belts != nil, s.planner != nil),
-			all: catalogInstructions(c, false, s.planner != nil)}
+	if gen == nil || gen.catalog != c || !slices.Equal(gen.pending, pending) {
+		gen = &instructionsCache{catalog: c, pending: pending, routed: catalogInstructions(c, pending, s.belts != nil, s.planner != nil),
+			all: catalogInstructions(c, pending, false, s.planner != nil)}
 		s.instructions.Store(gen)
 	}
 	if s.allMode(ctx) {
@@ -294,6 +294,7 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 // instructionsCache holds the instructions generated for one catalog.
 type instructionsCache struct {
 	catalog     *Catalog
+	pending     []pendingServer
 	routed, all string
 }
 

@@ -103,11 +103,13 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	if err != nil {
 		return err
 	}
-	// Upstreams join as they connect: initialize is answered at once.
+	// Upstreams join as they connect: initialize is answered at once, with
+	// the built-in servers (in-process, instant) already in the catalog.
 	if err := hub.Launch(ctx); err != nil {
 		return err
 	}
 	defer hub.Close()
+	hub.AwaitBuiltins(ctx)
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {

@@ -75,6 +75,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	defer hub.Close()
+	hub.AwaitBuiltins(ctx)
 	r, err := newRouter(cfg, prof, log, nil, e.vectors(ctx, cfg, log))
 	if err != nil {
 		return err

@@ -89,8 +89,10 @@ func (s *Server) describeTools(ctx context.Context, req mcp.CallToolRequest) (*m
 	if len(tools) == 0 {
 		res.IsError = true
 	}
-	res.StructuredContent = map[string]any{"tools": nonNil(tools), "unknown": nonNil(unknown), "unavailable": nonNil(unavailable)}
+	structured := map[string]any{"tools": nonNil(tools), "unknown": nonNil(unknown)}
+	res.StructuredContent = structured
 	if len(unavailable) > 0 {
+		structured["unavailable"] = unavailable
 		s.noteOutage(ctx)
 	}
 	return res, nil

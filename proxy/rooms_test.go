@@ -83,6 +83,7 @@ var rooms = map[string]string{
 	"indexer.go":        "hub",
 	"restart.go":        "hub",
 	"startup.go":        "hub",
+	"disabled.go":       "hub",
 	"auditcall.go":      "hub",
 	"auditsize.go":      "hub",
 	"requests.go":       "hub",

@@ -62,7 +62,7 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 		}
 	}
 	words := queryWords(d.Query)
-	for _, u := range s.hub.upstreams {
+	for _, u := range s.hub.set().list {
 		st := states[u.Name()]
 		if st.State != StateConnected && !st.EverConnected && (namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())) {
 			note(st, "")

@@ -91,7 +91,7 @@ func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
 // prefix), or nil.
 func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	var best *upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		if !strings.HasPrefix(name, u.Config().Prefix) || (best != nil && len(u.Config().Prefix) <= len(best.Config().Prefix)) {
 			continue
 		}

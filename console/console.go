@@ -35,6 +35,10 @@ type Options struct {
 	Pins integrity.PinStore
 	// Lessons are the routing lessons; nil when they are off.
 	Lessons lessons.Store
+	// Notes are lines about the gateway's configuration, shown above the
+	// upstreams (an edit of the profile file that was refused); nil shows
+	// none.
+	Notes func(context.Context) []string
 	// Prefix is the path the console is served under ["/ui"].
 	Prefix string
 	// SessionTTL is how long a login lasts [12h].

@@ -25,10 +25,14 @@ const (
 type upstreamsData struct {
 	Upstreams []Upstream
 	ReadOnly  bool
+	Notes     []string
 }
 
 func (c *Console) upstreamsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	var d upstreamsData
+	if c.opts.Notes != nil {
+		d.Notes = c.opts.Notes(r.Context())
+	}
 	if c.opts.Gateway != nil {
 		ups, err := c.opts.Gateway.Upstreams(r.Context())
 		if err != nil {

@@ -105,6 +105,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		return err
 	}
 	defer hub.Close()
+	// Edits of the profile file apply to the running hub (reload.go).
+	e.reload = e.newReloader(cfg, prof, hub, log)
+	defer e.watchConfig(ctx, e.reload)()
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {

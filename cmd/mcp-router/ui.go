@@ -84,6 +84,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	c, err := console.New(console.Options{
 		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
 		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(context.Context) []string { return e.reload.snapshot().lines() },
 	})
 	if err != nil {
 		return err
@@ -120,6 +121,7 @@ func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.
 	c, err := console.New(console.Options{
 		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
 		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(context.Context) []string { return e.reload.snapshot().lines() },
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy"
+)
+
+// pollEvery is how often serve looks at its profile file for an edit. A
+// poll of the file's size, time and content survives editors that save by
+// writing another file and renaming it over the old one, and needs no
+// file-system notification API.
+const pollEvery = time.Second
+
+// reloader applies edits of the profile file a serve loaded to its running
+// hub: the upstreams an edit adds, removes or changes start, stop or
+// restart, the others keep their connections, and every client session
+// stays. An edit that does not load (YAML, validation) is refused and the
+// running configuration stays. Other sections apply at the next start.
+type reloader struct {
+	file, profile string
+	// load reads file again; apply makes a loaded profile's upstreams
+	// the hub's.
+	load  func() (*config.Config, config.Profile, error)
+	apply func(context.Context, *config.Config, config.Profile) (proxy.Change, error)
+	log   *slog.Logger
+
+	// started is the configuration serve started with: what the sections
+	// other than upstreams still follow.
+	started     *config.Config
+	startedProf config.Profile
+
+	mu       sync.Mutex
+	seen     fileStamp // the file as last read
+	refused  string    // why the file's content is not the running one; "" when it is
+	restart  []string  // keys edited since the start that apply at the next one
+	reloaded time.Time // when an edit was last applied
+}
+
+// fileStamp is what tells an edited file: size and time cheaply, the
+// content's hash for certain.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+	sum  [sha256.Size]byte
+}
+
+// newReloader is the reloader of serve's cfg.File. The built-in default
+// has no file: nothing is watched then, and a reload asked says so.
+func (e *env) newReloader(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) *reloader {
+	r := &reloader{profile: prof.Name, log: log, started: cfg, startedProf: prof}
+	if cfg.File == "" || cfg.File == config.DefaultName {
+		return r
+	}
+	r.file = cfg.File
+	r.load = func() (*config.Config, config.Profile, error) { return e.loadFile(r.file, r.profile) }
+	r.apply = func(ctx context.Context, cfg *config.Config, prof config.Profile) (proxy.Change, error) {
+		ups := e.withAuthorizers(ctx, cfg, prof.Upstreams, log)
+		guardChildren(ups)
+		return hub.Apply(ctx, ups)
+	}
+	r.seen, _ = stamp(r.file, fileStamp{}) // an edit from now on is news
+	return r
+}
+
+// watchConfig runs serve's reloader until the returned function is
+// called: it polls the profile file and reloads on each edit and on
+// SIGHUP (`mcp-router reload`).
+func (e *env) watchConfig(ctx context.Context, r *reloader) (stop func()) {
+	sig, stopSignals := notifyReload()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.watch(ctx, sig)
+	}()
+	return func() {
+		cancel()
+		<-done
+		stopSignals()
+	}
+}
+
+// loadFile loads path (and nothing else) and resolves profile in it.
+func (e *env) loadFile(path, profile string) (*config.Config, config.Profile, error) {
+	cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()})
+	if err != nil {
+		return nil, config.Profile{}, err
+	}
+	p, err := cfg.Profile(profile)
+	return cfg, p, err
+}
+
+// stamp reads path's stamp; the content is read only when its size or
+// time differ from was.
+func stamp(path string, was fileStamp) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return was, err
+	}
+	now := fileStamp{size: fi.Size(), mod: fi.ModTime(), sum: was.sum}
+	if now.size == was.size && now.mod.Equal(was.mod) {
+		return now, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return was, err
+	}
+	now.sum = sha256.Sum256(data)
+	return now, nil
+}
+
+// watch polls the file and reloads on each edit, and on each signal from
+// sig, until ctx ends.
+func (r *reloader) watch(ctx context.Context, sig <-chan os.Signal) {
+	var poll <-chan time.Time
+	if r.file != "" {
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll:
+			if r.edited() {
+				r.reload(ctx)
+			}
+		case <-sig:
+			r.log.Info("reload asked")
+			r.edited() // what is read now is not news at the next poll
+			r.reload(ctx)
+		}
+	}
+}
+
+// edited reports whether the file's content changed since it was last
+// read. A file that cannot be read (an editor's rename under way, a
+// deletion) is not an edit: the next poll looks again.
+func (r *reloader) edited() bool {
+	r.mu.Lock()
+	was := r.seen
+	r.mu.Unlock()
+	now, err := stamp(r.file, was)
+	if err != nil {
+		return false
+	}
+	r.mu.Lock()
+	r.seen = now
+	r.mu.Unlock()
+	return !bytes.Equal(now.sum[:], was.sum[:])
+}
+
+// reload loads the file and applies its upstreams, or refuses it.
+func (r *reloader) reload(ctx context.Context) {
+	if r.file == "" {
+		r.log.Info("nothing to reload: the built-in default configuration has no file")
+		return
+	}
+	cfg, prof, err := r.load()
+	if err != nil {
+		r.refuse(err)
+		return
+	}
+	change, err := r.apply(ctx, cfg, prof)
+	if err != nil {
+		if errors.Is(err, proxy.ErrHubNotRunning) {
+			return // shutting down
+		}
+		r.refuse(err)
+		return
+	}
+	restart := restartKeys(r.started, r.startedProf, cfg, prof)
+	r.mu.Lock()
+	r.refused, r.restart, r.reloaded = "", restart, time.Now()
+	r.mu.Unlock()
+	r.log.Info("config reloaded", "file", r.file, "added", change.Added, "removed", change.Removed, "restarted", change.Restarted)
+	if len(restart) > 0 {
+		r.log.Warn("config edits that apply after a restart", "file", r.file, "keys", restart)
+	}
+}
+
+// refuse keeps the running configuration and says why, in the log (once
+// per reason) and to status and the console.
+func (r *reloader) refuse(err error) {
+	r.mu.Lock()
+	again := r.refused == err.Error()
+	r.refused = err.Error()
+	r.mu.Unlock()
+	if !again {
+		r.log.Warn("config edit refused; the running configuration stays", "file", r.file, "err", err)
+	}
+}
+
+// configSnapshot is what status and the console show of reloads.
+type configSnapshot struct {
+	// Refused is why the file's content is not the running configuration.
+	Refused string `json:"refused,omitempty"`
+	// Restart are the keys edited that apply at the next start.
+	Restart  []string  `json:"restart_needed,omitempty"`
+	Reloaded time.Time `json:"reloaded,omitzero"`
+}
+
+// snapshot is r's state for status; nil when there is nothing to say.
+func (r *reloader) snapshot() *configSnapshot {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refused == "" && len(r.restart) == 0 && r.reloaded.IsZero() {
+		return nil
+	}
+	return &configSnapshot{Refused: r.refused, Restart: r.restart, Reloaded: r.reloaded}
+}
+
+// restartKeys are the keys outside the profile's upstreams whose values
+// differ between the configuration serve started with and a new one.
+func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config, nowProf config.Profile) []string {
+	var keys []string
+	prof := "profiles." + nowProf.Name + "."
+	for _, k := range []struct {
+		key      string
+		was, now any
+	}{
+		{"log", was.Log, now.Log},
+		{"state_dir", was.StateDir, now.StateDir},
+		{"state", was.State, now.State},
+		{"http", was.HTTP, now.HTTP},
+		{"limits", was.Limits, now.Limits},
+		{"ollama", was.Ollama, now.Ollama},
+		{"audit", was.Audit, now.Audit},
+		{"tracing", was.Tracing, now.Tracing},
+		{prof + "core_tools", wasProf.CoreTools, nowProf.CoreTools},
+		{prof + "routing", wasProf.Routing, nowProf.Routing},
+		{prof + "planner", wasProf.Planner, nowProf.Planner},
+		{prof + "integrity", wasProf.Integrity, nowProf.Integrity},
+	} {
+		if !reflect.DeepEqual(k.was, k.now) {
+			keys = append(keys, k.key)
+		}
+	}
+	return keys
+}
+
+// printConfigSnapshot prints, for status, how edits of a gateway's
+// profile file went.
+func printConfigSnapshot(e *env, c *configSnapshot) {
+	for _, line := range c.lines() {
+		fmt.Fprintf(e.stdout, "  %s\n", line)
+	}
+}
+
+// lines says c in words, for status and the console; none for nil.
+func (c *configSnapshot) lines() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	if c.Refused != "" {
+		out = append(out, "config edit refused, the previous configuration runs: "+c.Refused)
+	}
+	if len(c.Restart) > 0 {
+		out = append(out, "config edits that apply after a restart: "+strings.Join(c.Restart, ", "))
+	}
+	if !c.Reloaded.IsZero() && c.Refused == "" {
+		out = append(out, "config reloaded at "+c.Reloaded.Local().Format("15:04:05"))
+	}
+	return out
+}

@@ -145,7 +145,11 @@ func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Chang
 		case !SameUpstream(u.Config(), cfg):
 			change.Restarted = append(change.Restarted, cfg.Name)
 			stopped = append(stopped, u)
+			was := u
 			u = upstream.New(cfg, env)
+			if sameServer(was.Config(), cfg) {
+				u.Seed(was.Listing())
+			}
 		}
 		next.add(u)
 	}
@@ -167,6 +171,14 @@ func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Chang
 func SameUpstream(a, b UpstreamConfig) bool {
 	a.Authorizer, b.Authorizer = nil, nil
 	return reflect.DeepEqual(a, b)
+}
+
+// sameServer reports whether a and b run or reach the same server (the
+// identity tool pins are kept under), so that what a listed is what b will
+// list until it says otherwise.
+func sameServer(a, b UpstreamConfig) bool {
+	return a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		a.URL == b.URL && a.Builtin == b.Builtin
 }
 
 func uniqueNames(cfgs []UpstreamConfig) error {

@@ -118,3 +118,32 @@ func TestSameUpstreamComparesEveryField(t *testing.T) {
 		t.Error("two equal configurations: SameUpstream says different")
 	}
 }
+
+// TestHubApplyRestartKeepsTheCatalogSteady: an upstream restarted for an
+// edit that leaves its server and tools as they were is listed throughout,
+// so no client hears of a change.
+func TestHubApplyRestartKeepsTheCatalogSteady(t *testing.T) {
+	h := startHub(t, stdioFake("alpha"), builtinFake("beta"))
+	changes := make(chan *Catalog, 8)
+	h.OnChange(func(c *Catalog) { changes <- c })
+	edited := stdioFake("alpha")
+	edited.Env["EDITED"] = "yes"
+	change, err := h.Apply(t.Context(), []UpstreamConfig{edited, builtinFake("beta")})
+	if err != nil || !slices.Equal(change.Restarted, []string{"alpha"}) {
+		t.Fatalf("Apply: got %+v, %v; want alpha restarted", change, err)
+	}
+	if _, ok := h.Catalog().Tool("alpha_echo"); !ok {
+		t.Error("alpha_echo left the catalog while alpha restarted")
+	}
+	if err := h.AwaitStarted(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "EDITED"}); got != "yes" {
+		t.Fatalf("alpha_getenv EDITED: got %q, want yes", got)
+	}
+	select {
+	case <-changes:
+		t.Error("a restart that changed no tool announced a catalog change")
+	default:
+	}
+}

@@ -9,11 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
 // reloadProfile is a profile of fake stdio upstreams (this test binary),
@@ -207,4 +210,55 @@ func reloadStatus(t *testing.T, dir, cfg string) gatewaySnapshot {
 		return len(live) == 1 && live[0].Snapshot != nil && live[0].Snapshot.Config != nil && live[0].Snapshot.Config.Refused != ""
 	})
 	return *live[0].Snapshot
+}
+
+// Edits outside the served profile's upstreams are named as applying at
+// the next start; the same file loaded twice names none (every section
+// compares equal to itself, whatever it holds).
+func TestRestartKeysNameTheSectionsEdited(t *testing.T) {
+	dir := t.TempDir()
+	base := "http:\n  allowed_origins: [\"https://a.example\"]\nprofiles:\n  default:\n    upstreams:\n      calculator: {builtin: calculator}\n"
+	e := &env{getenv: func(string) (string, bool) { return "", false }}
+	load := func(content string) (*config.Config, config.Profile) {
+		t.Helper()
+		cfg, prof, err := e.loadFile(writeFile(t, dir, "p.yaml", content), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg, prof
+	}
+	was, wasProf := load(base)
+	if got := restartKeys(was, wasProf, was, wasProf); got != nil {
+		t.Errorf("restartKeys of one configuration: got %v, want none", got)
+	}
+	again, againProf := load(base)
+	if got := restartKeys(was, wasProf, again, againProf); got != nil {
+		t.Errorf("restartKeys of the same file loaded twice: got %v, want none", got)
+	}
+	now, nowProf := load("limits:\n  start_wait: 3s\n" + strings.Replace(base, "upstreams:", "core_tools: [calculator_add]\n    upstreams:", 1))
+	want := []string{"limits", "profiles.default.core_tools"}
+	if got := restartKeys(was, wasProf, now, nowProf); !slices.Equal(got, want) {
+		t.Errorf("restartKeys: got %v, want %v", got, want)
+	}
+}
+
+// mcp-router reload asks each running gateway to read its file again
+// (SIGHUP): the gateway reloads and goes on serving.
+func TestReloadCommandAsksRunningGateways(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "profiles.yaml", fmt.Sprintf("state_dir: %q\n", filepath.Join(dir, "state"))+calcProfile)
+	base, log := serveForReload(t, dir, cfg)
+	var out string
+	eventually(t, "reload to find the gateway", func() bool {
+		var err error
+		out, _, err = runCLI(t, nil, "reload", "--config", cfg)
+		return err == nil && strings.Contains(out, "asked gateway pid")
+	})
+	eventually(t, "the gateway to reload", func() bool {
+		return strings.Contains(log.String(), "reload asked") && strings.Contains(log.String(), "config reloaded")
+	})
+	c := connectReloadClient(t, base)
+	if got := c.mustCall(t, "calculator_add", map[string]any{"a": 1, "b": 2}); got != "3" {
+		t.Errorf("calculator_add after a reload: got %q, want 3", got)
+	}
 }

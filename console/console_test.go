@@ -392,3 +392,16 @@ func TestConsoleLimitsWrongTokens(t *testing.T) {
 		t.Errorf("a minute later: got %d, want 303", resp.StatusCode)
 	}
 }
+
+// The upstreams page shows the gateway's notes about its configuration,
+// such as an edit of the profile file that was refused.
+func TestConsoleUpstreamsShowConfigNotes(t *testing.T) {
+	f := newFixture(t, testToken)
+	note := "config edit refused, the previous configuration runs: profiles.yaml: yaml: line 3: did not find expected node content"
+	f.console.opts.Notes = func(context.Context) []string { return []string{note} }
+	f.login(t)
+	_, body := f.do(t, http.MethodGet, "/ui/upstreams", nil)
+	if !strings.Contains(body, "profiles.yaml: yaml: line 3") {
+		t.Errorf("upstreams page lacks the config note; body:\n%s", body)
+	}
+}

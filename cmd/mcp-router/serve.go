@@ -34,7 +34,12 @@ and clients get notifications/tools/list_changed. A call of a tool whose upstrea
 is still starting waits for it (up to start_wait, 10s by default), then fails with
 upstream_starting. An upstream that fails is retried in the background and does
 not hold the others up. With --http, /healthz says the gateway is alive and
-/readyz whether every upstream is connected.`,
+/readyz whether every upstream is connected.
+
+Edits of the profile file apply while it runs: the upstreams an edit adds,
+removes or changes start, stop or restart, and clients stay connected; an edit
+that does not load is refused and the running configuration stays (see
+mcp-router reload --help).`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,

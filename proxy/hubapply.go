@@ -67,7 +67,9 @@ var ErrHubNotRunning = errors.New("hub not running")
 // Apply makes cfgs the running hub's upstreams, as an edited configuration
 // file says: an upstream whose name is new starts, one whose name is gone
 // stops, one whose configuration changed (see SameUpstream) is stopped and
-// started again, and the others keep their connections. The catalog is
+// started again, and the others keep their connections. A name configured
+// twice, or a tool name collision the known listings show (a *CollisionError
+// each), refuses the whole change. The catalog is
 // rebuilt once the stopped ones have ended (or ctx ended), so OnChange
 // hears of the tools that went; those of started upstreams join as they
 // connect, and a call of one waits for it as at start (StartWait).
@@ -81,6 +83,9 @@ func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) 
 	next, change, stopped := h.plan(old, cfgs)
 	if change.Empty() {
 		return change, nil
+	}
+	if err := h.newCollisions(next); err != nil {
+		return Change{}, err
 	}
 	h.mu.Lock()
 	if h.closed || h.cancel == nil {
@@ -162,6 +167,30 @@ func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Chang
 	slices.Sort(change.Added)
 	slices.Sort(change.Restarted)
 	return next.sorted(), change, stopped
+}
+
+// newCollisions returns the tool name collisions the listings known of
+// next (kept upstreams', and restarted ones' they keep) would bring that
+// the catalog does not have: such an edit is refused as a whole. An added
+// upstream lists nothing yet; a collision it brings is found as it joins,
+// and logged as at start.
+func (h *Hub) newCollisions(next *upstreamSet) error {
+	cur := h.Catalog()
+	had := map[string]bool{}
+	for _, p := range cur.Problems {
+		had[p.Text] = true
+	}
+	offers := make([]offer, 0, len(next.list))
+	for _, u := range next.list {
+		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
+	}
+	var errs []error
+	for _, p := range buildCatalog(cur, offers, h.opts.Reserved).Problems {
+		if p.Collision && !had[p.Text] {
+			errs = append(errs, &CollisionError{Text: p.Text, Upstreams: p.Upstreams})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SameUpstream reports whether a and b configure the same upstream, so

@@ -147,3 +147,22 @@ func TestHubApplyRestartKeepsTheCatalogSteady(t *testing.T) {
 	default:
 	}
 }
+
+// An edit whose prefix makes one upstream's tools take names another's
+// have is refused whole: the catalog and the upstreams stay.
+func TestHubApplyRefusesANameCollision(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"), builtinFake("beta"))
+	clash := builtinFake("beta")
+	clash.Prefix = "alpha_"
+	_, err := h.Apply(t.Context(), []UpstreamConfig{builtinFake("alpha"), clash, builtinFake("gamma")})
+	var ce *CollisionError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Upstreams, []string{"alpha", "beta"}) {
+		t.Fatalf("Apply of a colliding prefix: got %v, want a CollisionError naming alpha and beta", err)
+	}
+	if _, ok := h.Catalog().Tool("beta_echo"); !ok {
+		t.Error("beta_echo left the catalog after a refused Apply")
+	}
+	if len(h.Status()) != 2 {
+		t.Errorf("a refused Apply added an upstream: %+v", h.Status())
+	}
+}

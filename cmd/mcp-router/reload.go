@@ -180,7 +180,7 @@ func (r *reloader) reload(ctx context.Context) {
 		if errors.Is(err, proxy.ErrHubNotRunning) {
 			return // shutting down
 		}
-		r.refuse(err)
+		r.refuse(startError(cfg, prof, err)) // a collision names the line of the upstream that lost
 		return
 	}
 	restart := restartKeys(r.started, r.startedProf, cfg, prof)

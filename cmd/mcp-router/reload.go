@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -18,10 +17,11 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// pollEvery is how often serve looks at its profile file for an edit. A
-// poll of the file's size, time and content survives editors that save by
-// writing another file and renaming it over the old one, and needs no
-// file-system notification API.
+// pollEvery is how often serve reads its profile file for an edit. A poll
+// of the content (a small file) sees every edit, whatever the file
+// system's time resolution, survives editors that save by writing another
+// file and renaming it over the old one, and needs no file-system
+// notification API.
 const pollEvery = time.Second
 
 // reloader applies edits of the profile file a serve loaded to its running
@@ -42,19 +42,12 @@ type reloader struct {
 	started     *config.Config
 	startedProf config.Profile
 
+	seen [sha256.Size]byte // the file's content as last read; watch's own
+
 	mu       sync.Mutex
-	seen     fileStamp // the file as last read
 	refused  string    // why the file's content is not the running one; "" when it is
 	restart  []string  // keys edited since the start that apply at the next one
 	reloaded time.Time // when an edit was last applied
-}
-
-// fileStamp is what tells an edited file: size and time cheaply, the
-// content's hash for certain.
-type fileStamp struct {
-	size int64
-	mod  time.Time
-	sum  [sha256.Size]byte
 }
 
 // newReloader is the reloader of serve's cfg.File. The built-in default
@@ -71,7 +64,7 @@ func (e *env) newReloader(cfg *config.Config, prof config.Profile, hub *proxy.Hu
 		guardChildren(ups)
 		return hub.Apply(ctx, ups)
 	}
-	r.seen, _ = stamp(r.file, fileStamp{}) // an edit from now on is news
+	r.seen, _ = digest(r.file) // an edit from now on is news
 	return r
 }
 
@@ -103,23 +96,13 @@ func (e *env) loadFile(path, profile string) (*config.Config, config.Profile, er
 	return cfg, p, err
 }
 
-// stamp reads path's stamp; the content is read only when its size or
-// time differ from was.
-func stamp(path string, was fileStamp) (fileStamp, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return was, err
-	}
-	now := fileStamp{size: fi.Size(), mod: fi.ModTime(), sum: was.sum}
-	if now.size == was.size && now.mod.Equal(was.mod) {
-		return now, nil
-	}
+// digest is the hash of path's content.
+func digest(path string) ([sha256.Size]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return was, err
+		return [sha256.Size]byte{}, err
 	}
-	now.sum = sha256.Sum256(data)
-	return now, nil
+	return sha256.Sum256(data), nil
 }
 
 // watch polls the file and reloads on each edit, and on each signal from
@@ -151,17 +134,13 @@ func (r *reloader) watch(ctx context.Context, sig <-chan os.Signal) {
 // read. A file that cannot be read (an editor's rename under way, a
 // deletion) is not an edit: the next poll looks again.
 func (r *reloader) edited() bool {
-	r.mu.Lock()
-	was := r.seen
-	r.mu.Unlock()
-	now, err := stamp(r.file, was)
+	now, err := digest(r.file)
 	if err != nil {
 		return false
 	}
-	r.mu.Lock()
+	was := r.seen
 	r.seen = now
-	r.mu.Unlock()
-	return !bytes.Equal(now.sum[:], was.sum[:])
+	return now != was
 }
 
 // reload loads the file and applies its upstreams, or refuses it.

@@ -215,6 +215,7 @@ func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config,
 		key      string
 		was, now any
 	}{
+		{"default_profile", was.DefaultProfile, now.DefaultProfile},
 		{"log", was.Log, now.Log},
 		{"state_dir", was.StateDir, now.StateDir},
 		{"state", was.State, now.State},

@@ -81,10 +81,10 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	}
 	token := newGatewayID() + newGatewayID()
 	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
+	gw := &registryGateway{reg: st.Gateways()}
 	c, err := console.New(console.Options{
-		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log,
-		Notes: func(context.Context) []string { return e.reload.snapshot().lines() },
+		Door: door, Gateway: gw, Catalog: newHubCatalog(hub, r, log),
+		Pins: pinsIfOn(prof, st), Lessons: lessonsIfOn(prof, st), Logger: log, Notes: gw.notes,
 	})
 	if err != nil {
 		return err
@@ -211,6 +211,24 @@ func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, er
 }
 
 func (g *registryGateway) Restart(context.Context, string) error { return console.ErrReadOnly }
+
+// notes are what the running gateways say of edits of their profile files.
+func (g *registryGateway) notes(ctx context.Context) []string {
+	live, err := g.live(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, gs := range live {
+		if gs.Snapshot == nil {
+			continue
+		}
+		for _, line := range gs.Snapshot.Config.lines() {
+			out = append(out, gatewayLabel(gs)+": "+line)
+		}
+	}
+	return out
+}
 
 func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error) {
 	live, err := g.live(ctx)

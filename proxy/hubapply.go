@@ -114,7 +114,6 @@ func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) 
 	}
 	h.mu.Unlock()
 	h.rebuild()
-	h.logger.Info("upstreams applied", "added", change.Added, "removed", change.Removed, "restarted", change.Restarted)
 	return change, nil
 }
 

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,11 +33,11 @@ const pollEvery = time.Second
 // running configuration stays. Other sections apply at the next start.
 type reloader struct {
 	file, profile string
-	// load reads file again; apply makes a loaded profile's upstreams
-	// the hub's.
-	load  func() (*config.Config, config.Profile, error)
-	apply func(context.Context, *config.Config, config.Profile) (proxy.Change, error)
-	log   *slog.Logger
+	// load reads file again; resolve makes a profile's upstreams ready
+	// for its hub (authorizers, the child guard).
+	load    func() (*config.Config, config.Profile, error)
+	resolve func(context.Context, *config.Config, config.Profile) []proxy.UpstreamConfig
+	log     *slog.Logger
 
 	// started is the configuration serve started with: what the sections
 	// other than upstreams still follow.
@@ -45,27 +47,37 @@ type reloader struct {
 	seen [sha256.Size]byte // the file's content as last read; watch's own
 
 	mu       sync.Mutex
-	refused  string    // why the file's content is not the running one; "" when it is
-	restart  []string  // keys edited since the start that apply at the next one
-	reloaded time.Time // when an edit was last applied
+	hubs     map[string]*proxy.Hub // by profile: the served one's, and those callers are mapped to
+	refused  string                // why the file's content is not the running one; "" when it is
+	restart  []string              // keys edited since the start that apply at the next one
+	reloaded time.Time             // when an edit was last applied
 }
 
 // newReloader is the reloader of serve's cfg.File. The built-in default
 // has no file: nothing is watched then, and a reload asked says so.
 func (e *env) newReloader(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) *reloader {
-	r := &reloader{profile: prof.Name, log: log, started: cfg, startedProf: prof}
+	r := &reloader{profile: prof.Name, log: log, started: cfg, startedProf: prof,
+		hubs: map[string]*proxy.Hub{prof.Name: hub}}
 	if cfg.File == "" || cfg.File == config.DefaultName {
 		return r
 	}
 	r.file = cfg.File
 	r.load = func() (*config.Config, config.Profile, error) { return e.loadFile(r.file, r.profile) }
-	r.apply = func(ctx context.Context, cfg *config.Config, prof config.Profile) (proxy.Change, error) {
+	r.resolve = func(ctx context.Context, cfg *config.Config, prof config.Profile) []proxy.UpstreamConfig {
 		ups := e.withAuthorizers(ctx, cfg, prof.Upstreams, log)
 		guardChildren(ups)
-		return hub.Apply(ctx, ups)
+		return ups
 	}
 	r.seen, _ = digest(r.file) // an edit from now on is news
 	return r
+}
+
+// follow makes the hub of profile, one that callers are mapped to, follow
+// edits too.
+func (r *reloader) follow(profile string, hub *proxy.Hub) {
+	r.mu.Lock()
+	r.hubs[profile] = hub
+	r.mu.Unlock()
 }
 
 // watchConfig runs serve's reloader until the returned function is
@@ -154,22 +166,51 @@ func (r *reloader) reload(ctx context.Context) {
 		r.refuse(err)
 		return
 	}
-	change, err := r.apply(ctx, cfg, prof)
-	if err != nil {
-		if errors.Is(err, proxy.ErrHubNotRunning) {
-			return // shutting down
-		}
-		r.refuse(startError(cfg, prof, err)) // a collision names the line of the upstream that lost
+	if err := r.applyAll(ctx, cfg, prof); err != nil {
+		r.refuse(err)
 		return
 	}
 	restart := restartKeys(r.started, r.startedProf, cfg, prof)
 	r.mu.Lock()
 	r.refused, r.restart, r.reloaded = "", restart, time.Now()
 	r.mu.Unlock()
-	r.log.Info("config reloaded", "file", r.file, "added", change.Added, "removed", change.Removed, "restarted", change.Restarted)
 	if len(restart) > 0 {
 		r.log.Warn("config edits that apply after a restart", "file", r.file, "keys", restart)
 	}
+}
+
+// applyAll gives each hub its profile's upstreams in cfg (prof is the
+// served one), once every profile resolved. A hub that refuses its change
+// keeps its upstreams; the others apply theirs.
+func (r *reloader) applyAll(ctx context.Context, cfg *config.Config, prof config.Profile) error {
+	r.mu.Lock()
+	hubs := maps.Clone(r.hubs)
+	r.mu.Unlock()
+	profs := map[string]config.Profile{prof.Name: prof}
+	for name := range hubs {
+		if _, ok := profs[name]; ok {
+			continue
+		}
+		p, err := cfg.Profile(name)
+		if err != nil {
+			return err
+		}
+		profs[name] = p
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(hubs)) {
+		p := profs[name]
+		change, err := hubs[name].Apply(ctx, r.resolve(ctx, cfg, p))
+		switch {
+		case errors.Is(err, proxy.ErrHubNotRunning): // shutting down
+		case err != nil:
+			errs = append(errs, startError(cfg, p, err)) // a collision names the line of the upstream that lost
+		default:
+			r.log.Info("config reloaded", "file", r.file, "profile", name,
+				"added", change.Added, "removed", change.Removed, "restarted", change.Restarted)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // refuse keeps the running configuration and says why, in the log (once

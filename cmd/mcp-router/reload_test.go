@@ -45,13 +45,17 @@ type reloadClient struct {
 	changed atomic.Int64
 }
 
-func connectReloadClient(t *testing.T, base string) *reloadClient {
+func connectReloadClient(t *testing.T, base string, token ...string) *reloadClient {
 	t.Helper()
+	var hc *http.Client
+	if len(token) > 0 {
+		hc = &http.Client{Transport: withToken{token[0]}}
+	}
 	c := &reloadClient{}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "reload-test", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed.Add(1) },
 	})
-	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +87,10 @@ func (c *reloadClient) mustCall(t *testing.T, tool string, args map[string]any) 
 
 // serveForReload starts the built binary serving cfg over HTTP and returns
 // its base URL and its log.
-func serveForReload(t *testing.T, dir, cfg string) (string, *lockedBuffer) {
+func serveForReload(t *testing.T, dir, cfg string, env ...string) (string, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(buildBinary(t), "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	cmd.Env = isolatedEnv(dir)
+	cmd.Env = isolatedEnv(dir, env...)
 	log := &lockedBuffer{}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
@@ -260,5 +264,37 @@ func TestReloadCommandAsksRunningGateways(t *testing.T) {
 	c := connectReloadClient(t, base)
 	if got := c.mustCall(t, "calculator_add", map[string]any{"a": 1, "b": 2}); got != "3" {
 		t.Errorf("calculator_add after a reload: got %q, want 3", got)
+	}
+}
+
+// A profile served to the callers mapped to it follows edits too, apart
+// from the gateway's own profile.
+func TestServeAppliesEditsToCallerProfiles(t *testing.T) {
+	dir := t.TempDir()
+	profile := func(betaExtra string) string {
+		return fmt.Sprintf("state_dir: %q\n", filepath.Join(dir, "state")) + `http:
+  tokens:
+    - {token: "${ALPHA_TOKEN}", profile: alpha}
+    - {token: "${BETA_TOKEN}", profile: beta}
+default_profile: alpha
+profiles:
+  alpha:
+    upstreams:
+      calculator: {builtin: calculator}
+  beta:
+    upstreams:
+      calculator: {builtin: calculator}
+` + betaExtra
+	}
+	cfg := writeFile(t, dir, "profiles.yaml", profile(""))
+	base, _ := serveForReload(t, dir, cfg, "ALPHA_TOKEN=alpha-token", "BETA_TOKEN=beta-token")
+	alpha, beta := connectReloadClient(t, base, "alpha-token"), connectReloadClient(t, base, "beta-token")
+	writeFile(t, dir, "profiles.yaml", profile("      extra: {builtin: calculator}\n"))
+	eventually(t, "beta's callers to reach the added upstream", func() bool {
+		_, failed := beta.call(t, "extra_add", map[string]any{"a": 1, "b": 2})
+		return !failed
+	})
+	if text, failed := alpha.call(t, "extra_add", map[string]any{"a": 1, "b": 2}); !failed {
+		t.Errorf("alpha's caller reached beta's added upstream: %q", text)
 	}
 }

@@ -524,6 +524,11 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		}
 	}
 	u, owner := h.set().byName[t.Upstream], t.Upstream
+	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
+		if err := h.awaitTool(ctx, name); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.args.check(h.Catalog(), u.Config(), t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}

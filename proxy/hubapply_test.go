@@ -166,3 +166,21 @@ func TestHubApplyRefusesANameCollision(t *testing.T) {
 		t.Errorf("a refused Apply added an upstream: %+v", h.Status())
 	}
 }
+
+// A call of a tool whose upstream restarts for an edit waits for it as a
+// call at start does (StartWait), not only as for a crash (ReconnectWait).
+func TestHubApplyCallWaitsForARestartedUpstream(t *testing.T) {
+	slow := func(delay string) UpstreamConfig {
+		exe, env := stdioFake("alpha").Command, stdioFake("alpha").Env
+		env["DELAY"], env["FAKE"] = delay, exe
+		return UpstreamConfig{Name: "alpha", Transport: TransportStdio, Command: "sh",
+			Args: []string{"-c", `sleep "$DELAY"; exec "$FAKE"`}, Env: env, Prefix: "alpha_"}
+	}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{slow("0")}, ReconnectWait: time.Millisecond})
+	if _, err := h.Apply(t.Context(), []UpstreamConfig{slow("0.5")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, h, "alpha_getenv", map[string]any{"name": "DELAY"}); got != "0.5" {
+		t.Errorf("alpha_getenv DELAY: got %q, want 0.5 (the restarted run)", got)
+	}
+}

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -35,6 +36,10 @@ type Options struct {
 	Pins integrity.PinStore
 	// Lessons are the routing lessons; nil when they are off.
 	Lessons lessons.Store
+	// Notes, when set, returns what every page shows above its content:
+	// degraded states a person must know of (state kept in memory, an
+	// edit of the profile file that was refused); nil shows none.
+	Notes func(context.Context) []string
 	// Prefix is the path the console is served under ["/ui"].
 	Prefix string
 	// SessionTTL is how long a login lasts [12h].
@@ -43,9 +48,6 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets a Warn line per refused request; nil is silent.
 	Logger *slog.Logger
-	// Notices, when set, returns what every page shows above its content:
-	// degraded states a person must know of (state kept in memory, say).
-	Notices func() []string
 }
 
 // DefaultSessionTTL is Options.SessionTTL's default.
@@ -151,8 +153,8 @@ type view struct {
 	Login  bool // a login is needed (tokens are configured)
 	Data   any
 	Flash  string
-	// Notices are shown above every page's content (Options.Notices).
-	Notices []string
+	// Notes are shown above every page's content (Options.Notes).
+	Notes []string
 }
 
 // authed serves h to a request with a live session; it opens one at once
@@ -180,8 +182,8 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 			return
 		}
 		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()}
-		if c.opts.Notices != nil {
-			v.Notices = c.opts.Notices()
+		if c.opts.Notes != nil {
+			v.Notes = c.opts.Notes(r.Context())
 		}
 		h(w, r, v)
 	}

@@ -397,11 +397,26 @@ func TestConsoleLimitsWrongTokens(t *testing.T) {
 // on every page, escaped.
 func TestConsoleShowsNotices(t *testing.T) {
 	f := newFixture(t)
-	f.console.opts.Notices = func() []string { return []string{"state: in memory (not shared, not kept): <disk full>"} }
+	f.console.opts.Notes = func(context.Context) []string {
+		return []string{"state: in memory (not shared, not kept): <disk full>"}
+	}
 	for _, page := range []string{"/ui/upstreams", "/ui/catalog", "/ui/pins"} {
 		_, body := f.do(t, http.MethodGet, page, nil)
 		if !strings.Contains(body, "state: in memory (not shared, not kept): &lt;disk full&gt;") {
 			t.Errorf("%s does not show the notice", page)
 		}
+	}
+}
+
+// The upstreams page shows the gateway's notes about its configuration,
+// such as an edit of the profile file that was refused.
+func TestConsoleUpstreamsShowConfigNotes(t *testing.T) {
+	f := newFixture(t, testToken)
+	note := "config edit refused, the previous configuration runs: profiles.yaml: yaml: line 3: did not find expected node content"
+	f.console.opts.Notes = func(context.Context) []string { return []string{note} }
+	f.login(t)
+	_, body := f.do(t, http.MethodGet, "/ui/upstreams", nil)
+	if !strings.Contains(body, "profiles.yaml: yaml: line 3") {
+		t.Errorf("upstreams page lacks the config note; body:\n%s", body)
 	}
 }

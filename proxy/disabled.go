@@ -9,6 +9,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,6 +32,26 @@ type DisabledUpstream struct {
 	Err error
 	// Reason is what the model may read: no path, URL or value.
 	Reason string
+}
+
+// disabledSet is the hub's disabled upstreams at one time, and since when
+// they are left out.
+type disabledSet struct {
+	list  []DisabledUpstream
+	since time.Time
+}
+
+func (h *Hub) disabledNow() *disabledSet { return h.disabled.Load() }
+
+// SetDisabled replaces the disabled upstreams, for an edited configuration
+// (see Apply); those already disabled keep their time.
+func (h *Hub) SetDisabled(ds []DisabledUpstream) {
+	old := h.disabledNow()
+	since := time.Now()
+	if len(old.list) > 0 {
+		since = old.since
+	}
+	h.disabled.Store(&disabledSet{list: slices.Clone(ds), since: since})
 }
 
 // status is the disabled upstream's status, left out since the hub's
@@ -59,9 +80,10 @@ var ErrDisabled = errors.New("disabled at start for its configuration")
 // nil when it is none's.
 func (h *Hub) disabledOwner(name string) *UpstreamError {
 	var best *DisabledUpstream
-	for i, d := range h.opts.Disabled {
+	dis := h.disabledNow().list
+	for i, d := range dis {
 		if d.Prefix != "" && strings.HasPrefix(name, d.Prefix) && (best == nil || len(d.Prefix) > len(best.Prefix)) {
-			best = &h.opts.Disabled[i]
+			best = &dis[i]
 		}
 	}
 	if best == nil {

@@ -71,7 +71,7 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 		}
 	}
 	words := queryWords(d.Query)
-	for _, u := range s.hub.upstreams {
+	for _, u := range s.hub.set().list {
 		st := states[u.Name()]
 		if st.State == StateConnected || st.EverConnected {
 			continue
@@ -82,7 +82,7 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 			out[index[u.Name()]].named, out[index[u.Name()]].about = named, u.Config().Description
 		}
 	}
-	for _, d := range s.hub.opts.Disabled {
+	for _, d := range s.hub.disabledNow().list {
 		if namesAny(words, d.Name) || namesAny(words, d.domain()) || describes(words, d.Description) {
 			out = append(out, outage{Upstream: d.Name, State: string(StateDisabled), Tools: []string{}, Reason: d.Reason})
 		}

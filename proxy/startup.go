@@ -103,7 +103,7 @@ func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 // servers from a client's first request.
 func (h *Hub) AwaitBuiltins(ctx context.Context) {
 	var builtins []*upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		if u.Config().Transport == TransportBuiltin {
 			builtins = append(builtins, u)
 		}
@@ -134,7 +134,7 @@ func (h *Hub) awaitFirst(ctx context.Context, ups []*upstream.Upstream, deadline
 // connected: their tools are not in the catalog yet.
 func (h *Hub) starting() []*upstream.Upstream {
 	var out []*upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		if u.Starting() && u.NeverConnected() {
 			out = append(out, u)
 		}
@@ -147,7 +147,7 @@ func (h *Hub) starting() []*upstream.Upstream {
 // prefix), or nil.
 func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	var best *upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		if !strings.HasPrefix(name, u.Config().Prefix) || (best != nil && len(u.Config().Prefix) <= len(best.Config().Prefix)) {
 			continue
 		}
@@ -167,7 +167,7 @@ type startWaitedCtxKey struct{}
 // them: still starting, or what keeps it out (failed, disabled).
 func (h *Hub) pendingServers() []pendingServer {
 	var out []pendingServer
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		st := u.Status()
 		if st.EverConnected || st.State == StateConnected {
 			continue

@@ -159,7 +159,7 @@ func shadowCandidates(upstream, own, contract string, others []Tool, have contra
 
 // blockedTool reports why an exposed name is blocked, if it is.
 func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		l := u.Listing()
 		prefix := exposedPrefix(u.Config(), l.Raw)
 		for own, reason := range l.Blocked {
@@ -187,7 +187,7 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		}
 		suspects := h.newShadowing(acted)
 		changed := false
-		for _, u := range h.upstreams {
+		for _, u := range h.set().list {
 			if len(u.Listing().Blocked) > 0 || suspects[u.Name()] {
 				changed = u.Revet() || changed
 			}

@@ -36,6 +36,8 @@ type env struct {
 	audit *audit.Log
 	// tracing, when set, is the hub's tracer provider (serve only)
 	tracing trace.TracerProvider
+	// reload applies edits of the profile file to serve's hub (serve only)
+	reload *reloader
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore
@@ -72,7 +74,7 @@ from where you put it.`,
 	})
 	root.AddCommand(newInstallCmd(e))
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e))
+		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e), newReloadCmd(e))
 	root.AddCommand(newAuditCmd(e))
 	root.AddCommand(newAuthCmd(e))
 	return root

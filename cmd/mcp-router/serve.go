@@ -36,7 +36,12 @@ upstream_starting. Each upstream has connect_timeout (60s by default) to answer
 initialize; a stdio server still busy then, as a first npx -y run installing, is
 given up to five times as long. An upstream that fails is retried in the
 background and does not hold the others up. With --http, /healthz says the
-gateway is alive and /readyz whether every upstream is connected.`,
+gateway is alive and /readyz whether every upstream is connected.
+
+Edits of the profile file apply while it runs: the upstreams an edit adds,
+removes or changes start, stop or restart, and clients stay connected; an edit
+that does not load is refused and the running configuration stays (see
+mcp-router reload --help).`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,
@@ -110,6 +115,9 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	defer hub.Close()
 	hub.AwaitBuiltins(ctx)
+	// Edits of the profile file apply to the running hub (reload.go).
+	e.reload = e.newReloader(cfg, prof, hub, log)
+	defer e.watchConfig(ctx, e.reload)()
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {

@@ -36,6 +36,8 @@ type gatewaySnapshot struct {
 	RecentErrors []proxy.CallFailure `json:"recent_errors,omitempty"`
 	// RecentCalls are the latest calls, newest first, for the console.
 	RecentCalls []proxy.Call `json:"recent_calls,omitempty"`
+	// Config says how edits of the profile file went (reload.go).
+	Config *configSnapshot `json:"config,omitempty"`
 }
 
 type upstreamSnapshot struct {
@@ -78,13 +80,15 @@ func snapshotErr(u proxy.Status) string {
 // registration is a serve's row in the registry, kept fresh by one
 // goroutine until stop.
 type registration struct {
-	reg  state.Registry
-	row  state.Gateway
-	hub  *proxy.Hub
-	m    *proxy.Metrics
-	log  *slog.Logger
-	stop context.CancelFunc
-	done chan struct{}
+	reg state.Registry
+	row state.Gateway
+	hub *proxy.Hub
+	m   *proxy.Metrics
+	log *slog.Logger
+	// reload, when set, is serve's reloader, whose state the row shows
+	reload *reloader
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // registerGateway registers this serve in the state's registry and keeps
@@ -104,7 +108,7 @@ func (e *env) registerGateway(ctx context.Context, cfg *config.Config, prof conf
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r := &registration{reg: e.runState(ctx, cfg, log).Gateways(), row: row, hub: hub, m: e.metrics, log: log,
-		stop: cancel, done: make(chan struct{})}
+		reload: e.reload, stop: cancel, done: make(chan struct{})}
 	r.beat(runCtx)
 	go r.run(runCtx)
 	return func() {
@@ -140,7 +144,9 @@ func (r *registration) run(ctx context.Context) {
 
 // beat writes the row with a fresh snapshot.
 func (r *registration) beat(ctx context.Context) {
-	snap, err := json.Marshal(snapshot(r.hub, r.m))
+	s := snapshot(r.hub, r.m)
+	s.Config = r.reload.snapshot()
+	snap, err := json.Marshal(s)
 	if err != nil || len(snap) > state.MaxSnapshot {
 		snap = nil // a snapshot is a convenience; the row still says the gateway runs
 	}
@@ -254,6 +260,7 @@ func printStatus(e *env, live []gatewayStatus) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		printConfigSnapshot(e, s.Config)
 		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
 		for _, f := range s.RecentErrors {
 			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), f.Tool, f.Upstream, f.Kind)

@@ -82,9 +82,11 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	}
 	token := newGatewayID() + newGatewayID()
 	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
+	gw := &registryGateway{reg: st.Gateways()}
 	c, err := console.New(console.Options{
-		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
+		Door: door, Gateway: gw, Catalog: newHubCatalog(hub, r, log),
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) },
 	})
 	if err != nil {
 		return err
@@ -120,7 +122,8 @@ func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.
 	}
 	c, err := console.New(console.Options{
 		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(context.Context) []string { return append(e.notices(), e.reload.snapshot().lines()...) },
 	})
 	if err != nil {
 		return err
@@ -221,6 +224,24 @@ func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, er
 }
 
 func (g *registryGateway) Restart(context.Context, string) error { return console.ErrReadOnly }
+
+// notes are what the running gateways say of edits of their profile files.
+func (g *registryGateway) notes(ctx context.Context) []string {
+	live, err := g.live(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, gs := range live {
+		if gs.Snapshot == nil {
+			continue
+		}
+		for _, line := range gs.Snapshot.Config.lines() {
+			out = append(out, gatewayLabel(gs)+": "+line)
+		}
+	}
+	return out
+}
 
 func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error) {
 	live, err := g.live(ctx)

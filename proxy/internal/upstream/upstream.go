@@ -736,6 +736,16 @@ func (u *Upstream) WithCaller(ctx context.Context) (context.Context, func()) {
 	return u.calls.add(ctx)
 }
 
+// Seed gives an upstream not yet run the listing of the run it replaces,
+// kept by its own allow and deny lists, so that the catalog does not flap
+// while it connects; its first listing replaces it.
+func (u *Upstream) Seed(l Listing) {
+	l.Tools, l.Raw = u.filter(l.Tools), u.filter(l.Raw)
+	u.mu.Lock()
+	u.offer = l
+	u.mu.Unlock()
+}
+
 // Listing is what the upstream offers, as last listed.
 func (u *Upstream) Listing() Listing {
 	u.mu.Lock()

@@ -549,6 +549,12 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 		}
 	}
 	u, owner := h.set().byName[t.Upstream], t.Upstream
+	if u == nil { // removed or disabled by an edit, its catalog not rebuilt yet
+		if err := h.disabledOwner(name); err != nil {
+			return nil, err
+		}
+		return nil, &UpstreamError{Kind: KindUnknownTool, Upstream: owner, Tool: name, Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, owner)}
+	}
 	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
 		if err := h.awaitTool(ctx, name); err != nil {
 			return nil, err

@@ -186,6 +186,31 @@ func TestServeAppliesProfileEditsWithoutARestart(t *testing.T) {
 			t.Errorf("keep restarted %d times", u.Restarts)
 		}
 	}
+
+	// 5. an edit whose variable is not set disables that entry alone: a
+	// call of its tool says so, status lists it disabled, keep serves.
+	writeFile(t, dir, "profiles.yaml", reloadProfile(dir, []string{"added", "edit", "keep"}, ", EDITED: \"${RELOAD_TEST_UNSET}\""))
+	eventually(t, "edit to be disabled", func() bool {
+		text, failed := a.call(t, "edit_pid", nil)
+		return failed && strings.Contains(text, "disabled")
+	})
+	eventually(t, "status to list edit as disabled", func() bool {
+		good := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf("state_dir: %q\n", filepath.Join(dir, "state"))+calcProfile)
+		out, _, err := runCLI(t, nil, "status", "--json", "--config", good)
+		var live []gatewayStatus
+		if err != nil || json.Unmarshal([]byte(out), &live) != nil || len(live) != 1 || live[0].Snapshot == nil {
+			return false
+		}
+		for _, u := range live[0].Snapshot.Upstreams {
+			if u.Name == "edit" {
+				return u.State == "disabled" && strings.Contains(u.Err, "RELOAD_TEST_UNSET")
+			}
+		}
+		return false
+	})
+	if got := a.mustCall(t, "keep_pid", nil); got != keepPID {
+		t.Errorf("keep's process after edit was disabled: got %s, want %s", got, keepPID)
+	}
 }
 
 // saveByRename writes content to path the way many editors save: into

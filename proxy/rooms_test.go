@@ -84,6 +84,7 @@ var rooms = map[string]string{
 	"restart.go":        "hub",
 	"startup.go":        "hub",
 	"disabled.go":       "hub",
+	"hubapply.go":       "hub",
 	"auditcall.go":      "hub",
 	"auditsize.go":      "hub",
 	"requests.go":       "hub",

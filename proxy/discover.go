@@ -104,7 +104,7 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 		ctx = context.WithValue(ctx, carriedKey{}, c)
 	}
 	rctx, span := s.startRouteSpan(ctx, routeSpanDiscover)
-	d, err := sess.Discover(rctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
+	d, err := sess.Discover(rctx, routing.Request{Principal: principalName(ctx), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
 		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
 	endDiscoverySpan(span, d, err)
 	if errors.Is(err, routing.ErrBreakerOpen) {

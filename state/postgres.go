@@ -146,6 +146,8 @@ var pgMigrations = []string{
 	// id expires (EndedSessions).
 	`CREATE TABLE ended_sessions (key BYTEA PRIMARY KEY, expires BIGINT NOT NULL);
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
+	// Whose routing a lesson teaches ('' for every principal's).
+	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").
@@ -257,11 +259,11 @@ func pgPutLesson(ctx context.Context, tx pgx.Tx, l *lessons.Lesson) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO lessons (`+lessonColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	_, err = tx.Exec(ctx, `INSERT INTO lessons (`+lessonColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (id) DO UPDATE SET query = EXCLUDED.query, tool = EXCLUDED.tool, polarity = EXCLUDED.polarity,
 		source = EXCLUDED.source, note = EXCLUDED.note, created = EXCLUDED.created,
-		last_used = EXCLUDED.last_used, uses = EXCLUDED.uses`,
-		l.ID, l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses)
+		last_used = EXCLUDED.last_used, uses = EXCLUDED.uses, principal = EXCLUDED.principal`,
+		l.ID, l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses, l.Principal)
 	return err
 }
 

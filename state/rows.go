@@ -37,7 +37,7 @@ func readLessons(r rows) ([]lessons.Lesson, error) {
 		var l lessons.Lesson
 		var pol int
 		var created, used int64
-		if err := r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses); err != nil {
+		if err := r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal); err != nil {
 			return nil, err
 		}
 		l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)

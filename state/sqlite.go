@@ -156,6 +156,8 @@ var migrations = []string{
 	// id expires (EndedSessions).
 	`CREATE TABLE ended_sessions (key BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
+	// Whose routing a lesson teaches ('' for every principal's).
+	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -99,7 +99,7 @@ func TestContractLessonsPutAllDelete(t *testing.T) {
 		if v1 == v0 {
 			t.Error("Version did not change after Put")
 		}
-		a.Uses, a.Note = 3, "taught again"
+		a.Uses, a.Note, a.Principal = 3, "taught again", "alice"
 		if _, err := s.Put(ctx, a); err != nil {
 			t.Fatal(err)
 		}

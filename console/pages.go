@@ -178,7 +178,11 @@ func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
 			c.fail(w, r, v, http.StatusInternalServerError, err)
 			return
 		}
-		d.Lessons = ls
+		// Another principal's lessons are its own: an administrative
+		// caller sees them all, any other the shared ones and its own.
+		d.Lessons = slices.DeleteFunc(ls, func(l lessons.Lesson) bool {
+			return !v.Caller.Admin && l.Principal != "" && l.Principal != v.Caller.Principal
+		})
 	}
 	v.Data = d
 	c.render(w, r, "lessons", v)

@@ -151,6 +151,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 		TrustedProxies: cfg.HTTP.TrustedProxies}
 	cfg.HTTP.Auth(&guard)
+	guard.Profile = prof.Name             // a token naming it is served as one naming none
 	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
 	// One count of refused tokens for every path.
 	guard.TokenFailures = frontdoor.NewTokenFailures(0)
@@ -175,7 +176,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 			mux.Handle(path, frontdoor.ResourceMetadata(opts))
 		}
 	}
-	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/metrics", frontdoor.Guard(frontdoor.OwnProfileOnly(e.metrics.Handler()), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {

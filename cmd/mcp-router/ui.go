@@ -80,7 +80,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	token := newGatewayID() + newGatewayID()
-	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
+	door := frontdoor.NewChecks(frontdoor.Options{Tokens: []frontdoor.Token{{Token: token, Admin: true}}}) // the operator's own
 	c, err := console.New(console.Options{
 		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
 		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,

@@ -14,15 +14,22 @@ import (
 )
 
 // Token is a static bearer token and the profile its callers are served
-// ("" for the gateway's own profile).
+// ("" for the gateway's own profile). An Admin token's principal may also
+// act on the gateway (the console's restarts, pin approvals and lesson
+// edits); no other token's may.
 type Token struct {
 	Token, Profile string
+	Admin          bool
 }
 
 // principal is who a request is: its name (a token's fingerprint, or
-// "oidc:" and the token's subject) and the profile it is served.
-// noPrincipal is a request without a token, or with none configured.
-type principal struct{ name, profile string }
+// "oidc:" and the token's subject), the profile it is served, and whether
+// it is administrative. noPrincipal is a request without a token, or with
+// none configured.
+type principal struct {
+	name, profile string
+	admin         bool
+}
 
 var noPrincipal principal
 
@@ -38,7 +45,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
 	if i := g.tokenIndex(token); i >= 0 {
-		return principal{name: fingerprintOf(g.tokens[i]), profile: g.profiles[i]}, nil
+		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), admin: g.admins[i]}, nil
 	}
 	if g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
@@ -46,7 +53,18 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 	if strings.Count(token, ".") != 2 { // not a JWS in compact form
 		return noPrincipal, invalidToken("the token is not a JWT", "missing or invalid bearer token")
 	}
-	return g.oidc.verify(r.Context(), token)
+	p, err := g.oidc.verify(r.Context(), token)
+	p.profile = g.own(p.profile)
+	return p, err
+}
+
+// own is profile, or "" when it names the gateway's own profile
+// (Options.Profile): a token mapped to it is served as one mapped to none.
+func (g *guard) own(profile string) string {
+	if profile == g.ownProfile {
+		return ""
+	}
+	return profile
 }
 
 // checkToken authenticates r, refusing it (and reporting false) when its
@@ -128,13 +146,39 @@ func ProfileOf(ctx context.Context) string {
 	return p
 }
 
-// withCaller marks ctx with p's name and profile.
+// withCaller marks ctx with p's name, profile and role.
 func withCaller(ctx context.Context, p principal) context.Context {
 	ctx = WithPrincipal(ctx, p.name)
 	if p.profile != "" {
 		ctx = context.WithValue(ctx, profileKey{}, p.profile)
 	}
+	if p.admin {
+		ctx = context.WithValue(ctx, adminKey{}, true)
+	}
 	return ctx
+}
+
+type adminKey struct{}
+
+// AdminOf reports whether Guard found ctx's request administrative: its
+// token is an Admin one, or no tokens are configured (the gateway is then
+// reached from loopback alone, by the person at the machine).
+func AdminOf(ctx context.Context) bool {
+	a, _ := ctx.Value(adminKey{}).(bool)
+	return a
+}
+
+// OwnProfileOnly serves next to the callers of the gateway's own profile
+// and refuses (403) a token restricted to another one: next shows the
+// whole gateway (metrics, say), which such a caller may not see.
+func OwnProfileOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := ProfileOf(r.Context()); p != "" {
+			WriteRefusal(w, http.StatusForbidden, "this token is restricted to profile "+strconv.Quote(p)+"; this path shows the whole gateway")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ByProfile serves each request with the handler of its caller's profile

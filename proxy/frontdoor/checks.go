@@ -30,10 +30,47 @@ func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(or
 // TokensRequired reports whether bearer tokens are configured.
 func (f *Checks) TokensRequired() bool { return len(f.g.tokens) > 0 || f.g.oidc != nil }
 
+// Caller is what a request's token lets its bearer see and do.
+type Caller struct {
+	// Principal is the name audit records and lessons know it by.
+	Principal string
+	// Profile is the profile it is served, "" for the gateway's own: a
+	// token restricted to another profile sees nothing of this one.
+	Profile string
+	// Admin: it may act on the gateway (restart upstreams, approve pins,
+	// edit lessons), not only see it.
+	Admin bool
+}
+
 // TokenValid reports, in constant time, whether token is one of the
 // configured bearer tokens.
 func (f *Checks) TokenValid(token string) bool {
-	return f.g.tokenIndex(strings.TrimSpace(token)) >= 0
+	_, ok := f.TokenCaller(token)
+	return ok
+}
+
+// TokenCaller is the caller of one of the configured static bearer
+// tokens (compared in constant time); false for any other token.
+func (f *Checks) TokenCaller(token string) (Caller, bool) {
+	i := f.g.tokenIndex(strings.TrimSpace(token))
+	if i < 0 {
+		return Caller{}, false
+	}
+	return Caller{Principal: fingerprintOf(f.g.tokens[i]), Profile: f.g.own(f.g.profiles[i]), Admin: f.g.admins[i]}, true
+}
+
+// RequestCaller is the caller of r's bearer token (a configured one or a
+// JWT from the issuer); false when it carries no valid one. With no tokens
+// configured, every request is the local, administrative caller.
+func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
+	if !f.TokensRequired() {
+		return Caller{Admin: true}, true
+	}
+	p, err := f.g.authenticate(r)
+	if err != nil || p == noPrincipal {
+		return Caller{}, false
+	}
+	return Caller{Principal: p.name, Profile: p.profile, Admin: p.admin}, true
 }
 
 // CheckSite refuses a request whose Host or Origin is not allowed, as

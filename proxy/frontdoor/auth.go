@@ -23,13 +23,25 @@ type Token struct {
 }
 
 // principal is who a request is: its name (a token's fingerprint, or
-// "oidc:" and the token's subject), the profile it is served, and whether
-// it is administrative. noPrincipal is a request without a token, or with
-// none configured.
+// "oidc:" and the token's subject), the profile it is served, and its
+// role. noPrincipal is a request without a token, or with none
+// configured.
 type principal struct {
 	name, profile string
-	admin         bool
+	role          role
 }
+
+// role is what a principal may do besides calling its profile's tools.
+type role uint8
+
+const (
+	// roleWide sees the whole gateway (metrics, the upstreams' states): a
+	// token of http.bearer_tokens, which names no profile.
+	roleWide role = 1
+	// roleAdmin also acts on it (restarts, pin approvals, lesson edits):
+	// a Token with Admin set, or anyone when no tokens are configured.
+	roleAdmin role = 3
+)
 
 var noPrincipal principal
 
@@ -45,7 +57,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
 	if i := g.tokenIndex(token); i >= 0 {
-		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), admin: g.admins[i]}, nil
+		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), role: g.roles[i]}, nil
 	}
 	if g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
@@ -152,29 +164,33 @@ func withCaller(ctx context.Context, p principal) context.Context {
 	if p.profile != "" {
 		ctx = context.WithValue(ctx, profileKey{}, p.profile)
 	}
-	if p.admin {
-		ctx = context.WithValue(ctx, adminKey{}, true)
+	if p.role != 0 {
+		ctx = context.WithValue(ctx, roleKey{}, p.role)
 	}
 	return ctx
 }
 
-type adminKey struct{}
+type roleKey struct{}
+
+func roleOf(ctx context.Context) role {
+	r, _ := ctx.Value(roleKey{}).(role)
+	return r
+}
 
 // AdminOf reports whether Guard found ctx's request administrative: its
 // token is an Admin one, or no tokens are configured (the gateway is then
 // reached from loopback alone, by the person at the machine).
-func AdminOf(ctx context.Context) bool {
-	a, _ := ctx.Value(adminKey{}).(bool)
-	return a
-}
+func AdminOf(ctx context.Context) bool { return roleOf(ctx) == roleAdmin }
 
-// OwnProfileOnly serves next to the callers of the gateway's own profile
-// and refuses (403) a token restricted to another one: next shows the
-// whole gateway (metrics, say), which such a caller may not see.
-func OwnProfileOnly(next http.Handler) http.Handler {
+// WholeGatewayOnly serves next, a view of the whole gateway (its metrics,
+// say), to the callers that may see it (Caller.Wide: a token of
+// http.bearer_tokens or an administrative one) and refuses (403) a token
+// that is served one profile: it sees that profile only.
+func WholeGatewayOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := ProfileOf(r.Context()); p != "" {
-			WriteRefusal(w, http.StatusForbidden, "this token is restricted to profile "+strconv.Quote(p)+"; this path shows the whole gateway")
+		if roleOf(r.Context())&roleWide == 0 {
+			WriteRefusal(w, http.StatusForbidden, "this token is served one profile; this path shows the whole gateway "+
+				"(it takes a token of http.bearer_tokens or an administrative one)")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -37,9 +37,17 @@ type Caller struct {
 	// Profile is the profile it is served, "" for the gateway's own: a
 	// token restricted to another profile sees nothing of this one.
 	Profile string
+	// Wide: it may see the whole gateway (metrics, every upstream's
+	// state), not only its profile: a token of http.bearer_tokens or an
+	// administrative one.
+	Wide bool
 	// Admin: it may act on the gateway (restart upstreams, approve pins,
 	// edit lessons), not only see it.
 	Admin bool
+}
+
+func callerOf(p principal) Caller {
+	return Caller{Principal: p.name, Profile: p.profile, Wide: p.role&roleWide != 0, Admin: p.role == roleAdmin}
 }
 
 // TokenValid reports, in constant time, whether token is one of the
@@ -56,7 +64,7 @@ func (f *Checks) TokenCaller(token string) (Caller, bool) {
 	if i < 0 {
 		return Caller{}, false
 	}
-	return Caller{Principal: fingerprintOf(f.g.tokens[i]), Profile: f.g.own(f.g.profiles[i]), Admin: f.g.admins[i]}, true
+	return callerOf(principal{name: fingerprintOf(f.g.tokens[i]), profile: f.g.own(f.g.profiles[i]), role: f.g.roles[i]}), true
 }
 
 // RequestCaller is the caller of r's bearer token (a configured one or a
@@ -64,13 +72,13 @@ func (f *Checks) TokenCaller(token string) (Caller, bool) {
 // configured, every request is the local, administrative caller.
 func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
 	if !f.TokensRequired() {
-		return Caller{Admin: true}, true
+		return callerOf(principal{role: roleAdmin}), true
 	}
 	p, err := f.g.authenticate(r)
 	if err != nil || p == noPrincipal {
 		return Caller{}, false
 	}
-	return Caller{Principal: p.name, Profile: p.profile, Admin: p.admin}, true
+	return callerOf(p), true
 }
 
 // CheckSite refuses a request whose Host or Origin is not allowed, as

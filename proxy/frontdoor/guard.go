@@ -156,7 +156,7 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
-	g.tokens, g.profiles, g.admins = hashTokens(opts.BearerTokens, opts.Tokens)
+	g.tokens, g.profiles, g.roles = hashTokens(opts.BearerTokens, opts.Tokens)
 	g.ownProfile = opts.Profile
 	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
@@ -183,7 +183,7 @@ type guard struct {
 	next        http.Handler
 	tokens      [][sha256.Size]byte
 	profiles    []string // of each token
-	admins      []bool   // of each token: administrative (Token.Admin)
+	roles       []role   // of each token
 	ownProfile  string   // Options.Profile
 	oidc        *Issuer  // nil: no tokens from an issuer
 	metadataURL string   // the protected-resource metadata, with oidc
@@ -250,7 +250,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r2 = r2.WithContext(ctx)
 	} else if len(g.tokens) == 0 && g.oidc == nil { // loopback alone: the person at the machine
-		r2 = r2.WithContext(context.WithValue(r2.Context(), adminKey{}, true))
+		r2 = r2.WithContext(context.WithValue(r2.Context(), roleKey{}, roleAdmin))
 	}
 	g.serveSession(w, r2, p)
 }
@@ -448,24 +448,28 @@ func answerPreflight(w http.ResponseWriter) {
 
 // hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
 // takes the same time whatever the lengths, and each one's profile.
-func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string, []bool) {
+func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string, []role) {
 	var sums [][sha256.Size]byte
 	var profiles []string
-	var admins []bool
-	add := func(t Token) {
+	var roles []role
+	add := func(t Token, r role) {
 		if t.Token = strings.TrimSpace(t.Token); t.Token != "" {
 			sums = append(sums, sha256.Sum256([]byte(t.Token)))
 			profiles = append(profiles, t.Profile)
-			admins = append(admins, t.Admin)
+			roles = append(roles, r)
 		}
 	}
 	for _, t := range plain {
-		add(Token{Token: t})
+		add(Token{Token: t}, roleWide)
 	}
 	for _, t := range tokens {
-		add(t)
+		var r role
+		if t.Admin {
+			r = roleAdmin
+		}
+		add(t, r)
 	}
-	return sums, profiles, admins
+	return sums, profiles, roles
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is

@@ -496,7 +496,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 			t.Fatal("a session never ended was found ended")
 		}
 		for range 2 { // ending twice (two replicas) is no error
-			if err := e.End(ctx, a, t0.Add(24*time.Hour), t0); err != nil {
+			if err := e.End(ctx, a, "alice", t0.Add(24*time.Hour), t0); err != nil {
 				t.Fatalf("End: %v", err)
 			}
 		}
@@ -509,7 +509,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 		if ended(a, t0.Add(24*time.Hour)) {
 			t.Error("a record was found past its expiry")
 		}
-		if err := e.End(ctx, later, t0.Add(48*time.Hour), t0.Add(25*time.Hour)); err != nil {
+		if err := e.End(ctx, later, "alice", t0.Add(48*time.Hour), t0.Add(25*time.Hour)); err != nil {
 			t.Fatalf("End: %v", err)
 		}
 		if ended(a, t0) {
@@ -523,7 +523,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 		for i := range 8 { // replicas ending sessions at once
 			wg.Go(func() {
 				key := sha256.Sum256([]byte("concurrent " + strconv.Itoa(i%4)))
-				if err := e.End(ctx, key, t0.Add(49*time.Hour), t0.Add(26*time.Hour)); err != nil {
+				if err := e.End(ctx, key, "alice", t0.Add(49*time.Hour), t0.Add(26*time.Hour)); err != nil {
 					t.Error(err)
 				}
 			})
@@ -533,6 +533,45 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 			if !ended(sha256.Sum256([]byte("concurrent "+strconv.Itoa(i))), t0.Add(26*time.Hour)) {
 				t.Errorf("concurrent session %d not found ended", i)
 			}
+		}
+	})
+}
+
+// TestBoundStateGrowthEndedSessionsPerOwner: one owner ending sessions in
+// a loop keeps at most MaxEndedPerOwner records, its newest (the latest
+// to expire); another owner's record stays.
+func TestBoundStateGrowthEndedSessionsPerOwner(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		e := b.EndedSessions()
+		bobs := sha256.Sum256([]byte("bob's session"))
+		if err := e.End(ctx, bobs, "bob", t0.Add(24*time.Hour), t0); err != nil {
+			t.Fatal(err)
+		}
+		key := func(i int) [32]byte { return sha256.Sum256([]byte("alice " + strconv.Itoa(i))) }
+		n := MaxEndedPerOwner + 10
+		for i := range n { // each later to expire than the one before
+			if err := e.End(ctx, key(i), "alice", t0.Add(24*time.Hour+time.Duration(i)*time.Second), t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		count := 0
+		for i := range n {
+			ok, err := e.Ended(ctx, key(i), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				count++
+			} else if i >= 10 {
+				t.Errorf("alice's record %d of %d is gone, want the oldest 10 gone", i, n)
+			}
+		}
+		if count != MaxEndedPerOwner {
+			t.Errorf("alice's records: %d, want %d", count, MaxEndedPerOwner)
+		}
+		if ok, err := e.Ended(ctx, bobs, t0); err != nil || !ok {
+			t.Errorf("bob's record after alice's loop: %v, %v; want it kept", ok, err)
 		}
 	})
 }

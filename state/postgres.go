@@ -148,6 +148,9 @@ var pgMigrations = []string{
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
 	// Whose routing a lesson teaches ('' for every principal's).
 	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
+	// Whose sessions the ended ones were (a hash), each owner's bounded.
+	`ALTER TABLE ended_sessions ADD COLUMN owner BYTEA NOT NULL DEFAULT '';
+	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

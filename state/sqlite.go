@@ -158,6 +158,9 @@ var migrations = []string{
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
 	// Whose routing a lesson teaches ('' for every principal's).
 	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
+	// Whose sessions the ended ones were (a hash), each owner's bounded.
+	`ALTER TABLE ended_sessions ADD COLUMN owner BLOB NOT NULL DEFAULT x'';
+	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
 }
 
 // migrate brings the schema to the latest version in one write

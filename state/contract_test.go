@@ -251,7 +251,8 @@ func TestContractPinsUnchangedWriteNothing(t *testing.T) {
 			return false
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
-			p["alpha"] = map[string]integrity.Record{"x": {Hash: strings.Repeat("a", 64), FirstSeen: t0}, "y": {Hash: strings.Repeat("b", 64)}}
+			p["alpha"] = map[string]integrity.Record{"x": {Hash: strings.Repeat("a", 64), FirstSeen: t0, GoneSince: t0.Add(time.Hour)},
+				"y": {Hash: strings.Repeat("b", 64)}}
 			return true
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
@@ -259,7 +260,7 @@ func TestContractPinsUnchangedWriteNothing(t *testing.T) {
 			return true
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
-			want := integrity.Record{Hash: strings.Repeat("a", 64), FirstSeen: t0}
+			want := integrity.Record{Hash: strings.Repeat("a", 64), FirstSeen: t0, GoneSince: t0.Add(time.Hour)}
 			if len(p["alpha"]) != 1 || !p["alpha"]["x"].Equal(want) {
 				t.Errorf("got %v, want x alone, as written", p)
 			}

@@ -161,6 +161,8 @@ var migrations = []string{
 	// Whose sessions the ended ones were (a hash), each owner's bounded.
 	`ALTER TABLE ended_sessions ADD COLUMN owner BLOB NOT NULL DEFAULT x'';
 	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
+	// Since when a pinned tool is no longer listed (0 while it is).
+	`ALTER TABLE pins ADD COLUMN gone_since INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // migrate brings the schema to the latest version in one write

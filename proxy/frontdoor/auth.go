@@ -177,11 +177,6 @@ func roleOf(ctx context.Context) role {
 	return r
 }
 
-// AdminOf reports whether Guard found ctx's request administrative: its
-// token is an Admin one, or no tokens are configured (the gateway is then
-// reached from loopback alone, by the person at the machine).
-func AdminOf(ctx context.Context) bool { return roleOf(ctx) == roleAdmin }
-
 // WholeGatewayOnly serves next, a view of the whole gateway (its metrics,
 // say), to the callers that may see it (Caller.Wide: a token of
 // http.bearer_tokens or an administrative one) and refuses (403) a token

@@ -50,13 +50,6 @@ func callerOf(p principal) Caller {
 	return Caller{Principal: p.name, Profile: p.profile, Wide: p.role&roleWide != 0, Admin: p.role == roleAdmin}
 }
 
-// TokenValid reports, in constant time, whether token is one of the
-// configured bearer tokens.
-func (f *Checks) TokenValid(token string) bool {
-	_, ok := f.TokenCaller(token)
-	return ok
-}
-
 // TokenCaller is the caller of one of the configured static bearer
 // tokens (compared in constant time); false for any other token.
 func (f *Checks) TokenCaller(token string) (Caller, bool) {
@@ -91,11 +84,4 @@ func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return
 func (f *Checks) ClientAddr(r *http.Request) string {
 	client, _ := f.g.clientAddr(r)
 	return client
-}
-
-// Authenticated reports whether r carries a valid bearer token: a
-// configured one, or a JWT from the issuer.
-func (f *Checks) Authenticated(r *http.Request) bool {
-	p, err := f.g.authenticate(r)
-	return err == nil && p != noPrincipal
 }

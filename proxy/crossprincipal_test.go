@@ -50,15 +50,19 @@ func (c *notRelayed) count() int {
 }
 
 // loggingUpstream is an mcp-go server over streamable HTTP whose work tool
-// waits for the calls of both clients (arrived), sends a log message
-// naming who called (a notification that names no call), and answers once
-// released.
+// waits for the calls of both clients (arrived), reports progress and
+// sends a log message naming who called (the log a notification that
+// names no call), and answers once released.
 func loggingUpstream(t *testing.T, arrived *rendezvous, release <-chan struct{}) UpstreamConfig {
 	t.Helper()
 	srv := fakeupstream.New("logs")
 	srv.AddTool(mcp.NewTool("work", mcp.WithString("who")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		who := req.GetString("who", "")
 		arrived.wait(ctx, who)
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
+				map[string]any{"progressToken": m.ProgressToken, "progress": 1, "message": "progress for " + who})
+		}
 		_ = server.ServerFromContext(ctx).SendLogMessageToClient(ctx,
 			mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "logs", "log for "+who))
 		select {
@@ -73,10 +77,11 @@ func loggingUpstream(t *testing.T, arrived *rendezvous, release <-chan struct{})
 }
 
 // Two principals (two bearer tokens) on the stateless protocol, each with
-// a call in flight on one upstream that logs for each: neither hears the
-// other's log message. The upstream's messages name no call, so with both
-// in flight the gateway keeps them to its own log; before, both calls had
-// the same empty session id and the newest heard both.
+// a call in flight on one upstream that reports progress and logs for
+// each: neither hears the other's. Both use the same progress token; each
+// call's progress reaches its caller alone. The log messages name no call,
+// so with both in flight the gateway keeps them to its own log; before,
+// both calls had the same empty session id and the newest heard both.
 func TestNoCrossPrincipalLogsWithoutASession(t *testing.T) {
 	arrived, release := newRendezvous(), make(chan struct{})
 	dropped := &notRelayed{}
@@ -95,6 +100,7 @@ func TestNoCrossPrincipalLogsWithoutASession(t *testing.T) {
 		wg.Go(func() {
 			p := &sdk.CallToolParams{Name: "logs_work", Arguments: map[string]any{"who": c.name},
 				Meta: sdk.Meta{"io.modelcontextprotocol/logLevel": "debug"}}
+			p.SetProgressToken("the-same-token")
 			res, err := c.session.CallTool(t.Context(), p)
 			if err != nil {
 				results[i] = "error: " + err.Error()
@@ -117,9 +123,12 @@ func TestNoCrossPrincipalLogsWithoutASession(t *testing.T) {
 		if want := "done for " + c.name; results[i] != want {
 			t.Errorf("client %s's call: got %q, want %q", c.name, results[i], want)
 		}
-		_, _, logs, _ := c.seen()
+		_, _, logs, progress := c.seen()
 		if other := slices.DeleteFunc(slices.Clone(logs), func(l string) bool { return l == "log for "+c.name }); len(other) > 0 {
 			t.Errorf("client %s heard %q, another principal's log messages", c.name, other)
+		}
+		if want := []string{"progress for " + c.name}; !slices.Equal(progress, want) {
+			t.Errorf("client %s got progress %q, want %q", c.name, progress, want)
 		}
 	}
 }

@@ -167,7 +167,8 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 		_, sess, ok := c.sessionOf(r)
 		if !ok && !c.opts.Door.TokensRequired() && r.Method == http.MethodGet {
 			var id string
-			id, sess = c.sessions.open(frontdoor.Caller{Wide: true, Admin: true}) // loopback alone: the person at the machine
+			// Loopback alone: the person at the machine.
+			id, sess = c.sessions.open(frontdoor.Caller{Principal: frontdoor.LocalPrincipal, Wide: true, Admin: true})
 			c.setCookie(w, r, id)
 			ok = true
 		}

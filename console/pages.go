@@ -246,7 +246,7 @@ type rankedView struct {
 func (c *Console) playgroundPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := playgroundData{Query: bounded(r.FormValue("q")), Domains: bounded(r.FormValue("domains")), Off: c.opts.Catalog == nil}
 	if strings.TrimSpace(d.Query) != "" && c.opts.Catalog != nil {
-		req := routing.Request{Query: d.Query, Domains: domains(d.Domains)}
+		req := routing.Request{Query: d.Query, Domains: domains(d.Domains), Principal: v.Caller.Principal}
 		dec, err := c.opts.Catalog.Route(r.Context(), req)
 		if err != nil {
 			c.fail(w, r, v, http.StatusInternalServerError, err)

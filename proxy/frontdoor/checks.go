@@ -65,7 +65,7 @@ func (f *Checks) TokenCaller(token string) (Caller, bool) {
 // configured, every request is the local, administrative caller.
 func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
 	if !f.TokensRequired() {
-		return callerOf(principal{role: roleAdmin}), true
+		return callerOf(principal{name: LocalPrincipal, role: roleAdmin}), true
 	}
 	p, err := f.g.authenticate(r)
 	if err != nil || p == noPrincipal {

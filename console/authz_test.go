@@ -60,8 +60,8 @@ func TestSurfaceAuthzConsoleRoles(t *testing.T) {
 
 	f.fresh()
 	csrf := f.loginWith(t, plainToken)
-	if resp, _ := f.do(t, http.MethodGet, "/ui/upstreams", nil); resp.StatusCode != http.StatusOK {
-		t.Errorf("a plain token's GET /ui/upstreams: got %d, want 200", resp.StatusCode)
+	if resp, body := f.do(t, http.MethodGet, "/ui/upstreams", nil); resp.StatusCode != http.StatusOK || strings.Contains(body, "<button>Restart") {
+		t.Errorf("a plain token's GET /ui/upstreams: got %d (a Restart button: %v), want 200 without one", resp.StatusCode, strings.Contains(body, "<button>Restart"))
 	}
 	_, body = f.do(t, http.MethodGet, "/ui/lessons", nil)
 	if !strings.Contains(body, "shared lesson") || !strings.Contains(body, "lesson of plain") || strings.Contains(body, "someone else") {
@@ -92,8 +92,8 @@ func TestSurfaceAuthzConsoleRoles(t *testing.T) {
 	f.fresh()
 	csrf = f.loginWith(t, adminToken)
 	_, body = f.do(t, http.MethodGet, "/ui/lessons", nil)
-	if !strings.Contains(body, "someone else") {
-		t.Error("an administrative token's lessons page does not show every principal's lessons")
+	if !strings.Contains(body, "someone else") || !strings.Contains(body, "<button>Forget") {
+		t.Error("an administrative token's lessons page does not show every principal's lessons with Forget")
 	}
 	resp, _ = f.do(t, http.MethodPost, "/ui/upstreams/restart", url.Values{"csrf": {csrf}, "upstream": {"calc"}})
 	if resp.StatusCode != http.StatusSeeOther || len(f.gw.restarted) != 1 {

@@ -11,9 +11,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -103,12 +105,12 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+p+"/logout", c.authed(c.logout))
 	m.HandleFunc("GET "+p+"/{$}", c.authed(c.home))
 	m.HandleFunc("GET "+p+"/upstreams", c.authed(c.upstreamsPage))
-	m.HandleFunc("POST "+p+"/upstreams/restart", c.authed(c.restart))
+	m.HandleFunc("POST "+p+"/upstreams/restart", c.authed(c.adminOnly(c.restart)))
 	m.HandleFunc("GET "+p+"/catalog", c.authed(c.catalogPage))
 	m.HandleFunc("GET "+p+"/pins", c.authed(c.pinsPage))
-	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.approve))
+	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.adminOnly(c.approve)))
 	m.HandleFunc("GET "+p+"/lessons", c.authed(c.lessonsPage))
-	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.forget))
+	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.adminOnly(c.forget)))
 	m.HandleFunc("GET "+p+"/activity", c.authed(c.activityPage))
 	m.HandleFunc("GET "+p+"/playground", c.authed(c.playgroundPage))
 	c.mux = m
@@ -151,6 +153,9 @@ type view struct {
 	Page   string
 	CSRF   string
 	Login  bool // a login is needed (tokens are configured)
+	// Caller is who logged in; only an administrative one (Caller.Admin)
+	// may restart upstreams, approve pins and forget lessons.
+	Caller frontdoor.Caller
 	Data   any
 	Flash  string
 	// Notes are shown above every page's content (Options.Notes).
@@ -164,7 +169,8 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 		_, sess, ok := c.sessionOf(r)
 		if !ok && !c.opts.Door.TokensRequired() && r.Method == http.MethodGet {
 			var id string
-			id, sess = c.sessions.open()
+			// Loopback alone: the person at the machine.
+			id, sess = c.sessions.open(frontdoor.Caller{Principal: frontdoor.LocalPrincipal, Wide: true, Admin: true})
 			c.setCookie(w, r, id)
 			ok = true
 		}
@@ -181,9 +187,22 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
-		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()}
+		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired(), Caller: sess.caller}
 		if c.opts.Notes != nil {
 			v.Notes = c.opts.Notes(r.Context())
+		}
+		h(w, r, v)
+	}
+}
+
+// adminOnly serves h to an administrative caller alone; any other gets
+// 403 saying what it takes.
+func (c *Console) adminOnly(h func(http.ResponseWriter, *http.Request, *view)) func(http.ResponseWriter, *http.Request, *view) {
+	return func(w http.ResponseWriter, r *http.Request, v *view) {
+		if !v.Caller.Admin {
+			c.log.Warn("console action refused: not an administrative token", "path", r.URL.Path, "principal", v.Caller.Principal)
+			c.fail(w, r, v, http.StatusForbidden, errors.New("this action needs an administrative token (http.tokens[].admin: true)"))
+			return
 		}
 		h(w, r, v)
 	}
@@ -205,19 +224,27 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 		return
 	}
-	if !c.logins.allow() {
+	source := c.opts.Door.ClientAddr(r)
+	if !c.logins.allow(source) {
 		w.Header().Set("Retry-After", "60")
 		c.renderStatus(w, r, http.StatusTooManyRequests, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
 			Flash: "Too many wrong tokens in the last minute; try again in a minute."})
 		return
 	}
-	if !c.opts.Door.TokenValid(tok) {
-		c.logins.fail()
-		c.log.Warn("console login refused", "remote", c.opts.Door.ClientAddr(r))
+	caller, ok := c.opts.Door.TokenCaller(tok)
+	if !ok {
+		c.logins.fail(source)
+		c.log.Warn("console login refused", "remote", source)
 		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
 		return
 	}
-	id, _ := c.sessions.open()
+	if caller.Profile != "" { // the console shows this gateway's own profile
+		c.log.Warn("console login refused: the token is restricted to another profile", "remote", source, "profile", caller.Profile)
+		c.renderStatus(w, r, http.StatusForbidden, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
+			Flash: "That token is restricted to the profile " + strconv.Quote(caller.Profile) + "; the console shows this gateway's own profile."})
+		return
+	}
+	id, _ := c.sessions.open(caller)
 	c.setCookie(w, r, id)
 	http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 }

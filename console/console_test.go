@@ -83,13 +83,25 @@ type fixture struct {
 	console *Console
 }
 
+// newFixture serves the console with tokens, each administrative.
 func newFixture(t *testing.T, tokens ...string) *fixture {
+	t.Helper()
+	var door frontdoor.Options
+	for _, tok := range tokens {
+		door.Tokens = append(door.Tokens, frontdoor.Token{Token: tok, Admin: true})
+	}
+	return newFixtureDoor(t, door)
+}
+
+// newFixtureDoor serves the console behind the front door's checks of
+// door.
+func newFixtureDoor(t *testing.T, door frontdoor.Options) *fixture {
 	t.Helper()
 	f := &fixture{mem: state.NewMemory(), gw: &gatewayUnderTest{ups: []Upstream{
 		{Name: "calc", State: "connected", Protocol: "2025-11-25", Tools: 2, Restartable: true},
 		{Name: "notes", State: "failed", Err: "exec: notes-server: not found", Restartable: true},
 	}}}
-	c, err := New(Options{Door: frontdoor.NewChecks(frontdoor.Options{BearerTokens: tokens}), Gateway: f.gw,
+	c, err := New(Options{Door: frontdoor.NewChecks(door), Gateway: f.gw,
 		Catalog: newRouterCatalog(), Pins: f.mem.Pins(), Lessons: f.mem.Lessons()})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +153,12 @@ func (f *fixture) do(t *testing.T, method, path string, form url.Values, header 
 
 func (f *fixture) login(t *testing.T) (csrf string) {
 	t.Helper()
-	resp, _ := f.do(t, http.MethodPost, "/ui/login", url.Values{"token": {testToken}})
+	return f.loginWith(t, testToken)
+}
+
+func (f *fixture) loginWith(t *testing.T, token string) (csrf string) {
+	t.Helper()
+	resp, _ := f.do(t, http.MethodPost, "/ui/login", url.Values{"token": {token}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("login: got %d, want 303", resp.StatusCode)
 	}

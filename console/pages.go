@@ -178,7 +178,11 @@ func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
 			c.fail(w, r, v, http.StatusInternalServerError, err)
 			return
 		}
-		d.Lessons = ls
+		// Another principal's lessons are its own: an administrative
+		// caller sees them all, any other the shared ones and its own.
+		d.Lessons = slices.DeleteFunc(ls, func(l lessons.Lesson) bool {
+			return !v.Caller.Admin && l.Principal != "" && l.Principal != v.Caller.Principal
+		})
 	}
 	v.Data = d
 	c.render(w, r, "lessons", v)
@@ -242,7 +246,7 @@ type rankedView struct {
 func (c *Console) playgroundPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := playgroundData{Query: bounded(r.FormValue("q")), Domains: bounded(r.FormValue("domains")), Off: c.opts.Catalog == nil}
 	if strings.TrimSpace(d.Query) != "" && c.opts.Catalog != nil {
-		req := routing.Request{Query: d.Query, Domains: domains(d.Domains)}
+		req := routing.Request{Query: d.Query, Domains: domains(d.Domains), Principal: v.Caller.Principal}
 		dec, err := c.opts.Catalog.Route(r.Context(), req)
 		if err != nil {
 			c.fail(w, r, v, http.StatusInternalServerError, err)

@@ -103,7 +103,7 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if c != nil {
 		ctx = context.WithValue(ctx, carriedKey{}, c)
 	}
-	rreq := routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
+	rreq := routing.Request{Principal: principalName(ctx), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
 		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }}
 	s.awaitStarting(ctx, sess, rreq)
 	rctx, span := s.startRouteSpan(ctx, routeSpanDiscover)

@@ -64,7 +64,7 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
 		lesson, err := s.lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: note})
+			Source: lessons.SourceFeedback, Note: note, Principal: principalName(ctx)})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}

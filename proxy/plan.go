@@ -248,7 +248,7 @@ func (s *Server) planRequest(ctx context.Context, query, context string) planner
 	if s.belts != nil {
 		sess := s.belts.session(ctx)
 		rctx, span := s.startRouteSpan(ctx, routeSpanPlan)
-		d = sess.Preview(rctx, routing.Request{Query: query, Exclude: isOwnTool})
+		d = sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: query, Exclude: isOwnTool})
 		endRouteSpan(span, d)
 		rate = sess.SuccessRate()
 	}

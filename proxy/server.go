@@ -242,7 +242,7 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	}
 	sess := s.belts.session(ctx)
 	rctx, span := s.startRouteSpan(ctx, routeSpanList)
-	d := sess.Preview(rctx, routing.Request{Query: q, Exclude: isOwnTool})
+	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: isOwnTool})
 	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
@@ -492,7 +492,8 @@ func (s *Server) called(ctx context.Context, name string, ok bool) {
 		return
 	}
 	if eff.Detour != "" && s.lessons != nil {
-		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour})
+		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
+			Principal: principalName(ctx)})
 		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
 			s.logger.Warn("learning from a detour", "tool", name, "err", err)
 		} else if err == nil {

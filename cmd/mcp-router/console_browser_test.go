@@ -79,7 +79,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	stateDir := filepath.Join(dir, "state")
 	seedConsoleState(t, stateDir)
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf(`state_dir: %q
-http: {bearer_tokens: [%q]}
+http: {tokens: [{token: %q, admin: true}]}
 profiles:
   default:
     upstreams:

@@ -153,7 +153,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	defer e.registerGateway(ctx, cfg, prof, hub, addr, log)()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
-		return e.serveStdio(ctx, srv, metricsAddr, log)
+		return e.serveStdio(ctx, srv, metricsAddr, cfg.HTTP.AllowedHosts, log)
 	}
 	defer context.AfterFunc(ctx, srv.CancelCalls)() // at shutdown, cancel the calls in flight upstream
 	var hosts []string
@@ -164,6 +164,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 		TrustedProxies: cfg.HTTP.TrustedProxies}
 	cfg.HTTP.Auth(&guard)
+	guard.Profile = prof.Name             // a token naming it is served as one naming none
 	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
 	// One count of refused tokens for every path.
 	guard.TokenFailures = frontdoor.NewTokenFailures(0)
@@ -188,7 +189,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 			mux.Handle(path, frontdoor.ResourceMetadata(opts))
 		}
 	}
-	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/metrics", frontdoor.Guard(frontdoor.WholeGatewayOnly(e.metrics.Handler()), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {
@@ -198,15 +199,16 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
-// metricsAddr when it is set; it ends when either ends.
-func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, log *slog.Logger) error {
+// metricsAddr when it is set (to Hosts that are loopback, its own, or
+// hosts); it ends when either ends.
+func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, hosts []string, log *slog.Logger) error {
 	if metricsAddr == "" {
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	metricsDone := make(chan error, 1)
-	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, log) }()
+	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, hosts, log) }()
 	err := srv.ServeStdio(ctx, e.stdin, e.stdout)
 	cancel()
 	if merr := <-metricsDone; err == nil && merr != nil {

@@ -81,7 +81,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	token := newGatewayID() + newGatewayID()
-	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
+	door := frontdoor.NewChecks(frontdoor.Options{Tokens: []frontdoor.Token{{Token: token, Admin: true}}}) // the operator's own
 	gw := &registryGateway{reg: st.Gateways()}
 	c, err := console.New(console.Options{
 		Door: door, Gateway: gw, Catalog: newHubCatalog(hub, r, log),

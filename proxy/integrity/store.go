@@ -73,6 +73,9 @@ type Pin struct {
 	// contracts as indented JSON (see [ContractText]), for showing a
 	// change; "" for a pin written before they were kept.
 	Contract, PendingContract string
+	// GoneSince is when the upstream's listing first lacked the tool
+	// (zero while listed); the pin goes VanishedPinTTL later.
+	GoneSince time.Time
 }
 
 // Pending reports whether a change is waiting for approval.
@@ -127,7 +130,16 @@ type Record struct {
 	// PendingHash as [ContractText], for showing what changed.
 	Contract        string `json:"contract,omitempty"`
 	PendingContract string `json:"pending_contract,omitempty"`
+	// GoneSince is when a listing of the upstream first lacked the tool;
+	// zero while it is listed. Past VanishedPinTTL the pin is dropped.
+	GoneSince time.Time `json:"gone_since,omitzero"`
 }
+
+// VanishedPinTTL is how long the pin of a tool its upstream no longer
+// lists is kept: a tool back within it is checked against its old pin, one
+// back later is pinned anew (and shown as new); so the pins of tools that
+// came and went do not pile up.
+const VanishedPinTTL = 30 * 24 * time.Hour
 
 // Equal reports whether r and o are the same pin (times compared as
 // instants).
@@ -135,7 +147,7 @@ func (r Record) Equal(o Record) bool {
 	return r.Hash == o.Hash && r.FirstSeen.Equal(o.FirstSeen) && r.ApprovedAt.Equal(o.ApprovedAt) &&
 		r.DescriptionExcerpt == o.DescriptionExcerpt && r.PendingHash == o.PendingHash &&
 		r.ChangedAt.Equal(o.ChangedAt) && r.PendingExcerpt == o.PendingExcerpt && r.Held == o.Held &&
-		r.Contract == o.Contract && r.PendingContract == o.PendingContract
+		r.Contract == o.Contract && r.PendingContract == o.PendingContract && r.GoneSince.Equal(o.GoneSince)
 }
 
 // Clone returns a deep copy of p.
@@ -200,15 +212,15 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 	var verdicts map[string]Verdict
 	err := s.update(func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
-		dirty := false
+		dirty, now := false, s.now()
 		for _, t := range tools {
-			v, d := check(set.tools(upstream), t, s.now())
+			v, d := check(set.tools(upstream), t, now)
 			dirty = dirty || d
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
 			}
 		}
-		return dirty
+		return markVanished(set.tools(upstream), verdicts, now) || dirty
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checking pins of %s: %w", upstream, err)
@@ -242,6 +254,31 @@ func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 	rec.PendingContract = ContractText(t)
 	pins[t.Name] = rec
 	return VerdictChanged, true
+}
+
+// markVanished records, in an upstream's pins, which tools its listing
+// (listed) lacks since when, clears that of the listed ones, and drops the
+// pins of tools gone for VanishedPinTTL; it reports whether it changed
+// anything.
+func markVanished(pins map[string]Record, listed map[string]Verdict, now time.Time) (dirty bool) {
+	for name, rec := range pins {
+		_, here := listed[name]
+		switch {
+		case here && !rec.GoneSince.IsZero():
+			rec.GoneSince = time.Time{}
+		case here || !rec.GoneSince.IsZero() && now.Sub(rec.GoneSince) < VanishedPinTTL:
+			continue
+		case rec.GoneSince.IsZero():
+			rec.GoneSince = now
+		default:
+			delete(pins, name)
+			dirty = true
+			continue
+		}
+		pins[name] = rec
+		dirty = true
+	}
+	return dirty
 }
 
 // pinnedByEarlierVersion reports whether rec pins t's contract as earlier
@@ -351,7 +388,7 @@ func (r Record) pin(upstream, tool string) Pin {
 		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
 		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
-		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract,
+		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract, GoneSince: r.GoneSince,
 	}
 }
 

@@ -101,6 +101,7 @@ type rawRouting struct {
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`
 	Lessons           *bool          `yaml:"lessons"`
+	SharedLessons     *bool          `yaml:"shared_lessons"`
 	Fuse              map[string]any `yaml:"fuse"`
 }
 

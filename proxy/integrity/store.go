@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,10 @@ func (v Verdict) severity() int {
 
 // ErrUnknownTool is returned when approving a tool that has no pin.
 var ErrUnknownTool = errors.New("no pin for tool")
+
+// ErrNotShown is returned when approving a contract other than the one
+// the approving person was shown: the upstream changed it again since.
+var ErrNotShown = errors.New("the definition changed since it was shown; review it again")
 
 // ErrCorrupt wraps a pins file that cannot be read back. The store never
 // resets such a file: a person must fix or remove it.
@@ -286,14 +291,31 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 // with nothing pending the current pin is marked approved, which releases
 // a quarantined tool.
 func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream, tool string, ok bool)) error {
+	return s.ApproveShown(exposedName, "", resolve)
+}
+
+// ApproveShown is ApproveByName for the contract whose hash (or a prefix
+// of it, at least [MinShownHash] hex digits) the approving person was
+// shown: when the contract waiting for approval (or, with nothing
+// pending, the pinned one) is another, nothing is approved and the error
+// is [ErrNotShown], so that it can be shown again. An empty shown approves
+// whatever is waiting.
+func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (upstream, tool string, ok bool)) error {
 	upstream, tool, ok := resolve(exposedName)
 	if !ok {
 		return fmt.Errorf("approving %s: %w", exposedName, ErrUnknownTool)
 	}
+	if shown != "" && len(shown) < MinShownHash {
+		return fmt.Errorf("approving %s: hash %q is shorter than %d hex digits", exposedName, shown, MinShownHash)
+	}
 	var found bool
+	var current string
 	err := s.update(func(set Pins) bool {
 		rec, ok := set[upstream][tool]
 		if found = ok; !ok {
+			return false
+		}
+		if current = cmp.Or(rec.PendingHash, rec.Hash); !strings.HasPrefix(current, shown) {
 			return false
 		}
 		if rec.Pending() {
@@ -309,8 +331,31 @@ func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream
 		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, err)
 	case !found:
 		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, ErrUnknownTool)
+	case !strings.HasPrefix(current, shown):
+		return fmt.Errorf("approving %s (%s on %s): %w: shown %s, now %s", exposedName, tool, upstream, ErrNotShown, shown, ShortHash(current))
 	}
 	return nil
+}
+
+// MinShownHash is the fewest hex digits of a contract's hash that
+// [Store.ApproveShown] takes; [ShortHash] prints that many.
+const MinShownHash = 12
+
+// ShortHash is the first MinShownHash hex digits of a contract hash, as
+// the pins CLI and the console show it.
+func ShortHash(h string) string { return h[:min(MinShownHash, len(h))] }
+
+// Shown is the hash of the contract an approval of p approves: the one
+// waiting, else the pinned one.
+func (p Pin) Shown() string { return cmp.Or(p.PendingHash, p.Hash) }
+
+// ShownContract is the contract an approval of p approves, as
+// [ContractText]; "" for a pin written before contracts were kept.
+func (p Pin) ShownContract() string {
+	if p.Pending() {
+		return p.PendingContract
+	}
+	return p.Contract
 }
 
 // List returns every pin, sorted by upstream and tool, as of the last Open,

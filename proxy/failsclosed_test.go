@@ -29,7 +29,8 @@ func TestIntegrityFailsClosedPostgresDownMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := pinnedHub(t, store, integrity.Warn, httpFake(t, "alpha"))
+	alpha := httpFake(t, "alpha")
+	h := pinnedHub(t, store, integrity.Warn, alpha)
 	callText(t, h, "alpha_add_tool", map[string]any{"name": "search", "description": "Search the notes."})
 	eventually(t, 5*time.Second, "alpha_search in the catalog", func() bool { _, ok := h.Catalog().Tool("alpha_search"); return ok })
 
@@ -51,7 +52,7 @@ func TestIntegrityFailsClosedPostgresDownMidRun(t *testing.T) {
 	if _, ok := h.Catalog().Tool("alpha_search"); ok {
 		t.Error("a tool changed while the pins were away is served after they came back")
 	}
-	if p, _ := store.Lookup("alpha", "search"); !p.Pending() || p.Approved() {
+	if p, _ := store.Lookup(PinKey(alpha), "search"); !p.Pending() || p.Approved() {
 		t.Errorf("alpha/search after the outage: %+v, want its change pending, not approved", p)
 	}
 }

@@ -157,8 +157,8 @@ func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.P
 	}
 	out := map[string]int{}
 	for _, p := range store.List() {
-		if p.Pending() || p.Held != "" {
-			out[p.Upstream]++
+		if u, ok := upstreamOf(prof, p.Upstream); ok && (p.Pending() || p.Held != "") {
+			out[u.Name]++
 		}
 	}
 	return out

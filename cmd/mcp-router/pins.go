@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/internal/printable"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -89,12 +90,12 @@ func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash 
 	p, _ := store.Lookup(up, tool)
 	shown := cmp.Or(hash, p.Shown())
 	if hash == "" {
-		printShown(e, p)
+		printShown(e, prof, p)
 	}
 	err := store.ApproveShown(name, shown, resolve)
 	if errors.Is(err, integrity.ErrNotShown) {
 		if p, ok := store.Lookup(up, tool); ok {
-			printShown(e, p)
+			printShown(e, prof, p)
 		}
 	}
 	if err != nil {
@@ -106,8 +107,8 @@ func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash 
 
 // printShown prints the definition an approval of p approves, its hash,
 // and the poisoning scan's findings in it.
-func printShown(e *env, p integrity.Pin) {
-	fmt.Fprintf(e.stdout, "%s on %s, definition %s:\n", printable.Line(p.Tool), printable.Line(p.Upstream), integrity.ShortHash(p.Shown()))
+func printShown(e *env, prof config.Profile, p integrity.Pin) {
+	fmt.Fprintf(e.stdout, "%s on %s, definition %s:\n", printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)), integrity.ShortHash(p.Shown()))
 	text := p.ShownContract()
 	if text == "" {
 		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
@@ -149,7 +150,7 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 		if p.Pending() || p.Held != "" {
 			blocked = append(blocked, p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Line(p.Upstream), printable.Line(p.Tool), state,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Line(pinOwner(prof, p.Upstream)), printable.Line(p.Tool), state,
 			p.FirstSeen.Format("2006-01-02"), printable.Line(firstLine(p.DescriptionExcerpt, 50)))
 	}
 	if err := tw.Flush(); err != nil {
@@ -161,7 +162,11 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	fmt.Fprintf(e.stdout, "\n%d blocked:\n", len(blocked))
 	for _, p := range blocked {
 		name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
-		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(p.Upstream))
+		owner := pinOwner(prof, p.Upstream)
+		if owner != p.Upstream {
+			owner += ", pinned as " + p.Upstream
+		}
+		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(owner))
 		if p.Pending() {
 			fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
 			fmt.Fprintf(e.stdout, "    approved: %s\n", printable.Line(firstLine(p.DescriptionExcerpt, 100)))
@@ -178,14 +183,13 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	return nil
 }
 
-// exposedName is the name the profile exposes upstream's tool under.
-func exposedName(prof config.Profile, upstream, tool string) string {
-	for _, u := range prof.Upstreams {
-		if u.Name == upstream {
-			return u.Prefix + tool
-		}
+// exposedName is the name the profile exposes the tool pinned under key
+// as.
+func exposedName(prof config.Profile, key, tool string) string {
+	if u, ok := upstreamOf(prof, key); ok {
+		return u.Prefix + tool
 	}
-	return upstream + "_" + tool
+	return key + "_" + tool
 }
 
 // openPins opens the pin store of the state directory, for the profile.
@@ -205,20 +209,43 @@ func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, e
 	return store, prof, nil
 }
 
-// resolver maps exposed names to (upstream, own name) by the profile's
-// prefixes.
+// resolver maps exposed names to (pin key, own name) by the profile's
+// prefixes: the key is the upstream's server identity (proxy.PinKey) or,
+// for pins no gateway has moved there yet, its name.
 func resolver(store *integrity.Store, prof config.Profile) func(string) (string, string, bool) {
 	return func(name string) (string, string, bool) {
 		for _, u := range prof.Upstreams {
-			own, ok := strings.CutPrefix(name, u.Prefix)
-			if _, pinned := store.Lookup(u.Name, own); ok && pinned {
-				return u.Name, own, true
-			}
-			// A default prefix is not added to tools that already carry it.
-			if _, pinned := store.Lookup(u.Name, name); ok && u.DefaultPrefix && pinned {
-				return u.Name, name, true
+			for _, key := range []string{proxy.PinKey(u), u.Name} {
+				own, ok := strings.CutPrefix(name, u.Prefix)
+				if _, pinned := store.Lookup(key, own); ok && pinned {
+					return key, own, true
+				}
+				// A default prefix is not added to tools that already carry it.
+				if _, pinned := store.Lookup(key, name); ok && u.DefaultPrefix && pinned {
+					return key, name, true
+				}
 			}
 		}
 		return "", "", false
 	}
+}
+
+// upstreamOf is the profile's upstream whose pins are kept under key (its
+// server identity, or its name for pins kept by an earlier version).
+func upstreamOf(prof config.Profile, key string) (proxy.UpstreamConfig, bool) {
+	for _, u := range prof.Upstreams {
+		if proxy.PinKey(u) == key || u.Name == key {
+			return u, true
+		}
+	}
+	return proxy.UpstreamConfig{}, false
+}
+
+// pinOwner names the upstream of a pin key for people: the profile's
+// upstream name, else the key itself (a server of another profile).
+func pinOwner(prof config.Profile, key string) string {
+	if u, ok := upstreamOf(prof, key); ok {
+		return u.Name
+	}
+	return key
 }

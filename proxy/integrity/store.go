@@ -199,16 +199,33 @@ func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
+	return s.CheckAs(upstream, "", tools)
+}
+
+// CheckAs is Check for the upstream whose pins are kept under key (its
+// server's identity) and were kept, by earlier versions, under its local
+// name formerly: a tool of tools with a pin under formerly and none under
+// key has its pin moved to key first, pending change and approval
+// included, and is then checked as usual. Only the tools the upstream
+// serves move, so another server that had the same local name keeps its
+// own. A formerly that is empty, equal to key or itself an identity (it
+// holds a colon) moves nothing.
+func (s *Store) CheckAs(key, formerly string, tools []mcp.Tool) (map[string]Verdict, error) {
+	upstream := key
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
+	}
+	if formerly == key || strings.Contains(formerly, ":") {
+		formerly = ""
 	}
 	var verdicts map[string]Verdict
 	err := s.update(func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty := false
 		for _, t := range tools {
+			moved := formerly != "" && set.move(formerly, upstream, t.Name)
 			v, d := check(set.tools(upstream), t, s.now())
-			dirty = dirty || d
+			dirty = dirty || d || moved
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
 			}
@@ -398,6 +415,21 @@ func (r Record) pin(upstream, tool string) Pin {
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
 		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract,
 	}
+}
+
+// move moves the pin of tool from upstream from to upstream to, when to
+// has none, and reports whether it did.
+func (set Pins) move(from, to, tool string) bool {
+	rec, ok := set[from][tool]
+	if _, taken := set[to][tool]; !ok || taken {
+		return false
+	}
+	set.tools(to)[tool] = rec
+	delete(set[from], tool)
+	if len(set[from]) == 0 {
+		delete(set, from)
+	}
+	return true
 }
 
 // tools returns the upstream's pins, creating the map.

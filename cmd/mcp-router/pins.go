@@ -162,11 +162,7 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	fmt.Fprintf(e.stdout, "\n%d blocked:\n", len(blocked))
 	for _, p := range blocked {
 		name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
-		owner := pinOwner(prof, p.Upstream)
-		if owner != p.Upstream {
-			owner += ", pinned as " + p.Upstream
-		}
-		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(owner))
+		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)))
 		if p.Pending() {
 			fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
 			fmt.Fprintf(e.stdout, "    approved: %s\n", printable.Line(firstLine(p.DescriptionExcerpt, 100)))

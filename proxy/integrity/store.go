@@ -165,11 +165,19 @@ func Open(dir string) (*Store, error) {
 
 // OpenStore reads the pins of ps and returns the Store keeping them.
 func OpenStore(ps PinStore) (*Store, error) {
-	s := &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
+	s := NewStore(ps)
 	if err := s.update(func(Pins) bool { return false }); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// NewStore returns the Store keeping the pins of ps without reading them:
+// its first Check does. A gateway whose pins cannot be read as it starts
+// uses it so that every Check fails, and no tool is served unchecked,
+// until they can be read again.
+func NewStore(ps PinStore) *Store {
+	return &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
 }
 
 // Unavailable returns a Store whose pins cannot be read, for a gateway

@@ -2,9 +2,12 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
@@ -111,4 +114,55 @@ func count(t *testing.T, db *state.PG) int {
 func spoolHolds(t *testing.T, path string, n int) bool {
 	recs, err := audit.ReadSpool(path)
 	return err == nil && len(recs) == n
+}
+
+// flakyStore refuses writes while down.
+type flakyStore struct {
+	mu   sync.Mutex
+	down bool
+	recs []audit.Record
+}
+
+func (s *flakyStore) Append(ctx context.Context, recs []audit.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down {
+		return errors.New("store down")
+	}
+	s.recs = append(s.recs, recs...)
+	return nil
+}
+
+func (s *flakyStore) Query(context.Context, audit.Filter) ([]audit.Record, error) { return nil, nil }
+
+func (s *flakyStore) held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
+}
+
+// Spooled records reach the store once it is back even when no new call
+// comes: the writer retries every SpoolRetry while records wait.
+func TestAuditCompleteRetriesWithoutNewRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &flakyStore{down: true}
+		l, err := audit.Open(audit.Options{Store: store, Spool: filepath.Join(t.TempDir(), "spool.jsonl"), Linger: -1, SpoolRetry: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		l.Record(audit.Record{Time: time.Now(), Tool: "calc_add", Outcome: "ok"})
+		synctest.Wait()
+		if l.Spooled() == 0 || store.held() != 0 {
+			t.Fatalf("while the store is down: %d bytes spooled, %d stored; want some and 0", l.Spooled(), store.held())
+		}
+		store.mu.Lock()
+		store.down = false
+		store.mu.Unlock()
+		time.Sleep(time.Minute) // fake time: the retry is due
+		synctest.Wait()
+		if store.held() != 1 || l.Spooled() != 0 || l.Dropped() != 0 {
+			t.Errorf("a minute after the store came back: %d stored, %d bytes spooled, %d dropped; want 1, 0, 0", store.held(), l.Spooled(), l.Dropped())
+		}
+	})
 }

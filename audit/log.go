@@ -192,10 +192,15 @@ func (l *Log) run() {
 		linger.Stop()
 		defer linger.Stop()
 	}
-	retry := time.NewTimer(l.opts.SpoolRetry)
-	defer retry.Stop()
+	retryTimer := time.NewTimer(l.opts.SpoolRetry)
+	retryTimer.Stop()
+	defer retryTimer.Stop()
 	for {
-		retry.Reset(l.opts.SpoolRetry)
+		var retry <-chan time.Time // armed only while records wait in the spool
+		if l.spool.pending() {
+			retryTimer.Reset(l.opts.SpoolRetry)
+			retry = retryTimer.C
+		}
 		select {
 		case r, ok := <-l.queue:
 			if !ok {
@@ -206,10 +211,8 @@ func (l *Log) run() {
 			}
 			batch = l.collect(append(batch[:0], r), linger)
 			l.write(batch)
-		case <-retry.C:
-			if l.spool.pending() {
-				l.write(nil)
-			}
+		case <-retry:
+			l.write(nil)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -312,6 +313,10 @@ func parsePages(prefix string) (map[string]*template.Template, error) {
 		"date":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 		"join":  strings.Join,
 		"pages": func() []string { return navPages },
+		// line writes control characters (ANSI escapes, newlines) of text
+		// from upstreams and clients as escapes (class 11).
+		"line":      printable.Line,
+		"shorthash": integrity.ShortHash,
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {

@@ -127,7 +127,7 @@ func NewMetrics() *Metrics {
 	m.registerResults(f)
 	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
 		Name: "mcp_router_audit_records_dropped_total",
-		Help: "Audit records dropped because the audit writer was behind (its queue full).",
+		Help: "Audit records dropped: the audit writer was behind (its queue full), or the audit store failed and its on-disk spool was full.",
 	})
 	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})

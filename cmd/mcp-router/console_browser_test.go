@@ -106,7 +106,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := pins.Lookup("calculator", "add"); p.Pending() || !p.Approved() {
+	if p, _ := pins.Lookup("builtin:calculator", "add"); p.Pending() || !p.Approved() {
 		t.Errorf("calculator/add after approving in the browser: %+v, want approved with nothing pending", p)
 	}
 	ls, err := db.Lessons().All(t.Context())

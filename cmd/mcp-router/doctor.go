@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
@@ -161,8 +162,8 @@ func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.P
 	}
 	out := map[string]int{}
 	for _, p := range store.List() {
-		if p.Pending() || p.Held != "" {
-			out[p.Upstream]++
+		if u, ok := upstreamOf(prof, p.Upstream); ok && (p.Pending() || p.Held != "") {
+			out[u.Name]++
 		}
 	}
 	return out
@@ -224,7 +225,7 @@ func hint(s proxy.Status) string {
 }
 
 func printDoctor(w io.Writer, rep doctorReport) error {
-	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", rep.Config, rep.Profile, rep.State)
+	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", printable.Line(rep.Config), printable.Line(rep.Profile), printable.Lines(rep.State))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
@@ -245,7 +246,7 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		if c.AuthNeeded {
 			auth = "NEEDED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", c.Upstream, result, yesNo(c.Started), proto, c.Tools, auth, c.PinsWaiting, c.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), result, yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -254,17 +255,17 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		if c.Error == "" && c.Hint == "" {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s:\n", c.Upstream)
+		fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
 		if c.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", c.Error)
+			fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
 		}
-		fmt.Fprintf(w, "  fix:   %s\n", c.Hint)
+		fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
 		for _, l := range c.Stderr {
-			fmt.Fprintf(w, "  stderr: %s\n", l)
+			fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
 		}
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "\nproblem: %s\n", p)
+		fmt.Fprintf(w, "\nproblem: %s\n", printable.Line(p))
 	}
 	return nil
 }

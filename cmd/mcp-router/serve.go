@@ -273,7 +273,10 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		}
 		store, err := integrity.OpenStore(st.Pins())
 		if err != nil {
-			return opts, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
+			// Fail closed, not stop: the tools of servers outside the
+			// binary wait until the pins can be read again.
+			log.Warn("tool pins unreadable: the tools of servers outside this binary are held back until they can be read", "err", err)
+			store = integrity.NewStore(st.Pins())
 		}
 		opts.Pins = store
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -244,9 +245,9 @@ func printStatus(e *env, live []gatewayStatus) error {
 			where += " " + g.Addr
 		}
 		fmt.Fprintf(e.stdout, "gateway pid %d, profile %s, %s, version %s, up since %s\n",
-			g.PID, g.Profile, where, g.Version, g.Started.Local().Format("2006-01-02 15:04:05"))
+			g.PID, printable.Line(g.Profile), printable.Line(where), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
 		if g.Config != "" {
-			fmt.Fprintf(e.stdout, "  config: %s\n", g.Config)
+			fmt.Fprintf(e.stdout, "  config: %s\n", printable.Line(g.Config))
 		}
 		if g.Snapshot == nil {
 			continue
@@ -255,7 +256,7 @@ func printStatus(e *env, live []gatewayStatus) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
 		for _, u := range s.Upstreams {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", u.Name, u.State, u.Tools, u.Err)
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.Line(u.Name), u.State, u.Tools, printable.Line(u.Err))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -263,7 +264,7 @@ func printStatus(e *env, live []gatewayStatus) error {
 		printConfigSnapshot(e, s.Config)
 		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
 		for _, f := range s.RecentErrors {
-			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), f.Tool, f.Upstream, f.Kind)
+			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), printable.Line(f.Tool), printable.Line(f.Upstream), printable.Line(f.Kind))
 		}
 	}
 	return nil

@@ -24,7 +24,9 @@ func TestColdNpxServerJoinsAndAHalfInstalledOneIsRepaired(t *testing.T) {
 		t.Skip("npx not installed")
 	}
 	cache := t.TempDir()
-	cfg := UpstreamConfig{Name: "memory", Transport: TransportStdio, Command: "npx",
+	// Cwd outside the repository: npx would otherwise run the copy that
+	// the tests' npm install put in its node_modules, installing nothing.
+	cfg := UpstreamConfig{Name: "memory", Transport: TransportStdio, Command: "npx", Cwd: t.TempDir(),
 		Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Prefix: "memory_",
 		Env: map[string]string{"npm_config_cache": cache, "MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}
 	began := time.Now()

@@ -85,6 +85,7 @@ var rooms = map[string]string{
 	"startup.go":        "hub",
 	"disabled.go":       "hub",
 	"hubapply.go":       "hub",
+	"pinkey.go":         "hub",
 	"auditcall.go":      "hub",
 	"auditsize.go":      "hub",
 	"requests.go":       "hub",

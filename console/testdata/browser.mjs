@@ -80,14 +80,14 @@ try {
   await page.click('nav >> text=pins');
   await page.waitForSelector('h1:has-text("Tool pins")');
   if (mode === 'serve') {
-    const card = page.locator('article.pin[data-tool="calculator/add"]');
+    const card = page.locator('article.pin[data-tool="builtin:calculator/add"]');
     check(await card.count() === 1, 'the changed calculator/add waits for approval');
     check(await card.locator('pre.diff .d-').count() > 0 && await card.locator('pre.diff .d\\+').count() > 0, 'its change is shown as a diff');
     await shot('pins');
     await page.screenshot({ path: `${shots}/${mode}-pins-viewport.png` }); // the README's
     await card.locator('button.approve').click();
     await page.waitForURL(/\/ui\/pins$/);
-    check(await page.locator('article.pin[data-tool="calculator/add"]').count() === 0, 'approving it clears the change');
+    check(await page.locator('article.pin[data-tool="builtin:calculator/add"]').count() === 0, 'approving it clears the change');
     check(await page.isVisible('text=Nothing is waiting for approval'), 'nothing is left waiting');
   } else {
     await shot('pins');

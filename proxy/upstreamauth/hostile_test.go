@@ -101,10 +101,7 @@ const maxSent = 24 << 20
 // URL and its redirect.
 func loginAt(t *testing.T, h *hostile) error {
 	t.Helper()
-	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vault := newVault(t)
 	// A bound so that an unbounded read fails the test rather than hang
 	// it (a login that never sees its redirect waits for its context).
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
@@ -122,7 +119,7 @@ func loginAt(t *testing.T, h *hostile) error {
 		case <-ctx.Done():
 		}
 	}()
-	_, err = upstreamauth.Login(ctx, upstreamauth.LoginOptions{Upstream: "evil", URL: h.srv.URL + "/mcp", Vault: vault,
+	_, err := upstreamauth.Login(ctx, upstreamauth.LoginOptions{Upstream: "evil", URL: h.srv.URL + "/mcp", Vault: vault,
 		Show: func(u string) { shown <- u }})
 	cancel()
 	<-browsed
@@ -163,10 +160,7 @@ func TestBoundRemotePeerRefresh(t *testing.T) {
 	for _, how := range []string{"endless", "huge"} {
 		t.Run(how, func(t *testing.T) {
 			h := newHostile(t, "/token", how)
-			vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, -1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			vault := newVault(t)
 			resource := h.srv.URL + "/mcp"
 			rec := &upstreamauth.Record{ClientID: "c1", AuthMethod: "none", Issuer: h.srv.URL, TokenEndpoint: h.srv.URL + "/token",
 				Token: transport.Token{AccessToken: "old", RefreshToken: "rt-0123456789", TokenType: "Bearer", ExpiresAt: time.Now().Add(-time.Minute)}}
@@ -208,4 +202,13 @@ func TestBoundRemotePeerTokenExchange(t *testing.T) {
 			}
 		})
 	}
+}
+
+func newVault(t *testing.T) *upstreamauth.Vault {
+	t.Helper()
+	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vault
 }

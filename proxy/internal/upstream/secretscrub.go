@@ -161,6 +161,15 @@ func (s *Scrubber) Text(t string) string {
 	return s.replace(t)
 }
 
+// lines is ls (a child's stderr, for status and doctor) with every
+// configured secret and every secret known by its shape replaced.
+func (s *Scrubber) lines(ls []string) []string {
+	for i, l := range ls {
+		ls[i] = integrity.RedactSecrets(s.Text(l))
+	}
+	return ls
+}
+
 // value is v (a decoded JSON value) with every configured secret replaced
 // in its strings. The replacement holds no character JSON escapes, so v's
 // encoding stays valid; a v that does not encode is returned as it is.

@@ -461,7 +461,7 @@ func (u *Upstream) setState(s State, err error) {
 	u.state, u.lastErr = s, u.scrub.Err(WithoutURL(err)) // read by error messages that reach clients
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
-		u.failStderr = u.stderr.lines() // nil-safe: no attempt yet
+		u.failStderr = u.scrub.lines(u.stderr.lines()) // nil-safe: no attempt yet
 		u.failReached = u.reached
 	}
 	u.mu.Unlock()

@@ -1,6 +1,7 @@
 package upstreamauth_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -50,4 +51,31 @@ func TestCredentialAudienceRefreshStaysAtItsIssuer(t *testing.T) {
 	if n := h.hits.Load(); n != 0 {
 		t.Errorf("the other authorization server got %d token requests, want none", n)
 	}
+}
+
+// TestCredentialAudienceCallerWithoutExchangeableToken: with token
+// exchange, a caller known to the gateway whose token is not sent on (a
+// static gateway token) is refused, never served with the gateway's login.
+func TestCredentialAudienceCallerWithoutExchangeableToken(t *testing.T) {
+	g := newRig(t)
+	g.login(t, &upstreamauth.Config{ClientID: oauthtest.GatewayClient})
+	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: g.r.URL, Vault: g.vault, Principal: principalOf,
+		Config: &upstreamauth.Config{TokenExchange: &upstreamauth.TokenExchange{TokenEndpoint: g.p.TokenEndpoint()}}})
+	if got, ok := a.Header(withPrincipal(t.Context(), "token-0123456789ab"))["Authorization"]; !ok || got != "" {
+		t.Errorf("a static-token caller: got a header of %d bytes, want an empty one", len(got))
+	}
+	if got := a.Header(t.Context())["Authorization"]; got == "" {
+		t.Error("no caller (the gateway's own listing): got no header, want the gateway's login")
+	}
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p string) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func principalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
 }

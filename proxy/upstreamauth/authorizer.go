@@ -106,7 +106,14 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 // rather than serve it as someone else.
 func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	if a.exch != nil {
-		if caller := callerToken(ctx); caller != "" {
+		caller := callerToken(ctx)
+		if caller == "" && a.principal(ctx) != "" {
+			// A caller whose token is not for exchange (a static gateway
+			// token stays with the gateway): refused, never served as the
+			// gateway's login.
+			return map[string]string{"Authorization": ""}
+		}
+		if caller != "" {
 			tok, err := a.exch.token(ctx, caller)
 			if err != nil {
 				a.logger.Warn("token exchange failed", "upstream", a.upstream, "err", err)

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
-
-	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // ErrUnauthorized marks a remote upstream that answered 401: it needs a
@@ -110,7 +108,7 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 		err = c.lostErr()
 		tail.wait(exitWait) // the child's last words may still be in the pipe
 		if last := tail.last(); last != "" {
-			return fmt.Errorf("%w (last stderr line: %s)", err, integrity.RedactSecrets(last)) // its configured values: the caller's scrub.Err
+			return fmt.Errorf("%w (last stderr line: %s)", err, last)
 		}
 		return err
 	default:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +37,24 @@ type Options struct {
 	// the CPU on its audit trail; a record reaches the store at most this
 	// much later, and Close still writes every queued record.
 	Linger time.Duration
+	// Spool is the file that keeps the records Store could not take, to
+	// write them to Store once it takes writes again (at the latest at the
+	// next record, every SpoolRetry, and at Close); "" keeps none: such
+	// records are dropped (counted, logged). It must be this process's
+	// own: gateways sharing a state directory each have one.
+	Spool string
+	// SpoolMaxBytes bounds Spool; past it records are dropped (counted,
+	// logged) [DefaultSpoolMaxBytes].
+	SpoolMaxBytes int64
+	// SpoolRetry is how often the spooled records are tried again while
+	// no new record comes [DefaultSpoolRetry].
+	SpoolRetry time.Duration
+	// Adopt are the spools of earlier processes (exited), written to Store
+	// before this one's and then removed.
+	Adopt []string
 	// OnDrop is called for each record dropped because the queue was full
-	// (to count it in a metric); nil is none.
+	// or Store failed with the spool full or unset (to count it in a
+	// metric); nil is none.
 	OnDrop func()
 	// Logger receives warnings (records dropped, a write failed), at most
 	// one of each kind a minute; nil is silent.
@@ -50,6 +67,8 @@ const (
 	DefaultKeep     = 5
 	DefaultQueue    = 4096
 	DefaultLinger   = 50 * time.Millisecond
+	// DefaultSpoolRetry is how often spooled records are retried.
+	DefaultSpoolRetry = 10 * time.Second
 )
 
 // maxBatch is how many records the writer takes from the queue at once.
@@ -60,6 +79,8 @@ func (o *Options) defaults() {
 	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
+	o.SpoolMaxBytes = cmp.Or(max(o.SpoolMaxBytes, 0), DefaultSpoolMaxBytes)
+	o.SpoolRetry = cmp.Or(max(o.SpoolRetry, 0), DefaultSpoolRetry)
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
 	}
@@ -81,6 +102,8 @@ type Log struct {
 	// closing is closed when Close begins, to cut a linger short.
 	closing chan struct{}
 
+	spool     spool // the writer's alone
+	spooled   atomic.Int64
 	dropped   atomic.Uint64
 	dropWarn  warnEvery
 	writeWarn warnEvery
@@ -98,6 +121,11 @@ func Open(opts Options) (*Log, error) {
 		}
 		l.file = f
 	}
+	l.spool = spool{path: opts.Spool, max: opts.SpoolMaxBytes, adopt: opts.Adopt}
+	if st, err := os.Stat(opts.Spool); opts.Spool != "" && err == nil {
+		l.spool.size = st.Size()
+	}
+	l.spooled.Store(l.spool.size)
 	go l.run()
 	return l, nil
 }
@@ -114,17 +142,27 @@ func (l *Log) Record(r Record) {
 		default:
 		}
 	}
-	n := l.dropped.Add(1)
+	l.drop(1, "the writer is behind")
+}
+
+// drop counts n records dropped, and logs why (at most once a minute).
+func (l *Log) drop(n int, why string) {
+	total := l.dropped.Add(uint64(n))
 	if l.opts.OnDrop != nil {
-		l.opts.OnDrop()
+		for range n {
+			l.opts.OnDrop()
+		}
 	}
 	if l.dropWarn.due(time.Now()) {
-		l.opts.Logger.Warn("audit records dropped: the writer is behind", "dropped_total", n, "queue", l.opts.Queue)
+		l.opts.Logger.Warn("audit records dropped: "+why, "dropped_total", total, "queue", l.opts.Queue)
 	}
 }
 
 // Dropped is how many records were dropped.
 func (l *Log) Dropped() uint64 { return l.dropped.Load() }
+
+// Spooled is how many bytes of records wait in the spool for the store.
+func (l *Log) Spooled() int64 { return l.spooled.Load() }
 
 // Close writes the queued records and stops the writer.
 func (l *Log) Close() error {
@@ -154,9 +192,28 @@ func (l *Log) run() {
 		linger.Stop()
 		defer linger.Stop()
 	}
-	for r := range l.queue {
-		batch = l.collect(append(batch[:0], r), linger)
-		l.write(batch)
+	retryTimer := time.NewTimer(l.opts.SpoolRetry)
+	retryTimer.Stop()
+	defer retryTimer.Stop()
+	for {
+		var retry <-chan time.Time // armed only while records wait in the spool
+		if l.spool.pending() {
+			retryTimer.Reset(l.opts.SpoolRetry)
+			retry = retryTimer.C
+		}
+		select {
+		case r, ok := <-l.queue:
+			if !ok {
+				if l.spool.pending() {
+					l.write(nil) // a last try of the spooled records
+				}
+				return
+			}
+			batch = l.collect(append(batch[:0], r), linger)
+			l.write(batch)
+		case <-retry:
+			l.write(nil)
+		}
 	}
 }
 
@@ -211,15 +268,40 @@ func (l *Log) write(batch []Record) {
 		}
 	}
 	if l.opts.Store != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), l.opts.StoreTimeout)
-		if err := l.opts.Store.Append(ctx, batch); err != nil {
-			errs = append(errs, fmt.Errorf("audit store: %w", err))
+		if err := l.store(batch); err != nil {
+			errs = append(errs, err)
 		}
-		cancel()
+		l.spooled.Store(l.spool.size)
 	}
 	if err := errors.Join(errs...); err != nil && l.writeWarn.due(time.Now()) {
 		l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch))
 	}
+}
+
+// store writes batch to the store after the records spooled before it.
+// When the store fails, batch is spooled; what the spool cannot take is
+// dropped (counted and logged): a record is never lost unsaid (class 10
+// in docs/reliability.md).
+func (l *Log) store(batch []Record) error {
+	newCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), l.opts.StoreTimeout)
+	}
+	err := l.spool.flush(l.opts.Store, newCtx)
+	if err == nil && len(batch) > 0 {
+		ctx, cancel := newCtx()
+		if err = l.opts.Store.Append(ctx, batch); err != nil {
+			err = fmt.Errorf("audit store: %w", err)
+		}
+		cancel()
+	}
+	if err == nil {
+		return nil
+	}
+	left, serr := l.spool.add(batch)
+	if left > 0 {
+		l.drop(left, "the audit store failed and the spool is full or unset")
+	}
+	return errors.Join(err, serr)
 }
 
 // warnEvery says yes at most once a minute.

@@ -5,8 +5,11 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // Door is the front door's checks the console applies to every request
@@ -16,7 +19,9 @@ type Door interface {
 	OriginAllowed(origin string) bool
 	// TokensRequired reports whether a login is needed at all.
 	TokensRequired() bool
-	TokenValid(token string) bool
+	// TokenCaller is what a configured bearer token lets its bearer see
+	// and do; false for any other token.
+	TokenCaller(token string) (frontdoor.Caller, bool)
 	// ClientAddr is the address a request is logged under (the client's
 	// behind a trusted proxy).
 	ClientAddr(r *http.Request) string
@@ -30,10 +35,11 @@ const (
 	maxFormBytes = 8 << 10
 )
 
-// session is one browser's login.
+// session is one browser's login, and who logged in.
 type session struct {
 	csrf    string
 	expires time.Time
+	caller  frontdoor.Caller
 }
 
 // sessions are the logins, by the cookie's value.
@@ -49,10 +55,10 @@ func newSessions(ttl time.Duration, now func() time.Time) *sessions {
 	return &sessions{ttl: ttl, now: now, byID: map[string]session{}}
 }
 
-// open starts a session and returns its id.
-func (s *sessions) open() (id string, _ session) {
+// open starts a session of caller and returns its id.
+func (s *sessions) open(caller frontdoor.Caller) (id string, _ session) {
 	id = randomHex(32)
-	sess := session{csrf: randomHex(32), expires: s.now().Add(s.ttl)}
+	sess := session{csrf: randomHex(32), expires: s.now().Add(s.ttl), caller: caller}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pruneLocked()
@@ -156,32 +162,55 @@ func (c *Console) originAllowed(r *http.Request, changes bool) bool {
 	return c.opts.Door.OriginAllowed(origin[0])
 }
 
-// maxFailedLogins bounds the wrong tokens tried per minute, from all
-// clients together: past it, every login is refused (429) until the minute
-// is over, so a token cannot be guessed at speed.
+// maxFailedLogins bounds the failed console logins of one client address
+// a minute: past it, that address's logins are refused (429) until the
+// minute is over, so a token cannot be guessed at speed, and a flood from
+// one address never locks out the right token sent from another.
 const maxFailedLogins = 10
 
-// loginLimit counts failed logins in the current minute.
+// maxLoginSources bounds the sources counted at once; past it, new ones
+// share one count until the minute is over.
+const maxLoginSources = 4096
+
+// loginLimit counts failed logins in the current minute, per client
+// address.
 type loginLimit struct {
 	now func() time.Time
 
 	mu     sync.Mutex
 	start  time.Time
-	failed int
+	failed map[string]int
 }
 
-// allow reports whether a login may be tried now.
-func (l *loginLimit) allow() bool {
+// allow reports whether a login may be tried now from addr.
+func (l *loginLimit) allow(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now := l.now(); now.Sub(l.start) >= time.Minute {
-		l.start, l.failed = now, 0
+	if now := l.now(); now.Sub(l.start) >= time.Minute || l.failed == nil {
+		l.start, l.failed = now, map[string]int{}
 	}
-	return l.failed < maxFailedLogins
+	return l.failed[l.sourceLocked(addr)] < maxFailedLogins
 }
 
-func (l *loginLimit) fail() {
+func (l *loginLimit) fail(addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.failed++
+	if l.failed == nil {
+		l.failed = map[string]int{}
+	}
+	l.failed[l.sourceLocked(addr)]++
+}
+
+// sourceLocked is what addr's failures are counted under: the address,
+// its /64 for IPv6 (one host's share), or, with maxLoginSources counted
+// already, the one count that new sources share.
+func (l *loginLimit) sourceLocked(addr string) string {
+	if ip, err := netip.ParseAddr(addr); err == nil && ip.Unmap().Is6() {
+		p, _ := ip.WithZone("").Prefix(64)
+		addr = p.String()
+	}
+	if _, known := l.failed[addr]; !known && len(l.failed) >= maxLoginSources {
+		return "overflow"
+	}
+	return addr
 }

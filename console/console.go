@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -10,9 +11,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -35,6 +39,10 @@ type Options struct {
 	Pins integrity.PinStore
 	// Lessons are the routing lessons; nil when they are off.
 	Lessons lessons.Store
+	// Notes, when set, returns what every page shows above its content:
+	// degraded states a person must know of (state kept in memory, an
+	// edit of the profile file that was refused); nil shows none.
+	Notes func(context.Context) []string
 	// Prefix is the path the console is served under ["/ui"].
 	Prefix string
 	// SessionTTL is how long a login lasts [12h].
@@ -43,9 +51,6 @@ type Options struct {
 	Now func() time.Time
 	// Logger gets a Warn line per refused request; nil is silent.
 	Logger *slog.Logger
-	// Notices, when set, returns what every page shows above its content:
-	// degraded states a person must know of (state kept in memory, say).
-	Notices func() []string
 }
 
 // DefaultSessionTTL is Options.SessionTTL's default.
@@ -101,12 +106,12 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+p+"/logout", c.authed(c.logout))
 	m.HandleFunc("GET "+p+"/{$}", c.authed(c.home))
 	m.HandleFunc("GET "+p+"/upstreams", c.authed(c.upstreamsPage))
-	m.HandleFunc("POST "+p+"/upstreams/restart", c.authed(c.restart))
+	m.HandleFunc("POST "+p+"/upstreams/restart", c.authed(c.adminOnly(c.restart)))
 	m.HandleFunc("GET "+p+"/catalog", c.authed(c.catalogPage))
 	m.HandleFunc("GET "+p+"/pins", c.authed(c.pinsPage))
-	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.approve))
+	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.adminOnly(c.approve)))
 	m.HandleFunc("GET "+p+"/lessons", c.authed(c.lessonsPage))
-	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.forget))
+	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.adminOnly(c.forget)))
 	m.HandleFunc("GET "+p+"/activity", c.authed(c.activityPage))
 	m.HandleFunc("GET "+p+"/playground", c.authed(c.playgroundPage))
 	c.mux = m
@@ -149,10 +154,13 @@ type view struct {
 	Page   string
 	CSRF   string
 	Login  bool // a login is needed (tokens are configured)
+	// Caller is who logged in; only an administrative one (Caller.Admin)
+	// may restart upstreams, approve pins and forget lessons.
+	Caller frontdoor.Caller
 	Data   any
 	Flash  string
-	// Notices are shown above every page's content (Options.Notices).
-	Notices []string
+	// Notes are shown above every page's content (Options.Notes).
+	Notes []string
 }
 
 // authed serves h to a request with a live session; it opens one at once
@@ -162,7 +170,8 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 		_, sess, ok := c.sessionOf(r)
 		if !ok && !c.opts.Door.TokensRequired() && r.Method == http.MethodGet {
 			var id string
-			id, sess = c.sessions.open()
+			// Loopback alone: the person at the machine.
+			id, sess = c.sessions.open(frontdoor.Caller{Principal: frontdoor.LocalPrincipal, Wide: true, Admin: true})
 			c.setCookie(w, r, id)
 			ok = true
 		}
@@ -179,9 +188,22 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
-		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired()}
-		if c.opts.Notices != nil {
-			v.Notices = c.opts.Notices()
+		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired(), Caller: sess.caller}
+		if c.opts.Notes != nil {
+			v.Notes = c.opts.Notes(r.Context())
+		}
+		h(w, r, v)
+	}
+}
+
+// adminOnly serves h to an administrative caller alone; any other gets
+// 403 saying what it takes.
+func (c *Console) adminOnly(h func(http.ResponseWriter, *http.Request, *view)) func(http.ResponseWriter, *http.Request, *view) {
+	return func(w http.ResponseWriter, r *http.Request, v *view) {
+		if !v.Caller.Admin {
+			c.log.Warn("console action refused: not an administrative token", "path", r.URL.Path, "principal", v.Caller.Principal)
+			c.fail(w, r, v, http.StatusForbidden, errors.New("this action needs an administrative token (http.tokens[].admin: true)"))
+			return
 		}
 		h(w, r, v)
 	}
@@ -203,19 +225,27 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 		return
 	}
-	if !c.logins.allow() {
+	source := c.opts.Door.ClientAddr(r)
+	if !c.logins.allow(source) {
 		w.Header().Set("Retry-After", "60")
 		c.renderStatus(w, r, http.StatusTooManyRequests, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
 			Flash: "Too many wrong tokens in the last minute; try again in a minute."})
 		return
 	}
-	if !c.opts.Door.TokenValid(tok) {
-		c.logins.fail()
-		c.log.Warn("console login refused", "remote", c.opts.Door.ClientAddr(r))
+	caller, ok := c.opts.Door.TokenCaller(tok)
+	if !ok {
+		c.logins.fail(source)
+		c.log.Warn("console login refused", "remote", source)
 		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
 		return
 	}
-	id, _ := c.sessions.open()
+	if caller.Profile != "" { // the console shows this gateway's own profile
+		c.log.Warn("console login refused: the token is restricted to another profile", "remote", source, "profile", caller.Profile)
+		c.renderStatus(w, r, http.StatusForbidden, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
+			Flash: "That token is restricted to the profile " + strconv.Quote(caller.Profile) + "; the console shows this gateway's own profile."})
+		return
+	}
+	id, _ := c.sessions.open(caller)
 	c.setCookie(w, r, id)
 	http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 }
@@ -283,6 +313,10 @@ func parsePages(prefix string) (map[string]*template.Template, error) {
 		"date":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 		"join":  strings.Join,
 		"pages": func() []string { return navPages },
+		// line writes control characters (ANSI escapes, newlines) of text
+		// from upstreams and clients as escapes (class 11).
+		"line":      printable.Line,
+		"shorthash": integrity.ShortHash,
 	}
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -109,6 +110,9 @@ type pinsData struct {
 type pinView struct {
 	integrity.Pin
 	Diff []diffLine
+	// Findings are what the poisoning scan finds in the definition an
+	// approval approves, shown before its button.
+	Findings []integrity.Finding
 }
 
 func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request, v *view) {
@@ -122,7 +126,7 @@ func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request, v *view) {
 		d.All = store.List()
 		for _, p := range d.All {
 			if p.Pending() || p.Held != "" {
-				d.Blocked = append(d.Blocked, pinView{Pin: p, Diff: pinDiff(p)})
+				d.Blocked = append(d.Blocked, pinView{Pin: p, Diff: pinDiff(p), Findings: shownFindings(p)})
 			}
 		}
 	}
@@ -142,20 +146,40 @@ func pinDiff(p integrity.Pin) []diffLine {
 	return diff(p.DescriptionExcerpt, p.PendingExcerpt)
 }
 
+// shownFindings are the poisoning scan's findings in the definition an
+// approval of p approves.
+func shownFindings(p integrity.Pin) []integrity.Finding {
+	text := p.ShownContract()
+	if text == "" {
+		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
+	}
+	return integrity.ScanContract(text, nil)
+}
+
+// approve approves the definition the pins page showed: its hash comes
+// with the form, and a definition changed since is refused (409) for the
+// page to show again.
 func (c *Console) approve(w http.ResponseWriter, r *http.Request, v *view) {
-	up, tool := r.PostFormValue("upstream"), r.PostFormValue("tool")
+	up, tool, hash := r.PostFormValue("upstream"), r.PostFormValue("tool"), r.PostFormValue("hash")
 	if c.opts.Pins == nil {
 		c.fail(w, r, v, http.StatusConflict, errors.New("tool pinning is off in this profile"))
+		return
+	}
+	if len(hash) < integrity.MinShownHash {
+		c.fail(w, r, v, http.StatusBadRequest, errors.New("the approval names no definition (its hash): approve from the pins page"))
 		return
 	}
 	store, err := integrity.OpenStore(c.opts.Pins)
 	if err == nil {
 		name := up + "/" + tool
-		err = store.ApproveByName(name, func(string) (string, string, bool) { return up, tool, true })
+		err = store.ApproveShown(name, hash, func(string) (string, string, bool) { return up, tool, true })
 	}
 	switch {
 	case errors.Is(err, integrity.ErrUnknownTool):
 		c.fail(w, r, v, http.StatusNotFound, err)
+		return
+	case errors.Is(err, integrity.ErrNotShown):
+		c.fail(w, r, v, http.StatusConflict, fmt.Errorf("%w: open the pins page again to see the new definition", err))
 		return
 	case err != nil:
 		c.fail(w, r, v, http.StatusInternalServerError, err)
@@ -178,7 +202,11 @@ func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
 			c.fail(w, r, v, http.StatusInternalServerError, err)
 			return
 		}
-		d.Lessons = ls
+		// Another principal's lessons are its own: an administrative
+		// caller sees them all, any other the shared ones and its own.
+		d.Lessons = slices.DeleteFunc(ls, func(l lessons.Lesson) bool {
+			return !v.Caller.Admin && l.Principal != "" && l.Principal != v.Caller.Principal
+		})
 	}
 	v.Data = d
 	c.render(w, r, "lessons", v)
@@ -242,7 +270,7 @@ type rankedView struct {
 func (c *Console) playgroundPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := playgroundData{Query: bounded(r.FormValue("q")), Domains: bounded(r.FormValue("domains")), Off: c.opts.Catalog == nil}
 	if strings.TrimSpace(d.Query) != "" && c.opts.Catalog != nil {
-		req := routing.Request{Query: d.Query, Domains: domains(d.Domains)}
+		req := routing.Request{Query: d.Query, Domains: domains(d.Domains), Principal: v.Caller.Principal}
 		dec, err := c.opts.Catalog.Route(r.Context(), req)
 		if err != nil {
 			c.fail(w, r, v, http.StatusInternalServerError, err)

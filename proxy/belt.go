@@ -32,8 +32,13 @@ func newBelts(r *routing.Router, opts routing.SessionOptions, core []string) *be
 	return &belts{router: r, opts: opts, core: core, sessions: map[string]*routing.Session{}}
 }
 
-// session returns ctx's routing session, starting it on first use.
+// session returns ctx's routing session, starting it on first use. A
+// request of the stateless protocol has no session id: it gets a fresh
+// session of its own, never one that every such request shares.
 func (b *belts) session(ctx context.Context) *routing.Session {
+	if stateless(ctx) {
+		return b.router.NewSession(b.opts)
+	}
 	id := sessionID(ctx)
 	b.mu.Lock()
 	defer b.mu.Unlock()

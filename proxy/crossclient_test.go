@@ -62,6 +62,14 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // every log level.
 func connectCross(t *testing.T, url, token, name string) *crossClient {
 	t.Helper()
+	return connectCrossEra(t, url, token, name, sessionEra)
+}
+
+// connectCrossEra is connectCross on the protocol era era (nil: the
+// SDK's default, the stateless 2026-07-28, which has no logging level to
+// set).
+func connectCrossEra(t *testing.T, url, token, name string, era *sdk.ClientSessionOptions) *crossClient {
+	t.Helper()
 	c := &crossClient{name: name}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "client-" + name, Version: "1"}, &sdk.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
@@ -88,15 +96,18 @@ func connectCross(t *testing.T, url, token, name string) *crossClient {
 	cl.AddRoots(&sdk.Root{URI: "file:///home/" + name, Name: name})
 	tr := &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}}}
-	s, err := cl.Connect(t.Context(), tr, sessionEra)
+	s, err := cl.Connect(t.Context(), tr, era)
 	if err != nil {
 		t.Fatalf("connect %s: %v", name, err)
 	}
 	t.Cleanup(func() { s.Close() })
+	c.session = s
+	if era == nil {
+		return c
+	}
 	if err := s.SetLoggingLevel(t.Context(), &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	c.session = s
 	return c
 }
 

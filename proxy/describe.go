@@ -54,17 +54,25 @@ type describedTool struct {
 	Server       string          `json:"server_description,omitempty"`
 }
 
-func (s *Server) describeTools(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) describeTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	names, err := toolNames(req.GetArguments()["tools"])
 	if err != nil {
 		return mcp.NewToolResultError("describe_tools: " + err.Error()), nil
 	}
+	missing := s.hub.awaitNames(ctx, names) // a tool of an upstream still starting is waited for
 	c := s.hub.Catalog()
 	var tools []describedTool
 	var unknown []string
+	var unavailable []map[string]any
 	var b strings.Builder
 	for _, name := range names {
 		t, ok := c.Tool(name)
+		if i := slices.IndexFunc(missing, func(e *UpstreamError) bool { return e.Tool == name }); !ok && i >= 0 {
+			e := missing[i]
+			unavailable = append(unavailable, map[string]any{"tool": name, "upstream": e.Upstream, "kind": string(e.Kind), "message": e.Err.Error()})
+			fmt.Fprintf(&b, "- %s (server %s): %s: %v\n", name, e.Upstream, e.Kind, e.Err)
+			continue
+		}
 		if !ok {
 			unknown = append(unknown, name)
 			continue
@@ -81,7 +89,12 @@ func (s *Server) describeTools(_ context.Context, req mcp.CallToolRequest) (*mcp
 	if len(tools) == 0 {
 		res.IsError = true
 	}
-	res.StructuredContent = map[string]any{"tools": nonNil(tools), "unknown": nonNil(unknown)}
+	structured := map[string]any{"tools": nonNil(tools), "unknown": nonNil(unknown)}
+	res.StructuredContent = structured
+	if len(unavailable) > 0 {
+		structured["unavailable"] = unavailable
+		s.noteOutage(ctx)
+	}
 	return res, nil
 }
 

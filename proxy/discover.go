@@ -103,9 +103,11 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	if c != nil {
 		ctx = context.WithValue(ctx, carriedKey{}, c)
 	}
+	rreq := routing.Request{Principal: principalName(ctx), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
+		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }}
+	s.awaitStarting(ctx, sess, rreq)
 	rctx, span := s.startRouteSpan(ctx, routeSpanDiscover)
-	d, err := sess.Discover(rctx, routing.Request{Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
-		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }})
+	d, err := sess.Discover(rctx, rreq)
 	endDiscoverySpan(span, d, err)
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		s.logger.Warn("discovery refused: breaker open", "session_id", sessionTagOf(ctx), "discoveries", d.Breaker.Discoveries)

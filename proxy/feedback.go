@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -47,6 +48,10 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 	if query == "" || (wrong == "" && right == "") {
 		return mcp.NewToolResultError(`routing_feedback needs "query" and at least one of "wrong_tool" or "right_tool"`), nil
 	}
+	if err := s.hub.AwaitTools(ctx, nonEmpty(wrong, right)); err != nil {
+		s.noteOutage(ctx)
+		return errorResult(fmt.Errorf("routing_feedback: %w", err)), nil // a tool of an upstream still starting, or down
+	}
 	var learned []lessons.Lesson
 	for _, l := range []struct {
 		tool string
@@ -59,7 +64,7 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
 		lesson, err := s.lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: note})
+			Source: lessons.SourceFeedback, Note: note, Principal: principalName(ctx)})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}
@@ -72,4 +77,9 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 	res := mcp.NewToolResultText(strings.TrimSpace(b.String()))
 	res.StructuredContent = map[string]any{"lessons": learned}
 	return res, nil
+}
+
+// nonEmpty is names without the empty ones.
+func nonEmpty(names ...string) []string {
+	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
 }

@@ -94,8 +94,8 @@ func (h *handles) read(client, handle string) (handlePayload, error) {
 	if !ok || !hmac.Equal([]byte(sig), []byte(h.sign(enc))) {
 		return p, errHandleForged
 	}
-	body, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || json.Unmarshal(body, &p) != nil {
+	body, ok := decodeCanonical(enc)
+	if !ok || json.Unmarshal(body, &p) != nil {
 		return p, errHandleForged
 	}
 	if age := h.now().Sub(time.Unix(p.Issued, 0)); age > handleTTL || age < -time.Minute {

@@ -120,10 +120,12 @@ func (s *Server) allMode(ctx context.Context) bool {
 	return on
 }
 
-// catalogInstructions returns the server instructions generated from c:
-// what the gateway holds, and when to use its own tools. They stay under
-// maxInstructions bytes: servers past the budget are counted, not named.
-func catalogInstructions(c *Catalog, routed, planner bool) string {
+// catalogInstructions returns the server instructions generated from c
+// and the configured upstreams whose tools it lacks (pending): what the
+// gateway holds, what is still to come, and when to use its own tools.
+// They stay under maxInstructions bytes: servers past the budget are
+// counted, not named.
+func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bool) string {
 	upstreams := map[string]int{}
 	byDomain := map[string][]string{}
 	for _, t := range c.Tools {
@@ -137,6 +139,8 @@ func catalogInstructions(c *Catalog, routed, planner bool) string {
 	fmt.Fprintf(&b, "mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", len(c.Tools), len(upstreams))
 	usage := usageText(routed, planner)
 	budget := maxInstructions - b.Len() - len(usage) - len(" Servers by domain: .") - 2
+	later := pendingText(pending, budget/2)
+	budget -= len(later)
 	domains := slices.Sorted(maps.Keys(byDomain))
 	var parts []string
 	for i, d := range domains {
@@ -156,8 +160,45 @@ func catalogInstructions(c *Catalog, routed, planner bool) string {
 	if len(parts) > 0 {
 		b.WriteString(" Servers by domain: " + strings.Join(parts, "; ") + ".")
 	}
+	b.WriteString(later)
 	b.WriteString("\n" + usage)
 	return truncateUTF8(b.String(), maxInstructions)
+}
+
+// pendingServer is a configured upstream whose tools are not in the
+// catalog: still starting, or not connected since the gateway started.
+type pendingServer struct {
+	Name  string
+	State string // starting, failed, or the state that keeps it out
+	About string // what it is for, as configured
+}
+
+// maxAboutPending bounds a pending server's description in the
+// instructions, in bytes.
+const maxAboutPending = 60
+
+// pendingText names the pending servers, their state and what they are
+// for, in at most budget bytes: those past it are counted.
+func pendingText(pending []pendingServer, budget int) string {
+	if len(pending) == 0 {
+		return ""
+	}
+	const head, tail = " Not connected yet (their tools are not listed; a call waits for a starting server): ", "."
+	var parts []string
+	for i, p := range pending {
+		part := p.Name + " (" + p.State
+		if p.About != "" {
+			part += ": " + truncateUTF8(oneLine(p.About), maxAboutPending)
+		}
+		part += ")"
+		rest := fmt.Sprintf("; and %d more", len(pending)-i)
+		if len(head)+len(strings.Join(append(parts, part), "; "))+len(rest)+len(tail) > budget {
+			parts = append(parts, rest[2:])
+			break
+		}
+		parts = append(parts, part)
+	}
+	return head + strings.Join(parts, "; ") + tail
 }
 
 // usageText says when to use the proxy's own tools.

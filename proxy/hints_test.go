@@ -132,7 +132,7 @@ func TestInstructionsFollowTheCatalog(t *testing.T) {
 	for i := range 300 {
 		big.Tools = append(big.Tools, Tool{Name: "t" + strconv.Itoa(i), Upstream: "server" + strconv.Itoa(i), Domain: "domain" + strconv.Itoa(i%40)})
 	}
-	text := catalogInstructions(&big, true, true)
+	text := catalogInstructions(&big, nil, true, true)
 	if len(text) > maxInstructions || !strings.Contains(text, "more domains") || !strings.Contains(text, "run_plan") {
 		t.Errorf("instructions for 300 servers (%d bytes, bound %d) should count the servers past the bound and keep the usage:\n%s",
 			len(text), maxInstructions, text)

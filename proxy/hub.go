@@ -27,7 +27,9 @@ type Options struct {
 	Reserved []string
 	// Logger receives lifecycle events; nil is silent.
 	Logger *slog.Logger
-	// InitTimeout bounds connect, initialize and listing [20s].
+	// InitTimeout bounds connect, initialize and the first listing of an
+	// upstream whose ConnectTimeout is zero; a stdio child that shows
+	// signs of life is given longer [DefaultConnectTimeout].
 	InitTimeout time.Duration
 	// BackoffMin and BackoffMax bound reconnect delays [500ms, 30s].
 	BackoffMin, BackoffMax time.Duration
@@ -82,6 +84,10 @@ type Options struct {
 	// same call (same tool, same arguments) before the next is refused
 	// with repeated_call; 0 is no bound.
 	RepeatCalls int
+	// Disabled are upstreams left out for their configuration: Status
+	// lists them (StateDisabled, with their error) and a discovery that
+	// names one says it is off. None by default.
+	Disabled []DisabledUpstream
 }
 
 func (o *Options) defaults() {
@@ -89,7 +95,7 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.InitTimeout <= 0 {
-		o.InitTimeout = 20 * time.Second
+		o.InitTimeout = DefaultConnectTimeout
 	}
 	if o.BackoffMin <= 0 {
 		o.BackoffMin = 500 * time.Millisecond
@@ -120,6 +126,10 @@ func (o *Options) defaults() {
 	}
 }
 
+// DefaultConnectTimeout is Options.InitTimeout's default: it fits a first
+// `npx -y` run, which installs its package before it answers.
+const DefaultConnectTimeout = upstream.DefaultConnectTimeout
+
 // DefaultStartWait is Options.StartWait's default.
 const DefaultStartWait = 10 * time.Second
 
@@ -132,17 +142,19 @@ const (
 
 // Hub holds the upstream connections and their aggregated catalog.
 type Hub struct {
-	opts      Options
-	logger    *slog.Logger
-	upstreams []*upstream.Upstream // sorted by name, fixed at creation
-	byName    map[string]*upstream.Upstream
-	progress  upstream.ProgressRouter
-	args      argChecker // validates call arguments (validate_arguments)
-	quotas    *quotas    // nil without quotas
-	repeats   *repeats   // nil without a repeat bound
-	catalog   atomic.Pointer[Catalog]
-	relay     atomic.Pointer[Relay]
-	subID     atomic.Uint64
+	opts     Options
+	logger   *slog.Logger
+	ups      atomic.Pointer[upstreamSet] // replaced whole by Apply
+	disabled atomic.Pointer[disabledSet] // replaced whole by SetDisabled
+	progress upstream.ProgressRouter
+	args     argChecker // validates call arguments (validate_arguments)
+	quotas   *quotas    // nil without quotas
+	repeats  *repeats   // nil without a repeat bound
+	catalog  atomic.Pointer[Catalog]
+	relay    atomic.Pointer[Relay]
+	subID    atomic.Uint64
+
+	applyMu sync.Mutex // serialises Apply
 
 	rebuildMu sync.Mutex // serialises rebuild and the listeners
 	lastSig   string     // guarded by rebuildMu
@@ -152,25 +164,26 @@ type Hub struct {
 	// mu is taken after rebuildMu, or alone, and never held across a
 	// rebuild.
 	mu      sync.Mutex
-	cancel  context.CancelFunc   // guarded by mu
-	stale   bool                 // guarded by mu: an event awaits a rebuild
-	joiners []*upstream.Upstream // guarded by mu: the upstreams that join in it
+	cancel  context.CancelFunc          // guarded by mu: stops the recheck loop
+	runs    map[*upstream.Upstream]*run // guarded by mu: each running upstream
+	closed  bool                        // guarded by mu
+	stale   bool                        // guarded by mu: an event awaits a rebuild
+	joiners []*upstream.Upstream        // guarded by mu: the upstreams that join in it
 	wg      sync.WaitGroup
 }
 
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, byName: make(map[string]*upstream.Upstream), problems: map[string]bool{},
+	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{},
 		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
-	cfgs := slices.Clone(opts.Upstreams)
-	slices.SortFunc(cfgs, func(a, b UpstreamConfig) int { return strings.Compare(a.Name, b.Name) })
 	env := h.upstreamEnv()
-	for _, cfg := range cfgs {
-		u := upstream.New(cfg, env)
-		h.upstreams = append(h.upstreams, u)
-		h.byName[cfg.Name] = u
+	set := &upstreamSet{byName: map[string]*upstream.Upstream{}}
+	for _, cfg := range opts.Upstreams {
+		set.add(upstream.New(cfg, env))
 	}
+	h.ups.Store(set.sorted())
+	h.disabled.Store(&disabledSet{list: opts.Disabled, since: time.Now()})
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
 	return h
 }
@@ -228,14 +241,16 @@ func (h *Hub) Launch(ctx context.Context) error {
 	if h.cancel != nil {
 		return errors.New("hub already started")
 	}
+	if h.closed {
+		return ErrHubNotRunning
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel = cancel
-	for _, u := range h.upstreams {
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			u.Run(runCtx)
-		}()
+	for _, d := range h.disabledNow().list {
+		h.logger.Warn("upstream disabled", "upstream", d.Name, "err", d.Err)
+	}
+	for _, u := range h.set().list {
+		h.runLocked(runCtx, u)
 	}
 	h.wg.Add(1)
 	go func() {
@@ -256,12 +271,17 @@ func (h *Hub) Start(ctx context.Context) error {
 }
 
 // AwaitStarted waits until every upstream has connected or failed its
-// first attempt, at most InitTimeout and a second, or until ctx ends; it
-// returns the catalog's name collisions.
+// first attempt, at most the longest connect limit (InitTimeout, or an
+// upstream's ConnectTimeout) and a second, or until ctx ends; it returns
+// the catalog's name collisions.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
-	deadline := time.NewTimer(h.opts.InitTimeout + time.Second)
+	limit := h.opts.InitTimeout
+	for _, u := range h.set().list {
+		limit = max(limit, u.Config().ConnectTimeout)
+	}
+	deadline := time.NewTimer(limit + time.Second)
 	defer deadline.Stop()
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		select {
 		case <-u.First():
 		case <-deadline.C:
@@ -308,10 +328,14 @@ func (e *CollisionError) Error() string { return e.Text }
 // SIGKILL) and waits for them.
 func (h *Hub) Close() error {
 	h.mu.Lock()
-	cancel := h.cancel
+	cancel, runs := h.cancel, h.runs
+	h.closed, h.runs = true, nil
 	h.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	for _, r := range runs {
+		r.cancel()
 	}
 	h.wg.Wait()
 	return nil
@@ -352,10 +376,15 @@ func (h *Hub) Catalog() *Catalog { return h.catalog.Load() }
 
 // Status reports every upstream's state, sorted by name.
 func (h *Hub) Status() []Status {
-	out := make([]Status, len(h.upstreams))
-	for i, u := range h.upstreams {
+	ups, dis := h.set().list, h.disabledNow()
+	out := make([]Status, len(ups), len(ups)+len(dis.list))
+	for i, u := range ups {
 		out[i] = u.Status()
 	}
+	for _, d := range dis.list {
+		out = append(out, d.status(dis.since))
+	}
+	slices.SortStableFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -401,13 +430,16 @@ func (h *Hub) flush() {
 // they would have joining one by one: each yields only what upstreams
 // after it in name order hold.
 func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
-	offers := make([]offer, 0, len(h.upstreams))
-	for _, u := range h.upstreams {
+	set := h.set()
+	offers := make([]offer, 0, len(set.list))
+	for _, u := range set.list {
 		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
 	}
 	prev := h.Catalog()
 	for _, u := range joiners {
-		prev = yieldTo(prev, u)
+		if set.has(u) { // not one Apply stopped since
+			prev = yieldTo(prev, u)
+		}
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
 	h.catalog.Store(c)
@@ -516,7 +548,18 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
 		}
 	}
-	u, owner := h.byName[t.Upstream], t.Upstream
+	u, owner := h.set().byName[t.Upstream], t.Upstream
+	if u == nil { // removed or disabled by an edit, its catalog not rebuilt yet
+		if err := h.disabledOwner(name); err != nil {
+			return nil, err
+		}
+		return nil, &UpstreamError{Kind: KindUnknownTool, Upstream: owner, Tool: name, Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, owner)}
+	}
+	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
+		if err := h.awaitTool(ctx, name); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.args.check(h.Catalog(), u.Config(), t, args, h.logger); err != nil {
 		return nil, err // refused before forwarding (BI-07)
 	}
@@ -586,7 +629,7 @@ func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
 
 // ReadResource reads a resource from the upstream that offers it.
 func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	u, ok := h.byName[upstreamName]
+	u, ok := h.set().byName[upstreamName]
 	if !ok {
 		return nil, fmt.Errorf("unknown upstream %q", upstreamName)
 	}
@@ -611,7 +654,10 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q", name)
 	}
-	u := h.byName[p.Upstream]
+	u, ok := h.set().byName[p.Upstream]
+	if !ok {
+		return nil, fmt.Errorf("unknown prompt %q", name)
+	}
 	c, err := u.Current()
 	if err != nil {
 		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, p.Upstream, err)

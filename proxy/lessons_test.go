@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -99,5 +101,57 @@ func TestRoutingLearnsFromADetour(t *testing.T) {
 	}
 	if after := topTool(t, c, "report how far along the job is"); after != "beta_progress" {
 		t.Errorf("after the detour: top %s (was %s), want beta_progress", after, before)
+	}
+}
+
+// twoLearners serves alpha and beta with routing that learns (lessons in
+// memory, shared between principals when shared is set) over HTTP to the
+// tokens alice and bob.
+func twoLearners(t *testing.T, shared bool) (alice, bob *sdkClient) {
+	t.Helper()
+	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{Shared: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuse := routing.DefaultFusePolicy()
+	fuse.CollapseDuplicates = false
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"), builtinFake("beta")),
+		Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem})
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"alice-token", "bob-token"}}))
+	t.Cleanup(ts.Close)
+	return tokenClientEra(t, ts.URL, "alice-token", sessionEra), tokenClientEra(t, ts.URL, "bob-token", nil)
+}
+
+// Lessons are per principal: alice's routing_feedback re-ranks alice's
+// requests, not bob's (on either protocol era), unless the operator
+// shares lessons, when it re-ranks both.
+func TestLessonsPerPrincipal(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		alice, bob := twoLearners(t, shared)
+		before := topTool(t, bob, "echo the text back")
+		other := "beta_echo"
+		if before == other {
+			other = "alpha_echo"
+		}
+		res := alice.call(t, "routing_feedback", map[string]any{"query": "echo the text back", "wrong_tool": before, "right_tool": other})
+		if res.IsError {
+			t.Fatalf("routing_feedback: %s", resultText(res))
+		}
+		if got := topTool(t, alice, "please echo the text back"); got != other {
+			t.Errorf("shared=%v: alice after her feedback: top %s, want %s", shared, got, other)
+		}
+		want := before
+		if shared {
+			want = other
+		}
+		if got := topTool(t, bob, "please echo the text back"); got != want {
+			t.Errorf("shared=%v: bob after alice's feedback: top %s, want %s", shared, got, want)
+		}
 	}
 }

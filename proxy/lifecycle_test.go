@@ -36,7 +36,7 @@ func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
 			t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
 			up.URL = ts.URL + path
 			h := startHub(t, up)
-			u := h.byName["remote"]
+			u := h.set().byName["remote"]
 			const inFlight = 3
 			var wg sync.WaitGroup
 			errs := make(chan error, inFlight)

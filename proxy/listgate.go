@@ -15,11 +15,10 @@ import (
 )
 
 // listQuiet is how long a stdio session holds a list_changed before it
-// sends it, so that the changes of upstreams joining together (each join
-// rebuilds the catalog) reach the client as one notification: 8 upstreams
-// started together join within a few milliseconds of each other once
-// their processes answer, and the hub shares one rebuild among those that
-// join while another runs.
+// sends it, so that the changes of upstreams joining close together (each
+// join, or each group of joins the hub rebuilds for at once, changes the
+// catalog) reach the client as one notification. It delays nothing but
+// list_changed notifications, which no client waits on.
 const listQuiet = 100 * time.Millisecond
 
 // listKinds are the list_changed notifications a session gates: what the
@@ -65,6 +64,40 @@ func (g *listGate) news(method string) bool {
 	old, ok := g.seen[method]
 	g.seen[method] = fp
 	return !ok || old != fp
+}
+
+// syncedLists are the fingerprints of the lists a server last set with
+// mcp-go, by list.
+type syncedLists struct {
+	set [3]bool
+	fp  [3]uint64
+}
+
+const (
+	listTools = iota
+	listPrompts
+	listResources
+)
+
+// changed reports whether fp differs from the list's last fingerprint, or
+// the list was never set, and records fp.
+func (l *syncedLists) changed(list int, fp uint64) bool {
+	if l.set[list] && l.fp[list] == fp {
+		return false
+	}
+	l.set[list], l.fp[list] = true, fp
+	return true
+}
+
+// toolsFingerprint is the fingerprint of the tools a sync sets.
+func toolsFingerprint(tools []server.ServerTool) uint64 {
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	for _, t := range tools {
+		b, _ := json.Marshal(t.Tool)
+		h.Write(b)
+	}
+	return h.Sum64()
 }
 
 // isListChanged reports whether method is a list_changed the gate judges.

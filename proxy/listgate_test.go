@@ -135,9 +135,11 @@ func TestJoinsTogetherSendOneListChanged(t *testing.T) {
 			}
 		}
 	}
-	if tools, prompts, rsrc := counts.get(); tools > 2 || prompts != 0 || rsrc != 0 {
+	tools, prompts, rsrc := counts.get()
+	t.Logf("list_changed heard for 8 joins: tools %d, prompts %d, resources %d", tools, prompts, rsrc)
+	if tools > 2 || prompts != 0 || rsrc != 0 {
 		// Two at most: the hub rebuilds for the first joiner while the
 		// others connect, and then once for all of those.
-		t.Errorf("list_changed heard for 8 joins: tools %d, prompts %d, resources %d; want at most 2, 0, 0", tools, prompts, rsrc)
+		t.Errorf("want at most 2 tools/list_changed and no other")
 	}
 }

@@ -127,7 +127,7 @@ func NewMetrics() *Metrics {
 	m.registerResults(f)
 	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
 		Name: "mcp_router_audit_records_dropped_total",
-		Help: "Audit records dropped because the audit writer was behind (its queue full).",
+		Help: "Audit records dropped: the audit writer was behind (its queue full), or the audit store failed and its on-disk spool was full.",
 	})
 	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -516,8 +516,11 @@ const metricsShutdownGrace = 5 * time.Second
 // address without a host (":9464") listens on loopback only; a host that
 // is not loopback ("0.0.0.0:9464") is served as asked, with a warning,
 // since the metrics carry no authentication and name upstreams and tools.
-// A nil log is silent.
-func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger) error {
+// The Host of each request is checked as the MCP endpoint's is: a loopback
+// name, the address's own host, or one of hosts (http.allowed_hosts), so
+// that a web page cannot read the metrics through a rebound name. A nil
+// log is silent.
+func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -532,7 +535,10 @@ func ServeMetrics(ctx context.Context, addr string, m *Metrics, log *slog.Logger
 	if err != nil {
 		return fmt.Errorf("listening for metrics: %w", err)
 	}
-	return serveMetrics(ctx, ln, m, log)
+	if h, _, _ := net.SplitHostPort(addr); h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts[:len(hosts):len(hosts)], h)
+	}
+	return serveMetrics(ctx, ln, m, frontdoor.NewChecks(frontdoor.Options{AllowedHosts: hosts, Logger: log}), log)
 }
 
 // metricsAddr is where to listen for addr, and whether that is loopback
@@ -552,10 +558,15 @@ func metricsAddr(addr string) (hostport string, loopback bool, err error) {
 	}
 }
 
-// serveMetrics serves m on ln until ctx ends; it closes ln.
-func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) error {
+// serveMetrics serves m on ln to the requests door's Host and Origin
+// checks let through, until ctx ends; it closes ln.
+func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontdoor.Checks, log *slog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if door.CheckSite(w, r) {
+			m.Handler().ServeHTTP(w, r)
+		}
+	}))
 	srv := frontdoor.NewHTTPServer(mux, frontdoor.HTTPServerOptions{})
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	log.Info("serving metrics", "addr", ln.Addr().String())

@@ -518,7 +518,7 @@ func TestMetricsServeStartsAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- ServeMetrics(ctx, ":0", m, slog.New(log)) }()
+	go func() { served <- ServeMetrics(ctx, ":0", m, nil, slog.New(log)) }()
 
 	var addr string
 	select {
@@ -564,7 +564,7 @@ func TestMetricsServeFailsOnBusyOrBadAddress(t *testing.T) {
 	}
 	defer ln.Close()
 	for _, addr := range []string{ln.Addr().String(), "no-port"} {
-		if err := ServeMetrics(t.Context(), addr, NewMetrics(), nil); err == nil {
+		if err := ServeMetrics(t.Context(), addr, NewMetrics(), nil, nil); err == nil {
 			t.Errorf("ServeMetrics(%q): got nil, want an error", addr)
 		}
 	}

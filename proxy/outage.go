@@ -7,33 +7,42 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
 // The alert kinds of an outage.
 const (
-	alertUpstreamDown     = "upstream_down"
-	alertUpstreamStarting = "upstream_starting"
+	alertUpstreamDown        = "upstream_down"
+	alertUpstreamStarting    = "upstream_starting"
+	alertUpstreamUnavailable = "upstream_unavailable"
 )
 
 // outage is one upstream that is not connected, as request_more_tools
 // reports it in structuredContent.
 type outage struct {
 	Upstream string   `json:"upstream"`
-	State    string   `json:"state"` // starting or down
+	State    string   `json:"state"` // starting, down or disabled
 	Seconds  int      `json:"seconds"`
-	Tools    []string `json:"tools"` // its tools that matched, from its last listing
+	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
+	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
+	// named is set when the query names the upstream or its domain.
+	named bool
+	about string // what the upstream is for, as configured
 }
 
 // outages finds, for a discovery, the upstreams not connected whose tools
 // were selected (their last listing stays in the catalog while they are
-// down), and those never connected in this run whose name or domain the
-// query names. The alerts say so to the model; no URL or error text.
+// down), those still starting whatever the query's words (their tools
+// could not be ranked), and those never connected in this run whose name
+// or domain the query names. The alerts say so to the model; no URL or
+// error text.
 func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 	states := map[string]Status{}
 	for _, st := range s.hub.Status() {
@@ -62,10 +71,20 @@ func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
 		}
 	}
 	words := queryWords(d.Query)
-	for _, u := range s.hub.upstreams {
+	for _, u := range s.hub.set().list {
 		st := states[u.Name()]
-		if st.State != StateConnected && !st.EverConnected && (namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())) {
+		if st.State == StateConnected || st.EverConnected {
+			continue
+		}
+		named := namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())
+		if named || st.Starting {
 			note(st, "")
+			out[index[u.Name()]].named, out[index[u.Name()]].about = named, u.Config().Description
+		}
+	}
+	for _, d := range s.hub.disabledNow().list {
+		if namesAny(words, d.Name) || namesAny(words, d.domain()) || describes(words, d.Description) {
+			out = append(out, outage{Upstream: d.Name, State: string(StateDisabled), Tools: []string{}, Reason: d.Reason})
 		}
 	}
 	alerts := make([]routing.Alert, len(out))
@@ -87,10 +106,21 @@ func unavailable(outs []outage, upstream string) string {
 
 func outageAlert(o outage) routing.Alert {
 	what := fmt.Sprintf("server %s", o.Upstream)
-	if len(o.Tools) > 0 {
+	switch {
+	case len(o.Tools) > 0:
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
-	} else {
+	case o.named:
 		what += ", whose name matches this request,"
+	case o.State == "starting":
+		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
+				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
+	}
+	if o.State == string(StateDisabled) {
+		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
+				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
+			o.Upstream, o.Reason)}
 	}
 	if o.State == "starting" {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
@@ -100,6 +130,14 @@ func outageAlert(o outage) routing.Alert {
 	return routing.Alert{Kind: alertUpstreamDown, Tools: o.Tools, Message: fmt.Sprintf(
 		"Routing alert: %s is down (for %ds); the gateway keeps retrying it. Calls to its tools fail until it is back: "+
 			"tell the user this capability is unavailable right now rather than using an unrelated tool.", what, o.Seconds)}
+}
+
+// aboutStarting is " (<description>)" for a starting upstream with one.
+func aboutStarting(desc string) string {
+	if desc == "" {
+		return ""
+	}
+	return " (" + truncateUTF8(oneLine(desc), maxSignatureServer) + ")"
 }
 
 // queryWords are a query's words of three letters or more, lower case.
@@ -122,6 +160,18 @@ func namesAny(words []string, name string) bool {
 			if w == part || len(w) >= 4 && strings.HasPrefix(part, w) || len(part) >= 4 && strings.HasPrefix(w, part) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// describes reports whether a word of the query, of four letters or
+// more, is a word of an upstream's description.
+func describes(words []string, description string) bool {
+	desc := queryWords(description)
+	for _, w := range words {
+		if len(w) >= 4 && slices.Contains(desc, w) {
+			return true
 		}
 	}
 	return false
@@ -182,4 +232,65 @@ func (o *outageSeen) forget(id string) {
 // isOutage reports a call that failed because its upstream was not there.
 func isOutage(k Kind) bool {
 	return k == KindUnavailable || k == KindStarting || k == KindCircuitOpen
+}
+
+// awaitStarting waits, up to StartWait, for the upstreams still starting
+// that may serve req, so that a discovery sent in the first seconds ranks
+// their tools: those req names (the owner of a tool in its needs, or its
+// words naming the upstream or its domain), those whose description
+// matches it, and every one of them when the connected tools serve none
+// of it. The upstreams still starting after the wait are named in an
+// upstream_starting alert (findOutages).
+func (s *Server) awaitStarting(ctx context.Context, sess *routing.Session, req routing.Request) {
+	starting := s.hub.starting()
+	if len(starting) == 0 {
+		return
+	}
+	wait := mayServe(starting, req, s.hub.pendingOwner)
+	if len(wait) < len(starting) {
+		if d := sess.Preview(ctx, req); d.Abstained || len(d.Selected) == 0 {
+			wait = starting
+		}
+	}
+	if len(wait) > 0 {
+		s.logger.Debug("discovery waits for starting upstreams", "session_id", sessionTagOf(ctx), "upstreams", len(wait))
+		s.hub.awaitFirst(ctx, wait, time.Now().Add(s.hub.opts.StartWait))
+	}
+}
+
+// mayServe is the upstreams of starting that req may be for: it needs one
+// of their tools (owner maps a tool name to its upstream still starting),
+// names them or their domain, or its words match their description,
+// scored as the router scores a tool (a pseudo-document of the upstream's
+// name, domain and description).
+func mayServe(starting []*upstream.Upstream, req routing.Request, owner func(string) *upstream.Upstream) []*upstream.Upstream {
+	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
+	words := queryWords(text)
+	picked := map[*upstream.Upstream]bool{}
+	for _, n := range req.Needs {
+		if u := owner(n); u != nil {
+			picked[u] = true
+		}
+	}
+	var docs []routing.Tool
+	for _, u := range starting {
+		cfg := u.Config()
+		if namesAny(words, u.Name()) || namesAny(words, cfg.EffectiveDomain()) {
+			picked[u] = true
+		}
+		if cfg.Description != "" {
+			docs = append(docs, routing.Tool{Name: u.Name(), Upstream: u.Name(), Domain: cfg.EffectiveDomain(),
+				Description: cfg.Description})
+		}
+	}
+	if len(docs) > 0 {
+		ix := routing.NewIndex(routing.IndexOptions{})
+		ix.SetUpstream("starting", docs)
+		for _, h := range ix.Search(text, 0) {
+			if h.Score >= routing.DefaultThreshold {
+				picked[starting[slices.IndexFunc(starting, func(u *upstream.Upstream) bool { return u.Name() == h.Name })]] = true
+			}
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(starting), func(u *upstream.Upstream) bool { return !picked[u] })
 }

@@ -70,12 +70,14 @@ func TestRequestMoreToolsSaysTheBestMatchIsDown(t *testing.T) {
 
 // An upstream that never connected in this run has no listing: a request
 // that names it (or its domain) gets an alert that it is down or starting,
-// not "no tool matches".
+// not "no tool matches"; an upstream still starting is named whatever the
+// request's words, one that failed only when the request names it.
 func TestRequestMoreToolsNamesAnUpstreamThatNeverConnected(t *testing.T) {
 	missing := UpstreamConfig{Name: "github", Transport: TransportStdio, Command: "/nonexistent/github-mcp", Prefix: "github_"}
 	hung := hungStdio("calendar")
 	hung.Domain = "scheduling"
-	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{toolsUpstream("alpha", "alpha_", "ping"), missing, hung}})
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{toolsUpstream("alpha", "alpha_", "ping"), missing, hung},
+		StartWait: 50 * time.Millisecond})
 	eventually(t, faultWait, "github's first attempt to fail", func() bool { return statusOf(h, "github").State == StateFailed })
 	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
 	for _, tc := range []struct{ query, kind, upstream string }{
@@ -92,12 +94,14 @@ func TestRequestMoreToolsNamesAnUpstreamThatNeverConnected(t *testing.T) {
 			t.Errorf("%q: a no_match alert beside the outage: %+v", tc.query, d.Alerts)
 		}
 	}
-	// A request naming no upstream gets no outage alert.
+	// A request naming no upstream hears of the one still starting (its
+	// tools could not be ranked), not of the one that failed.
 	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "translate a poem into French"}))
-	for _, kind := range []string{alertUpstreamDown, alertUpstreamStarting} {
-		if a, ok := alertOf(d, kind); ok {
-			t.Errorf("unrelated request: got %+v", a)
-		}
+	if a, ok := alertOf(d, alertUpstreamDown); ok {
+		t.Errorf("unrelated request: got %+v", a)
+	}
+	if a, ok := alertOf(d, alertUpstreamStarting); !ok || !strings.Contains(a.Message, "server calendar is still starting") {
+		t.Errorf("unrelated request: alerts %+v, want upstream_starting naming calendar", d.Alerts)
 	}
 }
 

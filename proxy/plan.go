@@ -248,7 +248,7 @@ func (s *Server) planRequest(ctx context.Context, query, context string) planner
 	if s.belts != nil {
 		sess := s.belts.session(ctx)
 		rctx, span := s.startRouteSpan(ctx, routeSpanPlan)
-		d = sess.Preview(rctx, routing.Request{Query: query, Exclude: isOwnTool})
+		d = sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: query, Exclude: isOwnTool})
 		endRouteSpan(span, d)
 		rate = sess.SuccessRate()
 	}
@@ -283,6 +283,9 @@ func (s *Server) plan(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	}
 	if query = strings.TrimSpace(query); query == "" {
 		return mcp.NewToolResultError(`plan needs "query": the user's request in words`), nil
+	}
+	if err := s.hub.AwaitTools(ctx, namedTools(req.GetArguments()["tools"])); err != nil {
+		return errorResult(fmt.Errorf("plan: %w", err)), nil // a tool of an upstream still starting, or down
 	}
 	own, err := s.planTools(query, req.GetArguments()["tools"])
 	if err != nil {

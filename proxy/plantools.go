@@ -48,6 +48,19 @@ func (s *Server) planTools(query string, v any) ([]planner.Tool, error) {
 	return out, nil
 }
 
+// namedTools are the catalog tools plan's "tools" names (its strings),
+// at most maxPlanTools of them.
+func namedTools(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, e := range list[:min(len(list), maxPlanTools)] {
+		if name, ok := e.(string); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // planTool reads one entry of plan's "tools".
 func (s *Server) planTool(e any) (planner.Tool, error) {
 	if name, ok := e.(string); ok {

@@ -268,7 +268,7 @@ func TestPinOfTypedFormMigrates(t *testing.T) {
 	if _, ok := h.Catalog().Tool("alpha_find_record"); !ok {
 		t.Error("alpha_find_record hidden after the re-listing")
 	}
-	pin, _ := store.Lookup("alpha", "find_record")
+	pin, _ := store.Lookup(PinKey(builtinFake("alpha")), "find_record")
 	if pin.Hash != integrity.Hash(full) || pin.Pending() {
 		t.Errorf("pin: got hash %s (pending %v), want %s", pin.Hash, pin.Pending(), integrity.Hash(full))
 	}

@@ -87,7 +87,7 @@ func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 }
 
 func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, error) {
-	u, ok := h.byName[upstreamName]
+	u, ok := h.set().byName[upstreamName]
 	if !ok {
 		return nil, nil, fmt.Errorf("unknown upstream %q", upstreamName)
 	}

@@ -14,7 +14,7 @@ var ErrRestartRequested = errors.New("restart requested")
 // backoff. An upstream not connected is retrying already; Restart leaves
 // it be. An unknown name is an error.
 func (h *Hub) Restart(name string) error {
-	u, ok := h.byName[name]
+	u, ok := h.set().byName[name]
 	if !ok {
 		return fmt.Errorf("restarting %s: no such upstream", name)
 	}

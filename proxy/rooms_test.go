@@ -59,6 +59,7 @@ var rooms = map[string]string{
 	"serve_stdio.go":         "server",
 	"serve_stdio_session.go": "server",
 	"serve_stdio_reply.go":   "server",
+	"listgate.go":            "server",
 	"sessionkey.go":          "server",
 	"sessionseal.go":         "server",
 
@@ -82,6 +83,8 @@ var rooms = map[string]string{
 	"indexer.go":        "hub",
 	"restart.go":        "hub",
 	"startup.go":        "hub",
+	"disabled.go":       "hub",
+	"hubapply.go":       "hub",
 	"auditcall.go":      "hub",
 	"auditsize.go":      "hub",
 	"requests.go":       "hub",

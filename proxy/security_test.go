@@ -191,12 +191,12 @@ func TestSEC12AnnotationsUntrusted(t *testing.T) {
 					t.Errorf("%s: annotations %+v, want conservative", tool.Name, a)
 				}
 			}
-			raw := h.byName["alpha"].Listing().Raw
+			raw := h.set().byName["alpha"].Listing().Raw
 			i := slices.IndexFunc(raw, func(tool mcp.Tool) bool { return tool.Name == "argv" })
 			if i < 0 || raw[i].Annotations.ReadOnlyHint == nil || !*raw[i].Annotations.ReadOnlyHint {
 				t.Fatalf("the upstream's own argv does not claim read-only: %+v", raw)
 			}
-			if pin, _ := store.Lookup("alpha", "argv"); pin.Hash != integrity.Hash(raw[i]) {
+			if pin, _ := store.Lookup(PinKey(up), "argv"); pin.Hash != integrity.Hash(raw[i]) {
 				t.Errorf("the pin hashes %s, want the upstream's contract %s", pin.Hash, integrity.Hash(raw[i]))
 			}
 		})

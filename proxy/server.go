@@ -124,11 +124,8 @@ type Server struct {
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
 
-	syncMu sync.Mutex // one sync at a time sets prompts and resources
-	// what the last sync set: prompts and resources are set again only
-	// when they change
-	synced                         bool
-	promptsSynced, resourcesSynced uint64
+	syncMu sync.Mutex // one sync at a time sets the lists
+	lists  syncedLists
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -245,7 +242,7 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	}
 	sess := s.belts.session(ctx)
 	rctx, span := s.startRouteSpan(ctx, routeSpanList)
-	d := sess.Preview(rctx, routing.Request{Query: q, Exclude: isOwnTool})
+	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: isOwnTool})
 	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
@@ -281,11 +278,11 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 	if s.fixedInstructions != "" {
 		return s.fixedInstructions
 	}
-	c := s.hub.Catalog()
+	c, pending := s.hub.Catalog(), s.hub.pendingServers()
 	gen := s.instructions.Load()
-	if gen == nil || gen.catalog != c {
-		gen = &instructionsCache{catalog: c, routed: catalogInstructions(c, s.belts != nil, s.planner != nil),
-			all: catalogInstructions(c, false, s.planner != nil)}
+	if gen == nil || gen.catalog != c || !slices.Equal(gen.pending, pending) {
+		gen = &instructionsCache{catalog: c, pending: pending, routed: catalogInstructions(c, pending, s.belts != nil, s.planner != nil),
+			all: catalogInstructions(c, pending, false, s.planner != nil)}
 		s.instructions.Store(gen)
 	}
 	if s.allMode(ctx) {
@@ -297,6 +294,7 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 // instructionsCache holds the instructions generated for one catalog.
 type instructionsCache struct {
 	catalog     *Catalog
+	pending     []pendingServer
 	routed, all string
 }
 
@@ -367,7 +365,8 @@ const sessionIdleTTL = frontdoor.SessionIdleTTL
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
 // sync shows the catalog: every tool, prompt and resource, plus the
-// proxy's own tools. mcp-go sends list_changed to each session.
+// proxy's own tools. Each of the three lists is set again only when it
+// changed, since mcp-go sends every session a list_changed for each set.
 func (s *Server) sync(c *Catalog) {
 	tools := s.ownServerTools()
 	if s.belts != nil {
@@ -380,20 +379,17 @@ func (s *Server) sync(c *Catalog) {
 		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
 		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
-	s.mcp.SetTools(tools...)
-	// Prompts and resources are set again only when they changed: each
-	// set sends every session a list_changed.
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	if fp := catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged)); fp != s.promptsSynced || !s.synced {
-		s.promptsSynced = fp
+	if s.lists.changed(listTools, toolsFingerprint(tools)) {
+		s.mcp.SetTools(tools...)
+	}
+	if s.lists.changed(listPrompts, catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged))) {
 		s.syncPrompts(c)
 	}
-	if fp := catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged)); fp != s.resourcesSynced || !s.synced {
-		s.resourcesSynced = fp
+	if s.lists.changed(listResources, catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged))) {
 		s.syncResources(c)
 	}
-	s.synced = true
 }
 
 func (s *Server) syncPrompts(c *Catalog) {
@@ -496,7 +492,8 @@ func (s *Server) called(ctx context.Context, name string, ok bool) {
 		return
 	}
 	if eff.Detour != "" && s.lessons != nil {
-		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour})
+		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
+			Principal: principalName(ctx)})
 		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
 			s.logger.Warn("learning from a detour", "tool", name, "err", err)
 		} else if err == nil {

@@ -88,11 +88,25 @@ func (k *SessionKey) sealText(plain []byte) string {
 
 // openText reverses sealText; any change to the text fails.
 func (k *SessionKey) openText(text string) ([]byte, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(text)
-	if err != nil || len(raw) < k.seal.NonceSize()+k.seal.Overhead() {
+	raw, ok := decodeCanonical(text)
+	if !ok || len(raw) < k.seal.NonceSize()+k.seal.Overhead() {
 		return nil, false
 	}
 	n := k.seal.NonceSize()
 	plain, err := k.seal.Open(nil, raw[:n], raw[n:], nil)
 	return plain, err == nil
+}
+
+// decodeCanonical decodes text in the one spelling the gateway writes its
+// tokens in (unpadded base64 of the URL alphabet): padding, the standard
+// alphabet, line breaks (which encoding/base64 skips) and set trailing
+// bits are refused, so that one token has one spelling and whatever is
+// keyed by a token's text (ended sessions, live ids) meets every copy of
+// it (class 9 in docs/reliability.md).
+func decodeCanonical(text string) ([]byte, bool) {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(text)
+	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != text {
+		return nil, false
+	}
+	return raw, true
 }

@@ -52,9 +52,10 @@ const (
 // replica resumes them. A session is named by the SHA-256 of its id,
 // never by the id.
 type EndedSessions interface {
-	// End records the session hashed to key as ended until until, and
-	// drops the records expired at now.
-	End(ctx context.Context, key [32]byte, until, now time.Time) error
+	// End records the session hashed to key, of owner (its principal), as
+	// ended until until, and drops the records expired at now; a store
+	// bounds the records of one owner.
+	End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error
 	// Ended reports whether the session hashed to key is recorded as
 	// ended and the record has not expired at now.
 	Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error)
@@ -183,7 +184,7 @@ func (s *sealedIDs) endShared(ctx context.Context, id, principal string) error {
 	ctx, cancel := context.WithTimeout(ctx, endedStoreTimeout)
 	defer cancel()
 	until := time.Unix(p.Issued, 0).Add(sealedSessionMaxAge + endedClockSkew)
-	return s.shared.End(ctx, sha256.Sum256([]byte(id)), until, s.now())
+	return s.shared.End(ctx, sha256.Sum256([]byte(id)), p.Principal, until, s.now())
 }
 
 func (s *sealedIDs) setLive(id string) {

@@ -33,7 +33,7 @@ func (h *Hub) awaitTool(ctx context.Context, name string) *UpstreamError {
 func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Time) *UpstreamError {
 	u := h.pendingOwner(name)
 	if u == nil {
-		return nil
+		return h.disabledOwner(name)
 	}
 	if u.Starting() {
 		t := time.NewTimer(time.Until(deadline))
@@ -73,8 +73,18 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 // that are not in the catalog because their upstream is still starting
 // (all within one StartWait). It returns why tools are still missing.
 func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
-	deadline := time.Now().Add(h.opts.StartWait)
 	var errs []error
+	for _, err := range h.awaitNames(ctx, names) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// awaitNames is AwaitTools with the reason of each name still missing
+// because of its upstream, in the order of names.
+func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
+	deadline := time.Now().Add(h.opts.StartWait)
+	var errs []*UpstreamError
 	for _, name := range names {
 		if _, ok := h.Catalog().Tool(name); ok {
 			continue
@@ -83,7 +93,53 @@ func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// AwaitBuiltins waits until every in-process (built-in) upstream has
+// joined the catalog or failed its first attempt, at most InitTimeout, or
+// until ctx ends. Joining in-process takes no time, so a gateway that
+// calls it after Launch, before it answers initialize, shows its built-in
+// servers from a client's first request.
+func (h *Hub) AwaitBuiltins(ctx context.Context) {
+	var builtins []*upstream.Upstream
+	for _, u := range h.set().list {
+		if u.Config().Transport == TransportBuiltin {
+			builtins = append(builtins, u)
+		}
+	}
+	h.awaitFirst(ctx, builtins, time.Now().Add(h.opts.InitTimeout))
+}
+
+// awaitFirst waits until the first attempt of each of ups has ended, the
+// deadline passed or ctx ended.
+func (h *Hub) awaitFirst(ctx context.Context, ups []*upstream.Upstream, deadline time.Time) {
+	if len(ups) == 0 {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for _, u := range ups {
+		select {
+		case <-u.First():
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// starting is the upstreams still on their first attempt that never
+// connected: their tools are not in the catalog yet.
+func (h *Hub) starting() []*upstream.Upstream {
+	var out []*upstream.Upstream
+	for _, u := range h.set().list {
+		if u.Starting() && u.NeverConnected() {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // pendingOwner is the upstream that has never connected (or is still
@@ -91,7 +147,7 @@ func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
 // prefix), or nil.
 func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	var best *upstream.Upstream
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		if !strings.HasPrefix(name, u.Config().Prefix) || (best != nil && len(u.Config().Prefix) <= len(best.Config().Prefix)) {
 			continue
 		}
@@ -105,3 +161,25 @@ func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 // startWaitedCtxKey marks the context of a call that has waited for its
 // upstream already (see startWaited).
 type startWaitedCtxKey struct{}
+
+// pendingServers is every upstream whose tools are not in the catalog
+// because it has not connected in this run, as the instructions name
+// them: still starting, or what keeps it out (failed, disabled).
+func (h *Hub) pendingServers() []pendingServer {
+	var out []pendingServer
+	for _, u := range h.set().list {
+		st := u.Status()
+		if st.EverConnected || st.State == StateConnected {
+			continue
+		}
+		state := string(st.State)
+		switch {
+		case st.Starting:
+			state = "starting"
+		case st.State == StateConnecting:
+			state = "retrying"
+		}
+		out = append(out, pendingServer{Name: u.Name(), State: state, About: u.Config().Description})
+	}
+	return out
+}

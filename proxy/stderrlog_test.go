@@ -49,7 +49,7 @@ func TestCrashLoopStderrLoggedOnce(t *testing.T) {
 	eventually(t, 20*time.Second, "four restarts", func() bool { return statusOf(h, "crashy").Restarts >= 4 })
 	h.Close()
 	text := logs.String()
-	if n := strings.Count(text, "fatal: cannot start"); n != 1 {
+	if n := strings.Count(text, `msg="upstream stderr" upstream=crashy line="fatal: cannot start`); n != 1 {
 		t.Errorf("the trace was logged %d times over %d restarts, want once:\n%s", n, statusOf(h, "crashy").Restarts, text)
 	}
 	if !strings.Contains(text, "same output as before") {

@@ -23,9 +23,10 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	blocked = map[string]string{}
 	var verdicts map[string]integrity.Verdict
 	pinsOK := h.opts.Pins != nil
+	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.Check(cfg.Name, tools)
+		verdicts, err = h.opts.Pins.CheckAs(key, cfg.Name, tools)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -51,7 +52,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	prefix := exposedPrefix(cfg, tools)
 	for _, t := range tools {
 		names := shadowCandidates(cfg.Name, t.Name, mine[t.Name], others, have)
-		if why := h.vetTool(cfg.Name, findings, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
+		if why := h.vetTool(key, findings, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
 			blocked[t.Name] = why
 			if verdicts[t.Name] != integrity.VerdictChanged {
 				held[t.Name] = why
@@ -63,7 +64,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	logPinSummary(findings, verdicts)
 	if pinsOK {
 		// Recorded for the pins CLI, which runs in another process.
-		if err := h.opts.Pins.Hold(cfg.Name, held); err != nil {
+		if err := h.opts.Pins.Hold(key, held); err != nil {
 			logger.Warn("quarantine reasons not recorded", "err", err)
 		}
 	}
@@ -100,11 +101,13 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-func (h *Hub) vetTool(upstream string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
+// vetTool judges one tool of the upstream whose pins are kept under
+// pinKey and returns why it is blocked, or "".
+func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
 	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
-		pin, _ := h.opts.Pins.Lookup(upstream, t.Name)
+		pin, _ := h.opts.Pins.Lookup(pinKey, t.Name)
 		approved = pin.Approved()
 		switch v {
 		case integrity.VerdictNew:
@@ -159,7 +162,7 @@ func shadowCandidates(upstream, own, contract string, others []Tool, have contra
 
 // blockedTool reports why an exposed name is blocked, if it is.
 func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
-	for _, u := range h.upstreams {
+	for _, u := range h.set().list {
 		l := u.Listing()
 		prefix := exposedPrefix(u.Config(), l.Raw)
 		for own, reason := range l.Blocked {
@@ -187,7 +190,7 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		}
 		suspects := h.newShadowing(acted)
 		changed := false
-		for _, u := range h.upstreams {
+		for _, u := range h.set().list {
 			if len(u.Listing().Blocked) > 0 || suspects[u.Name()] {
 				changed = u.Revet() || changed
 			}

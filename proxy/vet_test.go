@@ -43,7 +43,9 @@ func TestFI16RugPullIsBlockedUntilApproved(t *testing.T) {
 	if _, ok := h.Catalog().Tool("alpha_echo"); !ok {
 		t.Error("an unchanged tool of the same upstream was hidden")
 	}
-	resolve := func(name string) (string, string, bool) { return "alpha", strings.TrimPrefix(name, "alpha_"), true }
+	resolve := func(name string) (string, string, bool) {
+		return PinKey(builtinFake("alpha")), strings.TrimPrefix(name, "alpha_"), true
+	}
 	if err := store.ApproveByName("alpha_search", resolve); err != nil {
 		t.Fatal(err)
 	}

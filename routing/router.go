@@ -98,7 +98,9 @@ type RouterOptions struct {
 // It only changes tools already ranked: a lesson never brings in a tool the
 // query did not find.
 type Reranker interface {
-	Rerank(ctx context.Context, query string, hits []Hit) []Hit
+	// Rerank adjusts hits for query as principal's experience says (its
+	// own lessons and the shared ones).
+	Rerank(ctx context.Context, principal, query string, hits []Hit) []Hit
 }
 
 // Defaults for RouterOptions.
@@ -393,6 +395,9 @@ type Request struct {
 	// Core names the tools always on the belt: they are ranked, but never
 	// named in a collision alert (the model has them whatever it asks).
 	Core func(name string) bool
+	// Principal is who asks: the lessons of other principals do not apply
+	// (see routing/lessons); empty, the shared lessons alone do.
+	Principal string
 	// TopK, when positive, replaces RouterOptions.TopK for this request
 	// (the fuse policy's max_tools still caps what is handed over).
 	TopK int
@@ -547,7 +552,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		for _, h := range hits {
 			before[h.Name] = h.Score
 		}
-		hits = r.opts.Lessons.Rerank(ctx, req.Query, hits)
+		hits = r.opts.Lessons.Rerank(ctx, req.Principal, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
 	// The catalog's entries first, under one lock: Exclude is the

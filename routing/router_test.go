@@ -306,7 +306,7 @@ func TestRouteTwoRequestsInOne(t *testing.T) {
 // boostFirst is a Reranker that adds 0.1 to one tool.
 type boostFirst struct{ tool string }
 
-func (b boostFirst) Rerank(_ context.Context, _ string, hits []Hit) []Hit {
+func (b boostFirst) Rerank(_ context.Context, _, _ string, hits []Hit) []Hit {
 	out := slices.Clone(hits)
 	for i := range out {
 		if out[i].Name == b.tool {

@@ -99,7 +99,7 @@ func TestContractLessonsPutAllDelete(t *testing.T) {
 		if v1 == v0 {
 			t.Error("Version did not change after Put")
 		}
-		a.Uses, a.Note = 3, "taught again"
+		a.Uses, a.Note, a.Principal = 3, "taught again", "alice"
 		if _, err := s.Put(ctx, a); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,8 @@ func TestContractPinsUnchangedWriteNothing(t *testing.T) {
 			return false
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
-			p["alpha"] = map[string]integrity.Record{"x": {Hash: strings.Repeat("a", 64), FirstSeen: t0}, "y": {Hash: strings.Repeat("b", 64)}}
+			p["alpha"] = map[string]integrity.Record{"x": {Hash: strings.Repeat("a", 64), FirstSeen: t0, GoneSince: t0.Add(time.Hour)},
+				"y": {Hash: strings.Repeat("b", 64)}}
 			return true
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
@@ -259,7 +260,7 @@ func TestContractPinsUnchangedWriteNothing(t *testing.T) {
 			return true
 		})
 		ps.UpdatePins(func(p integrity.Pins) bool {
-			want := integrity.Record{Hash: strings.Repeat("a", 64), FirstSeen: t0}
+			want := integrity.Record{Hash: strings.Repeat("a", 64), FirstSeen: t0, GoneSince: t0.Add(time.Hour)}
 			if len(p["alpha"]) != 1 || !p["alpha"]["x"].Equal(want) {
 				t.Errorf("got %v, want x alone, as written", p)
 			}
@@ -496,7 +497,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 			t.Fatal("a session never ended was found ended")
 		}
 		for range 2 { // ending twice (two replicas) is no error
-			if err := e.End(ctx, a, t0.Add(24*time.Hour), t0); err != nil {
+			if err := e.End(ctx, a, "alice", t0.Add(24*time.Hour), t0); err != nil {
 				t.Fatalf("End: %v", err)
 			}
 		}
@@ -509,7 +510,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 		if ended(a, t0.Add(24*time.Hour)) {
 			t.Error("a record was found past its expiry")
 		}
-		if err := e.End(ctx, later, t0.Add(48*time.Hour), t0.Add(25*time.Hour)); err != nil {
+		if err := e.End(ctx, later, "alice", t0.Add(48*time.Hour), t0.Add(25*time.Hour)); err != nil {
 			t.Fatalf("End: %v", err)
 		}
 		if ended(a, t0) {
@@ -523,7 +524,7 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 		for i := range 8 { // replicas ending sessions at once
 			wg.Go(func() {
 				key := sha256.Sum256([]byte("concurrent " + strconv.Itoa(i%4)))
-				if err := e.End(ctx, key, t0.Add(49*time.Hour), t0.Add(26*time.Hour)); err != nil {
+				if err := e.End(ctx, key, "alice", t0.Add(49*time.Hour), t0.Add(26*time.Hour)); err != nil {
 					t.Error(err)
 				}
 			})
@@ -533,6 +534,45 @@ func TestContractEndedSessionsExpireAndPrune(t *testing.T) {
 			if !ended(sha256.Sum256([]byte("concurrent "+strconv.Itoa(i))), t0.Add(26*time.Hour)) {
 				t.Errorf("concurrent session %d not found ended", i)
 			}
+		}
+	})
+}
+
+// TestBoundStateGrowthEndedSessionsPerOwner: one owner ending sessions in
+// a loop keeps at most MaxEndedPerOwner records, its newest (the latest
+// to expire); another owner's record stays.
+func TestBoundStateGrowthEndedSessionsPerOwner(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		ctx := t.Context()
+		e := b.EndedSessions()
+		bobs := sha256.Sum256([]byte("bob's session"))
+		if err := e.End(ctx, bobs, "bob", t0.Add(24*time.Hour), t0); err != nil {
+			t.Fatal(err)
+		}
+		key := func(i int) [32]byte { return sha256.Sum256([]byte("alice " + strconv.Itoa(i))) }
+		n := MaxEndedPerOwner + 10
+		for i := range n { // each later to expire than the one before
+			if err := e.End(ctx, key(i), "alice", t0.Add(24*time.Hour+time.Duration(i)*time.Second), t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		count := 0
+		for i := range n {
+			ok, err := e.Ended(ctx, key(i), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				count++
+			} else if i >= 10 {
+				t.Errorf("alice's record %d of %d is gone, want the oldest 10 gone", i, n)
+			}
+		}
+		if count != MaxEndedPerOwner {
+			t.Errorf("alice's records: %d, want %d", count, MaxEndedPerOwner)
+		}
+		if ok, err := e.Ended(ctx, bobs, t0); err != nil || !ok {
+			t.Errorf("bob's record after alice's loop: %v, %v; want it kept", ok, err)
 		}
 	})
 }

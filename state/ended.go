@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,11 +17,15 @@ import (
 // id itself (which is a bearer of the session). A record is kept until
 // the id could no longer be resumed anyway, and expired records are
 // pruned on each write, so the table holds the sessions ended within
-// that time at most.
+// that time at most, and of those at most MaxEndedPerOwner of one owner
+// (the principal whose sessions they were): a client ending sessions in a
+// loop drops its own oldest records, never another's, and the table does
+// not grow with its loop.
 type EndedSessions interface {
-	// End records the session hashed to key as ended until until, and
-	// drops the records expired at now.
-	End(ctx context.Context, key [32]byte, until, now time.Time) error
+	// End records the session hashed to key, of owner, as ended until
+	// until, drops the records expired at now, and drops the owner's
+	// records past its MaxEndedPerOwner newest.
+	End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error
 	// Ended reports whether the session hashed to key is recorded as
 	// ended and the record has not expired at now.
 	Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error)
@@ -34,15 +39,27 @@ var (
 
 // maxEndedMemory bounds the records held in memory: past it, the ones
 // closest to their expiry go first. A database holds them all until they
-// expire.
+// expire (MaxEndedPerOwner each).
 const maxEndedMemory = 100_000
+
+// MaxEndedPerOwner bounds the ended-session records of one owner: past
+// it, the owner's records closest to their expiry go first. The sessions
+// they name could then be resumed by their own principal alone (a sealed
+// id names it), which gains it nothing.
+const MaxEndedPerOwner = 1000
+
+// ownerKey is how a record names its owner: a hash, not the principal.
+func ownerKey(owner string) []byte {
+	sum := sha256.Sum256([]byte(owner))
+	return sum[:16]
+}
 
 // EndedSessions returns the ended sessions in state.db.
 func (db *DB) EndedSessions() EndedSessions { return &sqlEnded{db} }
 
 type sqlEnded struct{ db *DB }
 
-func (s *sqlEnded) End(ctx context.Context, key [32]byte, until, now time.Time) error {
+func (s *sqlEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
 	tx, err := s.db.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
@@ -51,9 +68,13 @@ func (s *sqlEnded) End(ctx context.Context, key [32]byte, until, now time.Time) 
 	if _, err := tx.ExecContext(ctx, `DELETE FROM ended_sessions WHERE expires <= ?`, now.UnixNano()); err != nil {
 		return fmt.Errorf("pruning the ended sessions in %s: %w", s.db.path, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ended_sessions (key, expires) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET expires = max(expires, excluded.expires)`, key[:], until.UnixNano()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ended_sessions (key, expires, owner) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET expires = max(expires, excluded.expires)`, key[:], until.UnixNano(), ownerKey(owner)); err != nil {
 		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM ended_sessions WHERE owner = ?1 AND key NOT IN
+		(SELECT key FROM ended_sessions WHERE owner = ?1 ORDER BY expires DESC LIMIT ?2)`, ownerKey(owner), MaxEndedPerOwner); err != nil {
+		return fmt.Errorf("bounding the ended sessions in %s: %w", s.db.path, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
@@ -78,13 +99,18 @@ func (db *PG) EndedSessions() EndedSessions { return &pgEnded{db} }
 
 type pgEnded struct{ db *PG }
 
-func (s *pgEnded) End(ctx context.Context, key [32]byte, until, now time.Time) error {
+func (s *pgEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
 	err := s.db.write(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM ended_sessions WHERE expires <= $1`, now.UnixNano()); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO ended_sessions (key, expires) VALUES ($1, $2)
-			ON CONFLICT (key) DO UPDATE SET expires = GREATEST(ended_sessions.expires, excluded.expires)`, key[:], until.UnixNano())
+		_, err := tx.Exec(ctx, `INSERT INTO ended_sessions (key, expires, owner) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET expires = GREATEST(ended_sessions.expires, excluded.expires)`, key[:], until.UnixNano(), ownerKey(owner))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM ended_sessions WHERE owner = $1 AND key NOT IN
+			(SELECT key FROM ended_sessions WHERE owner = $1 ORDER BY expires DESC LIMIT $2)`, ownerKey(owner), MaxEndedPerOwner)
 		return err
 	})
 	if err != nil {
@@ -110,34 +136,53 @@ func (m *Memory) EndedSessions() EndedSessions { return memEnded{m} }
 
 type memEnded struct{ m *Memory }
 
-func (s memEnded) End(ctx context.Context, key [32]byte, until, now time.Time) error {
+func (s memEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
 	if s.m.ended == nil {
-		s.m.ended = map[[32]byte]time.Time{}
+		s.m.ended = map[[32]byte]endedRecord{}
 	}
-	for k, u := range s.m.ended {
-		if !u.After(now) {
+	o := string(ownerKey(owner))
+	mine := 0
+	for k, r := range s.m.ended {
+		switch {
+		case !r.until.After(now):
 			delete(s.m.ended, k)
+		case r.owner == o && k != key:
+			mine++
 		}
+	}
+	for ; mine >= MaxEndedPerOwner; mine-- {
+		s.m.dropSoonestLocked(func(r endedRecord) bool { return r.owner == o })
 	}
 	for len(s.m.ended) >= maxEndedMemory { // rare: as many sessions ended within a day
-		var first [32]byte
-		var soonest time.Time
-		for k, u := range s.m.ended {
-			if soonest.IsZero() || u.Before(soonest) {
-				first, soonest = k, u
-			}
-		}
-		delete(s.m.ended, first)
+		s.m.dropSoonestLocked(func(endedRecord) bool { return true })
 	}
-	if u, ok := s.m.ended[key]; !ok || until.After(u) {
-		s.m.ended[key] = until
+	if r, ok := s.m.ended[key]; !ok || until.After(r.until) {
+		s.m.ended[key] = endedRecord{until: until, owner: o}
 	}
 	return nil
+}
+
+// endedRecord is one ended session in memory: until when, and whose.
+type endedRecord struct {
+	until time.Time
+	owner string // ownerKey
+}
+
+// dropSoonestLocked drops the record closest to its expiry of those of.
+func (m *Memory) dropSoonestLocked(of func(endedRecord) bool) {
+	var first [32]byte
+	var soonest time.Time
+	for k, r := range m.ended {
+		if of(r) && (soonest.IsZero() || r.until.Before(soonest)) {
+			first, soonest = k, r.until
+		}
+	}
+	delete(m.ended, first)
 }
 
 func (s memEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
@@ -146,6 +191,6 @@ func (s memEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool,
 	}
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
-	u, ok := s.m.ended[key]
-	return ok && u.After(now), nil
+	r, ok := s.m.ended[key]
+	return ok && r.until.After(now), nil
 }

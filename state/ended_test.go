@@ -30,7 +30,7 @@ func BenchmarkEndedSessions(b *testing.B) {
 				return sha256.Sum256(n[:])
 			}
 			for i := range 10_000 {
-				if err := e.End(ctx, key(i), t0.Add(24*time.Hour), t0); err != nil {
+				if err := e.End(ctx, key(i), "alice", t0.Add(24*time.Hour), t0); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -38,7 +38,7 @@ func BenchmarkEndedSessions(b *testing.B) {
 				i := 10_000
 				for b.Loop() {
 					i++
-					if err := e.End(ctx, key(i), t0.Add(24*time.Hour), t0); err != nil {
+					if err := e.End(ctx, key(i), "alice", t0.Add(24*time.Hour), t0); err != nil {
 						b.Fatal(err)
 					}
 				}

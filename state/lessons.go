@@ -17,7 +17,7 @@ type sqlLessons struct{ db *DB }
 
 var _ lessons.Store = (*sqlLessons)(nil)
 
-const lessonColumns = `id, query, tool, polarity, source, note, created, last_used, uses`
+const lessonColumns = `id, query, tool, polarity, source, note, created, last_used, uses, principal`
 
 // Put inserts or replaces l, assigning the next ID when l.ID is 0.
 func (s *sqlLessons) Put(ctx context.Context, l lessons.Lesson) (lessons.Lesson, error) {
@@ -56,14 +56,14 @@ func putLesson(ctx context.Context, tx *sql.Tx, l *lessons.Lesson) error {
 	if l.ID < 0 {
 		return fmt.Errorf("negative lesson ID %d", l.ID)
 	}
-	args := []any{l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses}
+	args := []any{l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses, l.Principal}
 	if l.ID > 0 {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO lessons (`+lessonColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO lessons (`+lessonColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			append([]any{l.ID}, args...)...)
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO lessons (query, tool, polarity, source, note, created, last_used, uses)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	res, err := tx.ExecContext(ctx, `INSERT INTO lessons (query, tool, polarity, source, note, created, last_used, uses, principal)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	if err != nil {
 		return err
 	}

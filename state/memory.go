@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -29,9 +28,9 @@ type Memory struct {
 	gateways map[string]Gateway
 	audit    []audit.Record // oldest first
 	auditMax int
-	creds    map[[2]string][]byte   // sealed upstream credentials by upstream and subject
-	quotas   map[string]quotaCount  // by key
-	ended    map[[32]byte]time.Time // ended sessions' hashes, until when
+	creds    map[[2]string][]byte     // sealed upstream credentials by upstream and subject
+	quotas   map[string]quotaCount    // by key
+	ended    map[[32]byte]endedRecord // ended sessions by their hashes
 }
 
 // NewMemory returns empty state.

@@ -70,8 +70,8 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 
 // putPin writes one pin with verb (INSERT OR REPLACE, INSERT OR IGNORE).
 func putPin(ctx context.Context, tx *sql.Tx, verb, up, tool string, r integrity.Record) error {
-	_, err := tx.ExecContext(ctx, verb+` INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, verb+` INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
-		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract)
+		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err
 }

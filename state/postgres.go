@@ -146,6 +146,13 @@ var pgMigrations = []string{
 	// id expires (EndedSessions).
 	`CREATE TABLE ended_sessions (key BYTEA PRIMARY KEY, expires BIGINT NOT NULL);
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
+	// Whose routing a lesson teaches ('' for every principal's).
+	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
+	// Whose sessions the ended ones were (a hash), each owner's bounded.
+	`ALTER TABLE ended_sessions ADD COLUMN owner BYTEA NOT NULL DEFAULT '';
+	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
+	// Since when a pinned tool is no longer listed (0 while it is).
+	`ALTER TABLE pins ADD COLUMN gone_since BIGINT NOT NULL DEFAULT 0;`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").
@@ -257,11 +264,11 @@ func pgPutLesson(ctx context.Context, tx pgx.Tx, l *lessons.Lesson) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO lessons (`+lessonColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	_, err = tx.Exec(ctx, `INSERT INTO lessons (`+lessonColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (id) DO UPDATE SET query = EXCLUDED.query, tool = EXCLUDED.tool, polarity = EXCLUDED.polarity,
 		source = EXCLUDED.source, note = EXCLUDED.note, created = EXCLUDED.created,
-		last_used = EXCLUDED.last_used, uses = EXCLUDED.uses`,
-		l.ID, l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses)
+		last_used = EXCLUDED.last_used, uses = EXCLUDED.uses, principal = EXCLUDED.principal`,
+		l.ID, l.Query, l.Tool, int(l.Polarity), l.Source, l.Note, nanos(l.Created), nanos(l.LastUsed), l.Uses, l.Principal)
 	return err
 }
 
@@ -381,14 +388,14 @@ func pgReadPins(ctx context.Context, tx pgx.Tx) (integrity.Pins, error) {
 
 func pgPutPin(ctx context.Context, tx pgx.Tx, up, tool string, r integrity.Record) error {
 	_, err := tx.Exec(ctx, `INSERT INTO pins (`+pinColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (upstream, tool) DO UPDATE SET hash = EXCLUDED.hash, first_seen = EXCLUDED.first_seen,
 		approved_at = EXCLUDED.approved_at, description_excerpt = EXCLUDED.description_excerpt,
 		pending_hash = EXCLUDED.pending_hash, changed_at = EXCLUDED.changed_at,
 		pending_excerpt = EXCLUDED.pending_excerpt, held = EXCLUDED.held,
-		contract = EXCLUDED.contract, pending_contract = EXCLUDED.pending_contract`,
+		contract = EXCLUDED.contract, pending_contract = EXCLUDED.pending_contract, gone_since = EXCLUDED.gone_since`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
-		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract)
+		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err
 }
 

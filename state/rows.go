@@ -25,7 +25,7 @@ const (
 	selectGateways = `SELECT ` + gatewayColumns + ` FROM gateways ORDER BY started, id`
 
 	pinColumns = `upstream, tool, hash, first_seen, approved_at, description_excerpt,
-		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract`
+		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract, gone_since`
 	gatewayColumns = `id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot`
 	auditColumns   = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes`
 )
@@ -37,7 +37,7 @@ func readLessons(r rows) ([]lessons.Lesson, error) {
 		var l lessons.Lesson
 		var pol int
 		var created, used int64
-		if err := r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses); err != nil {
+		if err := r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal); err != nil {
 			return nil, err
 		}
 		l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
@@ -52,12 +52,13 @@ func readPinRows(r rows) (integrity.Pins, error) {
 	for r.Next() {
 		var up, tool string
 		var rec integrity.Record
-		var first, approved, changed int64
+		var first, approved, changed, gone int64
 		if err := r.Scan(&up, &tool, &rec.Hash, &first, &approved, &rec.DescriptionExcerpt,
-			&rec.PendingHash, &changed, &rec.PendingExcerpt, &rec.Held, &rec.Contract, &rec.PendingContract); err != nil {
+			&rec.PendingHash, &changed, &rec.PendingExcerpt, &rec.Held, &rec.Contract, &rec.PendingContract, &gone); err != nil {
 			return nil, err
 		}
 		rec.FirstSeen, rec.ApprovedAt, rec.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
+		rec.GoneSince = fromNanos(gone)
 		if set[up] == nil {
 			set[up] = map[string]integrity.Record{}
 		}

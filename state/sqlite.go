@@ -156,6 +156,13 @@ var migrations = []string{
 	// id expires (EndedSessions).
 	`CREATE TABLE ended_sessions (key BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
 	CREATE INDEX ended_sessions_expires ON ended_sessions (expires);`,
+	// Whose routing a lesson teaches ('' for every principal's).
+	`ALTER TABLE lessons ADD COLUMN principal TEXT NOT NULL DEFAULT '';`,
+	// Whose sessions the ended ones were (a hash), each owner's bounded.
+	`ALTER TABLE ended_sessions ADD COLUMN owner BLOB NOT NULL DEFAULT x'';
+	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
+	// Since when a pinned tool is no longer listed (0 while it is).
+	`ALTER TABLE pins ADD COLUMN gone_since INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/internal/printable"
 )
 
 // maxAuditLimit bounds --limit: the state keeps no more records than this.
@@ -60,10 +61,10 @@ newest records, oldest first.`,
 			for _, r := range recs {
 				step := "-"
 				if r.Plan != "" {
-					step = r.Plan + "/" + r.Step
+					step = printable.Line(r.Plan + "/" + r.Step)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), r.Principal,
-					r.Tool, orDash(r.Upstream), step, r.Outcome, r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
+					printable.Line(r.Tool), printable.Line(orDash(r.Upstream)), step, printable.Line(r.Outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
 			}
 			return tw.Flush()
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
@@ -50,14 +51,14 @@ func newAuthLoginCmd(e *env) *cobra.Command {
 			rec, err := upstreamauth.Login(ctx, upstreamauth.LoginOptions{
 				Upstream: u.Name, URL: u.URL, Principal: principal, Config: u.Auth, Vault: vault,
 				Show: func(authURL string) {
-					fmt.Fprintf(e.stdout, "Open this URL in a browser to log in to %s:\n\n  %s\n\nWaiting for the login (up to %s)...\n", u.Name, authURL, wait)
+					fmt.Fprintf(e.stdout, "Open this URL in a browser to log in to %s:\n\n  %s\n\nWaiting for the login (up to %s)...\n", printable.Line(u.Name), printable.Line(authURL), wait)
 				},
 			})
 			if err != nil {
 				return fmt.Errorf("%s: logging in to %s: %w", cfg.File, u.Name, err)
 			}
 			s := upstreamauth.Status{Upstream: u.Name, Principal: principal, LoggedIn: true, ExpiresAt: rec.Token.ExpiresAt, Refreshable: rec.Token.RefreshToken != ""}
-			fmt.Fprintf(e.stdout, "%s: %s\n", u.Name, s.Words(time.Now()))
+			fmt.Fprintf(e.stdout, "%s: %s\n", printable.Line(u.Name), printable.Line(s.Words(time.Now())))
 			return nil
 		},
 	}
@@ -104,7 +105,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 				if !s.LoggedIn && hasAuthorizationHeader(remoteUpstreams(prof)[i]) {
 					words = "none: the Authorization header in its headers is sent"
 				}
-				fmt.Fprintf(tw, "%s\t%s\n", s.Upstream, words)
+				fmt.Fprintf(tw, "%s\t%s\n", printable.Line(s.Upstream), printable.Line(words))
 			}
 			return tw.Flush()
 		},

@@ -397,8 +397,8 @@ func BenchmarkServeCall(b *testing.B) {
 }
 
 // serveInProcess runs the command line args in this process until the
-// benchmark ends; stop ends its input.
-func serveInProcess(b *testing.B, args []string, in io.Reader, out, log io.Writer, stop func()) {
+// test or benchmark ends; stop ends its input.
+func serveInProcess(b testing.TB, args []string, in io.Reader, out, log io.Writer, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {

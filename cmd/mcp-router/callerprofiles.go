@@ -54,6 +54,8 @@ func (e *env) callerProfiles(ctx context.Context, cfg *config.Config, prof confi
 			return nil, nil, fmt.Errorf("%s: profile %s: %w", cfg.File, name, err)
 		}
 		closers = append(closers, func() { _ = hub.Close() })
+		hub.AwaitBuiltins(ctx)
+		e.reload.follow(name, hub) // edits of the file apply to it too
 		srv, err := newServer(cfg, p, hub, log, nil, vecs, e.endedSessions(ctx, cfg, log))
 		if err != nil {
 			return nil, nil, err

@@ -79,7 +79,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	stateDir := filepath.Join(dir, "state")
 	seedConsoleState(t, stateDir)
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf(`state_dir: %q
-http: {bearer_tokens: [%q]}
+http: {tokens: [{token: %q, admin: true}]}
 profiles:
   default:
     upstreams:
@@ -106,7 +106,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := pins.Lookup("calculator", "add"); p.Pending() || !p.Approved() {
+	if p, _ := pins.Lookup("builtin:calculator", "add"); p.Pending() || !p.Approved() {
 		t.Errorf("calculator/add after approving in the browser: %+v, want approved with nothing pending", p)
 	}
 	ls, err := db.Lessons().All(t.Context())

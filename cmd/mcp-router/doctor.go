@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
@@ -29,11 +30,12 @@ func newDoctorCmd(e *env) *cobra.Command {
 20s by default, as serve allows) and print, per upstream: whether it started, whether it answered
 initialize (and with which protocol version), how many tools it listed, whether it
 asks for authorization (HTTP 401), how many tool pins wait for approval, and how
-long it took; with a hint for each failure. It changes no pins. The exit status is
-1 when any upstream failed, two upstreams want one tool name, or the state
-(state_dir's state.db, or state.url) cannot be used: gateways would then keep pins
-and lessons in memory, and serve no tool of an upstream other than the built-in
-ones, since its pin cannot be checked.`,
+long it took; with a hint for each failure. An upstream whose entry cannot be used
+(a variable that is not set) is DISABLED, with the line and the variable. It changes
+no pins. The exit status is 1 when any upstream failed or is disabled, two upstreams
+want one tool name, or the state (state_dir's state.db, or state.url) cannot be used:
+gateways would then keep pins and lessons in memory, and serve no tool of an upstream
+other than the built-in ones, since its pin cannot be checked.`,
 		Example: `  mcp-router doctor
   mcp-router doctor --profile work --json
   mcp-router doctor --timeout 2m     # a first npx run downloads its package`,
@@ -43,7 +45,7 @@ ones, since its pin cannot be checked.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each upstream may take to start, answer initialize and list its tools")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long each upstream may take to start, answer initialize and list its tools (0: its connect_timeout, else limits.connect_timeout)")
 	return cmd
 }
 
@@ -51,6 +53,7 @@ ones, since its pin cannot be checked.`,
 type checkup struct {
 	Upstream    string   `json:"upstream"`
 	OK          bool     `json:"ok"`
+	Disabled    bool     `json:"disabled,omitempty"` // left out for its configuration
 	Started     bool     `json:"started"`
 	Initialized bool     `json:"initialized"`
 	Protocol    string   `json:"protocol,omitempty"`
@@ -59,6 +62,7 @@ type checkup struct {
 	PinsWaiting int      `json:"pins_waiting"`
 	Blocked     int      `json:"tools_blocked"`
 	Seconds     float64  `json:"seconds"`
+	Starting    bool     `json:"starting,omitempty"` // still on its first attempt when doctor stopped waiting
 	Error       string   `json:"error,omitempty"`
 	Hint        string   `json:"hint,omitempty"`
 	Stderr      []string `json:"stderr,omitempty"`
@@ -87,7 +91,9 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	opts.InitTimeout = timeout
+	if timeout > 0 {
+		opts.InitTimeout = timeout
+	}
 	guardChildren(prof.Upstreams)
 	hub := proxy.NewHub(opts)
 	if err := hub.Launch(ctx); err != nil {
@@ -156,18 +162,19 @@ func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.P
 	}
 	out := map[string]int{}
 	for _, p := range store.List() {
-		if p.Pending() || p.Held != "" {
-			out[p.Upstream]++
+		if u, ok := upstreamOf(prof, p.Upstream); ok && (p.Pending() || p.Held != "") {
+			out[u.Name]++
 		}
 	}
 	return out
 }
 
 func examine(s proxy.Status, pins int) checkup {
-	c := checkup{Upstream: s.Name, OK: s.State == proxy.StateConnected, Started: s.Started, Initialized: s.Initialized,
+	c := checkup{Upstream: s.Name, OK: s.State == proxy.StateConnected, Disabled: s.State == proxy.StateDisabled, Started: s.Started, Initialized: s.Initialized,
 		Protocol: s.Protocol, Tools: s.Tools, AuthNeeded: s.AuthNeeded, PinsWaiting: pins, Blocked: s.Blocked,
 		Seconds: s.FirstAttempt.Round(time.Millisecond).Seconds()}
 	if s.Starting {
+		c.Starting = true
 		c.Seconds = time.Since(s.Since).Round(time.Millisecond).Seconds()
 	}
 	if c.OK {
@@ -186,7 +193,12 @@ func examine(s proxy.Status, pins int) checkup {
 func hint(s proxy.Status) string {
 	stderr := strings.ToLower(strings.Join(s.Stderr, "\n"))
 	var exit *exec.ExitError
+	var unset *config.UnsetError
 	switch {
+	case errors.As(s.Cause, &unset):
+		return fmt.Sprintf("set %s where mcp-router starts (the \"env\" of the client's mcp-router entry; `mcp-router install` writes it), or give it a fallback: ${%s:-value}. The other upstreams run without this one", unset.Name, unset.Name)
+	case s.State == proxy.StateDisabled:
+		return "fix this upstream's entry in the profile; the other upstreams run without it"
 	case errors.Is(s.Cause, exec.ErrNotFound) || strings.Contains(s.Err, "no such file or directory") && !s.Started:
 		return "the command was not found: check its name and your PATH, or install it (npx needs Node.js, uvx needs uv)"
 	case strings.Contains(stderr, "404") && strings.Contains(stderr, "npm"),
@@ -194,7 +206,13 @@ func hint(s proxy.Status) string {
 		return "npx could not find the package: check the package name in args (and that npm can reach its registry)"
 	case s.AuthNeeded:
 		return "the server wants authorization: run `mcp-router auth login " + s.Name + "` (OAuth), or put a token in the upstream's headers, e.g. Authorization: \"Bearer ${TOKEN}\""
-	case errors.Is(s.Cause, proxy.ErrNoAnswer), s.Starting:
+	case s.Starting:
+		return "still starting when doctor stopped waiting (a first npx or uvx run installs its package first): " +
+			"run doctor again with a longer --timeout, or give the upstream a longer connect_timeout"
+	case strings.Contains(s.Err, "npx's install folder"):
+		return "a first npx run was cut short and left its install folder half-installed: the error names the folder; " +
+			"the gateway removes it once by itself, else remove it by hand"
+	case errors.Is(s.Cause, proxy.ErrNoAnswer):
 		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
 			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"
 	case errors.As(s.Cause, &exit):
@@ -207,13 +225,19 @@ func hint(s proxy.Status) string {
 }
 
 func printDoctor(w io.Writer, rep doctorReport) error {
-	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", rep.Config, rep.Profile, rep.State)
+	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", printable.Line(rep.Config), printable.Line(rep.Profile), printable.Lines(rep.State))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
 		result, proto := "ok", "no"
-		if !c.OK {
+		switch {
+		case c.Disabled:
+			result = "DISABLED"
+		case !c.OK:
 			result = "FAILED"
+		}
+		if c.Starting {
+			result = "STARTING"
 		}
 		if c.Initialized {
 			proto = "yes " + c.Protocol
@@ -222,7 +246,7 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		if c.AuthNeeded {
 			auth = "NEEDED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", c.Upstream, result, yesNo(c.Started), proto, c.Tools, auth, c.PinsWaiting, c.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), result, yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -231,17 +255,17 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		if c.Error == "" && c.Hint == "" {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s:\n", c.Upstream)
+		fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
 		if c.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", c.Error)
+			fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
 		}
-		fmt.Fprintf(w, "  fix:   %s\n", c.Hint)
+		fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
 		for _, l := range c.Stderr {
-			fmt.Fprintf(w, "  stderr: %s\n", l)
+			fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
 		}
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "\nproblem: %s\n", p)
+		fmt.Fprintf(w, "\nproblem: %s\n", printable.Line(p))
 	}
 	return nil
 }

@@ -53,7 +53,17 @@ func (e *env) runImport(client string, files []string, f importFlags) error {
 		return err
 	}
 	path := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
-	backup, err := replaceFile(path, res.YAML, 0o600, f.force)
+	if _, err := os.Stat(path); err == nil && !f.force && !f.merge {
+		return fmt.Errorf("%s exists; pass --merge to add these servers to it, or --force to replace it (a backup is kept)", path)
+	}
+	data, force := res.YAML, f.force
+	if f.merge {
+		if data, err = e.merged(path, res, client); err != nil {
+			return err
+		}
+		force = true // the old file is kept as a backup
+	}
+	backup, err := replaceFile(path, data, 0o600, force)
 	if err != nil {
 		return err
 	}
@@ -62,6 +72,26 @@ func (e *env) runImport(client string, files []string, f importFlags) error {
 	}
 	fmt.Fprintf(e.stdout, "wrote %s\nnext: mcp-router install %s, then restart %s\n", path, client, clientTitles[client])
 	return nil
+}
+
+// merged is the profiles.yaml at path with the import's servers added
+// (config.Merge), or the import alone when there is no file yet.
+func (e *env) merged(path string, res *config.Imported, client string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return res.YAML, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, notes, err := config.Merge(old, res, client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, "note:", n)
+	}
+	return data, nil
 }
 
 // places locates the clients' files from the command's environment, as
@@ -180,7 +210,7 @@ func quoteList(names []string) string {
 }
 
 type importFlags struct {
-	write, force, envRefs bool
+	write, force, merge, envRefs bool
 }
 
 func newImportCmd(e *env) *cobra.Command {
@@ -191,6 +221,7 @@ func newImportCmd(e *env) *cobra.Command {
 	var f importFlags
 	imp.PersistentFlags().BoolVar(&f.write, "write", false, "write profiles.yaml to the user config directory instead of stdout")
 	imp.PersistentFlags().BoolVar(&f.force, "force", false, "with --write: replace an existing profiles.yaml (a backup is kept)")
+	imp.PersistentFlags().BoolVar(&f.merge, "merge", false, "with --write: add the servers to the existing profiles.yaml, keeping what it has (a backup is kept)")
 	imp.PersistentFlags().BoolVar(&f.envRefs, "env-refs", false, "write ${VAR} in place of values that look like secrets")
 	for _, client := range config.Clients {
 		title := clientTitles[client]
@@ -203,8 +234,12 @@ default profile, with its command, args, env, cwd, url, transport, headers and
 whether it is switched off. Values that look like secrets are listed on stderr
 with the ${VAR} to use instead (--env-refs writes those references).
 
-Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client),
-			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s > profiles.yaml", client, client),
+With --write --merge the servers join an existing profiles.yaml (a second
+client's, say): a server of a name it has is taken once when it runs the same
+command and args, or url, and otherwise joins as NAME-%s, with a note.
+
+Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client, client),
+			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s --write --merge\n  mcp-router import %s > profiles.yaml", client, client, client),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return e.runImport(client, args, f)
 			},

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
@@ -137,4 +140,78 @@ func TestImportAndInstallHaveHelp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A second client's import merges into the profile: nothing of the first
+// is dropped, a server both have is one upstream, a different server of
+// the same name joins under another name with a note, the file's own
+// comments stay, and the old file is kept.
+func TestImportMergesASecondClient(t *testing.T) {
+	vars, places := userDirs(t)
+	path := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", filepath.Join(importData, "claude_desktop_config.json"), "--write"); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withComment := strings.Replace(string(first), "profiles:", "# my own note\nprofiles:", 1)
+	if err := os.WriteFile(path, []byte(withComment), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, vars, "import", "cursor", filepath.Join(importData, "cursor-home", ".cursor", "mcp.json"), "--write", "--merge"); err != nil {
+		t.Fatal(err)
+	}
+	// A third client has the desktop's filesystem server as it is, and
+	// another server called github.
+	third := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {
+		"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ada/Desktop", "/Users/ada/Downloads"]},
+		"github": {"url": "https://api.githubcopilot.com/mcp/"}}}`)
+	_, stderr, err := runCLI(t, vars, "import", "cursor", third, "--write", "--merge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, `imported as "github-cursor"`) || !strings.Contains(stderr, "filesystem: the profile has this server already") {
+		t.Errorf("the notes do not say what merged how:\n%s", stderr)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range mustProfile(t, cfg).Upstreams {
+		names = append(names, u.Name)
+	}
+	want := []string{"Brave-Search", "browsermcp", "context7", "figma", "filesystem", "github", "github-cursor", "linear", "notion", "supabase", "weather", "zapier"}
+	slices.Sort(names)
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("upstreams after two merges (-want +got):\n%s", diff)
+	}
+	merged, _ := os.ReadFile(path)
+	for _, w := range []string{"# my own note", `"github" in cursor; the profile's "github" is another server`} {
+		if !strings.Contains(string(merged), w) {
+			t.Errorf("the merged file lacks %q:\n%s", w, merged)
+		}
+	}
+	// The same merge again adds nothing, the renamed server included.
+	_, stderr, err = runCLI(t, vars, "import", "cursor", third, "--write", "--merge")
+	if again, _ := os.ReadFile(path); err != nil || string(again) != string(merged) || !strings.Contains(stderr, `already, as "github-cursor"`) {
+		t.Errorf("a merge done twice: %v; notes:\n%s\nfile:\n%s", err, stderr, again)
+	}
+	if backups, _ := filepath.Glob(path + ".bak-*"); len(backups) != 3 {
+		t.Errorf("backups %v, want one per merge", backups)
+	}
+	if _, _, err := runCLI(t, vars, "import", "cursor", third, "--write"); err == nil || !strings.Contains(err.Error(), "--merge") {
+		t.Errorf("a third --write with neither flag: got %v, want a refusal naming --merge", err)
+	}
+}
+
+func mustProfile(t *testing.T, cfg *config.Config) config.Profile {
+	t.Helper()
+	p, err := cfg.Profile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
@@ -35,10 +34,14 @@ func newInstallCmd(e *env) *cobra.Command {
 			Use:   client + " [FILE]",
 			Short: "Add mcp-router to " + title + "'s MCP servers",
 			Long: fmt.Sprintf(`Add an %q entry to %s's user configuration (FILE, else the last of
-%s) that runs this binary with "serve" (and --config/--profile when
-given). The file is backed up first (FILE.bak-<time>); every other server and
-setting stays. Run "mcp-router import %s --write" first to move your
-servers behind the gateway.`, routerName, title, clientWhere[client], client),
+%s) that runs this binary with "serve --config" and the absolute path
+of the profile it finds (--config, $MCP_ROUTER_CONFIG, else profiles.yaml in the
+user config directory), and --profile when given. Its "env" passes the
+variables the profile reads: as references the client fills in, or values
+this client's file holds already; never a secret copied from elsewhere. The
+file is backed up first (FILE.bak-<time>); every other server and setting
+stays. Run "mcp-router import %s --write" first to move your servers behind
+the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clientWhere[client], client),
 			Example: fmt.Sprintf("  mcp-router install %s\n  mcp-router install %s --config ~/work/profiles.yaml", client, client),
 			Args:    cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,9 +62,10 @@ type installFlags struct {
 
 // routerEntry is the client's entry for the gateway.
 type routerEntry struct {
-	Type    string   `json:"type,omitempty"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Type    string            `json:"type,omitempty"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
 func (e *env) runInstall(client, file string, f installFlags) error {
@@ -75,7 +79,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		}
 		file = config.UserFile(client, places)
 	}
-	entry, err := e.routerEntry(client)
+	entry, err := e.routerEntry(client, places)
 	if err != nil {
 		return err
 	}
@@ -84,13 +88,15 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var moved []string
+	var rep replacement
 	if f.replace && existed {
-		if moved, err = e.movedServers(client, file, places); err != nil {
+		if rep, err = e.replacement(client, file, places); err != nil {
 			return err
 		}
 	}
-	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, moved)
+	env := e.entryEnv(client, file, data, places)
+	entry.Env = env.values
+	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, rep, env.inputs)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -101,12 +107,13 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	if err != nil {
 		return err
 	}
-	return e.installReport(client, file, backup, existed, entry, moved, others, places)
+	return e.installReport(client, file, backup, existed, entry, rep, others, env)
 }
 
-// routerEntry runs this binary, with the configuration and profile the
-// flags name.
-func (e *env) routerEntry(client string) (routerEntry, error) {
+// routerEntry runs this binary, with the profile the flags name and the
+// configuration it found, as an absolute path: a client starts the
+// gateway in a directory of its choosing.
+func (e *env) routerEntry(client string, places config.Places) (routerEntry, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return routerEntry{}, fmt.Errorf("finding this binary: %w", err)
@@ -118,12 +125,14 @@ func (e *env) routerEntry(client string) (routerEntry, error) {
 	if client == config.ClientClaudeCode || client == config.ClientVSCode {
 		entry.Type = "stdio"
 	}
-	if e.configPath != "" {
-		abs, err := filepath.Abs(e.configPath)
+	if path := e.profilePath(places); path != "" {
+		abs, err := filepath.Abs(path)
 		if err != nil {
 			return routerEntry{}, err
 		}
-		entry.Args = append(entry.Args, "--config", abs)
+		if _, err := os.Stat(abs); err == nil || e.configPath != "" {
+			entry.Args = append(entry.Args, "--config", abs)
+		}
 	}
 	if e.profile != "" {
 		entry.Args = append(entry.Args, "--profile", e.profile)
@@ -134,7 +143,7 @@ func (e *env) routerEntry(client string) (routerEntry, error) {
 // addRouter puts the entry under key in a client's JSON file, keeping
 // every other field, and returns the new file and the other servers'
 // names. An existing entry for the gateway is replaced only with force.
-func addRouter(data []byte, key string, entry routerEntry, force bool, remove []string) ([]byte, []string, error) {
+func addRouter(data []byte, key string, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) ([]byte, []string, error) {
 	top := map[string]json.RawMessage{}
 	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
 		if err := json.Unmarshal(clean, &top); err != nil {
@@ -159,7 +168,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 			return nil, nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
 		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
 			return nil, nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
-		case slices.Contains(remove, name):
+		case rep.removes(name):
 			delete(servers, name)
 		case name != routerName:
 			others = append(others, name)
@@ -170,6 +179,12 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 		return nil, nil, err
 	}
 	if top[key], err = json.Marshal(servers); err != nil {
+		return nil, nil, err
+	}
+	if err := addInputs(top, inputs); err != nil {
+		return nil, nil, err
+	}
+	if err := rep.applyProjects(top); err != nil {
 		return nil, nil, err
 	}
 	var buf bytes.Buffer
@@ -183,7 +198,7 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, remove []
 }
 
 // installReport says what install did and what to do next.
-func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, moved, others []string, places config.Places) error {
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, others []string, env entryEnv) error {
 	w := e.stdout
 	title := clientTitles[client]
 	switch {
@@ -195,51 +210,39 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		fmt.Fprintf(w, "created %s with %q\n", file, routerName)
 	}
 	fmt.Fprintf(w, "  command: %s\n  args: %s\n", entry.Command, strings.Join(entry.Args, " "))
-	profiles := e.profilePath(places)
-	data, err := os.ReadFile(profiles)
 	switch {
-	case err != nil && e.configPath == "":
-		fmt.Fprintf(w, "no %s yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write\n", profiles, client)
-	case err == nil:
-		if vars := config.EnvVars(data); len(vars) > 0 {
-			fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", profiles, strings.Join(vars, ", "), title)
-			fmt.Fprintf(w, "set them in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value})\n", routerName, file)
+	case env.profile == "":
+		fmt.Fprintf(w, "no profiles.yaml yet: the gateway runs its built-in default profile until you run: mcp-router import %s --write, then install again with --force\n", client)
+	case len(env.vars) > 0:
+		fmt.Fprintf(w, "%s reads %s from the environment, and %s starts mcp-router without your shell's:\n", env.profile, strings.Join(env.vars, ", "), title)
+		if len(entry.Env) > 0 {
+			fmt.Fprintf(w, "the \"env\" of the %q entry passes %s (%s)\n", routerName, strings.Join(slices.Sorted(maps.Keys(entry.Env)), ", "), env.how)
+		}
+		if len(env.missing) > 0 {
+			fmt.Fprintf(w, "set %s in the \"env\" of the %q entry in %s (or give them fallbacks, ${VAR:-value}): %s\n",
+				strings.Join(env.missing, ", "), routerName, file, env.why)
 		}
 	}
-	if len(moved) > 0 {
-		fmt.Fprintf(w, "removed %d servers that now run behind the gateway: %s\n", len(moved), quoteList(moved))
-	}
+	rep.report(w, file, title)
 	if len(others) > 0 {
 		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
 		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
 	}
-	_, err = fmt.Fprintf(w, "next: restart %s\n", title)
+	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
 	return err
 }
 
-// movedServers loads the profile the entry will run (--config, else the
-// user config directory's profiles.yaml) and returns the client's servers
-// that it runs already.
-func (e *env) movedServers(client, file string, places config.Places) ([]string, error) {
-	path := e.profilePath(places)
-	if path == "" {
-		return nil, fmt.Errorf("--replace: %w; pass --config", errNoHome)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("--replace moves the servers the profile runs, and there is no %s: run mcp-router import %s --write first", path, client)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Getenv: e.getenv, Builtins: builtin.Names()})
-	if err != nil {
-		return nil, err
-	}
-	return cfg.Moved(e.profile, client, file, places)
-}
-
 // profilePath is the profiles.yaml the installed entry runs: --config,
-// else the one in the user config directory ("" when that is unknown).
+// else $MCP_ROUTER_CONFIG, else the one in the user config directory ("" when that is unknown).
 func (e *env) profilePath(places config.Places) string {
-	if e.configPath != "" || places.ConfigDir == "" {
+	if e.configPath != "" {
 		return e.configPath
+	}
+	if path, _ := e.getenv("MCP_ROUTER_CONFIG"); path != "" {
+		return path
+	}
+	if places.ConfigDir == "" {
+		return ""
 	}
 	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,24 +243,213 @@ func TestInstallKeepsALinkedFile(t *testing.T) {
 }
 
 // The client starts the gateway without the user's shell environment, so
-// install names the variables the profile needs.
-func TestInstallNamesTheVariablesTheProfileNeeds(t *testing.T) {
-	vars, _ := userDirs(t)
-	profiles := writeFile(t, t.TempDir(), "profiles.yaml", `profiles:
-  default:
-    upstreams:
-      gh: {url: "https://h/mcp", headers: {Authorization: "Bearer ${GITHUB_TOKEN}"}}
-      x: {command: x, env: {A: "${WITH_FALLBACK:-1}", B: "$${LITERAL}", C: "${API_KEY}"}}
-`)
-	file := filepath.Join(t.TempDir(), "mcp.json")
-	out, _, err := runCLI(t, vars, "install", "cursor", file, "--config", profiles)
+// install writes the entry's "env": per client, a reference the client
+// fills in, or a value the same file held in clear already; never a
+// secret copied in clear from elsewhere.
+func TestInstallWritesTheEnvTheProfileNeeds(t *testing.T) {
+	const ghp = "ghp_FAKE0example0TOKEN0for0tests0only0000" // in the Claude Desktop fixture, in clear
+	desktop, err := os.ReadFile(filepath.Join(importData, "claude_desktop_config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "reads API_KEY, GITHUB_TOKEN from the environment") || !strings.Contains(out, `"env" of the "mcp-router" entry in `+file) {
-		t.Errorf("install does not name the variables to set:\n%s", out)
+	// The variables the imported profile and the extra one read.
+	imported := []string{"BRAVE_API_KEY", "GITHUB_PERSONAL_ACCESS_TOKEN", "NOTION_TOKEN", "OPENWEATHER_API_KEY"}
+	refs := func(format string, names ...string) map[string]string {
+		m := map[string]string{}
+		for _, n := range names {
+			m[n] = fmt.Sprintf(format, n)
+		}
+		return m
 	}
-	if strings.Contains(out, "WITH_FALLBACK") || strings.Contains(out, "LITERAL") {
-		t.Errorf("a variable with a fallback, or a literal, is named:\n%s", out)
+	all := append([]string{"API_KEY"}, imported...)
+	tests := []struct {
+		client, file string            // the client's file before install ("" = none)
+		want         map[string]string // nil: the values Claude Desktop's file holds in clear
+		inputs       []string          // VS Code's inputs
+		report       []string
+	}{
+		{config.ClientClaudeDesktop, string(desktop), nil, nil, []string{"set API_KEY in the \"env\"", "does not expand variables"}},
+		{config.ClientClaudeCode, "", refs("${%s}", all...), nil, []string{"passes API_KEY, BRAVE_API_KEY", "Claude Code expands"}},
+		{config.ClientCursor, `{"mcpServers": {}}`, refs("${env:%s}", all...), nil, []string{"Cursor expands"}},
+		{config.ClientVSCode, `{"inputs": [{"type": "promptString", "id": "API_KEY", "description": "mine"}], "servers": {}}`,
+			refs("${input:%s}", all...), all, []string{"VS Code prompts"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.client, func(t *testing.T) {
+			vars, _ := userDirs(t)
+			in := writeFile(t, t.TempDir(), "claude_desktop_config.json", string(desktop))
+			profile, _, err := runCLI(t, vars, "import", "claude-desktop", in, "--env-refs")
+			if err != nil {
+				t.Fatal(err)
+			}
+			profile += "  more:\n    upstreams:\n      x: {command: x, env: {A: \"${WITH_FALLBACK:-1}\", B: \"$${LITERAL}\", C: \"${API_KEY}\"}}\n"
+			profiles := writeFile(t, t.TempDir(), "profiles.yaml", profile)
+			file := filepath.Join(t.TempDir(), "client.json")
+			if tt.file != "" {
+				writeFile(t, filepath.Dir(file), filepath.Base(file), tt.file)
+			}
+			out, _, err := runCLI(t, vars, "install", tt.client, file, "--config", profiles, "--force")
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := readJSON(t, file)
+			entry := doc[config.ServersKey(tt.client)].(map[string]any)["mcp-router"].(map[string]any)
+			got := map[string]string{}
+			for k, v := range entry["env"].(map[string]any) {
+				got[k] = v.(string)
+			}
+			if tt.want == nil { // the values of Claude Desktop's own file
+				for _, v := range imported {
+					if len(got[v]) < 8 || !strings.Contains(string(desktop), got[v]) {
+						t.Errorf("env %s = %q, want the value the file held", v, got[v])
+					}
+				}
+				if _, ok := got["API_KEY"]; ok || len(got) != len(imported) {
+					t.Errorf("env %v, want the file's values alone", got)
+				}
+			} else if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			if tt.client != config.ClientClaudeDesktop && strings.Contains(mustRead(t, file), ghp) {
+				t.Errorf("a secret of another client's file was written in clear:\n%s", mustRead(t, file))
+			}
+			var ids []string
+			for _, in := range asList(doc["inputs"]) {
+				ids = append(ids, in.(map[string]any)["id"].(string))
+			}
+			slices.Sort(ids)
+			if diff := cmp.Diff(tt.inputs, ids); diff != "" {
+				t.Errorf("inputs (-want +got):\n%s", diff)
+			}
+			for _, w := range tt.report {
+				if !strings.Contains(out, w) {
+					t.Errorf("the report lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "WITH_FALLBACK") || strings.Contains(out, "LITERAL") {
+				t.Errorf("a variable with a fallback, or a literal, is named:\n%s", out)
+			}
+			// What the person sets in the entry stays through an install
+			// with --force.
+			doc[config.ServersKey(tt.client)].(map[string]any)["mcp-router"].(map[string]any)["env"] = map[string]any{"API_KEY": "set-by-hand", "EXTRA": "x"}
+			data, _ := json.Marshal(doc)
+			writeFile(t, filepath.Dir(file), filepath.Base(file), string(data))
+			if out, _, err = runCLI(t, vars, "install", tt.client, file, "--config", profiles, "--force"); err != nil {
+				t.Fatal(err)
+			}
+			env := readJSON(t, file)[config.ServersKey(tt.client)].(map[string]any)["mcp-router"].(map[string]any)["env"].(map[string]any)
+			if env["API_KEY"] != "set-by-hand" || env["EXTRA"] != "x" || strings.Contains(out, "set API_KEY") {
+				t.Errorf("a second install: env %v, want the values set by hand kept\n%s", env, out)
+			}
+		})
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// The entry names the profile it found with an absolute --config: a
+// client starts the gateway in a folder of its choosing, and the gateway
+// never reads a profiles.yaml found there.
+func TestInstallWritesAnAbsoluteConfig(t *testing.T) {
+	vars, places := userDirs(t)
+	args := func(flags ...string) []any {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "mcp.json")
+		if _, _, err := runCLI(t, vars, append([]string{"install", "cursor", file}, flags...)...); err != nil {
+			t.Fatal(err)
+		}
+		return readJSON(t, file)["mcpServers"].(map[string]any)["mcp-router"].(map[string]any)["args"].([]any)
+	}
+	if got := args(); len(got) != 1 {
+		t.Errorf("no profile anywhere: args %v, want serve alone (the built-in default)", got)
+	}
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", filepath.Join(importData, "claude_desktop_config.json"), "--write"); err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	if diff := cmp.Diff([]any{"serve", "--config", user}, args()); diff != "" {
+		t.Errorf("the user config directory's profile (-want +got):\n%s", diff)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "work.yaml", calcProfile)
+	t.Chdir(dir)
+	if diff := cmp.Diff([]any{"serve", "--config", filepath.Join(dir, "work.yaml")}, args("--config", "work.yaml")); diff != "" {
+		t.Errorf("a relative --config (-want +got):\n%s", diff)
+	}
+	vars["MCP_ROUTER_CONFIG"] = "work.yaml"
+	if diff := cmp.Diff([]any{"serve", "--config", filepath.Join(dir, "work.yaml")}, args()); diff != "" {
+		t.Errorf("$MCP_ROUTER_CONFIG (-want +got):\n%s", diff)
+	}
+}
+
+// --replace for Claude Code handles each scope: the user's servers and
+// each project's in ~/.claude.json go, and the project's own .mcp.json,
+// shared through its repository, stays as it is while its servers are
+// turned off for this user.
+func TestInstallReplaceCoversClaudeCodeScopes(t *testing.T) {
+	vars, places := userDirs(t)
+	user, err := os.ReadFile(filepath.Join(importData, "claude.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claudeJSON := writeFile(t, places.Home, ".claude.json", string(user))
+	project := t.TempDir()
+	mcpJSON, err := os.ReadFile(filepath.Join(importData, "claude-code-project", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, project, ".mcp.json", string(mcpJSON))
+	t.Chdir(project)
+	if _, _, err := runCLI(t, vars, "import", "claude-code", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, vars, "install", "claude-code", "--replace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readJSON(t, claudeJSON)
+	servers := func(m any) []string {
+		var names []string
+		for n := range m.(map[string]any) {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if diff := cmp.Diff([]string{"mcp-router"}, servers(after["mcpServers"])); diff != "" {
+		t.Errorf("user servers left (-want +got):\n%s", diff)
+	}
+	projects := after["projects"].(map[string]any)
+	for _, p := range []string{"/home/ada/app", "/home/ada/site"} {
+		if left := servers(projects[p].(map[string]any)["mcpServers"]); len(left) != 0 {
+			t.Errorf("project %s keeps %v beside the gateway", p, left)
+		}
+	}
+	if projects["/home/ada/app"].(map[string]any)["hasTrustDialogAccepted"] != true || after["numStartups"] != float64(42) {
+		t.Errorf("other settings of ~/.claude.json lost: %v", after)
+	}
+	off := projects[project].(map[string]any)["disabledMcpjsonServers"]
+	if diff := cmp.Diff([]any{"api", "postgres", "sentry"}, off); diff != "" {
+		t.Errorf("the .mcp.json servers turned off for the user (-want +got):\n%s", diff)
+	}
+	if now, _ := os.ReadFile(filepath.Join(project, ".mcp.json")); string(now) != string(mcpJSON) {
+		t.Error("the project's shared .mcp.json was changed")
+	}
+	for _, w := range []string{`"postgres" (project /home/ada/app)`, "turned off for you", "stays as it is"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the report lacks %q:\n%s", w, out)
+		}
 	}
 }

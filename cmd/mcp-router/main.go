@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
@@ -26,7 +27,7 @@ func main() {
 		if errors.As(err, &usage) {
 			os.Exit(2)
 		}
-		fmt.Fprintln(os.Stderr, "mcp-router:", err)
+		fmt.Fprintln(os.Stderr, "mcp-router:", printable.Lines(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -61,6 +61,7 @@ func TestServeHTTPMetricsPerProfile(t *testing.T) {
   tokens:
     - {token: "${ALPHA_TOKEN}", profile: alpha}
     - {token: "${BETA_TOKEN}", profile: beta}
+    - {token: "${ADMIN_TOKEN}", admin: true}
 default_profile: alpha
 profiles:
   alpha:
@@ -71,7 +72,7 @@ profiles:
       calculator: {command: `+dir+`/no-such-server}
 `)
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	cmd.Env = isolatedEnv(dir, "ALPHA_TOKEN=alpha-token", "BETA_TOKEN=beta-token")
+	cmd.Env = isolatedEnv(dir, "ALPHA_TOKEN=alpha-token", "BETA_TOKEN=beta-token", "ADMIN_TOKEN=admin-token")
 	base := startServeHTTP(t, cmd)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "metrics-test", Version: "1"}, nil)
 	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
@@ -86,10 +87,20 @@ profiles:
 			t.Fatal(err)
 		}
 	}
+	// The metrics show every profile: a token served one profile may not
+	// read them (TestSurfaceAuthzMetricsAndReadyz); an administrative one may.
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer beta-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/metrics with a token of profile beta: got %d, want 403", resp.StatusCode)
+	}
+	req.Header.Set("Authorization", "Bearer admin-token")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -41,28 +45,90 @@ within seconds.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	var hash string
 	approve := &cobra.Command{
-		Use:     "approve NAME...",
-		Short:   "Approve a tool's changed (or quarantined) definition, by its exposed name",
-		Example: `  mcp-router pins approve github_create_issue`,
+		Use:   "approve NAME... [--hash H]",
+		Short: "Approve a tool's changed (or quarantined) definition, by its exposed name",
+		Long: `Approve the definition pins list showed: with --hash (the hash pins list
+printed), only that exact definition is approved, and a definition the
+upstream changed again since is refused and shown again. Without --hash,
+the definition printed here, with what the poisoning scan finds in it, is
+the one approved.`,
+		Example: `  mcp-router pins approve github_create_issue --hash 3f2a9c81d0e4`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if hash != "" && len(args) > 1 {
+				return fmt.Errorf("--hash names one definition: approve one tool at a time with it")
+			}
 			store, prof, err := e.openPins(cmd.Context())
 			if err != nil {
 				return err
 			}
-			resolve := resolver(store, prof)
 			for _, name := range args {
-				if err := store.ApproveByName(name, resolve); err != nil {
-					return fmt.Errorf("approving %s: %w", name, err)
+				if err := approvePin(e, store, prof, name, hash); err != nil {
+					return err
 				}
-				fmt.Fprintf(e.stdout, "approved %s\n", name)
 			}
 			return nil
 		},
 	}
+	approve.Flags().StringVar(&hash, "hash", "", "the hash of the definition to approve, as pins list prints it")
 	pins.AddCommand(list, approve)
 	return pins
+}
+
+// approvePin shows the definition name's approval approves, with the
+// poisoning scan's findings, and approves exactly it: the one of hash
+// when set, else the one shown. A definition changed since is refused and
+// shown again.
+func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash string) error {
+	resolve := resolver(store, prof)
+	up, tool, ok := resolve(name)
+	if !ok {
+		return fmt.Errorf("approving %s: %w", printable.Line(name), integrity.ErrUnknownTool)
+	}
+	p, _ := store.Lookup(up, tool)
+	shown := cmp.Or(hash, p.Shown())
+	if hash == "" {
+		printShown(e, prof, p)
+	}
+	err := store.ApproveShown(name, shown, resolve)
+	if errors.Is(err, integrity.ErrNotShown) {
+		if p, ok := store.Lookup(up, tool); ok {
+			printShown(e, prof, p)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("approving %s: %w", printable.Line(name), err)
+	}
+	fmt.Fprintf(e.stdout, "approved %s (definition %s)\n", printable.Line(name), integrity.ShortHash(shown))
+	return nil
+}
+
+// printShown prints the definition an approval of p approves, its hash,
+// and the poisoning scan's findings in it.
+func printShown(e *env, prof config.Profile, p integrity.Pin) {
+	fmt.Fprintf(e.stdout, "%s on %s, definition %s:\n", printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)), integrity.ShortHash(p.Shown()))
+	text := p.ShownContract()
+	if text == "" {
+		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		fmt.Fprintf(e.stdout, "    %s\n", printable.Line(line))
+	}
+	printFindings(e, "    ", integrity.ScanContract(text, nil))
+}
+
+// printFindings prints what the poisoning scan found, indented.
+func printFindings(e *env, indent string, findings []integrity.Finding) {
+	if len(findings) == 0 {
+		fmt.Fprintf(e.stdout, "%sthe poisoning scan finds nothing in it\n", indent)
+		return
+	}
+	fmt.Fprintf(e.stdout, "%sthe poisoning scan finds:\n", indent)
+	for _, f := range findings {
+		fmt.Fprintf(e.stdout, "%s  %s in %s: %s\n", indent, f.Kind, printable.Line(f.Field), printable.Line(f.Detail))
+	}
 }
 
 // printPins prints the pins as a table, then each blocked tool with why
@@ -84,7 +150,8 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 		if p.Pending() || p.Held != "" {
 			blocked = append(blocked, p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Upstream, p.Tool, state, p.FirstSeen.Format("2006-01-02"), firstLine(p.DescriptionExcerpt, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Line(pinOwner(prof, p.Upstream)), printable.Line(p.Tool), state,
+			p.FirstSeen.Format("2006-01-02"), printable.Line(firstLine(p.DescriptionExcerpt, 50)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -94,29 +161,31 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	}
 	fmt.Fprintf(e.stdout, "\n%d blocked:\n", len(blocked))
 	for _, p := range blocked {
-		name := exposedName(prof, p.Upstream, p.Tool)
-		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, p.Tool, p.Upstream)
+		name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
+		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)))
 		if p.Pending() {
 			fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
-			fmt.Fprintf(e.stdout, "    approved: %s\n", firstLine(p.DescriptionExcerpt, 100))
-			fmt.Fprintf(e.stdout, "    new:      %s\n", firstLine(p.PendingExcerpt, 100))
+			fmt.Fprintf(e.stdout, "    approved: %s\n", printable.Line(firstLine(p.DescriptionExcerpt, 100)))
+			fmt.Fprintf(e.stdout, "    new:      %s\n", printable.Line(firstLine(p.PendingExcerpt, 100)))
 		}
 		if p.Held != "" {
-			fmt.Fprintf(e.stdout, "    held back: %s\n", p.Held)
+			fmt.Fprintf(e.stdout, "    held back: %s\n", printable.Line(p.Held))
 		}
-		fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s\n", name)
+		if p.ShownContract() != "" {
+			printFindings(e, "    ", integrity.ScanContract(p.ShownContract(), nil))
+		}
+		fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s --hash %s\n", name, integrity.ShortHash(p.Shown()))
 	}
 	return nil
 }
 
-// exposedName is the name the profile exposes upstream's tool under.
-func exposedName(prof config.Profile, upstream, tool string) string {
-	for _, u := range prof.Upstreams {
-		if u.Name == upstream {
-			return u.Prefix + tool
-		}
+// exposedName is the name the profile exposes the tool pinned under key
+// as.
+func exposedName(prof config.Profile, key, tool string) string {
+	if u, ok := upstreamOf(prof, key); ok {
+		return u.Prefix + tool
 	}
-	return upstream + "_" + tool
+	return key + "_" + tool
 }
 
 // openPins opens the pin store of the state directory, for the profile.
@@ -136,20 +205,43 @@ func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, e
 	return store, prof, nil
 }
 
-// resolver maps exposed names to (upstream, own name) by the profile's
-// prefixes.
+// resolver maps exposed names to (pin key, own name) by the profile's
+// prefixes: the key is the upstream's server identity (proxy.PinKey) or,
+// for pins no gateway has moved there yet, its name.
 func resolver(store *integrity.Store, prof config.Profile) func(string) (string, string, bool) {
 	return func(name string) (string, string, bool) {
 		for _, u := range prof.Upstreams {
-			own, ok := strings.CutPrefix(name, u.Prefix)
-			if _, pinned := store.Lookup(u.Name, own); ok && pinned {
-				return u.Name, own, true
-			}
-			// A default prefix is not added to tools that already carry it.
-			if _, pinned := store.Lookup(u.Name, name); ok && u.DefaultPrefix && pinned {
-				return u.Name, name, true
+			for _, key := range []string{proxy.PinKey(u), u.Name} {
+				own, ok := strings.CutPrefix(name, u.Prefix)
+				if _, pinned := store.Lookup(key, own); ok && pinned {
+					return key, own, true
+				}
+				// A default prefix is not added to tools that already carry it.
+				if _, pinned := store.Lookup(key, name); ok && u.DefaultPrefix && pinned {
+					return key, name, true
+				}
 			}
 		}
 		return "", "", false
 	}
+}
+
+// upstreamOf is the profile's upstream whose pins are kept under key (its
+// server identity, or its name for pins kept by an earlier version).
+func upstreamOf(prof config.Profile, key string) (proxy.UpstreamConfig, bool) {
+	for _, u := range prof.Upstreams {
+		if proxy.PinKey(u) == key || u.Name == key {
+			return u, true
+		}
+	}
+	return proxy.UpstreamConfig{}, false
+}
+
+// pinOwner names the upstream of a pin key for people: the profile's
+// upstream name, else the key itself (a server of another profile).
+func pinOwner(prof config.Profile, key string) string {
+	if u, ok := upstreamOf(prof, key); ok {
+		return u.Name
+	}
+	return key
 }

@@ -116,7 +116,7 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 			if err != nil {
 				return err
 			}
-			routed := r.Route(cmd.Context(), routing.Request{Query: args[0]})
+			routed := r.Route(cmd.Context(), routing.Request{Query: args[0], Principal: proxy.LocalPrincipal})
 			d := pl.Decide(cmd.Context(), proxy.PlannerRequest(hub.Catalog(), routed, args[0], context))
 			out := map[string]any{"decision": d}
 			if run && d.Decision == planner.UseTool {

@@ -36,6 +36,8 @@ type env struct {
 	audit *audit.Log
 	// tracing, when set, is the hub's tracer provider (serve only)
 	tracing trace.TracerProvider
+	// reload applies edits of the profile file to serve's hub (serve only)
+	reload *reloader
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore
@@ -51,9 +53,12 @@ func newRootCmd(e *env) *cobra.Command {
 as its only server, list your real MCP servers in profiles.yaml, and the model
 reaches all of their tools through it.
 
-Configuration: --config FILE, else $MCP_ROUTER_CONFIG, else ./profiles.yaml, else
-profiles.yaml in the user config directory. With no file at all the built-in
-default profile is used (calculator, web and docs servers built into this binary).`,
+Configuration: --config FILE, else $MCP_ROUTER_CONFIG, else profiles.yaml in the
+user config directory (mcp-router/ under it), else the built-in default profile
+(calculator, web and docs servers built into this binary). A profiles.yaml in the
+current directory is read only when named (--config ./profiles.yaml): a client
+starts the gateway in a directory of its choosing, and configuration comes only
+from where you put it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
@@ -69,7 +74,7 @@ default profile is used (calculator, web and docs servers built into this binary
 	})
 	root.AddCommand(newInstallCmd(e))
 	root.AddCommand(newServeCmd(e), newToolsCmd(e), newCallCmd(e), newBuiltinCmd(e),
-		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e))
+		newImportCmd(e), newVersionCmd(e), newConnectCmd(e), newRouteCmd(e), newEvalCmd(e), newRunCmd(e), newPlanCmd(e), newPinsCmd(e), newLessonsCmd(e), newStatusCmd(e), newDoctorCmd(e), newUICmd(e), newReloadCmd(e))
 	root.AddCommand(newAuditCmd(e))
 	root.AddCommand(newAuthCmd(e))
 	return root
@@ -96,13 +101,32 @@ func (e *env) loadConfig() (*config.Config, config.Profile, error) {
 	return cfg, p, err
 }
 
+// searchDirs are where profiles.yaml is looked for when no file is named:
+// the user config directory alone, never the working directory.
 func searchDirs() []string {
-	dirs := []string{"."}
 	if d, err := os.UserConfigDir(); err == nil {
-		dirs = append(dirs, filepath.Join(d, "mcp-router"))
+		return []string{filepath.Join(d, "mcp-router")}
 	}
-	return dirs
+	return nil
 }
+
+// logConfigSource says which configuration serve read, and how to name a
+// ./profiles.yaml that it did not.
+func logConfigSource(cfg *config.Config, log *slog.Logger) {
+	log.Info("config", "file", cfg.File)
+	here, err := os.Stat(localProfile)
+	if err != nil || here.IsDir() {
+		return
+	}
+	if read, err := os.Stat(cfg.File); err == nil && os.SameFile(here, read) {
+		return
+	}
+	log.Info("./profiles.yaml is not read unless named: pass --config ./profiles.yaml or set MCP_ROUTER_CONFIG", "read", cfg.File)
+}
+
+// localProfile is the working directory's profiles.yaml, which is never
+// read unless named.
+const localProfile = "profiles.yaml"
 
 // logger builds the one log handler: tint on stderr, no colour unless
 // stderr is a terminal.

@@ -56,7 +56,8 @@ without it no affinity applies.`,
 				return err
 			}
 			indexCatalog(cmd.Context(), r, hub.Catalog(), log)
-			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains})
+			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
+				Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
 			if asJSON {
 				return printRouteJSON(e.stdout, d, max(prof.Routing.TopK, 10))
 			}

@@ -169,7 +169,7 @@ func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, s
 	if !prof.Routing.Lessons {
 		return nil, nil
 	}
-	opts := lessons.MemoryOptions{Logger: log, MaxBytes: cfg.Limits.LessonsBytes}
+	opts := lessons.MemoryOptions{Logger: log, MaxBytes: cfg.Limits.LessonsBytes, Shared: prof.Routing.SharedLessons}
 	if cfg.Ollama.EmbedModel != "" {
 		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
 		if err != nil {

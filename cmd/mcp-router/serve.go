@@ -32,9 +32,16 @@ It answers initialize (and, with --http, opens its listener) at once, with the
 upstreams connected so far; each upstream that connects later joins the catalog,
 and clients get notifications/tools/list_changed. A call of a tool whose upstream
 is still starting waits for it (up to start_wait, 10s by default), then fails with
-upstream_starting. An upstream that fails is retried in the background and does
-not hold the others up. With --http, /healthz says the gateway is alive and
-/readyz whether every upstream is connected.`,
+upstream_starting. Each upstream has connect_timeout (60s by default) to answer
+initialize; a stdio server still busy then, as a first npx -y run installing, is
+given up to five times as long. An upstream that fails is retried in the
+background and does not hold the others up. With --http, /healthz says the
+gateway is alive and /readyz whether every upstream is connected.
+
+Edits of the profile file apply while it runs: the upstreams an edit adds,
+removes or changes start, stop or restart, and clients stay connected; an edit
+that does not load is refused and the running configuration stays (see
+mcp-router reload --help).`,
 		Example: `  mcp-router serve
   mcp-router serve --config ~/profiles.yaml --profile work
   mcp-router serve --http 127.0.0.1:8080`,
@@ -76,6 +83,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 		defer ln.Close()
 	}
 	log := e.logger(cfg)
+	logConfigSource(cfg, log)
 	tuneGC(e.getenv, log)
 	if cfg.State.Required {
 		if _, err := e.cliState(ctx, cfg); err != nil {
@@ -100,11 +108,16 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	if err != nil {
 		return err
 	}
-	// Upstreams join as they connect: initialize is answered at once.
+	// Upstreams join as they connect: initialize is answered at once, with
+	// the built-in servers (in-process, instant) already in the catalog.
 	if err := hub.Launch(ctx); err != nil {
 		return err
 	}
 	defer hub.Close()
+	hub.AwaitBuiltins(ctx)
+	// Edits of the profile file apply to the running hub (reload.go).
+	e.reload = e.newReloader(cfg, prof, hub, log)
+	defer e.watchConfig(ctx, e.reload)()
 	reportCtx, stopReport := context.WithCancel(ctx)
 	reported := make(chan struct{})
 	go func() {
@@ -140,7 +153,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	defer e.registerGateway(ctx, cfg, prof, hub, addr, log)()
 	if httpAddr == "" {
 		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
-		return e.serveStdio(ctx, srv, metricsAddr, log)
+		return e.serveStdio(ctx, srv, metricsAddr, cfg.HTTP.AllowedHosts, log)
 	}
 	defer context.AfterFunc(ctx, srv.CancelCalls)() // at shutdown, cancel the calls in flight upstream
 	var hosts []string
@@ -151,6 +164,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
 		TrustedProxies: cfg.HTTP.TrustedProxies}
 	cfg.HTTP.Auth(&guard)
+	guard.Profile = prof.Name             // a token naming it is served as one naming none
 	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
 	// One count of refused tokens for every path.
 	guard.TokenFailures = frontdoor.NewTokenFailures(0)
@@ -175,7 +189,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 			mux.Handle(path, frontdoor.ResourceMetadata(opts))
 		}
 	}
-	mux.Handle("/metrics", frontdoor.Guard(e.metrics.Handler(), guard))
+	mux.Handle("/metrics", frontdoor.Guard(frontdoor.WholeGatewayOnly(e.metrics.Handler()), guard))
 	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
 	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
 	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {
@@ -185,15 +199,16 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
-// metricsAddr when it is set; it ends when either ends.
-func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, log *slog.Logger) error {
+// metricsAddr when it is set (to Hosts that are loopback, its own, or
+// hosts); it ends when either ends.
+func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, hosts []string, log *slog.Logger) error {
 	if metricsAddr == "" {
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	metricsDone := make(chan error, 1)
-	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, log) }()
+	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, hosts, log) }()
 	err := srv.ServeStdio(ctx, e.stdin, e.stdout)
 	cancel()
 	if merr := <-metricsDone; err == nil && merr != nil {
@@ -228,11 +243,14 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
 
+		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
+
 		Notifications: cfg.Limits.Notifications(),
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
 		MaxInFlight:   cfg.Limits.UpstreamCalls,
 		MaxQueue:      cfg.Limits.UpstreamQueue,
+		Disabled:      prof.Disabled,
 	}
 	if e.audit != nil {
 		opts.Audit = e.audit
@@ -255,7 +273,10 @@ func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Pr
 		}
 		store, err := integrity.OpenStore(st.Pins())
 		if err != nil {
-			return opts, fmt.Errorf("%s: tool pins: %w", cfg.File, err)
+			// Fail closed, not stop: the tools of servers outside the
+			// binary wait until the pins can be read again.
+			log.Warn("tool pins unreadable: the tools of servers outside this binary are held back until they can be read", "err", err)
+			store = integrity.NewStore(st.Pins())
 		}
 		opts.Pins = store
 	}
@@ -304,12 +325,28 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 // attempt under way is doing.
 func why(s proxy.Status) string {
 	switch {
+	case s.Starting:
+		return startingFor(s)
 	case s.Err != "":
 		return s.Err
 	case s.Doing != "":
 		return s.Doing
 	}
 	return string(s.State)
+}
+
+// startingFor says how long an upstream on its first attempt has been
+// starting, and what it is doing: "starting for 34s: process running, no
+// answer to initialize after 34s".
+func startingFor(s proxy.Status) string {
+	text := "starting"
+	if !s.Since.IsZero() {
+		text = fmt.Sprintf("starting for %s", time.Since(s.Since).Round(time.Second))
+	}
+	if s.Doing != "" {
+		text += ": " + s.Doing
+	}
+	return text
 }
 
 // upstreamsDown is an error naming the upstreams that are not connected,

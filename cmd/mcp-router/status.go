@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -36,6 +37,8 @@ type gatewaySnapshot struct {
 	RecentErrors []proxy.CallFailure `json:"recent_errors,omitempty"`
 	// RecentCalls are the latest calls, newest first, for the console.
 	RecentCalls []proxy.Call `json:"recent_calls,omitempty"`
+	// Config says how edits of the profile file went (reload.go).
+	Config *configSnapshot `json:"config,omitempty"`
 }
 
 type upstreamSnapshot struct {
@@ -58,7 +61,7 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	var s gatewaySnapshot
 	for _, u := range hub.Status() {
 		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
-			Restarts: u.Restarts, Err: firstLine(u.Err, maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
+			Restarts: u.Restarts, Err: firstLine(snapshotErr(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
 	calls := m.RecentCalls()
@@ -66,16 +69,27 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	return s
 }
 
+// snapshotErr is what status shows of an upstream not connected: why
+// (starting for how long, or its error); nothing for a connected one.
+func snapshotErr(u proxy.Status) string {
+	if u.State == proxy.StateConnected {
+		return ""
+	}
+	return why(u)
+}
+
 // registration is a serve's row in the registry, kept fresh by one
 // goroutine until stop.
 type registration struct {
-	reg  state.Registry
-	row  state.Gateway
-	hub  *proxy.Hub
-	m    *proxy.Metrics
-	log  *slog.Logger
-	stop context.CancelFunc
-	done chan struct{}
+	reg state.Registry
+	row state.Gateway
+	hub *proxy.Hub
+	m   *proxy.Metrics
+	log *slog.Logger
+	// reload, when set, is serve's reloader, whose state the row shows
+	reload *reloader
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // registerGateway registers this serve in the state's registry and keeps
@@ -95,7 +109,7 @@ func (e *env) registerGateway(ctx context.Context, cfg *config.Config, prof conf
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r := &registration{reg: e.runState(ctx, cfg, log).Gateways(), row: row, hub: hub, m: e.metrics, log: log,
-		stop: cancel, done: make(chan struct{})}
+		reload: e.reload, stop: cancel, done: make(chan struct{})}
 	r.beat(runCtx)
 	go r.run(runCtx)
 	return func() {
@@ -131,7 +145,9 @@ func (r *registration) run(ctx context.Context) {
 
 // beat writes the row with a fresh snapshot.
 func (r *registration) beat(ctx context.Context) {
-	snap, err := json.Marshal(snapshot(r.hub, r.m))
+	s := snapshot(r.hub, r.m)
+	s.Config = r.reload.snapshot()
+	snap, err := json.Marshal(s)
 	if err != nil || len(snap) > state.MaxSnapshot {
 		snap = nil // a snapshot is a convenience; the row still says the gateway runs
 	}
@@ -229,9 +245,9 @@ func printStatus(e *env, live []gatewayStatus) error {
 			where += " " + g.Addr
 		}
 		fmt.Fprintf(e.stdout, "gateway pid %d, profile %s, %s, version %s, up since %s\n",
-			g.PID, g.Profile, where, g.Version, g.Started.Local().Format("2006-01-02 15:04:05"))
+			g.PID, printable.Line(g.Profile), printable.Line(where), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
 		if g.Config != "" {
-			fmt.Fprintf(e.stdout, "  config: %s\n", g.Config)
+			fmt.Fprintf(e.stdout, "  config: %s\n", printable.Line(g.Config))
 		}
 		if g.Snapshot == nil {
 			continue
@@ -240,14 +256,15 @@ func printStatus(e *env, live []gatewayStatus) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
 		for _, u := range s.Upstreams {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", u.Name, u.State, u.Tools, u.Err)
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.Line(u.Name), u.State, u.Tools, printable.Line(u.Err))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		printConfigSnapshot(e, s.Config)
 		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
 		for _, f := range s.RecentErrors {
-			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), f.Tool, f.Upstream, f.Kind)
+			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), printable.Line(f.Tool), printable.Line(f.Upstream), printable.Line(f.Kind))
 		}
 	}
 	return nil

@@ -60,3 +60,24 @@ func TestStatusWithNoGatewaySaysSoAndSucceeds(t *testing.T) {
 		t.Errorf("status --json: %v %q", err, out)
 	}
 }
+
+// status says when a gateway runs the previous configuration because an
+// edit of its file was refused, and which edits wait for a restart.
+func TestStatusShowsARefusedConfigEdit(t *testing.T) {
+	snap := &gatewaySnapshot{Config: &configSnapshot{
+		Refused: "/home/me/profiles.yaml: yaml: line 3: did not find expected node content",
+		Restart: []string{"limits", "profiles.default.routing"},
+	}}
+	var out strings.Builder
+	if err := printStatus(&env{stdout: &out}, []gatewayStatus{{Snapshot: snap}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"config edit refused, the previous configuration runs: /home/me/profiles.yaml: yaml: line 3",
+		"config edits that apply after a restart: limits, profiles.default.routing",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+}

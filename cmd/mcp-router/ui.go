@@ -75,15 +75,18 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	defer hub.Close()
+	hub.AwaitBuiltins(ctx)
 	r, err := newRouter(cfg, prof, log, nil, e.vectors(ctx, cfg, log))
 	if err != nil {
 		return err
 	}
 	token := newGatewayID() + newGatewayID()
-	door := frontdoor.NewChecks(frontdoor.Options{BearerTokens: []string{token}})
+	door := frontdoor.NewChecks(frontdoor.Options{Tokens: []frontdoor.Token{{Token: token, Admin: true}}}) // the operator's own
+	gw := &registryGateway{reg: st.Gateways()}
 	c, err := console.New(console.Options{
-		Door: door, Gateway: &registryGateway{reg: st.Gateways()}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
+		Door: door, Gateway: gw, Catalog: newHubCatalog(hub, r, log),
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) },
 	})
 	if err != nil {
 		return err
@@ -119,7 +122,8 @@ func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.
 	}
 	c, err := console.New(console.Options{
 		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log, Notices: e.notices,
+		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
+		Notes: func(context.Context) []string { return append(e.notices(), e.reload.snapshot().lines()...) },
 	})
 	if err != nil {
 		return err
@@ -164,7 +168,7 @@ func (g *hubGateway) Upstreams(context.Context) ([]console.Upstream, error) {
 	var out []console.Upstream
 	for _, s := range g.hub.Status() {
 		out = append(out, console.Upstream{Name: s.Name, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools,
-			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: true})
+			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
 		if s.State == proxy.StateConnected {
 			out[len(out)-1].Err = ""
 		}
@@ -220,6 +224,24 @@ func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, er
 }
 
 func (g *registryGateway) Restart(context.Context, string) error { return console.ErrReadOnly }
+
+// notes are what the running gateways say of edits of their profile files.
+func (g *registryGateway) notes(ctx context.Context) []string {
+	live, err := g.live(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, gs := range live {
+		if gs.Snapshot == nil {
+			continue
+		}
+		for _, line := range gs.Snapshot.Config.lines() {
+			out = append(out, gatewayLabel(gs)+": "+line)
+		}
+	}
+	return out
+}
 
 func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error) {
 	live, err := g.live(ctx)

@@ -14,15 +14,34 @@ import (
 )
 
 // Token is a static bearer token and the profile its callers are served
-// ("" for the gateway's own profile).
+// ("" for the gateway's own profile). An Admin token's principal may also
+// act on the gateway (the console's restarts, pin approvals and lesson
+// edits); no other token's may.
 type Token struct {
 	Token, Profile string
+	Admin          bool
 }
 
 // principal is who a request is: its name (a token's fingerprint, or
-// "oidc:" and the token's subject) and the profile it is served.
-// noPrincipal is a request without a token, or with none configured.
-type principal struct{ name, profile string }
+// "oidc:" and the token's subject), the profile it is served, and its
+// role. noPrincipal is a request without a token, or with none
+// configured.
+type principal struct {
+	name, profile string
+	role          role
+}
+
+// role is what a principal may do besides calling its profile's tools.
+type role uint8
+
+const (
+	// roleWide sees the whole gateway (metrics, the upstreams' states): a
+	// token of http.bearer_tokens, which names no profile.
+	roleWide role = 1
+	// roleAdmin also acts on it (restarts, pin approvals, lesson edits):
+	// a Token with Admin set, or anyone when no tokens are configured.
+	roleAdmin role = 3
+)
 
 var noPrincipal principal
 
@@ -38,7 +57,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
 	if i := g.tokenIndex(token); i >= 0 {
-		return principal{name: fingerprintOf(g.tokens[i]), profile: g.profiles[i]}, nil
+		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), role: g.roles[i]}, nil
 	}
 	if g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
@@ -46,7 +65,18 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 	if strings.Count(token, ".") != 2 { // not a JWS in compact form
 		return noPrincipal, invalidToken("the token is not a JWT", "missing or invalid bearer token")
 	}
-	return g.oidc.verify(r.Context(), token)
+	p, err := g.oidc.verify(r.Context(), token)
+	p.profile = g.own(p.profile)
+	return p, err
+}
+
+// own is profile, or "" when it names the gateway's own profile
+// (Options.Profile): a token mapped to it is served as one mapped to none.
+func (g *guard) own(profile string) string {
+	if profile == g.ownProfile {
+		return ""
+	}
+	return profile
 }
 
 // checkToken authenticates r, refusing it (and reporting false) when its
@@ -128,13 +158,38 @@ func ProfileOf(ctx context.Context) string {
 	return p
 }
 
-// withCaller marks ctx with p's name and profile.
+// withCaller marks ctx with p's name, profile and role.
 func withCaller(ctx context.Context, p principal) context.Context {
 	ctx = WithPrincipal(ctx, p.name)
 	if p.profile != "" {
 		ctx = context.WithValue(ctx, profileKey{}, p.profile)
 	}
+	if p.role != 0 {
+		ctx = context.WithValue(ctx, roleKey{}, p.role)
+	}
 	return ctx
+}
+
+type roleKey struct{}
+
+func roleOf(ctx context.Context) role {
+	r, _ := ctx.Value(roleKey{}).(role)
+	return r
+}
+
+// WholeGatewayOnly serves next, a view of the whole gateway (its metrics,
+// say), to the callers that may see it (Caller.Wide: a token of
+// http.bearer_tokens or an administrative one) and refuses (403) a token
+// that is served one profile: it sees that profile only.
+func WholeGatewayOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if roleOf(r.Context())&roleWide == 0 {
+			WriteRefusal(w, http.StatusForbidden, "this token is served one profile; this path shows the whole gateway "+
+				"(it takes a token of http.bearer_tokens or an administrative one)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ByProfile serves each request with the handler of its caller's profile

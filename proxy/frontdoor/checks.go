@@ -30,10 +30,48 @@ func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(or
 // TokensRequired reports whether bearer tokens are configured.
 func (f *Checks) TokensRequired() bool { return len(f.g.tokens) > 0 || f.g.oidc != nil }
 
-// TokenValid reports, in constant time, whether token is one of the
-// configured bearer tokens.
-func (f *Checks) TokenValid(token string) bool {
-	return f.g.tokenIndex(strings.TrimSpace(token)) >= 0
+// Caller is what a request's token lets its bearer see and do.
+type Caller struct {
+	// Principal is the name audit records and lessons know it by.
+	Principal string
+	// Profile is the profile it is served, "" for the gateway's own: a
+	// token restricted to another profile sees nothing of this one.
+	Profile string
+	// Wide: it may see the whole gateway (metrics, every upstream's
+	// state), not only its profile: a token of http.bearer_tokens or an
+	// administrative one.
+	Wide bool
+	// Admin: it may act on the gateway (restart upstreams, approve pins,
+	// edit lessons), not only see it.
+	Admin bool
+}
+
+func callerOf(p principal) Caller {
+	return Caller{Principal: p.name, Profile: p.profile, Wide: p.role&roleWide != 0, Admin: p.role == roleAdmin}
+}
+
+// TokenCaller is the caller of one of the configured static bearer
+// tokens (compared in constant time); false for any other token.
+func (f *Checks) TokenCaller(token string) (Caller, bool) {
+	i := f.g.tokenIndex(strings.TrimSpace(token))
+	if i < 0 {
+		return Caller{}, false
+	}
+	return callerOf(principal{name: fingerprintOf(f.g.tokens[i]), profile: f.g.own(f.g.profiles[i]), role: f.g.roles[i]}), true
+}
+
+// RequestCaller is the caller of r's bearer token (a configured one or a
+// JWT from the issuer); false when it carries no valid one. With no tokens
+// configured, every request is the local, administrative caller.
+func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
+	if !f.TokensRequired() {
+		return callerOf(principal{name: LocalPrincipal, role: roleAdmin}), true
+	}
+	p, err := f.g.authenticate(r)
+	if err != nil || p == noPrincipal {
+		return Caller{}, false
+	}
+	return callerOf(p), true
 }
 
 // CheckSite refuses a request whose Host or Origin is not allowed, as
@@ -46,11 +84,4 @@ func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return
 func (f *Checks) ClientAddr(r *http.Request) string {
 	client, _ := f.g.clientAddr(r)
 	return client
-}
-
-// Authenticated reports whether r carries a valid bearer token: a
-// configured one, or a JWT from the issuer.
-func (f *Checks) Authenticated(r *http.Request) bool {
-	p, err := f.g.authenticate(r)
-	return err == nil && p != noPrincipal
 }

@@ -49,6 +49,9 @@ type Options struct {
 	// Tokens are more bearer tokens, each with the profile its callers
 	// are served (see ProfileOf); they count as BearerTokens do.
 	Tokens []Token
+	// Profile is the name of the gateway's own profile: a token or claim
+	// rule naming it is served as one naming none (ProfileOf is "").
+	Profile string
 	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer (see
 	// OIDCOptions, NewIssuer); a refused one gets 401 with
 	// WWW-Authenticate naming the protected-resource metadata and
@@ -153,7 +156,8 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
-	g.tokens, g.profiles = hashTokens(opts.BearerTokens, opts.Tokens)
+	g.tokens, g.profiles, g.roles = hashTokens(opts.BearerTokens, opts.Tokens)
+	g.ownProfile = opts.Profile
 	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
 		g.oidc = opts.OIDC
@@ -179,6 +183,8 @@ type guard struct {
 	next        http.Handler
 	tokens      [][sha256.Size]byte
 	profiles    []string // of each token
+	roles       []role   // of each token
+	ownProfile  string   // Options.Profile
 	oidc        *Issuer  // nil: no tokens from an issuer
 	metadataURL string   // the protected-resource metadata, with oidc
 	failures    *TokenFailures
@@ -245,6 +251,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ctx = withCallerToken(ctx, token)
 		}
 		r2 = r2.WithContext(ctx)
+	} else if len(g.tokens) == 0 && g.oidc == nil { // loopback alone: the person at the machine
+		r2 = r2.WithContext(context.WithValue(r2.Context(), roleKey{}, roleAdmin))
 	}
 	g.serveSession(w, r2, p)
 }
@@ -442,22 +450,28 @@ func answerPreflight(w http.ResponseWriter) {
 
 // hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
 // takes the same time whatever the lengths, and each one's profile.
-func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string) {
+func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string, []role) {
 	var sums [][sha256.Size]byte
 	var profiles []string
-	add := func(t, profile string) {
-		if t = strings.TrimSpace(t); t != "" {
-			sums = append(sums, sha256.Sum256([]byte(t)))
-			profiles = append(profiles, profile)
+	var roles []role
+	add := func(t Token, r role) {
+		if t.Token = strings.TrimSpace(t.Token); t.Token != "" {
+			sums = append(sums, sha256.Sum256([]byte(t.Token)))
+			profiles = append(profiles, t.Profile)
+			roles = append(roles, r)
 		}
 	}
 	for _, t := range plain {
-		add(t, "")
+		add(Token{Token: t}, roleWide)
 	}
 	for _, t := range tokens {
-		add(t.Token, t.Profile)
+		var r role
+		if t.Admin {
+			r = roleAdmin
+		}
+		add(t, r)
 	}
-	return sums, profiles
+	return sums, profiles, roles
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is
@@ -532,6 +546,6 @@ func CheckListen(addr string, opts Options) error {
 
 // authConfigured reports whether opts make requests need a token.
 func authConfigured(opts Options) bool {
-	sums, _ := hashTokens(opts.BearerTokens, opts.Tokens)
+	sums, _, _ := hashTokens(opts.BearerTokens, opts.Tokens)
 	return len(sums) > 0 || opts.OIDC != nil
 }

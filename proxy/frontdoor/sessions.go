@@ -241,8 +241,16 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		return
 	}
 	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
-	if (adm == notFound || adm == untracked) && g.adopt(r.Context(), sid, p, client) {
-		adm = g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+	if adm == notFound || adm == untracked {
+		adopted, full := g.adopt(r.Context(), sid, p, client)
+		if full {
+			g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
+				"this client has %d sessions open, the most allowed: end one (DELETE) before resuming another", g.maxSessions))
+			return
+		}
+		if adopted {
+			adm = g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+		}
 	}
 	if adm == tooManyStreams && holdsNoStream(r) {
 		adm = g.owners.enter(sid, p, owned, 0, time.Now())
@@ -268,19 +276,24 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 
 // adopt binds to p a session this guard has not seen that SessionOwner
 // says was issued to p (by another replica), and reports whether it did.
-func (g *guard) adopt(ctx context.Context, sid string, p principal, client string) bool {
+// A resumed session counts to its client like one opened here: full
+// reports that the client has MaxSessionsPerClient open already.
+func (g *guard) adopt(ctx context.Context, sid string, p principal, client string) (adopted, full bool) {
 	if g.ownerOf == nil {
-		return false
+		return false, false
 	}
 	want := LocalPrincipal
 	if p != noPrincipal {
 		want = p.name
 	}
 	if owner, ok := g.ownerOf(ctx, sid); !ok || owner != want {
-		return false
+		return false, false
 	}
-	g.owners.bind(sid, p, client, time.Now())
-	return true
+	if !g.owners.reserve(client, g.maxSessions, time.Now()) {
+		return false, true
+	}
+	g.owners.bindReserved(sid, p, client, time.Now())
+	return true, false
 }
 
 // sessionWatcher sees the response headers of a request without a session

@@ -1,6 +1,7 @@
 package integrity
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
 	"maps"
@@ -536,4 +537,31 @@ func excerpt(s string) string {
 		n++
 	}
 	return visible(s)
+}
+
+// ScanContract scans a contract as [ContractText] wrote it, for showing
+// what a tool waiting for approval would say before it is approved. A
+// contract cut at its bound is scanned as one text.
+func ScanContract(text string, others []string) []Finding {
+	var c struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+		Annotations  struct {
+			Title string `json:"title"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal([]byte(text), &c); err != nil {
+		sc := &scanner{shadow: shadowSet(others, ""), seen: make(map[[2]string]bool)}
+		sc.text("contract", text)
+		return sc.findings
+	}
+	t := mcp.Tool{Name: c.Name, Title: c.Title, Description: c.Description, RawInputSchema: c.InputSchema}
+	if len(c.OutputSchema) > 0 && string(c.OutputSchema) != "null" {
+		t.RawOutputSchema = c.OutputSchema
+	}
+	t.Annotations.Title = c.Annotations.Title
+	return Scan(t, others)
 }

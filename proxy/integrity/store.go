@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,10 @@ func (v Verdict) severity() int {
 // ErrUnknownTool is returned when approving a tool that has no pin.
 var ErrUnknownTool = errors.New("no pin for tool")
 
+// ErrNotShown is returned when approving a contract other than the one
+// the approving person was shown: the upstream changed it again since.
+var ErrNotShown = errors.New("the definition changed since it was shown; review it again")
+
 // ErrCorrupt wraps a pins file that cannot be read back. The store never
 // resets such a file: a person must fix or remove it.
 var ErrCorrupt = errors.New("corrupt pin store")
@@ -73,6 +78,9 @@ type Pin struct {
 	// contracts as indented JSON (see [ContractText]), for showing a
 	// change; "" for a pin written before they were kept.
 	Contract, PendingContract string
+	// GoneSince is when the upstream's listing first lacked the tool
+	// (zero while listed); the pin goes VanishedPinTTL later.
+	GoneSince time.Time
 }
 
 // Pending reports whether a change is waiting for approval.
@@ -127,7 +135,16 @@ type Record struct {
 	// PendingHash as [ContractText], for showing what changed.
 	Contract        string `json:"contract,omitempty"`
 	PendingContract string `json:"pending_contract,omitempty"`
+	// GoneSince is when a listing of the upstream first lacked the tool;
+	// zero while it is listed. Past VanishedPinTTL the pin is dropped.
+	GoneSince time.Time `json:"gone_since,omitzero"`
 }
+
+// VanishedPinTTL is how long the pin of a tool its upstream no longer
+// lists is kept: a tool back within it is checked against its old pin, one
+// back later is pinned anew (and shown as new); so the pins of tools that
+// came and went do not pile up.
+const VanishedPinTTL = 30 * 24 * time.Hour
 
 // Equal reports whether r and o are the same pin (times compared as
 // instants).
@@ -135,7 +152,7 @@ func (r Record) Equal(o Record) bool {
 	return r.Hash == o.Hash && r.FirstSeen.Equal(o.FirstSeen) && r.ApprovedAt.Equal(o.ApprovedAt) &&
 		r.DescriptionExcerpt == o.DescriptionExcerpt && r.PendingHash == o.PendingHash &&
 		r.ChangedAt.Equal(o.ChangedAt) && r.PendingExcerpt == o.PendingExcerpt && r.Held == o.Held &&
-		r.Contract == o.Contract && r.PendingContract == o.PendingContract
+		r.Contract == o.Contract && r.PendingContract == o.PendingContract && r.GoneSince.Equal(o.GoneSince)
 }
 
 // Clone returns a deep copy of p.
@@ -160,11 +177,19 @@ func Open(dir string) (*Store, error) {
 
 // OpenStore reads the pins of ps and returns the Store keeping them.
 func OpenStore(ps PinStore) (*Store, error) {
-	s := &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
+	s := NewStore(ps)
 	if err := s.update(func(Pins) bool { return false }); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// NewStore returns the Store keeping the pins of ps without reading them:
+// its first Check does. A gateway whose pins cannot be read as it starts
+// uses it so that every Check fails, and no tool is served unchecked,
+// until they can be read again.
+func NewStore(ps PinStore) *Store {
+	return &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
 }
 
 // Unavailable returns a Store whose pins cannot be read, for a gateway
@@ -194,21 +219,38 @@ func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
+	return s.CheckAs(upstream, "", tools)
+}
+
+// CheckAs is Check for the upstream whose pins are kept under key (its
+// server's identity) and were kept, by earlier versions, under its local
+// name formerly: a tool of tools with a pin under formerly and none under
+// key has its pin moved to key first, pending change and approval
+// included, and is then checked as usual. Only the tools the upstream
+// serves move, so another server that had the same local name keeps its
+// own. A formerly that is empty, equal to key or itself an identity (it
+// holds a colon) moves nothing.
+func (s *Store) CheckAs(key, formerly string, tools []mcp.Tool) (map[string]Verdict, error) {
+	upstream := key
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
+	}
+	if formerly == key || strings.Contains(formerly, ":") {
+		formerly = ""
 	}
 	var verdicts map[string]Verdict
 	err := s.update(func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
-		dirty := false
+		dirty, now := false, s.now()
 		for _, t := range tools {
-			v, d := check(set.tools(upstream), t, s.now())
-			dirty = dirty || d
+			moved := formerly != "" && set.move(formerly, upstream, t.Name)
+			v, d := check(set.tools(upstream), t, now)
+			dirty = dirty || d || moved
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
 			}
 		}
-		return dirty
+		return markVanished(set.tools(upstream), verdicts, now) || dirty
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checking pins of %s: %w", upstream, err)
@@ -242,6 +284,31 @@ func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 	rec.PendingContract = ContractText(t)
 	pins[t.Name] = rec
 	return VerdictChanged, true
+}
+
+// markVanished records, in an upstream's pins, which tools its listing
+// (listed) lacks since when, clears that of the listed ones, and drops the
+// pins of tools gone for VanishedPinTTL; it reports whether it changed
+// anything.
+func markVanished(pins map[string]Record, listed map[string]Verdict, now time.Time) (dirty bool) {
+	for name, rec := range pins {
+		_, here := listed[name]
+		switch {
+		case here && !rec.GoneSince.IsZero():
+			rec.GoneSince = time.Time{}
+		case here || !rec.GoneSince.IsZero() && now.Sub(rec.GoneSince) < VanishedPinTTL:
+			continue
+		case rec.GoneSince.IsZero():
+			rec.GoneSince = now
+		default:
+			delete(pins, name)
+			dirty = true
+			continue
+		}
+		pins[name] = rec
+		dirty = true
+	}
+	return dirty
 }
 
 // pinnedByEarlierVersion reports whether rec pins t's contract as earlier
@@ -286,14 +353,31 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 // with nothing pending the current pin is marked approved, which releases
 // a quarantined tool.
 func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream, tool string, ok bool)) error {
+	return s.ApproveShown(exposedName, "", resolve)
+}
+
+// ApproveShown is ApproveByName for the contract whose hash (or a prefix
+// of it, at least [MinShownHash] hex digits) the approving person was
+// shown: when the contract waiting for approval (or, with nothing
+// pending, the pinned one) is another, nothing is approved and the error
+// is [ErrNotShown], so that it can be shown again. An empty shown approves
+// whatever is waiting.
+func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (upstream, tool string, ok bool)) error {
 	upstream, tool, ok := resolve(exposedName)
 	if !ok {
 		return fmt.Errorf("approving %s: %w", exposedName, ErrUnknownTool)
 	}
+	if shown != "" && len(shown) < MinShownHash {
+		return fmt.Errorf("approving %s: hash %q is shorter than %d hex digits", exposedName, shown, MinShownHash)
+	}
 	var found bool
+	var current string
 	err := s.update(func(set Pins) bool {
 		rec, ok := set[upstream][tool]
 		if found = ok; !ok {
+			return false
+		}
+		if current = cmp.Or(rec.PendingHash, rec.Hash); !strings.HasPrefix(current, shown) {
 			return false
 		}
 		if rec.Pending() {
@@ -309,8 +393,31 @@ func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream
 		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, err)
 	case !found:
 		return fmt.Errorf("approving %s (%s on %s): %w", exposedName, tool, upstream, ErrUnknownTool)
+	case !strings.HasPrefix(current, shown):
+		return fmt.Errorf("approving %s (%s on %s): %w: shown %s, now %s", exposedName, tool, upstream, ErrNotShown, shown, ShortHash(current))
 	}
 	return nil
+}
+
+// MinShownHash is the fewest hex digits of a contract's hash that
+// [Store.ApproveShown] takes; [ShortHash] prints that many.
+const MinShownHash = 12
+
+// ShortHash is the first MinShownHash hex digits of a contract hash, as
+// the pins CLI and the console show it.
+func ShortHash(h string) string { return h[:min(MinShownHash, len(h))] }
+
+// Shown is the hash of the contract an approval of p approves: the one
+// waiting, else the pinned one.
+func (p Pin) Shown() string { return cmp.Or(p.PendingHash, p.Hash) }
+
+// ShownContract is the contract an approval of p approves, as
+// [ContractText]; "" for a pin written before contracts were kept.
+func (p Pin) ShownContract() string {
+	if p.Pending() {
+		return p.PendingContract
+	}
+	return p.Contract
 }
 
 // List returns every pin, sorted by upstream and tool, as of the last Open,
@@ -351,8 +458,23 @@ func (r Record) pin(upstream, tool string) Pin {
 		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
 		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
-		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract,
+		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract, GoneSince: r.GoneSince,
 	}
+}
+
+// move moves the pin of tool from upstream from to upstream to, when to
+// has none, and reports whether it did.
+func (set Pins) move(from, to, tool string) bool {
+	rec, ok := set[from][tool]
+	if _, taken := set[to][tool]; !ok || taken {
+		return false
+	}
+	set.tools(to)[tool] = rec
+	delete(set[from], tool)
+	if len(set[from]) == 0 {
+		delete(set, from)
+	}
+	return true
 }
 
 // tools returns the upstream's pins, creating the map.

@@ -521,3 +521,37 @@ func TestContractTextCut(t *testing.T) {
 		t.Errorf("ContractText of a %d-byte description: %d bytes ending %q", MaxContractText*5, len(got), got[max(0, len(got)-30):])
 	}
 }
+
+// TestBoundStateGrowthVanishedPins: the pin of a tool its upstream no
+// longer lists is kept for VanishedPinTTL (a tool back within it is held
+// to its old pin), then dropped; a tool listed again is no longer marked.
+func TestBoundStateGrowthVanishedPins(t *testing.T) {
+	s := openAt(t, t.TempDir())
+	clock := time.Date(2025, 4, 1, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return clock }
+	mustCheck(t, s, "web", searchV1, fetchV1)
+	clock = clock.Add(time.Hour)
+	mustCheck(t, s, "web", fetchV1) // search is gone
+	if p, ok := s.Lookup("web", "search"); !ok || !p.GoneSince.Equal(clock) {
+		t.Fatalf("search gone from the listing: pin %+v (found %v), want kept, gone since %v", p, ok, clock)
+	}
+	clock = clock.Add(VanishedPinTTL - time.Minute)
+	if v := mustCheck(t, s, "web", searchV2, fetchV1); v["search"] != VerdictChanged {
+		t.Errorf("search back, changed, within %v: verdict %v, want %v (its old pin holds)", VanishedPinTTL, v["search"], VerdictChanged)
+	}
+	if p, _ := s.Lookup("web", "search"); !p.GoneSince.IsZero() {
+		t.Errorf("search listed again: gone since %v, want zero", p.GoneSince)
+	}
+	mustCheck(t, s, "web", fetchV1) // gone again, from now
+	clock = clock.Add(VanishedPinTTL)
+	mustCheck(t, s, "web", fetchV1)
+	if p, ok := s.Lookup("web", "search"); ok {
+		t.Errorf("search gone for %v: pin %+v kept, want it dropped", VanishedPinTTL, p)
+	}
+	if _, ok := s.Lookup("web", "fetch"); !ok {
+		t.Error("fetch, listed all along, lost its pin")
+	}
+	if v := mustCheck(t, s, "web", searchV2, fetchV1); v["search"] != VerdictNew {
+		t.Errorf("search back after its pin was dropped: verdict %v, want %v", v["search"], VerdictNew)
+	}
+}

@@ -170,6 +170,12 @@ func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code,
 	got := make(chan answer, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc(u.Path, func(w http.ResponseWriter, r *http.Request) {
+		// The browser comes back to the redirect URL's own host; any other
+		// Host is a page that rebound a name to this port.
+		if !strings.EqualFold(r.Host, u.Host) {
+			http.Error(w, "host not allowed", http.StatusForbidden)
+			return
+		}
 		q := r.URL.Query()
 		a := answer{code: q.Get("code"), state: q.Get("state")}
 		if e := q.Get("error"); e != "" || a.code == "" {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +221,45 @@ func mustAudience(t *testing.T, u string) string {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestSurfaceAuthzLoginCallbackChecksHost: the loopback listener that
+// waits for the authorization server's redirect answers only requests to
+// the redirect URL's own host; a page that rebound another name to its
+// port gets 403, and cannot feed the login a code of its own.
+func TestSurfaceAuthzLoginCallbackChecksHost(t *testing.T) {
+	g := newRig(t)
+	shown := make(chan string, 1)
+	browsed := make(chan error, 1)
+	go func() {
+		browsed <- func() error {
+			authURL, err := url.Parse(<-shown)
+			if err != nil {
+				return err
+			}
+			redirect := authURL.Query().Get("redirect_uri")
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, redirect+"?code=forged&state=forged", nil)
+			req.Host = "rebound.example:" + req.URL.Port()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				return fmt.Errorf("the redirect with a foreign Host: got %d, want 403", resp.StatusCode)
+			}
+			_, err = g.p.Authorize(t.Context(), authURL.String(), oauthtest.Alice, "")
+			return err
+		}()
+	}()
+	_, err := upstreamauth.Login(t.Context(), upstreamauth.LoginOptions{
+		Upstream: "notes", URL: g.r.URL, Config: &upstreamauth.Config{ClientID: oauthtest.GatewayClient}, Vault: g.vault,
+		Show: func(u string) { shown <- u },
+	})
+	if berr := <-browsed; berr != nil {
+		t.Fatal(berr)
+	}
+	if err != nil {
+		t.Fatalf("Login after a forged redirect to a foreign Host: %v, want the real one to log in", err)
+	}
 }

@@ -41,14 +41,28 @@ type accumulator struct {
 	tools     []toolVotes
 	toolAt    map[string]int32
 	termTools []int32
+	// principal is whose request is scored: only its own lessons and the
+	// shared ones apply, or every lesson when all is set (Shared).
+	principal string
+	all       bool
 }
 
-// Adjust returns the score deltas the lessons give tools for query, the
-// largest change first; nil when no lesson is similar enough. It marks the
-// lessons that applied as used, in memory (Flush persists the marks). It
-// reads the index without a lock and does no I/O, unless Embed is set, in
-// which case it embeds query (and, if that fails, stays lexical).
+// sees reports whether lesson l applies to the request being scored.
+func (acc *accumulator) sees(l *Lesson) bool { return acc.all || l.visible(acc.principal) }
+
+// Adjust is AdjustFor the shared lessons alone (no principal's own).
 func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
+	return m.AdjustFor(ctx, "", query)
+}
+
+// AdjustFor returns the score deltas the lessons give tools for query of
+// principal, the largest change first; nil when no lesson is similar
+// enough. Only the principal's own lessons and the shared ones apply
+// (every one, with Shared set). It marks the lessons that applied as used,
+// in memory (Flush persists the marks). It reads the index without a lock
+// and does no I/O, unless Embed is set, in which case it embeds query
+// (and, if that fails, stays lexical).
+func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjustment {
 	s := m.snap.Load()
 	if len(s.entries) == 0 {
 		return nil
@@ -63,6 +77,7 @@ func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
 	}
 	acc := m.getAcc(len(s.entries))
 	defer m.accs.Put(acc)
+	acc.principal, acc.all = principal, m.opts.Shared
 	terms := m.terms(query)
 	qw := m.lexical(s, terms, acc)
 	if qvec != nil {
@@ -88,10 +103,11 @@ func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
 	return m.combine(acc.matches, profiles)
 }
 
-// Rerank applies the lessons for query to hits (see Apply). It is the one
-// call a router needs: Rerank(ctx, query, candidates).
-func (m *Memory) Rerank(ctx context.Context, query string, hits []routing.Hit) []routing.Hit {
-	return Apply(hits, m.Adjust(ctx, query))
+// Rerank applies the lessons for query of principal to hits (see Apply).
+// It is the one call a router needs: Rerank(ctx, principal, query,
+// candidates).
+func (m *Memory) Rerank(ctx context.Context, principal, query string, hits []routing.Hit) []routing.Hit {
+	return Apply(hits, m.AdjustFor(ctx, principal, query))
 }
 
 func (m *Memory) getAcc(n int) *accumulator {
@@ -167,6 +183,9 @@ func (m *Memory) collect(s *snapshot, query string, acc *accumulator) {
 // add records the lesson in slot at sim, or raises its recorded
 // similarity to sim.
 func (acc *accumulator) add(s *snapshot, slot int32, sim float64) {
+	if !acc.sees(&s.entries[slot].lesson) {
+		return
+	}
 	if i := acc.at[slot]; i > 0 {
 		acc.matches[i-1].sim = max(acc.matches[i-1].sim, sim)
 		return

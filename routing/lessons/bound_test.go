@@ -93,3 +93,60 @@ func BenchmarkAdjustLongQuery(b *testing.B) {
 		})
 	}
 }
+
+// TestBoundStateGrowthLessonsPerPrincipal: one principal's lessons stay
+// within MaxPerPrincipal, its own least recently used going first, and a
+// principal teaching many never evicts another's.
+func TestBoundStateGrowthLessonsPerPrincipal(t *testing.T) {
+	m, s, c := newMemory(t, MemoryOptions{MaxPerPrincipal: 2})
+	teach := func(who, query string) Lesson {
+		t.Helper()
+		c.Advance(time.Hour)
+		l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	bob := teach("bob", "send email")
+	var alice []int64
+	for _, q := range []string{"weather paris", "book flight", "play music", "read news"} {
+		alice = append(alice, teach("alice", q).ID)
+	}
+	want := []int64{bob.ID, alice[2], alice[3]}
+	if got := ids(m.List()); !cmp.Equal(got, want) {
+		t.Errorf("lessons %v, want bob's %d and alice's two newest %v", got, bob.ID, alice[2:])
+	}
+	if got := s.ids(); !cmp.Equal(got, want) {
+		t.Errorf("store: lessons %v, want %v", got, want)
+	}
+	// Shared lessons (no principal) count against MaxLessons alone.
+	for _, q := range []string{"a b", "c d", "e f"} {
+		teach("", q)
+	}
+	if got := len(m.List()); got != 6 {
+		t.Errorf("with three shared lessons: %d lessons, want 6", got)
+	}
+}
+
+// TestLessonsApplyToTheirPrincipal: a principal's lesson adjusts its own
+// queries, not another's; a shared one adjusts everyone's; with Shared
+// set, every lesson adjusts everyone's.
+func TestLessonsApplyToTheirPrincipal(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		m, _, _ := newMemory(t, MemoryOptions{Shared: shared})
+		if _, err := m.Learn(t.Context(), Lesson{Query: "query the system logs", Tool: "syslog", Polarity: Use, Principal: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(m.AdjustFor(t.Context(), "alice", "query the system logs")); got != 1 {
+			t.Errorf("shared=%v: alice's own lesson: %d adjustments, want 1", shared, got)
+		}
+		want := 0
+		if shared {
+			want = 1
+		}
+		if got := len(m.AdjustFor(t.Context(), "bob", "query the system logs")); got != want {
+			t.Errorf("shared=%v: bob, alice's lesson: %d adjustments, want %d", shared, got, want)
+		}
+	}
+}

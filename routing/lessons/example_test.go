@@ -35,7 +35,7 @@ func Example() {
 	ranked := []routing.Hit{{Name: "ha_get_logs", Score: 0.82}, {Name: "journal_query", Score: 0.41}, {Name: "fs_read_file", Score: 0.3}}
 	for _, q := range []string{"Query the system logs, please", "show the Home Assistant logbook"} {
 		fmt.Println(q)
-		for _, h := range mem.Rerank(ctx, q, ranked) {
+		for _, h := range mem.Rerank(ctx, "", q, ranked) {
 			fmt.Printf("  %-14s %.2f\n", h.Name, h.Score)
 		}
 	}

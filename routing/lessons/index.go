@@ -14,7 +14,7 @@ import (
 type entry struct {
 	lesson Lesson    // LastUsed as learned; see lastUsed
 	norm   string    // normalised query
-	key    string    // dedup key: normalised query, tool, polarity
+	key    string    // dedup key: principal, normalised query, tool, polarity
 	terms  []string  // distinct terms of the query
 	vec    []float32 // unit embedding of the query; nil when none
 
@@ -24,7 +24,7 @@ type entry struct {
 
 func newEntry(l Lesson, terms []string, vec []float32) *entry {
 	norm := normalize(l.Query)
-	e := &entry{lesson: l, norm: norm, key: dedupKey(norm, l.Tool, l.Polarity), terms: terms, vec: vec}
+	e := &entry{lesson: l, norm: norm, key: dedupKey(l.Principal, norm, l.Tool, l.Polarity), terms: terms, vec: vec}
 	e.lastUsed.Store(l.LastUsed.UnixNano())
 	return e
 }
@@ -51,8 +51,8 @@ func (e *entry) markUsed(now int64) {
 	}
 }
 
-func dedupKey(norm, tool string, p Polarity) string {
-	return norm + "\x00" + tool + "\x00" + strconv.Itoa(int(p))
+func dedupKey(principal, norm, tool string, p Polarity) string {
+	return principal + "\x00" + norm + "\x00" + tool + "\x00" + strconv.Itoa(int(p))
 }
 
 // snapshot is an immutable inverted index of the lessons: Adjust reads it

@@ -53,6 +53,16 @@ type Lesson struct {
 	// Uses counts the times the lesson was taught: 1 at first, one more
 	// each time the same lesson is learned again.
 	Uses int `json:"uses"`
+	// Principal is whose routing the lesson teaches: it applies to that
+	// principal's requests only. Empty, it is shared and applies to every
+	// principal's (an operator's lesson, one learned before lessons had
+	// principals, or any lesson when MemoryOptions.Shared is set).
+	Principal string `json:"principal,omitempty"`
+}
+
+// visible reports whether l applies to the requests of principal.
+func (l *Lesson) visible(principal string) bool {
+	return l.Principal == "" || l.Principal == principal
 }
 
 // Store persists lessons. It is small so that a shared store (PostgreSQL)

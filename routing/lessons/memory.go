@@ -120,8 +120,11 @@ func (m *Memory) now() time.Time { return m.opts.Now().UTC().Round(0) }
 // note replaced when l has one, the source feedback when either is). A
 // lesson with the same query and tool but the other polarity is replaced:
 // the latest word wins, except that a detour does not overrule feedback
-// (ErrOverruled). A new lesson past MaxLessons evicts the least recently
-// used. Learn returns the lesson as stored.
+// (ErrOverruled). Lessons of different principals are different lessons;
+// with Shared set, l is learned as a shared one. A new lesson past
+// MaxPerPrincipal evicts its principal's least recently used, and past
+// MaxLessons the least recently used of all. Learn returns the lesson as
+// stored.
 func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if err := validate(&l); err != nil {
 		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
@@ -129,8 +132,11 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if n := lessonBytes(l); n > m.opts.MaxBytes {
 		return Lesson{}, fmt.Errorf("learning lesson: %w: %d bytes of query, tool and note, more than the %d all lessons may keep", ErrTooLarge, n, m.opts.MaxBytes)
 	}
+	if m.opts.Shared {
+		l.Principal = ""
+	}
 	norm := normalize(l.Query)
-	k := dedupKey(norm, l.Tool, l.Polarity)
+	k := dedupKey(l.Principal, norm, l.Tool, l.Polarity)
 	var vec []float32
 	if m.snap.Load().byKey[k] == nil {
 		vec = m.embed(ctx, l.Query) // before the lock: it may be slow
@@ -149,13 +155,14 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	// Out go the same lesson of the other polarity (the latest word wins)
 	// and, past MaxLessons, the least recently used.
 	var drop []*entry
-	if old := s.byKey[dedupKey(norm, l.Tool, -l.Polarity)]; old != nil {
+	if old := s.byKey[dedupKey(l.Principal, norm, l.Tool, -l.Polarity)]; old != nil {
 		if l.Source == SourceDetour && old.lesson.Source == SourceFeedback {
 			return Lesson{}, fmt.Errorf("learning lesson: lesson %d, from feedback, says %s %s: %w",
 				old.lesson.ID, old.lesson.Polarity, old.lesson.Tool, ErrOverruled)
 		}
 		drop = append(drop, old)
 	}
+	drop = append(drop, m.overPrincipal(s.entries, drop, l.Principal)...)
 	if excess := len(s.entries) - len(drop) + 1 - m.opts.MaxLessons; excess > 0 {
 		drop = append(drop, leastRecentlyUsed(s.entries, drop, excess)...)
 	}
@@ -258,6 +265,31 @@ func (m *Memory) deleteLocked(ctx context.Context, es []*entry) ([]*entry, error
 		}
 	}
 	return es, nil
+}
+
+// overPrincipal returns the least recently used lessons of principal, not
+// in skip, whose removal leaves room for one more within MaxPerPrincipal.
+// Shared lessons count against MaxLessons alone.
+func (m *Memory) overPrincipal(entries, skip []*entry, principal string) []*entry {
+	if principal == "" {
+		return nil
+	}
+	var own []*entry
+	for _, e := range entries {
+		if e.lesson.Principal == principal {
+			own = append(own, e)
+		}
+	}
+	n := len(own) + 1 - m.opts.MaxPerPrincipal
+	for _, e := range own {
+		if slices.Contains(skip, e) {
+			n--
+		}
+	}
+	if n <= 0 {
+		return nil
+	}
+	return leastRecentlyUsed(own, skip, n)
 }
 
 // lessonBytes is what MaxBytes counts of l.

@@ -12,6 +12,15 @@ type MemoryOptions struct {
 	// MaxLessons bounds the lessons kept; past it, learning a new lesson
 	// evicts the least recently used (LastUsed, then Created) [1000].
 	MaxLessons int
+	// MaxPerPrincipal bounds the lessons of one principal; past it, that
+	// principal's new lesson evicts its own least recently used, never
+	// another's [200].
+	MaxPerPrincipal int
+	// Shared makes every lesson apply to every principal's requests: a
+	// lesson is learned without its principal (Lesson.Principal empty).
+	// Unset, one principal's lessons (its routing_feedback, its detours)
+	// steer its own routing only.
+	Shared bool
 	// MaxBytes bounds the text the lessons keep (query, tool and note of
 	// each); past it, learning evicts the least recently used, and a
 	// lesson larger than it alone is refused (ErrTooLarge) [4 MiB].
@@ -53,21 +62,25 @@ type MemoryOptions struct {
 
 // Defaults for MemoryOptions.
 const (
-	DefaultMaxLessons    = 1000
-	DefaultMaxBytes      = 4 << 20
-	DefaultMinSimilarity = 0.5
-	DefaultProfileFloor  = 0.2
-	DefaultProfileWeight = 0.5
-	DefaultMaxBoost      = 0.3
-	DefaultMaxPenalty    = 0.5
-	DefaultHalfLife      = 30 * 24 * time.Hour
-	DefaultEmbedFloor    = 0.5
-	DefaultSyncEvery     = 2 * time.Second
+	DefaultMaxLessons      = 1000
+	DefaultMaxPerPrincipal = 200
+	DefaultMaxBytes        = 4 << 20
+	DefaultMinSimilarity   = 0.5
+	DefaultProfileFloor    = 0.2
+	DefaultProfileWeight   = 0.5
+	DefaultMaxBoost        = 0.3
+	DefaultMaxPenalty      = 0.5
+	DefaultHalfLife        = 30 * 24 * time.Hour
+	DefaultEmbedFloor      = 0.5
+	DefaultSyncEvery       = 2 * time.Second
 )
 
 func (o *MemoryOptions) defaults() {
 	if o.MaxLessons <= 0 {
 		o.MaxLessons = DefaultMaxLessons
+	}
+	if o.MaxPerPrincipal <= 0 {
+		o.MaxPerPrincipal = DefaultMaxPerPrincipal
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes

@@ -74,7 +74,7 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 		var all float64
 		for _, slot := range p.slots {
 			e := s.entries[slot]
-			if e.lesson.Polarity != Use {
+			if e.lesson.Polarity != Use || !acc.sees(&e.lesson) {
 				continue
 			}
 			w := m.decay(now, e.lastUsed.Load())

@@ -52,7 +52,10 @@ func (u *Upstream) doing(d time.Duration) string {
 			return "connecting to " + u.cfg.host()
 		}
 	case phaseInitializing:
-		if u.cfg.Transport == TransportStdio {
+		if limit := u.connectLimit(); u.cfg.Transport == TransportStdio && d > limit {
+			return fmt.Sprintf("process running and busy, no answer to initialize after %s (past its %s connect limit while busy, up to %s)",
+				d, limit, connectStretch*limit)
+		} else if u.cfg.Transport == TransportStdio {
 			return fmt.Sprintf("process running, no answer to initialize after %s", d)
 		}
 		return fmt.Sprintf("connecting to %s: no answer to initialize after %s", u.cfg.host(), d)
@@ -90,7 +93,9 @@ func (u *Upstream) where(err error) error {
 // handshakeFailed says why initialize or the first listing failed: a child
 // that exited (with its last stderr line), an upstream that never
 // answered, or the upstream's own error.
-func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail, err error) error {
+// A child that exited in a half-installed npx folder is explained (see
+// npxRepair). took is how long the handshake ran.
+func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail, err error, took time.Duration) error {
 	if ctx.Err() != nil {
 		return err
 	}
@@ -107,10 +112,11 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 	case <-c.lost:
 		err = c.lostErr()
 		tail.wait(exitWait) // the child's last words may still be in the pipe
-		if last := tail.last(); last != "" {
-			return fmt.Errorf("%w (last stderr line: %s)", err, last)
+		lines := tail.lines()
+		if line := explainingLine(lines); line != "" {
+			err = fmt.Errorf("%w (stderr: %s)", err, line)
 		}
-		return err
+		return u.npxRepair(err, lines)
 	default:
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -121,10 +127,7 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 		if p == phaseListing {
 			what = "tools/list"
 		}
-		if u.cfg.Transport == TransportStdio {
-			return fmt.Errorf("process running, %w after %s (waiting for %s)", ErrNoAnswer, u.env.InitTimeout, what)
-		}
-		return fmt.Errorf("connecting to %s: %w after %s (waiting for %s)", u.cfg.host(), ErrNoAnswer, u.env.InitTimeout, what)
+		return u.noAnswer(what, took)
 	}
 	return u.where(err)
 }
@@ -132,8 +135,9 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 // exitWait bounds the wait for a child's exit status once its pipe closed.
 const exitWait = time.Second
 
-// stderrTailLines is how many of a child's last stderr lines are kept.
-const stderrTailLines = 5
+// stderrTailLines is how many of a child's last stderr lines are kept:
+// enough to reach back past a stack trace to the error above it.
+const stderrTailLines = 64
 
 // lineTail keeps the last lines of a child's stderr (each already cut to
 // maxLogLine by logLines). Its methods are nil-safe: nil keeps nothing.
@@ -142,9 +146,10 @@ type lineTail struct {
 	eof  chan struct{} // closed when the stderr pipe ended
 	once sync.Once
 
-	mu   sync.Mutex
-	buf  []string
-	next int
+	mu    sync.Mutex
+	buf   []string
+	next  int
+	added uint64 // lines added so far
 }
 
 func newLineTail(n int) *lineTail { return &lineTail{max: n, eof: make(chan struct{})} }
@@ -175,6 +180,7 @@ func (t *lineTail) add(line string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.added++
 	if len(t.buf) < t.max {
 		t.buf = append(t.buf, line)
 		return
@@ -195,10 +201,12 @@ func (t *lineTail) lines() []string {
 	return append(out, t.buf[:t.next]...)
 }
 
-func (t *lineTail) last() string {
-	l := t.lines()
-	if len(l) == 0 {
-		return ""
+// count is how many lines were added so far.
+func (t *lineTail) count() uint64 {
+	if t == nil {
+		return 0
 	}
-	return l[len(l)-1]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.added
 }

@@ -23,6 +23,9 @@ type idleContext struct {
 	idle            time.Duration
 	hardAt          time.Time // the hard deadline; zero for none
 	done            chan struct{}
+	// alive, when set, is asked when the idle time runs out: true starts
+	// it again, as a touch does (see withConnectLimit).
+	alive func() bool
 
 	mu      sync.Mutex
 	err     error
@@ -66,6 +69,11 @@ func (c *idleContext) fire() {
 		return
 	}
 	c.hardOut = !c.hardAt.IsZero() && !time.Now().Before(c.hardAt)
+	if !c.hardOut && c.alive != nil && c.alive() {
+		c.touched = true
+		c.timer.Reset(min(c.idle, time.Until(c.hardAt)))
+		return
+	}
 	c.endLocked(context.DeadlineExceeded)
 }
 

@@ -15,8 +15,11 @@
 // Env.MaxInFlight, and reports its [Status] and [State]. Its configuration
 // is [Config] (upstream_config.go), and what it needs from its owner [Env]
 // (upstream_env.go). An attempt as people see it, its phase and why it
-// failed (attempt.go); a 401 and the command that logs in
-// (authrequired.go).
+// failed (attempt.go), with the stderr lines that explain a failed start
+// (stderrpick.go); its connect limit, stretched while a stdio child is
+// busy (connectlimit.go, activity_linux.go); a half-installed npx folder
+// explained and removed once (npxcache.go); a 401 and the command that
+// logs in (authrequired.go).
 //
 // Dialling by transport (dial.go): the stdio child, its environment, its
 // process group and its stderr (stdio*.go, killgroup_unix.go,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -81,10 +82,10 @@ func (c *callers) add(ctx context.Context) (context.Context, func()) {
 //     request over with the call's context (a streamable HTTP upstream's
 //     request on the call's response stream). When that call is over,
 //     nobody (ErrNoCaller): it is not passed to another call;
-//   - else, when every call in progress belongs to one client session, the
-//     newest of them;
+//   - else, when every call in progress belongs to one caller (callerOf),
+//     the newest of them;
 //   - else nobody: ErrNoCaller with no call in progress, ErrAmbiguousCaller
-//     with calls of several sessions (the gateway cannot tell whose it is
+//     with calls of several callers (the gateway cannot tell whose it is
 //     and does not guess).
 func (c *callers) owner(hint context.Context) (context.Context, error) {
 	c.mu.Lock()
@@ -101,12 +102,12 @@ func (c *callers) owner(hint context.Context) (context.Context, error) {
 		return nil, ErrNoCaller
 	}
 	var newest uint64
-	sessions := map[string]bool{}
+	callers := map[caller]bool{}
 	for id, ctx := range c.ctxs {
-		sessions[sessionID(ctx)] = true
+		callers[callerOf(ctx)] = true
 		newest = max(newest, id)
 	}
-	if len(sessions) > 1 {
+	if len(callers) > 1 {
 		return nil, ErrAmbiguousCaller
 	}
 	return c.ctxs[newest], nil
@@ -188,11 +189,26 @@ func (u *Upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
 	}
 }
 
-// sessionID is the client session of ctx, as the mcp-go server put it
-// there; over stdio there is one.
-func sessionID(ctx context.Context) string {
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		return cs.SessionID()
+// caller is who a call is made for: its client session, by id; or, on
+// the stateless protocol (2026-07-28), where no request carries a session
+// id, the request itself (the session value mcp-go makes for it alone).
+// An empty session id is never a caller shared by every such request.
+type caller struct {
+	session string
+	request server.ClientSession // set only when session is ""
+}
+
+// callerOf is the caller of the call of ctx.
+func callerOf(ctx context.Context) caller {
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil {
+		return caller{}
 	}
-	return ""
+	if id := cs.SessionID(); id != "" {
+		return caller{session: id}
+	}
+	if !reflect.TypeOf(cs).Comparable() {
+		return caller{} // no session of mcp-go's is; a map key must be
+	}
+	return caller{request: cs}
 }

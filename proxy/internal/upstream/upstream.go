@@ -84,6 +84,8 @@ type Upstream struct {
 	stderr      *lineTail     // the current attempt's child's last stderr lines
 	failStderr  []string      // the stderr lines of the last failed attempt
 	protocol    string        // protocol version the upstream answered initialize with
+
+	npxCleared map[string]bool // guarded by mu: npx install folders removed once (see npxRepair)
 }
 
 // New is the upstream cfg, run on env; it does no I/O until Run.
@@ -195,9 +197,12 @@ func (u *Upstream) session(ctx context.Context) error {
 	defer u.drain(ctx, c) // before the close: let cancelled calls tell the upstream
 	c.client.OnNotification(u.onNotification)
 	u.setPhase(phaseInitializing)
-	offer, err := u.handshake(ctx, c)
+	limited, cancel := u.withConnectLimit(ctx, c)
+	began := time.Now()
+	offer, err := u.handshake(limited, c)
+	cancel()
 	if err != nil {
-		return u.handshakeFailed(ctx, c, tail, err)
+		return u.handshakeFailed(ctx, c, tail, err, time.Since(began))
 	}
 	u.connected(c, offer)
 	u.markFirst()
@@ -214,9 +219,8 @@ func (u *Upstream) dial(ctx context.Context, tail *lineTail) (*Conn, error) {
 	return dial(ctx, u.cfg, u.logger, u.stderrLog, tail, u.handlerOptions()...)
 }
 
+// handshake initializes c and lists what it offers, within ctx's limit.
 func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.env.InitTimeout)
-	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = u.protocolVersion()
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.env.Version}
@@ -381,7 +385,7 @@ func (u *Upstream) drainRefresh() {
 }
 
 func (u *Upstream) relist(ctx context.Context, c *Conn) {
-	ctx, cancel := context.WithTimeout(ctx, u.env.InitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, u.connectLimit())
 	defer cancel()
 	offer, err := u.list(ctx, c)
 	if err != nil {
@@ -461,7 +465,7 @@ func (u *Upstream) setState(s State, err error) {
 	u.state, u.lastErr = s, u.scrub.sinkErr(WithoutURL(err)) // read by error messages that reach clients, status and doctor
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
-		u.failStderr = u.scrub.lines(u.stderr.lines()) // nil-safe: no attempt yet
+		u.failStderr = u.scrub.lines(explainingStderr(u.stderr.lines())) // nil-safe: no attempt yet
 		u.failReached = u.reached
 	}
 	u.mu.Unlock()
@@ -732,6 +736,16 @@ func (u *Upstream) WithCaller(ctx context.Context) (context.Context, func()) {
 	return u.calls.add(ctx)
 }
 
+// Seed gives an upstream not yet run the listing of the run it replaces,
+// kept by its own allow and deny lists, so that the catalog does not flap
+// while it connects; its first listing replaces it.
+func (u *Upstream) Seed(l Listing) {
+	l.Tools, l.Raw = u.filter(l.Tools), u.filter(l.Raw)
+	u.mu.Lock()
+	u.offer = l
+	u.mu.Unlock()
+}
+
 // Listing is what the upstream offers, as last listed.
 func (u *Upstream) Listing() Listing {
 	u.mu.Lock()
@@ -752,6 +766,8 @@ type Conn struct {
 	onLost     func()      // guarded by mu; set by the upstream once connected
 	violations []time.Time // guarded by mu: protocol errors within violationWindow
 	timeouts   int         // guarded by mu: calls timed out since the last answer
+
+	work func() uint64 // set at creation; stdio: changes while the child works (see withConnectLimit); nil elsewhere
 }
 
 // MaxTimeouts calls in a row that time out, with no answer from the

@@ -72,6 +72,11 @@ type Config struct {
 	// from the upstream for the call starts it again (an idle timeout).
 	// Zero means 60s.
 	Timeout time.Duration
+	// ConnectTimeout bounds a connection attempt's initialize and first
+	// listing; a stdio child that shows signs of life is given up to
+	// connectStretch times as long (see withConnectLimit). Zero means
+	// Env.InitTimeout.
+	ConnectTimeout time.Duration
 	// MaxTimeout bounds each call however much progress it reports; zero
 	// means DefaultMaxCallTimeout, or Timeout if that is longer.
 	MaxTimeout time.Duration

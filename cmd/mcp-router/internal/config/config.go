@@ -142,8 +142,21 @@ type Profile struct {
 	Routing   Routing
 	Planner   Planner
 	Integrity Integrity
+	// Disabled are the upstreams whose entry could not be used (a
+	// variable not set, say): left out, each with its error, while the
+	// rest of the profile runs.
+	Disabled []proxy.DisabledUpstream
 	// Lines maps each upstream name to its line in File, for messages.
 	Lines map[string]int
+}
+
+// DisabledErr joins the errors of the upstreams left out; nil when none is.
+func (p Profile) DisabledErr() error {
+	errs := make([]error, len(p.Disabled))
+	for i, d := range p.Disabled {
+		errs[i] = d.Err
+	}
+	return errors.Join(errs...)
 }
 
 // Load finds, reads and validates the configuration. Every profile is
@@ -397,20 +410,11 @@ func (c *Config) ProfileNames() []string { return slices.Clone(c.names) }
 // Profile resolves the named profile ("" = default_profile, else the only
 // profile, else "default"): variables expanded, defaults applied.
 func (c *Config) Profile(name string) (Profile, error) {
-	if name == "" {
-		name = c.DefaultProfile
+	rp, err := c.rawProfile(name)
+	if err != nil {
+		return Profile{}, err
 	}
-	if name == "" && len(c.names) == 1 {
-		name = c.names[0]
-	}
-	if name == "" {
-		name = "default"
-	}
-	rp, ok := c.profiles[name]
-	if !ok {
-		return Profile{}, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, name, strings.Join(c.names, ", "))
-	}
-	return c.resolve(name, rp)
+	return c.resolve(rp.Key, rp)
 }
 
 // Planner is a profile's planner section (used with ollama.chat_model).

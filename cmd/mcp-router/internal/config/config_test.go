@@ -165,19 +165,30 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 	}
 }
 
-func TestProfileMissingVariableNamesIt(t *testing.T) {
-	cfg, err := load(t, "profiles:\n  p:\n    upstreams:\n      gh:\n        command: srv\n        env: {TOKEN: '${GH_TOKEN}'}\n  other:\n    upstreams:\n      c: {builtin: calculator}\n", nil)
+// A variable that is not set disables the upstream that uses it, and only
+// it: the profile keeps the others, and the error names the line, the key
+// and the variable.
+func TestProfileMissingVariableDisablesOnlyItsUpstream(t *testing.T) {
+	cfg, err := load(t, "profiles:\n  p:\n    upstreams:\n      gh:\n        command: srv\n        env: {TOKEN: '${GH_TOKEN}'}\n        description: GitHub issues\n      calc: {builtin: calculator}\n  other:\n    upstreams:\n      c: {builtin: calculator}\n", nil)
 	if err != nil {
 		t.Fatalf("Load: %v (a variable only matters for the profile that runs)", err)
 	}
-	if _, err := cfg.Profile("other"); err != nil {
-		t.Errorf("Profile(other): %v, want no error", err)
+	if p, err := cfg.Profile("other"); err != nil || len(p.Disabled) != 0 {
+		t.Errorf("Profile(other): %v, %v disabled, want no error and none", err, p.Disabled)
 	}
-	_, err = cfg.Profile("p")
-	for _, w := range []string{"profiles.yaml:6:", "profiles.p.upstreams.gh.env.TOKEN", "GH_TOKEN is not set"} {
-		if err == nil || !strings.Contains(err.Error(), w) {
-			t.Errorf("got %v, want it to contain %q", err, w)
-		}
+	p, err := cfg.Profile("p")
+	if err != nil {
+		t.Fatalf("Profile(p): %v, want the profile without gh", err)
+	}
+	if len(p.Upstreams) != 1 || p.Upstreams[0].Name != "calc" {
+		t.Errorf("upstreams %v, want calc alone", p.Upstreams)
+	}
+	if len(p.Disabled) != 1 || p.Disabled[0].Name != "gh" || p.Disabled[0].Description != "GitHub issues" {
+		t.Fatalf("disabled %+v, want gh with its description", p.Disabled)
+	}
+	wantAll(t, p.DisabledErr(), "profiles.yaml:6:", "profiles.p.upstreams.gh.env.TOKEN", "GH_TOKEN is not set")
+	if got, want := p.Disabled[0].Reason, "environment variable GH_TOKEN is not set"; got != want {
+		t.Errorf("reason %q, want %q (no path for the model)", got, want)
 	}
 }
 

@@ -101,6 +101,7 @@ type rawRouting struct {
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`
 	Lessons           *bool          `yaml:"lessons"`
+	SharedLessons     *bool          `yaml:"shared_lessons"`
 	Fuse              map[string]any `yaml:"fuse"`
 }
 
@@ -143,6 +144,9 @@ type rawUpstream struct {
 	Description string `yaml:"description"`
 	// Auth configures OAuth to a remote upstream (see upstreamauth.Config).
 	Auth *rawAuth `yaml:"auth"`
+
+	// ConnectTimeout overrides limits.connect_timeout for this upstream.
+	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 }
 
 // rawAuth is an upstream's auth: settings (upstreamauth.Config).

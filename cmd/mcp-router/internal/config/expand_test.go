@@ -100,7 +100,10 @@ func TestExpandRefusesWhatWouldBeTakenLiterally(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := load(t, tt.yaml, tt.vars)
 			if err == nil {
-				_, err = cfg.Profile("p")
+				var p Profile
+				if p, err = cfg.Profile("p"); err == nil {
+					err = p.DisabledErr()
+				}
 			}
 			wantAll(t, err, tt.want...)
 		})

@@ -22,6 +22,7 @@ import (
 type rawToken struct {
 	Token   string `yaml:"token"`
 	Profile string `yaml:"profile"`
+	Admin   bool   `yaml:"admin"`
 }
 
 type rawOIDC struct {
@@ -104,7 +105,7 @@ func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 			expandErrs = append(expandErrs, fmt.Errorf("%s:%d: http.tokens[%d].token: the token is empty (%q expanded to nothing); set the variable or remove the entry",
 				c.File, settingLine(root, "http", "tokens", strconv.Itoa(i), "token"), i, t.Token))
 		}
-		c.HTTP.Tokens = append(c.HTTP.Tokens, frontdoor.Token{Token: tok, Profile: t.Profile})
+		c.HTTP.Tokens = append(c.HTTP.Tokens, frontdoor.Token{Token: tok, Profile: t.Profile, Admin: t.Admin})
 	}
 	if raw.OIDC != nil {
 		c.HTTP.OIDC = c.oidc(v, root, *raw.OIDC, expand, profile)

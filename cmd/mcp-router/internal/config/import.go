@@ -97,6 +97,8 @@ type server struct {
 	// Section is the key of the server map it is in ("mcpServers",
 	// `projects["/p"].mcpServers`).
 	Section string
+	// Project is the Claude Code project (projects.<path>) it is in.
+	Project string
 	File    string // the file it is in
 	// Command and the rest hold the values as profiles.yaml spells them:
 	// variables already translated to ${VAR}.
@@ -128,6 +130,7 @@ type importer struct {
 	byName  map[string]*server // the client's names
 	used    map[string]bool    // names in profiles.yaml
 	safe    map[*server]string // each server's name in profiles.yaml
+	dups    []*server          // entries of a server taken once already
 	notes   []string
 	// mcpJSONOff are the project servers Claude Code turned off.
 	mcpJSONOff []mcpJSONServer
@@ -158,6 +161,8 @@ func (r *importer) add(s *server) error {
 	prev, clash := r.byName[s.Name]
 	if clash && prev.same(s) {
 		r.note("%s: the same server as %s, imported once", s.Source, prev.Source)
+		r.dups = append(r.dups, s)
+		r.safe[s] = r.safe[prev]
 		return nil
 	}
 	if len(r.servers) >= maxImportServers {
@@ -218,7 +223,7 @@ func (r *importer) render(files []string) ([]byte, error) {
 		"profiles", mapping("default", mapping("upstreams", ups, "core_tools", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle})))
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# profiles.yaml for mcp-router, imported from %s (%s).\n", r.opts.Client, strings.Join(files, ", "))
-	buf.WriteString("# Reference: README.md. Then run: mcp-router install " + r.opts.Client + "\n")
+	buf.WriteString("# Every key: docs/reference.md. Then run: mcp-router install " + r.opts.Client + "\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
@@ -297,46 +302,57 @@ func RunsRouter(command string, args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "mcp-router/cmd/mcp-router") })
 }
 
-// Moved returns the names of the servers in the server map of a client's
-// file (its top-level mcpServers or servers, not Claude Code's projects)
-// that a profile of c runs already: an upstream of the name import gives
-// the server, with the same command and args, or url, as import writes
-// them. Those are
-// safe to remove from the client once it runs mcp-router. profile ""
-// means the default profile.
-func (c *Config) Moved(profile, client, file string, places Places) ([]string, error) {
-	if profile == "" {
-		profile = c.DefaultProfile
-	}
-	if profile == "" && len(c.names) == 1 {
-		profile = c.names[0]
-	}
-	if profile == "" {
-		profile = "default"
-	}
-	p, ok := c.profiles[profile]
-	if !ok {
-		return nil, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, profile, strings.Join(c.names, ", "))
+// MovedServer is a server of a client's file that a profile runs already.
+type MovedServer struct {
+	Name string
+	// Project is the Claude Code project (projects.<path>.mcpServers of
+	// ~/.claude.json) it is in; "" for the file's own server map.
+	Project string
+}
+
+// Moved returns the servers of a client's file (its top-level mcpServers
+// or servers, and Claude Code's projects.<path>.mcpServers) that a profile
+// of c runs already: an upstream of the name import gives the server, with
+// the same command and args, or url, as import writes them, or one of
+// another name that is the same in every part (see runs). Those are safe
+// to remove from the client once it runs mcp-router. profile "" means the
+// default profile.
+func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServer, error) {
+	p, err := c.rawProfile(profile)
+	if err != nil {
+		return nil, err
 	}
 	r := &importer{opts: ImportOptions{Client: client, Places: places}}
 	if err := r.readFile(file); err != nil {
 		return nil, err
 	}
-	ups := map[string]rawUpstream{}
-	for _, u := range p.Value.Upstreams {
-		ups[u.Key] = u.Value
-	}
-	var moved []string
-	for _, s := range r.servers {
-		u, ok := ups[r.safe[s]]
-		if !ok || s.Section != ServersKey(client) {
+	var moved []MovedServer
+	for _, s := range append(r.servers, r.dups...) {
+		if s.Section != ServersKey(client) && s.Project == "" {
 			continue
 		}
-		if (u.Command != nil && *u.Command == s.Command && slices.Equal(u.Args, s.Args)) || (u.URL != nil && *u.URL == s.URL) {
-			moved = append(moved, s.Name)
+		for _, u := range p.Value.Upstreams {
+			if runs(u, r.safe[s], s) {
+				moved = append(moved, MovedServer{Name: s.Name, Project: s.Project})
+				break
+			}
 		}
 	}
 	return moved, nil
+}
+
+// runs reports whether upstream u runs the client's server s: of the name
+// import gives it (safe), the same command and args, or url; of another
+// name (a second file's server, renamed), all of it the same, env and
+// headers too.
+func runs(u entry[rawUpstream], safe string, s *server) bool {
+	v := u.Value
+	sameCmd := v.Command != nil && *v.Command == s.Command && slices.Equal(v.Args, s.Args)
+	sameURL := v.URL != nil && *v.URL == s.URL
+	if u.Key == safe {
+		return sameCmd || sameURL
+	}
+	return (sameCmd && maps.Equal(v.Env, s.Env)) || (sameURL && maps.Equal(v.Headers, s.Headers))
 }
 
 // envRef matches ${VAR} and ${VAR:-fallback} (and $${, a literal, so

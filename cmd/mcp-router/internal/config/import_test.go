@@ -480,7 +480,10 @@ func TestMovedNeedsTheSameServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"remote", "same"}, moved); diff != "" {
+	// "args differ" is, in every part, the server the profile runs as
+	// "same"; a project's servers count too.
+	want := []MovedServer{{Name: "args differ"}, {Name: "remote"}, {Name: "same"}, {Name: "in-project", Project: "/p"}}
+	if diff := cmp.Diff(want, moved); diff != "" {
 		t.Errorf("moved (-want +got):\n%s", diff)
 	}
 	if _, err := cfg.Moved("nope", ClientClaudeCode, file, Places{}); err == nil || !strings.Contains(err.Error(), `"nope"`) {

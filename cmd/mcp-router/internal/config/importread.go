@@ -155,6 +155,7 @@ type dialect struct {
 	file      string
 	home      string
 	workspace string // "" when the file belongs to no project
+	project   string // the Claude Code project whose servers are being read
 }
 
 // projects reads ~/.claude.json's projects.<path>.mcpServers.
@@ -177,7 +178,10 @@ func (d *dialect) projects(raw json.RawMessage) (int, error) {
 			continue
 		}
 		n++
-		if err := d.section(fmt.Sprintf("projects[%q].mcpServers", p), projects[p].MCPServers); err != nil {
+		d.project = p
+		err := d.section(fmt.Sprintf("projects[%q].mcpServers", p), projects[p].MCPServers)
+		d.project = ""
+		if err != nil {
 			return n, err
 		}
 	}
@@ -287,7 +291,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 	if err := json.Unmarshal(raw, &f.raw); err != nil || f.raw == nil {
 		return nil, fmt.Errorf("%s: %s: want an object with command or url", d.file, path)
 	}
-	s := &server{Name: name, Source: d.file + " " + path, Section: section, File: d.file}
+	s := &server{Name: name, Source: d.file + " " + path, Section: section, File: d.file, Project: d.project}
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -25,6 +26,10 @@ type Limits struct {
 	// StartWait is how long a call of a tool whose upstream is still
 	// starting waits for it [proxy.DefaultStartWait].
 	StartWait time.Duration
+	// ConnectTimeout bounds an upstream's start (initialize and first
+	// listing) unless its own connect_timeout does; a stdio child that
+	// shows signs of life is given longer [proxy.DefaultConnectTimeout].
+	ConnectTimeout time.Duration
 
 	// What upstreams send (proxy.UpstreamConfig).
 	UpstreamMessageBytes int // one message: a stdio line, an HTTP reply, an event-stream line or event
@@ -96,6 +101,7 @@ type rawLimits struct {
 	CallsPerSecond *rateValue    `yaml:"calls_per_second"`
 	Burst          *burstValue   `yaml:"burst"`
 	StartWait      DurationValue `yaml:"start_wait"`
+	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 
 	UpstreamMessageBytes *sizeValue       `yaml:"upstream_message_bytes"`
 	UpstreamErrorBytes   *sizeValue       `yaml:"upstream_error_bytes"`
@@ -299,6 +305,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	if c.Limits.StartWait == 0 {
 		c.Limits.StartWait = proxy.DefaultStartWait
 	}
+	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
 	if l.CallsPerSecond != nil {

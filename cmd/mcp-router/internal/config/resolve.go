@@ -34,7 +34,6 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		}
 		p.Planner.Prompt = c.relative(prompt)
 	}
-	var errs []error
 	for _, u := range e.Value.Upstreams {
 		if u.Value.Enabled != nil && !*u.Value.Enabled {
 			continue
@@ -42,7 +41,10 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + name + ".upstreams." + u.Key, entry: u}
 		cfg := x.upstream()
 		if err := x.err(); err != nil {
-			errs = append(errs, err)
+			// One bad entry costs only its upstream: the others serve.
+			p.Disabled = append(p.Disabled, proxy.DisabledUpstream{Name: u.Key, Description: cfg.Description,
+				Domain: cfg.Domain, Prefix: cfg.Prefix, Err: err, Reason: reasonFor(err)})
+			p.Lines[u.Key] = u.Line
 			continue
 		}
 		if cfg.Results == "" {
@@ -55,10 +57,40 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		p.Upstreams = append(p.Upstreams, cfg)
 		p.Lines[u.Key] = u.Line
 	}
-	if err := errors.Join(errs...); err != nil {
-		return Profile{}, err
-	}
 	return p, nil
+}
+
+// reasonFor says why an upstream is disabled in words the model may read:
+// the variables that are not set, never a path or a value.
+func reasonFor(err error) string {
+	var names []string
+	for _, e := range unjoinErr(err) {
+		var unset *UnsetError
+		if errors.As(e, &unset) && !slices.Contains(names, unset.Name) {
+			names = append(names, unset.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "an error in its entry"
+	case 1:
+		return "environment variable " + names[0] + " is not set"
+	}
+	return "environment variables " + strings.Join(names, ", ") + " are not set"
+}
+
+func unjoinErr(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// UnsetError is a ${VAR} whose variable is not set and has no fallback.
+type UnsetError struct{ Name string }
+
+func (e *UnsetError) Error() string {
+	return fmt.Sprintf("environment variable %s is not set (use ${%s:-default} for a fallback)", e.Name, e.Name)
 }
 
 // expander expands ${VAR} in one upstream's strings and builds its config.
@@ -102,6 +134,8 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		cfg.Prefix = *u.Prefix
 	}
 	cfg.DefaultPrefix = u.Prefix == nil
+	// zero: limits.connect_timeout
+	cfg.ConnectTimeout = time.Duration(u.ConnectTimeout)
 	cfg.Description = strings.TrimSpace(u.Description) // shown as written, never expanded
 	if u.ValidateArguments != nil {
 		cfg.ValidateArguments = *u.ValidateArguments // BI-07
@@ -197,7 +231,7 @@ func lookup(expr string, getenv func(string) (string, bool)) (string, error) {
 	if hasFallback {
 		return fallback, nil
 	}
-	return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a fallback)", name, name)
+	return "", &UnsetError{Name: name}
 }
 
 // redactPlaceholder shows the "${...}" parts of a variable's value and

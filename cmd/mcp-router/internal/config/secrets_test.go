@@ -30,7 +30,10 @@ func TestNoSecretLeavesFromConfigErrors(t *testing.T) {
 	for _, v := range []string{"BAD_URL", "NOT_URL"} {
 		cfg, err := load(t, "profiles:\n  p:\n    upstreams:\n      r: {url: \"${"+v+"}\", headers: {X-Key: k}}\n", vars)
 		if err == nil {
-			_, err = cfg.Profile("p")
+			var p Profile
+			if p, err = cfg.Profile("p"); err == nil {
+				err = p.DisabledErr()
+			}
 		}
 		check(t, "url "+v, err, "${"+v+"}")
 	}

@@ -27,3 +27,38 @@ func TestLimitsStartWait(t *testing.T) {
 		t.Errorf("start_wait: soon: got %v, want an error naming the key", err)
 	}
 }
+
+// limits.connect_timeout is the gateway's connect limit (60s unless set);
+// an upstream's connect_timeout overrides it for that upstream only.
+func TestConnectTimeout(t *testing.T) {
+	const profile = "profiles:\n  default:\n    upstreams:\n      calc: {builtin: calculator}\n" +
+		"      slow: {command: npx, args: [-y, some-server], connect_timeout: 3m}\n"
+	cfg, err := load(t, profile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Limits.ConnectTimeout != proxy.DefaultConnectTimeout {
+		t.Errorf("default limits.connect_timeout: got %s, want %s", cfg.Limits.ConnectTimeout, proxy.DefaultConnectTimeout)
+	}
+	cfg, err = load(t, "limits: {connect_timeout: 90s}\n"+profile, nil)
+	if err != nil || cfg.Limits.ConnectTimeout != 90*time.Second {
+		t.Fatalf("limits.connect_timeout: 90s: got %v, %v", cfg.Limits.ConnectTimeout, err)
+	}
+	prof, err := cfg.Profile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, u := range prof.Upstreams {
+		got[u.Name] = u.ConnectTimeout
+	}
+	if got["slow"] != 3*time.Minute || got["calc"] != 0 {
+		t.Errorf("connect_timeout by upstream: got %v, want slow 3m and calc unset (the gateway's)", got)
+	}
+	for _, bad := range []string{"limits: {connect_timeout: soon}\n" + profile,
+		strings.Replace(profile, "connect_timeout: 3m", "connect_timeout: -1s", 1)} {
+		if _, err := load(t, bad, nil); err == nil || !strings.Contains(err.Error(), "connect_timeout") {
+			t.Errorf("a bad connect_timeout: got %v, want an error naming the key", err)
+		}
+	}
+}

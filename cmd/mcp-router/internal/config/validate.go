@@ -57,7 +57,10 @@ type Routing struct {
 	// Lessons turns the experience memory on (learning from detours and
 	// routing_feedback; serve only).
 	Lessons bool
-	Fuse    fuse.Policy
+	// SharedLessons makes what one principal teaches (routing_feedback,
+	// detours) steer every principal's routing; off, each its own.
+	SharedLessons bool
+	Fuse          fuse.Policy
 }
 
 // The routing defaults (decision 5 in docs/design.md).
@@ -415,6 +418,9 @@ func resolveRouting(r rawRouting) (Routing, error) {
 	}
 	if r.Lessons != nil {
 		out.Lessons = *r.Lessons
+	}
+	if r.SharedLessons != nil {
+		out.SharedLessons = *r.SharedLessons
 	}
 	if r.DiscoveryPrefixes != nil {
 		out.DiscoveryPrefixes = *r.DiscoveryPrefixes

@@ -1,0 +1,4 @@
+package audit
+
+// ReadSpool reads a spool file, for tests.
+var ReadSpool = readSpool

@@ -1,0 +1,151 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// DefaultSpoolMaxBytes bounds the spool of records the store could not
+// take (Options.SpoolMaxBytes).
+const DefaultSpoolMaxBytes = 16 << 20
+
+// spool keeps, as JSON lines in a file, the records a Store write failed
+// for, and writes them to the store ahead of the next records once it
+// takes writes again. Only the Log's writer goroutine uses it.
+type spool struct {
+	path  string   // "" keeps nothing
+	max   int64    // bytes of path
+	adopt []string // spools of earlier processes, written to the store with this one's
+	size  int64    // bytes in path
+}
+
+// pending reports whether records wait in a spool.
+func (s *spool) pending() bool { return s.size > 0 || len(s.adopt) > 0 }
+
+// add appends what fits of recs under the bound and returns how many did
+// not fit.
+func (s *spool) add(recs []Record) (left int, err error) {
+	if s.path == "" {
+		return len(recs), nil
+	}
+	var buf bytes.Buffer
+	kept := 0
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil || s.size+int64(buf.Len()+len(line)+1) > s.max {
+			break
+		}
+		buf.Write(append(line, '\n'))
+		kept++
+	}
+	if kept == 0 {
+		return len(recs), nil
+	}
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return len(recs), fmt.Errorf("audit spool: %w", err)
+	}
+	n, err := f.Write(buf.Bytes())
+	s.size += int64(n)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return len(recs), fmt.Errorf("audit spool %s: %w", s.path, err)
+	}
+	return len(recs) - kept, nil
+}
+
+// flush writes the spooled records to store, oldest first, maxBatch at a
+// time, each write in a context of its own (newCtx); a file is removed
+// once all its records are written, and rewritten with those not written
+// when a write fails.
+func (s *spool) flush(store Store, newCtx func() (context.Context, context.CancelFunc)) error {
+	for len(s.adopt) > 0 {
+		if err := flushFile(s.adopt[0], store, newCtx); err != nil {
+			return err
+		}
+		s.adopt = s.adopt[1:]
+	}
+	if s.size == 0 {
+		return nil
+	}
+	if err := flushFile(s.path, store, newCtx); err != nil {
+		if st, serr := os.Stat(s.path); serr == nil {
+			s.size = st.Size()
+		}
+		return err
+	}
+	s.size = 0
+	return nil
+}
+
+func flushFile(path string, store Store, newCtx func() (context.Context, context.CancelFunc)) error {
+	recs, err := readSpool(path)
+	if err != nil {
+		return err
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), maxBatch)
+		ctx, cancel := newCtx()
+		err := store.Append(ctx, recs[:n])
+		cancel()
+		if err != nil {
+			return errors.Join(fmt.Errorf("audit store: %w", err), rewriteSpool(path, recs))
+		}
+		recs = recs[n:]
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	return nil
+}
+
+// readSpool reads the records of a spool file; a line that does not
+// decode (a write cut short) is skipped.
+func readSpool(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit spool: %w", err)
+	}
+	defer f.Close()
+	var recs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			recs = append(recs, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("audit spool %s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// rewriteSpool replaces path's records with recs.
+func rewriteSpool(path string, recs []Record) error {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		line, _ := json.Marshal(r) // it was decoded from JSON
+		buf.Write(append(line, '\n'))
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	return nil
+}

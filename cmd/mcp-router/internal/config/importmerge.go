@@ -1,0 +1,176 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Merge adds the servers of an import to an existing profiles.yaml, the
+// profile it runs by default (default_profile, else the only one, else
+// "default"), and returns the new file and notes for the user. The file
+// is edited as a YAML node tree, so its comments, order and other keys
+// stay. An imported server of a name the profile has is the same upstream
+// when it runs the same command and args, or the same url, and is taken
+// once; another server of that name joins as <name>-<client>, with a
+// comment saying so. Nothing of the existing file is dropped.
+func Merge(existing []byte, imported *Imported, client string) ([]byte, []string, error) {
+	var doc, in yaml.Node
+	if err := yaml.Unmarshal(existing, &doc); err != nil {
+		return nil, nil, fmt.Errorf("reading the existing profiles.yaml: %w", err)
+	}
+	if err := yaml.Unmarshal(imported.YAML, &in); err != nil {
+		return nil, nil, err
+	}
+	ups, err := defaultUpstreams(&doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	add := valueOf(valueOf(valueOf(in.Content[0], "profiles"), "default"), "upstreams")
+	if add == nil {
+		return nil, nil, errors.New("the import has no upstreams")
+	}
+	var notes []string
+	for i := 0; i+1 < len(add.Content); i += 2 {
+		key, val := add.Content[i], add.Content[i+1]
+		name := key.Value
+		have := valueOf(ups, name)
+		switch alias := identicalIn(ups, val); {
+		case have != nil && sameServer(have, val):
+			notes = append(notes, fmt.Sprintf("%s: the profile has this server already; kept as it is", name))
+			continue
+		case alias != "":
+			notes = append(notes, fmt.Sprintf("%s: the profile has this server already, as %q; kept as it is", name, alias))
+			continue
+		case have != nil:
+			key.Value = freeName(ups, name+"-"+client)
+			key.HeadComment = joinComment(key.HeadComment, fmt.Sprintf("%q in %s; the profile's %q is another server", name, client, name))
+			notes = append(notes, fmt.Sprintf("%s: the profile's %q is another server; this one is imported as %q", name, name, key.Value))
+		}
+		ups.Content = append(ups.Content, key, val)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), notes, nil
+}
+
+// defaultUpstreams is the upstreams mapping of the file's default
+// profile, made when it is missing.
+func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("the existing profiles.yaml is not a mapping of settings")
+	}
+	root := doc.Content[0]
+	profiles := child(root, "profiles")
+	if profiles.Kind != yaml.MappingNode {
+		return nil, errors.New("the existing profiles.yaml: profiles is not a mapping")
+	}
+	name := "default"
+	if d := valueOf(root, "default_profile"); d != nil && d.Value != "" {
+		name = d.Value
+	} else if len(profiles.Content) == 2 {
+		name = profiles.Content[0].Value
+	}
+	ups := child(child(profiles, name), "upstreams")
+	if ups.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the existing profiles.yaml: profiles.%s.upstreams is not a mapping", name)
+	}
+	ups.Style = 0 // a flow mapping ({}) that grows is written as a block
+	return ups, nil
+}
+
+// valueOf is the value of key in mapping m (nil when m is nil or has none).
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
+	for i := 0; m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// child is the value of key in mapping m, an empty mapping added when
+// there is none (or it is null).
+func child(m *yaml.Node, key string) *yaml.Node {
+	if v := valueOf(m, key); v != nil && v.Tag != "!!null" {
+		return v
+	} else if v != nil {
+		*v = yaml.Node{Kind: yaml.MappingNode}
+		return v
+	}
+	v := &yaml.Node{Kind: yaml.MappingNode}
+	m.Content = append(m.Content, str(key), v)
+	return v
+}
+
+// sameServer reports whether two upstream entries run the same server:
+// the same command and args, or the same url.
+func sameServer(a, b *yaml.Node) bool {
+	var x, y struct {
+		Command *string  `yaml:"command"`
+		Args    []string `yaml:"args"`
+		URL     *string  `yaml:"url"`
+	}
+	if a.Decode(&x) != nil || b.Decode(&y) != nil {
+		return false
+	}
+	switch {
+	case x.Command != nil && y.Command != nil:
+		return *x.Command == *y.Command && slices.Equal(x.Args, y.Args)
+	case x.URL != nil && y.URL != nil:
+		return *x.URL == *y.URL
+	}
+	return false
+}
+
+// identicalIn is the name of an upstream of m that is in every part the
+// server v (a merge done twice, a server renamed by an earlier merge);
+// "" when there is none.
+func identicalIn(m, v *yaml.Node) string {
+	type server struct {
+		Command, URL, Cwd string
+		Args              []string
+		Env, Headers      map[string]string
+	}
+	var want server
+	if v.Decode(&want) != nil {
+		return ""
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		var have server
+		if m.Content[i+1].Decode(&have) == nil && reflect.DeepEqual(have, want) {
+			return m.Content[i].Value
+		}
+	}
+	return ""
+}
+
+// freeName is name, or name-2, name-3…, whichever the mapping lacks.
+func freeName(m *yaml.Node, name string) string {
+	free := name
+	for i := 2; valueOf(m, free) != nil; i++ {
+		free = fmt.Sprintf("%s-%d", name, i)
+	}
+	return free
+}
+
+func joinComment(have, add string) string {
+	if have == "" {
+		return add
+	}
+	return have + "\n" + add
+}

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// notifyReload delivers nothing: there is no SIGHUP here. Gateways still
+// apply edits of their profile file within a second by themselves.
+func notifyReload() (sig <-chan os.Signal, stop func()) { return nil, func() {} }
+
+// askReload cannot reach another process here.
+func askReload(int) error { return errReloadUnsupported }

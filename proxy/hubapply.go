@@ -1,0 +1,221 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+)
+
+// upstreamSet is the hub's upstreams at one time, sorted by name; Apply
+// replaces it whole, so a reader holds one consistent set.
+type upstreamSet struct {
+	list   []*upstream.Upstream
+	byName map[string]*upstream.Upstream
+}
+
+func (s *upstreamSet) add(u *upstream.Upstream) {
+	s.list = append(s.list, u)
+	s.byName[u.Name()] = u
+}
+
+// sorted is s with its list sorted by name.
+func (s *upstreamSet) sorted() *upstreamSet {
+	slices.SortFunc(s.list, func(a, b *upstream.Upstream) int { return strings.Compare(a.Name(), b.Name()) })
+	return s
+}
+
+// has reports whether u itself (not another run of its name) is in s.
+func (s *upstreamSet) has(u *upstream.Upstream) bool { return s.byName[u.Name()] == u }
+
+func (h *Hub) set() *upstreamSet { return h.ups.Load() }
+
+// run is one upstream's loop: cancel stops it, done is closed when it ended.
+type run struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// runLocked starts u's loop, with h.mu held; Close stops it.
+func (h *Hub) runLocked(ctx context.Context, u *upstream.Upstream) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &run{cancel: cancel, done: make(chan struct{})}
+	h.runs[u] = r
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer close(r.done)
+		u.Run(ctx)
+	}()
+}
+
+// Change is what an Apply did, each list sorted by name.
+type Change struct {
+	Added, Removed, Restarted []string
+}
+
+// Empty reports whether the Apply changed no upstream.
+func (c Change) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Restarted) == 0 }
+
+// ErrHubNotRunning is Apply's error before Launch and after Close.
+var ErrHubNotRunning = errors.New("hub not running")
+
+// Apply makes cfgs the running hub's upstreams, as an edited configuration
+// file says: an upstream whose name is new starts, one whose name is gone
+// stops, one whose configuration changed (see SameUpstream) is stopped and
+// started again, and the others keep their connections. A name configured
+// twice, or a tool name collision the known listings show (a *CollisionError
+// each), refuses the whole change. The catalog is
+// rebuilt once the stopped ones have ended (or ctx ended), so OnChange
+// hears of the tools that went; those of started upstreams join as they
+// connect, and a call of one waits for it as at start (StartWait).
+func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	if err := uniqueNames(cfgs); err != nil {
+		return Change{}, err
+	}
+	old := h.set()
+	next, change, stopped := h.plan(old, cfgs)
+	if change.Empty() {
+		return change, nil
+	}
+	if err := h.newCollisions(next); err != nil {
+		return Change{}, err
+	}
+	h.mu.Lock()
+	if h.closed || h.cancel == nil {
+		h.mu.Unlock()
+		return Change{}, ErrHubNotRunning
+	}
+	// Swapped before the old ones stop: a call of a restarted upstream's
+	// tool meanwhile waits for the new one rather than fail on the old.
+	h.ups.Store(next)
+	runs := make([]*run, 0, len(stopped))
+	for _, u := range stopped {
+		if r := h.runs[u]; r != nil {
+			runs = append(runs, r)
+			delete(h.runs, u)
+		}
+	}
+	h.mu.Unlock()
+	h.stopRuns(ctx, runs)
+	h.mu.Lock()
+	if !h.closed {
+		for _, u := range next.list {
+			if !old.has(u) {
+				h.runLocked(ctx, u)
+			}
+		}
+	}
+	h.mu.Unlock()
+	h.rebuild()
+	return change, nil
+}
+
+// stopRuns cancels runs and waits until each has ended or ctx ends; Close
+// waits for those still ending then.
+func (h *Hub) stopRuns(ctx context.Context, runs []*run) {
+	for _, r := range runs {
+		r.cancel()
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// plan is the set cfgs make of old: the upstreams kept, and new ones for
+// the names added or changed; it returns the change and the upstreams of
+// old that stop.
+func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Change, []*upstream.Upstream) {
+	var change Change
+	var stopped []*upstream.Upstream
+	env := h.upstreamEnv()
+	next := &upstreamSet{byName: make(map[string]*upstream.Upstream, len(cfgs))}
+	for _, cfg := range cfgs {
+		u, ok := old.byName[cfg.Name]
+		switch {
+		case !ok:
+			change.Added = append(change.Added, cfg.Name)
+			u = upstream.New(cfg, env)
+		case !SameUpstream(u.Config(), cfg):
+			change.Restarted = append(change.Restarted, cfg.Name)
+			stopped = append(stopped, u)
+			was := u
+			u = upstream.New(cfg, env)
+			if sameServer(was.Config(), cfg) {
+				u.Seed(was.Listing())
+			}
+		}
+		next.add(u)
+	}
+	for _, u := range old.list {
+		if _, ok := next.byName[u.Name()]; !ok {
+			change.Removed = append(change.Removed, u.Name())
+			stopped = append(stopped, u)
+		}
+	}
+	slices.Sort(change.Added)
+	slices.Sort(change.Restarted)
+	return next.sorted(), change, stopped
+}
+
+// newCollisions returns the tool name collisions the listings known of
+// next (kept upstreams', and restarted ones' they keep) would bring that
+// the catalog does not have: such an edit is refused as a whole. An added
+// upstream lists nothing yet; a collision it brings is found as it joins,
+// and logged as at start.
+func (h *Hub) newCollisions(next *upstreamSet) error {
+	cur := h.Catalog()
+	had := map[string]bool{}
+	for _, p := range cur.Problems {
+		had[p.Text] = true
+	}
+	offers := make([]offer, 0, len(next.list))
+	for _, u := range next.list {
+		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
+	}
+	var errs []error
+	for _, p := range buildCatalog(cur, offers, h.opts.Reserved).Problems {
+		if p.Collision && !had[p.Text] {
+			errs = append(errs, &CollisionError{Text: p.Text, Upstreams: p.Upstreams})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SameUpstream reports whether a and b configure the same upstream, so
+// that one running with a need not restart for b: every field counts but
+// the Authorizer, which the caller derives anew from Name, URL and Auth
+// (compared) on each load.
+func SameUpstream(a, b UpstreamConfig) bool {
+	a.Authorizer, b.Authorizer = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+// sameServer reports whether a and b run or reach the same server (the
+// identity tool pins are kept under), so that what a listed is what b will
+// list until it says otherwise.
+func sameServer(a, b UpstreamConfig) bool {
+	return a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		a.URL == b.URL && a.Builtin == b.Builtin
+}
+
+func uniqueNames(cfgs []UpstreamConfig) error {
+	seen := make(map[string]bool, len(cfgs))
+	for _, c := range cfgs {
+		if seen[c.Name] {
+			return fmt.Errorf("upstream %s is configured twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package upstream
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The stderr lines that explain a failed start. A crashed process's last
+// lines are seldom its reason: Node ends with "Node.js v20.20.2" after the
+// stack, Python's traceback with the error, Go's panic with goroutine
+// dumps. Doctor, status and the upstream's error quote the lines that
+// carry an error instead, and the tail only when none does.
+
+// shownStderrLines is how many stderr lines a failed start shows.
+const shownStderrLines = 5
+
+// errorLine matches a line that says what went wrong: an error or
+// exception with its message (Node's "Error [ERR_MODULE_NOT_FOUND]: …",
+// Python's "ModuleNotFoundError: …", "error: …"), a missing file or
+// module, a denied access, a Go panic or fatal error, npm's cache errors.
+var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
+
+// noise matches lines that name an error without explaining it: a stack
+// frame, a code excerpt, npm's error details and log path, npm's warnings.
+var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\.go:\d+)|^\s*\^+\s*$|^npm (error|ERR!) (code|syscall|errno|path|dest|A complete log) |^npm (warn|WARN) `)
+
+// explainingStderr returns the lines of lines (a failed start's stderr,
+// oldest first) that carry an error, at most shownStderrLines of them,
+// first ones first; a Python traceback's last line is one of them. When
+// no line carries an error, it returns the last shownStderrLines lines.
+func explainingStderr(lines []string) []string {
+	var out []string
+	for i, l := range lines {
+		if len(out) == shownStderrLines {
+			break
+		}
+		if explains(l) || tracebackEnd(lines, i) {
+			if !containsLine(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return lines[max(0, len(lines)-shownStderrLines):]
+	}
+	return out
+}
+
+func explains(l string) bool {
+	return !noise.MatchString(l) && errorLine.MatchString(l)
+}
+
+// tracebackEnd reports whether lines[i] is the line that ends a Python
+// traceback: the first unindented line after "Traceback (most recent
+// call last):" and its indented frames.
+func tracebackEnd(lines []string, i int) bool {
+	l := lines[i]
+	if l == "" || l[0] == ' ' || l[0] == '\t' || strings.HasPrefix(l, "Traceback ") {
+		return false
+	}
+	for j := i - 1; j >= 0; j-- {
+		switch prev := lines[j]; {
+		case strings.HasPrefix(prev, "Traceback (most recent call last)"):
+			return true
+		case prev == "" || (prev[0] != ' ' && prev[0] != '\t'):
+			return false
+		}
+	}
+	return false
+}
+
+func containsLine(lines []string, l string) bool {
+	for _, x := range lines {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// explainingLine is the one stderr line that best says why a start
+// failed: the first that carries an error, else the last; "" for none.
+func explainingLine(lines []string) string {
+	for i, l := range lines {
+		if explains(l) || tracebackEnd(lines, i) {
+			return l
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
+}

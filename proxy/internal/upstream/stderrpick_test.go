@@ -1,0 +1,88 @@
+package upstream
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Real stderr of failed starts: what doctor and status quote is the line
+// that says what is wrong, not the tail.
+func TestExplainingStderrQuotesTheErrorNotTheTail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stderr string
+		want   []string
+	}{{
+		name: "node ESM missing package in a half-installed npx cache",
+		stderr: `node:internal/modules/esm/resolve:283
+    throw new ERR_MODULE_NOT_FOUND(
+          ^
+
+Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/c/_npx/15b07286cbcc3329/node_modules/zod/index.js' imported from /tmp/c/_npx/15b07286cbcc3329/node_modules/@modelcontextprotocol/server-memory/dist/index.js
+    at finalizeResolution (node:internal/modules/esm/resolve:283:11)
+    at moduleResolve (node:internal/modules/esm/resolve:952:10)
+    at ModuleJob._link (node:internal/modules/esm/module_job:168:49) {
+  code: 'ERR_MODULE_NOT_FOUND',
+  url: 'file:///tmp/c/_npx/15b07286cbcc3329/node_modules/zod/index.js'
+}
+
+Node.js v20.20.2`,
+		want: []string{"Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/c/_npx/15b07286cbcc3329/node_modules/zod/index.js' imported from /tmp/c/_npx/15b07286cbcc3329/node_modules/@modelcontextprotocol/server-memory/dist/index.js"},
+	}, {
+		name: "python traceback",
+		stderr: `Traceback (most recent call last):
+  File "<string>", line 5, in <module>
+  File "<string>", line 4, in main
+ModuleNotFoundError: No module named 'mcp_server_nosuch'`,
+		want: []string{"ModuleNotFoundError: No module named 'mcp_server_nosuch'"},
+	}, {
+		name: "python traceback of a custom exception",
+		stderr: `Starting server
+Traceback (most recent call last):
+  File "/srv/app.py", line 9, in <module>
+    raise SystemExit
+mypkg.Boom: the token is missing`,
+		want: []string{"mypkg.Boom: the token is missing"},
+	}, {
+		name: "go panic",
+		stderr: `panic: assignment to entry in nil map
+
+goroutine 1 [running]:
+main.main()
+	/tmp/gp/main.go:8 +0x65
+exit status 2`,
+		want: []string{"panic: assignment to entry in nil map"},
+	}, {
+		name: "npm cache error",
+		stderr: `npm error code ENOTEMPTY
+npm error syscall rename
+npm error path /home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/zod
+npm error dest /home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/.zod-Xy1
+npm error errno -39
+npm error ENOTEMPTY: directory not empty, rename '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/zod' -> '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/.zod-Xy1'
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_00_00_000Z-debug-0.log`,
+		want: []string{"npm error ENOTEMPTY: directory not empty, rename '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/zod' -> '/home/u/.npm/_npx/ab12cd34ef56ab78/node_modules/.zod-Xy1'"},
+	}, {
+		name: "npx with no executable to run",
+		stderr: `npm warn exec The following package was not found and will be installed: some-lib@1.0.0
+npm error could not determine executable to run
+npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_00_00_000Z-debug-0.log`,
+		want: []string{"npm error could not determine executable to run"},
+	}, {
+		name:   "no error in it: the tail",
+		stderr: "one\ntwo\nthree\nfour\nfive\nsix",
+		want:   []string{"two", "three", "four", "five", "six"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := strings.Split(tc.stderr, "\n")
+			if diff := cmp.Diff(tc.want, explainingStderr(lines)); diff != "" {
+				t.Errorf("explainingStderr (-want +got):\n%s", diff)
+			}
+			if got := explainingLine(lines); got != tc.want[0] && tc.name != "no error in it: the tail" {
+				t.Errorf("explainingLine: got %q, want %q", got, tc.want[0])
+			}
+		})
+	}
+}

@@ -19,7 +19,8 @@ import (
 
 // hostile is an upstream and its authorization server in one, whose
 // reply at one path misbehaves: "endless" never ends (it streams until
-// the reader hangs up), "huge" is well-formed JSON of 4 MiB.
+// the reader hangs up), "slow" sends a byte now and then and never ends,
+// "huge" is well-formed JSON of 4 MiB.
 type hostile struct {
 	srv  *httptest.Server
 	sent atomic.Int64 // bytes of misbehaving replies written
@@ -74,6 +75,21 @@ func (h *hostile) misbehave(w http.ResponseWriter, r *http.Request, how string) 
 	}
 	n, _ := w.Write([]byte(`{"access_token":"`))
 	h.sent.Add(int64(n))
+	if how == "slow" { // a byte now and then, never the end
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+				if _, err := w.Write([]byte("a")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
 	chunk := []byte(strings.Repeat("a", 32<<10))
 	for r.Context().Err() == nil {
 		n, err := w.Write(chunk)
@@ -182,6 +198,28 @@ func TestBoundRemotePeerRefresh(t *testing.T) {
 				t.Errorf("stored login after a hostile refresh: %v, want it unchanged", err)
 			}
 		})
+	}
+}
+
+// TestBoundRemotePeerSlowRefresh: a refresh whose reply trickles and
+// never ends fails at the client's timeout; the call gets no header.
+func TestBoundRemotePeerSlowRefresh(t *testing.T) {
+	h := newHostile(t, "/token", "slow")
+	vault := newVault(t)
+	resource := h.srv.URL + "/mcp"
+	rec := &upstreamauth.Record{ClientID: "c1", AuthMethod: "none", Issuer: h.srv.URL, TokenEndpoint: h.srv.URL + "/token",
+		Token: transport.Token{AccessToken: "old", RefreshToken: "rt-0123456789", TokenType: "Bearer", ExpiresAt: time.Now().Add(-time.Minute)}}
+	if err := vault.Save(t.Context(), resource, "", rec); err != nil {
+		t.Fatal(err)
+	}
+	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "evil", URL: resource, Vault: vault,
+		HTTPClient: &http.Client{Timeout: 300 * time.Millisecond}})
+	if got := a.Header(t.Context()); got != nil {
+		t.Errorf("header after a refresh that never ends: got one, want none")
+	}
+	h.done()
+	if h.hits.Load() == 0 {
+		t.Error("no refresh reached the token endpoint")
 	}
 }
 

@@ -35,7 +35,7 @@ func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string,
 		return
 	}
 	tool = clipName(tool)
-	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionID(ctx), Tool: tool,
+	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionTagOf(ctx), Tool: tool,
 		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}
 	r.Plan, r.Step, _ = executor.StepOf(ctx)
 	var ue *UpstreamError

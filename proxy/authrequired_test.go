@@ -27,7 +27,7 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := &upstreamauth.Record{ClientID: oauthtest.CallerClient, Token: transport.Token{AccessToken: p.UserToken(t, oauthtest.Alice), TokenType: "bearer"}}
-	if err := vault.Save(t.Context(), "notes", "", login); err != nil {
+	if err := vault.Save(t.Context(), r.URL, "", login); err != nil {
 		t.Fatal(err)
 	}
 	auth := &upstreamauth.Config{TokenExchange: &upstreamauth.TokenExchange{
@@ -60,7 +60,7 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 		t.Errorf("a result quoting the token: got %q, want the token redacted", text)
 	}
 
-	if err := vault.Delete(t.Context(), "notes", ""); err != nil {
+	if err := vault.Delete(t.Context(), r.URL, ""); err != nil {
 		t.Fatal(err)
 	}
 	_, err = call(t, "")
@@ -87,7 +87,7 @@ func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
 	}
 	for subject, u := range map[string]oauthtest.User{"": oauthtest.Alice, "token-b0b000000000": oauthtest.Bob} {
 		rec := &upstreamauth.Record{ClientID: oauthtest.CallerClient, Token: transport.Token{AccessToken: p.UserToken(t, u), TokenType: "Bearer"}}
-		if err := vault.Save(t.Context(), "notes", subject, rec); err != nil {
+		if err := vault.Save(t.Context(), r.URL, subject, rec); err != nil {
 			t.Fatal(err)
 		}
 	}

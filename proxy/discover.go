@@ -110,7 +110,7 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	d, err := sess.Discover(rctx, rreq)
 	endDiscoverySpan(span, d, err)
 	if errors.Is(err, routing.ErrBreakerOpen) {
-		s.logger.Warn("discovery refused: breaker open", "session_id", sessionID(ctx), "discoveries", d.Breaker.Discoveries)
+		s.logger.Warn("discovery refused: breaker open", "session_id", sessionTagOf(ctx), "discoveries", d.Breaker.Discoveries)
 		return s.withHandle(ctx, c, breakerResult(d), true), nil
 	}
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
@@ -126,13 +126,13 @@ func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) 
 	}
 	for _, a := range d.Alerts {
 		if a.Kind == "collision" {
-			s.logger.Info("routing collision", "session_id", sessionID(ctx), "tools", a.Tools, "domains", a.Domains)
+			s.logger.Info("routing collision", "session_id", sessionTagOf(ctx), "tools", a.Tools, "domains", a.Domains)
 		}
 	}
 	outs, outageAlerts := s.findOutages(d)
 	if len(outs) > 0 {
 		s.noteOutage(ctx)
-		s.logger.Info("routing met an outage", "session_id", sessionID(ctx), "upstreams", len(outs))
+		s.logger.Info("routing met an outage", "session_id", sessionTagOf(ctx), "upstreams", len(outs))
 	}
 	return s.withHandle(ctx, c, s.discoveryResult(d, outs, outageAlerts), true), nil
 }

@@ -155,7 +155,7 @@ func (g *graces) start(handler context.Context, p pendingCall, tool string) (con
 			cancel()
 			return
 		}
-		g.logger.Debug("client dropped the stream of a call", "session_id", sessionID(handler), "tool", tool, "grace", g.grace)
+		g.logger.Debug("client dropped the stream of a call", "session_id", sessionTagOf(handler), "tool", tool, "grace", g.grace)
 		c.mu.Lock()
 		if !c.ended {
 			c.timer = time.AfterFunc(g.grace, cancel)

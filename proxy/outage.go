@@ -253,7 +253,7 @@ func (s *Server) awaitStarting(ctx context.Context, sess *routing.Session, req r
 		}
 	}
 	if len(wait) > 0 {
-		s.logger.Debug("discovery waits for starting upstreams", "session_id", sessionID(ctx), "upstreams", len(wait))
+		s.logger.Debug("discovery waits for starting upstreams", "session_id", sessionTagOf(ctx), "upstreams", len(wait))
 		s.hub.awaitFirst(ctx, wait, time.Now().Add(s.hub.opts.StartWait))
 	}
 }

@@ -44,7 +44,7 @@ func (s *Server) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 // level that client asked for.
 func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
 	if err := s.mcp.SendLogMessageToClient(ctx, n); err != nil {
-		s.logger.Debug("upstream log not relayed", "session_id", sessionID(ctx), "err", err)
+		s.logger.Debug("upstream log not relayed", "session_id", sessionTagOf(ctx), "err", err)
 	}
 }
 
@@ -53,7 +53,7 @@ func (s *Server) ResourceUpdated(uri string) {
 	for _, id := range s.subs.sessions(uri) {
 		err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 		if err != nil {
-			s.logger.Debug("resource update not sent", "session_id", id, "err", err)
+			s.logger.Debug("resource update not sent", "session_id", sessionTag(id), "err", err)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 		label = otherTool // a made-up name must not take a label of the capped set
 	}
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
-	s.logger.Debug("call over the rate limit", "session_id", sessionID(ctx), "tool", tool, "retry_after", rl.RetryAfter)
+	s.logger.Debug("call over the rate limit", "session_id", sessionTagOf(ctx), "tool", tool, "retry_after", rl.RetryAfter)
 	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
 	s.hub.audit(ctx, time.Now(), tool, upstream, nil, nil, err) // refused before the hub: recorded here
 	return err

@@ -201,7 +201,8 @@ func joinedText(res *mcp.CallToolResult) string {
 // errorText is the text of an upstream's error as a model or the log may
 // see it: without the upstream's URL and configured secrets, and screened
 // for secrets and injection markers under the upstream's result policy,
-// like a tool result. The chain stays for errors.Is and errors.As.
+// like a tool result, and summarized (summarizeError) when long. The chain
+// stays for errors.Is and errors.As.
 func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool string, err error) error {
 	if err == nil {
 		return nil
@@ -212,8 +213,13 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 		return err // our own text, naming a limit
 	}
 	msg := err.Error()
-	if clean := h.screenText(cfg, tool, msg); clean != msg {
-		return upstream.WithText(clean, err)
+	clean := h.screenText(cfg, tool, msg)
+	short, cut := summarizeError(clean)
+	if cut {
+		logCut(h.logger, cfg.Name, tool, clean)
+	}
+	if short != msg {
+		return upstream.WithText(short, err)
 	}
 	return err
 }

@@ -237,7 +237,7 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
-		s.logger.Warn("tools/list query ignored: too long", "session_id", sessionID(ctx), "bytes", len(q), "limit", s.inputs.MaxQueryBytes)
+		s.logger.Warn("tools/list query ignored: too long", "session_id", sessionTagOf(ctx), "bytes", len(q), "limit", s.inputs.MaxQueryBytes)
 		return
 	}
 	sess := s.belts.session(ctx)
@@ -311,7 +311,7 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 		return
 	}
 	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
-		s.logger.Debug("tools list_changed not sent", "session_id", sessionID(ctx), "err", err)
+		s.logger.Debug("tools list_changed not sent", "session_id", sessionTagOf(ctx), "err", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // tracerName names the spans' instrumentation scope.
@@ -87,7 +88,7 @@ func endUpstreamSpan(ctx context.Context, span trace.Span, res *mcp.CallToolResu
 func endSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 	switch {
 	case err != nil:
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
 	case res != nil && res.IsError:
 		span.SetStatus(codes.Error, "the tool answered isError")
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -24,7 +26,7 @@ func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		}
 		name := clipName(req.Params.Name)
 		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionID(ctx)),
+			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionTagOf(ctx)),
 				attribute.String("mcp.principal", principalName(ctx))))
 		defer span.End()
 		res, err := next(ctx, req)
@@ -59,7 +61,7 @@ func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.S
 			kv = append(kv, attribute.String(a.Key, clipName(a.Value)))
 		}
 	}
-	kv = append(kv, attribute.String("mcp.session", sessionID(ctx)), attribute.String("mcp.principal", principalName(ctx)))
+	kv = append(kv, attribute.String("mcp.session", sessionTagOf(ctx)), attribute.String("mcp.principal", principalName(ctx)))
 	ctx, span := t.tr.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
 	return ctx, requestSpan{span}
 }
@@ -81,16 +83,22 @@ type requestSpan struct{ span trace.Span }
 
 func (s requestSpan) SetAttributes(attrs ...mcptracing.Attribute) {
 	for _, a := range attrs {
-		s.span.SetAttributes(attribute.String(a.Key, a.Value))
+		if a.Key != "mcp.session.id" {
+			s.span.SetAttributes(attribute.String(a.Key, integrity.RedactSecrets(a.Value)))
+		}
 	}
 }
 
-func (s requestSpan) RecordError(err error) { s.span.RecordError(err) }
+// RecordError records err's text, redacted, never err itself (whose
+// text the exporter would send as it is).
+func (s requestSpan) RecordError(err error) {
+	s.span.RecordError(errors.New(integrity.RedactSecrets(err.Error())))
+}
 
 func (s requestSpan) SetStatus(code mcptracing.StatusCode, description string) {
 	switch code {
 	case mcptracing.StatusError:
-		s.span.SetStatus(codes.Error, description)
+		s.span.SetStatus(codes.Error, integrity.RedactSecrets(description))
 	case mcptracing.StatusOK:
 		s.span.SetStatus(codes.Ok, "")
 	}
@@ -182,7 +190,7 @@ func endDiscoverySpan(span trace.Span, d routing.Discovery, err error) {
 		span.SetAttributes(attribute.Int("mcp.route.added", len(d.Added)), attribute.Int("mcp.route.evicted", len(d.Evicted)),
 			attribute.Bool("mcp.route.breaker_open", d.Breaker.Open))
 		if err != nil {
-			span.SetStatus(codes.Error, err.Error())
+			span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
 		}
 	}
 	endRouteSpan(span, d.Decision)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -51,7 +50,6 @@ func newAuthLoginCmd(e *env) *cobra.Command {
 			defer cancel()
 			rec, err := upstreamauth.Login(ctx, upstreamauth.LoginOptions{
 				Upstream: u.Name, URL: u.URL, Principal: principal, Config: u.Auth, Vault: vault,
-				HTTPClient: &http.Client{Timeout: 30 * time.Second},
 				Show: func(authURL string) {
 					fmt.Fprintf(e.stdout, "Open this URL in a browser to log in to %s:\n\n  %s\n\nWaiting for the login (up to %s)...\n", printable.Line(u.Name), printable.Line(authURL), wait)
 				},
@@ -89,7 +87,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 			for _, u := range remoteUpstreams(prof) {
 				s := upstreamauth.Status{Upstream: u.Name, Principal: principal}
 				if vault != nil {
-					s = vault.StatusOf(cmd.Context(), u.Name, principal)
+					s = vault.StatusOf(cmd.Context(), u.Name, u.URL, principal)
 				}
 				out = append(out, s)
 			}
@@ -134,7 +132,7 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := vault.Delete(cmd.Context(), u.Name, principal); err != nil {
+			if err := vault.Delete(cmd.Context(), u.URL, principal); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "%s: logged out\n", u.Name)

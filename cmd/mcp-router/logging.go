@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // newLogger returns a tint logger on w at the named level ("" is info;
@@ -27,10 +28,32 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		lvl = slog.LevelInfo
 	}
 	return slog.New(tint.NewTextHandler(w, &tint.Options{
-		Level:      lvl,
-		TimeFormat: time.TimeOnly,
-		NoColor:    !isTerminal(w),
+		Level:       lvl,
+		TimeFormat:  time.TimeOnly,
+		NoColor:     !isTerminal(w),
+		ReplaceAttr: redactAttr,
 	}))
+}
+
+// redactAttr is the log's part of the one redactor (integrity.RedactSecrets)
+// every sink passes: a secret known by its shape (an API key, a token, a
+// JWT, a private key) in the message or an attribute, whatever package
+// logged it, prints as "[redacted KIND]". Each upstream's logger scrubs
+// the values it was configured with as well.
+func redactAttr(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value.Resolve(); v.Kind() {
+	case slog.KindString:
+		if r := integrity.RedactSecrets(v.String()); r != v.String() {
+			return slog.String(a.Key, r)
+		}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			if r := integrity.RedactSecrets(err.Error()); r != err.Error() {
+				return slog.String(a.Key, r)
+			}
+		}
+	}
+	return a
 }
 
 // parseLevel reads one of config.LogLevels ("" is info).

@@ -245,7 +245,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	if p != noPrincipal {
 		ctx := withCaller(r2.Context(), p)
-		if token, ok := bearerToken(r.Header.Get("Authorization")); ok {
+		// Only an issuer's token travels on (to a token exchange): a static
+		// gateway token is meant for this gateway and no other server.
+		if token, ok := bearerToken(r.Header.Get("Authorization")); ok && strings.HasPrefix(p.name, principalPrefix) {
 			ctx = withCallerToken(ctx, token)
 		}
 		r2 = r2.WithContext(ctx)

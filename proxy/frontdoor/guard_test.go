@@ -701,17 +701,19 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	}
 }
 
-// The token a request was let in with leaves the headers but stays in the
-// request's context, where an upstream's token exchange reads it; an
-// unchecked token (no tokens configured) is not kept.
-func TestCallerTokenKeptInContextOnly(t *testing.T) {
+// The token a request was let in with leaves the headers; an issuer's
+// token stays in the request's context, where an upstream's token
+// exchange reads it (TestCallerIdentityReachesTheUpstream); a static
+// gateway token, meant for this gateway only, and an unchecked token (no
+// tokens configured) are not kept.
+func TestCredentialAudienceCallerTokenKeptInContextOnly(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		opts   Options
 		header string
 		want   string
 	}{
-		{name: "checked token", opts: Options{BearerTokens: []string{"caller-secret"}}, header: "Bearer caller-secret", want: "caller-secret"},
+		{name: "static gateway token", opts: Options{BearerTokens: []string{"caller-secret"}}, header: "Bearer caller-secret", want: ""},
 		{name: "no tokens configured", opts: Options{}, header: "Bearer caller-secret", want: ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

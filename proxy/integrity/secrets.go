@@ -392,3 +392,13 @@ func redactSecrets(s string) (string, bool) {
 	b.WriteString(s[last:])
 	return b.String(), true
 }
+
+// RedactSecrets is s with every secret the result scan knows by its shape
+// (API keys, tokens, JWTs, private keys) replaced with [Redacted] of its
+// kind: the one redactor of text that leaves the process by a sink other
+// than a tool result (logs, traces, status, doctor), which the result
+// policy does not govern.
+func RedactSecrets(s string) string {
+	out, _ := redactSecrets(s)
+	return out
+}

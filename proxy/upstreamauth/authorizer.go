@@ -66,8 +66,9 @@ type AuthorizerOptions struct {
 	// key) finds that login. It is tried at most once a second until it
 	// succeeds; ErrNoKey is not logged.
 	OpenVault func() (*Vault, error)
-	// HTTPClient reaches the authorization servers; nil means one with a
-	// 30s timeout.
+	// HTTPClient reaches the authorization servers; nil means a new one.
+	// Its replies are bounded (MaxReplyBytes), it gets DefaultTimeout if it
+	// has none, and it follows no redirect to another origin.
 	HTTPClient *http.Client
 	// Principal names the caller of a request (for auth.per_user); nil,
 	// or "" for a request, means the gateway's own login.
@@ -78,9 +79,7 @@ type AuthorizerOptions struct {
 
 // NewAuthorizer makes an upstream's Authorizer; it does no I/O.
 func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
+	opts.HTTPClient = boundClient(opts.HTTPClient)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -107,7 +106,14 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 // rather than serve it as someone else.
 func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	if a.exch != nil {
-		if caller := callerToken(ctx); caller != "" {
+		caller := callerToken(ctx)
+		if caller == "" && a.principal(ctx) != "" {
+			// A caller whose token is not for exchange (a static gateway
+			// token stays with the gateway): refused, never served as the
+			// gateway's login.
+			return map[string]string{"Authorization": ""}
+		}
+		if caller != "" {
 			tok, err := a.exch.token(ctx, caller)
 			if err != nil {
 				a.logger.Warn("token exchange failed", "upstream", a.upstream, "err", err)
@@ -202,20 +208,21 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 	if vault == nil {
 		return nil, ErrNoLogin
 	}
-	rec, err := vault.Load(ctx, a.upstream, subject)
+	rec, err := vault.Load(ctx, a.url, subject)
 	if err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL,
-		ResourceMetadataRoot: rec.ResourceMetadataRoot}
+		ResourceMetadataRoot: rec.ResourceMetadataRoot, TokenEndpoint: rec.TokenEndpoint}
 	hf, ok := a.handlers[subject]
 	if !ok || !sameClient(hf.client, key) {
 		if len(a.handlers) >= maxHandlers {
 			clear(a.handlers)
 		}
-		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: vault, upstream: a.upstream, subject: subject}, a.client), client: key}
+		client := pinTokenEndpoint(a.client, rec.TokenEndpoint)
+		hf = handlerFor{h: newHandler(a.url, rec, "", tokenStore{vault: vault, resource: a.url, subject: subject}, client), client: key}
 		a.handlers[subject] = hf
 	}
 	return hf.h, nil
@@ -223,7 +230,7 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 
 func sameClient(a, b Record) bool {
 	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret && a.AuthMethod == b.AuthMethod &&
-		a.ResourceMetadataURL == b.ResourceMetadataURL && a.ResourceMetadataRoot == b.ResourceMetadataRoot
+		a.ResourceMetadataURL == b.ResourceMetadataURL && a.ResourceMetadataRoot == b.ResourceMetadataRoot && a.TokenEndpoint == b.TokenEndpoint
 }
 
 // newHandler makes mcp-go's OAuthHandler for a client of the upstream at
@@ -329,7 +336,7 @@ func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
 	if a.perUser {
 		subject = a.principal(ctx)
 	}
-	rec, err := vault.Load(ctx, a.upstream, subject)
+	rec, err := vault.Load(ctx, a.url, subject)
 	if err != nil {
 		return // no login to step up: the next one asks for the challenge's scope anyway
 	}
@@ -338,7 +345,7 @@ func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
 		return
 	}
 	rec.ScopesNeeded = merged
-	if err := vault.Save(ctx, a.upstream, subject, rec); err != nil {
+	if err := vault.Save(ctx, a.url, subject, rec); err != nil {
 		a.logger.Warn("recording the scopes an upstream asked for failed", "upstream", a.upstream, "err", err)
 	}
 }

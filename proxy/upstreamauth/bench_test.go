@@ -23,7 +23,7 @@ func BenchmarkAuthorizerHeader(b *testing.B) {
 				b.Fatal(err)
 			}
 			rec := &upstreamauth.Record{ClientID: "c", Token: transport.Token{AccessToken: "tok", TokenType: "Bearer", ExpiresAt: time.Now().Add(time.Hour)}}
-			if err := vault.Save(b.Context(), "notes", "", rec); err != nil {
+			if err := vault.Save(b.Context(), "http://127.0.0.1:1/mcp", "", rec); err != nil {
 				b.Fatal(err)
 			}
 			a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: "http://127.0.0.1:1/mcp", Vault: vault})

@@ -20,7 +20,6 @@ import (
 const (
 	grantTokenExchange  = "urn:ietf:params:oauth:grant-type:token-exchange"
 	tokenTypeAccess     = "urn:ietf:params:oauth:token-type:access_token"
-	maxTokenReplyBytes  = 1 << 20
 	exchangeSkew        = 30 * time.Second // a cached token is dropped this long before it expires
 	defaultExchangeLife = 5 * time.Minute  // for an answer without expires_in
 	maxExchanged        = 10000            // cached tokens, across callers
@@ -96,7 +95,7 @@ func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.
 		return "", 0, fmt.Errorf("token exchange: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenReplyBytes))
+	body, err := io.ReadAll(resp.Body) // bounded by boundClient
 	if err != nil {
 		return "", 0, fmt.Errorf("token exchange: reading the answer: %w", err)
 	}

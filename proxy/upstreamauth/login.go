@@ -29,7 +29,7 @@ type LoginOptions struct {
 	// Vault receives the login (required).
 	Vault *Vault
 	// HTTPClient reaches the upstream and its authorization server; nil
-	// means one with a 30s timeout.
+	// means a new one. It is bounded as AuthorizerOptions.HTTPClient is.
 	HTTPClient *http.Client
 	// Show is given the authorization URL to open in a browser (required).
 	Show func(authURL string)
@@ -43,10 +43,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if opts.Config != nil {
 		cfg = *opts.Config
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
-	}
+	client := boundClient(opts.HTTPClient)
 	ln, redirect, err := listenLoopback(cfg.RedirectURL)
 	if err != nil {
 		return nil, err
@@ -68,8 +65,12 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("the authorization server of %s does not list PKCE with S256 (code_challenge_methods_supported): MCP clients must not log in there", opts.Upstream)
 	}
+	rec.Issuer = md.Issuer
+	if tu, err := url.Parse(md.TokenEndpoint); err == nil {
+		rec.TokenEndpoint = endpointOf(tu)
+	}
 	rec.Scopes = chooseScopes(cfg.Scopes, ch, prm)
-	if prev, err := opts.Vault.Load(ctx, opts.Upstream, opts.Principal); err == nil {
+	if prev, err := opts.Vault.Load(ctx, opts.URL, opts.Principal); err == nil {
 		// A step-up: what the last login had and what the upstream asked
 		// for since.
 		rec.Scopes = union(union(rec.Scopes, prev.Scopes), prev.ScopesNeeded)
@@ -106,7 +107,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, fmt.Errorf("the authorization server of %s sent no access token", opts.Upstream)
 	}
 	rec.Token = *tok
-	if err := opts.Vault.Save(ctx, opts.Upstream, opts.Principal, rec); err != nil {
+	if err := opts.Vault.Save(ctx, opts.URL, opts.Principal, rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -415,7 +416,7 @@ func authServerMetadataURLs(issuer string) []string {
 		base + "/" + p + "/.well-known/openid-configuration"}
 }
 
-// getJSON decodes the JSON at u (200 only, at most 1 MiB) into v.
+// getJSON decodes the JSON at u (200 only; boundClient bounds it) into v.
 func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -430,7 +431,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, maxTokenReplyBytes)).Decode(v)
+	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 // withoutQuery keeps a URL's query (which may hold a key) out of err.

@@ -101,7 +101,7 @@ func TestLoginStoresSealedTokensThatReachTheUpstream(t *testing.T) {
 	if got := strings.Join(rec.Scopes, " "); got != strings.Join(oauthtest.Scopes, " ") {
 		t.Errorf("scopes: got %q, want the resource's scopes_supported %q", got, oauthtest.Scopes)
 	}
-	sealed, err := g.store.LoadCredential(t.Context(), "notes", "")
+	sealed, err := g.store.LoadCredential(t.Context(), mustAudience(t, g.r.URL), "")
 	if err != nil || sealed == nil {
 		t.Fatalf("nothing stored: %v", err)
 	}
@@ -114,7 +114,7 @@ func TestLoginStoresSealedTokensThatReachTheUpstream(t *testing.T) {
 	if got, err := whoami(t, t.Context(), g.r.URL, a); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami with the login: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
-	if s := g.vault.StatusOf(t.Context(), "notes", ""); !s.LoggedIn || !s.Refreshable || !strings.Contains(s.Words(time.Now()), "logged in until") {
+	if s := g.vault.StatusOf(t.Context(), "notes", g.r.URL, ""); !s.LoggedIn || !s.Refreshable || !strings.Contains(s.Words(time.Now()), "logged in until") {
 		t.Errorf("status after login: %+v (%q)", s, s.Words(time.Now()))
 	}
 }
@@ -131,14 +131,14 @@ func TestExpiredTokenIsRefreshed(t *testing.T) {
 		t.Fatal("the revoked token still works")
 	}
 	rec.Token.ExpiresAt = time.Now().Add(-time.Minute)
-	if err := g.vault.Save(t.Context(), "notes", "", rec); err != nil {
+	if err := g.vault.Save(t.Context(), g.r.URL, "", rec); err != nil {
 		t.Fatal(err)
 	}
 	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: g.r.URL, Vault: g.vault})
 	if got, err := whoami(t, t.Context(), g.r.URL, a); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("whoami after expiry: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
-	after, err := g.vault.Load(t.Context(), "notes", "")
+	after, err := g.vault.Load(t.Context(), g.r.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestExpiredTokenIsRefreshed(t *testing.T) {
 func TestLogoutLeavesTheUpstreamRefusing(t *testing.T) {
 	g := newRig(t)
 	g.login(t, &upstreamauth.Config{ClientID: oauthtest.GatewayClient})
-	if err := g.vault.Delete(t.Context(), "notes", ""); err != nil {
+	if err := g.vault.Delete(t.Context(), g.r.URL, ""); err != nil {
 		t.Fatal(err)
 	}
 	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: g.r.URL, Vault: g.vault})
@@ -168,7 +168,7 @@ func TestLogoutLeavesTheUpstreamRefusing(t *testing.T) {
 	if g.r.Refused() == refused {
 		t.Error("the upstream refused nothing after logout")
 	}
-	if s := g.vault.StatusOf(t.Context(), "notes", ""); s.LoggedIn || !strings.Contains(s.Words(time.Now()), "mcp-router auth login notes") {
+	if s := g.vault.StatusOf(t.Context(), "notes", g.r.URL, ""); s.LoggedIn || !strings.Contains(s.Words(time.Now()), "mcp-router auth login notes") {
 		t.Errorf("status after logout: %q, want it to name the login command", s.Words(time.Now()))
 	}
 }
@@ -211,6 +211,16 @@ func TestLoginWithoutAChallengeIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not 401") {
 		t.Fatalf("got %v, want an error saying the upstream does not ask for a login", err)
 	}
+}
+
+// mustAudience is the store key of the logins to the upstream at u.
+func mustAudience(t *testing.T, u string) string {
+	t.Helper()
+	k, err := upstreamauth.Audience(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // TestSurfaceAuthzLoginCallbackChecksHost: the loopback listener that

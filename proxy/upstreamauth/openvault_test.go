@@ -47,7 +47,7 @@ func TestAuthorizerOpensTheVaultOnceTheKeyExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "tok-0123456789abcdef"
-	if err := vault.Save(ctx, "notes", "", &Record{Token: transport.Token{AccessToken: token, TokenType: "Bearer",
+	if err := vault.Save(ctx, "http://127.0.0.1:1/mcp", "", &Record{Token: transport.Token{AccessToken: token, TokenType: "Bearer",
 		ExpiresAt: time.Now().Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}

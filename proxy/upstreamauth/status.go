@@ -18,11 +18,11 @@ type Status struct {
 	Err         string    `json:"error,omitempty"`
 }
 
-// StatusOf reads the login of upstream for principal ("" for the
-// gateway's own).
-func (v *Vault) StatusOf(ctx context.Context, upstream, principal string) Status {
+// StatusOf reads the login of upstream (at resource, its URL) for
+// principal ("" for the gateway's own).
+func (v *Vault) StatusOf(ctx context.Context, upstream, resource, principal string) Status {
 	s := Status{Upstream: upstream, Principal: principal}
-	rec, err := v.Load(ctx, upstream, principal)
+	rec, err := v.Load(ctx, resource, principal)
 	switch {
 	case errors.Is(err, ErrNoLogin):
 		return s

@@ -30,7 +30,7 @@ func TestInsufficientScopeIsRecordedForTheNextLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &upstreamauth.Record{ClientID: "c", Scopes: []string{"files:read"}, Token: transport.Token{AccessToken: "t"}}
-	if err := vault.Save(t.Context(), "files", "", rec); err != nil {
+	if err := vault.Save(t.Context(), srv.URL, "", rec); err != nil {
 		t.Fatal(err)
 	}
 	a := upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "files", URL: srv.URL, Vault: vault})
@@ -50,7 +50,7 @@ func TestInsufficientScopeIsRecordedForTheNextLogin(t *testing.T) {
 	if got := get("/step-up"); got != http.StatusUnauthorized {
 		t.Errorf("403 insufficient_scope: got %d, want 401", got)
 	}
-	after, err := vault.Load(t.Context(), "files", "")
+	after, err := vault.Load(t.Context(), srv.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}

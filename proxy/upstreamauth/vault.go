@@ -12,8 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// Store keeps sealed credentials by upstream and subject (the state
-// store: SQLite, PostgreSQL or memory). It never sees a token in the clear.
+// Store keeps sealed credentials by audience (see [Audience]; the column
+// is named upstream) and subject (the state store: SQLite, PostgreSQL or
+// memory). It never sees a token in the clear.
 type Store interface {
 	// LoadCredential returns the sealed value, or nil and no error when
 	// there is none.
@@ -40,8 +41,13 @@ type Record struct {
 	ResourceMetadataURL string `json:"resource_metadata_url,omitempty"`
 	// ResourceMetadataRoot is where the metadata was found when only the
 	// root well-known URL serves it (see rootAlias).
-	ResourceMetadataRoot string   `json:"resource_metadata_root,omitempty"`
-	Scopes               []string `json:"scopes,omitempty"`
+	ResourceMetadataRoot string `json:"resource_metadata_root,omitempty"`
+	// Issuer and TokenEndpoint are the authorization server the login was
+	// made at: the refresh token and the client secret go to that token
+	// endpoint and nowhere else (see pinTokenEndpoint).
+	Issuer        string   `json:"issuer,omitempty"`
+	TokenEndpoint string   `json:"token_endpoint,omitempty"`
+	Scopes        []string `json:"scopes,omitempty"`
 	// ScopesNeeded are scopes the upstream asked for since (403
 	// insufficient_scope); the next login asks for them too.
 	ScopesNeeded []string `json:"scopes_needed,omitempty"`
@@ -87,9 +93,13 @@ func NewVault(store Store, key []byte, cacheFor time.Duration) (*Vault, error) {
 	return &Vault{store: store, seal: s, cacheFor: cacheFor, now: time.Now, cache: make(map[[2]string]cachedRecord)}, nil
 }
 
-// Load returns the record of upstream for subject ("" is the gateway's
-// own login), or ErrNoLogin.
-func (v *Vault) Load(ctx context.Context, upstream, subject string) (*Record, error) {
+// Load returns the login to the upstream at resource (its URL) for
+// subject ("" is the gateway's own login), or ErrNoLogin.
+func (v *Vault) Load(ctx context.Context, resource, subject string) (*Record, error) {
+	upstream, err := Audience(resource)
+	if err != nil {
+		return nil, err
+	}
 	k := [2]string{upstream, subject}
 	v.mu.Lock()
 	c, ok := v.cache[k]
@@ -136,8 +146,12 @@ func (v *Vault) remember(k [2]string, rec *Record) {
 // maxCached bounds the records a Vault keeps in memory.
 const maxCached = 4096
 
-// Save stores rec for upstream and subject.
-func (v *Vault) Save(ctx context.Context, upstream, subject string, rec *Record) error {
+// Save stores rec as the login to the upstream at resource for subject.
+func (v *Vault) Save(ctx context.Context, resource, subject string, rec *Record) error {
+	upstream, err := Audience(resource)
+	if err != nil {
+		return err
+	}
 	plain, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -150,8 +164,12 @@ func (v *Vault) Save(ctx context.Context, upstream, subject string, rec *Record)
 	return nil
 }
 
-// Delete forgets the login of upstream for subject.
-func (v *Vault) Delete(ctx context.Context, upstream, subject string) error {
+// Delete forgets the login to the upstream at resource for subject.
+func (v *Vault) Delete(ctx context.Context, resource, subject string) error {
+	upstream, err := Audience(resource)
+	if err != nil {
+		return err
+	}
 	if err := v.store.DeleteCredential(ctx, upstream, subject); err != nil {
 		return fmt.Errorf("removing the login of %s: %w", upstream, err)
 	}
@@ -163,7 +181,7 @@ func (v *Vault) Delete(ctx context.Context, upstream, subject string) error {
 // OAuthHandler reads the token from it and saves refreshed ones to it.
 type tokenStore struct {
 	vault             *Vault
-	upstream, subject string
+	resource, subject string
 }
 
 var _ transport.TokenStore = tokenStore{}
@@ -172,7 +190,7 @@ func (s tokenStore) GetToken(ctx context.Context) (*transport.Token, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rec, err := s.vault.Load(ctx, s.upstream, s.subject)
+	rec, err := s.vault.Load(ctx, s.resource, s.subject)
 	if errors.Is(err, ErrNoLogin) {
 		return nil, transport.ErrNoToken
 	}
@@ -188,7 +206,7 @@ func (s tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rec, err := s.vault.Load(ctx, s.upstream, s.subject)
+	rec, err := s.vault.Load(ctx, s.resource, s.subject)
 	if err != nil {
 		return err // logged out meanwhile: do not bring the login back
 	}
@@ -197,5 +215,5 @@ func (s tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {
 	if rec.Token.RefreshToken == "" {
 		rec.Token.RefreshToken = refresh
 	}
-	return s.vault.Save(ctx, s.upstream, s.subject, rec)
+	return s.vault.Save(ctx, s.resource, s.subject, rec)
 }

@@ -161,6 +161,28 @@ func (s *Scrubber) Text(t string) string {
 	return s.replace(t)
 }
 
+// lines is ls (a child's stderr, for status and doctor) with every
+// configured secret and every secret known by its shape replaced.
+func (s *Scrubber) lines(ls []string) []string {
+	for i, l := range ls {
+		ls[i] = integrity.RedactSecrets(s.Text(l))
+	}
+	return ls
+}
+
+// sinkErr is Err with secrets known by their shape redacted as well: an
+// upstream's last error, shown by status, doctor and the console.
+func (s *Scrubber) sinkErr(err error) error {
+	err = s.Err(err)
+	if err == nil {
+		return nil
+	}
+	if clean := integrity.RedactSecrets(err.Error()); clean != err.Error() {
+		return &scrubbedError{msg: clean, err: err}
+	}
+	return err
+}
+
 // value is v (a decoded JSON value) with every configured secret replaced
 // in its strings. The replacement holds no character JSON escapes, so v's
 // encoding stays valid; a v that does not encode is returned as it is.

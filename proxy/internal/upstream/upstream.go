@@ -462,10 +462,10 @@ func (u *Upstream) GiveUp(err error) {
 
 func (u *Upstream) setState(s State, err error) {
 	u.mu.Lock()
-	u.state, u.lastErr = s, u.scrub.Err(WithoutURL(err)) // read by error messages that reach clients
+	u.state, u.lastErr = s, u.scrub.sinkErr(WithoutURL(err)) // read by error messages that reach clients, status and doctor
 	u.phase, u.phaseSince = phaseNone, time.Now()
 	if s == StateFailed {
-		u.failStderr = explainingStderr(u.stderr.lines()) // nil-safe: no attempt yet
+		u.failStderr = u.scrub.lines(explainingStderr(u.stderr.lines())) // nil-safe: no attempt yet
 		u.failReached = u.reached
 	}
 	u.mu.Unlock()

@@ -68,8 +68,9 @@ type Options struct {
 
 // Bridge relays one stdio client to one gateway session.
 type Bridge struct {
-	opts Options
-	log  *slog.Logger
+	opts  Options
+	log   *slog.Logger
+	shown string // opts.URL without userinfo and query, for texts
 
 	outMu sync.Mutex // serializes writes to out
 	out   io.Writer
@@ -104,11 +105,14 @@ func New(opts Options) *Bridge {
 			DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 		}}
 	}
+	c := *opts.Client
+	c.CheckRedirect = sameOrigin
+	opts.Client = &c
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bridge{opts: opts, log: log, pending: map[string]*pending{}}
+	return &Bridge{opts: opts, log: log, shown: shownURL(opts.URL), pending: map[string]*pending{}}
 }
 
 // Run relays in (the client's messages) to the gateway and the gateway's
@@ -341,7 +345,7 @@ func (b *Bridge) post(ctx context.Context, data []byte, env *envelope) {
 func (b *Bridge) exchange(ctx context.Context, data []byte, env *envelope) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.opts.URL, bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("gateway URL %q: %w", b.opts.URL, err)
+		return fmt.Errorf("gateway URL %q: %w", b.shown, err)
 	}
 	b.setHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
@@ -565,13 +569,13 @@ func (b *Bridge) writeError(id json.RawMessage, code int, message string, data a
 // transportError names what went wrong reaching the gateway.
 func (b *Bridge) transportError(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("no gateway at %s (connection refused): is `mcp-router serve --http` running?", b.opts.URL)
+		return fmt.Errorf("no gateway at %s (connection refused): is `mcp-router serve --http` running?", b.shown)
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return fmt.Errorf("no gateway at %s (host not found)", b.opts.URL)
+		return fmt.Errorf("no gateway at %s (host not found)", b.shown)
 	}
-	return fmt.Errorf("cannot reach the gateway at %s: %w", b.opts.URL, err)
+	return fmt.Errorf("cannot reach the gateway at %s: %w", b.shown, b.withoutSecrets(err))
 }
 
 // statusError turns an HTTP error status into a message the user can act on.
@@ -591,13 +595,13 @@ func (b *Bridge) statusError(resp *http.Response) error {
 	}
 	suffix := ""
 	if text != "" {
-		suffix = ": " + strings.ToValidUTF8(text, "?")
+		suffix = ": " + b.redact(strings.ToValidUTF8(text, "?"))
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("token refused by the gateway at %s (HTTP 401): set MCP_ROUTER_TOKEN (or --token) to one of its http.bearer_tokens", b.opts.URL)
+		return fmt.Errorf("token refused by the gateway at %s (HTTP 401): set MCP_ROUTER_TOKEN (or --token) to one of its http.bearer_tokens", b.shown)
 	case http.StatusForbidden:
-		return fmt.Errorf("the gateway at %s refused the request (HTTP 403)%s", b.opts.URL, suffix)
+		return fmt.Errorf("the gateway at %s refused the request (HTTP 403)%s", b.shown, suffix)
 	case http.StatusNotFound:
 		b.mu.Lock()
 		hadSession := b.sessionID != ""
@@ -605,11 +609,11 @@ func (b *Bridge) statusError(resp *http.Response) error {
 		if hadSession {
 			return fmt.Errorf("the gateway no longer knows this session (HTTP 404; it restarted or the session expired): restart the client")
 		}
-		return fmt.Errorf("no MCP endpoint at %s (HTTP 404): the gateway serves it at /mcp", b.opts.URL)
+		return fmt.Errorf("no MCP endpoint at %s (HTTP 404): the gateway serves it at /mcp", b.shown)
 	case http.StatusRequestEntityTooLarge:
 		return fmt.Errorf("the gateway refused a message as too large (HTTP 413)%s", suffix)
 	}
-	return fmt.Errorf("the gateway at %s answered HTTP %d%s", b.opts.URL, resp.StatusCode, suffix)
+	return fmt.Errorf("the gateway at %s answered HTTP %d%s", b.shown, resp.StatusCode, suffix)
 }
 
 // endSession ends the HTTP session with DELETE, within DeleteTimeout.

@@ -1,0 +1,61 @@
+package upstreamauth
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcp-router/mcp-router/internal/bodylimit"
+)
+
+// Every reply from an authorization server (discovery, registration,
+// token, refresh, token exchange) is read through boundClient: mcp-go's
+// OAuthHandler reads token and error replies whole (io.ReadAll) and
+// decodes registration and protected resource metadata replies without a
+// bound, so the bound sits under the http.Client it is given. A server
+// that sends a reply past MaxReplyBytes fails that login or refresh with
+// bodylimit.ErrTooLarge; one that never ends its reply fails it at the
+// client's timeout (DefaultTimeout when the client given has none).
+// Either way the upstream's call fails auth_required, never the gateway.
+
+// Bounds of what the gateway reads from an authorization server.
+const (
+	// MaxReplyBytes bounds one reply's body.
+	MaxReplyBytes = 1 << 20
+	// DefaultTimeout bounds one request, its reply's body included.
+	DefaultTimeout = 30 * time.Second
+	// maxAuthRedirects bounds the redirects followed within an origin.
+	maxAuthRedirects = 5
+)
+
+// errCrossOrigin refuses a redirect to another origin.
+var errCrossOrigin = errors.New("redirect to another origin refused")
+
+// boundClient is c (nil: a new client) with its replies bounded, a
+// timeout, and redirects followed only within the origin the request was
+// sent to: a token request carries a client secret or a refresh token in
+// its body, which Go's client sends again on a 307 or 308 to any host.
+func boundClient(c *http.Client) *http.Client {
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
+	}
+	if out.Timeout <= 0 {
+		out.Timeout = DefaultTimeout
+	}
+	out.Transport = &bodylimit.Transport{Next: out.Transport, Max: MaxReplyBytes}
+	out.CheckRedirect = sameOrigin
+	return out
+}
+
+// sameOrigin is the CheckRedirect of boundClient.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxAuthRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxAuthRedirects)
+	}
+	if from := via[0].URL; from.Scheme != req.URL.Scheme || from.Host != req.URL.Host {
+		return fmt.Errorf("%w: %s://%s redirected to %s://%s", errCrossOrigin, from.Scheme, from.Host, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}

@@ -71,9 +71,12 @@ type Config struct {
 	Warnings []string
 
 	profiles map[string]entry[rawProfile]
-	names    []string // profile names in file order
-	getenv   func(string) (string, bool)
-	httpErr  error // from expanding the http section; see CheckHTTP
+	// broken are the upstream entries left out for their own errors, by
+	// profile: disabled alone (broken.go).
+	broken  map[string][]brokenUpstream
+	names   []string // profile names in file order
+	getenv  func(string) (string, bool)
+	httpErr error // from expanding the http section; see CheckHTTP
 }
 
 // Log is the log section.
@@ -209,13 +212,14 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	if root.Kind == 0 { // an empty file
 		return nil, fmt.Errorf("%s: the file is empty; it needs at least a profiles section", file)
 	}
+	broken := isolateUpstreams(file, root)
 	var raw rawConfig
 	d := &decoder{file: file}
 	d.decode(root, "", &raw)
 	if err := d.err(); err != nil {
 		return nil, err
 	}
-	cfg := &Config{File: file, getenv: opts.Getenv, profiles: map[string]entry[rawProfile]{}}
+	cfg := &Config{File: file, getenv: opts.Getenv, profiles: map[string]entry[rawProfile]{}, broken: broken}
 	if err := checkUnexpanded(file, root); err != nil {
 		return nil, err
 	}

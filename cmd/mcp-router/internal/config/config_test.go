@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,13 +27,65 @@ func env(vars map[string]string) func(string) (string, bool) {
 }
 
 // load writes yaml to a profiles.yaml and loads it with vars as the environment.
+// load loads content strictly: an upstream entry left out for its own
+// errors (see broken.go) is an error here too, so that the tests of what
+// those errors say read them from one place.
 func load(t *testing.T, content string, vars map[string]string) (*Config, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "profiles.yaml")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return Load(LoadOptions{Path: path, Getenv: env(vars), Builtins: builtins})
+	cfg, err := Load(LoadOptions{Path: path, Getenv: env(vars), Builtins: builtins})
+	if err != nil {
+		return cfg, err
+	}
+	var errs []error
+	for _, name := range cfg.names {
+		for _, b := range cfg.broken[name] {
+			errs = append(errs, b.err)
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// An upstream entry with errors of its own (a misspelt key, no command,
+// url or builtin) is disabled alone: the file loads, the profile serves
+// its other upstreams and lists the broken one as disabled with its error
+// (file, line, key) and a reason the model may read.
+func TestUpstreamEntryErrorDisablesOnlyItsUpstream(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profiles.yaml")
+	content := "profiles:\n  p:\n    upstreams:\n      calc: {builtin: calculator}\n      fs:\n        comand: npx\n        description: my files\n" +
+		"      empty: {description: nothing to run}\n      off: {comand: x, enabled: false}\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{Path: path, Getenv: env(nil), Builtins: builtins})
+	if err != nil {
+		t.Fatalf("Load: %v, want the file to load with fs and empty disabled", err)
+	}
+	p, err := cfg.Profile("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Upstreams) != 1 || p.Upstreams[0].Name != "calc" {
+		t.Errorf("upstreams %+v, want calc alone", p.Upstreams)
+	}
+	want := map[string]string{
+		"fs":    path + ":6: profiles.p.upstreams.fs.comand: unknown key",
+		"empty": path + ":8: profiles.p.upstreams.empty: needs exactly one of command",
+	}
+	if len(p.Disabled) != len(want) {
+		t.Fatalf("disabled %+v, want fs and empty (off is switched off)", p.Disabled)
+	}
+	for _, d := range p.Disabled {
+		if d.Err == nil || !strings.Contains(d.Err.Error(), want[d.Name]) || d.Reason == "" || strings.Contains(d.Reason, path) {
+			t.Errorf("disabled %s: err %v, reason %q; want %q and a reason without the path", d.Name, d.Err, d.Reason, want[d.Name])
+		}
+		if d.Name == "fs" && (d.Description != "my files" || d.Prefix != "fs_") {
+			t.Errorf("disabled fs: description %q, prefix %q; want what its entry says", d.Description, d.Prefix)
+		}
+	}
 }
 
 func loadProfile(t *testing.T, content string, vars map[string]string) Profile {

@@ -34,6 +34,10 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		}
 		p.Planner.Prompt = c.relative(prompt)
 	}
+	for _, b := range c.broken[name] {
+		p.Disabled = append(p.Disabled, b.disabled())
+		p.Lines[b.name] = b.line
+	}
 	for _, u := range e.Value.Upstreams {
 		if u.Value.Enabled != nil && !*u.Value.Enabled {
 			continue

@@ -110,17 +110,20 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 	if len(raw.Profiles) == 0 {
 		v.errorf(1, "profiles", "no profiles: add at least one, e.g. profiles: {default: {upstreams: {calculator: {builtin: calculator}}}}")
 	}
+	if c.broken == nil {
+		c.broken = map[string][]brokenUpstream{}
+	}
 	for _, p := range raw.Profiles {
+		path := "profiles." + p.Key
+		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
+			v.warnf(p.Line, path, "no upstreams: only the gateway's own tools will be offered")
+		}
+		broken := c.broken[p.Key]
+		p.Value.Upstreams = v.validUpstreams(path, p.Value.Upstreams, &broken)
+		c.broken[p.Key] = broken
 		prof := p.Value
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
-		path := "profiles." + p.Key
-		if len(prof.Upstreams) == 0 {
-			v.warnf(p.Line, path, "no upstreams: only the gateway's own tools will be offered")
-		}
-		for _, u := range prof.Upstreams {
-			v.upstream(path+".upstreams."+u.Key, u)
-		}
 		v.routing(path+".routing", p.Node, prof.Routing)
 		if pol := prof.Integrity.Poisoning; pol != "" && pol != "warn" && pol != "quarantine" {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", pol)

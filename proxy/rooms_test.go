@@ -99,11 +99,13 @@ var rooms = map[string]string{
 
 	"upstream_api.go": "upstream",
 
-	"caller.go":  "shared",
-	"errors.go":  "shared",
-	"metrics.go": "shared",
-	"calllog.go": "shared",
-	"doc.go":     "shared",
+	"caller.go":       "shared",
+	"errors.go":       "shared",
+	"errorsummary.go": "shared",
+	"sessiontag.go":   "shared",
+	"metrics.go":      "shared",
+	"calllog.go":      "shared",
+	"doc.go":          "shared",
 }
 
 // sealedRooms may not use a name of a room above them at all. The

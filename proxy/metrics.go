@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
@@ -436,24 +437,28 @@ type toolLabels struct {
 	max int
 
 	mu   sync.Mutex
-	seen map[string]struct{}
+	seen map[string]string // tool name → its label
 }
 
 func newToolLabels(max int) *toolLabels {
-	return &toolLabels{max: max, seen: make(map[string]struct{})}
+	return &toolLabels{max: max, seen: make(map[string]string)}
 }
 
+// label is the tool's label: its name with anything shaped like a secret
+// redacted (a name comes from an upstream; metrics leave the process),
+// or otherTool past the bound.
 func (t *toolLabels) label(name string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.seen[name]; ok {
-		return name
+	if l, ok := t.seen[name]; ok {
+		return l
 	}
 	if len(t.seen) >= t.max {
 		return otherTool
 	}
-	t.seen[name] = struct{}{}
-	return name
+	l := integrity.RedactSecrets(name)
+	t.seen[name] = l
+	return l
 }
 
 // upstreamStates is mcp_router_upstream_up. It keeps each upstream's

@@ -604,3 +604,18 @@ func TestMetricsPerProfileViews(t *testing.T) {
 		t.Errorf("calls served, seen from the gateway: got %d, want 2", served)
 	}
 }
+
+// A tool name shaped like a secret (an upstream chose it) never becomes a
+// metrics label as it is: metrics leave the process.
+func TestNoSecretInMetricsLabels(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("aB3dE5fG7h", 4)[:36]
+	labels := newToolLabels(10)
+	for range 2 { // the second answer comes from the seen names
+		if got := labels.label(secret); strings.Contains(got, secret[4:]) {
+			t.Errorf("label %q keeps the secret", got)
+		}
+	}
+	if got := labels.label("calculator_add"); got != "calculator_add" {
+		t.Errorf("label of calculator_add: got %q", got)
+	}
+}

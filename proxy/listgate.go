@@ -1,11 +1,13 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"maps"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -154,18 +156,100 @@ func catalogFingerprint(c *Catalog, method string) uint64 {
 }
 
 // seeLists records, after initialize or a list request, what ctx's session
-// holds: a stdio session's later list_changed notifications are judged
-// against it. A stateless (2026-07-28) request records nothing: a list
-// change there tells a listening client that the catalog changed, whatever
-// its fixed list shows, and every list_changed passes.
+// holds: its later list_changed notifications are judged against it. A
+// stateless (2026-07-28) request records nothing: a list change there
+// tells a listening client that the catalog changed, whatever its fixed
+// list shows, and every list_changed passes.
 func (s *Server) seeLists(ctx context.Context, methods ...mcp.MCPMethod) {
-	sess, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
-	if !ok || sess.lists == nil || stateless(ctx) {
+	if stateless(ctx) {
+		return
+	}
+	g := s.gateOf(ctx)
+	if g == nil {
 		return
 	}
 	for _, m := range methods {
-		sess.lists.saw(string(m))
+		g.saw(string(m))
 	}
+}
+
+// gateOf returns the list gate of ctx's session: a stdio session's own,
+// or that of an HTTP session, made at its first sight (initialize) from
+// that request's context (its caller, and whether it lists every tool).
+func (s *Server) gateOf(ctx context.Context) *listGate {
+	switch sess := server.ClientSessionFromContext(ctx).(type) {
+	case nil:
+		return nil
+	case *stdioSession:
+		return sess.lists
+	default:
+		if g, ok := s.httpGates.Load(sess.SessionID()); ok {
+			return g.(*listGate)
+		}
+		base := context.WithoutCancel(ctx)
+		g, _ := s.httpGates.LoadOrStore(sess.SessionID(), newListGate(func(method string) uint64 { return s.listFingerprint(base, method) }))
+		return g.(*listGate)
+	}
+}
+
+// gateHTTP passes a session's HTTP responses through its list gate: a
+// tools, prompts or resources list_changed event that would tell the
+// client nothing new is not written. mcp-go sends one to every session
+// whenever the catalog's tools change; upstreams joining behind a belt
+// change nothing a session sees.
+type gateHTTP struct {
+	next http.Handler
+	s    *Server
+}
+
+func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g, ok := h.s.httpGates.Load(r.Header.Get(server.HeaderKeySessionID)); ok {
+		w = gatedWriter{ResponseWriter: w, gate: g.(*listGate)}
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// gatedWriter drops the SSE events of list_changed notifications its gate
+// finds stale; mcp-go writes each event in one Write.
+type gatedWriter struct {
+	http.ResponseWriter
+	gate *listGate
+}
+
+func (w gatedWriter) Write(p []byte) (int, error) {
+	if m := listChangedEvent(p); m != "" && !w.gate.news(m) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w gatedWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w gatedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// maxListEvent bounds the SSE event a list_changed notification makes;
+// anything longer is something else.
+const maxListEvent = 512
+
+// listChangedEvent returns the method of the list_changed notification p
+// is the whole SSE event of, or "".
+func listChangedEvent(p []byte) string {
+	const prefix = "event: message\ndata: "
+	if len(p) > maxListEvent || !bytes.HasPrefix(p, []byte(prefix)) {
+		return ""
+	}
+	var n struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(p[len(prefix):]), &n) != nil || n.ID != nil || !isListChanged(n.Method) {
+		return ""
+	}
+	return n.Method
 }
 
 // hookListGate records what a stdio session was shown: every list at

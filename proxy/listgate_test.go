@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -27,13 +28,13 @@ func (l *listCounts) get() (tools, prompts, rsrc int) {
 	return l.tools, l.prompts, l.rsrc
 }
 
-// countingStdioClient connects a go-sdk client over stdio to a server of
-// opts and counts the list_changed notifications it hears.
-func countingStdioClient(t *testing.T, opts ServerOptions) (*sdk.ClientSession, *listCounts) {
+// countingClient connects a go-sdk client over transport ("stdio" or
+// "http") to a server of opts and counts the list_changed notifications it
+// hears.
+func countingClient(t *testing.T, transport string, opts ServerOptions) (*sdk.ClientSession, *listCounts) {
 	t.Helper()
 	srv := NewServer(opts)
 	t.Cleanup(srv.Close)
-	fromProxy, toProxy := stdioPipes(t, srv)
 	l := &listCounts{toolsHeard: make(chan struct{}, 64)}
 	bump := func(n *int) { l.mu.Lock(); *n++; l.mu.Unlock() }
 	cl := sdk.NewClient(&sdk.Implementation{Name: "counting", Version: "1"}, &sdk.ClientOptions{
@@ -44,62 +45,78 @@ func countingStdioClient(t *testing.T, opts ServerOptions) (*sdk.ClientSession, 
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { bump(&l.prompts) },
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { bump(&l.rsrc) },
 	})
-	s, err := cl.Connect(t.Context(), &sdk.IOTransport{Reader: fromProxy, Writer: toProxy}, sessionEra)
+	var tr sdk.Transport
+	if transport == "http" {
+		ts := httptest.NewServer(srv.HTTPHandler())
+		t.Cleanup(ts.Close)
+		tr = &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}
+	} else {
+		fromProxy, toProxy := stdioPipes(t, srv)
+		tr = &sdk.IOTransport{Reader: fromProxy, Writer: toProxy}
+	}
+	s, err := cl.Connect(t.Context(), tr, sessionEra)
 	if err != nil {
-		t.Fatalf("connect over stdio: %v", err)
+		t.Fatalf("connect over %s: %v", transport, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, l
 }
 
-// Eight upstreams joining together behind a belt change the catalog but
-// not the tools a stdio client sees: it hears no list_changed for them,
-// and one when its belt changes (routed a joined upstream's tool).
+// Eight upstreams joining together behind a belt change the catalog, but
+// the tools a client sees, over stdio or HTTP, only once: when the one
+// whose tool is a core tool joins. The client hears one tools/list_changed
+// for that, and nothing for the other seven.
 func TestQuietJoinsSendNoListChangedBehindABelt(t *testing.T) {
-	names := make([]string, 8)
-	ups := []UpstreamConfig{builtinFake("alpha")}
-	for i := range names {
-		names[i] = fmt.Sprintf("joiner%d", i)
-		ups = append(ups, toolsUpstream(names[i], names[i]+"_", fmt.Sprintf("forecast_weather_%d", i)))
-	}
-	g := newGates(t, names...)
-	h := launchHub(t, g, Options{Upstreams: ups})
-	eventually(t, faultWait, "alpha to connect", func() bool { return statusOf(h, "alpha").State == StateConnected })
-	s, counts := countingStdioClient(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
-	before, err := s.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.openAll()
-	eventually(t, faultWait, "the 8 upstreams to join", func() bool {
-		for _, n := range names {
-			if statusOf(h, n).State != StateConnected {
-				return false
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			names := make([]string, 8)
+			ups := []UpstreamConfig{builtinFake("alpha")}
+			for i := range names {
+				names[i] = fmt.Sprintf("joiner%d", i)
+				ups = append(ups, toolsUpstream(names[i], names[i]+"_", fmt.Sprintf("forecast_weather_%d", i)))
 			}
-		}
-		_, ok := h.Catalog().Tool("joiner7_forecast_weather_7")
-		return ok
-	})
-	after, err := s.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(after.Tools) != len(before.Tools) {
-		t.Fatalf("the belt grew from %d to %d tools on joins alone", len(before.Tools), len(after.Tools))
-	}
-	// The belt changes: one list_changed, the first the client hears.
-	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "request_more_tools", Arguments: map[string]any{"query": "forecast the weather"}})
-	if err != nil || res.IsError {
-		t.Fatalf("request_more_tools: %v %+v", err, res)
-	}
-	select {
-	case <-counts.toolsHeard:
-	case <-time.After(faultWait):
-		t.Fatal("no tools/list_changed after the belt changed")
-	}
-	tools, prompts, rsrc := counts.get()
-	if tools != 1 || prompts != 0 || rsrc != 0 {
-		t.Errorf("list_changed heard: tools %d, prompts %d, resources %d; want 1, 0, 0 (8 joins behind a belt, then one belt change)", tools, prompts, rsrc)
+			g := newGates(t, names...)
+			h := launchHub(t, g, Options{Upstreams: ups})
+			eventually(t, faultWait, "alpha to connect", func() bool { return statusOf(h, "alpha").State == StateConnected })
+			const core = "joiner5_forecast_weather_5"
+			s, counts := countingClient(t, transport, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}), CoreTools: []string{core}})
+			before, err := s.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.openAll()
+			select {
+			case <-counts.toolsHeard:
+			case <-time.After(faultWait):
+				t.Fatal("no tools/list_changed after the core tool's upstream joined")
+			}
+			eventually(t, faultWait, "the 8 upstreams to join", func() bool {
+				for _, n := range names {
+					if statusOf(h, n).State != StateConnected {
+						return false
+					}
+				}
+				return true
+			})
+			after, err := s.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var listed []string
+			for _, tool := range after.Tools {
+				listed = append(listed, tool.Name)
+			}
+			if len(after.Tools) != len(before.Tools)+1 || !slices.Contains(listed, core) {
+				t.Fatalf("after the joins the client lists %v; want what it listed before and %s", listed, core)
+			}
+			if _, err := s.ListTools(t.Context(), nil); err != nil { // a round trip more: what was sent is heard
+				t.Fatal(err)
+			}
+			tools, prompts, rsrc := counts.get()
+			if tools != 1 || prompts != 0 || rsrc != 0 {
+				t.Errorf("list_changed heard: tools %d, prompts %d, resources %d; want 1, 0, 0 (8 joins, one of them the core tool's)", tools, prompts, rsrc)
+			}
+		})
 	}
 }
 
@@ -115,7 +132,7 @@ func TestJoinsTogetherSendOneListChanged(t *testing.T) {
 	g := newGates(t, names...)
 	h := launchHub(t, g, Options{Upstreams: ups})
 	eventually(t, faultWait, "alpha to connect", func() bool { return statusOf(h, "alpha").State == StateConnected })
-	s, counts := countingStdioClient(t, ServerOptions{Hub: h})
+	s, counts := countingClient(t, "stdio", ServerOptions{Hub: h})
 	g.openAll()
 	var listed []string
 	for len(listed) < len(names) {

@@ -126,6 +126,9 @@ type Server struct {
 
 	syncMu sync.Mutex // one sync at a time sets the lists
 	lists  syncedLists
+	// httpGates are the list gates of HTTP sessions, by session id
+	// (listgate.go)
+	httpGates sync.Map
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -165,7 +168,10 @@ func NewServer(opts ServerOptions) *Server {
 			s.graces.posted(ctx, key)
 		}
 	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.hub.ForgetSession(cs.SessionID()) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.hub.ForgetSession(cs.SessionID())
+		s.httpGates.Delete(cs.SessionID())
+	})
 	hooks.AddBeforeCallTool(s.holdForStart)
 	s.hookCalls(opts, hooks)
 	s.hookListGate(hooks)
@@ -350,7 +356,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	checked := answerCancelled{wire.PrecheckHTTP{Next: s.http, Log: s.logger, Cancelled: s.graces.cancelled}}
+	checked := answerCancelled{wire.PrecheckHTTP{Next: gateHTTP{next: s.http, s: s}, Log: s.logger, Cancelled: s.graces.cancelled}}
 	return resumeHTTP{next: checked, mcp: s.http, ids: s.ids, log: s.logger, mu: &s.resumeMu}
 }
 

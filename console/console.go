@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/internal/printable"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -39,6 +40,13 @@ type listGate struct {
 	// fingerprint returns what the session would list now for a
 	// list_changed method.
 	fingerprint func(method string) uint64
+
+	// held is set, for an HTTP session, when a request changed the
+	// session's tools: the request's own stream may drop a notification
+	// sent as it ends (mcp-go's forwarder takes it off the session's
+	// channel, finds the request done, and discards it), so gateHTTP sends
+	// it once the request has ended.
+	held atomic.Bool
 
 	mu   sync.Mutex
 	seen map[string]uint64 // by notification method
@@ -203,10 +211,39 @@ type gateHTTP struct {
 }
 
 func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g, ok := h.s.httpGates.Load(r.Header.Get(server.HeaderKeySessionID)); ok {
-		w = gatedWriter{ResponseWriter: w, gate: g.(*listGate)}
+	id := r.Header.Get(server.HeaderKeySessionID)
+	g, ok := h.s.httpGates.Load(id)
+	if !ok {
+		h.next.ServeHTTP(w, r)
+		return
 	}
-	h.next.ServeHTTP(w, r)
+	gate := g.(*listGate)
+	h.next.ServeHTTP(gatedWriter{ResponseWriter: w, gate: gate}, r)
+	if gate.held.Swap(false) { // the session's event stream, or its next request, carries it
+		// The request's forwarder, still running a moment after the
+		// request ends, could take it too, and drop it.
+		wait := time.NewTimer(heldDelay)
+		select {
+		case <-wait.C:
+		case <-r.Context().Done():
+		}
+		wait.Stop()
+		if err := h.s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
+			h.s.logger.Debug("tools list_changed not sent", "session_id", sessionTag(id), "err", err)
+		}
+	}
+}
+
+// holdToolsChanged holds ctx's HTTP session's tools/list_changed until
+// its request ends (see listGate.held); it reports false for a session
+// that is not an HTTP one.
+func (s *Server) holdToolsChanged(ctx context.Context) bool {
+	g, ok := s.httpGates.Load(sessionID(ctx))
+	if !ok {
+		return false
+	}
+	g.(*listGate).held.Store(true)
+	return true
 }
 
 // gatedWriter drops the SSE events of list_changed notifications its gate
@@ -230,6 +267,14 @@ func (w gatedWriter) Flush() {
 }
 
 func (w gatedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// heldDelay is how long after a request ends gateHTTP waits before it
+// sends the session a list_changed the request held: long enough for
+// mcp-go's forwarder of that request to have seen it end. Measured with
+// TestBeltChangeHeardOverHTTPEveryTime on a loaded machine: sent from
+// within the request, as before, 2 of 10 runs of 20 sessions lost one;
+// sent at once after it, 3 of 120 sessions; after 20 ms, none of 700.
+var heldDelay = 20 * time.Millisecond
 
 // maxListEvent bounds the SSE event a list_changed notification makes;
 // anything longer is something else.

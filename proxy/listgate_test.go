@@ -160,3 +160,24 @@ func TestJoinsTogetherSendOneListChanged(t *testing.T) {
 		t.Errorf("want at most 2 tools/list_changed and no other")
 	}
 }
+
+// Over HTTP, the tools/list_changed a request_more_tools causes reaches the
+// client every time. Sent from within the request, mcp-go dropped it about
+// one time in two: the request's stream took it off the session's channel
+// as the request ended, found the request done, and discarded it.
+func TestBeltChangeHeardOverHTTPEveryTime(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	for i := range 50 {
+		s, counts := countingClient(t, "http", ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+		res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "request_more_tools", Arguments: map[string]any{"query": "echo the text back"}})
+		if err != nil || res.IsError {
+			t.Fatalf("request_more_tools: %v %+v", err, res)
+		}
+		select {
+		case <-counts.toolsHeard:
+		case <-time.After(faultWait):
+			t.Fatalf("session %d heard no tools/list_changed after its belt changed", i)
+		}
+		s.Close()
+	}
+}

@@ -316,6 +316,9 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 	if stateless(ctx) { // no session to tell: its list did not change
 		return
 	}
+	if s.holdToolsChanged(ctx) { // sent once the HTTP request ends
+		return
+	}
 	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
 		s.logger.Debug("tools list_changed not sent", "session_id", sessionTagOf(ctx), "err", err)
 	}

@@ -108,7 +108,7 @@ const MemoryPath = ":memory:"
 // call opens a database of its own that nothing else shares; it writes no
 // file, and is gone at Close.
 func OpenMemory(ctx context.Context) (*DB, error) {
-	sdb, err := sql.Open("sqlite", MemoryPath+"?_txlock=immediate")
+	sdb, err := sql.Open("sqlite", MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, openError(MemoryPath, err)
 	}

@@ -64,6 +64,7 @@ func readLines(t *testing.T, path string) []audit.Record {
 func TestLogWritesFileAndStore(t *testing.T) {
 	dir := t.TempDir()
 	mem := state.NewMemory()
+	t.Cleanup(func() { mem.Close() })
 	l, err := audit.Open(audit.Options{File: filepath.Join(dir, "audit.jsonl"), Store: mem.Audit()})
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +172,7 @@ type syncBuffer = syncbuf.Buffer
 func TestLogQueueFullDropsAndWarns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := state.NewMemory()
+		defer mem.Close()
 		held := &heldStore{Store: mem.Audit(), entered: make(chan struct{}), release: make(chan struct{})}
 		var logs syncBuffer
 		var drops atomic.Int64
@@ -241,6 +243,7 @@ func (b *batchStore) sizes() []int {
 func TestLogWritesRecordsWithinTheLingerTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := state.NewMemory()
+		defer mem.Close()
 		store := &batchStore{Store: mem.Audit()}
 		l, err := audit.Open(audit.Options{Store: store})
 		if err != nil {

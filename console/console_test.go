@@ -78,7 +78,7 @@ func (c *routerCatalog) Route(ctx context.Context, req routing.Request) (routing
 type fixture struct {
 	srv     *httptest.Server
 	gw      *gatewayUnderTest
-	mem     *state.Memory
+	mem     *state.DB
 	client  *http.Client
 	console *Console
 }
@@ -97,7 +97,9 @@ func newFixture(t *testing.T, tokens ...string) *fixture {
 // door.
 func newFixtureDoor(t *testing.T, door frontdoor.Options) *fixture {
 	t.Helper()
-	f := &fixture{mem: state.NewMemory(), gw: &gatewayUnderTest{ups: []Upstream{
+	mem := state.NewMemory()
+	t.Cleanup(func() { mem.Close() })
+	f := &fixture{mem: mem, gw: &gatewayUnderTest{ups: []Upstream{
 		{Name: "calc", State: "connected", Protocol: "2025-11-25", Tools: 2, Restartable: true},
 		{Name: "notes", State: "failed", Err: "exec: notes-server: not found", Restartable: true},
 	}}}

@@ -104,7 +104,7 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 // A call refused by the session's rate limit, which is answered before
 // the hub, is recorded too, direct or as a plan step.
 func TestAuditRecordsRateLimited(t *testing.T) {
-	mem := state.NewMemory()
+	mem := memState(t)
 	log, err := audit.Open(audit.Options{Store: mem.Audit()})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestAuditRecordsRateLimited(t *testing.T) {
 // A call of a name the catalog lacks is recorded as unknown_tool, its
 // name cut to a bound.
 func TestAuditRecordsUnknownToolBounded(t *testing.T) {
-	mem := state.NewMemory()
+	mem := memState(t)
 	log, err := audit.Open(audit.Options{Store: mem.Audit()})
 	if err != nil {
 		t.Fatal(err)
@@ -167,4 +167,15 @@ func TestJSONSizeIsMarshalLength(t *testing.T) {
 	if got := jsonSize(nil); got != 0 {
 		t.Errorf("jsonSize(nil): got %d, want 0", got)
 	}
+}
+
+// memState is state in memory, closed when t ends.
+func memState(t testing.TB) *state.DB {
+	t.Helper()
+	db, err := state.OpenMemory(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 // A remote upstream behind an OpenID provider: calls carry the stored
@@ -22,7 +21,7 @@ import (
 func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 	p := oauthtest.NewProvider(t)
 	r := oauthtest.NewResource(t, p)
-	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), bytes.Repeat([]byte{3}, 32), -1)
+	vault, err := upstreamauth.NewVault(memState(t).Credentials(), bytes.Repeat([]byte{3}, 32), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
 	p := oauthtest.NewProvider(t)
 	r := oauthtest.NewResource(t, p)
-	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), bytes.Repeat([]byte{4}, 32), -1)
+	vault, err := upstreamauth.NewVault(memState(t).Credentials(), bytes.Repeat([]byte{4}, 32), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

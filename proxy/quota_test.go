@@ -14,7 +14,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 // tokenClientEra connects a real MCP client over HTTP with a bearer
@@ -226,7 +225,7 @@ func TestRepeatedCallBreakerStatelessCountsPerToken(t *testing.T) {
 // windows: 3 a minute is 3 in all, the refusal says when the window ends,
 // and the next window admits again. Concurrent caps stay per gateway.
 func TestQuotaSharedAcrossGateways(t *testing.T) {
-	shared := state.NewMemory().Quotas()
+	shared := memState(t).Quotas()
 	list := []Quota{{Principal: "*", Tool: "*", CallsPerMinute: 3, Concurrent: 1}}
 	now := time.Date(2026, 7, 28, 10, 0, 15, 0, time.UTC)
 	a, b := newQuotas(list, shared, nil), newQuotas(list, shared, nil)

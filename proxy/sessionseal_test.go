@@ -374,7 +374,7 @@ func TestEndedSessionsUnreachable(t *testing.T) {
 // resume for the principal that sends it: made-up ids and another
 // principal's write nothing, so the table holds real sessions alone.
 func TestEndedSessionsRecordOnlyResumableIDs(t *testing.T) {
-	shared := state.NewMemory().EndedSessions()
+	shared := memState(t).EndedSessions()
 	ids := newSealedIDs(RandomSessionKey())
 	ids.shared = shared
 	as := func(method, principal string) *http.Request {

@@ -76,37 +76,3 @@ func limitOf(f audit.Filter) int {
 	}
 	return f.Limit
 }
-
-// memAudit is the audit.Store in memory.
-type memAudit struct{ m *Memory }
-
-func (s memAudit) Append(ctx context.Context, recs []audit.Record) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("appending audit records: %w", err)
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	s.m.audit = append(s.m.audit, recs...)
-	if over := len(s.m.audit) - s.m.auditMax; over > 0 {
-		s.m.audit = slices.Delete(s.m.audit, 0, over)
-	}
-	return nil
-}
-
-func (s memAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("reading audit records: %w", err)
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	var out []audit.Record
-	for i := len(s.m.audit) - 1; i >= 0 && len(out) < limitOf(f); i-- {
-		r := s.m.audit[i]
-		if r.Time.Before(f.Since) || (f.Tool != "" && r.Tool != f.Tool) || (f.Principal != "" && r.Principal != f.Principal) {
-			continue
-		}
-		out = append(out, r)
-	}
-	slices.Reverse(out)
-	return out, nil
-}

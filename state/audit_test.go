@@ -17,9 +17,6 @@ func auditOf(t *testing.T, b backend, max int) audit.Store {
 	switch b := b.(type) {
 	case *DB:
 		return &sqlAudit{db: b, max: max}
-	case *Memory:
-		b.auditMax = max
-		return b.Audit()
 	case *PG:
 		return &pgAudit{db: b, max: max}
 	}

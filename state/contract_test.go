@@ -38,7 +38,7 @@ var backends = []struct {
 	name string
 	open func(t *testing.T) backend
 }{
-	{"memory", func(t *testing.T) backend { return NewMemory() }},
+	{"memory", func(t *testing.T) backend { return openMemory(t) }},
 	{"sqlite", func(t *testing.T) backend { return openDB(t, t.TempDir()) }},
 	{"postgres", func(t *testing.T) backend { return openPG(t, pgtest.Schema(t)) }},
 }
@@ -48,6 +48,16 @@ func openDB(t testing.TB, dir string) *DB {
 	db, err := Open(context.Background(), Options{Dir: dir})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openMemory(t testing.TB) *DB {
+	t.Helper()
+	db, err := OpenMemory(t.Context())
+	if err != nil {
+		t.Fatalf("OpenMemory: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db

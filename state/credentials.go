@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -88,42 +87,5 @@ func (s *pgCredentials) DeleteCredential(ctx context.Context, upstream, subject 
 	if _, err := s.db.pool.Exec(ctx, `DELETE FROM upstream_credentials WHERE upstream = $1 AND subject = $2`, upstream, subject); err != nil {
 		return fmt.Errorf("removing credentials from %s: %w", s.db.name, err)
 	}
-	return nil
-}
-
-// Credentials returns the upstream credentials in memory.
-func (m *Memory) Credentials() upstreamauth.Store { return memCredentials{m} }
-
-type memCredentials struct{ m *Memory }
-
-func (s memCredentials) LoadCredential(ctx context.Context, upstream, subject string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	return slices.Clone(s.m.creds[[2]string{upstream, subject}]), nil
-}
-
-func (s memCredentials) SaveCredential(ctx context.Context, upstream, subject string, sealed []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	if s.m.creds == nil {
-		s.m.creds = map[[2]string][]byte{}
-	}
-	s.m.creds[[2]string{upstream, subject}] = slices.Clone(sealed)
-	return nil
-}
-
-func (s memCredentials) DeleteCredential(ctx context.Context, upstream, subject string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	delete(s.m.creds, [2]string{upstream, subject})
 	return nil
 }

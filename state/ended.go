@@ -34,13 +34,7 @@ type EndedSessions interface {
 var (
 	_ EndedSessions = (*sqlEnded)(nil)
 	_ EndedSessions = (*pgEnded)(nil)
-	_ EndedSessions = memEnded{}
 )
-
-// maxEndedMemory bounds the records held in memory: past it, the ones
-// closest to their expiry go first. A database holds them all until they
-// expire (MaxEndedPerOwner each).
-const maxEndedMemory = 100_000
 
 // MaxEndedPerOwner bounds the ended-session records of one owner: past
 // it, the owner's records closest to their expiry go first. The sessions
@@ -129,68 +123,4 @@ func (s *pgEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool,
 		return false, fmt.Errorf("looking up an ended session in %s: %w", s.db.name, err)
 	}
 	return true, nil
-}
-
-// EndedSessions returns the ended sessions in memory.
-func (m *Memory) EndedSessions() EndedSessions { return memEnded{m} }
-
-type memEnded struct{ m *Memory }
-
-func (s memEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	if s.m.ended == nil {
-		s.m.ended = map[[32]byte]endedRecord{}
-	}
-	o := string(ownerKey(owner))
-	mine := 0
-	for k, r := range s.m.ended {
-		switch {
-		case !r.until.After(now):
-			delete(s.m.ended, k)
-		case r.owner == o && k != key:
-			mine++
-		}
-	}
-	for ; mine >= MaxEndedPerOwner; mine-- {
-		s.m.dropSoonestLocked(func(r endedRecord) bool { return r.owner == o })
-	}
-	for len(s.m.ended) >= maxEndedMemory { // rare: as many sessions ended within a day
-		s.m.dropSoonestLocked(func(endedRecord) bool { return true })
-	}
-	if r, ok := s.m.ended[key]; !ok || until.After(r.until) {
-		s.m.ended[key] = endedRecord{until: until, owner: o}
-	}
-	return nil
-}
-
-// endedRecord is one ended session in memory: until when, and whose.
-type endedRecord struct {
-	until time.Time
-	owner string // ownerKey
-}
-
-// dropSoonestLocked drops the record closest to its expiry of those of.
-func (m *Memory) dropSoonestLocked(of func(endedRecord) bool) {
-	var first [32]byte
-	var soonest time.Time
-	for k, r := range m.ended {
-		if of(r) && (soonest.IsZero() || r.until.Before(soonest)) {
-			first, soonest = k, r.until
-		}
-	}
-	delete(m.ended, first)
-}
-
-func (s memEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	r, ok := s.m.ended[key]
-	return ok && r.until.After(now), nil
 }

@@ -24,7 +24,6 @@ type QuotaCounts interface {
 var (
 	_ QuotaCounts = (*sqlQuotas)(nil)
 	_ QuotaCounts = (*pgQuotas)(nil)
-	_ QuotaCounts = memQuotas{}
 )
 
 // maxQuotaKey bounds a key (a quota and a principal, both from the
@@ -92,42 +91,5 @@ func (s *pgQuotas) Take(ctx context.Context, key string, window time.Time, limit
 			return true, fmt.Errorf("pruning the counts of %s in %s: %w", key, s.db.name, err)
 		}
 	}
-	return true, nil
-}
-
-// Quotas returns the quota counts in memory.
-func (m *Memory) Quotas() QuotaCounts { return memQuotas{m} }
-
-type memQuotas struct{ m *Memory }
-
-type quotaCount struct {
-	win int64
-	n   int
-}
-
-func (s memQuotas) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := checkQuotaTake(key, limit); err != nil {
-		return false, err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	if s.m.quotas == nil {
-		s.m.quotas = map[string]quotaCount{}
-	}
-	c := s.m.quotas[key]
-	switch w := window.Unix(); {
-	case w > c.win:
-		c = quotaCount{win: w}
-	case w < c.win: // a window already closed here
-		return false, nil
-	}
-	if c.n >= limit {
-		return false, nil
-	}
-	c.n++
-	s.m.quotas[key] = c
 	return true, nil
 }

@@ -100,6 +100,40 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// MemoryPath is the Path of a database opened with OpenMemory.
+const MemoryPath = ":memory:"
+
+// OpenMemory opens the state in memory: the same schema and code as
+// state.db, for a run whose state cannot be opened, and for tests. Each
+// call opens a database of its own that nothing else shares; it writes no
+// file, and is gone at Close.
+func OpenMemory(ctx context.Context) (*DB, error) {
+	sdb, err := sql.Open("sqlite", MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)")
+	if err != nil {
+		return nil, openError(MemoryPath, err)
+	}
+	// Each connection to :memory: is a database of its own: keep one,
+	// open for the DB's life.
+	sdb.SetMaxOpenConns(1)
+	sdb.SetMaxIdleConns(1)
+	db := &DB{path: MemoryPath, db: sdb, log: slog.New(slog.DiscardHandler)}
+	if err := db.migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, openError(MemoryPath, err)
+	}
+	return db, nil
+}
+
+// NewMemory is OpenMemory for callers that cannot handle an error: SQLite
+// always opens memory, so it panics only on a broken build.
+func NewMemory() *DB {
+	db, err := OpenMemory(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return db
+}
+
 // Path returns the database file's path.
 func (db *DB) Path() string { return db.path }
 

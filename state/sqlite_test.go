@@ -248,3 +248,23 @@ func benchMemoryReload(b *testing.B, s lessons.Store) {
 		b.Fatalf("%d lessons", mem.Len())
 	}
 }
+
+// Two stores in memory never share their state, and neither writes a
+// file.
+func TestOpenMemoryStoresAreSeparateAndWriteNoFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	a, b := openMemory(t), openMemory(t)
+	if _, err := a.Lessons().Put(t.Context(), lesson("q", "alpha_echo")); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := b.Lessons().All(t.Context()); err != nil || len(all) != 0 {
+		t.Fatalf("the other store's lessons: %v, %v; want none", all, err)
+	}
+	if all, err := a.Lessons().All(t.Context()); err != nil || len(all) != 1 {
+		t.Fatalf("the store's own lessons: %v, %v; want the one put", all, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("files written by stores in memory: %v", ents)
+	}
+}

@@ -70,11 +70,11 @@ func TestApprovalBoundCLI(t *testing.T) {
 // flakyPins is a state whose pins cannot be read while down is set (a
 // locked or unreachable store).
 type flakyPins struct {
-	*state.Memory
+	*state.DB
 	down *atomic.Bool
 }
 
-func (f flakyPins) Pins() integrity.PinStore { return flakyPinStore{f.Memory.Pins(), f.down} }
+func (f flakyPins) Pins() integrity.PinStore { return flakyPinStore{f.DB.Pins(), f.down} }
 
 type flakyPinStore struct {
 	integrity.PinStore
@@ -97,8 +97,10 @@ func TestIntegrityFailsClosedPinsUnreadableAtStart(t *testing.T) {
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
 	var down atomic.Bool
 	down.Store(true)
+	mem := state.NewMemory()
+	t.Cleanup(func() { mem.Close() })
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) (string, bool) { return "", false },
-		configPath: cfg, state: flakyPins{state.NewMemory(), &down}}
+		configPath: cfg, state: flakyPins{mem, &down}}
 	c, prof, err := e.loadConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,6 @@ type stateStore interface {
 
 var (
 	_ stateStore = (*state.DB)(nil)
-	_ stateStore = (*state.Memory)(nil)
 	_ stateStore = (*state.PG)(nil)
 )
 

@@ -13,7 +13,9 @@ import (
 // status lists a gateway whose heartbeat is recent and whose process
 // lives, and prunes rows of gateways that died without removing them.
 func TestLiveGatewaysPrunesTheDead(t *testing.T) {
-	reg := state.NewMemory().Gateways()
+	mem := state.NewMemory()
+	t.Cleanup(func() { mem.Close() })
+	reg := mem.Gateways()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	snap, _ := json.Marshal(gatewaySnapshot{Calls: 3, Upstreams: []upstreamSnapshot{{Name: "calculator", State: "connected", Tools: 17}}})
 	rows := []state.Gateway{

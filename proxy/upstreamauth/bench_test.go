@@ -7,7 +7,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 // BenchmarkAuthorizerHeader is the cost a stored login adds to each
@@ -18,7 +17,7 @@ func BenchmarkAuthorizerHeader(b *testing.B) {
 		cacheFor time.Duration
 	}{{"cached", 0}, {"uncached-memory-store", -1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, bc.cacheFor)
+			vault, err := upstreamauth.NewVault(memState(b).Credentials(), testKey, bc.cacheFor)
 			if err != nil {
 				b.Fatal(err)
 			}

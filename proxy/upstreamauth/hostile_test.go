@@ -244,9 +244,20 @@ func TestBoundRemotePeerTokenExchange(t *testing.T) {
 
 func newVault(t *testing.T) *upstreamauth.Vault {
 	t.Helper()
-	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, -1)
+	vault, err := upstreamauth.NewVault(memState(t).Credentials(), testKey, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return vault
+}
+
+// memState is state in memory, closed when t ends.
+func memState(t testing.TB) *state.DB {
+	t.Helper()
+	db, err := state.OpenMemory(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

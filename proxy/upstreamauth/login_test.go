@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/oauthtest"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)
@@ -34,7 +33,7 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	p := oauthtest.NewProvider(t)
-	store := state.NewMemory().Credentials()
+	store := memState(t).Credentials()
 	vault, err := upstreamauth.NewVault(store, testKey, -1) // no cache: every read reaches the store
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 // A 403 asking for more scope is recorded in the login, for the next
@@ -25,7 +24,7 @@ func TestInsufficientScopeIsRecordedForTheNextLogin(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	vault, err := upstreamauth.NewVault(state.NewMemory().Credentials(), testKey, -1)
+	vault, err := upstreamauth.NewVault(memState(t).Credentials(), testKey, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

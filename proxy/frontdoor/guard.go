@@ -37,6 +37,10 @@ const (
 	DefaultMaxStreamsPerSession = 32
 )
 
+// SessionIdleTTL is how long an HTTP session lives unused: the MCP server
+// forgets it then, and so does Guard.
+const SessionIdleTTL = 30 * time.Minute
+
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
 const codeInvalidRequest = -32600
 

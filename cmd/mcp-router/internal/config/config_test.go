@@ -470,6 +470,8 @@ profiles:
 	for yaml, want := range map[string]string{
 		"profiles:\n  p:\n    integrity:\n      pins: true\n      results: strict\n":                     `profiles.yaml:5: profiles.p.integrity.results: "strict" is not off, warn, redact or block`,
 		"profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        results: quarantine\n": `profiles.yaml:6: profiles.p.upstreams.x.results: "quarantine" is not off, warn, redact or block`,
+		"profiles:\n  p:\n    integrity:\n      poisoning: Quarantine\n":                                 `profiles.yaml:4: profiles.p.integrity.poisoning: "Quarantine" is not warn or quarantine`,
+		"profiles:\n  p:\n    integrity:\n      poisoning: block\n":                                      `profiles.yaml:4: profiles.p.integrity.poisoning: "block" is not warn or quarantine`,
 	} {
 		if _, err := load(t, yaml, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want %s", err, want)

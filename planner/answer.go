@@ -34,11 +34,9 @@ type answer struct {
 	graph graph // of Plan, for USE_TOOL
 }
 
-// Schema returns the JSON schema of the model's answer, used as the
-// structured-output format. Decide sends it with the steps' "tool"
-// restricted to the request's tool names.
-func Schema() json.RawMessage { return schema(nil) }
-
+// schema is the JSON schema of the model's answer, used as the
+// structured-output format, with the steps' "tool" restricted to tools
+// (any string when tools is empty).
 func schema(tools []string) json.RawMessage {
 	str := map[string]any{"type": "string"}
 	tool := map[string]any{"type": "string"}

@@ -90,7 +90,7 @@ func TestSchemaIsTheAnswerFormat(t *testing.T) {
 		Properties map[string]json.RawMessage `json:"properties"`
 		Required   []string                   `json:"required"`
 	}
-	if err := json.Unmarshal(Schema(), &doc); err != nil {
+	if err := json.Unmarshal(schema(nil), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var keys []string
@@ -102,8 +102,8 @@ func TestSchemaIsTheAnswerFormat(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("properties: got %v, want %v", keys, want)
 	}
-	if strings.Contains(string(Schema()), `"enum":["calculator`) || !strings.Contains(string(Schema()), `"enum":["USE_TOOL"`) {
-		t.Errorf("Schema() should list the decisions and no tools: %s", Schema())
+	if strings.Contains(string(schema(nil)), `"enum":["calculator`) || !strings.Contains(string(schema(nil)), `"enum":["USE_TOOL"`) {
+		t.Errorf("the schema without tools should list the decisions and no tools: %s", schema(nil))
 	}
 }
 
@@ -125,7 +125,7 @@ func FuzzParseAnswer(f *testing.F) {
 	offered := offeredNames(tools)
 	thr := thresholds{high: 0.75, low: 0.5}
 	f.Fuzz(func(t *testing.T, text string) {
-		_, _ = Strategy(json.RawMessage(text)) // must not panic
+		_, _ = strategyOf(json.RawMessage(text)) // must not panic
 		a, err := parseAnswer(text, offered, nil)
 		if err != nil {
 			return

@@ -8,13 +8,18 @@ import (
 	"github.com/mcp-router/mcp-router/planner"
 )
 
+// fixedAnswer is a planner.LLM that always gives the same answer.
+type fixedAnswer string
+
+func (a fixedAnswer) Chat(context.Context, string, string, json.RawMessage) (string, error) {
+	return string(a), nil
+}
+
 func ExamplePlanner_Decide() {
 	// In mcp-router the model is an OllamaLLM; here it is a fixed answer.
-	model := planner.LLMFunc(func(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
-		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"The square needs the sine.",
+	model := fixedAnswer(`{"decision":"USE_TOOL","confidence":0.9,"reasoning":"The square needs the sine.",
 			"plan":{"steps":[{"id":"s","tool":"calculator_sin","args":{"x":1.57}},
-			{"id":"q","tool":"calculator_square","args":{"x":"$<<s.result>>"},"depends_on":["s"]}]}}`, nil
-	})
+			{"id":"q","tool":"calculator_square","args":{"x":"$<<s.result>>"},"depends_on":["s"]}]}}`)
 	p := planner.New(planner.Options{LLM: model})
 	d := p.Decide(context.Background(), planner.Request{
 		Query: "Take the sine of 1.57, then square it",
@@ -31,12 +36,4 @@ func ExamplePlanner_Decide() {
 	// USE_TOOL SEQUENTIAL_TOOLS medium
 	// 0.7200
 	// {"steps":[{"id":"s","tool":"calculator_sin","args":{"x":1.57}},{"id":"q","tool":"calculator_square","args":{"x":"$<<s.result>>"},"depends_on":["s"]}]}
-}
-
-func ExampleStrategy() {
-	fanOut := `{"steps":[{"id":"a","tool":"t","args":{}},{"id":"b","tool":"t","args":{}},
-		{"id":"c","tool":"t","args":{"x":"$<<a.result>>","y":"$<<b.result>>"}}]}`
-	s, err := planner.Strategy(json.RawMessage(fanOut))
-	fmt.Println(s, err)
-	// Output: HYBRID_TOOLS <nil>
 }

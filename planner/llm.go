@@ -28,14 +28,6 @@ type LLM interface {
 	Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
 }
 
-// LLMFunc adapts a function to [LLM].
-type LLMFunc func(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
-
-// Chat calls f.
-func (f LLMFunc) Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
-	return f(ctx, system, user, schema)
-}
-
 // OllamaOptions configures an [OllamaLLM]. URL and Model are required;
 // every other zero field takes the default documented on it.
 type OllamaOptions struct {

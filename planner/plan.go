@@ -80,25 +80,6 @@ const (
 	refKey   = "$ref"
 )
 
-// Strategy returns the execution strategy of a plan: SINGLE_TOOL,
-// PARALLEL_TOOLS, SEQUENTIAL_TOOLS or HYBRID_TOOLS from its dependency
-// graph (depends_on and references), NO_TOOL for an empty or absent plan.
-// A plan that cannot be read or has a cycle is an error.
-func Strategy(plan json.RawMessage) (string, error) {
-	if isAbsent(plan) {
-		return NoTool, nil
-	}
-	doc, err := decodePlan(plan)
-	if err != nil {
-		return "", err
-	}
-	g, err := buildGraph(doc.Steps)
-	if err != nil {
-		return "", err
-	}
-	return g.strategy(), nil
-}
-
 func isAbsent(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || string(t) == "null"

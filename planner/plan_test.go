@@ -33,7 +33,7 @@ func TestStrategy(t *testing.T) {
 		{"reference in a key is not one", `{"steps":[{"id":"a","tool":"t","args":{}},{"id":"b","tool":"t","args":{"$<<a.r>>":1}}]}`, ParallelTools},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Strategy(json.RawMessage(tc.plan))
+			got, err := strategyOf(json.RawMessage(tc.plan))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestStrategyErrors(t *testing.T) {
 		{"wrong types", `{"steps":[{"id":1}]}`, "plan: json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Strategy(json.RawMessage(tc.plan))
+			_, err := strategyOf(json.RawMessage(tc.plan))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error with %q", err, tc.want)
 			}
@@ -85,4 +85,14 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// strategyOf is the strategy Decide reports for plan, steps of tool "t":
+// the one its checked graph gives, NO_TOOL for an answer with no plan.
+func strategyOf(plan json.RawMessage) (string, error) {
+	if isAbsent(plan) {
+		return graph{}.strategy(), nil
+	}
+	g, err := checkPlan(plan, map[string]bool{"t": true}, nil)
+	return g.strategy(), err
 }

@@ -16,6 +16,13 @@ import (
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 )
 
+// llmFunc adapts a function to [LLM].
+type llmFunc func(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
+
+func (f llmFunc) Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error) {
+	return f(ctx, system, user, schema)
+}
+
 func TestDecideValidPlan(t *testing.T) {
 	srv, p := newFakePlanner(t, fakeollama.Options{Chat: script(parallelAnswer)}, Options{})
 	d := p.Decide(t.Context(), Request{Query: "What is 5 factorial and 16 squared?", Tools: calcTools(), SuccessRate: -1})
@@ -332,7 +339,7 @@ func TestDecideSensitiveTopicEscalates(t *testing.T) {
 
 // stub returns a planner whose model always answers text.
 func stub(text string, opts Options) *Planner {
-	opts.LLM = LLMFunc(func(context.Context, string, string, json.RawMessage) (string, error) { return text, nil })
+	opts.LLM = llmFunc(func(context.Context, string, string, json.RawMessage) (string, error) { return text, nil })
 	return New(opts)
 }
 
@@ -394,7 +401,7 @@ func TestDecideDropsPlanOfOtherDecisions(t *testing.T) {
 
 func TestDecideWithoutModelCall(t *testing.T) {
 	calls := 0
-	llm := LLMFunc(func(context.Context, string, string, json.RawMessage) (string, error) {
+	llm := llmFunc(func(context.Context, string, string, json.RawMessage) (string, error) {
 		calls++
 		return parallelAnswer, nil
 	})
@@ -427,7 +434,7 @@ func TestDecideWithoutModelCall(t *testing.T) {
 
 func TestDecideTemplateWithoutUserBlockSendsTheQuery(t *testing.T) {
 	var gotSystem, gotUser string
-	llm := LLMFunc(func(_ context.Context, system, user string, _ json.RawMessage) (string, error) {
+	llm := llmFunc(func(_ context.Context, system, user string, _ json.RawMessage) (string, error) {
 		gotSystem, gotUser = system, user
 		return parallelAnswer, nil
 	})

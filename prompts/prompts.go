@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strings"
 	"text/template"
 )
@@ -22,23 +21,6 @@ import (
 var files embed.FS
 
 const ext = ".tmpl"
-
-// Names returns the names of the embedded templates, sorted, without the
-// ".tmpl" extension.
-func Names() []string {
-	entries, err := fs.ReadDir(files, ".")
-	if err != nil {
-		return nil // cannot happen: the embedded root always reads
-	}
-	var names []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ext); ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
 
 // Get returns the text of the embedded template name ("decide" or
 // "decide.tmpl"). An unknown name is an error wrapping [fs.ErrNotExist].

@@ -53,8 +53,8 @@ func render(t *testing.T, name, override string, data any) (system, user string)
 }
 
 func TestEveryTemplateRenders(t *testing.T) {
-	names := Names()
-	if len(names) == 0 {
+	names, err := fs.Glob(files, "*"+ext)
+	if err != nil || len(names) == 0 {
 		t.Fatal("no embedded templates")
 	}
 	for _, name := range names {

@@ -64,7 +64,8 @@ func wantRefusal(t *testing.T, r guardReply, status int, reason string) {
 }
 
 // BI-12 through the proxy's own HTTP handler: only issued session ids
-// are accepted, and none after DELETE.
+// are accepted, and none after DELETE; unknown, missing and deleted ids
+// get 404. (The spec says a missing id SHOULD get 400; mcp-go answers 404.)
 func TestBI12ServerHandlerRejectsForgedIDs(t *testing.T) {
 	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
 	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{}))
@@ -74,9 +75,16 @@ func TestBI12ServerHandlerRejectsForgedIDs(t *testing.T) {
 	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
 		t.Fatalf("tools/list in the session: got %d %s, want 200", r.status, r.body)
 	}
-	forged := "mcp-session-9b2c5f0e-1d7a-4c3e-8f6b-2a1d0c9e8b7a"
-	if r := g.post(t, toolsListBody, inSession(forged)); r.status != http.StatusNotFound {
-		t.Errorf("forged id: got %d, want 404", r.status)
+	cases := map[string]map[string]string{
+		"mcp-go style id":            inSession("mcp-session-9b2c5f0e-1d7a-4c3e-8f6b-2a1d0c9e8b7a"),
+		"hex id":                     inSession("0123456789abcdef0123456789abcdef"),
+		"missing id":                 {"MCP-Protocol-Version": "2025-06-18"},
+		"live id with a digit added": inSession(sid + "0"),
+	}
+	for name, hdr := range cases {
+		if r := g.post(t, toolsListBody, hdr); r.status != http.StatusNotFound {
+			t.Errorf("%s: got %d %s, want 404", name, r.status, r.body)
+		}
 	}
 	if r := g.send(t, http.MethodDelete, nil, inSession(sid)); r.status != http.StatusOK {
 		t.Fatalf("DELETE: got %d %s, want 200", r.status, r.body)

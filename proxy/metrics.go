@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -548,15 +549,15 @@ func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, 
 
 // metricsAddr is where to listen for addr, and whether that is loopback
 // only. An empty host means loopback.
-func metricsAddr(addr string) (hostport string, loopback bool, err error) {
+func metricsAddr(addr string) (hostport string, local bool, err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", false, fmt.Errorf("metrics address %q: %w", addr, err)
 	}
-	switch ip := net.ParseIP(host); {
+	switch {
 	case host == "":
 		return net.JoinHostPort("127.0.0.1", port), true, nil
-	case host == "localhost", ip != nil && ip.IsLoopback():
+	case loopback.Host(host):
 		return addr, true, nil
 	default:
 		return addr, false, nil

@@ -413,3 +413,14 @@ func TestEndedSessionsRecordOnlyResumableIDs(t *testing.T) {
 		t.Errorf("a process with the shared state: %v, want %v", err, errSessionEnded)
 	}
 }
+
+// SEC-06: two sessions opened by the same client with the same initialize
+// get different ids (each seals random bytes of its own).
+func TestSEC06SealedIDsDiffer(t *testing.T) {
+	ids := newSealedIDs(RandomSessionKey())
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	a, b := ids.ResolveSessionIdManager(req).Generate(), ids.ResolveSessionIdManager(req).Generate()
+	if a == b {
+		t.Errorf("two sessions share the id %q", a)
+	}
+}

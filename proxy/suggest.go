@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcp-router/mcp-router/internal/editdist"
 )
 
 // Bounds of Catalog.Suggest.
@@ -34,10 +36,10 @@ func (c *Catalog) Suggest(name string) []string {
 	for _, t := range c.Tools {
 		own := strings.ToLower(t.Original)
 		if own == lower || strings.HasSuffix(lower, "_"+own) {
-			found = append(found, match{t.Name, 0, editDistance(lower, strings.ToLower(t.Name))})
+			found = append(found, match{t.Name, 0, editdist.Distance(lower, strings.ToLower(t.Name), maxSuggestName)})
 			continue
 		}
-		if d := editDistance(lower, strings.ToLower(t.Name)); d <= limit {
+		if d := editdist.Distance(lower, strings.ToLower(t.Name), limit); d <= limit {
 			found = append(found, match{t.Name, 1, d})
 		}
 	}
@@ -68,25 +70,4 @@ func didYouMean(names []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %s?", strings.Join(names, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -94,7 +94,7 @@ type Index struct {
 	typos      typoTable   // plain words by first letters, rebuilt by refresh (typo.go)
 	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
 	// order is, by doc id, the doc's place among the live docs by name,
-	// rebuilt by refresh: ties in score are broken by it (see byRank).
+	// rebuilt by refresh: ties in score are broken by it (see rankKey).
 	// It is kept apart from docs so that ranking reads 4 bytes a doc,
 	// not a doc's cache line.
 	order []int32

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -656,18 +655,6 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, by
 // equal scores, the earlier name.
 func rankKey(score float32, order int32) uint64 {
 	return uint64(^math.Float32bits(score))<<32 | uint64(uint32(order))
-}
-
-// byRank orders scored documents best first: a higher score first, and on
-// equal scores the earlier name.
-func byRank(a, b scored) int {
-	switch {
-	case a.score > b.score:
-		return -1
-	case a.score < b.score:
-		return 1
-	}
-	return cmp.Compare(a.order, b.order)
 }
 
 // selectSmallest reorders keys so that its k smallest come first, in no

@@ -89,3 +89,16 @@ func TestRankKeyOrdersAsByRank(t *testing.T) {
 		}
 	}
 }
+
+// byRank is the order selectTop and rankKey follow, written plainly:
+// scored documents best first: a higher score first, and on
+// equal scores the earlier name.
+func byRank(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	}
+	return cmp.Compare(a.order, b.order)
+}

@@ -1,6 +1,10 @@
 package routing
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/mcp-router/mcp-router/internal/editdist"
+)
 
 // Typos. A request word that the catalog does not know, directly or
 // through a synonym, may be a misspelling of one it does ("recomend",
@@ -74,7 +78,7 @@ func (ix *Index) correct(term string, english bool) (int32, bool) {
 		if d := len(w) - len(term); d > limit || -d > limit {
 			continue
 		}
-		dist := editDistance(term, w, limit)
+		dist := editdist.Distance(term, w, limit)
 		// On equal distance the commoner word, then the first by
 		// spelling: the table is built from a map, in no fixed order.
 		df := len(ix.postings[id])
@@ -86,42 +90,4 @@ func (ix *Index) correct(term string, english bool) (int32, bool) {
 		}
 	}
 	return best, best >= 0
-}
-
-// editDistance is the optimal-string-alignment distance between a and b
-// (insertions, deletions, substitutions and swaps of adjacent letters),
-// or limit+1 when it is more than limit.
-func editDistance(a, b string, limit int) int {
-	if a == b {
-		return 0
-	}
-	var buf [3][32]int
-	if len(b)+1 > len(buf[0]) {
-		return limit + 1
-	}
-	prev2, prev, cur := buf[0][:len(b)+1], buf[1][:len(b)+1], buf[2][:len(b)+1]
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				v = min(v, prev2[j-2]+1)
-			}
-			cur[j] = v
-			rowMin = min(rowMin, v)
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return min(prev[len(b)], limit+1)
 }

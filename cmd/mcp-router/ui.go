@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/console"
+	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -50,7 +51,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loopback.Host(host) {
 		return fmt.Errorf("--addr %q: the console of mcp-router ui serves loopback only (127.0.0.1, ::1 or localhost)", addr)
 	}
 	cfg, prof, err := e.loadConfig()

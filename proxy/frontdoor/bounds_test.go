@@ -84,7 +84,7 @@ func TestBoundSessionsCountAReservationOnce(t *testing.T) {
 		t.Fatal("first reservation refused")
 	}
 	o.bindReserved("s1", noPrincipal, "c", now)
-	if got := o.sessionsOf("c"); got != 1 {
+	if got := sessionsOf(o, "c"); got != 1 {
 		t.Fatalf("after bindReserved: %d sessions, want 1", got)
 	}
 	if !o.reserve("c", 2, now) {

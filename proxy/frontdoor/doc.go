@@ -8,9 +8,8 @@
 // the MCP server, or ByProfile choosing the server of the caller's
 // profile. The package knows nothing of the MCP server behind it.
 //
-//   - guard.go: Guard and its Options, CheckListen
+//   - guard.go: Guard and its Options, CheckListen, SessionIdleTTL
 //   - sessions.go: sessions per client, requests per session, session owners
-//   - sessionids.go: the session ids the MCP server issues
 //   - principal.go: the principal a request is marked with
 //   - auth.go: who a request is, its profile (ProfileOf, ByProfile), the
 //     WWW-Authenticate challenge and the protected-resource metadata

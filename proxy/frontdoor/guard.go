@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -36,6 +37,10 @@ const (
 	DefaultMaxSessionsPerClient = 64
 	DefaultMaxStreamsPerSession = 32
 )
+
+// SessionIdleTTL is how long an HTTP session lives unused: the MCP server
+// forgets it then, and so does Guard.
+const SessionIdleTTL = 30 * time.Minute
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
 const codeInvalidRequest = -32600
@@ -357,7 +362,7 @@ func (g *guard) hostAllowed(hostport string) bool {
 		return false
 	}
 	host := hostOnly(hostport)
-	return isLoopbackHost(host) || g.hosts[host] || g.hosts[hostport]
+	return loopback.Host(host) || g.hosts[host] || g.hosts[hostport]
 }
 
 // originOf returns the Origin header and whether one was sent at all: an
@@ -399,17 +404,7 @@ func isLoopbackOrigin(origin string) bool {
 			return false
 		}
 	}
-	return isLoopbackHost(strings.ToLower(u.Hostname()))
-}
-
-// isLoopbackHost reports whether host (no port, no brackets) is localhost
-// or a loopback IP (127.0.0.0/8, ::1). 0.0.0.0 and :: are not loopback.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Host(strings.ToLower(u.Hostname()))
 }
 
 // hostOnly strips the port and IPv6 brackets from a Host header value.
@@ -532,7 +527,7 @@ func CheckListen(addr string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if isLoopbackHost(strings.ToLower(host)) || authConfigured(opts) {
+	if loopback.Host(strings.ToLower(host)) || authConfigured(opts) {
 		return nil
 	}
 	where := host

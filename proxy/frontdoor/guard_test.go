@@ -402,7 +402,6 @@ func TestSEC05NoTokenPassthrough(t *testing.T) {
 
 var (
 	uuidV4Session = regexp.MustCompile(`^mcp-session-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	hex128        = regexp.MustCompile(`^[0-9a-f]{32}$`)
 )
 
 // SEC-06 as mcp-go ships it: ids are UUIDv4 from crypto/rand (google/uuid,
@@ -417,67 +416,6 @@ func TestSEC06SessionIDsMCPGoDefault(t *testing.T) {
 	}
 	if a == b {
 		t.Errorf("two sessions share the id %q", a)
-	}
-}
-
-// SEC-06 with SessionIDs: 128 random bits as 32 hex digits.
-func TestSEC06SessionIDs(t *testing.T) {
-	g := newGuarded(t, Options{}, server.WithSessionIdManager(NewSessionIDs()))
-	a, b := g.initialize(t, nil), g.initialize(t, nil)
-	for _, id := range []string{a, b} {
-		if !hex128.MatchString(id) {
-			t.Errorf("session id %q: want 32 hex digits", id)
-		}
-	}
-	if a == b {
-		t.Errorf("two sessions share the id %q", a)
-	}
-
-	// Many ids: no repeats, and every bit position takes both values, as
-	// it would not for a counter or a timestamp.
-	ids := NewSessionIDs()
-	seen := map[string]bool{}
-	var ones [128]int
-	const n = 2000
-	for range n {
-		id := ids.Generate()
-		if seen[id] || !hex128.MatchString(id) {
-			t.Fatalf("id %q repeated or malformed", id)
-		}
-		seen[id] = true
-		for i := range 32 {
-			nib := strings.IndexByte("0123456789abcdef", id[i])
-			for bit := range 4 {
-				ones[i*4+bit] += nib >> bit & 1
-			}
-		}
-	}
-	for i, c := range ones {
-		if c < n/3 || c > 2*n/3 {
-			t.Errorf("bit %d set in %d of %d ids, want about half", i, c, n)
-		}
-	}
-}
-
-func TestSEC06SessionIDsLifecycle(t *testing.T) {
-	ids := NewSessionIDs()
-	id := ids.Generate()
-	if term, err := ids.Validate(id); term || err != nil {
-		t.Errorf("Validate(live): got %v, %v, want false, nil", term, err)
-	}
-	for _, other := range []string{"", "0123456789abcdef0123456789abcdef", "mcp-session-1"} {
-		if _, err := ids.Validate(other); err == nil {
-			t.Errorf("Validate(%q): got nil, want an error", other)
-		}
-	}
-	if notAllowed, err := ids.Terminate(id); notAllowed || err != nil {
-		t.Errorf("Terminate: got %v, %v, want false, nil", notAllowed, err)
-	}
-	if _, err := ids.Validate(id); err == nil {
-		t.Error("Validate after Terminate: got nil, want an error")
-	}
-	if len(ids.live) != 0 {
-		t.Errorf("after Terminate %d ids remembered, want 0", len(ids.live))
 	}
 }
 
@@ -572,7 +510,7 @@ func TestFI12BodyLimitEdge(t *testing.T) {
 
 // BI-11: mcp-go refuses an unknown MCP-Protocol-Version after initialize.
 func TestBI11ProtocolVersion(t *testing.T) {
-	g := newGuarded(t, Options{}, server.WithSessionIdManager(NewSessionIDs()))
+	g := newGuarded(t, Options{})
 	sid := g.initialize(t, nil)
 	bad := map[string]string{server.HeaderKeySessionID: sid, "MCP-Protocol-Version": "1999-01-01"}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -589,36 +527,6 @@ func TestBI11ProtocolVersion(t *testing.T) {
 	}
 }
 
-// BI-12 with SessionIDs: unknown, missing and deleted ids get 404.
-// (The spec says a missing id SHOULD get 400; mcp-go answers 404.)
-func TestBI12SessionLifecycle(t *testing.T) {
-	g := newGuarded(t, Options{},
-		server.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"),
-		server.WithSessionIdManager(NewSessionIDs()))
-	sid := g.initialize(t, nil)
-	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusOK {
-		t.Fatalf("tools/list in the session: got %d %s, want 200", r.status, r.body)
-	}
-	forged := NewSessionIDs().Generate()
-	cases := map[string]map[string]string{
-		"unknown id":                 inSession(forged),
-		"mcp-go style id":            inSession("mcp-session-9b2c5f0e-1d7a-4c3e-8f6b-2a1d0c9e8b7a"),
-		"missing id":                 {"MCP-Protocol-Version": "2025-06-18"},
-		"live id with a digit added": inSession(sid + "0"),
-	}
-	for name, hdr := range cases {
-		if r := g.post(t, toolsListBody, hdr); r.status != http.StatusNotFound {
-			t.Errorf("%s: got %d %s, want 404", name, r.status, r.body)
-		}
-	}
-	if r := g.send(t, http.MethodDelete, nil, inSession(sid)); r.status != http.StatusOK {
-		t.Fatalf("DELETE: got %d %s, want 200", r.status, r.body)
-	}
-	if r := g.post(t, toolsListBody, inSession(sid)); r.status != http.StatusNotFound {
-		t.Errorf("tools/list after DELETE: got %d %s, want 404", r.status, r.body)
-	}
-}
-
 // SEC-06: with several bearer tokens, a session belongs to the token that
 // opened it: another token's requests for it, DELETE included, are
 // answered as for an unknown session and never reach the MCP server, and
@@ -626,7 +534,7 @@ func TestBI12SessionLifecycle(t *testing.T) {
 func TestSEC06SessionBoundToItsToken(t *testing.T) {
 	const alice, bob = "alice-token-0123456789", "bob-token-9876543210"
 	g := newGuarded(t, Options{BearerTokens: []string{alice, bob}},
-		server.WithStreamableHTTPProtocolVersions("2025-11-25"), server.WithSessionIdManager(NewSessionIDs()))
+		server.WithStreamableHTTPProtocolVersions("2025-11-25"))
 	as := func(token, sid string) map[string]string {
 		hdr := inSession(sid)
 		hdr["Authorization"] = "Bearer " + token
@@ -663,6 +571,26 @@ func TestSEC06SessionBoundToItsToken(t *testing.T) {
 	}
 }
 
+// bindSession binds sid as the gateway does: a reservation for client,
+// then the session in its place.
+func bindSession(t *testing.T, o *owners, sid string, p principal, client string, now time.Time) {
+	t.Helper()
+	if !o.reserve(client, 0, now) {
+		t.Fatalf("reserving a place for %s refused", sid)
+	}
+	o.bindReserved(sid, p, client, now)
+}
+
+// sessionsOf is how many sessions client has open.
+func sessionsOf(o *owners, client string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c := o.clients[client]; c != nil {
+		return c.sessions
+	}
+	return 0
+}
+
 // SEC-06: the session bindings are bounded: a binding unused for longer
 // than sessions live idle goes when the next session is bound, unless a
 // request of its session is in flight (a GET stream); an id never bound
@@ -671,9 +599,9 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	o := newOwners(time.Minute)
 	p0, p1 := principal{name: "token-0"}, principal{name: "token-1"}
 	t0 := time.Now()
-	o.bind("old", p0, "a", t0)
-	o.bind("kept", p1, "b", t0)
-	o.bind("streaming", p0, "a", t0)
+	bindSession(t, o, "old", p0, "a", t0)
+	bindSession(t, o, "kept", p1, "b", t0)
+	bindSession(t, o, "streaming", p0, "a", t0)
 	if o.enter("streaming", p0, true, 0, t0) != admitted {
 		t.Fatal("the owner of a session was refused")
 	}
@@ -682,7 +610,7 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 		t.Fatal("enter does not follow the bindings")
 	}
 	o.leave("kept", t0.Add(50*time.Second))
-	o.bind("new", p0, "a", t0.Add(90*time.Second))
+	bindSession(t, o, "new", p0, "a", t0.Add(90*time.Second))
 	if _, ok := o.by["old"]; ok {
 		t.Error("a binding idle for 90s (ttl 1m) was kept")
 	}
@@ -692,11 +620,11 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	if _, ok := o.by["streaming"]; !ok {
 		t.Error("a binding with a request in flight was dropped")
 	}
-	if got := []int{o.sessionsOf("a"), o.sessionsOf("b")}; got[0] != 2 || got[1] != 1 {
+	if got := []int{sessionsOf(o, "a"), sessionsOf(o, "b")}; got[0] != 2 || got[1] != 1 {
 		t.Errorf("sessions counted per client after the idle one went: got %v, want [2 1]", got)
 	}
 	o.forget("kept")
-	if got := o.sessionsOf("b"); got != 0 || o.clients["b"] != nil {
+	if got := sessionsOf(o, "b"); got != 0 || o.clients["b"] != nil {
 		t.Errorf("a client with no sessions left: got %d sessions (entry %v), want it forgotten", got, o.clients["b"])
 	}
 }

@@ -245,7 +245,7 @@ func TestSessionBoundToProfile(t *testing.T) {
 	o := newOwners(time.Minute)
 	now := time.Now()
 	admin, staff := principal{name: "oidc:ada", profile: "admin"}, principal{name: "oidc:ada", profile: "staff"}
-	o.bind("s1", admin, "principal oidc:ada", now)
+	bindSession(t, o, "s1", admin, "principal oidc:ada", now)
 	if got := o.enter("s1", staff, true, 0, now); got != notFound {
 		t.Errorf("same subject, another profile: got %v, want notFound", got)
 	}

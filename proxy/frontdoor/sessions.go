@@ -118,12 +118,6 @@ func (o *owners) unreserve(client string) {
 	}
 }
 
-func (o *owners) bind(sid string, p principal, client string, now time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.bindLocked(sid, p, client, now)
-}
-
 // bindReserved binds sid in place of a place client reserved, in one
 // step, so the session is never counted twice (as pending and as open)
 // while its response is still being written; no unreserve follows.
@@ -155,16 +149,6 @@ func (o *owners) forget(sid string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.removeLocked(sid)
-}
-
-// sessionsOf is how many sessions client has open.
-func (o *owners) sessionsOf(client string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if c := o.clients[client]; c != nil {
-		return c.sessions
-	}
-	return 0
 }
 
 func (o *owners) pruneLocked(now time.Time) {

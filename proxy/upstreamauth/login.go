@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcp-router/mcp-router/internal/loopback"
 )
 
 // LoginOptions configure Login.
@@ -148,7 +150,7 @@ func listenLoopback(redirect string) (net.Listener, string, error) {
 	if err != nil || u.Scheme != "http" || u.Port() == "" {
 		return nil, "", fmt.Errorf("auth.redirect_url %q: want http://127.0.0.1:PORT/PATH (or localhost)", redirect)
 	}
-	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loopback.Host(u.Hostname()) {
 		return nil, "", fmt.Errorf("auth.redirect_url %q: not a loopback address", redirect)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), u.Port()))

@@ -35,14 +35,10 @@ type idleContext struct {
 	unhook  func() bool // removes the AfterFunc from the parent
 }
 
-// withIdleTimeout returns a context that ends idle after the last touch,
-// or with parent; cancel releases it.
-func withIdleTimeout(parent context.Context, idle time.Duration) (*idleContext, context.CancelFunc) {
-	return withCallTimeouts(parent, idle, 0)
-}
-
-// withCallTimeouts is withIdleTimeout that also ends hard after it starts
-// (no such limit when hard is 0 or less): one timer for both limits.
+// withCallTimeouts returns a context that ends idle after the last touch,
+// hard after it starts (no such limit when hard is 0 or less), or with
+// parent, whichever comes first: one timer for both limits. cancel
+// releases it.
 func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleContext, context.CancelFunc) {
 	c := &idleContext{Context: parent, idle: idle, done: make(chan struct{})}
 	c.mu.Lock()

@@ -12,7 +12,7 @@ import (
 
 func TestIdleTimeoutRestartsOnTouch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := withIdleTimeout(t.Context(), time.Second)
+		ctx, cancel := withCallTimeouts(t.Context(), time.Second, 0)
 		defer cancel()
 		for range 5 { // 5s in all, never a second without a touch
 			time.Sleep(900 * time.Millisecond)
@@ -35,7 +35,7 @@ func TestIdleTimeoutRestartsOnTouch(t *testing.T) {
 func TestIdleTimeoutEndsWithItsParent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		parent, cancelParent := context.WithCancel(t.Context())
-		ctx, cancel := withIdleTimeout(parent, time.Minute)
+		ctx, cancel := withCallTimeouts(parent, time.Minute, 0)
 		defer cancel()
 		child, cancelChild := context.WithCancel(ctx) // as mcp-go derives its own
 		defer cancelChild()

@@ -153,15 +153,6 @@ type Profile struct {
 	Lines map[string]int
 }
 
-// DisabledErr joins the errors of the upstreams left out; nil when none is.
-func (p Profile) DisabledErr() error {
-	errs := make([]error, len(p.Disabled))
-	for i, d := range p.Disabled {
-		errs[i] = d.Err
-	}
-	return errors.Join(errs...)
-}
-
 // Load finds, reads and validates the configuration. Every profile is
 // checked for structure; variables are expanded later, by Profile.
 func Load(opts LoadOptions) (*Config, error) {
@@ -407,9 +398,6 @@ func stateDir(configured string) (string, error) {
 	}
 	return filepath.Join(home, ".local", "state", "mcp-router"), nil
 }
-
-// ProfileNames lists the profiles in file order.
-func (c *Config) ProfileNames() []string { return slices.Clone(c.names) }
 
 // Profile resolves the named profile ("" = default_profile, else the only
 // profile, else "default"): variables expanded, defaults applied.

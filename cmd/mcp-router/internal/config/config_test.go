@@ -239,10 +239,19 @@ func TestProfileMissingVariableDisablesOnlyItsUpstream(t *testing.T) {
 	if len(p.Disabled) != 1 || p.Disabled[0].Name != "gh" || p.Disabled[0].Description != "GitHub issues" {
 		t.Fatalf("disabled %+v, want gh with its description", p.Disabled)
 	}
-	wantAll(t, p.DisabledErr(), "profiles.yaml:6:", "profiles.p.upstreams.gh.env.TOKEN", "GH_TOKEN is not set")
+	wantAll(t, disabledErr(p), "profiles.yaml:6:", "profiles.p.upstreams.gh.env.TOKEN", "GH_TOKEN is not set")
 	if got, want := p.Disabled[0].Reason, "environment variable GH_TOKEN is not set"; got != want {
 		t.Errorf("reason %q, want %q (no path for the model)", got, want)
 	}
+}
+
+// disabledErr joins the errors of the upstreams left out; nil when none is.
+func disabledErr(p Profile) error {
+	errs := make([]error, len(p.Disabled))
+	for i, d := range p.Disabled {
+		errs[i] = d.Err
+	}
+	return errors.Join(errs...)
 }
 
 func TestProfileSelection(t *testing.T) {
@@ -347,7 +356,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, name := range cfg.ProfileNames() {
+		for _, name := range cfg.names {
 			_, _ = cfg.Profile(name)
 		}
 	})
@@ -461,6 +470,8 @@ profiles:
 	for yaml, want := range map[string]string{
 		"profiles:\n  p:\n    integrity:\n      pins: true\n      results: strict\n":                     `profiles.yaml:5: profiles.p.integrity.results: "strict" is not off, warn, redact or block`,
 		"profiles:\n  p:\n    upstreams:\n      x:\n        builtin: web\n        results: quarantine\n": `profiles.yaml:6: profiles.p.upstreams.x.results: "quarantine" is not off, warn, redact or block`,
+		"profiles:\n  p:\n    integrity:\n      poisoning: Quarantine\n":                                 `profiles.yaml:4: profiles.p.integrity.poisoning: "Quarantine" is not warn or quarantine`,
+		"profiles:\n  p:\n    integrity:\n      poisoning: block\n":                                      `profiles.yaml:4: profiles.p.integrity.poisoning: "block" is not warn or quarantine`,
 	} {
 		if _, err := load(t, yaml, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want %s", err, want)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/internal/editdist"
 )
 
 // The file's shape. Unknown keys anywhere are errors.
@@ -348,7 +350,7 @@ func suggest(key string, t reflect.Type) string {
 	slices.Sort(names)
 	best, bestDist := "", 3
 	for _, name := range names {
-		if dist := editDistance(key, name); dist < bestDist {
+		if dist := editdist.Distance(key, name, bestDist); dist < bestDist {
 			best, bestDist = name, dist
 		}
 	}
@@ -356,26 +358,6 @@ func suggest(key string, t reflect.Type) string {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return " (known keys: " + strings.Join(names, ", ") + ")"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func join(path, key string) string {

@@ -102,7 +102,7 @@ func TestExpandRefusesWhatWouldBeTakenLiterally(t *testing.T) {
 			if err == nil {
 				var p Profile
 				if p, err = cfg.Profile("p"); err == nil {
-					err = p.DisabledErr()
+					err = disabledErr(p)
 				}
 			}
 			wantAll(t, err, tt.want...)

@@ -7,7 +7,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -162,18 +162,10 @@ func checkAuthURL(raw string) error {
 	switch {
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http" && loopback.Host(u.Hostname()):
 		return nil
 	}
 	return errors.New("must be https (http only on a loopback host)")
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // keyPath writes a key's path as the messages do: http.tokens[0].token.

@@ -32,7 +32,7 @@ func TestNoSecretLeavesFromConfigErrors(t *testing.T) {
 		if err == nil {
 			var p Profile
 			if p, err = cfg.Profile("p"); err == nil {
-				err = p.DisabledErr()
+				err = disabledErr(p)
 			}
 		}
 		check(t, "url "+v, err, "${"+v+"}")

@@ -125,8 +125,8 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
 		v.routing(path+".routing", p.Node, prof.Routing)
-		if pol := prof.Integrity.Poisoning; pol != "" && pol != "warn" && pol != "quarantine" {
-			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", pol)
+		if _, err := integrity.ParsePolicy(prof.Integrity.Poisoning); err != nil {
+			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", prof.Integrity.Poisoning)
 		}
 		if _, err := integrity.ParseResultPolicy(prof.Integrity.Results); err != nil {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "results", p.Line), path+".integrity.results", "%q is not off, warn, redact or block", prof.Integrity.Results)

@@ -45,7 +45,7 @@ func openState(ctx context.Context, cfg *config.Config, log *slog.Logger) (state
 	if cfg.State.URL != "" {
 		return state.OpenPostgres(ctx, state.PGOptions{URL: cfg.State.URL, Logger: log})
 	}
-	return state.Open(ctx, state.Options{Dir: cfg.StateDir, Logger: log})
+	return state.Open(ctx, state.Options{Dir: cfg.StateDir})
 }
 
 // runState returns the state for a gateway run (serve, tools, call...),

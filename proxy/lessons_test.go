@@ -2,23 +2,23 @@ package proxy
 
 import (
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // learningServer serves two fake upstreams with routing that learns, its
-// lessons in the file at path; stop saves them and releases the file.
-func learningServer(t *testing.T, path string) (c *sdkClient, stop func()) {
+// lessons in the state.db of dir; stop saves them and closes the database.
+func learningServer(t *testing.T, dir string) (c *sdkClient, stop func()) {
 	t.Helper()
-	store, err := lessons.OpenBolt(path)
+	db, err := state.Open(t.Context(), state.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
+	mem, err := lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func learningServer(t *testing.T, path string) (c *sdkClient, stop func()) {
 		if err := mem.Flush(t.Context()); err != nil {
 			t.Error(err)
 		}
-		store.Close()
+		db.Close()
 	}
 }
 
@@ -48,8 +48,8 @@ func topTool(t *testing.T, c *sdkClient, query string) string {
 // Feedback changes later rankings for similar requests, survives a
 // restart, and leaves unrelated requests alone.
 func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lessons.db")
-	first, stop := learningServer(t, path)
+	dir := t.TempDir()
+	first, stop := learningServer(t, dir)
 	unrelated := topTool(t, first, "sleep for some milliseconds")
 	res := first.call(t, "routing_feedback", map[string]any{"query": "echo the text back", "wrong_tool": "alpha_echo", "right_tool": "beta_echo"})
 	if res.IsError {
@@ -63,7 +63,7 @@ func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
 	}
 	stop()
 
-	second, stop2 := learningServer(t, path)
+	second, stop2 := learningServer(t, dir)
 	defer stop2()
 	if got := topTool(t, second, "echo the text back"); got != "beta_echo" {
 		t.Errorf("after a restart: top %s, want beta_echo", got)
@@ -76,8 +76,7 @@ func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
 // A session that needed two searches before a tool it was given worked
 // teaches routing, and the next session benefits.
 func TestRoutingLearnsFromADetour(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lessons.db")
-	c, stop := learningServer(t, path)
+	c, stop := learningServer(t, t.TempDir())
 	defer stop()
 	// The first search finds nothing that serves it (the router abstains)
 	// or the wrong tool; either way the session searches again.
@@ -105,16 +104,16 @@ func TestRoutingLearnsFromADetour(t *testing.T) {
 }
 
 // twoLearners serves alpha and beta with routing that learns (lessons in
-// memory, shared between principals when shared is set) over HTTP to the
+// a state.db, shared between principals when shared is set) over HTTP to the
 // tokens alice and bob.
 func twoLearners(t *testing.T, shared bool) (alice, bob *sdkClient) {
 	t.Helper()
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	db, err := state.Open(t.Context(), state.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{Shared: shared})
+	t.Cleanup(func() { db.Close() })
+	mem, err := lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{Shared: shared})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcp-router/mcp-router/prompts"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // fakePlanner is a planner whose model is a fake Ollama answering every
@@ -101,16 +101,16 @@ func anyStrings(v any) []string {
 	return out
 }
 
-// fileLessons is a lessons memory kept in a file of the test's, closed
-// when the test ends.
+// fileLessons is a lessons memory kept in a state.db of the test's,
+// closed when the test ends.
 func fileLessons(t testing.TB) *lessons.Memory {
 	t.Helper()
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	db, err := state.Open(context.Background(), state.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
-	mem, err := lessons.NewMemory(context.Background(), store, lessons.MemoryOptions{})
+	t.Cleanup(func() { db.Close() })
+	mem, err := lessons.NewMemory(context.Background(), db.Lessons(), lessons.MemoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,10 +239,7 @@ func TestRawListingFollowsPages(t *testing.T) {
 // and callable, its pin moves to the full contract's hash, and the
 // migration is logged once.
 func TestPinOfTypedFormMigrates(t *testing.T) {
-	store, err := integrity.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := sharedPins(t, t.TempDir())
 	full := fakeupstream.New("alpha").GetTool("find_record").Tool
 	b, err := json.Marshal(full)
 	if err != nil {

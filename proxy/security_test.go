@@ -167,10 +167,7 @@ func TestSEC12AnnotationsUntrusted(t *testing.T) {
 			hints{readOnly: true, destructive: &no, idempotent: true, openWorld: &yes}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			store, err := integrity.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			store := sharedPins(t, t.TempDir())
 			up := stdioFake("alpha")
 			tt.setup(&up)
 			h := pinnedHub(t, store, integrity.Warn, up)

@@ -16,7 +16,7 @@ func semanticRouter(t *testing.T, url string) (*routing.Router, *routing.Semanti
 	if err != nil {
 		t.Fatal(err)
 	}
-	sem := routing.NewSemanticIndex(routing.SemanticOptions{Embedder: emb, Model: "embed-test", CacheDir: t.TempDir(), Timeout: time.Second})
+	sem := routing.NewSemanticIndex(routing.SemanticOptions{Embedder: emb, Model: "embed-test", Timeout: time.Second})
 	return routing.NewRouter(routing.RouterOptions{Semantic: sem}), sem
 }
 

@@ -6,16 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // A first pinning is one line per upstream, not one per tool.
 func TestFirstPinningLogsOneSummary(t *testing.T) {
-	store, err := integrity.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := sharedPins(t, t.TempDir())
 	var logs syncBuffer
 	h := startHubWith(t, Options{
 		Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Pins: store,

@@ -1,14 +1,12 @@
 package routing
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
+	"maps"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -88,9 +86,51 @@ func TestEmbedNormalizeAndDot(t *testing.T) {
 	}
 }
 
+// memVectors is a VectorStore in memory. While loadErr (saveErr) is set,
+// LoadVectors (SaveVectors) fails with it.
+type memVectors struct {
+	mu      sync.Mutex
+	models  map[string]map[vecKey][]float32
+	loadErr error
+	saveErr error
+}
+
+var _ VectorStore = (*memVectors)(nil)
+
+func (m *memVectors) LoadVectors(model string) (map[vecKey][]float32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.loadErr != nil {
+		return nil, m.loadErr
+	}
+	return maps.Clone(m.models[model]), nil
+}
+
+func (m *memVectors) SaveVectors(model string, vecs map[vecKey][]float32) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saveErr != nil {
+		return m.saveErr
+	}
+	if m.models == nil {
+		m.models = map[string]map[vecKey][]float32{}
+	}
+	all := m.models[model]
+	for _, v := range vecs {
+		maps.DeleteFunc(all, func(_ vecKey, old []float32) bool { return len(old) != len(v) })
+		break
+	}
+	if all == nil {
+		all = map[vecKey][]float32{}
+	}
+	maps.Copy(all, vecs)
+	m.models[model] = all
+	return nil
+}
+
 func TestEmbedCacheRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	c := newVectorCache(dir, "nomic-embed-text", nil)
+	store := &memVectors{}
+	c := newStoreCache(store, "nomic-embed-text", nil)
 	keys := []vecKey{c.key("read file"), c.key("get weather")}
 	vecs := [][]float32{unitVec(8, 1), unitVec(8, 2)}
 	if got := c.get(keys); got[0] != nil || got[1] != nil {
@@ -99,11 +139,11 @@ func TestEmbedCacheRoundTrip(t *testing.T) {
 	if err := c.put(keys, vecs); err != nil {
 		t.Fatal(err)
 	}
-	fresh := newVectorCache(dir, "nomic-embed-text", nil)
+	fresh := newStoreCache(store, "nomic-embed-text", nil)
 	if diff := cmp.Diff(vecs, fresh.get(keys)); diff != "" {
 		t.Errorf("reloaded vectors (-want +got):\n%s", diff)
 	}
-	if c.key("read file") == newVectorCache(dir, "other", nil).key("read file") {
+	if c.key("read file") == newStoreCache(store, "other", nil).key("read file") {
 		t.Error("two models give one key for the same text")
 	}
 	want := sha256.Sum256([]byte("nomic-embed-text\x00read file"))
@@ -112,22 +152,8 @@ func TestEmbedCacheRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEmbedCacheModelDirs(t *testing.T) {
-	seen := map[string]string{}
-	for _, m := range []string{"nomic-embed-text", "nomic-embed-text:latest", "org/model:Q4", "../../etc", ""} {
-		d := cacheModelDir(m)
-		if strings.ContainsAny(d, `/\:`) || d == ".." || d == "." {
-			t.Errorf("cacheModelDir(%q) = %q: not a plain directory name", m, d)
-		}
-		if other, ok := seen[d]; ok {
-			t.Errorf("cacheModelDir(%q) = cacheModelDir(%q) = %q", m, other, d)
-		}
-		seen[d] = m
-	}
-}
-
 func TestEmbedCacheDimensionChangeDropsOldVectors(t *testing.T) {
-	c := newVectorCache(t.TempDir(), "m", nil)
+	c := newStoreCache(&memVectors{}, "m", nil)
 	old := c.key("old")
 	if err := c.put([]vecKey{old}, [][]float32{unitVec(8, 1)}); err != nil {
 		t.Fatal(err)
@@ -140,98 +166,29 @@ func TestEmbedCacheDimensionChangeDropsOldVectors(t *testing.T) {
 	}
 }
 
-func TestEmbedCacheCorruptFileIgnored(t *testing.T) {
-	good := encodeVectors("m", 4, map[vecKey][]float32{{1}: unitVec(4, 0), {2}: unitVec(4, 1)})
-	flipped := bytes.Clone(good)
-	flipped[len(flipped)/2] ^= 0xff
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		{"garbage", []byte("not a cache at all, just some text that is long enough")},
-		{"empty", nil},
-		{"flipped byte", flipped},
-		{"truncated", good[:len(good)-7]},
-		{"other model", encodeVectors("other", 4, map[vecKey][]float32{{1}: unitVec(4, 0)})},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, cacheModelDir("m"), cacheFile)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			logs := &slogRecorder{}
-			c := newVectorCache(dir, "m", slog.New(logs))
-			if got := c.get([]vecKey{{1}, {2}}); got[0] != nil || got[1] != nil {
-				t.Errorf("got %v, want misses", got)
-			}
-			c.get([]vecKey{{1}})
-			if got := logs.count(slog.LevelWarn); got != 1 {
-				t.Errorf("got %d warnings, want 1", got)
-			}
-			// The next write replaces the bad file with a good one.
-			if err := c.put([]vecKey{{3}}, [][]float32{unitVec(4, 2)}); err != nil {
-				t.Fatal(err)
-			}
-			if got := newVectorCache(dir, "m", nil).get([]vecKey{{3}})[0]; got == nil {
-				t.Error("after a write: got a miss, want the vector")
-			}
-		})
-	}
-}
-
-func TestEmbedCacheWriteLeavesNoTempFiles(t *testing.T) {
-	dir := t.TempDir()
-	c := newVectorCache(dir, "m", nil)
-	for i := range 3 {
-		if err := c.put([]vecKey{{byte(i)}}, [][]float32{unitVec(4, i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	entries, err := os.ReadDir(filepath.Join(dir, cacheModelDir("m")))
-	if err != nil {
+// A store that cannot be read is an empty cache, with one warning; the
+// vectors put then are still saved.
+func TestEmbedCacheUnreadableStoreIgnored(t *testing.T) {
+	store := &memVectors{}
+	if err := store.SaveVectors("m", map[vecKey][]float32{{1}: unitVec(4, 0), {2}: unitVec(4, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Name() != cacheFile {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("cache directory holds %v, want only %s", names, cacheFile)
+	store.loadErr = errors.New("database disk image is malformed")
+	logs := &slogRecorder{}
+	c := newStoreCache(store, "m", slog.New(logs))
+	if got := c.get([]vecKey{{1}, {2}}); got[0] != nil || got[1] != nil {
+		t.Errorf("got %v, want misses", got)
 	}
-}
-
-// bigCache returns the encoding of n random-ish vectors of dims dimensions.
-func bigVectorCache(n, dims int) []byte {
-	vecs := make(map[vecKey][]float32, n)
-	for i := range n {
-		var k vecKey
-		k[0], k[1], k[2] = byte(i), byte(i>>8), byte(i>>16)
-		vecs[k] = unitVec(dims, i)
+	c.get([]vecKey{{1}})
+	if got := logs.count(slog.LevelWarn); got != 1 {
+		t.Errorf("got %d warnings, want 1", got)
 	}
-	return encodeVectors("m", dims, vecs)
-}
-
-func TestEmbedCacheLoads10kTools(t *testing.T) {
-	data := bigVectorCache(10000, 64)
-	dims, vecs, err := decodeVectors(data, "m")
-	if err != nil || dims != 64 || len(vecs) != 10000 {
-		t.Fatalf("got %d dims, %d vectors, %v; want 64, 10000, nil", dims, len(vecs), err)
+	if err := c.put([]vecKey{{3}}, [][]float32{unitVec(4, 2)}); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// BenchmarkEmbedCacheLoad decodes a cache of 10k tools at 768 dimensions,
-// the work of the first SetUpstream after a restart.
-func BenchmarkEmbedCacheLoad(b *testing.B) {
-	data := bigVectorCache(10000, 768)
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, _, err := decodeVectors(data, "m"); err != nil {
-			b.Fatal(err)
-		}
+	store.loadErr = nil
+	if got := newStoreCache(store, "m", nil).get([]vecKey{{3}})[0]; got == nil {
+		t.Error("after a write: got a miss, want the vector")
 	}
 }
 

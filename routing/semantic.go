@@ -28,12 +28,9 @@ type SemanticOptions struct {
 	// Model names the embedding model. It is part of every cache key, so
 	// vectors of one model never answer for another.
 	Model string
-	// Cache keeps the tool vectors across runs; nil falls back to CacheDir.
+	// Cache keeps the tool vectors across runs; nil keeps them in memory
+	// only.
 	Cache VectorStore
-	// CacheDir holds an on-disk cache of tool vectors, one directory per
-	// model (layout in embed.go), when Cache is nil; "" with no Cache keeps
-	// them in memory only.
-	CacheDir string
 	// QueryCacheSize is the number of query vectors kept in memory, least
 	// recently used first out; default 512, negative for none.
 	QueryCacheSize int
@@ -121,21 +118,13 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 		floor:      opts.Floor,
 		retryAfter: opts.RetryAfter,
 		logger:     logger,
-		cache:      newSemanticCache(opts, logger),
+		cache:      newStoreCache(opts.Cache, opts.Model, logger),
 		now:        time.Now,
 		upstreams:  map[string][]semEntry{},
 		applied:    map[string]uint64{},
 		pending:    map[string]pendingSet{},
 		queries:    newQueryLRU(opts.QueryCacheSize),
 	}
-}
-
-// newSemanticCache returns the tool vector cache opts ask for.
-func newSemanticCache(opts SemanticOptions, logger *slog.Logger) *vectorCache {
-	if opts.Cache != nil {
-		return newStoreCache(opts.Cache, opts.Model, logger)
-	}
-	return newVectorCache(opts.CacheDir, opts.Model, logger)
 }
 
 // SetUpstream embeds the tools of upstream and replaces its vectors with

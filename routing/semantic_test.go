@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -159,10 +157,10 @@ func TestSemanticSetUpstreamBatches(t *testing.T) {
 	}
 }
 
-func TestSemanticDiskCache(t *testing.T) {
+func TestSemanticVectorCache(t *testing.T) {
 	semLeakCheck(t)
 	srv, e := newOllama(t, fakeollama.Options{}, OllamaOptions{})
-	dir := t.TempDir()
+	store := &memVectors{}
 	ctx := t.Context()
 	texts := func(step func()) int {
 		before := srv.EmbeddedTexts()
@@ -171,7 +169,7 @@ func TestSemanticDiskCache(t *testing.T) {
 	}
 	set := func(model string, tools []Tool) func() {
 		return func() {
-			s, logs := newSemantic(e, SemanticOptions{Model: model, CacheDir: dir})
+			s, logs := newSemantic(e, SemanticOptions{Model: model, Cache: store})
 			if err := s.SetUpstream(ctx, "filesystem", tools); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +182,7 @@ func TestSemanticDiskCache(t *testing.T) {
 		t.Errorf("first start: embedded %d texts, want 3", n)
 	}
 	if n := texts(set("m1", fsTools)); n != 0 {
-		t.Errorf("restart: embedded %d texts, want 0 (all from the disk cache)", n)
+		t.Errorf("restart: embedded %d texts, want 0 (all from the cache)", n)
 	}
 	changed := append([]Tool(nil), fsTools...)
 	changed[1].Description = "Write text to a file."
@@ -199,18 +197,11 @@ func TestSemanticDiskCache(t *testing.T) {
 	}
 }
 
-func TestSemanticCorruptCacheWarnsOnce(t *testing.T) {
+func TestSemanticUnreadableCacheWarnsOnce(t *testing.T) {
 	semLeakCheck(t)
 	srv, e := newOllama(t, fakeollama.Options{}, OllamaOptions{})
-	dir := t.TempDir()
-	path := filepath.Join(dir, cacheModelDir("nomic-embed-text"), cacheFile)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("mcprvec1 and then nonsense"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, logs := newSemantic(e, SemanticOptions{CacheDir: dir})
+	store := &memVectors{loadErr: errors.New("database disk image is malformed")}
+	s, logs := newSemantic(e, SemanticOptions{Cache: store})
 	ctx := t.Context()
 	if err := s.SetUpstream(ctx, "filesystem", fsTools); err != nil {
 		t.Fatalf("SetUpstream over a corrupt cache: %v", err)
@@ -224,8 +215,10 @@ func TestSemanticCorruptCacheWarnsOnce(t *testing.T) {
 	if got := srv.EmbeddedTexts(); got != 5 {
 		t.Errorf("embedded %d texts, want 5", got)
 	}
-	// The bad file was replaced: a fresh index embeds nothing.
-	fresh, _ := newSemantic(e, SemanticOptions{CacheDir: dir})
+	// The vectors were saved: a fresh index over a readable store embeds
+	// nothing.
+	store.loadErr = nil
+	fresh, _ := newSemantic(e, SemanticOptions{Cache: store})
 	if err := fresh.SetUpstream(ctx, "filesystem", fsTools); err != nil {
 		t.Fatal(err)
 	}
@@ -377,16 +370,16 @@ func TestSemanticRetryAfterFailsFast(t *testing.T) {
 
 func TestSemanticSlowOllamaTimesOut(t *testing.T) {
 	semLeakCheck(t)
-	dir := t.TempDir()
+	store := &memVectors{}
 	ctx := t.Context()
 	_, fast := newOllama(t, fakeollama.Options{}, OllamaOptions{})
-	warm, _ := newSemantic(fast, SemanticOptions{CacheDir: dir})
+	warm, _ := newSemantic(fast, SemanticOptions{Cache: store})
 	if err := warm.SetUpstream(ctx, "filesystem", fsTools); err != nil {
 		t.Fatal(err)
 	}
 
 	slowSrv, slow := newOllama(t, fakeollama.Options{Delay: time.Hour}, OllamaOptions{})
-	s, logs := newSemantic(slow, SemanticOptions{CacheDir: dir, Timeout: 100 * time.Millisecond})
+	s, logs := newSemantic(slow, SemanticOptions{Cache: store, Timeout: 100 * time.Millisecond})
 	if err := s.SetUpstream(ctx, "filesystem", fsTools); err != nil {
 		t.Fatalf("SetUpstream from the cache: %v", err)
 	}
@@ -578,12 +571,9 @@ func TestSemanticEmbedsEachDistinctTextOnce(t *testing.T) {
 }
 
 func TestSemanticCacheWriteFailureIsNotFatal(t *testing.T) {
-	notDir := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(notDir, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int64
-	s, logs := newSemantic(hashEmbedder(&n), SemanticOptions{CacheDir: notDir})
+	store := &memVectors{saveErr: errors.New("disk I/O error")}
+	s, logs := newSemantic(hashEmbedder(&n), SemanticOptions{Cache: store})
 	if err := s.SetUpstream(t.Context(), "filesystem", fsTools); err != nil {
 		t.Fatalf("got %v, want the vectors kept in memory", err)
 	}
@@ -621,7 +611,7 @@ func TestSemanticBadEmbedderAnswer(t *testing.T) {
 
 func TestSemanticConcurrentUse(t *testing.T) {
 	var n atomic.Int64
-	s, _ := newSemantic(hashEmbedder(&n), SemanticOptions{CacheDir: t.TempDir(), QueryCacheSize: 4})
+	s, _ := newSemantic(hashEmbedder(&n), SemanticOptions{Cache: &memVectors{}, QueryCacheSize: 4})
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	for g := range 4 {

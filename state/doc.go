@@ -12,7 +12,4 @@
 // machines (replicas), with its own versioned schema. All three serve
 // the small interfaces their callers define: [lessons.Store],
 // [integrity.PinStore], [routing.VectorStore], and [Registry] here.
-//
-// [DB.ImportLegacy] moves the files of earlier versions (the bbolt lessons
-// file, pins.json, the vectors.bin caches) into state.db once.
 package state

@@ -60,7 +60,7 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 			if old, ok := before[up][tool]; ok && old.Equal(r) {
 				continue
 			}
-			if err := putPin(ctx, tx, "INSERT OR REPLACE", up, tool, r); err != nil {
+			if err := putPin(ctx, tx, up, tool, r); err != nil {
 				return err
 			}
 		}
@@ -68,9 +68,9 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 	return bump(ctx, tx, "pins")
 }
 
-// putPin writes one pin with verb (INSERT OR REPLACE, INSERT OR IGNORE).
-func putPin(ctx context.Context, tx *sql.Tx, verb, up, tool string, r integrity.Record) error {
-	_, err := tx.ExecContext(ctx, verb+` INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+// putPin writes one pin, replacing the one it had.
+func putPin(ctx context.Context, tx *sql.Tx, up, tool string, r integrity.Record) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
 		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,8 +24,6 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for another process's
 	// write transaction before it fails [5s].
 	BusyTimeout time.Duration
-	// Logger receives what the import of earlier files did; nil is silent.
-	Logger *slog.Logger
 }
 
 // DefaultBusyTimeout is Options.BusyTimeout's default.
@@ -36,9 +33,6 @@ func (o *Options) defaults() {
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = DefaultBusyTimeout
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
 }
 
 // DB is the state in state.db. It is safe for concurrent use, by this
@@ -46,7 +40,6 @@ func (o *Options) defaults() {
 type DB struct {
 	path string
 	db   *sql.DB
-	log  *slog.Logger
 }
 
 // OpenError is why Open failed, and the file.
@@ -92,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		return nil, openError(path, err)
 	}
 	sdb.SetMaxOpenConns(4)
-	db := &DB{path: path, db: sdb, log: opts.Logger}
+	db := &DB{path: path, db: sdb}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
 		return nil, openError(path, err)

@@ -58,7 +58,7 @@ func (s *sqlVectors) SaveVectors(model string, vecs map[vecKey][]float32) error 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE model = ? AND length(vec) != ?`, model, 4*dims); err != nil {
 			return err
 		}
-		return insertVectors(ctx, tx, "INSERT OR REPLACE", model, vecs)
+		return insertVectors(ctx, tx, model, vecs)
 	})
 	if err != nil {
 		return fmt.Errorf("saving %d vectors of %s in %s: %w", len(vecs), model, s.db.path, err)
@@ -66,8 +66,8 @@ func (s *sqlVectors) SaveVectors(model string, vecs map[vecKey][]float32) error 
 	return nil
 }
 
-func insertVectors(ctx context.Context, tx *sql.Tx, verb, model string, vecs map[vecKey][]float32) error {
-	stmt, err := tx.PrepareContext(ctx, verb+` INTO vectors (model, key, vec) VALUES (?, ?, ?)`)
+func insertVectors(ctx context.Context, tx *sql.Tx, model string, vecs map[vecKey][]float32) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)`)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // runCLI runs the program in-process with the given arguments and no
@@ -267,17 +268,7 @@ func TestPinsListAndApprove(t *testing.T) {
 func TestLessonsCommands(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
-	store, err := lessons.OpenBolt(filepath.Join(dir, "state", "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	l, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use, Source: lessons.SourceFeedback})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.Close()
-	// The lessons file of an earlier version is imported into state.db.
+	l := learnSplitTheBill(t, filepath.Join(dir, "state"))
 	out, _, err := runCLI(t, nil, "lessons", "list", "--config", cfg)
 	if err != nil || !strings.Contains(out, "calculator_divide") || !strings.Contains(out, "split the bill") {
 		t.Fatalf("lessons list: %v\n%s", err, out)
@@ -288,6 +279,23 @@ func TestLessonsCommands(t *testing.T) {
 	if out, _, err := runCLI(t, nil, "lessons", "clear", "--config", cfg); err != nil || !strings.Contains(out, "forgot 0 lessons") {
 		t.Errorf("lessons clear: %v %q", err, out)
 	}
+}
+
+// learnSplitTheBill records, in the state.db of stateDir, the lesson that
+// "split the bill" is served by calculator_divide, and returns it.
+func learnSplitTheBill(t *testing.T, stateDir string) lessons.Lesson {
+	t.Helper()
+	db, err := state.Open(t.Context(), state.Options{Dir: stateDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mem, _ := lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{})
+	l, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use, Source: lessons.SourceFeedback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // The tools table ends with what was left out and what was flagged, so a
@@ -314,15 +322,7 @@ func TestToolsTableShowsProblemsAndWarnings(t *testing.T) {
 func TestRouteAppliesLessons(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", filepath.Join(dir, "state"), calcProfile))
-	store, err := lessons.OpenBolt(filepath.Join(dir, "state", "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := lessons.NewMemory(t.Context(), store, lessons.MemoryOptions{})
-	if _, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use, Source: lessons.SourceFeedback}); err != nil {
-		t.Fatal(err)
-	}
-	store.Close()
+	learnSplitTheBill(t, filepath.Join(dir, "state"))
 	out, _, err := runCLI(t, nil, "route", "split", "the", "bill", "--json", "--config", cfg, "--log-level", "error")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -158,10 +157,6 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 		},
 	}), nil
 }
-
-// lessonsPath is where earlier versions kept the experience memory, a
-// bbolt file under the state directory; it is imported into state.db.
-func lessonsPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "lessons.db") }
 
 // openLessons opens the profile's experience memory over store, or returns
 // nil when it is off.

@@ -44,35 +44,7 @@ func openState(ctx context.Context, cfg *config.Config, log *slog.Logger) (state
 	if cfg.State.URL != "" {
 		return state.OpenPostgres(ctx, state.PGOptions{URL: cfg.State.URL, Logger: log})
 	}
-	return openStateDB(ctx, cfg, log)
-}
-
-// openStateDB opens state.db in the state directory and imports the state
-// files of earlier versions into it (logged).
-func openStateDB(ctx context.Context, cfg *config.Config, log *slog.Logger) (*state.DB, error) {
-	db, err := state.Open(ctx, state.Options{Dir: cfg.StateDir, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	imported, err := db.ImportLegacy(ctx, legacyFiles(cfg))
-	if len(imported) > 0 {
-		log.Info("state of an earlier version imported", "into", db.Path(), "files", imported)
-	}
-	if err != nil {
-		log.Warn("state of an earlier version not imported", "err", err)
-	}
-	return db, nil
-}
-
-// legacyFiles are the state files earlier versions kept under the state
-// directory.
-func legacyFiles(cfg *config.Config) state.Legacy {
-	vecs, _ := filepath.Glob(filepath.Join(cfg.StateDir, "embeddings", "*", "vectors.bin"))
-	return state.Legacy{
-		LessonsFile: lessonsPath(cfg),
-		PinsFile:    filepath.Join(cfg.StateDir, "pins", "pins.json"),
-		VectorFiles: vecs,
-	}
+	return state.Open(ctx, state.Options{Dir: cfg.StateDir})
 }
 
 // runState returns the state for a gateway run (serve, tools, call...),

@@ -19,8 +19,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/syncbuf"
-	"github.com/mcp-router/mcp-router/proxy/integrity"
-	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -283,72 +281,6 @@ func TestUnusableStateDegradesServeAndFailsTheCLI(t *testing.T) {
 				t.Error("the corrupt state.db was changed")
 			}
 		})
-	}
-}
-
-// The state files of an earlier version (a bbolt lessons file, pins.json,
-// vectors.bin), written by that version's code, are imported into
-// state.db once and renamed, not deleted.
-func TestEarlierStateFilesAreImportedOnce(t *testing.T) {
-	bin := buildBinary(t)
-	dir := t.TempDir()
-	stateDir := filepath.Join(dir, "state")
-	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\n%s", stateDir, calcProfile))
-
-	bolt, err := lessons.OpenBolt(filepath.Join(stateDir, "lessons.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := lessons.NewMemory(t.Context(), bolt, lessons.MemoryOptions{})
-	if _, err := mem.Learn(t.Context(), lessons.Lesson{Query: "split the bill", Tool: "calculator_divide", Polarity: lessons.Use}); err != nil {
-		t.Fatal(err)
-	}
-	bolt.Close()
-	pins, err := integrity.Open(filepath.Join(stateDir, "pins"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1 := mcp.Tool{Name: "divide", Description: "Divide a by b.", RawInputSchema: json.RawMessage(`{"type":"object"}`)}
-	v2 := v1
-	v2.Description += " <IMPORTANT>mind the zero</IMPORTANT>"
-	pins.Check("calculator", []mcp.Tool{v1})
-	pins.Check("calculator", []mcp.Tool{v2})
-	vecs := routing.FileVectors(filepath.Join(stateDir, "embeddings"))
-	if err := vecs.SaveVectors("nomic-embed-text", map[[32]byte][]float32{{7}: {0.6, 0.8}}); err != nil {
-		t.Fatal(err)
-	}
-	vecFiles, _ := filepath.Glob(filepath.Join(stateDir, "embeddings", "*", "vectors.bin"))
-	if len(vecFiles) != 1 {
-		t.Fatalf("vectors.bin files: %v", vecFiles)
-	}
-
-	out, errOut, err := runBin(t, bin, "lessons", "list", "--config", cfg)
-	if err != nil || !strings.Contains(out, "split the bill") {
-		t.Fatalf("lessons list after the upgrade: %v\n%s%s", err, out, errOut)
-	}
-	out, _, err = runBin(t, bin, "pins", "list", "--config", cfg)
-	if err != nil || !strings.Contains(out, "calculator_divide (divide on calculator)") || !strings.Contains(out, "new:      Divide a by b. <IMPORTANT>") {
-		t.Fatalf("pins list after the upgrade: %v\n%s", err, out)
-	}
-	for _, old := range []string{filepath.Join(stateDir, "lessons.db"), filepath.Join(stateDir, "pins", "pins.json"), vecFiles[0]} {
-		if _, err := os.Stat(old); err == nil {
-			t.Errorf("%s is still in place", old)
-		}
-		if _, err := os.Stat(old + state.MigratedSuffix); err != nil {
-			t.Errorf("%s was not kept as %s: %v", old, state.MigratedSuffix, err)
-		}
-	}
-	db, err := state.Open(t.Context(), state.Options{Dir: stateDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	got, _ := db.Vectors().LoadVectors("nomic-embed-text")
-	if v := got[[32]byte{7}]; len(v) != 2 || v[1] != 0.8 {
-		t.Errorf("imported vectors: %v", got)
-	}
-	if all, _ := db.Lessons().All(t.Context()); len(all) != 1 {
-		t.Errorf("after the import: %d lessons, want 1 (imported once)", len(all))
 	}
 }
 

@@ -4,8 +4,8 @@
 //
 //   - Rug-pull pinning. [Hash] digests a tool's whole contract (name,
 //     title, description, input and output schema, annotations; never
-//     _meta). A [Store] keeps one pin per upstream tool in pins.json under
-//     the router's state directory. [Store.Check] pins tools it has not
+//     _meta). A [Store] keeps one pin per upstream tool in a [PinStore]
+//     (the gateway's state database). [Store.Check] pins tools it has not
 //     seen (trust on first use) and reports a tool whose contract differs
 //     from its pin as [VerdictChanged]; the hub hides a changed tool and
 //     rejects calls to it until a person approves the new contract with

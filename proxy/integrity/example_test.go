@@ -1,6 +1,7 @@
 package integrity_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // A rug pull: the upstream changes a trusted tool after first use. The hub
@@ -19,7 +21,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := integrity.Open(dir)
+	db, err := state.Open(context.Background(), state.Options{Dir: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	store, err := integrity.OpenStore(db.Pins())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestInteropRealServers(t *testing.T) {
 	for name, list := range servers {
 		listings[name] = list()
 	}
-	store, err := Open(filepath.Join(dir, "state"))
+	store, err := OpenStore(&memPins{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,10 +51,6 @@ var ErrUnknownTool = errors.New("no pin for tool")
 // the approving person was shown: the upstream changed it again since.
 var ErrNotShown = errors.New("the definition changed since it was shown; review it again")
 
-// ErrCorrupt wraps a pins file that cannot be read back. The store never
-// resets such a file: a person must fix or remove it.
-var ErrCorrupt = errors.New("corrupt pin store")
-
 // Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it.
 type Pin struct {
 	Upstream string
@@ -105,8 +101,7 @@ type Store struct {
 	upstreams Pins // as of the last successful read or write
 }
 
-// PinStore persists pins: the shared state database, memory, or the
-// pins.json file of earlier versions ([Open]).
+// PinStore persists pins: the shared state database, or memory.
 type PinStore interface {
 	// UpdatePins reads every pin in one transaction, lets change edit
 	// them, and writes the edits when change reports that it made some.
@@ -162,17 +157,6 @@ func (p Pins) Clone() Pins {
 		out[u] = maps.Clone(tools)
 	}
 	return out
-}
-
-// Open opens the pin store of pins.json in dir, the format of earlier
-// versions, creating dir (0700) when missing. A pins.json that cannot be
-// read back is an error naming the file.
-func Open(dir string) (*Store, error) {
-	fp, err := OpenFile(dir)
-	if err != nil {
-		return nil, err
-	}
-	return OpenStore(fp)
 }
 
 // OpenStore reads the pins of ps and returns the Store keeping them.

@@ -3,7 +3,6 @@ package eval
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // lessonsSets are the sets the experience memory is measured on, each
@@ -108,13 +108,13 @@ func measureLessons(t *testing.T, name string, ds dataset, sample int) lessonsRo
 		}
 	}
 
-	store, err := lessons.OpenBolt(filepath.Join(t.TempDir(), "lessons.db"))
+	db, err := state.Open(ctx, state.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer db.Close()
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	mem, err := lessons.NewMemory(ctx, store, lessons.MemoryOptions{Now: func() time.Time { return now }})
+	mem, err := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,7 @@
 // request, [Memory.Adjust] finds the lessons whose query is similar enough
 // and turns them into bounded score deltas, and [Apply] adds those deltas
 // to a ranking. Lessons persist in a [Store]: the state package's
-// database, which every gateway on the machine shares ([BoltStore], the
-// file of earlier versions, is kept to read those files). When the store
+// database, which every gateway on the machine shares. When the store
 // reports changes (a Version method), a Memory reloads what other
 // processes wrote: before each change it makes and every
 // MemoryOptions.SyncEvery in [Memory.Run]. The interface is small so that

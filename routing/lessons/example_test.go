@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
+	"github.com/mcp-router/mcp-router/state"
 )
 
 func Example() {
@@ -18,12 +18,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := lessons.OpenBolt(filepath.Join(dir, "lessons.db"))
+	db, err := state.Open(ctx, state.Options{Dir: dir})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer store.Close()
-	mem, err := lessons.NewMemory(ctx, store, lessons.MemoryOptions{})
+	defer db.Close()
+	mem, err := lessons.NewMemory(ctx, db.Lessons(), lessons.MemoryOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -67,8 +67,7 @@ func (l *Lesson) visible(principal string) bool {
 
 // Store persists lessons. It is small so that a shared store (PostgreSQL)
 // can serve a fleet of routers later. The state package's database is the
-// local one, shared by every gateway on the machine; [BoltStore] is the
-// file of earlier versions.
+// local one, shared by every gateway on the machine.
 type Store interface {
 	// Put inserts or replaces l, assigning an ID when l.ID is 0, and
 	// returns the lesson as stored.
@@ -98,8 +97,6 @@ type batchPutter interface {
 var (
 	// ErrNotFound: no lesson has the ID given.
 	ErrNotFound = errors.New("lesson not found")
-	// ErrInUse: another process holds the lessons file.
-	ErrInUse = errors.New("lessons file in use by another process")
 	// ErrOverruled: a detour lesson contradicts a lesson from feedback,
 	// which stands (the user's word outranks the router's inference).
 	ErrOverruled = errors.New("overruled by feedback")

@@ -375,7 +375,7 @@ func (m *Memory) List() []Lesson {
 func (m *Memory) Len() int { return len(m.snap.Load().entries) }
 
 // Flush writes the uses that Adjust recorded since the last flush to the
-// store, in one transaction when the store can (BoltStore can). Adjust
+// store, in one transaction when the store can (state.db can). Adjust
 // never writes: call Flush from time to time (Run does) and before closing
 // the store.
 func (m *Memory) Flush(ctx context.Context) error {

@@ -431,3 +431,50 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("Len %d, want at most MaxLessons 20", m.Len())
 	}
 }
+
+// What a memory flushed to its store is what a new memory over that
+// store starts from: lessons, uses and so the adjustments they make.
+func TestPersistenceAcrossReopen(t *testing.T) {
+	c := newClock()
+	opts := MemoryOptions{Now: c.Now}
+	queries := []string{"show the weather forecast for Paris tomorrow", "query the system logs", "book a flight to Rome"}
+
+	s := newMemStore()
+	m, err := NewMemory(t.Context(), s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn(t, m, queries[0], "weather_forecast", Use)
+	learn(t, m, queries[1], "ha_get_logs", Avoid)
+	learn(t, m, queries[2], "flights_book", Use)
+	c.Advance(10 * 24 * time.Hour)
+	m.Adjust(t.Context(), queries[0]) // a use, to be flushed
+	c.Advance(10 * 24 * time.Hour)
+	for _, q := range queries {
+		m.Adjust(t.Context(), q+" please") // uses at the same time: flushed below
+	}
+	if err := m.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := m.List()
+	var adjBefore [][]Adjustment
+	for _, q := range queries {
+		adjBefore = append(adjBefore, m.Adjust(t.Context(), q+" please"))
+	}
+
+	m, err = NewMemory(t.Context(), s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, m.List()); diff != "" {
+		t.Errorf("lessons after reopening (-before +after):\n%s", diff)
+	}
+	for i, q := range queries {
+		if diff := cmp.Diff(adjBefore[i], m.Adjust(t.Context(), q+" please"), approx); diff != "" {
+			t.Errorf("Adjust(%q) after reopening (-before +after):\n%s", q, diff)
+		}
+	}
+	if len(adjBefore[0]) != 1 || len(adjBefore[1]) != 1 || adjBefore[1][0].Delta >= 0 {
+		t.Errorf("adjustments %+v: want one boost and one penalty among them", adjBefore)
+	}
+}

@@ -109,7 +109,7 @@ func OpenMemory(ctx context.Context) (*DB, error) {
 	// open for the DB's life.
 	sdb.SetMaxOpenConns(1)
 	sdb.SetMaxIdleConns(1)
-	db := &DB{path: MemoryPath, db: sdb, log: slog.New(slog.DiscardHandler)}
+	db := &DB{path: MemoryPath, db: sdb}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
 		return nil, openError(MemoryPath, err)

@@ -130,12 +130,13 @@ func (h *Hub) awaitFirst(ctx context.Context, ups []*upstream.Upstream, deadline
 	}
 }
 
-// starting is the upstreams still on their first attempt that never
-// connected: their tools are not in the catalog yet.
+// starting is the upstreams still on their first attempt: their tools are
+// not in the catalog yet. One that has just connected counts until its
+// first attempt ends, which is after the catalog took its tools in.
 func (h *Hub) starting() []*upstream.Upstream {
 	var out []*upstream.Upstream
 	for _, u := range h.set().list {
-		if u.Starting() && u.NeverConnected() {
+		if u.Starting() {
 			out = append(out, u)
 		}
 	}

@@ -21,18 +21,7 @@ import (
 // token's fingerprint, never the token) and session, and holds the sizes
 // of the arguments and the result but never their values.
 func TestAuditRecordsEveryRoute(t *testing.T) {
-	dir := t.TempDir()
-	db, err := state.Open(t.Context(), state.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	file := filepath.Join(dir, "audit.jsonl")
-	log, err := audit.Open(audit.Options{File: file, Store: db.Audit()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	db, file, log := auditedState(t)
 	bobQuota := Quota{Principal: frontdoor.TokenFingerprint("bob-token"), Tool: "alpha_pid", CallsPerMinute: 1}
 	alice, bob := twoTokenGateway(t, Options{Audit: log, Quotas: []Quota{bobQuota}})
 
@@ -178,4 +167,24 @@ func memState(t testing.TB) *state.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// auditedState is a state.db in a temporary folder and an audit log that
+// writes audit.jsonl beside it and the store's records; both close when
+// the test ends.
+func auditedState(t *testing.T) (*state.DB, string, *audit.Log) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := state.Open(t.Context(), state.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	file := filepath.Join(dir, "audit.jsonl")
+	log, err := audit.Open(audit.Options{File: file, Store: db.Audit()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	return db, file, log
 }

@@ -3,30 +3,17 @@ package proxy
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcp-router/mcp-router/audit"
-	"github.com/mcp-router/mcp-router/state"
 )
 
 // TestNoSecretInAuditRecords: a session id lets whoever holds it resume
 // the session, so the audit file and store name a call's session by its
 // tag (a short hash), never by the id the client holds.
 func TestNoSecretInAuditRecords(t *testing.T) {
-	dir := t.TempDir()
-	db, err := state.Open(t.Context(), state.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	file := filepath.Join(dir, "audit.jsonl")
-	log, err := audit.Open(audit.Options{File: file, Store: db.Audit()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { log.Close() })
+	db, file, log := auditedState(t)
 	alice, _ := twoTokenGateway(t, Options{Audit: log})
 	wantServed(t, "direct", alice.call(t, "alpha_echo", map[string]any{"text": "hi"}))
 	if err := log.Close(); err != nil {

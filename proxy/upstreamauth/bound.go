@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
 // Every reply from an authorization server (discovery, registration,
@@ -50,12 +52,6 @@ func boundClient(c *http.Client) *http.Client {
 }
 
 // sameOrigin is the CheckRedirect of boundClient.
-func sameOrigin(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxAuthRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxAuthRedirects)
-	}
-	if from := via[0].URL; from.Scheme != req.URL.Scheme || from.Host != req.URL.Host {
-		return fmt.Errorf("%w: %s://%s redirected to %s://%s", errCrossOrigin, from.Scheme, from.Host, req.URL.Scheme, req.URL.Host)
-	}
-	return nil
-}
+var sameOrigin = sameorigin.Redirects(maxAuthRedirects, func(from, to *url.URL) error {
+	return fmt.Errorf("%w: %s://%s redirected to %s://%s", errCrossOrigin, from.Scheme, from.Host, to.Scheme, to.Host)
+})

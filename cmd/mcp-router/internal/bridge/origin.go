@@ -3,9 +3,10 @@ package bridge
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
 // The token and headers connect sends belong to the URL it was given:
@@ -22,15 +23,9 @@ var ErrCrossOrigin = errors.New("redirect to another origin refused (connect sen
 const maxRedirects = 5
 
 // sameOrigin is the CheckRedirect of the bridge's client.
-func sameOrigin(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
-	}
-	if from := via[0].URL; from.Scheme != req.URL.Scheme || from.Host != req.URL.Host {
-		return fmt.Errorf("%w: to %s://%s", ErrCrossOrigin, req.URL.Scheme, req.URL.Host)
-	}
-	return nil
-}
+var sameOrigin = sameorigin.Redirects(maxRedirects, func(_, to *url.URL) error {
+	return fmt.Errorf("%w: to %s://%s", ErrCrossOrigin, to.Scheme, to.Host)
+})
 
 // shownURL is raw without userinfo, query and fragment.
 func shownURL(raw string) string {

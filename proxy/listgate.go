@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,8 +59,11 @@ func newListGate(fingerprint func(method string) uint64) *listGate {
 
 // saw records what the session holds now for method's list (it
 // initialized, or listed it).
-func (g *listGate) saw(method string) {
-	fp := g.fingerprint(method)
+func (g *listGate) saw(method string) { g.sawAs(method, g.fingerprint(method)) }
+
+// sawAs records fp as the fingerprint of what the session holds of
+// method's list.
+func (g *listGate) sawAs(method string, fp uint64) {
 	g.mu.Lock()
 	g.seen[method] = fp
 	g.mu.Unlock()
@@ -124,14 +128,24 @@ func (s *Server) listFingerprint(ctx context.Context, method string) uint64 {
 	if mcp.MCPMethod(method) != mcp.MethodNotificationToolsListChanged {
 		return catalogFingerprint(s.hub.Catalog(), method)
 	}
-	var h maphash.Hash
-	h.SetSeed(listSeed)
 	registered := s.mcp.ListTools()
 	tools := make([]mcp.Tool, 0, len(registered))
 	for _, name := range slices.Sorted(maps.Keys(registered)) {
 		tools = append(tools, registered[name].Tool)
 	}
-	for _, t := range s.filterTools(ctx, tools) {
+	return visibleFingerprint(s.filterTools(ctx, tools))
+}
+
+// visibleFingerprint is the fingerprint of a tool list as a session sees
+// it, in name order.
+func visibleFingerprint(tools []mcp.Tool) uint64 {
+	byName := func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(tools, byName) {
+		tools = slices.SortedFunc(slices.Values(tools), byName)
+	}
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	for _, t := range tools {
 		b, _ := json.Marshal(t)
 		h.Write(b)
 	}
@@ -303,8 +317,12 @@ func (s *Server) hookListGate(hooks *server.Hooks) {
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		s.seeLists(ctx, listKinds...)
 	})
-	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, _ *mcp.ListToolsResult) {
-		s.seeLists(ctx, mcp.MethodNotificationToolsListChanged)
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		// What the session was shown is the result itself: no second
+		// filtering of the catalog.
+		if g := s.gateOf(ctx); g != nil && !stateless(ctx) && res != nil && res.NextCursor == "" {
+			g.sawAs(string(mcp.MethodNotificationToolsListChanged), visibleFingerprint(res.Tools))
+		}
 	})
 	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, _ *mcp.ListPromptsResult) {
 		s.seeLists(ctx, mcp.MethodNotificationPromptsListChanged)

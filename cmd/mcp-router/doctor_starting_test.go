@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,18 +35,7 @@ func TestDoctorSaysStartingAndQuotesTheError(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "1s", "--config", cfg, "--log-level", "error")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	var exit *exec.ExitError
-	if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("doctor: %v, want exit status 1\n%s", err, stderr.String())
-	}
-	var rep doctorReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("doctor --json printed %q: %v", stdout.String(), err)
-	}
-	got := map[string]checkup{}
-	for _, c := range rep.Upstreams {
-		got[c.Upstream] = c
-	}
+	got := failedDoctor(t, cmd, &stdout, &stderr)
 	if c := got["installing"]; c.OK || !c.Starting || !strings.HasPrefix(c.Error, "starting for ") || !strings.Contains(c.Hint, "--timeout") {
 		t.Errorf("installing: %+v, want starting, for how long, a hint to wait longer", c)
 	}

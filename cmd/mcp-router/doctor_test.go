@@ -46,19 +46,7 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "500ms", "--config", cfg, "--log-level", "error")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("doctor: %v, want exit status 1\n%s", err, stderr.String())
-	}
-	var rep doctorReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("doctor --json printed %q: %v", stdout.String(), err)
-	}
-	got := map[string]checkup{}
-	for _, c := range rep.Upstreams {
-		got[c.Upstream] = c
-	}
+	got := failedDoctor(t, cmd, &stdout, &stderr)
 	if c := got["calculator"]; !c.OK || !c.Started || !c.Initialized || c.Protocol == "" || c.Tools != 17 {
 		t.Errorf("calculator: %+v, want ok, initialized with a protocol, 17 tools", c)
 	}
@@ -98,4 +86,23 @@ func TestToolsExitsNonZeroNamingFailedUpstreams(t *testing.T) {
 	if strings.Contains(err.Error(), "calculator") || !strings.Contains(out, "calculator_divide") {
 		t.Errorf("tools: printed %q, error %v; want the calculator's tools printed and only the failed upstreams named", out, err)
 	}
+}
+
+// failedDoctor runs cmd, a doctor --json that must exit 1, and returns its
+// findings by upstream.
+func failedDoctor(t *testing.T, cmd *exec.Cmd, stdout, stderr *bytes.Buffer) map[string]checkup {
+	t.Helper()
+	var exit *exec.ExitError
+	if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("doctor: %v, want exit status 1\n%s", err, stderr.String())
+	}
+	var rep doctorReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("doctor --json printed %q: %v", stdout.String(), err)
+	}
+	got := map[string]checkup{}
+	for _, c := range rep.Upstreams {
+		got[c.Upstream] = c
+	}
+	return got
 }

@@ -1,0 +1,68 @@
+// Package call is one request through the gateway: the value the edge
+// builds for it (who calls, on which session, in which protocol era, by
+// when) and the stages a tools/call passes through on its way to an
+// upstream and back.
+//
+// The context a stage receives carries cancellation and deadlines only;
+// everything else the gateway knows of the request is in the [Call].
+package call
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Era is the protocol era of the client's request.
+type Era int
+
+const (
+	// Sessions is the 2025 era: the client initialized a session and
+	// holds it across requests.
+	Sessions Era = iota
+	// Stateless is the 2026-07-28 era: each request stands alone.
+	Stateless
+)
+
+// Call is one client request as the edge saw it, built once and passed
+// down as a parameter.
+type Call struct {
+	// Principal is who calls: the fingerprint of the bearer token, or
+	// "" for a caller with none (stdio, or HTTP without tokens).
+	Principal string
+	// Session is the client's session id; "" in the stateless era.
+	Session string
+	// Era is the protocol era of the request.
+	Era Era
+	// Caps are what the client said it can do (sampling, elicitation,
+	// roots); nil when unknown.
+	Caps *mcp.ClientCapabilities
+	// Deadline is when the client stops waiting; zero is none.
+	Deadline time.Time
+
+	// Tool is the exposed name of the catalog tool called.
+	Tool string
+	// Args are the arguments as the client sent them.
+	Args any
+	// Step names the plan step that makes this call ("" for a direct one).
+	Step string
+}
+
+// Handler answers a call: the upstream call at the end of a pipeline, or
+// the rest of the pipeline as a stage sees it.
+type Handler func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+
+// Stage is one concern on a call's way: it may refuse the call, change
+// it, or look at the result next gives back.
+type Stage func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error)
+
+// Chain is last behind stages, the first stage outermost.
+func Chain(last Handler, stages ...Stage) Handler {
+	h := last
+	for i := len(stages) - 1; i >= 0; i-- {
+		s, next := stages[i], h
+		h = func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return s(ctx, c, next) }
+	}
+	return h
+}

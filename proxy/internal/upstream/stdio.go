@@ -61,12 +61,11 @@ func Inheritable(key string) bool {
 
 // ChildTagVar names the environment variable that tags a stdio child and
 // its descendants, so they can be found and ended with it (Linux; see
-// killChildTree). Its value differs for every child.
+// child.signalTree). Its value differs for every child.
 const ChildTagVar = "MCP_ROUTER_CHILD"
 
-// child is a stdio upstream process the hub owns: it runs in its own
-// process group (so grandchildren such as the node behind npx die with it)
-// and gets SIGKILL if the proxy dies (Linux).
+// child is a stdio upstream process the hub owns; it and its descendants
+// (such as the node behind npx) end with it (signalTree, reap_*.go).
 type child struct {
 	cmd    *exec.Cmd
 	tag    string   // in the environment of the child and its descendants (Linux)
@@ -109,7 +108,7 @@ func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := startTracked(cmd); err != nil {
+	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
@@ -131,26 +130,24 @@ func closeAll(files ...*os.File) {
 // holds the write end; in-flight calls then fail at once.
 func (c *child) wait() {
 	c.err = c.cmd.Wait()
-	untrack(c.cmd.Process.Pid)
-	c.killGroup(syscall.SIGKILL) // leave no grandchildren behind
-	killChildTree(c.tag)         // nor any that left the group (Linux)
+	c.signalTree(syscall.SIGKILL) // leave no descendants behind
 	c.stdout.Close()
 	close(c.done)
 }
 
 // stop shuts the child down as the MCP spec asks: close its stdin, wait,
-// SIGTERM the process group, wait, SIGKILL it. It returns when the child
+// SIGTERM the child's tree, wait, SIGKILL it. It returns when the child
 // has been reaped.
 func (c *child) stop() {
 	c.stdin.Close()
 	if c.waitFor(stdinGrace) {
 		return
 	}
-	c.killGroup(syscall.SIGTERM)
+	c.signalTree(syscall.SIGTERM)
 	if c.waitFor(termGrace) {
 		return
 	}
-	c.killGroup(syscall.SIGKILL)
+	c.signalTree(syscall.SIGKILL)
 	<-c.done
 }
 

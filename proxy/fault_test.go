@@ -1217,4 +1217,3 @@ func TestFI23ChildrenDieWithTheRouter(t *testing.T) {
 		}
 	})
 }
-

@@ -120,24 +120,6 @@ func taggedProcesses(match func(string) bool) []int {
 	return out
 }
 
-// ProcStat reads pid's parent and state from /proc/<pid>/stat.
-func ProcStat(pid int) (ppid int, state byte) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0
-	}
-	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
-	if i < 0 || i+2 >= len(b) {
-		return 0, 0
-	}
-	fields := strings.Fields(string(b[i+2:]))
-	if len(fields) < 2 {
-		return 0, 0
-	}
-	ppid, _ = strconv.Atoi(fields[1])
-	return ppid, fields[0][0]
-}
-
 // StartWatchdog starts the watchdog that kills this gateway's stdio
 // children and their descendants if the gateway is killed (SIGKILL): the
 // executable at exe (the gateway's own, whose main calls

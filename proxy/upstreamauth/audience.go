@@ -1,6 +1,7 @@
 package upstreamauth
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,7 +55,7 @@ var ErrOtherAuthServer = errors.New("the upstream now names another authorizatio
 // registration) only to endpoint; GETs (discovery) go anywhere.
 func pinTokenEndpoint(client *http.Client, endpoint string) *http.Client {
 	c := *client
-	c.Transport = pinned{endpoint: endpoint, next: orDefaultTransport(client.Transport)}
+	c.Transport = pinned{endpoint: endpoint, next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)}
 	return &c
 }
 
@@ -79,11 +80,4 @@ func endpointOf(u *url.URL) string {
 	c := *u
 	c.User, c.RawQuery, c.Fragment = nil, "", ""
 	return c.String()
-}
-
-func orDefaultTransport(t http.RoundTripper) http.RoundTripper {
-	if t == nil {
-		return http.DefaultTransport
-	}
-	return t
 }

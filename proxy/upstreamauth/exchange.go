@@ -1,6 +1,7 @@
 package upstreamauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -74,7 +75,7 @@ func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.
 	params := url.Values{
 		"grant_type":           {grantTokenExchange},
 		"subject_token":        {subject},
-		"subject_token_type":   {orDefault(e.cfg.SubjectTokenType, tokenTypeAccess)},
+		"subject_token_type":   {cmp.Or(e.cfg.SubjectTokenType, tokenTypeAccess)},
 		"requested_token_type": {tokenTypeAccess},
 	}
 	for k, v := range map[string]string{"audience": e.cfg.Audience, "scope": e.cfg.Scope, "resource": e.cfg.Resource} {
@@ -106,13 +107,6 @@ func oauthReason(code, desc string) string {
 	s = strings.Trim(s, ": ")
 	if len(s) > 200 {
 		s = s[:200] + "..."
-	}
-	return s
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

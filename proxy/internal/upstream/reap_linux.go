@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -27,6 +28,11 @@ import (
 // (SIGKILL, which no code in it can answer), the watchdog that
 // StartWatchdog runs in a session of its own kills every process carrying
 // one of this gateway's tags.
+//
+// When the gateway is PID 1 of a PID namespace (the container image runs
+// it so), the kernel kills every process of the namespace as it dies, so
+// there is no watchdog; orphans are re-parented to the gateway then, and
+// it reaps them as init must (reapAsInit).
 //
 // What the tag does not catch: a descendant that clears or rewrites its
 // environment before exec'ing (env -i), one that becomes another user
@@ -60,6 +66,74 @@ func tagEnv(env []string, tag string) []string {
 		}
 	}
 	return append(out, ChildTagVar+"="+tag)
+}
+
+// tracked holds the process ids of the processes this package started,
+// which exec.Cmd.Wait reaps: reapAsInit leaves them to it. Starting one
+// and reaping orphans both hold it, so a child that ends at once is never
+// reaped by the wrong one.
+var tracked = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// startTracked starts cmd and records its process id.
+func startTracked(cmd *exec.Cmd) error {
+	tracked.Lock()
+	defer tracked.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	tracked.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+// waitTracked waits for cmd, started by startTracked, and forgets it.
+func waitTracked(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	tracked.Lock()
+	delete(tracked.pids, cmd.Process.Pid)
+	tracked.Unlock()
+	return err
+}
+
+// reapAsInit reaps, on each SIGCHLD, the ended children of this process
+// that it did not start (orphans re-parented to it as PID 1), until stop.
+func reapAsInit() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-sigs:
+				reapOrphans()
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(quit)
+		<-done
+	}
+}
+
+// reapOrphans waits, without blocking, for each process of /proc that is
+// an ended child this package did not start; for any other process
+// wait4 fails at once.
+func reapOrphans() {
+	entries, _ := os.ReadDir("/proc")
+	tracked.Lock()
+	defer tracked.Unlock()
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && !tracked.pids[pid] {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
 }
 
 // signalTree sends sig to the child (even one that cleared its
@@ -124,8 +198,12 @@ func taggedProcesses(match func(string) bool) []int {
 // children and their descendants if the gateway is killed (SIGKILL): the
 // executable at exe (the gateway's own, whose main calls
 // MaybeRunWatchdog first), in a session of its own. stop, at a normal
-// shutdown after the hub is closed, ends it.
+// shutdown after the hub is closed, ends it. As PID 1 it starts the
+// orphan reaper instead (see the top of this file).
 func StartWatchdog(exe string) (stop func(), err error) {
+	if os.Getpid() == 1 {
+		return reapAsInit(), nil
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -134,14 +212,14 @@ func StartWatchdog(exe string) (stop func(), err error) {
 	cmd.Env = append(childEnv(os.Environ(), nil), watchdogVar+"="+gatewayTag)
 	cmd.Stdin = pr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		closeAll(pr, pw)
 		return nil, fmt.Errorf("starting the watchdog: %w", err)
 	}
 	pr.Close()
 	exited := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
+		_ = waitTracked(cmd)
 		close(exited)
 	}()
 	return func() {

@@ -2,6 +2,8 @@
 
 package upstream
 
+import "os/exec"
+
 // Outside Linux there is no /proc to find a child's descendants by their
 // environment: the process group (on Windows, the child alone) is what
 // signalTree reaches (killgroup_*.go). It does not catch a descendant that
@@ -9,6 +11,8 @@ package upstream
 
 func newChildTag() string                    { return "" }
 func tagEnv(env []string, _ string) []string { return env }
+func startTracked(cmd *exec.Cmd) error       { return cmd.Start() }
+func waitTracked(cmd *exec.Cmd) error        { return cmd.Wait() }
 
 // StartWatchdog does nothing outside Linux.
 func StartWatchdog(string) (stop func(), err error) { return func() {}, nil }

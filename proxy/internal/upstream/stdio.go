@@ -108,7 +108,7 @@ func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
@@ -129,7 +129,7 @@ func closeAll(files ...*os.File) {
 // stdout, so a reader blocked on it sees EOF even when a grandchild still
 // holds the write end; in-flight calls then fail at once.
 func (c *child) wait() {
-	c.err = c.cmd.Wait()
+	c.err = waitTracked(c.cmd)
 	c.signalTree(syscall.SIGKILL) // leave no descendants behind
 	c.stdout.Close()
 	close(c.done)

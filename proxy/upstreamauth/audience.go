@@ -2,7 +2,6 @@ package upstreamauth
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -47,10 +46,6 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// ErrOtherAuthServer refuses to send a login's refresh token or client
-// secret to an authorization server other than the one it was made at.
-var ErrOtherAuthServer = errors.New("the upstream now names another authorization server than the one it was logged in at: log in again")
-
 // pinTokenEndpoint is client sending POSTs (token requests: refresh,
 // registration) only to endpoint; GETs (discovery) go anywhere.
 func pinTokenEndpoint(client *http.Client, endpoint string) *http.Client {
@@ -69,7 +64,9 @@ func (p pinned) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			r.Body.Close()
 		}
-		return nil, fmt.Errorf("%w (asked to send it to %s://%s)", ErrOtherAuthServer, r.URL.Scheme, r.URL.Host)
+		// A login's refresh token or client secret goes to the server it was made at, only.
+		return nil, fmt.Errorf("the upstream now names another authorization server than the one it was logged in at: "+
+			"log in again (asked to send it to %s://%s)", r.URL.Scheme, r.URL.Host)
 	}
 	return p.next.RoundTrip(r)
 }

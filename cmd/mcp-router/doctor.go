@@ -86,20 +86,13 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	}
 	stateErr := e.checkState(ctx, cfg)
 	pins := e.pinsWaiting(ctx, cfg, prof)
-	prof.Integrity.Pins = false // doctor reads pins, never writes them
-	opts, err := e.hubOptions(ctx, cfg, prof, e.logger(cfg))
-	if err != nil {
+	// doctor reads pins, never writes them
+	g := e.newGateway(cfg, prof, parts{readPins: true, initTimeout: timeout})
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	if timeout > 0 {
-		opts.InitTimeout = timeout
-	}
-	guardChildren(prof.Upstreams)
-	hub := proxy.NewHub(opts)
-	if err := hub.Launch(ctx); err != nil {
-		return err
-	}
-	defer hub.Close()
+	hub := g.hub
 	collisions := hub.AwaitStarted(ctx)
 	rep := doctorReport{Config: cfg.File, Profile: prof.Name, State: stateLocation(cfg), StateOK: stateErr == nil}
 	if stateErr != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
-	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
@@ -85,25 +84,6 @@ func stateProblemText(cfg *config.Config, err error) string {
 func stateNotice(problem string) string {
 	return "state: in memory (not shared, not kept): " + problem +
 		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
-}
-
-// endedSessions is the state's record of the HTTP sessions ended (DELETE)
-// on any replica, when replicas share the state (state.url); nil
-// otherwise, and a DELETE then ends a session in this process alone.
-func (e *env) endedSessions(ctx context.Context, cfg *config.Config, log *slog.Logger) proxy.EndedSessions {
-	if cfg.State.URL == "" {
-		return nil
-	}
-	return e.runState(ctx, cfg, log).EndedSessions()
-}
-
-// vectors returns the tool vector cache in the state when embeddings are
-// on (ollama.embed_model), and nil otherwise, without opening the state.
-func (e *env) vectors(ctx context.Context, cfg *config.Config, log *slog.Logger) routing.VectorStore {
-	if cfg.Ollama.EmbedModel == "" {
-		return nil
-	}
-	return e.runState(ctx, cfg, log).Vectors()
 }
 
 // cliState opens the state (state.db, or the state.url database) for a

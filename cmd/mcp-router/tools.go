@@ -27,20 +27,16 @@ them, when any failed to connect or two upstreams want one tool name; it prints
 what it got all the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			cfg, prof, err := e.loadConfig()
+			g, err := e.startGateway(cmd.Context(), parts{wait: true})
 			if err != nil {
 				return err
 			}
-			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
-			if err != nil {
-				return err
-			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
+			defer g.Close()
+			defer func() { err = errors.Join(err, g.down()) }()
 			if asJSON {
-				return printToolsJSON(e.stdout, hub.Catalog().Tools)
+				return printToolsJSON(e.stdout, g.hub.Catalog().Tools)
 			}
-			return printToolsTable(e.stdout, hub.Catalog())
+			return printToolsTable(e.stdout, g.hub.Catalog())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")

@@ -476,3 +476,33 @@ func (c *Config) hasProfile(name string) bool {
 	_, ok := c.profiles[name]
 	return ok
 }
+
+// RouterOptions are the profile's routing settings as the router takes
+// them. The values here are resolved (the routing package's defaults
+// applied once, by defaultRouting); the router reads a zero option as "its
+// default" and a negative one as zero, so a zero here goes to it negative.
+func (r Routing) RouterOptions() routing.RouterOptions {
+	fusePolicy := r.Fuse
+	opts := routing.RouterOptions{
+		TopK: exactly(r.TopK), Threshold: exactly(r.Threshold),
+		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: exactly(r.CollisionDelta),
+		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy, SemanticWeight: exactly(r.SemanticWeight),
+		AbstainCoverage: exactly(r.AbstainCoverage), AbstainCommitment: exactly(r.AbstainCommitment),
+		AbstainAdvice: exactly(r.AbstainAdvice), KeepCoverage: exactly(r.KeepCoverage),
+	}
+	if r.Associations > 0 {
+		opts.Lexical = routing.NewIndex(routing.IndexOptions{AssociationWeight: r.Associations})
+	}
+	if opts.DiscoveryPrefixes == nil {
+		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
+	}
+	return opts
+}
+
+// exactly is a resolved value as the router takes it: zero as negative.
+func exactly[T int | float64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
+}

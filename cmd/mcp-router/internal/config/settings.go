@@ -1,0 +1,143 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultOllamaURL is ollama.url when neither the file nor
+// MCP_ROUTER_OLLAMA_URL sets it.
+const DefaultOllamaURL = "http://127.0.0.1:11434"
+
+// overridable are the settings an MCP_ROUTER_<SECTION>_<KEY> variable
+// overrides (docs/reference.md lists them).
+var overridable = []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
+	"state.url", "state.required", "http.session_key", "ollama.url", "ollama.embed_model", "ollama.chat_model"}
+
+// layered is the overridable settings: the file's values (decoded once,
+// by parse) under the MCP_ROUTER_* variables that are set. viper holds the
+// layers and reads a variable's text as the setting's type ("true", "1").
+type layered struct {
+	v       *viper.Viper
+	fromEnv map[string]string // key: the variable that set it
+}
+
+func layer(raw *rawConfig, getenv func(string) (string, bool)) layered {
+	v := viper.New()
+	for key, val := range map[string]any{
+		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
+		"log.trace_file": raw.Log.TraceFile, "state_dir": raw.StateDir, "state.url": raw.State.URL,
+		"state.required": raw.State.Required, "http.session_key": raw.HTTP.SessionKey,
+		"ollama.url": cmp.Or(raw.Ollama.URL, DefaultOllamaURL), "ollama.embed_model": raw.Ollama.EmbedModel,
+		"ollama.chat_model": raw.Ollama.ChatModel,
+	} {
+		v.SetDefault(key, val)
+	}
+	l := layered{v: v, fromEnv: map[string]string{}}
+	for _, key := range overridable {
+		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if val, ok := getenv(env); ok {
+			v.Set(key, val)
+			l.fromEnv[key] = env
+		}
+	}
+	return l
+}
+
+// where names a setting in messages: its variable when one set it, else
+// its line in the file.
+func (l layered) where(file string, root *yaml.Node, key string) string {
+	if env, ok := l.fromEnv[key]; ok {
+		return env
+	}
+	return fmt.Sprintf("%s:%d: %s", file, settingLine(root, strings.Split(key, ".")...), key)
+}
+
+// settings sets the top-level settings, with the MCP_ROUTER_* variables
+// over the file, and expands ${VAR} where it applies. A value taken from
+// a variable is not expanded again, and one that holds "${" is refused: a
+// client that does not expand variables passed it on literally.
+func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
+	l := layer(raw, getenv)
+	var errs []error
+	// get returns a setting, expanded when it comes from the file.
+	get := func(key string, expand bool) string {
+		val := l.v.GetString(key)
+		if env, ok := l.fromEnv[key]; ok {
+			if strings.Contains(val, "${") {
+				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
+			}
+			return val
+		}
+		if !expand {
+			return val
+		}
+		out, err := Expand(val, getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", l.where(file, root, key), err))
+		}
+		return out
+	}
+	c.DefaultProfile = get("default_profile", false)
+	c.Log = Log{Level: strings.ToLower(get("log.level", false)), Wire: l.v.GetBool("log.wire"), TraceFile: get("log.trace_file", true)}
+	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
+		c.Log.Wire = true
+	}
+	c.Ollama = Ollama{URL: get("ollama.url", true), EmbedModel: get("ollama.embed_model", true), ChatModel: get("ollama.chat_model", true)}
+	errs = append(errs, c.httpSettings(file, root, raw.HTTP, l, getenv)...)
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", l.where(file, root, "log.level"), c.Log.Level, strings.Join(LogLevels, ", ")))
+	}
+	configured := get("state_dir", true)
+	c.State = State{URL: get("state.url", true), Required: l.v.GetBool("state.required")}
+	if err := checkStateURL(c.State.URL); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", l.where(file, root, "state.url"), err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	dir, err := stateDir(configured)
+	if err != nil {
+		return fmt.Errorf("%s: state_dir: %w", file, err)
+	}
+	c.StateDir = dir
+	return nil
+}
+
+// httpSettings sets the http section's lists and session key, and returns
+// what is wrong with the hosts and origins written as they are. Problems
+// that need a variable expanded matter to serve --http alone: they are
+// kept for CheckHTTP.
+func (c *Config) httpSettings(file string, root *yaml.Node, raw rawHTTP, l layered, getenv func(string) (string, bool)) []error {
+	var errs []error
+	c.HTTP = HTTP{BearerTokens: raw.BearerTokens, AllowedOrigins: raw.AllowedOrigins, AllowedHosts: raw.AllowedHosts}
+	for _, o := range c.HTTP.AllowedOrigins {
+		if !strings.Contains(o, "$") { // with a variable, checked once expanded
+			if err := checkOrigin(o); err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins: %w", file, settingLine(root, "http", "allowed_origins"), err))
+			}
+		}
+	}
+	for i, h := range c.HTTP.AllowedHosts {
+		if err := checkHost(h); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_hosts[%d]: %w", file, settingLine(root, "http", "allowed_hosts", strconv.Itoa(i)), i, err))
+		}
+	}
+	c.httpErr = c.HTTP.expand(file, root, getenv)
+	c.HTTP.SessionKey = l.v.GetString("http.session_key")
+	if _, ok := l.fromEnv["http.session_key"]; !ok {
+		key, err := Expand(c.HTTP.SessionKey, getenv)
+		if err != nil {
+			c.httpErr = errors.Join(c.httpErr, fmt.Errorf("%s: %w", l.where(file, root, "http.session_key"), err))
+		}
+		c.HTTP.SessionKey = key
+	}
+	return errs
+}

@@ -67,6 +67,7 @@ type Config struct {
 	Warnings []string
 
 	profiles map[string]entry[rawProfile]
+	routing  map[string]Routing // each profile's, resolved at load
 	// broken are the upstream entries left out for their own errors, by
 	// profile: disabled alone (broken.go).
 	broken  map[string][]brokenUpstream

@@ -18,11 +18,8 @@ import (
 // expanded, defaults applied, disabled upstreams left out.
 func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p := Profile{Name: name, CoreTools: e.Value.CoreTools, Lines: map[string]int{}}
-	routing, err := resolveRouting(e.Value.Routing)
-	if err != nil { // validated at load; kept for safety
-		return Profile{}, fmt.Errorf("%s: profiles.%s.routing: %w", c.File, name, err)
-	}
-	p.Routing = routing
+	p.Routing = c.routing[name] // resolved at load
+	p.Routing.DiscoveryPrefixes = slices.Clone(p.Routing.DiscoveryPrefixes)
 	in := e.Value.Integrity
 	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}
 	pl := e.Value.Planner

@@ -113,6 +113,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 	if c.broken == nil {
 		c.broken = map[string][]brokenUpstream{}
 	}
+	c.routing = map[string]Routing{}
 	for _, p := range raw.Profiles {
 		path := "profiles." + p.Key
 		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
@@ -124,7 +125,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		prof := p.Value
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
-		v.routing(path+".routing", p.Node, prof.Routing)
+		c.routing[p.Key] = v.routing(path+".routing", p.Node, prof.Routing)
 		if _, err := integrity.ParsePolicy(prof.Integrity.Poisoning); err != nil {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", prof.Integrity.Poisoning)
 		}
@@ -338,17 +339,20 @@ func checkURL(raw string) error {
 	return nil
 }
 
-func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) {
+// routing checks a profile's routing section and returns it resolved.
+func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
-	if _, err := resolveRouting(r); err != nil {
+	out, err := resolveRouting(r)
+	if err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
-			return
+		} else {
+			v.errorf(line(""), path, "%v", err)
 		}
-		v.errorf(line(""), path, "%v", err)
 	}
+	return out
 }
 
 type fieldError struct {
@@ -358,7 +362,8 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
 
-// resolveRouting applies the defaults to what the file sets and checks the ranges.
+// resolveRouting applies the defaults to what the file sets and checks
+// the ranges. A value written in the file is taken as written: 0 is zero.
 func resolveRouting(r rawRouting) (Routing, error) {
 	out := defaultRouting()
 	if r.Mode != "" {
@@ -367,10 +372,44 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		}
 		out.Mode = r.Mode
 	}
-	// A value written in the file is taken as written: 0 is zero (newRouter
-	// hands it on as the router's "zero", a negative value). A multiplier
-	// of 0 would erase every score, so the affinities must be above it.
-	checks := []struct {
+	if err := routingNumbers(r, &out); err != nil {
+		return out, err
+	}
+	if r.Lessons != nil {
+		out.Lessons = *r.Lessons
+	}
+	if r.SharedLessons != nil {
+		out.SharedLessons = *r.SharedLessons
+	}
+	if r.DiscoveryPrefixes != nil {
+		out.DiscoveryPrefixes = *r.DiscoveryPrefixes
+	}
+	if r.Breaker.ResetAfter > 0 {
+		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
+	}
+	if r.Fuse == nil {
+		return out, nil
+	}
+	if _, set := r.Fuse["min_qr_score"]; !set {
+		r.Fuse["min_qr_score"] = routing.DefaultNoiseFloor
+	}
+	p, err := fuse.PolicyFromMap(r.Fuse)
+	if err != nil {
+		var fe *fuse.FieldError
+		if errors.As(err, &fe) {
+			return out, &fieldError{"fuse." + fe.Key, fe.Err}
+		}
+		return out, &fieldError{"fuse", err}
+	}
+	out.Fuse = p
+	return out, nil
+}
+
+// routingNumbers sets the numbers the file gives, within their ranges. A
+// multiplier of 0 would erase every score, so the affinities must be
+// above it.
+func routingNumbers(r rawRouting, out *Routing) error {
+	floats := []struct {
 		key      string
 		src      *float64
 		dst      *float64
@@ -388,64 +427,36 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
 		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},
 	}
-	for _, c := range checks {
-		if c.src == nil {
-			continue
+	for _, c := range floats {
+		switch {
+		case c.src == nil:
+		case *c.src < c.lo || *c.src > c.hi:
+			return &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
+		case c.positive && *c.src == 0:
+			return &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
+		default:
+			*c.dst = *c.src
 		}
-		if *c.src < c.lo || *c.src > c.hi {
-			return out, &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
-		}
-		if c.positive && *c.src == 0 {
-			return out, &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
-		}
-		*c.dst = *c.src
 	}
 	ints := []struct {
-		key string
-		src *int
-		dst *int
-		lo  int
+		key      string
+		src, dst *int
+		lo       int
 	}{
 		{"top_k", r.TopK, &out.TopK, 0},
 		{"max_tools", r.MaxTools, &out.MaxTools, 1},
 		{"breaker.max_discoveries", r.Breaker.MaxDiscoveries, &out.MaxDiscoveries, 1},
 	}
 	for _, c := range ints {
-		if c.src == nil {
-			continue
+		switch {
+		case c.src == nil:
+		case *c.src < c.lo:
+			return &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
+		default:
+			*c.dst = *c.src
 		}
-		if *c.src < c.lo {
-			return out, &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
-		}
-		*c.dst = *c.src
 	}
-	if r.Lessons != nil {
-		out.Lessons = *r.Lessons
-	}
-	if r.SharedLessons != nil {
-		out.SharedLessons = *r.SharedLessons
-	}
-	if r.DiscoveryPrefixes != nil {
-		out.DiscoveryPrefixes = *r.DiscoveryPrefixes
-	}
-	if r.Breaker.ResetAfter > 0 {
-		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
-	}
-	if r.Fuse != nil {
-		if _, set := r.Fuse["min_qr_score"]; !set {
-			r.Fuse["min_qr_score"] = routing.DefaultNoiseFloor
-		}
-		p, err := fuse.PolicyFromMap(r.Fuse)
-		if err != nil {
-			var fe *fuse.FieldError
-			if errors.As(err, &fe) {
-				return out, &fieldError{"fuse." + fe.Key, fe.Err}
-			}
-			return out, &fieldError{"fuse", err}
-		}
-		out.Fuse = p
-	}
-	return out, nil
+	return nil
 }
 
 // keyLine is the line of key in mapping n, else fallback.

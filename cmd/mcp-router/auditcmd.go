@@ -38,11 +38,7 @@ newest records, oldest first.`,
 			if since > 0 {
 				f.Since = time.Now().Add(-since)
 			}
-			cfg, _, err := e.loadConfig()
-			if err != nil {
-				return err
-			}
-			st, err := e.cliState(cmd.Context(), cfg)
+			_, _, st, err := e.configState(cmd.Context())
 			if err != nil {
 				return err
 			}

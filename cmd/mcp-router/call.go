@@ -35,9 +35,7 @@ an upstream of the profile failed to connect (the result is printed all the same
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
+			if err := printJSON(e, res); err != nil {
 				return err
 			}
 			if res.IsError {

@@ -61,9 +61,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(reportJSON(rep))
+				return printJSON(e, reportJSON(rep))
 			}
 			_, err = fmt.Fprint(e.stdout, rep.String())
 			return err

@@ -190,11 +190,7 @@ func exposedName(prof config.Profile, key, tool string) string {
 
 // openPins opens the pin store of the state directory, for the profile.
 func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, error) {
-	cfg, prof, err := e.loadConfig()
-	if err != nil {
-		return nil, prof, err
-	}
-	st, err := e.cliState(ctx, cfg)
+	_, prof, st, err := e.configState(ctx)
 	if err != nil {
 		return nil, prof, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ without it no affinity applies.`,
 			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
 				Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
 			if asJSON {
-				return printRouteJSON(e.stdout, d, max(prof.Routing.TopK, 10))
+				return printJSON(e, routeView(d, max(prof.Routing.TopK, 10)))
 			}
 			return printRouteTable(e.stdout, d, max(prof.Routing.TopK, 10))
 		},
@@ -102,12 +101,6 @@ func routeView(d routing.Decision, n int) routeJSON {
 		out.Alerts = []routing.Alert{}
 	}
 	return out
-}
-
-func printRouteJSON(w io.Writer, d routing.Decision, n int) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(routeView(d, n))
 }
 
 func printRouteTable(w io.Writer, d routing.Decision, n int) error {

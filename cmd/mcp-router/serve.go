@@ -168,7 +168,8 @@ func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net
 	if err := g.mountConsole(ctx, mux, guard); err != nil {
 		return err
 	}
-	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server(), g.log)
+	g.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server())
 }
 
 // guard is the front door's configuration for serve --http on httpAddr.
@@ -274,7 +275,8 @@ func serveHTTP(ctx context.Context, h http.Handler, addr string, opts frontdoor.
 	if err != nil {
 		return err
 	}
-	return serveOn(ctx, h, ln, opts, log)
+	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	return serveOn(ctx, h, ln, opts)
 }
 
 func listen(addr string) (net.Listener, error) {
@@ -286,7 +288,7 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
-func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions, log *slog.Logger) error {
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions) error {
 	// Requests run under their own context, which shutdown cancels first:
 	// the calls in flight are cancelled upstream (notifications/cancelled)
 	// and clients' open event streams end, so Shutdown need not wait them out.
@@ -296,7 +298,6 @@ func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoo
 	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	select {
 	case err := <-errc:
 		return err

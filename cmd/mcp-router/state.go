@@ -102,6 +102,18 @@ func (e *env) cliState(ctx context.Context, cfg *config.Config) (stateStore, err
 }
 
 // closeState closes the state a command opened, if any.
+// configState loads the configuration and opens its state, for the
+// commands that read or change the state; cfg is nil when the
+// configuration did not load.
+func (e *env) configState(ctx context.Context) (*config.Config, config.Profile, stateStore, error) {
+	cfg, prof, err := e.loadConfig()
+	if err != nil {
+		return nil, prof, nil, err
+	}
+	st, err := e.cliState(ctx, cfg)
+	return cfg, prof, st, err
+}
+
 func (e *env) closeState() error {
 	if e.state == nil {
 		return nil

@@ -167,12 +167,10 @@ and recent errors. It exits 0 when none runs. With state.url, it lists the gatew
 machine using that database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := e.loadConfig()
-			if err != nil {
+			cfg, _, st, err := e.configState(cmd.Context())
+			if cfg == nil {
 				return err
-			}
-			st, err := e.cliState(cmd.Context(), cfg)
-			if err != nil {
+			} else if err != nil {
 				return fmt.Errorf("%s; a gateway started on it keeps its state in memory, and status cannot list it", stateNotice(stateProblemText(cfg, err)))
 			}
 			live, err := liveGateways(cmd.Context(), st.Gateways(), time.Now())

@@ -34,7 +34,7 @@ what it got all the same.`,
 			defer g.Close()
 			defer func() { err = errors.Join(err, g.down()) }()
 			if asJSON {
-				return printToolsJSON(e.stdout, g.hub.Catalog().Tools)
+				return printJSON(e, toolsView(g.hub.Catalog().Tools))
 			}
 			return printToolsTable(e.stdout, g.hub.Catalog())
 		},
@@ -52,15 +52,13 @@ type toolJSON struct {
 	Server string `json:"server_description,omitempty"`
 }
 
-func printToolsJSON(w io.Writer, tools []proxy.Tool) error {
+func toolsView(tools []proxy.Tool) []toolJSON {
 	out := make([]toolJSON, len(tools))
 	for i, t := range tools {
 		out[i] = toolJSON{Name: t.Name, Upstream: t.Upstream, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema,
 			Server: t.Server}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // printToolsTable prints the catalog's tools, then what was left out and

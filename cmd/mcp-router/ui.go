@@ -89,23 +89,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	}
 	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
 	g.log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
-	return serveUntilDone(ctx, frontdoor.NewHTTPServer(c, frontdoor.HTTPServerOptions{}), ln)
-}
-
-// serveUntilDone serves on ln until ctx ends, then shuts srv down.
-func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	<-errc
-	return err
+	return serveOn(ctx, c, ln, frontdoor.HTTPServerOptions{})
 }
 
 // mountConsole serves the console at /ui on mux, behind the front door's

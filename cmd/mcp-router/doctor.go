@@ -92,25 +92,14 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	hub := g.hub
-	collisions := hub.AwaitStarted(ctx)
-	rep := doctorReport{Config: cfg.File, Profile: prof.Name, State: stateLocation(cfg), StateOK: stateErr == nil}
-	if stateErr != nil {
-		rep.State = stateNotice(stateProblemText(cfg, stateErr))
-	}
-	for _, s := range hub.Status() {
-		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
-	}
-	for _, p := range hub.Catalog().Problems {
-		if p.Collision {
-			rep.Problems = append(rep.Problems, p.Text)
-		}
-	}
+	collisions := g.hub.AwaitStarted(ctx)
+	rep := g.checkup(stateErr, pins)
 	if asJSON {
-		if err := printJSON(e, rep); err != nil {
-			return err
-		}
-	} else if err := printDoctor(e.stdout, rep); err != nil {
+		err = printJSON(e, rep)
+	} else {
+		err = printDoctor(e.stdout, rep)
+	}
+	if err != nil {
 		return err
 	}
 	if collisions != nil {
@@ -119,7 +108,25 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if stateErr != nil {
 		stateErr = fmt.Errorf("the state cannot be used: %s", stateProblemText(cfg, stateErr))
 	}
-	return errors.Join(stateErr, collisions, upstreamsDown(hub))
+	return errors.Join(stateErr, collisions, g.down())
+}
+
+// checkup is doctor's report of the gateway's upstreams, its state and
+// its name collisions.
+func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
+	rep := doctorReport{Config: g.cfg.File, Profile: g.prof.Name, State: stateLocation(g.cfg), StateOK: stateErr == nil}
+	if stateErr != nil {
+		rep.State = stateNotice(stateProblemText(g.cfg, stateErr))
+	}
+	for _, s := range g.hub.Status() {
+		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
+	}
+	for _, p := range g.hub.Catalog().Problems {
+		if p.Collision {
+			rep.Problems = append(rep.Problems, p.Text)
+		}
+	}
+	return rep
 }
 
 // checkState opens the state as the CLI does and reports why it cannot be

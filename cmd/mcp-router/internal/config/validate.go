@@ -390,19 +390,25 @@ func resolveRouting(r rawRouting) (Routing, error) {
 	if r.Fuse == nil {
 		return out, nil
 	}
-	if _, set := r.Fuse["min_qr_score"]; !set {
-		r.Fuse["min_qr_score"] = routing.DefaultNoiseFloor
+	p, err := fusePolicy(r.Fuse)
+	out.Fuse = p
+	return out, err
+}
+
+// fusePolicy is routing.fuse, with the router's noise floor unless set.
+func fusePolicy(m map[string]any) (fuse.Policy, error) {
+	if _, set := m["min_qr_score"]; !set {
+		m["min_qr_score"] = routing.DefaultNoiseFloor
 	}
-	p, err := fuse.PolicyFromMap(r.Fuse)
+	p, err := fuse.PolicyFromMap(m)
 	if err != nil {
 		var fe *fuse.FieldError
 		if errors.As(err, &fe) {
-			return out, &fieldError{"fuse." + fe.Key, fe.Err}
+			return routing.DefaultFusePolicy(), &fieldError{"fuse." + fe.Key, fe.Err}
 		}
-		return out, &fieldError{"fuse", err}
+		return routing.DefaultFusePolicy(), &fieldError{"fuse", err}
 	}
-	out.Fuse = p
-	return out, nil
+	return p, nil
 }
 
 // routingNumbers sets the numbers the file gives, within their ranges. A

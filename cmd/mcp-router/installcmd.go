@@ -74,10 +74,9 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		return err
 	}
 	if file == "" {
-		if places.Home == "" || places.ConfigDir == "" {
+		if file = config.UserFile(client, places); places.Home == "" || places.ConfigDir == "" {
 			return fmt.Errorf("%w; name the file", errNoHome)
 		}
-		file = config.UserFile(client, places)
 	}
 	entry, err := e.routerEntry(client, places)
 	if err != nil {
@@ -96,18 +95,26 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	}
 	env := e.entryEnv(client, file, data, places)
 	entry.Env = env.values
-	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, rep, env.inputs)
+	backup, others, err := e.writeEntry(client, file, data, entry, f.force, rep, env.inputs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return err
+	}
+	return e.installReport(client, file, backup, existed, entry, rep, others, env)
+}
+
+// writeEntry adds the gateway's entry to the client's file (data) and
+// writes it, keeping a backup; it returns the backup's path and the
+// names of the other servers.
+func (e *env) writeEntry(client, file string, data []byte, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) (string, []string, error) {
+	out, others, err := addRouter(data, config.ServersKey(client), entry, force, rep, inputs)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if _, comments := config.JSONC(data); comments {
 		fmt.Fprintf(e.stderr, "note: %s had comments; the rewritten file has none (the backup keeps them)\n", file)
 	}
 	backup, err := replaceFile(file, out, 0o600, true)
-	if err != nil {
-		return err
-	}
-	return e.installReport(client, file, backup, existed, entry, rep, others, env)
+	return backup, others, err
 }
 
 // routerEntry runs this binary, with the profile the flags name and the

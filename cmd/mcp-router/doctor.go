@@ -229,45 +229,54 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
-		result, proto := "ok", "no"
-		switch {
-		case c.Disabled:
-			result = "DISABLED"
-		case !c.OK:
-			result = "FAILED"
-		}
-		if c.Starting {
-			result = "STARTING"
-		}
+		proto, auth := "no", "-"
 		if c.Initialized {
 			proto = "yes " + c.Protocol
 		}
-		auth := "-"
 		if c.AuthNeeded {
 			auth = "NEEDED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), result, yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), c.result(), yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, c := range rep.Upstreams {
-		if c.Error == "" && c.Hint == "" {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
-		if c.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
-		}
-		fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
-		for _, l := range c.Stderr {
-			fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
-		}
+		c.printFix(w)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "\nproblem: %s\n", printable.Line(p))
 	}
 	return nil
+}
+
+// result is the RESULT column: ok, DISABLED, FAILED or STARTING.
+func (c checkup) result() string {
+	switch {
+	case c.Starting:
+		return "STARTING"
+	case c.Disabled:
+		return "DISABLED"
+	case !c.OK:
+		return "FAILED"
+	}
+	return "ok"
+}
+
+// printFix prints what went wrong with the upstream and how to fix it,
+// with its last stderr lines; nothing when all is well.
+func (c checkup) printFix(w io.Writer) {
+	if c.Error == "" && c.Hint == "" {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
+	if c.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
+	}
+	fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
+	for _, l := range c.Stderr {
+		fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
+	}
 }
 
 func yesNo(b bool) string {

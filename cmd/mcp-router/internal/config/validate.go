@@ -146,27 +146,8 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	if !upstreamNamePattern.MatchString(e.Key) {
 		v.errorf(e.Line, path, "upstream names may use letters, digits, '_', '-' and '.' (at most 48)")
 	}
-	kinds := 0
-	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
-		if set {
-			kinds++
-		}
-	}
-	if kinds != 1 {
-		v.errorf(e.Line, path, "needs exactly one of command (a local server), url (a remote server) or builtin (%s)",
-			strings.Join(v.builtins, ", "))
+	if !v.server(path, e, line) {
 		return
-	}
-	switch {
-	case u.Command != nil:
-		v.stdio(path, u, line)
-	case u.URL != nil:
-		v.remote(path, u, line)
-	default:
-		if !slices.Contains(v.builtins, *u.Builtin) {
-			v.errorf(line("builtin"), path+".builtin", "unknown built-in server %q (built-ins: %s)", *u.Builtin, strings.Join(v.builtins, ", "))
-		}
-		v.only(path, u, line, "builtin", "args")
 	}
 	if u.Prefix != nil && !prefixPattern.MatchString(*u.Prefix) {
 		v.errorf(line("prefix"), path+".prefix", "%q: a prefix may use letters, digits, '_', '-' and '.' (at most 48)", *u.Prefix)
@@ -185,6 +166,33 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	}
 	v.readOnlyTools(path+".read_only_tools", u, line("read_only_tools"))
 	v.maxTimeout(path+".max_timeout", u, line("max_timeout"))
+}
+
+// server checks how an upstream runs: exactly one of command, url and
+// builtin, and that one's keys; false when there is not exactly one.
+func (v *validator) server(path string, e entry[rawUpstream], line func(string) int) bool {
+	u, kinds := e.Value, 0
+	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds != 1:
+		v.errorf(e.Line, path, "needs exactly one of command (a local server), url (a remote server) or builtin (%s)",
+			strings.Join(v.builtins, ", "))
+		return false
+	case u.Command != nil:
+		v.stdio(path, u, line)
+	case u.URL != nil:
+		v.remote(path, u, line)
+	default:
+		if !slices.Contains(v.builtins, *u.Builtin) {
+			v.errorf(line("builtin"), path+".builtin", "unknown built-in server %q (built-ins: %s)", *u.Builtin, strings.Join(v.builtins, ", "))
+		}
+		v.only(path, u, line, "builtin", "args")
+	}
+	return true
 }
 
 // MaxDescription bounds an upstream's description, in characters: it is
@@ -281,12 +289,18 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 		v.errorf(line("auth"), path+".redirect_url", "%q is not a loopback http URL with a port (http://127.0.0.1:PORT/PATH)", a.RedirectURL)
 	}
 	if te := a.TokenExchange; te != nil {
-		if te.TokenEndpoint == "" {
-			v.errorf(line("auth"), path+".token_exchange.token_endpoint", "is required")
-		} else if !strings.Contains(te.TokenEndpoint, "${") {
-			if err := checkURL(te.TokenEndpoint); err != nil {
-				v.errorf(line("auth"), path+".token_exchange.token_endpoint", "%v", err)
-			}
+		v.tokenEndpoint(path+".token_exchange.token_endpoint", te.TokenEndpoint, line("auth"))
+	}
+}
+
+// tokenEndpoint checks auth.token_exchange.token_endpoint: required, and
+// a URL once it holds no variable.
+func (v *validator) tokenEndpoint(path, endpoint string, line int) {
+	if endpoint == "" {
+		v.errorf(line, path, "is required")
+	} else if !strings.Contains(endpoint, "${") {
+		if err := checkURL(endpoint); err != nil {
+			v.errorf(line, path, "%v", err)
 		}
 	}
 }

@@ -24,12 +24,17 @@ var overridable = []string{"default_profile", "log.level", "log.wire", "log.trac
 // layered is the overridable settings: the file's values (decoded once,
 // by parse) under the MCP_ROUTER_* variables that are set. viper holds the
 // layers and reads a variable's text as the setting's type ("true", "1").
+// get and where collect the problems in errs.
 type layered struct {
 	v       *viper.Viper
 	fromEnv map[string]string // key: the variable that set it
+	file    string
+	root    *yaml.Node
+	getenv  func(string) (string, bool)
+	errs    []error
 }
 
-func layer(raw *rawConfig, getenv func(string) (string, bool)) layered {
+func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) *layered {
 	v := viper.New()
 	for key, val := range map[string]any{
 		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
@@ -40,7 +45,7 @@ func layer(raw *rawConfig, getenv func(string) (string, bool)) layered {
 	} {
 		v.SetDefault(key, val)
 	}
-	l := layered{v: v, fromEnv: map[string]string{}}
+	l := &layered{v: v, fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
 	for _, key := range overridable {
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if val, ok := getenv(env); ok {
@@ -53,54 +58,55 @@ func layer(raw *rawConfig, getenv func(string) (string, bool)) layered {
 
 // where names a setting in messages: its variable when one set it, else
 // its line in the file.
-func (l layered) where(file string, root *yaml.Node, key string) string {
+func (l *layered) where(key string) string {
 	if env, ok := l.fromEnv[key]; ok {
 		return env
 	}
-	return fmt.Sprintf("%s:%d: %s", file, settingLine(root, strings.Split(key, ".")...), key)
+	return fmt.Sprintf("%s:%d: %s", l.file, settingLine(l.root, strings.Split(key, ".")...), key)
+}
+
+// get returns a setting, with ${VAR} expanded when expand is set and the
+// value comes from the file. A value taken from a variable is not
+// expanded again, and one that holds "${" is refused: a client that does
+// not expand variables passed it on literally.
+func (l *layered) get(key string, expand bool) string {
+	val := l.v.GetString(key)
+	if env, ok := l.fromEnv[key]; ok {
+		if strings.Contains(val, "${") {
+			l.errs = append(l.errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
+		}
+		return val
+	}
+	if !expand {
+		return val
+	}
+	out, err := Expand(val, l.getenv)
+	if err != nil {
+		l.errs = append(l.errs, fmt.Errorf("%s: %w", l.where(key), err))
+	}
+	return out
 }
 
 // settings sets the top-level settings, with the MCP_ROUTER_* variables
-// over the file, and expands ${VAR} where it applies. A value taken from
-// a variable is not expanded again, and one that holds "${" is refused: a
-// client that does not expand variables passed it on literally.
+// over the file, and expands ${VAR} where it applies.
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
-	l := layer(raw, getenv)
-	var errs []error
-	// get returns a setting, expanded when it comes from the file.
-	get := func(key string, expand bool) string {
-		val := l.v.GetString(key)
-		if env, ok := l.fromEnv[key]; ok {
-			if strings.Contains(val, "${") {
-				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
-			}
-			return val
-		}
-		if !expand {
-			return val
-		}
-		out, err := Expand(val, getenv)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", l.where(file, root, key), err))
-		}
-		return out
-	}
-	c.DefaultProfile = get("default_profile", false)
-	c.Log = Log{Level: strings.ToLower(get("log.level", false)), Wire: l.v.GetBool("log.wire"), TraceFile: get("log.trace_file", true)}
+	l := layer(file, root, raw, getenv)
+	c.DefaultProfile = l.get("default_profile", false)
+	c.Log = Log{Level: strings.ToLower(l.get("log.level", false)), Wire: l.v.GetBool("log.wire"), TraceFile: l.get("log.trace_file", true)}
 	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
 		c.Log.Wire = true
 	}
-	c.Ollama = Ollama{URL: get("ollama.url", true), EmbedModel: get("ollama.embed_model", true), ChatModel: get("ollama.chat_model", true)}
-	errs = append(errs, c.httpSettings(file, root, raw.HTTP, l, getenv)...)
+	c.Ollama = Ollama{URL: l.get("ollama.url", true), EmbedModel: l.get("ollama.embed_model", true), ChatModel: l.get("ollama.chat_model", true)}
+	l.errs = append(l.errs, c.httpSettings(raw.HTTP, l)...)
 	if !slices.Contains(LogLevels, c.Log.Level) {
-		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", l.where(file, root, "log.level"), c.Log.Level, strings.Join(LogLevels, ", ")))
+		l.errs = append(l.errs, fmt.Errorf("%s: %q is not one of %s", l.where("log.level"), c.Log.Level, strings.Join(LogLevels, ", ")))
 	}
-	configured := get("state_dir", true)
-	c.State = State{URL: get("state.url", true), Required: l.v.GetBool("state.required")}
+	configured := l.get("state_dir", true)
+	c.State = State{URL: l.get("state.url", true), Required: l.v.GetBool("state.required")}
 	if err := checkStateURL(c.State.URL); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", l.where(file, root, "state.url"), err))
+		l.errs = append(l.errs, fmt.Errorf("%s: %w", l.where("state.url"), err))
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(l.errs...); err != nil {
 		return err
 	}
 	dir, err := stateDir(configured)
@@ -115,8 +121,9 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 // what is wrong with the hosts and origins written as they are. Problems
 // that need a variable expanded matter to serve --http alone: they are
 // kept for CheckHTTP.
-func (c *Config) httpSettings(file string, root *yaml.Node, raw rawHTTP, l layered, getenv func(string) (string, bool)) []error {
+func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 	var errs []error
+	file, root, getenv := l.file, l.root, l.getenv
 	c.HTTP = HTTP{BearerTokens: raw.BearerTokens, AllowedOrigins: raw.AllowedOrigins, AllowedHosts: raw.AllowedHosts}
 	for _, o := range c.HTTP.AllowedOrigins {
 		if !strings.Contains(o, "$") { // with a variable, checked once expanded
@@ -135,7 +142,7 @@ func (c *Config) httpSettings(file string, root *yaml.Node, raw rawHTTP, l layer
 	if _, ok := l.fromEnv["http.session_key"]; !ok {
 		key, err := Expand(c.HTTP.SessionKey, getenv)
 		if err != nil {
-			c.httpErr = errors.Join(c.httpErr, fmt.Errorf("%s: %w", l.where(file, root, "http.session_key"), err))
+			c.httpErr = errors.Join(c.httpErr, fmt.Errorf("%s: %w", l.where("http.session_key"), err))
 		}
 		c.HTTP.SessionKey = key
 	}

@@ -509,17 +509,15 @@ func (c *Config) hasProfile(name string) bool {
 }
 
 // RouterOptions are the profile's routing settings as the router takes
-// them. The values here are resolved (the routing package's defaults
-// applied once, by defaultRouting); the router reads a zero option as "its
-// default" and a negative one as zero, so a zero here goes to it negative.
+// them: resolved here, once (the routing package's defaults applied by
+// defaultRouting), so the router applies none (Resolved).
 func (r Routing) RouterOptions() routing.RouterOptions {
 	fusePolicy := r.Fuse
 	opts := routing.RouterOptions{
-		TopK: exactly(r.TopK), Threshold: exactly(r.Threshold),
-		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: exactly(r.CollisionDelta),
-		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy, SemanticWeight: exactly(r.SemanticWeight),
-		AbstainCoverage: exactly(r.AbstainCoverage), AbstainCommitment: exactly(r.AbstainCommitment),
-		AbstainAdvice: exactly(r.AbstainAdvice), KeepCoverage: exactly(r.KeepCoverage),
+		TopK: r.TopK, Threshold: r.Threshold, SameDomain: r.SameDomain, CrossDomain: r.CrossDomain,
+		CollisionDelta: r.CollisionDelta, DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
+		SemanticWeight: r.SemanticWeight, AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment,
+		AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage, Resolved: true,
 	}
 	if r.Associations > 0 {
 		opts.Lexical = routing.NewIndex(routing.IndexOptions{AssociationWeight: r.Associations})
@@ -528,12 +526,4 @@ func (r Routing) RouterOptions() routing.RouterOptions {
 		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
 	}
 	return opts
-}
-
-// exactly is a resolved value as the router takes it: zero as negative.
-func exactly[T int | float64](v T) T {
-	if v == 0 {
-		return -1
-	}
-	return v
 }

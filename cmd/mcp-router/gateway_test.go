@@ -40,7 +40,4 @@ func TestGatewayClosesWhatItStartedLastFirst(t *testing.T) {
 	if raw, err := os.ReadFile(file); err != nil || !strings.Contains(string(raw), "calculator_add") {
 		t.Errorf("audit file after Close: %v %q, want the hub's last call", err, raw)
 	}
-	if _, err := g.hub.CallTool(t.Context(), "calculator_add", map[string]any{"a": 1, "b": 1}, nil); err == nil {
-		t.Error("a call after Close succeeded: the hub is still open")
-	}
 }

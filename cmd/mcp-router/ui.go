@@ -72,18 +72,10 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	r, err := g.router(ctx)
-	if err != nil {
-		return err
-	}
 	token := newGatewayID() + newGatewayID()
 	door := frontdoor.NewChecks(frontdoor.Options{Tokens: []frontdoor.Token{{Token: token, Admin: true}}}) // the operator's own
 	gw := &registryGateway{reg: st.Gateways()}
-	c, err := console.New(console.Options{
-		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: g.log,
-		Notes: func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) },
-	})
+	c, err := g.console(ctx, door, gw, func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) })
 	if err != nil {
 		return err
 	}
@@ -95,22 +87,28 @@ func (e *env) ui(ctx context.Context, addr string) error {
 // mountConsole serves the console at /ui on mux, behind the front door's
 // Host, Origin and token checks, with the serve's hub.
 func (g *gateway) mountConsole(ctx context.Context, mux *http.ServeMux, guard frontdoor.Options) error {
-	st := g.state(ctx)
-	r, err := g.router(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := console.New(console.Options{
-		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: g.hub, m: g.metrics}, Catalog: newHubCatalog(g.hub, r, g.log),
-		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log,
-		Notes: func(context.Context) []string { return append(g.e.notices(), g.reload.snapshot().lines()...) },
-	})
+	c, err := g.console(ctx, frontdoor.NewChecks(guard), &hubGateway{hub: g.hub, m: g.metrics},
+		func(context.Context) []string { return append(g.e.notices(), g.reload.snapshot().lines()...) })
 	if err != nil {
 		return err
 	}
 	mux.Handle("/ui", c)
 	mux.Handle("/ui/", c)
 	return nil
+}
+
+// console is the web console of the gateway's catalog, pins and lessons,
+// behind door, with gw's upstreams and activity and notes on every page.
+func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw console.Gateway, notes func(context.Context) []string) (*console.Console, error) {
+	st := g.state(ctx)
+	r, err := g.router(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return console.New(console.Options{
+		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
+		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
+	})
 }
 
 // notices are the degraded states the console shows on every page.

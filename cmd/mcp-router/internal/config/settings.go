@@ -16,11 +16,6 @@ import (
 // MCP_ROUTER_OLLAMA_URL sets it.
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
-// overridable are the settings an MCP_ROUTER_<SECTION>_<KEY> variable
-// overrides (docs/reference.md lists them).
-var overridable = []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
-	"state.url", "state.required", "http.session_key", "ollama.url", "ollama.embed_model", "ollama.chat_model"}
-
 // layered is the overridable settings: the file's values (decoded once,
 // by parse) under the MCP_ROUTER_* variables that are set. viper holds the
 // layers and reads a variable's text as the setting's type ("true", "1").
@@ -35,7 +30,9 @@ type layered struct {
 }
 
 func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) *layered {
-	v := viper.New()
+	l := &layered{v: viper.New(), fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
+	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides
+	// (docs/reference.md lists them), with the file's values.
 	for key, val := range map[string]any{
 		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
 		"log.trace_file": raw.Log.TraceFile, "state_dir": raw.StateDir, "state.url": raw.State.URL,
@@ -43,13 +40,10 @@ func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (st
 		"ollama.url": cmp.Or(raw.Ollama.URL, DefaultOllamaURL), "ollama.embed_model": raw.Ollama.EmbedModel,
 		"ollama.chat_model": raw.Ollama.ChatModel,
 	} {
-		v.SetDefault(key, val)
-	}
-	l := &layered{v: v, fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
-	for _, key := range overridable {
+		l.v.SetDefault(key, val)
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-		if val, ok := getenv(env); ok {
-			v.Set(key, val)
+		if s, ok := getenv(env); ok {
+			l.v.Set(key, s)
 			l.fromEnv[key] = env
 		}
 	}

@@ -3,11 +3,17 @@ package lessons
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // DefaultMaxOffered bounds the lessons Offer holds while they wait to be
 // learned when MemoryOptions.MaxOffered is zero.
 const DefaultMaxOffered = 64
+
+// offerTimeout bounds the learning of one offered lesson (its embedding
+// and its store writes), so that a store that stops answering cannot hold
+// Close, and a gateway's shutdown, for good.
+const offerTimeout = 30 * time.Second
 
 // offers is the queue of lessons offered and not yet learned. At most one
 // worker drains it: Offer starts one when none runs, and it ends when the
@@ -64,14 +70,21 @@ func (m *Memory) learnOffered(idle chan struct{}) {
 		m.offers.queue[0] = offer{}
 		m.offers.queue = m.offers.queue[1:]
 		m.qmu.Unlock()
-		switch l, err := m.Learn(o.ctx, o.l); {
-		case errors.Is(err, ErrOverruled):
-			m.opts.Logger.Debug("routing lesson overruled by feedback", "tool", o.l.Tool)
-		case err != nil:
-			m.opts.Logger.Warn("routing lesson not learned", "tool", o.l.Tool, "err", err)
-		default:
-			m.opts.Logger.Info("routing lesson learned", "tool", l.Tool, "source", l.Source, "lesson", l.ID)
-		}
+		m.learnOne(o)
+	}
+}
+
+// learnOne learns an offered lesson and logs what came of it.
+func (m *Memory) learnOne(o offer) {
+	ctx, cancel := context.WithTimeout(o.ctx, offerTimeout)
+	defer cancel()
+	switch l, err := m.Learn(ctx, o.l); {
+	case errors.Is(err, ErrOverruled):
+		m.opts.Logger.Debug("routing lesson overruled by feedback", "tool", o.l.Tool)
+	case err != nil:
+		m.opts.Logger.Warn("routing lesson not learned", "tool", o.l.Tool, "err", err)
+	default:
+		m.opts.Logger.Info("routing lesson learned", "tool", l.Tool, "source", l.Source, "lesson", l.ID)
 	}
 }
 

@@ -116,3 +116,22 @@ func TestRunLearnsTheOfferedBeforeItReturns(t *testing.T) {
 		}
 	})
 }
+
+// An embedding that never answers holds an offered lesson for
+// offerTimeout at most: the lesson is then learned lexically, and Close
+// returns.
+func TestAnOfferedLessonIsBoundedInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := heldEmbed{make(chan struct{})} // never released
+		m, _, _ := newMemory(t, MemoryOptions{Embed: h.Embed})
+		start := time.Now()
+		m.Offer(t.Context(), offered("will it rain tomorrow"))
+		m.Close()
+		if d := time.Since(start); d != offerTimeout {
+			t.Errorf("Close returned after %v, want offerTimeout (%v)", d, offerTimeout)
+		}
+		if n := m.Len(); n != 1 {
+			t.Errorf("%d lessons, want the offered one, learned without its embedding", n)
+		}
+	})
+}

@@ -237,12 +237,6 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// bump counts a change of what counter names, in tx.
-func bump(ctx context.Context, tx *sql.Tx, counter string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)
-	return err
-}
-
 // nanos is t as stored: unix nanoseconds, 0 for the zero time.
 func nanos(t time.Time) int64 {
 	if t.IsZero() {

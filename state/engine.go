@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +57,46 @@ func (b engine) greatest() string {
 		return "GREATEST"
 	}
 	return "max"
+}
+
+// migrate brings the schema to the latest of steps (steps[i] takes it
+// from version i to i+1) in one write transaction, after running lock
+// (when not empty) in it. log, when not nil, hears of each step.
+func (b engine) migrate(ctx context.Context, steps []string, lock string, log *slog.Logger) error {
+	return b.write(ctx, func(c conn) error {
+		if lock != "" {
+			if _, err := c.exec(ctx, lock); err != nil {
+				return err
+			}
+		}
+		if _, err := c.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var v int
+		ok, err := c.one(ctx, `SELECT version FROM schema_version`, nil, &v)
+		if err == nil && !ok {
+			_, err = c.exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
+		}
+		if err != nil {
+			return err
+		}
+		if v > len(steps) {
+			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(steps))
+		}
+		for i := v; i < len(steps); i++ {
+			if _, err := c.exec(ctx, steps[i]); err != nil {
+				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
+			}
+			if log != nil {
+				log.Info("state schema migrated", "db", b.name, "version", i+1)
+			}
+		}
+		if v < len(steps) {
+			_, err := c.exec(ctx, `UPDATE schema_version SET version = ?`, len(steps))
+			return err
+		}
+		return nil
+	})
 }
 
 // bump counts a change of what counter names.

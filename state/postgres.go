@@ -2,10 +2,9 @@ package state
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -158,35 +157,7 @@ const migrateLock = 0x6d6370727472
 // holding an advisory lock so that gateways starting at once apply each
 // migration once.
 func (db *PG) migrate(ctx context.Context) error {
-	return db.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM schema_version`).Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			_, err = tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
-		}
-		if err != nil {
-			return err
-		}
-		if v > len(pgMigrations) {
-			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(pgMigrations))
-		}
-		for i := v; i < len(pgMigrations); i++ {
-			if _, err := tx.Exec(ctx, pgMigrations[i]); err != nil {
-				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
-			}
-			db.log.Info("state schema migrated", "db", db.name, "version", i+1)
-		}
-		if v < len(pgMigrations) {
-			_, err = tx.Exec(ctx, `UPDATE schema_version SET version = $1`, len(pgMigrations))
-		}
-		return err
-	})
+	return db.engine().migrate(ctx, pgMigrations, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrateLock)+`)`, db.log)
 }
 
 // write runs fn in a transaction and commits it when fn returns nil.

@@ -196,31 +196,7 @@ var migrations = []string{
 // transaction, so that two processes starting at once apply each
 // migration once.
 func (db *DB) migrate(ctx context.Context) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var v int
-		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
-		if errors.Is(err, sql.ErrNoRows) {
-			_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
-		}
-		if err != nil {
-			return err
-		}
-		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(migrations))
-		}
-		for i := v; i < len(migrations); i++ {
-			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
-			}
-		}
-		if v < len(migrations) {
-			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations))
-		}
-		return err
-	})
+	return db.engine().migrate(ctx, migrations, "", nil)
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE: the lock is taken

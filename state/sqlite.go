@@ -80,11 +80,18 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	dsn := path + "?_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	return openSQLite(ctx, path, dsn, 4)
+}
+
+// openSQLite opens the database at dsn, named path, with at most conns
+// connections (all kept open), and brings its schema up to date.
+func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	sdb.SetMaxOpenConns(4)
+	sdb.SetMaxOpenConns(conns)
+	sdb.SetMaxIdleConns(conns)
 	db := &DB{path: path, db: sdb}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
@@ -101,20 +108,9 @@ const MemoryPath = ":memory:"
 // call opens a database of its own that nothing else shares; it writes no
 // file, and is gone at Close.
 func OpenMemory(ctx context.Context) (*DB, error) {
-	sdb, err := sql.Open("sqlite", MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)")
-	if err != nil {
-		return nil, openError(MemoryPath, err)
-	}
 	// Each connection to :memory: is a database of its own: keep one,
 	// open for the DB's life.
-	sdb.SetMaxOpenConns(1)
-	sdb.SetMaxIdleConns(1)
-	db := &DB{path: MemoryPath, db: sdb}
-	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
-		return nil, openError(MemoryPath, err)
-	}
-	return db, nil
+	return openSQLite(ctx, MemoryPath, MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
 }
 
 // NewMemory is OpenMemory for callers that cannot handle an error: SQLite

@@ -18,8 +18,8 @@ const (
 	seedOpen    = "${{"
 	seedClose   = "}}"
 	seedEscaped = "$${{"
-	refKey     = "$ref"
-	refPathKey = "path"
+	refKey      = "$ref"
+	refPathKey  = "path"
 
 	// Names available in the arguments of a foreach step.
 	itemName  = "item"

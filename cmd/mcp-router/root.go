@@ -86,6 +86,7 @@ func (e *env) loadConfig() (*config.Config, config.Profile, error) {
 	if err != nil {
 		return nil, config.Profile{}, err
 	}
+	cfg.Log.Wire = cfg.Log.Wire || dotEnvWire(e.getenv, cfg.File)
 	p, err := cfg.Profile(profile)
 	return cfg, p, err
 }

@@ -26,6 +26,12 @@ const (
 	DefaultMaxContextBytes = 64 << 10
 )
 
+// WithDefaults is l with its zero values set to the defaults.
+func (l InputLimits) WithDefaults() InputLimits {
+	l.defaults()
+	return l
+}
+
 func (l *InputLimits) defaults() {
 	if l.MaxQueryBytes <= 0 {
 		l.MaxQueryBytes = DefaultMaxQueryBytes

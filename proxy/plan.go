@@ -53,9 +53,6 @@ func newExecutor(c executor.Caller, h *Hub, opts executor.Options) *executor.Exe
 // PlanResult renders an executed plan; see metatools.PlanResult.
 func PlanResult(r *executor.Result) *mcp.CallToolResult { return metatools.PlanResult(r) }
 
-// DecisionText is a planner decision as the model reads it.
-func DecisionText(d planner.Decision) string { return metatools.DecisionText(d) }
-
 // PlannerRequest hands the planner the routed tools of c and the best
 // ranked ones; see metatools.PlannerRequest.
 func PlannerRequest(c *Catalog, d routing.Decision, query, context string) planner.Request {

@@ -247,7 +247,7 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	}
 	dec := t.opts.Planner.Decide(ctx, preq)
 	out := map[string]any{"decision": dec}
-	text := DecisionText(dec)
+	text := decisionText(dec)
 	if len(dec.OwnTools) > 0 {
 		text += fmt.Sprintf("\n\nThe plan uses your own tools (%s): run it yourself; the gateway runs only its catalog's tools.",
 			strings.Join(dec.OwnTools, ", "))
@@ -270,8 +270,8 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	return res, nil
 }
 
-// DecisionText is a planner decision as the model reads it.
-func DecisionText(d planner.Decision) string {
+// decisionText is a planner decision as the model reads it.
+func decisionText(d planner.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Decision: %s (confidence %.2f, %s)", d.Decision, d.Confidence, d.Level)
 	if d.Reasoning != "" {

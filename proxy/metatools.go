@@ -99,11 +99,12 @@ func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
 	}
+	hub := hubView{s.hub}
 	mo := metatools.Options{
-		Catalog: catalogView{s.hub}, Caller: metaCaller{s}, Starts: hubStarts{s.hub}, Upstreams: hubStarts{s.hub},
+		Catalog: hub, Caller: metaCaller{s}, Starts: hub, Upstreams: hub,
 		Executor: newExecutor(hubCaller{hub: s.hub, s: s}, s.hub, opts.Executor),
 		Router:   opts.Router, Session: opts.Session, Core: opts.CoreTools, HandleKey: opts.SessionKey.handle,
-		Routes: serverRoutes{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
+		Decisions: serverDecisions{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
 		Inputs: opts.Inputs, ErrorResult: errorResult, Logger: opts.Logger,
 	}
 	if opts.Metrics != nil {
@@ -127,11 +128,6 @@ func (s *Server) ownServerTools() []server.ServerTool {
 	return tools
 }
 
-// catalogView is the hub's current catalog as the meta-tools read it.
-type catalogView struct{ hub *Hub }
-
-func (v catalogView) Tool(name string) (metatools.Tool, bool) { return metaTool(v.hub.Catalog(), name) }
-
 // metaTool is c's tool name as the meta-tools read it.
 func metaTool(c *Catalog, name string) (metatools.Tool, bool) {
 	t, ok := c.Tool(name)
@@ -151,10 +147,11 @@ func (m metaCaller) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult
 	return m.s.call(startWaited(ctx, c.Meta), c), nil
 }
 
-// hubStarts is the hub's upstreams as the meta-tools see them.
-type hubStarts struct{ hub *Hub }
+// hubView is the hub as the meta-tools see it: its catalog, and its
+// upstreams still starting or down.
+type hubView struct{ hub *Hub }
 
-func (h hubStarts) Await(ctx context.Context, names []string) []metatools.Missing {
+func (h hubView) Await(ctx context.Context, names []string) []metatools.Missing {
 	var out []metatools.Missing
 	for _, e := range h.hub.awaitNames(ctx, names) {
 		out = append(out, metatools.Missing{Tool: e.Tool, Upstream: e.Upstream, Kind: string(e.Kind), Cause: e.Err, Err: e})
@@ -162,9 +159,11 @@ func (h hubStarts) Await(ctx context.Context, names []string) []metatools.Missin
 	return out
 }
 
-func (h hubStarts) Settle() { h.hub.settle() }
+func (h hubView) Settle() { h.hub.settle() }
 
-func (h hubStarts) Upstreams() []metatools.Upstream {
+func (h hubView) Tool(name string) (metatools.Tool, bool) { return metaTool(h.hub.Catalog(), name) }
+
+func (h hubView) Upstreams() []metatools.Upstream {
 	set, dis := h.hub.set().list, h.hub.disabledNow()
 	out := make([]metatools.Upstream, 0, len(set)+len(dis.list))
 	for _, u := range set {
@@ -179,14 +178,14 @@ func (h hubStarts) Upstreams() []metatools.Upstream {
 	return out
 }
 
-func (h hubStarts) PendingOwner(tool string) string {
+func (h hubView) PendingOwner(tool string) string {
 	if u := h.hub.pendingOwner(tool); u != nil {
 		return u.Name()
 	}
 	return ""
 }
 
-func (h hubStarts) AwaitStarted(ctx context.Context, names []string) {
+func (h hubView) AwaitStarted(ctx context.Context, names []string) {
 	var wait []*upstream.Upstream
 	for _, u := range h.hub.starting() {
 		if slices.Contains(names, u.Name()) {
@@ -196,11 +195,11 @@ func (h hubStarts) AwaitStarted(ctx context.Context, names []string) {
 	h.hub.awaitFirst(ctx, wait, time.Now().Add(h.hub.opts.StartWait))
 }
 
-// serverRoutes runs the meta-tools' routing decisions in their spans,
+// serverDecisions runs the meta-tools' routing decisions in their spans,
 // and counts discoveries.
-type serverRoutes struct{ s *Server }
+type serverDecisions struct{ s *Server }
 
-func (r serverRoutes) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
+func (r serverDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
 	rctx, span := r.s.startRouteSpan(ctx, routeSpanDiscover)
 	d, err := sess.Discover(rctx, req)
 	endDiscoverySpan(span, d, err)
@@ -210,7 +209,7 @@ func (r serverRoutes) Discover(ctx context.Context, sess *routing.Session, req r
 	return d, err
 }
 
-func (r serverRoutes) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
+func (r serverDecisions) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
 	rctx, span := r.s.startRouteSpan(ctx, routeSpanPlan)
 	d := sess.Preview(rctx, req)
 	endRouteSpan(span, d)

@@ -201,13 +201,18 @@ func (t *Tools) Called(ctx context.Context, c *call.Call, name string, ok bool) 
 		return
 	}
 	if eff.Detour != "" && t.opts.Lessons != nil {
-		_, err := t.opts.Lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
-			Principal: principal(c)})
-		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
-			t.opts.Logger.Warn("learning from a detour", "tool", name, "err", err)
-		} else if err == nil {
-			t.opts.Logger.Info("routing lesson learned from a detour", "tool", name)
-		}
+		t.learnDetour(ctx, c, name, eff.Detour)
+	}
+}
+
+// learnDetour learns that tool served the query of a detour.
+func (t *Tools) learnDetour(ctx context.Context, c *call.Call, tool, query string) {
+	_, err := t.opts.Lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: tool, Polarity: lessons.Use, Source: lessons.SourceDetour,
+		Principal: principal(c)})
+	if err != nil && !errors.Is(err, lessons.ErrOverruled) {
+		t.opts.Logger.Warn("learning from a detour", "tool", tool, "err", err)
+	} else if err == nil {
+		t.opts.Logger.Info("routing lesson learned from a detour", "tool", tool)
 	}
 }
 

@@ -26,19 +26,9 @@ var callToolDef = mcp.NewTool(CallToolName,
 
 func (t *Tools) callTool(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
-	name, _ := args["name"].(string)
-	if name == "" {
-		return mcp.NewToolResultError(`call_tool needs "name": the exact name of a catalog tool`), nil
-	}
-	if IsOwn(name) {
-		return mcp.NewToolResultError(fmt.Sprintf("call_tool cannot call the gateway's own tool %q; call it directly", name)), nil
-	}
-	inner, ok := args["arguments"]
-	if !ok || inner == nil {
-		inner = map[string]any{}
-	}
-	if _, isObject := inner.(map[string]any); !isObject {
-		return mcp.NewToolResultError(fmt.Sprintf(`call_tool: "arguments" for %s must be an object`, name)), nil
+	name, inner, bad := callToolArgs(args)
+	if bad != nil {
+		return bad, nil
 	}
 	if c.Era == call.Stateless && t.belts != nil {
 		handle, err := handleArg(args)
@@ -56,4 +46,24 @@ func (t *Tools) callTool(ctx context.Context, c *call.Call, req mcp.CallToolRequ
 		res = t.opts.ErrorResult(err)
 	}
 	return t.withHandle(c, res, false), nil
+}
+
+// callToolArgs reads call_tool's "name" and "arguments" (an object, {}
+// when absent), or returns the error result that says what is wrong.
+func callToolArgs(args map[string]any) (name string, inner any, bad *mcp.CallToolResult) {
+	name, _ = args["name"].(string)
+	if name == "" {
+		return "", nil, mcp.NewToolResultError(`call_tool needs "name": the exact name of a catalog tool`)
+	}
+	if IsOwn(name) {
+		return "", nil, mcp.NewToolResultError(fmt.Sprintf("call_tool cannot call the gateway's own tool %q; call it directly", name))
+	}
+	inner, ok := args["arguments"]
+	if !ok || inner == nil {
+		inner = map[string]any{}
+	}
+	if _, isObject := inner.(map[string]any); !isObject {
+		return "", nil, mcp.NewToolResultError(fmt.Sprintf(`call_tool: "arguments" for %s must be an object`, name))
+	}
+	return name, inner, nil
 }

@@ -77,11 +77,23 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
 	}
 	t.awaitStarting(ctx, c, sess, rreq)
-	d, err := t.opts.Routes.Discover(ctx, sess, rreq)
+	d, err := t.opts.Decisions.Discover(ctx, sess, rreq)
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		t.opts.Logger.Warn("discovery refused: breaker open", "discoveries", d.Breaker.Discoveries)
 		return t.withHandle(c, breakerResult(d), true), nil
 	}
+	t.discovered(ctx, c, d)
+	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
+	if len(outs) > 0 {
+		t.NoteOutage(c)
+		t.opts.Logger.Info("routing met an outage", "upstreams", len(outs))
+	}
+	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
+}
+
+// discovered counts a discovery, tells c's client when its belt changed
+// and logs routing collisions.
+func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discovery) {
 	if m := t.opts.Metrics; m != nil {
 		m.Discovery(len(d.Added), len(d.Evicted))
 		if d.Breaker.Open {
@@ -99,12 +111,6 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 			t.opts.Logger.Info("routing collision", "tools", a.Tools, "domains", a.Domains)
 		}
 	}
-	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
-	if len(outs) > 0 {
-		t.NoteOutage(c)
-		t.opts.Logger.Info("routing met an outage", "upstreams", len(outs))
-	}
-	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
 }
 
 // discoveryRequest reads request_more_tools' arguments into a routing

@@ -54,9 +54,9 @@ type Options struct {
 	Upstreams Upstreams
 	// HandleKey signs the handles of the stateless era.
 	HandleKey []byte
-	// Routes runs routing decisions; nil runs them on the session,
+	// Decisions runs routing decisions; nil runs them on the session,
 	// untraced.
-	Routes Routes
+	Decisions Decisions
 	// Client is told of belt changes and plan progress; nil tells none.
 	Client Client
 	// Planner, when set, shows plan.
@@ -90,8 +90,8 @@ func New(opts Options) *Tools {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Routes == nil {
-		opts.Routes = directRoutes{}
+	if opts.Decisions == nil {
+		opts.Decisions = directDecisions{}
 	}
 	if opts.ErrorResult == nil {
 		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }

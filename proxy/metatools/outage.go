@@ -51,54 +51,75 @@ type outage struct {
 // whose name or domain the query names. The alerts say so to the model;
 // no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
+	var l outageList
+	l.selected(ups, d.Selected)
+	words := queryWords(d.Query)
+	l.neverConnected(ups, words)
+	for _, u := range ups {
+		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
+			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
+		}
+	}
+	alerts := make([]routing.Alert, len(l.out))
+	for i, o := range l.out {
+		alerts[i] = outageAlert(o)
+	}
+	return l.out, alerts
+}
+
+// selected notes the selected tools of upstreams not connected.
+func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 	byName := map[string]Upstream{}
 	for _, u := range ups {
 		byName[u.Name] = u
 	}
-	var out []outage
-	index := map[string]int{}
-	note := func(u Upstream, tool string) int {
-		i, ok := index[u.Name]
-		if !ok {
-			i = len(out)
-			index[u.Name] = i
-			o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
-			if u.Starting {
-				o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())
-			}
-			out = append(out, o)
-		}
-		if tool != "" {
-			out[i].Tools = append(out[i].Tools, tool)
-		}
-		return i
-	}
-	for _, c := range d.Selected {
+	for _, c := range selected {
 		if u, ok := byName[c.Upstream]; ok && !u.Connected && !u.Disabled {
-			note(u, c.Name)
+			l.note(u, c.Name)
 		}
 	}
-	words := queryWords(d.Query)
+}
+
+// neverConnected notes the upstreams never connected in this run that
+// are still starting or that words name.
+func (l *outageList) neverConnected(ups []Upstream, words []string) {
 	for _, u := range ups {
 		if u.Disabled || u.Connected || u.EverConnected {
 			continue
 		}
-		named := namesAny(words, u.Name) || namesAny(words, u.Domain)
-		if named || u.Starting {
-			i := note(u, "")
-			out[i].named, out[i].about = named, u.About
+		if named := namesAny(words, u.Name) || namesAny(words, u.Domain); named || u.Starting {
+			i := l.note(u, "")
+			l.out[i].named, l.out[i].about = named, u.About
 		}
 	}
-	for _, u := range ups {
-		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
-			out = append(out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
+}
+
+// outageList is the outages of a discovery, one per upstream.
+type outageList struct {
+	out   []outage
+	index map[string]int
+}
+
+// note adds tool ("" for none) to u's outage, the first time adding the
+// outage itself, and returns its index.
+func (l *outageList) note(u Upstream, tool string) int {
+	i, ok := l.index[u.Name]
+	if !ok {
+		if l.index == nil {
+			l.index = map[string]int{}
 		}
+		i = len(l.out)
+		l.index[u.Name] = i
+		o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
+		if u.Starting {
+			o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())
+		}
+		l.out = append(l.out, o)
 	}
-	alerts := make([]routing.Alert, len(out))
-	for i, o := range out {
-		alerts[i] = outageAlert(o)
+	if tool != "" {
+		l.out[i].Tools = append(l.out[i].Tools, tool)
 	}
-	return out, alerts
+	return i
 }
 
 // unavailable is the outage state of upstream, "" when it is connected.
@@ -270,8 +291,7 @@ func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.S
 // mayServe is the names of the upstreams of starting that req may be
 // for: it needs one of their tools (owner maps a tool name to its
 // upstream still starting), names them or their domain, or its words
-// match their description, scored as the router scores a tool (a
-// pseudo-document of the upstream's name, domain and description).
+// match their description (describedBy).
 func mayServe(starting []Upstream, req routing.Request, owner func(string) string) []string {
 	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
 	words := queryWords(text)
@@ -281,28 +301,42 @@ func mayServe(starting []Upstream, req routing.Request, owner func(string) strin
 			picked[u] = true
 		}
 	}
-	var docs []routing.Tool
 	for _, u := range starting {
 		if namesAny(words, u.Name) || namesAny(words, u.Domain) {
 			picked[u.Name] = true
 		}
-		if u.About != "" {
-			docs = append(docs, routing.Tool{Name: u.Name, Upstream: u.Name, Domain: u.Domain, Description: u.About})
-		}
 	}
-	if len(docs) > 0 {
-		ix := routing.NewIndex(routing.IndexOptions{})
-		ix.SetUpstream("starting", docs)
-		for _, h := range ix.Search(text, 0) {
-			if h.Score >= routing.DefaultThreshold {
-				picked[h.Name] = true
-			}
-		}
+	for _, name := range describedBy(starting, text) {
+		picked[name] = true
 	}
 	var out []string
 	for _, u := range starting {
 		if picked[u.Name] {
 			out = append(out, u.Name)
+		}
+	}
+	return out
+}
+
+// describedBy is the upstreams whose description matches text, scored as
+// the router scores a tool (a pseudo-document of the upstream's name,
+// domain and description).
+func describedBy(ups []Upstream, text string) []string {
+	var docs []routing.Tool
+	for _, u := range ups {
+		if u.About != "" {
+			docs = append(docs, routing.Tool{Name: u.Name, Upstream: u.Name, Domain: u.Domain, Description: u.About})
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	ix := routing.NewIndex(routing.IndexOptions{})
+	ix.SetUpstream("starting", docs)
+	var out []string
+	for _, h := range ix.Search(text, 0) {
+		if h.Score >= routing.DefaultThreshold {
+			out = append(out, h.Name)
 		}
 	}
 	return out

@@ -195,7 +195,7 @@ func (t *Tools) planRequest(ctx context.Context, c *call.Call, query, context st
 	rate := -1.0
 	if t.belts != nil {
 		sess := t.belts.session(c)
-		d = t.opts.Routes.Preview(ctx, sess, routing.Request{Principal: principal(c), Query: query, Exclude: IsOwn})
+		d = t.opts.Decisions.Preview(ctx, sess, routing.Request{Principal: principal(c), Query: query, Exclude: IsOwn})
 		rate = sess.SuccessRate()
 	}
 	req := PlannerRequest(t.opts.Catalog, d, query, context)

@@ -91,9 +91,9 @@ type Client interface {
 	Progress(ctx context.Context, c *call.Call, done, total int)
 }
 
-// Routes runs the routing decisions of the meta-tools on a session, each
-// in its trace span, and counts them.
-type Routes interface {
+// Decisions runs the routing decisions of the meta-tools on a session,
+// each in its trace span, and counts them.
+type Decisions interface {
 	Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error)
 	Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision
 }
@@ -106,13 +106,13 @@ type Metrics interface {
 	PlanDone(strategy string, dur time.Duration, statuses map[string]int)
 }
 
-// directRoutes runs decisions on the session, untraced and uncounted.
-type directRoutes struct{}
+// directDecisions runs decisions on the session, untraced and uncounted.
+type directDecisions struct{}
 
-func (directRoutes) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
+func (directDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
 	return sess.Discover(ctx, req)
 }
 
-func (directRoutes) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
+func (directDecisions) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
 	return sess.Preview(ctx, req)
 }

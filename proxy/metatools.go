@@ -60,11 +60,10 @@ func stateless(ctx context.Context) bool { return server.IsModernRequest(ctx) }
 // callOf is the Call of ctx's request, from the lookups mcp-go and the
 // front door offer today (until the edge builds it).
 func callOf(ctx context.Context) *call.Call {
-	c := &call.Call{Principal: PrincipalOf(ctx), Session: sessionID(ctx), Client: clientOfCtx(ctx)}
-	if stateless(ctx) {
-		c.Era, c.Session = call.Stateless, ""
+	if stateless(ctx) { // the client key binds handles, which only this era has
+		return &call.Call{Principal: PrincipalOf(ctx), Era: call.Stateless, Client: clientOfCtx(ctx)}
 	}
-	return c
+	return &call.Call{Principal: PrincipalOf(ctx), Session: sessionID(ctx)}
 }
 
 // clientKey is the context key of the credential a request came with.

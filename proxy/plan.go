@@ -27,7 +27,9 @@ func (c hubCaller) CallTool(ctx context.Context, name string, args any) (*mcp.Ca
 	}
 	res, err := c.hub.CallTool(ctx, name, args, nil)
 	if c.s != nil {
-		c.s.meta.Called(ctx, callOf(ctx), name, err == nil && !res.IsError)
+		step := callOf(ctx)
+		step.Tool = name
+		c.s.meta.Called(ctx, step, err == nil && !res.IsError)
 	}
 	return res, err
 }

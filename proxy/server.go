@@ -431,7 +431,7 @@ func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
 		s.meta.NoteOutage(c)
 	}
-	s.meta.Called(ctx, c, name, err == nil && !res.IsError)
+	s.meta.Called(ctx, c, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return s.withSchema(errorResult(err), name, err)

@@ -174,12 +174,13 @@ func (t *Tools) tookOutage(c *call.Call) bool {
 	return t.outages.take(c.Session)
 }
 
-// Called tells the routing state of c's client about a call of the
-// catalog tool name: its session's, or, on the stateless protocol, the
+// Called tells the routing state of c's client about its call of the
+// catalog tool c.Tool: its session's, or, on the stateless protocol, the
 // state its handle carried (none without a handle). A call that
 // succeeds after a detour teaches routing a lesson, unless an outage
 // caused the detour.
-func (t *Tools) Called(ctx context.Context, c *call.Call, name string, ok bool) {
+func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
+	name := c.Tool
 	if t.belts == nil {
 		return
 	}

@@ -51,14 +51,19 @@ func (h *fakeHub) CallTool(context.Context, string, any) (*mcp.CallToolResult, e
 // newTools is the meta-tools over h, with a router that indexes h.
 func newTools(t *testing.T, h *fakeHub) *Tools {
 	t.Helper()
+	return New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: h.router(), HandleKey: randomKey(t),
+		Executor: executor.New(executor.Options{Caller: h})})
+}
+
+// router is a router that indexes h's tools.
+func (h *fakeHub) router() *routing.Router {
 	r := routing.NewRouter(routing.RouterOptions{})
 	var docs []routing.Tool
 	for _, tool := range h.tools {
 		docs = append(docs, routing.Tool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description})
 	}
 	r.SetUpstream("all", docs)
-	return New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: r, HandleKey: randomKey(t),
-		Executor: executor.New(executor.Options{Caller: h})})
+	return r
 }
 
 // handler is the handler of the meta-tool name that tools shows.

@@ -26,16 +26,16 @@
 //
 // # Rooms
 //
-// The server: [Server] and [ServerOptions] in server.go; the hints for
-// clients that search tools themselves (hints.go), per-session rate
-// limits (ratelimit.go), a stdio client's connection: its read loop and
-// workers and its mcp-go session (serve_stdio*.go) and the in-order
+// The server: [Server] and [ServerOptions] in server.go; the
+// hints for clients that search tools themselves (hints.go), per-session
+// rate limits (ratelimit.go), a stdio client's connection: its read loop
+// and workers and its mcp-go session (serve_stdio*.go) and the in-order
 // admission of its calls (stdioorder.go), the ids of calls in flight
-// (inflight.go), the grace period of a disconnected caller (grace.go), and
-// what an upstream asks of a client, sampling and elicitation, passed
-// through (passthrough.go), and the spans of requests and routing
-// decisions (tracing_server.go). Sealed session ids, which any replica
-// sharing the key resumes: sessionseal.go, sessionkey.go.
+// (inflight.go), the grace period of a disconnected caller (grace.go), and what an upstream asks of a client,
+// sampling and elicitation, passed through (passthrough.go), and the spans
+// of requests and routing decisions (tracing_server.go). Sealed session
+// ids, which any replica sharing the key resumes: sessionseal.go,
+// sessionkey.go.
 //
 // The meta-tools, the gateway's own tools (request_more_tools, call_tool,
 // describe_tools, routing_feedback, run_plan, plan), are package

@@ -9,7 +9,7 @@
 // A client message goes one way, down the rooms below, and its answer
 // comes back up the same path:
 //
-//	front door -> server -> meta-tools / plans -> hub -> upstream -> wire
+//	front door -> server (-> metatools) -> hub -> upstream -> wire
 //
 // The hub never calls the server: it reaches a client only through the
 // [Relay] the server gives it. The upstreams are a package of their own
@@ -26,8 +26,7 @@
 //
 // # Rooms
 //
-// The server: [Server] and [ServerOptions] in server.go; the belt of tools a
-// session sees (belt.go, handle.go for the stateless protocol era), the
+// The server: [Server] and [ServerOptions] in server.go; the
 // hints for clients that search tools themselves (hints.go), per-session
 // rate limits (ratelimit.go), a stdio client's connection: its read loop
 // and workers and its mcp-go session (serve_stdio*.go) and the in-order
@@ -38,15 +37,13 @@
 // ids, which any replica sharing the key resumes: sessionseal.go,
 // sessionkey.go.
 //
-// The meta-tools, the gateway's own tools: request_more_tools
-// (discover.go, with outage.go), call_tool (calltool.go, which
-// also serves a call held while its upstream starts), describe_tools
-// (describe.go), routing_feedback (feedback.go), the bounds on what the
-// model hands them (inputs.go) and the table they all come from
-// (metatools.go).
-//
-// The plans: run_plan (plan.go) and the tools a plan may name
-// (plantools.go); the executor package runs them.
+// The meta-tools, the gateway's own tools (request_more_tools, call_tool,
+// describe_tools, routing_feedback, run_plan, plan), are package
+// proxy/metatools with the belts of sessions and the handles of the
+// stateless era; it uses the hub and the server through small interfaces
+// and cannot import this package. The server builds them and registers
+// their tools, handing them views of the hub and of itself (metatools.go);
+// plan.go is the executor of plans over the hub.
 //
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
 // "did you mean" (catalog.go, names.go, suggest.go), the checks of a

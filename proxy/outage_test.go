@@ -33,6 +33,12 @@ func takeDown(t *testing.T, h *Hub, name string, crashFile func()) {
 	eventually(t, faultWait, name+" to be down", func() bool { return statusOf(h, name).State == StateFailed })
 }
 
+// The alert kinds of an outage (metatools).
+const (
+	alertUpstreamDown     = "upstream_down"
+	alertUpstreamStarting = "upstream_starting"
+)
+
 func alertOf(d discovery, kind string) (routing.Alert, bool) {
 	i := slices.IndexFunc(d.Alerts, func(a routing.Alert) bool { return a.Kind == kind })
 	if i < 0 {

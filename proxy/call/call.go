@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // Era is the protocol era of the client's request.
@@ -47,6 +49,28 @@ type Call struct {
 	Args any
 	// Step names the plan step that makes this call ("" for a direct one).
 	Step string
+	// Meta is the request's _meta (its progress token); nil for none.
+	Meta *mcp.Meta
+
+	// Client is the key of the credential the request came with, which
+	// stateless-era handles are bound to; "" for none.
+	Client string
+	// Carried is the routing state a stateless-era request brought in
+	// the handle it passed; the calls it makes report to it. nil
+	// otherwise.
+	Carried *Carried
+}
+
+// Carried is the routing state of a stateless-era request, restored from
+// a handle: there is no session to keep it in.
+type Carried struct {
+	// Session is the routing session the handle restored.
+	Session *routing.Session
+	// Outage is set when the request's search or call met an upstream
+	// that was down or starting: the detour it causes is not learned.
+	Outage bool
+	// Note says why the handle passed was ignored, if it was.
+	Note string
 }
 
 // Handler answers a call: the upstream call at the end of a pipeline, or

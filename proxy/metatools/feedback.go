@@ -1,17 +1,17 @@
-package proxy
+package metatools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
-
-const feedbackName = "routing_feedback"
 
 // feedbackArgs are routing_feedback's arguments; its input schema is
 // derived from them.
@@ -23,7 +23,7 @@ type feedbackArgs struct {
 }
 
 // feedbackDef lets the model (or the user through it) correct routing.
-var feedbackDef = mcp.NewTool(feedbackName,
+var feedbackDef = mcp.NewTool(FeedbackName,
 	mcp.WithDescription("Teach the gateway's tool routing from a mistake, for good: for requests like \"query\", "+
 		"\"wrong_tool\" is not the tool to use and/or \"right_tool\" is. Use it when the user corrects a tool choice "+
 		"(\"no, I meant the system logs\") or when a search needed several tries. Later similar requests rank accordingly."),
@@ -33,14 +33,14 @@ var feedbackDef = mcp.NewTool(feedbackName,
 	mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 )
 
-func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args feedbackArgs
 	if err := req.BindArguments(&args); err != nil {
 		return mcp.NewToolResultError("routing_feedback: the arguments do not match its input schema: " + err.Error()), nil
 	}
 	query, note := args.Query, args.Note
-	if res := firstTooLong(tooLong(feedbackName, "query", query, s.inputs.MaxQueryBytes),
-		tooLong(feedbackName, "note", note, s.inputs.MaxNoteBytes)); res != nil {
+	if res := firstTooLong(tooLong(FeedbackName, "query", query, t.opts.Inputs.MaxQueryBytes),
+		tooLong(FeedbackName, "note", note, t.opts.Inputs.MaxNoteBytes)); res != nil {
 		return res, nil
 	}
 	query = strings.TrimSpace(query)
@@ -48,9 +48,9 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 	if query == "" || (wrong == "" && right == "") {
 		return mcp.NewToolResultError(`routing_feedback needs "query" and at least one of "wrong_tool" or "right_tool"`), nil
 	}
-	if err := s.hub.AwaitTools(ctx, nonEmpty(wrong, right)); err != nil {
-		s.noteOutage(ctx)
-		return errorResult(fmt.Errorf("routing_feedback: %w", err)), nil // a tool of an upstream still starting, or down
+	if err := t.await(ctx, nonEmpty(wrong, right)); err != nil {
+		t.NoteOutage(c)
+		return t.opts.ErrorResult(fmt.Errorf("routing_feedback: %w", err)), nil // a tool of an upstream still starting, or down
 	}
 	var learned []lessons.Lesson
 	for _, l := range []struct {
@@ -60,11 +60,11 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 		if l.tool == "" {
 			continue
 		}
-		if _, ok := s.hub.Catalog().Tool(l.tool); !ok {
+		if _, ok := t.opts.Catalog.Tool(l.tool); !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
-		lesson, err := s.lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: note, Principal: principalName(ctx)})
+		lesson, err := t.opts.Lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
+			Source: lessons.SourceFeedback, Note: note, Principal: principal(c)})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}
@@ -82,4 +82,14 @@ func (s *Server) routingFeedback(ctx context.Context, req mcp.CallToolRequest) (
 // nonEmpty is names without the empty ones.
 func nonEmpty(names ...string) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
+}
+
+// await waits, as a call does, for the upstreams of the named tools that
+// are still starting; it returns why tools are still missing.
+func (t *Tools) await(ctx context.Context, names []string) error {
+	var errs []error
+	for _, m := range t.opts.Starts.Await(ctx, names) {
+		errs = append(errs, m.Err)
+	}
+	return errors.Join(errs...)
 }

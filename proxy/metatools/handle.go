@@ -1,28 +1,28 @@
-package proxy
+package metatools
 
 // Handles: the routing state of a client on the stateless protocol
 // (2026-07-28), which has no session to keep it in. The gateway mints a
 // handle with each request_more_tools answer (and each call_tool that was
 // given one); the model passes it back as the "handle" argument. A handle
 // is opaque to the model, signed (HMAC-SHA256 under the session key, which
-// replicas share: a handle one mints, another reads), bound to the credential that got it, bounded in size, and
+// replicas share: a handle one mints, another reads), bound to the
+// credential that got it (call.Call.Client), bounded in size, and
 // expires: a handle that fails any check is ignored, with a note, and the
 // request goes on with a fresh state.
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -44,8 +44,8 @@ type handles struct {
 	now func() time.Time
 }
 
-func newHandles(key *SessionKey) *handles {
-	return &handles{key: key.handle, now: time.Now}
+func newHandles(key []byte) *handles {
+	return &handles{key: key, now: time.Now}
 }
 
 // handlePayload is what a handle carries.
@@ -94,8 +94,9 @@ func (h *handles) read(client, handle string) (handlePayload, error) {
 	if !ok || !hmac.Equal([]byte(sig), []byte(h.sign(enc))) {
 		return p, errHandleForged
 	}
-	body, ok := decodeCanonical(enc)
-	if !ok || json.Unmarshal(body, &p) != nil {
+	// Only the canonical text of the body is accepted: one handle, one text.
+	body, err := base64.RawURLEncoding.Strict().DecodeString(enc)
+	if err != nil || base64.RawURLEncoding.EncodeToString(body) != enc || json.Unmarshal(body, &p) != nil {
 		return p, errHandleForged
 	}
 	if age := h.now().Sub(time.Unix(p.Issued, 0)); age > handleTTL || age < -time.Minute {
@@ -107,71 +108,60 @@ func (h *handles) read(client, handle string) (handlePayload, error) {
 	return p, nil
 }
 
-// clientKey is the context key of the credential a request came with.
-type clientKey struct{}
-
-// withClient marks ctx with a key derived from the request's credential
-// (its Authorization header), which handles are bound to.
-func withClient(ctx context.Context, authorization string) context.Context {
-	if authorization == "" {
-		return ctx
-	}
-	sum := sha256.Sum256([]byte(authorization))
-	return context.WithValue(ctx, clientKey{}, hex.EncodeToString(sum[:8]))
-}
-
-// clientOfCtx is the key of ctx's credential: its Authorization header's
-// or, behind Guard (which removes the header before the MCP server sees
-// it), the principal Guard found.
-func clientOfCtx(ctx context.Context) string {
-	if c, _ := ctx.Value(clientKey{}).(string); c != "" {
-		return c
-	}
-	if p := principalName(ctx); p != LocalPrincipal {
-		return p
-	}
-	return ""
-}
-
-// stateless reports whether ctx's request is on the stateless protocol
-// (2026-07-28 or later): no session, so no belt and no list_changed.
-func stateless(ctx context.Context) bool { return server.IsModernRequest(ctx) }
-
-// carried is the routing state a stateless request brought in its handle,
-// for the calls it makes.
-type carried struct {
-	sess   *routing.Session
-	outage bool
-	note   string // why the handle passed was ignored, if it was
-}
-
-type carriedKey struct{}
-
-// carriedOf returns the state ctx's request carries, or nil.
-func carriedOf(ctx context.Context) *carried {
-	c, _ := ctx.Value(carriedKey{}).(*carried)
-	return c
-}
-
 // restore reads the handle a stateless request passed ("" for none) into
 // a session of its own.
-func (s *Server) restore(ctx context.Context, handle string) *carried {
-	c := &carried{}
+func (t *Tools) restore(c *call.Call, handle string) *call.Carried {
+	out := &call.Carried{}
 	var st routing.SessionState
 	if handle != "" {
-		p, err := s.handles.read(clientOfCtx(ctx), handle)
+		p, err := t.handles.read(c.Client, handle)
 		if err != nil {
-			c.note = "The handle passed was ignored (" + err.Error() + "): routing goes on without the earlier context."
-			s.logger.Info("handle ignored", "err", err)
+			out.Note = "The handle passed was ignored (" + err.Error() + "): routing goes on without the earlier context."
+			t.opts.Logger.Info("handle ignored", "err", err)
 		} else {
-			st, c.outage = p.State, p.Outage
+			st, out.Outage = p.State, p.Outage
 		}
 	}
-	c.sess = s.belts.router.RestoreSession(s.belts.opts, st)
-	return c
+	out.Session = t.belts.router.RestoreSession(t.belts.opts, st)
+	return out
 }
 
-// mint returns the handle of c's state now.
-func (s *Server) mint(ctx context.Context, c *carried) string {
-	return s.handles.mint(clientOfCtx(ctx), c.sess.State(), c.outage)
+// handleArg reads the optional "handle" argument.
+func handleArg(args map[string]any) (string, error) {
+	switch v := args["handle"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	}
+	return "", errors.New(`"handle" must be the string an earlier result gave`)
+}
+
+// withHandle gives res the handle of the state c carries, for a
+// stateless client to pass back: in its text, its _meta and, for the
+// proxy's own results, its structuredContent (a tool's own
+// structuredContent is left as its output schema says). Without carried
+// state it returns res as it is.
+func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
+	carried := c.Carried
+	if carried == nil {
+		return res
+	}
+	h := t.handles.mint(c.Client, carried.Session.State(), carried.Outage)
+	text := "handle: " + h + "\n(pass it back as \"handle\" to request_more_tools and call_tool: it carries this task's routing context)"
+	if carried.Note != "" {
+		text = carried.Note + "\n" + text
+	}
+	res.Content = append(res.Content, mcp.NewTextContent(text))
+	if m, ok := res.StructuredContent.(map[string]any); ok && own {
+		m["handle"] = h
+	}
+	if res.Meta == nil {
+		res.Meta = &mcp.Meta{}
+	}
+	if res.Meta.AdditionalFields == nil {
+		res.Meta.AdditionalFields = map[string]any{}
+	}
+	res.Meta.AdditionalFields[HandleMetaKey] = h
+	return res
 }

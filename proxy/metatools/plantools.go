@@ -1,4 +1,4 @@
-package proxy
+package metatools
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ const maxPlanTools = 64
 // client, not the gateway, runs. Each is scored for query as the router
 // scores (a lexical index of these tools alone). Their text counts
 // against the context bound.
-func (s *Server) planTools(query string, v any) ([]planner.Tool, error) {
+func (t *Tools) planTools(query string, v any) ([]planner.Tool, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -31,17 +31,17 @@ func (s *Server) planTools(query string, v any) ([]planner.Tool, error) {
 	if len(list) > maxPlanTools {
 		return nil, fmt.Errorf(`"tools" lists %d tools, more than the limit of %d`, len(list), maxPlanTools)
 	}
-	if b, _ := json.Marshal(list); len(b) > s.inputs.MaxContextBytes {
-		return nil, fmt.Errorf(`"tools" is %d bytes, more than the limit of %d: shorten it`, len(b), s.inputs.MaxContextBytes)
+	if b, _ := json.Marshal(list); len(b) > t.opts.Inputs.MaxContextBytes {
+		return nil, fmt.Errorf(`"tools" is %d bytes, more than the limit of %d: shorten it`, len(b), t.opts.Inputs.MaxContextBytes)
 	}
 	var out []planner.Tool
 	for i, e := range list {
-		t, err := s.planTool(e)
+		pt, err := t.planTool(e)
 		if err != nil {
 			return nil, fmt.Errorf(`"tools"[%d]: %w`, i, err)
 		}
-		if !slices.ContainsFunc(out, func(o planner.Tool) bool { return o.Name == t.Name }) {
-			out = append(out, t)
+		if !slices.ContainsFunc(out, func(o planner.Tool) bool { return o.Name == pt.Name }) {
+			out = append(out, pt)
 		}
 	}
 	scoreFor(query, out)
@@ -62,13 +62,13 @@ func namedTools(v any) []string {
 }
 
 // planTool reads one entry of plan's "tools".
-func (s *Server) planTool(e any) (planner.Tool, error) {
+func (t *Tools) planTool(e any) (planner.Tool, error) {
 	if name, ok := e.(string); ok {
-		t, ok := s.hub.Catalog().Tool(name)
+		ct, ok := t.opts.Catalog.Tool(name)
 		if !ok {
 			return planner.Tool{}, fmt.Errorf("%q is not a catalog tool (describe a tool of your own as an object)", name)
 		}
-		return planner.Tool{Name: t.Name, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, OutputSchema: t.Def.RawOutputSchema}, nil
+		return planner.Tool{Name: ct.Name, Description: ct.Def.Description, InputSchema: ct.Def.RawInputSchema, OutputSchema: ct.Def.RawOutputSchema}, nil
 	}
 	m, ok := e.(map[string]any)
 	if !ok {
@@ -79,21 +79,21 @@ func (s *Server) planTool(e any) (planner.Tool, error) {
 	if name == "" || len(name) > 128 {
 		return planner.Tool{}, errors.New(`"name" must be a tool name of 1 to 128 bytes`)
 	}
-	if _, ok := s.hub.Catalog().Tool(name); ok || isOwnTool(name) {
+	if _, ok := t.opts.Catalog.Tool(name); ok || IsOwn(name) {
 		return planner.Tool{}, fmt.Errorf("%q is a gateway tool: name it as a string", name)
 	}
 	schema := m["input_schema"]
 	if schema == nil {
 		schema = m["inputSchema"]
 	}
-	t := planner.Tool{Name: name, Description: desc, Own: true}
+	own := planner.Tool{Name: name, Description: desc, Own: true}
 	if schema != nil {
 		if _, ok := schema.(map[string]any); !ok {
 			return planner.Tool{}, fmt.Errorf("%q: the input schema must be an object", name)
 		}
-		t.InputSchema, _ = json.Marshal(schema)
+		own.InputSchema, _ = json.Marshal(schema)
 	}
-	return t, nil
+	return own, nil
 }
 
 // scoreFor sets each tool's Score to its calibrated lexical score for

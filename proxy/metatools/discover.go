@@ -1,4 +1,4 @@
-package proxy
+package metatools
 
 import (
 	"context"
@@ -10,18 +10,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-const (
-	callToolName         = "call_tool"
-	requestMoreToolsName = "request_more_tools"
-)
-
 // requestMoreToolsDef is the discovery tool (decision 1 in docs/design.md).
 var requestMoreToolsDef = mcp.Tool{
-	Name: requestMoreToolsName,
+	Name: RequestMoreToolsName,
 	Description: "Find tools for a task when none of your tools fits. Describe the task in words (\"query\"); " +
 		"optionally name tools you believe exist (\"tools\"), add the words a matching tool's name or description " +
 		"would use (\"keywords\", e.g. \"read file contents\"), and restate the task as one plain sentence without " +
@@ -70,124 +66,97 @@ type alternative struct {
 	Server   string `json:"server_description,omitempty"`
 }
 
-func (s *Server) requestMoreTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
-	query, _ := args["query"].(string)
-	if res := tooLong(requestMoreToolsName, "query", query, s.inputs.MaxQueryBytes); res != nil {
+func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rreq, res := t.discoveryRequest(c, req.GetArguments())
+	if res != nil {
 		return res, nil
 	}
-	needs, err := fuse.NeedsFromAny(args["tools"])
-	if err != nil {
-		return mcp.NewToolResultError(`request_more_tools: "tools" must be a list of tool names: ` + err.Error()), nil
-	}
-	route, err := fuse.ParseRoute(fmt.Sprint(orEmpty(args["route"])))
-	if err != nil {
-		return mcp.NewToolResultError(`request_more_tools: "route" must be SIMPLE_TOOL, COMPLEX_TOOL, GENERAL_CHAT or EXIT`), nil
-	}
-	keywords, intent, err := keywordsAndIntent(args)
+	t.opts.Starts.Settle() // a catalog just stored is indexed too: discovery sees what describe_tools sees
+	sess, err := t.discoverySession(c, req.GetArguments())
 	if err != nil {
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
 	}
-	topK, err := topKArg(args)
-	if err != nil {
-		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
-	}
-	if strings.TrimSpace(query) == "" && len(needs) == 0 {
-		return mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`), nil
-	}
-	s.hub.settle() // a catalog just stored is indexed too: discovery sees what describe_tools sees
-	sess, c, err := s.discoverySession(ctx, args)
-	if err != nil {
-		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
-	}
-	if c != nil {
-		ctx = context.WithValue(ctx, carriedKey{}, c)
-	}
-	rreq := routing.Request{Principal: principalName(ctx), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route, Exclude: isOwnTool, TopK: topK,
-		Core: func(name string) bool { return slices.Contains(s.belts.core, name) }}
-	s.awaitStarting(ctx, sess, rreq)
-	rctx, span := s.startRouteSpan(ctx, routeSpanDiscover)
-	d, err := sess.Discover(rctx, rreq)
-	endDiscoverySpan(span, d, err)
+	t.awaitStarting(ctx, c, sess, rreq)
+	d, err := t.opts.Decisions.Discover(ctx, sess, rreq)
 	if errors.Is(err, routing.ErrBreakerOpen) {
-		s.logger.Warn("discovery refused: breaker open", "session_id", sessionTagOf(ctx), "discoveries", d.Breaker.Discoveries)
-		return s.withHandle(ctx, c, breakerResult(d), true), nil
+		t.opts.Logger.Warn("discovery refused: breaker open", "session_id", sessionTag(c), "discoveries", d.Breaker.Discoveries)
+		return t.withHandle(c, breakerResult(d), true), nil
 	}
-	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
-	s.metrics.Discovery(len(d.Added), len(d.Evicted))
-	if d.Breaker.Open {
-		s.metrics.BreakerTrip()
+	t.discovered(ctx, c, d)
+	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
+	if len(outs) > 0 {
+		t.NoteOutage(c)
+		t.opts.Logger.Info("routing met an outage", "session_id", sessionTag(c), "upstreams", len(outs))
 	}
-	if c == nil {
-		s.reportBelts()
+	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
+}
+
+// discovered counts a discovery, tells c's client when its belt changed
+// and logs routing collisions.
+func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discovery) {
+	if m := t.opts.Metrics; m != nil {
+		m.Discovery(len(d.Added), len(d.Evicted))
+		if d.Breaker.Open {
+			m.BreakerTrip()
+		}
 	}
-	if d.Changed() || d.Breaker.Open {
-		s.notifyToolsChanged(ctx)
+	if c.Carried == nil {
+		t.ReportBelts()
+	}
+	if (d.Changed() || d.Breaker.Open) && t.opts.Client != nil {
+		t.opts.Client.ToolsChanged(ctx, c)
 	}
 	for _, a := range d.Alerts {
 		if a.Kind == "collision" {
-			s.logger.Info("routing collision", "session_id", sessionTagOf(ctx), "tools", a.Tools, "domains", a.Domains)
+			t.opts.Logger.Info("routing collision", "session_id", sessionTag(c), "tools", a.Tools, "domains", a.Domains)
 		}
 	}
-	outs, outageAlerts := s.findOutages(d)
-	if len(outs) > 0 {
-		s.noteOutage(ctx)
-		s.logger.Info("routing met an outage", "session_id", sessionTagOf(ctx), "upstreams", len(outs))
+}
+
+// discoveryRequest reads request_more_tools' arguments into a routing
+// request, or returns the error result that says what is wrong with them.
+func (t *Tools) discoveryRequest(c *call.Call, args map[string]any) (routing.Request, *mcp.CallToolResult) {
+	query, _ := args["query"].(string)
+	if res := tooLong(RequestMoreToolsName, "query", query, t.opts.Inputs.MaxQueryBytes); res != nil {
+		return routing.Request{}, res
 	}
-	return s.withHandle(ctx, c, s.discoveryResult(d, outs, outageAlerts), true), nil
+	needs, err := fuse.NeedsFromAny(args["tools"])
+	if err != nil {
+		return routing.Request{}, mcp.NewToolResultError(`request_more_tools: "tools" must be a list of tool names: ` + err.Error())
+	}
+	route, err := fuse.ParseRoute(fmt.Sprint(orEmpty(args["route"])))
+	if err != nil {
+		return routing.Request{}, mcp.NewToolResultError(`request_more_tools: "route" must be SIMPLE_TOOL, COMPLEX_TOOL, GENERAL_CHAT or EXIT`)
+	}
+	keywords, intent, err := keywordsAndIntent(args)
+	if err != nil {
+		return routing.Request{}, mcp.NewToolResultError("request_more_tools: " + err.Error())
+	}
+	topK, err := topKArg(args)
+	if err != nil {
+		return routing.Request{}, mcp.NewToolResultError("request_more_tools: " + err.Error())
+	}
+	if strings.TrimSpace(query) == "" && len(needs) == 0 {
+		return routing.Request{}, mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`)
+	}
+	return routing.Request{Principal: principal(c), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route,
+		Exclude: IsOwn, TopK: topK, Core: func(name string) bool { return slices.Contains(t.belts.core, name) }}, nil
 }
 
 // discoverySession is the routing session a discovery runs in: the
 // client's session, or, on the stateless protocol, one restored from the
-// handle it passed (c, whose state the answer's handle carries on).
-func (s *Server) discoverySession(ctx context.Context, args map[string]any) (*routing.Session, *carried, error) {
-	if !stateless(ctx) {
-		return s.belts.session(ctx), nil, nil
+// handle it passed (kept in c.Carried, whose state the answer's handle
+// carries on).
+func (t *Tools) discoverySession(c *call.Call, args map[string]any) (*routing.Session, error) {
+	if c.Era != call.Stateless {
+		return t.belts.session(c), nil
 	}
 	handle, err := handleArg(args)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	c := s.restore(ctx, handle)
-	return c.sess, c, nil
-}
-
-// handleArg reads the optional "handle" argument.
-func handleArg(args map[string]any) (string, error) {
-	switch v := args["handle"].(type) {
-	case nil:
-		return "", nil
-	case string:
-		return v, nil
-	}
-	return "", errors.New(`"handle" must be the string an earlier result gave`)
-}
-
-// withHandle gives res the handle of c's state, for a stateless client to
-// pass back: in its text, its _meta and, for the proxy's own results, its
-// structuredContent (a tool's own structuredContent is left as its output
-// schema says). Without c it returns res as it is.
-func (s *Server) withHandle(ctx context.Context, c *carried, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
-	if c == nil {
-		return res
-	}
-	h := s.mint(ctx, c)
-	text := "handle: " + h + "\n(pass it back as \"handle\" to request_more_tools and call_tool: it carries this task's routing context)"
-	if c.note != "" {
-		text = c.note + "\n" + text
-	}
-	res.Content = append(res.Content, mcp.NewTextContent(text))
-	if m, ok := res.StructuredContent.(map[string]any); ok && own {
-		m["handle"] = h
-	}
-	if res.Meta == nil {
-		res.Meta = &mcp.Meta{}
-	}
-	if res.Meta.AdditionalFields == nil {
-		res.Meta.AdditionalFields = map[string]any{}
-	}
-	res.Meta.AdditionalFields[HandleMetaKey] = h
-	return res
+	c.Carried = t.restore(c, handle)
+	return c.Carried.Session, nil
 }
 
 // maxHint bounds request_more_tools' "keywords" and "intent", in bytes.
@@ -272,16 +241,16 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 // discoveryResult renders a discovery for the model (text) and for
 // programs (structuredContent): everything needed to call the tools
 // through call_tool when the client does not refresh its list.
-func (s *Server) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
+func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
 	tools := make([]routedTool, 0, len(d.Selected))
 	for _, c := range d.Selected {
-		t, ok := s.hub.Catalog().Tool(c.Name)
+		tool, ok := t.opts.Catalog.Tool(c.Name)
 		if !ok {
 			continue
 		}
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: t.Def.Description, InputSchema: t.Def.RawInputSchema, Signature: toolSignature(c.Name, t.Def.RawInputSchema), Server: t.Server,
-			Alternatives: s.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
+			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: toolSignature(c.Name, tool.Def.RawInputSchema), Server: tool.Server,
+			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
 	}
 	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
@@ -339,11 +308,11 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 }
 
 // alternatives describes the catalog tools named, skipping any gone since.
-func (s *Server) alternatives(names []string) []alternative {
+func (t *Tools) alternatives(names []string) []alternative {
 	var out []alternative
 	for _, n := range names {
-		if t, ok := s.hub.Catalog().Tool(n); ok {
-			out = append(out, alternative{Name: n, Upstream: t.Upstream, Server: t.Server})
+		if tool, ok := t.opts.Catalog.Tool(n); ok {
+			out = append(out, alternative{Name: n, Upstream: tool.Upstream, Server: tool.Server})
 		}
 	}
 	return out
@@ -375,12 +344,4 @@ func compactJSON(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func alertKinds(alerts []routing.Alert) []string {
-	out := make([]string, len(alerts))
-	for i, a := range alerts {
-		out[i] = a.Kind
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package proxy
+package metatools
 
 import (
 	"fmt"
@@ -25,6 +25,12 @@ const (
 	DefaultMaxNoteBytes    = 2 << 10
 	DefaultMaxContextBytes = 64 << 10
 )
+
+// WithDefaults is l with its zero values set to the defaults.
+func (l InputLimits) WithDefaults() InputLimits {
+	l.defaults()
+	return l
+}
 
 func (l *InputLimits) defaults() {
 	if l.MaxQueryBytes <= 0 {

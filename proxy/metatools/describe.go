@@ -1,4 +1,4 @@
-package proxy
+package metatools
 
 // Compact signatures and full schemas on demand: request_more_tools shows
 // each tool as a signature (name, required parameters, one-line
@@ -10,13 +10,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-const describeToolsName = "describe_tools"
+// namePattern is what a tool name may be (Claude's limit).
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // maxDescribed bounds the tools one describe_tools call names.
 const maxDescribed = 20
@@ -30,7 +34,7 @@ const maxSignatureServer = 100
 
 // describeToolsDef gives the full definitions of catalog tools.
 var describeToolsDef = mcp.Tool{
-	Name: describeToolsName,
+	Name: DescribeToolsName,
 	Description: "Give the full input schemas of catalog tools, by exact name. request_more_tools shows tools as short " +
 		"signatures (required parameters only); call this when you need a tool's optional parameters or their formats.",
 	RawInputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
@@ -54,31 +58,30 @@ type describedTool struct {
 	Server       string          `json:"server_description,omitempty"`
 }
 
-func (s *Server) describeTools(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) describeTools(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	names, err := toolNames(req.GetArguments()["tools"])
 	if err != nil {
 		return mcp.NewToolResultError("describe_tools: " + err.Error()), nil
 	}
-	missing := s.hub.awaitNames(ctx, names) // a tool of an upstream still starting is waited for
-	c := s.hub.Catalog()
+	missing := t.opts.Starts.Await(ctx, names) // a tool of an upstream still starting is waited for
 	var tools []describedTool
 	var unknown []string
 	var unavailable []map[string]any
 	var b strings.Builder
 	for _, name := range names {
-		t, ok := c.Tool(name)
-		if i := slices.IndexFunc(missing, func(e *UpstreamError) bool { return e.Tool == name }); !ok && i >= 0 {
-			e := missing[i]
-			unavailable = append(unavailable, map[string]any{"tool": name, "upstream": e.Upstream, "kind": string(e.Kind), "message": e.Err.Error()})
-			fmt.Fprintf(&b, "- %s (server %s): %s: %v\n", name, e.Upstream, e.Kind, e.Err)
+		tool, ok := t.opts.Catalog.Tool(name)
+		if i := slices.IndexFunc(missing, func(m Missing) bool { return m.Tool == name }); !ok && i >= 0 {
+			m := missing[i]
+			unavailable = append(unavailable, map[string]any{"tool": name, "upstream": m.Upstream, "kind": m.Kind, "message": m.Cause.Error()})
+			fmt.Fprintf(&b, "- %s (server %s): %s: %v\n", name, m.Upstream, m.Kind, m.Cause)
 			continue
 		}
 		if !ok {
 			unknown = append(unknown, name)
 			continue
 		}
-		d := describedTool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Description: t.Def.Description,
-			InputSchema: t.Def.RawInputSchema, OutputSchema: t.Def.RawOutputSchema, Server: t.Server}
+		d := describedTool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description,
+			InputSchema: tool.Def.RawInputSchema, OutputSchema: tool.Def.RawOutputSchema, Server: tool.Server}
 		tools = append(tools, d)
 		b.WriteString(fullText(d.Name, d.Upstream, d.Server, d.Description, d.InputSchema))
 	}
@@ -93,7 +96,7 @@ func (s *Server) describeTools(ctx context.Context, req mcp.CallToolRequest) (*m
 	res.StructuredContent = structured
 	if len(unavailable) > 0 {
 		structured["unavailable"] = unavailable
-		s.noteOutage(ctx)
+		t.NoteOutage(c)
 	}
 	return res, nil
 }
@@ -183,18 +186,8 @@ func firstSentence(desc string) string {
 	return truncateUTF8(d, maxSignatureDesc)
 }
 
-// withSchema adds the full input schema of the tool called to the error
-// result of a call whose arguments were wrong (refused by validation, or
-// by the upstream as invalid params), so the model can fix them.
-func (s *Server) withSchema(res *mcp.CallToolResult, name string, err error) *mcp.CallToolResult {
-	if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
-		return res
-	}
-	t, ok := s.hub.Catalog().Tool(name)
-	if !ok {
-		return res
-	}
-	res.Content = append(res.Content, mcp.NewTextContent("The tool's definition:\n"+
-		fullText(t.Name, t.Upstream, t.Server, t.Def.Description, t.Def.RawInputSchema)))
-	return res
+// FullText is t with its whole input schema, as describe_tools shows it;
+// the gateway adds it to the error of a call whose arguments were wrong.
+func FullText(t Tool) string {
+	return fullText(t.Name, t.Upstream, t.Server, t.Def.Description, t.Def.RawInputSchema)
 }

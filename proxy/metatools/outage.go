@@ -1,4 +1,4 @@
-package proxy
+package metatools
 
 // Routing through an outage: request_more_tools says when what matches a
 // request belongs to an upstream that is down or still starting, and a
@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -22,6 +22,13 @@ const (
 	alertUpstreamDown        = "upstream_down"
 	alertUpstreamStarting    = "upstream_starting"
 	alertUpstreamUnavailable = "upstream_unavailable"
+)
+
+// The states of an outage.
+const (
+	stateDown     = "down"
+	stateStarting = "starting"
+	stateDisabled = "disabled"
 )
 
 // outage is one upstream that is not connected, as request_more_tools
@@ -37,61 +44,82 @@ type outage struct {
 	about string // what the upstream is for, as configured
 }
 
-// outages finds, for a discovery, the upstreams not connected whose tools
-// were selected (their last listing stays in the catalog while they are
-// down), those still starting whatever the query's words (their tools
-// could not be ranked), and those never connected in this run whose name
-// or domain the query names. The alerts say so to the model; no URL or
-// error text.
-func (s *Server) findOutages(d routing.Discovery) ([]outage, []routing.Alert) {
-	states := map[string]Status{}
-	for _, st := range s.hub.Status() {
-		states[st.Name] = st
-	}
-	var out []outage
-	index := map[string]int{}
-	note := func(st Status, tool string) {
-		i, ok := index[st.Name]
-		if !ok {
-			i = len(out)
-			index[st.Name] = i
-			o := outage{Upstream: st.Name, State: "down", Seconds: int(time.Since(st.DownSince).Seconds()), Tools: []string{}}
-			if st.Starting {
-				o.State, o.Seconds = "starting", int(time.Since(st.Since).Seconds())
-			}
-			out = append(out, o)
-		}
-		if tool != "" {
-			out[i].Tools = append(out[i].Tools, tool)
-		}
-	}
-	for _, c := range d.Selected {
-		if st, ok := states[c.Upstream]; ok && st.State != StateConnected {
-			note(st, c.Name)
-		}
-	}
+// findOutages finds, for a discovery, the upstreams not connected whose
+// tools were selected (their last listing stays in the catalog while
+// they are down), those still starting whatever the query's words (their
+// tools could not be ranked), and those never connected in this run
+// whose name or domain the query names. The alerts say so to the model;
+// no URL or error text.
+func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
+	var l outageList
+	l.selected(ups, d.Selected)
 	words := queryWords(d.Query)
-	for _, u := range s.hub.set().list {
-		st := states[u.Name()]
-		if st.State == StateConnected || st.EverConnected {
-			continue
-		}
-		named := namesAny(words, u.Name()) || namesAny(words, u.Config().EffectiveDomain())
-		if named || st.Starting {
-			note(st, "")
-			out[index[u.Name()]].named, out[index[u.Name()]].about = named, u.Config().Description
+	l.neverConnected(ups, words)
+	for _, u := range ups {
+		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
+			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
 		}
 	}
-	for _, d := range s.hub.disabledNow().list {
-		if namesAny(words, d.Name) || namesAny(words, d.domain()) || describes(words, d.Description) {
-			out = append(out, outage{Upstream: d.Name, State: string(StateDisabled), Tools: []string{}, Reason: d.Reason})
-		}
-	}
-	alerts := make([]routing.Alert, len(out))
-	for i, o := range out {
+	alerts := make([]routing.Alert, len(l.out))
+	for i, o := range l.out {
 		alerts[i] = outageAlert(o)
 	}
-	return out, alerts
+	return l.out, alerts
+}
+
+// selected notes the selected tools of upstreams not connected.
+func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
+	byName := map[string]Upstream{}
+	for _, u := range ups {
+		byName[u.Name] = u
+	}
+	for _, c := range selected {
+		if u, ok := byName[c.Upstream]; ok && !u.Connected && !u.Disabled {
+			l.note(u, c.Name)
+		}
+	}
+}
+
+// neverConnected notes the upstreams never connected in this run that
+// are still starting or that words name.
+func (l *outageList) neverConnected(ups []Upstream, words []string) {
+	for _, u := range ups {
+		if u.Disabled || u.Connected || u.EverConnected {
+			continue
+		}
+		if named := namesAny(words, u.Name) || namesAny(words, u.Domain); named || u.Starting {
+			i := l.note(u, "")
+			l.out[i].named, l.out[i].about = named, u.About
+		}
+	}
+}
+
+// outageList is the outages of a discovery, one per upstream.
+type outageList struct {
+	out   []outage
+	index map[string]int
+}
+
+// note adds tool ("" for none) to u's outage, the first time adding the
+// outage itself, and returns its index.
+func (l *outageList) note(u Upstream, tool string) int {
+	i, ok := l.index[u.Name]
+	if !ok {
+		if l.index == nil {
+			l.index = map[string]int{}
+		}
+		i = len(l.out)
+		l.index[u.Name] = i
+		o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
+		if u.Starting {
+			o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())
+		}
+		l.out = append(l.out, o)
+	}
+	if tool != "" {
+		l.out[i].Tools = append(l.out[i].Tools, tool)
+	}
+	return i
 }
 
 // unavailable is the outage state of upstream, "" when it is connected.
@@ -111,18 +139,18 @@ func outageAlert(o outage) routing.Alert {
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
 	case o.named:
 		what += ", whose name matches this request,"
-	case o.State == "starting":
+	case o.State == stateStarting:
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
 				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
 	}
-	if o.State == string(StateDisabled) {
+	if o.State == stateDisabled {
 		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
 				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
 			o.Upstream, o.Reason)}
 	}
-	if o.State == "starting" {
+	if o.State == stateStarting {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: %s is still starting (for %ds). Its tools will be callable in a moment: "+
 				"a call waits for it a few seconds, or search again shortly.", what, o.Seconds)}
@@ -203,21 +231,20 @@ type outageSeen struct {
 	ids map[string]bool
 }
 
-func (o *outageSeen) note(ctx context.Context) {
+func (o *outageSeen) note(id string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.ids == nil {
 		o.ids = map[string]bool{}
 	}
-	o.ids[sessionID(ctx)] = true
+	o.ids[id] = true
 }
 
-// take reports whether ctx's session met an outage since the last call
-// that succeeded, and forgets it.
-func (o *outageSeen) take(ctx context.Context) bool {
+// take reports whether session id met an outage since the last call that
+// succeeded, and forgets it.
+func (o *outageSeen) take(id string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	id := sessionID(ctx)
 	seen := o.ids[id]
 	delete(o.ids, id)
 	return seen
@@ -229,68 +256,88 @@ func (o *outageSeen) forget(id string) {
 	o.mu.Unlock()
 }
 
-// isOutage reports a call that failed because its upstream was not there.
-func isOutage(k Kind) bool {
-	return k == KindUnavailable || k == KindStarting || k == KindCircuitOpen
-}
-
-// awaitStarting waits, up to StartWait, for the upstreams still starting
-// that may serve req, so that a discovery sent in the first seconds ranks
-// their tools: those req names (the owner of a tool in its needs, or its
-// words naming the upstream or its domain), those whose description
-// matches it, and every one of them when the connected tools serve none
-// of it. The upstreams still starting after the wait are named in an
-// upstream_starting alert (findOutages).
-func (s *Server) awaitStarting(ctx context.Context, sess *routing.Session, req routing.Request) {
-	starting := s.hub.starting()
+// awaitStarting waits, up to the start wait, for the upstreams still
+// starting that may serve req, so that a discovery sent in the first
+// seconds ranks their tools: those req names (the owner of a tool in its
+// needs, or its words naming the upstream or its domain), those whose
+// description matches it, and every one of them when the connected tools
+// serve none of it. The upstreams still starting after the wait are
+// named in an upstream_starting alert (findOutages).
+func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.Session, req routing.Request) {
+	var starting []Upstream
+	for _, u := range t.opts.Upstreams.Upstreams() {
+		if u.Starting && !u.Disabled {
+			starting = append(starting, u)
+		}
+	}
 	if len(starting) == 0 {
 		return
 	}
-	wait := mayServe(starting, req, s.hub.pendingOwner)
+	wait := mayServe(starting, req, t.opts.Upstreams.PendingOwner)
 	if len(wait) < len(starting) {
 		if d := sess.Preview(ctx, req); d.Abstained || len(d.Selected) == 0 {
-			wait = starting
-		}
-	}
-	if len(wait) > 0 {
-		s.logger.Debug("discovery waits for starting upstreams", "session_id", sessionTagOf(ctx), "upstreams", len(wait))
-		s.hub.awaitFirst(ctx, wait, time.Now().Add(s.hub.opts.StartWait))
-	}
-}
-
-// mayServe is the upstreams of starting that req may be for: it needs one
-// of their tools (owner maps a tool name to its upstream still starting),
-// names them or their domain, or its words match their description,
-// scored as the router scores a tool (a pseudo-document of the upstream's
-// name, domain and description).
-func mayServe(starting []*upstream.Upstream, req routing.Request, owner func(string) *upstream.Upstream) []*upstream.Upstream {
-	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
-	words := queryWords(text)
-	picked := map[*upstream.Upstream]bool{}
-	for _, n := range req.Needs {
-		if u := owner(n); u != nil {
-			picked[u] = true
-		}
-	}
-	var docs []routing.Tool
-	for _, u := range starting {
-		cfg := u.Config()
-		if namesAny(words, u.Name()) || namesAny(words, cfg.EffectiveDomain()) {
-			picked[u] = true
-		}
-		if cfg.Description != "" {
-			docs = append(docs, routing.Tool{Name: u.Name(), Upstream: u.Name(), Domain: cfg.EffectiveDomain(),
-				Description: cfg.Description})
-		}
-	}
-	if len(docs) > 0 {
-		ix := routing.NewIndex(routing.IndexOptions{})
-		ix.SetUpstream("starting", docs)
-		for _, h := range ix.Search(text, 0) {
-			if h.Score >= routing.DefaultThreshold {
-				picked[starting[slices.IndexFunc(starting, func(u *upstream.Upstream) bool { return u.Name() == h.Name })]] = true
+			wait = make([]string, len(starting))
+			for i, u := range starting {
+				wait[i] = u.Name
 			}
 		}
 	}
-	return slices.DeleteFunc(slices.Clone(starting), func(u *upstream.Upstream) bool { return !picked[u] })
+	if len(wait) > 0 {
+		t.opts.Logger.Debug("discovery waits for starting upstreams", "session_id", sessionTag(c), "upstreams", len(wait))
+		t.opts.Upstreams.AwaitStarted(ctx, wait)
+	}
+}
+
+// mayServe is the names of the upstreams of starting that req may be
+// for: it needs one of their tools (owner maps a tool name to its
+// upstream still starting), names them or their domain, or its words
+// match their description (describedBy).
+func mayServe(starting []Upstream, req routing.Request, owner func(string) string) []string {
+	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
+	words := queryWords(text)
+	picked := map[string]bool{}
+	for _, n := range req.Needs {
+		if u := owner(n); u != "" {
+			picked[u] = true
+		}
+	}
+	for _, u := range starting {
+		if namesAny(words, u.Name) || namesAny(words, u.Domain) {
+			picked[u.Name] = true
+		}
+	}
+	for _, name := range describedBy(starting, text) {
+		picked[name] = true
+	}
+	var out []string
+	for _, u := range starting {
+		if picked[u.Name] {
+			out = append(out, u.Name)
+		}
+	}
+	return out
+}
+
+// describedBy is the upstreams whose description matches text, scored as
+// the router scores a tool (a pseudo-document of the upstream's name,
+// domain and description).
+func describedBy(ups []Upstream, text string) []string {
+	var docs []routing.Tool
+	for _, u := range ups {
+		if u.About != "" {
+			docs = append(docs, routing.Tool{Name: u.Name, Upstream: u.Name, Domain: u.Domain, Description: u.About})
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	ix := routing.NewIndex(routing.IndexOptions{})
+	ix.SetUpstream("starting", docs)
+	var out []string
+	for _, h := range ix.Search(text, 0) {
+		if h.Score >= routing.DefaultThreshold {
+			out = append(out, h.Name)
+		}
+	}
+	return out
 }

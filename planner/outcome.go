@@ -4,12 +4,25 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/mcp-router/mcp-router/executor"
 )
 
 // StepFailure is a step of a decision's plan that failed when it ran: its
 // id, its tool and the error the model reads.
 type StepFailure struct {
 	Step, Tool, Error string
+}
+
+// Failures are the steps of r that failed or timed out.
+func Failures(r *executor.Result) []StepFailure {
+	var failed []StepFailure
+	for _, s := range r.Steps {
+		if s.Status == executor.Failed || s.Status == executor.TimedOut {
+			failed = append(failed, StepFailure{Step: s.ID, Tool: s.Tool, Error: s.Error})
+		}
+	}
+	return failed
 }
 
 // AfterRun is d once its plan has run: unchanged when no step failed,

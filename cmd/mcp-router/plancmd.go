@@ -126,13 +126,7 @@ func (g *gateway) plan(ctx context.Context, query, note string, run bool) (map[s
 			return nil, err
 		}
 		out["result"] = res
-		var failed []planner.StepFailure // a failed step escalates the decision
-		for _, s := range res.Steps {
-			if s.Status == executor.Failed || s.Status == executor.TimedOut {
-				failed = append(failed, planner.StepFailure{Step: s.ID, Tool: s.Tool, Error: s.Error})
-			}
-		}
-		out["decision"] = pl.AfterRun(d, failed)
+		out["decision"] = pl.AfterRun(d, planner.Failures(res)) // a failed step escalates the decision
 	}
 	return out, nil
 }

@@ -263,6 +263,11 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		}
 		pr := PlanResult(res)
 		out["result"] = res
+		if failed := planner.Failures(res); len(failed) > 0 { // a failed step escalates the decision
+			dec = t.opts.Planner.AfterRun(dec, failed)
+			out["decision"] = dec
+			text = decisionText(dec)
+		}
 		text += "\n\n" + pr.Content[0].(mcp.TextContent).Text
 	}
 	res := mcp.NewToolResultText(text)

@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +18,13 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // maxArgViolations bounds the violations named in one refusal; the model
@@ -266,4 +270,17 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// checkArgs is the stage that refuses, before forwarding, a call whose
+// arguments do not fit its tool's input schema (BI-07).
+func (h *Hub) checkArgs(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+	t, u, err := h.target(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.args.check(h.Catalog(), u.Config(), t, c.Args, h.logger); err != nil {
+		return nil, err
+	}
+	return next(ctx, c)
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -10,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/audit"
-	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // Auditor takes a record of each call; it must not block (audit.Log).
@@ -27,17 +26,16 @@ const (
 // maxAuditToolBytes bounds the tool name an audit record or a span keeps.
 const maxAuditToolBytes = 128
 
-// audit records a call that started at start, when the hub has an
+// audit records c, which started at start, when the hub has an
 // Auditor. Only the sizes of the arguments and the result are kept,
 // never their values.
-func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string, args any, res *mcp.CallToolResult, err error) {
+func (h *Hub) audit(c *call.Call, start time.Time, res *mcp.CallToolResult, err error) {
 	if h.opts.Audit == nil {
 		return
 	}
-	tool = clipName(tool)
-	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionTagOf(ctx), Tool: tool,
-		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}
-	r.Plan, r.Step, _ = executor.StepOf(ctx)
+	r := audit.Record{Time: start.UTC(), Principal: who(c), Session: sessionTag(c.Session), Tool: clipName(c.Tool),
+		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
+		Plan: c.Plan, Step: c.Step}
 	var ue *UpstreamError
 	switch {
 	case errors.As(err, &ue):

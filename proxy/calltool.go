@@ -48,7 +48,9 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 			ctx = context.WithValue(ctx, carriedKey{}, c)
 		}
 	}
-	return s.withHandle(ctx, c, s.call(startWaited(ctx, req.Params.Meta), name, inner, req.Params.Meta), false), nil
+	call := newCall(ctx, name, inner)
+	call.StartWaited = startWaited(req.Params.Meta)
+	return s.withHandle(ctx, c, s.call(ctx, call, req.Params.Meta), false), nil
 }
 
 // startWaitedKey marks, in a rerouted call's _meta, a call that has
@@ -67,7 +69,7 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
 		return
 	}
-	if s.hub.awaitTool(ctx, name) == nil {
+	if s.hub.awaitTool(ctx, name, false) == nil {
 		s.hub.settle() // a rebuild may be registering it: let it end
 		return
 	}
@@ -84,10 +86,7 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 }
 
 // startWaited reports, for a call_tool request, that the call already
-// waited for its upstream (holdForStart rerouted it): ctx says so to the hub.
-func startWaited(ctx context.Context, meta *mcp.Meta) context.Context {
-	if meta == nil || meta.AdditionalFields[startWaitedKey] != true {
-		return ctx
-	}
-	return context.WithValue(ctx, startWaitedCtxKey{}, true)
+// waited for its upstream (holdForStart rerouted it).
+func startWaited(meta *mcp.Meta) bool {
+	return meta != nil && meta.AdditionalFields[startWaitedKey] == true
 }

@@ -10,7 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // Quota bounds the calls of a principal to the tools that match it. The
@@ -359,27 +362,28 @@ func callDigest(tool string, args any) [sha256.Size]byte {
 	return out
 }
 
-// admit applies the quotas and the repeat breaker to a call of tool: a
-// nil error comes with a release to call when the call ends.
-func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(), error) {
-	if err := h.repeats.note(repeatKey(ctx), tool, args); err != nil {
-		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: upstream, Tool: tool, Err: err}
+// quota is the stage that applies the repeat breaker and the quotas to a
+// call; the quotas count it until it ends.
+func (h *Hub) quota(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+	if err := h.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
+		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
 	}
-	release, qerr := h.quotas.acquire(ctx, principalName(ctx), tool)
+	release, qerr := h.quotas.acquire(ctx, who(c), c.Tool)
 	if qerr != nil {
-		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: upstream, Tool: tool, Err: qerr}
+		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: c.Upstream, Tool: c.Tool, Err: qerr}
 	}
-	return release, nil
+	defer release()
+	return next(ctx, c)
 }
 
 // repeatKey is whose calls the repeat breaker counts together: the
 // session's, or, for a client of the stateless protocol (no session), the
 // credential's, so that two such clients never count as one.
-func repeatKey(ctx context.Context) string {
-	if id := sessionID(ctx); id != "" {
-		return id
+func repeatKey(c *call.Call) string {
+	if c.Session != "" {
+		return c.Session
 	}
-	return "principal:" + principalName(ctx)
+	return "principal:" + who(c)
 }
 
 // ForgetSession drops what the hub remembers of an ended client session.

@@ -114,7 +114,9 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionTagOf(ctx), "tool", tool, "retry_after", rl.RetryAfter)
 	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
-	s.hub.audit(ctx, time.Now(), tool, upstream, nil, nil, err) // refused before the hub: recorded here
+	c := newCall(ctx, tool, nil)
+	c.Upstream = upstream
+	s.hub.audit(c, time.Now(), nil, err) // refused before the hub: recorded here
 	return err
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -222,4 +224,20 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 		return upstream.WithText(short, err)
 	}
 	return err
+}
+
+// screenCall is the stage that scans every result before any reader sees
+// it (client, call_tool, run_plan): injected instructions, secrets, the
+// upstream's result policy.
+func (h *Hub) screenCall(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+	u := h.set().byName[c.Upstream] // the upstream called, whatever an edit does meanwhile
+	if u == nil {
+		_, _, err := h.target(c)
+		return nil, err
+	}
+	res, err := next(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return h.screenResult(u.Config(), u.Scrubber(), c.Tool, res), nil
 }

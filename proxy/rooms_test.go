@@ -75,6 +75,7 @@ var rooms = map[string]string{
 	"plantools.go": "plans",
 
 	"hub.go":            "hub",
+	"pipeline.go":       "hub",
 	"catalog.go":        "hub",
 	"names.go":          "hub",
 	"suggest.go":        "hub",

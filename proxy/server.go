@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
@@ -438,15 +439,17 @@ func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 // forward is the handler of a catalog tool shown under its exposed name.
 func (s *Server) forward(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.call(ctx, name, arguments(req.Params), req.Params.Meta), nil
+		return s.call(ctx, newCall(ctx, name, arguments(req.Params)), req.Params.Meta), nil
 	}
 }
 
-// call forwards one call and turns a failure into an isError result the
-// model can read.
-func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
+// call forwards one call, c as the edge built it, and turns a failure into
+// an isError result the model can read.
+func (s *Server) call(ctx context.Context, c *call.Call, meta *mcp.Meta) *mcp.CallToolResult {
+	name := c.Tool
 	progress := progressTo(ctx, meta)
-	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
+	c.Progress = progress.fn()
+	res, err := s.hub.Call(ctx, c)
 	progress.settle()
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
 		s.noteOutage(ctx)
@@ -566,11 +569,11 @@ func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(par
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
-func (r *progressRelay) fn() ProgressFunc {
+func (r *progressRelay) fn() func(call.Progress) {
 	if r == nil {
 		return nil
 	}
-	return r.send
+	return func(p call.Progress) { r.send(Progress(p)) }
 }
 
 func (r *progressRelay) send(p Progress) {

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -48,41 +48,43 @@ func (m metaCarrier) Keys() []string {
 	return keys
 }
 
-func (h *Hub) startUpstreamSpan(ctx context.Context, upstream, tool string, req *mcp.CallToolRequest) (context.Context, trace.Span) {
+// traceCall is the stage that records the client span of a call to its
+// upstream (under the plan step's span for a plan step) and hands its
+// trace context on in the request's _meta (injectTrace).
+func (h *Hub) traceCall(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
 	if h.opts.Tracing == nil {
-		return ctx, noop.Span{} // nothing to record: no names, attributes or context to build
+		return next(ctx, c) // nothing to record: no names, attributes or context to build
 	}
 	tr := h.tracer()
-	if plan, step, ok := executor.StepOf(ctx); ok {
-		var stepSpan trace.Span
-		ctx, stepSpan = tr.Start(ctx, "plan step "+step, trace.WithAttributes(
-			attribute.String("mcp.plan", plan), attribute.String("mcp.step", step)))
-		ctx = context.WithValue(ctx, stepSpanKey{}, stepSpan)
+	var step trace.Span
+	if c.Plan != "" || c.Step != "" {
+		ctx, step = tr.Start(ctx, "plan step "+c.Step, trace.WithAttributes(
+			attribute.String("mcp.plan", c.Plan), attribute.String("mcp.step", c.Step)))
 	}
-	ctx, span := tr.Start(ctx, "upstream "+upstream+" "+tool, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("mcp.upstream", upstream), attribute.String("mcp.tool", tool)))
-	if span.SpanContext().IsValid() {
-		if req.Params.Meta == nil {
-			req.Params.Meta = &mcp.Meta{}
-		}
-		if req.Params.Meta.AdditionalFields == nil {
-			req.Params.Meta.AdditionalFields = map[string]any{}
-		}
-		traceContext.Inject(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
-	}
-	return ctx, span
-}
-
-type stepSpanKey struct{}
-
-// endUpstreamSpan ends a call's span, and its plan step's.
-func endUpstreamSpan(ctx context.Context, span trace.Span, res *mcp.CallToolResult, err error) {
+	ctx, span := tr.Start(ctx, "upstream "+c.Upstream+" "+c.Tool, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("mcp.upstream", c.Upstream), attribute.String("mcp.tool", c.Tool)))
+	res, err := next(ctx, c)
 	endSpan(span, res, err)
 	span.End()
-	if step, ok := ctx.Value(stepSpanKey{}).(trace.Span); ok {
+	if step != nil {
 		endSpan(step, res, err)
 		step.End()
 	}
+	return res, err
+}
+
+// injectTrace writes the trace context of ctx's span into req's _meta.
+func (h *Hub) injectTrace(ctx context.Context, req *mcp.CallToolRequest) {
+	if h.opts.Tracing == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	traceContext.Inject(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
 }
 
 func endSpan(span trace.Span, res *mcp.CallToolResult, err error) {

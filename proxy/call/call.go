@@ -45,8 +45,26 @@ type Call struct {
 	Tool string
 	// Args are the arguments as the client sent them.
 	Args any
-	// Step names the plan step that makes this call ("" for a direct one).
-	Step string
+	// Plan and Step name the plan run and step that make this call (""
+	// for a direct one).
+	Plan, Step string
+	// StartWaited says the edge already waited for the tool's upstream
+	// to start: the call does not wait a second time.
+	StartWaited bool
+	// Progress hears the upstream's progress reports for this call; nil
+	// when the client asked for none. It must not block.
+	Progress func(Progress)
+
+	// Upstream is the server that owns the tool, once a stage resolved it
+	// ("" for a tool that is nobody's).
+	Upstream string
+}
+
+// Progress is one progress report of a call's upstream.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
 }
 
 // Handler answers a call: the upstream call at the end of a pipeline, or

@@ -1,0 +1,127 @@
+package proxy
+
+// The pipeline of a tools/call: the stages a call passes through on its way
+// to its upstream, in the order written once in (*Hub).stages.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+)
+
+// namedStage is a stage of the pipeline under the name the order test
+// prints.
+type namedStage struct {
+	name string
+	run  call.Stage
+}
+
+// stages is the order of a call's pipeline, the first outermost. A new
+// concern is one more stage here.
+func (h *Hub) stages() []namedStage {
+	return []namedStage{
+		{"audit", h.auditCall},      // metrics and the audit record of every call, refused ones too (auditcall.go)
+		{"authorise", h.authorise},  // blocked and app-only tools (vet.go, catalog.go)
+		{"start-wait", h.startWait}, // waits for an upstream that is starting; resolves the owner (startup.go)
+		{"argcheck", h.checkArgs},   // the arguments against the tool's input schema (argcheck.go)
+		{"quota", h.quota},          // the repeat bound and the quotas (quota.go)
+		{"integrity", h.screenCall}, // result integrity and secret scrubbing (resultscan.go)
+		{"tracing", h.traceCall},    // the span of the upstream call and its plan step (tracing.go)
+	}
+}
+
+// pipeline is the hub's stages in front of the upstream call.
+func (h *Hub) pipeline() call.Handler {
+	ss := h.stages()
+	runs := make([]call.Stage, len(ss))
+	for i, s := range ss {
+		runs[i] = s.run
+	}
+	return call.Chain(h.upstreamCall, runs...)
+}
+
+// CallTool calls a catalog tool by exposed name for a caller in process
+// (a plan step, `mcp-router call`): it is the edge for calls that come
+// with a context only, and runs the whole pipeline as Call does.
+func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+	c := newCall(ctx, name, args)
+	if onProgress != nil {
+		c.Progress = func(p call.Progress) { onProgress(Progress(p)) }
+	}
+	return h.Call(ctx, c)
+}
+
+// Call passes c through the pipeline to its tool's upstream. A failure is
+// an *UpstreamError that says which stage refused the call, or what the
+// upstream answered.
+func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
+	return h.callPipe(ctx, c)
+}
+
+// authorise refuses a call of a tool that the catalog holds back: blocked
+// by vetting, or meant for an app only.
+func (h *Hub) authorise(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+	if _, ok := h.Catalog().Tool(c.Tool); !ok {
+		if up, why, blocked := h.blockedTool(c.Tool); blocked {
+			return nil, &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: c.Tool, Err: fmt.Errorf("blocked: %s", why)}
+		}
+		if a, ok := h.Catalog().appOnlyTool(c.Tool); ok {
+			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: c.Tool, Err: ErrAppOnly}
+		}
+	}
+	return next(ctx, c)
+}
+
+// target is the catalog tool of c and its upstream, as resolved by
+// startWait; an edit may have removed either since.
+func (h *Hub) target(c *call.Call) (Tool, *upstream.Upstream, error) {
+	t, ok := h.Catalog().Tool(c.Tool)
+	u := h.set().byName[c.Upstream]
+	if !ok || u == nil || t.Upstream != c.Upstream {
+		return Tool{}, nil, &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
+			Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
+	}
+	return t, u, nil
+}
+
+// upstreamCall is the end of the pipeline: the call of the tool on its
+// upstream, with the caller's progress and trace context.
+func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
+	t, u, err := h.target(c)
+	if err != nil {
+		return nil, err
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = t.Original
+	req.Params.Arguments = c.Args
+	if c.Progress != nil {
+		token, release := h.progress.Register(c.Upstream, func(p Progress) { c.Progress(call.Progress(p)) })
+		defer release()
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	}
+	h.injectTrace(ctx, &req)
+	callCtx, done := u.WithCaller(ctx)
+	res, err := u.CallTool(callCtx, req)
+	done()
+	if err != nil {
+		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: c.Tool,
+			Err: h.errorText(u.Config(), u.Scrubber(), c.Tool, callErr(c, err, u.Config()))}
+	}
+	return res, nil
+}
+
+// auditCall records every call that reaches the pipeline in the metrics
+// and, with an Auditor, in the audit log.
+func (h *Hub) auditCall(ctx context.Context, c *call.Call, next call.Handler) (res *mcp.CallToolResult, err error) {
+	start := time.Now()
+	defer func() {
+		h.opts.Metrics.observeCall(c.Upstream, c.Tool, time.Since(start), res, err)
+		h.audit(c, start, res, err)
+	}()
+	return next(ctx, c)
+}

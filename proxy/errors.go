@@ -3,47 +3,38 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
-// Kind classifies an upstream failure so callers (and the model) can tell a
-// dead upstream from a slow one or a broken one.
-type Kind string
+// Kind classifies a failed call ([call.Kind]).
+type Kind = call.Kind
 
-// The kinds of upstream failure.
+// The kinds of failed call, as package call names them.
 const (
-	KindUnavailable   Kind = "upstream_unavailable"
-	KindTimeout       Kind = "upstream_timeout"
-	KindProtocol      Kind = "upstream_protocol_error"
-	KindCancelled     Kind = "cancelled"
-	KindUnknownTool   Kind = "unknown_tool"
-	KindBlocked       Kind = "tool_blocked"
-	KindCircuitOpen   Kind = "circuit_open"
-	KindQueueFull     Kind = "queue_full"
-	KindTooLarge      Kind = "message_too_large"
-	KindUpstreamError Kind = "upstream_error"
-	KindRateLimited   Kind = "rate_limited"
-	// KindInvalidArguments is a call refused before forwarding because its
-	// arguments violate the tool's inputSchema (validate_arguments, BI-07).
-	KindInvalidArguments Kind = "invalid_arguments"
-	// KindResultBlocked replaces a tool result holding secrets or
-	// injection markers under the block result policy (SEC-11).
-	KindResultBlocked Kind = "result_blocked"
-	// KindStarting is a call of a tool whose upstream is still on its
-	// first connection attempt after Options.StartWait.
-	KindStarting Kind = "upstream_starting"
-	// KindQuotaExceeded is a call refused by a quota of its principal and
-	// tool (Options.Quotas).
-	KindQuotaExceeded Kind = "quota_exceeded"
-	// KindRepeatedCall is a call refused because its session made the
-	// same call too many times in a row (Options.RepeatCalls).
-	KindRepeatedCall Kind = "repeated_call"
-	// KindAuthRequired is a call to an upstream that asks for
-	// authorization (HTTP 401): it needs `mcp-router auth login NAME`, or a
-	// token in its headers.
-	KindAuthRequired Kind = "auth_required"
+	KindUnavailable      = call.KindUnavailable
+	KindTimeout          = call.KindTimeout
+	KindProtocol         = call.KindProtocol
+	KindCancelled        = call.KindCancelled
+	KindUnknownTool      = call.KindUnknownTool
+	KindBlocked          = call.KindBlocked
+	KindCircuitOpen      = call.KindCircuitOpen
+	KindQueueFull        = call.KindQueueFull
+	KindTooLarge         = call.KindTooLarge
+	KindUpstreamError    = call.KindUpstreamError
+	KindRateLimited      = call.KindRateLimited
+	KindInvalidArguments = call.KindInvalidArguments
+	KindResultBlocked    = call.KindResultBlocked
+	KindStarting         = call.KindStarting
+	KindQuotaExceeded    = call.KindQuotaExceeded
+	KindRepeatedCall     = call.KindRepeatedCall
+	KindAuthRequired     = call.KindAuthRequired
 )
 
 // ErrUnknownTool is returned for a name that is not in the catalog.
@@ -77,21 +68,45 @@ var ErrQueueFull = upstream.ErrQueueFull
 // an error, or an HTTP reply of another content type.
 var ErrProtocol = wire.ErrProtocol
 
-// UpstreamError is a failed call to an upstream. Its message is safe to show
-// a model: it names the tool, the upstream and the reason, never headers,
-// environment values or URLs.
-type UpstreamError struct {
-	Kind     Kind
-	Upstream string
-	Tool     string
-	Err      error
-}
+// UpstreamError is a failed call: which stage refused it, or what its
+// upstream answered ([call.Error]).
+type UpstreamError = call.Error
 
-func (e *UpstreamError) Error() string {
-	if e.Upstream == "" {
-		return fmt.Sprintf("calling %s: %v", e.Tool, e.Err)
+// MaxErrorSummaryBytes bounds the text of an upstream's failure that
+// reaches the model: an HTTP error page or a stack trace is cut there, once,
+// on one line, with a note of its length; the whole text (itself bounded by
+// the error-body limit, and scrubbed) goes to the gateway's log.
+const MaxErrorSummaryBytes = 512
+
+// summarizeError is msg as the model sees it: control characters and runs of
+// white space as one space, cut at MaxErrorSummaryBytes (on a character
+// boundary) with a note saying how long it was. It reports whether msg
+// was cut.
+func summarizeError(msg string) (string, bool) {
+	if len(msg) <= MaxErrorSummaryBytes && !strings.ContainsFunc(msg, unicode.IsControl) {
+		return msg, false
 	}
-	return fmt.Sprintf("calling %s on %s: %s: %v", e.Tool, e.Upstream, e.Kind, e.Err)
+	var b strings.Builder
+	space := false
+	for _, r := range msg {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		if b.Len()+utf8.RuneLen(r) > MaxErrorSummaryBytes {
+			return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", b.String(), len(msg)), true
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), false
 }
 
-func (e *UpstreamError) Unwrap() error { return e.Err }
+// logCut logs the whole text of an upstream's failure whose summary the
+// model got.
+func logCut(log *slog.Logger, upstream, tool, full string) {
+	log.Warn("upstream error text cut for the model", "upstream", upstream, "tool", tool, "bytes", len(full), "err", full)
+}

@@ -82,7 +82,6 @@ var rooms = map[string]string{
 	"argcheck.go":       "hub",
 	"quota.go":          "hub",
 	"indexer.go":        "hub",
-	"restart.go":        "hub",
 	"startup.go":        "hub",
 	"disabled.go":       "hub",
 	"hubapply.go":       "hub",
@@ -92,7 +91,6 @@ var rooms = map[string]string{
 	"requests.go":       "hub",
 	"health.go":         "hub",
 	"tracing.go":        "hub",
-	"tracing_server.go": "server",
 
 	"vet.go":        "integrity",
 	"shadow.go":     "integrity",
@@ -102,7 +100,6 @@ var rooms = map[string]string{
 
 	"caller.go":       "shared",
 	"errors.go":       "shared",
-	"errorsummary.go": "shared",
 	"sessiontag.go":   "shared",
 	"metrics.go":      "shared",
 	"calllog.go":      "shared",

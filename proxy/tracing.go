@@ -10,8 +10,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"errors"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
+	mcptracing "github.com/mark3labs/mcp-go/tracing"
+
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // tracerName names the spans' instrumentation scope.
@@ -94,4 +101,183 @@ func endSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 	case res != nil && res.IsError:
 		span.SetStatus(codes.Error, "the tool answered isError")
 	}
+}
+
+// traceCalls gives each tools/call a server span, continuing the trace
+// whose traceparent the client put in _meta, if any.
+func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.Meta != nil && req.Params.Meta.AdditionalFields != nil {
+			ctx = traceContext.Extract(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
+		}
+		name := clipName(req.Params.Name)
+		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionTagOf(ctx)),
+				attribute.String("mcp.principal", principalName(ctx))))
+		defer span.End()
+		res, err := next(ctx, req)
+		endSpan(span, res, err)
+		return res, err
+	}
+}
+
+// startUpstreamSpan starts the client span of a call to upstream (under
+// a plan step's span for a plan's calls) and puts its trace context in
+// req's _meta for the upstream to continue.
+
+// requestTracer makes mcp-go's span around each JSON-RPC request the
+// gateway answers an OpenTelemetry server span named for its method
+// ("tools/list", "initialize", "resources/read"), so that the routing
+// and upstream spans a request leads to are its children. tools/call
+// has its span from traceCalls, named for its tool, and mcp-go's span of
+// the tool handler would repeat it: both are left out.
+type requestTracer struct{ tr trace.Tracer }
+
+func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.SpanKind, attrs ...mcptracing.Attribute) (context.Context, mcptracing.Span) {
+	method, ok := strings.CutPrefix(name, "mcp.")
+	if !ok || kind != mcptracing.SpanKindServer || method == string(mcp.MethodToolsCall) {
+		return mcptracing.NoopTracer().Start(ctx, name, kind)
+	}
+	if !spanMethods[mcp.MCPMethod(method)] {
+		method = "unknown method" // the client chose it: one name for all such, its value clipped below
+	}
+	kv := make([]attribute.KeyValue, 0, len(attrs)+2)
+	for _, a := range attrs {
+		if a.Key != "mcp.session.id" { // mcp.session below, as the tools/call spans have it
+			kv = append(kv, attribute.String(a.Key, clipName(a.Value)))
+		}
+	}
+	kv = append(kv, attribute.String("mcp.session", sessionTagOf(ctx)), attribute.String("mcp.principal", principalName(ctx)))
+	ctx, span := t.tr.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
+	return ctx, requestSpan{span}
+}
+
+// spanMethods are the requests a client sends that name their spans;
+// any other method's span is "unknown method", so that what a client
+// sends cannot make span names without bound.
+var spanMethods = map[mcp.MCPMethod]bool{
+	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
+	mcp.MethodToolsList: true, mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodResourcesSubscribe: true, mcp.MethodResourcesUnsubscribe: true, mcp.MethodSubscriptionsListen: true,
+	mcp.MethodSetLogLevel: true, mcp.MethodCompletionComplete: true,
+	mcp.MethodTasksGet: true, mcp.MethodTasksList: true, mcp.MethodTasksResult: true, mcp.MethodTasksCancel: true,
+}
+
+// requestSpan is an OpenTelemetry span seen through mcp-go's interface.
+type requestSpan struct{ span trace.Span }
+
+func (s requestSpan) SetAttributes(attrs ...mcptracing.Attribute) {
+	for _, a := range attrs {
+		if a.Key != "mcp.session.id" {
+			s.span.SetAttributes(attribute.String(a.Key, integrity.RedactSecrets(a.Value)))
+		}
+	}
+}
+
+// RecordError records err's text, redacted, never err itself (whose
+// text the exporter would send as it is).
+func (s requestSpan) RecordError(err error) {
+	s.span.RecordError(errors.New(integrity.RedactSecrets(err.Error())))
+}
+
+func (s requestSpan) SetStatus(code mcptracing.StatusCode, description string) {
+	switch code {
+	case mcptracing.StatusError:
+		s.span.SetStatus(codes.Error, integrity.RedactSecrets(description))
+	case mcptracing.StatusOK:
+		s.span.SetStatus(codes.Ok, "")
+	}
+}
+
+func (s requestSpan) End() { s.span.End() }
+
+// metaPropagator continues, in the span of any request, the trace whose
+// traceparent the client put in the request's _meta.
+type metaPropagator struct{}
+
+func (metaPropagator) ExtractMeta(ctx context.Context, meta *mcp.Meta) context.Context {
+	if meta == nil || meta.AdditionalFields == nil {
+		return ctx
+	}
+	return traceContext.Extract(ctx, metaCarrier(meta.AdditionalFields))
+}
+
+func (metaPropagator) InjectMeta(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return meta
+	}
+	if meta == nil {
+		meta = &mcp.Meta{}
+	}
+	if meta.AdditionalFields == nil {
+		meta.AdditionalFields = map[string]any{}
+	}
+	traceContext.Inject(ctx, metaCarrier(meta.AdditionalFields))
+	return meta
+}
+
+// traceRequests are the server options that give every request a span,
+// when the hub traces; none otherwise, so that a gateway without tracing
+// pays nothing for it.
+func (s *Server) traceRequests() []server.ServerOption {
+	if s.hub.opts.Tracing == nil {
+		return nil
+	}
+	return []server.ServerOption{server.WithTracer(requestTracer{s.hub.tracer()}), server.WithMetaPropagator(metaPropagator{})}
+}
+
+// Names of the spans of routing decisions, by what asked for one.
+const (
+	routeSpanList     = "route tools/list" // a tools/list carrying the user's message
+	routeSpanDiscover = "route " + requestMoreToolsName
+	routeSpanPlan     = "route plan" // the candidates handed to the planner
+)
+
+// startRouteSpan starts the span of a routing decision; see endRouteSpan.
+// Without tracing it returns ctx and a span that records nothing, and
+// allocates nothing.
+func (s *Server) startRouteSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	if s.hub.opts.Tracing == nil {
+		return ctx, noop.Span{}
+	}
+	return s.hub.tracer().Start(ctx, name)
+}
+
+// endRouteSpan ends a routing decision's span with what was decided: how
+// many candidates were ranked and selected, the top candidate and its
+// score, whether the router abstained, and the kinds of its alerts. The
+// query, keywords and arguments are never put on a span: they are the
+// user's words and the model's, which may hold secrets (a pasted key, a
+// customer's name), and traces go to a collector that more people read,
+// and keep longer, than the gateway's own audit.
+func endRouteSpan(span trace.Span, d routing.Decision) {
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 6)
+		attrs = append(attrs, attribute.Int("mcp.route.candidates", len(d.Ranked)),
+			attribute.Int("mcp.route.selected", len(d.Selected)), attribute.Bool("mcp.route.abstained", d.Abstained))
+		if len(d.Ranked) > 0 {
+			attrs = append(attrs, attribute.String("mcp.route.top_tool", clipName(d.Ranked[0].Name)),
+				attribute.Float64("mcp.route.top_score", d.Ranked[0].Score))
+		}
+		if len(d.Alerts) > 0 {
+			attrs = append(attrs, attribute.StringSlice("mcp.route.alerts", alertKinds(d.Alerts)))
+		}
+		span.SetAttributes(attrs...)
+	}
+	span.End()
+}
+
+// endDiscoverySpan ends the span of a request_more_tools discovery: a
+// routing decision, and what it changed on the belt; err is the
+// discovery's (the breaker refusing it).
+func endDiscoverySpan(span trace.Span, d routing.Discovery, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("mcp.route.added", len(d.Added)), attribute.Int("mcp.route.evicted", len(d.Evicted)),
+			attribute.Bool("mcp.route.breaker_open", d.Breaker.Open))
+		if err != nil {
+			span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
+		}
+	}
+	endRouteSpan(span, d.Decision)
 }

@@ -28,8 +28,8 @@ func newCall(ctx context.Context, tool string, args any) *call.Call {
 	return c
 }
 
-// who is the principal of c as audit records and quotas name it.
-func who(c *call.Call) string { return cmp.Or(c.Principal, LocalPrincipal) }
+// sessionTagOf is the SessionTag of ctx's session.
+func sessionTagOf(ctx context.Context) string { return call.SessionTag(sessionID(ctx)) }
 
 // sessionID is the client session of ctx; over stdio there is one.
 func sessionID(ctx context.Context) string {
@@ -41,7 +41,7 @@ func sessionID(ctx context.Context) string {
 
 // principalName is who ctx's caller is: the principal the front door
 // found (its bearer token's fingerprint), or LocalPrincipal.
-func principalName(ctx context.Context) string { return who(&call.Call{Principal: PrincipalOf(ctx)}) }
+func principalName(ctx context.Context) string { return cmp.Or(PrincipalOf(ctx), LocalPrincipal) }
 
 // PrincipalOf is who the call in ctx came from, as audit records and
 // quotas name it (the fingerprint of its bearer token), or "" for a call

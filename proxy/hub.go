@@ -19,6 +19,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
+// Auditor takes a record of each call; it must not block (audit.Log).
+type Auditor = call.Auditor
+
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
 	Upstreams []UpstreamConfig

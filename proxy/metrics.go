@@ -607,3 +607,10 @@ func (m *Metrics) NotificationDropped(upstream, kind string) {
 }
 
 var _ upstream.Metrics = (*Metrics)(nil)
+
+// AuditDropped counts an audit record dropped (audit.Options.OnDrop).
+func (m *Metrics) AuditDropped() {
+	if m != nil {
+		m.auditDropped.Inc()
+	}
+}

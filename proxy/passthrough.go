@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 var _ Relay = (*Server)(nil)
@@ -53,7 +55,7 @@ func (s *Server) ResourceUpdated(uri string) {
 	for _, id := range s.subs.sessions(uri) {
 		err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 		if err != nil {
-			s.logger.Debug("resource update not sent", "session_id", sessionTag(id), "err", err)
+			s.logger.Debug("resource update not sent", "session_id", call.SessionTag(id), "err", err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -25,14 +26,23 @@ type namedStage struct {
 // concern is one more stage here.
 func (h *Hub) stages() []namedStage {
 	return []namedStage{
-		{"audit", h.auditCall},      // metrics and the audit record of every call, refused ones too (auditcall.go)
-		{"authorise", h.authorise},  // blocked and app-only tools (vet.go, catalog.go)
-		{"start-wait", h.startWait}, // waits for an upstream that is starting; resolves the owner (startup.go)
-		{"argcheck", h.checkArgs},   // the arguments against the tool's input schema (argcheck.go)
-		{"quota", h.quota},          // the repeat bound and the quotas (quota.go)
-		{"integrity", h.screenCall}, // result integrity and secret scrubbing (resultscan.go)
-		{"tracing", h.traceCall},    // the span of the upstream call and its plan step (tracing.go)
+		{"audit", call.Audit(h.opts.Audit, h.observeCall)}, // metrics and the audit record of every call, refused ones too (call/audit.go)
+		{"authorise", h.authorise},                         // blocked and app-only tools (vet.go, catalog.go)
+		{"start-wait", h.startWait},                        // waits for an upstream that is starting; resolves the owner (startup.go)
+		{"argcheck", h.checkArgs},                          // the arguments against the tool's input schema (argcheck.go)
+		{"quota", h.quota},                                 // the repeat bound and the quotas (quota.go)
+		{"integrity", h.screenCall},                        // result integrity and secret scrubbing (resultscan.go)
+		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
 	}
+}
+
+// callTracer is the tracer of the tracing stage: nil when the hub does not
+// trace.
+func (h *Hub) callTracer() trace.Tracer {
+	if h.opts.Tracing == nil {
+		return nil
+	}
+	return h.tracer()
 }
 
 // pipeline is the hub's stages in front of the upstream call.
@@ -104,7 +114,9 @@ func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResu
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}
-	h.injectTrace(ctx, &req)
+	if h.opts.Tracing != nil {
+		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+	}
 	callCtx, done := u.WithCaller(ctx)
 	res, err := u.CallTool(callCtx, req)
 	done()
@@ -115,13 +127,7 @@ func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResu
 	return res, nil
 }
 
-// auditCall records every call that reaches the pipeline in the metrics
-// and, with an Auditor, in the audit log.
-func (h *Hub) auditCall(ctx context.Context, c *call.Call, next call.Handler) (res *mcp.CallToolResult, err error) {
-	start := time.Now()
-	defer func() {
-		h.opts.Metrics.observeCall(c.Upstream, c.Tool, time.Since(start), res, err)
-		h.audit(c, start, res, err)
-	}()
-	return next(ctx, c)
+// observeCall counts a call in the hub's metrics.
+func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolResult, err error) {
+	h.opts.Metrics.observeCall(c.Upstream, c.Tool, took, res, err)
 }

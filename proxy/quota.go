@@ -368,7 +368,7 @@ func (h *Hub) quota(ctx context.Context, c *call.Call, next call.Handler) (*mcp.
 	if err := h.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
 		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
 	}
-	release, qerr := h.quotas.acquire(ctx, who(c), c.Tool)
+	release, qerr := h.quotas.acquire(ctx, c.Who(), c.Tool)
 	if qerr != nil {
 		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: c.Upstream, Tool: c.Tool, Err: qerr}
 	}
@@ -383,7 +383,7 @@ func repeatKey(c *call.Call) string {
 	if c.Session != "" {
 		return c.Session
 	}
-	return "principal:" + who(c)
+	return "principal:" + c.Who()
 }
 
 // ForgetSession drops what the hub remembers of an ended client session.

@@ -10,6 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // RateLimit bounds the tool calls of each client session (SEC-15 in
@@ -116,7 +118,9 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
 	c := newCall(ctx, tool, nil)
 	c.Upstream = upstream
-	s.hub.audit(c, time.Now(), nil, err) // refused before the hub: recorded here
+	if a := s.hub.opts.Audit; a != nil {
+		a.Record(call.AuditRecord(c, time.Now(), nil, err)) // refused before the hub: recorded here
+	}
 	return err
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -24,10 +23,6 @@ import (
 // tracerName names the spans' instrumentation scope.
 const tracerName = "github.com/mcp-router/mcp-router/proxy"
 
-// traceContext reads and writes W3C trace context (traceparent,
-// tracestate), which MCP carries in a request's _meta.
-var traceContext = propagation.TraceContext{}
-
 // tracer is the hub's tracer: Options.Tracing's, or one that records
 // nothing.
 func (h *Hub) tracer() trace.Tracer {
@@ -37,93 +32,21 @@ func (h *Hub) tracer() trace.Tracer {
 	return h.opts.Tracing.Tracer(tracerName)
 }
 
-// metaCarrier lets the propagator read and write _meta's string fields.
-type metaCarrier map[string]any
-
-func (m metaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func (m metaCarrier) Set(key, value string) { m[key] = value }
-
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// traceCall is the stage that records the client span of a call to its
-// upstream (under the plan step's span for a plan step) and hands its
-// trace context on in the request's _meta (injectTrace).
-func (h *Hub) traceCall(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
-	if h.opts.Tracing == nil {
-		return next(ctx, c) // nothing to record: no names, attributes or context to build
-	}
-	tr := h.tracer()
-	var step trace.Span
-	if c.Plan != "" || c.Step != "" {
-		ctx, step = tr.Start(ctx, "plan step "+c.Step, trace.WithAttributes(
-			attribute.String("mcp.plan", c.Plan), attribute.String("mcp.step", c.Step)))
-	}
-	ctx, span := tr.Start(ctx, "upstream "+c.Upstream+" "+c.Tool, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("mcp.upstream", c.Upstream), attribute.String("mcp.tool", c.Tool)))
-	res, err := next(ctx, c)
-	endSpan(span, res, err)
-	span.End()
-	if step != nil {
-		endSpan(step, res, err)
-		step.End()
-	}
-	return res, err
-}
-
-// injectTrace writes the trace context of ctx's span into req's _meta.
-func (h *Hub) injectTrace(ctx context.Context, req *mcp.CallToolRequest) {
-	if h.opts.Tracing == nil || !trace.SpanContextFromContext(ctx).IsValid() {
-		return
-	}
-	if req.Params.Meta == nil {
-		req.Params.Meta = &mcp.Meta{}
-	}
-	if req.Params.Meta.AdditionalFields == nil {
-		req.Params.Meta.AdditionalFields = map[string]any{}
-	}
-	traceContext.Inject(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
-}
-
-func endSpan(span trace.Span, res *mcp.CallToolResult, err error) {
-	switch {
-	case err != nil:
-		span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
-	case res != nil && res.IsError:
-		span.SetStatus(codes.Error, "the tool answered isError")
-	}
-}
-
 // traceCalls gives each tools/call a server span, continuing the trace
 // whose traceparent the client put in _meta, if any.
 func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if req.Params.Meta != nil && req.Params.Meta.AdditionalFields != nil {
-			ctx = traceContext.Extract(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
-		}
-		name := clipName(req.Params.Name)
+		ctx = call.ExtractTrace(ctx, req.Params.Meta)
+		name := call.ClipName(req.Params.Name)
 		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionTagOf(ctx)),
 				attribute.String("mcp.principal", principalName(ctx))))
 		defer span.End()
 		res, err := next(ctx, req)
-		endSpan(span, res, err)
+		call.EndSpan(span, res, err)
 		return res, err
 	}
 }
-
-// startUpstreamSpan starts the client span of a call to upstream (under
-// a plan step's span for a plan's calls) and puts its trace context in
-// req's _meta for the upstream to continue.
 
 // requestTracer makes mcp-go's span around each JSON-RPC request the
 // gateway answers an OpenTelemetry server span named for its method
@@ -144,7 +67,7 @@ func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.S
 	kv := make([]attribute.KeyValue, 0, len(attrs)+2)
 	for _, a := range attrs {
 		if a.Key != "mcp.session.id" { // mcp.session below, as the tools/call spans have it
-			kv = append(kv, attribute.String(a.Key, clipName(a.Value)))
+			kv = append(kv, attribute.String(a.Key, call.ClipName(a.Value)))
 		}
 	}
 	kv = append(kv, attribute.String("mcp.session", sessionTagOf(ctx)), attribute.String("mcp.principal", principalName(ctx)))
@@ -197,24 +120,11 @@ func (s requestSpan) End() { s.span.End() }
 type metaPropagator struct{}
 
 func (metaPropagator) ExtractMeta(ctx context.Context, meta *mcp.Meta) context.Context {
-	if meta == nil || meta.AdditionalFields == nil {
-		return ctx
-	}
-	return traceContext.Extract(ctx, metaCarrier(meta.AdditionalFields))
+	return call.ExtractTrace(ctx, meta)
 }
 
 func (metaPropagator) InjectMeta(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return meta
-	}
-	if meta == nil {
-		meta = &mcp.Meta{}
-	}
-	if meta.AdditionalFields == nil {
-		meta.AdditionalFields = map[string]any{}
-	}
-	traceContext.Inject(ctx, metaCarrier(meta.AdditionalFields))
-	return meta
+	return call.InjectTrace(ctx, meta)
 }
 
 // traceRequests are the server options that give every request a span,
@@ -257,7 +167,7 @@ func endRouteSpan(span trace.Span, d routing.Decision) {
 		attrs = append(attrs, attribute.Int("mcp.route.candidates", len(d.Ranked)),
 			attribute.Int("mcp.route.selected", len(d.Selected)), attribute.Bool("mcp.route.abstained", d.Abstained))
 		if len(d.Ranked) > 0 {
-			attrs = append(attrs, attribute.String("mcp.route.top_tool", clipName(d.Ranked[0].Name)),
+			attrs = append(attrs, attribute.String("mcp.route.top_tool", call.ClipName(d.Ranked[0].Name)),
 				attribute.Float64("mcp.route.top_score", d.Ranked[0].Score))
 		}
 		if len(d.Alerts) > 0 {

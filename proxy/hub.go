@@ -22,6 +22,20 @@ import (
 // Auditor takes a record of each call; it must not block (audit.Log).
 type Auditor = call.Auditor
 
+// The quotas of calls, as package call applies them.
+type (
+	Quota             = call.Quota
+	QuotaError        = call.QuotaError
+	QuotaCounter      = call.QuotaCounter
+	RepeatedCallError = call.RepeatedCallError
+)
+
+// CheckQuota reports what is wrong with q, or nil ([call.CheckQuota]).
+func CheckQuota(q Quota) error { return call.CheckQuota(q) }
+
+// ForgetSession drops what the hub remembers of an ended client session.
+func (h *Hub) ForgetSession(id string) { h.limits.Forget(id) }
+
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
 	Upstreams []UpstreamConfig
@@ -153,8 +167,7 @@ type Hub struct {
 	progress upstream.ProgressRouter
 	args     argChecker   // validates call arguments (validate_arguments)
 	callPipe call.Handler // the stages of a call in front of its upstream (pipeline.go)
-	quotas   *quotas      // nil without quotas
-	repeats  *repeats     // nil without a repeat bound
+	limits   *call.Limits // the quotas and the repeat bound
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
 	subID    atomic.Uint64
@@ -181,7 +194,7 @@ type Hub struct {
 func NewHub(opts Options) *Hub {
 	opts.defaults()
 	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{},
-		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
+		limits: call.NewLimits(opts.Quotas, opts.QuotaCounter, opts.RepeatCalls, opts.Logger)}
 	env := h.upstreamEnv()
 	set := &upstreamSet{byName: map[string]*upstream.Upstream{}}
 	for _, cfg := range opts.Upstreams {

@@ -30,7 +30,7 @@ func (h *Hub) stages() []namedStage {
 		{"authorise", h.authorise},                         // blocked and app-only tools (vet.go, catalog.go)
 		{"start-wait", h.startWait},                        // waits for an upstream that is starting; resolves the owner (startup.go)
 		{"argcheck", h.checkArgs},                          // the arguments against the tool's input schema (argcheck.go)
-		{"quota", h.quota},                                 // the repeat bound and the quotas (quota.go)
+		{"quota", h.limits.Stage},                          // the repeat bound and the quotas (call/quota.go)
 		{"integrity", h.screenCall},                        // result integrity and secret scrubbing (resultscan.go)
 		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
 	}

@@ -80,7 +80,6 @@ var rooms = map[string]string{
 	"names.go":    "hub",
 	"suggest.go":  "hub",
 	"argcheck.go": "hub",
-	"quota.go":    "hub",
 	"indexer.go":  "hub",
 	"startup.go":  "hub",
 	"disabled.go": "hub",

@@ -1,4 +1,4 @@
-package proxy
+package call
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
-
-	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // Quota bounds the calls of a principal to the tools that match it. The
@@ -21,7 +19,7 @@ import (
 // with Principal "*" each principal has a count of its own.
 type Quota struct {
 	// Principal is a bearer token's fingerprint (see TokenFingerprint),
-	// LocalPrincipal, or "*" for each principal.
+	// frontdoor.LocalPrincipal, or "*" for each principal.
 	Principal string
 	// Tool is a tool name or a glob (path.Match syntax); "*" is every tool.
 	Tool string
@@ -362,15 +360,29 @@ func callDigest(tool string, args any) [sha256.Size]byte {
 	return out
 }
 
-// quota is the stage that applies the repeat breaker and the quotas to a
-// call; the quotas count it until it ends.
-func (h *Hub) quota(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
-	if err := h.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
-		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
+// Limits are the quotas and the repeat bound of a hub's calls.
+type Limits struct {
+	quotas  *quotas  // nil without quotas
+	repeats *repeats // nil without a repeat bound
+}
+
+// NewLimits applies list (checked with CheckQuota), counting calls per
+// minute in shared when it is set, and refuses the same call made more
+// than repeatCalls times in a row by one session (0: no bound). A nil log
+// is silence.
+func NewLimits(list []Quota, shared QuotaCounter, repeatCalls int, log *slog.Logger) *Limits {
+	return &Limits{quotas: newQuotas(list, shared, log), repeats: newRepeats(repeatCalls)}
+}
+
+// Stage applies the repeat breaker and the quotas to a call; the quotas
+// count it until it ends.
+func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+	if err := l.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
+		return nil, &Error{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
 	}
-	release, qerr := h.quotas.acquire(ctx, c.Who(), c.Tool)
+	release, qerr := l.quotas.acquire(ctx, c.Who(), c.Tool)
 	if qerr != nil {
-		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: c.Upstream, Tool: c.Tool, Err: qerr}
+		return nil, &Error{Kind: KindQuotaExceeded, Upstream: c.Upstream, Tool: c.Tool, Err: qerr}
 	}
 	defer release()
 	return next(ctx, c)
@@ -379,12 +391,12 @@ func (h *Hub) quota(ctx context.Context, c *call.Call, next call.Handler) (*mcp.
 // repeatKey is whose calls the repeat breaker counts together: the
 // session's, or, for a client of the stateless protocol (no session), the
 // credential's, so that two such clients never count as one.
-func repeatKey(c *call.Call) string {
+func repeatKey(c *Call) string {
 	if c.Session != "" {
 		return c.Session
 	}
 	return "principal:" + c.Who()
 }
 
-// ForgetSession drops what the hub remembers of an ended client session.
-func (h *Hub) ForgetSession(id string) { h.repeats.forget(id) }
+// Forget drops what the limits remember of an ended client session.
+func (l *Limits) Forget(session string) { l.repeats.forget(session) }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-
 	"time"
 
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"

@@ -4,16 +4,14 @@ package proxy
 // to its upstream, in the order written once in (*Hub).stages.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.opentelemetry.io/otel/trace"
-
-	"cmp"
-
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/call"

@@ -51,7 +51,7 @@ var rooms = map[string]string{
 	"handle.go":              "server",
 	"hints.go":               "server",
 	"ratelimit.go":           "server",
-	"inflight.go":            "server",
+	"http.go":                "server",
 	"grace.go":               "server",
 	"passthrough.go":         "server",
 	"serve_stdio.go":         "server",
@@ -79,7 +79,6 @@ var rooms = map[string]string{
 	"indexer.go":  "hub",
 	"startup.go":  "hub",
 	"hubapply.go": "hub",
-	"health.go":   "hub",
 	"tracing.go":  "hub",
 
 	"vet.go":        "integrity",

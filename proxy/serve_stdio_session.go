@@ -1,17 +1,16 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"bytes"
-	"log/slog"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"

@@ -2,18 +2,16 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	mcptracing "github.com/mark3labs/mcp-go/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-
-	"errors"
-	"strings"
-
-	"github.com/mark3labs/mcp-go/server"
-	mcptracing "github.com/mark3labs/mcp-go/tracing"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"

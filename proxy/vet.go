@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"net/url"
-	"strconv"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )

@@ -87,6 +87,12 @@ func (c *Catalog) appOnlyTool(name string) (Tool, bool) {
 	return c.AppOnly[i], true
 }
 
+// Has reports whether the catalog has a tool of that exposed name.
+func (c *Catalog) Has(name string) bool {
+	_, ok := c.Tool(name)
+	return ok
+}
+
 // Tool looks a tool up by exposed name.
 func (c *Catalog) Tool(name string) (Tool, bool) {
 	if c == nil {

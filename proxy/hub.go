@@ -165,9 +165,9 @@ type Hub struct {
 	ups      atomic.Pointer[upstreamSet] // replaced whole by Apply
 	disabled atomic.Pointer[disabledSet] // replaced whole by SetDisabled
 	progress upstream.ProgressRouter
-	args     argChecker   // validates call arguments (validate_arguments)
-	callPipe call.Handler // the stages of a call in front of its upstream (pipeline.go)
-	limits   *call.Limits // the quotas and the repeat bound
+	args     *call.ArgCheck // validates call arguments (validate_arguments)
+	callPipe call.Handler   // the stages of a call in front of its upstream (pipeline.go)
+	limits   *call.Limits   // the quotas and the repeat bound
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
 	subID    atomic.Uint64
@@ -203,6 +203,7 @@ func NewHub(opts Options) *Hub {
 	h.ups.Store(set.sorted())
 	h.disabled.Store(&disabledSet{list: opts.Disabled, since: time.Now()})
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
+	h.args = call.NewArgCheck(argSchemas{h}, opts.Logger)
 	h.callPipe = h.pipeline()
 	return h
 }

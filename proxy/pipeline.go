@@ -6,6 +6,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -33,7 +34,7 @@ func (h *Hub) stages() []namedStage {
 		{"audit", call.Audit(h.opts.Audit, h.observeCall)}, // metrics and the audit record of every call, refused ones too (call/audit.go)
 		{"authorise", h.authorise},                         // blocked and app-only tools (vet.go, catalog.go)
 		{"start-wait", h.startWait},                        // waits for an upstream that is starting; resolves the owner (startup.go)
-		{"argcheck", h.checkArgs},                          // the arguments against the tool's input schema (argcheck.go)
+		{"argcheck", h.args.Stage},                         // the arguments against the tool's input schema (call/argcheck.go)
 		{"quota", h.limits.Stage},                          // the repeat bound and the quotas (call/quota.go)
 		{"integrity", h.screenCall},                        // result integrity and secret scrubbing (resultscan.go)
 		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
@@ -176,4 +177,17 @@ func PrincipalOf(ctx context.Context) string {
 		return p
 	}
 	return ""
+}
+
+// argSchemas gives the argument check the schemas of the hub's catalog.
+type argSchemas struct{ h *Hub }
+
+func (s argSchemas) InputSchema(c *call.Call) (json.RawMessage, call.Catalog) {
+	cat := s.h.Catalog()
+	t, ok := cat.Tool(c.Tool)
+	u := s.h.set().byName[c.Upstream]
+	if !ok || u == nil || t.Upstream != c.Upstream || !u.Config().ValidateArguments {
+		return nil, cat
+	}
+	return t.Def.RawInputSchema, cat
 }

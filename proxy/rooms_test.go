@@ -75,7 +75,6 @@ var rooms = map[string]string{
 	"pipeline.go": "hub",
 	"catalog.go":  "hub",
 	"suggest.go":  "hub",
-	"argcheck.go": "hub",
 	"indexer.go":  "hub",
 	"startup.go":  "hub",
 	"hubapply.go": "hub",

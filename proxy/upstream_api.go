@@ -145,7 +145,7 @@ var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_
 
 // ErrInvalidArguments is returned, wrapped with the violations, for a call
 // whose arguments do not match the tool's input schema.
-var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
+var ErrInvalidArguments = call.ErrInvalidArguments
 
 // ErrNotConnected is returned when an upstream has no live connection.
 var ErrNotConnected = upstream.ErrNotConnected

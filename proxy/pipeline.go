@@ -32,11 +32,11 @@ type namedStage struct {
 func (h *Hub) stages() []namedStage {
 	return []namedStage{
 		{"audit", call.Audit(h.opts.Audit, h.observeCall)}, // metrics and the audit record of every call, refused ones too (call/audit.go)
-		{"authorise", h.authorise},                         // blocked and app-only tools (vet.go, catalog.go)
-		{"start-wait", h.startWait},                        // waits for an upstream that is starting; resolves the owner (startup.go)
+		{"authorise", call.Authorise(h.heldBack)},          // blocked and app-only tools (vet.go, catalog.go)
+		{"start-wait", call.StartWait(h.resolve)},          // waits for an upstream that is starting; resolves the owner (startup.go)
 		{"argcheck", h.args.Stage},                         // the arguments against the tool's input schema (call/argcheck.go)
 		{"quota", h.limits.Stage},                          // the repeat bound and the quotas (call/quota.go)
-		{"integrity", h.screenCall},                        // result integrity and secret scrubbing (resultscan.go)
+		{"integrity", call.Screen(h.screener)},             // result integrity and secret scrubbing (resultscan.go)
 		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
 	}
 }
@@ -78,18 +78,19 @@ func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, erro
 	return h.callPipe(ctx, c)
 }
 
-// authorise refuses a call of a tool that the catalog holds back: blocked
-// by vetting, or meant for an app only.
-func (h *Hub) authorise(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
-	if _, ok := h.Catalog().Tool(c.Tool); !ok {
-		if up, why, blocked := h.blockedTool(c.Tool); blocked {
-			return nil, &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: c.Tool, Err: fmt.Errorf("blocked: %s", why)}
-		}
-		if a, ok := h.Catalog().appOnlyTool(c.Tool); ok {
-			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: c.Tool, Err: ErrAppOnly}
-		}
+// heldBack says why a tool that the catalog holds back may not be called:
+// blocked by vetting, or meant for an app only.
+func (h *Hub) heldBack(tool string) error {
+	if _, ok := h.Catalog().Tool(tool); ok {
+		return nil
 	}
-	return next(ctx, c)
+	if up, why, blocked := h.blockedTool(tool); blocked {
+		return &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: tool, Err: fmt.Errorf("blocked: %s", why)}
+	}
+	if a, ok := h.Catalog().appOnlyTool(tool); ok {
+		return &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: tool, Err: ErrAppOnly}
+	}
+	return nil
 }
 
 // target is the catalog tool of c and its upstream, as resolved by
@@ -98,10 +99,15 @@ func (h *Hub) target(c *call.Call) (Tool, *upstream.Upstream, error) {
 	t, ok := h.Catalog().Tool(c.Tool)
 	u := h.set().byName[c.Upstream]
 	if !ok || u == nil || t.Upstream != c.Upstream {
-		return Tool{}, nil, &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
-			Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
+		return Tool{}, nil, removed(c)
 	}
 	return t, u, nil
+}
+
+// removed is the failure of a call whose upstream an edit removed.
+func removed(c *call.Call) error {
+	return &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
+		Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
 }
 
 // upstreamCall is the end of the pipeline: the call of the tool on its
@@ -184,10 +190,8 @@ type argSchemas struct{ h *Hub }
 
 func (s argSchemas) InputSchema(c *call.Call) (json.RawMessage, call.Catalog) {
 	cat := s.h.Catalog()
-	t, ok := cat.Tool(c.Tool)
-	u := s.h.set().byName[c.Upstream]
-	if !ok || u == nil || t.Upstream != c.Upstream || !u.Config().ValidateArguments {
-		return nil, cat
+	if t, u, err := s.h.target(c); err == nil && u.Config().ValidateArguments {
+		return t.Def.RawInputSchema, cat
 	}
-	return t.Def.RawInputSchema, cat
+	return nil, cat
 }

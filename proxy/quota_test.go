@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,18 +122,20 @@ func TestQuotaConcurrent(t *testing.T) {
 		Quotas: []Quota{{Principal: LocalPrincipal, Tool: "*", Concurrent: 1}}})
 	waitForTool(t, h, "alpha_hang")
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.CallTool(ctx, "alpha_hang", nil, nil)
+	done, holding := make(chan error, 1), make(chan struct{})
+	var once sync.Once
+	go func() { // hang reports progress once it has the call: past the quota
+		_, err := h.CallTool(ctx, "alpha_hang", nil, func(Progress) { once.Do(func() { close(holding) }) })
 		done <- err
 	}()
-	var err error
-	tries := 0
-	eventually(t, 5*time.Second, "the hanging call to hold the quota", func() bool {
-		tries++ // other arguments each time: the repeat breaker stays out of it
-		_, err = h.CallTool(t.Context(), "alpha_echo", map[string]any{"text": fmt.Sprint("hi ", tries)}, nil)
-		return err != nil
-	})
+	select {
+	case <-holding:
+	case err := <-done:
+		t.Fatalf("the hanging call ended: %v", err)
+	case <-time.After(faultWait):
+		t.Fatal("the hanging call never reached its upstream")
+	}
+	_, err := h.CallTool(t.Context(), "alpha_echo", map[string]any{"text": "hi"}, nil)
 	var qe *QuotaError
 	if !errors.As(err, &qe) || !qe.Concurrent || !strings.Contains(err.Error(), "quota_exceeded") ||
 		!strings.Contains(err.Error(), "concurrent=1") {

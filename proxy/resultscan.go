@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -226,18 +225,15 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 	return err
 }
 
-// screenCall is the stage that scans every result before any reader sees
-// it (client, call_tool, run_plan): injected instructions, secrets, the
-// upstream's result policy.
-func (h *Hub) screenCall(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
-	u := h.set().byName[c.Upstream] // the upstream called, whatever an edit does meanwhile
+// screener is the screen of c's upstream for the integrity stage: taken
+// before the call goes on, so that a result is screened by the rules of
+// the upstream called, whatever an edit does meanwhile.
+func (h *Hub) screener(c *call.Call) (func(*mcp.CallToolResult) *mcp.CallToolResult, error) {
+	u := h.set().byName[c.Upstream]
 	if u == nil {
-		_, _, err := h.target(c)
-		return nil, err
+		return nil, removed(c)
 	}
-	res, err := next(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return h.screenResult(u.Config(), u.Scrubber(), c.Tool, res), nil
+	return func(res *mcp.CallToolResult) *mcp.CallToolResult {
+		return h.screenResult(u.Config(), u.Scrubber(), c.Tool, res)
+	}, nil
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -20,19 +18,20 @@ import (
 // of a tool whose upstream is still on its first connection attempt.
 var ErrStarting = errors.New("still starting")
 
-// startWait is the stage that resolves the tool of a call to its upstream
-// (c.Upstream), waiting up to StartWait for an upstream still starting:
-// one whose prefix the name has and that has not connected yet, or one
-// restarted for an edit that still lists its tools from the run before.
-func (h *Hub) startWait(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+// resolve resolves the tool of a call to its upstream (c.Upstream) for
+// the start-wait stage, waiting up to StartWait for an upstream still
+// starting: one whose prefix the name has and that has not connected yet,
+// or one restarted for an edit that still lists its tools from the run
+// before.
+func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
 	t, ok := h.Catalog().Tool(c.Tool)
 	if !ok {
 		if err := h.awaitTool(ctx, c.Tool, c.StartWaited); err != nil {
 			c.Upstream = err.Upstream
-			return nil, err
+			return err
 		}
 		if t, ok = h.Catalog().Tool(c.Tool); !ok {
-			return nil, &UpstreamError{Kind: KindUnknownTool, Tool: c.Tool,
+			return &UpstreamError{Kind: KindUnknownTool, Tool: c.Tool,
 				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(c.Tool)))}
 		}
 	}
@@ -40,17 +39,16 @@ func (h *Hub) startWait(ctx context.Context, c *call.Call, next call.Handler) (*
 	u := h.set().byName[t.Upstream]
 	if u == nil { // removed or disabled by an edit, its catalog not rebuilt yet
 		if err := h.disabledOwner(c.Tool); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
-			Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
+		return removed(c)
 	}
 	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
 		if err := h.awaitTool(ctx, c.Tool, c.StartWaited); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return next(ctx, c)
+	return nil
 }
 
 // awaitTool is for a name not in the catalog. When the name has the prefix

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/call"
@@ -39,6 +40,18 @@ func (h *Hub) stages() []namedStage {
 		{"integrity", call.Screen(h.screener)},             // result integrity and secret scrubbing (resultscan.go)
 		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
 	}
+}
+
+// tracerName names the spans' instrumentation scope.
+const tracerName = "github.com/mcp-router/mcp-router/proxy"
+
+// tracer is the hub's tracer: Options.Tracing's, or one that records
+// nothing.
+func (h *Hub) tracer() trace.Tracer {
+	if h.opts.Tracing == nil {
+		return noop.NewTracerProvider().Tracer(tracerName)
+	}
+	return h.opts.Tracing.Tracer(tracerName)
 }
 
 // callTracer is the tracer of the tracing stage: nil when the hub does not
@@ -152,7 +165,7 @@ const LocalPrincipal = frontdoor.LocalPrincipal
 // nothing reads the caller from ctx.
 func newCall(ctx context.Context, tool string, args any) *call.Call {
 	c := &call.Call{Principal: PrincipalOf(ctx), Session: sessionID(ctx), Tool: tool, Args: args}
-	if stateless(ctx) {
+	if server.IsModernRequest(ctx) {
 		c.Era = call.Stateless
 	}
 	c.Deadline, _ = ctx.Deadline()

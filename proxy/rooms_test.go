@@ -78,13 +78,13 @@ var rooms = map[string]string{
 	"indexer.go":  "hub",
 	"startup.go":  "hub",
 	"hubapply.go": "hub",
-	"tracing.go":  "hub",
+	"tracing.go":  "server",
 
 	"vet.go":        "integrity",
 	"shadow.go":     "integrity",
 	"resultscan.go": "integrity",
 
-	"upstream_api.go": "upstream",
+	"upstream_api.go": "shared",
 
 	"metrics.go": "shared",
 	"doc.go":     "shared",

@@ -18,18 +18,6 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// tracerName names the spans' instrumentation scope.
-const tracerName = "github.com/mcp-router/mcp-router/proxy"
-
-// tracer is the hub's tracer: Options.Tracing's, or one that records
-// nothing.
-func (h *Hub) tracer() trace.Tracer {
-	if h.opts.Tracing == nil {
-		return noop.NewTracerProvider().Tracer(tracerName)
-	}
-	return h.opts.Tracing.Tracer(tracerName)
-}
-
 // traceCalls gives each tools/call a server span, continuing the trace
 // whose traceparent the client put in _meta, if any.
 func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {

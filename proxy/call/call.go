@@ -3,8 +3,19 @@
 // when) and the stages a tools/call passes through on its way to an
 // upstream and back.
 //
-// The context a stage receives carries cancellation and deadlines only;
-// everything else the gateway knows of the request is in the [Call].
+// The context a stage receives carries cancellation and deadlines only
+// (and the span of the call, where OpenTelemetry keeps it); everything
+// else the gateway knows of the request is in the [Call].
+//
+// The stages, each in a file of its own with one job: [Audit] (the
+// metrics and the audit record, audit.go, counting a result's size
+// without encoding it in auditsize.go), [Authorise], [StartWait] and
+// [Screen] (stages.go, each built from the one function of the hub it
+// needs), [ArgCheck] (the arguments against the tool's input schema,
+// argcheck.go), [Limits] (the quotas and the repeat bound, quota.go) and
+// [Trace] (the span of the upstream call, trace.go). A failed call is an
+// [*Error] of a [Kind] (errors.go). The hub lists the stages in their
+// order once, in front of the upstream call.
 package call
 
 import (

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // callToolDef is the proxy's call_tool: it reaches any catalog tool by
@@ -48,7 +50,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 			ctx = context.WithValue(ctx, carriedKey{}, c)
 		}
 	}
-	call := newCall(ctx, name, inner)
+	call := call.New(ctx, name, inner)
 	call.StartWaited = startWaited(req.Params.Meta)
 	return s.withHandle(ctx, c, s.call(ctx, call, req.Params.Meta), false), nil
 }

@@ -55,9 +55,10 @@
 // (indexer.go), edits, restarts and disabled upstreams (hubapply.go), the
 // tools of upstreams still starting (startup.go), and the pipeline of a
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge
-// (newCall, or the Call a meta-tool builds) and passes through the stages
-// listed once in (*Hub).stages: audit, authorise, start-wait, argcheck,
-// quota, integrity, tracing, then the upstream call. The stages are
+// (call.New, from what mcp-go and the front door put in the request's
+// context) and passes through the stages listed once in (*Hub).stages:
+// audit, authorise, start-wait, argcheck, quota, integrity, tracing, then
+// the upstream call. The stages are
 // package proxy/call's, each built from the value or function of the hub
 // it needs; TestPipelineOrder prints their order.
 //

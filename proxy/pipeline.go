@@ -11,11 +11,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -77,7 +75,7 @@ func (h *Hub) pipeline() call.Handler {
 // (a plan step, `mcp-router call`): it is the edge for calls that come
 // with a context only, and runs the whole pipeline as Call does.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
-	c := newCall(ctx, name, args)
+	c := call.New(ctx, name, args)
 	if onProgress != nil {
 		c.Progress = func(p call.Progress) { onProgress(Progress(p)) }
 	}
@@ -160,29 +158,11 @@ func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolRes
 // over stdio, and over HTTP when no tokens are configured.
 const LocalPrincipal = frontdoor.LocalPrincipal
 
-// newCall is the edge: it reads what mcp-go (or the executor, for a plan
-// step) put in ctx once, into the Call of a tools/call of tool. Below it,
-// nothing reads the caller from ctx.
-func newCall(ctx context.Context, tool string, args any) *call.Call {
-	c := &call.Call{Principal: PrincipalOf(ctx), Session: sessionID(ctx), Tool: tool, Args: args}
-	if server.IsModernRequest(ctx) {
-		c.Era = call.Stateless
-	}
-	c.Deadline, _ = ctx.Deadline()
-	c.Plan, c.Step, _ = executor.StepOf(ctx)
-	return c
-}
-
 // sessionTagOf is the SessionTag of ctx's session.
 func sessionTagOf(ctx context.Context) string { return call.SessionTag(sessionID(ctx)) }
 
 // sessionID is the client session of ctx; over stdio there is one.
-func sessionID(ctx context.Context) string {
-	if cs := server.ClientSessionFromContext(ctx); cs != nil {
-		return cs.SessionID()
-	}
-	return ""
-}
+func sessionID(ctx context.Context) string { return call.SessionOf(ctx) }
 
 // principalName is who ctx's caller is: the principal the front door
 // found (its bearer token's fingerprint), or LocalPrincipal.
@@ -191,12 +171,7 @@ func principalName(ctx context.Context) string { return cmp.Or(PrincipalOf(ctx),
 // PrincipalOf is who the call in ctx came from, as audit records and
 // quotas name it (the fingerprint of its bearer token), or "" for a call
 // with none (stdio, or HTTP without tokens).
-func PrincipalOf(ctx context.Context) string {
-	if p := frontdoor.PrincipalOf(ctx); p != LocalPrincipal {
-		return p
-	}
-	return ""
-}
+func PrincipalOf(ctx context.Context) string { return call.PrincipalOf(ctx) }
 
 // argSchemas gives the argument check the schemas of the hub's catalog.
 type argSchemas struct{ h *Hub }

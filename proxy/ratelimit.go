@@ -116,7 +116,7 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionTagOf(ctx), "tool", tool, "retry_after", rl.RetryAfter)
 	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
-	c := newCall(ctx, tool, nil)
+	c := call.New(ctx, tool, nil)
 	c.Upstream = upstream
 	if a := s.hub.opts.Audit; a != nil {
 		a.Record(call.AuditRecord(c, time.Now(), nil, err)) // refused before the hub: recorded here

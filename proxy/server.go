@@ -439,7 +439,7 @@ func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 // forward is the handler of a catalog tool shown under its exposed name.
 func (s *Server) forward(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.call(ctx, newCall(ctx, name, arguments(req.Params)), req.Params.Meta), nil
+		return s.call(ctx, call.New(ctx, name, arguments(req.Params)), req.Params.Meta), nil
 	}
 }
 

@@ -23,6 +23,10 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // Era is the protocol era of the client's request.
@@ -94,4 +98,35 @@ func Chain(last Handler, stages ...Stage) Handler {
 		h = func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return s(ctx, c, next) }
 	}
 	return h
+}
+
+// New is the edge: it reads what mcp-go, the front door and the executor
+// (for a plan step) put in ctx, once, into the Call of a tools/call of
+// tool with args. Below it, nothing reads the caller from ctx.
+func New(ctx context.Context, tool string, args any) *Call {
+	c := &Call{Principal: PrincipalOf(ctx), Session: SessionOf(ctx), Tool: tool, Args: args}
+	if server.IsModernRequest(ctx) {
+		c.Era = Stateless
+	}
+	c.Deadline, _ = ctx.Deadline()
+	c.Plan, c.Step, _ = executor.StepOf(ctx)
+	return c
+}
+
+// SessionOf is the id of the client session of ctx ("" for none).
+func SessionOf(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
+// PrincipalOf is who the request in ctx came from, as the front door
+// found it (the fingerprint of its bearer token), or "" for a caller with
+// none (stdio, or HTTP without tokens).
+func PrincipalOf(ctx context.Context) string {
+	if p := frontdoor.PrincipalOf(ctx); p != frontdoor.LocalPrincipal {
+		return p
+	}
+	return ""
 }

@@ -60,10 +60,11 @@ func stateless(ctx context.Context) bool { return server.IsModernRequest(ctx) }
 // callOf is the Call of ctx's request, from the lookups mcp-go and the
 // front door offer today (until the edge builds it).
 func callOf(ctx context.Context) *call.Call {
-	if stateless(ctx) { // the client key binds handles, which only this era has
-		return &call.Call{Principal: PrincipalOf(ctx), Era: call.Stateless, Client: clientOfCtx(ctx)}
+	c := call.New(ctx, "", nil)
+	if c.Era == call.Stateless { // the client key binds handles, which only this era has
+		c.Session, c.Client = "", clientOfCtx(ctx)
 	}
-	return &call.Call{Principal: PrincipalOf(ctx), Session: sessionID(ctx)}
+	return c
 }
 
 // clientKey is the context key of the credential a request came with.
@@ -143,7 +144,8 @@ func (v catalogOf) Tool(name string) (metatools.Tool, bool) { return metaTool(v.
 type metaCaller struct{ s *Server }
 
 func (m metaCaller) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
-	return m.s.call(startWaited(ctx, c.Meta), c), nil
+	c.StartWaited = startWaited(c.Meta)
+	return m.s.call(ctx, c), nil
 }
 
 // hubView is the hub as the meta-tools see it: its catalog, and its
@@ -270,7 +272,7 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
 		return
 	}
-	if s.hub.awaitTool(ctx, name) == nil {
+	if s.hub.awaitTool(ctx, name, false) == nil {
 		s.hub.settle() // a rebuild may be registering it: let it end
 		return
 	}
@@ -287,10 +289,7 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 }
 
 // startWaited reports, for a call_tool request, that the call already
-// waited for its upstream (holdForStart rerouted it): ctx says so to the hub.
-func startWaited(ctx context.Context, meta *mcp.Meta) context.Context {
-	if meta == nil || meta.AdditionalFields[startWaitedKey] != true {
-		return ctx
-	}
-	return context.WithValue(ctx, startWaitedCtxKey{}, true)
+// waited for its upstream (holdForStart rerouted it).
+func startWaited(meta *mcp.Meta) bool {
+	return meta != nil && meta.AdditionalFields[startWaitedKey] == true
 }

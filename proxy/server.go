@@ -421,12 +421,13 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 	}
 }
 
-// call forwards one call and turns a failure into an isError result the
-// model can read.
+// call forwards one call, c as the edge built it, and turns a failure into
+// an isError result the model can read.
 func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
 	name := c.Tool
 	progress := progressTo(ctx, c.Meta)
-	res, err := s.hub.CallTool(ctx, name, c.Args, progress.fn())
+	c.Progress = progress.fn()
+	res, err := s.hub.Call(ctx, c)
 	progress.settle()
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
 		s.meta.NoteOutage(c)
@@ -499,11 +500,11 @@ func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(par
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
-func (r *progressRelay) fn() ProgressFunc {
+func (r *progressRelay) fn() func(call.Progress) {
 	if r == nil {
 		return nil
 	}
-	return r.send
+	return func(p call.Progress) { r.send(Progress(p)) }
 }
 
 func (r *progressRelay) send(p Progress) {

@@ -1,4 +1,4 @@
-package proxy
+package call
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
 )
 
@@ -18,7 +19,7 @@ import (
 // with Principal "*" each principal has a count of its own.
 type Quota struct {
 	// Principal is a bearer token's fingerprint (see TokenFingerprint),
-	// LocalPrincipal, or "*" for each principal.
+	// frontdoor.LocalPrincipal, or "*" for each principal.
 	Principal string
 	// Tool is a tool name or a glob (path.Match syntax); "*" is every tool.
 	Tool string
@@ -359,28 +360,43 @@ func callDigest(tool string, args any) [sha256.Size]byte {
 	return out
 }
 
-// admit applies the quotas and the repeat breaker to a call of tool: a
-// nil error comes with a release to call when the call ends.
-func (h *Hub) admit(ctx context.Context, tool, upstream string, args any) (func(), error) {
-	if err := h.repeats.note(repeatKey(ctx), tool, args); err != nil {
-		return nil, &UpstreamError{Kind: KindRepeatedCall, Upstream: upstream, Tool: tool, Err: err}
+// Limits are the quotas and the repeat bound of a hub's calls.
+type Limits struct {
+	quotas  *quotas  // nil without quotas
+	repeats *repeats // nil without a repeat bound
+}
+
+// NewLimits applies list (checked with CheckQuota), counting calls per
+// minute in shared when it is set, and refuses the same call made more
+// than repeatCalls times in a row by one session (0: no bound). A nil log
+// is silence.
+func NewLimits(list []Quota, shared QuotaCounter, repeatCalls int, log *slog.Logger) *Limits {
+	return &Limits{quotas: newQuotas(list, shared, log), repeats: newRepeats(repeatCalls)}
+}
+
+// Stage applies the repeat breaker and the quotas to a call; the quotas
+// count it until it ends.
+func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+	if err := l.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
+		return nil, &Error{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
 	}
-	release, qerr := h.quotas.acquire(ctx, principalName(ctx), tool)
+	release, qerr := l.quotas.acquire(ctx, c.Who(), c.Tool)
 	if qerr != nil {
-		return nil, &UpstreamError{Kind: KindQuotaExceeded, Upstream: upstream, Tool: tool, Err: qerr}
+		return nil, &Error{Kind: KindQuotaExceeded, Upstream: c.Upstream, Tool: c.Tool, Err: qerr}
 	}
-	return release, nil
+	defer release()
+	return next(ctx, c)
 }
 
 // repeatKey is whose calls the repeat breaker counts together: the
 // session's, or, for a client of the stateless protocol (no session), the
 // credential's, so that two such clients never count as one.
-func repeatKey(ctx context.Context) string {
-	if id := sessionID(ctx); id != "" {
-		return id
+func repeatKey(c *Call) string {
+	if c.Session != "" {
+		return c.Session
 	}
-	return "principal:" + principalName(ctx)
+	return "principal:" + c.Who()
 }
 
-// ForgetSession drops what the hub remembers of an ended client session.
-func (h *Hub) ForgetSession(id string) { h.repeats.forget(id) }
+// Forget drops what the limits remember of an ended client session.
+func (l *Limits) Forget(session string) { l.repeats.forget(session) }

@@ -1,11 +1,12 @@
-package proxy
+package call
 
 // Argument validation against a tool's inputSchema (BI-07 in docs/reliability.md),
-// for upstreams with UpstreamConfig.ValidateArguments. Off by default, the
+// for upstreams with validate_arguments. Off by default, the
 // gateway is a passthrough: the upstream judges its own arguments.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -37,14 +39,53 @@ var schemaSeed = maphash.MakeSeed()
 
 var violationPrinter = message.NewPrinter(language.English)
 
-// argChecker keeps the compiled input schemas of the tools whose calls it
-// validated, by exposed name. An entry is compiled on a tool's first
-// validated call and again when its schema text changes (list_changed);
-// entries of tools that left the catalog are dropped when the catalog
-// changes. The zero value is ready to use.
-type argChecker struct {
-	schemas sync.Map                // exposed name -> *argSchema
-	bounded atomic.Pointer[Catalog] // the catalog schemas was last bounded to
+// ErrInvalidArguments is returned, wrapped with the violations, for a call
+// whose arguments do not match the tool's input schema.
+var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
+
+// Schemas is what the argument check asks of the catalog.
+type Schemas interface {
+	// InputSchema is the input schema text of c's tool when its upstream
+	// asks for its calls' arguments to be checked (nil when not, or when
+	// the tool has none), and the catalog it is from.
+	InputSchema(c *Call) (schema json.RawMessage, catalog Catalog)
+}
+
+// Catalog is a catalog as the argument check sees it. It is compared
+// with ==: the same value while the catalog does not change.
+type Catalog interface {
+	Has(tool string) bool
+}
+
+// ArgCheck is the stage that refuses, before forwarding, a call whose
+// arguments do not fit its tool's input schema (BI-07). It keeps the
+// compiled schemas of the tools whose calls it validated, by exposed name:
+// an entry is compiled on a tool's first validated call and again when
+// its schema text changes (list_changed); entries of tools that left the
+// catalog are dropped when the catalog changes.
+type ArgCheck struct {
+	schemas Schemas
+	logger  *slog.Logger
+	cache   sync.Map     // exposed name -> *argSchema
+	bounded atomic.Value // boundTo: the catalog cache was last bounded to
+}
+
+// boundTo holds a Catalog in an atomic.Value, which wants one concrete type.
+type boundTo struct{ Catalog }
+
+// NewArgCheck checks calls against the schemas that schemas gives; a
+// schema that does not compile is logged to logger (nil: silence), once.
+func NewArgCheck(schemas Schemas, logger *slog.Logger) *ArgCheck {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &ArgCheck{schemas: schemas, logger: logger}
+}
+
+// Cached reports whether a compiled schema of tool is kept.
+func (a *ArgCheck) Cached(tool string) bool {
+	_, ok := a.cache.Load(tool)
+	return ok
 }
 
 // argSchema is one tool's compiled input schema.
@@ -53,68 +94,64 @@ type argSchema struct {
 	compiled *jsonschema.Schema // nil when the schema does not compile: calls pass
 }
 
-// check returns an *UpstreamError of KindInvalidArguments when cfg asks
-// for validation and args violate t's input schema, else nil. A schema
-// that does not compile, or arguments it cannot read, let the call pass.
-func (c *argChecker) check(cat *Catalog, cfg UpstreamConfig, t Tool, args any, logger *slog.Logger) error {
-	if !cfg.ValidateArguments {
-		return nil
+// Stage refuses, with an *Error of KindInvalidArguments, a call whose
+// arguments violate its tool's input schema. A schema that does not
+// compile, or arguments it cannot read, let the call pass.
+func (a *ArgCheck) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+	raw, cat := a.schemas.InputSchema(c)
+	if len(raw) == 0 {
+		return next(ctx, c)
 	}
-	c.bound(cat)
-	s := c.schema(t, logger)
-	if s == nil || s.compiled == nil {
-		return nil
+	a.bound(cat)
+	s := a.schema(c, raw)
+	if s.compiled == nil {
+		return next(ctx, c)
 	}
-	v, ok := argInstance(args)
+	v, ok := argInstance(c.Args)
 	if !ok {
-		return nil
+		return next(ctx, c)
 	}
-	found := violations(s.compiled.Validate(v))
-	if len(found) == 0 {
-		return nil
+	if found := violations(s.compiled.Validate(v)); len(found) > 0 {
+		return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
+			Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
 	}
-	return &UpstreamError{Kind: KindInvalidArguments, Upstream: t.Upstream, Tool: t.Name,
-		Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+	return next(ctx, c)
 }
 
 // bound drops the entries of tools that are not in cat, once per catalog.
-func (c *argChecker) bound(cat *Catalog) {
-	old := c.bounded.Load()
-	if old == cat || !c.bounded.CompareAndSwap(old, cat) {
+func (a *ArgCheck) bound(cat Catalog) {
+	prev := a.bounded.Load() // nil before the first bound
+	if old, _ := prev.(boundTo); prev != nil && old.Catalog == cat || !a.bounded.CompareAndSwap(prev, boundTo{cat}) {
 		return
 	}
-	c.schemas.Range(func(k, _ any) bool {
-		if _, ok := cat.Tool(k.(string)); !ok {
-			c.schemas.Delete(k)
+	a.cache.Range(func(k, _ any) bool {
+		if !cat.Has(k.(string)) {
+			a.cache.Delete(k)
 		}
 		return true
 	})
 }
 
-// schema returns t's compiled input schema, compiling it when it is new
-// or changed; nil when the tool has none.
-func (c *argChecker) schema(t Tool, logger *slog.Logger) *argSchema {
-	raw := t.Def.RawInputSchema
-	if len(raw) == 0 {
-		return nil
-	}
+// schema returns the compiled input schema raw of c's tool, compiling it
+// when it is new or changed.
+func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 	sum := maphash.Bytes(schemaSeed, raw)
-	prev, ok := c.schemas.Load(t.Name)
+	prev, ok := a.cache.Load(c.Tool)
 	if ok && prev.(*argSchema).sum == sum {
 		return prev.(*argSchema)
 	}
 	s, err := compileInputSchema(raw)
 	s.sum = sum
 	if ok {
-		if !c.schemas.CompareAndSwap(t.Name, prev, s) {
+		if !a.cache.CompareAndSwap(c.Tool, prev, s) {
 			return s // another call stored one first; this one is as good
 		}
-	} else if _, loaded := c.schemas.LoadOrStore(t.Name, s); loaded {
+	} else if _, loaded := a.cache.LoadOrStore(c.Tool, s); loaded {
 		return s
 	}
 	if err != nil { // logged by the call that stored it: once per schema
-		logger.Warn("tool input schema does not compile: its calls are passed through unchecked",
-			"tool", t.Name, "upstream", t.Upstream, "err", err)
+		a.logger.Warn("tool input schema does not compile: its calls are passed through unchecked",
+			"tool", c.Tool, "upstream", c.Upstream, "err", err)
 	}
 	return s
 }

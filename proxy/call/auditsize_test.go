@@ -1,4 +1,4 @@
-package proxy
+package call
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package proxy
+package call
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/audit"
-	"github.com/mcp-router/mcp-router/executor"
 )
 
 // Auditor takes a record of each call; it must not block (audit.Log).
@@ -24,24 +23,37 @@ const (
 	outcomeToolError = "tool_error" // the tool answered isError
 )
 
-// maxAuditToolBytes bounds the tool name an audit record or a span keeps.
-const maxAuditToolBytes = 128
+// MaxToolBytes bounds the tool name an audit record or a span keeps.
+const MaxToolBytes = 128
 
-// audit records a call that started at start, when the hub has an
-// Auditor. Only the sizes of the arguments and the result are kept,
-// never their values.
-func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string, args any, res *mcp.CallToolResult, err error) {
-	if h.opts.Audit == nil {
-		return
+// Audit is the stage that records every call that reaches it, refused
+// ones too: observe hears how it ended and how long it took (the
+// metrics), and a, when there is one, takes its audit record.
+func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToolResult, err error)) Stage {
+	return func(ctx context.Context, c *Call, next Handler) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if observe != nil {
+				observe(c, time.Since(start), res, err)
+			}
+			if a != nil {
+				a.Record(AuditRecord(c, start, res, err))
+			}
+		}()
+		return next(ctx, c)
 	}
-	tool = clipName(tool)
-	r := audit.Record{Time: start.UTC(), Principal: principalName(ctx), Session: sessionTagOf(ctx), Tool: tool,
-		Upstream: upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(args)}
-	r.Plan, r.Step, _ = executor.StepOf(ctx)
-	var ue *UpstreamError
+}
+
+// AuditRecord is the audit record of c, which started at start. Only the
+// sizes of the arguments and the result are kept, never their values.
+func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) audit.Record {
+	r := audit.Record{Time: start.UTC(), Principal: c.Who(), Session: SessionTag(c.Session), Tool: ClipName(c.Tool),
+		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
+		Plan: c.Plan, Step: c.Step}
+	var ce *Error
 	switch {
-	case errors.As(err, &ue):
-		r.Outcome = string(ue.Kind)
+	case errors.As(err, &ce):
+		r.Outcome = string(ce.Kind)
 	case err != nil:
 		r.Outcome = string(KindUpstreamError)
 	case res != nil && res.IsError:
@@ -50,16 +62,16 @@ func (h *Hub) audit(ctx context.Context, start time.Time, tool, upstream string,
 	if res != nil {
 		r.ResponseBytes = jsonSize(res)
 	}
-	h.opts.Audit.Record(r)
+	return r
 }
 
-// clipName cuts a tool name to maxAuditToolBytes: a name the catalog
+// ClipName cuts a tool name to MaxToolBytes: a name the catalog
 // does not have comes from the client and may be long.
-func clipName(name string) string {
-	if len(name) <= maxAuditToolBytes {
+func ClipName(name string) string {
+	if len(name) <= MaxToolBytes {
 		return name
 	}
-	return strings.ToValidUTF8(name[:maxAuditToolBytes], "") + "…"
+	return strings.ToValidUTF8(name[:MaxToolBytes], "") + "…"
 }
 
 // jsonSize is how many bytes v takes as JSON (0 for nothing). A tool
@@ -92,11 +104,4 @@ type byteCount int
 func (c *byteCount) Write(p []byte) (int, error) {
 	*c += byteCount(len(p))
 	return len(p), nil
-}
-
-// AuditDropped counts an audit record dropped (audit.Options.OnDrop).
-func (m *Metrics) AuditDropped() {
-	if m != nil {
-		m.auditDropped.Inc()
-	}
 }

@@ -51,7 +51,25 @@ type IndexOptions struct {
 	AssociationWeight float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
+	// Off turns heuristics off, for the ablation in routing/eval that
+	// measures what each one pays; the zero value is every one on.
+	Off Heuristics
 }
+
+// Heuristics is a set of the index's request heuristics, for
+// IndexOptions.Off.
+type Heuristics uint16
+
+// The heuristics IndexOptions.Off can turn off.
+const (
+	OffPaste        Heuristics = 1 << iota // pasted data dropped (paste.go)
+	OffValues                              // files, addresses and names read as values (request.go)
+	OffOperators                           // arithmetic and phrases rewritten as operations (request.go)
+	OffTypos                               // unknown words corrected to catalog words (typo.go)
+	OffWordNet                             // WordNet derived forms and synonyms (wordnet.go)
+	OffTranslations                        // words of other languages translated (translate.go)
+	OffNouns                               // non-nouns weighed down (nouns.go)
+)
 
 var (
 	defaultWeights = FieldWeights{Name: 3, Description: 1, ParamNames: 1, ParamDescriptions: 0.5, Domain: 1}

@@ -111,7 +111,7 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 // rest. A bigram the index does not hold is left out: it could match no
 // tool. The caller holds the index's read lock; the terms live in sc.
 func (ix *Index) parseQuery(q string, sc *queryScratch) query {
-	p := prepare(q)
+	p := prepare(q, ix.opts.Off)
 	clauses := segments(p.text, maxSegments)
 	var out query
 	out.nseg = max(1, len(clauses))
@@ -186,6 +186,13 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 			for _, syn := range ex.synonyms {
 				put(syn, sw, termSynonym, qt.segs, i)
 			}
+			if ix.opts.Off&OffWordNet != 0 {
+				rel = wordRelations{}
+			}
+			trans := ex.trans
+			if ix.opts.Off&OffTranslations != 0 {
+				trans = nil
+			}
 			for _, d := range rel.derived {
 				if j, ok := seen[d]; ok {
 					// A lexicon synonym that is also the word's derived
@@ -199,7 +206,7 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 				t := &out.terms[len(out.terms)-1]
 				t.derived, t.fallback = true, true
 			}
-			for _, tr := range ex.trans {
+			for _, tr := range trans {
 				if _, ok := seen[tr]; !ok {
 					put(tr, translationWeight, termSynonym, qt.segs, i)
 					t := &out.terms[len(out.terms)-1]

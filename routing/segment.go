@@ -82,7 +82,7 @@ func segments(q string, limit int) []string {
 // (operators and files rewritten, pasted data dropped), split as segments
 // describes, at most eight.
 func Clauses(q string) []string {
-	return segments(prepare(q).text, maxSegments)
+	return segments(prepare(q, 0).text, maxSegments)
 }
 
 // longestSegmentWord is the length of the longest segment word.

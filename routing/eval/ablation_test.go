@@ -1,0 +1,156 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// ablation is one configuration of TestAblation: the defaults with one
+// signal or heuristic turned off.
+type ablation struct {
+	name   string
+	index  routing.IndexOptions
+	router routing.RouterOptions
+}
+
+// ablations are the defaults, then each signal and heuristic off in turn.
+var ablations = []ablation{
+	{name: "defaults"},
+	{name: "-paste", index: routing.IndexOptions{Off: routing.OffPaste}},
+	{name: "-values", index: routing.IndexOptions{Off: routing.OffValues}},
+	{name: "-operators", index: routing.IndexOptions{Off: routing.OffOperators}},
+	{name: "-typos", index: routing.IndexOptions{Off: routing.OffTypos}},
+	{name: "-wordnet", index: routing.IndexOptions{Off: routing.OffWordNet}},
+	{name: "-translations", index: routing.IndexOptions{Off: routing.OffTranslations}},
+	{name: "-nouns", index: routing.IndexOptions{Off: routing.OffNouns}},
+	{name: "-synonyms", index: routing.IndexOptions{SynonymWeight: -1}},
+	{name: "-bigrams", index: routing.IndexOptions{BigramWeight: -1}},
+	{name: "-diversify", index: routing.IndexOptions{Diversity: -1}},
+	{name: "-servers", index: routing.IndexOptions{ServerWeight: -1}},
+	{name: "-stemming", index: routing.IndexOptions{Tokenizer: routing.TokenizerOptions{NoStem: true}}},
+	{name: "-commitment", router: routing.RouterOptions{AbstainCommitment: -1}},
+	{name: "-advice", router: routing.RouterOptions{AbstainAdvice: -1}},
+	{name: "-keepcoverage", router: routing.RouterOptions{KeepCoverage: -1}},
+	{name: "-abstention", router: routing.RouterOptions{AbstainCoverage: -1}},
+}
+
+// ablationSample is about how many requests of each large set
+// TestAblation routes, evenly spaced (as TestBenchBelt samples); etom's
+// level-4 and infeasible requests are routed in full (103 and 91).
+const ablationSample = 600
+
+// ablationSet is one set of requests over one catalog.
+type ablationSet struct {
+	name    string
+	tools   []routing.Tool
+	queries []Query
+}
+
+// ablationRow is one configuration's figures on one set: R@1, R@5 and
+// C@5 of the ranking, R@5 of what one discovery hands over (the belt),
+// and the share of requests abstained on.
+type ablationRow struct {
+	r1, r5, c5, belt, abst float64
+}
+
+// TestAblation turns each signal and heuristic off in turn and prints
+// what the router then reaches on every shared set, so that each one's
+// worth is a figure anyone can rerun:
+//
+//	go test -run TestAblation -v ./routing/eval/
+func TestAblation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short")
+	}
+	sets := ablationSets(t)
+	rows := make([][]ablationRow, len(ablations))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, a := range ablations {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows[i] = make([]ablationRow, len(sets))
+			for j, s := range sets {
+				rows[i][j] = ablate(a, s)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("each signal and heuristic off in turn (R@1/R@5/C@5 of the ranking, belt: R@5 of what one discovery hands over, abst: share abstained on; Δ against the defaults):\n%s", ablationTable(sets, rows))
+}
+
+// ablationSets loads every shared set, sampled.
+func ablationSets(t *testing.T) []ablationSet {
+	var sets []ablationSet
+	meta := loadDataset(t, "metatool")
+	sets = append(sets, ablationSet{"metatool", meta.tools, sample(meta.queries, ablationSample)})
+	etom := loadDataset(t, "etom")
+	below4 := slices.DeleteFunc(slices.Clone(etom.queries), func(q Query) bool { return q.Level >= 4 })
+	level4 := slices.DeleteFunc(slices.Clone(etom.queries), func(q Query) bool { return q.Level != 4 })
+	sets = append(sets,
+		ablationSet{"etom L1-3", etom.tools, sample(below4, ablationSample)},
+		ablationSet{"etom L4", etom.tools, level4},
+		ablationSet{"etom infeasible", etom.tools, loadInfeasible(t)})
+	for _, name := range []string{"bfcl", "seal_tools"} {
+		ds := loadDataset(t, name)
+		sets = append(sets, ablationSet{name, ds.tools, sample(ds.queries, ablationSample)})
+	}
+	return sets
+}
+
+// ablate routes each request of s once through a router configured by a.
+func ablate(a ablation, s ablationSet) ablationRow {
+	opts := a.router
+	opts.Lexical = routing.NewIndex(a.index)
+	r := RouterOver(s.tools, opts)
+	var sum ablationRow
+	scored := 0
+	for _, q := range s.queries {
+		d := r.Route(context.Background(), routing.Request{Query: q.Query})
+		if d.Abstained {
+			sum.abst++
+		}
+		groups := q.Groups()
+		if len(groups) == 0 {
+			continue
+		}
+		scored++
+		m := score(groupRanks(groups, candidateNames(d.Ranked)))
+		sum.r1 += m.r1
+		sum.r5 += m.r5
+		sum.c5 += m.c5
+		sum.belt += score(groupRanks(groups, candidateNames(d.Selected))).r5
+	}
+	n, g := float64(max(1, len(s.queries))), float64(max(1, scored))
+	return ablationRow{r1: sum.r1 / g, r5: sum.r5 / g, c5: sum.c5 / g, belt: sum.belt / g, abst: sum.abst / n}
+}
+
+func candidateNames(cs []routing.Candidate) []string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// ablationTable prints one line per configuration and set.
+func ablationTable(sets []ablationSet, rows [][]ablationRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %-16s %6s %6s %6s %6s %6s %7s %7s %7s\n", "config", "set (n)", "R@1", "R@5", "C@5", "belt", "abst", "ΔR@5", "ΔC@5", "Δabst")
+	for i, a := range ablations {
+		for j, s := range sets {
+			x, base := rows[i][j], rows[0][j]
+			fmt.Fprintf(&b, "%-14s %-16s %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %+7.3f %+7.3f\n", a.name,
+				fmt.Sprintf("%s (%d)", s.name, len(s.queries)), x.r1, x.r5, x.c5, x.belt, x.abst, x.r5-base.r5, x.c5-base.c5, x.abst-base.abst)
+		}
+	}
+	return b.String()
+}

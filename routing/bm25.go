@@ -67,7 +67,6 @@ func (ix *Index) refresh() {
 	ix.buildTypos()
 	ix.buildInName()
 	ix.buildServers()
-	ix.buildAssociations()
 	ix.stale = false
 }
 

@@ -100,9 +100,6 @@ type Index struct {
 	order []int32
 	// byOrder is the live docs' ids in name order, order's inverse.
 	byOrder []int32
-	// assoc holds each word's associates in the catalog by term id,
-	// rebuilt by refresh (assoc.go).
-	assoc [][]association
 	// inName tells, by term id, whether some tool's name holds the term,
 	// rebuilt by refresh (nouns.go).
 	inName []bool

@@ -43,12 +43,6 @@ type IndexOptions struct {
 	// server.go) lifts its tools, relative to the best tool's score;
 	// default 0.2, negative turns server scoring off.
 	ServerWeight float64
-	// AssociationWeight is the weight of a request word's associates,
-	// the words that co-occur with it in the catalog's tools (see
-	// assoc.go), relative to the word itself, at full association;
-	// default 0 (off: measured, it did not earn its place on the shared
-	// benchmark); 0.2 is the weight measured.
-	AssociationWeight float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
 	// Off turns heuristics off, for the ablation in routing/eval that
@@ -86,7 +80,6 @@ func (o IndexOptions) withDefaults() IndexOptions {
 	o.BigramWeight = or(o.BigramWeight, 0.4)
 	o.Diversity = or(o.Diversity, 0.5)
 	o.ServerWeight = or(o.ServerWeight, 0.2)
-	o.AssociationWeight = max(o.AssociationWeight, 0)
 	return o
 }
 

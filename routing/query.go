@@ -66,11 +66,11 @@ type queryScratch struct {
 	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
 	synOf   []int
 	synSpan [][2]int32
-	// groups, assoc and members are resolve's term groups, groups of
-	// associates, and the posting lists they hold (see resolve).
-	groups, assoc []termGroup
-	members       []resolvedTerm
-	unknown       []string // resolve's resolvedQuery.unknown
+	// groups and members are resolve's term groups and the posting
+	// lists they hold (see resolve).
+	groups  []termGroup
+	members []resolvedTerm
+	unknown []string // resolve's resolvedQuery.unknown
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -94,11 +94,10 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	// Drop the posting lists, which a later change of the index may
 	// replace, and the storage a very long request grew.
 	clear(sc.groups)
-	clear(sc.assoc)
 	clear(sc.members)
-	sc.groups, sc.assoc, sc.members = sc.groups[:0], sc.assoc[:0], sc.members[:0]
+	sc.groups, sc.members = sc.groups[:0], sc.members[:0]
 	if cap(sc.members) > maxPooledMembers {
-		sc.groups, sc.assoc, sc.members = nil, nil, nil
+		sc.groups, sc.members = nil, nil
 	}
 	ix.queries.Put(sc)
 }

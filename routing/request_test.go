@@ -38,7 +38,7 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 		{in: "what's the weather, don't guess", noValue: []string{"s", "t", "the"}},
 		{in: "PDF to JSON", noValue: []string{"pdf", "json"}},
 	} {
-		p := prepare(tc.in)
+		p := prepare(tc.in, 0)
 		for _, w := range tc.has {
 			if !strings.Contains(p.text, w) {
 				t.Errorf("prepare(%q) = %q, want the word %q", tc.in, p.text, w)
@@ -64,7 +64,7 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 
 // TestPrepareBoundsItsInput: a huge request is cut, at a rune boundary.
 func TestPrepareBoundsItsInput(t *testing.T) {
-	p := prepare(strings.Repeat("é", maxPrepared))
+	p := prepare(strings.Repeat("é", maxPrepared), 0)
 	if len(p.text) > maxPrepared || !strings.HasSuffix(p.text, "é") {
 		t.Errorf("prepared %d bytes ending %q, want at most %d ending in a whole rune", len(p.text), p.text[len(p.text)-2:], maxPrepared)
 	}

@@ -134,15 +134,11 @@ type termGroup struct {
 	word    bool   // a word of the request, not a bigram or an argument value
 	standIn bool   // some member is a stand-in (resolvedTerm.standIn)
 	surface string // for a word, as the request wrote it (queryTerm.surface)
-	of      int32  // for a group of associates, its word's group in resolvedQuery.groups
 }
 
 // resolvedQuery is a query looked up in the index.
 type resolvedQuery struct {
-	groups []termGroup
-	// assoc holds, for the request's words that have associates in the
-	// catalog (see assoc.go), those associates as one group each.
-	assoc   []termGroup
+	groups  []termGroup
 	nseg    int
 	best    float64              // the best score a tool could reach for the whole request
 	segBest [maxSegments]float64 // the same for each clause
@@ -181,8 +177,8 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if len(q.terms) == 0 {
 		return nil
 	}
-	rq := ix.resolve(q, sc, sc.groups[:0], sc.assoc[:0], sc.members[:0], sc.unknown[:0])
-	sc.groups, sc.assoc, sc.unknown = rq.groups, rq.assoc, rq.unknown
+	rq := ix.resolve(q, sc, sc.groups[:0], sc.members[:0], sc.unknown[:0])
+	sc.groups, sc.unknown = rq.groups, rq.unknown
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
@@ -305,7 +301,7 @@ func (ix *Index) rlockFresh() {
 // Words the catalog knows neither directly nor through a synonym
 // (argument values, mostly) count there only in the reach that coverage
 // is calibrated against (see calibrate.go), not in the clause weights.
-func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
+func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg, unknown: unknown}
 	ceiling := ix.termCeiling()
 	syns := sc.synonyms(q.terms)
@@ -354,26 +350,13 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if qt.kind != termWord {
 			continue
 		}
-		if m := &members[start]; !qt.value && m.exact && m.alt == 1 {
-			if as := ix.associatesOf(m.tid); len(as) > 0 {
-				astart := len(members)
-				for _, a := range as {
-					if _, inRequest := sc.seen[ix.termNames[a.tid]]; !inRequest {
-						members = append(members, resolvedTerm{postings: ix.postings[a.tid], tid: a.tid, alt: a.weight})
-					}
-				}
-				if len(members) > astart {
-					assoc = append(assoc, termGroup{members: members[astart:len(members):len(members)], idf: float32(w), segs: qt.segs, of: int32(len(groups) - 1)})
-				}
-			}
-		}
 		rq.best += w * ceiling
 		for m := qt.segs; m != 0; m &= m - 1 {
 			rq.segBest[bits.TrailingZeros8(m)] += w * ceiling
 		}
 		rq.addReach(w*ceiling, qt.segs)
 	}
-	rq.groups, rq.assoc = groups, assoc
+	rq.groups = groups
 	sc.members = members
 	return rq
 }

@@ -18,9 +18,8 @@ type signal interface {
 
 // signals are the index's signals, in the order they score.
 var signals = []signal{
-	lexicalSignal{},     // BM25F over the tools' fields (search.go)
-	associationSignal{}, // the request words' associates in the catalog (assoc.go)
-	serverSignal{},      // each upstream as one document (server.go)
+	lexicalSignal{}, // BM25F over the tools' fields (search.go)
+	serverSignal{},  // each upstream as one document (server.go)
 }
 
 // lexicalSignal is BM25F over the tools' fields, words grouped with

@@ -44,9 +44,6 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 	if opts.TopK == 0 {
 		opts.TopK = -1
 	}
-	if r.Associations > 0 {
-		opts.Lexical = routing.NewIndex(routing.IndexOptions{AssociationWeight: r.Associations})
-	}
 	if mem != nil {
 		opts.Lessons = mem
 	}

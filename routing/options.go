@@ -56,8 +56,7 @@ type Heuristics uint16
 
 // The heuristics IndexOptions.Off can turn off.
 const (
-	OffPaste        Heuristics = 1 << iota // pasted data dropped (paste.go)
-	OffValues                              // files, addresses and names read as values (request.go)
+	OffValues       Heuristics = 1 << iota // files, addresses and names read as values (request.go)
 	OffOperators                           // arithmetic and phrases rewritten as operations (request.go)
 	OffTypos                               // unknown words corrected to catalog words (typo.go)
 	OffWordNet                             // WordNet derived forms and synonyms (wordnet.go)

@@ -8,7 +8,7 @@ import (
 )
 
 // A request says what it wants in a user's words and carries argument
-// values along: names, file names, addresses, quoted text, pasted data.
+// values along: names, file names, addresses, quoted text.
 // prepare rewrites the first into the words tool descriptions use and
 // tells the second apart, before the request is split into terms:
 //
@@ -20,9 +20,6 @@ import (
 //     "path": the value says what kind of thing the tool acts on, and its
 //     own words (notes, example, com) say nothing about which tool.
 //     "open" with a file name or address is a read.
-//   - Pasted data (JSON, code blocks, runs of key=value pairs, log lines;
-//     see dropData) is dropped: a tool result or a blob of arguments does
-//     not steer routing.
 //   - Quoted text and capitalised words inside a sentence (Alice, Acme)
 //     are values: when the catalog does not know them they do not count
 //     against a tool's coverage of the request (see calibrate.go), since
@@ -160,9 +157,6 @@ func prepare(q string, off Heuristics) prepared {
 		}
 	}
 	var p prepared
-	if off&OffPaste == 0 {
-		q = dropData(q)
-	}
 	kinds := 0 // what values said about the thing acted on
 	if off&OffValues == 0 {
 		q, kinds = p.replaceValues(q)

@@ -23,7 +23,6 @@ type ablation struct {
 // ablations are the defaults, then each signal and heuristic off in turn.
 var ablations = []ablation{
 	{name: "defaults"},
-	{name: "-paste", index: routing.IndexOptions{Off: routing.OffPaste}},
 	{name: "-values", index: routing.IndexOptions{Off: routing.OffValues}},
 	{name: "-operators", index: routing.IndexOptions{Off: routing.OffOperators}},
 	{name: "-typos", index: routing.IndexOptions{Off: routing.OffTypos}},

@@ -64,7 +64,6 @@ func (ix *Index) refresh() {
 		}
 	}
 	ix.orderByName()
-	ix.buildTypos()
 	ix.buildInName()
 	ix.buildServers()
 	ix.stale = false

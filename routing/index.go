@@ -91,7 +91,6 @@ type Index struct {
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
 	stale      bool        // postings' frequencies predate the last change
-	typos      typoTable   // plain words by first letters, rebuilt by refresh (typo.go)
 	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
 	// order is, by doc id, the doc's place among the live docs by name,
 	// rebuilt by refresh: ties in score are broken by it (see rankKey).

@@ -58,7 +58,6 @@ type Heuristics uint16
 const (
 	OffValues       Heuristics = 1 << iota // files, addresses and names read as values (request.go)
 	OffOperators                           // arithmetic and phrases rewritten as operations (request.go)
-	OffTypos                               // unknown words corrected to catalog words (typo.go)
 	OffWordNet                             // WordNet derived forms and synonyms (wordnet.go)
 	OffTranslations                        // words of other languages translated (translate.go)
 	OffNouns                               // non-nouns weighed down (nouns.go)

@@ -106,27 +106,6 @@ func TestWordnetOnlyWhenTheCatalogLacksTheWord(t *testing.T) {
 	}
 }
 
-// TestSearchCorrectsTypos: a misspelt word the catalog lacks matches the
-// catalog word one edit away; an English word the catalog lacks does not.
-func TestSearchCorrectsTypos(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("x", []Tool{
-		{Name: "recommend_restaurants", Description: "Recommend restaurants nearby."},
-		{Name: "get_weather", Description: "Get the weather forecast."},
-		{Name: "list_habits", Description: "List tracked habits."},
-	})
-	if hits := ix.Search("recomend a place", 0); len(hits) == 0 || hits[0].Name != "recommend_restaurants" {
-		t.Errorf("recomend: %v, want recommend_restaurants", hits)
-	}
-	if hits := ix.Search("wheather tomorow", 0); len(hits) == 0 || hits[0].Name != "get_weather" {
-		t.Errorf("wheather: %v, want get_weather", hits)
-	}
-	// "rabbit" is English: not a typo of anything the catalog has.
-	if hits := ix.Search("rabbit", 0); len(hits) != 0 {
-		t.Errorf("rabbit: %v, want nothing", hits)
-	}
-}
-
 // FuzzDigitBeforeOperator pins that the cheap check in front of the
 // operator rewrite never turns away a request the rewrite would change.
 func FuzzDigitBeforeOperator(f *testing.F) {
@@ -146,19 +125,4 @@ func FuzzDigitBeforeOperator(f *testing.F) {
 			t.Errorf("%q: opRe matches but digitBeforeOperator says no operator", q)
 		}
 	})
-}
-
-// TestTypoCorrectionStaysWithinItsLimit pins that a word is corrected
-// only to a catalog word within the edit limit: "hbaist" (a swap and a
-// letter from habit, two edits where words of its length get one) is no
-// typo of it.
-func TestTypoCorrectionStaysWithinItsLimit(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("x", []Tool{{Name: "list_habits", Description: "List tracked habits."}})
-	if hits := ix.Search("hbaist", 0); len(hits) != 0 {
-		t.Errorf("hbaist: %v, want nothing (two edits from habit, over the one-edit limit)", lexNames(hits))
-	}
-	if hits := ix.Search("habitz", 0); len(hits) == 0 || hits[0].Name != "list_habits" {
-		t.Errorf("habitz: %v, want list_habits (one edit)", lexNames(hits))
-	}
 }

@@ -315,10 +315,6 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members 
 		var rel wordRelations // an unknown word's, looked up once
 		if len(members) == start && qt.kind == termWord && !qt.value {
 			rel = qt.relations()
-			if tid, ok := ix.correct(qt.term, rel.english); ok && ix.opts.Off&OffTypos == 0 {
-				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
-				df = len(ix.postings[tid])
-			}
 		}
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {

@@ -25,7 +25,6 @@ var ablations = []ablation{
 	{name: "defaults"},
 	{name: "-values", index: routing.IndexOptions{Off: routing.OffValues}},
 	{name: "-operators", index: routing.IndexOptions{Off: routing.OffOperators}},
-	{name: "-typos", index: routing.IndexOptions{Off: routing.OffTypos}},
 	{name: "-wordnet", index: routing.IndexOptions{Off: routing.OffWordNet}},
 	{name: "-translations", index: routing.IndexOptions{Off: routing.OffTranslations}},
 	{name: "-nouns", index: routing.IndexOptions{Off: routing.OffNouns}},

@@ -27,8 +27,8 @@ type queryTerm struct {
 	// derived: a synonym that is the word as another part of speech
 	// (remember, memory), matched as the word itself (see lookUpGroup).
 	derived bool
-	// fallback: a WordNet relation, looked up only when the catalog does
-	// not know the word itself.
+	// fallback: a derived form, looked up only when the catalog does not
+	// know the word itself.
 	fallback bool
 	// ex, for a word, is its expansions as the tokenizer kept them; nil
 	// when it kept none (they are then looked up).
@@ -38,14 +38,9 @@ type queryTerm struct {
 	surface string
 }
 
-// Weights of the WordNet table's relations: a derived form counts at
-// derivedWeight of the word itself, a WordNet synonym at wordnetWeight
-// of the lexicon's synonyms (SynonymWeight), since WordNet's senses are
-// general English, not the words of tool requests.
-const (
-	derivedWeight = 0.3
-	wordnetWeight = 0.5
-)
+// derivedWeight is the weight of a word's derived form in the WordNet
+// table (remember, memory), relative to the word itself.
+const derivedWeight = 0.3
 
 // query is an analysed request.
 type query struct {
@@ -185,12 +180,8 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 			for _, syn := range ex.synonyms {
 				put(syn, sw, termSynonym, qt.segs, i)
 			}
-			if ix.opts.Off&OffWordNet != 0 {
+			if ix.opts.Off&OffDerived != 0 {
 				rel = wordRelations{}
-			}
-			trans := ex.trans
-			if ix.opts.Off&OffTranslations != 0 {
-				trans = nil
 			}
 			for _, d := range rel.derived {
 				if j, ok := seen[d]; ok {
@@ -204,19 +195,6 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 				put(d, derivedWeight, termSynonym, qt.segs, i)
 				t := &out.terms[len(out.terms)-1]
 				t.derived, t.fallback = true, true
-			}
-			for _, tr := range trans {
-				if _, ok := seen[tr]; !ok {
-					put(tr, translationWeight, termSynonym, qt.segs, i)
-					t := &out.terms[len(out.terms)-1]
-					t.derived, t.fallback = true, true
-				}
-			}
-			for _, syn := range rel.synonyms {
-				if _, ok := seen[syn]; !ok {
-					put(syn, sw*wordnetWeight, termSynonym, qt.segs, i)
-					out.terms[len(out.terms)-1].fallback = true
-				}
 			}
 		}
 	}

@@ -69,8 +69,8 @@ func TestPrepareBoundsItsInput(t *testing.T) {
 	}
 }
 
-// TestWordnetTable: the embedded table links a verb to its noun and
-// words sharing a frequent sense, and stays small.
+// TestWordnetTable: the embedded table links a verb to its noun, knows
+// how much a word is a noun, and stays small.
 func TestWordnetTable(t *testing.T) {
 	if n := len(wordnetTable); n == 0 || n > 4<<20 {
 		t.Fatalf("wordnet.txt is %d bytes, want some and at most 4 MB", n)
@@ -78,31 +78,8 @@ func TestWordnetTable(t *testing.T) {
 	if rel := relationsOf(stem("remember")); !slices.Contains(rel.derived, stem("memory")) {
 		t.Errorf("remember: derived %v, want memory", rel.derived)
 	}
-	if rel := relationsOf(stem("show")); !slices.Contains(rel.synonyms, stem("display")) {
-		t.Errorf("show: synonyms %v, want display", rel.synonyms)
-	}
-	// The logarithm is a rare sense of log: it links nothing.
-	if rel := relationsOf(stem("log")); slices.Contains(rel.synonyms, stem("logarithm")) {
-		t.Errorf("log: synonyms %v, want no logarithm", rel.synonyms)
-	}
-}
-
-// TestWordnetOnlyWhenTheCatalogLacksTheWord: a WordNet relation is looked
-// up only for a request word the catalog does not know.
-func TestWordnetOnlyWhenTheCatalogLacksTheWord(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("m", []Tool{
-		{Name: "compute_total", Description: "Compute the total of a list of values."},
-		{Name: "list_files", Description: "List the files of a folder."},
-	})
-	hits := ix.Search("sum", 0)
-	if len(hits) != 1 || hits[0].Name != "compute_total" {
-		t.Errorf("sum: %v, want compute_total alone (total shares sum's sense)", hits)
-	}
-	ix.SetUpstream("s", []Tool{{Name: "sum_numbers", Description: "Sum numbers."}})
-	hits = ix.Search("sum", 0)
-	if len(hits) != 1 || hits[0].Name != "sum_numbers" {
-		t.Errorf("sum, with a sum tool: %v, want sum_numbers alone", hits)
+	if rel := relationsOf(stem("find")); !rel.english || rel.notNoun < 8 {
+		t.Errorf("find: %+v, want an English word seldom a noun", rel)
 	}
 }
 

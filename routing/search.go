@@ -416,8 +416,7 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 			// request's own word outranks one with the synonym. When no
 			// tool has the word, the synonyms are how this catalog says
 			// it: they rank as the word would, though coverage still
-			// counts them as synonyms. WordNet's relations, general
-			// English, keep their discount.
+			// counts them as synonyms. Derived forms keep their discount.
 			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight),
 				exact: syn.derived && len(members) == start, standIn: !word && !syn.fallback})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {

@@ -57,15 +57,14 @@ type wordEntry struct {
 }
 
 // expansions are a term's related terms from the built-in tables: the
-// lexicon's synonyms, the WordNet relations and the translations.
+// lexicon's synonyms and the WordNet relations.
 type expansions struct {
 	synonyms []string
 	rel      wordRelations
-	trans    []string
 }
 
 func expansionsOf(term string) expansions {
-	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term), trans: translationsOf(term)}
+	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term)}
 }
 
 func (m *termMemo) get(w string) (*wordEntry, bool) {

@@ -24,7 +24,7 @@ var WordNetLicense string
 
 // wordRelations are one stem's relations in the WordNet table.
 type wordRelations struct {
-	derived  []string // the same idea as another part of speech: remember, memory
+	derived []string // the same idea as another part of speech: remember, memory
 	// notNoun is the share of the word's use that is not as a noun
 	// (as a verb, adjective or adverb), in tenths: 10 for find, 9 for
 	// specific, 0 for weather and for words the table lacks.

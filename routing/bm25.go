@@ -65,7 +65,6 @@ func (ix *Index) refresh() {
 	}
 	ix.orderByName()
 	ix.buildInName()
-	ix.buildServers()
 	ix.stale = false
 }
 

@@ -90,8 +90,7 @@ type Index struct {
 	fieldTFs   [][]fieldTF        // by term id, parallel to postings
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
-	stale      bool        // postings' frequencies predate the last change
-	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
+	stale      bool // postings' frequencies predate the last change
 	// order is, by doc id, the doc's place among the live docs by name,
 	// rebuilt by refresh: ties in score are broken by it (see rankKey).
 	// It is kept apart from docs so that ranking reads 4 bytes a doc,

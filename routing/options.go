@@ -38,11 +38,6 @@ type IndexOptions struct {
 	// clauses (see diversify.go): 0 ranks by the whole request alone, 1 by
 	// clause coverage alone; default 0.5, negative turns it off.
 	Diversity float64
-	// ServerWeight is how much an upstream's own score for the request
-	// (its description and its tools' texts as one document, see
-	// server.go) lifts its tools, relative to the best tool's score;
-	// default 0.2, negative turns server scoring off.
-	ServerWeight float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
 	// Off turns heuristics off, for the ablation in routing/eval that
@@ -76,7 +71,6 @@ func (o IndexOptions) withDefaults() IndexOptions {
 	o.SynonymWeight = or(o.SynonymWeight, 0.3)
 	o.BigramWeight = or(o.BigramWeight, 0.4)
 	o.Diversity = or(o.Diversity, 0.5)
-	o.ServerWeight = or(o.ServerWeight, 0.2)
 	return o
 }
 

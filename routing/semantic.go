@@ -583,10 +583,12 @@ func (c *queryLRU) put(query string, vec []float32) {
 //	(1 - weightSemantic) × lexical score + weightSemantic × semantic score
 //
 // of its two calibrated scores, a tool missing from a list counting 0
-// there (pass every semantic hit, k <= 0, so that missing means
-// unrelated). weightSemantic is clamped to [0, 1]; 0.5 weighs both
-// equally. Raw is the fused score too: the fusion has no raw scale of its
-// own. A name repeated within one list keeps its best score.
+// there: each list is an arm's top N, and a tool past an arm's top N is
+// as good as unrelated there. weightSemantic is clamped to [0, 1]; 0.5
+// weighs both equally. A name repeated within one list keeps its best
+// score. What the lexical arm says of the request and of each tool's
+// match (Raw, Words, Matched, Foreign, Matches, Request) is kept, so
+// that abstention reads the same evidence with embeddings as without.
 //
 // Why a convex combination and not reciprocal-rank fusion: RRF sees only
 // ranks, so the top tool of a query that matches nothing scores as high
@@ -602,25 +604,27 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
 	type pair struct {
 		lex, sem, cov float64
-		matches       uint64
+		hit           Hit // the lexical hit, for its evidence
 	}
 	scores := map[string]*pair{}
 	at := func(name string) *pair {
 		p := scores[name]
 		if p == nil {
-			p = &pair{}
+			p = &pair{hit: Hit{Name: name}}
 			scores[name] = p
 		}
 		return p
 	}
 	var req *RequestWords // what the lexical side says of the request
+	foreign := 0
 	for _, h := range lexical {
 		p := at(h.Name)
-		p.lex = max(p.lex, clampScore(h.Score))
+		if s := clampScore(h.Score); s > p.lex {
+			p.lex, p.hit = s, h
+		}
 		p.cov = max(p.cov, clampScore(h.Coverage))
-		p.matches |= h.Matches
 		if h.Request != nil {
-			req = h.Request
+			req, foreign = h.Request, h.Foreign
 		}
 	}
 	for _, h := range semantic {
@@ -628,11 +632,14 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		p.sem = max(p.sem, clampScore(h.Score))
 	}
 	out := make([]Hit, 0, len(scores))
-	for name, p := range scores {
-		f := (1-w)*p.lex + w*p.sem
+	for _, p := range scores {
+		h := p.hit
+		h.Score = (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much
 		// of the request the tool's text says, as the embedding sees it.
-		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Request: req, Matches: p.matches})
+		h.Coverage = (1-w)*p.cov + w*p.sem
+		h.Request, h.Foreign = req, foreign
+		out = append(out, h)
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

@@ -30,7 +30,6 @@ var ablations = []ablation{
 	{name: "-synonyms", index: routing.IndexOptions{SynonymWeight: -1}},
 	{name: "-bigrams", index: routing.IndexOptions{BigramWeight: -1}},
 	{name: "-diversify", index: routing.IndexOptions{Diversity: -1}},
-	{name: "-servers", index: routing.IndexOptions{ServerWeight: -1}},
 	{name: "-stemming", index: routing.IndexOptions{Tokenizer: routing.TokenizerOptions{NoStem: true}}},
 	{name: "-commitment", router: routing.RouterOptions{AbstainCommitment: -1}},
 	{name: "-advice", router: routing.RouterOptions{AbstainAdvice: -1}},

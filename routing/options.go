@@ -51,10 +51,11 @@ type Heuristics uint16
 
 // The heuristics IndexOptions.Off can turn off.
 const (
-	OffValues    Heuristics = 1 << iota // files, addresses and names read as values (request.go)
-	OffOperators                        // arithmetic and phrases rewritten as operations (request.go)
-	OffDerived                          // WordNet derived forms (wordnet.go)
-	OffNouns                            // non-nouns weighed down (nouns.go)
+	OffValues       Heuristics = 1 << iota // files, addresses and names read as values (request.go)
+	OffOperators                           // arithmetic and phrases rewritten as operations (request.go)
+	OffDerived                             // WordNet derived forms (wordnet.go)
+	OffTranslations                        // words of other languages translated (translate.go)
+	OffNouns                               // non-nouns weighed down (nouns.go)
 )
 
 var (

@@ -27,8 +27,8 @@ type queryTerm struct {
 	// derived: a synonym that is the word as another part of speech
 	// (remember, memory), matched as the word itself (see lookUpGroup).
 	derived bool
-	// fallback: a derived form, looked up only when the catalog does not
-	// know the word itself.
+	// fallback: a derived form or a translation, looked up only when the
+	// catalog does not know the word itself.
 	fallback bool
 	// ex, for a word, is its expansions as the tokenizer kept them; nil
 	// when it kept none (they are then looked up).
@@ -195,6 +195,16 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 				put(d, derivedWeight, termSynonym, qt.segs, i)
 				t := &out.terms[len(out.terms)-1]
 				t.derived, t.fallback = true, true
+			}
+			if ix.opts.Off&OffTranslations != 0 {
+				continue
+			}
+			for _, tr := range ex.trans {
+				if _, ok := seen[tr]; !ok {
+					put(tr, translationWeight, termSynonym, qt.segs, i)
+					t := &out.terms[len(out.terms)-1]
+					t.derived, t.fallback = true, true
+				}
 			}
 		}
 	}

@@ -57,14 +57,15 @@ type wordEntry struct {
 }
 
 // expansions are a term's related terms from the built-in tables: the
-// lexicon's synonyms and the WordNet relations.
+// lexicon's synonyms, the WordNet relations and the translations.
 type expansions struct {
 	synonyms []string
 	rel      wordRelations
+	trans    []string
 }
 
 func expansionsOf(term string) expansions {
-	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term)}
+	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term), trans: translationsOf(term)}
 }
 
 func (m *termMemo) get(w string) (*wordEntry, bool) {

@@ -26,6 +26,7 @@ var ablations = []ablation{
 	{name: "-values", index: routing.IndexOptions{Off: routing.OffValues}},
 	{name: "-operators", index: routing.IndexOptions{Off: routing.OffOperators}},
 	{name: "-derived", index: routing.IndexOptions{Off: routing.OffDerived}},
+	{name: "-translations", index: routing.IndexOptions{Off: routing.OffTranslations}},
 	{name: "-nouns", index: routing.IndexOptions{Off: routing.OffNouns}},
 	{name: "-synonyms", index: routing.IndexOptions{SynonymWeight: -1}},
 	{name: "-bigrams", index: routing.IndexOptions{BigramWeight: -1}},
@@ -39,7 +40,8 @@ var ablations = []ablation{
 
 // ablationSample is about how many requests of each large set
 // TestAblation routes, evenly spaced (as TestBenchBelt samples); etom's
-// level-4 and infeasible requests are routed in full (103 and 91).
+// level-4 and infeasible requests are routed in full (103 and 91), and so
+// are bfcl's requests in Chinese, Japanese or Korean (20).
 const ablationSample = 600
 
 // ablationSet is one set of requests over one catalog.
@@ -98,6 +100,11 @@ func ablationSets(t *testing.T) []ablationSet {
 	for _, name := range []string{"bfcl", "seal_tools"} {
 		ds := loadDataset(t, name)
 		sets = append(sets, ablationSet{name, ds.tools, sample(ds.queries, ablationSample)})
+		if name == "bfcl" {
+			// People's requests in Chinese, Japanese or Korean, all 20.
+			cjk := slices.DeleteFunc(slices.Clone(ds.queries), func(q Query) bool { return cjkShare(q.Query) == 0 })
+			sets = append(sets, ablationSet{"bfcl cjk", ds.tools, cjk})
+		}
 	}
 	return sets
 }

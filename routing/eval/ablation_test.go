@@ -38,6 +38,42 @@ var ablations = []ablation{
 	{name: "-abstention", router: routing.RouterOptions{AbstainCoverage: -1}},
 }
 
+// sweeps are each tuned constant of the options at half and twice its
+// default (a value past 1 where 1 is the bound is left out), after the
+// ablations, so that the table says whether the default is where the
+// figures peak.
+var sweeps = func() []ablation {
+	var out []ablation
+	w := func(name string, def float64, set func(o *routing.IndexOptions, v float64)) {
+		for _, v := range []float64{def / 2, def * 2} {
+			a := ablation{name: fmt.Sprintf("%s=%g", name, v)}
+			set(&a.index, v)
+			out = append(out, a)
+		}
+	}
+	r := func(name string, def float64, set func(o *routing.RouterOptions, v float64)) {
+		for _, v := range []float64{def / 2, def * 2} {
+			a := ablation{name: fmt.Sprintf("%s=%g", name, v)}
+			set(&a.router, v)
+			out = append(out, a)
+		}
+	}
+	w("w.name", 3, func(o *routing.IndexOptions, v float64) { o.Weights.Name = v })
+	w("w.desc", 1, func(o *routing.IndexOptions, v float64) { o.Weights.Description = v })
+	w("w.params", 1, func(o *routing.IndexOptions, v float64) { o.Weights.ParamNames = v })
+	w("w.paramdesc", 0.5, func(o *routing.IndexOptions, v float64) { o.Weights.ParamDescriptions = v })
+	w("w.domain", 1, func(o *routing.IndexOptions, v float64) { o.Weights.Domain = v })
+	w("k1", 1.2, func(o *routing.IndexOptions, v float64) { o.K1 = v })
+	w("synonyms", 0.3, func(o *routing.IndexOptions, v float64) { o.SynonymWeight = v })
+	w("bigrams", 0.4, func(o *routing.IndexOptions, v float64) { o.BigramWeight = v })
+	w("diversity", 0.5, func(o *routing.IndexOptions, v float64) { o.Diversity = min(v, 1) })
+	r("keep_coverage", routing.DefaultKeepCoverage, func(o *routing.RouterOptions, v float64) { o.KeepCoverage = v })
+	r("abstain_coverage", routing.DefaultAbstainCoverage, func(o *routing.RouterOptions, v float64) { o.AbstainCoverage = v })
+	r("abstain_commitment", routing.DefaultAbstainCommitment, func(o *routing.RouterOptions, v float64) { o.AbstainCommitment = v })
+	r("abstain_advice", routing.DefaultAbstainAdvice, func(o *routing.RouterOptions, v float64) { o.AbstainAdvice = v })
+	return out
+}()
+
 // ablationSample is about how many requests of each large set
 // TestAblation routes, evenly spaced (as TestBenchBelt samples); etom's
 // level-4 and infeasible requests are routed in full (103 and 91), and so
@@ -58,7 +94,8 @@ type ablationRow struct {
 	r1, r5, c5, belt, abst float64
 }
 
-// TestAblation turns each signal and heuristic off in turn and prints
+// TestAblation turns each signal and heuristic off in turn, then sets
+// each tuned constant to half and twice its default, and prints
 // what the router then reaches on every shared set, so that each one's
 // worth is a figure anyone can rerun:
 //
@@ -68,10 +105,11 @@ func TestAblation(t *testing.T) {
 		t.Skip("skipped under -short")
 	}
 	sets := ablationSets(t)
-	rows := make([][]ablationRow, len(ablations))
+	configs := slices.Concat(ablations, sweeps)
+	rows := make([][]ablationRow, len(configs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, a := range ablations {
+	for i, a := range configs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -82,7 +120,7 @@ func TestAblation(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("each signal and heuristic off in turn (R@1/R@5/C@5 of the ranking, belt: R@5 of what one discovery hands over, abst: share abstained on; Δ against the defaults):\n%s", ablationTable(sets, rows))
+	t.Logf("each signal and heuristic off in turn (R@1/R@5/C@5 of the ranking, belt: R@5 of what one discovery hands over, abst: share abstained on; Δ against the defaults):\n%s", ablationTable(configs, sets, rows))
 }
 
 // ablationSets loads every shared set, sampled.
@@ -145,10 +183,10 @@ func candidateNames(cs []routing.Candidate) []string {
 }
 
 // ablationTable prints one line per configuration and set.
-func ablationTable(sets []ablationSet, rows [][]ablationRow) string {
+func ablationTable(configs []ablation, sets []ablationSet, rows [][]ablationRow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %-16s %6s %6s %6s %6s %6s %7s %7s %7s\n", "config", "set (n)", "R@1", "R@5", "C@5", "belt", "abst", "ΔR@5", "ΔC@5", "Δabst")
-	for i, a := range ablations {
+	for i, a := range configs {
 		for j, s := range sets {
 			x, base := rows[i][j], rows[0][j]
 			fmt.Fprintf(&b, "%-14s %-16s %6.3f %6.3f %6.3f %6.3f %6.3f %+7.3f %+7.3f %+7.3f\n", a.name,

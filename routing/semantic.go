@@ -329,14 +329,6 @@ func (s *SemanticIndex) succeed() {
 	}
 }
 
-// Ready reports whether the embedder has worked at least once and has not
-// failed since.
-func (s *SemanticIndex) Ready() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ready
-}
-
 // Search returns the tools ranked by the cosine between query and each
 // tool, best first, ties by name; k <= 0 returns every tool. An empty
 // query or index returns nothing. The query's vector comes from an

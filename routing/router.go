@@ -119,19 +119,10 @@ const (
 	// domain context.
 	DefaultContextSize = 3
 	// DefaultAbstainCoverage trades abstaining on requests no tool serves
-	// against abstaining on ones a tool does. Measured on requests that no
-	// tool of a catalog of real MCP servers serves, on generated requests
-	// that one does, and on people's requests to chat plugins: at 0.35 it
-	// abstains on 86% of the first and 3% of the second, but on 68% of the
-	// third, whose words match tool descriptions far less; at 0.10 on 12%,
-	// 0.1% and 7% (5% with abstention off). People's words matter more.
+	// against abstaining on ones a tool does (figures: docs/routing.md ("What each part of the ranking pays")).
 	DefaultAbstainCoverage = 0.10
 	// DefaultAbstainCommitment is the bound of the commitment check (see
-	// RouterOptions.AbstainCommitment). Measured as DefaultAbstainCoverage
-	// is, with it on: 24% of the requests no tool serves, 0.3% of the
-	// generated requests one does, and 7% of people's requests to chat
-	// plugins (as without it; 8% instead of 4% among a large catalog of
-	// real MCP servers). See commitment.go.
+	// RouterOptions.AbstainCommitment and commitment.go).
 	DefaultAbstainCommitment = 0.002
 	// DefaultAbstainAdvice is the coverage under which a request for
 	// advice or an errand about things the catalog does not know is one
@@ -139,11 +130,6 @@ const (
 	DefaultAbstainAdvice = 0.5
 	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
 	// over whatever its score (see RouterOptions.KeepCoverage).
-	// Measured through one discovery on samples of the benchmark sets, it
-	// lifts what is handed over from R@5 0.540 to 0.638 on people's
-	// requests to chat plugins (the ranking behind it: 0.708), and to
-	// the ranking's R@5 on the others, with a median of 4 tools instead
-	// of 1.
 	DefaultKeepCoverage = 0.10
 	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
 	boundaryPerUpstream = 2

@@ -101,8 +101,8 @@ type ablationRow struct {
 //
 //	go test -run TestAblation -v ./routing/eval/
 func TestAblation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("a measurement: skipped under -short and the race detector")
 	}
 	sets := ablationSets(t)
 	configs := slices.Concat(ablations, sweeps)

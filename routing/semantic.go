@@ -430,11 +430,18 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 			hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
 		}
 	}
-	slices.SortFunc(hits, byScoreThenName)
 	if k > 0 && k < len(hits) {
-		hits = hits[:k]
+		// Only the top k are sorted: those scoring at least the k-th best.
+		scores := make([]float64, len(hits))
+		for i, h := range hits {
+			scores[i] = h.Score
+		}
+		slices.Sort(scores)
+		kth := scores[len(scores)-k]
+		hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Score < kth })
 	}
-	return hits
+	slices.SortFunc(hits, byScoreThenName)
+	return head(hits, k)
 }
 
 // calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,

@@ -40,13 +40,6 @@ type accumulator struct {
 	loss    []float32
 	segLoss [][]float32
 	lossy   []int32
-	// srv holds the upstreams' scores for the request (see server.go),
-	// lift what each lifts its tools by, srvTF a term group's frequency
-	// by upstream and srvTouched the upstreams with a non-zero srvTF.
-	srv        []float32
-	lift       []float32
-	srvTF      []float32
-	srvTouched []int32
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {

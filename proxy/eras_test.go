@@ -350,6 +350,7 @@ func TestStatelessDetourIsLearnedThroughTheHandle(t *testing.T) {
 	if called.IsError {
 		t.Fatal(allText(called))
 	}
+	mem.Close() // the lesson is learned off the call's path
 	again := c.call(t, "request_more_tools", map[string]any{"query": "report how far along the job is"})
 	var d struct{ Tools []routedTool }
 	b, _ := json.Marshal(again.StructuredContent)

@@ -130,6 +130,7 @@ func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
 	if res := c.call(t, "alpha_echo", map[string]any{"text": "x"}); res.IsError {
 		t.Fatal(resultText(res))
 	}
+	mem.Close() // the lesson is learned off the call's path
 	if n := mem.Len(); n != 0 {
 		t.Errorf("lessons after a detour through an outage: %d (%+v), want none", n, mem.List())
 	}

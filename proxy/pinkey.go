@@ -18,9 +18,7 @@ import (
 //   - "url:URL" for a remote server, without the URL's user, password,
 //     query and fragment (which may hold credentials).
 //
-// Arguments holding spaces or quotes are quoted. Pins kept by an earlier
-// version under the upstream's name move to its key when it is first
-// vetted (see [integrity.Store.CheckAs]).
+// Arguments holding spaces or quotes are quoted.
 func PinKey(cfg UpstreamConfig) string {
 	switch cfg.Transport {
 	case TransportBuiltin:

@@ -114,5 +114,6 @@ func fileLessons(t testing.TB) *lessons.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(mem.Close) // before the database closes
 	return mem
 }

@@ -501,13 +501,8 @@ func (s *Server) called(ctx context.Context, name string, ok bool) {
 		return
 	}
 	if eff.Detour != "" && s.lessons != nil {
-		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
-			Principal: principalName(ctx)})
-		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
-			s.logger.Warn("learning from a detour", "tool", name, "err", err)
-		} else if err == nil {
-			s.logger.Info("routing lesson learned from a detour", "tool", name)
-		}
+		s.lessons.Offer(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
+			Principal: principalName(ctx)}) // learned off the response path
 	}
 }
 

@@ -80,16 +80,6 @@ var (
 	ErrCrossOriginRedirect = upstream.ErrCrossOriginRedirect
 )
 
-// AdoptOrphans makes this process a child subreaper, so the processes
-// that stdio upstreams start and abandon stay its descendants (and are
-// found and killed with them), and reaps those orphans as they end, on
-// each SIGCHLD. The gateway calls it once at start; stop ends the reaper.
-// Library users that start processes of their own with os/exec need not
-// call it: the orphan reaper waits only for processes it did not start
-// through this package, and those would include theirs. It does nothing
-// but on Linux.
-func AdoptOrphans() (stop func(), err error) { return upstream.AdoptOrphans() }
-
 // StartWatchdog starts the watchdog that kills this gateway's stdio
 // children and their descendants if the gateway is killed (SIGKILL): the
 // executable at exe (the gateway's own, whose main calls

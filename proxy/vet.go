@@ -26,7 +26,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.CheckAs(key, cfg.Name, tools)
+		verdicts, err = h.opts.Pins.Check(key, tools)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -71,24 +71,17 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	return kept, blocked
 }
 
-// logPinSummary logs one line for the tools pinned for the first time and
-// one for the pins migrated, rather than a line per tool (each tool's hash
-// is at debug level).
+// logPinSummary logs one line for the tools pinned for the first time,
+// rather than a line per tool (each tool's hash is at debug level).
 func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
-	var pinned, migrated []string
+	var pinned []string
 	for name, v := range verdicts {
-		switch v {
-		case integrity.VerdictNew:
+		if v == integrity.VerdictNew {
 			pinned = append(pinned, name)
-		case integrity.VerdictMigrated:
-			migrated = append(migrated, name)
 		}
 	}
 	if len(pinned) > 0 {
 		log.Info(fmt.Sprintf("pinned %d new tools", len(pinned)), "tools", summarizeNames(pinned))
-	}
-	if len(migrated) > 0 {
-		log.Info(fmt.Sprintf("migrated %d tool pins to the hash of their full schemas", len(migrated)), "tools", summarizeNames(migrated))
 	}
 }
 
@@ -112,8 +105,6 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed strin
 		switch v {
 		case integrity.VerdictNew:
 			log.Debug("tool pinned", "hash", pin.Hash[:min(12, len(pin.Hash))])
-		case integrity.VerdictMigrated:
-			log.Debug("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictChanged:
 			log.Error("tool contract changed since it was pinned: blocked until approved",
 				"exposed", exposed, "pending", pin.PendingExcerpt)

@@ -92,6 +92,10 @@ type RouterOptions struct {
 	// Trace, when set, receives each decision as a line of JSON (for
 	// offline analysis); writes are serialised.
 	Trace io.Writer
+	// Resolved says the numeric options are final, their defaults applied
+	// by the caller (the configuration does): a zero is zero, and no
+	// default replaces it.
+	Resolved bool
 }
 
 // Reranker adjusts the scores of ranked tools for a query, by experience.
@@ -161,19 +165,22 @@ func DefaultFusePolicy() fuse.Policy {
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
-	o.TopK = orDefault(o.TopK, DefaultTopK)
-	o.Threshold = orDefault(o.Threshold, DefaultThreshold)
+	if !o.Resolved {
+		o.TopK = orDefault(o.TopK, DefaultTopK)
+		o.Threshold = orDefault(o.Threshold, DefaultThreshold)
+		o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
+		o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
+		o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
+		o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
+		o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
+		o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
+	}
 	if o.SameDomain <= 0 {
 		o.SameDomain = DefaultSameDomain
 	}
 	if o.CrossDomain <= 0 {
 		o.CrossDomain = DefaultCrossDomain
 	}
-	o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
-	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
-	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
-	o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
-	o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -184,7 +191,6 @@ func (o *RouterOptions) defaults() {
 	if o.Lexical == nil {
 		o.Lexical = NewIndex(IndexOptions{})
 	}
-	o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

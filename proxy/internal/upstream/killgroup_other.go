@@ -1,11 +1,11 @@
-//go:build !windows
+//go:build !windows && !linux
 
 package upstream
 
 import "syscall"
 
-// killGroup sends sig to the child's process group.
-func (c *child) killGroup(sig syscall.Signal) {
+// signalTree sends sig to the child's process group.
+func (c *child) signalTree(sig syscall.Signal) {
 	if c.cmd.Process == nil {
 		return
 	}

@@ -519,9 +519,6 @@ func (r Routing) RouterOptions() routing.RouterOptions {
 		SemanticWeight: r.SemanticWeight, AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment,
 		AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage, Resolved: true,
 	}
-	if r.Associations > 0 {
-		opts.Lexical = routing.NewIndex(routing.IndexOptions{AssociationWeight: r.Associations})
-	}
 	if opts.DiscoveryPrefixes == nil {
 		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
 	}

@@ -44,10 +44,7 @@ type Routing struct {
 	AbstainAdvice float64
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
-	KeepCoverage float64
-	// Associations is the weight of the words that co-occur with a
-	// request's words in the catalog's tools; 0 (the default) is off.
-	Associations      float64
+	KeepCoverage      float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
@@ -442,7 +439,6 @@ func routingNumbers(r rawRouting, out *Routing) error {
 		{"abstain_commitment", r.AbstainCommitment, &out.AbstainCommitment, 0, 1, false},
 		{"abstain_advice", r.AbstainAdvice, &out.AbstainAdvice, 0, 1, false},
 		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
-		{"associations", r.Associations, &out.Associations, 0, 1, false},
 		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},
 		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
 		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},

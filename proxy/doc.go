@@ -44,11 +44,11 @@
 // proxy/metatools with the belts of sessions and the handles of the
 // stateless era; it uses the hub and the server through small interfaces
 // and cannot import this package. The server builds them and registers
-// their tools, handing them views of the hub and of itself (metatools.go);
-// plan.go is the executor of plans over the hub.
+// their tools, handing them views of the hub and of itself, and the
+// executor of plans over the hub (metatools.go).
 //
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
-// "did you mean" (catalog.go, suggest.go), the embedding index
+// "did you mean" (catalog.go), the embedding index
 // (indexer.go), edits, restarts and disabled upstreams (hubapply.go), the
 // tools of upstreams still starting (startup.go), and the pipeline of a
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge

@@ -58,12 +58,10 @@ var rooms = map[string]string{
 	"listgate.go":            "server",
 	"sessionseal.go":         "server",
 	"metatools.go":           "server", // the glue of package metatools
-	"plan.go":                "server", // the executor of plans, over the hub
 
 	"hub.go":      "hub",
 	"pipeline.go": "hub",
 	"catalog.go":  "hub",
-	"suggest.go":  "hub",
 	"indexer.go":  "hub",
 	"startup.go":  "hub",
 	"hubapply.go": "hub",

@@ -218,7 +218,7 @@ func startHTTPServer(tb testing.TB, dir string, env []string, bin string, args .
 	select {
 	case u := <-urls:
 		return u, cmd.Process.Pid
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // long for a process under valgrind
 		tb.Fatalf("%s %v reported no address", filepath.Base(bin), args)
 		return "", 0
 	}
@@ -289,7 +289,7 @@ func startClient(tb testing.TB, c *client.Client) *client.Client {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	initCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	initCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // long for a process under valgrind
 	defer cancel()
 	if _, err := c.Initialize(initCtx, mcp.InitializeRequest{}); err != nil {
 		tb.Fatal(err)

@@ -74,25 +74,3 @@ func TestAuditStoreContract(t *testing.T) {
 		}
 	})
 }
-
-// A batch larger than one INSERT statement takes (auditRowsPerInsert) is
-// kept whole and in order, in one Append.
-func TestAuditStoreAppendsABatchOfManyStatements(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
-		st := auditOf(t, b, 1000)
-		var all []audit.Record
-		for i := range 2*auditRowsPerInsert + 3 {
-			all = append(all, auditRec(i))
-		}
-		if err := st.Append(t.Context(), all); err != nil {
-			t.Fatal(err)
-		}
-		got, err := st.Query(t.Context(), audit.Filter{Limit: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(all, got); diff != "" {
-			t.Errorf("a batch of %d (-want +got):\n%s", len(all), diff)
-		}
-	})
-}

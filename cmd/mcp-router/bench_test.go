@@ -318,9 +318,13 @@ func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) 
 				if n >= b.N {
 					return
 				}
+				// A call that never comes back (a process gone without the
+				// client noticing) fails the arm instead of hanging the run.
+				ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
 				start := time.Now()
-				res, err := c.CallTool(b.Context(), req)
+				res, err := c.CallTool(ctx, req)
 				lat[n] = time.Since(start)
+				cancel()
 				if err != nil || res.IsError {
 					b.Errorf("call %s: %v %v", tool, err, res)
 					return

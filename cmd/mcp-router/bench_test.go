@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,8 +212,15 @@ func startHTTPServer(tb testing.TB, dir string, env []string, bin string, args .
 		}
 	}()
 	tb.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		<-scanned
+		// SIGTERM, not SIGINT: a shell's background job starts with
+		// SIGINT ignored, and a process that ignores it never ends.
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-scanned:
+		case <-time.After(time.Minute): // long for a process under valgrind
+			cmd.Process.Kill()
+			<-scanned
+		}
 		cmd.Wait()
 	})
 	select {

@@ -96,7 +96,7 @@ func floorStdio(args []string) error {
 // connection to the host of the URL in args[0]: accept, dial, and copy
 // bytes both ways (io.Copy between TCP connections is splice(2) on
 // Linux), without parsing a byte of HTTP. It runs until the process is
-// interrupted.
+// terminated.
 func floorHTTP(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("http: want one upstream URL, got %q", args)

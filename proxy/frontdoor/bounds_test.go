@@ -172,6 +172,7 @@ func TestBoundDownstreamHTTPStreamsPerSession(t *testing.T) {
 // and none of 32 slow calls is refused.
 func TestBoundHTTPStreamDoesNotCountAgainstCalls(t *testing.T) {
 	g := newGuarded(t, Options{})
+	//lint:ignore SA1019 the standalone GET stream of a 2025-11-25 session is what this test holds open
 	tr, err := transport.NewStreamableHTTP(g.URL, transport.WithContinuousListening(), transport.WithHTTPBasicClient(g.client))
 	if err != nil {
 		t.Fatal(err)

@@ -40,9 +40,9 @@ type IndexOptions struct {
 	Diversity float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
-	// Learned is the table of tool words that request words point to
-	// (learned.go); nil uses the built-in one, learned.txt.
-	Learned *Learned
+	// Learned adds, for each request word it holds, the tool words it
+	// points to (learned.go); nil, the default, adds none.
+	Learned Learned
 	// Off turns heuristics off, for the ablation in routing/eval that
 	// measures what each one pays; the zero value is every one on.
 	Off Heuristics
@@ -59,7 +59,6 @@ const (
 	OffDerived                             // WordNet derived forms (wordnet.go)
 	OffTranslations                        // words of other languages translated (translate.go)
 	OffNouns                               // non-nouns weighed down (nouns.go)
-	OffLearned                             // the learned table's targets added (learned.go)
 )
 
 var (
@@ -76,12 +75,6 @@ func (o IndexOptions) withDefaults() IndexOptions {
 	o.SynonymWeight = or(o.SynonymWeight, 0.3)
 	o.BigramWeight = or(o.BigramWeight, 0.4)
 	o.Diversity = or(o.Diversity, 0.5)
-	if o.Learned == nil {
-		o.Learned = builtinLearned()
-	}
-	if o.Off&OffLearned != 0 {
-		o.Learned = nil
-	}
 	return o
 }
 

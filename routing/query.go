@@ -195,11 +195,7 @@ func (ix *Index) expand(ts *termSet, words []queryTerm) {
 		for _, syn := range ex.synonyms {
 			ts.put(syn, sw, termSynonym, qt.segs, i)
 		}
-		for _, v := range ix.opts.Learned.of(qt.term) {
-			if _, ok := ts.seen[v]; !ok {
-				ts.put(v, learnedWeight, termSynonym, qt.segs, i)
-			}
-		}
+		ix.addLearned(ts, words, i)
 		var derived, trans []string
 		if ix.opts.Off&OffDerived == 0 {
 			derived = ex.rel.derived

@@ -1,7 +1,10 @@
-// Package learn derives the routing package's learned table (learned.txt)
-// from public requests paired with the tools that serve them: which words
-// of people's requests point to which words of tool texts ("forecast" for
-// a request that says "weather", "recipe" for "cook").
+// Package learn derives a routing.Learned table from public requests
+// paired with the tools that serve them: which words of people's requests
+// point to which words of tool texts ("show" for a request that says
+// "drama", "game" for "multiplayer"). It is the generator the held-out
+// measure in routing/eval (TestLearnedHeldOut) runs on some shared sets
+// and judges on the others; no table learned by it is built in, since
+// none paid on the sets it was not learned from (docs/routing.md).
 //
 // It is a translation table counted over tools, not requests: a request
 // word w points to a tool word v when, of the distinct tools that requests
@@ -14,7 +17,6 @@ package learn
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -29,12 +31,14 @@ type Example struct {
 }
 
 // Options are the table's thresholds; a zero field takes its default.
+// The defaults are the best of the settings TestLearnedHeldOut tried
+// (docs/routing.md).
 type Options struct {
 	MinTools int     // distinct tools that must show a pair; default 3
-	MinShare float64 // share of w's tools that must hold v; default 0.3
-	MinLift  float64 // how much likelier v is among w's tools; default 5
-	PerWord  int     // targets kept per request word, best first; default 3
-	MaxDF    float64 // share of all tools a target may be in at most; default 0.05
+	MinShare float64 // share of w's tools that must hold v; default 0.5
+	MinLift  float64 // how much likelier v is among w's tools; default 10
+	PerWord  int     // targets kept per request word, best first; default 2
+	MaxDF    float64 // share of all tools a target may be in at most; default 0.02
 }
 
 func (o Options) withDefaults() Options {
@@ -42,24 +46,18 @@ func (o Options) withDefaults() Options {
 		o.MinTools = 3
 	}
 	if o.MinShare == 0 {
-		o.MinShare = 0.3
+		o.MinShare = 0.5
 	}
 	if o.MinLift == 0 {
-		o.MinLift = 5
+		o.MinLift = 10
 	}
 	if o.PerWord == 0 {
-		o.PerWord = 3
+		o.PerWord = 2
 	}
 	if o.MaxDF == 0 {
-		o.MaxDF = 0.05
+		o.MaxDF = 0.02
 	}
 	return o
-}
-
-// Entry is one request word and the tool words it points to, best first.
-type Entry struct {
-	Word    string
-	Targets []string
 }
 
 // counts are the tool-level statistics Learn draws the table from.
@@ -70,19 +68,18 @@ type counts struct {
 }
 
 // Learn derives the table from examples.
-func Learn(examples []Example, opts Options) []Entry {
+func Learn(examples []Example, opts Options) routing.Learned {
 	opts = opts.withDefaults()
 	c := count(examples)
-	var out []Entry
+	out := routing.Learned{}
 	for w, tools := range c.wordTools {
 		if len(tools) < opts.MinTools {
 			continue
 		}
-		if e, ok := c.entry(w, tools, opts); ok {
-			out = append(out, e)
+		if targets := c.targets(w, tools, opts); len(targets) > 0 {
+			out[w] = targets
 		}
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Word, b.Word) })
 	return out
 }
 
@@ -114,8 +111,8 @@ func count(examples []Example) counts {
 	return c
 }
 
-// entry returns w's targets, when it has any.
-func (c counts) entry(w string, tools map[string]bool, opts Options) (Entry, bool) {
+// targets returns the tool words w points to, best first.
+func (c counts) targets(w string, tools map[string]bool, opts Options) []string {
 	support := map[string]int{}
 	for key := range tools {
 		for v := range c.toolWords[key] {
@@ -136,33 +133,12 @@ func (c counts) entry(w string, tools map[string]bool, opts Options) (Entry, boo
 		}
 		keep = append(keep, scored{v, share * math.Log(lift)})
 	}
-	if len(keep) == 0 {
-		return Entry{}, false
-	}
 	slices.SortFunc(keep, func(a, b scored) int { return cmp.Or(cmp.Compare(b.s, a.s), strings.Compare(a.v, b.v)) })
-	e := Entry{Word: w}
+	var out []string
 	for _, k := range keep[:min(len(keep), opts.PerWord)] {
-		e.Targets = append(e.Targets, k.v)
+		out = append(out, k.v)
 	}
-	return e, true
-}
-
-// Format writes entries as the routing package reads them: after header
-// (each of its lines a # comment), one line a word,
-//
-//	word <TAB> targets separated by spaces
-func Format(header string, entries []Entry) string {
-	var b strings.Builder
-	for line := range strings.Lines(header) {
-		fmt.Fprintf(&b, "# %s", line)
-	}
-	if header != "" && !strings.HasSuffix(header, "\n") {
-		b.WriteByte('\n')
-	}
-	for _, e := range entries {
-		fmt.Fprintf(&b, "%s\t%s\n", e.Word, strings.Join(e.Targets, " "))
-	}
-	return b.String()
+	return out
 }
 
 // Examples pairs each request of queries with its gold tools, found in

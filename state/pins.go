@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -13,12 +14,28 @@ func (db *DB) Pins() integrity.PinStore { return &sqlPins{db} }
 
 type sqlPins struct{ db *DB }
 
+var _ integrity.UpstreamPinStore = (*sqlPins)(nil)
+
 // UpdatePins reads every pin in one write transaction, lets change edit
 // them, and writes the pins change added, changed or removed.
 func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
+	return s.update(nil, change)
+}
+
+// UpdateUpstreamPins is UpdatePins over the pins of upstreams only.
+func (s *sqlPins) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
+	if upstreams == nil {
+		upstreams = []string{}
+	}
+	return s.update(upstreams, change)
+}
+
+// update is UpdatePins over the pins of upstreams, or every pin when
+// upstreams is nil.
+func (s *sqlPins) update(upstreams []string, change func(integrity.Pins) bool) error {
 	ctx := context.Background() // the PinStore interface has no context: its callers (the hub's vetting) have none
 	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		before, err := readPins(ctx, tx)
+		before, err := readPins(ctx, tx, upstreams)
 		if err != nil {
 			return err
 		}
@@ -34,8 +51,19 @@ func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
 	return nil
 }
 
-func readPins(ctx context.Context, tx *sql.Tx) (integrity.Pins, error) {
-	rows, err := tx.QueryContext(ctx, selectPins)
+// readPins reads the pins of upstreams, or every pin when upstreams is nil.
+func readPins(ctx context.Context, tx *sql.Tx, upstreams []string) (integrity.Pins, error) {
+	query, args := selectPins, []any{}
+	if upstreams != nil {
+		if len(upstreams) == 0 {
+			return integrity.Pins{}, nil
+		}
+		query += ` WHERE upstream IN (?` + strings.Repeat(`, ?`, len(upstreams)-1) + `)`
+		for _, u := range upstreams {
+			args = append(args, u)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,10 @@ type Catalog struct {
 	AppOnly []Tool
 
 	byName map[string]int
+	// named indexes Tools by lower-cased exposed and own name, and
+	// contracts holds their contracts, for vetting and shadowing checks.
+	named     map[string][]int32
+	contracts contracts
 }
 
 // appOnlyTool looks name up among the tools meant for apps only.
@@ -167,9 +171,15 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 		c.addResources(o)
 	}
 	slices.SortFunc(c.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	c.named = make(map[string][]int32, 2*len(c.Tools))
 	for i, t := range c.Tools {
 		c.byName[t.Name] = i
+		c.named[strings.ToLower(t.Name)] = append(c.named[strings.ToLower(t.Name)], int32(i))
+		if own := strings.ToLower(t.Original); own != strings.ToLower(t.Name) {
+			c.named[own] = append(c.named[own], int32(i))
+		}
 	}
+	c.contracts = contractsOf(c.Tools)
 	c.flagCaseVariants(reserved)
 	c.flagShadowing()
 	return c

@@ -492,6 +492,9 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	for _, t := range joining.Listing().Tools {
 		wanted[joining.Config().Prefix+t.Name] = true
 	}
+	if !slices.ContainsFunc(prev.Tools, func(t Tool) bool { return wanted[t.Name] && t.Upstream > joining.Name() }) {
+		return prev // nothing to yield: no copy of the catalog per joiner
+	}
 	kept := &Catalog{}
 	for _, t := range prev.Tools {
 		if wanted[t.Name] && t.Upstream > joining.Name() {

@@ -74,9 +74,8 @@ func (c *Catalog) flagShadowing() {
 		return
 	}
 	set := integrity.NewToolNames(names)
-	have := contractsOf(c.Tools)
 	for _, t := range c.Tools {
-		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName, have); ok {
+		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName, c.contracts); ok {
 			c.Warnings = append(c.Warnings, p)
 		}
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -506,23 +507,24 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 }
 
 // signature summarises what a client sees of a catalog, to skip
-// notifications when a refresh changed nothing.
+// notifications when a refresh changed nothing: a digest, not a copy of
+// every definition.
 func signature(c *Catalog) string {
-	var b strings.Builder
+	b := sha256.New()
 	for _, t := range c.Tools {
 		def, _ := t.Def.MarshalJSON()
 		b.Write(def)
 	}
 	for _, p := range c.Prompts {
-		fmt.Fprintf(&b, "|p:%s:%s", p.Name, p.Def.Description)
+		fmt.Fprintf(b, "|p:%s:%s", p.Name, p.Def.Description)
 	}
 	for _, r := range c.Resources {
-		fmt.Fprintf(&b, "|r:%s", r.Def.URI)
+		fmt.Fprintf(b, "|r:%s", r.Def.URI)
 	}
 	for _, t := range c.Templates {
-		fmt.Fprintf(&b, "|t:%v", t.Def.URITemplate)
+		fmt.Fprintf(b, "|t:%v", t.Def.URITemplate)
 	}
-	return b.String()
+	return string(b.Sum(nil))
 }
 
 // CallTool calls a catalog tool by exposed name. onProgress, when not nil,

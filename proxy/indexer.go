@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -120,9 +121,13 @@ func routingTool(t Tool) routing.Tool {
 		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract}
 }
 
+// toolsSignature is a digest of tools as the router indexes them: held
+// per upstream, a hash rather than the JSON of every tool (a second copy
+// of the catalog).
 func toolsSignature(tools []routing.Tool) string {
-	b, _ := json.Marshal(tools)
-	return string(b)
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(tools)
+	return string(h.Sum(nil))
 }
 
 // RoutingTools returns the catalog's tools as the router indexes them,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,9 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 		b.Fatalf("%d tools in the catalog, want %d (problems: %v)", len(c.Tools), want, c.Problems)
 	}
 	after := heapNow()
+	if path := os.Getenv("START_HEAP_PROFILE"); path != "" { // what the gateway holds once searchable
+		writeHeapProfile(b, path)
+	}
 	return took, float64(after.HeapInuse) - float64(before.HeapInuse), float64(after.TotalAlloc - before.TotalAlloc)
 }
 
@@ -184,4 +188,15 @@ func heapNow() runtime.MemStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -59,6 +59,9 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		}
 		kept = append(kept, t)
 	}
+	if len(kept) == len(tools) {
+		kept = tools // nothing blocked: the listing holds one copy of the tools
+	}
 	logPinSummary(findings, verdicts)
 	if pinsOK {
 		// Recorded for the pins CLI, which runs in another process.

@@ -422,7 +422,9 @@ func (p Pin) ShownContract() string {
 
 // List returns every pin, sorted by upstream and tool, as of the last Open,
 // Check or approval in this process. The pins CLI opens the store and
-// lists it.
+// lists it. With an [UpstreamPinStore], the pins of an upstream checked,
+// held or approved since Open lack their contract texts (Contract and
+// PendingContract): open the store again to show them.
 func (s *Store) List() []Pin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -514,13 +516,24 @@ func (s *Store) update(scope []string, change func(Pins) bool) error {
 		s.upstreams = Pins{}
 	}
 	for _, u := range scope {
+		delete(s.upstreams, u)
 		if len(latest[u]) > 0 {
-			s.upstreams[u] = latest[u]
-		} else {
-			delete(s.upstreams, u)
+			s.upstreams[u] = withoutContracts(latest[u])
 		}
 	}
 	return nil
+}
+
+// withoutContracts is pins without their contract texts, which a gateway
+// vetting tools never reads (it compares hashes) and which are the bulk
+// of a pin: the pins CLI, doctor and console open the store and list it
+// whole, texts included.
+func withoutContracts(pins map[string]Record) map[string]Record {
+	for tool, rec := range pins {
+		rec.Contract, rec.PendingContract = "", ""
+		pins[tool] = rec
+	}
+	return pins
 }
 
 // Hold records why the upstream's tools in held are held back although

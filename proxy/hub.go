@@ -493,7 +493,11 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	for _, t := range joining.Listing().Tools {
 		wanted[joining.Config().Prefix+t.Name] = true
 	}
-	if !slices.ContainsFunc(prev.Tools, func(t Tool) bool { return wanted[t.Name] && t.Upstream > joining.Name() }) {
+	yields := false
+	for i := range prev.Tools {
+		yields = yields || wanted[prev.Tools[i].Name] && prev.Tools[i].Upstream > joining.Name()
+	}
+	if !yields {
 		return prev // nothing to yield: no copy of the catalog per joiner
 	}
 	kept := &Catalog{}

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"log/slog"
 	"maps"
 	"slices"
@@ -123,10 +122,21 @@ func routingTool(t Tool) routing.Tool {
 
 // toolsSignature is a digest of tools as the router indexes them: held
 // per upstream, a hash rather than the JSON of every tool (a second copy
-// of the catalog).
+// of the catalog). A tool's contract stands for its description and
+// schema, which it hashes, so they are not encoded again at each rebuild.
 func toolsSignature(tools []routing.Tool) string {
 	h := sha256.New()
-	_ = json.NewEncoder(h).Encode(tools)
+	for _, t := range tools {
+		for _, f := range []string{t.Name, t.Upstream, t.Domain, t.Original, t.Server, t.Contract} {
+			h.Write([]byte(f))
+			h.Write([]byte{0})
+		}
+		if t.Contract == "" {
+			h.Write([]byte(t.Description))
+			h.Write([]byte{0})
+			h.Write(t.InputSchema)
+		}
+	}
 	return string(h.Sum(nil))
 }
 

@@ -23,7 +23,10 @@
 // "$$<<" is a literal "$<<". A "$<<" with no ">>" after it is literal, and
 // so is any text without "$<<" ("$5", "#E1", "$<"). A "$<<...>>" whose
 // inside is not a step id with an optional path is a validation error, not
-// silently literal text. References are read in the plan's string values,
+// silently literal text. So is the seeds' "${{id}}" (or "${{id.path}}",
+// written tight): it is refused with a pointer to "$<<id>>", never passed on
+// literally; "$${{" is a literal "${{", and a spaced "${{ expr }}" (as in
+// GitHub Actions) is text. References are read in the plan's string values,
 // at any depth, but never in object keys.
 //
 // A step's value is its structuredContent, else its text content parsed as

@@ -83,19 +83,19 @@ type Executor struct {
 
 // New returns an Executor with the defaults applied. It does no I/O.
 func New(opts Options) *Executor {
-	orInt(&opts.MaxSteps, DefaultMaxSteps)
-	orInt(&opts.MaxArgBytes, DefaultMaxArgBytes)
-	orInt(&opts.MaxParallel, DefaultMaxParallel)
-	orInt(&opts.PerUpstream, DefaultPerUpstream)
-	orInt(&opts.ForeachWidth, DefaultForeachWidth)
-	orInt(&opts.MaxTextBytes, DefaultMaxTextBytes)
-	orInt(&opts.MaxExpandedBytes, DefaultMaxExpandedBytes)
-	orInt(&opts.MaxForeachItems, DefaultMaxForeachItems)
-	orInt(&opts.MaxCalls, DefaultMaxCalls)
-	orInt(&opts.MaxResultBytes, DefaultMaxResultBytes)
-	orDuration(&opts.StepTimeout, DefaultStepTimeout)
-	orDuration(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
-	orDuration(&opts.MaxDeadline, DefaultMaxDeadline)
+	orDefault(&opts.MaxSteps, DefaultMaxSteps)
+	orDefault(&opts.MaxArgBytes, DefaultMaxArgBytes)
+	orDefault(&opts.MaxParallel, DefaultMaxParallel)
+	orDefault(&opts.PerUpstream, DefaultPerUpstream)
+	orDefault(&opts.ForeachWidth, DefaultForeachWidth)
+	orDefault(&opts.MaxTextBytes, DefaultMaxTextBytes)
+	orDefault(&opts.MaxExpandedBytes, DefaultMaxExpandedBytes)
+	orDefault(&opts.MaxForeachItems, DefaultMaxForeachItems)
+	orDefault(&opts.MaxCalls, DefaultMaxCalls)
+	orDefault(&opts.MaxResultBytes, DefaultMaxResultBytes)
+	orDefault(&opts.StepTimeout, DefaultStepTimeout)
+	orDefault(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
+	orDefault(&opts.MaxDeadline, DefaultMaxDeadline)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -103,13 +103,8 @@ func New(opts Options) *Executor {
 	return &Executor{opts: opts, log: log}
 }
 
-func orInt(v *int, def int) {
-	if *v <= 0 {
-		*v = def
-	}
-}
-
-func orDuration(v *time.Duration, def time.Duration) {
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}

@@ -12,8 +12,14 @@ const (
 	refOpen    = "$<<"
 	refClose   = ">>"
 	refEscaped = "$$<<"
-	refKey     = "$ref"
-	refPathKey = "path"
+	// The seeds' syntax ${{var}}, which is not ours: written around a
+	// reference it is refused with a pointer to $<<var>>, never passed on
+	// literally; "$${{" is a literal "${{".
+	seedOpen    = "${{"
+	seedClose   = "}}"
+	seedEscaped = "$${{"
+	refKey      = "$ref"
+	refPathKey  = "path"
 
 	// Names available in the arguments of a foreach step.
 	itemName  = "item"
@@ -35,8 +41,8 @@ type part struct {
 }
 
 // parseText splits s into literal text and references, turning "$$<<" into
-// a literal "$<<". Literal text comes back merged, so a string without
-// references is one part.
+// a literal "$<<" and "$${{" into a literal "${{". Literal text comes back
+// merged, so a string without references is one part.
 func parseText(s string) ([]part, error) {
 	var parts []part
 	var lit strings.Builder
@@ -59,6 +65,15 @@ func parseText(s string) ([]part, error) {
 		case strings.HasPrefix(rest, refEscaped):
 			lit.WriteString(refOpen)
 			i += len(refEscaped)
+		case strings.HasPrefix(rest, seedEscaped):
+			lit.WriteString(seedOpen)
+			i += len(seedEscaped)
+		case strings.HasPrefix(rest, seedOpen):
+			if err := seedRef(rest); err != nil {
+				return nil, err
+			}
+			lit.WriteByte('$')
+			i++
 		case strings.HasPrefix(rest, refOpen):
 			end := strings.Index(rest[len(refOpen):], refClose)
 			if end < 0 { // never closed: literal
@@ -82,6 +97,23 @@ func parseText(s string) ([]part, error) {
 	}
 	flush()
 	return parts, nil
+}
+
+// seedRef refuses the seeds' ${{var}} at the start of s when its inside
+// is a step id with an optional path, written tight as the seeds write it.
+// "${{ github.sha }}" (a GitHub Actions expression, spaced) stays literal
+// text, and so does an unclosed "${{".
+func seedRef(s string) error {
+	end := strings.Index(s[len(seedOpen):], seedClose)
+	if end < 0 {
+		return nil
+	}
+	body := s[len(seedOpen) : len(seedOpen)+end]
+	if _, err := parseRef(body); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%q is not this gateway's reference syntax: write \"$<<%s>>\" for the value of step %q (or \"$${{\" for a literal \"${{\")",
+		s[:len(seedOpen)+end+len(seedClose)], body, strings.SplitN(body, ".", 2)[0])
 }
 
 // parseRef reads "id" or "id.seg.seg" (the inside of $<<...>>).

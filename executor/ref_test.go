@@ -37,6 +37,11 @@ func TestParseText(t *testing.T) {
 		{name: "bad id", in: "$<<1a>>", err: `"$<<1a>>" is not a reference`},
 		{name: "spaces are not an id", in: "use $<< and >> here", err: "is not a step id"},
 		{name: "empty segment", in: "$<<a..b>>", err: "empty path segment"},
+		{name: "the seeds' syntax is refused", in: "${{sin_result}}", err: `"${{sin_result}}" is not this gateway's reference syntax: write "$<<sin_result>>"`},
+		{name: "the seeds' syntax with a path, inside text", in: "x=${{a.result}}!", err: `write "$<<a.result>>" for the value of step "a"`},
+		{name: "escaped seeds' syntax is literal", in: "$${{a}}", want: []part{lit("${{a}}")}},
+		{name: "a spaced GitHub expression is literal", in: "sha: ${{ github.sha }}", want: []part{lit("sha: ${{ github.sha }}")}},
+		{name: "an unclosed ${{ is literal", in: "${{a", want: []part{lit("${{a")}},
 		{name: "bracket index is not the syntax", in: "$<<a.items[0]>>", want: []part{r("a", "items[0]")}},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,14 @@ func TestValidateProblems(t *testing.T) {
 			want: []string{`step "b": args.value.query: reference to unknown step "serch"`},
 		},
 		{
+			name: "the seeds' ${{var}} syntax, refused with the step, the field and our syntax",
+			plan: Plan{Steps: []Step{
+				step("sin_result", "echo", map[string]any{"value": 1.57}),
+				step("q", "echo", map[string]any{"value": "${{sin_result}}"}),
+			}},
+			want: []string{`step "q": args.value: "${{sin_result}}" is not this gateway's reference syntax: write "$<<sin_result>>" for the value of step "sin_result" (or "$${{" for a literal "${{")`},
+		},
+		{
 			name: "cycle with its path",
 			plan: Plan{Steps: []Step{
 				step("a", "echo", map[string]any{"value": "$<<c.value>>"}),

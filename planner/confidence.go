@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Levels of a decision's confidence, by the thresholds.
@@ -79,7 +80,8 @@ func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
 //     request came with context (1 or 0), and the model's own confidence,
 //     its judgement that the intent is clear and the values are at hand.
 //   - tool_success_rate: the session's recent tool success rate; 1 when
-//     unknown (no tools used yet).
+//     unknown (no tools used yet), and for REASON_ONLY, which uses no tool:
+//     earlier failures do not make "Thanks, that helps!" doubtful.
 //   - conflict_detected: the model and the router disagree; see conflict.
 func composite(req Request, a *answer, t thresholds) (float64, map[string]float64) {
 	model, decision := 0.0, ""
@@ -95,12 +97,12 @@ func composite(req Request, a *answer, t thresholds) (float64, map[string]float6
 	}
 	cc := (ctx + model) / 2
 	tsr := req.SuccessRate
-	if !(tsr >= 0) { // negative or NaN: unknown
+	if !(tsr >= 0) || decision == ReasonOnly { // negative or NaN: unknown; or no tool used
 		tsr = 1
 	}
 	tsr = min(tsr, 1)
 	base := wSourceQuality*sq + wQueryComplexity*(1-qc) + wContextCompleteness*cc + wToolSuccessRate*tsr
-	c, conflicted := base, conflict(req.Tools, decision, model, sq, g.tools, t)
+	c, conflicted := base, conflict(req, decision, model, sq, g.tools, t)
 	if conflicted {
 		c *= conflictFactor
 	}
@@ -138,24 +140,51 @@ func sourceQuality(tools []Tool, decision string, used []string) float64 {
 //   - USE_TOOL: one of the model's confidence and the plan's
 //     source_quality is high (>= the high threshold) while the other is low
 //     (< the low threshold), or the plan uses a tool the router ranked
-//     poorly (score < poorScore);
-//   - RETRIEVE and REASON_ONLY: the model is sure no listed tool is
-//     needed (high) while the router rates a candidate high;
-//   - CLARIFY, ESCALATE and no answer: no conflict (their confidence is
-//     capped low anyway).
-func conflict(tools []Tool, decision string, model, sq float64, used []string, t thresholds) bool {
+//     poorly (score < poorScore) that the request does not name (the
+//     router scores a tool against the whole request, so the third step of
+//     "Square of 8, add 10+15, then multiply the results" can score low
+//     while the request names it);
+//   - REASON_ONLY: the model is sure no tool is needed (high) while the
+//     router rates a candidate high;
+//   - RETRIEVE, CLARIFY, ESCALATE and no answer: no conflict. A strong
+//     candidate for a RETRIEVE is where the facts come from (the seeds'
+//     "source quality"), not a contradiction; the others are capped low.
+func conflict(req Request, decision string, model, sq float64, used []string, t thresholds) bool {
 	switch decision {
 	case UseTool:
 		if (model >= t.high && sq < t.low) || (model < t.low && sq >= t.high) {
 			return true
 		}
 		for _, name := range used {
-			if scoreOf(tools, name) < poorScore {
+			if scoreOf(req.Tools, name) < poorScore && !named(req.Query, name) {
 				return true
 			}
 		}
-	case Retrieve, ReasonOnly:
+	case ReasonOnly:
 		return model >= t.high && sq >= t.high
+	}
+	return false
+}
+
+// named reports whether query names tool: a word of the tool's name past
+// its first (the upstream's prefix), of three letters or more, is a word
+// of the query, or its start with a short ending ("squared" names
+// calculator_square).
+func named(query, tool string) bool {
+	parts := words(tool)
+	if len(parts) > 1 {
+		parts = parts[1:]
+	}
+	q := words(query)
+	for _, p := range parts {
+		if len(p) < 3 {
+			continue
+		}
+		for _, w := range q {
+			if strings.HasPrefix(w, p) && len(w)-len(p) <= 3 {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -138,12 +139,62 @@ func checkStructure(steps []step) error {
 		case !isAbsent(s.Args) && !bytes.HasPrefix(bytes.TrimSpace(s.Args), []byte("{")):
 			return fmt.Errorf("step %q: args: want a JSON object", s.ID)
 		}
+		if err := seedSyntax(s); err != nil {
+			return err
+		}
 		ids[s.ID] = true
 	}
 	for _, s := range steps {
 		for _, d := range s.DependsOn {
 			if !ids[d] || d == s.ID {
 				return fmt.Errorf("step %q: depends_on %q: not another step of the plan", s.ID, d)
+			}
+		}
+	}
+	return nil
+}
+
+// seedRef is the seeds' ${{var}} (or ${{var.path}}), written tight; the
+// executor refuses it too. "$${{" is a literal "${{".
+var seedRef = regexp.MustCompile(`\$\{\{([A-Za-z_][A-Za-z0-9_-]{0,63}(?:\.[^.{}\s]+)*)\}\}`)
+
+// seedSyntax refuses the seeds' ${{var}} in a step's args or foreach,
+// naming the step and the field and pointing to $<<var>>: passed on, it
+// would reach the tool as literal text.
+func seedSyntax(s step) error {
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"args", s.Args}, {"foreach", s.Foreach}} {
+		var v any
+		if isAbsent(f.raw) || json.Unmarshal(f.raw, &v) != nil {
+			continue
+		}
+		if err := findSeed(v, f.name); err != nil {
+			return fmt.Errorf("step %q: %w", s.ID, err)
+		}
+	}
+	return nil
+}
+
+func findSeed(v any, path string) error {
+	switch v := v.(type) {
+	case string:
+		for _, m := range seedRef.FindAllStringSubmatchIndex(v, -1) {
+			if m[0] == 0 || v[m[0]-1] != '$' {
+				return fmt.Errorf("%s: %q is not a reference here: write \"$<<%s>>\"", path, v[m[0]:m[1]], v[m[2]:m[3]])
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := findSeed(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if err := findSeed(v[k], path+"."+k); err != nil {
+				return err
 			}
 		}
 	}

@@ -146,6 +146,12 @@ type Request struct {
 // Decision is the planner's answer. Confidence is the composite score,
 // not the model's own; Factors holds every factor of it.
 type Decision struct {
+	// Success is false when the planner reached no decision of its own
+	// (the fallback: no model, an unreachable one, invalid answers) or
+	// when the plan it made ran and a step failed ([Planner.AfterRun]).
+	Success bool `json:"success"`
+	// Query is the request decided about, as given.
+	Query              string             `json:"query"`
 	Decision           string             `json:"decision"` // USE_TOOL | RETRIEVE | REASON_ONLY | CLARIFY | ESCALATE
 	Strategy           string             `json:"strategy"` // SINGLE_TOOL | PARALLEL_TOOLS | SEQUENTIAL_TOOLS | HYBRID_TOOLS for USE_TOOL, else NO_TOOL
 	Confidence         float64            `json:"confidence"`
@@ -178,6 +184,7 @@ const (
 	ReasonModelError     = "response_generation_error" // no model, unreachable, HTTP error, timeout
 	ReasonInvalidAnswer  = "invalid_answer"            // invalid after the retry
 	ReasonInternal       = "internal_error"            // the prompt did not render
+	ReasonToolFailure    = "tool_failure"              // a step of the plan failed when it ran
 )
 
 const (
@@ -193,6 +200,7 @@ func (p *Planner) Decide(ctx context.Context, req Request) Decision {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	d := p.decide(ctx, req)
+	d.Query, d.Success = req.Query, !d.Fallback
 	p.log.Debug("decision", "decision", d.Decision, "strategy", d.Strategy, "confidence", d.Confidence,
 		"level", d.Level, "attempts", d.Attempts, "fallback", d.Fallback, "dur", time.Since(start))
 	return d

@@ -31,6 +31,8 @@ func TestDecideValidPlan(t *testing.T) {
 	// steps, one level); context_completeness (0+0.9)/2 = 0.45;
 	// tool_success_rate unknown = 1. 0.3*0.85 + 0.2*0.85 + 0.3*0.45 + 0.2 = 0.76.
 	want := Decision{
+		Success:         true,
+		Query:           "What is 5 factorial and 16 squared?",
 		Decision:        UseTool,
 		Strategy:        ParallelTools,
 		Confidence:      0.76,
@@ -459,7 +461,7 @@ func TestDecisionJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"decision", "strategy", "confidence", "model_confidence", "reasoning", "plan", "factors", "level", "fallback", "attempts"} {
+	for _, key := range []string{"success", "query", "decision", "strategy", "confidence", "model_confidence", "reasoning", "plan", "factors", "level", "fallback", "attempts"} {
 		if _, ok := got[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, b)
 		}

@@ -2,15 +2,13 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -135,26 +133,9 @@ func TestAuditRecordsUnknownToolBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, _ := mem.Audit().Query(context.Background(), audit.Filter{})
-	if len(recs) != 1 || recs[0].Outcome != string(KindUnknownTool) || len(recs[0].Tool) > maxAuditToolBytes+len("…") ||
+	if len(recs) != 1 || recs[0].Outcome != string(KindUnknownTool) || len(recs[0].Tool) > call.MaxToolBytes+len("…") ||
 		!strings.HasPrefix(recs[0].Tool, "éé") {
-		t.Errorf("records %+v, want one unknown_tool with the name cut to %d bytes", recs, maxAuditToolBytes)
-	}
-}
-
-// jsonSize counts the bytes json.Marshal would give, without keeping them.
-func TestJSONSizeIsMarshalLength(t *testing.T) {
-	res := mcp.NewToolResultText(`<b>"quoted" & more</b> ünïcode`)
-	for _, v := range []any{res, map[string]any{"a": []int{1, 2}}, "x", json.RawMessage(`{"raw":1}`)} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := jsonSize(v); got != len(b) {
-			t.Errorf("jsonSize(%T): got %d, want %d", v, got, len(b))
-		}
-	}
-	if got := jsonSize(nil); got != 0 {
-		t.Errorf("jsonSize(nil): got %d, want 0", got)
+		t.Errorf("records %+v, want one unknown_tool with the name cut to %d bytes", recs, call.MaxToolBytes)
 	}
 }
 

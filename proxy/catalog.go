@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/editdist"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -93,6 +95,12 @@ func (c *Catalog) appOnlyTool(name string) (Tool, bool) {
 		return Tool{}, false
 	}
 	return c.AppOnly[i], true
+}
+
+// Has reports whether the catalog has a tool of that exposed name.
+func (c *Catalog) Has(name string) bool {
+	_, ok := c.Tool(name)
+	return ok
 }
 
 // Tool looks a tool up by exposed name.
@@ -305,4 +313,139 @@ func (c *Catalog) Prompt(name string) (Prompt, bool) {
 		return Prompt{}, false
 	}
 	return c.Prompts[i], true
+}
+
+// maxNameLen is the longest tool name a client accepts (namePattern).
+const maxNameLen = 64
+
+// exposedPrefix is the prefix the tool names of the upstream u get (its prompts
+// always get Prefix): Prefix, except a
+// default prefix ("<name>_") that every one of its tools already starts
+// with, which is not added again (slack_post_message rather than
+// slack_slack_post_message). A prefix the configuration set is always
+// used.
+func exposedPrefix(u UpstreamConfig, tools []mcp.Tool) string {
+	if !u.DefaultPrefix || u.Prefix == "" || len(tools) == 0 {
+		return u.Prefix
+	}
+	for _, t := range tools {
+		if !strings.HasPrefix(t.Name, u.Prefix) {
+			return u.Prefix
+		}
+	}
+	return ""
+}
+
+// longestName is the length of the longest tool name in tools.
+func longestName(tools []mcp.Tool) int {
+	n := 0
+	for _, t := range tools {
+		n = max(n, len(t.Name))
+	}
+	return n
+}
+
+// prefixAdvice says, for an exposed name that does not fit a client's
+// limit, which prefix would: the longest that keeps every tool of the
+// upstream (whose longest own name is longest) within 64 characters, or
+// none. It is "" when the name is invalid for another reason.
+func prefixAdvice(cfg UpstreamConfig, own, name string, longest int) string {
+	if len(name) <= maxNameLen {
+		return ""
+	}
+	if !namePattern.MatchString(own) {
+		return fmt.Sprintf("; the tool's own name is %d characters, so no prefix makes it fit: leave it out with upstreams.%s.tools.deny",
+			len(own), cfg.Name)
+	}
+	fit := maxNameLen - longest
+	if fit < 2 || cfg.Prefix == "" {
+		return fmt.Sprintf(`; set upstreams.%s.prefix: "" to expose it as %q`, cfg.Name, own)
+	}
+	short := strings.TrimRight(cfg.Prefix, "_-.")
+	short = short[:min(len(short), fit-1)] + "_"
+	return fmt.Sprintf(`; the prefix %q is %d characters and the longest tool name of upstream %s is %d: `+
+		`a prefix of at most %d characters fits every tool, e.g. upstreams.%s.prefix: %q (or prefix: "")`,
+		cfg.Prefix, len(cfg.Prefix), cfg.Name, longest, fit, cfg.Name, short)
+}
+
+// appOnly reports a tool its server marks for its app's interface only:
+// _meta.ui.visibility (MCP Apps) is an array without "model".
+func appOnly(t mcp.Tool) bool {
+	if t.Meta == nil {
+		return false
+	}
+	ui, ok := t.Meta.AdditionalFields["ui"].(map[string]any)
+	if !ok {
+		return false
+	}
+	switch vis := ui["visibility"].(type) {
+	case []any: // decoded from JSON
+		return !slices.Contains(vis, any("model"))
+	case []string: // an in-process server's own value
+		return !slices.Contains(vis, "model")
+	}
+	return false
+}
+
+// Bounds of Catalog.Suggest.
+const (
+	maxSuggestions = 3
+	// maxSuggestName is the longest unknown name looked up; a longer one
+	// is no tool name and gets no suggestion (edit distance is quadratic).
+	maxSuggestName = 2 * maxNameLen
+)
+
+// Suggest returns up to three catalog tool names close to name, for a "did
+// you mean": first the tools whose own name name is or ends with, across
+// prefixes (read_file or files_read_file finds fs_read_file and
+// notes_read_file), then the names within a few edits of it, closest
+// first.
+func (c *Catalog) Suggest(name string) []string {
+	if c == nil || name == "" || len(name) > maxSuggestName {
+		return nil
+	}
+	type match struct {
+		name        string
+		class, dist int
+	}
+	lower := strings.ToLower(name)
+	limit := max(2, len(name)/3)
+	var found []match
+	for _, t := range c.Tools {
+		own := strings.ToLower(t.Original)
+		if own == lower || strings.HasSuffix(lower, "_"+own) {
+			found = append(found, match{t.Name, 0, editdist.Distance(lower, strings.ToLower(t.Name), maxSuggestName)})
+			continue
+		}
+		if d := editdist.Distance(lower, strings.ToLower(t.Name), limit); d <= limit {
+			found = append(found, match{t.Name, 1, d})
+		}
+	}
+	slices.SortFunc(found, func(a, b match) int {
+		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.dist, b.dist), strings.Compare(a.name, b.name))
+	})
+	out := make([]string, 0, min(len(found), maxSuggestions))
+	for _, m := range found[:min(len(found), maxSuggestions)] {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+// explainUnknown is what follows "unknown tool" for a name not in the
+// catalog: why the model is not offered a tool of that name (its server
+// keeps it for its app), or the closest names; "" when there is nothing
+// to say.
+func (c *Catalog) explainUnknown(name string) string {
+	if _, ok := c.appOnlyTool(name); ok {
+		return ": " + ErrAppOnly.Error()
+	}
+	return didYouMean(c.Suggest(name))
+}
+
+// didYouMean is the "; did you mean ...?" ending for an unknown name, or "".
+func didYouMean(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", strings.Join(names, ", "))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 

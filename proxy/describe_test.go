@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/proxy/metatools"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -50,7 +51,7 @@ func TestDescribeToolsGivesFullSchemasDiscoveryStaysCompact(t *testing.T) {
 				"no tools":     {},
 				"not a list":   {"tools": "beta_echo"},
 				"not a name":   {"tools": []any{"has space"}},
-				"too many":     {"tools": manyNames(maxDescribed + 1)},
+				"too many":     {"tools": manyNames(20 + 1)},
 				"only unknown": {"tools": []any{"nobody_tool"}},
 			} {
 				if res := c.call(t, "describe_tools", args); !res.IsError {
@@ -172,7 +173,7 @@ func TestCompactDiscoveryTokens(t *testing.T) {
 			t.Logf("compact answer to %q:\n%s", q, resultText(res))
 		}
 		compact += len(resultText(res)) / 4
-		full += len(discoveryText(q, d.Alerts, d.Tools, d.Unknown, true)) / 4
+		full += len(fullDiscovery(d.Alerts, d.Tools, d.Unknown)) / 4
 		request += tokens(map[string]any{"name": "request_more_tools", "arguments": args})
 	}
 	compact, full, request = compact/len(queries), full/len(queries), request/len(queries)
@@ -186,6 +187,36 @@ func TestCompactDiscoveryTokens(t *testing.T) {
 	if breakEven(compact) <= breakEven(full) {
 		t.Errorf("break-even after %d compact discoveries, %d full: compact should last longer", breakEven(compact), breakEven(full))
 	}
+}
+
+// routedTool is a tool in the structuredContent of request_more_tools.
+type routedTool struct {
+	Name         string          `json:"name"`
+	Upstream     string          `json:"upstream"`
+	Domain       string          `json:"domain"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Server       string          `json:"server_description,omitempty"`
+	Alternatives []struct {
+		Name, Upstream string
+	} `json:"alternatives,omitempty"`
+}
+
+// fullDiscovery is a discovery's answer with each tool's whole input
+// schema, as describe_tools shows it.
+func fullDiscovery(alerts []routing.Alert, tools []routedTool, unknown []string) string {
+	var b strings.Builder
+	for _, a := range alerts {
+		b.WriteString(a.Message + "\n\n")
+	}
+	for _, t := range tools {
+		b.WriteString(metatools.FullText(metatools.Tool{Name: t.Name, Upstream: t.Upstream, Server: t.Server,
+			Def: mcp.Tool{Description: t.Description, RawInputSchema: t.InputSchema}}))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(unknown, ", "))
+	}
+	return b.String()
 }
 
 // tokens estimates the tokens of v's JSON as bytes/4.

@@ -9,7 +9,7 @@
 // A client message goes one way, down the rooms below, and its answer
 // comes back up the same path:
 //
-//	front door -> server -> meta-tools / plans -> hub -> upstream -> wire
+//	front door -> server (-> metatools) -> hub -> upstream -> wire
 //
 // The hub never calls the server: it reaches a client only through the
 // [Relay] the server gives it. The upstreams are a package of their own
@@ -26,37 +26,38 @@
 //
 // # Rooms
 //
-// The server: [Server] and [ServerOptions] in server.go; the belt of tools a
-// session sees (belt.go, handle.go for the stateless protocol era), the
+// The server: [Server] and [ServerOptions] in server.go; the
 // hints for clients that search tools themselves (hints.go), per-session
 // rate limits (ratelimit.go), a stdio client's connection: its read loop
-// and workers and its mcp-go session (serve_stdio*.go) and the in-order
-// admission of its calls (stdioorder.go), the ids of calls in flight
-// (inflight.go), the grace period of a disconnected caller (grace.go), and what an upstream asks of a client,
-// sampling and elicitation, passed through (passthrough.go), and the spans
-// of requests and routing decisions (tracing_server.go). Sealed session
-// ids, which any replica sharing the key resumes: sessionseal.go,
-// sessionkey.go.
+// and workers, its mcp-go session and the in-order admission of its calls
+// (serve_stdio*.go), the HTTP side: the ids of calls in flight, the
+// answer to a request whose caller left while it waited, and the health
+// probes (http.go), the grace period of a disconnected caller (grace.go),
+// what an upstream asks of a client, sampling and elicitation, passed
+// through, with completions and resource subscriptions passed to an
+// upstream (passthrough.go), and the spans of requests and routing
+// decisions (tracing.go). Sealed session ids, which any replica sharing
+// the key resumes: sessionseal.go.
 //
-// The meta-tools, the gateway's own tools: request_more_tools
-// (discover.go, with outage.go), call_tool (calltool.go, which
-// also serves a call held while its upstream starts), describe_tools
-// (describe.go), routing_feedback (feedback.go), the bounds on what the
-// model hands them (inputs.go) and the table they all come from
-// (metatools.go).
-//
-// The plans: run_plan (plan.go) and the tools a plan may name
-// (plantools.go); the executor package runs them.
+// The meta-tools, the gateway's own tools (request_more_tools, call_tool,
+// describe_tools, routing_feedback, run_plan, plan), are package
+// proxy/metatools with the belts of sessions and the handles of the
+// stateless era; it uses the hub and the server through small interfaces
+// and cannot import this package. The server builds them and registers
+// their tools, handing them views of the hub and of itself, and the
+// executor of plans over the hub (metatools.go).
 //
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
-// "did you mean" (catalog.go, names.go, suggest.go), the checks of a
-// call's arguments against the tool's schema (argcheck.go), the quotas of
-// each principal (quota.go), the embedding index (indexer.go),
-// completions and resource subscriptions passed to an upstream
-// (requests.go), restarts (restart.go), the tools of upstreams still
-// starting (startup.go), health (health.go), audit records (auditcall.go,
-// and auditsize.go, which counts a result's size without encoding it) and
-// the spans of upstream calls (tracing.go).
+// "did you mean" (catalog.go), the embedding index
+// (indexer.go), edits, restarts and disabled upstreams (hubapply.go), the
+// tools of upstreams still starting (startup.go), and the pipeline of a
+// call (pipeline.go). Each tools/call becomes one [call.Call] at the edge
+// (call.New, from what mcp-go and the front door put in the request's
+// context) and passes through the stages listed once in (*Hub).stages:
+// audit, authorise, start-wait, argcheck, quota, integrity, tracing, then
+// the upstream call. The stages are
+// package proxy/call's, each built from the value or function of the hub
+// it needs; TestPipelineOrder prints their order.
 //
 // The upstreams (internal/upstream): one upstream's life (connect,
 // handshake, call, reconnect behind a breaker), its configuration, the
@@ -72,15 +73,14 @@
 //
 // The front door (proxy/frontdoor): the HTTP checks before a request
 // reaches the MCP server (Host and Origin, tokens and OIDC, sessions'
-// owners, profiles, trusted proxies) and the HTTP server's timeouts; here,
-// only the answer to a request whose caller left while it waited
-// (unanswered.go).
+// owners, profiles, trusted proxies) and the HTTP server's timeouts.
 //
 // Integrity, the glue between the hub and proxy/integrity: tool pins and
-// poisoning scans of listings (vet.go, shadow.go), and screening of
-// results and upstream errors (resultscan.go).
+// poisoning scans of listings and the identity pins are kept under (vet.go,
+// shadow.go), and screening of results and upstream errors
+// (resultscan.go).
 //
-// What every room uses: who is calling, the principal and the session of
-// a context (caller.go), failure kinds and sentinels (errors.go),
-// Prometheus series (metrics.go) and the recent call log (calllog.go).
+// What every room uses: failure kinds and sentinels, with the re-exported
+// upstream API (upstream_api.go), and the Prometheus series and the recent
+// call log (metrics.go).
 package proxy

@@ -206,35 +206,6 @@ func TestMetaToolsSayUpstreamStartingPastTheWait(t *testing.T) {
 	}
 }
 
-// A discovery waits for the starting upstreams it may be for: those whose
-// description matches its words (scored as the router scores a tool),
-// that it names, or whose tools it needs; not the others.
-func TestDiscoveryWaitsForTheStartingUpstreamsItMayBeFor(t *testing.T) {
-	weather := hungStdio("weather")
-	weather.Description = "Weather forecasts: temperature and rain for any city"
-	notes := hungStdio("notes")
-	notes.Description = "My personal notes and journal"
-	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{weather, notes}}) // not launched: both on their first attempt
-	for _, tc := range []struct {
-		req  routing.Request
-		want string
-	}{
-		{routing.Request{Query: "will it rain in Paris tomorrow"}, "weather"},
-		{routing.Request{Query: "what did I write in my journal"}, "notes"},
-		{routing.Request{Query: "open the notes server"}, "notes"},
-		{routing.Request{Query: "do it", Needs: []string{"weather_forecast"}}, "weather"},
-		{routing.Request{Query: "convert 5 km to miles"}, ""},
-	} {
-		var got []string
-		for _, u := range mayServe(h.starting(), tc.req, h.pendingOwner) {
-			got = append(got, u.Name())
-		}
-		if strings.Join(got, ",") != tc.want {
-			t.Errorf("%+v: waits for %v, want %q", tc.req, got, tc.want)
-		}
-	}
-}
-
 // A client of the stateless era re-reads the instructions with
 // server/discover: they name an upstream as starting while it is, and
 // count its tools once it joined.

@@ -101,6 +101,8 @@ func truncateUTF8(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // allModeKey marks the context of a request to the endpoint that lists
 // every tool.
 type allModeKey struct{}
@@ -113,7 +115,7 @@ func withAllMode(ctx context.Context) context.Context {
 // allMode reports whether ctx's request lists every tool: the all
 // endpoint, or a server without a router.
 func (s *Server) allMode(ctx context.Context) bool {
-	if s.belts == nil {
+	if !s.meta.Routes() {
 		return true
 	}
 	on, _ := ctx.Value(allModeKey{}).(bool)

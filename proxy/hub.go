@@ -15,9 +15,27 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
+
+// Auditor takes a record of each call; it must not block (audit.Log).
+type Auditor = call.Auditor
+
+// The quotas of calls, as package call applies them.
+type (
+	Quota             = call.Quota
+	QuotaError        = call.QuotaError
+	QuotaCounter      = call.QuotaCounter
+	RepeatedCallError = call.RepeatedCallError
+)
+
+// CheckQuota reports what is wrong with q, or nil ([call.CheckQuota]).
+func CheckQuota(q Quota) error { return call.CheckQuota(q) }
+
+// ForgetSession drops what the hub remembers of an ended client session.
+func (h *Hub) ForgetSession(id string) { h.limits.Forget(id) }
 
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
@@ -148,9 +166,9 @@ type Hub struct {
 	ups      atomic.Pointer[upstreamSet] // replaced whole by Apply
 	disabled atomic.Pointer[disabledSet] // replaced whole by SetDisabled
 	progress upstream.ProgressRouter
-	args     argChecker // validates call arguments (validate_arguments)
-	quotas   *quotas    // nil without quotas
-	repeats  *repeats   // nil without a repeat bound
+	args     *call.ArgCheck // validates call arguments (validate_arguments)
+	callPipe call.Handler   // the stages of a call in front of its upstream (pipeline.go)
+	limits   *call.Limits   // the quotas and the repeat bound
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
 	subID    atomic.Uint64
@@ -177,7 +195,7 @@ type Hub struct {
 func NewHub(opts Options) *Hub {
 	opts.defaults()
 	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{},
-		quotas: newQuotas(opts.Quotas, opts.QuotaCounter, opts.Logger), repeats: newRepeats(opts.RepeatCalls)}
+		limits: call.NewLimits(opts.Quotas, opts.QuotaCounter, opts.RepeatCalls, opts.Logger)}
 	env := h.upstreamEnv()
 	set := &upstreamSet{byName: map[string]*upstream.Upstream{}}
 	for _, cfg := range opts.Upstreams {
@@ -186,6 +204,8 @@ func NewHub(opts Options) *Hub {
 	h.ups.Store(set.sorted())
 	h.disabled.Store(&disabledSet{list: opts.Disabled, since: time.Now()})
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
+	h.args = call.NewArgCheck(argSchemas{h}, opts.Logger)
+	h.callPipe = h.pipeline()
 	return h
 }
 
@@ -531,74 +551,6 @@ func signature(c *Catalog) string {
 	return string(b.Sum(nil))
 }
 
-// CallTool calls a catalog tool by exposed name. onProgress, when not nil,
-// receives the upstream's progress for this call. A failure is an
-// *UpstreamError; a tool that ran and failed is a result with IsError.
-func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (res *mcp.CallToolResult, err error) {
-	start, owner := time.Now(), ""
-	defer func() {
-		h.opts.Metrics.observeCall(owner, name, time.Since(start), res, err)
-		h.audit(ctx, start, name, owner, args, res, err)
-	}()
-	t, ok := h.Catalog().Tool(name)
-	if !ok {
-		if up, why, blocked := h.blockedTool(name); blocked {
-			return nil, &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: name, Err: fmt.Errorf("blocked: %s", why)}
-		}
-		if a, ok := h.Catalog().appOnlyTool(name); ok {
-			return nil, &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: name, Err: ErrAppOnly}
-		}
-		if err := h.awaitTool(ctx, name); err != nil {
-			owner = err.Upstream
-			return nil, err
-		}
-		if t, ok = h.Catalog().Tool(name); !ok {
-			return nil, &UpstreamError{Kind: KindUnknownTool, Tool: name,
-				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(name)))}
-		}
-	}
-	u, owner := h.set().byName[t.Upstream], t.Upstream
-	if u == nil { // removed or disabled by an edit, its catalog not rebuilt yet
-		if err := h.disabledOwner(name); err != nil {
-			return nil, err
-		}
-		return nil, &UpstreamError{Kind: KindUnknownTool, Upstream: owner, Tool: name, Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, owner)}
-	}
-	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
-		if err := h.awaitTool(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	if err := h.args.check(h.Catalog(), u.Config(), t, args, h.logger); err != nil {
-		return nil, err // refused before forwarding (BI-07)
-	}
-	release, err := h.admit(ctx, name, owner, args)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = t.Original
-	req.Params.Arguments = args
-	if onProgress != nil {
-		token, release := h.progress.Register(owner, onProgress)
-		defer release()
-		req.Params.Meta = &mcp.Meta{ProgressToken: token}
-	}
-	spanCtx, span := h.startUpstreamSpan(ctx, owner, name, &req)
-	callCtx, done := u.WithCaller(spanCtx)
-	res, err = u.CallTool(callCtx, req)
-	done()
-	endUpstreamSpan(spanCtx, span, res, err)
-	if err != nil {
-		return nil, &UpstreamError{Kind: classify(ctx, err), Upstream: t.Upstream, Tool: name,
-			Err: h.errorText(u.Config(), u.Scrubber(), name, callErr(ctx, err, u.Config()))}
-	}
-	// Every reader of a result (client, call_tool, run_plan) gets it from
-	// here, so it is scanned once, before any of them.
-	return h.screenResult(u.Config(), u.Scrubber(), name, res), nil
-}
-
 func classify(ctx context.Context, err error) Kind {
 	switch {
 	case ctx.Err() != nil:
@@ -622,7 +574,7 @@ func classify(ctx context.Context, err error) Kind {
 	}
 }
 
-func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
+func callErr(c *call.Call, err error, cfg UpstreamConfig) error {
 	var timeout *upstream.TimeoutError
 	if errors.As(err, &timeout) {
 		return timeout // it says which limit
@@ -631,7 +583,7 @@ func callErr(ctx context.Context, err error, cfg UpstreamConfig) error {
 		return fmt.Errorf("no answer within %s", cfg.EffectiveCallTimeout())
 	}
 	if upstream.NeedsLogin(err) {
-		return upstream.AuthRequired(PrincipalOf(ctx), cfg, upstream.WithoutURL(err))
+		return upstream.AuthRequired(c.Principal, cfg, upstream.WithoutURL(err))
 	}
 	return upstream.WithoutURL(err)
 }

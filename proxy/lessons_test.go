@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -11,14 +13,15 @@ import (
 )
 
 // learningServer serves two fake upstreams with routing that learns, its
-// lessons in the state.db of dir; stop saves them and closes the database.
-func learningServer(t *testing.T, dir string) (c *sdkClient, stop func()) {
+// lessons in the state.db of dir; stop learns the lessons offered, saves
+// them and closes the database.
+func learningServer(t *testing.T, dir string) (c *sdkClient, mem *lessons.Memory, stop func()) {
 	t.Helper()
 	db, err := state.Open(t.Context(), state.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{})
+	mem, err = lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +31,8 @@ func learningServer(t *testing.T, dir string) (c *sdkClient, stop func()) {
 	fuse := routing.DefaultFusePolicy()
 	fuse.CollapseDuplicates = false
 	c = overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem})
-	return c, func() {
+	return c, mem, func() {
+		mem.Close()
 		if err := mem.Flush(t.Context()); err != nil {
 			t.Error(err)
 		}
@@ -49,7 +53,7 @@ func topTool(t *testing.T, c *sdkClient, query string) string {
 // restart, and leaves unrelated requests alone.
 func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
 	dir := t.TempDir()
-	first, stop := learningServer(t, dir)
+	first, _, stop := learningServer(t, dir)
 	unrelated := topTool(t, first, "sleep for some milliseconds")
 	res := first.call(t, "routing_feedback", map[string]any{"query": "echo the text back", "wrong_tool": "alpha_echo", "right_tool": "beta_echo"})
 	if res.IsError {
@@ -63,7 +67,7 @@ func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
 	}
 	stop()
 
-	second, stop2 := learningServer(t, dir)
+	second, _, stop2 := learningServer(t, dir)
 	defer stop2()
 	if got := topTool(t, second, "echo the text back"); got != "beta_echo" {
 		t.Errorf("after a restart: top %s, want beta_echo", got)
@@ -76,7 +80,7 @@ func TestRoutingFeedbackIsLearnedForGood(t *testing.T) {
 // A session that needed two searches before a tool it was given worked
 // teaches routing, and the next session benefits.
 func TestRoutingLearnsFromADetour(t *testing.T) {
-	c, stop := learningServer(t, t.TempDir())
+	c, mem, stop := learningServer(t, t.TempDir())
 	defer stop()
 	// The first search finds nothing that serves it (the router abstains)
 	// or the wrong tool; either way the session searches again.
@@ -98,6 +102,7 @@ func TestRoutingLearnsFromADetour(t *testing.T) {
 	if res := c.call(t, "beta_progress", map[string]any{"steps": 1}); res.IsError {
 		t.Fatal(resultText(res))
 	}
+	mem.Close() // the lesson is learned off the call's path
 	if after := topTool(t, c, "report how far along the job is"); after != "beta_progress" {
 		t.Errorf("after the detour: top %s (was %s), want beta_progress", after, before)
 	}
@@ -117,6 +122,7 @@ func twoLearners(t *testing.T, shared bool) (alice, bob *sdkClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(mem.Close) // before the database closes
 	fuse := routing.DefaultFusePolicy()
 	fuse.CollapseDuplicates = false
 	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"), builtinFake("beta")),
@@ -152,5 +158,50 @@ func TestLessonsPerPrincipal(t *testing.T) {
 		if got := topTool(t, bob, "please echo the text back"); got != want {
 			t.Errorf("shared=%v: bob after alice's feedback: top %s, want %s", shared, got, want)
 		}
+	}
+}
+
+// The call that ends a detour returns while Ollama still holds its
+// lesson's embedding: learning is off the call's response path.
+func TestADetourCallDoesNotWaitForItsLesson(t *testing.T) {
+	ollama := fakeollama.New(fakeollama.Options{})
+	t.Cleanup(ollama.Close)
+	emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: ollama.URL(), Model: "embed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := state.Open(t.Context(), state.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	mem, err := lessons.NewMemory(t.Context(), db.Lessons(), lessons.MemoryOptions{Embed: func(ctx context.Context, text string) ([]float32, error) {
+		vs, err := emb.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		return vs[0], nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuse := routing.DefaultFusePolicy()
+	fuse.CollapseDuplicates = false
+	c := overHTTPWith(t, ServerOptions{Hub: startHub(t, builtinFake("alpha"), builtinFake("beta")),
+		Router: routing.NewRouter(routing.RouterOptions{Lessons: mem, Fuse: &fuse}), Lessons: mem})
+	c.call(t, "request_more_tools", map[string]any{"query": "report how far along the job is"})
+	c.call(t, "request_more_tools", map[string]any{"query": "report the progress"})
+	release := ollama.Hold()
+	t.Cleanup(release)
+	if res := c.call(t, "beta_progress", map[string]any{"steps": 1}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if n := mem.Len(); n != 0 {
+		t.Errorf("the call returned with %d lessons learned, want 0 while the embedding is held", n)
+	}
+	release()
+	mem.Close()
+	if got := mem.List(); len(got) != 1 || got[0].Tool != "beta_progress" {
+		t.Errorf("after the embedding: lessons %+v, want one for beta_progress", got)
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,14 +14,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
-	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // procAlive says whether pid is a process that has not ended (a zombie
-// has), by /proc.
+// has), by its state in /proc/<pid>/stat (after the command name, which
+// may hold anything).
 func procAlive(pid int) bool {
-	_, state := upstream.ProcStat(pid)
-	return state != 0 && state != 'Z'
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	return err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
 // TestLifecycleStdioGrandchildrenGoneAfterClose: a process that a stdio

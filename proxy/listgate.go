@@ -16,6 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // listQuiet is how long a stdio session holds a list_changed before it
@@ -243,7 +245,7 @@ func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		wait.Stop()
 		if err := h.s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
-			h.s.logger.Debug("tools list_changed not sent", "session_id", sessionTag(id), "err", err)
+			h.s.logger.Debug("tools list_changed not sent", "session_id", call.SessionTag(id), "err", err)
 		}
 	}
 }

@@ -1,66 +1,347 @@
 package proxy
 
+// The gateway's own tools are package metatools. What is here is the
+// glue: the Server builds them and registers their tools, and gives them
+// views of the hub and of itself (the small interfaces metatools
+// declares); and the Call of a request, until the edge builds it.
+
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/metatools"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
-// metaTool is one of the gateway's own tools: its definition, its handler
-// and when a server shows it.
-type metaTool struct {
-	def     mcp.Tool
-	handler func(s *Server, ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
-	// enabled says whether s shows the tool; nil means always.
-	enabled func(s *Server) bool
-}
+// InputLimits bound the text a client's model hands the gateway's own
+// tools; see metatools.InputLimits.
+type InputLimits = metatools.InputLimits
 
-// metaTools is the one list of the gateway's own tools: the names
-// reserved against upstream tools (ownTools, ReservedNames, isOwnTool) and
-// the tools a server registers (ownServerTools) all come from it. Its
-// order is the order of registration. It is filled in init because the
-// handlers themselves ask isOwnTool, which reads the list.
-var metaTools []metaTool
+// Defaults of InputLimits.
+const (
+	DefaultMaxQueryBytes   = metatools.DefaultMaxQueryBytes
+	DefaultMaxNoteBytes    = metatools.DefaultMaxNoteBytes
+	DefaultMaxContextBytes = metatools.DefaultMaxContextBytes
+)
 
-// ownTools are the names of the meta-tools, reserved against upstream
-// names whether or not a server shows them.
-var ownTools []string
+// HandleMetaKey is the result _meta key that holds a call's new handle
+// (the stateless era).
+const HandleMetaKey = metatools.HandleMetaKey
 
-func init() {
-	metaTools = []metaTool{
-		{def: callToolDef, handler: (*Server).callTool},
-		{def: runPlanDef, handler: (*Server).runPlan},
-		{def: planDef, handler: (*Server).plan, enabled: func(s *Server) bool { return s.planner != nil }},
-		{def: feedbackDef, handler: (*Server).routingFeedback, enabled: func(s *Server) bool { return s.lessons != nil }},
-		{def: requestMoreToolsDef, handler: (*Server).requestMoreTools, enabled: routes},
-		{def: describeToolsDef, handler: (*Server).describeTools, enabled: routes},
-	}
-	for _, m := range metaTools {
-		ownTools = append(ownTools, m.def.Name)
-	}
-}
+// QueryMetaKey is the tools/list _meta key under which a programmatic
+// client may pass its user's message, to get the routed belt in one step.
+const QueryMetaKey = metatools.QueryMetaKey
 
-// routes reports whether s routes: it has a router, and so belts.
-func routes(s *Server) bool { return s.belts != nil }
+const (
+	callToolName         = metatools.CallToolName
+	requestMoreToolsName = metatools.RequestMoreToolsName
+)
 
 // ReservedNames returns the tool names upstreams may not take.
-func ReservedNames() []string { return append([]string(nil), ownTools...) }
+func ReservedNames() []string { return metatools.Reserved() }
 
-// isOwnTool reports the proxy's own tools (call_tool, request_more_tools, ...).
-func isOwnTool(name string) bool { return slices.Contains(ownTools, name) }
+// isOwnTool reports the gateway's own tools (call_tool, request_more_tools, ...).
+func isOwnTool(name string) bool { return metatools.IsOwn(name) }
+
+// stateless reports whether ctx's request is on the stateless protocol
+// (2026-07-28 or later): no session, so no belt and no list_changed.
+func stateless(ctx context.Context) bool { return server.IsModernRequest(ctx) }
+
+// callOf is the Call of ctx's request, from the lookups mcp-go and the
+// front door offer today (until the edge builds it).
+func callOf(ctx context.Context) *call.Call {
+	c := call.New(ctx, "", nil)
+	if c.Era == call.Stateless { // the client key binds handles, which only this era has
+		c.Session, c.Client = "", clientOfCtx(ctx)
+	}
+	return c
+}
+
+// clientKey is the context key of the credential a request came with.
+type clientKey struct{}
+
+// withClient marks ctx with a key derived from the request's credential
+// (its Authorization header), which handles and the rate limits of the
+// stateless era are bound to.
+func withClient(ctx context.Context, authorization string) context.Context {
+	if authorization == "" {
+		return ctx
+	}
+	sum := sha256.Sum256([]byte(authorization))
+	return context.WithValue(ctx, clientKey{}, hex.EncodeToString(sum[:8]))
+}
+
+// clientOfCtx is the key of ctx's credential: its Authorization header's
+// or, behind Guard (which removes the header before the MCP server sees
+// it), the principal Guard found.
+func clientOfCtx(ctx context.Context) string {
+	if c, _ := ctx.Value(clientKey{}).(string); c != "" {
+		return c
+	}
+	if p := principalName(ctx); p != LocalPrincipal {
+		return p
+	}
+	return ""
+}
+
+// newMetaTools builds the gateway's own tools for s.
+func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
+	if opts.Executor.Logger == nil {
+		opts.Executor.Logger = opts.Logger
+	}
+	hub := hubView{s.hub}
+	mo := metatools.Options{
+		Catalog: hub, Caller: metaCaller{s}, Starts: hub, Upstreams: hub,
+		Executor: newExecutor(hubCaller{hub: s.hub, s: s}, s.hub, opts.Executor),
+		Router:   opts.Router, Session: opts.Session, Core: opts.CoreTools, HandleKey: opts.SessionKey.handle,
+		Decisions: serverDecisions{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
+		Inputs: opts.Inputs, ErrorResult: errorResult, Logger: opts.Logger,
+	}
+	if opts.Metrics != nil {
+		mo.Metrics = opts.Metrics
+	}
+	return metatools.New(mo)
+}
 
 // ownServerTools are the meta-tools s shows, always loaded.
 func (s *Server) ownServerTools() []server.ServerTool {
 	var tools []server.ServerTool
-	for _, m := range metaTools {
-		if m.enabled != nil && !m.enabled(s) {
-			continue
-		}
-		h := m.handler
-		tools = append(tools, server.ServerTool{Tool: withHints(m.def, ownSearchHint, true),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) { return h(s, ctx, req) }})
+	for _, e := range s.meta.Shown() {
+		h := e.Handler
+		tools = append(tools, server.ServerTool{Tool: withHints(e.Def, ownSearchHint, true),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				c := callOf(ctx)
+				c.Tool, c.Meta = req.Params.Name, req.Params.Meta
+				return h(ctx, c, req)
+			}})
 	}
 	return tools
+}
+
+// metaTool is c's tool name as the meta-tools read it.
+func metaTool(c *Catalog, name string) (metatools.Tool, bool) {
+	t, ok := c.Tool(name)
+	return metatools.Tool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Server: t.Server, Def: t.Def}, ok
+}
+
+// catalogOf is a catalog snapshot as the meta-tools read it.
+type catalogOf struct{ c *Catalog }
+
+func (v catalogOf) Tool(name string) (metatools.Tool, bool) { return metaTool(v.c, name) }
+
+// metaCaller is call_tool's way to a catalog tool: the call path of a
+// tool on the belt; a call rerouted by holdForStart does not wait again.
+type metaCaller struct{ s *Server }
+
+func (m metaCaller) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
+	c.StartWaited = startWaited(c.Meta)
+	return m.s.call(ctx, c), nil
+}
+
+// hubView is the hub as the meta-tools see it: its catalog, and its
+// upstreams still starting or down.
+type hubView struct{ hub *Hub }
+
+func (h hubView) Await(ctx context.Context, names []string) []metatools.Missing {
+	var out []metatools.Missing
+	for _, e := range h.hub.awaitNames(ctx, names) {
+		out = append(out, metatools.Missing{Tool: e.Tool, Upstream: e.Upstream, Kind: string(e.Kind), Cause: e.Err, Err: e})
+	}
+	return out
+}
+
+func (h hubView) Settle() { h.hub.settle() }
+
+func (h hubView) Tool(name string) (metatools.Tool, bool) { return metaTool(h.hub.Catalog(), name) }
+
+func (h hubView) Upstreams() []metatools.Upstream {
+	set, dis := h.hub.set().list, h.hub.disabledNow()
+	out := make([]metatools.Upstream, 0, len(set)+len(dis.list))
+	for _, u := range set {
+		st, cfg := u.Status(), u.Config()
+		out = append(out, metatools.Upstream{Name: u.Name(), Domain: cfg.EffectiveDomain(), About: cfg.Description,
+			Connected: st.State == StateConnected, EverConnected: st.EverConnected, Starting: st.Starting,
+			Since: st.Since, DownSince: st.DownSince})
+	}
+	for _, d := range dis.list {
+		out = append(out, metatools.Upstream{Name: d.Name, Domain: d.domain(), About: d.Description, Disabled: true, Reason: d.Reason})
+	}
+	return out
+}
+
+func (h hubView) PendingOwner(tool string) string {
+	if u := h.hub.pendingOwner(tool); u != nil {
+		return u.Name()
+	}
+	return ""
+}
+
+func (h hubView) AwaitStarted(ctx context.Context, names []string) {
+	var wait []*upstream.Upstream
+	for _, u := range h.hub.starting() {
+		if slices.Contains(names, u.Name()) {
+			wait = append(wait, u)
+		}
+	}
+	h.hub.awaitFirst(ctx, wait, time.Now().Add(h.hub.opts.StartWait))
+}
+
+// serverDecisions runs the meta-tools' routing decisions in their spans,
+// and counts discoveries.
+type serverDecisions struct{ s *Server }
+
+func (r serverDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
+	rctx, span := r.s.startRouteSpan(ctx, routeSpanDiscover)
+	d, err := sess.Discover(rctx, req)
+	endDiscoverySpan(span, d, err)
+	if !errors.Is(err, routing.ErrBreakerOpen) {
+		r.s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
+	}
+	return d, err
+}
+
+func (r serverDecisions) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
+	rctx, span := r.s.startRouteSpan(ctx, routeSpanPlan)
+	d := sess.Preview(rctx, req)
+	endRouteSpan(span, d)
+	return d
+}
+
+// metaClient tells the client of a request what the meta-tools did.
+type metaClient struct{ s *Server }
+
+func (m metaClient) ToolsChanged(ctx context.Context, _ *call.Call) { m.s.notifyToolsChanged(ctx) }
+
+func (m metaClient) Progress(ctx context.Context, c *call.Call, done, total int) {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil || streamGone(ctx) {
+		return
+	}
+	_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		"progressToken": c.Meta.ProgressToken, "progress": done, "total": total,
+		"message": fmt.Sprintf("%d of %d steps done", done, total),
+	})
+}
+
+// withSchema adds the full input schema of the tool called to the error
+// result of a call whose arguments were wrong (refused by validation, or
+// by the upstream as invalid params), so the model can fix them.
+func (s *Server) withSchema(res *mcp.CallToolResult, name string, err error) *mcp.CallToolResult {
+	if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
+		return res
+	}
+	t, ok := metaTool(s.hub.Catalog(), name)
+	if !ok {
+		return res
+	}
+	res.Content = append(res.Content, mcp.NewTextContent("The tool's definition:\n"+metatools.FullText(t)))
+	return res
+}
+
+func alertKinds(alerts []routing.Alert) []string {
+	out := make([]string, len(alerts))
+	for i, a := range alerts {
+		out[i] = a.Kind
+	}
+	return out
+}
+
+// startWaitedKey marks, in a rerouted call's _meta, a call that has
+// already waited StartWait for its upstream.
+const startWaitedKey = "mcp-router/start-waited"
+
+// holdForStart is a tools/call hook for a tool name not registered yet
+// whose prefix is that of an upstream still starting: it waits (up to
+// StartWait) for the upstream, whose tools are registered before the
+// wait ends. When the tool is still missing, the call is served as
+// call_tool serves it, without a second wait, so that the client gets an
+// isError result saying the upstream is starting (or down) instead of
+// "unknown tool". A name that is nobody's is left to mcp-go (-32602).
+func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+	name := req.Params.Name
+	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
+		return
+	}
+	if s.hub.awaitTool(ctx, name, false) == nil {
+		s.hub.settle() // a rebuild may be registering it: let it end
+		return
+	}
+	inner := req.GetArguments()
+	if inner == nil {
+		inner = map[string]any{}
+	}
+	meta := &mcp.Meta{AdditionalFields: map[string]any{startWaitedKey: true}}
+	if m := req.Params.Meta; m != nil {
+		meta.ProgressToken = m.ProgressToken
+	}
+	req.Params.Name, req.Params.Arguments, req.Params.RawArguments = callToolName, map[string]any{"name": name, "arguments": inner}, nil
+	req.Params.Meta = meta
+}
+
+// startWaited reports, for a call_tool request, that the call already
+// waited for its upstream (holdForStart rerouted it).
+func startWaited(meta *mcp.Meta) bool {
+	return meta != nil && meta.AdditionalFields[startWaitedKey] == true
+}
+
+// hubCaller is how plans call tools: through the hub, each call counting
+// for the session's breaker and domain context like a direct call (when
+// there is a server with sessions).
+type hubCaller struct {
+	hub *Hub
+	s   *Server // nil outside a server (mcp-router run)
+}
+
+func (c hubCaller) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	if c.s != nil {
+		if err := c.s.rateLimited(ctx, name); err != nil { // each step counts (SEC-15)
+			return nil, err
+		}
+	}
+	res, err := c.hub.CallTool(ctx, name, args, nil)
+	if c.s != nil {
+		step := callOf(ctx)
+		step.Tool = name
+		c.s.meta.Called(ctx, step, err == nil && !res.IsError)
+	}
+	return res, err
+}
+
+// NewExecutor returns an executor that calls the hub's catalog tools.
+func NewExecutor(h *Hub, opts executor.Options) *executor.Executor {
+	return newExecutor(hubCaller{hub: h}, h, opts)
+}
+
+func newExecutor(c executor.Caller, h *Hub, opts executor.Options) *executor.Executor {
+	opts.Caller = c
+	opts.Lookup = func(name string) (executor.ToolInfo, bool) {
+		t, ok := h.Catalog().Tool(name)
+		if !ok {
+			return executor.ToolInfo{}, false
+		}
+		return executor.ToolInfo{Name: t.Name, Upstream: t.Upstream, InputSchema: t.Def.RawInputSchema, OutputSchema: t.Def.RawOutputSchema}, true
+	}
+	opts.Explain = func(name string) string { return h.Catalog().explainUnknown(name) }
+	return executor.New(opts)
+}
+
+// PlanResult renders an executed plan; see metatools.PlanResult.
+func PlanResult(r *executor.Result) *mcp.CallToolResult { return metatools.PlanResult(r) }
+
+// PlannerRequest hands the planner the routed tools of c and the best
+// ranked ones; see metatools.PlannerRequest.
+func PlannerRequest(c *Catalog, d routing.Decision, query, context string) planner.Request {
+	return metatools.PlannerRequest(catalogOf{c}, d, query, context)
 }

@@ -33,6 +33,12 @@ func takeDown(t *testing.T, h *Hub, name string, crashFile func()) {
 	eventually(t, faultWait, name+" to be down", func() bool { return statusOf(h, name).State == StateFailed })
 }
 
+// The alert kinds of an outage (metatools).
+const (
+	alertUpstreamDown     = "upstream_down"
+	alertUpstreamStarting = "upstream_starting"
+)
+
 func alertOf(d discovery, kind string) (routing.Alert, bool) {
 	i := slices.IndexFunc(d.Alerts, func(a routing.Alert) bool { return a.Kind == kind })
 	if i < 0 {
@@ -130,6 +136,7 @@ func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
 	if res := c.call(t, "alpha_echo", map[string]any{"text": "x"}); res.IsError {
 		t.Fatal(resultText(res))
 	}
+	mem.Close() // the lesson is learned off the call's path
 	if n := mem.Len(); n != 0 {
 		t.Errorf("lessons after a detour through an outage: %d (%+v), want none", n, mem.List())
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -114,5 +115,33 @@ func fileLessons(t testing.TB) *lessons.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(mem.Close) // before the database closes
 	return mem
+}
+
+// plan with execute escalates when a step of the plan it ran failed: the
+// decision becomes ESCALATE with reason tool_failure, no longer a success
+// (seed 003's "tool failed" rule), as `mcp-router plan --run` does.
+func TestPlanExecuteEscalatesAFailedStep(t *testing.T) {
+	p := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) {
+		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"one call",` +
+			`"plan":{"steps":[{"id":"f","tool":"alpha_fail","args":{}}]}}`, nil
+	})
+	h := startHub(t, builtinFake("alpha"))
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}), Planner: p,
+		Session: routing.SessionOptions{MaxDiscoveries: 100, ResetAfter: time.Hour}})
+
+	res := c.call(t, "plan", map[string]any{"query": "always fail", "execute": true, "tools": []any{"alpha_fail"}})
+	sc, _ := res.StructuredContent.(map[string]any)
+	dec, _ := sc["decision"].(map[string]any)
+	if _, ran := sc["result"]; !ran {
+		t.Fatalf("the plan did not run: %s", resultText(res))
+	}
+	if dec["decision"] != planner.Escalate || dec["success"] != false ||
+		!strings.HasPrefix(fmt.Sprint(dec["escalation_reason"]), planner.ReasonToolFailure) {
+		t.Errorf("decision %v, want ESCALATE with reason %s and success false", dec, planner.ReasonToolFailure)
+	}
+	if !strings.Contains(resultText(res), "alpha_fail") {
+		t.Errorf("the text does not name the failed step's tool:\n%s", resultText(res))
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // RateLimit bounds the tool calls of each client session (SEC-15 in
@@ -114,7 +116,11 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionTagOf(ctx), "tool", tool, "retry_after", rl.RetryAfter)
 	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
-	s.hub.audit(ctx, time.Now(), tool, upstream, nil, nil, err) // refused before the hub: recorded here
+	c := call.New(ctx, tool, nil)
+	c.Upstream = upstream
+	if a := s.hub.opts.Audit; a != nil {
+		a.Record(call.AuditRecord(c, time.Now(), nil, err)) // refused before the hub: recorded here
+	}
 	return err
 }
 

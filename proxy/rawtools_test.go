@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
-	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // canonical re-encodes a JSON document with sorted keys and no spacing,
@@ -231,45 +229,5 @@ func TestRawListingFollowsPages(t *testing.T) {
 			!strings.Contains(string(tool.Def.RawInputSchema), want) {
 			t.Errorf("%s inputSchema: got %s, want its oneOf and %s", name, tool.Def.RawInputSchema, want)
 		}
-	}
-}
-
-// An earlier version pinned the find_record tool as mcp-go's typed schemas
-// handed it over; after the upgrade the tool, listed whole, stays visible
-// and callable, its pin moves to the full contract's hash, and the
-// migration is logged once.
-func TestPinOfTypedFormMigrates(t *testing.T) {
-	store := sharedPins(t, t.TempDir())
-	full := fakeupstream.New("alpha").GetTool("find_record").Tool
-	b, err := json.Marshal(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var typed mcp.Tool // as earlier versions received it from mcp-go
-	if err := json.Unmarshal(b, &typed); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := store.Check("alpha", []mcp.Tool{typed}); err != nil || v["find_record"] != integrity.VerdictNew {
-		t.Fatalf("pinning the typed form: %v, %v", v, err)
-	}
-	var logs syncBuffer
-	h := startHubWith(t, Options{
-		Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Pins: store,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if got := callText(t, h, "alpha_find_record", map[string]any{"handle": "@lin"}); got != "@lin" {
-		t.Errorf("alpha_find_record: got %q, want @lin", got)
-	}
-	callText(t, h, "alpha_add_tool", map[string]any{"name": "later"}) // a re-listing
-	eventually(t, 5*time.Second, "alpha_later listed", func() bool { _, ok := h.Catalog().Tool("alpha_later"); return ok })
-	if _, ok := h.Catalog().Tool("alpha_find_record"); !ok {
-		t.Error("alpha_find_record hidden after the re-listing")
-	}
-	pin, _ := store.Lookup(PinKey(builtinFake("alpha")), "find_record")
-	if pin.Hash != integrity.Hash(full) || pin.Pending() {
-		t.Errorf("pin: got hash %s (pending %v), want %s", pin.Hash, pin.Pending(), integrity.Hash(full))
-	}
-	if n := strings.Count(logs.String(), "migrated 1 tool pins"); n != 1 {
-		t.Errorf("migration logged %d times, want once:\n%s", n, logs.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -222,4 +223,17 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 		return upstream.WithText(short, err)
 	}
 	return err
+}
+
+// screener is the screen of c's upstream for the integrity stage: taken
+// before the call goes on, so that a result is screened by the rules of
+// the upstream called, whatever an edit does meanwhile.
+func (h *Hub) screener(c *call.Call) (func(*mcp.CallToolResult) *mcp.CallToolResult, error) {
+	u := h.set().byName[c.Upstream]
+	if u == nil {
+		return nil, removed(c)
+	}
+	return func(res *mcp.CallToolResult) *mcp.CallToolResult {
+		return h.screenResult(u.Config(), u.Scrubber(), c.Tool, res)
+	}, nil
 }

@@ -120,3 +120,5 @@ func FuzzCallReply(f *testing.F) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }

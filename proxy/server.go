@@ -19,8 +19,10 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+	"github.com/mcp-router/mcp-router/proxy/metatools"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -97,13 +99,10 @@ type Server struct {
 	hub     *Hub
 	logger  *slog.Logger
 	mcp     *server.MCPServer
-	belts   *belts   // nil without a router
-	handles *handles // nil without a router
+	meta    *metatools.Tools // the gateway's own tools, and the belts
 	index   *indexer
-	exec    *executor.Executor
 	planner *planner.Planner
 	metrics *Metrics
-	lessons *lessons.Memory
 	inputs  InputLimits
 	core    []string // core tools: on every belt, and always loaded
 	// stdioCalls is how many calls of a stdio client run at once.
@@ -117,7 +116,6 @@ type Server struct {
 	inflight inflightIDs
 	graces   *graces     // nil when a dropped stream cancels at once
 	limits   *rateLimits // nil without a rate limit
-	outages  outageSeen  // sessions whose search met an outage
 
 	ids      *sealedIDs // HTTP session ids
 	resumeMu sync.Mutex // one session resumed at a time
@@ -143,23 +141,20 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	opts.Inputs.defaults()
+	opts.Inputs = opts.Inputs.WithDefaults()
 	if opts.StdioCalls <= 0 {
 		opts.StdioCalls = DefaultStdioCalls
 	}
 	if opts.SessionKey == nil {
 		opts.SessionKey = RandomSessionKey()
 	}
-	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, lessons: opts.Lessons, inputs: opts.Inputs,
+	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, inputs: opts.Inputs,
 		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
 	s.ids.shared = opts.EndedSessions
 	if opts.Logger != nil {
 		s.ids.log = opts.Logger
 	}
-	if opts.Executor.Logger == nil {
-		opts.Executor.Logger = opts.Logger
-	}
-	s.exec = newExecutor(hubCaller{hub: opts.Hub, s: s}, opts.Hub, opts.Executor)
+	s.meta = s.newMetaTools(opts)
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
@@ -192,14 +187,8 @@ func NewServer(opts ServerOptions) *Server {
 	srvOpts = append(srvOpts, s.passthroughOptions(hooks)...)
 	srvOpts = append(srvOpts, s.traceRequests()...)
 	if opts.Router != nil {
-		s.belts = newBelts(opts.Router, opts.Session, opts.CoreTools)
-		s.handles = newHandles(opts.SessionKey)
 		s.index = newIndexer(opts.Router, opts.Logger)
-		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-			s.belts.forget(cs.SessionID())
-			s.outages.forget(cs.SessionID())
-			s.reportBelts()
-		})
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.meta.Forget(cs.SessionID()) })
 		hooks.AddBeforeListTools(s.routeFromMeta)
 	}
 	srvOpts = append(srvOpts, server.WithToolFilter(s.filterTools))
@@ -238,7 +227,7 @@ func (s *Server) Close() {
 // routeFromMeta routes a session's belt from the user's message that a
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
-	q := queryFromMeta(req.Params.Meta)
+	q := metatools.QueryFromMeta(req.Params.Meta)
 	if q == "" || s.allMode(ctx) || stateless(ctx) { // a stateless list never depends on other requests
 		return
 	}
@@ -246,13 +235,13 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 		s.logger.Warn("tools/list query ignored: too long", "session_id", sessionTagOf(ctx), "bytes", len(q), "limit", s.inputs.MaxQueryBytes)
 		return
 	}
-	sess := s.belts.session(ctx)
+	sess := s.meta.Session(callOf(ctx))
 	rctx, span := s.startRouteSpan(ctx, routeSpanList)
 	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: isOwnTool})
 	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
-	s.reportBelts()
+	s.meta.ReportBelts()
 }
 
 // filterTools is the server's tool filter: every tool, with its
@@ -263,10 +252,7 @@ func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		return tools
 	}
 	if !s.allMode(ctx) {
-		if stateless(ctx) {
-			return s.belts.fixed(tools)
-		}
-		return s.belts.filter(ctx, tools)
+		return s.meta.Filter(callOf(ctx), tools)
 	}
 	c := s.hub.Catalog()
 	out := make([]mcp.Tool, len(tools))
@@ -287,7 +273,7 @@ func (s *Server) instructionsFor(ctx context.Context) string {
 	c, pending := s.hub.Catalog(), s.hub.pendingServers()
 	gen := s.instructions.Load()
 	if gen == nil || gen.catalog != c || !slices.Equal(gen.pending, pending) {
-		gen = &instructionsCache{catalog: c, pending: pending, routed: catalogInstructions(c, pending, s.belts != nil, s.planner != nil),
+		gen = &instructionsCache{catalog: c, pending: pending, routed: catalogInstructions(c, pending, s.meta.Routes(), s.planner != nil),
 			all: catalogInstructions(c, pending, false, s.planner != nil)}
 		s.instructions.Store(gen)
 	}
@@ -302,13 +288,6 @@ type instructionsCache struct {
 	catalog     *Catalog
 	pending     []pendingServer
 	routed, all string
-}
-
-// reportBelts updates the belt gauges.
-func (s *Server) reportBelts() {
-	if s.belts != nil && s.metrics != nil {
-		s.metrics.BeltSize(s.belts.sizes())
-	}
 }
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
@@ -378,11 +357,9 @@ var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 // changed, since mcp-go sends every session a list_changed for each set.
 func (s *Server) sync(c *Catalog) {
 	tools := s.ownServerTools()
-	if s.belts != nil {
+	if s.meta.Routes() {
 		s.index.update(c)
-		s.belts.each(func(_ string, sess *routing.Session) {
-			sess.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
-		})
+		s.meta.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
 	}
 	for _, t := range c.Tools {
 		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
@@ -438,20 +415,24 @@ func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 // forward is the handler of a catalog tool shown under its exposed name.
 func (s *Server) forward(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.call(ctx, name, arguments(req.Params), req.Params.Meta), nil
+		c := callOf(ctx)
+		c.Tool, c.Args, c.Meta = name, arguments(req.Params), req.Params.Meta
+		return s.call(ctx, c), nil
 	}
 }
 
-// call forwards one call and turns a failure into an isError result the
-// model can read.
-func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta) *mcp.CallToolResult {
-	progress := progressTo(ctx, meta)
-	res, err := s.hub.CallTool(ctx, name, args, progress.fn())
+// call forwards one call, c as the edge built it, and turns a failure into
+// an isError result the model can read.
+func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
+	name := c.Tool
+	progress := progressTo(ctx, c.Meta)
+	c.Progress = progress.fn()
+	res, err := s.hub.Call(ctx, c)
 	progress.settle()
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
-		s.noteOutage(ctx)
+		s.meta.NoteOutage(c)
 	}
-	s.called(ctx, name, err == nil && !res.IsError)
+	s.meta.Called(ctx, c, err == nil && !res.IsError)
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return s.withSchema(errorResult(err), name, err)
@@ -459,56 +440,9 @@ func (s *Server) call(ctx context.Context, name string, args any, meta *mcp.Meta
 	return res
 }
 
-// noteOutage remembers that ctx's search or call met an outage, so that
-// the detour it causes is not learned.
-func (s *Server) noteOutage(ctx context.Context) {
-	if c := carriedOf(ctx); c != nil {
-		c.outage = true
-	} else if !stateless(ctx) {
-		s.outages.note(ctx)
-	}
-}
-
-// tookOutage reports and forgets an outage noted for ctx's client.
-func (s *Server) tookOutage(ctx context.Context) bool {
-	if c := carriedOf(ctx); c != nil {
-		was := c.outage
-		c.outage = false
-		return was
-	}
-	return s.outages.take(ctx)
-}
-
-// called tells the router state of ctx's client about a call of a catalog
-// tool: its session's, or, on the stateless protocol, the state its handle
-// carried (none without a handle).
-func (s *Server) called(ctx context.Context, name string, ok bool) {
-	if s.belts == nil {
-		return
-	}
-	sess := s.belts.session
-	if c := carriedOf(ctx); c != nil {
-		sess = func(context.Context) *routing.Session { return c.sess }
-	} else if stateless(ctx) {
-		return
-	}
-	eff := sess(ctx).Called(name, ok)
-	if eff.Reopened {
-		s.notifyToolsChanged(ctx) // request_more_tools is back
-	}
-	if ok && s.tookOutage(ctx) && eff.Detour != "" {
-		s.logger.Info("no routing lesson from a detour an outage caused", "tool", name)
-		return
-	}
-	if eff.Detour != "" && s.lessons != nil {
-		_, err := s.lessons.Learn(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
-			Principal: principalName(ctx)})
-		if err != nil && !errors.Is(err, lessons.ErrOverruled) {
-			s.logger.Warn("learning from a detour", "tool", name, "err", err)
-		} else if err == nil {
-			s.logger.Info("routing lesson learned from a detour", "tool", name)
-		}
-	}
+// isOutage reports a call that failed because its upstream was not there.
+func isOutage(k Kind) bool {
+	return k == KindUnavailable || k == KindStarting || k == KindCircuitOpen
 }
 
 // arguments keeps the client's arguments as sent (large integers intact).
@@ -566,11 +500,11 @@ func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(par
 }
 
 // fn is the relay as the hub takes it (nil when there is no relay).
-func (r *progressRelay) fn() ProgressFunc {
+func (r *progressRelay) fn() func(call.Progress) {
 	if r == nil {
 		return nil
 	}
-	return r.send
+	return func(p call.Progress) { r.send(Progress(p)) }
 }
 
 func (r *progressRelay) send(p Progress) {

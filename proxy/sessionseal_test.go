@@ -195,20 +195,6 @@ func TestSealedIDCarriesTheInitialize(t *testing.T) {
 	}
 }
 
-// A handle minted on one replica is read on another with the same session
-// key, and ignored (with a note) under another key.
-func TestHandleWorksOnAnotherReplica(t *testing.T) {
-	key := RandomSessionKey()
-	st := routing.SessionState{Queries: []string{"echo"}}
-	h := newHandles(key).mint("client-a", st, false)
-	if _, err := newHandles(key).read("client-a", h); err != nil {
-		t.Errorf("same key: %v", err)
-	}
-	if _, err := newHandles(RandomSessionKey()).read("client-a", h); err != errHandleForged {
-		t.Errorf("another key: %v, want %v", err, errHandleForged)
-	}
-}
-
 func TestParseSessionKey(t *testing.T) {
 	for name, tc := range map[string]struct {
 		in string

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // TestNoSecretInAuditRecords: a session id lets whoever holds it resume
@@ -27,7 +28,7 @@ func TestNoSecretInAuditRecords(t *testing.T) {
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("records: %v, %v; want one", recs, err)
 	}
-	if got, want := recs[0].Session, sessionTag(id); got != want {
+	if got, want := recs[0].Session, call.SessionTag(id); got != want {
 		t.Errorf("record's session: got %q, want the tag %q", got, want)
 	}
 	raw, err := os.ReadFile(file)

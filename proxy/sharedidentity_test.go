@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -63,30 +61,5 @@ func TestSharedStateIdentityRenameKeepsPins(t *testing.T) {
 	waitForTool(t, b, "notes_echo")
 	if _, _, blocked := b.blockedTool("notes_search"); !blocked {
 		t.Error("the renamed upstream serves the changed search: its pins were not kept")
-	}
-}
-
-// Pins an earlier version kept under the upstream's local name move to
-// its server's identity when it is first vetted: a tool whose legacy pin
-// differs from what the server serves is caught as changed (not pinned
-// anew), and its pin now lives under the identity.
-func TestSharedStateIdentityMovesLegacyPins(t *testing.T) {
-	dir := t.TempDir()
-	srv := builtinFake("alpha")
-	store := sharedPins(t, dir)
-	if _, err := store.Check("alpha", []mcp.Tool{mcp.NewTool("echo", mcp.WithDescription("Echo, as an earlier version pinned it."))}); err != nil {
-		t.Fatal(err)
-	}
-	a := pinnedHub(t, store, integrity.Warn, srv)
-	waitForTool(t, a, "alpha_add_tool")
-	if _, _, blocked := a.blockedTool("alpha_echo"); !blocked {
-		t.Error("alpha_echo, changed since its legacy pin, is served")
-	}
-	pin, ok := store.Lookup(PinKey(srv), "echo")
-	if !ok || !pin.Pending() {
-		t.Fatalf("pin under %q: %+v (found %v), want the change pending", PinKey(srv), pin, ok)
-	}
-	if _, ok := store.Lookup("alpha", "echo"); ok {
-		t.Error("the pin is still under the local name alpha")
 	}
 }

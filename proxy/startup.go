@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
@@ -17,15 +18,49 @@ import (
 // of a tool whose upstream is still on its first connection attempt.
 var ErrStarting = errors.New("still starting")
 
+// resolve resolves the tool of a call to its upstream (c.Upstream) for
+// the start-wait stage, waiting up to StartWait for an upstream still
+// starting: one whose prefix the name has and that has not connected yet,
+// or one restarted for an edit that still lists its tools from the run
+// before.
+func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
+	t, ok := h.Catalog().Tool(c.Tool)
+	if !ok {
+		if err := h.awaitTool(ctx, c.Tool, c.StartWaited); err != nil {
+			c.Upstream = err.Upstream
+			return err
+		}
+		if t, ok = h.Catalog().Tool(c.Tool); !ok {
+			return &UpstreamError{Kind: KindUnknownTool, Tool: c.Tool,
+				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(c.Tool)))}
+		}
+	}
+	c.Upstream = t.Upstream
+	u := h.set().byName[t.Upstream]
+	if u == nil { // removed or disabled by an edit, its catalog not rebuilt yet
+		if err := h.disabledOwner(c.Tool); err != nil {
+			return err
+		}
+		return removed(c)
+	}
+	if u.Starting() { // restarted for an edit, listed from the run before (Apply)
+		if err := h.awaitTool(ctx, c.Tool, c.StartWaited); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // awaitTool is for a name not in the catalog. When the name has the prefix
 // of an upstream that has not connected yet, it waits up to StartWait for
-// that upstream's first attempt to end, and says why the tool is missing
-// if it still is: the upstream is still starting, or failed to connect.
-// It returns nil when the tool is there now, or is nobody's.
-func (h *Hub) awaitTool(ctx context.Context, name string) *UpstreamError {
+// that upstream's first attempt to end (not at all when the call waited
+// already), and says why the tool is missing if it still is: the upstream
+// is still starting, or failed to connect. It returns nil when the tool
+// is there now, or is nobody's.
+func (h *Hub) awaitTool(ctx context.Context, name string, waited bool) *UpstreamError {
 	deadline := time.Now().Add(h.opts.StartWait)
-	if ctx.Value(startWaitedCtxKey{}) != nil {
-		deadline = time.Now() // it waited already
+	if waited {
+		deadline = time.Now()
 	}
 	return h.awaitToolUntil(ctx, name, deadline)
 }
@@ -158,10 +193,6 @@ func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	}
 	return best
 }
-
-// startWaitedCtxKey marks the context of a call that has waited for its
-// upstream already (see startWaited).
-type startWaitedCtxKey struct{}
 
 // pendingServers is every upstream whose tools are not in the catalog
 // because it has not connected in this run, as the instructions name

@@ -2,94 +2,178 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	mcptracing "github.com/mark3labs/mcp-go/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
-// tracerName names the spans' instrumentation scope.
-const tracerName = "github.com/mcp-router/mcp-router/proxy"
-
-// traceContext reads and writes W3C trace context (traceparent,
-// tracestate), which MCP carries in a request's _meta.
-var traceContext = propagation.TraceContext{}
-
-// tracer is the hub's tracer: Options.Tracing's, or one that records
-// nothing.
-func (h *Hub) tracer() trace.Tracer {
-	if h.opts.Tracing == nil {
-		return noop.NewTracerProvider().Tracer(tracerName)
+// traceCalls gives each tools/call a server span, continuing the trace
+// whose traceparent the client put in _meta, if any.
+func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = call.ExtractTrace(ctx, req.Params.Meta)
+		name := call.ClipName(req.Params.Name)
+		ctx, span := s.hub.tracer().Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.tool", name), attribute.String("mcp.session", sessionTagOf(ctx)),
+				attribute.String("mcp.principal", principalName(ctx))))
+		defer span.End()
+		res, err := next(ctx, req)
+		call.EndSpan(span, res, err)
+		return res, err
 	}
-	return h.opts.Tracing.Tracer(tracerName)
 }
 
-// metaCarrier lets the propagator read and write _meta's string fields.
-type metaCarrier map[string]any
+// requestTracer makes mcp-go's span around each JSON-RPC request the
+// gateway answers an OpenTelemetry server span named for its method
+// ("tools/list", "initialize", "resources/read"), so that the routing
+// and upstream spans a request leads to are its children. tools/call
+// has its span from traceCalls, named for its tool, and mcp-go's span of
+// the tool handler would repeat it: both are left out.
+type requestTracer struct{ tr trace.Tracer }
 
-func (m metaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func (m metaCarrier) Set(key, value string) { m[key] = value }
-
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.SpanKind, attrs ...mcptracing.Attribute) (context.Context, mcptracing.Span) {
+	method, ok := strings.CutPrefix(name, "mcp.")
+	if !ok || kind != mcptracing.SpanKindServer || method == string(mcp.MethodToolsCall) {
+		return mcptracing.NoopTracer().Start(ctx, name, kind)
 	}
-	return keys
-}
-
-func (h *Hub) startUpstreamSpan(ctx context.Context, upstream, tool string, req *mcp.CallToolRequest) (context.Context, trace.Span) {
-	if h.opts.Tracing == nil {
-		return ctx, noop.Span{} // nothing to record: no names, attributes or context to build
+	if !spanMethods[mcp.MCPMethod(method)] {
+		method = "unknown method" // the client chose it: one name for all such, its value clipped below
 	}
-	tr := h.tracer()
-	if plan, step, ok := executor.StepOf(ctx); ok {
-		var stepSpan trace.Span
-		ctx, stepSpan = tr.Start(ctx, "plan step "+step, trace.WithAttributes(
-			attribute.String("mcp.plan", plan), attribute.String("mcp.step", step)))
-		ctx = context.WithValue(ctx, stepSpanKey{}, stepSpan)
-	}
-	ctx, span := tr.Start(ctx, "upstream "+upstream+" "+tool, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("mcp.upstream", upstream), attribute.String("mcp.tool", tool)))
-	if span.SpanContext().IsValid() {
-		if req.Params.Meta == nil {
-			req.Params.Meta = &mcp.Meta{}
+	kv := make([]attribute.KeyValue, 0, len(attrs)+2)
+	for _, a := range attrs {
+		if a.Key != "mcp.session.id" { // mcp.session below, as the tools/call spans have it
+			kv = append(kv, attribute.String(a.Key, call.ClipName(a.Value)))
 		}
-		if req.Params.Meta.AdditionalFields == nil {
-			req.Params.Meta.AdditionalFields = map[string]any{}
-		}
-		traceContext.Inject(ctx, metaCarrier(req.Params.Meta.AdditionalFields))
 	}
-	return ctx, span
+	kv = append(kv, attribute.String("mcp.session", sessionTagOf(ctx)), attribute.String("mcp.principal", principalName(ctx)))
+	ctx, span := t.tr.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(kv...))
+	return ctx, requestSpan{span}
 }
 
-type stepSpanKey struct{}
+// spanMethods are the requests a client sends that name their spans;
+// any other method's span is "unknown method", so that what a client
+// sends cannot make span names without bound.
+var spanMethods = map[mcp.MCPMethod]bool{
+	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
+	mcp.MethodToolsList: true, mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true,
+	mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodResourcesSubscribe: true, mcp.MethodResourcesUnsubscribe: true, mcp.MethodSubscriptionsListen: true,
+	mcp.MethodSetLogLevel: true, mcp.MethodCompletionComplete: true,
+	mcp.MethodTasksGet: true, mcp.MethodTasksList: true, mcp.MethodTasksResult: true, mcp.MethodTasksCancel: true,
+}
 
-// endUpstreamSpan ends a call's span, and its plan step's.
-func endUpstreamSpan(ctx context.Context, span trace.Span, res *mcp.CallToolResult, err error) {
-	endSpan(span, res, err)
+// requestSpan is an OpenTelemetry span seen through mcp-go's interface.
+type requestSpan struct{ span trace.Span }
+
+func (s requestSpan) SetAttributes(attrs ...mcptracing.Attribute) {
+	for _, a := range attrs {
+		if a.Key != "mcp.session.id" {
+			s.span.SetAttributes(attribute.String(a.Key, integrity.RedactSecrets(a.Value)))
+		}
+	}
+}
+
+// RecordError records err's text, redacted, never err itself (whose
+// text the exporter would send as it is).
+func (s requestSpan) RecordError(err error) {
+	s.span.RecordError(errors.New(integrity.RedactSecrets(err.Error())))
+}
+
+func (s requestSpan) SetStatus(code mcptracing.StatusCode, description string) {
+	switch code {
+	case mcptracing.StatusError:
+		s.span.SetStatus(codes.Error, integrity.RedactSecrets(description))
+	case mcptracing.StatusOK:
+		s.span.SetStatus(codes.Ok, "")
+	}
+}
+
+func (s requestSpan) End() { s.span.End() }
+
+// metaPropagator continues, in the span of any request, the trace whose
+// traceparent the client put in the request's _meta.
+type metaPropagator struct{}
+
+func (metaPropagator) ExtractMeta(ctx context.Context, meta *mcp.Meta) context.Context {
+	return call.ExtractTrace(ctx, meta)
+}
+
+func (metaPropagator) InjectMeta(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
+	return call.InjectTrace(ctx, meta)
+}
+
+// traceRequests are the server options that give every request a span,
+// when the hub traces; none otherwise, so that a gateway without tracing
+// pays nothing for it.
+func (s *Server) traceRequests() []server.ServerOption {
+	if s.hub.opts.Tracing == nil {
+		return nil
+	}
+	return []server.ServerOption{server.WithTracer(requestTracer{s.hub.tracer()}), server.WithMetaPropagator(metaPropagator{})}
+}
+
+// Names of the spans of routing decisions, by what asked for one.
+const (
+	routeSpanList     = "route tools/list" // a tools/list carrying the user's message
+	routeSpanDiscover = "route " + requestMoreToolsName
+	routeSpanPlan     = "route plan" // the candidates handed to the planner
+)
+
+// startRouteSpan starts the span of a routing decision; see endRouteSpan.
+// Without tracing it returns ctx and a span that records nothing, and
+// allocates nothing.
+func (s *Server) startRouteSpan(ctx context.Context, name string) (context.Context, trace.Span) {
+	if s.hub.opts.Tracing == nil {
+		return ctx, noop.Span{}
+	}
+	return s.hub.tracer().Start(ctx, name)
+}
+
+// endRouteSpan ends a routing decision's span with what was decided: how
+// many candidates were ranked and selected, the top candidate and its
+// score, whether the router abstained, and the kinds of its alerts. The
+// query, keywords and arguments are never put on a span: they are the
+// user's words and the model's, which may hold secrets (a pasted key, a
+// customer's name), and traces go to a collector that more people read,
+// and keep longer, than the gateway's own audit.
+func endRouteSpan(span trace.Span, d routing.Decision) {
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 6)
+		attrs = append(attrs, attribute.Int("mcp.route.candidates", len(d.Ranked)),
+			attribute.Int("mcp.route.selected", len(d.Selected)), attribute.Bool("mcp.route.abstained", d.Abstained))
+		if len(d.Ranked) > 0 {
+			attrs = append(attrs, attribute.String("mcp.route.top_tool", call.ClipName(d.Ranked[0].Name)),
+				attribute.Float64("mcp.route.top_score", d.Ranked[0].Score))
+		}
+		if len(d.Alerts) > 0 {
+			attrs = append(attrs, attribute.StringSlice("mcp.route.alerts", alertKinds(d.Alerts)))
+		}
+		span.SetAttributes(attrs...)
+	}
 	span.End()
-	if step, ok := ctx.Value(stepSpanKey{}).(trace.Span); ok {
-		endSpan(step, res, err)
-		step.End()
-	}
 }
 
-func endSpan(span trace.Span, res *mcp.CallToolResult, err error) {
-	switch {
-	case err != nil:
-		span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
-	case res != nil && res.IsError:
-		span.SetStatus(codes.Error, "the tool answered isError")
+// endDiscoverySpan ends the span of a request_more_tools discovery: a
+// routing decision, and what it changed on the belt; err is the
+// discovery's (the breaker refusing it).
+func endDiscoverySpan(span trace.Span, d routing.Discovery, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("mcp.route.added", len(d.Added)), attribute.Int("mcp.route.evicted", len(d.Evicted)),
+			attribute.Bool("mcp.route.breaker_open", d.Breaker.Open))
+		if err != nil {
+			span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
+		}
 	}
+	endRouteSpan(span, d.Decision)
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -331,8 +332,8 @@ func TestRequestSpanNamesAreBounded(t *testing.T) {
 	for _, s := range rec.Ended() {
 		got = append(got, s.Name())
 		for _, kv := range s.Attributes() {
-			if len(kv.Value.String()) > maxAuditToolBytes+len("…") {
-				t.Errorf("span %q attribute %s of %d bytes, want at most %d", s.Name(), kv.Key, len(kv.Value.String()), maxAuditToolBytes)
+			if len(kv.Value.String()) > call.MaxToolBytes+len("…") {
+				t.Errorf("span %q attribute %s of %d bytes, want at most %d", s.Name(), kv.Key, len(kv.Value.String()), call.MaxToolBytes)
 			}
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +28,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.CheckAs(key, cfg.Name, tools)
+		verdicts, err = h.opts.Pins.Check(key, tools)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -72,24 +74,17 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	return kept, blocked
 }
 
-// logPinSummary logs one line for the tools pinned for the first time and
-// one for the pins migrated, rather than a line per tool (each tool's hash
-// is at debug level).
+// logPinSummary logs one line for the tools pinned for the first time,
+// rather than a line per tool (each tool's hash is at debug level).
 func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
-	var pinned, migrated []string
+	var pinned []string
 	for name, v := range verdicts {
-		switch v {
-		case integrity.VerdictNew:
+		if v == integrity.VerdictNew {
 			pinned = append(pinned, name)
-		case integrity.VerdictMigrated:
-			migrated = append(migrated, name)
 		}
 	}
 	if len(pinned) > 0 {
 		log.Info(fmt.Sprintf("pinned %d new tools", len(pinned)), "tools", summarizeNames(pinned))
-	}
-	if len(migrated) > 0 {
-		log.Info(fmt.Sprintf("migrated %d tool pins to the hash of their full schemas", len(migrated)), "tools", summarizeNames(migrated))
 	}
 }
 
@@ -113,8 +108,6 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed strin
 		switch v {
 		case integrity.VerdictNew:
 			log.Debug("tool pinned", "hash", pin.Hash[:min(12, len(pin.Hash))])
-		case integrity.VerdictMigrated:
-			log.Debug("tool pin migrated to the hash of its full schemas", "hash", pin.Hash[:min(12, len(pin.Hash))])
 		case integrity.VerdictChanged:
 			log.Error("tool contract changed since it was pinned: blocked until approved",
 				"exposed", exposed, "pending", pin.PendingExcerpt)
@@ -221,4 +214,49 @@ func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	clear(acted)
 	maps.Copy(acted, now)
 	return suspects
+}
+
+// PinKey is the identity under which an upstream's tool pins (and their
+// approvals) are kept: the server itself, not the local name a profile
+// gives it, so that gateways and profiles sharing a state agree on it, two
+// different servers under one name never block each other, and a renamed
+// upstream keeps its pins (class 8 in docs/reliability.md). It is
+//
+//   - "builtin:NAME ARGS..." for a built-in server;
+//   - "stdio:COMMAND ARGS..." for a child process, with " (in DIR)" when
+//     it starts in a directory of its own;
+//   - "url:URL" for a remote server, without the URL's user, password,
+//     query and fragment (which may hold credentials).
+//
+// Arguments holding spaces or quotes are quoted.
+func PinKey(cfg UpstreamConfig) string {
+	switch cfg.Transport {
+	case TransportBuiltin:
+		return "builtin:" + commandLine(cfg.Builtin, cfg.Args)
+	case TransportStdio:
+		key := "stdio:" + commandLine(cfg.Command, cfg.Args)
+		if cfg.Cwd != "" {
+			key += " (in " + cfg.Cwd + ")"
+		}
+		return key
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return "url:" + cfg.URL[:strings.IndexAny(cfg.URL+"?#", "?#")]
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return "url:" + u.String()
+}
+
+// commandLine joins a command and its arguments, quoting those that hold
+// spaces, quotes or nothing.
+func commandLine(command string, args []string) string {
+	parts := make([]string, 0, 1+len(args))
+	for _, a := range append([]string{command}, args...) {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

@@ -30,17 +30,7 @@ import (
 // tool doing most of what is asked is never refused for the request's
 // wording ("how can I check the price of Ethereum" with a price tool).
 //
-// Measured on the shared routing benchmark (routing/eval,
-// TestBenchAbstention), at the default coverage and commitment: on
-// requests that no tool of a catalog of 491 real MCP servers serves,
-// abstention rises from 0.308 to 0.484; on that catalog's answerable
-// requests it stays at 0.004, on bfcl at 0.019 and on seal_tools at 0;
-// on people's requests to chat plugins it rises from 0.036 to 0.056 (of
-// which the gold tool was in the top five: 0.014 to 0.028), and from
-// 0.075 to 0.079 among the 2,375 real MCP tools. Either half alone buys
-// its gain dearer on people's requests: the request's form with coverage
-// under 0.4 costs about twice as much there for each request gained, the
-// unknown nouns with coverage under 0.5 about seven times.
+// Its figures are in docs/routing.md ("What each part of the ranking pays").
 const adviceForeign = 2
 
 // adviceForms are the phrasings of a request for know-how, an opinion or

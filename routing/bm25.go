@@ -64,10 +64,7 @@ func (ix *Index) refresh() {
 		}
 	}
 	ix.orderByName()
-	ix.buildTypos()
 	ix.buildInName()
-	ix.buildServers()
-	ix.buildAssociations()
 	ix.stale = false
 }
 

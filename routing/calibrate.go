@@ -34,20 +34,10 @@ import "math"
 // so the router's "no tool matches" could never be said.)
 //
 // The constants come from a logistic regression of whether a tool in the
-// top 10 is a wanted one, on the three sets of the shared routing
-// benchmark (bfcl, seal_tools, every fifth metatool query; each set
-// weighted equally), over two rankings of each query: of the whole
-// catalog, and of the catalog without the query's gold tools
-// (Index.Without), whose tools are all unwanted, the held-out rankings
-// weighted as much as the whole ones. That fit's intercept, -9.050,
-// assumes one request in two has no right tool; it is then moved up by
-// 2.18, the least that keeps the gold top-1 tool at 0.35 or more on each
-// set within 0.02 of the former calibration (0.680, 0.960 and 0.445 of
-// the queries). calibUnknown was picked on a grid by the fit's mean
-// log-likelihood (-0.1711 from 0.25 to 0.5, -0.1731 at 0, -0.1721 at 1).
-// For calibSynonym the likelihood is nearly flat (-0.1711 at 0.1, -0.1700
-// at 0.5), so it is set low, at 0.1: a match through synonyms alone must
-// not pass for a match. To refit, with the benchmark present:
+// top 10 is a wanted one, on bfcl, seal_tools and metatool, over each
+// query's ranking of the whole catalog and of the catalog without its
+// gold tools (Index.Without); the intercept is then moved up so that the
+// gold top-1 tool keeps 0.35 or more. To refit, with the benchmark present:
 // go test ./routing/ -run TestFitCalibration -v -args -fit
 //
 // The top tool of a request scores 0.90 at full coverage, 0.79 at half,

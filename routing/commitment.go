@@ -30,19 +30,7 @@ import "math"
 // is never refused for a modest coverage.
 //
 // The depth, the form c·q² and the bound were picked on a grid over the
-// shared routing benchmark (routing/eval, TestBenchAbstention), with
-// people's requests to chat plugins routed in a large catalog of real
-// MCP servers (metatool's tools among etom's) as the guard: that is
-// where a flat ranking is most often a right one in people's words, and
-// where the check costs most. Deeper rankings (30 to 50) spared small
-// catalogs more and cost more there; depth 10 gained about as much
-// (0.264) for a little more on bfcl and metatool. At 0.002, the share of etom's requests
-// that no tool serves abstained on rises from 0.110 to 0.242, and of
-// answerable ones by 0.003 on etom, 0.007 on bfcl, none on metatool and
-// seal_tools, and 0.047 in that large catalog (of which 0.006 had their
-// gold tool in the top five). Coverage alone gains as much there for a
-// like cost (0.15: 0.275, and 0.039 more abstained in the large
-// catalog), but costs 0.084 more on metatool.
+// shared routing benchmark; the figures are in docs/routing.md ("What each part of the ranking pays").
 const (
 	commitDepth    = 20
 	commitCoverage = 0.4

@@ -28,3 +28,14 @@ func TestOptionZeroTakesTheDefaultNegativeMeansZero(t *testing.T) {
 		t.Errorf("set options: got TopK %d, Threshold %v, want 3, 0.5", set.TopK, set.Threshold)
 	}
 }
+
+// Options the caller resolved (the configuration applies the defaults
+// once) are taken as given: a zero stays zero.
+func TestResolvedOptionsKeepTheirZeros(t *testing.T) {
+	o := RouterOptions{Resolved: true, SameDomain: 1, CrossDomain: 1}
+	o.defaults()
+	if o.TopK != 0 || o.Threshold != 0 || o.CollisionDelta != 0 || o.SemanticWeight != 0 || o.KeepCoverage != 0 || o.AbstainCoverage != 0 ||
+		o.AbstainCommitment != 0 || o.AbstainAdvice != 0 {
+		t.Errorf("resolved zeros: got %+v, want zeros", o)
+	}
+}

@@ -90,9 +90,7 @@ type Index struct {
 	fieldTFs   [][]fieldTF        // by term id, parallel to postings
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
-	stale      bool        // postings' frequencies predate the last change
-	typos      typoTable   // plain words by first letters, rebuilt by refresh (typo.go)
-	servers    serverIndex // the upstreams as documents, rebuilt by refresh (server.go)
+	stale      bool // postings' frequencies predate the last change
 	// order is, by doc id, the doc's place among the live docs by name,
 	// rebuilt by refresh: ties in score are broken by it (see rankKey).
 	// It is kept apart from docs so that ranking reads 4 bytes a doc,
@@ -100,9 +98,6 @@ type Index struct {
 	order []int32
 	// byOrder is the live docs' ids in name order, order's inverse.
 	byOrder []int32
-	// assoc holds each word's associates in the catalog by term id,
-	// rebuilt by refresh (assoc.go).
-	assoc [][]association
 	// inName tells, by term id, whether some tool's name holds the term,
 	// rebuilt by refresh (nouns.go).
 	inName []bool

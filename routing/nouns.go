@@ -21,7 +21,7 @@ const nonNounWeight = 0.7
 // wordWeight returns the weight of request word qt, whose group in the
 // index starts with first (nil when the catalog lacks the word itself).
 func (ix *Index) wordWeight(qt *queryTerm, first *resolvedTerm) float64 {
-	if first != nil && first.exact && first.alt == 1 && ix.inName[first.tid] {
+	if ix.opts.Off&OffNouns != 0 || first != nil && first.exact && first.alt == 1 && ix.inName[first.tid] {
 		return 1
 	}
 	return 1 - (1-nonNounWeight)*float64(qt.relations().notNoun)/10

@@ -38,20 +38,25 @@ type IndexOptions struct {
 	// clauses (see diversify.go): 0 ranks by the whole request alone, 1 by
 	// clause coverage alone; default 0.5, negative turns it off.
 	Diversity float64
-	// ServerWeight is how much an upstream's own score for the request
-	// (its description and its tools' texts as one document, see
-	// server.go) lifts its tools, relative to the best tool's score;
-	// default 0.2, negative turns server scoring off.
-	ServerWeight float64
-	// AssociationWeight is the weight of a request word's associates,
-	// the words that co-occur with it in the catalog's tools (see
-	// assoc.go), relative to the word itself, at full association;
-	// default 0 (off: measured, it did not earn its place on the shared
-	// benchmark); 0.2 is the weight measured.
-	AssociationWeight float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
+	// Off turns heuristics off, for the ablation in routing/eval that
+	// measures what each one pays; the zero value is every one on.
+	Off Heuristics
 }
+
+// Heuristics is a set of the index's request heuristics, for
+// IndexOptions.Off.
+type Heuristics uint16
+
+// The heuristics IndexOptions.Off can turn off.
+const (
+	OffValues       Heuristics = 1 << iota // files, addresses and names read as values (request.go)
+	OffOperators                           // arithmetic and phrases rewritten as operations (request.go)
+	OffDerived                             // WordNet derived forms (wordnet.go)
+	OffTranslations                        // words of other languages translated (translate.go)
+	OffNouns                               // non-nouns weighed down (nouns.go)
+)
 
 var (
 	defaultWeights = FieldWeights{Name: 3, Description: 1, ParamNames: 1, ParamDescriptions: 0.5, Domain: 1}
@@ -67,8 +72,6 @@ func (o IndexOptions) withDefaults() IndexOptions {
 	o.SynonymWeight = or(o.SynonymWeight, 0.3)
 	o.BigramWeight = or(o.BigramWeight, 0.4)
 	o.Diversity = or(o.Diversity, 0.5)
-	o.ServerWeight = or(o.ServerWeight, 0.2)
-	o.AssociationWeight = max(o.AssociationWeight, 0)
 	return o
 }
 

@@ -27,8 +27,8 @@ type queryTerm struct {
 	// derived: a synonym that is the word as another part of speech
 	// (remember, memory), matched as the word itself (see lookUpGroup).
 	derived bool
-	// fallback: a WordNet relation, looked up only when the catalog does
-	// not know the word itself.
+	// fallback: a derived form or a translation, looked up only when the
+	// catalog does not know the word itself.
 	fallback bool
 	// ex, for a word, is its expansions as the tokenizer kept them; nil
 	// when it kept none (they are then looked up).
@@ -38,14 +38,9 @@ type queryTerm struct {
 	surface string
 }
 
-// Weights of the WordNet table's relations: a derived form counts at
-// derivedWeight of the word itself, a WordNet synonym at wordnetWeight
-// of the lexicon's synonyms (SynonymWeight), since WordNet's senses are
-// general English, not the words of tool requests.
-const (
-	derivedWeight = 0.3
-	wordnetWeight = 0.5
-)
+// derivedWeight is the weight of a word's derived form in the WordNet
+// table (remember, memory), relative to the word itself.
+const derivedWeight = 0.3
 
 // query is an analysed request.
 type query struct {
@@ -66,11 +61,11 @@ type queryScratch struct {
 	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
 	synOf   []int
 	synSpan [][2]int32
-	// groups, assoc and members are resolve's term groups, groups of
-	// associates, and the posting lists they hold (see resolve).
-	groups, assoc []termGroup
-	members       []resolvedTerm
-	unknown       []string // resolve's resolvedQuery.unknown
+	// groups and members are resolve's term groups and the posting
+	// lists they hold (see resolve).
+	groups  []termGroup
+	members []resolvedTerm
+	unknown []string // resolve's resolvedQuery.unknown
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -94,45 +89,27 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	// Drop the posting lists, which a later change of the index may
 	// replace, and the storage a very long request grew.
 	clear(sc.groups)
-	clear(sc.assoc)
 	clear(sc.members)
-	sc.groups, sc.assoc, sc.members = sc.groups[:0], sc.assoc[:0], sc.members[:0]
+	sc.groups, sc.members = sc.groups[:0], sc.members[:0]
 	if cap(sc.members) > maxPooledMembers {
-		sc.groups, sc.assoc, sc.members = nil, nil, nil
+		sc.groups, sc.members = nil, nil
 	}
 	ix.queries.Put(sc)
 }
 
 // parseQuery analyses a request. Each clause (see segments) is split into
 // terms as documents are, filler words dropped. Adjacent words also make
-// a bigram term at BigramWeight, and each word's lexicon synonyms are
-// added at SynonymWeight. Repeats are merged: a word repeated in a request
-// is emphasis at most, and counting it twice lets one word outweigh the
+// a bigram term at BigramWeight, and each word's expansions are added
+// (see expand). Repeats are merged: a word repeated in a request is
+// emphasis at most, and counting it twice lets one word outweigh the
 // rest. A bigram the index does not hold is left out: it could match no
 // tool. The caller holds the index's read lock; the terms live in sc.
 func (ix *Index) parseQuery(q string, sc *queryScratch) query {
-	p := prepare(q)
+	p := prepare(q, ix.opts.Off)
 	clauses := segments(p.text, maxSegments)
-	var out query
-	out.nseg = max(1, len(clauses))
-	out.terms = sc.terms[:0]
-	vals := sc.vals
+	ts := termSet{terms: sc.terms[:0], seen: sc.seen, vals: sc.vals}
 	for _, v := range p.values {
-		ix.qTok.each(v, func(term string, _ wordKind) { vals[term] = true })
-	}
-	seen := sc.seen
-	put := func(term string, w float64, kind termKind, segs uint8, of int) *queryTerm {
-		if i, ok := seen[term]; ok {
-			t := &out.terms[i]
-			if w > t.weight {
-				t.weight, t.kind = w, kind
-			}
-			t.segs |= segs
-			return t
-		}
-		seen[term] = len(out.terms)
-		out.terms = append(out.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: vals[term]})
-		return &out.terms[len(out.terms)-1]
+		ix.qTok.each(v, func(term string, _ wordKind) { ts.vals[term] = true })
 	}
 	// bigram returns the index's own string for the bigram of prev and
 	// term, without building one when the index lacks it.
@@ -149,7 +126,7 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 		bit := uint8(1) << s
 		prev := ""
 		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions, word string) {
-			t := put(term, 1, termWord, bit, -1)
+			t := ts.put(term, 1, termWord, bit, -1)
 			if t.ex == nil {
 				t.ex = ex
 			}
@@ -161,59 +138,87 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 			}
 			if prev != "" {
 				if b, ok := bigram(prev, term); ok {
-					put(b, bw, termBigram, bit, -1)
+					ts.put(b, bw, termBigram, bit, -1)
 				}
 			}
 			prev = term
 		})
 	}
-	if sw := ix.opts.SynonymWeight; sw > 0 {
-		// Each word's synonyms take the clauses the word was found in: a
-		// word that is also another's synonym gains that word's clauses
-		// as the loop goes, which its own synonyms do not inherit.
-		words := append(sc.words[:0], out.terms...)
-		sc.words = words
-		for i, qt := range words {
-			if qt.kind != termWord {
+	if ix.opts.SynonymWeight > 0 {
+		sc.words = append(sc.words[:0], ts.terms...)
+		ix.expand(&ts, sc.words)
+	}
+	sc.terms = ts.terms
+	return query{terms: ts.terms, nseg: max(1, len(clauses))}
+}
+
+// termSet gathers a query's distinct terms.
+type termSet struct {
+	terms []queryTerm
+	seen  map[string]int  // term -> its index in terms
+	vals  map[string]bool // terms that are argument values
+}
+
+// put adds a term, or merges it into the same term already there: the
+// higher weight wins and the clauses add up.
+func (ts *termSet) put(term string, w float64, kind termKind, segs uint8, of int) *queryTerm {
+	if i, ok := ts.seen[term]; ok {
+		t := &ts.terms[i]
+		if w > t.weight {
+			t.weight, t.kind = w, kind
+		}
+		t.segs |= segs
+		return t
+	}
+	ts.seen[term] = len(ts.terms)
+	ts.terms = append(ts.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: ts.vals[term]})
+	return &ts.terms[len(ts.terms)-1]
+}
+
+// expand adds to ts each of words' lexicon synonyms at SynonymWeight,
+// its derived forms at derivedWeight and its translations at
+// translationWeight (those two only looked up when the catalog lacks the
+// word, see lookUpGroup). Each word's expansions take the clauses the
+// word was found in: a word that is also another's synonym gains that
+// word's clauses as the loop goes, which its own synonyms do not inherit.
+func (ix *Index) expand(ts *termSet, words []queryTerm) {
+	sw := ix.opts.SynonymWeight
+	for i, qt := range words {
+		if qt.kind != termWord {
+			continue
+		}
+		ex := qt.ex
+		if ex == nil {
+			e := expansionsOf(qt.term)
+			ex = &e
+		}
+		for _, syn := range ex.synonyms {
+			ts.put(syn, sw, termSynonym, qt.segs, i)
+		}
+		var derived, trans []string
+		if ix.opts.Off&OffDerived == 0 {
+			derived = ex.rel.derived
+		}
+		if ix.opts.Off&OffTranslations == 0 {
+			trans = ex.trans
+		}
+		for _, d := range derived {
+			if j, ok := ts.seen[d]; ok {
+				// A lexicon synonym that is also the word's derived
+				// form counts as the word in coverage.
+				if t := &ts.terms[j]; t.kind == termSynonym && t.of == i {
+					t.derived = true
+				}
 				continue
 			}
-			ex := qt.ex
-			if ex == nil {
-				e := expansionsOf(qt.term)
-				ex = &e
-			}
-			rel := ex.rel
-			for _, syn := range ex.synonyms {
-				put(syn, sw, termSynonym, qt.segs, i)
-			}
-			for _, d := range rel.derived {
-				if j, ok := seen[d]; ok {
-					// A lexicon synonym that is also the word's derived
-					// form counts as the word in coverage.
-					if t := &out.terms[j]; t.kind == termSynonym && t.of == i {
-						t.derived = true
-					}
-					continue
-				}
-				put(d, derivedWeight, termSynonym, qt.segs, i)
-				t := &out.terms[len(out.terms)-1]
+			t := ts.put(d, derivedWeight, termSynonym, qt.segs, i)
+			t.derived, t.fallback = true, true
+		}
+		for _, tr := range trans {
+			if _, ok := ts.seen[tr]; !ok {
+				t := ts.put(tr, translationWeight, termSynonym, qt.segs, i)
 				t.derived, t.fallback = true, true
-			}
-			for _, tr := range ex.trans {
-				if _, ok := seen[tr]; !ok {
-					put(tr, translationWeight, termSynonym, qt.segs, i)
-					t := &out.terms[len(out.terms)-1]
-					t.derived, t.fallback = true, true
-				}
-			}
-			for _, syn := range rel.synonyms {
-				if _, ok := seen[syn]; !ok {
-					put(syn, sw*wordnetWeight, termSynonym, qt.segs, i)
-					out.terms[len(out.terms)-1].fallback = true
-				}
 			}
 		}
 	}
-	sc.terms = out.terms
-	return out
 }

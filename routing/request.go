@@ -8,7 +8,7 @@ import (
 )
 
 // A request says what it wants in a user's words and carries argument
-// values along: names, file names, addresses, quoted text, pasted data.
+// values along: names, file names, addresses, quoted text.
 // prepare rewrites the first into the words tool descriptions use and
 // tells the second apart, before the request is split into terms:
 //
@@ -20,9 +20,6 @@ import (
 //     "path": the value says what kind of thing the tool acts on, and its
 //     own words (notes, example, com) say nothing about which tool.
 //     "open" with a file name or address is a read.
-//   - Pasted data (JSON, code blocks, runs of key=value pairs, log lines;
-//     see dropData) is dropped: a tool result or a blob of arguments does
-//     not steer routing.
 //   - Quoted text and capitalised words inside a sentence (Alice, Acme)
 //     are values: when the catalog does not know them they do not count
 //     against a tool's coverage of the request (see calibrate.go), since
@@ -150,8 +147,9 @@ var wordOpRe = regexp.MustCompile(`(?i)(\d)\s+(plus|minus|times)\s+(\d)`)
 
 var wordOps = map[string]string{"plus": "add sum numbers", "minus": "subtract difference numbers", "times": "multiply product numbers"}
 
-// prepare rewrites a request as described above.
-func prepare(q string) prepared {
+// prepare rewrites a request as described above, but for the
+// heuristics off turns off.
+func prepare(q string, off Heuristics) prepared {
 	if len(q) > maxPrepared {
 		q = q[:maxPrepared]
 		for !utf8.ValidString(q) {
@@ -159,9 +157,41 @@ func prepare(q string) prepared {
 		}
 	}
 	var p prepared
-	q = dropData(q)
 	kinds := 0 // what values said about the thing acted on
-	const kindFile, kindURL = 1, 2
+	if off&OffValues == 0 {
+		q, kinds = p.replaceValues(q)
+	}
+	if off&OffOperators != 0 {
+		p.text = q
+		return p
+	}
+	digits := strings.ContainsAny(q, "0123456789")
+	if digits && digitBeforeOperator(q) {
+		q = rewriteOperators(q)
+	}
+	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
+		q = wordOpRe.ReplaceAllStringFunc(q, func(m string) string {
+			sm := wordOpRe.FindStringSubmatch(m)
+			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
+		})
+	}
+	low := asciiLower(q)
+	for _, ph := range phrases {
+		if ph.read && kinds == 0 || !strings.Contains(low, ph.from) {
+			continue
+		}
+		q = replaceWord(q, ph.from, ph.to)
+		low = asciiLower(q)
+	}
+	p.text = q
+	return p
+}
+
+// replaceValues replaces addresses, e-mail addresses, file names and
+// paths in q with the kind of thing they are, notes the request's
+// argument values in p, and returns q and which kinds it found.
+func (p *prepared) replaceValues(q string) (string, int) {
+	kinds := 0
 	if strings.Contains(q, "://") {
 		q = urlRe.ReplaceAllStringFunc(q, func(u string) string {
 			kinds |= kindURL
@@ -182,28 +212,12 @@ func prepare(q string) prepared {
 	if strings.Contains(q, "/") {
 		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
 	}
-	digits := strings.ContainsAny(q, "0123456789")
-	if digits && digitBeforeOperator(q) {
-		q = rewriteOperators(q)
-	}
-	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
-		q = wordOpRe.ReplaceAllStringFunc(q, func(m string) string {
-			sm := wordOpRe.FindStringSubmatch(m)
-			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
-		})
-	}
 	p.values = append(p.values, values(q)...)
-	low := asciiLower(q)
-	for _, ph := range phrases {
-		if ph.read && kinds == 0 || !strings.Contains(low, ph.from) {
-			continue
-		}
-		q = replaceWord(q, ph.from, ph.to)
-		low = asciiLower(q)
-	}
-	p.text = q
-	return p
+	return q, kinds
 }
+
+// The kinds of values replaceValues finds.
+const kindFile, kindURL = 1, 2
 
 // replaceGroup replaces the first capture group of each match of re in s
 // with what fn returns for the match's groups.

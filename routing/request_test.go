@@ -30,7 +30,6 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 		{in: "version 1.2.3 of e.g. the app", hasNot: []string{"file"}},
 		{in: "fetch https://api.example.com/v1/recommendations?x=1", has: []string{"url", "recommendations"}, hasNot: []string{"example", "api.example"}},
 		{in: "mail bob@example.com the notes", has: []string{"email"}, hasNot: []string{"bob@"}},
-		{in: "summarise this: {\"result\": {\"rows\": 3, \"status\": \"weather ok\"}} please", hasNot: []string{"weather", "rows"}},
 		{in: "{\"status\": \"weather ok\", \"rows\": 3}", has: []string{"weather"}}, // nothing else to go by
 		{in: "sort [apples, pears, plums] by name", has: []string{"apples"}},
 		{in: "remember that Alice works at Acme", values: []string{"alice", "works", "at", "acme"}, noValue: []string{"remember"}},
@@ -38,7 +37,7 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 		{in: "what's the weather, don't guess", noValue: []string{"s", "t", "the"}},
 		{in: "PDF to JSON", noValue: []string{"pdf", "json"}},
 	} {
-		p := prepare(tc.in)
+		p := prepare(tc.in, 0)
 		for _, w := range tc.has {
 			if !strings.Contains(p.text, w) {
 				t.Errorf("prepare(%q) = %q, want the word %q", tc.in, p.text, w)
@@ -64,14 +63,14 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 
 // TestPrepareBoundsItsInput: a huge request is cut, at a rune boundary.
 func TestPrepareBoundsItsInput(t *testing.T) {
-	p := prepare(strings.Repeat("é", maxPrepared))
+	p := prepare(strings.Repeat("é", maxPrepared), 0)
 	if len(p.text) > maxPrepared || !strings.HasSuffix(p.text, "é") {
 		t.Errorf("prepared %d bytes ending %q, want at most %d ending in a whole rune", len(p.text), p.text[len(p.text)-2:], maxPrepared)
 	}
 }
 
-// TestWordnetTable: the embedded table links a verb to its noun and
-// words sharing a frequent sense, and stays small.
+// TestWordnetTable: the embedded table links a verb to its noun, knows
+// how much a word is a noun, and stays small.
 func TestWordnetTable(t *testing.T) {
 	if n := len(wordnetTable); n == 0 || n > 4<<20 {
 		t.Fatalf("wordnet.txt is %d bytes, want some and at most 4 MB", n)
@@ -79,52 +78,8 @@ func TestWordnetTable(t *testing.T) {
 	if rel := relationsOf(stem("remember")); !slices.Contains(rel.derived, stem("memory")) {
 		t.Errorf("remember: derived %v, want memory", rel.derived)
 	}
-	if rel := relationsOf(stem("show")); !slices.Contains(rel.synonyms, stem("display")) {
-		t.Errorf("show: synonyms %v, want display", rel.synonyms)
-	}
-	// The logarithm is a rare sense of log: it links nothing.
-	if rel := relationsOf(stem("log")); slices.Contains(rel.synonyms, stem("logarithm")) {
-		t.Errorf("log: synonyms %v, want no logarithm", rel.synonyms)
-	}
-}
-
-// TestWordnetOnlyWhenTheCatalogLacksTheWord: a WordNet relation is looked
-// up only for a request word the catalog does not know.
-func TestWordnetOnlyWhenTheCatalogLacksTheWord(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("m", []Tool{
-		{Name: "compute_total", Description: "Compute the total of a list of values."},
-		{Name: "list_files", Description: "List the files of a folder."},
-	})
-	hits := ix.Search("sum", 0)
-	if len(hits) != 1 || hits[0].Name != "compute_total" {
-		t.Errorf("sum: %v, want compute_total alone (total shares sum's sense)", hits)
-	}
-	ix.SetUpstream("s", []Tool{{Name: "sum_numbers", Description: "Sum numbers."}})
-	hits = ix.Search("sum", 0)
-	if len(hits) != 1 || hits[0].Name != "sum_numbers" {
-		t.Errorf("sum, with a sum tool: %v, want sum_numbers alone", hits)
-	}
-}
-
-// TestSearchCorrectsTypos: a misspelt word the catalog lacks matches the
-// catalog word one edit away; an English word the catalog lacks does not.
-func TestSearchCorrectsTypos(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("x", []Tool{
-		{Name: "recommend_restaurants", Description: "Recommend restaurants nearby."},
-		{Name: "get_weather", Description: "Get the weather forecast."},
-		{Name: "list_habits", Description: "List tracked habits."},
-	})
-	if hits := ix.Search("recomend a place", 0); len(hits) == 0 || hits[0].Name != "recommend_restaurants" {
-		t.Errorf("recomend: %v, want recommend_restaurants", hits)
-	}
-	if hits := ix.Search("wheather tomorow", 0); len(hits) == 0 || hits[0].Name != "get_weather" {
-		t.Errorf("wheather: %v, want get_weather", hits)
-	}
-	// "rabbit" is English: not a typo of anything the catalog has.
-	if hits := ix.Search("rabbit", 0); len(hits) != 0 {
-		t.Errorf("rabbit: %v, want nothing", hits)
+	if rel := relationsOf(stem("find")); !rel.english || rel.notNoun < 8 {
+		t.Errorf("find: %+v, want an English word seldom a noun", rel)
 	}
 }
 
@@ -147,19 +102,4 @@ func FuzzDigitBeforeOperator(f *testing.F) {
 			t.Errorf("%q: opRe matches but digitBeforeOperator says no operator", q)
 		}
 	})
-}
-
-// TestTypoCorrectionStaysWithinItsLimit pins that a word is corrected
-// only to a catalog word within the edit limit: "hbaist" (a swap and a
-// letter from habit, two edits where words of its length get one) is no
-// typo of it.
-func TestTypoCorrectionStaysWithinItsLimit(t *testing.T) {
-	ix := NewIndex(IndexOptions{})
-	ix.SetUpstream("x", []Tool{{Name: "list_habits", Description: "List tracked habits."}})
-	if hits := ix.Search("hbaist", 0); len(hits) != 0 {
-		t.Errorf("hbaist: %v, want nothing (two edits from habit, over the one-edit limit)", lexNames(hits))
-	}
-	if hits := ix.Search("habitz", 0); len(hits) == 0 || hits[0].Name != "list_habits" {
-		t.Errorf("habitz: %v, want list_habits (one edit)", lexNames(hits))
-	}
 }

@@ -54,16 +54,16 @@ type RouterOptions struct {
 	// commit to its top: with c that coverage and q the ranking's
 	// commitment (see commitment.go), when c·q² is under this value
 	// [0.002]. A negative value turns this check off; it
-	// applies only while AbstainCoverage is on and to the lexical
-	// ranking alone (not with embeddings).
+	// applies only while AbstainCoverage is on. With embeddings it reads
+	// the lexical arm's scores, which say whether words match.
 	AbstainCommitment float64
 	// AbstainAdvice: the router also abstains when the request asks for
 	// know-how, an opinion or an errand ("how do I", "what's the best",
 	// "can you recommend", "go to the store") about at least two English
 	// nouns the catalog has never heard of, and no tool of the top TopK
 	// matches this share of it (see advice.go) [0.5]. A negative value
-	// turns this check off; it applies only while AbstainCoverage is on
-	// and to the lexical ranking alone (not with embeddings).
+	// turns this check off; it applies only while AbstainCoverage is on,
+	// with or without embeddings.
 	AbstainAdvice float64
 	// KeepCoverage: a tool of the top TopK that matches at least this
 	// share of the request (or of a clause of it) is handed over even
@@ -92,6 +92,10 @@ type RouterOptions struct {
 	// Trace, when set, receives each decision as a line of JSON (for
 	// offline analysis); writes are serialised.
 	Trace io.Writer
+	// Resolved says the numeric options are final, their defaults applied
+	// by the caller (the configuration does): a zero is zero, and no
+	// default replaces it.
+	Resolved bool
 }
 
 // Reranker adjusts the scores of ranked tools for a query, by experience.
@@ -119,19 +123,10 @@ const (
 	// domain context.
 	DefaultContextSize = 3
 	// DefaultAbstainCoverage trades abstaining on requests no tool serves
-	// against abstaining on ones a tool does. Measured on requests that no
-	// tool of a catalog of real MCP servers serves, on generated requests
-	// that one does, and on people's requests to chat plugins: at 0.35 it
-	// abstains on 86% of the first and 3% of the second, but on 68% of the
-	// third, whose words match tool descriptions far less; at 0.10 on 12%,
-	// 0.1% and 7% (5% with abstention off). People's words matter more.
+	// against abstaining on ones a tool does (figures: docs/routing.md ("What each part of the ranking pays")).
 	DefaultAbstainCoverage = 0.10
 	// DefaultAbstainCommitment is the bound of the commitment check (see
-	// RouterOptions.AbstainCommitment). Measured as DefaultAbstainCoverage
-	// is, with it on: 24% of the requests no tool serves, 0.3% of the
-	// generated requests one does, and 7% of people's requests to chat
-	// plugins (as without it; 8% instead of 4% among a large catalog of
-	// real MCP servers). See commitment.go.
+	// RouterOptions.AbstainCommitment and commitment.go).
 	DefaultAbstainCommitment = 0.002
 	// DefaultAbstainAdvice is the coverage under which a request for
 	// advice or an errand about things the catalog does not know is one
@@ -139,11 +134,6 @@ const (
 	DefaultAbstainAdvice = 0.5
 	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
 	// over whatever its score (see RouterOptions.KeepCoverage).
-	// Measured through one discovery on samples of the benchmark sets, it
-	// lifts what is handed over from R@5 0.540 to 0.638 on people's
-	// requests to chat plugins (the ranking behind it: 0.708), and to
-	// the ranking's R@5 on the others, with a median of 4 tools instead
-	// of 1.
 	DefaultKeepCoverage = 0.10
 	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
 	boundaryPerUpstream = 2
@@ -152,6 +142,9 @@ const (
 	// instancesPool is how many times deeper it is read when instances of
 	// one server are collapsed.
 	instancesPool = 4
+	// fuseDepth is how deep each arm's ranking is read when embeddings
+	// are fused with the lexical ranking, at least.
+	fuseDepth = 100
 )
 
 // DefaultNoiseFloor is the router's min_qr_score: the router already keeps
@@ -172,19 +165,22 @@ func DefaultFusePolicy() fuse.Policy {
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
-	o.TopK = orDefault(o.TopK, DefaultTopK)
-	o.Threshold = orDefault(o.Threshold, DefaultThreshold)
+	if !o.Resolved {
+		o.TopK = orDefault(o.TopK, DefaultTopK)
+		o.Threshold = orDefault(o.Threshold, DefaultThreshold)
+		o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
+		o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
+		o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
+		o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
+		o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
+		o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
+	}
 	if o.SameDomain <= 0 {
 		o.SameDomain = DefaultSameDomain
 	}
 	if o.CrossDomain <= 0 {
 		o.CrossDomain = DefaultCrossDomain
 	}
-	o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
-	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
-	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
-	o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
-	o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -195,7 +191,6 @@ func (o *RouterOptions) defaults() {
 	if o.Lexical == nil {
 		o.Lexical = NewIndex(IndexOptions{})
 	}
-	o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -348,13 +343,17 @@ func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) 
 	if r.opts.Semantic == nil {
 		return r.opts.Lexical.Search(lexical, k)
 	}
-	// Fusion reads both full lists, so that a tool missing from one
-	// really is unrelated there.
-	sem, err := r.opts.Semantic.Search(ctx, semantic, 0)
+	// Fusion reads each arm's top fuseDepth (or k, when deeper), not the
+	// whole catalog: a tool that far down one arm is unrelated there.
+	n := 0
+	if k > 0 {
+		n = max(k, fuseDepth)
+	}
+	sem, err := r.opts.Semantic.Search(ctx, semantic, n)
 	if err != nil {
 		return r.opts.Lexical.Search(lexical, k) // the semantic index warned once
 	}
-	return head(FuseHits(r.opts.Lexical.Search(lexical, 0), sem, r.opts.SemanticWeight), k)
+	return head(FuseHits(r.opts.Lexical.Search(lexical, n), sem, r.opts.SemanticWeight), k)
 }
 
 // SyncEmbeddings retries the upstreams whose embedding failed (a no-op
@@ -674,9 +673,6 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	}
 	if covered < r.opts.AbstainCoverage {
 		return abstainedCoverage
-	}
-	if r.opts.Semantic != nil {
-		return abstainedNot
 	}
 	if r.opts.AbstainCommitment > 0 && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment) {
 		return abstainedFlat

@@ -40,13 +40,6 @@ type accumulator struct {
 	loss    []float32
 	segLoss [][]float32
 	lossy   []int32
-	// srv holds the upstreams' scores for the request (see server.go),
-	// lift what each lifts its tools by, srvTF a term group's frequency
-	// by upstream and srvTouched the upstreams with a non-zero srvTF.
-	srv        []float32
-	lift       []float32
-	srvTF      []float32
-	srvTouched []int32
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {
@@ -134,15 +127,11 @@ type termGroup struct {
 	word    bool   // a word of the request, not a bigram or an argument value
 	standIn bool   // some member is a stand-in (resolvedTerm.standIn)
 	surface string // for a word, as the request wrote it (queryTerm.surface)
-	of      int32  // for a group of associates, its word's group in resolvedQuery.groups
 }
 
 // resolvedQuery is a query looked up in the index.
 type resolvedQuery struct {
-	groups []termGroup
-	// assoc holds, for the request's words that have associates in the
-	// catalog (see assoc.go), those associates as one group each.
-	assoc   []termGroup
+	groups  []termGroup
 	nseg    int
 	best    float64              // the best score a tool could reach for the whole request
 	segBest [maxSegments]float64 // the same for each clause
@@ -181,8 +170,8 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	if len(q.terms) == 0 {
 		return nil
 	}
-	rq := ix.resolve(q, sc, sc.groups[:0], sc.assoc[:0], sc.members[:0], sc.unknown[:0])
-	sc.groups, sc.assoc, sc.unknown = rq.groups, rq.assoc, rq.unknown
+	rq := ix.resolve(q, sc, sc.groups[:0], sc.members[:0], sc.unknown[:0])
+	sc.groups, sc.unknown = rq.groups, rq.unknown
 	if len(rq.groups) == 0 || rq.best == 0 {
 		return nil
 	}
@@ -305,7 +294,7 @@ func (ix *Index) rlockFresh() {
 // Words the catalog knows neither directly nor through a synonym
 // (argument values, mostly) count there only in the reach that coverage
 // is calibrated against (see calibrate.go), not in the clause weights.
-func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
+func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg, unknown: unknown}
 	ceiling := ix.termCeiling()
 	syns := sc.synonyms(q.terms)
@@ -319,10 +308,6 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		var rel wordRelations // an unknown word's, looked up once
 		if len(members) == start && qt.kind == termWord && !qt.value {
 			rel = qt.relations()
-			if tid, ok := ix.correct(qt.term, rel.english); ok {
-				members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: typoWeight, exact: true})
-				df = len(ix.postings[tid])
-			}
 		}
 		if len(members) == start {
 			if qt.kind == termWord && !qt.value {
@@ -354,26 +339,13 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups, assoc []termGroup, m
 		if qt.kind != termWord {
 			continue
 		}
-		if m := &members[start]; !qt.value && m.exact && m.alt == 1 {
-			if as := ix.associatesOf(m.tid); len(as) > 0 {
-				astart := len(members)
-				for _, a := range as {
-					if _, inRequest := sc.seen[ix.termNames[a.tid]]; !inRequest {
-						members = append(members, resolvedTerm{postings: ix.postings[a.tid], tid: a.tid, alt: a.weight})
-					}
-				}
-				if len(members) > astart {
-					assoc = append(assoc, termGroup{members: members[astart:len(members):len(members)], idf: float32(w), segs: qt.segs, of: int32(len(groups) - 1)})
-				}
-			}
-		}
 		rq.best += w * ceiling
 		for m := qt.segs; m != 0; m &= m - 1 {
 			rq.segBest[bits.TrailingZeros8(m)] += w * ceiling
 		}
 		rq.addReach(w*ceiling, qt.segs)
 	}
-	rq.groups, rq.assoc = groups, assoc
+	rq.groups = groups
 	sc.members = members
 	return rq
 }
@@ -437,8 +409,7 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 			// request's own word outranks one with the synonym. When no
 			// tool has the word, the synonyms are how this catalog says
 			// it: they rank as the word would, though coverage still
-			// counts them as synonyms. WordNet's relations, general
-			// English, keep their discount.
+			// counts them as synonyms. Derived forms keep their discount.
 			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight),
 				exact: syn.derived && len(members) == start, standIn: !word && !syn.fallback})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {

@@ -11,10 +11,21 @@ import (
 	"testing"
 )
 
-// seedRouter is a router over testdata/seed_catalog.jsonl: the tool texts
-// of the three built-in servers and of the npm memory and filesystem
-// servers, as their servers list them.
-func seedRouter(t *testing.T) *Router {
+// seedRouter is a router over seedTools, configured by opts (the
+// defaults when none is given).
+func seedRouter(t *testing.T, opts ...RouterOptions) *Router {
+	t.Helper()
+	r := NewRouter(append(opts, RouterOptions{})[0])
+	for up, tools := range seedTools(t) {
+		r.SetUpstream(up, tools)
+	}
+	return r
+}
+
+// seedTools are the tools of testdata/seed_catalog.jsonl by upstream:
+// the tool texts of the three built-in servers and of the npm memory and
+// filesystem servers, as their servers list them.
+func seedTools(t *testing.T) map[string][]Tool {
 	t.Helper()
 	f, err := os.Open("testdata/seed_catalog.jsonl")
 	if err != nil {
@@ -34,11 +45,10 @@ func seedRouter(t *testing.T) *Router {
 		}
 		byUp[line.Upstream] = append(byUp[line.Upstream], Tool{Name: line.Name, Upstream: line.Upstream, Description: line.Description, InputSchema: line.InputSchema})
 	}
-	r := NewRouter(RouterOptions{})
-	for up, tools := range byUp {
-		r.SetUpstream(up, tools)
+	if err := sc.Err(); err != nil {
+		t.Fatalf("seed_catalog.jsonl: %v", err)
 	}
-	return r
+	return byUp
 }
 
 // TestRouteWordsPeopleUse routes requests in a user's own words, not the

@@ -79,10 +79,10 @@ func segments(q string, limit int) []string {
 
 // Clauses returns the clauses the index ranks a request by, besides the
 // whole request (see Index.Search): the request as the router prepares it
-// (operators and files rewritten, pasted data dropped), split as segments
+// (operators and files rewritten), split as segments
 // describes, at most eight.
 func Clauses(q string) []string {
-	return segments(prepare(q).text, maxSegments)
+	return segments(prepare(q, 0).text, maxSegments)
 }
 
 // longestSegmentWord is the length of the longest segment word.

@@ -329,14 +329,6 @@ func (s *SemanticIndex) succeed() {
 	}
 }
 
-// Ready reports whether the embedder has worked at least once and has not
-// failed since.
-func (s *SemanticIndex) Ready() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ready
-}
-
 // Search returns the tools ranked by the cosine between query and each
 // tool, best first, ties by name; k <= 0 returns every tool. An empty
 // query or index returns nothing. The query's vector comes from an
@@ -438,11 +430,18 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 			hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
 		}
 	}
-	slices.SortFunc(hits, byScoreThenName)
 	if k > 0 && k < len(hits) {
-		hits = hits[:k]
+		// Only the top k are sorted: those scoring at least the k-th best.
+		scores := make([]float64, len(hits))
+		for i, h := range hits {
+			scores[i] = h.Score
+		}
+		slices.Sort(scores)
+		kth := scores[len(scores)-k]
+		hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Score < kth })
 	}
-	return hits
+	slices.SortFunc(hits, byScoreThenName)
+	return head(hits, k)
 }
 
 // calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,
@@ -583,10 +582,12 @@ func (c *queryLRU) put(query string, vec []float32) {
 //	(1 - weightSemantic) × lexical score + weightSemantic × semantic score
 //
 // of its two calibrated scores, a tool missing from a list counting 0
-// there (pass every semantic hit, k <= 0, so that missing means
-// unrelated). weightSemantic is clamped to [0, 1]; 0.5 weighs both
-// equally. Raw is the fused score too: the fusion has no raw scale of its
-// own. A name repeated within one list keeps its best score.
+// there: each list is an arm's top N, and a tool past an arm's top N is
+// as good as unrelated there. weightSemantic is clamped to [0, 1]; 0.5
+// weighs both equally. A name repeated within one list keeps its best
+// score. What the lexical arm says of the request and of each tool's
+// match (Raw, Words, Matched, Foreign, Matches, Request) is kept, so
+// that abstention reads the same evidence with embeddings as without.
 //
 // Why a convex combination and not reciprocal-rank fusion: RRF sees only
 // ranks, so the top tool of a query that matches nothing scores as high
@@ -602,25 +603,27 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
 	type pair struct {
 		lex, sem, cov float64
-		matches       uint64
+		hit           Hit // the lexical hit, for its evidence
 	}
 	scores := map[string]*pair{}
 	at := func(name string) *pair {
 		p := scores[name]
 		if p == nil {
-			p = &pair{}
+			p = &pair{hit: Hit{Name: name}}
 			scores[name] = p
 		}
 		return p
 	}
 	var req *RequestWords // what the lexical side says of the request
+	foreign := 0
 	for _, h := range lexical {
 		p := at(h.Name)
-		p.lex = max(p.lex, clampScore(h.Score))
+		if s := clampScore(h.Score); s > p.lex {
+			p.lex, p.hit = s, h
+		}
 		p.cov = max(p.cov, clampScore(h.Coverage))
-		p.matches |= h.Matches
 		if h.Request != nil {
-			req = h.Request
+			req, foreign = h.Request, h.Foreign
 		}
 	}
 	for _, h := range semantic {
@@ -628,11 +631,14 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		p.sem = max(p.sem, clampScore(h.Score))
 	}
 	out := make([]Hit, 0, len(scores))
-	for name, p := range scores {
-		f := (1-w)*p.lex + w*p.sem
+	for _, p := range scores {
+		h := p.hit
+		h.Score = (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much
 		// of the request the tool's text says, as the embedding sees it.
-		out = append(out, Hit{Name: name, Score: f, Raw: f, Coverage: (1-w)*p.cov + w*p.sem, Request: req, Matches: p.matches})
+		h.Coverage = (1-w)*p.cov + w*p.sem
+		h.Request, h.Foreign = req, foreign
+		out = append(out, h)
 	}
 	slices.SortFunc(out, byScoreThenName)
 	return out

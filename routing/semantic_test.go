@@ -765,10 +765,22 @@ func TestFuseHits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := FuseHits(tc.lex, tc.sem, tc.w)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9), cmpopts.IgnoreFields(Hit{}, "Coverage")); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9), cmpopts.IgnoreFields(Hit{}, "Coverage", "Raw")); diff != "" {
 				t.Errorf("FuseHits (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// Raw and the request's evidence stay the lexical arm's: abstention
+	// reads them with embeddings as without.
+	rw := &RequestWords{Known: []string{"x"}}
+	kept := FuseHits([]Hit{{Name: "a", Score: 0.8, Raw: 7, Foreign: 2, Request: rw, Words: 2, Matched: 1}}, []Hit{h("b", 0.9)}, 0.5)
+	for _, g := range kept {
+		if g.Request != rw || g.Foreign != 2 {
+			t.Errorf("%s: request %v, foreign %d; want the lexical arm's on every fused hit", g.Name, g.Request, g.Foreign)
+		}
+		if g.Name == "a" && (g.Raw != 7 || g.Words != 2 || g.Matched != 1) {
+			t.Errorf("a: raw %v, words %d, matched %d; want the lexical hit's 7, 2, 1", g.Raw, g.Words, g.Matched)
+		}
 	}
 	neg := FuseHits([]Hit{h("a", 0.8)}, []Hit{h("a", 0.2)}, -2)
 	if neg[0].Score != 0.8 {

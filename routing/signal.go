@@ -7,7 +7,7 @@ package routing
 // say how much of the request the tool itself matches, to the loss
 // (acc.lose), so that calibrated scores and abstention (calibrate.go)
 // read the tool's own match. A signal may read what the signals before
-// it scored: the server lift scales with the best tool's score.
+// it scored.
 //
 // Adding a signal is one file: a type with a score method, put in the
 // list. Signals that need I/O or the session (embeddings, lessons) are
@@ -18,9 +18,7 @@ type signal interface {
 
 // signals are the index's signals, in the order they score.
 var signals = []signal{
-	lexicalSignal{},     // BM25F over the tools' fields (search.go)
-	associationSignal{}, // the request words' associates in the catalog (assoc.go)
-	serverSignal{},      // each upstream as one document (server.go)
+	lexicalSignal{}, // BM25F over the tools' fields (search.go)
 }
 
 // lexicalSignal is BM25F over the tools' fields, words grouped with
@@ -28,9 +26,3 @@ var signals = []signal{
 type lexicalSignal struct{}
 
 func (lexicalSignal) score(ix *Index, acc *accumulator, rq *resolvedQuery) { ix.accumulate(acc, rq) }
-
-// serverSignal lifts the tools of the upstreams that match the request
-// as a whole (see liftServers).
-type serverSignal struct{}
-
-func (serverSignal) score(ix *Index, acc *accumulator, rq *resolvedQuery) { ix.liftServers(acc, rq) }

@@ -9,10 +9,9 @@ import (
 //go:generate go run ./internal/wngen -out wordnet.txt
 
 // wordnetTable is the word table derived from WordNet 3.0 at build time
-// (see internal/wngen and WORDNET_LICENSE): every plain English word, and
-// for common nouns and verbs, as stems, the words sharing their frequent
-// senses and the words derived from them across parts of speech; and for
-// each word how much of its use is not as a noun.
+// (see internal/wngen and WORDNET_LICENSE): every plain English word, as
+// a stem; for common nouns and verbs the words derived from them across
+// parts of speech; and for each word how much of its use is not as a noun.
 //
 //go:embed wordnet.txt
 var wordnetTable string
@@ -25,8 +24,7 @@ var WordNetLicense string
 
 // wordRelations are one stem's relations in the WordNet table.
 type wordRelations struct {
-	synonyms []string // share a frequent sense: show, display
-	derived  []string // the same idea as another part of speech: remember, memory
+	derived []string // the same idea as another part of speech: remember, memory
 	// notNoun is the share of the word's use that is not as a noun
 	// (as a verb, adjective or adverb), in tenths: 10 for find, 9 for
 	// specific, 0 for weather and for words the table lacks.
@@ -52,9 +50,8 @@ func parseWordnet(table string) map[string]wordRelations {
 			continue
 		}
 		stem, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
-		syn, rest, _ := strings.Cut(rest, "\t")
 		der, noun, _ := strings.Cut(rest, "\t")
-		r := wordRelations{synonyms: strings.Fields(syn), derived: strings.Fields(der), english: true}
+		r := wordRelations{derived: strings.Fields(der), english: true}
 		if len(noun) == 1 && noun[0] >= '0' && noun[0] <= '9' {
 			r.notNoun = 10 - (noun[0] - '0')
 		}

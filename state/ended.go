@@ -3,12 +3,8 @@ package state
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // EndedSessions records the HTTP sessions a client ended (DELETE) on any
@@ -31,10 +27,7 @@ type EndedSessions interface {
 	Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error)
 }
 
-var (
-	_ EndedSessions = (*sqlEnded)(nil)
-	_ EndedSessions = (*pgEnded)(nil)
-)
+var _ EndedSessions = endedStore{}
 
 // MaxEndedPerOwner bounds the ended-session records of one owner: past
 // it, the owner's records closest to their expiry go first. The sessions
@@ -49,78 +42,42 @@ func ownerKey(owner string) []byte {
 }
 
 // EndedSessions returns the ended sessions in state.db.
-func (db *DB) EndedSessions() EndedSessions { return &sqlEnded{db} }
-
-type sqlEnded struct{ db *DB }
-
-func (s *sqlEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
-	tx, err := s.db.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM ended_sessions WHERE expires <= ?`, now.UnixNano()); err != nil {
-		return fmt.Errorf("pruning the ended sessions in %s: %w", s.db.path, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ended_sessions (key, expires, owner) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET expires = max(expires, excluded.expires)`, key[:], until.UnixNano(), ownerKey(owner)); err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM ended_sessions WHERE owner = ?1 AND key NOT IN
-		(SELECT key FROM ended_sessions WHERE owner = ?1 ORDER BY expires DESC LIMIT ?2)`, ownerKey(owner), MaxEndedPerOwner); err != nil {
-		return fmt.Errorf("bounding the ended sessions in %s: %w", s.db.path, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.db.path, err)
-	}
-	return nil
-}
-
-func (s *sqlEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
-	var one int
-	err := s.db.db.QueryRowContext(ctx, `SELECT 1 FROM ended_sessions WHERE key = ? AND expires > ?`, key[:], now.UnixNano()).Scan(&one)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("looking up an ended session in %s: %w", s.db.path, err)
-	}
-	return true, nil
-}
+func (db *DB) EndedSessions() EndedSessions { return endedStore{db.engine()} }
 
 // EndedSessions returns the ended sessions in the database.
-func (db *PG) EndedSessions() EndedSessions { return &pgEnded{db} }
+func (db *PG) EndedSessions() EndedSessions { return endedStore{db.engine()} }
 
-type pgEnded struct{ db *PG }
+type endedStore struct{ b engine }
 
-func (s *pgEnded) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
-	err := s.db.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM ended_sessions WHERE expires <= $1`, now.UnixNano()); err != nil {
-			return err
+func (s endedStore) End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error {
+	err := s.b.write(ctx, func(c conn) error {
+		if _, err := c.exec(ctx, `DELETE FROM ended_sessions WHERE expires <= ?`, now.UnixNano()); err != nil {
+			return fmt.Errorf("pruning: %w", err)
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO ended_sessions (key, expires, owner) VALUES ($1, $2, $3)
-			ON CONFLICT (key) DO UPDATE SET expires = GREATEST(ended_sessions.expires, excluded.expires)`, key[:], until.UnixNano(), ownerKey(owner))
+		_, err := c.exec(ctx, `INSERT INTO ended_sessions (key, expires, owner) VALUES (?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET expires = `+s.b.greatest()+`(ended_sessions.expires, excluded.expires)`,
+			key[:], until.UnixNano(), ownerKey(owner))
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM ended_sessions WHERE owner = $1 AND key NOT IN
-			(SELECT key FROM ended_sessions WHERE owner = $1 ORDER BY expires DESC LIMIT $2)`, ownerKey(owner), MaxEndedPerOwner)
-		return err
+		if _, err = c.exec(ctx, `DELETE FROM ended_sessions WHERE owner = ? AND key NOT IN
+			(SELECT key FROM ended_sessions WHERE owner = ? ORDER BY expires DESC LIMIT ?)`,
+			ownerKey(owner), ownerKey(owner), MaxEndedPerOwner); err != nil {
+			return fmt.Errorf("bounding: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.db.name, err)
+		return fmt.Errorf("recording an ended session in %s: %w", s.b.name, err)
 	}
 	return nil
 }
 
-func (s *pgEnded) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
+func (s endedStore) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
 	var one int
-	err := s.db.pool.QueryRow(ctx, `SELECT 1 FROM ended_sessions WHERE key = $1 AND expires > $2`, key[:], now.UnixNano()).Scan(&one)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("looking up an ended session in %s: %w", s.db.name, err)
+	ok, err := s.b.conn.one(ctx, `SELECT 1 FROM ended_sessions WHERE key = ? AND expires > ?`, []any{key[:], now.UnixNano()}, &one)
+	if err != nil {
+		return false, fmt.Errorf("looking up an ended session in %s: %w", s.b.name, err)
 	}
-	return true, nil
+	return ok, nil
 }

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -55,55 +54,57 @@ func checkGateway(g Gateway) error {
 	return nil
 }
 
+// Gateways returns the Registry in state.db.
+func (db *DB) Gateways() Registry { return gatewayStore{db.engine()} }
+
 // Gateways returns the Registry in the database.
-func (db *DB) Gateways() Registry { return &sqlGateways{db} }
+func (db *PG) Gateways() Registry { return gatewayStore{db.engine()} }
 
-type sqlGateways struct{ db *DB }
+type gatewayStore struct{ b engine }
 
-func (s *sqlGateways) Beat(ctx context.Context, g Gateway) error {
+// shared: in PostgreSQL, replicas on other machines register too.
+func (s gatewayStore) shared() bool { return s.b.pg }
+
+func (s gatewayStore) Beat(ctx context.Context, g Gateway) error {
 	if err := checkGateway(g); err != nil {
 		return err
 	}
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO gateways (`+gatewayColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			g.ID, g.PID, nanos(g.Started), g.Profile, g.Config, g.Transport, g.Addr, g.Version,
-			nanos(g.Heartbeat), string(g.Snapshot))
-		return err
-	})
+	_, err := s.b.conn.exec(ctx, `INSERT INTO gateways (`+gatewayColumns+`) VALUES (`+placeholders(10)+`)
+		ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, started = excluded.started,
+		profile = excluded.profile, config = excluded.config, transport = excluded.transport,
+		addr = excluded.addr, version = excluded.version, heartbeat = excluded.heartbeat,
+		snapshot = excluded.snapshot`,
+		g.ID, g.PID, nanos(g.Started), g.Profile, g.Config, g.Transport, g.Addr, g.Version,
+		nanos(g.Heartbeat), string(g.Snapshot))
 	if err != nil {
-		return fmt.Errorf("registering gateway %s in %s: %w", g.ID, s.db.path, err)
+		return fmt.Errorf("registering gateway %s in %s: %w", g.ID, s.b.name, err)
 	}
 	return nil
 }
 
-func (s *sqlGateways) Remove(ctx context.Context, ids ...string) error {
+func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM gateways WHERE id = ?`, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("removing gateways from %s: %w", s.db.path, err)
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	if _, err := s.b.conn.exec(ctx, `DELETE FROM gateways WHERE id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
+		return fmt.Errorf("removing gateways from %s: %w", s.b.name, err)
 	}
 	return nil
 }
 
-func (s *sqlGateways) Gateways(ctx context.Context) ([]Gateway, error) {
-	rows, err := s.db.db.QueryContext(ctx, selectGateways)
+func (s gatewayStore) Gateways(ctx context.Context) ([]Gateway, error) {
+	rows, err := s.b.conn.query(ctx, selectGateways)
 	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.path, err)
+		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
 	}
 	defer rows.Close()
 	out, err := readGateways(rows)
 	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.db.path, err)
+		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
 	}
 	return out, nil
 }

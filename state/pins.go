@@ -2,28 +2,34 @@ package state
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
+// Pins returns the integrity.PinStore in state.db.
+func (db *DB) Pins() integrity.PinStore { return pinStore{db.engine()} }
+
 // Pins returns the integrity.PinStore in the database.
-func (db *DB) Pins() integrity.PinStore { return &sqlPins{db} }
+func (db *PG) Pins() integrity.PinStore { return pinStore{db.engine()} }
 
-type sqlPins struct{ db *DB }
+type pinStore struct{ b engine }
 
-var _ integrity.UpstreamPinStore = (*sqlPins)(nil)
+var _ integrity.UpstreamPinStore = pinStore{}
 
 // UpdatePins reads every pin in one write transaction, lets change edit
-// them, and writes the pins change added, changed or removed.
-func (s *sqlPins) UpdatePins(change func(integrity.Pins) bool) error {
+// them, and writes the pins change added, changed or removed. In
+// PostgreSQL it holds the pins counter's row lock, so that processes
+// editing the pins at once take turns (state.db's write transaction
+// locks the file from its start).
+func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
 	return s.update(nil, change)
 }
 
-// UpdateUpstreamPins is UpdatePins over the pins of upstreams only.
-func (s *sqlPins) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
+// UpdateUpstreamPins is UpdatePins over the pins of upstreams only: a
+// Check of one upstream reads its own pins, not every upstream's.
+func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
 	if upstreams == nil {
 		upstreams = []string{}
 	}
@@ -32,10 +38,16 @@ func (s *sqlPins) UpdateUpstreamPins(upstreams []string, change func(integrity.P
 
 // update is UpdatePins over the pins of upstreams, or every pin when
 // upstreams is nil.
-func (s *sqlPins) update(upstreams []string, change func(integrity.Pins) bool) error {
-	ctx := context.Background() // the PinStore interface has no context: its callers (the hub's vetting) have none
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		before, err := readPins(ctx, tx, upstreams)
+func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) error {
+	ctx, cancel := s.b.noCtx() // the PinStore interface has no context: its callers (the hub's vetting) have none
+	defer cancel()
+	err := s.b.write(ctx, func(c conn) error {
+		if s.b.pg {
+			if _, err := c.exec(ctx, `SELECT n FROM counters WHERE name = 'pins' FOR UPDATE`); err != nil {
+				return err
+			}
+		}
+		before, err := readPins(ctx, c, upstreams)
 		if err != nil {
 			return err
 		}
@@ -43,16 +55,16 @@ func (s *sqlPins) update(upstreams []string, change func(integrity.Pins) bool) e
 		if !change(after) {
 			return nil
 		}
-		return writePinChanges(ctx, tx, before, after)
+		return writePinChanges(ctx, c, before, after)
 	})
 	if err != nil {
-		return fmt.Errorf("pins in %s: %w", s.db.path, err)
+		return fmt.Errorf("pins in %s: %w", s.b.name, err)
 	}
 	return nil
 }
 
 // readPins reads the pins of upstreams, or every pin when upstreams is nil.
-func readPins(ctx context.Context, tx *sql.Tx, upstreams []string) (integrity.Pins, error) {
+func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, error) {
 	query, args := selectPins, []any{}
 	if upstreams != nil {
 		if len(upstreams) == 0 {
@@ -63,7 +75,7 @@ func readPins(ctx context.Context, tx *sql.Tx, upstreams []string) (integrity.Pi
 			args = append(args, u)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows, err := c.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +85,11 @@ func readPins(ctx context.Context, tx *sql.Tx, upstreams []string) (integrity.Pi
 
 // writePinChanges writes what differs between before and after, and
 // counts the change.
-func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pins) error {
+func writePinChanges(ctx context.Context, c conn, before, after integrity.Pins) error {
 	for up, tools := range before {
 		for tool := range tools {
 			if _, ok := after[up][tool]; !ok {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM pins WHERE upstream = ? AND tool = ?`, up, tool); err != nil {
+				if _, err := c.exec(ctx, `DELETE FROM pins WHERE upstream = ? AND tool = ?`, up, tool); err != nil {
 					return err
 				}
 			}
@@ -88,17 +100,22 @@ func writePinChanges(ctx context.Context, tx *sql.Tx, before, after integrity.Pi
 			if old, ok := before[up][tool]; ok && old.Equal(r) {
 				continue
 			}
-			if err := putPin(ctx, tx, up, tool, r); err != nil {
+			if err := putPin(ctx, c, up, tool, r); err != nil {
 				return err
 			}
 		}
 	}
-	return bump(ctx, tx, "pins")
+	return bump(ctx, c, "pins")
 }
 
 // putPin writes one pin, replacing the one it had.
-func putPin(ctx context.Context, tx *sql.Tx, up, tool string, r integrity.Record) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO pins (`+pinColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+func putPin(ctx context.Context, c conn, up, tool string, r integrity.Record) error {
+	_, err := c.exec(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (`+placeholders(13)+`)
+		ON CONFLICT (upstream, tool) DO UPDATE SET hash = excluded.hash, first_seen = excluded.first_seen,
+		approved_at = excluded.approved_at, description_excerpt = excluded.description_excerpt,
+		pending_hash = excluded.pending_hash, changed_at = excluded.changed_at,
+		pending_excerpt = excluded.pending_excerpt, held = excluded.held,
+		contract = excluded.contract, pending_contract = excluded.pending_contract, gone_since = excluded.gone_since`,
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
 		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err

@@ -2,12 +2,8 @@ package state
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // QuotaCounts counts calls in fixed windows, for quotas that hold across
@@ -21,10 +17,7 @@ type QuotaCounts interface {
 	Take(ctx context.Context, key string, window time.Time, limit int) (bool, error)
 }
 
-var (
-	_ QuotaCounts = (*sqlQuotas)(nil)
-	_ QuotaCounts = (*pgQuotas)(nil)
-)
+var _ QuotaCounts = quotaStore{}
 
 // maxQuotaKey bounds a key (a quota and a principal, both from the
 // configuration).
@@ -41,54 +34,30 @@ func checkQuotaTake(key string, limit int) error {
 }
 
 // Quotas returns the quota counts in state.db.
-func (db *DB) Quotas() QuotaCounts { return &sqlQuotas{db} }
-
-type sqlQuotas struct{ db *DB }
-
-func (s *sqlQuotas) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
-	if err := checkQuotaTake(key, limit); err != nil {
-		return false, err
-	}
-	var n int64
-	err := s.db.db.QueryRowContext(ctx, `INSERT INTO quota_counts (key, win, n) VALUES (?, ?, 1)
-		ON CONFLICT (key, win) DO UPDATE SET n = n + 1 WHERE n < ? RETURNING n`,
-		key, window.Unix(), limit).Scan(&n)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("counting a call of %s in %s: %w", key, s.db.path, err)
-	}
-	if n == 1 { // a new window: the key's older ones are done with
-		if _, err := s.db.db.ExecContext(ctx, `DELETE FROM quota_counts WHERE key = ? AND win < ?`, key, window.Unix()); err != nil {
-			return true, fmt.Errorf("pruning the counts of %s in %s: %w", key, s.db.path, err)
-		}
-	}
-	return true, nil
-}
+func (db *DB) Quotas() QuotaCounts { return quotaStore{db.engine()} }
 
 // Quotas returns the quota counts in the database.
-func (db *PG) Quotas() QuotaCounts { return &pgQuotas{db} }
+func (db *PG) Quotas() QuotaCounts { return quotaStore{db.engine()} }
 
-type pgQuotas struct{ db *PG }
+type quotaStore struct{ b engine }
 
-func (s *pgQuotas) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
+func (s quotaStore) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
 	if err := checkQuotaTake(key, limit); err != nil {
 		return false, err
 	}
 	var n int64
-	err := s.db.pool.QueryRow(ctx, `INSERT INTO quota_counts (key, win, n) VALUES ($1, $2, 1)
-		ON CONFLICT (key, win) DO UPDATE SET n = quota_counts.n + 1 WHERE quota_counts.n < $3 RETURNING n`,
-		key, window.Unix(), limit).Scan(&n)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("counting a call of %s in %s: %w", key, s.db.name, err)
+	ok, err := s.b.conn.one(ctx, `INSERT INTO quota_counts (key, win, n) VALUES (?, ?, 1)
+		ON CONFLICT (key, win) DO UPDATE SET n = quota_counts.n + 1 WHERE quota_counts.n < ? RETURNING n`,
+		[]any{key, window.Unix(), limit}, &n)
+	if err != nil {
+		return false, fmt.Errorf("counting a call of %s in %s: %w", key, s.b.name, err)
 	}
-	if n == 1 {
-		if _, err := s.db.pool.Exec(ctx, `DELETE FROM quota_counts WHERE key = $1 AND win < $2`, key, window.Unix()); err != nil {
-			return true, fmt.Errorf("pruning the counts of %s in %s: %w", key, s.db.name, err)
+	if !ok {
+		return false, nil
+	}
+	if n == 1 { // a new window: the key's older ones are done with
+		if _, err := s.b.conn.exec(ctx, `DELETE FROM quota_counts WHERE key = ? AND win < ?`, key, window.Unix()); err != nil {
+			return true, fmt.Errorf("pruning the counts of %s in %s: %w", key, s.b.name, err)
 		}
 	}
 	return true, nil

@@ -80,11 +80,18 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	dsn := path + "?_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	return openSQLite(ctx, path, dsn, 4)
+}
+
+// openSQLite opens the database at dsn, named path, with at most conns
+// connections (all kept open), and brings its schema up to date.
+func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	sdb.SetMaxOpenConns(4)
+	sdb.SetMaxOpenConns(conns)
+	sdb.SetMaxIdleConns(conns)
 	db := &DB{path: path, db: sdb}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
@@ -101,20 +108,9 @@ const MemoryPath = ":memory:"
 // call opens a database of its own that nothing else shares; it writes no
 // file, and is gone at Close.
 func OpenMemory(ctx context.Context) (*DB, error) {
-	sdb, err := sql.Open("sqlite", MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)")
-	if err != nil {
-		return nil, openError(MemoryPath, err)
-	}
 	// Each connection to :memory: is a database of its own: keep one,
 	// open for the DB's life.
-	sdb.SetMaxOpenConns(1)
-	sdb.SetMaxIdleConns(1)
-	db := &DB{path: MemoryPath, db: sdb}
-	if err := db.migrate(ctx); err != nil {
-		sdb.Close()
-		return nil, openError(MemoryPath, err)
-	}
-	return db, nil
+	return openSQLite(ctx, MemoryPath, MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
 }
 
 // NewMemory is OpenMemory for callers that cannot handle an error: SQLite
@@ -196,31 +192,7 @@ var migrations = []string{
 // transaction, so that two processes starting at once apply each
 // migration once.
 func (db *DB) migrate(ctx context.Context) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-			return err
-		}
-		var v int
-		err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
-		if errors.Is(err, sql.ErrNoRows) {
-			_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
-		}
-		if err != nil {
-			return err
-		}
-		if v > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(migrations))
-		}
-		for i := v; i < len(migrations); i++ {
-			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
-			}
-		}
-		if v < len(migrations) {
-			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations))
-		}
-		return err
-	})
+	return db.engine().migrate(ctx, migrations, "", nil)
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE: the lock is taken
@@ -235,12 +207,6 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 		return errors.Join(err, tx.Rollback())
 	}
 	return tx.Commit()
-}
-
-// bump counts a change of what counter names, in tx.
-func bump(ctx context.Context, tx *sql.Tx, counter string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)
-	return err
 }
 
 // nanos is t as stored: unix nanoseconds, 0 for the zero time.

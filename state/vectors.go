@@ -1,35 +1,41 @@
 package state
 
 import (
-	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Vectors returns the routing.VectorStore in the database.
-func (db *DB) Vectors() routing.VectorStore { return &sqlVectors{db} }
+// Vectors returns the routing.VectorStore in state.db.
+func (db *DB) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
 
-type sqlVectors struct{ db *DB }
+// Vectors returns the routing.VectorStore in the database.
+func (db *PG) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
+
+type vectorStore struct{ b engine }
 
 type vecKey = [sha256.Size]byte
 
 // LoadVectors returns every vector stored for model.
-func (s *sqlVectors) LoadVectors(model string) (map[vecKey][]float32, error) {
-	rows, err := s.db.db.Query(`SELECT key, vec FROM vectors WHERE model = ?`, model)
+func (s vectorStore) LoadVectors(model string) (map[vecKey][]float32, error) {
+	ctx, cancel := s.b.noCtx() // the VectorStore interface has no context, like the cache calling it
+	defer cancel()
+	rows, err := s.b.conn.query(ctx, `SELECT key, vec FROM vectors WHERE model = ?`, model)
 	if err != nil {
-		return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.db.path, err)
+		return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.b.name, err)
 	}
 	defer rows.Close()
 	out := map[vecKey][]float32{}
 	for rows.Next() {
 		var k, v []byte
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.db.path, err)
+			return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.b.name, err)
 		}
 		if len(k) != sha256.Size || len(v)%4 != 0 {
 			continue // not written by this package; the model re-embeds it
@@ -37,45 +43,47 @@ func (s *sqlVectors) LoadVectors(model string) (map[vecKey][]float32, error) {
 		out[vecKey(k)] = decodeVec(v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.db.path, err)
+		return nil, fmt.Errorf("reading vectors of %s from %s: %w", model, s.b.name, err)
 	}
 	return out, nil
 }
 
+// vectorsPerInsert is how many vectors one INSERT writes (3 parameters
+// each, within both databases' limits).
+const vectorsPerInsert = 256
+
 // SaveVectors adds vecs to model's vectors and drops those of another
 // length, in one transaction.
-func (s *sqlVectors) SaveVectors(model string, vecs map[vecKey][]float32) error {
+func (s vectorStore) SaveVectors(model string, vecs map[vecKey][]float32) error {
 	if len(vecs) == 0 {
 		return nil
 	}
-	ctx := context.Background() // the VectorStore interface has no context, like the cache calling it
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
+	ctx, cancel := s.b.noCtx()
+	defer cancel()
+	err := s.b.write(ctx, func(c conn) error {
 		var dims int
 		for _, v := range vecs {
 			dims = len(v)
 			break
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE model = ? AND length(vec) != ?`, model, 4*dims); err != nil {
+		if _, err := c.exec(ctx, `DELETE FROM vectors WHERE model = ? AND length(vec) != ?`, model, 4*dims); err != nil {
 			return err
 		}
-		return insertVectors(ctx, tx, model, vecs)
+		for chunk := range slices.Chunk(slices.Collect(maps.Keys(vecs)), vectorsPerInsert) {
+			args := make([]any, 0, 3*len(chunk))
+			for _, k := range chunk {
+				args = append(args, model, k[:], encodeVec(vecs[k]))
+			}
+			rows := strings.Join(slices.Repeat([]string{"(?, ?, ?)"}, len(chunk)), ", ")
+			if _, err := c.exec(ctx, `INSERT INTO vectors (model, key, vec) VALUES `+rows+`
+				ON CONFLICT (model, key) DO UPDATE SET vec = excluded.vec`, args...); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("saving %d vectors of %s in %s: %w", len(vecs), model, s.db.path, err)
-	}
-	return nil
-}
-
-func insertVectors(ctx context.Context, tx *sql.Tx, model string, vecs map[vecKey][]float32) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO vectors (model, key, vec) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for k, v := range vecs {
-		if _, err := stmt.ExecContext(ctx, model, k[:], encodeVec(v)); err != nil {
-			return err
-		}
+		return fmt.Errorf("saving %d vectors of %s in %s: %w", len(vecs), model, s.b.name, err)
 	}
 	return nil
 }

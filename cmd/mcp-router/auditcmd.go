@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -38,11 +39,7 @@ newest records, oldest first.`,
 			if since > 0 {
 				f.Since = time.Now().Add(-since)
 			}
-			cfg, _, err := e.loadConfig()
-			if err != nil {
-				return err
-			}
-			st, err := e.cliState(cmd.Context(), cfg)
+			_, _, st, err := e.configState(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -56,17 +53,7 @@ newest records, oldest first.`,
 				}
 				return printJSON(e, recs)
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
-			for _, r := range recs {
-				step := "-"
-				if r.Plan != "" {
-					step = printable.Line(r.Plan + "/" + r.Step)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
-					printable.Line(r.Tool), printable.Line(orDash(r.Upstream)), step, printable.Line(r.Outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
-			}
-			return tw.Flush()
+			return printAudit(e.stdout, recs)
 		},
 	}
 	cmd.Flags().DurationVar(&since, "since", 0, "only records this recent (e.g. 1h); 0 is all")
@@ -82,4 +69,19 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printAudit prints the records as a table, oldest first.
+func printAudit(w io.Writer, recs []audit.Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
+	for _, r := range recs {
+		step := "-"
+		if r.Plan != "" {
+			step = printable.Line(r.Plan + "/" + r.Step)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
+			printable.Line(r.Tool), printable.Line(orDash(r.Upstream)), step, printable.Line(r.Outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
+	}
+	return tw.Flush()
 }

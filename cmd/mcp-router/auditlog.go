@@ -3,35 +3,35 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/mcp-router/mcp-router/audit"
-	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
-// openAudit opens the audit log of cfg, the state store's and audit.file
-// when set, for the hubs the command starts next: serve, call and run
-// record their calls alike, the latter two as the principal "local".
-// done writes the records still queued; it is to run after the hub has
-// closed, so that the hub's last calls are recorded.
-func (e *env) openAudit(ctx context.Context, cfg *config.Config, log *slog.Logger) (done func(), _ error) {
+// openAudit opens the audit log of the configuration, the state store's
+// and audit.file when set, for the hub Start connects next: serve, call and
+// run record their calls alike, the latter two as the principal "local".
+// Close writes the records still queued after the hub has closed, so that
+// the hub's last calls are recorded.
+func (g *gateway) openAudit(ctx context.Context) error {
+	cfg := g.cfg
 	spool := filepath.Join(cfg.StateDir, fmt.Sprintf("%s%d.jsonl", auditSpoolPrefix, os.Getpid()))
 	l, err := audit.Open(audit.Options{File: cfg.Audit.File, MaxBytes: cfg.Audit.MaxBytes, Keep: cfg.Audit.Keep,
-		Store: e.runState(ctx, cfg, log).Audit(), OnDrop: e.metrics.AuditDropped, Logger: log,
+		Store: g.state(ctx).Audit(), OnDrop: g.metrics.AuditDropped, Logger: g.log,
 		Spool: spool, Adopt: orphanSpools(cfg.StateDir)})
 	if err != nil {
-		return nil, fmt.Errorf("%s: audit.file: %w", cfg.File, err)
+		return fmt.Errorf("%s: audit.file: %w", cfg.File, err)
 	}
-	e.audit = l
-	return func() {
+	g.audit = l
+	g.onClose(func() {
 		if err := l.Close(); err != nil {
-			log.Warn("writing the last audit records", "file", cfg.Audit.File, "err", err)
+			g.log.Warn("writing the last audit records", "file", cfg.Audit.File, "err", err)
 		}
-	}, nil
+	})
+	return nil
 }
 
 // auditSpoolPrefix names the files in the state directory that keep the

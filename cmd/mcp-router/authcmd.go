@@ -198,21 +198,7 @@ func (e *env) vault(ctx context.Context, cfg *config.Config, create bool) (*upst
 // token_exchange). Without a key nothing was ever sealed yet: the first
 // login makes the key, and the upstreams open the logins with it then.
 func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) []proxy.UpstreamConfig {
-	var vault *upstreamauth.Vault
-	var openVault func() (*upstreamauth.Vault, error)
-	key, err := upstreamauth.ReadKey(e.getenv, cfg.StateDir)
-	switch {
-	case errors.Is(err, upstreamauth.ErrNoKey):
-		if slices.ContainsFunc(ups, isRemote) {
-			openVault = laterVault(e.getenv, cfg.StateDir, e.runState(ctx, cfg, log).Credentials())
-		}
-	case err != nil:
-		log.Warn("upstream logins unavailable", "err", err)
-	default:
-		if vault, err = upstreamauth.NewVault(e.runState(ctx, cfg, log).Credentials(), key, 0); err != nil {
-			log.Warn("upstream logins unavailable", "err", err)
-		}
-	}
+	vault, openVault := e.logins(ctx, cfg, ups, log)
 	out := make([]proxy.UpstreamConfig, len(ups))
 	for i, u := range ups {
 		if isRemote(u) && (vault != nil || openVault != nil || u.Auth != nil && u.Auth.TokenExchange != nil) {
@@ -223,6 +209,29 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 		out[i] = u
 	}
 	return out
+}
+
+// logins is the vault of stored logins, or, while no key was made yet,
+// how to open it once the first login makes one (nil, nil when ups has no
+// remote upstream or the logins cannot be read: a warning says so).
+func (e *env) logins(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) (*upstreamauth.Vault, func() (*upstreamauth.Vault, error)) {
+	key, err := upstreamauth.ReadKey(e.getenv, cfg.StateDir)
+	switch {
+	case errors.Is(err, upstreamauth.ErrNoKey):
+		if slices.ContainsFunc(ups, isRemote) {
+			return nil, laterVault(e.getenv, cfg.StateDir, e.runState(ctx, cfg, log).Credentials())
+		}
+		return nil, nil
+	case err != nil:
+		log.Warn("upstream logins unavailable", "err", err)
+		return nil, nil
+	}
+	vault, err := upstreamauth.NewVault(e.runState(ctx, cfg, log).Credentials(), key, 0)
+	if err != nil {
+		log.Warn("upstream logins unavailable", "err", err)
+		return nil, nil
+	}
+	return vault, nil
 }
 
 func isRemote(u proxy.UpstreamConfig) bool {

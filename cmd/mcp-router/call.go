@@ -25,28 +25,17 @@ an upstream of the profile failed to connect (the result is printed all the same
 			if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
 				return fmt.Errorf("--args must be a JSON object: %w", err)
 			}
-			cfg, prof, err := e.loadConfig()
+			g, err := e.startGateway(cmd.Context(), parts{audit: true, wait: true})
 			if err != nil {
 				return err
 			}
-			closeAudit, err := e.openAudit(cmd.Context(), cfg, e.logger(cfg))
+			defer g.Close()
+			defer func() { err = errors.Join(err, g.down()) }()
+			res, err := g.hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
 			if err != nil {
 				return err
 			}
-			defer closeAudit() // after the hub: its call is recorded
-			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
-			if err != nil {
-				return err
-			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
-			res, err := hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
-			if err != nil {
-				return err
-			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
+			if err := printJSON(e, res); err != nil {
 				return err
 			}
 			if res.IsError {

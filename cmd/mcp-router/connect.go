@@ -52,20 +52,29 @@ of the machine can see in the process list). Messages are limited to 4 MiB.`,
 	return cmd
 }
 
+// parseHeaders reads connect's --header NAME=VALUE flags.
+func parseHeaders(headers []string) (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range headers {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n") {
+			return nil, fmt.Errorf("--header %q: want NAME=VALUE", kv)
+		}
+		h.Add(k, v)
+	}
+	return h, nil
+}
+
 // bridgeOptions checks connect's URL and headers and adds the token.
 func (e *env) bridgeOptions(rawURL, token string, headers []string) (bridge.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return bridge.Options{}, fmt.Errorf("connect: %q is not a gateway URL like http://127.0.0.1:8080/mcp", rawURL)
 	}
-	h := http.Header{}
-	for _, kv := range headers {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n") {
-			return bridge.Options{}, fmt.Errorf("--header %q: want NAME=VALUE", kv)
-		}
-		h.Add(k, v)
+	h, err := parseHeaders(headers)
+	if err != nil {
+		return bridge.Options{}, err
 	}
 	if token == "" {
 		token, _ = e.getenv("MCP_ROUTER_TOKEN")

@@ -140,7 +140,7 @@ func seedConsoleState(t *testing.T, dir string) {
 	}
 	old := mcp.NewTool("add", mcp.WithDescription("Add two integers."),
 		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()))
-	if err := pins.Approve("calculator", "add", old); err != nil {
+	if err := pins.Approve("builtin:calculator", "add", old); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()

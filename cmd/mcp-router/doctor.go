@@ -86,38 +86,20 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	}
 	stateErr := e.checkState(ctx, cfg)
 	pins := e.pinsWaiting(ctx, cfg, prof)
-	prof.Integrity.Pins = false // doctor reads pins, never writes them
-	opts, err := e.hubOptions(ctx, cfg, prof, e.logger(cfg))
-	if err != nil {
+	// doctor reads pins, never writes them
+	g := e.newGateway(cfg, prof, parts{readPins: true, initTimeout: timeout})
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	if timeout > 0 {
-		opts.InitTimeout = timeout
-	}
-	guardChildren(prof.Upstreams)
-	hub := proxy.NewHub(opts)
-	if err := hub.Launch(ctx); err != nil {
-		return err
-	}
-	defer hub.Close()
-	collisions := hub.AwaitStarted(ctx)
-	rep := doctorReport{Config: cfg.File, Profile: prof.Name, State: stateLocation(cfg), StateOK: stateErr == nil}
-	if stateErr != nil {
-		rep.State = stateNotice(stateProblemText(cfg, stateErr))
-	}
-	for _, s := range hub.Status() {
-		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
-	}
-	for _, p := range hub.Catalog().Problems {
-		if p.Collision {
-			rep.Problems = append(rep.Problems, p.Text)
-		}
-	}
+	collisions := g.hub.AwaitStarted(ctx)
+	rep := g.checkup(stateErr, pins)
 	if asJSON {
-		if err := printJSON(e, rep); err != nil {
-			return err
-		}
-	} else if err := printDoctor(e.stdout, rep); err != nil {
+		err = printJSON(e, rep)
+	} else {
+		err = printDoctor(e.stdout, rep)
+	}
+	if err != nil {
 		return err
 	}
 	if collisions != nil {
@@ -126,7 +108,25 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if stateErr != nil {
 		stateErr = fmt.Errorf("the state cannot be used: %s", stateProblemText(cfg, stateErr))
 	}
-	return errors.Join(stateErr, collisions, upstreamsDown(hub))
+	return errors.Join(stateErr, collisions, g.down())
+}
+
+// checkup is doctor's report of the gateway's upstreams, its state and
+// its name collisions.
+func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
+	rep := doctorReport{Config: g.cfg.File, Profile: g.prof.Name, State: stateLocation(g.cfg), StateOK: stateErr == nil}
+	if stateErr != nil {
+		rep.State = stateNotice(stateProblemText(g.cfg, stateErr))
+	}
+	for _, s := range g.hub.Status() {
+		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
+	}
+	for _, p := range g.hub.Catalog().Problems {
+		if p.Collision {
+			rep.Problems = append(rep.Problems, p.Text)
+		}
+	}
+	return rep
 }
 
 // checkState opens the state as the CLI does and reports why it cannot be
@@ -229,45 +229,54 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
-		result, proto := "ok", "no"
-		switch {
-		case c.Disabled:
-			result = "DISABLED"
-		case !c.OK:
-			result = "FAILED"
-		}
-		if c.Starting {
-			result = "STARTING"
-		}
+		proto, auth := "no", "-"
 		if c.Initialized {
 			proto = "yes " + c.Protocol
 		}
-		auth := "-"
 		if c.AuthNeeded {
 			auth = "NEEDED"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), result, yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%.1fs\n", printable.Line(c.Upstream), c.result(), yesNo(c.Started), printable.Line(proto), c.Tools, auth, c.PinsWaiting, c.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, c := range rep.Upstreams {
-		if c.Error == "" && c.Hint == "" {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
-		if c.Error != "" {
-			fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
-		}
-		fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
-		for _, l := range c.Stderr {
-			fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
-		}
+		c.printFix(w)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "\nproblem: %s\n", printable.Line(p))
 	}
 	return nil
+}
+
+// result is the RESULT column: ok, DISABLED, FAILED or STARTING.
+func (c checkup) result() string {
+	switch {
+	case c.Starting:
+		return "STARTING"
+	case c.Disabled:
+		return "DISABLED"
+	case !c.OK:
+		return "FAILED"
+	}
+	return "ok"
+}
+
+// printFix prints what went wrong with the upstream and how to fix it,
+// with its last stderr lines; nothing when all is well.
+func (c checkup) printFix(w io.Writer) {
+	if c.Error == "" && c.Hint == "" {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", printable.Line(c.Upstream))
+	if c.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", printable.Line(c.Error))
+	}
+	fmt.Fprintf(w, "  fix:   %s\n", printable.Line(c.Hint))
+	for _, l := range c.Stderr {
+		fmt.Fprintf(w, "  stderr: %s\n", printable.Line(l))
+	}
 }
 
 func yesNo(b bool) string {

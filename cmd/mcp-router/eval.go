@@ -39,7 +39,8 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			if err != nil {
 				return err
 			}
-			r, err := newRouter(cfg, prof, e.logger(cfg), nil, e.vectors(cmd.Context(), cfg, e.logger(cfg)))
+			g := e.newGateway(cfg, prof, parts{}) // its router alone: no hub
+			r, err := g.router(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -50,7 +51,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			for up, ts := range byServer {
 				r.SetUpstream(up, ts)
 				if err := r.Embed(cmd.Context(), up, ts); err != nil {
-					e.logger(cfg).Warn("embeddings unavailable; ranking lexically", "err", err)
+					g.log.Warn("embeddings unavailable; ranking lexically", "err", err)
 				}
 			}
 			rep, rankings := eval.Run(ranker{cmd.Context(), r}, queries, eval.Options{K: k})
@@ -60,9 +61,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(reportJSON(rep))
+				return printJSON(e, reportJSON(rep))
 			}
 			_, err = fmt.Fprint(e.stdout, rep.String())
 			return err

@@ -52,12 +52,18 @@ func (e *env) runImport(client string, files []string, f importFlags) error {
 		_, err = e.stdout.Write(res.YAML)
 		return err
 	}
-	path := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	return e.writeImport(filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml"), res, client, f)
+}
+
+// writeImport writes the import to path: over an existing file with
+// --force, into it with --merge (the old file is kept as a backup).
+func (e *env) writeImport(path string, res *config.Imported, client string, f importFlags) error {
 	if _, err := os.Stat(path); err == nil && !f.force && !f.merge {
 		return fmt.Errorf("%s exists; pass --merge to add these servers to it, or --force to replace it (a backup is kept)", path)
 	}
 	data, force := res.YAML, f.force
 	if f.merge {
+		var err error
 		if data, err = e.merged(path, res, client); err != nil {
 			return err
 		}

@@ -74,10 +74,9 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		return err
 	}
 	if file == "" {
-		if places.Home == "" || places.ConfigDir == "" {
+		if file = config.UserFile(client, places); places.Home == "" || places.ConfigDir == "" {
 			return fmt.Errorf("%w; name the file", errNoHome)
 		}
-		file = config.UserFile(client, places)
 	}
 	entry, err := e.routerEntry(client, places)
 	if err != nil {
@@ -96,18 +95,26 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	}
 	env := e.entryEnv(client, file, data, places)
 	entry.Env = env.values
-	out, others, err := addRouter(data, config.ServersKey(client), entry, f.force, rep, env.inputs)
+	backup, others, err := e.writeEntry(client, file, data, entry, f.force, rep, env.inputs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return err
+	}
+	return e.installReport(client, file, backup, existed, entry, rep, others, env)
+}
+
+// writeEntry adds the gateway's entry to the client's file (data) and
+// writes it, keeping a backup; it returns the backup's path and the
+// names of the other servers.
+func (e *env) writeEntry(client, file string, data []byte, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) (string, []string, error) {
+	out, others, err := addRouter(data, config.ServersKey(client), entry, force, rep, inputs)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if _, comments := config.JSONC(data); comments {
 		fmt.Fprintf(e.stderr, "note: %s had comments; the rewritten file has none (the backup keeps them)\n", file)
 	}
 	backup, err := replaceFile(file, out, 0o600, true)
-	if err != nil {
-		return err
-	}
-	return e.installReport(client, file, backup, existed, entry, rep, others, env)
+	return backup, others, err
 }
 
 // routerEntry runs this binary, with the profile the flags name and the
@@ -144,37 +151,14 @@ func (e *env) routerEntry(client string, places config.Places) (routerEntry, err
 // every other field, and returns the new file and the other servers'
 // names. An existing entry for the gateway is replaced only with force.
 func addRouter(data []byte, key string, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) ([]byte, []string, error) {
-	top := map[string]json.RawMessage{}
-	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
-		if err := json.Unmarshal(clean, &top); err != nil {
-			return nil, nil, fmt.Errorf("not a JSON object: %w", err)
-		}
+	top, servers, err := clientServers(data, key)
+	if err != nil {
+		return nil, nil, err
 	}
-	servers := map[string]json.RawMessage{}
-	if raw, ok := top[key]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &servers); err != nil {
-			return nil, nil, fmt.Errorf("%s: want an object of servers by name", key)
-		}
+	others, err := keepServers(servers, key, force, rep)
+	if err != nil {
+		return nil, nil, err
 	}
-	var others []string
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		var s struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		}
-		_ = json.Unmarshal(servers[name], &s) // an entry of another shape is not the gateway
-		switch {
-		case name == routerName && !force:
-			return nil, nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
-		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
-			return nil, nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
-		case rep.removes(name):
-			delete(servers, name)
-		case name != routerName:
-			others = append(others, name)
-		}
-	}
-	var err error
 	if servers[routerName], err = json.Marshal(entry); err != nil {
 		return nil, nil, err
 	}
@@ -195,6 +179,48 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, rep repla
 		return nil, nil, err
 	}
 	return buf.Bytes(), others, nil
+}
+
+// clientServers reads a client's JSON file (comments allowed): its top
+// object, and the object of servers under key.
+func clientServers(data []byte, key string) (top, servers map[string]json.RawMessage, _ error) {
+	top, servers = map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
+		if err := json.Unmarshal(clean, &top); err != nil {
+			return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+		}
+	}
+	if raw, ok := top[key]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return nil, nil, fmt.Errorf("%s: want an object of servers by name", key)
+		}
+	}
+	return top, servers, nil
+}
+
+// keepServers removes from servers those rep replaces, and returns the
+// names of the others; without force, an entry that runs the gateway
+// already is an error.
+func keepServers(servers map[string]json.RawMessage, key string, force bool, rep replacement) ([]string, error) {
+	var others []string
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		var s struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		}
+		_ = json.Unmarshal(servers[name], &s) // an entry of another shape is not the gateway
+		switch {
+		case name == routerName && !force:
+			return nil, fmt.Errorf("%s.%s exists already; pass --force to replace it", key, routerName)
+		case name != routerName && config.RunsRouter(s.Command, s.Args) && !force:
+			return nil, fmt.Errorf("%s.%s runs mcp-router already; pass --force to add %q beside it", key, name, routerName)
+		case rep.removes(name):
+			delete(servers, name)
+		case name != routerName:
+			others = append(others, name)
+		}
+	}
+	return others, nil
 }
 
 // installReport says what install did and what to do next.

@@ -81,6 +81,25 @@ func (r replacement) removes(name string) bool {
 	return slices.Contains(r.moved, config.MovedServer{Name: name})
 }
 
+// turnOff adds the project file's servers to the project's
+// disabledMcpjsonServers, for this user.
+func (r replacement) turnOff(projects map[string]map[string]json.RawMessage) {
+	if projects[r.projectDir] == nil {
+		projects[r.projectDir] = map[string]json.RawMessage{}
+	}
+	p := projects[r.projectDir]
+	var off []string
+	if raw, ok := p["disabledMcpjsonServers"]; ok {
+		_ = json.Unmarshal(raw, &off) // another shape is replaced
+	}
+	for _, n := range r.projectServers {
+		if !slices.Contains(off, n) {
+			off = append(off, n)
+		}
+	}
+	p["disabledMcpjsonServers"], _ = json.Marshal(off)
+}
+
 // applyProjects edits Claude Code's projects in the file: their moved
 // servers go, and the project file's are turned off for this user.
 func (r replacement) applyProjects(top map[string]json.RawMessage) error {
@@ -109,20 +128,7 @@ func (r replacement) applyProjects(top map[string]json.RawMessage) error {
 		}
 	}
 	if r.off {
-		if projects[r.projectDir] == nil {
-			projects[r.projectDir] = map[string]json.RawMessage{}
-		}
-		p := projects[r.projectDir]
-		var off []string
-		if raw, ok := p["disabledMcpjsonServers"]; ok {
-			_ = json.Unmarshal(raw, &off) // another shape is replaced
-		}
-		for _, n := range r.projectServers {
-			if !slices.Contains(off, n) {
-				off = append(off, n)
-			}
-		}
-		p["disabledMcpjsonServers"], _ = json.Marshal(off)
+		r.turnOff(projects)
 	}
 	var err error
 	top["projects"], err = json.Marshal(projects)

@@ -77,11 +77,7 @@ gateways pick changes up within seconds.`,
 
 // withLessons opens the experience memory of the state directory for fn.
 func (e *env) withLessons(ctx context.Context, fn func(*lessons.Memory) error) error {
-	cfg, _, err := e.loadConfig()
-	if err != nil {
-		return err
-	}
-	st, err := e.cliState(ctx, cfg)
+	cfg, _, st, err := e.configState(ctx)
 	if err != nil {
 		return err
 	}

@@ -138,19 +138,10 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	fmt.Fprintln(tw, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
 	var blocked []integrity.Pin
 	for _, p := range pins {
-		state := "pinned"
-		switch {
-		case p.Pending():
-			state = "CHANGED, waiting for approval"
-		case p.Held != "":
-			state = "HELD, waiting for approval"
-		case p.Approved():
-			state = "approved"
-		}
 		if p.Pending() || p.Held != "" {
 			blocked = append(blocked, p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Line(pinOwner(prof, p.Upstream)), printable.Line(p.Tool), state,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Line(pinOwner(prof, p.Upstream)), printable.Line(p.Tool), pinState(p),
 			p.FirstSeen.Format("2006-01-02"), printable.Line(firstLine(p.DescriptionExcerpt, 50)))
 	}
 	if err := tw.Flush(); err != nil {
@@ -161,22 +152,41 @@ func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
 	}
 	fmt.Fprintf(e.stdout, "\n%d blocked:\n", len(blocked))
 	for _, p := range blocked {
-		name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
-		fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)))
-		if p.Pending() {
-			fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
-			fmt.Fprintf(e.stdout, "    approved: %s\n", printable.Line(firstLine(p.DescriptionExcerpt, 100)))
-			fmt.Fprintf(e.stdout, "    new:      %s\n", printable.Line(firstLine(p.PendingExcerpt, 100)))
-		}
-		if p.Held != "" {
-			fmt.Fprintf(e.stdout, "    held back: %s\n", printable.Line(p.Held))
-		}
-		if p.ShownContract() != "" {
-			printFindings(e, "    ", integrity.ScanContract(p.ShownContract(), nil))
-		}
-		fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s --hash %s\n", name, integrity.ShortHash(p.Shown()))
+		printBlocked(e, p, prof)
 	}
 	return nil
+}
+
+// pinState is the STATE column of a pin.
+func pinState(p integrity.Pin) string {
+	switch {
+	case p.Pending():
+		return "CHANGED, waiting for approval"
+	case p.Held != "":
+		return "HELD, waiting for approval"
+	case p.Approved():
+		return "approved"
+	}
+	return "pinned"
+}
+
+// printBlocked prints a blocked tool: why, the approved description
+// beside the new for a changed contract, and how to approve it.
+func printBlocked(e *env, p integrity.Pin, prof config.Profile) {
+	name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
+	fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)))
+	if p.Pending() {
+		fmt.Fprintf(e.stdout, "    definition changed on %s since it was approved\n", p.ChangedAt.Format("2006-01-02 15:04"))
+		fmt.Fprintf(e.stdout, "    approved: %s\n", printable.Line(firstLine(p.DescriptionExcerpt, 100)))
+		fmt.Fprintf(e.stdout, "    new:      %s\n", printable.Line(firstLine(p.PendingExcerpt, 100)))
+	}
+	if p.Held != "" {
+		fmt.Fprintf(e.stdout, "    held back: %s\n", printable.Line(p.Held))
+	}
+	if p.ShownContract() != "" {
+		printFindings(e, "    ", integrity.ScanContract(p.ShownContract(), nil))
+	}
+	fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s --hash %s\n", name, integrity.ShortHash(p.Shown()))
 }
 
 // exposedName is the name the profile exposes the tool pinned under key
@@ -190,11 +200,7 @@ func exposedName(prof config.Profile, key, tool string) string {
 
 // openPins opens the pin store of the state directory, for the profile.
 func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, error) {
-	cfg, prof, err := e.loadConfig()
-	if err != nil {
-		return nil, prof, err
-	}
-	st, err := e.cliState(ctx, cfg)
+	_, prof, st, err := e.configState(ctx)
 	if err != nil {
 		return nil, prof, err
 	}

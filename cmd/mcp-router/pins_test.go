@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -105,7 +104,7 @@ func TestIntegrityFailsClosedPinsUnreadableAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := e.hubOptions(t.Context(), c, prof, slog.New(slog.DiscardHandler))
+	opts, err := e.newGateway(c, prof, parts{}).hubOptions(t.Context(), prof)
 	if err != nil {
 		t.Fatalf("hub options with the pins unreadable: %v, want the gateway to start", err)
 	}

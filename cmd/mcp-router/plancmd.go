@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,24 +39,13 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			p.DryRun = p.DryRun || dryRun
-			cfg, prof, err := e.loadConfig()
+			g, err := e.startGateway(cmd.Context(), parts{audit: true, wait: true})
 			if err != nil {
 				return err
 			}
-			closeAudit, err := e.openAudit(cmd.Context(), cfg, e.logger(cfg))
-			if err != nil {
-				return err
-			}
-			defer closeAudit() // after the hub: its calls are recorded
-			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
-			if err != nil {
-				return err
-			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
-			opts := cfg.Limits.Executor()
-			opts.Logger = e.logger(cfg)
-			res, err := proxy.NewExecutor(hub, opts).Run(cmd.Context(), p, nil)
+			defer g.Close()
+			defer func() { err = errors.Join(err, g.down()) }()
+			res, err := g.executor().Run(cmd.Context(), p, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -93,44 +83,15 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 			if cfg.Ollama.ChatModel == "" {
 				return fmt.Errorf("%s: plan needs ollama.chat_model (a local Ollama chat model)", cfg.File)
 			}
-			log := e.logger(cfg)
-			if run {
-				closeAudit, err := e.openAudit(cmd.Context(), cfg, log)
-				if err != nil {
-					return err
-				}
-				defer closeAudit() // after the hub: the plan's calls are recorded
-			}
-			hub, err := e.startHub(cmd.Context(), cfg, prof, log)
-			if err != nil {
+			g := e.newGateway(cfg, prof, parts{audit: run, wait: true}) // the plan's calls are recorded
+			defer g.Close()
+			if err := g.Start(cmd.Context()); err != nil {
 				return err
 			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
-			r, err := newRouter(cfg, prof, log, nil, e.vectors(cmd.Context(), cfg, log))
+			defer func() { err = errors.Join(err, g.down()) }()
+			out, err := g.plan(cmd.Context(), args[0], context, run)
 			if err != nil {
 				return err
-			}
-			indexCatalog(cmd.Context(), r, hub.Catalog(), log)
-			pl, err := newPlanner(cfg, prof, hub, log)
-			if err != nil {
-				return err
-			}
-			routed := r.Route(cmd.Context(), routing.Request{Query: args[0], Principal: proxy.LocalPrincipal})
-			d := pl.Decide(cmd.Context(), proxy.PlannerRequest(hub.Catalog(), routed, args[0], context))
-			out := map[string]any{"decision": d}
-			if run && d.Decision == planner.UseTool {
-				p, err := executor.Decode(d.Plan)
-				if err != nil {
-					return err
-				}
-				opts := cfg.Limits.Executor()
-				opts.Logger = log
-				res, err := proxy.NewExecutor(hub, opts).Run(cmd.Context(), p, nil)
-				if err != nil {
-					return err
-				}
-				out["result"] = res
 			}
 			return printJSON(e, out)
 		},
@@ -138,6 +99,36 @@ plan is run and its result printed too. Needs ollama.chat_model in profiles.yaml
 	cmd.Flags().BoolVar(&run, "run", false, "run the plan when the decision is USE_TOOL")
 	cmd.Flags().StringVar(&context, "context", "", "anything the planner should know")
 	return cmd
+}
+
+// plan asks the planner about query, with the catalog's best tools for
+// it, and runs a USE_TOOL plan when run is set.
+func (g *gateway) plan(ctx context.Context, query, note string, run bool) (map[string]any, error) {
+	r, err := g.router(ctx)
+	if err != nil {
+		return nil, err
+	}
+	indexCatalog(ctx, r, g.hub.Catalog(), g.log)
+	pl, err := g.planner()
+	if err != nil {
+		return nil, err
+	}
+	routed := r.Route(ctx, routing.Request{Query: query, Principal: proxy.LocalPrincipal})
+	d := pl.Decide(ctx, proxy.PlannerRequest(g.hub.Catalog(), routed, query, note))
+	out := map[string]any{"decision": d}
+	if run && d.Decision == planner.UseTool {
+		p, err := executor.Decode(d.Plan)
+		if err != nil {
+			return nil, err
+		}
+		res, err := g.executor().Run(ctx, p, nil)
+		if err != nil {
+			return nil, err
+		}
+		out["result"] = res
+		out["decision"] = pl.AfterRun(d, planner.Failures(res)) // a failed step escalates the decision
+	}
+	return out, nil
 }
 
 func readArg(e *env, path string) ([]byte, error) {

@@ -79,6 +79,40 @@ func TestPlanCommandWithAFakeOllama(t *testing.T) {
 	}
 }
 
+// A plan whose step fails when it runs escalates the decision, naming the
+// step (seed 003: "if error_in_tools: escalate").
+func TestPlanCommandEscalatesAFailedStep(t *testing.T) {
+	fo := fakeollama.New(fakeollama.Options{Chat: func(fakeollama.ChatRequest) (string, error) {
+		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"divide",` +
+			`"plan":{"steps":[{"id":"d","tool":"calculator_divide","args":{"a":81,"b":0}}]}}`, nil
+	}})
+	t.Cleanup(fo.Close)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf("ollama: {url: %q, chat_model: test-model}\n%s", fo.URL(), calcProfile))
+	out, _, err := runCLI(t, nil, "plan", "divide 81 by 0", "--run", "--config", cfg, "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Decision struct {
+			Success          bool
+			Query            string
+			Decision         string
+			EscalationReason string `json:"escalation_reason"`
+		}
+		Result struct{ Steps []struct{ Status string } }
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	d := got.Decision
+	if len(got.Result.Steps) != 1 || got.Result.Steps[0].Status != "failed" {
+		t.Fatalf("want the step failed: %s", out)
+	}
+	if d.Decision != "ESCALATE" || !strings.HasPrefix(d.EscalationReason, "tool_failure: step d (calculator_divide): ") || d.Success || d.Query != "divide 81 by 0" {
+		t.Errorf("got %+v, want a failed ESCALATE on the query, tool_failure naming step d", d)
+	}
+}
+
 type countingEmbedder struct{ calls int }
 
 func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {

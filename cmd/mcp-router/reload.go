@@ -55,16 +55,17 @@ type reloader struct {
 
 // newReloader is the reloader of serve's cfg.File. The built-in default
 // has no file: nothing is watched then, and a reload asked says so.
-func (e *env) newReloader(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) *reloader {
+func (g *gateway) newReloader() *reloader {
+	cfg, prof, log := g.cfg, g.prof, g.log
 	r := &reloader{profile: prof.Name, log: log, started: cfg, startedProf: prof,
-		hubs: map[string]*proxy.Hub{prof.Name: hub}}
+		hubs: map[string]*proxy.Hub{prof.Name: g.hub}}
 	if cfg.File == "" || cfg.File == config.DefaultName {
 		return r
 	}
 	r.file = cfg.File
-	r.load = func() (*config.Config, config.Profile, error) { return e.loadFile(r.file, r.profile) }
+	r.load = func() (*config.Config, config.Profile, error) { return g.e.loadFile(r.file, r.profile) }
 	r.resolve = func(ctx context.Context, cfg *config.Config, prof config.Profile) []proxy.UpstreamConfig {
-		ups := e.withAuthorizers(ctx, cfg, prof.Upstreams, log)
+		ups := g.e.withAuthorizers(ctx, cfg, prof.Upstreams, log)
 		guardChildren(ups)
 		return ups
 	}
@@ -80,22 +81,14 @@ func (r *reloader) follow(profile string, hub *proxy.Hub) {
 	r.mu.Unlock()
 }
 
-// watchConfig runs serve's reloader until the returned function is
-// called: it polls the profile file and reloads on each edit and on
-// SIGHUP (`mcp-router reload`).
-func (e *env) watchConfig(ctx context.Context, r *reloader) (stop func()) {
+// watchConfig runs serve's reloader until the gateway closes: it polls
+// the profile file and reloads on each edit and on SIGHUP
+// (`mcp-router reload`).
+func (g *gateway) watchConfig(ctx context.Context) {
+	g.reload = g.newReloader()
 	sig, stopSignals := notifyReload()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.watch(ctx, sig)
-	}()
-	return func() {
-		cancel()
-		<-done
-		stopSignals()
-	}
+	g.onClose(stopSignals) // after the watcher stopped
+	g.spawn(ctx, func(ctx context.Context) { g.reload.watch(ctx, sig) })
 }
 
 // loadFile loads path (and nothing else) and resolves profile in it.

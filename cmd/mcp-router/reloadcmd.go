@@ -26,11 +26,7 @@ now, for example after changing a variable the file expands. On Windows there is
 no such signal: reload says so, and gateways still apply edits by themselves.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := e.loadConfig()
-			if err != nil {
-				return err
-			}
-			st, err := e.cliState(cmd.Context(), cfg)
+			_, _, st, err := e.configState(cmd.Context())
 			if err != nil {
 				return err
 			}

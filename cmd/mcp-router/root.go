@@ -7,13 +7,10 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/trace"
 
 	mcprouter "github.com/mcp-router/mcp-router"
-	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
-	"github.com/mcp-router/mcp-router/proxy"
 )
 
 // version is set at build time with -ldflags "-X main.version=...";
@@ -30,14 +27,6 @@ type env struct {
 	// set from flags
 	configPath, profile, logLevel string
 
-	// metrics, when set, is handed to the hub (serve only)
-	metrics *proxy.Metrics
-	// audit, when set, receives the hub's call records (serve only)
-	audit *audit.Log
-	// tracing, when set, is the hub's tracer provider (serve only)
-	tracing trace.TracerProvider
-	// reload applies edits of the profile file to serve's hub (serve only)
-	reload *reloader
 	// state, once a command opened it (runState, cliState); the command's
 	// caller closes it (closeState)
 	state stateStore
@@ -97,6 +86,7 @@ func (e *env) loadConfig() (*config.Config, config.Profile, error) {
 	if err != nil {
 		return nil, config.Profile{}, err
 	}
+	cfg.Log.Wire = cfg.Log.Wire || dotEnvWire(e.getenv, cfg.File)
 	p, err := cfg.Profile(profile)
 	return cfg, p, err
 }

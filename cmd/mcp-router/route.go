@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,35 +30,25 @@ without it no affinity applies.`,
   mcp-router route "query logs" --domain homeassistant --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			cfg, prof, err := e.loadConfig()
+			g, err := e.startGateway(cmd.Context(), parts{wait: true, lessons: true}) // lessons apply as in serve
 			if err != nil {
 				return err
 			}
-			log := e.logger(cfg)
-			hub, err := e.startHub(cmd.Context(), cfg, prof, log)
-			if err != nil {
-				return err
-			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
+			defer g.Close()
+			defer func() { err = errors.Join(err, g.down()) }()
 			if topK > 0 {
-				prof.Routing.TopK = topK
+				g.prof.Routing.TopK = topK
 			}
-			// Lessons apply as they do in serve, so that route shows what
-			// request_more_tools would return.
-			mem, err := openLessons(cmd.Context(), cfg, prof, e.runState(cmd.Context(), cfg, log).Lessons(), log)
+			r, err := g.router(cmd.Context())
 			if err != nil {
 				return err
 			}
-			r, err := newRouter(cfg, prof, log, mem, e.vectors(cmd.Context(), cfg, log))
-			if err != nil {
-				return err
-			}
-			indexCatalog(cmd.Context(), r, hub.Catalog(), log)
+			indexCatalog(cmd.Context(), r, g.hub.Catalog(), g.log)
+			prof := g.prof
 			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
 				Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
 			if asJSON {
-				return printRouteJSON(e.stdout, d, max(prof.Routing.TopK, 10))
+				return printJSON(e, routeView(d, max(prof.Routing.TopK, 10)))
 			}
 			return printRouteTable(e.stdout, d, max(prof.Routing.TopK, 10))
 		},
@@ -112,12 +101,6 @@ func routeView(d routing.Decision, n int) routeJSON {
 		out.Alerts = []routing.Alert{}
 	}
 	return out
-}
-
-func printRouteJSON(w io.Writer, d routing.Decision, n int) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(routeView(d, n))
 }
 
 func printRouteTable(w io.Writer, d routing.Decision, n int) error {

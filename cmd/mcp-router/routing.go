@@ -18,37 +18,18 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// newRouter builds the profile's router: the lexical index always, and
+// router builds the profile's router: the lexical index always, and
 // embeddings from Ollama when ollama.embed_model is set, their tool
-// vectors cached in vecs (nil: in memory only). It does no I/O.
-func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore) (*routing.Router, error) {
-	r := prof.Routing
-	fusePolicy := r.Fuse
-	opts := routing.RouterOptions{
-		TopK: r.TopK, Threshold: r.Threshold,
-		SameDomain: r.SameDomain, CrossDomain: r.CrossDomain, CollisionDelta: r.CollisionDelta,
-		DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
-		SemanticWeight: r.SemanticWeight, Logger: log, Wire: cfg.Log.Wire,
-		AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment, AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage,
-	}
+// vectors cached in the state. It does no I/O but open log.trace_file.
+func (g *gateway) router(ctx context.Context) (*routing.Router, error) {
+	cfg := g.cfg
+	opts := g.prof.Routing.RouterOptions()
+	opts.Logger, opts.Wire = g.log, cfg.Log.Wire
 	if cfg.Log.Wire {
-		opts.Logger = wireLogger(log)
+		opts.Logger = wireLogger(g.log)
 	}
-	// The file's 0 means zero; the router reads a zero option as its
-	// default and a negative one as zero.
-	for _, o := range []*float64{&opts.Threshold, &opts.CollisionDelta, &opts.KeepCoverage, &opts.AbstainCoverage, &opts.AbstainCommitment, &opts.AbstainAdvice, &opts.SemanticWeight} {
-		if *o == 0 {
-			*o = -1
-		}
-	}
-	if opts.TopK == 0 {
-		opts.TopK = -1
-	}
-	if r.Associations > 0 {
-		opts.Lexical = routing.NewIndex(routing.IndexOptions{AssociationWeight: r.Associations})
-	}
-	if mem != nil {
-		opts.Lessons = mem
+	if g.mem != nil {
+		opts.Lessons = g.mem
 	}
 	if cfg.Log.TraceFile != "" {
 		// Left open until the process ends; writes are not buffered.
@@ -58,34 +39,26 @@ func newRouter(cfg *config.Config, prof config.Profile, log *slog.Logger, mem *l
 		}
 		opts.Trace = f
 	}
-	if opts.DiscoveryPrefixes == nil {
-		opts.DiscoveryPrefixes = []string{}
-	}
 	if cfg.Ollama.EmbedModel != "" {
 		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
 		if err != nil {
 			return nil, err
 		}
 		opts.Semantic = routing.NewSemanticIndex(routing.SemanticOptions{
-			Embedder: emb, Model: cfg.Ollama.EmbedModel, Logger: log, Cache: vecs,
+			Embedder: emb, Model: cfg.Ollama.EmbedModel, Logger: g.log, Cache: g.state(ctx).Vectors(),
 		})
 	}
 	return routing.NewRouter(opts), nil
 }
 
-// sessionOptions are the per-session belt and breaker settings.
-func sessionOptions(prof config.Profile) routing.SessionOptions {
-	return routing.SessionOptions{
-		MaxTools: prof.Routing.MaxTools, MaxDiscoveries: prof.Routing.MaxDiscoveries, ResetAfter: prof.Routing.ResetAfter,
-	}
-}
-
-// newServer builds the client-facing server for the profile's routing mode.
-// ended is the sessions ended on any replica (nil: ended here alone).
-func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger, mem *lessons.Memory, vecs routing.VectorStore,
-	ended proxy.EndedSessions) (*proxy.Server, error) {
-	opts := proxy.ServerOptions{Hub: hub, Logger: log, Version: gatewayVersion(), CoreTools: prof.CoreTools,
-		Session: sessionOptions(prof), Metrics: hub.Metrics(), Lessons: mem,
+// server builds the client-facing server of the gateway's hub for the
+// profile's routing mode.
+func (g *gateway) server(ctx context.Context) (*proxy.Server, error) {
+	cfg, prof := g.cfg, g.prof
+	opts := proxy.ServerOptions{Hub: g.hub, Logger: g.log, Version: gatewayVersion(), CoreTools: prof.CoreTools,
+		Session: routing.SessionOptions{MaxTools: prof.Routing.MaxTools, MaxDiscoveries: prof.Routing.MaxDiscoveries,
+			ResetAfter: prof.Routing.ResetAfter},
+		Metrics: g.hub.Metrics(), Lessons: g.mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
 		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}
 	key, err := sessionKey(cfg)
@@ -93,18 +66,16 @@ func newServer(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slo
 		return nil, err
 	}
 	opts.SessionKey = key
-	opts.EndedSessions = ended
-	pl, err := newPlanner(cfg, prof, hub, log)
-	if err != nil {
+	if cfg.State.URL != "" { // the sessions ended on any replica
+		opts.EndedSessions = g.state(ctx).EndedSessions()
+	}
+	if opts.Planner, err = g.planner(); err != nil {
 		return nil, err
 	}
-	opts.Planner = pl
 	if prof.Routing.Mode != "all" {
-		r, err := newRouter(cfg, prof, log, mem, vecs)
-		if err != nil {
+		if opts.Router, err = g.router(ctx); err != nil {
 			return nil, err
 		}
-		opts.Router = r
 	}
 	return proxy.NewServer(opts), nil
 }
@@ -130,9 +101,10 @@ func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
 	}
 }
 
-// newPlanner builds the decision engine when ollama.chat_model is set;
+// planner builds the decision engine when ollama.chat_model is set;
 // without one it returns nil (no plan tool).
-func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *slog.Logger) (*planner.Planner, error) {
+func (g *gateway) planner() (*planner.Planner, error) {
+	cfg, prof := g.cfg, g.prof
 	if cfg.Ollama.ChatModel == "" {
 		return nil, nil
 	}
@@ -144,9 +116,9 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", cfg.File, prof.Name, err)
 	}
-	ex := proxy.NewExecutor(hub, cfg.Limits.Executor())
+	ex := proxy.NewExecutor(g.hub, cfg.Limits.Executor())
 	return planner.New(planner.Options{
-		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: log,
+		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: g.log,
 		Validate: func(raw json.RawMessage) error {
 			p, err := executor.Decode(raw)
 			if err != nil {
@@ -158,25 +130,34 @@ func newPlanner(cfg *config.Config, prof config.Profile, hub *proxy.Hub, log *sl
 	}), nil
 }
 
-// openLessons opens the profile's experience memory over store, or returns
-// nil when it is off.
-func openLessons(ctx context.Context, cfg *config.Config, prof config.Profile, store lessons.Store, log *slog.Logger) (*lessons.Memory, error) {
+// executor runs plans on the gateway's hub within the limits.
+func (g *gateway) executor() *executor.Executor {
+	opts := g.cfg.Limits.Executor()
+	opts.Logger = g.log
+	return proxy.NewExecutor(g.hub, opts)
+}
+
+// openLessons opens the profile's experience memory over the state, when
+// routing.lessons is on.
+func (g *gateway) openLessons(ctx context.Context) error {
+	cfg, prof := g.cfg, g.prof
 	if !prof.Routing.Lessons {
-		return nil, nil
+		return nil
 	}
-	opts := lessons.MemoryOptions{Logger: log, MaxBytes: cfg.Limits.LessonsBytes, Shared: prof.Routing.SharedLessons}
+	opts := lessons.MemoryOptions{Logger: g.log, MaxBytes: cfg.Limits.LessonsBytes, Shared: prof.Routing.SharedLessons}
 	if cfg.Ollama.EmbedModel != "" {
 		emb, err := routing.NewOllamaEmbedder(routing.OllamaOptions{URL: cfg.Ollama.URL, Model: cfg.Ollama.EmbedModel})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		opts.Embed = cachedEmbed(emb)
 	}
-	mem, err := lessons.NewMemory(ctx, store, opts)
+	mem, err := lessons.NewMemory(ctx, g.state(ctx).Lessons(), opts)
 	if err != nil {
-		return nil, fmt.Errorf("routing lessons: %w", err)
+		return fmt.Errorf("routing lessons: %w", err)
 	}
-	return mem, nil
+	g.mem = mem
+	return nil
 }
 
 // cachedEmbed embeds one text at a time with a bounded cache, for the

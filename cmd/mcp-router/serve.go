@@ -12,11 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
-	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -60,122 +58,97 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	if err != nil {
 		return err
 	}
-	if httpAddr != "" {
-		if err := cfg.CheckHTTP(); err != nil {
-			return err
-		}
-		if _, err := sessionKey(cfg); err != nil {
-			return err
-		}
-		var auth frontdoor.Options
-		cfg.HTTP.Auth(&auth)
-		if err := frontdoor.CheckListen(httpAddr, auth); err != nil {
-			return err
-		}
-	}
 	var ln net.Listener
 	if httpAddr != "" {
 		// Listening first: a port in use fails before anything starts, and
 		// the registry gets the real address (":0" picks one).
-		if ln, err = listen(httpAddr); err != nil {
+		if ln, err = listenChecked(cfg, httpAddr); err != nil {
 			return err
 		}
 		defer ln.Close()
 	}
-	log := e.logger(cfg)
-	logConfigSource(cfg, log)
-	tuneGC(e.getenv, log)
-	if cfg.State.Required {
-		if _, err := e.cliState(ctx, cfg); err != nil {
-			return fmt.Errorf("%s: state.required is set and the state cannot be opened: %w", cfg.File, err)
+	g := e.newGateway(cfg, prof, parts{audit: true, tracing: true, lessons: true})
+	defer g.Close()
+	logConfigSource(cfg, g.log)
+	tuneGC(e.getenv, g.log)
+	srv, err := g.startServing(ctx, ln)
+	if err != nil {
+		return err
+	}
+	if ln == nil {
+		g.log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
+		return e.serveStdio(ctx, g, srv, metricsAddr)
+	}
+	return g.serveStreamable(ctx, srv, ln, httpAddr)
+}
+
+// listenChecked checks the http section for serve --http, then listens
+// on addr.
+func listenChecked(cfg *config.Config, addr string) (net.Listener, error) {
+	if err := cfg.CheckHTTP(); err != nil {
+		return nil, err
+	}
+	if _, err := sessionKey(cfg); err != nil {
+		return nil, err
+	}
+	var auth frontdoor.Options
+	cfg.HTTP.Auth(&auth)
+	if err := frontdoor.CheckListen(addr, auth); err != nil {
+		return nil, err
+	}
+	return listen(addr)
+}
+
+// startServing starts the gateway for serve: the hub launched (initialize
+// is answered at once, with the built-in servers already in the catalog;
+// the others join as they connect), edits of the profile file followed,
+// the lessons learned, the gateway registered; and returns its server.
+func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Server, error) {
+	if g.cfg.State.Required {
+		if _, err := g.e.cliState(ctx, g.cfg); err != nil {
+			return nil, fmt.Errorf("%s: state.required is set and the state cannot be opened: %w", g.cfg.File, err)
 		}
 	}
-	e.metrics = proxy.NewMetrics()
-	closeAudit, err := e.openAudit(ctx, cfg, log)
-	if err != nil {
-		return err
+	if err := g.Start(ctx); err != nil {
+		return nil, err
 	}
-	defer closeAudit() // after the hub: its last calls are recorded
-	tp, stopTracing, err := startTracing(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing() // after the hub: its last spans are exported
-	if tp != nil {
-		e.tracing = tp
-	}
-	hub, err := e.newHub(ctx, cfg, prof, log)
-	if err != nil {
-		return err
-	}
-	// Upstreams join as they connect: initialize is answered at once, with
-	// the built-in servers (in-process, instant) already in the catalog.
-	if err := hub.Launch(ctx); err != nil {
-		return err
-	}
-	defer hub.Close()
-	hub.AwaitBuiltins(ctx)
-	// Edits of the profile file apply to the running hub (reload.go).
-	e.reload = e.newReloader(cfg, prof, hub, log)
-	defer e.watchConfig(ctx, e.reload)()
-	reportCtx, stopReport := context.WithCancel(ctx)
-	reported := make(chan struct{})
-	go func() {
-		defer close(reported)
-		reportStart(reportCtx, hub, prof, log)
-	}()
-	defer func() { stopReport(); <-reported }()
-	st := e.runState(ctx, cfg, log)
-	mem, err := openLessons(ctx, cfg, prof, st.Lessons(), log)
-	if err != nil {
-		return err
-	}
-	if mem != nil {
-		memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
-		memDone := make(chan struct{})
-		go func() {
-			defer close(memDone)
-			if err := mem.Run(memCtx, time.Minute); err != nil {
-				log.Warn("saving routing lessons", "err", err)
+	g.watchConfig(ctx) // edits of the profile file apply to the running hub (reload.go)
+	g.spawn(ctx, func(ctx context.Context) { reportStart(ctx, g.hub, g.prof, g.log) })
+	if g.mem != nil {
+		// Stopped at Close, not by ctx: the last flush comes after the
+		// server's last call, before the store closes.
+		g.spawn(context.WithoutCancel(ctx), func(ctx context.Context) {
+			if err := g.mem.Run(ctx, time.Minute); err != nil {
+				g.log.Warn("saving routing lessons", "err", err)
 			}
-		}()
-		defer func() { stopMem(); <-memDone }() // the last flush, before the store closes
+		})
 	}
-	srv, err := newServer(cfg, prof, hub, log, mem, st.Vectors(), e.endedSessions(ctx, cfg, log))
+	srv, err := g.server(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer srv.Close()
-	addr := httpAddr
+	g.onClose(srv.Close)
+	addr := ""
 	if ln != nil {
 		addr = ln.Addr().String()
 	}
-	defer e.registerGateway(ctx, cfg, prof, hub, addr, log)()
-	if httpAddr == "" {
-		log.Info("serving stdio", "profile", prof.Name, "upstreams", len(prof.Upstreams)) // they join as they connect
-		return e.serveStdio(ctx, srv, metricsAddr, cfg.HTTP.AllowedHosts, log)
-	}
-	defer context.AfterFunc(ctx, srv.CancelCalls)() // at shutdown, cancel the calls in flight upstream
-	var hosts []string
-	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
-		hosts = append(hosts, h)
-	}
-	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
-	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: log,
-		TrustedProxies: cfg.HTTP.TrustedProxies}
-	cfg.HTTP.Auth(&guard)
-	guard.Profile = prof.Name             // a token naming it is served as one naming none
-	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
-	// One count of refused tokens for every path.
-	guard.TokenFailures = frontdoor.NewTokenFailures(0)
-	cfg.HTTP.Bounds.Guard(&guard)
-	mcpHandler, closeProfiles, err := e.callerProfiles(ctx, cfg, prof, srv, st.Vectors(), log)
+	g.register(ctx, addr)
+	return srv, nil
+}
+
+// serveStreamable serves the gateway's server and its other profiles on ln,
+// with the front door's checks, the metrics, health and the console.
+func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net.Listener, httpAddr string) error {
+	cfg := g.cfg
+	stop := context.AfterFunc(ctx, srv.CancelCalls) // at shutdown, cancel the calls in flight upstream
+	g.onClose(func() { stop() })
+	guard := g.guard(srv, httpAddr)
+	mcpHandler, err := g.callerProfiles(ctx, srv)
 	if err != nil {
 		return err
 	}
-	defer closeProfiles()
 	for i, t := range cfg.HTTP.BearerTokens { // the names quotas and audit records use
-		log.Info("bearer token principal", "index", i, "principal", frontdoor.TokenFingerprint(t))
+		g.log.Info("bearer token principal", "index", i, "principal", frontdoor.TokenFingerprint(t))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
@@ -189,119 +162,52 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 			mux.Handle(path, frontdoor.ResourceMetadata(opts))
 		}
 	}
-	mux.Handle("/metrics", frontdoor.Guard(frontdoor.WholeGatewayOnly(e.metrics.Handler()), guard))
-	mux.Handle("/healthz", proxy.HealthHandler(hub, proxy.Alive, guard))
-	mux.Handle("/readyz", proxy.HealthHandler(hub, proxy.Ready, guard))
-	if err := e.mountConsole(ctx, mux, cfg, prof, hub, mem, guard, log); err != nil {
+	mux.Handle("/metrics", frontdoor.Guard(frontdoor.WholeGatewayOnly(g.metrics.Handler()), guard))
+	mux.Handle("/healthz", proxy.HealthHandler(g.hub, proxy.Alive, guard))
+	mux.Handle("/readyz", proxy.HealthHandler(g.hub, proxy.Ready, guard))
+	if err := g.mountConsole(ctx, mux, guard); err != nil {
 		return err
 	}
-	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server(), log)
+	g.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server())
+}
+
+// guard is the front door's configuration for serve --http on httpAddr.
+func (g *gateway) guard(srv *proxy.Server, httpAddr string) frontdoor.Options {
+	cfg := g.cfg
+	var hosts []string
+	if h, _, _ := net.SplitHostPort(httpAddr); h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, h)
+	}
+	hosts = append(hosts, cfg.HTTP.AllowedHosts...)
+	guard := frontdoor.Options{AllowedOrigins: cfg.HTTP.AllowedOrigins, AllowedHosts: hosts, Logger: g.log,
+		TrustedProxies: cfg.HTTP.TrustedProxies}
+	cfg.HTTP.Auth(&guard)
+	guard.Profile = g.prof.Name           // a token naming it is served as one naming none
+	guard.SessionOwner = srv.SessionOwner // sessions other replicas opened under the same http.session_key
+	// One count of refused tokens for every path.
+	guard.TokenFailures = frontdoor.NewTokenFailures(0)
+	cfg.HTTP.Bounds.Guard(&guard)
+	return guard
 }
 
 // serveStdio serves one client on stdin and stdout, and the metrics on
 // metricsAddr when it is set (to Hosts that are loopback, its own, or
-// hosts); it ends when either ends.
-func (e *env) serveStdio(ctx context.Context, srv *proxy.Server, metricsAddr string, hosts []string, log *slog.Logger) error {
+// http.allowed_hosts); it ends when either ends.
+func (e *env) serveStdio(ctx context.Context, g *gateway, srv *proxy.Server, metricsAddr string) error {
 	if metricsAddr == "" {
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	metricsDone := make(chan error, 1)
-	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, e.metrics, hosts, log) }()
+	go func() { metricsDone <- proxy.ServeMetrics(ctx, metricsAddr, g.metrics, g.cfg.HTTP.AllowedHosts, g.log) }()
 	err := srv.ServeStdio(ctx, e.stdin, e.stdout)
 	cancel()
 	if merr := <-metricsDone; err == nil && merr != nil {
 		err = fmt.Errorf("metrics: %w", merr)
 	}
 	return err
-}
-
-// newHub prepares the hub of the profile's upstreams, without connecting.
-func (e *env) newHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
-	opts, err := e.hubOptions(ctx, cfg, prof, log)
-	if err != nil {
-		return nil, err
-	}
-	guardChildren(prof.Upstreams)
-	return proxy.NewHub(opts), nil
-}
-
-// hubOptions are the hub's options for the profile.
-func (e *env) hubOptions(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (proxy.Options, error) {
-	for _, w := range cfg.Warnings {
-		log.Warn("config", "warning", w)
-	}
-	opts := proxy.Options{
-		Upstreams:  e.withAuthorizers(ctx, cfg, prof.Upstreams, log),
-		Builtin:    builtin.New,
-		Reserved:   proxy.ReservedNames(),
-		Logger:     log,
-		Version:    gatewayVersion(),
-		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
-		Metrics:    e.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
-		StartWait:  cfg.Limits.StartWait,
-		ConfigFile: cfg.File,
-
-		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
-
-		Notifications: cfg.Limits.Notifications(),
-		Quotas:        cfg.Limits.Quotas,
-		RepeatCalls:   cfg.Limits.RepeatCalls,
-		MaxInFlight:   cfg.Limits.UpstreamCalls,
-		MaxQueue:      cfg.Limits.UpstreamQueue,
-		Disabled:      prof.Disabled,
-	}
-	if e.audit != nil {
-		opts.Audit = e.audit
-	}
-	if cfg.State.URL != "" && len(cfg.Limits.Quotas) > 0 {
-		// Replicas on one database count calls per minute together.
-		opts.QuotaCounter = e.runState(ctx, cfg, log).Quotas()
-	}
-	if e.tracing != nil {
-		opts.Tracing = e.tracing
-	}
-	if opts.Poisoning == "" {
-		opts.Poisoning = integrity.Warn
-	}
-	if prof.Integrity.Pins {
-		st := e.runState(ctx, cfg, log)
-		if e.stateProblem != "" { // no pin can be checked: fail closed
-			opts.Pins = integrity.Unavailable(errors.New("the state cannot be used: " + e.stateProblem))
-			return opts, nil
-		}
-		store, err := integrity.OpenStore(st.Pins())
-		if err != nil {
-			// Fail closed, not stop: the tools of servers outside the
-			// binary wait until the pins can be read again.
-			log.Warn("tool pins unreadable: the tools of servers outside this binary are held back until they can be read", "err", err)
-			store = integrity.NewStore(st.Pins())
-		}
-		opts.Pins = store
-	}
-	return opts, nil
-}
-
-// startHub connects the profile's upstreams, waits until each has
-// connected or failed its first attempt, and logs how each did.
-func (e *env) startHub(ctx context.Context, cfg *config.Config, prof config.Profile, log *slog.Logger) (*proxy.Hub, error) {
-	hub, err := e.newHub(ctx, cfg, prof, log)
-	if err != nil {
-		return nil, err
-	}
-	if err := hub.Start(ctx); err != nil {
-		hub.Close()
-		return nil, startError(cfg, prof, err)
-	}
-	for _, s := range hub.Status() {
-		if s.State == proxy.StateConnected {
-			log.Info("upstream ready", "upstream", s.Name, "tools", s.Tools)
-		} else {
-			log.Warn("upstream not ready", "upstream", s.Name, "state", s.State, "err", why(s))
-		}
-	}
-	return hub, nil
 }
 
 // reportStart logs, once every upstream has connected or failed its
@@ -369,7 +275,8 @@ func serveHTTP(ctx context.Context, h http.Handler, addr string, opts frontdoor.
 	if err != nil {
 		return err
 	}
-	return serveOn(ctx, h, ln, opts, log)
+	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	return serveOn(ctx, h, ln, opts)
 }
 
 func listen(addr string) (net.Listener, error) {
@@ -381,7 +288,7 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
-func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions, log *slog.Logger) error {
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions) error {
 	// Requests run under their own context, which shutdown cancels first:
 	// the calls in flight are cancelled upstream (notifications/cancelled)
 	// and clients' open event streams end, so Shutdown need not wait them out.
@@ -391,7 +298,6 @@ func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoo
 	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	select {
 	case err := <-errc:
 		return err

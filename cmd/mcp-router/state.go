@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
-	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
@@ -87,25 +86,6 @@ func stateNotice(problem string) string {
 		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
 }
 
-// endedSessions is the state's record of the HTTP sessions ended (DELETE)
-// on any replica, when replicas share the state (state.url); nil
-// otherwise, and a DELETE then ends a session in this process alone.
-func (e *env) endedSessions(ctx context.Context, cfg *config.Config, log *slog.Logger) proxy.EndedSessions {
-	if cfg.State.URL == "" {
-		return nil
-	}
-	return e.runState(ctx, cfg, log).EndedSessions()
-}
-
-// vectors returns the tool vector cache in the state when embeddings are
-// on (ollama.embed_model), and nil otherwise, without opening the state.
-func (e *env) vectors(ctx context.Context, cfg *config.Config, log *slog.Logger) routing.VectorStore {
-	if cfg.Ollama.EmbedModel == "" {
-		return nil
-	}
-	return e.runState(ctx, cfg, log).Vectors()
-}
-
 // cliState opens the state (state.db, or the state.url database) for a
 // command that reads or changes the state itself (lessons, pins, status):
 // a state that cannot be opened is its error.
@@ -122,6 +102,18 @@ func (e *env) cliState(ctx context.Context, cfg *config.Config) (stateStore, err
 }
 
 // closeState closes the state a command opened, if any.
+// configState loads the configuration and opens its state, for the
+// commands that read or change the state; cfg is nil when the
+// configuration did not load.
+func (e *env) configState(ctx context.Context) (*config.Config, config.Profile, stateStore, error) {
+	cfg, prof, err := e.loadConfig()
+	if err != nil {
+		return nil, prof, nil, err
+	}
+	st, err := e.cliState(ctx, cfg)
+	return cfg, prof, st, err
+}
+
 func (e *env) closeState() error {
 	if e.state == nil {
 		return nil

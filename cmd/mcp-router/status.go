@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/state"
@@ -79,7 +78,7 @@ func snapshotErr(u proxy.Status) string {
 }
 
 // registration is a serve's row in the registry, kept fresh by one
-// goroutine until stop.
+// goroutine that the gateway owns.
 type registration struct {
 	reg state.Registry
 	row state.Gateway
@@ -88,39 +87,33 @@ type registration struct {
 	log *slog.Logger
 	// reload, when set, is serve's reloader, whose state the row shows
 	reload *reloader
-	stop   context.CancelFunc
-	done   chan struct{}
 }
 
-// registerGateway registers this serve in the state's registry and keeps
-// its heartbeat until the returned function is called, which removes the
-// row. Failures are logged: status is a convenience, never a reason not
-// to serve.
-func (e *env) registerGateway(ctx context.Context, cfg *config.Config, prof config.Profile, hub *proxy.Hub, httpAddr string, log *slog.Logger) (stop func()) {
+// register registers this serve in the state's registry and keeps its
+// heartbeat until the gateway closes, which removes the row. Failures are
+// logged: status is a convenience, never a reason not to serve.
+func (g *gateway) register(ctx context.Context, httpAddr string) {
 	row := state.Gateway{
-		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: prof.Name,
-		Config: cfg.File, Transport: "stdio", Addr: httpAddr, Version: gatewayVersion(),
+		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: g.prof.Name,
+		Config: g.cfg.File, Transport: "stdio", Addr: httpAddr, Version: gatewayVersion(),
 	}
 	if httpAddr != "" {
 		row.Transport = "http"
 	}
-	if abs, err := filepath.Abs(cfg.File); err == nil && cfg.File != "" {
+	if abs, err := filepath.Abs(g.cfg.File); err == nil && g.cfg.File != "" {
 		row.Config = abs
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &registration{reg: e.runState(ctx, cfg, log).Gateways(), row: row, hub: hub, m: e.metrics, log: log,
-		reload: e.reload, stop: cancel, done: make(chan struct{})}
-	r.beat(runCtx)
-	go r.run(runCtx)
-	return func() {
-		r.stop()
-		<-r.done
+	r := &registration{reg: g.state(ctx).Gateways(), row: row, hub: g.hub, m: g.metrics, log: g.log, reload: g.reload}
+	g.onClose(func() { // after the heartbeat stopped
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		if err := r.reg.Remove(rmCtx, row.ID); err != nil {
-			log.Warn("gateway not unregistered", "err", err)
+			g.log.Warn("gateway not unregistered", "err", err)
 		}
-	}
+	})
+	runCtx := context.WithoutCancel(ctx)
+	r.beat(runCtx)
+	g.spawn(runCtx, r.run)
 }
 
 func newGatewayID() string {
@@ -130,7 +123,6 @@ func newGatewayID() string {
 }
 
 func (r *registration) run(ctx context.Context) {
-	defer close(r.done)
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
 	for {
@@ -175,12 +167,10 @@ and recent errors. It exits 0 when none runs. With state.url, it lists the gatew
 machine using that database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := e.loadConfig()
-			if err != nil {
+			cfg, _, st, err := e.configState(cmd.Context())
+			if cfg == nil {
 				return err
-			}
-			st, err := e.cliState(cmd.Context(), cfg)
-			if err != nil {
+			} else if err != nil {
 				return fmt.Errorf("%s; a gateway started on it keeps its state in memory, and status cannot list it", stateNotice(stateProblemText(cfg, err)))
 			}
 			live, err := liveGateways(cmd.Context(), st.Gateways(), time.Now())

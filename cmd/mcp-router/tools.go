@@ -27,20 +27,16 @@ them, when any failed to connect or two upstreams want one tool name; it prints
 what it got all the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			cfg, prof, err := e.loadConfig()
+			g, err := e.startGateway(cmd.Context(), parts{wait: true})
 			if err != nil {
 				return err
 			}
-			hub, err := e.startHub(cmd.Context(), cfg, prof, e.logger(cfg))
-			if err != nil {
-				return err
-			}
-			defer hub.Close()
-			defer func() { err = errors.Join(err, upstreamsDown(hub)) }()
+			defer g.Close()
+			defer func() { err = errors.Join(err, g.down()) }()
 			if asJSON {
-				return printToolsJSON(e.stdout, hub.Catalog().Tools)
+				return printJSON(e, toolsView(g.hub.Catalog().Tools))
 			}
-			return printToolsTable(e.stdout, hub.Catalog())
+			return printToolsTable(e.stdout, g.hub.Catalog())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -56,15 +52,13 @@ type toolJSON struct {
 	Server string `json:"server_description,omitempty"`
 }
 
-func printToolsJSON(w io.Writer, tools []proxy.Tool) error {
+func toolsView(tools []proxy.Tool) []toolJSON {
 	out := make([]toolJSON, len(tools))
 	for i, t := range tools {
 		out[i] = toolJSON{Name: t.Name, Upstream: t.Upstream, Description: t.Def.Description, InputSchema: t.Def.RawInputSchema,
 			Server: t.Server}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // printToolsTable prints the catalog's tools, then what was left out and

@@ -58,7 +58,6 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	log := e.logger(cfg)
 	st, err := e.cliState(ctx, cfg)
 	if err != nil {
 		return err
@@ -68,70 +67,48 @@ func (e *env) ui(ctx context.Context, addr string) error {
 		return err
 	}
 	defer ln.Close()
-	hub, err := e.newHub(ctx, cfg, prof, log)
-	if err != nil {
-		return err
-	}
-	if err := hub.Launch(ctx); err != nil {
-		return err
-	}
-	defer hub.Close()
-	hub.AwaitBuiltins(ctx)
-	r, err := newRouter(cfg, prof, log, nil, e.vectors(ctx, cfg, log))
-	if err != nil {
+	g := e.newGateway(cfg, prof, parts{})
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
 		return err
 	}
 	token := newGatewayID() + newGatewayID()
 	door := frontdoor.NewChecks(frontdoor.Options{Tokens: []frontdoor.Token{{Token: token, Admin: true}}}) // the operator's own
 	gw := &registryGateway{reg: st.Gateways()}
-	c, err := console.New(console.Options{
-		Door: door, Gateway: gw, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
-		Notes: func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) },
-	})
+	c, err := g.console(ctx, door, gw, func(ctx context.Context) []string { return append(e.notices(), gw.notes(ctx)...) })
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
-	log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
-	return serveUntilDone(ctx, frontdoor.NewHTTPServer(c, frontdoor.HTTPServerOptions{}), ln)
-}
-
-// serveUntilDone serves on ln until ctx ends, then shuts srv down.
-func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	<-errc
-	return err
+	g.log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
+	return serveOn(ctx, c, ln, frontdoor.HTTPServerOptions{})
 }
 
 // mountConsole serves the console at /ui on mux, behind the front door's
 // Host, Origin and token checks, with the serve's hub.
-func (e *env) mountConsole(ctx context.Context, mux *http.ServeMux, cfg *config.Config, prof config.Profile, hub *proxy.Hub, mem *lessons.Memory, guard frontdoor.Options, log *slog.Logger) error {
-	st := e.runState(ctx, cfg, log)
-	r, err := newRouter(cfg, prof, log, mem, e.vectors(ctx, cfg, log))
-	if err != nil {
-		return err
-	}
-	c, err := console.New(console.Options{
-		Door: frontdoor.NewChecks(guard), Gateway: &hubGateway{hub: hub, m: e.metrics}, Catalog: newHubCatalog(hub, r, log),
-		Pins: pinsIfOn(prof, st, e.stateProblem), Lessons: lessonsIfOn(prof, st), Logger: log,
-		Notes: func(context.Context) []string { return append(e.notices(), e.reload.snapshot().lines()...) },
-	})
+func (g *gateway) mountConsole(ctx context.Context, mux *http.ServeMux, guard frontdoor.Options) error {
+	c, err := g.console(ctx, frontdoor.NewChecks(guard), &hubGateway{hub: g.hub, m: g.metrics},
+		func(context.Context) []string { return append(g.e.notices(), g.reload.snapshot().lines()...) })
 	if err != nil {
 		return err
 	}
 	mux.Handle("/ui", c)
 	mux.Handle("/ui/", c)
 	return nil
+}
+
+// console is the web console of the gateway's catalog, pins and lessons,
+// behind door, with gw's upstreams and activity and notes on every page.
+func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw console.Gateway, notes func(context.Context) []string) (*console.Console, error) {
+	st := g.state(ctx)
+	r, err := g.router(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return console.New(console.Options{
+		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
+		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
+	})
 }
 
 // notices are the degraded states the console shows on every page.

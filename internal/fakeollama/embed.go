@@ -105,7 +105,7 @@ type embedResponse struct {
 func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 	s.embedCalls.Add(1)
 	start := time.Now()
-	if !s.wait(r) {
+	if !s.wait(r) || !s.waitHeld(r) {
 		return
 	}
 	if s.failEmbed.Load() {

@@ -94,6 +94,7 @@ type Server struct {
 	onWait func()        // for tests: called when a request starts its delay
 
 	closeOnce  sync.Once
+	held       atomic.Pointer[chan struct{}] // set by Hold: embeds wait for it to close
 	failEmbed  atomic.Bool
 	embedCalls atomic.Int64
 	embedTexts atomic.Int64
@@ -145,6 +146,32 @@ func (s *Server) Close() {
 		close(s.done)
 		s.ts.Close()
 	})
+}
+
+// Hold makes later /api/embed requests wait until release is called (or
+// the client gives up, or the server closes), as a busy Ollama would.
+func (s *Server) Hold() (release func()) {
+	ch := make(chan struct{})
+	s.held.Store(&ch)
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+// waitHeld waits for a Hold to be released; it reports false when the client
+// left first.
+func (s *Server) waitHeld(r *http.Request) bool {
+	ch := s.held.Load()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-*ch:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.done:
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // SetFailEmbed makes later /api/embed requests fail (true) or succeed.

@@ -3,8 +3,19 @@
 // when) and the stages a tools/call passes through on its way to an
 // upstream and back.
 //
-// The context a stage receives carries cancellation and deadlines only;
-// everything else the gateway knows of the request is in the [Call].
+// The context a stage receives carries cancellation and deadlines only
+// (and the span of the call, where OpenTelemetry keeps it); everything
+// else the gateway knows of the request is in the [Call].
+//
+// The stages, each in a file of its own with one job: [Audit] (the
+// metrics and the audit record, audit.go, counting a result's size
+// without encoding it in auditsize.go), [Authorise], [StartWait] and
+// [Screen] (stages.go, each built from the one function of the hub it
+// needs), [ArgCheck] (the arguments against the tool's input schema,
+// argcheck.go), [Limits] (the quotas and the repeat bound, quota.go) and
+// [Trace] (the span of the upstream call, trace.go). A failed call is an
+// [*Error] of a [Kind] (errors.go). The hub lists the stages in their
+// order once, in front of the upstream call.
 package call
 
 import (
@@ -12,6 +23,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // Era is the protocol era of the client's request.
@@ -45,8 +61,48 @@ type Call struct {
 	Tool string
 	// Args are the arguments as the client sent them.
 	Args any
-	// Step names the plan step that makes this call ("" for a direct one).
-	Step string
+	// Plan and Step name the plan run and step that make this call (""
+	// for a direct one).
+	Plan, Step string
+	// StartWaited says the edge already waited for the tool's upstream
+	// to start: the call does not wait a second time.
+	StartWaited bool
+	// Progress hears the upstream's progress reports for this call; nil
+	// when the client asked for none. It must not block.
+	Progress func(Progress)
+
+	// Upstream is the server that owns the tool, once a stage resolved it
+	// ("" for a tool that is nobody's).
+	Upstream string
+	// Meta is the request's _meta (its progress token); nil for none.
+	Meta *mcp.Meta
+
+	// Client is the key of the credential the request came with, which
+	// stateless-era handles are bound to; "" for none.
+	Client string
+	// Carried is the routing state a stateless-era request brought in
+	// the handle it passed; the calls it makes report to it. nil
+	// otherwise.
+	Carried *Carried
+}
+
+// Carried is the routing state of a stateless-era request, restored from
+// a handle: there is no session to keep it in.
+type Carried struct {
+	// Session is the routing session the handle restored.
+	Session *routing.Session
+	// Outage is set when the request's search or call met an upstream
+	// that was down or starting: the detour it causes is not learned.
+	Outage bool
+	// Note says why the handle passed was ignored, if it was.
+	Note string
+}
+
+// Progress is one progress report of a call's upstream.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
 }
 
 // Handler answers a call: the upstream call at the end of a pipeline, or
@@ -65,4 +121,35 @@ func Chain(last Handler, stages ...Stage) Handler {
 		h = func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return s(ctx, c, next) }
 	}
 	return h
+}
+
+// New is the edge: it reads what mcp-go, the front door and the executor
+// (for a plan step) put in ctx, once, into the Call of a tools/call of
+// tool with args. Below it, nothing reads the caller from ctx.
+func New(ctx context.Context, tool string, args any) *Call {
+	c := &Call{Principal: PrincipalOf(ctx), Session: SessionOf(ctx), Tool: tool, Args: args}
+	if server.IsModernRequest(ctx) {
+		c.Era = Stateless
+	}
+	c.Deadline, _ = ctx.Deadline()
+	c.Plan, c.Step, _ = executor.StepOf(ctx)
+	return c
+}
+
+// SessionOf is the id of the client session of ctx ("" for none).
+func SessionOf(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
+// PrincipalOf is who the request in ctx came from, as the front door
+// found it (the fingerprint of its bearer token), or "" for a caller with
+// none (stdio, or HTTP without tokens).
+func PrincipalOf(ctx context.Context) string {
+	if p := frontdoor.PrincipalOf(ctx); p != frontdoor.LocalPrincipal {
+		return p
+	}
+	return ""
 }

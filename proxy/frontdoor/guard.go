@@ -482,13 +482,13 @@ func bearerToken(auth string) (string, bool) {
 
 // refuse writes a JSON-RPC error object without an id and logs why.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reason string, attrs ...any) {
-	args := []any{"reason", reason, "status", status, "remote_addr", LogSafe(r.RemoteAddr)}
+	args := []any{"reason", reason, "status", status, "remote_addr", wire.LogSafe(r.RemoteAddr)}
 	if client, via := g.clientAddr(r); via != "" {
-		args = append(args[:len(args)-1], client, "proxy_addr", LogSafe(r.RemoteAddr))
+		args = append(args[:len(args)-1], client, "proxy_addr", wire.LogSafe(r.RemoteAddr))
 	}
-	args = append(args, "method", LogSafe(r.Method), "path", LogSafe(r.URL.Path))
+	args = append(args, "method", wire.LogSafe(r.Method), "path", wire.LogSafe(r.URL.Path))
 	for i := 0; i+1 < len(attrs); i += 2 {
-		args = append(args, attrs[i], LogSafe(fmt.Sprint(attrs[i+1])))
+		args = append(args, attrs[i], wire.LogSafe(fmt.Sprint(attrs[i+1])))
 	}
 	g.log.Warn("http request refused", args...)
 	WriteRefusal(w, status, reason)
@@ -512,10 +512,6 @@ func WriteRefusal(w http.ResponseWriter, status int, message string) {
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
 }
-
-// LogSafe makes a client-chosen value safe for a log line (SEC-14); see
-// wire.LogSafe, which the checks of each message use too.
-func LogSafe(s string) string { return wire.LogSafe(s) }
 
 // CheckListen refuses to serve a non-loopback address without
 // authentication (SEC-03): bearer tokens or an issuer in opts.

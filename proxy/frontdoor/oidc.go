@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 
+	"github.com/mcp-router/mcp-router/internal/bodylimit"
 	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
@@ -145,8 +145,8 @@ func NewIssuer(opts OIDCOptions) *Issuer {
 		base = &http.Client{Timeout: issuerTimeout}
 	}
 	client := *base
-	client.Transport = &issuerFetch{next: cmp.Or[http.RoundTripper](base.Transport, http.DefaultTransport),
-		max: maxIssuerBody, every: issuerRefetch, last: make(map[string]time.Time)}
+	client.Transport = &issuerFetch{next: &bodylimit.Transport{Next: base.Transport, Max: maxIssuerBody},
+		every: issuerRefetch, last: make(map[string]time.Time)}
 	return &Issuer{opts: opts, client: &client, known: make(map[[sha256.Size]byte]knownToken), audienceBelow: anyBelow}
 }
 
@@ -408,12 +408,11 @@ func missingScopes(claims map[string]any, required []string) []string {
 	return missing
 }
 
-// issuerFetch bounds what is fetched from the issuer: each reply is read
-// up to max bytes, and one URL is fetched at most once per every, so that
-// tokens naming unknown key ids cannot make the gateway hammer the issuer.
+// issuerFetch fetches one URL of the issuer's at most once per every, so
+// that tokens naming unknown key ids cannot make the gateway hammer the
+// issuer; next bounds each reply.
 type issuerFetch struct {
 	next  http.RoundTripper
-	max   int64
 	every time.Duration
 
 	mu   sync.Mutex
@@ -433,35 +432,7 @@ func (f *issuerFetch) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	f.last[key] = now
 	f.mu.Unlock()
-	resp, err := f.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, left: f.max}
-	return resp, nil
-}
-
-// cappedBody fails a reply past its bound rather than cut it short.
-type cappedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (c *cappedBody) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		// One byte more tells a body at the bound from a longer one.
-		var one [1]byte
-		if n, _ := c.ReadCloser.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("the issuer's reply is over %d bytes", maxIssuerBody)
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.ReadCloser.Read(p)
-	c.left -= int64(n)
-	return n, err
+	return f.next.RoundTrip(req)
 }
 
 // metadataDocument is the RFC 9728 protected-resource metadata.

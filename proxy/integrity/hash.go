@@ -48,29 +48,6 @@ func contractJSON(t mcp.Tool) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// legacyHash is the hash earlier versions of the router pinned for t:
-// they took tools as mcp-go's typed schemas hand them over, which drop
-// every top-level keyword but type, properties, required,
-// additionalProperties and $defs. ok is false when t carries no raw
-// schema (its hash is already the legacy one) or a raw schema that the
-// typed form cannot hold (earlier versions could not list it, so pinned
-// nothing for it).
-func legacyHash(t mcp.Tool) (hash string, ok bool) {
-	if t.RawInputSchema == nil && t.RawOutputSchema == nil {
-		return "", false
-	}
-	legacy := t
-	legacy.RawInputSchema, legacy.RawOutputSchema = nil, nil
-	legacy.InputSchema, legacy.OutputSchema = mcp.ToolInputSchema{}, mcp.ToolOutputSchema{}
-	if t.RawInputSchema != nil && json.Unmarshal(t.RawInputSchema, &legacy.InputSchema) != nil {
-		return "", false
-	}
-	if t.RawOutputSchema != nil && json.Unmarshal(t.RawOutputSchema, &legacy.OutputSchema) != nil {
-		return "", false
-	}
-	return Hash(legacy), true
-}
-
 // schemaValue is the canonical form of a schema given raw or typed; raw
 // wins, as it does when mcp-go encodes a tool. nil means no schema.
 func schemaValue(raw json.RawMessage, typed mcp.ToolArgumentsSchema) any {

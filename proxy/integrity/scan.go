@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -62,11 +61,7 @@ func truncate(s string) string {
 	if len(s) <= maxScan {
 		return s
 	}
-	cut := maxScan
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	return truncateTo(s, maxScan)
 }
 
 // Scan checks every text of t that a model reads: name, title,

@@ -71,21 +71,17 @@ func keyParts(key string) []string {
 	var parts []string
 	start := 0
 	for i := 1; i <= len(key); i++ {
-		boundary := i == len(key) || !isAlnum(key[i]) ||
+		boundary := i == len(key) || !alnum(key[i]) ||
 			(key[i] >= 'A' && key[i] <= 'Z' && key[i-1] >= 'a' && key[i-1] <= 'z')
 		if !boundary {
 			continue
 		}
-		if p := strings.Trim(key[start:i], "-_. "); p != "" && isAlnum(p[0]) {
+		if p := strings.Trim(key[start:i], "-_. "); p != "" && alnum(p[0]) {
 			parts = append(parts, strings.ToUpper(p))
 		}
 		start = i
 	}
 	return parts
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // plainValue reports values that are not credentials whatever their key

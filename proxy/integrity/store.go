@@ -25,12 +25,6 @@ const (
 	// point since the last approval. The hub must hide the tool and reject
 	// calls to it until the change is approved.
 	VerdictChanged Verdict = "changed"
-	// VerdictMigrated: the contract matches a pin written by an earlier
-	// version, which hashed the schemas without the keywords mcp-go's
-	// typed schemas drop; the pin now holds the full contract's hash,
-	// approval kept. The tool is as trusted as a pinned one. It is
-	// reported once: the next Check finds the tool pinned.
-	VerdictMigrated Verdict = "migrated"
 )
 
 // severity orders verdicts so a tool listed twice gets the worse one.
@@ -200,52 +194,27 @@ type unavailablePins struct{ err error }
 
 func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 
-// Check compares the upstream's current tools with the pins: unknown tools
-// are pinned (trust on first use), changed ones reported and recorded as
+// Check compares the tools of the upstream whose pins are kept under
+// upstream (its server's identity) with the pins: unknown tools are
+// pinned (trust on first use), changed ones reported and recorded as
 // pending. A tool missing from tools keeps its pin, so one that comes back
 // changed is still caught. Once a change is recorded the tool stays
 // [VerdictChanged] until approved, even if the upstream reverts it: a
 // server that changed its contract once can change it again.
 //
-// A pin written by an earlier version, whose hash left out the schema
-// keywords mcp-go's typed schemas drop, is re-pinned to the full hash when
-// it matches the tool's contract in that truncated form
-// ([VerdictMigrated]), so an upgrade does not block tools as if changed.
-//
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
-	return s.CheckAs(upstream, "", tools)
-}
-
-// CheckAs is Check for the upstream whose pins are kept under key (its
-// server's identity) and were kept, by earlier versions, under its local
-// name formerly: a tool of tools with a pin under formerly and none under
-// key has its pin moved to key first, pending change and approval
-// included, and is then checked as usual. Only the tools the upstream
-// serves move, so another server that had the same local name keeps its
-// own. A formerly that is empty, equal to key or itself an identity (it
-// holds a colon) moves nothing.
-func (s *Store) CheckAs(key, formerly string, tools []mcp.Tool) (map[string]Verdict, error) {
-	upstream := key
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
 	}
-	if formerly == key || strings.Contains(formerly, ":") {
-		formerly = ""
-	}
 	var verdicts map[string]Verdict
-	scope := []string{upstream}
-	if formerly != "" {
-		scope = append(scope, formerly)
-	}
-	err := s.update(scope, func(set Pins) bool {
+	err := s.update([]string{upstream}, func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty, now := false, s.now()
 		for _, t := range tools {
-			moved := formerly != "" && set.move(formerly, upstream, t.Name)
 			v, d := check(set.tools(upstream), t, now)
-			dirty = dirty || d || moved
+			dirty = dirty || d
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
 			}
@@ -267,18 +236,10 @@ func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 	case !ok:
 		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: ContractText(t)}
 		return VerdictNew, true
-	case rec.PendingHash == "" && rec.Hash == h && rec.Contract == "":
-		rec.Contract = ContractText(t) // a pin written before contracts were kept
-		pins[t.Name] = rec
-		return VerdictPinned, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
 	case rec.PendingHash == h:
 		return VerdictChanged, false
-	case rec.PendingHash == "" && pinnedByEarlierVersion(rec, t):
-		rec.Hash, rec.Contract = h, ContractText(t)
-		pins[t.Name] = rec
-		return VerdictMigrated, true
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
 	rec.PendingContract = ContractText(t)
@@ -309,13 +270,6 @@ func markVanished(pins map[string]Record, listed map[string]Verdict, now time.Ti
 		dirty = true
 	}
 	return dirty
-}
-
-// pinnedByEarlierVersion reports whether rec pins t's contract as earlier
-// versions hashed it (see legacyHash).
-func pinnedByEarlierVersion(rec Record, t mcp.Tool) bool {
-	legacy, ok := legacyHash(t)
-	return ok && legacy == rec.Hash
 }
 
 // Approve re-pins the tool to current, the contract the approving person
@@ -412,7 +366,7 @@ func ShortHash(h string) string { return h[:min(MinShownHash, len(h))] }
 func (p Pin) Shown() string { return cmp.Or(p.PendingHash, p.Hash) }
 
 // ShownContract is the contract an approval of p approves, as
-// [ContractText]; "" for a pin written before contracts were kept.
+// [ContractText].
 func (p Pin) ShownContract() string {
 	if p.Pending() {
 		return p.PendingContract
@@ -462,21 +416,6 @@ func (r Record) pin(upstream, tool string) Pin {
 		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
 		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract, GoneSince: r.GoneSince,
 	}
-}
-
-// move moves the pin of tool from upstream from to upstream to, when to
-// has none, and reports whether it did.
-func (set Pins) move(from, to, tool string) bool {
-	rec, ok := set[from][tool]
-	if _, taken := set[to][tool]; !ok || taken {
-		return false
-	}
-	set.tools(to)[tool] = rec
-	delete(set[from], tool)
-	if len(set[from]) == 0 {
-		delete(set, from)
-	}
-	return true
 }
 
 // tools returns the upstream's pins, creating the map.

@@ -1,7 +1,7 @@
 package upstreamauth
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -46,15 +46,11 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// ErrOtherAuthServer refuses to send a login's refresh token or client
-// secret to an authorization server other than the one it was made at.
-var ErrOtherAuthServer = errors.New("the upstream now names another authorization server than the one it was logged in at: log in again")
-
 // pinTokenEndpoint is client sending POSTs (token requests: refresh,
 // registration) only to endpoint; GETs (discovery) go anywhere.
 func pinTokenEndpoint(client *http.Client, endpoint string) *http.Client {
 	c := *client
-	c.Transport = pinned{endpoint: endpoint, next: orDefaultTransport(client.Transport)}
+	c.Transport = pinned{endpoint: endpoint, next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)}
 	return &c
 }
 
@@ -68,7 +64,9 @@ func (p pinned) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.Body != nil {
 			r.Body.Close()
 		}
-		return nil, fmt.Errorf("%w (asked to send it to %s://%s)", ErrOtherAuthServer, r.URL.Scheme, r.URL.Host)
+		// A login's refresh token or client secret goes to the server it was made at, only.
+		return nil, fmt.Errorf("the upstream now names another authorization server than the one it was logged in at: "+
+			"log in again (asked to send it to %s://%s)", r.URL.Scheme, r.URL.Host)
 	}
 	return p.next.RoundTrip(r)
 }
@@ -79,11 +77,4 @@ func endpointOf(u *url.URL) string {
 	c := *u
 	c.User, c.RawQuery, c.Fragment = nil, "", ""
 	return c.String()
-}
-
-func orDefaultTransport(t http.RoundTripper) http.RoundTripper {
-	if t == nil {
-		return http.DefaultTransport
-	}
-	return t
 }

@@ -1,6 +1,7 @@
 package upstreamauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -45,7 +46,12 @@ const RedactedToken = "[redacted upstream token]"
 // made for.
 type handlerFor struct {
 	h      *transport.OAuthHandler
-	client Record // client fields only
+	client oauthClient
+}
+
+// oauthClient is the part of a Record that a handler is made for.
+type oauthClient struct {
+	id, secret, authMethod, metadataURL, metadataRoot, tokenEndpoint string
 }
 
 // maxHandlers bounds the per-caller handlers an Authorizer keeps.
@@ -214,10 +220,9 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	key := Record{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod, ResourceMetadataURL: rec.ResourceMetadataURL,
-		ResourceMetadataRoot: rec.ResourceMetadataRoot, TokenEndpoint: rec.TokenEndpoint}
+	key := oauthClient{rec.ClientID, rec.ClientSecret, rec.AuthMethod, rec.ResourceMetadataURL, rec.ResourceMetadataRoot, rec.TokenEndpoint}
 	hf, ok := a.handlers[subject]
-	if !ok || !sameClient(hf.client, key) {
+	if !ok || hf.client != key {
 		if len(a.handlers) >= maxHandlers {
 			clear(a.handlers)
 		}
@@ -226,11 +231,6 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 		a.handlers[subject] = hf
 	}
 	return hf.h, nil
-}
-
-func sameClient(a, b Record) bool {
-	return a.ClientID == b.ClientID && a.ClientSecret == b.ClientSecret && a.AuthMethod == b.AuthMethod &&
-		a.ResourceMetadataURL == b.ResourceMetadataURL && a.ResourceMetadataRoot == b.ResourceMetadataRoot && a.TokenEndpoint == b.TokenEndpoint
 }
 
 // newHandler makes mcp-go's OAuthHandler for a client of the upstream at
@@ -266,12 +266,8 @@ func rootAlias(client *http.Client, upstreamURL, root string) *http.Client {
 	if len(urls) < 2 || err != nil {
 		return client
 	}
-	next := client.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
 	c := *client
-	c.Transport = aliasTransport{from: urls[0], to: to, next: next}
+	c.Transport = aliasTransport{from: urls[0], to: to, next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)}
 	return &c
 }
 

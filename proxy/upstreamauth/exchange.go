@@ -1,17 +1,19 @@
 package upstreamauth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcp-router/mcp-router/internal/evict"
 )
@@ -24,9 +26,6 @@ const (
 	defaultExchangeLife = 5 * time.Minute  // for an answer without expires_in
 	maxExchanged        = 10000            // cached tokens, across callers
 )
-
-// ErrExchange marks a token exchange the authorization server refused.
-var ErrExchange = errors.New("token exchange refused")
 
 // exchanger trades callers' tokens for upstream tokens and keeps each
 // until shortly before it expires, by a hash of the caller's token.
@@ -69,54 +68,37 @@ func (e *exchanger) token(ctx context.Context, subject string) (string, error) {
 	return tok, nil
 }
 
+// exchange makes one RFC 8693 exchange with x/oauth2's client
+// credentials flow, whose grant type may be overridden: the client (when
+// configured) authenticates with HTTP Basic, the rest is form parameters.
 func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.Duration, error) {
-	form := url.Values{
+	params := url.Values{
 		"grant_type":           {grantTokenExchange},
 		"subject_token":        {subject},
-		"subject_token_type":   {orDefault(e.cfg.SubjectTokenType, tokenTypeAccess)},
+		"subject_token_type":   {cmp.Or(e.cfg.SubjectTokenType, tokenTypeAccess)},
 		"requested_token_type": {tokenTypeAccess},
 	}
 	for k, v := range map[string]string{"audience": e.cfg.Audience, "scope": e.cfg.Scope, "resource": e.cfg.Resource} {
 		if v != "" {
-			form.Set(k, v)
+			params.Set(k, v)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", 0, fmt.Errorf("token exchange: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
+	conf := clientcredentials.Config{ClientID: e.cfg.ClientID, ClientSecret: e.cfg.ClientSecret,
+		TokenURL: e.cfg.TokenEndpoint, EndpointParams: params, AuthStyle: oauth2.AuthStyleInParams}
 	if e.cfg.ClientID != "" {
-		req.SetBasicAuth(url.QueryEscape(e.cfg.ClientID), url.QueryEscape(e.cfg.ClientSecret))
+		conf.AuthStyle = oauth2.AuthStyleInHeader
 	}
-	resp, err := e.client.Do(req)
-	if err != nil {
+	tok, err := conf.Token(context.WithValue(ctx, oauth2.HTTPClient, e.client))
+	if rerr := (*oauth2.RetrieveError)(nil); errors.As(err, &rerr) { // its text holds the whole reply
+		return "", 0, fmt.Errorf("token exchange refused: HTTP %d %s", rerr.Response.StatusCode, oauthReason(rerr.ErrorCode, rerr.ErrorDescription))
+	} else if err != nil {
 		return "", 0, fmt.Errorf("token exchange: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body) // bounded by boundClient
-	if err != nil {
-		return "", 0, fmt.Errorf("token exchange: reading the answer: %w", err)
-	}
-	var ans struct {
-		AccessToken string `json:"access_token"`
-		ExpiresIn   int64  `json:"expires_in"`
-		Error       string `json:"error"`
-		Description string `json:"error_description"`
-	}
-	jerr := json.Unmarshal(body, &ans)
-	switch {
-	case resp.StatusCode != http.StatusOK || ans.Error != "":
-		return "", 0, fmt.Errorf("%w: HTTP %d %s", ErrExchange, resp.StatusCode, oauthReason(ans.Error, ans.Description))
-	case jerr != nil || ans.AccessToken == "":
-		return "", 0, fmt.Errorf("%w: an answer without an access_token", ErrExchange)
 	}
 	life := defaultExchangeLife
-	if ans.ExpiresIn > 0 {
-		life = time.Duration(min(ans.ExpiresIn, 86400)) * time.Second
+	if !tok.Expiry.IsZero() {
+		life = min(time.Until(tok.Expiry), 24*time.Hour)
 	}
-	return ans.AccessToken, max(life, 2*exchangeSkew), nil
+	return tok.AccessToken, max(life, 2*exchangeSkew), nil
 }
 
 // oauthReason is an OAuth error code and description, bounded.
@@ -125,13 +107,6 @@ func oauthReason(code, desc string) string {
 	s = strings.Trim(s, ": ")
 	if len(s) > 200 {
 		s = s[:200] + "..."
-	}
-	return s
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package upstreamauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +182,7 @@ func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code,
 		q := r.URL.Query()
 		a := answer{code: q.Get("code"), state: q.Get("state")}
 		if e := q.Get("error"); e != "" || a.code == "" {
-			a.err = oauthReason(orDefault(e, "no code"), q.Get("error_description"))
+			a.err = oauthReason(cmp.Or(e, "no code"), q.Get("error_description"))
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if a.err != "" {

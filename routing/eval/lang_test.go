@@ -65,15 +65,17 @@ func TestBenchLanguages(t *testing.T) {
 
 // Floors of TestBenchLanguages, a little under what the index reaches.
 // Each subset is small (50, 20, 16 and 17 requests), so one request moves
-// R@5 by 0.02 to 0.06. Reached: etom 0.881; bfcl 0.800, and 0.750 of
+// R@5 by 0.02 to 0.06. Reached: etom 0.888; bfcl 0.800, and 0.750 of
 // those mostly in CJK (0.650 and 0.562 before the translation table grew
-// from 70 to 200 lines of tool vocabulary); metatool 0.529, which no
-// table moves: its characters are noise, not words.
+// from 70 to 200 lines of tool vocabulary; 0.450 and 0.312 without it);
+// metatool 0.471 (0.529 before typo correction, WordNet's synonyms and
+// server scores went: one request of 17), which no table moves: its
+// characters are noise, not words.
 const (
 	minR5EtomCJKTool   = 0.86
 	minR5BfclCJK       = 0.75
 	minR5BfclMostlyCJK = 0.68
-	minR5MetatoolCJK   = 0.50
+	minR5MetatoolCJK   = 0.45
 )
 
 // cjkShare returns the share of the letters of s that are Han, Kana or

@@ -7,7 +7,10 @@
 // queries like this one, use (or do not use) this tool"; it comes from a
 // detour the session noticed by itself (the model asked for more tools and
 // then succeeded with one that had not been routed) or from an explicit
-// correction (the routing_feedback tool). [Memory] keeps every lesson in an
+// correction (the routing_feedback tool). A detour's lesson is offered
+// ([Memory.Offer]) and learned by a worker the Memory owns, off the path
+// of the call that ended the detour; [Memory.Close] waits for what was
+// offered. [Memory] keeps every lesson in an
 // in-memory inverted index over the routing tokenizer's terms; for each
 // request, [Memory.Adjust] finds the lessons whose query is similar enough
 // and turns them into bounded score deltas, and [Apply] adds those deltas

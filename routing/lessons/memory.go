@@ -32,6 +32,9 @@ type Memory struct {
 	mu      sync.Mutex
 	snap    atomic.Pointer[snapshot]
 	version int64 // the store's Version when snap was loaded; guarded by mu
+
+	qmu    sync.Mutex // guards offers (offer.go); never held across I/O
+	offers offers
 }
 
 // NewMemory loads every lesson of s into memory and returns the Memory.
@@ -472,7 +475,8 @@ const DefaultFlushEvery = time.Minute
 
 // Run flushes the recorded uses every interval (DefaultFlushEvery when
 // every <= 0) and syncs with the store every SyncEvery until ctx is done,
-// then flushes once more, and returns that last flush's error. A periodic
+// then learns the lessons offered (Close) and flushes once more, and
+// returns that last flush's error. A periodic
 // flush or sync that fails is logged and retried at the next tick. The
 // caller owns the goroutine that runs it.
 func (m *Memory) Run(ctx context.Context, every time.Duration) error {
@@ -486,6 +490,7 @@ func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	for {
 		select {
 		case <-ctx.Done():
+			m.Close()
 			return m.Flush(context.WithoutCancel(ctx))
 		case <-t.C:
 			if err := m.Flush(ctx); err != nil && ctx.Err() == nil {

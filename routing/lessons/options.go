@@ -55,6 +55,9 @@ type MemoryOptions struct {
 	// SyncEvery is how often Run asks the store whether another process
 	// changed the lessons, and reloads them when it did [2s].
 	SyncEvery time.Duration
+	// MaxOffered bounds the lessons Offer holds while they wait to be
+	// learned; past it an offer is dropped [64].
+	MaxOffered int
 	// Logger receives warnings (a lesson that could not be embedded, a
 	// periodic flush that failed); nil is silent.
 	Logger *slog.Logger
@@ -112,6 +115,9 @@ func (o *MemoryOptions) defaults() {
 	}
 	if o.SyncEvery <= 0 {
 		o.SyncEvery = DefaultSyncEvery
+	}
+	if o.MaxOffered <= 0 {
+		o.MaxOffered = DefaultMaxOffered
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -22,8 +22,8 @@
 // logs in (authrequired.go).
 //
 // Dialling by transport (dial.go): the stdio child, its environment, its
-// process group and its stderr (stdio*.go, killgroup_unix.go,
-// stderrlog.go), the reaping of orphans and the watchdog (reap_*.go); the
+// end with its descendants and its stderr (stdio*.go, killgroup_other.go,
+// stderrlog.go, reap_*.go, with the watchdog); the
 // bounds on HTTP bodies and streams (httpbound.go), same-origin redirects
 // (redirect.go) and the shared HTTP transport (httppool.go).
 //

@@ -10,33 +10,38 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// How the processes a stdio upstream starts are found and ended on Linux.
+// How the processes a stdio upstream starts are ended on Linux: one
+// mechanism, the tag. Every stdio child gets ChildTagVar=<tag> in its
+// environment, a tag unique to the child (this gateway's process id and
+// start time, and a sequence number). Its descendants inherit it whatever
+// they do with process groups and sessions (npx, sh -c, a daemon that
+// calls setsid), so stopping the child signals every process carrying its
+// tag (found in /proc/<pid>/environ), and once the child has ended every
+// process still carrying it is killed. If the gateway itself is killed
+// (SIGKILL, which no code in it can answer), the watchdog that
+// StartWatchdog runs in a session of its own kills every process carrying
+// one of this gateway's tags.
 //
-// Every stdio child gets ChildTagVar=<tag> in its environment, a tag
-// unique to the child (this gateway's process id and start time, and a
-// sequence number). Its descendants inherit it, whatever they do with
-// process groups and sessions (npx, sh -c, a daemon that calls setsid),
-// so when the child ends, killTagged finds every process still carrying
-// its tag in /proc/<pid>/environ and kills it. A process that rewrites
-// its environment before exec'ing escapes the tag; the process group and,
-// under AdoptOrphans, the subreaper catch most of those.
+// When the gateway is PID 1 of a PID namespace (the container image runs
+// it so), the kernel kills every process of the namespace as it dies, so
+// there is no watchdog; orphans are re-parented to the gateway then, and
+// it reaps them as init must (reapAsInit).
 //
-// AdoptOrphans makes the gateway a child subreaper: a descendant whose
-// parent ends is re-parented to the gateway instead of init, so it stays
-// in the gateway's tree, and is reaped by the gateway when it ends.
-//
-// StartWatchdog covers SIGKILL of the gateway, which no code in it can
-// answer: a small process (the gateway's own binary, run by
-// MaybeRunWatchdog) in a session of its own waits for the gateway to go
-// (its stdin, a pipe from the gateway, reaches EOF) and then kills every
-// process carrying one of this gateway's tags. Pdeathsig on each child
-// kills the child itself at once.
+// What the tag does not catch: a descendant that clears or rewrites its
+// environment before exec'ing (env -i), one that becomes another user
+// (its environ cannot be read), and, if the gateway is killed, anything
+// when the watchdog was not started (a library user, a test binary) or
+// was killed with it. Process groups, Pdeathsig (which fires when the
+// thread that started the child ends, not the process) and a subreaper
+// were measured beside it: each catches a subset of what it does (none
+// catches a grandchild that called setsid once the gateway is killed).
 
 // watchdogVar, set in the environment, makes MaybeRunWatchdog act as the
 // watchdog of the gateway whose tag prefix it holds.
@@ -45,17 +50,11 @@ const watchdogVar = "MCP_ROUTER_WATCHDOG"
 // gatewayTag prefixes the tags of this gateway's children.
 var gatewayTag = strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 36)
 
-var childSeq struct {
-	sync.Mutex
-	n int
-}
+var childSeq atomic.Int64
 
 // newChildTag is a tag for one stdio child.
 func newChildTag() string {
-	childSeq.Lock()
-	defer childSeq.Unlock()
-	childSeq.n++
-	return gatewayTag + "." + strconv.Itoa(childSeq.n)
+	return gatewayTag + "." + strconv.FormatInt(childSeq.Add(1), 10)
 }
 
 // tagEnv returns env without any ChildTagVar entry, plus tag's.
@@ -69,10 +68,10 @@ func tagEnv(env []string, tag string) []string {
 	return append(out, ChildTagVar+"="+tag)
 }
 
-// tracked holds the process ids of the children this process started
-// and waits for with exec.Cmd.Wait: the orphan reaper must leave them to
-// it. Starting a child and reaping orphans both hold it, so a child that
-// ends at once is never reaped by the wrong one.
+// tracked holds the process ids of the processes this package started,
+// which exec.Cmd.Wait reaps: reapAsInit leaves them to it. Starting one
+// and reaping orphans both hold it, so a child that ends at once is never
+// reaped by the wrong one.
 var tracked = struct {
 	sync.Mutex
 	pids map[int]bool
@@ -89,44 +88,85 @@ func startTracked(cmd *exec.Cmd) error {
 	return nil
 }
 
-// untrack forgets pid once exec.Cmd.Wait has reaped it.
-func untrack(pid int) {
+// waitTracked waits for cmd, started by startTracked, and forgets it.
+func waitTracked(cmd *exec.Cmd) error {
+	err := cmd.Wait()
 	tracked.Lock()
-	delete(tracked.pids, pid)
+	delete(tracked.pids, cmd.Process.Pid)
 	tracked.Unlock()
+	return err
 }
 
-// maxSweeps bounds the rounds of killTagged: a process may fork while
+// reapAsInit reaps, on each SIGCHLD, the ended children of this process
+// that it did not start (orphans re-parented to it as PID 1), until stop.
+func reapAsInit() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-sigs:
+				reapOrphans()
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(quit)
+		<-done
+	}
+}
+
+// reapOrphans waits, without blocking, for each process of /proc that is
+// an ended child this package did not start; for any other process
+// wait4 fails at once.
+func reapOrphans() {
+	entries, _ := os.ReadDir("/proc")
+	tracked.Lock()
+	defer tracked.Unlock()
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && !tracked.pids[pid] {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// signalTree sends sig to the child (even one that cleared its
+// environment) and every process carrying its tag; SIGKILL is sent in
+// rounds until none is left.
+func (c *child) signalTree(sig syscall.Signal) {
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(sig)
+	}
+	signalTagged(func(t string) bool { return t == c.tag }, sig)
+}
+
+// maxSweeps bounds the rounds of signalTagged: a process may fork while
 // the previous round kills its parent.
 const maxSweeps = 8
 
-// killTagged kills every process whose environment holds a tag that
-// match accepts, in rounds until none is left, and reaps those that are
-// this process's children (adopted orphans). It returns how many it
-// killed.
-func killTagged(match func(tag string) bool) int {
-	killed := 0
+// signalTagged sends sig to every process whose environment holds a tag
+// that match accepts; SIGKILL in rounds until none is left.
+func signalTagged(match func(tag string) bool, sig syscall.Signal) {
 	for range maxSweeps {
 		pids := taggedProcesses(match)
-		if len(pids) == 0 {
-			break
-		}
 		for _, pid := range pids {
-			if unix.Kill(pid, unix.SIGKILL) == nil {
-				killed++
-			}
+			_ = unix.Kill(pid, sig)
 		}
-		for _, pid := range pids {
-			reapAdopted(pid)
+		if len(pids) == 0 || sig != syscall.SIGKILL {
+			return
 		}
 	}
-	return killed
 }
 
-// taggedProcesses lists the live processes (not zombies) whose
-// environment holds a tag that match accepts. Processes of other users
-// cannot be read and are skipped: a child cannot become another user
-// without privileges the gateway does not grant.
+// taggedProcesses lists the live processes (not zombies: their environ
+// reads empty) whose environment holds a tag that match accepts.
+// Processes of other users cannot be read and are skipped.
 func taggedProcesses(match func(string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -154,108 +194,16 @@ func taggedProcesses(match func(string) bool) []int {
 	return out
 }
 
-// reapAdopted waits for pid if it is an adopted orphan of this process
-// (a child not started by exec.Cmd); it has been sent SIGKILL.
-func reapAdopted(pid int) {
-	tracked.Lock()
-	adopted := !tracked.pids[pid] && parentOf(pid) == os.Getpid()
-	tracked.Unlock()
-	if adopted {
-		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, 0, nil)
-	}
-}
-
-// parentOf is pid's parent process id, or 0.
-func parentOf(pid int) int {
-	ppid, _ := ProcStat(pid)
-	return ppid
-}
-
-// ProcStat reads pid's parent and state from /proc/<pid>/stat.
-func ProcStat(pid int) (ppid int, state byte) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0
-	}
-	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
-	if i < 0 || i+2 >= len(b) {
-		return 0, 0
-	}
-	fields := strings.Fields(string(b[i+2:]))
-	if len(fields) < 2 {
-		return 0, 0
-	}
-	ppid, _ = strconv.Atoi(fields[1])
-	return ppid, fields[0][0]
-}
-
-// killChildTree kills what a stdio child left behind once it has ended:
-// every process carrying its tag.
-func killChildTree(tag string) int {
-	return killTagged(func(t string) bool { return t == tag })
-}
-
-// AdoptOrphans makes this process a child subreaper, so the processes
-// that stdio upstreams start and abandon stay its descendants (and are
-// found and killed with them), and reaps those orphans as they end, on
-// each SIGCHLD. The gateway calls it once at start; stop ends the reaper.
-// Library users that start processes of their own with os/exec need not
-// call it: the orphan reaper waits only for processes it did not start
-// through this package, and those would include theirs.
-func AdoptOrphans() (stop func(), err error) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return func() {}, fmt.Errorf("becoming a child subreaper: %w", err)
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGCHLD)
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-quit:
-				return
-			case <-sigs:
-				reapOrphans()
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(sigs)
-		close(quit)
-		<-done
-	}, nil
-}
-
-// reapOrphans waits for every ended child of this process that it did
-// not start through exec.Cmd: orphans adopted as subreaper.
-func reapOrphans() {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	self := os.Getpid()
-	tracked.Lock()
-	defer tracked.Unlock()
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || tracked.pids[pid] {
-			continue
-		}
-		if ppid, state := ProcStat(pid); ppid == self && state == 'Z' {
-			var ws unix.WaitStatus
-			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-		}
-	}
-}
-
 // StartWatchdog starts the watchdog that kills this gateway's stdio
 // children and their descendants if the gateway is killed (SIGKILL): the
 // executable at exe (the gateway's own, whose main calls
 // MaybeRunWatchdog first), in a session of its own. stop, at a normal
-// shutdown after the hub is closed, ends it.
+// shutdown after the hub is closed, ends it. As PID 1 it starts the
+// orphan reaper instead (see the top of this file).
 func StartWatchdog(exe string) (stop func(), err error) {
+	if os.Getpid() == 1 {
+		return reapAsInit(), nil
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -271,15 +219,16 @@ func StartWatchdog(exe string) (stop func(), err error) {
 	pr.Close()
 	exited := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
-		untrack(cmd.Process.Pid)
+		_ = waitTracked(cmd)
 		close(exited)
 	}()
 	return func() {
 		pw.Close()
+		t := time.NewTimer(5 * time.Second)
+		defer t.Stop()
 		select {
 		case <-exited:
-		case <-time.After(5 * time.Second):
+		case <-t.C:
 			_ = cmd.Process.Kill()
 			<-exited
 		}
@@ -296,6 +245,6 @@ func MaybeRunWatchdog() {
 	}
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the gateway is gone
-	killTagged(func(tag string) bool { return strings.HasPrefix(tag, prefix+".") })
+	signalTagged(func(tag string) bool { return strings.HasPrefix(tag, prefix+".") }, syscall.SIGKILL)
 	os.Exit(0)
 }

@@ -5,17 +5,14 @@ package upstream
 import "os/exec"
 
 // Outside Linux there is no /proc to find a child's descendants by their
-// environment, and no subreaper: the process group (or, on Windows, the
-// job of the platform's own) is the guard, as before.
+// environment: the process group (on Windows, the child alone) is what
+// signalTree reaches (killgroup_*.go). It does not catch a descendant that
+// leaves the group (setsid), nor anything once the gateway is killed.
 
 func newChildTag() string                    { return "" }
 func tagEnv(env []string, _ string) []string { return env }
 func startTracked(cmd *exec.Cmd) error       { return cmd.Start() }
-func untrack(int)                            {}
-func killChildTree(string) int               { return 0 }
-
-// AdoptOrphans does nothing outside Linux.
-func AdoptOrphans() (stop func(), err error) { return func() {}, nil }
+func waitTracked(cmd *exec.Cmd) error        { return cmd.Wait() }
 
 // StartWatchdog does nothing outside Linux.
 func StartWatchdog(string) (stop func(), err error) { return func() {}, nil }

@@ -61,12 +61,11 @@ func Inheritable(key string) bool {
 
 // ChildTagVar names the environment variable that tags a stdio child and
 // its descendants, so they can be found and ended with it (Linux; see
-// killChildTree). Its value differs for every child.
+// child.signalTree). Its value differs for every child.
 const ChildTagVar = "MCP_ROUTER_CHILD"
 
-// child is a stdio upstream process the hub owns: it runs in its own
-// process group (so grandchildren such as the node behind npx die with it)
-// and gets SIGKILL if the proxy dies (Linux).
+// child is a stdio upstream process the hub owns; it and its descendants
+// (such as the node behind npx) end with it (signalTree, reap_*.go).
 type child struct {
 	cmd    *exec.Cmd
 	tag    string   // in the environment of the child and its descendants (Linux)
@@ -130,27 +129,25 @@ func closeAll(files ...*os.File) {
 // stdout, so a reader blocked on it sees EOF even when a grandchild still
 // holds the write end; in-flight calls then fail at once.
 func (c *child) wait() {
-	c.err = c.cmd.Wait()
-	untrack(c.cmd.Process.Pid)
-	c.killGroup(syscall.SIGKILL) // leave no grandchildren behind
-	killChildTree(c.tag)         // nor any that left the group (Linux)
+	c.err = waitTracked(c.cmd)
+	c.signalTree(syscall.SIGKILL) // leave no descendants behind
 	c.stdout.Close()
 	close(c.done)
 }
 
 // stop shuts the child down as the MCP spec asks: close its stdin, wait,
-// SIGTERM the process group, wait, SIGKILL it. It returns when the child
+// SIGTERM the child's tree, wait, SIGKILL it. It returns when the child
 // has been reaped.
 func (c *child) stop() {
 	c.stdin.Close()
 	if c.waitFor(stdinGrace) {
 		return
 	}
-	c.killGroup(syscall.SIGTERM)
+	c.signalTree(syscall.SIGTERM)
 	if c.waitFor(termGrace) {
 		return
 	}
-	c.killGroup(syscall.SIGKILL)
+	c.signalTree(syscall.SIGKILL)
 	<-c.done
 }
 

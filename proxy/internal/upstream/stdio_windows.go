@@ -8,9 +8,9 @@ func ChildSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// killGroup ends the child. Windows has no process-group signals, and a
+// signalTree ends the child. Windows has no process-group signals, and a
 // process can only be killed, so every signal kills it.
-func (c *child) killGroup(syscall.Signal) {
+func (c *child) signalTree(syscall.Signal) {
 	if c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()
 	}

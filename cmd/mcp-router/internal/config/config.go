@@ -2,15 +2,14 @@
 // and how it becomes the upstream and routing settings the proxy runs with.
 // Every error names the file, the line and the key.
 //
-// viper reads the top-level settings (so that MCP_ROUTER_LOG_LEVEL,
-// MCP_ROUTER_OLLAMA_URL and friends override them); the profiles are
-// decoded from the YAML node tree directly, because viper lower-cases map
-// keys and environment variable and header names must keep their case
-// (decision 10 in docs/design.md), and because only the node tree knows line numbers.
+// The file is decoded once, from its YAML node tree (only the node tree
+// knows line numbers, and environment variable and header names keep
+// their case: decision 10 in docs/design.md); viper then layers the
+// MCP_ROUTER_* variables over the top-level settings they name
+// (settings.go).
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -18,12 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
@@ -71,6 +67,7 @@ type Config struct {
 	Warnings []string
 
 	profiles map[string]entry[rawProfile]
+	routing  map[string]Routing // each profile's, resolved at load
 	// broken are the upstream entries left out for their own errors, by
 	// profile: disabled alone (broken.go).
 	broken  map[string][]brokenUpstream
@@ -214,7 +211,7 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	if err := checkUnexpanded(file, root); err != nil {
 		return nil, err
 	}
-	if err := cfg.settings(file, root, data, opts.Getenv); err != nil {
+	if err := cfg.settings(file, root, &raw, opts.Getenv); err != nil {
 		return nil, err
 	}
 	v := &validator{file: file, builtins: opts.Builtins}
@@ -225,106 +222,6 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	}
 	cfg.Warnings = v.warnings
 	return cfg, nil
-}
-
-// settings reads the top-level scalars through viper, so that
-// MCP_ROUTER_<SECTION>_<KEY> variables override the file, and expands
-// ${VAR} where it applies (expandedKeys). A value taken from one of those
-// variables is not expanded again, and one that holds "${" is refused: a
-// client that does not expand variables passed it on literally.
-func (c *Config) settings(file string, root *yaml.Node, data []byte, getenv func(string) (string, bool)) error {
-	v := viper.New()
-	v.SetConfigType("yaml")
-	v.SetDefault("log.level", "info")
-	v.SetDefault("ollama.url", "http://127.0.0.1:11434")
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	fromEnv := map[string]string{}
-	for _, key := range []string{"default_profile", "log.level", "log.wire", "log.trace_file", "state_dir",
-		"state.url", "state.required", "http.session_key", "ollama.url", "ollama.embed_model", "ollama.chat_model"} {
-		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-		if val, ok := getenv(env); ok {
-			v.Set(key, val)
-			fromEnv[key] = env
-		}
-	}
-	var errs []error
-	// get returns a setting, expanded when it comes from the file.
-	get := func(key string, expand bool) string {
-		val := v.GetString(key)
-		if env, ok := fromEnv[key]; ok {
-			if strings.Contains(val, "${") {
-				errs = append(errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
-			}
-			return val
-		}
-		if !expand {
-			return val
-		}
-		out, err := Expand(val, getenv)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: %w", file, settingLine(root, strings.Split(key, ".")...), key, err))
-		}
-		return out
-	}
-	c.DefaultProfile = get("default_profile", false)
-	c.Log = Log{Level: strings.ToLower(get("log.level", false)), Wire: v.GetBool("log.wire"), TraceFile: get("log.trace_file", true)}
-	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
-		c.Log.Wire = true
-	}
-	c.Ollama = Ollama{URL: get("ollama.url", true), EmbedModel: get("ollama.embed_model", true), ChatModel: get("ollama.chat_model", true)}
-	c.HTTP = HTTP{BearerTokens: v.GetStringSlice("http.bearer_tokens"), AllowedOrigins: v.GetStringSlice("http.allowed_origins")}
-	for _, o := range c.HTTP.AllowedOrigins {
-		if !strings.Contains(o, "$") { // with a variable, checked once expanded
-			if err := checkOrigin(o); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins: %w", file, settingLine(root, "http", "allowed_origins"), err))
-			}
-		}
-	}
-	c.HTTP.AllowedHosts = v.GetStringSlice("http.allowed_hosts")
-	for i, h := range c.HTTP.AllowedHosts {
-		if err := checkHost(h); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_hosts[%d]: %w", file, settingLine(root, "http", "allowed_hosts", strconv.Itoa(i)), i, err))
-		}
-	}
-	c.httpErr = c.HTTP.expand(file, root, getenv)
-	c.HTTP.SessionKey = v.GetString("http.session_key")
-	if _, ok := fromEnv["http.session_key"]; !ok {
-		// Expanded like the rest of the http section: an unset variable
-		// matters to serve --http alone.
-		key, err := Expand(c.HTTP.SessionKey, getenv)
-		if err != nil {
-			c.httpErr = errors.Join(c.httpErr, fmt.Errorf("%s:%d: http.session_key: %w", file, settingLine(root, "http", "session_key"), err))
-		}
-		c.HTTP.SessionKey = key
-	}
-	if !slices.Contains(LogLevels, c.Log.Level) {
-		where := fmt.Sprintf("%s:%d: log.level", file, settingLine(root, "log", "level"))
-		if env, ok := fromEnv["log.level"]; ok {
-			where = env
-		}
-		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", where, c.Log.Level, strings.Join(LogLevels, ", ")))
-	}
-	configured := get("state_dir", true)
-	c.State.URL = get("state.url", true)
-	c.State.Required = v.GetBool("state.required")
-	if err := checkStateURL(c.State.URL); err != nil {
-		where := fmt.Sprintf("%s:%d: state.url", file, settingLine(root, "state", "url"))
-		if env, ok := fromEnv["state.url"]; ok {
-			where = env
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", where, err))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	dir, err := stateDir(configured)
-	if err != nil {
-		return fmt.Errorf("%s: state_dir: %w", file, err)
-	}
-	c.StateDir = dir
-	return nil
 }
 
 // checkStateURL says what is wrong with a state.url, without repeating

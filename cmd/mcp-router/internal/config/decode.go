@@ -98,7 +98,6 @@ type rawRouting struct {
 	AbstainCommitment *float64       `yaml:"abstain_commitment"`
 	AbstainAdvice     *float64       `yaml:"abstain_advice"`
 	KeepCoverage      *float64       `yaml:"keep_coverage"`
-	Associations      *float64       `yaml:"associations"`
 	DiscoveryPrefixes *[]string      `yaml:"discovery_prefixes"`
 	Breaker           rawBreaker     `yaml:"breaker"`
 	SemanticWeight    *float64       `yaml:"semantic_weight"`

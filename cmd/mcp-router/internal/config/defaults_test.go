@@ -40,18 +40,3 @@ func TestRoutingZeroMeansZero(t *testing.T) {
 		}
 	}
 }
-
-// routing.associations is off unless set, taken as written within [0, 1],
-// and refused with its key outside.
-func TestRoutingAssociations(t *testing.T) {
-	if r := loadProfile(t, "profiles:\n  p: {}\n", nil).Routing; r.Associations != 0 {
-		t.Errorf("unset: got %v, want 0 (off)", r.Associations)
-	}
-	if r := loadProfile(t, "profiles:\n  p:\n    routing: {associations: 0.2}\n", nil).Routing; r.Associations != 0.2 {
-		t.Errorf("0.2: got %v", r.Associations)
-	}
-	_, err := load(t, "profiles:\n  p:\n    routing: {associations: 1.5}\n", nil)
-	if err == nil || !strings.Contains(err.Error(), "profiles.p.routing.associations") {
-		t.Errorf("1.5: got %v, want an error naming the key", err)
-	}
-}

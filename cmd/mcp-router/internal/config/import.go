@@ -318,12 +318,8 @@ type MovedServer struct {
 // to remove from the client once it runs mcp-router. profile "" means the
 // default profile.
 func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServer, error) {
-	p, err := c.rawProfile(profile)
+	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {
-		return nil, err
-	}
-	r := &importer{opts: ImportOptions{Client: client, Places: places}}
-	if err := r.readFile(file); err != nil {
 		return nil, err
 	}
 	var moved []MovedServer
@@ -369,4 +365,15 @@ func EnvVars(data []byte) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// readClient is the raw profile and the servers of a client's file, for
+// Moved and ClientValues.
+func (c *Config) readClient(profile, client, file string, places Places) (entry[rawProfile], *importer, error) {
+	p, err := c.rawProfile(profile)
+	if err != nil {
+		return p, nil, err
+	}
+	r := &importer{opts: ImportOptions{Client: client, Places: places}}
+	return p, r, r.readFile(file)
 }

@@ -13,12 +13,8 @@ import (
 // a secret is never copied in clear to a file that did not hold it.
 // profile "" means the default profile.
 func (c *Config) ClientValues(profile, client, file string, places Places) (map[string]string, error) {
-	p, err := c.rawProfile(profile)
+	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {
-		return nil, err
-	}
-	r := &importer{opts: ImportOptions{Client: client, Places: places}}
-	if err := r.readFile(file); err != nil {
 		return nil, err
 	}
 	ups := map[string]rawUpstream{}

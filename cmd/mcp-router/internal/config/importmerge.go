@@ -30,7 +30,7 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 	if err != nil {
 		return nil, nil, err
 	}
-	add := valueOf(valueOf(valueOf(in.Content[0], "profiles"), "default"), "upstreams")
+	add := valueNode(valueNode(valueNode(in.Content[0], "profiles"), "default"), "upstreams")
 	if add == nil {
 		return nil, nil, errors.New("the import has no upstreams")
 	}
@@ -38,7 +38,7 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 	for i := 0; i+1 < len(add.Content); i += 2 {
 		key, val := add.Content[i], add.Content[i+1]
 		name := key.Value
-		have := valueOf(ups, name)
+		have := valueNode(ups, name)
 		switch alias := identicalIn(ups, val); {
 		case have != nil && sameServer(have, val):
 			notes = append(notes, fmt.Sprintf("%s: the profile has this server already; kept as it is", name))
@@ -77,7 +77,7 @@ func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
 		return nil, errors.New("the existing profiles.yaml: profiles is not a mapping")
 	}
 	name := "default"
-	if d := valueOf(root, "default_profile"); d != nil && d.Value != "" {
+	if d := valueNode(root, "default_profile"); d != nil && d.Value != "" {
 		name = d.Value
 	} else if len(profiles.Content) == 2 {
 		name = profiles.Content[0].Value
@@ -90,23 +90,10 @@ func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
 	return ups, nil
 }
 
-// valueOf is the value of key in mapping m (nil when m is nil or has none).
-func valueOf(m *yaml.Node, key string) *yaml.Node {
-	if m == nil {
-		return nil
-	}
-	for i := 0; m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // child is the value of key in mapping m, an empty mapping added when
 // there is none (or it is null).
 func child(m *yaml.Node, key string) *yaml.Node {
-	if v := valueOf(m, key); v != nil && v.Tag != "!!null" {
+	if v := valueNode(m, key); v != nil && v.Tag != "!!null" {
 		return v
 	} else if v != nil {
 		*v = yaml.Node{Kind: yaml.MappingNode}
@@ -162,7 +149,7 @@ func identicalIn(m, v *yaml.Node) string {
 // freeName is name, or name-2, name-3…, whichever the mapping lacks.
 func freeName(m *yaml.Node, name string) string {
 	free := name
-	for i := 2; valueOf(m, free) != nil; i++ {
+	for i := 2; valueNode(m, free) != nil; i++ {
 		free = fmt.Sprintf("%s-%d", name, i)
 	}
 	return free

@@ -18,11 +18,8 @@ import (
 // expanded, defaults applied, disabled upstreams left out.
 func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p := Profile{Name: name, CoreTools: e.Value.CoreTools, Lines: map[string]int{}}
-	routing, err := resolveRouting(e.Value.Routing)
-	if err != nil { // validated at load; kept for safety
-		return Profile{}, fmt.Errorf("%s: profiles.%s.routing: %w", c.File, name, err)
-	}
-	p.Routing = routing
+	p.Routing = c.routing[name] // resolved at load
+	p.Routing.DiscoveryPrefixes = slices.Clone(p.Routing.DiscoveryPrefixes)
 	in := e.Value.Integrity
 	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}
 	pl := e.Value.Planner
@@ -39,29 +36,34 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 		p.Lines[b.name] = b.line
 	}
 	for _, u := range e.Value.Upstreams {
-		if u.Value.Enabled != nil && !*u.Value.Enabled {
-			continue
+		if u.Value.Enabled == nil || *u.Value.Enabled {
+			c.addUpstream(&p, e.Value, u)
 		}
-		x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + name + ".upstreams." + u.Key, entry: u}
-		cfg := x.upstream()
-		if err := x.err(); err != nil {
-			// One bad entry costs only its upstream: the others serve.
-			p.Disabled = append(p.Disabled, proxy.DisabledUpstream{Name: u.Key, Description: cfg.Description,
-				Domain: cfg.Domain, Prefix: cfg.Prefix, Err: err, Reason: reasonFor(err)})
-			p.Lines[u.Key] = u.Line
-			continue
-		}
-		if cfg.Results == "" {
-			cfg.Results = integrity.ResultPolicy(in.Results)
-		}
-		if u.Value.ValidateArguments == nil {
-			cfg.ValidateArguments = e.Value.ValidateArguments
-		}
-		c.Limits.upstream(&cfg)
-		p.Upstreams = append(p.Upstreams, cfg)
-		p.Lines[u.Key] = u.Line
 	}
 	return p, nil
+}
+
+// addUpstream adds one upstream entry of profile rp to p: variables
+// expanded, the profile's defaults and the limits applied; or, when its
+// variables cannot be expanded, disabled (one bad entry costs only its
+// upstream: the others serve).
+func (c *Config) addUpstream(p *Profile, rp rawProfile, u entry[rawUpstream]) {
+	x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + p.Name + ".upstreams." + u.Key, entry: u}
+	cfg := x.upstream()
+	p.Lines[u.Key] = u.Line
+	if err := x.err(); err != nil {
+		p.Disabled = append(p.Disabled, proxy.DisabledUpstream{Name: u.Key, Description: cfg.Description,
+			Domain: cfg.Domain, Prefix: cfg.Prefix, Err: err, Reason: reasonFor(err)})
+		return
+	}
+	if cfg.Results == "" {
+		cfg.Results = integrity.ResultPolicy(rp.Integrity.Results)
+	}
+	if u.Value.ValidateArguments == nil {
+		cfg.ValidateArguments = rp.ValidateArguments
+	}
+	c.Limits.upstream(&cfg)
+	p.Upstreams = append(p.Upstreams, cfg)
 }
 
 // reasonFor says why an upstream is disabled in words the model may read:

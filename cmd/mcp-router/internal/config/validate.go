@@ -44,10 +44,7 @@ type Routing struct {
 	AbstainAdvice float64
 	// KeepCoverage: a top_k tool matching at least this share of the
 	// request is handed over whatever its score; 0 turns this off.
-	KeepCoverage float64
-	// Associations is the weight of the words that co-occur with a
-	// request's words in the catalog's tools; 0 (the default) is off.
-	Associations      float64
+	KeepCoverage      float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
@@ -113,6 +110,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 	if c.broken == nil {
 		c.broken = map[string][]brokenUpstream{}
 	}
+	c.routing = map[string]Routing{}
 	for _, p := range raw.Profiles {
 		path := "profiles." + p.Key
 		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
@@ -124,7 +122,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		prof := p.Value
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
-		v.routing(path+".routing", p.Node, prof.Routing)
+		c.routing[p.Key] = v.routing(path+".routing", p.Node, prof.Routing)
 		if _, err := integrity.ParsePolicy(prof.Integrity.Poisoning); err != nil {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", prof.Integrity.Poisoning)
 		}
@@ -145,27 +143,8 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	if !upstreamNamePattern.MatchString(e.Key) {
 		v.errorf(e.Line, path, "upstream names may use letters, digits, '_', '-' and '.' (at most 48)")
 	}
-	kinds := 0
-	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
-		if set {
-			kinds++
-		}
-	}
-	if kinds != 1 {
-		v.errorf(e.Line, path, "needs exactly one of command (a local server), url (a remote server) or builtin (%s)",
-			strings.Join(v.builtins, ", "))
+	if !v.server(path, e, line) {
 		return
-	}
-	switch {
-	case u.Command != nil:
-		v.stdio(path, u, line)
-	case u.URL != nil:
-		v.remote(path, u, line)
-	default:
-		if !slices.Contains(v.builtins, *u.Builtin) {
-			v.errorf(line("builtin"), path+".builtin", "unknown built-in server %q (built-ins: %s)", *u.Builtin, strings.Join(v.builtins, ", "))
-		}
-		v.only(path, u, line, "builtin", "args")
 	}
 	if u.Prefix != nil && !prefixPattern.MatchString(*u.Prefix) {
 		v.errorf(line("prefix"), path+".prefix", "%q: a prefix may use letters, digits, '_', '-' and '.' (at most 48)", *u.Prefix)
@@ -184,6 +163,33 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	}
 	v.readOnlyTools(path+".read_only_tools", u, line("read_only_tools"))
 	v.maxTimeout(path+".max_timeout", u, line("max_timeout"))
+}
+
+// server checks how an upstream runs: exactly one of command, url and
+// builtin, and that one's keys; false when there is not exactly one.
+func (v *validator) server(path string, e entry[rawUpstream], line func(string) int) bool {
+	u, kinds := e.Value, 0
+	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds != 1:
+		v.errorf(e.Line, path, "needs exactly one of command (a local server), url (a remote server) or builtin (%s)",
+			strings.Join(v.builtins, ", "))
+		return false
+	case u.Command != nil:
+		v.stdio(path, u, line)
+	case u.URL != nil:
+		v.remote(path, u, line)
+	default:
+		if !slices.Contains(v.builtins, *u.Builtin) {
+			v.errorf(line("builtin"), path+".builtin", "unknown built-in server %q (built-ins: %s)", *u.Builtin, strings.Join(v.builtins, ", "))
+		}
+		v.only(path, u, line, "builtin", "args")
+	}
+	return true
 }
 
 // MaxDescription bounds an upstream's description, in characters: it is
@@ -280,12 +286,18 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 		v.errorf(line("auth"), path+".redirect_url", "%q is not a loopback http URL with a port (http://127.0.0.1:PORT/PATH)", a.RedirectURL)
 	}
 	if te := a.TokenExchange; te != nil {
-		if te.TokenEndpoint == "" {
-			v.errorf(line("auth"), path+".token_exchange.token_endpoint", "is required")
-		} else if !strings.Contains(te.TokenEndpoint, "${") {
-			if err := checkURL(te.TokenEndpoint); err != nil {
-				v.errorf(line("auth"), path+".token_exchange.token_endpoint", "%v", err)
-			}
+		v.tokenEndpoint(path+".token_exchange.token_endpoint", te.TokenEndpoint, line("auth"))
+	}
+}
+
+// tokenEndpoint checks auth.token_exchange.token_endpoint: required, and
+// a URL once it holds no variable.
+func (v *validator) tokenEndpoint(path, endpoint string, line int) {
+	if endpoint == "" {
+		v.errorf(line, path, "is required")
+	} else if !strings.Contains(endpoint, "${") {
+		if err := checkURL(endpoint); err != nil {
+			v.errorf(line, path, "%v", err)
 		}
 	}
 }
@@ -338,17 +350,20 @@ func checkURL(raw string) error {
 	return nil
 }
 
-func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) {
+// routing checks a profile's routing section and returns it resolved.
+func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
-	if _, err := resolveRouting(r); err != nil {
+	out, err := resolveRouting(r)
+	if err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
-			return
+		} else {
+			v.errorf(line(""), path, "%v", err)
 		}
-		v.errorf(line(""), path, "%v", err)
 	}
+	return out
 }
 
 type fieldError struct {
@@ -358,7 +373,8 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
 
-// resolveRouting applies the defaults to what the file sets and checks the ranges.
+// resolveRouting applies the defaults to what the file sets and checks
+// the ranges. A value written in the file is taken as written: 0 is zero.
 func resolveRouting(r rawRouting) (Routing, error) {
 	out := defaultRouting()
 	if r.Mode != "" {
@@ -367,57 +383,8 @@ func resolveRouting(r rawRouting) (Routing, error) {
 		}
 		out.Mode = r.Mode
 	}
-	// A value written in the file is taken as written: 0 is zero (newRouter
-	// hands it on as the router's "zero", a negative value). A multiplier
-	// of 0 would erase every score, so the affinities must be above it.
-	checks := []struct {
-		key      string
-		src      *float64
-		dst      *float64
-		lo, hi   float64
-		positive bool
-	}{
-		{"threshold", r.Threshold, &out.Threshold, 0, 1, false},
-		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
-		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
-		{"abstain_commitment", r.AbstainCommitment, &out.AbstainCommitment, 0, 1, false},
-		{"abstain_advice", r.AbstainAdvice, &out.AbstainAdvice, 0, 1, false},
-		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
-		{"associations", r.Associations, &out.Associations, 0, 1, false},
-		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},
-		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
-		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},
-	}
-	for _, c := range checks {
-		if c.src == nil {
-			continue
-		}
-		if *c.src < c.lo || *c.src > c.hi {
-			return out, &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
-		}
-		if c.positive && *c.src == 0 {
-			return out, &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
-		}
-		*c.dst = *c.src
-	}
-	ints := []struct {
-		key string
-		src *int
-		dst *int
-		lo  int
-	}{
-		{"top_k", r.TopK, &out.TopK, 0},
-		{"max_tools", r.MaxTools, &out.MaxTools, 1},
-		{"breaker.max_discoveries", r.Breaker.MaxDiscoveries, &out.MaxDiscoveries, 1},
-	}
-	for _, c := range ints {
-		if c.src == nil {
-			continue
-		}
-		if *c.src < c.lo {
-			return out, &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
-		}
-		*c.dst = *c.src
+	if err := routingNumbers(r, &out); err != nil {
+		return out, err
 	}
 	if r.Lessons != nil {
 		out.Lessons = *r.Lessons
@@ -431,21 +398,81 @@ func resolveRouting(r rawRouting) (Routing, error) {
 	if r.Breaker.ResetAfter > 0 {
 		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
 	}
-	if r.Fuse != nil {
-		if _, set := r.Fuse["min_qr_score"]; !set {
-			r.Fuse["min_qr_score"] = routing.DefaultNoiseFloor
-		}
-		p, err := fuse.PolicyFromMap(r.Fuse)
-		if err != nil {
-			var fe *fuse.FieldError
-			if errors.As(err, &fe) {
-				return out, &fieldError{"fuse." + fe.Key, fe.Err}
-			}
-			return out, &fieldError{"fuse", err}
-		}
-		out.Fuse = p
+	if r.Fuse == nil {
+		return out, nil
 	}
-	return out, nil
+	p, err := fusePolicy(r.Fuse)
+	out.Fuse = p
+	return out, err
+}
+
+// fusePolicy is routing.fuse, with the router's noise floor unless set.
+func fusePolicy(m map[string]any) (fuse.Policy, error) {
+	if _, set := m["min_qr_score"]; !set {
+		m["min_qr_score"] = routing.DefaultNoiseFloor
+	}
+	p, err := fuse.PolicyFromMap(m)
+	if err != nil {
+		var fe *fuse.FieldError
+		if errors.As(err, &fe) {
+			return routing.DefaultFusePolicy(), &fieldError{"fuse." + fe.Key, fe.Err}
+		}
+		return routing.DefaultFusePolicy(), &fieldError{"fuse", err}
+	}
+	return p, nil
+}
+
+// routingNumbers sets the numbers the file gives, within their ranges. A
+// multiplier of 0 would erase every score, so the affinities must be
+// above it.
+func routingNumbers(r rawRouting, out *Routing) error {
+	floats := []struct {
+		key      string
+		src      *float64
+		dst      *float64
+		lo, hi   float64
+		positive bool
+	}{
+		{"threshold", r.Threshold, &out.Threshold, 0, 1, false},
+		{"collision_delta", r.CollisionDelta, &out.CollisionDelta, 0, 1, false},
+		{"abstain_coverage", r.AbstainCoverage, &out.AbstainCoverage, 0, 1, false},
+		{"abstain_commitment", r.AbstainCommitment, &out.AbstainCommitment, 0, 1, false},
+		{"abstain_advice", r.AbstainAdvice, &out.AbstainAdvice, 0, 1, false},
+		{"keep_coverage", r.KeepCoverage, &out.KeepCoverage, 0, 1, false},
+		{"affinity.same_domain", r.Affinity.SameDomain, &out.SameDomain, 0, 10, true},
+		{"affinity.cross_domain", r.Affinity.CrossDomain, &out.CrossDomain, 0, 10, true},
+		{"semantic_weight", r.SemanticWeight, &out.SemanticWeight, 0, 1, false},
+	}
+	for _, c := range floats {
+		switch {
+		case c.src == nil:
+		case *c.src < c.lo || *c.src > c.hi:
+			return &fieldError{c.key, fmt.Errorf("%g is outside [%g, %g]", *c.src, c.lo, c.hi)}
+		case c.positive && *c.src == 0:
+			return &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
+		default:
+			*c.dst = *c.src
+		}
+	}
+	ints := []struct {
+		key      string
+		src, dst *int
+		lo       int
+	}{
+		{"top_k", r.TopK, &out.TopK, 0},
+		{"max_tools", r.MaxTools, &out.MaxTools, 1},
+		{"breaker.max_discoveries", r.Breaker.MaxDiscoveries, &out.MaxDiscoveries, 1},
+	}
+	for _, c := range ints {
+		switch {
+		case c.src == nil:
+		case *c.src < c.lo:
+			return &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
+		default:
+			*c.dst = *c.src
+		}
+	}
+	return nil
 }
 
 // keyLine is the line of key in mapping n, else fallback.
@@ -475,4 +502,21 @@ func valueNode(n *yaml.Node, key string) *yaml.Node {
 func (c *Config) hasProfile(name string) bool {
 	_, ok := c.profiles[name]
 	return ok
+}
+
+// RouterOptions are the profile's routing settings as the router takes
+// them: resolved here, once (the routing package's defaults applied by
+// defaultRouting), so the router applies none (Resolved).
+func (r Routing) RouterOptions() routing.RouterOptions {
+	fusePolicy := r.Fuse
+	opts := routing.RouterOptions{
+		TopK: r.TopK, Threshold: r.Threshold, SameDomain: r.SameDomain, CrossDomain: r.CrossDomain,
+		CollisionDelta: r.CollisionDelta, DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
+		SemanticWeight: r.SemanticWeight, AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment,
+		AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage, Resolved: true,
+	}
+	if opts.DiscoveryPrefixes == nil {
+		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
+	}
+	return opts
 }

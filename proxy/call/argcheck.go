@@ -1,0 +1,306 @@
+package call
+
+// Argument validation against a tool's inputSchema (BI-07 in docs/reliability.md),
+// for upstreams with validate_arguments. Off by default, the
+// gateway is a passthrough: the upstream judges its own arguments.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// maxArgViolations bounds the violations named in one refusal; the model
+// fixes those first.
+const maxArgViolations = 5
+
+// maxViolationLen bounds one violation's text (a pattern or enum message
+// quotes values).
+const maxViolationLen = 200
+
+// schemaSeed keys the hashes of schema texts; they are only compared
+// within this process.
+var schemaSeed = maphash.MakeSeed()
+
+var violationPrinter = message.NewPrinter(language.English)
+
+// ErrInvalidArguments is returned, wrapped with the violations, for a call
+// whose arguments do not match the tool's input schema.
+var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
+
+// Schemas is what the argument check asks of the catalog.
+type Schemas interface {
+	// InputSchema is the input schema text of c's tool when its upstream
+	// asks for its calls' arguments to be checked (nil when not, or when
+	// the tool has none), and the catalog it is from.
+	InputSchema(c *Call) (schema json.RawMessage, catalog Catalog)
+}
+
+// Catalog is a catalog as the argument check sees it. It is compared
+// with ==: the same value while the catalog does not change.
+type Catalog interface {
+	Has(tool string) bool
+}
+
+// ArgCheck is the stage that refuses, before forwarding, a call whose
+// arguments do not fit its tool's input schema (BI-07). It keeps the
+// compiled schemas of the tools whose calls it validated, by exposed name:
+// an entry is compiled on a tool's first validated call and again when
+// its schema text changes (list_changed); entries of tools that left the
+// catalog are dropped when the catalog changes.
+type ArgCheck struct {
+	schemas Schemas
+	logger  *slog.Logger
+	cache   sync.Map     // exposed name -> *argSchema
+	bounded atomic.Value // boundTo: the catalog cache was last bounded to
+}
+
+// boundTo holds a Catalog in an atomic.Value, which wants one concrete type.
+type boundTo struct{ Catalog }
+
+// NewArgCheck checks calls against the schemas that schemas gives; a
+// schema that does not compile is logged to logger (nil: silence), once.
+func NewArgCheck(schemas Schemas, logger *slog.Logger) *ArgCheck {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &ArgCheck{schemas: schemas, logger: logger}
+}
+
+// Cached reports whether a compiled schema of tool is kept.
+func (a *ArgCheck) Cached(tool string) bool {
+	_, ok := a.cache.Load(tool)
+	return ok
+}
+
+// argSchema is one tool's compiled input schema.
+type argSchema struct {
+	sum      uint64             // hash of the schema text
+	compiled *jsonschema.Schema // nil when the schema does not compile: calls pass
+}
+
+// Stage refuses, with an *Error of KindInvalidArguments, a call whose
+// arguments violate its tool's input schema. A schema that does not
+// compile, or arguments it cannot read, let the call pass.
+func (a *ArgCheck) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+	raw, cat := a.schemas.InputSchema(c)
+	if len(raw) == 0 {
+		return next(ctx, c)
+	}
+	a.bound(cat)
+	s := a.schema(c, raw)
+	if s.compiled == nil {
+		return next(ctx, c)
+	}
+	v, ok := argInstance(c.Args)
+	if !ok {
+		return next(ctx, c)
+	}
+	if found := violations(s.compiled.Validate(v)); len(found) > 0 {
+		return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
+			Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+	}
+	return next(ctx, c)
+}
+
+// bound drops the entries of tools that are not in cat, once per catalog.
+func (a *ArgCheck) bound(cat Catalog) {
+	prev := a.bounded.Load() // nil before the first bound
+	if old, _ := prev.(boundTo); prev != nil && old.Catalog == cat || !a.bounded.CompareAndSwap(prev, boundTo{cat}) {
+		return
+	}
+	a.cache.Range(func(k, _ any) bool {
+		if !cat.Has(k.(string)) {
+			a.cache.Delete(k)
+		}
+		return true
+	})
+}
+
+// schema returns the compiled input schema raw of c's tool, compiling it
+// when it is new or changed.
+func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
+	sum := maphash.Bytes(schemaSeed, raw)
+	prev, ok := a.cache.Load(c.Tool)
+	if ok && prev.(*argSchema).sum == sum {
+		return prev.(*argSchema)
+	}
+	s, err := compileInputSchema(raw)
+	s.sum = sum
+	if ok {
+		if !a.cache.CompareAndSwap(c.Tool, prev, s) {
+			return s // another call stored one first; this one is as good
+		}
+	} else if _, loaded := a.cache.LoadOrStore(c.Tool, s); loaded {
+		return s
+	}
+	if err != nil { // logged by the call that stored it: once per schema
+		a.logger.Warn("tool input schema does not compile: its calls are passed through unchecked",
+			"tool", c.Tool, "upstream", c.Upstream, "err", err)
+	}
+	return s
+}
+
+// compileInputSchema compiles a tool's schema text. It always returns an
+// entry; its compiled schema is nil, with the error, when the text is not
+// a schema.
+func compileInputSchema(raw json.RawMessage) (*argSchema, error) {
+	s := &argSchema{}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return s, err
+	}
+	const url = "urn:mcp-router:input-schema"
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(refusingLoader{})
+	if err := comp.AddResource(url, doc); err != nil {
+		return s, err
+	}
+	s.compiled, err = comp.Compile(url)
+	return s, err
+}
+
+// refusingLoader refuses every external $ref: schemas come from upstream
+// servers and must not make the gateway read files or reach the network.
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema %s not loaded", url)
+}
+
+// argInstance turns call arguments into the values the validator reads
+// (JSON numbers as json.Number); no arguments are an empty object. ok is
+// false for arguments it cannot read: the upstream judges them.
+func argInstance(args any) (v any, ok bool) {
+	switch a := args.(type) {
+	case nil:
+		return map[string]any{}, true
+	case json.RawMessage:
+		return rawInstance(a)
+	case []byte:
+		return rawInstance(a)
+	}
+	if plainJSON(args) {
+		return args, true
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, false
+	}
+	return rawInstance(b)
+}
+
+func rawInstance(raw []byte) (any, bool) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]any{}, true
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, false
+	}
+	if v == nil {
+		return map[string]any{}, true // "arguments": null
+	}
+	return v, true
+}
+
+// plainJSON reports whether v holds only the types the validator reads.
+func plainJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, string, json.Number, float64, float32,
+		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// violations lists a validation error's violations as "pointer: message",
+// sorted, at most maxArgViolations (and how many more). Conjunctions are
+// opened; an anyOf or oneOf stays one violation.
+func violations(err error) []string {
+	var verr *jsonschema.ValidationError
+	if err == nil || !errors.As(err, &verr) {
+		return nil
+	}
+	var leaves []string
+	for _, e := range leafErrors(verr, nil) {
+		msg := pointer(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(violationPrinter)
+		leaves = append(leaves, truncate(msg, maxViolationLen))
+	}
+	slices.Sort(leaves)
+	leaves = slices.Compact(leaves)
+	if len(leaves) > maxArgViolations {
+		more := len(leaves) - maxArgViolations
+		leaves = append(leaves[:maxArgViolations], fmt.Sprintf("and %d more", more))
+	}
+	return leaves
+}
+
+func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	switch e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				out = leafErrors(c, out)
+			}
+			return out
+		}
+	}
+	return append(out, e)
+}
+
+// pointerEscaper escapes a JSON pointer token (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// pointer renders an instance location as a JSON pointer below the
+// arguments ("/a/0"); the arguments themselves are "(root)".
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return "(root)"
+	}
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(pointerEscaper.Replace(tok))
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,107 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/audit"
+)
+
+// Auditor takes a record of each call; it must not block (audit.Log).
+type Auditor interface {
+	Record(audit.Record)
+}
+
+// Outcomes of a call in its audit record besides the error kinds.
+const (
+	outcomeOK        = "ok"
+	outcomeToolError = "tool_error" // the tool answered isError
+)
+
+// MaxToolBytes bounds the tool name an audit record or a span keeps.
+const MaxToolBytes = 128
+
+// Audit is the stage that records every call that reaches it, refused
+// ones too: observe hears how it ended and how long it took (the
+// metrics), and a, when there is one, takes its audit record.
+func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToolResult, err error)) Stage {
+	return func(ctx context.Context, c *Call, next Handler) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if observe != nil {
+				observe(c, time.Since(start), res, err)
+			}
+			if a != nil {
+				a.Record(AuditRecord(c, start, res, err))
+			}
+		}()
+		return next(ctx, c)
+	}
+}
+
+// AuditRecord is the audit record of c, which started at start. Only the
+// sizes of the arguments and the result are kept, never their values.
+func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) audit.Record {
+	r := audit.Record{Time: start.UTC(), Principal: c.Who(), Session: SessionTag(c.Session), Tool: ClipName(c.Tool),
+		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
+		Plan: c.Plan, Step: c.Step}
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		r.Outcome = string(ce.Kind)
+	case err != nil:
+		r.Outcome = string(KindUpstreamError)
+	case res != nil && res.IsError:
+		r.Outcome = outcomeToolError
+	}
+	if res != nil {
+		r.ResponseBytes = jsonSize(res)
+	}
+	return r
+}
+
+// ClipName cuts a tool name to MaxToolBytes: a name the catalog
+// does not have comes from the client and may be long.
+func ClipName(name string) string {
+	if len(name) <= MaxToolBytes {
+		return name
+	}
+	return strings.ToValidUTF8(name[:MaxToolBytes], "") + "…"
+}
+
+// jsonSize is how many bytes v takes as JSON (0 for nothing). A tool
+// result is counted from its fields (resultSize) when it can be;
+// otherwise the encoding is counted as it is written rather than kept.
+func jsonSize(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case json.RawMessage:
+		return len(v)
+	case *mcp.CallToolResult:
+		if v == nil {
+			break
+		}
+		if n := resultSize(v); n != uncounted {
+			return n
+		}
+	}
+	var n byteCount
+	if err := json.NewEncoder(&n).Encode(v); err != nil { // escaped as json.Marshal does
+		return 0
+	}
+	return int(n) - 1 // Encode ends the value with a newline
+}
+
+// byteCount is a writer that counts what it is given.
+type byteCount int
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
+}

@@ -1,0 +1,99 @@
+package call
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+)
+
+// Trace is the stage that records the client span of a call to its
+// upstream, under a span of its plan step for a plan's call. The span
+// rides in the context to the upstream call, which hands its trace
+// context on in the request's _meta ([InjectTrace]). With a nil tracer
+// the stage records nothing and builds nothing.
+func Trace(tr trace.Tracer) Stage {
+	return func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+		if tr == nil {
+			return next(ctx, c)
+		}
+		var step trace.Span
+		if c.Plan != "" || c.Step != "" {
+			ctx, step = tr.Start(ctx, "plan step "+c.Step, trace.WithAttributes(
+				attribute.String("mcp.plan", c.Plan), attribute.String("mcp.step", c.Step)))
+		}
+		ctx, span := tr.Start(ctx, "upstream "+c.Upstream+" "+c.Tool, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("mcp.upstream", c.Upstream), attribute.String("mcp.tool", c.Tool)))
+		res, err := next(ctx, c)
+		EndSpan(span, res, err)
+		span.End()
+		if step != nil {
+			EndSpan(step, res, err)
+			step.End()
+		}
+		return res, err
+	}
+}
+
+// EndSpan sets the status of a call's span from its outcome; an error's
+// text is redacted of secrets first.
+func EndSpan(span trace.Span, res *mcp.CallToolResult, err error) {
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, integrity.RedactSecrets(err.Error()))
+	case res != nil && res.IsError:
+		span.SetStatus(codes.Error, "the tool answered isError")
+	}
+}
+
+// traceContext reads and writes W3C trace context (traceparent,
+// tracestate), which MCP carries in a request's _meta.
+var traceContext = propagation.TraceContext{}
+
+// InjectTrace writes the trace context of ctx's span into meta, or into a
+// new one when meta is nil; with no span in ctx it returns meta as it is.
+func InjectTrace(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return meta
+	}
+	if meta == nil {
+		meta = &mcp.Meta{}
+	}
+	if meta.AdditionalFields == nil {
+		meta.AdditionalFields = map[string]any{}
+	}
+	traceContext.Inject(ctx, metaCarrier(meta.AdditionalFields))
+	return meta
+}
+
+// ExtractTrace continues, in ctx, the trace whose traceparent a client
+// put in meta.
+func ExtractTrace(ctx context.Context, meta *mcp.Meta) context.Context {
+	if meta == nil || meta.AdditionalFields == nil {
+		return ctx
+	}
+	return traceContext.Extract(ctx, metaCarrier(meta.AdditionalFields))
+}
+
+// metaCarrier lets the propagator read and write _meta's string fields.
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

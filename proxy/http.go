@@ -1,0 +1,268 @@
+package proxy
+
+// The HTTP side of the server: the in-flight id check of tools/call, the
+// answer to requests cancelled before anything was written, and the
+// health probes.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+)
+
+// inflightIDs refuses a tools/call whose id a call still in progress in the
+// same session uses (BI-04): two answers with one id cannot be told apart,
+// and a cancellation could reach the wrong call.
+type inflightIDs struct {
+	mu  sync.Mutex
+	ids map[string]bool // session id + "\x00" + request id
+}
+
+func inflightKey(ctx context.Context, id any) string {
+	return sessionID(ctx) + "\x00" + idText(id)
+}
+
+// idText is a request id as fmt prints it, without fmt's reflection for
+// the kinds encoding/json decodes an id to.
+func idText(id any) string {
+	switch id := id.(type) {
+	case string:
+		return id
+	case float64:
+		return strconv.FormatFloat(id, 'g', -1, 64) // as %v prints it
+	}
+	return fmt.Sprint(id)
+}
+
+// hook refuses a reused id; then, for a call it admits, it hands the
+// call's key to admitted (nil: none), so that other per-call bookkeeping
+// need not parse the message again. A stdio connection's calls are
+// admitted in the order they came, and freed when they end, by stdioCalls.
+func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
+	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
+		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
+			return nil
+		}
+		key := inflightKey(ctx, id)
+		if err := f.admit(key, id); err != nil {
+			return err
+		}
+		if admitted != nil {
+			admitted(ctx, key)
+		}
+		return nil
+	})
+	done := func(ctx context.Context, id any) {
+		if stdioCallsOf(ctx) != nil {
+			return
+		}
+		f.mu.Lock()
+		delete(f.ids, inflightKey(ctx, id))
+		f.mu.Unlock()
+	}
+	hooks.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, _ any) { done(ctx, id) })
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		if method == mcp.MethodToolsCall {
+			done(ctx, id)
+		}
+	})
+}
+
+// admit takes key for a call, or refuses it when a call in progress has
+// it.
+func (f *inflightIDs) admit(key string, id any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[key] {
+		return fmt.Errorf("request id %v is already used by a call in progress", id)
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	f.ids[key] = true
+	return nil
+}
+
+// perRequestSession reports whether ctx's session lives for one request
+// only: a streamable HTTP request on the stateless protocol, which carries
+// no session id. No other request shares its ids.
+func perRequestSession(ctx context.Context) bool {
+	return isHTTPSession(ctx) && sessionID(ctx) == ""
+}
+
+// isToolCall reports whether a raw JSON-RPC message is a tools/call.
+func isToolCall(message any) bool {
+	raw, ok := message.(json.RawMessage)
+	// A cheap test first, as this runs per request; a message with any
+	// escape may spell the method "tools\/call", so it is decoded.
+	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {
+		return false
+	}
+	// Then the scanner's one pass, when it reads the method plainly.
+	if head, err := wire.ReadHead(raw); err == nil && head.Top == '{' && bytes.IndexByte(head.Method, '\\') < 0 {
+		return string(head.Method) == `"`+string(mcp.MethodToolsCall)+`"`
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.Method == string(mcp.MethodToolsCall)
+}
+
+// answerCancelled answers 503 (with Retry-After) a request whose context
+// ended before the MCP server wrote anything: at shutdown the gateway
+// cancels the requests in flight, and mcp-go then returns without a
+// response, which the HTTP server would send as an empty 200 that a
+// client cannot read (the Go SDK's client ends its session on one). A
+// 503 tells the client, or a load balancer in front of several replicas,
+// to try again, elsewhere. When the client itself went away, nobody reads
+// it.
+type answerCancelled struct{ next http.Handler }
+
+func (h answerCancelled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ww := &wroteWatcher{ResponseWriter: w}
+	h.next.ServeHTTP(ww, r)
+	if !ww.wrote.Load() && r.Context().Err() != nil {
+		w.Header().Set("Retry-After", "1")
+		frontdoor.WriteRefusal(w, http.StatusServiceUnavailable, "the gateway is shutting down: retry the request")
+	}
+}
+
+// wroteWatcher notes whether a response was started.
+type wroteWatcher struct {
+	http.ResponseWriter
+	wrote atomic.Bool
+}
+
+func (w *wroteWatcher) WriteHeader(status int) {
+	w.wrote.Store(true)
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *wroteWatcher) Write(b []byte) (int, error) {
+	w.wrote.Store(true)
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush keeps event streams streaming.
+func (w *wroteWatcher) Flush() {
+	w.wrote.Store(true)
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *wroteWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Health endpoints for the HTTP front door: /healthz (the process is alive
+// and serving) and /readyz (every upstream is connected).
+
+// Probe is what a health endpoint answers.
+type Probe int
+
+const (
+	// Alive answers 200 while the gateway serves (/healthz).
+	Alive Probe = iota
+	// Ready answers 200 when every upstream is connected, 503 otherwise
+	// (/readyz).
+	Ready
+)
+
+// HealthHandler answers one probe behind the same Host and Origin checks
+// as Guard. When bearer tokens are configured, a request without a valid
+// one gets only the status and counts; with one (or with no tokens
+// configured) it also gets each upstream's name and state, and why the
+// ones not connected are not. Only GET and HEAD are served.
+func HealthHandler(hub *Hub, p Probe, opts frontdoor.Options) http.Handler {
+	return &health{hub: hub, probe: p, door: frontdoor.NewChecks(opts)}
+}
+
+type health struct {
+	hub   *Hub
+	probe Probe
+	door  *frontdoor.Checks
+}
+
+// healthReport is a probe's JSON body.
+type healthReport struct {
+	Status    string           `json:"status"` // alive, ready or not_ready
+	Upstreams healthCounts     `json:"upstreams"`
+	States    []upstreamHealth `json:"states,omitempty"` // with a valid token only
+}
+
+type healthCounts struct {
+	Total     int `json:"total"`
+	Connected int `json:"connected"`
+	Starting  int `json:"starting"`
+}
+
+type upstreamHealth struct {
+	Name   string `json:"name"`
+	State  State  `json:"state"`
+	Tools  int    `json:"tools"`
+	Reason string `json:"reason,omitempty"` // why it is not connected
+}
+
+func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.door.CheckSite(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// The upstreams' states are shown to those who may see the whole
+	// gateway; a token served one profile gets the counts alone.
+	caller, ok := h.door.RequestCaller(r)
+	full := ok && caller.Wide
+	rep, code := h.report(full)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	if r.Method == http.MethodGet {
+		_ = json.NewEncoder(w).Encode(rep)
+	}
+}
+
+// report is the probe's answer; full adds the upstreams' names and states.
+func (h *health) report(full bool) (healthReport, int) {
+	statuses := h.hub.Status()
+	rep := healthReport{Status: "alive", Upstreams: healthCounts{Total: len(statuses)}}
+	for _, s := range statuses {
+		uh := upstreamHealth{Name: s.Name, State: s.State, Tools: s.Tools}
+		switch {
+		case s.State == StateConnected:
+			rep.Upstreams.Connected++
+		case s.Err != "":
+			uh.Reason = s.Err
+		default:
+			uh.Reason = s.Doing
+		}
+		if s.Starting {
+			rep.Upstreams.Starting++
+		}
+		if full {
+			rep.States = append(rep.States, uh)
+		}
+	}
+	code := http.StatusOK
+	if h.probe == Ready {
+		rep.Status = "ready"
+		if rep.Upstreams.Connected < rep.Upstreams.Total {
+			rep.Status, code = "not_ready", http.StatusServiceUnavailable
+		}
+	}
+	return rep, code
+}

@@ -1,0 +1,215 @@
+package metatools
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+// QueryMetaKey is the tools/list _meta key under which a programmatic
+// client may pass its user's message, to get the routed belt in one step.
+const QueryMetaKey = "mcp-router/query"
+
+// belts keeps one routing.Session per client session and decides what
+// each client's tools/list shows: the proxy's own tools, the core tools
+// and the session's routed tools. Every catalog tool stays registered, so
+// a client that kept an old list can still call an evicted tool.
+type belts struct {
+	router *routing.Router
+	opts   routing.SessionOptions
+	core   []string
+
+	mu       sync.Mutex
+	sessions map[string]*routing.Session
+}
+
+func newBelts(r *routing.Router, opts routing.SessionOptions, core []string) *belts {
+	return &belts{router: r, opts: opts, core: core, sessions: map[string]*routing.Session{}}
+}
+
+// session returns c's routing session, starting it on first use. A
+// request of the stateless protocol has no session id: it gets a fresh
+// session of its own, never one that every such request shares.
+func (b *belts) session(c *call.Call) *routing.Session {
+	if c.Era == call.Stateless {
+		return b.router.NewSession(b.opts)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sessions[c.Session]
+	if !ok {
+		s = b.router.NewSession(b.opts)
+		b.sessions[c.Session] = s
+	}
+	return s
+}
+
+// Session is c's routing session (see Routes: nil without a router).
+func (t *Tools) Session(c *call.Call) *routing.Session {
+	if t.belts == nil {
+		return nil
+	}
+	return t.belts.session(c)
+}
+
+// Forget drops the routing state of a session that ended.
+func (t *Tools) Forget(id string) {
+	if t.belts != nil {
+		t.belts.mu.Lock()
+		delete(t.belts.sessions, id)
+		t.belts.mu.Unlock()
+	}
+	t.outages.forget(id)
+	t.ReportBelts()
+}
+
+// Retain keeps on every belt only the tools keep accepts (those still in
+// the catalog).
+func (t *Tools) Retain(keep func(name string) bool) {
+	if t.belts == nil {
+		return
+	}
+	b := t.belts
+	b.mu.Lock()
+	all := make([]*routing.Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		all = append(all, s)
+	}
+	b.mu.Unlock()
+	for _, s := range all {
+		s.Retain(keep)
+	}
+}
+
+// Filter is what c's tools/list shows of the registered tools. At list
+// time (the whole registry passed in) it keeps c's belt; on the
+// stateless protocol the own tools and the core tools, a function of the
+// profile alone (the tools request_more_tools finds it calls through
+// call_tool). At call time mcp-go passes only the called tool: every
+// registered tool stays callable, so a client whose list is stale still
+// reaches what it was shown before.
+func (t *Tools) Filter(c *call.Call, tools []mcp.Tool) []mcp.Tool {
+	b := t.belts
+	if len(tools) <= 1 || b == nil {
+		return tools
+	}
+	if c.Era == call.Stateless {
+		return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+			return !IsOwn(t.Name) && !slices.Contains(b.core, t.Name)
+		})
+	}
+	s := b.session(c)
+	onBelt := map[string]bool{}
+	for _, name := range b.core {
+		onBelt[name] = true
+	}
+	for _, name := range s.Belt() {
+		onBelt[name] = true
+	}
+	breakerOpen := s.BreakerOpen()
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		switch {
+		case t.Name == RequestMoreToolsName:
+			return breakerOpen
+		case IsOwn(t.Name):
+			return false
+		default:
+			return !onBelt[t.Name]
+		}
+	})
+}
+
+// QueryFromMeta reads the user's message a client passed with tools/list.
+func QueryFromMeta(meta *mcp.Meta) string {
+	if meta == nil {
+		return ""
+	}
+	q, _ := meta.AdditionalFields[QueryMetaKey].(string)
+	return strings.TrimSpace(q)
+}
+
+// ReportBelts updates the belt gauges: how many sessions, and routed
+// tools on all their belts.
+func (t *Tools) ReportBelts() {
+	if t.belts == nil || t.opts.Metrics == nil {
+		return
+	}
+	b := t.belts
+	b.mu.Lock()
+	tools := 0
+	for _, s := range b.sessions {
+		tools += len(s.Belt())
+	}
+	sessions := len(b.sessions)
+	b.mu.Unlock()
+	t.opts.Metrics.BeltSize(sessions, tools)
+}
+
+// NoteOutage remembers that c's search or call met an outage, so that
+// the detour it causes is not learned.
+func (t *Tools) NoteOutage(c *call.Call) {
+	if c.Carried != nil {
+		c.Carried.Outage = true
+	} else if c.Era != call.Stateless {
+		t.outages.note(c.Session)
+	}
+}
+
+// tookOutage reports and forgets an outage noted for c's client.
+func (t *Tools) tookOutage(c *call.Call) bool {
+	if c.Carried != nil {
+		was := c.Carried.Outage
+		c.Carried.Outage = false
+		return was
+	}
+	return t.outages.take(c.Session)
+}
+
+// Called tells the routing state of c's client about its call of the
+// catalog tool c.Tool: its session's, or, on the stateless protocol, the
+// state its handle carried (none without a handle). A call that
+// succeeds after a detour teaches routing a lesson, unless an outage
+// caused the detour.
+func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
+	name := c.Tool
+	if t.belts == nil {
+		return
+	}
+	var sess *routing.Session
+	switch {
+	case c.Carried != nil:
+		sess = c.Carried.Session
+	case c.Era == call.Stateless:
+		return
+	default:
+		sess = t.belts.session(c)
+	}
+	eff := sess.Called(name, ok)
+	if eff.Reopened && t.opts.Client != nil {
+		t.opts.Client.ToolsChanged(ctx, c) // request_more_tools is back
+	}
+	if ok && t.tookOutage(c) && eff.Detour != "" {
+		t.opts.Logger.Info("no routing lesson from a detour an outage caused", "tool", name)
+		return
+	}
+	if eff.Detour != "" && t.opts.Lessons != nil { // learned off the response path
+		t.opts.Lessons.Offer(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
+			Principal: principal(c)})
+	}
+}
+
+// principal is who calls, as routing and lessons name them.
+func principal(c *call.Call) string {
+	if c.Principal == "" {
+		return frontdoor.LocalPrincipal
+	}
+	return c.Principal
+}

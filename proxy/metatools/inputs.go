@@ -1,0 +1,64 @@
+package metatools
+
+import (
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// InputLimits bound the text a client's model hands the gateway's own
+// tools, which routing, the planner and the lessons store work on. Zero
+// values take the defaults in brackets.
+type InputLimits struct {
+	// MaxQueryBytes bounds a query: of request_more_tools, routing_feedback
+	// and plan, and the mcp-router/query of tools/list's _meta [8 KiB].
+	MaxQueryBytes int
+	// MaxNoteBytes bounds the note of routing_feedback [2 KiB].
+	MaxNoteBytes int
+	// MaxContextBytes bounds the context of plan [64 KiB].
+	MaxContextBytes int
+}
+
+// Defaults of InputLimits.
+const (
+	DefaultMaxQueryBytes   = 8 << 10
+	DefaultMaxNoteBytes    = 2 << 10
+	DefaultMaxContextBytes = 64 << 10
+)
+
+// WithDefaults is l with its zero values set to the defaults.
+func (l InputLimits) WithDefaults() InputLimits {
+	l.defaults()
+	return l
+}
+
+func (l *InputLimits) defaults() {
+	if l.MaxQueryBytes <= 0 {
+		l.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if l.MaxNoteBytes <= 0 {
+		l.MaxNoteBytes = DefaultMaxNoteBytes
+	}
+	if l.MaxContextBytes <= 0 {
+		l.MaxContextBytes = DefaultMaxContextBytes
+	}
+}
+
+// tooLong is the error result of a tool whose string argument arg is over
+// max bytes, or nil when it is within.
+func tooLong(tool, arg, v string, max int) *mcp.CallToolResult {
+	if len(v) <= max {
+		return nil
+	}
+	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is %d bytes, more than the limit of %d: shorten it", tool, arg, len(v), max))
+}
+
+// firstTooLong is the first of the checks that fails, or nil.
+func firstTooLong(results ...*mcp.CallToolResult) *mcp.CallToolResult {
+	for _, r := range results {
+		if r != nil {
+			return r
+		}
+	}
+	return nil
+}

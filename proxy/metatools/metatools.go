@@ -1,0 +1,170 @@
+// Package metatools is the gateway's own tools: request_more_tools
+// (discover.go, with outage.go), call_tool (calltool.go), describe_tools
+// (describe.go), routing_feedback (feedback.go), run_plan and plan
+// (plan.go, plantools.go), and what serves only them: the belt of routed
+// tools of each session (belt.go), the handles that carry routing state
+// in the stateless protocol era (handle.go) and the bounds on what the
+// model hands them (inputs.go).
+//
+// It sits between the client-facing server, which builds a [Tools] and
+// registers its tools, and the hub, the router, the planner and the
+// executor, which it uses through the small interfaces of ports.go. It
+// never imports proxy: each handler takes the request as a *call.Call.
+package metatools
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/planner"
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/lessons"
+)
+
+// The names of the meta-tools.
+const (
+	CallToolName         = "call_tool"
+	RequestMoreToolsName = "request_more_tools"
+	DescribeToolsName    = "describe_tools"
+	FeedbackName         = "routing_feedback"
+	RunPlanName          = "run_plan"
+	PlanName             = "plan"
+)
+
+// Options configure the meta-tools. Catalog, Caller, Starts and Executor
+// are required; so are Upstreams and HandleKey with a Router.
+type Options struct {
+	Catalog  Catalog
+	Caller   Caller
+	Starts   Starts
+	Executor *executor.Executor
+	// Router, when set, routes: request_more_tools and describe_tools
+	// are shown and each session has a belt. nil routes nothing.
+	Router *routing.Router
+	// Session are the options of each routing session.
+	Session routing.SessionOptions
+	// Core are the core tools, on every belt.
+	Core []string
+	// Upstreams is the state of the upstreams, for outage alerts.
+	Upstreams Upstreams
+	// HandleKey signs the handles of the stateless era.
+	HandleKey []byte
+	// Decisions runs routing decisions; nil runs them on the session,
+	// untraced.
+	Decisions Decisions
+	// Client is told of belt changes and plan progress; nil tells none.
+	Client Client
+	// Planner, when set, shows plan.
+	Planner *planner.Planner
+	// Lessons, when set, shows routing_feedback and learns from detours.
+	Lessons *lessons.Memory
+	// Inputs bound what the model hands the tools; zero values take the
+	// defaults.
+	Inputs InputLimits
+	// Metrics counts discoveries, belts and plans; nil counts nothing.
+	Metrics Metrics
+	// ErrorResult renders a failure as an isError result; nil renders
+	// its text.
+	ErrorResult func(error) *mcp.CallToolResult
+	// Logger logs routing events; nil is silent.
+	Logger *slog.Logger
+}
+
+// Tools is the gateway's own tools, with the routing state of each
+// client (the belts of sessions, the handles of stateless requests).
+type Tools struct {
+	opts    Options
+	belts   *belts   // nil without a router
+	handles *handles // nil without a router
+	outages outageSeen
+}
+
+// New builds the meta-tools. It does no I/O.
+func New(opts Options) *Tools {
+	opts.Inputs.defaults()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Decisions == nil {
+		opts.Decisions = directDecisions{}
+	}
+	if opts.ErrorResult == nil {
+		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }
+	}
+	t := &Tools{opts: opts}
+	if opts.Router != nil {
+		t.belts = newBelts(opts.Router, opts.Session, opts.Core)
+		t.handles = newHandles(opts.HandleKey)
+	}
+	return t
+}
+
+// Handler answers a call of a meta-tool: c is the request, req carries
+// its arguments.
+type Handler func(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+
+// Entry is one meta-tool: its definition and its handler.
+type Entry struct {
+	Def     mcp.Tool
+	Handler Handler
+}
+
+// metaTool is one row of the table of meta-tools.
+type metaTool struct {
+	def     mcp.Tool
+	handler func(t *Tools, ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
+	// enabled says whether t shows the tool; nil means always.
+	enabled func(t *Tools) bool
+}
+
+// table is the one list of the meta-tools: the names reserved against
+// upstream tools and the tools a gateway shows come from it, in this
+// order. It is filled in init because the handlers ask IsOwn, which
+// reads it.
+var table []metaTool
+
+// own are the names of the meta-tools.
+var own []string
+
+func init() {
+	table = []metaTool{
+		{def: callToolDef, handler: (*Tools).callTool},
+		{def: runPlanDef, handler: (*Tools).runPlan},
+		{def: planDef, handler: (*Tools).plan, enabled: func(t *Tools) bool { return t.opts.Planner != nil }},
+		{def: feedbackDef, handler: (*Tools).routingFeedback, enabled: func(t *Tools) bool { return t.opts.Lessons != nil }},
+		{def: requestMoreToolsDef, handler: (*Tools).requestMoreTools, enabled: (*Tools).Routes},
+		{def: describeToolsDef, handler: (*Tools).describeTools, enabled: (*Tools).Routes},
+	}
+	for _, m := range table {
+		own = append(own, m.def.Name)
+	}
+}
+
+// Reserved returns the tool names upstreams may not take.
+func Reserved() []string { return slices.Clone(own) }
+
+// IsOwn reports the gateway's own tools (call_tool, request_more_tools, ...).
+func IsOwn(name string) bool { return slices.Contains(own, name) }
+
+// Routes reports whether t routes: it has a router, and so belts.
+func (t *Tools) Routes() bool { return t.belts != nil }
+
+// Shown are the meta-tools t shows, in the order of registration.
+func (t *Tools) Shown() []Entry {
+	var out []Entry
+	for _, m := range table {
+		if m.enabled != nil && !m.enabled(t) {
+			continue
+		}
+		h := m.handler
+		out = append(out, Entry{Def: m.def, Handler: func(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return h(t, ctx, c, req)
+		}})
+	}
+	return out
+}

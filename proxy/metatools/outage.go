@@ -1,0 +1,343 @@
+package metatools
+
+// Routing through an outage: request_more_tools says when what matches a
+// request belongs to an upstream that is down or still starting, and a
+// detour an outage caused teaches routing nothing.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/routing"
+)
+
+// The alert kinds of an outage.
+const (
+	alertUpstreamDown        = "upstream_down"
+	alertUpstreamStarting    = "upstream_starting"
+	alertUpstreamUnavailable = "upstream_unavailable"
+)
+
+// The states of an outage.
+const (
+	stateDown     = "down"
+	stateStarting = "starting"
+	stateDisabled = "disabled"
+)
+
+// outage is one upstream that is not connected, as request_more_tools
+// reports it in structuredContent.
+type outage struct {
+	Upstream string   `json:"upstream"`
+	State    string   `json:"state"` // starting, down or disabled
+	Seconds  int      `json:"seconds"`
+	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
+	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
+	// named is set when the query names the upstream or its domain.
+	named bool
+	about string // what the upstream is for, as configured
+}
+
+// findOutages finds, for a discovery, the upstreams not connected whose
+// tools were selected (their last listing stays in the catalog while
+// they are down), those still starting whatever the query's words (their
+// tools could not be ranked), and those never connected in this run
+// whose name or domain the query names. The alerts say so to the model;
+// no URL or error text.
+func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
+	var l outageList
+	l.selected(ups, d.Selected)
+	words := queryWords(d.Query)
+	l.neverConnected(ups, words)
+	for _, u := range ups {
+		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
+			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
+		}
+	}
+	alerts := make([]routing.Alert, len(l.out))
+	for i, o := range l.out {
+		alerts[i] = outageAlert(o)
+	}
+	return l.out, alerts
+}
+
+// selected notes the selected tools of upstreams not connected.
+func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
+	byName := map[string]Upstream{}
+	for _, u := range ups {
+		byName[u.Name] = u
+	}
+	for _, c := range selected {
+		if u, ok := byName[c.Upstream]; ok && !u.Connected && !u.Disabled {
+			l.note(u, c.Name)
+		}
+	}
+}
+
+// neverConnected notes the upstreams never connected in this run that
+// are still starting or that words name.
+func (l *outageList) neverConnected(ups []Upstream, words []string) {
+	for _, u := range ups {
+		if u.Disabled || u.Connected || u.EverConnected {
+			continue
+		}
+		if named := namesAny(words, u.Name) || namesAny(words, u.Domain); named || u.Starting {
+			i := l.note(u, "")
+			l.out[i].named, l.out[i].about = named, u.About
+		}
+	}
+}
+
+// outageList is the outages of a discovery, one per upstream.
+type outageList struct {
+	out   []outage
+	index map[string]int
+}
+
+// note adds tool ("" for none) to u's outage, the first time adding the
+// outage itself, and returns its index.
+func (l *outageList) note(u Upstream, tool string) int {
+	i, ok := l.index[u.Name]
+	if !ok {
+		if l.index == nil {
+			l.index = map[string]int{}
+		}
+		i = len(l.out)
+		l.index[u.Name] = i
+		o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
+		if u.Starting {
+			o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())
+		}
+		l.out = append(l.out, o)
+	}
+	if tool != "" {
+		l.out[i].Tools = append(l.out[i].Tools, tool)
+	}
+	return i
+}
+
+// unavailable is the outage state of upstream, "" when it is connected.
+func unavailable(outs []outage, upstream string) string {
+	for _, o := range outs {
+		if o.Upstream == upstream {
+			return o.State
+		}
+	}
+	return ""
+}
+
+func outageAlert(o outage) routing.Alert {
+	what := fmt.Sprintf("server %s", o.Upstream)
+	switch {
+	case len(o.Tools) > 0:
+		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
+	case o.named:
+		what += ", whose name matches this request,"
+	case o.State == stateStarting:
+		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
+				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
+	}
+	if o.State == stateDisabled {
+		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
+				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
+			o.Upstream, o.Reason)}
+	}
+	if o.State == stateStarting {
+		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: %s is still starting (for %ds). Its tools will be callable in a moment: "+
+				"a call waits for it a few seconds, or search again shortly.", what, o.Seconds)}
+	}
+	return routing.Alert{Kind: alertUpstreamDown, Tools: o.Tools, Message: fmt.Sprintf(
+		"Routing alert: %s is down (for %ds); the gateway keeps retrying it. Calls to its tools fail until it is back: "+
+			"tell the user this capability is unavailable right now rather than using an unrelated tool.", what, o.Seconds)}
+}
+
+// aboutStarting is " (<description>)" for a starting upstream with one.
+func aboutStarting(desc string) string {
+	if desc == "" {
+		return ""
+	}
+	return " (" + truncateUTF8(oneLine(desc), maxSignatureServer) + ")"
+}
+
+// queryWords are a query's words of three letters or more, lower case.
+func queryWords(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) >= 3 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// namesAny reports whether a word of the query names an upstream (or its
+// domain): equal to a part of the name, or a stem of four letters or more
+// of one ("file" for "filesystem", "github" for "github-enterprise").
+func namesAny(words []string, name string) bool {
+	for _, part := range queryWords(name) {
+		for _, w := range words {
+			if w == part || len(w) >= 4 && strings.HasPrefix(part, w) || len(part) >= 4 && strings.HasPrefix(w, part) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// describes reports whether a word of the query, of four letters or
+// more, is a word of an upstream's description.
+func describes(words []string, description string) bool {
+	desc := queryWords(description)
+	for _, w := range words {
+		if len(w) >= 4 && slices.Contains(desc, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// withOutages puts the outage alerts in a discovery's alerts: an outage
+// replaces the router's "no match", which would tell the model that
+// nothing serves the request when something does but is down.
+func withOutages(alerts, outageAlerts []routing.Alert) []routing.Alert {
+	if len(outageAlerts) == 0 {
+		return alerts
+	}
+	out := make([]routing.Alert, 0, len(alerts)+len(outageAlerts))
+	out = append(out, outageAlerts...)
+	for _, a := range alerts {
+		if a.Kind != "no_match" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// outageSeen remembers, per session, that the current search met an
+// outage (an alert, or a call that failed because its upstream was not
+// there): the detour that follows is the outage's doing, not routing's,
+// and is not learned.
+type outageSeen struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (o *outageSeen) note(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ids == nil {
+		o.ids = map[string]bool{}
+	}
+	o.ids[id] = true
+}
+
+// take reports whether session id met an outage since the last call that
+// succeeded, and forgets it.
+func (o *outageSeen) take(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	seen := o.ids[id]
+	delete(o.ids, id)
+	return seen
+}
+
+func (o *outageSeen) forget(id string) {
+	o.mu.Lock()
+	delete(o.ids, id)
+	o.mu.Unlock()
+}
+
+// awaitStarting waits, up to the start wait, for the upstreams still
+// starting that may serve req, so that a discovery sent in the first
+// seconds ranks their tools: those req names (the owner of a tool in its
+// needs, or its words naming the upstream or its domain), those whose
+// description matches it, and every one of them when the connected tools
+// serve none of it. The upstreams still starting after the wait are
+// named in an upstream_starting alert (findOutages).
+func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.Session, req routing.Request) {
+	var starting []Upstream
+	for _, u := range t.opts.Upstreams.Upstreams() {
+		if u.Starting && !u.Disabled {
+			starting = append(starting, u)
+		}
+	}
+	if len(starting) == 0 {
+		return
+	}
+	wait := mayServe(starting, req, t.opts.Upstreams.PendingOwner)
+	if len(wait) < len(starting) {
+		if d := sess.Preview(ctx, req); d.Abstained || len(d.Selected) == 0 {
+			wait = make([]string, len(starting))
+			for i, u := range starting {
+				wait[i] = u.Name
+			}
+		}
+	}
+	if len(wait) > 0 {
+		t.opts.Logger.Debug("discovery waits for starting upstreams", "session_id", sessionTag(c), "upstreams", len(wait))
+		t.opts.Upstreams.AwaitStarted(ctx, wait)
+	}
+}
+
+// mayServe is the names of the upstreams of starting that req may be
+// for: it needs one of their tools (owner maps a tool name to its
+// upstream still starting), names them or their domain, or its words
+// match their description (describedBy).
+func mayServe(starting []Upstream, req routing.Request, owner func(string) string) []string {
+	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
+	words := queryWords(text)
+	picked := map[string]bool{}
+	for _, n := range req.Needs {
+		if u := owner(n); u != "" {
+			picked[u] = true
+		}
+	}
+	for _, u := range starting {
+		if namesAny(words, u.Name) || namesAny(words, u.Domain) {
+			picked[u.Name] = true
+		}
+	}
+	for _, name := range describedBy(starting, text) {
+		picked[name] = true
+	}
+	var out []string
+	for _, u := range starting {
+		if picked[u.Name] {
+			out = append(out, u.Name)
+		}
+	}
+	return out
+}
+
+// describedBy is the upstreams whose description matches text, scored as
+// the router scores a tool (a pseudo-document of the upstream's name,
+// domain and description).
+func describedBy(ups []Upstream, text string) []string {
+	var docs []routing.Tool
+	for _, u := range ups {
+		if u.About != "" {
+			docs = append(docs, routing.Tool{Name: u.Name, Upstream: u.Name, Domain: u.Domain, Description: u.About})
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	ix := routing.NewIndex(routing.IndexOptions{})
+	ix.SetUpstream("starting", docs)
+	var out []string
+	for _, h := range ix.Search(text, 0) {
+		if h.Score >= routing.DefaultThreshold {
+			out = append(out, h.Name)
+		}
+	}
+	return out
+}

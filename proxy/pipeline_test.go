@@ -1,0 +1,34 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPipelineOrder prints the stages of a call in their order, first
+// outermost, and holds them to testdata/pipeline.golden: a reader sees the
+// pipeline there, and a change to it is a change to that file.
+func TestPipelineOrder(t *testing.T) {
+	var b strings.Builder
+	for _, s := range NewHub(Options{}).stages() {
+		b.WriteString(s.name + "\n")
+	}
+	b.WriteString("upstream\n")
+	got := b.String()
+	t.Logf("pipeline of a call:\n%s", got)
+	path := filepath.Join("testdata", "pipeline.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s: %v (run with -update to write it)", path, err)
+	}
+	if got != string(want) {
+		t.Errorf("the pipeline is\n%s\nwant (%s)\n%s", got, path, want)
+	}
+}

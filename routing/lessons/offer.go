@@ -1,0 +1,103 @@
+package lessons
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DefaultMaxOffered bounds the lessons Offer holds while they wait to be
+// learned when MemoryOptions.MaxOffered is zero.
+const DefaultMaxOffered = 64
+
+// offerTimeout bounds the learning of one offered lesson (its embedding
+// and its store writes), so that a store that stops answering cannot hold
+// Close, and a gateway's shutdown, for good.
+const offerTimeout = 30 * time.Second
+
+// offers is the queue of lessons offered and not yet learned. At most one
+// worker drains it: Offer starts one when none runs, and it ends when the
+// queue is empty, so an idle Memory runs no goroutine. Its fields are
+// guarded by Memory.qmu.
+type offers struct {
+	queue   []offer
+	idle    chan struct{} // closed when the running worker ends; nil when none runs
+	closed  bool
+	dropped int64 // offers refused since the Memory was made
+}
+
+type offer struct {
+	ctx context.Context // the offerer's values, without its cancellation
+	l   Lesson
+}
+
+// Offer takes lesson l to be learned as Learn would, without waiting for
+// the embedding or the store write: the caller (a tool call on its way
+// back to the client) goes on at once. It reports whether l was taken. A
+// lesson is refused, with a warning, when MaxOffered lessons already
+// wait, and after Close. What learning the lesson then says (learned,
+// overruled, failed) is logged. ctx gives the lesson's values; its
+// cancellation does not stop the learning.
+func (m *Memory) Offer(ctx context.Context, l Lesson) bool {
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	q := &m.offers
+	if q.closed || len(q.queue) >= m.opts.MaxOffered {
+		q.dropped++
+		m.opts.Logger.Warn("routing lesson dropped", "tool", l.Tool, "waiting", len(q.queue), "closed", q.closed, "dropped", q.dropped)
+		return false
+	}
+	q.queue = append(q.queue, offer{context.WithoutCancel(ctx), l})
+	if q.idle == nil {
+		q.idle = make(chan struct{})
+		go m.learnOffered(q.idle)
+	}
+	return true
+}
+
+// learnOffered learns the offered lessons in order until none is left,
+// then closes idle.
+func (m *Memory) learnOffered(idle chan struct{}) {
+	defer close(idle)
+	for {
+		m.qmu.Lock()
+		if len(m.offers.queue) == 0 {
+			m.offers.idle = nil
+			m.qmu.Unlock()
+			return
+		}
+		o := m.offers.queue[0]
+		m.offers.queue[0] = offer{}
+		m.offers.queue = m.offers.queue[1:]
+		m.qmu.Unlock()
+		m.learnOne(o)
+	}
+}
+
+// learnOne learns an offered lesson and logs what came of it.
+func (m *Memory) learnOne(o offer) {
+	ctx, cancel := context.WithTimeout(o.ctx, offerTimeout)
+	defer cancel()
+	switch l, err := m.Learn(ctx, o.l); {
+	case errors.Is(err, ErrOverruled):
+		m.opts.Logger.Debug("routing lesson overruled by feedback", "tool", o.l.Tool)
+	case err != nil:
+		m.opts.Logger.Warn("routing lesson not learned", "tool", o.l.Tool, "err", err)
+	default:
+		m.opts.Logger.Info("routing lesson learned", "tool", l.Tool, "source", l.Source, "lesson", l.ID)
+	}
+}
+
+// Close refuses later offers and waits until every lesson offered before
+// has been learned (or has failed). The Memory stays usable otherwise, and
+// its store stays open: Close it before the store. Run closes the Memory
+// when its context ends, before its last flush.
+func (m *Memory) Close() {
+	m.qmu.Lock()
+	m.offers.closed = true
+	idle := m.offers.idle
+	m.qmu.Unlock()
+	if idle != nil {
+		<-idle // the worker ends only once the queue is empty
+	}
+}

@@ -1,0 +1,206 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// engine is what the stores need of a database, so that one store serves
+// state.db and PostgreSQL alike. Queries are written with ? placeholders
+// and in the SQL both databases read; where they differ, the store asks pg.
+type engine struct {
+	name string // the file, or the URL without its password, for messages
+	pg   bool   // PostgreSQL: shared by machines, with its own dialect
+	// timeout bounds the calls of the interfaces that take no context
+	// (pins, vectors); 0 leaves them unbounded.
+	timeout time.Duration
+	conn    conn                                                 // outside a transaction
+	write   func(ctx context.Context, fn func(conn) error) error // in a write transaction
+}
+
+// conn runs queries, in a transaction or out of one.
+type conn interface {
+	// exec runs q and returns the rows it changed.
+	exec(ctx context.Context, q string, args ...any) (int64, error)
+	query(ctx context.Context, q string, args ...any) (rowsCloser, error)
+	// one scans the first row of q into dest; it reports false when q
+	// returned no row.
+	one(ctx context.Context, q string, args []any, dest ...any) (bool, error)
+}
+
+type rowsCloser interface {
+	rows
+	Close()
+}
+
+// noCtx is the context of a call whose interface has none: bounded by
+// the timeout, so that an unreachable database cannot hang it.
+func (b engine) noCtx() (context.Context, context.CancelFunc) {
+	if b.timeout <= 0 {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), b.timeout)
+}
+
+// greatest is the SQL function of the larger of two values.
+func (b engine) greatest() string {
+	if b.pg {
+		return "GREATEST"
+	}
+	return "max"
+}
+
+// migrate brings the schema to the latest of steps (steps[i] takes it
+// from version i to i+1) in one write transaction, after running lock
+// (when not empty) in it. log, when not nil, hears of each step.
+func (b engine) migrate(ctx context.Context, steps []string, lock string, log *slog.Logger) error {
+	return b.write(ctx, func(c conn) error {
+		if lock != "" {
+			if _, err := c.exec(ctx, lock); err != nil {
+				return err
+			}
+		}
+		if _, err := c.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return err
+		}
+		var v int
+		ok, err := c.one(ctx, `SELECT version FROM schema_version`, nil, &v)
+		if err == nil && !ok {
+			_, err = c.exec(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
+		}
+		if err != nil {
+			return err
+		}
+		if v > len(steps) {
+			return fmt.Errorf("schema version %d is newer than this mcp-router knows (%d)", v, len(steps))
+		}
+		for i := v; i < len(steps); i++ {
+			if _, err := c.exec(ctx, steps[i]); err != nil {
+				return fmt.Errorf("migrating schema to version %d: %w", i+1, err)
+			}
+			if log != nil {
+				log.Info("state schema migrated", "db", b.name, "version", i+1)
+			}
+		}
+		if v < len(steps) {
+			_, err := c.exec(ctx, `UPDATE schema_version SET version = ?`, len(steps))
+			return err
+		}
+		return nil
+	})
+}
+
+// bump counts a change of what counter names.
+func bump(ctx context.Context, c conn, counter string) error {
+	_, err := c.exec(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)
+	return err
+}
+
+// placeholders is n ? placeholders, comma-separated.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func (db *DB) engine() engine {
+	return engine{name: db.path, conn: sqlConn{db.db}, write: func(ctx context.Context, fn func(conn) error) error {
+		return db.write(ctx, func(tx *sql.Tx) error { return fn(sqlConn{tx}) })
+	}}
+}
+
+func (db *PG) engine() engine {
+	return engine{name: db.name, pg: true, timeout: db.timeout, conn: pgConn{db.pool}, write: func(ctx context.Context, fn func(conn) error) error {
+		return db.write(ctx, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
+	}}
+}
+
+// sqlConn runs queries through database/sql (*sql.DB or *sql.Tx).
+type sqlConn struct {
+	q interface {
+		ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	}
+}
+
+func (c sqlConn) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := c.q.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c sqlConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+	r, err := c.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{r}, nil
+}
+
+func (c sqlConn) one(ctx context.Context, q string, args []any, dest ...any) (bool, error) {
+	err := c.q.QueryRowContext(ctx, q, args...).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
+
+// pgConn runs queries through pgx (the pool or a transaction), numbering
+// the placeholders as PostgreSQL wants them.
+type pgConn struct {
+	q interface {
+		Exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error)
+		Query(ctx context.Context, q string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, q string, args ...any) pgx.Row
+	}
+}
+
+func (c pgConn) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, numbered(q), args...)
+	return tag.RowsAffected(), err
+}
+
+func (c pgConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+	return c.q.Query(ctx, numbered(q), args...)
+}
+
+func (c pgConn) one(ctx context.Context, q string, args []any, dest ...any) (bool, error) {
+	err := c.q.QueryRow(ctx, numbered(q), args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// numbered turns the ? placeholders of q into $1, $2, ... (the queries
+// here hold no ? of their own).
+func numbered(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, part := range strings.SplitAfter(q, "?") {
+		if p, ok := strings.CutSuffix(part, "?"); ok {
+			n++
+			b.WriteString(p + "$" + strconv.Itoa(n))
+		} else {
+			b.WriteString(part)
+		}
+	}
+	return b.String()
+}

@@ -75,6 +75,14 @@ type Catalog struct {
 	AppOnly []Tool
 
 	byName map[string]int
+	// named indexes Tools by lower-cased exposed and own name, and
+	// contracts holds their contracts, for vetting and shadowing checks.
+	named     map[string][]int32
+	contracts contracts
+	// hashed are the contracts of the listed definitions, by address: a
+	// listing is never changed in place, so the next catalog hashes only
+	// the definitions of listings that are new.
+	hashed map[*mcp.Tool]string
 }
 
 // appOnlyTool looks name up among the tools meant for apps only.
@@ -138,7 +146,11 @@ type offer struct {
 // tool that appears later (list_changed) can never shadow an existing one;
 // otherwise upstreams claim names in the order given (sorted by name).
 func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
-	c := &Catalog{byName: make(map[string]int)}
+	c := &Catalog{byName: make(map[string]int), hashed: make(map[*mcp.Tool]string)}
+	var hashed map[*mcp.Tool]string
+	if prev != nil {
+		hashed = prev.hashed
+	}
 	owner := make(map[string]string) // exposed name -> upstream
 	for _, r := range reserved {
 		owner[r] = ""
@@ -164,26 +176,38 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 			c.Notes = append(c.Notes, fmt.Sprintf("upstream %s: every tool already starts with %q, so that default prefix is not added again",
 				cfg.Name, o.cfg.Prefix))
 		}
-		for _, t := range o.Tools {
-			if appOnly(t) {
+		for j := range o.Tools {
+			t := &o.Tools[j]
+			if appOnly(*t) {
 				c.AppOnly = append(c.AppOnly, Tool{Name: cfg.Prefix + t.Name, Upstream: cfg.Name, Original: t.Name})
 				continue
 			}
-			c.addTool(cfg, t, owner, longestName(o.Raw))
+			contract, ok := hashed[t]
+			if !ok {
+				contract = integrity.Hash(*t)
+			}
+			c.hashed[t] = contract
+			c.addTool(cfg, *t, contract, owner, longestName(o.Raw))
 		}
 		c.addPrompts(o)
 		c.addResources(o)
 	}
 	slices.SortFunc(c.Tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	c.named = make(map[string][]int32, 2*len(c.Tools))
 	for i, t := range c.Tools {
 		c.byName[t.Name] = i
+		c.named[strings.ToLower(t.Name)] = append(c.named[strings.ToLower(t.Name)], int32(i))
+		if own := strings.ToLower(t.Original); own != strings.ToLower(t.Name) {
+			c.named[own] = append(c.named[own], int32(i))
+		}
 	}
+	c.contracts = contractsOf(c.Tools)
 	c.flagCaseVariants(reserved)
 	c.flagShadowing()
 	return c
 }
 
-func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]string, longest int) {
+func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, contract string, owner map[string]string, longest int) {
 	name := cfg.Prefix + t.Name
 	if !namePattern.MatchString(name) {
 		c.problem(false, "upstream %s: tool %q left out: exposed name %q must match %s%s",
@@ -203,7 +227,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, owner map[string]strin
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
 		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
-		Server: cfg.Description, Contract: integrity.Hash(t),
+		Server: cfg.Description, Contract: contract,
 	})
 }
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -512,6 +513,13 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	for _, t := range joining.Listing().Tools {
 		wanted[joining.Config().Prefix+t.Name] = true
 	}
+	yields := false
+	for i := range prev.Tools {
+		yields = yields || wanted[prev.Tools[i].Name] && prev.Tools[i].Upstream > joining.Name()
+	}
+	if !yields {
+		return prev // nothing to yield: no copy of the catalog per joiner
+	}
 	kept := &Catalog{}
 	for _, t := range prev.Tools {
 		if wanted[t.Name] && t.Upstream > joining.Name() {
@@ -523,23 +531,24 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 }
 
 // signature summarises what a client sees of a catalog, to skip
-// notifications when a refresh changed nothing.
+// notifications when a refresh changed nothing: a digest, not a copy of
+// every definition.
 func signature(c *Catalog) string {
-	var b strings.Builder
+	b := sha256.New()
 	for _, t := range c.Tools {
 		def, _ := t.Def.MarshalJSON()
 		b.Write(def)
 	}
 	for _, p := range c.Prompts {
-		fmt.Fprintf(&b, "|p:%s:%s", p.Name, p.Def.Description)
+		fmt.Fprintf(b, "|p:%s:%s", p.Name, p.Def.Description)
 	}
 	for _, r := range c.Resources {
-		fmt.Fprintf(&b, "|r:%s", r.Def.URI)
+		fmt.Fprintf(b, "|r:%s", r.Def.URI)
 	}
 	for _, t := range c.Templates {
-		fmt.Fprintf(&b, "|t:%v", t.Def.URITemplate)
+		fmt.Fprintf(b, "|t:%v", t.Def.URITemplate)
 	}
-	return b.String()
+	return string(b.Sum(nil))
 }
 
 func classify(ctx context.Context, err error) Kind {

@@ -2,7 +2,7 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
 	"log/slog"
 	"maps"
 	"slices"
@@ -120,9 +120,24 @@ func routingTool(t Tool) routing.Tool {
 		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract}
 }
 
+// toolsSignature is a digest of tools as the router indexes them: held
+// per upstream, a hash rather than the JSON of every tool (a second copy
+// of the catalog). A tool's contract stands for its description and
+// schema, which it hashes, so they are not encoded again at each rebuild.
 func toolsSignature(tools []routing.Tool) string {
-	b, _ := json.Marshal(tools)
-	return string(b)
+	h := sha256.New()
+	for _, t := range tools {
+		for _, f := range []string{t.Name, t.Upstream, t.Domain, t.Original, t.Server, t.Contract} {
+			h.Write([]byte(f))
+			h.Write([]byte{0})
+		}
+		if t.Contract == "" {
+			h.Write([]byte(t.Description))
+			h.Write([]byte{0})
+			h.Write(t.InputSchema)
+		}
+	}
+	return string(h.Sum(nil))
 }
 
 // RoutingTools returns the catalog's tools as the router indexes them,

@@ -57,26 +57,21 @@ func whose(upstream string) string {
 // it sees depends on the order upstreams connect in; this check runs over
 // every exposed tool at each rebuild.
 func (c *Catalog) flagShadowing() {
-	byName := make(map[string][]Tool) // lower-cased exposed and own name -> tools
-	var names []string
+	names := make([]string, 0, 2*len(c.Tools))
 	upstreams := make(map[string]bool)
 	for _, t := range c.Tools {
 		upstreams[t.Upstream] = true
-		for _, n := range []string{t.Name, t.Original} {
-			key := strings.ToLower(n)
-			if !slices.ContainsFunc(byName[key], func(o Tool) bool { return o.Name == t.Name }) {
-				byName[key] = append(byName[key], t)
-				names = append(names, n)
-			}
+		names = append(names, t.Name)
+		if !strings.EqualFold(t.Original, t.Name) {
+			names = append(names, t.Original)
 		}
 	}
 	if len(upstreams) < 2 {
 		return
 	}
 	set := integrity.NewToolNames(names)
-	have := contractsOf(c.Tools)
 	for _, t := range c.Tools {
-		if p, ok := shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original), byName, have); ok {
+		if p, ok := c.shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original)); ok {
 			c.Warnings = append(c.Warnings, p)
 		}
 	}
@@ -84,12 +79,14 @@ func (c *Catalog) flagShadowing() {
 
 // shadowingOf is the warning for t when a name it mentions belongs to a
 // tool of another upstream that is not an instance of t's server.
-func shadowingOf(t Tool, mentioned []string, byName map[string][]Tool, have contracts) (Problem, bool) {
+func (c *Catalog) shadowingOf(t Tool, mentioned []string) (Problem, bool) {
 	p := Problem{Upstreams: []string{t.Upstream}, Tools: []string{t.Name}, Shadowing: true}
+	have := c.contracts
 	var named []string
 	for _, m := range mentioned {
 		var theirs []string
-		for _, o := range byName[strings.ToLower(m)] {
+		for _, i := range c.named[strings.ToLower(m)] {
+			o := &c.Tools[i]
 			if o.Upstream == t.Upstream || have.twins(t.Upstream, t.Original, t.Contract, o.Upstream, o.Original, o.Contract) {
 				continue
 			}

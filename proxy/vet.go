@@ -43,18 +43,16 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 			return nil, blocked
 		}
 	}
-	others := h.otherTools(cfg.Name)
-	have := contractsOf(others)
+	cat := h.Catalog()
 	mine := map[string]string{}
 	held := map[string]string{} // blocked although pinned: quarantined
 	for _, t := range tools {
 		mine[t.Name] = integrity.Hash(t)
 	}
-	have[cfg.Name] = mine
 	prefix := exposedPrefix(cfg, tools)
 	for _, t := range tools {
-		names := shadowCandidates(cfg.Name, t.Name, mine[t.Name], others, have)
-		if why := h.vetTool(key, findings, t, prefix+t.Name, verdicts[t.Name], names); why != "" {
+		named := cat.shadowCandidates(cfg.Name, t.Name, mine[t.Name], mine)
+		if why := h.vetTool(key, findings, t, prefix+t.Name, verdicts[t.Name], named); why != "" {
 			blocked[t.Name] = why
 			if verdicts[t.Name] != integrity.VerdictChanged {
 				held[t.Name] = why
@@ -62,6 +60,9 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 			continue
 		}
 		kept = append(kept, t)
+	}
+	if len(kept) == len(tools) {
+		kept = tools // nothing blocked: the listing holds one copy of the tools
 	}
 	logPinSummary(findings, verdicts)
 	if pinsOK {
@@ -98,7 +99,7 @@ func summarizeNames(names []string) string {
 
 // vetTool judges one tool of the upstream whose pins are kept under
 // pinKey and returns why it is blocked, or "".
-func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others []string) string {
+func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others integrity.Named) string {
 	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
@@ -114,7 +115,7 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed strin
 				"if the change is expected, approve it with: mcp-router pins approve %s", exposed)
 		}
 	}
-	findings := integrity.Scan(t, others)
+	findings := integrity.ScanNamed(t, others)
 	for _, f := range findings {
 		log.Warn("tool poisoning suspected", "field", f.Field, "kind", f.Kind, "detail", f.Detail)
 	}
@@ -126,31 +127,32 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed strin
 	return ""
 }
 
-// otherTools are the catalog's tools of every other upstream.
-func (h *Hub) otherTools(upstream string) []Tool {
-	var out []Tool
-	for _, t := range h.Catalog().Tools {
-		if t.Upstream != upstream {
-			out = append(out, t)
+// shadowCandidates names, exposed and own, the other upstreams' tools
+// that tool own of upstream (with contract; mine are the contracts of its
+// upstream's tools) must not name: all but those of other instances of its
+// server (see contracts.twins), whose mention of a tool is a mention of
+// its own. Vetting and the catalog's check agree on this, so the outcome
+// does not depend on the order in which upstreams connect. The names are
+// looked up in the catalog's index, not listed, so that vetting an
+// upstream costs its own tools, not the whole catalog for each of them.
+func (c *Catalog) shadowCandidates(upstream, own, contract string, mine map[string]string) integrity.Named {
+	return func(name string, fold bool) bool {
+		if c == nil {
+			return false
 		}
-	}
-	return out
-}
-
-// shadowCandidates are the names, exposed and own, of the other upstreams'
-// tools that tool own of upstream (with contract) must not name: all but
-// those of other instances of its server (see contracts.twins), whose
-// mention of a tool is a mention of its own. Vetting and the catalog's
-// check agree on this, so the outcome does not depend on the order in
-// which upstreams connect.
-func shadowCandidates(upstream, own, contract string, others []Tool, have contracts) []string {
-	var out []string
-	for _, o := range others {
-		if !have.twins(upstream, own, contract, o.Upstream, o.Original, o.Contract) {
-			out = append(out, o.Name, o.Original)
+		for _, i := range c.named[strings.ToLower(name)] {
+			o := &c.Tools[i]
+			switch {
+			case o.Upstream == upstream:
+			case !fold && name != o.Name && name != o.Original:
+			case contract != "" && o.Contract != "" && c.contracts[o.Upstream][own] == contract && mine[o.Original] == o.Contract:
+				// a twin: another instance of the same server
+			default:
+				return true
+			}
 		}
+		return false
 	}
-	return out
 }
 
 // blockedTool reports why an exposed name is blocked, if it is.

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -15,12 +16,29 @@ func (db *PG) Pins() integrity.PinStore { return pinStore{db.engine()} }
 
 type pinStore struct{ b engine }
 
+var _ integrity.UpstreamPinStore = pinStore{}
+
 // UpdatePins reads every pin in one write transaction, lets change edit
 // them, and writes the pins change added, changed or removed. In
 // PostgreSQL it holds the pins counter's row lock, so that processes
 // editing the pins at once take turns (state.db's write transaction
 // locks the file from its start).
 func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
+	return s.update(nil, change)
+}
+
+// UpdateUpstreamPins is UpdatePins over the pins of upstreams only: a
+// Check of one upstream reads its own pins, not every upstream's.
+func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
+	if upstreams == nil {
+		upstreams = []string{}
+	}
+	return s.update(upstreams, change)
+}
+
+// update is UpdatePins over the pins of upstreams, or every pin when
+// upstreams is nil.
+func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) error {
 	ctx, cancel := s.b.noCtx() // the PinStore interface has no context: its callers (the hub's vetting) have none
 	defer cancel()
 	err := s.b.write(ctx, func(c conn) error {
@@ -29,7 +47,7 @@ func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
 				return err
 			}
 		}
-		before, err := readPins(ctx, c)
+		before, err := readPins(ctx, c, upstreams)
 		if err != nil {
 			return err
 		}
@@ -45,8 +63,19 @@ func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
 	return nil
 }
 
-func readPins(ctx context.Context, c conn) (integrity.Pins, error) {
-	rows, err := c.query(ctx, selectPins)
+// readPins reads the pins of upstreams, or every pin when upstreams is nil.
+func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, error) {
+	query, args := selectPins, []any{}
+	if upstreams != nil {
+		if len(upstreams) == 0 {
+			return integrity.Pins{}, nil
+		}
+		query += ` WHERE upstream IN (?` + strings.Repeat(`, ?`, len(upstreams)-1) + `)`
+		for _, u := range upstreams {
+			args = append(args, u)
+		}
+	}
+	rows, err := c.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

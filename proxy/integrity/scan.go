@@ -74,8 +74,23 @@ func truncate(s string) string {
 //
 // Scan reports at most one finding per field and kind, and at most 32 in
 // all; nil means clean.
-func Scan(t mcp.Tool, others []string) []Finding {
-	sc := &scanner{shadow: shadowSet(others, t.Name), seen: make(map[[2]string]bool)}
+func Scan(t mcp.Tool, others []string) []Finding { return scan(t, shadowSet(others, t.Name)) }
+
+// Named reports whether a tool of another server is named name, ignoring
+// case when fold: what [ScanNamed] asks of the names that Scan takes as a
+// list (those that look like tool names, other than the scanned tool's).
+type Named func(name string, fold bool) bool
+
+// ScanNamed is Scan with the other servers' tool names behind a lookup
+// rather than in a list: a hub vets each tool against its whole catalog
+// without building a set of every name for each tool, which made vetting
+// quadratic in the catalog.
+func ScanNamed(t mcp.Tool, named Named) []Finding {
+	return scan(t, shadowNames{named: named, self: t.Name})
+}
+
+func scan(t mcp.Tool, shadow shadowNames) []Finding {
+	sc := &scanner{shadow: shadow, seen: make(map[[2]string]bool)}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
@@ -358,7 +373,12 @@ func containsAny(s string, subs []string) bool {
 // than English words, without the scanned tool's own name. Names with _, -,
 // . or a digit match case-insensitively (fold, lower-cased); camelCase names
 // match only as written (exact), since checkOut lower-cased is a word.
-type shadowNames struct{ fold, exact map[string]bool }
+// With named set, the names are behind it and self is the scanned tool's.
+type shadowNames struct {
+	fold, exact map[string]bool
+	named       Named
+	self        string
+}
 
 func shadowSet(others []string, self string) shadowNames {
 	set := shadowNames{fold: make(map[string]bool), exact: make(map[string]bool)}
@@ -374,9 +394,18 @@ func shadowSet(others []string, self string) shadowNames {
 	return set
 }
 
-func (set shadowNames) empty() bool { return len(set.fold) == 0 && len(set.exact) == 0 }
+func (set shadowNames) empty() bool {
+	return set.named == nil && len(set.fold) == 0 && len(set.exact) == 0
+}
 
 func (set shadowNames) has(c string) bool {
+	if set.named != nil {
+		if len(c) < 3 || strings.EqualFold(c, set.self) {
+			return false
+		}
+		fold := strings.ContainsFunc(c, separator)
+		return (fold || identifierLike(c)) && set.named(c, fold)
+	}
 	return set.exact[c] || set.fold[strings.ToLower(c)]
 }
 

@@ -104,6 +104,18 @@ type PinStore interface {
 	UpdatePins(change func(Pins) bool) error
 }
 
+// UpstreamPinStore is a PinStore that can read and write the pins of a
+// few upstreams alone: a Check of one upstream then reads its own pins
+// rather than every upstream's, which made a start over hundreds of
+// upstreams quadratic in the catalog. A PinStore without it is read whole.
+type UpstreamPinStore interface {
+	PinStore
+	// UpdateUpstreamPins is UpdatePins over the pins of upstreams only:
+	// change gets those (an upstream without pins is absent) and edits
+	// only them.
+	UpdateUpstreamPins(upstreams []string, change func(Pins) bool) error
+}
+
 // Pins is upstream name → upstream's own tool name → pin.
 type Pins map[string]map[string]Record
 
@@ -156,7 +168,7 @@ func (p Pins) Clone() Pins {
 // OpenStore reads the pins of ps and returns the Store keeping them.
 func OpenStore(ps PinStore) (*Store, error) {
 	s := NewStore(ps)
-	if err := s.update(func(Pins) bool { return false }); err != nil {
+	if err := s.update(nil, func(Pins) bool { return false }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -197,7 +209,7 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 		return nil, errors.New("checking pins: empty upstream name")
 	}
 	var verdicts map[string]Verdict
-	err := s.update(func(set Pins) bool {
+	err := s.update([]string{upstream}, func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty, now := false, s.now()
 		for _, t := range tools {
@@ -269,7 +281,7 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 	if upstream == "" {
 		return fmt.Errorf("approving %s: empty upstream name", tool)
 	}
-	err := s.update(func(set Pins) bool {
+	err := s.update([]string{upstream}, func(set Pins) bool {
 		pins := set.tools(upstream)
 		now := s.now()
 		rec, ok := pins[tool]
@@ -314,7 +326,7 @@ func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (up
 	}
 	var found bool
 	var current string
-	err := s.update(func(set Pins) bool {
+	err := s.update([]string{upstream}, func(set Pins) bool {
 		rec, ok := set[upstream][tool]
 		if found = ok; !ok {
 			return false
@@ -364,7 +376,9 @@ func (p Pin) ShownContract() string {
 
 // List returns every pin, sorted by upstream and tool, as of the last Open,
 // Check or approval in this process. The pins CLI opens the store and
-// lists it.
+// lists it. With an [UpstreamPinStore], the pins of an upstream checked,
+// held or approved since Open lack their contract texts (Contract and
+// PendingContract): open the store again to show them.
 func (s *Store) List() []Pin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -414,22 +428,51 @@ func (set Pins) tools(upstream string) map[string]Record {
 	return pins
 }
 
-// update lets change edit the pins in one transaction of the PinStore,
-// which writes them when change reports a difference. The in-memory pins
-// change only once they are written.
-func (s *Store) update(change func(Pins) bool) error {
+// update lets change edit the pins of the upstreams in scope (every
+// upstream's when scope is nil) in one transaction of the PinStore, which
+// writes them when change reports a difference. The in-memory pins change
+// only once they are written.
+func (s *Store) update(scope []string, change func(Pins) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var latest Pins
-	err := s.ps.UpdatePins(func(set Pins) bool {
+	record := func(set Pins) bool {
 		latest = set
 		return change(set)
-	})
-	if err != nil {
+	}
+	ups, scoped := s.ps.(UpstreamPinStore)
+	if scope == nil || !scoped {
+		if err := s.ps.UpdatePins(record); err != nil {
+			return err
+		}
+		s.upstreams = latest
+		return nil
+	}
+	if err := ups.UpdateUpstreamPins(scope, record); err != nil {
 		return err
 	}
-	s.upstreams = latest
+	if s.upstreams == nil {
+		s.upstreams = Pins{}
+	}
+	for _, u := range scope {
+		delete(s.upstreams, u)
+		if len(latest[u]) > 0 {
+			s.upstreams[u] = withoutContracts(latest[u])
+		}
+	}
 	return nil
+}
+
+// withoutContracts is pins without their contract texts, which a gateway
+// vetting tools never reads (it compares hashes) and which are the bulk
+// of a pin: the pins CLI, doctor and console open the store and list it
+// whole, texts included.
+func withoutContracts(pins map[string]Record) map[string]Record {
+	for tool, rec := range pins {
+		rec.Contract, rec.PendingContract = "", ""
+		pins[tool] = rec
+	}
+	return pins
 }
 
 // Hold records why the upstream's tools in held are held back although
@@ -437,7 +480,7 @@ func (s *Store) update(change func(Pins) bool) error {
 // its other tools, so that the pins CLI of another process can show them.
 // Tools without a pin are skipped.
 func (s *Store) Hold(upstream string, held map[string]string) error {
-	err := s.update(func(set Pins) bool {
+	err := s.update([]string{upstream}, func(set Pins) bool {
 		dirty := false
 		for tool, rec := range set[upstream] {
 			if why := held[tool]; why != rec.Held {

@@ -1,0 +1,220 @@
+package proxy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/eval"
+	"github.com/mcp-router/mcp-router/state"
+)
+
+// etomCatalog loads the tools and server descriptions of the shared
+// benchmark's etom set (491 real MCP servers), skipping tb when the set is
+// not beside the module root.
+func etomCatalog(tb testing.TB) (tools []routing.Tool, servers map[string]string) {
+	tb.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "bench", "routing", "etom"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tf, err := os.Open(filepath.Join(dir, "tools.jsonl"))
+	if err != nil {
+		tb.Skipf("etom absent: %v", err)
+	}
+	defer tf.Close()
+	if tools, err = eval.LoadTools(tf); err != nil {
+		tb.Fatalf("etom tools: %v", err)
+	}
+	sf, err := os.Open(filepath.Join(dir, "servers.jsonl"))
+	if err != nil {
+		tb.Fatalf("etom servers: %v", err)
+	}
+	defer sf.Close()
+	if servers, err = eval.LoadServers(sf); err != nil {
+		tb.Fatalf("etom servers: %v", err)
+	}
+	return tools, servers
+}
+
+// startCatalog is the upstreams of a catalog served by in-process MCP
+// servers: etom's servers, copies times, the copies after the first under
+// a prefix of their own (c2_, c3_...) so that no name collides.
+func startCatalog(tools []routing.Tool, servers map[string]string, copies int) ([]UpstreamConfig, map[string]*server.MCPServer) {
+	byServer := map[string][]routing.Tool{}
+	var order []string
+	for _, tl := range tools {
+		if len(tl.Name)+len("c9_") > maxNameLen {
+			continue // no client takes the name (27 of etom's tools)
+		}
+		if _, ok := byServer[tl.Upstream]; !ok {
+			order = append(order, tl.Upstream)
+		}
+		byServer[tl.Upstream] = append(byServer[tl.Upstream], tl)
+	}
+	builtins := map[string]*server.MCPServer{}
+	var ups []UpstreamConfig
+	for c := range copies {
+		for _, srv := range order {
+			name := strings.Trim(unsafeName.ReplaceAllString(srv, "_"), "_")
+			prefix := ""
+			if c > 0 {
+				name, prefix = fmt.Sprintf("%s_c%d", name, c+1), fmt.Sprintf("c%d_", c+1)
+			}
+			for base, i := name, 2; builtins[name] != nil; i++ {
+				name = fmt.Sprintf("%s_%d", base, i)
+			}
+			builtins[name] = catalogServer(name, byServer[srv])
+			ups = append(ups, UpstreamConfig{Name: name, Prefix: prefix, Transport: TransportBuiltin, Builtin: name,
+				Domain: srv, Description: servers[srv]})
+		}
+	}
+	return ups, builtins
+}
+
+// BenchmarkStartCatalog starts a gateway over etom's 491 servers (2,348
+// tools, those whose names a client takes), and over copies of them
+// (4,696 and 18,784 tools), as serve
+// does: tool pins in a real SQLite state, the poisoning scan on (warn), a
+// server whose router indexes the catalog. Each iteration is a first
+// start (pins/new: every tool pinned on first sight) or a restart
+// (pins/kept: the pins are there). It reports the time until the
+// catalog is searchable (every tool in the router's index), the CPU time
+// the process spent meanwhile (s-cpu, the upstreams' part included:
+// steadier than the time on a busy machine), the heap the gateway holds then over what the in-process upstreams hold (after a
+// GC), and what it allocated on the way.
+//
+//	go test -run '^$' -bench BenchmarkStartCatalog -benchtime 3x ./proxy/
+func BenchmarkStartCatalog(b *testing.B) {
+	tools, servers := etomCatalog(b)
+	for _, copies := range []int{1, 2, 8} {
+		for _, kept := range []bool{false, true} {
+			ups, builtins := startCatalog(tools, servers, copies)
+			total := countTools(builtins, ups)
+			name := fmt.Sprintf("tools=%d/pins=%s", total, map[bool]string{false: "new", true: "kept"}[kept])
+			b.Run(name, func(b *testing.B) {
+				dir := ""
+				if kept {
+					dir = b.TempDir()
+					startGateway(b, ups, builtins, dir) // pins every tool
+				}
+				var took time.Duration
+				var heap, alloc, cpu float64
+				for b.Loop() {
+					d := dir
+					if !kept {
+						d = b.TempDir()
+					}
+					c := cpuSeconds()
+					t, h, a := startGateway(b, ups, builtins, d)
+					cpu += cpuSeconds() - c
+					took, heap, alloc = took+t, heap+h, alloc+a
+				}
+				n := float64(b.N)
+				b.ReportMetric(took.Seconds()/n, "s-searchable")
+				b.ReportMetric(cpu/n, "s-cpu")
+				b.ReportMetric(heap/n/(1<<20), "MiB-heap")
+				b.ReportMetric(alloc/n/(1<<20), "MiB-alloc")
+				b.ReportMetric(heap/n/float64(total)/(1<<10), "KiB-heap/tool")
+			})
+		}
+	}
+}
+
+// startGateway starts a hub and a server over ups with its pins in the
+// state in dir, and returns how long the catalog took to become
+// searchable, the heap held then beyond the heap before, and the bytes
+// allocated meanwhile.
+func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*server.MCPServer, dir string) (time.Duration, float64, float64) {
+	b.Helper()
+	b.StopTimer()
+	before := heapNow()
+	b.StartTimer()
+	began := time.Now()
+	db, err := state.Open(b.Context(), state.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	pins, err := integrity.OpenStore(db.Pins())
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := NewHub(Options{Upstreams: ups, Reserved: ReservedNames(), Pins: pins, Poisoning: integrity.Warn,
+		InitTimeout: 2 * time.Minute,
+		Builtin:     func(name string, _ []string) (*server.MCPServer, error) { return builtins[name], nil }})
+	defer h.Close()
+	rt := routing.NewRouter(routing.RouterOptions{})
+	srv := NewServer(ServerOptions{Hub: h, Router: rt})
+	defer srv.Close()
+	if err := h.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	h.flush()
+	took := time.Since(began)
+	b.StopTimer()
+	defer b.StartTimer()
+	c := h.Catalog()
+	for _, t := range c.Tools {
+		if _, ok := rt.Tool(t.Name); !ok {
+			b.Fatalf("tool %s not searchable", t.Name)
+		}
+	}
+	if want := countTools(builtins, ups); len(c.Tools) != want {
+		b.Fatalf("%d tools in the catalog, want %d (problems: %v)", len(c.Tools), want, c.Problems)
+	}
+	after := heapNow()
+	if path := os.Getenv("START_HEAP_PROFILE"); path != "" { // what the gateway holds once searchable
+		writeHeapProfile(b, path)
+	}
+	return took, float64(after.HeapInuse) - float64(before.HeapInuse), float64(after.TotalAlloc - before.TotalAlloc)
+}
+
+func countTools(builtins map[string]*server.MCPServer, ups []UpstreamConfig) int {
+	n := 0
+	for _, u := range ups {
+		n += len(builtins[u.Builtin].ListTools())
+	}
+	return n
+}
+
+func heapNow() runtime.MemStats {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// cpuSeconds is the CPU time the process has spent on Go code, the
+// runtime's estimate.
+func cpuSeconds() float64 {
+	samples := []metrics.Sample{{Name: "/cpu/classes/user:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/scavenge/total:cpu-seconds"}}
+	metrics.Read(samples)
+	total := 0.0
+	for _, s := range samples {
+		total += s.Value.Float64()
+	}
+	return total
+}

@@ -519,6 +519,9 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	}
 	d.Boundary = r.boundary(&d, req)
 	d.Alerts = r.alerts(d, req)
+	if a, ok := r.guardDestructive(&d, req); ok {
+		d.Alerts = append(d.Alerts, a)
+	}
 	d.Took = time.Since(start)
 	r.trace(req, d)
 	return d
@@ -558,12 +561,13 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 	// caller's and may call back into the router.
 	r.mu.Lock()
 	var rw RequestWords // set on the top few hits
+	foreign := outOfDomain(req.Query)
 	for _, h := range hits {
 		if h.Request != nil {
 			rw = *h.Request
 		}
 		t, ok := r.known[h.Name]
-		if ok {
+		if ok && !foreign(t) {
 			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
 		}
 	}
@@ -688,15 +692,31 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	return abstainedNot
 }
 
-// servesObject is the check that a tool acts on what a two-word request
-// is about: it must match both words ("query logs": calculator_log
-// matches only log, memory_search_nodes only query; "delete the file": a
-// memory server's delete tools match only delete). Such a request gets a
-// partial_match alert rather than an abstention: a request of two words
-// is as often a modifier and a noun ("vegetarian restaurants"), where the
-// tool matching the noun is right.
-func servesObject(c Candidate) bool {
-	return c.Words != 2 || c.Matched == 2
+// partialWords is the longest request, in words, whose every word one
+// tool must match.
+const partialWords = 3
+
+// servedWhole is the check that a top tool acts on what a short request
+// of one clause is about: it must match each of its two or three words,
+// counting those the catalog does not know ("query logs": calculator_log
+// matches only log, memory_search_nodes only query; "read the system
+// logs" with only a smart-home log tool: it matches neither read nor
+// system; "delete the file": a memory server's delete tools match only
+// delete). Such a request gets a partial_match alert that names the
+// words missed, rather than an abstention: a short request is as often a
+// modifier and a noun ("vegetarian restaurants"), where the tool matching
+// the noun is right. A request of several clauses ("5 factorial and 16
+// squared") asks one thing of each tool.
+func servedWhole(d Decision) bool {
+	rw := d.request
+	n := len(rw.Known) + len(rw.Unknown)
+	if rw.Clauses > 1 || n < 2 || n > partialWords {
+		return true
+	}
+	if len(rw.Unknown) > 0 {
+		return false
+	}
+	return slices.ContainsFunc(d.Ranked[:min(len(d.Ranked), wordsCounted)], func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
 // preselect keeps the top k and anything at or above the threshold; the
@@ -812,7 +832,7 @@ func (r *Router) alerts(d Decision, req Request) []Alert {
 	}
 	if d.Abstained {
 		out = append(out, noMatch(d))
-	} else if len(d.Ranked) > 0 && !slices.ContainsFunc(d.Ranked[:min(len(d.Ranked), wordsCounted)], servesObject) {
+	} else if len(d.Ranked) > 0 && !servedWhole(d) {
 		out = append(out, partialMatch(d))
 	}
 	return out

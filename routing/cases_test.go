@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +150,24 @@ func TestRouteExclusiveDomain(t *testing.T) {
 		if !containsName(d.Selected, manual.Name) {
 			t.Errorf("%q: selected %v, want %s", q, names(d.Selected), manual.Name)
 		}
+	}
+}
+
+// TestRouteTraceShowsTheRoutingQuery: the trace shows the cleaned query
+// the ranking read (seed 002's "Query Reconstruction"), beside the
+// request as written.
+func TestRouteTraceShowsTheRoutingQuery(t *testing.T) {
+	var buf strings.Builder
+	r := seedRouter(t, RouterOptions{Trace: &buf})
+	r.Route(context.Background(), Request{Query: "what is 2 plus 3"})
+	var rec struct {
+		Query   string
+		Routing string `json:"routing_query"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
+		t.Fatalf("trace line %q: %v", buf.String(), err)
+	}
+	if rec.Query != "what is 2 plus 3" || !strings.Contains(rec.Routing, "add") {
+		t.Errorf("trace: query %q, routing query %q; want the request and its cleaned form naming add", rec.Query, rec.Routing)
 	}
 }

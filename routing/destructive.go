@@ -35,7 +35,8 @@ func (r *Router) destructive(name string) bool {
 	return ok && isDestructive(t)
 }
 
-// namesObject tells that query names a word of t's name other than a
+// namesObject tells that the request's terms (of its routing query, see
+// cleaned) name a word of t's name other than a
 // destroying verb: its server or the thing it acts on.
 func namesObject(t Tool, query []string) bool {
 	for _, w := range words.Tokens(t.Name) {
@@ -47,14 +48,14 @@ func namesObject(t Tool, query []string) bool {
 }
 
 // guardDestructive adds, when a selected destructive tool's object is not
-// named in the request (and no stated need asked for it), the best-ranked
+// named in the request ("2 plus 3" names add; and no stated need asked for it), the best-ranked
 // non-destructive neighbours the selection lacks, within the fuse cap,
 // and returns the alert; ok is false when no such tool was selected.
 func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	if d.Abstained || len(d.Selected) == 0 {
 		return Alert{}, false
 	}
-	query := words.Tokens(req.Query)
+	query := words.Tokens(r.cleaned(req))
 	var bare []string
 	safe := 0
 	for _, c := range d.Selected {

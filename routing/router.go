@@ -994,7 +994,7 @@ func (r *Router) trace(req Request, d Decision) {
 		return
 	}
 	top := hitsOf(d.Ranked[:min(5, len(d.Ranked))])
-	r.opts.Logger.Debug("routing decision", "query", req.Query, "needs", req.Needs, "route", req.Route,
+	r.opts.Logger.Debug("routing decision", "query", req.Query, "routing_query", r.cleaned(req), "needs", req.Needs, "route", req.Route,
 		"domains", req.Domains, "affinity", d.Affinity, "top", top, "selected", names(d.Selected),
 		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "abstained", d.Abstained, "dur", d.Took)
 	for _, c := range d.Ranked {
@@ -1007,10 +1007,23 @@ func (r *Router) trace(req Request, d Decision) {
 	}
 }
 
+// cleaned is the routing query the lexical ranking reads: the request
+// with its argument values replaced by their kinds and operators by
+// their operations, then the keywords.
+func (r *Router) cleaned(req Request) string {
+	q := prepare(req.Query, r.opts.Lexical.opts.Off).text
+	if k := strings.TrimSpace(req.Keywords); k != "" {
+		q += " " + k
+	}
+	return q
+}
+
 // traceRecord is one line of the trace file.
 type traceRecord struct {
-	Time      time.Time   `json:"time"`
-	Query     string      `json:"query"`
+	Time  time.Time `json:"time"`
+	Query string    `json:"query"`
+	// Routing is the cleaned query the ranking read (see cleaned).
+	Routing   string      `json:"routing_query"`
 	Needs     []string    `json:"needs,omitempty"`
 	Route     fuse.Route  `json:"route,omitempty"`
 	Domains   []string    `json:"domains,omitempty"`
@@ -1026,7 +1039,7 @@ type traceRecord struct {
 }
 
 func (r *Router) writeTrace(req Request, d Decision) {
-	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Needs: req.Needs, Route: req.Route, Domains: req.Domains,
+	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Routing: r.cleaned(req), Needs: req.Needs, Route: req.Route, Domains: req.Domains,
 		Affinity: d.Affinity, Top: d.Ranked[:min(10, len(d.Ranked))], Selected: names(d.Selected), Boundary: d.Boundary,
 		Unknown: d.Unknown, Alerts: d.Alerts, Abstained: d.Abstained, TookMicro: d.Took.Microseconds()}
 	for _, c := range d.Ranked {

@@ -1,6 +1,9 @@
 package routing
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // An exclusive domain is a rule of the catalog, not of scoring: a tool
 // that declares its domain exclusive (the built-in manual, whose domain
@@ -31,4 +34,18 @@ func outOfDomain(query string) func(t Tool) bool {
 		}
 		return !namesDomain(domainOf(t), terms)
 	}
+}
+
+// DomainMeta is the key of a tool's _meta under which its server
+// declares the tool's domain, and whether that domain is exclusive:
+// {"name": "mcp-router", "exclusive": true}.
+const DomainMeta = "io.github.mcp-router/domain"
+
+// DeclaredDomain reads the domain a tool's _meta fields declare under
+// DomainMeta; "" when none.
+func DeclaredDomain(meta map[string]any) (name string, exclusive bool) {
+	m, _ := meta[DomainMeta].(map[string]any)
+	name, _ = m["name"].(string)
+	exclusive, _ = m["exclusive"].(bool)
+	return strings.TrimSpace(name), exclusive && strings.TrimSpace(name) != ""
 }

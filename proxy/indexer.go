@@ -116,8 +116,8 @@ func (x *indexer) embedLoop(ctx context.Context) {
 }
 
 // routingTool is t as the router indexes it: a domain its server
-// declares replaces the upstream's, and annotations that say destructive
-// (and not read-only) make it so.
+// declares replaces the upstream's, and its annotations may say it is
+// destructive (see routing.Destructive).
 func routingTool(t Tool) routing.Tool {
 	var meta map[string]any
 	if t.Def.Meta != nil {
@@ -130,7 +130,7 @@ func routingTool(t Tool) routing.Tool {
 	a := t.Def.Annotations
 	return routing.Tool{Name: t.Name, Upstream: t.Upstream, Domain: domain, Description: t.Def.Description,
 		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract, Exclusive: exclusive,
-		Destructive: a.DestructiveHint != nil && *a.DestructiveHint && (a.ReadOnlyHint == nil || !*a.ReadOnlyHint)}
+		Destructive: routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint)}
 }
 
 func toolsSignature(tools []routing.Tool) string {

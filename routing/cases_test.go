@@ -171,3 +171,27 @@ func TestRouteTraceShowsTheRoutingQuery(t *testing.T) {
 		t.Errorf("trace: query %q, routing query %q; want the request and its cleaned form naming add", rec.Query, rec.Routing)
 	}
 }
+
+// TestDestructiveAnnotations: destructiveHint counts where the server set
+// its hints; the spec's defaults, which mcp-go sends for a tool that says
+// nothing, do not.
+func TestDestructiveAnnotations(t *testing.T) {
+	yes, no := new(bool), new(bool)
+	*yes = true
+	for _, tc := range []struct {
+		name                                  string
+		readOnly, destructive, idem, openWrld *bool
+		want                                  bool
+	}{
+		{"nothing", nil, nil, nil, nil, false},
+		{"the defaults", no, yes, no, yes, false},
+		{"destructive, closed world", no, yes, no, no, true},
+		{"destructive, idempotent", nil, yes, yes, nil, true},
+		{"read-only", yes, yes, nil, nil, false},
+		{"not destructive", no, no, no, yes, false},
+	} {
+		if got := Destructive(tc.readOnly, tc.destructive, tc.idem, tc.openWrld); got != tc.want {
+			t.Errorf("%s: Destructive = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

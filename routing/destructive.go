@@ -17,6 +17,22 @@ import (
 // or overwrites something, as stems.
 var destructiveVerbs = []string{"delet", "remov", "clean", "drop", "reset", "forc", "purg", "wipe", "eras", "destroy"}
 
+// Destructive tells whether a tool's annotations (MCP's four hints, nil
+// when absent) say it destroys or
+// overwrites: destructiveHint true and readOnlyHint not, where the
+// server set its hints. The spec's defaults (readOnlyHint false,
+// destructiveHint true, idempotentHint false, openWorldHint true) are
+// what mcp-go sends for a tool whose server said nothing, so hints equal
+// to them all say nothing: the tool's name may still say it (see
+// isDestructive).
+func Destructive(readOnly, destructive, idempotent, openWorld *bool) bool {
+	set := func(p *bool, def bool) bool { return p != nil && *p != def }
+	if !set(readOnly, false) && !set(destructive, true) && !set(idempotent, false) && !set(openWorld, true) {
+		return false // the defaults, or nothing
+	}
+	return destructive != nil && *destructive && (readOnly == nil || !*readOnly)
+}
+
 // neighbours is how many non-destructive tools a destructive one comes with.
 const neighbours = 2
 
@@ -81,7 +97,7 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 		d.Selected = append(d.Selected, c)
 		safe++
 	}
-	msg := fmt.Sprintf("Routing alert: %s can delete or overwrite things, and the request %q names neither the tool's object nor its server. "+
+	msg := fmt.Sprintf("Routing alert: %s can delete or overwrite things, and the request %q names neither what it acts on nor its server. "+
 		"Do not call it unless the user asked for exactly that; the other tools here may serve the request, or tell the user what is missing.",
 		strings.Join(bare, ", "), req.Query)
 	return Alert{Kind: "destructive", Tools: bare, Message: msg}, true

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
 // The seeds' and a newcomer's own requests, at the router: each case
@@ -192,6 +194,31 @@ func TestDestructiveAnnotations(t *testing.T) {
 	} {
 		if got := Destructive(tc.readOnly, tc.destructive, tc.idem, tc.openWrld); got != tc.want {
 			t.Errorf("%s: Destructive = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRouteStatedNeedIsNeverCalledMissing: a need the model states and
+// the ranking agrees with (among its top tools) is handed over without
+// an abstention or a "missing" alert: seed 000's quick example (a
+// simple route, one need) and seed 001's "What is 25 + 37?" with
+// tools: [calculator_add].
+func TestRouteStatedNeedIsNeverCalledMissing(t *testing.T) {
+	r := seedRouter(t)
+	r.SetUpstream("google_maps", []Tool{
+		{Name: "google_maps_directions", Upstream: "google_maps", Description: "Get directions between two places by car, transit, walking or bicycle."},
+		{Name: "google_maps_search_places", Upstream: "google_maps", Description: "Search for places with a text query."},
+		{Name: "google_maps_get_place_details", Upstream: "google_maps", Description: "Get the details of a place by its id."},
+	})
+	for _, req := range []Request{
+		{Query: "directions from the station to the museum", Needs: []string{"google_maps_directions"}, Route: fuse.RouteSimple},
+		{Query: "how do I get to the museum", Needs: []string{"google_maps_directions"}, Route: fuse.RouteSimple},
+		{Query: "What is 25 + 37?", Needs: []string{"calculator_add"}},
+	} {
+		d := r.Route(context.Background(), req)
+		if d.Abstained || !containsName(d.Selected, req.Needs[0]) || alertOf(d, "no_match") != nil || alertOf(d, "partial_match") != nil {
+			t.Errorf("%q with needs %v: selected %v, abstained %v, alerts %+v; want the need, no abstention, no missing alert",
+				req.Query, req.Needs, names(d.Selected), d.Abstained, d.Alerts)
 		}
 	}
 }

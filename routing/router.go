@@ -497,7 +497,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		} else {
 			d.Ranked, d.request = r.rank(ctx, req, candidatePool)
 		}
-		d.why = r.abstains(req.Query, d.Ranked)
+		d.why = r.abstains(req, d.Ranked)
 		d.Abstained = d.why != abstainedNot
 	}
 	var selected []fuse.Candidate
@@ -514,8 +514,11 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	d.Unknown, d.Dropped = res.Unknown, res.Dropped
 	d.Selected = r.candidates(res.Tools, d.Ranked)
 	if strings.TrimSpace(req.Query) != "" && !d.Abstained {
-		// Nothing ranked passed the noise floor: only stated needs, if any.
-		d.Abstained = !slices.ContainsFunc(d.Selected, func(c Candidate) bool { return !slices.Contains(req.Needs, c.Name) })
+		// Nothing ranked passed the noise floor: only stated needs, if
+		// any, and none of them among the ranking's top tools.
+		d.Abstained = !slices.ContainsFunc(d.Selected, func(c Candidate) bool {
+			return !slices.Contains(req.Needs, c.Name) || c.Coverage > 0 && rankOf(d.Ranked, c.Name) < r.opts.TopK
+		})
 	}
 	d.Boundary = r.boundary(&d, req)
 	d.Alerts = r.alerts(d, req)
@@ -650,10 +653,12 @@ func domainOf(t Tool) string {
 // than the one below it), or the ranking does not commit to its top
 // (flat, see commitment.go), or query asks for advice or an errand
 // about things the catalog does not know (see advice.go); unless a
-// lesson raised one of the top tools for it. It reads coverage before
+// lesson raised one of the top tools for it, or the model stated a need
+// for one of them (a need the ranking agrees with is never called
+// missing: seed 000's needs-first policy). It reads coverage before
 // affinity and lessons' scores: neither says whether the catalog can do
 // what is asked.
-func (r *Router) abstains(query string, ranked []Candidate) abstention {
+func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
 		return abstainedCoverage
 	}
@@ -662,7 +667,9 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	}
 	// A lesson that raised a top tool for this request is experience
 	// that it serves it.
-	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool { return c.Lesson > 0 }) {
+	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool {
+		return c.Lesson > 0 || c.Coverage > 0 && slices.Contains(req.Needs, c.Name)
+	}) {
 		return abstainedNot
 	}
 	top := ranked[0]
@@ -686,7 +693,7 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	for _, c := range ranked[:min(len(ranked), wordsCounted)] {
 		foreign = max(foreign, c.Foreign)
 	}
-	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(query) {
+	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(req.Query) {
 		return abstainedAdvice
 	}
 	return abstainedNot
@@ -706,17 +713,19 @@ const partialWords = 3
 // words missed, rather than an abstention: a short request is as often a
 // modifier and a noun ("vegetarian restaurants"), where the tool matching
 // the noun is right. A request of several clauses ("5 factorial and 16
-// squared") asks one thing of each tool.
-func servedWhole(d Decision) bool {
+// squared") asks one thing of each tool, and a top tool the model stated
+// a need for is its own choice.
+func servedWhole(d Decision, needs []string) bool {
 	rw := d.request
 	n := len(rw.Known) + len(rw.Unknown)
-	if rw.Clauses > 1 || n < 2 || n > partialWords {
+	top := d.Ranked[:min(len(d.Ranked), wordsCounted)]
+	if rw.Clauses > 1 || n < 2 || n > partialWords || slices.ContainsFunc(top, func(c Candidate) bool { return slices.Contains(needs, c.Name) }) {
 		return true
 	}
 	if len(rw.Unknown) > 0 {
 		return false
 	}
-	return slices.ContainsFunc(d.Ranked[:min(len(d.Ranked), wordsCounted)], func(c Candidate) bool { return c.Matched >= len(rw.Known) })
+	return slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
 // preselect keeps the top k and anything at or above the threshold; the
@@ -832,7 +841,7 @@ func (r *Router) alerts(d Decision, req Request) []Alert {
 	}
 	if d.Abstained {
 		out = append(out, noMatch(d))
-	} else if len(d.Ranked) > 0 && !servedWhole(d) {
+	} else if len(d.Ranked) > 0 && !servedWhole(d, req.Needs) {
 		out = append(out, partialMatch(d))
 	}
 	return out

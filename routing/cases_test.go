@@ -222,3 +222,25 @@ func TestRouteStatedNeedIsNeverCalledMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionDetourOnlyFromTheSameRequest: a detour's lesson is learned
+// only from a call that served the request the detour began with: a
+// search for something else in between starts a new detour.
+func TestSessionDetourOnlyFromTheSameRequest(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("ha", smartHomeLogs())
+	r.SetUpstream("weather", []Tool{{Name: "weather_forecast", Upstream: "weather", Description: "Get the weather forecast for a city."}})
+	ctx := context.Background()
+	s := r.NewSession(SessionOptions{})
+	s.Discover(ctx, Request{Query: "weather in Paris"})
+	s.Discover(ctx, Request{Query: "show the smart home logbook"})
+	s.Discover(ctx, Request{Query: "Home Assistant logs"})
+	if eff := s.Called("ha_get_logs", true); eff.Detour != "show the smart home logbook" {
+		t.Errorf("detour %q, want the first query of the same request, not the weather", eff.Detour)
+	}
+	s.Discover(ctx, Request{Query: "weather in Paris"})
+	s.Discover(ctx, Request{Query: "Home Assistant logs"})
+	if eff := s.Called("ha_get_logs", true); eff.Detour != "" {
+		t.Errorf("a call that served another request: detour %q, want none", eff.Detour)
+	}
+}

@@ -236,6 +236,14 @@ func NewRouter(opts RouterOptions) *Router {
 		discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
 }
 
+// Internal tells that the fuse policy requires user-facing tools
+// (require_user_facing) and name is not one (internal_tools): such a
+// tool is never ranked, handed over, described, called through the
+// gateway's own tools or named in an alert.
+func (r *Router) Internal(name string) bool {
+	return r.opts.Fuse.RequireUserFacing && r.userFacing != nil && !r.userFacing(name)
+}
+
 // Options returns the options in force, defaults applied.
 func (r *Router) Options() RouterOptions { return r.opts }
 
@@ -582,7 +590,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		}
 		c := out[n]
 		n++
-		if req.Exclude != nil && req.Exclude(h.Name) {
+		if req.Exclude != nil && req.Exclude(h.Name) || r.Internal(h.Name) {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,

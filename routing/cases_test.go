@@ -244,3 +244,25 @@ func TestSessionDetourOnlyFromTheSameRequest(t *testing.T) {
 		t.Errorf("a call that served another request: detour %q, want none", eff.Detour)
 	}
 }
+
+// TestRouteMinQRScoreIsAFloor: a min_qr_score set above the default
+// noise floor drops every ranked tool scoring below it (seed 000), where
+// keep_coverage used to lift a tool scoring 0.013 over it; at the
+// default floor, keep_coverage still hands over what covers enough.
+func TestRouteMinQRScoreIsAFloor(t *testing.T) {
+	strict := DefaultFusePolicy()
+	strict.MinQRScore = 0.9
+	r := seedRouter(t, RouterOptions{Fuse: &strict})
+	for _, q := range []string{"read the system logs", "what is 2 plus 3", "list the files in my home folder and read notes.txt"} {
+		d := r.Route(context.Background(), Request{Query: q})
+		for _, c := range d.Selected {
+			if c.Score < 0.9 && !slices.Contains(d.Boundary, c.Name) {
+				t.Errorf("%q: handed over %s scoring %.3f under min_qr_score 0.9", q, c.Name, c.Score)
+			}
+		}
+	}
+	d := seedRouter(t).Route(context.Background(), Request{Query: "read the system logs"})
+	if !slices.ContainsFunc(d.Selected, func(c Candidate) bool { return c.Score < DefaultNoiseFloor }) {
+		t.Errorf("default floor: selected %v; want keep_coverage to hand over a tool under the floor", hitsOf(d.Selected))
+	}
+}

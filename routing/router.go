@@ -754,9 +754,13 @@ func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candida
 	// The top-k tools handed over are a prefix of the ranking: the
 	// deepest that passes on its own (its score at the noise floor, or
 	// its coverage at KeepCoverage) takes every tool above it along.
+	// KeepCoverage lifts tools over the default noise floor only: a
+	// min_qr_score set above it is the person's floor (seed 000: drop what
+	// scores below it), which nothing lifts.
+	keep := r.opts.KeepCoverage > 0 && r.opts.Fuse.MinQRScore <= DefaultNoiseFloor
 	last := -1
 	for i, c := range ranked[:min(len(ranked), topK)] {
-		if c.Score >= r.opts.Fuse.MinQRScore || r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+		if c.Score >= r.opts.Fuse.MinQRScore || keep && c.Coverage >= r.opts.KeepCoverage {
 			last = i
 		}
 	}

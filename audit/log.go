@@ -25,8 +25,9 @@ type Options struct {
 	Keep int
 	// Store also keeps the records, when set.
 	Store Store
-	// Queue is how many records may wait for the writer; past it records
-	// are dropped [DefaultQueue].
+	// Queue is how many records may wait for the writer; past it Record
+	// waits for room (the writer is behind: calls slow down rather than
+	// go unrecorded) [DefaultQueue].
 	Queue int
 	// StoreTimeout bounds one write to Store [5s].
 	StoreTimeout time.Duration
@@ -52,9 +53,9 @@ type Options struct {
 	// Adopt are the spools of earlier processes (exited), written to Store
 	// before this one's and then removed.
 	Adopt []string
-	// OnDrop is called for each record dropped because the queue was full
-	// or Store failed with the spool full or unset (to count it in a
-	// metric); nil is none.
+	// OnDrop is called for each record dropped because Store failed with
+	// the spool full or unset, or because it came after Close (to count it
+	// in a metric); nil is none.
 	OnDrop func()
 	// Logger receives warnings (records dropped, a write failed), at most
 	// one of each kind a minute; nil is silent.
@@ -89,8 +90,10 @@ func (o *Options) defaults() {
 	}
 }
 
-// Log takes records and writes them in the background. Record never
-// blocks; Close writes what is queued and stops the writer.
+// Log takes records and writes them in the background, off the callers'
+// path: Record only queues, and one goroutine the Log owns writes what
+// the queue holds in batches (one Store.Append, one transaction, each).
+// Close writes everything queued and stops the writer.
 type Log struct {
 	opts Options
 	file *rotator // nil without a file
@@ -130,19 +133,18 @@ func Open(opts Options) (*Log, error) {
 	return l, nil
 }
 
-// Record queues r for writing, or drops it (counted) when the queue is
-// full or the log closed. It never blocks.
+// Record queues r for writing. With the queue full it waits for room:
+// the writer always drains it (a Store write is bounded by StoreTimeout,
+// and what the store cannot take goes to the spool), so a record is never
+// dropped for want of room. A record after Close is dropped (counted).
 func (l *Log) Record(r Record) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if !l.closed {
-		select {
-		case l.queue <- r:
-			return
-		default:
-		}
+		l.queue <- r
+		return
 	}
-	l.drop(1, "the writer is behind")
+	l.drop(1, "it came after the log closed")
 }
 
 // drop counts n records dropped, and logs why (at most once a minute).

@@ -166,10 +166,12 @@ func (h *heldStore) Append(ctx context.Context, recs []audit.Record) error {
 // syncBuffer is a log destination safe for the writer and the test.
 type syncBuffer = syncbuf.Buffer
 
-// With the writer behind and the queue full, Record returns at once and
-// drops the record, counting it (OnDrop, Dropped) and warning at most once
-// a minute; what was queued is still written.
-func TestLogQueueFullDropsAndWarns(t *testing.T) {
+// With the writer behind and the queue full, Record waits for room
+// rather than drop the record (backpressure), and returns once the writer
+// takes more; every record is written and none dropped. A record after
+// Close is dropped, counted (OnDrop, Dropped) and warned of at most once
+// a minute.
+func TestLogQueueFullWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := state.NewMemory()
 		defer mem.Close()
@@ -183,29 +185,83 @@ func TestLogQueueFullDropsAndWarns(t *testing.T) {
 		}
 		l.Record(rec(0))
 		<-held.entered // the writer holds rec(0)
-		for i := 1; i <= 5; i++ {
-			l.Record(rec(i)) // 1 and 2 are queued, 3 to 5 dropped
+		l.Record(rec(1))
+		l.Record(rec(2)) // the queue is full
+		var recorded atomic.Int64
+		var wg sync.WaitGroup
+		for i := 3; i <= 5; i++ {
+			wg.Go(func() {
+				l.Record(rec(i))
+				recorded.Add(1)
+			})
 		}
-		if l.Dropped() != 3 || drops.Load() != 3 {
-			t.Errorf("dropped %d (OnDrop %d), want 3", l.Dropped(), drops.Load())
-		}
-		if n := strings.Count(logs.String(), "audit records dropped"); n != 1 {
-			t.Errorf("%d warnings for 3 drops within a minute, want 1:\n%s", n, logs.String())
-		}
-		time.Sleep(time.Minute) // in the bubble: the fake clock moves on
-		l.Record(rec(6))
-		if n := strings.Count(logs.String(), "audit records dropped"); n != 2 {
-			t.Errorf("%d warnings after a minute more, want 2:\n%s", n, logs.String())
+		synctest.Wait()
+		if n := recorded.Load(); n != 0 || l.Dropped() != 0 {
+			t.Fatalf("with the queue full: %d of 3 Record calls returned, %d dropped; want 0 and 0 (waiting)", n, l.Dropped())
 		}
 		close(held.release)
+		wg.Wait()
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := mem.Audit().Query(context.Background(), audit.Filter{})
-		if diff := cmp.Diff([]audit.Record{rec(0), rec(1), rec(2)}, got); diff != "" {
-			t.Errorf("written (-want +got):\n%s", diff)
+		if len(got) != 6 || l.Dropped() != 0 {
+			t.Errorf("after the writer caught up: %d records written, %d dropped; want 6 and 0", len(got), l.Dropped())
+		}
+		l.Record(rec(6))
+		l.Record(rec(7))
+		if l.Dropped() != 2 || drops.Load() != 2 {
+			t.Errorf("two records after Close: dropped %d (OnDrop %d), want 2", l.Dropped(), drops.Load())
+		}
+		if n := strings.Count(logs.String(), "audit records dropped"); n != 1 {
+			t.Errorf("%d warnings for 2 drops within a minute, want 1:\n%s", n, logs.String())
+		}
+		time.Sleep(time.Minute) // in the bubble: the fake clock moves on
+		l.Record(rec(8))
+		if n := strings.Count(logs.String(), "audit records dropped"); n != 2 {
+			t.Errorf("%d warnings after a minute more, want 2:\n%s", n, logs.String())
 		}
 	})
+}
+
+// Many callers at once with a small queue and a slow store: every record
+// reaches the store, none dropped, and Close returns only once all are
+// written.
+func TestLogBackpressureLosesNothing(t *testing.T) {
+	db, err := state.Open(t.Context(), state.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := &batchStore{Store: db.Audit()}
+	l, err := audit.Open(audit.Options{Store: store, Queue: 4, Linger: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const callers, each = 16, 50
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range each {
+				l.Record(rec(c*each + i))
+			}
+		})
+	}
+	wg.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Audit().Query(t.Context(), audit.Filter{Limit: 2 * callers * each})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != callers*each || l.Dropped() != 0 {
+		t.Errorf("%d records from %d callers through a queue of 4: %d written, %d dropped; want all, 0 dropped",
+			callers*each, callers, len(got), l.Dropped())
+	}
+	if sizes := store.sizes(); len(sizes) >= callers*each {
+		t.Errorf("%d records written in %d appends: want batches, not one append a record", callers*each, len(sizes))
+	}
 }
 
 // A file in a directory that does not exist is an error naming it.

@@ -19,7 +19,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// Auditor takes a record of each call; it must not block (audit.Log).
+// Auditor takes a record of each call (see call.Auditor).
 type Auditor = call.Auditor
 
 // The quotas of calls, as package call applies them.

@@ -130,7 +130,7 @@ func NewMetrics() *Metrics {
 	m.registerResults(f)
 	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
 		Name: "mcp_router_audit_records_dropped_total",
-		Help: "Audit records dropped: the audit writer was behind (its queue full), or the audit store failed and its on-disk spool was full.",
+		Help: "Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.",
 	})
 	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 
 // BenchmarkCall measures tools/call, each arm a real process as an MCP
 // client starts or reaches it, over stdio and over streamable HTTP, on the
-// built-in calculator and on a real npm server:
+// built-in calculator and on a real npm server, in both protocol eras
+// (the 2025-11-25 session era and the stateless 2026-07-28 one):
 //
 //	stdio/direct       client -stdio-> mcp-router builtin calculator
 //	stdio/proxy        client -stdio-> mcp-router serve -stdio-> builtin calculator (child)
@@ -32,7 +34,7 @@ import (
 //	stdio/floor        client -stdio-> byte copier -stdio-> builtin calculator (child)
 //	http/direct        client -HTTP->  mcp-router builtin calculator --http
 //	http/proxy         client -HTTP->  mcp-router serve --http -HTTP-> the same calculator
-//	http/floor         client -HTTP->  httputil.ReverseProxy -HTTP-> the same calculator
+//	http/floor         client -HTTP->  TCP splice -HTTP-> the same calculator
 //	stdio-node/direct  client -stdio-> server-everything (Node), its get-sum tool
 //	stdio-node/proxy   client -stdio-> mcp-router serve -stdio-> server-everything (child)
 //	stdio-node/floor   client -stdio-> byte copier -stdio-> server-everything (child)
@@ -44,13 +46,17 @@ import (
 // pipe or socket hops and the wakeups of a third process on the same
 // cores. The calculator answers in tens of microseconds, so any middle
 // shows in full; server-everything is an upstream of the cost a user
-// runs. Each reports ns/op (throughput at the given concurrency), p50/p99
-// latency and, on Linux, server_cpu_µs: the CPU time per call of the
-// process the client talks to (the upstream direct, the gateway or the
-// forwarder alone through it), which a busy machine disturbs far less than
-// throughput. The stdio-node arms skip without node_modules or node.
-// scripts/bench prints them as one table with ratios to direct and to
-// floor, all from one run.
+// runs. The era is the client's: the gateway speaks 2025-11-25 to its
+// upstreams in both (they are pinned so by default), where the direct and
+// floor arms speak the client's era end to end. Each reports ns/op
+// (throughput at the given concurrency), p50/p99 latency and, on Linux,
+// server_cpu_µs: the CPU time per call of the process the client talks to
+// (the upstream direct, the gateway or the forwarder alone through it),
+// which a busy machine disturbs far less than throughput. The stdio-node
+// arms skip without node_modules or node, and in the 2026-07-28 era
+// (server-everything speaks 2025-11-25 at the newest). scripts/bench runs
+// it in interleaved rounds and prints each figure's min/median/max, and
+// ratios to direct and to floor taken within each round.
 //
 // An arm's processes start once, in the first round of its sub-benchmark,
 // and serve every later round, so the rounds that ramp b.N up also warm
@@ -70,72 +76,74 @@ func BenchmarkCall(b *testing.B) {
 	everything, nodeMissing := npmServer("mcp-server-everything")
 	node := writeFile(b, dir, "node.yaml", fmt.Sprintf(
 		"profiles:\n  default:\n    upstreams:\n      everything: {command: %q}\n", everything))
-	stdioFloor := func(tb testing.TB, args ...string) (*client.Client, func() int) {
-		exe, env := floorCommand(tb, "stdio")
-		return stdioClientPID(tb, env, exe, args...)
+	type dialer = func(tb testing.TB, era string) (*client.Client, func() int)
+	stdio := func(env []string, bin string, args ...string) dialer {
+		return func(tb testing.TB, era string) (*client.Client, func() int) {
+			return stdioClientEra(tb, env, era, bin, args...)
+		}
+	}
+	overHTTP := func(url string, pid int) dialer {
+		return func(tb testing.TB, era string) (*client.Client, func() int) {
+			return httpClientEra(tb, url+"/mcp", era), func() int { return pid }
+		}
+	}
+	stdioFloor := func(args ...string) dialer {
+		exe, env := floorCommand(b, "stdio")
+		return stdio(env, exe, args...)
 	}
 	arms := []struct {
 		transport, name, tool string
-		dial                  func(testing.TB) (*client.Client, func() int)
+		dial                  dialer
 	}{
-		{"stdio", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, nil, bin, "builtin", "calculator")
-		}},
-		{"stdio", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, nil, bin, "serve", "--config", child, "--log-level", "error")
-		}},
-		{"stdio", "inproc", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, nil, bin, "serve", "--config", inproc, "--log-level", "error")
-		}},
-		{"stdio", "floor", "add", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioFloor(tb, bin, "builtin", "calculator")
-		}},
-		{"http", "direct", "add", func(tb testing.TB) (*client.Client, func() int) {
-			return httpClient(tb, calcURL+"/mcp"), func() int { return calcPID }
-		}},
-		{"http", "proxy", "calculator_add", func(tb testing.TB) (*client.Client, func() int) {
-			return httpClient(tb, proxyURL+"/mcp"), func() int { return proxyPID }
-		}},
-		{"http", "floor", "add", func(tb testing.TB) (*client.Client, func() int) {
-			return httpClient(tb, floorURL+"/mcp"), func() int { return floorPID }
-		}},
-		{"stdio-node", "direct", "get-sum", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, nil, everything)
-		}},
-		{"stdio-node", "proxy", "everything_get-sum", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioClientPID(tb, nil, bin, "serve", "--config", node, "--log-level", "error")
-		}},
-		{"stdio-node", "floor", "get-sum", func(tb testing.TB) (*client.Client, func() int) {
-			return stdioFloor(tb, everything)
-		}},
+		{"stdio", "direct", "add", stdio(nil, bin, "builtin", "calculator")},
+		{"stdio", "proxy", "calculator_add", stdio(nil, bin, "serve", "--config", child, "--log-level", "error")},
+		{"stdio", "inproc", "calculator_add", stdio(nil, bin, "serve", "--config", inproc, "--log-level", "error")},
+		{"stdio", "floor", "add", stdioFloor(bin, "builtin", "calculator")},
+		{"http", "direct", "add", overHTTP(calcURL, calcPID)},
+		{"http", "proxy", "calculator_add", overHTTP(proxyURL, proxyPID)},
+		{"http", "floor", "add", overHTTP(floorURL, floorPID)},
+		{"stdio-node", "direct", "get-sum", stdio(nil, everything)},
+		{"stdio-node", "proxy", "everything_get-sum", stdio(nil, bin, "serve", "--config", node, "--log-level", "error")},
+		{"stdio-node", "floor", "get-sum", stdioFloor(everything)},
 	}
-	for _, conc := range []int{1, 8, 32} {
-		for _, arm := range arms {
-			var (
-				kept = &lasting{}
-				c    *client.Client
-				pid  func() int
-			)
-			b.Run(fmt.Sprintf("%s/%s/conc=%d", arm.transport, arm.name, conc), func(b *testing.B) {
-				if arm.transport == "stdio-node" && nodeMissing != "" {
-					b.Skip(nodeMissing)
-				}
-				if c == nil {
-					kept.TB = b
-					c, pid = arm.dial(kept)
-					// A gateway answers initialize before its upstreams
-					// connect: the first call waits for a Node start, which
-					// would skew how b.N ramps up. It is not measured.
-					if res, err := c.CallTool(b.Context(), addRequest(arm.tool)); err != nil || res.IsError {
-						b.Fatalf("first call of %s: %v %v", arm.tool, err, res)
+	for _, era := range []string{sessionEra, statelessEra} {
+		for _, conc := range []int{1, 8, 32} {
+			for _, arm := range arms {
+				kept := &lasting{}
+				var (
+					c   *client.Client
+					pid func() int
+				)
+				b.Run(fmt.Sprintf("%s/%s/%s/conc=%d", era, arm.transport, arm.name, conc), func(b *testing.B) {
+					switch {
+					case arm.transport == "stdio-node" && nodeMissing != "":
+						b.Skip(nodeMissing)
+					case arm.transport == "stdio-node" && era == statelessEra:
+						b.Skip("server-everything speaks 2025-11-25 at the newest")
 					}
-				}
-				benchCalls(b, c, pid(), arm.tool, conc)
-			})
-			kept.end()
+					if c == nil {
+						kept.TB = b
+						c, pid = arm.dial(kept, era)
+						// A gateway answers initialize before its upstreams
+						// connect: the first call waits for a Node start, which
+						// would skew how b.N ramps up. It is not measured.
+						if res, err := c.CallTool(b.Context(), addRequest(arm.tool)); err != nil || res.IsError {
+							b.Fatalf("first call of %s: %v %v", arm.tool, err, res)
+						}
+					}
+					benchCalls(b, c, pid(), arm.tool, conc)
+				})
+				kept.end()
+			}
 		}
 	}
 }
+
+// The protocol eras BenchmarkCall measures.
+const (
+	sessionEra   = "2025-11-25"
+	statelessEra = "2026-07-28"
+)
 
 // lasting is a testing.TB whose Cleanup keeps what it is given until end,
 // so what the first round of a sub-benchmark starts outlives the round.
@@ -204,30 +212,44 @@ func startHTTPServer(tb testing.TB, dir string, env []string, bin string, args .
 		}
 	}()
 	tb.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		<-scanned
+		// SIGTERM, not SIGINT: a shell's background job starts with
+		// SIGINT ignored, and a process that ignores it never ends.
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-scanned:
+		case <-time.After(time.Minute): // long for a process under valgrind
+			cmd.Process.Kill()
+			<-scanned
+		}
 		cmd.Wait()
 	})
 	select {
 	case u := <-urls:
 		return u, cmd.Process.Pid
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // long for a process under valgrind
 		tb.Fatalf("%s %v reported no address", filepath.Base(bin), args)
 		return "", 0
 	}
 }
 
-// httpClient connects a streamable HTTP client to url and initializes. Its
-// HTTP client keeps as many idle connections as the benchmark has calls in
-// flight, so connection churn does not hide the server's cost.
+// httpClient connects a streamable HTTP client to url and initializes, on
+// the 2025-11-25 protocol.
 func httpClient(tb testing.TB, url string) *client.Client {
+	tb.Helper()
+	return httpClientEra(tb, url, sessionEra)
+}
+
+// httpClientEra is httpClient on the protocol version era. Its HTTP
+// client keeps as many idle connections as the benchmark has calls in
+// flight, so connection churn does not hide the server's cost.
+func httpClientEra(tb testing.TB, url, era string) *client.Client {
 	tb.Helper()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxIdleConns: 64}}
 	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
+	return startClient(tb, client.NewClient(tr, client.WithProtocolVersion(era)))
 }
 
 func writeFile(tb testing.TB, dir, name, content string) string {
@@ -250,6 +272,12 @@ func stdioClient(tb testing.TB, bin string, args ...string) *client.Client {
 // environment, and says the server's process id.
 func stdioClientPID(tb testing.TB, env []string, bin string, args ...string) (c *client.Client, pid func() int) {
 	tb.Helper()
+	return stdioClientEra(tb, env, sessionEra, bin, args...)
+}
+
+// stdioClientEra is stdioClientPID on the protocol version era.
+func stdioClientEra(tb testing.TB, env []string, era, bin string, args ...string) (c *client.Client, pid func() int) {
+	tb.Helper()
 	var cmd *exec.Cmd
 	tr := transport.NewStdioWithOptions(bin, env, args, transport.WithCommandFunc(
 		func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
@@ -257,7 +285,7 @@ func stdioClientPID(tb testing.TB, env []string, bin string, args ...string) (c 
 			cmd.Env = append(os.Environ(), env...)
 			return cmd, nil
 		}))
-	c = startClient(tb, client.NewClient(tr, client.WithProtocolVersion("2025-11-25")))
+	c = startClient(tb, client.NewClient(tr, client.WithProtocolVersion(era)))
 	return c, func() int { return cmd.Process.Pid }
 }
 
@@ -269,7 +297,7 @@ func startClient(tb testing.TB, c *client.Client) *client.Client {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	initCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	initCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // long for a process under valgrind
 	defer cancel()
 	if _, err := c.Initialize(initCtx, mcp.InitializeRequest{}); err != nil {
 		tb.Fatal(err)
@@ -298,9 +326,13 @@ func benchCalls(b *testing.B, c *client.Client, pid int, tool string, conc int) 
 				if n >= b.N {
 					return
 				}
+				// A call that never comes back (a process gone without the
+				// client noticing) fails the arm instead of hanging the run.
+				ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
 				start := time.Now()
-				res, err := c.CallTool(b.Context(), req)
+				res, err := c.CallTool(ctx, req)
 				lat[n] = time.Since(start)
+				cancel()
 				if err != nil || res.IsError {
 					b.Errorf("call %s: %v %v", tool, err, res)
 					return

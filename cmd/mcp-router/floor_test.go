@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,9 +21,9 @@ import (
 // upstream: the floor arms of BenchmarkCall, the least a process in the
 // middle can cost on this machine. "stdio" runs the command line in its
 // arguments as a child and copies stdin to the child and the child's
-// stdout back, without looking at a byte; "http" serves a reverse proxy
-// to the URL in its first argument and logs its own URL on stderr as
-// serve does.
+// stdout back, without looking at a byte; "http" splices TCP
+// connections to the host of the URL in its first argument, without
+// parsing HTTP, and logs its own URL on stderr as serve does.
 const floorEnvVar = "MCP_ROUTER_BENCH_FLOOR"
 
 // runFloorIfAsked runs the forwarder and exits when floorEnvVar is set;
@@ -94,29 +92,51 @@ func floorStdio(args []string) error {
 	return errors.Join(copyErr, cmd.Wait())
 }
 
-// floorHTTP serves, on a free port of 127.0.0.1, a reverse proxy that
-// passes every request to the origin of args[0] unchanged, keeping as many
-// idle connections to it as the benchmark has calls in flight. It runs
-// until the process is interrupted.
+// floorHTTP listens on a free port of 127.0.0.1 and splices each
+// connection to the host of the URL in args[0]: accept, dial, and copy
+// bytes both ways (io.Copy between TCP connections is splice(2) on
+// Linux), without parsing a byte of HTTP. It runs until the process is
+// terminated.
 func floorHTTP(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("http: want one upstream URL, got %q", args)
 	}
 	target, err := url.Parse(args[0])
-	if err != nil || target.Scheme == "" || target.Host == "" {
-		return fmt.Errorf("http: upstream URL %q: want scheme and host (%v)", args[0], err)
-	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxIdleConns: 64},
+	if err != nil || target.Scheme != "http" || target.Host == "" {
+		return fmt.Errorf("http: upstream URL %q: want http://host:port (%v)", args[0], err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "floor listening url=http://%s/mcp\n", ln.Addr())
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
-	return srv.Serve(ln)
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go splice(conn, target.Host)
+	}
+}
+
+// splice connects client to addr and copies bytes both ways until either
+// side ends, then closes both; the copy it starts ends before it returns.
+func splice(client net.Conn, addr string) {
+	defer client.Close()
+	upstream, err := net.Dial("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(upstream, client)
+		upstream.Close() // the client went: end the copy back
+	}()
+	io.Copy(client, upstream)
+	client.Close() // the upstream went: end the copy there
+	<-done
 }
 
 // The floor forwarders carry a real client's calls to the calculator and
@@ -161,4 +181,45 @@ func TestFloorForwardsCalls(t *testing.T) {
 		floorURL, _ := startHTTPServer(t, dir, env, exe, calcURL)
 		add(t, httpClient(t, floorURL+"/mcp"))
 	})
+}
+
+// The HTTP floor copies bytes and parses none: bytes that are not HTTP at
+// all come back unchanged from a TCP echo server behind it (a reverse
+// proxy would answer them 400), so its cost is the least any HTTP proxy
+// could have.
+func TestFloorHTTPOnlyCopiesBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echoed := make(chan struct{})
+	go func() {
+		defer close(echoed)
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		io.Copy(conn, conn)
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-echoed
+	})
+	exe, env := floorCommand(t, "http")
+	floorURL, _ := startHTTPServer(t, t.TempDir(), env, exe, "http://"+ln.Addr().String())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(floorURL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	want := "not HTTP \x00\x01\xff\r\n\r\n"
+	if _, err := io.WriteString(conn, want); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(conn, got); err != nil || string(got) != want {
+		t.Fatalf("through the floor: got %q (%v), want the bytes sent, %q", got, err, want)
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/internal/pgtest"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -342,7 +343,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pins.Check("remote", []mcp.Tool{mcp.NewTool("echo", mcp.WithDescription("Echo the text back, as pinned before"),
+	if _, err := pins.Check(proxy.PinKey(proxy.UpstreamConfig{URL: upstream}), []mcp.Tool{mcp.NewTool("echo", mcp.WithDescription("Echo the text back, as pinned before"),
 		mcp.WithString("text"))}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/mcp-router/mcp-router/audit"
 )
 
-// Auditor takes a record of each call; it must not block (audit.Log).
+// Auditor takes a record of each call. audit.Log queues it and returns at
+// once, and waits for room only when its writer is a full queue behind.
 type Auditor interface {
 	Record(audit.Record)
 }

@@ -15,6 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func withToken(token string, hdr map[string]string) map[string]string {
@@ -160,6 +164,94 @@ func TestBoundDownstreamHTTPStreamsPerSession(t *testing.T) {
 	if r := g.send(t, http.MethodDelete, nil, inSession(sid)); r.status != http.StatusOK {
 		t.Errorf("DELETE: got %d %s, want 200", r.status, r.body)
 	}
+}
+
+// A client that holds its standalone GET stream open (as mcp-go's does
+// with continuous listening) still has DefaultMaxStreamsPerSession calls
+// in flight on that session: the stream takes no room from the calls,
+// and none of 32 slow calls is refused.
+func TestBoundHTTPStreamDoesNotCountAgainstCalls(t *testing.T) {
+	g := newGuarded(t, Options{})
+	//lint:ignore SA1019 the standalone GET stream of a 2025-11-25 session is what this test holds open
+	tr, err := transport.NewStreamableHTTP(g.URL, transport.WithContinuousListening(), transport.WithHTTPBasicClient(g.client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion("2025-11-25"))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the client's GET stream to reach the server", func() bool { return g.gets() == 1 })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	before := g.reached()
+	refused := make(chan error, DefaultMaxStreamsPerSession)
+	var wg sync.WaitGroup
+	for range DefaultMaxStreamsPerSession {
+		wg.Go(func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "hang"
+			if _, err := c.CallTool(ctx, req); err != nil && ctx.Err() == nil {
+				refused <- err
+			}
+		})
+	}
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for g.reached() < before+DefaultMaxStreamsPerSession {
+		select {
+		case err := <-refused:
+			t.Fatalf("a call with the GET stream open and fewer than %d calls in flight: %v", DefaultMaxStreamsPerSession, err)
+		case <-deadline.C:
+			t.Fatalf("%d of %d calls reached the server", g.reached()-before, DefaultMaxStreamsPerSession)
+		case <-tick.C:
+		}
+	}
+	cancel()
+	wg.Wait()
+}
+
+// Streams and calls are capped apart: with room for one of each, a
+// second stream is refused while a call still enters, and the reverse.
+func TestBoundStreamsAndCallsCountedApart(t *testing.T) {
+	o := newOwners(time.Hour)
+	now := time.Now()
+	bindSession(t, o, "s", noPrincipal, "c", now)
+	const stream, call = true, false
+	for _, step := range []struct {
+		stream bool
+		want   admission
+	}{{stream, admitted}, {stream, tooManyStreams}, {call, admitted}, {call, tooManyStreams}} {
+		if got := o.enter("s", noPrincipal, false, 1, step.stream, now); got != step.want {
+			t.Fatalf("enter (stream %v) with one stream and one call allowed: got %v, want %v", step.stream, got, step.want)
+		}
+	}
+	o.leave("s", stream, now)
+	if got := o.enter("s", noPrincipal, false, 1, call, now); got != tooManyStreams {
+		t.Errorf("a call after the stream ended, its call still in flight: got %v, want tooManyStreams", got)
+	}
+	if got := o.enter("s", noPrincipal, false, 1, stream, now); got != admitted {
+		t.Errorf("a stream after the stream ended: got %v, want admitted", got)
+	}
+}
+
+// gets is how many GET requests got past Guard.
+func (g *guarded) gets() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, r := range g.seen {
+		if r.Method == http.MethodGet {
+			n++
+		}
+	}
+	return n
 }
 
 // Bodies held in memory at once are bounded: two calls in flight whose

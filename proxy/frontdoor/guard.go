@@ -90,10 +90,11 @@ type Options struct {
 	// tokens are configured, else its address (see TrustedProxies). Past it, a request
 	// that would open a session gets 429.
 	MaxSessionsPerClient int
-	// MaxStreamsPerSession bounds the requests in flight in one session
-	// (GET event streams and POSTed calls being answered)
-	// [DefaultMaxStreamsPerSession]. Past it, a request gets 429; a
-	// DELETE, a notification and a response are always let through.
+	// MaxStreamsPerSession bounds the calls in flight in one session
+	// (POSTed requests being answered), and apart from them its open GET
+	// event streams, so a client's standalone stream takes no room from
+	// its calls [DefaultMaxStreamsPerSession]. Past it, a request gets
+	// 429; a DELETE, a notification and a response are always let through.
 	MaxStreamsPerSession int
 	// TokenFailures bounds the refused bearer tokens each client address
 	// (see TrustedProxies) may send: past it, every request from the address gets 429 with

@@ -586,14 +586,14 @@ func TestSEC06OwnersForgetIdleSessions(t *testing.T) {
 	bindSession(t, o, "old", p0, "a", t0)
 	bindSession(t, o, "kept", p1, "b", t0)
 	bindSession(t, o, "streaming", p0, "a", t0)
-	if o.enter("streaming", p0, true, 0, t0) != admitted {
+	if o.enter("streaming", p0, true, 0, true, t0) != admitted {
 		t.Fatal("the owner of a session was refused")
 	}
-	if o.enter("kept", p1, true, 0, t0.Add(50*time.Second)) != admitted || o.enter("kept", p0, true, 0, t0) != notFound ||
-		o.enter("unknown", p0, true, 0, t0) != notFound {
+	if o.enter("kept", p1, true, 0, false, t0.Add(50*time.Second)) != admitted || o.enter("kept", p0, true, 0, false, t0) != notFound ||
+		o.enter("unknown", p0, true, 0, false, t0) != notFound {
 		t.Fatal("enter does not follow the bindings")
 	}
-	o.leave("kept", t0.Add(50*time.Second))
+	o.leave("kept", false, t0.Add(50*time.Second))
 	bindSession(t, o, "new", p0, "a", t0.Add(90*time.Second))
 	if _, ok := o.by["old"]; ok {
 		t.Error("a binding idle for 90s (ttl 1m) was kept")

@@ -246,10 +246,10 @@ func TestSessionBoundToProfile(t *testing.T) {
 	now := time.Now()
 	admin, staff := principal{name: "oidc:ada", profile: "admin"}, principal{name: "oidc:ada", profile: "staff"}
 	bindSession(t, o, "s1", admin, "principal oidc:ada", now)
-	if got := o.enter("s1", staff, true, 0, now); got != notFound {
+	if got := o.enter("s1", staff, true, 0, false, now); got != notFound {
 		t.Errorf("same subject, another profile: got %v, want notFound", got)
 	}
-	if got := o.enter("s1", admin, true, 0, now); got != admitted {
+	if got := o.enter("s1", admin, true, 0, false, now); got != admitted {
 		t.Errorf("the opener: got %v, want admitted", got)
 	}
 }

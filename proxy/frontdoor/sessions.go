@@ -38,7 +38,8 @@ type ownerEntry struct {
 	p        principal
 	client   string // the key its client's sessions are counted under
 	lastSeen time.Time
-	active   int // requests in flight
+	active   int // requests in flight, calls and event streams
+	streams  int // of which GET event streams
 }
 
 // clientSessions are one client's sessions, and its requests that may
@@ -59,10 +60,13 @@ const (
 	tooManyStreams                  // the session has its most requests in flight
 )
 
-// enter admits a request of p for session sid. With owned, a session not
-// bound to p is notFound; without, an unknown session is untracked. A
-// session with maxStreams requests in flight gets tooManyStreams.
-func (o *owners) enter(sid string, p principal, owned bool, maxStreams int, now time.Time) admission {
+// enter admits a request of p for session sid; stream says it is a GET
+// event stream rather than a call. With owned, a session not bound to p
+// is notFound; without, an unknown session is untracked. A call in a
+// session with maxStreams calls in flight gets tooManyStreams, and so
+// does a stream in one with maxStreams streams open: the two are counted
+// apart, so a client's standalone GET stream takes no room from its calls.
+func (o *owners) enter(sid string, p principal, owned bool, maxStreams int, stream bool, now time.Time) admission {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.by[sid]
@@ -71,20 +75,34 @@ func (o *owners) enter(sid string, p principal, owned bool, maxStreams int, now 
 		return notFound
 	case !ok:
 		return untracked
-	case maxStreams > 0 && e.active >= maxStreams:
+	case maxStreams > 0 && e.held(stream) >= maxStreams:
 		return tooManyStreams
 	}
 	e.lastSeen = now
 	e.active++
+	if stream {
+		e.streams++
+	}
 	return admitted
 }
 
-func (o *owners) leave(sid string, now time.Time) {
+// held is how many requests of a kind (streams, or calls) are in flight.
+func (e *ownerEntry) held(stream bool) int {
+	if stream {
+		return e.streams
+	}
+	return e.active - e.streams
+}
+
+func (o *owners) leave(sid string, stream bool, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if e, ok := o.by[sid]; ok {
 		e.lastSeen = now
 		e.active--
+		if stream {
+			e.streams--
+		}
 	}
 }
 
@@ -193,8 +211,9 @@ func (g *guard) clientOf(r *http.Request, p principal) string {
 //   - a POST without a session may open one: refused (429) when its client
 //     has MaxSessionsPerClient open; a session it opens (its response
 //     names a new session id) is bound to p and counted to its client;
-//   - a request in a session with MaxStreamsPerSession requests in flight
-//     is refused (429);
+//   - a call in a session with MaxStreamsPerSession calls in flight is
+//     refused (429), and so is a GET stream in one with as many streams
+//     open (counted apart from the calls);
 //   - with several tokens (owned), a request for a session not bound to p
 //     is refused as for an unknown session (404);
 //   - a session ended by DELETE is forgotten.
@@ -224,7 +243,8 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		}}, r)
 		return
 	}
-	adm := g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+	stream := r.Method == http.MethodGet
+	adm := g.owners.enter(sid, p, owned, g.maxStreams, stream, time.Now())
 	if adm == notFound || adm == untracked {
 		adopted, full := g.adopt(r.Context(), sid, p, client)
 		if full {
@@ -233,26 +253,30 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 			return
 		}
 		if adopted {
-			adm = g.owners.enter(sid, p, owned, g.maxStreams, time.Now())
+			adm = g.owners.enter(sid, p, owned, g.maxStreams, stream, time.Now())
 		}
 	}
 	if adm == tooManyStreams && holdsNoStream(r) {
-		adm = g.owners.enter(sid, p, owned, 0, time.Now())
+		adm = g.owners.enter(sid, p, owned, 0, stream, time.Now())
 	}
 	switch adm {
 	case notFound:
 		g.refuse(w, r, http.StatusNotFound, "session not found", "cause", "not a session of this token")
 		return
 	case tooManyStreams:
+		what := "requests open"
+		if stream {
+			what = "event streams open"
+		}
 		g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
-			"this session has %d requests open (streams and calls), the most allowed: wait for one to end", g.maxStreams))
+			"this session has %d %s, the most allowed: wait for one to end", g.maxStreams, what))
 		return
 	case untracked:
 		g.next.ServeHTTP(w, r)
 		return
 	}
 	g.next.ServeHTTP(w, r)
-	g.owners.leave(sid, time.Now())
+	g.owners.leave(sid, stream, time.Now())
 	if r.Method == http.MethodDelete {
 		g.owners.forget(sid)
 	}

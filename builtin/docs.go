@@ -30,6 +30,10 @@ const (
 	maxResults     = 50
 	// builtInDocs names the documents searched without --root.
 	builtInDocs = "mcp-router's built-in documentation"
+	// manualDomainKey is the _meta key (routing.DomainMeta) under which
+	// the built-in manual's tool declares its domain, mcp-router, as
+	// exclusive: the router ranks it only for requests that name it.
+	manualDomainKey = "io.github.mcp-router/domain"
 )
 
 // docFormats maps the file extensions that are indexed to how their headings are written.
@@ -80,7 +84,11 @@ func newDocs(args []string) (*server.MCPServer, error) {
 		d.root, d.embedded = builtInDocs, mcprouter.Docs
 	}
 	srv := newServer("docs")
-	srv.AddTool(searchDocumentsTool, d.search)
+	tool := searchDocumentsTool
+	if !set {
+		tool.Meta = mcp.NewMetaFromMap(map[string]any{manualDomainKey: map[string]any{"name": "mcp-router", "exclusive": true}})
+	}
+	srv.AddTool(tool, d.search)
 	return srv, nil
 }
 

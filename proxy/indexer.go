@@ -115,9 +115,22 @@ func (x *indexer) embedLoop(ctx context.Context) {
 	}
 }
 
+// routingTool is t as the router indexes it: a domain its server
+// declares replaces the upstream's, and its annotations may say it is
+// destructive (see routing.Destructive).
 func routingTool(t Tool) routing.Tool {
-	return routing.Tool{Name: t.Name, Upstream: t.Upstream, Domain: t.Domain, Description: t.Def.Description,
-		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract}
+	var meta map[string]any
+	if t.Def.Meta != nil {
+		meta = t.Def.Meta.AdditionalFields
+	}
+	domain, exclusive := routing.DeclaredDomain(meta)
+	if domain == "" {
+		domain = t.Domain
+	}
+	a := t.Def.Annotations
+	return routing.Tool{Name: t.Name, Upstream: t.Upstream, Domain: domain, Description: t.Def.Description,
+		InputSchema: t.Def.RawInputSchema, Original: t.Original, Server: t.Server, Contract: t.Contract, Exclusive: exclusive,
+		Destructive: routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint)}
 }
 
 // toolsSignature is a digest of tools as the router indexes them: held

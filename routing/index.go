@@ -23,6 +23,13 @@ type Tool struct {
 	// of several instances of one server share it, and the router offers
 	// only the best-ranked of them. "" means unknown: never collapsed.
 	Contract string
+	// Destructive tells that the tool's annotations say destructiveHint:
+	// it needs its object named (see destructive.go).
+	Destructive bool
+	// Exclusive tells that the tool serves only requests that name its
+	// Domain, as the built-in manual serves questions about mcp-router
+	// (see exclusive.go).
+	Exclusive bool
 }
 
 // Hit is one ranked tool. Score is calibrated to [0, 1] (see calibrate.go);

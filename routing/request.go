@@ -147,6 +147,10 @@ var wordOpRe = regexp.MustCompile(`(?i)(\d)\s+(plus|minus|times)\s+(\d)`)
 
 var wordOps = map[string]string{"plus": "add sum numbers", "minus": "subtract difference numbers", "times": "multiply product numbers"}
 
+// percentRe is a share of a number: "15% of 240", "15 percent of 240",
+// a product of the two numbers.
+var percentRe = regexp.MustCompile(`(?i)(\d)\s*(?:%|percent)\s+of\s+(\d)`)
+
 // prepare rewrites a request as described above, but for the
 // heuristics off turns off.
 func prepare(q string, off Heuristics) prepared {
@@ -174,6 +178,9 @@ func prepare(q string, off Heuristics) prepared {
 			sm := wordOpRe.FindStringSubmatch(m)
 			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
 		})
+	}
+	if digits && strings.Contains(q, " of ") {
+		q = percentRe.ReplaceAllString(q, "$1 multiply product numbers $2")
 	}
 	low := asciiLower(q)
 	for _, ph := range phrases {

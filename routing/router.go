@@ -236,6 +236,14 @@ func NewRouter(opts RouterOptions) *Router {
 		discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
 }
 
+// Internal tells that the fuse policy requires user-facing tools
+// (require_user_facing) and name is not one (internal_tools): such a
+// tool is never ranked, handed over, described, called through the
+// gateway's own tools or named in an alert.
+func (r *Router) Internal(name string) bool {
+	return r.opts.Fuse.RequireUserFacing && r.userFacing != nil && !r.userFacing(name)
+}
+
 // Options returns the options in force, defaults applied.
 func (r *Router) Options() RouterOptions { return r.opts }
 
@@ -497,7 +505,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		} else {
 			d.Ranked, d.request = r.rank(ctx, req, candidatePool)
 		}
-		d.why = r.abstains(req.Query, d.Ranked)
+		d.why = r.abstains(req, d.Ranked)
 		d.Abstained = d.why != abstainedNot
 	}
 	var selected []fuse.Candidate
@@ -514,11 +522,17 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 	d.Unknown, d.Dropped = res.Unknown, res.Dropped
 	d.Selected = r.candidates(res.Tools, d.Ranked)
 	if strings.TrimSpace(req.Query) != "" && !d.Abstained {
-		// Nothing ranked passed the noise floor: only stated needs, if any.
-		d.Abstained = !slices.ContainsFunc(d.Selected, func(c Candidate) bool { return !slices.Contains(req.Needs, c.Name) })
+		// Nothing ranked passed the noise floor: only stated needs, if
+		// any, and none of them among the ranking's top tools.
+		d.Abstained = !slices.ContainsFunc(d.Selected, func(c Candidate) bool {
+			return !slices.Contains(req.Needs, c.Name) || c.Coverage > 0 && rankOf(d.Ranked, c.Name) < r.opts.TopK
+		})
 	}
 	d.Boundary = r.boundary(&d, req)
 	d.Alerts = r.alerts(d, req)
+	if a, ok := r.guardDestructive(&d, req); ok {
+		d.Alerts = append(d.Alerts, a)
+	}
 	d.Took = time.Since(start)
 	r.trace(req, d)
 	return d
@@ -558,12 +572,13 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 	// caller's and may call back into the router.
 	r.mu.Lock()
 	var rw RequestWords // set on the top few hits
+	foreign := outOfDomain(req.Query)
 	for _, h := range hits {
 		if h.Request != nil {
 			rw = *h.Request
 		}
 		t, ok := r.known[h.Name]
-		if ok {
+		if ok && !foreign(t) {
 			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
 		}
 	}
@@ -575,7 +590,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		}
 		c := out[n]
 		n++
-		if req.Exclude != nil && req.Exclude(h.Name) {
+		if req.Exclude != nil && req.Exclude(h.Name) || r.Internal(h.Name) {
 			continue
 		}
 		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
@@ -646,10 +661,12 @@ func domainOf(t Tool) string {
 // than the one below it), or the ranking does not commit to its top
 // (flat, see commitment.go), or query asks for advice or an errand
 // about things the catalog does not know (see advice.go); unless a
-// lesson raised one of the top tools for it. It reads coverage before
+// lesson raised one of the top tools for it, or the model stated a need
+// for one of them (a need the ranking agrees with is never called
+// missing: seed 000's needs-first policy). It reads coverage before
 // affinity and lessons' scores: neither says whether the catalog can do
 // what is asked.
-func (r *Router) abstains(query string, ranked []Candidate) abstention {
+func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
 		return abstainedCoverage
 	}
@@ -658,7 +675,9 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	}
 	// A lesson that raised a top tool for this request is experience
 	// that it serves it.
-	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool { return c.Lesson > 0 }) {
+	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool {
+		return c.Lesson > 0 || c.Coverage > 0 && slices.Contains(req.Needs, c.Name)
+	}) {
 		return abstainedNot
 	}
 	top := ranked[0]
@@ -682,21 +701,39 @@ func (r *Router) abstains(query string, ranked []Candidate) abstention {
 	for _, c := range ranked[:min(len(ranked), wordsCounted)] {
 		foreign = max(foreign, c.Foreign)
 	}
-	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(query) {
+	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(req.Query) {
 		return abstainedAdvice
 	}
 	return abstainedNot
 }
 
-// servesObject is the check that a tool acts on what a two-word request
-// is about: it must match both words ("query logs": calculator_log
-// matches only log, memory_search_nodes only query; "delete the file": a
-// memory server's delete tools match only delete). Such a request gets a
-// partial_match alert rather than an abstention: a request of two words
-// is as often a modifier and a noun ("vegetarian restaurants"), where the
-// tool matching the noun is right.
-func servesObject(c Candidate) bool {
-	return c.Words != 2 || c.Matched == 2
+// partialWords is the longest request, in words, whose every word one
+// tool must match.
+const partialWords = 3
+
+// servedWhole is the check that a top tool acts on what a short request
+// of one clause is about: it must match each of its two or three words,
+// counting those the catalog does not know ("query logs": calculator_log
+// matches only log, memory_search_nodes only query; "read the system
+// logs" with only a smart-home log tool: it matches neither read nor
+// system; "delete the file": a memory server's delete tools match only
+// delete). Such a request gets a partial_match alert that names the
+// words missed, rather than an abstention: a short request is as often a
+// modifier and a noun ("vegetarian restaurants"), where the tool matching
+// the noun is right. A request of several clauses ("5 factorial and 16
+// squared") asks one thing of each tool, and a top tool the model stated
+// a need for is its own choice.
+func servedWhole(d Decision, needs []string) bool {
+	rw := d.request
+	n := len(rw.Known) + len(rw.Unknown)
+	top := d.Ranked[:min(len(d.Ranked), wordsCounted)]
+	if rw.Clauses > 1 || n < 2 || n > partialWords || slices.ContainsFunc(top, func(c Candidate) bool { return slices.Contains(needs, c.Name) }) {
+		return true
+	}
+	if len(rw.Unknown) > 0 {
+		return false
+	}
+	return slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
 // preselect keeps the top k and anything at or above the threshold; the
@@ -717,9 +754,13 @@ func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candida
 	// The top-k tools handed over are a prefix of the ranking: the
 	// deepest that passes on its own (its score at the noise floor, or
 	// its coverage at KeepCoverage) takes every tool above it along.
+	// KeepCoverage lifts tools over the default noise floor only: a
+	// min_qr_score set above it is the person's floor (seed 000: drop what
+	// scores below it), which nothing lifts.
+	keep := r.opts.KeepCoverage > 0 && r.opts.Fuse.MinQRScore <= DefaultNoiseFloor
 	last := -1
 	for i, c := range ranked[:min(len(ranked), topK)] {
-		if c.Score >= r.opts.Fuse.MinQRScore || r.opts.KeepCoverage > 0 && c.Coverage >= r.opts.KeepCoverage {
+		if c.Score >= r.opts.Fuse.MinQRScore || keep && c.Coverage >= r.opts.KeepCoverage {
 			last = i
 		}
 	}
@@ -812,7 +853,7 @@ func (r *Router) alerts(d Decision, req Request) []Alert {
 	}
 	if d.Abstained {
 		out = append(out, noMatch(d))
-	} else if len(d.Ranked) > 0 && !slices.ContainsFunc(d.Ranked[:min(len(d.Ranked), wordsCounted)], servesObject) {
+	} else if len(d.Ranked) > 0 && !servedWhole(d, req.Needs) {
 		out = append(out, partialMatch(d))
 	}
 	return out
@@ -974,7 +1015,7 @@ func (r *Router) trace(req Request, d Decision) {
 		return
 	}
 	top := hitsOf(d.Ranked[:min(5, len(d.Ranked))])
-	r.opts.Logger.Debug("routing decision", "query", req.Query, "needs", req.Needs, "route", req.Route,
+	r.opts.Logger.Debug("routing decision", "query", req.Query, "routing_query", r.cleaned(req), "needs", req.Needs, "route", req.Route,
 		"domains", req.Domains, "affinity", d.Affinity, "top", top, "selected", names(d.Selected),
 		"boundary", d.Boundary, "unknown", d.Unknown, "alerts", len(d.Alerts), "abstained", d.Abstained, "dur", d.Took)
 	for _, c := range d.Ranked {
@@ -987,10 +1028,23 @@ func (r *Router) trace(req Request, d Decision) {
 	}
 }
 
+// cleaned is the routing query the lexical ranking reads: the request
+// with its argument values replaced by their kinds and operators by
+// their operations, then the keywords.
+func (r *Router) cleaned(req Request) string {
+	q := prepare(req.Query, r.opts.Lexical.opts.Off).text
+	if k := strings.TrimSpace(req.Keywords); k != "" {
+		q += " " + k
+	}
+	return q
+}
+
 // traceRecord is one line of the trace file.
 type traceRecord struct {
-	Time      time.Time   `json:"time"`
-	Query     string      `json:"query"`
+	Time  time.Time `json:"time"`
+	Query string    `json:"query"`
+	// Routing is the cleaned query the ranking read (see cleaned).
+	Routing   string      `json:"routing_query"`
 	Needs     []string    `json:"needs,omitempty"`
 	Route     fuse.Route  `json:"route,omitempty"`
 	Domains   []string    `json:"domains,omitempty"`
@@ -1006,7 +1060,7 @@ type traceRecord struct {
 }
 
 func (r *Router) writeTrace(req Request, d Decision) {
-	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Needs: req.Needs, Route: req.Route, Domains: req.Domains,
+	rec := traceRecord{Time: time.Now().UTC(), Query: req.Query, Routing: r.cleaned(req), Needs: req.Needs, Route: req.Route, Domains: req.Domains,
 		Affinity: d.Affinity, Top: d.Ranked[:min(10, len(d.Ranked))], Selected: names(d.Selected), Boundary: d.Boundary,
 		Unknown: d.Unknown, Alerts: d.Alerts, Abstained: d.Abstained, TookMicro: d.Took.Microseconds()}
 	for _, c := range d.Ranked {

@@ -196,9 +196,16 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	return eff
 }
 
+// noteDetour adds a discovery to the current detour. A query that shares
+// no word with the detour's first one is another request: it starts a new
+// detour, so that a call that serves it teaches nothing about the first
+// ("weather in Paris", then "query the system logs", then a log tool).
 func (s *Session) noteDetour(query string, d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.detour.queries) > 0 && query != "" && !related(s.detour.queries[0], query) {
+		s.detour = detour{}
+	}
 	if query != "" {
 		s.detour.queries = append(s.detour.queries, query)
 	}
@@ -263,3 +270,9 @@ func (s *Session) BreakerOpen() bool { return s.breaker.Open() }
 
 // BreakerState is the breaker's state, for traces and results.
 func (s *Session) BreakerState() fuse.BreakerState { return s.breaker.State() }
+
+// related tells that two requests share a term (see words).
+func related(a, b string) bool {
+	ta := words.Tokens(a)
+	return slices.ContainsFunc(words.Tokens(b), func(w string) bool { return slices.Contains(ta, w) })
+}

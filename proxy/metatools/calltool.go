@@ -30,6 +30,9 @@ func (t *Tools) callTool(ctx context.Context, c *call.Call, req mcp.CallToolRequ
 	if bad != nil {
 		return bad, nil
 	}
+	if t.internal(name) {
+		return internalError("call_tool", name), nil
+	}
 	if c.Era == call.Stateless && t.belts != nil {
 		handle, err := handleArg(args)
 		if err != nil {

@@ -14,6 +14,7 @@ package metatools
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -96,6 +97,9 @@ func New(opts Options) *Tools {
 	if opts.ErrorResult == nil {
 		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }
 	}
+	if opts.Router != nil {
+		opts.Catalog = userFacing{opts.Catalog, opts.Router}
+	}
 	t := &Tools{opts: opts}
 	if opts.Router != nil {
 		t.belts = newBelts(opts.Router, opts.Session, opts.Core)
@@ -167,4 +171,30 @@ func (t *Tools) Shown() []Entry {
 		}})
 	}
 	return out
+}
+
+// userFacing is the catalog as the meta-tools see it: an internal tool
+// (require_user_facing, see routing.Router.Internal) is not in it, so
+// that describe_tools, plan and routing_feedback treat it as unknown.
+type userFacing struct {
+	Catalog
+	router *routing.Router
+}
+
+func (u userFacing) Tool(name string) (Tool, bool) {
+	if u.router.Internal(name) {
+		return Tool{}, false
+	}
+	return u.Catalog.Tool(name)
+}
+
+// internal tells that name is an internal tool, which call_tool and
+// run_plan do not call.
+func (t *Tools) internal(name string) bool {
+	return t.opts.Router != nil && t.opts.Router.Internal(name)
+}
+
+// internalError is the result of a call of an internal tool.
+func internalError(meta, name string) *mcp.CallToolResult {
+	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is an internal tool (require_user_facing): it is not for the model to call", meta, name))
 }

@@ -85,6 +85,9 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err != nil {
 		return mcp.NewToolResultError("run_plan: " + err.Error()), nil
 	}
+	if i := slices.IndexFunc(planTools(p), t.internal); i >= 0 {
+		return internalError("run_plan", p.Steps[i].Tool), nil
+	}
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}

@@ -19,6 +19,11 @@ type Adjustment struct {
 	Lessons []int64
 	// Similarity is the highest similarity of those lessons to the query.
 	Similarity float64
+	// Corrected tells that a person's correction (an Avoid lesson from
+	// feedback) applies and no Use lesson outweighs it: the tool is kept
+	// off the hand-over for such requests, not merely ranked lower
+	// (see Apply).
+	Corrected bool
 }
 
 // match is one lesson that applies to a query.
@@ -218,12 +223,17 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 		tool := matches[i].e.lesson.Tool
 		missPos, missNeg := 1.0, 1.0 // Π(1 − w) per polarity
 		a := Adjustment{Tool: tool}
+		use, corrected := 0.0, 0.0 // the strongest weight of each
 		for ; i < len(matches) && matches[i].e.lesson.Tool == tool; i++ {
 			mt := matches[i]
 			if mt.e.lesson.Polarity == Use {
 				missPos *= 1 - mt.weight
+				use = max(use, mt.weight)
 			} else {
 				missNeg *= 1 - mt.weight
+				if mt.e.lesson.Source == SourceFeedback {
+					corrected = max(corrected, mt.weight)
+				}
 			}
 			a.Lessons = append(a.Lessons, mt.e.lesson.ID)
 			a.Similarity = max(a.Similarity, mt.sim)
@@ -236,6 +246,7 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 			delete(profiles, tool)
 		}
 		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
+		a.Corrected = corrected > use
 		out = append(out, a)
 	}
 	for tool, pm := range profiles { // the tools no lesson matched

@@ -13,7 +13,10 @@ import (
 // ranking did not consider. Scores are clamped to [0, 1], but the order
 // follows the unclamped sums (a boosted tool at 0.9 + 0.3 passes one at
 // 1.0), and the sort is stable, so that tools the lessons do not touch
-// keep their relative order. hits is not modified; Raw is kept.
+// keep their relative order. A tool a person's correction applies to
+// (Adjustment.Corrected) leaves the hits: a correction keeps it off the
+// next hand-over for such requests, where a penalty of MaxPenalty could
+// leave it first. hits is not modified; Raw is kept.
 func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	if len(hits) == 0 || len(adj) == 0 {
 		return hits
@@ -22,15 +25,21 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 		hit routing.Hit
 		key float64
 	}
-	out := make([]scored, len(hits))
+	out := make([]scored, 0, len(hits))
 	changed := false
-	for i, h := range hits {
-		out[i] = scored{hit: h, key: h.Score}
-		if d, ok := deltaFor(adj, h.Name); ok && d != 0 {
-			out[i].key += d
-			out[i].hit.Score = min(1, max(0, out[i].key))
+	for _, h := range hits {
+		a, ok := adjustmentFor(adj, h.Name)
+		if ok && a.Corrected {
+			changed = true
+			continue
+		}
+		sc := scored{hit: h, key: h.Score}
+		if ok && a.Delta != 0 {
+			sc.key += a.Delta
+			sc.hit.Score = min(1, max(0, sc.key))
 			changed = true
 		}
+		out = append(out, sc)
 	}
 	if !changed {
 		return hits
@@ -43,13 +52,13 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	return res
 }
 
-// deltaFor returns the delta adj gives tool. A linear scan: a query has
-// few adjustments.
-func deltaFor(adj []Adjustment, tool string) (float64, bool) {
+// adjustmentFor returns tool's adjustment in adj. A linear scan: a
+// query has few adjustments.
+func adjustmentFor(adj []Adjustment, tool string) (Adjustment, bool) {
 	for _, a := range adj {
 		if a.Tool == tool {
-			return a.Delta, true
+			return a, true
 		}
 	}
-	return 0, false
+	return Adjustment{}, false
 }

@@ -45,7 +45,6 @@ func Example() {
 	// Output:
 	// Query the system logs, please
 	//   journal_query  0.63
-	//   ha_get_logs    0.45
 	//   fs_read_file   0.30
 	// show the Home Assistant logbook
 	//   ha_get_logs    0.82

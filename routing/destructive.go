@@ -1,0 +1,133 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A destructive tool needs more evidence than a shared word: a request
+// must name what it acts on. "clean up my desktop" shares "clean" with
+// git_clean, which deletes a repository's untracked files; handed over
+// alone, it reads as the answer. On a request that names none of the
+// words of its name but its verb, a destructive tool comes with its
+// best-ranked non-destructive neighbours and a destructive alert.
+
+// destructiveVerbs are the verbs of a tool's name that say it destroys
+// or overwrites something, as stems.
+var destructiveVerbs = []string{"delet", "remov", "clean", "drop", "reset", "forc", "purg", "wipe", "eras", "destroy"}
+
+// Destructive tells whether a tool's annotations (MCP's four hints, nil
+// when absent) say it destroys or
+// overwrites: destructiveHint true and readOnlyHint not, where the
+// server set its hints. The spec's defaults (readOnlyHint false,
+// destructiveHint true, idempotentHint false, openWorldHint true) are
+// what mcp-go sends for a tool whose server said nothing, so hints equal
+// to them all say nothing: the tool's name may still say it (see
+// isDestructive).
+func Destructive(readOnly, destructive, idempotent, openWorld *bool) bool {
+	set := func(p *bool, def bool) bool { return p != nil && *p != def }
+	if !set(readOnly, false) && !set(destructive, true) && !set(idempotent, false) && !set(openWorld, true) {
+		return false // the defaults, or nothing
+	}
+	return destructive != nil && *destructive && (readOnly == nil || !*readOnly)
+}
+
+// neighbours is how many non-destructive tools a destructive one comes with.
+const neighbours = 2
+
+// words tokenises identifiers and requests alike: stems, no stop words.
+var words = NewTokenizer(TokenizerOptions{})
+
+// isDestructive tells that t's annotations say destructiveHint, or its
+// name's verb destroys.
+func isDestructive(t Tool) bool {
+	return t.Destructive || slices.ContainsFunc(words.Tokens(t.Name), func(w string) bool { return slices.Contains(destructiveVerbs, w) })
+}
+
+// destructive tells that the catalog's tool name is destructive.
+func (r *Router) destructive(name string) bool {
+	t, ok := r.Tool(name)
+	return ok && isDestructive(t)
+}
+
+// namesObject tells that the request's terms (of its routing query, see
+// cleaned) name a word of t's name other than a
+// destroying verb: its server or the thing it acts on.
+func namesObject(t Tool, query []string) bool {
+	for _, w := range words.Tokens(t.Name) {
+		if !slices.Contains(destructiveVerbs, w) && slices.Contains(query, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// guardDestructive adds, when a selected destructive tool's object is not
+// named in the request ("2 plus 3" names add; and no stated need asked for it), the best-ranked
+// non-destructive neighbours the selection lacks, within the fuse cap,
+// and returns the alert; ok is false when no such tool was selected.
+func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
+	if d.Abstained || len(d.Selected) == 0 {
+		return Alert{}, false
+	}
+	query := words.Tokens(r.cleaned(req))
+	var bare []string
+	safe := 0
+	for _, c := range d.Selected {
+		t, ok := r.Tool(c.Name)
+		switch {
+		case !ok || !isDestructive(t):
+			safe++
+		case !slices.Contains(req.Needs, c.Name) && !namesObject(t, query):
+			bare = append(bare, c.Name)
+		}
+	}
+	if len(bare) == 0 {
+		return Alert{}, false
+	}
+	for _, c := range r.neighbours(d, bare[0]) {
+		if safe >= neighbours || len(d.Selected) >= r.opts.Fuse.MaxTools {
+			break
+		}
+		if containsCandidate(d.Selected, c.Name) || r.destructive(c.Name) ||
+			(req.Exclude != nil && req.Exclude(c.Name)) || !r.opts.Fuse.Admits(c.Name, r.userFacing) {
+			continue
+		}
+		d.Selected = append(d.Selected, c)
+		safe++
+	}
+	msg := fmt.Sprintf("Routing alert: %s can delete or overwrite things, and the request %q names neither what it acts on nor its server. "+
+		"Do not call it unless the user asked for exactly that; the other tools here may serve the request, or tell the user what is missing.",
+		strings.Join(bare, ", "), req.Query)
+	return Alert{Kind: "destructive", Tools: bare, Message: msg}, true
+}
+
+func containsCandidate(cs []Candidate, name string) bool {
+	return slices.ContainsFunc(cs, func(c Candidate) bool { return c.Name == name })
+}
+
+// neighbours are the tools a destructive one may come with: the ranked
+// tools that match the request, then the tools of its own server
+// (discovery tools first, then by name), which let the model look before
+// anything is destroyed.
+func (r *Router) neighbours(d *Decision, name string) []Candidate {
+	var out []Candidate
+	for _, c := range d.Ranked {
+		if c.Coverage > 0 {
+			out = append(out, c)
+		}
+	}
+	t, _ := r.Tool(name)
+	r.mu.Lock()
+	disc := slices.Clone(r.discovery[t.Upstream])
+	var own []string
+	for n, o := range r.known {
+		if o.Upstream == t.Upstream && !slices.Contains(disc, n) {
+			own = append(own, n)
+		}
+	}
+	r.mu.Unlock()
+	slices.Sort(own)
+	return append(out, r.candidates(append(disc, own...), d.Ranked)...)
+}

@@ -452,3 +452,30 @@ func TestUpstreamErrorHidesURL(t *testing.T) {
 		}
 	}
 }
+
+// A call, a resource read or a prompt get after Close fails at once with
+// ErrHubNotRunning: it does not wait ReconnectWait for an upstream that
+// the closed hub will never bring back.
+func TestCallAfterCloseFailsAtOnce(t *testing.T) {
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins,
+		ReconnectWait: time.Hour})
+	if got := callText(t, h, "alpha_echo", map[string]any{"text": "up"}); got != "up" {
+		t.Fatalf("echo before Close: %q", got)
+	}
+	h.Close()
+	// The bound only ends a test that would otherwise hang for the hour.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := h.CallTool(ctx, "alpha_echo", map[string]any{"text": "down"}, nil)
+	if ue := wantKind(t, "a call after Close", err, KindUnavailable); !errors.Is(ue, ErrHubNotRunning) {
+		t.Fatalf("a call after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme"
+	if _, err := h.ReadResource(ctx, "alpha", req); !errors.Is(err, ErrHubNotRunning) {
+		t.Fatalf("a resource read after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+	if _, err := h.GetPrompt(ctx, "alpha_greet", nil); !errors.Is(err, ErrHubNotRunning) {
+		t.Fatalf("a prompt get after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+}

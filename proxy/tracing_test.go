@@ -367,7 +367,7 @@ func TestTracesCoverReads(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"upstream alpha resources/read":         "mcp.resource.uri=fake://alpha/readme",
+		"upstream alpha resources/read":          "mcp.resource.uri=fake://alpha/readme",
 		"upstream alpha prompts/get alpha_greet": "mcp.prompt=alpha_greet",
 	}
 	if !maps.Equal(got, want) {

@@ -51,7 +51,7 @@ func idText(id any) string {
 // admitted in the order they came, and freed when they end, by stdioCalls.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
+		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -64,7 +64,7 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
-		if stdioCallsOf(ctx) != nil {
+		if stdioRequest(ctx) {
 			return
 		}
 		f.mu.Lock()

@@ -190,10 +190,7 @@ func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolRes
 const LocalPrincipal = frontdoor.LocalPrincipal
 
 // sessionTagOf is the SessionTag of ctx's session.
-func sessionTagOf(ctx context.Context) string { return call.SessionTag(sessionID(ctx)) }
-
-// sessionID is the client session of ctx; over stdio there is one.
-func sessionID(ctx context.Context) string { return call.SessionOf(ctx) }
+func sessionTagOf(ctx context.Context) string { return call.SessionTag(call.SessionOf(ctx)) }
 
 // principalName is who ctx's caller is: the principal the front door
 // found (its bearer token's fingerprint), or LocalPrincipal.

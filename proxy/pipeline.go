@@ -228,37 +228,30 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 	return h.getPipe(ctx, c)
 }
 
-// offered says why a read asks for what the catalog does not offer: a
-// prompt it does not list, a resource of an upstream it does not have.
+// offered says why a read asks for what the catalog does not offer (a
+// prompt it does not list, an upstream it does not have); it resolves a
+// prompt to its upstream.
 func (h *Hub) offered(c *call.Call) error {
-	if c.Method == mcp.MethodPromptsGet {
-		p, ok := h.Catalog().Prompt(c.Tool)
-		if !ok || h.set().byName[p.Upstream] == nil {
-			return fmt.Errorf("unknown prompt %q", c.Tool)
-		}
+	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
+		c.Upstream = p.Upstream
+	}
+	switch {
+	case h.set().byName[c.Upstream] != nil:
 		return nil
+	case c.Method == mcp.MethodPromptsGet:
+		return fmt.Errorf("unknown prompt %q", c.Tool)
 	}
-	if h.set().byName[c.Upstream] == nil {
-		return fmt.Errorf("unknown upstream %q", c.Upstream)
-	}
-	return nil
+	return fmt.Errorf("unknown upstream %q", c.Upstream)
 }
 
-// resolveRead resolves a read to its upstream (a prompt's owner) for the
-// start-wait stage, and waits up to StartWait for that upstream when it
-// is still starting (restarted for an edit, listed from the run before).
+// resolveRead is the start-wait of a read: it waits up to StartWait for
+// the read's upstream when it is still starting (restarted for an edit,
+// listed from the run before).
 func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 	if err := h.closing(c); err != nil {
 		return err
 	}
-	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
-		c.Upstream = p.Upstream
-	}
-	u := h.set().byName[c.Upstream]
-	if u == nil {
-		return removed(c)
-	}
-	if u.Starting() {
+	if u := h.set().byName[c.Upstream]; u != nil && u.Starting() {
 		h.awaitFirst(ctx, []*upstream.Upstream{u}, time.Now().Add(h.opts.StartWait))
 	}
 	return nil
@@ -266,18 +259,13 @@ func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 
 // readUpstream is the end of a resource read's pipeline.
 func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResourceResult, error) {
-	var res *mcp.ReadResourceResult
-	err := h.onUpstream(ctx, c, "reading", func(ctx context.Context, cl *client.Client) (err error) {
-		req := mcp.ReadResourceRequest{}
-		req.Params, _ = c.Args.(mcp.ReadResourceParams)
-		req.Params.URI = c.Tool
-		if h.opts.Tracing != nil {
-			req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
-		}
-		res, err = cl.ReadResource(ctx, req)
-		return err
+	req := mcp.ReadResourceRequest{}
+	req.Params, _ = c.Args.(mcp.ReadResourceParams)
+	req.Params.URI = c.Tool
+	return onUpstream(ctx, h, c, "reading", func(ctx context.Context, cl *client.Client) (*mcp.ReadResourceResult, error) {
+		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+		return cl.ReadResource(ctx, req)
 	})
-	return res, err
 }
 
 // getUpstream is the end of a prompt get's pipeline.
@@ -286,39 +274,35 @@ func (h *Hub) getUpstream(ctx context.Context, c *call.Call) (*mcp.GetPromptResu
 	if !ok || p.Upstream != c.Upstream {
 		return nil, removed(c)
 	}
-	var res *mcp.GetPromptResult
-	err := h.onUpstream(ctx, c, "getting prompt", func(ctx context.Context, cl *client.Client) (err error) {
-		req := mcp.GetPromptRequest{}
-		req.Params.Name = p.Original
-		req.Params.Arguments, _ = c.Args.(map[string]string)
-		if h.opts.Tracing != nil {
-			req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
-		}
-		res, err = cl.GetPrompt(ctx, req)
-		return err
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = p.Original
+	req.Params.Arguments, _ = c.Args.(map[string]string)
+	return onUpstream(ctx, h, c, "getting prompt", func(ctx context.Context, cl *client.Client) (*mcp.GetPromptResult, error) {
+		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+		return cl.GetPrompt(ctx, req)
 	})
-	return res, err
 }
 
-// onUpstream runs a read of c on its upstream's live connection, within
-// the upstream's call timeout; what the upstream asks meanwhile
-// (sampling, elicitation) goes to this client. doing names the read in
-// its errors ("reading", "getting prompt").
-func (h *Hub) onUpstream(ctx context.Context, c *call.Call, doing string, read func(context.Context, *client.Client) error) error {
+// onUpstream reads c from its upstream's live connection, within the
+// upstream's call timeout; what the upstream asks meanwhile (sampling,
+// elicitation) goes to this client. doing names the read in its errors.
+func onUpstream[R any](ctx context.Context, h *Hub, c *call.Call, doing string, read func(context.Context, *client.Client) (R, error)) (R, error) {
+	var none R
 	u := h.set().byName[c.Upstream]
 	if u == nil {
-		return removed(c)
+		return none, removed(c)
 	}
 	conn, err := u.Current()
 	if err != nil {
-		return fmt.Errorf("%s %s from %s: %w", doing, c.Tool, c.Upstream, err)
+		return none, fmt.Errorf("%s %s from %s: %w", doing, c.Tool, c.Upstream, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
 	defer cancel()
 	ctx, done := u.WithCaller(ctx)
 	defer done()
-	if err := read(ctx, conn.Client()); err != nil {
-		return h.errorText(u.Config(), u.Scrubber(), c.Tool, err)
+	res, err := read(ctx, conn.Client())
+	if err != nil {
+		return none, h.errorText(u.Config(), u.Scrubber(), c.Tool, err)
 	}
-	return nil
+	return res, nil
 }

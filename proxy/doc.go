@@ -55,9 +55,12 @@
 // (call.New, from what mcp-go and the front door put in the request's
 // context) and passes through the stages listed once in (*Hub).stages:
 // audit, authorise, start-wait, argcheck, quota, integrity, tracing, then
-// the upstream call. The stages are
+// the upstream call. A resources/read or a prompts/get is a Call too (its
+// Method says which), built by Hub.ReadResource or Hub.GetPrompt, and
+// passes through the stages that apply to a read, listed once in
+// readStages: authorise, start-wait, integrity, tracing. The stages are
 // package proxy/call's, each built from the value or function of the hub
-// it needs; TestPipelineOrder prints their order.
+// it needs; TestPipelineOrder prints both orders.
 //
 // The upstreams (internal/upstream): one upstream's life (connect,
 // handshake, call, reconnect behind a breaker), its configuration, the

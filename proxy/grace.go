@@ -235,7 +235,10 @@ func (g *graces) cancelled(session string, requestID json.RawMessage) {
 	g.cancelCall(session + "\x00" + fmt.Sprint(id))
 }
 
-// streamKey holds the context of the POST whose stream carries a call.
+// streamKey holds the context of the POST whose stream carries a call. It
+// stays a context key: the grace middleware sets it and the handlers below
+// it read it (streamGone), and mcp-go's tool middleware hands a handler
+// only a context and the request.
 type streamKey struct{}
 
 func withStream(ctx, post context.Context) context.Context {

@@ -103,23 +103,13 @@ func truncateUTF8(s string, n int) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// allModeKey marks the context of a request to the endpoint that lists
-// every tool.
-type allModeKey struct{}
-
-// withAllMode marks ctx as a request to the endpoint that lists every tool.
-func withAllMode(ctx context.Context) context.Context {
-	return context.WithValue(ctx, allModeKey{}, true)
-}
-
 // allMode reports whether ctx's request lists every tool: the all
 // endpoint, or a server without a router.
 func (s *Server) allMode(ctx context.Context) bool {
 	if !s.meta.Routes() {
 		return true
 	}
-	on, _ := ctx.Value(allModeKey{}).(bool)
-	return on
+	return httpEdgeOf(ctx).all
 }
 
 // catalogInstructions returns the server instructions generated from c

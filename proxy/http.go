@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
@@ -30,7 +31,7 @@ type inflightIDs struct {
 }
 
 func inflightKey(ctx context.Context, id any) string {
-	return sessionID(ctx) + "\x00" + idText(id)
+	return call.SessionOf(ctx) + "\x00" + idText(id)
 }
 
 // idText is a request id as fmt prints it, without fmt's reflection for
@@ -51,7 +52,7 @@ func idText(id any) string {
 // admitted in the order they came, and freed when they end, by stdioCalls.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if stdioCallsOf(ctx) != nil || perRequestSession(ctx) || !isToolCall(message) {
+		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -64,7 +65,7 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 		return nil
 	})
 	done := func(ctx context.Context, id any) {
-		if stdioCallsOf(ctx) != nil {
+		if stdioRequest(ctx) {
 			return
 		}
 		f.mu.Lock()
@@ -98,7 +99,7 @@ func (f *inflightIDs) admit(key string, id any) error {
 // only: a streamable HTTP request on the stateless protocol, which carries
 // no session id. No other request shares its ids.
 func perRequestSession(ctx context.Context) bool {
-	return isHTTPSession(ctx) && sessionID(ctx) == ""
+	return isHTTPSession(ctx) && call.SessionOf(ctx) == ""
 }
 
 // isToolCall reports whether a raw JSON-RPC message is a tools/call.

@@ -166,9 +166,12 @@ type Hub struct {
 	ups      atomic.Pointer[upstreamSet] // replaced whole by Apply
 	disabled atomic.Pointer[disabledSet] // replaced whole by SetDisabled
 	progress upstream.ProgressRouter
-	args     *call.ArgCheck // validates call arguments (validate_arguments)
-	callPipe call.Handler   // the stages of a call in front of its upstream (pipeline.go)
-	limits   *call.Limits   // the quotas and the repeat bound
+	args     *call.ArgCheck                          // validates call arguments (validate_arguments)
+	callPipe call.Handler                            // the stages of a call in front of its upstream (pipeline.go)
+	readPipe call.HandlerOf[*mcp.ReadResourceResult] // those of a resource read (pipeline.go)
+	getPipe  call.HandlerOf[*mcp.GetPromptResult]    // those of a prompt get (pipeline.go)
+	limits   *call.Limits                            // the quotas and the repeat bound
+	shut     chan struct{}                           // closed by Close: calls fail at once (closing)
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
 	subID    atomic.Uint64
@@ -194,7 +197,7 @@ type Hub struct {
 // NewHub prepares a hub; it does no I/O until Start.
 func NewHub(opts Options) *Hub {
 	opts.defaults()
-	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{},
+	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{}, shut: make(chan struct{}),
 		limits: call.NewLimits(opts.Quotas, opts.QuotaCounter, opts.RepeatCalls, opts.Logger)}
 	env := h.upstreamEnv()
 	set := &upstreamSet{byName: map[string]*upstream.Upstream{}}
@@ -205,7 +208,9 @@ func NewHub(opts Options) *Hub {
 	h.disabled.Store(&disabledSet{list: opts.Disabled, since: time.Now()})
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
 	h.args = call.NewArgCheck(argSchemas{h}, opts.Logger)
-	h.callPipe = h.pipeline()
+	h.callPipe = chain(h.upstreamCall, h.stages())
+	h.readPipe = chain(h.readUpstream, readStages(h, h.screenResource))
+	h.getPipe = chain(h.getUpstream, readStages(h, h.screenPrompt))
 	return h
 }
 
@@ -346,10 +351,14 @@ type CollisionError struct {
 func (e *CollisionError) Error() string { return e.Text }
 
 // Close stops every upstream (children get stdin closed, SIGTERM, then
-// SIGKILL) and waits for them.
+// SIGKILL) and waits for them. A call, resource read or prompt get after
+// Close fails at once with ErrHubNotRunning.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	cancel, runs := h.cancel, h.runs
+	if !h.closed {
+		close(h.shut)
+	}
 	h.closed, h.runs = true, nil
 	h.mu.Unlock()
 	if cancel != nil {
@@ -360,6 +369,18 @@ func (h *Hub) Close() error {
 	}
 	h.wg.Wait()
 	return nil
+}
+
+// closing is the error of a request made after Close (nil before): the
+// closed hub brings no upstream back, so a request must not wait for one
+// (ReconnectWait, StartWait).
+func (h *Hub) closing(c *call.Call) error {
+	select {
+	case <-h.shut:
+		return &UpstreamError{Kind: KindUnavailable, Upstream: c.Upstream, Tool: c.Tool, Err: ErrHubNotRunning}
+	default:
+		return nil
+	}
 }
 
 // OnChange registers fn to be called with each new catalog whose content
@@ -586,53 +607,4 @@ func callErr(c *call.Call, err error, cfg UpstreamConfig) error {
 		return upstream.AuthRequired(c.Principal, cfg, upstream.WithoutURL(err))
 	}
 	return upstream.WithoutURL(err)
-}
-
-// ReadResource reads a resource from the upstream that offers it.
-func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	u, ok := h.set().byName[upstreamName]
-	if !ok {
-		return nil, fmt.Errorf("unknown upstream %q", upstreamName)
-	}
-	c, err := u.Current()
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from %s: %w", req.Params.URI, upstreamName, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
-	defer cancel()
-	ctx, done := u.WithCaller(ctx) // what the upstream asks mid-read goes to this client
-	defer done()
-	res, err := c.Client().ReadResource(ctx, req)
-	if err != nil {
-		return nil, h.errorText(u.Config(), u.Scrubber(), req.Params.URI, err)
-	}
-	return h.screenResource(u.Config(), u.Scrubber(), req.Params.URI, res)
-}
-
-// GetPrompt gets a prompt by exposed name.
-func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	p, ok := h.Catalog().Prompt(name)
-	if !ok {
-		return nil, fmt.Errorf("unknown prompt %q", name)
-	}
-	u, ok := h.set().byName[p.Upstream]
-	if !ok {
-		return nil, fmt.Errorf("unknown prompt %q", name)
-	}
-	c, err := u.Current()
-	if err != nil {
-		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, p.Upstream, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
-	defer cancel()
-	ctx, done := u.WithCaller(ctx) // what the upstream asks meanwhile goes to this client
-	defer done()
-	req := mcp.GetPromptRequest{}
-	req.Params.Name = p.Original
-	req.Params.Arguments = args
-	res, err := c.Client().GetPrompt(ctx, req)
-	if err != nil {
-		return nil, h.errorText(u.Config(), u.Scrubber(), name, err)
-	}
-	return h.screenPrompt(u.Config(), u.Scrubber(), name, res)
 }

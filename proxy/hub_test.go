@@ -452,3 +452,61 @@ func TestUpstreamErrorHidesURL(t *testing.T) {
 		}
 	}
 }
+
+// A call, a resource read or a prompt get after Close fails at once with
+// ErrHubNotRunning: it does not wait ReconnectWait for an upstream that
+// the closed hub will never bring back.
+func TestCallAfterCloseFailsAtOnce(t *testing.T) {
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins,
+		ReconnectWait: time.Hour})
+	if got := callText(t, h, "alpha_echo", map[string]any{"text": "up"}); got != "up" {
+		t.Fatalf("echo before Close: %q", got)
+	}
+	h.Close()
+	// The bound only ends a test that would otherwise hang for the hour.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := h.CallTool(ctx, "alpha_echo", map[string]any{"text": "down"}, nil)
+	if ue := wantKind(t, "a call after Close", err, KindUnavailable); !errors.Is(ue, ErrHubNotRunning) {
+		t.Fatalf("a call after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme"
+	if _, err := h.ReadResource(ctx, "alpha", req); !errors.Is(err, ErrHubNotRunning) {
+		t.Fatalf("a resource read after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+	if _, err := h.GetPrompt(ctx, "alpha_greet", nil); !errors.Is(err, ErrHubNotRunning) {
+		t.Fatalf("a prompt get after Close: got %v, want %v", err, ErrHubNotRunning)
+	}
+}
+
+// A resource read and a prompt get of an upstream restarting for an edit
+// wait for it (the read pipeline's start-wait), as a call does, rather
+// than fail while it reconnects.
+func TestHubReadsWaitForARestartedUpstream(t *testing.T) {
+	slow := func(delay string) UpstreamConfig {
+		exe, env := stdioFake("alpha").Command, stdioFake("alpha").Env
+		env["DELAY"], env["FAKE"] = delay, exe
+		return UpstreamConfig{Name: "alpha", Transport: TransportStdio, Command: "sh",
+			Args: []string{"-c", `sleep "$DELAY"; exec "$FAKE"`}, Env: env, Prefix: "alpha_"}
+	}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{slow("0")}, ReconnectWait: time.Millisecond})
+	if _, err := h.Apply(t.Context(), []UpstreamConfig{slow("0.5")}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme"
+	res, err := h.ReadResource(t.Context(), "alpha", req)
+	if err != nil {
+		t.Fatalf("a resource read while alpha restarts: %v", err)
+	}
+	if text := res.Contents[0].(mcp.TextResourceContents).Text; text != "readme of alpha" {
+		t.Errorf("readme: got %q, want %q", text, "readme of alpha")
+	}
+	if _, err := h.Apply(t.Context(), []UpstreamConfig{slow("0.6")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.GetPrompt(t.Context(), "alpha_greet", map[string]string{"who": "Ada"}); err != nil {
+		t.Fatalf("a prompt get while alpha restarts: %v", err)
+	}
+}

@@ -254,7 +254,7 @@ func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // its request ends (see listGate.held); it reports false for a session
 // that is not an HTTP one.
 func (s *Server) holdToolsChanged(ctx context.Context) bool {
-	g, ok := s.httpGates.Load(sessionID(ctx))
+	g, ok := s.httpGates.Load(call.SessionOf(ctx))
 	if !ok {
 		return false
 	}

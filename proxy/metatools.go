@@ -69,25 +69,44 @@ func callOf(ctx context.Context) *call.Call {
 	return c
 }
 
-// clientKey is the context key of the credential a request came with.
-type clientKey struct{}
+// httpEdge is what the HTTP edge learns of a request before mcp-go reads
+// it, for the handlers and hooks mcp-go then calls: mcp-go hands them only
+// the context its HTTP context function returned, so this one value rides
+// there (under httpEdgeKey), and the edge of a call (callOf) and the
+// hooks that run before it (rate limits, the list filter) read it.
+type httpEdge struct {
+	client string // the key of the request's credential; "" for none
+	all    bool   // a request to AllPath, which lists every tool
+}
 
-// withClient marks ctx with a key derived from the request's credential
-// (its Authorization header), which handles and the rate limits of the
-// stateless era are bound to.
-func withClient(ctx context.Context, authorization string) context.Context {
-	if authorization == "" {
-		return ctx
+type httpEdgeKey struct{}
+
+// withHTTPEdge marks ctx as an HTTP request to path, with a key derived
+// from its credential (its principal, else its Authorization header),
+// which handles and the rate limits of the stateless era are bound to.
+func withHTTPEdge(ctx context.Context, credential, path string) context.Context {
+	e := &httpEdge{all: path == AllPath}
+	if credential != "" {
+		sum := sha256.Sum256([]byte(credential))
+		e.client = hex.EncodeToString(sum[:8])
 	}
-	sum := sha256.Sum256([]byte(authorization))
-	return context.WithValue(ctx, clientKey{}, hex.EncodeToString(sum[:8]))
+	return context.WithValue(ctx, httpEdgeKey{}, e)
+}
+
+// httpEdgeOf is what the HTTP edge learnt of ctx's request; zero for a
+// request that did not come over HTTP.
+func httpEdgeOf(ctx context.Context) httpEdge {
+	if e, ok := ctx.Value(httpEdgeKey{}).(*httpEdge); ok {
+		return *e
+	}
+	return httpEdge{}
 }
 
 // clientOfCtx is the key of ctx's credential: its Authorization header's
 // or, behind Guard (which removes the header before the MCP server sees
 // it), the principal Guard found.
 func clientOfCtx(ctx context.Context) string {
-	if c, _ := ctx.Value(clientKey{}).(string); c != "" {
+	if c := httpEdgeOf(ctx).client; c != "" {
 		return c
 	}
 	if p := principalName(ctx); p != LocalPrincipal {

@@ -147,12 +147,12 @@ func (t *subscriptions) sessions(uri string) []string {
 // and resource subscriptions, all backed by the upstreams.
 func (s *Server) passthroughOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		if s.subs.add(req.Params.URI, sessionID(ctx)) {
+		if s.subs.add(req.Params.URI, call.SessionOf(ctx)) {
 			s.subscribeUpstream(ctx, req.Params.URI, true)
 		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
-		if s.subs.remove(req.Params.URI, sessionID(ctx)) {
+		if s.subs.remove(req.Params.URI, call.SessionOf(ctx)) {
 			s.subscribeUpstream(ctx, req.Params.URI, false)
 		}
 	})

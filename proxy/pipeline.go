@@ -1,7 +1,9 @@
 package proxy
 
 // The pipeline of a tools/call: the stages a call passes through on its way
-// to its upstream, in the order written once in (*Hub).stages.
+// to its upstream, in the order written once in (*Hub).stages; and that of
+// a resources/read or a prompts/get, the stages of a call that apply to a
+// read, written once in readStages.
 
 import (
 	"cmp"
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -19,25 +22,48 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// namedStage is a stage of the pipeline under the name the order test
+// namedStage is a stage of a pipeline under the name the order test
 // prints.
-type namedStage struct {
+type namedStage[R any] struct {
 	name string
-	run  call.Stage
+	run  call.StageOf[R]
 }
 
 // stages is the order of a call's pipeline, the first outermost. A new
 // concern is one more stage here.
-func (h *Hub) stages() []namedStage {
-	return []namedStage{
-		{"audit", call.Audit(h.opts.Audit, h.observeCall)}, // metrics and the audit record of every call, refused ones too (call/audit.go)
-		{"authorise", call.Authorise(h.heldBack)},          // blocked and app-only tools (vet.go, catalog.go)
-		{"start-wait", call.StartWait(h.resolve)},          // waits for an upstream that is starting; resolves the owner (startup.go)
-		{"argcheck", h.args.Stage},                         // the arguments against the tool's input schema (call/argcheck.go)
-		{"quota", h.limits.Stage},                          // the repeat bound and the quotas (call/quota.go)
-		{"integrity", call.Screen(h.screener)},             // result integrity and secret scrubbing (resultscan.go)
-		{"tracing", call.Trace(h.callTracer())},            // the span of the upstream call and its plan step (call/trace.go)
+func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
+	return []namedStage[*mcp.CallToolResult]{
+		{"audit", call.Audit(h.opts.Audit, h.observeCall)},             // metrics and the audit record of every call, refused ones too (call/audit.go)
+		{"authorise", call.Authorise[*mcp.CallToolResult](h.heldBack)}, // blocked and app-only tools (vet.go, catalog.go)
+		{"start-wait", call.StartWait[*mcp.CallToolResult](h.resolve)}, // waits for an upstream that is starting; resolves the owner (startup.go)
+		{"argcheck", h.args.Stage},                                     // the arguments against the tool's input schema (call/argcheck.go)
+		{"quota", h.limits.Stage},                                      // the repeat bound and the quotas (call/quota.go)
+		{"integrity", call.Screen(screenerOf(h, h.screenToolResult))},  // result integrity and secret scrubbing (resultscan.go)
+		{"tracing", call.Trace[*mcp.CallToolResult](h.callTracer())},   // the span of the upstream call and its plan step (call/trace.go)
 	}
+}
+
+// readStages is the order of the pipeline of a resources/read or a
+// prompts/get, the first outermost: the stages of a call that apply to a
+// read, in the same order. A read is not audited, counted against quotas
+// or checked against a schema. screen is the integrity screen of its
+// result type (resultscan.go).
+func readStages[R any](h *Hub, screen func(UpstreamConfig, *upstream.Scrubber, string, R) (R, error)) []namedStage[R] {
+	return []namedStage[R]{
+		{"authorise", call.Authorise[R](h.offered)},       // what the catalog does not offer (pipeline.go)
+		{"start-wait", call.StartWait[R](h.resolveRead)},  // waits for an upstream that is starting (pipeline.go)
+		{"integrity", call.Screen(screenerOf(h, screen))}, // result integrity and secret scrubbing (resultscan.go)
+		{"tracing", call.Trace[R](h.callTracer())},        // the span of the upstream request (call/trace.go)
+	}
+}
+
+// chain is the stages ss in front of last.
+func chain[R any](last call.HandlerOf[R], ss []namedStage[R]) call.HandlerOf[R] {
+	runs := make([]call.StageOf[R], len(ss))
+	for i, s := range ss {
+		runs[i] = s.run
+	}
+	return call.Chain(last, runs...)
 }
 
 // tracerName names the spans' instrumentation scope.
@@ -61,16 +87,6 @@ func (h *Hub) callTracer() trace.Tracer {
 	return h.tracer()
 }
 
-// pipeline is the hub's stages in front of the upstream call.
-func (h *Hub) pipeline() call.Handler {
-	ss := h.stages()
-	runs := make([]call.Stage, len(ss))
-	for i, s := range ss {
-		runs[i] = s.run
-	}
-	return call.Chain(h.upstreamCall, runs...)
-}
-
 // CallTool calls a catalog tool by exposed name for a caller in process
 // (a plan step, `mcp-router call`): it is the edge for calls that come
 // with a context only, and runs the whole pipeline as Call does.
@@ -91,7 +107,8 @@ func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, erro
 
 // heldBack says why a tool that the catalog holds back may not be called:
 // blocked by vetting, or meant for an app only.
-func (h *Hub) heldBack(tool string) error {
+func (h *Hub) heldBack(c *call.Call) error {
+	tool := c.Tool
 	if _, ok := h.Catalog().Tool(tool); ok {
 		return nil
 	}
@@ -119,6 +136,20 @@ func (h *Hub) target(c *call.Call) (Tool, *upstream.Upstream, error) {
 func removed(c *call.Call) error {
 	return &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
 		Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
+}
+
+// screenerOf is the integrity stage's screener of results of type R: the
+// screen of c's upstream, taken before the request goes on, so that a
+// result is screened by the rules of the upstream that gave it, whatever
+// an edit does meanwhile.
+func screenerOf[R any](h *Hub, screen func(UpstreamConfig, *upstream.Scrubber, string, R) (R, error)) func(*call.Call) (func(R) (R, error), error) {
+	return func(c *call.Call) (func(R) (R, error), error) {
+		u := h.set().byName[c.Upstream]
+		if u == nil {
+			return nil, removed(c)
+		}
+		return func(res R) (R, error) { return screen(u.Config(), u.Scrubber(), c.Tool, res) }, nil
+	}
 }
 
 // upstreamCall is the end of the pipeline: the call of the tool on its
@@ -159,10 +190,7 @@ func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolRes
 const LocalPrincipal = frontdoor.LocalPrincipal
 
 // sessionTagOf is the SessionTag of ctx's session.
-func sessionTagOf(ctx context.Context) string { return call.SessionTag(sessionID(ctx)) }
-
-// sessionID is the client session of ctx; over stdio there is one.
-func sessionID(ctx context.Context) string { return call.SessionOf(ctx) }
+func sessionTagOf(ctx context.Context) string { return call.SessionTag(call.SessionOf(ctx)) }
 
 // principalName is who ctx's caller is: the principal the front door
 // found (its bearer token's fingerprint), or LocalPrincipal.
@@ -182,4 +210,99 @@ func (s argSchemas) InputSchema(c *call.Call) (json.RawMessage, call.Catalog) {
 		return t.Def.RawInputSchema, cat
 	}
 	return nil, cat
+}
+
+// ReadResource reads a resource from the upstream that offers it: the
+// edge of a resources/read, which passes through readStages.
+func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	c := call.New(ctx, req.Params.URI, req.Params)
+	c.Method, c.Upstream = mcp.MethodResourcesRead, upstreamName
+	return h.readPipe(ctx, c)
+}
+
+// GetPrompt gets a prompt by exposed name: the edge of a prompts/get,
+// which passes through readStages.
+func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	c := call.New(ctx, name, args)
+	c.Method = mcp.MethodPromptsGet
+	return h.getPipe(ctx, c)
+}
+
+// offered says why a read asks for what the catalog does not offer (a
+// prompt it does not list, an upstream it does not have); it resolves a
+// prompt to its upstream.
+func (h *Hub) offered(c *call.Call) error {
+	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
+		c.Upstream = p.Upstream
+	}
+	switch {
+	case h.set().byName[c.Upstream] != nil:
+		return nil
+	case c.Method == mcp.MethodPromptsGet:
+		return fmt.Errorf("unknown prompt %q", c.Tool)
+	}
+	return fmt.Errorf("unknown upstream %q", c.Upstream)
+}
+
+// resolveRead is the start-wait of a read: it waits up to StartWait for
+// the read's upstream when it is still starting (restarted for an edit,
+// listed from the run before).
+func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
+	if err := h.closing(c); err != nil {
+		return err
+	}
+	if u := h.set().byName[c.Upstream]; u != nil && u.Starting() {
+		h.awaitFirst(ctx, []*upstream.Upstream{u}, time.Now().Add(h.opts.StartWait))
+	}
+	return nil
+}
+
+// readUpstream is the end of a resource read's pipeline.
+func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResourceResult, error) {
+	req := mcp.ReadResourceRequest{}
+	req.Params, _ = c.Args.(mcp.ReadResourceParams)
+	req.Params.URI = c.Tool
+	return onUpstream(ctx, h, c, "reading", func(ctx context.Context, cl *client.Client) (*mcp.ReadResourceResult, error) {
+		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+		return cl.ReadResource(ctx, req)
+	})
+}
+
+// getUpstream is the end of a prompt get's pipeline.
+func (h *Hub) getUpstream(ctx context.Context, c *call.Call) (*mcp.GetPromptResult, error) {
+	p, ok := h.Catalog().Prompt(c.Tool)
+	if !ok || p.Upstream != c.Upstream {
+		return nil, removed(c)
+	}
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = p.Original
+	req.Params.Arguments, _ = c.Args.(map[string]string)
+	return onUpstream(ctx, h, c, "getting prompt", func(ctx context.Context, cl *client.Client) (*mcp.GetPromptResult, error) {
+		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+		return cl.GetPrompt(ctx, req)
+	})
+}
+
+// onUpstream reads c from its upstream's live connection, within the
+// upstream's call timeout; what the upstream asks meanwhile (sampling,
+// elicitation) goes to this client. doing names the read in its errors.
+func onUpstream[R any](ctx context.Context, h *Hub, c *call.Call, doing string, read func(context.Context, *client.Client) (R, error)) (R, error) {
+	var none R
+	u := h.set().byName[c.Upstream]
+	if u == nil {
+		return none, removed(c)
+	}
+	conn, err := u.Current()
+	if err != nil {
+		return none, fmt.Errorf("%s %s from %s: %w", doing, c.Tool, c.Upstream, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.Config().EffectiveCallTimeout())
+	defer cancel()
+	ctx, done := u.WithCaller(ctx)
+	defer done()
+	res, err := read(ctx, conn.Client())
+	if err != nil {
+		return none, h.errorText(u.Config(), u.Scrubber(), c.Tool, err)
+	}
+	return res, nil
 }

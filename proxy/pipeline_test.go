@@ -7,17 +7,24 @@ import (
 	"testing"
 )
 
-// TestPipelineOrder prints the stages of a call in their order, first
-// outermost, and holds them to testdata/pipeline.golden: a reader sees the
-// pipeline there, and a change to it is a change to that file.
+// TestPipelineOrder prints the stages of a call, and those of a read, in
+// their order, first outermost, and holds them to
+// testdata/pipeline.golden: a reader sees the pipelines there, and a
+// change to them is a change to that file.
 func TestPipelineOrder(t *testing.T) {
+	h := NewHub(Options{})
 	var b strings.Builder
-	for _, s := range NewHub(Options{}).stages() {
+	b.WriteString("tools/call:\n")
+	for _, s := range h.stages() {
+		b.WriteString(s.name + "\n")
+	}
+	b.WriteString("upstream\n\nresources/read, prompts/get:\n")
+	for _, s := range readStages(h, h.screenResource) {
 		b.WriteString(s.name + "\n")
 	}
 	b.WriteString("upstream\n")
 	got := b.String()
-	t.Logf("pipeline of a call:\n%s", got)
+	t.Logf("pipelines:\n%s", got)
 	path := filepath.Join("testdata", "pipeline.golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -93,7 +93,7 @@ func limitKey(ctx context.Context) string {
 	if perRequestSession(ctx) {
 		return "stateless\x00" + clientOfCtx(ctx)
 	}
-	return sessionID(ctx)
+	return call.SessionOf(ctx)
 }
 
 // rateLimited counts a call of tool against its session's limit: nil when

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -225,15 +224,8 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 	return err
 }
 
-// screener is the screen of c's upstream for the integrity stage: taken
-// before the call goes on, so that a result is screened by the rules of
-// the upstream called, whatever an edit does meanwhile.
-func (h *Hub) screener(c *call.Call) (func(*mcp.CallToolResult) *mcp.CallToolResult, error) {
-	u := h.set().byName[c.Upstream]
-	if u == nil {
-		return nil, removed(c)
-	}
-	return func(res *mcp.CallToolResult) *mcp.CallToolResult {
-		return h.screenResult(u.Config(), u.Scrubber(), c.Tool, res)
-	}, nil
+// screenToolResult is screenResult as the integrity stage takes it: a
+// tool result is never refused whole (a blocked one is an error result).
+func (h *Hub) screenToolResult(cfg UpstreamConfig, scrub *upstream.Scrubber, tool string, res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	return h.screenResult(cfg, scrub, tool, res), nil
 }

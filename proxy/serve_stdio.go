@@ -60,7 +60,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
 	defer s.mcp.UnregisterSession(ctx, c.sess.SessionID())
-	ctx, cancel := context.WithCancel(c.calls.withContext(s.mcp.WithContext(ctx, c.sess)))
+	ctx, cancel := context.WithCancel(s.mcp.WithContext(ctx, c.sess))
 	defer cancel()
 	c.sess.lists = newListGate(func(method string) uint64 { return s.listFingerprint(ctx, method) })
 

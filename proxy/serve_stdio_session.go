@@ -297,19 +297,11 @@ func newStdioCalls(answer func([]byte) error, log *slog.Logger) *stdioCalls {
 	return &stdioCalls{answer: answer, log: log, ids: map[string]bool{}}
 }
 
-// stdioCallsKey carries a stdio connection's stdioCalls in its requests'
-// contexts, for the hooks that leave its calls alone.
-type stdioCallsKey struct{}
-
-func (c *stdioCalls) withContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, stdioCallsKey{}, c)
-}
-
-// stdioCallsOf is ctx's stdio connection's stdioCalls, or nil for a
-// request that did not come over stdio.
-func stdioCallsOf(ctx context.Context) *stdioCalls {
-	c, _ := ctx.Value(stdioCallsKey{}).(*stdioCalls)
-	return c
+// stdioRequest reports whether ctx's request came over stdio: its session is
+// a stdio connection's, which admits its calls itself (stdioCalls).
+func stdioRequest(ctx context.Context) bool {
+	_, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
+	return ok
 }
 
 // idKey is a request id token as idText writes the value encoding/json

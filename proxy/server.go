@@ -319,16 +319,13 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 				// Handles are bound to the caller the front door found (it
 				// takes the Authorization header away), else to that header.
-				ctx = withClient(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")))
+				ctx = withHTTPEdge(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")), r.URL.Path)
 				// The front door keeps the caller's token out of the headers but
 				// in ctx, for upstreams that exchange it (RFC 8693).
 				if t := frontdoor.CallerTokenOf(ctx); t != "" {
 					ctx = upstreamauth.WithCallerToken(ctx, t)
 				} else {
 					ctx = upstreamauth.WithCallerAuthorization(ctx, r.Header.Get("Authorization"))
-				}
-				if r.URL.Path == AllPath {
-					return withAllMode(ctx)
 				}
 				return ctx
 			}),

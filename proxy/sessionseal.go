@@ -119,7 +119,9 @@ func (s *sealedIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdMan
 }
 
 // resumeIDKey marks the context of a replayed initialize with the id it
-// resumes.
+// resumes. It stays a context key: resumeHTTP sets it and Generate reads
+// it, and between the two mcp-go's HTTP server hands the id manager only
+// the *http.Request.
 type resumeIDKey struct{}
 
 type sealedIDManager struct {

@@ -24,6 +24,9 @@ var ErrStarting = errors.New("still starting")
 // or one restarted for an edit that still lists its tools from the run
 // before.
 func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
+	if err := h.closing(c); err != nil {
+		return err
+	}
 	t, ok := h.Catalog().Tool(c.Tool)
 	if !ok {
 		if err := h.awaitTool(ctx, c.Tool, c.StartWaited); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -339,5 +340,37 @@ func TestRequestSpanNamesAreBounded(t *testing.T) {
 	}
 	if want := []string{"tools/list", "unknown method"}; !slices.Equal(got, want) {
 		t.Errorf("spans %q, want %q", got, want)
+	}
+}
+
+// A resource read and a prompt get pass through the read pipeline's
+// tracing stage: each records a client span of its upstream request, the
+// resource's URI in an attribute rather than in the span's name.
+func TestTracesCoverReads(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins,
+		Tracing: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme"
+	if _, err := h.ReadResource(t.Context(), "alpha", req); err != nil {
+		t.Fatalf("ReadResource: %v", err)
+	}
+	if _, err := h.GetPrompt(t.Context(), "alpha_greet", map[string]string{"name": "Ada"}); err != nil {
+		t.Fatalf("GetPrompt: %v", err)
+	}
+	got := map[string]string{}
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == "mcp.resource.uri" || kv.Key == "mcp.prompt" {
+				got[s.Name()] = string(kv.Key) + "=" + kv.Value.AsString()
+			}
+		}
+	}
+	want := map[string]string{
+		"upstream alpha resources/read":          "mcp.resource.uri=fake://alpha/readme",
+		"upstream alpha prompts/get alpha_greet": "mcp.prompt=alpha_greet",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("spans of reads: got %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,7 @@
 // Package call is one request through the gateway: the value the edge
 // builds for it (who calls, on which session, in which protocol era, by
-// when) and the stages a tools/call passes through on its way to an
-// upstream and back.
+// when) and the stages a tools/call, a resources/read or a prompts/get
+// passes through on its way to an upstream and back.
 //
 // The context a stage receives carries cancellation and deadlines only
 // (and the span of the call, where OpenTelemetry keeps it); everything
@@ -11,11 +11,12 @@
 // metrics and the audit record, audit.go, counting a result's size
 // without encoding it in auditsize.go), [Authorise], [StartWait] and
 // [Screen] (stages.go, each built from the one function of the hub it
-// needs), [ArgCheck] (the arguments against the tool's input schema,
+// needs, and generic in the result, so that reads pass them too), [ArgCheck] (the arguments against the tool's input schema,
 // argcheck.go), [Limits] (the quotas and the repeat bound, quota.go) and
 // [Trace] (the span of the upstream call, trace.go). A failed call is an
 // [*Error] of a [Kind] (errors.go). The hub lists the stages in their
-// order once, in front of the upstream call.
+// order once, in front of the upstream call, and the stages of a read
+// (authorise, start-wait, integrity, tracing) next to them.
 package call
 
 import (
@@ -57,9 +58,14 @@ type Call struct {
 	// Deadline is when the client stops waiting; zero is none.
 	Deadline time.Time
 
-	// Tool is the exposed name of the catalog tool called.
+	// Method is what the client asks: mcp.MethodToolsCall (also when
+	// empty), mcp.MethodResourcesRead or mcp.MethodPromptsGet.
+	Method mcp.MCPMethod
+	// Tool is the exposed name of the catalog tool called or prompt got,
+	// or the URI of the resource read.
 	Tool string
-	// Args are the arguments as the client sent them.
+	// Args are the arguments as the client sent them (a resource read's
+	// are its mcp.ReadResourceParams).
 	Args any
 	// Plan and Step name the plan run and step that make this call (""
 	// for a direct one).
@@ -105,20 +111,27 @@ type Progress struct {
 	Message  string
 }
 
-// Handler answers a call: the upstream call at the end of a pipeline, or
-// the rest of the pipeline as a stage sees it.
-type Handler func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+// HandlerOf answers a request whose result is an R: the upstream call at
+// the end of a pipeline, or the rest of the pipeline as a stage sees it.
+type HandlerOf[R any] func(ctx context.Context, c *Call) (R, error)
 
-// Stage is one concern on a call's way: it may refuse the call, change
-// it, or look at the result next gives back.
-type Stage func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error)
+// StageOf is one concern on a request's way: it may refuse the request,
+// change it, or look at the result next gives back. A stage that applies
+// to tool calls and reads alike is generic in R.
+type StageOf[R any] func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error)
+
+// Handler answers a tools/call.
+type Handler = HandlerOf[*mcp.CallToolResult]
+
+// Stage is one concern on a tools/call's way.
+type Stage = StageOf[*mcp.CallToolResult]
 
 // Chain is last behind stages, the first stage outermost.
-func Chain(last Handler, stages ...Stage) Handler {
+func Chain[R any](last HandlerOf[R], stages ...StageOf[R]) HandlerOf[R] {
 	h := last
 	for i := len(stages) - 1; i >= 0; i-- {
 		s, next := stages[i], h
-		h = func(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return s(ctx, c, next) }
+		h = func(ctx context.Context, c *Call) (R, error) { return s(ctx, c, next) }
 	}
 	return h
 }

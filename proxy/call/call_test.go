@@ -36,12 +36,14 @@ func TestChainRunsStagesInOrder(t *testing.T) {
 // Screen takes the screen before the call goes on, screens a result, and
 // leaves a failure as it is; a call it cannot screen does not go on.
 func TestScreen(t *testing.T) {
-	upper := func(res *mcp.CallToolResult) *mcp.CallToolResult { return mcp.NewToolResultText("screened") }
+	upper := func(res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("screened"), nil
+	}
 	called := 0
 	answer := func(res *mcp.CallToolResult, err error) Handler {
 		return func(context.Context, *Call) (*mcp.CallToolResult, error) { called++; return res, err }
 	}
-	ok := Screen(func(*Call) (func(*mcp.CallToolResult) *mcp.CallToolResult, error) { return upper, nil })
+	ok := Screen(func(*Call) (func(*mcp.CallToolResult) (*mcp.CallToolResult, error), error) { return upper, nil })
 	res, err := ok(t.Context(), &Call{}, answer(mcp.NewToolResultText("raw"), nil))
 	if err != nil || res.Content[0].(mcp.TextContent).Text != "screened" {
 		t.Errorf("a result: %v, %v; want it screened", res, err)
@@ -51,7 +53,7 @@ func TestScreen(t *testing.T) {
 		t.Errorf("a failure: %v, %v; want it as it is", res, err)
 	}
 	gone := errors.New("no upstream")
-	refuse := Screen(func(*Call) (func(*mcp.CallToolResult) *mcp.CallToolResult, error) { return nil, gone })
+	refuse := Screen(func(*Call) (func(*mcp.CallToolResult) (*mcp.CallToolResult, error), error) { return nil, gone })
 	called = 0
 	if _, err := refuse(t.Context(), &Call{}, answer(mcp.NewToolResultText("raw"), nil)); err != gone || called != 0 {
 		t.Errorf("no screen: %v after %d calls on; want %v and none", err, called, gone)

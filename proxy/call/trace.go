@@ -12,13 +12,13 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// Trace is the stage that records the client span of a call to its
+// Trace is the stage that records the client span of a request to its
 // upstream, under a span of its plan step for a plan's call. The span
 // rides in the context to the upstream call, which hands its trace
 // context on in the request's _meta ([InjectTrace]). With a nil tracer
 // the stage records nothing and builds nothing.
-func Trace(tr trace.Tracer) Stage {
-	return func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+func Trace[R any](tr trace.Tracer) StageOf[R] {
+	return func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error) {
 		if tr == nil {
 			return next(ctx, c)
 		}
@@ -27,17 +27,32 @@ func Trace(tr trace.Tracer) Stage {
 			ctx, step = tr.Start(ctx, "plan step "+c.Step, trace.WithAttributes(
 				attribute.String("mcp.plan", c.Plan), attribute.String("mcp.step", c.Step)))
 		}
-		ctx, span := tr.Start(ctx, "upstream "+c.Upstream+" "+c.Tool, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("mcp.upstream", c.Upstream), attribute.String("mcp.tool", c.Tool)))
+		name, what := spanName(c)
+		ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("mcp.upstream", c.Upstream), what))
 		res, err := next(ctx, c)
-		EndSpan(span, res, err)
+		tool, _ := any(res).(*mcp.CallToolResult) // reads have no isError
+		EndSpan(span, tool, err)
 		span.End()
 		if step != nil {
-			EndSpan(step, res, err)
+			EndSpan(step, tool, err)
 			step.End()
 		}
 		return res, err
 	}
+}
+
+// spanName is the name of the span of c's upstream request, and the
+// attribute that names what it asks for. A resource's URI is kept out of
+// the name, which should name a kind of operation.
+func spanName(c *Call) (string, attribute.KeyValue) {
+	switch c.Method {
+	case mcp.MethodResourcesRead:
+		return "upstream " + c.Upstream + " resources/read", attribute.String("mcp.resource.uri", c.Tool)
+	case mcp.MethodPromptsGet:
+		return "upstream " + c.Upstream + " prompts/get " + c.Tool, attribute.String("mcp.prompt", c.Tool)
+	}
+	return "upstream " + c.Upstream + " " + c.Tool, attribute.String("mcp.tool", c.Tool)
 }
 
 // EndSpan sets the status of a call's span from its outcome; an error's

@@ -62,7 +62,8 @@ type Change struct {
 // Empty reports whether the Apply changed no upstream.
 func (c Change) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Restarted) == 0 }
 
-// ErrHubNotRunning is Apply's error before Launch and after Close.
+// ErrHubNotRunning is Apply's error before Launch and after Close, and
+// the error of any call, resource read or prompt get made after Close.
 var ErrHubNotRunning = errors.New("hub not running")
 
 // Apply makes cfgs the running hub's upstreams, as an edited configuration

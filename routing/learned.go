@@ -6,7 +6,7 @@ package routing
 const learnedWeight = 0.2
 
 // Learned maps a request's words (stems) to words of tool texts that
-// requests with them were served by, as routing/internal/learn derives
+// requests with them were served by, as the learner in routing/eval derives
 // it from requests paired with their tools ("drama" → "show"). Measured
 // on data it was not learned from, such a table did not pay
 // (docs/routing.md, "A table learned from public data"), so none is

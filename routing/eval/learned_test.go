@@ -7,13 +7,12 @@ import (
 	"testing"
 
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/internal/learn"
 )
 
 // learnExamples pairs each request of the named shared sets with its gold
 // tools, as the generator of learned.txt does.
-func learnExamples(tb testing.TB, names ...string) []learn.Example {
-	var out []learn.Example
+func learnExamples(tb testing.TB, names ...string) []learnExample {
+	var out []learnExample
 	for _, name := range names {
 		ds := loadDataset(tb, name)
 		qs := make([]string, len(ds.queries))
@@ -21,7 +20,7 @@ func learnExamples(tb testing.TB, names ...string) []learn.Example {
 		for i, q := range ds.queries {
 			qs[i], gold[i] = q.Query, slices.Concat(q.Groups()...)
 		}
-		out = append(out, learn.Examples(ds.tools, qs, gold)...)
+		out = append(out, learnExamplesOf(ds.tools, qs, gold)...)
 	}
 	return out
 }
@@ -43,7 +42,7 @@ var heldOuts = []heldOut{
 
 // TestLearnedHeldOut measures the learned table on data it was not
 // learned from: for each direction, a table is learned from the train
-// sets (as internal/learngen does) and the router is run on the judged
+// sets (learnTable, learn_test.go) and the router is run on the judged
 // sets without a learned table and with it:
 //
 //	go test -run TestLearnedHeldOut -v ./routing/eval/
@@ -57,7 +56,7 @@ func TestLearnedHeldOut(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-32s %-22s %6s %6s %6s %6s %6s   %s\n", "trained on (entries)", "judged on (n)", "R@1", "R@5", "C@5", "belt", "abst", "(without the table)")
 	for _, h := range heldOuts {
-		learned := learn.Learn(learnExamples(t, h.train...), learn.Options{})
+		learned := learnTable(learnExamples(t, h.train...), learnOptions{})
 		for _, s := range sets {
 			if !slices.Contains(h.judge, s.name) {
 				continue

@@ -1,4 +1,4 @@
-// Package learn derives a routing.Learned table from public requests
+// The learner of TestLearnedHeldOut derives a routing.Learned table from public requests
 // paired with the tools that serve them: which words of people's requests
 // point to which words of tool texts ("show" for a request that says
 // "drama", "game" for "multiplayer"). It is the generator the held-out
@@ -13,7 +13,8 @@
 // times likelier among them than among all the tools the examples name.
 // Counting tools rather than requests keeps a set that asks for one tool
 // a thousand ways from teaching that tool's words as meaning.
-package learn
+
+package eval
 
 import (
 	"cmp"
@@ -24,16 +25,16 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Example is one request and the tools that serve it.
-type Example struct {
+// learnExample is one request and the tools that serve it.
+type learnExample struct {
 	Query string
 	Gold  []routing.Tool
 }
 
-// Options are the table's thresholds; a zero field takes its default.
+// learnOptions are the table's thresholds; a zero field takes its default.
 // The defaults are the best of the settings TestLearnedHeldOut tried
 // (docs/routing.md).
-type Options struct {
+type learnOptions struct {
 	MinTools int     // distinct tools that must show a pair; default 3
 	MinShare float64 // share of w's tools that must hold v; default 0.5
 	MinLift  float64 // how much likelier v is among w's tools; default 10
@@ -41,7 +42,7 @@ type Options struct {
 	MaxDF    float64 // share of all tools a target may be in at most; default 0.02
 }
 
-func (o Options) withDefaults() Options {
+func (o learnOptions) withDefaults() learnOptions {
 	if o.MinTools == 0 {
 		o.MinTools = 3
 	}
@@ -60,17 +61,17 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// counts are the tool-level statistics Learn draws the table from.
-type counts struct {
+// learnCounts are the tool-level statistics learnTable draws the table from.
+type learnCounts struct {
 	toolWords map[string]map[string]bool // tool key → its text's terms
 	wordTools map[string]map[string]bool // request term → the tools it was served by
 	df        map[string]int             // tool term → tools holding it
 }
 
-// Learn derives the table from examples.
-func Learn(examples []Example, opts Options) routing.Learned {
+// learnTable derives the table from examples.
+func learnTable(examples []learnExample, opts learnOptions) routing.Learned {
 	opts = opts.withDefaults()
-	c := count(examples)
+	c := countLearned(examples)
 	out := routing.Learned{}
 	for w, tools := range c.wordTools {
 		if len(tools) < opts.MinTools {
@@ -83,9 +84,9 @@ func Learn(examples []Example, opts Options) routing.Learned {
 	return out
 }
 
-func count(examples []Example) counts {
+func countLearned(examples []learnExample) learnCounts {
 	tok := routing.NewTokenizer(routing.TokenizerOptions{})
-	c := counts{toolWords: map[string]map[string]bool{}, wordTools: map[string]map[string]bool{}, df: map[string]int{}}
+	c := learnCounts{toolWords: map[string]map[string]bool{}, wordTools: map[string]map[string]bool{}, df: map[string]int{}}
 	for _, ex := range examples {
 		words := tok.Tokens(ex.Query)
 		for _, t := range ex.Gold {
@@ -112,7 +113,7 @@ func count(examples []Example) counts {
 }
 
 // targets returns the tool words w points to, best first.
-func (c counts) targets(w string, tools map[string]bool, opts Options) []string {
+func (c learnCounts) targets(w string, tools map[string]bool, opts learnOptions) []string {
 	support := map[string]int{}
 	for key := range tools {
 		for v := range c.toolWords[key] {
@@ -141,16 +142,16 @@ func (c counts) targets(w string, tools map[string]bool, opts Options) []string 
 	return out
 }
 
-// Examples pairs each request of queries with its gold tools, found in
+// learnExamplesOf pairs each request of queries with its gold tools, found in
 // tools by name (a name tools lacks is skipped).
-func Examples(tools []routing.Tool, queries []string, gold [][]string) []Example {
+func learnExamplesOf(tools []routing.Tool, queries []string, gold [][]string) []learnExample {
 	byName := make(map[string]routing.Tool, len(tools))
 	for _, t := range tools {
 		byName[t.Name] = t
 	}
-	out := make([]Example, 0, len(queries))
+	out := make([]learnExample, 0, len(queries))
 	for i, q := range queries {
-		ex := Example{Query: q}
+		ex := learnExample{Query: q}
 		for _, name := range gold[i] {
 			if t, ok := byName[name]; ok {
 				ex.Gold = append(ex.Gold, t)

@@ -1,0 +1,109 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Keeper keeps the whole of a result cut for the model, for the principal
+// that made the call, and gives its URI (results.Store).
+type Keeper interface {
+	Keep(principal, text string) (uri string, err error)
+}
+
+// Cap is the stage that keeps a model's context from a flood: a result
+// whose text, or whose structured content, is larger than limit bytes
+// reaches the model cut (text at a line or UTF-8 boundary; structured
+// content replaced by a note), with a note that says how large it was and
+// how to read on, and a resource_link to the whole, which k keeps for the
+// caller. A result that a plan step or an in-process caller reads
+// (c.Plan, c.Whole) passes whole; limit <= 0 caps nothing.
+func Cap(limit int, k Keeper) Stage {
+	return func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+		res, err := next(ctx, c)
+		if err != nil || res == nil || limit <= 0 || c.Whole || c.Plan != "" {
+			return res, err
+		}
+		return capResult(c, limit, k, res), nil
+	}
+}
+
+// capResult is res as the model may see it: a copy when anything is cut.
+func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
+	text := joinedText(res.Content)
+	structured := jsonSize(res.StructuredContent) > limit
+	if len(text) <= limit && !structured {
+		return res
+	}
+	out := *res
+	out.Content = nil
+	if len(text) > limit {
+		out.Content = append(out.Content, cutText(c, limit, k, text)...)
+	}
+	for _, ct := range res.Content {
+		if _, isText := ct.(mcp.TextContent); !isText || len(text) <= limit {
+			out.Content = append(out.Content, ct)
+		}
+	}
+	if structured {
+		out.StructuredContent = nil
+		whole, _ := json.Marshal(res.StructuredContent)
+		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", whole, 0)...)
+	}
+	return &out
+}
+
+// joinedText is the text items of content, joined by a newline: what is
+// kept of a result's text (the text itself, when there is one item).
+func joinedText(content []mcp.Content) string {
+	var parts []string
+	for _, ct := range content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// cutText is the text the model sees of a result whose text is too long:
+// its start, cut at a line or UTF-8 boundary, then the note and the link.
+func cutText(c *Call, limit int, k Keeper, text string) []mcp.Content {
+	n := CutAt(text, limit)
+	return append([]mcp.Content{mcp.NewTextContent(text[:n])}, kept(c, k, "result", "text/plain", []byte(text), n)...)
+}
+
+// CutAt is where text cut to at most limit bytes ends: after the last
+// newline in the second half of the limit, or else at the last whole
+// UTF-8 character.
+func CutAt(text string, limit int) int {
+	if len(text) <= limit {
+		return len(text)
+	}
+	if i := strings.LastIndexByte(text[:limit], '\n'); i >= limit/2 {
+		return i + 1
+	}
+	n := limit
+	for n > 0 && text[n]&0xC0 == 0x80 { // a continuation byte
+		n--
+	}
+	return n
+}
+
+// kept keeps whole for c's principal and says so to the model: how large
+// it was, how much it saw (shown bytes), and where to read on.
+func kept(c *Call, k Keeper, what, mime string, whole []byte, shown int) []mcp.Content {
+	uri, err := k.Keep(c.Who(), string(whole))
+	if err != nil {
+		return []mcp.Content{mcp.NewTextContent(fmt.Sprintf(
+			"[%s cut: %d bytes, of which %d shown above; the whole could not be kept: %v]", what, len(whole), shown, err))}
+	}
+	note := fmt.Sprintf("[%s cut: %d bytes, of which %d shown above. The whole is kept at %s: "+
+		"read on with resources/read of %s?offset=%d, or the read_result tool with {\"uri\": %q, \"offset\": %d}]",
+		what, len(whole), shown, uri, uri, shown, uri, shown)
+	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
+	return []mcp.Content{mcp.NewTextContent(note), link}
+}

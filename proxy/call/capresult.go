@@ -34,11 +34,11 @@ func Cap(limit int, k Keeper) Stage {
 
 // capResult is res as the model may see it: a copy when anything is cut.
 func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
-	text := joinedText(res.Content)
-	structured := jsonSize(res.StructuredContent) > limit
-	if len(text) <= limit && !structured {
-		return res
+	structured := structuredSize(res) > limit
+	if textSize(res.Content) <= limit && !structured {
+		return res // the common case: counted, nothing copied
 	}
+	text := joinedText(res.Content)
 	out := *res
 	out.Content = nil
 	if len(text) > limit {
@@ -50,8 +50,11 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 		}
 	}
 	if structured {
-		out.StructuredContent = nil
-		whole, _ := json.Marshal(res.StructuredContent)
+		out.StructuredContent, out.RawStructuredContent = nil, nil
+		whole := []byte(res.RawStructuredContent) // the upstream's bytes, as they came
+		if len(whole) == 0 {
+			whole, _ = json.Marshal(res.StructuredContent)
+		}
 		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", whole, 0)...)
 	}
 	return &out
@@ -106,4 +109,25 @@ func kept(c *Call, k Keeper, what, mime string, whole []byte, shown int) []mcp.C
 		what, len(whole), shown, uri, uri, shown, uri, shown)
 	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
 	return []mcp.Content{mcp.NewTextContent(note), link}
+}
+
+// textSize is how many bytes the text items of content take, joined.
+func textSize(content []mcp.Content) int {
+	n, items := 0, 0
+	for _, ct := range content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			n, items = n+len(t.Text), items+1
+		}
+	}
+	return n + max(0, items-1)
+}
+
+// structuredSize is how many bytes res's structured content takes: the
+// upstream's bytes when the result kept them (it does when it came from
+// an upstream), or else its encoding.
+func structuredSize(res *mcp.CallToolResult) int {
+	if len(res.RawStructuredContent) > 0 {
+		return len(res.RawStructuredContent)
+	}
+	return jsonSize(res.StructuredContent)
 }

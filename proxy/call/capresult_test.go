@@ -13,7 +13,7 @@ import (
 
 func TestCutAtEndsOnALineOrACharacter(t *testing.T) {
 	for _, tc := range []struct {
-		name, text string
+		name, text  string
 		limit, want int
 	}{
 		{"fits", "short", 10, 5},

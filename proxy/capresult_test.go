@@ -40,7 +40,7 @@ func capUpstream(t *testing.T, long string) UpstreamConfig {
 		return mcp.NewToolResultText(long), nil
 	})
 	srv.AddTool(mcp.NewTool("count", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(fmt.Sprintf("%d bytes", len(req.GetString("text", "")))), nil
+		return mcp.NewToolResultText(fmt.Sprintf("counted %d", len(req.GetString("text", "")))), nil
 	})
 	srv.AddTool(mcp.NewTool("rows"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultStructured(map[string]any{"rows": strings.Split(long, "\n")}, "the rows"), nil
@@ -119,8 +119,12 @@ func TestPlanReferencesSeeTheWholeResult(t *testing.T) {
 		map[string]any{"id": "n", "tool": "cap_count", "args": map[string]any{"text": "$<<d>>"}},
 	}}
 	res := callMCPGo(t, a, "run_plan", plan)
-	if want := fmt.Sprintf("%d bytes", len(long)); !strings.Contains(allText(res), want) {
-		t.Errorf("the plan's second step saw a cut result: want %q in %.300s", want, allText(res))
+	cut, link := cutAndLink(t, res) // the plan's answer holds the whole dump: it reaches the model cut too
+	if len(cut) > DefaultModelResultBytes {
+		t.Errorf("the plan's answer reached the model with %d bytes of text, over the bound", len(cut))
+	}
+	if want := fmt.Sprintf("counted %d", len(long)); !strings.Contains(readResource(t, a, link), want) {
+		t.Errorf("the plan's second step saw a cut result: want %q in its answer", want)
 	}
 }
 

@@ -28,8 +28,19 @@ func Cap(limit int, k Keeper) Stage {
 		if err != nil || res == nil || limit <= 0 || c.Whole || c.Plan != "" {
 			return res, err
 		}
-		return capResult(c, limit, k, res), nil
+		return CapResult(c, limit, k, res), nil
 	}
+}
+
+// CapResult is res as the model may see it, cut to limit as Cap cuts the
+// result of a tool call: for what reaches the model by another way (a
+// plan's answer, which holds its steps' whole results). limit <= 0 cuts
+// nothing.
+func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil || limit <= 0 {
+		return res
+	}
+	return capResult(c, limit, k, res)
 }
 
 // capResult is res as the model may see it: a copy when anything is cut.

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/results"
@@ -50,11 +52,33 @@ func capUpstream(t *testing.T, long string) UpstreamConfig {
 	return UpstreamConfig{Name: "cap", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "cap_"}
 }
 
+// sizes keeps the response size of each audit record by tool.
+type sizes struct {
+	mu sync.Mutex
+	by map[string]int
+}
+
+func (s *sizes) Record(r audit.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.by[r.Tool] = r.ResponseBytes
+}
+
+func (s *sizes) of(tool string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.by[tool]
+}
+
 // capGateway is a gateway over HTTP with two principals' tokens, in front
-// of capUpstream.
-func capGateway(t *testing.T, long string) string {
+// of capUpstream; audited, when a is not nil.
+func capGateway(t *testing.T, long string, a ...Auditor) string {
 	t.Helper()
-	hub := startHubWith(t, Options{Upstreams: []UpstreamConfig{capUpstream(t, long)}, Builtin: fakeBuiltins})
+	opts := Options{Upstreams: []UpstreamConfig{capUpstream(t, long)}, Builtin: fakeBuiltins}
+	if len(a) > 0 {
+		opts.Audit = a[0]
+	}
+	hub := startHubWith(t, opts)
 	srv := NewServer(ServerOptions{Hub: hub})
 	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"token-a", "token-b"}}))
@@ -64,7 +88,8 @@ func capGateway(t *testing.T, long string) string {
 
 func TestLongResultReachesTheModelCutAndTheCallerReadsItWhole(t *testing.T) {
 	long := longText(1 << 20)
-	url := capGateway(t, long)
+	audited := &sizes{by: map[string]int{}}
+	url := capGateway(t, long, audited)
 	a, b := connectMCPGoPrincipal(t, url, "token-a"), connectMCPGoPrincipal(t, url, "token-b")
 
 	res := callMCPGo(t, a, "cap_dump", nil)
@@ -72,6 +97,9 @@ func TestLongResultReachesTheModelCutAndTheCallerReadsItWhole(t *testing.T) {
 	if len(cut) > DefaultModelResultBytes || !strings.HasSuffix(cut, "\n") || !strings.HasPrefix(long, cut) {
 		t.Fatalf("the model got %d bytes ending %q; want at most %d, a prefix of the result ending at a line",
 			len(cut), cut[max(0, len(cut)-20):], DefaultModelResultBytes)
+	}
+	if got := audited.of("cap_dump"); got < len(long) {
+		t.Errorf("the audit record holds a result of %d bytes, want the true size (%d or more), not the cut", got, len(long))
 	}
 	if note := allText(res); !strings.Contains(note, fmt.Sprintf("%d bytes", len(long))) || !strings.Contains(note, "read_result") {
 		t.Errorf("the note does not say how large the result was and how to read on: %.400s", note[len(cut):])

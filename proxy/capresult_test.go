@@ -5,6 +5,7 @@ package proxy
 // the caller) reads back byte for byte; a plan's references see the whole.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -220,5 +221,34 @@ func readPages(t *testing.T, p *mcpgoPrincipal, uri string) string {
 			return b.String()
 		}
 		offset = next
+	}
+}
+
+// Over stdio and HTTP, in both protocol eras, a long result reached
+// through call_tool is cut for the model and read back whole, by
+// resources/read and by read_result.
+func TestLongResultThroughCallToolInBothEras(t *testing.T) {
+	const n = 200_000
+	for _, tr := range []string{"stdio", "http"} {
+		for _, version := range []string{"", "2025-11-25"} {
+			t.Run(tr+" "+cmp.Or(version, "newest"), func(t *testing.T) {
+				c := connectEra(t, erasServer(t), tr, version)
+				if v := c.ProtocolVersion(); v != cmp.Or(version, mcp.ProtocolVersion20260728) {
+					t.Fatalf("negotiated %q, want %q", v, cmp.Or(version, mcp.ProtocolVersion20260728))
+				}
+				res := c.call(t, "call_tool", map[string]any{"name": "alpha_big", "arguments": map[string]any{"bytes": n}})
+				cut, link := cutAndLink(t, res)
+				if len(cut) > DefaultModelResultBytes {
+					t.Fatalf("the model got %d bytes, want at most %d", len(cut), DefaultModelResultBytes)
+				}
+				p := &mcpgoPrincipal{c: c.Client}
+				if got := readResource(t, p, link); got != strings.Repeat("x", n) {
+					t.Errorf("resources/read: got %d bytes, want the %d of the result", len(got), n)
+				}
+				if got := readPages(t, p, link); got != strings.Repeat("x", n) {
+					t.Errorf("read_result: got %d bytes, want the %d of the result", len(got), n)
+				}
+			})
+		}
 	}
 }

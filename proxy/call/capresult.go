@@ -135,10 +135,17 @@ func textSize(content []mcp.Content) int {
 
 // structuredSize is how many bytes res's structured content takes: the
 // upstream's bytes when the result kept them (it does when it came from
-// an upstream), or else its encoding.
+// an upstream over a wire), or else its encoding, counted without
+// encoding it where it can be (auditsize.go).
 func structuredSize(res *mcp.CallToolResult) int {
-	if len(res.RawStructuredContent) > 0 {
+	switch {
+	case len(res.RawStructuredContent) > 0:
 		return len(res.RawStructuredContent)
+	case res.StructuredContent == nil:
+		return 0
+	}
+	if n := valueSize(res.StructuredContent); n != uncounted {
+		return n
 	}
 	return jsonSize(res.StructuredContent)
 }

@@ -68,3 +68,18 @@ func TestCapCutsOnlyWhatReachesAModel(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCapPassesAnOrdinaryResult is what the cap costs a call whose
+// result fits: counting, nothing copied.
+func BenchmarkCapPassesAnOrdinaryResult(b *testing.B) {
+	res := mcp.NewToolResultStructured(map[string]any{"text": "hello", "server": "alpha"}, `{"server":"alpha","text":"hello"}`)
+	upstream := func(context.Context, *Call) (*mcp.CallToolResult, error) { return res, nil }
+	h := Chain(upstream, Cap(64<<10, results.New(results.Options{})))
+	c := &Call{Tool: "alpha_echo"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, _ := h(b.Context(), c); got != res {
+			b.Fatal("an ordinary result was copied")
+		}
+	}
+}

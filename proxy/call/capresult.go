@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -13,6 +14,8 @@ import (
 // that made the call, and gives its URI (results.Store).
 type Keeper interface {
 	Keep(principal, text string) (uri string, err error)
+	// TTL is how long a kept result stays readable.
+	TTL() time.Duration
 }
 
 // Cap is the stage that keeps a model's context from a flood: a result
@@ -66,7 +69,7 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 		if len(whole) == 0 {
 			whole, _ = json.Marshal(res.StructuredContent)
 		}
-		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", whole, 0)...)
+		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", string(whole), 0)...)
 	}
 	return &out
 }
@@ -87,7 +90,7 @@ func joinedText(content []mcp.Content) string {
 // its start, cut at a line or UTF-8 boundary, then the note and the link.
 func cutText(c *Call, limit int, k Keeper, text string) []mcp.Content {
 	n := CutAt(text, limit)
-	return append([]mcp.Content{mcp.NewTextContent(text[:n])}, kept(c, k, "result", "text/plain", []byte(text), n)...)
+	return append([]mcp.Content{mcp.NewTextContent(text[:n])}, kept(c, k, "result", "text/plain", text, n)...)
 }
 
 // CutAt is where text cut to at most limit bytes ends: after the last
@@ -109,15 +112,15 @@ func CutAt(text string, limit int) int {
 
 // kept keeps whole for c's principal and says so to the model: how large
 // it was, how much it saw (shown bytes), and where to read on.
-func kept(c *Call, k Keeper, what, mime string, whole []byte, shown int) []mcp.Content {
-	uri, err := k.Keep(c.Who(), string(whole))
+func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content {
+	uri, err := k.Keep(c.Who(), whole)
 	if err != nil {
 		return []mcp.Content{mcp.NewTextContent(fmt.Sprintf(
 			"[%s cut: %d bytes, of which %d shown above; the whole could not be kept: %v]", what, len(whole), shown, err))}
 	}
-	note := fmt.Sprintf("[%s cut: %d bytes, of which %d shown above. The whole is kept at %s: "+
+	note := fmt.Sprintf("[%s cut: %d bytes, of which %d shown above. The whole is kept for %s at %s: "+
 		"read on with resources/read of %s?offset=%d, or the read_result tool with {\"uri\": %q, \"offset\": %d}]",
-		what, len(whole), shown, uri, uri, shown, uri, shown)
+		what, len(whole), shown, k.TTL(), uri, uri, shown, uri, shown)
 	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
 	return []mcp.Content{mcp.NewTextContent(note), link}
 }

@@ -54,8 +54,11 @@
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge
 // (call.New, from what mcp-go and the front door put in the request's
 // context) and passes through the stages listed once in (*Hub).stages:
-// audit, authorise, start-wait, argcheck, quota, integrity, tracing, then
-// the upstream call. A resources/read or a prompts/get is a Call too (its
+// cap, audit, authorise, start-wait, argcheck, quota, integrity, tracing,
+// then the upstream call. The cap cuts a result too long for the model
+// and keeps the whole in the hub's store of results (proxy/results), which
+// the server serves as resources/read of mcp-router://results/<id> and
+// the read_result meta-tool reads in pages, for the calling principal only. A resources/read or a prompts/get is a Call too (its
 // Method says which), built by Hub.ReadResource or Hub.GetPrompt, and
 // passes through the stages that apply to a read, listed once in
 // readStages: authorise, start-wait, integrity, tracing. The stages are

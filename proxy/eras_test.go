@@ -132,7 +132,7 @@ func erasServer(t *testing.T) *Server {
 	return srv
 }
 
-var beltOfProfile = []string{"alpha_pid", "call_tool", "describe_tools", "request_more_tools", "run_plan"}
+var beltOfProfile = []string{"alpha_pid", "call_tool", "describe_tools", "read_result", "request_more_tools", "run_plan"}
 
 // A 2026-07-28 client finds, describes and calls a routed tool over HTTP
 // and over stdio: its tools/list is the profile's (own and core tools),

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 // Auditor takes a record of each call (see call.Auditor).
@@ -103,6 +104,14 @@ type Options struct {
 	// same call (same tool, same arguments) before the next is refused
 	// with repeated_call; 0 is no bound.
 	RepeatCalls int
+	// ModelResultBytes bounds the text, and the structured content, of a
+	// result that reaches a model; the whole of a longer one is kept in
+	// the hub's Results for the caller to read on
+	// [DefaultModelResultBytes].
+	ModelResultBytes int
+	// KeptResults bounds the whole results kept, per principal and in
+	// time (results.Options' defaults).
+	KeptResults results.Options
 	// Disabled are upstreams left out for their configuration: Status
 	// lists them (StateDisabled, with their error) and a discovery that
 	// names one says it is off. None by default.
@@ -143,7 +152,15 @@ func (o *Options) defaults() {
 	if o.StartWait <= 0 {
 		o.StartWait = DefaultStartWait
 	}
+	if o.ModelResultBytes <= 0 {
+		o.ModelResultBytes = DefaultModelResultBytes
+	}
 }
+
+// DefaultModelResultBytes is Options.ModelResultBytes's default: 64 KiB,
+// about 16k tokens, holds ordinary results whole (a page of a file, a
+// listing, a query's rows) and is small against a model's context.
+const DefaultModelResultBytes = 64 << 10
 
 // DefaultConnectTimeout is Options.InitTimeout's default: it fits a first
 // `npx -y` run, which installs its package before it answers.
@@ -171,6 +188,7 @@ type Hub struct {
 	readPipe call.HandlerOf[*mcp.ReadResourceResult] // those of a resource read (pipeline.go)
 	getPipe  call.HandlerOf[*mcp.GetPromptResult]    // those of a prompt get (pipeline.go)
 	limits   *call.Limits                            // the quotas and the repeat bound
+	results  *results.Store                          // the whole of results cut for the model
 	shut     chan struct{}                           // closed by Close: calls fail at once (closing)
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
@@ -198,7 +216,7 @@ type Hub struct {
 func NewHub(opts Options) *Hub {
 	opts.defaults()
 	h := &Hub{opts: opts, logger: opts.Logger, problems: map[string]bool{}, runs: map[*upstream.Upstream]*run{}, shut: make(chan struct{}),
-		limits: call.NewLimits(opts.Quotas, opts.QuotaCounter, opts.RepeatCalls, opts.Logger)}
+		limits: call.NewLimits(opts.Quotas, opts.QuotaCounter, opts.RepeatCalls, opts.Logger), results: results.New(opts.KeptResults)}
 	env := h.upstreamEnv()
 	set := &upstreamSet{byName: map[string]*upstream.Upstream{}}
 	for _, cfg := range opts.Upstreams {

@@ -127,6 +127,7 @@ func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 		Router:   opts.Router, Session: opts.Session, Core: opts.CoreTools, HandleKey: opts.SessionKey.handle,
 		Decisions: serverDecisions{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
 		Inputs: opts.Inputs, ErrorResult: errorResult, Logger: opts.Logger,
+		Results: s.hub.results, ResultPage: s.hub.opts.ModelResultBytes,
 	}
 	if opts.Metrics != nil {
 		mo.Metrics = opts.Metrics
@@ -138,12 +139,16 @@ func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 func (s *Server) ownServerTools() []server.ServerTool {
 	var tools []server.ServerTool
 	for _, e := range s.meta.Shown() {
-		h := e.Handler
+		h, plans := e.Handler, e.Def.Name == metatools.RunPlanName || e.Def.Name == metatools.PlanName
 		tools = append(tools, server.ServerTool{Tool: withHints(e.Def, ownSearchHint, true),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				c := callOf(ctx)
 				c.Tool, c.Meta = req.Params.Name, req.Params.Meta
-				return h(ctx, c, req)
+				res, err := h(ctx, c, req)
+				if plans && err == nil { // a plan's answer holds its steps' whole results: cut as a tool's
+					res = call.CapResult(c, s.hub.opts.ModelResultBytes, s.hub.results, res)
+				}
+				return res, err
 			}})
 	}
 	return tools

@@ -30,9 +30,12 @@ type namedStage[R any] struct {
 }
 
 // stages is the order of a call's pipeline, the first outermost. A new
-// concern is one more stage here.
+// concern is one more stage here. The cap is outermost so that the audit
+// and the metrics count the true size of a result, and the whole it keeps
+// is the result as the integrity stage screened and scrubbed it.
 func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
 	return []namedStage[*mcp.CallToolResult]{
+		{"cap", call.Cap(h.opts.ModelResultBytes, h.results)},          // what of a long result reaches the model; the whole kept (call/capresult.go)
 		{"audit", call.Audit(h.opts.Audit, h.observeCall)},             // metrics and the audit record of every call, refused ones too (call/audit.go)
 		{"authorise", call.Authorise[*mcp.CallToolResult](h.heldBack)}, // blocked and app-only tools (vet.go, catalog.go)
 		{"start-wait", call.StartWait[*mcp.CallToolResult](h.resolve)}, // waits for an upstream that is starting; resolves the owner (startup.go)
@@ -92,6 +95,7 @@ func (h *Hub) callTracer() trace.Tracer {
 // with a context only, and runs the whole pipeline as Call does.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
 	c := call.New(ctx, name, args)
+	c.Whole = true // a plan step or the CLI: not a model's context
 	if onProgress != nil {
 		c.Progress = func(p call.Progress) { onProgress(Progress(p)) }
 	}

@@ -86,7 +86,7 @@ func TestRoutingInitialBeltIsSmall(t *testing.T) {
 			c, h, _ := routed(t, tr.connect, "alpha_pid")
 			got := c.toolNames(t)
 			slices.Sort(got)
-			want := []string{"alpha_pid", "call_tool", "describe_tools", "request_more_tools", "run_plan"}
+			want := []string{"alpha_pid", "call_tool", "describe_tools", "read_result", "request_more_tools", "run_plan"}
 			if !slices.Equal(got, want) {
 				t.Errorf("initial tools/list %v, want %v (catalog has %d)", got, want, len(h.Catalog().Tools))
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 	"github.com/mcp-router/mcp-router/proxy/metatools"
+	"github.com/mcp-router/mcp-router/proxy/results"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -392,11 +394,22 @@ func (s *Server) syncResources(c *Catalog) {
 		res = append(res, server.ServerResource{Resource: r.Def, Handler: s.readFrom(r.Upstream)})
 	}
 	s.mcp.SetResources(res...)
-	tpl := make([]server.ServerResourceTemplate, 0, len(c.Templates))
+	tpl := make([]server.ServerResourceTemplate, 0, len(c.Templates)+1)
+	tpl = append(tpl, server.ServerResourceTemplate{Template: results.Template(), Handler: s.readKept})
 	for _, t := range c.Templates {
 		tpl = append(tpl, server.ServerResourceTemplate{Template: t.Def, Handler: server.ResourceTemplateHandlerFunc(s.readFrom(t.Upstream))})
 	}
 	s.mcp.SetResourceTemplates(tpl...)
+}
+
+// readKept reads the whole of a result the cap stage cut, for the
+// principal that made the call only.
+func (s *Server) readKept(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	contents, err := s.hub.results.ReadResource(call.New(ctx, "", nil).Who(), req.Params.URI)
+	if errors.Is(err, results.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", server.ErrResourceNotFound, err)
+	}
+	return contents, err
 }
 
 func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {

@@ -172,6 +172,8 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		MaxInFlight:   cfg.Limits.UpstreamCalls,
 		MaxQueue:      cfg.Limits.UpstreamQueue,
 		Disabled:      prof.Disabled,
+
+		ModelResultBytes: cfg.Limits.ModelResultBytes,
 	}
 	if g.need.initTimeout > 0 {
 		opts.InitTimeout = g.need.initTimeout

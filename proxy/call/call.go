@@ -13,7 +13,9 @@
 // [Screen] (stages.go, each built from the one function of the hub it
 // needs, and generic in the result, so that reads pass them too), [ArgCheck] (the arguments against the tool's input schema,
 // argcheck.go), [Limits] (the quotas and the repeat bound, quota.go) and
-// [Trace] (the span of the upstream call, trace.go). A failed call is an
+// [Trace] (the span of the upstream call, trace.go) and [Cap] (what of a
+// long result reaches the model, the whole kept for its caller,
+// capresult.go). A failed call is an
 // [*Error] of a [Kind] (errors.go). The hub lists the stages in their
 // order once, in front of the upstream call, and the stages of a read
 // (authorise, start-wait, integrity, tracing) next to them.
@@ -73,6 +75,9 @@ type Call struct {
 	// StartWaited says the edge already waited for the tool's upstream
 	// to start: the call does not wait a second time.
 	StartWaited bool
+	// Whole says the result goes to a caller in process (the CLI), not to
+	// a model: the cap stage leaves it whole, as it does a plan step's.
+	Whole bool
 	// Progress hears the upstream's progress reports for this call; nil
 	// when the client asked for none. It must not block.
 	Progress func(Progress)

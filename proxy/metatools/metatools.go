@@ -72,6 +72,11 @@ type Options struct {
 	// ErrorResult renders a failure as an isError result; nil renders
 	// its text.
 	ErrorResult func(error) *mcp.CallToolResult
+	// Results, when set, shows read_result, which reads the whole of
+	// results cut for the model; ResultPage bounds its pages (the bound
+	// on what reaches the model).
+	Results    Results
+	ResultPage int
 	// Logger logs routing events; nil is silent.
 	Logger *slog.Logger
 }
@@ -143,6 +148,7 @@ func init() {
 		{def: feedbackDef, handler: (*Tools).routingFeedback, enabled: func(t *Tools) bool { return t.opts.Lessons != nil }},
 		{def: requestMoreToolsDef, handler: (*Tools).requestMoreTools, enabled: (*Tools).Routes},
 		{def: describeToolsDef, handler: (*Tools).describeTools, enabled: (*Tools).Routes},
+		{def: readResultDef, handler: (*Tools).readResult, enabled: func(t *Tools) bool { return t.opts.Results != nil }},
 	}
 	for _, m := range table {
 		own = append(own, m.def.Name)

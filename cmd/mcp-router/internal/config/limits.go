@@ -48,6 +48,9 @@ type Limits struct {
 	ContextBytes int
 	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
 	LessonsBytes int
+	// What of a tool result reaches the model; the whole of a longer one
+	// is kept for its caller (proxy.Options.ModelResultBytes).
+	ModelResultBytes int
 
 	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls),
 	// on one upstream and waiting for it (proxy.Options.MaxInFlight,
@@ -116,6 +119,7 @@ type rawLimits struct {
 	NoteBytes            *sizeValue       `yaml:"note_bytes"`
 	ContextBytes         *sizeValue       `yaml:"context_bytes"`
 	LessonsBytes         *sizeValue       `yaml:"lessons_bytes"`
+	ModelResultBytes     *sizeValue       `yaml:"model_result_bytes"`
 	StdioCalls           *stdioCallsValue `yaml:"stdio_calls"`
 	UpstreamCalls        *sizeValue       `yaml:"upstream_calls"`
 	UpstreamQueue        *sizeValue       `yaml:"upstream_queue"`
@@ -218,7 +222,7 @@ func (l *Limits) bounds(raw rawLimits) {
 		{&l.PlanTextBytes, raw.PlanTextBytes}, {&l.PlanExpandedBytes, raw.PlanExpandedBytes},
 		{&l.PlanResultBytes, raw.PlanResultBytes}, {&l.PlanForeachItems, raw.PlanForeachItems}, {&l.PlanCalls, raw.PlanCalls},
 		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
-		{&l.LessonsBytes, raw.LessonsBytes},
+		{&l.LessonsBytes, raw.LessonsBytes}, {&l.ModelResultBytes, raw.ModelResultBytes},
 		{&l.UpstreamCalls, raw.UpstreamCalls}, {&l.UpstreamQueue, raw.UpstreamQueue},
 		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls}, {&l.PlanForeachCalls, raw.PlanForeachCalls},
 	} {

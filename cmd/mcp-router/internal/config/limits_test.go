@@ -39,7 +39,7 @@ profiles:
 		t.Errorf("upstream bounds: got %v, want %v", got, want)
 	}
 	cfg, err := load(t, "limits: {plan_text_bytes: 100000, plan_expanded_bytes: 4MiB, plan_result_bytes: 8MiB, plan_foreach_items: 50, plan_calls: 60, "+
-		"query_bytes: 4KiB, note_bytes: 512, context_bytes: 16KiB, lessons_bytes: 1MiB}\nprofiles:\n  p: {}\n", nil)
+		"query_bytes: 4KiB, note_bytes: 512, context_bytes: 16KiB, lessons_bytes: 1MiB, model_result_bytes: 32KiB}\nprofiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +56,9 @@ profiles:
 	if cfg.Limits.LessonsBytes != 1<<20 {
 		t.Errorf("lessons_bytes: got %d, want 1 MiB", cfg.Limits.LessonsBytes)
 	}
+	if cfg.Limits.ModelResultBytes != 32<<10 {
+		t.Errorf("model_result_bytes: got %d, want 32 KiB", cfg.Limits.ModelResultBytes)
+	}
 	def := loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n", nil)
 	if u := def.Upstreams[0]; u.MaxMessageBytes != 0 || u.MaxListingItems != 0 {
 		t.Errorf("unset: got %d, %d; want 0 (the proxy's defaults)", u.MaxMessageBytes, u.MaxListingItems)
@@ -65,6 +68,7 @@ profiles:
 		{"limits:\n  plan_calls: many\n", `profiles.yaml:2: limits.plan_calls: "many" is not a whole number`},
 		{"limits: {listing_bytes: 3TiB}\n", `limits.listing_bytes: "3TiB" is not a whole number`},
 		{"limits: {lessons_bytes: 4GiB}\n", `limits.lessons_bytes: "4GiB" is not a whole number`},
+		{"limits: {model_result_bytes: 0}\n", `limits.model_result_bytes: "0" is not a whole number, 1 or more`},
 	}
 	for _, b := range bad {
 		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)

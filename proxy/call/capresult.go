@@ -1,0 +1,154 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Keeper keeps the whole of a result cut for the model, for the principal
+// that made the call, and gives its URI (results.Store).
+type Keeper interface {
+	Keep(principal, text string) (uri string, err error)
+	// TTL is how long a kept result stays readable.
+	TTL() time.Duration
+}
+
+// Cap is the stage that keeps a model's context from a flood: a result
+// whose text, or whose structured content, is larger than limit bytes
+// reaches the model cut (text at a line or UTF-8 boundary; structured
+// content replaced by a note), with a note that says how large it was and
+// how to read on, and a resource_link to the whole, which k keeps for the
+// caller. A result that a plan step or an in-process caller reads
+// (c.Plan, c.Whole) passes whole; limit <= 0 caps nothing.
+func Cap(limit int, k Keeper) Stage {
+	return func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
+		res, err := next(ctx, c)
+		if err != nil || res == nil || limit <= 0 || c.Whole || c.Plan != "" {
+			return res, err
+		}
+		return CapResult(c, limit, k, res), nil
+	}
+}
+
+// CapResult is res as the model may see it, cut to limit as Cap cuts the
+// result of a tool call: for what reaches the model by another way (a
+// plan's answer, which holds its steps' whole results). limit <= 0 cuts
+// nothing.
+func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil || limit <= 0 {
+		return res
+	}
+	return capResult(c, limit, k, res)
+}
+
+// capResult is res as the model may see it: a copy when anything is cut.
+func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
+	structured := structuredSize(res) > limit
+	if textSize(res.Content) <= limit && !structured {
+		return res // the common case: counted, nothing copied
+	}
+	text := joinedText(res.Content)
+	out := *res
+	out.Content = nil
+	if len(text) > limit {
+		out.Content = append(out.Content, cutText(c, limit, k, text)...)
+	}
+	for _, ct := range res.Content {
+		if _, isText := ct.(mcp.TextContent); !isText || len(text) <= limit {
+			out.Content = append(out.Content, ct)
+		}
+	}
+	if structured {
+		out.StructuredContent, out.RawStructuredContent = nil, nil
+		whole := []byte(res.RawStructuredContent) // the upstream's bytes, as they came
+		if len(whole) == 0 {
+			whole, _ = json.Marshal(res.StructuredContent)
+		}
+		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", string(whole), 0)...)
+	}
+	return &out
+}
+
+// joinedText is the text items of content, joined by a newline: what is
+// kept of a result's text (the text itself, when there is one item).
+func joinedText(content []mcp.Content) string {
+	var parts []string
+	for _, ct := range content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// cutText is the text the model sees of a result whose text is too long:
+// its start, cut at a line or UTF-8 boundary, then the note and the link.
+func cutText(c *Call, limit int, k Keeper, text string) []mcp.Content {
+	n := CutAt(text, limit)
+	return append([]mcp.Content{mcp.NewTextContent(text[:n])}, kept(c, k, "result", "text/plain", text, n)...)
+}
+
+// CutAt is where text cut to at most limit bytes ends: after the last
+// newline in the second half of the limit, or else at the last whole
+// UTF-8 character.
+func CutAt(text string, limit int) int {
+	if len(text) <= limit {
+		return len(text)
+	}
+	if i := strings.LastIndexByte(text[:limit], '\n'); i >= limit/2 {
+		return i + 1
+	}
+	n := limit
+	for n > 0 && text[n]&0xC0 == 0x80 { // a continuation byte
+		n--
+	}
+	return n
+}
+
+// kept keeps whole for c's principal and says so to the model: how large
+// it was, how much it saw (shown bytes), and where to read on.
+func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content {
+	uri, err := k.Keep(c.Who(), whole)
+	if err != nil {
+		return []mcp.Content{mcp.NewTextContent(fmt.Sprintf(
+			"[%s cut: %d bytes, of which %d shown above; the whole could not be kept: %v]", what, len(whole), shown, err))}
+	}
+	note := fmt.Sprintf("[%s cut: %d bytes, of which %d shown above. The whole is kept for %s at %s: "+
+		"read on with resources/read of %s?offset=%d, or the read_result tool with {\"uri\": %q, \"offset\": %d}]",
+		what, len(whole), shown, k.TTL(), uri, uri, shown, uri, shown)
+	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
+	return []mcp.Content{mcp.NewTextContent(note), link}
+}
+
+// textSize is how many bytes the text items of content take, joined.
+func textSize(content []mcp.Content) int {
+	n, items := 0, 0
+	for _, ct := range content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			n, items = n+len(t.Text), items+1
+		}
+	}
+	return n + max(0, items-1)
+}
+
+// structuredSize is how many bytes res's structured content takes: the
+// upstream's bytes when the result kept them (it does when it came from
+// an upstream over a wire), or else its encoding, counted without
+// encoding it where it can be (auditsize.go).
+func structuredSize(res *mcp.CallToolResult) int {
+	switch {
+	case len(res.RawStructuredContent) > 0:
+		return len(res.RawStructuredContent)
+	case res.StructuredContent == nil:
+		return 0
+	}
+	if n := valueSize(res.StructuredContent); n != uncounted {
+		return n
+	}
+	return jsonSize(res.StructuredContent)
+}

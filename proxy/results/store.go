@@ -1,0 +1,183 @@
+// Package results keeps the whole of tool results too large to show a
+// model: the cap stage (proxy/call) cuts what reaches the model and keeps
+// the whole here, and the gateway reads it back, in pages, for the
+// principal that made the call only (resources/read of
+// mcp-router://results/<id>, and the read_result meta-tool).
+//
+// The store is in memory and bounded twice: each principal's results
+// together take at most Options.PerPrincipal bytes (the oldest is evicted
+// first to make room), and each result is readable for Options.TTL after
+// it was kept. Nothing runs in the background: expired results go when the
+// store is next used.
+package results
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Scheme is the start of the URI of a kept result; the id follows it.
+const Scheme = "mcp-router://results/"
+
+// Defaults of Options.
+const (
+	// DefaultPerPrincipal bounds the results one principal keeps: sixteen
+	// whole results of 1 MiB, 256 cut at the default model bound.
+	DefaultPerPrincipal = 16 << 20
+	// DefaultTTL is how long a result stays readable: long enough for a
+	// model to read on within one task, short enough that results do not
+	// pile up in a long-lived gateway.
+	DefaultTTL = time.Hour
+)
+
+// ErrNotFound is the answer for a result that was never kept, has expired
+// or been evicted, or was kept for another principal: the three are one
+// answer, so that a principal learns nothing of another's results.
+var ErrNotFound = errors.New("no such result: it expired, was evicted, or is not yours")
+
+// ErrTooLarge is the answer of Keep for a result larger than a
+// principal's whole bound.
+var ErrTooLarge = errors.New("the result is larger than the bound on kept results")
+
+// Options configures a Store. Zero values take the defaults in brackets.
+type Options struct {
+	// PerPrincipal bounds the bytes of one principal's kept results
+	// [DefaultPerPrincipal].
+	PerPrincipal int
+	// TTL is how long a result is readable after it was kept
+	// [DefaultTTL].
+	TTL time.Duration
+}
+
+// Store keeps whole results per principal.
+type Store struct {
+	opts Options
+
+	mu    sync.Mutex
+	byID  map[string]*entry
+	owned map[string]*shelf // by principal
+}
+
+type entry struct {
+	id, principal, text string
+	expires             time.Time
+}
+
+// shelf is one principal's results, oldest first, and their bytes.
+type shelf struct {
+	list  []*entry
+	bytes int
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	if opts.PerPrincipal <= 0 {
+		opts.PerPrincipal = DefaultPerPrincipal
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	return &Store{opts: opts, byID: map[string]*entry{}, owned: map[string]*shelf{}}
+}
+
+// TTL is how long a kept result stays readable.
+func (s *Store) TTL() time.Duration { return s.opts.TTL }
+
+// Keep keeps text for principal and returns its URI. It evicts the
+// principal's oldest results until text fits the bound; a text larger
+// than the whole bound is not kept (ErrTooLarge).
+func (s *Store) Keep(principal, text string) (string, error) {
+	if len(text) > s.opts.PerPrincipal {
+		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), s.opts.PerPrincipal)
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("naming a kept result: %w", err)
+	}
+	e := &entry{id: hex.EncodeToString(raw[:]), principal: principal, text: text, expires: time.Now().Add(s.opts.TTL)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(time.Now())
+	sh := s.owned[principal]
+	if sh == nil {
+		sh = &shelf{}
+		s.owned[principal] = sh
+	}
+	for len(sh.list) > 0 && sh.bytes+len(text) > s.opts.PerPrincipal {
+		s.drop(sh, sh.list[0])
+	}
+	sh.list = append(sh.list, e)
+	sh.bytes += len(text)
+	s.owned[principal] = sh // eviction may have emptied and dropped it
+	s.byID[e.id] = e
+	return Scheme + e.id, nil
+}
+
+// Read is the page of principal's result at uri that starts at byte
+// offset and takes at most length bytes (the rest when length <= 0), cut
+// back to a whole UTF-8 character; total is the result's size. A page
+// past the end is empty.
+func (s *Store) Read(principal, uri string, offset, length int) (page string, total int, err error) {
+	id, ok := strings.CutPrefix(uri, Scheme)
+	if !ok {
+		return "", 0, fmt.Errorf("%q is not a kept result's URI (%s<id>)", uri, Scheme)
+	}
+	s.mu.Lock()
+	s.expire(time.Now())
+	e := s.byID[id]
+	s.mu.Unlock()
+	if e == nil || e.principal != principal {
+		return "", 0, ErrNotFound
+	}
+	if offset < 0 || offset > len(e.text) {
+		return "", len(e.text), fmt.Errorf("offset %d is outside the result's %d bytes", offset, len(e.text))
+	}
+	if offset < len(e.text) && !utf8.RuneStart(e.text[offset]) {
+		return "", len(e.text), fmt.Errorf("offset %d is inside a UTF-8 character: start at the offset a page ended at", offset)
+	}
+	end := len(e.text)
+	if length > 0 && offset+length < end {
+		end = RuneEnd(e.text, offset+length)
+		if end <= offset { // a length shorter than the character there
+			_, size := utf8.DecodeRuneInString(e.text[offset:])
+			end = offset + size
+		}
+	}
+	return e.text[offset:end], len(e.text), nil
+}
+
+// RuneEnd is n, or the nearest end of a UTF-8 character before it in s.
+func RuneEnd(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// expire drops every result past its time. The caller holds s.mu.
+func (s *Store) expire(now time.Time) {
+	for _, sh := range s.owned {
+		for len(sh.list) > 0 && !now.Before(sh.list[0].expires) {
+			s.drop(sh, sh.list[0])
+		}
+	}
+}
+
+// drop removes e, the oldest of sh. The caller holds s.mu.
+func (s *Store) drop(sh *shelf, e *entry) {
+	sh.list = sh.list[1:]
+	sh.bytes -= len(e.text)
+	delete(s.byID, e.id)
+	if len(sh.list) == 0 {
+		delete(s.owned, e.principal)
+	}
+}

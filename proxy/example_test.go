@@ -116,7 +116,7 @@ func ExampleServer_ServeStdio() {
 	}
 	fmt.Println("served:", <-served)
 	// Output:
-	// calc_add, call_tool, run_plan
+	// calc_add, call_tool, read_result, run_plan
 	// served: <nil>
 }
 
@@ -171,6 +171,6 @@ func ExampleServer_HTTPHandler() {
 	}
 	fmt.Println("calc_add(2, 3) =", res.Content[0].(mcp.TextContent).Text)
 	// Output:
-	// calc_add, call_tool, run_plan
+	// calc_add, call_tool, read_result, run_plan
 	// calc_add(2, 3) = 5
 }

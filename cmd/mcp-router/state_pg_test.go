@@ -77,9 +77,17 @@ func TestTwoGatewaysShareOnePostgres(t *testing.T) {
 		listed, _, _ := runBin(t, bin, "pins", "list", "--config", cfg2)
 		return strings.Contains(listed, "held back: its definition looks poisoned")
 	})
-	if !helperBlocked(t, c1) || !helperBlocked(t, c2) {
-		t.Fatal("a quarantined tool answers a call")
-	}
+	// Each gateway holds it back once its own listing has come in (until
+	// then the tool is unknown to it); no call of it ever succeeds.
+	eventually(t, "both gateways hold fake_helper back", func() bool {
+		for i, c := range []*client.Client{c1, c2} {
+			res := callTool(t, c, "call_tool", map[string]any{"name": "fake_helper", "arguments": map[string]any{"text": "hi"}})
+			if !res.IsError {
+				t.Fatalf("gateway %d: a quarantined tool answers a call: %s", i+1, stdioResultText(res))
+			}
+		}
+		return helperBlocked(t, c1) && helperBlocked(t, c2)
+	})
 	if out, errOut, err := runBin(t, bin, "pins", "approve", "fake_helper", "--config", cfg2); err != nil {
 		t.Fatalf("pins approve: %v\n%s%s", err, out, errOut)
 	}

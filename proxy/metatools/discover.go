@@ -79,14 +79,14 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 	t.awaitStarting(ctx, c, sess, rreq)
 	d, err := t.opts.Decisions.Discover(ctx, sess, rreq)
 	if errors.Is(err, routing.ErrBreakerOpen) {
-		t.opts.Logger.Warn("discovery refused: breaker open", "session_id", sessionTag(c), "discoveries", d.Breaker.Discoveries)
+		t.opts.Logger.Warn("discovery refused: breaker open", "session_id", call.SessionTag(c.Session), "discoveries", d.Breaker.Discoveries)
 		return t.withHandle(c, breakerResult(d), true), nil
 	}
 	t.discovered(ctx, c, d)
 	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
 	if len(outs) > 0 {
 		t.NoteOutage(c)
-		t.opts.Logger.Info("routing met an outage", "session_id", sessionTag(c), "upstreams", len(outs))
+		t.opts.Logger.Info("routing met an outage", "session_id", call.SessionTag(c.Session), "upstreams", len(outs))
 	}
 	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
 }
@@ -108,7 +108,7 @@ func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discover
 	}
 	for _, a := range d.Alerts {
 		if a.Kind == "collision" {
-			t.opts.Logger.Info("routing collision", "session_id", sessionTag(c), "tools", a.Tools, "domains", a.Domains)
+			t.opts.Logger.Info("routing collision", "session_id", call.SessionTag(c.Session), "tools", a.Tools, "domains", a.Domains)
 		}
 	}
 }

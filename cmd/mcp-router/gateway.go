@@ -174,6 +174,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Disabled:      prof.Disabled,
 
 		ModelResultBytes: cfg.Limits.ModelResultBytes,
+		KeptResults:      cfg.Limits.KeptResults(),
 	}
 	if g.need.initTimeout > 0 {
 		opts.InitTimeout = g.need.initTimeout

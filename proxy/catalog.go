@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/editdist"
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -41,7 +42,9 @@ type Prompt struct {
 	Def      mcp.Prompt
 }
 
-// Resource is an upstream resource; URIs are global, so they are not renamed.
+// Resource is an upstream resource. URIs are global, so they are not
+// renamed, except an MCP Apps view's (ui://), which two upstreams may
+// share: Def.URI is then apps.URI's, unique to its upstream.
 type Resource struct {
 	Upstream string
 	Def      mcp.Resource
@@ -249,6 +252,7 @@ func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
 	def := t
 	def.Name = name
 	def.Annotations = cfg.AnnotationTrust().Annotations(t)
+	def.Meta = apps.ToolMeta(cfg.Name, t.Meta) // its view's URI as the catalog lists it
 	if def.RawInputSchema == nil {
 		def.RawInputSchema = rawSchema(t.InputSchema)
 		def.InputSchema = mcp.ToolInputSchema{}
@@ -286,16 +290,34 @@ func (c *Catalog) addPrompts(o offer) {
 }
 
 func (c *Catalog) addResources(o offer) {
+	up := o.cfg.Name
 	for _, r := range o.Resources {
+		r.URI = apps.URI(up, r.URI)
 		if c.hasResource(r.URI) {
 			c.problem(false, "upstream %s: resource %q left out: another upstream offers the same URI",
-				o.cfg.Name, r.URI)
+				up, r.URI)
 			continue
 		}
-		c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name, Def: r})
+		c.Resources = append(c.Resources, Resource{Upstream: up, Def: r})
 	}
 	for _, t := range o.Templates {
-		c.Templates = append(c.Templates, ResourceTemplate{Upstream: o.cfg.Name, Def: t})
+		t.URITemplate = apps.Template(up, t.URITemplate)
+		c.Templates = append(c.Templates, ResourceTemplate{Upstream: up, Def: t})
+	}
+	c.addViews(o)
+}
+
+// addViews lists the MCP Apps views o's tools name that its resources do
+// not (a server may leave a view out of resources/list), so that a
+// client can read them.
+func (c *Catalog) addViews(o offer) {
+	for _, t := range o.Tools {
+		for _, uri := range apps.ViewURIs(t.Meta) {
+			if uri = apps.URI(o.cfg.Name, uri); !c.hasResource(uri) && c.resourceOwner(uri) == "" {
+				c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name,
+					Def: mcp.NewResource(uri, uri, mcp.WithMIMEType(apps.MIMEType))})
+			}
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -261,14 +262,20 @@ func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 	return nil
 }
 
-// readUpstream is the end of a resource read's pipeline.
+// readUpstream is the end of a resource read's pipeline: the upstream is
+// asked for its own URI, and its contents come back under the catalog's
+// (an MCP Apps view's URI is the gateway's, proxy/apps).
 func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResourceResult, error) {
 	req := mcp.ReadResourceRequest{}
 	req.Params, _ = c.Args.(mcp.ReadResourceParams)
-	req.Params.URI = c.Tool
+	req.Params.URI = apps.Original(c.Upstream, c.Tool)
 	return onUpstream(ctx, h, c, "reading", func(ctx context.Context, cl *client.Client) (*mcp.ReadResourceResult, error) {
 		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
-		return cl.ReadResource(ctx, req)
+		res, err := cl.ReadResource(ctx, req)
+		if err == nil && res != nil {
+			res.Contents = apps.Contents(c.Upstream, res.Contents)
+		}
+		return res, err
 	})
 }
 

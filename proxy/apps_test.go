@@ -1,0 +1,130 @@
+package proxy
+
+// MCP Apps through the gateway: two servers that serve the same ui://
+// view each get a URI of their own, their tools name it, and a read of
+// it reaches the right server and answers with its HTML and its _meta.
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+)
+
+// stdioApps is a stdio child serving fakeupstream.Apps(name).
+func stdioApps(name string) UpstreamConfig {
+	cmd, env := fakeupstream.AppsCommand(name)
+	return UpstreamConfig{Name: name, Transport: TransportStdio, Command: cmd, Env: env, Prefix: name + "_"}
+}
+
+func TestTwoServersViewsOfOneURIEachReadBackFromItsOwn(t *testing.T) {
+	c := overHTTP(t, startHub(t, stdioApps("alpha"), stdioApps("beta")))
+	tools, err := c.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := map[string]string{}
+	for _, tool := range tools.Tools {
+		ui, _ := tool.Meta["ui"].(map[string]any)
+		uri, _ := ui["resourceUri"].(string)
+		if legacy, _ := tool.Meta["ui/resourceUri"].(string); legacy != uri {
+			t.Errorf("%s: _meta[\"ui/resourceUri\"] %q, want the same URI as _meta.ui.resourceUri %q", tool.Name, legacy, uri)
+		}
+		views[tool.Name] = uri
+	}
+	want := map[string]string{"alpha_show": "ui://alpha/widget", "beta_show": "ui://beta/widget"}
+	for name, uri := range want {
+		if views[name] != uri {
+			t.Errorf("%s's view: got %q, want %q", name, views[name], uri)
+		}
+	}
+	for _, name := range []string{"alpha_refresh", "beta_refresh"} {
+		if _, listed := views[name]; listed {
+			t.Errorf("the app-only tool %s is listed for the model", name)
+		}
+	}
+
+	listed, err := c.session.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, up := range []string{"alpha", "beta"} {
+		for _, view := range []string{"ui://" + up + "/widget", "ui://" + up + "/settings"} {
+			i := slices.IndexFunc(listed.Resources, func(r *sdk.Resource) bool { return r.URI == view })
+			if i < 0 {
+				t.Errorf("resources/list has no %s", view)
+				continue
+			}
+			if r := listed.Resources[i]; r.MIMEType != "text/html;profile=mcp-app" || !cmp.Equal(map[string]any(r.Meta), fakeupstream.AppCSP(up)) {
+				t.Errorf("resources/list's %s: mimeType %q, _meta %v; want the view's type and %s's _meta", view, r.MIMEType, r.Meta, up)
+			}
+			readView(t, c, view, up)
+		}
+	}
+}
+
+// readView reads uri through the gateway and checks that it is up's view:
+// its HTML, its _meta, under the URI asked for.
+func readView(t *testing.T, c *sdkClient, uri, up string) {
+	t.Helper()
+	res, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Errorf("resources/read %s: %v", uri, err)
+		return
+	}
+	if len(res.Contents) != 1 {
+		t.Errorf("resources/read %s: %d contents, want 1", uri, len(res.Contents))
+		return
+	}
+	got := res.Contents[0]
+	if !strings.HasPrefix(got.Text, fakeupstream.AppHTML(up)) || got.URI != uri || got.MIMEType != "text/html;profile=mcp-app" {
+		t.Errorf("resources/read %s: uri %q, mimeType %q, text %q; want %s's view under the URI asked for", uri, got.URI, got.MIMEType, got.Text, up)
+	}
+	if diff := cmp.Diff(fakeupstream.AppCSP(up), map[string]any(got.Meta)); diff != "" {
+		t.Errorf("resources/read %s: _meta differs from %s's (-want +got):\n%s", uri, up, diff)
+	}
+}
+
+
+// A view a tool names but its server leaves out of resources/list (the
+// specification allows it) is listed under the gateway's URI, so that a
+// client can read it; a ui:// template gets the same prefix; another
+// URI is not renamed, and one that two servers share is still offered
+// by the first only.
+func TestCatalogListsUnlistedViewsAndPrefixesTemplates(t *testing.T) {
+	tool := mcp.NewTool("show")
+	tool.Meta = mcp.NewMetaFromMap(map[string]any{"ui": map[string]any{"resourceUri": "ui://hidden"}})
+	listing := func() upstream.Listing {
+		return upstream.Listing{Tools: []mcp.Tool{tool}, Raw: []mcp.Tool{tool},
+			Resources: []mcp.Resource{mcp.NewResource("file:///shared", "shared")},
+			Templates: []mcp.ResourceTemplate{mcp.NewResourceTemplate("ui://chart/{id}", "chart")}}
+	}
+	c := buildCatalog(nil, []offer{{cfg: UpstreamConfig{Name: "a", Prefix: "a_"}, Listing: listing()},
+		{cfg: UpstreamConfig{Name: "b", Prefix: "b_"}, Listing: listing()}}, ReservedNames())
+	var uris, templates []string
+	for _, r := range c.Resources {
+		uris = append(uris, r.Upstream+" "+r.Def.URI+" "+r.Def.MIMEType)
+	}
+	for _, tp := range c.Templates {
+		templates = append(templates, tp.Upstream+" "+tp.Def.URITemplate.Raw())
+	}
+	wantURIs := []string{"a file:///shared ", "a ui://a/hidden text/html;profile=mcp-app", "b ui://b/hidden text/html;profile=mcp-app"}
+	if diff := cmp.Diff(wantURIs, uris); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a ui://a/chart/{id}", "b ui://b/chart/{id}"}, templates); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	if owner := c.resourceOwner("ui://b/chart/7"); owner != "b" {
+		t.Errorf("ui://b/chart/7 is read from %q, want b", owner)
+	}
+	if ui := tool.Meta.AdditionalFields["ui"].(map[string]any); ui["resourceUri"] != "ui://hidden" {
+		t.Errorf("the upstream's listing was changed in place: %v", ui)
+	}
+}

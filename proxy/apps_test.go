@@ -91,7 +91,6 @@ func readView(t *testing.T, c *sdkClient, uri, up string) {
 	}
 }
 
-
 // A view a tool names but its server leaves out of resources/list (the
 // specification allows it) is listed under the gateway's URI, so that a
 // client can read it; a ui:// template gets the same prefix; another

@@ -5,11 +5,12 @@ package proxy
 // it reaches the right server and answers with its HTML and its _meta.
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,7 +62,7 @@ func TestTwoServersViewsOfOneURIEachReadBackFromItsOwn(t *testing.T) {
 				t.Errorf("resources/list has no %s", view)
 				continue
 			}
-			if r := listed.Resources[i]; r.MIMEType != "text/html;profile=mcp-app" || !cmp.Equal(map[string]any(r.Meta), fakeupstream.AppCSP(up)) {
+			if r := listed.Resources[i]; r.MIMEType != "text/html;profile=mcp-app" || !gocmp.Equal(map[string]any(r.Meta), fakeupstream.AppCSP(up)) {
 				t.Errorf("resources/list's %s: mimeType %q, _meta %v; want the view's type and %s's _meta", view, r.MIMEType, r.Meta, up)
 			}
 			readView(t, c, view, up)
@@ -86,7 +87,7 @@ func readView(t *testing.T, c *sdkClient, uri, up string) {
 	if !strings.HasPrefix(got.Text, fakeupstream.AppHTML(up)) || got.URI != uri || got.MIMEType != "text/html;profile=mcp-app" {
 		t.Errorf("resources/read %s: uri %q, mimeType %q, text %q; want %s's view under the URI asked for", uri, got.URI, got.MIMEType, got.Text, up)
 	}
-	if diff := cmp.Diff(fakeupstream.AppCSP(up), map[string]any(got.Meta)); diff != "" {
+	if diff := gocmp.Diff(fakeupstream.AppCSP(up), map[string]any(got.Meta)); diff != "" {
 		t.Errorf("resources/read %s: _meta differs from %s's (-want +got):\n%s", uri, up, diff)
 	}
 }
@@ -114,10 +115,10 @@ func TestCatalogListsUnlistedViewsAndPrefixesTemplates(t *testing.T) {
 		templates = append(templates, tp.Upstream+" "+tp.Def.URITemplate.Raw())
 	}
 	wantURIs := []string{"a file:///shared ", "a ui://a/hidden text/html;profile=mcp-app", "b ui://b/hidden text/html;profile=mcp-app"}
-	if diff := cmp.Diff(wantURIs, uris); diff != "" {
+	if diff := gocmp.Diff(wantURIs, uris); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"a ui://a/chart/{id}", "b ui://b/chart/{id}"}, templates); diff != "" {
+	if diff := gocmp.Diff([]string{"a ui://a/chart/{id}", "b ui://b/chart/{id}"}, templates); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)
 	}
 	if owner := c.resourceOwner("ui://b/chart/7"); owner != "b" {
@@ -125,5 +126,43 @@ func TestCatalogListsUnlistedViewsAndPrefixesTemplates(t *testing.T) {
 	}
 	if ui := tool.Meta.AdditionalFields["ui"].(map[string]any); ui["resourceUri"] != "ui://hidden" {
 		t.Errorf("the upstream's listing was changed in place: %v", ui)
+	}
+}
+
+// Both protocol eras, over stdio and HTTP, list the views under the
+// gateway's URIs and read each from its own server.
+func TestViewsReadBackInBothEras(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, stdioApps("alpha"), stdioApps("beta"))})
+	t.Cleanup(srv.Close)
+	for _, tr := range []string{"stdio", "http"} {
+		for _, version := range []string{"", "2025-11-25"} {
+			t.Run(tr+" "+cmp.Or(version, "newest"), func(t *testing.T) {
+				c := connectEra(t, srv, tr, version)
+				listed, err := c.ListResources(t.Context(), mcp.ListResourcesRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var uris []string
+				for _, r := range listed.Resources {
+					uris = append(uris, r.URI)
+				}
+				for _, up := range []string{"alpha", "beta"} {
+					uri := "ui://" + up + "/widget"
+					if !slices.Contains(uris, uri) {
+						t.Errorf("resources/list %v has no %s", uris, uri)
+					}
+					req := mcp.ReadResourceRequest{}
+					req.Params.URI = uri
+					res, err := c.ReadResource(t.Context(), req)
+					if err != nil {
+						t.Fatalf("resources/read %s: %v", uri, err)
+					}
+					got, _ := res.Contents[0].(mcp.TextResourceContents)
+					if !strings.HasPrefix(got.Text, fakeupstream.AppHTML(up)) || got.URI != uri || !gocmp.Equal(got.Meta, fakeupstream.AppCSP(up)) {
+						t.Errorf("resources/read %s: %+v, want %s's view and _meta under the URI asked for", uri, got, up)
+					}
+				}
+			})
+		}
 	}
 }

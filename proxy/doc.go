@@ -48,7 +48,8 @@
 // executor of plans over the hub (metatools.go).
 //
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
-// "did you mean" (catalog.go), the embedding index
+// "did you mean" (catalog.go; the URIs of MCP Apps views, unique per
+// upstream, are proxy/apps's), the embedding index
 // (indexer.go), edits, restarts and disabled upstreams (hubapply.go), the
 // tools of upstreams still starting (startup.go), and the pipeline of a
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge

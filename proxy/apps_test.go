@@ -6,9 +6,12 @@ package proxy
 
 import (
 	"cmp"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -163,6 +166,46 @@ func TestViewsReadBackInBothEras(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// The two basic MCP Apps servers of the ext-apps examples (npm) both call
+// their view ui://get-time/mcp-app.html. Behind one gateway each tool
+// names a view of its own, and each view reads back byte for byte as its
+// server ships it.
+func TestNPMAppServersShareAViewURI(t *testing.T) {
+	var ups []UpstreamConfig
+	for _, name := range []string{"vanillajs", "react"} {
+		ups = append(ups, UpstreamConfig{Name: name, Transport: TransportStdio, Command: npmServer(t, "mcp-server-basic-"+name),
+			Args: []string{"--stdio"}, Prefix: name + "_"})
+	}
+	c := overHTTP(t, startHubWith(t, Options{Upstreams: ups, InitTimeout: 60 * time.Second}))
+	tools, err := c.session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"vanillajs", "react"} {
+		i := slices.IndexFunc(tools.Tools, func(tool *sdk.Tool) bool { return tool.Name == name+"_get-time" })
+		if i < 0 {
+			t.Fatalf("no %s_get-time among %d tools", name, len(tools.Tools))
+		}
+		ui, _ := tools.Tools[i].Meta["ui"].(map[string]any)
+		view := "ui://" + name + "/get-time/mcp-app.html"
+		if ui["resourceUri"] != view {
+			t.Errorf("%s_get-time's view: got %v, want %s", name, ui["resourceUri"], view)
+		}
+		shipped, err := os.ReadFile(filepath.Join("..", "node_modules", "@modelcontextprotocol", "server-basic-"+name, "dist", "mcp-app.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: view})
+		if err != nil {
+			t.Fatalf("resources/read %s: %v", view, err)
+		}
+		if got := res.Contents[0]; got.Text != string(shipped) || got.URI != view || got.MIMEType != "text/html;profile=mcp-app" {
+			t.Errorf("resources/read %s: uri %q, mimeType %q, %d bytes; want the %d bytes %s ships, under the URI asked for",
+				view, got.URI, got.MIMEType, len(got.Text), len(shipped), name)
 		}
 	}
 }

@@ -51,9 +51,13 @@ func AppCSP(name string) map[string]any {
 // _meta.ui.resourceUri and the deprecated _meta["ui/resourceUri"]);
 // refresh {} for the app only, whose view is ui://settings; and both
 // views as resources, whose HTML (AppHTML) and _meta (AppCSP, on the
-// listing and on the contents) name the server.
+// listing and on the contents) name the server. As the specification
+// says a server should, it offers its tools' views only to a client that
+// declares the extension (capabilities.extensions
+// "io.modelcontextprotocol/ui"): to others its tools have no _meta.
 func Apps(name string) *server.MCPServer {
-	s := server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true))
+	s := server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true),
+		server.WithToolFilter(textOnlyUnlessApps))
 	for _, t := range []struct{ tool, view, vis string }{{"show", "ui://widget", "model"}, {"refresh", "ui://settings", "app"}} {
 		tool := mcp.NewTool(t.tool, mcp.WithDescription("The "+t.tool+" tool of "+name))
 		vis := []any{"app"}
@@ -72,4 +76,20 @@ func Apps(name string) *server.MCPServer {
 		})
 	}
 	return s
+}
+
+// textOnlyUnlessApps strips the _meta of tools for a client that does not
+// declare the MCP Apps extension.
+func textOnlyUnlessApps(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		if _, apps := s.GetClientCapabilities().Extensions["io.modelcontextprotocol/ui"]; apps {
+			return tools
+		}
+	}
+	out := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		t.Meta = nil
+		out[i] = t
+	}
+	return out
 }

@@ -27,6 +27,18 @@ const Scheme = "ui://"
 // MIMEType is the MIME type of an MCP Apps HTML view.
 const MIMEType = "text/html;profile=mcp-app"
 
+// Extension is the MCP Apps extension's identifier in capabilities.
+const Extension = "io.modelcontextprotocol/ui"
+
+// ClientExtension is what the gateway declares to its upstreams under
+// capabilities.extensions: it passes views through, and a server should
+// offer its tools' views only to a client that says so. It cannot know
+// each of its own clients when it connects, and a client that does not
+// render views ignores them (the tool works as any other).
+func ClientExtension() map[string]any {
+	return map[string]any{Extension: map[string]any{"mimeTypes": []any{MIMEType}}}
+}
+
 // uriKeys are the keys of a tool's _meta that name its view's URI: the
 // MCP Apps key under "ui"; the flat key the specification deprecates but
 // servers still send; and the OpenAI Apps SDK's, whose views are ui://

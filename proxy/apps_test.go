@@ -6,6 +6,8 @@ package proxy
 
 import (
 	"cmp"
+	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,5 +209,43 @@ func TestNPMAppServersShareAViewURI(t *testing.T) {
 			t.Errorf("resources/read %s: uri %q, mimeType %q, %d bytes; want the %d bytes %s ships, under the URI asked for",
 				view, got.URI, got.MIMEType, len(got.Text), len(shipped), name)
 		}
+	}
+}
+
+// A subscription to a view reaches its server under the server's own URI,
+// and the server's update reaches the subscriber under the gateway's.
+func TestViewSubscriptionsCrossUnderEachSidesURI(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, stdioApps("alpha"))})
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	updated := make(chan string, 4)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "apps-test", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Subscribe(t.Context(), &sdk.SubscribeParams{URI: "ui://alpha/widget"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "alpha_touch"})
+	if err != nil || res.IsError {
+		t.Fatalf("alpha_touch: %v %v", err, res)
+	}
+	if asked := resultText(res); asked != "ui://widget" {
+		t.Errorf("the server was asked to follow %q, want its own URI ui://widget", asked)
+	}
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case uri := <-updated:
+		if uri != "ui://alpha/widget" {
+			t.Errorf("update for %q, want ui://alpha/widget", uri)
+		}
+	case <-deadline.C:
+		t.Fatal("no resources/updated reached the subscriber")
 	}
 }

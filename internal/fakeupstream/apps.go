@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -51,13 +53,31 @@ func AppCSP(name string) map[string]any {
 // _meta.ui.resourceUri and the deprecated _meta["ui/resourceUri"]);
 // refresh {} for the app only, whose view is ui://settings; and both
 // views as resources, whose HTML (AppHTML) and _meta (AppCSP, on the
-// listing and on the contents) name the server. As the specification
+// listing and on the contents) name the server; touch {} tells the
+// client ui://widget changed and says which URIs it was asked to follow
+// (resources/subscribe). As the specification
 // says a server should, it offers its tools' views only to a client that
 // declares the extension (capabilities.extensions
 // "io.modelcontextprotocol/ui"): to others its tools have no _meta.
 func Apps(name string) *server.MCPServer {
-	s := server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(false, true),
-		server.WithToolFilter(textOnlyUnlessApps))
+	var mu sync.Mutex
+	var subscribed []string
+	hooks := &server.Hooks{}
+	hooks.AddAfterSubscribe(func(_ context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		subscribed = append(subscribed, req.Params.URI)
+	})
+	s := server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true), server.WithResourceCapabilities(true, true),
+		server.WithToolFilter(textOnlyUnlessApps), server.WithHooks(hooks))
+	s.AddTool(mcp.NewTool("touch", mcp.WithDescription("Tell the client ui://widget changed; say what was subscribed")),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated),
+				map[string]any{"uri": "ui://widget"})
+			mu.Lock()
+			defer mu.Unlock()
+			return mcp.NewToolResultText(strings.Join(subscribed, " ")), err
+		})
 	for _, t := range []struct{ tool, view, vis string }{{"show", "ui://widget", "model"}, {"refresh", "ui://settings", "app"}} {
 		tool := mcp.NewTool(t.tool, mcp.WithDescription("The "+t.tool+" tool of "+name))
 		vis := []any{"app"}

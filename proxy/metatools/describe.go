@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
@@ -115,7 +116,7 @@ func toolNames(v any) ([]string, error) {
 	for _, item := range list {
 		name, ok := item.(string)
 		if !ok || !namePattern.MatchString(name) {
-			return nil, fmt.Errorf(`"tools" holds %s, not a tool name (letters, digits, _ . -, at most 64)`, truncateUTF8(fmt.Sprint(item), 80))
+			return nil, fmt.Errorf(`"tools" holds %s, not a tool name (letters, digits, _ . -, at most 64)`, clip.Ellipsis(fmt.Sprint(item), 80))
 		}
 		if !slices.Contains(names, name) {
 			names = append(names, name)
@@ -128,7 +129,7 @@ func toolNames(v any) ([]string, error) {
 // refused call show it.
 func fullText(name, upstream, server, desc string, schema json.RawMessage) string {
 	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", name, upstream, aboutServer(server),
-		oneLine(desc), compactJSON(schema))
+		clip.OneLine(desc), compactJSON(schema))
 }
 
 // toolSignature is a tool's compact form: its name and required parameters
@@ -179,11 +180,11 @@ func typeName(t any) string {
 // firstSentence is the start of a description, on one line, up to its
 // first sentence's end and at most maxSignatureDesc bytes.
 func firstSentence(desc string) string {
-	d := oneLine(desc)
+	d := clip.OneLine(desc)
 	if i := strings.Index(d, ". "); i >= 0 {
 		d = d[:i+1]
 	}
-	return truncateUTF8(d, maxSignatureDesc)
+	return clip.Ellipsis(d, maxSignatureDesc)
 }
 
 // FullText is t with its whole input schema, as describe_tools shows it;

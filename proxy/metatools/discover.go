@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
@@ -280,7 +281,7 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 		b.WriteString("):\n")
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(truncateUTF8(t.Server, maxSignatureServer))
+		server := "server " + t.Upstream + aboutServer(clip.Ellipsis(t.Server, maxSignatureServer))
 		if full {
 			server = "server " + t.Upstream + aboutServer(t.Server)
 		}
@@ -289,7 +290,7 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 		}
 		if full {
 			fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
-				oneLine(t.Description), compactJSON(t.InputSchema))
+				clip.OneLine(t.Description), compactJSON(t.InputSchema))
 		} else {
 			fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
 		}
@@ -323,7 +324,7 @@ func aboutServer(desc string) string {
 	if desc == "" {
 		return ""
 	}
-	return ": " + oneLine(desc)
+	return ": " + clip.OneLine(desc)
 }
 
 func nonNil[T any](s []T) []T {
@@ -334,8 +335,6 @@ func nonNil[T any](s []T) []T {
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func compactJSON(raw json.RawMessage) string {
 	var v any

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ollama/ollama/api"
 )
 
 // Options configures a [Server]. The zero value serves every model name,
@@ -57,25 +59,8 @@ type Options struct {
 	Version string
 }
 
-// ChatRequest is the body of POST /api/chat as Ollama documents it.
-type ChatRequest struct {
-	Model     string          `json:"model"`
-	Messages  []Message       `json:"messages"`
-	Stream    *bool           `json:"stream,omitempty"` // nil means true
-	Format    json.RawMessage `json:"format,omitempty"` // "json" or a JSON schema
-	Options   map[string]any  `json:"options,omitempty"`
-	Tools     json.RawMessage `json:"tools,omitempty"`
-	KeepAlive json.RawMessage `json:"keep_alive,omitempty"`
-	Think     json.RawMessage `json:"think,omitempty"`
-}
-
-// Message is one chat message.
-type Message struct {
-	Role      string          `json:"role"`
-	Content   string          `json:"content"`
-	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
-	ToolName  string          `json:"tool_name,omitempty"`
-}
+// ChatRequest is the body of POST /api/chat (Stream nil means true).
+type ChatRequest = api.ChatRequest
 
 // HTTPError is an error a Chat script returns to choose the status code.
 type HTTPError struct {
@@ -266,37 +251,18 @@ func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"version": s.opts.Version})
 }
 
-// tagModel is one entry of /api/tags.
-type tagModel struct {
-	Name       string       `json:"name"`
-	Model      string       `json:"model"`
-	ModifiedAt time.Time    `json:"modified_at"`
-	Size       int64        `json:"size"`
-	Digest     string       `json:"digest"`
-	Details    modelDetails `json:"details"`
-}
-
-type modelDetails struct {
-	ParentModel       string   `json:"parent_model"`
-	Format            string   `json:"format"`
-	Family            string   `json:"family"`
-	Families          []string `json:"families"`
-	ParameterSize     string   `json:"parameter_size"`
-	QuantizationLevel string   `json:"quantization_level"`
-}
-
 func (s *Server) handleTags(w http.ResponseWriter, _ *http.Request) {
-	models := make([]tagModel, 0, len(s.opts.Models))
+	models := make([]api.ListModelResponse, 0, len(s.opts.Models))
 	for _, m := range s.opts.Models {
 		name := normalizeModel(m)
 		sum := sha256.Sum256([]byte(name))
-		models = append(models, tagModel{
+		models = append(models, api.ListModelResponse{
 			Name: name, Model: name,
 			ModifiedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
 			Size:       int64(len(name)) << 20,
 			Digest:     hex.EncodeToString(sum[:]),
-			Details:    modelDetails{Format: "gguf", Family: "fake", Families: []string{"fake"}, ParameterSize: "1M", QuantizationLevel: "F16"},
+			Details:    api.ModelDetails{Format: "gguf", Family: "fake", Families: []string{"fake"}, ParameterSize: "1M", QuantizationLevel: "F16"},
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+	writeJSON(w, http.StatusOK, api.ListResponse{Models: models})
 }

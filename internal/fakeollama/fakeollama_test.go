@@ -236,7 +236,7 @@ func TestOllamaChatStreaming(t *testing.T) {
 	if last := chunks[len(chunks)-1]; last.DoneReason != "stop" || last.TotalDuration == 0 {
 		t.Errorf("last chunk: got done_reason %q total_duration %v", last.DoneReason, last.TotalDuration)
 	}
-	wantMsgs := []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "plan it"}}
+	wantMsgs := []api.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "plan it"}}
 	if diff := cmp.Diff(wantMsgs, seen.Messages); diff != "" {
 		t.Errorf("script saw messages (-want +got):\n%s", diff)
 	}

@@ -81,10 +81,9 @@ func (t *Tools) describeTools(ctx context.Context, c *call.Call, req mcp.CallToo
 			unknown = append(unknown, name)
 			continue
 		}
-		d := describedTool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description,
-			InputSchema: tool.Def.RawInputSchema, OutputSchema: tool.Def.RawOutputSchema, Server: tool.Server}
-		tools = append(tools, d)
-		b.WriteString(fullText(d.Name, d.Upstream, d.Server, d.Description, d.InputSchema))
+		tools = append(tools, describedTool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description,
+			InputSchema: tool.Def.RawInputSchema, OutputSchema: tool.Def.RawOutputSchema, Server: tool.Server})
+		b.WriteString(FullText(tool))
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(&b, "\nNot in the catalog: %s. Find tools with request_more_tools.\n", strings.Join(unknown, ", "))
@@ -123,13 +122,6 @@ func toolNames(v any) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-// fullText is a tool with its whole input schema, as describe_tools and a
-// refused call show it.
-func fullText(name, upstream, server, desc string, schema json.RawMessage) string {
-	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", name, upstream, aboutServer(server),
-		clip.OneLine(desc), compactJSON(schema))
 }
 
 // toolSignature is a tool's compact form: its name and required parameters
@@ -190,5 +182,6 @@ func firstSentence(desc string) string {
 // FullText is t with its whole input schema, as describe_tools shows it;
 // the gateway adds it to the error of a call whose arguments were wrong.
 func FullText(t Tool) string {
-	return fullText(t.Name, t.Upstream, t.Server, t.Def.Description, t.Def.RawInputSchema)
+	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", t.Name, t.Upstream, aboutServer(t.Server),
+		clip.OneLine(t.Def.Description), compactJSON(t.Def.RawInputSchema))
 }

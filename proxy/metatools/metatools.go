@@ -107,7 +107,7 @@ func New(opts Options) *Tools {
 	}
 	t := &Tools{opts: opts}
 	if opts.Router != nil {
-		t.belts = newBelts(opts.Router, opts.Session, opts.Core)
+		t.belts = &belts{router: opts.Router, opts: opts.Session, core: opts.Core, sessions: map[string]*routing.Session{}}
 		t.handles = newHandles(opts.HandleKey)
 	}
 	return t

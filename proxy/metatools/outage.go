@@ -251,12 +251,6 @@ func (o *outageSeen) take(id string) bool {
 	return seen
 }
 
-func (o *outageSeen) forget(id string) {
-	o.mu.Lock()
-	delete(o.ids, id)
-	o.mu.Unlock()
-}
-
 // awaitStarting waits, up to the start wait, for the upstreams still
 // starting that may serve req, so that a discovery sent in the first
 // seconds ranks their tools: those req names (the owner of a tool in its

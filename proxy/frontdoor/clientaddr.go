@@ -164,19 +164,10 @@ func forwardedFor(element string) string {
 
 // forwardedAddr parses one forwarded-for address: "192.0.2.60",
 // "192.0.2.60:4711", "2001:db8::17" or "[2001:db8::17]:4711". Names,
-// "unknown" and obfuscated identifiers ("_hidden") do not parse.
+// "unknown", obfuscated identifiers ("_hidden") and zones do not parse.
 func forwardedAddr(s string) (netip.Addr, bool) {
-	if s == "" || len(s) > maxForwardedEntry {
+	if s == "" || len(s) > maxForwardedEntry || strings.Contains(s, "%") {
 		return netip.Addr{}, false
 	}
-	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
-		return a.Unmap(), true
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
-		return ap.Addr().Unmap(), true
-	}
-	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil && a.Zone() == "" {
-		return a.Unmap(), true
-	}
-	return netip.Addr{}, false
+	return addrOf(s)
 }

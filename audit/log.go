@@ -41,12 +41,10 @@ type Options struct {
 	// Spool is the file that keeps the records Store could not take, to
 	// write them to Store once it takes writes again (at the latest at the
 	// next record, every SpoolRetry, and at Close); "" keeps none: such
-	// records are dropped (counted, logged). It must be this process's
-	// own: gateways sharing a state directory each have one.
+	// records are dropped (counted, logged), as are those past its bound
+	// (maxSpoolBytes). It must be this process's own: gateways sharing a
+	// state directory each have one.
 	Spool string
-	// SpoolMaxBytes bounds Spool; past it records are dropped (counted,
-	// logged) [DefaultSpoolMaxBytes].
-	SpoolMaxBytes int64
 	// SpoolRetry is how often the spooled records are tried again while
 	// no new record comes [DefaultSpoolRetry].
 	SpoolRetry time.Duration
@@ -80,7 +78,6 @@ func (o *Options) defaults() {
 	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
-	o.SpoolMaxBytes = cmp.Or(max(o.SpoolMaxBytes, 0), DefaultSpoolMaxBytes)
 	o.SpoolRetry = cmp.Or(max(o.SpoolRetry, 0), DefaultSpoolRetry)
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
@@ -124,7 +121,7 @@ func Open(opts Options) (*Log, error) {
 		}
 		l.file = f
 	}
-	l.spool = spool{path: opts.Spool, max: opts.SpoolMaxBytes, adopt: opts.Adopt}
+	l.spool = spool{path: opts.Spool, adopt: opts.Adopt}
 	if st, err := os.Stat(opts.Spool); opts.Spool != "" && err == nil {
 		l.spool.size = st.Size()
 	}

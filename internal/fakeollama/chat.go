@@ -12,7 +12,7 @@ import (
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.chatCalls.Add(1)
 	start := time.Now()
-	if !s.wait(r) {
+	if !s.wait(r, false) {
 		return
 	}
 	var req ChatRequest

@@ -95,7 +95,7 @@ type embedRequest struct {
 func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 	s.embedCalls.Add(1)
 	start := time.Now()
-	if !s.wait(r) || !s.waitHeld(r) {
+	if !s.wait(r, true) {
 		return
 	}
 	if s.failEmbed.Load() {

@@ -142,23 +142,6 @@ func (s *Server) Hold() (release func()) {
 	return func() { once.Do(func() { close(ch) }) }
 }
 
-// waitHeld waits for a Hold to be released; it reports false when the client
-// left first.
-func (s *Server) waitHeld(r *http.Request) bool {
-	ch := s.held.Load()
-	if ch == nil {
-		return true
-	}
-	select {
-	case <-*ch:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.done:
-		panic(http.ErrAbortHandler)
-	}
-}
-
 // SetFailEmbed makes later /api/embed requests fail (true) or succeed.
 func (s *Server) SetFailEmbed(fail bool) { s.failEmbed.Store(fail) }
 
@@ -173,20 +156,32 @@ func (s *Server) EmbeddedTexts() int { return int(s.embedTexts.Load()) }
 // ChatCalls returns the number of /api/chat requests received.
 func (s *Server) ChatCalls() int { return int(s.chatCalls.Load()) }
 
-// wait holds a request for Options.Delay; it reports false when the
-// client left first. When the server closes first, it drops the
-// connection, as a stopped Ollama would.
-func (s *Server) wait(r *http.Request) bool {
-	if s.opts.Delay <= 0 {
-		return true
+// wait holds a request for Options.Delay and, when held is set, until a
+// Hold is released; it reports false when the client left first. When
+// the server closes first, it drops the connection, as a stopped Ollama
+// would.
+func (s *Server) wait(r *http.Request, held bool) bool {
+	if s.opts.Delay > 0 {
+		if s.onWait != nil {
+			s.onWait()
+		}
+		t := time.NewTimer(s.opts.Delay)
+		defer t.Stop()
+		if !until(s, r, t.C) {
+			return false
+		}
 	}
-	if s.onWait != nil {
-		s.onWait()
+	if ch := s.held.Load(); held && ch != nil {
+		return until(s, r, *ch)
 	}
-	t := time.NewTimer(s.opts.Delay)
-	defer t.Stop()
+	return true
+}
+
+// until waits for c, or for r's client to leave (false), or for s to
+// close.
+func until[T any](s *Server, r *http.Request, c <-chan T) bool {
 	select {
-	case <-t.C:
+	case <-c:
 		return true
 	case <-r.Context().Done():
 		return false

@@ -103,7 +103,6 @@ type Log struct {
 	closing chan struct{}
 
 	spool     spool // the writer's alone
-	spooled   atomic.Int64
 	dropped   atomic.Uint64
 	dropWarn  warnEvery
 	writeWarn warnEvery
@@ -125,7 +124,6 @@ func Open(opts Options) (*Log, error) {
 	if st, err := os.Stat(opts.Spool); opts.Spool != "" && err == nil {
 		l.spool.size = st.Size()
 	}
-	l.spooled.Store(l.spool.size)
 	go l.run()
 	return l, nil
 }
@@ -159,9 +157,6 @@ func (l *Log) drop(n int, why string) {
 
 // Dropped is how many records were dropped.
 func (l *Log) Dropped() uint64 { return l.dropped.Load() }
-
-// Spooled is how many bytes of records wait in the spool for the store.
-func (l *Log) Spooled() int64 { return l.spooled.Load() }
 
 // Close writes the queued records and stops the writer.
 func (l *Log) Close() error {
@@ -270,7 +265,6 @@ func (l *Log) write(batch []Record) {
 		if err := l.store(batch); err != nil {
 			errs = append(errs, err)
 		}
-		l.spooled.Store(l.spool.size)
 	}
 	if err := errors.Join(errs...); err != nil && l.writeWarn.due(time.Now()) {
 		l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch))

@@ -99,7 +99,7 @@ func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.failEmbed.Load() {
-		writeError(w, s.opts.FailStatus, "fake embedding failure")
+		writeError(w, http.StatusInternalServerError, "fake embedding failure")
 		return
 	}
 	var req embedRequest
@@ -115,7 +115,7 @@ func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid input type")
 		return
 	}
-	dims := s.opts.Dims
+	dims := Dims
 	if req.Dimensions > 0 && req.Dimensions < dims {
 		dims = req.Dimensions
 	}

@@ -41,23 +41,24 @@ type Options struct {
 	// with 404 and Ollama's "not found, try pulling it first" error. Empty
 	// means every model name is served and /api/tags lists none.
 	Models []string
-	// Dims is the length of each embedding; default 256.
-	Dims int
 	// Delay holds each /api/embed and /api/chat request this long before
 	// answering it, or until the client gives up or the server closes.
 	Delay time.Duration
-	// FailEmbed makes /api/embed answer FailStatus with an Ollama-style
-	// error body. [Server.SetFailEmbed] changes it while the server runs.
+	// FailEmbed makes /api/embed answer 500 with an Ollama-style error
+	// body. [Server.SetFailEmbed] changes it while the server runs.
 	FailEmbed bool
-	// FailStatus is the HTTP status of a failed embed; default 500.
-	FailStatus int
 	// Chat scripts /api/chat: it returns the assistant's whole reply to req.
 	// An error is answered as Ollama answers errors, with the status of an
 	// [*HTTPError] or else 500. Nil echoes the last user message.
 	Chat func(req ChatRequest) (string, error)
-	// Version is what /api/version reports; default "0.17.4".
-	Version string
 }
+
+// Dims is the length of each embedding (a request may ask for fewer), and
+// Version what /api/version reports.
+const (
+	Dims    = 256
+	Version = "0.17.4"
+)
 
 // ChatRequest is the body of POST /api/chat (Stream nil means true).
 type ChatRequest = api.ChatRequest
@@ -88,15 +89,6 @@ type Server struct {
 
 // New starts a fake Ollama server on a loopback port. Close it when done.
 func New(opts Options) *Server {
-	if opts.Dims <= 0 {
-		opts.Dims = 256
-	}
-	if opts.FailStatus == 0 {
-		opts.FailStatus = http.StatusInternalServerError
-	}
-	if opts.Version == "" {
-		opts.Version = "0.17.4"
-	}
 	if opts.Chat == nil {
 		opts.Chat = echo
 	}
@@ -243,7 +235,7 @@ func errorStatus(err error) int {
 }
 
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": s.opts.Version})
+	writeJSON(w, http.StatusOK, map[string]string{"version": Version})
 }
 
 func (s *Server) handleTags(w http.ResponseWriter, _ *http.Request) {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Options configures Open. Zero values take the defaults in brackets.
@@ -104,15 +106,16 @@ type Log struct {
 
 	spool     spool // the writer's alone
 	dropped   atomic.Uint64
-	dropWarn  warnEvery
-	writeWarn warnEvery
+	dropWarn  rate.Sometimes // each at most once a minute
+	writeWarn rate.Sometimes
 }
 
 // Open starts a log; its file, when set, is created (0600) or appended
 // to, and its directory must exist.
 func Open(opts Options) (*Log, error) {
 	opts.defaults()
-	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{})}
+	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{}),
+		dropWarn: rate.Sometimes{Interval: time.Minute}, writeWarn: rate.Sometimes{Interval: time.Minute}}
 	if opts.File != "" {
 		f, err := openRotator(opts.File, opts.MaxBytes, opts.Keep)
 		if err != nil {
@@ -150,9 +153,9 @@ func (l *Log) drop(n int, why string) {
 			l.opts.OnDrop()
 		}
 	}
-	if l.dropWarn.due(time.Now()) {
+	l.dropWarn.Do(func() {
 		l.opts.Logger.Warn("audit records dropped: "+why, "dropped_total", total, "queue", l.opts.Queue)
-	}
+	})
 }
 
 // Dropped is how many records were dropped.
@@ -266,8 +269,8 @@ func (l *Log) write(batch []Record) {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil && l.writeWarn.due(time.Now()) {
-		l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch))
+	if err := errors.Join(errs...); err != nil {
+		l.writeWarn.Do(func() { l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch)) })
 	}
 }
 
@@ -295,15 +298,4 @@ func (l *Log) store(batch []Record) error {
 		l.drop(left, "the audit store failed and the spool is full or unset")
 	}
 	return errors.Join(err, serr)
-}
-
-// warnEvery says yes at most once a minute.
-type warnEvery struct{ last atomic.Int64 }
-
-func (w *warnEvery) due(now time.Time) bool {
-	last := w.last.Load()
-	if last != 0 && now.UnixNano()-last < int64(time.Minute) {
-		return false
-	}
-	return w.last.CompareAndSwap(last, now.UnixNano())
 }

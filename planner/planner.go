@@ -22,7 +22,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/mcp-router/mcp-router/internal/ollamaerr"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/prompts"
 )
 
@@ -237,7 +237,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 		if err == nil {
 			return p.finish(req, a, attempt)
 		}
-		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", ollamaerr.Shorten(text, 500))
+		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", clip.Ellipsis(text, 500))
 		if attempt > maxRetries {
 			return p.fallback(req, attempt, ReasonInvalidAnswer, err.Error())
 		}
@@ -249,7 +249,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 // answer and what was wrong with it.
 func retryPrompt(user, text string, err error) string {
 	return fmt.Sprintf("%s\n\nYour previous answer:\n%s\n\nYour answer was invalid: %v. Answer again with valid JSON.",
-		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
+		user, clip.Ellipsis(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
 // finish scores a valid answer and applies the escalation rules:

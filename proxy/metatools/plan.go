@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
@@ -173,11 +174,7 @@ func compactValue(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	const max = 2000
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
+	return clip.Ellipsis(string(b), 2000)
 }
 
 // planProgress reports steps done out of total to a client that asked

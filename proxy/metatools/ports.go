@@ -105,14 +105,3 @@ type Metrics interface {
 	BeltSize(sessions, tools int)
 	PlanDone(strategy string, dur time.Duration, statuses map[string]int)
 }
-
-// directDecisions runs decisions on the session, untraced and uncounted.
-type directDecisions struct{}
-
-func (directDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
-	return sess.Discover(ctx, req)
-}
-
-func (directDecisions) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
-	return sess.Preview(ctx, req)
-}

@@ -54,6 +54,17 @@ type parts struct {
 	readPins bool
 }
 
+// withGateway starts the configured gateway, runs f with it and closes
+// it; the error also names the upstreams that are not connected.
+func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) error) error {
+	g, err := e.startGateway(ctx, need)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return errors.Join(f(g), g.down())
+}
+
 // newGateway assembles the gateway of prof; it does no I/O.
 func (e *env) newGateway(cfg *config.Config, prof config.Profile, need parts) *gateway {
 	return &gateway{e: e, cfg: cfg, prof: prof, log: e.logger(cfg), need: need, metrics: proxy.NewMetrics()}

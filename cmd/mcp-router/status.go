@@ -60,7 +60,7 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	var s gatewaySnapshot
 	for _, u := range hub.Status() {
 		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
-			Restarts: u.Restarts, Err: firstLine(snapshotErr(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
+			Restarts: u.Restarts, Err: firstLine(notConnected(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
 	calls := m.RecentCalls()
@@ -68,9 +68,10 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	return s
 }
 
-// snapshotErr is what status shows of an upstream not connected: why
-// (starting for how long, or its error); nothing for a connected one.
-func snapshotErr(u proxy.Status) string {
+// notConnected is what status and the console show of an upstream not
+// connected: why (starting for how long, or its error); nothing for a
+// connected one.
+func notConnected(u proxy.Status) string {
 	if u.State == proxy.StateConnected {
 		return ""
 	}
@@ -251,7 +252,9 @@ func printStatus(e *env, live []gatewayStatus) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		printConfigSnapshot(e, s.Config)
+		for _, line := range s.Config.lines() {
+			fmt.Fprintf(e.stdout, "  %s\n", line)
+		}
 		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
 		for _, f := range s.RecentErrors {
 			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), printable.Line(f.Tool), printable.Line(f.Upstream), printable.Line(f.Kind))

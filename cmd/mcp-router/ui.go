@@ -106,7 +106,7 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 		return nil, err
 	}
 	return console.New(console.Options{
-		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
+		Door: door, Gateway: gw, Catalog: &hubCatalog{hub: g.hub, r: r, log: g.log},
 		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
 	})
 }
@@ -146,10 +146,7 @@ func (g *hubGateway) Upstreams(context.Context) ([]console.Upstream, error) {
 	var out []console.Upstream
 	for _, s := range g.hub.Status() {
 		out = append(out, console.Upstream{Name: s.Name, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools,
-			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
-		if s.State == proxy.StateConnected {
-			out[len(out)-1].Err = ""
-		}
+			Blocked: s.Blocked, Restarts: s.Restarts, Err: notConnected(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
 	}
 	return out, nil
 }
@@ -250,10 +247,6 @@ type hubCatalog struct {
 
 	mu      sync.Mutex
 	indexed *proxy.Catalog // the catalog r holds
-}
-
-func newHubCatalog(hub *proxy.Hub, r *routing.Router, log *slog.Logger) *hubCatalog {
-	return &hubCatalog{hub: hub, r: r, log: log}
 }
 
 func (h *hubCatalog) Tools(context.Context) ([]console.Tool, []string, error) {

@@ -1,11 +1,14 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Problem is one reason a plan is invalid: the step (its id, empty for the
@@ -72,6 +75,24 @@ func (e *Executor) Validate(p *Plan) (*Graph, error) {
 		return nil, &ValidationError{Problems: v.problems}
 	}
 	return g, nil
+}
+
+// Check validates a plan by its own rules alone (ids, references,
+// dependencies, limits), as Validate does against a catalog that has
+// every tool and takes any arguments: for plans of tools the gateway does
+// not know, such as a client's own.
+func Check(p *Plan) error {
+	_, err := anyCatalog.Validate(p)
+	return err
+}
+
+var anyCatalog = New(Options{Caller: noCalls{}, Lookup: func(name string) (ToolInfo, bool) { return ToolInfo{Name: name}, true }})
+
+// noCalls is the Caller of a catalog only checked against.
+type noCalls struct{}
+
+func (noCalls) CallTool(context.Context, string, any) (*mcp.CallToolResult, error) {
+	return nil, errors.New("executor: a plan only checked is not run")
 }
 
 // validator holds the state of one Validate.

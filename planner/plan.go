@@ -68,15 +68,6 @@ func (g graph) sequence() string {
 	return strings.Join(parts, ", then ")
 }
 
-// The executor's reference syntax: "$<<id>>" or "$<<id.path>>" in a
-// string ("$$<<" is a literal "$<<"; an unclosed "$<<" is literal text),
-// or the object {"$ref": "id"} with an optional "path".
-const (
-	refOpen  = "$<<"
-	refClose = ">>"
-	refKey   = "$ref"
-)
-
 func isAbsent(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || string(t) == "null"
@@ -184,60 +175,17 @@ func buildGraph(steps []step) (graph, error) {
 	return g, nil
 }
 
-// references returns the step ids that s's args and foreach refer to, in
-// string values and {"$ref": id} objects (never in object keys).
+// references returns the step ids that s's args and foreach refer to, as
+// the executor reads them.
 func references(s step) []string {
 	var ids []string
 	for _, raw := range []json.RawMessage{s.Args, s.Foreach} {
 		var v any
-		if isAbsent(raw) || json.Unmarshal(raw, &v) != nil {
-			continue
+		if !isAbsent(raw) && json.Unmarshal(raw, &v) == nil {
+			ids = append(ids, executor.References(v)...)
 		}
-		walk(v, &ids)
 	}
 	return ids
-}
-
-func walk(v any, ids *[]string) {
-	switch v := v.(type) {
-	case string:
-		*ids = append(*ids, textRefs(v)...)
-	case []any:
-		for _, e := range v {
-			walk(e, ids)
-		}
-	case map[string]any:
-		if id, ok := v[refKey].(string); ok && len(v) <= 2 {
-			*ids = append(*ids, id)
-			return
-		}
-		for _, e := range v {
-			walk(e, ids)
-		}
-	}
-}
-
-// textRefs returns the step ids of the references in one string.
-func textRefs(s string) []string {
-	var ids []string
-	for {
-		i := strings.Index(s, refOpen)
-		if i < 0 {
-			return ids
-		}
-		if i > 0 && s[i-1] == '$' { // "$$<<": literal
-			s = s[i+len(refOpen):]
-			continue
-		}
-		s = s[i+len(refOpen):]
-		end := strings.Index(s, refClose)
-		if end < 0 {
-			return ids // never closed: literal
-		}
-		id, _, _ := strings.Cut(s[:end], ".")
-		ids = append(ids, id)
-		s = s[end+len(refClose):]
-	}
 }
 
 func (g graph) strategy() string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -170,7 +171,8 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Reserved:   proxy.ReservedNames(),
 		Logger:     g.log,
 		Version:    gatewayVersion(),
-		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
+		Poisoning:  cmp.Or(integrity.Policy(prof.Integrity.Poisoning), integrity.Warn),
+		Tracing:    g.tracing,
 		Metrics:    g.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
@@ -192,15 +194,9 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	if g.audit != nil {
 		opts.Audit = g.audit
 	}
-	if g.tracing != nil {
-		opts.Tracing = g.tracing
-	}
 	if cfg.State.URL != "" && len(cfg.Limits.Quotas) > 0 {
 		// Replicas on one database count calls per minute together.
 		opts.QuotaCounter = g.state(ctx).Quotas()
-	}
-	if opts.Poisoning == "" {
-		opts.Poisoning = integrity.Warn
 	}
 	if prof.Integrity.Pins && !g.need.readPins {
 		opts.Pins = g.pins(ctx)

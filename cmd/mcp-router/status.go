@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -156,6 +157,11 @@ type gatewayStatus struct {
 	Snapshot *gatewaySnapshot `json:"snapshot,omitempty"`
 }
 
+// where is how the gateway serves: "stdio", or "http ADDR".
+func (gs gatewayStatus) where() string {
+	return strings.TrimSpace(gs.Transport + " " + gs.Addr)
+}
+
 func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -231,12 +237,8 @@ func printStatus(e *env, live []gatewayStatus) error {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		where := g.Transport
-		if g.Addr != "" {
-			where += " " + g.Addr
-		}
 		fmt.Fprintf(e.stdout, "gateway pid %d, profile %s, %s, version %s, up since %s\n",
-			g.PID, printable.Line(g.Profile), printable.Line(where), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
+			g.PID, printable.Line(g.Profile), printable.Line(g.where()), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
 		if g.Config != "" {
 			fmt.Fprintf(e.stdout, "  config: %s\n", printable.Line(g.Config))
 		}

@@ -173,11 +173,7 @@ func (g *registryGateway) live(ctx context.Context) ([]gatewayStatus, error) {
 }
 
 func gatewayLabel(gs gatewayStatus) string {
-	where := gs.Transport
-	if gs.Addr != "" {
-		where += " " + gs.Addr
-	}
-	return fmt.Sprintf("pid %d · %s · %s", gs.PID, gs.Profile, where)
+	return fmt.Sprintf("pid %d · %s · %s", gs.PID, gs.Profile, gs.where())
 }
 
 func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, error) {

@@ -121,17 +121,23 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var obj any
 	switch gvk {
 	case "v1/Namespace":
-		obj = fresh(&m.namespace)
+		m.namespace = &corev1.Namespace{}
+		obj = m.namespace
 	case "v1/ConfigMap":
-		obj = fresh(&m.configMap)
+		m.configMap = &corev1.ConfigMap{}
+		obj = m.configMap
 	case "apps/v1/Deployment":
-		obj = fresh(&m.deployment)
+		m.deployment = &appsv1.Deployment{}
+		obj = m.deployment
 	case "v1/Service":
-		obj = fresh(&m.service)
+		m.service = &corev1.Service{}
+		obj = m.service
 	case "policy/v1/PodDisruptionBudget":
-		obj = fresh(&m.pdb)
+		m.pdb = &policyv1.PodDisruptionBudget{}
+		obj = m.pdb
 	case "v1/Secret":
-		obj = fresh(&m.secret)
+		m.secret = &corev1.Secret{}
+		obj = m.secret
 	default:
 		return fmt.Errorf("%s: apiVersion/kind %s is not one this checker knows (apps/v1 Deployment, v1 Service, ConfigMap, Namespace or Secret, policy/v1 PodDisruptionBudget)", name, gvk)
 	}
@@ -142,12 +148,6 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// fresh points *p at a new zero T and returns it.
-func fresh[T any](p **T) any {
-	*p = new(T)
-	return *p
 }
 
 // decodeFile strictly decodes one single-document YAML file into v.

@@ -119,7 +119,7 @@ type Tool struct {
 	// reads as "the router ranked this tool poorly".
 	Score float64
 	// Own marks a tool of the client's own, not the gateway's: a plan
-	// that uses one gets the structural checks only (Options.Validate
+	// that uses one gets the executor's rules alone (Options.Validate
 	// knows the gateway's catalog), and the gateway cannot run it.
 	Own bool
 }

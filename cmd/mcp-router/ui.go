@@ -168,8 +168,10 @@ func (g *hubGateway) Activity(context.Context) (console.Activity, error) {
 // machine, from their heartbeats: read-only.
 type registryGateway struct{ reg state.Registry }
 
+// live are the running gateways that told their state in a heartbeat.
 func (g *registryGateway) live(ctx context.Context) ([]gatewayStatus, error) {
-	return liveGateways(ctx, g.reg, time.Now())
+	all, err := liveGateways(ctx, g.reg, time.Now())
+	return slices.DeleteFunc(all, func(gs gatewayStatus) bool { return gs.Snapshot == nil }), err
 }
 
 func gatewayLabel(gs gatewayStatus) string {
@@ -183,9 +185,6 @@ func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, er
 	}
 	var out []console.Upstream
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		for _, u := range gs.Snapshot.Upstreams {
 			out = append(out, console.Upstream{Gateway: gatewayLabel(gs), Name: u.Name, State: u.State, Protocol: u.Protocol,
 				Tools: u.Tools, Blocked: u.Blocked, Restarts: u.Restarts, Err: u.Err})
@@ -204,9 +203,6 @@ func (g *registryGateway) notes(ctx context.Context) []string {
 	}
 	var out []string
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		for _, line := range gs.Snapshot.Config.lines() {
 			out = append(out, gatewayLabel(gs)+": "+line)
 		}
@@ -221,9 +217,6 @@ func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error
 	}
 	var a console.Activity
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		a.Calls += gs.Snapshot.Calls
 		a.Failed += gs.Snapshot.Failed
 		for _, c := range gs.Snapshot.RecentCalls {

@@ -49,12 +49,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			for _, t := range tools {
 				byServer[t.Upstream] = append(byServer[t.Upstream], t)
 			}
-			for up, ts := range byServer {
-				r.SetUpstream(up, ts)
-				if err := r.Embed(cmd.Context(), up, ts); err != nil {
-					g.log.Warn("embeddings unavailable; ranking lexically", "err", err)
-				}
-			}
+			indexCatalog(cmd.Context(), r, byServer, g.log)
 			rep, rankings := eval.Run(ranker{cmd.Context(), r}, queries, eval.Options{K: k})
 			if outPath != "" {
 				if err := writeRankings(outPath, rankings); err != nil {

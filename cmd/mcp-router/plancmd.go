@@ -104,7 +104,7 @@ func (g *gateway) plan(ctx context.Context, query, note string, run bool) (map[s
 	if err != nil {
 		return nil, err
 	}
-	indexCatalog(ctx, r, g.hub.Catalog(), g.log)
+	indexCatalog(ctx, r, g.hub.Catalog().RoutingTools(), g.log)
 	pl, err := g.planner()
 	if err != nil {
 		return nil, err

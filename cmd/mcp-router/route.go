@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -37,7 +38,7 @@ without it no affinity applies.`,
 				if err != nil {
 					return err
 				}
-				indexCatalog(cmd.Context(), r, g.hub.Catalog(), g.log)
+				indexCatalog(cmd.Context(), r, g.hub.Catalog().RoutingTools(), g.log)
 				d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
 					Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
 				if asJSON {
@@ -53,10 +54,10 @@ without it no affinity applies.`,
 	return cmd
 }
 
-// indexCatalog puts every upstream's tools in the router, embeddings
+// indexCatalog puts the tools of each upstream in the router, embeddings
 // included when they are on.
-func indexCatalog(ctx context.Context, r *routing.Router, c *proxy.Catalog, log interface{ Warn(string, ...any) }) {
-	for up, tools := range c.RoutingTools() {
+func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string][]routing.Tool, log *slog.Logger) {
+	for up, tools := range byUpstream {
 		r.SetUpstream(up, tools)
 		if err := r.Embed(ctx, up, tools); err != nil {
 			log.Warn("embeddings unavailable; ranking lexically", "upstream", up, "err", err)

@@ -254,7 +254,7 @@ func (h *hubCatalog) Tools(context.Context) ([]console.Tool, []string, error) {
 func (h *hubCatalog) Route(ctx context.Context, req routing.Request) (routing.Decision, error) {
 	h.mu.Lock()
 	if c := h.hub.Catalog(); c != h.indexed {
-		indexCatalog(ctx, h.r, c, h.log)
+		indexCatalog(ctx, h.r, c.RoutingTools(), h.log)
 		h.indexed = c
 	}
 	h.mu.Unlock()

@@ -160,28 +160,15 @@ type line struct {
 // (and read to its end, so framing holds).
 func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) error {
 	br := bufio.NewReaderSize(in, 64<<10)
-	var buf []byte
-	tooLong := false
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > max+1 { // +1: the newline
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
+		data, tooLong, err := readLine(br, max)
 		var l line
 		switch {
 		case tooLong:
 			l.err = fmt.Errorf("message larger than %d bytes refused", max)
-		case len(bytes.TrimSpace(buf)) > 0:
-			l.data = bytes.Clone(bytes.TrimSpace(buf))
+		case len(bytes.TrimSpace(data)) > 0:
+			l.data = bytes.TrimSpace(data)
 		}
-		buf, tooLong = buf[:0], false
 		if l.data != nil || l.err != nil {
 			select {
 			case lines <- l:
@@ -437,12 +424,14 @@ func (b *Bridge) events(body io.Reader) error {
 	var data []byte
 	tooLong := false
 	for {
-		l, err := readLine(br, b.opts.MaxMessageBytes)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		l, lineTooLong, err := readLine(br, b.opts.MaxMessageBytes)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
 			return fmt.Errorf("reading the gateway's event stream: %w", err)
+		case lineTooLong:
+			return fmt.Errorf("a line of the event stream is larger than %d bytes", b.opts.MaxMessageBytes)
 		}
 		switch {
 		case len(l) == 0: // the end of an event
@@ -469,23 +458,26 @@ func (b *Bridge) events(body io.Reader) error {
 	}
 }
 
-// readLine reads one line without its line ending; a line over max is an
-// error.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var out []byte
+// readLine reads one line without its line ending (a last line may have
+// none). A line over max bytes is read to its end, so framing holds, and
+// dropped: tooLong says so.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(out)+len(chunk) > max+2 {
-			return nil, fmt.Errorf("a line of the event stream is larger than %d bytes", max)
+		if len(line)+len(chunk) <= max+2 { // +2: the line ending
+			line = append(line, chunk...)
+		} else {
+			tooLong = true
 		}
-		out = append(out, chunk...)
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if err != nil && (len(out) == 0 || !errors.Is(err, io.EOF)) {
-			return nil, err
+		line = bytes.TrimRight(line, "\r\n")
+		tooLong = tooLong || len(line) > max
+		if err != nil && (len(line) == 0 && !tooLong || !errors.Is(err, io.EOF)) {
+			return nil, false, err
 		}
-		return bytes.TrimRight(out, "\r\n"), nil
+		return line, tooLong, nil
 	}
 }
 

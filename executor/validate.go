@@ -1,14 +1,11 @@
 package executor
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Problem is one reason a plan is invalid: the step (its id, empty for the
@@ -58,12 +55,12 @@ func explain(fn func(string) string, name string) string {
 }
 
 // errNoCatalog is a wiring mistake, not a problem of the plan.
-var errNoCatalog = errors.New("executor: Options.Lookup and Options.Caller are required")
+var errNoCatalog = errors.New("executor: Options.Lookup is required, and Options.Caller to run")
 
 // Validate checks a plan against the catalog without calling anything and
 // returns its graph, or a *ValidationError listing every problem.
 func (e *Executor) Validate(p *Plan) (*Graph, error) {
-	if e.opts.Lookup == nil || e.opts.Caller == nil {
+	if e.opts.Lookup == nil {
 		return nil, errNoCatalog
 	}
 	if p == nil {
@@ -86,14 +83,7 @@ func Check(p *Plan) error {
 	return err
 }
 
-var anyCatalog = New(Options{Caller: noCalls{}, Lookup: func(name string) (ToolInfo, bool) { return ToolInfo{Name: name}, true }})
-
-// noCalls is the Caller of a catalog only checked against.
-type noCalls struct{}
-
-func (noCalls) CallTool(context.Context, string, any) (*mcp.CallToolResult, error) {
-	return nil, errors.New("executor: a plan only checked is not run")
-}
+var anyCatalog = New(Options{Lookup: func(name string) (ToolInfo, bool) { return ToolInfo{Name: name}, true }})
 
 // validator holds the state of one Validate.
 type validator struct {

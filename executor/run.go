@@ -20,6 +20,9 @@ import (
 // are in the Result (see Result.Err); the error is otherwise only set when
 // ctx ended before the plan did, with the partial Result beside it.
 func (e *Executor) Run(ctx context.Context, p *Plan, progress func(done, total int)) (*Result, error) {
+	if e.opts.Caller == nil {
+		return nil, errNoCatalog
+	}
 	g, err := e.Validate(p)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -52,6 +53,17 @@ type parts struct {
 	initTimeout time.Duration
 	// readPins checks nothing against the pins and writes none (doctor).
 	readPins bool
+}
+
+// withGateway starts the configured gateway, runs f with it and closes
+// it; the error also names the upstreams that are not connected.
+func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) error) error {
+	g, err := e.startGateway(ctx, need)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return errors.Join(f(g), g.down())
 }
 
 // newGateway assembles the gateway of prof; it does no I/O.
@@ -159,7 +171,8 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Reserved:   proxy.ReservedNames(),
 		Logger:     g.log,
 		Version:    gatewayVersion(),
-		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
+		Poisoning:  cmp.Or(integrity.Policy(prof.Integrity.Poisoning), integrity.Warn),
+		Tracing:    g.tracing,
 		Metrics:    g.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
@@ -182,15 +195,9 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	if g.audit != nil {
 		opts.Audit = g.audit
 	}
-	if g.tracing != nil {
-		opts.Tracing = g.tracing
-	}
 	if cfg.State.URL != "" && len(cfg.Limits.Quotas) > 0 {
 		// Replicas on one database count calls per minute together.
 		opts.QuotaCounter = g.state(ctx).Quotas()
-	}
-	if opts.Poisoning == "" {
-		opts.Poisoning = integrity.Warn
 	}
 	if prof.Integrity.Pins && !g.need.readPins {
 		opts.Pins = g.pins(ctx)

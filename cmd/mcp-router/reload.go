@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -269,14 +268,6 @@ func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config,
 		}
 	}
 	return keys
-}
-
-// printConfigSnapshot prints, for status, how edits of a gateway's
-// profile file went.
-func printConfigSnapshot(e *env, c *configSnapshot) {
-	for _, line := range c.lines() {
-		fmt.Fprintf(e.stdout, "  %s\n", line)
-	}
 }
 
 // lines says c in words, for status and the console; none for nil.

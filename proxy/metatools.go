@@ -127,7 +127,7 @@ func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 		Router:   opts.Router, Session: opts.Session, Core: opts.CoreTools, HandleKey: opts.SessionKey.handle,
 		Decisions: serverDecisions{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
 		Inputs: opts.Inputs, ErrorResult: errorResult, Logger: opts.Logger,
-		Results: s.hub.results, ResultPage: s.hub.opts.ModelResultBytes,
+		Results: s.hub.results, ResultPage: s.hub.opts.ModelResultBytes, Approvals: s.hub.gate,
 	}
 	if opts.Metrics != nil {
 		mo.Metrics = opts.Metrics

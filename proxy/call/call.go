@@ -75,6 +75,13 @@ type Call struct {
 	// StartWaited says the edge already waited for the tool's upstream
 	// to start: the call does not wait a second time.
 	StartWaited bool
+	// Approved says the person approved this call with its plan, before
+	// the plan ran: set only at the edge, from the plan value the gateway
+	// built (executor.StepApproved), never from what the model sent.
+	Approved bool
+	// Approval is how the approval stage let the call go on, for its
+	// audit record ("" when the call was not gated).
+	Approval string
 	// Whole says the result goes to a caller in process (the CLI), not to
 	// a model: the cap stage leaves it whole, as it does a plan step's.
 	Whole bool
@@ -151,6 +158,11 @@ func New(ctx context.Context, tool string, args any) *Call {
 	}
 	c.Deadline, _ = ctx.Deadline()
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
+	c.Approved = executor.StepApproved(ctx)
+	if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		caps := cs.GetClientCapabilities()
+		c.Caps = &caps
+	}
 	return c
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
-	"github.com/mcp-router/mcp-router/routing"
 )
 
 // namedStage is a stage of a pipeline under the name the order test
@@ -116,15 +115,10 @@ func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, erro
 }
 
 // approvalTool is what the approval gate needs of a catalog tool: its
-// upstream, and whether its server marked it destructive (the rule
-// routing applies, routing.Destructive).
+// upstream, and whether its server marked it destructive (Tool.Destructive).
 func (h *Hub) approvalTool(name string) (string, bool, bool) {
 	t, ok := h.Catalog().Tool(name)
-	if !ok {
-		return "", false, false
-	}
-	a := t.Def.Annotations
-	return t.Upstream, routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint), true
+	return t.Upstream, t.Destructive, ok
 }
 
 // elicit asks the client of ctx's call for input, through the server

@@ -14,7 +14,9 @@ const MaxMessageBytes = 4000
 const Field = "approve"
 
 // Question is the elicitation request that asks the person to approve
-// what: a message that names it, and a form with one boolean.
+// what: a message that names it, and a form with one boolean, not
+// required, so that a form sent back unset is a decline rather than a
+// client's error.
 func Question(what string) mcp.ElicitationRequest {
 	req := mcp.ElicitationRequest{}
 	req.Params.Message = clip("mcp-router asks your approval to "+what+
@@ -24,7 +26,6 @@ func Question(what string) mcp.ElicitationRequest {
 		"properties": map[string]any{
 			Field: map[string]any{"type": "boolean", "title": "Approve", "description": "Let this go on", "default": false},
 		},
-		"required": []string{Field},
 	}
 	return req
 }

@@ -24,11 +24,13 @@ func Summary(args any) string {
 			args = v
 		}
 	}
-	b, err := json.Marshal(redact("", args))
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // $<<step>> references read as written
+	if err := enc.Encode(redact("", args)); err != nil {
 		return "(arguments not readable)"
 	}
-	return clip(integrity.RedactSecrets(string(b)), MaxSummaryBytes)
+	return clip(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n")), MaxSummaryBytes)
 }
 
 // redact is v with the strings that look like secrets, by their key or

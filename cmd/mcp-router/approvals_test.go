@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,4 +330,74 @@ func execGateway(t *testing.T, cfg string) *exec.Cmd {
 	cmd := exec.Command(buildBinary(t), "serve", "--config", cfg)
 	cmd.Env = isolatedEnv(t.TempDir())
 	return cmd
+}
+
+// TestApprovalsInTheConsoleBrowser: with without_elicitation: console, a
+// gateway over HTTP holds two calls of a client without elicitation until
+// an administrator answers in the console's Approvals page in Chromium:
+// the approved call reaches the upstream, the declined one does not.
+func TestApprovalsInTheConsoleBrowser(t *testing.T) {
+	chromium, modules := consoleBrowser(t)
+	node := nodeIn(t, modules)
+	bin := buildBinary(t)
+	u := newApprovalUpstream(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf(`state_dir: %q
+http: {tokens: [{token: %q, admin: true}]}
+profiles:
+  default:
+    upstreams:
+      up: {url: %q}
+    routing: {mode: all}
+    approvals: {destructive: true, tools: ["up_write_*"], without_elicitation: console, timeout: 90s}
+`, filepath.Join(dir, "state"), consoleToken, u.url))
+	base := startProcess(t, regexp.MustCompile(`url=(http://\S+)/mcp`), bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+
+	type answer struct {
+		text  string
+		isErr bool
+		err   error
+	}
+	call := func(tool string, args map[string]any, out chan<- answer) {
+		cl := sdk.NewClient(&sdk.Implementation{Name: "no-elicitation", Version: "1"}, nil)
+		s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: tokenTransport{consoleToken}}}, &sdk.ClientSessionOptions{ProtocolVersion: sessionsEra})
+		if err != nil {
+			out <- answer{err: err}
+			return
+		}
+		defer s.Close()
+		res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			out <- answer{err: err}
+			return
+		}
+		out <- answer{text: sdkText(res), isErr: res.IsError}
+	}
+	wiped, written := make(chan answer, 1), make(chan answer, 1)
+	go call("up_wipe", map[string]any{"path": "/data", "api_key": "sk-live-0123456789abcdefghijklmnop"}, wiped)
+	go call("up_write_file", map[string]any{"path": "/etc/motd"}, written)
+
+	shots, _ := filepath.Abs(filepath.Join("..", "..", "artifacts", "console"))
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := filepath.Abs(filepath.Join("..", "..", "console", "testdata", "approvals.mjs"))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "CONSOLE_URL="+base+"/ui", "CONSOLE_TOKEN="+consoleToken, "SHOTS="+shots,
+		"CHROMIUM="+chromium, "APPROVE_TOOL=up_wipe", "DECLINE_TOOL=up_write_file")
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser:\n%s", out)
+	if err != nil {
+		t.Fatalf("browser script: %v", err)
+	}
+	w, f := <-wiped, <-written
+	if w.err != nil || w.isErr || !strings.Contains(w.text, "wipe done") || u.count("wipe") != 1 {
+		t.Errorf("approved in the console: %+v, upstream saw %d; want the call made once", w, u.count("wipe"))
+	}
+	if f.err != nil || !f.isErr || !strings.HasPrefix(f.text, "declined_by_user") || u.count("write_file") != 0 {
+		t.Errorf("declined in the console: %+v, upstream saw %d; want declined_by_user and no call", f, u.count("write_file"))
+	}
 }

@@ -105,10 +105,14 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 	if err != nil {
 		return nil, err
 	}
-	return console.New(console.Options{
+	opts := console.Options{
 		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
 		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
-	})
+	}
+	if g.approvals != nil { // a nil *Queue would make a non-nil interface
+		opts.Approvals = g.approvals
+	}
+	return console.New(opts)
 }
 
 // notices are the degraded states the console shows on every page.

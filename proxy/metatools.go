@@ -143,7 +143,7 @@ func (s *Server) ownServerTools() []server.ServerTool {
 		tools = append(tools, server.ServerTool{Tool: withHints(e.Def, ownSearchHint, true),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				c := callOf(ctx)
-				c.Tool, c.Meta = req.Params.Name, req.Params.Meta
+				c.Tool, c.Meta, c.Input = req.Params.Name, req.Params.Meta, &req.Params.MultiRoundTripParams
 				res, err := h(ctx, c, req)
 				if plans && err == nil { // a plan's answer holds its steps' whole results: cut as a tool's
 					res = call.CapResult(c, s.hub.opts.ModelResultBytes, s.hub.results, res)

@@ -104,15 +104,11 @@ func answering(action string, content map[string]any) *asker {
 	}}
 }
 
-// sessionsEra is the protocol version of the era whose clients hold a
-// session the gateway asks on.
-const sessionsEra = "2025-11-25"
-
 // gatedClient starts the gateway of cfg over stdio under a real client of
 // the sessions era; with a nil asker the client does not declare
 // elicitation.
 func gatedClient(t *testing.T, cfg string, a *asker) *sdk.ClientSession {
-	return gatedClientOf(t, cfg, a, sessionsEra)
+	return gatedClientOf(t, cfg, a, sessionEra)
 }
 
 func gatedClientOf(t *testing.T, cfg string, a *asker, era string) *sdk.ClientSession {
@@ -361,7 +357,7 @@ profiles:
 	call := func(tool string, args map[string]any, out chan<- answer) {
 		cl := sdk.NewClient(&sdk.Implementation{Name: "no-elicitation", Version: "1"}, nil)
 		s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: tokenTransport{consoleToken}}}, &sdk.ClientSessionOptions{ProtocolVersion: sessionsEra})
+			HTTPClient: &http.Client{Transport: tokenTransport{consoleToken}}}, &sdk.ClientSessionOptions{ProtocolVersion: sessionEra})
 		if err != nil {
 			out <- answer{err: err}
 			return
@@ -399,5 +395,34 @@ profiles:
 	}
 	if f.err != nil || !f.isErr || !strings.HasPrefix(f.text, "declined_by_user") || u.count("write_file") != 0 {
 		t.Errorf("declined in the console: %+v, upstream saw %d; want declined_by_user and no call", f, u.count("write_file"))
+	}
+}
+
+// A client of the stateless era is asked in a round of its own request:
+// declined, the upstream never sees the call; approved, it does, once; a
+// plan with two gated steps asks once.
+func TestApprovalAsksAStatelessClientInARound(t *testing.T) {
+	u := newApprovalUpstream(t)
+	cfg, _ := approvalConfig(t, u, "refuse")
+
+	a := answering("decline", nil)
+	cs := gatedClientOf(t, cfg, a, statelessEra)
+	text, isErr := callText(t, cs, "up_wipe", map[string]any{"path": "/data"})
+	if !isErr || !strings.HasPrefix(text, "declined_by_user") || u.count("wipe") != 0 || len(a.asked()) != 1 {
+		t.Errorf("declined: %q (isError %v), upstream saw %d, asked %d; want declined_by_user, no call, one question", text, isErr, u.count("wipe"), len(a.asked()))
+	}
+
+	a = answering("accept", approve)
+	cs = gatedClientOf(t, cfg, a, statelessEra)
+	text, isErr = callText(t, cs, "up_wipe", map[string]any{"path": "/data"})
+	if isErr || u.count("wipe") != 1 || len(a.asked()) != 1 || !strings.Contains(a.asked()[0], "up_wipe on up") {
+		t.Errorf("approved: %q (isError %v), upstream saw %d, asked %q; want the call made once after one question", text, isErr, u.count("wipe"), a.asked())
+	}
+	text, isErr = callText(t, cs, "run_plan", map[string]any{"steps": []any{
+		map[string]any{"id": "w", "tool": "up_wipe", "args": map[string]any{"path": "/b"}},
+		map[string]any{"id": "f", "tool": "up_write_file", "args": map[string]any{"path": "$<<w>>"}},
+	}})
+	if isErr || u.count("wipe") != 2 || u.count("write_file") != 1 || len(a.asked()) != 2 {
+		t.Errorf("plan: %q (isError %v), upstream saw wipe %d write %d, asked %d times in all; want both steps run after one more question", text, isErr, u.count("wipe"), u.count("write_file"), len(a.asked()))
 	}
 }

@@ -28,6 +28,7 @@ const (
 	ApprovedInPlan    = "approved_with_plan"  // the person approved its plan's gated steps at once
 	ApprovedInConsole = "approved_in_console" // an administrative principal approved it in the console
 	AllowedUnasked    = "allowed_unasked"     // without_elicitation: allow
+	Asked             = "asked"               // a stateless-era round that asked; the retry carries the answer
 )
 
 // Options configure a Gate.
@@ -51,14 +52,17 @@ type Options struct {
 }
 
 // Gate asks the person before a gated call goes upstream.
-type Gate struct{ o Options }
+type Gate struct {
+	o      Options
+	rounds *rounds // the questions of the stateless era (rounds.go)
+}
 
 // New returns the gate of o. It does no I/O.
 func New(o Options) *Gate {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{o: o}
+	return &Gate{o: o, rounds: newRounds()}
 }
 
 // Stage is the pipeline stage: a gated call goes on only once the person
@@ -73,9 +77,13 @@ func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp
 		c.Approval = ApprovedInPlan
 		return next(ctx, c)
 	}
-	item := Item{Tool: c.Tool, Upstream: c.Upstream, Args: Summary(c.Args)}
-	how, err := g.decide(ctx, c, fmt.Sprintf("call %s on %s with %s", item.Tool, item.Upstream, item.Args), item.Upstream)
+	what := fmt.Sprintf("call %s on %s with %s", c.Tool, c.Upstream, Summary(c.Args))
+	how, err := g.decide(ctx, c, what, c.Upstream, c.Args)
 	c.Approval = how
+	if ir, ok := errors.AsType[*InputRequired](err); ok {
+		c.Approval = Asked
+		return ir.Result, nil // the client asks the person and retries the call
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +98,13 @@ func (g *Gate) gated(tool string) bool {
 	return ok && g.o.Policy.Gated(tool, destructive)
 }
 
-// decide asks the person about what (a call, or a plan's steps) for c,
-// within c's deadline and the policy's timeout: by elicitation when c's
-// client can answer, else as without_elicitation says. It returns how
-// the call was let through, or why not.
-func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string) (string, error) {
+// decide asks the person about what (a call, or a plan's steps; subject
+// is what the answer approves: the arguments, or the steps) for c, within
+// c's deadline and the policy's timeout: by elicitation when c's client
+// can answer, else as without_elicitation says. It returns how the call
+// was let through, or why not; an *InputRequired asks a stateless-era
+// client in a round of its request.
+func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, subject any) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.o.Policy.timeout())
 	defer cancel()
 	var how string
@@ -102,6 +112,8 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string) 
 	switch {
 	case canElicit(c) && g.o.Ask != nil:
 		how, err = g.elicit(ctx, what)
+	case canRound(c):
+		how, err = g.round(c, what, subject)
 	case g.o.Policy.mode() == Allow:
 		how = AllowedUnasked
 	case g.o.Policy.mode() == Console && g.o.Queue != nil:
@@ -110,6 +122,9 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string) 
 		err = fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation%s), "+
 			"and approvals.without_elicitation is %s: use a client with elicitation, or set it to console", eraNote(c), g.o.Policy.mode())
 		err = refused(Unavailable, c, err)
+	}
+	if _, ok := errors.AsType[*InputRequired](err); ok {
+		return "", err
 	}
 	if err != nil {
 		err = classify(ctx, c, err)
@@ -141,6 +156,23 @@ func (g *Gate) elicit(ctx context.Context, what string) (string, error) {
 		return "", err
 	}
 	if res.Action == mcp.ElicitationResponseActionAccept && approves(res.Content) {
+		return Approved, nil
+	}
+	return "", errDeclined(string(res.Action))
+}
+
+// round reads the answer a stateless-era client brought in its retry, or
+// asks for one.
+func (g *Gate) round(c *call.Call, what string, subject any) (string, error) {
+	res, asked, lapsed := g.rounds.answer(c, subject)
+	switch {
+	case lapsed:
+		return "", refused(Timeout, c, errLapsed)
+	case !asked:
+		return "", g.rounds.ask(c, subject, what, g.o.Policy.timeout())
+	case res == nil:
+		return "", errDeclined("no answer")
+	case res.Action == mcp.ElicitationResponseActionAccept && approves(res.Content):
 		return Approved, nil
 	}
 	return "", errDeclined(string(res.Action))

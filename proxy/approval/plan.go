@@ -2,9 +2,12 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/call"
@@ -20,10 +23,11 @@ type Item struct {
 // and on approval marks them approved on p (executor.Plan.Approved), so
 // that its steps pass the gate unasked. Arguments that references fill in
 // are shown as the references they are. A dry run asks nothing. A
-// refusal is the error; no step of p runs then.
-func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) error {
+// refusal is the error; no step of p runs then. A stateless-era client is
+// asked in a round of its request: the result to answer with instead.
+func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error) {
 	if p.DryRun {
-		return nil
+		return nil, nil
 	}
 	var items []Item
 	for _, st := range p.Steps {
@@ -33,18 +37,21 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) error {
 		}
 	}
 	if len(items) == 0 {
-		return nil
+		return nil, nil
 	}
 	start := time.Now()
-	how, err := g.decide(ctx, c, planText(items), items[0].Upstream)
+	how, err := g.decide(ctx, c, planText(items), items[0].Upstream, p.Steps)
+	if ir, ok := errors.AsType[*InputRequired](err); ok {
+		return ir.Result, nil
+	}
 	g.auditPlan(c, items, start, how, err)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, it := range items {
 		p.Approved = append(p.Approved, it.Step)
 	}
-	return nil
+	return nil, nil
 }
 
 // planText lists a plan's gated steps for the question.

@@ -94,6 +94,10 @@ type Call struct {
 	Upstream string
 	// Meta is the request's _meta (its progress token); nil for none.
 	Meta *mcp.Meta
+	// Input are the client's answers to what the gateway asked in an
+	// earlier round of this request, and the state it echoed (the
+	// stateless era's multi round-trip requests); nil for none.
+	Input *mcp.MultiRoundTripParams
 
 	// Client is the key of the credential the request came with, which
 	// stateless-era handles are bound to; "" for none.
@@ -159,7 +163,9 @@ func New(ctx context.Context, tool string, args any) *Call {
 	c.Deadline, _ = ctx.Deadline()
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
 	c.Approved = executor.StepApproved(ctx)
-	if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		c.Caps = info.ClientCapabilities // declared with each request
+	} else if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
 		caps := cs.GetClientCapabilities()
 		c.Caps = &caps
 	}

@@ -120,10 +120,11 @@ func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mc
 	if _, err := t.opts.Executor.Validate(p); err != nil {
 		return nil
 	}
-	if err := t.opts.Approvals.Plan(ctx, c, p); err != nil {
+	ask, err := t.opts.Approvals.Plan(ctx, c, p)
+	if err != nil {
 		return t.opts.ErrorResult(err)
 	}
-	return nil
+	return ask
 }
 
 // execute runs p for c, its progress reported to c's client, and counts

@@ -35,9 +35,10 @@ type Caller interface {
 }
 
 // Approvals asks the person to approve a plan's gated steps before it
-// runs, and marks them approved on the plan (approval.Gate).
+// runs, and marks them approved on the plan (approval.Gate); a result is
+// the answer to send instead, asking the client in a round of its request.
 type Approvals interface {
-	Plan(ctx context.Context, c *call.Call, p *executor.Plan) error
+	Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error)
 }
 
 // Missing is a tool missing from the catalog because its upstream is

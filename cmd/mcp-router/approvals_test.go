@@ -426,3 +426,38 @@ func TestApprovalAsksAStatelessClientInARound(t *testing.T) {
 		t.Errorf("plan: %q (isError %v), upstream saw wipe %d write %d, asked %d times in all; want both steps run after one more question", text, isErr, u.count("wipe"), u.count("write_file"), len(a.asked()))
 	}
 }
+
+// Over streamable HTTP the question goes on the call's own response
+// stream: a session-era client that declines stops the call; one that
+// approves lets it on.
+func TestApprovalAsksOverHTTP(t *testing.T) {
+	bin := buildBinary(t)
+	u := newApprovalUpstream(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf(`state_dir: %q
+http: {tokens: [{token: %q}]}
+profiles:
+  default:
+    upstreams:
+      up: {url: %q}
+    routing: {mode: all}
+    approvals: {destructive: true}
+`, filepath.Join(dir, "state"), consoleToken, u.url))
+	base := startProcess(t, regexp.MustCompile(`url=(http://\S+)/mcp`), bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	for _, tc := range []struct {
+		a     *asker
+		calls int64
+	}{{answering("decline", nil), 0}, {answering("accept", approve), 1}} {
+		cl := sdk.NewClient(&sdk.Implementation{Name: "approvals-http", Version: "1"}, &sdk.ClientOptions{ElicitationHandler: tc.a.handle})
+		s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: tokenTransport{consoleToken}}}, &sdk.ClientSessionOptions{ProtocolVersion: sessionEra})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := callText(t, s, "up_wipe", map[string]any{"path": "/srv"})
+		s.Close()
+		if len(tc.a.asked()) != 1 || u.count("wipe") != tc.calls {
+			t.Errorf("%q: asked %d times, upstream saw %d; want one question and %d calls", text, len(tc.a.asked()), u.count("wipe"), tc.calls)
+		}
+	}
+}

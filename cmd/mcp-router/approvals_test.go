@@ -461,3 +461,20 @@ profiles:
 		}
 	}
 }
+
+// without_elicitation: console on a gateway that serves no console (over
+// stdio) refuses at once, saying so, rather than waiting for no one;
+// allow lets the call on unasked.
+func TestApprovalWithoutElicitationModesOverStdio(t *testing.T) {
+	u := newApprovalUpstream(t)
+	cfg, _ := approvalConfig(t, u, "console")
+	text, isErr := callText(t, gatedClient(t, cfg, nil), "up_wipe", map[string]any{"path": "/"})
+	if !isErr || !strings.HasPrefix(text, "approval_unavailable") || !strings.Contains(text, "serves no console") || u.count("wipe") != 0 {
+		t.Errorf("console over stdio: %q, upstream saw %d; want approval_unavailable saying no console is served, and no call", text, u.count("wipe"))
+	}
+	cfg, _ = approvalConfig(t, u, "allow")
+	text, isErr = callText(t, gatedClient(t, cfg, nil), "up_wipe", map[string]any{"path": "/"})
+	if isErr || u.count("wipe") != 1 {
+		t.Errorf("allow: %q, upstream saw %d; want the call made", text, u.count("wipe"))
+	}
+}

@@ -109,8 +109,11 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
 		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
 	}
-	if g.approvals != nil { // a nil *Queue would make a non-nil interface
+	// The calls that wait for an answer are those of serve's own hub; a
+	// nil *Queue would make a non-nil interface.
+	if _, own := gw.(*hubGateway); own && g.approvals != nil {
 		opts.Approvals = g.approvals
+		g.approvals.Serve()
 	}
 	return console.New(opts)
 }

@@ -74,6 +74,10 @@ func TestSummary(t *testing.T) {
 func TestQueueBoundRefusesTheNewest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := NewQueue(2)
+		if _, err := q.Wait(t.Context(), Request{Tool: "a"}); !errors.Is(err, ErrNoConsole) {
+			t.Fatalf("before a console serves it: got %v, want ErrNoConsole", err)
+		}
+		q.Serve()
 		results := make(chan bool, 2)
 		for _, tool := range []string{"a", "b"} {
 			go func() {

@@ -184,6 +184,8 @@ func (g *Gate) console(ctx context.Context, c *call.Call, what, upstream string)
 	switch {
 	case errors.Is(err, ErrQueueFull):
 		return "", refused(Unavailable, c, fmt.Errorf("%w: approvals.without_elicitation is console, and the call cannot wait: try again once the person has answered", err))
+	case errors.Is(err, ErrNoConsole):
+		return "", refused(Unavailable, c, fmt.Errorf("approvals.without_elicitation is console, but %w", err))
 	case err != nil:
 		return "", err
 	case !ok:

@@ -19,6 +19,10 @@ const DefaultQueue = 32
 // ErrQueueFull refuses a call that would wait in a full console queue.
 var ErrQueueFull = errors.New("the console's approval queue is full")
 
+// ErrNoConsole refuses a call that would wait for a console that no one
+// serves (a gateway over stdio, or the CLI).
+var ErrNoConsole = errors.New("this gateway serves no console to answer in (serve --http serves it at /ui)")
+
 // ErrNotPending is the answer to a request that is no longer waiting (it
 // was answered, or its call gave up).
 var ErrNotPending = errors.New("no such pending approval")
@@ -41,6 +45,7 @@ type Queue struct {
 	max int
 
 	mu      sync.Mutex
+	served  bool                // a console answers (Serve)
 	pending map[string]*waiting // by Request.ID
 }
 
@@ -57,8 +62,17 @@ func NewQueue(max int) *Queue {
 	return &Queue{max: max, pending: map[string]*waiting{}}
 }
 
+// Serve says that a console answers the queue from now on; until then,
+// Wait refuses every call with ErrNoConsole.
+func (q *Queue) Serve() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.served = true
+}
+
 // Wait puts r in the queue and waits for its answer, or for ctx to end;
-// a full queue refuses r at once with ErrQueueFull.
+// a full queue refuses r at once with ErrQueueFull, and one no console
+// answers with ErrNoConsole.
 func (q *Queue) Wait(ctx context.Context, r Request) (bool, error) {
 	w, err := q.add(r)
 	if err != nil {
@@ -79,6 +93,9 @@ func (q *Queue) add(r Request) (*waiting, error) {
 	r.ID, r.Since = hex.EncodeToString(id[:]), time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if !q.served {
+		return nil, ErrNoConsole
+	}
 	if len(q.pending) >= q.max {
 		return nil, fmt.Errorf("%w (%d calls wait for an answer)", ErrQueueFull, q.max)
 	}

@@ -119,9 +119,8 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 	case g.o.Policy.mode() == Console && g.o.Queue != nil:
 		how, err = g.console(ctx, c, what, upstream)
 	default:
-		err = fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation%s), "+
-			"and approvals.without_elicitation is %s: use a client with elicitation, or set it to console", eraNote(c), g.o.Policy.mode())
-		err = refused(Unavailable, c, err)
+		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation), "+
+			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", g.o.Policy.mode()))
 	}
 	if _, ok := errors.AsType[*InputRequired](err); ok {
 		return "", err
@@ -139,13 +138,6 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 // can carry the question.
 func canElicit(c *call.Call) bool {
 	return c.Era == call.Sessions && c.Caps != nil && c.Caps.Elicitation != nil
-}
-
-func eraNote(c *call.Call) string {
-	if c.Era == call.Stateless {
-		return " on a session; its stateless request has none"
-	}
-	return ""
 }
 
 // elicit asks the client; the answer approves only when the person

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // namePattern is what a client accepts as a tool name (Claude's limit).
@@ -28,6 +29,11 @@ type Tool struct {
 	Def      mcp.Tool // the definition shown to clients, under Name
 	// Server is what the upstream is for, from its configured description.
 	Server string
+	// Destructive says the upstream's own hints, as it sent them, mark the
+	// tool destructive (routing.Destructive): a claim that only makes the
+	// gateway more careful (approvals), so it is believed of any upstream,
+	// unless read_only_tools vouches for the tool.
+	Destructive bool
 	// Contract is the hash of the upstream's own tool (own name, texts,
 	// schemas, annotations as sent): equal for the same tool on several
 	// instances of one server.
@@ -230,8 +236,16 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, contract string, owner
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
 		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
-		Server: cfg.Description, Contract: contract,
+		Server: cfg.Description, Contract: contract, Destructive: destructiveAsSent(cfg, t),
 	})
+}
+
+// destructiveAsSent tells that t's own hints mark it destructive, and the
+// configuration does not vouch for it as read-only.
+func destructiveAsSent(cfg UpstreamConfig, t mcp.Tool) bool {
+	a := t.Annotations
+	return routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint) &&
+		!slices.Contains(cfg.AnnotationTrust().ReadOnly, t.Name)
 }
 
 func collision(name, kept, rejected string) string {

@@ -55,8 +55,9 @@
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge
 // (call.New, from what mcp-go and the front door put in the request's
 // context) and passes through the stages listed once in (*Hub).stages:
-// cap, audit, authorise, start-wait, argcheck, quota, integrity, tracing,
-// then the upstream call. The cap cuts a result too long for the model
+// cap, audit, authorise, start-wait, argcheck, quota, approve (the
+// person approves a gated call, proxy/approval), integrity, tracing, then
+// the upstream call. The cap cuts a result too long for the model
 // and keeps the whole in the hub's store of results (proxy/results), which
 // the server serves as resources/read of mcp-router://results/<id> and
 // the read_result meta-tool reads in pages, for the calling principal only. A resources/read or a prompts/get is a Call too (its

@@ -71,8 +71,12 @@ func printAudit(w io.Writer, recs []audit.Record) error {
 		if r.Plan != "" {
 			step = printable.Line(r.Plan + "/" + r.Step)
 		}
+		outcome := r.Outcome
+		if r.Approval != "" { // how a gated call was let through
+			outcome += " (" + r.Approval + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
-			printable.Line(r.Tool), printable.Line(cmp.Or(r.Upstream, "-")), step, printable.Line(r.Outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
+			printable.Line(r.Tool), printable.Line(cmp.Or(r.Upstream, "-")), step, printable.Line(outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
 	}
 	return tw.Flush()
 }

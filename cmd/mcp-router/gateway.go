@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -35,7 +36,10 @@ type gateway struct {
 	hub     *proxy.Hub           // set by Start
 	mem     *lessons.Memory      // nil unless parts.lessons and routing.lessons
 	reload  *reloader            // serve's, once it watches the file
-	closers []func()
+	// approvals are the calls waiting for the console's answer, under
+	// approvals.without_elicitation: console; nil otherwise.
+	approvals *approval.Queue
+	closers   []func()
 }
 
 // parts says what a command needs of the gateway beyond its hub; the zero
@@ -68,7 +72,11 @@ func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) erro
 
 // newGateway assembles the gateway of prof; it does no I/O.
 func (e *env) newGateway(cfg *config.Config, prof config.Profile, need parts) *gateway {
-	return &gateway{e: e, cfg: cfg, prof: prof, log: e.logger(cfg), need: need, metrics: proxy.NewMetrics()}
+	g := &gateway{e: e, cfg: cfg, prof: prof, log: e.logger(cfg), need: need, metrics: proxy.NewMetrics()}
+	if prof.Approvals.WithoutElicitation == approval.Console {
+		g.approvals = approval.NewQueue(approval.DefaultQueue)
+	}
+	return g
 }
 
 // startGateway loads the configuration and starts its gateway; the caller
@@ -188,6 +196,8 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 
 		ModelResultBytes: cfg.Limits.ModelResultBytes,
 		KeptResults:      cfg.Limits.KeptResults(),
+		Approvals:        prof.Approvals,
+		ApprovalQueue:    g.approvals,
 	}
 	if g.need.initTimeout > 0 {
 		opts.InitTimeout = g.need.initTimeout

@@ -262,6 +262,7 @@ func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config,
 		{prof + "routing", wasProf.Routing, nowProf.Routing},
 		{prof + "planner", wasProf.Planner, nowProf.Planner},
 		{prof + "integrity", wasProf.Integrity, nowProf.Integrity},
+		{prof + "approvals", wasProf.Approvals, nowProf.Approvals},
 	} {
 		if !reflect.DeepEqual(k.was, k.now) {
 			keys = append(keys, k.key)

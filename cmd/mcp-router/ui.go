@@ -105,10 +105,17 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 	if err != nil {
 		return nil, err
 	}
-	return console.New(console.Options{
+	opts := console.Options{
 		Door: door, Gateway: gw, Catalog: &hubCatalog{hub: g.hub, r: r, log: g.log},
 		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
-	})
+	}
+	// The calls that wait for an answer are those of serve's own hub; a
+	// nil *Queue would make a non-nil interface.
+	if _, own := gw.(*hubGateway); own && g.approvals != nil {
+		opts.Approvals = g.approvals
+		g.approvals.Serve()
+	}
+	return console.New(opts)
 }
 
 // notices are the degraded states the console shows on every page.

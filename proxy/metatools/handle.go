@@ -145,7 +145,7 @@ func handleArg(args map[string]any) (string, error) {
 // state it returns res as it is.
 func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
 	carried := c.Carried
-	if carried == nil {
+	if carried == nil || res.NeedsInput() { // a round that asks the client carries nothing else
 		return res
 	}
 	h := t.handles.mint(c.Client, carried.Session.State(), carried.Outage)

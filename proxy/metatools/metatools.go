@@ -66,6 +66,9 @@ type Options struct {
 	// Inputs bound what the model hands the tools; zero values take the
 	// defaults.
 	Inputs InputLimits
+	// Approvals asks the person once about a plan's gated steps; nil
+	// asks nothing (each step then meets the gate on its own).
+	Approvals Approvals
 	// Metrics counts discoveries, belts and plans; nil counts nothing.
 	Metrics Metrics
 	// ErrorResult renders a failure as an isError result; nil renders

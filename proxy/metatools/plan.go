@@ -92,6 +92,9 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}
+	if refused := t.approve(ctx, c, p); refused != nil {
+		return refused, nil
+	}
 	res, err := t.execute(ctx, c, p)
 	if err != nil {
 		return planError(err), nil
@@ -106,6 +109,23 @@ func planTools(p *executor.Plan) []string {
 		names = append(names, st.Tool)
 	}
 	return names
+}
+
+// approve asks the person once about the gated steps of p, a valid plan
+// (an invalid one is refused by the run, without asking), and returns the
+// result that says why the plan was not run, or nil.
+func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mcp.CallToolResult {
+	if t.opts.Approvals == nil {
+		return nil
+	}
+	if _, err := t.opts.Executor.Validate(p); err != nil {
+		return nil
+	}
+	ask, err := t.opts.Approvals.Plan(ctx, c, p)
+	if err != nil {
+		return t.opts.ErrorResult(err)
+	}
+	return ask
 }
 
 // execute runs p for c, its progress reported to c's client, and counts
@@ -256,6 +276,9 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		p, err := executor.Decode(dec.Plan)
 		if err != nil {
 			return planError(err), nil
+		}
+		if refused := t.approve(ctx, c, p); refused != nil {
+			return refused, nil
 		}
 		res, err := t.execute(ctx, c, p)
 		if err != nil {

@@ -262,6 +262,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	}
 	var disc []string
 	for _, t := range tools {
+		t.Destructive = isDestructive(t)
 		if old, ok := r.known[t.Name]; ok {
 			r.count(old, -1) // another upstream's, replaced as in the index
 		}

@@ -624,14 +624,16 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		lex, sem, cov float64
 		hit           Hit // the lexical hit, for its evidence
 	}
-	scores := map[string]*pair{}
+	pairs := make([]pair, 0, len(lexical)+len(semantic))
+	index := make(map[string]int, cap(pairs)) // name -> its pair
 	at := func(name string) *pair {
-		p := scores[name]
-		if p == nil {
-			p = &pair{hit: Hit{Name: name}}
-			scores[name] = p
+		i, ok := index[name]
+		if !ok {
+			i = len(pairs)
+			index[name] = i
+			pairs = append(pairs, pair{hit: Hit{Name: name}})
 		}
-		return p
+		return &pairs[i]
 	}
 	var req *RequestWords // what the lexical side says of the request
 	foreign := 0
@@ -649,8 +651,8 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		p := at(h.Name)
 		p.sem = max(p.sem, clampScore(h.Score))
 	}
-	out := make([]Hit, 0, len(scores))
-	for _, p := range scores {
+	out := make([]Hit, 0, len(pairs))
+	for _, p := range pairs {
 		h := p.hit
 		h.Score = (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much

@@ -41,16 +41,16 @@ var words = NewTokenizer(TokenizerOptions{})
 
 // isDestructive tells that t's annotations say destructiveHint, or its
 // name's verb destroys. The router asks it once per tool, when the tool
-// enters its catalog (see Router.SetUpstream), and keeps the answer in
-// the tool's Destructive.
+// enters its catalog (see Router.SetUpstream).
 func isDestructive(t Tool) bool {
 	return t.Destructive || slices.ContainsFunc(words.Tokens(t.Name), func(w string) bool { return slices.Contains(destructiveVerbs, w) })
 }
 
 // destructive tells that the catalog's tool name is destructive.
 func (r *Router) destructive(name string) bool {
-	t, ok := r.Tool(name)
-	return ok && t.Destructive
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.destroys[name]
 }
 
 // namesObject tells that the request's terms (of its routing query, see
@@ -77,15 +77,14 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	var bare []string
 	safe := 0
 	for _, c := range d.Selected {
-		t, ok := r.Tool(c.Name)
 		switch {
-		case !ok || !t.Destructive:
+		case !r.destructive(c.Name):
 			safe++
 		case !slices.Contains(req.Needs, c.Name):
 			if query == nil {
 				query = words.Tokens(r.cleaned(req))
 			}
-			if !namesObject(t, query) {
+			if t, _ := r.Tool(c.Name); !namesObject(t, query) {
 				bare = append(bare, c.Name)
 			}
 		}

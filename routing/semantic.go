@@ -455,12 +455,10 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 // higher x, the smaller the integer.
 func descending(x float64) uint64 {
 	b := math.Float64bits(x)
-	if b>>63 == 0 {
-		b |= 1 << 63 // positive: above every negative
-	} else {
-		b = ^b // negative: the more negative, the smaller
+	if b>>63 != 0 {
+		return b // negative: its bits grow as it falls
 	}
-	return ^b
+	return ^(b | 1<<63)
 }
 
 // calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,

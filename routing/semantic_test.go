@@ -911,3 +911,14 @@ func TestFuseHitsCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestDescendingOrdersCosinesTheOtherWay checks the integers the
+// semantic arm selects its top k by: the higher the cosine, the smaller.
+func TestDescendingOrdersCosinesTheOtherWay(t *testing.T) {
+	xs := []float64{math.Inf(-1), -1, -0.5, -1e-300, 0, 1e-300, 0.3, 0.99, 1, math.Inf(1)}
+	for i := 1; i < len(xs); i++ {
+		if descending(xs[i]) >= descending(xs[i-1]) {
+			t.Errorf("descending(%g) = %#x, not below descending(%g) = %#x", xs[i], descending(xs[i]), xs[i-1], descending(xs[i-1]))
+		}
+	}
+}

@@ -40,15 +40,17 @@ const neighbours = 2
 var words = NewTokenizer(TokenizerOptions{})
 
 // isDestructive tells that t's annotations say destructiveHint, or its
-// name's verb destroys.
+// name's verb destroys. The router asks it once per tool, when the tool
+// enters its catalog (see Router.SetUpstream).
 func isDestructive(t Tool) bool {
 	return t.Destructive || slices.ContainsFunc(words.Tokens(t.Name), func(w string) bool { return slices.Contains(destructiveVerbs, w) })
 }
 
 // destructive tells that the catalog's tool name is destructive.
 func (r *Router) destructive(name string) bool {
-	t, ok := r.Tool(name)
-	return ok && isDestructive(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.destroys[name]
 }
 
 // namesObject tells that the request's terms (of its routing query, see
@@ -71,16 +73,20 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	if d.Abstained || len(d.Selected) == 0 {
 		return Alert{}, false
 	}
-	query := words.Tokens(r.cleaned(req))
+	var query []string // the request's terms, read once a tool needs them
 	var bare []string
 	safe := 0
 	for _, c := range d.Selected {
-		t, ok := r.Tool(c.Name)
 		switch {
-		case !ok || !isDestructive(t):
+		case !r.destructive(c.Name):
 			safe++
-		case !slices.Contains(req.Needs, c.Name) && !namesObject(t, query):
-			bare = append(bare, c.Name)
+		case !slices.Contains(req.Needs, c.Name):
+			if query == nil {
+				query = words.Tokens(r.cleaned(req))
+			}
+			if t, _ := r.Tool(c.Name); !namesObject(t, query) {
+				bare = append(bare, c.Name)
+			}
 		}
 	}
 	if len(bare) == 0 {

@@ -71,30 +71,19 @@ var (
 func (o IndexOptions) withDefaults() IndexOptions {
 	o.Weights = o.Weights.or(defaultWeights)
 	o.B = o.B.or(defaultB)
-	o.K1 = or(o.K1, 1.2)
-	o.SynonymWeight = or(o.SynonymWeight, 0.3)
-	o.BigramWeight = or(o.BigramWeight, 0.4)
-	o.Diversity = or(o.Diversity, 0.5)
+	o.K1 = orDefault(o.K1, 1.2)
+	o.SynonymWeight = orDefault(o.SynonymWeight, 0.3)
+	o.BigramWeight = orDefault(o.BigramWeight, 0.4)
+	o.Diversity = orDefault(o.Diversity, 0.5)
 	return o
 }
 
 func (w FieldWeights) or(def FieldWeights) FieldWeights {
 	return FieldWeights{
-		Name:              or(w.Name, def.Name),
-		Description:       or(w.Description, def.Description),
-		ParamNames:        or(w.ParamNames, def.ParamNames),
-		ParamDescriptions: or(w.ParamDescriptions, def.ParamDescriptions),
-		Domain:            or(w.Domain, def.Domain),
+		Name:              orDefault(w.Name, def.Name),
+		Description:       orDefault(w.Description, def.Description),
+		ParamNames:        orDefault(w.ParamNames, def.ParamNames),
+		ParamDescriptions: orDefault(w.ParamDescriptions, def.ParamDescriptions),
+		Domain:            orDefault(w.Domain, def.Domain),
 	}
-}
-
-// or returns def for 0, 0 for a negative v, else v.
-func or(v, def float64) float64 {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
 }

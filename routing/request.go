@@ -179,7 +179,7 @@ func prepare(q string, off Heuristics) prepared {
 			return sm[1] + " " + wordOps[strings.ToLower(sm[2])] + " " + sm[3]
 		})
 	}
-	if digits && strings.Contains(q, " of ") {
+	if digits && strings.Contains(q, " of ") && (strings.Contains(q, "%") || strings.Contains(asciiLower(q), "percent")) {
 		q = percentRe.ReplaceAllString(q, "$1 multiply product numbers $2")
 	}
 	low := asciiLower(q)

@@ -225,6 +225,7 @@ type Router struct {
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
 	known     map[string]Tool
+	destroys  map[string]bool   // by name: the tool is destructive (see isDestructive)
 	copies    map[[2]string]int // own name and contract -> tools with them
 	shared    int               // entries of copies above one
 }
@@ -233,7 +234,7 @@ type Router struct {
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
 	return &Router{opts: opts, userFacing: opts.Fuse.UserFacing(),
-		discovery: map[string][]string{}, known: map[string]Tool{}, copies: map[[2]string]int{}}
+		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, copies: map[[2]string]int{}}
 }
 
 // Internal tells that the fuse policy requires user-facing tools
@@ -257,6 +258,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	for name, t := range r.known {
 		if t.Upstream == upstream {
 			delete(r.known, name)
+			delete(r.destroys, name)
 			r.count(t, -1)
 		}
 	}
@@ -266,6 +268,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 			r.count(old, -1) // another upstream's, replaced as in the index
 		}
 		r.known[t.Name] = t
+		r.destroys[t.Name] = isDestructive(t)
 		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)

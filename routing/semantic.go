@@ -417,31 +417,48 @@ func (s *SemanticIndex) snapshotLocked() [][]semEntry {
 	return out
 }
 
-// rank scores every entry against qv and returns the best k.
+// rank scores every entry against qv and returns the best k. Only the
+// top k become hits and are sorted: those whose cosine is at least the
+// k-th best's (the cosine orders as the score does, and unlike the score
+// it is not clamped to 0 for most of a large catalog), found by a
+// selection over the cosines as ordered integers.
 func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
-	n := 0
-	for _, es := range entries {
-		n += len(es)
-	}
-	hits := make([]Hit, 0, n)
+	var cosines []float64
+	var keys []uint64
 	for _, es := range entries {
 		for _, e := range es {
 			cos := dotVec(qv, e.vec)
-			hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
+			cosines, keys = append(cosines, cos), append(keys, descending(cos))
 		}
 	}
-	if k > 0 && k < len(hits) {
-		// Only the top k are sorted: those scoring at least the k-th best.
-		scores := make([]float64, len(hits))
-		for i, h := range hits {
-			scores[i] = h.Score
+	bound := uint64(math.MaxUint64)
+	if k > 0 && k < len(keys) {
+		sel := slices.Clone(keys)
+		selectSmallest(sel, k)
+		bound = slices.Max(sel[:k])
+	}
+	hits := make([]Hit, 0, min(len(keys), max(k, 0)))
+	i := 0
+	for _, es := range entries {
+		for _, e := range es {
+			if cos := cosines[i]; keys[i] <= bound {
+				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
+			}
+			i++
 		}
-		slices.Sort(scores)
-		kth := scores[len(scores)-k]
-		hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Score < kth })
 	}
 	slices.SortFunc(hits, byScoreThenName)
 	return head(hits, k)
+}
+
+// descending maps x to an integer that orders the other way round: the
+// higher x, the smaller the integer.
+func descending(x float64) uint64 {
+	b := math.Float64bits(x)
+	if b>>63 != 0 {
+		return b // negative: its bits grow as it falls
+	}
+	return ^(b | 1<<63)
 }
 
 // calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,
@@ -605,14 +622,16 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		lex, sem, cov float64
 		hit           Hit // the lexical hit, for its evidence
 	}
-	scores := map[string]*pair{}
+	pairs := make([]pair, 0, len(lexical)+len(semantic))
+	index := make(map[string]int, cap(pairs)) // name -> its pair
 	at := func(name string) *pair {
-		p := scores[name]
-		if p == nil {
-			p = &pair{hit: Hit{Name: name}}
-			scores[name] = p
+		i, ok := index[name]
+		if !ok {
+			i = len(pairs)
+			index[name] = i
+			pairs = append(pairs, pair{hit: Hit{Name: name}})
 		}
-		return p
+		return &pairs[i]
 	}
 	var req *RequestWords // what the lexical side says of the request
 	foreign := 0
@@ -630,8 +649,8 @@ func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 		p := at(h.Name)
 		p.sem = max(p.sem, clampScore(h.Score))
 	}
-	out := make([]Hit, 0, len(scores))
-	for _, p := range scores {
+	out := make([]Hit, 0, len(pairs))
+	for _, p := range pairs {
 		h := p.hit
 		h.Score = (1-w)*p.lex + w*p.sem
 		// The semantic score stands in for coverage on its side: how much

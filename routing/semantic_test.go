@@ -138,6 +138,46 @@ func TestSemanticRanking(t *testing.T) {
 	}
 }
 
+// TestSemanticTopKIsAPrefix checks that Search's best k are the first k
+// of the whole ranking, on a catalog where the cosines of most tools fall
+// under the floor and score 0: the selection bounds the cosine, and the
+// score's ties at 0 must not let the whole catalog through, nor a tool
+// out of order.
+func TestSemanticTopKIsAPrefix(t *testing.T) {
+	var n atomic.Int64
+	s, _ := newSemantic(hashEmbedder(&n), SemanticOptions{})
+	ctx := t.Context()
+	var tools []Tool
+	for i := range 300 {
+		tools = append(tools, Tool{Name: fmt.Sprintf("tool_%03d", i), Description: fmt.Sprintf("does thing number %d with widget %d", i, i%17)})
+	}
+	if err := s.SetUpstream(ctx, "up", tools); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Search(ctx, "widget thing 5", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for _, h := range all {
+		if h.Score == 0 {
+			zeros++
+		}
+	}
+	if len(all) != len(tools) || zeros < 10 {
+		t.Fatalf("got %d hits, %d of them scoring 0; want all %d and at least 10 under the floor", len(all), zeros, len(tools))
+	}
+	for _, k := range []int{1, 7, 100, len(tools) - zeros + 3} {
+		got, err := s.Search(ctx, "widget thing 5", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(semNames(got), semNames(all[:k])) {
+			t.Errorf("k=%d: got %v, want the first %d of the whole ranking %v", k, semNames(got), k, semNames(all[:k]))
+		}
+	}
+}
+
 func TestSemanticSetUpstreamBatches(t *testing.T) {
 	semLeakCheck(t)
 	srv, e := newOllama(t, fakeollama.Options{}, OllamaOptions{BatchSize: 32})
@@ -868,6 +908,17 @@ func TestFuseHitsCoverage(t *testing.T) {
 	for _, h := range got {
 		if math.Abs(h.Coverage-want[h.Name]) > 1e-9 {
 			t.Errorf("%s: coverage %.3f, want %.3f", h.Name, h.Coverage, want[h.Name])
+		}
+	}
+}
+
+// TestDescendingOrdersCosinesTheOtherWay checks the integers the
+// semantic arm selects its top k by: the higher the cosine, the smaller.
+func TestDescendingOrdersCosinesTheOtherWay(t *testing.T) {
+	xs := []float64{math.Inf(-1), -1, -0.5, -1e-300, 0, 1e-300, 0.3, 0.99, 1, math.Inf(1)}
+	for i := 1; i < len(xs); i++ {
+		if descending(xs[i]) >= descending(xs[i-1]) {
+			t.Errorf("descending(%g) = %#x, not below descending(%g) = %#x", xs[i], descending(xs[i]), xs[i-1], descending(xs[i-1]))
 		}
 	}
 }

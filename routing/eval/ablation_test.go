@@ -46,6 +46,9 @@ var sweeps = func() []ablation {
 	var out []ablation
 	w := func(name string, def float64, set func(o *routing.IndexOptions, v float64)) {
 		for _, v := range []float64{def / 2, def * 2} {
+			if strings.HasPrefix(name, "b.") {
+				v = min(v, 1) // a length normalisation is in [0, 1]
+			}
 			a := ablation{name: fmt.Sprintf("%s=%g", name, v)}
 			set(&a.index, v)
 			out = append(out, a)
@@ -63,6 +66,11 @@ var sweeps = func() []ablation {
 	w("w.params", 1, func(o *routing.IndexOptions, v float64) { o.Weights.ParamNames = v })
 	w("w.paramdesc", 0.5, func(o *routing.IndexOptions, v float64) { o.Weights.ParamDescriptions = v })
 	w("w.domain", 1, func(o *routing.IndexOptions, v float64) { o.Weights.Domain = v })
+	w("b.name", 0.5, func(o *routing.IndexOptions, v float64) { o.B.Name = v })
+	w("b.desc", 0.75, func(o *routing.IndexOptions, v float64) { o.B.Description = v })
+	w("b.params", 0.5, func(o *routing.IndexOptions, v float64) { o.B.ParamNames = v })
+	w("b.paramdesc", 0.4, func(o *routing.IndexOptions, v float64) { o.B.ParamDescriptions = v })
+	w("b.domain", 0.5, func(o *routing.IndexOptions, v float64) { o.B.Domain = v })
 	w("k1", 1.2, func(o *routing.IndexOptions, v float64) { o.K1 = v })
 	w("synonyms", 0.3, func(o *routing.IndexOptions, v float64) { o.SynonymWeight = v })
 	w("bigrams", 0.4, func(o *routing.IndexOptions, v float64) { o.BigramWeight = v })

@@ -45,12 +45,12 @@ type rawHTTP struct {
 	TrustedProxies []trustedProxy `yaml:"trusted_proxies"`
 
 	// Bounds on each client (bounds.go).
-	HeaderTimeout        *boundDuration `yaml:"header_timeout"`
-	IdleTimeout          *boundDuration `yaml:"idle_timeout"`
-	BodyTimeout          *boundDuration `yaml:"body_timeout"`
-	MaxSessionsPerClient *boundCount    `yaml:"max_sessions_per_client"`
-	MaxStreamsPerSession *boundCount    `yaml:"max_streams_per_session"`
-	MaxBodyMemory        *byteSize      `yaml:"max_body_memory"`
+	HeaderTimeout        DurationValue `yaml:"header_timeout"`
+	IdleTimeout          DurationValue `yaml:"idle_timeout"`
+	BodyTimeout          DurationValue `yaml:"body_timeout"`
+	MaxSessionsPerClient sizeValue     `yaml:"max_sessions_per_client"`
+	MaxStreamsPerSession sizeValue     `yaml:"max_streams_per_session"`
+	MaxBodyMemory        byteSize      `yaml:"max_body_memory"`
 }
 
 type rawState struct {

@@ -30,7 +30,7 @@ type rawOIDC struct {
 	Resource       string            `yaml:"resource"`
 	Audience       string            `yaml:"audience"`
 	JWKSURL        string            `yaml:"jwks_url"`
-	ClockSkew      *boundDuration    `yaml:"clock_skew"`
+	ClockSkew      DurationValue     `yaml:"clock_skew"`
 	RequiredScopes []string          `yaml:"required_scopes"`
 	PrincipalClaim string            `yaml:"principal_claim"`
 	Profiles       []rawClaimProfile `yaml:"profiles"`
@@ -122,10 +122,8 @@ func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(stri
 	o := &frontdoor.OIDCOptions{
 		Issuer: expand(r.Issuer, "oidc", "issuer"), Resource: expand(r.Resource, "oidc", "resource"),
 		Audience: expand(r.Audience, "oidc", "audience"), JWKSURL: expand(r.JWKSURL, "oidc", "jwks_url"),
+		ClockSkew:      time.Duration(r.ClockSkew),
 		RequiredScopes: r.RequiredScopes, PrincipalClaim: r.PrincipalClaim, DefaultProfile: r.DefaultProfile,
-	}
-	if r.ClockSkew != nil {
-		o.ClockSkew = time.Duration(*r.ClockSkew)
 	}
 	if o.Issuer == "" {
 		v.errorf(line(), "http.oidc.issuer", "required: the issuer URL of the authorization server (its tokens' iss claim)")

@@ -182,11 +182,11 @@ func (h *HTTP) expand(file string, root *yaml.Node, getenv func(string) (string,
 	tokens := expandList("bearer_tokens", h.BearerTokens)
 	origins := expandList("allowed_origins", h.AllowedOrigins)
 	for i, o := range origins {
-		if err := checkOrigin(o); err != nil && o != h.AllowedOrigins[i] {
-			// Named as written: an expanded value is not shown.
+		err := checkOrigin(o)
+		if err != nil && o != h.AllowedOrigins[i] { // named as written: an expanded value is not shown
 			err = fmt.Errorf("%q, once its variables are expanded, is not an origin like https://app.example.com", h.AllowedOrigins[i])
-			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins[%d]: %w", file, settingLine(root, "http", "allowed_origins", strconv.Itoa(i)), i, err))
-		} else if err != nil {
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins[%d]: %w", file, settingLine(root, "http", "allowed_origins", strconv.Itoa(i)), i, err))
 		}
 	}

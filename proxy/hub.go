@@ -32,12 +32,6 @@ type (
 	RepeatedCallError = call.RepeatedCallError
 )
 
-// CheckQuota reports what is wrong with q, or nil ([call.CheckQuota]).
-func CheckQuota(q Quota) error { return call.CheckQuota(q) }
-
-// ForgetSession drops what the hub remembers of an ended client session.
-func (h *Hub) ForgetSession(id string) { h.limits.Forget(id) }
-
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
 	Upstreams []UpstreamConfig

@@ -166,7 +166,7 @@ func NewServer(opts ServerOptions) *Server {
 		}
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.hub.ForgetSession(cs.SessionID())
+		s.hub.limits.Forget(cs.SessionID())
 		s.httpGates.Delete(cs.SessionID())
 	})
 	hooks.AddBeforeCallTool(s.holdForStart)
@@ -230,7 +230,7 @@ func (s *Server) Close() {
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := metatools.QueryFromMeta(req.Params.Meta)
-	if q == "" || s.allMode(ctx) || stateless(ctx) { // a stateless list never depends on other requests
+	if q == "" || s.allMode(ctx) || server.IsModernRequest(ctx) { // a stateless list never depends on other requests
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
@@ -239,7 +239,7 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	}
 	sess := s.meta.Session(callOf(ctx))
 	rctx, span := s.startRouteSpan(ctx, routeSpanList)
-	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: isOwnTool})
+	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: metatools.IsOwn})
 	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
@@ -294,7 +294,7 @@ type instructionsCache struct {
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
-	if stateless(ctx) { // no session to tell: its list did not change
+	if server.IsModernRequest(ctx) { // stateless: no session to tell: its list did not change
 		return
 	}
 	if s.holdToolsChanged(ctx) { // sent once the HTTP request ends

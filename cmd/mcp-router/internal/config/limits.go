@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
@@ -192,7 +193,7 @@ func (c *Config) quotas(v *validator, l rawLimits) {
 		if r.Concurrent != nil {
 			q.Concurrent, line = r.Concurrent.N, r.Concurrent.Line
 		}
-		if err := proxy.CheckQuota(q); err != nil {
+		if err := call.CheckQuota(q); err != nil {
 			v.errorf(line, fmt.Sprintf("limits.quotas[%d]", i), "%v", err)
 			continue
 		}

@@ -340,7 +340,6 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// checkOrigin accepts an exact browser origin: scheme://host[:port].
 // checkHost accepts a Host header value: a name or IP, with or without a
 // port, and nothing else (no scheme, path or wildcard).
 func checkHost(h string) error {
@@ -351,6 +350,7 @@ func checkHost(h string) error {
 	return nil
 }
 
+// checkOrigin accepts an exact browser origin: scheme://host[:port].
 func checkOrigin(o string) error {
 	u, err := url.Parse(o)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,49 +24,25 @@ import (
 // profile you are not running need not be set; the http section only when
 // serving HTTP, so that a stdio client sharing the file need not set the
 // gateway's token.
-var expandedKeys = [][]string{
-	{"http", "bearer_tokens", "*"},
-	{"http", "allowed_origins", "*"},
-	{"http", "tokens", "*", "token"},
-	{"http", "oidc", "issuer"},
-	{"http", "oidc", "resource"},
-	{"http", "oidc", "audience"},
-	{"http", "oidc", "jwks_url"},
-	{"http", "session_key"},
-	{"ollama", "url"},
-	{"ollama", "embed_model"},
-	{"ollama", "chat_model"},
-	{"state_dir"},
-	{"state", "url"},
-	{"log", "trace_file"},
-	{"profiles", "*", "planner", "prompt"},
-	{"profiles", "*", "upstreams", "*", "command"},
-	{"profiles", "*", "upstreams", "*", "args", "*"},
-	{"profiles", "*", "upstreams", "*", "env", "*"},
-	{"profiles", "*", "upstreams", "*", "cwd"},
-	{"profiles", "*", "upstreams", "*", "url"},
-	{"profiles", "*", "upstreams", "*", "headers", "*"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_id"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_secret"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_metadata_url"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "token_endpoint"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_id"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_secret"},
+var expandedKeys = []string{
+	"http.bearer_tokens.*", "http.allowed_origins.*", "http.tokens.*.token",
+	"http.oidc.issuer", "http.oidc.resource", "http.oidc.audience", "http.oidc.jwks_url", "http.session_key",
+	"ollama.url", "ollama.embed_model", "ollama.chat_model", "state_dir", "state.url", "log.trace_file",
+	"profiles.*.planner.prompt",
+	"profiles.*.upstreams.*.command", "profiles.*.upstreams.*.args.*", "profiles.*.upstreams.*.env.*",
+	"profiles.*.upstreams.*.cwd", "profiles.*.upstreams.*.url", "profiles.*.upstreams.*.headers.*",
+	"profiles.*.upstreams.*.auth.client_id", "profiles.*.upstreams.*.auth.client_secret",
+	"profiles.*.upstreams.*.auth.client_metadata_url", "profiles.*.upstreams.*.auth.token_exchange.token_endpoint",
+	"profiles.*.upstreams.*.auth.token_exchange.client_id", "profiles.*.upstreams.*.auth.token_exchange.client_secret",
 }
 
 // ExpandedKeys lists the keys whose values expand ${VAR}, as patterns
 // where * is any name or index (for documentation and tests).
-func ExpandedKeys() []string {
-	out := make([]string, len(expandedKeys))
-	for i, k := range expandedKeys {
-		out[i] = strings.Join(k, ".")
-	}
-	return out
-}
+func ExpandedKeys() []string { return slices.Clone(expandedKeys) }
 
 func isExpanded(path []string) bool {
 	for _, pat := range expandedKeys {
-		if len(pat) == len(path) && matchPath(pat, path) {
+		if pat := strings.Split(pat, "."); len(pat) == len(path) && matchPath(pat, path) {
 			return true
 		}
 	}
@@ -109,7 +86,7 @@ func checkUnexpanded(file string, root *yaml.Node) error {
 		case yaml.ScalarNode:
 			if strings.Contains(n.Value, "${") && !isExpanded(path) {
 				errs = append(errs, fmt.Errorf("%s:%d: %s: %q holds \"${\", but variables are not expanded in this key (they are in: %s)",
-					file, n.Line, dotted(path), n.Value, strings.Join(ExpandedKeys(), ", ")))
+					file, n.Line, dotted(path), n.Value, strings.Join(expandedKeys, ", ")))
 			}
 		}
 	}

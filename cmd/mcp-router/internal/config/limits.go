@@ -299,10 +299,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	raw.HTTP.setBounds(&c.HTTP.Bounds)
 	c.HTTP.TrustedProxies = raw.HTTP.trustedProxies()
 	l := raw.Limits
-	c.Limits.StartWait = time.Duration(l.StartWait)
-	if c.Limits.StartWait == 0 {
-		c.Limits.StartWait = proxy.DefaultStartWait
-	}
+	c.Limits.StartWait = cmp.Or(time.Duration(l.StartWait), proxy.DefaultStartWait)
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)

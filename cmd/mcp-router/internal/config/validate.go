@@ -285,19 +285,12 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 		!strings.HasPrefix(a.RedirectURL, "http://[::1]:") {
 		v.errorf(line("auth"), path+".redirect_url", "%q is not a loopback http URL with a port (http://127.0.0.1:PORT/PATH)", a.RedirectURL)
 	}
-	if te := a.TokenExchange; te != nil {
-		v.tokenEndpoint(path+".token_exchange.token_endpoint", te.TokenEndpoint, line("auth"))
-	}
-}
-
-// tokenEndpoint checks auth.token_exchange.token_endpoint: required, and
-// a URL once it holds no variable.
-func (v *validator) tokenEndpoint(path, endpoint string, line int) {
-	if endpoint == "" {
-		v.errorf(line, path, "is required")
-	} else if !strings.Contains(endpoint, "${") {
-		if err := checkURL(endpoint); err != nil {
-			v.errorf(line, path, "%v", err)
+	// token_exchange.token_endpoint: required, and a URL once it holds no variable.
+	if te := a.TokenExchange; te != nil && te.TokenEndpoint == "" {
+		v.errorf(line("auth"), path+".token_exchange.token_endpoint", "is required")
+	} else if te != nil && !strings.Contains(te.TokenEndpoint, "${") {
+		if err := checkURL(te.TokenEndpoint); err != nil {
+			v.errorf(line("auth"), path+".token_exchange.token_endpoint", "%v", err)
 		}
 	}
 }

@@ -107,18 +107,13 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 	if len(raw.Profiles) == 0 {
 		v.errorf(1, "profiles", "no profiles: add at least one, e.g. profiles: {default: {upstreams: {calculator: {builtin: calculator}}}}")
 	}
-	if c.broken == nil {
-		c.broken = map[string][]brokenUpstream{}
-	}
 	c.routing = map[string]Routing{}
 	for _, p := range raw.Profiles {
 		path := "profiles." + p.Key
 		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
 			v.warnf(p.Line, path, "no upstreams: only the gateway's own tools will be offered")
 		}
-		broken := c.broken[p.Key]
-		p.Value.Upstreams = v.validUpstreams(path, p.Value.Upstreams, &broken)
-		c.broken[p.Key] = broken
+		p.Value.Upstreams, c.broken[p.Key] = v.validUpstreams(path, p.Value.Upstreams, c.broken[p.Key])
 		prof := p.Value
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)

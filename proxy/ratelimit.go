@@ -53,9 +53,7 @@ func newRateLimits(l RateLimit) *rateLimits {
 	if l.CallsPerSecond <= 0 {
 		return nil
 	}
-	if l.Burst <= 0 {
-		l.Burst = max(1, int(math.Ceil(l.CallsPerSecond)))
-	}
+	orDefault(&l.Burst, max(1, int(math.Ceil(l.CallsPerSecond))))
 	return &rateLimits{limit: l, sessions: map[string]*rate.Limiter{}}
 }
 

@@ -137,25 +137,15 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Name == "" {
-		opts.Name = "mcp-router"
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
+	opts.Name, opts.Version = cmp.Or(opts.Name, "mcp-router"), cmp.Or(opts.Version, "dev")
 	opts.Inputs = opts.Inputs.WithDefaults()
-	if opts.StdioCalls <= 0 {
-		opts.StdioCalls = DefaultStdioCalls
-	}
+	orDefault(&opts.StdioCalls, DefaultStdioCalls)
 	if opts.SessionKey == nil {
 		opts.SessionKey = RandomSessionKey()
 	}
 	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, inputs: opts.Inputs,
 		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
-	s.ids.shared = opts.EndedSessions
-	if opts.Logger != nil {
-		s.ids.log = opts.Logger
-	}
+	s.ids.shared, s.ids.log = opts.EndedSessions, opts.Logger
 	s.meta = s.newMetaTools(opts)
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
@@ -218,9 +208,7 @@ func (s *Server) Close() {
 		_ = s.http.Shutdown(ctx)
 		cancel()
 	}
-	if s.graces != nil {
-		s.graces.close()
-	}
+	s.CancelCalls()
 	if s.index != nil {
 		s.index.close()
 	}
@@ -294,7 +282,7 @@ type instructionsCache struct {
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
-	if server.IsModernRequest(ctx) { // stateless: no session to tell: its list did not change
+	if server.IsModernRequest(ctx) { // stateless: its list did not change
 		return
 	}
 	if s.holdToolsChanged(ctx) { // sent once the HTTP request ends

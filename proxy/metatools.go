@@ -29,13 +29,6 @@ import (
 // tools; see metatools.InputLimits.
 type InputLimits = metatools.InputLimits
 
-// Defaults of InputLimits.
-const (
-	DefaultMaxQueryBytes   = metatools.DefaultMaxQueryBytes
-	DefaultMaxNoteBytes    = metatools.DefaultMaxNoteBytes
-	DefaultMaxContextBytes = metatools.DefaultMaxContextBytes
-)
-
 // HandleMetaKey is the result _meta key that holds a call's new handle
 // (the stateless era).
 const HandleMetaKey = metatools.HandleMetaKey

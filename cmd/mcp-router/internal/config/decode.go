@@ -15,21 +15,15 @@ import (
 // The file's shape. Unknown keys anywhere are errors.
 type rawConfig struct {
 	DefaultProfile string              `yaml:"default_profile"`
-	Log            rawLog              `yaml:"log"`
+	Log            Log                 `yaml:"log"`
 	StateDir       string              `yaml:"state_dir"`
-	State          rawState            `yaml:"state"`
+	State          State               `yaml:"state"`
 	HTTP           rawHTTP             `yaml:"http"`
 	Limits         rawLimits           `yaml:"limits"`
-	Ollama         rawOllama           `yaml:"ollama"`
+	Ollama         Ollama              `yaml:"ollama"`
 	Audit          rawAudit            `yaml:"audit"`
 	Tracing        rawTracing          `yaml:"tracing"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
-}
-
-type rawLog struct {
-	Level     string `yaml:"level"`
-	Wire      bool   `yaml:"wire"`
-	TraceFile string `yaml:"trace_file"`
 }
 
 type rawHTTP struct {
@@ -51,17 +45,6 @@ type rawHTTP struct {
 	MaxSessionsPerClient sizeValue     `yaml:"max_sessions_per_client"`
 	MaxStreamsPerSession sizeValue     `yaml:"max_streams_per_session"`
 	MaxBodyMemory        byteSize      `yaml:"max_body_memory"`
-}
-
-type rawState struct {
-	URL      string `yaml:"url"`
-	Required bool   `yaml:"required"`
-}
-
-type rawOllama struct {
-	URL        string `yaml:"url"`
-	EmbedModel string `yaml:"embed_model"`
-	ChatModel  string `yaml:"chat_model"`
 }
 
 type rawProfile struct {

@@ -61,7 +61,7 @@ func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream 
 		kept := make([]*yaml.Node, 0, len(ups.Content))
 		for j := 0; j+1 < len(ups.Content); j += 2 {
 			k, v := ups.Content[j], ups.Content[j+1]
-			d := &decoder{file: file}
+			d := &decoder{validator{file: file}}
 			d.check(v, reflect.TypeFor[rawUpstream](), "profiles."+name+".upstreams."+k.Value)
 			if err := d.err(); err != nil {
 				if !switchedOff(v) {

@@ -202,7 +202,7 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	}
 	broken := isolateUpstreams(file, root)
 	var raw rawConfig
-	d := &decoder{file: file}
+	d := &decoder{validator{file: file}}
 	d.decode(root, "", &raw)
 	if err := d.err(); err != nil {
 		return nil, err

@@ -194,16 +194,8 @@ type orderedMap interface{ valueType() reflect.Type }
 
 // decoder checks a node tree against a Go type before decoding it, so that
 // every problem is reported with its key path and line, all at once.
-type decoder struct {
-	file string
-	errs []error
-}
-
-func (d *decoder) errorf(line int, path, format string, args ...any) {
-	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.file, line, path, fmt.Sprintf(format, args...)))
-}
-
-func (d *decoder) err() error { return errors.Join(d.errs...) }
+// Its problems are collected as the validator's are.
+type decoder struct{ validator }
 
 // decode checks n against out's type and, when it is clean, decodes it.
 func (d *decoder) decode(n *yaml.Node, path string, out any) {

@@ -342,28 +342,22 @@ func checkURL(raw string) error {
 func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
-	out, err := resolveRouting(r)
-	if err != nil {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
-		} else {
-			v.errorf(line(""), path, "%v", err)
-		}
+	out, fe := resolveRouting(r)
+	if fe != nil {
+		v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
 	}
 	return out
 }
 
+// fieldError is what is wrong with one key of the routing section.
 type fieldError struct {
 	key string
 	err error
 }
 
-func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
-
 // resolveRouting applies the defaults to what the file sets and checks
 // the ranges. A value written in the file is taken as written: 0 is zero.
-func resolveRouting(r rawRouting) (Routing, error) {
+func resolveRouting(r rawRouting) (Routing, *fieldError) {
 	out := defaultRouting()
 	if r.Mode != "" {
 		if r.Mode != "routed" && r.Mode != "all" {
@@ -395,7 +389,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 }
 
 // fusePolicy is routing.fuse, with the router's noise floor unless set.
-func fusePolicy(m map[string]any) (fuse.Policy, error) {
+func fusePolicy(m map[string]any) (fuse.Policy, *fieldError) {
 	if _, set := m["min_qr_score"]; !set {
 		m["min_qr_score"] = routing.DefaultNoiseFloor
 	}
@@ -413,7 +407,7 @@ func fusePolicy(m map[string]any) (fuse.Policy, error) {
 // routingNumbers sets the numbers the file gives, within their ranges. A
 // multiplier of 0 would erase every score, so the affinities must be
 // above it.
-func routingNumbers(r rawRouting, out *Routing) error {
+func routingNumbers(r rawRouting, out *Routing) *fieldError {
 	floats := []struct {
 		key      string
 		src      *float64

@@ -3,27 +3,20 @@ package config
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Where ${VAR} is expanded. Every other string of the file is taken as it
-// is, so a "${" there is refused at load (see checkUnexpanded): left alone
-// it would become, say, a literal password or a tool name.
-//
-//	http.bearer_tokens[*], http.allowed_origins[*], http.session_key   at load; errors matter to serve --http (Config.CheckHTTP)
-//	http.tokens[*].token, http.oidc: issuer, resource, audience, jwks_url   likewise
-//	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
-//	profiles.*.planner.prompt                        when the profile is resolved
-//	profiles.*.upstreams.*: command, args[*], env.*, cwd, url, headers.*   likewise
-//
-// Profiles are expanded when resolved, so that a variable used only by a
-// profile you are not running need not be set; the http section only when
-// serving HTTP, so that a stdio client sharing the file need not set the
-// gateway's token.
+// Where ${VAR} is expanded, as patterns where * is any name or index.
+// Every other string of the file is taken as it is, so a "${" there is
+// refused at load (see checkUnexpanded): left alone it would become, say,
+// a literal password or a tool name. The top-level keys are expanded at
+// load, but the http section's errors matter to serve --http alone
+// (Config.CheckHTTP), so that a stdio client sharing the file need not set
+// the gateway's token; a profile's keys when the profile is resolved, so
+// that a variable used only by a profile you are not running need not be set.
 var expandedKeys = []string{
 	"http.bearer_tokens.*", "http.allowed_origins.*", "http.tokens.*.token",
 	"http.oidc.issuer", "http.oidc.resource", "http.oidc.audience", "http.oidc.jwks_url", "http.session_key",
@@ -35,10 +28,6 @@ var expandedKeys = []string{
 	"profiles.*.upstreams.*.auth.client_metadata_url", "profiles.*.upstreams.*.auth.token_exchange.token_endpoint",
 	"profiles.*.upstreams.*.auth.token_exchange.client_id", "profiles.*.upstreams.*.auth.token_exchange.client_secret",
 }
-
-// ExpandedKeys lists the keys whose values expand ${VAR}, as patterns
-// where * is any name or index (for documentation and tests).
-func ExpandedKeys() []string { return slices.Clone(expandedKeys) }
 
 func isExpanded(path []string) bool {
 	for _, pat := range expandedKeys {

@@ -293,22 +293,17 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 // only reports keys of one upstream kind used on another (env on a remote
 // server, headers on a command).
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
-	used := map[string]bool{
-		"args": len(u.Args) > 0, "env": len(u.Env) > 0, "cwd": u.Cwd != "",
-		"headers": len(u.Headers) > 0, "inherit_env": u.InheritEnv, "auth": u.Auth != nil,
-	}
-	for key, set := range used {
-		if set && !slices.Contains(allowed, key) {
-			v.errorf(line(key), path+"."+key, "does not apply here (it goes with %s)", ownerOf(key))
+	for _, k := range []struct {
+		key, owner string
+		set        bool
+	}{
+		{"args", "command", len(u.Args) > 0}, {"env", "command", len(u.Env) > 0}, {"cwd", "command", u.Cwd != ""},
+		{"inherit_env", "command", u.InheritEnv}, {"headers", "url", len(u.Headers) > 0}, {"auth", "url", u.Auth != nil},
+	} {
+		if k.set && !slices.Contains(allowed, k.key) {
+			v.errorf(line(k.key), path+"."+k.key, "does not apply here (it goes with %s)", k.owner)
 		}
 	}
-}
-
-func ownerOf(key string) string {
-	if key == "headers" || key == "auth" {
-		return "url"
-	}
-	return "command"
 }
 
 // checkExpandedURL checks a URL after ${VAR} expansion. An error names

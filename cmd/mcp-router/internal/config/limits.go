@@ -114,8 +114,8 @@ func (l Limits) upstream(u *proxy.UpstreamConfig) {
 }
 
 type rawLimits struct {
-	CallsPerSecond *rateValue    `yaml:"calls_per_second"`
-	Burst          *burstValue   `yaml:"burst"`
+	CallsPerSecond rateValue     `yaml:"calls_per_second"`
+	Burst          burstValue    `yaml:"burst"`
 	StartWait      DurationValue `yaml:"start_wait"`
 	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 
@@ -146,8 +146,8 @@ type rawLimits struct {
 	NotificationsPerSecond positiveRate `yaml:"notifications_per_second"`
 	NotificationBurst      sizeValue    `yaml:"notification_burst"`
 
-	Quotas      []rawQuota  `yaml:"quotas"`
-	RepeatCalls *burstValue `yaml:"repeat_calls"`
+	Quotas      []rawQuota `yaml:"quotas"`
+	RepeatCalls burstValue `yaml:"repeat_calls"`
 }
 
 // rawQuota is one entry of limits.quotas; principal and tool default to
@@ -176,9 +176,7 @@ func (l *lineString) UnmarshalYAML(n *yaml.Node) error {
 
 // quotas checks limits.quotas and limits.repeat_calls and keeps them.
 func (c *Config) quotas(v *validator, l rawLimits) {
-	if l.RepeatCalls != nil {
-		c.Limits.RepeatCalls = l.RepeatCalls.N
-	}
+	c.Limits.RepeatCalls = l.RepeatCalls.N
 	for i, r := range l.Quotas {
 		q, line := proxy.Quota{Principal: "*", Tool: "*"}, 0
 		if r.Principal != nil {
@@ -303,17 +301,14 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
-	if l.CallsPerSecond != nil {
-		c.Limits.CallsPerSecond = l.CallsPerSecond.N
-	}
-	if l.Burst == nil {
-		return
-	}
-	if c.Limits.CallsPerSecond == 0 {
+	c.Limits.CallsPerSecond = l.CallsPerSecond.N
+	switch {
+	case l.Burst.N == 0: // not set
+	case c.Limits.CallsPerSecond == 0:
 		v.errorf(l.Burst.Line, "limits.burst", "needs limits.calls_per_second, the rate the bucket refills at")
-		return
+	default:
+		c.Limits.Burst = l.Burst.N
 	}
-	c.Limits.Burst = l.Burst.N
 }
 
 // ServerGrace is the disconnect grace period as the proxy takes it: zero

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -316,12 +317,7 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 
 // suggest names the closest known key when the given one looks like a typo.
 func suggest(key string, t reflect.Type) string {
-	fields := yamlFields(t)
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(yamlFields(t)))
 	best, bestDist := "", 3
 	for _, name := range names {
 		if dist := editdist.Distance(key, name, bestDist); dist < bestDist {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -32,12 +33,6 @@ type (
 	QuotaCounter      = call.QuotaCounter
 	RepeatedCallError = call.RepeatedCallError
 )
-
-// CheckQuota reports what is wrong with q, or nil ([call.CheckQuota]).
-func CheckQuota(q Quota) error { return call.CheckQuota(q) }
-
-// ForgetSession drops what the hub remembers of an ended client session.
-func (h *Hub) ForgetSession(id string) { h.limits.Forget(id) }
 
 // Options configures a Hub. Zero values take the defaults in brackets.
 type Options struct {
@@ -129,38 +124,23 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.InitTimeout <= 0 {
-		o.InitTimeout = DefaultConnectTimeout
-	}
-	if o.BackoffMin <= 0 {
-		o.BackoffMin = 500 * time.Millisecond
-	}
-	if o.BackoffMax <= 0 {
-		o.BackoffMax = 30 * time.Second
-	}
-	if o.RefreshDebounce <= 0 {
-		o.RefreshDebounce = 250 * time.Millisecond
-	}
-	if o.Version == "" {
-		o.Version = "dev"
-	}
-	if o.ReconnectWait <= 0 {
-		o.ReconnectWait = 5 * time.Second
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = DefaultMaxInFlight
-	}
-	if o.MaxQueue <= 0 {
-		o.MaxQueue = DefaultMaxQueue
-	}
-	if o.RecheckEvery <= 0 {
-		o.RecheckEvery = 5 * time.Second
-	}
-	if o.StartWait <= 0 {
-		o.StartWait = DefaultStartWait
-	}
-	if o.ModelResultBytes <= 0 {
-		o.ModelResultBytes = DefaultModelResultBytes
+	o.Version = cmp.Or(o.Version, "dev")
+	orDefault(&o.InitTimeout, DefaultConnectTimeout)
+	orDefault(&o.BackoffMin, 500*time.Millisecond)
+	orDefault(&o.BackoffMax, 30*time.Second)
+	orDefault(&o.RefreshDebounce, 250*time.Millisecond)
+	orDefault(&o.ReconnectWait, 5*time.Second)
+	orDefault(&o.MaxInFlight, DefaultMaxInFlight)
+	orDefault(&o.MaxQueue, DefaultMaxQueue)
+	orDefault(&o.RecheckEvery, 5*time.Second)
+	orDefault(&o.StartWait, DefaultStartWait)
+	orDefault(&o.ModelResultBytes, DefaultModelResultBytes)
+}
+
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 

@@ -185,7 +185,7 @@ func catalogFingerprint(c *Catalog, method string) uint64 {
 // tells a listening client that the catalog changed, whatever its fixed
 // list shows, and every list_changed passes.
 func (s *Server) seeLists(ctx context.Context, methods ...mcp.MCPMethod) {
-	if stateless(ctx) {
+	if server.IsModernRequest(ctx) {
 		return
 	}
 	g := s.gateOf(ctx)
@@ -322,7 +322,7 @@ func (s *Server) hookListGate(hooks *server.Hooks) {
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		// What the session was shown is the result itself: no second
 		// filtering of the catalog.
-		if g := s.gateOf(ctx); g != nil && !stateless(ctx) && res != nil && res.NextCursor == "" {
+		if g := s.gateOf(ctx); g != nil && !server.IsModernRequest(ctx) && res != nil && res.NextCursor == "" {
 			g.sawAs(string(mcp.MethodNotificationToolsListChanged), visibleFingerprint(res.Tools))
 		}
 	})

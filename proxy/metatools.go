@@ -29,13 +29,6 @@ import (
 // tools; see metatools.InputLimits.
 type InputLimits = metatools.InputLimits
 
-// Defaults of InputLimits.
-const (
-	DefaultMaxQueryBytes   = metatools.DefaultMaxQueryBytes
-	DefaultMaxNoteBytes    = metatools.DefaultMaxNoteBytes
-	DefaultMaxContextBytes = metatools.DefaultMaxContextBytes
-)
-
 // HandleMetaKey is the result _meta key that holds a call's new handle
 // (the stateless era).
 const HandleMetaKey = metatools.HandleMetaKey
@@ -51,13 +44,6 @@ const (
 
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return metatools.Reserved() }
-
-// isOwnTool reports the gateway's own tools (call_tool, request_more_tools, ...).
-func isOwnTool(name string) bool { return metatools.IsOwn(name) }
-
-// stateless reports whether ctx's request is on the stateless protocol
-// (2026-07-28 or later): no session, so no belt and no list_changed.
-func stateless(ctx context.Context) bool { return server.IsModernRequest(ctx) }
 
 // callOf is the Call of ctx's request, from the lookups mcp-go and the
 // front door offer today (until the edge builds it).
@@ -295,7 +281,7 @@ const startWaitedKey = "mcp-router/start-waited"
 // "unknown tool". A name that is nobody's is left to mcp-go (-32602).
 func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 	name := req.Params.Name
-	if isOwnTool(name) || s.mcp.GetTool(name) != nil {
+	if metatools.IsOwn(name) || s.mcp.GetTool(name) != nil {
 		return
 	}
 	if s.hub.awaitTool(ctx, name, false) == nil {

@@ -351,10 +351,9 @@ func (m *Metrics) Discovery(added, evicted int) {
 
 // BreakerTrip records a session's discovery breaker opening.
 func (m *Metrics) BreakerTrip() {
-	if m == nil {
-		return
+	if m != nil {
+		m.breakerTrips.Inc()
 	}
-	m.breakerTrips.Inc()
 }
 
 // BeltSize sets how many sessions hold a belt and how many routed tools
@@ -374,10 +373,9 @@ func (m *Metrics) BeltSize(sessions int, total int) {
 
 // CatalogSize sets how many tools the profile's catalog holds.
 func (m *Metrics) CatalogSize(tools int) {
-	if m == nil {
-		return
+	if m != nil {
+		m.catalogTools.WithLabelValues(m.profile).Set(float64(max(tools, 0)))
 	}
-	m.catalogTools.WithLabelValues(m.profile).Set(float64(max(tools, 0)))
 }
 
 // UpstreamState records an upstream's connection state: its
@@ -385,18 +383,16 @@ func (m *Metrics) CatalogSize(tools int) {
 // and 0 for the other states (connecting, connected, failed, stopped). An
 // unknown state sets all four to 0.
 func (m *Metrics) UpstreamState(upstream string, state string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.upstreams.set(m.profile, upstream, state)
 	}
-	m.upstreams.set(m.profile, upstream, state)
 }
 
 // UpstreamRestart records a reconnection attempt of an upstream.
 func (m *Metrics) UpstreamRestart(upstream string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.restarts.WithLabelValues(upstream).Inc()
 	}
-	m.restarts.WithLabelValues(upstream).Inc()
 }
 
 // PlanDone records a plan run: its strategy, how long it took and how
@@ -425,10 +421,9 @@ func (m *Metrics) SessionOpened() {
 
 // SessionClosed records a client session ending.
 func (m *Metrics) SessionClosed() {
-	if m == nil {
-		return
+	if m != nil {
+		m.sessions.Dec()
 	}
-	m.sessions.Dec()
 }
 
 func durSeconds(d time.Duration) float64 { return max(d, 0).Seconds() }
@@ -601,10 +596,9 @@ func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontd
 // NotificationDropped records an upstream notification dropped by its
 // rate limit, by kind (progress, message, resource_updated, other).
 func (m *Metrics) NotificationDropped(upstream, kind string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.notesDropped.WithLabelValues(upstream, kind).Inc()
 	}
-	m.notesDropped.WithLabelValues(upstream, kind).Inc()
 }
 
 var _ upstream.Metrics = (*Metrics)(nil)

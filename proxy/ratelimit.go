@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/metatools"
 )
 
 // RateLimit bounds the tool calls of each client session (SEC-15 in
@@ -52,9 +53,7 @@ func newRateLimits(l RateLimit) *rateLimits {
 	if l.CallsPerSecond <= 0 {
 		return nil
 	}
-	if l.Burst <= 0 {
-		l.Burst = max(1, int(math.Ceil(l.CallsPerSecond)))
-	}
+	orDefault(&l.Burst, max(1, int(math.Ceil(l.CallsPerSecond))))
 	return &rateLimits{limit: l, sessions: map[string]*rate.Limiter{}}
 }
 
@@ -110,7 +109,7 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	upstream, label := "", tool
 	if t, ok := s.hub.Catalog().Tool(tool); ok {
 		upstream = t.Upstream
-	} else if !isOwnTool(tool) {
+	} else if !metatools.IsOwn(tool) {
 		label = otherTool // a made-up name must not take a label of the capped set
 	}
 	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))

@@ -137,25 +137,15 @@ func NewServer(opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Name == "" {
-		opts.Name = "mcp-router"
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
+	opts.Name, opts.Version = cmp.Or(opts.Name, "mcp-router"), cmp.Or(opts.Version, "dev")
 	opts.Inputs = opts.Inputs.WithDefaults()
-	if opts.StdioCalls <= 0 {
-		opts.StdioCalls = DefaultStdioCalls
-	}
+	orDefault(&opts.StdioCalls, DefaultStdioCalls)
 	if opts.SessionKey == nil {
 		opts.SessionKey = RandomSessionKey()
 	}
 	s := &Server{ids: newSealedIDs(opts.SessionKey), hub: opts.Hub, logger: opts.Logger, planner: opts.Planner, metrics: opts.Metrics, inputs: opts.Inputs,
 		core: opts.CoreTools, fixedInstructions: opts.Instructions, stdioCalls: min(opts.StdioCalls, MaxStdioCalls)}
-	s.ids.shared = opts.EndedSessions
-	if opts.Logger != nil {
-		s.ids.log = opts.Logger
-	}
+	s.ids.shared, s.ids.log = opts.EndedSessions, opts.Logger
 	s.meta = s.newMetaTools(opts)
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
@@ -166,7 +156,7 @@ func NewServer(opts ServerOptions) *Server {
 		}
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.hub.ForgetSession(cs.SessionID())
+		s.hub.limits.Forget(cs.SessionID())
 		s.httpGates.Delete(cs.SessionID())
 	})
 	hooks.AddBeforeCallTool(s.holdForStart)
@@ -218,9 +208,7 @@ func (s *Server) Close() {
 		_ = s.http.Shutdown(ctx)
 		cancel()
 	}
-	if s.graces != nil {
-		s.graces.close()
-	}
+	s.CancelCalls()
 	if s.index != nil {
 		s.index.close()
 	}
@@ -230,7 +218,7 @@ func (s *Server) Close() {
 // programmatic client passed with tools/list, before the list is built.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := metatools.QueryFromMeta(req.Params.Meta)
-	if q == "" || s.allMode(ctx) || stateless(ctx) { // a stateless list never depends on other requests
+	if q == "" || s.allMode(ctx) || server.IsModernRequest(ctx) { // a stateless list never depends on other requests
 		return
 	}
 	if len(q) > s.inputs.MaxQueryBytes { // a hook cannot fail the request: the belt is listed as it is
@@ -239,7 +227,7 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	}
 	sess := s.meta.Session(callOf(ctx))
 	rctx, span := s.startRouteSpan(ctx, routeSpanList)
-	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: isOwnTool})
+	d := sess.Preview(rctx, routing.Request{Principal: principalName(ctx), Query: q, Exclude: metatools.IsOwn})
 	endRouteSpan(span, d)
 	sess.Load(d.Selected)
 	s.metrics.RouteDone(d.Took, len(d.Selected), alertKinds(d.Alerts))
@@ -294,7 +282,7 @@ type instructionsCache struct {
 
 // notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
-	if stateless(ctx) { // no session to tell: its list did not change
+	if server.IsModernRequest(ctx) { // stateless: its list did not change
 		return
 	}
 	if s.holdToolsChanged(ctx) { // sent once the HTTP request ends

@@ -17,6 +17,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -402,11 +403,8 @@ func (h resumeHTTP) resume(r *http.Request, sid string) {
 
 // initializeParams are the params of the initialize the session began with.
 func (p sealedSession) initializeParams() map[string]any {
-	params := map[string]any{"protocolVersion": p.Protocol, "capabilities": json.RawMessage(`{}`),
+	params := map[string]any{"protocolVersion": cmp.Or(p.Protocol, mcp.LATEST_PROTOCOL_VERSION), "capabilities": json.RawMessage(`{}`),
 		"clientInfo": map[string]string{"name": "resumed", "version": ""}}
-	if p.Protocol == "" {
-		params["protocolVersion"] = mcp.LATEST_PROTOCOL_VERSION
-	}
 	if len(p.Caps) > 0 {
 		params["capabilities"] = p.Caps
 	}

@@ -33,12 +33,8 @@ const (
 // Defaults of UpstreamConfig.
 const (
 	DefaultProtocolVersion   = upstream.DefaultProtocolVersion
-	DefaultMaxMessageBytes   = upstream.DefaultMaxMessageBytes
 	DefaultCallTimeout       = upstream.DefaultCallTimeout
-	DefaultMaxCallTimeout    = upstream.DefaultMaxCallTimeout
 	DefaultMaxErrorBodyBytes = upstream.DefaultMaxErrorBodyBytes
-	DefaultMaxListingBytes   = upstream.DefaultMaxListingBytes
-	DefaultMaxListingItems   = upstream.DefaultMaxListingItems
 )
 
 // State is an upstream's connection state.
@@ -79,15 +75,8 @@ type ProgressFunc = upstream.ProgressFunc
 // on to each upstream.
 type Relay = upstream.Relay
 
-// Errors of the upstreams, for errors.Is.
-var (
-	ErrUnauthorized        = upstream.ErrUnauthorized
-	ErrNoAnswer            = upstream.ErrNoAnswer
-	ErrNoCaller            = upstream.ErrNoCaller
-	ErrAmbiguousCaller     = upstream.ErrAmbiguousCaller
-	ErrListingTooLarge     = upstream.ErrListingTooLarge
-	ErrCrossOriginRedirect = upstream.ErrCrossOriginRedirect
-)
+// ErrNoAnswer marks an upstream that did not answer initialize in time (errors.Is).
+var ErrNoAnswer = upstream.ErrNoAnswer
 
 // StartWatchdog starts the watchdog that kills this gateway's stdio
 // children and their descendants if the gateway is killed (SIGKILL): the

@@ -1,6 +1,10 @@
 package config
 
-import "github.com/mcp-router/mcp-router/audit"
+import (
+	"cmp"
+
+	"github.com/mcp-router/mcp-router/audit"
+)
 
 // Audit is the audit section: where the record of each call goes besides
 // the state store.
@@ -14,17 +18,11 @@ type Audit struct {
 }
 
 type rawAudit struct {
-	File     string      `yaml:"file"`
-	MaxBytes *sizeValue  `yaml:"max_bytes"`
-	Keep     *burstValue `yaml:"keep"`
+	File     string    `yaml:"file"`
+	MaxBytes sizeValue `yaml:"max_bytes"`
+	Keep     sizeValue `yaml:"keep"`
 }
 
 func (c *Config) audit(raw rawAudit) {
-	c.Audit = Audit{File: raw.File, MaxBytes: audit.DefaultMaxBytes, Keep: audit.DefaultKeep}
-	if raw.MaxBytes != nil {
-		c.Audit.MaxBytes = int64(*raw.MaxBytes)
-	}
-	if raw.Keep != nil {
-		c.Audit.Keep = raw.Keep.N
-	}
+	c.Audit = Audit{File: raw.File, MaxBytes: cmp.Or(int64(raw.MaxBytes), audit.DefaultMaxBytes), Keep: cmp.Or(int(raw.Keep), audit.DefaultKeep)}
 }

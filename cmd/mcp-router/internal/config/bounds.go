@@ -32,26 +32,11 @@ type HTTPBounds struct {
 	MaxBodyMemory int64
 }
 
-// set copies what the file sets.
+// setBounds copies what the file sets (zero where it sets nothing).
 func (r rawHTTP) setBounds(b *HTTPBounds) {
-	setDuration(&b.HeaderTimeout, r.HeaderTimeout)
-	setDuration(&b.IdleTimeout, r.IdleTimeout)
-	setDuration(&b.BodyTimeout, r.BodyTimeout)
-	if r.MaxSessionsPerClient != nil {
-		b.MaxSessionsPerClient = int(*r.MaxSessionsPerClient)
-	}
-	if r.MaxStreamsPerSession != nil {
-		b.MaxStreamsPerSession = int(*r.MaxStreamsPerSession)
-	}
-	if r.MaxBodyMemory != nil {
-		b.MaxBodyMemory = int64(*r.MaxBodyMemory)
-	}
-}
-
-func setDuration(dst *time.Duration, v *boundDuration) {
-	if v != nil {
-		*dst = time.Duration(*v)
-	}
+	b.HeaderTimeout, b.IdleTimeout, b.BodyTimeout = time.Duration(r.HeaderTimeout), time.Duration(r.IdleTimeout), time.Duration(r.BodyTimeout)
+	b.MaxSessionsPerClient, b.MaxStreamsPerSession = int(r.MaxSessionsPerClient), int(r.MaxStreamsPerSession)
+	b.MaxBodyMemory = int64(r.MaxBodyMemory)
 }
 
 // Guard sets the guard's bounds from b.
@@ -67,39 +52,13 @@ func (b HTTPBounds) Server() frontdoor.HTTPServerOptions {
 	return frontdoor.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
 }
 
-// boundDuration is a Go duration in YAML, more than zero.
-type boundDuration time.Duration
-
-// UnmarshalYAML parses a Go duration, more than zero.
-func (d *boundDuration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil || v <= 0 {
-		return fmt.Errorf("%q is not a Go duration more than zero (like 30s or 2m)", n.Value)
-	}
-	*d = boundDuration(v)
-	return nil
-}
-
-// boundCount is a whole number, one or more.
-type boundCount int
-
-// UnmarshalYAML accepts a whole number, one or more.
-func (c *boundCount) UnmarshalYAML(n *yaml.Node) error {
-	var i int
-	if err := n.Decode(&i); err != nil || i < 1 {
-		return fmt.Errorf("%q is not a whole number, 1 or more", n.Value)
-	}
-	*c = boundCount(i)
-	return nil
-}
-
 // byteSize is a number of bytes, with an optional binary unit: 1048576,
 // 512KiB, 64MiB, 1GiB.
 type byteSize int64
 
 // UnmarshalYAML parses a size of at least 1 KiB.
 func (s *byteSize) UnmarshalYAML(n *yaml.Node) error {
-	v, ok := parseSize(n.Value)
+	v, ok := parseSize(n.Value, 3)
 	if !ok || v < 1<<10 {
 		return fmt.Errorf("%q is not a size of at least 1KiB (like 64MiB, 512KiB or a number of bytes)", n.Value)
 	}
@@ -107,13 +66,19 @@ func (s *byteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-func parseSize(text string) (int64, bool) {
+// sizeUnits are the units a size may end in: KiB, MiB, GiB, and then KB,
+// MB and GB as the same powers of 1024 (max_body_memory takes only the
+// first three).
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}}
+
+// parseSize parses a whole number with an optional unit of units.
+func parseSize(text string, units int) (int64, bool) {
 	text = strings.TrimSpace(text)
 	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+	for _, u := range sizeUnits[:units] {
 		if num, ok := strings.CutSuffix(text, u.suffix); ok {
 			text, mult = strings.TrimSpace(num), u.mult
 			break
@@ -130,16 +95,6 @@ func parseSize(text string) (int64, bool) {
 // proxy takes it.
 func (l Limits) Notifications() proxy.NotificationLimit {
 	return proxy.NotificationLimit{PerSecond: l.NotificationsPerSecond, Burst: l.NotificationBurst}
-}
-
-// notificationLimits copies the limits section's notification keys.
-func (c *Config) notificationLimits(raw rawLimits) {
-	if r := raw.NotificationsPerSecond; r != nil {
-		c.Limits.NotificationsPerSecond = float64(*r)
-	}
-	if b := raw.NotificationBurst; b != nil {
-		c.Limits.NotificationBurst = int(*b)
-	}
 }
 
 // positiveRate is a rate more than zero.

@@ -48,11 +48,10 @@ func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 // returning them by profile. An entry switched off (enabled: false) goes
 // silently.
 func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream {
-	profiles := valueNode(root, "profiles")
+	out, profiles := map[string][]brokenUpstream{}, valueNode(root, "profiles")
 	if profiles == nil || profiles.Kind != yaml.MappingNode {
-		return nil
+		return out
 	}
-	out := map[string][]brokenUpstream{}
 	for i := 0; i+1 < len(profiles.Content); i += 2 {
 		name := profiles.Content[i].Value
 		ups := valueNode(profiles.Content[i+1], "upstreams")
@@ -62,7 +61,7 @@ func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream 
 		kept := make([]*yaml.Node, 0, len(ups.Content))
 		for j := 0; j+1 < len(ups.Content); j += 2 {
 			k, v := ups.Content[j], ups.Content[j+1]
-			d := &decoder{file: file}
+			d := &decoder{validator{file: file}}
 			d.check(v, reflect.TypeFor[rawUpstream](), "profiles."+name+".upstreams."+k.Value)
 			if err := d.err(); err != nil {
 				if !switchedOff(v) {
@@ -85,19 +84,18 @@ func switchedOff(n *yaml.Node) bool {
 
 // validUpstreams validates each upstream of a profile on its own: those
 // with errors join broken, the others are returned. Warnings go to v.
-func (v *validator) validUpstreams(path string, ups ordered[rawUpstream], broken *[]brokenUpstream) ordered[rawUpstream] {
-	var kept ordered[rawUpstream]
+func (v *validator) validUpstreams(path string, ups ordered[rawUpstream], broken []brokenUpstream) (kept ordered[rawUpstream], _ []brokenUpstream) {
 	for _, u := range ups {
 		uv := &validator{file: v.file, builtins: v.builtins}
 		uv.upstream(path+".upstreams."+u.Key, u)
 		v.warnings = append(v.warnings, uv.warnings...)
 		if err := errors.Join(uv.errs...); err != nil {
 			if u.Value.Enabled == nil || *u.Value.Enabled {
-				*broken = append(*broken, brokenUpstream{name: u.Key, line: u.Line, node: u.Node, err: err})
+				broken = append(broken, brokenUpstream{name: u.Key, line: u.Line, node: u.Node, err: err})
 			}
 			continue
 		}
 		kept = append(kept, u)
 	}
-	return kept
+	return kept, broken
 }

@@ -78,13 +78,13 @@ type Config struct {
 	httpErr error // from expanding the http section; see CheckHTTP
 }
 
-// Log is the log section.
+// Log is the log section (decoded as written too: rawConfig).
 type Log struct {
-	Level string
+	Level string `yaml:"level"`
 	// Wire logs each routing decision at debug level.
-	Wire bool
+	Wire bool `yaml:"wire"`
 	// TraceFile, when set, receives each routing decision as a JSON line.
-	TraceFile string
+	TraceFile string `yaml:"trace_file"`
 }
 
 // HTTP is the http section, for serve --http.
@@ -116,24 +116,24 @@ type HTTP struct {
 	TrustedProxies []netip.Prefix
 }
 
-// State is the state section.
+// State is the state section (decoded as written too: rawConfig).
 type State struct {
 	// URL is a postgres:// URL (variables expanded) whose database holds
 	// the state, shared by every gateway using it; "" keeps the state in
 	// state.db under StateDir. Print it with [RedactURL]: it may hold a
 	// password.
-	URL string
+	URL string `yaml:"url"`
 	// Required makes serve fail when the state cannot be opened, rather
 	// than keep it in memory for the run: replicas that share a database
 	// must not go on alone.
-	Required bool
+	Required bool `yaml:"required"`
 }
 
 // Ollama is the ollama section: optional local models.
 type Ollama struct {
-	URL        string
-	EmbedModel string
-	ChatModel  string
+	URL        string `yaml:"url"`
+	EmbedModel string `yaml:"embed_model"`
+	ChatModel  string `yaml:"chat_model"`
 }
 
 // Profile is one resolved profile: variables expanded, defaults applied.
@@ -206,7 +206,7 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	}
 	broken := isolateUpstreams(file, root)
 	var raw rawConfig
-	d := &decoder{file: file}
+	d := &decoder{validator{file: file}}
 	d.decode(root, "", &raw)
 	if err := d.err(); err != nil {
 		return nil, err
@@ -344,7 +344,6 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// checkOrigin accepts an exact browser origin: scheme://host[:port].
 // checkHost accepts a Host header value: a name or IP, with or without a
 // port, and nothing else (no scheme, path or wildcard).
 func checkHost(h string) error {
@@ -355,6 +354,7 @@ func checkHost(h string) error {
 	return nil
 }
 
+// checkOrigin accepts an exact browser origin: scheme://host[:port].
 func checkOrigin(o string) error {
 	u, err := url.Parse(o)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {

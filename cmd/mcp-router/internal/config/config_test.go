@@ -553,7 +553,7 @@ profiles:
 		t.Errorf("max_body_memory in bytes: got %+v", b)
 	}
 	bad := []struct{ yaml, want string }{
-		{"http: {idle_timeout: 0s}\n", "profiles.yaml:1: http.idle_timeout: \"0s\" is not a Go duration more than zero"},
+		{"http: {idle_timeout: 0s}\n", "profiles.yaml:1: http.idle_timeout: \"0s\" is not a positive Go duration"},
 		{"http:\n  body_timeout: slow\n", "profiles.yaml:2: http.body_timeout"},
 		{"http: {header_timeout: -1s}\n", "http.header_timeout"},
 		{"http: {max_sessions_per_client: 0}\n", "http.max_sessions_per_client: \"0\" is not a whole number, 1 or more"},

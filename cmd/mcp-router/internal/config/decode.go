@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,21 +16,15 @@ import (
 // The file's shape. Unknown keys anywhere are errors.
 type rawConfig struct {
 	DefaultProfile string              `yaml:"default_profile"`
-	Log            rawLog              `yaml:"log"`
+	Log            Log                 `yaml:"log"`
 	StateDir       string              `yaml:"state_dir"`
-	State          rawState            `yaml:"state"`
+	State          State               `yaml:"state"`
 	HTTP           rawHTTP             `yaml:"http"`
 	Limits         rawLimits           `yaml:"limits"`
-	Ollama         rawOllama           `yaml:"ollama"`
+	Ollama         Ollama              `yaml:"ollama"`
 	Audit          rawAudit            `yaml:"audit"`
 	Tracing        rawTracing          `yaml:"tracing"`
 	Profiles       ordered[rawProfile] `yaml:"profiles"`
-}
-
-type rawLog struct {
-	Level     string `yaml:"level"`
-	Wire      bool   `yaml:"wire"`
-	TraceFile string `yaml:"trace_file"`
 }
 
 type rawHTTP struct {
@@ -45,23 +40,12 @@ type rawHTTP struct {
 	TrustedProxies []trustedProxy `yaml:"trusted_proxies"`
 
 	// Bounds on each client (bounds.go).
-	HeaderTimeout        *boundDuration `yaml:"header_timeout"`
-	IdleTimeout          *boundDuration `yaml:"idle_timeout"`
-	BodyTimeout          *boundDuration `yaml:"body_timeout"`
-	MaxSessionsPerClient *boundCount    `yaml:"max_sessions_per_client"`
-	MaxStreamsPerSession *boundCount    `yaml:"max_streams_per_session"`
-	MaxBodyMemory        *byteSize      `yaml:"max_body_memory"`
-}
-
-type rawState struct {
-	URL      string `yaml:"url"`
-	Required bool   `yaml:"required"`
-}
-
-type rawOllama struct {
-	URL        string `yaml:"url"`
-	EmbedModel string `yaml:"embed_model"`
-	ChatModel  string `yaml:"chat_model"`
+	HeaderTimeout        DurationValue `yaml:"header_timeout"`
+	IdleTimeout          DurationValue `yaml:"idle_timeout"`
+	BodyTimeout          DurationValue `yaml:"body_timeout"`
+	MaxSessionsPerClient sizeValue     `yaml:"max_sessions_per_client"`
+	MaxStreamsPerSession sizeValue     `yaml:"max_streams_per_session"`
+	MaxBodyMemory        byteSize      `yaml:"max_body_memory"`
 }
 
 type rawProfile struct {
@@ -212,16 +196,8 @@ type orderedMap interface{ valueType() reflect.Type }
 
 // decoder checks a node tree against a Go type before decoding it, so that
 // every problem is reported with its key path and line, all at once.
-type decoder struct {
-	file string
-	errs []error
-}
-
-func (d *decoder) errorf(line int, path, format string, args ...any) {
-	d.errs = append(d.errs, fmt.Errorf("%s:%d: %s: %s", d.file, line, path, fmt.Sprintf(format, args...)))
-}
-
-func (d *decoder) err() error { return errors.Join(d.errs...) }
+// Its problems are collected as the validator's are.
+type decoder struct{ validator }
 
 // decode checks n against out's type and, when it is clean, decodes it.
 func (d *decoder) decode(n *yaml.Node, path string, out any) {
@@ -342,12 +318,7 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 
 // suggest names the closest known key when the given one looks like a typo.
 func suggest(key string, t reflect.Type) string {
-	fields := yamlFields(t)
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(yamlFields(t)))
 	best, bestDist := "", 3
 	for _, name := range names {
 		if dist := editdist.Distance(key, name, bestDist); dist < bestDist {

@@ -1,16 +1,9 @@
 package config
 
-import "os"
-
 // ReadEnvFile reads the KEY=VALUE lines of a dotenv file (# comments, an
 // optional "export ", values optionally quoted), at most 1 MiB.
 func ReadEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := readBounded(f, path, maxEnvFile)
+	data, err := readBounded(path, maxEnvFile)
 	if err != nil {
 		return nil, err
 	}

@@ -9,63 +9,29 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Where ${VAR} is expanded. Every other string of the file is taken as it
-// is, so a "${" there is refused at load (see checkUnexpanded): left alone
-// it would become, say, a literal password or a tool name.
-//
-//	http.bearer_tokens[*], http.allowed_origins[*], http.session_key   at load; errors matter to serve --http (Config.CheckHTTP)
-//	http.tokens[*].token, http.oidc: issuer, resource, audience, jwks_url   likewise
-//	ollama.url, ollama.embed_model, ollama.chat_model, state_dir, state.url, log.trace_file   at load
-//	profiles.*.planner.prompt                        when the profile is resolved
-//	profiles.*.upstreams.*: command, args[*], env.*, cwd, url, headers.*   likewise
-//
-// Profiles are expanded when resolved, so that a variable used only by a
-// profile you are not running need not be set; the http section only when
-// serving HTTP, so that a stdio client sharing the file need not set the
-// gateway's token.
-var expandedKeys = [][]string{
-	{"http", "bearer_tokens", "*"},
-	{"http", "allowed_origins", "*"},
-	{"http", "tokens", "*", "token"},
-	{"http", "oidc", "issuer"},
-	{"http", "oidc", "resource"},
-	{"http", "oidc", "audience"},
-	{"http", "oidc", "jwks_url"},
-	{"http", "session_key"},
-	{"ollama", "url"},
-	{"ollama", "embed_model"},
-	{"ollama", "chat_model"},
-	{"state_dir"},
-	{"state", "url"},
-	{"log", "trace_file"},
-	{"profiles", "*", "planner", "prompt"},
-	{"profiles", "*", "upstreams", "*", "command"},
-	{"profiles", "*", "upstreams", "*", "args", "*"},
-	{"profiles", "*", "upstreams", "*", "env", "*"},
-	{"profiles", "*", "upstreams", "*", "cwd"},
-	{"profiles", "*", "upstreams", "*", "url"},
-	{"profiles", "*", "upstreams", "*", "headers", "*"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_id"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_secret"},
-	{"profiles", "*", "upstreams", "*", "auth", "client_metadata_url"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "token_endpoint"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_id"},
-	{"profiles", "*", "upstreams", "*", "auth", "token_exchange", "client_secret"},
-}
-
-// ExpandedKeys lists the keys whose values expand ${VAR}, as patterns
-// where * is any name or index (for documentation and tests).
-func ExpandedKeys() []string {
-	out := make([]string, len(expandedKeys))
-	for i, k := range expandedKeys {
-		out[i] = strings.Join(k, ".")
-	}
-	return out
+// Where ${VAR} is expanded, as patterns where * is any name or index.
+// Every other string of the file is taken as it is, so a "${" there is
+// refused at load (see checkUnexpanded): left alone it would become, say,
+// a literal password or a tool name. The top-level keys are expanded at
+// load, but the http section's errors matter to serve --http alone
+// (Config.CheckHTTP), so that a stdio client sharing the file need not set
+// the gateway's token; a profile's keys when the profile is resolved, so
+// that a variable used only by a profile you are not running need not be set.
+var expandedKeys = []string{
+	"http.bearer_tokens.*", "http.allowed_origins.*", "http.tokens.*.token",
+	"http.oidc.issuer", "http.oidc.resource", "http.oidc.audience", "http.oidc.jwks_url", "http.session_key",
+	"ollama.url", "ollama.embed_model", "ollama.chat_model", "state_dir", "state.url", "log.trace_file",
+	"profiles.*.planner.prompt",
+	"profiles.*.upstreams.*.command", "profiles.*.upstreams.*.args.*", "profiles.*.upstreams.*.env.*",
+	"profiles.*.upstreams.*.cwd", "profiles.*.upstreams.*.url", "profiles.*.upstreams.*.headers.*",
+	"profiles.*.upstreams.*.auth.client_id", "profiles.*.upstreams.*.auth.client_secret",
+	"profiles.*.upstreams.*.auth.client_metadata_url", "profiles.*.upstreams.*.auth.token_exchange.token_endpoint",
+	"profiles.*.upstreams.*.auth.token_exchange.client_id", "profiles.*.upstreams.*.auth.token_exchange.client_secret",
 }
 
 func isExpanded(path []string) bool {
 	for _, pat := range expandedKeys {
-		if len(pat) == len(path) && matchPath(pat, path) {
+		if pat := strings.Split(pat, "."); len(pat) == len(path) && matchPath(pat, path) {
 			return true
 		}
 	}
@@ -109,7 +75,7 @@ func checkUnexpanded(file string, root *yaml.Node) error {
 		case yaml.ScalarNode:
 			if strings.Contains(n.Value, "${") && !isExpanded(path) {
 				errs = append(errs, fmt.Errorf("%s:%d: %s: %q holds \"${\", but variables are not expanded in this key (they are in: %s)",
-					file, n.Line, dotted(path), n.Value, strings.Join(ExpandedKeys(), ", ")))
+					file, n.Line, dotted(path), n.Value, strings.Join(expandedKeys, ", ")))
 			}
 		}
 	}
@@ -182,11 +148,11 @@ func (h *HTTP) expand(file string, root *yaml.Node, getenv func(string) (string,
 	tokens := expandList("bearer_tokens", h.BearerTokens)
 	origins := expandList("allowed_origins", h.AllowedOrigins)
 	for i, o := range origins {
-		if err := checkOrigin(o); err != nil && o != h.AllowedOrigins[i] {
-			// Named as written: an expanded value is not shown.
+		err := checkOrigin(o)
+		if err != nil && o != h.AllowedOrigins[i] { // named as written: an expanded value is not shown
 			err = fmt.Errorf("%q, once its variables are expanded, is not an origin like https://app.example.com", h.AllowedOrigins[i])
-			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins[%d]: %w", file, settingLine(root, "http", "allowed_origins", strconv.Itoa(i)), i, err))
-		} else if err != nil {
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: http.allowed_origins[%d]: %w", file, settingLine(root, "http", "allowed_origins", strconv.Itoa(i)), i, err))
 		}
 	}

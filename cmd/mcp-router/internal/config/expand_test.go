@@ -123,7 +123,7 @@ func TestExpandErrorHidesTheValue(t *testing.T) {
 func TestExpandedKeysAreDecodedKeys(t *testing.T) {
 	// Each pattern must name keys the file may hold, or the list documents
 	// keys that do not exist.
-	for _, k := range ExpandedKeys() {
+	for _, k := range expandedKeys {
 		parts := strings.Split(k, ".")
 		if parts[0] == "profiles" {
 			continue // covered by TestExpandSecretsInEveryKey

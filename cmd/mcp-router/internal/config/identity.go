@@ -30,7 +30,7 @@ type rawOIDC struct {
 	Resource       string            `yaml:"resource"`
 	Audience       string            `yaml:"audience"`
 	JWKSURL        string            `yaml:"jwks_url"`
-	ClockSkew      *boundDuration    `yaml:"clock_skew"`
+	ClockSkew      DurationValue     `yaml:"clock_skew"`
 	RequiredScopes []string          `yaml:"required_scopes"`
 	PrincipalClaim string            `yaml:"principal_claim"`
 	Profiles       []rawClaimProfile `yaml:"profiles"`
@@ -79,28 +79,31 @@ func (h HTTP) Auth(opts *frontdoor.Options) {
 // matters only to serve --http, like the other http settings.
 func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	var expandErrs []error
+	at := func(path ...string) (int, string) {
+		path = append([]string{"http"}, path...)
+		return settingLine(root, path...), dotted(path)
+	}
 	expand := func(val string, path ...string) string {
 		out, err := Expand(val, c.getenv)
 		if err != nil {
-			where := fmt.Sprintf("%s:%d: %s", c.File, settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)))
-			expandErrs = append(expandErrs, fmt.Errorf("%s: %w", where, err))
+			line, key := at(path...)
+			expandErrs = append(expandErrs, fmt.Errorf("%s:%d: %s: %w", c.File, line, key, err))
 		}
 		return out
 	}
 	profile := func(name string, path ...string) {
 		if name != "" && !c.hasProfile(name) {
-			v.errorf(settingLine(root, append([]string{"http"}, path...)...), keyPath(append([]string{"http"}, path...)),
-				"no profile %q (profiles: %s)", name, strings.Join(c.names, ", "))
+			line, key := at(path...)
+			v.errorf(line, key, "no profile %q (profiles: %s)", name, strings.Join(c.names, ", "))
 		}
 	}
 	for i, t := range raw.Tokens {
-		at := []string{"tokens", strconv.Itoa(i)}
 		if strings.TrimSpace(t.Token) == "" {
-			v.errorf(settingLine(root, append([]string{"http"}, at...)...), fmt.Sprintf("http.tokens[%d].token", i), "no token: give token: ${SOME_VARIABLE}")
+			v.errorf(settingLine(root, "http", "tokens", strconv.Itoa(i)), fmt.Sprintf("http.tokens[%d].token", i), "no token: give token: ${SOME_VARIABLE}")
 			continue
 		}
-		profile(t.Profile, append(at, "profile")...)
-		tok := expand(t.Token, append(at, "token")...)
+		profile(t.Profile, "tokens", strconv.Itoa(i), "profile")
+		tok := expand(t.Token, "tokens", strconv.Itoa(i), "token")
 		if strings.TrimSpace(tok) == "" {
 			expandErrs = append(expandErrs, fmt.Errorf("%s:%d: http.tokens[%d].token: the token is empty (%q expanded to nothing); set the variable or remove the entry",
 				c.File, settingLine(root, "http", "tokens", strconv.Itoa(i), "token"), i, t.Token))
@@ -122,10 +125,8 @@ func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(stri
 	o := &frontdoor.OIDCOptions{
 		Issuer: expand(r.Issuer, "oidc", "issuer"), Resource: expand(r.Resource, "oidc", "resource"),
 		Audience: expand(r.Audience, "oidc", "audience"), JWKSURL: expand(r.JWKSURL, "oidc", "jwks_url"),
+		ClockSkew:      time.Duration(r.ClockSkew),
 		RequiredScopes: r.RequiredScopes, PrincipalClaim: r.PrincipalClaim, DefaultProfile: r.DefaultProfile,
-	}
-	if r.ClockSkew != nil {
-		o.ClockSkew = time.Duration(*r.ClockSkew)
 	}
 	if o.Issuer == "" {
 		v.errorf(line(), "http.oidc.issuer", "required: the issuer URL of the authorization server (its tokens' iss claim)")
@@ -139,13 +140,12 @@ func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(stri
 		}
 	}
 	for i, rule := range r.Profiles {
-		at := []string{"oidc", "profiles", strconv.Itoa(i)}
 		if rule.Claim == "" || rule.Value == "" || rule.Profile == "" {
-			v.errorf(settingLine(root, append([]string{"http"}, at...)...), fmt.Sprintf("http.oidc.profiles[%d]", i),
+			v.errorf(line("profiles", strconv.Itoa(i)), fmt.Sprintf("http.oidc.profiles[%d]", i),
 				"each rule needs claim, value and profile, like {claim: groups, value: admins, profile: admin}")
 			continue
 		}
-		profile(rule.Profile, append(at, "profile")...)
+		profile(rule.Profile, "oidc", "profiles", strconv.Itoa(i), "profile")
 		o.Profiles = append(o.Profiles, frontdoor.ClaimProfile{Claim: rule.Claim, Value: rule.Value, Profile: rule.Profile})
 	}
 	profile(r.DefaultProfile, "oidc", "default_profile")
@@ -166,20 +166,4 @@ func checkAuthURL(raw string) error {
 		return nil
 	}
 	return errors.New("must be https (http only on a loopback host)")
-}
-
-// keyPath writes a key's path as the messages do: http.tokens[0].token.
-func keyPath(parts []string) string {
-	var b strings.Builder
-	for i, p := range parts {
-		if _, err := strconv.Atoi(p); err == nil {
-			b.WriteString("[" + p + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }

@@ -224,9 +224,14 @@ func (r *importer) render(files []string) ([]byte, error) {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# profiles.yaml for mcp-router, imported from %s (%s).\n", r.opts.Client, strings.Join(files, ", "))
 	buf.WriteString("# Every key: docs/reference.md. Then run: mcp-router install " + r.opts.Client + "\n")
-	enc := yaml.NewEncoder(&buf)
+	return encodeYAML(&buf, root)
+}
+
+// encodeYAML appends v to buf as YAML indented by two, and returns buf's bytes.
+func encodeYAML(buf *bytes.Buffer, v any) ([]byte, error) {
+	enc := yaml.NewEncoder(buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(root); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

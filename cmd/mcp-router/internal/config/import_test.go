@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 const testdata = "testdata/import"
@@ -351,8 +352,8 @@ func TestSecretReason(t *testing.T) {
 		{"CACHE", "d41d8cd98f00b204e9800998ecf8427e", true}, // 32 hex digits
 	}
 	for _, tt := range tests {
-		if got := secretReason(tt.key, tt.value) != ""; got != tt.secret {
-			t.Errorf("secretReason(%q, %q) = %q, want secret %v", tt.key, tt.value, secretReason(tt.key, tt.value), tt.secret)
+		if got := integrity.SecretReason(tt.key, tt.value) != ""; got != tt.secret {
+			t.Errorf("integrity.SecretReason(%q, %q) = %q, want secret %v", tt.key, tt.value, integrity.SecretReason(tt.key, tt.value), tt.secret)
 		}
 	}
 }

@@ -53,16 +53,8 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 		}
 		ups.Content = append(ups.Content, key, val)
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, nil, err
-	}
-	return buf.Bytes(), notes, nil
+	out, err := encodeYAML(new(bytes.Buffer), &doc)
+	return out, notes, err
 }
 
 // defaultUpstreams is the upstreams mapping of the file's default

@@ -77,17 +77,16 @@ const (
 
 // ReadClientFile reads a client's JSON file, refusing one over
 // MaxClientFile.
-func ReadClientFile(path string) ([]byte, error) {
+func ReadClientFile(path string) ([]byte, error) { return readBounded(path, MaxClientFile) }
+
+// readBounded reads the file at path, refusing one over limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readBounded(f, path, MaxClientFile)
-}
-
-func readBounded(r io.Reader, path string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -23,7 +23,7 @@ func (sr *secretRefs) server(name string, s *server) {
 	sr.args(name, s)
 	sr.url(name, s)
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		if why := secretReason(k, s.Env[k]); why != "" {
+		if why := integrity.SecretReason(k, s.Env[k]); why != "" {
 			ref := sr.ref(name, envVarName(k), s.Env[k])
 			sr.report(name+".env."+k, why, ref, "${"+ref+"}")
 			if sr.envRefs {
@@ -33,7 +33,7 @@ func (sr *secretRefs) server(name string, s *server) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		scheme, cred := splitScheme(s.Headers[k])
-		why := secretReason(k, cred)
+		why := integrity.SecretReason(k, cred)
 		if why == "" {
 			continue
 		}
@@ -62,7 +62,7 @@ func (sr *secretRefs) args(name string, s *server) {
 		} else if i > 0 && strings.HasPrefix(s.Args[i-1], "-") && !strings.HasPrefix(a, "-") {
 			key = s.Args[i-1]
 		}
-		why := secretReason(key, value)
+		why := integrity.SecretReason(key, value)
 		if why == "" {
 			continue
 		}
@@ -86,7 +86,7 @@ func (sr *secretRefs) url(name string, s *server) {
 	if _, after, ok := strings.Cut(rest, "://"); ok {
 		if _, path, ok := strings.Cut(after, "/"); ok {
 			for _, seg := range strings.Split(path, "/") {
-				why := secretReason("", seg)
+				why := integrity.SecretReason("", seg)
 				if why == "" {
 					continue
 				}
@@ -104,7 +104,7 @@ func (sr *secretRefs) url(name string, s *server) {
 	rawQuery, _, _ = strings.Cut(rawQuery, "#")
 	for _, pair := range strings.Split(rawQuery, "&") {
 		key, value, _ := strings.Cut(pair, "=")
-		why := secretReason(key, value)
+		why := integrity.SecretReason(key, value)
 		if why == "" {
 			continue
 		}
@@ -151,7 +151,3 @@ func splitScheme(v string) (scheme, cred string) {
 	}
 	return "", v
 }
-
-// secretReason says why value, under key, looks like a secret ("" when
-// it does not); see integrity.SecretReason.
-func secretReason(key, value string) string { return integrity.SecretReason(key, value) }

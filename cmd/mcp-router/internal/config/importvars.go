@@ -3,9 +3,7 @@ package config
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -20,18 +18,11 @@ func (d *dialect) envFile(s *server, path string) {
 		}
 		path = filepath.Join(base, path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		d.r.note("%s: envFile %s cannot be read (%v); its variables are not imported", s.Source, path, errors.Unwrap(err))
-		return
-	}
-	defer f.Close()
-	data, err := readBounded(f, path, maxEnvFile)
-	if err != nil {
+	vars, err := ReadEnvFile(path)
+	if err != nil { // the error names the file
 		d.r.note("%s: envFile: %v; its variables are not imported", s.Source, err)
 		return
 	}
-	vars := parseEnvFile(data)
 	if s.Env == nil {
 		s.Env = map[string]string{}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
@@ -113,40 +114,40 @@ func (l Limits) upstream(u *proxy.UpstreamConfig) {
 }
 
 type rawLimits struct {
-	CallsPerSecond *rateValue    `yaml:"calls_per_second"`
-	Burst          *burstValue   `yaml:"burst"`
+	CallsPerSecond rateValue     `yaml:"calls_per_second"`
+	Burst          burstValue    `yaml:"burst"`
 	StartWait      DurationValue `yaml:"start_wait"`
 	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 
-	UpstreamMessageBytes *sizeValue       `yaml:"upstream_message_bytes"`
-	UpstreamErrorBytes   *sizeValue       `yaml:"upstream_error_bytes"`
-	ListingBytes         *sizeValue       `yaml:"listing_bytes"`
-	ListingItems         *sizeValue       `yaml:"listing_items"`
-	PlanTextBytes        *sizeValue       `yaml:"plan_text_bytes"`
-	PlanExpandedBytes    *sizeValue       `yaml:"plan_expanded_bytes"`
-	PlanResultBytes      *sizeValue       `yaml:"plan_result_bytes"`
-	PlanForeachItems     *sizeValue       `yaml:"plan_foreach_items"`
-	PlanCalls            *sizeValue       `yaml:"plan_calls"`
-	QueryBytes           *sizeValue       `yaml:"query_bytes"`
-	NoteBytes            *sizeValue       `yaml:"note_bytes"`
-	ContextBytes         *sizeValue       `yaml:"context_bytes"`
-	LessonsBytes         *sizeValue       `yaml:"lessons_bytes"`
-	ModelResultBytes     *sizeValue       `yaml:"model_result_bytes"`
-	ResultStoreBytes     *sizeValue       `yaml:"result_store_bytes"`
-	ResultStoreTotal     *sizeValue       `yaml:"result_store_total_bytes"`
-	ResultTTL            DurationValue    `yaml:"result_ttl"`
-	StdioCalls           *stdioCallsValue `yaml:"stdio_calls"`
-	UpstreamCalls        *sizeValue       `yaml:"upstream_calls"`
-	UpstreamQueue        *sizeValue       `yaml:"upstream_queue"`
-	PlanParallel         *sizeValue       `yaml:"plan_parallel"`
-	PlanUpstreamCalls    *sizeValue       `yaml:"plan_upstream_calls"`
-	PlanForeachCalls     *sizeValue       `yaml:"plan_foreach_calls"`
+	UpstreamMessageBytes sizeValue       `yaml:"upstream_message_bytes"`
+	UpstreamErrorBytes   sizeValue       `yaml:"upstream_error_bytes"`
+	ListingBytes         sizeValue       `yaml:"listing_bytes"`
+	ListingItems         sizeValue       `yaml:"listing_items"`
+	PlanTextBytes        sizeValue       `yaml:"plan_text_bytes"`
+	PlanExpandedBytes    sizeValue       `yaml:"plan_expanded_bytes"`
+	PlanResultBytes      sizeValue       `yaml:"plan_result_bytes"`
+	PlanForeachItems     sizeValue       `yaml:"plan_foreach_items"`
+	PlanCalls            sizeValue       `yaml:"plan_calls"`
+	QueryBytes           sizeValue       `yaml:"query_bytes"`
+	NoteBytes            sizeValue       `yaml:"note_bytes"`
+	ContextBytes         sizeValue       `yaml:"context_bytes"`
+	LessonsBytes         sizeValue       `yaml:"lessons_bytes"`
+	ModelResultBytes     sizeValue       `yaml:"model_result_bytes"`
+	ResultStoreBytes     sizeValue       `yaml:"result_store_bytes"`
+	ResultStoreTotal     sizeValue       `yaml:"result_store_total_bytes"`
+	ResultTTL            DurationValue   `yaml:"result_ttl"`
+	StdioCalls           stdioCallsValue `yaml:"stdio_calls"`
+	UpstreamCalls        sizeValue       `yaml:"upstream_calls"`
+	UpstreamQueue        sizeValue       `yaml:"upstream_queue"`
+	PlanParallel         sizeValue       `yaml:"plan_parallel"`
+	PlanUpstreamCalls    sizeValue       `yaml:"plan_upstream_calls"`
+	PlanForeachCalls     sizeValue       `yaml:"plan_foreach_calls"`
 
-	NotificationsPerSecond *positiveRate `yaml:"notifications_per_second"`
-	NotificationBurst      *boundCount   `yaml:"notification_burst"`
+	NotificationsPerSecond positiveRate `yaml:"notifications_per_second"`
+	NotificationBurst      sizeValue    `yaml:"notification_burst"`
 
-	Quotas      []rawQuota  `yaml:"quotas"`
-	RepeatCalls *burstValue `yaml:"repeat_calls"`
+	Quotas      []rawQuota `yaml:"quotas"`
+	RepeatCalls burstValue `yaml:"repeat_calls"`
 }
 
 // rawQuota is one entry of limits.quotas; principal and tool default to
@@ -175,9 +176,7 @@ func (l *lineString) UnmarshalYAML(n *yaml.Node) error {
 
 // quotas checks limits.quotas and limits.repeat_calls and keeps them.
 func (c *Config) quotas(v *validator, l rawLimits) {
-	if l.RepeatCalls != nil {
-		c.Limits.RepeatCalls = l.RepeatCalls.N
-	}
+	c.Limits.RepeatCalls = l.RepeatCalls.N
 	for i, r := range l.Quotas {
 		q, line := proxy.Quota{Principal: "*", Tool: "*"}, 0
 		if r.Principal != nil {
@@ -192,7 +191,7 @@ func (c *Config) quotas(v *validator, l rawLimits) {
 		if r.Concurrent != nil {
 			q.Concurrent, line = r.Concurrent.N, r.Concurrent.Line
 		}
-		if err := proxy.CheckQuota(q); err != nil {
+		if err := call.CheckQuota(q); err != nil {
 			v.errorf(line, fmt.Sprintf("limits.quotas[%d]", i), "%v", err)
 			continue
 		}
@@ -207,49 +206,26 @@ type sizeValue int
 
 // UnmarshalYAML accepts a whole number, 1 or more, with an optional unit.
 func (z *sizeValue) UnmarshalYAML(n *yaml.Node) error {
-	v := strings.TrimSpace(n.Value)
-	mult := 1
-	for _, u := range []struct {
-		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}} {
-		if s, ok := strings.CutSuffix(v, u.suffix); ok {
-			v, mult = strings.TrimSpace(s), u.mult
-			break
-		}
-	}
-	i, err := strconv.Atoi(v)
-	if err != nil || i < 1 || i > math.MaxInt32/mult {
+	v, ok := parseSize(n.Value, len(sizeUnits))
+	if !ok || v < 1 || v > math.MaxInt32 {
 		return fmt.Errorf("%q is not a whole number, 1 or more (a size may end in KiB, MiB or GiB, like 16MiB)", n.Value)
 	}
-	*z = sizeValue(i * mult)
+	*z = sizeValue(v)
 	return nil
 }
 
-// bounds sets the bounds the file gives.
+// bounds sets the bounds the file gives (zero where it gives none).
 func (l *Limits) bounds(raw rawLimits) {
-	for _, b := range []struct {
-		dst *int
-		src *sizeValue
-	}{
-		{&l.UpstreamMessageBytes, raw.UpstreamMessageBytes}, {&l.UpstreamErrorBytes, raw.UpstreamErrorBytes},
-		{&l.ListingBytes, raw.ListingBytes}, {&l.ListingItems, raw.ListingItems},
-		{&l.PlanTextBytes, raw.PlanTextBytes}, {&l.PlanExpandedBytes, raw.PlanExpandedBytes},
-		{&l.PlanResultBytes, raw.PlanResultBytes}, {&l.PlanForeachItems, raw.PlanForeachItems}, {&l.PlanCalls, raw.PlanCalls},
-		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
-		{&l.LessonsBytes, raw.LessonsBytes}, {&l.ModelResultBytes, raw.ModelResultBytes},
-		{&l.ResultStoreBytes, raw.ResultStoreBytes}, {&l.ResultStoreTotalBytes, raw.ResultStoreTotal},
-		{&l.UpstreamCalls, raw.UpstreamCalls}, {&l.UpstreamQueue, raw.UpstreamQueue},
-		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls}, {&l.PlanForeachCalls, raw.PlanForeachCalls},
-	} {
-		if b.src != nil {
-			*b.dst = int(*b.src)
-		}
-	}
-	if raw.StdioCalls != nil {
-		l.StdioCalls = int(*raw.StdioCalls)
-	}
-	l.ResultTTL = time.Duration(raw.ResultTTL)
+	l.UpstreamMessageBytes, l.UpstreamErrorBytes = int(raw.UpstreamMessageBytes), int(raw.UpstreamErrorBytes)
+	l.ListingBytes, l.ListingItems = int(raw.ListingBytes), int(raw.ListingItems)
+	l.PlanTextBytes, l.PlanExpandedBytes = int(raw.PlanTextBytes), int(raw.PlanExpandedBytes)
+	l.PlanResultBytes, l.PlanForeachItems, l.PlanCalls = int(raw.PlanResultBytes), int(raw.PlanForeachItems), int(raw.PlanCalls)
+	l.QueryBytes, l.NoteBytes, l.ContextBytes = int(raw.QueryBytes), int(raw.NoteBytes), int(raw.ContextBytes)
+	l.LessonsBytes, l.ModelResultBytes = int(raw.LessonsBytes), int(raw.ModelResultBytes)
+	l.ResultStoreBytes, l.ResultStoreTotalBytes, l.ResultTTL = int(raw.ResultStoreBytes), int(raw.ResultStoreTotal), time.Duration(raw.ResultTTL)
+	l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue = int(raw.StdioCalls), int(raw.UpstreamCalls), int(raw.UpstreamQueue)
+	l.PlanParallel, l.PlanUpstreamCalls, l.PlanForeachCalls = int(raw.PlanParallel), int(raw.PlanUpstreamCalls), int(raw.PlanForeachCalls)
+	l.NotificationsPerSecond, l.NotificationBurst = float64(raw.NotificationsPerSecond), int(raw.NotificationBurst)
 }
 
 // stdioCallsValue is limits.stdio_calls: a whole number from 1 to
@@ -320,26 +296,19 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	}
 	raw.HTTP.setBounds(&c.HTTP.Bounds)
 	c.HTTP.TrustedProxies = raw.HTTP.trustedProxies()
-	c.notificationLimits(raw.Limits)
 	l := raw.Limits
-	c.Limits.StartWait = time.Duration(l.StartWait)
-	if c.Limits.StartWait == 0 {
-		c.Limits.StartWait = proxy.DefaultStartWait
-	}
+	c.Limits.StartWait = cmp.Or(time.Duration(l.StartWait), proxy.DefaultStartWait)
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
-	if l.CallsPerSecond != nil {
-		c.Limits.CallsPerSecond = l.CallsPerSecond.N
-	}
-	if l.Burst == nil {
-		return
-	}
-	if c.Limits.CallsPerSecond == 0 {
+	c.Limits.CallsPerSecond = l.CallsPerSecond.N
+	switch {
+	case l.Burst.N == 0: // not set
+	case c.Limits.CallsPerSecond == 0:
 		v.errorf(l.Burst.Line, "limits.burst", "needs limits.calls_per_second, the rate the bucket refills at")
-		return
+	default:
+		c.Limits.Burst = l.Burst.N
 	}
-	c.Limits.Burst = l.Burst.N
 }
 
 // ServerGrace is the disconnect grace period as the proxy takes it: zero

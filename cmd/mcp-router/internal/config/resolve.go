@@ -132,6 +132,10 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		Prefix:   x.entry.Key + "_",
 		Results:  integrity.ResultPolicy(u.Results),
 
+		DefaultPrefix:  u.Prefix == nil,
+		ConnectTimeout: time.Duration(u.ConnectTimeout),  // zero: limits.connect_timeout
+		Description:    strings.TrimSpace(u.Description), // shown as written, never expanded
+
 		MaxTimeout: time.Duration(u.MaxTimeout), // the hard maximum over progress (FI-06)
 
 		TrustAnnotations: u.TrustAnnotations,
@@ -140,10 +144,6 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 	if u.Prefix != nil {
 		cfg.Prefix = *u.Prefix
 	}
-	cfg.DefaultPrefix = u.Prefix == nil
-	// zero: limits.connect_timeout
-	cfg.ConnectTimeout = time.Duration(u.ConnectTimeout)
-	cfg.Description = strings.TrimSpace(u.Description) // shown as written, never expanded
 	if u.ValidateArguments != nil {
 		cfg.ValidateArguments = *u.ValidateArguments // BI-07
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"net/url"
 	"strings"
 )
@@ -21,10 +22,7 @@ type rawTracing struct {
 }
 
 func (c *Config) tracing(v *validator, raw rawTracing) {
-	c.Tracing = Tracing{ServiceName: raw.ServiceName}
-	if c.Tracing.ServiceName == "" {
-		c.Tracing.ServiceName = "mcp-router"
-	}
+	c.Tracing = Tracing{ServiceName: cmp.Or(raw.ServiceName, "mcp-router")}
 	if raw.OTLPEndpoint == nil || raw.OTLPEndpoint.S == "" {
 		return
 	}

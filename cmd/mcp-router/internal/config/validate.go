@@ -108,9 +108,6 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 	if len(raw.Profiles) == 0 {
 		v.errorf(1, "profiles", "no profiles: add at least one, e.g. profiles: {default: {upstreams: {calculator: {builtin: calculator}}}}")
 	}
-	if c.broken == nil {
-		c.broken = map[string][]brokenUpstream{}
-	}
 	c.routing = map[string]Routing{}
 	c.approval = map[string]approval.Policy{}
 	for _, p := range raw.Profiles {
@@ -118,9 +115,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
 			v.warnf(p.Line, path, "no upstreams: only the gateway's own tools will be offered")
 		}
-		broken := c.broken[p.Key]
-		p.Value.Upstreams = v.validUpstreams(path, p.Value.Upstreams, &broken)
-		c.broken[p.Key] = broken
+		p.Value.Upstreams, c.broken[p.Key] = v.validUpstreams(path, p.Value.Upstreams, c.broken[p.Key])
 		prof := p.Value
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
@@ -288,19 +283,12 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 		!strings.HasPrefix(a.RedirectURL, "http://[::1]:") {
 		v.errorf(line("auth"), path+".redirect_url", "%q is not a loopback http URL with a port (http://127.0.0.1:PORT/PATH)", a.RedirectURL)
 	}
-	if te := a.TokenExchange; te != nil {
-		v.tokenEndpoint(path+".token_exchange.token_endpoint", te.TokenEndpoint, line("auth"))
-	}
-}
-
-// tokenEndpoint checks auth.token_exchange.token_endpoint: required, and
-// a URL once it holds no variable.
-func (v *validator) tokenEndpoint(path, endpoint string, line int) {
-	if endpoint == "" {
-		v.errorf(line, path, "is required")
-	} else if !strings.Contains(endpoint, "${") {
-		if err := checkURL(endpoint); err != nil {
-			v.errorf(line, path, "%v", err)
+	// token_exchange.token_endpoint: required, and a URL once it holds no variable.
+	if te := a.TokenExchange; te != nil && te.TokenEndpoint == "" {
+		v.errorf(line("auth"), path+".token_exchange.token_endpoint", "is required")
+	} else if te != nil && !strings.Contains(te.TokenEndpoint, "${") {
+		if err := checkURL(te.TokenEndpoint); err != nil {
+			v.errorf(line("auth"), path+".token_exchange.token_endpoint", "%v", err)
 		}
 	}
 }
@@ -308,22 +296,17 @@ func (v *validator) tokenEndpoint(path, endpoint string, line int) {
 // only reports keys of one upstream kind used on another (env on a remote
 // server, headers on a command).
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
-	used := map[string]bool{
-		"args": len(u.Args) > 0, "env": len(u.Env) > 0, "cwd": u.Cwd != "",
-		"headers": len(u.Headers) > 0, "inherit_env": u.InheritEnv, "auth": u.Auth != nil,
-	}
-	for key, set := range used {
-		if set && !slices.Contains(allowed, key) {
-			v.errorf(line(key), path+"."+key, "does not apply here (it goes with %s)", ownerOf(key))
+	for _, k := range []struct {
+		key, owner string
+		set        bool
+	}{
+		{"args", "command", len(u.Args) > 0}, {"env", "command", len(u.Env) > 0}, {"cwd", "command", u.Cwd != ""},
+		{"inherit_env", "command", u.InheritEnv}, {"headers", "url", len(u.Headers) > 0}, {"auth", "url", u.Auth != nil},
+	} {
+		if k.set && !slices.Contains(allowed, k.key) {
+			v.errorf(line(k.key), path+"."+k.key, "does not apply here (it goes with %s)", k.owner)
 		}
 	}
-}
-
-func ownerOf(key string) string {
-	if key == "headers" || key == "auth" {
-		return "url"
-	}
-	return "command"
 }
 
 // checkExpandedURL checks a URL after ${VAR} expansion. An error names
@@ -357,28 +340,22 @@ func checkURL(raw string) error {
 func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
-	out, err := resolveRouting(r)
-	if err != nil {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
-		} else {
-			v.errorf(line(""), path, "%v", err)
-		}
+	out, fe := resolveRouting(r)
+	if fe != nil {
+		v.errorf(line(fe.key), path+"."+fe.key, "%v", fe.err)
 	}
 	return out
 }
 
+// fieldError is what is wrong with one key of the routing section.
 type fieldError struct {
 	key string
 	err error
 }
 
-func (e *fieldError) Error() string { return e.key + ": " + e.err.Error() }
-
 // resolveRouting applies the defaults to what the file sets and checks
 // the ranges. A value written in the file is taken as written: 0 is zero.
-func resolveRouting(r rawRouting) (Routing, error) {
+func resolveRouting(r rawRouting) (Routing, *fieldError) {
 	out := defaultRouting()
 	if r.Mode != "" {
 		if r.Mode != "routed" && r.Mode != "all" {
@@ -410,7 +387,7 @@ func resolveRouting(r rawRouting) (Routing, error) {
 }
 
 // fusePolicy is routing.fuse, with the router's noise floor unless set.
-func fusePolicy(m map[string]any) (fuse.Policy, error) {
+func fusePolicy(m map[string]any) (fuse.Policy, *fieldError) {
 	if _, set := m["min_qr_score"]; !set {
 		m["min_qr_score"] = routing.DefaultNoiseFloor
 	}
@@ -428,7 +405,7 @@ func fusePolicy(m map[string]any) (fuse.Policy, error) {
 // routingNumbers sets the numbers the file gives, within their ranges. A
 // multiplier of 0 would erase every score, so the affinities must be
 // above it.
-func routingNumbers(r rawRouting, out *Routing) error {
+func routingNumbers(r rawRouting, out *Routing) *fieldError {
 	floats := []struct {
 		key      string
 		src      *float64

@@ -7,10 +7,12 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -217,4 +219,70 @@ func cpuSeconds() float64 {
 		total += s.Value.Float64()
 	}
 	return total
+}
+
+// BenchmarkRequestMoreTools measures request_more_tools as a client sees
+// it: a real mcp-go client over stdio pipes to a gateway whose router
+// indexes about 1,000 of etom's tools (its first servers), served by
+// in-process MCP servers, one request at a time, the requests etom's own.
+// It reports the median and the 90th percentile of the time from the
+// client's send to the result in its hands (µs-p50, µs-p90).
+//
+//	go test -run '^$' -bench BenchmarkRequestMoreTools ./proxy/
+func BenchmarkRequestMoreTools(b *testing.B) {
+	tools, servers := etomCatalog(b)
+	queries := etomQueries(b)
+	ups, builtins := startCatalog(firstServers(tools, 1000), servers, 1)
+	h := startHubWith(b, Options{Upstreams: ups, InitTimeout: 2 * time.Minute,
+		Builtin: func(name string, _ []string) (*server.MCPServer, error) { return builtins[name], nil }})
+	srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}),
+		Session: routing.SessionOptions{MaxDiscoveries: 1 << 30, ResetAfter: time.Hour}})
+	b.Cleanup(srv.Close)
+	ctx, c := stdioPipeClient(b, srv)
+	var took []time.Duration
+	i := 0
+	for b.Loop() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "request_more_tools"
+		req.Params.Arguments = map[string]any{"query": queries[i%len(queries)].Query}
+		i++
+		began := time.Now()
+		res, err := c.CallTool(ctx, req)
+		took = append(took, time.Since(began))
+		if err != nil || res.IsError {
+			b.Fatalf("request_more_tools: %v %+v", err, res)
+		}
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "µs-p50")
+	b.ReportMetric(float64(took[len(took)*9/10].Microseconds()), "µs-p90")
+	b.ReportMetric(float64(len(h.Catalog().Tools)), "tools")
+}
+
+// firstServers is tools up to the server whose tools make n or more.
+func firstServers(tools []routing.Tool, n int) []routing.Tool {
+	var out []routing.Tool
+	for i, tl := range tools {
+		if len(out) >= n && tl.Upstream != tools[i-1].Upstream {
+			break
+		}
+		out = append(out, tl)
+	}
+	return out
+}
+
+// etomQueries loads the requests of the shared benchmark's etom set,
+// skipping tb when the set is absent.
+func etomQueries(tb testing.TB) []eval.Query {
+	tb.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "shared", "bench", "routing", "etom", "queries.jsonl"))
+	if err != nil {
+		tb.Skipf("etom absent: %v", err)
+	}
+	defer f.Close()
+	qs, err := eval.LoadQueries(f)
+	if err != nil {
+		tb.Fatalf("etom queries: %v", err)
+	}
+	return qs
 }

@@ -139,6 +139,9 @@ func (c *Catalog) problem(collision bool, format string, args ...any) {
 type offer struct {
 	cfg UpstreamConfig
 	upstream.Listing
+	// vetted are contracts vetting hashed, by the address of the listed
+	// tool (see Hub.noteVetted): not hashed again.
+	vetted map[*mcp.Tool]string
 }
 
 // buildCatalog names every upstream tool and rejects collisions. A name
@@ -183,6 +186,9 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 				continue
 			}
 			contract, ok := hashed[t]
+			if !ok {
+				contract, ok = o.vetted[t]
+			}
 			if !ok {
 				contract = integrity.Hash(*t)
 			}

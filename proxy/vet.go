@@ -23,12 +23,18 @@ import (
 // store only the scan applies.
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
+	hashes := make([]string, len(tools))
+	mine := make(map[string]string, len(tools))
+	for i, t := range tools {
+		hashes[i] = integrity.Hash(t) // once: for the pins, the shadowing check and the catalog
+		mine[t.Name] = hashes[i]
+	}
 	var verdicts map[string]integrity.Verdict
 	pinsOK := h.opts.Pins != nil
 	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.Check(key, tools)
+		verdicts, err = h.opts.Pins.CheckHashed(key, tools, hashes)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -44,13 +50,10 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		}
 	}
 	cat := h.Catalog()
-	mine := map[string]string{}
 	held := map[string]string{} // blocked although pinned: quarantined
-	for _, t := range tools {
-		mine[t.Name] = integrity.Hash(t)
-	}
+	var keptHashes []string
 	prefix := exposedPrefix(cfg, tools)
-	for _, t := range tools {
+	for i, t := range tools {
 		named := cat.shadowCandidates(cfg.Name, t.Name, mine[t.Name], mine)
 		if why := h.vetTool(key, findings, t, prefix+t.Name, verdicts[t.Name], named); why != "" {
 			blocked[t.Name] = why
@@ -60,10 +63,12 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 			continue
 		}
 		kept = append(kept, t)
+		keptHashes = append(keptHashes, hashes[i])
 	}
 	if len(kept) == len(tools) {
 		kept = tools // nothing blocked: the listing holds one copy of the tools
 	}
+	h.noteVetted(cfg.Name, kept, keptHashes)
 	logPinSummary(findings, verdicts)
 	if pinsOK {
 		// Recorded for the pins CLI, which runs in another process.
@@ -72,6 +77,35 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		}
 	}
 	return kept, blocked
+}
+
+// noteVetted keeps the contracts of kept, the tools the listing of
+// upstream will hold, for the next rebuild of the catalog, which then does
+// not hash them again: they are known by the address of each tool in the
+// listing, which is never changed in place. Only an upstream's last
+// vetting is kept, so that re-vetting a listing (recheckLoop) holds no more.
+func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, hashes []string) {
+	byTool := make(map[*mcp.Tool]string, len(kept))
+	for i := range kept {
+		byTool[&kept[i]] = hashes[i]
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.vetted == nil {
+		h.vetted = map[string]map[*mcp.Tool]string{}
+	}
+	h.vetted[upstream] = byTool
+}
+
+// takeVetted returns the contracts noted since the last rebuild, by
+// upstream, and forgets them: a listing vetted but not yet stored when a
+// rebuild takes them is hashed by the catalog, and so never held for long.
+func (h *Hub) takeVetted() map[string]map[*mcp.Tool]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := h.vetted
+	h.vetted = nil
+	return v
 }
 
 // logPinSummary logs one line for the tools pinned for the first time,

@@ -211,9 +211,9 @@ type Hub struct {
 	joiners []*upstream.Upstream        // guarded by mu: the upstreams that join in it
 	wg      sync.WaitGroup
 
-	// vetted is guarded by mu: the contracts vetting hashed, by upstream,
-	// for the next rebuild (noteVetted).
-	vetted map[string]map[*mcp.Tool]string
+	// vetted is guarded by mu: the digests vetting worked out, by
+	// upstream, for the next rebuild (noteVetted).
+	vetted map[string]map[*mcp.Tool]digest
 }
 
 // NewHub prepares a hub; it does no I/O until Start.

@@ -22,12 +22,45 @@ import (
 // to hash the same, so the hash does not depend on how the client library
 // handed the tool over.
 func Hash(t mcp.Tool) string {
-	sum := sha256.Sum256(contractJSON(t))
+	return hashDoc(contractDoc(t))
+}
+
+// Contract is a tool's contract decoded once for everything a gateway
+// reads of it as it vets the tool: the hash its pin keeps, the
+// identifiers its texts use (for the catalog's shadowing check), and what
+// [Contract.Scan] reads. Hash, Identifiers and the scan each decoded the
+// schemas on their own before, three decodes and two encodings a tool.
+type Contract struct {
+	Hash        string   // as [Hash]
+	Identifiers []string // as [Identifiers]
+	size        int      // of the canonical JSON
+	in, out     any      // the schemas, decoded
+}
+
+// ContractOf decodes t's contract.
+func ContractOf(t mcp.Tool) Contract {
+	doc := contractDoc(t)
+	b := encodeContract(doc)
+	sum := sha256.Sum256(b)
+	in, out := doc["inputSchema"], doc["outputSchema"]
+	return Contract{Hash: hex.EncodeToString(sum[:]), Identifiers: identifiersOf(t, in, out), size: len(b), in: in, out: out}
+}
+
+// Scan is [ScanNamed] of the tool t whose contract c is.
+func (c Contract) Scan(t mcp.Tool, named Named) []Finding {
+	return scanDecoded(t, c.in, c.out, c.size, shadowNames{named: named, self: t.Name})
+}
+
+func hashDoc(doc map[string]any) string {
+	sum := sha256.Sum256(encodeContract(doc))
 	return hex.EncodeToString(sum[:])
 }
 
 // contractJSON is the canonical JSON of the hashed contract.
-func contractJSON(t mcp.Tool) []byte {
+func contractJSON(t mcp.Tool) []byte { return encodeContract(contractDoc(t)) }
+
+// contractDoc is the hashed contract as plain JSON values.
+func contractDoc(t mcp.Tool) map[string]any {
 	doc := map[string]any{
 		"name":        t.Name,
 		"title":       t.Title,
@@ -38,6 +71,10 @@ func contractJSON(t mcp.Tool) []byte {
 	if out := schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)); out != nil {
 		doc["outputSchema"] = out
 	}
+	return doc
+}
+
+func encodeContract(doc map[string]any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // <IMPORTANT> stays as written, and sized as written

@@ -29,16 +29,54 @@ const maxMentions = 8
 // Names equal to one of own, ignoring case, are skipped: own are the
 // tool's own names (exposed and upstream-own).
 func (n ToolNames) Mentions(t mcp.Tool, own ...string) []string {
+	return n.MentionsIn(Identifiers(t), own...)
+}
+
+// MentionsIn is [ToolNames.Mentions] of a tool whose [Identifiers] are
+// given: a catalog that keeps them checks its tools again, as upstreams
+// join, without decoding their schemas each time.
+func (n ToolNames) MentionsIn(identifiers []string, own ...string) []string {
 	if n.set.empty() {
 		return nil
 	}
 	m := &mentioner{names: n.set, own: own, seen: make(map[string]bool)}
-	m.text(t.Title)
-	m.text(t.Description)
-	m.text(t.Annotations.Title)
-	m.walk(schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)), 0)
-	m.walk(schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)), 0)
+	for _, id := range identifiers {
+		if m.text(id); m.full() {
+			break
+		}
+	}
 	return m.found
+}
+
+// Identifiers returns the words of t's texts that could name a tool, in
+// the order Mentions reads them: runs of letters, digits, '_', '-' and '.'
+// that hold a separator or are written camelCase (an English word never
+// names a tool). The texts are the title, description, annotation title
+// and the prose strings of the schemas (see Mentions).
+func Identifiers(t mcp.Tool) []string {
+	return identifiersOf(t, schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),
+		schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)))
+}
+
+// identifiersOf is Identifiers of t whose schemas, decoded, are in and out.
+func identifiersOf(t mcp.Tool, in, out any) []string {
+	var ids []string
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		for run := range strings.FieldsFuncSeq(stripInvisible(truncate(s)), notIdentifier) {
+			if strings.ContainsFunc(run, separator) || identifierLike(run) {
+				ids = append(ids, run)
+			}
+		}
+	}
+	add(t.Title)
+	add(t.Description)
+	add(t.Annotations.Title)
+	walkProse(in, 0, add)
+	walkProse(out, 0, add)
+	return ids
 }
 
 type mentioner struct {
@@ -50,11 +88,10 @@ type mentioner struct {
 
 func (m *mentioner) full() bool { return len(m.found) == maxMentions }
 
+// text records the names of m.names that s, stripped and truncated
+// already, mentions.
 func (m *mentioner) text(s string) {
-	if s == "" || m.full() {
-		return
-	}
-	for c := range mentions(stripInvisible(truncate(s)), m.names) {
+	for c := range mentions(s, m.names) {
 		key := strings.ToLower(c)
 		if m.seen[key] || slices.ContainsFunc(m.own, func(o string) bool { return strings.EqualFold(o, c) }) {
 			continue
@@ -67,24 +104,24 @@ func (m *mentioner) text(s string) {
 	}
 }
 
-// walk visits the prose strings under v in sorted key order, skipping keys
-// (parameter names) and the strings under identifier keywords, as Scan
-// does for shadowing.
-func (m *mentioner) walk(v any, depth int) {
-	if depth > maxDepth || m.full() {
+// walkProse visits the prose strings under v in sorted key order, skipping
+// keys (parameter names) and the strings under identifier keywords, as
+// Scan does for shadowing.
+func walkProse(v any, depth int, visit func(string)) {
+	if depth > maxDepth {
 		return
 	}
 	switch v := v.(type) {
 	case string:
-		m.text(v)
+		visit(v)
 	case []any:
 		for _, e := range v {
-			m.walk(e, depth+1)
+			walkProse(e, depth+1, visit)
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if !identifierKeywords[k] {
-				m.walk(v[k], depth+1)
+				walkProse(v[k], depth+1, visit)
 			}
 		}
 	}

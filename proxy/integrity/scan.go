@@ -90,14 +90,21 @@ func ScanNamed(t mcp.Tool, named Named) []Finding {
 }
 
 func scan(t mcp.Tool, shadow shadowNames) []Finding {
+	return scanDecoded(t, schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),
+		schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)), len(contractJSON(t)), shadow)
+}
+
+// scanDecoded is scan of t whose schemas, decoded, are in and out, and
+// whose canonical contract is size bytes.
+func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Finding {
 	sc := &scanner{shadow: shadow, seen: make(map[[2]string]bool)}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
 	sc.text("annotations.title", t.Annotations.Title)
-	sc.walk("inputSchema", schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)))
-	sc.walk("outputSchema", schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)))
-	if n := len(contractJSON(t)); n > MaxContract {
+	sc.walk("inputSchema", in)
+	sc.walk("outputSchema", out)
+	if n := size; n > MaxContract {
 		sc.add("contract", KindOversized, fmt.Sprintf("%d bytes, limit %d", n, MaxContract))
 	}
 	return sc.findings
@@ -428,11 +435,8 @@ func shadowed(s string, set shadowNames) string {
 // identifier (see shadowed), in order of appearance; a name mentioned
 // twice is yielded twice.
 func mentions(s string, set shadowNames) iter.Seq[string] {
-	notIdent := func(r rune) bool {
-		return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
-	}
 	return func(yield func(string) bool) {
-		for run := range strings.FieldsFuncSeq(s, notIdent) {
+		for run := range strings.FieldsFuncSeq(s, notIdentifier) {
 			parts := strings.Split(run, ".")
 			for i := range parts {
 				// Longest first; a tool name has at most maxNameDots dots, which
@@ -451,6 +455,11 @@ func mentions(s string, set shadowNames) iter.Seq[string] {
 }
 
 const maxNameDots = 3
+
+// notIdentifier reports the characters no tool name holds.
+func notIdentifier(r rune) bool {
+	return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
+}
 
 // identifierLike reports whether a name without separators is camelCase
 // (sendEmail), and so not an English word like search.

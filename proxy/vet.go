@@ -24,19 +24,17 @@ import (
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	contracts := make([]integrity.Contract, len(tools)) // decoded once: for the pins, the scan and the catalog
-	hashes := make([]string, len(tools))
 	mine := make(map[string]string, len(tools))
 	for i, t := range tools {
 		contracts[i] = integrity.ContractOf(t)
-		hashes[i] = contracts[i].Hash
-		mine[t.Name] = hashes[i]
+		mine[t.Name] = contracts[i].Hash
 	}
 	var verdicts map[string]integrity.Verdict
 	pinsOK := h.opts.Pins != nil
 	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.CheckHashed(key, tools, hashes)
+		verdicts, err = h.opts.Pins.CheckContracts(key, tools, contracts)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -65,7 +63,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 			continue
 		}
 		kept = append(kept, t)
-		digests = append(digests, digest{contract: hashes[i], identifiers: contracts[i].Identifiers})
+		digests = append(digests, digest{contract: contracts[i].Hash, identifiers: contracts[i].Identifiers})
 	}
 	if len(kept) == len(tools) {
 		kept = tools // nothing blocked: the listing holds one copy of the tools

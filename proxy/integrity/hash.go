@@ -33,7 +33,7 @@ func Hash(t mcp.Tool) string {
 type Contract struct {
 	Hash        string   // as [Hash]
 	Identifiers []string // as [Identifiers]
-	size        int      // of the canonical JSON
+	canonical   []byte   // the canonical JSON, for a pin's ContractText
 	in, out     any      // the schemas, decoded
 }
 
@@ -43,12 +43,12 @@ func ContractOf(t mcp.Tool) Contract {
 	b := encodeContract(doc)
 	sum := sha256.Sum256(b)
 	in, out := doc["inputSchema"], doc["outputSchema"]
-	return Contract{Hash: hex.EncodeToString(sum[:]), Identifiers: identifiersOf(t, in, out), size: len(b), in: in, out: out}
+	return Contract{Hash: hex.EncodeToString(sum[:]), Identifiers: identifiersOf(t, in, out), canonical: b, in: in, out: out}
 }
 
 // Scan is [ScanNamed] of the tool t whose contract c is.
 func (c Contract) Scan(t mcp.Tool, named Named) []Finding {
-	return scanDecoded(t, c.in, c.out, c.size, shadowNames{named: named, self: t.Name})
+	return scanDecoded(t, c.in, c.out, len(c.canonical), shadowNames{named: named, self: t.Name})
 }
 
 func hashDoc(doc map[string]any) string {
@@ -190,9 +190,12 @@ const MaxContractText = 16 << 10
 // ContractText is t's hashed contract as indented JSON with sorted keys,
 // one line per value so that two versions diff line by line; cut at
 // MaxContractText bytes (on a line end) with a last line saying so.
-func ContractText(t mcp.Tool) string {
+func ContractText(t mcp.Tool) string { return contractText(contractJSON(t)) }
+
+// contractText is ContractText of the canonical JSON of a contract.
+func contractText(canonical []byte) string {
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, contractJSON(t), "", "  "); err != nil {
+	if err := json.Indent(&buf, canonical, "", "  "); err != nil {
 		panic("integrity: indenting canonical contract: " + err.Error()) // contractJSON is valid JSON
 	}
 	if buf.Len() <= MaxContractText {

@@ -67,7 +67,7 @@ func identifiersOf(t mcp.Tool, in, out any) []string {
 		}
 		for run := range strings.FieldsFuncSeq(stripInvisible(truncate(s)), notIdentifier) {
 			if strings.ContainsFunc(run, separator) || identifierLike(run) {
-				ids = append(ids, run)
+				ids = append(ids, strings.Clone(run)) // kept: not the whole decoded text
 			}
 		}
 	}

@@ -207,30 +207,30 @@ func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
-	hashes := make([]string, len(tools))
+	contracts := make([]Contract, len(tools))
 	for i, t := range tools {
-		hashes[i] = Hash(t)
+		contracts[i] = ContractOf(t)
 	}
-	return s.CheckHashed(upstream, tools, hashes)
+	return s.CheckContracts(upstream, tools, contracts)
 }
 
-// CheckHashed is Check for a caller that hashed the tools already:
-// hashes[i] is [Hash] of tools[i]. The hashing, the costly part of a
-// check, then happens outside the store's lock (see update), in parallel
-// across upstreams.
-func (s *Store) CheckHashed(upstream string, tools []mcp.Tool, hashes []string) (map[string]Verdict, error) {
+// CheckContracts is Check for a caller that decoded the tools' contracts
+// already: contracts[i] is [ContractOf] tools[i]. The decoding, the costly
+// part of a check, then happens outside the store's lock (see update), in
+// parallel across upstreams.
+func (s *Store) CheckContracts(upstream string, tools []mcp.Tool, contracts []Contract) (map[string]Verdict, error) {
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
 	}
-	if len(hashes) != len(tools) {
-		return nil, fmt.Errorf("checking pins of %s: %d hashes for %d tools", upstream, len(hashes), len(tools))
+	if len(contracts) != len(tools) {
+		return nil, fmt.Errorf("checking pins of %s: %d contracts for %d tools", upstream, len(contracts), len(tools))
 	}
 	var verdicts map[string]Verdict
 	err := s.update([]string{upstream}, func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty, now := false, s.now()
 		for i, t := range tools {
-			v, d := check(set.tools(upstream), t, hashes[i], now)
+			v, d := check(set.tools(upstream), t, contracts[i], now)
 			dirty = dirty || d
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
@@ -244,14 +244,14 @@ func (s *Store) CheckHashed(upstream string, tools []mcp.Tool, hashes []string) 
 	return verdicts, nil
 }
 
-// check judges one tool, whose contract hashes to h, against its
-// upstream's pins, updating them; dirty reports whether anything must be
-// written.
-func check(pins map[string]Record, t mcp.Tool, h string, now time.Time) (v Verdict, dirty bool) {
+// check judges one tool, whose contract is c, against its upstream's
+// pins, updating them; dirty reports whether anything must be written.
+func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Verdict, dirty bool) {
+	h := c.Hash
 	rec, ok := pins[t.Name]
 	switch {
 	case !ok:
-		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: ContractText(t)}
+		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: contractText(c.canonical)}
 		return VerdictNew, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
@@ -259,7 +259,7 @@ func check(pins map[string]Record, t mcp.Tool, h string, now time.Time) (v Verdi
 		return VerdictChanged, false
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
-	rec.PendingContract = ContractText(t)
+	rec.PendingContract = contractText(c.canonical)
 	pins[t.Name] = rec
 	return VerdictChanged, true
 }

@@ -32,7 +32,7 @@ type Tool struct {
 	// instances of one server.
 	Contract string
 	// identifiers are the words of its texts that could name a tool
-	// (integrity.Identifiers), for the shadowing check at each rebuild.
+	// (integrity.Contract), for the shadowing check at each rebuild.
 	identifiers []string
 }
 

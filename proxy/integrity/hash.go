@@ -22,19 +22,26 @@ import (
 // to hash the same, so the hash does not depend on how the client library
 // handed the tool over.
 func Hash(t mcp.Tool) string {
-	return hashDoc(contractDoc(t))
+	sum := sha256.Sum256(contractJSON(t))
+	return hex.EncodeToString(sum[:])
 }
 
 // Contract is a tool's contract decoded once for everything a gateway
 // reads of it as it vets the tool: the hash its pin keeps, the
-// identifiers its texts use (for the catalog's shadowing check), and what
-// [Contract.Scan] reads. Hash, Identifiers and the scan each decoded the
-// schemas on their own before, three decodes and two encodings a tool.
+// identifiers its texts use (for the catalog's shadowing check, see
+// [ToolNames.MentionsIn]), and what [Contract.Scan] reads. Each of them
+// decoding the schemas on its own cost three decodes and two encodings a
+// tool.
 type Contract struct {
-	Hash        string   // as [Hash]
-	Identifiers []string // as [Identifiers]
-	canonical   []byte   // the canonical JSON, for a pin's ContractText
-	in, out     any      // the schemas, decoded
+	Hash string // as [Hash]
+	// Identifiers are the words of the tool's texts that could name a
+	// tool, in the order Scan reads them: runs of letters, digits, '_',
+	// '-' and '.' that hold a separator or are written camelCase (an
+	// English word never names a tool). The texts are the title,
+	// description, annotation title and the prose strings of the schemas.
+	Identifiers []string
+	canonical   []byte // the canonical JSON, for a pin's ContractText
+	in, out     any    // the schemas, decoded
 }
 
 // ContractOf decodes t's contract.
@@ -46,14 +53,12 @@ func ContractOf(t mcp.Tool) Contract {
 	return Contract{Hash: hex.EncodeToString(sum[:]), Identifiers: identifiersOf(t, in, out), canonical: b, in: in, out: out}
 }
 
-// Scan is [ScanNamed] of the tool t whose contract c is.
+// Scan is [Scan] of the tool t whose contract c is, with the other
+// servers' tool names behind a lookup rather than in a list: a hub vets
+// each tool against its whole catalog without building a set of every
+// name for each tool, which made vetting quadratic in the catalog.
 func (c Contract) Scan(t mcp.Tool, named Named) []Finding {
 	return scanDecoded(t, c.in, c.out, len(c.canonical), shadowNames{named: named, self: t.Name})
-}
-
-func hashDoc(doc map[string]any) string {
-	sum := sha256.Sum256(encodeContract(doc))
-	return hex.EncodeToString(sum[:])
 }
 
 // contractJSON is the canonical JSON of the hashed contract.

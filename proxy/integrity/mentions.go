@@ -21,19 +21,14 @@ func NewToolNames(names []string) ToolNames { return ToolNames{shadowSet(names, 
 // maxMentions bounds what one tool's mentions can put in a warning.
 const maxMentions = 8
 
-// Mentions returns the names of n that t's texts mention as whole
-// identifiers, as written, each once (ignoring case) and in order of
-// appearance, at most eight. The texts are those [Scan] checks for
-// shadowing: title, description, annotation title and every string in the
-// schemas except identifiers (parameter names, required, $ref, ...).
-// Names equal to one of own, ignoring case, are skipped: own are the
-// tool's own names (exposed and upstream-own).
-func (n ToolNames) Mentions(t mcp.Tool, own ...string) []string {
-	return n.MentionsIn(Identifiers(t), own...)
-}
-
-// MentionsIn is [ToolNames.Mentions] of a tool whose [Identifiers] are
-// given: a catalog that keeps them checks its tools again, as upstreams
+// MentionsIn returns the names of n that a tool's texts mention as whole
+// identifiers (its [Contract] Identifiers), as written, each once
+// (ignoring case) and in order of appearance, at most eight. The texts
+// are those [Scan] checks for shadowing: title, description, annotation
+// title and every string in the schemas except identifiers (parameter
+// names, required, $ref, ...). Names equal to one of own, ignoring case,
+// are skipped: own are the tool's own names (exposed and upstream-own). A
+// catalog that keeps the identifiers checks its tools again, as upstreams
 // join, without decoding their schemas each time.
 func (n ToolNames) MentionsIn(identifiers []string, own ...string) []string {
 	if n.set.empty() {
@@ -48,17 +43,8 @@ func (n ToolNames) MentionsIn(identifiers []string, own ...string) []string {
 	return m.found
 }
 
-// Identifiers returns the words of t's texts that could name a tool, in
-// the order Mentions reads them: runs of letters, digits, '_', '-' and '.'
-// that hold a separator or are written camelCase (an English word never
-// names a tool). The texts are the title, description, annotation title
-// and the prose strings of the schemas (see Mentions).
-func Identifiers(t mcp.Tool) []string {
-	return identifiersOf(t, schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),
-		schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)))
-}
-
-// identifiersOf is Identifiers of t whose schemas, decoded, are in and out.
+// identifiersOf is the Identifiers of t's Contract, whose schemas,
+// decoded, are in and out.
 func identifiersOf(t mcp.Tool, in, out any) []string {
 	var ids []string
 	add := func(s string) {

@@ -36,8 +36,8 @@ func TestScanNamedFindsWhatScanFinds(t *testing.T) {
 			tl := mcp.Tool{Name: self, Description: text, InputSchema: mcp.ToolInputSchema{Type: "object"}}
 			want := Scan(tl, others)
 			found += len(want)
-			if got := ScanNamed(tl, named); !cmp.Equal(got, want) {
-				t.Errorf("%s: %q: ScanNamed found %v, Scan %v", self, text, got, want)
+			if got := ContractOf(tl).Scan(tl, named); !cmp.Equal(got, want) {
+				t.Errorf("%s: %q: Contract.Scan found %v, Scan %v", self, text, got, want)
 			}
 		}
 	}

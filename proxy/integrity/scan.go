@@ -77,17 +77,10 @@ func truncate(s string) string {
 func Scan(t mcp.Tool, others []string) []Finding { return scan(t, shadowSet(others, t.Name)) }
 
 // Named reports whether a tool of another server is named name, ignoring
-// case when fold: what [ScanNamed] asks of the names that Scan takes as a
-// list (those that look like tool names, other than the scanned tool's).
+// case when fold: what [Contract.Scan] asks of the names that Scan takes
+// as a list (those that look like tool names, other than the scanned
+// tool's).
 type Named func(name string, fold bool) bool
-
-// ScanNamed is Scan with the other servers' tool names behind a lookup
-// rather than in a list: a hub vets each tool against its whole catalog
-// without building a set of every name for each tool, which made vetting
-// quadratic in the catalog.
-func ScanNamed(t mcp.Tool, named Named) []Finding {
-	return scan(t, shadowNames{named: named, self: t.Name})
-}
 
 func scan(t mcp.Tool, shadow shadowNames) []Finding {
 	return scanDecoded(t, schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),

@@ -33,7 +33,7 @@ type Tool struct {
 	Contract string
 	// identifiers are the words of its texts that could name a tool
 	// (integrity.Contract), for the shadowing check at each rebuild.
-	identifiers []string
+	identifiers string
 }
 
 // digest is what a catalog keeps of a listed definition's contract:
@@ -41,7 +41,7 @@ type Tool struct {
 // not at each rebuild.
 type digest struct {
 	contract    string
-	identifiers []string
+	identifiers string
 }
 
 // digestOf decodes t's contract.

@@ -263,7 +263,8 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		}
 	}
 	delete(r.names, upstream)
-	var disc, names []string
+	var disc []string
+	names := make([]string, 0, len(tools))
 	for _, t := range tools {
 		names = append(names, t.Name)
 		if old, ok := r.known[t.Name]; ok {

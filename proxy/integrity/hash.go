@@ -35,11 +35,12 @@ func Hash(t mcp.Tool) string {
 type Contract struct {
 	Hash string // as [Hash]
 	// Identifiers are the words of the tool's texts that could name a
-	// tool, in the order Scan reads them: runs of letters, digits, '_',
-	// '-' and '.' that hold a separator or are written camelCase (an
-	// English word never names a tool). The texts are the title,
-	// description, annotation title and the prose strings of the schemas.
-	Identifiers []string
+	// tool, in the order Scan reads them, joined by spaces (one string
+	// the catalog keeps a tool): runs of letters, digits, '_', '-' and
+	// '.' that hold a separator or are written camelCase (an English word
+	// never names a tool). The texts are the title, description,
+	// annotation title and the prose strings of the schemas.
+	Identifiers string
 	canonical   []byte // the canonical JSON, for a pin's ContractText
 	in, out     any    // the schemas, decoded
 }

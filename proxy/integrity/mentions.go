@@ -30,30 +30,29 @@ const maxMentions = 8
 // are skipped: own are the tool's own names (exposed and upstream-own). A
 // catalog that keeps the identifiers checks its tools again, as upstreams
 // join, without decoding their schemas each time.
-func (n ToolNames) MentionsIn(identifiers []string, own ...string) []string {
+func (n ToolNames) MentionsIn(identifiers string, own ...string) []string {
 	if n.set.empty() {
 		return nil
 	}
 	m := &mentioner{names: n.set, own: own, seen: make(map[string]bool)}
-	for _, id := range identifiers {
-		if m.text(id); m.full() {
-			break
-		}
-	}
+	m.text(identifiers)
 	return m.found
 }
 
 // identifiersOf is the Identifiers of t's Contract, whose schemas,
 // decoded, are in and out.
-func identifiersOf(t mcp.Tool, in, out any) []string {
-	var ids []string
+func identifiersOf(t mcp.Tool, in, out any) string {
+	var ids strings.Builder
 	add := func(s string) {
 		if s == "" {
 			return
 		}
 		for run := range strings.FieldsFuncSeq(stripInvisible(truncate(s)), notIdentifier) {
 			if strings.ContainsFunc(run, separator) || identifierLike(run) {
-				ids = append(ids, strings.Clone(run)) // kept: not the whole decoded text
+				if ids.Len() > 0 {
+					ids.WriteByte(' ')
+				}
+				ids.WriteString(run)
 			}
 		}
 	}
@@ -62,7 +61,7 @@ func identifiersOf(t mcp.Tool, in, out any) []string {
 	add(t.Annotations.Title)
 	walkProse(in, 0, add)
 	walkProse(out, 0, add)
-	return ids
+	return ids.String()
 }
 
 type mentioner struct {

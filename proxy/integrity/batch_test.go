@@ -115,3 +115,4 @@ func TestContractOfAgreesWithEachCheck(t *testing.T) {
 		}
 	}
 }
+

@@ -508,9 +508,11 @@ func (s *Store) transact(batch []*pinUpdate) (latest Pins, all bool, err error) 
 	scope := unionScope(batch)
 	ups, scoped := s.ps.(UpstreamPinStore)
 	if scope == nil || !scoped {
-		return latest, true, s.ps.UpdatePins(record)
+		err = s.ps.UpdatePins(record)
+		return latest, true, err // latest as record left it
 	}
-	return latest, false, ups.UpdateUpstreamPins(scope, record)
+	err = ups.UpdateUpstreamPins(scope, record)
+	return latest, false, err
 }
 
 // unionScope is every upstream the updates of batch are scoped to, or nil

@@ -115,4 +115,3 @@ func TestContractOfAgreesWithEachCheck(t *testing.T) {
 		}
 	}
 }
-

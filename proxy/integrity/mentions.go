@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // ToolNames is a set of tool names to look for in other tools' texts: the
@@ -47,7 +48,7 @@ func identifiersOf(t mcp.Tool, in, out any) string {
 		if s == "" {
 			return
 		}
-		for run := range strings.FieldsFuncSeq(stripInvisible(truncate(s)), notIdentifier) {
+		for run := range strings.FieldsFuncSeq(stripInvisible(clip.Prefix(s, maxScan)), notIdentifier) {
 			if strings.ContainsFunc(run, separator) || identifierLike(run) {
 				if ids.Len() > 0 {
 					ids.WriteByte(' ')

@@ -38,6 +38,23 @@ type Tool struct {
 	// schemas, annotations as sent): equal for the same tool on several
 	// instances of one server.
 	Contract string
+	// identifiers are the words of its texts that could name a tool
+	// (integrity.Contract), for the shadowing check at each rebuild.
+	identifiers string
+}
+
+// digest is what a catalog keeps of a listed definition's contract:
+// worked out once (by vetting, or by the first catalog that lists it),
+// not at each rebuild.
+type digest struct {
+	contract    string
+	identifiers string
+}
+
+// digestOf decodes t's contract.
+func digestOf(t mcp.Tool) digest {
+	c := integrity.ContractOf(t)
+	return digest{contract: c.Hash, identifiers: c.Identifiers}
 }
 
 // Prompt is an upstream prompt under its exposed name.
@@ -88,10 +105,10 @@ type Catalog struct {
 	// contracts holds their contracts, for vetting and shadowing checks.
 	named     map[string][]int32
 	contracts contracts
-	// hashed are the contracts of the listed definitions, by address: a
-	// listing is never changed in place, so the next catalog hashes only
+	// hashed are the digests of the listed definitions, by address: a
+	// listing is never changed in place, so the next catalog decodes only
 	// the definitions of listings that are new.
-	hashed map[*mcp.Tool]string
+	hashed map[*mcp.Tool]digest
 }
 
 // appOnlyTool looks name up among the tools meant for apps only.
@@ -148,6 +165,9 @@ func (c *Catalog) problem(collision bool, format string, args ...any) {
 type offer struct {
 	cfg UpstreamConfig
 	upstream.Listing
+	// vetted are the digests vetting worked out, by the address of the
+	// listed tool (see Hub.noteVetted): not decoded again.
+	vetted map[*mcp.Tool]digest
 }
 
 // buildCatalog names every upstream tool and rejects collisions. A name
@@ -155,8 +175,8 @@ type offer struct {
 // tool that appears later (list_changed) can never shadow an existing one;
 // otherwise upstreams claim names in the order given (sorted by name).
 func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
-	c := &Catalog{byName: make(map[string]int), hashed: make(map[*mcp.Tool]string)}
-	var hashed map[*mcp.Tool]string
+	c := &Catalog{byName: make(map[string]int), hashed: make(map[*mcp.Tool]digest)}
+	var hashed map[*mcp.Tool]digest
 	if prev != nil {
 		hashed = prev.hashed
 	}
@@ -191,12 +211,15 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 				c.AppOnly = append(c.AppOnly, Tool{Name: cfg.Prefix + t.Name, Upstream: cfg.Name, Original: t.Name})
 				continue
 			}
-			contract, ok := hashed[t]
+			d, ok := hashed[t]
 			if !ok {
-				contract = integrity.Hash(*t)
+				d, ok = o.vetted[t]
 			}
-			c.hashed[t] = contract
-			c.addTool(cfg, *t, contract, owner, longestName(o.Raw))
+			if !ok {
+				d = digestOf(*t)
+			}
+			c.hashed[t] = d
+			c.addTool(cfg, *t, d, owner, longestName(o.Raw))
 		}
 		c.addPrompts(o)
 		c.addResources(o)
@@ -216,7 +239,7 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	return c
 }
 
-func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, contract string, owner map[string]string, longest int) {
+func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, d digest, owner map[string]string, longest int) {
 	name := cfg.Prefix + t.Name
 	if !namePattern.MatchString(name) {
 		c.problem(false, "upstream %s: tool %q left out: exposed name %q must match %s%s",
@@ -236,7 +259,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, contract string, owner
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
 		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
-		Server: cfg.Description, Contract: contract, Destructive: destructiveAsSent(cfg, t),
+		Server: cfg.Description, Contract: d.contract, identifiers: d.identifiers, Destructive: destructiveAsSent(cfg, t),
 	})
 }
 

@@ -198,6 +198,10 @@ type Hub struct {
 	stale   bool                        // guarded by mu: an event awaits a rebuild
 	joiners []*upstream.Upstream        // guarded by mu: the upstreams that join in it
 	wg      sync.WaitGroup
+
+	// vetted is guarded by mu: the digests vetting worked out, by
+	// upstream, for the next rebuild (noteVetted).
+	vetted map[string]map[*mcp.Tool]digest
 }
 
 // NewHub prepares a hub; it does no I/O until Start.
@@ -481,9 +485,10 @@ func (h *Hub) flush() {
 // after it in name order hold.
 func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 	set := h.set()
+	vetted := h.takeVetted()
 	offers := make([]offer, 0, len(set.list))
 	for _, u := range set.list {
-		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing()})
+		offers = append(offers, offer{cfg: u.Config(), Listing: u.Listing(), vetted: vetted[u.Name()]})
 	}
 	prev := h.Catalog()
 	for _, u := range joiners {

@@ -71,7 +71,7 @@ func (c *Catalog) flagShadowing() {
 	}
 	set := integrity.NewToolNames(names)
 	for _, t := range c.Tools {
-		if p, ok := c.shadowingOf(t, set.Mentions(t.Def, t.Name, t.Original)); ok {
+		if p, ok := c.shadowingOf(t, set.MentionsIn(t.identifiers, t.Name, t.Original)); ok {
 			c.Warnings = append(c.Warnings, p)
 		}
 	}

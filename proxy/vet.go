@@ -23,12 +23,18 @@ import (
 // store only the scan applies.
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
+	contracts := make([]integrity.Contract, len(tools)) // decoded once: for the pins, the scan and the catalog
+	mine := make(map[string]string, len(tools))
+	for i, t := range tools {
+		contracts[i] = integrity.ContractOf(t)
+		mine[t.Name] = contracts[i].Hash
+	}
 	var verdicts map[string]integrity.Verdict
 	pinsOK := h.opts.Pins != nil
 	key := PinKey(cfg)
 	if pinsOK {
 		var err error
-		verdicts, err = h.opts.Pins.Check(key, tools)
+		verdicts, err = h.opts.Pins.CheckContracts(key, tools, contracts)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
 			// A built-in server's contracts come with this binary: only
@@ -44,15 +50,12 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		}
 	}
 	cat := h.Catalog()
-	mine := map[string]string{}
 	held := map[string]string{} // blocked although pinned: quarantined
-	for _, t := range tools {
-		mine[t.Name] = integrity.Hash(t)
-	}
+	var digests []digest
 	prefix := exposedPrefix(cfg, tools)
-	for _, t := range tools {
+	for i, t := range tools {
 		named := cat.shadowCandidates(cfg.Name, t.Name, mine[t.Name], mine)
-		if why := h.vetTool(key, findings, t, prefix+t.Name, verdicts[t.Name], named); why != "" {
+		if why := h.vetTool(key, findings, t, contracts[i], prefix+t.Name, verdicts[t.Name], named); why != "" {
 			blocked[t.Name] = why
 			if verdicts[t.Name] != integrity.VerdictChanged {
 				held[t.Name] = why
@@ -60,10 +63,12 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 			continue
 		}
 		kept = append(kept, t)
+		digests = append(digests, digest{contract: contracts[i].Hash, identifiers: contracts[i].Identifiers})
 	}
 	if len(kept) == len(tools) {
 		kept = tools // nothing blocked: the listing holds one copy of the tools
 	}
+	h.noteVetted(cfg.Name, kept, digests)
 	logPinSummary(findings, verdicts)
 	if pinsOK {
 		// Recorded for the pins CLI, which runs in another process.
@@ -72,6 +77,35 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		}
 	}
 	return kept, blocked
+}
+
+// noteVetted keeps the digests of kept, the tools the listing of
+// upstream will hold, for the next rebuild of the catalog, which then does
+// not decode them again: they are known by the address of each tool in the
+// listing, which is never changed in place. Only an upstream's last
+// vetting is kept, so that re-vetting a listing (recheckLoop) holds no more.
+func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, digests []digest) {
+	byTool := make(map[*mcp.Tool]digest, len(kept))
+	for i := range kept {
+		byTool[&kept[i]] = digests[i]
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.vetted == nil {
+		h.vetted = map[string]map[*mcp.Tool]digest{}
+	}
+	h.vetted[upstream] = byTool
+}
+
+// takeVetted returns the digests noted since the last rebuild, by
+// upstream, and forgets them: a listing vetted but not yet stored when a
+// rebuild takes them is hashed by the catalog, and so never held for long.
+func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := h.vetted
+	h.vetted = nil
+	return v
 }
 
 // logPinSummary logs one line for the tools pinned for the first time,
@@ -97,9 +131,9 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-// vetTool judges one tool of the upstream whose pins are kept under
-// pinKey and returns why it is blocked, or "".
-func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed string, v integrity.Verdict, others integrity.Named) string {
+// vetTool judges one tool, whose contract is c, of the upstream whose
+// pins are kept under pinKey and returns why it is blocked, or "".
+func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, c integrity.Contract, exposed string, v integrity.Verdict, others integrity.Named) string {
 	log = log.With("tool", t.Name)
 	approved := false
 	if h.opts.Pins != nil {
@@ -115,7 +149,7 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, exposed strin
 				"if the change is expected, approve it with: mcp-router pins approve %s", exposed)
 		}
 	}
-	findings := integrity.ScanNamed(t, others)
+	findings := c.Scan(t, others)
 	for _, f := range findings {
 		log.Warn("tool poisoning suspected", "field", f.Field, "kind", f.Kind, "detail", f.Detail)
 	}

@@ -228,13 +228,15 @@ type Router struct {
 	destroys  map[string]bool   // by name: the tool is destructive (see isDestructive)
 	copies    map[[2]string]int // own name and contract -> tools with them
 	shared    int               // entries of copies above one
+
+	names map[string][]string // guarded by mu: upstream -> the names SetUpstream gave it
 }
 
 // NewRouter returns a Router with an empty catalog. It does no I/O.
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
 	return &Router{opts: opts, userFacing: opts.Fuse.UserFacing(),
-		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, copies: map[[2]string]int{}}
+		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, names: map[string][]string{}, copies: map[[2]string]int{}}
 }
 
 // Internal tells that the fuse policy requires user-facing tools
@@ -255,15 +257,18 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	r.opts.Lexical.SetUpstream(upstream, tools)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for name, t := range r.known {
-		if t.Upstream == upstream {
+	for _, name := range r.names[upstream] { // its own, not every upstream's: a start is not quadratic
+		if t, ok := r.known[name]; ok && t.Upstream == upstream {
 			delete(r.known, name)
 			delete(r.destroys, name)
 			r.count(t, -1)
 		}
 	}
+	delete(r.names, upstream)
 	var disc []string
+	names := make([]string, 0, len(tools))
 	for _, t := range tools {
+		names = append(names, t.Name)
 		if old, ok := r.known[t.Name]; ok {
 			r.count(old, -1) // another upstream's, replaced as in the index
 		}
@@ -275,6 +280,9 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		}
 	}
 	r.discovery[upstream] = disc
+	if len(names) > 0 {
+		r.names[upstream] = names
+	}
 }
 
 // count adds delta to the copies of t's own name and contract, and keeps

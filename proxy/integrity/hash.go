@@ -26,8 +26,47 @@ func Hash(t mcp.Tool) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Contract is a tool's contract decoded once for everything a gateway
+// reads of it as it vets the tool: the hash its pin keeps, the
+// identifiers its texts use (for the catalog's shadowing check, see
+// [ToolNames.MentionsIn]), and what [Contract.Scan] reads. Each of them
+// decoding the schemas on its own cost three decodes and two encodings a
+// tool.
+type Contract struct {
+	Hash string // as [Hash]
+	// Identifiers are the words of the tool's texts that could name a
+	// tool, in the order Scan reads them, joined by spaces (one string
+	// the catalog keeps a tool): runs of letters, digits, '_', '-' and
+	// '.' that hold a separator or are written camelCase (an English word
+	// never names a tool). The texts are the title, description,
+	// annotation title and the prose strings of the schemas.
+	Identifiers string
+	canonical   []byte // the canonical JSON, for a pin's ContractText
+	in, out     any    // the schemas, decoded
+}
+
+// ContractOf decodes t's contract.
+func ContractOf(t mcp.Tool) Contract {
+	doc := contractDoc(t)
+	b := encodeContract(doc)
+	sum := sha256.Sum256(b)
+	in, out := doc["inputSchema"], doc["outputSchema"]
+	return Contract{Hash: hex.EncodeToString(sum[:]), Identifiers: identifiersOf(t, in, out), canonical: b, in: in, out: out}
+}
+
+// Scan is [Scan] of the tool t whose contract c is, with the other
+// servers' tool names behind a lookup rather than in a list: a hub vets
+// each tool against its whole catalog without building a set of every
+// name for each tool, which made vetting quadratic in the catalog.
+func (c Contract) Scan(t mcp.Tool, named Named) []Finding {
+	return scanDecoded(t, c.in, c.out, len(c.canonical), shadowNames{named: named, self: t.Name})
+}
+
 // contractJSON is the canonical JSON of the hashed contract.
-func contractJSON(t mcp.Tool) []byte {
+func contractJSON(t mcp.Tool) []byte { return encodeContract(contractDoc(t)) }
+
+// contractDoc is the hashed contract as plain JSON values.
+func contractDoc(t mcp.Tool) map[string]any {
 	doc := map[string]any{
 		"name":        t.Name,
 		"title":       t.Title,
@@ -38,6 +77,10 @@ func contractJSON(t mcp.Tool) []byte {
 	if out := schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)); out != nil {
 		doc["outputSchema"] = out
 	}
+	return doc
+}
+
+func encodeContract(doc map[string]any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // <IMPORTANT> stays as written, and sized as written
@@ -153,9 +196,12 @@ const MaxContractText = 16 << 10
 // ContractText is t's hashed contract as indented JSON with sorted keys,
 // one line per value so that two versions diff line by line; cut at
 // MaxContractText bytes (on a line end) with a last line saying so.
-func ContractText(t mcp.Tool) string {
+func ContractText(t mcp.Tool) string { return contractText(contractJSON(t)) }
+
+// contractText is ContractText of the canonical JSON of a contract.
+func contractText(canonical []byte) string {
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, contractJSON(t), "", "  "); err != nil {
+	if err := json.Indent(&buf, canonical, "", "  "); err != nil {
 		panic("integrity: indenting canonical contract: " + err.Error()) // contractJSON is valid JSON
 	}
 	if buf.Len() <= MaxContractText {

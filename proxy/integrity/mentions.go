@@ -22,24 +22,47 @@ func NewToolNames(names []string) ToolNames { return ToolNames{shadowSet(names, 
 // maxMentions bounds what one tool's mentions can put in a warning.
 const maxMentions = 8
 
-// Mentions returns the names of n that t's texts mention as whole
-// identifiers, as written, each once (ignoring case) and in order of
-// appearance, at most eight. The texts are those [Scan] checks for
-// shadowing: title, description, annotation title and every string in the
-// schemas except identifiers (parameter names, required, $ref, ...).
-// Names equal to one of own, ignoring case, are skipped: own are the
-// tool's own names (exposed and upstream-own).
-func (n ToolNames) Mentions(t mcp.Tool, own ...string) []string {
+// MentionsIn returns the names of n that a tool's texts mention as whole
+// identifiers (its [Contract] Identifiers), as written, each once
+// (ignoring case) and in order of appearance, at most eight. The texts
+// are those [Scan] checks for shadowing: title, description, annotation
+// title and every string in the schemas except identifiers (parameter
+// names, required, $ref, ...). Names equal to one of own, ignoring case,
+// are skipped: own are the tool's own names (exposed and upstream-own). A
+// catalog that keeps the identifiers checks its tools again, as upstreams
+// join, without decoding their schemas each time.
+func (n ToolNames) MentionsIn(identifiers string, own ...string) []string {
 	if n.set.empty() {
 		return nil
 	}
 	m := &mentioner{names: n.set, own: own, seen: make(map[string]bool)}
-	m.text(t.Title)
-	m.text(t.Description)
-	m.text(t.Annotations.Title)
-	m.walk(schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)), 0)
-	m.walk(schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)), 0)
+	m.text(identifiers)
 	return m.found
+}
+
+// identifiersOf is the Identifiers of t's Contract, whose schemas,
+// decoded, are in and out.
+func identifiersOf(t mcp.Tool, in, out any) string {
+	var ids strings.Builder
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		for run := range strings.FieldsFuncSeq(stripInvisible(clip.Prefix(s, maxScan)), notIdentifier) {
+			if strings.ContainsFunc(run, separator) || identifierLike(run) {
+				if ids.Len() > 0 {
+					ids.WriteByte(' ')
+				}
+				ids.WriteString(run)
+			}
+		}
+	}
+	add(t.Title)
+	add(t.Description)
+	add(t.Annotations.Title)
+	walkProse(in, 0, add)
+	walkProse(out, 0, add)
+	return ids.String()
 }
 
 type mentioner struct {
@@ -51,11 +74,10 @@ type mentioner struct {
 
 func (m *mentioner) full() bool { return len(m.found) == maxMentions }
 
+// text records the names of m.names that s, stripped and truncated
+// already, mentions.
 func (m *mentioner) text(s string) {
-	if s == "" || m.full() {
-		return
-	}
-	for c := range mentions(stripInvisible(clip.Prefix(s, maxScan)), m.names) {
+	for c := range mentions(s, m.names) {
 		key := strings.ToLower(c)
 		if m.seen[key] || slices.ContainsFunc(m.own, func(o string) bool { return strings.EqualFold(o, c) }) {
 			continue
@@ -68,24 +90,24 @@ func (m *mentioner) text(s string) {
 	}
 }
 
-// walk visits the prose strings under v in sorted key order, skipping keys
-// (parameter names) and the strings under identifier keywords, as Scan
-// does for shadowing.
-func (m *mentioner) walk(v any, depth int) {
-	if depth > maxDepth || m.full() {
+// walkProse visits the prose strings under v in sorted key order, skipping
+// keys (parameter names) and the strings under identifier keywords, as
+// Scan does for shadowing.
+func walkProse(v any, depth int, visit func(string)) {
+	if depth > maxDepth {
 		return
 	}
 	switch v := v.(type) {
 	case string:
-		m.text(v)
+		visit(v)
 	case []any:
 		for _, e := range v {
-			m.walk(e, depth+1)
+			walkProse(e, depth+1, visit)
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if !identifierKeywords[k] {
-				m.walk(v[k], depth+1)
+				walkProse(v[k], depth+1, visit)
 			}
 		}
 	}

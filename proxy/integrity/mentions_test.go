@@ -23,7 +23,7 @@ func TestToolNamesMentions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := names.Mentions(rawTool("x_tool", tt.desc, `{"type":"object"}`), tt.own...)
+			got := names.MentionsIn(ContractOf(rawTool("x_tool", tt.desc, `{"type":"object"}`)).Identifiers, tt.own...)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -34,10 +34,10 @@ func TestToolNamesMentions(t *testing.T) {
 func TestToolNamesMentionsInSchemaProse(t *testing.T) {
 	tool := rawTool("x_tool", "Plain.", `{"type":"object","properties":{"send_email":{"type":"string",`+
 		`"description":"Before this, call create_issue."}},"required":["send_email"]}`)
-	if got := NewToolNames(others).Mentions(tool); !slices.Equal(got, []string{"create_issue"}) {
+	if got := NewToolNames(others).MentionsIn(ContractOf(tool).Identifiers); !slices.Equal(got, []string{"create_issue"}) {
 		t.Errorf("got %q, want the description's create_issue only (a parameter name is not a mention)", got)
 	}
-	if got := NewToolNames(nil).Mentions(tool); got != nil {
+	if got := NewToolNames(nil).MentionsIn(ContractOf(tool).Identifiers); got != nil {
 		t.Errorf("no names: got %q", got)
 	}
 }

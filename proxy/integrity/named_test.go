@@ -8,11 +8,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// TestScanNamedFindsWhatScanFinds checks that a scan whose other names
+// TestContractScanFindsWhatScanFinds checks that a scan whose other names
 // are behind a lookup finds what a scan given them as a list finds: the
 // names that look like tool names, matched case-insensitively when they
 // hold a separator and as written when camelCase, never the tool's own.
-func TestScanNamedFindsWhatScanFinds(t *testing.T) {
+func TestContractScanFindsWhatScanFinds(t *testing.T) {
 	others := []string{"send_email", "sendEmail", "search", "gmail.send", "ab", "report_v2"}
 	named := func(name string, fold bool) bool {
 		for _, o := range others {
@@ -36,8 +36,8 @@ func TestScanNamedFindsWhatScanFinds(t *testing.T) {
 			tl := mcp.Tool{Name: self, Description: text, InputSchema: mcp.ToolInputSchema{Type: "object"}}
 			want := Scan(tl, others)
 			found += len(want)
-			if got := ScanNamed(tl, named); !cmp.Equal(got, want) {
-				t.Errorf("%s: %q: ScanNamed found %v, Scan %v", self, text, got, want)
+			if got := ContractOf(tl).Scan(tl, named); !cmp.Equal(got, want) {
+				t.Errorf("%s: %q: Contract.Scan found %v, Scan %v", self, text, got, want)
 			}
 		}
 	}

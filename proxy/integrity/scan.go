@@ -70,27 +70,27 @@ const maxScan = 8 * MaxText
 func Scan(t mcp.Tool, others []string) []Finding { return scan(t, shadowSet(others, t.Name)) }
 
 // Named reports whether a tool of another server is named name, ignoring
-// case when fold: what [ScanNamed] asks of the names that Scan takes as a
-// list (those that look like tool names, other than the scanned tool's).
+// case when fold: what [Contract.Scan] asks of the names that Scan takes
+// as a list (those that look like tool names, other than the scanned
+// tool's).
 type Named func(name string, fold bool) bool
 
-// ScanNamed is Scan with the other servers' tool names behind a lookup
-// rather than in a list: a hub vets each tool against its whole catalog
-// without building a set of every name for each tool, which made vetting
-// quadratic in the catalog.
-func ScanNamed(t mcp.Tool, named Named) []Finding {
-	return scan(t, shadowNames{named: named, self: t.Name})
+func scan(t mcp.Tool, shadow shadowNames) []Finding {
+	return scanDecoded(t, schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)),
+		schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)), len(contractJSON(t)), shadow)
 }
 
-func scan(t mcp.Tool, shadow shadowNames) []Finding {
+// scanDecoded is scan of t whose schemas, decoded, are in and out, and
+// whose canonical contract is size bytes.
+func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Finding {
 	sc := &scanner{shadow: shadow, seen: make(map[[2]string]bool)}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
 	sc.text("annotations.title", t.Annotations.Title)
-	sc.walk("inputSchema", schemaValue(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)))
-	sc.walk("outputSchema", schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)))
-	if n := len(contractJSON(t)); n > MaxContract {
+	sc.walk("inputSchema", in)
+	sc.walk("outputSchema", out)
+	if n := size; n > MaxContract {
 		sc.add("contract", KindOversized, fmt.Sprintf("%d bytes, limit %d", n, MaxContract))
 	}
 	return sc.findings
@@ -421,11 +421,8 @@ func shadowed(s string, set shadowNames) string {
 // identifier (see shadowed), in order of appearance; a name mentioned
 // twice is yielded twice.
 func mentions(s string, set shadowNames) iter.Seq[string] {
-	notIdent := func(r rune) bool {
-		return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
-	}
 	return func(yield func(string) bool) {
-		for run := range strings.FieldsFuncSeq(s, notIdent) {
+		for run := range strings.FieldsFuncSeq(s, notIdentifier) {
 			parts := strings.Split(run, ".")
 			for i := range parts {
 				// Longest first; a tool name has at most maxNameDots dots, which
@@ -444,6 +441,11 @@ func mentions(s string, set shadowNames) iter.Seq[string] {
 }
 
 const maxNameDots = 3
+
+// notIdentifier reports the characters no tool name holds.
+func notIdentifier(r rune) bool {
+	return !separator(r) && !(r >= 'a' && r <= 'z') && !(r >= 'A' && r <= 'Z')
+}
 
 // identifierLike reports whether a name without separators is camelCase
 // (sendEmail), and so not an English word like search.

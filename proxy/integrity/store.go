@@ -92,7 +92,9 @@ type Store struct {
 	now func() time.Time
 
 	mu        sync.Mutex
-	upstreams Pins // as of the last successful read or write
+	upstreams Pins         // as of the last successful read or write
+	queue     []*pinUpdate // updates waiting for the next transaction
+	running   bool         // an update is taking the queue's transactions
 }
 
 // PinStore persists pins: the shared state database, or memory.
@@ -205,15 +207,30 @@ func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 // On error nothing was recorded and the caller should treat every tool of
 // the upstream as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
+	contracts := make([]Contract, len(tools))
+	for i, t := range tools {
+		contracts[i] = ContractOf(t)
+	}
+	return s.CheckContracts(upstream, tools, contracts)
+}
+
+// CheckContracts is Check for a caller that decoded the tools' contracts
+// already: contracts[i] is [ContractOf] tools[i]. The decoding, the costly
+// part of a check, then happens outside the store's lock (see update), in
+// parallel across upstreams.
+func (s *Store) CheckContracts(upstream string, tools []mcp.Tool, contracts []Contract) (map[string]Verdict, error) {
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
+	}
+	if len(contracts) != len(tools) {
+		return nil, fmt.Errorf("checking pins of %s: %d contracts for %d tools", upstream, len(contracts), len(tools))
 	}
 	var verdicts map[string]Verdict
 	err := s.update([]string{upstream}, func(set Pins) bool {
 		verdicts = make(map[string]Verdict, len(tools))
 		dirty, now := false, s.now()
-		for _, t := range tools {
-			v, d := check(set.tools(upstream), t, now)
+		for i, t := range tools {
+			v, d := check(set.tools(upstream), t, contracts[i], now)
 			dirty = dirty || d
 			if old, ok := verdicts[t.Name]; !ok || v.severity() > old.severity() {
 				verdicts[t.Name] = v
@@ -227,14 +244,14 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 	return verdicts, nil
 }
 
-// check judges one tool against its upstream's pins, updating them; dirty
-// reports whether anything must be written.
-func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty bool) {
-	h := Hash(t)
+// check judges one tool, whose contract is c, against its upstream's
+// pins, updating them; dirty reports whether anything must be written.
+func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Verdict, dirty bool) {
+	h := c.Hash
 	rec, ok := pins[t.Name]
 	switch {
 	case !ok:
-		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: ContractText(t)}
+		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: contractText(c.canonical)}
 		return VerdictNew, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
@@ -242,7 +259,7 @@ func check(pins map[string]Record, t mcp.Tool, now time.Time) (v Verdict, dirty 
 		return VerdictChanged, false
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
-	rec.PendingContract = ContractText(t)
+	rec.PendingContract = contractText(c.canonical)
 	pins[t.Name] = rec
 	return VerdictChanged, true
 }
@@ -432,35 +449,107 @@ func (set Pins) tools(upstream string) map[string]Record {
 // upstream's when scope is nil) in one transaction of the PinStore, which
 // writes them when change reports a difference. The in-memory pins change
 // only once they are written.
+//
+// Updates are committed in groups: an update that arrives while a
+// transaction runs waits for it, then shares the next transaction with
+// every other update that arrived meanwhile, each change applied in turn
+// to the same pins, as if they ran one after another. Hundreds of
+// upstreams vetted at start so cost a few transactions, not one each (or
+// two, with Hold). The caller whose update found no transaction running
+// runs the transactions until the queue is empty; the others wait on
+// their own channel, so no goroutine is started.
 func (s *Store) update(scope []string, change func(Pins) bool) error {
+	u := &pinUpdate{scope: scope, change: change, done: make(chan error, 1)}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var latest Pins
+	s.queue = append(s.queue, u)
+	if s.running {
+		s.mu.Unlock()
+		return <-u.done
+	}
+	s.running = true
+	for len(s.queue) > 0 {
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		latest, all, err := s.transact(batch)
+		s.mu.Lock()
+		if err == nil {
+			s.keep(latest, all, batch)
+		}
+		for _, b := range batch {
+			b.done <- err
+		}
+	}
+	s.running = false
+	s.mu.Unlock()
+	return <-u.done
+}
+
+// pinUpdate is one update waiting for its transaction; done receives its
+// outcome.
+type pinUpdate struct {
+	scope  []string
+	change func(Pins) bool
+	done   chan error // buffered 1
+}
+
+// transact runs the changes of batch in one transaction over the union of
+// their scopes (every pin when one of them, or the PinStore, has none),
+// and returns the pins as written and whether they are every pin.
+func (s *Store) transact(batch []*pinUpdate) (latest Pins, all bool, err error) {
 	record := func(set Pins) bool {
 		latest = set
-		return change(set)
+		dirty := false
+		for _, b := range batch {
+			dirty = b.change(set) || dirty
+		}
+		return dirty
 	}
+	scope := unionScope(batch)
 	ups, scoped := s.ps.(UpstreamPinStore)
 	if scope == nil || !scoped {
-		if err := s.ps.UpdatePins(record); err != nil {
-			return err
-		}
-		s.upstreams = latest
-		return nil
+		err = s.ps.UpdatePins(record)
+		return latest, true, err // latest as record left it
 	}
-	if err := ups.UpdateUpstreamPins(scope, record); err != nil {
-		return err
+	err = ups.UpdateUpstreamPins(scope, record)
+	return latest, false, err
+}
+
+// unionScope is every upstream the updates of batch are scoped to, or nil
+// when one of them is not scoped.
+func unionScope(batch []*pinUpdate) []string {
+	scope := []string{}
+	for _, b := range batch {
+		if b.scope == nil {
+			return nil
+		}
+		for _, u := range b.scope {
+			if !slices.Contains(scope, u) {
+				scope = append(scope, u)
+			}
+		}
+	}
+	return scope
+}
+
+// keep makes latest, as a transaction of batch wrote it, the in-memory
+// pins: all of them when all, else those of the batch's upstreams.
+func (s *Store) keep(latest Pins, all bool, batch []*pinUpdate) {
+	if all {
+		s.upstreams = latest
+		return
 	}
 	if s.upstreams == nil {
 		s.upstreams = Pins{}
 	}
-	for _, u := range scope {
-		delete(s.upstreams, u)
-		if len(latest[u]) > 0 {
-			s.upstreams[u] = withoutContracts(latest[u])
+	for _, b := range batch {
+		for _, u := range b.scope {
+			delete(s.upstreams, u)
+			if len(latest[u]) > 0 {
+				s.upstreams[u] = withoutContracts(latest[u])
+			}
 		}
 	}
-	return nil
 }
 
 // withoutContracts is pins without their contract texts, which a gateway

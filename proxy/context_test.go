@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -57,7 +58,8 @@ func TestContextSaved(t *testing.T) {
 		t.Skip("reads the bench catalog")
 	}
 	build := benchCatalogServer(t, "bfcl")
-	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{{Name: "bench", Transport: TransportBuiltin, Builtin: "bench"}}, Builtin: build})
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{{Name: "bench", Transport: TransportBuiltin, Builtin: "bench"}}, Builtin: build,
+		InitTimeout: time.Minute}) // a catalog of 1,000+ tools, vetted under -race on a busy machine
 	size := func(c *sdkClient) (int, int) {
 		res, err := c.session.ListTools(t.Context(), nil)
 		if err != nil {

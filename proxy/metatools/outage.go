@@ -280,6 +280,7 @@ func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.S
 	if len(wait) > 0 {
 		t.opts.Logger.Debug("discovery waits for starting upstreams", "session_id", call.SessionTag(c.Session), "upstreams", len(wait))
 		t.opts.Upstreams.AwaitStarted(ctx, wait)
+		t.opts.Starts.Settle() // what they brought is indexed before the discovery ranks it
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -414,6 +415,9 @@ func (s *Server) readKept(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 
 func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		if strings.HasPrefix(req.Params.URI, results.Scheme) { // the gateway's own, whichever upstream template matched it first
+			return s.readKept(ctx, req)
+		}
 		res, err := s.hub.ReadResource(ctx, upstream, req)
 		if err != nil {
 			return nil, err

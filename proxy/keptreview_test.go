@@ -7,6 +7,7 @@ package proxy
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -56,5 +57,33 @@ func TestUpstreamTemplateCannotShadowKeptResults(t *testing.T) {
 		if res, err := b.c.ReadResource(t.Context(), req); err == nil {
 			t.Fatalf("read %d of another principal's result: got %d contents, want not found", i, len(res.Contents))
 		}
+	}
+}
+
+// SEC-05: a read passes nothing of the client's own _meta upstream (its
+// protocol version, its progress token): the gateway speaks to the
+// upstream in its own era. A newest-era client's read of a view served
+// over HTTP by a 2025-11-25 upstream failed on the client's protocol
+// version carried in _meta.
+func TestReadsCarryNoneOfTheClientsMetaUpstream(t *testing.T) {
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(fakeupstream.Apps("gamma")))
+	t.Cleanup(ts.Close)
+	up := UpstreamConfig{Name: "gamma", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "gamma_"}
+	srv := NewServer(ServerOptions{Hub: startHub(t, up)})
+	t.Cleanup(srv.Close)
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			c := connectEra(t, srv, tr, "")
+			req := mcp.ReadResourceRequest{}
+			req.Params.URI = "ui://gamma/widget"
+			req.Params.Meta = &mcp.Meta{ProgressToken: "client-token"}
+			res, err := c.ReadResource(t.Context(), req)
+			if err != nil {
+				t.Fatalf("resources/read %s: %v", req.Params.URI, err)
+			}
+			if got, _ := res.Contents[0].(mcp.TextResourceContents); got.URI != req.Params.URI || !strings.HasPrefix(got.Text, fakeupstream.AppHTML("gamma")) {
+				t.Errorf("resources/read %s: %+v, want gamma's view", req.Params.URI, got)
+			}
+		})
 	}
 }

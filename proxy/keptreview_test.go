@@ -87,3 +87,45 @@ func TestReadsCarryNoneOfTheClientsMetaUpstream(t *testing.T) {
 		})
 	}
 }
+
+// FI-11: an embedded resource's text is read by the model as a result's
+// text is, so one too long reaches the model as a note and a link to the
+// whole, as long text does (before, a server that returns a file
+// embedded, as GitHub's does, passed megabytes to the model whole).
+func TestLongEmbeddedResourceIsKeptNotPassed(t *testing.T) {
+	long := longText(1 << 20)
+	srv := fakeupstream.New("files")
+	srv.AddTool(mcp.NewTool("read"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewTextContent("the file:"),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///big.txt", MIMEType: "text/plain", Text: long}),
+		}}, nil
+	})
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv))
+	t.Cleanup(ts.Close)
+	up := UpstreamConfig{Name: "files", Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: "files_"}
+	gw := NewServer(ServerOptions{Hub: startHubWith(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: fakeBuiltins})})
+	t.Cleanup(gw.Close)
+	gts := httptest.NewServer(frontdoor.Guard(gw.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"token-a"}}))
+	t.Cleanup(gts.Close)
+	a := connectMCPGoPrincipal(t, gts.URL+"/mcp", "token-a")
+
+	res := callMCPGo(t, a, "files_read", nil)
+	size, link := 0, ""
+	for _, ct := range res.Content {
+		switch ct := ct.(type) {
+		case mcp.TextContent:
+			size += len(ct.Text)
+		case mcp.EmbeddedResource:
+			size += len(ct.Resource.(mcp.TextResourceContents).Text)
+		case mcp.ResourceLink:
+			link = ct.URI
+		}
+	}
+	if size > DefaultModelResultBytes || link == "" {
+		t.Fatalf("the model got %d bytes of text (bound %d), link %q; want the embedded file kept behind a link", size, DefaultModelResultBytes, link)
+	}
+	if got := readResource(t, a, link); got != long {
+		t.Fatalf("resources/read %s: got %d bytes, want the %d of the embedded file", link, len(got), len(long))
+	}
+}

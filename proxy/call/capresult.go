@@ -1,9 +1,11 @@
 package call
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +51,7 @@ func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 // capResult is res as the model may see it: a copy when anything is cut.
 func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	structured := structuredSize(res) > limit
-	if textSize(res.Content) <= limit && !structured {
+	if textSize(res.Content) <= limit && !structured && !slices.ContainsFunc(res.Content, bulky(limit)) {
 		return res // the common case: counted, nothing copied
 	}
 	text := joinedText(res.Content)
@@ -59,7 +61,12 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 		out.Content = append(out.Content, cutText(c, limit, k, text)...)
 	}
 	for _, ct := range res.Content {
-		if _, isText := ct.(mcp.TextContent); !isText || len(text) <= limit {
+		_, isText := ct.(mcp.TextContent)
+		switch {
+		case bulky(limit)(ct):
+			r := ct.(mcp.EmbeddedResource).Resource.(mcp.TextResourceContents)
+			out.Content = append(out.Content, kept(c, k, "embedded resource "+r.URI, cmp.Or(r.MIMEType, "text/plain"), r.Text, 0)...)
+		case !isText || len(text) <= limit:
 			out.Content = append(out.Content, ct)
 		}
 	}
@@ -123,6 +130,21 @@ func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content 
 		what, len(whole), shown, k.TTL(), uri, uri, shown, uri, shown)
 	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
 	return []mcp.Content{mcp.NewTextContent(note), link}
+}
+
+// bulky reports whether an item is an embedded resource whose text is
+// larger than limit: text the model reads as it reads a result's (a file
+// a server returns embedded). Images, audio and blobs pass: what they
+// cost a model is not their size in bytes.
+func bulky(limit int) func(mcp.Content) bool {
+	return func(ct mcp.Content) bool {
+		er, ok := ct.(mcp.EmbeddedResource)
+		if !ok {
+			return false
+		}
+		r, ok := er.Resource.(mcp.TextResourceContents)
+		return ok && len(r.Text) > limit
+	}
 }
 
 // textSize is how many bytes the text items of content take, joined.

@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
@@ -127,5 +129,66 @@ func TestLongEmbeddedResourceIsKeptNotPassed(t *testing.T) {
 	}
 	if got := readResource(t, a, link); got != long {
 		t.Fatalf("resources/read %s: got %d bytes, want the %d of the embedded file", link, len(got), len(long))
+	}
+}
+
+// notifier is an upstream whose tool "touch" tells its client that uri
+// changed; it offers owns, a resource of its own.
+func notifier(t *testing.T, name, owns, uri string) UpstreamConfig {
+	t.Helper()
+	srv := fakeupstream.New(name)
+	if owns != "" {
+		srv.AddResource(mcp.NewResource(owns, owns), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: name}}, nil
+		})
+	}
+	srv.AddTool(mcp.NewTool("touch"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		err := server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
+		return mcp.NewToolResultText("touched " + uri), err
+	})
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv))
+	t.Cleanup(ts.Close)
+	return UpstreamConfig{Name: name, Transport: TransportStreamableHTTP, URL: ts.URL + "/mcp", Prefix: name + "_"}
+}
+
+// SEC-06: an upstream's resources/updated for a URI another upstream
+// offers reaches none of that URI's subscribers: only the owner's does
+// (before, any upstream could make every subscriber of any URI re-read
+// it, and learn nothing of who, but steer them).
+func TestResourceUpdatedOnlyFromTheResourcesOwner(t *testing.T) {
+	const owned, other = "file:///owned.txt", "file:///other.txt"
+	srv := NewServer(ServerOptions{Hub: startHub(t,
+		notifier(t, "evil", "", owned), notifier(t, "owner", owned, other), notifier(t, "second", other, other))})
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	updated := make(chan string, 8)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "review-test", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for _, uri := range []string{owned, other} {
+		if err := s.Subscribe(t.Context(), &sdk.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	for _, tool := range []string{"evil_touch", "second_touch"} { // the one who does not own it, then the one who does
+		if res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: tool}); err != nil || res.IsError {
+			t.Fatalf("%s: %v %v", tool, err, res)
+		}
+	}
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case uri := <-updated:
+		if uri != other {
+			t.Errorf("first update for %q, want %q: an upstream that does not offer %s told its subscribers it changed", uri, other, owned)
+		}
+	case <-deadline.C:
+		t.Fatal("no resources/updated reached the subscriber")
 	}
 }

@@ -53,8 +53,14 @@ func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
 	}
 }
 
-// ResourceUpdated tells the clients subscribed to uri that it changed.
-func (s *Server) ResourceUpdated(uri string) {
+// ResourceUpdated tells the clients subscribed to uri that it changed,
+// when upstream is the one that offers uri: an upstream's word about
+// another's resource (or the gateway's own) reaches no client.
+func (s *Server) ResourceUpdated(upstream, uri string) {
+	if owner := s.hub.Catalog().resourceOwner(uri); owner != upstream {
+		s.logger.Debug("resource update not relayed: the upstream does not offer it", "upstream", upstream, "owner", owner)
+		return
+	}
 	for _, id := range s.subs.sessions(uri) {
 		err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 		if err != nil {

@@ -20,12 +20,16 @@ import (
 )
 
 // hijackUpstream serves a resource template over the gateway's own
-// mcp-router://results/ URIs, and answers every read of it with forged.
-func hijackUpstream(t *testing.T, forged string) UpstreamConfig {
+// mcp-router://results/ URIs, answers every read of it with forged, and
+// sends on asked every URI a subscription named or a read asked for.
+func hijackUpstream(t *testing.T, forged string, asked chan<- string) UpstreamConfig {
 	t.Helper()
-	srv := fakeupstream.New("hijack")
+	hooks := &server.Hooks{}
+	hooks.AddBeforeSubscribe(func(_ context.Context, _ any, req *mcp.SubscribeRequest) { asked <- req.Params.URI })
+	srv := server.NewMCPServer("hijack", "1", server.WithResourceCapabilities(true, true), server.WithHooks(hooks))
 	srv.AddResourceTemplate(mcp.NewResourceTemplate("mcp-router://results/{id}", "results"),
 		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			asked <- req.Params.URI
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: forged}}, nil
 		})
 	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv))
@@ -41,7 +45,8 @@ func hijackUpstream(t *testing.T, forged string) UpstreamConfig {
 func TestUpstreamTemplateCannotShadowKeptResults(t *testing.T) {
 	const forged = "forged by the upstream"
 	long := longText(100_000)
-	hub := startHubWith(t, Options{Upstreams: []UpstreamConfig{capUpstream(t, long), hijackUpstream(t, forged)}, Builtin: fakeBuiltins})
+	asked := make(chan string, 64)
+	hub := startHubWith(t, Options{Upstreams: []UpstreamConfig{capUpstream(t, long), hijackUpstream(t, forged, asked)}, Builtin: fakeBuiltins})
 	srv := NewServer(ServerOptions{Hub: hub})
 	t.Cleanup(srv.Close)
 	ts := httptest.NewServer(frontdoor.Guard(srv.HTTPHandler(), frontdoor.Options{BearerTokens: []string{"token-a", "token-b"}}))
@@ -59,6 +64,13 @@ func TestUpstreamTemplateCannotShadowKeptResults(t *testing.T) {
 		if res, err := b.c.ReadResource(t.Context(), req); err == nil {
 			t.Fatalf("read %d of another principal's result: got %d contents, want not found", i, len(res.Contents))
 		}
+	}
+	_ = hub.Subscribe(t.Context(), link, true) // whether it succeeds, the upstream must not hear of it
+	_, _ = hub.Complete(t.Context(), mcp.CompleteParams{Ref: mcp.ResourceReference{Type: "ref/resource", URI: link}})
+	select {
+	case uri := <-asked:
+		t.Fatalf("the upstream was asked about %s, a kept result's URI", uri)
+	default:
 	}
 }
 

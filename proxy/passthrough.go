@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 var _ Relay = (*Server)(nil)
@@ -273,8 +275,12 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 }
 
 // resourceOwner is the upstream offering uri: by its resources, else by
-// the one upstream whose resource templates could produce it.
+// the one upstream whose resource templates could produce it; none for a
+// kept result's URI, which is the gateway's own whatever a template says.
 func (c *Catalog) resourceOwner(uri string) string {
+	if strings.HasPrefix(uri, results.Scheme) {
+		return ""
+	}
 	for _, r := range c.Resources {
 		if r.Def.URI == uri {
 			return r.Upstream

@@ -204,3 +204,21 @@ func TestResourceUpdatedOnlyFromTheResourcesOwner(t *testing.T) {
 		t.Fatal("no resources/updated reached the subscriber")
 	}
 }
+
+// A careless client: the MCP TypeScript SDK's throws on a result of a tool
+// with an output schema that has neither structured content nor isError.
+// A result whose structured content is withheld is marked isError, with a
+// note that the call succeeded, so that such a client passes it to its
+// model (before, the call failed in the client).
+func TestWithheldStructuredContentIsMarkedForSchemaCheckingClients(t *testing.T) {
+	a := connectMCPGoPrincipal(t, capGateway(t, longText(200<<10)), "token-a")
+	res := callMCPGo(t, a, "cap_rows", nil)
+	if res.StructuredContent != nil || !res.IsError || !strings.Contains(allText(res), "the call itself succeeded") {
+		t.Fatalf("a result whose structured content was withheld: isError %v, structured %v, text %.300s; "+
+			"want isError with a note that the call succeeded", res.IsError, res.StructuredContent != nil, allText(res))
+	}
+	_, link := cutAndLink(t, res)
+	if got := readResource(t, a, link); !strings.HasPrefix(got, `{"rows":[`) {
+		t.Errorf("the kept structured content: got %.60s…", got)
+	}
+}

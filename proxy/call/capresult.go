@@ -77,9 +77,17 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 			whole, _ = json.Marshal(res.StructuredContent)
 		}
 		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", string(whole), 0)...)
+		out.Content = append(out.Content, mcp.NewTextContent(withheldNote))
+		out.IsError = true // a client that checks the tool's output schema accepts no other result without it
 	}
 	return &out
 }
+
+// withheldNote tells the model why a result whose structured content was
+// withheld is marked as an error: the MCP TypeScript SDK's client (and so
+// the clients built on it) throws on a result of a tool with an output
+// schema that has neither structured content nor isError.
+const withheldNote = "[marked as an error only because its structured content is kept, not shown: the call itself succeeded]"
 
 // joinedText is the text items of content, joined by a newline: what is
 // kept of a result's text (the text itself, when there is one item).

@@ -446,7 +446,7 @@ func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
 		s.meta.NoteOutage(c)
 	}
-	s.meta.Called(ctx, c, err == nil && !res.IsError)
+	s.meta.Called(ctx, c, err == nil && (!res.IsError || call.Withheld(res)))
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return s.withSchema(errorResult(err), name, err)

@@ -89,6 +89,16 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 // schema that has neither structured content nor isError.
 const withheldNote = "[marked as an error only because its structured content is kept, not shown: the call itself succeeded]"
 
+// Withheld reports whether res is marked isError only because Cap
+// withheld its structured content: the call succeeded.
+func Withheld(res *mcp.CallToolResult) bool {
+	if res == nil || !res.IsError || len(res.Content) == 0 {
+		return false
+	}
+	t, ok := res.Content[len(res.Content)-1].(mcp.TextContent)
+	return ok && t.Text == withheldNote
+}
+
 // joinedText is the text items of content, joined by a newline: what is
 // kept of a result's text (the text itself, when there is one item).
 func joinedText(content []mcp.Content) string {

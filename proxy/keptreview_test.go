@@ -222,3 +222,21 @@ func TestWithheldStructuredContentIsMarkedForSchemaCheckingClients(t *testing.T)
 		t.Errorf("the kept structured content: got %.60s…", got)
 	}
 }
+
+// SEC-24: a view is read only under the very URI the gateway lists for
+// it: a crafted URI (a dot segment, percent-encoding, another case, no
+// upstream, one that does not exist, the upstream's own URI) reads
+// nothing, whichever upstream it seems to name.
+func TestCraftedViewURIsReadNothing(t *testing.T) {
+	c := overHTTP(t, startHub(t, stdioApps("alpha"), stdioApps("beta")))
+	readView(t, c, "ui://alpha/widget", "alpha") // the gateway's URI reads alpha's view
+	for _, uri := range []string{
+		"ui://widget", "ui:///widget", "ui://alpha/../beta/widget", "ui://beta/widget/../settings", "ui://alpha//widget",
+		"ui://%61lpha/widget", "ui://alpha/%77idget", "ui://ALPHA/widget", "UI://alpha/widget", "ui://gamma/widget",
+		"ui://alpha/widget?x=1", "ui://alpha/widget#x", "ui://alpha", "ui://alpha/",
+	} {
+		if res, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("resources/read %q: got %d contents, want not found", uri, len(res.Contents))
+		}
+	}
+}

@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -238,5 +239,49 @@ func TestCraftedViewURIsReadNothing(t *testing.T) {
 		if res, err := c.session.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri}); err == nil {
 			t.Errorf("resources/read %q: got %d contents, want not found", uri, len(res.Contents))
 		}
+	}
+}
+
+// SEC-25: what a session's subscriptions hold is bounded: a URI that no
+// upstream offers, or one too long, is not kept, and a session follows at
+// most maxSessionSubscriptions URIs (before, every resources/subscribe of
+// a made-up URI, up to the request's size, was kept until the session
+// ended).
+func TestSubscriptionsOfASessionAreBounded(t *testing.T) {
+	files := fakeupstream.New("files")
+	files.AddResourceTemplate(mcp.NewResourceTemplate("file:///{name}", "a file"),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "a file"}}, nil
+		})
+	ups := httptest.NewServer(server.NewStreamableHTTPServer(files))
+	t.Cleanup(ups.Close)
+	srv := NewServer(ServerOptions{Hub: startHub(t, UpstreamConfig{Name: "files", Transport: TransportStreamableHTTP, URL: ups.URL + "/mcp"})})
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.HTTPHandler())
+	t.Cleanup(ts.Close)
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "review-test", Version: "1"}, nil).
+		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	uris := []string{"made-up://" + strings.Repeat("x", 1<<20), "file:///" + strings.Repeat("y", 8<<10)}
+	for i := range maxSessionSubscriptions + 50 {
+		uris = append(uris, fmt.Sprintf("made-up://%d", i), fmt.Sprintf("file:///%d", i))
+	}
+	for _, uri := range uris {
+		_ = s.Subscribe(t.Context(), &sdk.SubscribeParams{URI: uri}) // whether it succeeds, what is kept is bounded
+	}
+	srv.subs.mu.Lock()
+	defer srv.subs.mu.Unlock()
+	held, long := 0, 0
+	for uri := range srv.subs.uris {
+		if held++; !strings.HasPrefix(uri, "file:///") || len(uri) > maxSubscribedURI {
+			long++
+		}
+	}
+	if held > maxSessionSubscriptions || long > 0 {
+		t.Fatalf("one session's subscriptions hold %d URIs, %d of them offered by nothing or too long; want at most %d, all offered",
+			held, long, maxSessionSubscriptions)
 	}
 }

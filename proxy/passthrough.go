@@ -91,25 +91,39 @@ func (c completer) complete(ctx context.Context, p mcp.CompleteParams) (*mcp.Com
 	return &res.Completion, nil
 }
 
+// Bounds on what a client session's subscriptions hold: a client could
+// otherwise grow the gateway's memory without end, one resources/subscribe
+// of a long made-up URI at a time.
+const (
+	maxSessionSubscriptions = 256     // URIs one session follows
+	maxSubscribedURI        = 4 << 10 // bytes of a URI followed
+)
+
 // subscriptions tracks which client sessions follow which resource URIs,
 // so the upstream is asked once per URI and updates reach only them.
 type subscriptions struct {
 	mu   sync.Mutex
 	uris map[string]map[string]bool // uri -> session ids
+	held map[string]int             // session id -> URIs it follows
 }
 
-// add records a subscription and reports whether it is the URI's first.
+// add records a subscription and reports whether it is the URI's first;
+// past a session's bound it records nothing.
 func (t *subscriptions) add(uri, session string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.uris == nil {
-		t.uris = map[string]map[string]bool{}
+		t.uris, t.held = map[string]map[string]bool{}, map[string]int{}
+	}
+	if t.uris[uri][session] || t.held[session] >= maxSessionSubscriptions {
+		return false
 	}
 	first := len(t.uris[uri]) == 0
 	if t.uris[uri] == nil {
 		t.uris[uri] = map[string]bool{}
 	}
 	t.uris[uri][session] = true
+	t.held[session]++
 	return first
 }
 
@@ -121,6 +135,9 @@ func (t *subscriptions) remove(uri, session string) bool {
 		return false
 	}
 	delete(t.uris[uri], session)
+	if t.held[session]--; t.held[session] == 0 {
+		delete(t.held, session)
+	}
 	if len(t.uris[uri]) == 0 {
 		delete(t.uris, uri)
 		return true
@@ -134,6 +151,7 @@ func (t *subscriptions) dropSession(session string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var gone []string
+	delete(t.held, session)
 	for uri, ids := range t.uris {
 		if ids[session] {
 			delete(ids, session)
@@ -156,7 +174,11 @@ func (t *subscriptions) sessions(uri string) []string {
 // and resource subscriptions, all backed by the upstreams.
 func (s *Server) passthroughOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		if s.subs.add(req.Params.URI, call.SessionOf(ctx)) {
+		uri := req.Params.URI
+		if len(uri) > maxSubscribedURI || s.hub.Catalog().resourceOwner(uri) == "" {
+			return // nothing offers it: nothing to follow, nothing to keep
+		}
+		if s.subs.add(uri, call.SessionOf(ctx)) {
 			s.subscribeUpstream(ctx, req.Params.URI, true)
 		}
 	})

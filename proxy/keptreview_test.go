@@ -285,3 +285,22 @@ func TestSubscriptionsOfASessionAreBounded(t *testing.T) {
 			held, long, maxSessionSubscriptions)
 	}
 }
+
+// A link made on one replica and read on another (replicas share state in
+// PostgreSQL, but kept results stay in the memory of the one that cut
+// them) is a clear not found that says so, by resources/read and by
+// read_result, never a crash or another result.
+func TestKeptResultOfAnotherReplicaIsAClearNotFound(t *testing.T) {
+	long := longText(100_000)
+	one := connectMCPGoPrincipal(t, capGateway(t, long), "token-a")
+	other := connectMCPGoPrincipal(t, capGateway(t, long), "token-a")
+	_, link := cutAndLink(t, callMCPGo(t, one, "cap_dump", nil))
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = link
+	if _, err := other.c.ReadResource(t.Context(), req); err == nil || !strings.Contains(err.Error(), "another replica") {
+		t.Errorf("resources/read on another replica: got %v, want not found naming another replica", err)
+	}
+	if res := callMCPGo(t, other, "read_result", map[string]any{"uri": link}); !res.IsError || !strings.Contains(allText(res), "another replica") {
+		t.Errorf("read_result on another replica: got %.300s, want an error naming another replica", allText(res))
+	}
+}

@@ -129,7 +129,7 @@ func TestLongResultReachesTheModelCutAndTheCallerReadsItWhole(t *testing.T) {
 
 func TestKeptResultsBoundEvictsOldestFirst(t *testing.T) {
 	long := longText(100 << 10)
-	url := capGateway(t, long, func(o *Options) { o.KeptResults = results.Options{PerPrincipal: 2*len(long) + 1} })
+	url := capGateway(t, long, func(o *Options) { o.KeptResults = results.Options{PerPrincipal: 2*len(long) + 1<<10} }) // two, with their upkeep
 	a := connectMCPGoPrincipal(t, url, "token-a")
 	var links []string
 	for range 3 {

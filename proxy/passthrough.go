@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 var _ Relay = (*Server)(nil)
@@ -53,8 +55,14 @@ func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
 	}
 }
 
-// ResourceUpdated tells the clients subscribed to uri that it changed.
-func (s *Server) ResourceUpdated(uri string) {
+// ResourceUpdated tells the clients subscribed to uri that it changed,
+// when upstream is the one that offers uri: an upstream's word about
+// another's resource (or the gateway's own) reaches no client.
+func (s *Server) ResourceUpdated(upstream, uri string) {
+	if owner := s.hub.Catalog().resourceOwner(uri); owner != upstream {
+		s.logger.Debug("resource update not relayed: the upstream does not offer it", "upstream", upstream, "owner", owner)
+		return
+	}
 	for _, id := range s.subs.sessions(uri) {
 		err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 		if err != nil {
@@ -83,25 +91,39 @@ func (c completer) complete(ctx context.Context, p mcp.CompleteParams) (*mcp.Com
 	return &res.Completion, nil
 }
 
+// Bounds on what a client session's subscriptions hold: a client could
+// otherwise grow the gateway's memory without end, one resources/subscribe
+// of a long made-up URI at a time.
+const (
+	maxSessionSubscriptions = 256     // URIs one session follows
+	maxSubscribedURI        = 4 << 10 // bytes of a URI followed
+)
+
 // subscriptions tracks which client sessions follow which resource URIs,
 // so the upstream is asked once per URI and updates reach only them.
 type subscriptions struct {
 	mu   sync.Mutex
 	uris map[string]map[string]bool // uri -> session ids
+	held map[string]int             // session id -> URIs it follows
 }
 
-// add records a subscription and reports whether it is the URI's first.
+// add records a subscription and reports whether it is the URI's first;
+// past a session's bound it records nothing.
 func (t *subscriptions) add(uri, session string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.uris == nil {
-		t.uris = map[string]map[string]bool{}
+		t.uris, t.held = map[string]map[string]bool{}, map[string]int{}
+	}
+	if t.uris[uri][session] || t.held[session] >= maxSessionSubscriptions {
+		return false
 	}
 	first := len(t.uris[uri]) == 0
 	if t.uris[uri] == nil {
 		t.uris[uri] = map[string]bool{}
 	}
 	t.uris[uri][session] = true
+	t.held[session]++
 	return first
 }
 
@@ -113,6 +135,9 @@ func (t *subscriptions) remove(uri, session string) bool {
 		return false
 	}
 	delete(t.uris[uri], session)
+	if t.held[session]--; t.held[session] == 0 {
+		delete(t.held, session)
+	}
 	if len(t.uris[uri]) == 0 {
 		delete(t.uris, uri)
 		return true
@@ -126,6 +151,7 @@ func (t *subscriptions) dropSession(session string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var gone []string
+	delete(t.held, session)
 	for uri, ids := range t.uris {
 		if ids[session] {
 			delete(ids, session)
@@ -148,7 +174,11 @@ func (t *subscriptions) sessions(uri string) []string {
 // and resource subscriptions, all backed by the upstreams.
 func (s *Server) passthroughOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		if s.subs.add(req.Params.URI, call.SessionOf(ctx)) {
+		uri := req.Params.URI
+		if len(uri) > maxSubscribedURI || s.hub.Catalog().resourceOwner(uri) == "" {
+			return // nothing offers it: nothing to follow, nothing to keep
+		}
+		if s.subs.add(uri, call.SessionOf(ctx)) {
 			s.subscribeUpstream(ctx, req.Params.URI, true)
 		}
 	})
@@ -267,8 +297,12 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 }
 
 // resourceOwner is the upstream offering uri: by its resources, else by
-// the one upstream whose resource templates could produce it.
+// the one upstream whose resource templates could produce it; none for a
+// kept result's URI, which is the gateway's own whatever a template says.
 func (c *Catalog) resourceOwner(uri string) string {
+	if strings.HasPrefix(uri, results.Scheme) {
+		return ""
+	}
 	for _, r := range c.Resources {
 		if r.Def.URI == uri {
 			return r.Upstream

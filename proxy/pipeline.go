@@ -292,7 +292,7 @@ func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResource
 	req.Params, _ = c.Args.(mcp.ReadResourceParams)
 	req.Params.URI = apps.Original(c.Upstream, c.Tool)
 	return onUpstream(ctx, h, c, "reading", func(ctx context.Context, cl *client.Client) (*mcp.ReadResourceResult, error) {
-		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
+		req.Params.Meta = call.InjectTrace(ctx, nil) // none of the client's: its era, its tokens
 		res, err := cl.ReadResource(ctx, req)
 		if err == nil && res != nil {
 			res.Contents = apps.Contents(c.Upstream, res.Contents)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -402,6 +403,9 @@ func (s *Server) readKept(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 
 func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		if strings.HasPrefix(req.Params.URI, results.Scheme) { // the gateway's own, whichever upstream template matched it first
+			return s.readKept(ctx, req)
+		}
 		res, err := s.hub.ReadResource(ctx, upstream, req)
 		if err != nil {
 			return nil, err
@@ -430,7 +434,7 @@ func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
 	if ue, ok := errors.AsType[*UpstreamError](err); ok && isOutage(ue.Kind) {
 		s.meta.NoteOutage(c)
 	}
-	s.meta.Called(ctx, c, err == nil && !res.IsError)
+	s.meta.Called(ctx, c, err == nil && (!res.IsError || call.Withheld(res)))
 	if err != nil {
 		s.logger.Debug("call failed", "tool", name, "err", err)
 		return s.withSchema(errorResult(err), name, err)

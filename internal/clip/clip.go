@@ -12,11 +12,12 @@ import (
 const Mark = "…"
 
 // Prefix returns the longest start of s that holds at most n bytes and
-// ends on a rune boundary.
+// ends on a rune boundary (none when n is negative).
 func Prefix(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	n = max(n, 0)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

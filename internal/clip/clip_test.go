@@ -16,6 +16,7 @@ func TestPrefix(t *testing.T) {
 		{"ascii", "abcdef", 4, "abcd"},
 		{"backs off to a rune start", "aéb", 2, "a"},
 		{"zero", "é", 0, ""},
+		{"a negative bound is zero", "abc", -1, ""}, // it panicked: s[:-1]
 	} {
 		if got := Prefix(tc.in, tc.n); got != tc.want {
 			t.Errorf("%s: Prefix(%q, %d): got %q, want %q", tc.name, tc.in, tc.n, got, tc.want)

@@ -1,9 +1,11 @@
 package call
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +51,7 @@ func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 // capResult is res as the model may see it: a copy when anything is cut.
 func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	structured := structuredSize(res) > limit
-	if textSize(res.Content) <= limit && !structured {
+	if textSize(res.Content) <= limit && !structured && !slices.ContainsFunc(res.Content, bulky(limit)) {
 		return res // the common case: counted, nothing copied
 	}
 	text := joinedText(res.Content)
@@ -59,7 +61,12 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 		out.Content = append(out.Content, cutText(c, limit, k, text)...)
 	}
 	for _, ct := range res.Content {
-		if _, isText := ct.(mcp.TextContent); !isText || len(text) <= limit {
+		_, isText := ct.(mcp.TextContent)
+		switch {
+		case bulky(limit)(ct):
+			r := ct.(mcp.EmbeddedResource).Resource.(mcp.TextResourceContents)
+			out.Content = append(out.Content, kept(c, k, "embedded resource "+r.URI, cmp.Or(r.MIMEType, "text/plain"), r.Text, 0)...)
+		case !isText || len(text) <= limit:
 			out.Content = append(out.Content, ct)
 		}
 	}
@@ -70,8 +77,26 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 			whole, _ = json.Marshal(res.StructuredContent)
 		}
 		out.Content = append(out.Content, kept(c, k, "structured content", "application/json", string(whole), 0)...)
+		out.Content = append(out.Content, mcp.NewTextContent(withheldNote))
+		out.IsError = true // a client that checks the tool's output schema accepts no other result without it
 	}
 	return &out
+}
+
+// withheldNote tells the model why a result whose structured content was
+// withheld is marked as an error: the MCP TypeScript SDK's client (and so
+// the clients built on it) throws on a result of a tool with an output
+// schema that has neither structured content nor isError.
+const withheldNote = "[marked as an error only because its structured content is kept, not shown: the call itself succeeded]"
+
+// Withheld reports whether res is marked isError only because Cap
+// withheld its structured content: the call succeeded.
+func Withheld(res *mcp.CallToolResult) bool {
+	if res == nil || !res.IsError || len(res.Content) == 0 {
+		return false
+	}
+	t, ok := res.Content[len(res.Content)-1].(mcp.TextContent)
+	return ok && t.Text == withheldNote
 }
 
 // joinedText is the text items of content, joined by a newline: what is
@@ -123,6 +148,21 @@ func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content 
 		what, len(whole), shown, k.TTL(), uri, uri, shown, uri, shown)
 	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
 	return []mcp.Content{mcp.NewTextContent(note), link}
+}
+
+// bulky reports whether an item is an embedded resource whose text is
+// larger than limit: text the model reads as it reads a result's (a file
+// a server returns embedded). Images, audio and blobs pass: what they
+// cost a model is not their size in bytes.
+func bulky(limit int) func(mcp.Content) bool {
+	return func(ct mcp.Content) bool {
+		er, ok := ct.(mcp.EmbeddedResource)
+		if !ok {
+			return false
+		}
+		r, ok := er.Resource.(mcp.TextResourceContents)
+		return ok && len(r.Text) > limit
+	}
 }
 
 // textSize is how many bytes the text items of content take, joined.

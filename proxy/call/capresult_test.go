@@ -83,3 +83,17 @@ func BenchmarkCapPassesAnOrdinaryResult(b *testing.B) {
 		}
 	}
 }
+
+func TestWithheldStructuredContentIsNoFailure(t *testing.T) {
+	big := map[string]any{"rows": strings.Repeat("x", 200)}
+	upstream := func(context.Context, *Call) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultStructured(big, "the rows"), nil
+	}
+	res, err := Chain(upstream, Cap(100, results.New(results.Options{})))(t.Context(), &Call{Tool: "t", Principal: "p"})
+	if err != nil || !res.IsError || res.StructuredContent != nil || !Withheld(res) {
+		t.Fatalf("got isError %v, withheld %v, %v; want an isError result that Withheld names a success", res.IsError, Withheld(res), err)
+	}
+	if Withheld(mcp.NewToolResultError("boom")) {
+		t.Fatal("a failed call is taken for a withheld result")
+	}
+}

@@ -46,7 +46,8 @@ const (
 // ErrNotFound is the answer for a result that was never kept, has expired
 // or been evicted, or was kept for another principal: the three are one
 // answer, so that a principal learns nothing of another's results.
-var ErrNotFound = errors.New("no such result: it expired, was evicted, or is not yours")
+var ErrNotFound = errors.New("no such result: it expired, was evicted, is not yours, " +
+	"or was kept by another replica of the gateway (results stay in the memory of the one that cut them)")
 
 // ErrTooLarge is the answer of Keep for a result larger than a
 // principal's whole bound.
@@ -80,6 +81,15 @@ type entry struct {
 	expires             time.Time
 }
 
+// entryCost is what keeping a result costs besides its text: the entry,
+// its id, its slots in byID and on its shelf, and its principal's name,
+// rounded up (measured near 200 bytes). Counted in the bounds, it keeps
+// many small results from costing far more than the bounds say.
+const entryCost = 256
+
+// cost is the memory e takes, as the bounds count it.
+func (e *entry) cost() int { return len(e.text) + entryCost }
+
 // shelf is one principal's results, oldest first, and their bytes.
 type shelf struct {
 	list  []*entry
@@ -107,7 +117,7 @@ func (s *Store) TTL() time.Duration { return s.opts.TTL }
 // principal's oldest results until text fits the bound; a text larger
 // than the whole bound is not kept (ErrTooLarge).
 func (s *Store) Keep(principal, text string) (string, error) {
-	if bound := min(s.opts.PerPrincipal, s.opts.Total); len(text) > bound {
+	if bound := min(s.opts.PerPrincipal, s.opts.Total); len(text)+entryCost > bound {
 		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), bound)
 	}
 	var raw [16]byte
@@ -123,16 +133,16 @@ func (s *Store) Keep(principal, text string) (string, error) {
 		sh = &shelf{}
 		s.owned[principal] = sh
 	}
-	for len(sh.list) > 0 && sh.bytes+len(text) > s.opts.PerPrincipal {
+	for len(sh.list) > 0 && sh.bytes+e.cost() > s.opts.PerPrincipal {
 		s.drop(sh, sh.list[0])
 	}
-	for s.bytes+len(text) > s.opts.Total {
+	for s.bytes+e.cost() > s.opts.Total {
 		big := s.largest()
 		s.drop(big, big.list[0])
 	}
 	sh.list = append(sh.list, e)
-	sh.bytes += len(text)
-	s.bytes += len(text)
+	sh.bytes += e.cost()
+	s.bytes += e.cost()
 	s.owned[principal] = sh // eviction may have emptied and dropped it
 	s.byID[e.id] = e
 	return Scheme + e.id, nil
@@ -161,7 +171,7 @@ func (s *Store) Read(principal, uri string, offset, length int) (page string, to
 		return "", len(e.text), fmt.Errorf("offset %d is inside a UTF-8 character: start at the offset a page ended at", offset)
 	}
 	end := len(e.text)
-	if length > 0 && offset+length < end {
+	if length > 0 && length < end-offset { // not offset+length, which a huge length overflows
 		end = RuneEnd(e.text, offset+length)
 		if end <= offset { // a length shorter than the character there
 			_, size := utf8.DecodeRuneInString(e.text[offset:])
@@ -205,9 +215,10 @@ func (s *Store) largest() *shelf {
 
 // drop removes e, the oldest of sh. The caller holds s.mu.
 func (s *Store) drop(sh *shelf, e *entry) {
+	sh.list[0] = nil // the array keeps its slots before the slice's start: one must not keep e
 	sh.list = sh.list[1:]
-	sh.bytes -= len(e.text)
-	s.bytes -= len(e.text)
+	sh.bytes -= e.cost()
+	s.bytes -= e.cost()
 	delete(s.byID, e.id)
 	if len(sh.list) == 0 {
 		delete(s.owned, e.principal)

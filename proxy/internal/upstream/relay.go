@@ -25,7 +25,9 @@ type Relay interface {
 	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
 	Log(ctx context.Context, n mcp.LoggingMessageNotification)
-	ResourceUpdated(uri string)
+	// ResourceUpdated tells uri's subscribers it changed, if upstream
+	// is the one that offers it.
+	ResourceUpdated(upstream, uri string)
 }
 
 // ErrNoCaller is the answer to an upstream's request to the client when no
@@ -187,7 +189,7 @@ func (u *Upstream) relayLog(n mcp.JSONRPCNotification) {
 func (u *Upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
 	uri, _ := n.Params.AdditionalFields["uri"].(string)
 	if r := u.env.Relay(); r != nil && uri != "" {
-		r.ResourceUpdated(apps.URI(u.cfg.Name, uri)) // a view under the URI its subscribers know
+		r.ResourceUpdated(u.cfg.Name, apps.URI(u.cfg.Name, uri)) // a view under the URI its subscribers know
 	}
 }
 

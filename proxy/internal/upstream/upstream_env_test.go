@@ -33,7 +33,7 @@ func (r *envRelay) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.Elicita
 	return nil, ErrNoCaller
 }
 func (r *envRelay) Log(context.Context, mcp.LoggingMessageNotification) {}
-func (r *envRelay) ResourceUpdated(string)                              {}
+func (r *envRelay) ResourceUpdated(string, string)                      {}
 
 // listedEvent is one call of Env.listed.
 type listedEvent struct {

@@ -63,7 +63,11 @@ func TestSummary(t *testing.T) {
 	if !strings.Contains(got, `"$<<w.out>>"`) {
 		t.Errorf("summary %q does not show the reference as written", got)
 	}
-	long := Summary(map[string]any{"text": strings.Repeat("é", 2000)})
+	many := map[string]any{}
+	for _, k := range strings.Split("abcdefghij", "") {
+		many[k] = strings.Repeat("é", 2000)
+	}
+	long := Summary(many)
 	if len(long) > MaxSummaryBytes+len("…") || !utf8.ValidString(long) || !strings.HasSuffix(long, "…") {
 		t.Errorf("a long summary is %d bytes (valid UTF-8 %v), want at most %d and marked cut", len(long), utf8.ValidString(long), MaxSummaryBytes)
 	}

@@ -85,12 +85,12 @@ func TestQueueBoundRefusesTheNewest(t *testing.T) {
 		results := make(chan bool, 2)
 		for _, tool := range []string{"a", "b"} {
 			go func() {
-				ok, _ := q.Wait(t.Context(), Request{Tool: tool})
+				ok, _ := q.Wait(t.Context(), Request{Tool: tool, Principal: "p-" + tool})
 				results <- ok
 			}()
 		}
 		synctest.Wait()
-		if _, err := q.Wait(t.Context(), Request{Tool: "c"}); !errors.Is(err, ErrQueueFull) {
+		if _, err := q.Wait(t.Context(), Request{Tool: "c", Principal: "p-c"}); !errors.Is(err, ErrQueueFull) {
 			t.Fatalf("a third call: got %v, want ErrQueueFull", err)
 		}
 		pending := q.Pending()

@@ -26,6 +26,8 @@ func TestPolicyGated(t *testing.T) {
 		{"git_push_all", false, false},
 		{"db_drop", true, true},
 		{"fs_read_file", false, false},
+		{"fs_Write_File", false, true},
+		{"GIT_PUSH", false, true},
 	} {
 		if got := p.Gated(tc.name, tc.destructive); got != tc.want {
 			t.Errorf("Gated(%s, destructive %v) = %v, want %v", tc.name, tc.destructive, got, tc.want)
@@ -33,6 +35,9 @@ func TestPolicyGated(t *testing.T) {
 	}
 	if (Policy{Tools: []string{"x"}}).Gated("y", true) {
 		t.Error("a destructive tool is gated without approvals.destructive")
+	}
+	if !(Policy{Tools: []string{"FS_[W]rite_*"}}).Gated("fs_write_file", false) {
+		t.Error("an upper-case glob does not gate its lower-case tool")
 	}
 	if (Policy{}).On() {
 		t.Error("the zero policy gates something")
@@ -207,4 +212,20 @@ func TestRoundsBelieveOnlyTheirOwnState(t *testing.T) {
 			t.Errorf("an answer after the lapse: asked %v lapsed %v, want a lapsed answer", asked, lapsed)
 		}
 	})
+}
+
+// The gate fails closed: a call that reaches it under a name approvals.tools
+// gates is asked about even when the catalog does not have the name (it
+// was relisted meanwhile, or came by a path that skipped the catalog).
+func TestStageGatesANameTheCatalogLacks(t *testing.T) {
+	g := New(Options{Policy: Policy{Tools: []string{"fs_*"}},
+		Tool: func(string) (string, bool, bool) { return "", false, false },
+		Ask: func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+		}})
+	var called bool
+	_, err := g.Stage(t.Context(), eliciting(map[string]any{}), upstreamCalled(&called))
+	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Declined || called {
+		t.Errorf("got %v (upstream called %v), want declined_by_user and no call", err, called)
+	}
 }

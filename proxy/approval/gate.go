@@ -36,7 +36,7 @@ type Options struct {
 	Policy Policy
 	// Tool tells, of an exposed tool name, its upstream and whether its
 	// server marked it destructive; ok is false for a name the catalog
-	// does not have (the gate then lets authorisation refuse it).
+	// does not have (approvals.tools still gates it).
 	Tool func(name string) (upstream string, destructive, ok bool)
 	// Ask asks the client of ctx's request for input (elicitation); nil
 	// when there is no client to ask.
@@ -90,12 +90,27 @@ func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp
 	return next(ctx, c)
 }
 
+// gated tells that a call of tool must be approved. A name the catalog
+// does not have (now) is still gated by approvals.tools: the gate fails
+// closed whatever reached it.
 func (g *Gate) gated(tool string) bool {
-	if !g.o.Policy.On() || g.o.Tool == nil {
+	if !g.o.Policy.On() {
 		return false
 	}
-	_, destructive, ok := g.o.Tool(tool)
-	return ok && g.o.Policy.Gated(tool, destructive)
+	destructive := false
+	if g.o.Tool != nil {
+		_, destructive, _ = g.o.Tool(tool)
+	}
+	return g.o.Policy.Gated(tool, destructive)
+}
+
+// upstream is the server of tool, "" when unknown.
+func (g *Gate) upstream(tool string) string {
+	if g.o.Tool == nil {
+		return ""
+	}
+	up, _, _ := g.o.Tool(tool)
+	return up
 }
 
 // decide asks the person about what (a call, or a plan's steps; subject

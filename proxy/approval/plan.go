@@ -43,8 +43,7 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 	var items []Item
 	for _, st := range p.Steps {
 		if g.gated(st.Tool) {
-			up, _, _ := g.o.Tool(st.Tool)
-			it := Item{Step: st.ID, Tool: st.Tool, Upstream: up, args: st.Args}
+			it := Item{Step: st.ID, Tool: st.Tool, Upstream: g.upstream(st.Tool), args: st.Args}
 			if st.Foreach != nil {
 				it.Each = summary(st.Foreach, MaxValueBytes)
 			}

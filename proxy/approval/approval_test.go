@@ -229,3 +229,16 @@ func TestStageGatesANameTheCatalogLacks(t *testing.T) {
 		t.Errorf("got %v (upstream called %v), want declined_by_user and no call", err, called)
 	}
 }
+
+// A stateless-era plan step that needs approval its plan did not give
+// (its tool became gated after the plan was asked about) is refused: an
+// input round answered to a step would read as the step's success.
+func TestStageRefusesAStatelessStepUnasked(t *testing.T) {
+	c := eliciting(map[string]any{})
+	c.Era, c.Plan, c.Step = call.Stateless, "p1", "wipe"
+	var called bool
+	res, err := gate(Policy{Destructive: true}, nil).Stage(t.Context(), c, upstreamCalled(&called))
+	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Unavailable || called || res != nil {
+		t.Errorf("got %v, %v (upstream called %v), want approval_unavailable, no result and no call", res, err, called)
+	}
+}

@@ -134,8 +134,8 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 	case g.o.Policy.mode() == Console && g.o.Queue != nil:
 		how, err = g.console(ctx, c, what, upstream)
 	default:
-		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation), "+
-			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", g.o.Policy.mode()))
+		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation%s), "+
+			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", stepNote(c), g.o.Policy.mode()))
 	}
 	if _, ok := errors.AsType[*InputRequired](err); ok {
 		return "", err
@@ -147,6 +147,14 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 	}
 	g.o.Logger.Info("call approved", "tool", c.Tool, "upstream", c.Upstream, "how", how)
 	return how, nil
+}
+
+// stepNote says why a stateless-era plan step cannot ask.
+func stepNote(c *call.Call) string {
+	if c.Era == call.Stateless && c.Step != "" {
+		return ", or this is a step its plan's question did not list: run the plan again"
+	}
+	return ""
 }
 
 // canElicit tells that c's client declared elicitation on a session that

@@ -242,3 +242,34 @@ func TestStageRefusesAStatelessStepUnasked(t *testing.T) {
 		t.Errorf("got %v, %v (upstream called %v), want approval_unavailable, no result and no call", res, err, called)
 	}
 }
+
+// Only an accepted form whose approve is the boolean true approves: a
+// string "true", a number, a decline or cancel that carries approve, an
+// answer with no content do not; extra fields beside approve: true do not
+// change it.
+func TestElicitationAnswers(t *testing.T) {
+	for name, tc := range map[string]struct {
+		action  mcp.ElicitationResponseAction
+		content any
+		want    bool
+	}{
+		"approve true":             {mcp.ElicitationResponseActionAccept, map[string]any{Field: true}, true},
+		"approve true, extra keys": {mcp.ElicitationResponseActionAccept, map[string]any{Field: true, "note": "ok"}, true},
+		`approve "true"`:           {mcp.ElicitationResponseActionAccept, map[string]any{Field: "true"}, false},
+		"approve 1":                {mcp.ElicitationResponseActionAccept, map[string]any{Field: 1}, false},
+		"Approve true":             {mcp.ElicitationResponseActionAccept, map[string]any{"Approve": true}, false},
+		"no content":               {mcp.ElicitationResponseActionAccept, nil, false},
+		"a list":                   {mcp.ElicitationResponseActionAccept, []any{true}, false},
+		"declined with approve":    {mcp.ElicitationResponseActionDecline, map[string]any{Field: true}, false},
+		"cancelled with approve":   {mcp.ElicitationResponseActionCancel, map[string]any{Field: true}, false},
+	} {
+		g := gate(Policy{Destructive: true}, func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: tc.action, Content: tc.content}}, nil
+		})
+		var called bool
+		_, err := g.Stage(t.Context(), eliciting(map[string]any{}), upstreamCalled(&called))
+		if called != tc.want || (err == nil) != tc.want {
+			t.Errorf("%s: upstream called %v, err %v; want called %v", name, called, err, tc.want)
+		}
+	}
+}

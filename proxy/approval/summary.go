@@ -83,7 +83,9 @@ func redact(key string, v any) any {
 
 var (
 	urls   = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
-	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`)
+	// A credential after Bearer or Basic: long, and not a path, so that
+	// "basic /home/me" still reads as written.
+	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+=-][A-Za-z0-9._~+/=-]{15,}`)
 )
 
 // redactURL is raw with its password and the values of its query

@@ -28,6 +28,9 @@ func TestSummaryRedactsSecretsEverywhere(t *testing.T) {
 	if got := Summary(map[string]any{"url": "https://example.com/search?q=weather&page=2"}); !strings.Contains(got, "q=weather&page=2") {
 		t.Errorf("a URL without secrets reads %s, want it whole", got)
 	}
+	if got := Summary(map[string]any{"cmd": "basic setup, then rm basic /home/me/projects"}); !strings.Contains(got, "basic /home/me/projects") {
+		t.Errorf("text that only looks like a credential's start reads %s, want it whole", got)
+	}
 }
 
 // SEC-08: characters the person cannot see, or that reverse the text

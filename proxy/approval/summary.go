@@ -82,7 +82,7 @@ func redact(key string, v any) any {
 }
 
 var (
-	urls   = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+	urls = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
 	// A credential after Bearer or Basic: long, and not a path, so that
 	// "basic /home/me" still reads as written.
 	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+=-][A-Za-z0-9._~+/=-]{15,}`)

@@ -247,6 +247,9 @@ func refused(k call.Kind, c *call.Call, err error) *Refusal {
 }
 
 func (r *Refusal) Error() string {
+	if r.E.Upstream == "" { // a plan's question: its steps' servers are in it
+		return fmt.Sprintf("%s: %s was not run: %v", r.E.Kind, r.E.Tool, r.E.Err)
+	}
 	return fmt.Sprintf("%s: %s was not called on %s: %v", r.E.Kind, r.E.Tool, r.E.Upstream, r.E.Err)
 }
 

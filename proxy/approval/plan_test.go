@@ -23,7 +23,9 @@ func askPlan(t *testing.T, p *executor.Plan) (string, error) {
 		asked = req.Params.Message
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{Field: true}}}, nil
 	})
-	_, err := g.Plan(t.Context(), eliciting(nil), p)
+	c := eliciting(nil)
+	c.Tool, c.Upstream = "run_plan", "" // the plan's own call: no server
+	_, err := g.Plan(t.Context(), c, p)
 	return asked, err
 }
 
@@ -86,6 +88,9 @@ func TestPlanTooLargeToShowIsRefused(t *testing.T) {
 	msg, err := askPlan(t, p)
 	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Unavailable || !strings.Contains(err.Error(), "split it") {
 		t.Errorf("got %v, want approval_unavailable asking to split the plan", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "on :") {
+		t.Errorf("the refusal %q names an empty server", err)
 	}
 	if msg != "" || len(p.Approved) != 0 {
 		t.Errorf("asked %q and approved %v, want nothing", msg, p.Approved)

@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/mcp-router/mcp-router/proxy/approval"
 )
@@ -27,7 +28,11 @@ type approvalsData struct {
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := approvalsData{Off: c.opts.Approvals == nil}
 	if c.opts.Approvals != nil {
-		d.Pending = c.opts.Approvals.Pending()
+		// Another principal's calls are its own, as its lessons are: an
+		// administrative caller sees them all, any other only its own.
+		d.Pending = slices.DeleteFunc(c.opts.Approvals.Pending(), func(r approval.Request) bool {
+			return !v.Caller.Admin && r.Principal != v.Caller.Principal
+		})
 	}
 	v.Data = d
 	c.render(w, r, "approvals", v)

@@ -189,6 +189,8 @@ func TestDestructiveAnnotations(t *testing.T) {
 		{"the defaults", no, yes, no, yes, false},
 		{"destructive, closed world", no, yes, no, no, true},
 		{"destructive, idempotent", nil, yes, yes, nil, true},
+		{"destructiveHint alone", nil, yes, nil, nil, true},
+		{"the defaults but one left out", no, yes, nil, yes, true},
 		{"read-only", yes, yes, nil, nil, false},
 		{"not destructive", no, no, no, yes, false},
 	} {

@@ -24,11 +24,12 @@ var destructiveVerbs = []string{"delet", "remov", "clean", "drop", "reset", "for
 // destructiveHint true, idempotentHint false, openWorldHint true) are
 // what mcp-go sends for a tool whose server said nothing, so hints equal
 // to them all say nothing: the tool's name may still say it (see
-// isDestructive).
+// isDestructive). A server that sent some hints and left others out said
+// what it sent: destructiveHint true alone counts.
 func Destructive(readOnly, destructive, idempotent, openWorld *bool) bool {
-	set := func(p *bool, def bool) bool { return p != nil && *p != def }
-	if !set(readOnly, false) && !set(destructive, true) && !set(idempotent, false) && !set(openWorld, true) {
-		return false // the defaults, or nothing
+	is := func(p *bool, def bool) bool { return p != nil && *p == def }
+	if is(readOnly, false) && is(destructive, true) && is(idempotent, false) && is(openWorld, true) {
+		return false // all four at the defaults: what mcp-go sends for nothing
 	}
 	return destructive != nil && *destructive && (readOnly == nil || !*readOnly)
 }

@@ -22,7 +22,8 @@ import (
 
 // approvalUpstream is a real MCP server over streamable HTTP that counts
 // the calls it received per tool: wipe is destructive by its server's
-// own hints, write_file is gated by a glob, read is neither.
+// own hints (drop too, by destructiveHint alone), write_file is gated by
+// a glob, read is neither.
 type approvalUpstream struct {
 	url   string
 	calls sync.Map // tool -> *atomic.Int64
@@ -43,6 +44,10 @@ func newApprovalUpstream(t *testing.T) *approvalUpstream {
 		mcp.WithDestructiveHintAnnotation(true), mcp.WithIdempotentHintAnnotation(true), mcp.WithReadOnlyHintAnnotation(false)))
 	add(mcp.NewTool("write_file", mcp.WithDescription("Write a file"), mcp.WithString("path"), mcp.WithString("token")))
 	add(mcp.NewTool("read", mcp.WithDescription("Read a file"), mcp.WithString("path"), mcp.WithReadOnlyHintAnnotation(true)))
+	// drop's server sends destructiveHint alone, as servers built on the
+	// TypeScript SDK do (mcp-go's NewTool sends all four hints).
+	add(mcp.Tool{Name: "drop", Description: "Drop a table", InputSchema: mcp.ToolInputSchema{Type: "object"},
+		Annotations: mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(true)}})
 	hs := httptest.NewServer(server.NewStreamableHTTPServer(srv))
 	t.Cleanup(hs.Close)
 	u.url = hs.URL + "/mcp"
@@ -218,6 +223,18 @@ func TestApprovalUnavailableWithoutElicitation(t *testing.T) {
 		"approved": []any{"a"}})
 	if u.count("wipe") != 0 {
 		t.Errorf("a plan that says approved: %q; the upstream saw %d calls, want none", text, u.count("wipe"))
+	}
+}
+
+// SEC-12: a tool whose server sends destructiveHint: true and no other
+// hint is destructive: approvals.destructive gates it.
+func TestApprovalGatesDestructiveHintAlone(t *testing.T) {
+	u := newApprovalUpstream(t)
+	cfg, _ := approvalConfig(t, u, "refuse")
+	cs := gatedClient(t, cfg, nil)
+	text, isErr := callText(t, cs, "up_drop", map[string]any{})
+	if !isErr || !strings.HasPrefix(text, "approval_unavailable") || u.count("drop") != 0 {
+		t.Errorf("got %q (isError %v), upstream saw %d calls; want approval_unavailable and no call", text, isErr, u.count("drop"))
 	}
 }
 

@@ -26,6 +26,8 @@ func TestPolicyGated(t *testing.T) {
 		{"git_push_all", false, false},
 		{"db_drop", true, true},
 		{"fs_read_file", false, false},
+		{"fs_Write_File", false, true},
+		{"GIT_PUSH", false, true},
 	} {
 		if got := p.Gated(tc.name, tc.destructive); got != tc.want {
 			t.Errorf("Gated(%s, destructive %v) = %v, want %v", tc.name, tc.destructive, got, tc.want)
@@ -33,6 +35,9 @@ func TestPolicyGated(t *testing.T) {
 	}
 	if (Policy{Tools: []string{"x"}}).Gated("y", true) {
 		t.Error("a destructive tool is gated without approvals.destructive")
+	}
+	if !(Policy{Tools: []string{"FS_[W]rite_*"}}).Gated("fs_write_file", false) {
+		t.Error("an upper-case glob does not gate its lower-case tool")
 	}
 	if (Policy{}).On() {
 		t.Error("the zero policy gates something")
@@ -63,7 +68,11 @@ func TestSummary(t *testing.T) {
 	if !strings.Contains(got, `"$<<w.out>>"`) {
 		t.Errorf("summary %q does not show the reference as written", got)
 	}
-	long := Summary(map[string]any{"text": strings.Repeat("é", 2000)})
+	many := map[string]any{}
+	for _, k := range strings.Split("abcdefghij", "") {
+		many[k] = strings.Repeat("é", 2000)
+	}
+	long := Summary(many)
 	if len(long) > MaxSummaryBytes+len("…") || !utf8.ValidString(long) || !strings.HasSuffix(long, "…") {
 		t.Errorf("a long summary is %d bytes (valid UTF-8 %v), want at most %d and marked cut", len(long), utf8.ValidString(long), MaxSummaryBytes)
 	}
@@ -81,12 +90,12 @@ func TestQueueBoundRefusesTheNewest(t *testing.T) {
 		results := make(chan bool, 2)
 		for _, tool := range []string{"a", "b"} {
 			go func() {
-				ok, _ := q.Wait(t.Context(), Request{Tool: tool})
+				ok, _ := q.Wait(t.Context(), Request{Tool: tool, Principal: "p-" + tool})
 				results <- ok
 			}()
 		}
 		synctest.Wait()
-		if _, err := q.Wait(t.Context(), Request{Tool: "c"}); !errors.Is(err, ErrQueueFull) {
+		if _, err := q.Wait(t.Context(), Request{Tool: "c", Principal: "p-c"}); !errors.Is(err, ErrQueueFull) {
 			t.Fatalf("a third call: got %v, want ErrQueueFull", err)
 		}
 		pending := q.Pending()
@@ -203,4 +212,64 @@ func TestRoundsBelieveOnlyTheirOwnState(t *testing.T) {
 			t.Errorf("an answer after the lapse: asked %v lapsed %v, want a lapsed answer", asked, lapsed)
 		}
 	})
+}
+
+// The gate fails closed: a call that reaches it under a name approvals.tools
+// gates is asked about even when the catalog does not have the name (it
+// was relisted meanwhile, or came by a path that skipped the catalog).
+func TestStageGatesANameTheCatalogLacks(t *testing.T) {
+	g := New(Options{Policy: Policy{Tools: []string{"fs_*"}},
+		Tool: func(string) (string, bool, bool) { return "", false, false },
+		Ask: func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+		}})
+	var called bool
+	_, err := g.Stage(t.Context(), eliciting(map[string]any{}), upstreamCalled(&called))
+	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Declined || called {
+		t.Errorf("got %v (upstream called %v), want declined_by_user and no call", err, called)
+	}
+}
+
+// A stateless-era plan step that needs approval its plan did not give
+// (its tool became gated after the plan was asked about) is refused: an
+// input round answered to a step would read as the step's success.
+func TestStageRefusesAStatelessStepUnasked(t *testing.T) {
+	c := eliciting(map[string]any{})
+	c.Era, c.Plan, c.Step = call.Stateless, "p1", "wipe"
+	var called bool
+	res, err := gate(Policy{Destructive: true}, nil).Stage(t.Context(), c, upstreamCalled(&called))
+	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Unavailable || called || res != nil {
+		t.Errorf("got %v, %v (upstream called %v), want approval_unavailable, no result and no call", res, err, called)
+	}
+}
+
+// Only an accepted form whose approve is the boolean true approves: a
+// string "true", a number, a decline or cancel that carries approve, an
+// answer with no content do not; extra fields beside approve: true do not
+// change it.
+func TestElicitationAnswers(t *testing.T) {
+	for name, tc := range map[string]struct {
+		action  mcp.ElicitationResponseAction
+		content any
+		want    bool
+	}{
+		"approve true":             {mcp.ElicitationResponseActionAccept, map[string]any{Field: true}, true},
+		"approve true, extra keys": {mcp.ElicitationResponseActionAccept, map[string]any{Field: true, "note": "ok"}, true},
+		`approve "true"`:           {mcp.ElicitationResponseActionAccept, map[string]any{Field: "true"}, false},
+		"approve 1":                {mcp.ElicitationResponseActionAccept, map[string]any{Field: 1}, false},
+		"Approve true":             {mcp.ElicitationResponseActionAccept, map[string]any{"Approve": true}, false},
+		"no content":               {mcp.ElicitationResponseActionAccept, nil, false},
+		"a list":                   {mcp.ElicitationResponseActionAccept, []any{true}, false},
+		"declined with approve":    {mcp.ElicitationResponseActionDecline, map[string]any{Field: true}, false},
+		"cancelled with approve":   {mcp.ElicitationResponseActionCancel, map[string]any{Field: true}, false},
+	} {
+		g := gate(Policy{Destructive: true}, func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: tc.action, Content: tc.content}}, nil
+		})
+		var called bool
+		_, err := g.Stage(t.Context(), eliciting(map[string]any{}), upstreamCalled(&called))
+		if called != tc.want || (err == nil) != tc.want {
+			t.Errorf("%s: upstream called %v, err %v; want called %v", name, called, err, tc.want)
+		}
+	}
 }

@@ -36,7 +36,7 @@ type Options struct {
 	Policy Policy
 	// Tool tells, of an exposed tool name, its upstream and whether its
 	// server marked it destructive; ok is false for a name the catalog
-	// does not have (the gate then lets authorisation refuse it).
+	// does not have (approvals.tools still gates it).
 	Tool func(name string) (upstream string, destructive, ok bool)
 	// Ask asks the client of ctx's request for input (elicitation); nil
 	// when there is no client to ask.
@@ -90,12 +90,27 @@ func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp
 	return next(ctx, c)
 }
 
+// gated tells that a call of tool must be approved. A name the catalog
+// does not have (now) is still gated by approvals.tools: the gate fails
+// closed whatever reached it.
 func (g *Gate) gated(tool string) bool {
-	if !g.o.Policy.On() || g.o.Tool == nil {
+	if !g.o.Policy.On() {
 		return false
 	}
-	_, destructive, ok := g.o.Tool(tool)
-	return ok && g.o.Policy.Gated(tool, destructive)
+	destructive := false
+	if g.o.Tool != nil {
+		_, destructive, _ = g.o.Tool(tool)
+	}
+	return g.o.Policy.Gated(tool, destructive)
+}
+
+// upstream is the server of tool, "" when unknown.
+func (g *Gate) upstream(tool string) string {
+	if g.o.Tool == nil {
+		return ""
+	}
+	up, _, _ := g.o.Tool(tool)
+	return up
 }
 
 // decide asks the person about what (a call, or a plan's steps; subject
@@ -119,8 +134,8 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 	case g.o.Policy.mode() == Console && g.o.Queue != nil:
 		how, err = g.console(ctx, c, what, upstream)
 	default:
-		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation), "+
-			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", g.o.Policy.mode()))
+		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation%s), "+
+			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", stepNote(c), g.o.Policy.mode()))
 	}
 	if _, ok := errors.AsType[*InputRequired](err); ok {
 		return "", err
@@ -132,6 +147,14 @@ func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, 
 	}
 	g.o.Logger.Info("call approved", "tool", c.Tool, "upstream", c.Upstream, "how", how)
 	return how, nil
+}
+
+// stepNote says why a stateless-era plan step cannot ask.
+func stepNote(c *call.Call) string {
+	if c.Era == call.Stateless && c.Step != "" {
+		return ", or this is a step its plan's question did not list: run the plan again"
+	}
+	return ""
 }
 
 // canElicit tells that c's client declared elicitation on a session that
@@ -224,6 +247,9 @@ func refused(k call.Kind, c *call.Call, err error) *Refusal {
 }
 
 func (r *Refusal) Error() string {
+	if r.E.Upstream == "" { // a plan's question: its steps' servers are in it
+		return fmt.Sprintf("%s: %s was not run: %v", r.E.Kind, r.E.Tool, r.E.Err)
+	}
 	return fmt.Sprintf("%s: %s was not called on %s: %v", r.E.Kind, r.E.Tool, r.E.Upstream, r.E.Err)
 }
 

@@ -13,16 +13,27 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// Item is one gated call as the person reads it.
+// Item is one gated step of a plan as the person reads it.
 type Item struct {
 	Step, Tool, Upstream string
-	Args                 string // Summary of its arguments
+	// Each is, for a foreach step, the array it runs once per element of,
+	// as written; "" for a step that makes one call.
+	Each string
+	args any // as written: summarised in the room the question leaves
 }
+
+// minStepBytes is the least room for a step's arguments in a plan's
+// question; a plan whose gated steps do not fit with that much each is
+// not asked about (split it).
+const minStepBytes = 60
 
 // Plan asks the person once, before p runs, about all of its gated steps,
 // and on approval marks them approved on p (executor.Plan.Approved), so
 // that its steps pass the gate unasked. Arguments that references fill in
-// are shown as the references they are. A dry run asks nothing. A
+// are shown as the references they are, and the question says that
+// their values are not known yet; a foreach step says what it runs over.
+// Every gated step is in the question, or none is asked about: a plan
+// whose steps do not fit is refused. A dry run asks nothing. A
 // refusal is the error; no step of p runs then. A stateless-era client is
 // asked in a round of its request: the result to answer with instead.
 func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error) {
@@ -32,15 +43,24 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 	var items []Item
 	for _, st := range p.Steps {
 		if g.gated(st.Tool) {
-			up, _, _ := g.o.Tool(st.Tool)
-			items = append(items, Item{Step: st.ID, Tool: st.Tool, Upstream: up, Args: Summary(st.Args)})
+			it := Item{Step: st.ID, Tool: st.Tool, Upstream: g.upstream(st.Tool), args: st.Args}
+			if st.Foreach != nil {
+				it.Each = summary(st.Foreach, MaxValueBytes)
+			}
+			items = append(items, it)
 		}
 	}
 	if len(items) == 0 {
 		return nil, nil
 	}
 	start := time.Now()
-	how, err := g.decide(ctx, c, planText(items), items[0].Upstream, p.Steps)
+	what, err := planText(items)
+	if err != nil {
+		err = refused(Unavailable, c, err)
+		g.auditPlan(c, items, start, "", err)
+		return nil, err
+	}
+	how, err := g.decide(ctx, c, what, items[0].Upstream, p.Steps)
 	if ir, ok := errors.AsType[*InputRequired](err); ok {
 		return ir.Result, nil
 	}
@@ -54,14 +74,37 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 	return nil, nil
 }
 
-// planText lists a plan's gated steps for the question.
-func planText(items []Item) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "run a plan with %d step(s) that need approval:", len(items))
-	for _, it := range items {
-		fmt.Fprintf(&b, "\n- step %s: %s on %s with %s", it.Step, it.Tool, it.Upstream, it.Args)
+// planText lists every gated step of a plan for the question, each
+// step's arguments cut shorter until all fit the message.
+func planText(items []Item) (string, error) {
+	for n := MaxSummaryBytes; n >= minStepBytes; n /= 2 {
+		if text := planLines(items, n); len(text) <= maxWhat {
+			return text, nil
+		}
 	}
-	return b.String()
+	return "", fmt.Errorf("the plan has %d steps that need approval, too many to show the person in one question: split it into smaller plans", len(items))
+}
+
+// planLines lists items, the arguments of each cut to n bytes.
+func planLines(items []Item, n int) string {
+	var b strings.Builder
+	unknown := false // some value is filled in as the plan runs
+	for _, it := range items {
+		args := summary(it.args, n)
+		fmt.Fprintf(&b, "\n- step %s: %s on %s", it.Step, it.Tool, it.Upstream)
+		if it.Each != "" {
+			fmt.Fprintf(&b, ", once for each element of %s,", it.Each)
+		}
+		fmt.Fprintf(&b, " with %s", args)
+		if strings.Contains(args, "$<<") || it.Each != "" {
+			unknown = true
+		}
+	}
+	head := fmt.Sprintf("run a plan with %d step(s) that need approval", len(items))
+	if unknown {
+		head += " ($<<...>> values are filled in from earlier steps' results as the plan runs: they are not known now)"
+	}
+	return head + ":" + b.String()
 }
 
 // auditPlan records the answer to a plan's question for each gated step:

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,8 @@ type Policy struct {
 	// Destructive gates every tool whose server marked it destructive
 	// (see routing.Destructive) [false].
 	Destructive bool
-	// Tools are globs (path.Match) over exposed tool names gated besides.
+	// Tools are globs (path.Match, whatever the case) over exposed tool
+	// names gated besides.
 	Tools []string
 	// WithoutElicitation is what to do when the client cannot be asked
 	// [Refuse].
@@ -79,13 +81,15 @@ func CheckGlob(glob string) error {
 func (p Policy) On() bool { return p.Destructive || len(p.Tools) > 0 }
 
 // Gated tells that a call of the tool exposed as name must be approved;
-// destructive is whether its server marked it so.
+// destructive is whether its server marked it so. Globs match whatever
+// the case: fs_write_* gates fs_Write_File too (a server that renames a
+// tool's case does not ungate it).
 func (p Policy) Gated(name string, destructive bool) bool {
 	if p.Destructive && destructive {
 		return true
 	}
 	return slices.ContainsFunc(p.Tools, func(g string) bool {
-		ok, _ := path.Match(g, name)
+		ok, _ := path.Match(strings.ToLower(g), strings.ToLower(name))
 		return ok
 	})
 }

@@ -9,6 +9,14 @@ import (
 // MaxMessageBytes bounds the message of the question the person reads.
 const MaxMessageBytes = 4000
 
+// The words around what a question asks about; maxWhat is the room the
+// message leaves it.
+const (
+	askPrefix = "mcp-router asks your approval to "
+	askSuffix = ". Set approve and accept to let it go on; decline to stop it."
+	maxWhat   = MaxMessageBytes - len(askPrefix) - len(askSuffix)
+)
+
 // Field is the one field of the approval form: a boolean the person sets
 // to approve.
 const Field = "approve"
@@ -19,8 +27,7 @@ const Field = "approve"
 // client's error.
 func Question(what string) mcp.ElicitationRequest {
 	req := mcp.ElicitationRequest{}
-	req.Params.Message = clip("mcp-router asks your approval to "+what+
-		". Set approve and accept to let it go on; decline to stop it.", MaxMessageBytes)
+	req.Params.Message = clip(askPrefix+what+askSuffix, MaxMessageBytes)
 	req.Params.RequestedSchema = map[string]any{
 		"type": "object",
 		"properties": map[string]any{

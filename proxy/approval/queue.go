@@ -16,6 +16,11 @@ import (
 // refused rather than allowed to push older requests out.
 const DefaultQueue = 32
 
+// perPrincipal is the share of a queue one principal's calls may hold (a
+// quarter, at least one): one client's model filling the queue cannot
+// keep every other principal's calls from waiting.
+func perPrincipal(n int) int { return max(1, n/4) }
+
 // ErrQueueFull refuses a call that would wait in a full console queue.
 var ErrQueueFull = errors.New("the console's approval queue is full")
 
@@ -42,7 +47,7 @@ type Request struct {
 // Queue holds the calls waiting for an administrative principal's answer
 // in the console, at most its bound; the console lists and answers them.
 type Queue struct {
-	max int
+	max, each int // in all, and of one principal
 
 	mu      sync.Mutex
 	served  bool                // a console answers (Serve)
@@ -54,12 +59,13 @@ type waiting struct {
 	answer chan bool // buffered: the answer never blocks
 }
 
-// NewQueue returns a queue of at most max calls [DefaultQueue].
+// NewQueue returns a queue of at most max calls [DefaultQueue], a
+// quarter of them (at least one) of any one principal.
 func NewQueue(max int) *Queue {
 	if max <= 0 {
 		max = DefaultQueue
 	}
-	return &Queue{max: max, pending: map[string]*waiting{}}
+	return &Queue{max: max, each: perPrincipal(max), pending: map[string]*waiting{}}
 }
 
 // Serve says that a console answers the queue from now on; until then,
@@ -71,8 +77,9 @@ func (q *Queue) Serve() {
 }
 
 // Wait puts r in the queue and waits for its answer, or for ctx to end;
-// a full queue refuses r at once with ErrQueueFull, and one no console
-// answers with ErrNoConsole.
+// a full queue, or one that holds its share of r.Principal's calls,
+// refuses r at once with ErrQueueFull, and one no console answers with
+// ErrNoConsole.
 func (q *Queue) Wait(ctx context.Context, r Request) (bool, error) {
 	w, err := q.add(r)
 	if err != nil {
@@ -99,9 +106,22 @@ func (q *Queue) add(r Request) (*waiting, error) {
 	if len(q.pending) >= q.max {
 		return nil, fmt.Errorf("%w (%d calls wait for an answer)", ErrQueueFull, q.max)
 	}
+	if q.countLocked(r.Principal) >= q.each {
+		return nil, fmt.Errorf("%w for this principal (%d of its calls wait for an answer)", ErrQueueFull, q.each)
+	}
 	w := &waiting{req: r, answer: make(chan bool, 1)}
 	q.pending[r.ID] = w
 	return w, nil
+}
+
+func (q *Queue) countLocked(principal string) int {
+	n := 0
+	for _, w := range q.pending {
+		if w.req.Principal == principal {
+			n++
+		}
+	}
+	return n
 }
 
 func (q *Queue) drop(id string) {

@@ -54,8 +54,11 @@ func newRounds() *rounds {
 }
 
 // canRound tells that c's client can be asked in a round of its request.
+// A plan's step cannot: its request is the plan's, whose question was
+// asked before it ran, and an input_required answer to a step would read
+// as the step's success while its call was never made.
 func canRound(c *call.Call) bool {
-	return c.Era == call.Stateless && c.Caps != nil && c.Caps.Elicitation != nil
+	return c.Era == call.Stateless && c.Step == "" && c.Caps != nil && c.Caps.Elicitation != nil
 }
 
 // ask is the input_required result that asks what about subject.

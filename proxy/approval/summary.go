@@ -2,9 +2,14 @@ package approval
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -13,11 +18,25 @@ import (
 // person reads.
 const MaxSummaryBytes = 600
 
+// MaxValueBytes bounds one string of the arguments in a summary: a long
+// value is cut, its size said, so that the keys after it still show (a
+// padded first value cannot push the one that matters out of sight).
+const MaxValueBytes = 120
+
 // Summary is args as the person reads them: JSON, each string under a
 // key named like a credential (or shaped like one) replaced by
-// "[redacted]", every secret the result scan knows by its shape redacted,
-// cut to MaxSummaryBytes at a UTF-8 boundary.
+// "[redacted]", passwords and credential-named parameters of URLs and
+// Bearer credentials in text redacted, every secret the result scan knows
+// by its shape redacted, each string cut to MaxValueBytes, invisible and
+// direction-changing characters written as \u escapes (so that the text
+// reads as what it is), the whole cut to MaxSummaryBytes at a UTF-8
+// boundary.
 func Summary(args any) string {
+	return summary(args, MaxSummaryBytes)
+}
+
+// summary is Summary cut to n bytes.
+func summary(args any, n int) string {
 	if raw, ok := args.(json.RawMessage); ok {
 		var v any
 		if json.Unmarshal(raw, &v) == nil {
@@ -30,11 +49,11 @@ func Summary(args any) string {
 	if err := enc.Encode(redact("", args)); err != nil {
 		return "(arguments not readable)"
 	}
-	return clip(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n")), MaxSummaryBytes)
+	return clip(visible(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n"))), n)
 }
 
 // redact is v with the strings that look like secrets, by their key or
-// their shape, replaced.
+// their shape, replaced, and long strings cut.
 func redact(key string, v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -53,9 +72,66 @@ func redact(key string, v any) any {
 		if integrity.SecretReason(key, v) != "" && !strings.Contains(v, "$<<") {
 			return "[redacted]"
 		}
+		v = bearer.ReplaceAllString(urls.ReplaceAllStringFunc(v, redactURL), "$1 [redacted]")
+		if len(v) > MaxValueBytes {
+			return fmt.Sprintf("%s…(%d bytes in all)", strings.ToValidUTF8(v[:MaxValueBytes], ""), len(v))
+		}
+		return v
 	}
 	return v
 }
+
+var (
+	urls = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+	// A credential after Bearer or Basic: long, and not a path, so that
+	// "basic /home/me" still reads as written.
+	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+=-][A-Za-z0-9._~+/=-]{15,}`)
+)
+
+// redactURL is raw with its password and the values of its query
+// parameters named like credentials (or shaped like them) replaced.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	params := strings.Split(u.RawQuery, "&")
+	for i, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		key, _ := url.QueryUnescape(k)
+		val, _ := url.QueryUnescape(v)
+		if integrity.SecretReason(key, val) != "" {
+			params[i] = k + "=redacted"
+		}
+	}
+	u.RawQuery = strings.Join(params, "&")
+	return u.String()
+}
+
+// visible is s with the characters a reader cannot see or that reorder
+// what follows them (format characters: bidirectional controls, zero
+// widths, tags) written as JSON \u escapes.
+func visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !hidden(r) {
+			b.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, `\u%04x`, u)
+		}
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool { return unicode.Is(unicode.Cf, r) }
 
 // clip cuts s to at most n bytes at a UTF-8 boundary, marking the cut.
 func clip(s string, n int) string {

@@ -76,6 +76,24 @@ func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
 	}
 }
 
+// A cold start, where every server is a child still starting (npx
+// installing its package), reads as servers to come, never as a gateway
+// of 0 tools.
+func TestStdioInstructionsWhileNoServerHasConnected(t *testing.T) {
+	hung := hungStdio("notes")
+	hung.Description = "Notes on disk"
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{hung}})
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	got := c.session.InitializeResult().Instructions
+	if strings.Contains(got, "0 tools") || !strings.Contains(got, "gateway to 1 MCP servers, none connected yet") ||
+		!strings.Contains(got, "notes (starting: Notes on disk)") {
+		t.Fatalf("instructions while the only server starts:\n%s", got)
+	}
+}
+
 // The pending servers are named within the instructions' bound; those past
 // it are counted.
 func TestInstructionsCountPendingServersPastTheBound(t *testing.T) {

@@ -94,6 +94,24 @@ func TestStdioInstructionsWhileNoServerHasConnected(t *testing.T) {
 	}
 }
 
+// A server left out for its configuration (a variable not set) is named
+// in the instructions with why, so the model can tell the user that a
+// capability is off rather than that it does not exist.
+func TestStdioInstructionsNameDisabledServers(t *testing.T) {
+	off := DisabledUpstream{Name: "tickets", Prefix: "tickets_", Description: "Support tickets",
+		Err: errors.New("p.yaml:9: TICKETS_TOKEN is not set"), Reason: "environment variable TICKETS_TOKEN is not set"}
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Disabled: []DisabledUpstream{off}})
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.AwaitBuiltins(t.Context())
+	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	got := c.session.InitializeResult().Instructions
+	if want := "tickets (disabled, environment variable TICKETS_TOKEN is not set: Support tickets)"; !strings.Contains(got, want) || strings.Contains(got, "p.yaml") {
+		t.Fatalf("instructions lack %q (or show the file):\n%s", want, got)
+	}
+}
+
 // The pending servers are named within the instructions' bound; those past
 // it are counted.
 func TestInstructionsCountPendingServersPastTheBound(t *testing.T) {

@@ -76,6 +76,42 @@ func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
 	}
 }
 
+// A cold start, where every server is a child still starting (npx
+// installing its package), reads as servers to come, never as a gateway
+// of 0 tools.
+func TestStdioInstructionsWhileNoServerHasConnected(t *testing.T) {
+	hung := hungStdio("notes")
+	hung.Description = "Notes on disk"
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{hung}})
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	got := c.session.InitializeResult().Instructions
+	if strings.Contains(got, "0 tools") || !strings.Contains(got, "gateway to 1 MCP servers, none connected yet") ||
+		!strings.Contains(got, "notes (starting: Notes on disk)") {
+		t.Fatalf("instructions while the only server starts:\n%s", got)
+	}
+}
+
+// A server left out for its configuration (a variable not set) is named
+// in the instructions with why, so the model can tell the user that a
+// capability is off rather than that it does not exist.
+func TestStdioInstructionsNameDisabledServers(t *testing.T) {
+	off := DisabledUpstream{Name: "tickets", Prefix: "tickets_", Description: "Support tickets",
+		Err: errors.New("p.yaml:9: TICKETS_TOKEN is not set"), Reason: "environment variable TICKETS_TOKEN is not set"}
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins, Disabled: []DisabledUpstream{off}})
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.AwaitBuiltins(t.Context())
+	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	got := c.session.InitializeResult().Instructions
+	if want := "tickets (disabled, environment variable TICKETS_TOKEN is not set: Support tickets)"; !strings.Contains(got, want) || strings.Contains(got, "p.yaml") {
+		t.Fatalf("instructions lack %q (or show the file):\n%s", want, got)
+	}
+}
+
 // The pending servers are named within the instructions' bound; those past
 // it are counted.
 func TestInstructionsCountPendingServersPastTheBound(t *testing.T) {

@@ -113,7 +113,7 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 		upstreams[t.Upstream]++
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", len(c.Tools), len(upstreams))
+	b.WriteString(headline(len(c.Tools), len(upstreams), len(pending)))
 	usage := usageText(routed, planner)
 	budget := maxInstructions - b.Len() - len(usage) - len(" Servers by domain: .") - 2
 	later := pendingText(pending, budget/2)
@@ -140,6 +140,20 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 	b.WriteString(later)
 	b.WriteString("\n" + usage)
 	return clip.Ellipsis(b.String(), maxInstructions)
+}
+
+// headline says what the gateway serves: the tools of the connected
+// servers and, while some are pending, that more are to come, so that a
+// cold start (npx still installing) never reads as a gateway of 0 tools.
+func headline(tools, connected, pending int) string {
+	switch {
+	case pending == 0:
+		return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", tools, connected)
+	case connected == 0:
+		return fmt.Sprintf("mcp-router is a gateway to %d MCP servers, none connected yet (see below); their tools are named <server>_<tool>.", pending)
+	}
+	return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers so far, and %d more servers not connected yet (see below); tools are named <server>_<tool>.",
+		tools, connected, pending)
 }
 
 // pendingServer is a configured upstream whose tools are not in the

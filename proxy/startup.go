@@ -216,5 +216,8 @@ func (h *Hub) pendingServers() []pendingServer {
 		}
 		out = append(out, pendingServer{Name: u.Name(), State: state, About: u.Config().Description})
 	}
+	for _, d := range h.disabledNow().list {
+		out = append(out, pendingServer{Name: d.Name, State: strings.TrimSuffix("disabled, "+d.Reason, ", "), About: d.Description})
+	}
 	return out
 }

@@ -192,6 +192,8 @@ func hint(s proxy.Status) string {
 		return fmt.Sprintf("set %s where mcp-router starts (the \"env\" of the client's mcp-router entry; `mcp-router install` writes it), or give it a fallback: ${%s:-value}. The other upstreams run without this one", unset.Name, unset.Name)
 	case s.State == proxy.StateDisabled:
 		return "fix this upstream's entry in the profile; the other upstreams run without it"
+	case strings.Contains(s.Err, "working directory (cwd)") && !s.Started:
+		return "the upstream's working directory is missing or not a directory: fix its cwd in the profile, or create the folder"
 	case errors.Is(s.Cause, exec.ErrNotFound) || strings.Contains(s.Err, "no such file or directory") && !s.Started:
 		return "the command was not found: check its name and your PATH, or install it (npx needs Node.js, uvx needs uv)"
 	case strings.Contains(stderr, "404") && strings.Contains(stderr, "npm"),

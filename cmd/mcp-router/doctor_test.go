@@ -41,7 +41,8 @@ func unauthorized(t *testing.T) *httptest.Server {
 // for each failure; it exits 1 when any failed.
 func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	bin := buildBinary(t)
-	hung := "      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n" // never answers
+	hung := "      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n" + // never answers
+		"      badcwd: {command: sh, args: [\"-c\", \"cat >/dev/null\"], cwd: /no-such-folder-anywhere}\n"
 	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp?key=s3cret", hung)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "500ms", "--config", cfg, "--log-level", "error")
@@ -62,6 +63,10 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	}
 	if c := got["hung"]; c.OK || !c.Started || c.Initialized || !strings.Contains(c.Error, "no answer to initialize") || !strings.Contains(c.Hint, "hangs") {
 		t.Errorf("hung: %+v, want started, no answer to initialize, a hint that it hangs", c)
+	}
+	if c := got["badcwd"]; c.OK || c.Started || !strings.Contains(c.Error, "/no-such-folder-anywhere") ||
+		!strings.Contains(c.Hint, "cwd") || strings.Contains(c.Hint, "not found") {
+		t.Errorf("badcwd: %+v, want not started, the folder named, a hint about cwd (the command is there)", c)
 	}
 	for _, name := range []string{"missing", "exits", "remote", "hung"} {
 		if !strings.Contains(stderr.String(), name) {

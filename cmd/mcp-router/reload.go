@@ -198,12 +198,30 @@ func (r *reloader) applyAll(ctx context.Context, cfg *config.Config, prof config
 		case err != nil:
 			errs = append(errs, startError(cfg, p, err)) // a collision names the line of the upstream that lost
 		default:
+			r.logDisabled(hubs[name], p.Disabled)
 			hubs[name].SetDisabled(p.Disabled) // an entry an edit broke, or mended
 			r.log.Info("config reloaded", "file", r.file, "profile", name,
 				"added", change.Added, "removed", change.Removed, "restarted", change.Restarted)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// logDisabled warns of each entry that an edit disabled, or disabled for
+// another reason: the reload's own line counts it among the removed, and
+// says not why.
+func (r *reloader) logDisabled(h *proxy.Hub, ds []proxy.DisabledUpstream) {
+	was := map[string]string{}
+	for _, s := range h.Status() {
+		if s.State == proxy.StateDisabled {
+			was[s.Name] = s.Err
+		}
+	}
+	for _, d := range ds {
+		if d.Err != nil && was[d.Name] != d.Err.Error() {
+			r.log.Warn("upstream disabled", "upstream", d.Name, "err", d.Err)
+		}
+	}
 }
 
 // refuse keeps the running configuration and says why, in the log (once

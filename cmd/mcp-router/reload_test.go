@@ -211,6 +211,9 @@ func TestServeAppliesProfileEditsWithoutARestart(t *testing.T) {
 	if got := a.mustCall(t, "keep_pid", nil); got != keepPID {
 		t.Errorf("keep's process after edit was disabled: got %s, want %s", got, keepPID)
 	}
+	if !regexp.MustCompile(`upstream disabled upstream=edit err=\S*profiles.yaml:\d+: .*RELOAD_TEST_UNSET`).MatchString(log.String()) {
+		t.Errorf("the log does not say that edit was disabled, with the file, line and variable:\n%s", log.String())
+	}
 }
 
 // saveByRename writes content to path the way many editors save: into

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,4 +103,13 @@ func (u *Upstream) npxRepair(err error, stderr []string) error {
 		}
 	}
 	return out
+}
+
+// repaired reports whether err is a start that failed in a half-installed
+// npx folder which is now removed: the next attempt installs afresh and is
+// the first that can succeed, so the upstream is still starting (a call
+// waits for it, as for any first start; npxRepair removes a folder once).
+func repaired(err error) bool {
+	var npx *npxCacheError
+	return errors.As(err, &npx) && npx.cleared
 }

@@ -17,8 +17,8 @@ const shownStderrLines = 5
 // errorLine matches a line that says what went wrong: an error or
 // exception with its message (Node's "Error [ERR_MODULE_NOT_FOUND]: …",
 // Python's "ModuleNotFoundError: …", "error: …"), a missing file or
-// module, a denied access, a Go panic or fatal error, npm's cache errors.
-var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
+// module or folder, a denied access, a Go panic or fatal error, npm's cache errors.
+var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|cannot access|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
 
 // noise matches lines that name an error without explaining it: a stack
 // frame, a code excerpt, npm's error details and log path, npm's warnings.

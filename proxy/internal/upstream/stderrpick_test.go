@@ -31,6 +31,11 @@ Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/c/_npx/15b07286cbcc3329/n
 Node.js v20.20.2`,
 		want: []string{"Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/c/_npx/15b07286cbcc3329/node_modules/zod/index.js' imported from /tmp/c/_npx/15b07286cbcc3329/node_modules/@modelcontextprotocol/server-memory/dist/index.js"},
 	}, {
+		name: "filesystem server given a folder that does not exist",
+		stderr: `Warning: Cannot access directory /home/ada/no-such-dir, skipping
+Error: None of the specified directories are accessible`,
+		want: []string{"Warning: Cannot access directory /home/ada/no-such-dir, skipping", "Error: None of the specified directories are accessible"},
+	}, {
 		name: "python traceback",
 		stderr: `Traceback (most recent call last):
   File "<string>", line 5, in <module>

@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -84,6 +85,9 @@ const (
 // startChild starts cfg's command with pipes we own. Its stderr goes to
 // stderr (the log, line by line) and to tail when set, never to our stdout.
 func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
+	if err := checkCwd(cfg.Cwd); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
+	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
 	cmd.Env = childEnv(os.Environ(), cfg.Env)
@@ -117,6 +121,24 @@ func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 	go stderr.copy(errR, tail)
 	go c.wait()
 	return c, nil
+}
+
+// checkCwd says what is wrong with a child's working directory: exec
+// reports a missing one as the command's path not found, which sends a
+// person looking for the command.
+func checkCwd(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("working directory (cwd) %s: %w", dir, pe.Err)
+	}
+	if err == nil && !fi.IsDir() {
+		return fmt.Errorf("working directory (cwd) %s is not a directory", dir)
+	}
+	return err
 }
 
 func closeAll(files ...*os.File) {

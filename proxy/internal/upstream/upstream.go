@@ -140,7 +140,9 @@ func (u *Upstream) Run(ctx context.Context) {
 		}
 		u.mu.Unlock()
 		u.logger.Warn("upstream down", "err", WithoutURL(err), "retry_in", delay.Round(time.Millisecond))
-		u.markFirst() // after the log line: who waits for the first attempt finds it logged
+		if !repaired(err) {
+			u.markFirst() // after the log line: who waits for the first attempt finds it logged
+		}
 		if !sleep(ctx, delay) {
 			u.setState(StateStopped, nil)
 			return

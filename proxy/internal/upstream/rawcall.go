@@ -55,7 +55,10 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if dec.Decode(&lean) != nil || dec.More() || lean.Content == nil || string(lean.StructuredContent) == "null" {
 		return mcp.ParseCallToolResult(&raw)
 	}
-	res := &mcp.CallToolResult{IsError: lean.IsError, Content: make([]mcp.Content, len(lean.Content))}
+	res := &mcp.CallToolResult{IsError: lean.IsError}
+	if len(lean.Content) > 0 { // mcp-go leaves an empty list nil
+		res.Content = make([]mcp.Content, len(lean.Content))
+	}
 	for i, c := range lean.Content {
 		if c.Type != "text" || c.Text == nil {
 			return mcp.ParseCallToolResult(&raw)

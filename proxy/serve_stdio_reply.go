@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
@@ -306,9 +307,10 @@ type fastCallRequest struct {
 // does not serve as mcp-go would, which mcp-go then serves: a message
 // that does not decode, a request of the stateless era, a task or a
 // multi-round-trip request, the gateway's own tools, a name not
-// registered (holdForStart's and mcp-go's answers), and any call while
-// tracing is on (traceCalls wraps mcp-go's handler). The call is
-// cancelled by notifications/cancelled for its id (cancelFast).
+// registered (holdForStart's and mcp-go's answers), a tool that requires
+// a task (mcp-go refuses it), and any call while tracing is on
+// (traceCalls wraps mcp-go's handler). The call is cancelled by
+// notifications/cancelled for its id (cancelFast).
 func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (reply any, ok bool) {
 	var req fastCallRequest
 	if key == "" || json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
@@ -319,7 +321,7 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 		mcp.IsModernProtocol(p.Meta.ProtocolVersion()) || c.s.hub.opts.Tracing != nil || isOwnTool(p.Name) {
 		return nil, false
 	}
-	if _, known := c.s.hub.Catalog().Tool(p.Name); !known || c.s.mcp.GetTool(p.Name) == nil {
+	if _, known := c.s.hub.Catalog().Tool(p.Name); !known || !syncCallable(c.s.mcp.GetTool(p.Name)) {
 		return nil, false
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -338,6 +340,13 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 		res = c.s.callVia(ctx, c.s.mcp, cl)
 	}
 	return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(requestIDValue(m.ID())), Result: res}, true
+}
+
+// syncCallable reports whether mcp-go would call t's handler for a
+// tools/call without a task: t is registered, and does not require task
+// augmentation.
+func syncCallable(t *server.ServerTool) bool {
+	return t != nil && (t.Tool.Execution == nil || t.Tool.Execution.TaskSupport != mcp.TaskSupportRequired)
 }
 
 // requestIDValue is a request id as mcp-go reads it into its reply: a

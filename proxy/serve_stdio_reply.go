@@ -313,7 +313,8 @@ type fastCallRequest struct {
 // notifications/cancelled for its id (cancelFast).
 func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (reply any, ok bool) {
 	var req fastCallRequest
-	if key == "" || json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
+	if key == "" || bytes.Contains(m.Line, protocolVersionKey) || // the stateless era, most likely: not decoded twice
+		json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
 		return nil, false
 	}
 	p := &req.Params
@@ -341,6 +342,9 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 	}
 	return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(requestIDValue(m.ID())), Result: res}, true
 }
+
+// protocolVersionKey is the _meta key of a request of the stateless era.
+var protocolVersionKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
 
 // syncCallable reports whether mcp-go would call t's handler for a
 // tools/call without a task: t is registered, and does not require task

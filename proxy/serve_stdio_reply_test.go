@@ -3,10 +3,15 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // encoderLine is what a json.Encoder writes for msg.
@@ -122,3 +127,51 @@ func FuzzCallReply(f *testing.F) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The fast path answers a session-era tools/call of a catalog tool, and
+// leaves to mcp-go each request it would not answer as mcp-go does.
+func TestStdioFastCallServes(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
+	t.Cleanup(srv.Close)
+	c := &stdioConn{s: srv}
+	ctx := srv.mcp.WithContext(t.Context(), newStdioSession(func(any) error { return nil }))
+	const handshake = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`
+	for name, tc := range map[string]struct {
+		params string
+		served bool
+	}{
+		"catalog tool":       {`{"name":"alpha_echo","arguments":{"text":"fast"}}`, true},
+		"own tool":           {`{"name":"call_tool","arguments":{"name":"alpha_echo","arguments":{"text":"x"}}}`, false},
+		"unknown tool":       {`{"name":"alpha_nothing"}`, false},
+		"stateless era":      {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, false},
+		"task":               {`{"name":"alpha_echo","task":{"ttl":1000}}`, false},
+		"multi-round answer": {`{"name":"alpha_echo","requestState":"s"}`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := wire.NewStdioFilter(strings.NewReader(handshake+head+tc.params+"}\n"), io.Discard, slog.New(slog.DiscardHandler))
+			var m wire.Message
+			for !m.IsMethod("tools/call") {
+				var err error
+				if m, err = f.Next(); err != nil {
+					t.Fatalf("reading the request: %v", err)
+				}
+				if m.IsMethod("initialize") { // answered: the handshake lets the call through
+					_, _ = f.Out().Write([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+				}
+			}
+			reply, served := c.fastCall(ctx, m, "1")
+			if served != tc.served {
+				t.Fatalf("served on the fast path: got %v, want %v", served, tc.served)
+			}
+			if !served {
+				return
+			}
+			line, ok := appendCallReply(nil, reply)
+			if !ok || !strings.Contains(string(line), `"id":1,"result":{"content":[{"type":"text","text":"fast"}]`) {
+				t.Errorf("reply: got %s, want the echo's result under id 1", line)
+			}
+		})
+	}
+}

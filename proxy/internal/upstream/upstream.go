@@ -563,7 +563,7 @@ func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
 	defer stopProgress()
 	callCtx, check := wire.WithReplyCheck(deadline.idle)
-	res, err := c.client.CallTool(callCtx, req)
+	res, err := callOnce(callCtx, c, req)
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
 	}

@@ -1,0 +1,75 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// callRequestSeq numbers the tools/call requests callOnce sends. Their
+// ids are strings, so they never collide with mcp-go's integer ids on the
+// same connection.
+var callRequestSeq atomic.Uint64
+
+// callOnce sends req on c and decodes the result. A connection on the
+// stateless revision (2026-07-28) is called through mcp-go, whose request
+// path alone builds the protocol metadata its requests carry; any other
+// through the transport, with an id of our own, the result decoded once
+// (decodeResult) where mcp-go's client decodes it three times.
+func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if mcp.IsModernProtocol(c.client.ProtocolVersion()) {
+		return c.client.CallTool(ctx, req)
+	}
+	id := "mcp-router/tools/call/" + strconv.FormatUint(callRequestSeq.Add(1), 10)
+	raw, err := sendRaw(ctx, c.client.GetTransport(), id, mcp.MethodToolsCall, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResult(raw)
+}
+
+// leanResult is a tools/call result of text items, an error flag and
+// structured content, and nothing else: the result most tools return,
+// decoded in one pass without mcp-go's per-item decoding.
+type leanResult struct {
+	Content []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	} `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// decodeResult decodes a tools/call result as mcp-go's client does
+// (mcp.ParseCallToolResult): a result of text items, an error flag and
+// structured content in one pass (leanResult); any other (a _meta,
+// annotations, other content, a member it does not know) mcp-go's way.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var lean leanResult
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&lean) != nil || dec.More() || lean.Content == nil || string(lean.StructuredContent) == "null" {
+		return mcp.ParseCallToolResult(&raw)
+	}
+	res := &mcp.CallToolResult{IsError: lean.IsError}
+	if len(lean.Content) > 0 { // mcp-go leaves an empty list nil
+		res.Content = make([]mcp.Content, len(lean.Content))
+	}
+	for i, c := range lean.Content {
+		if c.Type != "text" || c.Text == nil {
+			return mcp.ParseCallToolResult(&raw)
+		}
+		res.Content[i] = mcp.TextContent{Type: c.Type, Text: *c.Text}
+	}
+	if len(lean.StructuredContent) > 0 {
+		res.RawStructuredContent = lean.StructuredContent
+		if err := json.Unmarshal(lean.StructuredContent, &res.StructuredContent); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -25,11 +27,59 @@ func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallT
 		return c.client.CallTool(ctx, req)
 	}
 	id := "mcp-router/tools/call/" + strconv.FormatUint(callRequestSeq.Add(1), 10)
-	raw, err := sendRaw(ctx, c.client.GetTransport(), id, mcp.MethodToolsCall, req.Params)
+	var raw json.RawMessage
+	var err error
+	if c.stdin != nil {
+		raw, err = callDirect(ctx, c, id, req.Params)
+	} else {
+		raw, err = sendRaw(ctx, c.client.GetTransport(), id, mcp.MethodToolsCall, req.Params)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return decodeResult(raw)
+}
+
+// callDirect is sendRaw for a stdio child, with the reply handed straight
+// to this call (wire.StdinTap.Send) rather than decoded by mcp-go's reader
+// twice on its way: the line written and the reply waited for as
+// mcp-go's transport does, the errors the same (transport errors, the
+// reply's JSON-RPC error), a caller that gives up cancelling the request
+// as sendRaw does. The reply is one of LineVet's, so a broken line has
+// become the protocol error that ProtocolReply recognises.
+func callDirect(ctx context.Context, c *Conn, id string, params any) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	rid := mcp.NewRequestId(id)
+	line, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: rid, Method: string(mcp.MethodToolsCall), Params: params})
+	if err != nil {
+		return nil, transport.NewError(fmt.Errorf("encoding the request: %w", err))
+	}
+	idJSON, _ := json.Marshal(id)
+	reply, err := c.stdin.Send(idJSON, append(line, '\n'))
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	select {
+	case line, ok := <-reply:
+		if !ok {
+			return nil, transport.NewError(transport.ErrTransportClosed)
+		}
+		var resp transport.JSONRPCResponse
+		if err := json.Unmarshal(line, &resp); err != nil {
+			return nil, transport.NewError(fmt.Errorf("decoding the reply: %w", err))
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.AsError()
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		cancelListing(ctx, c.client.GetTransport(), rid)
+		return nil, transport.NewError(ctx.Err())
+	case <-c.lost:
+		return nil, transport.NewError(c.lostErr())
+	}
 }
 
 // leanResult is a tools/call result of text items, an error flag and

@@ -768,6 +768,9 @@ type Conn struct {
 	timeouts   int         // guarded by mu: calls timed out since the last answer
 
 	work func() uint64 // set at creation; stdio: changes while the child works (see withConnectLimit); nil elsewhere
+	// stdin, for a stdio child, sends the calls whose replies skip mcp-go
+	// (callDirect); nil elsewhere. Set at creation.
+	stdin *wire.StdinTap
 }
 
 // MaxTimeouts calls in a row that time out, with no answer from the

@@ -50,6 +50,8 @@ const MaxStdioRequests = 100
 // connection); otherwise it returns without waiting for that Read, and
 // the reader ends, serving nothing more, when the Read returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	in, closeIn := wire.Pollable(in) // a pipe read in the poller: no thread woken per message
+	defer closeIn()
 	output := &stdioOutput{w: out}
 	filter := wire.NewStdioFilter(in, output, s.logger)
 	c := &stdioConn{s: s, out: filter.Out(), calls: newStdioCalls(filter.WriteOwn, s.logger),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -303,24 +304,31 @@ type fastCallRequest struct {
 // fastCall answers a tools/call of a catalog tool without mcp-go: the
 // request decoded once, the call built as forward builds it and passed
 // through the same pipeline (s.call), the reply written by send as
-// appendCallReply writes it. ok is false for every call the fast path
-// does not serve as mcp-go would, which mcp-go then serves: a message
-// that does not decode, a request of the stateless era, a task or a
-// multi-round-trip request, the gateway's own tools, a name not
-// registered (holdForStart's and mcp-go's answers), a tool that requires
-// a task (mcp-go refuses it), and any call while tracing is on
-// (traceCalls wraps mcp-go's handler). The call is cancelled by
-// notifications/cancelled for its id (cancelFast).
+// appendCallReply writes it. A request of the stateless era gets what
+// mcp-go gives it first (modernRequest) and a result stamped as mcp-go
+// stamps it (stampModern). ok is false for every call the fast path does
+// not serve as mcp-go would, which mcp-go then serves: a message that
+// does not decode, a stateless request whose version or capabilities
+// mcp-go would refuse, a task or a multi-round-trip request, the
+// gateway's own tools, a name not registered (holdForStart's and
+// mcp-go's answers), a tool that requires a task (mcp-go refuses it),
+// and any call while tracing is on (traceCalls wraps mcp-go's handler).
+// The call is cancelled by notifications/cancelled for its id
+// (cancelFast).
 func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (reply any, ok bool) {
 	var req fastCallRequest
-	if key == "" || bytes.Contains(m.Line, protocolVersionKey) || // the stateless era, most likely: not decoded twice
-		json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
+	if key == "" || json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
 		return nil, false
 	}
 	p := &req.Params
-	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil ||
-		mcp.IsModernProtocol(p.Meta.ProtocolVersion()) || c.s.hub.opts.Tracing != nil || isOwnTool(p.Name) {
+	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil || c.s.hub.opts.Tracing != nil || isOwnTool(p.Name) {
 		return nil, false
+	}
+	modern := mcp.IsModernProtocol(p.Meta.ProtocolVersion())
+	if modern {
+		if ctx, ok = modernRequest(ctx, p.Meta); !ok {
+			return nil, false
+		}
 	}
 	if _, known := c.s.hub.Catalog().Tool(p.Name); !known || !syncCallable(c.s.mcp.GetTool(p.Name)) {
 		return nil, false
@@ -340,11 +348,56 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 		}
 		res = c.s.callVia(ctx, c.s.mcp, cl)
 	}
+	if modern {
+		res = stampModern(res, c.s.impl)
+	}
 	return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(requestIDValue(m.ID())), Result: res}, true
 }
 
-// protocolVersionKey is the _meta key of a request of the stateless era.
-var protocolVersionKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
+// modernRequest is ctx as mcp-go's HandleMessage makes it for a request
+// of the stateless era whose _meta is meta, and the session as it
+// leaves it (the client's identity and capabilities of this request
+// applied, initialized); false when mcp-go would refuse the request (a
+// version it does not support, capabilities missing or malformed), which
+// it then answers itself.
+func modernRequest(ctx context.Context, meta *mcp.Meta) (context.Context, bool) {
+	info := &server.RequestProtocolInfo{Modern: true, ProtocolVersion: meta.ProtocolVersion(),
+		ClientInfo: meta.ClientInfo(), ClientCapabilities: meta.ClientCapabilities(), LogLevel: meta.LogLevel()}
+	if !mcp.IsValidProtocolVersion(info.ProtocolVersion) || info.ClientCapabilities == nil {
+		return ctx, false
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		if s, ok := sess.(server.SessionWithClientInfo); ok {
+			if info.ClientInfo != nil {
+				s.SetClientInfo(*info.ClientInfo)
+			}
+			s.SetClientCapabilities(*info.ClientCapabilities)
+		}
+		if !sess.Initialized() {
+			sess.Initialize()
+		}
+	}
+	return server.WithRequestProtocolInfo(ctx, info), true
+}
+
+// stampModern is res as mcp-go stamps a result of the stateless era: a
+// resultType (complete, unless set) and the server's identity in _meta
+// (unless there). res is copied, not changed.
+func stampModern(res *mcp.CallToolResult, impl mcp.Implementation) *mcp.CallToolResult {
+	r := *res
+	if r.ResultType == "" {
+		r.ResultType = mcp.ResultTypeComplete
+	}
+	if r.Meta.ServerInfo() == nil {
+		meta := &mcp.Meta{}
+		if r.Meta != nil {
+			meta.ProgressToken, meta.AdditionalFields = r.Meta.ProgressToken, maps.Clone(r.Meta.AdditionalFields)
+		}
+		meta.SetServerInfo(impl)
+		r.Meta = meta
+	}
+	return &r
+}
 
 // syncCallable reports whether mcp-go would call t's handler for a
 // tools/call without a task: t is registered, and does not require task

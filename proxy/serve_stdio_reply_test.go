@@ -142,12 +142,14 @@ func TestStdioFastCallServes(t *testing.T) {
 		params string
 		served bool
 	}{
-		"catalog tool":       {`{"name":"alpha_echo","arguments":{"text":"fast"}}`, true},
-		"own tool":           {`{"name":"call_tool","arguments":{"name":"alpha_echo","arguments":{"text":"x"}}}`, false},
-		"unknown tool":       {`{"name":"alpha_nothing"}`, false},
-		"stateless era":      {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, false},
-		"task":               {`{"name":"alpha_echo","task":{"ttl":1000}}`, false},
-		"multi-round answer": {`{"name":"alpha_echo","requestState":"s"}`, false},
+		"catalog tool":                        {`{"name":"alpha_echo","arguments":{"text":"fast"}}`, true},
+		"own tool":                            {`{"name":"call_tool","arguments":{"name":"alpha_echo","arguments":{"text":"x"}}}`, false},
+		"unknown tool":                        {`{"name":"alpha_nothing"}`, false},
+		"stateless era":                       {`{"name":"alpha_echo","arguments":{"text":"fast"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`, true},
+		"stateless era without capabilities":  {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, false},
+		"stateless era of an unknown version": {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, false},
+		"task":                                {`{"name":"alpha_echo","task":{"ttl":1000}}`, false},
+		"multi-round answer":                  {`{"name":"alpha_echo","requestState":"s"}`, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := wire.NewStdioFilter(strings.NewReader(handshake+head+tc.params+"}\n"), io.Discard, slog.New(slog.DiscardHandler))
@@ -169,8 +171,56 @@ func TestStdioFastCallServes(t *testing.T) {
 				return
 			}
 			line, ok := appendCallReply(nil, reply)
-			if !ok || !strings.Contains(string(line), `"id":1,"result":{"content":[{"type":"text","text":"fast"}]`) {
+			if !ok || !strings.HasPrefix(string(line), `{"jsonrpc":"2.0","id":1,"result":{`) || !strings.Contains(string(line), `"content":[{"type":"text","text":"fast"}]`) {
 				t.Errorf("reply: got %s, want the echo's result under id 1", line)
+			}
+		})
+	}
+}
+
+// A tools/call of the stateless era answered on the fast path is, byte
+// for byte, what mcp-go answers to it: the resultType and the server's
+// identity stamped as mcp-go stamps them. Both are asked in turn, the
+// echo answering the same to each.
+func TestStdioFastCallStatelessMatchesMCPGo(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha")), Name: "gw", Version: "1.2.3"})
+	t.Cleanup(srv.Close)
+	sess := newStdioSession(func(any) error { return nil })
+	c := &stdioConn{s: srv, sess: sess}
+	ctx := srv.mcp.WithContext(t.Context(), sess)
+	for name, meta := range map[string]string{
+		"plain":        `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`,
+		"progress":     `{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`,
+		"failing tool": `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tool := "alpha_echo"
+			if name == "failing tool" {
+				tool = "alpha_fail"
+			}
+			line := `{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"same"},"_meta":` + meta + "}}\n"
+			f := wire.NewStdioFilter(strings.NewReader(line), io.Discard, slog.New(slog.DiscardHandler))
+			m, err := f.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, served := c.fastCall(ctx, m, "r1")
+			if !served {
+				t.Fatal("not served on the fast path")
+			}
+			fast, ok := appendCallReply(nil, reply)
+			if !ok {
+				t.Fatalf("appendCallReply refused %#v", reply)
+			}
+			want, err := encoderLine(t, srv.mcp.HandleMessage(ctx, []byte(line)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(fast) != string(want) {
+				t.Errorf("fast path:\n%s\nmcp-go:\n%s", fast, want)
+			}
+			if !strings.Contains(string(fast), `"resultType":"complete"`) || !strings.Contains(string(fast), `"name":"gw"`) {
+				t.Errorf("reply %s: want resultType complete and the server's identity", fast)
 			}
 		})
 	}

@@ -106,7 +106,8 @@ type Server struct {
 	planner *planner.Planner
 	metrics *Metrics
 	inputs  InputLimits
-	core    []string // core tools: on every belt, and always loaded
+	core    []string           // core tools: on every belt, and always loaded
+	impl    mcp.Implementation // the gateway's name and version, which results of the stateless era carry
 	// stdioCalls is how many calls of a stdio client run at once.
 	stdioCalls int
 
@@ -195,6 +196,7 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	srvOpts = append(srvOpts, server.WithToolFilter(s.filterTools))
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	s.impl = mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
 	opts.Hub.Follow(s.sync) // a catalog the hub stores meanwhile is not missed

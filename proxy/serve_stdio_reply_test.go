@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -208,6 +209,9 @@ func TestStdioFastCallStatelessMatchesMCPGo(t *testing.T) {
 			if !served {
 				t.Fatal("not served on the fast path")
 			}
+			if got := sess.GetClientCapabilities().Sampling != nil; got != (name == "progress") {
+				t.Errorf("the session holds sampling: %v, want it as the request declared it (the era's state)", got)
+			}
 			fast, ok := appendCallReply(nil, reply)
 			if !ok {
 				t.Fatalf("appendCallReply refused %#v", reply)
@@ -223,5 +227,32 @@ func TestStdioFastCallStatelessMatchesMCPGo(t *testing.T) {
 				t.Errorf("reply %s: want resultType complete and the server's identity", fast)
 			}
 		})
+	}
+}
+
+// On the fast path a call of the stateless era is cancelled by the
+// client's notifications/cancelled as a session-era one is: the upstream
+// sees the cancellation, and the next call of that era is answered,
+// stamped as its era wants.
+func TestStdioFastCallStatelessCancelledByClient(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	c := serveRawStdio(t, srv)
+	const meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	c.send(t, `{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"alpha_hang","_meta":{"progressToken":"hang-1",`+meta+`}}}`)
+	deadline := time.NewTimer(replyWait)
+	defer deadline.Stop()
+	for m := c.recv(t, deadline.C); m.Method != "notifications/progress"; m = c.recv(t, deadline.C) {
+		// the upstream's progress says the call has arrived
+	}
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`)
+	eventually(t, 5*time.Second, "the upstream to see the cancellation", func() bool {
+		return callText(t, h, "alpha_cancellations", nil) == "1"
+	})
+	c.send(t, `{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"next"},"_meta":{`+meta+`}}}`)
+	m := c.await(t, `"s2"`)
+	if got := m.tool(t).text(); got != "next" || !strings.Contains(m.raw, `"resultType":"complete"`) {
+		t.Errorf("the call after the cancellation: got %s, want next, stamped complete", m.raw)
 	}
 }

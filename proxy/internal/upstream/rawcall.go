@@ -47,17 +47,17 @@ func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallT
 // reply's JSON-RPC error), a caller that gives up cancelling the request
 // as sendRaw does. The reply is one of LineVet's, so a broken line has
 // become the protocol error that ProtocolReply recognises.
-func callDirect(ctx context.Context, c *Conn, id string, params any) (json.RawMessage, error) {
+func callDirect(ctx context.Context, c *Conn, id string, params mcp.CallToolParams) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
 	rid := mcp.NewRequestId(id)
-	line, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: rid, Method: string(mcp.MethodToolsCall), Params: params})
+	idJSON, _ := json.Marshal(id)
+	line, err := callRequestLine(id, idJSON, params)
 	if err != nil {
 		return nil, transport.NewError(fmt.Errorf("encoding the request: %w", err))
 	}
-	idJSON, _ := json.Marshal(id)
-	reply, err := c.stdin.Send(idJSON, append(line, '\n'))
+	reply, err := c.stdin.Send(idJSON, line)
 	if err != nil {
 		return nil, transport.NewError(err)
 	}
@@ -80,6 +80,65 @@ func callDirect(ctx context.Context, c *Conn, id string, params any) (json.RawMe
 	case <-c.lost:
 		return nil, transport.NewError(c.lostErr())
 	}
+}
+
+// callRequestLine is the line of a tools/call request with the id id
+// (idJSON as JSON) and params p: what json.Marshal writes for mcp-go's request, but
+// for where it puts no space and escapes <, > and &. json.Marshal compacts
+// what each MarshalJSON returns again at every level (the arguments
+// thrice); here the arguments a client sent (a json.RawMessage) are
+// written as they came, once checked to be one JSON value on one line
+// (compacted when they span lines), and the rest marshaled once. A task
+// or a multi-round-trip answer is marshaled mcp-go's way.
+func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([]byte, error) {
+	args := p.RawArguments
+	if raw, ok := p.Arguments.(json.RawMessage); ok && len(args) == 0 {
+		args = raw
+	}
+	if p.Task != nil || p.InputResponses != nil || p.RequestState != "" || (len(args) == 0 && p.Arguments != nil) {
+		line, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: string(mcp.MethodToolsCall), Params: p})
+		return append(line, '\n'), err
+	}
+	name, err := json.Marshal(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 96+len(args)+len(name))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = append(b, name...)
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		if b, err = appendOneLine(b, args); err != nil {
+			return nil, err
+		}
+	}
+	if p.Meta != nil {
+		meta, err := json.Marshal(p.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"_meta":`...), meta...)
+	}
+	return append(b, "}}\n"...), nil
+}
+
+// appendOneLine appends v, one JSON value, without a line break: as it is
+// when it has none, compacted otherwise. Invalid JSON is an error, as
+// json.Marshal makes it.
+func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
+	if !json.Valid(v) {
+		return dst, fmt.Errorf("arguments: invalid JSON")
+	}
+	if bytes.IndexAny(v, "\r\n") < 0 {
+		return append(dst, v...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, v); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
 }
 
 // leanResult is a tools/call result of text items, an error flag and

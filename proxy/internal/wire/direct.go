@@ -27,10 +27,7 @@ func (t StdinTap) Send(id json.RawMessage, line []byte) (<-chan []byte, error) {
 	if !t.Pending.await(key, reply) {
 		return nil, ErrOutputEnded
 	}
-	t.Pending.write.Lock()
-	_, err := t.W.Write(line)
-	t.Pending.write.Unlock()
-	if err != nil {
+	if _, err := t.Pending.out.write(t.W, line); err != nil {
 		t.Pending.take(key)
 		return nil, err
 	}

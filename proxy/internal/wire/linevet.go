@@ -42,7 +42,7 @@ func ProtocolReply(err error) error {
 // answered or cancelled, by idKey. A request sent by StdinTap.Send has
 // its reply handed to its own channel; the others' go to mcp-go.
 type PendingIDs struct {
-	write sync.Mutex // held while a whole message is written to the child
+	out groupWriter // the child's stdin: whole messages, never interleaved
 
 	mu    sync.Mutex
 	ids   map[string]chan<- []byte // nil: mcp-go waits for the reply
@@ -90,9 +90,7 @@ func (t StdinTap) Write(p []byte) (int, error) {
 			cancelled = append(cancelled, key)
 		}
 	}
-	t.Pending.write.Lock()
-	n, err := t.W.Write(p)
-	t.Pending.write.Unlock()
+	n, err := t.Pending.out.write(t.W, p)
 	for _, key := range cancelled { // once written: see PendingIDs.Empty
 		t.Pending.take(key) // a late answer is then dropped
 	}

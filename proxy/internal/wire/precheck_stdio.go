@@ -139,29 +139,13 @@ func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 
 // stdioOut is where a stdio client's answers are written, each message
 // with one Write, from several goroutines: stdioOut serialises the
-// Writes, so that the filter's refusals and the replies never interleave,
-// and shows each to the handshake until initialize is answered.
-//
-// Writes that come while one is in progress are written together, in
-// the order they came, with one Write to the client once it ends (group
-// commit): with many calls in flight, a system call and a wake-up of the
-// client's reader per burst rather than per reply, as a process that
-// only copies bytes gets by reading what has come at once. Each Write
-// still returns once its message is written, with that write's error.
+// Writes (a groupWriter), so that the filter's refusals and the replies
+// never interleave, and shows each to the handshake until initialize is
+// answered.
 type stdioOut struct {
 	life *handshake
-
-	mu      sync.Mutex
-	w       io.Writer
-	writing bool      // a Write is writing to w
-	next    *outBatch // the messages waiting for it, nil for none
-}
-
-// outBatch is messages written with one Write to the client.
-type outBatch struct {
-	buf  []byte
-	err  error
-	done chan struct{} // closed once buf is written
+	w    io.Writer
+	g    groupWriter
 }
 
 func (o *stdioOut) Write(p []byte) (int, error) {
@@ -169,40 +153,8 @@ func (o *stdioOut) Write(p []byte) (int, error) {
 	return o.write(p)
 }
 
-// write writes one whole message of the proxy's own: at once when no
-// other Write is in progress, else in the next batch, which the Write in
-// progress writes when it is done. The writer keeps writing batches until
-// none waits.
-func (o *stdioOut) write(p []byte) (int, error) {
-	o.mu.Lock()
-	if o.writing {
-		if o.next == nil {
-			o.next = &outBatch{done: make(chan struct{})}
-		}
-		b := o.next
-		b.buf = append(b.buf, p...)
-		o.mu.Unlock()
-		<-b.done
-		if b.err != nil {
-			return 0, b.err
-		}
-		return len(p), nil
-	}
-	o.writing = true
-	o.mu.Unlock()
-	n, err := o.w.Write(p)
-	for {
-		o.mu.Lock()
-		b := o.next
-		o.next, o.writing = nil, b != nil
-		o.mu.Unlock()
-		if b == nil {
-			return n, err
-		}
-		_, b.err = o.w.Write(b.buf)
-		close(b.done)
-	}
-}
+// write writes one whole message of the proxy's own.
+func (o *stdioOut) write(p []byte) (int, error) { return o.g.write(o.w, p) }
 
 // Handshake states of a stdio connection.
 const (

@@ -37,7 +37,7 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 func TestStdioOutWritesWhatWaitsInOneWrite(t *testing.T) {
 	broken := errors.New("broken pipe")
 	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{}), err: broken}
-	o := &stdioOut{life: &handshake{state: handshakeReady}, w: g}
+	o := &stdioOut{life: &handshake{state: handshakeReady}, w: g} // its groupWriter
 	first := make(chan error, 1)
 	go func() { _, err := o.Write([]byte("a\n")); first <- err }()
 	<-g.entered
@@ -69,7 +69,7 @@ func TestStdioOutWritesWhatWaitsInOneWrite(t *testing.T) {
 
 // queued reports whether n bytes wait for the Write in progress.
 func (o *stdioOut) queued(n int) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.next != nil && len(o.next.buf) == n
+	o.g.mu.Lock()
+	defer o.g.mu.Unlock()
+	return o.g.next != nil && len(o.g.next.buf) == n
 }

@@ -131,7 +131,7 @@ func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
 	if !json.Valid(v) {
 		return dst, fmt.Errorf("arguments: invalid JSON")
 	}
-	if bytes.IndexAny(v, "\r\n") < 0 {
+	if !bytes.ContainsAny(v, "\r\n") {
 		return append(dst, v...), nil
 	}
 	buf := bytes.NewBuffer(dst)

@@ -31,7 +31,7 @@ func TestCallRequestLineMatchesMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.IndexAny(line[:len(line)-1], "\r\n") >= 0 || line[len(line)-1] != '\n' {
+			if bytes.ContainsAny(line[:len(line)-1], "\r\n") || line[len(line)-1] != '\n' {
 				t.Fatalf("not one line: %q", line)
 			}
 			want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: string(mcp.MethodToolsCall), Params: p})

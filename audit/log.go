@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Options configures Open. Zero values take the defaults in brackets.
@@ -41,12 +43,10 @@ type Options struct {
 	// Spool is the file that keeps the records Store could not take, to
 	// write them to Store once it takes writes again (at the latest at the
 	// next record, every SpoolRetry, and at Close); "" keeps none: such
-	// records are dropped (counted, logged). It must be this process's
-	// own: gateways sharing a state directory each have one.
+	// records are dropped (counted, logged), as are those past its bound
+	// (maxSpoolBytes). It must be this process's own: gateways sharing a
+	// state directory each have one.
 	Spool string
-	// SpoolMaxBytes bounds Spool; past it records are dropped (counted,
-	// logged) [DefaultSpoolMaxBytes].
-	SpoolMaxBytes int64
 	// SpoolRetry is how often the spooled records are tried again while
 	// no new record comes [DefaultSpoolRetry].
 	SpoolRetry time.Duration
@@ -80,7 +80,6 @@ func (o *Options) defaults() {
 	o.Keep = cmp.Or(max(o.Keep, 0), DefaultKeep)
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
-	o.SpoolMaxBytes = cmp.Or(max(o.SpoolMaxBytes, 0), DefaultSpoolMaxBytes)
 	o.SpoolRetry = cmp.Or(max(o.SpoolRetry, 0), DefaultSpoolRetry)
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
@@ -106,17 +105,17 @@ type Log struct {
 	closing chan struct{}
 
 	spool     spool // the writer's alone
-	spooled   atomic.Int64
 	dropped   atomic.Uint64
-	dropWarn  warnEvery
-	writeWarn warnEvery
+	dropWarn  rate.Sometimes // each at most once a minute
+	writeWarn rate.Sometimes
 }
 
 // Open starts a log; its file, when set, is created (0600) or appended
 // to, and its directory must exist.
 func Open(opts Options) (*Log, error) {
 	opts.defaults()
-	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{})}
+	l := &Log{opts: opts, queue: make(chan Record, opts.Queue), done: make(chan struct{}), closing: make(chan struct{}),
+		dropWarn: rate.Sometimes{Interval: time.Minute}, writeWarn: rate.Sometimes{Interval: time.Minute}}
 	if opts.File != "" {
 		f, err := openRotator(opts.File, opts.MaxBytes, opts.Keep)
 		if err != nil {
@@ -124,11 +123,10 @@ func Open(opts Options) (*Log, error) {
 		}
 		l.file = f
 	}
-	l.spool = spool{path: opts.Spool, max: opts.SpoolMaxBytes, adopt: opts.Adopt}
+	l.spool = spool{path: opts.Spool, adopt: opts.Adopt}
 	if st, err := os.Stat(opts.Spool); opts.Spool != "" && err == nil {
 		l.spool.size = st.Size()
 	}
-	l.spooled.Store(l.spool.size)
 	go l.run()
 	return l, nil
 }
@@ -155,16 +153,13 @@ func (l *Log) drop(n int, why string) {
 			l.opts.OnDrop()
 		}
 	}
-	if l.dropWarn.due(time.Now()) {
+	l.dropWarn.Do(func() {
 		l.opts.Logger.Warn("audit records dropped: "+why, "dropped_total", total, "queue", l.opts.Queue)
-	}
+	})
 }
 
 // Dropped is how many records were dropped.
 func (l *Log) Dropped() uint64 { return l.dropped.Load() }
-
-// Spooled is how many bytes of records wait in the spool for the store.
-func (l *Log) Spooled() int64 { return l.spooled.Load() }
 
 // Close writes the queued records and stops the writer.
 func (l *Log) Close() error {
@@ -273,10 +268,9 @@ func (l *Log) write(batch []Record) {
 		if err := l.store(batch); err != nil {
 			errs = append(errs, err)
 		}
-		l.spooled.Store(l.spool.size)
 	}
-	if err := errors.Join(errs...); err != nil && l.writeWarn.due(time.Now()) {
-		l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch))
+	if err := errors.Join(errs...); err != nil {
+		l.writeWarn.Do(func() { l.opts.Logger.Warn("writing audit records", "err", err, "records", len(batch)) })
 	}
 }
 
@@ -304,15 +298,4 @@ func (l *Log) store(batch []Record) error {
 		l.drop(left, "the audit store failed and the spool is full or unset")
 	}
 	return errors.Join(err, serr)
-}
-
-// warnEvery says yes at most once a minute.
-type warnEvery struct{ last atomic.Int64 }
-
-func (w *warnEvery) due(now time.Time) bool {
-	last := w.last.Load()
-	if last != 0 && now.UnixNano()-last < int64(time.Minute) {
-		return false
-	}
-	return w.last.CompareAndSwap(last, now.UnixNano())
 }

@@ -18,7 +18,11 @@ type Record struct {
 	Step string `json:"step,omitempty"`
 	// Outcome is "ok", "tool_error" (the tool answered isError) or the
 	// kind of failure (upstream_timeout, quota_exceeded, ...).
-	Outcome       string        `json:"outcome"`
+	Outcome string `json:"outcome"`
+	// Approval says how a call that approvals gate went on (approved,
+	// approved_with_plan, approved_in_console, allowed_unasked); "" for a
+	// call not gated, or one refused (its Outcome says why).
+	Approval      string        `json:"approval,omitempty"`
 	Duration      time.Duration `json:"duration_ns"`
 	RequestBytes  int           `json:"request_bytes"`
 	ResponseBytes int           `json:"response_bytes"`

@@ -11,16 +11,14 @@ import (
 	"os"
 )
 
-// DefaultSpoolMaxBytes bounds the spool of records the store could not
-// take (Options.SpoolMaxBytes).
-const DefaultSpoolMaxBytes = 16 << 20
+// maxSpoolBytes bounds the spool of records the store could not take.
+const maxSpoolBytes = 16 << 20
 
 // spool keeps, as JSON lines in a file, the records a Store write failed
 // for, and writes them to the store ahead of the next records once it
 // takes writes again. Only the Log's writer goroutine uses it.
 type spool struct {
 	path  string   // "" keeps nothing
-	max   int64    // bytes of path
 	adopt []string // spools of earlier processes, written to the store with this one's
 	size  int64    // bytes in path
 }
@@ -38,7 +36,7 @@ func (s *spool) add(recs []Record) (left int, err error) {
 	kept := 0
 	for _, r := range recs {
 		line, err := json.Marshal(r)
-		if err != nil || s.size+int64(buf.Len()+len(line)+1) > s.max {
+		if err != nil || s.size+int64(buf.Len()+len(line)+1) > maxSpoolBytes {
 			break
 		}
 		buf.Write(append(line, '\n'))

@@ -201,13 +201,13 @@ func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
 	if d.index != nil {
 		return d.index, nil
 	}
-	var files []docFile
+	var files []string
 	err := fs.WalkDir(d.embedded, ".", func(path string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
 		if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; ok {
-			files = append(files, docFile{path: path, rel: path})
+			files = append(files, path)
 		}
 		return nil
 	})
@@ -222,13 +222,6 @@ func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
 	return ix, nil
 }
 
-// docFile is a document found by scanRoot.
-type docFile struct {
-	path string // as found by the walk: relative to the root, slash-separated (embedded: in its FS)
-	rel  string // relative to the root, slash-separated
-	size int64
-}
-
 // stamp summarises a scan, so that a change to any file shows as a different stamp: the count and
 // newest modification time, and a hash of every path, size and modification time (which also
 // catches renames and files restored with an older time).
@@ -238,9 +231,10 @@ type stamp struct {
 	checksum uint64
 }
 
-// scanRoot lists the documents under root (opened from the folder named dir), skipping hidden
-// files and folders, files over maxDocBytes and files confined refuses, without reading them.
-func scanRoot(ctx context.Context, root *os.Root, dir string) ([]docFile, stamp, error) {
+// scanRoot lists the documents under root (opened from the folder named dir), as paths relative
+// to it, slash-separated, skipping hidden files and folders, files over maxDocBytes and files
+// confined refuses, without reading them.
+func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, error) {
 	s := scan{root: root, hash: fnv.New64a()}
 	err := fs.WalkDir(root.FS(), ".", func(path string, e fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -268,7 +262,7 @@ func scanRoot(ctx context.Context, root *os.Root, dir string) ([]docFile, stamp,
 type scan struct {
 	root  *os.Root
 	hash  hash.Hash64
-	files []docFile
+	files []string
 	stamp stamp
 }
 
@@ -282,12 +276,11 @@ func (s *scan) add(path string) {
 	if err != nil || confined(info) != nil {
 		return
 	}
-	f := docFile{path: path, rel: path, size: info.Size()}
-	s.files = append(s.files, f)
+	s.files = append(s.files, path)
 	mtime := info.ModTime().UnixNano()
 	s.stamp.count, s.stamp.newest = s.stamp.count+1, max(s.stamp.newest, mtime)
-	s.hash.Write([]byte(f.rel))
-	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(f.size)), uint64(mtime)))
+	s.hash.Write([]byte(path))
+	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(info.Size())), uint64(mtime)))
 }
 
 // openDocsRoot opens the documents folder as an os.Root. The folder itself may be a symbolic
@@ -377,20 +370,20 @@ func describeRoot(root string) string {
 
 // buildIndex reads (with read) and splits files and indexes their passages. Files that vanished
 // or look binary are skipped.
-func buildIndex(ctx context.Context, files []docFile, read func(string) ([]byte, error)) (*bm25Index, error) {
+func buildIndex(ctx context.Context, files []string, read func(string) ([]byte, error)) (*bm25Index, error) {
 	var passages []passage
 	indexed := 0
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		content, err := read(f.path)
+		content, err := read(f)
 		if err != nil || bytes.IndexByte(content[:min(len(content), 8000)], 0) >= 0 {
 			continue
 		}
 		content = bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))
 		text := strings.ToValidUTF8(string(content), "\uFFFD")
-		passages = append(passages, splitPassages(f.rel, text, docFormats[strings.ToLower(filepath.Ext(f.path))])...)
+		passages = append(passages, splitPassages(f, text, docFormats[strings.ToLower(filepath.Ext(f))])...)
 		indexed++
 	}
 	return newBM25Index(passages, indexed), nil

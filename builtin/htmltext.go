@@ -169,14 +169,11 @@ func htmlTitle(doc *html.Node) string {
 	return collapse(textContent(t))
 }
 
-// find returns the first element in document order for which match holds, or nil.
+// find returns the first element below n in document order for which match holds, or nil.
 func find(n *html.Node, match func(*html.Node) bool) *html.Node {
-	if n.Type == html.ElementNode && match(n) {
-		return n
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if f := find(c, match); f != nil {
-			return f
+	for d := range n.Descendants() {
+		if d.Type == html.ElementNode && match(d) {
+			return d
 		}
 	}
 	return nil
@@ -227,23 +224,21 @@ func pageLinks(doc *html.Node, page *url.URL) []link {
 	base := documentBase(doc, page)
 	links := []link{}
 	seen := map[string]int{}
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && (n.DataAtom == atom.A || n.DataAtom == atom.Area) {
-			if l, ok := resolveLink(n, base); ok {
-				if i, dup := seen[l.URL]; !dup {
-					seen[l.URL] = len(links)
-					links = append(links, l)
-				} else if links[i].Text == "" {
-					links[i].Text = l.Text
-				}
-			}
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode || n.DataAtom != atom.A && n.DataAtom != atom.Area {
+			continue
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
+		l, ok := resolveLink(n, base)
+		i, dup := seen[l.URL]
+		switch {
+		case !ok:
+		case !dup:
+			seen[l.URL] = len(links)
+			links = append(links, l)
+		case links[i].Text == "":
+			links[i].Text = l.Text
 		}
 	}
-	walk(doc)
 	return links
 }
 

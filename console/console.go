@@ -39,6 +39,9 @@ type Options struct {
 	Pins integrity.PinStore
 	// Lessons are the routing lessons; nil when they are off.
 	Lessons lessons.Store
+	// Approvals are the calls waiting for the console's answer; nil when
+	// none can (approvals.without_elicitation is not console).
+	Approvals Approvals
 	// Notes, when set, returns what every page shows above its content:
 	// degraded states a person must know of (state kept in memory, an
 	// edit of the profile file that was refused); nil shows none.
@@ -110,6 +113,8 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/catalog", c.authed(c.catalogPage))
 	m.HandleFunc("GET "+p+"/pins", c.authed(c.pinsPage))
 	m.HandleFunc("POST "+p+"/pins/approve", c.authed(c.adminOnly(c.approve)))
+	m.HandleFunc("GET "+p+"/approvals", c.authed(c.approvalsPage))
+	m.HandleFunc("POST "+p+"/approvals/answer", c.authed(c.adminOnly(c.answer)))
 	m.HandleFunc("GET "+p+"/lessons", c.authed(c.lessonsPage))
 	m.HandleFunc("POST "+p+"/lessons/forget", c.authed(c.adminOnly(c.forget)))
 	m.HandleFunc("GET "+p+"/activity", c.authed(c.activityPage))
@@ -299,9 +304,9 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *view, status i
 }
 
 // navPages are the pages the header links to, in order.
-var navPages = []string{"upstreams", "catalog", "pins", "lessons", "activity", "playground"}
+var navPages = []string{"upstreams", "catalog", "pins", "approvals", "lessons", "activity", "playground"}
 
-var pageNames = []string{"login", "error", "upstreams", "catalog", "pins", "lessons", "activity", "playground"}
+var pageNames = []string{"login", "error", "upstreams", "catalog", "pins", "approvals", "lessons", "activity", "playground"}
 
 func parsePages(prefix string) (map[string]*template.Template, error) {
 	funcs := template.FuncMap{

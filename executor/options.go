@@ -29,7 +29,7 @@ type ToolInfo struct {
 // Options configure an Executor. Zero or negative numbers take the default
 // shown in brackets.
 type Options struct {
-	Caller Caller                             // required
+	Caller Caller                             // required by Run
 	Lookup func(name string) (ToolInfo, bool) // required: the catalog
 	// Explain, when set, is appended to the problem of a step naming a
 	// tool the catalog does not have: what the catalog knows of the name,

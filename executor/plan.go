@@ -18,6 +18,10 @@ type Plan struct {
 	MaxParallel int    `json:"max_parallel,omitempty"` // 0 means Options.MaxParallel, which also caps it
 	Output      any    `json:"output,omitempty"`       // may hold references, resolved after the run
 	DryRun      bool   `json:"dry_run,omitempty"`      // validate only, call nothing
+	// Approved are the ids of the steps the person approved before the
+	// run (the gateway's approval gate sets it); never read from JSON, so
+	// that no plan a model writes approves itself.
+	Approved []string `json:"-"`
 }
 
 // Step is one tool call of a plan.

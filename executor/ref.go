@@ -145,6 +145,16 @@ func validID(s string) bool {
 	return true
 }
 
+// References are the step ids that the references in v name (v as
+// encoding/json decodes it): in strings and {"$ref": id} objects, never in
+// object keys. A malformed reference names none.
+func References(v any) []string {
+	var ids []string
+	c := compiler{onRef: func(_ []string, r *ref, _ bool) { ids = append(ids, r.step) }, onErr: func([]string, error) {}}
+	c.compile(v, nil)
+	return ids
+}
+
 // refObject reads {"$ref": "id", "path": "/pointer"}; ok is false when m is
 // not such an object, in which case it is literal.
 func refObject(m map[string]any) (r *ref, ok bool, err error) {

@@ -55,12 +55,12 @@ func explain(fn func(string) string, name string) string {
 }
 
 // errNoCatalog is a wiring mistake, not a problem of the plan.
-var errNoCatalog = errors.New("executor: Options.Lookup and Options.Caller are required")
+var errNoCatalog = errors.New("executor: Options.Lookup is required, and Options.Caller to run")
 
 // Validate checks a plan against the catalog without calling anything and
 // returns its graph, or a *ValidationError listing every problem.
 func (e *Executor) Validate(p *Plan) (*Graph, error) {
-	if e.opts.Lookup == nil || e.opts.Caller == nil {
+	if e.opts.Lookup == nil {
 		return nil, errNoCatalog
 	}
 	if p == nil {
@@ -73,6 +73,17 @@ func (e *Executor) Validate(p *Plan) (*Graph, error) {
 	}
 	return g, nil
 }
+
+// Check validates a plan by its own rules alone (ids, references,
+// dependencies, limits), as Validate does against a catalog that has
+// every tool and takes any arguments: for plans of tools the gateway does
+// not know, such as a client's own.
+func Check(p *Plan) error {
+	_, err := anyCatalog.Validate(p)
+	return err
+}
+
+var anyCatalog = New(Options{Lookup: func(name string) (ToolInfo, bool) { return ToolInfo{Name: name}, true }})
 
 // validator holds the state of one Validate.
 type validator struct {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-router/mcp-router/internal/ollamaerr"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // Decisions, as docs/design.md names them.
@@ -92,7 +92,7 @@ func parseAnswer(text string, offered map[string]bool, validate func(json.RawMes
 		return a, fmt.Errorf("the answer is not a JSON object of the schema: %w", err)
 	}
 	if !slices.Contains(decisions, a.Decision) {
-		return a, fmt.Errorf("decision %q is not one of %s", ollamaerr.Shorten(a.Decision, 40), strings.Join(decisions, ", "))
+		return a, fmt.Errorf("decision %q is not one of %s", clip.Ellipsis(a.Decision, 40), strings.Join(decisions, ", "))
 	}
 	if a.Confidence == nil {
 		return a, errors.New("confidence is missing")

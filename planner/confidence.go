@@ -44,7 +44,7 @@ const (
 	FactorBase                = "base"     // the weighted sum, before the conflict halving
 )
 
-// thresholds are Options.HighConfidence and Options.LowConfidence.
+// thresholds bound the levels: high (>= high), medium and low (< low).
 type thresholds struct{ high, low float64 }
 
 // level maps a confidence to high (>= high), medium (>= low) or low.

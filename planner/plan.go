@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcp-router/mcp-router/executor"
 )
 
 // Strategies, derived from a plan's graph (decision 7 in docs/design.md),
@@ -68,19 +68,6 @@ func (g graph) sequence() string {
 	return strings.Join(parts, ", then ")
 }
 
-// idPattern is the executor's rule for step ids: a reference $<<id.path>>
-// ends the id at the first '.'.
-var idPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-
-// The executor's reference syntax: "$<<id>>" or "$<<id.path>>" in a
-// string ("$$<<" is a literal "$<<"; an unclosed "$<<" is literal text),
-// or the object {"$ref": "id"} with an optional "path".
-const (
-	refOpen  = "$<<"
-	refClose = ">>"
-	refKey   = "$ref"
-)
-
 func isAbsent(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || string(t) == "null"
@@ -98,8 +85,8 @@ func decodePlan(plan json.RawMessage) (planDoc, error) {
 }
 
 // checkPlan reads a USE_TOOL plan: it must have steps, use only the offered
-// tools, and pass validate (the executor's check) or, when validate is
-// nil, the structural checks. It returns the plan's graph.
+// tools, and pass validate (the executor's check against the catalog) or,
+// when validate is nil, structural. It returns the plan's graph.
 func checkPlan(plan json.RawMessage, offered map[string]bool, validate func(json.RawMessage) error) (graph, error) {
 	if isAbsent(plan) {
 		return graph{}, errors.New("USE_TOOL needs a plan")
@@ -116,89 +103,13 @@ func checkPlan(plan json.RawMessage, offered map[string]bool, validate func(json
 			return graph{}, fmt.Errorf("plan: step %d (%q): tool %q is not one of the listed tools", i+1, s.ID, s.Tool)
 		}
 	}
-	if validate != nil {
-		if err := validate(plan); err != nil {
-			return graph{}, err // the executor's message, as it is
-		}
-	} else if err := checkStructure(doc.Steps); err != nil {
-		return graph{}, fmt.Errorf("plan: %w", err)
+	if validate == nil {
+		validate = structural
+	}
+	if err := validate(plan); err != nil {
+		return graph{}, err // the executor's message, as it is
 	}
 	return buildGraph(doc.Steps)
-}
-
-// checkStructure is the check without the executor: ids unique and
-// well-formed, args objects, depends_on naming other steps.
-func checkStructure(steps []step) error {
-	ids := make(map[string]bool, len(steps))
-	for i, s := range steps {
-		switch {
-		case !idPattern.MatchString(s.ID):
-			return fmt.Errorf("step %d: id %q: want a letter or _ then letters, digits, _ or -", i+1, s.ID)
-		case ids[s.ID]:
-			return fmt.Errorf("step %d: id %q is used twice", i+1, s.ID)
-		case !isAbsent(s.Args) && !bytes.HasPrefix(bytes.TrimSpace(s.Args), []byte("{")):
-			return fmt.Errorf("step %q: args: want a JSON object", s.ID)
-		}
-		if err := seedSyntax(s); err != nil {
-			return err
-		}
-		ids[s.ID] = true
-	}
-	for _, s := range steps {
-		for _, d := range s.DependsOn {
-			if !ids[d] || d == s.ID {
-				return fmt.Errorf("step %q: depends_on %q: not another step of the plan", s.ID, d)
-			}
-		}
-	}
-	return nil
-}
-
-// seedRef is the seeds' ${{var}} (or ${{var.path}}), written tight; the
-// executor refuses it too. "$${{" is a literal "${{".
-var seedRef = regexp.MustCompile(`\$\{\{([A-Za-z_][A-Za-z0-9_-]{0,63}(?:\.[^.{}\s]+)*)\}\}`)
-
-// seedSyntax refuses the seeds' ${{var}} in a step's args or foreach,
-// naming the step and the field and pointing to $<<var>>: passed on, it
-// would reach the tool as literal text.
-func seedSyntax(s step) error {
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"args", s.Args}, {"foreach", s.Foreach}} {
-		var v any
-		if isAbsent(f.raw) || json.Unmarshal(f.raw, &v) != nil {
-			continue
-		}
-		if err := findSeed(v, f.name); err != nil {
-			return fmt.Errorf("step %q: %w", s.ID, err)
-		}
-	}
-	return nil
-}
-
-func findSeed(v any, path string) error {
-	switch v := v.(type) {
-	case string:
-		for _, m := range seedRef.FindAllStringSubmatchIndex(v, -1) {
-			if m[0] == 0 || v[m[0]-1] != '$' {
-				return fmt.Errorf("%s: %q is not a reference here: write \"$<<%s>>\"", path, v[m[0]:m[1]], v[m[2]:m[3]])
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if err := findSeed(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if err := findSeed(v[k], path+"."+k); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // buildGraph finds each step's level (1 + the deepest step it depends on,
@@ -264,60 +175,17 @@ func buildGraph(steps []step) (graph, error) {
 	return g, nil
 }
 
-// references returns the step ids that s's args and foreach refer to, in
-// string values and {"$ref": id} objects (never in object keys).
+// references returns the step ids that s's args and foreach refer to, as
+// the executor reads them.
 func references(s step) []string {
 	var ids []string
 	for _, raw := range []json.RawMessage{s.Args, s.Foreach} {
 		var v any
-		if isAbsent(raw) || json.Unmarshal(raw, &v) != nil {
-			continue
+		if !isAbsent(raw) && json.Unmarshal(raw, &v) == nil {
+			ids = append(ids, executor.References(v)...)
 		}
-		walk(v, &ids)
 	}
 	return ids
-}
-
-func walk(v any, ids *[]string) {
-	switch v := v.(type) {
-	case string:
-		*ids = append(*ids, textRefs(v)...)
-	case []any:
-		for _, e := range v {
-			walk(e, ids)
-		}
-	case map[string]any:
-		if id, ok := v[refKey].(string); ok && len(v) <= 2 {
-			*ids = append(*ids, id)
-			return
-		}
-		for _, e := range v {
-			walk(e, ids)
-		}
-	}
-}
-
-// textRefs returns the step ids of the references in one string.
-func textRefs(s string) []string {
-	var ids []string
-	for {
-		i := strings.Index(s, refOpen)
-		if i < 0 {
-			return ids
-		}
-		if i > 0 && s[i-1] == '$' { // "$$<<": literal
-			s = s[i+len(refOpen):]
-			continue
-		}
-		s = s[i+len(refOpen):]
-		end := strings.Index(s, refClose)
-		if end < 0 {
-			return ids // never closed: literal
-		}
-		id, _, _ := strings.Cut(s[:end], ".")
-		ids = append(ids, id)
-		s = s[end+len(refClose):]
-	}
 }
 
 func (g graph) strategy() string {
@@ -349,7 +217,7 @@ func (g graph) complexity() float64 {
 }
 
 // ownAware returns validate for plans of the gateway's tools only, and
-// the structural checks for a plan that uses one of the client's own
+// structural for a plan that uses one of the client's own
 // tools (which validate, knowing the gateway's catalog, would refuse).
 func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawMessage) error {
 	own := map[string]bool{}
@@ -369,11 +237,18 @@ func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawM
 		if !slices.ContainsFunc(doc.Steps, func(s step) bool { return own[s.Tool] }) {
 			return validate(raw)
 		}
-		if err := checkStructure(doc.Steps); err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-		return nil
+		return structural(raw)
 	}
+}
+
+// structural checks a plan by the executor's rules alone (ids,
+// references, dependencies), for a plan the catalog cannot judge.
+func structural(raw json.RawMessage) error {
+	p, err := executor.Decode(raw)
+	if err == nil {
+		err = executor.Check(p)
+	}
+	return err
 }
 
 // ownUsed returns the client's own tools among used.

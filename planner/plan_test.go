@@ -93,6 +93,9 @@ func strategyOf(plan json.RawMessage) (string, error) {
 	if isAbsent(plan) {
 		return graph{}.strategy(), nil
 	}
-	g, err := checkPlan(plan, map[string]bool{"t": true}, nil)
+	g, err := checkPlan(plan, map[string]bool{"t": true}, anyPlan) // the graph alone, not the executor's checks
 	return g.strategy(), err
 }
+
+// anyPlan is a Validate that accepts every plan.
+func anyPlan(json.RawMessage) error { return nil }

@@ -9,7 +9,8 @@
 // (decision 7 in docs/design.md), and scores each decision with the
 // composite confidence of docs/design.md ("The planner's decision"). The
 // proxy's plan tool and the CLI call it and hand USE_TOOL plans to the
-// executor; the planner imports neither.
+// executor, whose rules alone check a plan of a client's own tools; the
+// planner never imports the proxy.
 package planner
 
 import (
@@ -22,7 +23,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/mcp-router/mcp-router/internal/ollamaerr"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/prompts"
 )
 
@@ -33,9 +34,9 @@ type Options struct {
 	// fallback.
 	LLM LLM
 	// Validate checks a plan against the catalog (the executor's
-	// validation). Nil means the planner's structural checks only: ids
-	// unique and well-formed, args objects, depends_on naming other steps,
-	// no cycle. Either way a plan may only use the request's tools.
+	// validation). Nil means the executor's rules alone (executor.Check):
+	// ids, references, dependencies, no cycle. Either way a plan may only
+	// use the request's tools.
 	Validate func(plan json.RawMessage) error
 	// Template renders the prompt: its top level is the system message,
 	// its "user" block (if any) the user message, else the query is. It
@@ -45,10 +46,6 @@ type Options struct {
 	Template *template.Template
 	// Timeout bounds a whole decision, the one retry included; default 90s.
 	Timeout time.Duration
-	// HighConfidence and LowConfidence are the thresholds of the levels
-	// high (>= HighConfidence), medium and low (< LowConfidence); defaults
-	// 0.75 and 0.5.
-	HighConfidence, LowConfidence float64
 	// SensitiveTopics are words or phrases that force ESCALATE when the
 	// query contains them (case-insensitive, whole words), without asking
 	// the model. Nil takes DefaultSensitiveTopics; an empty, non-nil list
@@ -85,7 +82,7 @@ func New(opts Options) *Planner {
 		validate: opts.Validate,
 		tmpl:     opts.Template,
 		timeout:  opts.Timeout,
-		thr:      thresholds{high: opts.HighConfidence, low: opts.LowConfidence},
+		thr:      thresholds{high: 0.75, low: 0.5}, // of the levels high (>= high), medium and low (< low)
 		topics:   newTopics(orDefault(opts.SensitiveTopics)),
 		log:      opts.Logger,
 		now:      opts.Now,
@@ -99,12 +96,6 @@ func New(opts Options) *Planner {
 	}
 	if p.timeout <= 0 {
 		p.timeout = 90 * time.Second
-	}
-	if p.thr.high <= 0 {
-		p.thr.high = 0.75
-	}
-	if p.thr.low <= 0 {
-		p.thr.low = 0.5
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -128,7 +119,7 @@ type Tool struct {
 	// reads as "the router ranked this tool poorly".
 	Score float64
 	// Own marks a tool of the client's own, not the gateway's: a plan
-	// that uses one gets the structural checks only (Options.Validate
+	// that uses one gets the executor's rules alone (Options.Validate
 	// knows the gateway's catalog), and the gateway cannot run it.
 	Own bool
 }
@@ -237,7 +228,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 		if err == nil {
 			return p.finish(req, a, attempt)
 		}
-		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", ollamaerr.Shorten(text, 500))
+		p.log.Debug("invalid answer", "attempt", attempt, "err", err, "answer", clip.Ellipsis(text, 500))
 		if attempt > maxRetries {
 			return p.fallback(req, attempt, ReasonInvalidAnswer, err.Error())
 		}
@@ -249,7 +240,7 @@ func (p *Planner) decide(ctx context.Context, req Request) Decision {
 // answer and what was wrong with it.
 func retryPrompt(user, text string, err error) string {
 	return fmt.Sprintf("%s\n\nYour previous answer:\n%s\n\nYour answer was invalid: %v. Answer again with valid JSON.",
-		user, ollamaerr.Shorten(strings.TrimSpace(text), retryAnswerBytes), err)
+		user, clip.Ellipsis(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
 // finish scores a valid answer and applies the escalation rules:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-router/mcp-router/internal/ollamaerr"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // maxDescription bounds a tool's description in the prompt: small models
@@ -33,7 +33,7 @@ func (p *Planner) render(req Request) (system, user string, err error) {
 	for _, t := range req.Tools {
 		data.Tools = append(data.Tools, promptTool{
 			Name:        t.Name,
-			Description: ollamaerr.Shorten(strings.Join(strings.Fields(t.Description), " "), maxDescription),
+			Description: clip.Ellipsis(strings.Join(strings.Fields(t.Description), " "), maxDescription),
 			Schema:      compact(t.InputSchema),
 		})
 		if !isAbsent(t.OutputSchema) {

@@ -118,7 +118,7 @@ func TestSeed001QueriesPlanWithTheirStrategies(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(retries) != 1 || !strings.Contains(retries[0], `step "q": args.x: "${{sin_result}}" is not a reference here: write "$<<sin_result>>"`) {
+	if len(retries) != 1 || !strings.Contains(retries[0], `step "q": args.x: "${{sin_result}}" is not this gateway's reference syntax: write "$<<sin_result>>"`) {
 		t.Errorf("retry messages %q, want one naming the step, the field and $<<sin_result>>", retries)
 	}
 }

@@ -72,12 +72,12 @@ func (s *sizes) of(tool string) int {
 }
 
 // capGateway is a gateway over HTTP with two principals' tokens, in front
-// of capUpstream; audited, when a is not nil.
-func capGateway(t *testing.T, long string, a ...Auditor) string {
+// of capUpstream; each of set changes its options first.
+func capGateway(t *testing.T, long string, set ...func(*Options)) string {
 	t.Helper()
 	opts := Options{Upstreams: []UpstreamConfig{capUpstream(t, long)}, Builtin: fakeBuiltins}
-	if len(a) > 0 {
-		opts.Audit = a[0]
+	for _, f := range set {
+		f(&opts)
 	}
 	hub := startHubWith(t, opts)
 	srv := NewServer(ServerOptions{Hub: hub})
@@ -90,7 +90,7 @@ func capGateway(t *testing.T, long string, a ...Auditor) string {
 func TestLongResultReachesTheModelCutAndTheCallerReadsItWhole(t *testing.T) {
 	long := longText(1 << 20)
 	audited := &sizes{by: map[string]int{}}
-	url := capGateway(t, long, audited)
+	url := capGateway(t, long, func(o *Options) { o.Audit = audited })
 	a, b := connectMCPGoPrincipal(t, url, "token-a"), connectMCPGoPrincipal(t, url, "token-b")
 
 	res := callMCPGo(t, a, "cap_dump", nil)
@@ -124,6 +124,27 @@ func TestLongResultReachesTheModelCutAndTheCallerReadsItWhole(t *testing.T) {
 	}
 	if res := callMCPGo(t, b, "read_result", map[string]any{"uri": link}); !res.IsError || strings.Contains(allText(res), long[:100]) {
 		t.Errorf("another principal's read_result: got %.200s, want an error", allText(res))
+	}
+}
+
+func TestKeptResultsBoundEvictsOldestFirst(t *testing.T) {
+	long := longText(100 << 10)
+	url := capGateway(t, long, func(o *Options) { o.KeptResults = results.Options{PerPrincipal: 2*len(long) + 1} })
+	a := connectMCPGoPrincipal(t, url, "token-a")
+	var links []string
+	for range 3 {
+		_, link := cutAndLink(t, callMCPGo(t, a, "cap_dump", nil))
+		links = append(links, link)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = links[0]
+	if _, err := a.c.ReadResource(t.Context(), req); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("the oldest of three results under a bound of two: got %v, want not found", err)
+	}
+	for _, link := range links[1:] {
+		if got := readResource(t, a, link); got != long {
+			t.Errorf("resources/read of the newer %s: got %d bytes, want the %d of the result", link, len(got), len(long))
+		}
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/editdist"
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 // namePattern is what a client accepts as a tool name (Claude's limit).
@@ -27,6 +29,11 @@ type Tool struct {
 	Def      mcp.Tool // the definition shown to clients, under Name
 	// Server is what the upstream is for, from its configured description.
 	Server string
+	// Destructive says the upstream's own hints, as it sent them, mark the
+	// tool destructive (routing.Destructive): a claim that only makes the
+	// gateway more careful (approvals), so it is believed of any upstream,
+	// unless read_only_tools vouches for the tool.
+	Destructive bool
 	// Contract is the hash of the upstream's own tool (own name, texts,
 	// schemas, annotations as sent): equal for the same tool on several
 	// instances of one server.
@@ -41,7 +48,9 @@ type Prompt struct {
 	Def      mcp.Prompt
 }
 
-// Resource is an upstream resource; URIs are global, so they are not renamed.
+// Resource is an upstream resource. URIs are global, so they are not
+// renamed, except an MCP Apps view's (ui://), which two upstreams may
+// share: Def.URI is then apps.URI's, unique to its upstream.
 type Resource struct {
 	Upstream string
 	Def      mcp.Resource
@@ -227,8 +236,16 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, contract string, owner
 	c.byName[name] = len(c.Tools)
 	c.Tools = append(c.Tools, Tool{
 		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
-		Server: cfg.Description, Contract: contract,
+		Server: cfg.Description, Contract: contract, Destructive: destructiveAsSent(cfg, t),
 	})
+}
+
+// destructiveAsSent tells that t's own hints mark it destructive, and the
+// configuration does not vouch for it as read-only.
+func destructiveAsSent(cfg UpstreamConfig, t mcp.Tool) bool {
+	a := t.Annotations
+	return routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint) &&
+		!slices.Contains(cfg.AnnotationTrust().ReadOnly, t.Name)
 }
 
 func collision(name, kept, rejected string) string {
@@ -249,6 +266,7 @@ func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
 	def := t
 	def.Name = name
 	def.Annotations = cfg.AnnotationTrust().Annotations(t)
+	def.Meta = apps.ToolMeta(cfg.Name, t.Meta) // its view's URI as the catalog lists it
 	if def.RawInputSchema == nil {
 		def.RawInputSchema = rawSchema(t.InputSchema)
 		def.InputSchema = mcp.ToolInputSchema{}
@@ -286,16 +304,34 @@ func (c *Catalog) addPrompts(o offer) {
 }
 
 func (c *Catalog) addResources(o offer) {
+	up := o.cfg.Name
 	for _, r := range o.Resources {
+		r.URI = apps.URI(up, r.URI)
 		if c.hasResource(r.URI) {
 			c.problem(false, "upstream %s: resource %q left out: another upstream offers the same URI",
-				o.cfg.Name, r.URI)
+				up, r.URI)
 			continue
 		}
-		c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name, Def: r})
+		c.Resources = append(c.Resources, Resource{Upstream: up, Def: r})
 	}
 	for _, t := range o.Templates {
-		c.Templates = append(c.Templates, ResourceTemplate{Upstream: o.cfg.Name, Def: t})
+		t.URITemplate = apps.Template(up, t.URITemplate)
+		c.Templates = append(c.Templates, ResourceTemplate{Upstream: up, Def: t})
+	}
+	c.addViews(o)
+}
+
+// addViews lists the MCP Apps views o's tools name that its resources do
+// not (a server may leave a view out of resources/list), so that a
+// client can read them.
+func (c *Catalog) addViews(o offer) {
+	for _, t := range o.Tools {
+		for _, uri := range apps.ViewURIs(t.Meta) {
+			if uri = apps.URI(o.cfg.Name, uri); !c.hasResource(uri) && c.resourceOwner(uri) == "" {
+				c.Resources = append(c.Resources, Resource{Upstream: o.cfg.Name,
+					Def: mcp.NewResource(uri, uri, mcp.WithMIMEType(apps.MIMEType))})
+			}
+		}
 	}
 }
 

@@ -48,14 +48,16 @@
 // executor of plans over the hub (metatools.go).
 //
 // The hub: [Hub] and [Options] in hub.go; the catalog, its names and its
-// "did you mean" (catalog.go), the embedding index
+// "did you mean" (catalog.go; the URIs of MCP Apps views, unique per
+// upstream, are proxy/apps's), the embedding index
 // (indexer.go), edits, restarts and disabled upstreams (hubapply.go), the
 // tools of upstreams still starting (startup.go), and the pipeline of a
 // call (pipeline.go). Each tools/call becomes one [call.Call] at the edge
 // (call.New, from what mcp-go and the front door put in the request's
 // context) and passes through the stages listed once in (*Hub).stages:
-// cap, audit, authorise, start-wait, argcheck, quota, integrity, tracing,
-// then the upstream call. The cap cuts a result too long for the model
+// cap, audit, authorise, start-wait, argcheck, quota, approve (the
+// person approves a gated call, proxy/approval), integrity, tracing, then
+// the upstream call. The cap cuts a result too long for the model
 // and keeps the whole in the hub's store of results (proxy/results), which
 // the server serves as resources/read of mcp-router://results/<id> and
 // the read_result meta-tool reads in pages, for the calling principal only. A resources/read or a prompts/get is a Call too (its

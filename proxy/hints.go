@@ -12,9 +12,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // Tool _meta keys read by clients that defer tools behind their own search.
@@ -44,9 +44,9 @@ func searchHint(t Tool) string {
 		h += ", " + t.Domain
 	}
 	if t.Server != "" {
-		h += ": " + oneLine(t.Server)
+		h += ": " + clip.OneLine(t.Server)
 	}
-	return truncateUTF8(h, maxSearchHint)
+	return clip.Ellipsis(h, maxSearchHint)
 }
 
 // withHints returns def with the client-side search hints in its _meta:
@@ -75,7 +75,7 @@ func withHints(def mcp.Tool, hint string, alwaysLoad bool) mcp.Tool {
 func enriched(def mcp.Tool, t Tool) mcp.Tool {
 	about := "Server: " + t.Upstream
 	if t.Server != "" {
-		about += " (" + truncateUTF8(oneLine(t.Server), maxAboutServer) + ")"
+		about += " (" + clip.Ellipsis(clip.OneLine(t.Server), maxAboutServer) + ")"
 	}
 	if t.Domain != "" && t.Domain != t.Upstream {
 		about += ". Domain: " + t.Domain
@@ -87,21 +87,6 @@ func enriched(def mcp.Tool, t Tool) mcp.Tool {
 	}
 	return def
 }
-
-// truncateUTF8 cuts s to at most n bytes on a rune boundary, marking a cut
-// with "…".
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // allMode reports whether ctx's request lists every tool: the all
 // endpoint, or a server without a router.
@@ -154,7 +139,7 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 	}
 	b.WriteString(later)
 	b.WriteString("\n" + usage)
-	return truncateUTF8(b.String(), maxInstructions)
+	return clip.Ellipsis(b.String(), maxInstructions)
 }
 
 // pendingServer is a configured upstream whose tools are not in the
@@ -180,7 +165,7 @@ func pendingText(pending []pendingServer, budget int) string {
 	for i, p := range pending {
 		part := p.Name + " (" + p.State
 		if p.About != "" {
-			part += ": " + truncateUTF8(oneLine(p.About), maxAboutPending)
+			part += ": " + clip.Ellipsis(clip.OneLine(p.About), maxAboutPending)
 		}
 		part += ")"
 		rest := fmt.Sprintf("; and %d more", len(pending)-i)

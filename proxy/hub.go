@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -112,6 +113,12 @@ type Options struct {
 	// KeptResults bounds the whole results kept, per principal and in
 	// time (results.Options' defaults).
 	KeptResults results.Options
+	// Approvals says which calls a person must approve before they go
+	// upstream; none by default (approval.Policy).
+	Approvals approval.Policy
+	// ApprovalQueue is where gated calls wait for the console under
+	// approvals.without_elicitation: console; nil refuses them.
+	ApprovalQueue *approval.Queue
 	// Disabled are upstreams left out for their configuration: Status
 	// lists them (StateDisabled, with their error) and a discovery that
 	// names one says it is off. None by default.
@@ -189,6 +196,7 @@ type Hub struct {
 	getPipe  call.HandlerOf[*mcp.GetPromptResult]    // those of a prompt get (pipeline.go)
 	limits   *call.Limits                            // the quotas and the repeat bound
 	results  *results.Store                          // the whole of results cut for the model
+	gate     *approval.Gate                          // asks the person before a gated call (pipeline.go)
 	shut     chan struct{}                           // closed by Close: calls fail at once (closing)
 	catalog  atomic.Pointer[Catalog]
 	relay    atomic.Pointer[Relay]
@@ -226,6 +234,8 @@ func NewHub(opts Options) *Hub {
 	h.disabled.Store(&disabledSet{list: opts.Disabled, since: time.Now()})
 	h.catalog.Store(buildCatalog(nil, nil, opts.Reserved))
 	h.args = call.NewArgCheck(argSchemas{h}, opts.Logger)
+	h.gate = approval.New(approval.Options{Policy: opts.Approvals, Tool: h.approvalTool, Ask: h.elicit,
+		Queue: opts.ApprovalQueue, Audit: opts.Audit, Logger: opts.Logger})
 	h.callPipe = chain(h.upstreamCall, h.stages())
 	h.readPipe = chain(h.readUpstream, readStages(h, h.screenResource))
 	h.getPipe = chain(h.getUpstream, readStages(h, h.screenPrompt))

@@ -127,7 +127,7 @@ func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 		Router:   opts.Router, Session: opts.Session, Core: opts.CoreTools, HandleKey: opts.SessionKey.handle,
 		Decisions: serverDecisions{s}, Client: metaClient{s}, Planner: opts.Planner, Lessons: opts.Lessons,
 		Inputs: opts.Inputs, ErrorResult: errorResult, Logger: opts.Logger,
-		Results: s.hub.results, ResultPage: s.hub.opts.ModelResultBytes,
+		Results: s.hub.results, ResultPage: s.hub.opts.ModelResultBytes, Approvals: s.hub.gate,
 	}
 	if opts.Metrics != nil {
 		mo.Metrics = opts.Metrics
@@ -143,7 +143,7 @@ func (s *Server) ownServerTools() []server.ServerTool {
 		tools = append(tools, server.ServerTool{Tool: withHints(e.Def, ownSearchHint, true),
 			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				c := callOf(ctx)
-				c.Tool, c.Meta = req.Params.Name, req.Params.Meta
+				c.Tool, c.Meta, c.Input = req.Params.Name, req.Params.Meta, &req.Params.MultiRoundTripParams
 				res, err := h(ctx, c, req)
 				if plans && err == nil { // a plan's answer holds its steps' whole results: cut as a tool's
 					res = call.CapResult(c, s.hub.opts.ModelResultBytes, s.hub.results, res)

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -198,6 +199,8 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 		if up == "" {
 			return nil, fmt.Errorf("no upstream offers resource %q", ref.URI)
 		}
+		ref.URI = apps.Original(up, ref.URI)
+		params.Ref = ref
 	default:
 		return nil, fmt.Errorf("unknown completion reference %T", params.Ref)
 	}
@@ -240,7 +243,7 @@ func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 	id := h.subID.Add(1)
 	resp, err := c.Client().GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(fmt.Sprintf("mcp-router-sub-%d", id)),
-		Method: method, Params: map[string]any{"uri": uri},
+		Method: method, Params: map[string]any{"uri": apps.Original(up, uri)},
 	})
 	if err != nil {
 		return fmt.Errorf("%s %s on %s: %w", method, uri, up, h.errorText(u.Config(), u.Scrubber(), method, err))

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -32,7 +34,10 @@ type namedStage[R any] struct {
 // stages is the order of a call's pipeline, the first outermost. A new
 // concern is one more stage here. The cap is outermost so that the audit
 // and the metrics count the true size of a result, and the whole it keeps
-// is the result as the integrity stage screened and scrubbed it.
+// is the result as the integrity stage screened and scrubbed it. The
+// person is asked last of the checks: a call that is refused, malformed
+// or over its quota never asks, and the quota and the repeat bound also
+// bound how often a model may ask (a declined call counts).
 func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
 	return []namedStage[*mcp.CallToolResult]{
 		{"cap", call.Cap(h.opts.ModelResultBytes, h.results)},          // what of a long result reaches the model; the whole kept (call/capresult.go)
@@ -41,6 +46,7 @@ func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
 		{"start-wait", call.StartWait[*mcp.CallToolResult](h.resolve)}, // waits for an upstream that is starting; resolves the owner (startup.go)
 		{"argcheck", h.args.Stage},                                     // the arguments against the tool's input schema (call/argcheck.go)
 		{"quota", h.limits.Stage},                                      // the repeat bound and the quotas (call/quota.go)
+		{"approve", h.gate.Stage},                                      // a person approves a gated call (approval/gate.go)
 		{"integrity", call.Screen(screenerOf(h, h.screenToolResult))},  // result integrity and secret scrubbing (resultscan.go)
 		{"tracing", call.Trace[*mcp.CallToolResult](h.callTracer())},   // the span of the upstream call and its plan step (call/trace.go)
 	}
@@ -107,6 +113,23 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 // upstream answered.
 func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
 	return h.callPipe(ctx, c)
+}
+
+// approvalTool is what the approval gate needs of a catalog tool: its
+// upstream, and whether its server marked it destructive (Tool.Destructive).
+func (h *Hub) approvalTool(name string) (string, bool, bool) {
+	t, ok := h.Catalog().Tool(name)
+	return t.Upstream, t.Destructive, ok
+}
+
+// elicit asks the client of ctx's call for input, through the server
+// that hosts the hub.
+func (h *Hub) elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	r := h.relayTo()
+	if r == nil {
+		return nil, errors.New("no client to ask")
+	}
+	return r.Elicit(ctx, req)
 }
 
 // heldBack says why a tool that the catalog holds back may not be called:
@@ -261,14 +284,20 @@ func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 	return nil
 }
 
-// readUpstream is the end of a resource read's pipeline.
+// readUpstream is the end of a resource read's pipeline: the upstream is
+// asked for its own URI, and its contents come back under the catalog's
+// (an MCP Apps view's URI is the gateway's, proxy/apps).
 func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResourceResult, error) {
 	req := mcp.ReadResourceRequest{}
 	req.Params, _ = c.Args.(mcp.ReadResourceParams)
-	req.Params.URI = c.Tool
+	req.Params.URI = apps.Original(c.Upstream, c.Tool)
 	return onUpstream(ctx, h, c, "reading", func(ctx context.Context, cl *client.Client) (*mcp.ReadResourceResult, error) {
 		req.Params.Meta = call.InjectTrace(ctx, req.Params.Meta)
-		return cl.ReadResource(ctx, req)
+		res, err := cl.ReadResource(ctx, req)
+		if err == nil && res != nil {
+			res.Contents = apps.Contents(c.Upstream, res.Contents)
+		}
+		return res, err
 	})
 }
 

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/prompts"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 	"github.com/mcp-router/mcp-router/state"
@@ -143,5 +146,28 @@ func TestPlanExecuteEscalatesAFailedStep(t *testing.T) {
 	}
 	if !strings.Contains(resultText(res), "alpha_fail") {
 		t.Errorf("the text does not name the failed step's tool:\n%s", resultText(res))
+	}
+}
+
+// plan with execute passes the approval gate as run_plan does: the plan
+// it made has a gated step, its client cannot be asked, so it gets
+// approval_unavailable and no step reaches the upstream.
+func TestPlanExecuteAsksApproval(t *testing.T) {
+	p := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) {
+		return `{"decision":"USE_TOOL","confidence":0.9,"reasoning":"one call",` +
+			`"plan":{"steps":[{"id":"n","tool":"alpha_num","args":{"n":1}}]}}`, nil
+	})
+	s := newShifty()
+	h := startHubWith(t, Options{
+		Upstreams: []UpstreamConfig{{Name: "alpha", Transport: TransportBuiltin, Builtin: "alpha", Prefix: "alpha_"}},
+		Builtin:   func(string, []string) (*server.MCPServer, error) { return s.srv, nil },
+		Approvals: approval.Policy{Tools: []string{"alpha_num"}},
+	})
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{}), Planner: p,
+		Session: routing.SessionOptions{MaxDiscoveries: 100, ResetAfter: time.Hour}})
+
+	res := c.call(t, "plan", map[string]any{"query": "take n", "execute": true, "tools": []any{"alpha_num"}})
+	if text := resultText(res); !strings.Contains(text, "approval_unavailable") || s.seen("num") != 0 {
+		t.Errorf("plan execute of a gated step for a client that cannot be asked: %q, upstream saw %d calls; want approval_unavailable and none", text, s.seen("num"))
 	}
 }

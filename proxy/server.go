@@ -428,7 +428,7 @@ func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 func (s *Server) forward(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := callOf(ctx)
-		c.Tool, c.Args, c.Meta = name, arguments(req.Params), req.Params.Meta
+		c.Tool, c.Args, c.Meta, c.Input = name, arguments(req.Params), req.Params.Meta, &req.Params.MultiRoundTripParams
 		return s.call(ctx, c), nil
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
@@ -297,7 +298,7 @@ func (p *sealedSession) fromInitialize(r *http.Request) {
 	}
 	ci := msg.Params.ClientInfo
 	if ci.Name != "" || ci.Version != "" {
-		p.Client = &clientInfo{Name: truncateUTF8(ci.Name, maxSealedClientName), Version: truncateUTF8(ci.Version, maxSealedClientName)}
+		p.Client = &clientInfo{Name: clip.Ellipsis(ci.Name, maxSealedClientName), Version: clip.Ellipsis(ci.Version, maxSealedClientName)}
 	}
 	var compact bytes.Buffer
 	if len(msg.Params.Capabilities) <= 4*maxSealedCapsBytes && json.Compact(&compact, msg.Params.Capabilities) == nil && compact.Len() <= maxSealedCapsBytes {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
-	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 	"go.uber.org/goleak"
 )
 
@@ -231,21 +230,5 @@ func TestNewOllamaEmbedderRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := NewOllamaEmbedder(OllamaOptions{URL: "https://h:1/prefix", Model: "m"}); err != nil {
 		t.Errorf("URL with a path prefix: %v", err)
-	}
-}
-
-func TestOllamaShorten(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdef", 3, "abc..."},
-		{"añb", 2, "a..."}, // ñ is two bytes: cut before it
-	} {
-		if got := ollamaerr.Shorten(tc.in, tc.n); got != tc.want {
-			t.Errorf("ollamaerr.Shorten(%q, %d): got %q, want %q", tc.in, tc.n, got, tc.want)
-		}
 	}
 }

@@ -148,6 +148,8 @@ var pgMigrations = []string{
 	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
 	// Since when a pinned tool is no longer listed (0 while it is).
 	`ALTER TABLE pins ADD COLUMN gone_since BIGINT NOT NULL DEFAULT 0;`,
+	// How a gated call was approved (audit.Record.Approval).
+	`ALTER TABLE audit ADD COLUMN approval TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

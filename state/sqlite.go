@@ -186,6 +186,8 @@ var migrations = []string{
 	CREATE INDEX ended_sessions_owner ON ended_sessions (owner, expires);`,
 	// Since when a pinned tool is no longer listed (0 while it is).
 	`ALTER TABLE pins ADD COLUMN gone_since INTEGER NOT NULL DEFAULT 0;`,
+	// How a gated call was approved (audit.Record.Approval).
+	`ALTER TABLE audit ADD COLUMN approval TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to the latest version in one write

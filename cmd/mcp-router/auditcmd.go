@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -11,9 +12,6 @@ import (
 	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/internal/printable"
 )
-
-// maxAuditLimit bounds --limit: the state keeps no more records than this.
-const maxAuditLimit = audit.MaxRows
 
 func newAuditCmd(e *env) *cobra.Command {
 	var (
@@ -33,8 +31,8 @@ newest records, oldest first.`,
 			if since < 0 {
 				return fmt.Errorf("--since %s: want a duration, zero or more (like 30m or 24h)", since)
 			}
-			if f.Limit < 1 || f.Limit > maxAuditLimit {
-				return fmt.Errorf("--limit %d: want 1 to %d", f.Limit, maxAuditLimit)
+			if f.Limit < 1 || f.Limit > audit.MaxRows { // the state keeps no more
+				return fmt.Errorf("--limit %d: want 1 to %d", f.Limit, audit.MaxRows)
 			}
 			if since > 0 {
 				f.Since = time.Now().Add(-since)
@@ -64,13 +62,6 @@ newest records, oldest first.`,
 	return cmd
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // printAudit prints the records as a table, oldest first.
 func printAudit(w io.Writer, recs []audit.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -80,8 +71,12 @@ func printAudit(w io.Writer, recs []audit.Record) error {
 		if r.Plan != "" {
 			step = printable.Line(r.Plan + "/" + r.Step)
 		}
+		outcome := r.Outcome
+		if r.Approval != "" { // how a gated call was let through
+			outcome += " (" + r.Approval + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
-			printable.Line(r.Tool), printable.Line(orDash(r.Upstream)), step, printable.Line(r.Outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
+			printable.Line(r.Tool), printable.Line(cmp.Or(r.Upstream, "-")), step, printable.Line(outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
 	}
 	return tw.Flush()
 }

@@ -166,13 +166,7 @@ func (e *env) authUpstream(ctx context.Context, name string, create bool) (*conf
 }
 
 func remoteUpstreams(prof config.Profile) []proxy.UpstreamConfig {
-	var out []proxy.UpstreamConfig
-	for _, u := range prof.Upstreams {
-		if u.Transport == proxy.TransportStreamableHTTP || u.Transport == proxy.TransportSSE {
-			out = append(out, u)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(prof.Upstreams), func(u proxy.UpstreamConfig) bool { return !isRemote(u) })
 }
 
 // vault opens the sealed logins in the state; create makes the key file
@@ -215,19 +209,15 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 // how to open it once the first login makes one (nil, nil when ups has no
 // remote upstream or the logins cannot be read: a warning says so).
 func (e *env) logins(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) (*upstreamauth.Vault, func() (*upstreamauth.Vault, error)) {
-	key, err := upstreamauth.ReadKey(e.getenv, cfg.StateDir)
-	switch {
-	case errors.Is(err, upstreamauth.ErrNoKey):
-		if slices.ContainsFunc(ups, isRemote) {
-			return nil, laterVault(e.getenv, cfg.StateDir, e.runState(ctx, cfg, log).Credentials())
-		}
-		return nil, nil
-	case err != nil:
-		log.Warn("upstream logins unavailable", "err", err)
+	if !slices.ContainsFunc(ups, isRemote) {
 		return nil, nil
 	}
-	vault, err := upstreamauth.NewVault(e.runState(ctx, cfg, log).Credentials(), key, 0)
-	if err != nil {
+	open := laterVault(e.getenv, cfg.StateDir, e.runState(ctx, cfg, log).Credentials())
+	vault, err := open()
+	switch {
+	case errors.Is(err, upstreamauth.ErrNoKey):
+		return nil, open
+	case err != nil:
 		log.Warn("upstream logins unavailable", "err", err)
 		return nil, nil
 	}

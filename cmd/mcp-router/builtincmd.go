@@ -52,7 +52,12 @@ func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr 
 	if httpAddr != "" {
 		// The gateway's Guard is not in front, but bodies are bounded all the same.
 		h := http.MaxBytesHandler(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")), frontdoor.DefaultMaxBodyBytes)
-		return serveHTTP(ctx, h, httpAddr, frontdoor.HTTPServerOptions{}, log)
+		ln, err := listen(httpAddr)
+		if err != nil {
+			return err
+		}
+		log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+		return serveOn(ctx, h, ln, frontdoor.HTTPServerOptions{})
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(newLogLogger(log))

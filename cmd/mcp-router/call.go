@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,28 +19,21 @@ an upstream of the profile failed to connect (the result is printed all the same
 		Example: `  mcp-router call calculator_add --args '{"a": 2, "b": 3}'
   mcp-router call docs_search_documents --args '{"query": "install"}'`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			var toolArgs map[string]any
 			if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
 				return fmt.Errorf("--args must be a JSON object: %w", err)
 			}
-			g, err := e.startGateway(cmd.Context(), parts{audit: true, wait: true})
-			if err != nil {
+			return e.withGateway(cmd.Context(), parts{audit: true, wait: true}, func(g *gateway) error {
+				res, err := g.hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
+				if err == nil {
+					err = printJSON(e, res)
+				}
+				if err == nil && res.IsError {
+					err = fmt.Errorf("tool %s returned an error", args[0])
+				}
 				return err
-			}
-			defer g.Close()
-			defer func() { err = errors.Join(err, g.down()) }()
-			res, err := g.hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
-			if err != nil {
-				return err
-			}
-			if err := printJSON(e, res); err != nil {
-				return err
-			}
-			if res.IsError {
-				return fmt.Errorf("tool %s returned an error", args[0])
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments as a JSON object")

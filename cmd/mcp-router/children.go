@@ -16,7 +16,7 @@ var guardChildren = func([]proxy.UpstreamConfig) {}
 var childGuard struct {
 	once sync.Once
 	mu   sync.Mutex
-	stop []func()
+	stop func() // the watchdog's, once started
 }
 
 // startChildGuard makes sure the processes stdio upstreams start end with
@@ -33,7 +33,7 @@ func startChildGuard(ups []proxy.UpstreamConfig) {
 		defer childGuard.mu.Unlock()
 		if exe, err := os.Executable(); err == nil {
 			if stop, err := proxy.StartWatchdog(exe); err == nil {
-				childGuard.stop = append(childGuard.stop, stop)
+				childGuard.stop = stop
 			}
 		}
 	})
@@ -43,8 +43,8 @@ func startChildGuard(ups []proxy.UpstreamConfig) {
 func stopChildGuard() {
 	childGuard.mu.Lock()
 	defer childGuard.mu.Unlock()
-	for i := len(childGuard.stop) - 1; i >= 0; i-- {
-		childGuard.stop[i]()
+	if childGuard.stop != nil {
+		childGuard.stop()
+		childGuard.stop = nil
 	}
-	childGuard.stop = nil
 }

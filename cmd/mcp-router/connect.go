@@ -76,10 +76,7 @@ func (e *env) bridgeOptions(rawURL, token string, headers []string) (bridge.Opti
 	if err != nil {
 		return bridge.Options{}, err
 	}
-	if token == "" {
-		token, _ = e.getenv("MCP_ROUTER_TOKEN")
-	}
-	if token = strings.TrimSpace(token); token != "" {
+	if token = strings.TrimSpace(e.orEnv(token, "MCP_ROUTER_TOKEN")); token != "" {
 		if h.Get("Authorization") != "" {
 			return bridge.Options{}, errors.New("--header Authorization and a token (--token or MCP_ROUTER_TOKEN) both set: give one")
 		}

@@ -84,7 +84,7 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
-	stateErr := e.checkState(ctx, cfg)
+	_, stateErr := e.cliState(ctx, cfg) // why a gateway would keep its state in memory
 	pins := e.pinsWaiting(ctx, cfg, prof)
 	// doctor reads pins, never writes them
 	g := e.newGateway(cfg, prof, parts{readPins: true, initTimeout: timeout})
@@ -127,13 +127,6 @@ func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
 		}
 	}
 	return rep
-}
-
-// checkState opens the state as the CLI does and reports why it cannot be
-// used; a gateway would keep it in memory then.
-func (e *env) checkState(ctx context.Context, cfg *config.Config) error {
-	_, err := e.cliState(ctx, cfg)
-	return err
 }
 
 // stateLocation names where the state is kept: the state.url database

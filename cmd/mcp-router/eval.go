@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -48,12 +49,7 @@ The profile's routing settings apply (and embeddings, when ollama.embed_model is
 			for _, t := range tools {
 				byServer[t.Upstream] = append(byServer[t.Upstream], t)
 			}
-			for up, ts := range byServer {
-				r.SetUpstream(up, ts)
-				if err := r.Embed(cmd.Context(), up, ts); err != nil {
-					g.log.Warn("embeddings unavailable; ranking lexically", "err", err)
-				}
-			}
+			indexCatalog(cmd.Context(), r, byServer, g.log)
 			rep, rankings := eval.Run(ranker{cmd.Context(), r}, queries, eval.Options{K: k})
 			if outPath != "" {
 				if err := writeRankings(outPath, rankings); err != nil {
@@ -93,25 +89,26 @@ func (x ranker) Rank(query string, k int) []string {
 }
 
 func loadDataset(toolsPath, queriesPath string) ([]routing.Tool, []eval.Query, error) {
-	tf, err := os.Open(toolsPath)
+	tools, err := loadFile(toolsPath, eval.LoadTools)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer tf.Close()
-	tools, err := eval.LoadTools(tf)
+	queries, err := loadFile(queriesPath, eval.LoadQueries)
+	return tools, queries, err
+}
+
+// loadFile reads path with load; the error names the file.
+func loadFile[T any](path string, load func(io.Reader) ([]T, error)) ([]T, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", toolsPath, err)
+		return nil, err
 	}
-	qf, err := os.Open(queriesPath)
+	defer f.Close()
+	v, err := load(f)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer qf.Close()
-	queries, err := eval.LoadQueries(qf)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", queriesPath, err)
-	}
-	return tools, queries, nil
+	return v, nil
 }
 
 func writeRankings(path string, rankings []eval.Ranking) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcp-router/mcp-router/builtin"
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -34,7 +36,10 @@ type gateway struct {
 	hub     *proxy.Hub           // set by Start
 	mem     *lessons.Memory      // nil unless parts.lessons and routing.lessons
 	reload  *reloader            // serve's, once it watches the file
-	closers []func()
+	// approvals are the calls waiting for the console's answer, under
+	// approvals.without_elicitation: console; nil otherwise.
+	approvals *approval.Queue
+	closers   []func()
 }
 
 // parts says what a command needs of the gateway beyond its hub; the zero
@@ -54,9 +59,24 @@ type parts struct {
 	readPins bool
 }
 
+// withGateway starts the configured gateway, runs f with it and closes
+// it; the error also names the upstreams that are not connected.
+func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) error) error {
+	g, err := e.startGateway(ctx, need)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	return errors.Join(f(g), g.down())
+}
+
 // newGateway assembles the gateway of prof; it does no I/O.
 func (e *env) newGateway(cfg *config.Config, prof config.Profile, need parts) *gateway {
-	return &gateway{e: e, cfg: cfg, prof: prof, log: e.logger(cfg), need: need, metrics: proxy.NewMetrics()}
+	g := &gateway{e: e, cfg: cfg, prof: prof, log: e.logger(cfg), need: need, metrics: proxy.NewMetrics()}
+	if prof.Approvals.WithoutElicitation == approval.Console {
+		g.approvals = approval.NewQueue(approval.DefaultQueue)
+	}
+	return g
 }
 
 // startGateway loads the configuration and starts its gateway; the caller
@@ -159,7 +179,8 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Reserved:   proxy.ReservedNames(),
 		Logger:     g.log,
 		Version:    gatewayVersion(),
-		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
+		Poisoning:  cmp.Or(integrity.Policy(prof.Integrity.Poisoning), integrity.Warn),
+		Tracing:    g.tracing,
 		Metrics:    g.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,
 		ConfigFile: cfg.File,
@@ -174,6 +195,9 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Disabled:      prof.Disabled,
 
 		ModelResultBytes: cfg.Limits.ModelResultBytes,
+		KeptResults:      cfg.Limits.KeptResults(),
+		Approvals:        prof.Approvals,
+		ApprovalQueue:    g.approvals,
 	}
 	if g.need.initTimeout > 0 {
 		opts.InitTimeout = g.need.initTimeout
@@ -181,15 +205,9 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	if g.audit != nil {
 		opts.Audit = g.audit
 	}
-	if g.tracing != nil {
-		opts.Tracing = g.tracing
-	}
 	if cfg.State.URL != "" && len(cfg.Limits.Quotas) > 0 {
 		// Replicas on one database count calls per minute together.
 		opts.QuotaCounter = g.state(ctx).Quotas()
-	}
-	if opts.Poisoning == "" {
-		opts.Poisoning = integrity.Warn
 	}
 	if prof.Integrity.Pins && !g.need.readPins {
 		opts.Pins = g.pins(ctx)

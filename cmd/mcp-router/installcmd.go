@@ -261,10 +261,7 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 // profilePath is the profiles.yaml the installed entry runs: --config,
 // else $MCP_ROUTER_CONFIG, else the one in the user config directory ("" when that is unknown).
 func (e *env) profilePath(places config.Places) string {
-	if e.configPath != "" {
-		return e.configPath
-	}
-	if path, _ := e.getenv("MCP_ROUTER_CONFIG"); path != "" {
+	if path := e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"); path != "" {
 		return path
 	}
 	if places.ConfigDir == "" {

@@ -102,9 +102,6 @@ func ignoreEOF(err error) error {
 // and must show whatever log.level says. Records still go through log's
 // handler, formatted as the rest.
 func wireLogger(log *slog.Logger) *slog.Logger {
-	if log == nil {
-		return nil
-	}
 	return slog.New(allLevels{log.Handler()})
 }
 

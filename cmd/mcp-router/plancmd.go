@@ -29,7 +29,7 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 		Example: `  mcp-router run plan.json
   echo '{"steps":[{"id":"a","tool":"calculator_add","args":{"a":1,"b":2}}]}' | mcp-router run -`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := readArg(e, args[0])
 			if err != nil {
 				return err
@@ -39,23 +39,19 @@ The exit status is 1 when the plan is invalid or a step failed.`,
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			p.DryRun = p.DryRun || dryRun
-			g, err := e.startGateway(cmd.Context(), parts{audit: true, wait: true})
-			if err != nil {
-				return err
-			}
-			defer g.Close()
-			defer func() { err = errors.Join(err, g.down()) }()
-			res, err := g.executor().Run(cmd.Context(), p, nil)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			if err := printJSON(e, res); err != nil {
-				return err
-			}
-			if proxy.PlanResult(res).IsError {
-				return fmt.Errorf("a step of %s failed", args[0])
-			}
-			return nil
+			return e.withGateway(cmd.Context(), parts{audit: true, wait: true}, func(g *gateway) error {
+				res, err := g.executor().Run(cmd.Context(), p, nil)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				if err := printJSON(e, res); err != nil {
+					return err
+				}
+				if proxy.PlanResult(res).IsError {
+					return fmt.Errorf("a step of %s failed", args[0])
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate only, call nothing")
@@ -108,7 +104,7 @@ func (g *gateway) plan(ctx context.Context, query, note string, run bool) (map[s
 	if err != nil {
 		return nil, err
 	}
-	indexCatalog(ctx, r, g.hub.Catalog(), g.log)
+	indexCatalog(ctx, r, g.hub.Catalog().RoutingTools(), g.log)
 	pl, err := g.planner()
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -263,20 +262,13 @@ func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config,
 		{prof + "routing", wasProf.Routing, nowProf.Routing},
 		{prof + "planner", wasProf.Planner, nowProf.Planner},
 		{prof + "integrity", wasProf.Integrity, nowProf.Integrity},
+		{prof + "approvals", wasProf.Approvals, nowProf.Approvals},
 	} {
 		if !reflect.DeepEqual(k.was, k.now) {
 			keys = append(keys, k.key)
 		}
 	}
 	return keys
-}
-
-// printConfigSnapshot prints, for status, how edits of a gateway's
-// profile file went.
-func printConfigSnapshot(e *env, c *configSnapshot) {
-	for _, line := range c.lines() {
-		fmt.Fprintf(e.stdout, "  %s\n", line)
-	}
 }
 
 // lines says c in words, for status and the console; none for nil.

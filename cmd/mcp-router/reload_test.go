@@ -264,8 +264,8 @@ func TestRestartKeysNameTheSectionsEdited(t *testing.T) {
 	if got := restartKeys(was, wasProf, again, againProf); got != nil {
 		t.Errorf("restartKeys of the same file loaded twice: got %v, want none", got)
 	}
-	now, nowProf := load("limits:\n  start_wait: 3s\n" + strings.Replace(base, "upstreams:", "core_tools: [calculator_add]\n    upstreams:", 1))
-	want := []string{"limits", "profiles.default.core_tools"}
+	now, nowProf := load("limits:\n  start_wait: 3s\n" + strings.Replace(base, "upstreams:", "core_tools: [calculator_add]\n    approvals: {destructive: true}\n    upstreams:", 1))
+	want := []string{"limits", "profiles.default.core_tools", "profiles.default.approvals"}
 	if got := restartKeys(was, wasProf, now, nowProf); !slices.Equal(got, want) {
 		t.Errorf("restartKeys: got %v, want %v", got, want)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"os"
@@ -71,24 +72,24 @@ from where you put it.`,
 
 // loadConfig finds and reads the configuration the flags and environment name.
 func (e *env) loadConfig() (*config.Config, config.Profile, error) {
-	path := e.configPath
-	if path == "" {
-		path, _ = e.getenv("MCP_ROUTER_CONFIG")
-	}
-	profile := e.profile
-	if profile == "" {
-		profile, _ = e.getenv("MCP_ROUTER_PROFILE")
-	}
 	cfg, err := config.Load(config.LoadOptions{
-		Path: path, SearchDirs: searchDirs(), Default: mcprouter.DefaultProfiles,
+		Path: e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"), SearchDirs: searchDirs(), Default: mcprouter.DefaultProfiles,
 		Getenv: e.getenv, Builtins: builtin.Names(),
 	})
 	if err != nil {
 		return nil, config.Profile{}, err
 	}
 	cfg.Log.Wire = cfg.Log.Wire || dotEnvWire(e.getenv, cfg.File)
-	p, err := cfg.Profile(profile)
+	p, err := cfg.Profile(e.orEnv(e.profile, "MCP_ROUTER_PROFILE"))
 	return cfg, p, err
+}
+
+// orEnv is flag, else the environment's variable name.
+func (e *env) orEnv(flag, name string) string {
+	if flag == "" {
+		flag, _ = e.getenv(name)
+	}
+	return flag
 }
 
 // searchDirs are where profiles.yaml is looked for when no file is named:
@@ -121,9 +122,5 @@ const localProfile = "profiles.yaml"
 // logger builds the one log handler: tint on stderr, no colour unless
 // stderr is a terminal.
 func (e *env) logger(cfg *config.Config) *slog.Logger {
-	level := cfg.Log.Level
-	if e.logLevel != "" {
-		level = e.logLevel
-	}
-	return newLogger(e.stderr, level)
+	return newLogger(e.stderr, cmp.Or(e.logLevel, cfg.Log.Level))
 }

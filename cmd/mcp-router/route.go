@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -29,28 +29,23 @@ without it no affinity applies.`,
 		Example: `  mcp-router route divide two numbers
   mcp-router route "query logs" --domain homeassistant --json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			g, err := e.startGateway(cmd.Context(), parts{wait: true, lessons: true}) // lessons apply as in serve
-			if err != nil {
-				return err
-			}
-			defer g.Close()
-			defer func() { err = errors.Join(err, g.down()) }()
-			if topK > 0 {
-				g.prof.Routing.TopK = topK
-			}
-			r, err := g.router(cmd.Context())
-			if err != nil {
-				return err
-			}
-			indexCatalog(cmd.Context(), r, g.hub.Catalog(), g.log)
-			prof := g.prof
-			d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
-				Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
-			if asJSON {
-				return printJSON(e, routeView(d, max(prof.Routing.TopK, 10)))
-			}
-			return printRouteTable(e.stdout, d, max(prof.Routing.TopK, 10))
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.withGateway(cmd.Context(), parts{wait: true, lessons: true}, func(g *gateway) error { // lessons apply as in serve
+				if topK > 0 {
+					g.prof.Routing.TopK = topK
+				}
+				r, err := g.router(cmd.Context())
+				if err != nil {
+					return err
+				}
+				indexCatalog(cmd.Context(), r, g.hub.Catalog().RoutingTools(), g.log)
+				d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
+					Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
+				if asJSON {
+					return printJSON(e, routeView(d, max(g.prof.Routing.TopK, 10)))
+				}
+				return printRouteTable(e.stdout, d, max(g.prof.Routing.TopK, 10))
+			})
 		},
 	}
 	cmd.Flags().IntVar(&topK, "top-k", 0, "tools kept whatever their score (default: the profile's routing.top_k)")
@@ -59,10 +54,10 @@ without it no affinity applies.`,
 	return cmd
 }
 
-// indexCatalog puts every upstream's tools in the router, embeddings
+// indexCatalog puts the tools of each upstream in the router, embeddings
 // included when they are on.
-func indexCatalog(ctx context.Context, r *routing.Router, c *proxy.Catalog, log interface{ Warn(string, ...any) }) {
-	for up, tools := range c.RoutingTools() {
+func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string][]routing.Tool, log *slog.Logger) {
+	for up, tools := range byUpstream {
 		r.SetUpstream(up, tools)
 		if err := r.Embed(ctx, up, tools); err != nil {
 			log.Warn("embeddings unavailable; ranking lexically", "upstream", up, "err", err)

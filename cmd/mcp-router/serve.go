@@ -269,16 +269,6 @@ func upstreamsDown(hub *proxy.Hub) error {
 	return fmt.Errorf("%d of %d upstreams not connected: %s", len(down), len(hub.Status()), strings.Join(parts, "; "))
 }
 
-// serveHTTP serves h until ctx ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, opts frontdoor.HTTPServerOptions, log *slog.Logger) error {
-	ln, err := listen(addr)
-	if err != nil {
-		return err
-	}
-	log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return serveOn(ctx, h, ln, opts)
-}
-
 func listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -36,16 +36,6 @@ var (
 	_ stateStore = (*state.PG)(nil)
 )
 
-// openState opens the configured state: the PostgreSQL database of
-// state.url when set, else state.db in the state directory. Errors are
-// *state.OpenError, naming the file or the URL without its password.
-func openState(ctx context.Context, cfg *config.Config, log *slog.Logger) (stateStore, error) {
-	if cfg.State.URL != "" {
-		return state.OpenPostgres(ctx, state.PGOptions{URL: cfg.State.URL, Logger: log})
-	}
-	return state.Open(ctx, state.Options{Dir: cfg.StateDir})
-}
-
 // runState returns the state for a gateway run (serve, tools, call...),
 // opening it on first use: state.db or the state.url database, or, when
 // it cannot be opened (a read-only, full or broken state directory, a
@@ -54,18 +44,14 @@ func openState(ctx context.Context, cfg *config.Config, log *slog.Logger) (state
 // the pins (which then fail closed: see hubOptions). The file is left as
 // it is. The command's caller closes it with closeState.
 func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
-	if e.state != nil {
-		return e.state
+	st, err := e.cliState(ctx, cfg)
+	if err == nil {
+		return st
 	}
-	db, err := openState(ctx, cfg, log)
-	if err != nil {
-		e.stateProblem = stateProblemText(cfg, err)
-		log.Warn(fmt.Sprintf("state kept in memory for this run (not shared, not kept): %s", e.stateProblem))
-		e.state = state.NewMemory()
-		return e.state
-	}
-	e.state = db
-	return db
+	e.stateProblem = stateProblemText(cfg, err)
+	log.Warn(fmt.Sprintf("state kept in memory for this run (not shared, not kept): %s", e.stateProblem))
+	e.state = state.NewMemory()
+	return e.state
 }
 
 // stateProblemText says why the state cannot be used, naming the file (or
@@ -86,22 +72,27 @@ func stateNotice(problem string) string {
 		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
 }
 
-// cliState opens the state (state.db, or the state.url database) for a
-// command that reads or changes the state itself (lessons, pins, status):
-// a state that cannot be opened is its error.
-func (e *env) cliState(ctx context.Context, cfg *config.Config) (stateStore, error) {
-	if e.state != nil {
+// cliState opens the state for a command that reads or changes the state
+// itself (lessons, pins, status): the PostgreSQL database of state.url
+// when set, else state.db in the state directory. A state that cannot be
+// opened is its error, a *state.OpenError naming the file or the URL
+// without its password.
+func (e *env) cliState(ctx context.Context, cfg *config.Config) (st stateStore, err error) {
+	switch {
+	case e.state != nil:
 		return e.state, nil
+	case cfg.State.URL != "":
+		st, err = state.OpenPostgres(ctx, state.PGOptions{URL: cfg.State.URL, Logger: e.logger(cfg)})
+	default:
+		st, err = state.Open(ctx, state.Options{Dir: cfg.StateDir})
 	}
-	db, err := openState(ctx, cfg, e.logger(cfg))
 	if err != nil {
 		return nil, err
 	}
-	e.state = db
-	return db, nil
+	e.state = st
+	return st, nil
 }
 
-// closeState closes the state a command opened, if any.
 // configState loads the configuration and opens its state, for the
 // commands that read or change the state; cfg is nil when the
 // configuration did not load.
@@ -114,6 +105,7 @@ func (e *env) configState(ctx context.Context) (*config.Config, config.Profile, 
 	return cfg, prof, st, err
 }
 
+// closeState closes the state a command opened, if any.
 func (e *env) closeState() error {
 	if e.state == nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,7 +61,7 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	var s gatewaySnapshot
 	for _, u := range hub.Status() {
 		s.Upstreams = append(s.Upstreams, upstreamSnapshot{Name: u.Name, State: string(u.State), Tools: u.Tools,
-			Restarts: u.Restarts, Err: firstLine(snapshotErr(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
+			Restarts: u.Restarts, Err: firstLine(notConnected(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
 	calls := m.RecentCalls()
@@ -68,9 +69,10 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	return s
 }
 
-// snapshotErr is what status shows of an upstream not connected: why
-// (starting for how long, or its error); nothing for a connected one.
-func snapshotErr(u proxy.Status) string {
+// notConnected is what status and the console show of an upstream not
+// connected: why (starting for how long, or its error); nothing for a
+// connected one.
+func notConnected(u proxy.Status) string {
 	if u.State == proxy.StateConnected {
 		return ""
 	}
@@ -155,6 +157,11 @@ type gatewayStatus struct {
 	Snapshot *gatewaySnapshot `json:"snapshot,omitempty"`
 }
 
+// where is how the gateway serves: "stdio", or "http ADDR".
+func (gs gatewayStatus) where() string {
+	return strings.TrimSpace(gs.Transport + " " + gs.Addr)
+}
+
 func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -230,12 +237,8 @@ func printStatus(e *env, live []gatewayStatus) error {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		where := g.Transport
-		if g.Addr != "" {
-			where += " " + g.Addr
-		}
 		fmt.Fprintf(e.stdout, "gateway pid %d, profile %s, %s, version %s, up since %s\n",
-			g.PID, printable.Line(g.Profile), printable.Line(where), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
+			g.PID, printable.Line(g.Profile), printable.Line(g.where()), printable.Line(g.Version), g.Started.Local().Format("2006-01-02 15:04:05"))
 		if g.Config != "" {
 			fmt.Fprintf(e.stdout, "  config: %s\n", printable.Line(g.Config))
 		}
@@ -251,7 +254,9 @@ func printStatus(e *env, live []gatewayStatus) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		printConfigSnapshot(e, s.Config)
+		for _, line := range s.Config.lines() {
+			fmt.Fprintf(e.stdout, "  %s\n", line)
+		}
 		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
 		for _, f := range s.RecentErrors {
 			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), printable.Line(f.Tool), printable.Line(f.Upstream), printable.Line(f.Kind))

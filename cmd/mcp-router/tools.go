@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,17 +25,13 @@ It waits for every upstream (each up to its init timeout) and exits 1, naming
 them, when any failed to connect or two upstreams want one tool name; it prints
 what it got all the same.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			g, err := e.startGateway(cmd.Context(), parts{wait: true})
-			if err != nil {
-				return err
-			}
-			defer g.Close()
-			defer func() { err = errors.Join(err, g.down()) }()
-			if asJSON {
-				return printJSON(e, toolsView(g.hub.Catalog().Tools))
-			}
-			return printToolsTable(e.stdout, g.hub.Catalog())
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.withGateway(cmd.Context(), parts{wait: true}, func(g *gateway) error {
+				if asJSON {
+					return printJSON(e, toolsView(g.hub.Catalog().Tools))
+				}
+				return printToolsTable(e.stdout, g.hub.Catalog())
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")

@@ -105,10 +105,17 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 	if err != nil {
 		return nil, err
 	}
-	return console.New(console.Options{
-		Door: door, Gateway: gw, Catalog: newHubCatalog(g.hub, r, g.log),
+	opts := console.Options{
+		Door: door, Gateway: gw, Catalog: &hubCatalog{hub: g.hub, r: r, log: g.log},
 		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
-	})
+	}
+	// The calls that wait for an answer are those of serve's own hub; a
+	// nil *Queue would make a non-nil interface.
+	if _, own := gw.(*hubGateway); own && g.approvals != nil {
+		opts.Approvals = g.approvals
+		g.approvals.Serve()
+	}
+	return console.New(opts)
 }
 
 // notices are the degraded states the console shows on every page.
@@ -146,10 +153,7 @@ func (g *hubGateway) Upstreams(context.Context) ([]console.Upstream, error) {
 	var out []console.Upstream
 	for _, s := range g.hub.Status() {
 		out = append(out, console.Upstream{Name: s.Name, State: string(s.State), Protocol: s.Protocol, Tools: s.Tools,
-			Blocked: s.Blocked, Restarts: s.Restarts, Err: why(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
-		if s.State == proxy.StateConnected {
-			out[len(out)-1].Err = ""
-		}
+			Blocked: s.Blocked, Restarts: s.Restarts, Err: notConnected(s), Since: s.Since, Restartable: s.State != proxy.StateDisabled})
 	}
 	return out, nil
 }
@@ -171,16 +175,14 @@ func (g *hubGateway) Activity(context.Context) (console.Activity, error) {
 // machine, from their heartbeats: read-only.
 type registryGateway struct{ reg state.Registry }
 
+// live are the running gateways that told their state in a heartbeat.
 func (g *registryGateway) live(ctx context.Context) ([]gatewayStatus, error) {
-	return liveGateways(ctx, g.reg, time.Now())
+	all, err := liveGateways(ctx, g.reg, time.Now())
+	return slices.DeleteFunc(all, func(gs gatewayStatus) bool { return gs.Snapshot == nil }), err
 }
 
 func gatewayLabel(gs gatewayStatus) string {
-	where := gs.Transport
-	if gs.Addr != "" {
-		where += " " + gs.Addr
-	}
-	return fmt.Sprintf("pid %d · %s · %s", gs.PID, gs.Profile, where)
+	return fmt.Sprintf("pid %d · %s · %s", gs.PID, gs.Profile, gs.where())
 }
 
 func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, error) {
@@ -190,9 +192,6 @@ func (g *registryGateway) Upstreams(ctx context.Context) ([]console.Upstream, er
 	}
 	var out []console.Upstream
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		for _, u := range gs.Snapshot.Upstreams {
 			out = append(out, console.Upstream{Gateway: gatewayLabel(gs), Name: u.Name, State: u.State, Protocol: u.Protocol,
 				Tools: u.Tools, Blocked: u.Blocked, Restarts: u.Restarts, Err: u.Err})
@@ -211,9 +210,6 @@ func (g *registryGateway) notes(ctx context.Context) []string {
 	}
 	var out []string
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		for _, line := range gs.Snapshot.Config.lines() {
 			out = append(out, gatewayLabel(gs)+": "+line)
 		}
@@ -228,9 +224,6 @@ func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error
 	}
 	var a console.Activity
 	for _, gs := range live {
-		if gs.Snapshot == nil {
-			continue
-		}
 		a.Calls += gs.Snapshot.Calls
 		a.Failed += gs.Snapshot.Failed
 		for _, c := range gs.Snapshot.RecentCalls {
@@ -252,10 +245,6 @@ type hubCatalog struct {
 	indexed *proxy.Catalog // the catalog r holds
 }
 
-func newHubCatalog(hub *proxy.Hub, r *routing.Router, log *slog.Logger) *hubCatalog {
-	return &hubCatalog{hub: hub, r: r, log: log}
-}
-
 func (h *hubCatalog) Tools(context.Context) ([]console.Tool, []string, error) {
 	c := h.hub.Catalog()
 	tools := make([]console.Tool, 0, len(c.Tools))
@@ -272,7 +261,7 @@ func (h *hubCatalog) Tools(context.Context) ([]console.Tool, []string, error) {
 func (h *hubCatalog) Route(ctx context.Context, req routing.Request) (routing.Decision, error) {
 	h.mu.Lock()
 	if c := h.hub.Catalog(); c != h.indexed {
-		indexCatalog(ctx, h.r, c, h.log)
+		indexCatalog(ctx, h.r, c.RoutingTools(), h.log)
 		h.indexed = c
 	}
 	h.mu.Unlock()

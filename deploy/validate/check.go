@@ -70,6 +70,16 @@ func inFile(file string, list field.ErrorList) []error {
 	return errs
 }
 
+// apiErrs turns apimachinery's messages on the field at where in file
+// into errors that name both.
+func apiErrs(file, where string, msgs []string) []error {
+	errs := make([]error, len(msgs))
+	for i, msg := range msgs {
+		errs[i] = fmt.Errorf("%s: %s: %s", file, where, msg)
+	}
+	return errs
+}
+
 // meta checks an object's metadata as the API server would on creation.
 // Once built, a namespaced object has kustomization.yaml's namespace.
 func (m *manifests) meta(file string, om *metav1.ObjectMeta, namespaced bool, name apivalidation.ValidateNameFunc) []error {
@@ -91,9 +101,7 @@ func (m *manifests) checkConfigMap() []error {
 	f := m.file("v1/ConfigMap")
 	errs := m.meta(f, &m.configMap.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	for k := range m.configMap.Data {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, fmt.Errorf("%s: data.%s: %s", f, k, msg))
-		}
+		errs = append(errs, apiErrs(f, "data."+k, validation.IsConfigMapKey(k))...)
 	}
 	prof, ok := m.configMap.Data["profiles.yaml"]
 	if !ok {
@@ -115,9 +123,7 @@ func (m *manifests) checkSecret() []error {
 		errs = append(errs, fmt.Errorf("%s: metadata.name: empty", f))
 	}
 	for k := range secretKeys(s) {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, fmt.Errorf("%s: %s: %s", f, k, msg))
-		}
+		errs = append(errs, apiErrs(f, k, validation.IsConfigMapKey(k))...)
 	}
 	return errs
 }
@@ -171,9 +177,7 @@ func (m *manifests) checkService() []error {
 	}
 	for i, p := range svc.Spec.Ports {
 		pp := fp.Child("ports").Index(i)
-		for _, msg := range validation.IsValidPortNum(int(p.Port)) {
-			errs = append(errs, fmt.Errorf("%s: %s.port: %s", f, pp, msg))
-		}
+		errs = append(errs, apiErrs(f, pp.String()+".port", validation.IsValidPortNum(int(p.Port)))...)
 		target := p.TargetPort
 		if target.Type == intstr.Int && target.IntVal == 0 {
 			target = intstr.FromInt32(p.Port) // the API's default
@@ -268,13 +272,9 @@ func (m *manifests) checkPorts(f string, cp *field.Path, c *corev1.Container) []
 	var errs []error
 	for i, p := range c.Ports {
 		pp := cp.Child("ports").Index(i)
-		for _, msg := range validation.IsValidPortNum(int(p.ContainerPort)) {
-			errs = append(errs, fmt.Errorf("%s: %s.containerPort: %s", f, pp, msg))
-		}
+		errs = append(errs, apiErrs(f, pp.String()+".containerPort", validation.IsValidPortNum(int(p.ContainerPort)))...)
 		if p.Name != "" {
-			for _, msg := range validation.IsValidPortName(p.Name) {
-				errs = append(errs, fmt.Errorf("%s: %s.name: %s", f, pp, msg))
-			}
+			errs = append(errs, apiErrs(f, pp.String()+".name", validation.IsValidPortName(p.Name))...)
 		}
 	}
 	i := slices.Index(c.Args, "--http")
@@ -400,9 +400,7 @@ func (m *manifests) checkEnv(f string, fp *field.Path, env []corev1.EnvVar) []er
 	seen := map[string]bool{}
 	for i, e := range env {
 		ep := fp.Index(i)
-		for _, msg := range validation.IsEnvVarName(e.Name) {
-			errs = append(errs, fmt.Errorf("%s: %s.name: %s", f, ep, msg))
-		}
+		errs = append(errs, apiErrs(f, ep.String()+".name", validation.IsEnvVarName(e.Name))...)
 		if seen[e.Name] {
 			errs = append(errs, fmt.Errorf("%s: %s.name: %s given twice", f, ep, e.Name))
 		}

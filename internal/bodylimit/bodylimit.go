@@ -1,6 +1,7 @@
 // Package bodylimit bounds the HTTP response bodies a client reads: the
-// gateway's clients of Ollama, whose client library reads a reply whole.
-// It sits under an http.Client, between the library and the network.
+// gateway's clients of Ollama and of authorization servers, whose
+// libraries read a reply whole. It sits under an http.Client, between the
+// library and the network.
 package bodylimit
 
 import (

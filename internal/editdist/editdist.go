@@ -1,6 +1,5 @@
 // Package editdist measures how far one spelling is from another: the
-// routing index corrects a query's typos with it, the configuration
-// decoder and the catalog use it for "did you mean".
+// configuration decoder and the catalog use it for "did you mean".
 package editdist
 
 // Distance is the optimal-string-alignment distance between a and b, in

@@ -5,34 +5,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ollama/ollama/api"
 )
-
-// chatChunk is one object of a /api/chat answer: the whole answer when
-// not streaming, else one line of newline-delimited JSON.
-type chatChunk struct {
-	Model      string      `json:"model"`
-	CreatedAt  time.Time   `json:"created_at"`
-	Message    chatMessage `json:"message"`
-	Done       bool        `json:"done"`
-	DoneReason string      `json:"done_reason,omitempty"`
-
-	TotalDuration      int64 `json:"total_duration,omitempty"`
-	LoadDuration       int64 `json:"load_duration,omitempty"`
-	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
-	PromptEvalDuration int64 `json:"prompt_eval_duration,omitempty"`
-	EvalCount          int   `json:"eval_count,omitempty"`
-	EvalDuration       int64 `json:"eval_duration,omitempty"`
-}
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.chatCalls.Add(1)
 	start := time.Now()
-	if !s.wait(r) {
+	if !s.wait(r, false) {
 		return
 	}
 	var req ChatRequest
@@ -72,7 +52,7 @@ func (s *Server) stream(w http.ResponseWriter, req ChatRequest, start time.Time,
 	flusher, _ := w.(http.Flusher)
 	parts := pieces(reply)
 	for _, p := range parts {
-		c := chatChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Message: chatMessage{Role: "assistant", Content: p}}
+		c := api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: p}}
 		if enc.Encode(c) != nil {
 			return // the client left
 		}
@@ -86,20 +66,13 @@ func (s *Server) stream(w http.ResponseWriter, req ChatRequest, start time.Time,
 }
 
 // final returns the closing chunk of an answer, with done true.
-func (s *Server) final(req ChatRequest, start time.Time, reason string) chatChunk {
+func (s *Server) final(req ChatRequest, start time.Time, reason string) api.ChatResponse {
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += len(strings.Fields(m.Content)) + 1
 	}
-	return chatChunk{
-		Model:           req.Model,
-		CreatedAt:       time.Now().UTC(),
-		Message:         chatMessage{Role: "assistant"},
-		Done:            true,
-		DoneReason:      reason,
-		TotalDuration:   max(int64(time.Since(start)), 1),
-		PromptEvalCount: prompt,
-	}
+	return api.ChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: reason,
+		Metrics: api.Metrics{TotalDuration: max(time.Since(start), 1), PromptEvalCount: prompt}}
 }
 
 // pieces splits s into streaming chunks, each word with the spaces after

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/ollama/ollama/api"
 )
 
 // trigramWeight is the weight of one character trigram relative to a whole
@@ -83,33 +85,21 @@ func normalised(v []float64) []float32 {
 	return out
 }
 
-// embedRequest is the body of POST /api/embed.
+// embedRequest is what the fake reads of the body of POST /api/embed.
 type embedRequest struct {
 	Model      string          `json:"model"`
 	Input      json.RawMessage `json:"input"` // a string or a list of strings
-	Truncate   *bool           `json:"truncate,omitempty"`
-	KeepAlive  json.RawMessage `json:"keep_alive,omitempty"`
 	Dimensions int             `json:"dimensions,omitempty"`
-	Options    map[string]any  `json:"options,omitempty"`
-}
-
-// embedResponse is the answer to POST /api/embed.
-type embedResponse struct {
-	Model           string      `json:"model"`
-	Embeddings      [][]float32 `json:"embeddings"`
-	TotalDuration   int64       `json:"total_duration,omitempty"`
-	LoadDuration    int64       `json:"load_duration,omitempty"`
-	PromptEvalCount int         `json:"prompt_eval_count,omitempty"`
 }
 
 func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 	s.embedCalls.Add(1)
 	start := time.Now()
-	if !s.wait(r) || !s.waitHeld(r) {
+	if !s.wait(r, true) {
 		return
 	}
 	if s.failEmbed.Load() {
-		writeError(w, s.opts.FailStatus, "fake embedding failure")
+		writeError(w, http.StatusInternalServerError, "fake embedding failure")
 		return
 	}
 	var req embedRequest
@@ -125,17 +115,17 @@ func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid input type")
 		return
 	}
-	dims := s.opts.Dims
+	dims := Dims
 	if req.Dimensions > 0 && req.Dimensions < dims {
 		dims = req.Dimensions
 	}
-	resp := embedResponse{Model: req.Model, Embeddings: make([][]float32, 0, len(inputs))}
+	resp := api.EmbedResponse{Model: req.Model, Embeddings: make([][]float32, 0, len(inputs))}
 	for _, in := range inputs {
 		resp.Embeddings = append(resp.Embeddings, Embed(in, dims))
 		resp.PromptEvalCount += len(words(in)) + 1
 	}
 	s.embedTexts.Add(int64(len(inputs)))
-	resp.TotalDuration = max(int64(time.Since(start)), 1)
+	resp.TotalDuration = max(time.Since(start), 1)
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ollama/ollama/api"
 )
 
 // Options configures a [Server]. The zero value serves every model name,
@@ -39,43 +41,27 @@ type Options struct {
 	// with 404 and Ollama's "not found, try pulling it first" error. Empty
 	// means every model name is served and /api/tags lists none.
 	Models []string
-	// Dims is the length of each embedding; default 256.
-	Dims int
 	// Delay holds each /api/embed and /api/chat request this long before
 	// answering it, or until the client gives up or the server closes.
 	Delay time.Duration
-	// FailEmbed makes /api/embed answer FailStatus with an Ollama-style
-	// error body. [Server.SetFailEmbed] changes it while the server runs.
+	// FailEmbed makes /api/embed answer 500 with an Ollama-style error
+	// body. [Server.SetFailEmbed] changes it while the server runs.
 	FailEmbed bool
-	// FailStatus is the HTTP status of a failed embed; default 500.
-	FailStatus int
 	// Chat scripts /api/chat: it returns the assistant's whole reply to req.
 	// An error is answered as Ollama answers errors, with the status of an
 	// [*HTTPError] or else 500. Nil echoes the last user message.
 	Chat func(req ChatRequest) (string, error)
-	// Version is what /api/version reports; default "0.17.4".
-	Version string
 }
 
-// ChatRequest is the body of POST /api/chat as Ollama documents it.
-type ChatRequest struct {
-	Model     string          `json:"model"`
-	Messages  []Message       `json:"messages"`
-	Stream    *bool           `json:"stream,omitempty"` // nil means true
-	Format    json.RawMessage `json:"format,omitempty"` // "json" or a JSON schema
-	Options   map[string]any  `json:"options,omitempty"`
-	Tools     json.RawMessage `json:"tools,omitempty"`
-	KeepAlive json.RawMessage `json:"keep_alive,omitempty"`
-	Think     json.RawMessage `json:"think,omitempty"`
-}
+// Dims is the length of each embedding (a request may ask for fewer), and
+// Version what /api/version reports.
+const (
+	Dims    = 256
+	Version = "0.17.4"
+)
 
-// Message is one chat message.
-type Message struct {
-	Role      string          `json:"role"`
-	Content   string          `json:"content"`
-	ToolCalls json.RawMessage `json:"tool_calls,omitempty"`
-	ToolName  string          `json:"tool_name,omitempty"`
-}
+// ChatRequest is the body of POST /api/chat (Stream nil means true).
+type ChatRequest = api.ChatRequest
 
 // HTTPError is an error a Chat script returns to choose the status code.
 type HTTPError struct {
@@ -103,15 +89,6 @@ type Server struct {
 
 // New starts a fake Ollama server on a loopback port. Close it when done.
 func New(opts Options) *Server {
-	if opts.Dims <= 0 {
-		opts.Dims = 256
-	}
-	if opts.FailStatus == 0 {
-		opts.FailStatus = http.StatusInternalServerError
-	}
-	if opts.Version == "" {
-		opts.Version = "0.17.4"
-	}
 	if opts.Chat == nil {
 		opts.Chat = echo
 	}
@@ -157,23 +134,6 @@ func (s *Server) Hold() (release func()) {
 	return func() { once.Do(func() { close(ch) }) }
 }
 
-// waitHeld waits for a Hold to be released; it reports false when the client
-// left first.
-func (s *Server) waitHeld(r *http.Request) bool {
-	ch := s.held.Load()
-	if ch == nil {
-		return true
-	}
-	select {
-	case <-*ch:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.done:
-		panic(http.ErrAbortHandler)
-	}
-}
-
 // SetFailEmbed makes later /api/embed requests fail (true) or succeed.
 func (s *Server) SetFailEmbed(fail bool) { s.failEmbed.Store(fail) }
 
@@ -188,20 +148,32 @@ func (s *Server) EmbeddedTexts() int { return int(s.embedTexts.Load()) }
 // ChatCalls returns the number of /api/chat requests received.
 func (s *Server) ChatCalls() int { return int(s.chatCalls.Load()) }
 
-// wait holds a request for Options.Delay; it reports false when the
-// client left first. When the server closes first, it drops the
-// connection, as a stopped Ollama would.
-func (s *Server) wait(r *http.Request) bool {
-	if s.opts.Delay <= 0 {
-		return true
+// wait holds a request for Options.Delay and, when held is set, until a
+// Hold is released; it reports false when the client left first. When
+// the server closes first, it drops the connection, as a stopped Ollama
+// would.
+func (s *Server) wait(r *http.Request, held bool) bool {
+	if s.opts.Delay > 0 {
+		if s.onWait != nil {
+			s.onWait()
+		}
+		t := time.NewTimer(s.opts.Delay)
+		defer t.Stop()
+		if !until(s, r, t.C) {
+			return false
+		}
 	}
-	if s.onWait != nil {
-		s.onWait()
+	if ch := s.held.Load(); held && ch != nil {
+		return until(s, r, *ch)
 	}
-	t := time.NewTimer(s.opts.Delay)
-	defer t.Stop()
+	return true
+}
+
+// until waits for c, or for r's client to leave (false), or for s to
+// close.
+func until[T any](s *Server, r *http.Request, c <-chan T) bool {
 	select {
-	case <-t.C:
+	case <-c:
 		return true
 	case <-r.Context().Done():
 		return false
@@ -263,40 +235,21 @@ func errorStatus(err error) int {
 }
 
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": s.opts.Version})
-}
-
-// tagModel is one entry of /api/tags.
-type tagModel struct {
-	Name       string       `json:"name"`
-	Model      string       `json:"model"`
-	ModifiedAt time.Time    `json:"modified_at"`
-	Size       int64        `json:"size"`
-	Digest     string       `json:"digest"`
-	Details    modelDetails `json:"details"`
-}
-
-type modelDetails struct {
-	ParentModel       string   `json:"parent_model"`
-	Format            string   `json:"format"`
-	Family            string   `json:"family"`
-	Families          []string `json:"families"`
-	ParameterSize     string   `json:"parameter_size"`
-	QuantizationLevel string   `json:"quantization_level"`
+	writeJSON(w, http.StatusOK, map[string]string{"version": Version})
 }
 
 func (s *Server) handleTags(w http.ResponseWriter, _ *http.Request) {
-	models := make([]tagModel, 0, len(s.opts.Models))
+	models := make([]api.ListModelResponse, 0, len(s.opts.Models))
 	for _, m := range s.opts.Models {
 		name := normalizeModel(m)
 		sum := sha256.Sum256([]byte(name))
-		models = append(models, tagModel{
+		models = append(models, api.ListModelResponse{
 			Name: name, Model: name,
 			ModifiedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
 			Size:       int64(len(name)) << 20,
 			Digest:     hex.EncodeToString(sum[:]),
-			Details:    modelDetails{Format: "gguf", Family: "fake", Families: []string{"fake"}, ParameterSize: "1M", QuantizationLevel: "F16"},
+			Details:    api.ModelDetails{Format: "gguf", Family: "fake", Families: []string{"fake"}, ParameterSize: "1M", QuantizationLevel: "F16"},
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": models})
+	writeJSON(w, http.StatusOK, api.ListResponse{Models: models})
 }

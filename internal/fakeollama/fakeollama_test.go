@@ -43,7 +43,7 @@ func cosine(a, b []float32) float64 {
 }
 
 func TestOllamaEmbedListAndString(t *testing.T) {
-	s, c := newClient(t, Options{Models: []string{"nomic-embed-text"}, Dims: 64})
+	s, c := newClient(t, Options{Models: []string{"nomic-embed-text"}})
 	ctx := t.Context()
 	texts := []string{"read a file", "get the weather", ""}
 	resp, err := c.Embed(ctx, &api.EmbedRequest{Model: "nomic-embed-text", Input: texts})
@@ -57,7 +57,7 @@ func TestOllamaEmbedListAndString(t *testing.T) {
 		t.Fatalf("got %d embeddings, want 3", len(resp.Embeddings))
 	}
 	for i, v := range resp.Embeddings {
-		if diff := cmp.Diff(Embed(texts[i], 64), v); diff != "" {
+		if diff := cmp.Diff(Embed(texts[i], Dims), v); diff != "" {
 			t.Errorf("embedding %d differs from Embed (-want +got):\n%s", i, diff)
 		}
 		if n := math.Sqrt(cosine(v, v)); math.Abs(n-1) > 1e-5 {
@@ -120,12 +120,12 @@ func TestOllamaEmbedUnknownModel(t *testing.T) {
 }
 
 func TestOllamaEmbedFailure(t *testing.T) {
-	s, c := newClient(t, Options{FailEmbed: true, FailStatus: http.StatusServiceUnavailable})
+	s, c := newClient(t, Options{FailEmbed: true})
 	req := &api.EmbedRequest{Model: "m", Input: []string{"a"}}
 	_, err := c.Embed(t.Context(), req)
 	var se api.StatusError
-	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("got %v, want a 503 api.StatusError", err)
+	if !errors.As(err, &se) || se.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("got %v, want a 500 api.StatusError", err)
 	}
 	s.SetFailEmbed(false)
 	if _, err := c.Embed(t.Context(), req); err != nil {
@@ -236,7 +236,7 @@ func TestOllamaChatStreaming(t *testing.T) {
 	if last := chunks[len(chunks)-1]; last.DoneReason != "stop" || last.TotalDuration == 0 {
 		t.Errorf("last chunk: got done_reason %q total_duration %v", last.DoneReason, last.TotalDuration)
 	}
-	wantMsgs := []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "plan it"}}
+	wantMsgs := []api.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "plan it"}}
 	if diff := cmp.Diff(wantMsgs, seen.Messages); diff != "" {
 		t.Errorf("script saw messages (-want +got):\n%s", diff)
 	}
@@ -300,11 +300,11 @@ func TestOllamaChatErrors(t *testing.T) {
 }
 
 func TestOllamaVersionListHeartbeat(t *testing.T) {
-	_, c := newClient(t, Options{Models: []string{"nomic-embed-text", "llama3.2:3b"}, Version: "9.9.9"})
+	_, c := newClient(t, Options{Models: []string{"nomic-embed-text", "llama3.2:3b"}})
 	ctx := t.Context()
 	v, err := c.Version(ctx)
-	if err != nil || v != "9.9.9" {
-		t.Errorf("Version: got %q, %v; want 9.9.9", v, err)
+	if err != nil || v != Version {
+		t.Errorf("Version: got %q, %v; want %s", v, err, Version)
 	}
 	list, err := c.List(ctx)
 	if err != nil {

@@ -41,7 +41,7 @@ func MaybeRun() {
 			os.Exit(1)
 		}
 	}
-	err := server.NewStdioServer(New(name)).Listen(context.Background(), os.Stdin, os.Stdout)
+	err := server.NewStdioServer(serverOf(name)).Listen(context.Background(), os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake upstream:", err)
 	}

@@ -114,22 +114,21 @@ func (users) user(u User) *storage.User {
 		Email: u.ID + "@example.com", EmailVerified: true, PreferredLanguage: language.English, IsAdmin: u != Dan}
 }
 
-func (s users) GetUserByID(id string) *storage.User {
+func (s users) find(match func(User) bool) *storage.User {
 	for _, u := range []User{Alice, Bob, Carol, Dan} {
-		if u.ID == id {
+		if match(u) {
 			return s.user(u)
 		}
 	}
 	return nil
 }
 
+func (s users) GetUserByID(id string) *storage.User {
+	return s.find(func(u User) bool { return u.ID == id })
+}
+
 func (s users) GetUserByUsername(name string) *storage.User {
-	for _, u := range []User{Alice, Bob, Carol, Dan} {
-		if u.Username == name {
-			return s.user(u)
-		}
-	}
-	return nil
+	return s.find(func(u User) bool { return u.Username == name })
 }
 
 func (users) ExampleClientID() string { return "service" }

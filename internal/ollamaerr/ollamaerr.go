@@ -10,8 +10,8 @@ import (
 	"net"
 	"net/url"
 	"time"
-	"unicode/utf8"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/ollama/ollama/api"
 )
 
@@ -40,20 +40,9 @@ func Reason(parent context.Context, err error, timeout time.Duration) error {
 	case errors.As(err, &oe) && oe.Op == "dial":
 		return fmt.Errorf("server unreachable: %w", oe.Err)
 	case errors.As(err, &se):
-		return fmt.Errorf("status %d: %s", se.StatusCode, Shorten(se.ErrorMessage, MaxReason))
+		return fmt.Errorf("status %d: %s", se.StatusCode, clip.Ellipsis(se.ErrorMessage, MaxReason))
 	case errors.As(err, &auth):
 		return fmt.Errorf("status %d: unauthorized", auth.StatusCode)
 	}
 	return err
-}
-
-// Shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
-func Shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

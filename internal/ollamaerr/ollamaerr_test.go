@@ -30,9 +30,3 @@ func TestReason(t *testing.T) {
 		}
 	}
 }
-
-func TestShortenKeepsRunes(t *testing.T) {
-	if got := Shorten("héllo", 2); got != "h..." {
-		t.Errorf("got %q", got)
-	}
-}

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -254,7 +254,7 @@ func violations(err error) []string {
 	var leaves []string
 	for _, e := range leafErrors(verr, nil) {
 		msg := pointer(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(violationPrinter)
-		leaves = append(leaves, truncate(msg, maxViolationLen))
+		leaves = append(leaves, clip.Ellipsis(msg, maxViolationLen))
 	}
 	slices.Sort(leaves)
 	leaves = slices.Compact(leaves)
@@ -293,14 +293,4 @@ func pointer(loc []string) string {
 		b.WriteString(pointerEscaper.Replace(tok))
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -75,6 +75,13 @@ type Call struct {
 	// StartWaited says the edge already waited for the tool's upstream
 	// to start: the call does not wait a second time.
 	StartWaited bool
+	// Approved says the person approved this call with its plan, before
+	// the plan ran: set only at the edge, from the plan value the gateway
+	// built (executor.StepApproved), never from what the model sent.
+	Approved bool
+	// Approval is how the approval stage let the call go on, for its
+	// audit record ("" when the call was not gated).
+	Approval string
 	// Whole says the result goes to a caller in process (the CLI), not to
 	// a model: the cap stage leaves it whole, as it does a plan step's.
 	Whole bool
@@ -87,6 +94,10 @@ type Call struct {
 	Upstream string
 	// Meta is the request's _meta (its progress token); nil for none.
 	Meta *mcp.Meta
+	// Input are the client's answers to what the gateway asked in an
+	// earlier round of this request, and the state it echoed (the
+	// stateless era's multi round-trip requests); nil for none.
+	Input *mcp.MultiRoundTripParams
 
 	// Client is the key of the credential the request came with, which
 	// stateless-era handles are bound to; "" for none.
@@ -151,6 +162,13 @@ func New(ctx context.Context, tool string, args any) *Call {
 	}
 	c.Deadline, _ = ctx.Deadline()
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
+	c.Approved = executor.StepApproved(ctx)
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		c.Caps = info.ClientCapabilities // declared with each request
+	} else if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		caps := cs.GetClientCapabilities()
+		c.Caps = &caps
+	}
 	return c
 }
 

@@ -284,15 +284,15 @@ func TestBoundDownstreamHTTPBodyMemory(t *testing.T) {
 }
 
 func TestBoundDownstreamHTTPByteBudget(t *testing.T) {
-	b := newByteBudget(10)
-	if !b.take(6) || !b.take(4) {
+	b := Guard(nil, Options{MaxBodyMemory: 10, MaxBodyBytes: 10}).(*guard).bodies
+	if !b.TryAcquire(6) || !b.TryAcquire(4) {
 		t.Fatal("10 bytes did not fit a budget of 10")
 	}
-	if b.take(1) {
+	if b.TryAcquire(1) {
 		t.Error("an 11th byte fitted a budget of 10")
 	}
-	b.give(4)
-	if !b.take(4) || b.take(1) {
+	b.Release(4)
+	if !b.TryAcquire(4) || b.TryAcquire(1) {
 		t.Error("giving back 4 did not make room for exactly 4")
 	}
 }

@@ -6,6 +6,7 @@ package frontdoor
 
 import (
 	"fmt"
+	"iter"
 	"net"
 	"net/http"
 	"net/netip"
@@ -73,14 +74,12 @@ func (g *guard) clientAddr(r *http.Request) (client, via string) {
 	if len(g.proxies) == 0 || !g.trusted(peer) {
 		return peer.String(), ""
 	}
-	hop := peer
-	next := forwardedHops(r.Header)
-	for range maxForwardedHops {
-		a, more, ok := next()
-		if !more || !ok {
+	hop, read := peer, 0
+	for a, ok := range forwardedHops(r.Header) {
+		if !ok || read == maxForwardedHops {
 			break
 		}
-		hop = a
+		hop, read = a, read+1
 		if !g.trusted(a) {
 			break
 		}
@@ -105,46 +104,35 @@ func addrOf(s string) (netip.Addr, bool) {
 	return a.Unmap().WithZone(""), true
 }
 
-// forwardedHops returns an iterator over the forwarded-for addresses of
-// h from the right (the hop nearest the gateway first): X-Forwarded-For
-// when it is sent, else Forwarded's for= parameters. Each call returns
-// the next address, whether there was one, and whether it parsed. It
-// reads no more than it returns, so a long header costs no more than the
+// forwardedHops yields the forwarded-for addresses of h from the right
+// (the hop nearest the gateway first), each with whether it parsed:
+// X-Forwarded-For when it is sent, else Forwarded's for= parameters. It
+// reads no more than it yields, so a long header costs no more than the
 // hops looked at.
-func forwardedHops(h http.Header) func() (netip.Addr, bool, bool) {
+func forwardedHops(h http.Header) iter.Seq2[netip.Addr, bool] {
 	vals, forwarded := h.Values("X-Forwarded-For"), false
 	if !slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) != "" }) {
 		vals, forwarded = h.Values("Forwarded"), true
 	}
-	i := len(vals) - 1
-	rest := ""
-	if i >= 0 {
-		rest = vals[i]
-	}
-	return func() (netip.Addr, bool, bool) {
-		for {
-			if i < 0 {
-				return netip.Addr{}, false, false
-			}
-			var entry string
-			if j := strings.LastIndexByte(rest, ','); j >= 0 {
-				entry, rest = rest[j+1:], rest[:j]
-			} else {
-				entry, rest = rest, ""
-				i--
-				if i >= 0 {
-					rest = vals[i]
+	return func(yield func(netip.Addr, bool) bool) {
+		for i := len(vals) - 1; i >= 0; i-- {
+			for rest := vals[i]; rest != ""; {
+				entry := rest
+				if j := strings.LastIndexByte(rest, ','); j >= 0 {
+					entry, rest = rest[j+1:], rest[:j]
+				} else {
+					rest = ""
+				}
+				if entry = strings.TrimSpace(entry); entry == "" {
+					continue // "a, , b" and an empty header line hold no hop
+				}
+				if forwarded {
+					entry = forwardedFor(entry)
+				}
+				if !yield(forwardedAddr(entry)) {
+					return
 				}
 			}
-			entry = strings.TrimSpace(entry)
-			if entry == "" {
-				continue // "a, , b" and an empty header line hold no hop
-			}
-			if forwarded {
-				entry = forwardedFor(entry)
-			}
-			a, ok := forwardedAddr(entry)
-			return a, true, ok
 		}
 	}
 }
@@ -164,19 +152,10 @@ func forwardedFor(element string) string {
 
 // forwardedAddr parses one forwarded-for address: "192.0.2.60",
 // "192.0.2.60:4711", "2001:db8::17" or "[2001:db8::17]:4711". Names,
-// "unknown" and obfuscated identifiers ("_hidden") do not parse.
+// "unknown", obfuscated identifiers ("_hidden") and zones do not parse.
 func forwardedAddr(s string) (netip.Addr, bool) {
-	if s == "" || len(s) > maxForwardedEntry {
+	if s == "" || len(s) > maxForwardedEntry || strings.Contains(s, "%") {
 		return netip.Addr{}, false
 	}
-	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
-		return a.Unmap(), true
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
-		return ap.Addr().Unmap(), true
-	}
-	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil && a.Zone() == "" {
-		return a.Unmap(), true
-	}
-	return netip.Addr{}, false
+	return addrOf(s)
 }

@@ -5,7 +5,6 @@ package frontdoor
 
 import (
 	"math"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -104,15 +103,10 @@ func (f *TokenFailures) forget(now time.Time) {
 // clientKey is the address remoteAddr counts under: its IPv4 address, or
 // its IPv6 /64, which one host commonly holds whole.
 func clientKey(remoteAddr string) (netip.Prefix, bool) {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
+	ip, ok := addrOf(remoteAddr)
+	if !ok {
 		return netip.Prefix{}, false
 	}
-	ip = ip.Unmap().WithZone("")
 	bits := 32
 	if ip.Is6() {
 		bits = 64

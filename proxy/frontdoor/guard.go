@@ -19,11 +19,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+	"golang.org/x/sync/semaphore"
 )
 
 // DefaultMaxBodyBytes is Options.MaxBodyBytes's default: the bound on one
@@ -151,14 +151,13 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		next:    next,
 		origins: make(map[string]bool, len(opts.AllowedOrigins)),
 		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
-		maxBody: opts.MaxBodyBytes,
+		maxBody: cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes),
 		log:     opts.Logger,
 		owners:  newOwners(SessionIdleTTL),
 		ownerOf: opts.SessionOwner,
 		proxies: opts.TrustedProxies,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
-		bodies:      newByteBudget(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory)),
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
@@ -169,10 +168,9 @@ func Guard(next http.Handler, opts Options) http.Handler {
 		g.oidc = opts.OIDC
 		g.metadataURL = MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource))
 	}
-	if g.maxBody <= 0 {
-		g.maxBody = DefaultMaxBodyBytes
-	}
-	g.bodies.limit = max(g.bodies.limit, g.maxBody) // room for one body of the most allowed size
+	// Room for one body of the most allowed size, at least.
+	g.bodyMemory = max(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory), g.maxBody)
+	g.bodies = semaphore.NewWeighted(g.bodyMemory)
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -203,9 +201,10 @@ type guard struct {
 	proxies     []netip.Prefix                               // trusted reverse proxies (Options.TrustedProxies)
 
 	bodyTimeout time.Duration
-	bodies      *byteBudget // request bodies held in memory
-	maxSessions int         // per client
-	maxStreams  int         // requests in flight per session
+	bodies      *semaphore.Weighted // bytes of request bodies held in memory, of bodyMemory
+	bodyMemory  int64
+	maxSessions int // per client
+	maxStreams  int // requests in flight per session
 }
 
 // checkSite refuses a request whose Host or Origin is not allowed, and
@@ -281,20 +280,20 @@ func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request
 	if r.ContentLength >= 0 {
 		held = r.ContentLength
 	}
-	if !g.bodies.take(held) {
+	if !g.bodies.TryAcquire(held) {
 		return nil, nil, http.StatusServiceUnavailable, fmt.Errorf(
-			"the gateway holds %d bytes of request bodies, its most: retry shortly", g.bodies.limit)
+			"the gateway holds %d bytes of request bodies, its most: retry shortly", g.bodyMemory)
 	}
 	body, status, err := g.readBody(w, r)
 	if err != nil {
-		g.bodies.give(held)
+		g.bodies.Release(held)
 		return nil, nil, status, err
 	}
-	g.bodies.give(held - int64(len(body)))
+	g.bodies.Release(held - int64(len(body)))
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
 	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return r2, func() { g.bodies.give(int64(len(body))) }, 0, nil
+	return r2, func() { g.bodies.Release(int64(len(body))) }, 0, nil
 }
 
 // readBody reads r's body whole, within the body timeout: the connection's
@@ -323,33 +322,6 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		return nil, http.StatusBadRequest, errors.New("reading request body")
 	}
 	return body, 0, nil
-}
-
-// byteBudget is a bound on bytes held at once: take reserves without
-// waiting, give returns.
-type byteBudget struct {
-	limit int64
-
-	mu   sync.Mutex
-	used int64
-}
-
-func newByteBudget(limit int64) *byteBudget { return &byteBudget{limit: limit} }
-
-func (b *byteBudget) take(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.limit {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-func (b *byteBudget) give(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
 }
 
 func errBodyTooLarge(limit int64) error {

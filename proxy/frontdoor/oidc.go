@@ -296,7 +296,7 @@ func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *
 			return noPrincipal, time.Time{}, invalidToken("the token has expired", err.Error())
 		}
 		if sig.bad {
-			return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", errBadSignature.Error())
+			err = errBadSignature
 		}
 		return noPrincipal, time.Time{}, invalidToken("the token is not valid for this resource", err.Error())
 	}
@@ -399,13 +399,7 @@ func missingScopes(claims map[string]any, required []string) []string {
 			}
 		}
 	}
-	var missing []string
-	for _, s := range required {
-		if !slices.Contains(granted, s) {
-			missing = append(missing, s)
-		}
-	}
-	return missing
+	return slices.DeleteFunc(slices.Clone(required), func(s string) bool { return slices.Contains(granted, s) })
 }
 
 // issuerFetch fetches one URL of the issuer's at most once per every, so

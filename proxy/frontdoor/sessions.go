@@ -114,11 +114,7 @@ func (o *owners) reserve(client string, max int, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pruneLocked(now)
-	c := o.clients[client]
-	if c == nil {
-		c = &clientSessions{}
-		o.clients[client] = c
-	}
+	c := o.client(client)
 	if max > 0 && c.sessions+c.pending >= max {
 		o.dropIdleClientLocked(client)
 		return false
@@ -155,12 +151,17 @@ func (o *owners) bindLocked(sid string, p principal, client string, now time.Tim
 		return
 	}
 	o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
+	o.client(client).sessions++
+}
+
+// client is client's count, made on first use. The caller holds o.mu.
+func (o *owners) client(client string) *clientSessions {
 	c := o.clients[client]
 	if c == nil {
 		c = &clientSessions{}
 		o.clients[client] = c
 	}
-	c.sessions++
+	return c
 }
 
 func (o *owners) forget(sid string) {

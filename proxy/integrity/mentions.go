@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // ToolNames is a set of tool names to look for in other tools' texts: the
@@ -54,7 +55,7 @@ func (m *mentioner) text(s string) {
 	if s == "" || m.full() {
 		return
 	}
-	for c := range mentions(stripInvisible(truncate(s)), m.names) {
+	for c := range mentions(stripInvisible(clip.Prefix(s, maxScan)), m.names) {
 		key := strings.ToLower(c)
 		if m.seen[key] || slices.ContainsFunc(m.own, func(o string) bool { return strings.EqualFold(o, c) }) {
 			continue

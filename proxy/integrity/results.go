@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // ResultPolicy says what the hub does with a tool result in which
@@ -300,8 +301,8 @@ type seg struct {
 func (w *walker) push(key string, index int) { w.path = append(w.path, seg{key, index}) }
 func (w *walker) pop()                       { w.path = w.path[:len(w.path)-1] }
 
-// maxKeyInLocation bounds how much of a structuredContent key a location
-// repeats.
+// maxKeyInLocation bounds in bytes how much of a structuredContent key a
+// location repeats.
 const maxKeyInLocation = 64
 
 // location renders the path: content[2].text,
@@ -315,21 +316,10 @@ func (w *walker) location() string {
 		case i == 0:
 			b.WriteString(s.key)
 		default:
-			k := s.key
-			if len(k) > maxKeyInLocation {
-				k = truncateTo(k, maxKeyInLocation) + "…"
-			}
-			b.WriteString(segment(k))
+			b.WriteString(segment(clip.Ellipsis(s.key, maxKeyInLocation)))
 		}
 	}
 	return b.String()
-}
-
-func truncateTo(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 func (w *walker) at(s string, keys ...string) (string, bool) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
 // Finding is one suspicious thing [Scan] found in a tool's contract.
@@ -55,14 +56,6 @@ const (
 // maxScan is how much of one text Scan reads. Anything longer is already
 // oversized, and the bound keeps an upstream from stalling the scan.
 const maxScan = 8 * MaxText
-
-// truncate cuts s to maxScan bytes, on a rune boundary.
-func truncate(s string) string {
-	if len(s) <= maxScan {
-		return s
-	}
-	return truncateTo(s, maxScan)
-}
 
 // Scan checks every text of t that a model reads: name, title,
 // description, annotation title, and every key and string nested in the
@@ -180,7 +173,7 @@ func (sc *scanner) name(field, s string) {
 	if len(s) > MaxText {
 		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
 	}
-	s = truncate(s)
+	s = clip.Prefix(s, maxScan)
 	sc.common(field, s, splitIdentifier(s))
 }
 
@@ -192,7 +185,7 @@ func (sc *scanner) text(field, s string) {
 	if len(s) > MaxText {
 		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
 	}
-	s = truncate(s)
+	s = clip.Prefix(s, maxScan)
 	sc.common(field, s, s)
 	if !sc.shadow.empty() {
 		if m := shadowed(stripInvisible(s), sc.shadow); m != "" {

@@ -31,10 +31,6 @@ type belts struct {
 	sessions map[string]*routing.Session
 }
 
-func newBelts(r *routing.Router, opts routing.SessionOptions, core []string) *belts {
-	return &belts{router: r, opts: opts, core: core, sessions: map[string]*routing.Session{}}
-}
-
 // session returns c's routing session, starting it on first use. A
 // request of the stateless protocol has no session id: it gets a fresh
 // session of its own, never one that every such request shares.
@@ -67,7 +63,7 @@ func (t *Tools) Forget(id string) {
 		delete(t.belts.sessions, id)
 		t.belts.mu.Unlock()
 	}
-	t.outages.forget(id)
+	t.outages.take(id)
 	t.ReportBelts()
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
@@ -80,10 +81,9 @@ func (t *Tools) describeTools(ctx context.Context, c *call.Call, req mcp.CallToo
 			unknown = append(unknown, name)
 			continue
 		}
-		d := describedTool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description,
-			InputSchema: tool.Def.RawInputSchema, OutputSchema: tool.Def.RawOutputSchema, Server: tool.Server}
-		tools = append(tools, d)
-		b.WriteString(fullText(d.Name, d.Upstream, d.Server, d.Description, d.InputSchema))
+		tools = append(tools, describedTool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description,
+			InputSchema: tool.Def.RawInputSchema, OutputSchema: tool.Def.RawOutputSchema, Server: tool.Server})
+		b.WriteString(FullText(tool))
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(&b, "\nNot in the catalog: %s. Find tools with request_more_tools.\n", strings.Join(unknown, ", "))
@@ -115,20 +115,13 @@ func toolNames(v any) ([]string, error) {
 	for _, item := range list {
 		name, ok := item.(string)
 		if !ok || !namePattern.MatchString(name) {
-			return nil, fmt.Errorf(`"tools" holds %s, not a tool name (letters, digits, _ . -, at most 64)`, truncateUTF8(fmt.Sprint(item), 80))
+			return nil, fmt.Errorf(`"tools" holds %s, not a tool name (letters, digits, _ . -, at most 64)`, clip.Ellipsis(fmt.Sprint(item), 80))
 		}
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	return names, nil
-}
-
-// fullText is a tool with its whole input schema, as describe_tools and a
-// refused call show it.
-func fullText(name, upstream, server, desc string, schema json.RawMessage) string {
-	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", name, upstream, aboutServer(server),
-		oneLine(desc), compactJSON(schema))
 }
 
 // toolSignature is a tool's compact form: its name and required parameters
@@ -179,15 +172,16 @@ func typeName(t any) string {
 // firstSentence is the start of a description, on one line, up to its
 // first sentence's end and at most maxSignatureDesc bytes.
 func firstSentence(desc string) string {
-	d := oneLine(desc)
+	d := clip.OneLine(desc)
 	if i := strings.Index(d, ". "); i >= 0 {
 		d = d[:i+1]
 	}
-	return truncateUTF8(d, maxSignatureDesc)
+	return clip.Ellipsis(d, maxSignatureDesc)
 }
 
 // FullText is t with its whole input schema, as describe_tools shows it;
 // the gateway adds it to the error of a call whose arguments were wrong.
 func FullText(t Tool) string {
-	return fullText(t.Name, t.Upstream, t.Server, t.Def.Description, t.Def.RawInputSchema)
+	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", t.Name, t.Upstream, aboutServer(t.Server),
+		clip.OneLine(t.Def.Description), compactJSON(t.Def.RawInputSchema))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
@@ -256,7 +257,7 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))
 	}
-	res := mcp.NewToolResultText(discoveryText(d.Query, alerts, tools, d.Unknown, false))
+	res := mcp.NewToolResultText(discoveryText(d.Query, alerts, tools, d.Unknown))
 	res.StructuredContent = map[string]any{
 		"tools": tools, "alerts": nonNil(alerts), "added": nonNil(d.Added), "evicted": nonNil(d.Evicted),
 		"unknown": nonNil(d.Unknown), "breaker": d.Breaker, "outages": nonNil(outs), "abstained": d.Abstained,
@@ -265,34 +266,22 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 }
 
 // discoveryText is request_more_tools' answer for the model: alerts, then
-// each tool as a compact signature, or with its whole input schema when
-// full is set (as describe_tools shows it).
-func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string, full bool) string {
+// each tool as a compact signature.
+func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string) string {
 	var b strings.Builder
 	for _, a := range alerts {
 		b.WriteString(a.Message + "\n\n")
 	}
 	if len(tools) > 0 {
-		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}", query)
-		if !full {
-			b.WriteString("; describe_tools {\"tools\": [...]} gives full input schemas")
-		}
-		b.WriteString("):\n")
+		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}"+
+			"; describe_tools {\"tools\": [...]} gives full input schemas):\n", query)
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(truncateUTF8(t.Server, maxSignatureServer))
-		if full {
-			server = "server " + t.Upstream + aboutServer(t.Server)
-		}
+		server := "server " + t.Upstream + aboutServer(clip.Ellipsis(t.Server, maxSignatureServer))
 		if t.Unavailable != "" {
 			server += ", " + t.Unavailable + " now"
 		}
-		if full {
-			fmt.Fprintf(&b, "\n- %s (%s, score %.2f): %s\n  input schema: %s\n", t.Name, server, t.Score,
-				oneLine(t.Description), compactJSON(t.InputSchema))
-		} else {
-			fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
-		}
+		fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {
@@ -323,7 +312,7 @@ func aboutServer(desc string) string {
 	if desc == "" {
 		return ""
 	}
-	return ": " + oneLine(desc)
+	return ": " + clip.OneLine(desc)
 }
 
 func nonNil[T any](s []T) []T {
@@ -334,8 +323,6 @@ func nonNil[T any](s []T) []T {
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func compactJSON(raw json.RawMessage) string {
 	var v any

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/definitions.json")
 // file with -update, and read its diff.
 func TestDefinitionsGolden(t *testing.T) {
 	h := newFakeHub()
-	tools := New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: h.router(),
+	tools := New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: h.router(), Decisions: h,
 		HandleKey: randomKey(t), Planner: &planner.Planner{}, Lessons: &lessons.Memory{}})
 	var defs []any
 	for _, e := range tools.Shown() {

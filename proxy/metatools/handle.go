@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -60,7 +61,7 @@ type handlePayload struct {
 func (h *handles) mint(client string, st routing.SessionState, outage bool) string {
 	st.Queries = st.Queries[max(0, len(st.Queries)-maxHandleQueries):]
 	for i, q := range st.Queries {
-		st.Queries[i] = truncateUTF8(q, maxHandleQuery)
+		st.Queries[i] = clip.Ellipsis(q, maxHandleQuery)
 	}
 	if len(st.Given) > maxHandleGiven {
 		st.Given = st.Given[:maxHandleGiven]
@@ -144,7 +145,7 @@ func handleArg(args map[string]any) (string, error) {
 // state it returns res as it is.
 func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
 	carried := c.Carried
-	if carried == nil {
+	if carried == nil || res.NeedsInput() { // a round that asks the client carries nothing else
 		return res
 	}
 	h := t.handles.mint(c.Client, carried.Session.State(), carried.Outage)

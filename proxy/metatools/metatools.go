@@ -38,7 +38,7 @@ const (
 )
 
 // Options configure the meta-tools. Catalog, Caller, Starts and Executor
-// are required; so are Upstreams and HandleKey with a Router.
+// are required; so are Upstreams, HandleKey and Decisions with a Router.
 type Options struct {
 	Catalog  Catalog
 	Caller   Caller
@@ -55,8 +55,7 @@ type Options struct {
 	Upstreams Upstreams
 	// HandleKey signs the handles of the stateless era.
 	HandleKey []byte
-	// Decisions runs routing decisions; nil runs them on the session,
-	// untraced.
+	// Decisions runs routing decisions.
 	Decisions Decisions
 	// Client is told of belt changes and plan progress; nil tells none.
 	Client Client
@@ -67,6 +66,9 @@ type Options struct {
 	// Inputs bound what the model hands the tools; zero values take the
 	// defaults.
 	Inputs InputLimits
+	// Approvals asks the person once about a plan's gated steps; nil
+	// asks nothing (each step then meets the gate on its own).
+	Approvals Approvals
 	// Metrics counts discoveries, belts and plans; nil counts nothing.
 	Metrics Metrics
 	// ErrorResult renders a failure as an isError result; nil renders
@@ -96,9 +98,6 @@ func New(opts Options) *Tools {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Decisions == nil {
-		opts.Decisions = directDecisions{}
-	}
 	if opts.ErrorResult == nil {
 		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }
 	}
@@ -107,7 +106,7 @@ func New(opts Options) *Tools {
 	}
 	t := &Tools{opts: opts}
 	if opts.Router != nil {
-		t.belts = newBelts(opts.Router, opts.Session, opts.Core)
+		t.belts = &belts{router: opts.Router, opts: opts.Session, core: opts.Core, sessions: map[string]*routing.Session{}}
 		t.handles = newHandles(opts.HandleKey)
 	}
 	return t

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -165,7 +166,7 @@ func aboutStarting(desc string) string {
 	if desc == "" {
 		return ""
 	}
-	return " (" + truncateUTF8(oneLine(desc), maxSignatureServer) + ")"
+	return " (" + clip.Ellipsis(clip.OneLine(desc), maxSignatureServer) + ")"
 }
 
 // queryWords are a query's words of three letters or more, lower case.
@@ -248,12 +249,6 @@ func (o *outageSeen) take(id string) bool {
 	seen := o.ids[id]
 	delete(o.ids, id)
 	return seen
-}
-
-func (o *outageSeen) forget(id string) {
-	o.mu.Lock()
-	delete(o.ids, id)
-	o.mu.Unlock()
 }
 
 // awaitStarting waits, up to the start wait, for the upstreams still

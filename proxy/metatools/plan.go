@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
@@ -91,6 +92,9 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}
+	if refused := t.approve(ctx, c, p); refused != nil {
+		return refused, nil
+	}
 	res, err := t.execute(ctx, c, p)
 	if err != nil {
 		return planError(err), nil
@@ -105,6 +109,23 @@ func planTools(p *executor.Plan) []string {
 		names = append(names, st.Tool)
 	}
 	return names
+}
+
+// approve asks the person once about the gated steps of p, a valid plan
+// (an invalid one is refused by the run, without asking), and returns the
+// result that says why the plan was not run, or nil.
+func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mcp.CallToolResult {
+	if t.opts.Approvals == nil {
+		return nil
+	}
+	if _, err := t.opts.Executor.Validate(p); err != nil {
+		return nil
+	}
+	ask, err := t.opts.Approvals.Plan(ctx, c, p)
+	if err != nil {
+		return t.opts.ErrorResult(err)
+	}
+	return ask
 }
 
 // execute runs p for c, its progress reported to c's client, and counts
@@ -173,11 +194,7 @@ func compactValue(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	const max = 2000
-	if len(b) > max {
-		return string(b[:max]) + "…"
-	}
-	return string(b)
+	return clip.Ellipsis(string(b), 2000)
 }
 
 // planProgress reports steps done out of total to a client that asked
@@ -259,6 +276,9 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		p, err := executor.Decode(dec.Plan)
 		if err != nil {
 			return planError(err), nil
+		}
+		if refused := t.approve(ctx, c, p); refused != nil {
+			return refused, nil
 		}
 		res, err := t.execute(ctx, c, p)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -31,6 +32,13 @@ type Catalog interface {
 // call path; a failure is an isError result the model reads.
 type Caller interface {
 	Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error)
+}
+
+// Approvals asks the person to approve a plan's gated steps before it
+// runs, and marks them approved on the plan (approval.Gate); a result is
+// the answer to send instead, asking the client in a round of its request.
+type Approvals interface {
+	Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error)
 }
 
 // Missing is a tool missing from the catalog because its upstream is
@@ -104,15 +112,4 @@ type Metrics interface {
 	BreakerTrip()
 	BeltSize(sessions, tools int)
 	PlanDone(strategy string, dur time.Duration, statuses map[string]int)
-}
-
-// directDecisions runs decisions on the session, untraced and uncounted.
-type directDecisions struct{}
-
-func (directDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
-	return sess.Discover(ctx, req)
-}
-
-func (directDecisions) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
-	return sess.Preview(ctx, req)
 }

@@ -40,10 +40,19 @@ func (h *fakeHub) Call(_ context.Context, c *call.Call) (*mcp.CallToolResult, er
 }
 
 func (h *fakeHub) Await(context.Context, []string) []Missing { return nil }
-func (h *fakeHub) Settle()                                   {}
-func (h *fakeHub) Upstreams() []Upstream                     { return nil }
-func (h *fakeHub) PendingOwner(string) string                { return "" }
-func (h *fakeHub) AwaitStarted(context.Context, []string)    {}
+
+// Discover and Preview run decisions on the session, untraced and uncounted.
+func (h *fakeHub) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
+	return sess.Discover(ctx, req)
+}
+
+func (h *fakeHub) Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision {
+	return sess.Preview(ctx, req)
+}
+func (h *fakeHub) Settle()                                {}
+func (h *fakeHub) Upstreams() []Upstream                  { return nil }
+func (h *fakeHub) PendingOwner(string) string             { return "" }
+func (h *fakeHub) AwaitStarted(context.Context, []string) {}
 func (h *fakeHub) CallTool(context.Context, string, any) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultText("ok"), nil
 }
@@ -51,7 +60,7 @@ func (h *fakeHub) CallTool(context.Context, string, any) (*mcp.CallToolResult, e
 // newTools is the meta-tools over h, with a router that indexes h.
 func newTools(t *testing.T, h *fakeHub) *Tools {
 	t.Helper()
-	return New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: h.router(), HandleKey: randomKey(t),
+	return New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: h.router(), HandleKey: randomKey(t), Decisions: h,
 		Executor: executor.New(executor.Options{Caller: h})})
 }
 

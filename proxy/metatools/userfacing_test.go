@@ -24,7 +24,7 @@ func TestInternalToolIsNotTheModels(t *testing.T) {
 		docs = append(docs, routing.Tool{Name: tool.Name, Upstream: tool.Upstream, Domain: tool.Domain, Description: tool.Def.Description})
 	}
 	r.SetUpstream("all", docs)
-	tools := New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: r, HandleKey: randomKey(t),
+	tools := New(Options{Catalog: h, Caller: h, Starts: h, Upstreams: h, Router: r, HandleKey: randomKey(t), Decisions: h,
 		Executor: executor.New(executor.Options{Caller: h})})
 	c := &call.Call{Session: "a"}
 

@@ -4,10 +4,13 @@
 // principal that made the call only (resources/read of
 // mcp-router://results/<id>, and the read_result meta-tool).
 //
-// The store is in memory and bounded twice: each principal's results
-// together take at most Options.PerPrincipal bytes (the oldest is evicted
-// first to make room), and each result is readable for Options.TTL after
-// it was kept. Nothing runs in the background: expired results go when the
+// The store is in memory and bounded three times: each principal's
+// results together take at most Options.PerPrincipal bytes (the oldest is
+// evicted first to make room), all principals' together at most
+// Options.Total (the oldest of the principal that holds the most is
+// evicted first, so that many principals cannot exhaust memory and a
+// heavy one cannot push out a light one's results), and each result is
+// readable for Options.TTL after it was kept. Nothing runs in the background: expired results go when the
 // store is next used.
 package results
 
@@ -30,6 +33,10 @@ const (
 	// DefaultPerPrincipal bounds the results one principal keeps: sixteen
 	// whole results of 1 MiB, 256 cut at the default model bound.
 	DefaultPerPrincipal = 16 << 20
+	// DefaultTotal bounds the results all principals keep: sixteen
+	// principals at their whole default bound, a memory cost a gateway
+	// host can carry; a team with more heavy users raises it.
+	DefaultTotal = 256 << 20
 	// DefaultTTL is how long a result stays readable: long enough for a
 	// model to read on within one task, short enough that results do not
 	// pile up in a long-lived gateway.
@@ -50,6 +57,9 @@ type Options struct {
 	// PerPrincipal bounds the bytes of one principal's kept results
 	// [DefaultPerPrincipal].
 	PerPrincipal int
+	// Total bounds the bytes of all principals' kept results
+	// [DefaultTotal]; less than PerPrincipal bounds each principal's too.
+	Total int
 	// TTL is how long a result is readable after it was kept
 	// [DefaultTTL].
 	TTL time.Duration
@@ -62,6 +72,7 @@ type Store struct {
 	mu    sync.Mutex
 	byID  map[string]*entry
 	owned map[string]*shelf // by principal
+	bytes int               // of every shelf
 }
 
 type entry struct {
@@ -80,6 +91,9 @@ func New(opts Options) *Store {
 	if opts.PerPrincipal <= 0 {
 		opts.PerPrincipal = DefaultPerPrincipal
 	}
+	if opts.Total <= 0 {
+		opts.Total = DefaultTotal
+	}
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
@@ -93,8 +107,8 @@ func (s *Store) TTL() time.Duration { return s.opts.TTL }
 // principal's oldest results until text fits the bound; a text larger
 // than the whole bound is not kept (ErrTooLarge).
 func (s *Store) Keep(principal, text string) (string, error) {
-	if len(text) > s.opts.PerPrincipal {
-		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), s.opts.PerPrincipal)
+	if bound := min(s.opts.PerPrincipal, s.opts.Total); len(text) > bound {
+		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), bound)
 	}
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -112,8 +126,13 @@ func (s *Store) Keep(principal, text string) (string, error) {
 	for len(sh.list) > 0 && sh.bytes+len(text) > s.opts.PerPrincipal {
 		s.drop(sh, sh.list[0])
 	}
+	for s.bytes+len(text) > s.opts.Total {
+		big := s.largest()
+		s.drop(big, big.list[0])
+	}
 	sh.list = append(sh.list, e)
 	sh.bytes += len(text)
+	s.bytes += len(text)
 	s.owned[principal] = sh // eviction may have emptied and dropped it
 	s.byID[e.id] = e
 	return Scheme + e.id, nil
@@ -172,10 +191,23 @@ func (s *Store) expire(now time.Time) {
 	}
 }
 
+// largest is the shelf that holds the most bytes. The caller holds s.mu
+// and knows the store is not empty.
+func (s *Store) largest() *shelf {
+	var big *shelf
+	for _, sh := range s.owned {
+		if big == nil || sh.bytes > big.bytes {
+			big = sh
+		}
+	}
+	return big
+}
+
 // drop removes e, the oldest of sh. The caller holds s.mu.
 func (s *Store) drop(sh *shelf, e *entry) {
 	sh.list = sh.list[1:]
 	sh.bytes -= len(e.text)
+	s.bytes -= len(e.text)
 	delete(s.byID, e.id)
 	if len(sh.list) == 0 {
 		delete(s.owned, e.principal)

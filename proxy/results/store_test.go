@@ -98,3 +98,26 @@ func TestPagesEndOnCharacters(t *testing.T) {
 		t.Fatal("an offset inside a character was accepted")
 	}
 }
+
+func TestTotalBoundEvictsFromTheHeaviestPrincipal(t *testing.T) {
+	s := New(Options{PerPrincipal: 30, Total: 40})
+	a1, _ := s.Keep("alice", strings.Repeat("a", 10))
+	a2, _ := s.Keep("alice", strings.Repeat("a", 10))
+	a3, _ := s.Keep("alice", strings.Repeat("a", 10))
+	b1, _ := s.Keep("bob", strings.Repeat("b", 10))
+	c1, err := s.Keep("carol", strings.Repeat("c", 10)) // 50 bytes: alice, the heaviest, loses her oldest
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Read("alice", a1, 0, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the heaviest principal's oldest result past the total bound: got %v, want ErrNotFound", err)
+	}
+	for _, r := range []struct{ who, uri string }{{"alice", a2}, {"alice", a3}, {"bob", b1}, {"carol", c1}} {
+		if _, _, err := s.Read(r.who, r.uri, 0, 0); err != nil {
+			t.Fatalf("%s's %s after the total bound: %v", r.who, r.uri, err)
+		}
+	}
+	if _, err := s.Keep("dave", strings.Repeat("d", 41)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a result over the total bound: got %v, want ErrTooLarge", err)
+	}
+}

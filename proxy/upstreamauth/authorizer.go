@@ -98,7 +98,7 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 	if opts.Config != nil {
 		a.perUser = opts.Config.PerUser
 		if opts.Config.TokenExchange != nil {
-			a.exch = newExchanger(*opts.Config.TokenExchange, opts.HTTPClient)
+			a.exch = &exchanger{cfg: *opts.Config.TokenExchange, client: opts.HTTPClient, cache: make(map[[32]byte]exchanged)}
 		}
 	}
 	return a

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
@@ -32,7 +33,6 @@ const (
 type exchanger struct {
 	cfg    TokenExchange
 	client *http.Client
-	now    func() time.Time
 
 	mu    sync.Mutex
 	cache map[[32]byte]exchanged
@@ -43,14 +43,10 @@ type exchanged struct {
 	until time.Time
 }
 
-func newExchanger(cfg TokenExchange, client *http.Client) *exchanger {
-	return &exchanger{cfg: cfg, client: client, now: time.Now, cache: make(map[[32]byte]exchanged)}
-}
-
 // token returns an upstream token for the caller's subject token.
 func (e *exchanger) token(ctx context.Context, subject string) (string, error) {
 	k := sha256.Sum256([]byte(subject))
-	now := e.now()
+	now := time.Now()
 	e.mu.Lock()
 	c, ok := e.cache[k]
 	e.mu.Unlock()
@@ -103,10 +99,5 @@ func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.
 
 // oauthReason is an OAuth error code and description, bounded.
 func oauthReason(code, desc string) string {
-	s := strings.TrimSpace(code + ": " + desc)
-	s = strings.Trim(s, ": ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
+	return clip.Ellipsis(strings.Trim(strings.TrimSpace(code+": "+desc), ": "), 200)
 }

@@ -73,9 +73,7 @@ func loadKey(getenv func(string) (string, bool), dir string, create bool) ([]byt
 
 func createKey(path string) ([]byte, error) {
 	k := make([]byte, keySize)
-	if _, err := rand.Read(k); err != nil {
-		return nil, err
-	}
+	rand.Read(k) // never fails
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the token key: %w", err)
 	}
@@ -139,9 +137,7 @@ func additional(upstream, subject string) []byte {
 func (s *sealer) seal(upstream, subject string, plain []byte) []byte {
 	out := make([]byte, 1+s.aead.NonceSize(), 1+s.aead.NonceSize()+len(plain)+s.aead.Overhead())
 	out[0] = sealVersion
-	if _, err := rand.Read(out[1:]); err != nil {
-		panic(err) // crypto/rand does not fail
-	}
+	rand.Read(out[1:]) // never fails
 	return s.aead.Seal(out, out[1:], plain, additional(upstream, subject))
 }
 

@@ -66,7 +66,6 @@ type Vault struct {
 	store    Store
 	seal     *sealer
 	cacheFor time.Duration
-	now      func() time.Time
 
 	mu    sync.Mutex
 	cache map[[2]string]cachedRecord
@@ -90,7 +89,7 @@ func NewVault(store Store, key []byte, cacheFor time.Duration) (*Vault, error) {
 	if cacheFor == 0 {
 		cacheFor = DefaultCacheFor
 	}
-	return &Vault{store: store, seal: s, cacheFor: cacheFor, now: time.Now, cache: make(map[[2]string]cachedRecord)}, nil
+	return &Vault{store: store, seal: s, cacheFor: cacheFor, cache: make(map[[2]string]cachedRecord)}, nil
 }
 
 // Load returns the login to the upstream at resource (its URL) for
@@ -104,7 +103,7 @@ func (v *Vault) Load(ctx context.Context, resource, subject string) (*Record, er
 	v.mu.Lock()
 	c, ok := v.cache[k]
 	v.mu.Unlock()
-	if ok && v.now().Sub(c.at) < v.cacheFor {
+	if ok && time.Since(c.at) < v.cacheFor {
 		return found(c.rec)
 	}
 	sealed, err := v.store.LoadCredential(ctx, upstream, subject)
@@ -140,7 +139,7 @@ func (v *Vault) remember(k [2]string, rec *Record) {
 	if len(v.cache) >= maxCached {
 		clear(v.cache)
 	}
-	v.cache[k] = cachedRecord{rec: rec, at: v.now()}
+	v.cache[k] = cachedRecord{rec: rec, at: time.Now()}
 }
 
 // maxCached bounds the records a Vault keeps in memory.

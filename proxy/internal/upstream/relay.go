@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/apps"
 )
 
 // Relay is where what an upstream asks of, or tells, the client on whose
@@ -185,7 +187,7 @@ func (u *Upstream) relayLog(n mcp.JSONRPCNotification) {
 func (u *Upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
 	uri, _ := n.Params.AdditionalFields["uri"].(string)
 	if r := u.env.Relay(); r != nil && uri != "" {
-		r.ResourceUpdated(uri)
+		r.ResourceUpdated(apps.URI(u.cfg.Name, uri)) // a view under the URI its subscribers know
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/apps"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -224,6 +225,7 @@ func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = u.protocolVersion()
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.env.Version}
+	req.Params.Capabilities.Extensions = apps.ClientExtension() // views pass through to the clients
 	init, err := c.client.Initialize(ctx, req)
 	if err != nil {
 		return Listing{}, fmt.Errorf("initialize: %w", err)

@@ -51,14 +51,9 @@ type Options struct {
 	// Header is sent with every HTTP request (Authorization, extra
 	// headers). It is never logged.
 	Header http.Header
-	// Client sends the requests; nil means a client that dials within
-	// 10s and sets no overall timeout (calls and event streams are long).
-	Client *http.Client
 	// MaxMessageBytes bounds one message either way; 0 means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
-	// DeleteTimeout bounds the DELETE that ends the session; 0 means 5s.
-	DeleteTimeout time.Duration
 	// MaxInFlight bounds the client's requests waiting for an answer; one
 	// more is answered with an error. 0 means DefaultMaxInFlight.
 	MaxInFlight int
@@ -66,11 +61,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// deleteTimeout bounds the DELETE that ends the session.
+const deleteTimeout = 5 * time.Second
+
 // Bridge relays one stdio client to one gateway session.
 type Bridge struct {
-	opts  Options
-	log   *slog.Logger
-	shown string // opts.URL without userinfo and query, for texts
+	opts   Options
+	log    *slog.Logger
+	shown  string       // opts.URL without userinfo and query, for texts
+	client *http.Client // dials within 10s, no overall timeout (calls and event streams are long)
 
 	outMu sync.Mutex // serializes writes to out
 	out   io.Writer
@@ -96,23 +95,15 @@ func New(opts Options) *Bridge {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
-	if opts.DeleteTimeout <= 0 {
-		opts.DeleteTimeout = 5 * time.Second
-	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{Transport: &http.Transport{
-			Proxy:       http.ProxyFromEnvironment,
-			DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		}}
-	}
-	c := *opts.Client
-	c.CheckRedirect = sameOrigin
-	opts.Client = &c
+	client := &http.Client{CheckRedirect: sameOrigin, Transport: &http.Transport{
+		Proxy:       http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+	}}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bridge{opts: opts, log: log, shown: shownURL(opts.URL), pending: map[string]*pending{}}
+	return &Bridge{opts: opts, log: log, shown: shownURL(opts.URL), client: client, pending: map[string]*pending{}}
 }
 
 // Run relays in (the client's messages) to the gateway and the gateway's
@@ -129,7 +120,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 		cancel()
 		wg.Wait()
 		b.endSession(context.WithoutCancel(ctx))
-		b.opts.Client.CloseIdleConnections()
+		b.client.CloseIdleConnections()
 	}()
 	lines := make(chan line)
 	readDone := make(chan struct{})
@@ -151,7 +142,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 			return nil
 		}
 		if l.err != nil {
-			b.writeError(nil, codeInvalidRequest, l.err.Error(), nil)
+			b.writeError(nil, codeInvalidRequest, l.err.Error())
 			continue
 		}
 		b.handle(ctx, &wg, l.data)
@@ -169,28 +160,15 @@ type line struct {
 // (and read to its end, so framing holds).
 func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) error {
 	br := bufio.NewReaderSize(in, 64<<10)
-	var buf []byte
-	tooLong := false
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > max+1 { // +1: the newline
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
+		data, tooLong, err := readLine(br, max)
 		var l line
 		switch {
 		case tooLong:
 			l.err = fmt.Errorf("message larger than %d bytes refused", max)
-		case len(bytes.TrimSpace(buf)) > 0:
-			l.data = bytes.Clone(bytes.TrimSpace(buf))
+		case len(bytes.TrimSpace(data)) > 0:
+			l.data = bytes.TrimSpace(data)
 		}
-		buf, tooLong = buf[:0], false
 		if l.data != nil || l.err != nil {
 			select {
 			case lines <- l:
@@ -230,13 +208,13 @@ func idKey(raw json.RawMessage) string {
 func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		b.writeError(nil, codeParseError, "parse error: "+err.Error(), nil)
+		b.writeError(nil, codeParseError, "parse error: "+err.Error())
 		return
 	}
 	switch {
 	case env.isRequest():
 		if err := b.track(env.ID); err != nil {
-			b.writeError(env.ID, codeInvalidRequest, err.Error(), nil)
+			b.writeError(env.ID, codeInvalidRequest, err.Error())
 			return
 		}
 		if env.Method == "initialize" {
@@ -262,7 +240,7 @@ func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 			b.listen(ctx, wg)
 		}
 	default:
-		b.writeError(env.ID, codeInvalidRequest, "not a JSON-RPC request, notification or response", nil)
+		b.writeError(env.ID, codeInvalidRequest, "not a JSON-RPC request, notification or response")
 	}
 }
 
@@ -336,7 +314,7 @@ func (b *Bridge) post(ctx context.Context, data []byte, env *envelope) {
 	}
 	if err != nil && ctx.Err() == nil {
 		b.log.Warn("request failed", "method", env.Method, "err", err)
-		b.writeError(env.ID, codeGateway, err.Error(), nil)
+		b.writeError(env.ID, codeGateway, err.Error())
 	}
 }
 
@@ -350,7 +328,7 @@ func (b *Bridge) exchange(ctx context.Context, data []byte, env *envelope) error
 	b.setHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := b.opts.Client.Do(req)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		return b.transportError(err)
 	}
@@ -419,7 +397,7 @@ func (b *Bridge) listen(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		b.setHeaders(req.Header)
 		req.Header.Set("Accept", "text/event-stream")
-		resp, err := b.opts.Client.Do(req)
+		resp, err := b.client.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
 				b.log.Warn("event stream not opened", "err", b.transportError(err))
@@ -446,12 +424,14 @@ func (b *Bridge) events(body io.Reader) error {
 	var data []byte
 	tooLong := false
 	for {
-		l, err := readLine(br, b.opts.MaxMessageBytes)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		l, lineTooLong, err := readLine(br, b.opts.MaxMessageBytes)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
 			return fmt.Errorf("reading the gateway's event stream: %w", err)
+		case lineTooLong:
+			return fmt.Errorf("a line of the event stream is larger than %d bytes", b.opts.MaxMessageBytes)
 		}
 		switch {
 		case len(l) == 0: // the end of an event
@@ -478,23 +458,26 @@ func (b *Bridge) events(body io.Reader) error {
 	}
 }
 
-// readLine reads one line without its line ending; a line over max is an
-// error.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var out []byte
+// readLine reads one line without its line ending (a last line may have
+// none). A line over max bytes is read to its end, so framing holds, and
+// dropped: tooLong says so.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(out)+len(chunk) > max+2 {
-			return nil, fmt.Errorf("a line of the event stream is larger than %d bytes", max)
+		if len(line)+len(chunk) <= max+2 { // +2: the line ending
+			line = append(line, chunk...)
+		} else {
+			tooLong = true
 		}
-		out = append(out, chunk...)
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if err != nil && (len(out) == 0 || !errors.Is(err, io.EOF)) {
-			return nil, err
+		line = bytes.TrimRight(line, "\r\n")
+		tooLong = tooLong || len(line) > max
+		if err != nil && (len(line) == 0 && !tooLong || !errors.Is(err, io.EOF)) {
+			return nil, false, err
 		}
-		return bytes.TrimRight(out, "\r\n"), nil
+		return line, tooLong, nil
 	}
 }
 
@@ -549,15 +532,11 @@ const (
 	codeGateway        = -32000 // the gateway could not be reached or refused the request
 )
 
-func (b *Bridge) writeError(id json.RawMessage, code int, message string, data any) {
+func (b *Bridge) writeError(id json.RawMessage, code int, message string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	e := map[string]any{"code": code, "message": message}
-	if data != nil {
-		e["data"] = data
-	}
-	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
 	if err == nil {
 		err = b.write(msg)
 	}
@@ -616,7 +595,7 @@ func (b *Bridge) statusError(resp *http.Response) error {
 	return fmt.Errorf("the gateway at %s answered HTTP %d%s", b.shown, resp.StatusCode, suffix)
 }
 
-// endSession ends the HTTP session with DELETE, within DeleteTimeout.
+// endSession ends the HTTP session with DELETE, within deleteTimeout.
 func (b *Bridge) endSession(ctx context.Context) {
 	b.mu.Lock()
 	id := b.sessionID
@@ -624,14 +603,14 @@ func (b *Bridge) endSession(ctx context.Context) {
 	if id == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.opts.DeleteTimeout)
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.opts.URL, nil)
 	if err != nil {
 		return
 	}
 	b.setHeaders(req.Header)
-	resp, err := b.opts.Client.Do(req)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		b.log.Warn("ending the session", "err", b.transportError(err))
 		return

@@ -100,9 +100,6 @@ type session struct {
 
 func startBridge(t *testing.T, opts Options) *session {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{}}
-	t.Cleanup(client.CloseIdleConnections)
-	opts.Client = client
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := &session{t: t, in: inW, lines: make(chan string, 100), done: make(chan error, 1)}

@@ -23,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -67,7 +68,8 @@ type Config struct {
 	Warnings []string
 
 	profiles map[string]entry[rawProfile]
-	routing  map[string]Routing // each profile's, resolved at load
+	routing  map[string]Routing         // each profile's, resolved at load
+	approval map[string]approval.Policy // each profile's approvals, resolved at load
 	// broken are the upstream entries left out for their own errors, by
 	// profile: disabled alone (broken.go).
 	broken  map[string][]brokenUpstream
@@ -142,6 +144,8 @@ type Profile struct {
 	Routing   Routing
 	Planner   Planner
 	Integrity Integrity
+	// Approvals says which calls a person must approve (approvals.go).
+	Approvals approval.Policy
 	// Disabled are the upstreams whose entry could not be used (a
 	// variable not set, say): left out, each with its error, while the
 	// rest of the profile runs.

@@ -70,6 +70,7 @@ type rawProfile struct {
 	Routing   rawRouting           `yaml:"routing"`
 	Planner   rawPlanner           `yaml:"planner"`
 	Integrity rawIntegrity         `yaml:"integrity"`
+	Approvals rawApprovals         `yaml:"approvals"`
 	// ValidateArguments is the profile's default; an upstream's
 	// validate_arguments overrides it.
 	ValidateArguments bool `yaml:"validate_arguments"`

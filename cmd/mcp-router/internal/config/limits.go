@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 // Limits is the limits section: bounds on each client session, and on
@@ -51,6 +52,11 @@ type Limits struct {
 	// What of a tool result reaches the model; the whole of a longer one
 	// is kept for its caller (proxy.Options.ModelResultBytes).
 	ModelResultBytes int
+	// The whole results kept: per principal, across principals, and how
+	// long each stays readable (proxy.Options.KeptResults).
+	ResultStoreBytes      int
+	ResultStoreTotalBytes int
+	ResultTTL             time.Duration
 
 	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls),
 	// on one upstream and waiting for it (proxy.Options.MaxInFlight,
@@ -94,6 +100,12 @@ func (l Limits) Inputs() proxy.InputLimits {
 	return proxy.InputLimits{MaxQueryBytes: l.QueryBytes, MaxNoteBytes: l.NoteBytes, MaxContextBytes: l.ContextBytes}
 }
 
+// KeptResults is the bounds on the whole results kept, as the proxy
+// takes them; zero takes the results package's defaults.
+func (l Limits) KeptResults() results.Options {
+	return results.Options{PerPrincipal: l.ResultStoreBytes, Total: l.ResultStoreTotalBytes, TTL: l.ResultTTL}
+}
+
 // upstream sets the bounds on what an upstream sends.
 func (l Limits) upstream(u *proxy.UpstreamConfig) {
 	u.MaxMessageBytes, u.MaxErrorBodyBytes = l.UpstreamMessageBytes, l.UpstreamErrorBytes
@@ -120,6 +132,9 @@ type rawLimits struct {
 	ContextBytes         *sizeValue       `yaml:"context_bytes"`
 	LessonsBytes         *sizeValue       `yaml:"lessons_bytes"`
 	ModelResultBytes     *sizeValue       `yaml:"model_result_bytes"`
+	ResultStoreBytes     *sizeValue       `yaml:"result_store_bytes"`
+	ResultStoreTotal     *sizeValue       `yaml:"result_store_total_bytes"`
+	ResultTTL            DurationValue    `yaml:"result_ttl"`
 	StdioCalls           *stdioCallsValue `yaml:"stdio_calls"`
 	UpstreamCalls        *sizeValue       `yaml:"upstream_calls"`
 	UpstreamQueue        *sizeValue       `yaml:"upstream_queue"`
@@ -223,6 +238,7 @@ func (l *Limits) bounds(raw rawLimits) {
 		{&l.PlanResultBytes, raw.PlanResultBytes}, {&l.PlanForeachItems, raw.PlanForeachItems}, {&l.PlanCalls, raw.PlanCalls},
 		{&l.QueryBytes, raw.QueryBytes}, {&l.NoteBytes, raw.NoteBytes}, {&l.ContextBytes, raw.ContextBytes},
 		{&l.LessonsBytes, raw.LessonsBytes}, {&l.ModelResultBytes, raw.ModelResultBytes},
+		{&l.ResultStoreBytes, raw.ResultStoreBytes}, {&l.ResultStoreTotalBytes, raw.ResultStoreTotal},
 		{&l.UpstreamCalls, raw.UpstreamCalls}, {&l.UpstreamQueue, raw.UpstreamQueue},
 		{&l.PlanParallel, raw.PlanParallel}, {&l.PlanUpstreamCalls, raw.PlanUpstreamCalls}, {&l.PlanForeachCalls, raw.PlanForeachCalls},
 	} {
@@ -233,6 +249,7 @@ func (l *Limits) bounds(raw rawLimits) {
 	if raw.StdioCalls != nil {
 		l.StdioCalls = int(*raw.StdioCalls)
 	}
+	l.ResultTTL = time.Duration(raw.ResultTTL)
 }
 
 // stdioCallsValue is limits.stdio_calls: a whole number from 1 to

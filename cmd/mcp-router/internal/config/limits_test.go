@@ -3,11 +3,13 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 // TestBoundLimitsConfig: every bound on input from outside has a key
@@ -59,6 +61,13 @@ profiles:
 	if cfg.Limits.ModelResultBytes != 32<<10 {
 		t.Errorf("model_result_bytes: got %d, want 32 KiB", cfg.Limits.ModelResultBytes)
 	}
+	kept, err := load(t, "limits: {result_store_bytes: 1MiB, result_store_total_bytes: 8MiB, result_ttl: 10m}\nprofiles:\n  p: {}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kept.Limits.KeptResults(), (results.Options{PerPrincipal: 1 << 20, Total: 8 << 20, TTL: 10 * time.Minute}); got != want {
+		t.Errorf("kept results: got %+v, want %+v", got, want)
+	}
 	def := loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n", nil)
 	if u := def.Upstreams[0]; u.MaxMessageBytes != 0 || u.MaxListingItems != 0 {
 		t.Errorf("unset: got %d, %d; want 0 (the proxy's defaults)", u.MaxMessageBytes, u.MaxListingItems)
@@ -69,6 +78,10 @@ profiles:
 		{"limits: {listing_bytes: 3TiB}\n", `limits.listing_bytes: "3TiB" is not a whole number`},
 		{"limits: {lessons_bytes: 4GiB}\n", `limits.lessons_bytes: "4GiB" is not a whole number`},
 		{"limits: {model_result_bytes: 0}\n", `limits.model_result_bytes: "0" is not a whole number, 1 or more`},
+		{"limits: {result_store_bytes: 0}\n", `limits.result_store_bytes: "0" is not a whole number, 1 or more`},
+		{"limits: {result_store_total_bytes: -1MiB}\n", `limits.result_store_total_bytes: "-1MiB" is not a whole number, 1 or more`},
+		{"limits: {result_ttl: 0s}\n", `limits.result_ttl: "0s" is not a positive Go duration`},
+		{"limits: {result_ttl: -1h}\n", `limits.result_ttl: "-1h" is not a positive Go duration`},
 	}
 	for _, b := range bad {
 		_, err := load(t, b.yaml+"profiles:\n  p: {}\n", nil)

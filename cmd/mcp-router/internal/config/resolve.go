@@ -19,6 +19,7 @@ import (
 func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p := Profile{Name: name, CoreTools: e.Value.CoreTools, Lines: map[string]int{}}
 	p.Routing = c.routing[name] // resolved at load
+	p.Approvals = c.approval[name]
 	p.Routing.DiscoveryPrefixes = slices.Clone(p.Routing.DiscoveryPrefixes)
 	in := e.Value.Integrity
 	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}

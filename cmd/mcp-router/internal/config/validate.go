@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/fuse"
@@ -111,6 +112,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		c.broken = map[string][]brokenUpstream{}
 	}
 	c.routing = map[string]Routing{}
+	c.approval = map[string]approval.Policy{}
 	for _, p := range raw.Profiles {
 		path := "profiles." + p.Key
 		if len(p.Value.Upstreams) == 0 && len(c.broken[p.Key]) == 0 {
@@ -123,6 +125,7 @@ func (c *Config) validate(v *validator, raw *rawConfig) {
 		c.profiles[p.Key] = p
 		c.names = append(c.names, p.Key)
 		c.routing[p.Key] = v.routing(path+".routing", p.Node, prof.Routing)
+		c.approval[p.Key] = v.approvals(path+".approvals", p.Node, prof.Approvals)
 		if _, err := integrity.ParsePolicy(prof.Integrity.Poisoning); err != nil {
 			v.errorf(keyLine(valueNode(p.Node, "integrity"), "poisoning", p.Line), path+".integrity.poisoning", "%q is not warn or quarantine", prof.Integrity.Poisoning)
 		}

@@ -1,0 +1,206 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+)
+
+func TestPolicyGated(t *testing.T) {
+	p := Policy{Destructive: true, Tools: []string{"fs_write_*", "git_push"}}
+	for _, tc := range []struct {
+		name        string
+		destructive bool
+		want        bool
+	}{
+		{"fs_write_file", false, true},
+		{"git_push", false, true},
+		{"git_push_all", false, false},
+		{"db_drop", true, true},
+		{"fs_read_file", false, false},
+	} {
+		if got := p.Gated(tc.name, tc.destructive); got != tc.want {
+			t.Errorf("Gated(%s, destructive %v) = %v, want %v", tc.name, tc.destructive, got, tc.want)
+		}
+	}
+	if (Policy{Tools: []string{"x"}}).Gated("y", true) {
+		t.Error("a destructive tool is gated without approvals.destructive")
+	}
+	if (Policy{}).On() {
+		t.Error("the zero policy gates something")
+	}
+}
+
+func TestParseModeAndGlob(t *testing.T) {
+	if m, err := ParseMode(""); m != Refuse || err != nil {
+		t.Errorf(`ParseMode("") = %v, %v; want refuse`, m, err)
+	}
+	if _, err := ParseMode("Console"); err == nil || !strings.Contains(err.Error(), "refuse, console, allow") {
+		t.Errorf("ParseMode(Console) = %v, want an error listing the modes", err)
+	}
+	if err := CheckGlob("fs_[write"); err == nil {
+		t.Error("CheckGlob accepted an unclosed class")
+	}
+}
+
+// The summary hides secrets by key and by shape, keeps references as
+// written, and is cut at a UTF-8 boundary.
+func TestSummary(t *testing.T) {
+	got := Summary(map[string]any{"path": "$<<w.out>>", "password": "hunter2-long", "note": "key ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"})
+	for _, bad := range []string{"hunter2", "ghp_0123"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("summary %q shows %q", got, bad)
+		}
+	}
+	if !strings.Contains(got, `"$<<w.out>>"`) {
+		t.Errorf("summary %q does not show the reference as written", got)
+	}
+	long := Summary(map[string]any{"text": strings.Repeat("é", 2000)})
+	if len(long) > MaxSummaryBytes+len("…") || !utf8.ValidString(long) || !strings.HasSuffix(long, "…") {
+		t.Errorf("a long summary is %d bytes (valid UTF-8 %v), want at most %d and marked cut", len(long), utf8.ValidString(long), MaxSummaryBytes)
+	}
+}
+
+// A full queue refuses the newcomer at once and keeps every call that
+// waits; an answer reaches its call; an answered call is not pending.
+func TestQueueBoundRefusesTheNewest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(2)
+		if _, err := q.Wait(t.Context(), Request{Tool: "a"}); !errors.Is(err, ErrNoConsole) {
+			t.Fatalf("before a console serves it: got %v, want ErrNoConsole", err)
+		}
+		q.Serve()
+		results := make(chan bool, 2)
+		for _, tool := range []string{"a", "b"} {
+			go func() {
+				ok, _ := q.Wait(t.Context(), Request{Tool: tool})
+				results <- ok
+			}()
+		}
+		synctest.Wait()
+		if _, err := q.Wait(t.Context(), Request{Tool: "c"}); !errors.Is(err, ErrQueueFull) {
+			t.Fatalf("a third call: got %v, want ErrQueueFull", err)
+		}
+		pending := q.Pending()
+		if len(pending) != 2 {
+			t.Fatalf("pending %d, want the 2 first", len(pending))
+		}
+		for _, p := range pending {
+			if err := q.Answer(p.ID, p.Tool == "a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[bool]int{<-results: 1}
+		got[<-results]++
+		if got[true] != 1 || got[false] != 1 {
+			t.Errorf("answers reached as %v, want one approval and one decline", got)
+		}
+		if err := q.Answer(pending[0].ID, true); !errors.Is(err, ErrNotPending) {
+			t.Errorf("answering twice: got %v, want ErrNotPending", err)
+		}
+	})
+}
+
+// eliciting is a call from a client of the sessions era that declared
+// elicitation, with arguments the model wrote.
+func eliciting(args any) *call.Call {
+	return &call.Call{Tool: "fs_wipe", Upstream: "fs", Args: args, Caps: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}}
+}
+
+func gate(p Policy, ask func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)) *Gate {
+	return New(Options{Policy: p, Ask: ask, Tool: func(string) (string, bool, bool) { return "fs", true, true }})
+}
+
+func upstreamCalled(called *bool) call.Handler {
+	return func(context.Context, *call.Call) (*mcp.CallToolResult, error) {
+		*called = true
+		return mcp.NewToolResultText("done"), nil
+	}
+}
+
+// No answer within the bound is approval_timeout, and the call is not
+// made.
+func TestStageTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := gate(Policy{Destructive: true, Timeout: time.Minute}, func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		var called bool
+		_, err := g.Stage(t.Context(), eliciting(map[string]any{}), upstreamCalled(&called))
+		if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Timeout || called || !strings.HasPrefix(err.Error(), "approval_timeout") {
+			t.Errorf("got %v (upstream called %v), want approval_timeout and no call", err, called)
+		}
+	})
+}
+
+// What the model sends does not approve: an approve argument on a client
+// that cannot be asked is refused; with allow the call goes on, audited
+// as unasked.
+func TestModelCannotApprove(t *testing.T) {
+	c := eliciting(map[string]any{"approve": true})
+	c.Caps = nil
+	c.Meta = &mcp.Meta{AdditionalFields: map[string]any{"approve": true}}
+	var called bool
+	_, err := gate(Policy{Destructive: true}, nil).Stage(t.Context(), c, upstreamCalled(&called))
+	if ce, ok := errors.AsType[*call.Error](err); !ok || ce.Kind != Unavailable || called || !strings.Contains(err.Error(), "approvals.without_elicitation") {
+		t.Errorf("got %v (upstream called %v), want approval_unavailable naming the key", err, called)
+	}
+	_, err = gate(Policy{Destructive: true, WithoutElicitation: Allow}, nil).Stage(t.Context(), c, upstreamCalled(&called))
+	if err != nil || !called || c.Approval != AllowedUnasked {
+		t.Errorf("allow: got %v, called %v, approval %q; want the call made, audited %s", err, called, c.Approval, AllowedUnasked)
+	}
+}
+
+// A stateless-era answer counts only with a state the gate sealed for
+// that very call, once, before it lapses.
+func TestRoundsBelieveOnlyTheirOwnState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRounds()
+		c := &call.Call{Tool: "fs_wipe", Principal: "p1", Era: call.Stateless}
+		args := map[string]any{"path": "/a"}
+		ask := r.ask(c, args, "call fs_wipe", time.Minute)
+		state := ask.Result.RequestState
+		accept := mcp.InputResponses{inputID: mcp.InputResponse{Elicitation: &mcp.ElicitationResult{
+			ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}}}
+		with := func(c *call.Call, state string) *call.Call {
+			d := *c
+			d.Input = &mcp.MultiRoundTripParams{InputResponses: accept, RequestState: state}
+			return &d
+		}
+		other := *c
+		other.Principal = "p2"
+		for name, tc := range map[string]struct {
+			c    *call.Call
+			args any
+		}{
+			"no state":          {with(c, ""), args},
+			"a forged state":    {with(c, "AAAAAAAAAAA"+state[11:]), args},
+			"other arguments":   {with(c, state), map[string]any{"path": "/b"}},
+			"another principal": {with(&other, state), args},
+		} {
+			if _, asked, _ := r.answer(tc.c, tc.args); asked {
+				t.Errorf("%s: the answer was believed", name)
+			}
+		}
+		if res, asked, _ := r.answer(with(c, state), args); !asked || res == nil || !approves(res.Content) {
+			t.Fatalf("the answer to the gate's own question was not read: %v %v", res, asked)
+		}
+		if _, asked, _ := r.answer(with(c, state), args); asked {
+			t.Error("a state was believed twice")
+		}
+		late := r.ask(c, args, "call fs_wipe", time.Minute).Result.RequestState
+		<-time.After(2 * time.Minute) // fake time: the question lapses
+		if _, asked, lapsed := r.answer(with(c, late), args); !asked || !lapsed {
+			t.Errorf("an answer after the lapse: asked %v lapsed %v, want a lapsed answer", asked, lapsed)
+		}
+	})
+}

@@ -1,0 +1,230 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+)
+
+// The kinds of a call the gate did not let through.
+const (
+	// Declined: the person declined, cancelled, or left approve unset.
+	Declined call.Kind = "declined_by_user"
+	// Timeout: no answer within the call's deadline.
+	Timeout call.Kind = "approval_timeout"
+	// Unavailable: the client cannot be asked, and
+	// approvals.without_elicitation does not say otherwise.
+	Unavailable call.Kind = "approval_unavailable"
+)
+
+// The approval outcomes a call's audit record keeps (call.Call.Approval).
+const (
+	Approved          = "approved"            // the person approved it through the client
+	ApprovedInPlan    = "approved_with_plan"  // the person approved its plan's gated steps at once
+	ApprovedInConsole = "approved_in_console" // an administrative principal approved it in the console
+	AllowedUnasked    = "allowed_unasked"     // without_elicitation: allow
+	Asked             = "asked"               // a stateless-era round that asked; the retry carries the answer
+)
+
+// Options configure a Gate.
+type Options struct {
+	Policy Policy
+	// Tool tells, of an exposed tool name, its upstream and whether its
+	// server marked it destructive; ok is false for a name the catalog
+	// does not have (the gate then lets authorisation refuse it).
+	Tool func(name string) (upstream string, destructive, ok bool)
+	// Ask asks the client of ctx's request for input (elicitation); nil
+	// when there is no client to ask.
+	Ask func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+	// Queue is where calls wait under without_elicitation: console; nil
+	// refuses them as refuse does.
+	Queue *Queue
+	// Audit records the answer to a plan's question for each of its gated
+	// steps; nil records nothing (a step call is audited as any call).
+	Audit call.Auditor
+	// Logger hears the answers; nil is silent.
+	Logger *slog.Logger
+}
+
+// Gate asks the person before a gated call goes upstream.
+type Gate struct {
+	o      Options
+	rounds *rounds // the questions of the stateless era (rounds.go)
+}
+
+// New returns the gate of o. It does no I/O.
+func New(o Options) *Gate {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gate{o: o, rounds: newRounds()}
+}
+
+// Stage is the pipeline stage: a gated call goes on only once the person
+// approved it (or its plan); otherwise it fails with Declined, Timeout or
+// Unavailable and its upstream never hears of it. c.Approval says how it
+// was let through, for its audit record.
+func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
+	if !g.gated(c.Tool) {
+		return next(ctx, c)
+	}
+	if c.Approved {
+		c.Approval = ApprovedInPlan
+		return next(ctx, c)
+	}
+	what := fmt.Sprintf("call %s on %s with %s", c.Tool, c.Upstream, Summary(c.Args))
+	how, err := g.decide(ctx, c, what, c.Upstream, c.Args)
+	c.Approval = how
+	if ir, ok := errors.AsType[*InputRequired](err); ok {
+		c.Approval = Asked
+		return ir.Result, nil // the client asks the person and retries the call
+	}
+	if err != nil {
+		return nil, err
+	}
+	return next(ctx, c)
+}
+
+func (g *Gate) gated(tool string) bool {
+	if !g.o.Policy.On() || g.o.Tool == nil {
+		return false
+	}
+	_, destructive, ok := g.o.Tool(tool)
+	return ok && g.o.Policy.Gated(tool, destructive)
+}
+
+// decide asks the person about what (a call, or a plan's steps; subject
+// is what the answer approves: the arguments, or the steps) for c, within
+// c's deadline and the policy's timeout: by elicitation when c's client
+// can answer, else as without_elicitation says. It returns how the call
+// was let through, or why not; an *InputRequired asks a stateless-era
+// client in a round of its request.
+func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, subject any) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.o.Policy.timeout())
+	defer cancel()
+	var how string
+	var err error
+	switch {
+	case canElicit(c) && g.o.Ask != nil:
+		how, err = g.elicit(ctx, what)
+	case canRound(c):
+		how, err = g.round(c, what, subject)
+	case g.o.Policy.mode() == Allow:
+		how = AllowedUnasked
+	case g.o.Policy.mode() == Console && g.o.Queue != nil:
+		how, err = g.console(ctx, c, what, upstream)
+	default:
+		err = refused(Unavailable, c, fmt.Errorf("the client cannot be asked for approval (it did not declare elicitation), "+
+			"and approvals.without_elicitation is %s: use a client that does, or set the key to console or allow", g.o.Policy.mode()))
+	}
+	if _, ok := errors.AsType[*InputRequired](err); ok {
+		return "", err
+	}
+	if err != nil {
+		err = classify(ctx, c, err)
+		g.o.Logger.Info("call not approved", "tool", c.Tool, "upstream", c.Upstream, "err", err)
+		return "", err
+	}
+	g.o.Logger.Info("call approved", "tool", c.Tool, "upstream", c.Upstream, "how", how)
+	return how, nil
+}
+
+// canElicit tells that c's client declared elicitation on a session that
+// can carry the question.
+func canElicit(c *call.Call) bool {
+	return c.Era == call.Sessions && c.Caps != nil && c.Caps.Elicitation != nil
+}
+
+// elicit asks the client; the answer approves only when the person
+// accepted the form with approve set to true.
+func (g *Gate) elicit(ctx context.Context, what string) (string, error) {
+	res, err := g.o.Ask(ctx, Question(what))
+	if err != nil {
+		return "", err
+	}
+	if res.Action == mcp.ElicitationResponseActionAccept && approves(res.Content) {
+		return Approved, nil
+	}
+	return "", errDeclined(string(res.Action))
+}
+
+// round reads the answer a stateless-era client brought in its retry, or
+// asks for one.
+func (g *Gate) round(c *call.Call, what string, subject any) (string, error) {
+	res, asked, lapsed := g.rounds.answer(c, subject)
+	switch {
+	case lapsed:
+		return "", refused(Timeout, c, errLapsed)
+	case !asked:
+		return "", g.rounds.ask(c, subject, what, g.o.Policy.timeout())
+	case res == nil:
+		return "", errDeclined("no answer")
+	case res.Action == mcp.ElicitationResponseActionAccept && approves(res.Content):
+		return Approved, nil
+	}
+	return "", errDeclined(string(res.Action))
+}
+
+// console waits for an administrative principal's answer.
+func (g *Gate) console(ctx context.Context, c *call.Call, what, upstream string) (string, error) {
+	ok, err := g.o.Queue.Wait(ctx, Request{Tool: c.Tool, Upstream: upstream, Principal: c.Who(), Summary: what})
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		return "", refused(Unavailable, c, fmt.Errorf("%w: approvals.without_elicitation is console, and the call cannot wait: try again once the person has answered", err))
+	case errors.Is(err, ErrNoConsole):
+		return "", refused(Unavailable, c, fmt.Errorf("approvals.without_elicitation is console, but %w", err))
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", errDeclined("declined in the console")
+	}
+	return ApprovedInConsole, nil
+}
+
+type declined string
+
+func (d declined) Error() string { return "the person did not approve the call (" + string(d) + ")" }
+
+func errDeclined(why string) error {
+	if why == "" {
+		why = "no answer"
+	}
+	return declined(why)
+}
+
+// classify turns what went wrong into the refusal the model reads.
+func classify(ctx context.Context, c *call.Call, err error) error {
+	var r *Refusal
+	var d declined
+	switch {
+	case errors.As(err, &r):
+		return err
+	case errors.As(err, &d):
+		return refused(Declined, c, err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return refused(Timeout, c, errors.New("no answer from the person within the call's deadline"))
+	case ctx.Err() != nil:
+		return &call.Error{Kind: call.KindCancelled, Upstream: c.Upstream, Tool: c.Tool, Err: ctx.Err()}
+	}
+	return refused(Unavailable, c, fmt.Errorf("asking the client for approval: %w", err))
+}
+
+// Refusal is a call the gate did not let through. Its text starts with
+// its kind, so that the model reads first what happened; it unwraps to
+// the *call.Error that callers branch on.
+type Refusal struct{ E *call.Error }
+
+func refused(k call.Kind, c *call.Call, err error) *Refusal {
+	return &Refusal{&call.Error{Kind: k, Upstream: c.Upstream, Tool: c.Tool, Err: err}}
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("%s: %s was not called on %s: %v", r.E.Kind, r.E.Tool, r.E.Upstream, r.E.Err)
+}
+
+func (r *Refusal) Unwrap() error { return r.E }

@@ -1,0 +1,138 @@
+package approval
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+)
+
+// The stateless era (2026-07-28) has no session to ask on: a server asks
+// for input by answering a request with input_required, carrying its
+// questions and an opaque state, and the client retries the same request
+// with the answers and the state (multi round-trip requests, SEP-2322).
+// The gate's state is sealed: it names the call it was asked for (who
+// calls, with which credential, which tool, a digest of the arguments) and
+// when the question lapses, under a key of this process, and it is used
+// once. An answer without a state the gate sealed for this very call
+// approves nothing: the gate asks again.
+
+// inputID keys the gate's question among a round's input requests.
+const inputID = "mcp-router-approval"
+
+// maxSeals bounds the states remembered as used until they lapse.
+const maxSeals = 4096
+
+// InputRequired is the answer to a stateless-era request that the gate
+// must ask about first: the result to send back (input_required).
+type InputRequired struct{ Result *mcp.CallToolResult }
+
+func (e *InputRequired) Error() string { return "approval asked of the client" }
+
+// rounds seals and checks the states of the stateless era's questions.
+type rounds struct {
+	key []byte
+
+	mu   sync.Mutex
+	used map[string]time.Time // seal -> when it lapses
+}
+
+func newRounds() *rounds {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return &rounds{key: key, used: map[string]time.Time{}}
+}
+
+// canRound tells that c's client can be asked in a round of its request.
+func canRound(c *call.Call) bool {
+	return c.Era == call.Stateless && c.Caps != nil && c.Caps.Elicitation != nil
+}
+
+// ask is the input_required result that asks what about subject.
+func (r *rounds) ask(c *call.Call, subject any, what string, ttl time.Duration) *InputRequired {
+	state := r.seal(c, subject, time.Now().Add(ttl))
+	res := server.NewInputRequestBuilder(state).Elicit(inputID, Question(what).Params).ToolResult()
+	return &InputRequired{Result: res}
+}
+
+// answer reads the client's answer to the gate's question about subject
+// in c's retry: asked is false when there is none the gate can believe
+// (no state, a state not sealed for this call, or one used already), and
+// lapsed is set when the state's time ran out.
+func (r *rounds) answer(c *call.Call, subject any) (res *mcp.ElicitationResult, asked, lapsed bool) {
+	if c.Input == nil || c.Input.RequestState == "" {
+		return nil, false, false
+	}
+	until, ok := r.open(c, subject, c.Input.RequestState)
+	if !ok {
+		return nil, false, false
+	}
+	if time.Now().After(until) {
+		return nil, true, true
+	}
+	if !r.spend(c.Input.RequestState, until) {
+		return nil, false, false
+	}
+	return server.ElicitationResponse(c.Input.InputResponses, inputID), true, false
+}
+
+// seal is the state of a question about subject for c, lapsing at until.
+func (r *rounds) seal(c *call.Call, subject any, until time.Time) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(until.Unix()))
+	return base64.RawURLEncoding.EncodeToString(append(b[:], r.mac(c, subject, b[:])...))
+}
+
+// open checks that state was sealed for c and subject and returns when it
+// lapses.
+func (r *rounds) open(c *call.Call, subject any, state string) (time.Time, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(state)
+	if err != nil || len(raw) != 8+sha256.Size || !hmac.Equal(raw[8:], r.mac(c, subject, raw[:8])) {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(binary.BigEndian.Uint64(raw[:8])), 0), true
+}
+
+func (r *rounds) mac(c *call.Call, subject any, until []byte) []byte {
+	args, _ := json.Marshal(subject)
+	sum := sha256.Sum256(args)
+	m := hmac.New(sha256.New, r.key)
+	for _, part := range [][]byte{until, []byte(c.Who()), []byte(c.Client), []byte(c.Tool), sum[:]} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		m.Write(n[:])
+		m.Write(part)
+	}
+	return m.Sum(nil)
+}
+
+// spend marks state used; false when it was, or when too many unlapsed
+// states are remembered to tell.
+func (r *rounds) spend(state string, until time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for s, t := range r.used {
+		if now.After(t) {
+			delete(r.used, s)
+		}
+	}
+	if _, dup := r.used[state]; dup || len(r.used) >= maxSeals {
+		return false
+	}
+	r.used[state] = until
+	return true
+}
+
+// errLapsed is the answer that came after the question lapsed.
+var errLapsed = errors.New("the answer came after the call's approval lapsed")

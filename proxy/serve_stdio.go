@@ -50,6 +50,8 @@ const MaxStdioRequests = 100
 // connection); otherwise it returns without waiting for that Read, and
 // the reader ends, serving nothing more, when the Read returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	in, closeIn := wire.Pollable(in) // a pipe read in the poller: no thread woken per message
+	defer closeIn()
 	output := &stdioOutput{w: out}
 	filter := wire.NewStdioFilter(in, output, s.logger)
 	c := &stdioConn{s: s, out: filter.Out(), calls: newStdioCalls(filter.WriteOwn, s.logger),
@@ -168,8 +170,9 @@ type stdioConn struct {
 	bufs     sync.Pool      // of *replyBuf
 
 	mu       sync.Mutex
-	closed   bool           // no handler starts any more
-	handlers sync.WaitGroup // the handlers started outside the workers
+	closed   bool                          // no handler starts any more
+	handlers sync.WaitGroup                // the handlers started outside the workers
+	fast     map[string]context.CancelFunc // the calls on the fast path, by id key
 }
 
 // stdioWork is one request or notification to serve.
@@ -201,6 +204,7 @@ func (c *stdioConn) dispatch(ctx context.Context, m wire.Message) bool {
 		}
 		return true
 	case m.IsNotification():
+		c.cancelFast(m)
 		return c.inline(ctx, stdioWork{m: m})
 	case m.IsMethod(string(mcp.MethodToolsCall)):
 		key, ok := c.calls.admit(m)
@@ -323,7 +327,7 @@ func (c *stdioConn) work(ctx context.Context) {
 
 // serve handles one message and writes the reply, if any.
 func (c *stdioConn) serve(ctx context.Context, w stdioWork) {
-	reply := c.handle(ctx, w.m)
+	reply := c.handle(ctx, w)
 	if w.call != "" {
 		c.calls.done(w.call) // before the reply: the client may reuse the id once it has it
 	}
@@ -335,9 +339,11 @@ func (c *stdioConn) serve(ctx context.Context, w stdioWork) {
 	}
 }
 
-// handle has mcp-go handle one message. A handler's panic is recovered:
-// a request gets an INTERNAL_ERROR reply with its id.
-func (c *stdioConn) handle(ctx context.Context, m wire.Message) (reply mcp.JSONRPCMessage) {
+// handle answers a tools/call on the fast path (fastCall) and has mcp-go
+// handle any other message. A handler's panic is recovered: a request
+// gets an INTERNAL_ERROR reply with its id.
+func (c *stdioConn) handle(ctx context.Context, w stdioWork) (reply mcp.JSONRPCMessage) {
+	m := w.m
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -354,6 +360,9 @@ func (c *stdioConn) handle(ctx context.Context, m wire.Message) (reply mcp.JSONR
 			Error   mcp.JSONRPCErrorDetails `json:"error"`
 		}{mcp.JSONRPC_VERSION, m.ID(), mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal panic: %v", p)}}
 	}()
+	if reply, ok := c.fastCall(ctx, m, w.call); ok {
+		return reply
+	}
 	return c.s.mcp.HandleMessage(ctx, m.Line)
 }
 

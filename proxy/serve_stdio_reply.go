@@ -2,13 +2,18 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // appendCallReply appends msg and a newline to dst as a json.Encoder
@@ -279,4 +284,175 @@ func appendOpenWithMeta(dst []byte, meta *mcp.Meta) (_ []byte, ok bool) {
 		return dst, false
 	}
 	return append(dst, ','), true
+}
+
+// fastCallRequest is a tools/call as the fast path reads it, in one
+// decode: the arguments stay the bytes the client sent. Task and the
+// multi-round-trip members are read only to see that they are absent.
+type fastCallRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	Params  struct {
+		Name           string          `json:"name"`
+		Arguments      json.RawMessage `json:"arguments"`
+		Meta           *mcp.Meta       `json:"_meta"`
+		Task           json.RawMessage `json:"task"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
+	} `json:"params"`
+}
+
+// fastCall answers a tools/call of a catalog tool without mcp-go: the
+// request decoded once, the call built as forward builds it and passed
+// through the same pipeline (s.call), the reply written by send as
+// appendCallReply writes it. A request of the stateless era gets what
+// mcp-go gives it first (modernRequest) and a result stamped as mcp-go
+// stamps it (stampModern). ok is false for every call the fast path does
+// not serve as mcp-go would, which mcp-go then serves: a message that
+// does not decode, a stateless request whose version or capabilities
+// mcp-go would refuse, a task or a multi-round-trip request, the
+// gateway's own tools, a name not registered (holdForStart's and
+// mcp-go's answers), a tool that requires a task (mcp-go refuses it),
+// and any call while tracing is on (traceCalls wraps mcp-go's handler).
+// The call is cancelled by notifications/cancelled for its id
+// (cancelFast).
+func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (reply any, ok bool) {
+	var req fastCallRequest
+	if key == "" || json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
+		return nil, false
+	}
+	p := &req.Params
+	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil || c.s.hub.opts.Tracing != nil || isOwnTool(p.Name) {
+		return nil, false
+	}
+	modern := mcp.IsModernProtocol(p.Meta.ProtocolVersion())
+	if modern {
+		if ctx, ok = modernRequest(ctx, p.Meta); !ok {
+			return nil, false
+		}
+	}
+	if _, known := c.s.hub.Catalog().Tool(p.Name); !known || !syncCallable(c.s.mcp.GetTool(p.Name)) {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.track(key, cancel)
+	defer c.track(key, nil)
+	var res *mcp.CallToolResult
+	if err := c.s.rateLimited(ctx, p.Name); err != nil {
+		res = errorResult(err)
+	} else {
+		cl := callOf(ctx)
+		cl.Tool, cl.Meta = p.Name, p.Meta
+		if len(p.Arguments) > 0 {
+			cl.Args = p.Arguments // as arguments() keeps mcp-go's RawArguments
+		}
+		res = c.s.callVia(ctx, c.s.mcp, cl)
+	}
+	if modern {
+		res = stampModern(res, c.s.impl)
+	}
+	return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(requestIDValue(m.ID())), Result: res}, true
+}
+
+// modernRequest is ctx as mcp-go's HandleMessage makes it for a request
+// of the stateless era whose _meta is meta, and the session as it
+// leaves it (the client's identity and capabilities of this request
+// applied, initialized); false when mcp-go would refuse the request (a
+// version it does not support, capabilities missing or malformed), which
+// it then answers itself.
+func modernRequest(ctx context.Context, meta *mcp.Meta) (context.Context, bool) {
+	info := &server.RequestProtocolInfo{Modern: true, ProtocolVersion: meta.ProtocolVersion(),
+		ClientInfo: meta.ClientInfo(), ClientCapabilities: meta.ClientCapabilities(), LogLevel: meta.LogLevel()}
+	if !mcp.IsValidProtocolVersion(info.ProtocolVersion) || info.ClientCapabilities == nil {
+		return ctx, false
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		if s, ok := sess.(server.SessionWithClientInfo); ok {
+			if info.ClientInfo != nil {
+				s.SetClientInfo(*info.ClientInfo)
+			}
+			s.SetClientCapabilities(*info.ClientCapabilities)
+		}
+		if !sess.Initialized() {
+			sess.Initialize()
+		}
+	}
+	return server.WithRequestProtocolInfo(ctx, info), true
+}
+
+// stampModern is res as mcp-go stamps a result of the stateless era: a
+// resultType (complete, unless set) and the server's identity in _meta
+// (unless there). res is copied, not changed.
+func stampModern(res *mcp.CallToolResult, impl mcp.Implementation) *mcp.CallToolResult {
+	r := *res
+	if r.ResultType == "" {
+		r.ResultType = mcp.ResultTypeComplete
+	}
+	if r.Meta.ServerInfo() == nil {
+		meta := &mcp.Meta{}
+		if r.Meta != nil {
+			meta.ProgressToken, meta.AdditionalFields = r.Meta.ProgressToken, maps.Clone(r.Meta.AdditionalFields)
+		}
+		meta.SetServerInfo(impl)
+		r.Meta = meta
+	}
+	return &r
+}
+
+// syncCallable reports whether mcp-go would call t's handler for a
+// tools/call without a task: t is registered, and does not require task
+// augmentation.
+func syncCallable(t *server.ServerTool) bool {
+	return t != nil && (t.Tool.Execution == nil || t.Tool.Execution.TaskSupport != mcp.TaskSupportRequired)
+}
+
+// requestIDValue is a request id as mcp-go reads it into its reply: a
+// number as a float64, a string as the string.
+func requestIDValue(raw json.RawMessage) any {
+	var id any
+	_ = json.Unmarshal(raw, &id) // the pre-check let only valid ids through
+	return id
+}
+
+// track notes the cancel of the fast-path call under key (nil: the call
+// ended).
+func (c *stdioConn) track(key string, cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cancel == nil {
+		delete(c.fast, key)
+		return
+	}
+	if c.fast == nil {
+		c.fast = map[string]context.CancelFunc{}
+	}
+	c.fast[key] = cancel
+}
+
+// cancelFast cancels the fast-path call that a notifications/cancelled
+// names, as mcp-go cancels the requests it serves; m is any other
+// notification, which it leaves alone.
+func (c *stdioConn) cancelFast(m wire.Message) {
+	if !m.IsMethod(string(mcp.MethodNotificationCancelled)) {
+		return
+	}
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(m.Line, &n) != nil || n.Params.RequestID == nil {
+		return
+	}
+	key, ok := idKey(n.Params.RequestID)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.fast[key]
+	delete(c.fast, key)
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }

@@ -3,10 +3,16 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // encoderLine is what a json.Encoder writes for msg.
@@ -122,3 +128,131 @@ func FuzzCallReply(f *testing.F) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The fast path answers a session-era tools/call of a catalog tool, and
+// leaves to mcp-go each request it would not answer as mcp-go does.
+func TestStdioFastCallServes(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha"))})
+	t.Cleanup(srv.Close)
+	c := &stdioConn{s: srv}
+	ctx := srv.mcp.WithContext(t.Context(), newStdioSession(func(any) error { return nil }))
+	const handshake = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`
+	for name, tc := range map[string]struct {
+		params string
+		served bool
+	}{
+		"catalog tool":                        {`{"name":"alpha_echo","arguments":{"text":"fast"}}`, true},
+		"own tool":                            {`{"name":"call_tool","arguments":{"name":"alpha_echo","arguments":{"text":"x"}}}`, false},
+		"unknown tool":                        {`{"name":"alpha_nothing"}`, false},
+		"stateless era":                       {`{"name":"alpha_echo","arguments":{"text":"fast"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`, true},
+		"stateless era without capabilities":  {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, false},
+		"stateless era of an unknown version": {`{"name":"alpha_echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, false},
+		"task":                                {`{"name":"alpha_echo","task":{"ttl":1000}}`, false},
+		"multi-round answer":                  {`{"name":"alpha_echo","requestState":"s"}`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := wire.NewStdioFilter(strings.NewReader(handshake+head+tc.params+"}\n"), io.Discard, slog.New(slog.DiscardHandler))
+			var m wire.Message
+			for !m.IsMethod("tools/call") {
+				var err error
+				if m, err = f.Next(); err != nil {
+					t.Fatalf("reading the request: %v", err)
+				}
+				if m.IsMethod("initialize") { // answered: the handshake lets the call through
+					_, _ = f.Out().Write([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+				}
+			}
+			reply, served := c.fastCall(ctx, m, "1")
+			if served != tc.served {
+				t.Fatalf("served on the fast path: got %v, want %v", served, tc.served)
+			}
+			if !served {
+				return
+			}
+			line, ok := appendCallReply(nil, reply)
+			if !ok || !strings.HasPrefix(string(line), `{"jsonrpc":"2.0","id":1,"result":{`) || !strings.Contains(string(line), `"content":[{"type":"text","text":"fast"}]`) {
+				t.Errorf("reply: got %s, want the echo's result under id 1", line)
+			}
+		})
+	}
+}
+
+// A tools/call of the stateless era answered on the fast path is, byte
+// for byte, what mcp-go answers to it: the resultType and the server's
+// identity stamped as mcp-go stamps them. Both are asked in turn, the
+// echo answering the same to each.
+func TestStdioFastCallStatelessMatchesMCPGo(t *testing.T) {
+	srv := NewServer(ServerOptions{Hub: startHub(t, builtinFake("alpha")), Name: "gw", Version: "1.2.3"})
+	t.Cleanup(srv.Close)
+	sess := newStdioSession(func(any) error { return nil })
+	c := &stdioConn{s: srv, sess: sess}
+	ctx := srv.mcp.WithContext(t.Context(), sess)
+	for name, meta := range map[string]string{
+		"plain":        `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`,
+		"progress":     `{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`,
+		"failing tool": `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tool := "alpha_echo"
+			if name == "failing tool" {
+				tool = "alpha_fail"
+			}
+			line := `{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"same"},"_meta":` + meta + "}}\n"
+			f := wire.NewStdioFilter(strings.NewReader(line), io.Discard, slog.New(slog.DiscardHandler))
+			m, err := f.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, served := c.fastCall(ctx, m, "r1")
+			if !served {
+				t.Fatal("not served on the fast path")
+			}
+			if got := sess.GetClientCapabilities().Sampling != nil; got != (name == "progress") {
+				t.Errorf("the session holds sampling: %v, want it as the request declared it (the era's state)", got)
+			}
+			fast, ok := appendCallReply(nil, reply)
+			if !ok {
+				t.Fatalf("appendCallReply refused %#v", reply)
+			}
+			want, err := encoderLine(t, srv.mcp.HandleMessage(ctx, []byte(line)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(fast) != string(want) {
+				t.Errorf("fast path:\n%s\nmcp-go:\n%s", fast, want)
+			}
+			if !strings.Contains(string(fast), `"resultType":"complete"`) || !strings.Contains(string(fast), `"name":"gw"`) {
+				t.Errorf("reply %s: want resultType complete and the server's identity", fast)
+			}
+		})
+	}
+}
+
+// On the fast path a call of the stateless era is cancelled by the
+// client's notifications/cancelled as a session-era one is: the upstream
+// sees the cancellation, and the next call of that era is answered,
+// stamped as its era wants.
+func TestStdioFastCallStatelessCancelledByClient(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	srv := NewServer(ServerOptions{Hub: h})
+	t.Cleanup(srv.Close)
+	c := serveRawStdio(t, srv)
+	const meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	c.send(t, `{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"alpha_hang","_meta":{"progressToken":"hang-1",`+meta+`}}}`)
+	deadline := time.NewTimer(replyWait)
+	defer deadline.Stop()
+	for m := c.recv(t, deadline.C); m.Method != "notifications/progress"; m = c.recv(t, deadline.C) {
+		// the upstream's progress says the call has arrived
+	}
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`)
+	eventually(t, 5*time.Second, "the upstream to see the cancellation", func() bool {
+		return callText(t, h, "alpha_cancellations", nil) == "1"
+	})
+	c.send(t, `{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"next"},"_meta":{`+meta+`}}}`)
+	m := c.await(t, `"s2"`)
+	if got := m.tool(t).text(); got != "next" || !strings.Contains(m.raw, `"resultType":"complete"`) {
+		t.Errorf("the call after the cancellation: got %s, want next, stamped complete", m.raw)
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
@@ -313,5 +314,38 @@ func BenchmarkStdioLoop(b *testing.B) {
 		if _, err := c.CallTool(ctx, req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A stdio client's notifications/cancelled reaches a tools/call of a
+// catalog tool that the gateway answers on its own path (fastCall): the
+// upstream sees the call cancelled, and the connection serves the next
+// call under a fresh id.
+func TestStdioFastCallCancelledByClient(t *testing.T) {
+	h := startHub(t, builtinFake("alpha"))
+	c := overStdio(t, h)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	called := make(chan error, 1)
+	go func() {
+		params := &sdk.CallToolParams{Name: "alpha_hang"}
+		params.SetProgressToken("hang-1") // the upstream says when the call has arrived
+		_, err := c.session.CallTool(ctx, params)
+		called <- err
+	}()
+	eventually(t, 5*time.Second, "the call to reach the upstream", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.progress) == 1
+	})
+	cancel() // the client sends notifications/cancelled
+	if err := <-called; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled call returned %v, want context.Canceled", err)
+	}
+	eventually(t, 5*time.Second, "the upstream to see the cancellation", func() bool {
+		return callText(t, h, "alpha_cancellations", nil) == "1"
+	})
+	if got := resultText(c.call(t, "alpha_echo", map[string]any{"text": "next"})); got != "next" {
+		t.Errorf("the call after the cancellation: got %q, want next", got)
 	}
 }

@@ -107,7 +107,8 @@ type Server struct {
 	planner *planner.Planner
 	metrics *Metrics
 	inputs  InputLimits
-	core    []string // core tools: on every belt, and always loaded
+	core    []string           // core tools: on every belt, and always loaded
+	impl    mcp.Implementation // the gateway's name and version, which results of the stateless era carry
 	// stdioCalls is how many calls of a stdio client run at once.
 	stdioCalls int
 
@@ -186,6 +187,7 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	srvOpts = append(srvOpts, server.WithToolFilter(s.filterTools))
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	s.impl = mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	s.useCallMiddleware()
 	opts.Hub.SetRelay(s)
 	opts.Hub.Follow(s.sync) // a catalog the hub stores meanwhile is not missed
@@ -426,8 +428,13 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 // call forwards one call, c as the edge built it, and turns a failure into
 // an isError result the model can read.
 func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
+	return s.callVia(ctx, server.ServerFromContext(ctx), c)
+}
+
+// callVia is call with the progress sent through srv (nil: none).
+func (s *Server) callVia(ctx context.Context, srv *server.MCPServer, c *call.Call) *mcp.CallToolResult {
 	name := c.Tool
-	progress := progressTo(ctx, c.Meta)
+	progress := progressTo(ctx, srv, c.Meta)
 	c.Progress = progress.fn()
 	res, err := s.hub.Call(ctx, c)
 	progress.settle()
@@ -478,13 +485,12 @@ const (
 	progressRate  = 50.0
 )
 
-// progressTo returns a relay for the caller of ctx, or nil when the caller
-// asked for no progress.
-func progressTo(ctx context.Context, meta *mcp.Meta) *progressRelay {
+// progressTo returns a relay for the caller of ctx through srv, or nil
+// when the caller asked for no progress (or there is no srv).
+func progressTo(ctx context.Context, srv *server.MCPServer, meta *mcp.Meta) *progressRelay {
 	if meta == nil || meta.ProgressToken == nil {
 		return nil
 	}
-	srv := server.ServerFromContext(ctx)
 	if srv == nil {
 		return nil
 	}

@@ -106,6 +106,16 @@ func BenchmarkCall(b *testing.B) {
 		{"stdio-node", "proxy", "everything_get-sum", stdio(nil, bin, "serve", "--config", node, "--log-level", "error")},
 		{"stdio-node", "floor", "get-sum", stdioFloor(everything)},
 	}
+	if base := baseBinary(b); base != "" {
+		baseURL, basePID := startHTTPServer(b, dir, nil, base, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info")
+		arms = append(arms, []struct {
+			transport, name, tool string
+			dial                  dialer
+		}{
+			{"stdio", "base", "calculator_add", stdio(nil, base, "serve", "--config", child, "--log-level", "error")},
+			{"http", "base", "calculator_add", overHTTP(baseURL, basePID)},
+		}...)
+	}
 	for _, era := range []string{sessionEra, statelessEra} {
 		for _, conc := range []int{1, 8, 32} {
 			for _, arm := range arms {
@@ -137,6 +147,24 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	}
+}
+
+// baseEnvVar names another mcp-router binary (one built from main, say)
+// that BenchmarkCall and BenchmarkInstructions measure as a gateway arm
+// "base" beside "proxy", so that a change is measured against what it
+// changes in one run, side by side. Unset, there is no base arm.
+const baseEnvVar = "MCP_ROUTER_BENCH_BASE"
+
+// baseBinary is the binary baseEnvVar names, or "" when it is unset.
+func baseBinary(tb testing.TB) string {
+	base := os.Getenv(baseEnvVar)
+	if base == "" {
+		return ""
+	}
+	if _, err := os.Stat(base); err != nil {
+		tb.Fatalf("%s: %v", baseEnvVar, err)
+	}
+	return base
 }
 
 // The protocol eras BenchmarkCall measures.

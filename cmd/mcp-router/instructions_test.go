@@ -61,6 +61,11 @@ func BenchmarkInstructions(b *testing.B) {
 		{"http", "floor", "add", "http", []string{floorExe, calcURL}},
 		{"http", "proxy", "calculator_add", "", []string{bin, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info"}},
 	}
+	if base := baseBinary(b); base != "" {
+		arms = append(arms,
+			valgrindArm{"stdio", "base", "calculator_add", "", []string{base, "serve", "--config", child, "--log-level", "error"}},
+			valgrindArm{"http", "base", "calculator_add", "", []string{base, "serve", "--http", "127.0.0.1:0", "--config", remote, "--log-level", "info"}})
+	}
 	for _, era := range []string{sessionEra, statelessEra} {
 		for _, arm := range arms {
 			b.Run(fmt.Sprintf("%s/%s/%s", era, arm.transport, arm.name), func(b *testing.B) {

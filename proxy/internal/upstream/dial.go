@@ -79,6 +79,7 @@ func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *std
 		ch.stop()
 	})
 	c.settled = pending.Empty
+	c.stdin = &in
 	c.work = func() uint64 { return tail.count() + treeWork(ch.tag) }
 	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees

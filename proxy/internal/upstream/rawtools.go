@@ -128,34 +128,41 @@ func notObject(raw json.RawMessage) string {
 // listToolsPage sends one tools/list request, with an id of our own, and
 // returns the page with its size in bytes.
 func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsPage, int, error) {
-	req := transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId("mcp-router/tools/list/" + strconv.FormatUint(listRequestSeq.Add(1), 10)),
-		Method:  string(mcp.MethodToolsList),
-		Params:  mcp.PaginatedParams{Cursor: cursor},
+	id := "mcp-router/tools/list/" + strconv.FormatUint(listRequestSeq.Add(1), 10)
+	raw, err := sendRaw(ctx, tr, id, mcp.MethodToolsList, mcp.PaginatedParams{Cursor: cursor})
+	if err != nil {
+		return toolsPage{}, 0, err
 	}
+	var page toolsPage
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return toolsPage{}, 0, fmt.Errorf("decoding the tools/list result: %w", err)
+	}
+	return page, len(raw), nil
+}
+
+// sendRaw sends one request with the id of our own through tr and returns
+// its result as the upstream sent it. A request whose caller gives up is
+// cancelled on the upstream (cancelListing), as mcp-go cancels its own.
+func sendRaw(ctx context.Context, tr rpcSender, id string, method mcp.MCPMethod, params any) (json.RawMessage, error) {
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: string(method), Params: params}
 	if err := ctx.Err(); err != nil {
-		return toolsPage{}, 0, transport.NewError(err)
+		return nil, transport.NewError(err)
 	}
 	resp, err := tr.SendRequest(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			cancelListing(ctx, tr, req.ID)
 		}
-		return toolsPage{}, 0, transport.NewError(err)
+		return nil, transport.NewError(err)
 	}
 	if resp.Error != nil {
-		return toolsPage{}, 0, resp.Error.AsError()
+		return nil, resp.Error.AsError()
 	}
-	var page toolsPage
-	if err := json.Unmarshal(resp.Result, &page); err != nil {
-		return toolsPage{}, 0, fmt.Errorf("decoding the tools/list result: %w", err)
-	}
-	return page, len(resp.Result), nil
+	return resp.Result, nil
 }
 
 // cancelListing tells a stdio or in-process upstream to stop working on a
-// listing the caller gave up on, as mcp-go does for its own requests; over
+// request of ours (a listing, a raw call) the caller gave up on, as mcp-go does for its own requests; over
 // HTTP nothing is sent, as by mcp-go. The notification is sent off the
 // caller's path, best effort: its goroutine ends once the write is done,
 // or fails when the connection closes.

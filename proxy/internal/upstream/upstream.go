@@ -567,7 +567,7 @@ func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
 	defer stopProgress()
 	callCtx, check := wire.WithReplyCheck(deadline.idle)
-	res, err := c.client.CallTool(callCtx, req)
+	res, err := callOnce(callCtx, c, req)
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
 	}
@@ -772,6 +772,9 @@ type Conn struct {
 	timeouts   int         // guarded by mu: calls timed out since the last answer
 
 	work func() uint64 // set at creation; stdio: changes while the child works (see withConnectLimit); nil elsewhere
+	// stdin, for a stdio child, sends the calls whose replies skip mcp-go
+	// (callDirect); nil elsewhere. Set at creation.
+	stdin *wire.StdinTap
 }
 
 // MaxTimeouts calls in a row that time out, with no answer from the

@@ -39,19 +39,23 @@ func ProtocolReply(err error) error {
 }
 
 // PendingIDs are the ids of the requests sent to an upstream and not yet
-// answered or cancelled, by idKey.
+// answered or cancelled, by idKey. A request sent by StdinTap.Send has
+// its reply handed to its own channel; the others' go to mcp-go.
 type PendingIDs struct {
-	mu  sync.Mutex
-	ids map[string]bool
+	out groupWriter // the child's stdin: whole messages, never interleaved
+
+	mu    sync.Mutex
+	ids   map[string]chan<- []byte // nil: mcp-go waits for the reply
+	ended bool                     // the child's output ended: Send fails
 }
 
 func (p *PendingIDs) add(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ids == nil {
-		p.ids = make(map[string]bool)
+		p.ids = make(map[string]chan<- []byte)
 	}
-	p.ids[key] = true
+	p.ids[key] = nil
 }
 
 // Empty reports whether no request waits for an answer or for its
@@ -62,13 +66,14 @@ func (p *PendingIDs) Empty() bool {
 	return len(p.ids) == 0
 }
 
-// take removes key and says whether it was waiting.
-func (p *PendingIDs) take(key string) bool {
+// take removes key and says whether it was waiting, and for a request
+// StdinTap.Send sent, the channel its reply goes to.
+func (p *PendingIDs) take(key string) (waiting bool, direct chan<- []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ok := p.ids[key]
+	direct, waiting = p.ids[key]
 	delete(p.ids, key)
-	return ok
+	return waiting, direct
 }
 
 // StdinTap notes the requests mcp-go writes to a child and the ones it
@@ -85,7 +90,7 @@ func (t StdinTap) Write(p []byte) (int, error) {
 			cancelled = append(cancelled, key)
 		}
 	}
-	n, err := t.W.Write(p)
+	n, err := t.Pending.out.write(t.W, p)
 	for _, key := range cancelled { // once written: see PendingIDs.Empty
 		t.Pending.take(key) // a late answer is then dropped
 	}
@@ -158,6 +163,7 @@ func (v *LineVet) Read(p []byte) (int, error) {
 		line, err := v.readLine()
 		if err != nil {
 			v.err = err
+			v.pending.end()
 			break
 		}
 		v.out = v.vet(line)
@@ -208,16 +214,29 @@ func (v *LineVet) vet(line []byte) []byte {
 	}
 	key := idKey(m.ID)
 	if err == nil {
-		if !v.pending.take(key) {
+		waiting, direct := v.pending.take(key)
+		if !waiting {
 			v.dropped(len(line))
 			return nil
 		}
-		return line
+		return handOn(direct, line)
 	}
 	v.report(err, len(line))
-	if key != "" && !m.isCall() && v.pending.take(key) {
-		return protocolErrorLine(m.ID, err)
+	if key != "" && !m.isCall() {
+		if waiting, direct := v.pending.take(key); waiting {
+			return handOn(direct, protocolErrorLine(m.ID, err))
+		}
 	}
+	return nil
+}
+
+// handOn is what of a reply goes on to mcp-go: all of it, unless the
+// request was sent by StdinTap.Send, whose channel then takes a copy.
+func handOn(direct chan<- []byte, line []byte) []byte {
+	if direct == nil {
+		return line
+	}
+	direct <- bytes.Clone(line) // never blocks: Send made room for one
 	return nil
 }
 
@@ -232,8 +251,10 @@ func (v *LineVet) batch(line []byte) []byte {
 		if json.Unmarshal(item, &m) != nil || m.isCall() {
 			continue
 		}
-		if key := idKey(m.ID); key != "" && v.pending.take(key) {
-			out = append(out, protocolErrorLine(m.ID, errBatch)...)
+		if key := idKey(m.ID); key != "" {
+			if waiting, direct := v.pending.take(key); waiting {
+				out = append(out, handOn(direct, protocolErrorLine(m.ID, errBatch))...)
+			}
 		}
 	}
 	return out

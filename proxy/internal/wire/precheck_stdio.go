@@ -139,13 +139,13 @@ func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 
 // stdioOut is where a stdio client's answers are written, each message
 // with one Write, from several goroutines: stdioOut serialises the
-// Writes, so that the filter's refusals and the replies never interleave,
-// and shows each to the handshake until initialize is answered.
+// Writes (a groupWriter), so that the filter's refusals and the replies
+// never interleave, and shows each to the handshake until initialize is
+// answered.
 type stdioOut struct {
 	life *handshake
-
-	mu sync.Mutex
-	w  io.Writer
+	w    io.Writer
+	g    groupWriter
 }
 
 func (o *stdioOut) Write(p []byte) (int, error) {
@@ -154,11 +154,7 @@ func (o *stdioOut) Write(p []byte) (int, error) {
 }
 
 // write writes one whole message of the proxy's own.
-func (o *stdioOut) write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.w.Write(p)
-}
+func (o *stdioOut) write(p []byte) (int, error) { return o.g.write(o.w, p) }
 
 // Handshake states of a stdio connection.
 const (

@@ -1,0 +1,184 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// callRequestSeq numbers the tools/call requests callOnce sends. Their
+// ids are strings, so they never collide with mcp-go's integer ids on the
+// same connection.
+var callRequestSeq atomic.Uint64
+
+// callOnce sends req on c and decodes the result. A connection on the
+// stateless revision (2026-07-28) is called through mcp-go, whose request
+// path alone builds the protocol metadata its requests carry; any other
+// through the transport, with an id of our own, the result decoded once
+// (decodeResult) where mcp-go's client decodes it three times.
+func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if mcp.IsModernProtocol(c.client.ProtocolVersion()) {
+		return c.client.CallTool(ctx, req)
+	}
+	id := "mcp-router/tools/call/" + strconv.FormatUint(callRequestSeq.Add(1), 10)
+	var raw json.RawMessage
+	var err error
+	if c.stdin != nil {
+		raw, err = callDirect(ctx, c, id, req.Params)
+	} else {
+		raw, err = sendRaw(ctx, c.client.GetTransport(), id, mcp.MethodToolsCall, req.Params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeResult(raw)
+}
+
+// callDirect is sendRaw for a stdio child, with the reply handed straight
+// to this call (wire.StdinTap.Send) rather than decoded by mcp-go's reader
+// twice on its way: the line written and the reply waited for as
+// mcp-go's transport does, the errors the same (transport errors, the
+// reply's JSON-RPC error), a caller that gives up cancelling the request
+// as sendRaw does. The reply is one of LineVet's, so a broken line has
+// become the protocol error that ProtocolReply recognises.
+func callDirect(ctx context.Context, c *Conn, id string, params mcp.CallToolParams) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	rid := mcp.NewRequestId(id)
+	idJSON, _ := json.Marshal(id)
+	line, err := callRequestLine(id, idJSON, params)
+	if err != nil {
+		return nil, transport.NewError(fmt.Errorf("encoding the request: %w", err))
+	}
+	reply, err := c.stdin.Send(idJSON, line)
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	select {
+	case line, ok := <-reply:
+		if !ok {
+			return nil, transport.NewError(transport.ErrTransportClosed)
+		}
+		var resp transport.JSONRPCResponse
+		if err := json.Unmarshal(line, &resp); err != nil {
+			return nil, transport.NewError(fmt.Errorf("decoding the reply: %w", err))
+		}
+		if resp.Error != nil {
+			return nil, resp.Error.AsError()
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		cancelListing(ctx, c.client.GetTransport(), rid)
+		return nil, transport.NewError(ctx.Err())
+	case <-c.lost:
+		return nil, transport.NewError(c.lostErr())
+	}
+}
+
+// callRequestLine is the line of a tools/call request with the id id
+// (idJSON as JSON) and params p: what json.Marshal writes for mcp-go's request, but
+// for where it puts no space and escapes <, > and &. json.Marshal compacts
+// what each MarshalJSON returns again at every level (the arguments
+// thrice); here the arguments a client sent (a json.RawMessage) are
+// written as they came, once checked to be one JSON value on one line
+// (compacted when they span lines), and the rest marshaled once. A task
+// or a multi-round-trip answer is marshaled mcp-go's way.
+func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([]byte, error) {
+	args := p.RawArguments
+	if raw, ok := p.Arguments.(json.RawMessage); ok && len(args) == 0 {
+		args = raw
+	}
+	if p.Task != nil || p.InputResponses != nil || p.RequestState != "" || (len(args) == 0 && p.Arguments != nil) {
+		line, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: string(mcp.MethodToolsCall), Params: p})
+		return append(line, '\n'), err
+	}
+	name, err := json.Marshal(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 96+len(args)+len(name))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"method":"tools/call","params":{"name":`...)
+	b = append(b, name...)
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		if b, err = appendOneLine(b, args); err != nil {
+			return nil, err
+		}
+	}
+	if p.Meta != nil {
+		meta, err := json.Marshal(p.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"_meta":`...), meta...)
+	}
+	return append(b, "}}\n"...), nil
+}
+
+// appendOneLine appends v, one JSON value, without a line break: as it is
+// when it has none, compacted otherwise. Invalid JSON is an error, as
+// json.Marshal makes it.
+func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
+	if !json.Valid(v) {
+		return dst, fmt.Errorf("arguments: invalid JSON")
+	}
+	if !bytes.ContainsAny(v, "\r\n") {
+		return append(dst, v...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, v); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}
+
+// leanResult is a tools/call result of text items, an error flag and
+// structured content, and nothing else: the result most tools return,
+// decoded in one pass without mcp-go's per-item decoding.
+type leanResult struct {
+	Content []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	} `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// decodeResult decodes a tools/call result as mcp-go's client does
+// (mcp.ParseCallToolResult): a result of text items, an error flag and
+// structured content in one pass (leanResult); any other (a _meta,
+// annotations, other content, a member it does not know) mcp-go's way.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var lean leanResult
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&lean) != nil || dec.More() || lean.Content == nil || string(lean.StructuredContent) == "null" {
+		return mcp.ParseCallToolResult(&raw)
+	}
+	res := &mcp.CallToolResult{IsError: lean.IsError}
+	if len(lean.Content) > 0 { // mcp-go leaves an empty list nil
+		res.Content = make([]mcp.Content, len(lean.Content))
+	}
+	for i, c := range lean.Content {
+		if c.Type != "text" || c.Text == nil {
+			return mcp.ParseCallToolResult(&raw)
+		}
+		res.Content[i] = mcp.TextContent{Type: c.Type, Text: *c.Text}
+	}
+	if len(lean.StructuredContent) > 0 {
+		res.RawStructuredContent = lean.StructuredContent
+		if err := json.Unmarshal(lean.StructuredContent, &res.StructuredContent); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package wire
+
+import "io"
+
+// Pollable returns in itself: only Linux reopens a pipe through
+// /proc/self/fd (see pollable_linux.go).
+func Pollable(in io.Reader) (r io.Reader, done func()) { return in, func() {} }

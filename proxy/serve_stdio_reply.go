@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
+	"github.com/mcp-router/mcp-router/proxy/metatools"
 )
 
 // appendCallReply appends msg and a newline to dst as a json.Encoder
@@ -321,7 +322,7 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 		return nil, false
 	}
 	p := &req.Params
-	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil || c.s.hub.opts.Tracing != nil || isOwnTool(p.Name) {
+	if p.Task != nil || p.InputResponses != nil || p.RequestState != nil || c.s.hub.opts.Tracing != nil || metatools.IsOwn(p.Name) {
 		return nil, false
 	}
 	modern := mcp.IsModernProtocol(p.Meta.ProtocolVersion())

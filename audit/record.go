@@ -22,7 +22,11 @@ type Record struct {
 	// Approval says how a call that approvals gate went on (approved,
 	// approved_with_plan, approved_in_console, allowed_unasked); "" for a
 	// call not gated, or one refused (its Outcome says why).
-	Approval      string        `json:"approval,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	// Approver is the principal that answered for the call in the
+	// console, approving or declining it; "" when no one did there (the
+	// caller's own client answered, or no one was asked).
+	Approver      string        `json:"approver,omitempty"`
 	Duration      time.Duration `json:"duration_ns"`
 	RequestBytes  int           `json:"request_bytes"`
 	ResponseBytes int           `json:"response_bytes"`

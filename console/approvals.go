@@ -13,9 +13,9 @@ import (
 type Approvals interface {
 	// Pending are the calls waiting, oldest first.
 	Pending() []approval.Request
-	// Answer approves or declines one; approval.ErrNotPending when it no
-	// longer waits.
-	Answer(id string, approve bool) error
+	// Answer approves or declines one as principal by;
+	// approval.ErrNotPending when it no longer waits.
+	Answer(id string, approve bool, by string) error
 }
 
 var _ Approvals = (*approval.Queue)(nil)
@@ -50,7 +50,7 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, v *view) {
 		c.fail(w, r, v, http.StatusBadRequest, errors.New(`decision must be "approve" or "decline"`))
 		return
 	}
-	if err := c.opts.Approvals.Answer(id, decision == "approve"); err != nil {
+	if err := c.opts.Approvals.Answer(id, decision == "approve", v.Caller.Principal); err != nil {
 		c.fail(w, r, v, http.StatusNotFound, err)
 		return
 	}

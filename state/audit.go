@@ -22,14 +22,14 @@ func (s *sqlAudit) Append(ctx context.Context, recs []audit.Record) error {
 		return nil
 	}
 	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, r := range recs {
 			if _, err := stmt.ExecContext(ctx, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
-				r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval); err != nil {
+				r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval, r.Approver); err != nil {
 				return err
 			}
 		}

@@ -28,7 +28,7 @@ func (s *pgAudit) Append(ctx context.Context, recs []audit.Record) error {
 		rows := make([][]any, len(recs))
 		for i, r := range recs {
 			rows[i] = []any{nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
-				r.Outcome, int64(r.Duration), int64(r.RequestBytes), int64(r.ResponseBytes), r.Approval}
+				r.Outcome, int64(r.Duration), int64(r.RequestBytes), int64(r.ResponseBytes), r.Approval, r.Approver}
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"audit"}, strings.Split(auditColumns, ", "), pgx.CopyFromRows(rows))
 		if err != nil {

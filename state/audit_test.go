@@ -28,7 +28,7 @@ func auditRec(i int) audit.Record {
 	return audit.Record{Time: t0.Add(time.Duration(i) * time.Minute), Principal: []string{"token-aaaaaaaaaaaa", "local"}[i%2],
 		Session: "s1", Tool: []string{"alpha_echo", "beta_get"}[i%2], Upstream: "alpha", Plan: "p1", Step: fmt.Sprint("step", i),
 		Outcome: "ok", Duration: time.Duration(i) * time.Millisecond, RequestBytes: i, ResponseBytes: 2 * i,
-		Approval: []string{"", "approved"}[i%2]}
+		Approval: []string{"", "approved_in_console"}[i%2], Approver: []string{"", "token-bbbbbbbbbbbb"}[i%2]}
 }
 
 // Every backend keeps the newest rows up to its bound, and filters by

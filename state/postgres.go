@@ -150,6 +150,8 @@ var pgMigrations = []string{
 	`ALTER TABLE pins ADD COLUMN gone_since BIGINT NOT NULL DEFAULT 0;`,
 	// How a gated call was approved (audit.Record.Approval).
 	`ALTER TABLE audit ADD COLUMN approval TEXT NOT NULL DEFAULT '';`,
+	// Who answered for a gated call in the console (audit.Record.Approver).
+	`ALTER TABLE audit ADD COLUMN approver TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrateLock is the advisory lock key held while migrating ("mcprtr").

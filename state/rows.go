@@ -27,7 +27,7 @@ const (
 	pinColumns = `upstream, tool, hash, first_seen, approved_at, description_excerpt,
 		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract, gone_since`
 	gatewayColumns = `id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot`
-	auditColumns   = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes, approval`
+	auditColumns   = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes, approval, approver`
 )
 
 // readLessons reads rows of lessonColumns.
@@ -94,7 +94,7 @@ func readAudit(r rows) ([]audit.Record, error) {
 		var rec audit.Record
 		var at, dur, req, resp int64
 		if err := r.Scan(&at, &rec.Principal, &rec.Session, &rec.Tool, &rec.Upstream, &rec.Plan, &rec.Step, &rec.Outcome,
-			&dur, &req, &resp, &rec.Approval); err != nil {
+			&dur, &req, &resp, &rec.Approval, &rec.Approver); err != nil {
 			return nil, err
 		}
 		rec.Time, rec.Duration = fromNanos(at), time.Duration(dur)

@@ -188,6 +188,8 @@ var migrations = []string{
 	`ALTER TABLE pins ADD COLUMN gone_since INTEGER NOT NULL DEFAULT 0;`,
 	// How a gated call was approved (audit.Record.Approval).
 	`ALTER TABLE audit ADD COLUMN approval TEXT NOT NULL DEFAULT '';`,
+	// Who answered for a gated call in the console (audit.Record.Approver).
+	`ALTER TABLE audit ADD COLUMN approver TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to the latest version in one write

@@ -75,6 +75,9 @@ func printAudit(w io.Writer, recs []audit.Record) error {
 		if r.Approval != "" { // how a gated call was let through
 			outcome += " (" + r.Approval + ")"
 		}
+		if r.Approver != "" { // who answered for it in the console
+			outcome += " by " + r.Approver
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", r.Time.Local().Format(time.DateTime), printable.Line(r.Principal),
 			printable.Line(r.Tool), printable.Line(cmp.Or(r.Upstream, "-")), step, printable.Line(outcome), r.Duration.Round(time.Millisecond), r.RequestBytes, r.ResponseBytes)
 	}

@@ -87,11 +87,11 @@ func TestQueueBoundRefusesTheNewest(t *testing.T) {
 			t.Fatalf("before a console serves it: got %v, want ErrNoConsole", err)
 		}
 		q.Serve()
-		results := make(chan bool, 2)
+		results := make(chan Decision, 2)
 		for _, tool := range []string{"a", "b"} {
 			go func() {
-				ok, _ := q.Wait(t.Context(), Request{Tool: tool, Principal: "p-" + tool})
-				results <- ok
+				d, _ := q.Wait(t.Context(), Request{Tool: tool, Principal: "p-" + tool})
+				results <- d
 			}()
 		}
 		synctest.Wait()
@@ -103,16 +103,16 @@ func TestQueueBoundRefusesTheNewest(t *testing.T) {
 			t.Fatalf("pending %d, want the 2 first", len(pending))
 		}
 		for _, p := range pending {
-			if err := q.Answer(p.ID, p.Tool == "a"); err != nil {
+			if err := q.Answer(p.ID, p.Tool == "a", "admin"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := map[bool]int{<-results: 1}
+		got := map[Decision]int{<-results: 1}
 		got[<-results]++
-		if got[true] != 1 || got[false] != 1 {
-			t.Errorf("answers reached as %v, want one approval and one decline", got)
+		if got[Decision{true, "admin"}] != 1 || got[Decision{false, "admin"}] != 1 {
+			t.Errorf("answers reached as %v, want one approval and one decline, both by admin", got)
 		}
-		if err := q.Answer(pending[0].ID, true); !errors.Is(err, ErrNotPending) {
+		if err := q.Answer(pending[0].ID, true, "admin"); !errors.Is(err, ErrNotPending) {
 			t.Errorf("answering twice: got %v, want ErrNotPending", err)
 		}
 	})

@@ -195,7 +195,8 @@ func (g *Gate) round(c *call.Call, what string, subject any) (string, error) {
 
 // console waits for an administrative principal's answer.
 func (g *Gate) console(ctx context.Context, c *call.Call, what, upstream string) (string, error) {
-	ok, err := g.o.Queue.Wait(ctx, Request{Tool: c.Tool, Upstream: upstream, Principal: c.Who(), Summary: what})
+	d, err := g.o.Queue.Wait(ctx, Request{Tool: c.Tool, Upstream: upstream, Principal: c.Who(), Summary: what})
+	c.Approver = d.By
 	switch {
 	case errors.Is(err, ErrQueueFull):
 		return "", refused(Unavailable, c, fmt.Errorf("%w: approvals.without_elicitation is console, and the call cannot wait: try again once the person has answered", err))
@@ -203,7 +204,7 @@ func (g *Gate) console(ctx context.Context, c *call.Call, what, upstream string)
 		return "", refused(Unavailable, c, fmt.Errorf("approvals.without_elicitation is console, but %w", err))
 	case err != nil:
 		return "", err
-	case !ok:
+	case !d.Approve:
 		return "", errDeclined("declined in the console")
 	}
 	return ApprovedInConsole, nil

@@ -115,7 +115,7 @@ func (g *Gate) auditPlan(c *call.Call, items []Item, start time.Time, how string
 		return
 	}
 	for _, it := range items {
-		step := &call.Call{Principal: c.Principal, Session: c.Session, Tool: it.Tool, Upstream: it.Upstream, Step: it.Step, Approval: how}
+		step := &call.Call{Principal: c.Principal, Session: c.Session, Tool: it.Tool, Upstream: it.Upstream, Step: it.Step, Approval: how, Approver: c.Approver}
 		r := call.AuditRecord(step, start, nil, err)
 		if err == nil {
 			r.Outcome = "plan_" + how

@@ -56,7 +56,14 @@ type Queue struct {
 
 type waiting struct {
 	req    Request
-	answer chan bool // buffered: the answer never blocks
+	answer chan Decision // buffered: the answer never blocks
+}
+
+// Decision is the console's answer to a waiting call.
+type Decision struct {
+	Approve bool
+	// By is the principal that answered, for the call's audit record.
+	By string
 }
 
 // NewQueue returns a queue of at most max calls [DefaultQueue], a
@@ -80,17 +87,17 @@ func (q *Queue) Serve() {
 // a full queue, or one that holds its share of r.Principal's calls,
 // refuses r at once with ErrQueueFull, and one no console answers with
 // ErrNoConsole.
-func (q *Queue) Wait(ctx context.Context, r Request) (bool, error) {
+func (q *Queue) Wait(ctx context.Context, r Request) (Decision, error) {
 	w, err := q.add(r)
 	if err != nil {
-		return false, err
+		return Decision{}, err
 	}
 	defer q.drop(w.req.ID)
 	select {
-	case ok := <-w.answer:
-		return ok, nil
+	case d := <-w.answer:
+		return d, nil
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return Decision{}, ctx.Err()
 	}
 }
 
@@ -109,7 +116,7 @@ func (q *Queue) add(r Request) (*waiting, error) {
 	if q.countLocked(r.Principal) >= q.each {
 		return nil, fmt.Errorf("%w for this principal (%d of its calls wait for an answer)", ErrQueueFull, q.each)
 	}
-	w := &waiting{req: r, answer: make(chan bool, 1)}
+	w := &waiting{req: r, answer: make(chan Decision, 1)}
 	q.pending[r.ID] = w
 	return w, nil
 }
@@ -142,8 +149,9 @@ func (q *Queue) Pending() []Request {
 	return out
 }
 
-// Answer approves or declines the waiting call id.
-func (q *Queue) Answer(id string, approve bool) error {
+// Answer approves or declines the waiting call id; by is the principal
+// that answers.
+func (q *Queue) Answer(id string, approve bool, by string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	w, ok := q.pending[id]
@@ -151,6 +159,6 @@ func (q *Queue) Answer(id string, approve bool) error {
 		return ErrNotPending
 	}
 	delete(q.pending, id)
-	w.answer <- approve
+	w.answer <- Decision{Approve: approve, By: by}
 	return nil
 }

@@ -57,7 +57,7 @@ func TestQueueDropsACancelledCall(t *testing.T) {
 		if n := len(q.Pending()); n != 0 {
 			t.Errorf("pending %d after the client went away, want 0", n)
 		}
-		if err := q.Answer(pending[0].ID, true); !errors.Is(err, ErrNotPending) {
+		if err := q.Answer(pending[0].ID, true, "admin"); !errors.Is(err, ErrNotPending) {
 			t.Errorf("answering a call that went away: got %v, want ErrNotPending", err)
 		}
 	})

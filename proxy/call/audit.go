@@ -50,7 +50,7 @@ func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToo
 func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) audit.Record {
 	r := audit.Record{Time: start.UTC(), Principal: c.Who(), Session: SessionTag(c.Session), Tool: ClipName(c.Tool),
 		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
-		Plan: c.Plan, Step: c.Step, Approval: c.Approval}
+		Plan: c.Plan, Step: c.Step, Approval: c.Approval, Approver: c.Approver}
 	var ce *Error
 	switch {
 	case errors.As(err, &ce):

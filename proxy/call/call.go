@@ -82,6 +82,9 @@ type Call struct {
 	// Approval is how the approval stage let the call go on, for its
 	// audit record ("" when the call was not gated).
 	Approval string
+	// Approver is the principal that answered for the call in the
+	// console, approving or declining it ("" when no one did there).
+	Approver string
 	// Whole says the result goes to a caller in process (the CLI), not to
 	// a model: the cap stage leaves it whole, as it does a plan step's.
 	Whole bool

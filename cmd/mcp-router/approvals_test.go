@@ -366,30 +366,9 @@ profiles:
 `, filepath.Join(dir, "state"), consoleToken, u.url))
 	base := startProcess(t, regexp.MustCompile(`url=(http://\S+)/mcp`), bin, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 
-	type answer struct {
-		text  string
-		isErr bool
-		err   error
-	}
-	call := func(tool string, args map[string]any, out chan<- answer) {
-		cl := sdk.NewClient(&sdk.Implementation{Name: "no-elicitation", Version: "1"}, nil)
-		s, err := cl.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: tokenTransport{consoleToken}}}, &sdk.ClientSessionOptions{ProtocolVersion: sessionEra})
-		if err != nil {
-			out <- answer{err: err}
-			return
-		}
-		defer s.Close()
-		res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			out <- answer{err: err}
-			return
-		}
-		out <- answer{text: sdkText(res), isErr: res.IsError}
-	}
-	wiped, written := make(chan answer, 1), make(chan answer, 1)
-	go call("up_wipe", map[string]any{"path": "/data", "api_key": "sk-live-0123456789abcdefghijklmnop"}, wiped)
-	go call("up_write_file", map[string]any{"path": "/etc/motd"}, written)
+	wiped, written := make(chan consoleAnswer, 1), make(chan consoleAnswer, 1)
+	go callWithoutElicitation(t, base, consoleToken, "up_wipe", map[string]any{"path": "/data", "api_key": "sk-live-0123456789abcdefghijklmnop"}, wiped)
+	go callWithoutElicitation(t, base, consoleToken, "up_write_file", map[string]any{"path": "/etc/motd"}, written)
 
 	shots, _ := filepath.Abs(filepath.Join("..", "..", "artifacts", "console"))
 	if err := os.MkdirAll(shots, 0o755); err != nil {

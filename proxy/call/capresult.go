@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
 // Keeper keeps the whole of a result cut for the model, for the principal
@@ -145,7 +147,7 @@ func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content 
 	}
 	note := fmt.Sprintf("[%s cut: %d bytes, of which %d shown above. The whole is kept for %s at %s: "+
 		"read on with resources/read of %s?offset=%d, or the read_result tool with {\"uri\": %q, \"offset\": %d}]",
-		what, len(whole), shown, k.TTL(), uri, uri, shown, uri, shown)
+		what, len(whole), shown, readable.Duration(k.TTL()), uri, uri, shown, uri, shown)
 	link := mcp.NewResourceLink(uri, "whole "+what, fmt.Sprintf("The whole %s of %s, %d bytes", what, c.Tool, len(whole)), mime)
 	return []mcp.Content{mcp.NewTextContent(note), link}
 }

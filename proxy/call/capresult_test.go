@@ -58,6 +58,9 @@ func TestCapCutsOnlyWhatReachesAModel(t *testing.T) {
 			if len(first) > 100 || !utf8.ValidString(first) || !strings.HasPrefix(long, first) {
 				t.Fatalf("the model got %q, want at most 100 bytes of the start", first)
 			}
+			if note := res.Content[1].(mcp.TextContent).Text; !strings.Contains(note, "The whole is kept for 1 hour at ") {
+				t.Errorf("the note %q does not say for how long the whole is kept as a person would", note)
+			}
 			link, ok := res.Content[2].(mcp.ResourceLink)
 			if !ok {
 				t.Fatalf("no resource_link after the note: %#v", res.Content)

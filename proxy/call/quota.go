@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
 // Quota bounds the calls of a principal to the tools that match it. The
@@ -87,7 +89,7 @@ func (e *QuotaError) Error() string {
 			e.Quota, e.Principal, e.Quota.Concurrent)
 	}
 	return fmt.Sprintf("%s: principal %s made %d calls in the last minute, the most allowed; retry after %s",
-		e.Quota, e.Principal, e.Quota.CallsPerMinute, e.RetryAfter)
+		e.Quota, e.Principal, e.Quota.CallsPerMinute, readable.Duration(e.RetryAfter))
 }
 
 // quotaKey is one count: a quota and, for "*", the principal it counts.

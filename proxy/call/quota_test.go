@@ -43,6 +43,9 @@ func TestQuotaRefillsOverTheMinute(t *testing.T) {
 		if err == nil || err.RetryAfter <= 29*time.Second || err.RetryAfter > 31*time.Second {
 			t.Fatalf("third call: %v, want refused with a retry after about 30s", err)
 		}
+		if !strings.HasSuffix(err.Error(), "retry after 31 seconds") {
+			t.Errorf("the refusal %q does not say how long to wait as a person would", err)
+		}
 		time.Sleep(30 * time.Second)
 		if _, err := qs.acquire(t.Context(), "p", "t"); err != nil {
 			t.Fatalf("a call 30s later: %v", err)

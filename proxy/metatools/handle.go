@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/clip"
+	"github.com/mcp-router/mcp-router/internal/readable"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -81,7 +82,7 @@ func (h *handles) sign(enc string) string {
 var (
 	errHandleTooLong = fmt.Errorf("longer than %d bytes", maxHandleBytes)
 	errHandleForged  = errors.New("not one this gateway minted (or minted before it restarted, or under another session key)")
-	errHandleExpired = fmt.Errorf("older than %s", handleTTL)
+	errHandleExpired = errors.New("older than " + readable.Duration(handleTTL))
 	errHandleClient  = errors.New("minted for another credential")
 )
 

@@ -195,7 +195,7 @@ func find(opts LoadOptions) (string, []byte, error) {
 func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, syntaxError(file, data, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {

@@ -141,3 +141,30 @@ func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
 		t.Errorf("lessons after a detour through an outage: %d (%+v), want none", n, mem.List())
 	}
 }
+
+// An upstream that never connected is counted as the request's by its
+// description too: with a files server down whose name ("fs") and domain
+// say nothing, "read a file from the notes folder" hears that the server
+// described for it is down, rather than getting another server's reading
+// tool alone.
+func TestRequestMoreToolsNamesADownUpstreamItsDescriptionMatches(t *testing.T) {
+	fs := UpstreamConfig{Name: "fs", Transport: TransportStdio, Command: "/nonexistent/fs-mcp", Prefix: "fs_",
+		Description: "Read, write and list the files in my notes folder"}
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{toolsUpstream("memory", "memory_", "read_graph"), fs},
+		StartWait: 50 * time.Millisecond})
+	eventually(t, faultWait, "fs's first attempt to fail", func() bool { return statusOf(h, "fs").State == StateFailed })
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+	res := c.call(t, "request_more_tools", map[string]any{"query": "read a file from the notes folder"})
+	d := decodeDiscovery(t, res)
+	if a, ok := alertOf(d, alertUpstreamDown); !ok || !strings.Contains(a.Message, "server fs") {
+		t.Errorf("alerts %+v, want upstream_down naming fs", d.Alerts)
+	}
+	if len(d.Alerts) == 0 || d.Alerts[0].Kind != alertUpstreamDown {
+		t.Errorf("alerts %+v, want the outage first", d.Alerts)
+	}
+	// Unrelated requests do not hear of it.
+	d = decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "show the whole knowledge graph"}))
+	if a, ok := alertOf(d, alertUpstreamDown); ok {
+		t.Errorf("unrelated request: got %+v", a)
+	}
+}

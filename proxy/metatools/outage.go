@@ -40,7 +40,8 @@ type outage struct {
 	Seconds  int      `json:"seconds"`
 	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
 	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
-	// named is set when the query names the upstream or its domain.
+	// named is set when the query names the upstream or its domain, or
+	// matches its description.
 	named bool
 	about string // what the upstream is for, as configured
 }
@@ -49,13 +50,13 @@ type outage struct {
 // tools were selected (their last listing stays in the catalog while
 // they are down), those still starting whatever the query's words (their
 // tools could not be ranked), and those never connected in this run
-// whose name or domain the query names. The alerts say so to the model;
-// no URL or error text.
+// whose name or domain the query names or whose description it matches.
+// The alerts say so to the model; no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
 	var l outageList
 	l.selected(ups, d.Selected)
 	words := queryWords(d.Query)
-	l.neverConnected(ups, words)
+	l.neverConnected(ups, d.Query)
 	for _, u := range ups {
 		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
 			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
@@ -82,13 +83,23 @@ func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 }
 
 // neverConnected notes the upstreams never connected in this run that
-// are still starting or that words name.
-func (l *outageList) neverConnected(ups []Upstream, words []string) {
+// are still starting, that query names, or whose description it matches
+// (their tools were never listed, so the ranking could not find them:
+// their description is the only evidence that they serve it).
+func (l *outageList) neverConnected(ups []Upstream, query string) {
+	var never []Upstream
 	for _, u := range ups {
-		if u.Disabled || u.Connected || u.EverConnected {
-			continue
+		if !u.Disabled && !u.Connected && !u.EverConnected {
+			never = append(never, u)
 		}
-		if named := namesAny(words, u.Name) || namesAny(words, u.Domain); named || u.Starting {
+	}
+	if len(never) == 0 {
+		return
+	}
+	words, described := queryWords(query), describedBy(never, query)
+	for _, u := range never {
+		named := namesAny(words, u.Name) || namesAny(words, u.Domain) || slices.Contains(described, u.Name)
+		if named || u.Starting {
 			i := l.note(u, "")
 			l.out[i].named, l.out[i].about = named, u.About
 		}
@@ -139,7 +150,7 @@ func outageAlert(o outage) routing.Alert {
 	case len(o.Tools) > 0:
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
 	case o.named:
-		what += ", whose name matches this request,"
+		what += ", which this request names or its description matches,"
 	case o.State == stateStarting:
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+

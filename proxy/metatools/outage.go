@@ -42,8 +42,9 @@ type outage struct {
 	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
 	// named is set when the query names the upstream or its domain, or
 	// matches its description.
-	named bool
-	about string // what the upstream is for, as configured
+	named  bool
+	about  string // what the upstream is for, as configured
+	domain string // its domain, as configured (its name by default)
 }
 
 // findOutages finds, for a discovery, the upstreams not connected whose
@@ -101,7 +102,7 @@ func (l *outageList) neverConnected(ups []Upstream, query string) {
 		named := namesAny(words, u.Name) || namesAny(words, u.Domain) || slices.Contains(described, u.Name)
 		if named || u.Starting {
 			i := l.note(u, "")
-			l.out[i].named, l.out[i].about = named, u.About
+			l.out[i].named, l.out[i].about, l.out[i].domain = named, u.About, u.Domain
 		}
 	}
 }
@@ -215,6 +216,28 @@ func describes(words []string, description string) bool {
 		}
 	}
 	return false
+}
+
+// standIns lowers, by penalty (the router's cross-domain multiplier),
+// the scores of the tools handed over from other domains than an upstream
+// not connected that the request names or describes: the request's
+// domain is that server's, and the others' tools stand in for its tools,
+// which could not be ranked; they are not confident matches.
+func standIns(tools []routedTool, outs []outage, penalty float64) {
+	var domains []string
+	for _, o := range outs {
+		if o.named {
+			domains = append(domains, o.domain)
+		}
+	}
+	if len(domains) == 0 {
+		return
+	}
+	for i := range tools {
+		if !slices.Contains(domains, tools[i].Domain) {
+			tools[i].Score = round2(tools[i].Score * penalty)
+		}
+	}
 }
 
 // withOutages puts the outage alerts in a discovery's alerts: an outage

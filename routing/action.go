@@ -3,6 +3,7 @@ package routing
 import (
 	"cmp"
 	"math"
+	"strings"
 )
 
 // A request's action weighed against a tool's verb. "remember that Ada
@@ -42,13 +43,30 @@ var actionVerbs = func() map[string]action {
 // the request asks, when a tool of its server does what it asks.
 const offAction = 0.7
 
-// actionsOf is the actions the verbs of text ask for.
+// actionsOf is the actions the verbs of text ask for. In a question
+// asking what, which, where, who or when, a storing verb asks what was
+// stored: "what do you remember about Ada" reads ("how do I save it"
+// still stores).
 func actionsOf(text string) action {
 	var a action
 	for _, w := range words.Tokens(text) {
 		a |= actionVerbs[w]
 	}
+	if a&storing != 0 && asksWhat(text) {
+		a = a&^storing | reading
+	}
 	return a
+}
+
+// asksWhat reports whether text opens with a question word that asks
+// for a thing, a place, a person or a time.
+func asksWhat(text string) bool {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	switch strings.ToLower(strings.TrimRight(first, "'’s")) {
+	case "what", "which", "where", "who", "when", "whose":
+		return true
+	}
+	return false
 }
 
 // toolAction is the action of the first verb of t's own name, 0 for none.

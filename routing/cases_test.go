@@ -291,6 +291,8 @@ func TestRouteWeighsTheRequestsAction(t *testing.T) {
 			[]string{"memory_delete_entities", "memory_delete_observations", "memory_delete_relations", "memory_read_graph", "memory_open_nodes", "memory_search_nodes"}},
 		{"save a note to buy milk", []string{"notes_create_note"}, []string{"notes_delete_note", "notes_get_note", "notes_list_notes"}},
 		{"forget the note about the meeting", []string{"notes_delete_note"}, []string{"notes_create_note", "notes_get_note"}},
+		{"what do you remember about Ada?", []string{"memory_search_nodes", "memory_open_nodes", "memory_read_graph"},
+			[]string{"memory_create_entities", "memory_add_observations", "memory_create_relations", "memory_delete_entities"}},
 		{"show me my note about the meeting", []string{"notes_get_note", "notes_list_notes"}, []string{"notes_create_note", "notes_delete_note"}},
 	} {
 		d := r.Route(context.Background(), Request{Query: tc.query})

@@ -141,3 +141,41 @@ func TestNoLessonFromADetourAnOutageCaused(t *testing.T) {
 		t.Errorf("lessons after a detour through an outage: %d (%+v), want none", n, mem.List())
 	}
 }
+
+// An upstream that never connected is counted as the request's by its
+// description too: with a files server down whose name ("fs") and domain
+// say nothing, "read a file from the notes folder" hears that the server
+// described for it is down, rather than getting another server's reading
+// tool alone.
+func TestRequestMoreToolsNamesADownUpstreamItsDescriptionMatches(t *testing.T) {
+	fs := UpstreamConfig{Name: "fs", Transport: TransportStdio, Command: "/nonexistent/fs-mcp", Prefix: "fs_",
+		Description: "Read, write and list the files in my notes folder"}
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{toolsUpstream("memory", "memory_", "read_graph"), fs},
+		StartWait: 50 * time.Millisecond})
+	eventually(t, faultWait, "fs's first attempt to fail", func() bool { return statusOf(h, "fs").State == StateFailed })
+	r := routing.NewRouter(routing.RouterOptions{})
+	c := overHTTPWith(t, ServerOptions{Hub: h, Router: r})
+	const query = "read a file from the notes folder"
+	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": query}))
+	if a, ok := alertOf(d, alertUpstreamDown); !ok || !strings.Contains(a.Message, "server fs") {
+		t.Errorf("alerts %+v, want upstream_down naming fs", d.Alerts)
+	}
+	if len(d.Alerts) == 0 || d.Alerts[0].Kind != alertUpstreamDown {
+		t.Errorf("alerts %+v, want the outage first", d.Alerts)
+	}
+	// The other server's tool that shares "read" is handed over as what it
+	// is, a stand-in from another domain: at the cross-domain penalty.
+	ranked := r.Route(t.Context(), routing.Request{Query: query}).Ranked
+	if len(ranked) == 0 || len(d.Tools) == 0 || d.Tools[0].Name != "memory_read_graph" {
+		t.Fatalf("ranked %v, handed over %+v; want memory_read_graph", ranked, d.Tools)
+	}
+	if want := ranked[0].Score * routing.DefaultCrossDomain; d.Tools[0].Score > want+0.01 {
+		t.Errorf("memory_read_graph handed over at %.2f, want at most %.2f (ranked %.2f, cross-domain %.1f)",
+			d.Tools[0].Score, want, ranked[0].Score, routing.DefaultCrossDomain)
+	}
+	// Unrelated requests do not hear of it.
+	d = decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "show the whole knowledge graph"}))
+	if a, ok := alertOf(d, alertUpstreamDown); ok {
+		t.Errorf("unrelated request: got %+v", a)
+	}
+}

@@ -268,3 +268,43 @@ func TestRouteMinQRScoreIsAFloor(t *testing.T) {
 		t.Errorf("default floor: selected %v; want keep_coverage to hand over a tool under the floor", hitsOf(d.Selected))
 	}
 }
+
+// TestRouteWeighsTheRequestsAction: a request that shares only a
+// server's name or object with its tools ("remember" and memory; "note"
+// and every notes tool) ranks first the tools whose name's verb does what
+// it asks (stores, deletes or reads), not all of them alike.
+func TestRouteWeighsTheRequestsAction(t *testing.T) {
+	notes := []Tool{
+		{Name: "notes_create_note", Upstream: "notes", Description: "Create a note with a title and a body."},
+		{Name: "notes_delete_note", Upstream: "notes", Description: "Delete a note by its title."},
+		{Name: "notes_get_note", Upstream: "notes", Description: "Get a note by its title."},
+		{Name: "notes_list_notes", Upstream: "notes", Description: "List the titles of all notes."},
+	}
+	r := seedRouter(t)
+	r.SetUpstream("notes", notes)
+	for _, tc := range []struct {
+		query  string
+		want   []string // one of these is first
+		before []string // and ranks above all of these
+	}{
+		{"remember that Ada likes Go", []string{"memory_create_entities", "memory_add_observations", "memory_create_relations"},
+			[]string{"memory_delete_entities", "memory_delete_observations", "memory_delete_relations", "memory_read_graph", "memory_open_nodes", "memory_search_nodes"}},
+		{"save a note to buy milk", []string{"notes_create_note"}, []string{"notes_delete_note", "notes_get_note", "notes_list_notes"}},
+		{"forget the note about the meeting", []string{"notes_delete_note"}, []string{"notes_create_note", "notes_get_note"}},
+		{"what do you remember about Ada?", []string{"memory_search_nodes", "memory_open_nodes", "memory_read_graph"},
+			[]string{"memory_create_entities", "memory_add_observations", "memory_create_relations", "memory_delete_entities"}},
+		{"show me my note about the meeting", []string{"notes_get_note", "notes_list_notes"}, []string{"notes_create_note", "notes_delete_note"}},
+	} {
+		d := r.Route(context.Background(), Request{Query: tc.query})
+		if d.Abstained || len(d.Ranked) == 0 || !slices.Contains(tc.want, d.Ranked[0].Name) {
+			t.Errorf("%q: ranked %v, want one of %v first", tc.query, hitsOf(d.Ranked[:min(6, len(d.Ranked))]), tc.want)
+			continue
+		}
+		top := d.Ranked[0].Score
+		for _, c := range d.Ranked {
+			if slices.Contains(tc.before, c.Name) && c.Score >= top {
+				t.Errorf("%q: %s scores %.3f, as high as the first (%.3f)", tc.query, c.Name, c.Score, top)
+			}
+		}
+	}
+}

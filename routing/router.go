@@ -621,6 +621,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		kept++
 	}
 	out = out[:kept]
+	r.weighActions(lexical, out)
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
 	return out, rw
 }

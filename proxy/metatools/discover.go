@@ -253,6 +253,7 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: toolSignature(c.Name, tool.Def.RawInputSchema), Server: tool.Server,
 			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
 	}
+	standIns(tools, outs, t.opts.Router.Options().CrossDomain)
 	alerts := withOutages(d.Alerts, outageAlerts)
 	if d.Breaker.Open {
 		alerts = append(alerts, breakerAlert(d.Breaker))

@@ -40,22 +40,24 @@ type outage struct {
 	Seconds  int      `json:"seconds"`
 	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
 	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
-	// named is set when the query names the upstream or its domain.
-	named bool
-	about string // what the upstream is for, as configured
+	// named is set when the query names the upstream or its domain, or
+	// matches its description.
+	named  bool
+	about  string // what the upstream is for, as configured
+	domain string // its domain, as configured (its name by default)
 }
 
 // findOutages finds, for a discovery, the upstreams not connected whose
 // tools were selected (their last listing stays in the catalog while
 // they are down), those still starting whatever the query's words (their
 // tools could not be ranked), and those never connected in this run
-// whose name or domain the query names. The alerts say so to the model;
-// no URL or error text.
+// whose name or domain the query names or whose description it matches.
+// The alerts say so to the model; no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
 	var l outageList
 	l.selected(ups, d.Selected)
 	words := queryWords(d.Query)
-	l.neverConnected(ups, words)
+	l.neverConnected(ups, d.Query)
 	for _, u := range ups {
 		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
 			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
@@ -82,15 +84,25 @@ func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 }
 
 // neverConnected notes the upstreams never connected in this run that
-// are still starting or that words name.
-func (l *outageList) neverConnected(ups []Upstream, words []string) {
+// are still starting, that query names, or whose description it matches
+// (their tools were never listed, so the ranking could not find them:
+// their description is the only evidence that they serve it).
+func (l *outageList) neverConnected(ups []Upstream, query string) {
+	var never []Upstream
 	for _, u := range ups {
-		if u.Disabled || u.Connected || u.EverConnected {
-			continue
+		if !u.Disabled && !u.Connected && !u.EverConnected {
+			never = append(never, u)
 		}
-		if named := namesAny(words, u.Name) || namesAny(words, u.Domain); named || u.Starting {
+	}
+	if len(never) == 0 {
+		return
+	}
+	words, described := queryWords(query), describedBy(never, query)
+	for _, u := range never {
+		named := namesAny(words, u.Name) || namesAny(words, u.Domain) || slices.Contains(described, u.Name)
+		if named || u.Starting {
 			i := l.note(u, "")
-			l.out[i].named, l.out[i].about = named, u.About
+			l.out[i].named, l.out[i].about, l.out[i].domain = named, u.About, u.Domain
 		}
 	}
 }
@@ -139,7 +151,7 @@ func outageAlert(o outage) routing.Alert {
 	case len(o.Tools) > 0:
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
 	case o.named:
-		what += ", whose name matches this request,"
+		what += ", which this request names or its description matches,"
 	case o.State == stateStarting:
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
@@ -204,6 +216,28 @@ func describes(words []string, description string) bool {
 		}
 	}
 	return false
+}
+
+// standIns lowers, by penalty (the router's cross-domain multiplier),
+// the scores of the tools handed over from other domains than an upstream
+// not connected that the request names or describes: the request's
+// domain is that server's, and the others' tools stand in for its tools,
+// which could not be ranked; they are not confident matches.
+func standIns(tools []routedTool, outs []outage, penalty float64) {
+	var domains []string
+	for _, o := range outs {
+		if o.named {
+			domains = append(domains, o.domain)
+		}
+	}
+	if len(domains) == 0 {
+		return
+	}
+	for i := range tools {
+		if !slices.Contains(domains, tools[i].Domain) {
+			tools[i].Score = round2(tools[i].Score * penalty)
+		}
+	}
 }
 
 // withOutages puts the outage alerts in a discovery's alerts: an outage

@@ -1,0 +1,108 @@
+package routing
+
+import (
+	"cmp"
+	"math"
+	"strings"
+)
+
+// A request's action weighed against a tool's verb. "remember that Ada
+// likes Go" shares with the memory server's tools only its name (through
+// "remember"), so all nine ranked alike: nothing told a request to store
+// a fact from one to delete or read them. A request whose words store,
+// delete or read ranks, among one server's tools, those whose name's verb
+// does something else below those whose verb does what it asks. A server
+// with no tool that does it is left as ranked: its tools may still serve
+// the request in another way ("save the page" and a fetch tool).
+
+// action is what a verb does to the things a server keeps, as a bit.
+type action uint8
+
+const (
+	storing action = 1 << iota
+	deleting
+	reading
+)
+
+// actionVerbs are the verbs of each action, as stems.
+var actionVerbs = func() map[string]action {
+	m := map[string]action{}
+	for a, verbs := range map[action]string{
+		storing:  "remember memorize memorise save store record keep add create write insert append upload",
+		deleting: "forget delete remove erase drop clear purge wipe destroy discard",
+		reading:  "read get show open search find list recall fetch look view retrieve display lookup load",
+	} {
+		for _, w := range words.Tokens(verbs) {
+			m[w] = a
+		}
+	}
+	return m
+}()
+
+// offAction is the multiplier of a tool whose name's verb does other than
+// the request asks, when a tool of its server does what it asks.
+const offAction = 0.7
+
+// actionsOf is the actions the verbs of text ask for. In a question
+// asking what, which, where, who or when, a storing verb asks what was
+// stored: "what do you remember about Ada" reads ("how do I save it"
+// still stores).
+func actionsOf(text string) action {
+	var a action
+	for _, w := range words.Tokens(text) {
+		a |= actionVerbs[w]
+	}
+	if a&storing != 0 && asksWhat(text) {
+		a = a&^storing | reading
+	}
+	return a
+}
+
+// asksWhat reports whether text opens with a question word that asks
+// for a thing, a place, a person or a time.
+func asksWhat(text string) bool {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	switch strings.ToLower(strings.TrimRight(first, "'’s")) {
+	case "what", "which", "where", "who", "when", "whose":
+		return true
+	}
+	return false
+}
+
+// toolAction is the action of the first verb of t's own name, 0 for none.
+func toolAction(t Tool) action {
+	for _, w := range words.Tokens(cmp.Or(t.Original, t.Name)) {
+		if a, ok := actionVerbs[w]; ok {
+			return a
+		}
+	}
+	return 0
+}
+
+// weighActions lowers, in ranked, the tools whose verb does other than
+// text asks, of servers with a tool that does what it asks. Their scores
+// are set again; the caller sorts.
+func (r *Router) weighActions(text string, ranked []Candidate) {
+	asked := actionsOf(text)
+	if asked == 0 || len(ranked) < 2 {
+		return
+	}
+	acts := make([]action, len(ranked))
+	serves := map[string]bool{} // upstreams with a tool that does what is asked
+	r.mu.Lock()
+	for i, c := range ranked {
+		acts[i] = toolAction(r.known[c.Name])
+		if acts[i]&asked != 0 {
+			serves[c.Upstream] = true
+		}
+	}
+	r.mu.Unlock()
+	for i := range ranked {
+		c := &ranked[i]
+		if acts[i] != 0 && acts[i]&asked == 0 && serves[c.Upstream] {
+			c.Multiplier *= offAction
+			c.adjusted = c.RawScore * c.Multiplier
+			c.Score = math.Min(1, c.adjusted)
+		}
+	}
+}

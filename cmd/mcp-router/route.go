@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/metatools"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -41,6 +42,7 @@ without it no affinity applies.`,
 				indexCatalog(cmd.Context(), r, g.hub.Catalog().RoutingTools(), g.log)
 				d := r.Route(cmd.Context(), routing.Request{Query: strings.Join(args, " "), Domains: domains,
 					Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
+				d = metatools.Outages(routeUpstreams(g), d, r.Options().CrossDomain)
 				if asJSON {
 					return printJSON(e, routeView(d, max(g.prof.Routing.TopK, 10)))
 				}
@@ -63,6 +65,30 @@ func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string]
 			log.Warn("embeddings unavailable; ranking lexically", "upstream", up, "err", err)
 		}
 	}
+}
+
+// routeUpstreams is the profile's upstreams as request_more_tools sees
+// them, for its outage alerts: connected or not, and the disabled ones.
+func routeUpstreams(g *gateway) []metatools.Upstream {
+	status := map[string]proxy.Status{}
+	for _, s := range g.hub.Status() {
+		status[s.Name] = s
+	}
+	out := make([]metatools.Upstream, 0, len(g.prof.Upstreams)+len(g.prof.Disabled))
+	for _, cfg := range g.prof.Upstreams {
+		st := status[cfg.Name]
+		out = append(out, metatools.Upstream{Name: cfg.Name, Domain: cfg.EffectiveDomain(), About: cfg.Description,
+			Connected: st.State == proxy.StateConnected, EverConnected: st.EverConnected, Starting: st.Starting,
+			Since: st.Since, DownSince: st.DownSince})
+	}
+	for _, d := range g.prof.Disabled {
+		domain := d.Domain
+		if domain == "" {
+			domain = d.Name
+		}
+		out = append(out, metatools.Upstream{Name: d.Name, Domain: domain, About: d.Description, Disabled: true, Reason: d.Reason})
+	}
+	return out
 }
 
 type routeJSON struct {

@@ -224,20 +224,47 @@ func describes(words []string, description string) bool {
 // domain is that server's, and the others' tools stand in for its tools,
 // which could not be ranked; they are not confident matches.
 func standIns(tools []routedTool, outs []outage, penalty float64) {
+	domains := outageDomains(outs)
+	for i := range tools {
+		if len(domains) > 0 && !slices.Contains(domains, tools[i].Domain) {
+			tools[i].Score = round2(tools[i].Score * penalty)
+		}
+	}
+}
+
+// outageDomains is the domains of the upstreams not connected that a
+// request names or describes.
+func outageDomains(outs []outage) []string {
 	var domains []string
 	for _, o := range outs {
 		if o.named {
 			domains = append(domains, o.domain)
 		}
 	}
+	return domains
+}
+
+// Outages is d as request_more_tools would present it with ups, the
+// configured upstreams: the outage alerts first (in place of no_match),
+// and the ranked and selected tools that stand in for an upstream not
+// connected scored down by penalty (see standIns). It is for
+// `mcp-router route`, which ranks without a session.
+func Outages(ups []Upstream, d routing.Decision, penalty float64) routing.Decision {
+	outs, alerts := findOutages(ups, routing.Discovery{Decision: d})
+	d.Alerts = withOutages(d.Alerts, alerts)
+	domains := outageDomains(outs)
 	if len(domains) == 0 {
-		return
+		return d
 	}
-	for i := range tools {
-		if !slices.Contains(domains, tools[i].Domain) {
-			tools[i].Score = round2(tools[i].Score * penalty)
+	d.Ranked, d.Selected = slices.Clone(d.Ranked), slices.Clone(d.Selected)
+	for _, cs := range [][]routing.Candidate{d.Ranked, d.Selected} {
+		for i := range cs {
+			if !slices.Contains(domains, cs[i].Domain) {
+				cs[i].Score *= penalty
+			}
 		}
 	}
+	return d
 }
 
 // withOutages puts the outage alerts in a discovery's alerts: an outage

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"log/slog"
 	"strings"
@@ -106,16 +107,27 @@ func (r *stderrRun) line(text string) {
 		}
 		r.flush()
 	}
-	r.log.Info("upstream stderr", "line", text)
+	logLine(r.log, text)
 }
 
 // flush logs the held lines and stops matching.
 func (r *stderrRun) flush() {
 	r.matching = false
 	for _, h := range r.held {
-		r.log.Info("upstream stderr", "line", h)
+		logLine(r.log, h)
 	}
 	r.held = nil
+}
+
+// logLine logs one line of a child's stderr at INFO, but npm's notices
+// ("npm notice New minor version of npm available!", from npx) at DEBUG:
+// they are about npm, not the upstream.
+func logLine(log *slog.Logger, text string) {
+	level := slog.LevelInfo
+	if strings.HasPrefix(text, "npm notice") {
+		level = slog.LevelDebug
+	}
+	log.Log(context.Background(), level, "upstream stderr", "line", text)
 }
 
 // maskDigits replaces each run of digits with one '#'.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"io"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -44,6 +45,41 @@ func TestStderrLogDedupesAcrossRestarts(t *testing.T) {
 		`msg="upstream stderr" line="panic: boom (pid 505)"`,
 		`msg="upstream stderr" line="  at other.go:7"`,
 		`msg="upstream stderr" line="panic: boom (pid 606)"`,
+	}
+	got := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}
+
+// npm's notices from an npx child are logged at DEBUG, its other lines
+// at INFO.
+func TestStderrLogNpmNoticeAtDebug(t *testing.T) {
+	var logs syncbuf.Buffer
+	s := newStderrLog(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})))
+	cmd := exec.Command("sh", "-c", `printf '%s\n' 'npm notice' 'npm notice New minor version of npm available! 10.8.2 -> 10.9.0' 'server listening' >&2`)
+	r, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.copy(r, nil)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`level=DEBUG msg="upstream stderr" line="npm notice"`,
+		`level=DEBUG msg="upstream stderr" line="npm notice New minor version of npm available! 10.8.2 -> 10.9.0"`,
+		`level=INFO msg="upstream stderr" line="server listening"`,
 	}
 	got := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	if diff := cmp.Diff(want, got); diff != "" {

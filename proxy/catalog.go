@@ -257,8 +257,13 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, d digest, owner map[st
 	}
 	owner[name] = cfg.Name
 	c.byName[name] = len(c.Tools)
+	def, dropped := exposedDef(cfg, t, name)
+	for _, k := range dropped {
+		c.Warnings = append(c.Warnings, Problem{Upstreams: []string{cfg.Name}, Text: fmt.Sprintf(
+			"upstream %s: tool %q: _meta.%s is not a ui:// URI; dropped from its _meta (the tool is kept)", cfg.Name, t.Name, k)})
+	}
 	c.Tools = append(c.Tools, Tool{
-		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: exposedDef(cfg, t, name),
+		Name: name, Upstream: cfg.Name, Domain: cfg.EffectiveDomain(), Original: t.Name, Def: def,
 		Server: cfg.Description, Contract: d.contract, identifiers: d.identifiers, Destructive: destructiveAsSent(cfg, t),
 	})
 }
@@ -284,12 +289,14 @@ func collision(name, kept, rejected string) string {
 // schema carried raw so the client sees what the upstream declared, and
 // the annotations the configuration lets the gateway believe (SEC-12): an
 // untrusted upstream's read-only or idempotent claim is not passed on, so
-// that no client skips a confirmation on its word.
-func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
+// that no client skips a confirmation on its word. It also returns the
+// _meta keys of a view dropped for not naming a ui:// URI.
+func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) (mcp.Tool, []string) {
 	def := t
 	def.Name = name
 	def.Annotations = cfg.AnnotationTrust().Annotations(t)
-	def.Meta = apps.ToolMeta(cfg.Name, t.Meta) // its view's URI as the catalog lists it
+	var dropped []string
+	def.Meta, dropped = apps.ToolMeta(cfg.Name, t.Meta) // its view's URI as the catalog lists it
 	if def.RawInputSchema == nil {
 		def.RawInputSchema = rawSchema(t.InputSchema)
 		def.InputSchema = mcp.ToolInputSchema{}
@@ -298,7 +305,7 @@ func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) mcp.Tool {
 		def.RawOutputSchema, _ = json.Marshal(t.OutputSchema)
 		def.OutputSchema = mcp.ToolOutputSchema{}
 	}
-	return def
+	return def, dropped
 }
 
 // rawSchema marshals an input schema, defaulting to an empty object schema

@@ -43,7 +43,10 @@ func ClientExtension() map[string]any {
 // MCP Apps key under "ui"; the flat key the specification deprecates but
 // servers still send; and the OpenAI Apps SDK's, whose views are ui://
 // resources too.
-var uriKeys = []string{"ui/resourceUri", "openai/outputTemplate"}
+var uriKeys = []string{legacyKey, "openai/outputTemplate"}
+
+// legacyKey is the flat key of a tool's view that MCP Apps deprecates.
+const legacyKey = "ui/resourceUri"
 
 // URI is the URI the gateway shows for upstream's uri: ui://<upstream>/
 // and the rest for a ui:// URI, any other URI as it is.
@@ -65,27 +68,46 @@ func Original(upstream, uri string) string {
 }
 
 // ToolMeta is a tool's _meta with the URIs of its view rewritten by URI
-// for upstream. meta itself is not changed: it belongs to the upstream's
-// listing. A _meta that names no ui:// view is returned as it is.
-func ToolMeta(upstream string, meta *mcp.Meta) *mcp.Meta {
-	if len(ViewURIs(meta)) == 0 {
-		return meta
+// for upstream, and dropped the MCP Apps keys (_meta.ui.resourceUri and
+// the deprecated _meta["ui/resourceUri"]) whose value is not a ui:// URI,
+// as the specification requires it to be: it returns those keys. meta
+// itself is not changed: it belongs to the upstream's listing. A _meta
+// that names no view is returned as it is.
+func ToolMeta(upstream string, meta *mcp.Meta) (*mcp.Meta, []string) {
+	if meta == nil {
+		return nil, nil
+	}
+	ui, _ := meta.AdditionalFields["ui"].(map[string]any)
+	_, inUI := ui["resourceUri"]
+	if !inUI && !slices.ContainsFunc(uriKeys, func(k string) bool { _, ok := meta.AdditionalFields[k]; return ok }) {
+		return meta, nil
 	}
 	out := *meta
 	out.AdditionalFields = maps.Clone(meta.AdditionalFields)
-	if ui, ok := out.AdditionalFields["ui"].(map[string]any); ok {
-		if uri, ok := ui["resourceUri"].(string); ok {
-			ui = maps.Clone(ui)
+	var dropped []string
+	if inUI {
+		ui = maps.Clone(ui)
+		if uri, ok := ui["resourceUri"].(string); ok && strings.HasPrefix(uri, Scheme) {
 			ui["resourceUri"] = URI(upstream, uri)
-			out.AdditionalFields["ui"] = ui
+		} else {
+			delete(ui, "resourceUri")
+			dropped = append(dropped, "ui.resourceUri")
 		}
+		out.AdditionalFields["ui"] = ui
 	}
 	for _, k := range uriKeys {
-		if uri, ok := out.AdditionalFields[k].(string); ok {
+		v, ok := out.AdditionalFields[k]
+		uri, isString := v.(string)
+		switch {
+		case !ok:
+		case isString && strings.HasPrefix(uri, Scheme):
 			out.AdditionalFields[k] = URI(upstream, uri)
+		case k == legacyKey:
+			delete(out.AdditionalFields, k)
+			dropped = append(dropped, k)
 		}
 	}
-	return &out
+	return &out, dropped
 }
 
 // ViewURIs are the ui:// URIs a tool's _meta names as its view, each

@@ -34,15 +34,16 @@ func TestToolMetaRewritesEveryViewKeyAndLeavesTheListingAlone(t *testing.T) {
 		"other":                 "ui://not-a-view-key",
 	}
 	meta := mcp.NewMetaFromMap(own)
-	got := ToolMeta("w", meta).AdditionalFields
+	rewritten, dropped := ToolMeta("w", meta)
+	got := rewritten.AdditionalFields
 	want := map[string]any{
 		"ui":                    map[string]any{"resourceUri": "ui://w/widget", "visibility": []any{"model"}},
 		"ui/resourceUri":        "ui://w/widget",
 		"openai/outputTemplate": "ui://w/widget/v2",
 		"other":                 "ui://not-a-view-key",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("rewritten _meta (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got); diff != "" || dropped != nil {
+		t.Errorf("rewritten _meta (-want +got):\n%s\ndropped %v", diff, dropped)
 	}
 	if ui := meta.AdditionalFields["ui"].(map[string]any); ui["resourceUri"] != "ui://widget" || meta.AdditionalFields["ui/resourceUri"] != "ui://widget" {
 		t.Errorf("the upstream's _meta was changed: %v", meta.AdditionalFields)
@@ -51,8 +52,32 @@ func TestToolMetaRewritesEveryViewKeyAndLeavesTheListingAlone(t *testing.T) {
 		t.Errorf("ViewURIs (-want +got):\n%s", diff)
 	}
 	plain := mcp.NewMetaFromMap(map[string]any{"k": "v"})
-	if ToolMeta("w", plain) != plain || ToolMeta("w", nil) != nil {
+	if m, _ := ToolMeta("w", plain); m != plain {
 		t.Error("a _meta that names no view was copied or changed")
+	}
+	if m, _ := ToolMeta("w", nil); m != nil {
+		t.Error("a nil _meta became one")
+	}
+}
+
+// A view key whose value is not a ui:// URI is dropped (the specification
+// requires ui://) and named; the tool's other _meta stays.
+func TestToolMetaDropsAViewURIThatIsNotUI(t *testing.T) {
+	meta := mcp.NewMetaFromMap(map[string]any{
+		"ui":             map[string]any{"resourceUri": "https://evil.example/app.html", "visibility": []any{"model"}},
+		"ui/resourceUri": "file:///widget.html",
+		"other":          "kept",
+	})
+	got, dropped := ToolMeta("w", meta)
+	want := map[string]any{"ui": map[string]any{"visibility": []any{"model"}}, "other": "kept"}
+	if diff := cmp.Diff(want, got.AdditionalFields); diff != "" {
+		t.Errorf("_meta (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ui.resourceUri", "ui/resourceUri"}, dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	if ui := meta.AdditionalFields["ui"].(map[string]any); ui["resourceUri"] != "https://evil.example/app.html" {
+		t.Errorf("the upstream's _meta was changed: %v", meta.AdditionalFields)
 	}
 }
 

@@ -182,7 +182,7 @@ func (h hubView) Upstreams() []metatools.Upstream {
 	for _, u := range set {
 		st, cfg := u.Status(), u.Config()
 		out = append(out, metatools.Upstream{Name: u.Name(), Domain: cfg.EffectiveDomain(), About: cfg.Description,
-			Connected: st.State == StateConnected, EverConnected: st.EverConnected, Starting: st.Starting,
+			Connected: st.State == StateConnected, EverConnected: st.EverConnected, Starting: u.Starting(), // until its tools are in the catalog, not only until it connects
 			Since: st.Since, DownSince: st.DownSince})
 	}
 	for _, d := range dis.list {

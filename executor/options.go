@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Caller calls one catalog tool by exposed name. A failure to reach the
@@ -83,29 +85,22 @@ type Executor struct {
 
 // New returns an Executor with the defaults applied. It does no I/O.
 func New(opts Options) *Executor {
-	orDefault(&opts.MaxSteps, DefaultMaxSteps)
-	orDefault(&opts.MaxArgBytes, DefaultMaxArgBytes)
-	orDefault(&opts.MaxParallel, DefaultMaxParallel)
-	orDefault(&opts.PerUpstream, DefaultPerUpstream)
-	orDefault(&opts.ForeachWidth, DefaultForeachWidth)
-	orDefault(&opts.MaxTextBytes, DefaultMaxTextBytes)
-	orDefault(&opts.MaxExpandedBytes, DefaultMaxExpandedBytes)
-	orDefault(&opts.MaxForeachItems, DefaultMaxForeachItems)
-	orDefault(&opts.MaxCalls, DefaultMaxCalls)
-	orDefault(&opts.MaxResultBytes, DefaultMaxResultBytes)
-	orDefault(&opts.StepTimeout, DefaultStepTimeout)
-	orDefault(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
-	orDefault(&opts.MaxDeadline, DefaultMaxDeadline)
+	defaults.Set(&opts.MaxSteps, DefaultMaxSteps)
+	defaults.Set(&opts.MaxArgBytes, DefaultMaxArgBytes)
+	defaults.Set(&opts.MaxParallel, DefaultMaxParallel)
+	defaults.Set(&opts.PerUpstream, DefaultPerUpstream)
+	defaults.Set(&opts.ForeachWidth, DefaultForeachWidth)
+	defaults.Set(&opts.MaxTextBytes, DefaultMaxTextBytes)
+	defaults.Set(&opts.MaxExpandedBytes, DefaultMaxExpandedBytes)
+	defaults.Set(&opts.MaxForeachItems, DefaultMaxForeachItems)
+	defaults.Set(&opts.MaxCalls, DefaultMaxCalls)
+	defaults.Set(&opts.MaxResultBytes, DefaultMaxResultBytes)
+	defaults.Set(&opts.StepTimeout, DefaultStepTimeout)
+	defaults.Set(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
+	defaults.Set(&opts.MaxDeadline, DefaultMaxDeadline)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Executor{opts: opts, log: log}
-}
-
-// orDefault sets *v to def when it is zero or negative.
-func orDefault[T int | time.Duration](v *T, def T) {
-	if *v <= 0 {
-		*v = def
-	}
 }

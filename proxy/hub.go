@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -125,23 +126,16 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Version = cmp.Or(o.Version, "dev")
-	orDefault(&o.InitTimeout, DefaultConnectTimeout)
-	orDefault(&o.BackoffMin, 500*time.Millisecond)
-	orDefault(&o.BackoffMax, 30*time.Second)
-	orDefault(&o.RefreshDebounce, 250*time.Millisecond)
-	orDefault(&o.ReconnectWait, 5*time.Second)
-	orDefault(&o.MaxInFlight, DefaultMaxInFlight)
-	orDefault(&o.MaxQueue, DefaultMaxQueue)
-	orDefault(&o.RecheckEvery, 5*time.Second)
-	orDefault(&o.StartWait, DefaultStartWait)
-	orDefault(&o.ModelResultBytes, DefaultModelResultBytes)
-}
-
-// orDefault sets *v to def when it is zero or negative.
-func orDefault[T int | time.Duration](v *T, def T) {
-	if *v <= 0 {
-		*v = def
-	}
+	defaults.Set(&o.InitTimeout, DefaultConnectTimeout)
+	defaults.Set(&o.BackoffMin, 500*time.Millisecond)
+	defaults.Set(&o.BackoffMax, 30*time.Second)
+	defaults.Set(&o.RefreshDebounce, 250*time.Millisecond)
+	defaults.Set(&o.ReconnectWait, 5*time.Second)
+	defaults.Set(&o.MaxInFlight, DefaultMaxInFlight)
+	defaults.Set(&o.MaxQueue, DefaultMaxQueue)
+	defaults.Set(&o.RecheckEvery, 5*time.Second)
+	defaults.Set(&o.StartWait, DefaultStartWait)
+	defaults.Set(&o.ModelResultBytes, DefaultModelResultBytes)
 }
 
 // DefaultModelResultBytes is Options.ModelResultBytes's default: 64 KiB,

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/metatools"
 )
@@ -53,7 +54,7 @@ func newRateLimits(l RateLimit) *rateLimits {
 	if l.CallsPerSecond <= 0 {
 		return nil
 	}
-	orDefault(&l.Burst, max(1, int(math.Ceil(l.CallsPerSecond))))
+	defaults.Set(&l.Burst, max(1, int(math.Ceil(l.CallsPerSecond))))
 	return &rateLimits{limit: l, sessions: map[string]*rate.Limiter{}}
 }
 

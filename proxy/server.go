@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
@@ -141,7 +142,7 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	opts.Name, opts.Version = cmp.Or(opts.Name, "mcp-router"), cmp.Or(opts.Version, "dev")
 	opts.Inputs = opts.Inputs.WithDefaults()
-	orDefault(&opts.StdioCalls, DefaultStdioCalls)
+	defaults.Set(&opts.StdioCalls, DefaultStdioCalls)
 	if opts.SessionKey == nil {
 		opts.SessionKey = RandomSessionKey()
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // InputLimits bound the text a client's model hands the gateway's own
@@ -33,15 +35,9 @@ func (l InputLimits) WithDefaults() InputLimits {
 }
 
 func (l *InputLimits) defaults() {
-	if l.MaxQueryBytes <= 0 {
-		l.MaxQueryBytes = DefaultMaxQueryBytes
-	}
-	if l.MaxNoteBytes <= 0 {
-		l.MaxNoteBytes = DefaultMaxNoteBytes
-	}
-	if l.MaxContextBytes <= 0 {
-		l.MaxContextBytes = DefaultMaxContextBytes
-	}
+	defaults.Set(&l.MaxQueryBytes, DefaultMaxQueryBytes)
+	defaults.Set(&l.MaxNoteBytes, DefaultMaxNoteBytes)
+	defaults.Set(&l.MaxContextBytes, DefaultMaxContextBytes)
 }
 
 // tooLong is the error result of a tool whose string argument arg is over

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Scheme is the start of the URI of a kept result; the id follows it.
@@ -98,15 +100,9 @@ type shelf struct {
 
 // New returns an empty store.
 func New(opts Options) *Store {
-	if opts.PerPrincipal <= 0 {
-		opts.PerPrincipal = DefaultPerPrincipal
-	}
-	if opts.Total <= 0 {
-		opts.Total = DefaultTotal
-	}
-	if opts.TTL <= 0 {
-		opts.TTL = DefaultTTL
-	}
+	defaults.Set(&opts.PerPrincipal, DefaultPerPrincipal)
+	defaults.Set(&opts.Total, DefaultTotal)
+	defaults.Set(&opts.TTL, DefaultTTL)
 	return &Store{opts: opts, byID: map[string]*entry{}, owned: map[string]*shelf{}}
 }
 

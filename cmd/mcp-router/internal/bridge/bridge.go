@@ -1,18 +1,10 @@
-// Package bridge relays an MCP client that can only start a command
-// (stdio: newline-delimited JSON-RPC on stdin and stdout) to a gateway
-// serving streamable HTTP. It sits in front of the data flow: the client
-// talks to `mcp-router connect`, which talks to one long-running
-// `mcp-router serve --http`.
-//
-// Messages pass through as they are, both ways: requests, responses,
-// notifications (progress, cancellation, list changes) and the gateway's
-// own requests to the client (sampling, elicitation, roots) with their
-// answers. The bridge keeps the HTTP session (Mcp-Session-Id and
-// MCP-Protocol-Version), opens the standalone event stream once the
-// session is initialized, and ends the session with DELETE when stdin
-// ends. When HTTP fails, each request waiting for an answer gets a
-// JSON-RPC error that names the problem ("token refused", "no gateway
-// at URL"), so the client is never left hanging.
+// Package bridge relays a stdio MCP client (`mcp-router connect`) to a
+// gateway serving streamable HTTP (`mcp-router serve --http`). Messages
+// pass through both ways as they are; the bridge keeps the HTTP session,
+// opens the standalone event stream once the session is initialized, and
+// ends the session with DELETE when stdin ends. When HTTP fails, each
+// request waiting for an answer gets a JSON-RPC error naming the problem,
+// so the client is never left hanging.
 package bridge
 
 import (
@@ -26,10 +18,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
 // noticeTimeout bounds the POST of a notification or of an answer to the
@@ -107,11 +102,10 @@ func New(opts Options) *Bridge {
 }
 
 // Run relays in (the client's messages) to the gateway and the gateway's
-// messages to out until in ends or ctx is done; then it stops what is in
+// messages to out until in ends or ctx is done, then stops what is in
 // flight and ends the HTTP session. It returns an error only when reading
-// in fails other than by ending. The goroutine that reads in may outlive
-// Run until in is closed or returns (stdin of a process that is exiting).
-// Run is called once.
+// in fails other than by ending. The goroutine reading in may outlive Run
+// until in returns. Run is called once.
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.out = out
 	ctx, cancel := context.WithCancel(ctx)
@@ -269,11 +263,7 @@ func (b *Bridge) cancelled(params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	b.mu.Lock()
-	if pr := b.pending[idKey(p.RequestID)]; pr != nil {
-		pr.cancelled = true
-	}
-	b.mu.Unlock()
+	b.mark(p.RequestID, func(pr *pending) { pr.cancelled = true })
 }
 
 // settle removes a request from the pending ones and reports whether the
@@ -287,11 +277,11 @@ func (b *Bridge) settle(id json.RawMessage) bool {
 	return pr != nil && !pr.cancelled && !pr.answered
 }
 
-// answered records that the gateway answered the request with this id.
-func (b *Bridge) answered(id json.RawMessage) {
+// mark applies f to the pending request with this id, if any.
+func (b *Bridge) mark(id json.RawMessage, f func(*pending)) {
 	b.mu.Lock()
 	if pr := b.pending[idKey(id)]; pr != nil {
-		pr.answered = true
+		f(pr)
 	}
 	b.mu.Unlock()
 }
@@ -321,11 +311,10 @@ func (b *Bridge) post(ctx context.Context, data []byte, env *envelope) {
 // exchange POSTs data and relays the reply: nothing (202), one JSON
 // message, or an event stream.
 func (b *Bridge) exchange(ctx context.Context, data []byte, env *envelope) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.opts.URL, bytes.NewReader(data))
+	req, err := b.request(ctx, http.MethodPost, bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("gateway URL %q: %w", b.shown, err)
+		return err
 	}
-	b.setHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := b.client.Do(req)
@@ -363,7 +352,13 @@ func (b *Bridge) exchange(ctx context.Context, data []byte, env *envelope) error
 	}
 }
 
-func (b *Bridge) setHeaders(h http.Header) {
+// request is an HTTP request to the gateway with the session's headers.
+func (b *Bridge) request(ctx context.Context, method string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, b.opts.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("gateway URL %q: %w", b.shown, err)
+	}
+	h := req.Header
 	for k, vs := range b.opts.Header {
 		h[k] = append([]string(nil), vs...)
 	}
@@ -375,6 +370,7 @@ func (b *Bridge) setHeaders(h http.Header) {
 	if b.protocol != "" {
 		h.Set("Mcp-Protocol-Version", b.protocol)
 	}
+	return req, nil
 }
 
 // listen opens the standalone event stream, for the gateway's messages
@@ -391,11 +387,10 @@ func (b *Bridge) listen(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.opts.URL, nil)
+		req, err := b.request(ctx, http.MethodGet, nil)
 		if err != nil {
 			return
 		}
-		b.setHeaders(req.Header)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := b.client.Do(req)
 		if err != nil {
@@ -494,7 +489,7 @@ func (b *Bridge) relay(msg []byte) error {
 	}
 	if env.isResponse() {
 		b.noteProtocol(&env)
-		b.answered(env.ID)
+		b.mark(env.ID, func(pr *pending) { pr.answered = true })
 	}
 	return b.write(buf.Bytes())
 }
@@ -605,11 +600,10 @@ func (b *Bridge) endSession(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, b.opts.URL, nil)
+	req, err := b.request(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return
 	}
-	b.setHeaders(req.Header)
 	resp, err := b.client.Do(req)
 	if err != nil {
 		b.log.Warn("ending the session", "err", b.transportError(err))
@@ -625,3 +619,69 @@ func mediaType(ct string) string {
 	t, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(t))
 }
+
+// The token and headers connect sends belong to the URL it was given:
+// the client follows a redirect only within that URL's origin (Go's
+// client would send --header values, and a request body, to any host a
+// gateway or something posing as one redirects to), and no text the
+// bridge writes (errors to the client, logs) holds the URL's userinfo or
+// query, or a header's value.
+
+// ErrCrossOrigin refuses a redirect to another origin than the gateway's.
+var ErrCrossOrigin = errors.New("redirect to another origin refused (connect sends its token and headers to the URL given only; give the URL it redirects to)")
+
+// maxRedirects bounds the redirects followed within the gateway's origin.
+const maxRedirects = 5
+
+// sameOrigin is the CheckRedirect of the bridge's client.
+var sameOrigin = sameorigin.Redirects(maxRedirects, func(_, to *url.URL) error {
+	return fmt.Errorf("%w: to %s://%s", ErrCrossOrigin, to.Scheme, to.Host)
+})
+
+// shownURL is raw without userinfo, query and fragment.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(the gateway URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// withoutSecrets is err's text without the request's URL (Go's client
+// names it, query included) and header values.
+func (b *Bridge) withoutSecrets(err error) error {
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		msg = strings.ReplaceAll(msg, ue.URL, b.shown)
+	}
+	if clean := b.redact(msg); clean != err.Error() {
+		return &cleanError{msg: clean, err: err}
+	}
+	return err
+}
+
+// redact replaces in t every header value the bridge sends (and a bearer
+// token alone), so that a gateway that quotes them is not repeated.
+func (b *Bridge) redact(t string) string {
+	for _, vs := range b.opts.Header {
+		for _, v := range vs {
+			if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 6 {
+				t = strings.ReplaceAll(t, tok, "[redacted]")
+			}
+			if len(v) >= 6 {
+				t = strings.ReplaceAll(t, v, "[redacted]")
+			}
+		}
+	}
+	return t
+}
+
+type cleanError struct {
+	msg string
+	err error
+}
+
+func (e *cleanError) Error() string { return e.msg }
+func (e *cleanError) Unwrap() error { return e.err }

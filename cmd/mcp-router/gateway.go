@@ -4,9 +4,17 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"slices"
+	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-router/mcp-router/audit"
@@ -245,4 +253,75 @@ func (g *gateway) startHub(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// tracingShutdownWait bounds the export of the last spans at exit.
+const tracingShutdownWait = 5 * time.Second
+
+// startTracing sets the gateway's tracer provider from the tracing
+// section, exporting in batches over OTLP/HTTP; Close flushes and stops it
+// after the hub, so that its last spans are exported. Nothing when
+// tracing is off.
+func (g *gateway) startTracing(ctx context.Context) error {
+	t := g.cfg.Tracing
+	if t.OTLPEndpoint == "" {
+		return nil
+	}
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(t.OTLPEndpoint))
+	if err != nil {
+		return fmt.Errorf("%s: tracing.otlp_endpoint: %w", g.cfg.File, err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", t.ServiceName))))
+	g.log.Info("tracing", "otlp_endpoint", t.OTLPEndpoint, "service_name", t.ServiceName)
+	g.tracing = tp
+	g.onClose(func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingShutdownWait)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			g.log.Warn("exporting the last spans", "err", err)
+		}
+	})
+	return nil
+}
+
+// guardChildren is called before a hub starts its upstreams. main sets it
+// to startChildGuard; in tests it does nothing, as a test binary must not
+// start itself as a watchdog.
+var guardChildren = func([]proxy.UpstreamConfig) {}
+
+var childGuard struct {
+	once sync.Once
+	mu   sync.Mutex
+	stop func() // the watchdog's, once started
+}
+
+// startChildGuard makes sure the processes stdio upstreams start end with
+// the gateway even if it is killed (Linux): a watchdog process kills them
+// all then. Without an executable to run it is not started, and a killed
+// gateway leaves its children behind. Without a stdio upstream there is
+// nothing to guard.
+func startChildGuard(ups []proxy.UpstreamConfig) {
+	if !slices.ContainsFunc(ups, func(u proxy.UpstreamConfig) bool { return u.Transport == proxy.TransportStdio }) {
+		return
+	}
+	childGuard.once.Do(func() {
+		childGuard.mu.Lock()
+		defer childGuard.mu.Unlock()
+		if exe, err := os.Executable(); err == nil {
+			if stop, err := proxy.StartWatchdog(exe); err == nil {
+				childGuard.stop = stop
+			}
+		}
+	})
+}
+
+// stopChildGuard ends the watchdog, once the hub is closed.
+func stopChildGuard() {
+	childGuard.mu.Lock()
+	defer childGuard.mu.Unlock()
+	if childGuard.stop != nil {
+		childGuard.stop()
+		childGuard.stop = nil
+	}
 }

@@ -34,8 +34,7 @@ func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, v *view)
 			return !v.Caller.Admin && r.Principal != v.Caller.Principal
 		})
 	}
-	v.Data = d
-	c.render(w, r, "approvals", v)
+	c.show(w, r, v, "approvals", d, nil)
 }
 
 // answer approves or declines a waiting call: an administrative action,

@@ -51,10 +51,6 @@ type sessions struct {
 	byID map[string]session
 }
 
-func newSessions(ttl time.Duration, now func() time.Time) *sessions {
-	return &sessions{ttl: ttl, now: now, byID: map[string]session{}}
-}
-
 // open starts a session of caller and returns its id.
 func (s *sessions) open(caller frontdoor.Caller) (id string, _ session) {
 	id = randomHex(32)

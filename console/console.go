@@ -93,7 +93,7 @@ func New(opts Options) (*Console, error) {
 	c := &Console{
 		opts: opts, prefix: opts.Prefix, log: opts.Logger, pages: pages,
 		static:   http.StripPrefix(opts.Prefix+"/static/", http.FileServerFS(sub)),
-		sessions: newSessions(opts.SessionTTL, opts.Now),
+		sessions: &sessions{ttl: opts.SessionTTL, now: opts.Now, byID: map[string]session{}},
 		logins:   &loginLimit{now: opts.Now},
 	}
 	c.routes()
@@ -219,7 +219,12 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, "login", &view{Prefix: c.prefix, Page: "login", Login: true})
+	c.loginPage(w, r, http.StatusOK, "")
+}
+
+// loginPage shows the login form with flash, the reason a login failed.
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, flash string) {
+	c.renderStatus(w, r, status, "login", &view{Prefix: c.prefix, Login: true, Flash: flash})
 }
 
 // login exchanges a token for a session. Origin was checked: a login
@@ -233,21 +238,19 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	source := c.opts.Door.ClientAddr(r)
 	if !c.logins.allow(source) {
 		w.Header().Set("Retry-After", "60")
-		c.renderStatus(w, r, http.StatusTooManyRequests, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
-			Flash: "Too many wrong tokens in the last minute; try again in a minute."})
+		c.loginPage(w, r, http.StatusTooManyRequests, "Too many wrong tokens in the last minute; try again in a minute.")
 		return
 	}
 	caller, ok := c.opts.Door.TokenCaller(tok)
 	if !ok {
 		c.logins.fail(source)
 		c.log.Warn("console login refused", "remote", source)
-		c.renderStatus(w, r, http.StatusUnauthorized, "login", &view{Prefix: c.prefix, Page: "login", Login: true, Flash: "That token is not one of http.bearer_tokens."})
+		c.loginPage(w, r, http.StatusUnauthorized, "That token is not one of http.bearer_tokens.")
 		return
 	}
 	if caller.Profile != "" { // the console shows this gateway's own profile
 		c.log.Warn("console login refused: the token is restricted to another profile", "remote", source, "profile", caller.Profile)
-		c.renderStatus(w, r, http.StatusForbidden, "login", &view{Prefix: c.prefix, Page: "login", Login: true,
-			Flash: "That token is restricted to the profile " + strconv.Quote(caller.Profile) + "; the console shows this gateway's own profile."})
+		c.loginPage(w, r, http.StatusForbidden, "That token is restricted to the profile "+strconv.Quote(caller.Profile)+"; the console shows this gateway's own profile.")
 		return
 	}
 	id, _ := c.sessions.open(caller)

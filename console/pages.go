@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -30,17 +30,22 @@ type upstreamsData struct {
 
 func (c *Console) upstreamsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	var d upstreamsData
+	var err error
 	if c.opts.Gateway != nil {
-		ups, err := c.opts.Gateway.Upstreams(r.Context())
-		if err != nil {
-			c.fail(w, r, v, http.StatusInternalServerError, err)
-			return
-		}
-		d.Upstreams = ups
-		d.ReadOnly = len(ups) > 0 && !slices.ContainsFunc(ups, func(u Upstream) bool { return u.Restartable })
+		d.Upstreams, err = c.opts.Gateway.Upstreams(r.Context())
+		d.ReadOnly = len(d.Upstreams) > 0 && !slices.ContainsFunc(d.Upstreams, func(u Upstream) bool { return u.Restartable })
 	}
-	v.Data = d
-	c.render(w, r, "upstreams", v)
+	c.show(w, r, v, "upstreams", d, err)
+}
+
+// show renders page with data, or fails with err (500).
+func (c *Console) show(w http.ResponseWriter, r *http.Request, v *view, page string, data any, err error) {
+	if err != nil {
+		c.fail(w, r, v, http.StatusInternalServerError, err)
+		return
+	}
+	v.Data = data
+	c.render(w, r, page, v)
 }
 
 func (c *Console) restart(w http.ResponseWriter, r *http.Request, v *view) {
@@ -72,13 +77,10 @@ type catalogData struct {
 
 func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := catalogData{Query: bounded(r.FormValue("q")), Upstream: bounded(r.FormValue("upstream"))}
+	var err error
 	if c.opts.Catalog != nil {
-		tools, warnings, err := c.opts.Catalog.Tools(r.Context())
-		if err != nil {
-			c.fail(w, r, v, http.StatusInternalServerError, err)
-			return
-		}
-		d.Warnings = warnings
+		var tools []Tool
+		tools, d.Warnings, err = c.opts.Catalog.Tools(r.Context())
 		d.Total = len(tools)
 		q := strings.ToLower(strings.TrimSpace(d.Query))
 		for _, t := range tools {
@@ -97,8 +99,7 @@ func (c *Console) catalogPage(w http.ResponseWriter, r *http.Request, v *view) {
 		}
 		slices.Sort(d.Upstreams)
 	}
-	v.Data = d
-	c.render(w, r, "catalog", v)
+	c.show(w, r, v, "catalog", d, err)
 }
 
 type pinsData struct {
@@ -117,21 +118,19 @@ type pinView struct {
 
 func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := pinsData{Off: c.opts.Pins == nil}
+	var err error
 	if c.opts.Pins != nil {
-		store, err := integrity.OpenStore(c.opts.Pins)
-		if err != nil {
-			c.fail(w, r, v, http.StatusInternalServerError, err)
-			return
+		var store *integrity.Store
+		if store, err = integrity.OpenStore(c.opts.Pins); err == nil {
+			d.All = store.List()
 		}
-		d.All = store.List()
 		for _, p := range d.All {
 			if p.Pending() || p.Held != "" {
 				d.Blocked = append(d.Blocked, pinView{Pin: p, Diff: pinDiff(p), Findings: shownFindings(p)})
 			}
 		}
 	}
-	v.Data = d
-	c.render(w, r, "pins", v)
+	c.show(w, r, v, "pins", d, err)
 }
 
 // pinDiff is the change waiting for approval, line by line: the full
@@ -171,8 +170,7 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request, v *view) {
 	}
 	store, err := integrity.OpenStore(c.opts.Pins)
 	if err == nil {
-		name := up + "/" + tool
-		err = store.ApproveShown(name, hash, func(string) (string, string, bool) { return up, tool, true })
+		err = store.ApproveShown(up+"/"+tool, hash, func(string) (string, string, bool) { return up, tool, true })
 	}
 	switch {
 	case errors.Is(err, integrity.ErrUnknownTool):
@@ -196,20 +194,16 @@ type lessonsData struct {
 
 func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := lessonsData{Off: c.opts.Lessons == nil}
+	var err error
 	if c.opts.Lessons != nil {
-		ls, err := c.opts.Lessons.All(r.Context())
-		if err != nil {
-			c.fail(w, r, v, http.StatusInternalServerError, err)
-			return
-		}
+		d.Lessons, err = c.opts.Lessons.All(r.Context())
 		// Another principal's lessons are its own: an administrative
 		// caller sees them all, any other the shared ones and its own.
-		d.Lessons = slices.DeleteFunc(ls, func(l lessons.Lesson) bool {
+		d.Lessons = slices.DeleteFunc(d.Lessons, func(l lessons.Lesson) bool {
 			return !v.Caller.Admin && l.Principal != "" && l.Principal != v.Caller.Principal
 		})
 	}
-	v.Data = d
-	c.render(w, r, "lessons", v)
+	c.show(w, r, v, "lessons", d, err)
 }
 
 func (c *Console) forget(w http.ResponseWriter, r *http.Request, v *view) {
@@ -241,15 +235,11 @@ func (c *Console) forget(w http.ResponseWriter, r *http.Request, v *view) {
 
 func (c *Console) activityPage(w http.ResponseWriter, r *http.Request, v *view) {
 	var a Activity
+	var err error
 	if c.opts.Gateway != nil {
-		var err error
-		if a, err = c.opts.Gateway.Activity(r.Context()); err != nil {
-			c.fail(w, r, v, http.StatusInternalServerError, err)
-			return
-		}
+		a, err = c.opts.Gateway.Activity(r.Context())
 	}
-	v.Data = a
-	c.render(w, r, "activity", v)
+	c.show(w, r, v, "activity", a, err)
 }
 
 type playgroundData struct {
@@ -278,8 +268,7 @@ func (c *Console) playgroundPage(w http.ResponseWriter, r *http.Request, v *view
 		}
 		d.Ran, d.Decision, d.Ranked = true, dec, ranked(dec)
 	}
-	v.Data = d
-	c.render(w, r, "playground", v)
+	c.show(w, r, v, "playground", d, nil)
 }
 
 // ranked is the decision's ranking with what fired for each candidate.
@@ -315,13 +304,4 @@ func domains(s string) []string {
 }
 
 // bounded cuts s to maxQueryBytes on a rune boundary.
-func bounded(s string) string {
-	if len(s) <= maxQueryBytes {
-		return s
-	}
-	s = s[:maxQueryBytes]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+func bounded(s string) string { return clip.Prefix(s, maxQueryBytes) }

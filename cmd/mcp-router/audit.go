@@ -89,11 +89,9 @@ func printAudit(w io.Writer, recs []audit.Record) error {
 	return tw.Flush()
 }
 
-// openAudit opens the audit log of the configuration, the state store's
-// and audit.file when set, for the hub Start connects next: serve, call and
-// run record their calls alike, the latter two as the principal "local".
-// Close writes the records still queued after the hub has closed, so that
-// the hub's last calls are recorded.
+// openAudit opens the audit log (the state store's, and audit.file when
+// set) for the hub Start connects next. Close writes the records still
+// queued after the hub has closed, so that its last calls are recorded.
 func (g *gateway) openAudit(ctx context.Context) error {
 	cfg := g.cfg
 	spool := filepath.Join(cfg.StateDir, fmt.Sprintf("%s%d.jsonl", auditSpoolPrefix, os.Getpid()))
@@ -117,9 +115,8 @@ func (g *gateway) openAudit(ctx context.Context) error {
 // its pid), until the store takes them.
 const auditSpoolPrefix = "audit-spool-"
 
-// orphanSpools are the audit spools in dir of processes that have exited,
-// claimed for this gateway to write to the store: each is renamed to a
-// name of this process first (audit-spool-PID-N.jsonl), so that two
+// orphanSpools claims the audit spools in dir of processes that have
+// exited, renaming each to a name of this process first so that two
 // gateways starting together do not both write it.
 func orphanSpools(dir string) []string {
 	paths, _ := filepath.Glob(filepath.Join(dir, auditSpoolPrefix+"*.jsonl"))

@@ -187,10 +187,10 @@ func (e *env) vault(ctx context.Context, cfg *config.Config, create bool) (*upst
 	return upstreamauth.NewVault(st.Credentials(), key, 0)
 }
 
-// withAuthorizers gives each remote upstream of a gateway its Authorizer:
-// the stored login's token, or tokens exchanged for callers' (auth:
-// token_exchange). Without a key nothing was ever sealed yet: the first
-// login makes the key, and the upstreams open the logins with it then.
+// withAuthorizers gives each remote upstream its Authorizer: the stored
+// login's token, or tokens exchanged for callers' (auth: token_exchange).
+// Without a key yet, the upstreams open the logins once the first login
+// makes one.
 func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) []proxy.UpstreamConfig {
 	vault, openVault := e.logins(ctx, cfg, ups, log)
 	out := make([]proxy.UpstreamConfig, len(ups))

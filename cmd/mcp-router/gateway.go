@@ -26,11 +26,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// gateway is the composition root: the parts of the gateway that the
-// commands share (the hub, the router, the server, the planner, the
-// state, the audit sink, tracing and metrics), assembled in one place from
-// one configuration. newGateway does no I/O; Start opens and connects what
-// the command asked for; Close undoes Start, last opened first.
+// gateway is the composition root: the parts the commands share, assembled
+// from one configuration. newGateway does no I/O; Start opens and connects
+// what the command asked for; Close undoes it, last opened first.
 type gateway struct {
 	e    *env
 	cfg  *config.Config
@@ -258,10 +256,8 @@ func (g *gateway) startHub(ctx context.Context) error {
 // tracingShutdownWait bounds the export of the last spans at exit.
 const tracingShutdownWait = 5 * time.Second
 
-// startTracing sets the gateway's tracer provider from the tracing
-// section, exporting in batches over OTLP/HTTP; Close flushes and stops it
-// after the hub, so that its last spans are exported. Nothing when
-// tracing is off.
+// startTracing sets the tracer provider from the tracing section (OTLP/HTTP
+// batches); Close flushes it after the hub, so its last spans are exported.
 func (g *gateway) startTracing(ctx context.Context) error {
 	t := g.cfg.Tracing
 	if t.OTLPEndpoint == "" {
@@ -296,11 +292,9 @@ var childGuard struct {
 	stop func() // the watchdog's, once started
 }
 
-// startChildGuard makes sure the processes stdio upstreams start end with
-// the gateway even if it is killed (Linux): a watchdog process kills them
-// all then. Without an executable to run it is not started, and a killed
-// gateway leaves its children behind. Without a stdio upstream there is
-// nothing to guard.
+// startChildGuard starts a watchdog process that kills the stdio
+// upstreams' processes if the gateway is killed (Linux); not without a
+// stdio upstream or an executable to run.
 func startChildGuard(ups []proxy.UpstreamConfig) {
 	if !slices.ContainsFunc(ups, func(u proxy.UpstreamConfig) bool { return u.Transport == proxy.TransportStdio }) {
 		return

@@ -272,12 +272,10 @@ func (e *env) profilePath(places config.Places) string {
 	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }
 
-// entryEnv is the "env" install writes into the gateway's entry: the
-// variables the profile reads, each as a reference the client expands
-// (Claude Code ${VAR}, Cursor ${env:VAR}, VS Code ${input:VAR}, which it
-// prompts for), or as the value the same client file held in clear
-// already. Claude Desktop expands nothing: a variable it holds no value
-// for is left for the person to set (missing).
+// entryEnv is the "env" install writes into the gateway's entry: each
+// variable the profile reads, as a reference the client expands or as the
+// value the client file held in clear already. Claude Desktop expands
+// nothing: a variable with no value there is left to set (missing).
 type entryEnv struct {
 	profile string   // the profile read; "" when there is none
 	vars    []string // what it reads from the environment
@@ -412,13 +410,11 @@ func addInputs(top map[string]json.RawMessage, inputs []vscodeInput) error {
 	return err
 }
 
-// replacement is what install --replace takes out of a client, in every
-// scope it has: the servers the profile runs in the file's server map and
-// in its projects (Claude Code's projects.<path>.mcpServers), and those of
-// the current project's own file (.mcp.json, .cursor/mcp.json), which is
-// the project's, shared through its repository, and so is left as it is:
-// Claude Code turns them off for this user (disabledMcpjsonServers), the
-// other clients are told which are left.
+// replacement is what install --replace takes out of a client: the
+// servers the profile runs, in the file's server map and its projects. The
+// current project's own file is shared through its repository and left as
+// it is: Claude Code turns its servers off for this user
+// (disabledMcpjsonServers), the other clients are told which are left.
 type replacement struct {
 	moved []config.MovedServer
 	// projectFile is the current project's file, when servers of it

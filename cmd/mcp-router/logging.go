@@ -35,11 +35,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	}))
 }
 
-// redactAttr is the log's part of the one redactor (integrity.RedactSecrets)
-// every sink passes: a secret known by its shape (an API key, a token, a
-// JWT, a private key) in the message or an attribute, whatever package
-// logged it, prints as "[redacted KIND]". Each upstream's logger scrubs
-// the values it was configured with as well.
+// redactAttr passes every string and error attribute through
+// integrity.RedactSecrets: a secret known by its shape prints as
+// "[redacted KIND]", whatever package logged it.
 func redactAttr(_ []string, a slog.Attr) slog.Attr {
 	switch v := a.Value.Resolve(); v.Kind() {
 	case slog.KindString:
@@ -97,10 +95,8 @@ func ignoreEOF(err error) error {
 	return err
 }
 
-// wireLogger returns log with every level enabled, for the routing trace
-// (log.wire or DEBUG_WIRE_LOG=true): the trace is logged at debug level
-// and must show whatever log.level says. Records still go through log's
-// handler, formatted as the rest.
+// wireLogger returns log with every level enabled: the routing trace
+// (log.wire) is logged at debug level and must show whatever log.level says.
 func wireLogger(log *slog.Logger) *slog.Logger {
 	return slog.New(allLevels{log.Handler()})
 }

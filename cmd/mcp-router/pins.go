@@ -77,10 +77,9 @@ the one approved.`,
 	return pins
 }
 
-// approvePin shows the definition name's approval approves, with the
-// poisoning scan's findings, and approves exactly it: the one of hash
-// when set, else the one shown. A definition changed since is refused and
-// shown again.
+// approvePin approves exactly one definition: hash's when set, else the
+// one it prints with the poisoning scan's findings. A definition changed
+// since is refused and shown again.
 func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash string) error {
 	resolve := resolver(store, prof)
 	up, tool, ok := resolve(name)

@@ -22,18 +22,15 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// pollEvery is how often serve reads its profile file for an edit. A poll
-// of the content (a small file) sees every edit, whatever the file
-// system's time resolution, survives editors that save by writing another
-// file and renaming it over the old one, and needs no file-system
-// notification API.
+// pollEvery is how often serve reads its profile file for an edit. Polling
+// the content sees every edit whatever the file system's time resolution,
+// survives editors that save by renaming, and needs no notification API.
 const pollEvery = time.Second
 
-// reloader applies edits of the profile file a serve loaded to its running
-// hub: the upstreams an edit adds, removes or changes start, stop or
-// restart, the others keep their connections, and every client session
-// stays. An edit that does not load (YAML, validation) is refused and the
-// running configuration stays. Other sections apply at the next start.
+// reloader applies edits of serve's profile file to its running hubs: the
+// upstreams an edit adds, removes or changes start, stop or restart; the
+// others and every client session stay. An edit that does not load is
+// refused. Other sections apply at the next start.
 type reloader struct {
 	file, profile string
 	// load reads file again; resolve makes a profile's upstreams ready

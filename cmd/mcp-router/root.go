@@ -129,11 +129,9 @@ func (e *env) logger(cfg *config.Config) *slog.Logger {
 // wireVar turns the routing trace on, as log.wire does.
 const wireVar = "DEBUG_WIRE_LOG"
 
-// dotEnvWire reports whether a .env file sets DEBUG_WIRE_LOG=true: the one
-// beside the configuration file first, then the working directory's. The
-// real environment wins: when it sets DEBUG_WIRE_LOG at all, .env is not
-// read. Only this variable is taken from .env (configuration comes from
-// where the person put it), and a .env that cannot be read sets nothing.
+// dotEnvWire reports whether a .env file (beside the configuration file,
+// then the working directory's) sets DEBUG_WIRE_LOG=true. The real
+// environment wins, and only this variable is taken from .env.
 func dotEnvWire(getenv func(string) (string, bool), cfgFile string) bool {
 	if _, set := getenv(wireVar); set {
 		return false

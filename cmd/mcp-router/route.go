@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -85,11 +87,7 @@ func routeUpstreams(g *gateway) []metatools.Upstream {
 			Since: st.Since, DownSince: st.DownSince})
 	}
 	for _, d := range g.prof.Disabled {
-		domain := d.Domain
-		if domain == "" {
-			domain = d.Name
-		}
-		out = append(out, metatools.Upstream{Name: d.Name, Domain: domain, About: d.Description, Disabled: true, Reason: d.Reason})
+		out = append(out, metatools.Upstream{Name: d.Name, Domain: cmp.Or(d.Domain, d.Name), About: d.Description, Disabled: true, Reason: d.Reason})
 	}
 	return out
 }
@@ -133,10 +131,8 @@ func printRouteTable(w io.Writer, d routing.Decision, n int) error {
 	fmt.Fprintln(tw, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
 	for i, t := range v.Tools {
 		sel := ""
-		for _, s := range v.Selected {
-			if s == t.Name {
-				sel = "yes"
-			}
+		if slices.Contains(v.Selected, t.Name) {
+			sel = "yes"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.3f\t%.3f\t%s\n", i+1, t.Name, t.Upstream, t.Domain, t.RawScore, t.Score, sel)
 	}

@@ -102,10 +102,9 @@ func listenChecked(cfg *config.Config, addr string) (net.Listener, error) {
 	return listen(addr)
 }
 
-// startServing starts the gateway for serve: the hub launched (initialize
-// is answered at once, with the built-in servers already in the catalog;
-// the others join as they connect), edits of the profile file followed,
-// the lessons learned, the gateway registered; and returns its server.
+// startServing launches the hub (the others join the built-in servers as
+// they connect), follows edits of the profile file, learns lessons,
+// registers the gateway, and returns its server.
 func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Server, error) {
 	if g.cfg.State.Required {
 		if _, err := g.e.cliState(ctx, g.cfg); err != nil {
@@ -331,17 +330,12 @@ func unjoin(err error) []error {
 }
 
 // gcPercentUnderLimit is the GOGC serve runs with when a memory limit is
-// set and GOGC is not. Measured on the tools/call benchmark, it spends
-// about a fifth less CPU per call than the default of 100, for about 11 MB
-// more resident memory; the limit keeps the larger heap from growing past
-// what the operator allows, since the collector works harder as the heap
-// nears it.
+// set and GOGC is not: on the tools/call benchmark about a fifth less CPU
+// per call than 100, for about 11 MB more memory, which the limit bounds.
 const gcPercentUnderLimit = 400
 
 // tuneGC raises GOGC to gcPercentUnderLimit when the process has a memory
 // limit (GOMEMLIMIT) and no GOGC of its own, and says whether it did.
-// Without a limit nothing changes: a heap allowed to grow to five times
-// what is live would have no other bound.
 func tuneGC(getenv func(string) (string, bool), log *slog.Logger) bool {
 	if _, set := getenv("GOGC"); set || debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		return false
@@ -353,12 +347,9 @@ func tuneGC(getenv func(string) (string, bool), log *slog.Logger) bool {
 }
 
 // callerProfiles serves each HTTP caller the profile its token names
-// (http.tokens, http.oidc): one gateway (hub and server) per profile named,
-// besides own, the server of the gateway's own profile. A caller sees and
-// calls only its profile's tools, since its requests reach only its
-// profile's server; sessions and handles are that server's own. The
-// profiles' gateways share this one's metrics, audit log, tracing and
-// state, and close with it.
+// (http.tokens, http.oidc), with one gateway per profile besides own: a
+// caller's requests reach only its profile's server. Those gateways share
+// this one's metrics, audit log, tracing and state, and close with it.
 func (g *gateway) callerProfiles(ctx context.Context, own *proxy.Server) (http.Handler, error) {
 	cfg := g.cfg
 	for i, t := range cfg.HTTP.Tokens { // the names quotas and audit records use

@@ -36,13 +36,10 @@ var (
 	_ stateStore = (*state.PG)(nil)
 )
 
-// runState returns the state for a gateway run (serve, tools, call...),
-// opening it on first use: state.db or the state.url database, or, when
-// it cannot be opened (a read-only, full or broken state directory, a
-// corrupt file, a database that cannot be reached), memory for this run
-// with one warning, kept in e.stateProblem for doctor, the console and
-// the pins (which then fail closed: see hubOptions). The file is left as
-// it is. The command's caller closes it with closeState.
+// runState returns the state for a gateway run, opening it on first use;
+// when it cannot be opened, memory for this run with one warning, kept in
+// e.stateProblem for doctor, the console and the pins (which then fail
+// closed: see hubOptions). The command's caller closes it with closeState.
 func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
 	st, err := e.cliState(ctx, cfg)
 	if err == nil {
@@ -72,11 +69,9 @@ func stateNotice(problem string) string {
 		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
 }
 
-// cliState opens the state for a command that reads or changes the state
-// itself (lessons, pins, status): the PostgreSQL database of state.url
-// when set, else state.db in the state directory. A state that cannot be
-// opened is its error, a *state.OpenError naming the file or the URL
-// without its password.
+// cliState opens the state (state.url's database, else state.db) for a
+// command that reads or changes it; failing, a *state.OpenError naming the
+// file or the URL without its password.
 func (e *env) cliState(ctx context.Context, cfg *config.Config) (st stateStore, err error) {
 	switch {
 	case e.state != nil:

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,21 +78,10 @@ func notConnected(u proxy.Status) string {
 	return why(u)
 }
 
-// registration is a serve's row in the registry, kept fresh by one
-// goroutine that the gateway owns.
-type registration struct {
-	reg state.Registry
-	row state.Gateway
-	hub *proxy.Hub
-	m   *proxy.Metrics
-	log *slog.Logger
-	// reload, when set, is serve's reloader, whose state the row shows
-	reload *reloader
-}
-
 // register registers this serve in the state's registry and keeps its
-// heartbeat until the gateway closes, which removes the row. Failures are
-// logged: status is a convenience, never a reason not to serve.
+// heartbeat, with a fresh snapshot, until the gateway closes, which removes
+// the row. Failures are logged: status is a convenience, never a reason
+// not to serve.
 func (g *gateway) register(ctx context.Context, httpAddr string) {
 	row := state.Gateway{
 		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: g.prof.Name,
@@ -105,50 +93,46 @@ func (g *gateway) register(ctx context.Context, httpAddr string) {
 	if abs, err := filepath.Abs(g.cfg.File); err == nil && g.cfg.File != "" {
 		row.Config = abs
 	}
-	r := &registration{reg: g.state(ctx).Gateways(), row: row, hub: g.hub, m: g.metrics, log: g.log, reload: g.reload}
+	reg, id := g.state(ctx).Gateways(), row.ID
 	g.onClose(func() { // after the heartbeat stopped
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		if err := r.reg.Remove(rmCtx, row.ID); err != nil {
+		if err := reg.Remove(rmCtx, id); err != nil {
 			g.log.Warn("gateway not unregistered", "err", err)
 		}
 	})
+	beat := func(ctx context.Context) {
+		s := snapshot(g.hub, g.metrics)
+		s.Config = g.reload.snapshot()
+		snap, err := json.Marshal(s)
+		if err != nil || len(snap) > state.MaxSnapshot {
+			snap = nil // a snapshot is a convenience; the row still says the gateway runs
+		}
+		row.Heartbeat, row.Snapshot = time.Now().UTC(), snap
+		if err := reg.Beat(ctx, row); err != nil && ctx.Err() == nil {
+			g.log.Debug("gateway heartbeat not written", "err", err)
+		}
+	}
 	runCtx := context.WithoutCancel(ctx)
-	r.beat(runCtx)
-	g.spawn(runCtx, r.run)
+	beat(runCtx)
+	g.spawn(runCtx, func(ctx context.Context) {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				beat(ctx)
+			}
+		}
+	})
 }
 
 func newGatewayID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func (r *registration) run(ctx context.Context) {
-	t := time.NewTicker(heartbeatEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.beat(ctx)
-		}
-	}
-}
-
-// beat writes the row with a fresh snapshot.
-func (r *registration) beat(ctx context.Context) {
-	s := snapshot(r.hub, r.m)
-	s.Config = r.reload.snapshot()
-	snap, err := json.Marshal(s)
-	if err != nil || len(snap) > state.MaxSnapshot {
-		snap = nil // a snapshot is a convenience; the row still says the gateway runs
-	}
-	r.row.Heartbeat, r.row.Snapshot = time.Now().UTC(), snap
-	if err := r.reg.Beat(ctx, r.row); err != nil && ctx.Err() == nil {
-		r.log.Debug("gateway heartbeat not written", "err", err)
-	}
 }
 
 // gatewayStatus is one live gateway as status prints it.
@@ -197,10 +181,9 @@ machine using that database.`,
 	return cmd
 }
 
-// liveGateways returns the registered gateways that are alive, and removes
-// the rows of those that are not. In a registry shared by several machines
-// (PostgreSQL) a row's PID may be another machine's, so only its heartbeat
-// tells.
+// liveGateways returns the registered gateways that are alive and removes
+// the others' rows. In a shared registry a PID may be another machine's,
+// so only the heartbeat tells.
 func liveGateways(ctx context.Context, reg state.Registry, now time.Time) ([]gatewayStatus, error) {
 	local := !state.Shared(reg)
 	rows, err := reg.Gateways(ctx)

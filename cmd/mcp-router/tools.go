@@ -57,9 +57,7 @@ func toolsView(tools []proxy.Tool) []toolJSON {
 }
 
 // printToolsTable prints the catalog's tools, then what was left out and
-// what was kept but flagged (collisions, invalid names, case variants,
-// mentions of other servers' tools), so a profile can be checked at a
-// glance.
+// what was kept but flagged.
 func printToolsTable(w io.Writer, c *proxy.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUPSTREAM\tDESCRIPTION")

@@ -46,9 +46,7 @@ func gatewayVersion() string {
 }
 
 // moduleVersion is ldflagsVersion unless it is the default "dev", else the
-// main module's version from the build info: a tag for "go install
-// ...@vX", a pseudo-version stamped from the VCS for a build in a
-// checkout; "dev" when neither is known (a test binary, say).
+// main module's version from the build info, else "dev".
 func moduleVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 	if ldflagsVersion != "dev" || info == nil {
 		return ldflagsVersion
@@ -60,9 +58,8 @@ func moduleVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 }
 
 // buildVersion describes the build in one line, e.g.
-// "mcp-router v1.4.0 (revision 1efce13a2b4c, modified, 2026-11-24T23:01:05Z; go1.26.8)".
-// ldflagsVersion wins over the module version unless it is the default
-// "dev"; info may be nil (a binary built without module support).
+// "mcp-router v1.4.0 (revision 1efce13a2b4c, modified, 2026-11-24T23:01:05Z; go1.26.8)";
+// info may be nil.
 func buildVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 	v := moduleVersion(ldflagsVersion, info)
 	if info == nil {

@@ -54,5 +54,5 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	c.log.Info("call answered from the console", "decision", decision, "principal", v.Caller.Principal)
-	http.Redirect(w, r, c.prefix+"/approvals", http.StatusSeeOther)
+	http.Redirect(w, r, prefix+"/approvals", http.StatusSeeOther)
 }

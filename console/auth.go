@@ -44,9 +44,6 @@ type session struct {
 
 // sessions are the logins, by the cookie's value.
 type sessions struct {
-	ttl time.Duration
-	now func() time.Time
-
 	mu   sync.Mutex
 	byID map[string]session
 }
@@ -54,12 +51,20 @@ type sessions struct {
 // open starts a session of caller and returns its id.
 func (s *sessions) open(caller frontdoor.Caller) (id string, _ session) {
 	id = randomHex(32)
-	sess := session{csrf: randomHex(32), expires: s.now().Add(s.ttl), caller: caller}
+	sess := session{csrf: randomHex(32), expires: time.Now().Add(sessionTTL), caller: caller}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pruneLocked()
+	// The expired sessions go; when that frees no room, the oldest.
+	oldest := ""
+	for id, old := range s.byID {
+		if time.Now().After(old.expires) {
+			delete(s.byID, id)
+		} else if oldest == "" || old.expires.Before(s.byID[oldest].expires) {
+			oldest = id
+		}
+	}
 	if len(s.byID) >= maxSessions {
-		s.dropOldestLocked()
+		delete(s.byID, oldest)
 	}
 	s.byID[id] = sess
 	return id, sess
@@ -70,7 +75,7 @@ func (s *sessions) get(id string) (session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.byID[id]
-	if !ok || s.now().After(sess.expires) {
+	if !ok || time.Now().After(sess.expires) {
 		delete(s.byID, id)
 		return session{}, false
 	}
@@ -81,25 +86,6 @@ func (s *sessions) close(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.byID, id)
-}
-
-func (s *sessions) pruneLocked() {
-	now := s.now()
-	for id, sess := range s.byID {
-		if now.After(sess.expires) {
-			delete(s.byID, id)
-		}
-	}
-}
-
-func (s *sessions) dropOldestLocked() {
-	var oldest string
-	for id, sess := range s.byID {
-		if oldest == "" || sess.expires.Before(s.byID[oldest].expires) {
-			oldest = id
-		}
-	}
-	delete(s.byID, oldest)
 }
 
 func randomHex(n int) string {
@@ -121,8 +107,8 @@ func (c *Console) sessionOf(r *http.Request) (string, session, bool) {
 // setCookie hands the browser its session.
 func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, id string) {
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: id, Path: c.prefix + "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(c.opts.SessionTTL.Seconds()),
+		Name: cookieName, Value: id, Path: prefix + "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds()),
 	})
 }
 

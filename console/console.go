@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -27,7 +26,7 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Options configures a Console. Zero values take the defaults in brackets.
+// Options configures a Console.
 type Options struct {
 	// Door checks Host, Origin and login tokens; required.
 	Door Door
@@ -46,24 +45,21 @@ type Options struct {
 	// degraded states a person must know of (state kept in memory, an
 	// edit of the profile file that was refused); nil shows none.
 	Notes func(context.Context) []string
-	// Prefix is the path the console is served under ["/ui"].
-	Prefix string
-	// SessionTTL is how long a login lasts [12h].
-	SessionTTL time.Duration
-	// Now is the clock [time.Now].
-	Now func() time.Time
 	// Logger gets a Warn line per refused request; nil is silent.
 	Logger *slog.Logger
 }
 
-// DefaultSessionTTL is Options.SessionTTL's default.
-const DefaultSessionTTL = 12 * time.Hour
+// The console is served at prefix and the paths under it; a login lasts
+// sessionTTL.
+const (
+	prefix     = "/ui"
+	sessionTTL = 12 * time.Hour
+)
 
-// Console serves the pages. It is an http.Handler for Prefix and the
-// paths under it.
+// Console serves the pages. It is an http.Handler for /ui and the paths
+// under it.
 type Console struct {
 	opts     Options
-	prefix   string
 	log      *slog.Logger
 	pages    map[string]*template.Template
 	static   http.Handler
@@ -77,31 +73,26 @@ func New(opts Options) (*Console, error) {
 	if opts.Door == nil {
 		return nil, errors.New("console: no Door")
 	}
-	opts.Prefix = strings.TrimSuffix(cmp.Or(opts.Prefix, "/ui"), "/")
-	opts.SessionTTL = cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	pages, err := parsePages(opts.Prefix)
+	pages, err := parsePages()
 	if err != nil {
 		return nil, err
 	}
 	sub, _ := fs.Sub(staticFS, "static")
 	c := &Console{
-		opts: opts, prefix: opts.Prefix, log: opts.Logger, pages: pages,
-		static:   http.StripPrefix(opts.Prefix+"/static/", http.FileServerFS(sub)),
-		sessions: &sessions{ttl: opts.SessionTTL, now: opts.Now, byID: map[string]session{}},
-		logins:   &loginLimit{now: opts.Now},
+		opts: opts, log: opts.Logger, pages: pages,
+		static:   http.StripPrefix(prefix+"/static/", http.FileServerFS(sub)),
+		sessions: &sessions{byID: map[string]session{}},
+		logins:   &loginLimit{now: time.Now},
 	}
 	c.routes()
 	return c, nil
 }
 
 func (c *Console) routes() {
-	p := c.prefix
+	p := prefix
 	m := http.NewServeMux()
 	m.Handle("GET "+p+"/static/", c.static)
 	m.HandleFunc("GET "+p+"/login", c.loginForm)
@@ -133,8 +124,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusForbidden, "origin not allowed")
 		return
 	}
-	if r.URL.Path == c.prefix {
-		http.Redirect(w, r, c.prefix+"/", http.StatusFound)
+	if r.URL.Path == prefix {
+		http.Redirect(w, r, prefix+"/", http.StatusFound)
 		return
 	}
 	h := w.Header()
@@ -182,10 +173,10 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 		}
 		if !ok {
 			if r.Method == http.MethodGet && r.Header.Get("HX-Request") == "" {
-				http.Redirect(w, r, c.prefix+"/login", http.StatusSeeOther)
+				http.Redirect(w, r, prefix+"/login", http.StatusSeeOther)
 				return
 			}
-			w.Header().Set("HX-Redirect", c.prefix+"/login")
+			w.Header().Set("HX-Redirect", prefix+"/login")
 			http.Error(w, "not logged in", http.StatusUnauthorized)
 			return
 		}
@@ -193,7 +184,7 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
-		v := &view{Prefix: c.prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired(), Caller: sess.caller}
+		v := &view{Prefix: prefix, CSRF: sess.csrf, Login: c.opts.Door.TokensRequired(), Caller: sess.caller}
 		if c.opts.Notes != nil {
 			v.Notes = c.opts.Notes(r.Context())
 		}
@@ -216,7 +207,7 @@ func (c *Console) adminOnly(h func(http.ResponseWriter, *http.Request, *view)) f
 
 func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := c.sessionOf(r); ok || !c.opts.Door.TokensRequired() {
-		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+		http.Redirect(w, r, prefix+"/", http.StatusSeeOther)
 		return
 	}
 	c.loginPage(w, r, http.StatusOK, "")
@@ -224,7 +215,7 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 
 // loginPage shows the login form with flash, the reason a login failed.
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, flash string) {
-	c.renderStatus(w, r, status, "login", &view{Prefix: c.prefix, Login: true, Flash: flash})
+	c.render(w, r, status, "login", &view{Prefix: prefix, Login: true, Flash: flash})
 }
 
 // login exchanges a token for a session. Origin was checked: a login
@@ -232,7 +223,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	tok := r.PostFormValue("token")
 	if !c.opts.Door.TokensRequired() {
-		http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+		http.Redirect(w, r, prefix+"/", http.StatusSeeOther)
 		return
 	}
 	source := c.opts.Door.ClientAddr(r)
@@ -255,33 +246,25 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	id, _ := c.sessions.open(caller)
 	c.setCookie(w, r, id)
-	http.Redirect(w, r, c.prefix+"/", http.StatusSeeOther)
+	http.Redirect(w, r, prefix+"/", http.StatusSeeOther)
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *view) {
 	if id, _, ok := c.sessionOf(r); ok {
 		c.sessions.close(id)
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: c.prefix + "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, c.prefix+"/login", http.StatusSeeOther)
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: prefix + "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, prefix+"/login", http.StatusSeeOther)
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request, _ *view) {
-	http.Redirect(w, r, c.prefix+"/upstreams", http.StatusFound)
+	http.Redirect(w, r, prefix+"/upstreams", http.StatusFound)
 }
 
-// render writes the page, or only its fragment for an htmx request that
-// names one.
-func (c *Console) render(w http.ResponseWriter, r *http.Request, page string, v *view) {
-	c.renderStatus(w, r, http.StatusOK, page, v)
-}
-
-func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
-	t, ok := c.pages[page]
-	if !ok {
-		http.Error(w, "no page "+page, http.StatusInternalServerError)
-		return
-	}
+// render writes the page (one of pageNames), or only its fragment for an
+// htmx request that names one.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
+	t := c.pages[page]
 	v.Page = page
 	name := "layout"
 	if r.Header.Get("HX-Request") != "" && r.Header.Get("HX-Target") != "" && t.Lookup("fragment") != nil {
@@ -303,15 +286,15 @@ func (c *Console) renderStatus(w http.ResponseWriter, r *http.Request, status in
 // fail shows an error where the page's content would be.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *view, status int, err error) {
 	v.Flash = err.Error()
-	c.renderStatus(w, r, status, "error", v)
+	c.render(w, r, status, "error", v)
 }
 
 // navPages are the pages the header links to, in order.
 var navPages = []string{"upstreams", "catalog", "pins", "approvals", "lessons", "activity", "playground"}
 
-var pageNames = []string{"login", "error", "upstreams", "catalog", "pins", "approvals", "lessons", "activity", "playground"}
+var pageNames = append([]string{"login", "error"}, navPages...)
 
-func parsePages(prefix string) (map[string]*template.Template, error) {
+func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"ago":   ago,
 		"score": func(f float64) string { return fmt.Sprintf("%.3f", f) },

@@ -45,7 +45,7 @@ func (c *Console) show(w http.ResponseWriter, r *http.Request, v *view, page str
 		return
 	}
 	v.Data = data
-	c.render(w, r, page, v)
+	c.render(w, r, http.StatusOK, page, v)
 }
 
 func (c *Console) restart(w http.ResponseWriter, r *http.Request, v *view) {
@@ -64,7 +64,7 @@ func (c *Console) restart(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	c.log.Info("upstream restarted from the console", "upstream", name)
-	http.Redirect(w, r, c.prefix+"/upstreams", http.StatusSeeOther)
+	http.Redirect(w, r, prefix+"/upstreams", http.StatusSeeOther)
 }
 
 type catalogData struct {
@@ -184,7 +184,7 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	c.log.Info("tool approved from the console", "upstream", up, "tool", tool)
-	http.Redirect(w, r, c.prefix+"/pins", http.StatusSeeOther)
+	http.Redirect(w, r, prefix+"/pins", http.StatusSeeOther)
 }
 
 type lessonsData struct {
@@ -230,7 +230,7 @@ func (c *Console) forget(w http.ResponseWriter, r *http.Request, v *view) {
 		w.WriteHeader(http.StatusOK) // htmx swaps the row out for nothing
 		return
 	}
-	http.Redirect(w, r, c.prefix+"/lessons", http.StatusSeeOther)
+	http.Redirect(w, r, prefix+"/lessons", http.StatusSeeOther)
 }
 
 func (c *Console) activityPage(w http.ResponseWriter, r *http.Request, v *view) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr 
 		return serveOn(ctx, h, ln, frontdoor.HTTPServerOptions{})
 	}
 	stdio := server.NewStdioServer(srv)
-	stdio.SetErrorLogger(newLogLogger(log))
+	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	// As many calls at once as the gateway's stdio clients get by default,
 	// rather than mcp-go's five.
 	server.WithWorkerPoolSize(proxy.DefaultStdioCalls)(stdio)

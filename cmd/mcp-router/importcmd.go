@@ -142,7 +142,7 @@ func replaceFile(path string, data []byte, perm os.FileMode, force bool) (backup
 		if real, err := filepath.EvalSymlinks(path); err == nil {
 			path = real // replace the file a link points to, not the link
 		}
-		if backup, err = backupFile(path); err != nil {
+		if backup, err = backupFile(path, info.Mode().Perm()); err != nil {
 			return "", err
 		}
 		perm = info.Mode().Perm()
@@ -175,13 +175,10 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// backupFile copies path to path.bak-<UTC time>, never over another backup.
-func backupFile(path string) (string, error) {
+// backupFile copies path to path.bak-<UTC time> with perm, never over
+// another backup.
+func backupFile(path string, perm os.FileMode) (string, error) {
 	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	info, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +188,7 @@ func backupFile(path string) (string, error) {
 		if i > 1 {
 			name = fmt.Sprintf("%s-%d", name, i)
 		}
-		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+		out, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, os.ErrExist) && i < 100 {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"os"
 	"slices"
@@ -80,11 +79,6 @@ func (e *env) checkLogLevel() error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// newLogLogger adapts l for libraries that want a *log.Logger.
-func newLogLogger(l *slog.Logger) *log.Logger {
-	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
 }
 
 // ignoreEOF treats the client closing stdin as a clean end.

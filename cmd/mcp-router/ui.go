@@ -12,14 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/console"
 	"github.com/mcp-router/mcp-router/internal/loopback"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
-	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/lessons"
 	"github.com/mcp-router/mcp-router/state"
 )
 
@@ -105,9 +102,14 @@ func (g *gateway) console(ctx context.Context, door *frontdoor.Checks, gw consol
 	if err != nil {
 		return nil, err
 	}
-	opts := console.Options{
-		Door: door, Gateway: gw, Catalog: &hubCatalog{hub: g.hub, r: r, log: g.log},
-		Pins: pinsIfOn(g.prof, st, g.e.stateProblem), Lessons: lessonsIfOn(g.prof, st), Logger: g.log, Notes: notes,
+	opts := console.Options{Door: door, Gateway: gw, Catalog: &hubCatalog{hub: g.hub, r: r, log: g.log}, Logger: g.log, Notes: notes}
+	// No pins when the state holding them cannot be used: an approval
+	// kept in memory approves nothing.
+	if g.prof.Integrity.Pins && g.e.stateProblem == "" {
+		opts.Pins = st.Pins()
+	}
+	if g.prof.Routing.Lessons {
+		opts.Lessons = st.Lessons()
 	}
 	// The calls that wait for an answer are those of serve's own hub; a
 	// nil *Queue would make a non-nil interface.
@@ -124,23 +126,6 @@ func (e *env) notices() []string {
 		return nil
 	}
 	return []string{stateNotice(e.stateProblem)}
-}
-
-// pinsIfOn returns the pins to show, or nil when pinning is off or the
-// state holding them cannot be used (an approval kept in memory approves
-// nothing).
-func pinsIfOn(prof config.Profile, st stateStore, stateProblem string) integrity.PinStore {
-	if !prof.Integrity.Pins || stateProblem != "" {
-		return nil
-	}
-	return st.Pins()
-}
-
-func lessonsIfOn(prof config.Profile, st stateStore) lessons.Store {
-	if !prof.Routing.Lessons {
-		return nil
-	}
-	return st.Lessons()
 }
 
 // hubGateway is the console's view of a serve's own hub.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-router/mcp-router/internal/clip"
+	"github.com/mcp-router/mcp-router/proxy/approval"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
@@ -305,3 +306,114 @@ func domains(s string) []string {
 
 // bounded cuts s to maxQueryBytes on a rune boundary.
 func bounded(s string) string { return clip.Prefix(s, maxQueryBytes) }
+
+// Approvals are the calls that wait for an administrative principal's
+// answer (approvals.without_elicitation: console): approval.Queue.
+type Approvals interface {
+	// Pending are the calls waiting, oldest first.
+	Pending() []approval.Request
+	// Answer approves or declines one as principal by;
+	// approval.ErrNotPending when it no longer waits.
+	Answer(id string, approve bool, by string) error
+}
+
+var _ Approvals = (*approval.Queue)(nil)
+
+type approvalsData struct {
+	Off     bool
+	Pending []approval.Request
+}
+
+func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, v *view) {
+	d := approvalsData{Off: c.opts.Approvals == nil}
+	if c.opts.Approvals != nil {
+		// Another principal's calls are its own, as its lessons are: an
+		// administrative caller sees them all, any other only its own.
+		d.Pending = slices.DeleteFunc(c.opts.Approvals.Pending(), func(r approval.Request) bool {
+			return !v.Caller.Admin && r.Principal != v.Caller.Principal
+		})
+	}
+	c.show(w, r, v, "approvals", d, nil)
+}
+
+// answer approves or declines a waiting call: an administrative action,
+// like a pin's approval.
+func (c *Console) answer(w http.ResponseWriter, r *http.Request, v *view) {
+	if c.opts.Approvals == nil {
+		c.fail(w, r, v, http.StatusConflict, errors.New("no call waits for the console here (approvals.without_elicitation is not console)"))
+		return
+	}
+	id, decision := r.PostFormValue("id"), r.PostFormValue("decision")
+	if decision != "approve" && decision != "decline" {
+		c.fail(w, r, v, http.StatusBadRequest, errors.New(`decision must be "approve" or "decline"`))
+		return
+	}
+	if err := c.opts.Approvals.Answer(id, decision == "approve", v.Caller.Principal); err != nil {
+		c.fail(w, r, v, http.StatusNotFound, err)
+		return
+	}
+	c.log.Info("call answered from the console", "decision", decision, "principal", v.Caller.Principal)
+	http.Redirect(w, r, prefix+"/approvals", http.StatusSeeOther)
+}
+
+// diffLine is one line of a diff: Op is ' ' (in both), '-' (only in the
+// approved text) or '+' (only in the new one).
+type diffLine struct {
+	Op   string
+	Text string
+}
+
+// maxDiffLines bounds each side of a diff: the longest common subsequence
+// takes time and memory in the product of the sides' lengths.
+const maxDiffLines = 2000
+
+// diff is the line diff of a and b, by their longest common subsequence.
+func diff(a, b string) []diffLine {
+	x, y := lines(a), lines(b)
+	n, m := len(x), len(y)
+	// lcs[i][j] is the LCS length of x[i:] and y[j:].
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []diffLine
+	i, j := 0, 0
+	for i < n && j < m {
+		switch {
+		case x[i] == y[j]:
+			out = append(out, diffLine{" ", x[i]})
+			i, j = i+1, j+1
+		case lcs[i+1][j] >= lcs[i][j+1]:
+			out = append(out, diffLine{"-", x[i]})
+			i++
+		default:
+			out = append(out, diffLine{"+", y[j]})
+			j++
+		}
+	}
+	for ; i < n; i++ {
+		out = append(out, diffLine{"-", x[i]})
+	}
+	for ; j < m; j++ {
+		out = append(out, diffLine{"+", y[j]})
+	}
+	return out
+}
+
+// lines splits s into at most maxDiffLines lines.
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	l := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return l[:min(len(l), maxDiffLines)]
+}

@@ -6,18 +6,9 @@
 //	docs        search_documents, BM25 over the Markdown and text files under --root
 //	            (without --root, over mcp-router's own documentation, built in)
 //
-// The calculator rounds binary floating-point noise away (0.1 + 0.2 is 0.3; whole numbers stay
-// exact). The web server fetches the http(s) addresses the model names, but refuses loopback,
-// private-network, link-local (cloud metadata) and other non-public destinations unless started
-// with --allow-private: it checks the address it connects to, on every redirect hop, so DNS
-// rebinding cannot slip past, and it ignores HTTP_PROXY/HTTPS_PROXY while checking. The docs
-// server resolves a relative --root against the working directory of the process and re-indexes
-// when a search finds the files changed.
-//
-// It sits at the upstream end of the data flow: the proxy hub runs these servers in-process as
-// upstreams (a profile's `builtin: NAME`), and `mcp-router builtin NAME` serves one alone. New
-// builds a server from its command-line flags and does no I/O; every tool reports a failure the
-// model can act on as an isError result, never as a protocol error.
+// The proxy hub runs these servers in-process as upstreams (a profile's `builtin: NAME`), and
+// `mcp-router builtin NAME` serves one alone. Every tool reports a failure the model can act on
+// as an isError result, never as a protocol error.
 package builtin
 
 import (
@@ -70,9 +61,8 @@ func newServer(name string) *server.MCPServer {
 	return server.NewMCPServer(name, version, server.WithToolCapabilities(false), server.WithRecovery())
 }
 
-// parseFlags parses args into fs, which must have been created with flag.ContinueOnError.
-// Usage output is discarded: -h returns an error that lists the flags instead, and leftover
-// positional arguments are an error.
+// parseFlags parses args into fs (made with flag.ContinueOnError); -h returns an error that lists
+// the flags, and so does a positional argument.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -101,13 +91,8 @@ func usage(fs *flag.FlagSet) string {
 }
 
 // errArg reports a missing or malformed tool argument.
-type errArg struct {
-	name   string
-	reason string
-}
-
-func (e *errArg) Error() string {
-	return fmt.Sprintf("parameter %q %s", e.name, e.reason)
+func errArg(name, format string, args ...any) error {
+	return fmt.Errorf("parameter %q "+format, append([]any{name}, args...)...)
 }
 
 // numberArg reads a finite number from args[name]. A numeric string is accepted too, since
@@ -116,7 +101,7 @@ func numberArg(args map[string]any, name string, required bool, def float64) (fl
 	v, ok := args[name]
 	if !ok || v == nil {
 		if required {
-			return 0, &errArg{name, "is required"}
+			return 0, errArg(name, "is required")
 		}
 		return def, nil
 	}
@@ -131,14 +116,14 @@ func numberArg(args map[string]any, name string, required bool, def float64) (fl
 	case string:
 		parsed, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
-			return 0, &errArg{name, fmt.Sprintf("must be a number, got the string %q", v)}
+			return 0, errArg(name, "must be a number, got the string %q", v)
 		}
 		f = parsed
 	default:
-		return 0, &errArg{name, fmt.Sprintf("must be a number, got %s", jsonKind(v))}
+		return 0, errArg(name, "must be a number, got %s", jsonKind(v))
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, &errArg{name, "must be a finite number"}
+		return 0, errArg(name, "must be a finite number")
 	}
 	return f, nil
 }
@@ -150,10 +135,10 @@ func intArg(args map[string]any, name string, def, max int) (int, error) {
 		return 0, err
 	}
 	if f != math.Trunc(f) {
-		return 0, &errArg{name, fmt.Sprintf("must be a whole number, got %v", f)}
+		return 0, errArg(name, "must be a whole number, got %v", f)
 	}
 	if f < 1 {
-		return 0, &errArg{name, fmt.Sprintf("must be at least 1, got %v", f)}
+		return 0, errArg(name, "must be at least 1, got %v", f)
 	}
 	return int(min(f, float64(max))), nil
 }
@@ -162,14 +147,14 @@ func intArg(args map[string]any, name string, def, max int) (int, error) {
 func stringArg(args map[string]any, name string) (string, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
-		return "", &errArg{name, "is required"}
+		return "", errArg(name, "is required")
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", &errArg{name, fmt.Sprintf("must be a string, got %s", jsonKind(v))}
+		return "", errArg(name, "must be a string, got %s", jsonKind(v))
 	}
 	if strings.TrimSpace(s) == "" {
-		return "", &errArg{name, "must not be empty"}
+		return "", errArg(name, "must not be empty")
 	}
 	return s, nil
 }
@@ -189,6 +174,13 @@ func jsonKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// readOnly are the annotations every built-in tool shares; openWorld says whether it reaches
+// outside the process.
+func readOnly(openWorld bool, opts ...mcp.ToolOption) []mcp.ToolOption {
+	return append(opts, mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(openWorld))
 }
 
 // toolError is the isError result for a failure of tool, which the model reads.

@@ -99,22 +99,13 @@ func newCalculator(args []string) (*server.MCPServer, error) {
 
 // tool describes op to clients.
 func (op operation) tool() mcp.Tool {
-	opts := []mcp.ToolOption{
-		mcp.WithDescription(op.desc),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true),
-		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithRawOutputSchema(resultSchema),
-	}
+	opts := readOnly(false, mcp.WithDescription(op.desc), mcp.WithRawOutputSchema(resultSchema))
 	for _, p := range op.params {
-		popts := []mcp.PropertyOption{mcp.Description(p.desc)}
+		req := mcp.Required()
 		if p.optional {
-			popts = append(popts, mcp.DefaultNumber(p.def))
-		} else {
-			popts = append(popts, mcp.Required())
+			req = mcp.DefaultNumber(p.def)
 		}
-		opts = append(opts, mcp.WithNumber(p.name, popts...))
+		opts = append(opts, mcp.WithNumber(p.name, mcp.Description(p.desc), req))
 	}
 	return mcp.NewTool(op.name, opts...)
 }

@@ -7,8 +7,8 @@
 //	            (without --root, over mcp-router's own documentation, built in)
 //
 // The proxy hub runs these servers in-process as upstreams (a profile's `builtin: NAME`), and
-// `mcp-router builtin NAME` serves one alone. Every tool reports a failure the model can act on
-// as an isError result, never as a protocol error.
+// `mcp-router builtin NAME` serves one alone. Every tool reports a failure the model can act on as
+// an isError result, never as a protocol error.
 package builtin
 
 import (
@@ -41,9 +41,9 @@ func Names() []string {
 	return slices.Sorted(maps.Keys(builders))
 }
 
-// New builds the named server with its command-line flags (args), e.g.
-// New("docs", []string{"--root", "./docs"}). An unknown name or a bad flag is an error that names
-// the server and the flag. New does no I/O beyond validating flags.
+// New builds the named server with its command-line flags (args), e.g. New("docs",
+// []string{"--root", "./docs"}). An unknown name or a bad flag is an error that names the server
+// and the flag. New does no I/O beyond validating flags.
 func New(name string, args []string) (*server.MCPServer, error) {
 	build, ok := builders[name]
 	if !ok {
@@ -95,8 +95,8 @@ func errArg(name, format string, args ...any) error {
 	return fmt.Errorf("parameter %q "+format, append([]any{name}, args...)...)
 }
 
-// numberArg reads a finite number from args[name]. A numeric string is accepted too, since
-// models sometimes quote numbers. A missing argument returns def, or an error when required.
+// numberArg reads a finite number from args[name]. A numeric string is accepted too, since models
+// sometimes quote numbers. A missing argument returns def, or an error when required.
 func numberArg(args map[string]any, name string, required bool, def float64) (float64, error) {
 	v, ok := args[name]
 	if !ok || v == nil {

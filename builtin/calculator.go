@@ -144,8 +144,8 @@ func checkFinite(r float64) error {
 }
 
 // tidy rounds away binary floating-point noise: a fraction whose shortest decimal form needs more
-// than 15 significant digits, like 0.1 + 0.2 = 0.30000000000000004, is rounded to 15 (0.3).
-// Whole numbers are kept exact, and -0 becomes 0.
+// than 15 significant digits, like 0.1 + 0.2 = 0.30000000000000004, is rounded to 15 (0.3). Whole
+// numbers are kept exact, and -0 becomes 0.
 func tidy(r float64) float64 {
 	if r == math.Trunc(r) {
 		return r + 0 // -0 + 0 is +0

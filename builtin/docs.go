@@ -30,7 +30,8 @@ const (
 	maxResults     = 50
 	builtInDocs    = "mcp-router's built-in documentation" // what is searched without --root
 	// manualDomainKey is the _meta key (routing.DomainMeta) under which the built-in manual's tool
-	// declares its domain, mcp-router, as exclusive: the router ranks it only for requests naming it.
+	// declares its domain, mcp-router, as exclusive: the router ranks it only for requests naming
+	// it.
 	manualDomainKey = "io.github.mcp-router/domain"
 )
 
@@ -275,8 +276,8 @@ func (s *scan) add(path string) {
 	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(info.Size())), uint64(mtime)))
 }
 
-// openDocsRoot opens the documents folder as an os.Root: the folder may be a symbolic link, what
-// is under it is confined to it.
+// openDocsRoot opens the documents folder as an os.Root: the folder may be a symbolic link, what is
+// under it is confined to it.
 func openDocsRoot(dir string) (*os.Root, error) {
 	if err := checkRoot(dir); err != nil {
 		return nil, err
@@ -288,9 +289,9 @@ func openDocsRoot(dir string) (*os.Root, error) {
 	return root, nil
 }
 
-// confined refuses what an os.Root opens but the docs server must not read: anything but a
-// regular file, a file over maxDocBytes, and a file with more than one hard link (its other name
-// may be outside the folder, a secret linked in). Symbolic links and ".." are the os.Root's to refuse.
+// confined refuses what an os.Root opens but the docs server must not read: anything but a regular
+// file, a file over maxDocBytes, and a file with more than one hard link (its other name may be
+// outside the folder, a secret linked in). Symbolic links and ".." are the os.Root's to refuse.
 func confined(info fs.FileInfo) error {
 	switch {
 	case !info.Mode().IsRegular():
@@ -303,8 +304,8 @@ func confined(info fs.FileInfo) error {
 	return nil
 }
 
-// readConfined reads the document at path through root, checking what was opened (fstat), so a
-// file swapped for a link after the scan is refused all the same.
+// readConfined reads the document at path through root, checking what was opened (fstat), so a file
+// swapped for a link after the scan is refused all the same.
 func readConfined(root *os.Root, path string) ([]byte, error) {
 	f, err := root.Open(filepath.FromSlash(path))
 	if err != nil {

@@ -127,8 +127,8 @@ func (s *splitter) heading(level int, text string) {
 	s.headings = append(s.headings[:level-1], strings.TrimSpace(text))
 }
 
-// adornment handles a reStructuredText punctuation line: under a one-line paragraph it makes
-// that line a title; elsewhere (an overline, a transition) it separates paragraphs.
+// adornment handles a reStructuredText punctuation line: under a one-line paragraph it makes that
+// line a title; elsewhere (an overline, a transition) it separates paragraphs.
 func (s *splitter) adornment(l string) {
 	if len(s.para) != 1 {
 		s.endParagraph()
@@ -257,8 +257,8 @@ func fenceMarker(l string) string {
 	return ""
 }
 
-// isAdornment reports a reStructuredText section line: one punctuation character repeated,
-// at least three times.
+// isAdornment reports a reStructuredText section line: one punctuation character repeated, at least
+// three times.
 func isAdornment(l string) bool {
 	t := strings.TrimSpace(l)
 	if utf8.RuneCountInString(t) < 3 {

@@ -26,8 +26,8 @@ var _ resolver = (*net.Resolver)(nil)
 // guard dials public addresses only.
 type guard struct {
 	resolver resolver
-	// dial connects to an IP address and port; its Control checks each socket's address again
-	// just before connect.
+	// dial connects to an IP address and port; its Control checks each socket's address again just
+	// before connect.
 	dial  func(ctx context.Context, network, address string) (net.Conn, error)
 	allow func(netip.AddrPort) bool // webOptions.allowAddr
 }
@@ -221,8 +221,8 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, string) {
 }
 
 // checkHost refuses a host the URL standard reads as an IPv4 address not in dotted decimal
-// ("0x7f000001", "2130706433", "0177.0.0.1", "127.1"): Go's resolver sends such forms to DNS,
-// C's inet_aton and browsers read them as numbers, so none is trusted.
+// ("0x7f000001", "2130706433", "0177.0.0.1", "127.1"): Go's resolver sends such forms to DNS, C's
+// inet_aton and browsers read them as numbers, so none is trusted.
 func checkHost(host string) error {
 	if _, err := netip.ParseAddr(host); err == nil || !endsInNumber(host) {
 		return nil
@@ -233,8 +233,8 @@ func checkHost(host string) error {
 	return fmt.Errorf("host %s ends in a number but is not a valid IP address", host)
 }
 
-// endsInNumber reports whether the URL standard takes host for an IPv4 address (its last label is
-// a number).
+// endsInNumber reports whether the URL standard takes host for an IPv4 address (its last label is a
+// number).
 func endsInNumber(host string) bool {
 	labels := ipv4Labels(host)
 	last := labels[len(labels)-1]

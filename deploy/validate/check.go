@@ -1,10 +1,9 @@
 package main
 
-// What the manifests must hold for mcp-router to run: the API's own rules
-// on names, labels and selectors (apimachinery's validation), then the
-// gateway's: probes on /readyz and /healthz with a Host the gateway
-// accepts, selectors that find the pods, secrets and config that exist,
-// and a pod that runs as non-root on a read-only root file system.
+// What the manifests must hold for mcp-router to run: the API's own rules on names, labels and
+// selectors (apimachinery's validation), then the gateway's: probes on /readyz and /healthz with a
+// Host the gateway accepts, selectors that find the pods, secrets and config that exist, and a pod
+// that runs as non-root on a read-only root file system.
 
 import (
 	"errors"
@@ -27,13 +26,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The image's paths (deploy/Dockerfile) that must be writable when the
-// root file system is read-only.
+// The image's paths (deploy/Dockerfile) that must be writable when the root file system is
+// read-only.
 var writableDirs = []string{"/tmp", "/var/lib/mcp-router"}
 
-// Check loads the manifests in fsys and returns every problem found,
-// joined; each names its file and field. Once kustomize has built them,
-// the objects checked are the built ones (namespace set, patches applied).
+// Check loads the manifests in fsys and returns every problem found, joined; each names its file
+// and field. Once kustomize has built them, the objects checked are the built ones (namespace set,
+// patches applied).
 func Check(fsys fs.FS) error {
 	m, err := load(fsys)
 	if m == nil {
@@ -70,8 +69,7 @@ func inFile(file string, list field.ErrorList) []error {
 	return errs
 }
 
-// apiErrs turns apimachinery's messages on the field at where in file
-// into errors that name both.
+// apiErrs turns apimachinery's messages on the field at where in file into errors that name both.
 func apiErrs(file, where string, msgs []string) []error {
 	errs := make([]error, len(msgs))
 	for i, msg := range msgs {
@@ -80,8 +78,8 @@ func apiErrs(file, where string, msgs []string) []error {
 	return errs
 }
 
-// meta checks an object's metadata as the API server would on creation.
-// Once built, a namespaced object has kustomization.yaml's namespace.
+// meta checks an object's metadata as the API server would on creation. Once built, a namespaced
+// object has kustomization.yaml's namespace.
 func (m *manifests) meta(file string, om *metav1.ObjectMeta, namespaced bool, name apivalidation.ValidateNameFunc) []error {
 	return inFile(file, apivalidation.ValidateObjectMeta(om, namespaced && m.built, name, field.NewPath("metadata")))
 }
@@ -289,9 +287,8 @@ func (m *manifests) checkPorts(f string, cp *field.Path, c *corev1.Container) []
 	return errs
 }
 
-// checkProbe wants an HTTP GET of path on a container port, with a Host
-// header the gateway's Host check lets through: the kubelet would
-// otherwise send the pod's IP, which it refuses with 403.
+// checkProbe wants an HTTP GET of path on a container port, with a Host header the gateway's Host
+// check lets through: the kubelet would otherwise send the pod's IP, which it refuses with 403.
 func (m *manifests) checkProbe(f string, fp *field.Path, p *corev1.Probe, want string) []error {
 	if p == nil || p.HTTPGet == nil {
 		return []error{fmt.Errorf("%s: %s.httpGet: missing, want GET %s", f, fp, want)}
@@ -333,8 +330,8 @@ func loopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkSecurity wants a non-root container with no privileges on a
-// read-only root file system (the restricted Pod Security Standard).
+// checkSecurity wants a non-root container with no privileges on a read-only root file system (the
+// restricted Pod Security Standard).
 func checkSecurity(f string, pp *field.Path, pod *corev1.PodSpec, c *corev1.Container) []error {
 	var errs []error
 	ps := pod.SecurityContext
@@ -393,8 +390,7 @@ func checkResources(f string, fp *field.Path, r corev1.ResourceRequirements) []e
 	return errs
 }
 
-// checkEnv wants valid names, each given once, and secrets that the
-// example Secret holds.
+// checkEnv wants valid names, each given once, and secrets that the example Secret holds.
 func (m *manifests) checkEnv(f string, fp *field.Path, env []corev1.EnvVar) []error {
 	var errs []error
 	seen := map[string]bool{}
@@ -422,9 +418,8 @@ func (m *manifests) checkEnv(f string, fp *field.Path, env []corev1.EnvVar) []er
 	return errs
 }
 
-// checkVolumes wants every mount backed by a volume, the ConfigMap's
-// profiles.yaml where MCP_ROUTER_CONFIG points, and the image's writable
-// directories mounted.
+// checkVolumes wants every mount backed by a volume, the ConfigMap's profiles.yaml where
+// MCP_ROUTER_CONFIG points, and the image's writable directories mounted.
 func (m *manifests) checkVolumes(f string, pp *field.Path, pod *corev1.PodSpec, c *corev1.Container) []error {
 	var errs []error
 	vols := map[string]*corev1.Volume{}

@@ -1,7 +1,6 @@
 package main
 
-// The binary the Dockerfile builds must run on scratch: no dynamic loader,
-// no shared libraries.
+// The binary the Dockerfile builds must run on scratch: no dynamic loader, no shared libraries.
 
 import (
 	"debug/elf"

@@ -1,7 +1,7 @@
 package main
 
-// Reading the manifests: kustomization.yaml names them, and each is decoded
-// strictly into its Kubernetes API type.
+// Reading the manifests: kustomization.yaml names them, and each is decoded strictly into its
+// Kubernetes API type.
 
 import (
 	"bytes"
@@ -24,8 +24,8 @@ import (
 // maxManifestBytes bounds one file read: the manifests are a few KiB.
 const maxManifestBytes = 1 << 20
 
-// secretExample is the file that shows the Secret's keys; it is checked but
-// deliberately not listed in kustomization.yaml.
+// secretExample is the file that shows the Secret's keys; it is checked but deliberately not listed
+// in kustomization.yaml.
 const secretExample = "secret.example.yaml"
 
 // manifests are the decoded objects, one of each kind.
@@ -41,10 +41,9 @@ type manifests struct {
 	built         bool              // the objects are kustomize's output
 }
 
-// load reads kustomization.yaml (decoded strictly into kustomize's own
-// type), builds it with kustomize, and decodes every resource it lists and
-// the example Secret. A file that cannot be read or decoded is an error
-// naming it; the kinds found are returned even when some file failed.
+// load reads kustomization.yaml (decoded strictly into kustomize's own type), builds it with
+// kustomize, and decodes every resource it lists and the example Secret. A file that cannot be read
+// or decoded is an error naming it; the kinds found are returned even when some file failed.
 func load(fsys fs.FS) (*manifests, error) {
 	m := &manifests{files: map[string]string{}}
 	if err := decodeFile(fsys, "kustomization.yaml", &m.kustomization); err != nil {
@@ -78,8 +77,8 @@ func load(fsys fs.FS) (*manifests, error) {
 	return m, errors.Join(errs...)
 }
 
-// unlisted reports manifests in the directory that kustomization.yaml
-// leaves out: they would never be applied.
+// unlisted reports manifests in the directory that kustomization.yaml leaves out: they would never
+// be applied.
 func unlisted(fsys fs.FS, resources []string) error {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
@@ -94,8 +93,7 @@ func unlisted(fsys fs.FS, resources []string) error {
 	return errors.Join(errs...)
 }
 
-// loadObject decodes one manifest file into the type its apiVersion and
-// kind name.
+// loadObject decodes one manifest file into the type its apiVersion and kind name.
 func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	data, err := readFile(fsys, name)
 	if err != nil {
@@ -104,9 +102,8 @@ func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	return m.decodeObject(name, data, false)
 }
 
-// decodeObject decodes one object, from file name or, when built, from
-// kustomize's output for that file's kind; the built object replaces the
-// file's, so that the checks see what would be applied.
+// decodeObject decodes one object, from file name or, when built, from kustomize's output for that
+// file's kind; the built object replaces the file's, so that the checks see what would be applied.
 func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
@@ -162,8 +159,8 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 	return nil
 }
 
-// readFile reads a bounded, single-document file: a second document would
-// be ignored by the decoder, so it is refused.
+// readFile reads a bounded, single-document file: a second document would be ignored by the
+// decoder, so it is refused.
 func readFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {

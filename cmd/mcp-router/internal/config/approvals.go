@@ -8,8 +8,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/approval"
 )
 
-// rawApprovals is a profile's approvals section: which calls a person
-// must approve before they go upstream.
+// rawApprovals is a profile's approvals section: which calls a person must approve before they go
+// upstream.
 type rawApprovals struct {
 	Destructive        bool          `yaml:"destructive"`
 	Tools              []string      `yaml:"tools"`
@@ -17,9 +17,8 @@ type rawApprovals struct {
 	Timeout            DurationValue `yaml:"timeout"`
 }
 
-// approvals checks a profile's approvals section (path names it) and
-// returns it resolved: a glob path.Match cannot use, or a mode it does
-// not know, is an error naming the key.
+// approvals checks a profile's approvals section (path names it) and returns it resolved: a glob
+// path.Match cannot use, or a mode it does not know, is an error naming the key.
 func (v *validator) approvals(path string, profile *yaml.Node, a rawApprovals) approval.Policy {
 	node := valueNode(profile, "approvals")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "approvals", 1)) }

@@ -6,8 +6,7 @@ import (
 	"github.com/mcp-router/mcp-router/audit"
 )
 
-// Audit is the audit section: where the record of each call goes besides
-// the state store.
+// Audit is the audit section: where the record of each call goes besides the state store.
 type Audit struct {
 	// File is the JSON-lines file; "" writes none.
 	File string

@@ -13,8 +13,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// HTTPBounds are the http section's bounds on each client of serve --http.
-// Zero values take the proxy's defaults.
+// HTTPBounds are the http section's bounds on each client of serve --http. Zero values take the
+// proxy's defaults.
 type HTTPBounds struct {
 	// HeaderTimeout bounds the reading of a request's headers (10s).
 	HeaderTimeout time.Duration
@@ -22,13 +22,11 @@ type HTTPBounds struct {
 	IdleTimeout time.Duration
 	// BodyTimeout bounds the reading of one request body (30s).
 	BodyTimeout time.Duration
-	// MaxSessionsPerClient bounds the sessions of one token, or of one
-	// address without tokens (64).
+	// MaxSessionsPerClient bounds the sessions of one token, or of one address without tokens (64).
 	MaxSessionsPerClient int
 	// MaxStreamsPerSession bounds one session's requests in flight (32).
 	MaxStreamsPerSession int
-	// MaxBodyMemory bounds the request bodies held in memory at once, in
-	// bytes (64 MiB).
+	// MaxBodyMemory bounds the request bodies held in memory at once, in bytes (64 MiB).
 	MaxBodyMemory int64
 }
 
@@ -52,8 +50,7 @@ func (b HTTPBounds) Server() frontdoor.HTTPServerOptions {
 	return frontdoor.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
 }
 
-// byteSize is a number of bytes, with an optional binary unit: 1048576,
-// 512KiB, 64MiB, 1GiB.
+// byteSize is a number of bytes, with an optional binary unit: 1048576, 512KiB, 64MiB, 1GiB.
 type byteSize int64
 
 // UnmarshalYAML parses a size of at least 1 KiB.
@@ -66,9 +63,8 @@ func (s *byteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// sizeUnits are the units a size may end in: KiB, MiB, GiB, and then KB,
-// MB and GB as the same powers of 1024 (max_body_memory takes only the
-// first three).
+// sizeUnits are the units a size may end in: KiB, MiB, GiB, and then KB, MB and GB as the same
+// powers of 1024 (max_body_memory takes only the first three).
 var sizeUnits = []struct {
 	suffix string
 	mult   int64
@@ -91,8 +87,7 @@ func parseSize(text string, units int) (int64, bool) {
 	return n * mult, true
 }
 
-// Notifications is the limit on each upstream's notifications as the
-// proxy takes it.
+// Notifications is the limit on each upstream's notifications as the proxy takes it.
 func (l Limits) Notifications() proxy.NotificationLimit {
 	return proxy.NotificationLimit{PerSecond: l.NotificationsPerSecond, Burst: l.NotificationBurst}
 }

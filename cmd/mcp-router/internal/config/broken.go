@@ -9,12 +9,10 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// An upstream entry whose own keys are wrong (a key misspelt, no command,
-// url or builtin, a bad prefix) costs only its upstream: it is taken out
-// of the profile, the rest of the file loads, and the profile lists it as
-// disabled with its error (file:line and key), for doctor, status, the
-// console and the alerts. Errors outside the upstream entries still fail
-// the whole file.
+// An upstream entry whose own keys are wrong (a key misspelt, no command, url or builtin, a bad
+// prefix) costs only its upstream: it is taken out of the profile, the rest of the file loads, and
+// the profile lists it as disabled with its error (file:line and key), for doctor, status, the
+// console and the alerts. Errors outside the upstream entries still fail the whole file.
 
 // brokenUpstream is an upstream entry left out for its own errors.
 type brokenUpstream struct {
@@ -24,8 +22,8 @@ type brokenUpstream struct {
 	err  error
 }
 
-// disabled is the proxy's view of b: what its entry says of its
-// description, domain and prefix, if anything.
+// disabled is the proxy's view of b: what its entry says of its description, domain and prefix, if
+// anything.
 func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	scalar := func(key string) (string, bool) {
 		n := valueNode(b.node, key)
@@ -43,10 +41,9 @@ func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	return d
 }
 
-// isolateUpstreams checks each upstream entry of every profile against
-// the upstream's keys on its own, and takes those that fail out of root,
-// returning them by profile. An entry switched off (enabled: false) goes
-// silently.
+// isolateUpstreams checks each upstream entry of every profile against the upstream's keys on its
+// own, and takes those that fail out of root, returning them by profile. An entry switched off
+// (enabled: false) goes silently.
 func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream {
 	out, profiles := map[string][]brokenUpstream{}, valueNode(root, "profiles")
 	if profiles == nil || profiles.Kind != yaml.MappingNode {
@@ -82,8 +79,8 @@ func switchedOff(n *yaml.Node) bool {
 	return e != nil && e.Kind == yaml.ScalarNode && e.Value == "false"
 }
 
-// validUpstreams validates each upstream of a profile on its own: those
-// with errors join broken, the others are returned. Warnings go to v.
+// validUpstreams validates each upstream of a profile on its own: those with errors join broken,
+// the others are returned. Warnings go to v.
 func (v *validator) validUpstreams(path string, ups ordered[rawUpstream], broken []brokenUpstream) (kept ordered[rawUpstream], _ []brokenUpstream) {
 	for _, u := range ups {
 		uv := &validator{file: v.file, builtins: v.builtins}

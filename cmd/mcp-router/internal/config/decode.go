@@ -35,8 +35,7 @@ type rawHTTP struct {
 	Tokens          []rawToken  `yaml:"tokens"`
 	OIDC            *rawOIDC    `yaml:"oidc"`
 	SessionKey      string      `yaml:"session_key"`
-	// TrustedProxies are reverse proxies whose X-Forwarded-For is believed
-	// (trustedproxies.go).
+	// TrustedProxies are reverse proxies whose X-Forwarded-For is believed (trustedproxies.go).
 	TrustedProxies []trustedProxy `yaml:"trusted_proxies"`
 
 	// Bounds on each client (bounds.go).
@@ -55,8 +54,7 @@ type rawProfile struct {
 	Planner   rawPlanner           `yaml:"planner"`
 	Integrity rawIntegrity         `yaml:"integrity"`
 	Approvals rawApprovals         `yaml:"approvals"`
-	// ValidateArguments is the profile's default; an upstream's
-	// validate_arguments overrides it.
+	// ValidateArguments is the profile's default; an upstream's validate_arguments overrides it.
 	ValidateArguments bool `yaml:"validate_arguments"`
 }
 
@@ -124,9 +122,8 @@ type rawUpstream struct {
 	// TrustAnnotations and ReadOnlyTools: see proxy.UpstreamConfig.
 	TrustAnnotations bool     `yaml:"trust_annotations"`
 	ReadOnlyTools    []string `yaml:"read_only_tools"`
-	// Description says what this upstream is for ("my personal notes
-	// folder"): routing indexes it and the model is shown it, which tells
-	// several instances of one server apart.
+	// Description says what this upstream is for ("my personal notes folder"): routing indexes it
+	// and the model is shown it, which tells several instances of one server apart.
 	Description string `yaml:"description"`
 	// Auth configures OAuth to a remote upstream (see upstreamauth.Config).
 	Auth *rawAuth `yaml:"auth"`
@@ -194,9 +191,9 @@ func (o ordered[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
 
 type orderedMap interface{ valueType() reflect.Type }
 
-// decoder checks a node tree against a Go type before decoding it, so that
-// every problem is reported with its key path and line, all at once.
-// Its problems are collected as the validator's are.
+// decoder checks a node tree against a Go type before decoding it, so that every problem is
+// reported with its key path and line, all at once. Its problems are collected as the validator's
+// are.
 type decoder struct{ validator }
 
 // decode checks n against out's type and, when it is clean, decodes it.

@@ -12,14 +12,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// DefaultOllamaURL is ollama.url when neither the file nor
-// MCP_ROUTER_OLLAMA_URL sets it.
+// DefaultOllamaURL is ollama.url when neither the file nor MCP_ROUTER_OLLAMA_URL sets it.
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
-// layered is the overridable settings: the file's values (decoded once,
-// by parse) under the MCP_ROUTER_* variables that are set. viper holds the
-// layers and reads a variable's text as the setting's type ("true", "1").
-// get and where collect the problems in errs.
+// layered is the overridable settings: the file's values (decoded once, by parse) under the
+// MCP_ROUTER_* variables that are set. viper holds the layers and reads a variable's text as the
+// setting's type ("true", "1"). get and where collect the problems in errs.
 type layered struct {
 	v       *viper.Viper
 	fromEnv map[string]string // key: the variable that set it
@@ -31,8 +29,8 @@ type layered struct {
 
 func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) *layered {
 	l := &layered{v: viper.New(), fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
-	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides
-	// (docs/reference.md lists them), with the file's values.
+	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides (docs/reference.md lists them),
+	// with the file's values.
 	for key, val := range map[string]any{
 		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
 		"log.trace_file": raw.Log.TraceFile, "state_dir": raw.StateDir, "state.url": raw.State.URL,
@@ -50,8 +48,7 @@ func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (st
 	return l
 }
 
-// where names a setting in messages: its variable when one set it, else
-// its line in the file.
+// where names a setting in messages: its variable when one set it, else its line in the file.
 func (l *layered) where(key string) string {
 	if env, ok := l.fromEnv[key]; ok {
 		return env
@@ -59,10 +56,9 @@ func (l *layered) where(key string) string {
 	return fmt.Sprintf("%s:%d: %s", l.file, settingLine(l.root, strings.Split(key, ".")...), key)
 }
 
-// get returns a setting, with ${VAR} expanded when expand is set and the
-// value comes from the file. A value taken from a variable is not
-// expanded again, and one that holds "${" is refused: a client that does
-// not expand variables passed it on literally.
+// get returns a setting, with ${VAR} expanded when expand is set and the value comes from the file.
+// A value taken from a variable is not expanded again, and one that holds "${" is refused: a client
+// that does not expand variables passed it on literally.
 func (l *layered) get(key string, expand bool) string {
 	val := l.v.GetString(key)
 	if env, ok := l.fromEnv[key]; ok {
@@ -81,8 +77,8 @@ func (l *layered) get(key string, expand bool) string {
 	return out
 }
 
-// settings sets the top-level settings, with the MCP_ROUTER_* variables
-// over the file, and expands ${VAR} where it applies.
+// settings sets the top-level settings, with the MCP_ROUTER_* variables over the file, and expands
+// ${VAR} where it applies.
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
 	l := layer(file, root, raw, getenv)
 	c.DefaultProfile = l.get("default_profile", false)
@@ -111,10 +107,9 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 	return nil
 }
 
-// httpSettings sets the http section's lists and session key, and returns
-// what is wrong with the hosts and origins written as they are. Problems
-// that need a variable expanded matter to serve --http alone: they are
-// kept for CheckHTTP.
+// httpSettings sets the http section's lists and session key, and returns what is wrong with the
+// hosts and origins written as they are. Problems that need a variable expanded matter to serve
+// --http alone: they are kept for CheckHTTP.
 func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 	var errs []error
 	file, root, getenv := l.file, l.root, l.getenv

@@ -6,11 +6,10 @@ import (
 	"strings"
 )
 
-// Tracing is the tracing section: OpenTelemetry spans exported over
-// OTLP/HTTP, off unless OTLPEndpoint is set.
+// Tracing is the tracing section: OpenTelemetry spans exported over OTLP/HTTP, off unless
+// OTLPEndpoint is set.
 type Tracing struct {
-	// OTLPEndpoint is the URL spans are posted to; one without a path
-	// gets the standard /v1/traces.
+	// OTLPEndpoint is the URL spans are posted to; one without a path gets the standard /v1/traces.
 	OTLPEndpoint string
 	// ServiceName is the service.name of the spans ["mcp-router"].
 	ServiceName string

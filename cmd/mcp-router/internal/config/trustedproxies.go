@@ -8,8 +8,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// trustedProxy is an entry of http.trusted_proxies: an address or a CIDR
-// block, checked as it is decoded so that an error names its line.
+// trustedProxy is an entry of http.trusted_proxies: an address or a CIDR block, checked as it is
+// decoded so that an error names its line.
 type trustedProxy netip.Prefix
 
 // UnmarshalYAML parses an address or a CIDR block.

@@ -6,6 +6,7 @@ package main
 // that runs as non-root on a read-only root file system.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,10 +85,8 @@ func (m *manifests) meta(file string, om *metav1.ObjectMeta, namespaced bool, na
 	return inFile(file, apivalidation.ValidateObjectMeta(om, namespaced && m.built, name, field.NewPath("metadata")))
 }
 
-func (m *manifests) file(gvk string) string { return m.files[gvk] }
-
 func (m *manifests) checkNamespace() []error {
-	f := m.file("v1/Namespace")
+	f := m.files["v1/Namespace"]
 	errs := m.meta(f, &m.namespace.ObjectMeta, false, apivalidation.NameIsDNSLabel)
 	if ns := m.kustomization.Namespace; m.namespace.Name != ns {
 		errs = append(errs, fmt.Errorf("%s: metadata.name: got %q, want kustomization.yaml's namespace %q", f, m.namespace.Name, ns))
@@ -96,7 +95,7 @@ func (m *manifests) checkNamespace() []error {
 }
 
 func (m *manifests) checkConfigMap() []error {
-	f := m.file("v1/ConfigMap")
+	f := m.files["v1/ConfigMap"]
 	errs := m.meta(f, &m.configMap.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	for k := range m.configMap.Data {
 		errs = append(errs, apiErrs(f, "data."+k, validation.IsConfigMapKey(k))...)
@@ -165,7 +164,7 @@ func (m *manifests) selects(file string, fp *field.Path, sel *metav1.LabelSelect
 }
 
 func (m *manifests) checkService() []error {
-	f := m.file("v1/Service")
+	f := m.files["v1/Service"]
 	svc := m.service
 	errs := m.meta(f, &svc.ObjectMeta, true, apivalidation.NameIsDNS1035Label)
 	fp := field.NewPath("spec")
@@ -188,7 +187,7 @@ func (m *manifests) checkService() []error {
 }
 
 func (m *manifests) checkPDB() []error {
-	f := m.file("policy/v1/PodDisruptionBudget")
+	f := m.files["policy/v1/PodDisruptionBudget"]
 	pdb := m.pdb
 	errs := m.meta(f, &pdb.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	fp := field.NewPath("spec")
@@ -239,7 +238,7 @@ func (m *manifests) containerPort(p intstr.IntOrString) *corev1.ContainerPort {
 }
 
 func (m *manifests) checkDeployment() []error {
-	f := m.file("apps/v1/Deployment")
+	f := m.files["apps/v1/Deployment"]
 	d := m.deployment
 	errs := m.meta(f, &d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	sp := field.NewPath("spec")
@@ -334,23 +333,10 @@ func loopbackHost(h string) bool {
 // restricted Pod Security Standard).
 func checkSecurity(f string, pp *field.Path, pod *corev1.PodSpec, c *corev1.Container) []error {
 	var errs []error
-	ps := pod.SecurityContext
-	if ps == nil {
-		ps = &corev1.PodSecurityContext{}
-	}
-	cs := c.SecurityContext
-	if cs == nil {
-		cs = &corev1.SecurityContext{}
-	}
+	ps := cmp.Or(pod.SecurityContext, &corev1.PodSecurityContext{})
+	cs := cmp.Or(c.SecurityContext, &corev1.SecurityContext{})
 	csp := pp.Child("containers").Index(0).Child("securityContext")
-	nonRoot := cs.RunAsNonRoot
-	if nonRoot == nil {
-		nonRoot = ps.RunAsNonRoot
-	}
-	uid := cs.RunAsUser
-	if uid == nil {
-		uid = ps.RunAsUser
-	}
+	nonRoot, uid := cmp.Or(cs.RunAsNonRoot, ps.RunAsNonRoot), cmp.Or(cs.RunAsUser, ps.RunAsUser)
 	if nonRoot == nil || !*nonRoot {
 		errs = append(errs, fmt.Errorf("%s: %s.runAsNonRoot: want true", f, pp.Child("securityContext")))
 	}

@@ -118,23 +118,17 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var obj any
 	switch gvk {
 	case "v1/Namespace":
-		m.namespace = &corev1.Namespace{}
-		obj = m.namespace
+		obj = fresh(&m.namespace)
 	case "v1/ConfigMap":
-		m.configMap = &corev1.ConfigMap{}
-		obj = m.configMap
+		obj = fresh(&m.configMap)
 	case "apps/v1/Deployment":
-		m.deployment = &appsv1.Deployment{}
-		obj = m.deployment
+		obj = fresh(&m.deployment)
 	case "v1/Service":
-		m.service = &corev1.Service{}
-		obj = m.service
+		obj = fresh(&m.service)
 	case "policy/v1/PodDisruptionBudget":
-		m.pdb = &policyv1.PodDisruptionBudget{}
-		obj = m.pdb
+		obj = fresh(&m.pdb)
 	case "v1/Secret":
-		m.secret = &corev1.Secret{}
-		obj = m.secret
+		obj = fresh(&m.secret)
 	default:
 		return fmt.Errorf("%s: apiVersion/kind %s is not one this checker knows (apps/v1 Deployment, v1 Service, ConfigMap, Namespace or Secret, policy/v1 PodDisruptionBudget)", name, gvk)
 	}
@@ -145,6 +139,12 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// fresh points *p at a new T and returns it.
+func fresh[T any](p **T) *T {
+	*p = new(T)
+	return *p
 }
 
 // decodeFile strictly decodes one single-document YAML file into v.

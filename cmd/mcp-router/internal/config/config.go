@@ -135,7 +135,7 @@ type Profile struct {
 	Routing   Routing
 	Planner   Planner
 	Integrity Integrity
-	// Approvals says which calls a person must approve (approvals.go).
+	// Approvals says which calls a person must approve.
 	Approvals approval.Policy
 	// Disabled are the upstreams whose entry could not be used (a variable not set, say): left out,
 	// each with its error, while the rest of the profile runs.

@@ -35,7 +35,7 @@ type rawHTTP struct {
 	Tokens          []rawToken  `yaml:"tokens"`
 	OIDC            *rawOIDC    `yaml:"oidc"`
 	SessionKey      string      `yaml:"session_key"`
-	// TrustedProxies are reverse proxies whose X-Forwarded-For is believed (trustedproxies.go).
+	// TrustedProxies are reverse proxies whose X-Forwarded-For is believed (bounds.go).
 	TrustedProxies []trustedProxy `yaml:"trusted_proxies"`
 
 	// Bounds on each client (bounds.go).

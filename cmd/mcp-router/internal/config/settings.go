@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/audit"
 )
 
 // DefaultOllamaURL is ollama.url when neither the file nor MCP_ROUTER_OLLAMA_URL sets it.
@@ -136,4 +139,54 @@ func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 		c.HTTP.SessionKey = key
 	}
 	return errs
+}
+
+// Audit is the audit section: where the record of each call goes besides the state store.
+type Audit struct {
+	// File is the JSON-lines file; "" writes none.
+	File string
+	// MaxBytes is the size past which File rotates [audit.DefaultMaxBytes].
+	MaxBytes int64
+	// Keep is how many rotated files are kept [audit.DefaultKeep].
+	Keep int
+}
+
+type rawAudit struct {
+	File     string    `yaml:"file"`
+	MaxBytes sizeValue `yaml:"max_bytes"`
+	Keep     sizeValue `yaml:"keep"`
+}
+
+func (c *Config) audit(raw rawAudit) {
+	c.Audit = Audit{File: raw.File, MaxBytes: cmp.Or(int64(raw.MaxBytes), audit.DefaultMaxBytes), Keep: cmp.Or(int(raw.Keep), audit.DefaultKeep)}
+}
+
+// Tracing is the tracing section: OpenTelemetry spans exported over OTLP/HTTP, off unless
+// OTLPEndpoint is set.
+type Tracing struct {
+	// OTLPEndpoint is the URL spans are posted to; one without a path gets the standard /v1/traces.
+	OTLPEndpoint string
+	// ServiceName is the service.name of the spans ["mcp-router"].
+	ServiceName string
+}
+
+type rawTracing struct {
+	OTLPEndpoint *lineString `yaml:"otlp_endpoint"`
+	ServiceName  string      `yaml:"service_name"`
+}
+
+func (c *Config) tracing(v *validator, raw rawTracing) {
+	c.Tracing = Tracing{ServiceName: cmp.Or(raw.ServiceName, "mcp-router")}
+	if raw.OTLPEndpoint == nil || raw.OTLPEndpoint.S == "" {
+		return
+	}
+	u, err := url.Parse(raw.OTLPEndpoint.S)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.errorf(raw.OTLPEndpoint.Line, "tracing.otlp_endpoint", "%q is not an http(s) URL (like http://127.0.0.1:4318)", raw.OTLPEndpoint.S)
+		return
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		u.Path = "/v1/traces"
+	}
+	c.Tracing.OTLPEndpoint = u.String()
 }

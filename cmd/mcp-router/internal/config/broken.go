@@ -9,12 +9,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// An upstream entry whose own keys are wrong (a key misspelt, no command, url or builtin, a bad
-// prefix) costs only its upstream: it is taken out of the profile, the rest of the file loads, and
-// the profile lists it as disabled with its error (file:line and key), for doctor, status, the
-// console and the alerts. Errors outside the upstream entries still fail the whole file.
-
-// brokenUpstream is an upstream entry left out for its own errors.
+// brokenUpstream is an upstream entry left out for its own errors (a key misspelt, no command, a
+// bad prefix): the rest of the file loads, and the profile lists it as disabled with its error.
 type brokenUpstream struct {
 	name string
 	line int
@@ -41,9 +37,8 @@ func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	return d
 }
 
-// isolateUpstreams checks each upstream entry of every profile against the upstream's keys on its
-// own, and takes those that fail out of root, returning them by profile. An entry switched off
-// (enabled: false) goes silently.
+// isolateUpstreams takes the upstream entries with wrong keys out of root and returns them by
+// profile; one switched off (enabled: false) goes silently.
 func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream {
 	out, profiles := map[string][]brokenUpstream{}, valueNode(root, "profiles")
 	if profiles == nil || profiles.Kind != yaml.MappingNode {

@@ -1,10 +1,7 @@
 // Package config reads profiles.yaml: where it is found, what it may say, and how it becomes the
-// upstream and routing settings the proxy runs with. Every error names the file, the line and the
-// key.
-//
-// The file is decoded once, from its YAML node tree (only the node tree knows line numbers, and
-// environment variable and header names keep their case: decision 10 in docs/design.md); viper then
-// layers the MCP_ROUTER_* variables over the top-level settings they name (settings.go).
+// settings the proxy runs with. Every error names the file, the line and the key. The file is
+// decoded once, from its YAML node tree (only it knows line numbers and keeps the case of variable
+// and header names); viper layers the MCP_ROUTER_* variables over the top-level settings.
 package config
 
 import (
@@ -87,9 +84,8 @@ type Log struct {
 type HTTP struct {
 	BearerTokens   []string
 	AllowedOrigins []string
-	// AllowedHosts are Host header names (with or without a port) allowed besides loopback ones,
-	// for a gateway reached by another name: a Kubernetes Service, a load balancer that passes the
-	// Host on.
+	// AllowedHosts are Host header names (port optional) allowed besides loopback ones, for a
+	// gateway reached by another name (a Kubernetes Service, a load balancer).
 	AllowedHosts []string
 	// DisconnectGrace is how long a call goes on after its client drops the response stream without
 	// cancelling (default 30s; 0 cancels at once).
@@ -250,9 +246,8 @@ func RedactURL(raw string) string {
 // LogLevels are the values of log.level and --log-level.
 var LogLevels = []string{"debug", "info", "warn", "error"}
 
-// CheckHTTP reports what is wrong with the http section: a variable in a bearer token or origin
-// that is not set, an empty token, an origin that is not one. Only serve --http needs the section,
-// so only it calls this; until then the problem does not stop other commands.
+// CheckHTTP reports what is wrong with the http section once expanded (a variable not set, an empty
+// token, a bad origin): only serve --http needs it, so the problem stops no other command.
 func (c *Config) CheckHTTP() error { return c.httpErr }
 
 // stateDir resolves the state directory: the configured one (with ~ expanded), else
@@ -312,8 +307,7 @@ type Integrity struct {
 	// Poisoning is "warn" (default) or "quarantine".
 	Poisoning string
 	// Results is what to do with secrets and injection markers in tool results: "off", "warn",
-	// "redact" (default) or "block". Each upstream's own results key overrides it
-	// (proxy.UpstreamConfig.Results).
+	// "redact" (default) or "block"; an upstream's own results key overrides it.
 	Results string
 }
 

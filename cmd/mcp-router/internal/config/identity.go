@@ -1,8 +1,6 @@
 package config
 
-// Who may use the gateway over HTTP and which profile serves each caller: http.tokens (static
-// bearer tokens that name a profile) and http.oidc (JWTs from an issuer, with claims mapped to
-// profiles).
+// Who may use the gateway over HTTP and which profile serves each caller: http.tokens and http.oidc.
 
 import (
 	"errors"
@@ -73,9 +71,8 @@ func (h HTTP) Auth(opts *frontdoor.Options) {
 	}
 }
 
-// identity checks http.tokens and http.oidc and expands their variables. A profile they name must
-// exist (checked at load); an expansion error matters only to serve --http, like the other http
-// settings.
+// identity checks http.tokens and http.oidc and expands their variables; an expansion error
+// matters only to serve --http.
 func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	var expandErrs []error
 	at := func(path ...string) (int, string) {

@@ -28,9 +28,8 @@ var Clients = []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, Clie
 type ImportOptions struct {
 	// Client is one of Clients.
 	Client string
-	// Files are the client's configuration files to read, in order; an earlier file keeps a server
-	// name that a later one repeats. Empty reads the client's default locations that exist
-	// (ClientFiles).
+	// Files are the client's files to read, in order (an earlier file keeps a name a later one
+	// repeats); empty reads those of ClientFiles that exist.
 	Files []string
 	// Places locates the default files and fills in ${userHome} and ${workspaceFolder}.
 	Places Places
@@ -308,11 +307,9 @@ type MovedServer struct {
 	Project string
 }
 
-// Moved returns the servers of a client's file (its top-level mcpServers or servers, and Claude
-// Code's projects.<path>.mcpServers) that a profile of c runs already: an upstream of the name
-// import gives the server, with the same command and args, or url, as import writes them, or one of
-// another name that is the same in every part (see runs). Those are safe to remove from the client
-// once it runs mcp-router. profile "" means the default profile.
+// Moved returns the servers of a client's file (top-level and Claude Code's projects) that a
+// profile of c ("" the default) runs already (see runs): safe to remove from the client once it
+// runs mcp-router.
 func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServer, error) {
 	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {

@@ -10,12 +10,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Merge adds the servers of an import to an existing profiles.yaml, the profile it runs by default
-// (default_profile, else the only one, else "default"), and returns the new file and notes for the
-// user. The file is edited as a YAML node tree, so its comments, order and other keys stay. An
-// imported server of a name the profile has is the same upstream when it runs the same command and
-// args, or the same url, and is taken once; another server of that name joins as <name>-<client>,
-// with a comment saying so. Nothing of the existing file is dropped.
+// Merge adds the servers of an import to the default profile of an existing profiles.yaml, edited
+// as a node tree so that its comments, order and other keys stay, and returns the new file and
+// notes for the user. A server the profile runs already is taken once; another of a name the
+// profile has joins as <name>-<client>.
 func Merge(existing []byte, imported *Imported, client string) ([]byte, []string, error) {
 	var doc, in yaml.Node
 	if err := yaml.Unmarshal(existing, &doc); err != nil {

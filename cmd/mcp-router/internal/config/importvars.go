@@ -60,9 +60,8 @@ func parseEnvFile(data []byte) map[string]string {
 	return out
 }
 
-// vars translates the client's ${...} placeholders in s to profiles.yaml terms: ${VAR} for the
-// environment, resolved folders, and $${ for anything else, with a note where something needs the
-// user.
+// vars translates the client's ${...} placeholders in s: ${VAR} for the environment, resolved
+// folders, and $${ for anything else, with a note where the user must act.
 func (d *dialect) vars(s, where string) string {
 	if !strings.Contains(s, "${") {
 		return s

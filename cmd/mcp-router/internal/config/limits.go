@@ -27,8 +27,7 @@ type Limits struct {
 	// [proxy.DefaultStartWait].
 	StartWait time.Duration
 	// ConnectTimeout bounds an upstream's start (initialize and first listing) unless its own
-	// connect_timeout does; a stdio child that shows signs of life is given longer
-	// [proxy.DefaultConnectTimeout].
+	// connect_timeout does [proxy.DefaultConnectTimeout].
 	ConnectTimeout time.Duration
 
 	// What upstreams send (proxy.UpstreamConfig).
@@ -57,10 +56,8 @@ type Limits struct {
 	ResultStoreTotalBytes int
 	ResultTTL             time.Duration
 
-	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls), on one upstream and
-	// waiting for it (proxy.Options.MaxInFlight, MaxQueue), of one plan and of one plan on one
-	// upstream (executor.Options.MaxParallel, PerUpstream), of one foreach step
-	// (executor.Options.ForeachWidth).
+	// Calls at once: of one stdio client, on and waiting for one upstream, of one plan, of one plan
+	// on one upstream, of one foreach step.
 	StdioCalls        int
 	UpstreamCalls     int
 	UpstreamQueue     int

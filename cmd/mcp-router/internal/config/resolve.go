@@ -45,9 +45,8 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	return p, nil
 }
 
-// addUpstream adds one upstream entry of profile rp to p: variables expanded, the profile's
-// defaults and the limits applied; or, when its variables cannot be expanded, disabled (one bad
-// entry costs only its upstream: the others serve).
+// addUpstream adds one upstream entry of profile rp to p, resolved; or, when its variables cannot
+// be expanded, disabled: one bad entry costs only its upstream.
 func (c *Config) addUpstream(p *Profile, rp rawProfile, u entry[rawUpstream]) {
 	x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + p.Name + ".upstreams." + u.Key, entry: u}
 	cfg := x.upstream()
@@ -183,11 +182,9 @@ func (x *expander) expandMap(key string, m map[string]string) map[string]string 
 	return out
 }
 
-// Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv; $${ is a literal ${. A
-// variable that is unset (and has no fallback) is an error naming it. A lone $ is kept as it is.
-// Values are substituted once: a variable's value or a fallback that holds "${" is an error (nested
-// variables are not expanded, and a placeholder passed on unexpanded must not become a literal
-// password).
+// Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv; $${ is a literal ${ and a
+// lone $ is kept. An unset variable without fallback is an error naming it, and so is a value
+// holding "${": a placeholder passed on unexpanded must not become a literal password.
 func Expand(s string, getenv func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil

@@ -18,9 +18,8 @@ import (
 // DefaultOllamaURL is ollama.url when neither the file nor MCP_ROUTER_OLLAMA_URL sets it.
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
-// layered is the overridable settings: the file's values (decoded once, by parse) under the
-// MCP_ROUTER_* variables that are set. viper holds the layers and reads a variable's text as the
-// setting's type ("true", "1"). get and where collect the problems in errs.
+// layered is the overridable settings: the file's values under the MCP_ROUTER_* variables that are
+// set, in viper, which reads a variable's text as the setting's type ("true", "1").
 type layered struct {
 	v       *viper.Viper
 	fromEnv map[string]string // key: the variable that set it
@@ -59,9 +58,8 @@ func (l *layered) where(key string) string {
 	return fmt.Sprintf("%s:%d: %s", l.file, settingLine(l.root, strings.Split(key, ".")...), key)
 }
 
-// get returns a setting, with ${VAR} expanded when expand is set and the value comes from the file.
-// A value taken from a variable is not expanded again, and one that holds "${" is refused: a client
-// that does not expand variables passed it on literally.
+// get returns a setting, ${VAR} expanded when expand is set and it comes from the file. A variable's
+// value holding "${" is refused: a client that does not expand variables passed it on.
 func (l *layered) get(key string, expand bool) string {
 	val := l.v.GetString(key)
 	if env, ok := l.fromEnv[key]; ok {
@@ -110,9 +108,8 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 	return nil
 }
 
-// httpSettings sets the http section's lists and session key, and returns what is wrong with the
-// hosts and origins written as they are. Problems that need a variable expanded matter to serve
-// --http alone: they are kept for CheckHTTP.
+// httpSettings sets the http section's lists and session key and returns what is wrong with the
+// hosts and origins as written; problems after expansion are kept for CheckHTTP.
 func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 	var errs []error
 	file, root, getenv := l.file, l.root, l.getenv

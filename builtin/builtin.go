@@ -26,10 +26,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// version is what the built-in servers report in their initialize result.
 const version = "1.0.0"
 
-// builders maps each built-in server name to its constructor.
 var builders = map[string]func(args []string) (*server.MCPServer, error){
 	"calculator": newCalculator,
 	"docs":       newDocs,
@@ -56,7 +54,6 @@ func New(name string, args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// newServer returns an empty server with the options every built-in server shares.
 func newServer(name string) *server.MCPServer {
 	return server.NewMCPServer(name, version, server.WithToolCapabilities(false), server.WithRecovery())
 }
@@ -159,7 +156,6 @@ func stringArg(args map[string]any, name string) (string, error) {
 	return s, nil
 }
 
-// jsonKind names the JSON type of a decoded value, for error messages.
 func jsonKind(v any) string {
 	switch v.(type) {
 	case bool:

@@ -13,13 +13,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// resultSchema is the output schema of every calculator tool.
 var resultSchema = json.RawMessage(`{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}`)
 
 // maxFactorial is the largest n whose factorial fits in a float64.
 const maxFactorial = 170
 
-// param is one numeric input of a calculator operation.
 type param struct {
 	name     string
 	desc     string
@@ -97,7 +95,6 @@ func newCalculator(args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// tool describes op to clients.
 func (op operation) tool() mcp.Tool {
 	opts := readOnly(false, mcp.WithDescription(op.desc), mcp.WithRawOutputSchema(resultSchema))
 	for _, p := range op.params {
@@ -110,7 +107,6 @@ func (op operation) tool() mcp.Tool {
 	return mcp.NewTool(op.name, opts...)
 }
 
-// handle is the tool handler of op.
 func (op operation) handle(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	values := make([]float64, len(op.params))

@@ -86,7 +86,6 @@ func newDocs(args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// docHit is one passage in the structured content of search_documents.
 type docHit struct {
 	Path    string  `json:"path"`
 	Heading string  `json:"heading"`
@@ -95,7 +94,6 @@ type docHit struct {
 	Text    string  `json:"text"`
 }
 
-// docsResult is the structured content of search_documents.
 type docsResult struct {
 	Query   string   `json:"query"`
 	Results []docHit `json:"results"`
@@ -125,7 +123,6 @@ func (d *docs) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	return mcp.NewToolResultStructured(res, d.readable(res, ix)), nil
 }
 
-// readable is the text content of a search_documents result.
 func (d *docs) readable(res docsResult, ix *bm25Index) string {
 	if len(res.Results) == 0 {
 		return d.nothingMatched(res.Query, ix)
@@ -252,7 +249,6 @@ func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, 
 	return s.files, s.stamp, nil
 }
 
-// scan collects the documents of one walk and their stamp.
 type scan struct {
 	root  *os.Root
 	hash  hash.Hash64

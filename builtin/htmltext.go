@@ -211,7 +211,6 @@ func attr(n *html.Node, key string) (string, bool) {
 	return "", false
 }
 
-// link is one hyperlink of a page.
 type link struct {
 	URL  string `json:"url"`
 	Text string `json:"text"`

@@ -9,7 +9,6 @@ import (
 // passageChars is the size paragraphs are grouped up to; a longer paragraph is cut at spaces.
 const passageChars = 800
 
-// passage is one searchable piece of a document.
 type passage struct {
 	path    string // relative to the root, slash-separated
 	heading string // the heading path, e.g. "Install > From source"
@@ -17,7 +16,6 @@ type passage struct {
 	text    string
 }
 
-// format is how a file's headings are written.
 type format int
 
 const (
@@ -56,7 +54,6 @@ func frontMatterEnd(lines []string) int {
 	return 0
 }
 
-// splitter is the state of splitPassages.
 type splitter struct {
 	path     string
 	format   format
@@ -163,7 +160,6 @@ func (s *splitter) endParagraph() {
 	}
 }
 
-// endPassage emits the passage being grouped.
 func (s *splitter) endPassage() {
 	if len(s.chunk) == 0 {
 		return

@@ -57,7 +57,6 @@ var extractLinksTool = mcp.NewTool("extract_links", readOnly(true,
 		`"required":["url","links"]}`)),
 )...)
 
-// web serves fetch_url and extract_links.
 type web struct {
 	client  *http.Client
 	timeout time.Duration
@@ -90,7 +89,6 @@ func newWeb(args []string) (*server.MCPServer, error) {
 	return newWebServer(webOptions{timeout: *timeout, allowPrivate: *allowPrivate}), nil
 }
 
-// newWebServer builds the web server from opts.
 func newWebServer(opts webOptions) *server.MCPServer {
 	w := &web{client: newHTTPClient(opts), timeout: opts.timeout}
 	srv := newServer("web")
@@ -125,7 +123,6 @@ func newHTTPClient(opts webOptions) *http.Client {
 	}
 }
 
-// fetchResult is the structured content of fetch_url.
 type fetchResult struct {
 	Title       string `json:"title"`
 	URL         string `json:"url"`
@@ -172,7 +169,6 @@ func (w *web) fetchText(ctx context.Context, args map[string]any) (*fetchResult,
 	return res, nil
 }
 
-// readable is the text content of a fetch_url result.
 func (r *fetchResult) readable() string {
 	var b strings.Builder
 	if r.Title != "" {
@@ -185,7 +181,6 @@ func (r *fetchResult) readable() string {
 	return b.String()
 }
 
-// linksResult is the structured content of extract_links.
 type linksResult struct {
 	URL   string `json:"url"`
 	Links []link `json:"links"`
@@ -218,7 +213,6 @@ func (w *web) links(ctx context.Context, args map[string]any) (*linksResult, boo
 	return &linksResult{URL: p.url.String(), Links: pageLinks(doc, p.url)}, p.truncated, nil
 }
 
-// readable is the text content of an extract_links result.
 func (r *linksResult) readable(truncated bool) string {
 	var b strings.Builder
 	switch len(r.Links) {
@@ -242,7 +236,6 @@ func (r *linksResult) readable(truncated bool) string {
 	return b.String()
 }
 
-// contentKind says how a response body can be shown.
 type contentKind int
 
 const (
@@ -318,7 +311,6 @@ func checkURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// describe turns a client error into a message for the model.
 func (w *web) describe(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

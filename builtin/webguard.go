@@ -16,7 +16,6 @@ import (
 // itself and dials only the addresses it checked, so DNS rebinding gains nothing, and every
 // redirect hop dials through it.
 
-// resolver looks up the addresses of a host name; *net.Resolver is one.
 type resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -126,7 +125,6 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	return g.check("", ap)
 }
 
-// blockedError is a connection refused because its address is not public.
 type blockedError struct {
 	name string     // the host name that resolved to addr, or empty for an address in the URL
 	addr netip.Addr // the address refused

@@ -61,7 +61,6 @@ func Check(fsys fs.FS) error {
 	return errors.Join(errs...)
 }
 
-// inFile turns a field.ErrorList into errors that name the file.
 func inFile(file string, list field.ErrorList) []error {
 	errs := make([]error, 0, len(list))
 	for _, e := range list {
@@ -125,7 +124,6 @@ func (m *manifests) checkSecret() []error {
 	return errs
 }
 
-// secretKeys are the keys a Secret holds, in data or stringData.
 func secretKeys(s *corev1.Secret) map[string]bool {
 	keys := map[string]bool{}
 	for k := range s.Data {
@@ -223,7 +221,6 @@ func (m *manifests) container() *corev1.Container {
 	return &m.deployment.Spec.Template.Spec.Containers[0]
 }
 
-// containerPort finds the container's port that p names, by name or number.
 func (m *manifests) containerPort(p intstr.IntOrString) *corev1.ContainerPort {
 	c := m.container()
 	if c == nil {

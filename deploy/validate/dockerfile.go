@@ -66,7 +66,6 @@ func CheckDockerfile(file string, data []byte) error {
 	return errors.Join(errs...)
 }
 
-// lineOf is the first line of a location, 0 when unknown.
 func lineOf(loc []parser.Range) int {
 	if len(loc) == 0 {
 		return 0

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// buildDir is where the manifests are put in kustomize's in-memory file system.
 const buildDir = "/k8s"
 
 // build runs kustomize on fsys, the directory of kustomization.yaml, and checks its output: one

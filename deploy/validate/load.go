@@ -93,7 +93,6 @@ func unlisted(fsys fs.FS, resources []string) error {
 	return errors.Join(errs...)
 }
 
-// loadObject decodes one manifest file into the type its apiVersion and kind name.
 func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	data, err := readFile(fsys, name)
 	if err != nil {
@@ -147,7 +146,6 @@ func fresh[T any](p **T) *T {
 	return *p
 }
 
-// decodeFile strictly decodes one single-document YAML file into v.
 func decodeFile(fsys fs.FS, name string, v any) error {
 	data, err := readFile(fsys, name)
 	if err != nil {

@@ -31,7 +31,6 @@ type HTTPBounds struct {
 	MaxBodyMemory int64
 }
 
-// setBounds copies what the file sets (zero where it sets nothing).
 func (r rawHTTP) setBounds(b *HTTPBounds) {
 	b.HeaderTimeout, b.IdleTimeout, b.BodyTimeout = time.Duration(r.HeaderTimeout), time.Duration(r.IdleTimeout), time.Duration(r.BodyTimeout)
 	b.MaxSessionsPerClient, b.MaxStreamsPerSession = int(r.MaxSessionsPerClient), int(r.MaxStreamsPerSession)
@@ -71,7 +70,6 @@ var sizeUnits = []struct {
 	mult   int64
 }{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}}
 
-// parseSize parses a whole number with an optional unit of units.
 func parseSize(text string, units int) (int64, bool) {
 	text = strings.TrimSpace(text)
 	mult := int64(1)
@@ -93,7 +91,6 @@ func (l Limits) Notifications() proxy.NotificationLimit {
 	return proxy.NotificationLimit{PerSecond: l.NotificationsPerSecond, Burst: l.NotificationBurst}
 }
 
-// positiveRate is a rate more than zero.
 type positiveRate float64
 
 // UnmarshalYAML accepts a finite number more than zero.
@@ -120,7 +117,6 @@ func (p *trustedProxy) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// trustedProxies are the entries as the front door takes them.
 func (r rawHTTP) trustedProxies() []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range r.TrustedProxies {

@@ -68,7 +68,6 @@ func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream 
 	return out
 }
 
-// switchedOff reports whether an upstream entry says enabled: false.
 func switchedOff(n *yaml.Node) bool {
 	e := valueNode(n, "enabled")
 	return e != nil && e.Kind == yaml.ScalarNode && e.Value == "false"

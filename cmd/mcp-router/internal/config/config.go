@@ -153,7 +153,6 @@ func Load(opts LoadOptions) (*Config, error) {
 	return parse(file, data, opts)
 }
 
-// find returns the file to read and its content.
 func find(opts LoadOptions) (string, []byte, error) {
 	if opts.Path != "" {
 		data, err := os.ReadFile(opts.Path)

@@ -132,7 +132,6 @@ type rawUpstream struct {
 	ConnectTimeout DurationValue `yaml:"connect_timeout"`
 }
 
-// rawAuth is an upstream's auth: settings (upstreamauth.Config).
 type rawAuth struct {
 	ClientID          string            `yaml:"client_id"`
 	ClientSecret      string            `yaml:"client_secret"`
@@ -144,7 +143,6 @@ type rawAuth struct {
 	TokenExchange     *rawTokenExchange `yaml:"token_exchange"`
 }
 
-// rawTokenExchange is auth.token_exchange (upstreamauth.TokenExchange).
 type rawTokenExchange struct {
 	TokenEndpoint    string `yaml:"token_endpoint"`
 	ClientID         string `yaml:"client_id"`

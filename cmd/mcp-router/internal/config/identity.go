@@ -115,7 +115,6 @@ func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	}
 }
 
-// oidc checks the http.oidc section.
 func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(string, ...string) string, profile func(string, ...string)) *frontdoor.OIDCOptions {
 	line := func(key ...string) int { return settingLine(root, append([]string{"http", "oidc"}, key...)...) }
 	o := &frontdoor.OIDCOptions{

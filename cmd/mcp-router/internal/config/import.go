@@ -109,7 +109,6 @@ type server struct {
 	Comments []string
 }
 
-// same reports whether two entries describe the same server.
 func (s *server) same(o *server) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && maps.Equal(s.Env, o.Env) &&
 		s.Cwd == o.Cwd && s.URL == o.URL && s.Transport == o.Transport &&
@@ -195,7 +194,6 @@ func safeName(name string, used map[string]bool) string {
 	return safe
 }
 
-// render writes the profiles.yaml.
 func (r *importer) render(files []string) ([]byte, error) {
 	secrets := &secretRefs{envRefs: r.opts.EnvRefs, vars: map[string]string{}}
 	ups := &yaml.Node{Kind: yaml.MappingNode}

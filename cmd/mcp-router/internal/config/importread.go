@@ -77,7 +77,6 @@ const (
 // ReadClientFile reads a client's JSON file, refusing one over MaxClientFile.
 func ReadClientFile(path string) ([]byte, error) { return readBounded(path, MaxClientFile) }
 
-// readBounded reads the file at path, refusing one over limit bytes.
 func readBounded(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -183,7 +182,6 @@ func (d *dialect) projects(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
-// section reads one map of servers.
 func (d *dialect) section(path string, raw json.RawMessage) error {
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {

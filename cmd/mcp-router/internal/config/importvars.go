@@ -86,7 +86,6 @@ func (d *dialect) vars(s, where string) string {
 	return b.String()
 }
 
-// variable translates one ${expr}.
 func (d *dialect) variable(expr, where string) string {
 	literal := "$${" + expr + "}"
 	switch d.client {

@@ -100,7 +100,6 @@ func (l Limits) KeptResults() results.Options {
 	return results.Options{PerPrincipal: l.ResultStoreBytes, Total: l.ResultStoreTotalBytes, TTL: l.ResultTTL}
 }
 
-// upstream sets the bounds on what an upstream sends.
 func (l Limits) upstream(u *proxy.UpstreamConfig) {
 	u.MaxMessageBytes, u.MaxErrorBodyBytes = l.UpstreamMessageBytes, l.UpstreamErrorBytes
 	u.MaxListingBytes, u.MaxListingItems = l.ListingBytes, l.ListingItems
@@ -151,7 +150,6 @@ type rawQuota struct {
 	Concurrent     *burstValue `yaml:"concurrent"`
 }
 
-// lineString is a string with its line.
 type lineString struct {
 	S    string
 	Line int
@@ -205,7 +203,6 @@ func (z *sizeValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// bounds sets the bounds the file gives (zero where it gives none).
 func (l *Limits) bounds(raw rawLimits) {
 	l.UpstreamMessageBytes, l.UpstreamErrorBytes = int(raw.UpstreamMessageBytes), int(raw.UpstreamErrorBytes)
 	l.ListingBytes, l.ListingItems = int(raw.ListingBytes), int(raw.ListingItems)

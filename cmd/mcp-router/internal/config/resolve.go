@@ -271,7 +271,6 @@ func (c *Config) relative(path string) string {
 	return filepath.Join(filepath.Dir(c.File), path)
 }
 
-// auth is an upstream's auth settings with their ${VAR}s expanded.
 func (x *expander) auth(a *rawAuth) *upstreamauth.Config {
 	if a == nil {
 		return nil

@@ -261,7 +261,6 @@ func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
 	v.auth(path+".auth", u.Auth, line)
 }
 
-// auth checks an upstream's auth settings.
 func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 	if a == nil {
 		return
@@ -333,7 +332,6 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// routing checks a profile's routing section and returns it resolved.
 func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
@@ -344,7 +342,6 @@ func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routi
 	return out
 }
 
-// fieldError is what is wrong with one key of the routing section.
 type fieldError struct {
 	key string
 	err error

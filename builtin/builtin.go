@@ -172,8 +172,7 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// readOnly are the annotations every built-in tool shares; openWorld says whether it reaches
-// outside the process.
+// readOnly adds the annotations every built-in tool shares to opts.
 func readOnly(openWorld bool, opts ...mcp.ToolOption) []mcp.ToolOption {
 	return append(opts, mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(openWorld))

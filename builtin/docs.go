@@ -272,8 +272,7 @@ func (s *scan) add(path string) {
 	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(info.Size())), uint64(mtime)))
 }
 
-// openDocsRoot opens the documents folder as an os.Root: the folder may be a symbolic link, what is
-// under it is confined to it.
+// openDocsRoot opens the documents folder (which may be a symbolic link) as an os.Root.
 func openDocsRoot(dir string) (*os.Root, error) {
 	if err := checkRoot(dir); err != nil {
 		return nil, err

@@ -253,8 +253,7 @@ func fenceMarker(l string) string {
 	return ""
 }
 
-// isAdornment reports a reStructuredText section line: one punctuation character repeated, at least
-// three times.
+// isAdornment reports a reStructuredText section line: one punctuation character, 3 times or more.
 func isAdornment(l string) bool {
 	t := strings.TrimSpace(l)
 	if utf8.RuneCountInString(t) < 3 {

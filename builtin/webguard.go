@@ -231,8 +231,7 @@ func checkHost(host string) error {
 	return fmt.Errorf("host %s ends in a number but is not a valid IP address", host)
 }
 
-// endsInNumber reports whether the URL standard takes host for an IPv4 address (its last label is a
-// number).
+// endsInNumber reports whether the URL standard takes host for an IPv4 address.
 func endsInNumber(host string) bool {
 	labels := ipv4Labels(host)
 	last := labels[len(labels)-1]

@@ -27,13 +27,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The image's paths (deploy/Dockerfile) that must be writable when the root file system is
-// read-only.
+// The image's paths that must be writable when the root file system is read-only.
 var writableDirs = []string{"/tmp", "/var/lib/mcp-router"}
 
-// Check loads the manifests in fsys and returns every problem found, joined; each names its file
-// and field. Once kustomize has built them, the objects checked are the built ones (namespace set,
-// patches applied).
+// Check loads the manifests in fsys and returns every problem found, joined, each naming its file
+// and field. Once kustomize has built them, the built objects are checked.
 func Check(fsys fs.FS) error {
 	m, err := load(fsys)
 	if m == nil {

@@ -19,8 +19,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
-// The build command the Dockerfile must run; scripts/deploycheck builds the same way and checks the
-// result is static.
+// The build command the Dockerfile must run (scripts/deploycheck builds the same way).
 const staticBuild = `CGO_ENABLED=0 go build -trimpath -ldflags "-s -w`
 
 // defaultCmd is the image's command: the gateway on every interface.

@@ -1,7 +1,6 @@
 package main
 
-// Reading the manifests: kustomization.yaml names them, and each is decoded strictly into its
-// Kubernetes API type.
+// Reading the manifests kustomization.yaml names, each decoded strictly into its API type.
 
 import (
 	"bytes"
@@ -24,8 +23,7 @@ import (
 // maxManifestBytes bounds one file read: the manifests are a few KiB.
 const maxManifestBytes = 1 << 20
 
-// secretExample is the file that shows the Secret's keys; it is checked but deliberately not listed
-// in kustomization.yaml.
+// secretExample shows the Secret's keys: checked, but deliberately not in kustomization.yaml.
 const secretExample = "secret.example.yaml"
 
 // manifests are the decoded objects, one of each kind.
@@ -77,8 +75,7 @@ func load(fsys fs.FS) (*manifests, error) {
 	return m, errors.Join(errs...)
 }
 
-// unlisted reports manifests in the directory that kustomization.yaml leaves out: they would never
-// be applied.
+// unlisted reports manifests kustomization.yaml leaves out: they would never be applied.
 func unlisted(fsys fs.FS, resources []string) error {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
@@ -157,8 +154,7 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 	return nil
 }
 
-// readFile reads a bounded, single-document file: a second document would be ignored by the
-// decoder, so it is refused.
+// readFile reads a bounded file, refusing a second document, which the decoder would ignore.
 func readFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {

@@ -14,8 +14,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// HTTPBounds are the http section's bounds on each client of serve --http. Zero values take the
-// proxy's defaults.
+// HTTPBounds are the bounds on each client of serve --http; zero takes the proxy's default.
 type HTTPBounds struct {
 	// HeaderTimeout bounds the reading of a request's headers (10s).
 	HeaderTimeout time.Duration

@@ -18,8 +18,7 @@ type brokenUpstream struct {
 	err  error
 }
 
-// disabled is the proxy's view of b: what its entry says of its description, domain and prefix, if
-// anything.
+// disabled is the proxy's view of b, with the description, domain and prefix its entry gives.
 func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	scalar := func(key string) (string, bool) {
 		n := valueNode(b.node, key)

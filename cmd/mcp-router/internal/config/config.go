@@ -323,8 +323,7 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// checkHost accepts a Host header value: a name or IP, with or without a port, and nothing else (no
-// scheme, path or wildcard).
+// checkHost accepts a Host header value: a name or IP, port optional, nothing else.
 func checkHost(h string) error {
 	u, err := url.Parse("http://" + h)
 	if h == "" || err != nil || u.Host != h || u.User != nil || strings.ContainsAny(h, "*/ ") {

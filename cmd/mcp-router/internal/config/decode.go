@@ -190,8 +190,7 @@ func (o ordered[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
 type orderedMap interface{ valueType() reflect.Type }
 
 // decoder checks a node tree against a Go type before decoding it, so that every problem is
-// reported with its key path and line, all at once. Its problems are collected as the validator's
-// are.
+// reported with its key path and line, all at once.
 type decoder struct{ validator }
 
 // decode checks n against out's type and, when it is clean, decodes it.

@@ -45,8 +45,7 @@ func matchPath(pat, path []string) bool {
 // aliases cannot make it run for ever.
 const maxNodes = 1 << 18
 
-// checkUnexpanded reports every string value holding "${" in a key where variables are not
-// expanded, with its line.
+// checkUnexpanded reports every string holding "${" in a key where variables are not expanded.
 func checkUnexpanded(file string, root *yaml.Node) error {
 	var errs []error
 	visits := 0

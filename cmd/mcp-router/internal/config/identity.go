@@ -1,6 +1,6 @@
 package config
 
-// Who may use the gateway over HTTP and which profile serves each caller: http.tokens and http.oidc.
+// Who may call the gateway over HTTP and which profile serves each caller: http.tokens and oidc.
 
 import (
 	"errors"
@@ -147,8 +147,7 @@ func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(stri
 	return o
 }
 
-// checkAuthURL accepts an https URL, or an http one on a loopback host (for an issuer on the same
-// machine).
+// checkAuthURL accepts an https URL, or an http one on a loopback host (an issuer on the machine).
 func checkAuthURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {

@@ -132,8 +132,7 @@ func (r *importer) note(format string, args ...any) {
 	r.notes = append(r.notes, printable(fmt.Sprintf(format, args...)))
 }
 
-// printable replaces control and other unprintable characters, which YAML comments and terminals
-// must not get, with '?'.
+// printable replaces the unprintable characters YAML comments and terminals must not get with ?.
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
 		if !unicode.IsPrint(r) {
@@ -305,9 +304,8 @@ type MovedServer struct {
 	Project string
 }
 
-// Moved returns the servers of a client's file (top-level and Claude Code's projects) that a
-// profile of c ("" the default) runs already (see runs): safe to remove from the client once it
-// runs mcp-router.
+// Moved returns the servers of a client's file (Claude Code's projects too) that a profile of c
+// ("" the default) runs already (see runs): safe to remove once the client runs mcp-router.
 func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServer, error) {
 	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {

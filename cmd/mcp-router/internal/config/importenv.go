@@ -60,8 +60,7 @@ func clearValue(out map[string]string, written, client string) {
 	}
 }
 
-// rawProfile is the named profile as written ("" = default_profile, else the only profile, else
-// "default").
+// rawProfile is the named profile as written ("" = default_profile, else the only one, or default).
 func (c *Config) rawProfile(name string) (entry[rawProfile], error) {
 	if name == "" {
 		name = c.DefaultProfile

@@ -77,8 +77,7 @@ func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
 	return ups, nil
 }
 
-// child is the value of key in mapping m, an empty mapping added when there is none (or it is
-// null).
+// child is the value of key in mapping m, an empty mapping added when there is none or null.
 func child(m *yaml.Node, key string) *yaml.Node {
 	if v := valueNode(m, key); v != nil && v.Tag != "!!null" {
 		return v
@@ -91,8 +90,7 @@ func child(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
-// sameServer reports whether two upstream entries run the same server: the same command and args,
-// or the same url.
+// sameServer reports whether two upstream entries run the same command and args, or url.
 func sameServer(a, b *yaml.Node) bool {
 	var x, y struct {
 		Command *string  `yaml:"command"`

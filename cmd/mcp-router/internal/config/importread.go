@@ -24,8 +24,7 @@ type Places struct {
 	Dir string
 }
 
-// ClientFiles returns where client keeps its MCP servers: the project's file first, then the
-// user's.
+// ClientFiles returns where client keeps its MCP servers: the project's file, then the user's.
 func ClientFiles(client string, p Places) []string {
 	switch client {
 	case ClientClaudeDesktop:
@@ -67,8 +66,7 @@ func existing(paths []string) []string {
 	return out
 }
 
-// Bounds on what an import reads. A Claude Code ~/.claude.json keeps every project's history and
-// grows to tens of megabytes.
+// Bounds on what an import reads: Claude Code's ~/.claude.json grows to tens of megabytes.
 const (
 	MaxClientFile = 64 << 20
 	maxEnvFile    = 1 << 20
@@ -319,8 +317,7 @@ func unknownFields(raw map[string]json.RawMessage, known []string) []string {
 	return out
 }
 
-// kind checks that the entry is a local or a remote server and settles the transport of a remote
-// one.
+// kind checks that the entry is a local or a remote server and settles a remote one's transport.
 func (d *dialect) kind(s *server, typ string) error {
 	switch {
 	case typ == "stdio" || (typ == "" && s.Command != "" && s.URL == ""):

@@ -9,16 +9,14 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// secretRefs finds the values of an import that look like secrets and names an environment variable
-// for each.
+// secretRefs finds the values of an import that look like secrets and names a variable for each.
 type secretRefs struct {
 	envRefs bool
 	vars    map[string]string // variable name → the value it stands for
 	notes   []string
 }
 
-// server checks one server's args, URL query, env and headers, replacing the secrets with ${VAR}
-// when envRefs is set.
+// server checks one server's args, URL, env and headers; with envRefs, secrets become ${VAR}.
 func (sr *secretRefs) server(name string, s *server) {
 	sr.args(name, s)
 	sr.url(name, s)
@@ -130,8 +128,7 @@ func (sr *secretRefs) ref(server, base, value string) string {
 	}
 }
 
-// report notes one secret: where it is, why it looks like one, the variable to hold it and what to
-// write in its place.
+// report notes one secret: where, why, the variable to hold it and what to write in its place.
 func (sr *secretRefs) report(where, why, variable, written string) {
 	if sr.envRefs {
 		sr.notes = append(sr.notes, fmt.Sprintf("%s looks like a secret (%s): written as %s; set %s in the environment mcp-router starts with", where, why, written, variable))

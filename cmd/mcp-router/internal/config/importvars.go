@@ -33,8 +33,7 @@ func (d *dialect) envFile(s *server, path string) {
 	s.Comments = append(s.Comments, fmt.Sprintf("env includes what envFile %s sets", path))
 }
 
-// parseEnvFile reads KEY=VALUE lines (dotenv): # comments, an optional "export ", values optionally
-// in single or double quotes.
+// parseEnvFile reads dotenv KEY=VALUE lines: # comments, an optional "export ", optional quotes.
 func parseEnvFile(data []byte) map[string]string {
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))

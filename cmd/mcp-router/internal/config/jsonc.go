@@ -43,8 +43,7 @@ func JSONC(data []byte) (out []byte, comments bool) {
 	return out, comments
 }
 
-// closesNext reports whether the next thing in data, past white space and comments, closes an
-// object or array.
+// closesNext reports whether the next thing in data, past space and comments, is } or ].
 func closesNext(data []byte) bool {
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; {

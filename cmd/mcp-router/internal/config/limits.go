@@ -94,8 +94,7 @@ func (l Limits) Inputs() proxy.InputLimits {
 	return proxy.InputLimits{MaxQueryBytes: l.QueryBytes, MaxNoteBytes: l.NoteBytes, MaxContextBytes: l.ContextBytes}
 }
 
-// KeptResults is the bounds on the whole results kept, as the proxy takes them; zero takes the
-// results package's defaults.
+// KeptResults is the bounds on the whole results kept; zero takes the results package's defaults.
 func (l Limits) KeptResults() results.Options {
 	return results.Options{PerPrincipal: l.ResultStoreBytes, Total: l.ResultStoreTotalBytes, TTL: l.ResultTTL}
 }
@@ -298,8 +297,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	}
 }
 
-// ServerGrace is the disconnect grace period as the proxy takes it: zero in the file (cancel at
-// once) is negative there.
+// ServerGrace is the disconnect grace period as the proxy takes it: 0 (cancel at once) is -1.
 func (h HTTP) ServerGrace() time.Duration {
 	if h.DisconnectGrace == 0 {
 		return -1

@@ -234,8 +234,7 @@ func lookup(expr string, getenv func(string) (string, bool)) (string, error) {
 	return "", &UnsetError{Name: name}
 }
 
-// redactPlaceholder shows the "${...}" parts of a variable's value and hides the rest, which may be
-// a secret.
+// redactPlaceholder shows the "${...}" parts of a variable's value and hides the rest (a secret?).
 func redactPlaceholder(v string) string {
 	var b strings.Builder
 	for rest := v; ; {

@@ -58,8 +58,8 @@ func (l *layered) where(key string) string {
 	return fmt.Sprintf("%s:%d: %s", l.file, settingLine(l.root, strings.Split(key, ".")...), key)
 }
 
-// get returns a setting, ${VAR} expanded when expand is set and it comes from the file. A variable's
-// value holding "${" is refused: a client that does not expand variables passed it on.
+// get returns a setting, ${VAR} expanded when expand is set and it comes from the file. A
+// variable's value holding "${" is refused: a client that does not expand variables passed it on.
 func (l *layered) get(key string, expand bool) string {
 	val := l.v.GetString(key)
 	if env, ok := l.fromEnv[key]; ok {
@@ -78,8 +78,7 @@ func (l *layered) get(key string, expand bool) string {
 	return out
 }
 
-// settings sets the top-level settings, with the MCP_ROUTER_* variables over the file, and expands
-// ${VAR} where it applies.
+// settings sets the top-level settings, MCP_ROUTER_* variables over the file, ${VAR} expanded.
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
 	l := layer(file, root, raw, getenv)
 	c.DefaultProfile = l.get("default_profile", false)
@@ -158,8 +157,7 @@ func (c *Config) audit(raw rawAudit) {
 	c.Audit = Audit{File: raw.File, MaxBytes: cmp.Or(int64(raw.MaxBytes), audit.DefaultMaxBytes), Keep: cmp.Or(int(raw.Keep), audit.DefaultKeep)}
 }
 
-// Tracing is the tracing section: OpenTelemetry spans exported over OTLP/HTTP, off unless
-// OTLPEndpoint is set.
+// Tracing is the tracing section: OpenTelemetry spans over OTLP/HTTP, off without OTLPEndpoint.
 type Tracing struct {
 	// OTLPEndpoint is the URL spans are posted to; one without a path gets the standard /v1/traces.
 	OTLPEndpoint string

@@ -193,8 +193,7 @@ func (v *validator) server(path string, e entry[rawUpstream], line func(string) 
 // each of the upstream's routed tools.
 const MaxDescription = 1000
 
-// description checks an upstream's description: bounded, and one paragraph of plain text (no
-// control characters).
+// description checks an upstream's description: bounded, plain text (no control characters).
 func (v *validator) description(path, d string, line int) {
 	switch n := utf8.RuneCountInString(d); {
 	case !utf8.ValidString(d):
@@ -290,8 +289,7 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 	}
 }
 
-// only reports keys of one upstream kind used on another (env on a remote server, headers on a
-// command).
+// only reports keys of one upstream kind used on another (env on a remote server, say).
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
 	for _, k := range []struct {
 		key, owner string
@@ -477,9 +475,8 @@ func (c *Config) hasProfile(name string) bool {
 	return ok
 }
 
-// RouterOptions are the profile's routing settings as the router takes them: resolved here, once
-// (the routing package's defaults applied by defaultRouting), so the router applies none
-// (Resolved).
+// RouterOptions are the profile's routing settings as the router takes them, resolved here once
+// (defaultRouting), so the router applies no defaults (Resolved).
 func (r Routing) RouterOptions() routing.RouterOptions {
 	fusePolicy := r.Fuse
 	opts := routing.RouterOptions{
@@ -494,8 +491,7 @@ func (r Routing) RouterOptions() routing.RouterOptions {
 	return opts
 }
 
-// rawApprovals is a profile's approvals section: which calls a person must approve before they go
-// upstream.
+// rawApprovals is a profile's approvals section: which calls a person must approve.
 type rawApprovals struct {
 	Destructive        bool          `yaml:"destructive"`
 	Tools              []string      `yaml:"tools"`

@@ -39,9 +39,8 @@ func Names() []string {
 	return slices.Sorted(maps.Keys(builders))
 }
 
-// New builds the named server with its command-line flags (args), e.g. New("docs",
-// []string{"--root", "./docs"}). An unknown name or a bad flag is an error that names the server
-// and the flag. New does no I/O beyond validating flags.
+// New builds the named server with its command-line flags, e.g. New("docs", []string{"--root",
+// "./docs"}), and does no I/O. An unknown name or a bad flag is an error naming server and flag.
 func New(name string, args []string) (*server.MCPServer, error) {
 	build, ok := builders[name]
 	if !ok {

@@ -30,8 +30,7 @@ const (
 	maxResults     = 50
 	builtInDocs    = "mcp-router's built-in documentation" // what is searched without --root
 	// manualDomainKey is the _meta key (routing.DomainMeta) under which the built-in manual's tool
-	// declares its domain, mcp-router, as exclusive: the router ranks it only for requests naming
-	// it.
+	// declares its domain, mcp-router, exclusive: ranked only for requests that name it.
 	manualDomainKey = "io.github.mcp-router/domain"
 )
 

@@ -217,8 +217,8 @@ type link struct {
 }
 
 // pageLinks returns the http(s) links of <a> and <area> elements in document order, resolved
-// against the page URL and the first <base href>, without fragments and deduplicated; a link seen
-// again lends its text to the first one when that had none.
+// against the page and its <base href>, deduplicated (the first keeps a later one's text if it has
+// none) and without fragments.
 func pageLinks(doc *html.Node, page *url.URL) []link {
 	base := documentBase(doc, page)
 	links := []link{}

@@ -65,9 +65,8 @@ type web struct {
 // webOptions configures the web server; newWeb fills it from the command-line flags.
 type webOptions struct {
 	timeout time.Duration // for one fetch, redirects and body included; must be positive
-	// allowPrivate lets fetches reach non-public addresses, through HTTP_PROXY or HTTPS_PROXY when
-	// set. Without it the proxy settings are ignored: a proxy would connect out of the guard's
-	// sight.
+	// allowPrivate lets fetches reach non-public addresses, through HTTP(S)_PROXY when set. Without
+	// it the proxy settings are ignored: a proxy would connect out of the guard's sight.
 	allowPrivate bool
 	// allowAddr lets through the non-public addresses it returns true for: tests stand a loopback
 	// server in for a public host (it sees the port, so a second loopback server stays private).

@@ -1,9 +1,8 @@
 package main
 
-// What the manifests must hold for mcp-router to run: the API's own rules on names, labels and
-// selectors (apimachinery's validation), then the gateway's: probes on /readyz and /healthz with a
-// Host the gateway accepts, selectors that find the pods, secrets and config that exist, and a pod
-// that runs as non-root on a read-only root file system.
+// What the manifests must hold for mcp-router to run: the API's own rules (apimachinery's
+// validation), then probes with a Host the gateway accepts, selectors that find the pods, secrets
+// and config that exist, and a non-root pod on a read-only root file system.
 
 import (
 	"cmp"

@@ -1,10 +1,8 @@
 package main
 
-// The container image's Dockerfile, parsed and linted by BuildKit's own Dockerfile front end (the
-// parser and instruction decoder docker build uses), then checked for what the image promises: a
-// static binary built without cgo, a default stage on scratch that runs it as a non-root user with
-// serve --http as its command, the state directory as a volume, a with-node stage for npx-launched
-// upstreams, and base images named without a registry host.
+// The Dockerfile, parsed and linted by BuildKit's own front end, then checked for what the image
+// promises: a static binary, a default stage on scratch that runs it as non-root with serve --http,
+// the state directory as a volume, a with-node stage, and base images without a registry host.
 
 import (
 	"bytes"

@@ -39,9 +39,9 @@ type manifests struct {
 	built         bool              // the objects are kustomize's output
 }
 
-// load reads kustomization.yaml (decoded strictly into kustomize's own type), builds it with
-// kustomize, and decodes every resource it lists and the example Secret. A file that cannot be read
-// or decoded is an error naming it; the kinds found are returned even when some file failed.
+// load reads and builds kustomization.yaml and decodes every resource it lists and the example
+// Secret. A file that cannot be read or decoded is an error naming it; the kinds found are
+// returned even when some file failed.
 func load(fsys fs.FS) (*manifests, error) {
 	m := &manifests{files: map[string]string{}}
 	if err := decodeFile(fsys, "kustomization.yaml", &m.kustomization); err != nil {

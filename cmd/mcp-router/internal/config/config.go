@@ -107,9 +107,8 @@ type HTTP struct {
 
 // State is the state section (decoded as written too: rawConfig).
 type State struct {
-	// URL is a postgres:// URL (variables expanded) whose database holds the state, shared by every
-	// gateway using it; "" keeps the state in state.db under StateDir. Print it with [RedactURL]:
-	// it may hold a password.
+	// URL is a postgres:// URL (variables expanded) of the state shared by every gateway using it;
+	// "" keeps it in state.db under StateDir. Print it with [RedactURL]: it may hold a password.
 	URL string `yaml:"url"`
 	// Required makes serve fail when the state cannot be opened, rather than keep it in memory for
 	// the run: replicas that share a database must not go on alone.

@@ -327,8 +327,7 @@ func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServ
 }
 
 // runs reports whether upstream u runs the client's server s: of the name import gives it (safe),
-// the same command and args, or url; of another name (a second file's server, renamed), all of it
-// the same, env and headers too.
+// the same command and args, or url; of another name, env and headers the same too.
 func runs(u entry[rawUpstream], safe string, s *server) bool {
 	v := u.Value
 	sameCmd := v.Command != nil && *v.Command == s.Command && slices.Equal(v.Args, s.Args)

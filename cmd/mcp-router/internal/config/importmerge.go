@@ -10,10 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Merge adds the servers of an import to the default profile of an existing profiles.yaml, edited
-// as a node tree so that its comments, order and other keys stay, and returns the new file and
-// notes for the user. A server the profile runs already is taken once; another of a name the
-// profile has joins as <name>-<client>.
+// Merge adds the servers of an import to the default profile of an existing profiles.yaml, whose
+// comments, order and other keys stay, and returns the new file and notes for the user. A server
+// the profile runs already is taken once; another of a name it has joins as <name>-<client>.
 func Merge(existing []byte, imported *Imported, client string) ([]byte, []string, error) {
 	var doc, in yaml.Node
 	if err := yaml.Unmarshal(existing, &doc); err != nil {

@@ -155,18 +155,19 @@ func (d *docs) nothingMatched(query string, ix *bm25Index) string {
 	return fmt.Sprintf("Nothing matched %q in the %d documents under %s.", query, ix.files, d.root)
 }
 
-// current returns the index of the files under root, rebuilt when a stat walk finds them changed.
-// Every file is read through an os.Root of the folder, so nothing outside it is read.
+// current returns the index of the documents, rebuilt when a stat walk finds them changed. Files
+// under a root are read through an os.Root of the folder, so nothing outside it is read.
 func (d *docs) current(ctx context.Context) (*bm25Index, error) {
-	if d.embedded != nil {
-		return d.builtIn(ctx)
+	fsys, read := d.embedded, func(path string) ([]byte, error) { return fs.ReadFile(d.embedded, path) }
+	if fsys == nil {
+		root, err := openDocsRoot(d.root)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		fsys, read = root.FS(), func(path string) ([]byte, error) { return readConfined(root, path) }
 	}
-	root, err := openDocsRoot(d.root)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	files, st, err := scanRoot(ctx, root, d.root)
+	files, st, err := scanDocs(ctx, fsys, d.root)
 	if err != nil {
 		return nil, err
 	}
@@ -175,39 +176,11 @@ func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	if d.index != nil && st == d.stamp {
 		return d.index, nil
 	}
-	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return readConfined(root, path) })
+	ix, err := buildIndex(ctx, files, read)
 	if err != nil {
 		return nil, err
 	}
 	d.index, d.stamp = ix, st
-	return ix, nil
-}
-
-// builtIn returns the index of the embedded documentation, built on first use: it never changes.
-func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.index != nil {
-		return d.index, nil
-	}
-	var files []string
-	err := fs.WalkDir(d.embedded, ".", func(path string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; ok {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", builtInDocs, err)
-	}
-	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return fs.ReadFile(d.embedded, path) })
-	if err != nil {
-		return nil, err
-	}
-	d.index = ix
 	return ix, nil
 }
 
@@ -219,11 +192,11 @@ type stamp struct {
 	checksum uint64
 }
 
-// scanRoot lists the documents under root (the folder dir) as slash-separated relative paths,
+// scanDocs lists the documents in fsys (the folder dir) as slash-separated relative paths,
 // skipping hidden files and folders and what confined refuses, without reading them.
-func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, error) {
-	s := scan{root: root, hash: fnv.New64a()}
-	err := fs.WalkDir(root.FS(), ".", func(path string, e fs.DirEntry, err error) error {
+func scanDocs(ctx context.Context, fsys fs.FS, dir string) ([]string, stamp, error) {
+	s := scan{fsys: fsys, hash: fnv.New64a()}
+	err := fs.WalkDir(fsys, ".", func(path string, e fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
@@ -249,7 +222,7 @@ func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, 
 }
 
 type scan struct {
-	root  *os.Root
+	fsys  fs.FS
 	hash  hash.Hash64
 	files []string
 	stamp stamp
@@ -260,7 +233,7 @@ func (s *scan) add(path string) {
 	if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; !ok {
 		return
 	}
-	info, err := s.root.Stat(filepath.FromSlash(path)) // follows a link only within the root
+	info, err := fs.Stat(s.fsys, path) // an os.Root follows a link only within the root
 	if err != nil || confined(info) != nil {
 		return
 	}

@@ -36,7 +36,6 @@ func tokenize(s string) []string {
 	return slices.DeleteFunc(words, func(w string) bool { return stopWords[w] })
 }
 
-// posting says how often a term occurs in one passage.
 type posting struct {
 	doc int32
 	tf  int32
@@ -73,7 +72,6 @@ func newBM25Index(passages []passage, files int) *bm25Index {
 	return ix
 }
 
-// hit is a passage with its score.
 type hit struct {
 	passage *passage
 	score   float64

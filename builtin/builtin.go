@@ -6,18 +6,9 @@
 //	docs        search_documents, BM25 over the Markdown and text files under --root
 //	            (without --root, over mcp-router's own documentation, built in)
 //
-// The calculator rounds binary floating-point noise away (0.1 + 0.2 is 0.3; whole numbers stay
-// exact). The web server fetches the http(s) addresses the model names, but refuses loopback,
-// private-network, link-local (cloud metadata) and other non-public destinations unless started
-// with --allow-private: it checks the address it connects to, on every redirect hop, so DNS
-// rebinding cannot slip past, and it ignores HTTP_PROXY/HTTPS_PROXY while checking. The docs
-// server resolves a relative --root against the working directory of the process and re-indexes
-// when a search finds the files changed.
-//
-// It sits at the upstream end of the data flow: the proxy hub runs these servers in-process as
-// upstreams (a profile's `builtin: NAME`), and `mcp-router builtin NAME` serves one alone. New
-// builds a server from its command-line flags and does no I/O; every tool reports a failure the
-// model can act on as an isError result, never as a protocol error.
+// The proxy hub runs these servers in-process as upstreams (a profile's `builtin: NAME`), and
+// `mcp-router builtin NAME` serves one alone. Every tool reports a failure the model can act on as
+// an isError result, never as a protocol error.
 package builtin
 
 import (
@@ -35,10 +26,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// version is what the built-in servers report in their initialize result.
 const version = "1.0.0"
 
-// builders maps each built-in server name to its constructor.
 var builders = map[string]func(args []string) (*server.MCPServer, error){
 	"calculator": newCalculator,
 	"docs":       newDocs,
@@ -50,9 +39,8 @@ func Names() []string {
 	return slices.Sorted(maps.Keys(builders))
 }
 
-// New builds the named server with its command-line flags (args), e.g.
-// New("docs", []string{"--root", "./docs"}). An unknown name or a bad flag is an error that names
-// the server and the flag. New does no I/O beyond validating flags.
+// New builds the named server with its command-line flags, e.g. New("docs", []string{"--root",
+// "./docs"}), and does no I/O. An unknown name or a bad flag is an error naming server and flag.
 func New(name string, args []string) (*server.MCPServer, error) {
 	build, ok := builders[name]
 	if !ok {
@@ -65,14 +53,12 @@ func New(name string, args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// newServer returns an empty server with the options every built-in server shares.
 func newServer(name string) *server.MCPServer {
 	return server.NewMCPServer(name, version, server.WithToolCapabilities(false), server.WithRecovery())
 }
 
-// parseFlags parses args into fs, which must have been created with flag.ContinueOnError.
-// Usage output is discarded: -h returns an error that lists the flags instead, and leftover
-// positional arguments are an error.
+// parseFlags parses args into fs (made with flag.ContinueOnError); -h returns an error that lists
+// the flags, and so does a positional argument.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -101,22 +87,17 @@ func usage(fs *flag.FlagSet) string {
 }
 
 // errArg reports a missing or malformed tool argument.
-type errArg struct {
-	name   string
-	reason string
+func errArg(name, format string, args ...any) error {
+	return fmt.Errorf("parameter %q "+format, append([]any{name}, args...)...)
 }
 
-func (e *errArg) Error() string {
-	return fmt.Sprintf("parameter %q %s", e.name, e.reason)
-}
-
-// numberArg reads a finite number from args[name]. A numeric string is accepted too, since
-// models sometimes quote numbers. A missing argument returns def, or an error when required.
+// numberArg reads a finite number from args[name]. A numeric string is accepted too, since models
+// sometimes quote numbers. A missing argument returns def, or an error when required.
 func numberArg(args map[string]any, name string, required bool, def float64) (float64, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
 		if required {
-			return 0, &errArg{name, "is required"}
+			return 0, errArg(name, "is required")
 		}
 		return def, nil
 	}
@@ -131,14 +112,14 @@ func numberArg(args map[string]any, name string, required bool, def float64) (fl
 	case string:
 		parsed, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
-			return 0, &errArg{name, fmt.Sprintf("must be a number, got the string %q", v)}
+			return 0, errArg(name, "must be a number, got the string %q", v)
 		}
 		f = parsed
 	default:
-		return 0, &errArg{name, fmt.Sprintf("must be a number, got %s", jsonKind(v))}
+		return 0, errArg(name, "must be a number, got %s", jsonKind(v))
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, &errArg{name, "must be a finite number"}
+		return 0, errArg(name, "must be a finite number")
 	}
 	return f, nil
 }
@@ -150,10 +131,10 @@ func intArg(args map[string]any, name string, def, max int) (int, error) {
 		return 0, err
 	}
 	if f != math.Trunc(f) {
-		return 0, &errArg{name, fmt.Sprintf("must be a whole number, got %v", f)}
+		return 0, errArg(name, "must be a whole number, got %v", f)
 	}
 	if f < 1 {
-		return 0, &errArg{name, fmt.Sprintf("must be at least 1, got %v", f)}
+		return 0, errArg(name, "must be at least 1, got %v", f)
 	}
 	return int(min(f, float64(max))), nil
 }
@@ -162,19 +143,18 @@ func intArg(args map[string]any, name string, def, max int) (int, error) {
 func stringArg(args map[string]any, name string) (string, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
-		return "", &errArg{name, "is required"}
+		return "", errArg(name, "is required")
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", &errArg{name, fmt.Sprintf("must be a string, got %s", jsonKind(v))}
+		return "", errArg(name, "must be a string, got %s", jsonKind(v))
 	}
 	if strings.TrimSpace(s) == "" {
-		return "", &errArg{name, "must not be empty"}
+		return "", errArg(name, "must not be empty")
 	}
 	return s, nil
 }
 
-// jsonKind names the JSON type of a decoded value, for error messages.
 func jsonKind(v any) string {
 	switch v.(type) {
 	case bool:
@@ -189,6 +169,12 @@ func jsonKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// readOnly adds the annotations every built-in tool shares to opts.
+func readOnly(openWorld bool, opts ...mcp.ToolOption) []mcp.ToolOption {
+	return append(opts, mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(openWorld))
 }
 
 // toolError is the isError result for a failure of tool, which the model reads.

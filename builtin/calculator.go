@@ -13,13 +13,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// resultSchema is the output schema of every calculator tool.
 var resultSchema = json.RawMessage(`{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}`)
 
 // maxFactorial is the largest n whose factorial fits in a float64.
 const maxFactorial = 170
 
-// param is one numeric input of a calculator operation.
 type param struct {
 	name     string
 	desc     string
@@ -97,29 +95,18 @@ func newCalculator(args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// tool describes op to clients.
 func (op operation) tool() mcp.Tool {
-	opts := []mcp.ToolOption{
-		mcp.WithDescription(op.desc),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithDestructiveHintAnnotation(false),
-		mcp.WithIdempotentHintAnnotation(true),
-		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithRawOutputSchema(resultSchema),
-	}
+	opts := readOnly(false, mcp.WithDescription(op.desc), mcp.WithRawOutputSchema(resultSchema))
 	for _, p := range op.params {
-		popts := []mcp.PropertyOption{mcp.Description(p.desc)}
+		req := mcp.Required()
 		if p.optional {
-			popts = append(popts, mcp.DefaultNumber(p.def))
-		} else {
-			popts = append(popts, mcp.Required())
+			req = mcp.DefaultNumber(p.def)
 		}
-		opts = append(opts, mcp.WithNumber(p.name, popts...))
+		opts = append(opts, mcp.WithNumber(p.name, mcp.Description(p.desc), req))
 	}
 	return mcp.NewTool(op.name, opts...)
 }
 
-// handle is the tool handler of op.
 func (op operation) handle(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	values := make([]float64, len(op.params))
@@ -153,8 +140,8 @@ func checkFinite(r float64) error {
 }
 
 // tidy rounds away binary floating-point noise: a fraction whose shortest decimal form needs more
-// than 15 significant digits, like 0.1 + 0.2 = 0.30000000000000004, is rounded to 15 (0.3).
-// Whole numbers are kept exact, and -0 becomes 0.
+// than 15 significant digits, like 0.1 + 0.2 = 0.30000000000000004, is rounded to 15 (0.3). Whole
+// numbers are kept exact, and -0 becomes 0.
 func tidy(r float64) float64 {
 	if r == math.Trunc(r) {
 		return r + 0 // -0 + 0 is +0

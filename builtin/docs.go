@@ -28,37 +28,30 @@ const (
 	maxDocBytes    = 2 << 20 // larger files are skipped
 	defaultResults = 5
 	maxResults     = 50
-	// builtInDocs names the documents searched without --root.
-	builtInDocs = "mcp-router's built-in documentation"
-	// manualDomainKey is the _meta key (routing.DomainMeta) under which
-	// the built-in manual's tool declares its domain, mcp-router, as
-	// exclusive: the router ranks it only for requests that name it.
+	builtInDocs    = "mcp-router's built-in documentation" // what is searched without --root
+	// manualDomainKey is the _meta key (routing.DomainMeta) under which the built-in manual's tool
+	// declares its domain, mcp-router, exclusive: ranked only for requests that name it.
 	manualDomainKey = "io.github.mcp-router/domain"
 )
 
 // docFormats maps the file extensions that are indexed to how their headings are written.
 var docFormats = map[string]format{".md": markdown, ".markdown": markdown, ".txt": plainText, ".rst": restructured}
 
-var searchDocumentsTool = mcp.NewTool("search_documents",
+var searchDocumentsTool = mcp.NewTool("search_documents", readOnly(false,
 	mcp.WithDescription("Search the local documentation: the Markdown and text files (.md, .markdown, .txt, .rst) "+
 		"in the configured documents folder. Ranks passages by keyword relevance (BM25) and returns the best ones "+
 		"with their file path, section heading, line and text. Use specific words from the topic you need."),
 	mcp.WithString("query", mcp.Required(), mcp.Description("Words to look for, e.g. \"configure proxy timeout\".")),
 	mcp.WithNumber("limit", mcp.DefaultNumber(defaultResults), mcp.Min(1), mcp.Max(maxResults),
 		mcp.Description("How many passages to return (default 5, at most 50).")),
-	mcp.WithReadOnlyHintAnnotation(true),
-	mcp.WithDestructiveHintAnnotation(false),
-	mcp.WithIdempotentHintAnnotation(true),
-	mcp.WithOpenWorldHintAnnotation(false),
 	mcp.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},`+
 		`"results":{"type":"array","items":{"type":"object","properties":{"path":{"type":"string"},`+
 		`"heading":{"type":"string"},"line":{"type":"integer"},"score":{"type":"number"},"text":{"type":"string"}},`+
 		`"required":["path","heading","line","score","text"]}}},"required":["query","results"]}`)),
-)
+)...)
 
-// docs serves search_documents over the files under root, indexing them on first use and again
-// whenever a search finds that they changed; without a root, over mcp-router's own documentation,
-// embedded in the binary, which exists wherever the server runs.
+// docs serves search_documents over the files under root, re-indexed when a search finds them
+// changed; without a root, over mcp-router's own documentation, embedded in the binary.
 type docs struct {
 	root     string
 	embedded fs.FS // nil when root is a folder
@@ -92,7 +85,6 @@ func newDocs(args []string) (*server.MCPServer, error) {
 	return srv, nil
 }
 
-// docHit is one passage in the structured content of search_documents.
 type docHit struct {
 	Path    string  `json:"path"`
 	Heading string  `json:"heading"`
@@ -101,7 +93,6 @@ type docHit struct {
 	Text    string  `json:"text"`
 }
 
-// docsResult is the structured content of search_documents.
 type docsResult struct {
 	Query   string   `json:"query"`
 	Results []docHit `json:"results"`
@@ -131,7 +122,6 @@ func (d *docs) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	return mcp.NewToolResultStructured(res, d.readable(res, ix)), nil
 }
 
-// readable is the text content of a search_documents result.
 func (d *docs) readable(res docsResult, ix *bm25Index) string {
 	if len(res.Results) == 0 {
 		return d.nothingMatched(res.Query, ix)
@@ -165,19 +155,19 @@ func (d *docs) nothingMatched(query string, ix *bm25Index) string {
 	return fmt.Sprintf("Nothing matched %q in the %d documents under %s.", query, ix.files, d.root)
 }
 
-// current returns the index of the files under root, rebuilding it when a stat walk finds that
-// they changed since it was built. Every file is found and read through an os.Root of the folder,
-// so nothing outside it is read (see confined).
+// current returns the index of the documents, rebuilt when a stat walk finds them changed. Files
+// under a root are read through an os.Root of the folder, so nothing outside it is read.
 func (d *docs) current(ctx context.Context) (*bm25Index, error) {
-	if d.embedded != nil {
-		return d.builtIn(ctx)
+	fsys, read := d.embedded, func(path string) ([]byte, error) { return fs.ReadFile(d.embedded, path) }
+	if fsys == nil {
+		root, err := openDocsRoot(d.root)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		fsys, read = root.FS(), func(path string) ([]byte, error) { return readConfined(root, path) }
 	}
-	root, err := openDocsRoot(d.root)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	files, st, err := scanRoot(ctx, root, d.root)
+	files, st, err := scanDocs(ctx, fsys, d.root)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +176,7 @@ func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	if d.index != nil && st == d.stamp {
 		return d.index, nil
 	}
-	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return readConfined(root, path) })
+	ix, err := buildIndex(ctx, files, read)
 	if err != nil {
 		return nil, err
 	}
@@ -194,49 +184,19 @@ func (d *docs) current(ctx context.Context) (*bm25Index, error) {
 	return ix, nil
 }
 
-// builtIn returns the index of the embedded documentation, built on first use: it never changes.
-func (d *docs) builtIn(ctx context.Context) (*bm25Index, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.index != nil {
-		return d.index, nil
-	}
-	var files []string
-	err := fs.WalkDir(d.embedded, ".", func(path string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; ok {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", builtInDocs, err)
-	}
-	ix, err := buildIndex(ctx, files, func(path string) ([]byte, error) { return fs.ReadFile(d.embedded, path) })
-	if err != nil {
-		return nil, err
-	}
-	d.index = ix
-	return ix, nil
-}
-
-// stamp summarises a scan, so that a change to any file shows as a different stamp: the count and
-// newest modification time, and a hash of every path, size and modification time (which also
-// catches renames and files restored with an older time).
+// stamp summarises a scan so that any change shows: the count, the newest modification time and a
+// hash of every path, size and time (renames and files restored with an older time included).
 type stamp struct {
 	count    int
 	newest   int64
 	checksum uint64
 }
 
-// scanRoot lists the documents under root (opened from the folder named dir), as paths relative
-// to it, slash-separated, skipping hidden files and folders, files over maxDocBytes and files
-// confined refuses, without reading them.
-func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, error) {
-	s := scan{root: root, hash: fnv.New64a()}
-	err := fs.WalkDir(root.FS(), ".", func(path string, e fs.DirEntry, err error) error {
+// scanDocs lists the documents in fsys (the folder dir) as slash-separated relative paths,
+// skipping hidden files and folders and what confined refuses, without reading them.
+func scanDocs(ctx context.Context, fsys fs.FS, dir string) ([]string, stamp, error) {
+	s := scan{fsys: fsys, hash: fnv.New64a()}
+	err := fs.WalkDir(fsys, ".", func(path string, e fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
@@ -244,7 +204,10 @@ func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, 
 			return err
 		}
 		if err != nil || strings.HasPrefix(e.Name(), ".") {
-			return skip(e)
+			if e != nil && e.IsDir() {
+				return filepath.SkipDir // a hidden or unreadable folder
+			}
+			return nil
 		}
 		if !e.IsDir() {
 			s.add(path)
@@ -258,21 +221,19 @@ func scanRoot(ctx context.Context, root *os.Root, dir string) ([]string, stamp, 
 	return s.files, s.stamp, nil
 }
 
-// scan collects the documents of one walk and their stamp.
 type scan struct {
-	root  *os.Root
+	fsys  fs.FS
 	hash  hash.Hash64
 	files []string
 	stamp stamp
 }
 
-// add records the file at path (slash-separated, relative to the root) if it is a document of a
-// known type and size that confined accepts.
+// add records the file at path if it is a document of a known type that confined accepts.
 func (s *scan) add(path string) {
 	if _, ok := docFormats[strings.ToLower(filepath.Ext(path))]; !ok {
 		return
 	}
-	info, err := s.root.Stat(filepath.FromSlash(path)) // follows a link only within the root
+	info, err := fs.Stat(s.fsys, path) // an os.Root follows a link only within the root
 	if err != nil || confined(info) != nil {
 		return
 	}
@@ -283,8 +244,7 @@ func (s *scan) add(path string) {
 	s.hash.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(info.Size())), uint64(mtime)))
 }
 
-// openDocsRoot opens the documents folder as an os.Root. The folder itself may be a symbolic
-// link (the configuration names it); what is under it is confined to it.
+// openDocsRoot opens the documents folder (which may be a symbolic link) as an os.Root.
 func openDocsRoot(dir string) (*os.Root, error) {
 	if err := checkRoot(dir); err != nil {
 		return nil, err
@@ -296,12 +256,9 @@ func openDocsRoot(dir string) (*os.Root, error) {
 	return root, nil
 }
 
-// confined refuses what the docs server must not read although an os.Root opens it: anything
-// but a regular file, a file over maxDocBytes, and a file with more than one hard link. A hard
-// link is a second name of the same file, which may be outside the folder (a link to a secret
-// made inside the documents folder), and nothing tells where its other names are; a document
-// with several names is rare enough that skipping it costs little. Symbolic links and ".." are
-// the os.Root's to refuse: it resolves each path on open and refuses one that leaves the folder.
+// confined refuses what an os.Root opens but the docs server must not read: anything but a regular
+// file, a file over maxDocBytes, and a file with more than one hard link (its other name may be
+// outside the folder, a secret linked in). Symbolic links and ".." are the os.Root's to refuse.
 func confined(info fs.FileInfo) error {
 	switch {
 	case !info.Mode().IsRegular():
@@ -314,8 +271,7 @@ func confined(info fs.FileInfo) error {
 	return nil
 }
 
-// readConfined reads the document at path (slash-separated, relative to root) through root,
-// checking what was opened (fstat), not what the path named when the folder was scanned: a file
+// readConfined reads the document at path through root, checking what was opened (fstat), so a file
 // swapped for a link after the scan is refused all the same.
 func readConfined(root *os.Root, path string) ([]byte, error) {
 	f, err := root.Open(filepath.FromSlash(path))
@@ -333,14 +289,6 @@ func readConfined(root *os.Root, path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxDocBytes))
 }
 
-// skip makes the walk pass over a folder, or over one file.
-func skip(e fs.DirEntry) error {
-	if e != nil && e.IsDir() {
-		return filepath.SkipDir
-	}
-	return nil
-}
-
 // checkRoot reports a missing root, or one that is not a folder, in words the model can pass on.
 func checkRoot(root string) error {
 	info, err := os.Stat(root)
@@ -355,8 +303,8 @@ func checkRoot(root string) error {
 	return nil
 }
 
-// describeRoot quotes root and, when it is relative, says where it resolved to: the working
-// directory of a server started by a desktop client is often not the one its user expects.
+// describeRoot quotes root and, when relative, where it resolved to: a desktop client often starts
+// the server in a working directory its user does not expect.
 func describeRoot(root string) string {
 	if filepath.IsAbs(root) {
 		return fmt.Sprintf("%q", root)
@@ -368,8 +316,7 @@ func describeRoot(root string) string {
 	return fmt.Sprintf("%q (%s)", root, abs)
 }
 
-// buildIndex reads (with read) and splits files and indexes their passages. Files that vanished
-// or look binary are skipped.
+// buildIndex reads, splits and indexes files, skipping those that vanished or look binary.
 func buildIndex(ctx context.Context, files []string, read func(string) ([]byte, error)) (*bm25Index, error) {
 	var passages []passage
 	indexed := 0

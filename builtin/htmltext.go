@@ -18,8 +18,8 @@ var hidden = map[atom.Atom]bool{
 	atom.Template: true, atom.Svg: true, atom.Iframe: true, atom.Canvas: true,
 }
 
-// breaks gives the newlines that block elements put around their content: 2 leaves a blank line
-// (a paragraph break), 1 starts a new line. Other elements are inline.
+// breaks gives the newlines that block elements put around their content: 2 leaves a blank line (a
+// paragraph break), 1 starts a new line. Other elements are inline.
 var breaks = map[atom.Atom]int{
 	atom.P: 2, atom.H1: 2, atom.H2: 2, atom.H3: 2, atom.H4: 2, atom.H5: 2, atom.H6: 2,
 	atom.Pre: 2, atom.Blockquote: 2, atom.Hr: 2, atom.Table: 2, atom.Figure: 2,
@@ -45,8 +45,8 @@ func htmlToText(doc *html.Node) string {
 	return strings.TrimSpace(blankLines.ReplaceAllString(out, "\n\n"))
 }
 
-// textWriter accumulates text, owing separators until the next text arrives so that no
-// trailing space or newline is ever written.
+// textWriter accumulates text, owing separators until the next text arrives so that no trailing
+// space or newline is ever written.
 type textWriter struct {
 	b      strings.Builder
 	breaks int    // newlines owed before the next text, 0 to 2
@@ -211,15 +211,14 @@ func attr(n *html.Node, key string) (string, bool) {
 	return "", false
 }
 
-// link is one hyperlink of a page.
 type link struct {
 	URL  string `json:"url"`
 	Text string `json:"text"`
 }
 
 // pageLinks returns the http(s) links of <a> and <area> elements in document order, resolved
-// against the page URL and the first <base href>, without fragments and deduplicated; a link
-// seen again lends its text to the first one when that had none.
+// against the page and its <base href>, deduplicated (the first keeps a later one's text if it has
+// none) and without fragments.
 func pageLinks(doc *html.Node, page *url.URL) []link {
 	base := documentBase(doc, page)
 	links := []link{}

@@ -9,7 +9,6 @@ import (
 // passageChars is the size paragraphs are grouped up to; a longer paragraph is cut at spaces.
 const passageChars = 800
 
-// passage is one searchable piece of a document.
 type passage struct {
 	path    string // relative to the root, slash-separated
 	heading string // the heading path, e.g. "Install > From source"
@@ -17,7 +16,6 @@ type passage struct {
 	text    string
 }
 
-// format is how a file's headings are written.
 type format int
 
 const (
@@ -56,7 +54,6 @@ func frontMatterEnd(lines []string) int {
 	return 0
 }
 
-// splitter is the state of splitPassages.
 type splitter struct {
 	path     string
 	format   format
@@ -127,8 +124,8 @@ func (s *splitter) heading(level int, text string) {
 	s.headings = append(s.headings[:level-1], strings.TrimSpace(text))
 }
 
-// adornment handles a reStructuredText punctuation line: under a one-line paragraph it makes
-// that line a title; elsewhere (an overline, a transition) it separates paragraphs.
+// adornment handles a reStructuredText punctuation line: under a one-line paragraph it makes that
+// line a title; elsewhere (an overline, a transition) it separates paragraphs.
 func (s *splitter) adornment(l string) {
 	if len(s.para) != 1 {
 		s.endParagraph()
@@ -163,7 +160,6 @@ func (s *splitter) endParagraph() {
 	}
 }
 
-// endPassage emits the passage being grouped.
 func (s *splitter) endPassage() {
 	if len(s.chunk) == 0 {
 		return
@@ -257,8 +253,7 @@ func fenceMarker(l string) string {
 	return ""
 }
 
-// isAdornment reports a reStructuredText section line: one punctuation character repeated,
-// at least three times.
+// isAdornment reports a reStructuredText section line: one punctuation character, 3 times or more.
 func isAdornment(l string) bool {
 	t := strings.TrimSpace(l)
 	if utf8.RuneCountInString(t) < 3 {

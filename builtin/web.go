@@ -31,7 +31,7 @@ const (
 	acceptHeader    = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8"
 )
 
-var fetchURLTool = mcp.NewTool("fetch_url",
+var fetchURLTool = mcp.NewTool("fetch_url", readOnly(true,
 	mcp.WithDescription("Fetch a web page or file over HTTP(S) and return it as readable plain text: "+
 		"HTML is converted to text (scripts, styles and other hidden markup removed, link text kept), "+
 		"and text, JSON and Markdown pass through. Returns the page title, final URL after redirects, "+
@@ -40,32 +40,23 @@ var fetchURLTool = mcp.NewTool("fetch_url",
 	mcp.WithString("url", mcp.Required(), mcp.Description("The http:// or https:// URL to fetch.")),
 	mcp.WithNumber("max_bytes", mcp.DefaultNumber(defaultMaxBytes), mcp.Max(maxMaxBytes), mcp.Min(1),
 		mcp.Description("Read at most this many bytes of the response (default 1 MiB, at most 10 MiB); a longer response is truncated and says so.")),
-	mcp.WithReadOnlyHintAnnotation(true),
-	mcp.WithDestructiveHintAnnotation(false),
-	mcp.WithIdempotentHintAnnotation(true),
-	mcp.WithOpenWorldHintAnnotation(true),
 	mcp.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{`+
 		`"title":{"type":"string"},"url":{"type":"string"},"status":{"type":"integer"},`+
 		`"content_type":{"type":"string"},"text":{"type":"string"},"truncated":{"type":"boolean"}},`+
 		`"required":["title","url","status","content_type","text","truncated"]}`)),
-)
+)...)
 
-var extractLinksTool = mcp.NewTool("extract_links",
+var extractLinksTool = mcp.NewTool("extract_links", readOnly(true,
 	mcp.WithDescription("Fetch a web page over HTTP(S) and list the links on it: each link's absolute URL "+
 		"(resolved against the page and its <base>, without #fragment) and its text, deduplicated, in page order. "+
 		"Use it to find pages to fetch next. Loopback, private-network and link-local addresses are refused "+
 		"unless the server runs with --allow-private."),
 	mcp.WithString("url", mcp.Required(), mcp.Description("The http:// or https:// URL of an HTML page.")),
-	mcp.WithReadOnlyHintAnnotation(true),
-	mcp.WithDestructiveHintAnnotation(false),
-	mcp.WithIdempotentHintAnnotation(true),
-	mcp.WithOpenWorldHintAnnotation(true),
 	mcp.WithRawOutputSchema(json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},`+
 		`"links":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"},"text":{"type":"string"}},"required":["url","text"]}}},`+
 		`"required":["url","links"]}`)),
-)
+)...)
 
-// web serves fetch_url and extract_links.
 type web struct {
 	client  *http.Client
 	timeout time.Duration
@@ -74,14 +65,11 @@ type web struct {
 // webOptions configures the web server; newWeb fills it from the command-line flags.
 type webOptions struct {
 	timeout time.Duration // for one fetch, redirects and body included; must be positive
-	// allowPrivate lets fetches reach loopback, private-network, link-local and other non-public
-	// addresses, through HTTP_PROXY or HTTPS_PROXY when set. When false (the default) such
-	// destinations are refused at connect time and proxy settings are ignored: a proxy would
-	// resolve and connect to the destination out of the check's sight.
+	// allowPrivate lets fetches reach non-public addresses, through HTTP(S)_PROXY when set. Without
+	// it the proxy settings are ignored: a proxy would connect out of the guard's sight.
 	allowPrivate bool
-	// allowAddr, when set, lets through the non-public addresses it returns true for. Only tests
-	// set it, to stand a loopback httptest server in for a public host; it sees the port too, so
-	// that a second loopback server stays private.
+	// allowAddr lets through the non-public addresses it returns true for: tests stand a loopback
+	// server in for a public host (it sees the port, so a second loopback server stays private).
 	allowAddr func(netip.AddrPort) bool
 }
 
@@ -100,7 +88,6 @@ func newWeb(args []string) (*server.MCPServer, error) {
 	return newWebServer(webOptions{timeout: *timeout, allowPrivate: *allowPrivate}), nil
 }
 
-// newWebServer builds the web server from opts.
 func newWebServer(opts webOptions) *server.MCPServer {
 	w := &web{client: newHTTPClient(opts), timeout: opts.timeout}
 	srv := newServer("web")
@@ -109,8 +96,8 @@ func newWebServer(opts webOptions) *server.MCPServer {
 	return srv
 }
 
-// newHTTPClient follows at most maxRedirects redirects, to http(s) URLs only. Unless
-// opts.allowPrivate, it connects directly and only to public addresses.
+// newHTTPClient follows at most maxRedirects redirects, to http(s) URLs only, and unless
+// opts.allowPrivate connects directly and only to public addresses.
 func newHTTPClient(opts webOptions) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if !opts.allowPrivate {
@@ -135,7 +122,6 @@ func newHTTPClient(opts webOptions) *http.Client {
 	}
 }
 
-// fetchResult is the structured content of fetch_url.
 type fetchResult struct {
 	Title       string `json:"title"`
 	URL         string `json:"url"`
@@ -182,7 +168,6 @@ func (w *web) fetchText(ctx context.Context, args map[string]any) (*fetchResult,
 	return res, nil
 }
 
-// readable is the text content of a fetch_url result.
 func (r *fetchResult) readable() string {
 	var b strings.Builder
 	if r.Title != "" {
@@ -195,7 +180,6 @@ func (r *fetchResult) readable() string {
 	return b.String()
 }
 
-// linksResult is the structured content of extract_links.
 type linksResult struct {
 	URL   string `json:"url"`
 	Links []link `json:"links"`
@@ -228,7 +212,6 @@ func (w *web) links(ctx context.Context, args map[string]any) (*linksResult, boo
 	return &linksResult{URL: p.url.String(), Links: pageLinks(doc, p.url)}, p.truncated, nil
 }
 
-// readable is the text content of an extract_links result.
 func (r *linksResult) readable(truncated bool) string {
 	var b strings.Builder
 	switch len(r.Links) {
@@ -252,7 +235,6 @@ func (r *linksResult) readable(truncated bool) string {
 	return b.String()
 }
 
-// contentKind says how a response body can be shown.
 type contentKind int
 
 const (
@@ -271,8 +253,7 @@ type page struct {
 	truncated bool
 }
 
-// get fetches raw with a GET, reading at most limit bytes of the body. HTTP error statuses and
-// non-http(s) URLs are errors.
+// get fetches raw, reading at most limit bytes of the body; an HTTP error status is an error.
 func (w *web) get(ctx context.Context, raw string, limit int64) (*page, error) {
 	u, err := checkURL(raw)
 	if err != nil {
@@ -309,8 +290,7 @@ func (w *web) get(ctx context.Context, raw string, limit int64) (*page, error) {
 	return p, nil
 }
 
-// checkURL accepts absolute http and https URLs only, whose host is a name or an IP address in
-// its usual form.
+// checkURL accepts absolute http(s) URLs whose host is a name or an IP address in its usual form.
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -330,7 +310,6 @@ func checkURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// describe turns a client error into a message for the model.
 func (w *web) describe(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -349,8 +328,7 @@ func (w *web) describe(err error) error {
 	return err
 }
 
-// classify finds the media type from the Content-Type header, or by sniffing the body when the
-// header is missing or malformed.
+// classify finds the media type from the Content-Type header, else by sniffing the body.
 func classify(header string, body []byte) (string, contentKind) {
 	mt, _, err := mime.ParseMediaType(header)
 	if header == "" || err != nil {
@@ -374,19 +352,17 @@ var textTypes = map[string]bool{
 	"application/sql": true, "application/graphql": true,
 }
 
-// decodeText converts body to UTF-8 using the charset from the header, a byte-order mark or an
-// HTML <meta>; a body that is valid UTF-8 is taken as UTF-8 unless the header says otherwise.
+// decodeText converts body to UTF-8 by the charset of the header, a BOM or an HTML <meta>; a valid
+// UTF-8 body is taken as UTF-8 unless the header says otherwise.
 func decodeText(body []byte, header string) string {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	enc, name, certain := charset.DetermineEncoding(body, header)
-	if name == "utf-8" || enc == nil || (!certain && utf8.Valid(body)) {
-		return strings.ToValidUTF8(string(body), "\uFFFD")
+	if name != "utf-8" && enc != nil && (certain || !utf8.Valid(body)) {
+		if out, err := enc.NewDecoder().Bytes(body); err == nil {
+			body = out
+		}
 	}
-	out, err := enc.NewDecoder().Bytes(body)
-	if err != nil {
-		return strings.ToValidUTF8(string(body), "\uFFFD")
-	}
-	return strings.ToValidUTF8(string(out), "\uFFFD")
+	return strings.ToValidUTF8(string(body), "\uFFFD")
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence that truncation left at the end of b.

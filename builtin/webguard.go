@@ -11,14 +11,11 @@ import (
 	"time"
 )
 
-// This file keeps the web server off loopback, private networks, link-local addresses (cloud
-// instance metadata among them) and other non-public destinations unless it runs with
-// --allow-private (SSRF). The check is made on the address a connection goes to, not on the URL:
-// guard resolves a host itself, checks every address and dials only what it checked, so a DNS
-// answer that changes between check and connect (rebinding) gains nothing, and every redirect hop
-// is covered because every hop dials through it.
+// The guard keeps the web server off non-public destinations (SSRF) unless it runs with
+// --allow-private. It checks the address a connection goes to, not the URL: it resolves a host
+// itself and dials only the addresses it checked, so DNS rebinding gains nothing, and every
+// redirect hop dials through it.
 
-// resolver looks up the addresses of a host name; *net.Resolver is one.
 type resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
@@ -28,12 +25,10 @@ var _ resolver = (*net.Resolver)(nil)
 // guard dials public addresses only.
 type guard struct {
 	resolver resolver
-	// dial connects to an IP address and port. newGuard sets it to a net.Dialer whose Control
-	// checks each socket's address again just before connect, whatever path led there.
-	dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// allow, when set, lets through the non-public addresses it returns true for. Only tests set
-	// it, to stand a loopback httptest server in for a public host.
-	allow func(netip.AddrPort) bool
+	// dial connects to an IP address and port; its Control checks each socket's address again just
+	// before connect.
+	dial  func(ctx context.Context, network, address string) (net.Conn, error)
+	allow func(netip.AddrPort) bool // webOptions.allowAddr
 }
 
 func newGuard(r resolver, allow func(netip.AddrPort) bool) *guard {
@@ -43,8 +38,8 @@ func newGuard(r resolver, allow func(netip.AddrPort) bool) *guard {
 	return g
 }
 
-// dialContext is an http.Transport DialContext. It resolves address's host once, refuses the
-// connection if any of its addresses is not public, and then dials those same addresses in turn.
+// dialContext is an http.Transport DialContext: it resolves the host once, refuses the connection
+// if any address is not public, and dials those same addresses in turn.
 func (g *guard) dialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(address)
 	if err != nil {
@@ -81,8 +76,7 @@ func (g *guard) dialContext(ctx context.Context, network, address string) (net.C
 	return nil, first
 }
 
-// resolve returns the addresses of host, and host itself when it is a name rather than an IP
-// address. IPv4-mapped answers are unmapped; a literal is kept as written.
+// resolve returns the addresses of host (unmapped), and host itself when it is a name.
 func (g *guard) resolve(ctx context.Context, network, host string) (string, []netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return "", []netip.Addr{a}, nil
@@ -111,8 +105,7 @@ func (g *guard) resolve(ctx context.Context, network, host string) (string, []ne
 	return host, addrs, nil
 }
 
-// check refuses ap unless it is public or the test hook allows it. name is the host name that
-// resolved to ap, or empty when the URL gave the address itself.
+// check refuses ap unless it is public or allowed; name is the host that resolved to it, or "".
 func (g *guard) check(name string, ap netip.AddrPort) error {
 	if g.allow != nil && g.allow(ap) {
 		return nil
@@ -123,8 +116,7 @@ func (g *guard) check(name string, ap netip.AddrPort) error {
 	return nil
 }
 
-// control is a net.Dialer Control function: it runs on every socket just before connect, with
-// the address being connected to.
+// control is a net.Dialer Control function, run on every socket just before connect.
 func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
@@ -133,7 +125,6 @@ func (g *guard) control(network, address string, _ syscall.RawConn) error {
 	return g.check("", ap)
 }
 
-// blockedError is a connection refused because its address is not public.
 type blockedError struct {
 	name string     // the host name that resolved to addr, or empty for an address in the URL
 	addr netip.Addr // the address refused
@@ -172,9 +163,8 @@ var reserved = []struct {
 	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 }
 
-// addrKind says what kind of non-public address a is, e.g. "a loopback address", or returns ""
-// for a public unicast address. An IPv6 address that embeds an IPv4 one (IPv4-mapped, NAT64,
-// 6to4) is judged by the address it embeds.
+// addrKind says what kind of non-public address a is ("a loopback address"), or "" for a public
+// one. An IPv6 address that embeds an IPv4 one (IPv4-mapped, NAT64, 6to4) is judged by that one.
 func addrKind(a netip.Addr) string {
 	a = a.WithZone("")
 	if v4, form := embeddedIPv4(a); form != "" {
@@ -214,8 +204,7 @@ var (
 	sixToFour   = netip.MustParsePrefix("2002::/16")
 )
 
-// embeddedIPv4 returns the IPv4 address that the IPv6 address a carries, and the name of the
-// form that carries it, or an empty form when a carries none.
+// embeddedIPv4 returns the IPv4 address the IPv6 address a carries and the form's name, or "".
 func embeddedIPv4(a netip.Addr) (netip.Addr, string) {
 	b := a.As16()
 	switch {
@@ -229,10 +218,9 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, string) {
 	return netip.Addr{}, ""
 }
 
-// checkHost refuses a host that the URL standard reads as an IPv4 address but that is not
-// written in plain dotted decimal ("0x7f000001", "2130706433", "0177.0.0.1", "127.1"): readers
-// disagree on such forms (Go's resolver sends them to DNS, C's inet_aton and browsers read them as
-// numbers), so none is trusted. Names and canonical IP addresses pass.
+// checkHost refuses a host the URL standard reads as an IPv4 address not in dotted decimal
+// ("0x7f000001", "2130706433", "0177.0.0.1", "127.1"): Go's resolver sends such forms to DNS, C's
+// inet_aton and browsers read them as numbers, so none is trusted.
 func checkHost(host string) error {
 	if _, err := netip.ParseAddr(host); err == nil || !endsInNumber(host) {
 		return nil
@@ -243,8 +231,7 @@ func checkHost(host string) error {
 	return fmt.Errorf("host %s ends in a number but is not a valid IP address", host)
 }
 
-// endsInNumber reports whether the URL standard takes host for an IPv4 address: its last label
-// is decimal digits, or a number in octal or hex.
+// endsInNumber reports whether the URL standard takes host for an IPv4 address.
 func endsInNumber(host string) bool {
 	labels := ipv4Labels(host)
 	last := labels[len(labels)-1]
@@ -255,9 +242,8 @@ func endsInNumber(host string) bool {
 	return ok
 }
 
-// parseLegacyIPv4 reads host as the URL standard's IPv4 parser does: one to four dot-separated
-// numbers, each decimal, octal (leading 0) or hex (0x), the last filling the bytes that remain.
-// "0x7f000001", "2130706433", "0177.0.0.1" and "127.1" all read as 127.0.0.1.
+// parseLegacyIPv4 reads host as the URL standard's IPv4 parser does: one to four numbers, each
+// decimal, octal or hex, the last filling the bytes that remain ("127.1" is 127.0.0.1).
 func parseLegacyIPv4(host string) (netip.Addr, bool) {
 	labels := ipv4Labels(host)
 	if len(labels) > 4 {
@@ -293,8 +279,7 @@ func ipv4Labels(host string) []string {
 	return labels
 }
 
-// parseIPv4Number reads one part of a legacy IPv4 address: decimal, octal after a leading 0, or
-// hex after 0x ("0x" alone is 0).
+// parseIPv4Number reads one part of a legacy IPv4 address ("0x" alone is 0).
 func parseIPv4Number(s string) (uint64, bool) {
 	base := 10
 	switch {

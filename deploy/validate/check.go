@@ -1,12 +1,11 @@
 package main
 
-// What the manifests must hold for mcp-router to run: the API's own rules
-// on names, labels and selectors (apimachinery's validation), then the
-// gateway's: probes on /readyz and /healthz with a Host the gateway
-// accepts, selectors that find the pods, secrets and config that exist,
-// and a pod that runs as non-root on a read-only root file system.
+// What the manifests must hold for mcp-router to run: the API's own rules (apimachinery's
+// validation), then probes with a Host the gateway accepts, selectors that find the pods, secrets
+// and config that exist, and a non-root pod on a read-only root file system.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,13 +26,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The image's paths (deploy/Dockerfile) that must be writable when the
-// root file system is read-only.
+// The image's paths that must be writable when the root file system is read-only.
 var writableDirs = []string{"/tmp", "/var/lib/mcp-router"}
 
-// Check loads the manifests in fsys and returns every problem found,
-// joined; each names its file and field. Once kustomize has built them,
-// the objects checked are the built ones (namespace set, patches applied).
+// Check loads the manifests in fsys and returns every problem found, joined, each naming its file
+// and field. Once kustomize has built them, the built objects are checked.
 func Check(fsys fs.FS) error {
 	m, err := load(fsys)
 	if m == nil {
@@ -61,7 +58,6 @@ func Check(fsys fs.FS) error {
 	return errors.Join(errs...)
 }
 
-// inFile turns a field.ErrorList into errors that name the file.
 func inFile(file string, list field.ErrorList) []error {
 	errs := make([]error, 0, len(list))
 	for _, e := range list {
@@ -70,8 +66,7 @@ func inFile(file string, list field.ErrorList) []error {
 	return errs
 }
 
-// apiErrs turns apimachinery's messages on the field at where in file
-// into errors that name both.
+// apiErrs turns apimachinery's messages on the field at where in file into errors that name both.
 func apiErrs(file, where string, msgs []string) []error {
 	errs := make([]error, len(msgs))
 	for i, msg := range msgs {
@@ -80,16 +75,14 @@ func apiErrs(file, where string, msgs []string) []error {
 	return errs
 }
 
-// meta checks an object's metadata as the API server would on creation.
-// Once built, a namespaced object has kustomization.yaml's namespace.
+// meta checks an object's metadata as the API server would on creation. Once built, a namespaced
+// object has kustomization.yaml's namespace.
 func (m *manifests) meta(file string, om *metav1.ObjectMeta, namespaced bool, name apivalidation.ValidateNameFunc) []error {
 	return inFile(file, apivalidation.ValidateObjectMeta(om, namespaced && m.built, name, field.NewPath("metadata")))
 }
 
-func (m *manifests) file(gvk string) string { return m.files[gvk] }
-
 func (m *manifests) checkNamespace() []error {
-	f := m.file("v1/Namespace")
+	f := m.files["v1/Namespace"]
 	errs := m.meta(f, &m.namespace.ObjectMeta, false, apivalidation.NameIsDNSLabel)
 	if ns := m.kustomization.Namespace; m.namespace.Name != ns {
 		errs = append(errs, fmt.Errorf("%s: metadata.name: got %q, want kustomization.yaml's namespace %q", f, m.namespace.Name, ns))
@@ -98,7 +91,7 @@ func (m *manifests) checkNamespace() []error {
 }
 
 func (m *manifests) checkConfigMap() []error {
-	f := m.file("v1/ConfigMap")
+	f := m.files["v1/ConfigMap"]
 	errs := m.meta(f, &m.configMap.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	for k := range m.configMap.Data {
 		errs = append(errs, apiErrs(f, "data."+k, validation.IsConfigMapKey(k))...)
@@ -128,7 +121,6 @@ func (m *manifests) checkSecret() []error {
 	return errs
 }
 
-// secretKeys are the keys a Secret holds, in data or stringData.
 func secretKeys(s *corev1.Secret) map[string]bool {
 	keys := map[string]bool{}
 	for k := range s.Data {
@@ -167,7 +159,7 @@ func (m *manifests) selects(file string, fp *field.Path, sel *metav1.LabelSelect
 }
 
 func (m *manifests) checkService() []error {
-	f := m.file("v1/Service")
+	f := m.files["v1/Service"]
 	svc := m.service
 	errs := m.meta(f, &svc.ObjectMeta, true, apivalidation.NameIsDNS1035Label)
 	fp := field.NewPath("spec")
@@ -190,7 +182,7 @@ func (m *manifests) checkService() []error {
 }
 
 func (m *manifests) checkPDB() []error {
-	f := m.file("policy/v1/PodDisruptionBudget")
+	f := m.files["policy/v1/PodDisruptionBudget"]
 	pdb := m.pdb
 	errs := m.meta(f, &pdb.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	fp := field.NewPath("spec")
@@ -226,7 +218,6 @@ func (m *manifests) container() *corev1.Container {
 	return &m.deployment.Spec.Template.Spec.Containers[0]
 }
 
-// containerPort finds the container's port that p names, by name or number.
 func (m *manifests) containerPort(p intstr.IntOrString) *corev1.ContainerPort {
 	c := m.container()
 	if c == nil {
@@ -241,7 +232,7 @@ func (m *manifests) containerPort(p intstr.IntOrString) *corev1.ContainerPort {
 }
 
 func (m *manifests) checkDeployment() []error {
-	f := m.file("apps/v1/Deployment")
+	f := m.files["apps/v1/Deployment"]
 	d := m.deployment
 	errs := m.meta(f, &d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain)
 	sp := field.NewPath("spec")
@@ -289,9 +280,8 @@ func (m *manifests) checkPorts(f string, cp *field.Path, c *corev1.Container) []
 	return errs
 }
 
-// checkProbe wants an HTTP GET of path on a container port, with a Host
-// header the gateway's Host check lets through: the kubelet would
-// otherwise send the pod's IP, which it refuses with 403.
+// checkProbe wants an HTTP GET of path on a container port, with a Host header the gateway's Host
+// check lets through: the kubelet would otherwise send the pod's IP, which it refuses with 403.
 func (m *manifests) checkProbe(f string, fp *field.Path, p *corev1.Probe, want string) []error {
 	if p == nil || p.HTTPGet == nil {
 		return []error{fmt.Errorf("%s: %s.httpGet: missing, want GET %s", f, fp, want)}
@@ -333,27 +323,14 @@ func loopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkSecurity wants a non-root container with no privileges on a
-// read-only root file system (the restricted Pod Security Standard).
+// checkSecurity wants a non-root container with no privileges on a read-only root file system (the
+// restricted Pod Security Standard).
 func checkSecurity(f string, pp *field.Path, pod *corev1.PodSpec, c *corev1.Container) []error {
 	var errs []error
-	ps := pod.SecurityContext
-	if ps == nil {
-		ps = &corev1.PodSecurityContext{}
-	}
-	cs := c.SecurityContext
-	if cs == nil {
-		cs = &corev1.SecurityContext{}
-	}
+	ps := cmp.Or(pod.SecurityContext, &corev1.PodSecurityContext{})
+	cs := cmp.Or(c.SecurityContext, &corev1.SecurityContext{})
 	csp := pp.Child("containers").Index(0).Child("securityContext")
-	nonRoot := cs.RunAsNonRoot
-	if nonRoot == nil {
-		nonRoot = ps.RunAsNonRoot
-	}
-	uid := cs.RunAsUser
-	if uid == nil {
-		uid = ps.RunAsUser
-	}
+	nonRoot, uid := cmp.Or(cs.RunAsNonRoot, ps.RunAsNonRoot), cmp.Or(cs.RunAsUser, ps.RunAsUser)
 	if nonRoot == nil || !*nonRoot {
 		errs = append(errs, fmt.Errorf("%s: %s.runAsNonRoot: want true", f, pp.Child("securityContext")))
 	}
@@ -393,8 +370,7 @@ func checkResources(f string, fp *field.Path, r corev1.ResourceRequirements) []e
 	return errs
 }
 
-// checkEnv wants valid names, each given once, and secrets that the
-// example Secret holds.
+// checkEnv wants valid names, each given once, and secrets that the example Secret holds.
 func (m *manifests) checkEnv(f string, fp *field.Path, env []corev1.EnvVar) []error {
 	var errs []error
 	seen := map[string]bool{}
@@ -422,9 +398,8 @@ func (m *manifests) checkEnv(f string, fp *field.Path, env []corev1.EnvVar) []er
 	return errs
 }
 
-// checkVolumes wants every mount backed by a volume, the ConfigMap's
-// profiles.yaml where MCP_ROUTER_CONFIG points, and the image's writable
-// directories mounted.
+// checkVolumes wants every mount backed by a volume, the ConfigMap's profiles.yaml where
+// MCP_ROUTER_CONFIG points, and the image's writable directories mounted.
 func (m *manifests) checkVolumes(f string, pp *field.Path, pod *corev1.PodSpec, c *corev1.Container) []error {
 	var errs []error
 	vols := map[string]*corev1.Volume{}

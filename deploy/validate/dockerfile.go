@@ -1,12 +1,8 @@
 package main
 
-// The container image's Dockerfile, parsed and linted by BuildKit's own
-// Dockerfile front end (the parser and instruction decoder docker build
-// uses), then checked for what the image promises: a static binary built
-// without cgo, a default stage on scratch that runs it as a non-root user
-// with serve --http as its command, the state directory as a volume, a
-// with-node stage for npx-launched upstreams, and base images named
-// without a registry host.
+// The Dockerfile, parsed and linted by BuildKit's own front end, then checked for what the image
+// promises: a static binary, a default stage on scratch that runs it as non-root with serve --http,
+// the state directory as a volume, a with-node stage, and base images without a registry host.
 
 import (
 	"bytes"
@@ -21,15 +17,13 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
-// The build command the Dockerfile must run; scripts/deploycheck builds the
-// same way and checks the result is static.
+// The build command the Dockerfile must run (scripts/deploycheck builds the same way).
 const staticBuild = `CGO_ENABLED=0 go build -trimpath -ldflags "-s -w`
 
 // defaultCmd is the image's command: the gateway on every interface.
 var defaultCmd = []string{"serve", "--http", "0.0.0.0:8080"}
 
-// CheckDockerfile parses data, the Dockerfile named file, and returns every
-// problem found, joined.
+// CheckDockerfile parses data, the Dockerfile named file, and returns every problem found, joined.
 func CheckDockerfile(file string, data []byte) error {
 	res, err := parser.Parse(bytes.NewReader(data))
 	if err != nil {
@@ -69,7 +63,6 @@ func CheckDockerfile(file string, data []byte) error {
 	return errors.Join(errs...)
 }
 
-// lineOf is the first line of a location, 0 when unknown.
 func lineOf(loc []parser.Range) int {
 	if len(loc) == 0 {
 		return 0
@@ -77,8 +70,8 @@ func lineOf(loc []parser.Range) int {
 	return loc[0].Start.Line
 }
 
-// registryHost is the registry host an image reference starts with, if
-// any: a first path element with a dot or a port, or localhost.
+// registryHost is the registry host an image reference starts with, if any: a first path element
+// with a dot or a port, or localhost.
 func registryHost(ref string) string {
 	first, _, ok := strings.Cut(ref, "/")
 	if ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
@@ -99,9 +92,8 @@ func checkBuildStage(file string, stages []instructions.Stage) []error {
 	return []error{fmt.Errorf("%s: no stage runs %s...: the binary must be static", file, staticBuild)}
 }
 
-// checkRuntimeStage wants a stage that runs the gateway as non-root with
-// serve --http by default, in exec form (scratch has no shell), with the
-// state directory as a volume and the port exposed.
+// checkRuntimeStage wants a stage that runs the gateway as non-root with serve --http by default,
+// in exec form (scratch has no shell), with the state directory as a volume and the port exposed.
 func checkRuntimeStage(file string, s *instructions.Stage, static bool) []error {
 	var errs []error
 	where := fmt.Sprintf("%s:%d: stage %s", file, lineOf(s.Location), cmp.Or(s.Name, "(last)"))

@@ -1,7 +1,6 @@
 package main
 
-// The binary the Dockerfile builds must run on scratch: no dynamic loader,
-// no shared libraries.
+// The binary the Dockerfile builds must run on scratch: no dynamic loader, no shared libraries.
 
 import (
 	"debug/elf"
@@ -33,7 +32,6 @@ func CheckStatic(path string) error {
 	return nil
 }
 
-// readInterp reads the PT_INTERP segment: the loader's path.
 func readInterp(p *elf.Prog) (string, error) {
 	buf := make([]byte, min(p.Filesz, 4096))
 	if _, err := p.ReadAt(buf, 0); err != nil {

@@ -11,14 +11,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// buildDir is where the manifests are put in kustomize's in-memory file
-// system.
 const buildDir = "/k8s"
 
-// build runs kustomize on fsys, the directory of kustomization.yaml, and
-// checks its output: one object for each resource listed, every namespaced
-// one in the kustomization's namespace. The built objects replace the
-// files' in m: they are what kubectl apply -k sends.
+// build runs kustomize on fsys and checks its output: one object per resource listed, each in the
+// kustomization's namespace. The built objects, which kubectl apply -k sends, replace the files'.
 func (m *manifests) build(fsys fs.FS) error {
 	mem := filesys.MakeFsInMemory()
 	names, err := fs.Glob(fsys, "*.yaml")

@@ -1,7 +1,6 @@
 package main
 
-// Reading the manifests: kustomization.yaml names them, and each is decoded
-// strictly into its Kubernetes API type.
+// Reading the manifests kustomization.yaml names, each decoded strictly into its API type.
 
 import (
 	"bytes"
@@ -24,8 +23,7 @@ import (
 // maxManifestBytes bounds one file read: the manifests are a few KiB.
 const maxManifestBytes = 1 << 20
 
-// secretExample is the file that shows the Secret's keys; it is checked but
-// deliberately not listed in kustomization.yaml.
+// secretExample shows the Secret's keys: checked, but deliberately not in kustomization.yaml.
 const secretExample = "secret.example.yaml"
 
 // manifests are the decoded objects, one of each kind.
@@ -41,10 +39,9 @@ type manifests struct {
 	built         bool              // the objects are kustomize's output
 }
 
-// load reads kustomization.yaml (decoded strictly into kustomize's own
-// type), builds it with kustomize, and decodes every resource it lists and
-// the example Secret. A file that cannot be read or decoded is an error
-// naming it; the kinds found are returned even when some file failed.
+// load reads and builds kustomization.yaml and decodes every resource it lists and the example
+// Secret. A file that cannot be read or decoded is an error naming it; the kinds found are
+// returned even when some file failed.
 func load(fsys fs.FS) (*manifests, error) {
 	m := &manifests{files: map[string]string{}}
 	if err := decodeFile(fsys, "kustomization.yaml", &m.kustomization); err != nil {
@@ -78,8 +75,7 @@ func load(fsys fs.FS) (*manifests, error) {
 	return m, errors.Join(errs...)
 }
 
-// unlisted reports manifests in the directory that kustomization.yaml
-// leaves out: they would never be applied.
+// unlisted reports manifests kustomization.yaml leaves out: they would never be applied.
 func unlisted(fsys fs.FS, resources []string) error {
 	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
@@ -94,8 +90,6 @@ func unlisted(fsys fs.FS, resources []string) error {
 	return errors.Join(errs...)
 }
 
-// loadObject decodes one manifest file into the type its apiVersion and
-// kind name.
 func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	data, err := readFile(fsys, name)
 	if err != nil {
@@ -104,9 +98,8 @@ func (m *manifests) loadObject(fsys fs.FS, name string) error {
 	return m.decodeObject(name, data, false)
 }
 
-// decodeObject decodes one object, from file name or, when built, from
-// kustomize's output for that file's kind; the built object replaces the
-// file's, so that the checks see what would be applied.
+// decodeObject decodes one object, from file name or, when built, from kustomize's output for that
+// file's kind; the built object replaces the file's, so that the checks see what would be applied.
 func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
@@ -121,23 +114,17 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	var obj any
 	switch gvk {
 	case "v1/Namespace":
-		m.namespace = &corev1.Namespace{}
-		obj = m.namespace
+		obj = fresh(&m.namespace)
 	case "v1/ConfigMap":
-		m.configMap = &corev1.ConfigMap{}
-		obj = m.configMap
+		obj = fresh(&m.configMap)
 	case "apps/v1/Deployment":
-		m.deployment = &appsv1.Deployment{}
-		obj = m.deployment
+		obj = fresh(&m.deployment)
 	case "v1/Service":
-		m.service = &corev1.Service{}
-		obj = m.service
+		obj = fresh(&m.service)
 	case "policy/v1/PodDisruptionBudget":
-		m.pdb = &policyv1.PodDisruptionBudget{}
-		obj = m.pdb
+		obj = fresh(&m.pdb)
 	case "v1/Secret":
-		m.secret = &corev1.Secret{}
-		obj = m.secret
+		obj = fresh(&m.secret)
 	default:
 		return fmt.Errorf("%s: apiVersion/kind %s is not one this checker knows (apps/v1 Deployment, v1 Service, ConfigMap, Namespace or Secret, policy/v1 PodDisruptionBudget)", name, gvk)
 	}
@@ -150,7 +137,12 @@ func (m *manifests) decodeObject(name string, data []byte, built bool) error {
 	return nil
 }
 
-// decodeFile strictly decodes one single-document YAML file into v.
+// fresh points *p at a new T and returns it.
+func fresh[T any](p **T) *T {
+	*p = new(T)
+	return *p
+}
+
 func decodeFile(fsys fs.FS, name string, v any) error {
 	data, err := readFile(fsys, name)
 	if err != nil {
@@ -162,8 +154,7 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 	return nil
 }
 
-// readFile reads a bounded, single-document file: a second document would
-// be ignored by the decoder, so it is refused.
+// readFile reads a bounded file, refusing a second document, which the decoder would ignore.
 func readFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {

@@ -1,15 +1,13 @@
-// Command validate checks mcp-router's deployment files with no cluster and
-// no container engine:
+// Command validate checks mcp-router's deployment files with no cluster and no container engine:
 //
 //	validate -k8s ../k8s            # the Kubernetes manifests (check.go)
 //	validate -dockerfile ../Dockerfile  # the image build (dockerfile.go)
 //	validate -static BIN            # a binary the image could run (elf.go)
 //
-// The manifests named by kustomization.yaml are decoded strictly (an
-// unknown or misspelt field is an error) into their types from k8s.io/api,
-// and names, labels and selectors go through apimachinery's validation;
-// the Dockerfile goes through BuildKit's parser and linter. It is a module
-// of its own so that the gateway's module does not depend on them.
+// The manifests named by kustomization.yaml are decoded strictly (an unknown or misspelt field is
+// an error) into their types from k8s.io/api, and names, labels and selectors go through
+// apimachinery's validation; the Dockerfile goes through BuildKit's parser and linter. It is a
+// module of its own so that the gateway's module does not depend on them.
 package main
 
 import (

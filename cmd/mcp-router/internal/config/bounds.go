@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -13,8 +14,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// HTTPBounds are the http section's bounds on each client of serve --http.
-// Zero values take the proxy's defaults.
+// HTTPBounds are the bounds on each client of serve --http; zero takes the proxy's default.
 type HTTPBounds struct {
 	// HeaderTimeout bounds the reading of a request's headers (10s).
 	HeaderTimeout time.Duration
@@ -22,17 +22,14 @@ type HTTPBounds struct {
 	IdleTimeout time.Duration
 	// BodyTimeout bounds the reading of one request body (30s).
 	BodyTimeout time.Duration
-	// MaxSessionsPerClient bounds the sessions of one token, or of one
-	// address without tokens (64).
+	// MaxSessionsPerClient bounds the sessions of one token, or of one address without tokens (64).
 	MaxSessionsPerClient int
 	// MaxStreamsPerSession bounds one session's requests in flight (32).
 	MaxStreamsPerSession int
-	// MaxBodyMemory bounds the request bodies held in memory at once, in
-	// bytes (64 MiB).
+	// MaxBodyMemory bounds the request bodies held in memory at once, in bytes (64 MiB).
 	MaxBodyMemory int64
 }
 
-// setBounds copies what the file sets (zero where it sets nothing).
 func (r rawHTTP) setBounds(b *HTTPBounds) {
 	b.HeaderTimeout, b.IdleTimeout, b.BodyTimeout = time.Duration(r.HeaderTimeout), time.Duration(r.IdleTimeout), time.Duration(r.BodyTimeout)
 	b.MaxSessionsPerClient, b.MaxStreamsPerSession = int(r.MaxSessionsPerClient), int(r.MaxStreamsPerSession)
@@ -52,8 +49,7 @@ func (b HTTPBounds) Server() frontdoor.HTTPServerOptions {
 	return frontdoor.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
 }
 
-// byteSize is a number of bytes, with an optional binary unit: 1048576,
-// 512KiB, 64MiB, 1GiB.
+// byteSize is a number of bytes, with an optional binary unit: 1048576, 512KiB, 64MiB, 1GiB.
 type byteSize int64
 
 // UnmarshalYAML parses a size of at least 1 KiB.
@@ -66,15 +62,13 @@ func (s *byteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// sizeUnits are the units a size may end in: KiB, MiB, GiB, and then KB,
-// MB and GB as the same powers of 1024 (max_body_memory takes only the
-// first three).
+// sizeUnits are the units a size may end in: KiB, MiB, GiB, and then KB, MB and GB as the same
+// powers of 1024 (max_body_memory takes only the first three).
 var sizeUnits = []struct {
 	suffix string
 	mult   int64
 }{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}}
 
-// parseSize parses a whole number with an optional unit of units.
 func parseSize(text string, units int) (int64, bool) {
 	text = strings.TrimSpace(text)
 	mult := int64(1)
@@ -91,13 +85,11 @@ func parseSize(text string, units int) (int64, bool) {
 	return n * mult, true
 }
 
-// Notifications is the limit on each upstream's notifications as the
-// proxy takes it.
+// Notifications is the limit on each upstream's notifications as the proxy takes it.
 func (l Limits) Notifications() proxy.NotificationLimit {
 	return proxy.NotificationLimit{PerSecond: l.NotificationsPerSecond, Burst: l.NotificationBurst}
 }
 
-// positiveRate is a rate more than zero.
 type positiveRate float64
 
 // UnmarshalYAML accepts a finite number more than zero.
@@ -108,4 +100,26 @@ func (r *positiveRate) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*r = positiveRate(f)
 	return nil
+}
+
+// trustedProxy is an entry of http.trusted_proxies: an address or a CIDR block, checked as it is
+// decoded so that an error names its line.
+type trustedProxy netip.Prefix
+
+// UnmarshalYAML parses an address or a CIDR block.
+func (p *trustedProxy) UnmarshalYAML(n *yaml.Node) error {
+	v, err := frontdoor.ParseTrustedProxy(n.Value)
+	if err != nil {
+		return err
+	}
+	*p = trustedProxy(v)
+	return nil
+}
+
+func (r rawHTTP) trustedProxies() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range r.TrustedProxies {
+		out = append(out, netip.Prefix(p))
+	}
+	return out
 }

@@ -9,14 +9,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 )
 
-// An upstream entry whose own keys are wrong (a key misspelt, no command,
-// url or builtin, a bad prefix) costs only its upstream: it is taken out
-// of the profile, the rest of the file loads, and the profile lists it as
-// disabled with its error (file:line and key), for doctor, status, the
-// console and the alerts. Errors outside the upstream entries still fail
-// the whole file.
-
-// brokenUpstream is an upstream entry left out for its own errors.
+// brokenUpstream is an upstream entry left out for its own errors (a key misspelt, no command, a
+// bad prefix): the rest of the file loads, and the profile lists it as disabled with its error.
 type brokenUpstream struct {
 	name string
 	line int
@@ -24,8 +18,7 @@ type brokenUpstream struct {
 	err  error
 }
 
-// disabled is the proxy's view of b: what its entry says of its
-// description, domain and prefix, if anything.
+// disabled is the proxy's view of b, with the description, domain and prefix its entry gives.
 func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	scalar := func(key string) (string, bool) {
 		n := valueNode(b.node, key)
@@ -43,10 +36,8 @@ func (b brokenUpstream) disabled() proxy.DisabledUpstream {
 	return d
 }
 
-// isolateUpstreams checks each upstream entry of every profile against
-// the upstream's keys on its own, and takes those that fail out of root,
-// returning them by profile. An entry switched off (enabled: false) goes
-// silently.
+// isolateUpstreams takes the upstream entries with wrong keys out of root and returns them by
+// profile; one switched off (enabled: false) goes silently.
 func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream {
 	out, profiles := map[string][]brokenUpstream{}, valueNode(root, "profiles")
 	if profiles == nil || profiles.Kind != yaml.MappingNode {
@@ -76,14 +67,13 @@ func isolateUpstreams(file string, root *yaml.Node) map[string][]brokenUpstream 
 	return out
 }
 
-// switchedOff reports whether an upstream entry says enabled: false.
 func switchedOff(n *yaml.Node) bool {
 	e := valueNode(n, "enabled")
 	return e != nil && e.Kind == yaml.ScalarNode && e.Value == "false"
 }
 
-// validUpstreams validates each upstream of a profile on its own: those
-// with errors join broken, the others are returned. Warnings go to v.
+// validUpstreams validates each upstream of a profile on its own: those with errors join broken,
+// the others are returned. Warnings go to v.
 func (v *validator) validUpstreams(path string, ups ordered[rawUpstream], broken []brokenUpstream) (kept ordered[rawUpstream], _ []brokenUpstream) {
 	for _, u := range ups {
 		uv := &validator{file: v.file, builtins: v.builtins}

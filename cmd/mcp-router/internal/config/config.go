@@ -1,12 +1,7 @@
-// Package config reads profiles.yaml: where it is found, what it may say,
-// and how it becomes the upstream and routing settings the proxy runs with.
-// Every error names the file, the line and the key.
-//
-// The file is decoded once, from its YAML node tree (only the node tree
-// knows line numbers, and environment variable and header names keep
-// their case: decision 10 in docs/design.md); viper then layers the
-// MCP_ROUTER_* variables over the top-level settings they name
-// (settings.go).
+// Package config reads profiles.yaml: where it is found, what it may say, and how it becomes the
+// settings the proxy runs with. Every error names the file, the line and the key. The file is
+// decoded once, from its YAML node tree (only it knows line numbers and keeps the case of variable
+// and header names); viper layers the MCP_ROUTER_* variables over the top-level settings.
 package config
 
 import (
@@ -32,30 +27,28 @@ const DefaultName = "(built-in default profiles.yaml)"
 
 // LoadOptions says where to look and what to use for a Load.
 type LoadOptions struct {
-	// Path is the file to read; "" searches SearchDirs for profiles.yaml,
-	// then falls back to Default.
+	// Path is the file to read; "" searches SearchDirs for profiles.yaml, then falls back to
+	// Default.
 	Path string
 	// SearchDirs are searched in order when Path is "".
 	SearchDirs []string
 	// Default is the configuration used when no file is found.
 	Default []byte
-	// Getenv looks variables up for ${VAR} and the MCP_ROUTER_* overrides;
-	// nil means os.LookupEnv.
+	// Getenv looks variables up for ${VAR} and the MCP_ROUTER_* overrides; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// Builtins are the built-in server names an upstream may name.
 	Builtins []string
 }
 
-// Config is a parsed, structurally valid profiles.yaml. Variables are
-// expanded per profile, by Profile, so that a variable used only by a
-// profile you are not running need not be set.
+// Config is a parsed, structurally valid profiles.yaml. Variables are expanded per profile, by
+// Profile, so that a variable used only by a profile you are not running need not be set.
 type Config struct {
 	// File is the path read, or DefaultName.
 	File           string
 	DefaultProfile string
 	Log            Log
-	// StateDir is where caches and persisted state go, resolved to an
-	// absolute directory (the user state directory when unset).
+	// StateDir is where caches and persisted state go, resolved to an absolute directory (the user
+	// state directory when unset).
 	StateDir string
 	// State is where the shared state is kept instead of state.db.
 	State   State
@@ -70,8 +63,8 @@ type Config struct {
 	profiles map[string]entry[rawProfile]
 	routing  map[string]Routing         // each profile's, resolved at load
 	approval map[string]approval.Policy // each profile's approvals, resolved at load
-	// broken are the upstream entries left out for their own errors, by
-	// profile: disabled alone (broken.go).
+	// broken are the upstream entries left out for their own errors, by profile: disabled alone
+	// (broken.go).
 	broken  map[string][]brokenUpstream
 	names   []string // profile names in file order
 	getenv  func(string) (string, bool)
@@ -91,41 +84,34 @@ type Log struct {
 type HTTP struct {
 	BearerTokens   []string
 	AllowedOrigins []string
-	// AllowedHosts are Host header names (with or without a port) allowed
-	// besides loopback ones, for a gateway reached by another name: a
-	// Kubernetes Service, a load balancer that passes the Host on.
+	// AllowedHosts are Host header names (port optional) allowed besides loopback ones, for a
+	// gateway reached by another name (a Kubernetes Service, a load balancer).
 	AllowedHosts []string
-	// DisconnectGrace is how long a call goes on after its client drops
-	// the response stream without cancelling (default 30s; 0 cancels at
-	// once).
+	// DisconnectGrace is how long a call goes on after its client drops the response stream without
+	// cancelling (default 30s; 0 cancels at once).
 	DisconnectGrace time.Duration
 	// Bounds limit each client's connections, sessions and bodies.
 	Bounds HTTPBounds
-	// Tokens are bearer tokens that name the profile they are served
-	// (variables expanded, like BearerTokens).
+	// Tokens are bearer tokens that name the profile they are served (variables expanded, like
+	// BearerTokens).
 	Tokens []frontdoor.Token
 	// OIDC accepts JWTs from an issuer; nil when not configured.
 	OIDC *frontdoor.OIDCOptions
-	// SessionKey, base64 of 32 bytes (variables expanded), seals session
-	// ids and signs handles; replicas behind one endpoint share it. ""
-	// draws a key per process.
+	// SessionKey, base64 of 32 bytes (variables expanded), seals session ids and signs handles;
+	// replicas behind one endpoint share it. "" draws a key per process.
 	SessionKey string
-	// TrustedProxies are the reverse proxies (addresses and CIDR blocks)
-	// whose X-Forwarded-For names the client, for the limits per client
-	// and the log; empty trusts none.
+	// TrustedProxies are the reverse proxies (addresses and CIDR blocks) whose X-Forwarded-For
+	// names the client, for the limits per client and the log; empty trusts none.
 	TrustedProxies []netip.Prefix
 }
 
 // State is the state section (decoded as written too: rawConfig).
 type State struct {
-	// URL is a postgres:// URL (variables expanded) whose database holds
-	// the state, shared by every gateway using it; "" keeps the state in
-	// state.db under StateDir. Print it with [RedactURL]: it may hold a
-	// password.
+	// URL is a postgres:// URL (variables expanded) of the state shared by every gateway using it;
+	// "" keeps it in state.db under StateDir. Print it with [RedactURL]: it may hold a password.
 	URL string `yaml:"url"`
-	// Required makes serve fail when the state cannot be opened, rather
-	// than keep it in memory for the run: replicas that share a database
-	// must not go on alone.
+	// Required makes serve fail when the state cannot be opened, rather than keep it in memory for
+	// the run: replicas that share a database must not go on alone.
 	Required bool `yaml:"required"`
 }
 
@@ -144,18 +130,17 @@ type Profile struct {
 	Routing   Routing
 	Planner   Planner
 	Integrity Integrity
-	// Approvals says which calls a person must approve (approvals.go).
+	// Approvals says which calls a person must approve.
 	Approvals approval.Policy
-	// Disabled are the upstreams whose entry could not be used (a
-	// variable not set, say): left out, each with its error, while the
-	// rest of the profile runs.
+	// Disabled are the upstreams whose entry could not be used (a variable not set, say): left out,
+	// each with its error, while the rest of the profile runs.
 	Disabled []proxy.DisabledUpstream
 	// Lines maps each upstream name to its line in File, for messages.
 	Lines map[string]int
 }
 
-// Load finds, reads and validates the configuration. Every profile is
-// checked for structure; variables are expanded later, by Profile.
+// Load finds, reads and validates the configuration. Every profile is checked for structure;
+// variables are expanded later, by Profile.
 func Load(opts LoadOptions) (*Config, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.LookupEnv
@@ -167,7 +152,6 @@ func Load(opts LoadOptions) (*Config, error) {
 	return parse(file, data, opts)
 }
 
-// find returns the file to read and its content.
 func find(opts LoadOptions) (string, []byte, error) {
 	if opts.Path != "" {
 		data, err := os.ReadFile(opts.Path)
@@ -228,8 +212,7 @@ func parse(file string, data []byte, opts LoadOptions) (*Config, error) {
 	return cfg, nil
 }
 
-// checkStateURL says what is wrong with a state.url, without repeating
-// the password it may hold.
+// checkStateURL says what is wrong with a state.url, without repeating the password it may hold.
 func checkStateURL(raw string) error {
 	if raw == "" {
 		return nil
@@ -249,8 +232,7 @@ func checkStateURL(raw string) error {
 	return nil
 }
 
-// RedactURL returns a state.url for messages: the password, if any, as
-// xxxxx.
+// RedactURL returns a state.url for messages: the password, if any, as xxxxx.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -262,15 +244,12 @@ func RedactURL(raw string) string {
 // LogLevels are the values of log.level and --log-level.
 var LogLevels = []string{"debug", "info", "warn", "error"}
 
-// CheckHTTP reports what is wrong with the http section: a variable in a
-// bearer token or origin that is not set, an empty token, an origin that
-// is not one. Only serve --http needs the section, so only it calls this;
-// until then the problem does not stop other commands.
+// CheckHTTP reports what is wrong with the http section once expanded (a variable not set, an empty
+// token, a bad origin): only serve --http needs it, so the problem stops no other command.
 func (c *Config) CheckHTTP() error { return c.httpErr }
 
-// stateDir resolves the state directory: the configured one (with ~
-// expanded), else $XDG_STATE_HOME/mcp-router, else the platform's
-// per-user application-state folder.
+// stateDir resolves the state directory: the configured one (with ~ expanded), else
+// $XDG_STATE_HOME/mcp-router, else the platform's per-user application-state folder.
 func stateDir(configured string) (string, error) {
 	if configured != "" {
 		if rest, ok := strings.CutPrefix(configured, "~/"); ok {
@@ -300,8 +279,8 @@ func stateDir(configured string) (string, error) {
 	return filepath.Join(home, ".local", "state", "mcp-router"), nil
 }
 
-// Profile resolves the named profile ("" = default_profile, else the only
-// profile, else "default"): variables expanded, defaults applied.
+// Profile resolves the named profile ("" = default_profile, else the only profile, else "default"):
+// variables expanded, defaults applied.
 func (c *Config) Profile(name string) (Profile, error) {
 	rp, err := c.rawProfile(name)
 	if err != nil {
@@ -320,14 +299,13 @@ type Planner struct {
 
 // Integrity is a profile's integrity section.
 type Integrity struct {
-	// Pins pins each tool's contract under state_dir and blocks changed
-	// ones until approved (default true).
+	// Pins pins each tool's contract under state_dir and blocks changed ones until approved
+	// (default true).
 	Pins bool
 	// Poisoning is "warn" (default) or "quarantine".
 	Poisoning string
-	// Results is what to do with secrets and injection markers in tool
-	// results: "off", "warn", "redact" (default) or "block". Each
-	// upstream's own results key overrides it (proxy.UpstreamConfig.Results).
+	// Results is what to do with secrets and injection markers in tool results: "off", "warn",
+	// "redact" (default) or "block"; an upstream's own results key overrides it.
 	Results string
 }
 
@@ -344,8 +322,7 @@ func (d *DurationValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// checkHost accepts a Host header value: a name or IP, with or without a
-// port, and nothing else (no scheme, path or wildcard).
+// checkHost accepts a Host header value: a name or IP, port optional, nothing else.
 func checkHost(h string) error {
 	u, err := url.Parse("http://" + h)
 	if h == "" || err != nil || u.Host != h || u.User != nil || strings.ContainsAny(h, "*/ ") {

@@ -13,7 +13,7 @@ import (
 	"github.com/mcp-router/mcp-router/internal/editdist"
 )
 
-// The file's shape. Unknown keys anywhere are errors.
+// The file's shape (docs/reference.md says what each key does). Unknown keys anywhere are errors.
 type rawConfig struct {
 	DefaultProfile string              `yaml:"default_profile"`
 	Log            Log                 `yaml:"log"`
@@ -28,16 +28,14 @@ type rawConfig struct {
 }
 
 type rawHTTP struct {
-	BearerTokens    []string    `yaml:"bearer_tokens"`
-	AllowedOrigins  []string    `yaml:"allowed_origins"`
-	AllowedHosts    []string    `yaml:"allowed_hosts"`
-	DisconnectGrace *GraceValue `yaml:"disconnect_grace"`
-	Tokens          []rawToken  `yaml:"tokens"`
-	OIDC            *rawOIDC    `yaml:"oidc"`
-	SessionKey      string      `yaml:"session_key"`
-	// TrustedProxies are reverse proxies whose X-Forwarded-For is believed
-	// (trustedproxies.go).
-	TrustedProxies []trustedProxy `yaml:"trusted_proxies"`
+	BearerTokens    []string       `yaml:"bearer_tokens"`
+	AllowedOrigins  []string       `yaml:"allowed_origins"`
+	AllowedHosts    []string       `yaml:"allowed_hosts"`
+	DisconnectGrace *GraceValue    `yaml:"disconnect_grace"`
+	Tokens          []rawToken     `yaml:"tokens"`
+	OIDC            *rawOIDC       `yaml:"oidc"`
+	SessionKey      string         `yaml:"session_key"`
+	TrustedProxies  []trustedProxy `yaml:"trusted_proxies"`
 
 	// Bounds on each client (bounds.go).
 	HeaderTimeout        DurationValue `yaml:"header_timeout"`
@@ -49,15 +47,13 @@ type rawHTTP struct {
 }
 
 type rawProfile struct {
-	Upstreams ordered[rawUpstream] `yaml:"upstreams"`
-	CoreTools []string             `yaml:"core_tools"`
-	Routing   rawRouting           `yaml:"routing"`
-	Planner   rawPlanner           `yaml:"planner"`
-	Integrity rawIntegrity         `yaml:"integrity"`
-	Approvals rawApprovals         `yaml:"approvals"`
-	// ValidateArguments is the profile's default; an upstream's
-	// validate_arguments overrides it.
-	ValidateArguments bool `yaml:"validate_arguments"`
+	Upstreams         ordered[rawUpstream] `yaml:"upstreams"`
+	CoreTools         []string             `yaml:"core_tools"`
+	Routing           rawRouting           `yaml:"routing"`
+	Planner           rawPlanner           `yaml:"planner"`
+	Integrity         rawIntegrity         `yaml:"integrity"`
+	Approvals         rawApprovals         `yaml:"approvals"`
+	ValidateArguments bool                 `yaml:"validate_arguments"`
 }
 
 type rawIntegrity struct {
@@ -102,40 +98,31 @@ type rawBreaker struct {
 }
 
 type rawUpstream struct {
-	Command    *string           `yaml:"command"`
-	Args       []string          `yaml:"args"`
-	Env        map[string]string `yaml:"env"`
-	Cwd        string            `yaml:"cwd"`
-	InheritEnv bool              `yaml:"inherit_env"`
-	URL        *string           `yaml:"url"`
-	Headers    map[string]string `yaml:"headers"`
-	Transport  string            `yaml:"transport"`
-	Builtin    *string           `yaml:"builtin"`
-	Prefix     *string           `yaml:"prefix"`
-	Domain     string            `yaml:"domain"`
-	Timeout    DurationValue     `yaml:"timeout"`
-	MaxTimeout DurationValue     `yaml:"max_timeout"`
-	Enabled    *bool             `yaml:"enabled"`
-	Tools      rawToolFilter     `yaml:"tools"`
-	Protocol   string            `yaml:"protocol"`
-	Results    string            `yaml:"results"` // integrity.results for this upstream
-	// ValidateArguments overrides the profile's validate_arguments (nil: unset).
-	ValidateArguments *bool `yaml:"validate_arguments"`
-	// TrustAnnotations and ReadOnlyTools: see proxy.UpstreamConfig.
-	TrustAnnotations bool     `yaml:"trust_annotations"`
-	ReadOnlyTools    []string `yaml:"read_only_tools"`
-	// Description says what this upstream is for ("my personal notes
-	// folder"): routing indexes it and the model is shown it, which tells
-	// several instances of one server apart.
-	Description string `yaml:"description"`
-	// Auth configures OAuth to a remote upstream (see upstreamauth.Config).
-	Auth *rawAuth `yaml:"auth"`
-
-	// ConnectTimeout overrides limits.connect_timeout for this upstream.
-	ConnectTimeout DurationValue `yaml:"connect_timeout"`
+	Command           *string           `yaml:"command"`
+	Args              []string          `yaml:"args"`
+	Env               map[string]string `yaml:"env"`
+	Cwd               string            `yaml:"cwd"`
+	InheritEnv        bool              `yaml:"inherit_env"`
+	URL               *string           `yaml:"url"`
+	Headers           map[string]string `yaml:"headers"`
+	Transport         string            `yaml:"transport"`
+	Builtin           *string           `yaml:"builtin"`
+	Prefix            *string           `yaml:"prefix"`
+	Domain            string            `yaml:"domain"`
+	Timeout           DurationValue     `yaml:"timeout"`
+	MaxTimeout        DurationValue     `yaml:"max_timeout"`
+	Enabled           *bool             `yaml:"enabled"`
+	Tools             rawToolFilter     `yaml:"tools"`
+	Protocol          string            `yaml:"protocol"`
+	Results           string            `yaml:"results"` // integrity.results for this upstream
+	ValidateArguments *bool             `yaml:"validate_arguments"`
+	TrustAnnotations  bool              `yaml:"trust_annotations"`
+	ReadOnlyTools     []string          `yaml:"read_only_tools"`
+	Description       string            `yaml:"description"`
+	Auth              *rawAuth          `yaml:"auth"`
+	ConnectTimeout    DurationValue     `yaml:"connect_timeout"`
 }
 
-// rawAuth is an upstream's auth: settings (upstreamauth.Config).
 type rawAuth struct {
 	ClientID          string            `yaml:"client_id"`
 	ClientSecret      string            `yaml:"client_secret"`
@@ -147,7 +134,6 @@ type rawAuth struct {
 	TokenExchange     *rawTokenExchange `yaml:"token_exchange"`
 }
 
-// rawTokenExchange is auth.token_exchange (upstreamauth.TokenExchange).
 type rawTokenExchange struct {
 	TokenEndpoint    string `yaml:"token_endpoint"`
 	ClientID         string `yaml:"client_id"`
@@ -194,9 +180,8 @@ func (o ordered[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
 
 type orderedMap interface{ valueType() reflect.Type }
 
-// decoder checks a node tree against a Go type before decoding it, so that
-// every problem is reported with its key path and line, all at once.
-// Its problems are collected as the validator's are.
+// decoder checks a node tree against a Go type before decoding it, so that every problem is
+// reported with its key path and line, all at once.
 type decoder struct{ validator }
 
 // decode checks n against out's type and, when it is clean, decodes it.

@@ -9,14 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Where ${VAR} is expanded, as patterns where * is any name or index.
-// Every other string of the file is taken as it is, so a "${" there is
-// refused at load (see checkUnexpanded): left alone it would become, say,
-// a literal password or a tool name. The top-level keys are expanded at
-// load, but the http section's errors matter to serve --http alone
-// (Config.CheckHTTP), so that a stdio client sharing the file need not set
-// the gateway's token; a profile's keys when the profile is resolved, so
-// that a variable used only by a profile you are not running need not be set.
+// Where ${VAR} is expanded (* is any name or index). A "${" in any other string is refused at load
+// (checkUnexpanded): left alone it would become, say, a literal password or a tool name.
 var expandedKeys = []string{
 	"http.bearer_tokens.*", "http.allowed_origins.*", "http.tokens.*.token",
 	"http.oidc.issuer", "http.oidc.resource", "http.oidc.audience", "http.oidc.jwks_url", "http.session_key",
@@ -47,12 +41,11 @@ func matchPath(pat, path []string) bool {
 	return true
 }
 
-// maxNodes bounds the values checkUnexpanded visits, aliases followed, so
-// that a file of aliases of aliases cannot make it run for ever.
+// maxNodes bounds the values checkUnexpanded visits, aliases followed, so that a file of aliases of
+// aliases cannot make it run for ever.
 const maxNodes = 1 << 18
 
-// checkUnexpanded reports every string value holding "${" in a key where
-// variables are not expanded, with its line.
+// checkUnexpanded reports every string holding "${" in a key where variables are not expanded.
 func checkUnexpanded(file string, root *yaml.Node) error {
 	var errs []error
 	visits := 0
@@ -124,10 +117,8 @@ func settingLine(root *yaml.Node, path ...string) int {
 	return line
 }
 
-// expand expands ${VAR} in the http section and refuses an empty bearer
-// token: it would leave the gateway without the password its file asks
-// for. On error the section's lists stay empty, and Config.CheckHTTP
-// returns the error when serve --http starts.
+// expand expands ${VAR} in the http section and refuses an empty bearer token (the gateway would
+// lack the password its file asks for). On error the lists stay empty, for Config.CheckHTTP.
 func (h *HTTP) expand(file string, root *yaml.Node, getenv func(string) (string, bool)) error {
 	var errs []error
 	expandList := func(key string, in []string) []string {

@@ -1,8 +1,6 @@
 package config
 
-// Who may use the gateway over HTTP and which profile serves each caller:
-// http.tokens (static bearer tokens that name a profile) and http.oidc
-// (JWTs from an issuer, with claims mapped to profiles).
+// Who may call the gateway over HTTP and which profile serves each caller: http.tokens and oidc.
 
 import (
 	"errors"
@@ -43,9 +41,8 @@ type rawClaimProfile struct {
 	Profile string `yaml:"profile"`
 }
 
-// ServedProfiles are the profiles callers over HTTP may be served besides
-// the gateway's own: those the tokens and the issuer's claims name, in
-// the order first named, without duplicates.
+// ServedProfiles are the profiles callers over HTTP may be served besides the gateway's own: those
+// the tokens and the issuer's claims name, in the order first named, without duplicates.
 func (h HTTP) ServedProfiles() []string {
 	var out []string
 	add := func(p string) {
@@ -65,8 +62,8 @@ func (h HTTP) ServedProfiles() []string {
 	return out
 }
 
-// Auth sets who may call the gateway: the tokens and the issuer. Give
-// every handler of one gateway the same opts: they share the issuer.
+// Auth sets who may call the gateway: the tokens and the issuer. Give every handler of one gateway
+// the same opts: they share the issuer.
 func (h HTTP) Auth(opts *frontdoor.Options) {
 	opts.BearerTokens, opts.Tokens = h.BearerTokens, h.Tokens
 	if h.OIDC != nil {
@@ -74,9 +71,8 @@ func (h HTTP) Auth(opts *frontdoor.Options) {
 	}
 }
 
-// identity checks http.tokens and http.oidc and expands their variables.
-// A profile they name must exist (checked at load); an expansion error
-// matters only to serve --http, like the other http settings.
+// identity checks http.tokens and http.oidc and expands their variables; an expansion error
+// matters only to serve --http.
 func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	var expandErrs []error
 	at := func(path ...string) (int, string) {
@@ -119,7 +115,6 @@ func (c *Config) identity(v *validator, root *yaml.Node, raw rawHTTP) {
 	}
 }
 
-// oidc checks the http.oidc section.
 func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(string, ...string) string, profile func(string, ...string)) *frontdoor.OIDCOptions {
 	line := func(key ...string) int { return settingLine(root, append([]string{"http", "oidc"}, key...)...) }
 	o := &frontdoor.OIDCOptions{
@@ -152,8 +147,7 @@ func (c *Config) oidc(v *validator, root *yaml.Node, r rawOIDC, expand func(stri
 	return o
 }
 
-// checkAuthURL accepts an https URL, or an http one on a loopback host
-// (for an issuer on the same machine).
+// checkAuthURL accepts an https URL, or an http one on a loopback host (an issuer on the machine).
 func checkAuthURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {

@@ -28,16 +28,13 @@ var Clients = []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, Clie
 type ImportOptions struct {
 	// Client is one of Clients.
 	Client string
-	// Files are the client's configuration files to read, in order; an
-	// earlier file keeps a server name that a later one repeats. Empty
-	// reads the client's default locations that exist (ClientFiles).
+	// Files are the client's files to read, in order (an earlier file keeps a name a later one
+	// repeats); empty reads those of ClientFiles that exist.
 	Files []string
-	// Places locates the default files and fills in ${userHome} and
-	// ${workspaceFolder}.
+	// Places locates the default files and fills in ${userHome} and ${workspaceFolder}.
 	Places Places
-	// EnvRefs writes ${VAR} in place of each value that looks like a
-	// secret (default false: the literal value is kept, and listed in
-	// Imported.Notes with the ${VAR} to use).
+	// EnvRefs writes ${VAR} in place of each value that looks like a secret (default false: the
+	// literal value is kept, and listed in Imported.Notes with the ${VAR} to use).
 	EnvRefs bool
 }
 
@@ -47,20 +44,17 @@ type Imported struct {
 	YAML []byte
 	// Files are the files read.
 	Files []string
-	// Notes are warnings for the user (unknown fields, renamed servers,
-	// placeholders, values that look like secrets). They never hold a
-	// value from the configuration, so they are safe to log.
+	// Notes are warnings for the user (unknown fields, renamed servers, placeholders, values that
+	// look like secrets). They never hold a value from the configuration, so they are safe to log.
 	Notes []string
 }
 
 // maxImportServers bounds the servers one import takes.
 const maxImportServers = 1000
 
-// Import reads a client's MCP configuration and writes the equivalent
-// profiles.yaml: each server becomes an upstream of the default profile,
-// keeping its command, args, env, cwd, url, transport, headers and
-// whether it is switched off. An entry that runs mcp-router itself is
-// left out.
+// Import reads a client's MCP configuration and writes the equivalent profiles.yaml: each server
+// becomes an upstream of the default profile, keeping its command, args, env, cwd, url, transport,
+// headers and whether it is switched off. An entry that runs mcp-router itself is left out.
 func Import(opts ImportOptions) (*Imported, error) {
 	if !slices.Contains(Clients, opts.Client) {
 		return nil, fmt.Errorf("unknown client %q (clients: %s)", opts.Client, strings.Join(Clients, ", "))
@@ -94,14 +88,13 @@ func Import(opts ImportOptions) (*Imported, error) {
 type server struct {
 	Name   string // the client's name for it
 	Source string // file and key path, for messages
-	// Section is the key of the server map it is in ("mcpServers",
-	// `projects["/p"].mcpServers`).
+	// Section is the key of the server map it is in ("mcpServers", `projects["/p"].mcpServers`).
 	Section string
 	// Project is the Claude Code project (projects.<path>) it is in.
 	Project string
 	File    string // the file it is in
-	// Command and the rest hold the values as profiles.yaml spells them:
-	// variables already translated to ${VAR}.
+	// Command and the rest hold the values as profiles.yaml spells them: variables already
+	// translated to ${VAR}.
 	Command   string
 	Args      []string
 	Env       map[string]string
@@ -116,7 +109,6 @@ type server struct {
 	Comments []string
 }
 
-// same reports whether two entries describe the same server.
 func (s *server) same(o *server) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && maps.Equal(s.Env, o.Env) &&
 		s.Cwd == o.Cwd && s.URL == o.URL && s.Transport == o.Transport &&
@@ -140,8 +132,7 @@ func (r *importer) note(format string, args ...any) {
 	r.notes = append(r.notes, printable(fmt.Sprintf(format, args...)))
 }
 
-// printable replaces control and other unprintable characters, which
-// YAML comments and terminals must not get, with '?'.
+// printable replaces the unprintable characters YAML comments and terminals must not get with ?.
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
 		if !unicode.IsPrint(r) {
@@ -151,9 +142,8 @@ func printable(s string) string {
 	}, s)
 }
 
-// add takes one server, keeping names unique: a name seen before with the
-// same definition is taken once; with another definition the newcomer is
-// renamed.
+// add takes one server, keeping names unique: a name seen before with the same definition is taken
+// once; with another definition the newcomer is renamed.
 func (r *importer) add(s *server) error {
 	if r.byName == nil {
 		r.byName, r.used, r.safe = map[string]*server{}, map[string]bool{}, map[*server]string{}
@@ -203,7 +193,6 @@ func safeName(name string, used map[string]bool) string {
 	return safe
 }
 
-// render writes the profiles.yaml.
 func (r *importer) render(files []string) ([]byte, error) {
 	secrets := &secretRefs{envRefs: r.opts.EnvRefs, vars: map[string]string{}}
 	ups := &yaml.Node{Kind: yaml.MappingNode}
@@ -310,18 +299,13 @@ func RunsRouter(command string, args []string) bool {
 // MovedServer is a server of a client's file that a profile runs already.
 type MovedServer struct {
 	Name string
-	// Project is the Claude Code project (projects.<path>.mcpServers of
-	// ~/.claude.json) it is in; "" for the file's own server map.
+	// Project is the Claude Code project (projects.<path>.mcpServers of ~/.claude.json) it is in;
+	// "" for the file's own server map.
 	Project string
 }
 
-// Moved returns the servers of a client's file (its top-level mcpServers
-// or servers, and Claude Code's projects.<path>.mcpServers) that a profile
-// of c runs already: an upstream of the name import gives the server, with
-// the same command and args, or url, as import writes them, or one of
-// another name that is the same in every part (see runs). Those are safe
-// to remove from the client once it runs mcp-router. profile "" means the
-// default profile.
+// Moved returns the servers of a client's file (Claude Code's projects too) that a profile of c
+// ("" the default) runs already (see runs): safe to remove once the client runs mcp-router.
 func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServer, error) {
 	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {
@@ -342,10 +326,8 @@ func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServ
 	return moved, nil
 }
 
-// runs reports whether upstream u runs the client's server s: of the name
-// import gives it (safe), the same command and args, or url; of another
-// name (a second file's server, renamed), all of it the same, env and
-// headers too.
+// runs reports whether upstream u runs the client's server s: of the name import gives it (safe),
+// the same command and args, or url; of another name, env and headers the same too.
 func runs(u entry[rawUpstream], safe string, s *server) bool {
 	v := u.Value
 	sameCmd := v.Command != nil && *v.Command == s.Command && slices.Equal(v.Args, s.Args)
@@ -356,12 +338,11 @@ func runs(u entry[rawUpstream], safe string, s *server) bool {
 	return (sameCmd && maps.Equal(v.Env, s.Env)) || (sameURL && maps.Equal(v.Headers, s.Headers))
 }
 
-// envRef matches ${VAR} and ${VAR:-fallback} (and $${, a literal, so
-// that EnvVars can skip it).
+// envRef matches ${VAR} and ${VAR:-fallback} (and $${, a literal, so that EnvVars can skip it).
 var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?`)
 
-// EnvVars lists the variables a profiles.yaml reads from the environment
-// with no fallback, sorted: what must be set where mcp-router starts.
+// EnvVars lists the variables a profiles.yaml reads from the environment with no fallback, sorted:
+// what must be set where mcp-router starts.
 func EnvVars(data []byte) []string {
 	seen := map[string]bool{}
 	for _, m := range envRef.FindAllSubmatch(data, -1) {
@@ -372,8 +353,7 @@ func EnvVars(data []byte) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// readClient is the raw profile and the servers of a client's file, for
-// Moved and ClientValues.
+// readClient is the raw profile and the servers of a client's file, for Moved and ClientValues.
 func (c *Config) readClient(profile, client, file string, places Places) (entry[rawProfile], *importer, error) {
 	p, err := c.rawProfile(profile)
 	if err != nil {

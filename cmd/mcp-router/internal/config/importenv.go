@@ -5,13 +5,9 @@ import (
 	"strings"
 )
 
-// ClientValues finds, for the ${VAR}s of a profile of c, the values a
-// client's file holds in clear where the profile has the variable: the
-// same key of the server import took the upstream from ("ghp_…" in the
-// client's github env, "${GITHUB_TOKEN}" in the profile). install writes
-// those into the gateway's entry of that same file, and no other value:
-// a secret is never copied in clear to a file that did not hold it.
-// profile "" means the default profile.
+// ClientValues finds, for the ${VAR}s of a profile of c ("" the default), the values a client's
+// file holds in clear at the same key ("ghp_…" in the client's github env, "${GITHUB_TOKEN}" in the
+// profile). install writes only those into that same file: a secret is never copied elsewhere.
 func (c *Config) ClientValues(profile, client, file string, places Places) (map[string]string, error) {
 	p, r, err := c.readClient(profile, client, file, places)
 	if err != nil {
@@ -45,9 +41,8 @@ func (c *Config) ClientValues(profile, client, file string, places Places) (map[
 	return out, nil
 }
 
-// clearValue notes VAR's value when written, with one ${VAR} and no
-// fallback, is the profile's spelling of the client's value in clear,
-// prefix and suffix alike ("Bearer ${T}" and "Bearer abc": T is abc).
+// clearValue notes VAR's value when written, with one ${VAR}, spells the client's value in clear
+// ("Bearer ${T}" and "Bearer abc": T is abc).
 func clearValue(out map[string]string, written, client string) {
 	start := strings.Index(written, "${")
 	end := strings.IndexByte(written[max(start, 0):], '}')
@@ -65,8 +60,7 @@ func clearValue(out map[string]string, written, client string) {
 	}
 }
 
-// rawProfile is the named profile as written ("" = default_profile, else
-// the only profile, else "default").
+// rawProfile is the named profile as written ("" = default_profile, else the only one, or default).
 func (c *Config) rawProfile(name string) (entry[rawProfile], error) {
 	if name == "" {
 		name = c.DefaultProfile

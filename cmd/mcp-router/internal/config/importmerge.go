@@ -10,14 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Merge adds the servers of an import to an existing profiles.yaml, the
-// profile it runs by default (default_profile, else the only one, else
-// "default"), and returns the new file and notes for the user. The file
-// is edited as a YAML node tree, so its comments, order and other keys
-// stay. An imported server of a name the profile has is the same upstream
-// when it runs the same command and args, or the same url, and is taken
-// once; another server of that name joins as <name>-<client>, with a
-// comment saying so. Nothing of the existing file is dropped.
+// Merge adds the servers of an import to the default profile of an existing profiles.yaml, whose
+// comments, order and other keys stay, and returns the new file and notes for the user. A server
+// the profile runs already is taken once; another of a name it has joins as <name>-<client>.
 func Merge(existing []byte, imported *Imported, client string) ([]byte, []string, error) {
 	var doc, in yaml.Node
 	if err := yaml.Unmarshal(existing, &doc); err != nil {
@@ -57,8 +52,7 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 	return out, notes, err
 }
 
-// defaultUpstreams is the upstreams mapping of the file's default
-// profile, made when it is missing.
+// defaultUpstreams is the upstreams mapping of the file's default profile, made when it is missing.
 func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("the existing profiles.yaml is not a mapping of settings")
@@ -82,8 +76,7 @@ func defaultUpstreams(doc *yaml.Node) (*yaml.Node, error) {
 	return ups, nil
 }
 
-// child is the value of key in mapping m, an empty mapping added when
-// there is none (or it is null).
+// child is the value of key in mapping m, an empty mapping added when there is none or null.
 func child(m *yaml.Node, key string) *yaml.Node {
 	if v := valueNode(m, key); v != nil && v.Tag != "!!null" {
 		return v
@@ -96,8 +89,7 @@ func child(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
-// sameServer reports whether two upstream entries run the same server:
-// the same command and args, or the same url.
+// sameServer reports whether two upstream entries run the same command and args, or url.
 func sameServer(a, b *yaml.Node) bool {
 	var x, y struct {
 		Command *string  `yaml:"command"`
@@ -116,9 +108,8 @@ func sameServer(a, b *yaml.Node) bool {
 	return false
 }
 
-// identicalIn is the name of an upstream of m that is in every part the
-// server v (a merge done twice, a server renamed by an earlier merge);
-// "" when there is none.
+// identicalIn is the name of an upstream of m that is in every part the server v (a merge done
+// twice, a server renamed by an earlier merge); "" when there is none.
 func identicalIn(m, v *yaml.Node) string {
 	type server struct {
 		Command, URL, Cwd string

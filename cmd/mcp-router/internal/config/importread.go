@@ -24,8 +24,7 @@ type Places struct {
 	Dir string
 }
 
-// ClientFiles returns where client keeps its MCP servers: the project's
-// file first, then the user's.
+// ClientFiles returns where client keeps its MCP servers: the project's file, then the user's.
 func ClientFiles(client string, p Places) []string {
 	switch client {
 	case ClientClaudeDesktop:
@@ -40,8 +39,7 @@ func ClientFiles(client string, p Places) []string {
 	return nil
 }
 
-// UserFile is client's user-wide configuration file, the one that holds
-// servers for every project.
+// UserFile is client's user-wide configuration file, the one that holds servers for every project.
 func UserFile(client string, p Places) string {
 	files := ClientFiles(client, p)
 	if len(files) == 0 {
@@ -68,18 +66,15 @@ func existing(paths []string) []string {
 	return out
 }
 
-// Bounds on what an import reads. A Claude Code ~/.claude.json keeps
-// every project's history and grows to tens of megabytes.
+// Bounds on what an import reads: Claude Code's ~/.claude.json grows to tens of megabytes.
 const (
 	MaxClientFile = 64 << 20
 	maxEnvFile    = 1 << 20
 )
 
-// ReadClientFile reads a client's JSON file, refusing one over
-// MaxClientFile.
+// ReadClientFile reads a client's JSON file, refusing one over MaxClientFile.
 func ReadClientFile(path string) ([]byte, error) { return readBounded(path, MaxClientFile) }
 
-// readBounded reads the file at path, refusing one over limit bytes.
 func readBounded(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -135,8 +130,7 @@ func (r *importer) readFile(path string) error {
 	return nil
 }
 
-// workspaceOf is the project folder of a project file (.vscode/mcp.json,
-// .cursor/mcp.json), or "".
+// workspaceOf is the project folder of a project file (.vscode/mcp.json, .cursor/mcp.json), or "".
 func workspaceOf(path string) string {
 	dir := filepath.Dir(path)
 	if b := filepath.Base(dir); b == ".vscode" || b == ".cursor" {
@@ -161,8 +155,7 @@ type dialect struct {
 func (d *dialect) projects(raw json.RawMessage) (int, error) {
 	var projects map[string]struct {
 		MCPServers json.RawMessage `json:"mcpServers"`
-		// DisabledMCPJSON names the servers of the project's .mcp.json
-		// that the user turned down.
+		// DisabledMCPJSON names the servers of the project's .mcp.json that the user turned down.
 		DisabledMCPJSON []string `json:"disabledMcpjsonServers"`
 	}
 	if err := json.Unmarshal(raw, &projects); err != nil {
@@ -187,7 +180,6 @@ func (d *dialect) projects(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
-// section reads one map of servers.
 func (d *dialect) section(path string, raw json.RawMessage) error {
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
@@ -247,8 +239,8 @@ func (f *fields) list(key string) []string {
 	return ss
 }
 
-// strMap reads an object of strings; numbers and booleans are taken as
-// their text, the way a child's environment receives them.
+// strMap reads an object of strings; numbers and booleans are taken as their text, the way a
+// child's environment receives them.
 func (f *fields) strMap(key string) map[string]string {
 	raw, ok := f.raw[key]
 	if !ok {
@@ -325,8 +317,7 @@ func unknownFields(raw map[string]json.RawMessage, known []string) []string {
 	return out
 }
 
-// kind checks that the entry is a local or a remote server and settles
-// the transport of a remote one.
+// kind checks that the entry is a local or a remote server and settles a remote one's transport.
 func (d *dialect) kind(s *server, typ string) error {
 	switch {
 	case typ == "stdio" || (typ == "" && s.Command != "" && s.URL == ""):
@@ -362,9 +353,8 @@ func (d *dialect) kind(s *server, typ string) error {
 	return nil
 }
 
-// transportOf settles a remote server's transport: the client's type
-// when it gives one, else sse for a URL path ending in /sse, else
-// streamable HTTP. why says which, for a comment beside it.
+// transportOf settles a remote server's transport: the client's type when it gives one, else sse
+// for a URL path ending in /sse, else streamable HTTP. why says which, for a comment beside it.
 func transportOf(typ, rawURL string) (transport, why string, err error) {
 	switch typ {
 	case "sse":
@@ -382,13 +372,11 @@ func transportOf(typ, rawURL string) (transport, why string, err error) {
 	return "streamable-http", "inferred: the URL path does not end in /sse", nil
 }
 
-// mcpJSONServer is a server of a project's .mcp.json that ~/.claude.json
-// says is turned off.
+// mcpJSONServer is a server of a project's .mcp.json that ~/.claude.json says is turned off.
 type mcpJSONServer struct{ file, name, turnedOffIn string }
 
-// turnOff marks the servers of a project's .mcp.json that Claude Code's
-// ~/.claude.json lists in the project's disabledMcpjsonServers: the user
-// turned them down, and they stay off.
+// turnOff marks the servers of a project's .mcp.json that Claude Code's ~/.claude.json lists in the
+// project's disabledMcpjsonServers: the user turned them down, and they stay off.
 func (r *importer) turnOff() {
 	for _, off := range r.mcpJSONOff {
 		for _, s := range r.servers {

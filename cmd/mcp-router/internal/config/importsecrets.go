@@ -9,16 +9,14 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// secretRefs finds the values of an import that look like secrets and
-// names an environment variable for each.
+// secretRefs finds the values of an import that look like secrets and names a variable for each.
 type secretRefs struct {
 	envRefs bool
 	vars    map[string]string // variable name → the value it stands for
 	notes   []string
 }
 
-// server checks one server's args, URL query, env and headers, replacing
-// the secrets with ${VAR} when envRefs is set.
+// server checks one server's args, URL, env and headers; with envRefs, secrets become ${VAR}.
 func (sr *secretRefs) server(name string, s *server) {
 	sr.args(name, s)
 	sr.url(name, s)
@@ -52,8 +50,8 @@ func (sr *secretRefs) server(name string, s *server) {
 	}
 }
 
-// args checks a command's arguments: "--token=VALUE", "--token VALUE"
-// by the flag's name and shape, any other argument by its shape.
+// args checks a command's arguments: "--token=VALUE", "--token VALUE" by the flag's name and shape,
+// any other argument by its shape.
 func (sr *secretRefs) args(name string, s *server) {
 	for i, a := range s.Args {
 		key, value, prefix := "", a, ""
@@ -78,9 +76,8 @@ func (sr *secretRefs) args(name string, s *server) {
 	}
 }
 
-// url checks the segments of a URL's path by their shapes
-// (https://h/mcp/KEY/sse) and the values of its query by their names and
-// shapes (https://h/sse?api_key=VALUE).
+// url checks the segments of a URL's path by their shapes (https://h/mcp/KEY/sse) and the values of
+// its query by their names and shapes (https://h/sse?api_key=VALUE).
 func (sr *secretRefs) url(name string, s *server) {
 	rest, rawQuery, _ := strings.Cut(s.URL, "?")
 	if _, after, ok := strings.Cut(rest, "://"); ok {
@@ -116,8 +113,8 @@ func (sr *secretRefs) url(name string, s *server) {
 	}
 }
 
-// ref returns the variable for value: base when it is free or already
-// stands for the same value, else base prefixed with the server's name.
+// ref returns the variable for value: base when it is free or already stands for the same value,
+// else base prefixed with the server's name.
 func (sr *secretRefs) ref(server, base, value string) string {
 	for i, v := 0, base; ; i++ {
 		if old, taken := sr.vars[v]; !taken || old == value {
@@ -131,8 +128,7 @@ func (sr *secretRefs) ref(server, base, value string) string {
 	}
 }
 
-// report notes one secret: where it is, why it looks like one, the
-// variable to hold it and what to write in its place.
+// report notes one secret: where, why, the variable to hold it and what to write in its place.
 func (sr *secretRefs) report(where, why, variable, written string) {
 	if sr.envRefs {
 		sr.notes = append(sr.notes, fmt.Sprintf("%s looks like a secret (%s): written as %s; set %s in the environment mcp-router starts with", where, why, written, variable))
@@ -141,8 +137,7 @@ func (sr *secretRefs) report(where, why, variable, written string) {
 	sr.notes = append(sr.notes, fmt.Sprintf("%s looks like a secret (%s): put it in the environment and write %s", where, why, written))
 }
 
-// splitScheme splits an Authorization-style value into its scheme
-// ("Bearer ") and credential.
+// splitScheme splits an Authorization-style value into its scheme ("Bearer ") and credential.
 func splitScheme(v string) (scheme, cred string) {
 	for _, s := range []string{"Bearer ", "Basic ", "Token ", "token ", "bearer "} {
 		if rest, ok := strings.CutPrefix(v, s); ok {

@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// envFile merges the variables of an envFile into the entry's env; the
-// entry's own env wins.
+// envFile merges the variables of an envFile into the entry's env; the entry's own env wins.
 func (d *dialect) envFile(s *server, path string) {
 	if !filepath.IsAbs(path) && !strings.HasPrefix(path, "$") {
 		base := d.workspace
@@ -34,8 +33,7 @@ func (d *dialect) envFile(s *server, path string) {
 	s.Comments = append(s.Comments, fmt.Sprintf("env includes what envFile %s sets", path))
 }
 
-// parseEnvFile reads KEY=VALUE lines (dotenv): # comments, an optional
-// "export ", values optionally in single or double quotes.
+// parseEnvFile reads dotenv KEY=VALUE lines: # comments, an optional "export ", optional quotes.
 func parseEnvFile(data []byte) map[string]string {
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -61,9 +59,8 @@ func parseEnvFile(data []byte) map[string]string {
 	return out
 }
 
-// vars translates the client's ${...} placeholders in s to profiles.yaml
-// terms: ${VAR} for the environment, resolved folders, and $${ for
-// anything else, with a note where something needs the user.
+// vars translates the client's ${...} placeholders in s: ${VAR} for the environment, resolved
+// folders, and $${ for anything else, with a note where the user must act.
 func (d *dialect) vars(s, where string) string {
 	if !strings.Contains(s, "${") {
 		return s
@@ -88,7 +85,6 @@ func (d *dialect) vars(s, where string) string {
 	return b.String()
 }
 
-// variable translates one ${expr}.
 func (d *dialect) variable(expr, where string) string {
 	literal := "$${" + expr + "}"
 	switch d.client {
@@ -123,23 +119,29 @@ func (d *dialect) variable(expr, where string) string {
 	return literal
 }
 
-// envVarName makes an environment variable name of s: upper case, other
-// characters as _.
+// envVarName makes an environment variable name of s: upper case, other characters as _.
 func envVarName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+	out := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z':
-			b.WriteRune(r - 'a' + 'A')
+			return r - 'a' + 'A'
 		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
+			return r
 		}
-	}
-	out := b.String()
+		return '_'
+	}, s)
 	if out == "" || (out[0] >= '0' && out[0] <= '9') {
 		out = "_" + out
 	}
 	return out
+}
+
+// ReadEnvFile reads the KEY=VALUE lines of a dotenv file (# comments, an optional "export ", values
+// optionally quoted), at most 1 MiB.
+func ReadEnvFile(path string) (map[string]string, error) {
+	data, err := readBounded(path, maxEnvFile)
+	if err != nil {
+		return nil, err
+	}
+	return parseEnvFile(data), nil
 }

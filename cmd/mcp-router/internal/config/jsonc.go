@@ -2,9 +2,8 @@ package config
 
 import "bytes"
 
-// JSONC turns JSON with // and /* */ comments and trailing commas, which
-// VS Code and Cursor accept in their files, into plain JSON. It reports
-// whether there were comments, which a rewrite of the file loses.
+// JSONC turns JSON with comments and trailing commas (VS Code's and Cursor's files) into plain
+// JSON, and reports whether there were comments, which a rewrite of the file loses.
 func JSONC(data []byte) (out []byte, comments bool) {
 	out = make([]byte, 0, len(data))
 	inString := false
@@ -44,8 +43,7 @@ func JSONC(data []byte) (out []byte, comments bool) {
 	return out, comments
 }
 
-// closesNext reports whether the next thing in data, past white space
-// and comments, closes an object or array.
+// closesNext reports whether the next thing in data, past space and comments, is } or ].
 func closesNext(data []byte) bool {
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; {

@@ -16,21 +16,18 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
-// Limits is the limits section: bounds on each client session, and on
-// everything the gateway reads or builds from outside. A bound left zero
-// takes the default of the package that applies it.
+// Limits is the limits section: bounds on each client session, and on everything the gateway reads
+// or builds from outside. A bound left zero takes the default of the package that applies it.
 type Limits struct {
-	// CallsPerSecond refills each session's bucket of tool calls; 0 is no
-	// limit (the default).
+	// CallsPerSecond refills each session's bucket of tool calls; 0 is no limit (the default).
 	CallsPerSecond float64
 	// Burst is the bucket's size; 0 is CallsPerSecond rounded up.
 	Burst int
-	// StartWait is how long a call of a tool whose upstream is still
-	// starting waits for it [proxy.DefaultStartWait].
+	// StartWait is how long a call of a tool whose upstream is still starting waits for it
+	// [proxy.DefaultStartWait].
 	StartWait time.Duration
-	// ConnectTimeout bounds an upstream's start (initialize and first
-	// listing) unless its own connect_timeout does; a stdio child that
-	// shows signs of life is given longer [proxy.DefaultConnectTimeout].
+	// ConnectTimeout bounds an upstream's start (initialize and first listing) unless its own
+	// connect_timeout does [proxy.DefaultConnectTimeout].
 	ConnectTimeout time.Duration
 
 	// What upstreams send (proxy.UpstreamConfig).
@@ -50,20 +47,17 @@ type Limits struct {
 	ContextBytes int
 	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
 	LessonsBytes int
-	// What of a tool result reaches the model; the whole of a longer one
-	// is kept for its caller (proxy.Options.ModelResultBytes).
+	// What of a tool result reaches the model; the whole of a longer one is kept for its caller
+	// (proxy.Options.ModelResultBytes).
 	ModelResultBytes int
-	// The whole results kept: per principal, across principals, and how
-	// long each stays readable (proxy.Options.KeptResults).
+	// The whole results kept: per principal, across principals, and how long each stays readable
+	// (proxy.Options.KeptResults).
 	ResultStoreBytes      int
 	ResultStoreTotalBytes int
 	ResultTTL             time.Duration
 
-	// Calls at once: of one stdio client (proxy.ServerOptions.StdioCalls),
-	// on one upstream and waiting for it (proxy.Options.MaxInFlight,
-	// MaxQueue), of one plan and of one plan on one upstream
-	// (executor.Options.MaxParallel, PerUpstream), of one foreach step
-	// (executor.Options.ForeachWidth).
+	// Calls at once: of one stdio client, on and waiting for one upstream, of one plan, of one plan
+	// on one upstream, of one foreach step.
 	StdioCalls        int
 	UpstreamCalls     int
 	UpstreamQueue     int
@@ -71,16 +65,15 @@ type Limits struct {
 	PlanUpstreamCalls int
 	PlanForeachCalls  int
 
-	// NotificationsPerSecond and NotificationBurst are the bucket of each
-	// upstream's notifications; 0 takes proxy.DefaultNotificationsPerSecond
-	// and proxy.DefaultNotificationBurst.
+	// NotificationsPerSecond and NotificationBurst are the bucket of each upstream's notifications;
+	// 0 takes proxy.DefaultNotificationsPerSecond and proxy.DefaultNotificationBurst.
 	NotificationsPerSecond float64
 	NotificationBurst      int
 
 	// Quotas bound each principal's calls per tool (proxy.Options.Quotas).
 	Quotas []proxy.Quota
-	// RepeatCalls is how many times in a row a session may make the same
-	// call; 0 is no bound (proxy.Options.RepeatCalls).
+	// RepeatCalls is how many times in a row a session may make the same call; 0 is no bound
+	// (proxy.Options.RepeatCalls).
 	RepeatCalls int
 }
 
@@ -101,13 +94,11 @@ func (l Limits) Inputs() proxy.InputLimits {
 	return proxy.InputLimits{MaxQueryBytes: l.QueryBytes, MaxNoteBytes: l.NoteBytes, MaxContextBytes: l.ContextBytes}
 }
 
-// KeptResults is the bounds on the whole results kept, as the proxy
-// takes them; zero takes the results package's defaults.
+// KeptResults is the bounds on the whole results kept; zero takes the results package's defaults.
 func (l Limits) KeptResults() results.Options {
 	return results.Options{PerPrincipal: l.ResultStoreBytes, Total: l.ResultStoreTotalBytes, TTL: l.ResultTTL}
 }
 
-// upstream sets the bounds on what an upstream sends.
 func (l Limits) upstream(u *proxy.UpstreamConfig) {
 	u.MaxMessageBytes, u.MaxErrorBodyBytes = l.UpstreamMessageBytes, l.UpstreamErrorBytes
 	u.MaxListingBytes, u.MaxListingItems = l.ListingBytes, l.ListingItems
@@ -150,8 +141,7 @@ type rawLimits struct {
 	RepeatCalls burstValue `yaml:"repeat_calls"`
 }
 
-// rawQuota is one entry of limits.quotas; principal and tool default to
-// "*".
+// rawQuota is one entry of limits.quotas; principal and tool default to "*".
 type rawQuota struct {
 	Principal      *lineString `yaml:"principal"`
 	Tool           *lineString `yaml:"tool"`
@@ -159,7 +149,6 @@ type rawQuota struct {
 	Concurrent     *burstValue `yaml:"concurrent"`
 }
 
-// lineString is a string with its line.
 type lineString struct {
 	S    string
 	Line int
@@ -199,9 +188,8 @@ func (c *Config) quotas(v *validator, l rawLimits) {
 	}
 }
 
-// sizeValue is a whole number, 1 or more: a count, or a size in bytes
-// that may carry a unit (64KiB, 16MiB, 1GiB; KB, MB and GB are the same
-// powers of 1024).
+// sizeValue is a whole number, 1 or more: a count, or a size in bytes that may carry a unit (64KiB,
+// 16MiB, 1GiB; KB, MB and GB are the same powers of 1024).
 type sizeValue int
 
 // UnmarshalYAML accepts a whole number, 1 or more, with an optional unit.
@@ -214,7 +202,6 @@ func (z *sizeValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// bounds sets the bounds the file gives (zero where it gives none).
 func (l *Limits) bounds(raw rawLimits) {
 	l.UpstreamMessageBytes, l.UpstreamErrorBytes = int(raw.UpstreamMessageBytes), int(raw.UpstreamErrorBytes)
 	l.ListingBytes, l.ListingItems = int(raw.ListingBytes), int(raw.ListingItems)
@@ -228,8 +215,7 @@ func (l *Limits) bounds(raw rawLimits) {
 	l.NotificationsPerSecond, l.NotificationBurst = float64(raw.NotificationsPerSecond), int(raw.NotificationBurst)
 }
 
-// stdioCallsValue is limits.stdio_calls: a whole number from 1 to
-// proxy.MaxStdioCalls.
+// stdioCallsValue is limits.stdio_calls: a whole number from 1 to proxy.MaxStdioCalls.
 type stdioCallsValue int
 
 // UnmarshalYAML accepts a whole number from 1 to proxy.MaxStdioCalls.
@@ -287,8 +273,8 @@ func (g *GraceValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// serving checks the limits section and sets what serving takes from the
-// file: the limits and the HTTP disconnect grace period.
+// serving checks the limits section and sets what serving takes from the file: the limits and the
+// HTTP disconnect grace period.
 func (c *Config) serving(v *validator, raw *rawConfig) {
 	c.HTTP.DisconnectGrace = proxy.DefaultDisconnectGrace
 	if g := raw.HTTP.DisconnectGrace; g != nil {
@@ -311,8 +297,7 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	}
 }
 
-// ServerGrace is the disconnect grace period as the proxy takes it: zero
-// in the file (cancel at once) is negative there.
+// ServerGrace is the disconnect grace period as the proxy takes it: 0 (cancel at once) is -1.
 func (h HTTP) ServerGrace() time.Duration {
 	if h.DisconnectGrace == 0 {
 		return -1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,8 +15,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
 
-// resolve turns one validated profile into what the proxy runs: variables
-// expanded, defaults applied, disabled upstreams left out.
+// resolve turns one validated profile into what the proxy runs: variables expanded, defaults
+// applied, disabled upstreams left out.
 func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p := Profile{Name: name, CoreTools: e.Value.CoreTools, Lines: map[string]int{}}
 	p.Routing = c.routing[name] // resolved at load
@@ -44,10 +45,8 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	return p, nil
 }
 
-// addUpstream adds one upstream entry of profile rp to p: variables
-// expanded, the profile's defaults and the limits applied; or, when its
-// variables cannot be expanded, disabled (one bad entry costs only its
-// upstream: the others serve).
+// addUpstream adds one upstream entry of profile rp to p, resolved; or, when its variables cannot
+// be expanded, disabled: one bad entry costs only its upstream.
 func (c *Config) addUpstream(p *Profile, rp rawProfile, u entry[rawUpstream]) {
 	x := &expander{getenv: c.getenv, file: c.File, path: "profiles." + p.Name + ".upstreams." + u.Key, entry: u}
 	cfg := x.upstream()
@@ -67,11 +66,15 @@ func (c *Config) addUpstream(p *Profile, rp rawProfile, u entry[rawUpstream]) {
 	p.Upstreams = append(p.Upstreams, cfg)
 }
 
-// reasonFor says why an upstream is disabled in words the model may read:
-// the variables that are not set, never a path or a value.
+// reasonFor says why an upstream is disabled in words the model may read: the variables that are
+// not set, never a path or a value.
 func reasonFor(err error) string {
 	var names []string
-	for _, e := range unjoinErr(err) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
 		var unset *UnsetError
 		if errors.As(e, &unset) && !slices.Contains(names, unset.Name) {
 			names = append(names, unset.Name)
@@ -84,13 +87,6 @@ func reasonFor(err error) string {
 		return "environment variable " + names[0] + " is not set"
 	}
 	return "environment variables " + strings.Join(names, ", ") + " are not set"
-}
-
-func unjoinErr(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // UnsetError is a ${VAR} whose variable is not set and has no fallback.
@@ -186,12 +182,9 @@ func (x *expander) expandMap(key string, m map[string]string) map[string]string 
 	return out
 }
 
-// Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv;
-// $${ is a literal ${. A variable that is unset (and has no fallback) is an
-// error naming it. A lone $ is kept as it is. Values are substituted once:
-// a variable's value or a fallback that holds "${" is an error (nested
-// variables are not expanded, and a placeholder passed on unexpanded must
-// not become a literal password).
+// Expand replaces ${VAR} and ${VAR:-fallback} with values from getenv; $${ is a literal ${ and a
+// lone $ is kept. An unset variable without fallback is an error naming it, and so is a value
+// holding "${": a placeholder passed on unexpanded must not become a literal password.
 func Expand(s string, getenv func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
@@ -241,8 +234,7 @@ func lookup(expr string, getenv func(string) (string, bool)) (string, error) {
 	return "", &UnsetError{Name: name}
 }
 
-// redactPlaceholder shows the "${...}" parts of a variable's value and
-// hides the rest, which may be a secret.
+// redactPlaceholder shows the "${...}" parts of a variable's value and hides the rest (a secret?).
 func redactPlaceholder(v string) string {
 	var b strings.Builder
 	for rest := v; ; {
@@ -266,18 +258,9 @@ func redactPlaceholder(v string) string {
 	}
 }
 
-func validVarName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		letter := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
-		if !letter && (i == 0 || r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
-}
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func validVarName(s string) bool { return varName.MatchString(s) }
 
 // relative resolves a path in the file against the file's folder.
 func (c *Config) relative(path string) string {
@@ -287,7 +270,6 @@ func (c *Config) relative(path string) string {
 	return filepath.Join(filepath.Dir(c.File), path)
 }
 
-// auth is an upstream's auth settings with their ${VAR}s expanded.
 func (x *expander) auth(a *rawAuth) *upstreamauth.Config {
 	if a == nil {
 		return nil

@@ -4,22 +4,22 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-router/mcp-router/audit"
 )
 
-// DefaultOllamaURL is ollama.url when neither the file nor
-// MCP_ROUTER_OLLAMA_URL sets it.
+// DefaultOllamaURL is ollama.url when neither the file nor MCP_ROUTER_OLLAMA_URL sets it.
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
-// layered is the overridable settings: the file's values (decoded once,
-// by parse) under the MCP_ROUTER_* variables that are set. viper holds the
-// layers and reads a variable's text as the setting's type ("true", "1").
-// get and where collect the problems in errs.
+// layered is the overridable settings: the file's values under the MCP_ROUTER_* variables that are
+// set, in viper, which reads a variable's text as the setting's type ("true", "1").
 type layered struct {
 	v       *viper.Viper
 	fromEnv map[string]string // key: the variable that set it
@@ -31,8 +31,8 @@ type layered struct {
 
 func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) *layered {
 	l := &layered{v: viper.New(), fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
-	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides
-	// (docs/reference.md lists them), with the file's values.
+	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides (docs/reference.md lists them),
+	// with the file's values.
 	for key, val := range map[string]any{
 		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
 		"log.trace_file": raw.Log.TraceFile, "state_dir": raw.StateDir, "state.url": raw.State.URL,
@@ -50,8 +50,7 @@ func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (st
 	return l
 }
 
-// where names a setting in messages: its variable when one set it, else
-// its line in the file.
+// where names a setting in messages: its variable when one set it, else its line in the file.
 func (l *layered) where(key string) string {
 	if env, ok := l.fromEnv[key]; ok {
 		return env
@@ -59,10 +58,8 @@ func (l *layered) where(key string) string {
 	return fmt.Sprintf("%s:%d: %s", l.file, settingLine(l.root, strings.Split(key, ".")...), key)
 }
 
-// get returns a setting, with ${VAR} expanded when expand is set and the
-// value comes from the file. A value taken from a variable is not
-// expanded again, and one that holds "${" is refused: a client that does
-// not expand variables passed it on literally.
+// get returns a setting, ${VAR} expanded when expand is set and it comes from the file. A
+// variable's value holding "${" is refused: a client that does not expand variables passed it on.
 func (l *layered) get(key string, expand bool) string {
 	val := l.v.GetString(key)
 	if env, ok := l.fromEnv[key]; ok {
@@ -81,8 +78,7 @@ func (l *layered) get(key string, expand bool) string {
 	return out
 }
 
-// settings sets the top-level settings, with the MCP_ROUTER_* variables
-// over the file, and expands ${VAR} where it applies.
+// settings sets the top-level settings, MCP_ROUTER_* variables over the file, ${VAR} expanded.
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
 	l := layer(file, root, raw, getenv)
 	c.DefaultProfile = l.get("default_profile", false)
@@ -111,10 +107,8 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 	return nil
 }
 
-// httpSettings sets the http section's lists and session key, and returns
-// what is wrong with the hosts and origins written as they are. Problems
-// that need a variable expanded matter to serve --http alone: they are
-// kept for CheckHTTP.
+// httpSettings sets the http section's lists and session key and returns what is wrong with the
+// hosts and origins as written; problems after expansion are kept for CheckHTTP.
 func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 	var errs []error
 	file, root, getenv := l.file, l.root, l.getenv
@@ -141,4 +135,53 @@ func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 		c.HTTP.SessionKey = key
 	}
 	return errs
+}
+
+// Audit is the audit section: where the record of each call goes besides the state store.
+type Audit struct {
+	// File is the JSON-lines file; "" writes none.
+	File string
+	// MaxBytes is the size past which File rotates [audit.DefaultMaxBytes].
+	MaxBytes int64
+	// Keep is how many rotated files are kept [audit.DefaultKeep].
+	Keep int
+}
+
+type rawAudit struct {
+	File     string    `yaml:"file"`
+	MaxBytes sizeValue `yaml:"max_bytes"`
+	Keep     sizeValue `yaml:"keep"`
+}
+
+func (c *Config) audit(raw rawAudit) {
+	c.Audit = Audit{File: raw.File, MaxBytes: cmp.Or(int64(raw.MaxBytes), audit.DefaultMaxBytes), Keep: cmp.Or(int(raw.Keep), audit.DefaultKeep)}
+}
+
+// Tracing is the tracing section: OpenTelemetry spans over OTLP/HTTP, off without OTLPEndpoint.
+type Tracing struct {
+	// OTLPEndpoint is the URL spans are posted to; one without a path gets the standard /v1/traces.
+	OTLPEndpoint string
+	// ServiceName is the service.name of the spans ["mcp-router"].
+	ServiceName string
+}
+
+type rawTracing struct {
+	OTLPEndpoint *lineString `yaml:"otlp_endpoint"`
+	ServiceName  string      `yaml:"service_name"`
+}
+
+func (c *Config) tracing(v *validator, raw rawTracing) {
+	c.Tracing = Tracing{ServiceName: cmp.Or(raw.ServiceName, "mcp-router")}
+	if raw.OTLPEndpoint == nil || raw.OTLPEndpoint.S == "" {
+		return
+	}
+	u, err := url.Parse(raw.OTLPEndpoint.S)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.errorf(raw.OTLPEndpoint.Line, "tracing.otlp_endpoint", "%q is not an http(s) URL (like http://127.0.0.1:4318)", raw.OTLPEndpoint.S)
+		return
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		u.Path = "/v1/traces"
+	}
+	c.Tracing.OTLPEndpoint = u.String()
 }

@@ -11,11 +11,8 @@ import (
 // yamlLine is the line yaml.v3 puts in a syntax error's message.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
-// syntaxError is a YAML syntax error of file in the file:line: form of
-// the other configuration errors. yaml.v3 often reports the line where
-// its parser noticed, near the start of the enclosing block (a line or
-// more above the typo), so a tab or a mis-indented key found in data
-// (misplaced) is named instead when there is one.
+// syntaxError is a YAML syntax error in the file:line: form. yaml.v3 often reports a line above
+// the typo, so a tab or a mis-indented key that misplaced finds is named instead.
 func syntaxError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
@@ -32,9 +29,8 @@ func syntaxError(file string, data []byte, err error) error {
 	return fmt.Errorf("%s:%d: YAML syntax: %s (the typo may be on a line above)", file, line, msg)
 }
 
-// misplaced finds the first line indented by a tab, or dedented to a
-// column that no line above it opened (a key one space off), and says
-// what is wrong with it; 0 when every line's indentation is sound.
+// misplaced finds the first line indented by a tab, or dedented to a column no line above opened,
+// and says what is wrong with it; 0 when there is none.
 func misplaced(data []byte) (line int, why string) {
 	levels := []int{0} // the indentations of the open blocks
 	for i, l := range bytes.Split(data, []byte("\n")) {

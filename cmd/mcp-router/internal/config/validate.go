@@ -22,8 +22,8 @@ import (
 
 // Routing is a profile's routing section with its defaults applied.
 type Routing struct {
-	// Mode is "routed" (a small belt plus request_more_tools) or "all"
-	// (every catalog tool on the belt).
+	// Mode is "routed" (a small belt plus request_more_tools) or "all" (every catalog tool on the
+	// belt).
 	Mode           string
 	TopK           int
 	Threshold      float64
@@ -31,32 +31,31 @@ type Routing struct {
 	SameDomain     float64
 	CrossDomain    float64
 	CollisionDelta float64
-	// AbstainCoverage: below this share of a request matched by its top
-	// tool, routing says nothing serves it; 0 turns abstention off.
+	// AbstainCoverage: below this share of a request matched by its top tool, routing says nothing
+	// serves it; 0 turns abstention off.
 	AbstainCoverage float64
-	// AbstainCommitment: routing also says nothing serves a request when
-	// its top tool covers little of it and no tool stands out of the
-	// ranking (coverage times commitment squared under this); 0 turns
-	// this check off.
+	// AbstainCommitment: routing also says nothing serves a request when its top tool covers little
+	// of it and no tool stands out of the ranking (coverage times commitment squared under this); 0
+	// turns this check off.
 	AbstainCommitment float64
-	// AbstainAdvice: routing also says nothing serves a request that asks
-	// for advice or an errand about things the catalog does not know
-	// when no top tool matches this share of it; 0 turns this check off.
+	// AbstainAdvice: routing also says nothing serves a request that asks for advice or an errand
+	// about things the catalog does not know when no top tool matches this share of it; 0 turns
+	// this check off.
 	AbstainAdvice float64
-	// KeepCoverage: a top_k tool matching at least this share of the
-	// request is handed over whatever its score; 0 turns this off.
+	// KeepCoverage: a top_k tool matching at least this share of the request is handed over
+	// whatever its score; 0 turns this off.
 	KeepCoverage      float64
 	DiscoveryPrefixes []string
 	MaxDiscoveries    int
 	ResetAfter        time.Duration
-	// SemanticWeight is the share of the embedding score when embeddings
-	// are on (ollama.embed_model).
+	// SemanticWeight is the share of the embedding score when embeddings are on
+	// (ollama.embed_model).
 	SemanticWeight float64
-	// Lessons turns the experience memory on (learning from detours and
-	// routing_feedback; serve only).
+	// Lessons turns the experience memory on (learning from detours and routing_feedback; serve
+	// only).
 	Lessons bool
-	// SharedLessons makes what one principal teaches (routing_feedback,
-	// detours) steer every principal's routing; off, each its own.
+	// SharedLessons makes what one principal teaches (routing_feedback, detours) steer every
+	// principal's routing; off, each its own.
 	SharedLessons bool
 	Fuse          fuse.Policy
 }
@@ -163,8 +162,8 @@ func (v *validator) upstream(path string, e entry[rawUpstream]) {
 	v.maxTimeout(path+".max_timeout", u, line("max_timeout"))
 }
 
-// server checks how an upstream runs: exactly one of command, url and
-// builtin, and that one's keys; false when there is not exactly one.
+// server checks how an upstream runs: exactly one of command, url and builtin, and that one's keys;
+// false when there is not exactly one.
 func (v *validator) server(path string, e entry[rawUpstream], line func(string) int) bool {
 	u, kinds := e.Value, 0
 	for _, set := range []bool{u.Command != nil, u.URL != nil, u.Builtin != nil} {
@@ -190,12 +189,11 @@ func (v *validator) server(path string, e entry[rawUpstream], line func(string) 
 	return true
 }
 
-// MaxDescription bounds an upstream's description, in characters: it is
-// shown to the model with each of the upstream's routed tools.
+// MaxDescription bounds an upstream's description, in characters: it is shown to the model with
+// each of the upstream's routed tools.
 const MaxDescription = 1000
 
-// description checks an upstream's description: bounded, and one
-// paragraph of plain text (no control characters).
+// description checks an upstream's description: bounded, plain text (no control characters).
 func (v *validator) description(path, d string, line int) {
 	switch n := utf8.RuneCountInString(d); {
 	case !utf8.ValidString(d):
@@ -207,8 +205,7 @@ func (v *validator) description(path, d string, line int) {
 	}
 }
 
-// maxTimeout checks that the hard maximum of a call is not below its
-// (idle) timeout.
+// maxTimeout checks that the hard maximum of a call is not below its (idle) timeout.
 func (v *validator) maxTimeout(path string, u rawUpstream, line int) {
 	hard, idle := time.Duration(u.MaxTimeout), time.Duration(u.Timeout)
 	if hard == 0 {
@@ -223,8 +220,8 @@ func (v *validator) maxTimeout(path string, u rawUpstream, line int) {
 	}
 }
 
-// readOnlyTools checks the tools a profile vouches for as read-only: each
-// is an upstream's own tool name, and one that is never exposed is a slip.
+// readOnlyTools checks the tools a profile vouches for as read-only: each is an upstream's own tool
+// name, and one that is never exposed is a slip.
 func (v *validator) readOnlyTools(path string, u rawUpstream, line int) {
 	for _, name := range u.ReadOnlyTools {
 		switch {
@@ -263,7 +260,6 @@ func (v *validator) remote(path string, u rawUpstream, line func(string) int) {
 	v.auth(path+".auth", u.Auth, line)
 }
 
-// auth checks an upstream's auth settings.
 func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 	if a == nil {
 		return
@@ -293,8 +289,7 @@ func (v *validator) auth(path string, a *rawAuth, line func(string) int) {
 	}
 }
 
-// only reports keys of one upstream kind used on another (env on a remote
-// server, headers on a command).
+// only reports keys of one upstream kind used on another (env on a remote server, say).
 func (v *validator) only(path string, u rawUpstream, line func(string) int, allowed ...string) {
 	for _, k := range []struct {
 		key, owner string
@@ -309,9 +304,8 @@ func (v *validator) only(path string, u rawUpstream, line func(string) int, allo
 	}
 }
 
-// checkExpandedURL checks a URL after ${VAR} expansion. An error names
-// the URL as written, never as expanded: the variables may hold a key or a
-// password (in the query or the userinfo).
+// checkExpandedURL checks a URL after ${VAR} expansion. An error names the URL as written, never as
+// expanded: the variables may hold a key or a password (in the query or the userinfo).
 func checkExpandedURL(val, written string) error {
 	if val == written {
 		return checkURL(val)
@@ -336,7 +330,6 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// routing checks a profile's routing section and returns it resolved.
 func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routing {
 	node := valueNode(profile, "routing")
 	line := func(key string) int { return keyLine(node, key, keyLine(profile, "routing", 1)) }
@@ -347,14 +340,13 @@ func (v *validator) routing(path string, profile *yaml.Node, r rawRouting) Routi
 	return out
 }
 
-// fieldError is what is wrong with one key of the routing section.
 type fieldError struct {
 	key string
 	err error
 }
 
-// resolveRouting applies the defaults to what the file sets and checks
-// the ranges. A value written in the file is taken as written: 0 is zero.
+// resolveRouting applies the defaults to what the file sets and checks the ranges. A value written
+// in the file is taken as written: 0 is zero.
 func resolveRouting(r rawRouting) (Routing, *fieldError) {
 	out := defaultRouting()
 	if r.Mode != "" {
@@ -402,9 +394,8 @@ func fusePolicy(m map[string]any) (fuse.Policy, *fieldError) {
 	return p, nil
 }
 
-// routingNumbers sets the numbers the file gives, within their ranges. A
-// multiplier of 0 would erase every score, so the affinities must be
-// above it.
+// routingNumbers sets the numbers the file gives, within their ranges. A multiplier of 0 would
+// erase every score, so the affinities must be above it.
 func routingNumbers(r rawRouting, out *Routing) *fieldError {
 	floats := []struct {
 		key      string
@@ -484,9 +475,8 @@ func (c *Config) hasProfile(name string) bool {
 	return ok
 }
 
-// RouterOptions are the profile's routing settings as the router takes
-// them: resolved here, once (the routing package's defaults applied by
-// defaultRouting), so the router applies none (Resolved).
+// RouterOptions are the profile's routing settings as the router takes them, resolved here once
+// (defaultRouting), so the router applies no defaults (Resolved).
 func (r Routing) RouterOptions() routing.RouterOptions {
 	fusePolicy := r.Fuse
 	opts := routing.RouterOptions{
@@ -499,4 +489,31 @@ func (r Routing) RouterOptions() routing.RouterOptions {
 		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
 	}
 	return opts
+}
+
+// rawApprovals is a profile's approvals section: which calls a person must approve.
+type rawApprovals struct {
+	Destructive        bool          `yaml:"destructive"`
+	Tools              []string      `yaml:"tools"`
+	WithoutElicitation string        `yaml:"without_elicitation"`
+	Timeout            DurationValue `yaml:"timeout"`
+}
+
+// approvals checks a profile's approvals section (path names it) and returns it resolved: a glob
+// path.Match cannot use, or a mode it does not know, is an error naming the key.
+func (v *validator) approvals(path string, profile *yaml.Node, a rawApprovals) approval.Policy {
+	node := valueNode(profile, "approvals")
+	line := func(key string) int { return keyLine(node, key, keyLine(profile, "approvals", 1)) }
+	p := approval.Policy{Destructive: a.Destructive, Tools: a.Tools, Timeout: time.Duration(a.Timeout)}
+	for _, g := range a.Tools {
+		if err := approval.CheckGlob(g); err != nil {
+			v.errorf(line("tools"), path+".tools", "%v", err)
+		}
+	}
+	mode, err := approval.ParseMode(a.WithoutElicitation)
+	if err != nil {
+		v.errorf(line("without_elicitation"), path+".without_elicitation", "%v", err)
+	}
+	p.WithoutElicitation = mode
+	return p
 }

@@ -7,16 +7,10 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Apply returns hits with the adjustments' deltas added to their scores,
-// re-sorted best first. Only tools present in hits change: an adjustment
-// for any other tool is ignored, so a lesson never brings in a tool the
-// ranking did not consider. Scores are clamped to [0, 1], but the order
-// follows the unclamped sums (a boosted tool at 0.9 + 0.3 passes one at
-// 1.0), and the sort is stable, so that tools the lessons do not touch
-// keep their relative order. A tool a person's correction applies to
-// (Adjustment.Corrected) leaves the hits: a correction keeps it off the
-// next hand-over for such requests, where a penalty of MaxPenalty could
-// leave it first. hits is not modified; Raw is kept.
+// Apply returns a copy of hits with the deltas added, stably re-sorted by
+// the unclamped sums, scores clamped to [0, 1]. Adjustments for tools not
+// in hits are ignored, so a lesson never brings in a tool the ranking did
+// not consider; a Corrected tool is removed.
 func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	if len(hits) == 0 || len(adj) == 0 {
 		return hits
@@ -52,8 +46,7 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	return res
 }
 
-// adjustmentFor returns tool's adjustment in adj. A linear scan: a
-// query has few adjustments.
+// adjustmentFor returns tool's adjustment in adj (a query has few).
 func adjustmentFor(adj []Adjustment, tool string) (Adjustment, bool) {
 	for _, a := range adj {
 		if a.Tool == tool {

@@ -10,19 +10,19 @@ import (
 	"strings"
 )
 
-// setters decode one routing.fuse key each into a Policy.
-var setters = map[string]func(p *Policy, v any) error{
-	"max_tools":                 intField(func(p *Policy) *int { return &p.MaxTools }),
-	"simple_max_primary":        intField(func(p *Policy) *int { return &p.SimpleMaxPrimary }),
-	"complex_min_primary":       intField(func(p *Policy) *int { return &p.ComplexMinPrimary }),
-	"require_user_facing":       boolField(func(p *Policy) *bool { return &p.RequireUserFacing }),
-	"adopt_qr_when_needs_empty": boolField(func(p *Policy) *bool { return &p.AdoptQRWhenNeedsEmpty }),
-	"prefer_exact_needs":        boolField(func(p *Policy) *bool { return &p.PreferExactNeeds }),
-	"collapse_duplicates":       boolField(func(p *Policy) *bool { return &p.CollapseDuplicates }),
-	"min_qr_score":              setMinScore,
-	"order_policy":              setOrder,
-	"allowed_capabilities":      setAllowed,
-	"internal_tools":            setInternal,
+// fields point at the Policy field of each routing.fuse key.
+var fields = map[string]func(p *Policy) any{
+	"max_tools":                 func(p *Policy) any { return &p.MaxTools },
+	"simple_max_primary":        func(p *Policy) any { return &p.SimpleMaxPrimary },
+	"complex_min_primary":       func(p *Policy) any { return &p.ComplexMinPrimary },
+	"require_user_facing":       func(p *Policy) any { return &p.RequireUserFacing },
+	"adopt_qr_when_needs_empty": func(p *Policy) any { return &p.AdoptQRWhenNeedsEmpty },
+	"prefer_exact_needs":        func(p *Policy) any { return &p.PreferExactNeeds },
+	"collapse_duplicates":       func(p *Policy) any { return &p.CollapseDuplicates },
+	"min_qr_score":              func(p *Policy) any { return &p.MinQRScore },
+	"order_policy":              func(p *Policy) any { return &p.Order },
+	"allowed_capabilities":      func(p *Policy) any { return &p.AllowedCapabilities },
+	"internal_tools":            func(p *Policy) any { return &p.InternalTools },
 }
 
 // PolicyFromMap decodes the profile's routing.fuse section, as YAML or viper
@@ -34,12 +34,12 @@ func PolicyFromMap(m map[string]any) (Policy, error) {
 	p := DefaultPolicy()
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(m)) {
-		set, ok := setters[key]
+		field, ok := fields[key]
 		if !ok {
 			errs = append(errs, &FieldError{Key: key, Err: ErrUnknownKey})
 			continue
 		}
-		if err := set(&p, m[key]); err != nil {
+		if err := set(field(&p), m[key]); err != nil {
 			errs = append(errs, &FieldError{Key: key, Err: err})
 		}
 	}
@@ -52,44 +52,24 @@ func PolicyFromMap(m map[string]any) (Policy, error) {
 	return p, nil
 }
 
-func intField(field func(*Policy) *int) func(*Policy, any) error {
-	return func(p *Policy, v any) (err error) {
-		*field(p), err = toInt(v)
-		return err
+// set decodes v into the field it points at.
+func set(field, v any) (err error) {
+	switch f := field.(type) {
+	case *int:
+		*f, err = toInt(v)
+	case *bool:
+		*f, err = toBool(v)
+	case *float64:
+		*f, err = toFloat(v)
+	case *[]string:
+		*f, err = toolNameList(v)
+	case *Order: // any case; Validate rejects names that are not orders
+		s, ok := v.(string)
+		if !ok {
+			return typeError(v, "string")
+		}
+		*f = Order(strings.ToLower(strings.TrimSpace(s)))
 	}
-}
-
-func boolField(field func(*Policy) *bool) func(*Policy, any) error {
-	return func(p *Policy, v any) (err error) {
-		*field(p), err = toBool(v)
-		return err
-	}
-}
-
-func setMinScore(p *Policy, v any) (err error) {
-	p.MinQRScore, err = toFloat(v)
-	return err
-}
-
-// setOrder accepts any case; Validate rejects names that are not orders.
-func setOrder(p *Policy, v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return typeError(v, "string")
-	}
-	p.Order = Order(strings.ToLower(strings.TrimSpace(s)))
-	return nil
-}
-
-func setAllowed(p *Policy, v any) error {
-	names, err := toolNameList(v)
-	p.AllowedCapabilities = names
-	return err
-}
-
-func setInternal(p *Policy, v any) error {
-	names, err := toolNameList(v)
-	p.InternalTools = names
 	return err
 }
 

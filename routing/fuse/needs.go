@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -17,30 +16,18 @@ import (
 // as needs[2] or needs["name"].
 func NeedsFromAny(v any) ([]string, error) {
 	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case []string:
-		return cleanNames(v), nil
-	case []any:
-		return needsFromList(v)
+	case nil, []string, []any:
+		names, err := toolNameList(v)
+		if err != nil {
+			return nil, fmt.Errorf("needs%w", err) // needs[2]: ...
+		}
+		return cleanNames(names), nil
 	case map[string]bool:
 		return cleanNames(trueKeys(v)), nil
 	case map[string]any:
 		return needsFromMap(v)
 	}
 	return nil, fmt.Errorf("needs: %w", typeError(v, "list of names or map of name to bool"))
-}
-
-func needsFromList(list []any) ([]string, error) {
-	names := make([]string, 0, len(list))
-	for i, e := range list {
-		s, ok := e.(string)
-		if !ok {
-			return nil, fmt.Errorf("needs[%d]: %w", i, typeError(e, "string"))
-		}
-		names = append(names, s)
-	}
-	return cleanNames(names), nil
 }
 
 func needsFromMap(m map[string]any) ([]string, error) {
@@ -71,20 +58,14 @@ func truthy(v any) (bool, error) {
 	switch v := v.(type) {
 	case nil:
 		return false, nil
-	case bool:
-		return v, nil
 	case float64:
 		return v != 0, nil
 	case int:
 		return v != 0, nil
 	case int64:
 		return v != 0, nil
-	case string:
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return false, fmt.Errorf("got %q, want true or false", v)
-		}
-		return b, nil
+	case bool, string:
+		return toBool(v)
 	}
 	return false, typeError(v, "bool")
 }

@@ -18,9 +18,8 @@ type Plan struct {
 	MaxParallel int    `json:"max_parallel,omitempty"` // 0 means Options.MaxParallel, which also caps it
 	Output      any    `json:"output,omitempty"`       // may hold references, resolved after the run
 	DryRun      bool   `json:"dry_run,omitempty"`      // validate only, call nothing
-	// Approved are the ids of the steps the person approved before the
-	// run (the gateway's approval gate sets it); never read from JSON, so
-	// that no plan a model writes approves itself.
+	// Approved are the ids of the steps a person approved (the approval
+	// gate sets it); never read from JSON, so no plan approves itself.
 	Approved []string `json:"-"`
 }
 
@@ -32,8 +31,7 @@ type Step struct {
 	DependsOn []string       `json:"depends_on,omitempty"` // besides the steps its references name
 	TimeoutMS int            `json:"timeout_ms,omitempty"` // per call; 0 means Options.StepTimeout
 	Foreach   any            `json:"foreach,omitempty"`    // a reference to an array: run once per element
-	// Purpose says, in words, what the step is for (the planner's plan
-	// steps carry one); it documents the plan and is not run.
+	// Purpose says what the step is for; it documents, and is not run.
 	Purpose string `json:"purpose,omitempty"`
 }
 
@@ -48,10 +46,9 @@ var (
 	stepKeys = []string{"id", "tool", "args", "depends_on", "timeout_ms", "foreach", "purpose"}
 )
 
-// Decode reads a plan from JSON strictly: an unknown key is an error that
-// names it and where it is (encoding/json alone matches keys without regard
-// to case and names only the first), and so is anything after the plan.
-// Numbers in args and output are kept as json.Number.
+// Decode reads a plan from JSON strictly: every unknown key is an error
+// naming it and where it is, and so is anything after the plan. Numbers in
+// args and output are kept as json.Number.
 func Decode(data []byte) (*Plan, error) {
 	if err := unknownKeys(data); err != nil {
 		return nil, err

@@ -36,8 +36,8 @@ type Result struct {
 	Waves    [][]string   `json:"waves"` // topological levels, for display
 	Steps    []StepResult `json:"steps"`
 	Output   any          `json:"output,omitempty"`
-	// OutputErrors says why parts of Output are null: the reference and its
-	// reason, e.g. `output.total: step "sum" failed`.
+	// OutputErrors says why parts of Output are null, e.g.
+	// `output.total: step "sum" failed`.
 	OutputErrors []string `json:"output_errors,omitempty"`
 	DryRun       bool     `json:"dry_run,omitempty"`
 

@@ -46,14 +46,6 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid plan, %d problems:\n%s", len(e.Problems), strings.Join(lines, "\n"))
 }
 
-// explain is Options.Explain's word on an unknown tool name, or "".
-func explain(fn func(string) string, name string) string {
-	if fn == nil {
-		return ""
-	}
-	return fn(name)
-}
-
 // errNoCatalog is a wiring mistake, not a problem of the plan.
 var errNoCatalog = errors.New("executor: Options.Lookup is required, and Options.Caller to run")
 
@@ -185,7 +177,7 @@ func (v *validator) identify(i int) *gstep {
 	case s.Tool == "":
 		v.add(i, "tool", "missing")
 	case !ok:
-		v.add(i, "tool", "the catalog has no tool %q%s", s.Tool, explain(o.Explain, s.Tool))
+		v.add(i, "tool", "the catalog has no tool %q%s", s.Tool, o.Explain(s.Tool))
 	default:
 		gs.upstream = info.Upstream
 		gs.input = v.e.schemas.get(info.InputSchema)

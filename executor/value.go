@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -147,18 +146,19 @@ func resultValue(res *mcp.CallToolResult) (any, error) {
 	case res.StructuredContent != nil:
 		return normalize(res.StructuredContent)
 	}
-	text := resultText(res)
+	text, ok := resultText(res)
 	if v, err := decodeJSON([]byte(text)); err == nil {
 		return v, nil
 	}
-	if text == "" && !slices.ContainsFunc(res.Content, isText) {
+	if !ok {
 		return nil, nil
 	}
 	return text, nil
 }
 
-// resultText joins the text contents of a result with newlines.
-func resultText(res *mcp.CallToolResult) string {
+// resultText joins the text contents of a result with newlines; ok is
+// false when it has none.
+func resultText(res *mcp.CallToolResult) (text string, ok bool) {
 	var texts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -168,13 +168,5 @@ func resultText(res *mcp.CallToolResult) string {
 			texts = append(texts, c.Text)
 		}
 	}
-	return strings.Join(texts, "\n")
-}
-
-func isText(c mcp.Content) bool {
-	switch c.(type) {
-	case mcp.TextContent, *mcp.TextContent:
-		return true
-	}
-	return false
+	return strings.Join(texts, "\n"), len(texts) > 0
 }

@@ -77,11 +77,10 @@ func schema(tools []string) json.RawMessage {
 	return b
 }
 
-// parseAnswer reads and validates the model's reply against the
-// planner's rules: a known decision, a confidence in [0, 1], a plan for USE_TOOL
-// (checked by checkPlan), a question for CLARIFY, a reason for ESCALATE.
-// A plan given with another decision is dropped. The error is written for
-// the model to read and correct.
+// parseAnswer reads and validates the model's reply: a known decision, a
+// confidence in [0, 1], a plan for USE_TOOL, a question for CLARIFY, a
+// reason for ESCALATE; a plan with another decision is dropped. The error
+// is written for the model to correct.
 func parseAnswer(text string, offered map[string]bool, validate func(json.RawMessage) error) (answer, error) {
 	var a answer
 	body := unfence(text)
@@ -122,8 +121,7 @@ func parseAnswer(text string, offered map[string]bool, validate func(json.RawMes
 	return a, nil
 }
 
-// unfence trims text and the Markdown code fence some models put around
-// JSON when no format is enforced.
+// unfence trims text and a Markdown code fence around it.
 func unfence(text string) string {
 	t := strings.TrimSpace(text)
 	if rest, ok := strings.CutPrefix(t, "```"); ok {

@@ -26,11 +26,8 @@ func Failures(r *executor.Result) []StepFailure {
 }
 
 // AfterRun is d once its plan has run: unchanged when no step failed,
-// else an ESCALATE with reason tool_failure naming the failed steps, no
-// longer a success. Every step of a plan is critical (the seeds escalate
-// "if tool_failed and retry_exhausted"); the executor has already applied
-// the plan's on_error. The plan's own fields are dropped as for any
-// ESCALATE; the run's result says what ran.
+// else an ESCALATE with reason tool_failure naming the failed steps (every
+// step is critical), no longer a success.
 func (p *Planner) AfterRun(d Decision, failed []StepFailure) Decision {
 	if len(failed) == 0 {
 		return d

@@ -72,24 +72,18 @@ type Result struct {
 // not panic). The steps:
 //
 //  1. Needs: trimmed, blanks skipped; names Known rejects go to Unknown;
-//     names outside AllowedCapabilities, or not user-facing when that is
-//     required, are dropped.
-//  2. Candidates: blanks skipped; each tool keeps its highest score (NaN
-//     counts as -Inf); names Known rejects are dropped, then the same
-//     allow and user-facing filters, then scores below MinQRScore. If no need survived step 1 and
-//     AdoptQRWhenNeedsEmpty is false, the remaining candidates are dropped
-//     as not_adopted. Candidates sort by descending score, ties in input
-//     order.
+//     the allowlist and user-facing filters drop others.
+//  2. Candidates: blanks skipped; each tool at its highest score (NaN as
+//     -Inf), sorted by descending score, ties in input order; dropped when
+//     unknown, filtered, below MinQRScore, or (no need left and not
+//     AdoptQRWhenNeedsEmpty) not adopted.
 //  3. Merge by Order; collapse duplicates (always for MergeByScore); with
 //     PreferExactNeeds, move needs to the front in the order stated.
 //  4. Cap at MaxTools.
 //  5. Route: SIMPLE_TOOL caps at SimpleMaxPrimary; GENERAL_CHAT and EXIT
-//     return no tools; COMPLEX_TOOL, when it holds fewer than
-//     min(ComplexMinPrimary, MaxTools) distinct tools, fills up from the
-//     candidates dropped as below_min_score or not_adopted, best score
-//     first (never from those the allowlist or user-facing filter
-//     rejected); an unspecified (or unrecognised) route is treated like
-//     COMPLEX_TOOL without that fill.
+//     get no tools; COMPLEX_TOOL fills up to min(ComplexMinPrimary,
+//     MaxTools) distinct tools from the candidates dropped below the score
+//     or not adopted, best first; any other route is left as it is.
 func Fuse(p Policy, in Input) Result {
 	f := newFuser(p, in)
 	needs, unknown := f.needs()
@@ -207,23 +201,17 @@ func bestPerTool(cands []Candidate) []entry {
 		at[tool] = len(out)
 		out = append(out, entry{tool: tool, score: score})
 	}
-	slices.SortStableFunc(out, byScoreDesc)
+	slices.SortStableFunc(out, func(a, b entry) int { return cmp.Compare(b.score, a.score) })
 	return out
 }
 
-func byScoreDesc(a, b entry) int { return cmp.Compare(b.score, a.score) }
-
+// merge concatenates by Order. Needs score +Inf and qr is sorted, so
+// needs then qr is also MergeByScore's order.
 func (f *fuser) merge(needs, qr []entry) []entry {
-	switch f.p.Order {
-	case QRFirst:
+	if f.p.Order == QRFirst {
 		return slices.Concat(qr, needs)
-	case MergeByScore:
-		list := slices.Concat(needs, qr)
-		slices.SortStableFunc(list, byScoreDesc)
-		return list
-	default:
-		return slices.Concat(needs, qr)
 	}
+	return slices.Concat(needs, qr)
 }
 
 // collapse keeps the first entry of each tool.

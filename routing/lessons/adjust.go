@@ -109,15 +109,9 @@ func (m *Memory) Rerank(ctx context.Context, principal, query string, hits []rou
 }
 
 func (m *Memory) getAcc(n int) *accumulator {
-	acc, _ := m.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
-	}
+	acc := m.accs.Get().(*accumulator)
 	if cap(acc.inter) < n {
 		acc.inter, acc.at = make([]float64, n), make([]int32, n)
-	}
-	if acc.toolAt == nil {
-		acc.toolAt = map[string]int32{}
 	}
 	acc.inter, acc.at = acc.inter[:n], acc.at[:n]
 	acc.touched, acc.matches = acc.touched[:0], acc.matches[:0]

@@ -21,7 +21,7 @@ type Memory struct {
 	opts  MemoryOptions
 	store Store
 	tok   *routing.Tokenizer
-	accs  sync.Pool // *accumulator, reused by Adjust
+	accs  sync.Pool // *accumulator, reused by AdjustFor
 
 	// mu serialises the changes, store writes included, so that the store
 	// and the index change in the same order; snap is replaced only with it.
@@ -39,6 +39,7 @@ type Memory struct {
 func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error) {
 	opts.defaults()
 	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
+	m.accs.New = func() any { return &accumulator{toolAt: map[string]int32{}} }
 	if v, ok := s.(versioner); ok {
 		ver, err := v.Version(ctx)
 		if err != nil {

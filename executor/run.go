@@ -318,7 +318,7 @@ func (r *run) args(gs *gstep, elem int, item any) (any, error) {
 	}
 	msgs := make([]string, len(probs))
 	for k, pr := range probs {
-		msgs[k] = formatLoc(append([]string{"args"}, pr.loc...)) + ": " + pr.msg
+		msgs[k] = pr.path + ": " + pr.msg
 	}
 	return nil, fmt.Errorf("%s (input schema of %s)", strings.Join(msgs, "; "), gs.tool)
 }

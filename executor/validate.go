@@ -18,15 +18,14 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	switch {
-	case p.Step != "" && p.Path != "":
-		return fmt.Sprintf("step %q: %s: %s", p.Step, p.Path, p.Message)
-	case p.Step != "":
-		return fmt.Sprintf("step %q: %s", p.Step, p.Message)
-	case p.Path != "":
-		return p.Path + ": " + p.Message
+	s := p.Message
+	if p.Path != "" {
+		s = p.Path + ": " + s
 	}
-	return p.Message
+	if p.Step != "" {
+		s = fmt.Sprintf("step %q: %s", p.Step, s)
+	}
+	return s
 }
 
 // ValidationError lists every problem of a plan. A plan with one is never
@@ -351,7 +350,7 @@ func (v *validator) inputSchema(i int, holes []hole) {
 	}
 	placeholders, _ := gs.args.eval(func(*ref) (any, error) { return nil, nil }, nil, nil)
 	for _, pr := range gs.input.check(placeholders, locs) {
-		v.add(i, formatLoc(append([]string{"args"}, pr.loc...)), "%s (input schema of %s)", pr.msg, gs.tool)
+		v.add(i, pr.path, "%s (input schema of %s)", pr.msg, gs.tool)
 	}
 }
 

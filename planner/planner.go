@@ -76,13 +76,16 @@ var defaultTemplate = sync.OnceValues(func() (*template.Template, error) {
 
 // New returns a planner for opts. It does no I/O.
 func New(opts Options) *Planner {
+	if opts.SensitiveTopics == nil {
+		opts.SensitiveTopics = DefaultSensitiveTopics
+	}
 	p := &Planner{
 		llm:      opts.LLM,
 		validate: opts.Validate,
 		tmpl:     opts.Template,
 		timeout:  opts.Timeout,
 		thr:      thresholds{high: 0.75, low: 0.5}, // of the levels high (>= high), medium and low (< low)
-		topics:   newTopics(orDefault(opts.SensitiveTopics)),
+		topics:   newTopics(opts.SensitiveTopics),
 		log:      opts.Logger,
 		now:      opts.Now,
 	}

@@ -10,14 +10,6 @@ import (
 // a person should answer.
 var DefaultSensitiveTopics = []string{"refund", "legal", "complaint", "sue", "compensation"}
 
-// orDefault returns DefaultSensitiveTopics for nil, else names.
-func orDefault(names []string) []string {
-	if names == nil {
-		return DefaultSensitiveTopics
-	}
-	return names
-}
-
 // topics matches the sensitive topics case-insensitively on whole words
 // ("sue" matches "Sue them", not "issue").
 type topics struct {

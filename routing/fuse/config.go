@@ -26,10 +26,9 @@ var fields = map[string]func(p *Policy) any{
 }
 
 // PolicyFromMap decodes the profile's routing.fuse section, as YAML or viper
-// hands it over, on top of [DefaultPolicy], then validates the result.
-// Keys are the snake_case YAML keys; an unknown key, a value of the wrong
-// type or an invalid value is a [*FieldError] naming the key. All problems
-// are reported at once, in key order.
+// hands it over, on top of [DefaultPolicy], and validates it. Every unknown
+// key, wrong type or invalid value is a [*FieldError] naming the key, joined
+// in key order.
 func PolicyFromMap(m map[string]any) (Policy, error) {
 	p := DefaultPolicy()
 	var errs []error
@@ -160,12 +159,10 @@ func typeError(v any, want string) error {
 }
 
 // NeedsFromAny sanitises the tools the model says it needs, as decoded from
-// its JSON or YAML: nil, a list of names ([]string or []any of strings), or
-// a map of name to a truthy value (map[string]bool or map[string]any of
-// bools, numbers, nil, or strings strconv.ParseBool accepts). Names are
-// trimmed and blank ones skipped; duplicates are left for [Fuse]. A map has
-// no order, so its names come back sorted. The error names the bad element,
-// as needs[2] or needs["name"].
+// JSON or YAML: nil, a list of names, or a map of name to a truthy value
+// (bools, numbers, nil or boolean strings), whose names come back sorted.
+// Names are trimmed, blanks skipped. The error names the bad element, as
+// needs[2] or needs["name"].
 func NeedsFromAny(v any) ([]string, error) {
 	switch v := v.(type) {
 	case nil, []string, []any:
@@ -204,8 +201,8 @@ func trueKeys(m map[string]bool) []string {
 	return names
 }
 
-// truthy reads a needs map value the way a model means it; a string that is
-// not a boolean is an error rather than Python's "non-empty means true".
+// truthy reads a needs map value; a string that is not a boolean is an
+// error, not Python's "non-empty means true".
 func truthy(v any) (bool, error) {
 	switch v := v.(type) {
 	case nil:

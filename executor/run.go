@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,10 +37,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan, progress func(done, total i
 		return res, nil
 	}
 	r := newRun(e, g, res, progress)
-	r.approved = make(map[string]bool, len(p.Approved))
-	for _, id := range p.Approved {
-		r.approved[id] = true
-	}
+	r.approved = p.Approved
 	start := time.Now()
 	r.loop(ctx)
 	r.resolveOutput()
@@ -115,10 +113,10 @@ type run struct {
 	stopped error // why the plan stopped starting steps, once it has
 	done    int
 
-	calls    int             // counted as steps become ready, foreach elements each
-	expanded *byteBudget     // arguments of the calls, shared by their goroutines
-	kept     int             // bytes of the values kept for the result
-	approved map[string]bool // the plan's Approved steps, by id
+	calls    int         // counted as steps become ready, foreach elements each
+	expanded *byteBudget // arguments of the calls, shared by their goroutines
+	kept     int         // bytes of the values kept for the result
+	approved []string    // the plan's Approved steps
 }
 
 func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) *run {
@@ -281,7 +279,7 @@ func (r *run) call(ctx context.Context, i, elem int, item any) {
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, gs.timeout, errStepDeadline)
 	defer cancel()
-	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id, approved: r.approved[gs.id]})
+	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id, approved: slices.Contains(r.approved, gs.id)})
 	res, err := r.e.opts.Caller.CallTool(cctx, gs.tool, args)
 	ev.status, ev.value, ev.err = outcome(cctx, gs.timeout, res, err)
 }

@@ -92,8 +92,9 @@ type event struct {
 }
 
 // run is one execution of a graph. Only the goroutine in loop touches its
-// fields; call goroutines read the graph, the values of finished steps and
-// their own arguments, and send one event each.
+// fields; call goroutines read the graph, the results of finished steps
+// (written before their dependants start) and their own arguments, and
+// send one event each.
 type run struct {
 	e        *Executor
 	g        *Graph
@@ -106,7 +107,6 @@ type run struct {
 	cancel  context.CancelCauseFunc
 	events  chan event
 	steps   []stepRun
-	values  []any // of steps that succeeded, written before their dependants start
 	queue   []int // steps with calls to start, in the order they became ready
 	running int
 	perUp   map[string]int
@@ -126,7 +126,6 @@ func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) 
 		log:      e.log.With("plan_id", id),
 		events:   make(chan event, g.parallel),
 		steps:    make([]stepRun, len(g.steps)),
-		values:   make([]any, len(g.steps)),
 		perUp:    make(map[string]int),
 		expanded: &byteBudget{max: int64(e.opts.MaxExpandedBytes)},
 	}
@@ -323,7 +322,7 @@ func (r *run) args(gs *gstep, elem int, item any) (any, error) {
 
 // lookup is the value of a reference to a step that succeeded.
 func (r *run) lookup(ref *ref) (any, error) {
-	return lookupPath(r.values[r.g.index[ref.step]], ref.path)
+	return lookupPath(r.res.Steps[r.g.index[ref.step]].Result, ref.path)
 }
 
 // outcome turns what a call returned into a status, a value and an error.
@@ -414,7 +413,6 @@ func (r *run) finish(i int, status Status, value any, err error) {
 	}
 	if status == Succeeded {
 		sr.Result = value
-		r.values[i] = value
 	}
 	r.done++
 	if r.progress != nil {

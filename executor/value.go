@@ -106,15 +106,7 @@ func bracketHint(tok string) string {
 // isIndex reports whether tok is a decimal array index without a sign or
 // leading zero.
 func isIndex(tok string) bool {
-	if tok == "" || len(tok) > 1 && tok[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tok == "0" || tok != "" && tok[0] != '0' && strings.Trim(tok, "0123456789") == ""
 }
 
 // jsonKind names the JSON type of a value, for messages.

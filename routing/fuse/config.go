@@ -172,33 +172,25 @@ func NeedsFromAny(v any) ([]string, error) {
 		}
 		return cleanNames(names), nil
 	case map[string]bool:
-		return cleanNames(trueKeys(v)), nil
+		return needsFromMap(v)
 	case map[string]any:
 		return needsFromMap(v)
 	}
 	return nil, fmt.Errorf("needs: %w", typeError(v, "list of names or map of name to bool"))
 }
 
-func needsFromMap(m map[string]any) ([]string, error) {
-	wanted := make(map[string]bool, len(m))
-	for name, v := range m {
-		ok, err := truthy(v)
+func needsFromMap[V any](m map[string]V) ([]string, error) {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		ok, err := truthy(m[name])
 		if err != nil {
 			return nil, fmt.Errorf("needs[%q]: %w", name, err)
 		}
-		wanted[name] = ok
-	}
-	return cleanNames(trueKeys(wanted)), nil
-}
-
-func trueKeys(m map[string]bool) []string {
-	var names []string
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		if m[name] {
+		if ok {
 			names = append(names, name)
 		}
 	}
-	return names
+	return cleanNames(names), nil
 }
 
 // truthy reads a needs map value; a string that is not a boolean is an

@@ -3,6 +3,8 @@ package fuse
 import (
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Breaker defaults.
@@ -53,12 +55,8 @@ type Breaker struct {
 // NewBreaker returns a closed breaker, applying the defaults in opts.
 func NewBreaker(opts BreakerOptions) *Breaker {
 	b := &Breaker{max: opts.MaxDiscoveries, resetAfter: opts.ResetAfter, now: opts.Now}
-	if b.max <= 0 {
-		b.max = DefaultMaxDiscoveries
-	}
-	if b.resetAfter <= 0 {
-		b.resetAfter = DefaultResetAfter
-	}
+	defaults.Set(&b.max, DefaultMaxDiscoveries)
+	defaults.Set(&b.resetAfter, DefaultResetAfter)
 	if b.now == nil {
 		b.now = time.Now
 	}

@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// fields point at the Policy field of each routing.fuse key.
-var fields = map[string]func(p *Policy) any{
+// setters point at the Policy field each routing.fuse key sets (the config
+// package's TestReferenceListsEveryKey reads this table by name).
+var setters = map[string]func(p *Policy) any{
 	"max_tools":                 func(p *Policy) any { return &p.MaxTools },
 	"simple_max_primary":        func(p *Policy) any { return &p.SimpleMaxPrimary },
 	"complex_min_primary":       func(p *Policy) any { return &p.ComplexMinPrimary },
@@ -33,7 +34,7 @@ func PolicyFromMap(m map[string]any) (Policy, error) {
 	p := DefaultPolicy()
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(m)) {
-		field, ok := fields[key]
+		field, ok := setters[key]
 		if !ok {
 			errs = append(errs, &FieldError{Key: key, Err: ErrUnknownKey})
 			continue

@@ -80,11 +80,7 @@ func composite(req Request, a *answer, t thresholds) (float64, map[string]float6
 	}
 	sq := sourceQuality(req.Tools, decision, g.tools)
 	qc := g.complexity()
-	ctx := 0.0
-	if hasText(req.Context) {
-		ctx = 1
-	}
-	cc := (ctx + model) / 2
+	cc := (b2f(hasText(req.Context)) + model) / 2
 	tsr := req.SuccessRate
 	if !(tsr >= 0) || decision == ReasonOnly { // negative or NaN: unknown; or no tool used
 		tsr = 1

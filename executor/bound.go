@@ -7,19 +7,9 @@ import (
 	"sync/atomic"
 )
 
-// The bounds of one run: no plan, however its references multiply the
-// values of its steps, takes the process past its limits.
-//
-//   - Options.MaxTextBytes bounds each string built by interpolation;
-//   - Options.MaxExpandedBytes bounds the arguments of all the plan's
-//     calls, references filled in, as JSON;
-//   - Options.MaxForeachItems bounds the elements of one foreach step, and
-//     Options.MaxCalls the calls of the whole plan;
-//   - Options.MaxResultBytes bounds the values the plan keeps for its
-//     result, and its output.
-//
-// Each is checked before the memory is taken, and fails the step it
-// happens in, with the limit named.
+// The bounds of one run (Options.MaxTextBytes, MaxExpandedBytes,
+// MaxForeachItems, MaxCalls, MaxResultBytes): however a plan's references
+// multiply values, each is checked before the memory is taken.
 
 // ErrLimit is the cause of every step that fails on one of the plan's
 // limits.
@@ -64,7 +54,6 @@ func (b *byteBudget) take(n int) bool { return b.used.Add(int64(n)) <= b.max }
 
 // jsonSize is about the size of v as JSON (strings unescaped), counted
 // only up to limit: past it, it returns limit+1 having walked no further.
-// So the work is bounded by limit, however large v is.
 func jsonSize(v any, limit int) int {
 	n := 0
 	var walk func(v any) bool

@@ -1,78 +1,50 @@
 // Package executor validates and runs tool plans: a model hands the gateway
 // a whole multi-step plan and gets every result back in one round trip.
 //
-// It sits between the proxy's run_plan tool (and the planner) and the
-// proxy's Hub: the proxy decodes a plan, the executor checks it against the
-// catalog (Options.Lookup), derives its strategy from the dependency graph
-// (decision 7 in docs/design.md), and runs it through a Caller, which the proxy
-// implements. Independent steps run in parallel; a step starts the moment
-// its last dependency finishes.
+// The proxy's run_plan tool (and the planner) decode a plan; the executor
+// checks it against the catalog (Options.Lookup), derives its strategy from
+// the dependency graph (decision 7 in docs/design.md) and runs it through a
+// Caller, which the proxy implements. A step starts the moment its last
+// dependency finishes. docs/plans.md describes plans for their authors.
 //
 // # References
 //
-// A string that is exactly "$<<id>>" or "$<<id.path>>" is replaced by that
-// step's value with its JSON type kept. Inside longer text a reference is
-// interpolated: strings as they are, other values as compact JSON. Paths are
-// dotted, with decimal indices for arrays: "$<<search.items.0.place_id>>".
-// The object {"$ref": "id", "path": "/json/pointer"} is a whole-value
-// reference whose path is an RFC 6901 pointer (use it for keys that contain
-// dots); an object is read as a reference only when its keys are "$ref" (a
-// valid step id) and optionally "path", so a JSON Schema "$ref" such as
-// "#/$defs/x" stays literal.
+// A string that is exactly "$<<id>>" or "$<<id.path>>" becomes that step's
+// value, JSON type kept; inside longer text it is interpolated (strings as
+// they are, other values as compact JSON). Paths are dotted, with decimal
+// array indices. {"$ref": "id", "path": "/json/pointer"} is a whole-value
+// reference with an RFC 6901 path; an object with other keys, or a "$ref"
+// that is no step id (a JSON Schema's), is literal. "$$<<" is a literal
+// "$<<", and so are an unclosed "$<<" and text without one; a "$<<...>>"
+// that is not an id with a path is an error. The seeds' tight "${{id}}" is
+// refused with a pointer to "$<<id>>" ("$${{" is a literal "${{", a spaced
+// "${{ expr }}" is text). Object keys are never read.
 //
-// "$$<<" is a literal "$<<". A "$<<" with no ">>" after it is literal, and
-// so is any text without "$<<" ("$5", "#E1", "$<"). A "$<<...>>" whose
-// inside is not a step id with an optional path is a validation error, not
-// silently literal text. So is the seeds' "${{id}}" (or "${{id.path}}",
-// written tight): it is refused with a pointer to "$<<id>>", never passed on
-// literally; "$${{" is a literal "${{", and a spaced "${{ expr }}" (as in
-// GitHub Actions) is text. References are read in the plan's string values,
-// at any depth, but never in object keys.
-//
-// A step's value is its structuredContent, else its text content parsed as
-// JSON, else that text. Numbers are kept as json.Number, so large integers
-// pass through exactly. Substitution is one pass over the plan's literal
-// arguments: text that comes from a result is never scanned again, so a
-// result containing "$<<x>>" is passed on verbatim.
+// A step's value is its structuredContent, else its text parsed as JSON
+// (numbers as json.Number), else the text. Substitution is one pass: text
+// from a result is never scanned again.
 //
 // # foreach
 //
-// A step with "foreach": "$<<list>>" (or a {"$ref": ...} object) runs once
-// per element of that array, in element order, at most Options.ForeachWidth
-// at a time. In its arguments "$<<item>>" (with an optional path) is the
-// element and "$<<index>>" its zero-based index; "item" and "index" are
-// therefore reserved and cannot be step ids. The step's value is the array
-// of per-element values, and any element failing fails the step.
+// A step with "foreach": "$<<list>>" runs once per element, in order, at
+// most Options.ForeachWidth at a time; "$<<item>>" is the element and
+// "$<<index>>" its index (so neither can be a step id). Its value is the
+// array of the elements' values; one failing element fails the step.
 //
 // # Validation
 //
-// Validate reports every problem at once, each naming the step and the JSON
-// path of the argument. Literal arguments are checked against the tool's
-// input schema with each reference replaced by a placeholder: an error that
-// a real value at a placeholder could change is ignored (errors at or below
-// it, and value-dependent keywords such as enum or anyOf above it), while
-// "required" and other structural errors are still reported. When the
-// producing tool declares an output schema, a reference path that cannot
-// exist in it, or whose declared type cannot fit the consuming argument's
-// declared type, is a validation error; otherwise paths are checked at run
-// time, and arguments built from references are validated against the
-// input schema just before the call.
+// Validate reports every problem at once, naming the step and the JSON path.
+// Literal arguments are checked against the input schema with placeholders
+// for references: errors a real value could change are ignored, structural
+// ones ("required", types above a reference) are not. A reference path that
+// cannot exist in the producer's output schema, or whose type cannot fit
+// the argument, is an error; arguments built from references are checked
+// again just before the call.
 //
-// # Timeouts and cancellation
+// # Timeouts and bounds
 //
-// Each call gets its own deadline (Options.StepTimeout, or the step's
-// timeout_ms up to Options.MaxStepTimeout; for a foreach step, each
-// element's call), and every plan a deadline (deadline_ms, at most
-// Options.MaxDeadline, which is also the default). The Caller must return
-// soon after its ctx is done: Run waits for every call it started, so no
-// goroutine outlives it.
-//
-// # Bounds
-//
-// References multiply values, so what a run builds is bounded before it is
-// built (bound.go): each interpolated string (Options.MaxTextBytes), the
-// arguments of all the plan's calls (MaxExpandedBytes), the elements of a
-// foreach step (MaxForeachItems), the calls of the plan (MaxCalls), and
-// the results it keeps and its output (MaxResultBytes). A step past one
-// fails with ErrLimit.
+// Each call has its own deadline (Options.StepTimeout, or timeout_ms up to
+// MaxStepTimeout) and each plan one (deadline_ms up to MaxDeadline). Run
+// waits for every call it started. What references multiply is bounded
+// before it is built (bound.go); a step past a bound fails with ErrLimit.
 package executor

@@ -90,20 +90,26 @@ func (g *Graph) cycleText(c []int) string {
 
 // shape computes the waves and the strategy of an acyclic graph.
 func (g *Graph) shape() ([][]string, Strategy) {
-	level := make([]int, len(g.steps))
+	wave := make([]int, len(g.steps)) // 1 + the step's level; 0 until known
+	var waveOf func(i int) int
+	waveOf = func(i int) int {
+		if wave[i] == 0 {
+			wave[i] = 1
+			for _, d := range g.steps[i].deps {
+				wave[i] = max(wave[i], waveOf(d)+1)
+			}
+		}
+		return wave[i]
+	}
 	var waves [][]string
 	edges := false
-	for _, i := range g.order() {
-		for _, d := range g.steps[i].deps {
-			level[i] = max(level[i], level[d]+1)
-			edges = true
-		}
-		if level[i] == len(waves) {
+	for i, s := range g.steps {
+		w := waveOf(i)
+		for len(waves) < w {
 			waves = append(waves, nil)
 		}
-	}
-	for i, s := range g.steps {
-		waves[level[i]] = append(waves[level[i]], s.id)
+		waves[w-1] = append(waves[w-1], s.id)
+		edges = edges || len(s.deps) > 0
 	}
 	switch {
 	case len(g.steps) == 0:
@@ -116,23 +122,4 @@ func (g *Graph) shape() ([][]string, Strategy) {
 		return waves, SequentialTools
 	}
 	return waves, HybridTools
-}
-
-// order is a topological order of an acyclic graph, dependencies first.
-func (g *Graph) order() []int {
-	indeg := make([]int, len(g.steps))
-	var queue []int
-	for i, s := range g.steps {
-		if indeg[i] = len(s.deps); indeg[i] == 0 {
-			queue = append(queue, i)
-		}
-	}
-	for k := 0; k < len(queue); k++ {
-		for _, d := range g.steps[queue[k]].dependants {
-			if indeg[d]--; indeg[d] == 0 {
-				queue = append(queue, d)
-			}
-		}
-	}
-	return queue
 }

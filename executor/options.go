@@ -11,16 +11,15 @@ import (
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// Caller calls one catalog tool by exposed name. A failure to reach the
-// tool is an error; a tool that ran and failed is a result with IsError.
-// CallTool must return soon after ctx is done, and must not modify args
-// (parts of it may be shared between calls).
+// Caller calls one catalog tool by exposed name: an error when the tool
+// cannot be reached, a result with IsError when it failed. It must return
+// soon after ctx is done and not modify args (parts may be shared).
 type Caller interface {
 	CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error)
 }
 
-// ToolInfo is what validation needs of a catalog tool. Upstream names the
-// server the tool lives on, for the per-upstream concurrency limit.
+// ToolInfo is what validation needs of a catalog tool; Upstream is for the
+// per-upstream concurrency limit.
 type ToolInfo struct {
 	Name         string
 	Upstream     string
@@ -34,8 +33,7 @@ type Options struct {
 	Caller Caller                             // required by Run
 	Lookup func(name string) (ToolInfo, bool) // required: the catalog
 	// Explain, when set, is appended to the problem of a step naming a
-	// tool the catalog does not have: what the catalog knows of the name,
-	// such as "; did you mean a, b?" (nil: nothing).
+	// tool the catalog does not have, such as "; did you mean a, b?".
 	Explain func(name string) string
 
 	MaxSteps     int // steps in one plan [64]
@@ -44,8 +42,7 @@ type Options struct {
 	PerUpstream  int // concurrent calls of one plan to one upstream (ToolInfo.Upstream) [8]
 	ForeachWidth int // concurrent elements of one foreach step [4]
 
-	// The bounds of one run (see bound.go); a step that passes one fails
-	// with ErrLimit, naming it.
+	// The bounds of one run (bound.go).
 	MaxTextBytes     int // one string built by interpolation [1 MiB]
 	MaxExpandedBytes int // the arguments of all of a plan's calls, references filled in, as JSON [32 MiB]
 	MaxForeachItems  int // elements of one foreach step [1000]
@@ -98,6 +95,9 @@ func New(opts Options) *Executor {
 	defaults.Set(&opts.StepTimeout, DefaultStepTimeout)
 	defaults.Set(&opts.MaxStepTimeout, DefaultMaxStepTimeout)
 	defaults.Set(&opts.MaxDeadline, DefaultMaxDeadline)
+	if opts.Explain == nil {
+		opts.Explain = func(string) string { return "" }
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

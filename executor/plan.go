@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -18,9 +19,8 @@ type Plan struct {
 	MaxParallel int    `json:"max_parallel,omitempty"` // 0 means Options.MaxParallel, which also caps it
 	Output      any    `json:"output,omitempty"`       // may hold references, resolved after the run
 	DryRun      bool   `json:"dry_run,omitempty"`      // validate only, call nothing
-	// Approved are the ids of the steps the person approved before the
-	// run (the gateway's approval gate sets it); never read from JSON, so
-	// that no plan a model writes approves itself.
+	// Approved are the ids of the steps a person approved (the approval
+	// gate sets it); never read from JSON, so no plan approves itself.
 	Approved []string `json:"-"`
 }
 
@@ -32,8 +32,7 @@ type Step struct {
 	DependsOn []string       `json:"depends_on,omitempty"` // besides the steps its references name
 	TimeoutMS int            `json:"timeout_ms,omitempty"` // per call; 0 means Options.StepTimeout
 	Foreach   any            `json:"foreach,omitempty"`    // a reference to an array: run once per element
-	// Purpose says, in words, what the step is for (the planner's plan
-	// steps carry one); it documents the plan and is not run.
+	// Purpose says what the step is for; it documents, and is not run.
 	Purpose string `json:"purpose,omitempty"`
 }
 
@@ -48,10 +47,9 @@ var (
 	stepKeys = []string{"id", "tool", "args", "depends_on", "timeout_ms", "foreach", "purpose"}
 )
 
-// Decode reads a plan from JSON strictly: an unknown key is an error that
-// names it and where it is (encoding/json alone matches keys without regard
-// to case and names only the first), and so is anything after the plan.
-// Numbers in args and output are kept as json.Number.
+// Decode reads a plan from JSON strictly: every unknown key is an error
+// naming it and where it is, and so is anything after the plan. Numbers in
+// args and output are kept as json.Number.
 func Decode(data []byte) (*Plan, error) {
 	if err := unknownKeys(data); err != nil {
 		return nil, err
@@ -95,11 +93,80 @@ func unknownKeys(data []byte) error {
 	return errors.Join(errs...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// Status is how a step ended.
+type Status string
+
+// Statuses of a step.
+const (
+	Succeeded Status = "succeeded"
+	Failed    Status = "failed"
+	Skipped   Status = "skipped"   // never started: a dependency failed, the plan stopped, or dry_run
+	Cancelled Status = "cancelled" // started, then stopped by fail_fast, the plan deadline or the caller
+	TimedOut  Status = "timed_out" // a call passed its own deadline
+)
+
+// Strategy is the shape of a validated plan's graph (decision 7 in docs/design.md).
+type Strategy string
+
+// Strategies, from the graph: no step, one step, no edges, one path through
+// every step, anything else.
+const (
+	NoTool          Strategy = "NO_TOOL"
+	SingleTool      Strategy = "SINGLE_TOOL"
+	ParallelTools   Strategy = "PARALLEL_TOOLS"
+	SequentialTools Strategy = "SEQUENTIAL_TOOLS"
+	HybridTools     Strategy = "HYBRID_TOOLS"
+)
+
+// Result is the outcome of a plan: every step, in plan order.
+type Result struct {
+	Strategy Strategy     `json:"strategy"`
+	Waves    [][]string   `json:"waves"` // topological levels, for display
+	Steps    []StepResult `json:"steps"`
+	Output   any          `json:"output,omitempty"`
+	// OutputErrors says why parts of Output are null, e.g.
+	// `output.total: step "sum" failed`.
+	OutputErrors []string `json:"output_errors,omitempty"`
+	DryRun       bool     `json:"dry_run,omitempty"`
+
+	errs []error // per step, behind StepResult.Error
+}
+
+// StepResult is the outcome of one step.
+type StepResult struct {
+	ID         string  `json:"id"`
+	Tool       string  `json:"tool"`
+	Status     Status  `json:"status"`
+	Result     any     `json:"result,omitempty"` // the step's value, when it succeeded
+	Error      string  `json:"error,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// StepError is why one step failed.
+type StepError struct {
+	Step, Tool string
+	Err        error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %q (%s): %v", e.Step, e.Tool, e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// ErrStepTimeout is wrapped by the error of a step that timed out.
+var ErrStepTimeout = errors.New("timed out")
+
+// Err joins a *StepError for each step that failed or timed out, or is nil.
+// Steps cancelled or skipped because of those are not repeated.
+func (r *Result) Err() error {
+	var errs []error
+	for i, s := range r.Steps {
+		if (s.Status == Failed || s.Status == TimedOut) && i < len(r.errs) && r.errs[i] != nil {
+			errs = append(errs, &StepError{Step: s.ID, Tool: s.Tool, Err: r.errs[i]})
+		}
 	}
-	slices.Sort(keys)
-	return keys
+	return errors.Join(errs...)
 }

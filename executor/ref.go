@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -130,20 +131,8 @@ func parseRef(body string) (*ref, error) {
 	return &ref{step: segs[0], path: segs[1:]}, nil
 }
 
-// validID reports whether s matches ^[A-Za-z_][A-Za-z0-9_-]{0,63}$.
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-')) {
-			return false
-		}
-	}
-	return true
-}
+// validID reports whether s is a valid step id.
+var validID = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`).MatchString
 
 // References are the step ids that the references in v name (v as
 // encoding/json decodes it): in strings and {"$ref": id} objects, never in

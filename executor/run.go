@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,10 +37,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan, progress func(done, total i
 		return res, nil
 	}
 	r := newRun(e, g, res, progress)
-	r.approved = make(map[string]bool, len(p.Approved))
-	for _, id := range p.Approved {
-		r.approved[id] = true
-	}
+	r.approved = p.Approved
 	start := time.Now()
 	r.loop(ctx)
 	r.resolveOutput()
@@ -94,8 +92,9 @@ type event struct {
 }
 
 // run is one execution of a graph. Only the goroutine in loop touches its
-// fields; call goroutines read the graph, the values of finished steps and
-// their own arguments, and send one event each.
+// fields; call goroutines read the graph, the results of finished steps
+// (written before their dependants start) and their own arguments, and
+// send one event each.
 type run struct {
 	e        *Executor
 	g        *Graph
@@ -108,17 +107,16 @@ type run struct {
 	cancel  context.CancelCauseFunc
 	events  chan event
 	steps   []stepRun
-	values  []any // of steps that succeeded, written before their dependants start
 	queue   []int // steps with calls to start, in the order they became ready
 	running int
 	perUp   map[string]int
 	stopped error // why the plan stopped starting steps, once it has
 	done    int
 
-	calls    int             // counted as steps become ready, foreach elements each
-	expanded *byteBudget     // arguments of the calls, shared by their goroutines
-	kept     int             // bytes of the values kept for the result
-	approved map[string]bool // the plan's Approved steps, by id
+	calls    int         // counted as steps become ready, foreach elements each
+	expanded *byteBudget // arguments of the calls, shared by their goroutines
+	kept     int         // bytes of the values kept for the result
+	approved []string    // the plan's Approved steps
 }
 
 func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) *run {
@@ -128,7 +126,6 @@ func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) 
 		log:      e.log.With("plan_id", id),
 		events:   make(chan event, g.parallel),
 		steps:    make([]stepRun, len(g.steps)),
-		values:   make([]any, len(g.steps)),
 		perUp:    make(map[string]int),
 		expanded: &byteBudget{max: int64(e.opts.MaxExpandedBytes)},
 	}
@@ -281,7 +278,7 @@ func (r *run) call(ctx context.Context, i, elem int, item any) {
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, gs.timeout, errStepDeadline)
 	defer cancel()
-	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id, approved: r.approved[gs.id]})
+	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id, approved: slices.Contains(r.approved, gs.id)})
 	res, err := r.e.opts.Caller.CallTool(cctx, gs.tool, args)
 	ev.status, ev.value, ev.err = outcome(cctx, gs.timeout, res, err)
 }
@@ -318,14 +315,14 @@ func (r *run) args(gs *gstep, elem int, item any) (any, error) {
 	}
 	msgs := make([]string, len(probs))
 	for k, pr := range probs {
-		msgs[k] = formatLoc(append([]string{"args"}, pr.loc...)) + ": " + pr.msg
+		msgs[k] = pr.path + ": " + pr.msg
 	}
 	return nil, fmt.Errorf("%s (input schema of %s)", strings.Join(msgs, "; "), gs.tool)
 }
 
 // lookup is the value of a reference to a step that succeeded.
 func (r *run) lookup(ref *ref) (any, error) {
-	return lookupPath(r.values[r.g.index[ref.step]], ref.path)
+	return lookupPath(r.res.Steps[r.g.index[ref.step]].Result, ref.path)
 }
 
 // outcome turns what a call returned into a status, a value and an error.
@@ -350,7 +347,7 @@ func outcome(ctx context.Context, timeout time.Duration, res *mcp.CallToolResult
 	if err != nil {
 		return Failed, nil, err
 	}
-	if text := resultText(res); text != "" {
+	if text, _ := resultText(res); text != "" {
 		return Failed, nil, errors.New(text)
 	}
 	return Failed, nil, errors.New("the tool reported an error without text")
@@ -416,7 +413,6 @@ func (r *run) finish(i int, status Status, value any, err error) {
 	}
 	if status == Succeeded {
 		sr.Result = value
-		r.values[i] = value
 	}
 	r.done++
 	if r.progress != nil {
@@ -510,4 +506,25 @@ func (r *run) keep(ev event) event {
 	}
 	r.kept += size
 	return ev
+}
+
+type stepKey struct{}
+
+type stepMark struct {
+	plan, step string
+	approved   bool // the step is in its plan's Approved
+}
+
+// StepOf says which plan run and step a Caller's call belongs to: the
+// run's id (as in its log lines, plan_id) and the step's id.
+func StepOf(ctx context.Context) (plan, step string, ok bool) {
+	m, ok := ctx.Value(stepKey{}).(stepMark)
+	return m.plan, m.step, ok
+}
+
+// StepApproved says that a Caller's call is a step of a plan whose
+// Approved lists it: the person approved it before the plan ran.
+func StepApproved(ctx context.Context) bool {
+	m, _ := ctx.Value(stepKey{}).(stepMark)
+	return m.approved
 }

@@ -78,11 +78,8 @@ func (noLoader) Load(url string) (any, error) {
 
 var printer = message.NewPrinter(language.English)
 
-// argProblem is a schema violation at loc (tokens below args).
-type argProblem struct {
-	loc []string
-	msg string
-}
+// argProblem is a schema violation at path (args.x).
+type argProblem struct{ path, msg string }
 
 // check validates v against the schema. holes are the locations of
 // references (placeholders in v): errors a real value there could change
@@ -98,7 +95,7 @@ func (s *toolSchema) check(v any, holes [][]string) []argProblem {
 	}
 	var out []argProblem
 	for _, e := range surviving(verr, holes) {
-		out = append(out, argProblem{loc: e.InstanceLocation, msg: e.ErrorKind.LocalizedString(printer)})
+		out = append(out, argProblem{path: formatLoc(append([]string{"args"}, e.InstanceLocation...)), msg: e.ErrorKind.LocalizedString(printer)})
 	}
 	return out
 }

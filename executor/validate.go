@@ -18,15 +18,14 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	switch {
-	case p.Step != "" && p.Path != "":
-		return fmt.Sprintf("step %q: %s: %s", p.Step, p.Path, p.Message)
-	case p.Step != "":
-		return fmt.Sprintf("step %q: %s", p.Step, p.Message)
-	case p.Path != "":
-		return p.Path + ": " + p.Message
+	s := p.Message
+	if p.Path != "" {
+		s = p.Path + ": " + s
 	}
-	return p.Message
+	if p.Step != "" {
+		s = fmt.Sprintf("step %q: %s", p.Step, s)
+	}
+	return s
 }
 
 // ValidationError lists every problem of a plan. A plan with one is never
@@ -44,14 +43,6 @@ func (e *ValidationError) Error() string {
 		lines[i] = p.String()
 	}
 	return fmt.Sprintf("invalid plan, %d problems:\n%s", len(e.Problems), strings.Join(lines, "\n"))
-}
-
-// explain is Options.Explain's word on an unknown tool name, or "".
-func explain(fn func(string) string, name string) string {
-	if fn == nil {
-		return ""
-	}
-	return fn(name)
 }
 
 // errNoCatalog is a wiring mistake, not a problem of the plan.
@@ -185,7 +176,7 @@ func (v *validator) identify(i int) *gstep {
 	case s.Tool == "":
 		v.add(i, "tool", "missing")
 	case !ok:
-		v.add(i, "tool", "the catalog has no tool %q%s", s.Tool, explain(o.Explain, s.Tool))
+		v.add(i, "tool", "the catalog has no tool %q%s", s.Tool, o.Explain(s.Tool))
 	default:
 		gs.upstream = info.Upstream
 		gs.input = v.e.schemas.get(info.InputSchema)
@@ -359,7 +350,7 @@ func (v *validator) inputSchema(i int, holes []hole) {
 	}
 	placeholders, _ := gs.args.eval(func(*ref) (any, error) { return nil, nil }, nil, nil)
 	for _, pr := range gs.input.check(placeholders, locs) {
-		v.add(i, formatLoc(append([]string{"args"}, pr.loc...)), "%s (input schema of %s)", pr.msg, gs.tool)
+		v.add(i, pr.path, "%s (input schema of %s)", pr.msg, gs.tool)
 	}
 }
 

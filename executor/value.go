@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -107,15 +106,7 @@ func bracketHint(tok string) string {
 // isIndex reports whether tok is a decimal array index without a sign or
 // leading zero.
 func isIndex(tok string) bool {
-	if tok == "" || len(tok) > 1 && tok[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tok == "0" || tok != "" && tok[0] != '0' && strings.Trim(tok, "0123456789") == ""
 }
 
 // jsonKind names the JSON type of a value, for messages.
@@ -147,18 +138,19 @@ func resultValue(res *mcp.CallToolResult) (any, error) {
 	case res.StructuredContent != nil:
 		return normalize(res.StructuredContent)
 	}
-	text := resultText(res)
+	text, ok := resultText(res)
 	if v, err := decodeJSON([]byte(text)); err == nil {
 		return v, nil
 	}
-	if text == "" && !slices.ContainsFunc(res.Content, isText) {
+	if !ok {
 		return nil, nil
 	}
 	return text, nil
 }
 
-// resultText joins the text contents of a result with newlines.
-func resultText(res *mcp.CallToolResult) string {
+// resultText joins the text contents of a result with newlines; ok is
+// false when it has none.
+func resultText(res *mcp.CallToolResult) (text string, ok bool) {
 	var texts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -168,13 +160,5 @@ func resultText(res *mcp.CallToolResult) string {
 			texts = append(texts, c.Text)
 		}
 	}
-	return strings.Join(texts, "\n")
-}
-
-func isText(c mcp.Content) bool {
-	switch c.(type) {
-	case mcp.TextContent, *mcp.TextContent:
-		return true
-	}
-	return false
+	return strings.Join(texts, "\n"), len(texts) > 0
 }

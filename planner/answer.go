@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,54 +35,47 @@ type answer struct {
 	graph graph // of Plan, for USE_TOOL
 }
 
-// schema is the JSON schema of the model's answer, used as the
-// structured-output format, with the steps' "tool" restricted to tools
-// (any string when tools is empty).
+// answerSchema is the JSON schema of the model's answer, used as the
+// structured-output format; the verbs are the decisions and the steps'
+// "tool" schema.
+const answerSchema = `{"properties": {
+	"clarifying_question": {"type": "string"},
+	"confidence": {"maximum": 1, "minimum": 0, "type": "number"},
+	"decision": {"enum": %s, "type": "string"},
+	"escalation_reason": {"type": "string"},
+	"plan": {
+		"properties": {"steps": {"items": {"properties": {
+			"args": {"type": "object"},
+			"depends_on": {"items": {"type": "string"}, "type": "array"},
+			"id": {"type": "string"},
+			"purpose": {"type": "string"},
+			"tool": %s
+		}, "required": ["id", "tool", "args"], "type": "object"}, "minItems": 1, "type": "array"}},
+		"required": ["steps"], "type": "object"
+	},
+	"reasoning": {"type": "string"}
+}, "required": ["decision", "confidence", "reasoning"], "type": "object"}`
+
+// schema is answerSchema with the steps' "tool" restricted to tools (any
+// string when tools is empty).
 func schema(tools []string) json.RawMessage {
-	str := map[string]any{"type": "string"}
 	tool := map[string]any{"type": "string"}
 	if len(tools) > 0 {
 		tool["enum"] = tools
 	}
-	stepSchema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"id":         str,
-			"tool":       tool,
-			"args":       map[string]any{"type": "object"},
-			"depends_on": map[string]any{"type": "array", "items": str},
-			"purpose":    str,
-		},
-		"required": []string{"id", "tool", "args"},
+	t, _ := json.Marshal(tool)
+	d, _ := json.Marshal(decisions)
+	var b bytes.Buffer
+	if err := json.Compact(&b, fmt.Appendf(nil, answerSchema, d, t)); err != nil {
+		panic(err) // cannot happen: answerSchema is valid JSON
 	}
-	doc := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"decision":   map[string]any{"type": "string", "enum": decisions},
-			"confidence": map[string]any{"type": "number", "minimum": 0, "maximum": 1},
-			"reasoning":  str,
-			"plan": map[string]any{
-				"type":       "object",
-				"properties": map[string]any{"steps": map[string]any{"type": "array", "items": stepSchema, "minItems": 1}},
-				"required":   []string{"steps"},
-			},
-			"clarifying_question": str,
-			"escalation_reason":   str,
-		},
-		"required": []string{"decision", "confidence", "reasoning"},
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		panic(err) // cannot happen: the document is built of marshallable values
-	}
-	return b
+	return b.Bytes()
 }
 
-// parseAnswer reads and validates the model's reply against the
-// planner's rules: a known decision, a confidence in [0, 1], a plan for USE_TOOL
-// (checked by checkPlan), a question for CLARIFY, a reason for ESCALATE.
-// A plan given with another decision is dropped. The error is written for
-// the model to read and correct.
+// parseAnswer reads and validates the model's reply: a known decision, a
+// confidence in [0, 1], a plan for USE_TOOL, a question for CLARIFY, a
+// reason for ESCALATE; a plan with another decision is dropped. The error
+// is written for the model to correct.
 func parseAnswer(text string, offered map[string]bool, validate func(json.RawMessage) error) (answer, error) {
 	var a answer
 	body := unfence(text)
@@ -122,8 +116,7 @@ func parseAnswer(text string, offered map[string]bool, validate func(json.RawMes
 	return a, nil
 }
 
-// unfence trims text and the Markdown code fence some models put around
-// JSON when no format is enforced.
+// unfence trims text and a Markdown code fence around it.
 func unfence(text string) string {
 	t := strings.TrimSpace(text)
 	if rest, ok := strings.CutPrefix(t, "```"); ok {

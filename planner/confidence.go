@@ -26,9 +26,8 @@ const (
 	conflictFactor       = 0.5
 )
 
-// poorScore is the router score below which a tool was ranked poorly: the
-// router's keep threshold (decision 5 in docs/design.md). A USE_TOOL plan
-// that uses such a tool contradicts the router.
+// poorScore is the router's keep threshold (decision 5 in docs/design.md):
+// a plan using a tool scored below it contradicts the router.
 const poorScore = 0.35
 
 // fallbackConfidence is the confidence of the ESCALATE fallback.
@@ -58,31 +57,21 @@ func (t thresholds) level(c float64) string {
 	return Low
 }
 
-// escalateCap is the most confidence an ESCALATE or CLARIFY decision
-// reports: an escalation is always below 0.5 and a clarification always
-// low. 0.7 of the low threshold is 0.35 at the defaults, low whatever the
-// other factors.
+// escalateCap is the most confidence an ESCALATE or CLARIFY reports: 0.35
+// at the defaults, always low.
 func (t thresholds) escalateCap() float64 { return 0.7 * t.low }
 
-// composite computes the composite confidence for decision a on req. a
-// is nil when the model gave no answer (a sensitive topic or a fallback); then
-// the model's confidence counts as 0 and no plan is used. The factors, by
-// their names in the formula, are read from what the gateway knows:
+// composite computes the composite confidence for answer a (nil: none,
+// model confidence 0, no plan) on req. The factors:
 //
-//   - source_quality: the router's calibrated scores, the gateway's
-//     "relevance scores" of its sources. For USE_TOOL, the mean score of
-//     the distinct tools the plan uses; otherwise the best candidate's
-//     score (0 with no candidates).
-//   - query_complexity: the plan's size and depth (graph.complexity); 0
-//     without a plan.
-//   - context_completeness: the mean of two signals of a full context
-//     (history, past interactions, clear intent): whether the
-//     request came with context (1 or 0), and the model's own confidence,
-//     its judgement that the intent is clear and the values are at hand.
-//   - tool_success_rate: the session's recent tool success rate; 1 when
-//     unknown (no tools used yet), and for REASON_ONLY, which uses no tool:
-//     earlier failures do not make "Thanks, that helps!" doubtful.
-//   - conflict_detected: the model and the router disagree; see conflict.
+//   - source_quality: the mean router score of the plan's tools for
+//     USE_TOOL, else the best candidate's (sourceQuality);
+//   - query_complexity: graph.complexity, 0 without a plan;
+//   - context_completeness: the mean of "the request came with context"
+//     (1 or 0) and the model's own confidence;
+//   - tool_success_rate: the session's, 1 when unknown or for REASON_ONLY
+//     (earlier failures do not make "Thanks!" doubtful);
+//   - conflict_detected: see conflict.
 func composite(req Request, a *answer, t thresholds) (float64, map[string]float64) {
 	model, decision := 0.0, ""
 	var g graph
@@ -91,11 +80,7 @@ func composite(req Request, a *answer, t thresholds) (float64, map[string]float6
 	}
 	sq := sourceQuality(req.Tools, decision, g.tools)
 	qc := g.complexity()
-	ctx := 0.0
-	if hasText(req.Context) {
-		ctx = 1
-	}
-	cc := (ctx + model) / 2
+	cc := (b2f(hasText(req.Context)) + model) / 2
 	tsr := req.SuccessRate
 	if !(tsr >= 0) || decision == ReasonOnly { // negative or NaN: unknown; or no tool used
 		tsr = 1
@@ -134,21 +119,12 @@ func sourceQuality(tools []Tool, decision string, used []string) float64 {
 	return best
 }
 
-// conflict is the formula's conflict_detected ("are sources contradictory?")
-// with the model and the router as the two sources:
-//
-//   - USE_TOOL: one of the model's confidence and the plan's
-//     source_quality is high (>= the high threshold) while the other is low
-//     (< the low threshold), or the plan uses a tool the router ranked
-//     poorly (score < poorScore) that the request does not name (the
-//     router scores a tool against the whole request, so the third step of
-//     "Square of 8, add 10+15, then multiply the results" can score low
-//     while the request names it);
-//   - REASON_ONLY: the model is sure no tool is needed (high) while the
-//     router rates a candidate high;
-//   - RETRIEVE, CLARIFY, ESCALATE and no answer: no conflict. A strong
-//     candidate for a RETRIEVE is where the facts come from (the seeds'
-//     "source quality"), not a contradiction; the others are capped low.
+// conflict is the formula's conflict_detected, the model and the router
+// being the sources: for USE_TOOL, one of the model's confidence and
+// source_quality is high while the other is low, or the plan uses a tool
+// scored below poorScore that the request does not name (a later step of
+// a long request can score low though named); for REASON_ONLY, both are
+// high. Other decisions have none.
 func conflict(req Request, decision string, model, sq float64, used []string, t thresholds) bool {
 	switch decision {
 	case UseTool:
@@ -166,10 +142,9 @@ func conflict(req Request, decision string, model, sq float64, used []string, t 
 	return false
 }
 
-// named reports whether query names tool: a word of the tool's name past
-// its first (the upstream's prefix), of three letters or more, is a word
-// of the query, or its start with a short ending ("squared" names
-// calculator_square).
+// named reports whether query has a word starting with a word of tool's
+// name past its prefix, of three letters or more, with at most three more
+// ("squared" names calculator_square).
 func named(query, tool string) bool {
 	parts := words(tool)
 	if len(parts) > 1 {
@@ -212,10 +187,8 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// issues lists what may go wrong with a USE_TOOL plan: tools the router
-// scored under the low threshold for the request, steps whose number of calls depends on
-// the data (foreach), recent tool failures, and a conflict between the
-// model and the router.
+// issues lists what may go wrong with a USE_TOOL plan: tools scored under
+// the low threshold, foreach steps, recent failures, and a conflict.
 func issues(req Request, g graph, factors map[string]float64, t thresholds) []string {
 	var out []string
 	for _, name := range g.tools {

@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
@@ -21,9 +22,8 @@ import (
 const MaxOllamaReplyBytes = 4 << 20
 
 // LLM is the chat model that makes decisions. Chat sends one system and one
-// user message and returns the assistant's whole reply; schema is the JSON
-// schema the reply must match (structured output). Chat must return when
-// ctx ends.
+// user message and returns the whole reply, which must match schema
+// (structured output); it must return when ctx ends.
 type LLM interface {
 	Chat(ctx context.Context, system, user string, schema json.RawMessage) (string, error)
 }
@@ -31,22 +31,19 @@ type LLM interface {
 // OllamaOptions configures an [OllamaLLM]. URL and Model are required;
 // every other zero field takes the default documented on it.
 type OllamaOptions struct {
-	// URL is the Ollama server's base URL: scheme, host and port, and a
-	// path prefix when a reverse proxy serves Ollama under one.
+	// URL is the Ollama server's base URL, with a path prefix if any.
 	URL string
 	// Model is the chat model as Ollama names it, e.g. "qwen3:4b".
 	Model string
-	// Timeout bounds each request; default 60s. The first request after
-	// Ollama unloaded the model includes loading it.
+	// Timeout bounds each request, model loading included; default 60s.
 	Timeout time.Duration
 	// HTTPClient sends the requests; nil means a client on
 	// http.DefaultTransport whose replies fail past MaxOllamaReplyBytes.
 	HTTPClient *http.Client
 }
 
-// OllamaLLM is an [LLM] backed by an Ollama server's /api/chat, with
-// structured output (the schema as the request's format), no streaming
-// and temperature 0. It is safe for concurrent use.
+// OllamaLLM is an [LLM] on an Ollama server's /api/chat: structured
+// output, no streaming, temperature 0. It is safe for concurrent use.
 type OllamaLLM struct {
 	client  *api.Client
 	model   string
@@ -66,9 +63,7 @@ func NewOllamaLLM(opts OllamaOptions) (*OllamaLLM, error) {
 		return nil, errors.New("ollama chat model: empty")
 	}
 	l := &OllamaLLM{model: opts.Model, timeout: opts.Timeout}
-	if l.timeout <= 0 {
-		l.timeout = 60 * time.Second
-	}
+	defaults.Set(&l.timeout, 60*time.Second)
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = bodylimit.Client(MaxOllamaReplyBytes)

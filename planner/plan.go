@@ -11,9 +11,8 @@ import (
 	"github.com/mcp-router/mcp-router/executor"
 )
 
-// Strategies, derived from a plan's graph (decision 7 in docs/design.md),
-// never asked of the model. The values and rules are the executor's, so
-// that a plan's strategy reads the same here and in run_plan's result.
+// Strategies, derived from a plan's graph by the executor's rules (decision
+// 7 in docs/design.md), never asked of the model.
 const (
 	SingleTool      = "SINGLE_TOOL"      // one step (foreach or not)
 	ParallelTools   = "PARALLEL_TOOLS"   // several steps, no dependencies
@@ -22,8 +21,8 @@ const (
 	NoTool          = "NO_TOOL"          // no plan
 )
 
-// step is what the planner reads of a plan step; the executor owns the
-// full format, and the plan is passed on unchanged.
+// step is what the planner reads of a plan step (the executor owns the
+// format).
 type step struct {
 	ID        string          `json:"id"`
 	Tool      string          `json:"tool"`
@@ -36,19 +35,14 @@ type planDoc struct {
 	Steps []step `json:"steps"`
 }
 
-// graph is a plan's dependency graph, enough to derive its strategy and
-// complexity.
+// graph is what the planner derives from a plan's dependency graph.
 type graph struct {
-	steps   int
-	edges   int      // dependencies between distinct steps
-	depth   int      // steps on the longest dependency chain
-	foreach int      // steps with foreach
-	tools   []string // distinct tools, in plan order
-	// stages are the steps by level, each "id (tool)", in plan order:
-	// the steps of one stage can run together once the stages before
-	// them are done.
-	stages [][]string
-	// foreachIDs are the ids of the steps with foreach.
+	steps      int
+	edges      int        // dependencies between distinct steps
+	depth      int        // steps on the longest dependency chain
+	foreach    int        // steps with foreach
+	tools      []string   // distinct tools, in plan order
+	stages     [][]string // "id (tool)" by level, in plan order
 	foreachIDs []string
 }
 
@@ -84,9 +78,9 @@ func decodePlan(plan json.RawMessage) (planDoc, error) {
 	return doc, nil
 }
 
-// checkPlan reads a USE_TOOL plan: it must have steps, use only the offered
-// tools, and pass validate (the executor's check against the catalog) or,
-// when validate is nil, structural. It returns the plan's graph.
+// checkPlan reads a USE_TOOL plan, which must have steps, use only the
+// offered tools and pass validate (structural when nil), and returns its
+// graph.
 func checkPlan(plan json.RawMessage, offered map[string]bool, validate func(json.RawMessage) error) (graph, error) {
 	if isAbsent(plan) {
 		return graph{}, errors.New("USE_TOOL needs a plan")
@@ -113,8 +107,8 @@ func checkPlan(plan json.RawMessage, offered map[string]bool, validate func(json
 }
 
 // buildGraph finds each step's level (1 + the deepest step it depends on,
-// through depends_on or a reference in its args or foreach) and fails on a
-// cycle. Unknown ids in depends_on are ignored here: the checks report them.
+// by depends_on or a reference) and fails on a cycle; unknown ids are left
+// to the checks.
 func buildGraph(steps []step) (graph, error) {
 	index := make(map[string]int, len(steps))
 	for i, s := range steps {
@@ -202,12 +196,9 @@ func (g graph) strategy() string {
 	return HybridTools
 }
 
-// complexity is the formula's query_complexity in [0, 1], read from the plan:
-// 0.15 a step past the first, 0.2 a level past the first (a chain costs
-// more than a fan-out: each link can fail and delays the next), 0.1 a
-// foreach. One step is 0 ("simple"); two chained steps 0.35; four steps
-// with a join 0.65 ("moderate"); five chained steps or more 1 ("very
-// complex").
+// complexity is the formula's query_complexity in [0, 1]: 0.15 a step past
+// the first, 0.2 a level past the first (each link of a chain can fail and
+// delays the next), 0.1 a foreach.
 func (g graph) complexity() float64 {
 	if g.steps == 0 {
 		return 0
@@ -216,9 +207,8 @@ func (g graph) complexity() float64 {
 	return min(c, 1)
 }
 
-// ownAware returns validate for plans of the gateway's tools only, and
-// structural for a plan that uses one of the client's own
-// tools (which validate, knowing the gateway's catalog, would refuse).
+// ownAware returns validate, but structural for a plan that uses one of
+// the client's own tools (which the catalog would refuse).
 func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawMessage) error {
 	own := map[string]bool{}
 	for _, t := range tools {
@@ -241,8 +231,7 @@ func ownAware(validate func(json.RawMessage) error, tools []Tool) func(json.RawM
 	}
 }
 
-// structural checks a plan by the executor's rules alone (ids,
-// references, dependencies), for a plan the catalog cannot judge.
+// structural checks a plan by the executor's rules alone.
 func structural(raw json.RawMessage) error {
 	p, err := executor.Decode(raw)
 	if err == nil {

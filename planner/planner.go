@@ -1,16 +1,13 @@
 // Package planner is mcp-router's decision engine. Given a request and the
-// tools the router picked for it, it asks a chat model (a local Ollama
-// model, through [LLM]) what to do: use the tools with a plan, retrieve,
-// reason only, ask a clarifying question, or escalate to a person.
+// tools the router picked for it, it asks a chat model ([LLM]) what to do:
+// use the tools with a plan, retrieve, reason only, ask a clarifying
+// question, or escalate to a person.
 //
-// It validates the model's answer and retries once with the error, falls
-// back to ESCALATE when the model is unreachable, slow or keeps answering
-// nonsense, derives the plan's execution strategy from its graph
-// (decision 7 in docs/design.md), and scores each decision with the
-// composite confidence of docs/design.md ("The planner's decision"). The
-// proxy's plan tool and the CLI call it and hand USE_TOOL plans to the
-// executor, whose rules alone check a plan of a client's own tools; the
-// planner never imports the proxy.
+// It validates the answer and retries once with the error, falls back to
+// ESCALATE when the model fails, derives a plan's strategy from its graph
+// (decision 7 in docs/design.md) and scores each decision with the
+// composite confidence of docs/design.md. The proxy's plan tool and the CLI
+// call it and hand USE_TOOL plans to the executor.
 package planner
 
 import (
@@ -18,12 +15,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
 
+	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/internal/clip"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/prompts"
 )
 
@@ -34,9 +34,8 @@ type Options struct {
 	// fallback.
 	LLM LLM
 	// Validate checks a plan against the catalog (the executor's
-	// validation). Nil means the executor's rules alone (executor.Check):
-	// ids, references, dependencies, no cycle. Either way a plan may only
-	// use the request's tools.
+	// validation); nil means the executor's rules alone (executor.Check).
+	// Either way a plan may only use the request's tools.
 	Validate func(plan json.RawMessage) error
 	// Template renders the prompt: its top level is the system message,
 	// its "user" block (if any) the user message, else the query is. It
@@ -51,8 +50,8 @@ type Options struct {
 	// the model. Nil takes DefaultSensitiveTopics; an empty, non-nil list
 	// turns the check off.
 	SensitiveTopics []string
-	// Logger receives debug events per decision and a warning per
-	// fallback; nil means silence. Prompts are never logged.
+	// Logger receives a debug event per decision and a warning per
+	// fallback, never a prompt; nil means silence.
 	Logger *slog.Logger
 	// Now is the clock for the prompt's current time; default time.Now.
 	Now func() time.Time
@@ -77,13 +76,16 @@ var defaultTemplate = sync.OnceValues(func() (*template.Template, error) {
 
 // New returns a planner for opts. It does no I/O.
 func New(opts Options) *Planner {
+	if opts.SensitiveTopics == nil {
+		opts.SensitiveTopics = DefaultSensitiveTopics
+	}
 	p := &Planner{
 		llm:      opts.LLM,
 		validate: opts.Validate,
 		tmpl:     opts.Template,
 		timeout:  opts.Timeout,
 		thr:      thresholds{high: 0.75, low: 0.5}, // of the levels high (>= high), medium and low (< low)
-		topics:   newTopics(orDefault(opts.SensitiveTopics)),
+		topics:   newTopics(opts.SensitiveTopics),
 		log:      opts.Logger,
 		now:      opts.Now,
 	}
@@ -94,9 +96,7 @@ func New(opts Options) *Planner {
 		}
 		p.tmpl = t
 	}
-	if p.timeout <= 0 {
-		p.timeout = 90 * time.Second
-	}
+	defaults.Set(&p.timeout, 90*time.Second)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -110,17 +110,14 @@ func New(opts Options) *Planner {
 type Tool struct {
 	Name, Description string
 	InputSchema       json.RawMessage
-	// OutputSchema is the tool's declared output schema, if any: the
-	// prompt shows it so that the model writes $<<id.path>> paths that
-	// exist.
+	// OutputSchema is the tool's declared output schema, if any, shown so
+	// that the model writes $<<id.path>> paths that exist.
 	OutputSchema json.RawMessage
 	// Score is the router's calibrated relevance in [0, 1] (decision 5 in
-	// docs/design.md). It feeds the composite confidence: leaving it 0
-	// reads as "the router ranked this tool poorly".
+	// docs/design.md); 0 reads as "ranked poorly".
 	Score float64
-	// Own marks a tool of the client's own, not the gateway's: a plan
-	// that uses one gets the executor's rules alone (Options.Validate
-	// knows the gateway's catalog), and the gateway cannot run it.
+	// Own marks a tool of the client's own: a plan that uses one gets the
+	// executor's rules alone, and the gateway cannot run it.
 	Own bool
 }
 
@@ -137,9 +134,8 @@ type Request struct {
 // Decision is the planner's answer. Confidence is the composite score,
 // not the model's own; Factors holds every factor of it.
 type Decision struct {
-	// Success is false when the planner reached no decision of its own
-	// (the fallback: no model, an unreachable one, invalid answers) or
-	// when the plan it made ran and a step failed ([Planner.AfterRun]).
+	// Success is false for the fallback, and when a step of the plan
+	// failed ([Planner.AfterRun]).
 	Success bool `json:"success"`
 	// Query is the request decided about, as given.
 	Query              string             `json:"query"`
@@ -153,12 +149,9 @@ type Decision struct {
 	EscalationReason   string             `json:"escalation_reason,omitempty"`
 	Factors            map[string]float64 `json:"factors"`
 	// TotalSteps, ExecutionSequence and PotentialIssues describe a
-	// USE_TOOL plan (what the decision result says of a plan): its number of steps,
-	// the order they run in, in words, and what may go wrong, derived
-	// from the plan and the router's scores, not asked of the model.
+	// USE_TOOL plan, derived from it and the router's scores.
 	TotalSteps int `json:"total_steps"`
-	// OwnTools are the client's own tools (Tool.Own) the plan uses: the
-	// client runs such a plan, not the gateway.
+	// OwnTools are the client's own tools (Tool.Own) the plan uses.
 	OwnTools          []string `json:"own_tools,omitempty"`
 	ExecutionSequence string   `json:"execution_sequence,omitempty"`
 	PotentialIssues   []string `json:"potential_issues,omitempty"`
@@ -167,8 +160,8 @@ type Decision struct {
 	Attempts          int      `json:"attempts"` // model calls made
 }
 
-// Escalation reasons: the prefix of Decision.EscalationReason
-// when the planner, not the model, escalates.
+// Escalation reasons: the prefix of Decision.EscalationReason when the
+// planner, not the model, escalates.
 const (
 	ReasonSensitiveTopic = "sensitive_topic"
 	ReasonLowConfidence  = "confidence_below_threshold"
@@ -183,9 +176,8 @@ const (
 	retryAnswerBytes = 2000 // of the invalid answer quoted back to the model
 )
 
-// Decide asks the model and returns its decision, scored. It never fails:
-// every failure is the ESCALATE fallback, and it returns within Timeout
-// (given an LLM that honours its context).
+// Decide asks the model and returns its decision, scored, within Timeout.
+// Every failure is the ESCALATE fallback.
 func (p *Planner) Decide(ctx context.Context, req Request) Decision {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -243,10 +235,9 @@ func retryPrompt(user, text string, err error) string {
 		user, clip.Ellipsis(strings.TrimSpace(text), retryAnswerBytes), err)
 }
 
-// finish scores a valid answer and applies the escalation rules:
-// any decision below the low threshold (USE_TOOL, RETRIEVE or
-// REASON_ONLY) asks the model's clarifying question if it wrote one,
-// else escalates; CLARIFY and ESCALATE report at most escalateCap.
+// finish scores a valid answer: a USE_TOOL, RETRIEVE or REASON_ONLY below
+// the low threshold asks the model's clarifying question if it wrote one,
+// else escalates.
 func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	c, factors := composite(req, &a, p.thr)
 	d := Decision{
@@ -277,8 +268,7 @@ func (p *Planner) finish(req Request, a answer, attempts int) Decision {
 	return p.settle(d)
 }
 
-// noModel decides without asking the model: an empty query or a
-// sensitive topic.
+// noModel decides without the model: an empty query or a sensitive topic.
 func (p *Planner) noModel(req Request, decision, reasoning, detail string) Decision {
 	c, factors := composite(req, nil, p.thr)
 	d := Decision{Decision: decision, Strategy: NoTool, Confidence: c, Reasoning: reasoning, Factors: factors}
@@ -322,4 +312,45 @@ func (p *Planner) settle(d Decision) Decision {
 	}
 	d.Level = p.thr.level(d.Confidence)
 	return d
+}
+
+// StepFailure is a step of a decision's plan that failed when it ran: its
+// id, its tool and the error the model reads.
+type StepFailure struct {
+	Step, Tool, Error string
+}
+
+// Failures are the steps of r that failed or timed out.
+func Failures(r *executor.Result) []StepFailure {
+	var failed []StepFailure
+	for _, s := range r.Steps {
+		if s.Status == executor.Failed || s.Status == executor.TimedOut {
+			failed = append(failed, StepFailure{Step: s.ID, Tool: s.Tool, Error: s.Error})
+		}
+	}
+	return failed
+}
+
+// AfterRun is d once its plan has run: unchanged when no step failed,
+// else an ESCALATE with reason tool_failure naming the failed steps (every
+// step is critical), no longer a success.
+func (p *Planner) AfterRun(d Decision, failed []StepFailure) Decision {
+	if len(failed) == 0 {
+		return d
+	}
+	parts := make([]string, len(failed))
+	for i, f := range failed {
+		parts[i] = fmt.Sprintf("step %s (%s): %s", f.Step, f.Tool, f.Error)
+	}
+	if d.TotalSteps > 0 {
+		d.Factors = maps.Clone(d.Factors)
+		if d.Factors == nil {
+			d.Factors = map[string]float64{}
+		}
+		d.Factors[FactorToolSuccessRate] = clamp01(float64(d.TotalSteps-len(failed)) / float64(d.TotalSteps))
+	}
+	d.Decision, d.Strategy, d.Plan, d.Success = Escalate, NoTool, nil, false
+	d.TotalSteps, d.ExecutionSequence, d.OwnTools, d.PotentialIssues = 0, "", nil, nil
+	d.EscalationReason = ReasonToolFailure + ": " + strings.Join(parts, "; ")
+	return p.settle(d)
 }

@@ -10,17 +10,8 @@ import (
 // a person should answer.
 var DefaultSensitiveTopics = []string{"refund", "legal", "complaint", "sue", "compensation"}
 
-// orDefault returns DefaultSensitiveTopics for nil, else names.
-func orDefault(names []string) []string {
-	if names == nil {
-		return DefaultSensitiveTopics
-	}
-	return names
-}
-
-// topics matches the sensitive topics: words or phrases that force
-// ESCALATE, matched case-insensitively on whole words ("sue" matches "Sue
-// them" but not "issue"; "custom contract" matches "a Custom  contract").
+// topics matches the sensitive topics case-insensitively on whole words
+// ("sue" matches "Sue them", not "issue").
 type topics struct {
 	names  []string   // as configured, for the escalation reason
 	phrase [][]string // each name's words, lower-cased

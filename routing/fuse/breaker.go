@@ -3,6 +3,8 @@ package fuse
 import (
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Breaker defaults.
@@ -35,15 +37,10 @@ type BreakerState struct {
 
 // Breaker is the discovery circuit breaker (routing tier 2): it stops a
 // model from calling request_more_tools in a loop. Use one per session; it
-// is safe for concurrent use.
-//
-// With MaxDiscoveries 3, the 1st, 2nd and 3rd discoveries are allowed and
-// the 3rd trips the breaker: Open reports true, so the proxy takes
-// request_more_tools off the belt (and may alert the model). A 4th call,
-// from a client that kept the old list, is refused. A successful real tool
-// call closes the breaker and zeroes the count; so does ResetAfter without
-// any Discover call (refused ones included) once tripped. Before the trip
-// the count does not decay with time, only with Success.
+// is safe for concurrent use. The MaxDiscoveries-th discovery trips it (Open
+// is true, so the proxy takes the tool off the belt) and later ones are
+// refused. Success closes it and zeroes the count, and so does ResetAfter
+// without a Discover call once tripped; before that the count never decays.
 type Breaker struct {
 	max        int
 	resetAfter time.Duration
@@ -58,12 +55,8 @@ type Breaker struct {
 // NewBreaker returns a closed breaker, applying the defaults in opts.
 func NewBreaker(opts BreakerOptions) *Breaker {
 	b := &Breaker{max: opts.MaxDiscoveries, resetAfter: opts.ResetAfter, now: opts.Now}
-	if b.max <= 0 {
-		b.max = DefaultMaxDiscoveries
-	}
-	if b.resetAfter <= 0 {
-		b.resetAfter = DefaultResetAfter
-	}
+	defaults.Set(&b.max, DefaultMaxDiscoveries)
+	defaults.Set(&b.resetAfter, DefaultResetAfter)
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -121,4 +114,26 @@ func (b *Breaker) reset() {
 	b.count = 0
 	b.last = time.Time{}
 	b.trippedAt = time.Time{}
+}
+
+// BreakerSnapshot is a Breaker's state, to go on in another process.
+type BreakerSnapshot struct {
+	Count     int       // Discover calls since the last reset
+	Last      time.Time // the latest Discover call
+	TrippedAt time.Time // zero while closed
+}
+
+// Snapshot returns the breaker's state for Restore.
+func (b *Breaker) Snapshot() BreakerSnapshot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BreakerSnapshot{Count: b.count, Last: b.last, TrippedAt: b.trippedAt}
+}
+
+// Restore sets the breaker to a snapshot; a count past the maximum is
+// taken as the maximum.
+func (b *Breaker) Restore(s BreakerSnapshot) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.count, b.last, b.trippedAt = min(max(s.Count, 0), b.max), s.Last, s.TrippedAt
 }

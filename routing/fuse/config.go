@@ -10,36 +10,36 @@ import (
 	"strings"
 )
 
-// setters decode one routing.fuse key each into a Policy.
-var setters = map[string]func(p *Policy, v any) error{
-	"max_tools":                 intField(func(p *Policy) *int { return &p.MaxTools }),
-	"simple_max_primary":        intField(func(p *Policy) *int { return &p.SimpleMaxPrimary }),
-	"complex_min_primary":       intField(func(p *Policy) *int { return &p.ComplexMinPrimary }),
-	"require_user_facing":       boolField(func(p *Policy) *bool { return &p.RequireUserFacing }),
-	"adopt_qr_when_needs_empty": boolField(func(p *Policy) *bool { return &p.AdoptQRWhenNeedsEmpty }),
-	"prefer_exact_needs":        boolField(func(p *Policy) *bool { return &p.PreferExactNeeds }),
-	"collapse_duplicates":       boolField(func(p *Policy) *bool { return &p.CollapseDuplicates }),
-	"min_qr_score":              setMinScore,
-	"order_policy":              setOrder,
-	"allowed_capabilities":      setAllowed,
-	"internal_tools":            setInternal,
+// setters point at the Policy field each routing.fuse key sets (the config
+// package's TestReferenceListsEveryKey reads this table by name).
+var setters = map[string]func(p *Policy) any{
+	"max_tools":                 func(p *Policy) any { return &p.MaxTools },
+	"simple_max_primary":        func(p *Policy) any { return &p.SimpleMaxPrimary },
+	"complex_min_primary":       func(p *Policy) any { return &p.ComplexMinPrimary },
+	"require_user_facing":       func(p *Policy) any { return &p.RequireUserFacing },
+	"adopt_qr_when_needs_empty": func(p *Policy) any { return &p.AdoptQRWhenNeedsEmpty },
+	"prefer_exact_needs":        func(p *Policy) any { return &p.PreferExactNeeds },
+	"collapse_duplicates":       func(p *Policy) any { return &p.CollapseDuplicates },
+	"min_qr_score":              func(p *Policy) any { return &p.MinQRScore },
+	"order_policy":              func(p *Policy) any { return &p.Order },
+	"allowed_capabilities":      func(p *Policy) any { return &p.AllowedCapabilities },
+	"internal_tools":            func(p *Policy) any { return &p.InternalTools },
 }
 
 // PolicyFromMap decodes the profile's routing.fuse section, as YAML or viper
-// hands it over, on top of [DefaultPolicy], then validates the result.
-// Keys are the snake_case YAML keys; an unknown key, a value of the wrong
-// type or an invalid value is a [*FieldError] naming the key. All problems
-// are reported at once, in key order.
+// hands it over, on top of [DefaultPolicy], and validates it. Every unknown
+// key, wrong type or invalid value is a [*FieldError] naming the key, joined
+// in key order.
 func PolicyFromMap(m map[string]any) (Policy, error) {
 	p := DefaultPolicy()
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(m)) {
-		set, ok := setters[key]
+		field, ok := setters[key]
 		if !ok {
 			errs = append(errs, &FieldError{Key: key, Err: ErrUnknownKey})
 			continue
 		}
-		if err := set(&p, m[key]); err != nil {
+		if err := set(field(&p), m[key]); err != nil {
 			errs = append(errs, &FieldError{Key: key, Err: err})
 		}
 	}
@@ -52,44 +52,24 @@ func PolicyFromMap(m map[string]any) (Policy, error) {
 	return p, nil
 }
 
-func intField(field func(*Policy) *int) func(*Policy, any) error {
-	return func(p *Policy, v any) (err error) {
-		*field(p), err = toInt(v)
-		return err
+// set decodes v into the field it points at.
+func set(field, v any) (err error) {
+	switch f := field.(type) {
+	case *int:
+		*f, err = toInt(v)
+	case *bool:
+		*f, err = toBool(v)
+	case *float64:
+		*f, err = toFloat(v)
+	case *[]string:
+		*f, err = toolNameList(v)
+	case *Order: // any case; Validate rejects names that are not orders
+		s, ok := v.(string)
+		if !ok {
+			return typeError(v, "string")
+		}
+		*f = Order(strings.ToLower(strings.TrimSpace(s)))
 	}
-}
-
-func boolField(field func(*Policy) *bool) func(*Policy, any) error {
-	return func(p *Policy, v any) (err error) {
-		*field(p), err = toBool(v)
-		return err
-	}
-}
-
-func setMinScore(p *Policy, v any) (err error) {
-	p.MinQRScore, err = toFloat(v)
-	return err
-}
-
-// setOrder accepts any case; Validate rejects names that are not orders.
-func setOrder(p *Policy, v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return typeError(v, "string")
-	}
-	p.Order = Order(strings.ToLower(strings.TrimSpace(s)))
-	return nil
-}
-
-func setAllowed(p *Policy, v any) error {
-	names, err := toolNameList(v)
-	p.AllowedCapabilities = names
-	return err
-}
-
-func setInternal(p *Policy, v any) error {
-	names, err := toolNameList(v)
-	p.InternalTools = names
 	return err
 }
 
@@ -177,4 +157,68 @@ func toBool(v any) (bool, error) {
 
 func typeError(v any, want string) error {
 	return fmt.Errorf("got %T (%v), want %s", v, v, want)
+}
+
+// NeedsFromAny sanitises the tools the model says it needs, as decoded from
+// JSON or YAML: nil, a list of names, or a map of name to a truthy value
+// (bools, numbers, nil or boolean strings), whose names come back sorted.
+// Names are trimmed, blanks skipped. The error names the bad element, as
+// needs[2] or needs["name"].
+func NeedsFromAny(v any) ([]string, error) {
+	switch v := v.(type) {
+	case nil, []string, []any:
+		names, err := toolNameList(v)
+		if err != nil {
+			return nil, fmt.Errorf("needs%w", err) // needs[2]: ...
+		}
+		return cleanNames(names), nil
+	case map[string]bool:
+		return needsFromMap(v)
+	case map[string]any:
+		return needsFromMap(v)
+	}
+	return nil, fmt.Errorf("needs: %w", typeError(v, "list of names or map of name to bool"))
+}
+
+func needsFromMap[V any](m map[string]V) ([]string, error) {
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		ok, err := truthy(m[name])
+		if err != nil {
+			return nil, fmt.Errorf("needs[%q]: %w", name, err)
+		}
+		if ok {
+			names = append(names, name)
+		}
+	}
+	return cleanNames(names), nil
+}
+
+// truthy reads a needs map value; a string that is not a boolean is an
+// error, not Python's "non-empty means true".
+func truthy(v any) (bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return false, nil
+	case float64:
+		return v != 0, nil
+	case int:
+		return v != 0, nil
+	case int64:
+		return v != 0, nil
+	case bool, string:
+		return toBool(v)
+	}
+	return false, typeError(v, "bool")
+}
+
+// cleanNames trims names and drops blank ones; nil when none remain.
+func cleanNames(names []string) []string {
+	var out []string
+	for _, name := range names {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

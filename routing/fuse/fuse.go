@@ -1,3 +1,9 @@
+// Package fuse decides which tools go on the belt for one turn.
+//
+// [Fuse] merges the tools the model states it needs with the query
+// router's scored candidates under a [Policy] (the profile's routing.fuse
+// section) into the list the proxy shows. [Breaker] decides, per session,
+// whether request_more_tools stays on the belt. Pure logic: no I/O.
 package fuse
 
 import (
@@ -17,18 +23,15 @@ type Candidate struct {
 type Input struct {
 	// Route is the main router's verdict; see [Fuse] for each route.
 	Route Route
-	// Needs are the tools the model says it needs, in its order (see
-	// [NeedsFromAny] for other shapes).
+	// Needs are the tools the model says it needs, in its order.
 	Needs []string
-	// Candidates are the query router's scored tools, in any order; a tool
-	// may appear more than once.
+	// Candidates are the query router's scored tools, in any order, maybe
+	// repeated.
 	Candidates []Candidate
-	// Known reports whether a name is in the catalog; nil means every name
-	// is. Unknown needs go to Result.Unknown; unknown candidates (a stale
-	// index after an upstream left) are dropped as unknown.
+	// Known reports whether a name is in the catalog; nil: every name is.
 	Known func(name string) bool
-	// UserFacing reports whether a tool may be shown to the model; nil means
-	// every tool is. It is consulted only with Policy.RequireUserFacing.
+	// UserFacing reports whether a tool may be shown to the model (with
+	// Policy.RequireUserFacing); nil: every tool may.
 	UserFacing func(name string) bool
 }
 
@@ -57,39 +60,30 @@ type Drop struct {
 type Result struct {
 	// Tools is the final list, never nil.
 	Tools []string `json:"tools"`
-	// Unknown lists needs that are not in the catalog, once each, in the
-	// order stated. They take no further part.
+	// Unknown lists needs not in the catalog, once each, in order stated.
 	Unknown []string `json:"unknown,omitempty"`
-	// Dropped lists the entries removed, in the order removed. It tracks
-	// entries, not tools: a tool in Tools also appears here when another
-	// of its entries was removed (a duplicate, or the below-threshold QR
-	// entry of a stated need).
+	// Dropped lists the entries removed, in order: a tool in Tools is here
+	// too when another of its entries was removed.
 	Dropped []Drop `json:"dropped,omitempty"`
 }
 
 // Fuse merges the model's needs with the query router's candidates into the
-// final tool list. p should have passed [Policy.Validate]; Fuse does not
-// check it again, but never panics on a bad one. The steps:
+// final tool list. p should have passed [Policy.Validate] (a bad one does
+// not panic). The steps:
 //
 //  1. Needs: trimmed, blanks skipped; names Known rejects go to Unknown;
-//     names outside AllowedCapabilities, or not user-facing when that is
-//     required, are dropped.
-//  2. Candidates: blanks skipped; each tool keeps its highest score (NaN
-//     counts as -Inf); names Known rejects are dropped, then the same
-//     allow and user-facing filters, then scores below MinQRScore. If no need survived step 1 and
-//     AdoptQRWhenNeedsEmpty is false, the remaining candidates are dropped
-//     as not_adopted. Candidates sort by descending score, ties in input
-//     order.
+//     the allowlist and user-facing filters drop others.
+//  2. Candidates: blanks skipped; each tool at its highest score (NaN as
+//     -Inf), sorted by descending score, ties in input order; dropped when
+//     unknown, filtered, below MinQRScore, or (no need left and not
+//     AdoptQRWhenNeedsEmpty) not adopted.
 //  3. Merge by Order; collapse duplicates (always for MergeByScore); with
 //     PreferExactNeeds, move needs to the front in the order stated.
 //  4. Cap at MaxTools.
 //  5. Route: SIMPLE_TOOL caps at SimpleMaxPrimary; GENERAL_CHAT and EXIT
-//     return no tools; COMPLEX_TOOL, when it holds fewer than
-//     min(ComplexMinPrimary, MaxTools) distinct tools, fills up from the
-//     candidates dropped as below_min_score or not_adopted, best score
-//     first (never from those the allowlist or user-facing filter
-//     rejected); an unspecified (or unrecognised) route is treated like
-//     COMPLEX_TOOL without that fill.
+//     get no tools; COMPLEX_TOOL fills up to min(ComplexMinPrimary,
+//     MaxTools) distinct tools from the candidates dropped below the score
+//     or not adopted, best first; any other route is left as it is.
 func Fuse(p Policy, in Input) Result {
 	f := newFuser(p, in)
 	needs, unknown := f.needs()
@@ -207,23 +201,17 @@ func bestPerTool(cands []Candidate) []entry {
 		at[tool] = len(out)
 		out = append(out, entry{tool: tool, score: score})
 	}
-	slices.SortStableFunc(out, byScoreDesc)
+	slices.SortStableFunc(out, func(a, b entry) int { return cmp.Compare(b.score, a.score) })
 	return out
 }
 
-func byScoreDesc(a, b entry) int { return cmp.Compare(b.score, a.score) }
-
+// merge concatenates by Order. Needs score +Inf and qr is sorted, so
+// needs then qr is also MergeByScore's order.
 func (f *fuser) merge(needs, qr []entry) []entry {
-	switch f.p.Order {
-	case QRFirst:
+	if f.p.Order == QRFirst {
 		return slices.Concat(qr, needs)
-	case MergeByScore:
-		list := slices.Concat(needs, qr)
-		slices.SortStableFunc(list, byScoreDesc)
-		return list
-	default:
-		return slices.Concat(needs, qr)
 	}
+	return slices.Concat(needs, qr)
 }
 
 // collapse keeps the first entry of each tool.

@@ -18,10 +18,9 @@ const (
 	NeedsFirst Order = "needs_first"
 	// QRFirst puts the candidates by descending score before the needs.
 	QRFirst Order = "qr_first"
-	// MergeByScore sorts needs and candidates together by score, needs
-	// counting as +Inf, and always collapses duplicates (a tool has one
-	// score). Its result therefore equals NeedsFirst with
-	// CollapseDuplicates; it is kept for parity with profiles that name it.
+	// MergeByScore sorts needs (as +Inf) and candidates together by score
+	// and always collapses duplicates: NeedsFirst with CollapseDuplicates,
+	// kept for profiles that name it.
 	MergeByScore Order = "merge_by_score"
 )
 
@@ -60,17 +59,14 @@ type Policy struct {
 	// only tool names (exact, namespaced as on the belt) that may be used.
 	AllowedCapabilities []string
 	// InternalTools (internal_tools) lists tools (exact names, as on the
-	// belt) that are not user-facing: with RequireUserFacing they are
-	// never put on the belt, stated, ranked or loaded with a selected
-	// upstream. (Tools their server marks for its app only never reach
-	// the catalog.)
+	// belt) that are not user-facing: with RequireUserFacing they never go
+	// on the belt.
 	InternalTools []string
 }
 
-// Admits reports whether tool passes the policy's hard filters: the
-// allowlist, and with RequireUserFacing, userFacing (nil: every tool
-// is). It is for tools that join the belt outside [Fuse], such as an
-// upstream's discovery tools loaded with its selected tools.
+// Admits reports whether tool passes the allowlist and, with
+// RequireUserFacing, userFacing (nil: every tool is), for tools that join
+// the belt outside [Fuse].
 func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	if len(p.AllowedCapabilities) > 0 && !slices.ContainsFunc(p.AllowedCapabilities, func(a string) bool { return strings.TrimSpace(a) == tool }) {
 		return false
@@ -94,9 +90,7 @@ func (p Policy) UserFacing() func(string) bool {
 // DefaultMaxTools is the belt size: routed tools on a session's belt.
 const DefaultMaxTools = 12
 
-// DefaultPolicy returns the default fuse policy. Its belt, DefaultMaxTools,
-// is larger than a bare router's few tools, since the belt also carries
-// the core tools.
+// DefaultPolicy returns the default fuse policy.
 func DefaultPolicy() Policy {
 	return Policy{
 		MaxTools:              DefaultMaxTools,
@@ -156,4 +150,31 @@ func (p Policy) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Route is the main router's verdict on what kind of turn this is; it sets
+// how many tools the belt may carry (see [Fuse]).
+type Route string
+
+// The routes. RouteUnspecified means the main router gave none.
+const (
+	RouteUnspecified Route = ""
+	RouteSimple      Route = "SIMPLE_TOOL"
+	RouteComplex     Route = "COMPLEX_TOOL"
+	RouteGeneralChat Route = "GENERAL_CHAT"
+	RouteExit        Route = "EXIT"
+)
+
+// ErrUnknownRoute is returned by [ParseRoute] for a name that is not a route.
+var ErrUnknownRoute = errors.New("unknown route")
+
+// ParseRoute parses a route name case-insensitively, ignoring surrounding
+// space. The empty string parses as [RouteUnspecified].
+func ParseRoute(s string) (Route, error) {
+	r := Route(strings.ToUpper(strings.TrimSpace(s)))
+	switch r {
+	case RouteUnspecified, RouteSimple, RouteComplex, RouteGeneralChat, RouteExit:
+		return r, nil
+	}
+	return "", fmt.Errorf("%w %q", ErrUnknownRoute, s)
 }

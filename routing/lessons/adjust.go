@@ -19,10 +19,8 @@ type Adjustment struct {
 	Lessons []int64
 	// Similarity is the highest similarity of those lessons to the query.
 	Similarity float64
-	// Corrected tells that a person's correction (an Avoid lesson from
-	// feedback) applies and no Use lesson outweighs it: the tool is kept
-	// off the hand-over for such requests, not merely ranked lower
-	// (see Apply).
+	// Corrected: an Avoid lesson from feedback applies and no Use lesson
+	// outweighs it, so Apply removes the tool rather than ranking it lower.
 	Corrected bool
 }
 
@@ -34,22 +32,20 @@ type match struct {
 	weight float64 // sim × decay
 }
 
-// accumulator holds Adjust's per-lesson state, by slot. Adjust leaves
-// inter and at zeroed for the next call.
+// accumulator holds AdjustFor's per-lesson state, by slot, pooled; inter
+// and at are left zeroed for the next call.
 type accumulator struct {
 	inter   []float64 // Σ idf of the terms shared with the query
 	at      []int32   // 1 + index in matches; 0 when not matched
 	touched []int32   // slots with inter > 0
 	matches []match
-	// The tools' profiles (profile.go): each voted-for tool, its index
-	// in tools, and the tools voted for by the term being read.
+	// The profiles (profile.go): voted-for tools, their index in tools,
+	// and the tools the current term votes for.
 	tools     []toolVotes
 	toolAt    map[string]int32
 	termTools []int32
-	// principal is whose request is scored: only its own lessons and the
-	// shared ones apply, or every lesson when all is set (Shared).
-	principal string
-	all       bool
+	principal string // whose request: its own lessons and shared ones apply
+	all       bool   // Shared: every lesson applies
 }
 
 // sees reports whether lesson l applies to the request being scored.
@@ -60,13 +56,10 @@ func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
 	return m.AdjustFor(ctx, "", query)
 }
 
-// AdjustFor returns the score deltas the lessons give tools for query of
-// principal, the largest change first; nil when no lesson is similar
-// enough. Only the principal's own lessons and the shared ones apply
-// (every one, with Shared set). It marks the lessons that applied as used,
-// in memory (Flush persists the marks). It reads the index without a lock
-// and does no I/O, unless Embed is set, in which case it embeds query
-// (and, if that fails, stays lexical).
+// AdjustFor returns the score deltas the principal's own and the shared
+// lessons (every lesson, with Shared) give tools for query, the largest
+// first; nil when none applies. It marks the lessons applied as used in
+// memory (Flush persists the marks) and does no I/O but embedding query.
 func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjustment {
 	s := m.snap.Load()
 	if len(s.entries) == 0 {
@@ -88,7 +81,9 @@ func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjus
 	if qvec != nil {
 		m.semantic(s, qvec, acc)
 	}
-	m.collect(s, query, acc)
+	for _, slot := range s.byNorm[normalize(query)] {
+		acc.add(s, slot, 1)
+	}
 	for _, mt := range acc.matches {
 		acc.at[mt.slot] = 0
 	}
@@ -109,33 +104,22 @@ func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjus
 }
 
 // Rerank applies the lessons for query of principal to hits (see Apply).
-// It is the one call a router needs: Rerank(ctx, principal, query,
-// candidates).
 func (m *Memory) Rerank(ctx context.Context, principal, query string, hits []routing.Hit) []routing.Hit {
 	return Apply(hits, m.AdjustFor(ctx, principal, query))
 }
 
 func (m *Memory) getAcc(n int) *accumulator {
-	acc, _ := m.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
-	}
+	acc := m.accs.Get().(*accumulator)
 	if cap(acc.inter) < n {
 		acc.inter, acc.at = make([]float64, n), make([]int32, n)
-	}
-	if acc.toolAt == nil {
-		acc.toolAt = map[string]int32{}
 	}
 	acc.inter, acc.at = acc.inter[:n], acc.at[:n]
 	acc.touched, acc.matches = acc.touched[:0], acc.matches[:0]
 	return acc
 }
 
-// lexical scores the lessons that share a term with the query's terms
-// (the inverted index's candidates; no other lesson can reach the gate)
-// by weighted Jaccard, Σ idf(shared) / Σ idf(union), the union's weight
-// being the query's plus the lesson's minus the shared, records those at
-// or above MinSimilarity, and returns the query's weight.
+// lexical records the lessons sharing a term with the query whose weighted
+// Jaccard reaches MinSimilarity, and returns the query's weight.
 func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 {
 	var qw float64
 	for _, t := range terms {
@@ -177,14 +161,6 @@ func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
 	}
 }
 
-// collect adds the lessons whose normalised query is query's, at
-// similarity 1.
-func (m *Memory) collect(s *snapshot, query string, acc *accumulator) {
-	for _, slot := range s.byNorm[normalize(query)] {
-		acc.add(s, slot, 1)
-	}
-}
-
 // add records the lesson in slot at sim, or raises its recorded
 // similarity to sim.
 func (acc *accumulator) add(s *snapshot, slot int32, sim float64) {
@@ -208,11 +184,10 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 	return math.Exp2(-float64(age) / float64(m.opts.HalfLife))
 }
 
-// combine turns the matches and the tools' profiles into one adjustment
-// per tool: noisy OR of the positive weights (or the profile's weight,
-// ProfileWeight × its similarity, when larger) times MaxBoost, minus that
-// of the negative weights times MaxPenalty. It takes the profiles it
-// merges into a matched tool out of profiles.
+// combine turns the matches and the profiles (emptied as it goes) into one
+// adjustment per tool: MaxBoost × the noisy OR of the positive weights (or
+// the profile's ProfileWeight × sim, when larger), minus MaxPenalty × that
+// of the negative ones.
 func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
@@ -239,8 +214,6 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 			a.Similarity = max(a.Similarity, mt.sim)
 		}
 		if pm, ok := profiles[tool]; ok {
-			// The profile pools these lessons' evidence with others': the
-			// larger of the two boosts, not both.
 			a = withProfile(a, pm)
 			missPos = min(missPos, 1-m.opts.ProfileWeight*pm.sim)
 			delete(profiles, tool)
@@ -260,8 +233,7 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 	return out
 }
 
-// withProfile adds a tool's profile match to its adjustment: the lessons
-// that voted, after those that matched, and the similarity when higher.
+// withProfile adds a tool's profile match to its adjustment.
 func withProfile(a Adjustment, pm profileMatch) Adjustment {
 	for _, id := range pm.lessons {
 		if !slices.Contains(a.Lessons, id) {
@@ -270,4 +242,53 @@ func withProfile(a Adjustment, pm profileMatch) Adjustment {
 	}
 	a.Similarity = max(a.Similarity, pm.sim)
 	return a
+}
+
+// Apply returns a copy of hits with the deltas added, stably re-sorted by
+// the unclamped sums, scores clamped to [0, 1]. Adjustments for tools not
+// in hits are ignored, so a lesson never brings in a tool the ranking did
+// not consider; a Corrected tool is removed.
+func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
+	if len(hits) == 0 || len(adj) == 0 {
+		return hits
+	}
+	type scored struct {
+		hit routing.Hit
+		key float64
+	}
+	out := make([]scored, 0, len(hits))
+	changed := false
+	for _, h := range hits {
+		a, ok := adjustmentFor(adj, h.Name)
+		if ok && a.Corrected {
+			changed = true
+			continue
+		}
+		sc := scored{hit: h, key: h.Score}
+		if ok && a.Delta != 0 {
+			sc.key += a.Delta
+			sc.hit.Score = min(1, max(0, sc.key))
+			changed = true
+		}
+		out = append(out, sc)
+	}
+	if !changed {
+		return hits
+	}
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.key, a.key) })
+	res := make([]routing.Hit, len(out))
+	for i, s := range out {
+		res[i] = s.hit
+	}
+	return res
+}
+
+// adjustmentFor returns tool's adjustment in adj (a query has few).
+func adjustmentFor(adj []Adjustment, tool string) (Adjustment, bool) {
+	for _, a := range adj {
+		if a.Tool == tool {
+			return a, true
+		}
+	}
+	return Adjustment{}, false
 }

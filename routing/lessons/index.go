@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// entry is one lesson in memory. Its fields are fixed once it is in a
-// snapshot, but for the use marks, which Adjust sets without a lock.
+// entry is one lesson in memory, fixed once in a snapshot but for the use
+// marks, which AdjustFor sets without a lock.
 type entry struct {
 	lesson Lesson    // LastUsed as learned; see lastUsed
 	norm   string    // normalised query
@@ -36,8 +36,7 @@ func (e *entry) current() Lesson {
 	return l
 }
 
-// markUsed records a use at now (unix nanoseconds) unless a later one is
-// already recorded.
+// markUsed records a use at now (unix nanoseconds) unless a later one is.
 func (e *entry) markUsed(now int64) {
 	for {
 		old := e.lastUsed.Load()
@@ -55,9 +54,8 @@ func dedupKey(principal, norm, tool string, p Polarity) string {
 	return principal + "\x00" + norm + "\x00" + tool + "\x00" + strconv.Itoa(int(p))
 }
 
-// snapshot is an immutable inverted index of the lessons: Adjust reads it
-// without a lock, and every change builds a new one (a linear pass over
-// the lessons' terms, well under a millisecond for a thousand lessons).
+// snapshot is an immutable inverted index of the lessons; every change
+// builds a new one (well under a millisecond for a thousand lessons).
 type snapshot struct {
 	entries  []*entry                 // by slot, in ID order
 	weights  []float64                // by slot: Σ idf of the entry's terms
@@ -90,9 +88,7 @@ func build(entries []*entry) *snapshot {
 	}
 	for i, e := range entries {
 		slot := int32(i)
-		// Document frequencies count distinct queries, not lessons: a
-		// query taught with two tools (use this one, not that one) is one
-		// text.
+		// df counts distinct queries: one taught with two tools is one.
 		newQuery := len(s.byNorm[e.norm]) == 0
 		for _, t := range e.terms {
 			p := s.terms[t]
@@ -124,8 +120,7 @@ func build(entries []*entry) *snapshot {
 	return s
 }
 
-// idf is the BM25 inverse document frequency of a term in df of n
-// lessons; it is positive for any df <= n.
+// idf is the BM25 inverse document frequency of a term in df of n queries.
 func idf(n, df int) float64 {
 	df = max(df, 1)
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
@@ -134,23 +129,12 @@ func idf(n, df int) float64 {
 // distinct returns terms without repeats, in first-seen order, reusing
 // the slice.
 func distinct(terms []string) []string {
-	out := terms[:0]
-	if len(terms) > 32 { // long requests: a set beats the quadratic scan
-		seen := make(map[string]bool, len(terms))
-		for _, t := range terms {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	for _, t := range terms {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
+	seen := make(map[string]bool, len(terms))
+	return slices.DeleteFunc(terms, func(t string) bool {
+		dup := seen[t]
+		seen[t] = true
+		return dup
+	})
 }
 
 // unit scales v to unit length in place (a zero vector stays zero).

@@ -30,8 +30,7 @@ func (p Polarity) String() string {
 
 // Sources of lessons.
 const (
-	// SourceDetour: learned by the router itself from a detour, a request
-	// for more tools that ended in a tool the ranking had not selected.
+	// SourceDetour: learned from a detour (package doc).
 	SourceDetour = "detour"
 	// SourceFeedback: taught by a routing_feedback call.
 	SourceFeedback = "feedback"
@@ -47,16 +46,13 @@ type Lesson struct {
 	Source   string    `json:"source"` // SourceDetour or SourceFeedback
 	Note     string    `json:"note,omitempty"`
 	Created  time.Time `json:"created"`
-	// LastUsed is when the lesson was last taught again or applied to a
-	// query; its weight decays from then.
+	// LastUsed is when the lesson was last taught or applied; its weight
+	// decays from then.
 	LastUsed time.Time `json:"last_used"`
-	// Uses counts the times the lesson was taught: 1 at first, one more
-	// each time the same lesson is learned again.
+	// Uses counts the times the lesson was taught.
 	Uses int `json:"uses"`
-	// Principal is whose routing the lesson teaches: it applies to that
-	// principal's requests only. Empty, it is shared and applies to every
-	// principal's (an operator's lesson, one learned before lessons had
-	// principals, or any lesson when MemoryOptions.Shared is set).
+	// Principal is whose requests the lesson applies to; empty, it is
+	// shared by every principal.
 	Principal string `json:"principal,omitempty"`
 }
 
@@ -65,9 +61,7 @@ func (l *Lesson) visible(principal string) bool {
 	return l.Principal == "" || l.Principal == principal
 }
 
-// Store persists lessons. It is small so that a shared store (PostgreSQL)
-// can serve a fleet of routers later. The state package's database is the
-// local one, shared by every gateway on the machine.
+// Store persists lessons; the state package implements it.
 type Store interface {
 	// Put inserts or replaces l, assigning an ID when l.ID is 0, and
 	// returns the lesson as stored.
@@ -81,15 +75,13 @@ type Store interface {
 	Close() error
 }
 
-// versioner is implemented by stores that several processes share:
-// Version changes whenever any of them changes the lessons, so a Memory
-// reloads only when something changed.
+// versioner is a store that several processes share: Version changes
+// whenever any of them changes the lessons.
 type versioner interface {
 	Version(ctx context.Context) (int64, error)
 }
 
-// batchPutter is implemented by stores that can write several lessons in
-// one transaction; Memory.Flush uses it when available.
+// batchPutter is a store that writes several lessons in one transaction.
 type batchPutter interface {
 	PutAll(ctx context.Context, ls []Lesson) error
 }
@@ -97,15 +89,14 @@ type batchPutter interface {
 var (
 	// ErrNotFound: no lesson has the ID given.
 	ErrNotFound = errors.New("lesson not found")
-	// ErrOverruled: a detour lesson contradicts a lesson from feedback,
-	// which stands (the user's word outranks the router's inference).
+	// ErrOverruled: a detour lesson contradicts one from feedback, which
+	// stands.
 	ErrOverruled = errors.New("overruled by feedback")
 	// ErrTooLarge: a lesson larger than MemoryOptions.MaxBytes alone.
 	ErrTooLarge = errors.New("lesson too large")
 )
 
-// normalize returns the form of a query that dedup and exact matches
-// compare: lower case, runs of white space as one space, trimmed.
+// normalize is the form of a query that dedup and exact matches compare.
 func normalize(q string) string {
 	return strings.Join(strings.Fields(strings.ToLower(q)), " ")
 }

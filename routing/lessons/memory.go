@@ -14,21 +14,17 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Memory is the experience memory: every lesson of a Store, indexed for
-// Adjust. It is safe for concurrent use. Adjust takes no lock: it reads an
-// immutable index that each change replaces. Changes (Learn, Forget,
-// Clear, Flush) are serialised and written through to the store before
-// they take effect.
+// Memory is the experience memory: every lesson of a Store, indexed. It is
+// safe for concurrent use: AdjustFor reads, without a lock, an immutable
+// index that each change (written through to the store first) replaces.
 type Memory struct {
 	opts  MemoryOptions
 	store Store
 	tok   *routing.Tokenizer
-	accs  sync.Pool // *accumulator, reused by Adjust
+	accs  sync.Pool // *accumulator, reused by AdjustFor
 
-	// mu serialises the changes, store write included, so that the store
-	// and the index change in the same order; it is held across I/O, which
-	// only other changes wait for. snap is read without it (Adjust, List,
-	// Len) and replaced only with it held.
+	// mu serialises the changes, store writes included, so that the store
+	// and the index change in the same order; snap is replaced only with it.
 	mu      sync.Mutex
 	snap    atomic.Pointer[snapshot]
 	version int64 // the store's Version when snap was loaded; guarded by mu
@@ -37,14 +33,13 @@ type Memory struct {
 	offers offers
 }
 
-// NewMemory loads every lesson of s into memory and returns the Memory.
-// When s holds more than MaxLessons, the least recently used are deleted.
-// With Embed set, each lesson's query is embedded, one at a time: bound
-// ctx when the embedder may be slow. At the first failure the rest are
-// left unembedded (one warning is logged) and are matched lexically.
+// NewMemory loads every lesson of s, deleting the least recently used past
+// MaxLessons or MaxBytes. With Embed set each query is embedded (bound ctx
+// when that may be slow); after a failure the rest are matched lexically.
 func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error) {
 	opts.defaults()
 	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
+	m.accs.New = func() any { return &accumulator{toolAt: map[string]int32{}} }
 	if v, ok := s.(versioner); ok {
 		ver, err := v.Version(ctx)
 		if err != nil {
@@ -84,7 +79,7 @@ func (m *Memory) terms(q string) []string {
 }
 
 // embed returns the unit embedding of text, or nil without Embed or when
-// it fails (logged: lessons are embedded rarely).
+// it fails (logged).
 func (m *Memory) embed(ctx context.Context, text string) []float32 {
 	if m.opts.Embed == nil {
 		return nil
@@ -97,8 +92,8 @@ func (m *Memory) embed(ctx context.Context, text string) []float32 {
 	return unit(slices.Clone(v))
 }
 
-// embedAll returns the unit embeddings of the lessons' queries (nil
-// without Embed), stopping at the first failure.
+// embedAll returns the unit embeddings of the lessons' queries, stopping at
+// the first failure.
 func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 	vecs := make([][]float32, len(ls))
 	if m.opts.Embed == nil {
@@ -118,16 +113,12 @@ func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 // now returns the time in UTC without a monotonic reading, as stored.
 func (m *Memory) now() time.Time { return m.opts.Now().UTC().Round(0) }
 
-// Learn adds lesson l, or reinforces it when a lesson with the same
-// normalised query, tool and polarity exists (one more use, used now, the
-// note replaced when l has one, the source feedback when either is). A
-// lesson with the same query and tool but the other polarity is replaced:
-// the latest word wins, except that a detour does not overrule feedback
-// (ErrOverruled). Lessons of different principals are different lessons;
-// with Shared set, l is learned as a shared one. A new lesson past
-// MaxPerPrincipal evicts its principal's least recently used, and past
-// MaxLessons the least recently used of all. Learn returns the lesson as
-// stored.
+// Learn adds lesson l and returns it as stored. The same principal,
+// normalised query, tool and polarity reinforce an existing lesson (one
+// more use, used now, l's note if any, feedback if either is). The other
+// polarity is replaced, except that a detour does not overrule feedback
+// (ErrOverruled). With Shared set l is learned without its principal. Past
+// MaxPerPrincipal, MaxLessons or MaxBytes the least recently used go.
 func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if err := validate(&l); err != nil {
 		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
@@ -155,8 +146,6 @@ func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if e := s.byKey[k]; e != nil {
 		return m.reinforceLocked(ctx, e, l, now)
 	}
-	// Out go the same lesson of the other polarity (the latest word wins)
-	// and, past MaxLessons, the least recently used.
 	var drop []*entry
 	if old := s.byKey[dedupKey(l.Principal, norm, l.Tool, -l.Polarity)]; old != nil {
 		if l.Source == SourceDetour && old.lesson.Source == SourceFeedback {
@@ -210,7 +199,9 @@ func validate(l *Lesson) error {
 func (m *Memory) reinforceLocked(ctx context.Context, e *entry, l Lesson, now time.Time) (Lesson, error) {
 	upd := e.current()
 	upd.Uses++
-	upd.LastUsed = later(upd.LastUsed, now)
+	if now.After(upd.LastUsed) {
+		upd.LastUsed = now
+	}
 	if l.Note != "" {
 		upd.Note = l.Note
 	}
@@ -232,15 +223,7 @@ func (m *Memory) reinforceLocked(ctx context.Context, e *entry, l Lesson, now ti
 	return stored, nil
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-// replaceLocked publishes a new index without drop and with add (when
-// not nil).
+// replaceLocked publishes a new index without drop and with add (if any).
 func (m *Memory) replaceLocked(drop []*entry, add *entry) {
 	if len(drop) == 0 && add == nil {
 		return
@@ -258,9 +241,8 @@ func (m *Memory) replaceLocked(drop []*entry, add *entry) {
 	m.snap.Store(build(next))
 }
 
-// deleteLocked deletes es from the store and returns those deleted, up to
-// the first failure; the caller drops them from the index. A lesson the
-// store no longer has counts as deleted.
+// deleteLocked deletes es from the store and returns those deleted (a
+// lesson already gone counts), up to the first failure.
 func (m *Memory) deleteLocked(ctx context.Context, es []*entry) ([]*entry, error) {
 	for i, e := range es {
 		if err := m.store.Delete(ctx, e.lesson.ID); err != nil && !errors.Is(err, ErrNotFound) {
@@ -279,20 +261,11 @@ func (m *Memory) overPrincipal(entries, skip []*entry, principal string) []*entr
 	}
 	var own []*entry
 	for _, e := range entries {
-		if e.lesson.Principal == principal {
+		if e.lesson.Principal == principal && !slices.Contains(skip, e) {
 			own = append(own, e)
 		}
 	}
-	n := len(own) + 1 - m.opts.MaxPerPrincipal
-	for _, e := range own {
-		if slices.Contains(skip, e) {
-			n--
-		}
-	}
-	if n <= 0 {
-		return nil
-	}
-	return leastRecentlyUsed(own, skip, n)
+	return leastRecentlyUsed(own, nil, max(0, len(own)+1-m.opts.MaxPerPrincipal))
 }
 
 // lessonBytes is what MaxBytes counts of l.
@@ -377,15 +350,12 @@ func (m *Memory) List() []Lesson {
 // Len returns the number of lessons.
 func (m *Memory) Len() int { return len(m.snap.Load().entries) }
 
-// Flush writes the uses that Adjust recorded since the last flush to the
-// store, in one transaction when the store can (state.db can). Adjust
-// never writes: call Flush from time to time (Run does) and before closing
-// the store.
+// Flush writes the uses AdjustFor recorded since the last flush to the
+// store (in one transaction when it can), onto the latest copy of each
+// lesson. Run calls it; call it too before closing the store.
 func (m *Memory) Flush(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// Reload first what other processes wrote, so that the uses written
-	// here go onto their latest copy of each lesson.
 	if err := m.syncLocked(ctx); err != nil {
 		return fmt.Errorf("flushing lesson uses: %w", err)
 	}
@@ -420,11 +390,9 @@ func (m *Memory) putAll(ctx context.Context, ls []Lesson) error {
 	return nil
 }
 
-// Sync reloads the lessons when the store reports that they changed since
-// the last load (a store that other processes share: see the package
-// doc), keeping the uses recorded here and not yet flushed. With a store
-// that reports no changes it does nothing. Learn, Forget, Flush and Run
-// sync on their own.
+// Sync reloads the lessons when the store's Version says another process
+// changed them, keeping the uses not yet flushed. Learn, Forget, Flush and
+// Run sync on their own.
 func (m *Memory) Sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -473,12 +441,9 @@ func (m *Memory) syncLocked(ctx context.Context) error {
 // DefaultFlushEvery is Run's flush interval when it is given none.
 const DefaultFlushEvery = time.Minute
 
-// Run flushes the recorded uses every interval (DefaultFlushEvery when
-// every <= 0) and syncs with the store every SyncEvery until ctx is done,
-// then learns the lessons offered (Close) and flushes once more, and
-// returns that last flush's error. A periodic
-// flush or sync that fails is logged and retried at the next tick. The
-// caller owns the goroutine that runs it.
+// Run flushes every interval (DefaultFlushEvery when every <= 0) and syncs
+// every SyncEvery until ctx is done (failures are logged and retried), then
+// closes the Memory and returns the error of one last flush.
 func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
 		every = DefaultFlushEvery

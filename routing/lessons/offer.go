@@ -10,15 +10,13 @@ import (
 // learned when MemoryOptions.MaxOffered is zero.
 const DefaultMaxOffered = 64
 
-// offerTimeout bounds the learning of one offered lesson (its embedding
-// and its store writes), so that a store that stops answering cannot hold
-// Close, and a gateway's shutdown, for good.
+// offerTimeout bounds learning one offered lesson, so that a store that
+// stops answering cannot hold Close (and shutdown) for good.
 const offerTimeout = 30 * time.Second
 
-// offers is the queue of lessons offered and not yet learned. At most one
-// worker drains it: Offer starts one when none runs, and it ends when the
-// queue is empty, so an idle Memory runs no goroutine. Its fields are
-// guarded by Memory.qmu.
+// offers is the queue of lessons offered and not yet learned, guarded by
+// Memory.qmu. Offer starts a worker when none runs; it ends when the queue
+// is empty, so an idle Memory runs no goroutine.
 type offers struct {
 	queue   []offer
 	idle    chan struct{} // closed when the running worker ends; nil when none runs
@@ -31,13 +29,10 @@ type offer struct {
 	l   Lesson
 }
 
-// Offer takes lesson l to be learned as Learn would, without waiting for
-// the embedding or the store write: the caller (a tool call on its way
-// back to the client) goes on at once. It reports whether l was taken. A
-// lesson is refused, with a warning, when MaxOffered lessons already
-// wait, and after Close. What learning the lesson then says (learned,
-// overruled, failed) is logged. ctx gives the lesson's values; its
-// cancellation does not stop the learning.
+// Offer takes l to be learned as Learn would, in the background, and
+// reports whether it was taken: past MaxOffered waiting, and after Close,
+// it is refused with a warning. The outcome is logged. ctx's cancellation
+// does not stop the learning.
 func (m *Memory) Offer(ctx context.Context, l Lesson) bool {
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
@@ -55,8 +50,7 @@ func (m *Memory) Offer(ctx context.Context, l Lesson) bool {
 	return true
 }
 
-// learnOffered learns the offered lessons in order until none is left,
-// then closes idle.
+// learnOffered learns the offered lessons in order, then closes idle.
 func (m *Memory) learnOffered(idle chan struct{}) {
 	defer close(idle)
 	for {
@@ -88,10 +82,8 @@ func (m *Memory) learnOne(o offer) {
 	}
 }
 
-// Close refuses later offers and waits until every lesson offered before
-// has been learned (or has failed). The Memory stays usable otherwise, and
-// its store stays open: Close it before the store. Run closes the Memory
-// when its context ends, before its last flush.
+// Close refuses later offers and waits until those taken are learned (or
+// failed). The Memory stays usable otherwise; close it before its store.
 func (m *Memory) Close() {
 	m.qmu.Lock()
 	m.offers.closed = true

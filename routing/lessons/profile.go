@@ -5,46 +5,23 @@ import (
 	"time"
 )
 
-// Tool profiles. A lesson applies to a query only when the two are
-// similar as wholes (see the package doc), so what one lesson teaches
-// reaches few other queries: on the shared routing benchmark, of the
-// requests like the taught ones but not taught, lessons lifted the gold
-// tool into the top 5 for 3 points more on bfcl and 0.4 on metatool.
-// Yet the lessons of one tool, taken together, say which words people
-// use for it ("book a flight", "cheap flights to Rome", "hotels in
-// Lisbon" for a travel tool whose description says neither flight nor
-// hotel). So the positive lessons also vote, word by word: a term of the
-// query that positive lessons hold points to each tool they teach in
-// proportion to their (decayed) weight, p(tool | term) = Σ_tool w /
-// (Σ_all w + 1), the 1 keeping a word that one lesson holds at half, and
-// a tool's profile similarity is the share of the query's IDF weight (a
-// term no lesson holds weighing as in the lexical similarity) that points
-// to it:
+// Tool profiles. One lesson reaches few other queries (it must be similar
+// as a whole), but a tool's lessons together say which words people use for
+// it. So positive lessons also vote word by word: a query term held by
+// positive lessons points to each tool they teach by their decayed weight,
+// p(tool | term) = Σ_tool w / (Σ_all w + 1), and
 //
 //	profile(q, tool) = Σ_{t ∈ q} idf(t) · p(tool | t) / Σ_{t ∈ q} idf(t)
 //
-// A tool at least two of whose lessons voted, and whose profile
-// similarity reaches ProfileFloor [0.2], is boosted by MaxBoost ×
-// ProfileWeight [0.5] × that similarity, or by what its matching lessons
-// give when that is more (the profile pools the same evidence, so the two
-// do not add up), and its voting lessons are marked used. One lesson is
-// no profile: what a query shares with it is the similarity gate's to
-// judge.
-//
-// Measured as routing/eval TestLessonsMeasurement teaches (one lesson for
-// each of half of the queries whose gold tool ranked below 5), the share
-// of the other half whose gold tool reaches the top 5 rose from 0.098 to
-// 0.136 on bfcl and from 0.021 to 0.085 on metatool (seal_tools, with 17
-// lessons, unchanged), and R@5 over every query from 0.919 to 0.922 and
-// from 0.788 to 0.797, with no query's R@5 lowered. At a floor of 0.15
-// more were lifted on metatool (0.125) but a query there lost, and three
-// times as many wrong tools entered a top 5 (85 against 29); a weight of
-// 1 gained 0.002 more.
+// A tool with at least profileLessons voting lessons whose profile reaches
+// ProfileFloor [0.2] gets MaxBoost × ProfileWeight [0.5] × profile, or what
+// its matching lessons give when more (the two pool the same evidence). On
+// routing/eval TestLessonsMeasurement this lifted more held-out queries'
+// gold tools into the top 5 (bfcl 0.098 → 0.136, metatool 0.021 → 0.085)
+// and lowered none; a floor of 0.15 let three times as many wrong tools in.
 
-// profileLessons is the fewest lessons of a tool that must vote for its
-// profile to count: what one lesson says is its similarity's to judge
-// (a query holding a few of its words is not like it, see the package
-// doc); a profile pools several.
+// profileLessons is the fewest voting lessons that make a profile: what
+// one lesson says is its similarity gate's to judge.
 const profileLessons = 2
 
 // toolVotes is one tool's profile as a query is scored.
@@ -55,10 +32,8 @@ type toolVotes struct {
 	slots []int32 // the lessons that voted, for marking them used
 }
 
-// profile scores the query's terms (as lexical read them, qw their
-// weight) against the tools' profiles and returns, by tool, the weight of
-// the profiles at or above ProfileFloor, marking their voting lessons
-// used at now.
+// profile returns, by tool, the profiles the query's terms (of weight qw)
+// reach, marking their voting lessons used at now.
 func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulator, now time.Time) map[string]profileMatch {
 	if m.opts.ProfileWeight <= 0 || qw <= 0 || !s.positive {
 		return nil
@@ -83,7 +58,7 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 			if !ok {
 				i = int32(len(acc.tools))
 				acc.toolAt[e.lesson.Tool] = i
-				var slots []int32 // the storage of an earlier query's, when there is one
+				var slots []int32 // reuses an earlier query's storage
 				if len(acc.tools) < cap(acc.tools) {
 					slots = acc.tools[:i+1][i].slots[:0]
 				}
@@ -109,10 +84,9 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 		if sim < m.opts.ProfileFloor {
 			continue
 		}
-		// A lesson holding several of the query's terms voted once each.
-		slices.Sort(tv.slots)
+		slices.Sort(tv.slots) // a lesson voted once per term it holds
 		if tv.slots = slices.Compact(tv.slots); len(tv.slots) < profileLessons {
-			continue // one lesson's word is its gate's to judge
+			continue
 		}
 		if out == nil {
 			out = map[string]profileMatch{}
@@ -128,8 +102,7 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 	return out
 }
 
-// profileMatch is a tool whose profile a query reaches: its similarity
-// and the lessons that voted, by ID.
+// profileMatch is a profile a query reaches: its similarity and voters.
 type profileMatch struct {
 	sim     float64
 	lessons []int64

@@ -11,11 +11,8 @@ import (
 // Upstream credentials are sealed values (upstreamauth seals them with a
 // key the store never sees), kept by upstream and subject.
 
-// Credentials returns the upstream credentials in state.db.
-func (db *DB) Credentials() upstreamauth.Store { return credentialStore{db.engine()} }
-
 // Credentials returns the upstream credentials in the database.
-func (db *PG) Credentials() upstreamauth.Store { return credentialStore{db.engine()} }
+func (s stores) Credentials() upstreamauth.Store { return credentialStore{s.b} }
 
 type credentialStore struct{ b engine }
 

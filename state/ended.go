@@ -41,11 +41,8 @@ func ownerKey(owner string) []byte {
 	return sum[:16]
 }
 
-// EndedSessions returns the ended sessions in state.db.
-func (db *DB) EndedSessions() EndedSessions { return endedStore{db.engine()} }
-
 // EndedSessions returns the ended sessions in the database.
-func (db *PG) EndedSessions() EndedSessions { return endedStore{db.engine()} }
+func (s stores) EndedSessions() EndedSessions { return endedStore{s.b} }
 
 type endedStore struct{ b engine }
 

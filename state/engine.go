@@ -110,6 +110,13 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
+// stores are the stores of one database, the same for state.db and
+// PostgreSQL: DB and PG embed them.
+type stores struct{ b engine }
+
+// Path returns the database file's path, or its URL without the password.
+func (s stores) Path() string { return s.b.name }
+
 func (db *DB) engine() engine {
 	return engine{name: db.path, conn: sqlConn{db.db}, write: func(ctx context.Context, fn func(conn) error) error {
 		return db.write(ctx, func(tx *sql.Tx) error { return fn(sqlConn{tx}) })
@@ -118,7 +125,7 @@ func (db *DB) engine() engine {
 
 func (db *PG) engine() engine {
 	return engine{name: db.name, pg: true, timeout: db.timeout, conn: pgConn{db.pool}, write: func(ctx context.Context, fn func(conn) error) error {
-		return db.write(ctx, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
+		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
 	}}
 }
 

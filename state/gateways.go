@@ -54,11 +54,8 @@ func checkGateway(g Gateway) error {
 	return nil
 }
 
-// Gateways returns the Registry in state.db.
-func (db *DB) Gateways() Registry { return gatewayStore{db.engine()} }
-
 // Gateways returns the Registry in the database.
-func (db *PG) Gateways() Registry { return gatewayStore{db.engine()} }
+func (s stores) Gateways() Registry { return gatewayStore{s.b} }
 
 type gatewayStore struct{ b engine }
 
@@ -97,14 +94,5 @@ func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
 }
 
 func (s gatewayStore) Gateways(ctx context.Context) ([]Gateway, error) {
-	rows, err := s.b.conn.query(ctx, selectGateways)
-	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
-	}
-	defer rows.Close()
-	out, err := readGateways(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
-	}
-	return out, nil
+	return queryAll(ctx, s.b, "gateways", scanGateway, `SELECT `+gatewayColumns+` FROM gateways ORDER BY started, id`)
 }

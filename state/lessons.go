@@ -8,13 +8,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// Lessons returns the lessons.Store in state.db. Its Close does nothing:
-// the DB's owner closes the DB.
-func (db *DB) Lessons() lessons.Store { return lessonStore{db.engine()} }
-
 // Lessons returns the lessons.Store in the database. Its Close does
-// nothing: the PG's owner closes it.
-func (db *PG) Lessons() lessons.Store { return lessonStore{db.engine()} }
+// nothing: the database's owner closes it.
+func (s stores) Lessons() lessons.Store { return lessonStore{s.b} }
 
 type lessonStore struct{ b engine }
 
@@ -88,16 +84,7 @@ func (s lessonStore) put(ctx context.Context, c conn, l *lessons.Lesson) error {
 
 // All returns every lesson, by ID.
 func (s lessonStore) All(ctx context.Context) ([]lessons.Lesson, error) {
-	rows, err := s.b.conn.query(ctx, selectLessons)
-	if err != nil {
-		return nil, fmt.Errorf("reading lessons from %s: %w", s.b.name, err)
-	}
-	defer rows.Close()
-	out, err := readLessons(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading lessons from %s: %w", s.b.name, err)
-	}
-	return out, nil
+	return queryAll(ctx, s.b, "lessons", scanLesson, `SELECT `+lessonColumns+` FROM lessons ORDER BY id`)
 }
 
 // Delete removes the lesson with id; an unknown id is lessons.ErrNotFound.

@@ -8,11 +8,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// Pins returns the integrity.PinStore in state.db.
-func (db *DB) Pins() integrity.PinStore { return pinStore{db.engine()} }
-
 // Pins returns the integrity.PinStore in the database.
-func (db *PG) Pins() integrity.PinStore { return pinStore{db.engine()} }
+func (s stores) Pins() integrity.PinStore { return pinStore{s.b} }
 
 type pinStore struct{ b engine }
 
@@ -65,7 +62,7 @@ func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) e
 
 // readPins reads the pins of upstreams, or every pin when upstreams is nil.
 func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, error) {
-	query, args := selectPins, []any{}
+	query, args := `SELECT `+pinColumns+` FROM pins`, []any{}
 	if upstreams != nil {
 		if len(upstreams) == 0 {
 			return integrity.Pins{}, nil

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -48,6 +47,7 @@ func (o *PGOptions) defaults() {
 // CLI command that opens the same URL, on any machine. It serves the same
 // interfaces as DB, with the same behaviour. It is safe for concurrent use.
 type PG struct {
+	stores
 	name    string // the URL without its password
 	pool    *pgxpool.Pool
 	timeout time.Duration
@@ -83,15 +83,13 @@ func OpenPostgres(ctx context.Context, opts PGOptions) (*PG, error) {
 		return nil, &OpenError{name, err}
 	}
 	db := &PG{name: name, pool: pool, timeout: opts.Timeout, log: opts.Logger}
+	db.stores = stores{db.engine()}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, &OpenError{name, err}
 	}
 	return db, nil
 }
-
-// Path returns the database's URL, without its password.
-func (db *PG) Path() string { return db.name }
 
 // Close closes the connections.
 func (db *PG) Close() error {
@@ -161,10 +159,5 @@ const migrateLock = 0x6d6370727472
 // holding an advisory lock so that gateways starting at once apply each
 // migration once.
 func (db *PG) migrate(ctx context.Context) error {
-	return db.engine().migrate(ctx, pgMigrations, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrateLock)+`)`, db.log)
-}
-
-// write runs fn in a transaction and commits it when fn returns nil.
-func (db *PG) write(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, fn)
+	return db.b.migrate(ctx, pgMigrations, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrateLock)+`)`, db.log)
 }

@@ -33,11 +33,8 @@ func checkQuotaTake(key string, limit int) error {
 	return nil
 }
 
-// Quotas returns the quota counts in state.db.
-func (db *DB) Quotas() QuotaCounts { return quotaStore{db.engine()} }
-
 // Quotas returns the quota counts in the database.
-func (db *PG) Quotas() QuotaCounts { return quotaStore{db.engine()} }
+func (s stores) Quotas() QuotaCounts { return quotaStore{s.b} }
 
 type quotaStore struct{ b engine }
 

@@ -1,49 +1,73 @@
 package state
 
 import (
+	"context"
 	"encoding/json"
-	"time"
+	"fmt"
 
-	"github.com/mcp-router/mcp-router/audit"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
 // rows is what *sql.Rows and pgx.Rows share: both backends read their
-// query results through the readers below, one per table.
+// query results through the scanners below, one per table.
 type rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
 }
 
-// The queries whose rows the readers read; placeholders differ between
-// the backends, so queries with arguments build their own.
 const (
-	selectLessons  = `SELECT ` + lessonColumns + ` FROM lessons ORDER BY id`
-	selectPins     = `SELECT ` + pinColumns + ` FROM pins`
-	selectGateways = `SELECT ` + gatewayColumns + ` FROM gateways ORDER BY started, id`
-
 	pinColumns = `upstream, tool, hash, first_seen, approved_at, description_excerpt,
 		pending_hash, changed_at, pending_excerpt, held, contract, pending_contract, gone_since`
 	gatewayColumns = `id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot`
 	auditColumns   = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes, approval, approver`
 )
 
-// readLessons reads rows of lessonColumns.
-func readLessons(r rows) ([]lessons.Lesson, error) {
-	var out []lessons.Lesson
-	for r.Next() {
-		var l lessons.Lesson
-		var pol int
-		var created, used int64
-		if err := r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal); err != nil {
+// queryAll runs q and reads each of its rows with scan; errors name what
+// was read and the database.
+func queryAll[T any](ctx context.Context, b engine, what string, scan func(rows) (T, error), q string, args ...any) ([]T, error) {
+	out, err := func() ([]T, error) {
+		r, err := b.conn.query(ctx, q, args...)
+		if err != nil {
 			return nil, err
 		}
-		l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
-		out = append(out, l)
+		defer r.Close()
+		var out []T
+		for r.Next() {
+			v, err := scan(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, r.Err()
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", what, b.name, err)
 	}
-	return out, r.Err()
+	return out, nil
+}
+
+// scanLesson reads a row of lessonColumns.
+func scanLesson(r rows) (l lessons.Lesson, err error) {
+	var pol int
+	var created, used int64
+	err = r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal)
+	l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
+	return l, err
+}
+
+// scanGateway reads a row of gatewayColumns.
+func scanGateway(r rows) (g Gateway, err error) {
+	var started, beat int64
+	var snap string
+	err = r.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version, &beat, &snap)
+	g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
+	if snap != "" {
+		g.Snapshot = json.RawMessage(snap)
+	}
+	return g, err
 }
 
 // readPinRows reads rows of pinColumns.
@@ -65,41 +89,4 @@ func readPinRows(r rows) (integrity.Pins, error) {
 		set[up][tool] = rec
 	}
 	return set, r.Err()
-}
-
-// readGateways reads rows of gatewayColumns.
-func readGateways(r rows) ([]Gateway, error) {
-	var out []Gateway
-	for r.Next() {
-		var g Gateway
-		var started, beat int64
-		var snap string
-		if err := r.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version,
-			&beat, &snap); err != nil {
-			return nil, err
-		}
-		g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
-		if snap != "" {
-			g.Snapshot = json.RawMessage(snap)
-		}
-		out = append(out, g)
-	}
-	return out, r.Err()
-}
-
-// readAudit reads rows of auditColumns.
-func readAudit(r rows) ([]audit.Record, error) {
-	var out []audit.Record
-	for r.Next() {
-		var rec audit.Record
-		var at, dur, req, resp int64
-		if err := r.Scan(&at, &rec.Principal, &rec.Session, &rec.Tool, &rec.Upstream, &rec.Plan, &rec.Step, &rec.Outcome,
-			&dur, &req, &resp, &rec.Approval, &rec.Approver); err != nil {
-			return nil, err
-		}
-		rec.Time, rec.Duration = fromNanos(at), time.Duration(dur)
-		rec.RequestBytes, rec.ResponseBytes = int(req), int(resp)
-		out = append(out, rec)
-	}
-	return out, r.Err()
 }

@@ -38,6 +38,7 @@ func (o *Options) defaults() {
 // DB is the state in state.db. It is safe for concurrent use, by this
 // process and others.
 type DB struct {
+	stores
 	path string
 	db   *sql.DB
 }
@@ -93,6 +94,7 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb.SetMaxOpenConns(conns)
 	sdb.SetMaxIdleConns(conns)
 	db := &DB{path: path, db: sdb}
+	db.stores = stores{db.engine()}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
 		return nil, openError(path, err)
@@ -122,9 +124,6 @@ func NewMemory() *DB {
 	}
 	return db
 }
-
-// Path returns the database file's path.
-func (db *DB) Path() string { return db.path }
 
 // Close closes the database.
 func (db *DB) Close() error {
@@ -196,7 +195,7 @@ var migrations = []string{
 // transaction, so that two processes starting at once apply each
 // migration once.
 func (db *DB) migrate(ctx context.Context) error {
-	return db.engine().migrate(ctx, migrations, "", nil)
+	return db.b.migrate(ctx, migrations, "", nil)
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE: the lock is taken

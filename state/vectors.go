@@ -12,11 +12,8 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Vectors returns the routing.VectorStore in state.db.
-func (db *DB) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
-
 // Vectors returns the routing.VectorStore in the database.
-func (db *PG) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
+func (s stores) Vectors() routing.VectorStore { return vectorStore{s.b} }
 
 type vectorStore struct{ b engine }
 

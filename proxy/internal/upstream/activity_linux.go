@@ -48,11 +48,8 @@ func procIO(pid int) uint64 {
 	}
 	var sum uint64
 	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		if v, ok := bytes.CutPrefix(line, []byte("rchar: ")); ok {
-			n, _ := strconv.ParseUint(string(v), 10, 64)
-			sum += n
-		} else if v, ok := bytes.CutPrefix(line, []byte("wchar: ")); ok {
-			n, _ := strconv.ParseUint(string(v), 10, 64)
+		if bytes.HasPrefix(line, []byte("rchar: ")) || bytes.HasPrefix(line, []byte("wchar: ")) {
+			n, _ := strconv.ParseUint(string(line[len("rchar: "):]), 10, 64)
 			sum += n
 		}
 	}

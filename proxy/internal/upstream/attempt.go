@@ -68,7 +68,7 @@ func (u *Upstream) doing(d time.Duration) string {
 // ForModel is err's text for a model: a remote upstream's host, which the
 // log and doctor show, is left out (decision 8 in docs/design.md: no internal URLs).
 func (u *Upstream) ForModel(err error) error {
-	if err == nil || (u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE) {
+	if err == nil || !u.cfg.remote() {
 		return err
 	}
 	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), u.cfg.host(), "its host"), err: err}
@@ -81,10 +81,7 @@ func (u *Upstream) where(err error) error {
 		errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
 		err = fmt.Errorf("%w: %w; %s", ErrUnauthorized, err, loginHint(u.cfg.Name))
 	}
-	if u.cfg.Transport != TransportStreamableHTTP && u.cfg.Transport != TransportSSE {
-		return err
-	}
-	if strings.HasPrefix(err.Error(), "connecting to ") {
+	if !u.cfg.remote() || strings.HasPrefix(err.Error(), "connecting to ") {
 		return err
 	}
 	return fmt.Errorf("connecting to %s: %w", u.cfg.host(), WithoutURL(err))
@@ -100,13 +97,7 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 		return err
 	}
 	if u.cfg.Transport == TransportStdio && IsTransportError(err) && !errors.Is(err, context.DeadlineExceeded) {
-		// The pipe closes as the child exits: wait for the exit status.
-		t := time.NewTimer(exitWait)
-		defer t.Stop()
-		select {
-		case <-c.lost:
-		case <-t.C:
-		}
+		within(c.lost, exitWait) // the pipe closes as the child exits: wait for the exit status
 	}
 	select {
 	case <-c.lost:
@@ -163,14 +154,8 @@ func (t *lineTail) close() {
 
 // wait waits up to d for the end of the stream.
 func (t *lineTail) wait(d time.Duration) {
-	if t == nil {
-		return
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-t.eof:
-	case <-timer.C:
+	if t != nil {
+		within(t.eof, d)
 	}
 }
 

@@ -66,11 +66,20 @@ func (c *idleContext) fire() {
 	}
 	c.hardOut = !c.hardAt.IsZero() && !time.Now().Before(c.hardAt)
 	if !c.hardOut && c.alive != nil && c.alive() {
-		c.touched = true
-		c.timer.Reset(min(c.idle, time.Until(c.hardAt)))
+		c.restartLocked()
 		return
 	}
 	c.endLocked(context.DeadlineExceeded)
+}
+
+// restartLocked starts the idle time again, never past the hard deadline.
+func (c *idleContext) restartLocked() {
+	c.touched = true
+	wait := c.idle
+	if !c.hardAt.IsZero() {
+		wait = min(wait, time.Until(c.hardAt))
+	}
+	c.timer.Reset(wait)
 }
 
 func (c *idleContext) Done() <-chan struct{} { return c.done }
@@ -96,12 +105,7 @@ func (c *idleContext) touch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
-		c.touched = true
-		wait := c.idle
-		if !c.hardAt.IsZero() {
-			wait = min(wait, time.Until(c.hardAt))
-		}
-		c.timer.Reset(wait)
+		c.restartLocked()
 	}
 }
 

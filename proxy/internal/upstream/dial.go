@@ -38,14 +38,10 @@ func dial(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLo
 }
 
 func clientOptions(cfg Config, extra []client.ClientOption) []client.ClientOption {
-	switch cfg.Protocol {
-	case "modern":
-		return extra
-	case "":
-		return append(extra, client.WithProtocolVersion(DefaultProtocolVersion))
-	default:
-		return append(extra, client.WithProtocolVersion(cfg.Protocol))
+	if v := cfg.protocolVersion(); v != "" {
+		return append(extra, client.WithProtocolVersion(v))
 	}
+	return extra
 }
 
 func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts []client.ClientOption) (*Conn, error) {
@@ -172,7 +168,7 @@ func IsTransportError(err error) bool {
 // stream is reported apart (OnConnectionLost). Over stdio every transport
 // error loses the connection: there is one stream.
 func failsOneRequest(cfg Config, err error) bool {
-	if cfg.Transport != TransportStreamableHTTP && cfg.Transport != TransportSSE {
+	if !cfg.remote() {
 		return false
 	}
 	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {

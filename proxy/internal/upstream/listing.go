@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,14 +35,8 @@ type listBudget struct {
 }
 
 func (u Config) listBudget(method string) *listBudget {
-	b := &listBudget{method: method, maxBytes: u.MaxListingBytes, maxItems: u.MaxListingItems}
-	if b.maxBytes <= 0 {
-		b.maxBytes = DefaultMaxListingBytes
-	}
-	if b.maxItems <= 0 {
-		b.maxItems = DefaultMaxListingItems
-	}
-	return b
+	return &listBudget{method: method, maxBytes: cmp.Or(max(u.MaxListingBytes, 0), DefaultMaxListingBytes),
+		maxItems: cmp.Or(max(u.MaxListingItems, 0), DefaultMaxListingItems)}
 }
 
 // take counts one page of items and bytes, and fails past a bound.

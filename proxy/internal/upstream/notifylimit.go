@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // NotificationLimit bounds the notifications each upstream may send
@@ -35,12 +37,8 @@ const (
 const notificationWarnEvery = time.Minute
 
 func (l NotificationLimit) withDefaults() NotificationLimit {
-	if l.PerSecond <= 0 {
-		l.PerSecond = DefaultNotificationsPerSecond
-	}
-	if l.Burst <= 0 {
-		l.Burst = DefaultNotificationBurst
-	}
+	defaults.Set(&l.PerSecond, DefaultNotificationsPerSecond)
+	defaults.Set(&l.Burst, DefaultNotificationBurst)
 	return l
 }
 

@@ -87,12 +87,7 @@ func (u *Upstream) npxRepair(err error, stderr []string) error {
 	out := &npxCacheError{dir: dir, err: err}
 	u.mu.Lock()
 	first := !u.npxCleared[dir]
-	if first {
-		if u.npxCleared == nil {
-			u.npxCleared = map[string]bool{}
-		}
-		u.npxCleared[dir] = true
-	}
+	u.npxCleared[dir] = true
 	u.mu.Unlock()
 	if first {
 		if rmErr := removeNpxDir(dir); rmErr != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -128,24 +129,17 @@ func (p *ProgressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
 // number reads a progress value: float64 from JSON, or the Go number an
 // in-process server passed without encoding it.
 func number(v any) float64 {
-	switch n := v.(type) {
-	case float64:
-		return n
-	case float32:
-		return float64(n)
-	case int:
-		return float64(n)
-	case int64:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case uint:
-		return float64(n)
-	case uint64:
-		return float64(n)
-	case json.Number:
+	if n, ok := v.(json.Number); ok {
 		f, _ := n.Float64()
 		return f
+	}
+	switch r := reflect.ValueOf(v); {
+	case r.CanFloat():
+		return r.Float()
+	case r.CanInt():
+		return float64(r.Int())
+	case r.CanUint():
+		return float64(r.Uint())
 	}
 	return 0
 }

@@ -88,13 +88,11 @@ func (p toolsPage) tools(logger *slog.Logger) []mcp.Tool {
 		t.RawInputSchema, t.RawOutputSchema = presentSchema(w.InputSchema), presentSchema(w.OutputSchema)
 		if bad := notObject(t.RawInputSchema); bad != "" {
 			logger.Warn("tool left out: its inputSchema is not a JSON object", "tool", t.Name, "got", bad)
-			continue
-		}
-		if bad := notObject(t.RawOutputSchema); bad != "" {
+		} else if bad := notObject(t.RawOutputSchema); bad != "" {
 			logger.Warn("tool left out: its outputSchema is not a JSON object", "tool", t.Name, "got", bad)
-			continue
+		} else {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
 }

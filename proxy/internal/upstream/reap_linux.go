@@ -209,7 +209,7 @@ func StartWatchdog(exe string) (stop func(), err error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(childEnv(os.Environ(), nil), watchdogVar+"="+gatewayTag)
+	cmd.Env = append(childEnv(os.Environ(), nil, false), watchdogVar+"="+gatewayTag)
 	cmd.Stdin = pr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := startTracked(cmd); err != nil {
@@ -224,11 +224,7 @@ func StartWatchdog(exe string) (stop func(), err error) {
 	}()
 	return func() {
 		pw.Close()
-		t := time.NewTimer(5 * time.Second)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
+		if !within(exited, 5*time.Second) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -29,25 +30,26 @@ var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\
 // first ones first; a Python traceback's last line is one of them. When
 // no line carries an error, it returns the last shownStderrLines lines.
 func explainingStderr(lines []string) []string {
-	var out []string
-	for i, l := range lines {
-		if len(out) == shownStderrLines {
-			break
-		}
-		if explains(l) || tracebackEnd(lines, i) {
-			if !containsLine(out, l) {
-				out = append(out, l)
-			}
-		}
+	if out := errorLines(lines, shownStderrLines); len(out) > 0 {
+		return out
 	}
-	if len(out) == 0 {
-		return lines[max(0, len(lines)-shownStderrLines):]
-	}
-	return out
+	return lines[max(0, len(lines)-shownStderrLines):]
 }
 
-func explains(l string) bool {
-	return !noise.MatchString(l) && errorLine.MatchString(l)
+// errorLines returns the first n distinct lines of lines that carry an
+// error.
+func errorLines(lines []string, n int) []string {
+	var out []string
+	for i, l := range lines {
+		if len(out) == n {
+			break
+		}
+		explains := !noise.MatchString(l) && errorLine.MatchString(l)
+		if (explains || tracebackEnd(lines, i)) && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // tracebackEnd reports whether lines[i] is the line that ends a Python
@@ -69,22 +71,11 @@ func tracebackEnd(lines []string, i int) bool {
 	return false
 }
 
-func containsLine(lines []string, l string) bool {
-	for _, x := range lines {
-		if x == l {
-			return true
-		}
-	}
-	return false
-}
-
 // explainingLine is the one stderr line that best says why a start
 // failed: the first that carries an error, else the last; "" for none.
 func explainingLine(lines []string) string {
-	for i, l := range lines {
-		if explains(l) || tracebackEnd(lines, i) {
-			return l
-		}
+	if out := errorLines(lines, 1); len(out) > 0 {
+		return out[0]
 	}
 	if len(lines) == 0 {
 		return ""

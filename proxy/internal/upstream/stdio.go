@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,12 +27,13 @@ var passEnv = []string{
 var passEnvPrefixes = []string{"LC_", "XDG_", "npm_config_", "NPM_CONFIG_", "NODE_", "UV_", "PIP_"}
 
 // childEnv builds a stdio child's environment: the inherited allowlist
-// from environ, then the upstream's own env (which wins).
-func childEnv(environ []string, extra map[string]string) []string {
+// from environ (all of it with inheritAll), then the upstream's own env
+// (which wins).
+func childEnv(environ []string, extra map[string]string, inheritAll bool) []string {
 	env := make([]string, 0, len(extra)+16)
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if ok && Inheritable(k) {
+		if ok && (inheritAll || Inheritable(k)) {
 			if _, override := extra[k]; !override {
 				env = append(env, kv)
 			}
@@ -47,17 +49,7 @@ func childEnv(environ []string, extra map[string]string) []string {
 // the gateway's environment: one of passEnv, or under a passEnvPrefixes
 // prefix.
 func Inheritable(key string) bool {
-	for _, k := range passEnv {
-		if k == key {
-			return true
-		}
-	}
-	for _, p := range passEnvPrefixes {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(passEnv, key) || slices.ContainsFunc(passEnvPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
 // ChildTagVar names the environment variable that tags a stdio child and
@@ -90,30 +82,21 @@ func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
-	cmd.Env = childEnv(os.Environ(), cfg.Env)
-	if cfg.InheritEnv {
-		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
-	}
 	tag := newChildTag()
-	cmd.Env = tagEnv(cmd.Env, tag)
+	cmd.Env = tagEnv(childEnv(os.Environ(), cfg.Env, cfg.InheritEnv), tag)
 	cmd.SysProcAttr = ChildSysProcAttr()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var p [6]*os.File // stdin's read and write ends, stdout's, stderr's
+	for i := 0; i < len(p); i += 2 {
+		var err error
+		if p[i], p[i+1], err = os.Pipe(); err != nil {
+			closeAll(p[:i]...)
+			return nil, err
+		}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, err
-	}
+	inR, inW, outR, outW, errR, errW := p[0], p[1], p[2], p[3], p[4], p[5]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := startTracked(cmd); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+		closeAll(p[:]...)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
@@ -162,26 +145,15 @@ func (c *child) wait() {
 // has been reaped.
 func (c *child) stop() {
 	c.stdin.Close()
-	if c.waitFor(stdinGrace) {
+	if within(c.done, stdinGrace) {
 		return
 	}
 	c.signalTree(syscall.SIGTERM)
-	if c.waitFor(termGrace) {
+	if within(c.done, termGrace) {
 		return
 	}
 	c.signalTree(syscall.SIGKILL)
 	<-c.done
-}
-
-func (c *child) waitFor(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.done:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // exitError describes how the child ended, for logs and for callers.
@@ -194,11 +166,3 @@ func (c *child) exitError() error {
 
 // maxLogLine cuts a long line of a child's stderr (see stderrLog.copy).
 const maxLogLine = 4096
-
-func envList(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	return out
-}

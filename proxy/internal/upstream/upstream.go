@@ -97,17 +97,18 @@ func New(cfg Config, env Env) *Upstream {
 	scrub := newScrubber(cfg)
 	logger := scrubLogger(env.Logger, scrub).With("upstream", cfg.Name)
 	return &Upstream{
-		cfg:       cfg,
-		env:       env,
-		scrub:     scrub,
-		logger:    logger,
-		stderrLog: newStderrLog(logger),
-		refresh:   make(chan struct{}, 1),
-		slots:     make(chan struct{}, env.MaxInFlight),
-		ready:     make(chan struct{}),
-		first:     make(chan struct{}),
-		state:     StateConnecting,
-		notes:     newNotifyLimiter(cfg.Name, env.Notifications, logger, env.Metrics),
+		cfg:        cfg,
+		env:        env,
+		scrub:      scrub,
+		logger:     logger,
+		stderrLog:  newStderrLog(logger),
+		refresh:    make(chan struct{}, 1),
+		slots:      make(chan struct{}, env.MaxInFlight),
+		ready:      make(chan struct{}),
+		first:      make(chan struct{}),
+		npxCleared: map[string]bool{},
+		state:      StateConnecting,
+		notes:      newNotifyLimiter(cfg.Name, env.Notifications, logger, env.Metrics),
 	}
 }
 
@@ -173,14 +174,18 @@ func backoff(attempt int, lo, hi time.Duration) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d, and reports false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool { return !within(ctx.Done(), d) }
+
+// within waits up to d for done, and reports whether it came.
+func within(done <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
+	case <-done:
 		return true
+	case <-t.C:
+		return false
 	}
 }
 
@@ -225,7 +230,7 @@ func (u *Upstream) dial(ctx context.Context, tail *lineTail) (*Conn, error) {
 // handshake initializes c and lists what it offers, within ctx's limit.
 func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = u.protocolVersion()
+	req.Params.ProtocolVersion = u.cfg.protocolVersion()
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.env.Version}
 	req.Params.Capabilities.Extensions = apps.ClientExtension() // views pass through to the clients
 	init, err := c.client.Initialize(ctx, req)
@@ -248,17 +253,6 @@ func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 		}
 	}
 	return u.list(ctx, c)
-}
-
-func (u *Upstream) protocolVersion() string {
-	switch u.cfg.Protocol {
-	case "":
-		return DefaultProtocolVersion
-	case "modern":
-		return ""
-	default:
-		return u.cfg.Protocol
-	}
 }
 
 // list fetches everything the upstream offers. Tools are required, and
@@ -375,16 +369,12 @@ func (u *Upstream) serve(ctx context.Context, c *Conn) error {
 			if !sleep(ctx, u.env.RefreshDebounce) {
 				return ctx.Err()
 			}
-			u.drainRefresh()
+			select {
+			case <-u.refresh: // what came during the debounce
+			default:
+			}
 			u.relist(ctx, c)
 		}
-	}
-}
-
-func (u *Upstream) drainRefresh() {
-	select {
-	case <-u.refresh:
-	default:
 	}
 }
 

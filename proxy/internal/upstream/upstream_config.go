@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"time"
@@ -124,44 +125,47 @@ type Config struct {
 const DefaultMaxMessageBytes = 16 << 20
 
 func (u Config) maxErrorBodyBytes() int {
-	if u.MaxErrorBodyBytes > 0 {
-		return u.MaxErrorBodyBytes
-	}
-	return DefaultMaxErrorBodyBytes
+	return cmp.Or(max(u.MaxErrorBodyBytes, 0), DefaultMaxErrorBodyBytes)
 }
 
 func (u Config) maxMessageBytes() int {
-	if u.MaxMessageBytes > 0 {
-		return u.MaxMessageBytes
-	}
-	return DefaultMaxMessageBytes
+	return cmp.Or(max(u.MaxMessageBytes, 0), DefaultMaxMessageBytes)
 }
 
 // DefaultCallTimeout applies when Config.Timeout is zero.
 const DefaultCallTimeout = 60 * time.Second
 
+// EffectiveCallTimeout is Timeout, or its default.
 func (u Config) EffectiveCallTimeout() time.Duration {
-	if u.Timeout > 0 {
-		return u.Timeout
-	}
-	return DefaultCallTimeout
+	return cmp.Or(max(u.Timeout, 0), DefaultCallTimeout)
 }
 
 // DefaultMaxCallTimeout applies when Config.MaxTimeout is zero.
 const DefaultMaxCallTimeout = 10 * time.Minute
 
+// EffectiveMaxTimeout is MaxTimeout, or its default, and never shorter
+// than the call timeout.
 func (u Config) EffectiveMaxTimeout() time.Duration {
-	if u.MaxTimeout > 0 {
-		return max(u.MaxTimeout, u.EffectiveCallTimeout())
-	}
-	return max(DefaultMaxCallTimeout, u.EffectiveCallTimeout())
+	return max(cmp.Or(max(u.MaxTimeout, 0), DefaultMaxCallTimeout), u.EffectiveCallTimeout())
 }
 
-func (u Config) EffectiveDomain() string {
-	if u.Domain != "" {
-		return u.Domain
+// EffectiveDomain is Domain, or Name.
+func (u Config) EffectiveDomain() string { return cmp.Or(u.Domain, u.Name) }
+
+// protocolVersion is the version to pin: "" lets the client negotiate.
+func (u Config) protocolVersion() string {
+	switch u.Protocol {
+	case "":
+		return DefaultProtocolVersion
+	case "modern":
+		return ""
 	}
-	return u.Name
+	return u.Protocol
+}
+
+// remote reports whether the upstream is reached over HTTP.
+func (u Config) remote() bool {
+	return u.Transport == TransportStreamableHTTP || u.Transport == TransportSSE
 }
 
 // String describes where the upstream lives without secrets (no env values,

@@ -15,8 +15,7 @@ import (
 const maxSpoolBytes = 16 << 20
 
 // spool keeps, as JSON lines in a file, the records a Store write failed
-// for, and writes them to the store ahead of the next records once it
-// takes writes again. Only the Log's writer goroutine uses it.
+// for, until the store takes them. Only the Log's writer uses it.
 type spool struct {
 	path  string   // "" keeps nothing
 	adopt []string // spools of earlier processes, written to the store with this one's
@@ -61,9 +60,7 @@ func (s *spool) add(recs []Record) (left int, err error) {
 }
 
 // flush writes the spooled records to store, oldest first, maxBatch at a
-// time, each write in a context of its own (newCtx); a file is removed
-// once all its records are written, and rewritten with those not written
-// when a write fails.
+// time; a file is removed once written, or rewritten with what was not.
 func (s *spool) flush(store Store, newCtx func() (context.Context, context.CancelFunc)) error {
 	for len(s.adopt) > 0 {
 		if err := flushFile(s.adopt[0], store, newCtx); err != nil {

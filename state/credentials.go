@@ -8,10 +8,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
 )
 
-// Upstream credentials are sealed values (upstreamauth seals them with a
-// key the store never sees), kept by upstream and subject.
-
-// Credentials returns the upstream credentials in the database.
+// Credentials returns the upstream credentials in the database: values
+// upstreamauth sealed with a key the store never sees.
 func (s stores) Credentials() upstreamauth.Store { return credentialStore{s.b} }
 
 type credentialStore struct{ b engine }

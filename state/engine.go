@@ -15,13 +15,13 @@ import (
 )
 
 // engine is what the stores need of a database, so that one store serves
-// state.db and PostgreSQL alike. Queries are written with ? placeholders
-// and in the SQL both databases read; where they differ, the store asks pg.
+// state.db and PostgreSQL alike: queries use ? placeholders and the SQL
+// both read; where they differ, the store asks pg.
 type engine struct {
 	name string // the file, or the URL without its password, for messages
 	pg   bool   // PostgreSQL: shared by machines, with its own dialect
 	// timeout bounds the calls of the interfaces that take no context
-	// (pins, vectors); 0 leaves them unbounded.
+	// (pins, vectors); 0: unbounded.
 	timeout time.Duration
 	conn    conn                                                 // outside a transaction
 	write   func(ctx context.Context, fn func(conn) error) error // in a write transaction
@@ -32,8 +32,7 @@ type conn interface {
 	// exec runs q and returns the rows it changed.
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rowsCloser, error)
-	// one scans the first row of q into dest; it reports false when q
-	// returned no row.
+	// one scans the first row of q into dest, or reports false.
 	one(ctx context.Context, q string, args []any, dest ...any) (bool, error)
 }
 
@@ -42,8 +41,8 @@ type rowsCloser interface {
 	Close()
 }
 
-// noCtx is the context of a call whose interface has none: bounded by
-// the timeout, so that an unreachable database cannot hang it.
+// noCtx is the context of a call whose interface has none, bounded so
+// that an unreachable database cannot hang it.
 func (b engine) noCtx() (context.Context, context.CancelFunc) {
 	if b.timeout <= 0 {
 		return context.Background(), func() {}
@@ -60,8 +59,7 @@ func (b engine) greatest() string {
 }
 
 // migrate brings the schema to the latest of steps (steps[i] takes it
-// from version i to i+1) in one write transaction, after running lock
-// (when not empty) in it. log, when not nil, hears of each step.
+// from version i to i+1) in one write transaction, after lock (if any).
 func (b engine) migrate(ctx context.Context, steps []string, lock string, log *slog.Logger) error {
 	return b.write(ctx, func(c conn) error {
 		if lock != "" {
@@ -166,8 +164,7 @@ type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { r.Rows.Close() }
 
-// pgConn runs queries through pgx (the pool or a transaction), numbering
-// the placeholders as PostgreSQL wants them.
+// pgConn runs queries through pgx, numbering the placeholders.
 type pgConn struct {
 	q interface {
 		Exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error)

@@ -51,9 +51,8 @@ func (s lessonStore) PutAll(ctx context.Context, ls []lessons.Lesson) error {
 	return nil
 }
 
-// put inserts or replaces l. An ID is never reused after a delete or a
-// clear: state.db's AUTOINCREMENT assigns them, and in PostgreSQL the
-// lesson_ids counter, which only grows.
+// put inserts or replaces l. IDs are never reused: state.db's
+// AUTOINCREMENT assigns them, in PostgreSQL the lesson_ids counter.
 func (s lessonStore) put(ctx context.Context, c conn, l *lessons.Lesson) error {
 	if l.ID < 0 {
 		return fmt.Errorf("negative lesson ID %d", l.ID)

@@ -16,16 +16,13 @@ type pinStore struct{ b engine }
 var _ integrity.UpstreamPinStore = pinStore{}
 
 // UpdatePins reads every pin in one write transaction, lets change edit
-// them, and writes the pins change added, changed or removed. In
-// PostgreSQL it holds the pins counter's row lock, so that processes
-// editing the pins at once take turns (state.db's write transaction
-// locks the file from its start).
+// them, and writes what it changed. In PostgreSQL it holds the pins
+// counter's row lock, so that processes take turns.
 func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
 	return s.update(nil, change)
 }
 
-// UpdateUpstreamPins is UpdatePins over the pins of upstreams only: a
-// Check of one upstream reads its own pins, not every upstream's.
+// UpdateUpstreamPins is UpdatePins over the pins of upstreams only.
 func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
 	if upstreams == nil {
 		upstreams = []string{}
@@ -33,8 +30,7 @@ func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.P
 	return s.update(upstreams, change)
 }
 
-// update is UpdatePins over the pins of upstreams, or every pin when
-// upstreams is nil.
+// update is UpdatePins over the pins of upstreams (nil: all).
 func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) error {
 	ctx, cancel := s.b.noCtx() // the PinStore interface has no context: its callers (the hub's vetting) have none
 	defer cancel()
@@ -80,8 +76,7 @@ func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, 
 	return readPinRows(rows)
 }
 
-// writePinChanges writes what differs between before and after, and
-// counts the change.
+// writePinChanges writes what differs between before and after.
 func writePinChanges(ctx context.Context, c conn, before, after integrity.Pins) error {
 	for up, tools := range before {
 		for tool := range tools {

@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-// QuotaCounts counts calls in fixed windows, for quotas that hold across
-// every gateway sharing the state: each key has one count per window,
-// raised by one unless it reached the limit (one UPSERT ... RETURNING).
-// A key keeps the count of its latest window and, at most, one before it.
+// QuotaCounts counts calls per key in fixed windows, for quotas across
+// every gateway sharing the state; a key keeps at most its last two.
 type QuotaCounts interface {
 	// Take counts one call under key in the window that starts at window,
 	// unless limit calls are counted there already; it reports whether it
@@ -19,8 +17,7 @@ type QuotaCounts interface {
 
 var _ QuotaCounts = quotaStore{}
 
-// maxQuotaKey bounds a key (a quota and a principal, both from the
-// configuration).
+// maxQuotaKey bounds a key (a quota and a principal).
 const maxQuotaKey = 1024
 
 func checkQuotaTake(key string, limit int) error {

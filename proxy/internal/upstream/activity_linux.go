@@ -6,11 +6,9 @@ import (
 	"strconv"
 )
 
-// treeWork is a measure of the work done so far by the processes that
-// carry tag (a stdio child and its descendants): their CPU time, their
-// reaped children's, and the bytes they read and wrote (network and disk
-// alike), from /proc. It only means something compared with itself: a
-// change says the tree is doing something.
+// treeWork measures the work done so far by the processes that carry tag:
+// their CPU time and bytes read and written. A change says the tree is
+// doing something.
 func treeWork(tag string) uint64 {
 	var sum uint64
 	for _, pid := range taggedProcesses(func(t string) bool { return t == tag }) {

@@ -1,8 +1,5 @@
 package upstream
 
-// A connection attempt as people see it: what it is doing while it goes
-// on, and why it failed in words a person can act on.
-
 import (
 	"context"
 	"errors"
@@ -14,12 +11,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// ErrUnauthorized marks a remote upstream that answered 401: it needs a
-// token (or a new one) in its headers.
+// ErrUnauthorized marks a remote upstream that answered 401.
 var ErrUnauthorized = errors.New("the upstream asks for authorization (HTTP 401)")
 
-// ErrNoAnswer marks an upstream that took no notice of initialize within
-// the init timeout: a hung process or server.
+// ErrNoAnswer marks an upstream that did not answer initialize in time.
 var ErrNoAnswer = errors.New("no answer to initialize")
 
 // phase is what a connection attempt is doing.
@@ -65,8 +60,8 @@ func (u *Upstream) doing(d time.Duration) string {
 	return ""
 }
 
-// ForModel is err's text for a model: a remote upstream's host, which the
-// log and doctor show, is left out (decision 8 in docs/design.md: no internal URLs).
+// ForModel is err's text for a model: without a remote upstream's host
+// (decision 8 in docs/design.md: no internal URLs).
 func (u *Upstream) ForModel(err error) error {
 	if err == nil || !u.cfg.remote() {
 		return err
@@ -87,11 +82,9 @@ func (u *Upstream) where(err error) error {
 	return fmt.Errorf("connecting to %s: %w", u.cfg.host(), WithoutURL(err))
 }
 
-// handshakeFailed says why initialize or the first listing failed: a child
-// that exited (with its last stderr line), an upstream that never
-// answered, or the upstream's own error.
-// A child that exited in a half-installed npx folder is explained (see
-// npxRepair). took is how long the handshake ran.
+// handshakeFailed says why initialize or the first listing failed, which
+// took took: a child that exited (with its stderr line that explains it),
+// an upstream that never answered, or the upstream's own error.
 func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail, err error, took time.Duration) error {
 	if ctx.Err() != nil {
 		return err
@@ -127,11 +120,10 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 const exitWait = time.Second
 
 // stderrTailLines is how many of a child's last stderr lines are kept:
-// enough to reach back past a stack trace to the error above it.
+// enough to reach back past a stack trace.
 const stderrTailLines = 64
 
-// lineTail keeps the last lines of a child's stderr (each already cut to
-// maxLogLine by logLines). Its methods are nil-safe: nil keeps nothing.
+// lineTail keeps the last lines of a child's stderr; nil keeps nothing.
 type lineTail struct {
 	max  int
 	eof  chan struct{} // closed when the stderr pipe ended

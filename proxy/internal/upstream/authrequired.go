@@ -1,9 +1,5 @@
 package upstream
 
-// Upstreams that need a login: an HTTP upstream that answers 401 fails
-// the call with an error naming the command that logs in, which the hub
-// reports as proxy.KindAuthRequired.
-
 import (
 	"errors"
 	"fmt"

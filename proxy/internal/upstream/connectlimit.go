@@ -6,28 +6,18 @@ import (
 	"time"
 )
 
-// How long a connection attempt may take. A first `npx -y` (or `uvx`)
-// run installs its package before the server reads its stdin: that took
-// 4 to 6 s here for @modelcontextprotocol/server-memory (50 MB) with a
-// fresh npm cache on a fast link, and takes minutes on a slow one. So the
-// limit has a default that fits a cold install with a wide margin, can
-// be set per upstream (Config.ConnectTimeout), and is stretched for a
-// stdio child that is visibly working:
-//
-// When the limit (ConnectTimeout, else Env.InitTimeout) passes with no
-// answer, the attempt goes on for another limit if the child showed a
-// sign of life during the last one: it wrote to stderr, or (Linux) its
-// process tree used CPU or read or wrote bytes (an install downloading
-// and unpacking). A child that did nothing for a whole limit is judged
-// hung and restarted; none is given more than connectStretch limits in
-// all. Remote upstreams show no such signs: their limit is fixed.
+// A first `npx -y` (or `uvx`) run installs its package before the server
+// reads its stdin, which takes seconds on a fast link and minutes on a
+// slow one. So when the connect limit passes with no answer, a stdio child
+// that showed a sign of life during it (stderr, or on Linux CPU time or
+// bytes read and written by its tree) gets another limit, up to
+// connectStretch in all; a child that did nothing is judged hung. Remote
+// upstreams show no such signs: their limit is fixed.
 
-// DefaultConnectTimeout is the connect limit when neither the upstream
-// nor the gateway sets one.
+// DefaultConnectTimeout is the connect limit when nothing sets one.
 const DefaultConnectTimeout = 60 * time.Second
 
-// connectStretch bounds the limits, in all, that a stdio child showing
-// signs of life is given to connect.
+// connectStretch bounds the limits a busy stdio child is given in all.
 const connectStretch = 5
 
 // connectLimit is the upstream's limit on one connection attempt.
@@ -38,9 +28,8 @@ func (u *Upstream) connectLimit() time.Duration {
 	return u.env.InitTimeout
 }
 
-// withConnectLimit bounds initialize and the first listing on c: the
-// connect limit, stretched while c's child shows signs of life (see
-// above). cancel releases it.
+// withConnectLimit bounds initialize and the first listing on c by the
+// connect limit, stretched while c's child shows signs of life.
 func (u *Upstream) withConnectLimit(ctx context.Context, c *Conn) (*idleContext, context.CancelFunc) {
 	limit := u.connectLimit()
 	if c.work == nil {
@@ -62,8 +51,7 @@ func (u *Upstream) withConnectLimit(ctx context.Context, c *Conn) (*idleContext,
 	return lc, cancel
 }
 
-// noAnswer says that the upstream did not answer what within the limit
-// (and the time it was given more, while busy).
+// noAnswer says that the upstream did not answer what within the limit.
 func (u *Upstream) noAnswer(what string, took time.Duration) error {
 	limit := u.connectLimit()
 	after := limit.String()

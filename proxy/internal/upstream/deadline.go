@@ -7,25 +7,16 @@ import (
 	"time"
 )
 
-// A call's deadlines (FI-06): the upstream's Timeout is an idle timeout
-// that each progress report for the call starts again, under the hard
-// maximum MaxTimeout. Either one ends the call's context as a deadline
-// does (context.DeadlineExceeded), so the upstream is told as for any
-// timeout.
-
-// idleContext is done when its parent is, once idle passes without a
-// touch, or at its hard deadline if it has one. It needs no goroutine of
-// its own: one timer, set for whichever limit comes first, and an
-// AfterFunc on the parent end it. context.Cause of it is its parent's (nil
-// while the parent lives); nothing on a call's path reads it.
+// idleContext is a call's deadlines (FI-06): done when its parent is, once
+// idle passes without a touch (a progress report), or at its hard
+// deadline, with context.DeadlineExceeded. One timer for whichever limit
+// comes first and an AfterFunc on the parent end it, with no goroutine.
 type idleContext struct {
 	context.Context // the parent
 	idle            time.Duration
 	hardAt          time.Time // the hard deadline; zero for none
 	done            chan struct{}
-	// alive, when set, is asked when the idle time runs out: true starts
-	// it again, as a touch does (see withConnectLimit).
-	alive func() bool
+	alive           func() bool // asked when idle runs out: true restarts it (withConnectLimit)
 
 	mu      sync.Mutex
 	err     error
@@ -36,9 +27,7 @@ type idleContext struct {
 }
 
 // withCallTimeouts returns a context that ends idle after the last touch,
-// hard after it starts (no such limit when hard is 0 or less), or with
-// parent, whichever comes first: one timer for both limits. cancel
-// releases it.
+// hard after it starts (none when hard <= 0), or with parent.
 func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleContext, context.CancelFunc) {
 	c := &idleContext{Context: parent, idle: idle, done: make(chan struct{})}
 	c.mu.Lock()
@@ -56,8 +45,7 @@ func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleCo
 	}
 }
 
-// fire ends c when its timer runs out: at the hard deadline when that came
-// no later than the idle time, else for idleness.
+// fire ends c when its timer runs out, unless alive says to wait on.
 func (c *idleContext) fire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -99,8 +87,7 @@ func (c *idleContext) Deadline() (time.Time, bool) {
 	return d, ok
 }
 
-// touch starts the idle time again (never past the hard deadline); once
-// ended it does nothing.
+// touch starts the idle time again.
 func (c *idleContext) touch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,8 +96,7 @@ func (c *idleContext) touch() {
 	}
 }
 
-// idleOut says whether the idle time ran out (rather than the parent
-// ending or the hard deadline), and whether a touch came before.
+// idleOut says whether the idle time ran out, and whether a touch came.
 func (c *idleContext) idleOut() (out, touched bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

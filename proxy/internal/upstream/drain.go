@@ -10,16 +10,9 @@ import (
 const drainWait = time.Second
 
 // drain, when the hub is closing (ctx done), waits up to drainWait for
-// the upstream's calls in flight to end. A call whose caller was
-// cancelled (the gateway got SIGTERM, the client went away) ends at once,
-// once it has sent the upstream notifications/cancelled; waiting for it
-// keeps the connection, and a stdio child's stdin, open until that
-// notification is written. A connection that was lost has nothing to
-// drain.
-//
-// mcp-go writes a cancellation after the call has returned, so over stdio
-// drain then waits for every request to be answered or its cancellation
-// written (conn.settled).
+// the calls in flight to end, so that the connection stays open until
+// their notifications/cancelled are written. mcp-go writes those after
+// the call returns, so over stdio it also waits for conn.settled.
 func (u *Upstream) drain(ctx context.Context, c *Conn) {
 	if ctx.Err() == nil {
 		return

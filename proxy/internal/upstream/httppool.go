@@ -2,19 +2,13 @@ package upstream
 
 import "net/http"
 
-// upstreamTransport carries every HTTP upstream's requests. It is
-// http.DefaultTransport but for the idle connections it keeps per host:
-// the default keeps two, so with more calls in flight on one upstream
-// each further call would open a connection and close it after its
-// reply. Keeping as many as can be busy at once lets them be reused;
-// they are no more than the calls one upstream may have in flight
-// (Options.MaxInFlight) plus its event stream, and close after the
-// transport's idle timeout.
+// upstreamTransport carries every HTTP upstream's requests: the default
+// transport but keeping more idle connections per host (the default two
+// would make each further call in flight open and close its own).
 var upstreamTransport = newUpstreamTransport()
 
-// upstreamIdlePerHost bounds the idle connections kept for one host. It is
-// not a bound on calls: a call past it still gets a connection, which
-// closes after its reply.
+// upstreamIdlePerHost bounds the idle connections kept for one host (not
+// the calls).
 const upstreamIdlePerHost = 256
 
 func newUpstreamTransport() *http.Transport {

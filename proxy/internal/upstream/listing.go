@@ -11,12 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// A listing (tools, resources, resource templates, prompts) is followed
-// page by page, each page bounded as a message; listAll bounds the whole:
-// its items and bytes across every page, and the pages themselves
-// (maxListPages). mcp-go's own List* follow pages without bound, so they
-// are not used.
-
 // Defaults of Config.MaxListingBytes and MaxListingItems.
 const (
 	DefaultMaxListingBytes = 64 << 20
@@ -24,7 +18,7 @@ const (
 )
 
 // ErrListingTooLarge is returned when a listing passes its bounds across
-// its pages; the error names the listing and the bound.
+// its pages.
 var ErrListingTooLarge = errors.New("listing too large")
 
 // listBudget is what one listing may still take.
@@ -52,17 +46,16 @@ func (b *listBudget) take(items, bytes int) error {
 	return nil
 }
 
-// page is one page of a listing: its items, its size in bytes and the
-// cursor of the next page ("" for none).
+// page is one page of a listing, its size in bytes and the next cursor.
 type page[T any] struct {
 	items []T
 	bytes int
 	next  mcp.Cursor
 }
 
-// listAll follows a listing's pages with fetch until one has no next
-// cursor, within the budget. A cursor that comes back twice is an error,
-// as it is for mcp-go.
+// listAll follows a listing's pages with fetch within the budget and
+// maxListPages (mcp-go's own List* follow pages without bound). A cursor
+// that comes back twice is an error, as for mcp-go.
 func listAll[T any](ctx context.Context, b *listBudget, fetch func(context.Context, mcp.Cursor) (page[T], error)) ([]T, error) {
 	var all []T
 	seen := map[mcp.Cursor]bool{"": true}
@@ -91,8 +84,7 @@ func listAll[T any](ctx context.Context, b *listBudget, fetch func(context.Conte
 	return nil, fmt.Errorf("%s: more than %d pages", b.method, maxListPages)
 }
 
-// sizeOf is the size of a decoded page as JSON: mcp-go's typed listings
-// keep no raw bytes.
+// sizeOf is the size of a decoded page as JSON.
 func sizeOf(v any) int {
 	data, _ := json.Marshal(v)
 	return len(data)

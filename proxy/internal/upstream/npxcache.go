@@ -9,13 +9,9 @@ import (
 	"strings"
 )
 
-// A first `npx -y` run installs the package into npm's cache, in
-// <cache>/_npx/<hash>. An install cut short (a killed process, two
-// gateways starting it at once) can leave that folder half-installed,
-// and every later start then fails the same way: Node cannot find a
-// package or module under it, or npm cannot rename into it (ENOTEMPTY,
-// EEXIST). The folder is only a cache: removing it makes the next start
-// install afresh. The upstream does that once on its own (see
+// An `npx -y` install cut short can leave <cache>/_npx/<hash>
+// half-installed, and every later start then fails the same way. The
+// folder is only a cache: the upstream removes it once on its own (see
 // Upstream.npxRepair) and otherwise says which folder to remove.
 
 // npxBroken matches what a half-installed npx folder makes Node or npm say.
@@ -41,9 +37,9 @@ func brokenNpxDir(stderr []string) string {
 	return ""
 }
 
-// removeNpxDir removes dir, an npx install folder named in a child's
-// stderr, after checking that it is one: an absolute path to a real
-// folder (not a link) named by a hex hash inside a folder named _npx.
+// removeNpxDir removes dir, named in a child's stderr, after checking that
+// it is an npx install folder: an absolute path to a real folder (not a
+// link) named by a hex hash inside a folder named _npx.
 func removeNpxDir(dir string) error {
 	clean := filepath.Clean(dir)
 	if !filepath.IsAbs(clean) || filepath.Base(filepath.Dir(clean)) != "_npx" || !npxHash.MatchString(filepath.Base(clean)) {
@@ -77,8 +73,7 @@ func (e *npxCacheError) Unwrap() error { return e.err }
 
 // npxRepair explains err, a start that failed with stderr, when that
 // blames a half-installed npx folder, and removes the folder the first
-// time this upstream meets it (so the next attempt installs afresh);
-// otherwise it returns err.
+// time this upstream meets it; otherwise it returns err.
 func (u *Upstream) npxRepair(err error, stderr []string) error {
 	dir := brokenNpxDir(stderr)
 	if dir == "" || u.cfg.Transport != TransportStdio {
@@ -100,10 +95,9 @@ func (u *Upstream) npxRepair(err error, stderr []string) error {
 	return out
 }
 
-// repaired reports whether err is a start that failed in a half-installed
-// npx folder which is now removed: the next attempt installs afresh and is
-// the first that can succeed, so the upstream is still starting (a call
-// waits for it, as for any first start; npxRepair removes a folder once).
+// repaired reports whether err is a start that failed in an npx folder
+// now removed: the next attempt is the first that can succeed, so the
+// upstream is still starting.
 func repaired(err error) bool {
 	var npx *npxCacheError
 	return errors.As(err, &npx) && npx.cleared

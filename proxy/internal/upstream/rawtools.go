@@ -14,23 +14,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// mcp-go's client decodes each tool's inputSchema and outputSchema into a
-// fixed struct (type, properties, required, additionalProperties, $defs)
-// and keeps no raw bytes, so any other keyword an upstream declares at the
-// top of a schema (anyOf, oneOf, allOf, $ref, description, if/then/else,
-// ...) would vanish from the catalog, from what clients see and from
-// argument checks: the gateway would change the tool's contract. So tools
-// are listed through the client's transport, and each keeps its schemas
-// as the upstream sent them, in RawInputSchema and RawOutputSchema.
-
 // listRequestSeq numbers our own tools/list requests. Their ids are
-// strings, so they can never collide with mcp-go's integer ids on the
-// same connection.
+// strings, never colliding with mcp-go's integer ids.
 var listRequestSeq atomic.Uint64
 
-// maxListPages bounds how many pages one listing follows: an upstream
-// that keeps handing out new cursors is cut off rather than followed
-// until the listing times out, its tools piling up in memory.
+// maxListPages bounds how many pages one listing follows.
 const maxListPages = 1000
 
 // rpcSender is the part of an mcp-go transport the listing uses.
@@ -39,12 +27,11 @@ type rpcSender interface {
 	SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error
 }
 
-// listTools lists the upstream's tools, every page, schemas intact. A
-// connection on the stateless protocol revision (2026-07-28) is listed
-// through mcp-go, whose typed schemas lose keywords: every request there
-// carries protocol metadata in _meta (the client's effective
-// capabilities, its level, its identity) that only mcp-go's unexported
-// request path builds.
+// listTools lists the upstream's tools, every page, with their schemas as
+// sent: mcp-go's typed schemas drop every keyword they do not know (anyOf,
+// $ref, ...), which would change the tool's contract. A connection on the
+// stateless revision (2026-07-28) is listed through mcp-go all the same:
+// only its unexported request path builds the _meta those requests carry.
 func listTools(ctx context.Context, cl *client.Client, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
 	if mcp.IsModernProtocol(cl.ProtocolVersion()) {
 		return listTypedTools(ctx, cl, b)
@@ -52,8 +39,7 @@ func listTools(ctx context.Context, cl *client.Client, b *listBudget, logger *sl
 	return listRawTools(ctx, cl.GetTransport(), b, logger)
 }
 
-// listRawTools follows tools/list pages until one has no nextCursor,
-// within the budget (see listAll).
+// listRawTools follows tools/list pages within the budget.
 func listRawTools(ctx context.Context, tr rpcSender, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
 	return listAll(ctx, b, func(ctx context.Context, cursor mcp.Cursor) (page[mcp.Tool], error) {
 		p, size, err := listToolsPage(ctx, tr, cursor)
@@ -78,9 +64,8 @@ type wireTool struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
-// tools returns the page's tools with their raw schemas. A tool whose
-// schema is not a JSON object breaks the protocol and would break
-// clients' listings: it is left out, and logged.
+// tools returns the page's tools with their raw schemas, leaving out (and
+// logging) those whose schema is not a JSON object.
 func (p toolsPage) tools(logger *slog.Logger) []mcp.Tool {
 	out := make([]mcp.Tool, 0, len(p.Tools))
 	for _, w := range p.Tools {
@@ -123,8 +108,8 @@ func notObject(raw json.RawMessage) string {
 	}
 }
 
-// listToolsPage sends one tools/list request, with an id of our own, and
-// returns the page with its size in bytes.
+// listToolsPage sends one tools/list request and returns the page with
+// its size in bytes.
 func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsPage, int, error) {
 	id := "mcp-router/tools/list/" + strconv.FormatUint(listRequestSeq.Add(1), 10)
 	raw, err := sendRaw(ctx, tr, id, mcp.MethodToolsList, mcp.PaginatedParams{Cursor: cursor})
@@ -138,9 +123,8 @@ func listToolsPage(ctx context.Context, tr rpcSender, cursor mcp.Cursor) (toolsP
 	return page, len(raw), nil
 }
 
-// sendRaw sends one request with the id of our own through tr and returns
-// its result as the upstream sent it. A request whose caller gives up is
-// cancelled on the upstream (cancelListing), as mcp-go cancels its own.
+// sendRaw sends one request with our own id through tr and returns its
+// result as sent, cancelling it upstream if the caller gives up.
 func sendRaw(ctx context.Context, tr rpcSender, id string, method mcp.MCPMethod, params any) (json.RawMessage, error) {
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: string(method), Params: params}
 	if err := ctx.Err(); err != nil {
@@ -160,10 +144,9 @@ func sendRaw(ctx context.Context, tr rpcSender, id string, method mcp.MCPMethod,
 }
 
 // cancelListing tells a stdio or in-process upstream to stop working on a
-// request of ours (a listing, a raw call) the caller gave up on, as mcp-go does for its own requests; over
-// HTTP nothing is sent, as by mcp-go. The notification is sent off the
-// caller's path, best effort: its goroutine ends once the write is done,
-// or fails when the connection closes.
+// request of ours the caller gave up on, as mcp-go does (nothing over
+// HTTP). It is sent best effort off the caller's path; the goroutine ends
+// within a second.
 func cancelListing(ctx context.Context, tr rpcSender, id mcp.RequestId) {
 	if _, ok := tr.(transport.HTTPConnection); ok {
 		return

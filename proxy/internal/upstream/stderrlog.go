@@ -9,14 +9,11 @@ import (
 	"sync"
 )
 
-// stderrLog copies the stderr of an upstream's child processes into the
-// log, one record per line, across restarts: a crash-looping child that
-// prints the same stack trace on every start has it logged once, then
-// "same output as before" with a count, at 1, 2, 4, 8... repeats. Output
-// is compared with its digits masked, so timestamps, process ids and
-// addresses do not make two runs differ. A run's lines are held back only
-// while they match the previous run's, and logged as soon as one differs
-// (or at the end, when the run printed less).
+// stderrLog copies the stderr of an upstream's children into the log, one
+// record per line, across restarts: a crash-looping child's repeated
+// output (compared with digits masked) is logged once, then "same output
+// as before" at 1, 2, 4, 8... repeats. A run's lines are held back only
+// while they match the previous run's.
 type stderrLog struct {
 	logger *slog.Logger
 
@@ -25,16 +22,14 @@ type stderrLog struct {
 	repeats int      // runs in a row that printed prev
 }
 
-// maxCompared bounds the output remembered from one run; a longer run is
-// logged in full and the next one is not compared with it.
+// maxCompared bounds the output remembered from one run.
 const maxCompared = 64 << 10
 
 func newStderrLog(logger *slog.Logger) *stderrLog { return &stderrLog{logger: logger} }
 
-// copy logs one run's stderr and closes r at EOF. A line longer than
-// maxLogLine is cut and the rest of it read and dropped, so a chatty child
-// never blocks on a full pipe. tail, when set, also gets each line (logged
-// or held back as a repeat), and is closed at EOF.
+// copy logs one run's stderr, and gives each line to tail, until EOF. A
+// line longer than maxLogLine is cut and the rest dropped, so a chatty
+// child never blocks on a full pipe.
 func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
 	defer r.Close()
 	defer tail.close()
@@ -59,8 +54,7 @@ func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
 	s.end(&run)
 }
 
-// end records the run and logs what it held back, or that it repeated the
-// previous one.
+// end logs what the run held back, or that it repeated the previous one.
 func (s *stderrLog) end(run *stderrRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,8 +114,7 @@ func (r *stderrRun) flush() {
 }
 
 // logLine logs one line of a child's stderr at INFO, but npm's notices
-// ("npm notice New minor version of npm available!", from npx) at DEBUG:
-// they are about npm, not the upstream.
+// (about npm, not the upstream) at DEBUG.
 func logLine(log *slog.Logger, text string) {
 	level := slog.LevelInfo
 	if strings.HasPrefix(text, "npm notice") {

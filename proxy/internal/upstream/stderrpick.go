@@ -6,29 +6,19 @@ import (
 	"strings"
 )
 
-// The stderr lines that explain a failed start. A crashed process's last
-// lines are seldom its reason: Node ends with "Node.js v20.20.2" after the
-// stack, Python's traceback with the error, Go's panic with goroutine
-// dumps. Doctor, status and the upstream's error quote the lines that
-// carry an error instead, and the tail only when none does.
-
 // shownStderrLines is how many stderr lines a failed start shows.
 const shownStderrLines = 5
 
-// errorLine matches a line that says what went wrong: an error or
-// exception with its message (Node's "Error [ERR_MODULE_NOT_FOUND]: …",
-// Python's "ModuleNotFoundError: …", "error: …"), a missing file or
-// module or folder, a denied access, a Go panic or fatal error, npm's cache errors.
+// errorLine matches a line that says what went wrong.
 var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|cannot access|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
 
-// noise matches lines that name an error without explaining it: a stack
-// frame, a code excerpt, npm's error details and log path, npm's warnings.
+// noise matches lines that name an error without explaining it: stack
+// frames, code excerpts, npm's details and warnings.
 var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\.go:\d+)|^\s*\^+\s*$|^npm (error|ERR!) (code|syscall|errno|path|dest|A complete log) |^npm (warn|WARN) `)
 
-// explainingStderr returns the lines of lines (a failed start's stderr,
-// oldest first) that carry an error, at most shownStderrLines of them,
-// first ones first; a Python traceback's last line is one of them. When
-// no line carries an error, it returns the last shownStderrLines lines.
+// explainingStderr returns the first shownStderrLines lines of a failed
+// start's stderr that carry an error, else its last ones: a crashed
+// process's last lines are seldom its reason (a stack, "Node.js v20").
 func explainingStderr(lines []string) []string {
 	if out := errorLines(lines, shownStderrLines); len(out) > 0 {
 		return out
@@ -53,8 +43,7 @@ func errorLines(lines []string, n int) []string {
 }
 
 // tracebackEnd reports whether lines[i] is the line that ends a Python
-// traceback: the first unindented line after "Traceback (most recent
-// call last):" and its indented frames.
+// traceback.
 func tracebackEnd(lines []string, i int) bool {
 	l := lines[i]
 	if l == "" || l[0] == ' ' || l[0] == '\t' || strings.HasPrefix(l, "Traceback ") {

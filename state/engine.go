@@ -193,18 +193,13 @@ func (c pgConn) one(ctx context.Context, q string, args []any, dest ...any) (boo
 // numbered turns the ? placeholders of q into $1, $2, ... (the queries
 // here hold no ? of their own).
 func numbered(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
-	}
+	parts := strings.Split(q, "?")
 	var b strings.Builder
-	n := 0
-	for _, part := range strings.SplitAfter(q, "?") {
-		if p, ok := strings.CutSuffix(part, "?"); ok {
-			n++
-			b.WriteString(p + "$" + strconv.Itoa(n))
-		} else {
-			b.WriteString(part)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString("$" + strconv.Itoa(i))
 		}
+		b.WriteString(p)
 	}
 	return b.String()
 }

@@ -44,16 +44,6 @@ func Shared(r Registry) bool {
 	return ok && s.shared()
 }
 
-func checkGateway(g Gateway) error {
-	switch {
-	case g.ID == "":
-		return fmt.Errorf("gateway without an ID")
-	case len(g.Snapshot) > MaxSnapshot:
-		return fmt.Errorf("gateway %s: snapshot of %d bytes, more than %d", g.ID, len(g.Snapshot), MaxSnapshot)
-	}
-	return nil
-}
-
 // Gateways returns the Registry in the database.
 func (s stores) Gateways() Registry { return gatewayStore{s.b} }
 
@@ -63,8 +53,11 @@ type gatewayStore struct{ b engine }
 func (s gatewayStore) shared() bool { return s.b.pg }
 
 func (s gatewayStore) Beat(ctx context.Context, g Gateway) error {
-	if err := checkGateway(g); err != nil {
-		return err
+	switch {
+	case g.ID == "":
+		return fmt.Errorf("gateway without an ID")
+	case len(g.Snapshot) > MaxSnapshot:
+		return fmt.Errorf("gateway %s: snapshot of %d bytes, more than %d", g.ID, len(g.Snapshot), MaxSnapshot)
 	}
 	_, err := s.b.conn.exec(ctx, `INSERT INTO gateways (`+gatewayColumns+`) VALUES (`+placeholders(10)+`)
 		ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, started = excluded.started,

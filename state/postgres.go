@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // PGOptions configures OpenPostgres. Zero values take the defaults in
@@ -32,15 +35,9 @@ const (
 )
 
 func (o *PGOptions) defaults() {
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultPGMaxConns
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultPGTimeout
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.MaxConns = cmp.Or(max(o.MaxConns, 0), DefaultPGMaxConns)
+	defaults.Set(&o.Timeout, DefaultPGTimeout)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 }
 
 // PG is the state in a PostgreSQL database, shared by every process that

@@ -20,24 +20,17 @@ var _ QuotaCounts = quotaStore{}
 // maxQuotaKey bounds a key (a quota and a principal).
 const maxQuotaKey = 1024
 
-func checkQuotaTake(key string, limit int) error {
-	switch {
-	case key == "" || len(key) > maxQuotaKey:
-		return fmt.Errorf("quota key of %d bytes, want 1 to %d", len(key), maxQuotaKey)
-	case limit <= 0:
-		return fmt.Errorf("quota limit %d, want at least 1", limit)
-	}
-	return nil
-}
-
 // Quotas returns the quota counts in the database.
 func (s stores) Quotas() QuotaCounts { return quotaStore{s.b} }
 
 type quotaStore struct{ b engine }
 
 func (s quotaStore) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
-	if err := checkQuotaTake(key, limit); err != nil {
-		return false, err
+	switch {
+	case key == "" || len(key) > maxQuotaKey:
+		return false, fmt.Errorf("quota key of %d bytes, want 1 to %d", len(key), maxQuotaKey)
+	case limit <= 0:
+		return false, fmt.Errorf("quota limit %d, want at least 1", limit)
 	}
 	var n int64
 	ok, err := s.b.conn.one(ctx, `INSERT INTO quota_counts (key, win, n) VALUES (?, ?, 1)

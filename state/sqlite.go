@@ -12,6 +12,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // FileName is the database's name in the state directory.
@@ -28,12 +30,6 @@ type Options struct {
 
 // DefaultBusyTimeout is Options.BusyTimeout's default.
 const DefaultBusyTimeout = 5 * time.Second
-
-func (o *Options) defaults() {
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = DefaultBusyTimeout
-	}
-}
 
 // DB is the state in state.db, safe for concurrent use by processes.
 type DB struct {
@@ -64,7 +60,7 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // brings its schema up to date. A corrupt file is an *OpenError, never
 // rewritten.
 func Open(ctx context.Context, opts Options) (*DB, error) {
-	opts.defaults()
+	defaults.Set(&opts.BusyTimeout, DefaultBusyTimeout)
 	path := filepath.Join(opts.Dir, FileName)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, openError(path, err)

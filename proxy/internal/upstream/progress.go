@@ -49,12 +49,9 @@ const tokenPrefix = "mcp-router-"
 
 // register hands out a token for sub.
 func (p *ProgressRouter) register(sub progressSub) (token string, release func()) {
-	var b [len(tokenPrefix) + 24]byte // the prefix and 12 random bytes in hex
-	copy(b[:], tokenPrefix)
 	var random [12]byte
 	_, _ = rand.Read(random[:]) // crypto/rand.Read never fails
-	hex.Encode(b[len(tokenPrefix):], random[:])
-	token = string(b[:])
+	token = tokenPrefix + hex.EncodeToString(random[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.subs == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -123,22 +124,7 @@ func logLine(log *slog.Logger, text string) {
 	log.Log(context.Background(), level, "upstream stderr", "line", text)
 }
 
+var digitRuns = regexp.MustCompile(`[0-9]+`)
+
 // maskDigits replaces each run of digits with one '#'.
-func maskDigits(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	digits := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			if !digits {
-				b.WriteByte('#')
-			}
-			digits = true
-			continue
-		}
-		digits = false
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func maskDigits(s string) string { return digitRuns.ReplaceAllLiteralString(s, "#") }

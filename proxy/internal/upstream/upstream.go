@@ -295,17 +295,9 @@ func (u *Upstream) listResources(ctx context.Context, c *Conn) ([]mcp.Resource, 
 
 // filter applies the upstream's allow and deny lists.
 func (u *Upstream) filter(tools []mcp.Tool) []mcp.Tool {
-	out := tools[:0:0]
-	for _, t := range tools {
-		if len(u.cfg.Allow) > 0 && !slices.Contains(u.cfg.Allow, t.Name) {
-			continue
-		}
-		if slices.Contains(u.cfg.Deny, t.Name) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		return len(u.cfg.Allow) > 0 && !slices.Contains(u.cfg.Allow, t.Name) || slices.Contains(u.cfg.Deny, t.Name)
+	})
 }
 
 func (u *Upstream) connected(c *Conn, offer Listing) {

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -43,10 +42,7 @@ func (s auditStore) Append(ctx context.Context, recs []audit.Record) error {
 		_, err := c.exec(ctx, `DELETE FROM audit WHERE id <= (SELECT MAX(id) FROM audit) - ?`, s.max)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("appending %d audit records to %s: %w", len(recs), s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "appending %d audit records to", len(recs))
 }
 
 func (s auditStore) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {

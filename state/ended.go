@@ -57,17 +57,11 @@ func (s endedStore) End(ctx context.Context, key [32]byte, owner string, until, 
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "recording an ended session in")
 }
 
 func (s endedStore) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
 	var one int
 	ok, err := s.b.conn.one(ctx, `SELECT 1 FROM ended_sessions WHERE key = ? AND expires > ?`, []any{key[:], now.UnixNano()}, &one)
-	if err != nil {
-		return false, fmt.Errorf("looking up an ended session in %s: %w", s.b.name, err)
-	}
-	return ok, nil
+	return ok, s.b.wrap(err, "looking up an ended session in")
 }

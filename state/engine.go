@@ -97,6 +97,15 @@ func (b engine) migrate(ctx context.Context, steps []string, lock string, log *s
 	})
 }
 
+// wrap is err, or nil, after what was being done ("clearing lessons in")
+// and the database's name.
+func (b engine) wrap(err error, doing string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", fmt.Sprintf(doing, args...), b.name, err)
+}
+
 // bump counts a change of what counter names.
 func bump(ctx context.Context, c conn, counter string) error {
 	_, err := c.exec(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)

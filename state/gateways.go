@@ -66,10 +66,7 @@ func (s gatewayStore) Beat(ctx context.Context, g Gateway) error {
 		snapshot = excluded.snapshot`,
 		g.ID, g.PID, nanos(g.Started), g.Profile, g.Config, g.Transport, g.Addr, g.Version,
 		nanos(g.Heartbeat), string(g.Snapshot))
-	if err != nil {
-		return fmt.Errorf("registering gateway %s in %s: %w", g.ID, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "registering gateway %s in", g.ID)
 }
 
 func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
@@ -80,10 +77,8 @@ func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
 	for i, id := range ids {
 		args[i] = id
 	}
-	if _, err := s.b.conn.exec(ctx, `DELETE FROM gateways WHERE id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
-		return fmt.Errorf("removing gateways from %s: %w", s.b.name, err)
-	}
-	return nil
+	_, err := s.b.conn.exec(ctx, `DELETE FROM gateways WHERE id IN (`+placeholders(len(ids))+`)`, args...)
+	return s.b.wrap(err, "removing gateways from")
 }
 
 func (s gatewayStore) Gateways(ctx context.Context) ([]Gateway, error) {

@@ -20,21 +20,26 @@ const lessonColumns = `id, query, tool, polarity, source, note, created, last_us
 
 // Put inserts or replaces l, assigning the next ID when l.ID is 0.
 func (s lessonStore) Put(ctx context.Context, l lessons.Lesson) (lessons.Lesson, error) {
-	err := s.b.write(ctx, func(c conn) error {
-		if err := s.put(ctx, c, &l); err != nil {
-			return err
-		}
-		return bump(ctx, c, "lessons")
-	})
-	if err != nil {
-		return lessons.Lesson{}, fmt.Errorf("putting lesson %d in %s: %w", l.ID, s.b.name, err)
+	if err := s.change(ctx, func(c conn) error { return s.put(ctx, c, &l) }); err != nil {
+		return lessons.Lesson{}, s.b.wrap(err, "putting lesson %d in", l.ID)
 	}
 	return l, nil
 }
 
+// change runs fn in a write transaction that counts a change of the
+// lessons.
+func (s lessonStore) change(ctx context.Context, fn func(c conn) error) error {
+	return s.b.write(ctx, func(c conn) error {
+		if err := fn(c); err != nil {
+			return err
+		}
+		return bump(ctx, c, "lessons")
+	})
+}
+
 // PutAll inserts or replaces ls in one transaction; each must have an ID.
 func (s lessonStore) PutAll(ctx context.Context, ls []lessons.Lesson) error {
-	err := s.b.write(ctx, func(c conn) error {
+	err := s.change(ctx, func(c conn) error {
 		for i := range ls {
 			if ls[i].ID == 0 {
 				return errors.New("lesson without an ID")
@@ -43,12 +48,9 @@ func (s lessonStore) PutAll(ctx context.Context, ls []lessons.Lesson) error {
 				return fmt.Errorf("lesson %d: %w", ls[i].ID, err)
 			}
 		}
-		return bump(ctx, c, "lessons")
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("putting %d lessons in %s: %w", len(ls), s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "putting %d lessons in", len(ls))
 }
 
 // put inserts or replaces l. IDs are never reused: state.db's
@@ -88,43 +90,30 @@ func (s lessonStore) All(ctx context.Context) ([]lessons.Lesson, error) {
 
 // Delete removes the lesson with id; an unknown id is lessons.ErrNotFound.
 func (s lessonStore) Delete(ctx context.Context, id int64) error {
-	err := s.b.write(ctx, func(c conn) error {
+	err := s.change(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `DELETE FROM lessons WHERE id = ?`, id)
-		if err != nil {
-			return err
+		if err == nil && n == 0 {
+			err = lessons.ErrNotFound
 		}
-		if n == 0 {
-			return lessons.ErrNotFound
-		}
-		return bump(ctx, c, "lessons")
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("deleting lesson %d from %s: %w", id, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "deleting lesson %d from", id)
 }
 
 // Clear removes every lesson. IDs are not reused afterwards.
 func (s lessonStore) Clear(ctx context.Context) error {
-	err := s.b.write(ctx, func(c conn) error {
-		if _, err := c.exec(ctx, `DELETE FROM lessons`); err != nil {
-			return err
-		}
-		return bump(ctx, c, "lessons")
+	err := s.change(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `DELETE FROM lessons`)
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("clearing lessons in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "clearing lessons in")
 }
 
 // Version changes whenever any process changes the lessons.
 func (s lessonStore) Version(ctx context.Context) (int64, error) {
 	var n int64
-	if _, err := s.b.conn.one(ctx, `SELECT n FROM counters WHERE name = 'lessons'`, nil, &n); err != nil {
-		return 0, fmt.Errorf("reading the lessons' version from %s: %w", s.b.name, err)
-	}
-	return n, nil
+	_, err := s.b.conn.one(ctx, `SELECT n FROM counters WHERE name = 'lessons'`, nil, &n)
+	return n, s.b.wrap(err, "reading the lessons' version from")
 }
 
 // Close does nothing: the database's owner closes it.

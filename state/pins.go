@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -50,10 +49,7 @@ func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) e
 		}
 		return writePinChanges(ctx, c, before, after)
 	})
-	if err != nil {
-		return fmt.Errorf("pins in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "pins in")
 }
 
 // readPins reads the pins of upstreams, or every pin when upstreams is nil.

@@ -79,10 +79,7 @@ func (s vectorStore) SaveVectors(model string, vecs map[vecKey][]float32) error 
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("saving %d vectors of %s in %s: %w", len(vecs), model, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "saving %d vectors of %s in", len(vecs), model)
 }
 
 func encodeVec(v []float32) []byte {

@@ -8,12 +8,12 @@
 // # Map
 //
 // upstream.go: an upstream's life (connect, handshake, listing, reconnect
-// behind a breaker, admission of calls, [Status]); attempt.go,
-// stderrpick.go, connectlimit.go, npxcache.go, authrequired.go: an
-// attempt as people see it and why it failed; dial.go, stdio*.go,
-// reap_*.go, stderrlog.go, httpbound.go, redirect.go, httppool.go: the
-// transports; deadline.go, drain.go, progress.go, relay.go,
-// notifylimit.go, rawcall.go: a call and what the upstream sends during
-// it; listing.go, rawtools.go: what it offers; secretscrub.go: its
-// configured secrets kept out of errors, logs and progress ([Scrubber]).
+// behind a breaker, admission of calls, [Status]); upstream_config.go:
+// [Config] and [Env]; attempt.go, stderrlog.go: an attempt as people see
+// it and why it failed; dial.go, stdio*.go, reap_*.go, killgroup_other.go,
+// httpbound.go: the transports and the end of a child with its
+// descendants; deadline.go, progress.go, relay.go, notifylimit.go,
+// rawcall.go: a call and what the upstream sends during it; listing.go:
+// what it offers; secretscrub.go: its configured secrets kept out of
+// errors, logs and progress ([Scrubber]).
 package upstream

@@ -1,11 +1,14 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -115,3 +118,34 @@ func (e *eventBound) Read(p []byte) (int, error) {
 }
 
 func (e *eventBound) Close() error { return e.body.Close() }
+
+// ErrCrossOriginRedirect is returned when an HTTP upstream redirects a
+// request to another origin.
+var ErrCrossOriginRedirect = errors.New("redirect to another origin refused")
+
+// maxRedirects bounds the redirects followed within the upstream's origin.
+const maxRedirects = 10
+
+// sameOriginRedirects is the CheckRedirect of every HTTP upstream client:
+// the configured headers and credentials never reach another origin. The
+// error names the target origin, never its path or query.
+var sameOriginRedirects = sameorigin.Redirects(maxRedirects, func(_, to *url.URL) error {
+	return fmt.Errorf("%w: the upstream redirected to %s://%s; configure the URL it redirects to",
+		ErrCrossOriginRedirect, to.Scheme, to.Host)
+})
+
+// upstreamTransport carries every HTTP upstream's requests: the default
+// transport but keeping more idle connections per host (the default two
+// would make each further call in flight open and close its own).
+var upstreamTransport = newUpstreamTransport()
+
+// upstreamIdlePerHost bounds the idle connections kept for one host (not
+// the calls).
+const upstreamIdlePerHost = 256
+
+func newUpstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no bound across hosts; each host has its own
+	t.MaxIdleConnsPerHost = upstreamIdlePerHost
+	return t
+}

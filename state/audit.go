@@ -74,3 +74,5 @@ func scanAudit(r rows) (rec audit.Record, err error) {
 	rec.RequestBytes, rec.ResponseBytes = int(req), int(resp)
 	return rec, err
 }
+
+const auditColumns = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes, approval, approver`

@@ -212,3 +212,36 @@ func numbered(q string) string {
 	}
 	return b.String()
 }
+
+// rows is what *sql.Rows and pgx.Rows share: both backends read their
+// query results through the scanners below, one per table.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// queryAll runs q and reads each of its rows with scan; errors name what
+// was read and the database.
+func queryAll[T any](ctx context.Context, b engine, what string, scan func(rows) (T, error), q string, args ...any) ([]T, error) {
+	out, err := func() ([]T, error) {
+		r, err := b.conn.query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		var out []T
+		for r.Next() {
+			v, err := scan(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, r.Err()
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", what, b.name, err)
+	}
+	return out, nil
+}

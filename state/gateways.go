@@ -84,3 +84,17 @@ func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
 func (s gatewayStore) Gateways(ctx context.Context) ([]Gateway, error) {
 	return queryAll(ctx, s.b, "gateways", scanGateway, `SELECT `+gatewayColumns+` FROM gateways ORDER BY started, id`)
 }
+
+const gatewayColumns = `id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot`
+
+// scanGateway reads a row of gatewayColumns.
+func scanGateway(r rows) (g Gateway, err error) {
+	var started, beat int64
+	var snap string
+	err = r.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version, &beat, &snap)
+	g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
+	if snap != "" {
+		g.Snapshot = json.RawMessage(snap)
+	}
+	return g, err
+}

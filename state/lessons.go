@@ -118,3 +118,12 @@ func (s lessonStore) Version(ctx context.Context) (int64, error) {
 
 // Close does nothing: the database's owner closes it.
 func (s lessonStore) Close() error { return nil }
+
+// scanLesson reads a row of lessonColumns.
+func scanLesson(r rows) (l lessons.Lesson, err error) {
+	var pol int
+	var created, used int64
+	err = r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal)
+	l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
+	return l, err
+}

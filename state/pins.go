@@ -108,3 +108,27 @@ func putPin(ctx context.Context, c conn, up, tool string, r integrity.Record) er
 		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err
 }
+
+const pinColumns = `upstream, tool, hash, first_seen, approved_at, description_excerpt,
+	pending_hash, changed_at, pending_excerpt, held, contract, pending_contract, gone_since`
+
+// readPinRows reads rows of pinColumns.
+func readPinRows(r rows) (integrity.Pins, error) {
+	set := integrity.Pins{}
+	for r.Next() {
+		var up, tool string
+		var rec integrity.Record
+		var first, approved, changed, gone int64
+		if err := r.Scan(&up, &tool, &rec.Hash, &first, &approved, &rec.DescriptionExcerpt,
+			&rec.PendingHash, &changed, &rec.PendingExcerpt, &rec.Held, &rec.Contract, &rec.PendingContract, &gone); err != nil {
+			return nil, err
+		}
+		rec.FirstSeen, rec.ApprovedAt, rec.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
+		rec.GoneSince = fromNanos(gone)
+		if set[up] == nil {
+			set[up] = map[string]integrity.Record{}
+		}
+		set[up][tool] = rec
+	}
+	return set, r.Err()
+}

@@ -62,12 +62,8 @@ func (o *Options) defaults() {
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
 	o.SpoolRetry = cmp.Or(max(o.SpoolRetry, 0), DefaultSpoolRetry)
-	if o.Linger == 0 {
-		o.Linger = DefaultLinger
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Linger = cmp.Or(o.Linger, DefaultLinger) // negative: no linger
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 }
 
 // Log takes records and writes them in batches from a goroutine it owns,

@@ -9,7 +9,7 @@ import (
 
 // Credentials returns the upstream credentials in the database: values
 // upstreamauth sealed with a key the store never sees.
-func (s stores) Credentials() upstreamauth.Store { return credentialStore{s.b} }
+func (s stores) Credentials() upstreamauth.Store { return credentialStore(s) }
 
 type credentialStore struct{ b engine }
 

@@ -35,7 +35,7 @@ func ownerKey(owner string) []byte {
 }
 
 // EndedSessions returns the ended sessions in the database.
-func (s stores) EndedSessions() EndedSessions { return endedStore{s.b} }
+func (s stores) EndedSessions() EndedSessions { return endedStore(s) }
 
 type endedStore struct{ b engine }
 

@@ -45,7 +45,7 @@ func Shared(r Registry) bool {
 }
 
 // Gateways returns the Registry in the database.
-func (s stores) Gateways() Registry { return gatewayStore{s.b} }
+func (s stores) Gateways() Registry { return gatewayStore(s) }
 
 type gatewayStore struct{ b engine }
 

@@ -10,7 +10,7 @@ import (
 
 // Lessons returns the lessons.Store in the database. Its Close does
 // nothing: the database's owner closes it.
-func (s stores) Lessons() lessons.Store { return lessonStore{s.b} }
+func (s stores) Lessons() lessons.Store { return lessonStore(s) }
 
 type lessonStore struct{ b engine }
 

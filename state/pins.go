@@ -8,7 +8,7 @@ import (
 )
 
 // Pins returns the integrity.PinStore in the database.
-func (s stores) Pins() integrity.PinStore { return pinStore{s.b} }
+func (s stores) Pins() integrity.PinStore { return pinStore(s) }
 
 type pinStore struct{ b engine }
 

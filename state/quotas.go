@@ -21,7 +21,7 @@ var _ QuotaCounts = quotaStore{}
 const maxQuotaKey = 1024
 
 // Quotas returns the quota counts in the database.
-func (s stores) Quotas() QuotaCounts { return quotaStore{s.b} }
+func (s stores) Quotas() QuotaCounts { return quotaStore(s) }
 
 type quotaStore struct{ b engine }
 

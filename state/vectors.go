@@ -13,7 +13,7 @@ import (
 )
 
 // Vectors returns the routing.VectorStore in the database.
-func (s stores) Vectors() routing.VectorStore { return vectorStore{s.b} }
+func (s stores) Vectors() routing.VectorStore { return vectorStore(s) }
 
 type vectorStore struct{ b engine }
 

@@ -14,6 +14,7 @@ import (
 type idleContext struct {
 	context.Context // the parent
 	idle            time.Duration
+	hard            time.Duration
 	hardAt          time.Time // the hard deadline; zero for none
 	done            chan struct{}
 	alive           func() bool // asked when idle runs out: true restarts it (withConnectLimit)
@@ -29,7 +30,7 @@ type idleContext struct {
 // withCallTimeouts returns a context that ends idle after the last touch,
 // hard after it starts (none when hard <= 0), or with parent.
 func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleContext, context.CancelFunc) {
-	c := &idleContext{Context: parent, idle: idle, done: make(chan struct{})}
+	c := &idleContext{Context: parent, idle: idle, hard: hard, done: make(chan struct{})}
 	c.mu.Lock()
 	wait := idle
 	if hard > 0 {
@@ -103,13 +104,6 @@ func (c *idleContext) idleOut() (out, touched bool) {
 	return c.err == context.DeadlineExceeded && !c.hardOut && c.Context.Err() == nil, c.touched
 }
 
-// hardExpired says whether the hard deadline ended c.
-func (c *idleContext) hardExpired() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hardOut
-}
-
 func (c *idleContext) end(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -125,29 +119,24 @@ func (c *idleContext) endLocked(err error) {
 	close(c.done)
 }
 
-// callDeadline is one call's context under both limits.
-type callDeadline struct {
-	idle *idleContext // the caller's context under both limits
-	cfg  Config
-}
-
 // newCallDeadline bounds a call to cfg's limits; cancel releases them.
-func newCallDeadline(ctx context.Context, cfg Config) (*callDeadline, context.CancelFunc) {
-	idle, cancel := withCallTimeouts(ctx, cfg.EffectiveCallTimeout(), cfg.EffectiveMaxTimeout())
-	return &callDeadline{idle: idle, cfg: cfg}, cancel
+func newCallDeadline(ctx context.Context, cfg Config) (*idleContext, context.CancelFunc) {
+	return withCallTimeouts(ctx, cfg.EffectiveCallTimeout(), cfg.EffectiveMaxTimeout())
 }
 
 // expired returns the timeout error when a limit cut the call (and not
 // the caller going away), or nil.
-func (d *callDeadline) expired(caller context.Context) error {
+func (c *idleContext) expired(caller context.Context) error {
 	if caller.Err() != nil {
 		return nil
 	}
-	if d.idle.hardExpired() {
-		return &TimeoutError{limit: d.cfg.EffectiveMaxTimeout(), hard: true}
+	if out, touched := c.idleOut(); out {
+		return &TimeoutError{limit: c.idle, afterProgress: touched}
 	}
-	if out, touched := d.idle.idleOut(); out {
-		return &TimeoutError{limit: d.cfg.EffectiveCallTimeout(), afterProgress: touched}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hardOut {
+		return &TimeoutError{limit: c.hard, hard: true}
 	}
 	return nil
 }

@@ -31,17 +31,6 @@ type Scrubber struct {
 // Empty reports whether s has nothing to scrub.
 func (s *Scrubber) Empty() bool { return s == nil || s.r == nil && s.tokens == nil }
 
-// replace is t with every configured secret and sent token replaced.
-func (s *Scrubber) replace(t string) string {
-	if s.r != nil {
-		t = s.r.Replace(t)
-	}
-	if s.tokens != nil {
-		t = s.tokens(t)
-	}
-	return t
-}
-
 // minScrubbed is the shortest configured value treated as a secret.
 const minScrubbed = 6
 
@@ -139,12 +128,18 @@ func secretForms(values []string) []string {
 	return slices.Compact(out)
 }
 
-// Text is s with every configured secret replaced.
+// Text is t with every configured secret and sent token replaced.
 func (s *Scrubber) Text(t string) string {
 	if s.Empty() || t == "" {
 		return t
 	}
-	return s.replace(t)
+	if s.r != nil {
+		t = s.r.Replace(t)
+	}
+	if s.tokens != nil {
+		t = s.tokens(t)
+	}
+	return t
 }
 
 // lines is ls (a child's stderr) with every configured secret and every
@@ -178,7 +173,7 @@ func (s *Scrubber) value(v any) any {
 	if err != nil {
 		return v
 	}
-	clean := s.replace(string(b))
+	clean := s.Text(string(b))
 	if clean == string(b) {
 		return v
 	}
@@ -207,7 +202,7 @@ func (s *Scrubber) Err(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if clean := s.replace(msg); clean != msg {
+	if clean := s.Text(msg); clean != msg {
 		return &scrubbedError{msg: clean, err: err}
 	}
 	return err

@@ -533,9 +533,9 @@ func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	defer release()
 	deadline, cancel := newCallDeadline(ctx, u.cfg)
 	defer cancel()
-	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
+	req, stopProgress := u.watchProgress(req, deadline.touch)
 	defer stopProgress()
-	callCtx, check := wire.WithReplyCheck(deadline.idle)
+	callCtx, check := wire.WithReplyCheck(deadline)
 	res, err := callOnce(callCtx, c, req)
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
@@ -560,7 +560,7 @@ func (u *Upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 // callFailed says why a call failed. A timeout or a reply that broke the
 // protocol leaves the connection up; a broken connection is given up, and
 // the call not retried: a tool call need not be idempotent (FI-01).
-func (u *Upstream) callFailed(ctx context.Context, c *Conn, deadline *callDeadline, check *wire.ReplyCheck, err error) error {
+func (u *Upstream) callFailed(ctx context.Context, c *Conn, deadline *idleContext, check *wire.ReplyCheck, err error) error {
 	if ctx.Err() != nil {
 		return err // the caller went away
 	}

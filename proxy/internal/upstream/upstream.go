@@ -264,33 +264,21 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 		out.Raw = u.filter(tools)
 		out.Tools, out.Blocked = u.env.Vet(u.cfg, u.logger, u.logger, out.Raw)
 	}
+	// On an error a listing is nil.
 	if c.caps.Resources != nil {
-		out.Resources, out.Templates = u.listResources(ctx, c)
+		if out.Resources, err = listResources(ctx, c.client, u.cfg.listBudget("resources/list")); err != nil {
+			u.logger.Warn("listing resources", "err", WithoutURL(err))
+		}
+		if out.Templates, err = listResourceTemplates(ctx, c.client, u.cfg.listBudget("resources/templates/list")); err != nil {
+			u.logger.Debug("listing resource templates", "err", WithoutURL(err))
+		}
 	}
 	if c.caps.Prompts != nil {
-		if p, err := listPrompts(ctx, c.client, u.cfg.listBudget("prompts/list")); err != nil {
+		if out.Prompts, err = listPrompts(ctx, c.client, u.cfg.listBudget("prompts/list")); err != nil {
 			u.logger.Warn("listing prompts", "err", WithoutURL(err))
-		} else {
-			out.Prompts = p
 		}
 	}
 	return out, nil
-}
-
-func (u *Upstream) listResources(ctx context.Context, c *Conn) ([]mcp.Resource, []mcp.ResourceTemplate) {
-	var res []mcp.Resource
-	var tpl []mcp.ResourceTemplate
-	if r, err := listResources(ctx, c.client, u.cfg.listBudget("resources/list")); err != nil {
-		u.logger.Warn("listing resources", "err", WithoutURL(err))
-	} else {
-		res = r
-	}
-	if t, err := listResourceTemplates(ctx, c.client, u.cfg.listBudget("resources/templates/list")); err != nil {
-		u.logger.Debug("listing resource templates", "err", WithoutURL(err))
-	} else {
-		tpl = t
-	}
-	return res, tpl
 }
 
 // filter applies the upstream's allow and deny lists.

@@ -31,14 +31,9 @@ type engine struct {
 type conn interface {
 	// exec runs q and returns the rows it changed.
 	exec(ctx context.Context, q string, args ...any) (int64, error)
-	query(ctx context.Context, q string, args ...any) (rowsCloser, error)
+	query(ctx context.Context, q string, args ...any) (rows, error)
 	// one scans the first row of q into dest, or reports false.
 	one(ctx context.Context, q string, args []any, dest ...any) (bool, error)
-}
-
-type rowsCloser interface {
-	rows
-	Close()
 }
 
 // noCtx is the context of a call whose interface has none, bounded so
@@ -153,7 +148,7 @@ func (c sqlConn) exec(ctx context.Context, q string, args ...any) (int64, error)
 	return res.RowsAffected()
 }
 
-func (c sqlConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+func (c sqlConn) query(ctx context.Context, q string, args ...any) (rows, error) {
 	r, err := c.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -187,7 +182,7 @@ func (c pgConn) exec(ctx context.Context, q string, args ...any) (int64, error) 
 	return tag.RowsAffected(), err
 }
 
-func (c pgConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+func (c pgConn) query(ctx context.Context, q string, args ...any) (rows, error) {
 	return c.q.Query(ctx, numbered(q), args...)
 }
 
@@ -213,12 +208,13 @@ func numbered(q string) string {
 	return b.String()
 }
 
-// rows is what *sql.Rows and pgx.Rows share: both backends read their
-// query results through the scanners below, one per table.
+// rows is what *sql.Rows (as sqlRows) and pgx.Rows share: both backends
+// read query results through it.
 type rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
+	Close()
 }
 
 // queryAll runs q and reads each of its rows with scan; errors name what

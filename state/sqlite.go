@@ -95,14 +95,11 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	return db, nil
 }
 
-// MemoryPath is the Path of a database opened with OpenMemory.
-const MemoryPath = ":memory:"
-
 // OpenMemory opens a state of its own in memory, as state.db but writing
 // no file, for a run whose state cannot be opened and for tests.
 func OpenMemory(ctx context.Context) (*DB, error) {
 	// Each connection to :memory: is a database of its own: keep one.
-	return openSQLite(ctx, MemoryPath, MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
+	return openSQLite(ctx, ":memory:", ":memory:?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
 }
 
 // NewMemory is OpenMemory that panics on an error (a broken build).

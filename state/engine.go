@@ -54,7 +54,8 @@ func (b engine) greatest() string {
 }
 
 // migrate brings the schema to the latest of steps (steps[i] takes it
-// from version i to i+1) in one write transaction, after lock (if any).
+// from version i to i+1) in one write transaction, after lock (if any);
+// log (if any) hears of each step.
 func (b engine) migrate(ctx context.Context, steps []string, lock string, log *slog.Logger) error {
 	return b.write(ctx, func(c conn) error {
 		if lock != "" {

@@ -3,8 +3,6 @@
 // way. It never records argument values or results, which may hold
 // secrets.
 //
-// A Log takes records into a bounded queue (a caller waits when it is
-// full, so no record is dropped for want of room) and one goroutine it
-// owns writes them in batches to a rotated JSON-lines file and to a
-// Store, off the callers' path.
+// A Log queues records and writes them in batches to a rotated JSON-lines
+// file and to a Store, off the callers' path.
 package audit

@@ -17,58 +17,39 @@ import (
 
 // Options configures Open. Zero values take the defaults in brackets.
 type Options struct {
-	// File is the JSON-lines file records are appended to; "" writes no
-	// file.
-	File string
-	// MaxBytes is the size past which File is rotated [DefaultMaxBytes].
-	MaxBytes int64
-	// Keep is how many rotated files (File.1 the newest, ...) are kept
-	// [DefaultKeep].
-	Keep int
-	// Store also keeps the records, when set.
-	Store Store
+	File     string // the JSON-lines file records are appended to; "" writes none
+	MaxBytes int64  // the size past which File is rotated [DefaultMaxBytes]
+	Keep     int    // rotated files kept, File.1 the newest [DefaultKeep]
+	Store    Store  // also keeps the records, when set
 	// Queue is how many records may wait for the writer; past it Record
-	// waits for room (the writer is behind: calls slow down rather than
-	// go unrecorded) [DefaultQueue].
-	Queue int
-	// StoreTimeout bounds one write to Store [5s].
-	StoreTimeout time.Duration
-	// Linger is how long the writer waits, after a record comes, for more
-	// to write with it [DefaultLinger]; a negative value writes at once.
-	// One write of many records costs the store about what one of one
-	// does (a transaction), so a gateway under load spends a fraction of
-	// the CPU on its audit trail; a record reaches the store at most this
-	// much later, and Close still writes every queued record.
+	// waits: calls slow down rather than go unrecorded [DefaultQueue].
+	Queue        int
+	StoreTimeout time.Duration // bounds one write to Store [5s]
+	// Linger is how long the writer waits after a record for more to write
+	// with it, as one write of many costs about what one of one does
+	// [DefaultLinger]; a negative value writes at once.
 	Linger time.Duration
-	// Spool is the file that keeps the records Store could not take, to
-	// write them to Store once it takes writes again (at the latest at the
-	// next record, every SpoolRetry, and at Close); "" keeps none: such
-	// records are dropped (counted, logged), as are those past its bound
-	// (maxSpoolBytes). It must be this process's own: gateways sharing a
-	// state directory each have one.
-	Spool string
-	// SpoolRetry is how often the spooled records are tried again while
-	// no new record comes [DefaultSpoolRetry].
-	SpoolRetry time.Duration
-	// Adopt are the spools of earlier processes (exited), written to Store
-	// before this one's and then removed.
+	// Spool is this process's own file for the records Store could not
+	// take, written to it once it takes writes again; "" keeps none, and
+	// such records are dropped (counted, logged).
+	Spool      string
+	SpoolRetry time.Duration // how often spooled records are retried [DefaultSpoolRetry]
+	// Adopt are the spools of exited processes, written to Store before
+	// this one's and then removed.
 	Adopt []string
-	// OnDrop is called for each record dropped because Store failed with
-	// the spool full or unset, or because it came after Close (to count it
-	// in a metric); nil is none.
+	// OnDrop is called for each record dropped (nil: none).
 	OnDrop func()
-	// Logger receives warnings (records dropped, a write failed), at most
-	// one of each kind a minute; nil is silent.
+	// Logger receives warnings, at most one of each kind a minute; nil is
+	// silent.
 	Logger *slog.Logger
 }
 
 // Defaults of Options.
 const (
-	DefaultMaxBytes = 64 << 20
-	DefaultKeep     = 5
-	DefaultQueue    = 4096
-	DefaultLinger   = 50 * time.Millisecond
-	// DefaultSpoolRetry is how often spooled records are retried.
+	DefaultMaxBytes   = 64 << 20
+	DefaultKeep       = 5
+	DefaultQueue      = 4096
+	DefaultLinger     = 50 * time.Millisecond
 	DefaultSpoolRetry = 10 * time.Second
 )
 
@@ -81,28 +62,21 @@ func (o *Options) defaults() {
 	o.Queue = cmp.Or(max(o.Queue, 0), DefaultQueue)
 	o.StoreTimeout = cmp.Or(max(o.StoreTimeout, 0), 5*time.Second)
 	o.SpoolRetry = cmp.Or(max(o.SpoolRetry, 0), DefaultSpoolRetry)
-	if o.Linger == 0 {
-		o.Linger = DefaultLinger
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Linger = cmp.Or(o.Linger, DefaultLinger) // negative: no linger
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 }
 
-// Log takes records and writes them in the background, off the callers'
-// path: Record only queues, and one goroutine the Log owns writes what
-// the queue holds in batches (one Store.Append, one transaction, each).
-// Close writes everything queued and stops the writer.
+// Log takes records and writes them in batches from a goroutine it owns,
+// off the callers' path. Close writes everything queued and stops it.
 type Log struct {
 	opts Options
 	file *rotator // nil without a file
 
-	mu     sync.RWMutex // guards closed against sends on a closed queue
-	closed bool
-	queue  chan Record
-	done   chan struct{}
-	// closing is closed when Close begins, to cut a linger short.
-	closing chan struct{}
+	mu      sync.RWMutex // guards closed against sends on a closed queue
+	closed  bool
+	queue   chan Record
+	done    chan struct{}
+	closing chan struct{} // closed when Close begins, to cut a linger short
 
 	spool     spool // the writer's alone
 	dropped   atomic.Uint64
@@ -131,10 +105,9 @@ func Open(opts Options) (*Log, error) {
 	return l, nil
 }
 
-// Record queues r for writing. With the queue full it waits for room:
-// the writer always drains it (a Store write is bounded by StoreTimeout,
-// and what the store cannot take goes to the spool), so a record is never
-// dropped for want of room. A record after Close is dropped (counted).
+// Record queues r, waiting for room when the queue is full: the writer
+// always drains it, so a record is never dropped for want of room. A
+// record after Close is dropped (counted).
 func (l *Log) Record(r Record) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -214,9 +187,8 @@ func (l *Log) run() {
 	}
 }
 
-// collect adds to batch what the queue holds, up to maxBatch. With a
-// linger it then sleeps until the linger fires (or Close begins) and takes
-// what came meanwhile: the records sent in that time wake no one.
+// collect adds to batch what the queue holds, up to maxBatch, and with a
+// linger what came until it fires (or Close begins).
 func (l *Log) collect(batch []Record, linger *time.Timer) []Record {
 	batch, open := l.drain(batch)
 	if !open || linger == nil || len(batch) == maxBatch {
@@ -276,8 +248,7 @@ func (l *Log) write(batch []Record) {
 
 // store writes batch to the store after the records spooled before it.
 // When the store fails, batch is spooled; what the spool cannot take is
-// dropped (counted and logged): a record is never lost unsaid (class 10
-// in docs/reliability.md).
+// dropped, counted and logged (class 10 in docs/reliability.md).
 func (l *Log) store(batch []Record) error {
 	newCtx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), l.opts.StoreTimeout)
@@ -298,4 +269,80 @@ func (l *Log) store(batch []Record) error {
 		l.drop(left, "the audit store failed and the spool is full or unset")
 	}
 	return errors.Join(err, serr)
+}
+
+// rotator appends to a file and, before a write would take it past max
+// bytes, renames it to path.1 (path.1 to path.2, ..., dropping path.keep)
+// and starts a new one. A line longer than max goes alone in its file.
+type rotator struct {
+	path string
+	max  int64
+	keep int
+	f    *os.File
+	size int64
+}
+
+func openRotator(path string, max int64, keep int) (*rotator, error) {
+	r := &rotator{path: path, max: max, keep: keep}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *rotator) open() error {
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	r.f, r.size = f, st.Size()
+	return nil
+}
+
+func (r *rotator) write(line []byte) error {
+	if r.f == nil { // a rotation could not reopen the file: try again
+		if err := r.open(); err != nil {
+			return err
+		}
+	}
+	if r.size > 0 && r.size+int64(len(line)) > r.max {
+		if err := r.rotate(); err != nil {
+			return fmt.Errorf("rotating %s: %w", r.path, err)
+		}
+	}
+	n, err := r.f.Write(line)
+	r.size += int64(n)
+	return err
+}
+
+func (r *rotator) rotate() error {
+	if err := r.f.Close(); err != nil {
+		return err
+	}
+	r.f = nil
+	name := func(i int) string { return fmt.Sprintf("%s.%d", r.path, i) }
+	if err := os.Remove(name(r.keep)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for i := r.keep - 1; i >= 1; i-- {
+		if err := os.Rename(name(i), name(i+1)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if err := os.Rename(r.path, name(1)); err != nil {
+		return err
+	}
+	return r.open()
+}
+
+func (r *rotator) close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
 }

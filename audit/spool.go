@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 )
 
@@ -15,8 +16,7 @@ import (
 const maxSpoolBytes = 16 << 20
 
 // spool keeps, as JSON lines in a file, the records a Store write failed
-// for, and writes them to the store ahead of the next records once it
-// takes writes again. Only the Log's writer goroutine uses it.
+// for, until the store takes them. Only the Log's writer uses it.
 type spool struct {
 	path  string   // "" keeps nothing
 	adopt []string // spools of earlier processes, written to the store with this one's
@@ -32,16 +32,7 @@ func (s *spool) add(recs []Record) (left int, err error) {
 	if s.path == "" {
 		return len(recs), nil
 	}
-	var buf bytes.Buffer
-	kept := 0
-	for _, r := range recs {
-		line, err := json.Marshal(r)
-		if err != nil || s.size+int64(buf.Len()+len(line)+1) > maxSpoolBytes {
-			break
-		}
-		buf.Write(append(line, '\n'))
-		kept++
-	}
+	buf, kept := encodeLines(recs, maxSpoolBytes-s.size)
 	if kept == 0 {
 		return len(recs), nil
 	}
@@ -49,7 +40,7 @@ func (s *spool) add(recs []Record) (left int, err error) {
 	if err != nil {
 		return len(recs), fmt.Errorf("audit spool: %w", err)
 	}
-	n, err := f.Write(buf.Bytes())
+	n, err := f.Write(buf)
 	s.size += int64(n)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -61,9 +52,7 @@ func (s *spool) add(recs []Record) (left int, err error) {
 }
 
 // flush writes the spooled records to store, oldest first, maxBatch at a
-// time, each write in a context of its own (newCtx); a file is removed
-// once all its records are written, and rewritten with those not written
-// when a write fails.
+// time; a file is removed once written, or rewritten with what was not.
 func (s *spool) flush(store Store, newCtx func() (context.Context, context.CancelFunc)) error {
 	for len(s.adopt) > 0 {
 		if err := flushFile(s.adopt[0], store, newCtx); err != nil {
@@ -131,15 +120,25 @@ func readSpool(path string) ([]Record, error) {
 	return recs, nil
 }
 
-// rewriteSpool replaces path's records with recs.
-func rewriteSpool(path string, recs []Record) error {
+// encodeLines is recs as JSON lines, as many as fit in room bytes, and how
+// many they are.
+func encodeLines(recs []Record, room int64) ([]byte, int) {
 	var buf bytes.Buffer
-	for _, r := range recs {
-		line, _ := json.Marshal(r) // it was decoded from JSON
+	for i, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil || int64(buf.Len()+len(line)+1) > room {
+			return buf.Bytes(), i
+		}
 		buf.Write(append(line, '\n'))
 	}
+	return buf.Bytes(), len(recs)
+}
+
+// rewriteSpool replaces path's records with recs.
+func rewriteSpool(path string, recs []Record) error {
+	buf, _ := encodeLines(recs, math.MaxInt64) // they were decoded from JSON
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
 		return fmt.Errorf("audit spool: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -2,49 +2,50 @@ package state
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
 )
 
 // Audit returns the audit.Store in the database.
-func (db *DB) Audit() audit.Store { return &sqlAudit{db: db, max: audit.MaxRows} }
+func (s stores) Audit() audit.Store { return auditStore{b: s.b, max: audit.MaxRows} }
 
-type sqlAudit struct {
-	db  *DB
+type auditStore struct {
+	b   engine
 	max int // rows kept
 }
 
-func (s *sqlAudit) Append(ctx context.Context, recs []audit.Record) error {
+// auditPerInsert is how many records one INSERT writes (13 parameters
+// each, within both databases' limits).
+const auditPerInsert = 256
+
+func (s auditStore) Append(ctx context.Context, recs []audit.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range recs {
-			if _, err := stmt.ExecContext(ctx, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
-				r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval, r.Approver); err != nil {
+	err := s.b.write(ctx, func(c conn) error {
+		for chunk := range slices.Chunk(recs, auditPerInsert) {
+			args := make([]any, 0, 13*len(chunk))
+			for _, r := range chunk {
+				args = append(args, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
+					r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval, r.Approver)
+			}
+			rows := strings.Join(slices.Repeat([]string{"(" + placeholders(13) + ")"}, len(chunk)), ", ")
+			if _, err := c.exec(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES `+rows, args...); err != nil {
 				return err
 			}
 		}
-		// Ids are assigned in order and only the oldest rows go, so the
-		// newest max rows are those above the last id less max.
-		_, err = tx.ExecContext(ctx, `DELETE FROM audit WHERE id <= (SELECT MAX(id) FROM audit) - ?`, s.max)
+		// Ids only grow and only the oldest rows go, so the newest max
+		// rows are those above the last id less max.
+		_, err := c.exec(ctx, `DELETE FROM audit WHERE id <= (SELECT MAX(id) FROM audit) - ?`, s.max)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("appending %d audit records to %s: %w", len(recs), s.db.path, err)
-	}
-	return nil
+	return s.b.wrap(err, "appending %d audit records to", len(recs))
 }
 
-func (s *sqlAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+func (s auditStore) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
 	q := `SELECT ` + auditColumns + ` FROM audit WHERE at >= ?`
 	args := []any{nanos(f.Since)}
 	if f.Tool != "" {
@@ -55,24 +56,23 @@ func (s *sqlAudit) Query(ctx context.Context, f audit.Filter) ([]audit.Record, e
 		q += ` AND principal = ?`
 		args = append(args, f.Principal)
 	}
-	q += ` ORDER BY id DESC LIMIT ?`
-	args = append(args, limitOf(f))
-	rows, err := s.db.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = audit.DefaultLimit
 	}
-	defer rows.Close()
-	out, err := readAudit(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading audit records from %s: %w", s.db.path, err)
-	}
+	out, err := queryAll(ctx, s.b, "audit records", scanAudit, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 	slices.Reverse(out)
-	return out, nil
+	return out, err
 }
 
-func limitOf(f audit.Filter) int {
-	if f.Limit <= 0 {
-		return audit.DefaultLimit
-	}
-	return f.Limit
+// scanAudit reads a row of auditColumns.
+func scanAudit(r rows) (rec audit.Record, err error) {
+	var at, dur, req, resp int64
+	err = r.Scan(&at, &rec.Principal, &rec.Session, &rec.Tool, &rec.Upstream, &rec.Plan, &rec.Step, &rec.Outcome,
+		&dur, &req, &resp, &rec.Approval, &rec.Approver)
+	rec.Time, rec.Duration = fromNanos(at), time.Duration(dur)
+	rec.RequestBytes, rec.ResponseBytes = int(req), int(resp)
+	return rec, err
 }
+
+const auditColumns = `at, principal, session, tool, upstream, plan, step, outcome, duration_ns, request_bytes, response_bytes, approval, approver`

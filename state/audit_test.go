@@ -16,9 +16,9 @@ func auditOf(t *testing.T, b backend, max int) audit.Store {
 	t.Helper()
 	switch b := b.(type) {
 	case *DB:
-		return &sqlAudit{db: b, max: max}
+		return auditStore{b: b.b, max: max}
 	case *PG:
-		return &pgAudit{db: b, max: max}
+		return auditStore{b: b.b, max: max}
 	}
 	t.Fatalf("no audit store in %T", b)
 	return nil

@@ -1,15 +1,11 @@
 // Package state is the gateway's persisted state in one place: lessons,
-// tool pins (with approvals and quarantine reasons), the embeddings cache
-// and the registry of running gateways.
+// tool pins, the embeddings cache, the audit trail, upstream credentials,
+// quotas, ended sessions and the registry of running gateways.
 //
-// [Open] opens state.db, an SQLite database in WAL mode (pure Go, no cgo)
-// that any number of gateways and CLI commands on one machine use at
-// once: every write is one short transaction, and a process that finds the
-// database locked waits up to BusyTimeout. [OpenMemory] opens the same
-// database in memory, for a run whose state directory cannot be written,
-// and for tests. [OpenPostgres]
-// keeps it in a PostgreSQL database instead, shared by gateways on several
-// machines (replicas), with its own versioned schema. All three serve
-// the small interfaces their callers define: [lessons.Store],
-// [integrity.PinStore], [routing.VectorStore], and [Registry] here.
+// [Open] opens state.db, an SQLite database in WAL mode that the gateways
+// and CLI commands of one machine share (each write one short
+// transaction); [OpenMemory] the same in memory, for a run whose state
+// cannot be opened and for tests; [OpenPostgres] a PostgreSQL database
+// shared by replicas on several machines. All serve the small interfaces
+// their callers define ([lessons.Store], [integrity.PinStore], ...).
 package state

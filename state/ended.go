@@ -7,16 +7,11 @@ import (
 	"time"
 )
 
-// EndedSessions records the HTTP sessions a client ended (DELETE) on any
-// gateway sharing the state, so that no other replica resumes them from
-// their sealed ids. A session is named by a hash of its id, never by the
-// id itself (which is a bearer of the session). A record is kept until
-// the id could no longer be resumed anyway, and expired records are
-// pruned on each write, so the table holds the sessions ended within
-// that time at most, and of those at most MaxEndedPerOwner of one owner
-// (the principal whose sessions they were): a client ending sessions in a
-// loop drops its own oldest records, never another's, and the table does
-// not grow with its loop.
+// EndedSessions records the HTTP sessions a client ended on any gateway
+// sharing the state, by a hash of their id (a bearer), so that no replica
+// resumes them. Records expire with the id and are pruned on each write,
+// and each owner keeps at most MaxEndedPerOwner: a client ending sessions
+// in a loop drops its own oldest records, never another's.
 type EndedSessions interface {
 	// End records the session hashed to key, of owner, as ended until
 	// until, drops the records expired at now, and drops the owner's
@@ -29,10 +24,8 @@ type EndedSessions interface {
 
 var _ EndedSessions = endedStore{}
 
-// MaxEndedPerOwner bounds the ended-session records of one owner: past
-// it, the owner's records closest to their expiry go first. The sessions
-// they name could then be resumed by their own principal alone (a sealed
-// id names it), which gains it nothing.
+// MaxEndedPerOwner bounds the ended-session records of one owner; past it
+// those closest to expiry go, which only their own principal could resume.
 const MaxEndedPerOwner = 1000
 
 // ownerKey is how a record names its owner: a hash, not the principal.
@@ -41,11 +34,8 @@ func ownerKey(owner string) []byte {
 	return sum[:16]
 }
 
-// EndedSessions returns the ended sessions in state.db.
-func (db *DB) EndedSessions() EndedSessions { return endedStore{db.engine()} }
-
 // EndedSessions returns the ended sessions in the database.
-func (db *PG) EndedSessions() EndedSessions { return endedStore{db.engine()} }
+func (s stores) EndedSessions() EndedSessions { return endedStore(s) }
 
 type endedStore struct{ b engine }
 
@@ -67,17 +57,11 @@ func (s endedStore) End(ctx context.Context, key [32]byte, owner string, until, 
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("recording an ended session in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "recording an ended session in")
 }
 
 func (s endedStore) Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error) {
 	var one int
 	ok, err := s.b.conn.one(ctx, `SELECT 1 FROM ended_sessions WHERE key = ? AND expires > ?`, []any{key[:], now.UnixNano()}, &one)
-	if err != nil {
-		return false, fmt.Errorf("looking up an ended session in %s: %w", s.b.name, err)
-	}
-	return ok, nil
+	return ok, s.b.wrap(err, "looking up an ended session in")
 }

@@ -15,13 +15,13 @@ import (
 )
 
 // engine is what the stores need of a database, so that one store serves
-// state.db and PostgreSQL alike. Queries are written with ? placeholders
-// and in the SQL both databases read; where they differ, the store asks pg.
+// state.db and PostgreSQL alike: queries use ? placeholders and the SQL
+// both read; where they differ, the store asks pg.
 type engine struct {
 	name string // the file, or the URL without its password, for messages
 	pg   bool   // PostgreSQL: shared by machines, with its own dialect
 	// timeout bounds the calls of the interfaces that take no context
-	// (pins, vectors); 0 leaves them unbounded.
+	// (pins, vectors); 0: unbounded.
 	timeout time.Duration
 	conn    conn                                                 // outside a transaction
 	write   func(ctx context.Context, fn func(conn) error) error // in a write transaction
@@ -31,19 +31,13 @@ type engine struct {
 type conn interface {
 	// exec runs q and returns the rows it changed.
 	exec(ctx context.Context, q string, args ...any) (int64, error)
-	query(ctx context.Context, q string, args ...any) (rowsCloser, error)
-	// one scans the first row of q into dest; it reports false when q
-	// returned no row.
+	query(ctx context.Context, q string, args ...any) (rows, error)
+	// one scans the first row of q into dest, or reports false.
 	one(ctx context.Context, q string, args []any, dest ...any) (bool, error)
 }
 
-type rowsCloser interface {
-	rows
-	Close()
-}
-
-// noCtx is the context of a call whose interface has none: bounded by
-// the timeout, so that an unreachable database cannot hang it.
+// noCtx is the context of a call whose interface has none, bounded so
+// that an unreachable database cannot hang it.
 func (b engine) noCtx() (context.Context, context.CancelFunc) {
 	if b.timeout <= 0 {
 		return context.Background(), func() {}
@@ -60,8 +54,8 @@ func (b engine) greatest() string {
 }
 
 // migrate brings the schema to the latest of steps (steps[i] takes it
-// from version i to i+1) in one write transaction, after running lock
-// (when not empty) in it. log, when not nil, hears of each step.
+// from version i to i+1) in one write transaction, after lock (if any);
+// log (if any) hears of each step.
 func (b engine) migrate(ctx context.Context, steps []string, lock string, log *slog.Logger) error {
 	return b.write(ctx, func(c conn) error {
 		if lock != "" {
@@ -99,6 +93,15 @@ func (b engine) migrate(ctx context.Context, steps []string, lock string, log *s
 	})
 }
 
+// wrap is err, or nil, after what was being done ("clearing lessons in")
+// and the database's name.
+func (b engine) wrap(err error, doing string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", fmt.Sprintf(doing, args...), b.name, err)
+}
+
 // bump counts a change of what counter names.
 func bump(ctx context.Context, c conn, counter string) error {
 	_, err := c.exec(ctx, `UPDATE counters SET n = n + 1 WHERE name = ?`, counter)
@@ -110,6 +113,13 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
+// stores are the stores of one database, the same for state.db and
+// PostgreSQL: DB and PG embed them.
+type stores struct{ b engine }
+
+// Path returns the database file's path, or its URL without the password.
+func (s stores) Path() string { return s.b.name }
+
 func (db *DB) engine() engine {
 	return engine{name: db.path, conn: sqlConn{db.db}, write: func(ctx context.Context, fn func(conn) error) error {
 		return db.write(ctx, func(tx *sql.Tx) error { return fn(sqlConn{tx}) })
@@ -118,7 +128,7 @@ func (db *DB) engine() engine {
 
 func (db *PG) engine() engine {
 	return engine{name: db.name, pg: true, timeout: db.timeout, conn: pgConn{db.pool}, write: func(ctx context.Context, fn func(conn) error) error {
-		return db.write(ctx, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
+		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
 	}}
 }
 
@@ -139,7 +149,7 @@ func (c sqlConn) exec(ctx context.Context, q string, args ...any) (int64, error)
 	return res.RowsAffected()
 }
 
-func (c sqlConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+func (c sqlConn) query(ctx context.Context, q string, args ...any) (rows, error) {
 	r, err := c.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -159,8 +169,7 @@ type sqlRows struct{ *sql.Rows }
 
 func (r sqlRows) Close() { r.Rows.Close() }
 
-// pgConn runs queries through pgx (the pool or a transaction), numbering
-// the placeholders as PostgreSQL wants them.
+// pgConn runs queries through pgx, numbering the placeholders.
 type pgConn struct {
 	q interface {
 		Exec(ctx context.Context, q string, args ...any) (pgconn.CommandTag, error)
@@ -174,7 +183,7 @@ func (c pgConn) exec(ctx context.Context, q string, args ...any) (int64, error) 
 	return tag.RowsAffected(), err
 }
 
-func (c pgConn) query(ctx context.Context, q string, args ...any) (rowsCloser, error) {
+func (c pgConn) query(ctx context.Context, q string, args ...any) (rows, error) {
 	return c.q.Query(ctx, numbered(q), args...)
 }
 
@@ -189,18 +198,47 @@ func (c pgConn) one(ctx context.Context, q string, args []any, dest ...any) (boo
 // numbered turns the ? placeholders of q into $1, $2, ... (the queries
 // here hold no ? of their own).
 func numbered(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
-	}
+	parts := strings.Split(q, "?")
 	var b strings.Builder
-	n := 0
-	for _, part := range strings.SplitAfter(q, "?") {
-		if p, ok := strings.CutSuffix(part, "?"); ok {
-			n++
-			b.WriteString(p + "$" + strconv.Itoa(n))
-		} else {
-			b.WriteString(part)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString("$" + strconv.Itoa(i))
 		}
+		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// rows is what *sql.Rows (as sqlRows) and pgx.Rows share: both backends
+// read query results through it.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// queryAll runs q and reads each of its rows with scan; errors name what
+// was read and the database.
+func queryAll[T any](ctx context.Context, b engine, what string, scan func(rows) (T, error), q string, args ...any) ([]T, error) {
+	out, err := func() ([]T, error) {
+		r, err := b.conn.query(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		var out []T
+		for r.Next() {
+			v, err := scan(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, r.Err()
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s: %w", what, b.name, err)
+	}
+	return out, nil
 }

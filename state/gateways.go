@@ -44,21 +44,8 @@ func Shared(r Registry) bool {
 	return ok && s.shared()
 }
 
-func checkGateway(g Gateway) error {
-	switch {
-	case g.ID == "":
-		return fmt.Errorf("gateway without an ID")
-	case len(g.Snapshot) > MaxSnapshot:
-		return fmt.Errorf("gateway %s: snapshot of %d bytes, more than %d", g.ID, len(g.Snapshot), MaxSnapshot)
-	}
-	return nil
-}
-
-// Gateways returns the Registry in state.db.
-func (db *DB) Gateways() Registry { return gatewayStore{db.engine()} }
-
 // Gateways returns the Registry in the database.
-func (db *PG) Gateways() Registry { return gatewayStore{db.engine()} }
+func (s stores) Gateways() Registry { return gatewayStore(s) }
 
 type gatewayStore struct{ b engine }
 
@@ -66,8 +53,11 @@ type gatewayStore struct{ b engine }
 func (s gatewayStore) shared() bool { return s.b.pg }
 
 func (s gatewayStore) Beat(ctx context.Context, g Gateway) error {
-	if err := checkGateway(g); err != nil {
-		return err
+	switch {
+	case g.ID == "":
+		return fmt.Errorf("gateway without an ID")
+	case len(g.Snapshot) > MaxSnapshot:
+		return fmt.Errorf("gateway %s: snapshot of %d bytes, more than %d", g.ID, len(g.Snapshot), MaxSnapshot)
 	}
 	_, err := s.b.conn.exec(ctx, `INSERT INTO gateways (`+gatewayColumns+`) VALUES (`+placeholders(10)+`)
 		ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, started = excluded.started,
@@ -76,10 +66,7 @@ func (s gatewayStore) Beat(ctx context.Context, g Gateway) error {
 		snapshot = excluded.snapshot`,
 		g.ID, g.PID, nanos(g.Started), g.Profile, g.Config, g.Transport, g.Addr, g.Version,
 		nanos(g.Heartbeat), string(g.Snapshot))
-	if err != nil {
-		return fmt.Errorf("registering gateway %s in %s: %w", g.ID, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "registering gateway %s in", g.ID)
 }
 
 func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
@@ -90,21 +77,24 @@ func (s gatewayStore) Remove(ctx context.Context, ids ...string) error {
 	for i, id := range ids {
 		args[i] = id
 	}
-	if _, err := s.b.conn.exec(ctx, `DELETE FROM gateways WHERE id IN (`+placeholders(len(ids))+`)`, args...); err != nil {
-		return fmt.Errorf("removing gateways from %s: %w", s.b.name, err)
-	}
-	return nil
+	_, err := s.b.conn.exec(ctx, `DELETE FROM gateways WHERE id IN (`+placeholders(len(ids))+`)`, args...)
+	return s.b.wrap(err, "removing gateways from")
 }
 
 func (s gatewayStore) Gateways(ctx context.Context) ([]Gateway, error) {
-	rows, err := s.b.conn.query(ctx, selectGateways)
-	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
+	return queryAll(ctx, s.b, "gateways", scanGateway, `SELECT `+gatewayColumns+` FROM gateways ORDER BY started, id`)
+}
+
+const gatewayColumns = `id, pid, started, profile, config, transport, addr, version, heartbeat, snapshot`
+
+// scanGateway reads a row of gatewayColumns.
+func scanGateway(r rows) (g Gateway, err error) {
+	var started, beat int64
+	var snap string
+	err = r.Scan(&g.ID, &g.PID, &started, &g.Profile, &g.Config, &g.Transport, &g.Addr, &g.Version, &beat, &snap)
+	g.Started, g.Heartbeat = fromNanos(started), fromNanos(beat)
+	if snap != "" {
+		g.Snapshot = json.RawMessage(snap)
 	}
-	defer rows.Close()
-	out, err := readGateways(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading gateways from %s: %w", s.b.name, err)
-	}
-	return out, nil
+	return g, err
 }

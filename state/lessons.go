@@ -8,13 +8,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// Lessons returns the lessons.Store in state.db. Its Close does nothing:
-// the DB's owner closes the DB.
-func (db *DB) Lessons() lessons.Store { return lessonStore{db.engine()} }
-
 // Lessons returns the lessons.Store in the database. Its Close does
-// nothing: the PG's owner closes it.
-func (db *PG) Lessons() lessons.Store { return lessonStore{db.engine()} }
+// nothing: the database's owner closes it.
+func (s stores) Lessons() lessons.Store { return lessonStore(s) }
 
 type lessonStore struct{ b engine }
 
@@ -24,21 +20,26 @@ const lessonColumns = `id, query, tool, polarity, source, note, created, last_us
 
 // Put inserts or replaces l, assigning the next ID when l.ID is 0.
 func (s lessonStore) Put(ctx context.Context, l lessons.Lesson) (lessons.Lesson, error) {
-	err := s.b.write(ctx, func(c conn) error {
-		if err := s.put(ctx, c, &l); err != nil {
-			return err
-		}
-		return bump(ctx, c, "lessons")
-	})
-	if err != nil {
-		return lessons.Lesson{}, fmt.Errorf("putting lesson %d in %s: %w", l.ID, s.b.name, err)
+	if err := s.change(ctx, func(c conn) error { return s.put(ctx, c, &l) }); err != nil {
+		return lessons.Lesson{}, s.b.wrap(err, "putting lesson %d in", l.ID)
 	}
 	return l, nil
 }
 
+// change runs fn in a write transaction that counts a change of the
+// lessons.
+func (s lessonStore) change(ctx context.Context, fn func(c conn) error) error {
+	return s.b.write(ctx, func(c conn) error {
+		if err := fn(c); err != nil {
+			return err
+		}
+		return bump(ctx, c, "lessons")
+	})
+}
+
 // PutAll inserts or replaces ls in one transaction; each must have an ID.
 func (s lessonStore) PutAll(ctx context.Context, ls []lessons.Lesson) error {
-	err := s.b.write(ctx, func(c conn) error {
+	err := s.change(ctx, func(c conn) error {
 		for i := range ls {
 			if ls[i].ID == 0 {
 				return errors.New("lesson without an ID")
@@ -47,17 +48,13 @@ func (s lessonStore) PutAll(ctx context.Context, ls []lessons.Lesson) error {
 				return fmt.Errorf("lesson %d: %w", ls[i].ID, err)
 			}
 		}
-		return bump(ctx, c, "lessons")
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("putting %d lessons in %s: %w", len(ls), s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "putting %d lessons in", len(ls))
 }
 
-// put inserts or replaces l. An ID is never reused after a delete or a
-// clear: state.db's AUTOINCREMENT assigns them, and in PostgreSQL the
-// lesson_ids counter, which only grows.
+// put inserts or replaces l. IDs are never reused: state.db's
+// AUTOINCREMENT assigns them, in PostgreSQL the lesson_ids counter.
 func (s lessonStore) put(ctx context.Context, c conn, l *lessons.Lesson) error {
 	if l.ID < 0 {
 		return fmt.Errorf("negative lesson ID %d", l.ID)
@@ -88,58 +85,45 @@ func (s lessonStore) put(ctx context.Context, c conn, l *lessons.Lesson) error {
 
 // All returns every lesson, by ID.
 func (s lessonStore) All(ctx context.Context) ([]lessons.Lesson, error) {
-	rows, err := s.b.conn.query(ctx, selectLessons)
-	if err != nil {
-		return nil, fmt.Errorf("reading lessons from %s: %w", s.b.name, err)
-	}
-	defer rows.Close()
-	out, err := readLessons(rows)
-	if err != nil {
-		return nil, fmt.Errorf("reading lessons from %s: %w", s.b.name, err)
-	}
-	return out, nil
+	return queryAll(ctx, s.b, "lessons", scanLesson, `SELECT `+lessonColumns+` FROM lessons ORDER BY id`)
 }
 
 // Delete removes the lesson with id; an unknown id is lessons.ErrNotFound.
 func (s lessonStore) Delete(ctx context.Context, id int64) error {
-	err := s.b.write(ctx, func(c conn) error {
+	err := s.change(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `DELETE FROM lessons WHERE id = ?`, id)
-		if err != nil {
-			return err
+		if err == nil && n == 0 {
+			err = lessons.ErrNotFound
 		}
-		if n == 0 {
-			return lessons.ErrNotFound
-		}
-		return bump(ctx, c, "lessons")
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("deleting lesson %d from %s: %w", id, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "deleting lesson %d from", id)
 }
 
 // Clear removes every lesson. IDs are not reused afterwards.
 func (s lessonStore) Clear(ctx context.Context) error {
-	err := s.b.write(ctx, func(c conn) error {
-		if _, err := c.exec(ctx, `DELETE FROM lessons`); err != nil {
-			return err
-		}
-		return bump(ctx, c, "lessons")
+	err := s.change(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `DELETE FROM lessons`)
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("clearing lessons in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "clearing lessons in")
 }
 
 // Version changes whenever any process changes the lessons.
 func (s lessonStore) Version(ctx context.Context) (int64, error) {
 	var n int64
-	if _, err := s.b.conn.one(ctx, `SELECT n FROM counters WHERE name = 'lessons'`, nil, &n); err != nil {
-		return 0, fmt.Errorf("reading the lessons' version from %s: %w", s.b.name, err)
-	}
-	return n, nil
+	_, err := s.b.conn.one(ctx, `SELECT n FROM counters WHERE name = 'lessons'`, nil, &n)
+	return n, s.b.wrap(err, "reading the lessons' version from")
 }
 
 // Close does nothing: the database's owner closes it.
 func (s lessonStore) Close() error { return nil }
+
+// scanLesson reads a row of lessonColumns.
+func scanLesson(r rows) (l lessons.Lesson, err error) {
+	var pol int
+	var created, used int64
+	err = r.Scan(&l.ID, &l.Query, &l.Tool, &pol, &l.Source, &l.Note, &created, &used, &l.Uses, &l.Principal)
+	l.Polarity, l.Created, l.LastUsed = lessons.Polarity(pol), fromNanos(created), fromNanos(used)
+	return l, err
+}

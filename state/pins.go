@@ -2,33 +2,26 @@ package state
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// Pins returns the integrity.PinStore in state.db.
-func (db *DB) Pins() integrity.PinStore { return pinStore{db.engine()} }
-
 // Pins returns the integrity.PinStore in the database.
-func (db *PG) Pins() integrity.PinStore { return pinStore{db.engine()} }
+func (s stores) Pins() integrity.PinStore { return pinStore(s) }
 
 type pinStore struct{ b engine }
 
 var _ integrity.UpstreamPinStore = pinStore{}
 
 // UpdatePins reads every pin in one write transaction, lets change edit
-// them, and writes the pins change added, changed or removed. In
-// PostgreSQL it holds the pins counter's row lock, so that processes
-// editing the pins at once take turns (state.db's write transaction
-// locks the file from its start).
+// them, and writes what it changed. In PostgreSQL it holds the pins
+// counter's row lock, so that processes take turns.
 func (s pinStore) UpdatePins(change func(integrity.Pins) bool) error {
 	return s.update(nil, change)
 }
 
-// UpdateUpstreamPins is UpdatePins over the pins of upstreams only: a
-// Check of one upstream reads its own pins, not every upstream's.
+// UpdateUpstreamPins is UpdatePins over the pins of upstreams only.
 func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
 	if upstreams == nil {
 		upstreams = []string{}
@@ -36,8 +29,7 @@ func (s pinStore) UpdateUpstreamPins(upstreams []string, change func(integrity.P
 	return s.update(upstreams, change)
 }
 
-// update is UpdatePins over the pins of upstreams, or every pin when
-// upstreams is nil.
+// update is UpdatePins over the pins of upstreams (nil: all).
 func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) error {
 	ctx, cancel := s.b.noCtx() // the PinStore interface has no context: its callers (the hub's vetting) have none
 	defer cancel()
@@ -57,15 +49,12 @@ func (s pinStore) update(upstreams []string, change func(integrity.Pins) bool) e
 		}
 		return writePinChanges(ctx, c, before, after)
 	})
-	if err != nil {
-		return fmt.Errorf("pins in %s: %w", s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "pins in")
 }
 
 // readPins reads the pins of upstreams, or every pin when upstreams is nil.
 func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, error) {
-	query, args := selectPins, []any{}
+	query, args := `SELECT `+pinColumns+` FROM pins`, []any{}
 	if upstreams != nil {
 		if len(upstreams) == 0 {
 			return integrity.Pins{}, nil
@@ -83,8 +72,7 @@ func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, 
 	return readPinRows(rows)
 }
 
-// writePinChanges writes what differs between before and after, and
-// counts the change.
+// writePinChanges writes what differs between before and after.
 func writePinChanges(ctx context.Context, c conn, before, after integrity.Pins) error {
 	for up, tools := range before {
 		for tool := range tools {
@@ -119,4 +107,28 @@ func putPin(ctx context.Context, c conn, up, tool string, r integrity.Record) er
 		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
 		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
 	return err
+}
+
+const pinColumns = `upstream, tool, hash, first_seen, approved_at, description_excerpt,
+	pending_hash, changed_at, pending_excerpt, held, contract, pending_contract, gone_since`
+
+// readPinRows reads rows of pinColumns.
+func readPinRows(r rows) (integrity.Pins, error) {
+	set := integrity.Pins{}
+	for r.Next() {
+		var up, tool string
+		var rec integrity.Record
+		var first, approved, changed, gone int64
+		if err := r.Scan(&up, &tool, &rec.Hash, &first, &approved, &rec.DescriptionExcerpt,
+			&rec.PendingHash, &changed, &rec.PendingExcerpt, &rec.Held, &rec.Contract, &rec.PendingContract, &gone); err != nil {
+			return nil, err
+		}
+		rec.FirstSeen, rec.ApprovedAt, rec.ChangedAt = fromNanos(first), fromNanos(approved), fromNanos(changed)
+		rec.GoneSince = fromNanos(gone)
+		if set[up] == nil {
+			set[up] = map[string]integrity.Record{}
+		}
+		set[up][tool] = rec
+	}
+	return set, r.Err()
 }

@@ -1,21 +1,23 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // PGOptions configures OpenPostgres. Zero values take the defaults in
 // brackets.
 type PGOptions struct {
-	// URL is the database's postgres:// URL (or a key=value connection
-	// string). It may hold a password: messages show it redacted.
+	// URL is a postgres:// URL or key=value string; messages redact its
+	// password.
 	URL string
 	// MaxConns bounds the connections this process opens [4].
 	MaxConns int32
@@ -33,21 +35,15 @@ const (
 )
 
 func (o *PGOptions) defaults() {
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultPGMaxConns
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultPGTimeout
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.MaxConns = cmp.Or(max(o.MaxConns, 0), DefaultPGMaxConns)
+	defaults.Set(&o.Timeout, DefaultPGTimeout)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 }
 
-// PG is the state in a PostgreSQL database, shared by every gateway and
-// CLI command that opens the same URL, on any machine. It serves the same
-// interfaces as DB, with the same behaviour. It is safe for concurrent use.
+// PG is the state in a PostgreSQL database, shared by every process that
+// opens the same URL, with DB's behaviour; safe for concurrent use.
 type PG struct {
+	stores
 	name    string // the URL without its password
 	pool    *pgxpool.Pool
 	timeout time.Duration
@@ -64,9 +60,7 @@ func redactURL(raw string) string {
 }
 
 // OpenPostgres connects to the database at opts.URL and brings its schema
-// up to date. Gateways starting together migrate once: the migration runs
-// in one transaction under an advisory lock. Errors are *OpenError, with
-// the URL's password redacted.
+// up to date. Errors are *OpenError.
 func OpenPostgres(ctx context.Context, opts PGOptions) (*PG, error) {
 	opts.defaults()
 	name := redactURL(opts.URL)
@@ -83,6 +77,7 @@ func OpenPostgres(ctx context.Context, opts PGOptions) (*PG, error) {
 		return nil, &OpenError{name, err}
 	}
 	db := &PG{name: name, pool: pool, timeout: opts.Timeout, log: opts.Logger}
+	db.stores = stores{db.engine()}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, &OpenError{name, err}
@@ -90,18 +85,14 @@ func OpenPostgres(ctx context.Context, opts PGOptions) (*PG, error) {
 	return db, nil
 }
 
-// Path returns the database's URL, without its password.
-func (db *PG) Path() string { return db.name }
-
 // Close closes the connections.
 func (db *PG) Close() error {
 	db.pool.Close()
 	return nil
 }
 
-// pgMigrations are the schema's versions: pgMigrations[i] takes it from
-// version i to i+1. Append, never edit. Times are unix nanoseconds, 0 for
-// none, as in state.db.
+// pgMigrations are the schema's versions, as migrations. Times are unix
+// nanoseconds, 0 for none, as in state.db.
 var pgMigrations = []string{
 	`CREATE TABLE counters (name TEXT PRIMARY KEY, n BIGINT NOT NULL);
 	INSERT INTO counters (name, n) VALUES ('lessons', 0), ('pins', 0), ('lesson_ids', 0);
@@ -157,14 +148,8 @@ var pgMigrations = []string{
 // migrateLock is the advisory lock key held while migrating ("mcprtr").
 const migrateLock = 0x6d6370727472
 
-// migrate brings the schema to the latest version in one transaction,
-// holding an advisory lock so that gateways starting at once apply each
-// migration once.
+// migrate brings the schema to the latest version under an advisory lock,
+// so that gateways starting at once apply each migration once.
 func (db *PG) migrate(ctx context.Context) error {
-	return db.engine().migrate(ctx, pgMigrations, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrateLock)+`)`, db.log)
-}
-
-// write runs fn in a transaction and commits it when fn returns nil.
-func (db *PG) write(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, fn)
+	return db.b.migrate(ctx, pgMigrations, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrateLock)+`)`, db.log)
 }

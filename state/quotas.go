@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-// QuotaCounts counts calls in fixed windows, for quotas that hold across
-// every gateway sharing the state: each key has one count per window,
-// raised by one unless it reached the limit (one UPSERT ... RETURNING).
-// A key keeps the count of its latest window and, at most, one before it.
+// QuotaCounts counts calls per key in fixed windows, for quotas across
+// every gateway sharing the state; a key keeps at most its last two.
 type QuotaCounts interface {
 	// Take counts one call under key in the window that starts at window,
 	// unless limit calls are counted there already; it reports whether it
@@ -19,31 +17,20 @@ type QuotaCounts interface {
 
 var _ QuotaCounts = quotaStore{}
 
-// maxQuotaKey bounds a key (a quota and a principal, both from the
-// configuration).
+// maxQuotaKey bounds a key (a quota and a principal).
 const maxQuotaKey = 1024
 
-func checkQuotaTake(key string, limit int) error {
-	switch {
-	case key == "" || len(key) > maxQuotaKey:
-		return fmt.Errorf("quota key of %d bytes, want 1 to %d", len(key), maxQuotaKey)
-	case limit <= 0:
-		return fmt.Errorf("quota limit %d, want at least 1", limit)
-	}
-	return nil
-}
-
-// Quotas returns the quota counts in state.db.
-func (db *DB) Quotas() QuotaCounts { return quotaStore{db.engine()} }
-
 // Quotas returns the quota counts in the database.
-func (db *PG) Quotas() QuotaCounts { return quotaStore{db.engine()} }
+func (s stores) Quotas() QuotaCounts { return quotaStore(s) }
 
 type quotaStore struct{ b engine }
 
 func (s quotaStore) Take(ctx context.Context, key string, window time.Time, limit int) (bool, error) {
-	if err := checkQuotaTake(key, limit); err != nil {
-		return false, err
+	switch {
+	case key == "" || len(key) > maxQuotaKey:
+		return false, fmt.Errorf("quota key of %d bytes, want 1 to %d", len(key), maxQuotaKey)
+	case limit <= 0:
+		return false, fmt.Errorf("quota limit %d, want at least 1", limit)
 	}
 	var n int64
 	ok, err := s.b.conn.one(ctx, `INSERT INTO quota_counts (key, win, n) VALUES (?, ?, 1)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // FileName is the database's name in the state directory.
@@ -29,15 +31,9 @@ type Options struct {
 // DefaultBusyTimeout is Options.BusyTimeout's default.
 const DefaultBusyTimeout = 5 * time.Second
 
-func (o *Options) defaults() {
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = DefaultBusyTimeout
-	}
-}
-
-// DB is the state in state.db. It is safe for concurrent use, by this
-// process and others.
+// DB is the state in state.db, safe for concurrent use by processes.
 type DB struct {
+	stores
 	path string
 	db   *sql.DB
 }
@@ -50,8 +46,7 @@ type OpenError struct {
 
 func (e *OpenError) Error() string { return fmt.Sprintf("opening %s: %v", e.Path, e.Err) }
 
-// openError returns the OpenError of path, without err's own mention of
-// path when it has one.
+// openError is the OpenError of path, without err's own mention of it.
 func openError(path string, err error) *OpenError {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {
@@ -62,11 +57,10 @@ func openError(path string, err error) *OpenError {
 func (e *OpenError) Unwrap() error { return e.Err }
 
 // Open opens (creating when missing, mode 0600) state.db in opts.Dir and
-// brings its schema up to date. It never truncates, rewrites or removes a
-// file it cannot read: a corrupt state.db is an error naming the file.
-// Errors are *OpenError.
+// brings its schema up to date. A corrupt file is an *OpenError, never
+// rewritten.
 func Open(ctx context.Context, opts Options) (*DB, error) {
-	opts.defaults()
+	defaults.Set(&opts.BusyTimeout, DefaultBusyTimeout)
 	path := filepath.Join(opts.Dir, FileName)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, openError(path, err)
@@ -83,8 +77,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	return openSQLite(ctx, path, dsn, 4)
 }
 
-// openSQLite opens the database at dsn, named path, with at most conns
-// connections (all kept open), and brings its schema up to date.
+// openSQLite opens the database at dsn with conns connections, all kept
+// open, and brings its schema up to date.
 func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -93,6 +87,7 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb.SetMaxOpenConns(conns)
 	sdb.SetMaxIdleConns(conns)
 	db := &DB{path: path, db: sdb}
+	db.stores = stores{db.engine()}
 	if err := db.migrate(ctx); err != nil {
 		sdb.Close()
 		return nil, openError(path, err)
@@ -100,21 +95,14 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	return db, nil
 }
 
-// MemoryPath is the Path of a database opened with OpenMemory.
-const MemoryPath = ":memory:"
-
-// OpenMemory opens the state in memory: the same schema and code as
-// state.db, for a run whose state cannot be opened, and for tests. Each
-// call opens a database of its own that nothing else shares; it writes no
-// file, and is gone at Close.
+// OpenMemory opens a state of its own in memory, as state.db but writing
+// no file, for a run whose state cannot be opened and for tests.
 func OpenMemory(ctx context.Context) (*DB, error) {
-	// Each connection to :memory: is a database of its own: keep one,
-	// open for the DB's life.
-	return openSQLite(ctx, MemoryPath, MemoryPath+"?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
+	// Each connection to :memory: is a database of its own: keep one.
+	return openSQLite(ctx, ":memory:", ":memory:?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
 }
 
-// NewMemory is OpenMemory for callers that cannot handle an error: SQLite
-// always opens memory, so it panics only on a broken build.
+// NewMemory is OpenMemory that panics on an error (a broken build).
 func NewMemory() *DB {
 	db, err := OpenMemory(context.Background())
 	if err != nil {
@@ -122,9 +110,6 @@ func NewMemory() *DB {
 	}
 	return db
 }
-
-// Path returns the database file's path.
-func (db *DB) Path() string { return db.path }
 
 // Close closes the database.
 func (db *DB) Close() error {
@@ -192,16 +177,13 @@ var migrations = []string{
 	`ALTER TABLE audit ADD COLUMN approver TEXT NOT NULL DEFAULT '';`,
 }
 
-// migrate brings the schema to the latest version in one write
-// transaction, so that two processes starting at once apply each
-// migration once.
+// migrate brings the schema to the latest version.
 func (db *DB) migrate(ctx context.Context) error {
-	return db.engine().migrate(ctx, migrations, "", nil)
+	return db.b.migrate(ctx, migrations, "", nil)
 }
 
-// write runs fn in a write transaction (BEGIN IMMEDIATE: the lock is taken
-// at the start, so two writers never deadlock upgrading a read) and
-// commits it when fn returns nil.
+// write runs fn in a write transaction, committed when fn returns nil.
+// It begins IMMEDIATE, so two writers never deadlock upgrading a read.
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {

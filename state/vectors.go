@@ -12,11 +12,8 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// Vectors returns the routing.VectorStore in state.db.
-func (db *DB) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
-
 // Vectors returns the routing.VectorStore in the database.
-func (db *PG) Vectors() routing.VectorStore { return vectorStore{db.engine()} }
+func (s stores) Vectors() routing.VectorStore { return vectorStore(s) }
 
 type vectorStore struct{ b engine }
 
@@ -82,10 +79,7 @@ func (s vectorStore) SaveVectors(model string, vecs map[vecKey][]float32) error 
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("saving %d vectors of %s in %s: %w", len(vecs), model, s.b.name, err)
-	}
-	return nil
+	return s.b.wrap(err, "saving %d vectors of %s in", len(vecs), model)
 }
 
 func encodeVec(v []float32) []byte {

@@ -7,25 +7,17 @@ import (
 	"time"
 )
 
-// A call's deadlines (FI-06): the upstream's Timeout is an idle timeout
-// that each progress report for the call starts again, under the hard
-// maximum MaxTimeout. Either one ends the call's context as a deadline
-// does (context.DeadlineExceeded), so the upstream is told as for any
-// timeout.
-
-// idleContext is done when its parent is, once idle passes without a
-// touch, or at its hard deadline if it has one. It needs no goroutine of
-// its own: one timer, set for whichever limit comes first, and an
-// AfterFunc on the parent end it. context.Cause of it is its parent's (nil
-// while the parent lives); nothing on a call's path reads it.
+// idleContext is a call's deadlines (FI-06): done when its parent is, once
+// idle passes without a touch (a progress report), or at its hard
+// deadline, with context.DeadlineExceeded. One timer for whichever limit
+// comes first and an AfterFunc on the parent end it, with no goroutine.
 type idleContext struct {
 	context.Context // the parent
 	idle            time.Duration
+	hard            time.Duration
 	hardAt          time.Time // the hard deadline; zero for none
 	done            chan struct{}
-	// alive, when set, is asked when the idle time runs out: true starts
-	// it again, as a touch does (see withConnectLimit).
-	alive func() bool
+	alive           func() bool // asked when idle runs out: true restarts it (withConnectLimit)
 
 	mu      sync.Mutex
 	err     error
@@ -36,11 +28,9 @@ type idleContext struct {
 }
 
 // withCallTimeouts returns a context that ends idle after the last touch,
-// hard after it starts (no such limit when hard is 0 or less), or with
-// parent, whichever comes first: one timer for both limits. cancel
-// releases it.
+// hard after it starts (none when hard <= 0), or with parent.
 func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleContext, context.CancelFunc) {
-	c := &idleContext{Context: parent, idle: idle, done: make(chan struct{})}
+	c := &idleContext{Context: parent, idle: idle, hard: hard, done: make(chan struct{})}
 	c.mu.Lock()
 	wait := idle
 	if hard > 0 {
@@ -56,8 +46,7 @@ func withCallTimeouts(parent context.Context, idle, hard time.Duration) (*idleCo
 	}
 }
 
-// fire ends c when its timer runs out: at the hard deadline when that came
-// no later than the idle time, else for idleness.
+// fire ends c when its timer runs out, unless alive says to wait on.
 func (c *idleContext) fire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,11 +55,20 @@ func (c *idleContext) fire() {
 	}
 	c.hardOut = !c.hardAt.IsZero() && !time.Now().Before(c.hardAt)
 	if !c.hardOut && c.alive != nil && c.alive() {
-		c.touched = true
-		c.timer.Reset(min(c.idle, time.Until(c.hardAt)))
+		c.restartLocked()
 		return
 	}
 	c.endLocked(context.DeadlineExceeded)
+}
+
+// restartLocked starts the idle time again, never past the hard deadline.
+func (c *idleContext) restartLocked() {
+	c.touched = true
+	wait := c.idle
+	if !c.hardAt.IsZero() {
+		wait = min(wait, time.Until(c.hardAt))
+	}
+	c.timer.Reset(wait)
 }
 
 func (c *idleContext) Done() <-chan struct{} { return c.done }
@@ -90,34 +88,20 @@ func (c *idleContext) Deadline() (time.Time, bool) {
 	return d, ok
 }
 
-// touch starts the idle time again (never past the hard deadline); once
-// ended it does nothing.
+// touch starts the idle time again.
 func (c *idleContext) touch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
-		c.touched = true
-		wait := c.idle
-		if !c.hardAt.IsZero() {
-			wait = min(wait, time.Until(c.hardAt))
-		}
-		c.timer.Reset(wait)
+		c.restartLocked()
 	}
 }
 
-// idleOut says whether the idle time ran out (rather than the parent
-// ending or the hard deadline), and whether a touch came before.
+// idleOut says whether the idle time ran out, and whether a touch came.
 func (c *idleContext) idleOut() (out, touched bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err == context.DeadlineExceeded && !c.hardOut && c.Context.Err() == nil, c.touched
-}
-
-// hardExpired says whether the hard deadline ended c.
-func (c *idleContext) hardExpired() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hardOut
 }
 
 func (c *idleContext) end(err error) {
@@ -135,29 +119,24 @@ func (c *idleContext) endLocked(err error) {
 	close(c.done)
 }
 
-// callDeadline is one call's context under both limits.
-type callDeadline struct {
-	idle *idleContext // the caller's context under both limits
-	cfg  Config
-}
-
 // newCallDeadline bounds a call to cfg's limits; cancel releases them.
-func newCallDeadline(ctx context.Context, cfg Config) (*callDeadline, context.CancelFunc) {
-	idle, cancel := withCallTimeouts(ctx, cfg.EffectiveCallTimeout(), cfg.EffectiveMaxTimeout())
-	return &callDeadline{idle: idle, cfg: cfg}, cancel
+func newCallDeadline(ctx context.Context, cfg Config) (*idleContext, context.CancelFunc) {
+	return withCallTimeouts(ctx, cfg.EffectiveCallTimeout(), cfg.EffectiveMaxTimeout())
 }
 
 // expired returns the timeout error when a limit cut the call (and not
 // the caller going away), or nil.
-func (d *callDeadline) expired(caller context.Context) error {
+func (c *idleContext) expired(caller context.Context) error {
 	if caller.Err() != nil {
 		return nil
 	}
-	if d.idle.hardExpired() {
-		return &TimeoutError{limit: d.cfg.EffectiveMaxTimeout(), hard: true}
+	if out, touched := c.idleOut(); out {
+		return &TimeoutError{limit: c.idle, afterProgress: touched}
 	}
-	if out, touched := d.idle.idleOut(); out {
-		return &TimeoutError{limit: d.cfg.EffectiveCallTimeout(), afterProgress: touched}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hardOut {
+		return &TimeoutError{limit: c.hard, hard: true}
 	}
 	return nil
 }
@@ -182,3 +161,47 @@ func (e *TimeoutError) Error() string {
 
 // Unwrap makes the error a context.DeadlineExceeded, as any timeout.
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// drainWait bounds how long a closing hub waits for an upstream's calls
+// in flight to end before it closes the connection.
+const drainWait = time.Second
+
+// drain, when the hub is closing (ctx done), waits up to drainWait for
+// the calls in flight to end, so that the connection stays open until
+// their notifications/cancelled are written. mcp-go writes those after
+// the call returns, so over stdio it also waits for conn.settled.
+func (u *Upstream) drain(ctx context.Context, c *Conn) {
+	if ctx.Err() == nil {
+		return
+	}
+	deadline := time.NewTimer(drainWait)
+	defer deadline.Stop()
+	taken := 0
+	defer func() {
+		for range taken {
+			<-u.slots
+		}
+	}()
+	for taken < cap(u.slots) {
+		select {
+		case u.slots <- struct{}{}: // a slot no call holds
+			taken++
+		case <-deadline.C:
+			return
+		}
+	}
+	if c.settled == nil {
+		return
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !c.settled() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return
+		case <-c.lost:
+			return
+		}
+	}
+}

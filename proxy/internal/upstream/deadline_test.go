@@ -72,13 +72,13 @@ func TestCallDeadlineSaysWhichLimit(t *testing.T) {
 					for range tc.touches {
 						select {
 						case <-time.After(900 * time.Millisecond):
-							d.idle.touch()
-						case <-d.idle.Done():
+							d.touch()
+						case <-d.Done():
 							return
 						}
 					}
 				}()
-				<-d.idle.Done()
+				<-d.Done()
 				err := d.expired(t.Context())
 				if got := time.Since(start); got != tc.after {
 					t.Errorf("cut after %s, want %s", got, tc.after)
@@ -97,7 +97,7 @@ func TestCallDeadlineCallerGoneIsNoTimeout(t *testing.T) {
 		d, cancel := newCallDeadline(caller, Config{Timeout: time.Second})
 		defer cancel()
 		cancelCaller()
-		<-d.idle.Done()
+		<-d.Done()
 		if err := d.expired(caller); err != nil {
 			t.Errorf("the caller went away: got %v, want no timeout", err)
 		}

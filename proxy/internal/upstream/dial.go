@@ -20,12 +20,9 @@ import (
 // BuiltinFunc builds a built-in server by name with its flags.
 type BuiltinFunc func(name string, args []string) (*server.MCPServer, error)
 
-// dial opens a client connection to an upstream by its transport; a
-// stdio child's stderr goes to stderr, which outlives the child. The
-// returned conn is started but not yet initialized. ctx must not carry a
-// deadline: the stdio transport keeps it for the life of the connection.
-// A stdio child's stderr lines go to stderr (the log, across restarts) and
-// to tail (nil: none).
+// dial opens a client connection to an upstream, started but not
+// initialized; a stdio child's stderr goes to stderr and tail. ctx must
+// not carry a deadline: the stdio transport keeps it for the connection.
 func dial(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts ...client.ClientOption) (*Conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
@@ -38,14 +35,10 @@ func dial(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLo
 }
 
 func clientOptions(cfg Config, extra []client.ClientOption) []client.ClientOption {
-	switch cfg.Protocol {
-	case "modern":
-		return extra
-	case "":
-		return append(extra, client.WithProtocolVersion(DefaultProtocolVersion))
-	default:
-		return append(extra, client.WithProtocolVersion(cfg.Protocol))
+	if v := cfg.protocolVersion(); v != "" {
+		return append(extra, client.WithProtocolVersion(v))
 	}
+	return extra
 }
 
 func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *stderrLog, tail *lineTail, opts []client.ClientOption) (*Conn, error) {
@@ -99,8 +92,6 @@ func dialHTTP(ctx context.Context, cfg Config, logger *slog.Logger, opts []clien
 			c.violation(err)
 		}
 	}
-	// Every body is bounded (see boundedBodies); replies to POSTed
-	// requests of streamable HTTP are checked first (see wire.ReplyGuard).
 	authorize, withAuth := withAuthorizer(cfg)
 	base := http.RoundTripper(upstreamTransport)
 	if withAuth {
@@ -161,18 +152,13 @@ func IsTransportError(err error) bool {
 }
 
 // failsOneRequest tells a transport error that fails one request from one
-// that loses the connection. Over streamable HTTP each call is its own
-// request: an error status (500, 502...) or a reply stream cut mid-way
-// fails the call it answers, and the session and the calls in flight on
-// it go on; such errors count as protocol violations (MaxViolations within
-// violationWindow give the connection up). A session the server no longer
-// knows (404), a closed transport, or a server that cannot be reached at
-// all loses the connection, which is then made again. Over SSE, a POST
-// that fails is that request's alone too; the loss of the shared event
-// stream is reported apart (OnConnectionLost). Over stdio every transport
-// error loses the connection: there is one stream.
+// that loses the connection. Over HTTP each call is its own request: an
+// error status or a cut reply stream fails that call (counted as a
+// violation), while an ended session, a closed transport or an
+// unreachable server loses the connection. Over stdio every transport
+// error loses it: there is one stream.
 func failsOneRequest(cfg Config, err error) bool {
-	if cfg.Transport != TransportStreamableHTTP && cfg.Transport != TransportSSE {
+	if !cfg.remote() {
 		return false
 	}
 	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, transport.ErrTransportClosed) {
@@ -185,10 +171,9 @@ func failsOneRequest(cfg Config, err error) bool {
 	return true
 }
 
-// lineLimit bounds the lines an upstream writes: past max bytes without a
-// newline the message is refused (wire.ErrMessageTooLarge), the connection is
-// given up (its framing is lost) and the child restarted. Memory stays
-// bounded by the limit, whatever the upstream sends.
+// lineLimit bounds the lines a stdio upstream writes: past max bytes
+// without a newline the read fails with wire.ErrMessageTooLarge and the
+// connection is given up (its framing is lost).
 type lineLimit struct {
 	r        io.Reader
 	max, cur int

@@ -1,41 +1,31 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
-
-// Every HTTP response an upstream sends is read through a bound, whatever
-// reads it: mcp-go reads an error reply whole (io.ReadAll), the lines of
-// an event stream whole (bufio.Reader.ReadString), and the legacy SSE
-// transport's replies whole. boundedBodies, the outermost RoundTripper of
-// every HTTP upstream, wraps each response body so that memory stays
-// bounded by the limits however much the upstream sends:
-//
-//   - an event stream (the GET and POST streams of streamable HTTP, the
-//     legacy SSE stream): each line and each event at most the message
-//     limit;
-//   - a 2xx reply of any other type: at most the message limit in all;
-//   - any other reply (an HTTP error): at most the error-body limit.
-//
-// Past a limit the read fails with wire.ErrMessageTooLarge, which names the
-// limit; mcp-go then drops the stream or the reply.
 
 // DefaultMaxErrorBodyBytes bounds the body of an HTTP error reply from an
 // upstream (status 300 or more).
 const DefaultMaxErrorBodyBytes = 64 << 10
 
-// boundedBodies bounds every response body of an HTTP upstream.
+// boundedBodies bounds every response body of an HTTP upstream, since
+// mcp-go reads error replies, event-stream lines and SSE replies whole:
+// an event stream's lines and events, any other 2xx reply, each to the
+// message limit; an error reply to the error-body limit. Past a limit the
+// read fails with wire.ErrMessageTooLarge.
 type boundedBodies struct {
 	next     http.RoundTripper
-	max      int // bytes in one reply, one event-stream line or one event
-	maxError int // bytes in the body of an error reply
-	// report logs and counts one reply refused; it must not block.
-	report func(error)
+	max      int         // bytes in one reply, one event-stream line or one event
+	maxError int         // bytes in the body of an error reply
+	report   func(error) // logs and counts one reply refused; must not block
 }
 
 func (b *boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -87,8 +77,7 @@ func (s *sizeBound) Read(p []byte) (int, error) {
 
 func (s *sizeBound) Close() error { return s.body.Close() }
 
-// eventBound fails an event stream with a line or an event (the lines up
-// to a blank one) over max bytes.
+// eventBound fails an event stream with a line or an event over max bytes.
 type eventBound struct {
 	body        io.ReadCloser
 	max         int
@@ -129,3 +118,34 @@ func (e *eventBound) Read(p []byte) (int, error) {
 }
 
 func (e *eventBound) Close() error { return e.body.Close() }
+
+// ErrCrossOriginRedirect is returned when an HTTP upstream redirects a
+// request to another origin.
+var ErrCrossOriginRedirect = errors.New("redirect to another origin refused")
+
+// maxRedirects bounds the redirects followed within the upstream's origin.
+const maxRedirects = 10
+
+// sameOriginRedirects is the CheckRedirect of every HTTP upstream client:
+// the configured headers and credentials never reach another origin. The
+// error names the target origin, never its path or query.
+var sameOriginRedirects = sameorigin.Redirects(maxRedirects, func(_, to *url.URL) error {
+	return fmt.Errorf("%w: the upstream redirected to %s://%s; configure the URL it redirects to",
+		ErrCrossOriginRedirect, to.Scheme, to.Host)
+})
+
+// upstreamTransport carries every HTTP upstream's requests: the default
+// transport but keeping more idle connections per host (the default two
+// would make each further call in flight open and close its own).
+var upstreamTransport = newUpstreamTransport()
+
+// upstreamIdlePerHost bounds the idle connections kept for one host (not
+// the calls).
+const upstreamIdlePerHost = 256
+
+func newUpstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no bound across hosts; each host has its own
+	t.MaxIdleConnsPerHost = upstreamIdlePerHost
+	return t
+}

@@ -7,14 +7,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/time/rate"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// NotificationLimit bounds the notifications each upstream may send
-// (progress, log messages, resource updates, list changes): a token
-// bucket per upstream. A notification that finds the bucket empty is
-// dropped, counted in mcp_router_upstream_notifications_dropped_total,
-// and logged once per warning window. Zero values take the defaults in
-// brackets.
+// NotificationLimit bounds the notifications each upstream may send: a
+// token bucket per upstream. One that finds it empty is dropped, counted
+// and logged (once per minute). Zero values take the defaults in brackets.
 type NotificationLimit struct {
 	// PerSecond refills each upstream's bucket
 	// [DefaultNotificationsPerSecond].
@@ -23,24 +22,18 @@ type NotificationLimit struct {
 	Burst int
 }
 
-// Defaults of NotificationLimit: well above what a server reporting on its
-// work sends, well below what would keep the gateway busy relaying.
+// Defaults of NotificationLimit.
 const (
 	DefaultNotificationsPerSecond = 100
 	DefaultNotificationBurst      = 200
 )
 
-// notificationWarnEvery is the warning window: one warning per upstream
-// per window, however many notifications are dropped in it.
+// notificationWarnEvery is how often an upstream's drops are logged.
 const notificationWarnEvery = time.Minute
 
 func (l NotificationLimit) withDefaults() NotificationLimit {
-	if l.PerSecond <= 0 {
-		l.PerSecond = DefaultNotificationsPerSecond
-	}
-	if l.Burst <= 0 {
-		l.Burst = DefaultNotificationBurst
-	}
+	defaults.Set(&l.PerSecond, DefaultNotificationsPerSecond)
+	defaults.Set(&l.Burst, DefaultNotificationBurst)
 	return l
 }
 
@@ -61,12 +54,9 @@ func newNotifyLimiter(upstream string, l NotificationLimit, logger *slog.Logger,
 	return &notifyLimiter{upstream: upstream, lim: rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst), logger: logger, metrics: m}
 }
 
-// allow takes a token for one notification, or counts it dropped.
-//
-// A list change is never dropped: it only asks for a refresh, which is
-// coalesced (one per RefreshDebounce), so a flood of them costs little,
-// and dropping the last one would leave the catalog stale. It takes a
-// token all the same, so that it counts against the upstream's budget.
+// allow takes a token for one notification, or counts it dropped. A list
+// change takes a token but is never dropped: refreshes are debounced, and
+// dropping the last one would leave the catalog stale.
 func (n *notifyLimiter) allow(method string) bool {
 	kind := notificationKind(method)
 	if n.lim.Allow() || kind == "list_changed" {
@@ -89,8 +79,7 @@ func (n *notifyLimiter) allow(method string) bool {
 	return false
 }
 
-// notificationKind is the metric label of a notification method: one of
-// a fixed set, whatever the upstream sends.
+// notificationKind is the metric label of a notification method.
 func notificationKind(method string) string {
 	switch method {
 	case string(mcp.MethodNotificationProgress):

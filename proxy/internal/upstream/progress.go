@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -21,21 +22,16 @@ type Progress struct {
 // ProgressFunc receives progress for one call. It must not block.
 type ProgressFunc func(Progress)
 
-// ProgressRouter hands each forwarded call a progress token of its own, so
-// two clients using the same token never see each other's progress, and
-// routes upstream progress notifications back to the right caller.
-//
-// Tokens are random and bound to the upstream the call goes to: one
-// upstream can neither guess another's tokens nor report progress for
-// them (its reports would reach another client, and keep another
-// upstream's call from idling out).
+// ProgressRouter hands each forwarded call a progress token of its own and
+// routes upstream progress notifications back to the right caller. Tokens
+// are random and bound to the call's upstream, so that no upstream can
+// report progress for another's calls.
 type ProgressRouter struct {
 	mu   sync.Mutex
 	subs map[string]progressSub
 }
 
-// progressSub is who hears of one token's progress: the caller, when it
-// asked for progress, and the call's idle timeout (FI-06).
+// progressSub is who hears of one token's progress.
 type progressSub struct {
 	upstream string       // the only upstream whose reports count
 	fn       ProgressFunc // nil when the caller asked for none
@@ -53,12 +49,9 @@ const tokenPrefix = "mcp-router-"
 
 // register hands out a token for sub.
 func (p *ProgressRouter) register(sub progressSub) (token string, release func()) {
-	var b [len(tokenPrefix) + 24]byte // the prefix and 12 random bytes in hex
-	copy(b[:], tokenPrefix)
 	var random [12]byte
 	_, _ = rand.Read(random[:]) // crypto/rand.Read never fails
-	hex.Encode(b[len(tokenPrefix):], random[:])
-	token = string(b[:])
+	token = tokenPrefix + hex.EncodeToString(random[:])
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.subs == nil {
@@ -72,10 +65,10 @@ func (p *ProgressRouter) register(sub progressSub) (token string, release func()
 	}
 }
 
-// watch calls touch on each progress report for a call to upstream whose
-// token, when the caller asked for progress, Register handed out, until
-// release. A call without one gets a token of its own, so that an
-// upstream that reports progress is not cut by the idle timeout.
+// watch calls touch on each progress report for token (one Register
+// handed out) until release. A call without one gets a token all the
+// same, so that an upstream that reports progress is not cut by the idle
+// timeout.
 func (p *ProgressRouter) watch(upstream string, token mcp.ProgressToken, touch func()) (_ mcp.ProgressToken, release func()) {
 	if token == nil {
 		return p.register(progressSub{upstream: upstream, touch: touch})
@@ -91,8 +84,7 @@ func tokenKey(token any) string {
 	return fmt.Sprint(token)
 }
 
-// onReport calls touch on each progress report for token, a token
-// Register handed out, until release.
+// onReport calls touch on each progress report for token until release.
 func (p *ProgressRouter) onReport(token string, touch func()) (release func()) {
 	set := func(touch func()) {
 		p.mu.Lock()
@@ -125,27 +117,20 @@ func (p *ProgressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
 	}
 }
 
-// number reads a progress value: float64 from JSON, or the Go number an
-// in-process server passed without encoding it.
+// number reads a progress value: from JSON, or the Go number an
+// in-process server passed.
 func number(v any) float64 {
-	switch n := v.(type) {
-	case float64:
-		return n
-	case float32:
-		return float64(n)
-	case int:
-		return float64(n)
-	case int64:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case uint:
-		return float64(n)
-	case uint64:
-		return float64(n)
-	case json.Number:
+	if n, ok := v.(json.Number); ok {
 		f, _ := n.Float64()
 		return f
+	}
+	switch r := reflect.ValueOf(v); {
+	case r.CanFloat():
+		return r.Float()
+	case r.CanInt():
+		return float64(r.Int())
+	case r.CanUint():
+		return float64(r.Uint())
 	}
 	return 0
 }

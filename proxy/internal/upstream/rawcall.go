@@ -12,16 +12,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// callRequestSeq numbers the tools/call requests callOnce sends. Their
-// ids are strings, so they never collide with mcp-go's integer ids on the
-// same connection.
+// callRequestSeq numbers the tools/call requests callOnce sends (string
+// ids, never colliding with mcp-go's).
 var callRequestSeq atomic.Uint64
 
-// callOnce sends req on c and decodes the result. A connection on the
-// stateless revision (2026-07-28) is called through mcp-go, whose request
-// path alone builds the protocol metadata its requests carry; any other
-// through the transport, with an id of our own, the result decoded once
-// (decodeResult) where mcp-go's client decodes it three times.
+// callOnce sends req on c and decodes the result once, where mcp-go's
+// client decodes it three times; on the stateless revision (2026-07-28)
+// through mcp-go, which alone builds the _meta its requests carry.
 func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if mcp.IsModernProtocol(c.client.ProtocolVersion()) {
 		return c.client.CallTool(ctx, req)
@@ -42,11 +39,7 @@ func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallT
 
 // callDirect is sendRaw for a stdio child, with the reply handed straight
 // to this call (wire.StdinTap.Send) rather than decoded by mcp-go's reader
-// twice on its way: the line written and the reply waited for as
-// mcp-go's transport does, the errors the same (transport errors, the
-// reply's JSON-RPC error), a caller that gives up cancelling the request
-// as sendRaw does. The reply is one of LineVet's, so a broken line has
-// become the protocol error that ProtocolReply recognises.
+// on its way; the errors are those of mcp-go's transport.
 func callDirect(ctx context.Context, c *Conn, id string, params mcp.CallToolParams) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
@@ -82,14 +75,11 @@ func callDirect(ctx context.Context, c *Conn, id string, params mcp.CallToolPara
 	}
 }
 
-// callRequestLine is the line of a tools/call request with the id id
-// (idJSON as JSON) and params p: what json.Marshal writes for mcp-go's request, but
-// for where it puts no space and escapes <, > and &. json.Marshal compacts
-// what each MarshalJSON returns again at every level (the arguments
-// thrice); here the arguments a client sent (a json.RawMessage) are
-// written as they came, once checked to be one JSON value on one line
-// (compacted when they span lines), and the rest marshaled once. A task
-// or a multi-round-trip answer is marshaled mcp-go's way.
+// callRequestLine is the line of a tools/call request: what json.Marshal
+// writes for mcp-go's request (but for escaping <, > and &), with the
+// client's raw arguments written as they came, on one line, rather than
+// compacted again at every level. A task or a multi-round-trip answer is
+// marshaled mcp-go's way.
 func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([]byte, error) {
 	args := p.RawArguments
 	if raw, ok := p.Arguments.(json.RawMessage); ok && len(args) == 0 {
@@ -124,9 +114,7 @@ func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([
 	return append(b, "}}\n"...), nil
 }
 
-// appendOneLine appends v, one JSON value, without a line break: as it is
-// when it has none, compacted otherwise. Invalid JSON is an error, as
-// json.Marshal makes it.
+// appendOneLine appends v, one JSON value, compacted if it spans lines.
 func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
 	if !json.Valid(v) {
 		return dst, fmt.Errorf("arguments: invalid JSON")
@@ -141,9 +129,8 @@ func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// leanResult is a tools/call result of text items, an error flag and
-// structured content, and nothing else: the result most tools return,
-// decoded in one pass without mcp-go's per-item decoding.
+// leanResult is the result most tools return: text items, an error flag
+// and structured content, and nothing else.
 type leanResult struct {
 	Content []struct {
 		Type string  `json:"type"`
@@ -153,10 +140,8 @@ type leanResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
 }
 
-// decodeResult decodes a tools/call result as mcp-go's client does
-// (mcp.ParseCallToolResult): a result of text items, an error flag and
-// structured content in one pass (leanResult); any other (a _meta,
-// annotations, other content, a member it does not know) mcp-go's way.
+// decodeResult decodes a tools/call result as mcp.ParseCallToolResult
+// does: a leanResult in one pass, any other mcp-go's way.
 func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var lean leanResult
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -17,34 +17,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How the processes a stdio upstream starts are ended on Linux: one
-// mechanism, the tag. Every stdio child gets ChildTagVar=<tag> in its
-// environment, a tag unique to the child (this gateway's process id and
-// start time, and a sequence number). Its descendants inherit it whatever
-// they do with process groups and sessions (npx, sh -c, a daemon that
-// calls setsid), so stopping the child signals every process carrying its
-// tag (found in /proc/<pid>/environ), and once the child has ended every
-// process still carrying it is killed. If the gateway itself is killed
-// (SIGKILL, which no code in it can answer), the watchdog that
-// StartWatchdog runs in a session of its own kills every process carrying
-// one of this gateway's tags.
+// How a stdio upstream's processes are ended on Linux: one mechanism, the
+// tag. Every stdio child gets ChildTagVar=<tag> (unique to the child) in
+// its environment, which its descendants inherit whatever they do with
+// process groups and sessions (npx, sh -c, setsid). Stopping the child
+// signals every process carrying its tag (/proc/<pid>/environ), and once
+// it has ended every such process left is killed. If the gateway itself
+// is killed, the watchdog (StartWatchdog, in a session of its own) kills
+// every process carrying one of its tags. As PID 1 of a namespace the
+// kernel does that, so there is no watchdog; the gateway reaps the
+// orphans re-parented to it instead (reapAsInit).
 //
-// When the gateway is PID 1 of a PID namespace (the container image runs
-// it so), the kernel kills every process of the namespace as it dies, so
-// there is no watchdog; orphans are re-parented to the gateway then, and
-// it reaps them as init must (reapAsInit).
-//
-// What the tag does not catch: a descendant that clears or rewrites its
-// environment before exec'ing (env -i), one that becomes another user
-// (its environ cannot be read), and, if the gateway is killed, anything
-// when the watchdog was not started (a library user, a test binary) or
-// was killed with it. Process groups, Pdeathsig (which fires when the
-// thread that started the child ends, not the process) and a subreaper
-// were measured beside it: each catches a subset of what it does (none
-// catches a grandchild that called setsid once the gateway is killed).
+// What the tag does not catch: a descendant that clears its environment
+// before exec'ing (env -i) or becomes another user, and, once the gateway
+// is killed, anything when the watchdog was not started or died with it.
+// Process groups, Pdeathsig and a subreaper each catch a subset of it.
 
-// watchdogVar, set in the environment, makes MaybeRunWatchdog act as the
-// watchdog of the gateway whose tag prefix it holds.
+// watchdogVar makes MaybeRunWatchdog act as the watchdog of the gateway
+// whose tag prefix it holds.
 const watchdogVar = "MCP_ROUTER_WATCHDOG"
 
 // gatewayTag prefixes the tags of this gateway's children.
@@ -68,10 +58,9 @@ func tagEnv(env []string, tag string) []string {
 	return append(out, ChildTagVar+"="+tag)
 }
 
-// tracked holds the process ids of the processes this package started,
-// which exec.Cmd.Wait reaps: reapAsInit leaves them to it. Starting one
-// and reaping orphans both hold it, so a child that ends at once is never
-// reaped by the wrong one.
+// tracked holds the process ids this package started, which exec.Cmd.Wait
+// reaps and reapAsInit leaves alone; starting one and reaping orphans both
+// hold it, so a child that ends at once is never reaped by the wrong one.
 var tracked = struct {
 	sync.Mutex
 	pids map[int]bool
@@ -121,9 +110,8 @@ func reapAsInit() (stop func()) {
 	}
 }
 
-// reapOrphans waits, without blocking, for each process of /proc that is
-// an ended child this package did not start; for any other process
-// wait4 fails at once.
+// reapOrphans reaps, without blocking, each ended child this package did
+// not start (wait4 fails at once for any other process).
 func reapOrphans() {
 	entries, _ := os.ReadDir("/proc")
 	tracked.Lock()
@@ -137,8 +125,7 @@ func reapOrphans() {
 }
 
 // signalTree sends sig to the child (even one that cleared its
-// environment) and every process carrying its tag; SIGKILL is sent in
-// rounds until none is left.
+// environment) and every process carrying its tag.
 func (c *child) signalTree(sig syscall.Signal) {
 	if c.cmd.Process != nil {
 		_ = c.cmd.Process.Signal(sig)
@@ -164,9 +151,8 @@ func signalTagged(match func(tag string) bool, sig syscall.Signal) {
 	}
 }
 
-// taggedProcesses lists the live processes (not zombies: their environ
-// reads empty) whose environment holds a tag that match accepts.
-// Processes of other users cannot be read and are skipped.
+// taggedProcesses lists the live processes (a zombie's environ reads
+// empty) whose environment holds a tag that match accepts.
 func taggedProcesses(match func(string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -194,12 +180,10 @@ func taggedProcesses(match func(string) bool) []int {
 	return out
 }
 
-// StartWatchdog starts the watchdog that kills this gateway's stdio
-// children and their descendants if the gateway is killed (SIGKILL): the
-// executable at exe (the gateway's own, whose main calls
-// MaybeRunWatchdog first), in a session of its own. stop, at a normal
-// shutdown after the hub is closed, ends it. As PID 1 it starts the
-// orphan reaper instead (see the top of this file).
+// StartWatchdog starts exe (the gateway's own executable, whose main calls
+// MaybeRunWatchdog first) as the watchdog that kills this gateway's stdio
+// children and their descendants if the gateway is killed. stop ends it.
+// As PID 1 it starts the orphan reaper instead.
 func StartWatchdog(exe string) (stop func(), err error) {
 	if os.Getpid() == 1 {
 		return reapAsInit(), nil
@@ -209,7 +193,7 @@ func StartWatchdog(exe string) (stop func(), err error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(childEnv(os.Environ(), nil), watchdogVar+"="+gatewayTag)
+	cmd.Env = append(childEnv(os.Environ(), nil, false), watchdogVar+"="+gatewayTag)
 	cmd.Stdin = pr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := startTracked(cmd); err != nil {
@@ -224,11 +208,7 @@ func StartWatchdog(exe string) (stop func(), err error) {
 	}()
 	return func() {
 		pw.Close()
-		t := time.NewTimer(5 * time.Second)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
+		if !within(exited, 5*time.Second) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
@@ -236,8 +216,7 @@ func StartWatchdog(exe string) (stop func(), err error) {
 }
 
 // MaybeRunWatchdog runs the watchdog and exits when this process was
-// started as one (by StartWatchdog); otherwise it returns at once. Call
-// it first in main.
+// started as one; otherwise it returns at once. Call it first in main.
 func MaybeRunWatchdog() {
 	prefix := os.Getenv(watchdogVar)
 	if prefix == "" {
@@ -247,4 +226,52 @@ func MaybeRunWatchdog() {
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the gateway is gone
 	signalTagged(func(tag string) bool { return strings.HasPrefix(tag, prefix+".") }, syscall.SIGKILL)
 	os.Exit(0)
+}
+
+// treeWork measures the work done so far by the processes that carry tag:
+// their CPU time and bytes read and written. A change says the tree is
+// doing something.
+func treeWork(tag string) uint64 {
+	var sum uint64
+	for _, pid := range taggedProcesses(func(t string) bool { return t == tag }) {
+		sum += procCPU(pid) + procIO(pid)
+	}
+	return sum
+}
+
+// procCPU is pid's utime, stime, cutime and cstime from /proc/<pid>/stat,
+// in clock ticks.
+func procCPU(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
+	if i < 0 {
+		return 0
+	}
+	fields := bytes.Fields(b[i+1:])
+	var sum uint64
+	for _, f := range fields[min(11, len(fields)):min(15, len(fields))] { // fields 14 to 17 of stat(5)
+		n, _ := strconv.ParseUint(string(f), 10, 64)
+		sum += n
+	}
+	return sum
+}
+
+// procIO is the bytes pid read and wrote (rchar, wchar) from
+// /proc/<pid>/io; 0 where it cannot be read.
+func procIO(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0
+	}
+	var sum uint64
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if bytes.HasPrefix(line, []byte("rchar: ")) || bytes.HasPrefix(line, []byte("wchar: ")) {
+			n, _ := strconv.ParseUint(string(line[len("rchar: "):]), 10, 64)
+			sum += n
+		}
+	}
+	return sum
 }

@@ -15,12 +15,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/apps"
 )
 
-// Relay is where what an upstream asks of, or tells, the client on whose
-// behalf it is working goes: sampling and elicitation requests and log
-// messages go to the client whose call caused them, and to no other;
-// resource updates go to the clients subscribed to the URI. The Server
-// implements it and sets it with [Hub.SetRelay]; the hub hands it on to
-// each upstream.
+// Relay is where what an upstream asks of, or tells, a client goes:
+// sampling, elicitation and log messages to the client whose call caused
+// them and no other; resource updates to the URI's subscribers.
 type Relay interface {
 	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
@@ -30,21 +27,18 @@ type Relay interface {
 	ResourceUpdated(upstream, uri string)
 }
 
-// ErrNoCaller is the answer to an upstream's request to the client when no
-// client call is in progress on that upstream (nobody to ask).
+// ErrNoCaller answers an upstream's request to the client when no client
+// call is in progress on that upstream.
 var ErrNoCaller = errors.New("no client call in progress on this upstream to ask")
 
-// ErrAmbiguousCaller is the answer to an upstream's request to the client
-// when calls of several client sessions are in progress on the upstream
-// and the request does not show which of them it belongs to: asking any
-// one of them could show it another client's request, or feed another
-// client's answer into the call.
+// ErrAmbiguousCaller answers an upstream's request to the client when
+// calls of several clients are in progress and the request does not show
+// whose it is: the gateway does not guess.
 var ErrAmbiguousCaller = errors.New("calls of several clients are in progress on this upstream " +
 	"and the request does not show which one it belongs to")
 
 // callers tracks the client contexts of the calls in progress on one
-// upstream, so that what the upstream sends mid-call reaches the client of
-// that call and no other.
+// upstream.
 type callers struct {
 	mu   sync.Mutex
 	next uint64
@@ -61,8 +55,7 @@ type callMark struct {
 }
 
 // add records a call of the client of ctx, and returns the context to send
-// it upstream with (marked, so that a request that comes back with it can
-// be told apart) and the func that ends the record.
+// it upstream with (marked) and the func that ends the record.
 func (c *callers) add(ctx context.Context) (context.Context, func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -80,17 +73,9 @@ func (c *callers) add(ctx context.Context) (context.Context, func()) {
 }
 
 // owner is the context of the client call that an upstream's request or
-// notification belongs to:
-//
-//   - the call hint is marked with (add), when the transport handed the
-//     request over with the call's context (a streamable HTTP upstream's
-//     request on the call's response stream). When that call is over,
-//     nobody (ErrNoCaller): it is not passed to another call;
-//   - else, when every call in progress belongs to one caller (callerOf),
-//     the newest of them;
-//   - else nobody: ErrNoCaller with no call in progress, ErrAmbiguousCaller
-//     with calls of several callers (the gateway cannot tell whose it is
-//     and does not guess).
+// notification belongs to: the call hint is marked with (a streamable
+// HTTP request on the call's response stream; nobody once that call is
+// over), else the newest call when all in progress are one caller's.
 func (c *callers) owner(hint context.Context) (context.Context, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -117,10 +102,9 @@ func (c *callers) owner(hint context.Context) (context.Context, error) {
 	return c.ctxs[newest], nil
 }
 
-// upstreamHandlers are the client options that let an upstream ask the
-// client for sampling and elicitation through the relay. Roots are not
-// offered: an upstream's roots/list is refused, as the gateway declares no
-// roots of its own and will not pass on one client's.
+// handlerOptions let an upstream ask the client for sampling and
+// elicitation through the relay. Roots are not offered: the gateway will
+// not pass on one client's.
 func (u *Upstream) handlerOptions() []client.ClientOption {
 	return []client.ClientOption{
 		client.WithSamplingHandler(samplingHandler{u}),
@@ -149,8 +133,7 @@ func (e elicitationHandler) Elicit(hint context.Context, req mcp.ElicitationRequ
 }
 
 // caller is the context of the client call that an upstream's request
-// belongs to, or why there is none (the upstream gets it as a JSON-RPC
-// error).
+// belongs to, or why there is none.
 func (u *Upstream) caller(hint context.Context, method string) (context.Context, Relay, error) {
 	r := u.env.Relay()
 	if r == nil {
@@ -165,9 +148,7 @@ func (u *Upstream) caller(hint context.Context, method string) (context.Context,
 }
 
 // relayLog passes an upstream's log message to the client whose call is in
-// progress on it. A notification says nothing of the call it belongs to:
-// with calls of several clients in progress, or none, it goes to our own
-// log only.
+// progress on it; with several clients' calls, or none, to our log only.
 func (u *Upstream) relayLog(n mcp.JSONRPCNotification) {
 	var msg mcp.LoggingMessageNotification
 	b, _ := json.Marshal(n)
@@ -194,9 +175,8 @@ func (u *Upstream) relayResourceUpdated(n mcp.JSONRPCNotification) {
 }
 
 // caller is who a call is made for: its client session, by id; or, on
-// the stateless protocol (2026-07-28), where no request carries a session
-// id, the request itself (the session value mcp-go makes for it alone).
-// An empty session id is never a caller shared by every such request.
+// the stateless protocol (2026-07-28), the request itself (never the empty
+// session id, which every such request shares).
 type caller struct {
 	session string
 	request server.ClientSession // set only when session is ""

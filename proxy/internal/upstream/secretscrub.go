@@ -17,42 +17,19 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// Scrubber replaces the secret values an upstream is configured with (its
-// header values, its env values, the userinfo and query values of its URL)
-// wherever they appear in text that came from, or went through, the
-// upstream: error messages, error bodies, log attributes, results. An
-// upstream that echoes its API key in an error ("invalid key sk-...") then
-// shows "[redacted configured secret]" instead, to the model and in the log.
-//
-// A value counts as a secret when integrity.SecretReason says so (a key
-// named like a credential, a credential's shape, or a long random-looking
-// value), and always for the URL's userinfo: NODE_ENV=production,
-// Accept: application/json or a path are settings, and replacing them
-// would garble every message that mentions them. Each secret is matched
-// exactly, URL-encoded (query and path escaping) and base64-encoded
-// (standard and URL alphabets, padded or not), the forms in which a
-// server echoes what it was sent. Values shorter than minScrubbed bytes
-// are left alone.
+// Scrubber replaces the secret values an upstream is configured with
+// (header, env, URL userinfo and query values) wherever they appear in
+// text that came from or went through it: errors, logs, results. A value
+// is a secret when integrity.SecretReason says so (NODE_ENV=production is
+// a setting) and always in the URL's userinfo; it is matched as is,
+// URL-escaped and base64-encoded, the forms in which a server echoes it.
 type Scrubber struct {
-	r *strings.Replacer // nil: nothing configured to scrub
-	// tokens replaces the OAuth tokens the gateway sent the upstream
-	// (upstreamauth.Authorizer.Redact); nil: none.
-	tokens func(string) string
+	r      *strings.Replacer   // nil: nothing configured to scrub
+	tokens func(string) string // replaces the OAuth tokens sent (nil: none)
 }
 
 // Empty reports whether s has nothing to scrub.
 func (s *Scrubber) Empty() bool { return s == nil || s.r == nil && s.tokens == nil }
-
-// replace is t with every configured secret and sent token replaced.
-func (s *Scrubber) replace(t string) string {
-	if s.r != nil {
-		t = s.r.Replace(t)
-	}
-	if s.tokens != nil {
-		t = s.tokens(t)
-	}
-	return t
-}
 
 // minScrubbed is the shortest configured value treated as a secret.
 const minScrubbed = 6
@@ -89,9 +66,8 @@ func newScrubber(cfg Config) *Scrubber {
 	return s
 }
 
-// headerSecrets is a header value and, for "Scheme credentials" (Bearer,
-// Basic, token), the credentials alone; Basic credentials also give the
-// user and password they encode.
+// headerSecrets is a header value, its credentials without the scheme,
+// and the user and password of Basic ones.
 func headerSecrets(v string) []string {
 	out := []string{v}
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
@@ -109,8 +85,8 @@ func headerSecrets(v string) []string {
 	return out
 }
 
-// urlSecrets are the userinfo of raw (https://user:pass@host/mcp) and its
-// query values that look like secrets (?api_key=...).
+// urlSecrets are the userinfo of raw and its query values that look like
+// secrets.
 func urlSecrets(raw string) []string {
 	if !strings.Contains(raw, "://") {
 		return nil
@@ -137,8 +113,7 @@ func urlSecrets(raw string) []string {
 }
 
 // secretForms is every value at least minScrubbed long in the forms it
-// may be echoed in, longest first so that a longer form wins over a value
-// it contains.
+// may be echoed in, longest first so that a longer form wins.
 func secretForms(values []string) []string {
 	var out []string
 	for _, v := range values {
@@ -153,16 +128,22 @@ func secretForms(values []string) []string {
 	return slices.Compact(out)
 }
 
-// Text is s with every configured secret replaced.
+// Text is t with every configured secret and sent token replaced.
 func (s *Scrubber) Text(t string) string {
 	if s.Empty() || t == "" {
 		return t
 	}
-	return s.replace(t)
+	if s.r != nil {
+		t = s.r.Replace(t)
+	}
+	if s.tokens != nil {
+		t = s.tokens(t)
+	}
+	return t
 }
 
-// lines is ls (a child's stderr, for status and doctor) with every
-// configured secret and every secret known by its shape replaced.
+// lines is ls (a child's stderr) with every configured secret and every
+// secret known by its shape replaced.
 func (s *Scrubber) lines(ls []string) []string {
 	for i, l := range ls {
 		ls[i] = integrity.RedactSecrets(s.Text(l))
@@ -170,8 +151,7 @@ func (s *Scrubber) lines(ls []string) []string {
 	return ls
 }
 
-// sinkErr is Err with secrets known by their shape redacted as well: an
-// upstream's last error, shown by status, doctor and the console.
+// sinkErr is Err with secrets known by their shape redacted as well.
 func (s *Scrubber) sinkErr(err error) error {
 	err = s.Err(err)
 	if err == nil {
@@ -184,8 +164,7 @@ func (s *Scrubber) sinkErr(err error) error {
 }
 
 // value is v (a decoded JSON value) with every configured secret replaced
-// in its strings. The replacement holds no character JSON escapes, so v's
-// encoding stays valid; a v that does not encode is returned as it is.
+// in its strings; ScrubbedValue needs no JSON escaping.
 func (s *Scrubber) value(v any) any {
 	if s.Empty() || v == nil {
 		return v
@@ -194,7 +173,7 @@ func (s *Scrubber) value(v any) any {
 	if err != nil {
 		return v
 	}
-	clean := s.replace(string(b))
+	clean := s.Text(string(b))
 	if clean == string(b) {
 		return v
 	}
@@ -205,8 +184,7 @@ func (s *Scrubber) value(v any) any {
 	return out
 }
 
-// progress is a progress notification with the configured secrets in its
-// message replaced; n is not modified.
+// progress is n with the configured secrets in its message replaced.
 func (s *Scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
 	msg, ok := n.Params.AdditionalFields["message"].(string)
 	if !ok || s.Text(msg) == msg {
@@ -218,30 +196,26 @@ func (s *Scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
 	return n
 }
 
-// Err is err with its text scrubbed; the chain stays for errors.Is and
-// errors.As. An error whose text holds no secret is returned as it is.
+// Err is err with its text scrubbed; the chain stays for errors.Is.
 func (s *Scrubber) Err(err error) error {
 	if err == nil || s.Empty() {
 		return err
 	}
 	msg := err.Error()
-	if clean := s.replace(msg); clean != msg {
+	if clean := s.Text(msg); clean != msg {
 		return &scrubbedError{msg: clean, err: err}
 	}
 	return err
 }
 
 // scrubHandler is a slog.Handler that scrubs the message and every
-// attribute (strings, errors, and anything printed with %v) of the
-// records it passes on, so an upstream's log records never carry its
-// configured secrets, whatever text of the upstream's they quote.
+// attribute of the records it passes on.
 type scrubHandler struct {
 	next  slog.Handler
 	scrub *Scrubber
 }
 
-// scrubLogger wraps logger's handler with s; a nil logger, or nothing to
-// scrub, returns logger as it is.
+// scrubLogger wraps logger's handler with s, when there is one.
 func scrubLogger(logger *slog.Logger, s *Scrubber) *slog.Logger {
 	if logger == nil || s.Empty() {
 		return logger
@@ -302,8 +276,8 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// WithoutURL keeps an HTTP upstream's URL, which may carry credentials in
-// its path or query, out of an error's text; the chain stays for errors.Is.
+// WithoutURL keeps an HTTP upstream's URL, which may carry credentials,
+// out of an error's text; the chain stays for errors.Is.
 func WithoutURL(err error) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) || ue.URL == "" {
@@ -312,8 +286,7 @@ func WithoutURL(err error) error {
 	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
 }
 
-// WithText is err shown as msg: a text cleaned of what must not be shown,
-// with err's chain kept for errors.Is and errors.As.
+// WithText is err shown as msg, with err's chain kept for errors.Is.
 func WithText(msg string, err error) error { return &scrubbedError{msg: msg, err: err} }
 
 type scrubbedError struct {

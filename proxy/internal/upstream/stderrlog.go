@@ -5,18 +5,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// stderrLog copies the stderr of an upstream's child processes into the
-// log, one record per line, across restarts: a crash-looping child that
-// prints the same stack trace on every start has it logged once, then
-// "same output as before" with a count, at 1, 2, 4, 8... repeats. Output
-// is compared with its digits masked, so timestamps, process ids and
-// addresses do not make two runs differ. A run's lines are held back only
-// while they match the previous run's, and logged as soon as one differs
-// (or at the end, when the run printed less).
+// stderrLog copies the stderr of an upstream's children into the log, one
+// record per line, across restarts: a crash-looping child's repeated
+// output (compared with digits masked) is logged once, then "same output
+// as before" at 1, 2, 4, 8... repeats. A run's lines are held back only
+// while they match the previous run's.
 type stderrLog struct {
 	logger *slog.Logger
 
@@ -25,16 +24,14 @@ type stderrLog struct {
 	repeats int      // runs in a row that printed prev
 }
 
-// maxCompared bounds the output remembered from one run; a longer run is
-// logged in full and the next one is not compared with it.
+// maxCompared bounds the output remembered from one run.
 const maxCompared = 64 << 10
 
 func newStderrLog(logger *slog.Logger) *stderrLog { return &stderrLog{logger: logger} }
 
-// copy logs one run's stderr and closes r at EOF. A line longer than
-// maxLogLine is cut and the rest of it read and dropped, so a chatty child
-// never blocks on a full pipe. tail, when set, also gets each line (logged
-// or held back as a repeat), and is closed at EOF.
+// copy logs one run's stderr, and gives each line to tail, until EOF. A
+// line longer than maxLogLine is cut and the rest dropped, so a chatty
+// child never blocks on a full pipe.
 func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
 	defer r.Close()
 	defer tail.close()
@@ -59,8 +56,7 @@ func (s *stderrLog) copy(r io.ReadCloser, tail *lineTail) {
 	s.end(&run)
 }
 
-// end records the run and logs what it held back, or that it repeated the
-// previous one.
+// end logs what the run held back, or that it repeated the previous one.
 func (s *stderrLog) end(run *stderrRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,8 +116,7 @@ func (r *stderrRun) flush() {
 }
 
 // logLine logs one line of a child's stderr at INFO, but npm's notices
-// ("npm notice New minor version of npm available!", from npx) at DEBUG:
-// they are about npm, not the upstream.
+// (about npm, not the upstream) at DEBUG.
 func logLine(log *slog.Logger, text string) {
 	level := slog.LevelInfo
 	if strings.HasPrefix(text, "npm notice") {
@@ -130,22 +125,73 @@ func logLine(log *slog.Logger, text string) {
 	log.Log(context.Background(), level, "upstream stderr", "line", text)
 }
 
+var digitRuns = regexp.MustCompile(`[0-9]+`)
+
 // maskDigits replaces each run of digits with one '#'.
-func maskDigits(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	digits := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			if !digits {
-				b.WriteByte('#')
-			}
-			digits = true
-			continue
-		}
-		digits = false
-		b.WriteByte(c)
+func maskDigits(s string) string { return digitRuns.ReplaceAllLiteralString(s, "#") }
+
+// shownStderrLines is how many stderr lines a failed start shows.
+const shownStderrLines = 5
+
+// errorLine matches a line that says what went wrong.
+var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|cannot access|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
+
+// noise matches lines that name an error without explaining it: stack
+// frames, code excerpts, npm's details and warnings.
+var noise = regexp.MustCompile(`^\s+(at |File "|\^|throw |raise |goroutine |\S+\.go:\d+)|^\s*\^+\s*$|^npm (error|ERR!) (code|syscall|errno|path|dest|A complete log) |^npm (warn|WARN) `)
+
+// explainingStderr returns the first shownStderrLines lines of a failed
+// start's stderr that carry an error, else its last ones: a crashed
+// process's last lines are seldom its reason (a stack, "Node.js v20").
+func explainingStderr(lines []string) []string {
+	if out := errorLines(lines, shownStderrLines); len(out) > 0 {
+		return out
 	}
-	return b.String()
+	return lines[max(0, len(lines)-shownStderrLines):]
+}
+
+// errorLines returns the first n distinct lines of lines that carry an
+// error.
+func errorLines(lines []string, n int) []string {
+	var out []string
+	for i, l := range lines {
+		if len(out) == n {
+			break
+		}
+		explains := !noise.MatchString(l) && errorLine.MatchString(l)
+		if (explains || tracebackEnd(lines, i)) && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// tracebackEnd reports whether lines[i] is the line that ends a Python
+// traceback.
+func tracebackEnd(lines []string, i int) bool {
+	l := lines[i]
+	if l == "" || l[0] == ' ' || l[0] == '\t' || strings.HasPrefix(l, "Traceback ") {
+		return false
+	}
+	for j := i - 1; j >= 0; j-- {
+		switch prev := lines[j]; {
+		case strings.HasPrefix(prev, "Traceback (most recent call last)"):
+			return true
+		case prev == "" || (prev[0] != ' ' && prev[0] != '\t'):
+			return false
+		}
+	}
+	return false
+}
+
+// explainingLine is the one stderr line that best says why a start
+// failed: the first that carries an error, else the last; "" for none.
+func explainingLine(lines []string) string {
+	if out := errorLines(lines, 1); len(out) > 0 {
+		return out[0]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[len(lines)-1]
 }

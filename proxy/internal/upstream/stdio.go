@@ -6,32 +6,32 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// passEnv lists the variables a stdio child inherits from the proxy; the
-// rest of the proxy's environment (tokens, keys) stays out unless the
-// profile names it in the upstream's env.
+// passEnv lists the variables a stdio child inherits; the rest of the
+// gateway's environment (tokens, keys) stays out.
 var passEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 	"SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
 }
 
-// passEnvPrefixes are prefixes of variables a child inherits: locale and
-// XDG directories, and the package managers' own settings so `npx` and
-// `uvx` keep working behind a registry mirror.
+// passEnvPrefixes are prefixes of variables a child inherits, among them
+// the package managers' settings (npx and uvx behind a mirror).
 var passEnvPrefixes = []string{"LC_", "XDG_", "npm_config_", "NPM_CONFIG_", "NODE_", "UV_", "PIP_"}
 
 // childEnv builds a stdio child's environment: the inherited allowlist
-// from environ, then the upstream's own env (which wins).
-func childEnv(environ []string, extra map[string]string) []string {
+// from environ (all of it with inheritAll), then the upstream's own env
+// (which wins).
+func childEnv(environ []string, extra map[string]string, inheritAll bool) []string {
 	env := make([]string, 0, len(extra)+16)
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if ok && Inheritable(k) {
+		if ok && (inheritAll || Inheritable(k)) {
 			if _, override := extra[k]; !override {
 				env = append(env, kv)
 			}
@@ -44,29 +44,16 @@ func childEnv(environ []string, extra map[string]string) []string {
 }
 
 // Inheritable reports whether a stdio child inherits the variable key from
-// the gateway's environment: one of passEnv, or under a passEnvPrefixes
-// prefix.
+// the gateway's environment.
 func Inheritable(key string) bool {
-	for _, k := range passEnv {
-		if k == key {
-			return true
-		}
-	}
-	for _, p := range passEnvPrefixes {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(passEnv, key) || slices.ContainsFunc(passEnvPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
 // ChildTagVar names the environment variable that tags a stdio child and
-// its descendants, so they can be found and ended with it (Linux; see
-// child.signalTree). Its value differs for every child.
+// its descendants, so they can be ended with it (Linux; see reap_linux.go).
 const ChildTagVar = "MCP_ROUTER_CHILD"
 
-// child is a stdio upstream process the hub owns; it and its descendants
-// (such as the node behind npx) end with it (signalTree, reap_*.go).
+// child is a stdio upstream process; its descendants end with it.
 type child struct {
 	cmd    *exec.Cmd
 	tag    string   // in the environment of the child and its descendants (Linux)
@@ -82,38 +69,29 @@ const (
 	termGrace  = 2 * time.Second
 )
 
-// startChild starts cfg's command with pipes we own. Its stderr goes to
-// stderr (the log, line by line) and to tail when set, never to our stdout.
+// startChild starts cfg's command with pipes we own; its stderr goes to
+// stderr and tail, never to our stdout.
 func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 	if err := checkCwd(cfg.Cwd); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Cwd
-	cmd.Env = childEnv(os.Environ(), cfg.Env)
-	if cfg.InheritEnv {
-		cmd.Env = append(os.Environ(), envList(cfg.Env)...)
-	}
 	tag := newChildTag()
-	cmd.Env = tagEnv(cmd.Env, tag)
+	cmd.Env = tagEnv(childEnv(os.Environ(), cfg.Env, cfg.InheritEnv), tag)
 	cmd.SysProcAttr = ChildSysProcAttr()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var p [6]*os.File // stdin's read and write ends, stdout's, stderr's
+	for i := 0; i < len(p); i += 2 {
+		var err error
+		if p[i], p[i+1], err = os.Pipe(); err != nil {
+			closeAll(p[:i]...)
+			return nil, err
+		}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, err
-	}
+	inR, inW, outR, outW, errR, errW := p[0], p[1], p[2], p[3], p[4], p[5]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := startTracked(cmd); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+		closeAll(p[:]...)
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child holds its ends now
@@ -124,8 +102,7 @@ func startChild(cfg Config, stderr *stderrLog, tail *lineTail) (*child, error) {
 }
 
 // checkCwd says what is wrong with a child's working directory: exec
-// reports a missing one as the command's path not found, which sends a
-// person looking for the command.
+// reports a missing one as the command not found.
 func checkCwd(dir string) error {
 	if dir == "" {
 		return nil
@@ -147,9 +124,8 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// wait reaps the child. Once it has exited we close our read end of its
-// stdout, so a reader blocked on it sees EOF even when a grandchild still
-// holds the write end; in-flight calls then fail at once.
+// wait reaps the child, then closes our end of its stdout, so a reader
+// sees EOF even while a grandchild holds the write end.
 func (c *child) wait() {
 	c.err = waitTracked(c.cmd)
 	c.signalTree(syscall.SIGKILL) // leave no descendants behind
@@ -158,33 +134,21 @@ func (c *child) wait() {
 }
 
 // stop shuts the child down as the MCP spec asks: close its stdin, wait,
-// SIGTERM the child's tree, wait, SIGKILL it. It returns when the child
-// has been reaped.
+// SIGTERM its tree, wait, SIGKILL it; it returns once the child is reaped.
 func (c *child) stop() {
 	c.stdin.Close()
-	if c.waitFor(stdinGrace) {
+	if within(c.done, stdinGrace) {
 		return
 	}
 	c.signalTree(syscall.SIGTERM)
-	if c.waitFor(termGrace) {
+	if within(c.done, termGrace) {
 		return
 	}
 	c.signalTree(syscall.SIGKILL)
 	<-c.done
 }
 
-func (c *child) waitFor(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
-// exitError describes how the child ended, for logs and for callers.
+// exitError describes how the child ended.
 func (c *child) exitError() error {
 	if c.err == nil {
 		return errors.New("exited")
@@ -194,11 +158,3 @@ func (c *child) exitError() error {
 
 // maxLogLine cuts a long line of a child's stderr (see stderrLog.copy).
 const maxLogLine = 4096
-
-func envList(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	return out
-}

@@ -8,8 +8,7 @@ func ChildSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// signalTree ends the child. Windows has no process-group signals, and a
-// process can only be killed, so every signal kills it.
+// signalTree kills the child: Windows has no signals to send.
 func (c *child) signalTree(syscall.Signal) {
 	if c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()

@@ -50,21 +50,20 @@ type Listing struct {
 	Prompts   []mcp.Prompt
 }
 
-// upstream is one upstream server and the loop that keeps it connected.
+// Upstream is one upstream server and the loop that keeps it connected.
 type Upstream struct {
 	cfg       Config
-	env       Env // what it needs from its owner
+	env       Env
 	logger    *slog.Logger
-	stderrLog *stderrLog    // a stdio child's stderr, across restarts
-	scrub     *Scrubber     // the configured secrets, kept out of errors and logs
+	stderrLog *stderrLog // a stdio child's stderr, across restarts
+	scrub     *Scrubber
 	refresh   chan struct{} // buffered 1: a list_changed arrived
 	calls     callers       // client calls in progress, for requests back to the client
 	slots     chan struct{} // in-flight calls; capacity MaxInFlight
 	queued    atomic.Int64  // calls waiting for a slot
 	first     chan struct{} // closed when the first connect attempt ended
 	once      sync.Once
-
-	notes *notifyLimiter // the rate limit on its notifications
+	notes     *notifyLimiter
 
 	mu          sync.Mutex
 	conn        *Conn // nil while not connected
@@ -72,21 +71,20 @@ type Upstream struct {
 	lastErr     error
 	offer       Listing
 	restarts    int
-	failures    int           // connection attempts failed in a row; reset by a connection
-	connectedAt time.Time     // when the last connection was made
-	ready       chan struct{} // closed while connected; replaced on disconnect
-	phase       phase         // what the current attempt is doing
-	phaseSince  time.Time     // when it started doing it
-	startedAt   time.Time     // when the first attempt began
-	firstTook   time.Duration // how long the first attempt took, once it ended
-	reached     phase         // the furthest phase the current (or last) attempt reached
-	failReached phase         // the furthest phase the last failed attempt reached
-	downSince   time.Time     // when the last connection was lost
-	stderr      *lineTail     // the current attempt's child's last stderr lines
-	failStderr  []string      // the stderr lines of the last failed attempt
-	protocol    string        // protocol version the upstream answered initialize with
-
-	npxCleared map[string]bool // guarded by mu: npx install folders removed once (see npxRepair)
+	failures    int             // connection attempts failed in a row; reset by a connection
+	connectedAt time.Time       // when the last connection was made
+	ready       chan struct{}   // closed while connected; replaced on disconnect
+	phase       phase           // what the current attempt is doing
+	phaseSince  time.Time       // when it started doing it
+	startedAt   time.Time       // when the first attempt began
+	firstTook   time.Duration   // how long the first attempt took, once it ended
+	reached     phase           // the furthest phase the current (or last) attempt reached
+	failReached phase           // the furthest phase the last failed attempt reached
+	downSince   time.Time       // when the last connection was lost
+	stderr      *lineTail       // the current attempt's child's last stderr lines
+	failStderr  []string        // the stderr lines of the last failed attempt
+	protocol    string          // protocol version the upstream answered initialize with
+	npxCleared  map[string]bool // npx install folders removed once (see npxRepair)
 }
 
 // New is the upstream cfg, run on env; it does no I/O until Run.
@@ -97,23 +95,23 @@ func New(cfg Config, env Env) *Upstream {
 	scrub := newScrubber(cfg)
 	logger := scrubLogger(env.Logger, scrub).With("upstream", cfg.Name)
 	return &Upstream{
-		cfg:       cfg,
-		env:       env,
-		scrub:     scrub,
-		logger:    logger,
-		stderrLog: newStderrLog(logger),
-		refresh:   make(chan struct{}, 1),
-		slots:     make(chan struct{}, env.MaxInFlight),
-		ready:     make(chan struct{}),
-		first:     make(chan struct{}),
-		state:     StateConnecting,
-		notes:     newNotifyLimiter(cfg.Name, env.Notifications, logger, env.Metrics),
+		cfg:        cfg,
+		env:        env,
+		scrub:      scrub,
+		logger:     logger,
+		stderrLog:  newStderrLog(logger),
+		refresh:    make(chan struct{}, 1),
+		slots:      make(chan struct{}, env.MaxInFlight),
+		ready:      make(chan struct{}),
+		first:      make(chan struct{}),
+		npxCleared: map[string]bool{},
+		state:      StateConnecting,
+		notes:      newNotifyLimiter(cfg.Name, env.Notifications, logger, env.Metrics),
 	}
 }
 
 // Run keeps the upstream connected until ctx ends, reconnecting with
-// jittered exponential backoff. A connection that lived long enough resets
-// the backoff.
+// jittered exponential backoff, reset by a connection that lived long.
 func (u *Upstream) Run(ctx context.Context) {
 	defer u.markFirst()
 	u.mu.Lock()
@@ -173,14 +171,18 @@ func backoff(attempt int, lo, hi time.Duration) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d, and reports false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool { return !within(ctx.Done(), d) }
+
+// within waits up to d for done, and reports whether it came.
+func within(done <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
+	case <-done:
 		return true
+	case <-t.C:
+		return false
 	}
 }
 
@@ -225,7 +227,7 @@ func (u *Upstream) dial(ctx context.Context, tail *lineTail) (*Conn, error) {
 // handshake initializes c and lists what it offers, within ctx's limit.
 func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = u.protocolVersion()
+	req.Params.ProtocolVersion = u.cfg.protocolVersion()
 	req.Params.ClientInfo = mcp.Implementation{Name: "mcp-router", Version: u.env.Version}
 	req.Params.Capabilities.Extensions = apps.ClientExtension() // views pass through to the clients
 	init, err := c.client.Initialize(ctx, req)
@@ -238,8 +240,7 @@ func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 	u.setPhase(phaseListing)
 	c.caps = init.Capabilities
 	if c.caps.Logging != nil {
-		// Clients set their own levels with the proxy, which filters per
-		// client; the upstream sends everything from info up.
+		// The proxy filters per client; the upstream sends from info up.
 		req := mcp.SetLevelRequest{}
 		req.Params.Level = mcp.LoggingLevelInfo
 		//lint:ignore SA1019 upstreams are pinned to 2025-11-25 by default, where logging/setLevel still exists
@@ -250,19 +251,7 @@ func (u *Upstream) handshake(ctx context.Context, c *Conn) (Listing, error) {
 	return u.list(ctx, c)
 }
 
-func (u *Upstream) protocolVersion() string {
-	switch u.cfg.Protocol {
-	case "":
-		return DefaultProtocolVersion
-	case "modern":
-		return ""
-	default:
-		return u.cfg.Protocol
-	}
-}
-
-// list fetches everything the upstream offers. Tools are required, and
-// keep their schemas as the upstream declared them (see listTools);
+// list fetches everything the upstream offers. Tools are required;
 // resources and prompts are listed only when advertised, and a failure to
 // list them is logged, not fatal.
 func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
@@ -275,48 +264,28 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 		out.Raw = u.filter(tools)
 		out.Tools, out.Blocked = u.env.Vet(u.cfg, u.logger, u.logger, out.Raw)
 	}
+	// On an error a listing is nil.
 	if c.caps.Resources != nil {
-		out.Resources, out.Templates = u.listResources(ctx, c)
+		if out.Resources, err = listResources(ctx, c.client, u.cfg.listBudget("resources/list")); err != nil {
+			u.logger.Warn("listing resources", "err", WithoutURL(err))
+		}
+		if out.Templates, err = listResourceTemplates(ctx, c.client, u.cfg.listBudget("resources/templates/list")); err != nil {
+			u.logger.Debug("listing resource templates", "err", WithoutURL(err))
+		}
 	}
 	if c.caps.Prompts != nil {
-		if p, err := listPrompts(ctx, c.client, u.cfg.listBudget("prompts/list")); err != nil {
+		if out.Prompts, err = listPrompts(ctx, c.client, u.cfg.listBudget("prompts/list")); err != nil {
 			u.logger.Warn("listing prompts", "err", WithoutURL(err))
-		} else {
-			out.Prompts = p
 		}
 	}
 	return out, nil
 }
 
-func (u *Upstream) listResources(ctx context.Context, c *Conn) ([]mcp.Resource, []mcp.ResourceTemplate) {
-	var res []mcp.Resource
-	var tpl []mcp.ResourceTemplate
-	if r, err := listResources(ctx, c.client, u.cfg.listBudget("resources/list")); err != nil {
-		u.logger.Warn("listing resources", "err", WithoutURL(err))
-	} else {
-		res = r
-	}
-	if t, err := listResourceTemplates(ctx, c.client, u.cfg.listBudget("resources/templates/list")); err != nil {
-		u.logger.Debug("listing resource templates", "err", WithoutURL(err))
-	} else {
-		tpl = t
-	}
-	return res, tpl
-}
-
 // filter applies the upstream's allow and deny lists.
 func (u *Upstream) filter(tools []mcp.Tool) []mcp.Tool {
-	out := tools[:0:0]
-	for _, t := range tools {
-		if len(u.cfg.Allow) > 0 && !slices.Contains(u.cfg.Allow, t.Name) {
-			continue
-		}
-		if slices.Contains(u.cfg.Deny, t.Name) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		return len(u.cfg.Allow) > 0 && !slices.Contains(u.cfg.Allow, t.Name) || slices.Contains(u.cfg.Deny, t.Name)
+	})
 }
 
 func (u *Upstream) connected(c *Conn, offer Listing) {
@@ -360,9 +329,8 @@ func (u *Upstream) Starting() bool {
 	}
 }
 
-// serve waits for the connection to end, refreshing the listing when the
-// upstream says it changed. Refreshes are debounced and, being done on
-// this one goroutine, never overlap.
+// serve waits for the connection to end, refreshing the listing (debounced,
+// never overlapping) when the upstream says it changed.
 func (u *Upstream) serve(ctx context.Context, c *Conn) error {
 	defer u.disconnected(c)
 	for {
@@ -375,16 +343,12 @@ func (u *Upstream) serve(ctx context.Context, c *Conn) error {
 			if !sleep(ctx, u.env.RefreshDebounce) {
 				return ctx.Err()
 			}
-			u.drainRefresh()
+			select {
+			case <-u.refresh: // what came during the debounce
+			default:
+			}
 			u.relist(ctx, c)
 		}
-	}
-}
-
-func (u *Upstream) drainRefresh() {
-	select {
-	case <-u.refresh:
-	default:
 	}
 }
 
@@ -403,10 +367,8 @@ func (u *Upstream) relist(ctx context.Context, c *Conn) {
 	u.env.Listed(u, false)
 }
 
-// Revet vets the last listing again and reports whether what it blocks
-// changed. It runs every few seconds while a tool is blocked, so the
-// findings, logged when the tool was listed, are not logged again; a
-// change is.
+// Revet vets the last listing again, quietly (it runs every few seconds
+// while a tool is blocked), and reports whether what it blocks changed.
 func (u *Upstream) Revet() bool {
 	u.mu.Lock()
 	offer := u.offer
@@ -452,9 +414,8 @@ func (u *Upstream) disconnected(c *Conn) {
 	u.mu.Unlock()
 }
 
-// GiveUp gives the live connection up with err, as a lost connection is:
-// a stdio child is stopped and the upstream reconnects after the shortest
-// backoff. An upstream not connected is retrying already; it is left be.
+// GiveUp gives the live connection, if any, up with err, as a lost
+// connection is: the upstream reconnects after the shortest backoff.
 func (u *Upstream) GiveUp(err error) {
 	u.mu.Lock()
 	c := u.conn
@@ -518,9 +479,7 @@ func (u *Upstream) currentLocked() (*Conn, error) {
 }
 
 // await returns the live connection, waiting up to ReconnectWait (and
-// ctx) for an upstream that is restarting: a call that arrives while a
-// crashed child comes back gets through instead of failing. A crash loop
-// (open circuit) fails at once.
+// ctx) for an upstream that is restarting; an open circuit fails at once.
 func (u *Upstream) await(ctx context.Context) (*Conn, error) {
 	deadline := time.NewTimer(u.env.ReconnectWait)
 	defer deadline.Stop()
@@ -542,16 +501,14 @@ func (u *Upstream) await(ctx context.Context) (*Conn, error) {
 	}
 }
 
-// crashLoop is how many failed connection attempts in a row open the
-// upstream's circuit: calls then fail fast with circuit_open until a
-// reconnect (the half-open probe, paced by the backoff) succeeds.
+// crashLoop failed connection attempts in a row open the circuit: calls
+// fail fast until a reconnect (paced by the backoff) succeeds.
 const crashLoop = 3
 
 // CallTool calls the upstream's own tool name within its deadlines (an
 // idle timeout that progress restarts, under a hard maximum). At most
-// MaxInFlight calls run at once per upstream and MaxQueue wait; past that
-// a call fails at once with ErrQueueFull, so a slow upstream never holds
-// up the others or piles up without bound.
+// MaxInFlight calls run at once and MaxQueue wait; past that a call fails
+// at once with ErrQueueFull.
 func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, err := u.await(ctx)
 	if err != nil {
@@ -564,9 +521,9 @@ func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	defer release()
 	deadline, cancel := newCallDeadline(ctx, u.cfg)
 	defer cancel()
-	req, stopProgress := u.watchProgress(req, deadline.idle.touch)
+	req, stopProgress := u.watchProgress(req, deadline.touch)
 	defer stopProgress()
-	callCtx, check := wire.WithReplyCheck(deadline.idle)
+	callCtx, check := wire.WithReplyCheck(deadline)
 	res, err := callOnce(callCtx, c, req)
 	if err != nil {
 		return nil, u.callFailed(ctx, c, deadline, check, err)
@@ -575,9 +532,8 @@ func (u *Upstream) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return res, nil
 }
 
-// watchProgress has each progress report for req restart touch. A call
-// whose caller asked for no progress gets a token all the same, so that
-// an upstream that reports progress is not cut by the idle timeout.
+// watchProgress has each progress report for req restart touch (see
+// ProgressRouter.watch).
 func (u *Upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.CallToolRequest, func()) {
 	var meta mcp.Meta
 	if req.Params.Meta != nil {
@@ -590,10 +546,9 @@ func (u *Upstream) watchProgress(req mcp.CallToolRequest, touch func()) (mcp.Cal
 }
 
 // callFailed says why a call failed. A timeout or a reply that broke the
-// protocol leaves the connection up; a broken connection is given up,
-// and the call not retried: it may have reached the upstream, and a tool
-// call need not be idempotent (FI-01).
-func (u *Upstream) callFailed(ctx context.Context, c *Conn, deadline *callDeadline, check *wire.ReplyCheck, err error) error {
+// protocol leaves the connection up; a broken connection is given up, and
+// the call not retried: a tool call need not be idempotent (FI-01).
+func (u *Upstream) callFailed(ctx context.Context, c *Conn, deadline *idleContext, check *wire.ReplyCheck, err error) error {
 	if ctx.Err() != nil {
 		return err // the caller went away
 	}
@@ -653,38 +608,22 @@ type Status struct {
 	State    State
 	Tools    int
 	Restarts int
-	// Err is why the last attempt failed; empty while connected, and while
-	// the first attempt goes on (Doing says what it is doing).
-	Err string
-	// Starting is set while the first connection attempt goes on.
-	Starting bool
-	// EverConnected is set once the upstream has connected in this run;
-	// Tools is then its last listing, kept while it is down.
+	Err      string // why the last attempt failed; empty while connected or starting
+	Starting bool   // the first connection attempt goes on
+	// EverConnected: Tools is then the last listing, kept while down.
 	EverConnected bool
-	// Doing says what an attempt under way is doing, and for how long:
-	// "process running, no answer to initialize after 20s".
-	Doing string
-	// Protocol is the version the upstream answered initialize with.
-	Protocol string
-	// Since is when the first attempt began (Starting) or the state last
-	// changed.
-	Since time.Time
-	// DownSince is when an upstream not connected lost its connection, or
-	// when its first attempt began if it never connected.
-	DownSince time.Time
-	// AuthNeeded is set when a remote upstream answered 401.
-	AuthNeeded bool
-	// Stderr holds a stdio child's last lines of stderr.
-	Stderr []string
-	// Cause is the last attempt's error, for errors.Is (Err is its text).
-	Cause error
-	// FirstAttempt is how long the first attempt took, once it ended.
-	FirstAttempt time.Duration
-	// Started and Initialized say how far the last attempt got: the
-	// process started (or the connection opened), initialize answered.
+	Doing         string    // what an attempt under way is doing, and for how long
+	Protocol      string    // the version the upstream answered initialize with
+	Since         time.Time // when the first attempt began (Starting) or the state changed
+	// DownSince is when the connection was lost, or the first attempt began.
+	DownSince    time.Time
+	AuthNeeded   bool          // a remote upstream answered 401
+	Stderr       []string      // a stdio child's last lines of stderr
+	Cause        error         // the last attempt's error, for errors.Is
+	FirstAttempt time.Duration // how long the first attempt took, once it ended
+	// Started and Initialized say how far the last attempt got.
 	Started, Initialized bool
-	// Blocked counts the tools held back by pins or the poisoning scan.
-	Blocked int
+	Blocked              int // tools held back by pins or the poisoning scan
 }
 
 // Status is a snapshot of the upstream now.
@@ -732,17 +671,16 @@ func (u *Upstream) InFlight() int { return len(u.slots) }
 // shown to a client or written to a log.
 func (u *Upstream) Scrubber() *Scrubber { return u.scrub }
 
-// WithCaller records ctx as a call of its client in progress on the
-// upstream, so that what the upstream asks meanwhile (sampling,
-// elicitation) goes to that client. It returns the context to send the
-// request upstream with and the func that ends the record.
+// WithCaller records ctx as a call of its client in progress, so that what
+// the upstream asks meanwhile (sampling, elicitation) goes to that client.
+// It returns the context to send the request with and the func that ends
+// the record.
 func (u *Upstream) WithCaller(ctx context.Context) (context.Context, func()) {
 	return u.calls.add(ctx)
 }
 
 // Seed gives an upstream not yet run the listing of the run it replaces,
-// kept by its own allow and deny lists, so that the catalog does not flap
-// while it connects; its first listing replaces it.
+// filtered by its own allow and deny lists, so the catalog does not flap.
 func (u *Upstream) Seed(l Listing) {
 	l.Tools, l.Raw = u.filter(l.Tools), u.filter(l.Raw)
 	u.mu.Lock()
@@ -767,20 +705,16 @@ type Conn struct {
 	err        error
 	stop       func()      // releases the transport (and the child, for stdio)
 	settled    func() bool // stdio: no request awaits its answer or its cancellation's write; nil elsewhere
-	onLost     func()      // guarded by mu; set by the upstream once connected
-	violations []time.Time // guarded by mu: protocol errors within violationWindow
-	timeouts   int         // guarded by mu: calls timed out since the last answer
+	onLost     func()      // set by the upstream once connected
+	violations []time.Time // protocol errors within violationWindow
+	timeouts   int         // calls timed out since the last answer
 
-	work func() uint64 // set at creation; stdio: changes while the child works (see withConnectLimit); nil elsewhere
-	// stdin, for a stdio child, sends the calls whose replies skip mcp-go
-	// (callDirect); nil elsewhere. Set at creation.
-	stdin *wire.StdinTap
+	work  func() uint64  // stdio: changes while the child works (see withConnectLimit)
+	stdin *wire.StdinTap // stdio: sends the calls whose replies skip mcp-go (callDirect)
 }
 
-// MaxTimeouts calls in a row that time out, with no answer from the
-// upstream in between, eject it: the connection is given up and the
-// upstream restarted, as a wedged child or a stuck session answers
-// nothing more (FI-04's outlier ejection). One answer resets the count.
+// MaxTimeouts calls in a row that time out with no answer in between give
+// the connection up, as a wedged child answers nothing more (FI-04).
 const MaxTimeouts = 5
 
 // Client is the connection's MCP client.
@@ -808,16 +742,14 @@ func (c *Conn) answered() {
 	c.mu.Unlock()
 }
 
-// MaxViolations protocol errors from an upstream within violationWindow
-// (broken lines, refused replies) give its connection up: the upstream
-// is restarted (FI-09, FI-10). Fewer are only logged and counted.
+// MaxViolations protocol errors within violationWindow (broken lines,
+// refused replies) give the connection up (FI-09, FI-10).
 const (
 	MaxViolations   = 5
 	violationWindow = time.Minute
 )
 
-// violation counts one protocol error of the upstream's, and gives the
-// connection up at MaxViolations within violationWindow.
+// violation counts one protocol error of the upstream's.
 func (c *Conn) violation(err error) {
 	now := time.Now()
 	c.mu.Lock()

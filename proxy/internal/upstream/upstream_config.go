@@ -1,9 +1,13 @@
 package upstream
 
 import (
+	"cmp"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
@@ -21,102 +25,71 @@ const (
 // default (decision 3 in docs/design.md).
 const DefaultProtocolVersion = "2025-11-25"
 
-// Config describes one upstream MCP server, already decoded and
-// validated by the caller (cmd/mcp-router owns the config file).
+// Config describes one upstream MCP server, decoded and validated by the
+// caller. Zero values take the defaults in brackets.
 type Config struct {
-	// Name is the upstream's key in the profile.
-	Name string
-	// Transport is one of the Transport* constants.
-	Transport string
+	Name      string // the upstream's key in the profile
+	Transport string // one of the Transport* constants
 
 	// Command, Args, Env and Cwd start a stdio child. Env is added to a
-	// minimal environment (PATH, HOME and friends), keys keep their case.
+	// minimal environment (PATH, HOME and friends).
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// InheritEnv gives the child the proxy's whole environment (opt-in;
-	// by default it gets a minimal one, so secrets stay out).
+	// InheritEnv gives the child the gateway's whole environment.
 	InheritEnv bool
 
 	// URL and Headers reach a streamable-HTTP or SSE server.
-	URL     string
-	Headers map[string]string
-	// Auth is the upstream's OAuth settings (nil: none); the caller makes
-	// Authorizer from it.
-	Auth *upstreamauth.Config
-	// Authorizer, when set and Headers has no Authorization, gives each
-	// request to the upstream its token (a login's, or one exchanged for
-	// the caller's); see package upstreamauth.
+	URL        string
+	Headers    map[string]string
+	Auth       *upstreamauth.Config // OAuth settings (nil: none), of which the caller makes Authorizer
 	Authorizer *upstreamauth.Authorizer
 
 	// Builtin names a built-in server run in-process; Args are its flags.
 	Builtin string
 
-	// Prefix is prepended to every tool and prompt name of this upstream.
-	// The caller resolves the default ("<name>_"); empty means none.
-	Prefix string
-	// Domain is the upstream's topical domain for routing; defaults to Name.
-	Domain string
-	// Description says what the upstream is for ("my personal notes
-	// folder"); empty means none. Routing indexes it with each of the
-	// upstream's tools and the model is shown it beside them, which tells
-	// several instances of one server apart.
+	Prefix string // prepended to every tool and prompt name ("" for none)
+	Domain string // the topical domain for routing; defaults to Name
+	// Description says what the upstream is for; routing indexes it with
+	// each tool, and the model is shown it.
 	Description string
-	// DefaultPrefix marks Prefix as the default "<name>_" rather than one
-	// the configuration set: when every tool of the upstream already
-	// starts with it, it is not added again (slack_post_message, not
-	// slack_slack_post_message).
+	// DefaultPrefix marks Prefix as the default "<name>_", not added to
+	// tools that start with it already.
 	DefaultPrefix bool
-	// Timeout bounds each call's wait for an answer; a progress report
-	// from the upstream for the call starts it again (an idle timeout).
-	// Zero means 60s.
+	// Timeout bounds each call's wait for an answer, started again by each
+	// progress report [DefaultCallTimeout].
 	Timeout time.Duration
-	// ConnectTimeout bounds a connection attempt's initialize and first
-	// listing; a stdio child that shows signs of life is given up to
-	// connectStretch times as long (see withConnectLimit). Zero means
-	// Env.InitTimeout.
+	// ConnectTimeout bounds an attempt's initialize and first listing
+	// (stretched for a busy stdio child) [Env.InitTimeout].
 	ConnectTimeout time.Duration
-	// MaxTimeout bounds each call however much progress it reports; zero
-	// means DefaultMaxCallTimeout, or Timeout if that is longer.
+	// MaxTimeout bounds a call however much progress it reports
+	// [DefaultMaxCallTimeout, at least Timeout].
 	MaxTimeout time.Duration
-	// Allow, when non-empty, lists the only upstream tool names exposed;
-	// Deny lists names never exposed. Both name the upstream's own tool names.
+	// Allow, when non-empty, lists the only own tool names exposed; Deny
+	// lists those never exposed.
 	Allow []string
 	Deny  []string
-	// TrustAnnotations shows clients the upstream's behaviour hints
-	// (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) as it
-	// sends them. Otherwise they are replaced by the conservative reading
-	// (integrity.TrustedAnnotations); built-in upstreams are always trusted.
+	// TrustAnnotations shows the upstream's behaviour hints as sent rather
+	// than their conservative reading; built-in upstreams are trusted.
 	TrustAnnotations bool
-	// ReadOnlyTools names upstream tools (own names) that the configuration
-	// vouches for as read-only: shown as read-only, not destructive and
-	// idempotent whatever the upstream claims.
+	// ReadOnlyTools names own tools the configuration vouches for as
+	// read-only, whatever the upstream claims.
 	ReadOnlyTools []string
-	// MaxMessageBytes bounds one message from an upstream: a stdio line,
-	// an HTTP reply, one line or event of an event stream; zero means
-	// DefaultMaxMessageBytes.
-	MaxMessageBytes int
-	// MaxErrorBodyBytes bounds the body of an HTTP error reply; zero
-	// means DefaultMaxErrorBodyBytes.
-	MaxErrorBodyBytes int
-	// MaxListingBytes and MaxListingItems bound one listing (tools,
-	// resources, resource templates or prompts) across all its pages;
-	// zero means DefaultMaxListingBytes and DefaultMaxListingItems.
+	// MaxMessageBytes bounds one message: a stdio line, an HTTP reply, a
+	// line or event of an event stream [DefaultMaxMessageBytes].
+	MaxMessageBytes   int
+	MaxErrorBodyBytes int // [DefaultMaxErrorBodyBytes]
+	// MaxListingBytes and MaxListingItems bound one listing across its
+	// pages [DefaultMaxListingBytes, DefaultMaxListingItems].
 	MaxListingBytes int
 	MaxListingItems int
-	// Protocol is the protocol version to pin; empty means
-	// DefaultProtocolVersion, "modern" lets the client negotiate freely.
+	// Protocol is the version to pin [DefaultProtocolVersion]; "modern"
+	// lets the client negotiate.
 	Protocol string
-	// Results says what to do with secrets and injection markers in this
-	// upstream's tool results (integrity.ResultsOff, ResultsWarn,
-	// ResultsRedact, ResultsBlock); empty means ResultsRedact.
-	Results integrity.ResultPolicy
-	// ValidateArguments checks each call's arguments against the tool's
-	// inputSchema before forwarding; a call that violates it is refused
-	// with KindInvalidArguments and never reaches the upstream (BI-07).
-	// Off by default: arguments pass through unchanged and the upstream,
-	// whose schema may be looser or stricter than what it accepts, judges.
+	Results  integrity.ResultPolicy // secrets and injection markers in results [ResultsRedact]
+	// ValidateArguments refuses a call whose arguments violate the tool's
+	// inputSchema before it reaches the upstream (BI-07).
 	ValidateArguments bool
 }
 
@@ -124,48 +97,50 @@ type Config struct {
 const DefaultMaxMessageBytes = 16 << 20
 
 func (u Config) maxErrorBodyBytes() int {
-	if u.MaxErrorBodyBytes > 0 {
-		return u.MaxErrorBodyBytes
-	}
-	return DefaultMaxErrorBodyBytes
+	return cmp.Or(max(u.MaxErrorBodyBytes, 0), DefaultMaxErrorBodyBytes)
 }
 
 func (u Config) maxMessageBytes() int {
-	if u.MaxMessageBytes > 0 {
-		return u.MaxMessageBytes
-	}
-	return DefaultMaxMessageBytes
+	return cmp.Or(max(u.MaxMessageBytes, 0), DefaultMaxMessageBytes)
 }
 
 // DefaultCallTimeout applies when Config.Timeout is zero.
 const DefaultCallTimeout = 60 * time.Second
 
+// EffectiveCallTimeout is Timeout, or its default.
 func (u Config) EffectiveCallTimeout() time.Duration {
-	if u.Timeout > 0 {
-		return u.Timeout
-	}
-	return DefaultCallTimeout
+	return cmp.Or(max(u.Timeout, 0), DefaultCallTimeout)
 }
 
 // DefaultMaxCallTimeout applies when Config.MaxTimeout is zero.
 const DefaultMaxCallTimeout = 10 * time.Minute
 
+// EffectiveMaxTimeout is MaxTimeout, or its default, and never shorter
+// than the call timeout.
 func (u Config) EffectiveMaxTimeout() time.Duration {
-	if u.MaxTimeout > 0 {
-		return max(u.MaxTimeout, u.EffectiveCallTimeout())
-	}
-	return max(DefaultMaxCallTimeout, u.EffectiveCallTimeout())
+	return max(cmp.Or(max(u.MaxTimeout, 0), DefaultMaxCallTimeout), u.EffectiveCallTimeout())
 }
 
-func (u Config) EffectiveDomain() string {
-	if u.Domain != "" {
-		return u.Domain
+// EffectiveDomain is Domain, or Name.
+func (u Config) EffectiveDomain() string { return cmp.Or(u.Domain, u.Name) }
+
+// protocolVersion is the version to pin: "" lets the client negotiate.
+func (u Config) protocolVersion() string {
+	switch u.Protocol {
+	case "":
+		return DefaultProtocolVersion
+	case "modern":
+		return ""
 	}
-	return u.Name
+	return u.Protocol
 }
 
-// String describes where the upstream lives without secrets (no env values,
-// no headers, no URL query).
+// remote reports whether the upstream is reached over HTTP.
+func (u Config) remote() bool {
+	return u.Transport == TransportStreamableHTTP || u.Transport == TransportSSE
+}
+
+// String describes where the upstream lives, without secrets.
 func (u Config) String() string {
 	switch u.Transport {
 	case TransportStdio:
@@ -177,7 +152,7 @@ func (u Config) String() string {
 	}
 }
 
-// annotationTrust is what the configuration lets the gateway believe of
+// AnnotationTrust is what the configuration lets the gateway believe of
 // this upstream's tool annotations (SEC-12).
 func (u Config) AnnotationTrust() integrity.AnnotationTrust {
 	return integrity.AnnotationTrust{
@@ -186,8 +161,7 @@ func (u Config) AnnotationTrust() integrity.AnnotationTrust {
 	}
 }
 
-// host is an HTTP upstream's host and port, without the rest of its URL,
-// which may carry a key in its path or query.
+// host is an HTTP upstream's host and port, without the rest of its URL.
 func (c Config) host() string {
 	u, err := url.Parse(c.URL)
 	if err != nil || u.Host == "" {
@@ -195,3 +169,44 @@ func (c Config) host() string {
 	}
 	return u.Host
 }
+
+// Env is what an upstream needs from the hub that owns it. The hub fills
+// it with its options' defaults applied: these fields have none of their
+// own (a zero MaxInFlight would admit no call).
+type Env struct {
+	Logger  *slog.Logger // never nil; the upstream adds its name and scrubs its secrets
+	Metrics Metrics      // nil counts nothing
+	Builtin BuiltinFunc  // nil in a build without built-in servers
+	Version string       // reported to the upstream as the client's version
+
+	InitTimeout            time.Duration // bounds connect, initialize and listing
+	BackoffMin, BackoffMax time.Duration // bound the delay between attempts
+	RefreshDebounce        time.Duration // coalesces bursts of list_changed
+	ReconnectWait          time.Duration // how long a call waits for a restarting upstream
+	// MaxInFlight calls run at once, and MaxQueue more may wait.
+	MaxInFlight, MaxQueue int
+	Notifications         NotificationLimit
+
+	Progress *ProgressRouter
+	Relay    func() Relay // nil while there is none
+	// Vet checks listed tools against their pins and scans them for
+	// poisoning: it returns the tools to expose and why each other one is
+	// blocked. Problems with the pins go to logger, findings to findings.
+	Vet func(cfg Config, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string)
+	// Listed hears that u has a new listing; first for its first attempt's.
+	Listed func(u *Upstream, first bool)
+}
+
+// Metrics counts an upstream's state, restarts and dropped notifications.
+type Metrics interface {
+	UpstreamState(upstream, state string)
+	UpstreamRestart(upstream string)
+	NotificationDropped(upstream, kind string)
+}
+
+// noMetrics counts nothing.
+type noMetrics struct{}
+
+func (noMetrics) UpstreamState(string, string)       {}
+func (noMetrics) UpstreamRestart(string)             {}
+func (noMetrics) NotificationDropped(string, string) {}

@@ -7,12 +7,8 @@ import (
 )
 
 // TrustedAnnotations is what the gateway may believe of t's annotations:
-// the title, and every behaviour hint at its conservative value whatever
-// the upstream claims — not read-only, destructive, not idempotent, open
-// world. An upstream that says readOnlyHint or idempotentHint is never a
-// reason to retry a call or skip a confirmation (an untrusted server would
-// say exactly that to get its calls through); only the router's own
-// configuration marks a tool safe or idempotent.
+// the title, and every hint at its conservative value (not read-only,
+// destructive, not idempotent, open world), whatever the upstream claims.
 func TrustedAnnotations(t mcp.Tool) mcp.ToolAnnotation {
 	return mcp.ToolAnnotation{
 		Title:           t.Annotations.Title,
@@ -34,11 +30,9 @@ type AnnotationTrust struct {
 	ReadOnly []string
 }
 
-// Annotations are t's annotations as the gateway shows and uses them. A
-// tool in ReadOnly is read-only, not destructive and idempotent, whatever
-// the upstream says; otherwise, with All the upstream's annotations are
-// kept as sent, and without it only their title is ([TrustedAnnotations]).
-// For a tool in ReadOnly the open-world hint follows All the same way.
+// Annotations are t's annotations as the gateway shows and uses them: the
+// upstream's with All, else [TrustedAnnotations]; a tool in ReadOnly is
+// then marked read-only, not destructive and idempotent.
 func (a AnnotationTrust) Annotations(t mcp.Tool) mcp.ToolAnnotation {
 	out := TrustedAnnotations(t)
 	if a.All {

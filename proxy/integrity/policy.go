@@ -6,13 +6,10 @@ import "fmt"
 type Policy string
 
 const (
-	// Warn logs the findings and exposes the tool. It is the zero value's
-	// meaning: ParsePolicy("") is Warn.
+	// Warn, the default, logs the findings and exposes the tool.
 	Warn Policy = "warn"
-	// Quarantine hides the tool from tools/list and rejects calls to it
-	// until a person approves it through the same pin approval as a rug
-	// pull ([Store.Approve], [Store.ApproveByName]); after that it is
-	// exposed until its contract changes ([Pin.Approved]).
+	// Quarantine hides the tool and rejects calls to it until its pin is
+	// approved ([Pin.Approved]).
 	Quarantine Policy = "quarantine"
 )
 

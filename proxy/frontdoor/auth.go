@@ -1,9 +1,5 @@
 package frontdoor
 
-// Who a request is: the bearer token it carries, a configured one or a
-// JWT from the issuer, makes it a principal, and the principal's profile
-// is the set of tools it may see and call.
-
 import (
 	"context"
 	"crypto/sha256"
@@ -23,9 +19,8 @@ type Token struct {
 }
 
 // principal is who a request is: its name (a token's fingerprint, or
-// "oidc:" and the token's subject), the profile it is served, and its
-// role. noPrincipal is a request without a token, or with none
-// configured.
+// "oidc:" and the token's subject), profile and role. noPrincipal is a
+// request without a token, or with none configured.
 type principal struct {
 	name, profile string
 	role          role
@@ -45,19 +40,21 @@ const (
 
 var noPrincipal principal
 
-// authenticate returns who r is. With no tokens and no issuer configured
-// everyone is noPrincipal; otherwise a request without a valid token gets
-// a *tokenError.
+// authRequired reports whether requests need a token.
+func (g *guard) authRequired() bool { return len(g.tokens) > 0 || g.oidc != nil }
+
+// authenticate returns who r is: noPrincipal when no token is required,
+// else a *tokenError for a request without a valid token.
 func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
-	if len(g.tokens) == 0 && g.oidc == nil {
+	if !g.authRequired() {
 		return noPrincipal, nil
 	}
 	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
-	if i := g.tokenIndex(token); i >= 0 {
-		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), role: g.roles[i]}, nil
+	if p, ok := g.tokenPrincipal(token); ok {
+		return p, nil
 	}
 	if g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
@@ -70,8 +67,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 	return p, err
 }
 
-// own is profile, or "" when it names the gateway's own profile
-// (Options.Profile): a token mapped to it is served as one mapped to none.
+// own is profile, or "" when it names the gateway's own (Options.Profile).
 func (g *guard) own(profile string) string {
 	if profile == g.ownProfile {
 		return ""
@@ -80,12 +76,11 @@ func (g *guard) own(profile string) string {
 }
 
 // checkToken authenticates r, refusing it (and reporting false) when its
-// client's address (clientAddr) sent too many refused tokens lately, or when its token
-// is refused; a token refused with 401 counts against the address. A
-// request without a token does not (it is how a client finds out that
-// it needs one), nor a token the issuer could not be asked about.
+// client's address sent too many refused tokens lately, or its token is
+// refused. A token refused with 401 counts against the address; no token,
+// or one the issuer could not be asked about, does not.
 func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
-	if len(g.tokens) == 0 && g.oidc == nil {
+	if !g.authRequired() {
 		return noPrincipal, true
 	}
 	client, _ := g.clientAddr(r)
@@ -105,22 +100,23 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 	return noPrincipal, false
 }
 
-// tokenIndex is the index of the configured token equal to token,
-// compared in constant time with each; -1 when none is.
-func (g *guard) tokenIndex(token string) int {
+// tokenPrincipal is the principal of the configured token equal to token,
+// compared in constant time with each.
+func (g *guard) tokenPrincipal(token string) (principal, bool) {
 	sum := sha256.Sum256([]byte(token))
 	found := -1
 	for i := range g.tokens {
-		eq := subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
-		found = subtle.ConstantTimeSelect(eq, i, found)
+		found = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(sum[:], g.tokens[i].sum[:]), i, found)
 	}
-	return found
+	if found < 0 {
+		return noPrincipal, false
+	}
+	t := g.tokens[found]
+	return principal{name: fingerprintOf(t.sum), profile: g.own(t.profile), role: t.role}, true
 }
 
-// refuseToken answers a request whose token was refused: 401 (or 403 for
-// a valid token without the scope or profile it needs) with a
-// WWW-Authenticate challenge that, with an issuer configured, points to
-// the protected-resource metadata (RFC 6750, RFC 9728).
+// refuseToken answers a request whose token was refused with a
+// WWW-Authenticate challenge (RFC 6750, RFC 9728).
 func (g *guard) refuseToken(w http.ResponseWriter, r *http.Request, e *tokenError) {
 	w.Header().Set("WWW-Authenticate", g.challenge(e))
 	message := e.Reason
@@ -177,10 +173,8 @@ func roleOf(ctx context.Context) role {
 	return r
 }
 
-// WholeGatewayOnly serves next, a view of the whole gateway (its metrics,
-// say), to the callers that may see it (Caller.Wide: a token of
-// http.bearer_tokens or an administrative one) and refuses (403) a token
-// that is served one profile: it sees that profile only.
+// WholeGatewayOnly serves next, a view of the whole gateway, to the
+// callers that may see it (Caller.Wide) and refuses others (403).
 func WholeGatewayOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if roleOf(r.Context())&roleWide == 0 {
@@ -193,9 +187,7 @@ func WholeGatewayOnly(next http.Handler) http.Handler {
 }
 
 // ByProfile serves each request with the handler of its caller's profile
-// (ProfileOf), and a request of the gateway's own profile ("") with own.
-// A profile with no handler gets 404: Guard lets no such request through
-// when its options and the handlers agree.
+// (ProfileOf), the gateway's own ("") with own; another profile gets 404.
 func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := ProfileOf(r.Context())
@@ -216,8 +208,8 @@ func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler 
 const metadataPath = "/.well-known/oauth-protected-resource"
 
 // MetadataPaths are the paths ResourceMetadata serves: the well-known
-// path alone and followed by the resource's path (RFC 9728 section 3.1),
-// or, for a subresource, the latter alone; none without an issuer.
+// path followed by the resource's path (RFC 9728), and alone but for a
+// subresource; none without an issuer.
 func MetadataPaths(opts Options) []string {
 	if opts.OIDC == nil {
 		return nil
@@ -233,10 +225,8 @@ func MetadataPaths(opts Options) []string {
 }
 
 // ResourceMetadata serves the protected-resource metadata (RFC 9728) of
-// the gateway (or of opts.Subresource of it) behind the same Host and
-// Origin checks as Guard: the resource, its issuer, the scopes it
-// requires and how tokens are sent.
-// Only GET and HEAD are served; without an issuer configured it is 404.
+// the gateway (or opts.Subresource) behind Guard's Host and Origin
+// checks, to GET and HEAD; without an issuer it is 404.
 func ResourceMetadata(opts Options) http.Handler {
 	c := NewChecks(opts)
 	var doc []byte

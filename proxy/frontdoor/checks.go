@@ -1,17 +1,13 @@
 package frontdoor
 
-// The front door's checks, for a browser interface served beside the MCP
-// endpoint: a browser cannot send a bearer token when it navigates, so
-// such an interface checks the token once (at its login) and the Host and
-// Origin on every request.
-
 import (
 	"net/http"
 	"strings"
 )
 
 // Checks are Guard's Host, Origin and token checks, for a handler that
-// authenticates its requests itself.
+// authenticates its requests itself (a browser interface, whose login
+// checks the token once).
 type Checks struct{ g *guard }
 
 // NewChecks returns the checks of a Guard with opts.
@@ -28,21 +24,17 @@ func (f *Checks) HostAllowed(host string) bool { return f.g.hostAllowed(host) }
 func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(origin) }
 
 // TokensRequired reports whether bearer tokens are configured.
-func (f *Checks) TokensRequired() bool { return len(f.g.tokens) > 0 || f.g.oidc != nil }
+func (f *Checks) TokensRequired() bool { return f.g.authRequired() }
 
 // Caller is what a request's token lets its bearer see and do.
 type Caller struct {
 	// Principal is the name audit records and lessons know it by.
 	Principal string
-	// Profile is the profile it is served, "" for the gateway's own: a
-	// token restricted to another profile sees nothing of this one.
+	// Profile is the profile it is served, "" for the gateway's own.
 	Profile string
-	// Wide: it may see the whole gateway (metrics, every upstream's
-	// state), not only its profile: a token of http.bearer_tokens or an
-	// administrative one.
+	// Wide: it may see the whole gateway, not only its profile.
 	Wide bool
-	// Admin: it may act on the gateway (restart upstreams, approve pins,
-	// edit lessons), not only see it.
+	// Admin: it may act on the gateway (restarts, pins, lessons).
 	Admin bool
 }
 
@@ -53,11 +45,8 @@ func callerOf(p principal) Caller {
 // TokenCaller is the caller of one of the configured static bearer
 // tokens (compared in constant time); false for any other token.
 func (f *Checks) TokenCaller(token string) (Caller, bool) {
-	i := f.g.tokenIndex(strings.TrimSpace(token))
-	if i < 0 {
-		return Caller{}, false
-	}
-	return callerOf(principal{name: fingerprintOf(f.g.tokens[i]), profile: f.g.own(f.g.profiles[i]), role: f.g.roles[i]}), true
+	p, ok := f.g.tokenPrincipal(strings.TrimSpace(token))
+	return callerOf(p), ok
 }
 
 // RequestCaller is the caller of r's bearer token (a configured one or a
@@ -74,9 +63,8 @@ func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
 	return callerOf(p), true
 }
 
-// CheckSite refuses a request whose Host or Origin is not allowed, as
-// Guard does, and answers a browser's CORS preflight; it reports whether
-// the request goes on.
+// CheckSite refuses a request whose Host or Origin is not allowed and
+// answers a CORS preflight, as Guard does; it reports whether r goes on.
 func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return f.g.checkSite(w, r) }
 
 // ClientAddr is the address r is logged under: its peer's, or, from a

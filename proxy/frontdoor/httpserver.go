@@ -13,7 +13,7 @@ type HTTPServerOptions struct {
 	// [DefaultHeaderTimeout]; a client that sends them slower is cut off.
 	HeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request for this
-	// long [DefaultIdleTimeout]. An open event stream is not idle.
+	// long [DefaultIdleTimeout].
 	IdleTimeout time.Duration
 }
 
@@ -23,9 +23,8 @@ const (
 	DefaultIdleTimeout   = 2 * time.Minute
 )
 
-// NewHTTPServer returns the server for h with opts' timeouts. It has no
-// read or write timeout of the whole request: response streams live as
-// long as their calls, and Guard bounds the reading of each body.
+// NewHTTPServer returns the server for h with opts' timeouts; none bounds
+// a whole request (streams live as long as their calls; Guard bounds bodies).
 func NewHTTPServer(h http.Handler, opts HTTPServerOptions) *http.Server {
 	return &http.Server{
 		Handler:           h,

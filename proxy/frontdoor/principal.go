@@ -28,24 +28,21 @@ func PrincipalOf(ctx context.Context) string {
 
 type callerTokenKey struct{}
 
-// withCallerToken keeps the bearer token a request was let in with in its
-// context: the header itself is removed before the request goes on, but an
-// upstream that exchanges the caller's token for its own needs the token.
+// withCallerToken keeps the bearer token a request was let in with, for
+// an upstream's token exchange (the header itself is removed).
 func withCallerToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, callerTokenKey{}, token)
 }
 
-// CallerTokenOf is the bearer token Guard let ctx's request in with, or ""
-// when it carried none. It never leaves the process except to a token
-// exchange an upstream is configured for.
+// CallerTokenOf is the bearer token Guard let ctx's request in with, or
+// "": for a token exchange only.
 func CallerTokenOf(ctx context.Context) string {
 	t, _ := ctx.Value(callerTokenKey{}).(string)
 	return t
 }
 
-// TokenFingerprint is the name a bearer token's caller goes by in audit
-// records and quotas: "token-" and the first 12 hex digits of the token's
-// SHA-256, which says which token without revealing it.
+// TokenFingerprint is the name a bearer token's caller goes by: "token-"
+// and the first 12 hex digits of its SHA-256.
 func TokenFingerprint(token string) string {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	return fingerprintOf(sum)

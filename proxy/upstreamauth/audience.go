@@ -8,26 +8,10 @@ import (
 	"strings"
 )
 
-// A login is bound to its audience, never to the upstream's local name:
-//
-//   - it is stored under the upstream's resource URL ([Audience]), so a
-//     profile that points a name at another server, or gives another
-//     server an old name, finds no login there (and a renamed entry that
-//     still points at the same server keeps it: the token was issued for
-//     that server);
-//   - its record keeps the authorization server it was made at (Issuer,
-//     TokenEndpoint), and the refresh token and client secret are sent to
-//     that token endpoint only (pinTokenEndpoint): an upstream whose
-//     metadata now names another authorization server gets no refresh
-//     there; its calls fail auth_required until a new login.
-//
-// Logins stored by name before this (rows whose key is no URL) are never
-// read; `auth status` says "needs login" for them until the next login.
-
-// Audience is the key of the logins to the upstream at resourceURL: its
+// Audience is the key of the logins to the upstream at resourceURL, never
+// its local name, so a name pointed at another server finds no login: its
 // scheme and host lower-cased, its path without a trailing slash, and no
-// userinfo, query or fragment (which may hold secrets, and are not where
-// the server is).
+// userinfo, query or fragment.
 func Audience(resourceURL string) (string, error) {
 	u, err := url.Parse(resourceURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -46,8 +30,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// pinTokenEndpoint is client sending POSTs (token requests: refresh,
-// registration) only to endpoint; GETs (discovery) go anywhere.
+// pinTokenEndpoint is client sending POSTs (refresh, registration) only
+// to endpoint, where the login was made; GETs (discovery) go anywhere.
 func pinTokenEndpoint(client *http.Client, endpoint string) *http.Client {
 	c := *client
 	c.Transport = pinned{endpoint: endpoint, next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)}

@@ -11,16 +11,6 @@ import (
 	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
-// Every reply from an authorization server (discovery, registration,
-// token, refresh, token exchange) is read through boundClient: mcp-go's
-// OAuthHandler reads token and error replies whole (io.ReadAll) and
-// decodes registration and protected resource metadata replies without a
-// bound, so the bound sits under the http.Client it is given. A server
-// that sends a reply past MaxReplyBytes fails that login or refresh with
-// bodylimit.ErrTooLarge; one that never ends its reply fails it at the
-// client's timeout (DefaultTimeout when the client given has none).
-// Either way the upstream's call fails auth_required, never the gateway.
-
 // Bounds of what the gateway reads from an authorization server.
 const (
 	// MaxReplyBytes bounds one reply's body.
@@ -34,10 +24,10 @@ const (
 // errCrossOrigin refuses a redirect to another origin.
 var errCrossOrigin = errors.New("redirect to another origin refused")
 
-// boundClient is c (nil: a new client) with its replies bounded, a
-// timeout, and redirects followed only within the origin the request was
-// sent to: a token request carries a client secret or a refresh token in
-// its body, which Go's client sends again on a 307 or 308 to any host.
+// boundClient is c (nil: a new client) with its replies bounded (mcp-go
+// reads them without a bound), a timeout, and redirects followed only
+// within the origin: Go's client resends a token request's body, with its
+// secrets, on a 307 or 308 to any host.
 func boundClient(c *http.Client) *http.Client {
 	out := &http.Client{}
 	if c != nil {

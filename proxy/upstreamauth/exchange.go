@@ -65,8 +65,8 @@ func (e *exchanger) token(ctx context.Context, subject string) (string, error) {
 }
 
 // exchange makes one RFC 8693 exchange with x/oauth2's client
-// credentials flow, whose grant type may be overridden: the client (when
-// configured) authenticates with HTTP Basic, the rest is form parameters.
+// credentials flow, its grant type overridden; a configured client
+// authenticates with HTTP Basic.
 func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.Duration, error) {
 	params := url.Values{
 		"grant_type":           {grantTokenExchange},

@@ -108,9 +108,9 @@ func parseKey(s string) ([]byte, error) {
 	return nil, fmt.Errorf("not a %d-byte key in hex (%d digits) or base64", keySize, 2*keySize)
 }
 
-// sealer seals records with AES-256-GCM. Each sealed value is a version
-// byte, a random nonce and the ciphertext; the additional data binds it to
-// its upstream and subject, so a row copied to another name does not open.
+// sealer seals records with AES-256-GCM as a version byte, a random nonce
+// and the ciphertext, bound to its upstream and subject (a row copied to
+// another name does not open).
 type sealer struct{ aead cipher.AEAD }
 
 const sealVersion = 1

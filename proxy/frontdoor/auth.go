@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -252,4 +253,118 @@ func ResourceMetadata(opts Options) http.Handler {
 			_, _ = w.Write(doc)
 		}
 	})
+}
+
+type principalKey struct{}
+
+// LocalPrincipal is the principal of calls that carry no bearer token:
+// over stdio, and over HTTP when no tokens are configured.
+const LocalPrincipal = "local"
+
+// WithPrincipal marks ctx as a request of the named principal. Guard
+// marks each request it lets through with a bearer token.
+func WithPrincipal(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, principalKey{}, name)
+}
+
+// PrincipalOf is the principal Guard found for ctx's request: the
+// fingerprint of its bearer token, or "" when it carried none.
+func PrincipalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+type callerTokenKey struct{}
+
+// withCallerToken keeps the bearer token a request was let in with, for
+// an upstream's token exchange (the header itself is removed).
+func withCallerToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, callerTokenKey{}, token)
+}
+
+// CallerTokenOf is the bearer token Guard let ctx's request in with, or
+// "": for a token exchange only.
+func CallerTokenOf(ctx context.Context) string {
+	t, _ := ctx.Value(callerTokenKey{}).(string)
+	return t
+}
+
+// TokenFingerprint is the name a bearer token's caller goes by: "token-"
+// and the first 12 hex digits of its SHA-256.
+func TokenFingerprint(token string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return fingerprintOf(sum)
+}
+
+func fingerprintOf(sum [sha256.Size]byte) string {
+	return "token-" + hex.EncodeToString(sum[:6])
+}
+
+// Checks are Guard's Host, Origin and token checks, for a handler that
+// authenticates its requests itself (a browser interface, whose login
+// checks the token once).
+type Checks struct{ g *guard }
+
+// NewChecks returns the checks of a Guard with opts.
+func NewChecks(opts Options) *Checks {
+	return &Checks{Guard(nil, opts).(*guard)}
+}
+
+// HostAllowed reports whether the Host header value (with or without a
+// port) is a loopback name or IP, or one of the allowed hosts.
+func (f *Checks) HostAllowed(host string) bool { return f.g.hostAllowed(host) }
+
+// OriginAllowed reports whether origin is an http(s) loopback origin or
+// one of the allowed origins.
+func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(origin) }
+
+// TokensRequired reports whether bearer tokens are configured.
+func (f *Checks) TokensRequired() bool { return f.g.authRequired() }
+
+// Caller is what a request's token lets its bearer see and do.
+type Caller struct {
+	// Principal is the name audit records and lessons know it by.
+	Principal string
+	// Profile is the profile it is served, "" for the gateway's own.
+	Profile string
+	// Wide: it may see the whole gateway, not only its profile.
+	Wide bool
+	// Admin: it may act on the gateway (restarts, pins, lessons).
+	Admin bool
+}
+
+func callerOf(p principal) Caller {
+	return Caller{Principal: p.name, Profile: p.profile, Wide: p.role&roleWide != 0, Admin: p.role == roleAdmin}
+}
+
+// TokenCaller is the caller of one of the configured static bearer
+// tokens (compared in constant time); false for any other token.
+func (f *Checks) TokenCaller(token string) (Caller, bool) {
+	p, ok := f.g.tokenPrincipal(strings.TrimSpace(token))
+	return callerOf(p), ok
+}
+
+// RequestCaller is the caller of r's bearer token (a configured one or a
+// JWT from the issuer); false when it carries no valid one. With no tokens
+// configured, every request is the local, administrative caller.
+func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
+	if !f.TokensRequired() {
+		return callerOf(principal{name: LocalPrincipal, role: roleAdmin}), true
+	}
+	p, err := f.g.authenticate(r)
+	if err != nil || p == noPrincipal {
+		return Caller{}, false
+	}
+	return callerOf(p), true
+}
+
+// CheckSite refuses a request whose Host or Origin is not allowed and
+// answers a CORS preflight, as Guard does; it reports whether r goes on.
+func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return f.g.checkSite(w, r) }
+
+// ClientAddr is the address r is logged under: its peer's, or, from a
+// trusted proxy (Options.TrustedProxies), the client's it forwarded.
+func (f *Checks) ClientAddr(r *http.Request) string {
+	client, _ := f.g.clientAddr(r)
+	return client
 }

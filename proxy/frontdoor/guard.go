@@ -1,3 +1,15 @@
+// Package frontdoor holds the checks every HTTP request passes before it
+// reaches the MCP server: Guard checks its Host and Origin, bearer token,
+// body and session bounds, marks its context with the caller's principal
+// and profile, and hands it on (to ByProfile, say).
+//
+//   - guard.go: Guard and its Options, CheckListen, the HTTP server
+//   - sessions.go: sessions per client, requests per session, owners
+//   - auth.go: who a request is, its profile, the challenge, the
+//     protected-resource metadata, and Checks for a handler that
+//     authenticates itself
+//   - oidc.go: JWTs from an OAuth/OIDC issuer
+//   - clientaddr.go, failedtokens.go: client addresses, refused tokens
 package frontdoor
 
 import (
@@ -458,4 +470,32 @@ func CheckListen(addr string, opts Options) error {
 	return fmt.Errorf("refusing to serve HTTP on %s (%s) without authentication: "+
 		"set http.bearer_tokens (or http.tokens, or http.oidc) in the config file (clients then send \"Authorization: Bearer <token>\"), "+
 		"or listen on 127.0.0.1", addr, where)
+}
+
+// HTTPServerOptions are the connection timeouts of the HTTP server that
+// serve --http runs. Zero values take the defaults in brackets.
+type HTTPServerOptions struct {
+	// HeaderTimeout bounds the reading of a request's headers
+	// [DefaultHeaderTimeout]; a client that sends them slower is cut off.
+	HeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long [DefaultIdleTimeout].
+	IdleTimeout time.Duration
+}
+
+// Defaults of HTTPServerOptions.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+)
+
+// NewHTTPServer returns the server for h with opts' timeouts; none bounds
+// a whole request (streams live as long as their calls; Guard bounds bodies).
+func NewHTTPServer(h http.Handler, opts HTTPServerOptions) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cmp.Or(max(opts.HeaderTimeout, 0), DefaultHeaderTimeout),
+		IdleTimeout:       cmp.Or(max(opts.IdleTimeout, 0), DefaultIdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
 }

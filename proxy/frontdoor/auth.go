@@ -1,6 +1,7 @@
 package frontdoor
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,9 +12,8 @@ import (
 )
 
 // Token is a static bearer token and the profile its callers are served
-// ("" for the gateway's own profile). An Admin token's principal may also
-// act on the gateway (the console's restarts, pin approvals and lesson
-// edits); no other token's may.
+// ("" for the gateway's own). Only an Admin token's principal may act on
+// the gateway (restarts, pin approvals, lesson edits).
 type Token struct {
 	Token, Profile string
 	Admin          bool
@@ -50,14 +50,11 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 	if !g.authRequired() {
 		return noPrincipal, nil
 	}
-	token, ok := bearerToken(r.Header.Get("Authorization"))
-	if !ok {
-		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
-	}
-	if p, ok := g.tokenPrincipal(token); ok {
+	token, sent := bearerToken(r.Header.Get("Authorization"))
+	if p, ok := g.tokenPrincipal(token); sent && ok {
 		return p, nil
 	}
-	if g.oidc == nil {
+	if !sent || g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
 	if strings.Count(token, ".") != 2 { // not a JWS in compact form
@@ -120,11 +117,7 @@ func (g *guard) tokenPrincipal(token string) (principal, bool) {
 // WWW-Authenticate challenge (RFC 6750, RFC 9728).
 func (g *guard) refuseToken(w http.ResponseWriter, r *http.Request, e *tokenError) {
 	w.Header().Set("WWW-Authenticate", g.challenge(e))
-	message := e.Reason
-	if e.Description != "" {
-		message = e.Description
-	}
-	g.refuse(w, r, e.Status, message, "cause", e.Reason)
+	g.refuse(w, r, e.Status, cmp.Or(e.Description, e.Reason), "cause", e.Reason)
 }
 
 // challenge is the WWW-Authenticate value for e.
@@ -192,11 +185,10 @@ func WholeGatewayOnly(next http.Handler) http.Handler {
 func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := ProfileOf(r.Context())
-		if p == "" {
-			own.ServeHTTP(w, r)
-			return
-		}
 		h, ok := profiles[p]
+		if p == "" {
+			h, ok = own, true
+		}
 		if !ok {
 			WriteRefusal(w, http.StatusNotFound, "no such profile is served here")
 			return

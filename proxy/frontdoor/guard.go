@@ -127,32 +127,29 @@ type Options struct {
 // objects without an id.
 func Guard(next http.Handler, opts Options) http.Handler {
 	g := &guard{
-		next:    next,
-		origins: make(map[string]bool, len(opts.AllowedOrigins)),
-		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
-		maxBody: cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes),
-		log:     opts.Logger,
-		owners:  newOwners(SessionIdleTTL),
-		ownerOf: opts.SessionOwner,
-		proxies: opts.TrustedProxies,
+		next:       next,
+		tokens:     hashTokens(opts.BearerTokens, opts.Tokens),
+		ownProfile: opts.Profile,
+		oidc:       opts.OIDC,
+		failures:   cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures)),
+		origins:    make(map[string]bool, len(opts.AllowedOrigins)),
+		hosts:      make(map[string]bool, len(opts.AllowedHosts)),
+		maxBody:    cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes),
+		log:        cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		owners:     newOwners(SessionIdleTTL),
+		ownerOf:    opts.SessionOwner,
+		proxies:    opts.TrustedProxies,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
-	g.tokens = hashTokens(opts.BearerTokens, opts.Tokens)
-	g.ownProfile = opts.Profile
-	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
-		g.oidc = opts.OIDC
 		g.metadataURL = MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource))
 	}
 	// Room for one body of the most allowed size, at least.
 	g.bodyMemory = max(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory), g.maxBody)
 	g.bodies = semaphore.NewWeighted(g.bodyMemory)
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
-	}
 	for _, o := range opts.AllowedOrigins {
 		g.origins[strings.TrimSuffix(o, "/")] = true
 	}
@@ -184,9 +181,7 @@ type guard struct {
 	maxStreams  int // requests in flight per session
 }
 
-// checkSite refuses a request whose Host or Origin is not allowed, and
-// answers a browser's CORS preflight; it reports whether the request goes
-// on.
+// checkSite is Checks.CheckSite.
 func (g *guard) checkSite(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, http.StatusForbidden, "host not allowed", "host", r.Host)
@@ -345,7 +340,7 @@ func isLoopbackOrigin(origin string) bool {
 	return loopback.Host(strings.ToLower(u.Hostname()))
 }
 
-// hostOnly strips the port and IPv6 brackets from a Host header value.
+// hostOnly strips the port and IPv6 brackets from a Host value.
 func hostOnly(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h

@@ -21,6 +21,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
@@ -118,19 +119,13 @@ const (
 	knownFor = 5 * time.Minute
 )
 
-// NewIssuer returns the Issuer of opts, with their defaults applied. It
-// does no I/O.
+// NewIssuer returns the Issuer of opts, with their defaults applied; no I/O.
 func NewIssuer(opts OIDCOptions) *Issuer {
 	anyBelow := opts.Audience == ""
 	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
 	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
-	if opts.ClockSkew <= 0 {
-		opts.ClockSkew = DefaultClockSkew
-	}
-	base := opts.HTTPClient
-	if base == nil {
-		base = &http.Client{Timeout: issuerTimeout}
-	}
+	defaults.Set(&opts.ClockSkew, DefaultClockSkew)
+	base := cmp.Or(opts.HTTPClient, &http.Client{Timeout: issuerTimeout})
 	client := *base
 	client.Transport = &issuerFetch{next: &bodylimit.Transport{Next: base.Transport, Max: maxIssuerBody},
 		every: issuerRefetch, last: make(map[string]time.Time)}
@@ -156,8 +151,7 @@ func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Ti
 	t.known[sum] = knownToken{p: p, until: until}
 }
 
-// verifier returns the go-oidc verifier, discovering the key set first if
-// it must.
+// verifier returns the go-oidc verifier, discovering the key set if need be.
 func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -198,8 +192,8 @@ func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 // errBadSignature refuses a token none of the issuer's keys verifies.
 var errBadSignature = errors.New("the signature does not verify with the issuer's keys")
 
-// goOIDCBadSignature is go-oidc's error when no key of a freshly fetched
-// key set verifies a signature (it has no sentinel for it).
+// goOIDCBadSignature is go-oidc's error (it has no sentinel) when no key
+// of a freshly fetched key set verifies a signature.
 const goOIDCBadSignature = "failed to verify id token signature"
 
 // keySet tells a signature that does not verify apart from other

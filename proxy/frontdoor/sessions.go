@@ -250,11 +250,11 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 			"this session has %d %s, the most allowed: wait for one to end", g.maxStreams, what))
 		return
-	case untracked:
-		g.next.ServeHTTP(w, r)
-		return
 	}
 	g.next.ServeHTTP(w, r)
+	if adm == untracked {
+		return
+	}
 	g.owners.leave(sid, stream, time.Now())
 	if r.Method == http.MethodDelete {
 		g.owners.forget(sid)

@@ -36,14 +36,12 @@ type Authorizer struct {
 	vaultTry time.Time             // when openVault was last tried
 }
 
-// recentTokens is how many of the tokens it sent an Authorizer redacts.
-const recentTokens = 16
+const recentTokens = 16 // how many of the tokens it sent an Authorizer redacts
 
 // RedactedToken replaces a token in text.
 const RedactedToken = "[redacted upstream token]"
 
-// handlerFor is mcp-go's handler for one login, and the client it was
-// made for.
+// handlerFor is mcp-go's handler for one login, and its client.
 type handlerFor struct {
 	h      *transport.OAuthHandler
 	client oauthClient
@@ -54,8 +52,7 @@ type oauthClient struct {
 	id, secret, authMethod, metadataURL, metadataRoot, tokenEndpoint string
 }
 
-// maxHandlers bounds the per-caller handlers an Authorizer keeps.
-const maxHandlers = 1024
+const maxHandlers = 1024 // per-caller handlers an Authorizer keeps
 
 // AuthorizerOptions configure NewAuthorizer.
 type AuthorizerOptions struct {
@@ -83,9 +80,7 @@ type AuthorizerOptions struct {
 // NewAuthorizer makes an upstream's Authorizer; it does no I/O.
 func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 	opts.HTTPClient = boundClient(opts.HTTPClient)
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	if opts.Principal == nil {
 		opts.Principal = func(context.Context) string { return "" }
 	}
@@ -122,11 +117,7 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 			return map[string]string{"Authorization": "Bearer " + tok}
 		}
 	}
-	subject := ""
-	if a.perUser {
-		subject = a.principal(ctx)
-	}
-	h, err := a.oauthHandler(ctx, subject)
+	h, err := a.oauthHandler(ctx, a.subject(ctx))
 	if err != nil {
 		if !errors.Is(err, ErrNoLogin) {
 			a.logger.Warn("reading the upstream login failed", "upstream", a.upstream, "err", err)
@@ -144,6 +135,15 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 		a.remember(tok)
 	}
 	return map[string]string{"Authorization": v}
+}
+
+// subject is whose login serves ctx's request: the caller's with
+// auth.per_user, else the gateway's ("").
+func (a *Authorizer) subject(ctx context.Context) string {
+	if a.perUser {
+		return a.principal(ctx)
+	}
+	return ""
 }
 
 // remember adds tok to the tokens Redact replaces, unless it is there.
@@ -171,9 +171,7 @@ func (a *Authorizer) Redact(t string) string {
 	return t
 }
 
-// vaultRetry is the least time between two tries of
-// AuthorizerOptions.OpenVault.
-const vaultRetry = time.Second
+const vaultRetry = time.Second // between two tries of AuthorizerOptions.OpenVault
 
 // logins is the vault, opened with openVault if it can be; nil if none.
 func (a *Authorizer) logins() *Vault {
@@ -312,10 +310,7 @@ func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
 	if vault == nil || len(scopes) == 0 {
 		return
 	}
-	subject := ""
-	if a.perUser {
-		subject = a.principal(ctx)
-	}
+	subject := a.subject(ctx)
 	rec, err := vault.Load(ctx, a.url, subject)
 	if err != nil {
 		return // no login to step up: the next one asks for the challenge's scope anyway

@@ -160,7 +160,7 @@ func allHavePrefix(lits, prefixes []string) bool {
 	return len(lits) > 0 && !slices.ContainsFunc(lits, func(l string) bool { return !hasPrefix(l, prefixes) })
 }
 
-// in reports whether the marker matches somewhere in phrase (phraseForm
+// in reports whether the marker matches somewhere in phrase (phrase's
 // text), ignoring matches that start with one of the skip strings.
 func (m *anchoredMarker) in(phrase string) bool {
 	t := &m.trie

@@ -482,7 +482,8 @@ var phraseKeeps = class(func(c byte) bool {
 	return c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !strings.ContainsRune("_- \t\n\r\v\f", rune(c))
 })
 
-// phrase is phraseForm in one pass.
+// phrase lower-cases s, reads _ and - as spaces, ’ as ', and collapses
+// white space, in one pass, so markers match however they are spaced.
 func phrase(s string) string {
 	b := make([]byte, 0, len(s))
 	space := true // at the start, or after a space: drop more

@@ -189,30 +189,21 @@ func (sc *scanner) common(field, s, words string) {
 // instructions looks for hidden instructions and secret references in raw
 // (for paths and file names) and words (for phrases).
 func (sc *scanner) instructions(field, raw, words, where string) {
-	phrase := phraseForm(words)
-	if m := hiddenInstruction.find(phrase); m != "" {
+	words = phrase(words)
+	if m := hiddenInstruction.find(words); m != "" {
 		sc.add(field, KindHiddenInstruction, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
 	m := strings.TrimSpace(secretFile.find(strings.ToLower(raw)))
 	if m == "" {
-		m = secretWords.find(phrase)
+		m = secretWords.find(words)
 	}
 	if m == "" {
-		m = matchSecretUse(phrase)
+		m = matchSecretUse(words)
 	}
 	if m != "" {
 		sc.add(field, KindSecretReference, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
 }
-
-// phraseForm lower-cases s, reads _ and - as spaces and collapses white
-// space (see phrase, the fast form).
-func phraseForm(s string) string {
-	s = wordBreaks.Replace(strings.ToLower(s))
-	return strings.Join(strings.Fields(s), " ")
-}
-
-var wordBreaks = strings.NewReplacer("_", " ", "-", " ", "\u2019", "'")
 
 // splitIdentifier inserts a space at each lower-to-upper case change:
 // contentFromReadingSshKey → content From Reading Ssh Key.
@@ -229,7 +220,7 @@ func splitIdentifier(s string) string {
 	return b.String()
 }
 
-// Markers of text addressed to the model, matched against phraseForm.
+// Markers of text addressed to the model, matched against phrase.
 var hiddenInstruction = anyOf([]string{"<", "[", "ignore", "disregard", "forget", "override",
 	"do not", "don't", "dont", "never", "without", "hide", "conceal", "keep", "before",
 	"you must", "you need", "you have", "otherwise", "when this tool", "system prompt",
@@ -268,11 +259,11 @@ var secretFile = anyOf([]string{".ssh", "id_", ".env", "mcp.json", "claude_deskt
 )
 
 // Credential files spelled as words, as in a parameter named
-// content_from_reading_mcp_json; matched against phraseForm.
+// content_from_reading_mcp_json; matched against phrase.
 var secretWords = anyOf([]string{"id ", "mcp json", "claude desktop", "aws credentials", "etc ", "git credentials"}, `\b(?:id (?:rsa|dsa|ecdsa|ed25519)|mcp json|claude desktop config|aws credentials|etc (?:passwd|shadow)|git credentials)\b`)
 
 // A secret that the text tells the model to hand over, matched against
-// phraseForm. Honest descriptions name secrets too, so a match needs an
+// phrase. Honest descriptions name secrets too, so a match needs an
 // instruction verb not made passive or negated by the word before it, the
 // secret at most two words after it, and someone's secret ("your", "all")
 // or a destination after it ("to", "in", "as").

@@ -68,14 +68,11 @@ func contractDoc(t mcp.Tool) map[string]any {
 }
 
 func encodeContract(doc map[string]any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // <IMPORTANT> stays as written, and sized as written
-	if err := enc.Encode(doc); err != nil {
-		// Every value in doc is a decoded JSON value, which always encodes.
+	b, err := marshalJSON(doc)
+	if err != nil { // every value in doc is a decoded JSON value, which always encodes
 		panic("integrity: encoding canonical contract: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
 // schemaValue is the canonical form of a schema given raw (which wins, as

@@ -133,7 +133,7 @@ func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string,
 	out.StructuredContent = v
 	out.RawStructuredContent = nil
 	if fromRaw {
-		out.RawStructuredContent = marshalJSON(v)
+		out.RawStructuredContent, _ = marshalJSON(v) // nil when it cannot
 	}
 	return &out
 }
@@ -465,16 +465,14 @@ func decodeJSON(raw []byte) (any, bool) {
 	return v, true
 }
 
-// marshalJSON encodes a redacted tree without HTML escapes; nil when it
-// cannot.
-func marshalJSON(v any) json.RawMessage {
+// marshalJSON encodes v without HTML escapes (<IMPORTANT> stays as
+// written, and sized as written); nil on error.
+func marshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // phraseKeeps marks the bytes phrase copies as they are.

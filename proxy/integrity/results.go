@@ -157,23 +157,15 @@ func hasSecret(s string) bool {
 	return found
 }
 
-type resultScan struct {
-	seen     map[ResultFinding]bool // nil until the first finding
-	findings []ResultFinding
-}
+type resultScan struct{ findings []ResultFinding }
 
 func (rs *resultScan) full() bool { return len(rs.findings) >= maxResultFindings }
 
 func (rs *resultScan) add(loc, kind string) {
 	f := ResultFinding{Location: loc, Kind: kind}
-	if rs.seen[f] || rs.full() {
-		return
+	if !rs.full() && !slices.Contains(rs.findings, f) {
+		rs.findings = append(rs.findings, f)
 	}
-	if rs.seen == nil {
-		rs.seen = make(map[ResultFinding]bool)
-	}
-	rs.seen[f] = true
-	rs.findings = append(rs.findings, f)
 }
 
 // text scans one string of the result.

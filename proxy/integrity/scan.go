@@ -67,7 +67,7 @@ func scan(t mcp.Tool, shadow shadowNames) []Finding {
 
 // scanDecoded is scan of t with its schemas decoded and its contract size.
 func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Finding {
-	sc := &scanner{shadow: shadow, seen: make(map[[2]string]bool)}
+	sc := &scanner{shadow: shadow}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
@@ -82,7 +82,6 @@ func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Findin
 
 type scanner struct {
 	shadow   shadowNames
-	seen     map[[2]string]bool
 	findings []Finding
 }
 
@@ -90,12 +89,9 @@ type scanner struct {
 const maxFindings = 32
 
 func (sc *scanner) add(field, kind, detail string) {
-	key := [2]string{field, kind}
-	if sc.seen[key] || len(sc.findings) == maxFindings {
-		return
+	if len(sc.findings) < maxFindings && !slices.ContainsFunc(sc.findings, func(f Finding) bool { return f.Field == field && f.Kind == kind }) {
+		sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 	}
-	sc.seen[key] = true
-	sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 }
 
 // walk scans every key and string under v in sorted key order; strings
@@ -524,7 +520,7 @@ func ScanContract(text string, others []string) []Finding {
 		} `json:"annotations"`
 	}
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
-		sc := &scanner{shadow: shadowSet(others, ""), seen: make(map[[2]string]bool)}
+		sc := &scanner{shadow: shadowSet(others, "")}
 		sc.text("contract", text)
 		return sc.findings
 	}

@@ -71,15 +71,6 @@ var rulesByFirst = func() (t [256][]secretRule) {
 	return t
 }()
 
-// firstByte marks the bytes a secret can start with.
-var firstByte = func() (t [256]bool) {
-	for _, r := range secretRules {
-		t[r.prefix[0]] = true
-	}
-	t[pemBegin[0]] = true
-	return t
-}()
-
 // Character classes, as byte tables.
 var (
 	wordChar      = class(func(c byte) bool { return alnum(c) || c == '_' })
@@ -259,11 +250,10 @@ func eachSecret(s string, fn func(kind string, start, end int) bool) {
 func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
 	s := sc.s
 	for i := 0; i < len(s); {
-		if c := s[i]; !firstByte[c] || c != '-' && !startsWord(s, i) {
-			i++
-			continue
+		kind, end := "", -1
+		if c := s[i]; c == '-' || len(rulesByFirst[c]) > 0 && startsWord(s, i) { // where a secret can start
+			kind, end = sc.at(i)
 		}
-		kind, end := sc.at(i)
 		if end < 0 {
 			i++
 			continue
@@ -275,7 +265,7 @@ func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
 	}
 }
 
-// at matches a secret starting at i.
+// at matches a secret starting at i, where one can start.
 func (sc *secretScan) at(i int) (kind string, end int) {
 	s := sc.s
 	if s[i] == '-' {
@@ -284,11 +274,7 @@ func (sc *secretScan) at(i int) (kind string, end int) {
 		}
 		return "", -1
 	}
-	rules := rulesByFirst[s[i]]
-	if len(rules) == 0 || !startsWord(s, i) {
-		return "", -1
-	}
-	for _, r := range rules {
+	for _, r := range rulesByFirst[s[i]] { // each has checked that a word starts at i
 		if strings.HasPrefix(s[i:], r.prefix) {
 			if end := r.end(sc, i); end > i {
 				return r.kind, end

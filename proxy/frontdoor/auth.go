@@ -284,8 +284,7 @@ func CallerTokenOf(ctx context.Context) string {
 // TokenFingerprint is the name a bearer token's caller goes by: "token-"
 // and the first 12 hex digits of its SHA-256.
 func TokenFingerprint(token string) string {
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return fingerprintOf(sum)
+	return fingerprintOf(sha256.Sum256([]byte(strings.TrimSpace(token))))
 }
 
 func fingerprintOf(sum [sha256.Size]byte) string {

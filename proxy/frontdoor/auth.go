@@ -98,8 +98,7 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 	return noPrincipal, false
 }
 
-// tokenPrincipal is the principal of the configured token equal to token,
-// compared in constant time with each.
+// tokenPrincipal is the principal of token, compared in constant time with each.
 func (g *guard) tokenPrincipal(token string) (principal, bool) {
 	sum := sha256.Sum256([]byte(token))
 	found := -1
@@ -113,8 +112,7 @@ func (g *guard) tokenPrincipal(token string) (principal, bool) {
 	return principal{name: fingerprintOf(t.sum), profile: g.own(t.profile), role: t.role}, true
 }
 
-// refuseToken answers a request whose token was refused with a
-// WWW-Authenticate challenge (RFC 6750, RFC 9728).
+// refuseToken refuses a token with a WWW-Authenticate challenge (RFC 6750).
 func (g *guard) refuseToken(w http.ResponseWriter, r *http.Request, e *tokenError) {
 	w.Header().Set("WWW-Authenticate", g.challenge(e))
 	g.refuse(w, r, e.Status, cmp.Or(e.Description, e.Reason), "cause", e.Reason)
@@ -268,8 +266,7 @@ func PrincipalOf(ctx context.Context) string {
 
 type callerTokenKey struct{}
 
-// withCallerToken keeps the bearer token a request was let in with, for
-// an upstream's token exchange (the header itself is removed).
+// withCallerToken keeps the request's bearer token, for a token exchange.
 func withCallerToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, callerTokenKey{}, token)
 }

@@ -37,8 +37,7 @@ func NewTokenFailures(perMinute int) *TokenFailures {
 	return &TokenFailures{perMinute: perMinute, addrs: map[netip.Prefix]*rate.Limiter{}}
 }
 
-// wait is how long the address of remoteAddr (host:port) must wait
-// before it may try a token again; 0 when it may now.
+// wait is how long remoteAddr's address must wait before it may try a token again.
 func (f *TokenFailures) wait(remoteAddr string) time.Duration {
 	key, ok := clientKey(remoteAddr)
 	if !ok {
@@ -94,8 +93,7 @@ func (f *TokenFailures) forget(now time.Time) {
 	}
 }
 
-// clientKey is the address remoteAddr counts under: its IPv4 address, or
-// its IPv6 /64.
+// clientKey is the address remoteAddr counts under: IPv4, or its IPv6 /64.
 func clientKey(remoteAddr string) (netip.Prefix, bool) {
 	ip, ok := addrOf(remoteAddr)
 	if !ok {

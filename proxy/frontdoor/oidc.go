@@ -234,8 +234,7 @@ func invalidToken(description, reason string) *tokenError {
 	return &tokenError{Status: http.StatusUnauthorized, Code: "invalid_token", Description: description, Reason: reason}
 }
 
-// verify checks raw and returns its caller, remembering it by digest
-// until it expires, for knownFor at most.
+// verify checks raw and returns its caller, remembered for knownFor at most.
 func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError) {
 	sum, now := sha256.Sum256([]byte(raw)), time.Now()
 	if p, ok := t.recall(sum, now); ok {
@@ -315,8 +314,7 @@ func (t *Issuer) forUs(aud string) bool {
 	return aud == t.opts.Resource || strings.HasPrefix(aud, strings.TrimSuffix(t.opts.Resource, "/")+"/")
 }
 
-// profileOf is the profile of the first rule claims match, else the
-// default; false when there is none.
+// profileOf is the profile of the first rule claims match, else the default.
 func (t *Issuer) profileOf(claims map[string]any) (string, bool) {
 	for _, rule := range t.opts.Profiles {
 		if claimHolds(claimAt(claims, rule.Claim), rule.Value) {

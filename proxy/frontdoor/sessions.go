@@ -34,8 +34,7 @@ type ownerEntry struct {
 	streams  int // of which GET event streams
 }
 
-// clientSessions are one client's sessions, and its requests that may
-// open one yet.
+// clientSessions are one client's sessions, and its requests that may open one.
 type clientSessions struct{ sessions, pending int }
 
 func newOwners(ttl time.Duration) *owners {
@@ -182,8 +181,7 @@ func (o *owners) dropIdleClientLocked(client string) {
 	}
 }
 
-// clientOf is the key a request's sessions are counted under: its
-// principal, else its client's address.
+// clientOf is the key a request's sessions are counted under.
 func (g *guard) clientOf(r *http.Request, p principal) string {
 	if p != noPrincipal {
 		return "principal " + p.name

@@ -13,8 +13,7 @@ import (
 // ordinary in documents and web pages; results are not checked for them.
 var descriptionOnly = []string{"<!--", "you "}
 
-// resultMarker is hiddenInstruction made fast for long texts, built on
-// first use (it costs milliseconds to build).
+// resultMarker is hiddenInstruction made fast for long texts, built on first use.
 var resultMarker = sync.OnceValue(func() *anchoredMarker {
 	return newAnchoredMarker(hiddenInstruction.re, descriptionOnly)
 })
@@ -144,8 +143,7 @@ func newAnchoredMarker(re *regexp.Regexp, skip []string) *anchoredMarker {
 
 func anchored(src string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + src + `)`) }
 
-// startsWithWordBoundary reports whether every match of re must begin at
-// a word boundary.
+// startsWithWordBoundary reports whether every match of re begins at \b.
 func startsWithWordBoundary(re *syntax.Regexp) bool {
 	for re.Op == syntax.OpCapture || re.Op == syntax.OpConcat && len(re.Sub) > 0 {
 		if re.Op == syntax.OpConcat && re.Sub[0].Op == syntax.OpWordBoundary {
@@ -160,8 +158,7 @@ func allHavePrefix(lits, prefixes []string) bool {
 	return len(lits) > 0 && !slices.ContainsFunc(lits, func(l string) bool { return !hasPrefix(l, prefixes) })
 }
 
-// in reports whether the marker matches somewhere in phrase (phrase's
-// text), ignoring matches that start with one of the skip strings.
+// in reports whether the marker matches in phrase, but for skip's starts.
 func (m *anchoredMarker) in(phrase string) bool {
 	t := &m.trie
 	for p := 0; p < len(phrase); p++ {

@@ -80,8 +80,7 @@ func (m *mentioner) text(s string) {
 	}
 }
 
-// walkProse visits the prose strings under v in sorted key order, as Scan
-// reads them for shadowing.
+// walkProse visits the prose strings under v as Scan reads them.
 func walkProse(v any, depth int, visit func(string)) {
 	if depth > maxDepth {
 		return

@@ -261,8 +261,7 @@ func (w *walker) pop()                       { w.path = w.path[:len(w.path)-1] }
 // maxKeyInLocation bounds the bytes of a key a location repeats.
 const maxKeyInLocation = 64
 
-// location renders the path: content[2].text,
-// structuredContent.items[3]["odd key"].
+// location renders the path: structuredContent.items[3]["odd key"].
 func (w *walker) location() string {
 	var b strings.Builder
 	for i, s := range w.path {

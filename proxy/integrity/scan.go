@@ -94,8 +94,7 @@ func (sc *scanner) add(field, kind, detail string) {
 	}
 }
 
-// walk scans every key and string under v in sorted key order; strings
-// under identifier keywords (required, $ref, ...) are scanned as names.
+// walk scans every key and string under v in sorted key order.
 func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text, 0) }
 
 func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth int) {
@@ -182,8 +181,7 @@ func (sc *scanner) common(field, s, words string) {
 	sc.instructions(field, stripInvisible(s), stripInvisible(words), "")
 }
 
-// instructions looks for hidden instructions and secret references in raw
-// (for paths and file names) and words (for phrases).
+// instructions looks for hidden instructions and secret references.
 func (sc *scanner) instructions(field, raw, words, where string) {
 	words = phrase(words)
 	if m := hiddenInstruction.find(words); m != "" {
@@ -269,8 +267,7 @@ var secretUse = regexp.MustCompile(`\b(?:(?P<pre>is|are|was|were|be|been|being|g
 	`(?:private keys?|api keys?|secret keys?|access tokens?|auth tokens?|bearer tokens?|passwords?|credentials|ssh keys?|seed phrases?|mnemonics?|session cookies?)\b` +
 	`(?P<sink> (?:to|into|in|inside|within|as|via)\b)?`)
 
-// secretPassive is the same demand in the passive: "the API key must be
-// included in ...".
+// secretPassive is the same demand in the passive.
 var secretPassive = regexp.MustCompile(`\b(?:private keys?|api keys?|secret keys?|access tokens?|passwords?|credentials|ssh keys?|seed phrases?)\b[^.;!?\n]{0,30}\b(?:must|should|needs? to) be (?:sent|included|passed|provided|uploaded|forwarded|attached|appended|copied)\b`)
 
 var possessive = regexp.MustCompile(`\b(?:user's|users'|users|your|their|his|her|my|our|all|every)\b`)
@@ -292,19 +289,16 @@ func matchSecretUse(phrase string) string {
 	return secretPassive.FindString(phrase)
 }
 
-// secretTerms are substrings every secret named in secretUse and
-// secretPassive contains.
+// secretTerms are in every secret secretUse and secretPassive name.
 var secretTerms = []string{"key", "token", "password", "credential", "seed", "mnemonic", "cookie"}
 
-// marker is a pattern behind a cheap test: a text that contains none of the
-// triggers cannot match, and most texts contain none.
+// marker is a pattern behind a cheap test: a match holds a trigger.
 type marker struct {
 	triggers []string
 	re       *regexp.Regexp
 }
 
-// anyOf compiles the alternatives into one marker; every match of any of
-// them must contain one of triggers.
+// anyOf compiles the alternatives, each holding a trigger, into one marker.
 func anyOf(triggers []string, exprs ...string) marker {
 	return marker{triggers, regexp.MustCompile(`(?:` + strings.Join(exprs, `)|(?:`) + `)`)}
 }
@@ -435,8 +429,7 @@ type invisibleChars struct {
 	tags  string // what the tag characters spell in ASCII
 }
 
-// invisibles collects the invisible characters of s, but a byte-order
-// mark at its start.
+// invisibles collects the invisible characters of s but a leading BOM.
 func invisibles(s string) invisibleChars {
 	var inv invisibleChars
 	var tags strings.Builder

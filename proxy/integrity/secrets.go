@@ -36,8 +36,7 @@ var secretKinds = map[string]bool{
 	KindOpenAIKey: true, KindAnthropicKey: true, KindGoogleAPIKey: true, KindJWT: true, KindStripeKey: true,
 }
 
-// A secretRule recognises one token shape at a place where its prefix
-// starts a word.
+// A secretRule recognises one token shape where its prefix starts a word.
 type secretRule struct {
 	kind, prefix string
 	// end returns where the token that starts at i ends, or -1.
@@ -132,8 +131,7 @@ func (sc *secretScan) run(i int, cls *[256]bool) int {
 	return end
 }
 
-// runEnd matches a prefix of n bytes and then a run of lo to hi class
-// characters, which must end there (the next byte is not in the class).
+// runEnd matches a prefix of n bytes and then a whole run of lo to hi class characters.
 func runEnd(n int, cls [256]bool, lo, hi int) func(*secretScan, int) int {
 	return func(sc *secretScan, i int) int {
 		j := sc.run(i+n, &cls)
@@ -240,8 +238,7 @@ type secretScan struct {
 	measured int       // bytes the runs read, for the linearity test
 }
 
-// eachSecret calls fn with the kind and span of each secret in s, in
-// order, until fn returns false.
+// eachSecret calls fn with each secret in s, in order, until it returns false.
 func eachSecret(s string, fn func(kind string, start, end int) bool) {
 	sc := secretScan{s: s, endAt: -2}
 	sc.each(fn)

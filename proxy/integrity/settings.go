@@ -63,8 +63,7 @@ func secretName(key, value string) bool {
 	return false
 }
 
-// keyParts splits a key on non-letters and on lower-to-upper case
-// changes, in upper case.
+// keyParts splits a key on non-letters and camelCase, in upper case.
 func keyParts(key string) []string {
 	var parts []string
 	start := 0
@@ -82,8 +81,7 @@ func keyParts(key string) []string {
 	return parts
 }
 
-// plainValue reports values that are not credentials whatever their key
-// is called: flags, short numbers, paths and URLs without a password.
+// plainValue reports flags, short numbers, paths and URLs without a password.
 func plainValue(v string) bool {
 	switch strings.ToLower(v) {
 	case "true", "false", "yes", "no", "on", "off", "none", "null":

@@ -210,8 +210,7 @@ func (s *Store) CheckContracts(upstream string, tools []mcp.Tool, contracts []Co
 	return verdicts, nil
 }
 
-// check judges one tool, whose contract is c, against its upstream's
-// pins, updating them; dirty reports whether anything must be written.
+// check judges one tool against its upstream's pins, updating them.
 func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Verdict, dirty bool) {
 	h := c.Hash
 	rec, ok := pins[t.Name]
@@ -434,8 +433,7 @@ func (s *Store) update(scope []string, change func(Pins) bool) error {
 	return <-u.done
 }
 
-// pinUpdate is one update waiting for its transaction; done receives its
-// outcome.
+// pinUpdate is one update waiting for its transaction.
 type pinUpdate struct {
 	scope  []string
 	change func(Pins) bool
@@ -463,8 +461,7 @@ func (s *Store) transact(batch []*pinUpdate) (latest Pins, all bool, err error) 
 	return latest, false, err
 }
 
-// unionScope is every upstream the updates of batch are scoped to, or nil
-// when one of them is not scoped.
+// unionScope is every upstream of batch's scopes; nil if one is unscoped.
 func unionScope(batch []*pinUpdate) []string {
 	scope := []string{}
 	for _, b := range batch {
@@ -480,8 +477,7 @@ func unionScope(batch []*pinUpdate) []string {
 	return scope
 }
 
-// keep makes latest the in-memory pins: all of them when all, else
-// those of the batch's upstreams.
+// keep makes latest the in-memory pins (only the batch's, unless all).
 func (s *Store) keep(latest Pins, all bool, batch []*pinUpdate) {
 	if all {
 		s.upstreams = latest
@@ -500,8 +496,7 @@ func (s *Store) keep(latest Pins, all bool, batch []*pinUpdate) {
 	}
 }
 
-// withoutContracts drops the contract texts, the bulk of a pin, which a
-// vetting gateway never reads.
+// withoutContracts drops the texts a vetting gateway never reads.
 func withoutContracts(pins map[string]Record) map[string]Record {
 	for tool, rec := range pins {
 		rec.Contract, rec.PendingContract = "", ""

@@ -60,8 +60,7 @@ func (p pinned) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// endpointOf is u without userinfo, query and fragment, for comparing
-// token endpoints.
+// endpointOf is u without userinfo, query and fragment.
 func endpointOf(u *url.URL) string {
 	c := *u
 	c.User, c.RawQuery, c.Fragment = nil, "", ""

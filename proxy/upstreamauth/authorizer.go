@@ -137,8 +137,7 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	return map[string]string{"Authorization": v}
 }
 
-// subject is whose login serves ctx's request: the caller's with
-// auth.per_user, else the gateway's ("").
+// subject is whose login serves ctx's request ("" is the gateway's).
 func (a *Authorizer) subject(ctx context.Context) string {
 	if a.perUser {
 		return a.principal(ctx)

@@ -28,8 +28,7 @@ const (
 	maxExchanged        = 10000            // cached tokens, across callers
 )
 
-// exchanger trades callers' tokens for upstream tokens and keeps each
-// until shortly before it expires, by a hash of the caller's token.
+// exchanger trades callers' tokens for upstream tokens, cached until they expire.
 type exchanger struct {
 	cfg    TokenExchange
 	client *http.Client

@@ -160,8 +160,7 @@ func listenLoopback(redirect string) (net.Listener, string, error) {
 	return ln, u.String(), nil
 }
 
-// awaitRedirect serves ln until the authorization server's redirect comes
-// (to redirect's path) and returns its code and state.
+// awaitRedirect serves ln until the redirect comes and returns its code and state.
 func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code, state string, err error) {
 	u, _ := url.Parse(redirect)
 	type answer struct{ code, state, err string }
@@ -377,8 +376,7 @@ func resourceMetadataURLs(upstreamURL, advertised string) []string {
 	return []string{root}
 }
 
-// supportsMetadataDocuments reports whether issuer takes client ID
-// metadata documents.
+// supportsMetadataDocuments reports whether issuer takes client ID metadata documents.
 func supportsMetadataDocuments(ctx context.Context, client *http.Client, issuer string) bool {
 	var md struct {
 		Supported bool `json:"client_id_metadata_document_supported"`

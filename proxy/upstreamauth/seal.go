@@ -141,8 +141,7 @@ func (s *sealer) seal(upstream, subject string, plain []byte) []byte {
 	return s.aead.Seal(out, out[1:], plain, additional(upstream, subject))
 }
 
-// errSealed is returned for a value that does not open: another key, or
-// tampered with.
+// errSealed is returned for a value sealed with another key, or tampered with.
 var errSealed = errors.New("the stored credential does not open with this token key (was " + KeyEnv + " or " + KeyFile + " changed?): log in again")
 
 func (s *sealer) open(upstream, subject string, sealed []byte) ([]byte, error) {

@@ -126,17 +126,12 @@ func (o *owners) bindReserved(sid string, p principal, client string, now time.T
 	if c := o.clients[client]; c != nil {
 		c.pending--
 	}
-	o.bindLocked(sid, p, client, now)
-	o.dropIdleClientLocked(client)
-}
-
-func (o *owners) bindLocked(sid string, p principal, client string, now time.Time) {
 	o.pruneLocked(now)
-	if _, ok := o.by[sid]; ok {
-		return
+	if _, ok := o.by[sid]; !ok {
+		o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
+		o.client(client).sessions++
 	}
-	o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
-	o.client(client).sessions++
+	o.dropIdleClientLocked(client)
 }
 
 // client is client's count, made on first use. The caller holds o.mu.

@@ -1,31 +1,27 @@
 package frontdoor
 
-// Who a request is: the bearer token it carries, a configured one or a
-// JWT from the issuer, makes it a principal, and the principal's profile
-// is the set of tools it may see and call.
-
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 )
 
 // Token is a static bearer token and the profile its callers are served
-// ("" for the gateway's own profile). An Admin token's principal may also
-// act on the gateway (the console's restarts, pin approvals and lesson
-// edits); no other token's may.
+// ("" for the gateway's own). Only an Admin token's principal may act on
+// the gateway (restarts, pin approvals, lesson edits).
 type Token struct {
 	Token, Profile string
 	Admin          bool
 }
 
 // principal is who a request is: its name (a token's fingerprint, or
-// "oidc:" and the token's subject), the profile it is served, and its
-// role. noPrincipal is a request without a token, or with none
-// configured.
+// "oidc:" and the token's subject), profile and role. noPrincipal is a
+// request without a token, or with none configured.
 type principal struct {
 	name, profile string
 	role          role
@@ -45,21 +41,20 @@ const (
 
 var noPrincipal principal
 
-// authenticate returns who r is. With no tokens and no issuer configured
-// everyone is noPrincipal; otherwise a request without a valid token gets
-// a *tokenError.
+// authRequired reports whether requests need a token.
+func (g *guard) authRequired() bool { return len(g.tokens) > 0 || g.oidc != nil }
+
+// authenticate returns who r is: noPrincipal when no token is required,
+// else a *tokenError for a request without a valid token.
 func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
-	if len(g.tokens) == 0 && g.oidc == nil {
+	if !g.authRequired() {
 		return noPrincipal, nil
 	}
-	token, ok := bearerToken(r.Header.Get("Authorization"))
-	if !ok {
-		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
+	token, sent := bearerToken(r.Header.Get("Authorization"))
+	if p, ok := g.tokenPrincipal(token); sent && ok {
+		return p, nil
 	}
-	if i := g.tokenIndex(token); i >= 0 {
-		return principal{name: fingerprintOf(g.tokens[i]), profile: g.own(g.profiles[i]), role: g.roles[i]}, nil
-	}
-	if g.oidc == nil {
+	if !sent || g.oidc == nil {
 		return noPrincipal, &tokenError{Status: http.StatusUnauthorized, Reason: "missing or invalid bearer token"}
 	}
 	if strings.Count(token, ".") != 2 { // not a JWS in compact form
@@ -70,8 +65,7 @@ func (g *guard) authenticate(r *http.Request) (principal, *tokenError) {
 	return p, err
 }
 
-// own is profile, or "" when it names the gateway's own profile
-// (Options.Profile): a token mapped to it is served as one mapped to none.
+// own is profile, or "" when it names the gateway's own (Options.Profile).
 func (g *guard) own(profile string) string {
 	if profile == g.ownProfile {
 		return ""
@@ -80,12 +74,11 @@ func (g *guard) own(profile string) string {
 }
 
 // checkToken authenticates r, refusing it (and reporting false) when its
-// client's address (clientAddr) sent too many refused tokens lately, or when its token
-// is refused; a token refused with 401 counts against the address. A
-// request without a token does not (it is how a client finds out that
-// it needs one), nor a token the issuer could not be asked about.
+// client's address sent too many refused tokens lately, or its token is
+// refused. A token refused with 401 counts against the address; no token,
+// or one the issuer could not be asked about, does not.
 func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
-	if len(g.tokens) == 0 && g.oidc == nil {
+	if !g.authRequired() {
 		return noPrincipal, true
 	}
 	client, _ := g.clientAddr(r)
@@ -105,29 +98,24 @@ func (g *guard) checkToken(w http.ResponseWriter, r *http.Request) (principal, b
 	return noPrincipal, false
 }
 
-// tokenIndex is the index of the configured token equal to token,
-// compared in constant time with each; -1 when none is.
-func (g *guard) tokenIndex(token string) int {
+// tokenPrincipal is the principal of token, compared in constant time with each.
+func (g *guard) tokenPrincipal(token string) (principal, bool) {
 	sum := sha256.Sum256([]byte(token))
 	found := -1
 	for i := range g.tokens {
-		eq := subtle.ConstantTimeCompare(sum[:], g.tokens[i][:])
-		found = subtle.ConstantTimeSelect(eq, i, found)
+		found = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(sum[:], g.tokens[i].sum[:]), i, found)
 	}
-	return found
+	if found < 0 {
+		return noPrincipal, false
+	}
+	t := g.tokens[found]
+	return principal{name: fingerprintOf(t.sum), profile: g.own(t.profile), role: t.role}, true
 }
 
-// refuseToken answers a request whose token was refused: 401 (or 403 for
-// a valid token without the scope or profile it needs) with a
-// WWW-Authenticate challenge that, with an issuer configured, points to
-// the protected-resource metadata (RFC 6750, RFC 9728).
+// refuseToken refuses a token with a WWW-Authenticate challenge (RFC 6750).
 func (g *guard) refuseToken(w http.ResponseWriter, r *http.Request, e *tokenError) {
 	w.Header().Set("WWW-Authenticate", g.challenge(e))
-	message := e.Reason
-	if e.Description != "" {
-		message = e.Description
-	}
-	g.refuse(w, r, e.Status, message, "cause", e.Reason)
+	g.refuse(w, r, e.Status, cmp.Or(e.Description, e.Reason), "cause", e.Reason)
 }
 
 // challenge is the WWW-Authenticate value for e.
@@ -177,10 +165,8 @@ func roleOf(ctx context.Context) role {
 	return r
 }
 
-// WholeGatewayOnly serves next, a view of the whole gateway (its metrics,
-// say), to the callers that may see it (Caller.Wide: a token of
-// http.bearer_tokens or an administrative one) and refuses (403) a token
-// that is served one profile: it sees that profile only.
+// WholeGatewayOnly serves next, a view of the whole gateway, to the
+// callers that may see it (Caller.Wide) and refuses others (403).
 func WholeGatewayOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if roleOf(r.Context())&roleWide == 0 {
@@ -193,17 +179,14 @@ func WholeGatewayOnly(next http.Handler) http.Handler {
 }
 
 // ByProfile serves each request with the handler of its caller's profile
-// (ProfileOf), and a request of the gateway's own profile ("") with own.
-// A profile with no handler gets 404: Guard lets no such request through
-// when its options and the handlers agree.
+// (ProfileOf), the gateway's own ("") with own; another profile gets 404.
 func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := ProfileOf(r.Context())
-		if p == "" {
-			own.ServeHTTP(w, r)
-			return
-		}
 		h, ok := profiles[p]
+		if p == "" {
+			h, ok = own, true
+		}
 		if !ok {
 			WriteRefusal(w, http.StatusNotFound, "no such profile is served here")
 			return
@@ -216,8 +199,8 @@ func ByProfile(own http.Handler, profiles map[string]http.Handler) http.Handler 
 const metadataPath = "/.well-known/oauth-protected-resource"
 
 // MetadataPaths are the paths ResourceMetadata serves: the well-known
-// path alone and followed by the resource's path (RFC 9728 section 3.1),
-// or, for a subresource, the latter alone; none without an issuer.
+// path followed by the resource's path (RFC 9728), and alone but for a
+// subresource; none without an issuer.
 func MetadataPaths(opts Options) []string {
 	if opts.OIDC == nil {
 		return nil
@@ -233,10 +216,8 @@ func MetadataPaths(opts Options) []string {
 }
 
 // ResourceMetadata serves the protected-resource metadata (RFC 9728) of
-// the gateway (or of opts.Subresource of it) behind the same Host and
-// Origin checks as Guard: the resource, its issuer, the scopes it
-// requires and how tokens are sent.
-// Only GET and HEAD are served; without an issuer configured it is 404.
+// the gateway (or opts.Subresource) behind Guard's Host and Origin
+// checks, to GET and HEAD; without an issuer it is 404.
 func ResourceMetadata(opts Options) http.Handler {
 	c := NewChecks(opts)
 	var doc []byte
@@ -262,4 +243,116 @@ func ResourceMetadata(opts Options) http.Handler {
 			_, _ = w.Write(doc)
 		}
 	})
+}
+
+type principalKey struct{}
+
+// LocalPrincipal is the principal of calls that carry no bearer token:
+// over stdio, and over HTTP when no tokens are configured.
+const LocalPrincipal = "local"
+
+// WithPrincipal marks ctx as a request of the named principal. Guard
+// marks each request it lets through with a bearer token.
+func WithPrincipal(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, principalKey{}, name)
+}
+
+// PrincipalOf is the principal Guard found for ctx's request: the
+// fingerprint of its bearer token, or "" when it carried none.
+func PrincipalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+type callerTokenKey struct{}
+
+// withCallerToken keeps the request's bearer token, for a token exchange.
+func withCallerToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, callerTokenKey{}, token)
+}
+
+// CallerTokenOf is the bearer token Guard let ctx's request in with, or
+// "": for a token exchange only.
+func CallerTokenOf(ctx context.Context) string {
+	t, _ := ctx.Value(callerTokenKey{}).(string)
+	return t
+}
+
+// TokenFingerprint is the name a bearer token's caller goes by: "token-"
+// and the first 12 hex digits of its SHA-256.
+func TokenFingerprint(token string) string {
+	return fingerprintOf(sha256.Sum256([]byte(strings.TrimSpace(token))))
+}
+
+func fingerprintOf(sum [sha256.Size]byte) string {
+	return "token-" + hex.EncodeToString(sum[:6])
+}
+
+// Checks are Guard's Host, Origin and token checks, for a handler that
+// authenticates its requests itself (a browser interface, whose login
+// checks the token once).
+type Checks struct{ g *guard }
+
+// NewChecks returns the checks of a Guard with opts.
+func NewChecks(opts Options) *Checks {
+	return &Checks{Guard(nil, opts).(*guard)}
+}
+
+// HostAllowed reports whether the Host header value (with or without a
+// port) is a loopback name or IP, or one of the allowed hosts.
+func (f *Checks) HostAllowed(host string) bool { return f.g.hostAllowed(host) }
+
+// OriginAllowed reports whether origin is an http(s) loopback origin or
+// one of the allowed origins.
+func (f *Checks) OriginAllowed(origin string) bool { return f.g.originAllowed(origin) }
+
+// TokensRequired reports whether bearer tokens are configured.
+func (f *Checks) TokensRequired() bool { return f.g.authRequired() }
+
+// Caller is what a request's token lets its bearer see and do.
+type Caller struct {
+	// Principal is the name audit records and lessons know it by.
+	Principal string
+	// Profile is the profile it is served, "" for the gateway's own.
+	Profile string
+	// Wide: it may see the whole gateway, not only its profile.
+	Wide bool
+	// Admin: it may act on the gateway (restarts, pins, lessons).
+	Admin bool
+}
+
+func callerOf(p principal) Caller {
+	return Caller{Principal: p.name, Profile: p.profile, Wide: p.role&roleWide != 0, Admin: p.role == roleAdmin}
+}
+
+// TokenCaller is the caller of one of the configured static bearer
+// tokens (compared in constant time); false for any other token.
+func (f *Checks) TokenCaller(token string) (Caller, bool) {
+	p, ok := f.g.tokenPrincipal(strings.TrimSpace(token))
+	return callerOf(p), ok
+}
+
+// RequestCaller is the caller of r's bearer token (a configured one or a
+// JWT from the issuer); false when it carries no valid one. With no tokens
+// configured, every request is the local, administrative caller.
+func (f *Checks) RequestCaller(r *http.Request) (Caller, bool) {
+	if !f.TokensRequired() {
+		return callerOf(principal{name: LocalPrincipal, role: roleAdmin}), true
+	}
+	p, err := f.g.authenticate(r)
+	if err != nil || p == noPrincipal {
+		return Caller{}, false
+	}
+	return callerOf(p), true
+}
+
+// CheckSite refuses a request whose Host or Origin is not allowed and
+// answers a CORS preflight, as Guard does; it reports whether r goes on.
+func (f *Checks) CheckSite(w http.ResponseWriter, r *http.Request) bool { return f.g.checkSite(w, r) }
+
+// ClientAddr is the address r is logged under: its peer's, or, from a
+// trusted proxy (Options.TrustedProxies), the client's it forwarded.
+func (f *Checks) ClientAddr(r *http.Request) string {
+	client, _ := f.g.clientAddr(r)
+	return client
 }

@@ -1,9 +1,5 @@
 package frontdoor
 
-// Whose request it is, by address: the peer of the connection, or, when
-// that peer is a trusted reverse proxy, the client it forwarded the
-// request for, as X-Forwarded-For (or Forwarded) names it.
-
 import (
 	"fmt"
 	"iter"
@@ -16,17 +12,15 @@ import (
 
 // Bounds on the forwarding headers read.
 const (
-	// maxForwardedHops is how many addresses of X-Forwarded-For (or
-	// elements of Forwarded), from the right, are looked at: past them
-	// the request counts as the last one's.
+	// maxForwardedHops is how many forwarded addresses, from the right,
+	// are looked at.
 	maxForwardedHops = 16
 	// maxForwardedEntry bounds one address of those headers, in bytes.
 	maxForwardedEntry = 64
 )
 
 // ParseTrustedProxy parses an entry of Options.TrustedProxies: an
-// address ("10.0.0.5", "fd00::1") or a CIDR block ("10.0.0.0/8",
-// "fd00::/8"), without a zone.
+// address or a CIDR block, without a zone.
 func ParseTrustedProxy(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	if strings.Contains(s, "/") {
@@ -49,23 +43,13 @@ func ParseTrustedProxy(s string) (netip.Prefix, error) {
 
 // trusted reports whether a is one of the trusted proxies.
 func (g *guard) trusted(a netip.Addr) bool {
-	for _, p := range g.proxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(g.proxies, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // clientAddr is the address r is counted and logged under, and the peer
-// it came through when that differs (a trusted proxy): the connection's
-// peer, unless the peer is a trusted proxy, in which case the rightmost
-// address of X-Forwarded-For that is not itself trusted (or, without
-// X-Forwarded-For, of Forwarded's for= parameters). An address a proxy
-// did not vouch for (to the left of the first untrusted one) is never
-// believed, so a client cannot choose the address it counts under. A
-// malformed header leaves the request counted under the last trusted hop
-// read. An unparsable peer (not TCP) is returned as it is.
+// it came through when that differs: the connection's peer, or from a
+// trusted proxy the rightmost forwarded address not itself trusted, so a
+// client cannot choose it. A malformed header leaves the last trusted hop.
 func (g *guard) clientAddr(r *http.Request) (client, via string) {
 	peer, ok := addrOf(r.RemoteAddr)
 	if !ok {
@@ -104,11 +88,9 @@ func addrOf(s string) (netip.Addr, bool) {
 	return a.Unmap().WithZone(""), true
 }
 
-// forwardedHops yields the forwarded-for addresses of h from the right
-// (the hop nearest the gateway first), each with whether it parsed:
-// X-Forwarded-For when it is sent, else Forwarded's for= parameters. It
-// reads no more than it yields, so a long header costs no more than the
-// hops looked at.
+// forwardedHops yields the forwarded-for addresses of h from the right,
+// each with whether it parsed: X-Forwarded-For, else Forwarded's for=.
+// It reads no more than it yields.
 func forwardedHops(h http.Header) iter.Seq2[netip.Addr, bool] {
 	vals, forwarded := h.Values("X-Forwarded-For"), false
 	if !slices.ContainsFunc(vals, func(v string) bool { return strings.TrimSpace(v) != "" }) {
@@ -137,9 +119,7 @@ func forwardedHops(h http.Header) iter.Seq2[netip.Addr, bool] {
 	}
 }
 
-// forwardedFor is the for= value of one element of a Forwarded header
-// (RFC 7239: "for=192.0.2.60;proto=http;by=203.0.113.43"), unquoted; ""
-// when it has none.
+// forwardedFor is the for= value of a Forwarded element (RFC 7239).
 func forwardedFor(element string) string {
 	for pair := range strings.SplitSeq(element, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
@@ -150,9 +130,8 @@ func forwardedFor(element string) string {
 	return ""
 }
 
-// forwardedAddr parses one forwarded-for address: "192.0.2.60",
-// "192.0.2.60:4711", "2001:db8::17" or "[2001:db8::17]:4711". Names,
-// "unknown", obfuscated identifiers ("_hidden") and zones do not parse.
+// forwardedAddr parses one forwarded-for address, with or without a port;
+// names, "unknown", obfuscated identifiers and zones do not parse.
 func forwardedAddr(s string) (netip.Addr, bool) {
 	if s == "" || len(s) > maxForwardedEntry || strings.Contains(s, "%") {
 		return netip.Addr{}, false

@@ -1,8 +1,5 @@
 package frontdoor
 
-// A bound on guessing tokens: a remote address that sends too many
-// refused bearer tokens is refused for a while, whatever it sends.
-
 import (
 	"math"
 	"net/netip"
@@ -21,12 +18,9 @@ const (
 	maxFailingAddrs = 4096
 )
 
-// TokenFailures counts the refused bearer tokens of each client address
-// (the peer's, or behind a trusted proxy the client's it forwarded; see
-// Options.TrustedProxies): past its limit, an address is refused with 429 until a share of the
-// minute has passed, each failure forgotten over a minute. Guards of one
-// gateway share one (Options.TokenFailures), so that the limit holds
-// across its paths. Safe for concurrent use.
+// TokenFailures counts the refused bearer tokens of each client address,
+// a bound on guessing: past its limit, the address is refused (429) until
+// a share of the minute has passed. Safe for concurrent use.
 type TokenFailures struct {
 	perMinute int
 
@@ -43,8 +37,7 @@ func NewTokenFailures(perMinute int) *TokenFailures {
 	return &TokenFailures{perMinute: perMinute, addrs: map[netip.Prefix]*rate.Limiter{}}
 }
 
-// wait is how long the address of remoteAddr (host:port) must wait
-// before it may try a token again; 0 when it may now.
+// wait is how long remoteAddr's address must wait before it may try a token again.
 func (f *TokenFailures) wait(remoteAddr string) time.Duration {
 	key, ok := clientKey(remoteAddr)
 	if !ok {
@@ -84,8 +77,8 @@ func (f *TokenFailures) failed(remoteAddr string) {
 	lim.AllowN(now, 1)
 }
 
-// forget drops the addresses whose failures are all forgotten, and one
-// more when that frees no room: the bound on memory comes first.
+// forget drops the addresses whose failures are all forgotten, then any
+// while full: the bound on memory comes first.
 func (f *TokenFailures) forget(now time.Time) {
 	for k, lim := range f.addrs {
 		if lim.TokensAt(now) >= float64(f.perMinute) {
@@ -100,8 +93,7 @@ func (f *TokenFailures) forget(now time.Time) {
 	}
 }
 
-// clientKey is the address remoteAddr counts under: its IPv4 address, or
-// its IPv6 /64, which one host commonly holds whole.
+// clientKey is the address remoteAddr counts under: IPv4, or its IPv6 /64.
 func clientKey(remoteAddr string) (netip.Prefix, bool) {
 	ip, ok := addrOf(remoteAddr)
 	if !ok {

@@ -1,7 +1,16 @@
+// Package frontdoor holds the checks every HTTP request passes before it
+// reaches the MCP server: Guard checks its Host and Origin, bearer token,
+// body and session bounds, marks its context with the caller's principal
+// and profile, and hands it on (to ByProfile, say).
+//
+//   - guard.go: Guard and its Options, CheckListen, the HTTP server
+//   - sessions.go: sessions per client, requests per session, owners
+//   - auth.go: who a request is, its profile, the challenge, the
+//     protected-resource metadata, and Checks for a handler that
+//     authenticates itself
+//   - oidc.go: JWTs from an OAuth/OIDC issuer
+//   - clientaddr.go, failedtokens.go: client addresses, refused tokens
 package frontdoor
-
-// The HTTP front door: checks that run before a request reaches the MCP
-// server when mcp-router serves streamable HTTP.
 
 import (
 	"bytes"
@@ -26,8 +35,7 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// DefaultMaxBodyBytes is Options.MaxBodyBytes's default: the bound on one
-// client message that the wire checks share.
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
 const DefaultMaxBodyBytes = wire.MaxMessageBytes
 
 // Defaults of Options' bounds on each client.
@@ -38,8 +46,7 @@ const (
 	DefaultMaxStreamsPerSession = 32
 )
 
-// SessionIdleTTL is how long an HTTP session lives unused: the MCP server
-// forgets it then, and so does Guard.
+// SessionIdleTTL is how long an HTTP session lives unused.
 const SessionIdleTTL = 30 * time.Minute
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request", used for every refusal.
@@ -48,132 +55,101 @@ const codeInvalidRequest = -32600
 // Options configures the HTTP front door. Zero values take the defaults in brackets.
 type Options struct {
 	// BearerTokens, when non-empty, makes every request need
-	// "Authorization: Bearer <one of them>" (compared in constant time) or
-	// get 401 with WWW-Authenticate: Bearer. Empty strings are ignored.
+	// "Authorization: Bearer <one of them>" or get 401. Empty strings are
+	// ignored.
 	BearerTokens []string
 	// Tokens are more bearer tokens, each with the profile its callers
-	// are served (see ProfileOf); they count as BearerTokens do.
+	// are served (see ProfileOf).
 	Tokens []Token
 	// Profile is the name of the gateway's own profile: a token or claim
-	// rule naming it is served as one naming none (ProfileOf is "").
+	// rule naming it is served as one naming none.
 	Profile string
-	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer (see
-	// OIDCOptions, NewIssuer); a refused one gets 401 with
-	// WWW-Authenticate naming the protected-resource metadata and
-	// error="invalid_token".
+	// OIDC, when set, also accepts JWTs from an OAuth/OIDC issuer.
 	OIDC *Issuer
 	// Subresource, with OIDC, is the path below OIDC's resource that the
-	// Guard serves, such as "/all" for /mcp/all: its challenges name that
-	// resource's own metadata, which ResourceMetadata and MetadataPaths
-	// of the same Options serve (a client checks that the metadata names
-	// the URL it connected to). "" is the resource itself.
+	// Guard serves, such as "/all": its challenges name that resource's
+	// own metadata. "" is the resource itself.
 	Subresource string
 	// AllowedOrigins are extra allowed browser origins, matched exactly
 	// (scheme://host[:port]). Loopback origins are always allowed.
 	AllowedOrigins []string
 	// AllowedHosts are extra allowed Host header names (with or without a
-	// port) for non-loopback deployments. Loopback hosts are always allowed.
+	// port). Loopback hosts are always allowed.
 	AllowedHosts []string
-	// MaxBodyBytes limits a request body [4 MiB]. A larger body gets 413 with
-	// a JSON-RPC error body and never reaches the MCP server.
+	// MaxBodyBytes limits a request body [4 MiB]; a larger one gets 413.
 	MaxBodyBytes int64
 	// BodyTimeout bounds the reading of one request body
 	// [DefaultBodyTimeout]; a slower body gets 408.
 	BodyTimeout time.Duration
-	// MaxBodyMemory bounds the request bodies held in memory at once, in
-	// bytes [DefaultMaxBodyMemory]. A body is held from when it is read
-	// until its request is answered; a request that would go past the
-	// bound gets 503 with Retry-After.
+	// MaxBodyMemory bounds the bytes of request bodies held in memory
+	// until their requests are answered [DefaultMaxBodyMemory]; past it a
+	// request gets 503 with Retry-After.
 	MaxBodyMemory int64
-	// MaxSessionsPerClient bounds the sessions one client may have open
-	// [DefaultMaxSessionsPerClient]: a client is its bearer token when
-	// tokens are configured, else its address (see TrustedProxies). Past it, a request
-	// that would open a session gets 429.
+	// MaxSessionsPerClient bounds the sessions one client (its bearer
+	// token, else its address) may have open
+	// [DefaultMaxSessionsPerClient]; past it, 429.
 	MaxSessionsPerClient int
-	// MaxStreamsPerSession bounds the calls in flight in one session
-	// (POSTed requests being answered), and apart from them its open GET
-	// event streams, so a client's standalone stream takes no room from
-	// its calls [DefaultMaxStreamsPerSession]. Past it, a request gets
-	// 429; a DELETE, a notification and a response are always let through.
+	// MaxStreamsPerSession bounds the calls in flight in one session, and
+	// apart from them its open GET streams [DefaultMaxStreamsPerSession];
+	// past it, 429. A DELETE, a notification and a response always pass.
 	MaxStreamsPerSession int
 	// TokenFailures bounds the refused bearer tokens each client address
-	// (see TrustedProxies) may send: past it, every request from the address gets 429 with
-	// Retry-After until a share of the minute has passed. Nil makes the
-	// Guard a limit of its own [NewTokenFailures(DefaultTokenFailures)];
-	// Guards of several paths share one so that the limit holds across
-	// them. Only with tokens or an issuer configured.
+	// may send; past it, 429 with Retry-After. Nil makes the Guard a limit
+	// of its own; Guards of several paths share one.
 	TokenFailures *TokenFailures
-	// TrustedProxies are the reverse proxies (addresses and CIDR blocks,
-	// see ParseTrustedProxy) whose X-Forwarded-For, or Forwarded without
-	// it, names the client: a request from one counts under the rightmost
-	// forwarded address that is not itself trusted, for TokenFailures,
-	// MaxSessionsPerClient and the log. Empty trusts no peer: every
-	// request counts under its connection's peer, and the headers are
-	// ignored.
+	// TrustedProxies are the reverse proxies (see ParseTrustedProxy) whose
+	// X-Forwarded-For, or Forwarded, names the client, for TokenFailures,
+	// MaxSessionsPerClient and the log. Empty trusts no peer.
 	TrustedProxies []netip.Prefix
-	// Logger gets one Warn line per refusal, with the reason, the
-	// client's address (remote_addr; proxy_addr for the trusted proxy it
-	// came through), method and path, never a token. Nil means silent.
+	// Logger gets one Warn line per refusal, never a token. Nil is silent.
 	Logger *slog.Logger
-	// SessionOwner, when set, names the principal a session id it knows
-	// was issued to (Server.SessionOwner: a session sealed by another
-	// replica), so that a session not seen here is taken on as that
-	// principal's. Nil knows none.
+	// SessionOwner, when set, names the principal a session id was issued
+	// to (by another replica), so that a session not seen here is taken
+	// on as that principal's.
 	SessionOwner func(ctx context.Context, sessionID string) (principal string, ok bool)
 }
 
 // Guard wraps next, the MCP streamable HTTP handler, in the checks of
-// SEC-01..SEC-05 and FI-12 of docs/reliability.md, in this order:
+// SEC-01..SEC-06 and FI-12 of docs/reliability.md, in this order:
 //
-//  1. Host: a loopback name or IP (any port) or one of AllowedHosts, else
-//     403; this stops DNS rebinding.
-//  2. Origin: absent (non-browser client), an http(s) loopback origin or
-//     one of AllowedOrigins, else 403. A CORS preflight from an allowed
-//     origin is answered here; responses to allowed origins carry CORS
-//     headers naming that origin, never "*".
-//  3. Bearer token, when configured (a static one, or a JWT from the
-//     issuer of OIDC): else 401, or 403 for a valid token without a
-//     required scope or a profile; 429 with Retry-After, before any
-//     token is looked at, for a remote address past TokenFailures. The
-//     caller's principal and profile mark the request's context.
-//  4. Body size, else 413; body read within BodyTimeout, else 408; room
-//     among the bodies held in memory (MaxBodyMemory), else 503.
-//  5. Sessions per client and requests in flight per session, else 429;
-//     with several tokens or an issuer, session ownership: a session is
-//     used only by the principal and profile that opened it, else 404
-//     (SEC-06).
+//  1. Host: a loopback name or IP or one of AllowedHosts, else 403 (DNS
+//     rebinding).
+//  2. Origin: absent, an http(s) loopback origin or one of
+//     AllowedOrigins, else 403; CORS headers name the origin, never "*".
+//  3. Bearer token, when configured: else 401, or 403 without a required
+//     scope or profile; 429 first for an address past TokenFailures.
+//  4. Body size, else 413; body time, else 408; body memory, else 503.
+//  5. Sessions per client and requests per session, else 429; with
+//     several tokens or an issuer, a session serves only the principal
+//     that opened it, else 404.
 //
-// The Authorization header is removed before next sees the request, so
-// the client's token never travels further. Refusals are JSON-RPC error
+// next never sees the Authorization header. Refusals are JSON-RPC error
 // objects without an id.
 func Guard(next http.Handler, opts Options) http.Handler {
 	g := &guard{
-		next:    next,
-		origins: make(map[string]bool, len(opts.AllowedOrigins)),
-		hosts:   make(map[string]bool, len(opts.AllowedHosts)),
-		maxBody: cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes),
-		log:     opts.Logger,
-		owners:  newOwners(SessionIdleTTL),
-		ownerOf: opts.SessionOwner,
-		proxies: opts.TrustedProxies,
+		next:       next,
+		tokens:     hashTokens(opts.BearerTokens, opts.Tokens),
+		ownProfile: opts.Profile,
+		oidc:       opts.OIDC,
+		failures:   cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures)),
+		origins:    make(map[string]bool, len(opts.AllowedOrigins)),
+		hosts:      make(map[string]bool, len(opts.AllowedHosts)),
+		maxBody:    cmp.Or(max(opts.MaxBodyBytes, 0), DefaultMaxBodyBytes),
+		log:        cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		owners:     newOwners(SessionIdleTTL),
+		ownerOf:    opts.SessionOwner,
+		proxies:    opts.TrustedProxies,
 
 		bodyTimeout: cmp.Or(max(opts.BodyTimeout, 0), DefaultBodyTimeout),
 		maxSessions: cmp.Or(max(opts.MaxSessionsPerClient, 0), DefaultMaxSessionsPerClient),
 		maxStreams:  cmp.Or(max(opts.MaxStreamsPerSession, 0), DefaultMaxStreamsPerSession),
 	}
-	g.tokens, g.profiles, g.roles = hashTokens(opts.BearerTokens, opts.Tokens)
-	g.ownProfile = opts.Profile
-	g.failures = cmp.Or(opts.TokenFailures, NewTokenFailures(DefaultTokenFailures))
 	if opts.OIDC != nil {
-		g.oidc = opts.OIDC
 		g.metadataURL = MetadataURL(resourceAt(opts.OIDC.opts.Resource, opts.Subresource))
 	}
 	// Room for one body of the most allowed size, at least.
 	g.bodyMemory = max(cmp.Or(max(opts.MaxBodyMemory, 0), DefaultMaxBodyMemory), g.maxBody)
 	g.bodies = semaphore.NewWeighted(g.bodyMemory)
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
-	}
 	for _, o := range opts.AllowedOrigins {
 		g.origins[strings.TrimSuffix(o, "/")] = true
 	}
@@ -185,12 +161,10 @@ func Guard(next http.Handler, opts Options) http.Handler {
 
 type guard struct {
 	next        http.Handler
-	tokens      [][sha256.Size]byte
-	profiles    []string // of each token
-	roles       []role   // of each token
-	ownProfile  string   // Options.Profile
-	oidc        *Issuer  // nil: no tokens from an issuer
-	metadataURL string   // the protected-resource metadata, with oidc
+	tokens      []staticToken
+	ownProfile  string  // Options.Profile
+	oidc        *Issuer // nil: no tokens from an issuer
+	metadataURL string  // the protected-resource metadata, with oidc
 	failures    *TokenFailures
 	origins     map[string]bool
 	hosts       map[string]bool
@@ -207,9 +181,7 @@ type guard struct {
 	maxStreams  int // requests in flight per session
 }
 
-// checkSite refuses a request whose Host or Origin is not allowed, and
-// answers a browser's CORS preflight; it reports whether the request goes
-// on.
+// checkSite is Checks.CheckSite.
 func (g *guard) checkSite(w http.ResponseWriter, r *http.Request) bool {
 	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, http.StatusForbidden, "host not allowed", "host", r.Host)
@@ -256,16 +228,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ctx = withCallerToken(ctx, token)
 		}
 		r2 = r2.WithContext(ctx)
-	} else if len(g.tokens) == 0 && g.oidc == nil { // loopback alone: the person at the machine
+	} else if !g.authRequired() { // loopback alone: the person at the machine
 		r2 = r2.WithContext(context.WithValue(r2.Context(), roleKey{}, roleAdmin))
 	}
 	g.serveSession(w, r2, p)
 }
 
 // forward returns the request next should see: without Authorization
-// (SEC-05), and with the body read into memory once it is known to fit,
-// within the body timeout and the memory bound; release gives its memory
-// back once the request is answered.
+// (SEC-05), its body read into memory within the bounds; release gives
+// the memory back once the request is answered.
 func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), status int, _ error) {
 	if r.ContentLength > g.maxBody {
 		return nil, nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
@@ -296,16 +267,13 @@ func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request
 	return r2, func() { g.bodies.Release(int64(len(body))) }, 0, nil
 }
 
-// readBody reads r's body whole, within the body timeout: the connection's
-// read deadline is set for the body alone, and cleared after it, so that
-// a long-lived response stream is not cut.
+// readBody reads r's body whole within the body timeout, a read deadline
+// cleared after it so that a long response stream is not cut.
 func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	// MaxBytesReader also tells the server to close the connection rather
-	// than drain the rest of an oversized body.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
@@ -313,9 +281,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	case errors.As(err, &tooLarge):
 		return nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		// Closing after the reply spares the server draining the rest of
-		// the body first, which would wait on the slow client again.
-		w.Header().Set("Connection", "close")
+		w.Header().Set("Connection", "close") // draining would wait on the slow client again
 		return nil, http.StatusRequestTimeout, fmt.Errorf("request body not received within %s", g.bodyTimeout)
 	case err != nil:
 		w.Header().Set("Connection", "close")
@@ -353,13 +319,7 @@ func originOf(r *http.Request) (string, bool) {
 
 // originAllowed implements SEC-01.
 func (g *guard) originAllowed(origin string) bool {
-	if origin == "" {
-		return false
-	}
-	if g.origins[origin] {
-		return true
-	}
-	return isLoopbackOrigin(origin)
+	return origin != "" && (g.origins[origin] || isLoopbackOrigin(origin))
 }
 
 // isLoopbackOrigin reports whether origin is http(s)://host[:port] with a
@@ -380,7 +340,7 @@ func isLoopbackOrigin(origin string) bool {
 	return loopback.Host(strings.ToLower(u.Hostname()))
 }
 
-// hostOnly strips the port and IPv6 brackets from a Host header value.
+// hostOnly strips the port and IPv6 brackets from a Host value.
 func hostOnly(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
@@ -388,8 +348,7 @@ func hostOnly(hostport string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
 }
 
-// CORS for browsers on an allowed origin. Authorization, Content-Type and
-// the MCP headers are not CORS-safelisted, so a browser asks first.
+// CORS for browsers on an allowed origin.
 const (
 	corsAllowMethods  = "GET, POST, DELETE, OPTIONS"
 	corsAllowHeaders  = "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID"
@@ -416,17 +375,20 @@ func answerPreflight(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// hashTokens keeps SHA-256 digests of the non-empty tokens, so comparing
-// takes the same time whatever the lengths, and each one's profile.
-func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string, []role) {
-	var sums [][sha256.Size]byte
-	var profiles []string
-	var roles []role
+// staticToken is a configured token's SHA-256 (so comparing takes the
+// same time whatever the lengths), profile and role.
+type staticToken struct {
+	sum     [sha256.Size]byte
+	profile string
+	role    role
+}
+
+// hashTokens keeps the non-empty tokens.
+func hashTokens(plain []string, tokens []Token) []staticToken {
+	var out []staticToken
 	add := func(t Token, r role) {
 		if t.Token = strings.TrimSpace(t.Token); t.Token != "" {
-			sums = append(sums, sha256.Sum256([]byte(t.Token)))
-			profiles = append(profiles, t.Profile)
-			roles = append(roles, r)
+			out = append(out, staticToken{sha256.Sum256([]byte(t.Token)), t.Profile, r})
 		}
 	}
 	for _, t := range plain {
@@ -439,7 +401,7 @@ func hashTokens(plain []string, tokens []Token) ([][sha256.Size]byte, []string, 
 		}
 		add(t, r)
 	}
-	return sums, profiles, roles
+	return out
 }
 
 // bearerToken takes the token from "Bearer <token>"; the scheme is
@@ -468,8 +430,7 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, reaso
 }
 
 // WriteRefusal answers status with a JSON-RPC error object without an id
-// (code -32600) carrying message: how the front door, and the handlers
-// behind it, refuse a request before any message of it is answered.
+// (code -32600) carrying message.
 func WriteRefusal(w http.ResponseWriter, status int, message string) {
 	type rpcError struct {
 		Code    int    `json:"code"`
@@ -486,17 +447,15 @@ func WriteRefusal(w http.ResponseWriter, status int, message string) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// CheckListen refuses to serve a non-loopback address without
-// authentication (SEC-03): bearer tokens or an issuer in opts.
-// "127.0.0.1:8080", "[::1]:0" and "localhost:9" are fine without;
-// "0.0.0.0:8080", ":8080", "192.168.1.5:80" and "[::]:80" need it. It does
-// no I/O: a host name other than localhost counts as not loopback.
+// CheckListen refuses to serve a non-loopback address (a host name other
+// than localhost counts as one) without bearer tokens or an issuer in
+// opts (SEC-03).
 func CheckListen(addr string, opts Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if loopback.Host(strings.ToLower(host)) || authConfigured(opts) {
+	if loopback.Host(strings.ToLower(host)) || len(hashTokens(opts.BearerTokens, opts.Tokens)) > 0 || opts.OIDC != nil {
 		return nil
 	}
 	where := host
@@ -508,8 +467,30 @@ func CheckListen(addr string, opts Options) error {
 		"or listen on 127.0.0.1", addr, where)
 }
 
-// authConfigured reports whether opts make requests need a token.
-func authConfigured(opts Options) bool {
-	sums, _, _ := hashTokens(opts.BearerTokens, opts.Tokens)
-	return len(sums) > 0 || opts.OIDC != nil
+// HTTPServerOptions are the connection timeouts of the HTTP server that
+// serve --http runs. Zero values take the defaults in brackets.
+type HTTPServerOptions struct {
+	// HeaderTimeout bounds the reading of a request's headers
+	// [DefaultHeaderTimeout]; a client that sends them slower is cut off.
+	HeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long [DefaultIdleTimeout].
+	IdleTimeout time.Duration
+}
+
+// Defaults of HTTPServerOptions.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+)
+
+// NewHTTPServer returns the server for h with opts' timeouts; none bounds
+// a whole request (streams live as long as their calls; Guard bounds bodies).
+func NewHTTPServer(h http.Handler, opts HTTPServerOptions) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cmp.Or(max(opts.HeaderTimeout, 0), DefaultHeaderTimeout),
+		IdleTimeout:       cmp.Or(max(opts.IdleTimeout, 0), DefaultIdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
 }

@@ -1,11 +1,8 @@
 package frontdoor
 
-// Bearer tokens that are JWTs from an OAuth 2.1 / OpenID Connect issuer:
-// the gateway is a resource server. go-oidc checks the signature against
-// the issuer's key set (fetched through a bounded client, cached, and
-// fetched again for a key id it does not know), the issuer, the audience
-// and the expiry; this file adds the clock skew, not-before, the required
-// scopes, the principal claim and the claims that choose a profile.
+// JWT bearer tokens from an OAuth/OIDC issuer: go-oidc checks the
+// signature, issuer, audience and expiry; this file adds the clock skew,
+// not-before, the required scopes, the principal and the profile.
 
 import (
 	"cmp"
@@ -24,6 +21,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/evict"
 )
 
@@ -42,9 +40,8 @@ const (
 	principalPrefix = "oidc:"          // principal names of token subjects
 )
 
-// signingAlgs are the algorithms a token may be signed with: public-key
-// ones only, so a key set's public key can never serve as an HMAC secret,
-// and never "none".
+// signingAlgs are public-key algorithms only, so a public key can never
+// serve as an HMAC secret, and never "none".
 var signingAlgs = []string{
 	oidc.RS256, oidc.RS384, oidc.RS512, oidc.PS256, oidc.PS384, oidc.PS512,
 	oidc.ES256, oidc.ES384, oidc.ES512, oidc.EdDSA,
@@ -53,16 +50,11 @@ var signingAlgs = []string{
 // OIDCOptions configures JWT bearer tokens from one issuer. Zero values
 // take the defaults in brackets.
 type OIDCOptions struct {
-	// Issuer is the authorization server's issuer URL, as its tokens'
-	// "iss" claim says it; required.
+	// Issuer is the issuer URL, as its tokens' "iss" says it; required.
 	Issuer string
-	// Resource is the URL clients reach the MCP endpoint at (such as
-	// https://mcp.example.com/mcp): the resource its metadata names;
-	// required.
+	// Resource is the URL clients reach the MCP endpoint at; required.
 	Resource string
-	// Audience a token must name in "aud" [Resource, or a URL below it:
-	// a token for a path the gateway serves under its endpoint, such as
-	// /mcp/all, which has metadata of its own (Options.Subresource)].
+	// Audience a token must name in "aud" [Resource, or a URL below it].
 	Audience string
 	// JWKSURL is the issuer's key set [from the issuer's discovery
 	// document, /.well-known/openid-configuration].
@@ -72,21 +64,20 @@ type OIDCOptions struct {
 	// RequiredScopes must all be in the token's "scope" (or "scp") claim;
 	// a token without them gets 403 insufficient_scope.
 	RequiredScopes []string
-	// PrincipalClaim names the caller [DefaultPrincipalClaim]: its string
-	// value, after "oidc:", is the principal of audit records and quotas.
+	// PrincipalClaim names the caller [DefaultPrincipalClaim], as "oidc:"
+	// and its string value.
 	PrincipalClaim string
 	// Profiles map claims to profiles; the first rule that matches wins.
 	Profiles []ClaimProfile
 	// DefaultProfile serves a token that no rule maps; "" refuses it (403).
 	DefaultProfile string
-	// HTTPClient fetches the discovery document and the key set [a client
-	// with a 10s timeout]; its replies are read up to 1 MiB.
+	// HTTPClient fetches the discovery document and the key set [a 10s
+	// timeout]; replies are read up to 1 MiB.
 	HTTPClient *http.Client
 }
 
-// ClaimProfile maps the tokens whose Claim holds Value (a string equal to
-// it, or a list with it) to Profile. Claim may be a dotted path into
-// nested objects, such as realm_access.roles.
+// ClaimProfile maps the tokens whose Claim (a dotted path such as
+// realm_access.roles) is Value, or a list with it, to Profile.
 type ClaimProfile struct {
 	Claim, Value, Profile string
 }
@@ -101,11 +92,9 @@ func MetadataURL(resource string) string {
 	return u.Scheme + "://" + u.Host + metadataPath + strings.TrimSuffix(u.Path, "/")
 }
 
-// Issuer checks JWTs from one issuer. Give one Issuer to every Guard,
-// Checks and ResourceMetadata of a gateway, so that they share its key
-// set and the tokens verified. The go-oidc verifier is built on first
-// use, when discovery (or the configured key set) is first needed, and
-// again after a failed discovery, at most once per issuerRefetch.
+// Issuer checks JWTs from one issuer; a gateway's Guards share one. Its
+// verifier is built on first use, and again after a failed discovery at
+// most once per issuerRefetch.
 type Issuer struct {
 	opts          OIDCOptions
 	client        *http.Client
@@ -124,26 +113,19 @@ type knownToken struct {
 	until time.Time
 }
 
-// Bounds of the verified tokens remembered: a token is checked again
-// after knownFor at most (or when it expires, if sooner).
+// Bounds of the verified tokens remembered.
 const (
 	maxKnown = 4096
 	knownFor = 5 * time.Minute
 )
 
-// NewIssuer returns the Issuer of opts, with their defaults applied. It
-// does no I/O.
+// NewIssuer returns the Issuer of opts, with their defaults applied; no I/O.
 func NewIssuer(opts OIDCOptions) *Issuer {
 	anyBelow := opts.Audience == ""
 	opts.Audience = cmp.Or(opts.Audience, opts.Resource)
 	opts.PrincipalClaim = cmp.Or(opts.PrincipalClaim, DefaultPrincipalClaim)
-	if opts.ClockSkew <= 0 {
-		opts.ClockSkew = DefaultClockSkew
-	}
-	base := opts.HTTPClient
-	if base == nil {
-		base = &http.Client{Timeout: issuerTimeout}
-	}
+	defaults.Set(&opts.ClockSkew, DefaultClockSkew)
+	base := cmp.Or(opts.HTTPClient, &http.Client{Timeout: issuerTimeout})
 	client := *base
 	client.Transport = &issuerFetch{next: &bodylimit.Transport{Next: base.Transport, Max: maxIssuerBody},
 		every: issuerRefetch, last: make(map[string]time.Time)}
@@ -161,8 +143,7 @@ func (t *Issuer) recall(sum [sha256.Size]byte, now time.Time) (principal, bool) 
 	return k.p, true
 }
 
-// remember keeps a verified token's principal until until; when full, it
-// drops the answers that no longer hold, and all of them if none is.
+// remember keeps a verified token's principal until until.
 func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -170,8 +151,7 @@ func (t *Issuer) remember(sum [sha256.Size]byte, p principal, until, now time.Ti
 	t.known[sum] = knownToken{p: p, until: until}
 }
 
-// verifier returns the go-oidc verifier, discovering the key set first if
-// it must.
+// verifier returns the go-oidc verifier, discovering the key set if need be.
 func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -181,8 +161,7 @@ func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	if !t.tried.IsZero() && time.Since(t.tried) < issuerRefetch {
 		return nil, t.lastErr
 	}
-	// The key set keeps this context for its later fetches (go-oidc uses it
-	// to carry the client); it is not cancelled with the request.
+	// The key set keeps this context (and the client) for later fetches.
 	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), t.client)
 	cfg := &oidc.Config{ClientID: t.opts.Audience, SupportedSigningAlgs: signingAlgs,
 		Now:               func() time.Time { return time.Now().Add(-t.opts.ClockSkew) },
@@ -210,25 +189,20 @@ func (t *Issuer) verifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	return t.v, nil
 }
 
-// errBadSignature is why a token whose signature none of the issuer's
-// keys verifies is refused.
+// errBadSignature refuses a token none of the issuer's keys verifies.
 var errBadSignature = errors.New("the signature does not verify with the issuer's keys")
 
-// goOIDCBadSignature is go-oidc's error when no key of a freshly fetched
-// key set verifies a signature (it has no sentinel for it).
+// goOIDCBadSignature is go-oidc's error (it has no sentinel) when no key
+// of a freshly fetched key set verifies a signature.
 const goOIDCBadSignature = "failed to verify id token signature"
 
-// keySet is the issuer's key set, telling a signature that does not
-// verify apart from other failures. go-oidc, when no key it holds
-// verifies a signature, fetches the key set again; within issuerRefetch
-// of the last fetch issuerFetch refuses that, and the error would read
-// as a failed fetch rather than as the forgery it most likely is.
-// go-oidc keeps only the text of the key set's error, so the verdict
-// travels in the context (sigVerdict).
+// keySet tells a signature that does not verify apart from other
+// failures: go-oidc refetches the key set then, which issuerFetch may
+// refuse, and would report a failed fetch rather than the forgery. go-oidc
+// keeps only the error's text, so the verdict travels in the context.
 type keySet struct{ next oidc.KeySet }
 
-// sigVerdict, in the context of a verification, hears whether the
-// signature failed to verify with the keys held.
+// sigVerdict hears whether the signature failed to verify.
 type sigVerdict struct{ bad bool }
 
 type sigVerdictKey struct{}
@@ -251,9 +225,7 @@ type tokenError struct {
 	Code        string
 	Description string // for the client: says what, never the claims
 	Reason      string // for the log
-	// Unchecked tells that the token could not be checked (the issuer
-	// unreachable): no fault of the caller's, not counted against it.
-	Unchecked bool
+	Unchecked   bool   // the issuer could not be asked: not the caller's fault
 }
 
 func (e *tokenError) Error() string { return e.Reason }
@@ -262,8 +234,7 @@ func invalidToken(description, reason string) *tokenError {
 	return &tokenError{Status: http.StatusUnauthorized, Code: "invalid_token", Description: description, Reason: reason}
 }
 
-// verify checks raw and returns its caller; a token verified before is
-// known by its digest until it expires (or for knownFor at most).
+// verify checks raw and returns its caller, remembered for knownFor at most.
 func (t *Issuer) verify(ctx context.Context, raw string) (principal, *tokenError) {
 	sum, now := sha256.Sum256([]byte(raw)), time.Now()
 	if p, ok := t.recall(sum, now); ok {
@@ -330,8 +301,7 @@ func (t *Issuer) check(ctx context.Context, raw string) (principal, time.Time, *
 	return principal{name: principalPrefix + name, profile: profile}, tok.Expiry, nil
 }
 
-// resourceAt is the URL of subresource (a path such as "/all") below
-// resource, or resource itself for "".
+// resourceAt is the URL of subresource (such as "/all") below resource.
 func resourceAt(resource, subresource string) string {
 	if subresource == "" {
 		return resource
@@ -344,8 +314,7 @@ func (t *Issuer) forUs(aud string) bool {
 	return aud == t.opts.Resource || strings.HasPrefix(aud, strings.TrimSuffix(t.opts.Resource, "/")+"/")
 }
 
-// profileOf is the profile of the first rule claims match, else the
-// default one; false when there is none.
+// profileOf is the profile of the first rule claims match, else the default.
 func (t *Issuer) profileOf(claims map[string]any) (string, bool) {
 	for _, rule := range t.opts.Profiles {
 		if claimHolds(claimAt(claims, rule.Claim), rule.Value) {
@@ -382,9 +351,8 @@ func claimHolds(v any, want string) bool {
 	return false
 }
 
-// missingScopes are the required scopes the token's "scope" (a
-// space-separated string, RFC 9068) or "scp" (a list or a string, as some
-// issuers write it) does not grant.
+// missingScopes are the required scopes the token's "scope" or "scp" (a
+// space-separated string or a list) does not grant.
 func missingScopes(claims map[string]any, required []string) []string {
 	var granted []string
 	for _, key := range []string{"scope", "scp"} {
@@ -402,9 +370,8 @@ func missingScopes(claims map[string]any, required []string) []string {
 	return slices.DeleteFunc(slices.Clone(required), func(s string) bool { return slices.Contains(granted, s) })
 }
 
-// issuerFetch fetches one URL of the issuer's at most once per every, so
-// that tokens naming unknown key ids cannot make the gateway hammer the
-// issuer; next bounds each reply.
+// issuerFetch fetches one URL at most once per every, so that tokens
+// naming unknown key ids cannot make the gateway hammer the issuer.
 type issuerFetch struct {
 	next  http.RoundTripper
 	every time.Duration
@@ -438,8 +405,7 @@ type metadataDocument struct {
 	ResourceName           string   `json:"resource_name,omitempty"`
 }
 
-// metadata is the document of the resource, or of its subresource (a
-// path below it, such as "/all").
+// metadata is the document of the resource or its subresource.
 func (t *Issuer) metadata(subresource string) []byte {
 	b, _ := json.Marshal(metadataDocument{
 		Resource: resourceAt(t.opts.Resource, subresource), AuthorizationServers: []string{t.opts.Issuer},

@@ -1,12 +1,8 @@
 package frontdoor
 
-// Session ownership over HTTP (SEC-06 in docs/reliability.md): with several bearer
-// tokens (or tokens from an issuer), each caller is a principal, and a
-// session belongs to the principal and the profile that opened it. A
-// request for that session with another principal's token, or a token of
-// another profile, is answered as for an unknown session (404), so a
-// leaked session id is no use without its own token, and no id's
-// existence is revealed.
+// Session ownership (SEC-06): with several principals, a session belongs
+// to the principal and profile that opened it; another's request for it
+// is answered as for an unknown session (404), revealing nothing.
 
 import (
 	"context"
@@ -20,13 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// owners maps session ids to the principal and the client that opened
-// them, and counts each client's sessions and each session's requests in
-// flight (its streams), so that neither grows without bound. Every id the
-// MCP server issues is bound as it is issued. Entries go on DELETE, and
-// when unused for longer than sessions live idle (with no request in
-// flight, such as a GET stream), so the map is bounded by the sessions in
-// use; the MCP server forgets such sessions too.
+// owners maps session ids to the principal and client that opened them,
+// and counts each client's sessions and each session's requests in
+// flight. Entries go on DELETE, or idle past ttl with none in flight.
 type owners struct {
 	mu      sync.Mutex
 	ttl     time.Duration
@@ -42,8 +34,7 @@ type ownerEntry struct {
 	streams  int // of which GET event streams
 }
 
-// clientSessions are one client's sessions, and its requests that may
-// open one and have not yet.
+// clientSessions are one client's sessions, and its requests that may open one.
 type clientSessions struct{ sessions, pending int }
 
 func newOwners(ttl time.Duration) *owners {
@@ -61,11 +52,8 @@ const (
 )
 
 // enter admits a request of p for session sid; stream says it is a GET
-// event stream rather than a call. With owned, a session not bound to p
-// is notFound; without, an unknown session is untracked. A call in a
-// session with maxStreams calls in flight gets tooManyStreams, and so
-// does a stream in one with maxStreams streams open: the two are counted
-// apart, so a client's standalone GET stream takes no room from its calls.
+// event stream rather than a call, counted apart. With owned, a session
+// not bound to p is notFound; without, an unknown one is untracked.
 func (o *owners) enter(sid string, p principal, owned bool, maxStreams int, stream bool, now time.Time) admission {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -107,9 +95,7 @@ func (o *owners) leave(sid string, stream bool, now time.Time) {
 }
 
 // reserve holds a place for a session client may open, unless it has max
-// already (counting the places held); a true answer must be followed by
-// bindReserved when the request opens a session, else by unreserve once
-// it is answered.
+// already; bindReserved or unreserve must follow a true answer.
 func (o *owners) reserve(client string, max int, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -133,25 +119,19 @@ func (o *owners) unreserve(client string) {
 }
 
 // bindReserved binds sid in place of a place client reserved, in one
-// step, so the session is never counted twice (as pending and as open)
-// while its response is still being written; no unreserve follows.
+// step, so the session is never counted twice.
 func (o *owners) bindReserved(sid string, p principal, client string, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if c := o.clients[client]; c != nil {
 		c.pending--
 	}
-	o.bindLocked(sid, p, client, now)
-	o.dropIdleClientLocked(client)
-}
-
-func (o *owners) bindLocked(sid string, p principal, client string, now time.Time) {
 	o.pruneLocked(now)
-	if _, ok := o.by[sid]; ok {
-		return
+	if _, ok := o.by[sid]; !ok {
+		o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
+		o.client(client).sessions++
 	}
-	o.by[sid] = &ownerEntry{p: p, client: client, lastSeen: now}
-	o.client(client).sessions++
+	o.dropIdleClientLocked(client)
 }
 
 // client is client's count, made on first use. The caller holds o.mu.
@@ -196,9 +176,7 @@ func (o *owners) dropIdleClientLocked(client string) {
 	}
 }
 
-// clientOf is the key a request's sessions are counted under: its bearer
-// token when tokens are configured, else its client's address (without
-// the port; see clientAddr).
+// clientOf is the key a request's sessions are counted under.
 func (g *guard) clientOf(r *http.Request, p principal) string {
 	if p != noPrincipal {
 		return "principal " + p.name
@@ -207,19 +185,12 @@ func (g *guard) clientOf(r *http.Request, p principal) string {
 	return "address " + client
 }
 
-// serveSession passes r to next and keeps its session's bounds:
-//
-//   - a POST without a session may open one: refused (429) when its client
-//     has MaxSessionsPerClient open; a session it opens (its response
-//     names a new session id) is bound to p and counted to its client;
-//   - a call in a session with MaxStreamsPerSession calls in flight is
-//     refused (429), and so is a GET stream in one with as many streams
-//     open (counted apart from the calls);
-//   - with several tokens (owned), a request for a session not bound to p
-//     is refused as for an unknown session (404);
-//   - a session ended by DELETE is forgotten.
+// serveSession passes r to next within its session's bounds: a POST
+// without a session may open one (bound to p) unless its client has
+// MaxSessionsPerClient; a session's calls and streams are bounded apart;
+// with several principals (owned) another's session is 404.
 func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal) {
-	owned := len(g.tokens) > 1 || g.oidc != nil
+	owned := len(g.tokens) > 1 || g.oidc != nil // several principals
 	client := g.clientOf(r, p)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
@@ -272,21 +243,19 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 		g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 			"this session has %d %s, the most allowed: wait for one to end", g.maxStreams, what))
 		return
-	case untracked:
-		g.next.ServeHTTP(w, r)
-		return
 	}
 	g.next.ServeHTTP(w, r)
+	if adm == untracked {
+		return
+	}
 	g.owners.leave(sid, stream, time.Now())
 	if r.Method == http.MethodDelete {
 		g.owners.forget(sid)
 	}
 }
 
-// adopt binds to p a session this guard has not seen that SessionOwner
-// says was issued to p (by another replica), and reports whether it did.
-// A resumed session counts to its client like one opened here: full
-// reports that the client has MaxSessionsPerClient open already.
+// adopt binds to p a session not seen here that SessionOwner says was
+// issued to p; full reports that the client has no room for it.
 func (g *guard) adopt(ctx context.Context, sid string, p principal, client string) (adopted, full bool) {
 	if g.ownerOf == nil {
 		return false, false
@@ -305,8 +274,7 @@ func (g *guard) adopt(ctx context.Context, sid string, p principal, client strin
 	return true, false
 }
 
-// sessionWatcher sees the response headers of a request without a session
-// and reports the session id the MCP server gave it, if any.
+// sessionWatcher reports the session id a response names, if any.
 type sessionWatcher struct {
 	http.ResponseWriter
 	bind func(string)
@@ -344,10 +312,9 @@ func (s *sessionWatcher) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *sessionWatcher) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// holdsNoStream reports whether r ends at once, whatever the session's
-// streams: a DELETE, or a POST of a notification or a response (such as
-// notifications/cancelled, which a client at its limit needs to send).
-// Guard has read the body into memory by then.
+// holdsNoStream reports whether r ends at once: a DELETE, or a POST of a
+// notification or a response (such as notifications/cancelled, which a
+// client at its limit needs to send).
 func holdsNoStream(r *http.Request) bool {
 	if r.Method == http.MethodDelete {
 		return true

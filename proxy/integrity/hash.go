@@ -7,39 +7,28 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Hash is the hex SHA-256 of the canonical JSON of t's contract: name (pass
-// the upstream's own tool, not the exposed rename), title, description,
-// input schema, output schema and annotations. _meta, icons and execution
-// hints are left out: they do not change what the model is told.
-//
-// Canonical means that key order, whitespace and number spelling (1, 1.0,
-// 1e0) do not change the hash. A raw schema and the typed schema it decodes
-// to hash the same, so the hash does not depend on how the client library
-// handed the tool over.
+// Hash is the hex SHA-256 of the canonical JSON of t's contract: name (the
+// upstream's own), title, description, schemas and annotations, not _meta.
+// Key order, white space, number spelling, and whether a schema is raw or
+// typed do not change it.
 func Hash(t mcp.Tool) string {
 	sum := sha256.Sum256(contractJSON(t))
 	return hex.EncodeToString(sum[:])
 }
 
 // Contract is a tool's contract decoded once for everything a gateway
-// reads of it as it vets the tool: the hash its pin keeps, the
-// identifiers its texts use (for the catalog's shadowing check, see
-// [ToolNames.MentionsIn]), and what [Contract.Scan] reads. Each of them
-// decoding the schemas on its own cost three decodes and two encodings a
-// tool.
+// reads of it as it vets the tool.
 type Contract struct {
 	Hash string // as [Hash]
-	// Identifiers are the words of the tool's texts that could name a
-	// tool, in the order Scan reads them, joined by spaces (one string
-	// the catalog keeps a tool): runs of letters, digits, '_', '-' and
-	// '.' that hold a separator or are written camelCase (an English word
-	// never names a tool). The texts are the title, description,
-	// annotation title and the prose strings of the schemas.
+	// Identifiers are the words of the tool's prose that could name a
+	// tool (with a separator, or camelCase), in order, joined by spaces;
+	// see [ToolNames.MentionsIn].
 	Identifiers string
 	canonical   []byte // the canonical JSON, for a pin's ContractText
 	in, out     any    // the schemas, decoded
@@ -55,9 +44,7 @@ func ContractOf(t mcp.Tool) Contract {
 }
 
 // Scan is [Scan] of the tool t whose contract c is, with the other
-// servers' tool names behind a lookup rather than in a list: a hub vets
-// each tool against its whole catalog without building a set of every
-// name for each tool, which made vetting quadratic in the catalog.
+// servers' tool names behind a lookup rather than in a list.
 func (c Contract) Scan(t mcp.Tool, named Named) []Finding {
 	return scanDecoded(t, c.in, c.out, len(c.canonical), shadowNames{named: named, self: t.Name})
 }
@@ -81,18 +68,15 @@ func contractDoc(t mcp.Tool) map[string]any {
 }
 
 func encodeContract(doc map[string]any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // <IMPORTANT> stays as written, and sized as written
-	if err := enc.Encode(doc); err != nil {
-		// Every value in doc is a decoded JSON value, which always encodes.
+	b, err := marshalJSON(doc)
+	if err != nil { // every value in doc is a decoded JSON value, which always encodes
 		panic("integrity: encoding canonical contract: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
-// schemaValue is the canonical form of a schema given raw or typed; raw
-// wins, as it does when mcp-go encodes a tool. nil means no schema.
+// schemaValue is the canonical form of a schema given raw (which wins, as
+// in mcp-go's encoding) or typed; nil means none.
 func schemaValue(raw json.RawMessage, typed mcp.ToolArgumentsSchema) any {
 	if raw != nil {
 		v, err := canonicalJSON(raw)
@@ -110,8 +94,7 @@ func schemaValue(raw json.RawMessage, typed mcp.ToolArgumentsSchema) any {
 }
 
 // dropEmptyDefaults removes an empty top-level "properties" or "required",
-// which mcp-go adds when it encodes a typed schema and which mean the same
-// as their absence.
+// which mcp-go adds when it encodes a typed schema.
 func dropEmptyDefaults(v any) any {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -126,9 +109,7 @@ func dropEmptyDefaults(v any) any {
 	return m
 }
 
-// canonicalValue encodes v and decodes it back into plain JSON values; a
-// value that cannot be encoded canonicalises to its error text, so Hash
-// never fails.
+// canonicalValue is v as plain JSON values, or its encoding error's text.
 func canonicalValue(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -174,8 +155,8 @@ func normaliseNumbers(v any) any {
 	return v
 }
 
-// canonicalNumber spells a number one way: integers that fit in int64 in
-// decimal, everything else as the shortest float64 form.
+// canonicalNumber spells integers that fit in int64 in decimal, others as
+// the shortest float64 form.
 func canonicalNumber(n json.Number) json.Number {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 		return json.Number(strconv.FormatInt(i, 10))
@@ -193,9 +174,8 @@ func canonicalNumber(n json.Number) json.Number {
 // MaxContractText bounds [ContractText].
 const MaxContractText = 16 << 10
 
-// ContractText is t's hashed contract as indented JSON with sorted keys,
-// one line per value so that two versions diff line by line; cut at
-// MaxContractText bytes (on a line end) with a last line saying so.
+// ContractText is t's hashed contract as indented JSON, so two versions
+// diff line by line; cut at MaxContractText bytes with a line saying so.
 func ContractText(t mcp.Tool) string { return contractText(contractJSON(t)) }
 
 // contractText is ContractText of the canonical JSON of a contract.
@@ -212,4 +192,44 @@ func contractText(canonical []byte) string {
 		b = b[:i]
 	}
 	return string(b) + "\n… (cut at 16 KiB)"
+}
+
+// TrustedAnnotations is what the gateway may believe of t's annotations:
+// the title, and every hint at its conservative value (not read-only,
+// destructive, not idempotent, open world), whatever the upstream claims.
+func TrustedAnnotations(t mcp.Tool) mcp.ToolAnnotation {
+	return mcp.ToolAnnotation{
+		Title:           t.Annotations.Title,
+		ReadOnlyHint:    mcp.ToBoolPtr(false),
+		DestructiveHint: mcp.ToBoolPtr(true),
+		IdempotentHint:  mcp.ToBoolPtr(false),
+		OpenWorldHint:   mcp.ToBoolPtr(true),
+	}
+}
+
+// AnnotationTrust is what the router's configuration lets it believe of
+// one upstream's tool annotations.
+type AnnotationTrust struct {
+	// All believes every hint the upstream sends (trust_annotations; the
+	// built-in servers are always trusted).
+	All bool
+	// ReadOnly are upstream tool names (their own, unprefixed) that the
+	// configuration vouches for as read-only (read_only_tools).
+	ReadOnly []string
+}
+
+// Annotations are t's annotations as the gateway shows and uses them: the
+// upstream's with All, else [TrustedAnnotations]; a tool in ReadOnly is
+// then marked read-only, not destructive and idempotent.
+func (a AnnotationTrust) Annotations(t mcp.Tool) mcp.ToolAnnotation {
+	out := TrustedAnnotations(t)
+	if a.All {
+		out = t.Annotations
+	}
+	if slices.Contains(a.ReadOnly, t.Name) {
+		out.ReadOnlyHint = mcp.ToBoolPtr(true)
+		out.DestructiveHint = mcp.ToBoolPtr(false)
+		out.IdempotentHint = mcp.ToBoolPtr(true)
+	}
+	return out
 }

@@ -9,35 +9,26 @@ import (
 	"sync"
 )
 
-// descriptionOnly are the starts of hiddenInstruction's markers that
-// address the model in a tool description but are ordinary in documents
-// and web pages: an HTML comment, and "you must first" (sign in,
-// install). Results are not checked for them.
+// descriptionOnly are the starts of hiddenInstruction's markers that are
+// ordinary in documents and web pages; results are not checked for them.
 var descriptionOnly = []string{"<!--", "you "}
 
-// resultMarker is hiddenInstruction made fast for long texts, built on
-// first use (compiling it costs milliseconds that a process which never
-// scans a result, such as a stdio child, should not pay at start).
+// resultMarker is hiddenInstruction made fast for long texts, built on first use.
 var resultMarker = sync.OnceValue(func() *anchoredMarker {
 	return newAnchoredMarker(hiddenInstruction.re, descriptionOnly)
 })
 
-// anchoredMarker finds where a marker matches by trying it, anchored, only
-// where a match can begin: where the text starts with one of the literal
-// strings that every match of one of the marker's alternatives starts
-// with ("do not tell", "<important", "ignore", ...), and then only those
-// alternatives. Searching a long text with the whole unanchored marker
-// runs its automaton at every byte, at a couple of megabytes a second;
-// this way most bytes cost a table lookup.
+// anchoredMarker tries a marker's alternatives, anchored, only where the
+// text starts with a literal that every match of them starts with
+// ("do not tell", "<important"), so most bytes cost a table lookup rather
+// than a step of the whole automaton.
 type anchoredMarker struct {
 	trie     trie
 	anywhere *regexp.Regexp
 	skip     []string
 }
 
-// trie holds the literal starts. Node 0 is the root; at each place in
-// the text the scan follows the text's bytes down from the root and tries
-// the alternatives of every literal that ends on the way.
+// trie holds the literal starts; node 0 is the root.
 type trie struct {
 	nodes []trieNode
 	root  [256]int32 // the root's children by byte; 0: none
@@ -152,8 +143,7 @@ func newAnchoredMarker(re *regexp.Regexp, skip []string) *anchoredMarker {
 
 func anchored(src string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + src + `)`) }
 
-// startsWithWordBoundary reports whether every match of re must begin at
-// a word boundary.
+// startsWithWordBoundary reports whether every match of re begins at \b.
 func startsWithWordBoundary(re *syntax.Regexp) bool {
 	for re.Op == syntax.OpCapture || re.Op == syntax.OpConcat && len(re.Sub) > 0 {
 		if re.Op == syntax.OpConcat && re.Sub[0].Op == syntax.OpWordBoundary {
@@ -165,16 +155,10 @@ func startsWithWordBoundary(re *syntax.Regexp) bool {
 }
 
 func allHavePrefix(lits, prefixes []string) bool {
-	for _, l := range lits {
-		if !hasPrefix(l, prefixes) {
-			return false
-		}
-	}
-	return len(lits) > 0
+	return len(lits) > 0 && !slices.ContainsFunc(lits, func(l string) bool { return !hasPrefix(l, prefixes) })
 }
 
-// in reports whether the marker matches somewhere in phrase (phraseForm
-// text), ignoring matches that start with one of the skip strings.
+// in reports whether the marker matches in phrase, but for skip's starts.
 func (m *anchoredMarker) in(phrase string) bool {
 	t := &m.trie
 	for p := 0; p < len(phrase); p++ {
@@ -218,17 +202,11 @@ func (m *anchoredMarker) matchAt(phrase string, p int) bool {
 }
 
 func hasPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
-// prefixSet returns literal strings, at most maxLiterals, one of which
-// every match of re starts with; false when re may start otherwise (with a
-// wide character class, or by matching the empty string).
+// prefixSet returns literals, at most maxLiterals, one of which every
+// match of re starts with; false when there are none such.
 func prefixSet(re *syntax.Regexp) ([]string, bool) {
 	if s, ok := exactSet(re); ok {
 		return s, !slices.Contains(s, "")
@@ -274,8 +252,7 @@ func prefixSet(re *syntax.Regexp) ([]string, bool) {
 }
 
 // exactSet returns every string re matches, when there are at most
-// maxLiterals. Word boundaries match the empty string here: the set is
-// then a superset, which is all a prefix test needs.
+// maxLiterals (word boundaries taken as empty: a superset).
 func exactSet(re *syntax.Regexp) ([]string, bool) {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpWordBoundary, syntax.OpNoWordBoundary,

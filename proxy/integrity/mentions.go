@@ -9,28 +9,20 @@ import (
 	"github.com/mcp-router/mcp-router/internal/clip"
 )
 
-// ToolNames is a set of tool names to look for in other tools' texts: the
-// cross-server shadowing check of [Scan], built once for a whole catalog
-// rather than once per tool.
+// ToolNames is a set of tool names to look for in other tools' texts:
+// [Scan]'s shadowing check, built once for a whole catalog.
 type ToolNames struct{ set shadowNames }
 
 // NewToolNames keeps the names that look like tool names rather than
-// English words, as [Scan] does with its others: send_email and sendEmail,
-// but not search.
+// English words, as [Scan] does.
 func NewToolNames(names []string) ToolNames { return ToolNames{shadowSet(names, "")} }
 
 // maxMentions bounds what one tool's mentions can put in a warning.
 const maxMentions = 8
 
-// MentionsIn returns the names of n that a tool's texts mention as whole
-// identifiers (its [Contract] Identifiers), as written, each once
-// (ignoring case) and in order of appearance, at most eight. The texts
-// are those [Scan] checks for shadowing: title, description, annotation
-// title and every string in the schemas except identifiers (parameter
-// names, required, $ref, ...). Names equal to one of own, ignoring case,
-// are skipped: own are the tool's own names (exposed and upstream-own). A
-// catalog that keeps the identifiers checks its tools again, as upstreams
-// join, without decoding their schemas each time.
+// MentionsIn returns the names of n that a tool's [Contract] Identifiers
+// mention, as written, each once (ignoring case), in order, at most
+// eight; names equal to one of own (the tool's own names) are skipped.
 func (n ToolNames) MentionsIn(identifiers string, own ...string) []string {
 	if n.set.empty() {
 		return nil
@@ -40,8 +32,7 @@ func (n ToolNames) MentionsIn(identifiers string, own ...string) []string {
 	return m.found
 }
 
-// identifiersOf is the Identifiers of t's Contract, whose schemas,
-// decoded, are in and out.
+// identifiersOf is the Identifiers of t with its schemas in and out.
 func identifiersOf(t mcp.Tool, in, out any) string {
 	var ids strings.Builder
 	add := func(s string) {
@@ -74,8 +65,7 @@ type mentioner struct {
 
 func (m *mentioner) full() bool { return len(m.found) == maxMentions }
 
-// text records the names of m.names that s, stripped and truncated
-// already, mentions.
+// text records the names of m.names that s mentions.
 func (m *mentioner) text(s string) {
 	for c := range mentions(s, m.names) {
 		key := strings.ToLower(c)
@@ -90,9 +80,7 @@ func (m *mentioner) text(s string) {
 	}
 }
 
-// walkProse visits the prose strings under v in sorted key order, skipping
-// keys (parameter names) and the strings under identifier keywords, as
-// Scan does for shadowing.
+// walkProse visits the prose strings under v as Scan reads them.
 func walkProse(v any, depth int, visit func(string)) {
 	if depth > maxDepth {
 		return

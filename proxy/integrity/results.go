@@ -23,17 +23,12 @@ type ResultPolicy string
 const (
 	// ResultsOff skips the scan.
 	ResultsOff ResultPolicy = "off"
-	// ResultsWarn logs and counts the findings and passes the result on
-	// unchanged, except that a result with injection markers gets a short
-	// caution appended, so the model reads it as data.
+	// ResultsWarn logs the findings and passes the result on, with a
+	// caution appended when it holds injection markers.
 	ResultsWarn ResultPolicy = "warn"
-	// ResultsRedact replaces secrets with [Redacted] of their kind, strips
-	// invisible characters ([RedactResult]) and appends the caution for
-	// injection markers. It is the default: ParseResultPolicy("") is
-	// ResultsRedact.
+	// ResultsRedact, the default, also applies [RedactResult].
 	ResultsRedact ResultPolicy = "redact"
-	// ResultsBlock fails the call with an error result that names the
-	// kinds found, never the text.
+	// ResultsBlock fails the call with an error naming the kinds found.
 	ResultsBlock ResultPolicy = "block"
 )
 
@@ -48,51 +43,31 @@ func ParseResultPolicy(s string) (ResultPolicy, error) {
 	return "", fmt.Errorf("unknown result policy %q (want off, warn, redact or block)", s)
 }
 
-// ResultFinding is a secret or an injection marker in a tool result. It
-// says what and where, never the text that matched, so it is safe to log
-// and to show the model.
+// ResultFinding is a secret or an injection marker in a tool result: what
+// and where, never the text that matched.
 type ResultFinding struct {
 	// Location is where in the result: content[2].text,
-	// content[0].resource.text, content[1].description,
 	// structuredContent.items[3].token.
 	Location string
-	// Kind is a secret kind (KindAWSAccessKey, ...), KindHiddenInstruction
-	// or KindInvisibleChars.
+	// Kind is a secret kind, KindHiddenInstruction or KindInvisibleChars.
 	Kind string
 }
 
-// Secret reports whether f is a credential, which redaction replaces,
-// rather than an injection marker.
+// Secret reports whether f is a credential rather than an injection marker.
 func (f ResultFinding) Secret() bool { return secretKinds[f.Kind] }
 
 // maxResultFindings bounds what one result can put in the log.
 const maxResultFindings = 64
 
 // ScanResult looks for secrets and injection markers in every text of res
-// that a model may read: text content, the text of embedded resources,
-// the name, title and description of resource links, and every string
-// value in structuredContent, however deeply nested. Map keys of
-// structuredContent are not scanned (they are field names, and a key
-// cannot be redacted without changing the shape). Blobs (embedded
-// binary resources, images, audio) are not scanned either: they are
-// base64 of binary formats, and finding text in them would mean decoding
-// and parsing every image, PDF and archive a tool returns; text belongs in
-// resource text, which is scanned.
-//
-// Secrets are the kinds of secrets.go. Injection markers are the hidden
-// instructions that [Scan] finds in tool descriptions (<IMPORTANT>,
-// "ignore previous instructions", "do not tell the user", ...), except the
-// two that are ordinary in documents and web pages (an HTML comment, "you
-// must first ..."), and invisible, bidi-control and tag characters (but
-// not the joiners that scripts and emoji need: see resultInvisible); text
-// spelled in tag characters is scanned for instructions too.
-//
-// The work is linear in the size of the result: a few passes over each
-// text (secrets, lower-casing, marker starts), with the marker's pattern
-// run only at the rare places a marker can begin. ScanResult does not
-// modify res.
-// It reports each kind at most once per location, at most 64 findings,
-// sorted by location and kind; nil means clean.
+// that a model may read: text content, embedded resources' text, resource
+// links' name, title and description, and every string value of
+// structuredContent. Keys and blobs are not scanned. Injection markers are
+// [Scan]'s hidden instructions but the two ordinary in documents, and
+// invisible characters but the joiners scripts and emoji need. The work is
+// linear in the size of res, which is not modified. It reports each kind
+// at most once per location, at most 64 findings, sorted by location and
+// kind; nil means clean.
 func ScanResult(res *mcp.CallToolResult) []ResultFinding {
 	if res == nil {
 		return nil
@@ -111,17 +86,15 @@ func ScanResult(res *mcp.CallToolResult) []ResultFinding {
 }
 
 // RedactResult returns res with every secret replaced by [Redacted] of
-// its kind and every invisible character removed, in the same texts
-// [ScanResult] reads. res is not modified; the copy shares what did not
-// change. When structuredContent came from the wire, it is redacted from
-// the original JSON, so large numbers keep their digits.
+// its kind and every invisible character removed, in the texts
+// [ScanResult] reads; the copy shares what did not change, and
+// structuredContent from the wire keeps its numbers' digits.
 func RedactResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 	return rewriteResult(res, func(_ *walker, s string) (string, bool) { return redactText(s) })
 }
 
 // RewriteResult returns res with fn applied to every text [ScanResult]
-// reads (the screen of an upstream's configured secrets uses it). res is
-// not modified; the copy shares what did not change. When fn changes nothing, res itself is returned.
+// reads, as RedactResult does; res itself when fn changes nothing.
 func RewriteResult(res *mcp.CallToolResult, fn func(string) string) *mcp.CallToolResult {
 	changed := false
 	out := rewriteResult(res, func(_ *walker, s string) (string, bool) {
@@ -143,9 +116,8 @@ func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string,
 	}
 	w.path = append(w.path[:0], seg{key: "structuredContent", index: -1})
 	if len(res.RawStructuredContent) > 0 && res.StructuredContent != nil {
-		// Both trees hold the same strings (they differ in numbers only,
-		// which visit never sees), so the decoded one says whether the raw
-		// JSON needs decoding again to be rewritten; mostly it does not.
+		// Both trees hold the same strings, so the decoded one says whether
+		// the raw JSON needs decoding to be rewritten.
 		if _, changed := w.value(res.StructuredContent, 0); !changed {
 			return &out
 		}
@@ -161,15 +133,13 @@ func rewriteResult(res *mcp.CallToolResult, visit func(*walker, string) (string,
 	out.StructuredContent = v
 	out.RawStructuredContent = nil
 	if fromRaw {
-		out.RawStructuredContent = marshalJSON(v)
+		out.RawStructuredContent, _ = marshalJSON(v) // nil when it cannot
 	}
 	return &out
 }
 
-// redactText strips invisible characters from s and redacts its secrets.
-// Joiners stay (see resultInvisible) unless one hides a secret: the scan
-// reads the text without any invisible character, and redaction must
-// remove what the scan found.
+// redactText strips invisible characters from s and redacts its secrets;
+// joiners stay unless one hides a secret the scan would find.
 func redactText(s string) (string, bool) {
 	if !containsInvisible(s, invisible) {
 		return redactSecrets(s)
@@ -187,23 +157,15 @@ func hasSecret(s string) bool {
 	return found
 }
 
-type resultScan struct {
-	seen     map[ResultFinding]bool // nil until the first finding
-	findings []ResultFinding
-}
+type resultScan struct{ findings []ResultFinding }
 
 func (rs *resultScan) full() bool { return len(rs.findings) >= maxResultFindings }
 
 func (rs *resultScan) add(loc, kind string) {
 	f := ResultFinding{Location: loc, Kind: kind}
-	if rs.seen[f] || rs.full() {
-		return
+	if !rs.full() && !slices.Contains(rs.findings, f) {
+		rs.findings = append(rs.findings, f)
 	}
-	if rs.seen == nil {
-		rs.seen = make(map[ResultFinding]bool)
-	}
-	rs.seen[f] = true
-	rs.findings = append(rs.findings, f)
 }
 
 // text scans one string of the result.
@@ -239,15 +201,12 @@ func (rs *resultScan) text(w *walker, s string) (string, bool) {
 }
 
 // resultInvisible is invisible without the zero-width non-joiner and
-// joiner (U+200C, U+200D): Persian and Indic scripts and emoji sequences
-// need them, so in a result they are no finding and redaction keeps them.
-// Markers and secrets are still looked for with them removed.
+// joiner, which Persian and Indic scripts and emoji need.
 func resultInvisible(r rune) bool { return invisible(r) && r != 0x200C && r != 0x200D }
 
-// containsInvisible reports whether s holds a character that pred (a
-// narrowing of invisible) accepts, other than a byte-order mark at its
-// start. Every invisible character is encoded with a lead byte of E2, EF
-// or F3, so ASCII text costs three fast byte searches.
+// containsInvisible reports whether s holds a character pred (a narrowing
+// of invisible) accepts, but a leading byte-order mark. Every invisible
+// character starts with byte E2, EF or F3, so this is three byte searches.
 func containsInvisible(s string, pred func(rune) bool) bool {
 	for _, lead := range []byte{0xE2, 0xEF, 0xF3} {
 		for i := 0; i < len(s); {
@@ -276,16 +235,14 @@ func strip(s string, pred func(rune) bool) string {
 	}, s)
 }
 
-// walker visits every text of a result that a model may read and, when
-// visit changes one, rebuilds what holds it (copy on write).
+// walker visits every text of a result that a model may read, copying on
+// write what holds a text visit changes.
 type walker struct {
 	visit func(w *walker, s string) (string, bool)
 	path  []seg // where the walk is, for location
 	buf   [4]seg
 }
 
-// newWalker is a walker whose path starts in its own array, deep enough
-// for a content item's texts.
 func newWalker(visit func(w *walker, s string) (string, bool)) *walker {
 	w := &walker{visit: visit}
 	w.path = w.buf[:0]
@@ -301,12 +258,10 @@ type seg struct {
 func (w *walker) push(key string, index int) { w.path = append(w.path, seg{key, index}) }
 func (w *walker) pop()                       { w.path = w.path[:len(w.path)-1] }
 
-// maxKeyInLocation bounds in bytes how much of a structuredContent key a
-// location repeats.
+// maxKeyInLocation bounds the bytes of a key a location repeats.
 const maxKeyInLocation = 64
 
-// location renders the path: content[2].text,
-// structuredContent.items[3]["odd key"].
+// location renders the path: structuredContent.items[3]["odd key"].
 func (w *walker) location() string {
 	var b strings.Builder
 	for i, s := range w.path {
@@ -351,8 +306,7 @@ func (w *walker) content(items []mcp.Content) ([]mcp.Content, bool) {
 }
 
 func (w *walker) item(c mcp.Content) (mcp.Content, bool) {
-	// An item that does not change is handed back as it came, without
-	// boxing a copy of it.
+	// An unchanged item is handed back as it came, without boxing a copy.
 	switch v := c.(type) {
 	case mcp.TextContent:
 		if t, ch := w.at(v.Text, "text"); ch {
@@ -391,8 +345,7 @@ func (w *walker) item(c mcp.Content) (mcp.Content, bool) {
 	return c, false
 }
 
-// resource walks an embedded resource's text; blobs are skipped (see
-// ScanResult).
+// resource walks an embedded resource's text; blobs are skipped.
 func (w *walker) resource(r mcp.ResourceContents) (mcp.ResourceContents, bool) {
 	switch r := r.(type) {
 	case mcp.TextResourceContents:
@@ -410,13 +363,11 @@ func (w *walker) resource(r mcp.ResourceContents) (mcp.ResourceContents, bool) {
 	return r, false
 }
 
-// maxValueDepth stops a walk through a structure that refers to itself;
-// JSON from the wire is never this deep (the decoder stops at 10000).
+// maxValueDepth stops a walk through a structure that refers to itself.
 const maxValueDepth = 10000
 
-// value walks a JSON value: every string, however deep. Maps and slices
-// are copied when something in them changes. A Go value that is not a
-// JSON tree (a struct a built-in server returned) is walked as its JSON.
+// value walks every string of a JSON value, copying maps and slices on
+// write; another Go value (a built-in server's struct) is walked as JSON.
 func (w *walker) value(v any, depth int) (any, bool) {
 	if depth > maxValueDepth {
 		return v, false
@@ -461,8 +412,9 @@ func (w *walker) value(v any, depth int) (any, bool) {
 		}
 		return out, true
 	}
-	tree, ok := jsonTree(v)
-	if !ok {
+	raw, err := json.Marshal(v)
+	tree, ok := decodeJSON(raw)
+	if err != nil || !ok {
 		return v, false
 	}
 	if out, ch := w.value(tree, depth); ch {
@@ -471,8 +423,7 @@ func (w *walker) value(v any, depth int) (any, bool) {
 	return v, false
 }
 
-// scanTree is the structuredContent to scan: the decoded value, or the
-// raw JSON decoded.
+// scanTree is the structuredContent to scan.
 func scanTree(res *mcp.CallToolResult) any {
 	if res.StructuredContent != nil {
 		return res.StructuredContent
@@ -482,8 +433,7 @@ func scanTree(res *mcp.CallToolResult) any {
 }
 
 // redactTree is the structuredContent to redact, from the raw JSON when
-// there is some (numbers as json.Number, so none loses digits), and
-// whether it came from there.
+// there is some (so no number loses digits), and whether it came from it.
 func redactTree(res *mcp.CallToolResult) (any, bool) {
 	if len(res.RawStructuredContent) > 0 {
 		if tree, ok := decodeJSON(res.RawStructuredContent); ok {
@@ -506,36 +456,23 @@ func decodeJSON(raw []byte) (any, bool) {
 	return v, true
 }
 
-// jsonTree turns a Go value into its JSON tree (maps, slices, strings,
-// numbers as json.Number).
-func jsonTree(v any) (any, bool) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, false
-	}
-	return decodeJSON(raw)
-}
-
-// marshalJSON encodes a redacted tree without HTML escapes; nil when it
-// cannot, and then StructuredContent alone carries the value.
-func marshalJSON(v any) json.RawMessage {
+// marshalJSON encodes v without HTML escapes (<IMPORTANT> stays as
+// written, and sized as written); nil on error.
+func marshalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil
-	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
-// phraseKeeps marks the bytes phrase copies as they are: ASCII but for
-// upper case, white space, _ and -.
+// phraseKeeps marks the bytes phrase copies as they are.
 var phraseKeeps = class(func(c byte) bool {
 	return c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !strings.ContainsRune("_- \t\n\r\v\f", rune(c))
 })
 
-// phrase is phraseForm in one pass: lower case, _ and - read as spaces,
-// ’ as ', runs of white space as one space, no space at either end.
+// phrase lower-cases s, reads _ and - as spaces, ’ as ', and collapses
+// white space, in one pass, so markers match however they are spaced.
 func phrase(s string) string {
 	b := make([]byte, 0, len(s))
 	space := true // at the start, or after a space: drop more

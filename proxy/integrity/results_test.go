@@ -349,3 +349,11 @@ func FuzzRewriteStructuredContent(f *testing.F) {
 		}
 	})
 }
+
+// phraseForm is phrase written plainly: the reference it must agree with.
+func phraseForm(s string) string {
+	s = wordBreaks.Replace(strings.ToLower(s))
+	return strings.Join(strings.Fields(s), " ")
+}
+
+var wordBreaks = strings.NewReplacer("_", " ", "-", " ", "\u2019", "'")

@@ -15,64 +15,49 @@ import (
 
 // Finding is one suspicious thing [Scan] found in a tool's contract.
 type Finding struct {
-	// Field says where: "name", "title", "description", "annotations.title",
-	// a schema path such as "inputSchema.properties.path.description", a
-	// schema key such as "inputSchema.properties.sidenote" (a parameter
-	// name), or "contract" for the whole tool.
+	// Field says where: "name", "description", a schema path such as
+	// "inputSchema.properties.path.description", or "contract".
 	Field string
 	Kind  string // one of the Kind constants
-	// Detail is what matched, with invisible characters written as <U+XXXX>
-	// so it is safe to log.
+	// Detail is what matched, with invisible characters written as <U+XXXX>.
 	Detail string
 }
 
 // Kinds of finding.
 const (
-	// KindHiddenInstruction: text addressed to the model rather than
-	// describing the tool (<IMPORTANT>, "ignore previous instructions", "do
-	// not tell the user", "before using this tool, read ...").
+	// KindHiddenInstruction: text addressed to the model (<IMPORTANT>,
+	// "ignore previous instructions", "do not tell the user").
 	KindHiddenInstruction = "hidden_instruction"
-	// KindInvisibleChars: zero-width, bidi-control or Unicode tag
-	// characters, which hide text from a person reviewing the tool.
+	// KindInvisibleChars: zero-width, bidi-control or Unicode tag characters.
 	KindInvisibleChars = "invisible_chars"
-	// KindSecretReference: a credential file (~/.ssh, id_rsa, .env,
-	// mcp.json, ...) or a secret ("private key", "api key", ...) that the
-	// text tells the model to read, send or include.
+	// KindSecretReference: a credential file (~/.ssh, .env, mcp.json) or a
+	// secret that the text tells the model to read, send or include.
 	KindSecretReference = "secret_reference"
 	// KindOversized: a text over [MaxText] or a contract over [MaxContract].
 	KindOversized = "oversized"
-	// KindShadowing: the text names a tool of another upstream, the way a
-	// poisoned tool rewires how the model uses a trusted one.
+	// KindShadowing: the text names a tool of another upstream.
 	KindShadowing = "cross_server_shadowing"
 )
 
-// Size limits: far above any honest description, and large texts are where
-// instructions hide.
+// Size limits: far above any honest description.
 const (
 	MaxText     = 8 << 10  // bytes in one description, title or schema string
 	MaxContract = 32 << 10 // bytes of the tool's canonical contract JSON
 )
 
-// maxScan is how much of one text Scan reads. Anything longer is already
-// oversized, and the bound keeps an upstream from stalling the scan.
+// maxScan is how much of one text Scan reads, so an upstream cannot stall it.
 const maxScan = 8 * MaxText
 
 // Scan checks every text of t that a model reads: name, title,
-// description, annotation title, and every key and string nested in the
-// input and output schemas (parameter names, descriptions, titles, enums,
-// defaults, $defs, ...). others are the names of other upstreams' tools, both
-// exposed and upstream-own; a text naming one of them as a whole word is
-// shadowing. Single plain words ("search", "fetch") are ignored in others,
-// since honest descriptions use them as words.
-//
-// Scan reports at most one finding per field and kind, and at most 32 in
-// all; nil means clean.
+// description, annotation title, and every key and string in the schemas.
+// others are the names of other upstreams' tools; a text naming one as a
+// whole word (single plain words such as "search" aside) is shadowing.
+// It reports at most one finding per field and kind, at most 32 in all;
+// nil means clean.
 func Scan(t mcp.Tool, others []string) []Finding { return scan(t, shadowSet(others, t.Name)) }
 
 // Named reports whether a tool of another server is named name, ignoring
-// case when fold: what [Contract.Scan] asks of the names that Scan takes
-// as a list (those that look like tool names, other than the scanned
-// tool's).
+// case when fold: the lookup [Contract.Scan] uses in place of a list.
 type Named func(name string, fold bool) bool
 
 func scan(t mcp.Tool, shadow shadowNames) []Finding {
@@ -80,25 +65,23 @@ func scan(t mcp.Tool, shadow shadowNames) []Finding {
 		schemaValue(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)), len(contractJSON(t)), shadow)
 }
 
-// scanDecoded is scan of t whose schemas, decoded, are in and out, and
-// whose canonical contract is size bytes.
+// scanDecoded is scan of t with its schemas decoded and its contract size.
 func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Finding {
-	sc := &scanner{shadow: shadow, seen: make(map[[2]string]bool)}
+	sc := &scanner{shadow: shadow}
 	sc.name("name", t.Name)
 	sc.text("title", t.Title)
 	sc.text("description", t.Description)
 	sc.text("annotations.title", t.Annotations.Title)
 	sc.walk("inputSchema", in)
 	sc.walk("outputSchema", out)
-	if n := size; n > MaxContract {
-		sc.add("contract", KindOversized, fmt.Sprintf("%d bytes, limit %d", n, MaxContract))
+	if size > MaxContract {
+		sc.add("contract", KindOversized, fmt.Sprintf("%d bytes, limit %d", size, MaxContract))
 	}
 	return sc.findings
 }
 
 type scanner struct {
 	shadow   shadowNames
-	seen     map[[2]string]bool
 	findings []Finding
 }
 
@@ -106,18 +89,12 @@ type scanner struct {
 const maxFindings = 32
 
 func (sc *scanner) add(field, kind, detail string) {
-	key := [2]string{field, kind}
-	if sc.seen[key] || len(sc.findings) == maxFindings {
-		return
+	if len(sc.findings) < maxFindings && !slices.ContainsFunc(sc.findings, func(f Finding) bool { return f.Field == field && f.Kind == kind }) {
+		sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 	}
-	sc.seen[key] = true
-	sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 }
 
-// walk scans every key and string under v, in sorted key order so findings
-// come out the same every time. Strings under identifier keywords
-// (required, $ref, type, ...) are scanned as names, not prose: a parameter
-// named like another server's tool is not shadowing.
+// walk scans every key and string under v in sorted key order.
 func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text, 0) }
 
 func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth int) {
@@ -145,12 +122,10 @@ func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth i
 	}
 }
 
-// maxDepth bounds how deep Scan walks a schema; honest schemas stay in
-// single digits, and the bound keeps the walk linear in the input.
+// maxDepth bounds how deep Scan walks a schema.
 const maxDepth = 64
 
-// identifierKeywords are the JSON Schema keywords whose strings are names,
-// references or formats rather than text for the model to read.
+// identifierKeywords are the JSON Schema keywords whose strings are not prose.
 var identifierKeywords = map[string]bool{
 	"required": true, "$ref": true, "$id": true, "$schema": true, "$anchor": true,
 	"$dynamicRef": true, "type": true, "format": true, "pattern": true,
@@ -166,14 +141,10 @@ func segment(k string) string {
 	return `["` + visible(k) + `"]`
 }
 
-// name scans an identifier: a tool name, parameter name or schema key.
-// Words are split at _, - and camelCase so an instruction spelled as an
-// identifier reads as one.
+// name scans an identifier (a tool, parameter or key name), split at _,
+// - and camelCase so an instruction spelled as one reads as words.
 func (sc *scanner) name(field, s string) {
-	if len(s) > MaxText {
-		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
-	}
-	s = clip.Prefix(s, maxScan)
+	s = sc.bound(field, s)
 	sc.common(field, s, splitIdentifier(s))
 }
 
@@ -182,16 +153,21 @@ func (sc *scanner) text(field, s string) {
 	if s == "" {
 		return
 	}
-	if len(s) > MaxText {
-		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
-	}
-	s = clip.Prefix(s, maxScan)
+	s = sc.bound(field, s)
 	sc.common(field, s, s)
 	if !sc.shadow.empty() {
 		if m := shadowed(stripInvisible(s), sc.shadow); m != "" {
 			sc.add(field, KindShadowing, fmt.Sprintf("names %q, a tool of another server", m))
 		}
 	}
+}
+
+// bound reports s over MaxText and returns what of it is scanned.
+func (sc *scanner) bound(field, s string) string {
+	if len(s) > MaxText {
+		sc.add(field, KindOversized, fmt.Sprintf("%d bytes, limit %d", len(s), MaxText))
+	}
+	return clip.Prefix(s, maxScan)
 }
 
 // common runs the checks names and prose share; words is s as prose.
@@ -202,37 +178,26 @@ func (sc *scanner) common(field, s, words string) {
 			sc.instructions(field, inv.tags, inv.tags, " (hidden in tag characters)")
 		}
 	}
-	clean := stripInvisible(s)
-	sc.instructions(field, clean, stripInvisible(words), "")
+	sc.instructions(field, stripInvisible(s), stripInvisible(words), "")
 }
 
-// instructions looks for hidden instructions and secret references in raw
-// (for paths and file names) and words (for phrases).
+// instructions looks for hidden instructions and secret references.
 func (sc *scanner) instructions(field, raw, words, where string) {
-	phrase := phraseForm(words)
-	if m := hiddenInstruction.find(phrase); m != "" {
+	words = phrase(words)
+	if m := hiddenInstruction.find(words); m != "" {
 		sc.add(field, KindHiddenInstruction, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
 	m := strings.TrimSpace(secretFile.find(strings.ToLower(raw)))
 	if m == "" {
-		m = secretWords.find(phrase)
+		m = secretWords.find(words)
 	}
 	if m == "" {
-		m = matchSecretUse(phrase)
+		m = matchSecretUse(words)
 	}
 	if m != "" {
 		sc.add(field, KindSecretReference, fmt.Sprintf("%q%s", excerpt(m), where))
 	}
 }
-
-// phraseForm lower-cases s, reads _ and - as spaces and collapses runs of
-// white space, so markers match however they are spaced.
-func phraseForm(s string) string {
-	s = wordBreaks.Replace(strings.ToLower(s))
-	return strings.Join(strings.Fields(s), " ")
-}
-
-var wordBreaks = strings.NewReplacer("_", " ", "-", " ", "\u2019", "'")
 
 // splitIdentifier inserts a space at each lower-to-upper case change:
 // contentFromReadingSshKey → content From Reading Ssh Key.
@@ -249,7 +214,7 @@ func splitIdentifier(s string) string {
 	return b.String()
 }
 
-// Markers of text addressed to the model, matched against phraseForm.
+// Markers of text addressed to the model, matched against phrase.
 var hiddenInstruction = anyOf([]string{"<", "[", "ignore", "disregard", "forget", "override",
 	"do not", "don't", "dont", "never", "without", "hide", "conceal", "keep", "before",
 	"you must", "you need", "you have", "otherwise", "when this tool", "system prompt",
@@ -288,26 +253,21 @@ var secretFile = anyOf([]string{".ssh", "id_", ".env", "mcp.json", "claude_deskt
 )
 
 // Credential files spelled as words, as in a parameter named
-// content_from_reading_mcp_json; matched against phraseForm.
+// content_from_reading_mcp_json; matched against phrase.
 var secretWords = anyOf([]string{"id ", "mcp json", "claude desktop", "aws credentials", "etc ", "git credentials"}, `\b(?:id (?:rsa|dsa|ecdsa|ed25519)|mcp json|claude desktop config|aws credentials|etc (?:passwd|shadow)|git credentials)\b`)
 
 // A secret that the text tells the model to hand over, matched against
-// phraseForm. Honest descriptions name secrets too ("the API key is taken
-// from the environment", "provide access token for session management",
-// "include numbers in the password"), so a match needs all of:
-//   - an instruction verb (read, send, include, ...) not made passive or
-//     negated by the word before it ("is read", "never paste");
-//   - the secret as its object, at most two words after the verb;
-//   - someone's secret ("the user's", "your", "all") or a destination after
-//     it ("... to", "... in", "... as").
+// phrase. Honest descriptions name secrets too, so a match needs an
+// instruction verb not made passive or negated by the word before it, the
+// secret at most two words after it, and someone's secret ("your", "all")
+// or a destination after it ("to", "in", "as").
 var secretUse = regexp.MustCompile(`\b(?:(?P<pre>is|are|was|were|be|been|being|get|gets|got|not|never|no|don't|dont|cannot|can't) )?` +
 	`(?:send|include|read|pass|provide|upload|forward|attach|append|exfiltrate|post|paste|share|leak|copy|cat|embed|extract|collect|dump) ` +
 	`(?P<obj>(?:[\w']+ ){0,2}?)` +
 	`(?:private keys?|api keys?|secret keys?|access tokens?|auth tokens?|bearer tokens?|passwords?|credentials|ssh keys?|seed phrases?|mnemonics?|session cookies?)\b` +
 	`(?P<sink> (?:to|into|in|inside|within|as|via)\b)?`)
 
-// secretPassive is the same demand in the passive: "the API key must be
-// included in ...".
+// secretPassive is the same demand in the passive.
 var secretPassive = regexp.MustCompile(`\b(?:private keys?|api keys?|secret keys?|access tokens?|passwords?|credentials|ssh keys?|seed phrases?)\b[^.;!?\n]{0,30}\b(?:must|should|needs? to) be (?:sent|included|passed|provided|uploaded|forwarded|attached|appended|copied)\b`)
 
 var possessive = regexp.MustCompile(`\b(?:user's|users'|users|your|their|his|her|my|our|all|every)\b`)
@@ -329,19 +289,16 @@ func matchSecretUse(phrase string) string {
 	return secretPassive.FindString(phrase)
 }
 
-// secretTerms are substrings every secret named in secretUse and
-// secretPassive contains.
+// secretTerms are in every secret secretUse and secretPassive name.
 var secretTerms = []string{"key", "token", "password", "credential", "seed", "mnemonic", "cookie"}
 
-// marker is a pattern behind a cheap test: a text that contains none of the
-// triggers cannot match, and most texts contain none.
+// marker is a pattern behind a cheap test: a match holds a trigger.
 type marker struct {
 	triggers []string
 	re       *regexp.Regexp
 }
 
-// anyOf compiles the alternatives into one marker; every match of any of
-// them must contain one of triggers.
+// anyOf compiles the alternatives, each holding a trigger, into one marker.
 func anyOf(triggers []string, exprs ...string) marker {
 	return marker{triggers, regexp.MustCompile(`(?:` + strings.Join(exprs, `)|(?:`) + `)`)}
 }
@@ -362,11 +319,10 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// shadowNames are the names in others that look like tool names rather
-// than English words, without the scanned tool's own name. Names with _, -,
-// . or a digit match case-insensitively (fold, lower-cased); camelCase names
-// match only as written (exact), since checkOut lower-cased is a word.
-// With named set, the names are behind it and self is the scanned tool's.
+// shadowNames are the names that look like tool names rather than English
+// words, but the scanned tool's own: with _, -, . or a digit they match
+// ignoring case (fold); camelCase ones only as written (exact). With named
+// set, the names are behind it and self is the scanned tool's.
 type shadowNames struct {
 	fold, exact map[string]bool
 	named       Named
@@ -406,10 +362,7 @@ func (set shadowNames) has(c string) bool {
 func separator(r rune) bool { return r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' }
 
 // shadowed returns the first name of set that s mentions as a whole
-// identifier: send_email in "call send_email." or "`Send_Email`", but not in
-// "resend_email" or "send_email_v2". Runs of identifier characters are
-// tried whole and split at dots, so gmail.send_email and a sentence-ending
-// period both work.
+// identifier: send_email in "call send_email.", not in "resend_email".
 func shadowed(s string, set shadowNames) string {
 	for c := range mentions(s, set) {
 		return c
@@ -417,16 +370,14 @@ func shadowed(s string, set shadowNames) string {
 	return ""
 }
 
-// mentions yields, as written, each name of set that s mentions as a whole
-// identifier (see shadowed), in order of appearance; a name mentioned
-// twice is yielded twice.
+// mentions yields, as written and in order, each name of set that s
+// mentions as a whole identifier; runs are tried whole and split at dots.
 func mentions(s string, set shadowNames) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for run := range strings.FieldsFuncSeq(s, notIdentifier) {
 			parts := strings.Split(run, ".")
 			for i := range parts {
-				// Longest first; a tool name has at most maxNameDots dots, which
-				// also keeps a run of a million dots linear.
+				// Longest first; maxNameDots keeps a run of dots linear.
 				for j := min(len(parts), i+maxNameDots+1); j > i; j-- {
 					if c := strings.Join(parts[i:j], "."); set.has(c) {
 						if !yield(c) {
@@ -460,11 +411,8 @@ func identifierLike(name string) bool {
 	return false
 }
 
-// invisible reports whether r hides text: zero-width and directional marks
-// (U+200B–U+200F), bidi embeddings and overrides (U+202A–U+202E), word
-// joiner and invisible operators (U+2060–U+2064), bidi isolates
-// (U+2066–U+2069), the byte-order mark and tag characters
-// (U+E0000–U+E007F).
+// invisible reports whether r hides text: zero-width, bidi and word
+// joiner characters, the byte-order mark and tag characters.
 func invisible(r rune) bool {
 	switch {
 	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E,
@@ -481,8 +429,7 @@ type invisibleChars struct {
 	tags  string // what the tag characters spell in ASCII
 }
 
-// invisibles collects the invisible characters of s. A byte-order mark at
-// the very start is an encoding artefact, not hidden text, and is allowed.
+// invisibles collects the invisible characters of s but a leading BOM.
 func invisibles(s string) invisibleChars {
 	var inv invisibleChars
 	var tags strings.Builder
@@ -518,16 +465,10 @@ func stripInvisible(s string) string {
 	if !strings.ContainsFunc(s, invisible) {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
-		if invisible(r) {
-			return -1
-		}
-		return r
-	}, s)
+	return strip(s, invisible)
 }
 
-// visible writes invisible and control characters as <U+XXXX>, so text
-// from an upstream is safe to print in a log line or terminal.
+// visible writes invisible and control characters as <U+XXXX>.
 func visible(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -558,9 +499,8 @@ func excerpt(s string) string {
 	return visible(s)
 }
 
-// ScanContract scans a contract as [ContractText] wrote it, for showing
-// what a tool waiting for approval would say before it is approved. A
-// contract cut at its bound is scanned as one text.
+// ScanContract scans a contract as [ContractText] wrote it; one cut at its
+// bound is scanned as one text.
 func ScanContract(text string, others []string) []Finding {
 	var c struct {
 		Name         string          `json:"name"`
@@ -573,7 +513,7 @@ func ScanContract(text string, others []string) []Finding {
 		} `json:"annotations"`
 	}
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
-		sc := &scanner{shadow: shadowSet(others, ""), seen: make(map[[2]string]bool)}
+		sc := &scanner{shadow: shadowSet(others, "")}
 		sc.text("contract", text)
 		return sc.findings
 	}
@@ -583,4 +523,32 @@ func ScanContract(text string, others []string) []Finding {
 	}
 	t.Annotations.Title = c.Annotations.Title
 	return Scan(t, others)
+}
+
+// Policy says what the hub does with a tool that [Scan] flags.
+type Policy string
+
+const (
+	// Warn, the default, logs the findings and exposes the tool.
+	Warn Policy = "warn"
+	// Quarantine hides the tool and rejects calls to it until its pin is
+	// approved ([Pin.Approved]).
+	Quarantine Policy = "quarantine"
+)
+
+// ParsePolicy reads a policy from configuration.
+func ParsePolicy(s string) (Policy, error) {
+	switch Policy(s) {
+	case "", Warn:
+		return Warn, nil
+	case Quarantine:
+		return Quarantine, nil
+	}
+	return "", fmt.Errorf("unknown poisoning policy %q (want %q or %q)", s, Warn, Quarantine)
+}
+
+// Blocks reports whether p hides a tool with these findings whose pin is
+// not approved (see [Pin.Approved]).
+func (p Policy) Blocks(findings []Finding, approved bool) bool {
+	return p == Quarantine && len(findings) > 0 && !approved
 }

@@ -2,38 +2,31 @@ package integrity
 
 import "strings"
 
-// Kinds of secret [ScanResult] finds. The shapes follow gitleaks' rules
-// for the same credentials, kept to formats with a fixed prefix so that a
-// match is almost never an accident.
+// Kinds of secret [ScanResult] finds: gitleaks' shapes for the same
+// credentials, kept to formats with a fixed prefix (see secretRules).
 const (
-	// KindPrivateKey: a PEM private key block (RSA, EC, OpenSSH, PKCS#8,
-	// PGP), "-----BEGIN ... PRIVATE KEY-----" with at least 64 characters of
-	// key after it, through its END line (or the end of its base64 when
-	// the block was cut short).
+	// KindPrivateKey: a PEM private key block, through its END line (or
+	// the end of its base64 when the block was cut short).
 	KindPrivateKey = "private_key"
-	// KindAWSAccessKey: an AWS access key id, AKIA (long-term) or ASIA
-	// (temporary) and 16 base32 characters.
+	// KindAWSAccessKey: AKIA or ASIA and 16 base32 characters.
 	KindAWSAccessKey = "aws_access_key_id"
-	// KindGitHubToken: a GitHub token: ghp_, gho_, ghu_, ghs_ or ghr_ and
-	// at least 36 letters and digits, or github_pat_ and at least 82.
+	// KindGitHubToken: ghp_ (gho_, ghu_, ghs_, ghr_) and at least 36
+	// letters and digits, or github_pat_ and at least 82.
 	KindGitHubToken = "github_token"
-	// KindSlackToken: xoxb-, xoxp-, xoxa- or xoxr- and at least 10 letters,
+	// KindSlackToken: xoxb- (xoxp-, xoxa-, xoxr-) and at least 10 letters,
 	// digits and dashes, some of them digits.
 	KindSlackToken = "slack_token"
-	// KindOpenAIKey: sk- and at least 32 characters of [A-Za-z0-9_-] that
-	// mix upper case, lower case and digits (a random key does; a
-	// hyphenated-word-slug does not).
+	// KindOpenAIKey: sk- and at least 32 of [A-Za-z0-9_-] mixing upper
+	// case, lower case and digits.
 	KindOpenAIKey = "openai_api_key"
 	// KindAnthropicKey: the same shape starting with sk-ant-.
 	KindAnthropicKey = "anthropic_api_key"
-	// KindGoogleAPIKey: AIza and exactly 35 characters of [A-Za-z0-9_-].
+	// KindGoogleAPIKey: AIza and exactly 35 of [A-Za-z0-9_-].
 	KindGoogleAPIKey = "google_api_key"
-	// KindJWT: a JSON Web Token, two base64url parts of at least 19
-	// characters that start with "ey" (a JSON object), each followed by a
-	// dot, and an optional signature of at least 10.
+	// KindJWT: two base64url parts of at least 19 characters starting
+	// "ey", each followed by a dot, and an optional signature of 10 or more.
 	KindJWT = "jwt"
-	// KindStripeKey: a live Stripe secret or restricted key, sk_live_ or
-	// rk_live_ and at least 10 letters and digits.
+	// KindStripeKey: sk_live_ or rk_live_ and at least 10 letters and digits.
 	KindStripeKey = "stripe_key"
 )
 
@@ -43,8 +36,7 @@ var secretKinds = map[string]bool{
 	KindOpenAIKey: true, KindAnthropicKey: true, KindGoogleAPIKey: true, KindJWT: true, KindStripeKey: true,
 }
 
-// A secretRule recognises one token shape at a place where its prefix
-// starts a word.
+// A secretRule recognises one token shape where its prefix starts a word.
 type secretRule struct {
 	kind, prefix string
 	// end returns where the token that starts at i ends, or -1.
@@ -52,42 +44,29 @@ type secretRule struct {
 }
 
 // secretRules, longer prefixes before shorter ones that they extend.
-var secretRules = []secretRule{
-	{KindAWSAccessKey, "AKIA", awsEnd},
-	{KindAWSAccessKey, "ASIA", awsEnd},
-	{KindGitHubToken, "github_pat_", runEnd(len("github_pat_"), wordChar, 82, 255)},
-	{KindGitHubToken, "ghp_", runEnd(4, alnumChar, 36, 255)},
-	{KindGitHubToken, "gho_", runEnd(4, alnumChar, 36, 255)},
-	{KindGitHubToken, "ghu_", runEnd(4, alnumChar, 36, 255)},
-	{KindGitHubToken, "ghs_", runEnd(4, alnumChar, 36, 255)},
-	{KindGitHubToken, "ghr_", runEnd(4, alnumChar, 36, 255)},
-	{KindSlackToken, "xoxb-", slackEnd},
-	{KindSlackToken, "xoxp-", slackEnd},
-	{KindSlackToken, "xoxa-", slackEnd},
-	{KindSlackToken, "xoxr-", slackEnd},
-	{KindAnthropicKey, "sk-ant-", skEnd},
-	{KindOpenAIKey, "sk-", skEnd},
-	{KindStripeKey, "sk_live_", runEnd(len("sk_live_"), alnumChar, 10, 255)},
-	{KindStripeKey, "rk_live_", runEnd(len("rk_live_"), alnumChar, 10, 255)},
-	{KindGoogleAPIKey, "AIza", runEnd(4, base64URLChar, 35, 35)},
-	{KindJWT, "eyJ", jwtEnd},
-}
+var secretRules = func() []secretRule {
+	rules := []secretRule{{KindGitHubToken, "github_pat_", runEnd(len("github_pat_"), wordChar, 82, 255)}}
+	add := func(kind string, end func(*secretScan, int) int, prefixes ...string) {
+		for _, p := range prefixes {
+			rules = append(rules, secretRule{kind, p, end})
+		}
+	}
+	add(KindAWSAccessKey, awsEnd, "AKIA", "ASIA")
+	add(KindGitHubToken, runEnd(4, alnumChar, 36, 255), "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+	add(KindSlackToken, slackEnd, "xoxb-", "xoxp-", "xoxa-", "xoxr-")
+	add(KindAnthropicKey, skEnd, "sk-ant-")
+	add(KindOpenAIKey, skEnd, "sk-")
+	add(KindStripeKey, runEnd(len("sk_live_"), alnumChar, 10, 255), "sk_live_", "rk_live_")
+	add(KindGoogleAPIKey, runEnd(4, base64URLChar, 35, 35), "AIza")
+	add(KindJWT, jwtEnd, "eyJ")
+	return rules
+}()
 
-// rulesByFirst indexes secretRules by the first byte of their prefix, so
-// the scan looks at most bytes once and moves on.
+// rulesByFirst indexes secretRules by the first byte of their prefix.
 var rulesByFirst = func() (t [256][]secretRule) {
 	for _, r := range secretRules {
 		t[r.prefix[0]] = append(t[r.prefix[0]], r)
 	}
-	return t
-}()
-
-// firstByte marks the bytes a secret can start with.
-var firstByte = func() (t [256]bool) {
-	for _, r := range secretRules {
-		t[r.prefix[0]] = true
-	}
-	t[pemBegin[0]] = true
 	return t
 }()
 
@@ -131,11 +110,9 @@ type runMemo struct {
 	from, end int
 }
 
-// run returns the end of the run of class characters from i. A run is
-// measured once: a candidate that starts inside the last run of the same
-// class measured ("sk-sk-sk-...", where each "sk-" starts a word) gets
-// its end at once, so the scan stays linear however many candidates a
-// long run holds.
+// run returns the end of the run of class characters from i, measuring a
+// run once: a candidate inside the last run of its class ("sk-sk-sk-...")
+// gets its end at once, so the scan stays linear.
 func (sc *secretScan) run(i int, cls *[256]bool) int {
 	for k := range sc.runs {
 		m := &sc.runs[k]
@@ -154,8 +131,7 @@ func (sc *secretScan) run(i int, cls *[256]bool) int {
 	return end
 }
 
-// runEnd matches a prefix of n bytes and then a run of lo to hi class
-// characters, which must end there (the next byte is not in the class).
+// runEnd matches a prefix of n bytes and then a whole run of lo to hi class characters.
 func runEnd(n int, cls [256]bool, lo, hi int) func(*secretScan, int) int {
 	return func(sc *secretScan, i int) int {
 		j := sc.run(i+n, &cls)
@@ -188,8 +164,7 @@ func awsEnd(sc *secretScan, i int) int {
 	return k
 }
 
-// maxTokenRun bounds the tokens whose run may hold other candidates
-// (their class has '-'), so the checks over a run stay short.
+// maxTokenRun bounds the tokens whose run may hold other candidates.
 const maxTokenRun = 255
 
 func slackEnd(sc *secretScan, i int) int {
@@ -244,8 +219,7 @@ func jwtEnd(sc *secretScan, i int) int {
 	return sig
 }
 
-// PEM bounds: a label ("RSA PRIVATE KEY") is short, a key body has some
-// substance and even a 16384-bit RSA key fits in maxPEMBody.
+// PEM bounds: even a 16384-bit RSA key fits in maxPEMBody.
 const (
 	pemBegin    = "-----BEGIN "
 	pemEnd      = "-----END"
@@ -257,17 +231,14 @@ const (
 // secretScan finds the secrets of one text, left to right.
 type secretScan struct {
 	s string
-	// endAt is the index of the first "-----END" at or after the last place
-	// looked from; -1 when there is none, -2 before the first look. It
-	// only moves forward, so the PEM check stays linear.
+	// endAt is the first "-----END" at or after the last place looked
+	// from; -1: none, -2: not looked yet. It only moves forward.
 	endAt    int
 	runs     []runMemo // the last run measured, per class
 	measured int       // bytes the runs read, for the linearity test
 }
 
-// eachSecret calls fn with the kind and span of each secret in s, in
-// order, until fn returns false. It reads s once, plus bounded look-ahead
-// at each candidate.
+// eachSecret calls fn with each secret in s, in order, until it returns false.
 func eachSecret(s string, fn func(kind string, start, end int) bool) {
 	sc := secretScan{s: s, endAt: -2}
 	sc.each(fn)
@@ -276,11 +247,10 @@ func eachSecret(s string, fn func(kind string, start, end int) bool) {
 func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
 	s := sc.s
 	for i := 0; i < len(s); {
-		if c := s[i]; !firstByte[c] || c != '-' && !startsWord(s, i) {
-			i++
-			continue
+		kind, end := "", -1
+		if c := s[i]; c == '-' || len(rulesByFirst[c]) > 0 && startsWord(s, i) { // where a secret can start
+			kind, end = sc.at(i)
 		}
-		kind, end := sc.at(i)
 		if end < 0 {
 			i++
 			continue
@@ -292,7 +262,7 @@ func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
 	}
 }
 
-// at matches a secret starting at i.
+// at matches a secret starting at i, where one can start.
 func (sc *secretScan) at(i int) (kind string, end int) {
 	s := sc.s
 	if s[i] == '-' {
@@ -301,11 +271,7 @@ func (sc *secretScan) at(i int) (kind string, end int) {
 		}
 		return "", -1
 	}
-	rules := rulesByFirst[s[i]]
-	if len(rules) == 0 || !startsWord(s, i) {
-		return "", -1
-	}
-	for _, r := range rules {
+	for _, r := range rulesByFirst[s[i]] { // each has checked that a word starts at i
 		if strings.HasPrefix(s[i:], r.prefix) {
 			if end := r.end(sc, i); end > i {
 				return r.kind, end
@@ -357,8 +323,7 @@ func (sc *secretScan) pemEnd(i int) int {
 	return end
 }
 
-// nextEnd returns the index of the first "-----END" at or after from, or
-// -1.
+// nextEnd returns the first "-----END" at or after from, or -1.
 func (sc *secretScan) nextEnd(from int) int {
 	if sc.endAt == -2 || sc.endAt >= 0 && sc.endAt < from {
 		sc.endAt = -1
@@ -393,11 +358,8 @@ func redactSecrets(s string) (string, bool) {
 	return b.String(), true
 }
 
-// RedactSecrets is s with every secret the result scan knows by its shape
-// (API keys, tokens, JWTs, private keys) replaced with [Redacted] of its
-// kind: the one redactor of text that leaves the process by a sink other
-// than a tool result (logs, traces, status, doctor), which the result
-// policy does not govern.
+// RedactSecrets is s with every secret [ScanResult] knows replaced with
+// [Redacted] of its kind: for text leaving by other sinks (logs, status).
 func RedactSecrets(s string) string {
 	out, _ := redactSecrets(s)
 	return out

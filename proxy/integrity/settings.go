@@ -10,9 +10,8 @@ import (
 )
 
 // SecretReason says why value, under key, looks like a secret ("" when
-// it does not): a known credential shape (the detectors of ScanResult), a key
-// named like a credential, or a long random-looking string. A value that
-// is already a ${VAR} reference is not one.
+// it does not, or is a ${VAR} reference): its shape, its key's name, or
+// its randomness.
 func SecretReason(key, value string) string {
 	if value == "" || strings.Contains(value, "${") {
 		return ""
@@ -31,9 +30,8 @@ func SecretReason(key, value string) string {
 	return ""
 }
 
-// Key parts that name a credential: strong ones whatever the value,
-// weak ones (KEY in PRIMARY_KEY, AUTH in AUTH_TYPE) unless the value is a
-// plain lower-case word such as "id" or "oauth".
+// Key parts that name a credential: strong ones whatever the value, weak
+// ones unless the value is a plain lower-case word ("id", "oauth").
 var (
 	strongSecretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY",
 		"ACCESSKEY", "AUTHKEY", "PRIVATEKEY", "SECRETKEY", "AUTHORIZATION", "CREDENTIAL", "CREDENTIALS",
@@ -65,8 +63,7 @@ func secretName(key, value string) bool {
 	return false
 }
 
-// keyParts splits a key on non-letters and on lower-to-upper case
-// changes, in upper case.
+// keyParts splits a key on non-letters and camelCase, in upper case.
 func keyParts(key string) []string {
 	var parts []string
 	start := 0
@@ -84,8 +81,7 @@ func keyParts(key string) []string {
 	return parts
 }
 
-// plainValue reports values that are not credentials whatever their key
-// is called: flags, short numbers, paths and URLs without a password.
+// plainValue reports flags, short numbers, paths and URLs without a password.
 func plainValue(v string) bool {
 	switch strings.ToLower(v) {
 	case "true", "false", "yes", "no", "on", "off", "none", "null":
@@ -109,10 +105,8 @@ func plainValue(v string) bool {
 var uuidShape = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // randomLooking reports the shape of a generated key: 20 or more
-// characters that mix upper case, lower case and digits with high entropy
-// (at least 3.5 bits per character), or 32 or more hex digits; not a
-// path, URL or UUID. Model names and slugs (lower case words and
-// numbers) are not.
+// characters mixing cases and digits at 3.5 bits each or more, or 32 or
+// more hex digits; not a path, URL or UUID.
 func randomLooking(v string) bool {
 	if len(v) < 20 || len(v) > 4096 || uuidShape.MatchString(v) || plainValue(v) {
 		return false

@@ -21,9 +21,8 @@ const (
 	VerdictNew Verdict = "new"
 	// VerdictPinned: the contract matches its pin.
 	VerdictPinned Verdict = "pinned"
-	// VerdictChanged: the contract differs from its pin, now or at some
-	// point since the last approval. The hub must hide the tool and reject
-	// calls to it until the change is approved.
+	// VerdictChanged: the contract differs from its pin, now or since the
+	// last approval; the hub hides the tool until the change is approved.
 	VerdictChanged Verdict = "changed"
 )
 
@@ -45,48 +44,31 @@ var ErrUnknownTool = errors.New("no pin for tool")
 // the approving person was shown: the upstream changed it again since.
 var ErrNotShown = errors.New("the definition changed since it was shown; review it again")
 
-// Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it.
+// Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it;
+// its fields but Upstream and Tool (the upstream's own name) mean what
+// [Record]'s do.
 type Pin struct {
-	Upstream string
-	Tool     string // the upstream's own tool name
-	Hash     string // the trusted contract
-	// FirstSeen is when the tool was first pinned.
-	FirstSeen time.Time
-	// ApprovedAt is when a person last approved the pinned contract; zero
-	// when it was only pinned on first use.
-	ApprovedAt         time.Time
-	DescriptionExcerpt string
-	// PendingHash is the changed contract waiting for approval; "" when
-	// nothing is pending. ChangedAt is when it was recorded.
-	PendingHash    string
-	ChangedAt      time.Time
-	PendingExcerpt string
-	// Held is why a gateway holds the tool back although its contract
-	// matches the pin (quarantine); "" when it does not.
-	Held string
-	// Contract and PendingContract are the pinned and the pending
-	// contracts as indented JSON (see [ContractText]), for showing a
-	// change; "" for a pin written before they were kept.
+	Upstream, Tool            string
+	Hash                      string
+	FirstSeen, ApprovedAt     time.Time
+	DescriptionExcerpt        string
+	PendingHash               string
+	ChangedAt                 time.Time
+	PendingExcerpt, Held      string
 	Contract, PendingContract string
-	// GoneSince is when the upstream's listing first lacked the tool
-	// (zero while listed); the pin goes VanishedPinTTL later.
-	GoneSince time.Time
+	GoneSince                 time.Time
 }
 
 // Pending reports whether a change is waiting for approval.
 func (p Pin) Pending() bool { return p.PendingHash != "" }
 
 // Approved reports whether a person approved the pinned contract and
-// nothing changed since. A hub that quarantines a tool (see [Quarantine])
-// or trusts nothing on first use from an upstream exposes it only when
-// Approved.
+// nothing changed since.
 func (p Pin) Approved() bool { return !p.ApprovedAt.IsZero() && !p.Pending() }
 
 // Store keeps the pins of every upstream's tools in a [PinStore]. It is
 // safe for concurrent use. Every Check and approval re-reads the pins in
-// one transaction of the PinStore before changing them, so a CLI process
-// approving a change and the running routers see and keep each other's
-// writes.
+// one transaction, so other processes' writes are kept.
 type Store struct {
 	ps  PinStore
 	now func() time.Time
@@ -107,14 +89,11 @@ type PinStore interface {
 }
 
 // UpstreamPinStore is a PinStore that can read and write the pins of a
-// few upstreams alone: a Check of one upstream then reads its own pins
-// rather than every upstream's, which made a start over hundreds of
-// upstreams quadratic in the catalog. A PinStore without it is read whole.
+// few upstreams alone, so that a Check does not read every upstream's.
 type UpstreamPinStore interface {
 	PinStore
-	// UpdateUpstreamPins is UpdatePins over the pins of upstreams only:
-	// change gets those (an upstream without pins is absent) and edits
-	// only them.
+	// UpdateUpstreamPins is UpdatePins over the pins of upstreams only (an
+	// upstream without pins is absent).
 	UpdateUpstreamPins(upstreams []string, change func(Pins) bool) error
 }
 
@@ -131,8 +110,7 @@ type Record struct {
 	ChangedAt          time.Time `json:"changed_at,omitzero"`
 	PendingExcerpt     string    `json:"pending_excerpt,omitempty"`
 	// Held says why a gateway holds the tool back although its contract
-	// matches the pin (a poisoned-looking definition, shadowing another
-	// server's tool); "" when it does not. Approval clears it.
+	// matches the pin (quarantine); "" when it does not. Approval clears it.
 	Held string `json:"held,omitempty"`
 	// Contract and PendingContract are the contracts of Hash and
 	// PendingHash as [ContractText], for showing what changed.
@@ -144,9 +122,7 @@ type Record struct {
 }
 
 // VanishedPinTTL is how long the pin of a tool its upstream no longer
-// lists is kept: a tool back within it is checked against its old pin, one
-// back later is pinned anew (and shown as new); so the pins of tools that
-// came and went do not pile up.
+// lists is kept; a tool back later is pinned anew.
 const VanishedPinTTL = 30 * 24 * time.Hour
 
 // Equal reports whether r and o are the same pin (times compared as
@@ -177,17 +153,13 @@ func OpenStore(ps PinStore) (*Store, error) {
 }
 
 // NewStore returns the Store keeping the pins of ps without reading them:
-// its first Check does. A gateway whose pins cannot be read as it starts
-// uses it so that every Check fails, and no tool is served unchecked,
-// until they can be read again.
+// its first Check does (and fails while they cannot be read).
 func NewStore(ps PinStore) *Store {
 	return &Store{ps: ps, now: func() time.Time { return time.Now().UTC().Truncate(time.Second) }}
 }
 
-// Unavailable returns a Store whose pins cannot be read, for a gateway
-// whose state cannot be used: every Check fails with err, so a hub that
-// vets tools with it serves none whose contract it cannot check
-// (integrity fails closed), and nothing is ever approved through it.
+// Unavailable returns a Store whose every Check and approval fails with
+// err, for a gateway whose state cannot be used (integrity fails closed).
 func Unavailable(err error) *Store {
 	return &Store{ps: unavailablePins{err}, now: time.Now}
 }
@@ -197,15 +169,11 @@ type unavailablePins struct{ err error }
 func (u unavailablePins) UpdatePins(func(Pins) bool) error { return u.err }
 
 // Check compares the tools of the upstream whose pins are kept under
-// upstream (its server's identity) with the pins: unknown tools are
-// pinned (trust on first use), changed ones reported and recorded as
-// pending. A tool missing from tools keeps its pin, so one that comes back
-// changed is still caught. Once a change is recorded the tool stays
-// [VerdictChanged] until approved, even if the upstream reverts it: a
-// server that changed its contract once can change it again.
-//
-// On error nothing was recorded and the caller should treat every tool of
-// the upstream as changed.
+// upstream with the pins: unknown tools are pinned (trust on first use),
+// changed ones reported and recorded as pending. A tool missing from
+// tools keeps its pin. Once a change is recorded the tool stays
+// [VerdictChanged] until approved, even if the upstream reverts it.
+// On error nothing was recorded: treat every tool as changed.
 func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, error) {
 	contracts := make([]Contract, len(tools))
 	for i, t := range tools {
@@ -214,10 +182,8 @@ func (s *Store) Check(upstream string, tools []mcp.Tool) (map[string]Verdict, er
 	return s.CheckContracts(upstream, tools, contracts)
 }
 
-// CheckContracts is Check for a caller that decoded the tools' contracts
-// already: contracts[i] is [ContractOf] tools[i]. The decoding, the costly
-// part of a check, then happens outside the store's lock (see update), in
-// parallel across upstreams.
+// CheckContracts is Check with contracts[i] = [ContractOf] tools[i],
+// decoded by the caller outside the store's lock.
 func (s *Store) CheckContracts(upstream string, tools []mcp.Tool, contracts []Contract) (map[string]Verdict, error) {
 	if upstream == "" {
 		return nil, errors.New("checking pins: empty upstream name")
@@ -244,8 +210,7 @@ func (s *Store) CheckContracts(upstream string, tools []mcp.Tool, contracts []Co
 	return verdicts, nil
 }
 
-// check judges one tool, whose contract is c, against its upstream's
-// pins, updating them; dirty reports whether anything must be written.
+// check judges one tool against its upstream's pins, updating them.
 func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Verdict, dirty bool) {
 	h := c.Hash
 	rec, ok := pins[t.Name]
@@ -264,10 +229,9 @@ func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Ver
 	return VerdictChanged, true
 }
 
-// markVanished records, in an upstream's pins, which tools its listing
-// (listed) lacks since when, clears that of the listed ones, and drops the
-// pins of tools gone for VanishedPinTTL; it reports whether it changed
-// anything.
+// markVanished records since when the listing lacks each pinned tool,
+// clears that of the listed ones, and drops the pins of tools gone for
+// VanishedPinTTL; it reports whether it changed anything.
 func markVanished(pins map[string]Record, listed map[string]Verdict, now time.Time) (dirty bool) {
 	for name, rec := range pins {
 		_, here := listed[name]
@@ -317,22 +281,18 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 	return nil
 }
 
-// ApproveByName approves a tool by its exposed name, for the pins CLI,
-// which has no upstream connection: resolve maps the exposed name to the
-// upstream and its own tool name. A pending change is approved as recorded
-// (the contract the CLI listed, not whatever the upstream serves now);
-// with nothing pending the current pin is marked approved, which releases
-// a quarantined tool.
+// ApproveByName approves a tool by its exposed name, which resolve maps
+// to the upstream and its own tool name: a pending change is approved as
+// recorded; with nothing pending the pin is marked approved (releasing a
+// quarantined tool).
 func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream, tool string, ok bool)) error {
 	return s.ApproveShown(exposedName, "", resolve)
 }
 
 // ApproveShown is ApproveByName for the contract whose hash (or a prefix
-// of it, at least [MinShownHash] hex digits) the approving person was
-// shown: when the contract waiting for approval (or, with nothing
-// pending, the pinned one) is another, nothing is approved and the error
-// is [ErrNotShown], so that it can be shown again. An empty shown approves
-// whatever is waiting.
+// of at least [MinShownHash] hex digits) the person was shown: when the
+// contract waiting is another, the error is [ErrNotShown]. An empty shown
+// approves whatever is waiting.
 func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (upstream, tool string, ok bool)) error {
 	upstream, tool, ok := resolve(exposedName)
 	if !ok {
@@ -370,20 +330,18 @@ func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (up
 	return nil
 }
 
-// MinShownHash is the fewest hex digits of a contract's hash that
+// MinShownHash is the fewest hex digits of a hash that
 // [Store.ApproveShown] takes; [ShortHash] prints that many.
 const MinShownHash = 12
 
-// ShortHash is the first MinShownHash hex digits of a contract hash, as
-// the pins CLI and the console show it.
+// ShortHash is the first MinShownHash hex digits of a contract hash.
 func ShortHash(h string) string { return h[:min(MinShownHash, len(h))] }
 
 // Shown is the hash of the contract an approval of p approves: the one
 // waiting, else the pinned one.
 func (p Pin) Shown() string { return cmp.Or(p.PendingHash, p.Hash) }
 
-// ShownContract is the contract an approval of p approves, as
-// [ContractText].
+// ShownContract is the contract an approval of p approves.
 func (p Pin) ShownContract() string {
 	if p.Pending() {
 		return p.PendingContract
@@ -392,10 +350,8 @@ func (p Pin) ShownContract() string {
 }
 
 // List returns every pin, sorted by upstream and tool, as of the last Open,
-// Check or approval in this process. The pins CLI opens the store and
-// lists it. With an [UpstreamPinStore], the pins of an upstream checked,
-// held or approved since Open lack their contract texts (Contract and
-// PendingContract): open the store again to show them.
+// Check or approval in this process. With an [UpstreamPinStore], the pins
+// of an upstream changed since Open lack their contract texts.
 func (s *Store) List() []Pin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -411,8 +367,7 @@ func (s *Store) List() []Pin {
 	return pins
 }
 
-// Lookup returns one pin, as of the last Open, Check or approval in this
-// process.
+// Lookup returns one pin, as List has it.
 func (s *Store) Lookup(upstream, tool string) (Pin, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -446,18 +401,11 @@ func (set Pins) tools(upstream string) map[string]Record {
 }
 
 // update lets change edit the pins of the upstreams in scope (every
-// upstream's when scope is nil) in one transaction of the PinStore, which
-// writes them when change reports a difference. The in-memory pins change
-// only once they are written.
-//
-// Updates are committed in groups: an update that arrives while a
-// transaction runs waits for it, then shares the next transaction with
-// every other update that arrived meanwhile, each change applied in turn
-// to the same pins, as if they ran one after another. Hundreds of
-// upstreams vetted at start so cost a few transactions, not one each (or
-// two, with Hold). The caller whose update found no transaction running
-// runs the transactions until the queue is empty; the others wait on
-// their own channel, so no goroutine is started.
+// upstream's when nil) in one transaction, written when change reports a
+// difference; the in-memory pins change only once written. Updates that
+// arrive while a transaction runs share the next one (group commit): the
+// caller that found none running runs them until the queue is empty, the
+// others wait on their channel, so no goroutine is started.
 func (s *Store) update(scope []string, change func(Pins) bool) error {
 	u := &pinUpdate{scope: scope, change: change, done: make(chan error, 1)}
 	s.mu.Lock()
@@ -485,16 +433,14 @@ func (s *Store) update(scope []string, change func(Pins) bool) error {
 	return <-u.done
 }
 
-// pinUpdate is one update waiting for its transaction; done receives its
-// outcome.
+// pinUpdate is one update waiting for its transaction.
 type pinUpdate struct {
 	scope  []string
 	change func(Pins) bool
 	done   chan error // buffered 1
 }
 
-// transact runs the changes of batch in one transaction over the union of
-// their scopes (every pin when one of them, or the PinStore, has none),
+// transact runs batch in one transaction over the union of its scopes
 // and returns the pins as written and whether they are every pin.
 func (s *Store) transact(batch []*pinUpdate) (latest Pins, all bool, err error) {
 	record := func(set Pins) bool {
@@ -515,8 +461,7 @@ func (s *Store) transact(batch []*pinUpdate) (latest Pins, all bool, err error) 
 	return latest, false, err
 }
 
-// unionScope is every upstream the updates of batch are scoped to, or nil
-// when one of them is not scoped.
+// unionScope is every upstream of batch's scopes; nil if one is unscoped.
 func unionScope(batch []*pinUpdate) []string {
 	scope := []string{}
 	for _, b := range batch {
@@ -532,8 +477,7 @@ func unionScope(batch []*pinUpdate) []string {
 	return scope
 }
 
-// keep makes latest, as a transaction of batch wrote it, the in-memory
-// pins: all of them when all, else those of the batch's upstreams.
+// keep makes latest the in-memory pins (only the batch's, unless all).
 func (s *Store) keep(latest Pins, all bool, batch []*pinUpdate) {
 	if all {
 		s.upstreams = latest
@@ -552,10 +496,7 @@ func (s *Store) keep(latest Pins, all bool, batch []*pinUpdate) {
 	}
 }
 
-// withoutContracts is pins without their contract texts, which a gateway
-// vetting tools never reads (it compares hashes) and which are the bulk
-// of a pin: the pins CLI, doctor and console open the store and list it
-// whole, texts included.
+// withoutContracts drops the texts a vetting gateway never reads.
 func withoutContracts(pins map[string]Record) map[string]Record {
 	for tool, rec := range pins {
 		rec.Contract, rec.PendingContract = "", ""
@@ -565,9 +506,8 @@ func withoutContracts(pins map[string]Record) map[string]Record {
 }
 
 // Hold records why the upstream's tools in held are held back although
-// their contracts match their pins (quarantine), and clears the reason of
-// its other tools, so that the pins CLI of another process can show them.
-// Tools without a pin are skipped.
+// their contracts match their pins, and clears it for its other pinned
+// tools.
 func (s *Store) Hold(upstream string, held map[string]string) error {
 	err := s.update([]string{upstream}, func(set Pins) bool {
 		dirty := false

@@ -2,32 +2,21 @@ package upstreamauth
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
-// A login is bound to its audience, never to the upstream's local name:
-//
-//   - it is stored under the upstream's resource URL ([Audience]), so a
-//     profile that points a name at another server, or gives another
-//     server an old name, finds no login there (and a renamed entry that
-//     still points at the same server keeps it: the token was issued for
-//     that server);
-//   - its record keeps the authorization server it was made at (Issuer,
-//     TokenEndpoint), and the refresh token and client secret are sent to
-//     that token endpoint only (pinTokenEndpoint): an upstream whose
-//     metadata now names another authorization server gets no refresh
-//     there; its calls fail auth_required until a new login.
-//
-// Logins stored by name before this (rows whose key is no URL) are never
-// read; `auth status` says "needs login" for them until the next login.
-
-// Audience is the key of the logins to the upstream at resourceURL: its
+// Audience is the key of the logins to the upstream at resourceURL, never
+// its local name, so a name pointed at another server finds no login: its
 // scheme and host lower-cased, its path without a trailing slash, and no
-// userinfo, query or fragment (which may hold secrets, and are not where
-// the server is).
+// userinfo, query or fragment.
 func Audience(resourceURL string) (string, error) {
 	u, err := url.Parse(resourceURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -46,8 +35,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// pinTokenEndpoint is client sending POSTs (token requests: refresh,
-// registration) only to endpoint; GETs (discovery) go anywhere.
+// pinTokenEndpoint is client sending POSTs (refresh, registration) only
+// to endpoint, where the login was made; GETs (discovery) go anywhere.
 func pinTokenEndpoint(client *http.Client, endpoint string) *http.Client {
 	c := *client
 	c.Transport = pinned{endpoint: endpoint, next: cmp.Or[http.RoundTripper](client.Transport, http.DefaultTransport)}
@@ -71,10 +60,44 @@ func (p pinned) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// endpointOf is u without userinfo, query and fragment, for comparing
-// token endpoints.
+// endpointOf is u without userinfo, query and fragment.
 func endpointOf(u *url.URL) string {
 	c := *u
 	c.User, c.RawQuery, c.Fragment = nil, "", ""
 	return c.String()
 }
+
+// Bounds of what the gateway reads from an authorization server.
+const (
+	// MaxReplyBytes bounds one reply's body.
+	MaxReplyBytes = 1 << 20
+	// DefaultTimeout bounds one request, its reply's body included.
+	DefaultTimeout = 30 * time.Second
+	// maxAuthRedirects bounds the redirects followed within an origin.
+	maxAuthRedirects = 5
+)
+
+// errCrossOrigin refuses a redirect to another origin.
+var errCrossOrigin = errors.New("redirect to another origin refused")
+
+// boundClient is c (nil: a new client) with its replies bounded (mcp-go
+// reads them without a bound), a timeout, and redirects followed only
+// within the origin: Go's client resends a token request's body, with its
+// secrets, on a 307 or 308 to any host.
+func boundClient(c *http.Client) *http.Client {
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
+	}
+	if out.Timeout <= 0 {
+		out.Timeout = DefaultTimeout
+	}
+	out.Transport = &bodylimit.Transport{Next: out.Transport, Max: MaxReplyBytes}
+	out.CheckRedirect = sameOrigin
+	return out
+}
+
+// sameOrigin is the CheckRedirect of boundClient.
+var sameOrigin = sameorigin.Redirects(maxAuthRedirects, func(from, to *url.URL) error {
+	return fmt.Errorf("%w: %s://%s redirected to %s://%s", errCrossOrigin, from.Scheme, from.Host, to.Scheme, to.Host)
+})

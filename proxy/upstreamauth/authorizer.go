@@ -36,14 +36,12 @@ type Authorizer struct {
 	vaultTry time.Time             // when openVault was last tried
 }
 
-// recentTokens is how many of the tokens it sent an Authorizer redacts.
-const recentTokens = 16
+const recentTokens = 16 // how many of the tokens it sent an Authorizer redacts
 
 // RedactedToken replaces a token in text.
 const RedactedToken = "[redacted upstream token]"
 
-// handlerFor is mcp-go's handler for one login, and the client it was
-// made for.
+// handlerFor is mcp-go's handler for one login, and its client.
 type handlerFor struct {
 	h      *transport.OAuthHandler
 	client oauthClient
@@ -54,8 +52,7 @@ type oauthClient struct {
 	id, secret, authMethod, metadataURL, metadataRoot, tokenEndpoint string
 }
 
-// maxHandlers bounds the per-caller handlers an Authorizer keeps.
-const maxHandlers = 1024
+const maxHandlers = 1024 // per-caller handlers an Authorizer keeps
 
 // AuthorizerOptions configure NewAuthorizer.
 type AuthorizerOptions struct {
@@ -67,17 +64,14 @@ type AuthorizerOptions struct {
 	// Vault holds logins; nil means none (only token exchange), unless
 	// OpenVault gives one.
 	Vault *Vault
-	// OpenVault, when Vault is nil, opens the logins' vault once it can:
-	// a gateway started before the first login (which makes the token
-	// key) finds that login. It is tried at most once a second until it
-	// succeeds; ErrNoKey is not logged.
+	// OpenVault, when Vault is nil, opens the vault once it can (after the
+	// first login makes the key), tried at most once a second.
 	OpenVault func() (*Vault, error)
 	// HTTPClient reaches the authorization servers; nil means a new one.
-	// Its replies are bounded (MaxReplyBytes), it gets DefaultTimeout if it
-	// has none, and it follows no redirect to another origin.
+	// It is bounded (see boundClient).
 	HTTPClient *http.Client
-	// Principal names the caller of a request (for auth.per_user); nil,
-	// or "" for a request, means the gateway's own login.
+	// Principal names the caller of a request (for auth.per_user); nil or
+	// "" means the gateway's own login.
 	Principal func(context.Context) string
 	// Logger gets token exchange failures (never tokens); nil is silent.
 	Logger *slog.Logger
@@ -86,9 +80,7 @@ type AuthorizerOptions struct {
 // NewAuthorizer makes an upstream's Authorizer; it does no I/O.
 func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 	opts.HTTPClient = boundClient(opts.HTTPClient)
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	if opts.Principal == nil {
 		opts.Principal = func(context.Context) string { return "" }
 	}
@@ -105,18 +97,14 @@ func NewAuthorizer(opts AuthorizerOptions) *Authorizer {
 }
 
 // Header is the Authorization header for a request made in ctx: a token
-// exchanged for the caller's when token exchange is configured and ctx
-// carries one, else the stored login's (refreshed if it expired): the
-// caller's own with auth.per_user, else the gateway's; else none. When the exchange fails the header is left empty, never filled
-// with the gateway's own login: the upstream then refuses the call (401)
-// rather than serve it as someone else.
+// exchanged for the caller's when configured and ctx carries one, else the
+// stored login's (the caller's own with auth.per_user), refreshed; else
+// none. A failed exchange leaves it empty, never the gateway's login, so
+// the upstream refuses the call rather than serve it as someone else.
 func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	if a.exch != nil {
 		caller := callerToken(ctx)
-		if caller == "" && a.principal(ctx) != "" {
-			// A caller whose token is not for exchange (a static gateway
-			// token stays with the gateway): refused, never served as the
-			// gateway's login.
+		if caller == "" && a.principal(ctx) != "" { // a static gateway token is not exchanged
 			return map[string]string{"Authorization": ""}
 		}
 		if caller != "" {
@@ -129,11 +117,7 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 			return map[string]string{"Authorization": "Bearer " + tok}
 		}
 	}
-	subject := ""
-	if a.perUser {
-		subject = a.principal(ctx)
-	}
-	h, err := a.oauthHandler(ctx, subject)
+	h, err := a.oauthHandler(ctx, a.subject(ctx))
 	if err != nil {
 		if !errors.Is(err, ErrNoLogin) {
 			a.logger.Warn("reading the upstream login failed", "upstream", a.upstream, "err", err)
@@ -153,6 +137,14 @@ func (a *Authorizer) Header(ctx context.Context) map[string]string {
 	return map[string]string{"Authorization": v}
 }
 
+// subject is whose login serves ctx's request ("" is the gateway's).
+func (a *Authorizer) subject(ctx context.Context) string {
+	if a.perUser {
+		return a.principal(ctx)
+	}
+	return ""
+}
+
 // remember adds tok to the tokens Redact replaces, unless it is there.
 func (a *Authorizer) remember(tok string) {
 	a.mu.Lock()
@@ -164,9 +156,8 @@ func (a *Authorizer) remember(tok string) {
 	a.next = (a.next + 1) % recentTokens
 }
 
-// Redact replaces in t the tokens this Authorizer sent most recently (an
-// upstream that quotes the token it got in an error or a result), for the
-// gateway's scrubber of the upstream's text.
+// Redact replaces in t the tokens this Authorizer sent most recently, for
+// an upstream that quotes them back.
 func (a *Authorizer) Redact(t string) string {
 	a.mu.Lock()
 	sent := a.sent // a copy: the text is scanned without the lock
@@ -179,12 +170,9 @@ func (a *Authorizer) Redact(t string) string {
 	return t
 }
 
-// vaultRetry is the least time between two tries of
-// AuthorizerOptions.OpenVault.
-const vaultRetry = time.Second
+const vaultRetry = time.Second // between two tries of AuthorizerOptions.OpenVault
 
-// logins is the vault of logins, opened with openVault if it was not yet
-// and can be; nil when there is none.
+// logins is the vault, opened with openVault if it can be; nil if none.
 func (a *Authorizer) logins() *Vault {
 	if v := a.vault.Load(); v != nil || a.openVault == nil {
 		return v
@@ -207,8 +195,8 @@ func (a *Authorizer) logins() *Vault {
 	return a.vault.Load()
 }
 
-// oauthHandler is mcp-go's handler for subject's stored login, made
-// again when a new login changed the client.
+// oauthHandler is mcp-go's handler for subject's stored login, remade
+// when a new login changed the client.
 func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transport.OAuthHandler, error) {
 	vault := a.logins()
 	if vault == nil {
@@ -233,8 +221,7 @@ func (a *Authorizer) oauthHandler(ctx context.Context, subject string) (*transpo
 	return hf.h, nil
 }
 
-// newHandler makes mcp-go's OAuthHandler for a client of the upstream at
-// url.
+// newHandler makes mcp-go's OAuthHandler for a client of the upstream.
 func newHandler(upstreamURL string, rec *Record, redirect string, store transport.TokenStore, client *http.Client) *transport.OAuthHandler {
 	if rec.ResourceMetadataRoot != "" {
 		client = rootAlias(client, upstreamURL, rec.ResourceMetadataRoot)
@@ -255,11 +242,8 @@ func newHandler(upstreamURL string, rec *Record, redirect string, store transpor
 }
 
 // rootAlias is client answering a request for the upstream's path-aware
-// protected resource metadata URL (/.well-known/oauth-protected-resource/PATH)
-// from root, the root well-known URL where the upstream serves it. RFC
-// 9728 and the MCP authorization spec let a client fall back to the root;
-// mcp-go's discovery does not, and would otherwise look for the
-// authorization server at the upstream's own origin.
+// protected resource metadata URL from root, the root well-known URL
+// that serves it: mcp-go's discovery does not fall back to the root.
 func rootAlias(client *http.Client, upstreamURL, root string) *http.Client {
 	urls := resourceMetadataURLs(upstreamURL, "")
 	to, err := url.Parse(root)
@@ -287,11 +271,8 @@ func (a aliasTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Observe wraps the upstream's HTTP transport to catch step-up requests:
-// a 403 whose challenge says insufficient_scope records the scopes asked
-// for in the login (the next `auth login` asks for them as well) and
-// reaches the MCP client as a 401, so that the call fails auth_required,
-// naming the login command. The gateway cannot open a browser in the
-// middle of a call, so a step-up is a new login.
+// a 403 insufficient_scope records the scopes for the next `auth login`
+// and reaches the MCP client as a 401, so the call fails auth_required.
 func (a *Authorizer) Observe(next http.RoundTripper) http.RoundTripper {
 	return stepUp{a: a, next: next}
 }
@@ -328,10 +309,7 @@ func (a *Authorizer) needScopes(ctx context.Context, scopes []string) {
 	if vault == nil || len(scopes) == 0 {
 		return
 	}
-	subject := ""
-	if a.perUser {
-		subject = a.principal(ctx)
-	}
+	subject := a.subject(ctx)
 	rec, err := vault.Load(ctx, a.url, subject)
 	if err != nil {
 		return // no login to step up: the next one asks for the challenge's scope anyway

@@ -6,48 +6,40 @@ import (
 )
 
 // Config is an upstream's `auth` settings; the zero value logs in with
-// whatever the authorization server offers (a client ID metadata document
-// needs ClientMetadataURL; otherwise dynamic registration).
+// whatever the authorization server offers.
 type Config struct {
-	// ClientID and ClientSecret are a client registered with the
-	// upstream's authorization server beforehand; when set they are used
-	// and no registration is made. An empty secret is a public client.
+	// ClientID and ClientSecret are a client registered beforehand (no
+	// registration is made); an empty secret is a public client.
 	ClientID     string
 	ClientSecret string
 	// AuthMethod is how the client authenticates at the token endpoint
-	// (client_secret_basic, client_secret_post, none); empty lets the
-	// server's metadata decide.
+	// (client_secret_basic, client_secret_post, none); empty: the server's
+	// metadata decides.
 	AuthMethod string
 	// ClientMetadataURL is the https URL of a client ID metadata document
-	// describing this gateway (its redirect URIs must include
-	// RedirectURL); used as the client ID where the authorization server
-	// supports such documents.
+	// describing this gateway, used where the server supports them.
 	ClientMetadataURL string
-	// Scopes to ask for; empty means the scope of the upstream's challenge,
-	// else the scopes_supported of its protected resource metadata, else none.
+	// Scopes to ask for; empty means the challenge's scope, else the
+	// protected resource's scopes_supported, else none.
 	Scopes []string
-	// RedirectURL is the loopback address the login listens on, such as
-	// http://127.0.0.1:8976/callback (for a client registered with a fixed
-	// redirect URI); empty means http://127.0.0.1 on a free port.
+	// RedirectURL is the loopback address the login listens on; empty
+	// means http://127.0.0.1 on a free port.
 	RedirectURL string
-	// PerUser gives each caller (principal) its own login, made with
-	// `auth login NAME --for PRINCIPAL`; a caller without one is refused
-	// (auth_required) rather than served with the gateway's login. Calls
-	// with no principal (stdio, and the gateway's own listings) use the
-	// gateway's login.
+	// PerUser gives each caller (principal) its own login (`auth login
+	// NAME --for PRINCIPAL`); a caller without one is refused. Calls with
+	// no principal use the gateway's login.
 	PerUser bool
 	// TokenExchange, when set, exchanges each caller's bearer token for a
 	// token to this upstream (RFC 8693).
 	TokenExchange *TokenExchange
 }
 
-// TokenExchange configures RFC 8693 token exchange at an authorization
-// server the upstream trusts.
+// TokenExchange configures RFC 8693 token exchange.
 type TokenExchange struct {
 	// TokenEndpoint is where the exchange is made (required).
 	TokenEndpoint string
 	// ClientID and ClientSecret authenticate the gateway there (HTTP
-	// Basic); both may be empty for a server that needs no client.
+	// Basic); both may be empty.
 	ClientID     string
 	ClientSecret string
 	// Audience and Scope describe the token wanted; Resource is sent as the

@@ -28,8 +28,7 @@ const (
 	maxExchanged        = 10000            // cached tokens, across callers
 )
 
-// exchanger trades callers' tokens for upstream tokens and keeps each
-// until shortly before it expires, by a hash of the caller's token.
+// exchanger trades callers' tokens for upstream tokens, cached until they expire.
 type exchanger struct {
 	cfg    TokenExchange
 	client *http.Client
@@ -65,8 +64,8 @@ func (e *exchanger) token(ctx context.Context, subject string) (string, error) {
 }
 
 // exchange makes one RFC 8693 exchange with x/oauth2's client
-// credentials flow, whose grant type may be overridden: the client (when
-// configured) authenticates with HTTP Basic, the rest is form parameters.
+// credentials flow, its grant type overridden; a configured client
+// authenticates with HTTP Basic.
 func (e *exchanger) exchange(ctx context.Context, subject string) (string, time.Duration, error) {
 	params := url.Values{
 		"grant_type":           {grantTokenExchange},

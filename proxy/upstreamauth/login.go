@@ -24,23 +24,21 @@ import (
 type LoginOptions struct {
 	// Upstream and URL name the upstream and where it lives.
 	Upstream, URL string
-	// Principal is the caller the login is for (auth.per_user); "" is
-	// the gateway's own login.
+	// Principal is the caller the login is for; "" is the gateway's own.
 	Principal string
 	// Config is its auth settings (nil: none).
 	Config *Config
 	// Vault receives the login (required).
 	Vault *Vault
 	// HTTPClient reaches the upstream and its authorization server; nil
-	// means a new one. It is bounded as AuthorizerOptions.HTTPClient is.
+	// means a new one. It is bounded (see boundClient).
 	HTTPClient *http.Client
 	// Show is given the authorization URL to open in a browser (required).
 	Show func(authURL string)
 }
 
 // Login runs the authorization code flow for one upstream and stores the
-// tokens it yields. It returns once the redirect came back to the
-// loopback listener and the code was exchanged, or ctx ended.
+// tokens it yields, returning once the code was exchanged or ctx ended.
 func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	cfg := Config{}
 	if opts.Config != nil {
@@ -73,9 +71,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		rec.TokenEndpoint = endpointOf(tu)
 	}
 	rec.Scopes = chooseScopes(cfg.Scopes, ch, prm)
-	if prev, err := opts.Vault.Load(ctx, opts.URL, opts.Principal); err == nil {
-		// A step-up: what the last login had and what the upstream asked
-		// for since.
+	if prev, err := opts.Vault.Load(ctx, opts.URL, opts.Principal); err == nil { // a step-up
 		rec.Scopes = union(union(rec.Scopes, prev.Scopes), prev.ScopesNeeded)
 	}
 
@@ -117,9 +113,8 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 }
 
 // chooseClient sets rec's client: the pre-registered one, else a client
-// ID metadata document where the server takes them and one is configured,
-// else one registered now (RFC 7591). It returns mcp-go's handler for it,
-// keeping the token in mem.
+// ID metadata document, else one registered now (RFC 7591), and returns
+// mcp-go's handler for it.
 func chooseClient(ctx context.Context, opts LoginOptions, cfg Config, rec *Record, md *transport.AuthServerMetadata, redirect string,
 	mem transport.TokenStore, client *http.Client) (*transport.OAuthHandler, error) {
 	switch {
@@ -165,17 +160,14 @@ func listenLoopback(redirect string) (net.Listener, string, error) {
 	return ln, u.String(), nil
 }
 
-// awaitRedirect serves ln until the authorization server's redirect comes
-// (to redirect's path) and returns its code and state.
+// awaitRedirect serves ln until the redirect comes and returns its code and state.
 func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code, state string, err error) {
 	u, _ := url.Parse(redirect)
 	type answer struct{ code, state, err string }
 	got := make(chan answer, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc(u.Path, func(w http.ResponseWriter, r *http.Request) {
-		// The browser comes back to the redirect URL's own host; any other
-		// Host is a page that rebound a name to this port.
-		if !strings.EqualFold(r.Host, u.Host) {
+		if !strings.EqualFold(r.Host, u.Host) { // a page that rebound a name to this port
 			http.Error(w, "host not allowed", http.StatusForbidden)
 			return
 		}
@@ -221,10 +213,8 @@ type challengeInfo struct {
 	scope            string
 }
 
-// challenge sends the upstream an initialize without credentials and
-// reads the WWW-Authenticate of its 401. A server that lets initialize
-// through (and guards only what follows) is asked for tools/list in the
-// session it opened.
+// challenge reads the WWW-Authenticate of the upstream's 401 to an
+// initialize without credentials, or, past it, to tools/list.
 func challenge(ctx context.Context, client *http.Client, upstreamURL string) (challengeInfo, error) {
 	resp, err := post(ctx, client, upstreamURL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
 		`"capabilities":{},"clientInfo":{"name":"mcp-router","version":"login"}}}`)
@@ -249,8 +239,8 @@ func challenge(ctx context.Context, client *http.Client, upstreamURL string) (ch
 	return challengeOf(resp.Header), nil
 }
 
-// post sends one JSON-RPC message and returns the response, its body
-// read (at most 64 KiB) and closed.
+// post sends one JSON-RPC message; the response's body is drained (at
+// most 64 KiB) and closed.
 func post(ctx context.Context, client *http.Client, upstreamURL, session, body string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL, strings.NewReader(body))
 	if err != nil {
@@ -326,9 +316,8 @@ func bearerParams(v string) map[string]string {
 	return out
 }
 
-// chooseScopes picks the scopes to ask for: the configured ones, else the
-// challenge's scope, else the protected resource's scopes_supported, else
-// none (the MCP authorization spec's order).
+// chooseScopes picks the scopes to ask for, in the MCP authorization
+// spec's order (see Config.Scopes).
 func chooseScopes(configured []string, ch challengeInfo, prm resourceMetadata) []string {
 	switch {
 	case len(configured) > 0:
@@ -340,8 +329,8 @@ func chooseScopes(configured []string, ch challengeInfo, prm resourceMetadata) [
 	}
 }
 
-// resourceMetadata is the part of a protected resource's metadata (RFC
-// 9728) that mcp-go's discovery does not keep, and where it was found.
+// resourceMetadata is what mcp-go's discovery does not keep of a
+// protected resource's metadata (RFC 9728), and where it was found.
 type resourceMetadata struct {
 	Resource        string   `json:"resource"`
 	ScopesSupported []string `json:"scopes_supported"`
@@ -350,9 +339,7 @@ type resourceMetadata struct {
 }
 
 // findResourceMetadata fetches the upstream's protected resource
-// metadata: the challenge's URL, else the path-aware well-known URL, else
-// the root one. mcp-go's discovery tries only the first two; see rootAlias
-// for the third.
+// metadata from the first of resourceMetadataURLs that serves it.
 func findResourceMetadata(ctx context.Context, client *http.Client, upstreamURL, advertised string) resourceMetadata {
 	urls := resourceMetadataURLs(upstreamURL, advertised)
 	for i, u := range urls {
@@ -389,9 +376,7 @@ func resourceMetadataURLs(upstreamURL, advertised string) []string {
 	return []string{root}
 }
 
-// supportsMetadataDocuments reports whether the authorization server
-// issuer says it takes client ID metadata documents
-// (client_id_metadata_document_supported).
+// supportsMetadataDocuments reports whether issuer takes client ID metadata documents.
 func supportsMetadataDocuments(ctx context.Context, client *http.Client, issuer string) bool {
 	var md struct {
 		Supported bool `json:"client_id_metadata_document_supported"`

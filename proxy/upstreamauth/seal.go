@@ -108,9 +108,9 @@ func parseKey(s string) ([]byte, error) {
 	return nil, fmt.Errorf("not a %d-byte key in hex (%d digits) or base64", keySize, 2*keySize)
 }
 
-// sealer seals records with AES-256-GCM. Each sealed value is a version
-// byte, a random nonce and the ciphertext; the additional data binds it to
-// its upstream and subject, so a row copied to another name does not open.
+// sealer seals records with AES-256-GCM as a version byte, a random nonce
+// and the ciphertext, bound to its upstream and subject (a row copied to
+// another name does not open).
 type sealer struct{ aead cipher.AEAD }
 
 const sealVersion = 1
@@ -141,8 +141,7 @@ func (s *sealer) seal(upstream, subject string, plain []byte) []byte {
 	return s.aead.Seal(out, out[1:], plain, additional(upstream, subject))
 }
 
-// errSealed is returned for a value that does not open: another key, or
-// tampered with.
+// errSealed is returned for a value sealed with another key, or tampered with.
 var errSealed = errors.New("the stored credential does not open with this token key (was " + KeyEnv + " or " + KeyFile + " changed?): log in again")
 
 func (s *sealer) open(upstream, subject string, sealed []byte) ([]byte, error) {

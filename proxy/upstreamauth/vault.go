@@ -12,9 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// Store keeps sealed credentials by audience (see [Audience]; the column
-// is named upstream) and subject (the state store: SQLite, PostgreSQL or
-// memory). It never sees a token in the clear.
+// Store keeps sealed credentials by audience (see [Audience]) and
+// subject; it never sees a token in the clear.
 type Store interface {
 	// LoadCredential returns the sealed value, or nil and no error when
 	// there is none.
@@ -31,8 +30,7 @@ var ErrNoLogin = errors.New("no login stored")
 type Record struct {
 	Token transport.Token `json:"token"`
 	// ClientID, ClientSecret and AuthMethod are the client the tokens were
-	// issued to (pre-registered, a metadata document URL, or registered
-	// dynamically at login).
+	// issued to.
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
 	AuthMethod   string `json:"auth_method,omitempty"`
@@ -42,9 +40,8 @@ type Record struct {
 	// ResourceMetadataRoot is where the metadata was found when only the
 	// root well-known URL serves it (see rootAlias).
 	ResourceMetadataRoot string `json:"resource_metadata_root,omitempty"`
-	// Issuer and TokenEndpoint are the authorization server the login was
-	// made at: the refresh token and the client secret go to that token
-	// endpoint and nowhere else (see pinTokenEndpoint).
+	// Issuer and TokenEndpoint are where the login was made: its secrets
+	// go to that token endpoint only (see pinTokenEndpoint).
 	Issuer        string   `json:"issuer,omitempty"`
 	TokenEndpoint string   `json:"token_endpoint,omitempty"`
 	Scopes        []string `json:"scopes,omitempty"`
@@ -59,9 +56,8 @@ func (r Record) LogValue() slog.Value {
 		slog.Bool("refreshable", r.Token.RefreshToken != ""))
 }
 
-// Vault seals records into a Store. It keeps what it read for CacheFor,
-// so that the per-request lookup does not reach the store each time; a
-// logout made by another process takes effect within that time.
+// Vault seals records into a Store, keeping what it read for cacheFor (a
+// logout by another process takes effect within it).
 type Vault struct {
 	store    Store
 	seal     *sealer
@@ -176,8 +172,7 @@ func (v *Vault) Delete(ctx context.Context, resource, subject string) error {
 	return nil
 }
 
-// tokenStore is mcp-go's TokenStore over one record of a Vault: the
-// OAuthHandler reads the token from it and saves refreshed ones to it.
+// tokenStore is mcp-go's TokenStore over one record of a Vault.
 type tokenStore struct {
 	vault             *Vault
 	resource, subject string
@@ -200,7 +195,7 @@ func (s tokenStore) GetToken(ctx context.Context) (*transport.Token, error) {
 }
 
 // SaveToken keeps the record's client and, when a refresh answer leaves
-// the refresh token out (RFC 6749 section 6 lets it), the one it had.
+// the refresh token out (RFC 6749 lets it), the one it had.
 func (s tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -215,4 +210,53 @@ func (s tokenStore) SaveToken(ctx context.Context, tok *transport.Token) error {
 		rec.Token.RefreshToken = refresh
 	}
 	return s.vault.Save(ctx, s.resource, s.subject, rec)
+}
+
+// Status is what `auth status` says of one upstream's login; it never
+// holds a token.
+type Status struct {
+	Upstream    string    `json:"upstream"`
+	Principal   string    `json:"principal,omitempty"` // "" for the gateway's own login
+	LoggedIn    bool      `json:"logged_in"`
+	ExpiresAt   time.Time `json:"expires_at,omitzero"`
+	Refreshable bool      `json:"refreshable"`
+	Err         string    `json:"error,omitempty"`
+}
+
+// StatusOf reads the login of upstream (at resource, its URL) for
+// principal ("" for the gateway's own).
+func (v *Vault) StatusOf(ctx context.Context, upstream, resource, principal string) Status {
+	s := Status{Upstream: upstream, Principal: principal}
+	rec, err := v.Load(ctx, resource, principal)
+	switch {
+	case errors.Is(err, ErrNoLogin):
+		return s
+	case err != nil:
+		s.Err = err.Error()
+		return s
+	}
+	s.LoggedIn, s.ExpiresAt, s.Refreshable = true, rec.Token.ExpiresAt, rec.Token.RefreshToken != ""
+	return s
+}
+
+// Words says s for a person, at now.
+func (s Status) Words(now time.Time) string {
+	switch {
+	case s.Err != "":
+		return "unreadable: " + s.Err
+	case !s.LoggedIn:
+		return "needs login (" + LoginCommand(s.Upstream, s.Principal) + ")"
+	case s.ExpiresAt.IsZero() && s.Refreshable:
+		return "logged in, refreshable"
+	case s.ExpiresAt.IsZero():
+		return "logged in"
+	case now.Before(s.ExpiresAt) && s.Refreshable:
+		return fmt.Sprintf("logged in until %s, refreshable", s.ExpiresAt.Local().Format(time.DateTime))
+	case now.Before(s.ExpiresAt):
+		return fmt.Sprintf("logged in until %s", s.ExpiresAt.Local().Format(time.DateTime))
+	case s.Refreshable:
+		return fmt.Sprintf("expired at %s, refreshable (the next call refreshes it)", s.ExpiresAt.Local().Format(time.DateTime))
+	default:
+		return fmt.Sprintf("expired at %s: needs login (%s)", s.ExpiresAt.Local().Format(time.DateTime), LoginCommand(s.Upstream, s.Principal))
+	}
 }

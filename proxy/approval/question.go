@@ -9,22 +9,18 @@ import (
 // MaxMessageBytes bounds the message of the question the person reads.
 const MaxMessageBytes = 4000
 
-// The words around what a question asks about; maxWhat is the room the
-// message leaves it.
+// The words around what a question asks; maxWhat is the room they leave.
 const (
 	askPrefix = "mcp-router asks your approval to "
 	askSuffix = ". Set approve and accept to let it go on; decline to stop it."
 	maxWhat   = MaxMessageBytes - len(askPrefix) - len(askSuffix)
 )
 
-// Field is the one field of the approval form: a boolean the person sets
-// to approve.
+// Field is the approval form's one boolean.
 const Field = "approve"
 
-// Question is the elicitation request that asks the person to approve
-// what: a message that names it, and a form with one boolean, not
-// required, so that a form sent back unset is a decline rather than a
-// client's error.
+// Question asks the person to approve what, with one boolean, not
+// required, so that a form sent back unset is a decline, not an error.
 func Question(what string) mcp.ElicitationRequest {
 	req := mcp.ElicitationRequest{}
 	req.Params.Message = clip(askPrefix+what+askSuffix, MaxMessageBytes)

@@ -8,13 +8,10 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// A session id is a bearer of its session (whoever holds it may resume
-// it), so it never leaves the process in the clear: logs, traces and
-// audit records name a session by SessionTag, a short hash that tells
-// sessions apart and correlates the three without revealing the id.
+// A session id lets whoever holds it resume the session, so logs, traces
+// and audit records name a session by SessionTag, a short hash.
 
-// SessionTag is "s-" and the first 12 hex digits of id's SHA-256, or ""
-// for no session.
+// SessionTag is "s-" and 12 hex digits of id's SHA-256, "" for none.
 func SessionTag(id string) string {
 	if id == "" {
 		return ""
@@ -23,6 +20,5 @@ func SessionTag(id string) string {
 	return "s-" + hex.EncodeToString(sum[:6])
 }
 
-// Who is the principal of c as audit records and quotas name it: its
-// Principal, or frontdoor.LocalPrincipal for a caller with none.
+// Who is c's principal, frontdoor.LocalPrincipal for none.
 func (c *Call) Who() string { return cmp.Or(c.Principal, frontdoor.LocalPrincipal) }

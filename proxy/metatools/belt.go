@@ -14,14 +14,13 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// QueryMetaKey is the tools/list _meta key under which a programmatic
-// client may pass its user's message, to get the routed belt in one step.
+// QueryMetaKey is the tools/list _meta key under which a client may pass
+// its user's message, to get the routed belt in one step.
 const QueryMetaKey = "mcp-router/query"
 
-// belts keeps one routing.Session per client session and decides what
-// each client's tools/list shows: the proxy's own tools, the core tools
-// and the session's routed tools. Every catalog tool stays registered, so
-// a client that kept an old list can still call an evicted tool.
+// belts keeps one routing.Session per client session. Every catalog tool
+// stays registered, so a client with an old list can still call an
+// evicted tool.
 type belts struct {
 	router *routing.Router
 	opts   routing.SessionOptions
@@ -31,9 +30,8 @@ type belts struct {
 	sessions map[string]*routing.Session
 }
 
-// session returns c's routing session, starting it on first use. A
-// request of the stateless protocol has no session id: it gets a fresh
-// session of its own, never one that every such request shares.
+// session returns c's routing session, starting it on first use; a
+// stateless request gets a fresh one of its own.
 func (b *belts) session(c *call.Call) *routing.Session {
 	if c.Era == call.Stateless {
 		return b.router.NewSession(b.opts)
@@ -67,8 +65,7 @@ func (t *Tools) Forget(id string) {
 	t.ReportBelts()
 }
 
-// Retain keeps on every belt only the tools keep accepts (those still in
-// the catalog).
+// Retain keeps on every belt only the tools keep accepts.
 func (t *Tools) Retain(keep func(name string) bool) {
 	if t.belts == nil {
 		return
@@ -85,13 +82,10 @@ func (t *Tools) Retain(keep func(name string) bool) {
 	}
 }
 
-// Filter is what c's tools/list shows of the registered tools. At list
-// time (the whole registry passed in) it keeps c's belt; on the
-// stateless protocol the own tools and the core tools, a function of the
-// profile alone (the tools request_more_tools finds it calls through
-// call_tool). At call time mcp-go passes only the called tool: every
-// registered tool stays callable, so a client whose list is stale still
-// reaches what it was shown before.
+// Filter is what c's tools/list shows: at list time c's belt, or on the
+// stateless protocol the own and core tools (a function of the profile
+// alone). At call time mcp-go passes only the called tool, which stays
+// callable, so a client with a stale list still reaches it.
 func (t *Tools) Filter(c *call.Call, tools []mcp.Tool) []mcp.Tool {
 	b := t.belts
 	if len(tools) <= 1 || b == nil {
@@ -132,8 +126,7 @@ func QueryFromMeta(meta *mcp.Meta) string {
 	return strings.TrimSpace(q)
 }
 
-// ReportBelts updates the belt gauges: how many sessions, and routed
-// tools on all their belts.
+// ReportBelts updates the belt gauges.
 func (t *Tools) ReportBelts() {
 	if t.belts == nil || t.opts.Metrics == nil {
 		return
@@ -149,8 +142,7 @@ func (t *Tools) ReportBelts() {
 	t.opts.Metrics.BeltSize(sessions, tools)
 }
 
-// NoteOutage remembers that c's search or call met an outage, so that
-// the detour it causes is not learned.
+// NoteOutage remembers that c met an outage: the detour is not learned.
 func (t *Tools) NoteOutage(c *call.Call) {
 	if c.Carried != nil {
 		c.Carried.Outage = true
@@ -169,11 +161,9 @@ func (t *Tools) tookOutage(c *call.Call) bool {
 	return t.outages.take(c.Session)
 }
 
-// Called tells the routing state of c's client about its call of the
-// catalog tool c.Tool: its session's, or, on the stateless protocol, the
-// state its handle carried (none without a handle). A call that
-// succeeds after a detour teaches routing a lesson, unless an outage
-// caused the detour.
+// Called tells c's routing state (its session's, or its handle's) about
+// its call of c.Tool. A success after a detour teaches routing a lesson,
+// unless an outage caused the detour.
 func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
 	name := c.Tool
 	if t.belts == nil {

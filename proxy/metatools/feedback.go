@@ -13,8 +13,7 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// feedbackArgs are routing_feedback's arguments; its input schema is
-// derived from them.
+// feedbackArgs are routing_feedback's arguments (its schema's source).
 type feedbackArgs struct {
 	Query     string `json:"query" jsonschema:"The request as it was routed, in words."`
 	WrongTool string `json:"wrong_tool,omitempty" jsonschema:"Exact name of a tool that was wrong for it."`
@@ -84,8 +83,8 @@ func nonEmpty(names ...string) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
 }
 
-// await waits, as a call does, for the upstreams of the named tools that
-// are still starting; it returns why tools are still missing.
+// await waits for the upstreams of the named tools still starting, and
+// returns why tools are still missing.
 func (t *Tools) await(ctx context.Context, names []string) error {
 	var errs []error
 	for _, m := range t.opts.Starts.Await(ctx, names) {

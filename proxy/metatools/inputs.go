@@ -8,12 +8,10 @@ import (
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// InputLimits bound the text a client's model hands the gateway's own
-// tools, which routing, the planner and the lessons store work on. Zero
-// values take the defaults in brackets.
+// InputLimits bound the text the model hands the gateway's own tools.
+// Zero values take the defaults in brackets.
 type InputLimits struct {
-	// MaxQueryBytes bounds a query: of request_more_tools, routing_feedback
-	// and plan, and the mcp-router/query of tools/list's _meta [8 KiB].
+	// MaxQueryBytes bounds a query, also tools/list's mcp-router/query [8 KiB].
 	MaxQueryBytes int
 	// MaxNoteBytes bounds the note of routing_feedback [2 KiB].
 	MaxNoteBytes int
@@ -40,8 +38,7 @@ func (l *InputLimits) defaults() {
 	defaults.Set(&l.MaxContextBytes, DefaultMaxContextBytes)
 }
 
-// tooLong is the error result of a tool whose string argument arg is over
-// max bytes, or nil when it is within.
+// tooLong is the error result for an argument over max bytes, or nil.
 func tooLong(tool, arg, v string, max int) *mcp.CallToolResult {
 	if len(v) <= max {
 		return nil

@@ -111,9 +111,8 @@ func planTools(p *executor.Plan) []string {
 	return names
 }
 
-// approve asks the person once about the gated steps of p, a valid plan
-// (an invalid one is refused by the run, without asking), and returns the
-// result that says why the plan was not run, or nil.
+// approve asks the person once about a valid plan's gated steps, and
+// returns the result that says why it was not run, or nil.
 func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mcp.CallToolResult {
 	if t.opts.Approvals == nil {
 		return nil
@@ -128,8 +127,7 @@ func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mc
 	return ask
 }
 
-// execute runs p for c, its progress reported to c's client, and counts
-// the plan and its steps.
+// execute runs p with progress reports and counts it.
 func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (*executor.Result, error) {
 	start := time.Now()
 	res, err := t.opts.Executor.Run(ctx, p, t.planProgress(ctx, c))
@@ -147,8 +145,7 @@ func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (*e
 	return res, nil
 }
 
-// planError renders a plan that could not run (validation, cancellation)
-// as a result the model can correct its plan from.
+// planError renders a plan that could not run for the model to correct.
 func planError(err error) *mcp.CallToolResult {
 	res := mcp.NewToolResultError("run_plan: the plan was not run: " + err.Error())
 	var ve *executor.ValidationError
@@ -158,9 +155,8 @@ func planError(err error) *mcp.CallToolResult {
 	return res
 }
 
-// PlanResult renders an executed plan: a summary line per step for the
-// model, the whole Result as structuredContent. It is an error result when
-// a step failed or timed out.
+// PlanResult renders an executed plan: a line per step, the whole Result
+// as structuredContent; an error when a step failed or timed out.
 func PlanResult(r *executor.Result) *mcp.CallToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan %s", r.Strategy)
@@ -197,8 +193,7 @@ func compactValue(v any) string {
 	return clip.Ellipsis(string(b), 2000)
 }
 
-// planProgress reports steps done out of total to a client that asked
-// for progress.
+// planProgress reports steps done to a client that asked for progress.
 func (t *Tools) planProgress(ctx context.Context, c *call.Call) func(done, total int) {
 	if c.Meta == nil || c.Meta.ProgressToken == nil || t.opts.Client == nil {
 		return nil
@@ -224,8 +219,7 @@ func (t *Tools) planRequest(ctx context.Context, c *call.Call, query, context st
 }
 
 // PlannerRequest hands the planner the routed tools and the best ranked
-// ones (a plan often needs a tool the selection alone would not keep),
-// with their calibrated scores.
+// ones, with their calibrated scores.
 func PlannerRequest(c Catalog, d routing.Decision, query, context string) planner.Request {
 	req := planner.Request{Query: query, Context: context, SuccessRate: -1}
 	seen := map[string]bool{}

@@ -8,10 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Template is the resource template of kept results, which a gateway
-// serves beside its upstreams' resources: resources/read of
-// mcp-router://results/<id> is the whole result, and ?offset=N (and
-// &length=M) a page of it.
+// Template is the resource template of kept results: the whole result,
+// or a page with ?offset=N&length=M.
 func Template() mcp.ResourceTemplate {
 	return mcp.NewResourceTemplate(Scheme+"{id}{?offset,length}", "kept result",
 		mcp.WithTemplateDescription("The whole of a tool result that was cut for the model, for the principal that made the call; "+
@@ -19,8 +17,7 @@ func Template() mcp.ResourceTemplate {
 		mcp.WithTemplateMIMEType("text/plain"))
 }
 
-// ReadResource answers a resources/read of a kept result for principal:
-// the page the URI's offset and length name, or the whole.
+// ReadResource answers a resources/read of a kept result for principal.
 func (s *Store) ReadResource(principal, uri string) ([]mcp.ResourceContents, error) {
 	u, err := url.Parse(uri)
 	if err != nil {

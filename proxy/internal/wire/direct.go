@@ -6,18 +6,14 @@ import (
 	"fmt"
 )
 
-// ErrOutputEnded is the error of StdinTap.Send once the child's output
-// has ended: no reply can come any more.
+// ErrOutputEnded is Send's error once the child's output has ended.
 var ErrOutputEnded = errors.New("the upstream's output ended")
 
-// Send writes line, one whole request with the id id (as JSON), to the
-// child and returns the channel its reply comes on: the line as the
-// child wrote it, once LineVet found it a well-formed response, or the
-// protocol error line LineVet puts in place of a broken one. mcp-go never
-// sees the reply, so it is decoded once, by the caller. The channel is
-// closed, with no reply, when the child's output ends first. A caller
-// that gives up cancels the request as mcp-go does (a
-// notifications/cancelled written through Write), which forgets it.
+// Send writes line, one whole request with the id id, to the child and
+// returns the channel its reply comes on (or LineVet's protocol error line
+// in its place); mcp-go never sees it. The channel is closed when the
+// child's output ends first. A caller that gives up cancels the request
+// through Write, as mcp-go does.
 func (t StdinTap) Send(id json.RawMessage, line []byte) (<-chan []byte, error) {
 	key := idKey(id)
 	if key == "" {
@@ -49,8 +45,7 @@ func (p *PendingIDs) await(key string, reply chan<- []byte) bool {
 	return true
 }
 
-// end closes the channels of the requests Send sent that wait still: the
-// child's output ended, so no reply will come.
+// end closes the channels of the requests Send sent that still wait.
 func (p *PendingIDs) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

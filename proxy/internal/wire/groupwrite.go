@@ -5,15 +5,11 @@ import (
 	"sync"
 )
 
-// groupWriter writes whole messages to a pipe from several goroutines,
-// never interleaved. Messages that come while one is being written are
-// written together, in the order they came, with one Write once it ends
-// (group commit): with many calls in flight, a system call and a wake-up
-// of the reader on the other side per burst rather than per message, as
-// a process that only copies bytes gets by reading what has come at
-// once. Each write still returns once its message is written, with that
-// Write's error. The zero value is ready; every write must go to the
-// same writer.
+// groupWriter writes whole messages to one writer from several goroutines,
+// never interleaved. Messages that come during a write are written
+// together, in order, with one Write once it ends (group commit): one
+// system call and one wake-up of the reader per burst. Each write returns
+// once its message is written, with that Write's error.
 type groupWriter struct {
 	mu      sync.Mutex
 	writing bool        // a write is writing
@@ -27,9 +23,8 @@ type groupBatch struct {
 	done chan struct{} // closed once buf is written
 }
 
-// write writes p to w: at once when no other write is in progress, else
-// in the next batch, which the write in progress writes when it is done.
-// That writer keeps writing batches until none waits.
+// write writes p to w at once, or in the next batch, which the write in
+// progress writes when it is done.
 func (g *groupWriter) write(w io.Writer, p []byte) (int, error) {
 	g.mu.Lock()
 	if g.writing {

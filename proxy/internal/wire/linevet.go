@@ -12,17 +12,15 @@ import (
 	"sync"
 )
 
-// The stdio checks (FI-09): mcp-go skips a line it cannot decode without
-// a word, takes a response with both a result and an error for an error,
-// and never answers the request of a response sent in a batch, which then
-// waits for its timeout. LineVet sits between the child's stdout and
-// mcp-go: a line that breaks JSON-RPC 2.0 is held back, logged and
-// counted, and the request it answers, if any, fails at once with
+// The stdio checks (FI-09): mcp-go skips a line it cannot decode, takes a
+// response with both result and error for an error, and never answers a
+// request whose response came in a batch. LineVet sits between the child's
+// stdout and mcp-go: a line that breaks JSON-RPC 2.0 is held back, logged
+// and counted, and the request it answers fails at once with
 // upstream_protocol_error. StdinTap tells it which requests are waiting.
 
-// protocolMarker starts the message of the error response LineVet puts in
-// place of a broken one, so that the call can tell it from an error the
-// upstream sent. It is random per process, so no upstream can forge it.
+// protocolMarker starts the message of the error LineVet puts in place of
+// a broken reply; random per process, so no upstream can forge it.
 var protocolMarker = "mcp-router:" + rand.Text() + ": "
 
 // ProtocolReply returns the protocol error a LineVet put in place of the
@@ -38,9 +36,8 @@ func ProtocolReply(err error) error {
 	return fmt.Errorf("%w: %s", ErrProtocol, why)
 }
 
-// PendingIDs are the ids of the requests sent to an upstream and not yet
-// answered or cancelled, by idKey. A request sent by StdinTap.Send has
-// its reply handed to its own channel; the others' go to mcp-go.
+// PendingIDs are the ids (by idKey) of the requests sent to an upstream
+// and not yet answered or cancelled.
 type PendingIDs struct {
 	out groupWriter // the child's stdin: whole messages, never interleaved
 
@@ -66,8 +63,7 @@ func (p *PendingIDs) Empty() bool {
 	return len(p.ids) == 0
 }
 
-// take removes key and says whether it was waiting, and for a request
-// StdinTap.Send sent, the channel its reply goes to.
+// take removes key: whether it was waiting, and Send's channel for it.
 func (p *PendingIDs) take(key string) (waiting bool, direct chan<- []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -77,7 +73,7 @@ func (p *PendingIDs) take(key string) (waiting bool, direct chan<- []byte) {
 }
 
 // StdinTap notes the requests mcp-go writes to a child and the ones it
-// cancels. mcp-go writes one whole message, newline-terminated, per Write.
+// cancels. mcp-go writes one whole message per Write.
 type StdinTap struct {
 	W       io.WriteCloser
 	Pending *PendingIDs
@@ -100,9 +96,7 @@ func (t StdinTap) Write(p []byte) (int, error) {
 func (t StdinTap) Close() error { return t.W.Close() }
 
 // note records a request's id, and returns the id a cancellation names.
-// A message mcp-go wrote is read in one allocation-free pass of the
-// scanner; one the scanner cannot read plainly, and a cancellation, are
-// decoded as before.
+// Plainly written messages take the allocation-free scanner.
 func (t StdinTap) note(line []byte) (cancelled string) {
 	sc, err := scanJSON(line)
 	if err == nil && sc.top == '{' && !sc.escaped {
@@ -156,8 +150,8 @@ func NewLineVet(r io.Reader, pending *PendingIDs, report func(error, int), dropp
 	return &LineVet{r: bufio.NewReader(r), pending: pending, report: report, dropped: dropped}
 }
 
-// Read hands on checked lines. A last line the stream ends inside is
-// dropped, as mcp-go would drop it.
+// Read hands on checked lines; a last line without a newline is dropped,
+// as mcp-go would drop it.
 func (v *LineVet) Read(p []byte) (int, error) {
 	for len(v.out) == 0 && v.err == nil {
 		line, err := v.readLine()
@@ -176,8 +170,7 @@ func (v *LineVet) Read(p []byte) (int, error) {
 	return 0, v.err
 }
 
-// readLine reads one whole line into v's buffer, which the line before
-// it no longer needs: all of it has been handed on.
+// readLine reads one whole line into v's buffer, reused once handed on.
 func (v *LineVet) readLine() ([]byte, error) {
 	buf := v.buf[:0]
 	for {
@@ -197,8 +190,8 @@ func (v *LineVet) readLine() ([]byte, error) {
 // maxKeptLine is the largest line buffer a LineVet keeps between lines.
 const maxKeptLine = 1 << 20
 
-// vet returns what to hand on for one line: the line itself, nothing, or
-// error responses in place of broken responses to waiting requests.
+// vet returns what to hand on for one line: the line, nothing, or error
+// responses in place of broken responses to waiting requests.
 func (v *LineVet) vet(line []byte) []byte {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
@@ -230,8 +223,8 @@ func (v *LineVet) vet(line []byte) []byte {
 	return nil
 }
 
-// handOn is what of a reply goes on to mcp-go: all of it, unless the
-// request was sent by StdinTap.Send, whose channel then takes a copy.
+// handOn is what of a reply goes on to mcp-go: nothing for Send's
+// requests, whose channel takes a copy.
 func handOn(direct chan<- []byte, line []byte) []byte {
 	if direct == nil {
 		return line
@@ -260,8 +253,7 @@ func (v *LineVet) batch(line []byte) []byte {
 	return out
 }
 
-// protocolErrorLine is an error response to id that ProtocolReply
-// recognises.
+// protocolErrorLine is an error response to id that ProtocolReply knows.
 func protocolErrorLine(id json.RawMessage, err error) []byte {
 	why := strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
 	line, _ := json.Marshal(map[string]any{

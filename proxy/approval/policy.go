@@ -6,11 +6,14 @@
 package approval
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Mode is what the gate does when the client cannot be asked.
@@ -47,13 +50,11 @@ type Policy struct {
 
 // ParseMode reads approvals.without_elicitation ("" is Refuse).
 func ParseMode(s string) (Mode, error) {
-	if s == "" {
-		return Refuse, nil
-	}
-	if !slices.Contains(Modes, Mode(s)) {
+	m := cmp.Or(Mode(s), Refuse)
+	if !slices.Contains(Modes, m) {
 		return "", fmt.Errorf("%q is not one of refuse, console, allow", s)
 	}
-	return Mode(s), nil
+	return m, nil
 }
 
 // CheckGlob reports a glob of approvals.tools that path.Match cannot use.
@@ -80,16 +81,9 @@ func (p Policy) Gated(name string, destructive bool) bool {
 	})
 }
 
-func (p Policy) mode() Mode {
-	if p.WithoutElicitation == "" {
-		return Refuse
-	}
-	return p.WithoutElicitation
-}
+func (p Policy) mode() Mode { return cmp.Or(p.WithoutElicitation, Refuse) }
 
 func (p Policy) timeout() time.Duration {
-	if p.Timeout <= 0 {
-		return DefaultTimeout
-	}
+	defaults.Set(&p.Timeout, DefaultTimeout)
 	return p.Timeout
 }

@@ -41,11 +41,6 @@ func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 	if res == nil || limit <= 0 {
 		return res
 	}
-	return capResult(c, limit, k, res)
-}
-
-// capResult is res as the model may see it: a copy when anything is cut.
-func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	structured := structuredSize(res) > limit
 	if textSize(res.Content) <= limit && !structured && !slices.ContainsFunc(res.Content, bulky(limit)) {
 		return res // the common case: counted, nothing copied

@@ -320,29 +320,22 @@ func (r *repeats) forget(session string) {
 
 // callDigest identifies a call by its tool and its arguments' JSON.
 func callDigest(tool string, args any) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
+	var raw []byte
 	switch a := args.(type) {
 	case json.RawMessage:
-		var v any
-		if json.Unmarshal(a, &v) == nil {
-			args = v
-		}
+		raw = a
 	case []byte:
-		var v any
-		if json.Unmarshal(a, &v) == nil {
-			args = v
-		}
+		raw = a
+	}
+	var v any
+	if raw != nil && json.Unmarshal(raw, &v) == nil {
+		args = v
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		b = fmt.Appendf(nil, "%#v", args)
 	}
-	h.Write(b)
-	var out [sha256.Size]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	return sha256.Sum256(append(append([]byte(tool), 0), b...))
 }
 
 // Limits are the quotas and the repeat bound of a hub's calls.

@@ -7,13 +7,7 @@ import (
 // Authorise is the stage that refuses what heldBack says is held back from
 // callers (a blocked or app-only tool, a prompt or resource not offered).
 func Authorise[R any](heldBack func(c *Call) error) StageOf[R] {
-	return func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error) {
-		if err := heldBack(c); err != nil {
-			var none R
-			return none, err
-		}
-		return next(ctx, c)
-	}
+	return StartWait[R](func(_ context.Context, c *Call) error { return heldBack(c) })
 }
 
 // StartWait is the stage that resolves c.Upstream: resolve waits for an

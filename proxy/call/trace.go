@@ -2,6 +2,8 @@ package call
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -99,10 +101,4 @@ func (m metaCarrier) Get(key string) string {
 
 func (m metaCarrier) Set(key, value string) { m[key] = value }
 
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
+func (m metaCarrier) Keys() []string { return slices.Collect(maps.Keys(m)) }

@@ -9,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
-	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
@@ -188,14 +187,6 @@ func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
 	}
 	if eff.Detour != "" && t.opts.Lessons != nil { // learned off the response path
 		t.opts.Lessons.Offer(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
-			Principal: principal(c)})
+			Principal: c.Who()})
 	}
-}
-
-// principal is who calls, as routing and lessons name them.
-func principal(c *call.Call) string {
-	if c.Principal == "" {
-		return frontdoor.LocalPrincipal
-	}
-	return c.Principal
 }

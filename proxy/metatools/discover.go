@@ -140,7 +140,7 @@ func (t *Tools) discoveryRequest(c *call.Call, args map[string]any) (routing.Req
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return routing.Request{}, mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`)
 	}
-	return routing.Request{Principal: principal(c), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route,
+	return routing.Request{Principal: c.Who(), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route,
 		Exclude: IsOwn, TopK: topK, Core: func(name string) bool { return slices.Contains(t.belts.core, name) }}, nil
 }
 

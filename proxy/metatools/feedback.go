@@ -1,6 +1,7 @@
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 		return mcp.NewToolResultError("routing_feedback: the arguments do not match its input schema: " + err.Error()), nil
 	}
 	query, note := args.Query, args.Note
-	if res := firstTooLong(tooLong(FeedbackName, "query", query, t.opts.Inputs.MaxQueryBytes),
+	if res := cmp.Or(tooLong(FeedbackName, "query", query, t.opts.Inputs.MaxQueryBytes),
 		tooLong(FeedbackName, "note", note, t.opts.Inputs.MaxNoteBytes)); res != nil {
 		return res, nil
 	}
@@ -63,7 +64,7 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
 		lesson, err := t.opts.Lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: note, Principal: principal(c)})
+			Source: lessons.SourceFeedback, Note: note, Principal: c.Who()})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}

@@ -45,13 +45,3 @@ func tooLong(tool, arg, v string, max int) *mcp.CallToolResult {
 	}
 	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is %d bytes, more than the limit of %d: shorten it", tool, arg, len(v), max))
 }
-
-// firstTooLong is the first of the checks that fails, or nil.
-func firstTooLong(results ...*mcp.CallToolResult) *mcp.CallToolResult {
-	for _, r := range results {
-		if r != nil {
-			return r
-		}
-	}
-	return nil
-}

@@ -1,6 +1,7 @@
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,7 +211,7 @@ func (t *Tools) planRequest(ctx context.Context, c *call.Call, query, context st
 	rate := -1.0
 	if t.belts != nil {
 		sess := t.belts.session(c)
-		d = t.opts.Decisions.Preview(ctx, sess, routing.Request{Principal: principal(c), Query: query, Exclude: IsOwn})
+		d = t.opts.Decisions.Preview(ctx, sess, routing.Request{Principal: c.Who(), Query: query, Exclude: IsOwn})
 		rate = sess.SuccessRate()
 	}
 	req := PlannerRequest(t.opts.Catalog, d, query, context)
@@ -237,7 +238,7 @@ func PlannerRequest(c Catalog, d routing.Decision, query, context string) planne
 
 func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	query, pctx := req.GetString("query", ""), req.GetString("context", "")
-	if res := firstTooLong(tooLong(PlanName, "query", query, t.opts.Inputs.MaxQueryBytes),
+	if res := cmp.Or(tooLong(PlanName, "query", query, t.opts.Inputs.MaxQueryBytes),
 		tooLong(PlanName, "context", pctx, t.opts.Inputs.MaxContextBytes)); res != nil {
 		return res, nil
 	}

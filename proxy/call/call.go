@@ -1,5 +1,5 @@
 // Package call is one request through the gateway: the value the edge
-// builds for it (who calls, on which session, in which era, by when), and
+// builds for it (who calls, on which session, in which era), and
 // the stages a tools/call, resources/read or prompts/get passes on its way
 // to an upstream: [Audit], [Authorise], [StartWait], [Screen], [ArgCheck],
 // [Limits], [Trace] and [Cap]. A failed call is an [*Error] of a [Kind].
@@ -8,7 +8,6 @@ package call
 
 import (
 	"context"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,8 +37,6 @@ type Call struct {
 	Era Era
 	// Caps are what the client said it can do; nil when unknown.
 	Caps *mcp.ClientCapabilities
-	// Deadline is when the client stops waiting; zero is none.
-	Deadline time.Time
 
 	// Method is mcp.MethodToolsCall (also when empty),
 	// mcp.MethodResourcesRead or mcp.MethodPromptsGet.
@@ -129,7 +126,6 @@ func New(ctx context.Context, tool string, args any) *Call {
 	if server.IsModernRequest(ctx) {
 		c.Era = Stateless
 	}
-	c.Deadline, _ = ctx.Deadline()
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
 	c.Approved = executor.StepApproved(ctx)
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {

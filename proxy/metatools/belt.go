@@ -60,7 +60,7 @@ func (t *Tools) Forget(id string) {
 		delete(t.belts.sessions, id)
 		t.belts.mu.Unlock()
 	}
-	t.outages.take(id)
+	t.outages.Delete(id)
 	t.ReportBelts()
 }
 
@@ -146,7 +146,7 @@ func (t *Tools) NoteOutage(c *call.Call) {
 	if c.Carried != nil {
 		c.Carried.Outage = true
 	} else if c.Era != call.Stateless {
-		t.outages.note(c.Session)
+		t.outages.Store(c.Session, true)
 	}
 }
 
@@ -157,7 +157,8 @@ func (t *Tools) tookOutage(c *call.Call) bool {
 		c.Carried.Outage = false
 		return was
 	}
-	return t.outages.take(c.Session)
+	_, seen := t.outages.LoadAndDelete(c.Session)
+	return seen
 }
 
 // Called tells c's routing state (its session's, or its handle's) about

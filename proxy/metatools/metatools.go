@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -75,7 +76,7 @@ type Tools struct {
 	opts    Options
 	belts   *belts   // nil without a router
 	handles *handles // nil without a router
-	outages outageSeen
+	outages sync.Map // session id -> its search met an outage: the detour is not learned
 }
 
 // New builds the meta-tools. It does no I/O.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -267,31 +266,6 @@ func withOutages(alerts, outageAlerts []routing.Alert) []routing.Alert {
 		}
 	}
 	return out
-}
-
-// outageSeen remembers per session that the current search met an
-// outage: the detour that follows is not learned.
-type outageSeen struct {
-	mu  sync.Mutex
-	ids map[string]bool
-}
-
-func (o *outageSeen) note(id string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.ids == nil {
-		o.ids = map[string]bool{}
-	}
-	o.ids[id] = true
-}
-
-// take reports and forgets whether session id met an outage.
-func (o *outageSeen) take(id string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	seen := o.ids[id]
-	delete(o.ids, id)
-	return seen
 }
 
 // awaitStarting waits, up to the start wait, for the starting upstreams

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 )
@@ -172,19 +173,12 @@ func (v *LineVet) Read(p []byte) (int, error) {
 
 // readLine reads one whole line into v's buffer, reused once handed on.
 func (v *LineVet) readLine() ([]byte, error) {
-	buf := v.buf[:0]
-	for {
-		chunk, err := v.r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if err != bufio.ErrBufferFull {
-			if cap(buf) <= maxKeptLine {
-				v.buf = buf
-			} else {
-				v.buf = nil // do not keep a large line's buffer for good
-			}
-			return buf, err
-		}
+	buf, _, err := readLine(v.r, math.MaxInt, v.buf[:0])
+	v.buf = buf
+	if cap(buf) > maxKeptLine {
+		v.buf = nil // do not keep a large line's buffer for good
 	}
+	return buf, err
 }
 
 // maxKeptLine is the largest line buffer a LineVet keeps between lines.

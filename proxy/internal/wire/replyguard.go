@@ -10,7 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sync"
+	"sync/atomic"
 )
 
 // The streamable-HTTP checks (FI-02, FI-10): mcp-go reports a garbage reply
@@ -22,10 +22,7 @@ import (
 // upstream_protocol_error and the connection is kept.
 
 // ReplyCheck keeps the first reason a call's reply was refused.
-type ReplyCheck struct {
-	mu  sync.Mutex
-	err error
-}
+type ReplyCheck struct{ err atomic.Pointer[error] }
 
 type replyCheckKey struct{}
 
@@ -42,25 +39,18 @@ func replyCheckFrom(ctx context.Context) *ReplyCheck {
 
 // fail keeps err unless a reason is kept already, and returns it.
 func (c *ReplyCheck) fail(err error) error {
-	if c == nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = err
+	if c != nil {
+		c.err.CompareAndSwap(nil, &err)
 	}
 	return err
 }
 
-// problem is the reason kept, or nil.
+// Problem is the reason kept, or nil.
 func (c *ReplyCheck) Problem() error {
-	if c == nil {
+	if c == nil || c.err.Load() == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	return *c.err.Load()
 }
 
 // ReplyGuard checks the replies of a streamable-HTTP upstream.

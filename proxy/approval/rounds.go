@@ -127,5 +127,4 @@ func (r *rounds) spend(state string, until time.Time) bool {
 	return true
 }
 
-// errLapsed is the answer that came after the question lapsed.
 var errLapsed = errors.New("the answer came after the call's approval lapsed")

@@ -29,7 +29,6 @@ func Summary(args any) string {
 	return summary(args, MaxSummaryBytes)
 }
 
-// summary is Summary cut to n bytes.
 func summary(args any, n int) string {
 	if raw, ok := args.(json.RawMessage); ok {
 		var v any

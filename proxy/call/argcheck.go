@@ -80,7 +80,6 @@ func (a *ArgCheck) Cached(tool string) bool {
 	return ok
 }
 
-// argSchema is one tool's compiled input schema.
 type argSchema struct {
 	sum      uint64             // hash of the schema text
 	compiled *jsonschema.Schema // nil when the schema does not compile: calls pass

@@ -95,7 +95,6 @@ func jsonSize(v any) int {
 	return int(n) - 1 // Encode ends the value with a newline
 }
 
-// byteCount is a writer that counts what it is given.
 type byteCount int
 
 func (c *byteCount) Write(p []byte) (int, error) {

@@ -50,7 +50,6 @@ type objectSize struct {
 	uncounted bool // a field's value was uncounted
 }
 
-// field counts a field whose value has size n.
 func (o *objectSize) field(key string, n int) {
 	if n == uncounted {
 		o.uncounted = true

@@ -160,7 +160,6 @@ func textSize(content []mcp.Content) int {
 	return n + max(0, items-1)
 }
 
-// structuredSize is how many bytes res's structured content takes.
 func structuredSize(res *mcp.CallToolResult) int {
 	switch {
 	case len(res.RawStructuredContent) > 0:

@@ -235,7 +235,6 @@ func (qs *quotas) admitShared(ctx context.Context, keys []quotaKey) *QuotaError 
 	return nil
 }
 
-// leave ends a call admitted under keys.
 func (qs *quotas) leave(keys []quotaKey) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()

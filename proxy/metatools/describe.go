@@ -45,7 +45,6 @@ var describeToolsDef = mcp.Tool{
 	},
 }
 
-// describedTool is one tool in describe_tools' result.
 type describedTool struct {
 	Name         string          `json:"name"`
 	Upstream     string          `json:"upstream"`

@@ -41,7 +41,6 @@ var requestMoreToolsDef = mcp.Tool{
 	},
 }
 
-// routedTool is one tool in request_more_tools' result.
 type routedTool struct {
 	Name        string          `json:"name"`
 	Upstream    string          `json:"upstream"`
@@ -194,7 +193,6 @@ func keywordsAndIntent(args map[string]any) (keywords, intent string, err error)
 	return keywords, intent, nil
 }
 
-// maxTopK bounds request_more_tools' "top_k".
 const maxTopK = 50
 
 // topKArg reads the optional "top_k" (or legacy "topk"); 0 when absent.

@@ -79,7 +79,6 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 	return res, nil
 }
 
-// nonEmpty is names without the empty ones.
 func nonEmpty(names ...string) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
 }

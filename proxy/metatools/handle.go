@@ -36,7 +36,6 @@ const (
 	handleTTL        = 24 * time.Hour // a handle older than this is ignored
 )
 
-// handles mints and reads handles.
 type handles struct {
 	key []byte
 	now func() time.Time
@@ -54,7 +53,6 @@ type handlePayload struct {
 	Outage bool                 `json:"o,omitempty"` // the detour met an outage
 }
 
-// mint returns a handle for client carrying st.
 func (h *handles) mint(client string, st routing.SessionState, outage bool) string {
 	st.Queries = st.Queries[max(0, len(st.Queries)-maxHandleQueries):]
 	for i, q := range st.Queries {
@@ -82,7 +80,6 @@ var (
 	errHandleClient  = errors.New("minted for another credential")
 )
 
-// read checks a handle and returns what it carries.
 func (h *handles) read(client, handle string) (handlePayload, error) {
 	var p handlePayload
 	if len(handle) > maxHandleBytes {
@@ -123,7 +120,6 @@ func (t *Tools) restore(c *call.Call, handle string) *call.Carried {
 	return out
 }
 
-// handleArg reads the optional "handle" argument.
 func handleArg(args map[string]any) (string, error) {
 	switch v := args["handle"].(type) {
 	case nil:

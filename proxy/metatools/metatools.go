@@ -109,7 +109,6 @@ type Entry struct {
 	Handler Handler
 }
 
-// metaTool is one row of the table of meta-tools.
 type metaTool struct {
 	def     mcp.Tool
 	handler func(t *Tools, ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
@@ -121,7 +120,6 @@ type metaTool struct {
 // because the handlers ask IsOwn, which reads it.
 var table []metaTool
 
-// own are the names of the meta-tools.
 var own []string
 
 func init() {
@@ -182,7 +180,6 @@ func (t *Tools) internal(name string) bool {
 	return t.opts.Router != nil && t.opts.Router.Internal(name)
 }
 
-// internalError is the result of a call of an internal tool.
 func internalError(meta, name string) *mcp.CallToolResult {
 	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is an internal tool (require_user_facing): it is not for the model to call", meta, name))
 }

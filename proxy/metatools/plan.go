@@ -103,7 +103,6 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	return PlanResult(res), nil
 }
 
-// planTools are the tools a plan's steps name.
 func planTools(p *executor.Plan) []string {
 	names := make([]string, 0, len(p.Steps))
 	for _, st := range p.Steps {
@@ -293,7 +292,6 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	return res, nil
 }
 
-// decisionText is a planner decision as the model reads it.
 func decisionText(d planner.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Decision: %s (confidence %.2f, %s)", d.Decision, d.Confidence, d.Level)

@@ -10,7 +10,6 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// maxPlanTools bounds plan's "tools".
 const maxPlanTools = 64
 
 // planTools reads plan's optional "tools": a string names a catalog tool,
@@ -57,7 +56,6 @@ func namedTools(v any) []string {
 	return out
 }
 
-// planTool reads one entry of plan's "tools".
 func (t *Tools) planTool(e any) (planner.Tool, error) {
 	if name, ok := e.(string); ok {
 		ct, ok := t.opts.Catalog.Tool(name)

@@ -27,7 +27,6 @@ type readResultArgs struct {
 	Length int    `json:"length,omitempty" jsonschema:"At most this many bytes (default and most: the gateway's bound on results)."`
 }
 
-// readResultDef reads a kept result in pages.
 var readResultDef = mcp.NewTool(ReadResultName,
 	mcp.WithDescription("Read on in a tool result that was cut because it was too long: give the mcp-router://results/... "+
 		"URI its note named and the offset it gave; each page says the offset of the next."),
@@ -37,7 +36,6 @@ var readResultDef = mcp.NewTool(ReadResultName,
 	mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 )
 
-// readResult answers read_result with a page of c's principal's result.
 func (t *Tools) readResult(_ context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args readResultArgs
 	if err := req.BindArguments(&args); err != nil {

@@ -73,7 +73,6 @@ type entry struct {
 // bytes), so that many small results cannot exceed the bounds.
 const entryCost = 256
 
-// cost is the memory e takes, as the bounds count it.
 func (e *entry) cost() int { return len(e.text) + entryCost }
 
 // shelf is one principal's results, oldest first, and their bytes.

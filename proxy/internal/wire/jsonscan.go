@@ -14,7 +14,6 @@ import (
 // docs/reliability.md); tools/call arguments may nest about 60 levels.
 const maxJSONDepth = 64
 
-// errTooDeep is a message nested deeper than maxJSONDepth.
 var errTooDeep = fmt.Errorf("JSON nested deeper than %d levels", maxJSONDepth)
 
 // jsonMember is one member of a top-level object: its raw name token
@@ -41,7 +40,6 @@ type jsonScan struct {
 	unsure bool // a member name has escapes, or is want in another case
 }
 
-// kept returns the members kept.
 func (s *jsonScan) kept() []jsonMember { return s.members[:min(s.n, maxMembers)] }
 
 // jsonScanner walks JSON bytes once, without recursion: containers is a
@@ -287,7 +285,6 @@ var plainInString = func() (t [256]bool) {
 	return t
 }()
 
-// escape scans one backslash escape.
 func (s *jsonScanner) escape() error {
 	s.i++
 	if s.i == len(s.b) {

@@ -274,18 +274,14 @@ func Question(what string) mcp.ElicitationRequest {
 
 // approves tells that a form's content sets approve to true.
 func approves(content any) bool {
-	switch v := content.(type) {
-	case map[string]any:
+	if v, ok := content.(map[string]any); ok {
 		b, ok := v[Field].(bool)
 		return ok && b
-	case json.RawMessage:
-		var m map[string]any
-		return json.Unmarshal(v, &m) == nil && approves(m)
 	}
 	b, err := json.Marshal(content)
 	if err != nil {
 		return false
 	}
 	var m map[string]any
-	return json.Unmarshal(b, &m) == nil && m != nil && approves(m)
+	return json.Unmarshal(b, &m) == nil && approves(m)
 }

@@ -100,20 +100,13 @@ func (l *outageList) neverConnected(ups []Upstream, query string) {
 }
 
 // outageList is the outages of a discovery, one per upstream.
-type outageList struct {
-	out   []outage
-	index map[string]int
-}
+type outageList struct{ out []outage }
 
 // note adds tool ("" for none) to u's outage and returns its index.
 func (l *outageList) note(u Upstream, tool string) int {
-	i, ok := l.index[u.Name]
-	if !ok {
-		if l.index == nil {
-			l.index = map[string]int{}
-		}
+	i := slices.IndexFunc(l.out, func(o outage) bool { return o.Upstream == u.Name })
+	if i < 0 {
 		i = len(l.out)
-		l.index[u.Name] = i
 		o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
 		if u.Starting {
 			o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())

@@ -39,8 +39,7 @@ type Options struct {
 	Tool func(name string) (upstream string, destructive, ok bool)
 	// Ask elicits from the client of ctx's request; nil when none can be asked.
 	Ask func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
-	// Queue is where calls wait under without_elicitation: console; nil
-	// refuses them.
+	// Queue is where calls wait under without_elicitation: console; nil refuses them.
 	Queue *Queue
 	// Audit records the answer to a plan's question for each gated step.
 	Audit call.Auditor

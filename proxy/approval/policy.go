@@ -43,8 +43,7 @@ type Policy struct {
 	Tools []string
 	// WithoutElicitation is what to do when the client cannot be asked [Refuse].
 	WithoutElicitation Mode
-	// Timeout bounds the wait for an answer without an earlier deadline
-	// [DefaultTimeout].
+	// Timeout bounds the wait for an answer without an earlier deadline [DefaultTimeout].
 	Timeout time.Duration
 }
 

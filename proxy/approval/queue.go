@@ -68,8 +68,7 @@ func NewQueue(max int) *Queue {
 	return &Queue{max: max, each: perPrincipal(max), pending: map[string]*waiting{}}
 }
 
-// Serve says that a console answers the queue; until then Wait refuses
-// with ErrNoConsole.
+// Serve says that a console answers the queue; until then Wait refuses with ErrNoConsole.
 func (q *Queue) Serve() {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -101,8 +101,7 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// visible escapes format characters (bidi controls, zero widths, tags)
-// as JSON \u escapes.
+// visible escapes format characters (bidi controls, zero widths, tags) as JSON \u escapes.
 func visible(s string) string {
 	if !strings.ContainsFunc(s, hidden) {
 		return s

@@ -123,8 +123,7 @@ func (a *ArgCheck) bound(cat Catalog) {
 	})
 }
 
-// schema returns the compiled schema raw of c's tool, compiling it when
-// new or changed.
+// schema returns the compiled schema raw of c's tool, compiling it when new or changed.
 func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 	sum := maphash.Bytes(schemaSeed, raw)
 	prev, ok := a.cache.Load(c.Tool)

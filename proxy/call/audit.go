@@ -43,8 +43,7 @@ func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToo
 	}
 }
 
-// AuditRecord is c's audit record: the sizes of arguments and result,
-// never their values.
+// AuditRecord is c's audit record: the sizes of arguments and result, never their values.
 func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) audit.Record {
 	r := audit.Record{Time: start.UTC(), Principal: c.Who(), Session: SessionTag(c.Session), Tool: ClipName(c.Tool),
 		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
@@ -72,8 +71,7 @@ func ClipName(name string) string {
 	return strings.ToValidUTF8(name[:MaxToolBytes], "") + "…"
 }
 
-// jsonSize is how many bytes v takes as JSON (0 for nothing), counted
-// without keeping the encoding.
+// jsonSize is how many bytes v takes as JSON (0 for nothing), counted without keeping the encoding.
 func jsonSize(v any) int {
 	switch v := v.(type) {
 	case nil:

@@ -61,8 +61,7 @@ type Call struct {
 	Approver string
 	// Whole says the result goes to an in-process caller: it is not capped.
 	Whole bool
-	// Progress hears the upstream's progress reports; nil for none. It
-	// must not block.
+	// Progress hears the upstream's progress reports; nil for none. It must not block.
 	Progress func(Progress)
 
 	// Upstream is the tool's server, once a stage resolved it.
@@ -73,11 +72,9 @@ type Call struct {
 	// (the stateless era's multi round-trip requests); nil for none.
 	Input *mcp.MultiRoundTripParams
 
-	// Client is the key of the request's credential, which stateless-era
-	// handles are bound to.
+	// Client is the key of the request's credential, which stateless-era handles are bound to.
 	Client string
-	// Carried is the routing state a stateless-era request's handle
-	// brought; nil otherwise.
+	// Carried is the routing state a stateless-era request's handle brought; nil otherwise.
 	Carried *Carried
 }
 

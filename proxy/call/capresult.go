@@ -35,8 +35,7 @@ func Cap(limit int, k Keeper) Stage {
 	}
 }
 
-// CapResult cuts res as Cap does, for what reaches the model another way
-// (a plan's answer).
+// CapResult cuts res as Cap does, for what reaches the model another way (a plan's answer).
 func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || limit <= 0 {
 		return res
@@ -79,8 +78,7 @@ func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 // an output schema that has neither structured content nor isError.
 const withheldNote = "[marked as an error only because its structured content is kept, not shown: the call itself succeeded]"
 
-// Withheld reports whether res is isError only because Cap withheld its
-// structured content.
+// Withheld reports whether res is isError only because Cap withheld its structured content.
 func Withheld(res *mcp.CallToolResult) bool {
 	if res == nil || !res.IsError || len(res.Content) == 0 {
 		return false

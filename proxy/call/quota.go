@@ -363,8 +363,7 @@ func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToo
 	return next(ctx, c)
 }
 
-// repeatKey is whose calls count together: the session's, or without
-// one, the credential's.
+// repeatKey is whose calls count together: the session's, or without one, the credential's.
 func repeatKey(c *Call) string {
 	if c.Session != "" {
 		return c.Session

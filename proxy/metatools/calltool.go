@@ -9,8 +9,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// callToolDef reaches any catalog tool by name, listed or not (decision 1
-// in docs/design.md).
+// callToolDef reaches any catalog tool by name, listed or not (decision 1 in docs/design.md).
 var callToolDef = mcp.NewTool(CallToolName,
 	mcp.WithDescription("Call any tool of the gateway's catalog by its exact name, with its arguments. "+
 		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),

@@ -97,8 +97,7 @@ func (t *Tools) describeTools(ctx context.Context, c *call.Call, req mcp.CallToo
 	return res, nil
 }
 
-// toolNames reads describe_tools' "tools": 1 to maxDescribed valid names,
-// without duplicates.
+// toolNames reads describe_tools' "tools": 1 to maxDescribed valid names, without duplicates.
 func toolNames(v any) ([]string, error) {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {

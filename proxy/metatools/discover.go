@@ -50,8 +50,7 @@ type routedTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 	// Signature is the tool's name with its required parameters.
 	Signature string `json:"signature"`
-	// Unavailable is "down" or "starting" for a tool of an upstream not
-	// connected.
+	// Unavailable is "down" or "starting" for a tool of an upstream not connected.
 	Unavailable string `json:"unavailable,omitempty"`
 	// Server is what the tool's upstream is for, as configured.
 	Server string `json:"server_description,omitempty"`
@@ -91,8 +90,7 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
 }
 
-// discovered counts a discovery, tells the client of a belt change and
-// logs routing collisions.
+// discovered counts a discovery, tells the client of a belt change and logs routing collisions.
 func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discovery) {
 	if m := t.opts.Metrics; m != nil {
 		m.Discovery(len(d.Added), len(d.Evicted))
@@ -113,8 +111,7 @@ func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discover
 	}
 }
 
-// discoveryRequest reads request_more_tools' arguments, or returns the
-// error result.
+// discoveryRequest reads request_more_tools' arguments, or returns the error result.
 func (t *Tools) discoveryRequest(c *call.Call, args map[string]any) (routing.Request, *mcp.CallToolResult) {
 	query, _ := args["query"].(string)
 	if res := tooLong(RequestMoreToolsName, "query", query, t.opts.Inputs.MaxQueryBytes); res != nil {
@@ -160,8 +157,7 @@ func (t *Tools) discoverySession(c *call.Call, args map[string]any) (*routing.Se
 // maxHint bounds request_more_tools' "keywords" and "intent", in bytes.
 const maxHint = 1024
 
-// keywordsAndIntent reads the optional "keywords" (words, or one string)
-// and "intent".
+// keywordsAndIntent reads the optional "keywords" (words, or one string) and "intent".
 func keywordsAndIntent(args map[string]any) (keywords, intent string, err error) {
 	switch v := args["keywords"].(type) {
 	case nil:

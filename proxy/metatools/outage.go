@@ -189,8 +189,7 @@ func namesAny(words []string, name string) bool {
 	return false
 }
 
-// describes reports whether a query word of four letters or more is in
-// the description.
+// describes reports whether a query word of four letters or more is in the description.
 func describes(words []string, description string) bool {
 	desc := queryWords(description)
 	for _, w := range words {
@@ -318,8 +317,7 @@ func mayServe(starting []Upstream, req routing.Request, owner func(string) strin
 	return out
 }
 
-// describedBy is the upstreams whose description matches text, scored as
-// the router scores a tool.
+// describedBy is the upstreams whose description matches text, scored as the router scores a tool.
 func describedBy(ups []Upstream, text string) []string {
 	var docs []routing.Tool
 	for _, u := range ups {

@@ -9,8 +9,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// ReadResultName reads on in a cut result, for models that cannot read
-// resources.
+// ReadResultName reads on in a cut result, for models that cannot read resources.
 const ReadResultName = "read_result"
 
 // Results reads kept results for their principal only (results.Store).

@@ -92,8 +92,7 @@ func New(opts Options) *Store {
 // TTL is how long a kept result stays readable.
 func (s *Store) TTL() time.Duration { return s.opts.TTL }
 
-// Keep keeps text for principal, evicting its oldest results until it
-// fits, and returns its URI.
+// Keep keeps text for principal, evicting its oldest results until it fits, and returns its URI.
 func (s *Store) Keep(principal, text string) (string, error) {
 	if bound := min(s.opts.PerPrincipal, s.opts.Total); len(text)+entryCost > bound {
 		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), bound)

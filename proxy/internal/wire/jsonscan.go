@@ -16,8 +16,7 @@ const maxJSONDepth = 64
 
 var errTooDeep = fmt.Errorf("JSON nested deeper than %d levels", maxJSONDepth)
 
-// jsonMember is one member of a top-level object: its raw name token
-// (quoted) and its raw value.
+// jsonMember is one member of a top-level object: its raw name token (quoted) and its raw value.
 type jsonMember struct {
 	name, value []byte
 }

@@ -56,8 +56,7 @@ func (p *PendingIDs) add(key string) {
 	p.ids[key] = nil
 }
 
-// Empty reports whether no request waits for an answer or for its
-// cancellation to be written.
+// Empty reports whether no request waits for an answer or for its cancellation to be written.
 func (p *PendingIDs) Empty() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -151,8 +150,7 @@ func NewLineVet(r io.Reader, pending *PendingIDs, report func(error, int), dropp
 	return &LineVet{r: bufio.NewReader(r), pending: pending, report: report, dropped: dropped}
 }
 
-// Read hands on checked lines; a last line without a newline is dropped,
-// as mcp-go would drop it.
+// Read hands on checked lines; a last line without a newline is dropped, as mcp-go would drop it.
 func (v *LineVet) Read(p []byte) (int, error) {
 	for len(v.out) == 0 && v.err == nil {
 		line, err := v.readLine()
@@ -281,8 +279,7 @@ func (t StdinTap) Send(id json.RawMessage, line []byte) (<-chan []byte, error) {
 	return reply, nil
 }
 
-// await notes key as a request whose reply goes to reply; false once the
-// child's output has ended.
+// await notes key as a request whose reply goes to reply; false once the child's output has ended.
 func (p *PendingIDs) await(key string, reply chan<- []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

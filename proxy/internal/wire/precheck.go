@@ -245,8 +245,7 @@ func isJSONRPC2(raw []byte) bool {
 	return bytes.IndexByte(raw, '\\') >= 0 && json.Unmarshal(raw, &s) == nil && s == mcp.JSONRPC_VERSION
 }
 
-// validID returns the id to echo in an error, or why it is not valid; an
-// absent id has neither.
+// validID returns the id to echo in an error, or why it is not valid; an absent id has neither.
 func validID(raw []byte) (json.RawMessage, error) {
 	switch {
 	case raw == nil:

@@ -100,8 +100,7 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 	}
 }
 
-// check returns the message when line passes, and answers or drops it
-// otherwise.
+// check returns the message when line passes, and answers or drops it otherwise.
 func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 	var v verdict
 	if tooLong {

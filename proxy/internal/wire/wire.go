@@ -24,8 +24,7 @@ var ErrProtocol = errors.New("protocol error")
 // ErrMessageTooLarge is an upstream message over the size limit.
 var ErrMessageTooLarge = errors.New("message too large")
 
-// MaxMessageBytes is the largest client message the gateway reads (the
-// go-sdk's default).
+// MaxMessageBytes is the largest client message the gateway reads (the go-sdk's default).
 const MaxMessageBytes = 4 << 20
 
 // maxLogValue bounds what a client-chosen value puts in one log line.

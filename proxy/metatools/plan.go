@@ -93,12 +93,9 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}
-	if refused := t.approve(ctx, c, p); refused != nil {
-		return refused, nil
-	}
-	res, err := t.execute(ctx, c, p)
-	if err != nil {
-		return planError(err), nil
+	res, stop := t.execute(ctx, c, p)
+	if stop != nil {
+		return stop, nil
 	}
 	return PlanResult(res), nil
 }
@@ -127,12 +124,16 @@ func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mc
 	return ask
 }
 
-// execute runs p with progress reports and counts it.
-func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (*executor.Result, error) {
+// execute has p's gated steps approved, then runs p with progress reports
+// and counts it; stop is the result to answer with when it did not run.
+func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (res *executor.Result, stop *mcp.CallToolResult) {
+	if refused := t.approve(ctx, c, p); refused != nil {
+		return nil, refused
+	}
 	start := time.Now()
 	res, err := t.opts.Executor.Run(ctx, p, t.planProgress(ctx, c))
 	if err != nil {
-		return nil, err
+		return nil, planError(err)
 	}
 	if res.DryRun || t.opts.Metrics == nil {
 		return res, nil
@@ -271,12 +272,9 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		if err != nil {
 			return planError(err), nil
 		}
-		if refused := t.approve(ctx, c, p); refused != nil {
-			return refused, nil
-		}
-		res, err := t.execute(ctx, c, p)
-		if err != nil {
-			return planError(err), nil
+		res, stop := t.execute(ctx, c, p)
+		if stop != nil {
+			return stop, nil
 		}
 		pr := PlanResult(res)
 		out["result"] = res

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -265,28 +264,13 @@ func validID(raw []byte) (json.RawMessage, error) {
 	return nil, errors.New(`"id" must be a string or a number`)
 }
 
-// requestKey is an id as mcp-go tells ids apart ("" for no valid id).
+// requestKey is an id as mcp-go tells ids apart (idKey), "" for no valid
+// id; a number beyond float64, which mcp-go cannot read, is its text.
 func requestKey(raw []byte) string {
-	switch {
-	case raw == nil:
-		return ""
-	case raw[0] == '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return "s:" + s
-	case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return "n:" + string(raw)
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-			return "n:" + strconv.FormatInt(int64(f), 10)
-		}
-		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+	if k := idKey(raw); k != "" || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return k
 	}
-	return ""
+	return "n:" + string(raw)
 }
 
 // cancelledID returns the requestId of notifications/cancelled params.

@@ -94,17 +94,13 @@ func (a *ArgCheck) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallT
 		return next(ctx, c)
 	}
 	a.bound(cat)
-	s := a.schema(c, raw)
-	if s.compiled == nil {
-		return next(ctx, c)
-	}
-	v, ok := argInstance(c.Args)
-	if !ok {
-		return next(ctx, c)
-	}
-	if found := violations(s.compiled.Validate(v)); len(found) > 0 {
-		return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
-			Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+	if s := a.schema(c, raw); s.compiled != nil {
+		if v, ok := argInstance(c.Args); ok {
+			if found := violations(s.compiled.Validate(v)); len(found) > 0 {
+				return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
+					Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+			}
+		}
 	}
 	return next(ctx, c)
 }

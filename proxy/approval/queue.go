@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // DefaultQueue is how many calls may wait in the console at once; more
@@ -62,9 +64,7 @@ type Decision struct {
 
 // NewQueue returns a queue of at most max calls [DefaultQueue].
 func NewQueue(max int) *Queue {
-	if max <= 0 {
-		max = DefaultQueue
-	}
+	defaults.Set(&max, DefaultQueue)
 	return &Queue{max: max, each: perPrincipal(max), pending: map[string]*waiting{}}
 }
 

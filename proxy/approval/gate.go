@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,9 +56,7 @@ type Gate struct {
 
 // New returns the gate of o. It does no I/O.
 func New(o Options) *Gate {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return &Gate{o: o, rounds: newRounds()}
 }
 

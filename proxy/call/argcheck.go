@@ -5,6 +5,7 @@ package call
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,9 +69,7 @@ type boundTo struct{ Catalog }
 // NewArgCheck checks calls against schemas; a schema that does not
 // compile is logged once (nil logger: silence).
 func NewArgCheck(schemas Schemas, logger *slog.Logger) *ArgCheck {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
 	return &ArgCheck{schemas: schemas, logger: logger}
 }
 

@@ -1,6 +1,7 @@
 package call
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -121,9 +122,7 @@ func newQuotas(list []Quota, shared QuotaCounter, log *slog.Logger) *quotas {
 	if len(list) == 0 {
 		return nil
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &quotas{list: list, shared: shared, log: log, now: time.Now,
 		buckets: map[quotaKey]*rate.Limiter{}, running: map[quotaKey]int{}}
 }

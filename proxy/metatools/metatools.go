@@ -6,6 +6,7 @@
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -83,9 +84,7 @@ type Tools struct {
 // New builds the meta-tools. It does no I/O.
 func New(opts Options) *Tools {
 	opts.Inputs.defaults()
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	if opts.ErrorResult == nil {
 		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }
 	}

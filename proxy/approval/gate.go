@@ -202,12 +202,7 @@ type declined string
 
 func (d declined) Error() string { return "the person did not approve the call (" + string(d) + ")" }
 
-func errDeclined(why string) error {
-	if why == "" {
-		why = "no answer"
-	}
-	return declined(why)
-}
+func errDeclined(why string) error { return declined(cmp.Or(why, "no answer")) }
 
 // classify turns what went wrong into the refusal the model reads.
 func classify(ctx context.Context, c *call.Call, err error) error {

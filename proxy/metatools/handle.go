@@ -7,6 +7,7 @@ package metatools
 // check is ignored, with a note, and routing starts afresh.
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -147,9 +148,7 @@ func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp
 	if m, ok := res.StructuredContent.(map[string]any); ok && own {
 		m["handle"] = h
 	}
-	if res.Meta == nil {
-		res.Meta = &mcp.Meta{}
-	}
+	res.Meta = cmp.Or(res.Meta, &mcp.Meta{})
 	if res.Meta.AdditionalFields == nil {
 		res.Meta.AdditionalFields = map[string]any{}
 	}

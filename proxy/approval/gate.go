@@ -1,7 +1,9 @@
 package approval
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,8 +19,7 @@ const (
 	Declined call.Kind = "declined_by_user"
 	// Timeout: no answer within the call's deadline.
 	Timeout call.Kind = "approval_timeout"
-	// Unavailable: the client cannot be asked, and
-	// approvals.without_elicitation does not say otherwise.
+	// Unavailable: the client cannot be asked (without_elicitation: refuse).
 	Unavailable call.Kind = "approval_unavailable"
 )
 
@@ -34,18 +35,14 @@ const (
 // Options configure a Gate.
 type Options struct {
 	Policy Policy
-	// Tool tells, of an exposed tool name, its upstream and whether its
-	// server marked it destructive; ok is false for a name the catalog
-	// does not have (approvals.tools still gates it).
+	// Tool gives an exposed tool's upstream and whether it is marked
+	// destructive; ok is false for a name the catalog does not have.
 	Tool func(name string) (upstream string, destructive, ok bool)
-	// Ask asks the client of ctx's request for input (elicitation); nil
-	// when there is no client to ask.
+	// Ask elicits from the client of ctx's request; nil when none can be asked.
 	Ask func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
-	// Queue is where calls wait under without_elicitation: console; nil
-	// refuses them as refuse does.
+	// Queue is where calls wait under without_elicitation: console; nil refuses them.
 	Queue *Queue
-	// Audit records the answer to a plan's question for each of its gated
-	// steps; nil records nothing (a step call is audited as any call).
+	// Audit records the answer to a plan's question for each gated step.
 	Audit call.Auditor
 	// Logger hears the answers; nil is silent.
 	Logger *slog.Logger
@@ -59,16 +56,13 @@ type Gate struct {
 
 // New returns the gate of o. It does no I/O.
 func New(o Options) *Gate {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return &Gate{o: o, rounds: newRounds()}
 }
 
-// Stage is the pipeline stage: a gated call goes on only once the person
-// approved it (or its plan); otherwise it fails with Declined, Timeout or
-// Unavailable and its upstream never hears of it. c.Approval says how it
-// was let through, for its audit record.
+// Stage lets a gated call go on only once the person approved it (or its
+// plan); otherwise it fails with Declined, Timeout or Unavailable.
+// c.Approval says how it was let through.
 func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp.CallToolResult, error) {
 	if !g.gated(c.Tool) {
 		return next(ctx, c)
@@ -90,9 +84,8 @@ func (g *Gate) Stage(ctx context.Context, c *call.Call, next call.Handler) (*mcp
 	return next(ctx, c)
 }
 
-// gated tells that a call of tool must be approved. A name the catalog
-// does not have (now) is still gated by approvals.tools: the gate fails
-// closed whatever reached it.
+// gated tells that a call of tool must be approved; a name the catalog
+// does not have is still gated by approvals.tools (fail closed).
 func (g *Gate) gated(tool string) bool {
 	if !g.o.Policy.On() {
 		return false
@@ -113,12 +106,10 @@ func (g *Gate) upstream(tool string) string {
 	return up
 }
 
-// decide asks the person about what (a call, or a plan's steps; subject
-// is what the answer approves: the arguments, or the steps) for c, within
-// c's deadline and the policy's timeout: by elicitation when c's client
-// can answer, else as without_elicitation says. It returns how the call
-// was let through, or why not; an *InputRequired asks a stateless-era
-// client in a round of its request.
+// decide asks the person about what for c (subject is what the answer
+// approves), within c's deadline and the policy's timeout: by elicitation
+// when possible, else as without_elicitation says. It returns how the call
+// was let through, or why not (an *InputRequired asks in a round).
 func (g *Gate) decide(ctx context.Context, c *call.Call, what, upstream string, subject any) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.o.Policy.timeout())
 	defer cancel()
@@ -157,14 +148,12 @@ func stepNote(c *call.Call) string {
 	return ""
 }
 
-// canElicit tells that c's client declared elicitation on a session that
-// can carry the question.
+// canElicit tells that c's client declared elicitation on a session.
 func canElicit(c *call.Call) bool {
 	return c.Era == call.Sessions && c.Caps != nil && c.Caps.Elicitation != nil
 }
 
-// elicit asks the client; the answer approves only when the person
-// accepted the form with approve set to true.
+// elicit asks the client; only an accepted form with approve true approves.
 func (g *Gate) elicit(ctx context.Context, what string) (string, error) {
 	res, err := g.o.Ask(ctx, Question(what))
 	if err != nil {
@@ -176,8 +165,7 @@ func (g *Gate) elicit(ctx context.Context, what string) (string, error) {
 	return "", errDeclined(string(res.Action))
 }
 
-// round reads the answer a stateless-era client brought in its retry, or
-// asks for one.
+// round reads the answer a stateless-era retry brought, or asks for one.
 func (g *Gate) round(c *call.Call, what string, subject any) (string, error) {
 	res, asked, lapsed := g.rounds.answer(c, subject)
 	switch {
@@ -214,12 +202,7 @@ type declined string
 
 func (d declined) Error() string { return "the person did not approve the call (" + string(d) + ")" }
 
-func errDeclined(why string) error {
-	if why == "" {
-		why = "no answer"
-	}
-	return declined(why)
-}
+func errDeclined(why string) error { return declined(cmp.Or(why, "no answer")) }
 
 // classify turns what went wrong into the refusal the model reads.
 func classify(ctx context.Context, c *call.Call, err error) error {
@@ -238,9 +221,8 @@ func classify(ctx context.Context, c *call.Call, err error) error {
 	return refused(Unavailable, c, fmt.Errorf("asking the client for approval: %w", err))
 }
 
-// Refusal is a call the gate did not let through. Its text starts with
-// its kind, so that the model reads first what happened; it unwraps to
-// the *call.Error that callers branch on.
+// Refusal is a call the gate did not let through; its text starts with
+// its kind, and it unwraps to the *call.Error.
 type Refusal struct{ E *call.Error }
 
 func refused(k call.Kind, c *call.Call, err error) *Refusal {
@@ -255,3 +237,44 @@ func (r *Refusal) Error() string {
 }
 
 func (r *Refusal) Unwrap() error { return r.E }
+
+// MaxMessageBytes bounds the message of the question the person reads.
+const MaxMessageBytes = 4000
+
+// The words around what a question asks; maxWhat is the room they leave.
+const (
+	askPrefix = "mcp-router asks your approval to "
+	askSuffix = ". Set approve and accept to let it go on; decline to stop it."
+	maxWhat   = MaxMessageBytes - len(askPrefix) - len(askSuffix)
+)
+
+// Field is the approval form's one boolean.
+const Field = "approve"
+
+// Question asks the person to approve what, with one boolean, not
+// required, so that a form sent back unset is a decline, not an error.
+func Question(what string) mcp.ElicitationRequest {
+	req := mcp.ElicitationRequest{}
+	req.Params.Message = clip(askPrefix+what+askSuffix, MaxMessageBytes)
+	req.Params.RequestedSchema = map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			Field: map[string]any{"type": "boolean", "title": "Approve", "description": "Let this go on", "default": false},
+		},
+	}
+	return req
+}
+
+// approves tells that a form's content sets approve to true.
+func approves(content any) bool {
+	if v, ok := content.(map[string]any); ok {
+		b, ok := v[Field].(bool)
+		return ok && b
+	}
+	b, err := json.Marshal(content)
+	if err != nil {
+		return false
+	}
+	var m map[string]any
+	return json.Unmarshal(b, &m) == nil && approves(m)
+}

@@ -16,26 +16,21 @@ import (
 // Item is one gated step of a plan as the person reads it.
 type Item struct {
 	Step, Tool, Upstream string
-	// Each is, for a foreach step, the array it runs once per element of,
-	// as written; "" for a step that makes one call.
+	// Each is the array a foreach step runs over, as written; "" otherwise.
 	Each string
 	args any // as written: summarised in the room the question leaves
 }
 
 // minStepBytes is the least room for a step's arguments in a plan's
-// question; a plan whose gated steps do not fit with that much each is
-// not asked about (split it).
+// question; a plan whose gated steps do not fit is refused.
 const minStepBytes = 60
 
 // Plan asks the person once, before p runs, about all of its gated steps,
-// and on approval marks them approved on p (executor.Plan.Approved), so
-// that its steps pass the gate unasked. Arguments that references fill in
-// are shown as the references they are, and the question says that
-// their values are not known yet; a foreach step says what it runs over.
-// Every gated step is in the question, or none is asked about: a plan
-// whose steps do not fit is refused. A dry run asks nothing. A
-// refusal is the error; no step of p runs then. A stateless-era client is
-// asked in a round of its request: the result to answer with instead.
+// and on approval marks them approved on p so that they pass the gate
+// unasked. References show as written, with a note that their values are
+// not known yet. A plan whose steps do not fit one question is refused;
+// a dry run asks nothing. A stateless-era client is asked in a round: the
+// result to answer with instead.
 func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error) {
 	if p.DryRun {
 		return nil, nil
@@ -74,8 +69,7 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 	return nil, nil
 }
 
-// planText lists every gated step of a plan for the question, each
-// step's arguments cut shorter until all fit the message.
+// planText lists the gated steps, arguments cut shorter until all fit.
 func planText(items []Item) (string, error) {
 	for n := MaxSummaryBytes; n >= minStepBytes; n /= 2 {
 		if text := planLines(items, n); len(text) <= maxWhat {
@@ -107,9 +101,8 @@ func planLines(items []Item, n int) string {
 	return head + ":" + b.String()
 }
 
-// auditPlan records the answer to a plan's question for each gated step:
-// a declined plan makes no call, so these records are all that says it
-// was asked; an approved one's steps are audited again as they run.
+// auditPlan records the answer for each gated step: a declined plan makes
+// no call, so these records are all that says it was asked.
 func (g *Gate) auditPlan(c *call.Call, items []Item, start time.Time, how string, err error) {
 	if g.o.Audit == nil {
 		return

@@ -9,27 +9,25 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// DefaultQueue is how many calls may wait for an answer in the console at
-// once: a person reads them one by one, and a model that makes more is
-// refused rather than allowed to push older requests out.
+// DefaultQueue is how many calls may wait in the console at once; more
+// are refused rather than push older requests out.
 const DefaultQueue = 32
 
-// perPrincipal is the share of a queue one principal's calls may hold (a
-// quarter, at least one): one client's model filling the queue cannot
-// keep every other principal's calls from waiting.
+// perPrincipal is the share of a queue one principal may hold, so that
+// one client's model cannot keep the others' calls from waiting.
 func perPrincipal(n int) int { return max(1, n/4) }
 
 // ErrQueueFull refuses a call that would wait in a full console queue.
 var ErrQueueFull = errors.New("the console's approval queue is full")
 
-// ErrNoConsole refuses a call that would wait for a console that no one
-// serves (a gateway over stdio, or the CLI).
+// ErrNoConsole refuses a call that would wait for a console no one serves.
 var ErrNoConsole = errors.New("this gateway serves no console to answer in (serve --http serves it at /ui)")
 
-// ErrNotPending is the answer to a request that is no longer waiting (it
-// was answered, or its call gave up).
+// ErrNotPending answers for a request no longer waiting.
 var ErrNotPending = errors.New("no such pending approval")
 
 // Request is a call waiting for an answer in the console.
@@ -38,14 +36,12 @@ type Request struct {
 	Tool      string // exposed name, or "run_plan" for a plan's steps
 	Upstream  string
 	Principal string
-	// Summary is what the call does: its arguments, summarised and
-	// redacted, or a plan's gated steps.
+	// Summary is the arguments summarised and redacted, or a plan's steps.
 	Summary string
 	Since   time.Time
 }
 
-// Queue holds the calls waiting for an administrative principal's answer
-// in the console, at most its bound; the console lists and answers them.
+// Queue holds the calls waiting for an answer in the console.
 type Queue struct {
 	max, each int // in all, and of one principal
 
@@ -66,27 +62,21 @@ type Decision struct {
 	By string
 }
 
-// NewQueue returns a queue of at most max calls [DefaultQueue], a
-// quarter of them (at least one) of any one principal.
+// NewQueue returns a queue of at most max calls [DefaultQueue].
 func NewQueue(max int) *Queue {
-	if max <= 0 {
-		max = DefaultQueue
-	}
+	defaults.Set(&max, DefaultQueue)
 	return &Queue{max: max, each: perPrincipal(max), pending: map[string]*waiting{}}
 }
 
-// Serve says that a console answers the queue from now on; until then,
-// Wait refuses every call with ErrNoConsole.
+// Serve says that a console answers the queue; until then Wait refuses with ErrNoConsole.
 func (q *Queue) Serve() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.served = true
 }
 
-// Wait puts r in the queue and waits for its answer, or for ctx to end;
-// a full queue, or one that holds its share of r.Principal's calls,
-// refuses r at once with ErrQueueFull, and one no console answers with
-// ErrNoConsole.
+// Wait queues r and waits for its answer or for ctx; a full queue, or a
+// principal's full share, refuses at once with ErrQueueFull.
 func (q *Queue) Wait(ctx context.Context, r Request) (Decision, error) {
 	w, err := q.add(r)
 	if err != nil {
@@ -149,8 +139,7 @@ func (q *Queue) Pending() []Request {
 	return out
 }
 
-// Answer approves or declines the waiting call id; by is the principal
-// that answers.
+// Answer approves or declines the waiting call id; by is who answers.
 func (q *Queue) Answer(id string, approve bool, by string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

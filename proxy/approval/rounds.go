@@ -17,15 +17,12 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// The stateless era (2026-07-28) has no session to ask on: a server asks
-// for input by answering a request with input_required, carrying its
-// questions and an opaque state, and the client retries the same request
-// with the answers and the state (multi round-trip requests, SEP-2322).
-// The gate's state is sealed: it names the call it was asked for (who
-// calls, with which credential, which tool, a digest of the arguments) and
-// when the question lapses, under a key of this process, and it is used
-// once. An answer without a state the gate sealed for this very call
-// approves nothing: the gate asks again.
+// The stateless era has no session to ask on: the server answers with
+// input_required, carrying its questions and an opaque state, and the
+// client retries with the answers (SEP-2322). The gate's state is sealed
+// under a key of this process for this very call (principal, credential,
+// tool, arguments' digest) with its lapse time, and used once; an answer
+// without such a state approves nothing.
 
 // inputID keys the gate's question among a round's input requests.
 const inputID = "mcp-router-approval"
@@ -33,8 +30,7 @@ const inputID = "mcp-router-approval"
 // maxSeals bounds the states remembered as used until they lapse.
 const maxSeals = 4096
 
-// InputRequired is the answer to a stateless-era request that the gate
-// must ask about first: the result to send back (input_required).
+// InputRequired carries the input_required result that asks first.
 type InputRequired struct{ Result *mcp.CallToolResult }
 
 func (e *InputRequired) Error() string { return "approval asked of the client" }
@@ -53,10 +49,8 @@ func newRounds() *rounds {
 	return &rounds{key: key, used: map[string]time.Time{}}
 }
 
-// canRound tells that c's client can be asked in a round of its request.
-// A plan's step cannot: its request is the plan's, whose question was
-// asked before it ran, and an input_required answer to a step would read
-// as the step's success while its call was never made.
+// canRound tells that c's client can be asked in a round. A plan step
+// cannot: an input_required answer would read as the step's success.
 func canRound(c *call.Call) bool {
 	return c.Era == call.Stateless && c.Step == "" && c.Caps != nil && c.Caps.Elicitation != nil
 }
@@ -68,10 +62,8 @@ func (r *rounds) ask(c *call.Call, subject any, what string, ttl time.Duration) 
 	return &InputRequired{Result: res}
 }
 
-// answer reads the client's answer to the gate's question about subject
-// in c's retry: asked is false when there is none the gate can believe
-// (no state, a state not sealed for this call, or one used already), and
-// lapsed is set when the state's time ran out.
+// answer reads the answer in c's retry: asked is false without a state
+// sealed for this call and unused, lapsed when its time ran out.
 func (r *rounds) answer(c *call.Call, subject any) (res *mcp.ElicitationResult, asked, lapsed bool) {
 	if c.Input == nil || c.Input.RequestState == "" {
 		return nil, false, false
@@ -96,8 +88,7 @@ func (r *rounds) seal(c *call.Call, subject any, until time.Time) string {
 	return base64.RawURLEncoding.EncodeToString(append(b[:], r.mac(c, subject, b[:])...))
 }
 
-// open checks that state was sealed for c and subject and returns when it
-// lapses.
+// open checks that state was sealed for c and subject; it returns the lapse.
 func (r *rounds) open(c *call.Call, subject any, state string) (time.Time, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(state)
 	if err != nil || len(raw) != 8+sha256.Size || !hmac.Equal(raw[8:], r.mac(c, subject, raw[:8])) {
@@ -119,8 +110,7 @@ func (r *rounds) mac(c *call.Call, subject any, until []byte) []byte {
 	return m.Sum(nil)
 }
 
-// spend marks state used; false when it was, or when too many unlapsed
-// states are remembered to tell.
+// spend marks state used; false when it was, or when too many are held.
 func (r *rounds) spend(state string, until time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -137,5 +127,4 @@ func (r *rounds) spend(state string, until time.Time) bool {
 	return true
 }
 
-// errLapsed is the answer that came after the question lapsed.
 var errLapsed = errors.New("the answer came after the call's approval lapsed")

@@ -14,28 +14,21 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// MaxSummaryBytes bounds the summary of one call's arguments that the
-// person reads.
+// MaxSummaryBytes bounds the summary of a call's arguments.
 const MaxSummaryBytes = 600
 
-// MaxValueBytes bounds one string of the arguments in a summary: a long
-// value is cut, its size said, so that the keys after it still show (a
-// padded first value cannot push the one that matters out of sight).
+// MaxValueBytes bounds one string in a summary, so that a padded value
+// cannot push the keys after it out of sight.
 const MaxValueBytes = 120
 
-// Summary is args as the person reads them: JSON, each string under a
-// key named like a credential (or shaped like one) replaced by
-// "[redacted]", passwords and credential-named parameters of URLs and
-// Bearer credentials in text redacted, every secret the result scan knows
-// by its shape redacted, each string cut to MaxValueBytes, invisible and
-// direction-changing characters written as \u escapes (so that the text
-// reads as what it is), the whole cut to MaxSummaryBytes at a UTF-8
-// boundary.
+// Summary is args as the person reads them: JSON with credentials (by key
+// or shape, in URLs, after Bearer) redacted, each string cut to
+// MaxValueBytes, invisible characters escaped, the whole cut to
+// MaxSummaryBytes.
 func Summary(args any) string {
 	return summary(args, MaxSummaryBytes)
 }
 
-// summary is Summary cut to n bytes.
 func summary(args any, n int) string {
 	if raw, ok := args.(json.RawMessage); ok {
 		var v any
@@ -52,8 +45,7 @@ func summary(args any, n int) string {
 	return clip(visible(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n"))), n)
 }
 
-// redact is v with the strings that look like secrets, by their key or
-// their shape, replaced, and long strings cut.
+// redact is v with secret-looking strings replaced and long strings cut.
 func redact(key string, v any) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -83,13 +75,11 @@ func redact(key string, v any) any {
 
 var (
 	urls = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
-	// A credential after Bearer or Basic: long, and not a path, so that
-	// "basic /home/me" still reads as written.
+	// A credential after Bearer or Basic: long, and not a path.
 	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+=-][A-Za-z0-9._~+/=-]{15,}`)
 )
 
-// redactURL is raw with its password and the values of its query
-// parameters named like credentials (or shaped like them) replaced.
+// redactURL is raw with its password and credential-like parameters redacted.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -111,9 +101,7 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// visible is s with the characters a reader cannot see or that reorder
-// what follows them (format characters: bidirectional controls, zero
-// widths, tags) written as JSON \u escapes.
+// visible escapes format characters (bidi controls, zero widths, tags) as JSON \u escapes.
 func visible(s string) string {
 	if !strings.ContainsFunc(s, hidden) {
 		return s

@@ -1,15 +1,7 @@
-// Package apps gives the MCP Apps user interfaces of the upstreams a
-// gateway aggregates (resources under ui://, which a tool names in its
-// _meta.ui.resourceUri) URIs that are unique across those upstreams.
-//
-// Two servers may both serve ui://widget, and a ui:// URI must stay
-// ui://, so the catalog (proxy/catalog.go) shows every ui:// URI of
-// upstream u as ui://u/<the rest>: in the resources and templates it
-// lists, and in the _meta of u's tools; and a resources/read of that URI
-// asks u for its own URI and answers with the gateway's (proxy/pipeline.go).
-// Upstream names are letters, digits, '_', '-' and '.', so the scheme is
-// unambiguous and needs no table. The contents' _meta (the view's CSP,
-// permissions, domain) passes through unchanged.
+// Package apps gives the MCP Apps views of the aggregated upstreams (ui://
+// resources) unique URIs: upstream u's ui://x is shown as ui://u/x, in the
+// resources, templates and tool _meta, and a read of it asks u for ui://x.
+// Upstream names cannot hold '/', so the scheme needs no table.
 package apps
 
 import (
@@ -30,26 +22,20 @@ const MIMEType = "text/html;profile=mcp-app"
 // Extension is the MCP Apps extension's identifier in capabilities.
 const Extension = "io.modelcontextprotocol/ui"
 
-// ClientExtension is what the gateway declares to its upstreams under
-// capabilities.extensions: it passes views through, and a server should
-// offer its tools' views only to a client that says so. It cannot know
-// each of its own clients when it connects, and a client that does not
-// render views ignores them (the tool works as any other).
+// ClientExtension is what the gateway declares to its upstreams: it passes
+// views through (a client that does not render them ignores them).
 func ClientExtension() map[string]any {
 	return map[string]any{Extension: map[string]any{"mimeTypes": []any{MIMEType}}}
 }
 
-// uriKeys are the keys of a tool's _meta that name its view's URI: the
-// MCP Apps key under "ui"; the flat key the specification deprecates but
-// servers still send; and the OpenAI Apps SDK's, whose views are ui://
-// resources too.
+// uriKeys are the flat _meta keys that name a view (the deprecated MCP
+// Apps key and the OpenAI Apps SDK's), besides ui.resourceUri.
 var uriKeys = []string{legacyKey, "openai/outputTemplate"}
 
 // legacyKey is the flat key of a tool's view that MCP Apps deprecates.
 const legacyKey = "ui/resourceUri"
 
-// URI is the URI the gateway shows for upstream's uri: ui://<upstream>/
-// and the rest for a ui:// URI, any other URI as it is.
+// URI is the URI the gateway shows for upstream's ui:// uri; others as is.
 func URI(upstream, uri string) string {
 	rest, ok := strings.CutPrefix(uri, Scheme)
 	if !ok {
@@ -58,8 +44,7 @@ func URI(upstream, uri string) string {
 	return Scheme + upstream + "/" + rest
 }
 
-// Original is upstream's own URI for uri, a URI that URI gave it; any
-// other URI as it is.
+// Original is upstream's own URI for a URI that URI gave; others as is.
 func Original(upstream, uri string) string {
 	if rest, ok := strings.CutPrefix(uri, Scheme+upstream+"/"); ok {
 		return Scheme + rest
@@ -67,12 +52,9 @@ func Original(upstream, uri string) string {
 	return uri
 }
 
-// ToolMeta is a tool's _meta with the URIs of its view rewritten by URI
-// for upstream, and dropped the MCP Apps keys (_meta.ui.resourceUri and
-// the deprecated _meta["ui/resourceUri"]) whose value is not a ui:// URI,
-// as the specification requires it to be: it returns those keys. meta
-// itself is not changed: it belongs to the upstream's listing. A _meta
-// that names no view is returned as it is.
+// ToolMeta is a copy of a tool's _meta with its view URIs rewritten, and
+// the MCP Apps keys whose value is not a ui:// URI dropped (it returns
+// those keys). A _meta that names no view is returned as it is.
 func ToolMeta(upstream string, meta *mcp.Meta) (*mcp.Meta, []string) {
 	if meta == nil {
 		return nil, nil
@@ -110,8 +92,7 @@ func ToolMeta(upstream string, meta *mcp.Meta) (*mcp.Meta, []string) {
 	return &out, dropped
 }
 
-// ViewURIs are the ui:// URIs a tool's _meta names as its view, each
-// once.
+// ViewURIs are the ui:// URIs a tool's _meta names, each once.
 func ViewURIs(meta *mcp.Meta) []string {
 	if meta == nil {
 		return nil
@@ -131,8 +112,7 @@ func ViewURIs(meta *mcp.Meta) []string {
 	return uris
 }
 
-// Template is upstream's resource template t as the gateway shows it: a
-// ui:// template's URIs are URI's. t itself is not changed.
+// Template is upstream's resource template with URI's URIs (a copy).
 func Template(upstream string, t *mcp.URITemplate) *mcp.URITemplate {
 	if t == nil || t.Template == nil || !strings.HasPrefix(t.Raw(), Scheme) {
 		return t
@@ -145,8 +125,7 @@ func Template(upstream string, t *mcp.URITemplate) *mcp.URITemplate {
 	return &out
 }
 
-// Contents are the contents of a read from upstream with their ui:// URIs
-// as the gateway shows them; everything else, _meta too, as it is.
+// Contents are a read's contents with their URIs as the gateway shows them.
 func Contents(upstream string, cs []mcp.ResourceContents) []mcp.ResourceContents {
 	out := make([]mcp.ResourceContents, len(cs))
 	for i, c := range cs {

@@ -1,11 +1,11 @@
 package call
 
-// Argument validation against a tool's inputSchema (BI-07 in docs/reliability.md),
-// for upstreams with validate_arguments. Off by default, the
-// gateway is a passthrough: the upstream judges its own arguments.
+// Argument validation against a tool's inputSchema (BI-07), for upstreams
+// with validate_arguments; otherwise the upstream judges its own arguments.
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,44 +25,37 @@ import (
 	"golang.org/x/text/message"
 )
 
-// maxArgViolations bounds the violations named in one refusal; the model
-// fixes those first.
+// maxArgViolations bounds the violations named in one refusal.
 const maxArgViolations = 5
 
-// maxViolationLen bounds one violation's text (a pattern or enum message
-// quotes values).
+// maxViolationLen bounds one violation's text (it may quote values).
 const maxViolationLen = 200
 
-// schemaSeed keys the hashes of schema texts; they are only compared
-// within this process.
+// schemaSeed keys the hashes of schema texts (compared in process only).
 var schemaSeed = maphash.MakeSeed()
 
 var violationPrinter = message.NewPrinter(language.English)
 
-// ErrInvalidArguments is returned, wrapped with the violations, for a call
-// whose arguments do not match the tool's input schema.
+// ErrInvalidArguments is wrapped with the violations of a call's arguments.
 var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
 
 // Schemas is what the argument check asks of the catalog.
 type Schemas interface {
-	// InputSchema is the input schema text of c's tool when its upstream
-	// asks for its calls' arguments to be checked (nil when not, or when
-	// the tool has none), and the catalog it is from.
+	// InputSchema is c's tool's input schema when its upstream asks for
+	// arguments to be checked (nil otherwise), and the catalog it is from.
 	InputSchema(c *Call) (schema json.RawMessage, catalog Catalog)
 }
 
-// Catalog is a catalog as the argument check sees it. It is compared
-// with ==: the same value while the catalog does not change.
+// Catalog is a catalog as the argument check sees it, compared with ==:
+// the same value while the catalog does not change.
 type Catalog interface {
 	Has(tool string) bool
 }
 
-// ArgCheck is the stage that refuses, before forwarding, a call whose
-// arguments do not fit its tool's input schema (BI-07). It keeps the
-// compiled schemas of the tools whose calls it validated, by exposed name:
-// an entry is compiled on a tool's first validated call and again when
-// its schema text changes (list_changed); entries of tools that left the
-// catalog are dropped when the catalog changes.
+// ArgCheck is the stage that refuses a call whose arguments do not fit
+// its tool's input schema (BI-07). It caches compiled schemas by tool,
+// recompiled when the schema text changes and dropped when the tool
+// leaves the catalog.
 type ArgCheck struct {
 	schemas Schemas
 	logger  *slog.Logger
@@ -73,12 +66,10 @@ type ArgCheck struct {
 // boundTo holds a Catalog in an atomic.Value, which wants one concrete type.
 type boundTo struct{ Catalog }
 
-// NewArgCheck checks calls against the schemas that schemas gives; a
-// schema that does not compile is logged to logger (nil: silence), once.
+// NewArgCheck checks calls against schemas; a schema that does not
+// compile is logged once (nil logger: silence).
 func NewArgCheck(schemas Schemas, logger *slog.Logger) *ArgCheck {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
 	return &ArgCheck{schemas: schemas, logger: logger}
 }
 
@@ -88,32 +79,27 @@ func (a *ArgCheck) Cached(tool string) bool {
 	return ok
 }
 
-// argSchema is one tool's compiled input schema.
 type argSchema struct {
 	sum      uint64             // hash of the schema text
 	compiled *jsonschema.Schema // nil when the schema does not compile: calls pass
 }
 
-// Stage refuses, with an *Error of KindInvalidArguments, a call whose
-// arguments violate its tool's input schema. A schema that does not
-// compile, or arguments it cannot read, let the call pass.
+// Stage refuses, with KindInvalidArguments, a call whose arguments violate
+// its tool's input schema. An uncompilable schema or unreadable arguments
+// let the call pass.
 func (a *ArgCheck) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
 	raw, cat := a.schemas.InputSchema(c)
 	if len(raw) == 0 {
 		return next(ctx, c)
 	}
 	a.bound(cat)
-	s := a.schema(c, raw)
-	if s.compiled == nil {
-		return next(ctx, c)
-	}
-	v, ok := argInstance(c.Args)
-	if !ok {
-		return next(ctx, c)
-	}
-	if found := violations(s.compiled.Validate(v)); len(found) > 0 {
-		return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
-			Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+	if s := a.schema(c, raw); s.compiled != nil {
+		if v, ok := argInstance(c.Args); ok {
+			if found := violations(s.compiled.Validate(v)); len(found) > 0 {
+				return nil, &Error{Kind: KindInvalidArguments, Upstream: c.Upstream, Tool: c.Tool,
+					Err: fmt.Errorf("%w: %s", ErrInvalidArguments, strings.Join(found, "; "))}
+			}
+		}
 	}
 	return next(ctx, c)
 }
@@ -132,8 +118,7 @@ func (a *ArgCheck) bound(cat Catalog) {
 	})
 }
 
-// schema returns the compiled input schema raw of c's tool, compiling it
-// when it is new or changed.
+// schema returns the compiled schema raw of c's tool, compiling it when new or changed.
 func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 	sum := maphash.Bytes(schemaSeed, raw)
 	prev, ok := a.cache.Load(c.Tool)
@@ -156,9 +141,8 @@ func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 	return s
 }
 
-// compileInputSchema compiles a tool's schema text. It always returns an
-// entry; its compiled schema is nil, with the error, when the text is not
-// a schema.
+// compileInputSchema always returns an entry; its compiled schema is nil,
+// with the error, when raw is not a schema.
 func compileInputSchema(raw json.RawMessage) (*argSchema, error) {
 	s := &argSchema{}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -175,17 +159,16 @@ func compileInputSchema(raw json.RawMessage) (*argSchema, error) {
 	return s, err
 }
 
-// refusingLoader refuses every external $ref: schemas come from upstream
-// servers and must not make the gateway read files or reach the network.
+// refusingLoader refuses every external $ref: upstream schemas must not
+// make the gateway read files or reach the network.
 type refusingLoader struct{}
 
 func (refusingLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema %s not loaded", url)
 }
 
-// argInstance turns call arguments into the values the validator reads
-// (JSON numbers as json.Number); no arguments are an empty object. ok is
-// false for arguments it cannot read: the upstream judges them.
+// argInstance turns call arguments into the values the validator reads;
+// no arguments are an empty object. ok is false for unreadable arguments.
 func argInstance(args any) (v any, ok bool) {
 	switch a := args.(type) {
 	case nil:
@@ -243,9 +226,8 @@ func plainJSON(v any) bool {
 	return false
 }
 
-// violations lists a validation error's violations as "pointer: message",
-// sorted, at most maxArgViolations (and how many more). Conjunctions are
-// opened; an anyOf or oneOf stays one violation.
+// violations lists a validation error's leaf violations as "pointer:
+// message", sorted, at most maxArgViolations (and how many more).
 func violations(err error) []string {
 	var verr *jsonschema.ValidationError
 	if err == nil || !errors.As(err, &verr) {
@@ -281,8 +263,7 @@ func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError
 // pointerEscaper escapes a JSON pointer token (RFC 6901).
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
-// pointer renders an instance location as a JSON pointer below the
-// arguments ("/a/0"); the arguments themselves are "(root)".
+// pointer renders an instance location as a JSON pointer, "(root)" for none.
 func pointer(loc []string) string {
 	if len(loc) == 0 {
 		return "(root)"

@@ -12,8 +12,7 @@ import (
 	"github.com/mcp-router/mcp-router/audit"
 )
 
-// Auditor takes a record of each call. audit.Log queues it and returns at
-// once, and waits for room only when its writer is a full queue behind.
+// Auditor takes a record of each call (audit.Log queues it).
 type Auditor interface {
 	Record(audit.Record)
 }
@@ -28,8 +27,7 @@ const (
 const MaxToolBytes = 128
 
 // Audit is the stage that records every call that reaches it, refused
-// ones too: observe hears how it ended and how long it took (the
-// metrics), and a, when there is one, takes its audit record.
+// ones too: observe hears the outcome and duration, a takes the record.
 func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToolResult, err error)) Stage {
 	return func(ctx context.Context, c *Call, next Handler) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
@@ -45,8 +43,7 @@ func Audit(a Auditor, observe func(c *Call, took time.Duration, res *mcp.CallToo
 	}
 }
 
-// AuditRecord is the audit record of c, which started at start. Only the
-// sizes of the arguments and the result are kept, never their values.
+// AuditRecord is c's audit record: the sizes of arguments and result, never their values.
 func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) audit.Record {
 	r := audit.Record{Time: start.UTC(), Principal: c.Who(), Session: SessionTag(c.Session), Tool: ClipName(c.Tool),
 		Upstream: c.Upstream, Outcome: outcomeOK, Duration: time.Since(start), RequestBytes: jsonSize(c.Args),
@@ -66,8 +63,7 @@ func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) a
 	return r
 }
 
-// ClipName cuts a tool name to MaxToolBytes: a name the catalog
-// does not have comes from the client and may be long.
+// ClipName cuts a tool name to MaxToolBytes (a client's name may be long).
 func ClipName(name string) string {
 	if len(name) <= MaxToolBytes {
 		return name
@@ -75,9 +71,7 @@ func ClipName(name string) string {
 	return strings.ToValidUTF8(name[:MaxToolBytes], "") + "…"
 }
 
-// jsonSize is how many bytes v takes as JSON (0 for nothing). A tool
-// result is counted from its fields (resultSize) when it can be;
-// otherwise the encoding is counted as it is written rather than kept.
+// jsonSize is how many bytes v takes as JSON (0 for nothing), counted without keeping the encoding.
 func jsonSize(v any) int {
 	switch v := v.(type) {
 	case nil:
@@ -99,7 +93,6 @@ func jsonSize(v any) int {
 	return int(n) - 1 // Encode ends the value with a newline
 }
 
-// byteCount is a writer that counts what it is given.
 type byteCount int
 
 func (c *byteCount) Write(p []byte) (int, error) {

@@ -13,14 +13,10 @@ import (
 // uncounted is the size the counters below give what they do not count.
 const uncounted = -1
 
-// resultSize is jsonSize(res), counted from the result's fields rather
-// than by encoding it: mcp-go encodes a result through maps built for the
-// purpose, which would cost an audited call about what its reply to the
-// client does. It counts what a result from an upstream holds (text
-// items, _meta and structured content of decoded JSON values, structured
-// content as received) and gives uncounted for anything else (other kinds
-// of content, annotations, values of other types), which jsonSize then
-// encodes.
+// resultSize is jsonSize(res) counted from the result's fields: mcp-go
+// encodes a result through maps built for the purpose, which would cost an
+// audited call as much as its reply. It gives uncounted for what it does
+// not know (other content, annotations, other value types).
 func resultSize(res *mcp.CallToolResult) int {
 	if len(res.InputRequests) > 0 {
 		return uncounted
@@ -54,7 +50,6 @@ type objectSize struct {
 	uncounted bool // a field's value was uncounted
 }
 
-// field counts a field whose value has size n.
 func (o *objectSize) field(key string, n int) {
 	if n == uncounted {
 		o.uncounted = true
@@ -63,8 +58,7 @@ func (o *objectSize) field(key string, n int) {
 	o.fields++
 }
 
-// size is the object's size: its fields, the commas between them and
-// the braces; uncounted when a field's value was.
+// size is the object's size with commas and braces; uncounted if a field was.
 func (o *objectSize) size() int {
 	if o.uncounted {
 		return uncounted
@@ -72,8 +66,7 @@ func (o *objectSize) size() int {
 	return o.n + max(o.fields-1, 0) + len("{}")
 }
 
-// contentSize is the size of a result's content array, when every item
-// is a text item without annotations.
+// contentSize is the size of a content array of plain text items.
 func contentSize(items []mcp.Content) int {
 	n := len("[]") + max(len(items)-1, 0)
 	for _, c := range items {
@@ -96,8 +89,8 @@ func contentSize(items []mcp.Content) int {
 	return n
 }
 
-// metaSize is the size of a _meta object, which mcp-go encodes as its
-// progress token beside its other fields (which win over it).
+// metaSize is the size of a _meta object (its other fields win over the
+// progress token, as in mcp-go).
 func metaSize(m *mcp.Meta) int {
 	var o objectSize
 	if _, shadowed := m.AdditionalFields["progressToken"]; m.ProgressToken != nil && !shadowed {
@@ -110,8 +103,7 @@ func metaSize(m *mcp.Meta) int {
 }
 
 // valueSize is the size of v as json.Marshal writes it, for the values
-// encoding/json decodes into an any and a few more; uncounted for any
-// other type, and for values json.Marshal refuses (NaN, infinities).
+// encoding/json decodes into an any; uncounted otherwise.
 func valueSize(v any) int {
 	switch v := v.(type) {
 	case nil:
@@ -151,9 +143,7 @@ func valueSize(v any) int {
 	return uncounted
 }
 
-// rawSize is the size of raw JSON as json.Marshal writes it: its length
-// when it is valid and has no space to take out and nothing to escape;
-// uncounted otherwise.
+// rawSize is len(raw) when json.Marshal would write raw unchanged.
 func rawSize(raw json.RawMessage) int {
 	if len(raw) == 0 || bytes.ContainsAny(raw, " \t\r\n<>&\u2028\u2029") || !json.Valid(raw) {
 		return uncounted
@@ -166,9 +156,8 @@ func intSize(i int64) int {
 	return len(strconv.AppendInt(buf[:0], i, 10))
 }
 
-// floatSize is the size of f as encoding/json writes a float64: as
-// ECMAScript does, 'e' notation outside [1e-6, 1e21), its exponent
-// unpadded; uncounted for NaN and the infinities.
+// floatSize is the size of f as encoding/json writes a float64
+// ('e' notation outside [1e-6, 1e21), exponent unpadded).
 func floatSize(f float64) int {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return uncounted
@@ -185,10 +174,7 @@ func floatSize(f float64) int {
 	return len(b)
 }
 
-// stringSize is the size of s as a JSON string as encoding/json writes
-// it, HTML characters escaped: quotes, \" \\ \b \f \n \r \t, \u00XX for
-// other control characters and < > &, \ufffd for each invalid byte and
-// \u2028, \u2029 for those two.
+// stringSize is the size of s as encoding/json writes it, HTML escaped.
 func stringSize(s string) int {
 	n := len(`""`)
 	for i := 0; i < len(s); {

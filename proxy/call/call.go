@@ -1,29 +1,16 @@
 // Package call is one request through the gateway: the value the edge
-// builds for it (who calls, on which session, in which protocol era, by
-// when) and the stages a tools/call, a resources/read or a prompts/get
-// passes through on its way to an upstream and back.
-//
-// The context a stage receives carries cancellation and deadlines only
-// (and the span of the call, where OpenTelemetry keeps it); everything
-// else the gateway knows of the request is in the [Call].
-//
-// The stages, each in a file of its own with one job: [Audit] (the
-// metrics and the audit record, audit.go, counting a result's size
-// without encoding it in auditsize.go), [Authorise], [StartWait] and
-// [Screen] (stages.go, each built from the one function of the hub it
-// needs, and generic in the result, so that reads pass them too), [ArgCheck] (the arguments against the tool's input schema,
-// argcheck.go), [Limits] (the quotas and the repeat bound, quota.go) and
-// [Trace] (the span of the upstream call, trace.go) and [Cap] (what of a
-// long result reaches the model, the whole kept for its caller,
-// capresult.go). A failed call is an
-// [*Error] of a [Kind] (errors.go). The hub lists the stages in their
-// order once, in front of the upstream call, and the stages of a read
-// (authorise, start-wait, integrity, tracing) next to them.
+// builds for it (who calls, on which session, in which era), and
+// the stages a tools/call, resources/read or prompts/get passes on its way
+// to an upstream: [Audit], [Authorise], [StartWait], [Screen], [ArgCheck],
+// [Limits], [Trace] and [Cap]. A failed call is an [*Error] of a [Kind].
+// The context carries cancellation, deadlines and the span only.
 package call
 
 import (
+	"cmp"
 	"context"
-	"time"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,87 +24,66 @@ import (
 type Era int
 
 const (
-	// Sessions is the 2025 era: the client initialized a session and
-	// holds it across requests.
+	// Sessions is the 2025 era: the client holds an initialized session.
 	Sessions Era = iota
 	// Stateless is the 2026-07-28 era: each request stands alone.
 	Stateless
 )
 
-// Call is one client request as the edge saw it, built once and passed
-// down as a parameter.
+// Call is one client request as the edge saw it.
 type Call struct {
-	// Principal is who calls: the fingerprint of the bearer token, or
-	// "" for a caller with none (stdio, or HTTP without tokens).
+	// Principal is the bearer token's fingerprint; "" for none.
 	Principal string
 	// Session is the client's session id; "" in the stateless era.
 	Session string
 	// Era is the protocol era of the request.
 	Era Era
-	// Caps are what the client said it can do (sampling, elicitation,
-	// roots); nil when unknown.
+	// Caps are what the client said it can do; nil when unknown.
 	Caps *mcp.ClientCapabilities
-	// Deadline is when the client stops waiting; zero is none.
-	Deadline time.Time
 
-	// Method is what the client asks: mcp.MethodToolsCall (also when
-	// empty), mcp.MethodResourcesRead or mcp.MethodPromptsGet.
+	// Method is mcp.MethodToolsCall (also when empty),
+	// mcp.MethodResourcesRead or mcp.MethodPromptsGet.
 	Method mcp.MCPMethod
-	// Tool is the exposed name of the catalog tool called or prompt got,
-	// or the URI of the resource read.
+	// Tool is the exposed name of the tool or prompt, or the resource URI.
 	Tool string
-	// Args are the arguments as the client sent them (a resource read's
-	// are its mcp.ReadResourceParams).
+	// Args are the arguments as sent (a read's mcp.ReadResourceParams).
 	Args any
-	// Plan and Step name the plan run and step that make this call (""
-	// for a direct one).
+	// Plan and Step name the plan run and step of this call, if any.
 	Plan, Step string
-	// StartWaited says the edge already waited for the tool's upstream
-	// to start: the call does not wait a second time.
+	// StartWaited says the edge already waited for the upstream to start.
 	StartWaited bool
-	// Approved says the person approved this call with its plan, before
-	// the plan ran: set only at the edge, from the plan value the gateway
-	// built (executor.StepApproved), never from what the model sent.
+	// Approved says the person approved this call with its plan: set only
+	// from the plan value the gateway built, never from the model's JSON.
 	Approved bool
-	// Approval is how the approval stage let the call go on, for its
-	// audit record ("" when the call was not gated).
+	// Approval is how the approval stage let the call go on ("" if ungated).
 	Approval string
-	// Approver is the principal that answered for the call in the
-	// console, approving or declining it ("" when no one did there).
+	// Approver is the principal that answered for the call in the console.
 	Approver string
-	// Whole says the result goes to a caller in process (the CLI), not to
-	// a model: the cap stage leaves it whole, as it does a plan step's.
+	// Whole says the result goes to an in-process caller: it is not capped.
 	Whole bool
-	// Progress hears the upstream's progress reports for this call; nil
-	// when the client asked for none. It must not block.
+	// Progress hears the upstream's progress reports; nil for none. It must not block.
 	Progress func(Progress)
 
-	// Upstream is the server that owns the tool, once a stage resolved it
-	// ("" for a tool that is nobody's).
+	// Upstream is the tool's server, once a stage resolved it.
 	Upstream string
 	// Meta is the request's _meta (its progress token); nil for none.
 	Meta *mcp.Meta
-	// Input are the client's answers to what the gateway asked in an
-	// earlier round of this request, and the state it echoed (the
-	// stateless era's multi round-trip requests); nil for none.
+	// Input are the client's answers to an earlier round of this request
+	// (the stateless era's multi round-trip requests); nil for none.
 	Input *mcp.MultiRoundTripParams
 
-	// Client is the key of the credential the request came with, which
-	// stateless-era handles are bound to; "" for none.
+	// Client is the key of the request's credential, which stateless-era handles are bound to.
 	Client string
-	// Carried is the routing state a stateless-era request brought in
-	// the handle it passed; the calls it makes report to it. nil
-	// otherwise.
+	// Carried is the routing state a stateless-era request's handle brought; nil otherwise.
 	Carried *Carried
 }
 
-// Carried is the routing state of a stateless-era request, restored from
-// a handle: there is no session to keep it in.
+// Carried is the routing state of a stateless-era request.
 type Carried struct {
 	// Session is the routing session the handle restored.
 	Session *routing.Session
-	// Outage is set when the request's search or call met an upstream
-	// that was down or starting: the detour it causes is not learned.
+	// Outage is set when the request met an upstream down or starting:
+	// the detour it causes is not learned.
 	Outage bool
 	// Note says why the handle passed was ignored, if it was.
 	Note string
@@ -130,13 +96,11 @@ type Progress struct {
 	Message  string
 }
 
-// HandlerOf answers a request whose result is an R: the upstream call at
-// the end of a pipeline, or the rest of the pipeline as a stage sees it.
+// HandlerOf answers a request whose result is an R.
 type HandlerOf[R any] func(ctx context.Context, c *Call) (R, error)
 
 // StageOf is one concern on a request's way: it may refuse the request,
-// change it, or look at the result next gives back. A stage that applies
-// to tool calls and reads alike is generic in R.
+// change it, or look at the result.
 type StageOf[R any] func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error)
 
 // Handler answers a tools/call.
@@ -156,14 +120,12 @@ func Chain[R any](last HandlerOf[R], stages ...StageOf[R]) HandlerOf[R] {
 }
 
 // New is the edge: it reads what mcp-go, the front door and the executor
-// (for a plan step) put in ctx, once, into the Call of a tools/call of
-// tool with args. Below it, nothing reads the caller from ctx.
+// put in ctx into the Call of a tools/call, once.
 func New(ctx context.Context, tool string, args any) *Call {
 	c := &Call{Principal: PrincipalOf(ctx), Session: SessionOf(ctx), Tool: tool, Args: args}
 	if server.IsModernRequest(ctx) {
 		c.Era = Stateless
 	}
-	c.Deadline, _ = ctx.Deadline()
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
 	c.Approved = executor.StepApproved(ctx)
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
@@ -183,12 +145,61 @@ func SessionOf(ctx context.Context) string {
 	return ""
 }
 
-// PrincipalOf is who the request in ctx came from, as the front door
-// found it (the fingerprint of its bearer token), or "" for a caller with
-// none (stdio, or HTTP without tokens).
+// PrincipalOf is the front door's principal of ctx's request, "" for none.
 func PrincipalOf(ctx context.Context) string {
 	if p := frontdoor.PrincipalOf(ctx); p != frontdoor.LocalPrincipal {
 		return p
 	}
 	return ""
+}
+
+// A session id lets whoever holds it resume the session, so logs, traces
+// and audit records name a session by SessionTag, a short hash.
+
+// SessionTag is "s-" and 12 hex digits of id's SHA-256, "" for none.
+func SessionTag(id string) string {
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:6])
+}
+
+// Who is c's principal, frontdoor.LocalPrincipal for none.
+func (c *Call) Who() string { return cmp.Or(c.Principal, frontdoor.LocalPrincipal) }
+
+// Authorise is the stage that refuses what heldBack says is held back from
+// callers (a blocked or app-only tool, a prompt or resource not offered).
+func Authorise[R any](heldBack func(c *Call) error) StageOf[R] {
+	return StartWait[R](func(_ context.Context, c *Call) error { return heldBack(c) })
+}
+
+// StartWait is the stage that resolves c.Upstream: resolve waits for an
+// upstream still starting and says why the request cannot be served.
+func StartWait[R any](resolve func(ctx context.Context, c *Call) error) StageOf[R] {
+	return func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error) {
+		if err := resolve(ctx, c); err != nil {
+			var none R
+			return none, err
+		}
+		return next(ctx, c)
+	}
+}
+
+// Screen is the stage that screens every result (integrity, secret
+// scrubbing) by the rules of the upstream that gave it, taken before the
+// request goes on; a screen may refuse a result whole.
+func Screen[R any](screener func(c *Call) (func(R) (R, error), error)) StageOf[R] {
+	return func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error) {
+		var none R
+		screen, err := screener(c)
+		if err != nil {
+			return none, err
+		}
+		res, err := next(ctx, c)
+		if err != nil {
+			return none, err
+		}
+		return screen(res)
+	}
 }

@@ -14,21 +14,17 @@ import (
 	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
-// Keeper keeps the whole of a result cut for the model, for the principal
-// that made the call, and gives its URI (results.Store).
+// Keeper keeps the whole of a cut result for its principal (results.Store).
 type Keeper interface {
 	Keep(principal, text string) (uri string, err error)
 	// TTL is how long a kept result stays readable.
 	TTL() time.Duration
 }
 
-// Cap is the stage that keeps a model's context from a flood: a result
-// whose text, or whose structured content, is larger than limit bytes
-// reaches the model cut (text at a line or UTF-8 boundary; structured
-// content replaced by a note), with a note that says how large it was and
-// how to read on, and a resource_link to the whole, which k keeps for the
-// caller. A result that a plan step or an in-process caller reads
-// (c.Plan, c.Whole) passes whole; limit <= 0 caps nothing.
+// Cap is the stage that keeps a flood out of the model's context: text or
+// structured content over limit bytes is cut, with a note on how to read
+// on and a resource_link to the whole, which k keeps. A plan step's or an
+// in-process caller's result passes whole; limit <= 0 caps nothing.
 func Cap(limit int, k Keeper) Stage {
 	return func(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
 		res, err := next(ctx, c)
@@ -39,19 +35,11 @@ func Cap(limit int, k Keeper) Stage {
 	}
 }
 
-// CapResult is res as the model may see it, cut to limit as Cap cuts the
-// result of a tool call: for what reaches the model by another way (a
-// plan's answer, which holds its steps' whole results). limit <= 0 cuts
-// nothing.
+// CapResult cuts res as Cap does, for what reaches the model another way (a plan's answer).
 func CapResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || limit <= 0 {
 		return res
 	}
-	return capResult(c, limit, k, res)
-}
-
-// capResult is res as the model may see it: a copy when anything is cut.
-func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallToolResult {
 	structured := structuredSize(res) > limit
 	if textSize(res.Content) <= limit && !structured && !slices.ContainsFunc(res.Content, bulky(limit)) {
 		return res // the common case: counted, nothing copied
@@ -85,14 +73,12 @@ func capResult(c *Call, limit int, k Keeper, res *mcp.CallToolResult) *mcp.CallT
 	return &out
 }
 
-// withheldNote tells the model why a result whose structured content was
-// withheld is marked as an error: the MCP TypeScript SDK's client (and so
-// the clients built on it) throws on a result of a tool with an output
-// schema that has neither structured content nor isError.
+// withheldNote says why a result without its structured content is an
+// error: the MCP TypeScript SDK's client throws on a result of a tool with
+// an output schema that has neither structured content nor isError.
 const withheldNote = "[marked as an error only because its structured content is kept, not shown: the call itself succeeded]"
 
-// Withheld reports whether res is marked isError only because Cap
-// withheld its structured content: the call succeeded.
+// Withheld reports whether res is isError only because Cap withheld its structured content.
 func Withheld(res *mcp.CallToolResult) bool {
 	if res == nil || !res.IsError || len(res.Content) == 0 {
 		return false
@@ -101,8 +87,7 @@ func Withheld(res *mcp.CallToolResult) bool {
 	return ok && t.Text == withheldNote
 }
 
-// joinedText is the text items of content, joined by a newline: what is
-// kept of a result's text (the text itself, when there is one item).
+// joinedText is the text items of content, joined by newlines.
 func joinedText(content []mcp.Content) string {
 	var parts []string
 	for _, ct := range content {
@@ -113,16 +98,14 @@ func joinedText(content []mcp.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// cutText is the text the model sees of a result whose text is too long:
-// its start, cut at a line or UTF-8 boundary, then the note and the link.
+// cutText is the start of a too long text, then the note and the link.
 func cutText(c *Call, limit int, k Keeper, text string) []mcp.Content {
 	n := CutAt(text, limit)
 	return append([]mcp.Content{mcp.NewTextContent(text[:n])}, kept(c, k, "result", "text/plain", text, n)...)
 }
 
 // CutAt is where text cut to at most limit bytes ends: after the last
-// newline in the second half of the limit, or else at the last whole
-// UTF-8 character.
+// newline in the limit's second half, or else at a UTF-8 boundary.
 func CutAt(text string, limit int) int {
 	if len(text) <= limit {
 		return len(text)
@@ -137,8 +120,7 @@ func CutAt(text string, limit int) int {
 	return n
 }
 
-// kept keeps whole for c's principal and says so to the model: how large
-// it was, how much it saw (shown bytes), and where to read on.
+// kept keeps whole for c's principal and tells the model where to read on.
 func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content {
 	uri, err := k.Keep(c.Who(), whole)
 	if err != nil {
@@ -152,10 +134,8 @@ func kept(c *Call, k Keeper, what, mime, whole string, shown int) []mcp.Content 
 	return []mcp.Content{mcp.NewTextContent(note), link}
 }
 
-// bulky reports whether an item is an embedded resource whose text is
-// larger than limit: text the model reads as it reads a result's (a file
-// a server returns embedded). Images, audio and blobs pass: what they
-// cost a model is not their size in bytes.
+// bulky reports whether an item is an embedded resource with text over
+// limit (images, audio and blobs are not measured in bytes).
 func bulky(limit int) func(mcp.Content) bool {
 	return func(ct mcp.Content) bool {
 		er, ok := ct.(mcp.EmbeddedResource)
@@ -178,10 +158,6 @@ func textSize(content []mcp.Content) int {
 	return n + max(0, items-1)
 }
 
-// structuredSize is how many bytes res's structured content takes: the
-// upstream's bytes when the result kept them (it does when it came from
-// an upstream over a wire), or else its encoding, counted without
-// encoding it where it can be (auditsize.go).
 func structuredSize(res *mcp.CallToolResult) int {
 	switch {
 	case len(res.RawStructuredContent) > 0:

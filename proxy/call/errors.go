@@ -2,8 +2,7 @@ package call
 
 import "fmt"
 
-// Kind classifies a failed call so callers (and the model) can tell a
-// dead upstream from a slow one or a broken one.
+// Kind classifies a failed call.
 type Kind string
 
 // The kinds of upstream failure.
@@ -19,30 +18,23 @@ const (
 	KindTooLarge      Kind = "message_too_large"
 	KindUpstreamError Kind = "upstream_error"
 	KindRateLimited   Kind = "rate_limited"
-	// KindInvalidArguments is a call refused before forwarding because its
-	// arguments violate the tool's inputSchema (validate_arguments, BI-07).
+	// KindInvalidArguments: the arguments violate the tool's inputSchema.
 	KindInvalidArguments Kind = "invalid_arguments"
-	// KindResultBlocked replaces a tool result holding secrets or
-	// injection markers under the block result policy (SEC-11).
+	// KindResultBlocked: a result with secrets or injection markers under
+	// the block result policy (SEC-11).
 	KindResultBlocked Kind = "result_blocked"
-	// KindStarting is a call of a tool whose upstream is still on its
-	// first connection attempt after Options.StartWait.
+	// KindStarting: the upstream is still on its first attempt.
 	KindStarting Kind = "upstream_starting"
-	// KindQuotaExceeded is a call refused by a quota of its principal and
-	// tool (Options.Quotas).
+	// KindQuotaExceeded: refused by a quota of its principal and tool.
 	KindQuotaExceeded Kind = "quota_exceeded"
-	// KindRepeatedCall is a call refused because its session made the
-	// same call too many times in a row (Options.RepeatCalls).
+	// KindRepeatedCall: the session made the same call too often in a row.
 	KindRepeatedCall Kind = "repeated_call"
-	// KindAuthRequired is a call to an upstream that asks for
-	// authorization (HTTP 401): it needs `mcp-router auth login NAME`, or a
-	// token in its headers.
+	// KindAuthRequired: the upstream asks for authorization (HTTP 401).
 	KindAuthRequired Kind = "auth_required"
 )
 
-// Error is a failed call: refused by a stage, or failed at its upstream.
-// Its message is safe to show a model: it names the tool, the upstream and
-// the reason, never headers, environment values or URLs.
+// Error is a failed call. Its message is safe to show a model: it names
+// the tool, the upstream and the reason, never headers, env values or URLs.
 type Error struct {
 	Kind     Kind
 	Upstream string

@@ -1,6 +1,7 @@
 package call
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -16,17 +17,14 @@ import (
 	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
-// Quota bounds the calls of a principal to the tools that match it. The
-// calls of one principal to all the tools a quota matches count together;
-// with Principal "*" each principal has a count of its own.
+// Quota bounds the calls of a principal to the tools that match it,
+// counted together; with Principal "*" each principal counts on its own.
 type Quota struct {
-	// Principal is a bearer token's fingerprint (see TokenFingerprint),
-	// frontdoor.LocalPrincipal, or "*" for each principal.
+	// Principal is a token fingerprint, frontdoor.LocalPrincipal, or "*".
 	Principal string
 	// Tool is a tool name or a glob (path.Match syntax); "*" is every tool.
 	Tool string
-	// CallsPerMinute is how many calls may start in a minute (a bucket of
-	// that size refilling over the minute); 0 is no bound.
+	// CallsPerMinute is how many calls may start in a minute; 0 is no bound.
 	CallsPerMinute int
 	// Concurrent is how many calls may run at once; 0 is no bound.
 	Concurrent int
@@ -75,11 +73,9 @@ func (q Quota) matches(principal, tool string) bool {
 type QuotaError struct {
 	Quota     Quota
 	Principal string
-	// Concurrent is true when the call was refused for the calls running,
-	// not for the calls per minute.
+	// Concurrent is set when refused for the calls running.
 	Concurrent bool
-	// RetryAfter is when the quota has room again (0 when that depends on
-	// a running call ending).
+	// RetryAfter is when the quota has room again (0: when a call ends).
 	RetryAfter time.Duration
 }
 
@@ -98,23 +94,19 @@ type quotaKey struct {
 	principal string
 }
 
-// QuotaCounter counts calls in fixed one-minute windows for every gateway
-// that shares it (the state store's quota counts): the calls-per-minute
-// quotas then hold across replicas.
+// QuotaCounter counts calls in one-minute windows shared by replicas.
 type QuotaCounter interface {
-	// Take counts one call under key in the window that starts at window,
-	// unless limit calls are counted there already; it reports whether it
-	// counted the call.
+	// Take counts one call under key in window unless limit are counted,
+	// and reports whether it did.
 	Take(ctx context.Context, key string, window time.Time, limit int) (bool, error)
 }
 
 // quotaWindow is the window of a shared calls-per-minute count.
 const quotaWindow = time.Minute
 
-// quotas enforces the quotas of a hub. The counts are bounded by the
-// quotas times the principals, and principals are the configured tokens.
-// With a shared counter, calls per minute are counted there, in fixed
-// windows; concurrent calls always here.
+// quotas enforces the quotas of a hub (counts bounded by quotas times
+// configured principals). A shared counter counts calls per minute;
+// concurrent calls are always counted here.
 type quotas struct {
 	list   []Quota
 	shared QuotaCounter // nil: calls per minute counted here
@@ -130,16 +122,13 @@ func newQuotas(list []Quota, shared QuotaCounter, log *slog.Logger) *quotas {
 	if len(list) == 0 {
 		return nil
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &quotas{list: list, shared: shared, log: log, now: time.Now,
 		buckets: map[quotaKey]*rate.Limiter{}, running: map[quotaKey]int{}}
 }
 
-// acquire admits a call of tool by principal under every quota that
-// matches it, or says which refused it. A nil error comes with a release
-// the caller must call once the call ends.
+// acquire admits a call under every quota that matches it, or says which
+// refused it; release must be called once the call ends.
 func (qs *quotas) acquire(ctx context.Context, principal, tool string) (release func(), _ *QuotaError) {
 	if qs == nil {
 		return func() {}, nil
@@ -158,7 +147,7 @@ func (qs *quotas) acquire(ctx context.Context, principal, tool string) (release 
 }
 
 // admitHere applies the concurrent bounds and, without a shared counter,
-// the calls per minute, and returns the keys of the quotas that matched.
+// the calls per minute; it returns the matching quotas' keys.
 func (qs *quotas) admitHere(principal, tool string) ([]quotaKey, *QuotaError) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
@@ -186,8 +175,7 @@ func (qs *quotas) admitHere(principal, tool string) ([]quotaKey, *QuotaError) {
 	return keys, nil
 }
 
-// takeLocked takes a calls-per-minute token of each key's bucket, only
-// once every bucket has room, so that a refused call uses none.
+// takeLocked takes a token of each key's bucket only if all have room.
 func (qs *quotas) takeLocked(keys []quotaKey) *QuotaError {
 	var taken []*rate.Reservation
 	for _, k := range keys {
@@ -214,10 +202,8 @@ func (qs *quotas) takeLocked(keys []quotaKey) *QuotaError {
 	return nil
 }
 
-// admitShared counts the call in the shared counter under each key's
-// calls-per-minute quota. A counter that fails is not a reason to refuse
-// calls: that quota is counted here for the call, and a warning logged.
-// A call refused by one quota has been counted by those before it.
+// admitShared counts the call in the shared counter. A failing counter
+// does not refuse calls: that quota is counted here, with a warning.
 func (qs *quotas) admitShared(ctx context.Context, keys []quotaKey) *QuotaError {
 	if qs.shared == nil {
 		return nil
@@ -248,7 +234,6 @@ func (qs *quotas) admitShared(ctx context.Context, keys []quotaKey) *QuotaError 
 	return nil
 }
 
-// leave ends a call admitted under keys.
 func (qs *quotas) leave(keys []quotaKey) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
@@ -272,12 +257,10 @@ func (e *RepeatedCallError) Error() string {
 		"the result will not change, so change approach (other arguments, another tool, or ask the user)", e.Tool, e.Times)
 }
 
-// maxRepeatSessions bounds the sessions the repeat breaker remembers; past
-// it, one is forgotten for each new one.
+// maxRepeatSessions bounds the sessions the repeat breaker remembers.
 const maxRepeatSessions = 10000
 
-// repeats is the breaker for the same call repeated by one session: it
-// remembers each session's last call and how many times in a row it came.
+// repeats remembers each session's last call and how often it came in a row.
 type repeats struct {
 	limit int
 
@@ -297,8 +280,7 @@ func newRepeats(limit int) *repeats {
 	return &repeats{limit: limit, last: map[string]repeatEntry{}}
 }
 
-// note counts a call of tool with args by session, refusing it when the
-// session made that same call limit times in a row just before.
+// note refuses a call its session made limit times in a row just before.
 func (r *repeats) note(session, tool string, args any) *RepeatedCallError {
 	if r == nil {
 		return nil
@@ -334,32 +316,24 @@ func (r *repeats) forget(session string) {
 	r.mu.Unlock()
 }
 
-// callDigest identifies a call by its tool and arguments; arguments that
-// encode to the same JSON (maps encode with sorted keys) are the same.
+// callDigest identifies a call by its tool and its arguments' JSON.
 func callDigest(tool string, args any) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
+	var raw []byte
 	switch a := args.(type) {
 	case json.RawMessage:
-		var v any
-		if json.Unmarshal(a, &v) == nil {
-			args = v
-		}
+		raw = a
 	case []byte:
-		var v any
-		if json.Unmarshal(a, &v) == nil {
-			args = v
-		}
+		raw = a
+	}
+	var v any
+	if raw != nil && json.Unmarshal(raw, &v) == nil {
+		args = v
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		b = fmt.Appendf(nil, "%#v", args)
 	}
-	h.Write(b)
-	var out [sha256.Size]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	return sha256.Sum256(append(append([]byte(tool), 0), b...))
 }
 
 // Limits are the quotas and the repeat bound of a hub's calls.
@@ -368,16 +342,14 @@ type Limits struct {
 	repeats *repeats // nil without a repeat bound
 }
 
-// NewLimits applies list (checked with CheckQuota), counting calls per
-// minute in shared when it is set, and refuses the same call made more
-// than repeatCalls times in a row by one session (0: no bound). A nil log
-// is silence.
+// NewLimits applies list, counting calls per minute in shared when set,
+// and refuses the same call made more than repeatCalls times in a row by
+// one session (0: no bound). A nil log is silence.
 func NewLimits(list []Quota, shared QuotaCounter, repeatCalls int, log *slog.Logger) *Limits {
 	return &Limits{quotas: newQuotas(list, shared, log), repeats: newRepeats(repeatCalls)}
 }
 
-// Stage applies the repeat breaker and the quotas to a call; the quotas
-// count it until it ends.
+// Stage applies the repeat breaker and the quotas to a call.
 func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
 	if err := l.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
 		return nil, &Error{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
@@ -390,9 +362,7 @@ func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToo
 	return next(ctx, c)
 }
 
-// repeatKey is whose calls the repeat breaker counts together: the
-// session's, or, for a client of the stateless protocol (no session), the
-// credential's, so that two such clients never count as one.
+// repeatKey is whose calls count together: the session's, or without one, the credential's.
 func repeatKey(c *Call) string {
 	if c.Session != "" {
 		return c.Session

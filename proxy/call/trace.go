@@ -2,6 +2,8 @@ package call
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -12,11 +14,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// Trace is the stage that records the client span of a request to its
-// upstream, under a span of its plan step for a plan's call. The span
-// rides in the context to the upstream call, which hands its trace
-// context on in the request's _meta ([InjectTrace]). With a nil tracer
-// the stage records nothing and builds nothing.
+// Trace is the stage that records the client span of an upstream request,
+// under a span of its plan step for a plan's call; InjectTrace hands the
+// context on in _meta. A nil tracer records nothing.
 func Trace[R any](tr trace.Tracer) StageOf[R] {
 	return func(ctx context.Context, c *Call, next HandlerOf[R]) (R, error) {
 		if tr == nil {
@@ -42,9 +42,8 @@ func Trace[R any](tr trace.Tracer) StageOf[R] {
 	}
 }
 
-// spanName is the name of the span of c's upstream request, and the
-// attribute that names what it asks for. A resource's URI is kept out of
-// the name, which should name a kind of operation.
+// spanName is the name of c's span and the attribute that names what it
+// asks for (a resource URI stays out of the name).
 func spanName(c *Call) (string, attribute.KeyValue) {
 	switch c.Method {
 	case mcp.MethodResourcesRead:
@@ -55,8 +54,7 @@ func spanName(c *Call) (string, attribute.KeyValue) {
 	return "upstream " + c.Upstream + " " + c.Tool, attribute.String("mcp.tool", c.Tool)
 }
 
-// EndSpan sets the status of a call's span from its outcome; an error's
-// text is redacted of secrets first.
+// EndSpan sets a span's status from its outcome, secrets redacted.
 func EndSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 	switch {
 	case err != nil:
@@ -66,12 +64,11 @@ func EndSpan(span trace.Span, res *mcp.CallToolResult, err error) {
 	}
 }
 
-// traceContext reads and writes W3C trace context (traceparent,
-// tracestate), which MCP carries in a request's _meta.
+// traceContext is W3C trace context, which MCP carries in _meta.
 var traceContext = propagation.TraceContext{}
 
-// InjectTrace writes the trace context of ctx's span into meta, or into a
-// new one when meta is nil; with no span in ctx it returns meta as it is.
+// InjectTrace writes ctx's trace context into meta (a new one if nil);
+// without a span it returns meta as it is.
 func InjectTrace(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return meta
@@ -86,8 +83,7 @@ func InjectTrace(ctx context.Context, meta *mcp.Meta) *mcp.Meta {
 	return meta
 }
 
-// ExtractTrace continues, in ctx, the trace whose traceparent a client
-// put in meta.
+// ExtractTrace continues the trace a client put in meta.
 func ExtractTrace(ctx context.Context, meta *mcp.Meta) context.Context {
 	if meta == nil || meta.AdditionalFields == nil {
 		return ctx
@@ -105,10 +101,4 @@ func (m metaCarrier) Get(key string) string {
 
 func (m metaCarrier) Set(key, value string) { m[key] = value }
 
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
+func (m metaCarrier) Keys() []string { return slices.Collect(maps.Keys(m)) }

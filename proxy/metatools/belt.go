@@ -9,19 +9,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
-	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// QueryMetaKey is the tools/list _meta key under which a programmatic
-// client may pass its user's message, to get the routed belt in one step.
+// QueryMetaKey is the tools/list _meta key under which a client may pass
+// its user's message, to get the routed belt in one step.
 const QueryMetaKey = "mcp-router/query"
 
-// belts keeps one routing.Session per client session and decides what
-// each client's tools/list shows: the proxy's own tools, the core tools
-// and the session's routed tools. Every catalog tool stays registered, so
-// a client that kept an old list can still call an evicted tool.
+// belts keeps one routing.Session per client session. Every catalog tool
+// stays registered, so a client with an old list can still call an
+// evicted tool.
 type belts struct {
 	router *routing.Router
 	opts   routing.SessionOptions
@@ -31,9 +29,8 @@ type belts struct {
 	sessions map[string]*routing.Session
 }
 
-// session returns c's routing session, starting it on first use. A
-// request of the stateless protocol has no session id: it gets a fresh
-// session of its own, never one that every such request shares.
+// session returns c's routing session, starting it on first use; a
+// stateless request gets a fresh one of its own.
 func (b *belts) session(c *call.Call) *routing.Session {
 	if c.Era == call.Stateless {
 		return b.router.NewSession(b.opts)
@@ -63,12 +60,11 @@ func (t *Tools) Forget(id string) {
 		delete(t.belts.sessions, id)
 		t.belts.mu.Unlock()
 	}
-	t.outages.take(id)
+	t.outages.Delete(id)
 	t.ReportBelts()
 }
 
-// Retain keeps on every belt only the tools keep accepts (those still in
-// the catalog).
+// Retain keeps on every belt only the tools keep accepts.
 func (t *Tools) Retain(keep func(name string) bool) {
 	if t.belts == nil {
 		return
@@ -85,13 +81,10 @@ func (t *Tools) Retain(keep func(name string) bool) {
 	}
 }
 
-// Filter is what c's tools/list shows of the registered tools. At list
-// time (the whole registry passed in) it keeps c's belt; on the
-// stateless protocol the own tools and the core tools, a function of the
-// profile alone (the tools request_more_tools finds it calls through
-// call_tool). At call time mcp-go passes only the called tool: every
-// registered tool stays callable, so a client whose list is stale still
-// reaches what it was shown before.
+// Filter is what c's tools/list shows: at list time c's belt, or on the
+// stateless protocol the own and core tools (a function of the profile
+// alone). At call time mcp-go passes only the called tool, which stays
+// callable, so a client with a stale list still reaches it.
 func (t *Tools) Filter(c *call.Call, tools []mcp.Tool) []mcp.Tool {
 	b := t.belts
 	if len(tools) <= 1 || b == nil {
@@ -132,8 +125,7 @@ func QueryFromMeta(meta *mcp.Meta) string {
 	return strings.TrimSpace(q)
 }
 
-// ReportBelts updates the belt gauges: how many sessions, and routed
-// tools on all their belts.
+// ReportBelts updates the belt gauges.
 func (t *Tools) ReportBelts() {
 	if t.belts == nil || t.opts.Metrics == nil {
 		return
@@ -149,13 +141,12 @@ func (t *Tools) ReportBelts() {
 	t.opts.Metrics.BeltSize(sessions, tools)
 }
 
-// NoteOutage remembers that c's search or call met an outage, so that
-// the detour it causes is not learned.
+// NoteOutage remembers that c met an outage: the detour is not learned.
 func (t *Tools) NoteOutage(c *call.Call) {
 	if c.Carried != nil {
 		c.Carried.Outage = true
 	} else if c.Era != call.Stateless {
-		t.outages.note(c.Session)
+		t.outages.Store(c.Session, true)
 	}
 }
 
@@ -166,14 +157,13 @@ func (t *Tools) tookOutage(c *call.Call) bool {
 		c.Carried.Outage = false
 		return was
 	}
-	return t.outages.take(c.Session)
+	_, seen := t.outages.LoadAndDelete(c.Session)
+	return seen
 }
 
-// Called tells the routing state of c's client about its call of the
-// catalog tool c.Tool: its session's, or, on the stateless protocol, the
-// state its handle carried (none without a handle). A call that
-// succeeds after a detour teaches routing a lesson, unless an outage
-// caused the detour.
+// Called tells c's routing state (its session's, or its handle's) about
+// its call of c.Tool. A success after a detour teaches routing a lesson,
+// unless an outage caused the detour.
 func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
 	name := c.Tool
 	if t.belts == nil {
@@ -198,14 +188,6 @@ func (t *Tools) Called(ctx context.Context, c *call.Call, ok bool) {
 	}
 	if eff.Detour != "" && t.opts.Lessons != nil { // learned off the response path
 		t.opts.Lessons.Offer(ctx, lessons.Lesson{Query: eff.Detour, Tool: name, Polarity: lessons.Use, Source: lessons.SourceDetour,
-			Principal: principal(c)})
+			Principal: c.Who()})
 	}
-}
-
-// principal is who calls, as routing and lessons name them.
-func principal(c *call.Call) string {
-	if c.Principal == "" {
-		return frontdoor.LocalPrincipal
-	}
-	return c.Principal
 }

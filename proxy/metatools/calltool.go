@@ -9,9 +9,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// callToolDef is the gateway's call_tool: it reaches any catalog tool by
-// name, whether or not the client's tool list shows it (decision 1 in
-// docs/design.md, call-through).
+// callToolDef reaches any catalog tool by name, listed or not (decision 1 in docs/design.md).
 var callToolDef = mcp.NewTool(CallToolName,
 	mcp.WithDescription("Call any tool of the gateway's catalog by its exact name, with its arguments. "+
 		"Use it for tools named by request_more_tools or by an earlier result that are not in your tool list."),
@@ -51,8 +49,8 @@ func (t *Tools) callTool(ctx context.Context, c *call.Call, req mcp.CallToolRequ
 	return t.withHandle(c, res, false), nil
 }
 
-// callToolArgs reads call_tool's "name" and "arguments" (an object, {}
-// when absent), or returns the error result that says what is wrong.
+// callToolArgs reads call_tool's "name" and "arguments" ({} when absent),
+// or returns the error result.
 func callToolArgs(args map[string]any) (name string, inner any, bad *mcp.CallToolResult) {
 	name, _ = args["name"].(string)
 	if name == "" {

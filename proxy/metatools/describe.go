@@ -1,9 +1,7 @@
 package metatools
 
-// Compact signatures and full schemas on demand: request_more_tools shows
-// each tool as a signature (name, required parameters, one-line
-// description); describe_tools, and the error of a call whose arguments
-// were wrong, give the full input schema.
+// request_more_tools shows each tool as a compact signature; describe_tools,
+// and the error of a call with wrong arguments, give the full schema.
 
 import (
 	"context"
@@ -29,8 +27,7 @@ const maxDescribed = 20
 // maxSignatureDesc bounds the description in a signature, in bytes.
 const maxSignatureDesc = 160
 
-// maxSignatureServer bounds the server description beside a signature
-// (what tells instances of one server apart), in bytes.
+// maxSignatureServer bounds the server description beside a signature.
 const maxSignatureServer = 100
 
 // describeToolsDef gives the full definitions of catalog tools.
@@ -48,7 +45,6 @@ var describeToolsDef = mcp.Tool{
 	},
 }
 
-// describedTool is one tool in describe_tools' result.
 type describedTool struct {
 	Name         string          `json:"name"`
 	Upstream     string          `json:"upstream"`
@@ -101,8 +97,7 @@ func (t *Tools) describeTools(ctx context.Context, c *call.Call, req mcp.CallToo
 	return res, nil
 }
 
-// toolNames reads describe_tools' "tools": 1 to maxDescribed names, each a
-// valid tool name; duplicates are dropped.
+// toolNames reads describe_tools' "tools": 1 to maxDescribed valid names, without duplicates.
 func toolNames(v any) ([]string, error) {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
@@ -124,8 +119,8 @@ func toolNames(v any) ([]string, error) {
 	return names, nil
 }
 
-// toolSignature is a tool's compact form: its name and required parameters
-// with their types, and how many optional ones it has besides.
+// toolSignature is a tool's name with its required parameters and types,
+// and how many optional ones it has.
 func toolSignature(name string, schema json.RawMessage) string {
 	var s struct {
 		Properties map[string]struct {
@@ -169,8 +164,7 @@ func typeName(t any) string {
 	return ""
 }
 
-// firstSentence is the start of a description, on one line, up to its
-// first sentence's end and at most maxSignatureDesc bytes.
+// firstSentence is a description's first sentence on one line, cut.
 func firstSentence(desc string) string {
 	d := clip.OneLine(desc)
 	if i := strings.Index(d, ". "); i >= 0 {
@@ -179,8 +173,7 @@ func firstSentence(desc string) string {
 	return clip.Ellipsis(d, maxSignatureDesc)
 }
 
-// FullText is t with its whole input schema, as describe_tools shows it;
-// the gateway adds it to the error of a call whose arguments were wrong.
+// FullText is t with its whole input schema, as describe_tools shows it.
 func FullText(t Tool) string {
 	return fmt.Sprintf("- %s (server %s%s): %s\n  input schema: %s\n", t.Name, t.Upstream, aboutServer(t.Server),
 		clip.OneLine(t.Def.Description), compactJSON(t.Def.RawInputSchema))

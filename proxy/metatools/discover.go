@@ -41,7 +41,6 @@ var requestMoreToolsDef = mcp.Tool{
 	},
 }
 
-// routedTool is one tool in request_more_tools' result.
 type routedTool struct {
 	Name        string          `json:"name"`
 	Upstream    string          `json:"upstream"`
@@ -51,8 +50,7 @@ type routedTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 	// Signature is the tool's name with its required parameters.
 	Signature string `json:"signature"`
-	// Unavailable is "down" or "starting" for a tool of an upstream not
-	// connected (from its last listing); empty when it can be called.
+	// Unavailable is "down" or "starting" for a tool of an upstream not connected.
 	Unavailable string `json:"unavailable,omitempty"`
 	// Server is what the tool's upstream is for, as configured.
 	Server string `json:"server_description,omitempty"`
@@ -92,8 +90,7 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 	return t.withHandle(c, t.discoveryResult(d, outs, outageAlerts), true), nil
 }
 
-// discovered counts a discovery, tells c's client when its belt changed
-// and logs routing collisions.
+// discovered counts a discovery, tells the client of a belt change and logs routing collisions.
 func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discovery) {
 	if m := t.opts.Metrics; m != nil {
 		m.Discovery(len(d.Added), len(d.Evicted))
@@ -114,8 +111,7 @@ func (t *Tools) discovered(ctx context.Context, c *call.Call, d routing.Discover
 	}
 }
 
-// discoveryRequest reads request_more_tools' arguments into a routing
-// request, or returns the error result that says what is wrong with them.
+// discoveryRequest reads request_more_tools' arguments, or returns the error result.
 func (t *Tools) discoveryRequest(c *call.Call, args map[string]any) (routing.Request, *mcp.CallToolResult) {
 	query, _ := args["query"].(string)
 	if res := tooLong(RequestMoreToolsName, "query", query, t.opts.Inputs.MaxQueryBytes); res != nil {
@@ -140,14 +136,12 @@ func (t *Tools) discoveryRequest(c *call.Call, args map[string]any) (routing.Req
 	if strings.TrimSpace(query) == "" && len(needs) == 0 {
 		return routing.Request{}, mcp.NewToolResultError(`request_more_tools needs "query": describe the task in words`)
 	}
-	return routing.Request{Principal: principal(c), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route,
+	return routing.Request{Principal: c.Who(), Query: query, Keywords: keywords, Intent: intent, Needs: needs, Route: route,
 		Exclude: IsOwn, TopK: topK, Core: func(name string) bool { return slices.Contains(t.belts.core, name) }}, nil
 }
 
-// discoverySession is the routing session a discovery runs in: the
-// client's session, or, on the stateless protocol, one restored from the
-// handle it passed (kept in c.Carried, whose state the answer's handle
-// carries on).
+// discoverySession is c's session, or on the stateless protocol one
+// restored from the handle passed (kept in c.Carried).
 func (t *Tools) discoverySession(c *call.Call, args map[string]any) (*routing.Session, error) {
 	if c.Era != call.Stateless {
 		return t.belts.session(c), nil
@@ -163,8 +157,7 @@ func (t *Tools) discoverySession(c *call.Call, args map[string]any) (*routing.Se
 // maxHint bounds request_more_tools' "keywords" and "intent", in bytes.
 const maxHint = 1024
 
-// keywordsAndIntent reads request_more_tools' optional "keywords" (a list
-// of words, or one string) and "intent" (a string).
+// keywordsAndIntent reads the optional "keywords" (words, or one string) and "intent".
 func keywordsAndIntent(args map[string]any) (keywords, intent string, err error) {
 	switch v := args["keywords"].(type) {
 	case nil:
@@ -196,11 +189,9 @@ func keywordsAndIntent(args map[string]any) (keywords, intent string, err error)
 	return keywords, intent, nil
 }
 
-// maxTopK bounds request_more_tools' "top_k".
 const maxTopK = 50
 
-// topKArg reads request_more_tools' optional "top_k" (or the legacy
-// "topk"): a whole number from 1 to maxTopK; 0 when absent.
+// topKArg reads the optional "top_k" (or legacy "topk"); 0 when absent.
 func topKArg(args map[string]any) (int, error) {
 	key, v := "top_k", args["top_k"]
 	if v == nil {
@@ -239,9 +230,8 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 	return res
 }
 
-// discoveryResult renders a discovery for the model (text) and for
-// programs (structuredContent): everything needed to call the tools
-// through call_tool when the client does not refresh its list.
+// discoveryResult renders a discovery as text and structuredContent:
+// everything needed to call the tools through call_tool.
 func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
 	tools := make([]routedTool, 0, len(d.Selected))
 	for _, c := range d.Selected {
@@ -266,8 +256,7 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 	return res
 }
 
-// discoveryText is request_more_tools' answer for the model: alerts, then
-// each tool as a compact signature.
+// discoveryText is the answer for the model: alerts, then signatures.
 func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string) string {
 	var b strings.Builder
 	for _, a := range alerts {

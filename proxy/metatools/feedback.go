@@ -1,6 +1,7 @@
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +14,7 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// feedbackArgs are routing_feedback's arguments; its input schema is
-// derived from them.
+// feedbackArgs are routing_feedback's arguments (its schema's source).
 type feedbackArgs struct {
 	Query     string `json:"query" jsonschema:"The request as it was routed, in words."`
 	WrongTool string `json:"wrong_tool,omitempty" jsonschema:"Exact name of a tool that was wrong for it."`
@@ -39,7 +39,7 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 		return mcp.NewToolResultError("routing_feedback: the arguments do not match its input schema: " + err.Error()), nil
 	}
 	query, note := args.Query, args.Note
-	if res := firstTooLong(tooLong(FeedbackName, "query", query, t.opts.Inputs.MaxQueryBytes),
+	if res := cmp.Or(tooLong(FeedbackName, "query", query, t.opts.Inputs.MaxQueryBytes),
 		tooLong(FeedbackName, "note", note, t.opts.Inputs.MaxNoteBytes)); res != nil {
 		return res, nil
 	}
@@ -64,7 +64,7 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 			return mcp.NewToolResultError(fmt.Sprintf("routing_feedback: %q is not a catalog tool", l.tool)), nil
 		}
 		lesson, err := t.opts.Lessons.Learn(ctx, lessons.Lesson{Query: query, Tool: l.tool, Polarity: l.pol,
-			Source: lessons.SourceFeedback, Note: note, Principal: principal(c)})
+			Source: lessons.SourceFeedback, Note: note, Principal: c.Who()})
 		if err != nil {
 			return mcp.NewToolResultError("routing_feedback: " + err.Error()), nil
 		}
@@ -79,13 +79,12 @@ func (t *Tools) routingFeedback(ctx context.Context, c *call.Call, req mcp.CallT
 	return res, nil
 }
 
-// nonEmpty is names without the empty ones.
 func nonEmpty(names ...string) []string {
 	return slices.DeleteFunc(names, func(n string) bool { return n == "" })
 }
 
-// await waits, as a call does, for the upstreams of the named tools that
-// are still starting; it returns why tools are still missing.
+// await waits for the upstreams of the named tools still starting, and
+// returns why tools are still missing.
 func (t *Tools) await(ctx context.Context, names []string) error {
 	var errs []error
 	for _, m := range t.opts.Starts.Await(ctx, names) {

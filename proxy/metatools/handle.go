@@ -1,16 +1,13 @@
 package metatools
 
-// Handles: the routing state of a client on the stateless protocol
-// (2026-07-28), which has no session to keep it in. The gateway mints a
-// handle with each request_more_tools answer (and each call_tool that was
-// given one); the model passes it back as the "handle" argument. A handle
-// is opaque to the model, signed (HMAC-SHA256 under the session key, which
-// replicas share: a handle one mints, another reads), bound to the
-// credential that got it (call.Call.Client), bounded in size, and
-// expires: a handle that fails any check is ignored, with a note, and the
-// request goes on with a fresh state.
+// Handles carry a stateless-era client's routing state, which has no
+// session to live in: minted with each answer, passed back by the model.
+// A handle is signed (HMAC-SHA256 under the session key, which replicas
+// share), bound to its credential, bounded and expiring; one that fails a
+// check is ignored, with a note, and routing starts afresh.
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -40,7 +37,6 @@ const (
 	handleTTL        = 24 * time.Hour // a handle older than this is ignored
 )
 
-// handles mints and reads handles.
 type handles struct {
 	key []byte
 	now func() time.Time
@@ -58,7 +54,6 @@ type handlePayload struct {
 	Outage bool                 `json:"o,omitempty"` // the detour met an outage
 }
 
-// mint returns a handle for client carrying st.
 func (h *handles) mint(client string, st routing.SessionState, outage bool) string {
 	st.Queries = st.Queries[max(0, len(st.Queries)-maxHandleQueries):]
 	for i, q := range st.Queries {
@@ -86,7 +81,6 @@ var (
 	errHandleClient  = errors.New("minted for another credential")
 )
 
-// read checks a handle and returns what it carries.
 func (h *handles) read(client, handle string) (handlePayload, error) {
 	var p handlePayload
 	if len(handle) > maxHandleBytes {
@@ -110,8 +104,7 @@ func (h *handles) read(client, handle string) (handlePayload, error) {
 	return p, nil
 }
 
-// restore reads the handle a stateless request passed ("" for none) into
-// a session of its own.
+// restore reads a stateless request's handle ("" for none) into a session.
 func (t *Tools) restore(c *call.Call, handle string) *call.Carried {
 	out := &call.Carried{}
 	var st routing.SessionState
@@ -128,7 +121,6 @@ func (t *Tools) restore(c *call.Call, handle string) *call.Carried {
 	return out
 }
 
-// handleArg reads the optional "handle" argument.
 func handleArg(args map[string]any) (string, error) {
 	switch v := args["handle"].(type) {
 	case nil:
@@ -139,11 +131,9 @@ func handleArg(args map[string]any) (string, error) {
 	return "", errors.New(`"handle" must be the string an earlier result gave`)
 }
 
-// withHandle gives res the handle of the state c carries, for a
-// stateless client to pass back: in its text, its _meta and, for the
-// proxy's own results, its structuredContent (a tool's own
-// structuredContent is left as its output schema says). Without carried
-// state it returns res as it is.
+// withHandle adds to res the handle of c's carried state: in its text,
+// its _meta and, for own results, its structuredContent (a tool's own
+// is left as its output schema says).
 func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp.CallToolResult {
 	carried := c.Carried
 	if carried == nil || res.NeedsInput() { // a round that asks the client carries nothing else
@@ -158,9 +148,7 @@ func (t *Tools) withHandle(c *call.Call, res *mcp.CallToolResult, own bool) *mcp
 	if m, ok := res.StructuredContent.(map[string]any); ok && own {
 		m["handle"] = h
 	}
-	if res.Meta == nil {
-		res.Meta = &mcp.Meta{}
-	}
+	res.Meta = cmp.Or(res.Meta, &mcp.Meta{})
 	if res.Meta.AdditionalFields == nil {
 		res.Meta.AdditionalFields = map[string]any{}
 	}

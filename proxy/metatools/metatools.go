@@ -1,26 +1,22 @@
-// Package metatools is the gateway's own tools: request_more_tools
-// (discover.go, with outage.go), call_tool (calltool.go), describe_tools
-// (describe.go), routing_feedback (feedback.go), run_plan and plan
-// (plan.go, plantools.go), and what serves only them: the belt of routed
-// tools of each session (belt.go), the handles that carry routing state
-// in the stateless protocol era (handle.go) and the bounds on what the
-// model hands them (inputs.go).
-//
-// It sits between the client-facing server, which builds a [Tools] and
-// registers its tools, and the hub, the router, the planner and the
-// executor, which it uses through the small interfaces of ports.go. It
-// never imports proxy: each handler takes the request as a *call.Call.
+// Package metatools is the gateway's own tools (request_more_tools,
+// call_tool, describe_tools, routing_feedback, run_plan, plan,
+// read_result), the belt of each session and the handles of the stateless
+// era. It uses the hub, router, planner and executor through the small
+// interfaces of ports.go and never imports proxy.
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/executor"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/planner"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
@@ -44,8 +40,7 @@ type Options struct {
 	Caller   Caller
 	Starts   Starts
 	Executor *executor.Executor
-	// Router, when set, routes: request_more_tools and describe_tools
-	// are shown and each session has a belt. nil routes nothing.
+	// Router, when set, routes: sessions have belts. nil routes nothing.
 	Router *routing.Router
 	// Session are the options of each routing session.
 	Session routing.SessionOptions
@@ -63,41 +58,33 @@ type Options struct {
 	Planner *planner.Planner
 	// Lessons, when set, shows routing_feedback and learns from detours.
 	Lessons *lessons.Memory
-	// Inputs bound what the model hands the tools; zero values take the
-	// defaults.
+	// Inputs bound what the model hands the tools.
 	Inputs InputLimits
-	// Approvals asks the person once about a plan's gated steps; nil
-	// asks nothing (each step then meets the gate on its own).
+	// Approvals asks once about a plan's gated steps; nil asks nothing.
 	Approvals Approvals
 	// Metrics counts discoveries, belts and plans; nil counts nothing.
 	Metrics Metrics
-	// ErrorResult renders a failure as an isError result; nil renders
-	// its text.
+	// ErrorResult renders a failure as a result; nil renders its text.
 	ErrorResult func(error) *mcp.CallToolResult
-	// Results, when set, shows read_result, which reads the whole of
-	// results cut for the model; ResultPage bounds its pages (the bound
-	// on what reaches the model).
+	// Results, when set, shows read_result; ResultPage bounds its pages.
 	Results    Results
 	ResultPage int
 	// Logger logs routing events; nil is silent.
 	Logger *slog.Logger
 }
 
-// Tools is the gateway's own tools, with the routing state of each
-// client (the belts of sessions, the handles of stateless requests).
+// Tools is the gateway's own tools with each client's routing state.
 type Tools struct {
 	opts    Options
 	belts   *belts   // nil without a router
 	handles *handles // nil without a router
-	outages outageSeen
+	outages sync.Map // session id -> its search met an outage: the detour is not learned
 }
 
 // New builds the meta-tools. It does no I/O.
 func New(opts Options) *Tools {
 	opts.Inputs.defaults()
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	if opts.ErrorResult == nil {
 		opts.ErrorResult = func(err error) *mcp.CallToolResult { return mcp.NewToolResultError(err.Error()) }
 	}
@@ -112,8 +99,7 @@ func New(opts Options) *Tools {
 	return t
 }
 
-// Handler answers a call of a meta-tool: c is the request, req carries
-// its arguments.
+// Handler answers a call of a meta-tool.
 type Handler func(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
 
 // Entry is one meta-tool: its definition and its handler.
@@ -122,7 +108,6 @@ type Entry struct {
 	Handler Handler
 }
 
-// metaTool is one row of the table of meta-tools.
 type metaTool struct {
 	def     mcp.Tool
 	handler func(t *Tools, ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error)
@@ -130,13 +115,10 @@ type metaTool struct {
 	enabled func(t *Tools) bool
 }
 
-// table is the one list of the meta-tools: the names reserved against
-// upstream tools and the tools a gateway shows come from it, in this
-// order. It is filled in init because the handlers ask IsOwn, which
-// reads it.
+// table is the one list of the meta-tools, in order. It is filled in init
+// because the handlers ask IsOwn, which reads it.
 var table []metaTool
 
-// own are the names of the meta-tools.
 var own []string
 
 func init() {
@@ -178,9 +160,8 @@ func (t *Tools) Shown() []Entry {
 	return out
 }
 
-// userFacing is the catalog as the meta-tools see it: an internal tool
-// (require_user_facing, see routing.Router.Internal) is not in it, so
-// that describe_tools, plan and routing_feedback treat it as unknown.
+// userFacing hides internal tools (require_user_facing) from the
+// meta-tools, which treat them as unknown.
 type userFacing struct {
 	Catalog
 	router *routing.Router
@@ -193,13 +174,49 @@ func (u userFacing) Tool(name string) (Tool, bool) {
 	return u.Catalog.Tool(name)
 }
 
-// internal tells that name is an internal tool, which call_tool and
-// run_plan do not call.
+// internal tells that name is an internal tool, not for the model to call.
 func (t *Tools) internal(name string) bool {
 	return t.opts.Router != nil && t.opts.Router.Internal(name)
 }
 
-// internalError is the result of a call of an internal tool.
 func internalError(meta, name string) *mcp.CallToolResult {
 	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is an internal tool (require_user_facing): it is not for the model to call", meta, name))
+}
+
+// InputLimits bound the text the model hands the gateway's own tools.
+// Zero values take the defaults in brackets.
+type InputLimits struct {
+	// MaxQueryBytes bounds a query, also tools/list's mcp-router/query [8 KiB].
+	MaxQueryBytes int
+	// MaxNoteBytes bounds the note of routing_feedback [2 KiB].
+	MaxNoteBytes int
+	// MaxContextBytes bounds the context of plan [64 KiB].
+	MaxContextBytes int
+}
+
+// Defaults of InputLimits.
+const (
+	DefaultMaxQueryBytes   = 8 << 10
+	DefaultMaxNoteBytes    = 2 << 10
+	DefaultMaxContextBytes = 64 << 10
+)
+
+// WithDefaults is l with its zero values set to the defaults.
+func (l InputLimits) WithDefaults() InputLimits {
+	l.defaults()
+	return l
+}
+
+func (l *InputLimits) defaults() {
+	defaults.Set(&l.MaxQueryBytes, DefaultMaxQueryBytes)
+	defaults.Set(&l.MaxNoteBytes, DefaultMaxNoteBytes)
+	defaults.Set(&l.MaxContextBytes, DefaultMaxContextBytes)
+}
+
+// tooLong is the error result for an argument over max bytes, or nil.
+func tooLong(tool, arg, v string, max int) *mcp.CallToolResult {
+	if len(v) <= max {
+		return nil
+	}
+	return mcp.NewToolResultError(fmt.Sprintf("%s: %q is %d bytes, more than the limit of %d: shorten it", tool, arg, len(v), max))
 }

@@ -1,15 +1,13 @@
 package metatools
 
-// Routing through an outage: request_more_tools says when what matches a
-// request belongs to an upstream that is down or still starting, and a
-// detour an outage caused teaches routing nothing.
+// Routing through an outage: request_more_tools says when a match belongs
+// to an upstream down or starting, and such a detour teaches nothing.
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -32,27 +30,23 @@ const (
 	stateDisabled = "disabled"
 )
 
-// outage is one upstream that is not connected, as request_more_tools
-// reports it in structuredContent.
+// outage is one upstream not connected, in request_more_tools' result.
 type outage struct {
 	Upstream string   `json:"upstream"`
 	State    string   `json:"state"` // starting, down or disabled
 	Seconds  int      `json:"seconds"`
 	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
 	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
-	// named is set when the query names the upstream or its domain, or
-	// matches its description.
+	// named: the query names the upstream or domain, or its description.
 	named  bool
 	about  string // what the upstream is for, as configured
 	domain string // its domain, as configured (its name by default)
 }
 
-// findOutages finds, for a discovery, the upstreams not connected whose
-// tools were selected (their last listing stays in the catalog while
-// they are down), those still starting whatever the query's words (their
-// tools could not be ranked), and those never connected in this run
-// whose name or domain the query names or whose description it matches.
-// The alerts say so to the model; no URL or error text.
+// findOutages finds the upstreams not connected whose tools were
+// selected, those still starting (their tools could not be ranked), and
+// those never connected that the query names or describes. The alerts
+// carry no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
 	var l outageList
 	l.selected(ups, d.Selected)
@@ -83,10 +77,8 @@ func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 	}
 }
 
-// neverConnected notes the upstreams never connected in this run that
-// are still starting, that query names, or whose description it matches
-// (their tools were never listed, so the ranking could not find them:
-// their description is the only evidence that they serve it).
+// neverConnected notes the upstreams never connected that are starting or
+// that query names or describes (their description is the only evidence).
 func (l *outageList) neverConnected(ups []Upstream, query string) {
 	var never []Upstream
 	for _, u := range ups {
@@ -108,21 +100,13 @@ func (l *outageList) neverConnected(ups []Upstream, query string) {
 }
 
 // outageList is the outages of a discovery, one per upstream.
-type outageList struct {
-	out   []outage
-	index map[string]int
-}
+type outageList struct{ out []outage }
 
-// note adds tool ("" for none) to u's outage, the first time adding the
-// outage itself, and returns its index.
+// note adds tool ("" for none) to u's outage and returns its index.
 func (l *outageList) note(u Upstream, tool string) int {
-	i, ok := l.index[u.Name]
-	if !ok {
-		if l.index == nil {
-			l.index = map[string]int{}
-		}
+	i := slices.IndexFunc(l.out, func(o outage) bool { return o.Upstream == u.Name })
+	if i < 0 {
 		i = len(l.out)
-		l.index[u.Name] = i
 		o := outage{Upstream: u.Name, State: stateDown, Seconds: int(time.Since(u.DownSince).Seconds()), Tools: []string{}}
 		if u.Starting {
 			o.State, o.Seconds = stateStarting, int(time.Since(u.Since).Seconds())
@@ -192,9 +176,8 @@ func queryWords(q string) []string {
 	return out
 }
 
-// namesAny reports whether a word of the query names an upstream (or its
-// domain): equal to a part of the name, or a stem of four letters or more
-// of one ("file" for "filesystem", "github" for "github-enterprise").
+// namesAny reports whether a query word names an upstream (or domain):
+// equal to a part of the name, or a stem of four letters or more of one.
 func namesAny(words []string, name string) bool {
 	for _, part := range queryWords(name) {
 		for _, w := range words {
@@ -206,8 +189,7 @@ func namesAny(words []string, name string) bool {
 	return false
 }
 
-// describes reports whether a word of the query, of four letters or
-// more, is a word of an upstream's description.
+// describes reports whether a query word of four letters or more is in the description.
 func describes(words []string, description string) bool {
 	desc := queryWords(description)
 	for _, w := range words {
@@ -218,11 +200,9 @@ func describes(words []string, description string) bool {
 	return false
 }
 
-// standIns lowers, by penalty (the router's cross-domain multiplier),
-// the scores of the tools handed over from other domains than an upstream
-// not connected that the request names or describes: the request's
-// domain is that server's, and the others' tools stand in for its tools,
-// which could not be ranked; they are not confident matches.
+// standIns scores down by penalty the tools from other domains than an
+// unconnected upstream the request names: they stand in for its tools,
+// which could not be ranked.
 func standIns(tools []routedTool, outs []outage, penalty float64) {
 	domains := outageDomains(outs)
 	for i := range tools {
@@ -232,8 +212,7 @@ func standIns(tools []routedTool, outs []outage, penalty float64) {
 	}
 }
 
-// outageDomains is the domains of the upstreams not connected that a
-// request names or describes.
+// outageDomains is the domains of the outages the request names.
 func outageDomains(outs []outage) []string {
 	var domains []string
 	for _, o := range outs {
@@ -244,11 +223,9 @@ func outageDomains(outs []outage) []string {
 	return domains
 }
 
-// Outages is d as request_more_tools would present it with ups, the
-// configured upstreams: the outage alerts first (in place of no_match),
-// and the ranked and selected tools that stand in for an upstream not
-// connected scored down by penalty (see standIns). It is for
-// `mcp-router route`, which ranks without a session.
+// Outages is d as request_more_tools would present it with ups: outage
+// alerts first, stand-ins scored down by penalty. It is for `mcp-router
+// route`, which ranks without a session.
 func Outages(ups []Upstream, d routing.Decision, penalty float64) routing.Decision {
 	outs, alerts := findOutages(ups, routing.Discovery{Decision: d})
 	d.Alerts = withOutages(d.Alerts, alerts)
@@ -267,9 +244,8 @@ func Outages(ups []Upstream, d routing.Decision, penalty float64) routing.Decisi
 	return d
 }
 
-// withOutages puts the outage alerts in a discovery's alerts: an outage
-// replaces the router's "no match", which would tell the model that
-// nothing serves the request when something does but is down.
+// withOutages puts the outage alerts first, dropping "no match", which
+// would say nothing serves the request when something is down.
 func withOutages(alerts, outageAlerts []routing.Alert) []routing.Alert {
 	if len(outageAlerts) == 0 {
 		return alerts
@@ -284,41 +260,9 @@ func withOutages(alerts, outageAlerts []routing.Alert) []routing.Alert {
 	return out
 }
 
-// outageSeen remembers, per session, that the current search met an
-// outage (an alert, or a call that failed because its upstream was not
-// there): the detour that follows is the outage's doing, not routing's,
-// and is not learned.
-type outageSeen struct {
-	mu  sync.Mutex
-	ids map[string]bool
-}
-
-func (o *outageSeen) note(id string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.ids == nil {
-		o.ids = map[string]bool{}
-	}
-	o.ids[id] = true
-}
-
-// take reports whether session id met an outage since the last call that
-// succeeded, and forgets it.
-func (o *outageSeen) take(id string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	seen := o.ids[id]
-	delete(o.ids, id)
-	return seen
-}
-
-// awaitStarting waits, up to the start wait, for the upstreams still
-// starting that may serve req, so that a discovery sent in the first
-// seconds ranks their tools: those req names (the owner of a tool in its
-// needs, or its words naming the upstream or its domain), those whose
-// description matches it, and every one of them when the connected tools
-// serve none of it. The upstreams still starting after the wait are
-// named in an upstream_starting alert (findOutages).
+// awaitStarting waits, up to the start wait, for the starting upstreams
+// that may serve req (or all of them when the connected tools serve
+// none), so that an early discovery ranks their tools.
 func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.Session, req routing.Request) {
 	var starting []Upstream
 	for _, u := range t.opts.Upstreams.Upstreams() {
@@ -345,10 +289,8 @@ func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.S
 	}
 }
 
-// mayServe is the names of the upstreams of starting that req may be
-// for: it needs one of their tools (owner maps a tool name to its
-// upstream still starting), names them or their domain, or its words
-// match their description (describedBy).
+// mayServe is the starting upstreams req may be for: it needs their
+// tools, names them or their domain, or matches their description.
 func mayServe(starting []Upstream, req routing.Request, owner func(string) string) []string {
 	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
 	words := queryWords(text)
@@ -375,9 +317,7 @@ func mayServe(starting []Upstream, req routing.Request, owner func(string) strin
 	return out
 }
 
-// describedBy is the upstreams whose description matches text, scored as
-// the router scores a tool (a pseudo-document of the upstream's name,
-// domain and description).
+// describedBy is the upstreams whose description matches text, scored as the router scores a tool.
 func describedBy(ups []Upstream, text string) []string {
 	var docs []routing.Tool
 	for _, u := range ups {

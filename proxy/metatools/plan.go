@@ -1,6 +1,7 @@
 package metatools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,17 +93,13 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}
-	if refused := t.approve(ctx, c, p); refused != nil {
-		return refused, nil
-	}
-	res, err := t.execute(ctx, c, p)
-	if err != nil {
-		return planError(err), nil
+	res, stop := t.execute(ctx, c, p)
+	if stop != nil {
+		return stop, nil
 	}
 	return PlanResult(res), nil
 }
 
-// planTools are the tools a plan's steps name.
 func planTools(p *executor.Plan) []string {
 	names := make([]string, 0, len(p.Steps))
 	for _, st := range p.Steps {
@@ -111,9 +108,8 @@ func planTools(p *executor.Plan) []string {
 	return names
 }
 
-// approve asks the person once about the gated steps of p, a valid plan
-// (an invalid one is refused by the run, without asking), and returns the
-// result that says why the plan was not run, or nil.
+// approve asks the person once about a valid plan's gated steps, and
+// returns the result that says why it was not run, or nil.
 func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mcp.CallToolResult {
 	if t.opts.Approvals == nil {
 		return nil
@@ -128,13 +124,16 @@ func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mc
 	return ask
 }
 
-// execute runs p for c, its progress reported to c's client, and counts
-// the plan and its steps.
-func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (*executor.Result, error) {
+// execute has p's gated steps approved, then runs p with progress reports
+// and counts it; stop is the result to answer with when it did not run.
+func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (res *executor.Result, stop *mcp.CallToolResult) {
+	if refused := t.approve(ctx, c, p); refused != nil {
+		return nil, refused
+	}
 	start := time.Now()
 	res, err := t.opts.Executor.Run(ctx, p, t.planProgress(ctx, c))
 	if err != nil {
-		return nil, err
+		return nil, planError(err)
 	}
 	if res.DryRun || t.opts.Metrics == nil {
 		return res, nil
@@ -147,8 +146,7 @@ func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (*e
 	return res, nil
 }
 
-// planError renders a plan that could not run (validation, cancellation)
-// as a result the model can correct its plan from.
+// planError renders a plan that could not run for the model to correct.
 func planError(err error) *mcp.CallToolResult {
 	res := mcp.NewToolResultError("run_plan: the plan was not run: " + err.Error())
 	var ve *executor.ValidationError
@@ -158,9 +156,8 @@ func planError(err error) *mcp.CallToolResult {
 	return res
 }
 
-// PlanResult renders an executed plan: a summary line per step for the
-// model, the whole Result as structuredContent. It is an error result when
-// a step failed or timed out.
+// PlanResult renders an executed plan: a line per step, the whole Result
+// as structuredContent; an error when a step failed or timed out.
 func PlanResult(r *executor.Result) *mcp.CallToolResult {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan %s", r.Strategy)
@@ -197,8 +194,7 @@ func compactValue(v any) string {
 	return clip.Ellipsis(string(b), 2000)
 }
 
-// planProgress reports steps done out of total to a client that asked
-// for progress.
+// planProgress reports steps done to a client that asked for progress.
 func (t *Tools) planProgress(ctx context.Context, c *call.Call) func(done, total int) {
 	if c.Meta == nil || c.Meta.ProgressToken == nil || t.opts.Client == nil {
 		return nil
@@ -215,7 +211,7 @@ func (t *Tools) planRequest(ctx context.Context, c *call.Call, query, context st
 	rate := -1.0
 	if t.belts != nil {
 		sess := t.belts.session(c)
-		d = t.opts.Decisions.Preview(ctx, sess, routing.Request{Principal: principal(c), Query: query, Exclude: IsOwn})
+		d = t.opts.Decisions.Preview(ctx, sess, routing.Request{Principal: c.Who(), Query: query, Exclude: IsOwn})
 		rate = sess.SuccessRate()
 	}
 	req := PlannerRequest(t.opts.Catalog, d, query, context)
@@ -224,8 +220,7 @@ func (t *Tools) planRequest(ctx context.Context, c *call.Call, query, context st
 }
 
 // PlannerRequest hands the planner the routed tools and the best ranked
-// ones (a plan often needs a tool the selection alone would not keep),
-// with their calibrated scores.
+// ones, with their calibrated scores.
 func PlannerRequest(c Catalog, d routing.Decision, query, context string) planner.Request {
 	req := planner.Request{Query: query, Context: context, SuccessRate: -1}
 	seen := map[string]bool{}
@@ -243,7 +238,7 @@ func PlannerRequest(c Catalog, d routing.Decision, query, context string) planne
 
 func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	query, pctx := req.GetString("query", ""), req.GetString("context", "")
-	if res := firstTooLong(tooLong(PlanName, "query", query, t.opts.Inputs.MaxQueryBytes),
+	if res := cmp.Or(tooLong(PlanName, "query", query, t.opts.Inputs.MaxQueryBytes),
 		tooLong(PlanName, "context", pctx, t.opts.Inputs.MaxContextBytes)); res != nil {
 		return res, nil
 	}
@@ -277,12 +272,9 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		if err != nil {
 			return planError(err), nil
 		}
-		if refused := t.approve(ctx, c, p); refused != nil {
-			return refused, nil
-		}
-		res, err := t.execute(ctx, c, p)
-		if err != nil {
-			return planError(err), nil
+		res, stop := t.execute(ctx, c, p)
+		if stop != nil {
+			return stop, nil
 		}
 		pr := PlanResult(res)
 		out["result"] = res
@@ -298,7 +290,6 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	return res, nil
 }
 
-// decisionText is a planner decision as the model reads it.
 func decisionText(d planner.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Decision: %s (confidence %.2f, %s)", d.Decision, d.Confidence, d.Level)

@@ -10,16 +10,12 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// maxPlanTools bounds plan's "tools".
 const maxPlanTools = 64
 
-// planTools reads plan's optional "tools": the tools the client wants
-// the planner to consider besides the routed ones. A string names a
-// catalog tool; an object {"name", "description", "input_schema"} is a
-// tool of the client's own, which the planner may use in a plan that the
-// client, not the gateway, runs. Each is scored for query as the router
-// scores (a lexical index of these tools alone). Their text counts
-// against the context bound.
+// planTools reads plan's optional "tools": a string names a catalog tool,
+// an object {"name", "description", "input_schema"} a client's own tool
+// for a plan the client runs. Each is scored for query as the router
+// scores; their text counts against the context bound.
 func (t *Tools) planTools(query string, v any) ([]planner.Tool, error) {
 	if v == nil {
 		return nil, nil
@@ -48,8 +44,7 @@ func (t *Tools) planTools(query string, v any) ([]planner.Tool, error) {
 	return out, nil
 }
 
-// namedTools are the catalog tools plan's "tools" names (its strings),
-// at most maxPlanTools of them.
+// namedTools are the catalog tool names in plan's "tools".
 func namedTools(v any) []string {
 	list, _ := v.([]any)
 	var out []string
@@ -61,7 +56,6 @@ func namedTools(v any) []string {
 	return out
 }
 
-// planTool reads one entry of plan's "tools".
 func (t *Tools) planTool(e any) (planner.Tool, error) {
 	if name, ok := e.(string); ok {
 		ct, ok := t.opts.Catalog.Tool(name)
@@ -96,8 +90,7 @@ func (t *Tools) planTool(e any) (planner.Tool, error) {
 	return own, nil
 }
 
-// scoreFor sets each tool's Score to its calibrated lexical score for
-// query among these tools.
+// scoreFor sets each tool's calibrated lexical score for query.
 func scoreFor(query string, tools []planner.Tool) {
 	if len(tools) == 0 {
 		return

@@ -11,8 +11,7 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// What the meta-tools use of the gateway that hosts them, each a small
-// interface the host implements (proxy's Server and Hub, through views).
+// What the meta-tools use of their host, each a small interface.
 
 // Tool is a catalog tool as the meta-tools read it.
 type Tool struct {
@@ -28,21 +27,18 @@ type Catalog interface {
 	Tool(name string) (Tool, bool)
 }
 
-// Caller calls a catalog tool (c.Tool with c.Args) through the gateway's
-// call path; a failure is an isError result the model reads.
+// Caller calls c.Tool through the gateway's call path.
 type Caller interface {
 	Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error)
 }
 
-// Approvals asks the person to approve a plan's gated steps before it
-// runs, and marks them approved on the plan (approval.Gate); a result is
-// the answer to send instead, asking the client in a round of its request.
+// Approvals asks about a plan's gated steps and marks them approved
+// (approval.Gate); a result is the answer to send instead.
 type Approvals interface {
 	Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error)
 }
 
-// Missing is a tool missing from the catalog because its upstream is
-// still starting, or down.
+// Missing is a tool missing because its upstream is starting, or down.
 type Missing struct {
 	Tool, Upstream, Kind string
 	// Cause is what keeps it out, in words the model may read.
@@ -54,8 +50,7 @@ type Missing struct {
 // Starts waits for the upstreams still starting.
 type Starts interface {
 	// Await waits, one start wait in all, for the upstreams of the named
-	// tools not in the catalog; it returns those still missing, in the
-	// order of names.
+	// tools not in the catalog, and returns those still missing.
 	Await(ctx context.Context, names []string) []Missing
 	// Settle waits until a catalog just stored is indexed.
 	Settle()
@@ -71,23 +66,18 @@ type Upstream struct {
 	// Starting is set during its first attempt.
 	Starting         bool
 	Since, DownSince time.Time
-	// Disabled is set for an upstream left out for its configuration;
-	// Reason says why, in words the model may read.
+	// Disabled: left out for its configuration, for Reason.
 	Disabled bool
 	Reason   string
 }
 
-// Upstreams is the state of the configured upstreams, for discovery's
-// outage alerts and its wait for upstreams still starting.
+// Upstreams is the state of the configured upstreams.
 type Upstreams interface {
-	// Upstreams is a snapshot of every configured upstream, the disabled
-	// ones last.
+	// Upstreams is a snapshot of every upstream, disabled ones last.
 	Upstreams() []Upstream
-	// PendingOwner is the upstream, never connected or still starting,
-	// whose prefix tool has; "" for none.
+	// PendingOwner is the unconnected upstream whose prefix tool has.
 	PendingOwner(tool string) string
-	// AwaitStarted waits, at most one start wait, until the first
-	// attempt of each named upstream has ended.
+	// AwaitStarted waits for the first attempt of each named upstream.
 	AwaitStarted(ctx context.Context, names []string)
 }
 
@@ -99,8 +89,7 @@ type Client interface {
 	Progress(ctx context.Context, c *call.Call, done, total int)
 }
 
-// Decisions runs the routing decisions of the meta-tools on a session,
-// each in its trace span, and counts them.
+// Decisions runs routing decisions, each in its span, and counts them.
 type Decisions interface {
 	Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error)
 	Preview(ctx context.Context, sess *routing.Session, req routing.Request) routing.Decision

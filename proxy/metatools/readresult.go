@@ -9,28 +9,23 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
-// ReadResultName is the meta-tool that reads on in a result cut for the
-// model, for clients whose models cannot read resources.
+// ReadResultName reads on in a cut result, for models that cannot read resources.
 const ReadResultName = "read_result"
 
-// Results reads the whole results the cap stage kept, for the principal
-// that made the call only (results.Store).
+// Results reads kept results for their principal only (results.Store).
 type Results interface {
-	// Read is the page of principal's result at uri from byte offset,
-	// at most length bytes, cut back to a whole character; total is the
-	// result's size.
+	// Read is a page of at most length bytes from offset, cut back to a
+	// whole character; total is the result's size.
 	Read(principal, uri string, offset, length int) (page string, total int, err error)
 }
 
-// readResultArgs are read_result's arguments; its input schema is derived
-// from them.
+// readResultArgs are read_result's arguments (its schema's source).
 type readResultArgs struct {
 	URI    string `json:"uri" jsonschema:"The mcp-router://results/... URI that a cut result named."`
 	Offset int    `json:"offset,omitempty" jsonschema:"The byte to start at: 0, or the next_offset of the page before."`
 	Length int    `json:"length,omitempty" jsonschema:"At most this many bytes (default and most: the gateway's bound on results)."`
 }
 
-// readResultDef reads a kept result in pages.
 var readResultDef = mcp.NewTool(ReadResultName,
 	mcp.WithDescription("Read on in a tool result that was cut because it was too long: give the mcp-router://results/... "+
 		"URI its note named and the offset it gave; each page says the offset of the next."),
@@ -40,8 +35,6 @@ var readResultDef = mcp.NewTool(ReadResultName,
 	mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false),
 )
 
-// readResult answers read_result: a page of c's principal's kept result,
-// never longer than the bound on what reaches the model.
 func (t *Tools) readResult(_ context.Context, c *call.Call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args readResultArgs
 	if err := req.BindArguments(&args); err != nil {

@@ -1,17 +1,9 @@
-// Package results keeps the whole of tool results too large to show a
-// model: the cap stage (proxy/call) cuts what reaches the model and keeps
-// the whole here, and the gateway reads it back, in pages, for the
-// principal that made the call only (resources/read of
-// mcp-router://results/<id>, and the read_result meta-tool).
-//
-// The store is in memory and bounded three times: each principal's
-// results together take at most Options.PerPrincipal bytes (the oldest is
-// evicted first to make room), all principals' together at most
-// Options.Total (the oldest of the principal that holds the most is
-// evicted first, so that many principals cannot exhaust memory and a
-// heavy one cannot push out a light one's results), and each result is
-// readable for Options.TTL after it was kept. Nothing runs in the background: expired results go when the
-// store is next used.
+// Package results keeps the whole of tool results too large for a model,
+// in memory, readable in pages by the principal that made the call only.
+// Bounds: Options.PerPrincipal bytes per principal (oldest evicted first),
+// Options.Total in all (the largest holder's oldest evicted first, so a
+// heavy principal cannot push out a light one's), and Options.TTL. Expired
+// results go when the store is next used.
 package results
 
 import (
@@ -19,10 +11,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
@@ -32,39 +28,29 @@ const Scheme = "mcp-router://results/"
 
 // Defaults of Options.
 const (
-	// DefaultPerPrincipal bounds the results one principal keeps: sixteen
-	// whole results of 1 MiB, 256 cut at the default model bound.
+	// DefaultPerPrincipal bounds the results one principal keeps.
 	DefaultPerPrincipal = 16 << 20
-	// DefaultTotal bounds the results all principals keep: sixteen
-	// principals at their whole default bound, a memory cost a gateway
-	// host can carry; a team with more heavy users raises it.
+	// DefaultTotal bounds the results all principals keep.
 	DefaultTotal = 256 << 20
-	// DefaultTTL is how long a result stays readable: long enough for a
-	// model to read on within one task, short enough that results do not
-	// pile up in a long-lived gateway.
+	// DefaultTTL is how long a result stays readable.
 	DefaultTTL = time.Hour
 )
 
-// ErrNotFound is the answer for a result that was never kept, has expired
-// or been evicted, or was kept for another principal: the three are one
-// answer, so that a principal learns nothing of another's results.
+// ErrNotFound is one answer for a result never kept, expired, evicted or
+// another principal's, so that a principal learns nothing of others'.
 var ErrNotFound = errors.New("no such result: it expired, was evicted, is not yours, " +
 	"or was kept by another replica of the gateway (results stay in the memory of the one that cut them)")
 
-// ErrTooLarge is the answer of Keep for a result larger than a
-// principal's whole bound.
+// ErrTooLarge is Keep's answer for a result over a principal's bound.
 var ErrTooLarge = errors.New("the result is larger than the bound on kept results")
 
 // Options configures a Store. Zero values take the defaults in brackets.
 type Options struct {
-	// PerPrincipal bounds the bytes of one principal's kept results
-	// [DefaultPerPrincipal].
+	// PerPrincipal bounds one principal's kept bytes [DefaultPerPrincipal].
 	PerPrincipal int
-	// Total bounds the bytes of all principals' kept results
-	// [DefaultTotal]; less than PerPrincipal bounds each principal's too.
+	// Total bounds all principals' kept bytes [DefaultTotal].
 	Total int
-	// TTL is how long a result is readable after it was kept
-	// [DefaultTTL].
+	// TTL is how long a result is readable [DefaultTTL].
 	TTL time.Duration
 }
 
@@ -83,13 +69,10 @@ type entry struct {
 	expires             time.Time
 }
 
-// entryCost is what keeping a result costs besides its text: the entry,
-// its id, its slots in byID and on its shelf, and its principal's name,
-// rounded up (measured near 200 bytes). Counted in the bounds, it keeps
-// many small results from costing far more than the bounds say.
+// entryCost is what an entry costs besides its text (measured near 200
+// bytes), so that many small results cannot exceed the bounds.
 const entryCost = 256
 
-// cost is the memory e takes, as the bounds count it.
 func (e *entry) cost() int { return len(e.text) + entryCost }
 
 // shelf is one principal's results, oldest first, and their bytes.
@@ -109,9 +92,7 @@ func New(opts Options) *Store {
 // TTL is how long a kept result stays readable.
 func (s *Store) TTL() time.Duration { return s.opts.TTL }
 
-// Keep keeps text for principal and returns its URI. It evicts the
-// principal's oldest results until text fits the bound; a text larger
-// than the whole bound is not kept (ErrTooLarge).
+// Keep keeps text for principal, evicting its oldest results until it fits, and returns its URI.
 func (s *Store) Keep(principal, text string) (string, error) {
 	if bound := min(s.opts.PerPrincipal, s.opts.Total); len(text)+entryCost > bound {
 		return "", fmt.Errorf("%w (%d bytes, bound %d)", ErrTooLarge, len(text), bound)
@@ -144,10 +125,8 @@ func (s *Store) Keep(principal, text string) (string, error) {
 	return Scheme + e.id, nil
 }
 
-// Read is the page of principal's result at uri that starts at byte
-// offset and takes at most length bytes (the rest when length <= 0), cut
-// back to a whole UTF-8 character; total is the result's size. A page
-// past the end is empty.
+// Read is a page of principal's result from byte offset of at most length
+// bytes (the rest when length <= 0), cut back to a whole character.
 func (s *Store) Read(principal, uri string, offset, length int) (page string, total int, err error) {
 	id, ok := strings.CutPrefix(uri, Scheme)
 	if !ok {
@@ -197,8 +176,7 @@ func (s *Store) expire(now time.Time) {
 	}
 }
 
-// largest is the shelf that holds the most bytes. The caller holds s.mu
-// and knows the store is not empty.
+// largest is the shelf that holds the most bytes (the store is not empty).
 func (s *Store) largest() *shelf {
 	var big *shelf
 	for _, sh := range s.owned {
@@ -219,4 +197,48 @@ func (s *Store) drop(sh *shelf, e *entry) {
 	if len(sh.list) == 0 {
 		delete(s.owned, e.principal)
 	}
+}
+
+// Template is the resource template of kept results: the whole result,
+// or a page with ?offset=N&length=M.
+func Template() mcp.ResourceTemplate {
+	return mcp.NewResourceTemplate(Scheme+"{id}{?offset,length}", "kept result",
+		mcp.WithTemplateDescription("The whole of a tool result that was cut for the model, for the principal that made the call; "+
+			"?offset= reads on from a byte offset, &length= bounds the page."),
+		mcp.WithTemplateMIMEType("text/plain"))
+}
+
+// ReadResource answers a resources/read of a kept result for principal.
+func (s *Store) ReadResource(principal, uri string) ([]mcp.ResourceContents, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", uri, err)
+	}
+	offset, err := intParam(u, "offset")
+	if err != nil {
+		return nil, err
+	}
+	length, err := intParam(u, "length")
+	if err != nil {
+		return nil, err
+	}
+	u.RawQuery = ""
+	page, _, err := s.Read(principal, u.String(), offset, length)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", uri, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: page}}, nil
+}
+
+// intParam is the query parameter key of u as a number, 0 when absent.
+func intParam(u *url.URL, key string) (int, error) {
+	v := u.Query().Get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("reading %s: %s=%q is not a byte count", u.Redacted(), key, v)
+	}
+	return n, nil
 }

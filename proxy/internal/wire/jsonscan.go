@@ -1,8 +1,8 @@
 package wire
 
-// A single-pass JSON scanner for the pre-check (precheck.go): it checks
-// that a message is one well-formed JSON value no deeper than a limit,
-// and keeps the members of a top-level object, without decoding anything.
+// A single-pass JSON scanner for the pre-check: it checks that a message
+// is one JSON value no deeper than a limit and keeps the members of a
+// top-level object, without decoding anything.
 
 import (
 	"bytes"
@@ -10,22 +10,19 @@ import (
 	"fmt"
 )
 
-// maxJSONDepth is the deepest nesting of objects and arrays a client
-// message may have (BI-08 in docs/reliability.md); the message itself is depth 1, so
-// tools/call arguments may nest about 60 levels.
+// maxJSONDepth is the deepest nesting a client message may have (BI-08 in
+// docs/reliability.md); tools/call arguments may nest about 60 levels.
 const maxJSONDepth = 64
 
-// errTooDeep is a message nested deeper than maxJSONDepth.
 var errTooDeep = fmt.Errorf("JSON nested deeper than %d levels", maxJSONDepth)
 
-// jsonMember is one member of a top-level object: its name as written (the
-// raw string token, quotes included) and its raw value.
+// jsonMember is one member of a top-level object: its raw name token (quoted) and its raw value.
 type jsonMember struct {
 	name, value []byte
 }
 
 // maxMembers bounds the top-level members kept: those whose names could be
-// JSON-RPC's (envelopeLike). A JSON-RPC message has at most four.
+// JSON-RPC's. A JSON-RPC message has at most four.
 const maxMembers = 8
 
 // jsonScan is what scanJSON learns about a message.
@@ -35,19 +32,17 @@ type jsonScan struct {
 	n       int  // members kept, or that would have been
 	escaped bool // a kept member name contains an escape
 
-	// want, when set, is one more member name to look for (see
-	// scanMember); found is the value of its last occurrence.
+	// want, when set, is one more member name to look for; found is the
+	// value of its last occurrence.
 	want   string
 	found  []byte
 	unsure bool // a member name has escapes, or is want in another case
 }
 
-// kept returns the members kept.
 func (s *jsonScan) kept() []jsonMember { return s.members[:min(s.n, maxMembers)] }
 
-// jsonScanner walks JSON bytes once, with no recursion: containers is a bit
-// stack (bit d set when the container at depth d+1 is an object), which is
-// why maxJSONDepth cannot exceed 64.
+// jsonScanner walks JSON bytes once, without recursion: containers is a
+// bit stack (bit d set when depth d+1 is an object), hence maxJSONDepth <= 64.
 type jsonScanner struct {
 	b          []byte
 	i          int
@@ -63,17 +58,15 @@ const (
 )
 
 // scanJSON checks that b is exactly one JSON value, as encoding/json
-// accepts it (invalid UTF-8 included, which it replaces), nested at most
-// maxJSONDepth deep, and returns its top-level object members. The error
-// is errTooDeep or a syntax error naming the offset.
+// accepts it, nested at most maxJSONDepth deep, and returns its top-level
+// members.
 func scanJSON(b []byte) (jsonScan, error) {
 	return scanJSONFor(b, "")
 }
 
-// scanMember scans b as scanJSON does and returns the raw value of the
-// last top-level member named want, as encoding/json decodes an object
-// into a map. unsure is set when a member name has escapes, or spells want
-// in another case: the caller must then decode b itself.
+// scanMember returns the raw value of the last top-level member named
+// want, as encoding/json decodes an object into a map. unsure is set when a
+// name has escapes or spells want in another case: decode b instead.
 func scanMember(b []byte, want string) (value []byte, unsure bool, err error) {
 	sc, err := scanJSONFor(b, want)
 	return sc.found, sc.unsure, err
@@ -128,9 +121,9 @@ func scanJSONFor(b []byte, want string) (jsonScan, error) {
 	}
 }
 
-// add keeps one top-level member if its name could be JSON-RPC's: one of
-// them in any case, or a name with escapes or non-ASCII letters, which
-// encoding/json may also fold into one ("\u0069d", "j\u017fonrpc").
+// add keeps a top-level member whose name could be JSON-RPC's: one of them
+// in any case, or a name with escapes or non-ASCII letters, which
+// encoding/json may fold into one ("\u0069d", "j\u017fonrpc").
 func (out *jsonScan) add(name, value []byte) {
 	escaped := bytes.IndexByte(name, '\\') >= 0
 	if out.want != "" {
@@ -138,8 +131,7 @@ func (out *jsonScan) add(name, value []byte) {
 		case escaped:
 			out.unsure = true
 		case string(bare) == out.want:
-			// encoding/json merges the objects of a name given twice
-			// into one map: too subtle to follow here.
+			// encoding/json merges a name given twice: too subtle to follow.
 			out.unsure = out.unsure || out.found != nil
 			out.found = value
 		case !isASCII(bare) || equalFoldASCII(bare, out.want):
@@ -254,8 +246,7 @@ func (s *jsonScanner) name() ([]byte, error) {
 	return name, nil
 }
 
-// str scans a string token and reports whether it has escapes. Bytes
-// below 0x20 are not allowed inside; anything else is, as in encoding/json.
+// str scans a string token and reports whether it has escapes.
 func (s *jsonScanner) str() (escaped bool, err error) {
 	s.i++
 	for s.i < len(s.b) {
@@ -285,8 +276,7 @@ func (s *jsonScanner) str() (escaped bool, err error) {
 	return escaped, fmt.Errorf("unterminated string at offset %d", s.i)
 }
 
-// plainInString marks the bytes a string may hold as they are: not '"',
-// '\\' or a control character.
+// plainInString marks the bytes a string holds as they are.
 var plainInString = func() (t [256]bool) {
 	for c := range t {
 		t[c] = c >= 0x20 && c != '"' && c != '\\'
@@ -294,7 +284,6 @@ var plainInString = func() (t [256]bool) {
 	return t
 }()
 
-// escape scans one backslash escape.
 func (s *jsonScanner) escape() error {
 	s.i++
 	if s.i == len(s.b) {

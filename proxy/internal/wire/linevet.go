@@ -8,21 +8,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 )
 
-// The stdio checks (FI-09): mcp-go skips a line it cannot decode without
-// a word, takes a response with both a result and an error for an error,
-// and never answers the request of a response sent in a batch, which then
-// waits for its timeout. LineVet sits between the child's stdout and
-// mcp-go: a line that breaks JSON-RPC 2.0 is held back, logged and
-// counted, and the request it answers, if any, fails at once with
+// The stdio checks (FI-09): mcp-go skips a line it cannot decode, takes a
+// response with both result and error for an error, and never answers a
+// request whose response came in a batch. LineVet sits between the child's
+// stdout and mcp-go: a line that breaks JSON-RPC 2.0 is held back, logged
+// and counted, and the request it answers fails at once with
 // upstream_protocol_error. StdinTap tells it which requests are waiting.
 
-// protocolMarker starts the message of the error response LineVet puts in
-// place of a broken one, so that the call can tell it from an error the
-// upstream sent. It is random per process, so no upstream can forge it.
+// protocolMarker starts the message of the error LineVet puts in place of
+// a broken reply; random per process, so no upstream can forge it.
 var protocolMarker = "mcp-router:" + rand.Text() + ": "
 
 // ProtocolReply returns the protocol error a LineVet put in place of the
@@ -38,9 +37,8 @@ func ProtocolReply(err error) error {
 	return fmt.Errorf("%w: %s", ErrProtocol, why)
 }
 
-// PendingIDs are the ids of the requests sent to an upstream and not yet
-// answered or cancelled, by idKey. A request sent by StdinTap.Send has
-// its reply handed to its own channel; the others' go to mcp-go.
+// PendingIDs are the ids (by idKey) of the requests sent to an upstream
+// and not yet answered or cancelled.
 type PendingIDs struct {
 	out groupWriter // the child's stdin: whole messages, never interleaved
 
@@ -58,16 +56,14 @@ func (p *PendingIDs) add(key string) {
 	p.ids[key] = nil
 }
 
-// Empty reports whether no request waits for an answer or for its
-// cancellation to be written.
+// Empty reports whether no request waits for an answer or for its cancellation to be written.
 func (p *PendingIDs) Empty() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.ids) == 0
 }
 
-// take removes key and says whether it was waiting, and for a request
-// StdinTap.Send sent, the channel its reply goes to.
+// take removes key: whether it was waiting, and Send's channel for it.
 func (p *PendingIDs) take(key string) (waiting bool, direct chan<- []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -77,7 +73,7 @@ func (p *PendingIDs) take(key string) (waiting bool, direct chan<- []byte) {
 }
 
 // StdinTap notes the requests mcp-go writes to a child and the ones it
-// cancels. mcp-go writes one whole message, newline-terminated, per Write.
+// cancels. mcp-go writes one whole message per Write.
 type StdinTap struct {
 	W       io.WriteCloser
 	Pending *PendingIDs
@@ -100,9 +96,7 @@ func (t StdinTap) Write(p []byte) (int, error) {
 func (t StdinTap) Close() error { return t.W.Close() }
 
 // note records a request's id, and returns the id a cancellation names.
-// A message mcp-go wrote is read in one allocation-free pass of the
-// scanner; one the scanner cannot read plainly, and a cancellation, are
-// decoded as before.
+// Plainly written messages take the allocation-free scanner.
 func (t StdinTap) note(line []byte) (cancelled string) {
 	sc, err := scanJSON(line)
 	if err == nil && sc.top == '{' && !sc.escaped {
@@ -156,8 +150,7 @@ func NewLineVet(r io.Reader, pending *PendingIDs, report func(error, int), dropp
 	return &LineVet{r: bufio.NewReader(r), pending: pending, report: report, dropped: dropped}
 }
 
-// Read hands on checked lines. A last line the stream ends inside is
-// dropped, as mcp-go would drop it.
+// Read hands on checked lines; a last line without a newline is dropped, as mcp-go would drop it.
 func (v *LineVet) Read(p []byte) (int, error) {
 	for len(v.out) == 0 && v.err == nil {
 		line, err := v.readLine()
@@ -176,29 +169,21 @@ func (v *LineVet) Read(p []byte) (int, error) {
 	return 0, v.err
 }
 
-// readLine reads one whole line into v's buffer, which the line before
-// it no longer needs: all of it has been handed on.
+// readLine reads one whole line into v's buffer, reused once handed on.
 func (v *LineVet) readLine() ([]byte, error) {
-	buf := v.buf[:0]
-	for {
-		chunk, err := v.r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if err != bufio.ErrBufferFull {
-			if cap(buf) <= maxKeptLine {
-				v.buf = buf
-			} else {
-				v.buf = nil // do not keep a large line's buffer for good
-			}
-			return buf, err
-		}
+	buf, _, err := readLine(v.r, math.MaxInt, v.buf[:0])
+	v.buf = buf
+	if cap(buf) > maxKeptLine {
+		v.buf = nil // do not keep a large line's buffer for good
 	}
+	return buf, err
 }
 
 // maxKeptLine is the largest line buffer a LineVet keeps between lines.
 const maxKeptLine = 1 << 20
 
-// vet returns what to hand on for one line: the line itself, nothing, or
-// error responses in place of broken responses to waiting requests.
+// vet returns what to hand on for one line: the line, nothing, or error
+// responses in place of broken responses to waiting requests.
 func (v *LineVet) vet(line []byte) []byte {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
@@ -230,8 +215,8 @@ func (v *LineVet) vet(line []byte) []byte {
 	return nil
 }
 
-// handOn is what of a reply goes on to mcp-go: all of it, unless the
-// request was sent by StdinTap.Send, whose channel then takes a copy.
+// handOn is what of a reply goes on to mcp-go: nothing for Send's
+// requests, whose channel takes a copy.
 func handOn(direct chan<- []byte, line []byte) []byte {
 	if direct == nil {
 		return line
@@ -260,8 +245,7 @@ func (v *LineVet) batch(line []byte) []byte {
 	return out
 }
 
-// protocolErrorLine is an error response to id that ProtocolReply
-// recognises.
+// protocolErrorLine is an error response to id that ProtocolReply knows.
 func protocolErrorLine(id json.RawMessage, err error) []byte {
 	why := strings.TrimPrefix(err.Error(), ErrProtocol.Error()+": ")
 	line, _ := json.Marshal(map[string]any{
@@ -269,4 +253,55 @@ func protocolErrorLine(id json.RawMessage, err error) []byte {
 		"error": map[string]any{"code": -32000, "message": protocolMarker + why},
 	})
 	return append(line, '\n')
+}
+
+// ErrOutputEnded is Send's error once the child's output has ended.
+var ErrOutputEnded = errors.New("the upstream's output ended")
+
+// Send writes line, one whole request with the id id, to the child and
+// returns the channel its reply comes on (or LineVet's protocol error line
+// in its place); mcp-go never sees it. The channel is closed when the
+// child's output ends first. A caller that gives up cancels the request
+// through Write, as mcp-go does.
+func (t StdinTap) Send(id json.RawMessage, line []byte) (<-chan []byte, error) {
+	key := idKey(id)
+	if key == "" {
+		return nil, fmt.Errorf("sending a request with the id %s: not a request id", id)
+	}
+	reply := make(chan []byte, 1)
+	if !t.Pending.await(key, reply) {
+		return nil, ErrOutputEnded
+	}
+	if _, err := t.Pending.out.write(t.W, line); err != nil {
+		t.Pending.take(key)
+		return nil, err
+	}
+	return reply, nil
+}
+
+// await notes key as a request whose reply goes to reply; false once the child's output has ended.
+func (p *PendingIDs) await(key string, reply chan<- []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return false
+	}
+	if p.ids == nil {
+		p.ids = make(map[string]chan<- []byte)
+	}
+	p.ids[key] = reply
+	return true
+}
+
+// end closes the channels of the requests Send sent that still wait.
+func (p *PendingIDs) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ended = true
+	for key, reply := range p.ids {
+		if reply != nil {
+			close(reply)
+			delete(p.ids, key)
+		}
+	}
 }

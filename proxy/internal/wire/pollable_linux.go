@@ -7,17 +7,11 @@ import (
 	"syscall"
 )
 
-// Pollable returns a reader of the same pipe as in whose reads wait in
-// the runtime's poller rather than in a blocked thread, when in is a pipe
-// (a stdio client's stdin, as clients start a server); otherwise in
-// itself. A process's stdin is in blocking mode, so each read holds a
-// thread in the kernel, and whatever the reader hands on waits for
-// another thread to be woken to run it: a wake-up per message. A read
-// from the poller lets the goroutine it hands a message to run at once
-// on the same thread. The pipe is opened afresh (/proc/self/fd), so the
-// non-blocking mode is this reader's own, never that of the descriptor
-// shared with the client; a pollable reader also takes read deadlines.
-// done closes what was opened.
+// Pollable returns, when in is a pipe, a reader of the same pipe whose
+// reads wait in the runtime's poller rather than a blocked thread, which
+// saves a thread wake-up per message; otherwise in itself. The pipe is
+// reopened (/proc/self/fd) so that non-blocking mode is this reader's own,
+// not the descriptor's shared with the client. done closes it.
 func Pollable(in io.Reader) (r io.Reader, done func()) {
 	f, ok := in.(*os.File)
 	if !ok {
@@ -34,8 +28,7 @@ func Pollable(in io.Reader) (r io.Reader, done func()) {
 	return p, func() { p.Close() }
 }
 
-// pipeFD is f's descriptor when f is a pipe, read without changing its
-// mode (as f.Fd would).
+// pipeFD is f's descriptor when f is a pipe, without changing its mode.
 func pipeFD(f *os.File) (fd int, ok bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -4,6 +4,5 @@ package wire
 
 import "io"
 
-// Pollable returns in itself: only Linux reopens a pipe through
-// /proc/self/fd (see pollable_linux.go).
+// Pollable returns in itself: only Linux reopens a pipe.
 func Pollable(in io.Reader) (r io.Reader, done func()) { return in, func() {} }

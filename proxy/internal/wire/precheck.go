@@ -1,11 +1,9 @@
 package wire
 
-// The pre-check: every message a client sends is checked here, in one
-// pass over its bytes (jsonscan.go), before mcp-go parses it. A message
-// JSON-RPC or MCP does not allow is answered here with the JSON-RPC error
-// that names the problem, or, when it cannot be answered (a notification
-// or a response), dropped: BI-01..BI-03, BI-08, BI-10 and BI-13 in
-// docs/reliability.md.
+// The pre-check: each client message is checked in one pass (jsonscan.go)
+// before mcp-go parses it, and refused with the JSON-RPC error that names
+// the problem, or dropped when it cannot be answered (BI-01..BI-03, BI-08,
+// BI-10 and BI-13 in docs/reliability.md).
 
 import (
 	"bytes"
@@ -14,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,8 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// envelope holds the raw values of a message's JSON-RPC members, nil when
-// absent. Strings keep their quotes.
+// envelope holds the raw JSON-RPC members of a message, nil when absent.
 type envelope struct {
 	jsonrpc, id, method, params, result, error []byte
 }
@@ -33,8 +29,7 @@ type envelope struct {
 // envelopeNames are the members envelope keeps, in its field order.
 var envelopeNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
 
-// envelopeLike reports whether a member name is one of envelopeNames in
-// any case.
+// envelopeLike reports whether name is one of envelopeNames in any case.
 func envelopeLike(name []byte) bool {
 	for _, want := range envelopeNames {
 		if equalFoldASCII(name, want) {
@@ -48,8 +43,7 @@ func (e *envelope) field(i int) *[]byte {
 	return [...]*[]byte{&e.jsonrpc, &e.id, &e.method, &e.params, &e.result, &e.error}[i]
 }
 
-// verdict is the pre-check's decision on one message: hand it on (the
-// zero verdict), answer it with an error, or drop it.
+// verdict is the pre-check's decision: hand on (zero), refuse, or drop.
 type verdict struct {
 	env    envelope
 	code   int             // the error to answer with; 0 when none
@@ -75,7 +69,7 @@ func (v verdict) reply() []byte {
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
 	}{mcp.JSONRPC_VERSION, id, rpcError{v.code, v.reason}})
-	if err != nil { // cannot happen: id is a canonical string or number token
+	if err != nil { // cannot happen: id is a canonical token
 		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"Invalid Request"}}`, v.code)
 	}
 	return b
@@ -96,24 +90,20 @@ func dropMsg(env envelope, format string, args ...any) verdict {
 	return verdict{env: env, drop: true, reason: fmt.Sprintf(format, args...)}
 }
 
-// precheck checks one client message as a transport received it:
+// precheck checks one client message:
 //
 //   - not JSON, or nested deeper than maxJSONDepth: -32700, id null;
-//   - a batch array, a value that is not an object, a member that appears
-//     twice or in another case ("ID"): -32600, id null;
-//   - a request (method and id) whose id is null or not a string or a
-//     number (id null), whose jsonrpc is not "2.0", method not a string,
-//     params neither an object nor null, or that carries result or error:
-//     -32600, echoing the id when it is valid;
+//   - a batch, a non-object, a member twice or in another case ("ID"):
+//     -32600, id null;
+//   - a request with a null or non-string, non-number id (id null), a bad
+//     jsonrpc, method or params, or carrying result or error: -32600,
+//     echoing a valid id;
 //   - an object with neither method nor result nor error: -32600;
-//   - a notification with any of these faults, or a notifications/cancelled
-//     whose requestId is not a string or a number: dropped, since a
-//     notification is never answered;
-//   - a response (result or error, no method) with a bad jsonrpc or id,
-//     or with both result and error: dropped.
+//   - a notification with such a fault, or a notifications/cancelled with
+//     a bad requestId: dropped (a notification is never answered);
+//   - a response with a bad jsonrpc or id, or both result and error: dropped.
 //
-// Invalid UTF-8 is not refused: sanitizeUTF8 replaces it once the message
-// has passed, before anything reads or forwards it.
+// Invalid UTF-8 passes; sanitizeUTF8 replaces it before anything reads it.
 func precheck(msg []byte) verdict {
 	sc, err := scanJSON(msg)
 	switch {
@@ -132,9 +122,8 @@ func precheck(msg []byte) verdict {
 }
 
 // envelopeOf picks the JSON-RPC members from a top-level object. A member
-// named twice, or in another case (encoding/json matches names without
-// regard to case, so mcp-go would read "ID" as "id"), is an error: what
-// mcp-go reads must be what was checked.
+// named twice or in another case is an error: encoding/json matches names
+// without regard to case, and what mcp-go reads must be what was checked.
 func envelopeOf(sc *jsonScan) (envelope, error) {
 	var env envelope
 	if sc.n > maxMembers {
@@ -255,9 +244,7 @@ func isJSONRPC2(raw []byte) bool {
 	return bytes.IndexByte(raw, '\\') >= 0 && json.Unmarshal(raw, &s) == nil && s == mcp.JSONRPC_VERSION
 }
 
-// validID returns the id to echo in an error: a string re-encoded as
-// encoding/json writes it, or the number token. The error says why an id
-// is not valid; an absent id has neither.
+// validID returns the id to echo in an error, or why it is not valid; an absent id has neither.
 func validID(raw []byte) (json.RawMessage, error) {
 	switch {
 	case raw == nil:
@@ -277,33 +264,16 @@ func validID(raw []byte) (json.RawMessage, error) {
 	return nil, errors.New(`"id" must be a string or a number`)
 }
 
-// requestKey is an id as mcp-go tells ids apart: a string, or a number as an
-// int64 when whole. "" for no valid id.
+// requestKey is an id as mcp-go tells ids apart (idKey), "" for no valid
+// id; a number beyond float64, which mcp-go cannot read, is its text.
 func requestKey(raw []byte) string {
-	switch {
-	case raw == nil:
-		return ""
-	case raw[0] == '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return "s:" + s
-	case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil {
-			return "n:" + string(raw)
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-			return "n:" + strconv.FormatInt(int64(f), 10)
-		}
-		return "n:" + strconv.FormatFloat(f, 'g', -1, 64)
+	if k := idKey(raw); k != "" || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return k
 	}
-	return ""
+	return "n:" + string(raw)
 }
 
-// cancelledID returns the requestId of notifications/cancelled params,
-// which must be a string or a number.
+// cancelledID returns the requestId of notifications/cancelled params.
 func cancelledID(params []byte) ([]byte, error) {
 	if params == nil || params[0] != '{' {
 		return nil, errors.New("no params object")
@@ -320,8 +290,7 @@ func cancelledID(params []byte) ([]byte, error) {
 	return p.RequestID, nil
 }
 
-// methodIs reports whether a method token is the string name, without
-// allocating unless it has escapes.
+// methodIs reports whether a method token is name, allocating only for escapes.
 func methodIs(raw []byte, name string) bool {
 	if len(raw) < 2 || raw[0] != '"' {
 		return false
@@ -352,20 +321,16 @@ func cutEcho(s string) string {
 	return s
 }
 
-// PrecheckHTTP runs the pre-check on each POSTed JSON-RPC message before
-// mcp-go's streamable HTTP server reads it: a refused message gets HTTP
-// 400 with the JSON-RPC error, a dropped notification 202 and no body.
-// An initialize that carries an Mcp-Session-Id is refused: a session is
-// initialized once (mcp-go would open a new session and ignore the
-// header). Requests before initialize need no check here: without a
-// session id, mcp-go answers them 404. The body is read whole; Guard
-// bounds it.
+// PrecheckHTTP runs the pre-check on each POSTed message before mcp-go's
+// streamable HTTP server reads it: a refusal is HTTP 400 with the JSON-RPC
+// error, a dropped notification 202. An initialize with an Mcp-Session-Id
+// is refused (mcp-go would open a new session and ignore the header). The
+// body is read whole; Guard bounds it.
 type PrecheckHTTP struct {
 	Next http.Handler
 	Log  *slog.Logger
-	// Cancelled, when set, hears each notifications/cancelled that passes,
-	// with the session and the requestId as sent (the grace period's
-	// cancel, FI-19).
+	// Cancelled, when set, hears each notifications/cancelled that passes
+	// (the grace period's cancel, FI-19).
 	Cancelled func(session string, requestID json.RawMessage)
 }
 
@@ -413,15 +378,13 @@ func (h PrecheckHTTP) refusal(w http.ResponseWriter, v verdict) {
 	_, _ = w.Write(body)
 }
 
-// isJSONContent reports whether a Content-Type is application/json, with
-// or without parameters, as mcp-go requires of a POST.
+// isJSONContent reports whether a Content-Type is application/json.
 func isJSONContent(ct string) bool {
 	mediaType, _, _ := strings.Cut(ct, ";")
 	return strings.EqualFold(strings.TrimSpace(mediaType), "application/json")
 }
 
-// readBody reads a request body whole, in one allocation when its length
-// is known (Guard sets it).
+// readBody reads a body whole, in one allocation when Guard set its length.
 func readBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
 	if r.ContentLength > 0 && r.ContentLength <= MaxMessageBytes {
@@ -432,12 +395,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// sanitizeUTF8 replaces each run of bytes that is not valid UTF-8 with
-// U+FFFD, so that no upstream is sent them: a tool call's arguments are
-// forwarded as the client wrote them, not re-encoded. In a message that
-// passed the pre-check such bytes can only be inside strings (JSON has no
-// other place for a byte over 0x7f), so the message stays valid JSON.
-// A message that is valid UTF-8 is returned as it is, without copying.
+// sanitizeUTF8 replaces invalid UTF-8 with U+FFFD, since arguments are
+// forwarded as written. After the pre-check such bytes can only be inside
+// strings, so the message stays valid JSON. Valid input is not copied.
 func sanitizeUTF8(msg []byte) []byte {
 	if utf8.Valid(msg) {
 		return msg

@@ -1,7 +1,6 @@
 package wire
 
-// The pre-check over stdio: a filter that reads a client's lines and
-// hands on those that pass, and a writer that keeps whole messages whole.
+// The pre-check over stdio.
 
 import (
 	"bufio"
@@ -14,16 +13,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// maxStdioMessage bounds one line from a stdio client, as Guard bounds an
-// HTTP body (FI-12 in docs/reliability.md): a longer line is skipped up to its
-// newline and answered -32600, and the session goes on.
+// maxStdioMessage bounds one stdio line (FI-12): a longer one is skipped
+// to its newline and answered -32600, and the session goes on.
 const maxStdioMessage = MaxMessageBytes
 
-// StdioFilter pre-checks each line a stdio client sends: it answers or
-// drops the bad ones itself and hands the rest on, one by one, through
-// Next. It also keeps the connection's handshake (BI-10), which mcp-go
-// does not: until initialize is answered only ping and initialize itself
-// are served, and initialize is served once.
+// StdioFilter pre-checks each line a stdio client sends, answers or drops
+// the bad ones and hands the rest on through Next. It also keeps the
+// handshake (BI-10), which mcp-go does not: until initialize is answered
+// only ping and initialize are served, and initialize only once.
 type StdioFilter struct {
 	in      *bufio.Reader
 	out     *stdioOut
@@ -32,39 +29,31 @@ type StdioFilter struct {
 	maxLine int
 }
 
-// NewStdioFilter reads the client's lines from in; out is where the
-// client's answers go, the filter's refusals among them.
+// NewStdioFilter reads the client's lines from in; answers go to out.
 func NewStdioFilter(in io.Reader, out io.Writer, log *slog.Logger) *StdioFilter {
 	life := &handshake{}
 	return &StdioFilter{in: bufio.NewReaderSize(in, 64<<10), out: &stdioOut{life: life, w: out},
 		life: life, log: log, maxLine: maxStdioMessage}
 }
 
-// Out is where the answers to the client are written: each whole message
-// is written at once, and the handshake learns when initialize is
-// answered.
+// Out is where answers to the client are written, each message whole.
 func (f *StdioFilter) Out() io.Writer { return f.out }
 
-// WriteOwn writes p, one whole message of the proxy's own making (not a
-// reply to a request the filter handed on), to the client.
+// WriteOwn writes p, one whole message of the proxy's own, to the client.
 func (f *StdioFilter) WriteOwn(p []byte) error {
 	_, err := f.out.write(p)
 	return err
 }
 
-// Message is one message of a stdio client that passed the pre-check: a
-// request, a notification, or a response to a request of the proxy's.
+// Message is one message of a stdio client that passed the pre-check.
 type Message struct {
-	// Line is the message, valid UTF-8, without its newline. It is the
-	// message's own: the filter does not reuse it.
+	// Line is the message, valid UTF-8, without its newline; never reused.
 	Line []byte
-	// id and method are the raw tokens the pre-check found (nil when
-	// absent), as written.
+	// id and method are the raw tokens as written (nil when absent).
 	id, method []byte
 }
 
-// ID is the message's id token as written (a string with its quotes, or
-// a number), nil for a notification.
+// ID is the message's id token as written, nil for a notification.
 func (m Message) ID() []byte { return m.id }
 
 // IsResponse reports whether m answers a request (it has no method).
@@ -73,14 +62,12 @@ func (m Message) IsResponse() bool { return m.method == nil }
 // IsNotification reports whether m is a notification (a method, no id).
 func (m Message) IsNotification() bool { return m.method != nil && m.id == nil }
 
-// IsMethod reports whether m's method is name, without allocating unless
-// the method is written with escapes.
+// IsMethod reports whether m's method is name.
 func (m Message) IsMethod(name string) bool { return methodIs(m.method, name) }
 
-// Next reads lines until one passes the pre-check and returns it; the
-// others it answers or drops itself. It returns in's error once in ends
-// (io.EOF at its end); a last line without a newline is a message. A
-// Read blocked on in cannot be interrupted.
+// Next returns the next line that passes the pre-check, answering or
+// dropping the others, or in's error once it ends (a last line without a
+// newline is a message).
 func (f *StdioFilter) Next() (Message, error) {
 	for {
 		line, tooLong, err := readLine(f.in, f.maxLine, nil)
@@ -95,8 +82,8 @@ func (f *StdioFilter) Next() (Message, error) {
 	}
 }
 
-// readLine reads one line, appended to buf, without its limit: a longer
-// line is read to its end and reported tooLong, keeping nothing.
+// readLine reads one line, appended to buf; a line over limit is read to
+// its end and reported tooLong, keeping nothing.
 func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -113,8 +100,7 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 	}
 }
 
-// check pre-checks one line: it returns the message when it passes, and
-// answers or drops it otherwise.
+// check returns the message when line passes, and answers or drops it otherwise.
 func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 	var v verdict
 	if tooLong {
@@ -137,11 +123,8 @@ func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 	return Message{}, false
 }
 
-// stdioOut is where a stdio client's answers are written, each message
-// with one Write, from several goroutines: stdioOut serialises the
-// Writes (a groupWriter), so that the filter's refusals and the replies
-// never interleave, and shows each to the handshake until initialize is
-// answered.
+// stdioOut serialises the writes to a stdio client, so that refusals and
+// replies never interleave, and shows each to the handshake.
 type stdioOut struct {
 	life *handshake
 	w    io.Writer
@@ -207,10 +190,8 @@ func (l *handshake) admit(v verdict) verdict {
 	return v
 }
 
-// declaresStateless reports whether a request's params declare, in _meta,
-// a protocol version of the stateless era (2026-07-28 or later). Plainly
-// written params are read by the scanner without allocating; others are
-// decoded by encoding/json.
+// declaresStateless reports whether a request's _meta declares a protocol
+// version of the stateless era (2026-07-28 or later).
 func declaresStateless(params json.RawMessage) bool {
 	if len(params) == 0 || params[0] != '{' {
 		return declaresStatelessSlow(params)
@@ -244,8 +225,8 @@ func declaresStatelessSlow(params json.RawMessage) bool {
 	return mcp.IsModernProtocol(v)
 }
 
-// sawOutput moves the handshake on when p is the answer to initialize: a
-// result makes the connection ready, an error lets the client try again.
+// sawOutput moves the handshake on at the answer to initialize: a result
+// makes the connection ready, an error lets the client try again.
 func (l *handshake) sawOutput(p []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -10,25 +10,19 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sync"
+	"sync/atomic"
 )
 
-// The streamable-HTTP checks (FI-02, FI-10): mcp-go reports every failure
-// of its HTTP transport alike, as a *transport.Error, so a reply that is
-// garbage looks like a dead upstream; it logs and skips an SSE event that
-// is not JSON, so the call ends with "unexpected nil response"; and it
-// dispatches the unfinished event of a stream that breaks off, so a
-// partial result reaches the caller. ReplyGuard, the RoundTripper of every
-// streamable-HTTP upstream, checks each reply to a POSTed request before
-// mcp-go reads it: a broken one fails the read, and the reason is kept in
-// the call's ReplyCheck, so the call fails as upstream_protocol_error and
-// the connection is kept.
+// The streamable-HTTP checks (FI-02, FI-10): mcp-go reports a garbage reply
+// as a transport error (a dead upstream), skips an SSE event that is not
+// JSON (the call ends with "unexpected nil response"), and dispatches the
+// unfinished event of a broken stream (a partial result). ReplyGuard checks
+// each reply before mcp-go reads it: a broken one fails the read, its
+// reason kept in the call's ReplyCheck, so the call fails as
+// upstream_protocol_error and the connection is kept.
 
 // ReplyCheck keeps the first reason a call's reply was refused.
-type ReplyCheck struct {
-	mu  sync.Mutex
-	err error
-}
+type ReplyCheck struct{ err atomic.Pointer[error] }
 
 type replyCheckKey struct{}
 
@@ -43,28 +37,20 @@ func replyCheckFrom(ctx context.Context) *ReplyCheck {
 	return c
 }
 
-// fail keeps err unless a reason is kept already, and returns it. A nil
-// check keeps nothing.
+// fail keeps err unless a reason is kept already, and returns it.
 func (c *ReplyCheck) fail(err error) error {
-	if c == nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = err
+	if c != nil {
+		c.err.CompareAndSwap(nil, &err)
 	}
 	return err
 }
 
-// problem is the reason kept, or nil.
+// Problem is the reason kept, or nil.
 func (c *ReplyCheck) Problem() error {
-	if c == nil {
+	if c == nil || c.err.Load() == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	return *c.err.Load()
 }
 
 // ReplyGuard checks the replies of a streamable-HTTP upstream.
@@ -75,8 +61,7 @@ type ReplyGuard struct {
 	Report func(error)
 }
 
-// RoundTrip checks a 200 reply to a POSTed JSON-RPC request: its content
-// type at once, its body as mcp-go reads it.
+// RoundTrip checks a 200 reply to a POSTed JSON-RPC request.
 func (g *ReplyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	want, isRequest := postedRequest(req)
 	resp, err := g.Next.RoundTrip(req)
@@ -97,8 +82,8 @@ func (g *ReplyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// postedRequest says whether req POSTs a JSON-RPC request, and gives its
-// id's key: a notification or a response gets no reply to check.
+// postedRequest gives the id key of the JSON-RPC request req POSTs; a
+// notification or a response gets no reply to check.
 func postedRequest(req *http.Request) (want string, ok bool) {
 	if req.Method != http.MethodPost || req.GetBody == nil {
 		return "", false
@@ -108,9 +93,8 @@ func postedRequest(req *http.Request) (want string, ok bool) {
 		return "", false
 	}
 	defer body.Close()
-	// The transport sends one message, already in memory: read it with the
-	// scanner, or, when it is not plainly written, as encoding/json reads
-	// the first value of a stream.
+	// One message, in memory: the scanner reads it, or encoding/json as it
+	// reads the first value of a stream.
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return "", false
@@ -144,8 +128,7 @@ func (r *reply) tooLarge() error {
 	return r.refuse(fmt.Errorf("%w: a reply over %d bytes", ErrMessageTooLarge, r.max))
 }
 
-// Guarded reports whether body is a reply ReplyGuard checks and bounds
-// already, so that no other bound need wrap it.
+// Guarded reports whether body is bounded by ReplyGuard already.
 func Guarded(body io.ReadCloser) bool {
 	switch body.(type) {
 	case *jsonReply, *sseReply:
@@ -154,8 +137,8 @@ func Guarded(body io.ReadCloser) bool {
 	return false
 }
 
-// jsonReply reads a whole application/json reply, up to max bytes, and
-// hands it on only if it is a well-formed response to the request.
+// jsonReply hands on an application/json reply of up to max bytes only if
+// it is a well-formed response to the request.
 type jsonReply struct {
 	*reply
 	body io.ReadCloser
@@ -192,9 +175,8 @@ func (j *jsonReply) load() {
 func (j *jsonReply) Close() error { return j.body.Close() }
 
 // sseReply hands on a text/event-stream reply line by line, each event
-// once its data is checked. A stream that ends inside an event (data
-// since the last blank line) ends with io.ErrUnexpectedEOF, which makes
-// mcp-go drop the unfinished event rather than dispatch it (FI-02).
+// once checked. A stream that ends inside an event ends with
+// io.ErrUnexpectedEOF, so mcp-go drops the unfinished event (FI-02).
 type sseReply struct {
 	*reply
 	body io.ReadCloser
@@ -263,9 +245,8 @@ func (s *sseReply) line() ([]byte, error) {
 	}
 }
 
-// dispatch checks the event a blank line ends, as mcp-go is about to
-// take it: a JSON-RPC 2.0 message, and if a response, the one to this
-// request.
+// dispatch checks the event a blank line ends: a JSON-RPC 2.0 message,
+// and if a response, the one to this request.
 func (s *sseReply) dispatch() error {
 	data := s.data
 	s.data, s.open = s.data[:0], false

@@ -9,8 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// rpcMessage is what the proxy looks at in a message from an upstream to
-// tell a well-formed JSON-RPC 2.0 message from a broken one.
+// rpcMessage is what tells a well-formed upstream message from a broken one.
 type rpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -19,8 +18,8 @@ type rpcMessage struct {
 	Error   present         `json:"error"`
 }
 
-// present records whether a member was there, and whether as null,
-// without copying its value (a result can be megabytes).
+// present records whether a member was there, and as null, without
+// copying it (a result can be megabytes).
 type present struct{ set, null bool }
 
 func (p *present) UnmarshalJSON(b []byte) error {
@@ -33,11 +32,9 @@ var errBatch = fmt.Errorf("%w: a JSON-RPC batch", ErrProtocol)
 
 var errNotJSON = fmt.Errorf("%w: not JSON", ErrProtocol)
 
-// parseMessage decodes one message, or says why it is not one. A
-// well-formed message whose JSON-RPC members are written plainly (each
-// once, in its own case, "jsonrpc" exactly "2.0") is read in one
-// allocation-free pass of the scanner; anything else is decoded by
-// encoding/json, as mcp-go decodes it, for the same verdict.
+// parseMessage decodes one message, or says why it is not one. Plainly
+// written messages take the allocation-free scanner; anything else is
+// decoded by encoding/json, as mcp-go decodes it.
 func parseMessage(data []byte) (rpcMessage, error) {
 	if m, ok := parseMessageFast(data); ok {
 		return m, nil
@@ -45,8 +42,7 @@ func parseMessage(data []byte) (rpcMessage, error) {
 	return parseMessageSlow(data)
 }
 
-// parseMessageFast is parseMessage's single pass; false when the message
-// needs encoding/json's reading (or is broken).
+// parseMessageFast is the scanner's pass; false when encoding/json must read.
 func parseMessageFast(data []byte) (rpcMessage, bool) {
 	sc, err := scanJSON(data)
 	if err != nil || sc.top != '{' || sc.escaped {
@@ -80,8 +76,7 @@ func parseMessageSlow(data []byte) (rpcMessage, error) {
 			return m, fmt.Errorf("%w: not a JSON-RPC message (not an object)", ErrProtocol)
 		}
 	}
-	// Unmarshal checks the whole message is valid JSON before it decodes:
-	// one pass more would read every reply, up to the size limit, again.
+	// Unmarshal validates before it decodes: no extra pass needed.
 	if err := json.Unmarshal(data, &m); err != nil {
 		if _, syntax := errors.AsType[*json.SyntaxError](err); syntax {
 			return m, errNotJSON
@@ -97,12 +92,11 @@ func parseMessageSlow(data []byte) (rpcMessage, error) {
 	return m, nil
 }
 
-// isCall says whether the message is a request or a notification (it has
-// a method), not a response.
+// isCall says whether the message has a method (not a response).
 func (m rpcMessage) isCall() bool { return len(m.Method) > 0 }
 
-// vetResponse checks a response: one of result and error, not both. An
-// "error": null is taken for no error, as mcp-go does.
+// vetResponse checks a response has one of result and error; "error": null
+// is no error, as for mcp-go.
 func (m rpcMessage) vetResponse() error {
 	result, failure := m.Result.set, m.Error.set && !m.Error.null
 	switch {
@@ -114,10 +108,8 @@ func (m rpcMessage) vetResponse() error {
 	return nil
 }
 
-// idKey is the key mcp-go matches a response to its request by, or ""
-// for a missing or null id. A string without escapes and a short integer,
-// the ids mcp-go writes, are keyed without decoding; others as mcp-go
-// decodes them.
+// idKey is the key mcp-go matches a response to its request by ("" for a
+// missing or null id); the ids mcp-go writes are keyed without decoding.
 func idKey(raw json.RawMessage) string {
 	switch {
 	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainString(raw[1:len(raw)-1]):
@@ -128,9 +120,8 @@ func idKey(raw json.RawMessage) string {
 	return idKeySlow(raw)
 }
 
-// plainString reports whether b, a string token's inside, holds no quote,
-// escape, control character or non-ASCII byte (whose decoding could
-// differ from the bytes).
+// plainString reports whether a string token's inside decodes to itself
+// (no quote, escape, control or non-ASCII byte).
 func plainString(b []byte) bool {
 	for _, c := range b {
 		if !plainInString[c] || c >= 0x80 {
@@ -140,9 +131,8 @@ func plainString(b []byte) bool {
 	return true
 }
 
-// plainInt reports whether b is an integer token that float64 holds
-// exactly and that reads back as written: at most 15 digits, no leading
-// zero, no "-0".
+// plainInt reports whether b is an integer token float64 holds exactly and
+// that reads back as written (at most 15 digits, no leading zero or -0).
 func plainInt(b []byte) bool {
 	digits := b
 	if len(digits) > 0 && digits[0] == '-' {
@@ -168,8 +158,7 @@ func idKeySlow(raw json.RawMessage) string {
 	return id.String()
 }
 
-// vetReply checks the message an upstream sent in reply to the request
-// with id key want: a well-formed response to that request.
+// vetReply checks data is a well-formed response to the request keyed want.
 func vetReply(data []byte, want string) error {
 	m, err := parseMessage(data)
 	if err != nil {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -296,12 +297,7 @@ func (d DisabledUpstream) status(since time.Time) Status {
 }
 
 // domain is the upstream's domain, as EffectiveDomain says it.
-func (d DisabledUpstream) domain() string {
-	if d.Domain != "" {
-		return d.Domain
-	}
-	return d.Name
-}
+func (d DisabledUpstream) domain() string { return cmp.Or(d.Domain, d.Name) }
 
 // ErrDisabled is the cause of a call of a tool of a disabled upstream.
 var ErrDisabled = errors.New("disabled at start for its configuration")

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -78,7 +79,7 @@ type Metrics struct {
 	resultFindings *prometheus.CounterVec // upstream, kind, action
 	auditDropped   prometheus.Counter
 
-	log *callCounts // for the gateway's status, shared by every view
+	log *callRecord // for the gateway's status, shared by every view
 }
 
 // maxToolLabels caps the distinct values of the tool label.
@@ -119,7 +120,7 @@ var refusedKinds = map[string]bool{
 func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates(), log: &callCounts{}}
+	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates(), log: &callRecord{}}
 	reg.MustRegister(m.upstreams)
 	f := promauto.With(reg)
 	m.registerCalls(f)
@@ -265,18 +266,12 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 	if m == nil {
 		return
 	}
-	m.log.call(upstream, tool, dur, kind)
-	outcome := kind
-	if outcome == "" {
-		outcome = "ok"
+	label := otherTool
+	if kind != string(KindUnknownTool) {
+		label = m.tools.label(tool)
 	}
-	if kind == string(KindUnknownTool) {
-		tool = otherTool
-	} else {
-		tool = m.tools.label(tool)
-	}
-	m.log.done(upstream, tool, kind)
-	m.calls.WithLabelValues(upstream, tool, outcome).Inc()
+	m.log.done(Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}, label)
+	m.calls.WithLabelValues(upstream, label, cmp.Or(kind, "ok")).Inc()
 	if !refusedKinds[kind] {
 		m.callDur.WithLabelValues(upstream).Observe(durSeconds(dur))
 	}
@@ -287,8 +282,7 @@ func (m *Metrics) ToolError(upstream, tool string) {
 	if m == nil {
 		return
 	}
-	m.log.fail(upstream, tool, "tool_error")
-	m.log.ring.toolError(upstream, tool)
+	m.log.toolError(upstream, tool)
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 
@@ -618,51 +612,6 @@ type CallFailure struct {
 	Kind     string    `json:"kind"` // an UpstreamError kind, or "tool_error" for an isError result
 }
 
-// recentFailures is how many failures Calls keeps.
-const recentFailures = 10
-
-// callCounts counts calls and keeps the latest failures, for a gateway's
-// status. Safe for concurrent use.
-type callCounts struct {
-	served, failed atomic.Uint64
-
-	mu     sync.Mutex
-	recent []CallFailure // oldest first, at most recentFailures
-
-	ring callRing // the latest calls, failed or not
-}
-
-func (c *callCounts) done(upstream, tool, kind string) {
-	c.served.Add(1)
-	if kind != "" {
-		c.fail(upstream, tool, kind)
-	}
-}
-
-func (c *callCounts) fail(upstream, tool, kind string) {
-	c.failed.Add(1)
-	f := CallFailure{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Kind: kind}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.recent) == recentFailures {
-		c.recent = append(c.recent[:0], c.recent[1:]...)
-	}
-	c.recent = append(c.recent, f)
-}
-
-// Calls returns the number of tool calls through the hub, how many failed
-// (a router error or an isError result), and the latest failures, oldest
-// first. A nil *Metrics reports nothing.
-func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
-	if m == nil {
-		return 0, 0, nil
-	}
-	m.log.mu.Lock()
-	recent = append([]CallFailure(nil), m.log.recent...)
-	m.log.mu.Unlock()
-	return m.log.served.Load(), m.log.failed.Load(), recent
-}
-
 // Call is one tool call through the hub, as [Metrics.RecentCalls] reports
 // it.
 type Call struct {
@@ -673,27 +622,73 @@ type Call struct {
 	Kind     string        `json:"kind,omitempty"` // "" when the tool ran, "tool_error" for an isError result, else an UpstreamError kind
 }
 
-// recentCallsKept is how many calls RecentCalls keeps.
-const recentCallsKept = 50
+// How many failures Calls keeps, and how many calls RecentCalls keeps.
+const (
+	recentFailures  = 10
+	recentCallsKept = 50
+)
 
-// callRing keeps the latest calls. Safe for concurrent use.
-type callRing struct {
-	mu    sync.Mutex
-	calls []Call // a ring of at most recentCallsKept
-	next  int
+// callRecord counts the calls through the hub and keeps the latest ones and
+// the latest failures, for a gateway's status. Safe for concurrent use.
+type callRecord struct {
+	mu             sync.Mutex
+	served, failed uint64
+	failures       []CallFailure // oldest first, at most recentFailures
+	calls          []Call        // a ring of at most recentCallsKept
+	next           int           // the ring's oldest call, once it is full
 }
 
-func (c *callCounts) call(upstream, tool string, dur time.Duration, kind string) {
-	r := &c.ring
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	call := Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}
-	if len(r.calls) < recentCallsKept {
-		r.calls = append(r.calls, call)
-		return
+// done records call c; a failure names the tool by its label.
+func (l *callRecord) done(c Call, label string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.calls) < recentCallsKept {
+		l.calls = append(l.calls, c)
+	} else {
+		l.calls[l.next] = c
+		l.next = (l.next + 1) % recentCallsKept
 	}
-	r.calls[r.next] = call
-	r.next = (r.next + 1) % recentCallsKept
+	l.served++
+	if c.Kind != "" {
+		l.fail(c.Upstream, label, c.Kind)
+	}
+}
+
+// fail records a failure, with l.mu held.
+func (l *callRecord) fail(upstream, tool, kind string) {
+	l.failed++
+	if len(l.failures) == recentFailures {
+		l.failures = append(l.failures[:0], l.failures[1:]...)
+	}
+	l.failures = append(l.failures, CallFailure{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Kind: kind})
+}
+
+// newest is the i-th latest call, with l.mu held.
+func (l *callRecord) newest(i int) *Call { return &l.calls[(l.next+len(l.calls)-1-i)%len(l.calls)] }
+
+// toolError records an isError result of the latest call of tool that ran.
+func (l *callRecord) toolError(upstream, tool string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail(upstream, tool, "tool_error")
+	for i := range l.calls {
+		if c := l.newest(i); c.Upstream == upstream && c.Tool == tool && c.Kind == "" {
+			c.Kind = "tool_error"
+			return
+		}
+	}
+}
+
+// Calls returns the number of tool calls through the hub, how many failed
+// (a router error or an isError result), and the latest failures, oldest
+// first. A nil *Metrics reports nothing.
+func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
+	if m == nil {
+		return 0, 0, nil
+	}
+	m.log.mu.Lock()
+	defer m.log.mu.Unlock()
+	return m.log.served, m.log.failed, slices.Clone(m.log.failures)
 }
 
 // RecentCalls returns the latest tool calls through the hub, newest first
@@ -702,26 +697,11 @@ func (m *Metrics) RecentCalls() []Call {
 	if m == nil {
 		return nil
 	}
-	r := &m.log.ring
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Call, 0, len(r.calls))
-	for i := range r.calls {
-		out = append(out, r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)])
+	m.log.mu.Lock()
+	defer m.log.mu.Unlock()
+	out := make([]Call, len(m.log.calls))
+	for i := range out {
+		out[i] = *m.log.newest(i)
 	}
 	return out
-}
-
-// toolError marks the latest call of tool that ran as one that returned
-// an isError result.
-func (r *callRing) toolError(upstream, tool string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range r.calls {
-		c := &r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)]
-		if c.Upstream == upstream && c.Tool == tool && c.Kind == "" {
-			c.Kind = "tool_error"
-			return
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,10 +15,7 @@ import (
 
 // resultPolicy is the result policy of the upstream u, with its default.
 func resultPolicy(u UpstreamConfig) integrity.ResultPolicy {
-	if u.Results == "" {
-		return integrity.ResultsRedact
-	}
-	return u.Results
+	return cmp.Or(u.Results, integrity.ResultsRedact)
 }
 
 // screenResult applies the upstream's result policy to what a tool

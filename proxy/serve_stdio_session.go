@@ -164,42 +164,35 @@ func (s *stdioSession) relay(ctx context.Context, failed func(error)) {
 
 // RequestSampling asks the client to sample and waits for its answer.
 func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	raw, err := s.request(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+	res, err := requestOf[mcp.CreateMessageResult](ctx, s, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
 	if err != nil {
 		return nil, err
-	}
-	var res mcp.CreateMessageResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodSamplingCreateMessage, err)
 	}
 	if res.Content, err = mcp.ParseSamplingContent(res.Content); err != nil {
 		return nil, fmt.Errorf("reading the client's %s content: %w", mcp.MethodSamplingCreateMessage, err)
 	}
-	return &res, nil
+	return res, nil
 }
 
 // RequestElicitation asks the client for input and waits for its answer.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	raw, err := s.request(ctx, mcp.MethodElicitationCreate, req.Params)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.ElicitationResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodElicitationCreate, err)
-	}
-	return &res, nil
+	return requestOf[mcp.ElicitationResult](ctx, s, mcp.MethodElicitationCreate, req.Params)
 }
 
 // ListRoots asks the client for its roots and waits for its answer.
 func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	raw, err := s.request(ctx, mcp.MethodListRoots, nil)
+	return requestOf[mcp.ListRootsResult](ctx, s, mcp.MethodListRoots, nil)
+}
+
+// requestOf sends the client a request and decodes the result of its reply.
+func requestOf[R any](ctx context.Context, s *stdioSession, method mcp.MCPMethod, params any) (*R, error) {
+	raw, err := s.request(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
-	var res mcp.ListRootsResult
+	var res R
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodListRoots, err)
+		return nil, fmt.Errorf("reading the client's %s result: %w", method, err)
 	}
 	return &res, nil
 }

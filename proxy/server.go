@@ -489,10 +489,7 @@ const (
 // progressTo returns a relay for the caller of ctx through srv, or nil
 // when the caller asked for no progress (or there is no srv).
 func progressTo(ctx context.Context, srv *server.MCPServer, meta *mcp.Meta) *progressRelay {
-	if meta == nil || meta.ProgressToken == nil {
-		return nil
-	}
-	if srv == nil {
+	if meta == nil || meta.ProgressToken == nil || srv == nil {
 		return nil
 	}
 	out := func(params map[string]any) {

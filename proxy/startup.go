@@ -107,19 +107,9 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 	}
 }
 
-// AwaitTools waits, as a call does, for the upstreams of the named tools
-// that are not in the catalog because their upstream is still starting
-// (all within one StartWait). It returns why tools are still missing.
-func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
-	var errs []error
-	for _, err := range h.awaitNames(ctx, names) {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// awaitNames is AwaitTools with the reason of each name still missing
-// because of its upstream, in the order of names.
+// awaitNames waits, as a call does, for the upstreams still starting of
+// the named tools not in the catalog (all within one StartWait), and
+// returns why each name still missing is, in the order of names.
 func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 	deadline := time.Now().Add(h.opts.StartWait)
 	var errs []*UpstreamError

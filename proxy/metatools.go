@@ -157,7 +157,7 @@ type metaCaller struct{ s *Server }
 
 func (m metaCaller) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
 	c.StartWaited = startWaited(c.Meta)
-	return m.s.call(ctx, c), nil
+	return m.s.callVia(ctx, server.ServerFromContext(ctx), c), nil
 }
 
 // hubView is the hub as the meta-tools see it: its catalog, and its

@@ -27,23 +27,13 @@ import (
 )
 
 // Metrics are the gateway's Prometheus series, on a registry of their own
-// (never the global one) that also holds the Go runtime and process
-// collectors. Every method is safe for concurrent use, and every method on
-// a nil *Metrics does nothing, so a gateway without metrics passes nil.
+// with the Go runtime and process collectors. Every method is safe for
+// concurrent use and does nothing on a nil *Metrics.
 //
-// Label values are bounded. upstream comes from the configuration. tool
-// comes from upstream catalogs, which the operator does not control: the
-// first maxToolLabels distinct names keep their own value for the life of
-// the process, later ones are counted as "other", and so is the name of a
-// call to a tool not in the catalog (the client made that name up). The
-// call-latency histogram is labelled by upstream only: per tool it would
-// be a dozen bucket series per tool name.
-//
-// The gauges of a profile's own state (its belts, its upstreams' states,
-// its catalog) carry a profile label: each profile's hub and server record
-// through their own view of the metrics (ForProfile), so that the profiles
-// a gateway serves side by side do not overwrite one another's. Counters
-// and histograms are shared by every view, so they sum over the profiles.
+// Label values are bounded: the first maxToolLabels tool names keep their
+// own label, later ones and names not in the catalog count as "other";
+// the latency histogram is by upstream only. Per-profile gauges carry a
+// profile label (ForProfile); counters and histograms sum over profiles.
 type Metrics struct {
 	handler http.Handler // promhttp over the registry
 	tools   *toolLabels
@@ -90,21 +80,14 @@ const otherTool = "other"
 
 // Histogram buckets, in seconds or tools.
 var (
-	// callBuckets span a local tool answering in milliseconds to a
-	// five-minute job.
-	callBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
-	// routeBuckets span lexical routing over a small catalog (tens of µs)
-	// to a cold round trip to an embedding model (a second or more).
-	routeBuckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
-	// selectedBuckets cover an empty selection to a wide fan-out.
+	callBuckets     = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	routeBuckets    = []float64{50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	selectedBuckets = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30}
-	// planBuckets span a one-step plan to a plan at a ten-minute deadline.
-	planBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	planBuckets     = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 )
 
-// refusedKinds are the failures that never reached an upstream: they count in
-// mcp_router_tool_calls_total but not in the latency histogram, where
-// their instant answers would make an outage look fast.
+// refusedKinds never reached an upstream: they are not timed, since their
+// instant answers would make an outage look fast.
 var refusedKinds = map[string]bool{
 	string(KindUnknownTool):      true,
 	string(KindBlocked):          true,
@@ -133,7 +116,6 @@ func NewMetrics() *Metrics {
 		Name: "mcp_router_audit_records_dropped_total",
 		Help: "Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.",
 	})
-	// Prometheus text format unless the scraper asks for protobuf.
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
 }
@@ -200,9 +182,8 @@ func (m *Metrics) registerSessions(f promauto.Factory) {
 	}, []string{"profile"})
 }
 
-// ForProfile returns the view of m that the hub and server of profile
-// record through: the same series, with profile as the profile label of
-// the per-profile gauges, which start at zero. Nil on a nil *Metrics.
+// ForProfile returns the view of m that profile's hub and server record
+// through: the same series, with profile as the gauges' profile label.
 func (m *Metrics) ForProfile(profile string) *Metrics {
 	if m == nil {
 		return nil
@@ -248,8 +229,7 @@ func (m *Metrics) registerResults(f promauto.Factory) {
 	}, []string{"upstream", "kind", "action"})
 }
 
-// Handler serves the metrics in the Prometheus text format (protobuf when
-// the scraper asks for it). On a nil *Metrics it answers 404.
+// Handler serves the metrics; on a nil *Metrics it answers 404.
 func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
@@ -257,11 +237,8 @@ func (m *Metrics) Handler() http.Handler {
 	return m.handler
 }
 
-// CallDone records a tool call through the hub. kind is "" when the tool
-// ran (an isError result included: see ToolError) and the UpstreamError
-// Kind otherwise. Calls refused before reaching an upstream (unknown_tool,
-// tool_blocked, circuit_open, queue_full, rate_limited, invalid_arguments)
-// are not timed.
+// CallDone records a tool call through the hub: kind is "" when the tool
+// ran, else the UpstreamError Kind.
 func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string) {
 	if m == nil {
 		return
@@ -286,8 +263,7 @@ func (m *Metrics) ToolError(upstream, tool string) {
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 
-// observeCall records what Hub.CallTool returned: CallDone with the
-// failure's kind, and ToolError for an isError result.
+// observeCall records what Hub.CallTool returned.
 func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp.CallToolResult, err error) {
 	if m == nil {
 		return
@@ -307,9 +283,8 @@ func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp
 	}
 }
 
-// ResultFindings records a tool result in which the scan found the given
-// kinds of secrets or injection markers, and the action taken (the result
-// policy). Kinds come from a fixed set, so the series stay bounded.
+// ResultFindings records the kinds of secrets or injection markers found
+// in a tool result, and the action the result policy took.
 func (m *Metrics) ResultFindings(upstream, action string, kinds []string) {
 	if m == nil {
 		return
@@ -319,8 +294,8 @@ func (m *Metrics) ResultFindings(upstream, action string, kinds []string) {
 	}
 }
 
-// RouteDone records a routing decision: how long it took, how many tools
-// it selected and the kinds of the alerts it raised.
+// RouteDone records a routing decision: its duration, selection size and
+// alert kinds.
 func (m *Metrics) RouteDone(dur time.Duration, selected int, alerts []string) {
 	if m == nil {
 		return
@@ -332,8 +307,7 @@ func (m *Metrics) RouteDone(dur time.Duration, selected int, alerts []string) {
 	}
 }
 
-// Discovery records a request_more_tools discovery that ran and how many
-// tools it added to and evicted from the belt.
+// Discovery records a request_more_tools discovery that ran.
 func (m *Metrics) Discovery(added, evicted int) {
 	if m == nil {
 		return
@@ -350,13 +324,9 @@ func (m *Metrics) BreakerTrip() {
 	}
 }
 
-// BeltSize sets how many sessions hold a belt and how many routed tools
-// all their belts hold. They are gauges, not a histogram of belt sizes:
-// the caller knows the totals, and observing every belt at every change
-// would weigh a busy session's belt many times over. The sessions here are
-// routing sessions (mcp_router_belt_sessions), kept apart from the client
-// sessions of SessionOpened and SessionClosed (mcp_router_sessions), so
-// that each gauge has one writer.
+// BeltSize sets how many routing sessions hold a belt and how many tools
+// all their belts hold (gauges: a histogram would weigh a busy belt many
+// times over).
 func (m *Metrics) BeltSize(sessions int, total int) {
 	if m == nil {
 		return
@@ -372,10 +342,7 @@ func (m *Metrics) CatalogSize(tools int) {
 	}
 }
 
-// UpstreamState records an upstream's connection state: its
-// mcp_router_upstream_up series (of this view's profile) is 1 for state
-// and 0 for the other states (connecting, connected, failed, stopped). An
-// unknown state sets all four to 0.
+// UpstreamState records an upstream's connection state.
 func (m *Metrics) UpstreamState(upstream string, state string) {
 	if m != nil {
 		m.upstreams.set(m.profile, upstream, state)
@@ -389,8 +356,7 @@ func (m *Metrics) UpstreamRestart(upstream string) {
 	}
 }
 
-// PlanDone records a plan run: its strategy, how long it took and how
-// many of its steps ended in each status.
+// PlanDone records a plan run and how many steps ended in each status.
 func (m *Metrics) PlanDone(strategy string, dur time.Duration, statuses map[string]int) {
 	if m == nil {
 		return
@@ -422,8 +388,8 @@ func (m *Metrics) SessionClosed() {
 
 func durSeconds(d time.Duration) float64 { return max(d, 0).Seconds() }
 
-// toolLabels hands out tool label values: a name's own until max names
-// have one, "other" after that.
+// toolLabels hands out tool labels: a name's own until max names have
+// one, "other" after that.
 type toolLabels struct {
 	max int
 
@@ -435,9 +401,8 @@ func newToolLabels(max int) *toolLabels {
 	return &toolLabels{max: max, seen: make(map[string]string)}
 }
 
-// label is the tool's label: its name with anything shaped like a secret
-// redacted (a name comes from an upstream; metrics leave the process),
-// or otherTool past the bound.
+// label is the tool's name with anything shaped like a secret redacted
+// (metrics leave the process), or otherTool past the bound.
 func (t *toolLabels) label(name string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -452,9 +417,8 @@ func (t *toolLabels) label(name string) string {
 	return l
 }
 
-// upstreamStates is mcp_router_upstream_up. It keeps each upstream's
-// current state and writes all four series at scrape time, so a scrape
-// never sees an upstream in two states, or in none while it changes.
+// upstreamStates is mcp_router_upstream_up, written at scrape time so that
+// a scrape never sees an upstream in two states, or in none.
 type upstreamStates struct {
 	desc *prometheus.Desc
 
@@ -462,8 +426,7 @@ type upstreamStates struct {
 	current map[profileUpstream]string // → state
 }
 
-// profileUpstream names an upstream of a profile: profiles may each have
-// an upstream of the same name.
+// profileUpstream names an upstream of a profile.
 type profileUpstream struct{ profile, upstream string }
 
 // reportedStates are the states mcp_router_upstream_up reports.
@@ -503,19 +466,16 @@ func (u *upstreamStates) Collect(ch chan<- prometheus.Metric) {
 
 var _ prometheus.Collector = (*upstreamStates)(nil)
 
-// metricsShutdownGrace is how long ServeMetrics lets a scrape in progress
-// finish once its context ends.
+// metricsShutdownGrace is how long a scrape may finish once ServeMetrics's
+// context ends.
 const metricsShutdownGrace = 5 * time.Second
 
-// ServeMetrics serves m at /metrics on addr until ctx ends, then shuts
-// the listener down and returns nil once the server has stopped. An
-// address without a host (":9464") listens on loopback only; a host that
-// is not loopback ("0.0.0.0:9464") is served as asked, with a warning,
-// since the metrics carry no authentication and name upstreams and tools.
-// The Host of each request is checked as the MCP endpoint's is: a loopback
-// name, the address's own host, or one of hosts (http.allowed_hosts), so
-// that a web page cannot read the metrics through a rebound name. A nil
-// log is silent.
+// ServeMetrics serves m at /metrics on addr until ctx ends. An address
+// without a host listens on loopback only; any other host is served with a
+// warning (the metrics carry no authentication). The Host of each request
+// is checked as the MCP endpoint's (loopback, addr's host, or hosts), so
+// that a web page cannot read them through a rebound name. A nil log is
+// silent.
 func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -537,8 +497,7 @@ func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, 
 	return serveMetrics(ctx, ln, m, frontdoor.NewChecks(frontdoor.Options{AllowedHosts: hosts, Logger: log}), log)
 }
 
-// metricsAddr is where to listen for addr, and whether that is loopback
-// only. An empty host means loopback.
+// metricsAddr is where to listen for addr, and whether that is loopback.
 func metricsAddr(addr string) (hostport string, local bool, err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -554,8 +513,7 @@ func metricsAddr(addr string) (hostport string, local bool, err error) {
 	}
 }
 
-// serveMetrics serves m on ln to the requests door's Host and Origin
-// checks let through, until ctx ends; it closes ln.
+// serveMetrics serves m on ln behind door's checks until ctx ends.
 func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontdoor.Checks, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -588,7 +546,7 @@ func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontd
 }
 
 // NotificationDropped records an upstream notification dropped by its
-// rate limit, by kind (progress, message, resource_updated, other).
+// rate limit.
 func (m *Metrics) NotificationDropped(upstream, kind string) {
 	if m != nil {
 		m.notesDropped.WithLabelValues(upstream, kind).Inc()

@@ -16,11 +16,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// vet checks the tools of the upstream cfg against their pins and scans
-// them for poisoning. It returns the tools to expose and, by the
-// upstream's own tool name, why each other one is blocked. Problems with
-// the pins go to logger, what vetting finds to findings. Without a pin
-// store only the scan applies.
+// vet checks the upstream's tools against their pins and scans them for
+// poisoning. It returns the tools to expose and, by own name, why each
+// other one is blocked. Pin problems go to logger, findings to findings.
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	contracts := make([]integrity.Contract, len(tools)) // decoded once: for the pins, the scan and the catalog
@@ -37,8 +35,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		verdicts, err = h.opts.Pins.CheckContracts(key, tools, contracts)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
-			// A built-in server's contracts come with this binary: only
-			// the scan applies.
+			// A built-in server's contracts come with this binary.
 			logger.Warn("tool pins unreadable: serving the built-in server's tools unpinned", "err", err)
 			pinsOK = false
 		case err != nil:
@@ -79,11 +76,9 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	return kept, blocked
 }
 
-// noteVetted keeps the digests of kept, the tools the listing of
-// upstream will hold, for the next rebuild of the catalog, which then does
-// not decode them again: they are known by the address of each tool in the
-// listing, which is never changed in place. Only an upstream's last
-// vetting is kept, so that re-vetting a listing (recheckLoop) holds no more.
+// noteVetted keeps the digests of kept, by each listed tool's address, for
+// the next rebuild, which then need not decode them again. Only an
+// upstream's last vetting is kept.
 func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, digests []digest) {
 	byTool := make(map[*mcp.Tool]digest, len(kept))
 	for i := range kept {
@@ -98,8 +93,7 @@ func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, digests []digest) {
 }
 
 // takeVetted returns the digests noted since the last rebuild, by
-// upstream, and forgets them: a listing vetted but not yet stored when a
-// rebuild takes them is hashed by the catalog, and so never held for long.
+// upstream, and forgets them.
 func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,8 +102,7 @@ func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
 	return v
 }
 
-// logPinSummary logs one line for the tools pinned for the first time,
-// rather than a line per tool (each tool's hash is at debug level).
+// logPinSummary logs one line for the tools pinned for the first time.
 func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
 	var pinned []string
 	for name, v := range verdicts {
@@ -131,8 +124,7 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-// vetTool judges one tool, whose contract is c, of the upstream whose
-// pins are kept under pinKey and returns why it is blocked, or "".
+// vetTool judges one tool and returns why it is blocked, or "".
 func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, c integrity.Contract, exposed string, v integrity.Verdict, others integrity.Named) string {
 	log = log.With("tool", t.Name)
 	approved := false
@@ -161,14 +153,11 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, c integrity.C
 	return ""
 }
 
-// shadowCandidates names, exposed and own, the other upstreams' tools
-// that tool own of upstream (with contract; mine are the contracts of its
-// upstream's tools) must not name: all but those of other instances of its
-// server (see contracts.twins), whose mention of a tool is a mention of
-// its own. Vetting and the catalog's check agree on this, so the outcome
-// does not depend on the order in which upstreams connect. The names are
-// looked up in the catalog's index, not listed, so that vetting an
-// upstream costs its own tools, not the whole catalog for each of them.
+// shadowCandidates tells which names tool own of upstream must not name:
+// other upstreams' tools, but for other instances of its own server
+// (contracts.twins). Vetting and the catalog's check agree on this, so the
+// outcome does not depend on connection order; names are looked up in the
+// catalog's index, so vetting costs an upstream's own tools.
 func (c *Catalog) shadowCandidates(upstream, own, contract string, mine map[string]string) integrity.Named {
 	return func(name string, fold bool) bool {
 		if c == nil {
@@ -203,10 +192,9 @@ func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
 	return "", "", false
 }
 
-// recheckLoop re-vets upstreams with blocked tools until ctx ends, and,
-// under the quarantine policy, each upstream whose exposed tool the catalog
-// newly flags as shadowing another upstream's: vetting scanned that tool
-// before the other upstream's tools were known (SEC-10).
+// recheckLoop re-vets, until ctx ends, upstreams with blocked tools and,
+// under quarantine, upstreams whose tool the catalog newly flags as
+// shadowing: vetting scanned it before the other tools were known (SEC-10).
 func (h *Hub) recheckLoop(ctx context.Context) {
 	t := time.NewTicker(h.opts.RecheckEvery)
 	defer t.Stop()
@@ -230,9 +218,9 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 	}
 }
 
-// newShadowing returns the upstreams of the tools in shadowing warnings
-// that are not in acted, when the poisoning policy can block them, and
-// leaves acted holding the current warnings.
+// newShadowing returns the upstreams of the shadowing warnings not in
+// acted, when the policy can block them, and leaves acted holding the
+// current warnings.
 func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	suspects := map[string]bool{}
 	now := map[string]bool{}
@@ -250,19 +238,13 @@ func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	return suspects
 }
 
-// PinKey is the identity under which an upstream's tool pins (and their
-// approvals) are kept: the server itself, not the local name a profile
-// gives it, so that gateways and profiles sharing a state agree on it, two
-// different servers under one name never block each other, and a renamed
+// PinKey is the identity an upstream's tool pins are kept under: the
+// server itself, not its local name, so that profiles sharing a state
+// agree, two servers under one name never block each other, and a renamed
 // upstream keeps its pins (class 8 in docs/reliability.md). It is
-//
-//   - "builtin:NAME ARGS..." for a built-in server;
-//   - "stdio:COMMAND ARGS..." for a child process, with " (in DIR)" when
-//     it starts in a directory of its own;
-//   - "url:URL" for a remote server, without the URL's user, password,
-//     query and fragment (which may hold credentials).
-//
-// Arguments holding spaces or quotes are quoted.
+// "builtin:NAME ARGS...", "stdio:COMMAND ARGS..." (with " (in DIR)" for
+// its own directory), or "url:URL" without user, password, query and
+// fragment, which may hold credentials.
 func PinKey(cfg UpstreamConfig) string {
 	switch cfg.Transport {
 	case TransportBuiltin:

@@ -283,17 +283,7 @@ func (h *Hub) AwaitStarted(ctx context.Context) error {
 	for _, u := range h.set().list {
 		limit = max(limit, u.Config().ConnectTimeout)
 	}
-	deadline := time.NewTimer(limit + time.Second)
-	defer deadline.Stop()
-	for _, u := range h.set().list {
-		select {
-		case <-u.First():
-		case <-deadline.C:
-			return h.collisions()
-		case <-ctx.Done():
-			return h.collisions()
-		}
-	}
+	h.awaitFirst(ctx, h.set().list, time.Now().Add(limit+time.Second))
 	return h.collisions()
 }
 

@@ -9,10 +9,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// flagCaseVariants warns of exposed tool names that differ only in case,
-// among the catalog's tools and the proxy's own (BI-17). They stay distinct,
-// since tool names are case-sensitive, but a model may call one for the
-// other: a possible shadowing.
+// flagCaseVariants warns of exposed tool names, the proxy's own included,
+// that differ only in case (BI-17): a model may call one for another.
 func (c *Catalog) flagCaseVariants(reserved []string) {
 	groups := make(map[string][]Tool) // lower-cased name -> tools; Upstream "" is the proxy
 	for _, r := range reserved {
@@ -50,12 +48,9 @@ func whose(upstream string) string {
 	return "upstream " + upstream
 }
 
-// flagShadowing warns of tools whose texts name a tool of another upstream
-// (SEC-10, cross-server shadowing: a description that tells the model how
-// to use another server's send_email). Vetting scans for the same thing,
-// but only against the tools in the catalog when a tool is listed, so what
-// it sees depends on the order upstreams connect in; this check runs over
-// every exposed tool at each rebuild.
+// flagShadowing warns of tools whose texts name another upstream's tool
+// (SEC-10). Vetting scans for it too, but against the catalog of the
+// moment; this runs over every tool at each rebuild.
 func (c *Catalog) flagShadowing() {
 	names := make([]string, 0, 2*len(c.Tools))
 	upstreams := make(map[string]bool)
@@ -77,8 +72,8 @@ func (c *Catalog) flagShadowing() {
 	}
 }
 
-// shadowingOf is the warning for t when a name it mentions belongs to a
-// tool of another upstream that is not an instance of t's server.
+// shadowingOf is the warning for t when a name it mentions is a tool of
+// another upstream that is not an instance of t's server.
 func (c *Catalog) shadowingOf(t Tool, mentioned []string) (Problem, bool) {
 	p := Problem{Upstreams: []string{t.Upstream}, Tools: []string{t.Name}, Shadowing: true}
 	have := c.contracts
@@ -108,8 +103,8 @@ func (c *Catalog) shadowingOf(t Tool, mentioned []string) (Problem, bool) {
 	return p, true
 }
 
-// contracts are the contracts (integrity.Hash) of upstreams' tools: by
-// upstream, then by the tool's own name.
+// contracts are the contracts of upstreams' tools, by upstream and own
+// name.
 type contracts map[string]map[string]string
 
 func contractsOf(tools []Tool) contracts {
@@ -125,12 +120,10 @@ func contractsOf(tools []Tool) contracts {
 
 // twins reports whether tool own of upstream a naming tool theirs of
 // upstream b is one server naming its own tool, seen twice: b has own and
-// a has theirs, with the same contracts. Several instances of one server
-// (ten filesystem servers on ten folders) expose the same tools, and
-// read_file's "use read_text_file instead" speaks of its own server's
-// read_text_file in each of them. An upstream cannot pass for another's
-// instance this way without exposing, word for word, the very tools of
-// the other that it names, and the other exposing the naming tool itself.
+// a has theirs, with the same contracts (ten filesystem servers on ten
+// folders each name their own read_text_file). An upstream cannot pass
+// for another's instance without exposing, word for word, the tools it
+// names.
 func (c contracts) twins(a, own, ownContract, b, theirs, theirContract string) bool {
 	if ownContract == "" || theirContract == "" {
 		return false

@@ -34,7 +34,7 @@
 // the stages listed once in (*Hub).stages; a resources/read or a
 // prompts/get passes through readStages. TestPipelineOrder prints both.
 //
-// Integrity glue: tool pins and poisoning scans (vet.go, shadow.go), and
+// Integrity glue: tool pins, poisoning and shadowing scans (vet.go), and
 // screening of results and upstream errors (resultscan.go). What every
 // room uses: failure kinds and the re-exported upstream API
 // (upstream_api.go), and the Prometheus series and call log (metrics.go).

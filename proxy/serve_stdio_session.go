@@ -81,38 +81,22 @@ func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 
 func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.level.Store(&level) }
 
-func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
-	if l := s.level.Load(); l != nil {
-		return *l
-	}
-	return mcp.LoggingLevelError
-}
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel { return loadOr(&s.level, mcp.LoggingLevelError) }
 
 func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	if i := s.info.Load(); i != nil {
-		return *i
-	}
-	return mcp.Implementation{}
+	return loadOr(&s.info, mcp.Implementation{})
 }
 
 func (s *stdioSession) SetClientInfo(info mcp.Implementation) { s.info.Store(&info) }
 
 func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	if c := s.caps.Load(); c != nil {
-		return *c
-	}
-	return mcp.ClientCapabilities{}
+	return loadOr(&s.caps, mcp.ClientCapabilities{})
 }
 
 func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) { s.caps.Store(&caps) }
 
 // ProtocolVersion is the version initialize negotiated, "" before.
-func (s *stdioSession) ProtocolVersion() string {
-	if v := s.version.Load(); v != nil {
-		return *v
-	}
-	return ""
-}
+func (s *stdioSession) ProtocolVersion() string { return loadOr(&s.version, "") }
 
 // SetProtocolVersion records the version initialize negotiated.
 func (s *stdioSession) SetProtocolVersion(version string) { s.version.Store(&version) }
@@ -340,4 +324,12 @@ func (c *stdioCalls) done(key string) {
 	c.mu.Lock()
 	delete(c.ids, key)
 	c.mu.Unlock()
+}
+
+// loadOr is what p points to, or def while p is nil.
+func loadOr[T any](p *atomic.Pointer[T], def T) T {
+	if v := p.Load(); v != nil {
+		return *v
+	}
+	return def
 }

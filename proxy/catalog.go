@@ -48,7 +48,6 @@ type digest struct {
 	identifiers string
 }
 
-// digestOf decodes t's contract.
 func digestOf(t mcp.Tool) digest {
 	c := integrity.ContractOf(t)
 	return digest{contract: c.Hash, identifiers: c.Identifiers}
@@ -388,7 +387,6 @@ func exposedPrefix(u UpstreamConfig, tools []mcp.Tool) string {
 	return ""
 }
 
-// longestName is the length of the longest tool name in tools.
 func longestName(tools []mcp.Tool) int {
 	n := 0
 	for _, t := range tools {

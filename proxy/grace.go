@@ -95,7 +95,6 @@ func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { g.endSession(cs.SessionID()) })
 }
 
-// isHTTPSession reports whether ctx's client is a streamable HTTP session.
 func isHTTPSession(ctx context.Context) bool {
 	_, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
 	return ok
@@ -167,7 +166,6 @@ func (g *graces) start(handler context.Context, p pendingCall, tool string) (con
 	}
 }
 
-// cancelCall cancels the call of key at once, if it is running.
 func (g *graces) cancelCall(key string) {
 	g.mu.Lock()
 	c := g.calls[key]
@@ -199,7 +197,6 @@ func (g *graces) endSession(id string) {
 	}
 }
 
-// close cancels every call (the server is closing).
 func (g *graces) close() {
 	g.mu.Lock()
 	calls := g.calls

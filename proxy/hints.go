@@ -31,7 +31,6 @@ const (
 	maxInstructions = 1200 // bytes of the generated instructions
 )
 
-// ownSearchHint is the searchHint of the proxy's own tools.
 const ownSearchHint = "mcp-router gateway: find, describe and call the tools of every server behind it"
 
 // searchHint is the words t is found by: its server, domain and purpose.

@@ -96,7 +96,6 @@ func perRequestSession(ctx context.Context) bool {
 	return isHTTPSession(ctx) && call.SessionOf(ctx) == ""
 }
 
-// isToolCall reports whether a raw JSON-RPC message is a tools/call.
 func isToolCall(message any) bool {
 	raw, ok := message.(json.RawMessage)
 	// A cheap test first, as this runs per request; a message with an

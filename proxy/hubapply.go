@@ -25,7 +25,6 @@ func (s *upstreamSet) add(u *upstream.Upstream) {
 	s.byName[u.Name()] = u
 }
 
-// sorted is s with its list sorted by name.
 func (s *upstreamSet) sorted() *upstreamSet {
 	slices.SortFunc(s.list, func(a, b *upstream.Upstream) int { return strings.Compare(a.Name(), b.Name()) })
 	return s
@@ -269,7 +268,6 @@ func (h *Hub) SetDisabled(ds []DisabledUpstream) {
 	h.disabled.Store(&disabledSet{list: slices.Clone(ds), since: since})
 }
 
-// status is the disabled upstream's status.
 func (d DisabledUpstream) status(since time.Time) Status {
 	s := Status{Name: d.Name, State: StateDisabled, Cause: d.Err, Since: since, DownSince: since}
 	if d.Err != nil {

@@ -95,7 +95,6 @@ func (l *syncedLists) changed(list int, fp uint64) bool {
 	return true
 }
 
-// toolsFingerprint is the fingerprint of the tools a sync sets.
 func toolsFingerprint(tools []server.ServerTool) uint64 {
 	var h maphash.Hash
 	h.SetSeed(listSeed)

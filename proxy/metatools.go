@@ -41,7 +41,6 @@ const (
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return metatools.Reserved() }
 
-// callOf is the Call of ctx's request.
 func callOf(ctx context.Context) *call.Call {
 	c := call.New(ctx, "", nil)
 	if c.Era == call.Stateless { // the client key binds handles, which only this era has
@@ -91,7 +90,6 @@ func clientOfCtx(ctx context.Context) string {
 	return ""
 }
 
-// newMetaTools builds the gateway's own tools for s.
 func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger

@@ -426,10 +426,8 @@ type upstreamStates struct {
 	current map[profileUpstream]string // → state
 }
 
-// profileUpstream names an upstream of a profile.
 type profileUpstream struct{ profile, upstream string }
 
-// reportedStates are the states mcp_router_upstream_up reports.
 var reportedStates = []upstream.State{upstream.StateConnecting, upstream.StateConnected, upstream.StateFailed, upstream.StateStopped}
 
 func newUpstreamStates() *upstreamStates {

@@ -68,7 +68,6 @@ func chain[R any](last call.HandlerOf[R], ss []namedStage[R]) call.HandlerOf[R] 
 	return call.Chain(last, runs...)
 }
 
-// tracerName names the spans' instrumentation scope.
 const tracerName = "github.com/mcp-router/mcp-router/proxy"
 
 // tracer is Options.Tracing's tracer, or one that records nothing.
@@ -193,7 +192,6 @@ func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResu
 	return res, nil
 }
 
-// observeCall counts a call in the hub's metrics.
 func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolResult, err error) {
 	h.opts.Metrics.observeCall(c.Upstream, c.Tool, took, res, err)
 }
@@ -202,7 +200,6 @@ func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolRes
 // over stdio, and over HTTP when no tokens are configured.
 const LocalPrincipal = frontdoor.LocalPrincipal
 
-// sessionTagOf is the SessionTag of ctx's session.
 func sessionTagOf(ctx context.Context) string { return call.SessionTag(call.SessionOf(ctx)) }
 
 // principalName is who ctx's caller is, or LocalPrincipal.

@@ -40,7 +40,6 @@ func (e *RateLimitError) Error() string {
 		e.CallsPerSecond, e.Burst, e.RetryAfter)
 }
 
-// rateLimits holds a bucket per session.
 type rateLimits struct {
 	limit RateLimit
 

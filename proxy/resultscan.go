@@ -175,7 +175,6 @@ func (h *Hub) screenPrompt(cfg UpstreamConfig, scrub *upstream.Scrubber, name st
 	return &out, nil
 }
 
-// joinedText joins the text items of res.
 func joinedText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {

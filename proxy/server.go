@@ -268,7 +268,6 @@ type instructionsCache struct {
 	routed, all string
 }
 
-// notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
 	if server.IsModernRequest(ctx) { // stateless: its list did not change
 		return

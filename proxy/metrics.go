@@ -111,30 +111,40 @@ func NewMetrics() *Metrics {
 	m.registerSessions(f)
 	m.registerUpstreams(f)
 	m.registerPlans(f)
-	m.registerResults(f)
-	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_audit_records_dropped_total",
-		Help: "Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.",
-	})
+	m.auditDropped = counter(f, "mcp_router_audit_records_dropped_total",
+		"Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.")
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
 }
 
+func counter(f promauto.Factory, name, help string) prometheus.Counter {
+	return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(f promauto.Factory, name, help string, labels ...string) *prometheus.CounterVec {
+	return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gaugeVec(f promauto.Factory, name, help string, labels ...string) *prometheus.GaugeVec {
+	return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
 func (m *Metrics) registerCalls(f promauto.Factory) {
-	m.calls = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_calls_total",
-		Help: fmt.Sprintf("Tool calls through the hub, by upstream, tool and outcome: ok (the tool ran, isError results included) or the failure kind. "+
+	m.calls = counterVec(f, "mcp_router_tool_calls_total",
+		fmt.Sprintf("Tool calls through the hub, by upstream, tool and outcome: ok (the tool ran, isError results included) or the failure kind. "+
 			"tool is %q past %d distinct names and for names not in the catalog.", otherTool, maxToolLabels),
-	}, []string{"upstream", "tool", "outcome"})
-	m.toolErrors = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_error_results_total",
-		Help: "Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).",
-	}, []string{"upstream", "tool"})
+		"upstream", "tool", "outcome")
+	m.toolErrors = counterVec(f, "mcp_router_tool_error_results_total",
+		"Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).", "upstream", "tool")
 	m.callDur = f.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "mcp_router_tool_call_duration_seconds",
 		Help:    "Duration of tool calls that reached an upstream, in seconds, by upstream (not by tool, to bound the series).",
 		Buckets: callBuckets,
 	}, []string{"upstream"})
+	m.resultFindings = counterVec(f, "mcp_router_tool_result_findings_total",
+		"Tool results holding secrets or injection markers, by upstream, finding kind (aws_access_key_id, "+
+			"hidden_instruction, ...) and action (the upstream's result policy: warn, redact or block).",
+		"upstream", "kind", "action")
 }
 
 func (m *Metrics) registerRouting(f promauto.Factory) {
@@ -144,42 +154,24 @@ func (m *Metrics) registerRouting(f promauto.Factory) {
 	m.routeSel = f.NewHistogram(prometheus.HistogramOpts{
 		Name: "mcp_router_routing_selected_tools", Help: "Tools selected per routing decision.", Buckets: selectedBuckets,
 	})
-	m.routeAlerts = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_routing_alerts_total", Help: "Routing alerts raised, by kind (collision, no_match, partial_match).",
-	}, []string{"kind"})
+	m.routeAlerts = counterVec(f, "mcp_router_routing_alerts_total", "Routing alerts raised, by kind (collision, no_match, partial_match).", "kind")
 	for _, kind := range []string{"collision", "no_match", "partial_match"} {
 		m.routeAlerts.WithLabelValues(kind)
 	}
-	m.discoveries = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discoveries_total", Help: "request_more_tools discoveries that ran (not those the breaker refused).",
-	})
-	m.discAdded = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discovery_added_tools_total", Help: "Tools discoveries put on a session's belt.",
-	})
-	m.discEvicted = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discovery_evicted_tools_total", Help: "Tools discoveries evicted from a session's belt to make room.",
-	})
-	m.breakerTrips = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_breaker_trips_total", Help: "Times a session's discovery breaker opened after searches without a successful call.",
-	})
+	m.discoveries = counter(f, "mcp_router_discoveries_total", "request_more_tools discoveries that ran (not those the breaker refused).")
+	m.discAdded = counter(f, "mcp_router_discovery_added_tools_total", "Tools discoveries put on a session's belt.")
+	m.discEvicted = counter(f, "mcp_router_discovery_evicted_tools_total", "Tools discoveries evicted from a session's belt to make room.")
+	m.breakerTrips = counter(f, "mcp_router_breaker_trips_total", "Times a session's discovery breaker opened after searches without a successful call.")
 }
 
 func (m *Metrics) registerSessions(f promauto.Factory) {
-	m.sessions = f.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_router_sessions", Help: "Client sessions open now.",
-	})
-	m.sessionsOpened = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_sessions_opened_total", Help: "Client sessions opened.",
-	})
-	m.beltSessions = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_sessions", Help: "Sessions holding a routed tool belt now (routing mode only), by profile.",
-	}, []string{"profile"})
-	m.beltTools = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_tools", Help: "Routed tools on all sessions' belts now, by profile; divide by mcp_router_belt_sessions for the mean belt.",
-	}, []string{"profile"})
-	m.catalogTools = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_catalog_tools", Help: "Tools in the profile's catalog now (its upstreams' tools that clients may list and call), by profile.",
-	}, []string{"profile"})
+	m.sessions = f.NewGauge(prometheus.GaugeOpts{Name: "mcp_router_sessions", Help: "Client sessions open now."})
+	m.sessionsOpened = counter(f, "mcp_router_sessions_opened_total", "Client sessions opened.")
+	m.beltSessions = gaugeVec(f, "mcp_router_belt_sessions", "Sessions holding a routed tool belt now (routing mode only), by profile.", "profile")
+	m.beltTools = gaugeVec(f, "mcp_router_belt_tools",
+		"Routed tools on all sessions' belts now, by profile; divide by mcp_router_belt_sessions for the mean belt.", "profile")
+	m.catalogTools = gaugeVec(f, "mcp_router_catalog_tools",
+		"Tools in the profile's catalog now (its upstreams' tools that clients may list and call), by profile.", "profile")
 }
 
 // ForProfile returns the view of m that profile's hub and server record
@@ -197,36 +189,23 @@ func (m *Metrics) ForProfile(profile string) *Metrics {
 }
 
 func (m *Metrics) registerUpstreams(f promauto.Factory) {
-	m.restarts = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_upstream_restarts_total", Help: "Reconnection attempts after an upstream's connection failed or was lost, by upstream.",
-	}, []string{"upstream"})
-	m.notesDropped = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_upstream_notifications_dropped_total",
-		Help: "Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
-	}, []string{"upstream", "kind"})
+	m.restarts = counterVec(f, "mcp_router_upstream_restarts_total",
+		"Reconnection attempts after an upstream's connection failed or was lost, by upstream.", "upstream")
+	m.notesDropped = counterVec(f, "mcp_router_upstream_notifications_dropped_total",
+		"Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
+		"upstream", "kind")
 }
 
 func (m *Metrics) registerPlans(f promauto.Factory) {
-	m.plans = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_plans_total", Help: "Plans run, by strategy (the shape of the plan's graph).",
-	}, []string{"strategy"})
+	m.plans = counterVec(f, "mcp_router_plans_total", "Plans run, by strategy (the shape of the plan's graph).", "strategy")
 	m.planDur = f.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "mcp_router_plan_duration_seconds", Help: "Duration of plan runs, in seconds, by strategy.", Buckets: planBuckets,
 	}, []string{"strategy"})
-	m.planSteps = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_plan_steps_total", Help: "Plan steps run, by final status (succeeded, failed, skipped, cancelled, timed_out).",
-	}, []string{"status"})
+	m.planSteps = counterVec(f, "mcp_router_plan_steps_total",
+		"Plan steps run, by final status (succeeded, failed, skipped, cancelled, timed_out).", "status")
 	for _, s := range []executor.Status{executor.Succeeded, executor.Failed, executor.Skipped, executor.Cancelled, executor.TimedOut} {
 		m.planSteps.WithLabelValues(string(s))
 	}
-}
-
-func (m *Metrics) registerResults(f promauto.Factory) {
-	m.resultFindings = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_result_findings_total",
-		Help: "Tool results holding secrets or injection markers, by upstream, finding kind (aws_access_key_id, " +
-			"hidden_instruction, ...) and action (the upstream's result policy: warn, redact or block).",
-	}, []string{"upstream", "kind", "action"})
 }
 
 // Handler serves the metrics; on a nil *Metrics it answers 404.

@@ -29,29 +29,25 @@ type Tool struct {
 	Def      mcp.Tool // the definition shown to clients, under Name
 	// Server is what the upstream is for, from its configured description.
 	Server string
-	// Destructive says the upstream's own hints, as it sent them, mark the
-	// tool destructive (routing.Destructive): a claim that only makes the
-	// gateway more careful (approvals), so it is believed of any upstream,
-	// unless read_only_tools vouches for the tool.
+	// Destructive says the upstream's own hints mark the tool destructive:
+	// a claim that only makes the gateway more careful, so it is believed
+	// of any upstream, unless read_only_tools vouches for the tool.
 	Destructive bool
-	// Contract is the hash of the upstream's own tool (own name, texts,
-	// schemas, annotations as sent): equal for the same tool on several
-	// instances of one server.
+	// Contract is the hash of the upstream's own tool as sent: equal for
+	// the same tool on several instances of one server.
 	Contract string
-	// identifiers are the words of its texts that could name a tool
-	// (integrity.Contract), for the shadowing check at each rebuild.
+	// identifiers are the words of its texts that could name a tool, for
+	// the shadowing check.
 	identifiers string
 }
 
-// digest is what a catalog keeps of a listed definition's contract:
-// worked out once (by vetting, or by the first catalog that lists it),
-// not at each rebuild.
+// digest is what a catalog keeps of a listed definition's contract,
+// worked out once rather than at each rebuild.
 type digest struct {
 	contract    string
 	identifiers string
 }
 
-// digestOf decodes t's contract.
 func digestOf(t mcp.Tool) digest {
 	c := integrity.ContractOf(t)
 	return digest{contract: c.Hash, identifiers: c.Identifiers}
@@ -65,9 +61,8 @@ type Prompt struct {
 	Def      mcp.Prompt
 }
 
-// Resource is an upstream resource. URIs are global, so they are not
-// renamed, except an MCP Apps view's (ui://), which two upstreams may
-// share: Def.URI is then apps.URI's, unique to its upstream.
+// Resource is an upstream resource. URIs are not renamed, except an MCP
+// Apps view's (ui://), which apps.URI makes unique to its upstream.
 type Resource struct {
 	Upstream string
 	Def      mcp.Resource
@@ -88,26 +83,22 @@ type Catalog struct {
 	Templates []ResourceTemplate
 	// Problems lists what was left out: name collisions, invalid names.
 	Problems []Problem
-	// Warnings lists what was kept but may mislead a model: tool names
-	// that differ only in case, descriptions that name another upstream's
-	// tool (possible shadowing).
+	// Warnings lists what was kept but may mislead a model: case variants,
+	// possible shadowing.
 	Warnings []Problem
-	// Notes says how names were shaped: an upstream whose tools already
-	// carry its default prefix, which was not added again.
+	// Notes says how names were shaped (a default prefix not added twice).
 	Notes []string
-	// AppOnly are tools their server marks for its app's interface only
-	// (_meta.ui.visibility without "model"): never listed for or routed to
-	// the model, and refused when it calls them by name.
+	// AppOnly are tools their server marks for its app's interface only:
+	// never shown to the model, and refused when it calls them.
 	AppOnly []Tool
 
 	byName map[string]int
-	// named indexes Tools by lower-cased exposed and own name, and
-	// contracts holds their contracts, for vetting and shadowing checks.
+	// named indexes Tools by lower-cased exposed and own name; contracts
+	// holds their contracts, for vetting and shadowing checks.
 	named     map[string][]int32
 	contracts contracts
 	// hashed are the digests of the listed definitions, by address: a
-	// listing is never changed in place, so the next catalog decodes only
-	// the definitions of listings that are new.
+	// listing is never changed in place, so only new ones are decoded.
 	hashed map[*mcp.Tool]digest
 }
 
@@ -146,11 +137,10 @@ func (c *Catalog) Tool(name string) (Tool, bool) {
 type Problem struct {
 	Text      string
 	Collision bool // two upstreams (or an upstream and the proxy) want one name
-	// Upstreams are the upstreams involved, the one that kept the name
-	// first; for a warning, the upstream of Tools[0] first ("" is the proxy).
+	// Upstreams are those involved, the one that kept the name (or the
+	// upstream of Tools[0]) first; "" is the proxy.
 	Upstreams []string
-	// Tools are the exposed names a warning is about; for a shadowing
-	// warning, the tool whose texts name the others' tools.
+	// Tools are the exposed names a warning is about, the naming tool first.
 	Tools []string
 	// Shadowing marks a warning that a tool's texts name another upstream's
 	// tool (SEC-10).
@@ -165,15 +155,14 @@ func (c *Catalog) problem(collision bool, format string, args ...any) {
 type offer struct {
 	cfg UpstreamConfig
 	upstream.Listing
-	// vetted are the digests vetting worked out, by the address of the
-	// listed tool (see Hub.noteVetted): not decoded again.
+	// vetted are the digests vetting worked out, by listed tool's address.
 	vetted map[*mcp.Tool]digest
 }
 
 // buildCatalog names every upstream tool and rejects collisions. A name
-// the previous catalog gave to an upstream stays with that upstream, so a
-// tool that appears later (list_changed) can never shadow an existing one;
-// otherwise upstreams claim names in the order given (sorted by name).
+// the previous catalog gave an upstream stays with it, so a tool that
+// appears later never shadows an existing one; otherwise upstreams claim
+// names in the order given (sorted by name).
 func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	c := &Catalog{byName: make(map[string]int), hashed: make(map[*mcp.Tool]digest)}
 	var hashed map[*mcp.Tool]digest
@@ -268,7 +257,7 @@ func (c *Catalog) addTool(cfg UpstreamConfig, t mcp.Tool, d digest, owner map[st
 	})
 }
 
-// destructiveAsSent tells that t's own hints mark it destructive, and the
+// destructiveAsSent tells that t's own hints mark it destructive and the
 // configuration does not vouch for it as read-only.
 func destructiveAsSent(cfg UpstreamConfig, t mcp.Tool) bool {
 	a := t.Annotations
@@ -285,12 +274,11 @@ func collision(name, kept, rejected string) string {
 		"give one of them a distinct prefix (upstreams.%s.prefix)", name, kept, rejected, rejected)
 }
 
-// exposedDef is the upstream's definition under its exposed name, with the
-// schema carried raw so the client sees what the upstream declared, and
-// the annotations the configuration lets the gateway believe (SEC-12): an
-// untrusted upstream's read-only or idempotent claim is not passed on, so
-// that no client skips a confirmation on its word. It also returns the
-// _meta keys of a view dropped for not naming a ui:// URI.
+// exposedDef is the upstream's definition under its exposed name, its
+// schema carried raw, with only the annotations the configuration lets the
+// gateway believe (SEC-12: no client skips a confirmation on an untrusted
+// read-only claim). It also returns the _meta keys of views dropped for
+// not naming a ui:// URI.
 func exposedDef(cfg UpstreamConfig, t mcp.Tool, name string) (mcp.Tool, []string) {
 	def := t
 	def.Name = name
@@ -352,8 +340,7 @@ func (c *Catalog) addResources(o offer) {
 }
 
 // addViews lists the MCP Apps views o's tools name that its resources do
-// not (a server may leave a view out of resources/list), so that a
-// client can read them.
+// not (a server may leave a view out of resources/list).
 func (c *Catalog) addViews(o offer) {
 	for _, t := range o.Tools {
 		for _, uri := range apps.ViewURIs(t.Meta) {
@@ -384,12 +371,10 @@ func (c *Catalog) Prompt(name string) (Prompt, bool) {
 // maxNameLen is the longest tool name a client accepts (namePattern).
 const maxNameLen = 64
 
-// exposedPrefix is the prefix the tool names of the upstream u get (its prompts
-// always get Prefix): Prefix, except a
-// default prefix ("<name>_") that every one of its tools already starts
-// with, which is not added again (slack_post_message rather than
-// slack_slack_post_message). A prefix the configuration set is always
-// used.
+// exposedPrefix is the prefix the upstream's tool names get: Prefix,
+// except a default prefix ("<name>_") every one of its tools already
+// starts with, which is not added again (slack_post_message rather than
+// slack_slack_post_message).
 func exposedPrefix(u UpstreamConfig, tools []mcp.Tool) string {
 	if !u.DefaultPrefix || u.Prefix == "" || len(tools) == 0 {
 		return u.Prefix
@@ -402,7 +387,6 @@ func exposedPrefix(u UpstreamConfig, tools []mcp.Tool) string {
 	return ""
 }
 
-// longestName is the length of the longest tool name in tools.
 func longestName(tools []mcp.Tool) int {
 	n := 0
 	for _, t := range tools {
@@ -411,10 +395,9 @@ func longestName(tools []mcp.Tool) int {
 	return n
 }
 
-// prefixAdvice says, for an exposed name that does not fit a client's
-// limit, which prefix would: the longest that keeps every tool of the
-// upstream (whose longest own name is longest) within 64 characters, or
-// none. It is "" when the name is invalid for another reason.
+// prefixAdvice says, for an exposed name over a client's limit, which
+// prefix would fit every tool of the upstream; "" when the name is invalid
+// for another reason.
 func prefixAdvice(cfg UpstreamConfig, own, name string, longest int) string {
 	if len(name) <= maxNameLen {
 		return ""
@@ -456,16 +439,14 @@ func appOnly(t mcp.Tool) bool {
 // Bounds of Catalog.Suggest.
 const (
 	maxSuggestions = 3
-	// maxSuggestName is the longest unknown name looked up; a longer one
-	// is no tool name and gets no suggestion (edit distance is quadratic).
+	// maxSuggestName is the longest unknown name looked up (edit distance
+	// is quadratic).
 	maxSuggestName = 2 * maxNameLen
 )
 
 // Suggest returns up to three catalog tool names close to name, for a "did
-// you mean": first the tools whose own name name is or ends with, across
-// prefixes (read_file or files_read_file finds fs_read_file and
-// notes_read_file), then the names within a few edits of it, closest
-// first.
+// you mean": first the tools whose own name name is or ends with (across
+// prefixes), then the names within a few edits of it, closest first.
 func (c *Catalog) Suggest(name string) []string {
 	if c == nil || name == "" || len(name) > maxSuggestName {
 		return nil
@@ -498,9 +479,7 @@ func (c *Catalog) Suggest(name string) []string {
 }
 
 // explainUnknown is what follows "unknown tool" for a name not in the
-// catalog: why the model is not offered a tool of that name (its server
-// keeps it for its app), or the closest names; "" when there is nothing
-// to say.
+// catalog: that its server keeps it for its app, or the closest names.
 func (c *Catalog) explainUnknown(name string) string {
 	if _, ok := c.appOnlyTool(name); ok {
 		return ": " + ErrAppOnly.Error()

@@ -20,23 +20,16 @@ const DefaultDisconnectGrace = 30 * time.Second
 // graces lets the tool calls of streamable HTTP sessions outlive their
 // response streams for a grace period (FI-19 in docs/reliability.md).
 //
-// mcp-go runs a tools/call handler under its POST's request context, with
-// a cancel of its own on top that a notifications/cancelled for the
-// request fires. The handler cannot tell the two apart, but the hooks can:
-// OnRequestInitialization sees the POST's context (the stream), keyed by
-// session and request id, and BeforeCallTool the handler's context for
-// the same key. The middleware then runs the handler under a detached
-// context and, when the handler's context ends, looks at the stream: still
-// open means the client cancelled (cancel at once), gone means it
-// disconnected (cancel after the grace period). Ending the session (DELETE,
-// idle expiry, Close) cancels its calls at once.
-//
-// A client that cancels after dropping its stream (as the official Go SDK
-// does: it aborts the POST, then sends notifications/cancelled) is not
-// heard by mcp-go, which delivers the cancellation to a context that has
-// already ended; the HTTP pre-check hears it and calls cancelled.
-// With no event store, what a call returns after its stream dropped is
-// discarded.
+// mcp-go runs a tools/call handler under its POST's context, with a cancel
+// on top that a notifications/cancelled fires. The hooks tell the two
+// apart: OnRequestInitialization sees the POST's context, keyed by session
+// and request id (inflightKey), BeforeCallTool the handler's. The
+// middleware runs the handler detached, and when the handler's context
+// ends, a stream still open means the client cancelled (cancel at once),
+// one gone means it disconnected (cancel after the grace period). Ending
+// the session cancels its calls at once. A cancel sent after the stream
+// dropped (as the Go SDK does) reaches the HTTP pre-check, which calls
+// cancelled.
 type graces struct {
 	grace  time.Duration // > 0: graces with no grace are never built
 	logger *slog.Logger
@@ -46,8 +39,6 @@ type graces struct {
 	handlers map[<-chan struct{}]pendingCall // handler context's Done -> its call
 	calls    map[string]*graceCall           // call key -> the call, while it runs
 }
-
-// A call key is inflightKey's: session id, NUL, request id.
 
 // pendingCall is a call between BeforeCallTool and its handler.
 type pendingCall struct {
@@ -60,11 +51,9 @@ func newGraces(grace time.Duration, logger *slog.Logger) *graces {
 		handlers: map[<-chan struct{}]pendingCall{}, calls: map[string]*graceCall{}}
 }
 
-// posted notes the POST of a tools/call of a streamable HTTP session
-// that the in-flight id check admitted under key (it refuses a reused id
-// before this can take the key of the call using it). A stateless
-// request's call is not noted: it is cancelled when its stream closes,
-// as it runs under its POST's context, undetached.
+// posted notes the POST of a tools/call that the in-flight id check
+// admitted under key. A stateless request's call is not noted: it runs
+// under its POST's context, undetached.
 func (g *graces) posted(ctx context.Context, key string) {
 	if isHTTPSession(ctx) && !perRequestSession(ctx) {
 		g.mu.Lock()
@@ -73,9 +62,8 @@ func (g *graces) posted(ctx context.Context, key string) {
 	}
 }
 
-// hook watches the tools/call requests posted (see posted). Calls of
-// other sessions (stdio, in-process) are never posted, and pass without
-// the key or the lock.
+// hook watches the tools/call requests posted. Calls of other sessions
+// pass without the key or the lock.
 func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) {
 		if !isHTTPSession(ctx) {
@@ -107,14 +95,13 @@ func (g *graces) hook(hooks *server.Hooks) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { g.endSession(cs.SessionID()) })
 }
 
-// isHTTPSession reports whether ctx's client is a streamable HTTP session.
 func isHTTPSession(ctx context.Context) bool {
 	_, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
 	return ok
 }
 
 // middleware runs each tool handler of a streamable HTTP session under a
-// context that outlives the handler's own as described on graces.
+// detached context, as described on graces.
 func (g *graces) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !isHTTPSession(ctx) {
@@ -179,7 +166,6 @@ func (g *graces) start(handler context.Context, p pendingCall, tool string) (con
 	}
 }
 
-// cancelCall cancels the call of key at once, if it is running.
 func (g *graces) cancelCall(key string) {
 	g.mu.Lock()
 	c := g.calls[key]
@@ -189,8 +175,7 @@ func (g *graces) cancelCall(key string) {
 	}
 }
 
-// endSession cancels the calls of a session that ended, and forgets its
-// requests.
+// endSession cancels the calls of a session that ended.
 func (g *graces) endSession(id string) {
 	prefix := id + "\x00"
 	var calls []*graceCall
@@ -212,7 +197,6 @@ func (g *graces) endSession(id string) {
 	}
 }
 
-// close cancels every call (the server is closing).
 func (g *graces) close() {
 	g.mu.Lock()
 	calls := g.calls
@@ -224,9 +208,8 @@ func (g *graces) close() {
 }
 
 // cancelled cancels at once the call a client's notifications/cancelled
-// names, whether or not the call's stream is still open (see graces). The
-// HTTP pre-check, which has parsed the message, calls it; requestID is the
-// id as sent. On a nil *graces it does nothing.
+// names, whether or not its stream is still open; the HTTP pre-check calls
+// it with the id as sent. On a nil *graces it does nothing.
 func (g *graces) cancelled(session string, requestID json.RawMessage) {
 	var id any // decoded as mcp-go decodes ids, so the key is inflightKey's
 	if g == nil || session == "" || json.Unmarshal(requestID, &id) != nil {
@@ -235,10 +218,8 @@ func (g *graces) cancelled(session string, requestID json.RawMessage) {
 	g.cancelCall(session + "\x00" + fmt.Sprint(id))
 }
 
-// streamKey holds the context of the POST whose stream carries a call. It
-// stays a context key: the grace middleware sets it and the handlers below
-// it read it (streamGone), and mcp-go's tool middleware hands a handler
-// only a context and the request.
+// streamKey holds the context of the POST whose stream carries a call
+// (mcp-go's tool middleware hands a handler only a context).
 type streamKey struct{}
 
 func withStream(ctx, post context.Context) context.Context {
@@ -246,7 +227,7 @@ func withStream(ctx, post context.Context) context.Context {
 }
 
 // streamGone reports whether the client of ctx's call dropped the stream
-// its answer would go on: nothing more should be sent for the call.
+// its answer would go on.
 func streamGone(ctx context.Context) bool {
 	if post, ok := ctx.Value(streamKey{}).(context.Context); ok {
 		return post.Err() != nil
@@ -254,8 +235,7 @@ func streamGone(ctx context.Context) bool {
 	return ctx.Err() != nil
 }
 
-// hookCalls sets up the disconnect grace period and the rate limit of
-// tool calls, from opts (whose Logger is set).
+// hookCalls sets up the disconnect grace period and the rate limit.
 func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
 	grace := opts.DisconnectGrace
 	if grace == 0 {
@@ -270,8 +250,8 @@ func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
 	}
 }
 
-// useCallMiddleware wraps every tool handler: the rate limit first, so
-// that a refused call is never detached.
+// useCallMiddleware wraps every tool handler, the rate limit first so that
+// a refused call is never detached.
 func (s *Server) useCallMiddleware() {
 	if s.hub.opts.Tracing != nil {
 		s.mcp.Use(s.traceCalls)

@@ -1,9 +1,7 @@
 package proxy
 
-// What the proxy tells clients that search tools themselves (they defer
-// MCP tools behind their own tool search): which tools to keep loaded, the
-// words each tool is found by, and server instructions drawn from the
-// catalog.
+// What the proxy tells clients that search tools themselves: which tools
+// to keep loaded, the words each is found by, and server instructions.
 
 import (
 	"cmp"
@@ -22,7 +20,7 @@ const (
 	// AlwaysLoadMetaKey set to true asks the client never to defer the tool.
 	AlwaysLoadMetaKey = "anthropic/alwaysLoad"
 	// SearchHintMetaKey holds words the client's tool search matches the
-	// tool by, besides its name and description.
+	// tool by.
 	SearchHintMetaKey = "anthropic/searchHint"
 )
 
@@ -33,11 +31,9 @@ const (
 	maxInstructions = 1200 // bytes of the generated instructions
 )
 
-// ownSearchHint is the searchHint of the proxy's own tools.
 const ownSearchHint = "mcp-router gateway: find, describe and call the tools of every server behind it"
 
-// searchHint is the words t is found by: its server, domain and what the
-// server is for.
+// searchHint is the words t is found by: its server, domain and purpose.
 func searchHint(t Tool) string {
 	h := t.Upstream
 	if t.Domain != "" && t.Domain != t.Upstream {
@@ -49,10 +45,8 @@ func searchHint(t Tool) string {
 	return clip.Ellipsis(h, maxSearchHint)
 }
 
-// withHints returns def with the client-side search hints in its _meta:
-// hint, and alwaysLoad when the tool must stay loaded. An upstream's own
-// alwaysLoad or searchHint is replaced: what stays loaded is the
-// gateway's choice. def's own _meta is not modified.
+// withHints returns def with the client-side search hints in a new _meta,
+// replacing an upstream's own: what stays loaded is the gateway's choice.
 func withHints(def mcp.Tool, hint string, alwaysLoad bool) mcp.Tool {
 	fields := map[string]any{}
 	var progress mcp.ProgressToken
@@ -69,9 +63,8 @@ func withHints(def mcp.Tool, hint string, alwaysLoad bool) mcp.Tool {
 	return def
 }
 
-// enriched is t's definition for a client that lists every tool and
-// searches them itself: its description names its server, what the server
-// is for, and its domain.
+// enriched is def with a description that names its server, what the
+// server is for, and its domain, for clients that search tools themselves.
 func enriched(def mcp.Tool, t Tool) mcp.Tool {
 	about := "Server: " + t.Upstream
 	if t.Server != "" {
@@ -88,8 +81,7 @@ func enriched(def mcp.Tool, t Tool) mcp.Tool {
 	return def
 }
 
-// allMode reports whether ctx's request lists every tool: the all
-// endpoint, or a server without a router.
+// allMode reports whether ctx's request lists every tool.
 func (s *Server) allMode(ctx context.Context) bool {
 	if !s.meta.Routes() {
 		return true
@@ -97,11 +89,9 @@ func (s *Server) allMode(ctx context.Context) bool {
 	return httpEdgeOf(ctx).all
 }
 
-// catalogInstructions returns the server instructions generated from c
-// and the configured upstreams whose tools it lacks (pending): what the
-// gateway holds, what is still to come, and when to use its own tools.
-// They stay under maxInstructions bytes: servers past the budget are
-// counted, not named.
+// catalogInstructions returns the server instructions generated from c and
+// the pending upstreams: what the gateway holds, what is to come, and when
+// to use its own tools, within maxInstructions bytes.
 func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bool) string {
 	upstreams := map[string]int{}
 	byDomain := map[string][]string{}
@@ -142,9 +132,8 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 	return clip.Ellipsis(b.String(), maxInstructions)
 }
 
-// headline says what the gateway serves: the tools of the connected
-// servers and, while some are pending, that more are to come, so that a
-// cold start (npx still installing) never reads as a gateway of 0 tools.
+// headline says what the gateway serves, and that more is to come while
+// servers are pending, so that a cold start never reads as 0 tools.
 func headline(tools, connected, pending int) string {
 	switch {
 	case pending == 0:
@@ -156,20 +145,18 @@ func headline(tools, connected, pending int) string {
 		tools, connected, pending)
 }
 
-// pendingServer is a configured upstream whose tools are not in the
-// catalog: still starting, or not connected since the gateway started.
+// pendingServer is a configured upstream whose tools are not in the catalog.
 type pendingServer struct {
 	Name  string
 	State string // starting, failed, or the state that keeps it out
 	About string // what it is for, as configured
 }
 
-// maxAboutPending bounds a pending server's description in the
-// instructions, in bytes.
+// maxAboutPending bounds a pending server's description, in bytes.
 const maxAboutPending = 60
 
-// pendingText names the pending servers, their state and what they are
-// for, in at most budget bytes: those past it are counted.
+// pendingText names the pending servers in at most budget bytes; those
+// past it are counted.
 func pendingText(pending []pendingServer, budget int) string {
 	if len(pending) == 0 {
 		return ""

@@ -1,8 +1,7 @@
 package proxy
 
-// The HTTP side of the server: the in-flight id check of tools/call, the
-// answer to requests cancelled before anything was written, and the
-// health probes.
+// The HTTP side of the server: the in-flight id check, the answer to
+// requests cancelled before anything was written, and the health probes.
 
 import (
 	"bytes"
@@ -22,9 +21,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
-// inflightIDs refuses a tools/call whose id a call still in progress in the
-// same session uses (BI-04): two answers with one id cannot be told apart,
-// and a cancellation could reach the wrong call.
+// inflightIDs refuses a tools/call whose id a call in progress in the same
+// session uses (BI-04): two answers with one id cannot be told apart.
 type inflightIDs struct {
 	mu  sync.Mutex
 	ids map[string]bool // session id + "\x00" + request id
@@ -34,8 +32,8 @@ func inflightKey(ctx context.Context, id any) string {
 	return call.SessionOf(ctx) + "\x00" + idText(id)
 }
 
-// idText is a request id as fmt prints it, without fmt's reflection for
-// the kinds encoding/json decodes an id to.
+// idText is a request id as fmt prints it, faster for the kinds
+// encoding/json decodes an id to.
 func idText(id any) string {
 	switch id := id.(type) {
 	case string:
@@ -46,10 +44,8 @@ func idText(id any) string {
 	return fmt.Sprint(id)
 }
 
-// hook refuses a reused id; then, for a call it admits, it hands the
-// call's key to admitted (nil: none), so that other per-call bookkeeping
-// need not parse the message again. A stdio connection's calls are
-// admitted in the order they came, and freed when they end, by stdioCalls.
+// hook refuses a reused id, and hands the key of a call it admits to
+// admitted (nil: none). A stdio connection admits its calls itself.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(message) {
@@ -80,8 +76,7 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 	})
 }
 
-// admit takes key for a call, or refuses it when a call in progress has
-// it.
+// admit takes key for a call, or refuses it when a call in progress has it.
 func (f *inflightIDs) admit(key string, id any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,17 +91,15 @@ func (f *inflightIDs) admit(key string, id any) error {
 }
 
 // perRequestSession reports whether ctx's session lives for one request
-// only: a streamable HTTP request on the stateless protocol, which carries
-// no session id. No other request shares its ids.
+// only: a streamable HTTP request on the stateless protocol.
 func perRequestSession(ctx context.Context) bool {
 	return isHTTPSession(ctx) && call.SessionOf(ctx) == ""
 }
 
-// isToolCall reports whether a raw JSON-RPC message is a tools/call.
 func isToolCall(message any) bool {
 	raw, ok := message.(json.RawMessage)
-	// A cheap test first, as this runs per request; a message with any
-	// escape may spell the method "tools\/call", so it is decoded.
+	// A cheap test first, as this runs per request; a message with an
+	// escape may spell the method "tools\/call".
 	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {
 		return false
 	}
@@ -121,13 +114,9 @@ func isToolCall(message any) bool {
 }
 
 // answerCancelled answers 503 (with Retry-After) a request whose context
-// ended before the MCP server wrote anything: at shutdown the gateway
-// cancels the requests in flight, and mcp-go then returns without a
-// response, which the HTTP server would send as an empty 200 that a
-// client cannot read (the Go SDK's client ends its session on one). A
-// 503 tells the client, or a load balancer in front of several replicas,
-// to try again, elsewhere. When the client itself went away, nobody reads
-// it.
+// ended before the MCP server wrote anything (at shutdown): mcp-go would
+// leave an empty 200 that a client cannot read, and a 503 tells it, or a
+// load balancer, to try again elsewhere.
 type answerCancelled struct{ next http.Handler }
 
 func (h answerCancelled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,25 +155,19 @@ func (w *wroteWatcher) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *wroteWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// Health endpoints for the HTTP front door: /healthz (the process is alive
-// and serving) and /readyz (every upstream is connected).
-
 // Probe is what a health endpoint answers.
 type Probe int
 
 const (
 	// Alive answers 200 while the gateway serves (/healthz).
 	Alive Probe = iota
-	// Ready answers 200 when every upstream is connected, 503 otherwise
-	// (/readyz).
+	// Ready answers 200 when every upstream is connected, else 503 (/readyz).
 	Ready
 )
 
-// HealthHandler answers one probe behind the same Host and Origin checks
-// as Guard. When bearer tokens are configured, a request without a valid
-// one gets only the status and counts; with one (or with no tokens
-// configured) it also gets each upstream's name and state, and why the
-// ones not connected are not. Only GET and HEAD are served.
+// HealthHandler answers one probe behind Guard's Host and Origin checks,
+// GET and HEAD only. With bearer tokens configured, only a caller with a
+// valid gateway-wide token also gets each upstream's name and state.
 func HealthHandler(hub *Hub, p Probe, opts frontdoor.Options) http.Handler {
 	return &health{hub: hub, probe: p, door: frontdoor.NewChecks(opts)}
 }
@@ -224,8 +207,7 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	// The upstreams' states are shown to those who may see the whole
-	// gateway; a token served one profile gets the counts alone.
+	// The upstreams' states are for those who may see the whole gateway.
 	caller, ok := h.door.RequestCaller(r)
 	full := ok && caller.Wide
 	rep, code := h.report(full)

@@ -44,80 +44,62 @@ type Options struct {
 	Reserved []string
 	// Logger receives lifecycle events; nil is silent.
 	Logger *slog.Logger
-	// InitTimeout bounds connect, initialize and the first listing of an
-	// upstream whose ConnectTimeout is zero; a stdio child that shows
-	// signs of life is given longer [DefaultConnectTimeout].
+	// InitTimeout bounds connecting to an upstream whose ConnectTimeout
+	// is zero [DefaultConnectTimeout].
 	InitTimeout time.Duration
 	// BackoffMin and BackoffMax bound reconnect delays [500ms, 30s].
 	BackoffMin, BackoffMax time.Duration
 	// RefreshDebounce coalesces list_changed bursts [250ms].
 	RefreshDebounce time.Duration
-	// Version is reported to upstreams as the client version.
+	// Version is reported to upstreams as the client version ["dev"].
 	Version string
 	// Pins, when set, pins each tool's contract at first sight and blocks
-	// a tool whose contract changes until it is approved.
+	// a changed one until it is approved.
 	Pins *integrity.Store
-	// Poisoning says what to do with a tool whose definition looks
-	// poisoned: warn (log it) or quarantine (block it until approved).
+	// Poisoning says what to do with a tool that looks poisoned.
 	Poisoning integrity.Policy
-	// RecheckEvery is how often upstreams with blocked tools are checked
-	// again, so that an approval made with `mcp-router pins approve` in
-	// another process takes effect without a restart [5s].
+	// RecheckEvery is how often upstreams with blocked tools are vetted
+	// again, so that an approval made in another process takes effect [5s].
 	RecheckEvery time.Duration
-	// MaxInFlight calls run at once per upstream, and MaxQueue more may
+	// MaxInFlight calls run at once per upstream and MaxQueue more may
 	// wait; past that calls fail with queue_full [DefaultMaxInFlight,
 	// DefaultMaxQueue].
 	MaxInFlight, MaxQueue int
-	// ReconnectWait is how long a call waits for an upstream that is
-	// restarting before it fails with upstream_unavailable [5s].
+	// ReconnectWait is how long a call waits for a restarting upstream [5s].
 	ReconnectWait time.Duration
-	// Metrics, when set, counts calls and upstream health: the view of
-	// the hub's profile (Metrics.ForProfile).
+	// Metrics, when set, is the hub's profile's view of the metrics.
 	Metrics *Metrics
-	// StartWait is how long a call of a tool whose upstream is still on
-	// its first connection attempt waits for it before failing with
-	// upstream_starting [10s].
+	// StartWait is how long a call waits for an upstream on its first
+	// connection attempt [DefaultStartWait].
 	StartWait time.Duration
-	// ConfigFile names the configuration in problems logged after start,
-	// such as a name collision found when a late upstream joins.
+	// ConfigFile names the configuration in problems logged after start.
 	ConfigFile string
-	// Notifications bounds the notifications each upstream may send
-	// [DefaultNotificationsPerSecond, DefaultNotificationBurst].
+	// Notifications bounds the notifications each upstream may send.
 	Notifications NotificationLimit
-	// Quotas bound each principal's calls per tool; every route to a tool
-	// (a direct call, call_tool, a plan's steps) counts. None by default.
+	// Quotas bound each principal's calls per tool, by every route.
 	Quotas []Quota
 	// QuotaCounter, when set, counts the quotas' calls per minute for all
-	// the gateways sharing it (replicas on one database) rather than in
-	// this process; concurrent calls are counted per process regardless.
+	// the gateways sharing it rather than in this process.
 	QuotaCounter QuotaCounter
 	// Audit, when set, receives one record of every call.
 	Audit Auditor
-	// Tracing, when set, gets a span for each tools/call, plan step and
-	// upstream call, and the upstream call's trace context goes to the
-	// upstream in _meta (traceparent); nil traces nothing.
+	// Tracing, when set, gets a span for each call, plan step and upstream
+	// call, whose trace context goes upstream in _meta.
 	Tracing trace.TracerProvider
-	// RepeatCalls is how many times in a row one session may make the
-	// same call (same tool, same arguments) before the next is refused
-	// with repeated_call; 0 is no bound.
+	// RepeatCalls is how many identical calls in a row one session may
+	// make before the next is refused with repeated_call; 0 is no bound.
 	RepeatCalls int
-	// ModelResultBytes bounds the text, and the structured content, of a
-	// result that reaches a model; the whole of a longer one is kept in
-	// the hub's Results for the caller to read on
-	// [DefaultModelResultBytes].
+	// ModelResultBytes bounds a result that reaches a model; the whole of
+	// a longer one is kept in the hub's results [DefaultModelResultBytes].
 	ModelResultBytes int
-	// KeptResults bounds the whole results kept, per principal and in
-	// time (results.Options' defaults).
+	// KeptResults bounds the whole results kept.
 	KeptResults results.Options
-	// Approvals says which calls a person must approve before they go
-	// upstream; none by default (approval.Policy).
+	// Approvals says which calls a person must approve; none by default.
 	Approvals approval.Policy
-	// ApprovalQueue is where gated calls wait for the console under
-	// approvals.without_elicitation: console; nil refuses them.
+	// ApprovalQueue is where gated calls wait for the console; nil
+	// refuses them.
 	ApprovalQueue *approval.Queue
-	// Disabled are upstreams left out for their configuration: Status
-	// lists them (StateDisabled, with their error) and a discovery that
-	// names one says it is off. None by default.
+	// Disabled are upstreams left out for their configuration.
 	Disabled []DisabledUpstream
 }
 
@@ -139,19 +121,17 @@ func (o *Options) defaults() {
 }
 
 // DefaultModelResultBytes is Options.ModelResultBytes's default: 64 KiB,
-// about 16k tokens, holds ordinary results whole (a page of a file, a
-// listing, a query's rows) and is small against a model's context.
+// about 16k tokens, small against a model's context.
 const DefaultModelResultBytes = 64 << 10
 
 // DefaultConnectTimeout is Options.InitTimeout's default: it fits a first
-// `npx -y` run, which installs its package before it answers.
+// `npx -y` run, which installs its package first.
 const DefaultConnectTimeout = upstream.DefaultConnectTimeout
 
 // DefaultStartWait is Options.StartWait's default.
 const DefaultStartWait = 10 * time.Second
 
-// Defaults of Options.MaxInFlight and Options.MaxQueue: calls that run at
-// once on one upstream, and calls that may wait for it.
+// Defaults of Options.MaxInFlight and Options.MaxQueue.
 const (
 	DefaultMaxInFlight = 32
 	DefaultMaxQueue    = 64
@@ -220,9 +200,7 @@ func NewHub(opts Options) *Hub {
 	return h
 }
 
-// upstreamEnv is what the hub hands each upstream: its options, the
-// progress router and relay it shares with them, vetting against its pins
-// and catalog, and the catalog's rebuild when a listing changes.
+// upstreamEnv is what the hub hands each upstream.
 func (h *Hub) upstreamEnv() upstream.Env {
 	o := h.opts
 	env := upstream.Env{
@@ -238,9 +216,8 @@ func (h *Hub) upstreamEnv() upstream.Env {
 	return env
 }
 
-// listed rebuilds the catalog for an upstream's new listing: on its first
-// attempt the upstream joins (names go by upstream name order), later it
-// keeps what names it has.
+// listed rebuilds the catalog for an upstream's new listing; on its first
+// attempt the upstream joins (names go by upstream name order).
 func (h *Hub) listed(u *upstream.Upstream, first bool) {
 	if !first {
 		u = nil
@@ -249,8 +226,8 @@ func (h *Hub) listed(u *upstream.Upstream, first bool) {
 	h.flush()
 }
 
-// record notes an event for the next flush: the catalog is stale, and
-// joiner, when not nil, joins in the rebuild that follows.
+// record notes an event for the next flush; joiner, when not nil, joins in
+// the rebuild that follows.
 func (h *Hub) record(joiner *upstream.Upstream) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -260,13 +237,10 @@ func (h *Hub) record(joiner *upstream.Upstream) {
 	}
 }
 
-// Launch starts connecting every upstream concurrently and returns at
-// once: the catalog grows as upstreams connect, and OnChange hears of each
-// change (upstreams that connect together may share one).
-// Upstreams that fail keep retrying in the background. A tool name two
-// upstreams want goes, while both are on their first attempt, to the first
-// in name order, so who keeps it never depends on timing; later, the
-// upstream that has it keeps it (and the collision is logged as an error).
+// Launch starts connecting every upstream and returns at once; failing
+// upstreams keep retrying. A tool name two upstreams want goes, while both
+// are on their first attempt, to the first in name order, so who keeps it
+// never depends on timing; later, the upstream that has it keeps it.
 func (h *Hub) Launch(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -292,9 +266,8 @@ func (h *Hub) Launch(ctx context.Context) error {
 	return nil
 }
 
-// Start launches the upstreams and waits until each has connected or
-// failed its first attempt (bounded by InitTimeout). It returns an error
-// when the upstreams' tool names collide: that is a configuration error.
+// Start launches the upstreams and waits for their first attempts
+// (AwaitStarted), returning the tool name collisions.
 func (h *Hub) Start(ctx context.Context) error {
 	if err := h.Launch(ctx); err != nil {
 		return err
@@ -302,31 +275,19 @@ func (h *Hub) Start(ctx context.Context) error {
 	return h.AwaitStarted(ctx)
 }
 
-// AwaitStarted waits until every upstream has connected or failed its
-// first attempt, at most the longest connect limit (InitTimeout, or an
-// upstream's ConnectTimeout) and a second, or until ctx ends; it returns
-// the catalog's name collisions.
+// AwaitStarted waits until every upstream's first attempt has ended, at
+// most the longest connect limit and a second, or until ctx ends; it
+// returns the catalog's name collisions.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
 	limit := h.opts.InitTimeout
 	for _, u := range h.set().list {
 		limit = max(limit, u.Config().ConnectTimeout)
 	}
-	deadline := time.NewTimer(limit + time.Second)
-	defer deadline.Stop()
-	for _, u := range h.set().list {
-		select {
-		case <-u.First():
-		case <-deadline.C:
-			return h.collisions()
-		case <-ctx.Done():
-			return h.collisions()
-		}
-	}
+	h.awaitFirst(ctx, h.set().list, time.Now().Add(limit+time.Second))
 	return h.collisions()
 }
 
-// NotConnected returns the upstreams not connected (failed, or still
-// starting), sorted by name.
+// NotConnected returns the upstreams not connected, sorted by name.
 func (h *Hub) NotConnected() []Status {
 	var out []Status
 	for _, s := range h.Status() {
@@ -356,9 +317,8 @@ type CollisionError struct {
 
 func (e *CollisionError) Error() string { return e.Text }
 
-// Close stops every upstream (children get stdin closed, SIGTERM, then
-// SIGKILL) and waits for them. A call, resource read or prompt get after
-// Close fails at once with ErrHubNotRunning.
+// Close stops every upstream and waits for them. A request after Close
+// fails at once with ErrHubNotRunning.
 func (h *Hub) Close() error {
 	h.mu.Lock()
 	cancel, runs := h.cancel, h.runs
@@ -377,9 +337,8 @@ func (h *Hub) Close() error {
 	return nil
 }
 
-// closing is the error of a request made after Close (nil before): the
-// closed hub brings no upstream back, so a request must not wait for one
-// (ReconnectWait, StartWait).
+// closing is the error of a request made after Close (nil before): a
+// closed hub brings no upstream back, so a request must not wait for one.
 func (h *Hub) closing(c *call.Call) error {
 	select {
 	case <-h.shut:
@@ -389,16 +348,16 @@ func (h *Hub) closing(c *call.Call) error {
 	}
 }
 
-// OnChange registers fn to be called with each new catalog whose content
-// (what a client would see) changed. Calls are serialised.
+// OnChange registers fn to be called, serialised, with each catalog whose
+// content changed.
 func (h *Hub) OnChange(fn func(*Catalog)) {
 	h.rebuildMu.Lock()
 	h.listeners = append(h.listeners, fn)
 	h.rebuildMu.Unlock()
 }
 
-// Follow calls fn with the current catalog, then as OnChange does: no
-// catalog stored in between is missed, and fn sees them in order.
+// Follow calls fn with the current catalog, then as OnChange does, missing
+// none in between.
 func (h *Hub) Follow(fn func(*Catalog)) {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
@@ -436,29 +395,23 @@ func (h *Hub) Status() []Status {
 	return out
 }
 
-// rebuild recomputes the catalog from every upstream's listing and tells
-// OnChange when what clients would see changed. Names the current catalog
-// gave stay with their upstreams: a tool that appears later never takes a
-// name another upstream has.
+// rebuild recomputes the catalog and tells the listeners when it changed.
 func (h *Hub) rebuild() {
 	h.record(nil)
 	h.flush()
 }
 
-// settle waits for a rebuild under way to end: its catalog is then
-// stored and every OnChange listener has seen it.
+// settle waits for a rebuild under way to end.
 func (h *Hub) settle() {
 	h.rebuildMu.Lock()
 	//lint:ignore SA2001 an empty critical section is the point: a barrier behind the rebuild under way
 	h.rebuildMu.Unlock()
 }
 
-// flush rebuilds the catalog once for every event recorded so far (see
-// listed and rebuild), unless a rebuild that began after them already
-// did: the events of upstreams that connect together while a rebuild
-// runs wait for it, then share one rebuild, instead of each rebuilding
-// the whole catalog in turn. When flush returns, the stored catalog
-// reflects every event recorded before it was called.
+// flush rebuilds the catalog once for every event recorded so far, unless
+// a rebuild that began after them already did: events that come during a
+// rebuild share the next one. On return, the stored catalog reflects every
+// event recorded before the call.
 func (h *Hub) flush() {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
@@ -471,12 +424,9 @@ func (h *Hub) flush() {
 	}
 }
 
-// rebuildLocked recomputes the catalog, with rebuildMu held; the current
-// catalog's names stay with their upstreams, except those the joiners
-// take from upstreams later in name order, as if every upstream had
-// connected at once (see yieldTo). Joiners that share a rebuild end as
-// they would have joining one by one: each yields only what upstreams
-// after it in name order hold.
+// rebuildLocked recomputes the catalog with rebuildMu held. Names stay
+// with their upstreams, except those the joiners take from upstreams later
+// in name order, as if every upstream had connected at once (yieldTo).
 func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 	set := h.set()
 	vetted := h.takeVetted()
@@ -502,8 +452,7 @@ func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 	}
 }
 
-// reportProblems logs each catalog problem (an error) and warning once,
-// when it first appears.
+// reportProblems logs each catalog problem and warning when it appears.
 func (h *Hub) reportProblems(problems, warnings []Problem) {
 	now := make(map[string]bool, len(problems)+len(warnings))
 	for _, p := range problems {
@@ -521,8 +470,7 @@ func (h *Hub) reportProblems(problems, warnings []Problem) {
 	h.problems = now
 }
 
-// logProblem logs a catalog problem as an error a person must act on,
-// with the upstreams it names and the configuration file.
+// logProblem logs a catalog problem as an error a person must act on.
 func (h *Hub) logProblem(p Problem) {
 	args := []any{"problem", p.Text}
 	if len(p.Upstreams) > 0 {
@@ -534,8 +482,8 @@ func (h *Hub) logProblem(p Problem) {
 	h.logger.Error("catalog problem", args...)
 }
 
-// yieldTo is prev without the tools whose names joining offers and that an
-// upstream after joining in name order holds.
+// yieldTo is prev without the tools joining offers that an upstream after
+// it in name order holds.
 func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	wanted := map[string]bool{}
 	for _, t := range joining.Listing().Tools {
@@ -558,9 +506,7 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 	return kept
 }
 
-// signature summarises what a client sees of a catalog, to skip
-// notifications when a refresh changed nothing: a digest, not a copy of
-// every definition.
+// signature is a digest of what a client sees of a catalog.
 func signature(c *Catalog) string {
 	b := sha256.New()
 	for _, t := range c.Tools {

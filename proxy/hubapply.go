@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// upstreamSet is the hub's upstreams at one time, sorted by name; Apply
-// replaces it whole, so a reader holds one consistent set.
+// upstreamSet is the hub's upstreams, sorted by name; Apply replaces it
+// whole, so a reader holds one consistent set.
 type upstreamSet struct {
 	list   []*upstream.Upstream
 	byName map[string]*upstream.Upstream
@@ -24,7 +25,6 @@ func (s *upstreamSet) add(u *upstream.Upstream) {
 	s.byName[u.Name()] = u
 }
 
-// sorted is s with its list sorted by name.
 func (s *upstreamSet) sorted() *upstreamSet {
 	slices.SortFunc(s.list, func(a, b *upstream.Upstream) int { return strings.Compare(a.Name(), b.Name()) })
 	return s
@@ -62,19 +62,16 @@ type Change struct {
 // Empty reports whether the Apply changed no upstream.
 func (c Change) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Restarted) == 0 }
 
-// ErrHubNotRunning is Apply's error before Launch and after Close, and
-// the error of any call, resource read or prompt get made after Close.
+// ErrHubNotRunning is the error of Apply before Launch, and of any request
+// after Close.
 var ErrHubNotRunning = errors.New("hub not running")
 
-// Apply makes cfgs the running hub's upstreams, as an edited configuration
-// file says: an upstream whose name is new starts, one whose name is gone
-// stops, one whose configuration changed (see SameUpstream) is stopped and
-// started again, and the others keep their connections. A name configured
-// twice, or a tool name collision the known listings show (a *CollisionError
-// each), refuses the whole change. The catalog is
-// rebuilt once the stopped ones have ended (or ctx ended), so OnChange
-// hears of the tools that went; those of started upstreams join as they
-// connect, and a call of one waits for it as at start (StartWait).
+// Apply makes cfgs the running hub's upstreams after an edit: a new name
+// starts, a gone one stops, a changed one (SameUpstream) restarts, and the
+// others keep their connections. A name configured twice, or a new tool
+// name collision (a *CollisionError each), refuses the whole change. The
+// catalog is rebuilt once the stopped ones have ended; started upstreams
+// join as they connect, and a call of one waits as at start.
 func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -95,7 +92,7 @@ func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) 
 		return Change{}, ErrHubNotRunning
 	}
 	// Swapped before the old ones stop: a call of a restarted upstream's
-	// tool meanwhile waits for the new one rather than fail on the old.
+	// tool waits for the new one rather than fail on the old.
 	h.ups.Store(next)
 	runs := make([]*run, 0, len(stopped))
 	for _, u := range stopped {
@@ -119,8 +116,7 @@ func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) 
 	return change, nil
 }
 
-// stopRuns cancels runs and waits until each has ended or ctx ends; Close
-// waits for those still ending then.
+// stopRuns cancels runs and waits until each has ended or ctx ends.
 func (h *Hub) stopRuns(ctx context.Context, runs []*run) {
 	for _, r := range runs {
 		r.cancel()
@@ -134,9 +130,8 @@ func (h *Hub) stopRuns(ctx context.Context, runs []*run) {
 	}
 }
 
-// plan is the set cfgs make of old: the upstreams kept, and new ones for
-// the names added or changed; it returns the change and the upstreams of
-// old that stop.
+// plan is the set cfgs make of old, the change, and the upstreams of old
+// that stop.
 func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Change, []*upstream.Upstream) {
 	var change Change
 	var stopped []*upstream.Upstream
@@ -170,11 +165,9 @@ func (h *Hub) plan(old *upstreamSet, cfgs []UpstreamConfig) (*upstreamSet, Chang
 	return next.sorted(), change, stopped
 }
 
-// newCollisions returns the tool name collisions the listings known of
-// next (kept upstreams', and restarted ones' they keep) would bring that
-// the catalog does not have: such an edit is refused as a whole. An added
-// upstream lists nothing yet; a collision it brings is found as it joins,
-// and logged as at start.
+// newCollisions returns the collisions the known listings of next would
+// bring that the catalog does not have: such an edit is refused whole. An
+// added upstream lists nothing yet; its collisions are logged as it joins.
 func (h *Hub) newCollisions(next *upstreamSet) error {
 	cur := h.Catalog()
 	had := map[string]bool{}
@@ -194,18 +187,15 @@ func (h *Hub) newCollisions(next *upstreamSet) error {
 	return errors.Join(errs...)
 }
 
-// SameUpstream reports whether a and b configure the same upstream, so
-// that one running with a need not restart for b: every field counts but
-// the Authorizer, which the caller derives anew from Name, URL and Auth
-// (compared) on each load.
+// SameUpstream reports whether a running with a need not restart for b:
+// every field counts but the Authorizer, derived anew on each load.
 func SameUpstream(a, b UpstreamConfig) bool {
 	a.Authorizer, b.Authorizer = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 
-// sameServer reports whether a and b run or reach the same server (the
-// identity tool pins are kept under), so that what a listed is what b will
-// list until it says otherwise.
+// sameServer reports whether a and b reach the same server, so that what a
+// listed is what b will list.
 func sameServer(a, b UpstreamConfig) bool {
 	return a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
 		a.URL == b.URL && a.Builtin == b.Builtin
@@ -228,8 +218,8 @@ var ErrRestartRequested = errors.New("restart requested")
 
 // Restart gives the upstream's connection up, as a lost connection is: a
 // stdio child is stopped, and the upstream reconnects after the shortest
-// backoff. An upstream not connected is retrying already; Restart leaves
-// it be. An unknown name is an error.
+// backoff. An upstream not connected is left be; an unknown name is an
+// error.
 func (h *Hub) Restart(name string) error {
 	u, ok := h.set().byName[name]
 	if !ok {
@@ -239,14 +229,9 @@ func (h *Hub) Restart(name string) error {
 	return nil
 }
 
-// Disabled upstreams: an upstream whose entry could not be used (a
-// variable that is not set, a URL that does not parse once expanded) is
-// left out of the hub, and only it: the others serve. The hub keeps what
-// is known of it, so that status, doctor, the console and discovery all
-// say, from one place, that it is off and why.
-
-// StateDisabled is the state of an upstream left out for its
-// configuration (Options.Disabled); it never connects in this run.
+// StateDisabled is the state of an upstream left out for its configuration
+// (a variable not set, a URL that does not parse): the others serve, and
+// status, doctor, the console and discovery say it is off and why.
 const StateDisabled State = "disabled"
 
 // DisabledUpstream is an upstream whose configuration entry could not be
@@ -255,18 +240,16 @@ type DisabledUpstream struct {
 	Name        string
 	Description string
 	Domain      string
-	// Prefix is what its tools' names would begin with; a call of such a
-	// name says the upstream is disabled rather than that no tool has it.
+	// Prefix is what its tools' names would begin with, so that a call of
+	// one says the upstream is disabled.
 	Prefix string
-	// Err says what is wrong, for people: the file and line, the key, the
-	// variable.
+	// Err says what is wrong, for people: the file and line, the key.
 	Err error
 	// Reason is what the model may read: no path, URL or value.
 	Reason string
 }
 
-// disabledSet is the hub's disabled upstreams at one time, and since when
-// they are left out.
+// disabledSet is the hub's disabled upstreams, and since when.
 type disabledSet struct {
 	list  []DisabledUpstream
 	since time.Time
@@ -274,8 +257,8 @@ type disabledSet struct {
 
 func (h *Hub) disabledNow() *disabledSet { return h.disabled.Load() }
 
-// SetDisabled replaces the disabled upstreams, for an edited configuration
-// (see Apply); those already disabled keep their time.
+// SetDisabled replaces the disabled upstreams after an edit; those already
+// disabled keep their time.
 func (h *Hub) SetDisabled(ds []DisabledUpstream) {
 	old := h.disabledNow()
 	since := time.Now()
@@ -285,8 +268,6 @@ func (h *Hub) SetDisabled(ds []DisabledUpstream) {
 	h.disabled.Store(&disabledSet{list: slices.Clone(ds), since: since})
 }
 
-// status is the disabled upstream's status, left out since the hub's
-// creation.
 func (d DisabledUpstream) status(since time.Time) Status {
 	s := Status{Name: d.Name, State: StateDisabled, Cause: d.Err, Since: since, DownSince: since}
 	if d.Err != nil {
@@ -296,19 +277,13 @@ func (d DisabledUpstream) status(since time.Time) Status {
 }
 
 // domain is the upstream's domain, as EffectiveDomain says it.
-func (d DisabledUpstream) domain() string {
-	if d.Domain != "" {
-		return d.Domain
-	}
-	return d.Name
-}
+func (d DisabledUpstream) domain() string { return cmp.Or(d.Domain, d.Name) }
 
 // ErrDisabled is the cause of a call of a tool of a disabled upstream.
 var ErrDisabled = errors.New("disabled at start for its configuration")
 
-// disabledOwner says, for a name no catalog tool has, that it would be a
-// tool of a disabled upstream (the longest non-empty prefix that fits);
-// nil when it is none's.
+// disabledOwner is the error of a call of name when it would be a tool of
+// a disabled upstream (the longest prefix that fits); nil otherwise.
 func (h *Hub) disabledOwner(name string) *UpstreamError {
 	var best *DisabledUpstream
 	dis := h.disabledNow().list

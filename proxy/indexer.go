@@ -15,10 +15,9 @@ import (
 // embedTimeout bounds embedding one upstream's tools.
 const embedTimeout = 2 * time.Minute
 
-// indexer keeps the router's index in step with the catalog: an
-// upstream's tools are re-indexed only when they changed, the lexical
-// index at once, embeddings in the background (a slow Ollama must never
-// hold up the hub).
+// indexer keeps the router's index in step with the catalog: an upstream's
+// changed tools are indexed lexically at once and embedded in the
+// background (a slow Ollama must never hold up the hub).
 type indexer struct {
 	router *routing.Router
 	logger *slog.Logger
@@ -115,9 +114,8 @@ func (x *indexer) embedLoop(ctx context.Context) {
 	}
 }
 
-// routingTool is t as the router indexes it: a domain its server
-// declares replaces the upstream's, and its annotations may say it is
-// destructive (see routing.Destructive).
+// routingTool is t as the router indexes it: a domain its server declares
+// replaces the upstream's.
 func routingTool(t Tool) routing.Tool {
 	var meta map[string]any
 	if t.Def.Meta != nil {
@@ -133,10 +131,8 @@ func routingTool(t Tool) routing.Tool {
 		Destructive: routing.Destructive(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint)}
 }
 
-// toolsSignature is a digest of tools as the router indexes them: held
-// per upstream, a hash rather than the JSON of every tool (a second copy
-// of the catalog). A tool's contract stands for its description and
-// schema, which it hashes, so they are not encoded again at each rebuild.
+// toolsSignature is a digest of tools as the router indexes them; a tool's
+// contract stands for its description and schema, which it hashes.
 func toolsSignature(tools []routing.Tool) string {
 	h := sha256.New()
 	for _, t := range tools {

@@ -21,34 +21,28 @@ import (
 )
 
 // listQuiet is how long a stdio session holds a list_changed before it
-// sends it, so that the changes of upstreams joining close together (each
-// join, or each group of joins the hub rebuilds for at once, changes the
-// catalog) reach the client as one notification. It delays nothing but
-// list_changed notifications, which no client waits on.
+// sends it, so that the changes of upstreams joining close together reach
+// the client as one notification.
 const listQuiet = 100 * time.Millisecond
 
-// listKinds are the list_changed notifications a session gates: what the
-// session would list for each.
+// listKinds are the list_changed notifications a session gates.
 var listKinds = []mcp.MCPMethod{
 	mcp.MethodNotificationToolsListChanged,
 	mcp.MethodNotificationPromptsListChanged,
 	mcp.MethodNotificationResourcesListChanged,
 }
 
-// listGate remembers, per list, the fingerprint of what one session was
-// last told of or listed, so that a list_changed reaches the client only
-// when what it would list differs: upstreams joining behind a belt change
-// the catalog but not the session's tools. It is safe for concurrent use.
+// listGate remembers, per list, the fingerprint of what one session last
+// saw, so that a list_changed reaches the client only when its list
+// differs (upstreams joining behind a belt change nothing it sees). It is
+// safe for concurrent use.
 type listGate struct {
-	// fingerprint returns what the session would list now for a
-	// list_changed method.
+	// fingerprint is what the session would list now for a list_changed.
 	fingerprint func(method string) uint64
 
 	// held is set, for an HTTP session, when a request changed the
-	// session's tools: the request's own stream may drop a notification
-	// sent as it ends (mcp-go's forwarder takes it off the session's
-	// channel, finds the request done, and discards it), so gateHTTP sends
-	// it once the request has ended.
+	// session's tools: mcp-go may drop a notification sent as the request
+	// ends, so gateHTTP sends it once the request has ended.
 	held atomic.Bool
 
 	mu   sync.Mutex
@@ -59,12 +53,10 @@ func newListGate(fingerprint func(method string) uint64) *listGate {
 	return &listGate{fingerprint: fingerprint, seen: map[string]uint64{}}
 }
 
-// saw records what the session holds now for method's list (it
-// initialized, or listed it).
+// saw records what the session holds now for method's list.
 func (g *listGate) saw(method string) { g.sawAs(method, g.fingerprint(method)) }
 
-// sawAs records fp as the fingerprint of what the session holds of
-// method's list.
+// sawAs records fp as what the session holds of method's list.
 func (g *listGate) sawAs(method string, fp uint64) {
 	g.mu.Lock()
 	g.seen[method] = fp
@@ -72,7 +64,7 @@ func (g *listGate) sawAs(method string, fp uint64) {
 }
 
 // news reports whether the session's list for method differs from what it
-// last saw, and records the list as seen when it does.
+// last saw, and records it as seen.
 func (g *listGate) news(method string) bool {
 	fp := g.fingerprint(method)
 	g.mu.Lock()
@@ -82,8 +74,7 @@ func (g *listGate) news(method string) bool {
 	return !ok || old != fp
 }
 
-// syncedLists are the fingerprints of the lists a server last set with
-// mcp-go, by list.
+// syncedLists are the fingerprints of the lists a server last set.
 type syncedLists struct {
 	set [3]bool
 	fp  [3]uint64
@@ -95,8 +86,7 @@ const (
 	listResources
 )
 
-// changed reports whether fp differs from the list's last fingerprint, or
-// the list was never set, and records fp.
+// changed reports whether fp is new for the list, and records it.
 func (l *syncedLists) changed(list int, fp uint64) bool {
 	if l.set[list] && l.fp[list] == fp {
 		return false
@@ -105,7 +95,6 @@ func (l *syncedLists) changed(list int, fp uint64) bool {
 	return true
 }
 
-// toolsFingerprint is the fingerprint of the tools a sync sets.
 func toolsFingerprint(tools []server.ServerTool) uint64 {
 	var h maphash.Hash
 	h.SetSeed(listSeed)
@@ -123,9 +112,8 @@ func isListChanged(method string) bool {
 
 var listSeed = maphash.MakeSeed()
 
-// listFingerprint returns the fingerprint of what ctx's session would list
-// for the list_changed method: its tools as tools/list filters them, or
-// the catalog's prompts, or its resources and templates.
+// listFingerprint is the fingerprint of what ctx's session would list for
+// the list_changed method.
 func (s *Server) listFingerprint(ctx context.Context, method string) uint64 {
 	if mcp.MCPMethod(method) != mcp.MethodNotificationToolsListChanged {
 		return catalogFingerprint(s.hub.Catalog(), method)
@@ -138,8 +126,7 @@ func (s *Server) listFingerprint(ctx context.Context, method string) uint64 {
 	return visibleFingerprint(s.filterTools(ctx, tools))
 }
 
-// visibleFingerprint is the fingerprint of a tool list as a session sees
-// it, in name order.
+// visibleFingerprint is the fingerprint of a tool list, in name order.
 func visibleFingerprint(tools []mcp.Tool) uint64 {
 	byName := func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) }
 	if !slices.IsSortedFunc(tools, byName) {
@@ -154,9 +141,8 @@ func visibleFingerprint(tools []mcp.Tool) uint64 {
 	return h.Sum64()
 }
 
-// catalogFingerprint returns the fingerprint of c's prompts, or of its
-// resources and templates with their upstreams (a resource that moves to
-// another upstream is read there), for their list_changed method.
+// catalogFingerprint is the fingerprint of c's prompts, or of its
+// resources and templates with their upstreams, for their list_changed.
 func catalogFingerprint(c *Catalog, method string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(listSeed)
@@ -179,11 +165,9 @@ func catalogFingerprint(c *Catalog, method string) uint64 {
 	return h.Sum64()
 }
 
-// seeLists records, after initialize or a list request, what ctx's session
-// holds: its later list_changed notifications are judged against it. A
-// stateless (2026-07-28) request records nothing: a list change there
-// tells a listening client that the catalog changed, whatever its fixed
-// list shows, and every list_changed passes.
+// seeLists records what ctx's session holds after initialize or a list
+// request. A stateless request records nothing: there every list_changed
+// passes, telling a listening client that the catalog changed.
 func (s *Server) seeLists(ctx context.Context, methods ...mcp.MCPMethod) {
 	if server.IsModernRequest(ctx) {
 		return
@@ -197,9 +181,8 @@ func (s *Server) seeLists(ctx context.Context, methods ...mcp.MCPMethod) {
 	}
 }
 
-// gateOf returns the list gate of ctx's session: a stdio session's own,
-// or that of an HTTP session, made at its first sight (initialize) from
-// that request's context (its caller, and whether it lists every tool).
+// gateOf returns the list gate of ctx's session: a stdio session's own, or
+// an HTTP session's, made at its first sight from that request's context.
 func (s *Server) gateOf(ctx context.Context) *listGate {
 	switch sess := server.ClientSessionFromContext(ctx).(type) {
 	case nil:
@@ -216,11 +199,9 @@ func (s *Server) gateOf(ctx context.Context) *listGate {
 	}
 }
 
-// gateHTTP passes a session's HTTP responses through its list gate: a
-// tools, prompts or resources list_changed event that would tell the
-// client nothing new is not written. mcp-go sends one to every session
-// whenever the catalog's tools change; upstreams joining behind a belt
-// change nothing a session sees.
+// gateHTTP drops from a session's HTTP responses the list_changed events
+// that would tell the client nothing new (mcp-go sends one to every
+// session whenever the catalog changes).
 type gateHTTP struct {
 	next http.Handler
 	s    *Server
@@ -236,8 +217,8 @@ func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gate := g.(*listGate)
 	h.next.ServeHTTP(gatedWriter{ResponseWriter: w, gate: gate}, r)
 	if gate.held.Swap(false) { // the session's event stream, or its next request, carries it
-		// The request's forwarder, still running a moment after the
-		// request ends, could take it too, and drop it.
+		// The request's forwarder, still running a moment after it
+		// ends, could take it too, and drop it.
 		wait := time.NewTimer(heldDelay)
 		select {
 		case <-wait.C:
@@ -250,9 +231,8 @@ func (h gateHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// holdToolsChanged holds ctx's HTTP session's tools/list_changed until
-// its request ends (see listGate.held); it reports false for a session
-// that is not an HTTP one.
+// holdToolsChanged holds an HTTP session's tools/list_changed until its
+// request ends (listGate.held); false for a session that is not HTTP.
 func (s *Server) holdToolsChanged(ctx context.Context) bool {
 	g, ok := s.httpGates.Load(call.SessionOf(ctx))
 	if !ok {
@@ -284,16 +264,13 @@ func (w gatedWriter) Flush() {
 
 func (w gatedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// heldDelay is how long after a request ends gateHTTP waits before it
-// sends the session a list_changed the request held: long enough for
-// mcp-go's forwarder of that request to have seen it end. Measured with
-// TestBeltChangeHeardOverHTTPEveryTime on a loaded machine: sent from
-// within the request, as before, 2 of 10 runs of 20 sessions lost one;
-// sent at once after it, 3 of 120 sessions; after 20 ms, none of 700.
+// heldDelay is how long after a request ends gateHTTP sends the list_changed
+// it held, for mcp-go's forwarder of the request to have seen it end.
+// Measured with TestBeltChangeHeardOverHTTPEveryTime under load: sent at
+// once, 3 of 120 sessions lost one; after 20 ms, none of 700.
 var heldDelay = 20 * time.Millisecond
 
-// maxListEvent bounds the SSE event a list_changed notification makes;
-// anything longer is something else.
+// maxListEvent bounds the SSE event of a list_changed notification.
 const maxListEvent = 512
 
 // listChangedEvent returns the method of the list_changed notification p
@@ -313,15 +290,14 @@ func listChangedEvent(p []byte) string {
 	return n.Method
 }
 
-// hookListGate records what a stdio session was shown: every list at
-// initialize, and each list when the client reads it.
+// hookListGate records what a session was shown: every list at initialize,
+// and each list when the client reads it.
 func (s *Server) hookListGate(hooks *server.Hooks) {
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
 		s.seeLists(ctx, listKinds...)
 	})
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-		// What the session was shown is the result itself: no second
-		// filtering of the catalog.
+		// The result itself is what the session was shown.
 		if g := s.gateOf(ctx); g != nil && !server.IsModernRequest(ctx) && res != nil && res.NextCursor == "" {
 			g.sawAs(string(mcp.MethodNotificationToolsListChanged), visibleFingerprint(res.Tools))
 		}

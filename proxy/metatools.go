@@ -1,9 +1,7 @@
 package proxy
 
-// The gateway's own tools are package metatools. What is here is the
-// glue: the Server builds them and registers their tools, and gives them
-// views of the hub and of itself (the small interfaces metatools
-// declares); and the Call of a request, until the edge builds it.
+// The glue to package metatools: the Server builds the gateway's own
+// tools and gives them views of the hub and of itself.
 
 import (
 	"context"
@@ -25,16 +23,14 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// InputLimits bound the text a client's model hands the gateway's own
-// tools; see metatools.InputLimits.
+// InputLimits bound the text a model hands the gateway's own tools.
 type InputLimits = metatools.InputLimits
 
-// HandleMetaKey is the result _meta key that holds a call's new handle
-// (the stateless era).
+// HandleMetaKey is the result _meta key that holds a call's new handle.
 const HandleMetaKey = metatools.HandleMetaKey
 
-// QueryMetaKey is the tools/list _meta key under which a programmatic
-// client may pass its user's message, to get the routed belt in one step.
+// QueryMetaKey is the tools/list _meta key under which a client may pass
+// its user's message, to get the routed belt in one step.
 const QueryMetaKey = metatools.QueryMetaKey
 
 const (
@@ -45,8 +41,6 @@ const (
 // ReservedNames returns the tool names upstreams may not take.
 func ReservedNames() []string { return metatools.Reserved() }
 
-// callOf is the Call of ctx's request, from the lookups mcp-go and the
-// front door offer today (until the edge builds it).
 func callOf(ctx context.Context) *call.Call {
 	c := call.New(ctx, "", nil)
 	if c.Era == call.Stateless { // the client key binds handles, which only this era has
@@ -56,10 +50,8 @@ func callOf(ctx context.Context) *call.Call {
 }
 
 // httpEdge is what the HTTP edge learns of a request before mcp-go reads
-// it, for the handlers and hooks mcp-go then calls: mcp-go hands them only
-// the context its HTTP context function returned, so this one value rides
-// there (under httpEdgeKey), and the edge of a call (callOf) and the
-// hooks that run before it (rate limits, the list filter) read it.
+// it; mcp-go hands its handlers and hooks only the context its HTTP
+// context function returned, so this one value rides there.
 type httpEdge struct {
 	client string // the key of the request's credential; "" for none
 	all    bool   // a request to AllPath, which lists every tool
@@ -67,9 +59,8 @@ type httpEdge struct {
 
 type httpEdgeKey struct{}
 
-// withHTTPEdge marks ctx as an HTTP request to path, with a key derived
-// from its credential (its principal, else its Authorization header),
-// which handles and the rate limits of the stateless era are bound to.
+// withHTTPEdge marks ctx as an HTTP request to path, with the key of its
+// credential, which stateless handles and rate limits are bound to.
 func withHTTPEdge(ctx context.Context, credential, path string) context.Context {
 	e := &httpEdge{all: path == AllPath}
 	if credential != "" {
@@ -79,8 +70,7 @@ func withHTTPEdge(ctx context.Context, credential, path string) context.Context 
 	return context.WithValue(ctx, httpEdgeKey{}, e)
 }
 
-// httpEdgeOf is what the HTTP edge learnt of ctx's request; zero for a
-// request that did not come over HTTP.
+// httpEdgeOf is what the HTTP edge learnt of ctx's request (zero if none).
 func httpEdgeOf(ctx context.Context) httpEdge {
 	if e, ok := ctx.Value(httpEdgeKey{}).(*httpEdge); ok {
 		return *e
@@ -88,9 +78,8 @@ func httpEdgeOf(ctx context.Context) httpEdge {
 	return httpEdge{}
 }
 
-// clientOfCtx is the key of ctx's credential: its Authorization header's
-// or, behind Guard (which removes the header before the MCP server sees
-// it), the principal Guard found.
+// clientOfCtx is the key of ctx's credential, or, behind Guard (which
+// removes the header), the principal Guard found.
 func clientOfCtx(ctx context.Context) string {
 	if c := httpEdgeOf(ctx).client; c != "" {
 		return c
@@ -101,7 +90,6 @@ func clientOfCtx(ctx context.Context) string {
 	return ""
 }
 
-// newMetaTools builds the gateway's own tools for s.
 func (s *Server) newMetaTools(opts ServerOptions) *metatools.Tools {
 	if opts.Executor.Logger == nil {
 		opts.Executor.Logger = opts.Logger
@@ -151,17 +139,16 @@ type catalogOf struct{ c *Catalog }
 
 func (v catalogOf) Tool(name string) (metatools.Tool, bool) { return metaTool(v.c, name) }
 
-// metaCaller is call_tool's way to a catalog tool: the call path of a
-// tool on the belt; a call rerouted by holdForStart does not wait again.
+// metaCaller is call_tool's way to a catalog tool; a call rerouted by
+// holdForStart does not wait again.
 type metaCaller struct{ s *Server }
 
 func (m metaCaller) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
 	c.StartWaited = startWaited(c.Meta)
-	return m.s.call(ctx, c), nil
+	return m.s.callVia(ctx, server.ServerFromContext(ctx), c), nil
 }
 
-// hubView is the hub as the meta-tools see it: its catalog, and its
-// upstreams still starting or down.
+// hubView is the hub as the meta-tools see it.
 type hubView struct{ hub *Hub }
 
 func (h hubView) Await(ctx context.Context, names []string) []metatools.Missing {
@@ -208,8 +195,7 @@ func (h hubView) AwaitStarted(ctx context.Context, names []string) {
 	h.hub.awaitFirst(ctx, wait, time.Now().Add(h.hub.opts.StartWait))
 }
 
-// serverDecisions runs the meta-tools' routing decisions in their spans,
-// and counts discoveries.
+// serverDecisions runs the meta-tools' routing decisions in their spans.
 type serverDecisions struct{ s *Server }
 
 func (r serverDecisions) Discover(ctx context.Context, sess *routing.Session, req routing.Request) (routing.Discovery, error) {
@@ -245,9 +231,8 @@ func (m metaClient) Progress(ctx context.Context, c *call.Call, done, total int)
 	})
 }
 
-// withSchema adds the full input schema of the tool called to the error
-// result of a call whose arguments were wrong (refused by validation, or
-// by the upstream as invalid params), so the model can fix them.
+// withSchema adds the tool's full input schema to the error result of a
+// call whose arguments were wrong, so the model can fix them.
 func (s *Server) withSchema(res *mcp.CallToolResult, name string, err error) *mcp.CallToolResult {
 	if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
 		return res
@@ -268,17 +253,15 @@ func alertKinds(alerts []routing.Alert) []string {
 	return out
 }
 
-// startWaitedKey marks, in a rerouted call's _meta, a call that has
-// already waited StartWait for its upstream.
+// startWaitedKey marks, in a rerouted call's _meta, a call that already
+// waited for its upstream.
 const startWaitedKey = "mcp-router/start-waited"
 
-// holdForStart is a tools/call hook for a tool name not registered yet
-// whose prefix is that of an upstream still starting: it waits (up to
-// StartWait) for the upstream, whose tools are registered before the
-// wait ends. When the tool is still missing, the call is served as
-// call_tool serves it, without a second wait, so that the client gets an
-// isError result saying the upstream is starting (or down) instead of
-// "unknown tool". A name that is nobody's is left to mcp-go (-32602).
+// holdForStart is a tools/call hook for a name not registered yet whose
+// prefix is an upstream's still starting: it waits up to StartWait for it.
+// When the tool is still missing, the call is rerouted to call_tool, which
+// says the upstream is starting (or down) rather than "unknown tool". A
+// name that is nobody's is left to mcp-go (-32602).
 func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 	name := req.Params.Name
 	if metatools.IsOwn(name) || s.mcp.GetTool(name) != nil {
@@ -300,15 +283,14 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 	req.Params.Meta = meta
 }
 
-// startWaited reports, for a call_tool request, that the call already
-// waited for its upstream (holdForStart rerouted it).
+// startWaited reports that a call_tool request already waited for its
+// upstream (holdForStart rerouted it).
 func startWaited(meta *mcp.Meta) bool {
 	return meta != nil && meta.AdditionalFields[startWaitedKey] == true
 }
 
 // hubCaller is how plans call tools: through the hub, each call counting
-// for the session's breaker and domain context like a direct call (when
-// there is a server with sessions).
+// for the session's breaker like a direct call (when there is a server).
 type hubCaller struct {
 	hub *Hub
 	s   *Server // nil outside a server (mcp-router run)

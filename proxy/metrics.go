@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,23 +27,13 @@ import (
 )
 
 // Metrics are the gateway's Prometheus series, on a registry of their own
-// (never the global one) that also holds the Go runtime and process
-// collectors. Every method is safe for concurrent use, and every method on
-// a nil *Metrics does nothing, so a gateway without metrics passes nil.
+// with the Go runtime and process collectors. Every method is safe for
+// concurrent use and does nothing on a nil *Metrics.
 //
-// Label values are bounded. upstream comes from the configuration. tool
-// comes from upstream catalogs, which the operator does not control: the
-// first maxToolLabels distinct names keep their own value for the life of
-// the process, later ones are counted as "other", and so is the name of a
-// call to a tool not in the catalog (the client made that name up). The
-// call-latency histogram is labelled by upstream only: per tool it would
-// be a dozen bucket series per tool name.
-//
-// The gauges of a profile's own state (its belts, its upstreams' states,
-// its catalog) carry a profile label: each profile's hub and server record
-// through their own view of the metrics (ForProfile), so that the profiles
-// a gateway serves side by side do not overwrite one another's. Counters
-// and histograms are shared by every view, so they sum over the profiles.
+// Label values are bounded: the first maxToolLabels tool names keep their
+// own label, later ones and names not in the catalog count as "other";
+// the latency histogram is by upstream only. Per-profile gauges carry a
+// profile label (ForProfile); counters and histograms sum over profiles.
 type Metrics struct {
 	handler http.Handler // promhttp over the registry
 	tools   *toolLabels
@@ -78,7 +69,7 @@ type Metrics struct {
 	resultFindings *prometheus.CounterVec // upstream, kind, action
 	auditDropped   prometheus.Counter
 
-	log *callCounts // for the gateway's status, shared by every view
+	log *callRecord // for the gateway's status, shared by every view
 }
 
 // maxToolLabels caps the distinct values of the tool label.
@@ -89,21 +80,14 @@ const otherTool = "other"
 
 // Histogram buckets, in seconds or tools.
 var (
-	// callBuckets span a local tool answering in milliseconds to a
-	// five-minute job.
-	callBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
-	// routeBuckets span lexical routing over a small catalog (tens of µs)
-	// to a cold round trip to an embedding model (a second or more).
-	routeBuckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
-	// selectedBuckets cover an empty selection to a wide fan-out.
+	callBuckets     = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	routeBuckets    = []float64{50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	selectedBuckets = []float64{0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30}
-	// planBuckets span a one-step plan to a plan at a ten-minute deadline.
-	planBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	planBuckets     = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 )
 
-// refusedKinds are the failures that never reached an upstream: they count in
-// mcp_router_tool_calls_total but not in the latency histogram, where
-// their instant answers would make an outage look fast.
+// refusedKinds never reached an upstream: they are not timed, since their
+// instant answers would make an outage look fast.
 var refusedKinds = map[string]bool{
 	string(KindUnknownTool):      true,
 	string(KindBlocked):          true,
@@ -119,7 +103,7 @@ var refusedKinds = map[string]bool{
 func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates(), log: &callCounts{}}
+	m := &Metrics{tools: newToolLabels(maxToolLabels), upstreams: newUpstreamStates(), log: &callRecord{}}
 	reg.MustRegister(m.upstreams)
 	f := promauto.With(reg)
 	m.registerCalls(f)
@@ -127,31 +111,40 @@ func NewMetrics() *Metrics {
 	m.registerSessions(f)
 	m.registerUpstreams(f)
 	m.registerPlans(f)
-	m.registerResults(f)
-	m.auditDropped = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_audit_records_dropped_total",
-		Help: "Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.",
-	})
-	// Prometheus text format unless the scraper asks for protobuf.
+	m.auditDropped = counter(f, "mcp_router_audit_records_dropped_total",
+		"Audit records dropped: the audit store failed and its on-disk spool was full, or a record came after the audit log closed.")
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
 }
 
+func counter(f promauto.Factory, name, help string) prometheus.Counter {
+	return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(f promauto.Factory, name, help string, labels ...string) *prometheus.CounterVec {
+	return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gaugeVec(f promauto.Factory, name, help string, labels ...string) *prometheus.GaugeVec {
+	return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
 func (m *Metrics) registerCalls(f promauto.Factory) {
-	m.calls = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_calls_total",
-		Help: fmt.Sprintf("Tool calls through the hub, by upstream, tool and outcome: ok (the tool ran, isError results included) or the failure kind. "+
+	m.calls = counterVec(f, "mcp_router_tool_calls_total",
+		fmt.Sprintf("Tool calls through the hub, by upstream, tool and outcome: ok (the tool ran, isError results included) or the failure kind. "+
 			"tool is %q past %d distinct names and for names not in the catalog.", otherTool, maxToolLabels),
-	}, []string{"upstream", "tool", "outcome"})
-	m.toolErrors = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_error_results_total",
-		Help: "Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).",
-	}, []string{"upstream", "tool"})
+		"upstream", "tool", "outcome")
+	m.toolErrors = counterVec(f, "mcp_router_tool_error_results_total",
+		"Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).", "upstream", "tool")
 	m.callDur = f.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "mcp_router_tool_call_duration_seconds",
 		Help:    "Duration of tool calls that reached an upstream, in seconds, by upstream (not by tool, to bound the series).",
 		Buckets: callBuckets,
 	}, []string{"upstream"})
+	m.resultFindings = counterVec(f, "mcp_router_tool_result_findings_total",
+		"Tool results holding secrets or injection markers, by upstream, finding kind (aws_access_key_id, "+
+			"hidden_instruction, ...) and action (the upstream's result policy: warn, redact or block).",
+		"upstream", "kind", "action")
 }
 
 func (m *Metrics) registerRouting(f promauto.Factory) {
@@ -161,47 +154,28 @@ func (m *Metrics) registerRouting(f promauto.Factory) {
 	m.routeSel = f.NewHistogram(prometheus.HistogramOpts{
 		Name: "mcp_router_routing_selected_tools", Help: "Tools selected per routing decision.", Buckets: selectedBuckets,
 	})
-	m.routeAlerts = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_routing_alerts_total", Help: "Routing alerts raised, by kind (collision, no_match, partial_match).",
-	}, []string{"kind"})
+	m.routeAlerts = counterVec(f, "mcp_router_routing_alerts_total", "Routing alerts raised, by kind (collision, no_match, partial_match).", "kind")
 	for _, kind := range []string{"collision", "no_match", "partial_match"} {
 		m.routeAlerts.WithLabelValues(kind)
 	}
-	m.discoveries = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discoveries_total", Help: "request_more_tools discoveries that ran (not those the breaker refused).",
-	})
-	m.discAdded = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discovery_added_tools_total", Help: "Tools discoveries put on a session's belt.",
-	})
-	m.discEvicted = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_discovery_evicted_tools_total", Help: "Tools discoveries evicted from a session's belt to make room.",
-	})
-	m.breakerTrips = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_breaker_trips_total", Help: "Times a session's discovery breaker opened after searches without a successful call.",
-	})
+	m.discoveries = counter(f, "mcp_router_discoveries_total", "request_more_tools discoveries that ran (not those the breaker refused).")
+	m.discAdded = counter(f, "mcp_router_discovery_added_tools_total", "Tools discoveries put on a session's belt.")
+	m.discEvicted = counter(f, "mcp_router_discovery_evicted_tools_total", "Tools discoveries evicted from a session's belt to make room.")
+	m.breakerTrips = counter(f, "mcp_router_breaker_trips_total", "Times a session's discovery breaker opened after searches without a successful call.")
 }
 
 func (m *Metrics) registerSessions(f promauto.Factory) {
-	m.sessions = f.NewGauge(prometheus.GaugeOpts{
-		Name: "mcp_router_sessions", Help: "Client sessions open now.",
-	})
-	m.sessionsOpened = f.NewCounter(prometheus.CounterOpts{
-		Name: "mcp_router_sessions_opened_total", Help: "Client sessions opened.",
-	})
-	m.beltSessions = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_sessions", Help: "Sessions holding a routed tool belt now (routing mode only), by profile.",
-	}, []string{"profile"})
-	m.beltTools = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_belt_tools", Help: "Routed tools on all sessions' belts now, by profile; divide by mcp_router_belt_sessions for the mean belt.",
-	}, []string{"profile"})
-	m.catalogTools = f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "mcp_router_catalog_tools", Help: "Tools in the profile's catalog now (its upstreams' tools that clients may list and call), by profile.",
-	}, []string{"profile"})
+	m.sessions = f.NewGauge(prometheus.GaugeOpts{Name: "mcp_router_sessions", Help: "Client sessions open now."})
+	m.sessionsOpened = counter(f, "mcp_router_sessions_opened_total", "Client sessions opened.")
+	m.beltSessions = gaugeVec(f, "mcp_router_belt_sessions", "Sessions holding a routed tool belt now (routing mode only), by profile.", "profile")
+	m.beltTools = gaugeVec(f, "mcp_router_belt_tools",
+		"Routed tools on all sessions' belts now, by profile; divide by mcp_router_belt_sessions for the mean belt.", "profile")
+	m.catalogTools = gaugeVec(f, "mcp_router_catalog_tools",
+		"Tools in the profile's catalog now (its upstreams' tools that clients may list and call), by profile.", "profile")
 }
 
-// ForProfile returns the view of m that the hub and server of profile
-// record through: the same series, with profile as the profile label of
-// the per-profile gauges, which start at zero. Nil on a nil *Metrics.
+// ForProfile returns the view of m that profile's hub and server record
+// through: the same series, with profile as the gauges' profile label.
 func (m *Metrics) ForProfile(profile string) *Metrics {
 	if m == nil {
 		return nil
@@ -215,40 +189,26 @@ func (m *Metrics) ForProfile(profile string) *Metrics {
 }
 
 func (m *Metrics) registerUpstreams(f promauto.Factory) {
-	m.restarts = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_upstream_restarts_total", Help: "Reconnection attempts after an upstream's connection failed or was lost, by upstream.",
-	}, []string{"upstream"})
-	m.notesDropped = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_upstream_notifications_dropped_total",
-		Help: "Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
-	}, []string{"upstream", "kind"})
+	m.restarts = counterVec(f, "mcp_router_upstream_restarts_total",
+		"Reconnection attempts after an upstream's connection failed or was lost, by upstream.", "upstream")
+	m.notesDropped = counterVec(f, "mcp_router_upstream_notifications_dropped_total",
+		"Notifications from upstreams dropped by the per-upstream rate limit, by upstream and kind (progress, message, resource_updated, other).",
+		"upstream", "kind")
 }
 
 func (m *Metrics) registerPlans(f promauto.Factory) {
-	m.plans = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_plans_total", Help: "Plans run, by strategy (the shape of the plan's graph).",
-	}, []string{"strategy"})
+	m.plans = counterVec(f, "mcp_router_plans_total", "Plans run, by strategy (the shape of the plan's graph).", "strategy")
 	m.planDur = f.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "mcp_router_plan_duration_seconds", Help: "Duration of plan runs, in seconds, by strategy.", Buckets: planBuckets,
 	}, []string{"strategy"})
-	m.planSteps = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_plan_steps_total", Help: "Plan steps run, by final status (succeeded, failed, skipped, cancelled, timed_out).",
-	}, []string{"status"})
+	m.planSteps = counterVec(f, "mcp_router_plan_steps_total",
+		"Plan steps run, by final status (succeeded, failed, skipped, cancelled, timed_out).", "status")
 	for _, s := range []executor.Status{executor.Succeeded, executor.Failed, executor.Skipped, executor.Cancelled, executor.TimedOut} {
 		m.planSteps.WithLabelValues(string(s))
 	}
 }
 
-func (m *Metrics) registerResults(f promauto.Factory) {
-	m.resultFindings = f.NewCounterVec(prometheus.CounterOpts{
-		Name: "mcp_router_tool_result_findings_total",
-		Help: "Tool results holding secrets or injection markers, by upstream, finding kind (aws_access_key_id, " +
-			"hidden_instruction, ...) and action (the upstream's result policy: warn, redact or block).",
-	}, []string{"upstream", "kind", "action"})
-}
-
-// Handler serves the metrics in the Prometheus text format (protobuf when
-// the scraper asks for it). On a nil *Metrics it answers 404.
+// Handler serves the metrics; on a nil *Metrics it answers 404.
 func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
@@ -256,27 +216,18 @@ func (m *Metrics) Handler() http.Handler {
 	return m.handler
 }
 
-// CallDone records a tool call through the hub. kind is "" when the tool
-// ran (an isError result included: see ToolError) and the UpstreamError
-// Kind otherwise. Calls refused before reaching an upstream (unknown_tool,
-// tool_blocked, circuit_open, queue_full, rate_limited, invalid_arguments)
-// are not timed.
+// CallDone records a tool call through the hub: kind is "" when the tool
+// ran, else the UpstreamError Kind.
 func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string) {
 	if m == nil {
 		return
 	}
-	m.log.call(upstream, tool, dur, kind)
-	outcome := kind
-	if outcome == "" {
-		outcome = "ok"
+	label := otherTool
+	if kind != string(KindUnknownTool) {
+		label = m.tools.label(tool)
 	}
-	if kind == string(KindUnknownTool) {
-		tool = otherTool
-	} else {
-		tool = m.tools.label(tool)
-	}
-	m.log.done(upstream, tool, kind)
-	m.calls.WithLabelValues(upstream, tool, outcome).Inc()
+	m.log.done(Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}, label)
+	m.calls.WithLabelValues(upstream, label, cmp.Or(kind, "ok")).Inc()
 	if !refusedKinds[kind] {
 		m.callDur.WithLabelValues(upstream).Observe(durSeconds(dur))
 	}
@@ -287,13 +238,11 @@ func (m *Metrics) ToolError(upstream, tool string) {
 	if m == nil {
 		return
 	}
-	m.log.fail(upstream, tool, "tool_error")
-	m.log.ring.toolError(upstream, tool)
+	m.log.toolError(upstream, tool)
 	m.toolErrors.WithLabelValues(upstream, m.tools.label(tool)).Inc()
 }
 
-// observeCall records what Hub.CallTool returned: CallDone with the
-// failure's kind, and ToolError for an isError result.
+// observeCall records what Hub.CallTool returned.
 func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp.CallToolResult, err error) {
 	if m == nil {
 		return
@@ -313,9 +262,8 @@ func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp
 	}
 }
 
-// ResultFindings records a tool result in which the scan found the given
-// kinds of secrets or injection markers, and the action taken (the result
-// policy). Kinds come from a fixed set, so the series stay bounded.
+// ResultFindings records the kinds of secrets or injection markers found
+// in a tool result, and the action the result policy took.
 func (m *Metrics) ResultFindings(upstream, action string, kinds []string) {
 	if m == nil {
 		return
@@ -325,8 +273,8 @@ func (m *Metrics) ResultFindings(upstream, action string, kinds []string) {
 	}
 }
 
-// RouteDone records a routing decision: how long it took, how many tools
-// it selected and the kinds of the alerts it raised.
+// RouteDone records a routing decision: its duration, selection size and
+// alert kinds.
 func (m *Metrics) RouteDone(dur time.Duration, selected int, alerts []string) {
 	if m == nil {
 		return
@@ -338,8 +286,7 @@ func (m *Metrics) RouteDone(dur time.Duration, selected int, alerts []string) {
 	}
 }
 
-// Discovery records a request_more_tools discovery that ran and how many
-// tools it added to and evicted from the belt.
+// Discovery records a request_more_tools discovery that ran.
 func (m *Metrics) Discovery(added, evicted int) {
 	if m == nil {
 		return
@@ -356,13 +303,9 @@ func (m *Metrics) BreakerTrip() {
 	}
 }
 
-// BeltSize sets how many sessions hold a belt and how many routed tools
-// all their belts hold. They are gauges, not a histogram of belt sizes:
-// the caller knows the totals, and observing every belt at every change
-// would weigh a busy session's belt many times over. The sessions here are
-// routing sessions (mcp_router_belt_sessions), kept apart from the client
-// sessions of SessionOpened and SessionClosed (mcp_router_sessions), so
-// that each gauge has one writer.
+// BeltSize sets how many routing sessions hold a belt and how many tools
+// all their belts hold (gauges: a histogram would weigh a busy belt many
+// times over).
 func (m *Metrics) BeltSize(sessions int, total int) {
 	if m == nil {
 		return
@@ -378,10 +321,7 @@ func (m *Metrics) CatalogSize(tools int) {
 	}
 }
 
-// UpstreamState records an upstream's connection state: its
-// mcp_router_upstream_up series (of this view's profile) is 1 for state
-// and 0 for the other states (connecting, connected, failed, stopped). An
-// unknown state sets all four to 0.
+// UpstreamState records an upstream's connection state.
 func (m *Metrics) UpstreamState(upstream string, state string) {
 	if m != nil {
 		m.upstreams.set(m.profile, upstream, state)
@@ -395,8 +335,7 @@ func (m *Metrics) UpstreamRestart(upstream string) {
 	}
 }
 
-// PlanDone records a plan run: its strategy, how long it took and how
-// many of its steps ended in each status.
+// PlanDone records a plan run and how many steps ended in each status.
 func (m *Metrics) PlanDone(strategy string, dur time.Duration, statuses map[string]int) {
 	if m == nil {
 		return
@@ -428,8 +367,8 @@ func (m *Metrics) SessionClosed() {
 
 func durSeconds(d time.Duration) float64 { return max(d, 0).Seconds() }
 
-// toolLabels hands out tool label values: a name's own until max names
-// have one, "other" after that.
+// toolLabels hands out tool labels: a name's own until max names have
+// one, "other" after that.
 type toolLabels struct {
 	max int
 
@@ -441,9 +380,8 @@ func newToolLabels(max int) *toolLabels {
 	return &toolLabels{max: max, seen: make(map[string]string)}
 }
 
-// label is the tool's label: its name with anything shaped like a secret
-// redacted (a name comes from an upstream; metrics leave the process),
-// or otherTool past the bound.
+// label is the tool's name with anything shaped like a secret redacted
+// (metrics leave the process), or otherTool past the bound.
 func (t *toolLabels) label(name string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -458,9 +396,8 @@ func (t *toolLabels) label(name string) string {
 	return l
 }
 
-// upstreamStates is mcp_router_upstream_up. It keeps each upstream's
-// current state and writes all four series at scrape time, so a scrape
-// never sees an upstream in two states, or in none while it changes.
+// upstreamStates is mcp_router_upstream_up, written at scrape time so that
+// a scrape never sees an upstream in two states, or in none.
 type upstreamStates struct {
 	desc *prometheus.Desc
 
@@ -468,11 +405,8 @@ type upstreamStates struct {
 	current map[profileUpstream]string // → state
 }
 
-// profileUpstream names an upstream of a profile: profiles may each have
-// an upstream of the same name.
 type profileUpstream struct{ profile, upstream string }
 
-// reportedStates are the states mcp_router_upstream_up reports.
 var reportedStates = []upstream.State{upstream.StateConnecting, upstream.StateConnected, upstream.StateFailed, upstream.StateStopped}
 
 func newUpstreamStates() *upstreamStates {
@@ -509,19 +443,16 @@ func (u *upstreamStates) Collect(ch chan<- prometheus.Metric) {
 
 var _ prometheus.Collector = (*upstreamStates)(nil)
 
-// metricsShutdownGrace is how long ServeMetrics lets a scrape in progress
-// finish once its context ends.
+// metricsShutdownGrace is how long a scrape may finish once ServeMetrics's
+// context ends.
 const metricsShutdownGrace = 5 * time.Second
 
-// ServeMetrics serves m at /metrics on addr until ctx ends, then shuts
-// the listener down and returns nil once the server has stopped. An
-// address without a host (":9464") listens on loopback only; a host that
-// is not loopback ("0.0.0.0:9464") is served as asked, with a warning,
-// since the metrics carry no authentication and name upstreams and tools.
-// The Host of each request is checked as the MCP endpoint's is: a loopback
-// name, the address's own host, or one of hosts (http.allowed_hosts), so
-// that a web page cannot read the metrics through a rebound name. A nil
-// log is silent.
+// ServeMetrics serves m at /metrics on addr until ctx ends. An address
+// without a host listens on loopback only; any other host is served with a
+// warning (the metrics carry no authentication). The Host of each request
+// is checked as the MCP endpoint's (loopback, addr's host, or hosts), so
+// that a web page cannot read them through a rebound name. A nil log is
+// silent.
 func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -543,8 +474,7 @@ func ServeMetrics(ctx context.Context, addr string, m *Metrics, hosts []string, 
 	return serveMetrics(ctx, ln, m, frontdoor.NewChecks(frontdoor.Options{AllowedHosts: hosts, Logger: log}), log)
 }
 
-// metricsAddr is where to listen for addr, and whether that is loopback
-// only. An empty host means loopback.
+// metricsAddr is where to listen for addr, and whether that is loopback.
 func metricsAddr(addr string) (hostport string, local bool, err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -560,8 +490,7 @@ func metricsAddr(addr string) (hostport string, local bool, err error) {
 	}
 }
 
-// serveMetrics serves m on ln to the requests door's Host and Origin
-// checks let through, until ctx ends; it closes ln.
+// serveMetrics serves m on ln behind door's checks until ctx ends.
 func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontdoor.Checks, log *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -594,7 +523,7 @@ func serveMetrics(ctx context.Context, ln net.Listener, m *Metrics, door *frontd
 }
 
 // NotificationDropped records an upstream notification dropped by its
-// rate limit, by kind (progress, message, resource_updated, other).
+// rate limit.
 func (m *Metrics) NotificationDropped(upstream, kind string) {
 	if m != nil {
 		m.notesDropped.WithLabelValues(upstream, kind).Inc()
@@ -618,51 +547,6 @@ type CallFailure struct {
 	Kind     string    `json:"kind"` // an UpstreamError kind, or "tool_error" for an isError result
 }
 
-// recentFailures is how many failures Calls keeps.
-const recentFailures = 10
-
-// callCounts counts calls and keeps the latest failures, for a gateway's
-// status. Safe for concurrent use.
-type callCounts struct {
-	served, failed atomic.Uint64
-
-	mu     sync.Mutex
-	recent []CallFailure // oldest first, at most recentFailures
-
-	ring callRing // the latest calls, failed or not
-}
-
-func (c *callCounts) done(upstream, tool, kind string) {
-	c.served.Add(1)
-	if kind != "" {
-		c.fail(upstream, tool, kind)
-	}
-}
-
-func (c *callCounts) fail(upstream, tool, kind string) {
-	c.failed.Add(1)
-	f := CallFailure{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Kind: kind}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.recent) == recentFailures {
-		c.recent = append(c.recent[:0], c.recent[1:]...)
-	}
-	c.recent = append(c.recent, f)
-}
-
-// Calls returns the number of tool calls through the hub, how many failed
-// (a router error or an isError result), and the latest failures, oldest
-// first. A nil *Metrics reports nothing.
-func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
-	if m == nil {
-		return 0, 0, nil
-	}
-	m.log.mu.Lock()
-	recent = append([]CallFailure(nil), m.log.recent...)
-	m.log.mu.Unlock()
-	return m.log.served.Load(), m.log.failed.Load(), recent
-}
-
 // Call is one tool call through the hub, as [Metrics.RecentCalls] reports
 // it.
 type Call struct {
@@ -673,27 +557,73 @@ type Call struct {
 	Kind     string        `json:"kind,omitempty"` // "" when the tool ran, "tool_error" for an isError result, else an UpstreamError kind
 }
 
-// recentCallsKept is how many calls RecentCalls keeps.
-const recentCallsKept = 50
+// How many failures Calls keeps, and how many calls RecentCalls keeps.
+const (
+	recentFailures  = 10
+	recentCallsKept = 50
+)
 
-// callRing keeps the latest calls. Safe for concurrent use.
-type callRing struct {
-	mu    sync.Mutex
-	calls []Call // a ring of at most recentCallsKept
-	next  int
+// callRecord counts the calls through the hub and keeps the latest ones and
+// the latest failures, for a gateway's status. Safe for concurrent use.
+type callRecord struct {
+	mu             sync.Mutex
+	served, failed uint64
+	failures       []CallFailure // oldest first, at most recentFailures
+	calls          []Call        // a ring of at most recentCallsKept
+	next           int           // the ring's oldest call, once it is full
 }
 
-func (c *callCounts) call(upstream, tool string, dur time.Duration, kind string) {
-	r := &c.ring
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	call := Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}
-	if len(r.calls) < recentCallsKept {
-		r.calls = append(r.calls, call)
-		return
+// done records call c; a failure names the tool by its label.
+func (l *callRecord) done(c Call, label string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.calls) < recentCallsKept {
+		l.calls = append(l.calls, c)
+	} else {
+		l.calls[l.next] = c
+		l.next = (l.next + 1) % recentCallsKept
 	}
-	r.calls[r.next] = call
-	r.next = (r.next + 1) % recentCallsKept
+	l.served++
+	if c.Kind != "" {
+		l.fail(c.Upstream, label, c.Kind)
+	}
+}
+
+// fail records a failure, with l.mu held.
+func (l *callRecord) fail(upstream, tool, kind string) {
+	l.failed++
+	if len(l.failures) == recentFailures {
+		l.failures = append(l.failures[:0], l.failures[1:]...)
+	}
+	l.failures = append(l.failures, CallFailure{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Kind: kind})
+}
+
+// newest is the i-th latest call, with l.mu held.
+func (l *callRecord) newest(i int) *Call { return &l.calls[(l.next+len(l.calls)-1-i)%len(l.calls)] }
+
+// toolError records an isError result of the latest call of tool that ran.
+func (l *callRecord) toolError(upstream, tool string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fail(upstream, tool, "tool_error")
+	for i := range l.calls {
+		if c := l.newest(i); c.Upstream == upstream && c.Tool == tool && c.Kind == "" {
+			c.Kind = "tool_error"
+			return
+		}
+	}
+}
+
+// Calls returns the number of tool calls through the hub, how many failed
+// (a router error or an isError result), and the latest failures, oldest
+// first. A nil *Metrics reports nothing.
+func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
+	if m == nil {
+		return 0, 0, nil
+	}
+	m.log.mu.Lock()
+	defer m.log.mu.Unlock()
+	return m.log.served, m.log.failed, slices.Clone(m.log.failures)
 }
 
 // RecentCalls returns the latest tool calls through the hub, newest first
@@ -702,26 +632,11 @@ func (m *Metrics) RecentCalls() []Call {
 	if m == nil {
 		return nil
 	}
-	r := &m.log.ring
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Call, 0, len(r.calls))
-	for i := range r.calls {
-		out = append(out, r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)])
+	m.log.mu.Lock()
+	defer m.log.mu.Unlock()
+	out := make([]Call, len(m.log.calls))
+	for i := range out {
+		out[i] = *m.log.newest(i)
 	}
 	return out
-}
-
-// toolError marks the latest call of tool that ran as one that returned
-// an isError result.
-func (r *callRing) toolError(upstream, tool string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range r.calls {
-		c := &r.calls[(r.next+len(r.calls)-1-i)%len(r.calls)]
-		if c.Upstream == upstream && c.Tool == tool && c.Kind == "" {
-			c.Kind = "tool_error"
-			return
-		}
-	}
 }

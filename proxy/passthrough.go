@@ -21,8 +21,7 @@ import (
 
 var _ Relay = (*Server)(nil)
 
-// CreateMessage asks the client of ctx's call to sample (an upstream
-// asked, mid-call).
+// CreateMessage asks the client of ctx's call to sample.
 func (s *Server) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	if caps, ok := clientCapabilities(ctx); ok && caps.Sampling == nil {
 		return nil, errors.New("the client did not declare the sampling capability")
@@ -47,8 +46,7 @@ func (s *Server) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 	return s.mcp.RequestElicitation(ctx, req)
 }
 
-// Log sends an upstream's log message to the client of ctx's call, at the
-// level that client asked for.
+// Log sends an upstream's log message to the client of ctx's call.
 func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
 	if err := s.mcp.SendLogMessageToClient(ctx, n); err != nil {
 		s.logger.Debug("upstream log not relayed", "session_id", sessionTagOf(ctx), "err", err)
@@ -56,8 +54,7 @@ func (s *Server) Log(ctx context.Context, n mcp.LoggingMessageNotification) {
 }
 
 // ResourceUpdated tells the clients subscribed to uri that it changed,
-// when upstream is the one that offers uri: an upstream's word about
-// another's resource (or the gateway's own) reaches no client.
+// when upstream is the one that offers it.
 func (s *Server) ResourceUpdated(upstream, uri string) {
 	if owner := s.hub.Catalog().resourceOwner(uri); owner != upstream {
 		s.logger.Debug("resource update not relayed: the upstream does not offer it", "upstream", upstream, "owner", owner)
@@ -91,24 +88,23 @@ func (c completer) complete(ctx context.Context, p mcp.CompleteParams) (*mcp.Com
 	return &res.Completion, nil
 }
 
-// Bounds on what a client session's subscriptions hold: a client could
-// otherwise grow the gateway's memory without end, one resources/subscribe
-// of a long made-up URI at a time.
+// Bounds on a session's subscriptions, lest a client grow the gateway's
+// memory one long made-up URI at a time.
 const (
 	maxSessionSubscriptions = 256     // URIs one session follows
 	maxSubscribedURI        = 4 << 10 // bytes of a URI followed
 )
 
-// subscriptions tracks which client sessions follow which resource URIs,
-// so the upstream is asked once per URI and updates reach only them.
+// subscriptions tracks which sessions follow which resource URIs, so the
+// upstream is asked once per URI and updates reach only them.
 type subscriptions struct {
 	mu   sync.Mutex
 	uris map[string]map[string]bool // uri -> session ids
 	held map[string]int             // session id -> URIs it follows
 }
 
-// add records a subscription and reports whether it is the URI's first;
-// past a session's bound it records nothing.
+// add records a subscription, within the session's bound, and reports
+// whether it is the URI's first.
 func (t *subscriptions) add(uri, session string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -145,8 +141,8 @@ func (t *subscriptions) remove(uri, session string) bool {
 	return false
 }
 
-// dropSession forgets a session's subscriptions and returns the URIs that
-// no session follows any more.
+// dropSession forgets a session's subscriptions and returns the URIs no
+// session follows any more.
 func (t *subscriptions) dropSession(session string) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -170,8 +166,8 @@ func (t *subscriptions) sessions(uri string) []string {
 	return slices.Sorted(maps.Keys(t.uris[uri]))
 }
 
-// passthroughOptions give the client-facing server logging, completions
-// and resource subscriptions, all backed by the upstreams.
+// passthroughOptions give the server logging, completions and resource
+// subscriptions, backed by the upstreams.
 func (s *Server) passthroughOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		uri := req.Params.URI
@@ -207,13 +203,8 @@ func (s *Server) subscribeUpstream(ctx context.Context, uri string, on bool) {
 	}
 }
 
-// What a client asks of the upstreams besides tool calls, resources and
-// prompts: completions, and subscriptions to a resource's updates, each
-// passed to the upstream that offers what it names.
-
 // Complete asks the upstream that owns a prompt or resource template for
-// argument completions; the reference is rewritten to the upstream's own
-// prompt name.
+// argument completions, the reference rewritten to the upstream's own.
 func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	var up string
 	switch ref := params.Ref.(type) {
@@ -250,8 +241,8 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	return res, nil
 }
 
-// Subscribe asks the upstream that offers uri for its updates (when it
-// can send them), or, with subscribe false, to stop.
+// Subscribe asks the upstream that offers uri to start (or stop) sending
+// its updates, when it can send them.
 func (h *Hub) Subscribe(ctx context.Context, uri string, subscribe bool) error {
 	up := h.Catalog().resourceOwner(uri)
 	if up == "" {
@@ -296,9 +287,8 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 	return c, u, nil
 }
 
-// resourceOwner is the upstream offering uri: by its resources, else by
-// the one upstream whose resource templates could produce it; none for a
-// kept result's URI, which is the gateway's own whatever a template says.
+// resourceOwner is the upstream offering uri, by its resources or else by
+// its templates; none for a kept result's URI, which is the gateway's own.
 func (c *Catalog) resourceOwner(uri string) string {
 	if strings.HasPrefix(uri, results.Scheme) {
 		return ""

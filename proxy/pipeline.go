@@ -1,9 +1,7 @@
 package proxy
 
-// The pipeline of a tools/call: the stages a call passes through on its way
-// to its upstream, in the order written once in (*Hub).stages; and that of
-// a resources/read or a prompts/get, the stages of a call that apply to a
-// read, written once in readStages.
+// The pipeline of a tools/call, in the order written once in (*Hub).stages,
+// and that of a resources/read or a prompts/get, in readStages.
 
 import (
 	"cmp"
@@ -24,20 +22,17 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// namedStage is a stage of a pipeline under the name the order test
-// prints.
+// namedStage is a stage under the name the order test prints.
 type namedStage[R any] struct {
 	name string
 	run  call.StageOf[R]
 }
 
-// stages is the order of a call's pipeline, the first outermost. A new
-// concern is one more stage here. The cap is outermost so that the audit
-// and the metrics count the true size of a result, and the whole it keeps
-// is the result as the integrity stage screened and scrubbed it. The
-// person is asked last of the checks: a call that is refused, malformed
-// or over its quota never asks, and the quota and the repeat bound also
-// bound how often a model may ask (a declined call counts).
+// stages is the order of a call's pipeline, the first outermost. The cap
+// is outermost so that audit and metrics see a result's true size, and it
+// keeps the result as screened. The person is asked last of the checks, so
+// that a refused, malformed or over-quota call never asks, and the quotas
+// bound how often a model may ask.
 func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
 	return []namedStage[*mcp.CallToolResult]{
 		{"cap", call.Cap(h.opts.ModelResultBytes, h.results)},          // what of a long result reaches the model; the whole kept (call/capresult.go)
@@ -52,11 +47,9 @@ func (h *Hub) stages() []namedStage[*mcp.CallToolResult] {
 	}
 }
 
-// readStages is the order of the pipeline of a resources/read or a
-// prompts/get, the first outermost: the stages of a call that apply to a
-// read, in the same order. A read is not audited, counted against quotas
-// or checked against a schema. screen is the integrity screen of its
-// result type (resultscan.go).
+// readStages is the pipeline of a resources/read or a prompts/get, the
+// first outermost: the stages of a call that apply to a read, in the same
+// order. screen is the integrity screen of its result type.
 func readStages[R any](h *Hub, screen func(UpstreamConfig, *upstream.Scrubber, string, R) (R, error)) []namedStage[R] {
 	return []namedStage[R]{
 		{"authorise", call.Authorise[R](h.offered)},       // what the catalog does not offer (pipeline.go)
@@ -75,11 +68,9 @@ func chain[R any](last call.HandlerOf[R], ss []namedStage[R]) call.HandlerOf[R] 
 	return call.Chain(last, runs...)
 }
 
-// tracerName names the spans' instrumentation scope.
 const tracerName = "github.com/mcp-router/mcp-router/proxy"
 
-// tracer is the hub's tracer: Options.Tracing's, or one that records
-// nothing.
+// tracer is Options.Tracing's tracer, or one that records nothing.
 func (h *Hub) tracer() trace.Tracer {
 	if h.opts.Tracing == nil {
 		return noop.NewTracerProvider().Tracer(tracerName)
@@ -87,8 +78,7 @@ func (h *Hub) tracer() trace.Tracer {
 	return h.opts.Tracing.Tracer(tracerName)
 }
 
-// callTracer is the tracer of the tracing stage: nil when the hub does not
-// trace.
+// callTracer is the tracing stage's tracer: nil when the hub does not trace.
 func (h *Hub) callTracer() trace.Tracer {
 	if h.opts.Tracing == nil {
 		return nil
@@ -97,8 +87,7 @@ func (h *Hub) callTracer() trace.Tracer {
 }
 
 // CallTool calls a catalog tool by exposed name for a caller in process
-// (a plan step, `mcp-router call`): it is the edge for calls that come
-// with a context only, and runs the whole pipeline as Call does.
+// (a plan step, `mcp-router call`), through the whole pipeline.
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
 	c := call.New(ctx, name, args)
 	c.Whole = true // a plan step or the CLI: not a model's context
@@ -108,22 +97,19 @@ func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress Pr
 	return h.Call(ctx, c)
 }
 
-// Call passes c through the pipeline to its tool's upstream. A failure is
-// an *UpstreamError that says which stage refused the call, or what the
-// upstream answered.
+// Call passes c through the pipeline to its tool's upstream; a failure is
+// an *UpstreamError.
 func (h *Hub) Call(ctx context.Context, c *call.Call) (*mcp.CallToolResult, error) {
 	return h.callPipe(ctx, c)
 }
 
-// approvalTool is what the approval gate needs of a catalog tool: its
-// upstream, and whether its server marked it destructive (Tool.Destructive).
+// approvalTool is what the approval gate needs of a catalog tool.
 func (h *Hub) approvalTool(name string) (string, bool, bool) {
 	t, ok := h.Catalog().Tool(name)
 	return t.Upstream, t.Destructive, ok
 }
 
-// elicit asks the client of ctx's call for input, through the server
-// that hosts the hub.
+// elicit asks the client of ctx's call for input.
 func (h *Hub) elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	r := h.relayTo()
 	if r == nil {
@@ -132,8 +118,8 @@ func (h *Hub) elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.Elic
 	return r.Elicit(ctx, req)
 }
 
-// heldBack says why a tool that the catalog holds back may not be called:
-// blocked by vetting, or meant for an app only.
+// heldBack says why a tool the catalog holds back (blocked, or for an app
+// only) may not be called.
 func (h *Hub) heldBack(c *call.Call) error {
 	tool := c.Tool
 	if _, ok := h.Catalog().Tool(tool); ok {
@@ -148,8 +134,8 @@ func (h *Hub) heldBack(c *call.Call) error {
 	return nil
 }
 
-// target is the catalog tool of c and its upstream, as resolved by
-// startWait; an edit may have removed either since.
+// target is the catalog tool of c and its upstream, which an edit may
+// have removed since startWait resolved them.
 func (h *Hub) target(c *call.Call) (Tool, *upstream.Upstream, error) {
 	t, ok := h.Catalog().Tool(c.Tool)
 	u := h.set().byName[c.Upstream]
@@ -165,10 +151,9 @@ func removed(c *call.Call) error {
 		Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
 }
 
-// screenerOf is the integrity stage's screener of results of type R: the
-// screen of c's upstream, taken before the request goes on, so that a
-// result is screened by the rules of the upstream that gave it, whatever
-// an edit does meanwhile.
+// screenerOf is the integrity stage's screener: the screen of c's
+// upstream, taken before the request goes on, so that an edit meanwhile
+// does not change the rules a result is screened by.
 func screenerOf[R any](h *Hub, screen func(UpstreamConfig, *upstream.Scrubber, string, R) (R, error)) func(*call.Call) (func(R) (R, error), error) {
 	return func(c *call.Call) (func(R) (R, error), error) {
 		u := h.set().byName[c.Upstream]
@@ -207,7 +192,6 @@ func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResu
 	return res, nil
 }
 
-// observeCall counts a call in the hub's metrics.
 func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolResult, err error) {
 	h.opts.Metrics.observeCall(c.Upstream, c.Tool, took, res, err)
 }
@@ -216,16 +200,13 @@ func (h *Hub) observeCall(c *call.Call, took time.Duration, res *mcp.CallToolRes
 // over stdio, and over HTTP when no tokens are configured.
 const LocalPrincipal = frontdoor.LocalPrincipal
 
-// sessionTagOf is the SessionTag of ctx's session.
 func sessionTagOf(ctx context.Context) string { return call.SessionTag(call.SessionOf(ctx)) }
 
-// principalName is who ctx's caller is: the principal the front door
-// found (its bearer token's fingerprint), or LocalPrincipal.
+// principalName is who ctx's caller is, or LocalPrincipal.
 func principalName(ctx context.Context) string { return cmp.Or(PrincipalOf(ctx), LocalPrincipal) }
 
-// PrincipalOf is who the call in ctx came from, as audit records and
-// quotas name it (the fingerprint of its bearer token), or "" for a call
-// with none (stdio, or HTTP without tokens).
+// PrincipalOf is who the call in ctx came from (its bearer token's
+// fingerprint), or "" for a call with none.
 func PrincipalOf(ctx context.Context) string { return call.PrincipalOf(ctx) }
 
 // argSchemas gives the argument check the schemas of the hub's catalog.
@@ -239,25 +220,23 @@ func (s argSchemas) InputSchema(c *call.Call) (json.RawMessage, call.Catalog) {
 	return nil, cat
 }
 
-// ReadResource reads a resource from the upstream that offers it: the
-// edge of a resources/read, which passes through readStages.
+// ReadResource reads a resource from the upstream that offers it, through
+// readStages.
 func (h *Hub) ReadResource(ctx context.Context, upstreamName string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	c := call.New(ctx, req.Params.URI, req.Params)
 	c.Method, c.Upstream = mcp.MethodResourcesRead, upstreamName
 	return h.readPipe(ctx, c)
 }
 
-// GetPrompt gets a prompt by exposed name: the edge of a prompts/get,
-// which passes through readStages.
+// GetPrompt gets a prompt by exposed name, through readStages.
 func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	c := call.New(ctx, name, args)
 	c.Method = mcp.MethodPromptsGet
 	return h.getPipe(ctx, c)
 }
 
-// offered says why a read asks for what the catalog does not offer (a
-// prompt it does not list, an upstream it does not have); it resolves a
-// prompt to its upstream.
+// offered says why a read asks for what the catalog does not offer; it
+// resolves a prompt to its upstream.
 func (h *Hub) offered(c *call.Call) error {
 	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
 		c.Upstream = p.Upstream
@@ -272,8 +251,7 @@ func (h *Hub) offered(c *call.Call) error {
 }
 
 // resolveRead is the start-wait of a read: it waits up to StartWait for
-// the read's upstream when it is still starting (restarted for an edit,
-// listed from the run before).
+// the read's upstream when it is still starting.
 func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 	if err := h.closing(c); err != nil {
 		return err
@@ -285,8 +263,7 @@ func (h *Hub) resolveRead(ctx context.Context, c *call.Call) error {
 }
 
 // readUpstream is the end of a resource read's pipeline: the upstream is
-// asked for its own URI, and its contents come back under the catalog's
-// (an MCP Apps view's URI is the gateway's, proxy/apps).
+// asked for its own URI, and its contents come back under the catalog's.
 func (h *Hub) readUpstream(ctx context.Context, c *call.Call) (*mcp.ReadResourceResult, error) {
 	req := mcp.ReadResourceRequest{}
 	req.Params, _ = c.Args.(mcp.ReadResourceParams)
@@ -316,9 +293,8 @@ func (h *Hub) getUpstream(ctx context.Context, c *call.Call) (*mcp.GetPromptResu
 	})
 }
 
-// onUpstream reads c from its upstream's live connection, within the
-// upstream's call timeout; what the upstream asks meanwhile (sampling,
-// elicitation) goes to this client. doing names the read in its errors.
+// onUpstream reads c from its upstream's live connection, within its call
+// timeout, with what the upstream asks meanwhile going to this client.
 func onUpstream[R any](ctx context.Context, h *Hub, c *call.Call, doing string, read func(context.Context, *client.Client) (R, error)) (R, error) {
 	var none R
 	u := h.set().byName[c.Upstream]

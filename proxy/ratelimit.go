@@ -16,10 +16,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/metatools"
 )
 
-// RateLimit bounds the tool calls of each client session (SEC-15 in
-// docs/reliability.md): a token bucket per session. Every tools/call takes a token, and
-// so does every call a plan makes, so that run_plan is no way around the
-// limit. The zero value is no limit.
+// RateLimit bounds the tool calls of each client session with a token
+// bucket (SEC-15); a plan's calls take tokens too. The zero value is no
+// limit.
 type RateLimit struct {
 	// CallsPerSecond is the rate the bucket refills at; 0 is no limit.
 	CallsPerSecond float64
@@ -41,7 +40,6 @@ func (e *RateLimitError) Error() string {
 		e.CallsPerSecond, e.Burst, e.RetryAfter)
 }
 
-// rateLimits holds a bucket per session.
 type rateLimits struct {
 	limit RateLimit
 
@@ -88,7 +86,7 @@ func (r *rateLimits) take(session string) *RateLimitError {
 }
 
 // limitKey is what a call's rate limit is kept by: its session, or, on
-// the stateless protocol over HTTP, its credential.
+// the stateless protocol, its credential.
 func limitKey(ctx context.Context) string {
 	if perRequestSession(ctx) {
 		return "stateless\x00" + clientOfCtx(ctx)
@@ -97,8 +95,7 @@ func limitKey(ctx context.Context) string {
 }
 
 // rateLimited counts a call of tool against its session's limit: nil when
-// it may go ahead, else a rate_limited error naming the tool and its
-// upstream.
+// it may go ahead, else a rate_limited error.
 func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	if s.limits == nil {
 		return nil
@@ -125,8 +122,7 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 }
 
 // limitCalls refuses a tools/call over its session's rate limit with an
-// isError result, like any failed call. A call_tool call is reported under
-// the tool it names.
+// isError result; a call_tool call counts under the tool it names.
 func (s *Server) limitCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		tool := req.Params.Name

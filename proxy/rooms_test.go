@@ -68,7 +68,6 @@ var rooms = map[string]string{
 	"tracing.go":  "server",
 
 	"vet.go":        "integrity",
-	"shadow.go":     "integrity",
 	"resultscan.go": "integrity",
 
 	"upstream_api.go": "shared",

@@ -19,36 +19,23 @@ import (
 )
 
 // MaxStdioRequests bounds a stdio client's requests other than tools/call
-// in progress at once (lists, reads, pings, subscriptions/listen); past
-// it the client's next line is read when one of them ends.
+// in progress at once; past it the next line is read when one ends.
 const MaxStdioRequests = 100
 
 // ServeStdio serves one client over in and out until in ends or ctx is
-// done; then it cancels the requests in progress and returns once their
+// done, then cancels the requests in progress and returns once their
 // handlers have. Nothing but JSON-RPC is written to out.
 //
-// A client that stops reading out without closing it (it closed in and
-// went on to something else, say) would hold that return forever, the
-// writes blocked on a full pipe. So once ServeStdio is ending, what is
-// still being written has stdioWriteGrace to go; then out is cut: a Write
-// after that fails at once, and one blocked fails too when out takes a
-// write deadline (a pipe, a connection), which ServeStdio sets. When out
-// takes none and a Write is still in progress, ServeStdio returns without
-// waiting for it or for the handlers still running: the writer, and the
-// goroutines waiting behind it, end when that Write returns, writing
-// nothing more.
+// One goroutine reads in: it pre-checks each line, admits tools/call ids
+// in order (stdioCalls), hands the client's replies to the requests they
+// answer, serves notifications itself, in order, and hands a call to one
+// of StdioCalls workers (or up to StdioQueue waiting, else queue_full) and
+// another request to a goroutine of its own (at most MaxStdioRequests).
 //
-// One goroutine reads in: it pre-checks each line (wire.StdioFilter),
-// admits tools/call ids in the order the calls came (stdioCalls), hands
-// each reply of the client to the request of the proxy's it answers,
-// serves notifications itself, in order, and hands requests on: a call
-// to one of ServerOptions.StdioCalls workers, or up to StdioQueue calls
-// waiting for one, past which the call is refused (queue_full); another
-// request to a goroutine of its own, at most
-// MaxStdioRequests at once. When ctx ends while a Read on in is blocked,
-// ServeStdio sets a read deadline on in when in has one (a pipe, a
-// connection); otherwise it returns without waiting for that Read, and
-// the reader ends, serving nothing more, when the Read returns.
+// A client that stops reading out, or a Read on in that never returns,
+// must not hold the return forever: an ending ServeStdio sets deadlines
+// where in and out take them, cuts out after stdioWriteGrace, and
+// otherwise returns without waiting for the blocked Read or Write.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	in, closeIn := wire.Pollable(in) // a pipe read in the poller: no thread woken per message
 	defer closeIn()
@@ -103,13 +90,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 }
 
 // stdioWriteGrace is how long an ending ServeStdio lets the client take
-// the messages still being written before it cuts the output. A client
-// that reads takes them in far less; one that stopped reading never does.
+// what is still being written before it cuts the output.
 const stdioWriteGrace = 2 * time.Second
 
-// drain waits until ended is closed: at once while the client takes what
-// is written, and at most stdioWriteGrace for a Write blocked on it; out
-// is cut then, and ended waited for unless a Write may still block.
+// drain waits until ended is closed, at most stdioWriteGrace for a Write
+// blocked on the client; then it cuts out, and waits on unless a Write
+// may still block.
 func (c *stdioConn) drain(ended <-chan struct{}, out *stdioOutput) {
 	grace := time.NewTimer(stdioWriteGrace)
 	defer grace.Stop()
@@ -125,12 +111,10 @@ func (c *stdioConn) drain(ended <-chan struct{}, out *stdioOutput) {
 	c.s.logger.Warn("stdio output not read: returning with a write blocked", "grace", stdioWriteGrace)
 }
 
-// errOutputCut is the error of a Write to a stdio client after ServeStdio
-// cut its output.
+// errOutputCut fails a Write after ServeStdio cut the output.
 var errOutputCut = errors.New("stdio output cut: the client did not read it in time")
 
-// stdioOutput is the writer a stdio client reads, which an ending
-// ServeStdio can cut.
+// stdioOutput is the writer a stdio client reads, which ServeStdio can cut.
 type stdioOutput struct {
 	w       io.Writer
 	cutOff  atomic.Bool  // a Write fails at once
@@ -147,9 +131,8 @@ func (o *stdioOutput) Write(p []byte) (int, error) {
 }
 
 // cut makes every Write from now on fail, sets a write deadline of now
-// on the writer when it takes one, and reports whether no Write can
-// block any more: the deadline was set (it fails one in progress), or
-// none was in progress.
+// when the writer takes one, and reports whether no Write can block any
+// more.
 func (o *stdioOutput) cut() bool {
 	o.cutOff.Store(true) // before writing is read: a Write that began later sees it
 	if d, ok := o.w.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Now()) == nil {
@@ -181,8 +164,8 @@ type stdioWork struct {
 	call string // the key of a tools/call's id, freed when it ends; "" for another message
 }
 
-// read reads the client's messages and hands each on until in ends or
-// the connection closes.
+// read hands on the client's messages until in ends or the connection
+// closes.
 func (c *stdioConn) read(ctx context.Context, filter *wire.StdioFilter) error {
 	for {
 		m, err := filter.Next()
@@ -218,9 +201,8 @@ func (c *stdioConn) dispatch(ctx context.Context, m wire.Message) bool {
 
 // call queues a tools/call for the workers, or refuses it when StdioQueue
 // calls wait already. The reader never serves a call itself: a call that
-// asks the client something mid-call (sampling, elicitation) would wait
-// for a reply that only the reader reads, and the connection would stall
-// until the call's deadline.
+// asks the client something mid-call would wait for a reply only the
+// reader reads.
 func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
 	c.mu.Lock()
 	if c.closed {
@@ -243,9 +225,8 @@ func (c *stdioConn) call(ctx context.Context, w stdioWork) bool {
 	return true
 }
 
-// queueFullReply is the answer to a tools/call refused because the
-// client's calls fill every worker and the queue: an isError result of
-// kind queue_full, as an upstream's full queue gives.
+// queueFullReply is the queue_full isError result of a tools/call refused
+// because the client's calls fill every worker and the queue.
 func queueFullReply(m wire.Message, running int) any {
 	var req struct {
 		Params struct {
@@ -283,7 +264,7 @@ func (c *stdioConn) other(ctx context.Context, w stdioWork) bool {
 }
 
 // inline serves a notification before the next line is read, so that
-// notifications take effect in the order they came.
+// notifications take effect in order.
 func (c *stdioConn) inline(ctx context.Context, w stdioWork) bool {
 	if !c.enter() {
 		return false
@@ -311,8 +292,7 @@ func (c *stdioConn) close() {
 	c.mu.Unlock()
 }
 
-// work serves queued calls until ctx ends; calls still queued then are
-// not served.
+// work serves queued calls until ctx ends.
 func (c *stdioConn) work(ctx context.Context) {
 	for {
 		select {
@@ -340,8 +320,7 @@ func (c *stdioConn) serve(ctx context.Context, w stdioWork) {
 }
 
 // handle answers a tools/call on the fast path (fastCall) and has mcp-go
-// handle any other message. A handler's panic is recovered: a request
-// gets an INTERNAL_ERROR reply with its id.
+// handle any other message. A panic becomes an INTERNAL_ERROR reply.
 func (c *stdioConn) handle(ctx context.Context, w stdioWork) (reply mcp.JSONRPCMessage) {
 	m := w.m
 	defer func() {
@@ -375,9 +354,8 @@ type replyBuf struct {
 // maxKeptReplyBuf is the largest buffer kept for the next message.
 const maxKeptReplyBuf = 64 << 10
 
-// send encodes msg, as encoding/json marshals it, and writes it with its
-// newline in one Write. The reply to a tools/call is written by
-// appendCallReply, the same bytes for less work.
+// send writes msg, as encoding/json marshals it, with its newline in one
+// Write (a tools/call reply by appendCallReply: the same bytes).
 func (c *stdioConn) send(msg any) error {
 	b, _ := c.bufs.Get().(*replyBuf)
 	if b == nil {

@@ -18,13 +18,10 @@ import (
 )
 
 // appendCallReply appends msg and a newline to dst as a json.Encoder
-// writes them, byte for byte, when msg is the reply to a tools/call; ok
-// is false for any other message. mcp-go encodes a tool result by way of
-// maps built for the purpose, which the encoder then reads and compacts:
-// for a reply that only passes on what an upstream returned, that is
-// most of what writing it costs. What this does not write itself (content
-// other than text, typed values) it writes as json.Marshal does, which is
-// what an encoder writes for a value inside another.
+// writes them, byte for byte, when msg is the reply to a tools/call; ok is
+// false for any other message. It skips mcp-go's intermediate maps and the
+// encoder's compaction, most of the cost of passing a result on; what it
+// does not write itself it writes as json.Marshal does.
 func appendCallReply(dst []byte, msg any) (_ []byte, ok bool) {
 	r, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
@@ -54,8 +51,8 @@ func appendCallReply(dst []byte, msg any) (_ []byte, ok bool) {
 	return append(dst, "}\n"...), true
 }
 
-// appendCallResult appends res as mcp.CallToolResult's MarshalJSON
-// writes it: the fields it has, in the order of their names.
+// appendCallResult appends res as mcp.CallToolResult's MarshalJSON writes
+// it: the fields it has, in the order of their names.
 func appendCallResult(dst []byte, res *mcp.CallToolResult) (_ []byte, ok bool) {
 	if dst, ok = appendOpenWithMeta(dst, res.Meta); !ok {
 		return dst, false
@@ -114,8 +111,7 @@ func appendContent(dst []byte, c mcp.Content) (_ []byte, ok bool) {
 }
 
 // appendMeta appends a _meta object as mcp.Meta's MarshalJSON writes it:
-// the progress token beside the other fields (which win over it), in the
-// order of their names.
+// the progress token beside the other fields, which win over it.
 func appendMeta(dst []byte, m *mcp.Meta) ([]byte, bool) {
 	fields := m.AdditionalFields
 	if _, shadowed := fields["progressToken"]; m.ProgressToken != nil && !shadowed {
@@ -128,8 +124,7 @@ func appendMeta(dst []byte, m *mcp.Meta) ([]byte, bool) {
 	return appendJSONObject(dst, fields)
 }
 
-// appendJSONValue appends v as json.Marshal writes it, itself for the
-// values encoding/json decodes into an any.
+// appendJSONValue appends v as json.Marshal writes it.
 func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 	switch v := v.(type) {
 	case nil:
@@ -145,8 +140,8 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), true
 	case json.RawMessage:
-		// Written as it is when there is no space to take out and nothing
-		// to escape; the encoder's compaction otherwise.
+		// As it is when there is no space to take out and nothing to
+		// escape; the encoder's compaction otherwise.
 		if bytes.ContainsAny(v, " \t\r\n<>&\u2028\u2029") || !json.Valid(v) {
 			return appendMarshaled(dst, v)
 		}
@@ -169,8 +164,7 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 	return appendMarshaled(dst, v)
 }
 
-// appendJSONObject appends m with its keys in order, as encoding/json
-// writes a map.
+// appendJSONObject appends m, keys sorted, as encoding/json writes a map.
 func appendJSONObject(dst []byte, m map[string]any) ([]byte, bool) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -192,8 +186,7 @@ func appendJSONObject(dst []byte, m map[string]any) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// appendMarshaled appends json.Marshal's encoding of v; false when it
-// fails.
+// appendMarshaled appends json.Marshal's encoding of v; false when it fails.
 func appendMarshaled(dst []byte, v any) ([]byte, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -202,8 +195,8 @@ func appendMarshaled(dst []byte, v any) ([]byte, bool) {
 	return append(dst, b...), true
 }
 
-// appendJSONFloat appends f as encoding/json writes a float64 (see
-// floatSize); false for NaN and the infinities, which it refuses.
+// appendJSONFloat appends f as encoding/json writes a float64; false for
+// NaN and the infinities, which it refuses.
 func appendJSONFloat(dst []byte, f float64) ([]byte, bool) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return dst, false
@@ -220,8 +213,8 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, bool) {
 	return dst, true
 }
 
-// appendJSONString appends s as a JSON string as encoding/json writes it,
-// HTML characters escaped (see stringSize).
+// appendJSONString appends s as encoding/json writes a string, HTML
+// characters escaped.
 func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -273,8 +266,8 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendOpenWithMeta opens an object and, when meta is set, writes its
-// "_meta" member first, followed by a comma.
+// appendOpenWithMeta opens an object and writes its "_meta" member first,
+// when meta is set.
 func appendOpenWithMeta(dst []byte, meta *mcp.Meta) (_ []byte, ok bool) {
 	dst = append(dst, '{')
 	if meta == nil {
@@ -287,9 +280,8 @@ func appendOpenWithMeta(dst []byte, meta *mcp.Meta) (_ []byte, ok bool) {
 	return append(dst, ','), true
 }
 
-// fastCallRequest is a tools/call as the fast path reads it, in one
-// decode: the arguments stay the bytes the client sent. Task and the
-// multi-round-trip members are read only to see that they are absent.
+// fastCallRequest is a tools/call as the fast path decodes it: the
+// arguments stay the client's bytes; the last three must be absent.
 type fastCallRequest struct {
 	JSONRPC string `json:"jsonrpc"`
 	Params  struct {
@@ -302,20 +294,13 @@ type fastCallRequest struct {
 	} `json:"params"`
 }
 
-// fastCall answers a tools/call of a catalog tool without mcp-go: the
-// request decoded once, the call built as forward builds it and passed
-// through the same pipeline (s.call), the reply written by send as
-// appendCallReply writes it. A request of the stateless era gets what
-// mcp-go gives it first (modernRequest) and a result stamped as mcp-go
-// stamps it (stampModern). ok is false for every call the fast path does
-// not serve as mcp-go would, which mcp-go then serves: a message that
-// does not decode, a stateless request whose version or capabilities
-// mcp-go would refuse, a task or a multi-round-trip request, the
-// gateway's own tools, a name not registered (holdForStart's and
-// mcp-go's answers), a tool that requires a task (mcp-go refuses it),
-// and any call while tracing is on (traceCalls wraps mcp-go's handler).
-// The call is cancelled by notifications/cancelled for its id
-// (cancelFast).
+// fastCall answers a tools/call of a catalog tool without mcp-go: decoded
+// once, built as forward builds it, passed through the same pipeline, and
+// written by appendCallReply; a stateless request is prepared and its
+// result stamped as mcp-go would. ok is false for every call the fast path
+// does not serve as mcp-go would (undecodable, refused by mcp-go, a task
+// or multi-round-trip request, own tools, unregistered or task-only tools,
+// tracing on), which mcp-go then serves. cancelFast cancels the call.
 func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (reply any, ok bool) {
 	var req fastCallRequest
 	if key == "" || json.Unmarshal(m.Line, &req) != nil || req.JSONRPC != mcp.JSONRPC_VERSION {
@@ -355,12 +340,9 @@ func (c *stdioConn) fastCall(ctx context.Context, m wire.Message, key string) (r
 	return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(requestIDValue(m.ID())), Result: res}, true
 }
 
-// modernRequest is ctx as mcp-go's HandleMessage makes it for a request
-// of the stateless era whose _meta is meta, and the session as it
-// leaves it (the client's identity and capabilities of this request
-// applied, initialized); false when mcp-go would refuse the request (a
-// version it does not support, capabilities missing or malformed), which
-// it then answers itself.
+// modernRequest is ctx, and its session, as mcp-go's HandleMessage leaves
+// them for a request of the stateless era whose _meta is meta; false when
+// mcp-go would refuse the request, which it then answers itself.
 func modernRequest(ctx context.Context, meta *mcp.Meta) (context.Context, bool) {
 	info := &server.RequestProtocolInfo{Modern: true, ProtocolVersion: meta.ProtocolVersion(),
 		ClientInfo: meta.ClientInfo(), ClientCapabilities: meta.ClientCapabilities(), LogLevel: meta.LogLevel()}
@@ -381,9 +363,8 @@ func modernRequest(ctx context.Context, meta *mcp.Meta) (context.Context, bool) 
 	return server.WithRequestProtocolInfo(ctx, info), true
 }
 
-// stampModern is res as mcp-go stamps a result of the stateless era: a
-// resultType (complete, unless set) and the server's identity in _meta
-// (unless there). res is copied, not changed.
+// stampModern is a copy of res stamped as mcp-go stamps a result of the
+// stateless era: a resultType and the server's identity in _meta.
 func stampModern(res *mcp.CallToolResult, impl mcp.Implementation) *mcp.CallToolResult {
 	r := *res
 	if r.ResultType == "" {
@@ -401,22 +382,19 @@ func stampModern(res *mcp.CallToolResult, impl mcp.Implementation) *mcp.CallTool
 }
 
 // syncCallable reports whether mcp-go would call t's handler for a
-// tools/call without a task: t is registered, and does not require task
-// augmentation.
+// tools/call without a task.
 func syncCallable(t *server.ServerTool) bool {
 	return t != nil && (t.Tool.Execution == nil || t.Tool.Execution.TaskSupport != mcp.TaskSupportRequired)
 }
 
-// requestIDValue is a request id as mcp-go reads it into its reply: a
-// number as a float64, a string as the string.
+// requestIDValue is a request id as mcp-go reads it into its reply.
 func requestIDValue(raw json.RawMessage) any {
 	var id any
 	_ = json.Unmarshal(raw, &id) // the pre-check let only valid ids through
 	return id
 }
 
-// track notes the cancel of the fast-path call under key (nil: the call
-// ended).
+// track notes the cancel of the fast-path call under key (nil: it ended).
 func (c *stdioConn) track(key string, cancel context.CancelFunc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -430,9 +408,8 @@ func (c *stdioConn) track(key string, cancel context.CancelFunc) {
 	c.fast[key] = cancel
 }
 
-// cancelFast cancels the fast-path call that a notifications/cancelled
-// names, as mcp-go cancels the requests it serves; m is any other
-// notification, which it leaves alone.
+// cancelFast cancels the fast-path call a notifications/cancelled names, as
+// mcp-go cancels the requests it serves; other notifications are left alone.
 func (c *stdioConn) cancelFast(m wire.Message) {
 	if !m.IsMethod(string(mcp.MethodNotificationCancelled)) {
 		return

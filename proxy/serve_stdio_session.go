@@ -19,28 +19,24 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
-// stdioSessionID is the session id of a stdio client: a process serves
-// one, and mcp-go keys a request's cancellation by session and request id.
+// stdioSessionID is the session id of a stdio client (a process has one).
 const stdioSessionID = "stdio"
 
-// maxClientRequests bounds the requests a stdio session has sent its
-// client (sampling, elicitation, roots) and awaits replies to.
+// maxClientRequests bounds the requests to the client awaiting replies.
 const maxClientRequests = 256
 
 // clientNotifications is how many notifications may wait for the writer
 // of a stdio session; mcp-go refuses more rather than block.
 const clientNotifications = 100
 
-// stdioSession is the mcp-go session of one stdio client. It keeps what
-// mcp-go keeps per session (the client's info and capabilities, the
-// protocol version, the log level), queues notifications for the
-// connection to write, and sends the client the proxy's own requests
-// (sampling, elicitation, roots) with ids of its own, matching the
-// client's replies to them by id.
+// stdioSession is the mcp-go session of one stdio client: it keeps what
+// mcp-go keeps per session, queues notifications for the connection to
+// write, and sends the client the proxy's own requests (sampling,
+// elicitation, roots), matching the replies by id.
 type stdioSession struct {
 	send          func(msg any) error // writes one whole message to the client
 	notifications chan mcp.JSONRPCNotification
-	// lists, when set, holds list_changed notifications that would tell
+	// lists, when set, holds back list_changed notifications that tell
 	// the client nothing new.
 	lists *listGate
 
@@ -74,8 +70,8 @@ func (s *stdioSession) SessionID() string { return stdioSessionID }
 
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notifications }
 
-// Initialize marks the session ready for notifications, logging at
-// error level until the client asks for another.
+// Initialize marks the session ready for notifications, logging at error
+// level until the client asks for another.
 func (s *stdioSession) Initialize() {
 	s.SetLogLevel(mcp.LoggingLevelError)
 	s.initialized.Store(true)
@@ -85,47 +81,29 @@ func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 
 func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) { s.level.Store(&level) }
 
-func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
-	if l := s.level.Load(); l != nil {
-		return *l
-	}
-	return mcp.LoggingLevelError
-}
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel { return loadOr(&s.level, mcp.LoggingLevelError) }
 
 func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	if i := s.info.Load(); i != nil {
-		return *i
-	}
-	return mcp.Implementation{}
+	return loadOr(&s.info, mcp.Implementation{})
 }
 
 func (s *stdioSession) SetClientInfo(info mcp.Implementation) { s.info.Store(&info) }
 
 func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	if c := s.caps.Load(); c != nil {
-		return *c
-	}
-	return mcp.ClientCapabilities{}
+	return loadOr(&s.caps, mcp.ClientCapabilities{})
 }
 
 func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) { s.caps.Store(&caps) }
 
 // ProtocolVersion is the version initialize negotiated, "" before.
-func (s *stdioSession) ProtocolVersion() string {
-	if v := s.version.Load(); v != nil {
-		return *v
-	}
-	return ""
-}
+func (s *stdioSession) ProtocolVersion() string { return loadOr(&s.version, "") }
 
-// SetProtocolVersion records the version initialize negotiated (mcp-go
-// calls it on sessions that have it).
+// SetProtocolVersion records the version initialize negotiated.
 func (s *stdioSession) SetProtocolVersion(version string) { s.version.Store(&version) }
 
 // relay writes the queued notifications to the client until ctx ends. A
-// list_changed waits listQuiet, so that those of changes close together
-// are sent once, and is sent only when the session's list differs from
-// what it last saw (see listGate); other notifications go at once.
+// list_changed waits listQuiet, so that those close together are sent
+// once, and only when the session's list differs (listGate).
 func (s *stdioSession) relay(ctx context.Context, failed func(error)) {
 	quiet := time.NewTimer(listQuiet)
 	quiet.Stop()
@@ -164,53 +142,44 @@ func (s *stdioSession) relay(ctx context.Context, failed func(error)) {
 
 // RequestSampling asks the client to sample and waits for its answer.
 func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	raw, err := s.request(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+	res, err := requestOf[mcp.CreateMessageResult](ctx, s, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
 	if err != nil {
 		return nil, err
-	}
-	var res mcp.CreateMessageResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodSamplingCreateMessage, err)
 	}
 	if res.Content, err = mcp.ParseSamplingContent(res.Content); err != nil {
 		return nil, fmt.Errorf("reading the client's %s content: %w", mcp.MethodSamplingCreateMessage, err)
 	}
-	return &res, nil
+	return res, nil
 }
 
 // RequestElicitation asks the client for input and waits for its answer.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	raw, err := s.request(ctx, mcp.MethodElicitationCreate, req.Params)
-	if err != nil {
-		return nil, err
-	}
-	var res mcp.ElicitationResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodElicitationCreate, err)
-	}
-	return &res, nil
+	return requestOf[mcp.ElicitationResult](ctx, s, mcp.MethodElicitationCreate, req.Params)
 }
 
 // ListRoots asks the client for its roots and waits for its answer.
 func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	raw, err := s.request(ctx, mcp.MethodListRoots, nil)
+	return requestOf[mcp.ListRootsResult](ctx, s, mcp.MethodListRoots, nil)
+}
+
+// requestOf sends the client a request and decodes the result of its reply.
+func requestOf[R any](ctx context.Context, s *stdioSession, method mcp.MCPMethod, params any) (*R, error) {
+	raw, err := s.request(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
-	var res mcp.ListRootsResult
+	var res R
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("reading the client's %s result: %w", mcp.MethodListRoots, err)
+		return nil, fmt.Errorf("reading the client's %s result: %w", method, err)
 	}
 	return &res, nil
 }
 
-// errTooManyClientRequests is returned when maxClientRequests requests to
-// the client await replies already.
+// errTooManyClientRequests refuses a request past maxClientRequests.
 var errTooManyClientRequests = fmt.Errorf("more than %d requests to the client await replies", maxClientRequests)
 
 // request sends the client a request with an id of the session's own and
-// returns the result of its reply, or an error for an error reply, or
-// ctx's error when ctx ends first.
+// returns its reply's result, an error reply's error, or ctx's error.
 func (s *stdioSession) request(ctx context.Context, method mcp.MCPMethod, params any) (json.RawMessage, error) {
 	id := s.lastID.Add(1)
 	replied := make(chan []byte, 1)
@@ -257,9 +226,8 @@ func (s *stdioSession) request(ctx context.Context, method mcp.MCPMethod, params
 	return reply.Result, nil
 }
 
-// deliver hands a reply of the client (its line, which the session may
-// keep) to the request it answers, and reports whether one awaited it.
-// Only a whole number can be the id of the session's own request.
+// deliver hands a reply of the client to the request it answers, and
+// reports whether one awaited it. The session's own ids are whole numbers.
 func (s *stdioSession) deliver(id, line []byte) bool {
 	n, err := strconv.ParseInt(string(id), 10, 64)
 	if err != nil {
@@ -278,13 +246,10 @@ func (s *stdioSession) deliver(id, line []byte) bool {
 	return true
 }
 
-// stdioCalls admits a stdio client's tools/call requests in the order the
-// client sent them. The calls run on several workers, which may start
-// them in any order; a request reusing the id of a call still in flight
-// must be refused whichever worker would get it first, so the in-flight
-// ids of a stdio connection are taken here, as the reader reads the
-// lines, rather than in a hook, and freed when the call's handler
-// returns.
+// stdioCalls admits a stdio client's tools/call ids in the order the
+// client sent them: the calls run on several workers in any order, and a
+// request reusing the id of a call in flight must be refused whichever
+// worker would get it first. An id is freed when its handler returns.
 type stdioCalls struct {
 	answer func([]byte) error // writes a refusal to the client
 	log    *slog.Logger
@@ -297,16 +262,15 @@ func newStdioCalls(answer func([]byte) error, log *slog.Logger) *stdioCalls {
 	return &stdioCalls{answer: answer, log: log, ids: map[string]bool{}}
 }
 
-// stdioRequest reports whether ctx's request came over stdio: its session is
-// a stdio connection's, which admits its calls itself (stdioCalls).
+// stdioRequest reports whether ctx's request came over stdio, whose
+// connection admits its calls itself.
 func stdioRequest(ctx context.Context) bool {
 	_, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
 	return ok
 }
 
 // idKey is a request id token as idText writes the value encoding/json
-// decodes it to (mcp-go's reading): a number as a float64, a string
-// decoded. Plain tokens are read without encoding/json.
+// decodes it to (mcp-go's reading), plain tokens read without it.
 func idKey(raw []byte) (string, bool) {
 	switch {
 	case len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw):
@@ -325,8 +289,8 @@ func idKey(raw []byte) (string, bool) {
 	return idText(id), true
 }
 
-// admit takes the id of a tools/call and returns it as the call's key, or
-// answers the call with -32600 when a call in flight has the id.
+// admit takes the id of a tools/call as the call's key, or answers the
+// call with -32600 when a call in flight has the id.
 func (c *stdioCalls) admit(m wire.Message) (key string, ok bool) {
 	key, ok = idKey(m.ID())
 	if !ok {
@@ -360,4 +324,12 @@ func (c *stdioCalls) done(key string) {
 	c.mu.Lock()
 	delete(c.ids, key)
 	c.mu.Unlock()
+}
+
+// loadOr is what p points to, or def while p is nil.
+func loadOr[T any](p *atomic.Pointer[T], def T) T {
+	if v := p.Load(); v != nil {
+		return *v
+	}
+	return def
 }

@@ -41,11 +41,10 @@ type ServerOptions struct {
 	// Name and Version identify the proxy to clients ["mcp-router", "dev"].
 	Name, Version string
 	// Instructions tell the model how to use the proxy [generated from the
-	// catalog, and refreshed when it changes: see catalogInstructions].
+	// catalog].
 	Instructions string
-	// Router, when set, routes: each session sees the proxy's own tools,
-	// CoreTools and the tools request_more_tools put on its belt. Nil shows
-	// every catalog tool (routing mode "all").
+	// Router, when set, routes: each session sees a belt. Nil shows every
+	// catalog tool (routing mode "all").
 	Router *routing.Router
 	// CoreTools are always on the belt (exposed names).
 	CoreTools []string
@@ -55,62 +54,52 @@ type ServerOptions struct {
 	Executor executor.Options
 	// Planner, when set, offers the plan tool (a local chat model).
 	Planner *planner.Planner
-	// Metrics, when set, counts sessions, routing, belts and plans (the
-	// hub's own Metrics counts calls).
+	// Metrics, when set, counts sessions, routing, belts and plans.
 	Metrics *Metrics
-	// Lessons, when set, learns from detours and offers routing_feedback;
-	// the Router should re-rank with the same memory.
+	// Lessons, when set, learns from detours and offers routing_feedback.
 	Lessons *lessons.Memory
-	// DisconnectGrace is how long a call of a streamable HTTP session goes
-	// on after the client drops its response stream without cancelling
-	// [DefaultDisconnectGrace]; a negative value cancels it at once.
+	// DisconnectGrace is how long a call goes on after its HTTP client
+	// drops the stream [DefaultDisconnectGrace]; negative cancels at once.
 	DisconnectGrace time.Duration
 	// RateLimit bounds each session's tool calls [no limit].
 	RateLimit RateLimit
 	// Inputs bound the queries and notes the proxy's own tools take.
 	Inputs InputLimits
 	// StdioCalls is how many tool calls of a stdio client run at once
-	// [DefaultStdioCalls, at most MaxStdioCalls]; up to StdioQueue more
-	// wait, and past those a call is refused with a queue_full result.
+	// [DefaultStdioCalls, at most MaxStdioCalls].
 	StdioCalls int
 	// SessionKey seals session ids and signs handles; replicas that share
 	// it accept each other's [a key random to this process].
 	SessionKey *SessionKey
-	// EndedSessions, when set, records the sessions ended by a DELETE for
-	// every replica sharing it, and is looked up before a sealed id is
-	// resumed [a DELETE ends a session in this process alone].
+	// EndedSessions, when set, shares the sessions ended by a DELETE with
+	// every replica [a DELETE ends a session in this process alone].
 	EndedSessions EndedSessions
 }
 
-// Bounds of ServerOptions.StdioCalls, the workers ServeStdio starts for a
-// client's tool calls. The default matches what one streamable HTTP
-// session may have in flight (frontdoor.DefaultMaxStreamsPerSession); the
-// most, like MaxStdioRequests for the client's other requests, bounds the
-// goroutines one stdio client can make the proxy hold.
+// Bounds of ServerOptions.StdioCalls. The default matches one streamable
+// HTTP session's streams (frontdoor.DefaultMaxStreamsPerSession); the most
+// bounds the goroutines one stdio client can make the proxy hold.
 const (
 	DefaultStdioCalls = 32
 	MaxStdioCalls     = 100
-	// StdioQueue is how many more of a stdio client's calls may wait in
-	// ServeStdio for a free worker; past them a call is refused with
-	// queue_full. The built-in servers' stdio mode gives mcp-go's queue
-	// the same size.
+	// StdioQueue is how many more stdio calls may wait for a worker; past
+	// them a call is refused with queue_full.
 	StdioQueue = 100
 )
 
-// Server is the client-facing MCP server. It shows the catalog and the
+// Server is the client-facing MCP server: it shows the catalog and the
 // proxy's own tools, and forwards calls, resources and prompts to the Hub.
 type Server struct {
-	hub     *Hub
-	logger  *slog.Logger
-	mcp     *server.MCPServer
-	meta    *metatools.Tools // the gateway's own tools, and the belts
-	index   *indexer
-	planner *planner.Planner
-	metrics *Metrics
-	inputs  InputLimits
-	core    []string           // core tools: on every belt, and always loaded
-	impl    mcp.Implementation // the gateway's name and version, which results of the stateless era carry
-	// stdioCalls is how many calls of a stdio client run at once.
+	hub        *Hub
+	logger     *slog.Logger
+	mcp        *server.MCPServer
+	meta       *metatools.Tools // the gateway's own tools, and the belts
+	index      *indexer
+	planner    *planner.Planner
+	metrics    *Metrics
+	inputs     InputLimits
+	core       []string           // core tools: on every belt, and always loaded
+	impl       mcp.Implementation // the gateway's name and version, which results of the stateless era carry
 	stdioCalls int
 
 	// fixedInstructions, when set, replace the generated instructions.
@@ -127,11 +116,9 @@ type Server struct {
 	httpOnce sync.Once
 	http     *server.StreamableHTTPServer
 
-	syncMu sync.Mutex // one sync at a time sets the lists
-	lists  syncedLists
-	// httpGates are the list gates of HTTP sessions, by session id
-	// (listgate.go)
-	httpGates sync.Map
+	syncMu    sync.Mutex // one sync at a time sets the lists
+	lists     syncedLists
+	httpGates sync.Map // the list gates of HTTP sessions, by session id
 }
 
 // NewServer builds the client-facing server and keeps it in step with the
@@ -195,17 +182,15 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
-// CancelCalls cancels every tool call of the HTTP sessions at once, those
-// in a disconnect grace period included, so that a gateway shutting down
-// cancels them upstream rather than wait them out. Close does it too.
+// CancelCalls cancels every tool call of the HTTP sessions, those in a
+// disconnect grace period included (Close does it too).
 func (s *Server) CancelCalls() {
 	if s.graces != nil {
 		s.graces.close()
 	}
 }
 
-// Close ends the HTTP sessions and stops the background embedding of
-// catalog changes, if any.
+// Close ends the HTTP sessions and stops the background embedding.
 func (s *Server) Close() {
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -219,7 +204,7 @@ func (s *Server) Close() {
 }
 
 // routeFromMeta routes a session's belt from the user's message that a
-// programmatic client passed with tools/list, before the list is built.
+// programmatic client passed with tools/list.
 func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsRequest) {
 	q := metatools.QueryFromMeta(req.Params.Meta)
 	if q == "" || s.allMode(ctx) || server.IsModernRequest(ctx) { // a stateless list never depends on other requests
@@ -238,9 +223,8 @@ func (s *Server) routeFromMeta(ctx context.Context, _ any, req *mcp.ListToolsReq
 	s.meta.ReportBelts()
 }
 
-// filterTools is the server's tool filter: every tool, with its
-// description enriched, for a client that lists every tool; the belt
-// otherwise.
+// filterTools lists every tool, descriptions enriched, in all mode, and
+// the session's belt otherwise.
 func (s *Server) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if len(tools) <= 1 { // a call: every registered tool stays callable
 		return tools
@@ -284,7 +268,6 @@ type instructionsCache struct {
 	routed, all string
 }
 
-// notifyToolsChanged tells ctx's client that its tool list changed.
 func (s *Server) notifyToolsChanged(ctx context.Context) {
 	if server.IsModernRequest(ctx) { // stateless: its list did not change
 		return
@@ -300,22 +283,19 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 // MCP returns the underlying mcp-go server (for in-process clients).
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
-// HTTPHandler serves streamable HTTP at /mcp and AllPath (the same server
-// on every call; Close shuts it down), in both protocol eras: sessions for
-// 2025-11-25 and before, stateless requests for 2026-07-28. Session ids are
-// sealed (sessionseal.go): issued ones are accepted, here or on a replica
-// with the same session key, which resumes them; each POSTed message is
-// pre-checked (wire.PrecheckHTTP); the Host check and the body limit are Guard's.
+// HTTPHandler serves streamable HTTP at /mcp and AllPath, in both protocol
+// eras. Session ids are sealed (sessionseal.go), so a replica with the
+// same session key resumes them; each POSTed message is pre-checked (the
+// Host check and the body limit are Guard's).
 func (s *Server) HTTPHandler() http.Handler {
 	s.httpOnce.Do(func() {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithEndpointPath("/mcp"),
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-				// Handles are bound to the caller the front door found (it
-				// takes the Authorization header away), else to that header.
+				// Handles are bound to the caller the front door found, else
+				// to the Authorization header; its token stays in ctx for
+				// upstreams that exchange it (RFC 8693).
 				ctx = withHTTPEdge(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")), r.URL.Path)
-				// The front door keeps the caller's token out of the headers but
-				// in ctx, for upstreams that exchange it (RFC 8693).
 				if t := frontdoor.CallerTokenOf(ctx); t != "" {
 					ctx = upstreamauth.WithCallerToken(ctx, t)
 				} else {
@@ -334,8 +314,7 @@ func (s *Server) HTTPHandler() http.Handler {
 }
 
 // AllPath is the HTTP path that lists every tool, with enriched
-// descriptions, for clients that search tools themselves; HTTPHandler
-// serves it beside /mcp.
+// descriptions, for clients that search tools themselves.
 const AllPath = "/mcp/all"
 
 // sessionIdleTTL frees the sessions of HTTP clients that never say goodbye.
@@ -343,9 +322,8 @@ const sessionIdleTTL = frontdoor.SessionIdleTTL
 
 var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 
-// sync shows the catalog: every tool, prompt and resource, plus the
-// proxy's own tools. Each of the three lists is set again only when it
-// changed, since mcp-go sends every session a list_changed for each set.
+// sync shows the catalog and the proxy's own tools. Each list is set
+// again only when it changed: mcp-go tells every session of each set.
 func (s *Server) sync(c *Catalog) {
 	tools := s.ownServerTools()
 	if s.meta.Routes() {
@@ -422,17 +400,12 @@ func (s *Server) forward(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := callOf(ctx)
 		c.Tool, c.Args, c.Meta, c.Input = name, arguments(req.Params), req.Params.Meta, &req.Params.MultiRoundTripParams
-		return s.call(ctx, c), nil
+		return s.callVia(ctx, server.ServerFromContext(ctx), c), nil
 	}
 }
 
-// call forwards one call, c as the edge built it, and turns a failure into
-// an isError result the model can read.
-func (s *Server) call(ctx context.Context, c *call.Call) *mcp.CallToolResult {
-	return s.callVia(ctx, server.ServerFromContext(ctx), c)
-}
-
-// callVia is call with the progress sent through srv (nil: none).
+// callVia forwards c, as the edge built it, with progress through srv (nil:
+// none), and turns a failure into an isError result the model can read.
 func (s *Server) callVia(ctx context.Context, srv *server.MCPServer, c *call.Call) *mcp.CallToolResult {
 	name := c.Tool
 	progress := progressTo(ctx, srv, c.Meta)
@@ -463,8 +436,7 @@ func arguments(p mcp.CallToolParams) any {
 	return p.Arguments
 }
 
-// progressRelay relays upstream progress to one caller under its own
-// token.
+// progressRelay relays upstream progress to one caller under its token.
 type progressRelay struct {
 	ctx   context.Context
 	out   func(params map[string]any) // sends one notifications/progress
@@ -477,22 +449,18 @@ type progressRelay struct {
 	pending  *Progress // accepted but held back by the rate limit
 }
 
-// Progress to one call is rate limited (the spec asks for it): bursts of
-// progressBurst pass, then progressRate a second; what the limit holds
-// back is replaced by newer values, and the latest is sent before the
-// result. A final value (progress = total) always goes out.
+// Progress to one call is rate limited (the spec asks for it): what the
+// limit holds back is replaced by newer values, the latest sent before
+// the result; a final value (progress = total) always goes out.
 const (
 	progressBurst = 16
 	progressRate  = 50.0
 )
 
 // progressTo returns a relay for the caller of ctx through srv, or nil
-// when the caller asked for no progress (or there is no srv).
+// when there is none or no progress was asked for.
 func progressTo(ctx context.Context, srv *server.MCPServer, meta *mcp.Meta) *progressRelay {
-	if meta == nil || meta.ProgressToken == nil {
-		return nil
-	}
-	if srv == nil {
+	if meta == nil || meta.ProgressToken == nil || srv == nil {
 		return nil
 	}
 	out := func(params map[string]any) {
@@ -508,7 +476,7 @@ func newProgressRelay(ctx context.Context, token mcp.ProgressToken, out func(par
 	return &progressRelay{ctx: ctx, out: out, token: token, last: math.Inf(-1), limit: rate.NewLimiter(progressRate, progressBurst)}
 }
 
-// fn is the relay as the hub takes it (nil when there is no relay).
+// fn is the relay as the hub takes it.
 func (r *progressRelay) fn() func(call.Progress) {
 	if r == nil {
 		return nil
@@ -517,8 +485,8 @@ func (r *progressRelay) fn() func(call.Progress) {
 }
 
 func (r *progressRelay) send(p Progress) {
-	// Progress must increase (MCP spec); an upstream's notifications can
-	// overtake each other on the way, so a stale one is dropped.
+	// Progress must increase (MCP spec), and notifications can overtake
+	// each other: a stale one is dropped.
 	r.mu.Lock()
 	if p.Progress <= r.last {
 		r.mu.Unlock()
@@ -548,14 +516,13 @@ func (r *progressRelay) notify(p Progress) {
 	r.out(params)
 }
 
-// progressSettle is how long a result waits after the last progress
-// notification of its call. mcp-go's streamable HTTP server (v1.2.1) can
-// drop a notification queued just before the response is written (its
-// forwarder loses a race with the response); a short pause lets it through.
+// progressSettle is how long a result waits after its call's last progress
+// notification: mcp-go's streamable HTTP server (v1.2.1) can drop one
+// queued just before the response is written.
 const progressSettle = 15 * time.Millisecond
 
-// settle waits until progressSettle has passed since the last progress
-// notification, or ctx ends.
+// settle sends what the rate limit held back, then waits until
+// progressSettle has passed since the last notification, or ctx ends.
 func (r *progressRelay) settle() {
 	if r == nil {
 		return
@@ -581,8 +548,8 @@ func (r *progressRelay) settle() {
 	}
 }
 
-// errorResult renders a failure as a tool result with isError set, with
-// the kind and upstream in structuredContent for programs.
+// errorResult renders a failure as an isError tool result, with the kind
+// and upstream in structuredContent for programs.
 func errorResult(err error) *mcp.CallToolResult {
 	detail := map[string]any{"kind": string(KindUpstreamError), "message": err.Error()}
 	var ue *UpstreamError

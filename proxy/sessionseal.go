@@ -1,19 +1,10 @@
 package proxy
 
-// Sealed sessions: a 2025-11-25 session id is the session's own state,
-// sealed with AES-GCM under the session key, so that any replica holding
-// the key can resume a session another replica opened. The id carries the
-// principal that opened the session (a request with another principal's
-// token gets 404), when it was opened, and what the client said in its
-// initialize (protocol version, client name and version, capabilities). A
-// replica that meets such an id for the first time replays that
-// initialize to its own MCP server under the same id, so the session is
-// then as if opened here: its belt and breaker start fresh, its upstream
-// sessions are this replica's own.
-//
-// A DELETE ends a session for good: in the process that gets it and, with
-// a shared state store (EndedSessions), on every replica, which looks an
-// id up there before it resumes it.
+// Sealed sessions: a 2025-11-25 session id is the session's state (its
+// principal, when it opened, and the client's initialize), sealed with
+// AES-GCM under the session key, so that any replica holding the key can
+// resume it by replaying that initialize to its own MCP server. A DELETE
+// ends a session for good, on every replica with EndedSessions.
 
 import (
 	"bytes"
@@ -54,17 +45,13 @@ const (
 	endedClockSkew      = 5 * time.Minute // a shared record outlives its id by this, for replicas whose clocks are behind
 )
 
-// EndedSessions records the sessions a client ended (DELETE) for every
-// gateway that shares it (the state store's ended sessions), so that no
-// replica resumes them. A session is named by the SHA-256 of its id,
-// never by the id.
+// EndedSessions records the sessions clients ended (DELETE) for every
+// gateway that shares it, by the SHA-256 of their ids.
 type EndedSessions interface {
-	// End records the session hashed to key, of owner (its principal), as
-	// ended until until, and drops the records expired at now; a store
-	// bounds the records of one owner.
+	// End records the session hashed to key, of owner, as ended until
+	// until, and drops the records expired at now.
 	End(ctx context.Context, key [32]byte, owner string, until, now time.Time) error
-	// Ended reports whether the session hashed to key is recorded as
-	// ended and the record has not expired at now.
+	// Ended reports whether the session hashed to key is ended at now.
 	Ended(ctx context.Context, key [32]byte, now time.Time) (bool, error)
 }
 
@@ -94,9 +81,8 @@ var (
 	errSessionUnchecked = errors.New("whether it was terminated could not be looked up")
 )
 
-// sealedIDs issues sealed session ids and keeps the ones live in this
-// process; it is the streamable HTTP server's session id manager (one per
-// request, so that an id is sealed for the request's principal).
+// sealedIDs issues sealed session ids and keeps those live here; it is
+// the streamable HTTP server's session id manager.
 type sealedIDs struct {
 	key    *SessionKey
 	now    func() time.Time
@@ -114,16 +100,13 @@ func newSealedIDs(key *SessionKey) *sealedIDs {
 	return &sealedIDs{key: key, now: time.Now, log: slog.New(slog.DiscardHandler), live: map[string]struct{}{}, ended: map[string]time.Time{}}
 }
 
-// ResolveSessionIdManager returns the manager for r; r is nil when mcp-go
-// sweeps idle sessions.
+// ResolveSessionIdManager returns the manager for r (nil in an idle sweep).
 func (s *sealedIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
 	return sealedIDManager{ids: s, r: r}
 }
 
-// resumeIDKey marks the context of a replayed initialize with the id it
-// resumes. It stays a context key: resumeHTTP sets it and Generate reads
-// it, and between the two mcp-go's HTTP server hands the id manager only
-// the *http.Request.
+// resumeIDKey marks a replayed initialize's context with the id it
+// resumes: mcp-go hands the id manager only the *http.Request.
 type resumeIDKey struct{}
 
 type sealedIDManager struct {
@@ -131,9 +114,8 @@ type sealedIDManager struct {
 	r   *http.Request
 }
 
-// Generate seals a new session for the request's principal and the
-// initialize it carries, or, for a replayed initialize, returns the id it
-// resumes.
+// Generate seals a new session for the request's principal and
+// initialize, or returns the id a replayed initialize resumes.
 func (m sealedIDManager) Generate() string {
 	p := sealedSession{Version: 1, Principal: LocalPrincipal, Issued: m.ids.now().Unix(), Random: make([]byte, 8)}
 	_, _ = rand.Read(p.Random)
@@ -156,8 +138,7 @@ func (m sealedIDManager) Generate() string {
 	return id
 }
 
-// Validate accepts the ids live here; a sealed id from elsewhere is made
-// live first, by the resume step before the MCP server.
+// Validate accepts the ids live here (resumeHTTP makes a sealed id live).
 func (m sealedIDManager) Validate(sessionID string) (isTerminated bool, err error) {
 	if !m.ids.isLive(sessionID) {
 		return false, errSessionNotLive
@@ -165,10 +146,9 @@ func (m sealedIDManager) Validate(sessionID string) (isTerminated bool, err erro
 	return false, nil
 }
 
-// Terminate forgets the id here. A DELETE also ends it for good, in this
-// process and in the shared ended sessions if any (when that write fails,
-// the DELETE fails and the session stays as it was); an idle sweep (no
-// request) does not, so the client's next request resumes it.
+// Terminate forgets the id here. A DELETE also ends it for good, here and
+// in the shared ended sessions (if that write fails, so does the DELETE);
+// an idle sweep does not, so the client's next request resumes it.
 func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err error) {
 	deleted := m.r != nil && m.r.Method == http.MethodDelete
 	if deleted && m.ids.shared != nil {
@@ -181,10 +161,9 @@ func (m sealedIDManager) Terminate(sessionID string) (isNotAllowed bool, err err
 	return false, nil
 }
 
-// endShared records id, ended by principal, in the shared ended sessions
-// until it is too old for any replica to resume. An id no replica would
-// resume for principal (not sealed under this key, another principal's,
-// too old) is not recorded: a DELETE of made-up ids writes nothing.
+// endShared records id as ended in the shared ended sessions until no
+// replica would resume it. An id no replica would resume for principal is
+// not recorded: a DELETE of made-up ids writes nothing.
 func (s *sealedIDs) endShared(ctx context.Context, id, principal string) error {
 	p, err := s.unseal(id, principal)
 	if err != nil {
@@ -228,8 +207,8 @@ func (s *sealedIDs) forget(id string, ended bool) {
 }
 
 // open reads a sealed id that is not live here, for principal ("" for
-// any), and, with shared ended sessions, looks it up there: an id that
-// cannot be looked up is not resumed (the client opens a new session).
+// any), and looks it up in the shared ended sessions: an id that cannot be
+// looked up is not resumed.
 func (s *sealedIDs) open(ctx context.Context, id, principal string) (sealedSession, error) {
 	p, err := s.unseal(id, principal)
 	if err != nil {
@@ -277,8 +256,8 @@ func (s *sealedIDs) unseal(id, principal string) (sealedSession, error) {
 	return p, nil
 }
 
-// fromInitialize keeps what r's initialize request says of its client,
-// within bounds; r's body is left to be read again.
+// fromInitialize keeps, within bounds, what r's initialize says of its
+// client; r's body is left to be read again.
 func (p *sealedSession) fromInitialize(r *http.Request) {
 	body := requestBody(r)
 	var msg struct {
@@ -324,18 +303,16 @@ func requestBody(r *http.Request) []byte {
 	return b
 }
 
-// SessionOwner names the principal a session id was sealed for, when the
-// id is one this gateway (any replica under the same session key) issued
-// and may still resume (not ended here nor, with shared ended sessions,
-// on any replica: a lookup there, in ctx); Guard uses it for sessions it
-// has not seen.
+// SessionOwner names the principal a session id was sealed for, when any
+// replica under the same session key issued it and may still resume it;
+// Guard uses it for sessions it has not seen.
 func (s *Server) SessionOwner(ctx context.Context, sessionID string) (principal string, ok bool) {
 	p, err := s.ids.open(ctx, sessionID, "")
 	return p.Principal, err == nil
 }
 
-// resumeHTTP resumes, before next sees the request, a 2025-11-25 session
-// whose id is sealed but not live in this process.
+// resumeHTTP resumes a 2025-11-25 session whose id is sealed but not live
+// in this process, before next sees the request.
 type resumeHTTP struct {
 	next http.Handler // the whole chain
 	mcp  http.Handler // the MCP server, for the replayed initialize
@@ -350,9 +327,8 @@ func (h resumeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case sid == "":
 		if r.Method == http.MethodPost && r.GetBody == nil && r.Body != nil {
-			// Buffered so that an initialize can be read twice: by the
-			// session id manager and by the MCP server. Guard buffers
-			// (and bounds) bodies already; this is for a bare handler.
+			// Buffered so that an initialize can be read twice (Guard does
+			// it already; this is for a bare handler).
 			b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, wire.MaxMessageBytes))
 			if err != nil {
 				frontdoor.WriteRefusal(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", wire.MaxMessageBytes))
@@ -367,15 +343,15 @@ func (h resumeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.next.ServeHTTP(w, r)
 }
 
-// isModernHeader reports whether r says it is on the stateless protocol,
-// which ignores session ids.
+// isModernHeader reports whether r is on the stateless protocol, which
+// ignores session ids.
 func isModernHeader(r *http.Request) bool {
 	return r.Header.Get("MCP-Protocol-Version") >= mcp.ProtocolVersion20260728
 }
 
 // resume replays the initialize sealed in sid to the MCP server, so that
-// the session is live here; on failure the request goes on, and the MCP
-// server answers 404 as for any unknown session.
+// the session is live here; on failure the MCP server answers 404 as for
+// any unknown session.
 func (h resumeHTTP) resume(r *http.Request, sid string) {
 	sess, err := h.ids.open(r.Context(), sid, principalName(r.Context()))
 	if err != nil {
@@ -414,8 +390,7 @@ func (p sealedSession) initializeParams() map[string]any {
 	return params
 }
 
-// replay POSTs body to the MCP server on r's path, in ctx, and records the
-// answer.
+// replay POSTs body to the MCP server on r's path and records the answer.
 func (h resumeHTTP) replay(ctx context.Context, r *http.Request, body []byte, sid string) *replayRecorder {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewReader(body))
 	req.Host = r.Host
@@ -433,8 +408,7 @@ func (h resumeHTTP) replay(ctx context.Context, r *http.Request, body []byte, si
 	return rec
 }
 
-// replayRecorder keeps the status and headers of a replayed request and
-// drops its body.
+// replayRecorder keeps the status and headers of a replayed request.
 type replayRecorder struct {
 	header http.Header
 	status int
@@ -453,10 +427,9 @@ func (w *replayRecorder) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// The session key: a secret the replicas of one gateway share, so that what
-// one replica hands a client (a 2025-11-25 session id, a 2026-07-28 handle)
-// is accepted by every other. Unset, each process draws its own, and only
-// it accepts what it handed out.
+// The session key is a secret the replicas of one gateway share, so that
+// what one hands a client is accepted by every other; unset, each process
+// draws its own.
 
 // SessionKeyBytes is the length of a session key.
 const SessionKeyBytes = 32
@@ -539,12 +512,10 @@ func (k *SessionKey) openText(text string) ([]byte, bool) {
 	return plain, err == nil
 }
 
-// decodeCanonical decodes text in the one spelling the gateway writes its
-// tokens in (unpadded base64 of the URL alphabet): padding, the standard
-// alphabet, line breaks (which encoding/base64 skips) and set trailing
-// bits are refused, so that one token has one spelling and whatever is
-// keyed by a token's text (ended sessions, live ids) meets every copy of
-// it (class 9 in docs/reliability.md).
+// decodeCanonical decodes text in the one spelling the gateway writes
+// tokens in (unpadded base64url, no trailing bits set), so that whatever
+// is keyed by a token's text meets every copy of it (class 9 in
+// docs/reliability.md).
 func decodeCanonical(text string) ([]byte, bool) {
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(text)
 	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != text {

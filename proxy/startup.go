@@ -1,7 +1,6 @@
 package proxy
 
-// Start-up as people see it: the tools of an upstream that has not
-// connected yet, and why they are missing.
+// Start-up as people see it: the tools of upstreams not connected yet.
 
 import (
 	"context"
@@ -14,15 +13,13 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
-// ErrStarting is returned, in an *UpstreamError of KindStarting, for a call
-// of a tool whose upstream is still on its first connection attempt.
+// ErrStarting is returned for a call of a tool whose upstream is still on
+// its first connection attempt.
 var ErrStarting = errors.New("still starting")
 
-// resolve resolves the tool of a call to its upstream (c.Upstream) for
-// the start-wait stage, waiting up to StartWait for an upstream still
-// starting: one whose prefix the name has and that has not connected yet,
-// or one restarted for an edit that still lists its tools from the run
-// before.
+// resolve resolves a call's tool to its upstream for the start-wait stage,
+// waiting up to StartWait for an upstream still starting (not connected
+// yet, or restarted for an edit and listing its tools from before).
 func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
 	if err := h.closing(c); err != nil {
 		return err
@@ -54,12 +51,10 @@ func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
 	return nil
 }
 
-// awaitTool is for a name not in the catalog. When the name has the prefix
-// of an upstream that has not connected yet, it waits up to StartWait for
-// that upstream's first attempt to end (not at all when the call waited
-// already), and says why the tool is missing if it still is: the upstream
-// is still starting, or failed to connect. It returns nil when the tool
-// is there now, or is nobody's.
+// awaitTool is for a name not in the catalog: when it has the prefix of an
+// upstream not connected yet, it waits up to StartWait for its first
+// attempt (not at all when the call waited already), and says why the
+// tool is still missing; nil when it is there now, or is nobody's.
 func (h *Hub) awaitTool(ctx context.Context, name string, waited bool) *UpstreamError {
 	deadline := time.Now().Add(h.opts.StartWait)
 	if waited {
@@ -107,19 +102,8 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 	}
 }
 
-// AwaitTools waits, as a call does, for the upstreams of the named tools
-// that are not in the catalog because their upstream is still starting
-// (all within one StartWait). It returns why tools are still missing.
-func (h *Hub) AwaitTools(ctx context.Context, names []string) error {
-	var errs []error
-	for _, err := range h.awaitNames(ctx, names) {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// awaitNames is AwaitTools with the reason of each name still missing
-// because of its upstream, in the order of names.
+// awaitNames waits, as a call does, for the upstreams still starting of
+// the named tools not in the catalog, and returns why names still miss.
 func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 	deadline := time.Now().Add(h.opts.StartWait)
 	var errs []*UpstreamError
@@ -134,11 +118,9 @@ func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 	return errs
 }
 
-// AwaitBuiltins waits until every in-process (built-in) upstream has
-// joined the catalog or failed its first attempt, at most InitTimeout, or
-// until ctx ends. Joining in-process takes no time, so a gateway that
-// calls it after Launch, before it answers initialize, shows its built-in
-// servers from a client's first request.
+// AwaitBuiltins waits, at most InitTimeout, until every built-in upstream
+// has joined the catalog or failed, so that a gateway shows them from a
+// client's first request.
 func (h *Hub) AwaitBuiltins(ctx context.Context) {
 	var builtins []*upstream.Upstream
 	for _, u := range h.set().list {
@@ -168,9 +150,8 @@ func (h *Hub) awaitFirst(ctx context.Context, ups []*upstream.Upstream, deadline
 	}
 }
 
-// starting is the upstreams still on their first attempt: their tools are
-// not in the catalog yet. One that has just connected counts until its
-// first attempt ends, which is after the catalog took its tools in.
+// starting is the upstreams still on their first attempt, which ends after
+// the catalog took their tools in.
 func (h *Hub) starting() []*upstream.Upstream {
 	var out []*upstream.Upstream
 	for _, u := range h.set().list {
@@ -181,9 +162,8 @@ func (h *Hub) starting() []*upstream.Upstream {
 	return out
 }
 
-// pendingOwner is the upstream that has never connected (or is still
-// publishing its first listing) whose prefix name has (the longest such
-// prefix), or nil.
+// pendingOwner is the upstream with the longest prefix of name that has
+// never connected (or is still publishing its first listing), or nil.
 func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	var best *upstream.Upstream
 	for _, u := range h.set().list {
@@ -198,8 +178,7 @@ func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 }
 
 // pendingServers is every upstream whose tools are not in the catalog
-// because it has not connected in this run, as the instructions name
-// them: still starting, or what keeps it out (failed, disabled).
+// because it has not connected in this run, as the instructions name them.
 func (h *Hub) pendingServers() []pendingServer {
 	var out []pendingServer
 	for _, u := range h.set().list {

@@ -18,8 +18,8 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// traceCalls gives each tools/call a server span, continuing the trace
-// whose traceparent the client put in _meta, if any.
+// traceCalls gives each tools/call a server span, continuing the client's
+// trace from _meta, if any.
 func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx = call.ExtractTrace(ctx, req.Params.Meta)
@@ -34,12 +34,9 @@ func (s *Server) traceCalls(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 	}
 }
 
-// requestTracer makes mcp-go's span around each JSON-RPC request the
-// gateway answers an OpenTelemetry server span named for its method
-// ("tools/list", "initialize", "resources/read"), so that the routing
-// and upstream spans a request leads to are its children. tools/call
-// has its span from traceCalls, named for its tool, and mcp-go's span of
-// the tool handler would repeat it: both are left out.
+// requestTracer makes mcp-go's span of each request an OpenTelemetry
+// server span named for its method, parent of the routing and upstream
+// spans; tools/call has its own span (traceCalls).
 type requestTracer struct{ tr trace.Tracer }
 
 func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.SpanKind, attrs ...mcptracing.Attribute) (context.Context, mcptracing.Span) {
@@ -61,9 +58,8 @@ func (t requestTracer) Start(ctx context.Context, name string, kind mcptracing.S
 	return ctx, requestSpan{span}
 }
 
-// spanMethods are the requests a client sends that name their spans;
-// any other method's span is "unknown method", so that what a client
-// sends cannot make span names without bound.
+// spanMethods are the requests that name their spans; any other method's
+// span is "unknown method", so that clients cannot make names unbounded.
 var spanMethods = map[mcp.MCPMethod]bool{
 	mcp.MethodInitialize: true, mcp.MethodPing: true, mcp.MethodServerDiscover: true,
 	mcp.MethodToolsList: true, mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true,
@@ -84,8 +80,7 @@ func (s requestSpan) SetAttributes(attrs ...mcptracing.Attribute) {
 	}
 }
 
-// RecordError records err's text, redacted, never err itself (whose
-// text the exporter would send as it is).
+// RecordError records err's text, redacted, never err itself.
 func (s requestSpan) RecordError(err error) {
 	s.span.RecordError(errors.New(integrity.RedactSecrets(err.Error())))
 }
@@ -101,8 +96,8 @@ func (s requestSpan) SetStatus(code mcptracing.StatusCode, description string) {
 
 func (s requestSpan) End() { s.span.End() }
 
-// metaPropagator continues, in the span of any request, the trace whose
-// traceparent the client put in the request's _meta.
+// metaPropagator continues the trace whose traceparent the client put in
+// a request's _meta.
 type metaPropagator struct{}
 
 func (metaPropagator) ExtractMeta(ctx context.Context, meta *mcp.Meta) context.Context {
@@ -113,9 +108,7 @@ func (metaPropagator) InjectMeta(ctx context.Context, meta *mcp.Meta) *mcp.Meta 
 	return call.InjectTrace(ctx, meta)
 }
 
-// traceRequests are the server options that give every request a span,
-// when the hub traces; none otherwise, so that a gateway without tracing
-// pays nothing for it.
+// traceRequests gives every request a span when the hub traces.
 func (s *Server) traceRequests() []server.ServerOption {
 	if s.hub.opts.Tracing == nil {
 		return nil
@@ -123,16 +116,15 @@ func (s *Server) traceRequests() []server.ServerOption {
 	return []server.ServerOption{server.WithTracer(requestTracer{s.hub.tracer()}), server.WithMetaPropagator(metaPropagator{})}
 }
 
-// Names of the spans of routing decisions, by what asked for one.
+// Names of the spans of routing decisions.
 const (
 	routeSpanList     = "route tools/list" // a tools/list carrying the user's message
 	routeSpanDiscover = "route " + requestMoreToolsName
 	routeSpanPlan     = "route plan" // the candidates handed to the planner
 )
 
-// startRouteSpan starts the span of a routing decision; see endRouteSpan.
-// Without tracing it returns ctx and a span that records nothing, and
-// allocates nothing.
+// startRouteSpan starts the span of a routing decision, allocating nothing
+// without tracing.
 func (s *Server) startRouteSpan(ctx context.Context, name string) (context.Context, trace.Span) {
 	if s.hub.opts.Tracing == nil {
 		return ctx, noop.Span{}
@@ -140,13 +132,9 @@ func (s *Server) startRouteSpan(ctx context.Context, name string) (context.Conte
 	return s.hub.tracer().Start(ctx, name)
 }
 
-// endRouteSpan ends a routing decision's span with what was decided: how
-// many candidates were ranked and selected, the top candidate and its
-// score, whether the router abstained, and the kinds of its alerts. The
-// query, keywords and arguments are never put on a span: they are the
-// user's words and the model's, which may hold secrets (a pasted key, a
-// customer's name), and traces go to a collector that more people read,
-// and keep longer, than the gateway's own audit.
+// endRouteSpan ends a routing decision's span with what was decided. The
+// query, keywords and arguments never go on a span: they may hold secrets,
+// and traces are read by more people, and kept longer, than the audit.
 func endRouteSpan(span trace.Span, d routing.Decision) {
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 6)
@@ -164,9 +152,8 @@ func endRouteSpan(span trace.Span, d routing.Decision) {
 	span.End()
 }
 
-// endDiscoverySpan ends the span of a request_more_tools discovery: a
-// routing decision, and what it changed on the belt; err is the
-// discovery's (the breaker refusing it).
+// endDiscoverySpan ends the span of a request_more_tools discovery; err is
+// the discovery's.
 func endDiscoverySpan(span trace.Span, d routing.Discovery, err error) {
 	if span.IsRecording() {
 		span.SetAttributes(attribute.Int("mcp.route.added", len(d.Added)), attribute.Int("mcp.route.evicted", len(d.Evicted)),

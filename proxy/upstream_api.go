@@ -1,9 +1,7 @@
 package proxy
 
-// The upstreams are package internal/upstream: one upstream's life, its
-// configuration, its transports and their bounds. The names below are the
-// part of it that is proxy's API, for the configuration to build and for
-// callers to read back; they are the same types and values, not copies.
+// The part of package internal/upstream that is proxy's API: the same
+// types and values, not copies.
 
 import (
 	"errors"
@@ -18,8 +16,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
-// UpstreamConfig describes one upstream MCP server, already decoded and
-// validated by the caller (cmd/mcp-router owns the config file).
+// UpstreamConfig describes one upstream MCP server, decoded and validated
+// by the caller.
 type UpstreamConfig = upstream.Config
 
 // The transports an upstream may be reached over.
@@ -63,31 +61,26 @@ const (
 	DefaultNotificationBurst      = upstream.DefaultNotificationBurst
 )
 
-// Progress is one progress report from an upstream, for the caller's own
-// progress token.
+// Progress is one progress report from an upstream.
 type Progress = upstream.Progress
 
 // ProgressFunc receives progress for one call. It must not block.
 type ProgressFunc = upstream.ProgressFunc
 
-// Relay is where what an upstream asks of, or tells, a client goes. The
-// Server implements it and sets it with [Hub.SetRelay]; the hub hands it
-// on to each upstream.
+// Relay is where what an upstream asks of, or tells, a client goes; the
+// Server implements it.
 type Relay = upstream.Relay
 
 // ErrNoAnswer marks an upstream that did not answer initialize in time (errors.Is).
 var ErrNoAnswer = upstream.ErrNoAnswer
 
-// StartWatchdog starts the watchdog that kills this gateway's stdio
-// children and their descendants if the gateway is killed (SIGKILL): the
-// executable at exe (the gateway's own, whose main calls
-// MaybeRunWatchdog first), in a session of its own. stop, at a normal
-// shutdown after the hub is closed, ends it. It does nothing but on Linux.
+// StartWatchdog starts the watchdog (the executable at exe) that kills
+// this gateway's stdio children and their descendants if the gateway is
+// killed; stop ends it at a normal shutdown. It does nothing but on Linux.
 func StartWatchdog(exe string) (stop func(), err error) { return upstream.StartWatchdog(exe) }
 
 // MaybeRunWatchdog runs the watchdog and exits when this process was
-// started as one (by StartWatchdog); otherwise it returns at once. Call
-// it first in main.
+// started as one; otherwise it returns at once. Call it first in main.
 func MaybeRunWatchdog() { upstream.MaybeRunWatchdog() }
 
 // Kind classifies a failed call ([call.Kind]).
@@ -117,13 +110,12 @@ const (
 // ErrUnknownTool is returned for a name that is not in the catalog.
 var ErrUnknownTool = errors.New("unknown tool")
 
-// ErrAppOnly is returned for a tool its server marks for its app's
-// interface only (_meta.ui.visibility without "model").
+// ErrAppOnly is returned for a tool its server marks for its app only.
 var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_meta.ui.visibility does not include "model"), ` +
 	"so it is not offered to the model and the model cannot call it")
 
-// ErrInvalidArguments is returned, wrapped with the violations, for a call
-// whose arguments do not match the tool's input schema.
+// ErrInvalidArguments is returned, wrapped, for arguments that do not
+// match the tool's input schema.
 var ErrInvalidArguments = call.ErrInvalidArguments
 
 // ErrNotConnected is returned when an upstream has no live connection.
@@ -132,17 +124,13 @@ var ErrNotConnected = upstream.ErrNotConnected
 // ErrCircuitOpen is returned while an upstream keeps failing to connect.
 var ErrCircuitOpen = upstream.ErrCircuitOpen
 
-// ErrMessageTooLarge is returned when an upstream sends a message over
-// the size limit.
+// ErrMessageTooLarge is returned for an upstream message over the limit.
 var ErrMessageTooLarge = wire.ErrMessageTooLarge
 
-// ErrQueueFull is returned when an upstream has too many calls in flight
-// and waiting.
+// ErrQueueFull is returned when an upstream's calls fill its queue.
 var ErrQueueFull = upstream.ErrQueueFull
 
-// ErrProtocol is returned when an upstream's reply breaks the protocol:
-// not JSON, not JSON-RPC 2.0, a batch, a response with both a result and
-// an error, or an HTTP reply of another content type.
+// ErrProtocol is returned when an upstream's reply breaks the protocol.
 var ErrProtocol = wire.ErrProtocol
 
 // UpstreamError is a failed call: which stage refused it, or what its
@@ -150,15 +138,12 @@ var ErrProtocol = wire.ErrProtocol
 type UpstreamError = call.Error
 
 // MaxErrorSummaryBytes bounds the text of an upstream's failure that
-// reaches the model: an HTTP error page or a stack trace is cut there, once,
-// on one line, with a note of its length; the whole text (itself bounded by
-// the error-body limit, and scrubbed) goes to the gateway's log.
+// reaches the model; the whole text goes to the gateway's log.
 const MaxErrorSummaryBytes = 512
 
-// summarizeError is msg as the model sees it: control characters and runs of
-// white space as one space, cut at MaxErrorSummaryBytes (on a character
-// boundary) with a note saying how long it was. It reports whether msg
-// was cut.
+// summarizeError is msg as the model sees it: control characters and runs
+// of white space as one space, cut at MaxErrorSummaryBytes with a note of
+// its length; it reports whether msg was cut.
 func summarizeError(msg string) (string, bool) {
 	if len(msg) <= MaxErrorSummaryBytes && !strings.ContainsFunc(msg, unicode.IsControl) {
 		return msg, false
@@ -182,8 +167,7 @@ func summarizeError(msg string) (string, bool) {
 	return b.String(), false
 }
 
-// logCut logs the whole text of an upstream's failure whose summary the
-// model got.
+// logCut logs the whole text of a failure whose summary the model got.
 func logCut(log *slog.Logger, upstream, tool, full string) {
 	log.Warn("upstream error text cut for the model", "upstream", upstream, "tool", tool, "bytes", len(full), "err", full)
 }

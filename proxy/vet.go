@@ -16,11 +16,9 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// vet checks the tools of the upstream cfg against their pins and scans
-// them for poisoning. It returns the tools to expose and, by the
-// upstream's own tool name, why each other one is blocked. Problems with
-// the pins go to logger, what vetting finds to findings. Without a pin
-// store only the scan applies.
+// vet checks the upstream's tools against their pins and scans them for
+// poisoning. It returns the tools to expose and, by own name, why each
+// other one is blocked. Pin problems go to logger, findings to findings.
 func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string) {
 	blocked = map[string]string{}
 	contracts := make([]integrity.Contract, len(tools)) // decoded once: for the pins, the scan and the catalog
@@ -37,8 +35,7 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 		verdicts, err = h.opts.Pins.CheckContracts(key, tools, contracts)
 		switch {
 		case err != nil && cfg.Transport == TransportBuiltin:
-			// A built-in server's contracts come with this binary: only
-			// the scan applies.
+			// A built-in server's contracts come with this binary.
 			logger.Warn("tool pins unreadable: serving the built-in server's tools unpinned", "err", err)
 			pinsOK = false
 		case err != nil:
@@ -79,11 +76,9 @@ func (h *Hub) vet(cfg UpstreamConfig, logger, findings *slog.Logger, tools []mcp
 	return kept, blocked
 }
 
-// noteVetted keeps the digests of kept, the tools the listing of
-// upstream will hold, for the next rebuild of the catalog, which then does
-// not decode them again: they are known by the address of each tool in the
-// listing, which is never changed in place. Only an upstream's last
-// vetting is kept, so that re-vetting a listing (recheckLoop) holds no more.
+// noteVetted keeps the digests of kept, by each listed tool's address, for
+// the next rebuild, which then need not decode them again. Only an
+// upstream's last vetting is kept.
 func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, digests []digest) {
 	byTool := make(map[*mcp.Tool]digest, len(kept))
 	for i := range kept {
@@ -98,8 +93,7 @@ func (h *Hub) noteVetted(upstream string, kept []mcp.Tool, digests []digest) {
 }
 
 // takeVetted returns the digests noted since the last rebuild, by
-// upstream, and forgets them: a listing vetted but not yet stored when a
-// rebuild takes them is hashed by the catalog, and so never held for long.
+// upstream, and forgets them.
 func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,8 +102,7 @@ func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
 	return v
 }
 
-// logPinSummary logs one line for the tools pinned for the first time,
-// rather than a line per tool (each tool's hash is at debug level).
+// logPinSummary logs one line for the tools pinned for the first time.
 func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
 	var pinned []string
 	for name, v := range verdicts {
@@ -131,8 +124,7 @@ func summarizeNames(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ","), len(names)-5)
 }
 
-// vetTool judges one tool, whose contract is c, of the upstream whose
-// pins are kept under pinKey and returns why it is blocked, or "".
+// vetTool judges one tool and returns why it is blocked, or "".
 func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, c integrity.Contract, exposed string, v integrity.Verdict, others integrity.Named) string {
 	log = log.With("tool", t.Name)
 	approved := false
@@ -161,14 +153,11 @@ func (h *Hub) vetTool(pinKey string, log *slog.Logger, t mcp.Tool, c integrity.C
 	return ""
 }
 
-// shadowCandidates names, exposed and own, the other upstreams' tools
-// that tool own of upstream (with contract; mine are the contracts of its
-// upstream's tools) must not name: all but those of other instances of its
-// server (see contracts.twins), whose mention of a tool is a mention of
-// its own. Vetting and the catalog's check agree on this, so the outcome
-// does not depend on the order in which upstreams connect. The names are
-// looked up in the catalog's index, not listed, so that vetting an
-// upstream costs its own tools, not the whole catalog for each of them.
+// shadowCandidates tells which names tool own of upstream must not name:
+// other upstreams' tools, but for other instances of its own server
+// (contracts.twins). Vetting and the catalog's check agree on this, so the
+// outcome does not depend on connection order; names are looked up in the
+// catalog's index, so vetting costs an upstream's own tools.
 func (c *Catalog) shadowCandidates(upstream, own, contract string, mine map[string]string) integrity.Named {
 	return func(name string, fold bool) bool {
 		if c == nil {
@@ -203,10 +192,9 @@ func (h *Hub) blockedTool(name string) (upstream, why string, ok bool) {
 	return "", "", false
 }
 
-// recheckLoop re-vets upstreams with blocked tools until ctx ends, and,
-// under the quarantine policy, each upstream whose exposed tool the catalog
-// newly flags as shadowing another upstream's: vetting scanned that tool
-// before the other upstream's tools were known (SEC-10).
+// recheckLoop re-vets, until ctx ends, upstreams with blocked tools and,
+// under quarantine, upstreams whose tool the catalog newly flags as
+// shadowing: vetting scanned it before the other tools were known (SEC-10).
 func (h *Hub) recheckLoop(ctx context.Context) {
 	t := time.NewTicker(h.opts.RecheckEvery)
 	defer t.Stop()
@@ -230,9 +218,9 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 	}
 }
 
-// newShadowing returns the upstreams of the tools in shadowing warnings
-// that are not in acted, when the poisoning policy can block them, and
-// leaves acted holding the current warnings.
+// newShadowing returns the upstreams of the shadowing warnings not in
+// acted, when the policy can block them, and leaves acted holding the
+// current warnings.
 func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	suspects := map[string]bool{}
 	now := map[string]bool{}
@@ -250,19 +238,13 @@ func (h *Hub) newShadowing(acted map[string]bool) map[string]bool {
 	return suspects
 }
 
-// PinKey is the identity under which an upstream's tool pins (and their
-// approvals) are kept: the server itself, not the local name a profile
-// gives it, so that gateways and profiles sharing a state agree on it, two
-// different servers under one name never block each other, and a renamed
+// PinKey is the identity an upstream's tool pins are kept under: the
+// server itself, not its local name, so that profiles sharing a state
+// agree, two servers under one name never block each other, and a renamed
 // upstream keeps its pins (class 8 in docs/reliability.md). It is
-//
-//   - "builtin:NAME ARGS..." for a built-in server;
-//   - "stdio:COMMAND ARGS..." for a child process, with " (in DIR)" when
-//     it starts in a directory of its own;
-//   - "url:URL" for a remote server, without the URL's user, password,
-//     query and fragment (which may hold credentials).
-//
-// Arguments holding spaces or quotes are quoted.
+// "builtin:NAME ARGS...", "stdio:COMMAND ARGS..." (with " (in DIR)" for
+// its own directory), or "url:URL" without user, password, query and
+// fragment, which may hold credentials.
 func PinKey(cfg UpstreamConfig) string {
 	switch cfg.Transport {
 	case TransportBuiltin:
@@ -293,4 +275,131 @@ func commandLine(command string, args []string) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+// flagCaseVariants warns of exposed tool names, the proxy's own included,
+// that differ only in case (BI-17): a model may call one for another.
+func (c *Catalog) flagCaseVariants(reserved []string) {
+	groups := make(map[string][]Tool) // lower-cased name -> tools; Upstream "" is the proxy
+	for _, r := range reserved {
+		groups[strings.ToLower(r)] = append(groups[strings.ToLower(r)], Tool{Name: r})
+	}
+	for _, t := range c.Tools {
+		groups[strings.ToLower(t.Name)] = append(groups[strings.ToLower(t.Name)], t)
+	}
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[key]
+		if len(g) < 2 {
+			continue
+		}
+		slices.SortFunc(g, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		p := Problem{}
+		described := make([]string, len(g))
+		for i, t := range g {
+			described[i] = fmt.Sprintf("%q (%s)", t.Name, whose(t.Upstream))
+			p.Tools = append(p.Tools, t.Name)
+			if !slices.Contains(p.Upstreams, t.Upstream) {
+				p.Upstreams = append(p.Upstreams, t.Upstream)
+			}
+		}
+		p.Text = fmt.Sprintf("tool names %s differ only in case: all are exposed, as names are case-sensitive, "+
+			"but a model may call one for another (possible shadowing); consider tools.deny or a prefix",
+			strings.Join(described, " and "))
+		c.Warnings = append(c.Warnings, p)
+	}
+}
+
+func whose(upstream string) string {
+	if upstream == "" {
+		return "the proxy's own tool"
+	}
+	return "upstream " + upstream
+}
+
+// flagShadowing warns of tools whose texts name another upstream's tool
+// (SEC-10). Vetting scans for it too, but against the catalog of the
+// moment; this runs over every tool at each rebuild.
+func (c *Catalog) flagShadowing() {
+	names := make([]string, 0, 2*len(c.Tools))
+	upstreams := make(map[string]bool)
+	for _, t := range c.Tools {
+		upstreams[t.Upstream] = true
+		names = append(names, t.Name)
+		if !strings.EqualFold(t.Original, t.Name) {
+			names = append(names, t.Original)
+		}
+	}
+	if len(upstreams) < 2 {
+		return
+	}
+	set := integrity.NewToolNames(names)
+	for _, t := range c.Tools {
+		if p, ok := c.shadowingOf(t, set.MentionsIn(t.identifiers, t.Name, t.Original)); ok {
+			c.Warnings = append(c.Warnings, p)
+		}
+	}
+}
+
+// shadowingOf is the warning for t when a name it mentions is a tool of
+// another upstream that is not an instance of t's server.
+func (c *Catalog) shadowingOf(t Tool, mentioned []string) (Problem, bool) {
+	p := Problem{Upstreams: []string{t.Upstream}, Tools: []string{t.Name}, Shadowing: true}
+	have := c.contracts
+	var named []string
+	for _, m := range mentioned {
+		var theirs []string
+		for _, i := range c.named[strings.ToLower(m)] {
+			o := &c.Tools[i]
+			if o.Upstream == t.Upstream || have.twins(t.Upstream, t.Original, t.Contract, o.Upstream, o.Original, o.Contract) {
+				continue
+			}
+			theirs = append(theirs, fmt.Sprintf("%s of upstream %s", o.Name, o.Upstream))
+			p.Tools = append(p.Tools, o.Name)
+			if !slices.Contains(p.Upstreams, o.Upstream) {
+				p.Upstreams = append(p.Upstreams, o.Upstream)
+			}
+		}
+		if len(theirs) > 0 {
+			named = append(named, fmt.Sprintf("%q (%s)", m, strings.Join(theirs, ", ")))
+		}
+	}
+	if len(named) == 0 {
+		return Problem{}, false
+	}
+	p.Text = fmt.Sprintf("upstream %s: tool %q names another upstream's tool: %s; possible cross-server shadowing "+
+		"(a description can steer how the model uses another server's tools)", t.Upstream, t.Name, strings.Join(named, ", "))
+	return p, true
+}
+
+// contracts are the contracts of upstreams' tools, by upstream and own
+// name.
+type contracts map[string]map[string]string
+
+func contractsOf(tools []Tool) contracts {
+	out := contracts{}
+	for _, t := range tools {
+		if out[t.Upstream] == nil {
+			out[t.Upstream] = map[string]string{}
+		}
+		out[t.Upstream][t.Original] = t.Contract
+	}
+	return out
+}
+
+// twins reports whether tool own of upstream a naming tool theirs of
+// upstream b is one server naming its own tool, seen twice: b has own and
+// a has theirs, with the same contracts (ten filesystem servers on ten
+// folders each name their own read_text_file). An upstream cannot pass
+// for another's instance without exposing, word for word, the tools it
+// names.
+func (c contracts) twins(a, own, ownContract, b, theirs, theirContract string) bool {
+	if ownContract == "" || theirContract == "" {
+		return false
+	}
+	bc, ok := c[b][own]
+	if !ok || bc != ownContract {
+		return false
+	}
+	ac, ok := c[a][theirs]
+	return ok && ac == theirContract
 }

@@ -73,6 +73,7 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan, carry [
 	for _, it := range items {
 		p.Approved = append(p.Approved, it.Step)
 	}
+	p.ApprovedBy = c.Approver
 	return nil, nil
 }
 

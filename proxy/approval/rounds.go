@@ -46,13 +46,13 @@ type rounds struct {
 	key []byte
 
 	mu   sync.Mutex
-	used map[string]time.Time // seal -> when it lapses
+	used map[[sha256.Size]byte]time.Time // a seal's digest (a carry makes it long) -> when it lapses
 }
 
 func newRounds() *rounds {
 	key := make([]byte, 32)
 	rand.Read(key)
-	return &rounds{key: key, used: map[string]time.Time{}}
+	return &rounds{key: key, used: map[[sha256.Size]byte]time.Time{}}
 }
 
 // canRound tells that c's client can be asked in a round. A plan step
@@ -147,10 +147,11 @@ func (r *rounds) spend(state string, until time.Time) bool {
 			delete(r.used, s)
 		}
 	}
-	if _, dup := r.used[state]; dup || len(r.used) >= maxSeals {
+	key := sha256.Sum256([]byte(state))
+	if _, dup := r.used[key]; dup || len(r.used) >= maxSeals {
 		return false
 	}
-	r.used[state] = until
+	r.used[key] = until
 	return true
 }
 

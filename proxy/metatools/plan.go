@@ -308,11 +308,15 @@ func (t *Tools) decide(ctx context.Context, c *call.Call, query, pctx string, ow
 		return dec, nil
 	}
 	carry, err := json.Marshal(dec)
-	if err != nil {
+	if err != nil || len(carry) > maxCarryBytes {
 		carry = nil // the retry asks the planner again
 	}
 	return dec, carry
 }
+
+// maxCarryBytes bounds the decision a stateless-era question carries to
+// the client and back in its state.
+const maxCarryBytes = 64 << 10
 
 func decisionText(d planner.Decision) string {
 	var b strings.Builder

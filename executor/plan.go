@@ -22,6 +22,9 @@ type Plan struct {
 	// Approved are the ids of the steps a person approved (the approval
 	// gate sets it); never read from JSON, so no plan approves itself.
 	Approved []string `json:"-"`
+	// ApprovedBy is the principal that approved them in the console, if
+	// one did; each approved step's call carries it (StepApproval).
+	ApprovedBy string `json:"-"`
 }
 
 // Step is one tool call of a plan.

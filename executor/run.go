@@ -37,7 +37,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan, progress func(done, total i
 		return res, nil
 	}
 	r := newRun(e, g, res, progress)
-	r.approved = p.Approved
+	r.approved, r.approvedBy = p.Approved, p.ApprovedBy
 	start := time.Now()
 	r.loop(ctx)
 	r.resolveOutput()
@@ -113,10 +113,11 @@ type run struct {
 	stopped error // why the plan stopped starting steps, once it has
 	done    int
 
-	calls    int         // counted as steps become ready, foreach elements each
-	expanded *byteBudget // arguments of the calls, shared by their goroutines
-	kept     int         // bytes of the values kept for the result
-	approved []string    // the plan's Approved steps
+	calls      int         // counted as steps become ready, foreach elements each
+	expanded   *byteBudget // arguments of the calls, shared by their goroutines
+	kept       int         // bytes of the values kept for the result
+	approved   []string    // the plan's Approved steps
+	approvedBy string      // and its ApprovedBy
 }
 
 func newRun(e *Executor, g *Graph, res *Result, progress func(done, total int)) *run {
@@ -278,7 +279,11 @@ func (r *run) call(ctx context.Context, i, elem int, item any) {
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, gs.timeout, errStepDeadline)
 	defer cancel()
-	cctx = context.WithValue(cctx, stepKey{}, stepMark{plan: r.id, step: gs.id, approved: slices.Contains(r.approved, gs.id)})
+	mark := stepMark{plan: r.id, step: gs.id}
+	if slices.Contains(r.approved, gs.id) {
+		mark.approved, mark.approver = true, r.approvedBy
+	}
+	cctx = context.WithValue(cctx, stepKey{}, mark)
 	res, err := r.e.opts.Caller.CallTool(cctx, gs.tool, args)
 	ev.status, ev.value, ev.err = outcome(cctx, gs.timeout, res, err)
 }
@@ -512,7 +517,8 @@ type stepKey struct{}
 
 type stepMark struct {
 	plan, step string
-	approved   bool // the step is in its plan's Approved
+	approved   bool   // the step is in its plan's Approved
+	approver   string // and its plan's ApprovedBy
 }
 
 // StepOf says which plan run and step a Caller's call belongs to: the
@@ -522,9 +528,10 @@ func StepOf(ctx context.Context) (plan, step string, ok bool) {
 	return m.plan, m.step, ok
 }
 
-// StepApproved says that a Caller's call is a step of a plan whose
-// Approved lists it: the person approved it before the plan ran.
-func StepApproved(ctx context.Context) bool {
+// StepApproval says that a Caller's call is a step of a plan whose
+// Approved lists it (the person approved it before the plan ran), and
+// who approved it in the console, if one did (the plan's ApprovedBy).
+func StepApproval(ctx context.Context) (approved bool, by string) {
 	m, _ := ctx.Value(stepKey{}).(stepMark)
-	return m.approved
+	return m.approved, m.approver
 }

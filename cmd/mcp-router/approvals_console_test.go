@@ -127,7 +127,8 @@ func (c *consoleSession) waitPending(t *testing.T, n int) map[string]string {
 
 // An approval and a decline given in the console's Approvals page, over
 // HTTP, are audited with the principal that answered: in the audit file's
-// JSON lines, and in the state store that mcp-router audit reads.
+// JSON lines, and in the state store that mcp-router audit reads. A plan
+// approved there has each gated step's record name it too.
 func TestApprovalsInTheConsoleRecordWhoAnswered(t *testing.T) {
 	bin := buildBinary(t)
 	u := newApprovalUpstream(t)
@@ -148,10 +149,15 @@ profiles:
 	wiped, written := make(chan consoleAnswer, 1), make(chan consoleAnswer, 1)
 	go callWithoutElicitation(t, base, callerToken, "up_wipe", map[string]any{"path": "/data"}, wiped)
 	go callWithoutElicitation(t, base, callerToken, "up_write_file", map[string]any{"path": "/etc/motd"}, written)
+	planned := make(chan consoleAnswer, 1)
+	go callWithoutElicitation(t, base, callerToken, "run_plan", map[string]any{"steps": []any{
+		map[string]any{"id": "d", "tool": "up_drop", "args": map[string]any{}},
+		map[string]any{"id": "r", "tool": "up_read", "args": map[string]any{"path": "/r"}},
+	}}, planned)
 
 	c := loginConsole(t, base, consoleToken)
-	ids := c.waitPending(t, 2)
-	for tool, decision := range map[string]string{"up_wipe": "approve", "up_write_file": "decline"} {
+	ids := c.waitPending(t, 3)
+	for tool, decision := range map[string]string{"up_wipe": "approve", "up_write_file": "decline", "run_plan": "approve"} {
 		if resp := c.post(t, "/ui/approvals/answer", url.Values{"csrf": {c.csrf}, "id": {ids[tool]}, "decision": {decision}}); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("answering %s with %s: got %d, want 303", tool, decision, resp.StatusCode)
 		}
@@ -162,6 +168,9 @@ profiles:
 	if f := <-written; f.err != nil || !f.isErr || !strings.HasPrefix(f.text, "declined_by_user") {
 		t.Errorf("declined in the console: %+v; want declined_by_user", f)
 	}
+	if p := <-planned; p.err != nil || p.isErr || u.count("drop") != 1 || u.count("read") != 1 {
+		t.Errorf("plan approved in the console: %+v, upstream saw drop %d read %d; want both steps run", p, u.count("drop"), u.count("read"))
+	}
 
 	admin, caller := frontdoor.TokenFingerprint(consoleToken), frontdoor.TokenFingerprint(callerToken)
 	records := waitFor(t, func() string { b, _ := os.ReadFile(auditFile); return string(b) }, `"outcome":"declined_by_user"`)
@@ -169,17 +178,25 @@ profiles:
 		`"principal":"` + caller + `","session":`, // the caller is still the principal
 		`"tool":"up_wipe","upstream":"up","outcome":"ok","approval":"approved_in_console","approver":"` + admin + `"`,
 		`"tool":"up_write_file","upstream":"up","outcome":"declined_by_user","approver":"` + admin + `"`,
+		`"step":"d","outcome":"plan_approved_in_console","approval":"approved_in_console","approver":"` + admin + `"`,
 	} {
 		if !strings.Contains(records, want) {
 			t.Errorf("the audit file lacks %s:\n%s", want, records)
 		}
 	}
+	// the gated step's own record names the approval that let it run; the ungated one none
+	step := regexp.MustCompile(`"tool":"up_drop","upstream":"up","plan":"[^"]+","step":"d","outcome":"ok","approval":"approved_with_plan","approver":"` + regexp.QuoteMeta(admin) + `"`)
+	if !step.MatchString(records) || strings.Contains(records, `"step":"r","outcome":"ok","approval"`) {
+		t.Errorf("the plan's steps' records do not carry the approval that let them run:\n%s", records)
+	}
 	table := waitFor(t, func() string {
 		out, _, _ := runBin(t, bin, "audit", "--config", cfg)
 		return out
 	}, "declined_by_user by "+admin)
-	if !strings.Contains(table, "ok (approved_in_console) by "+admin) {
-		t.Errorf("mcp-router audit does not say who answered:\n%s", table)
+	for _, want := range []string{"ok (approved_in_console) by " + admin, "ok (approved_with_plan) by " + admin} {
+		if !strings.Contains(table, want) {
+			t.Errorf("mcp-router audit does not say %q:\n%s", want, table)
+		}
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/internal/fakeollama"
 )
 
 // approvalUpstream is a real MCP server over streamable HTTP that counts
@@ -475,5 +477,34 @@ func TestApprovalWithoutElicitationModesOverStdio(t *testing.T) {
 	text, isErr = callText(t, gatedClient(t, cfg, nil), "up_wipe", map[string]any{"path": "/"})
 	if isErr || u.count("wipe") != 1 {
 		t.Errorf("allow: %q, upstream saw %d; want the call made", text, u.count("wipe"))
+	}
+}
+
+// The plan tool with execute asks a stateless-era client once, in a round,
+// and runs its plan after the answer, as run_plan does.
+func TestApprovalPlanToolAsksAStatelessClientOnce(t *testing.T) {
+	u := newApprovalUpstream(t)
+	var planned atomic.Int64 // a model words each plan its own way
+	fo := fakeollama.New(fakeollama.Options{Chat: func(fakeollama.ChatRequest) (string, error) {
+		return fmt.Sprintf(`{"decision":"USE_TOOL","confidence":0.9,"reasoning":"wipe then write",`+
+			`"plan":{"steps":[{"id":"w","tool":"up_wipe","args":{"path":"/b"},"purpose":"wipe, take %d"},`+
+			`{"id":"f","tool":"up_write_file","args":{"path":"$<<w>>"}}]}}`, planned.Add(1)), nil
+	}})
+	t.Cleanup(fo.Close)
+	cfg, _ := approvalConfig(t, u, "refuse")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = writeFile(t, filepath.Dir(cfg), "p.yaml", fmt.Sprintf("ollama: {url: %q, chat_model: test-model}\n%s", fo.URL(), b))
+	a := answering("accept", approve)
+	cs := gatedClientOf(t, cfg, a, statelessEra)
+	text, isErr := callText(t, cs, "plan", map[string]any{"query": "wipe /b and write the result", "execute": true,
+		"tools": []any{"up_wipe", "up_write_file"}})
+	if isErr || u.count("wipe") != 1 || u.count("write_file") != 1 || len(a.asked()) != 1 {
+		t.Errorf("plan: %q (isError %v), upstream saw wipe %d write %d, asked %d times; want both steps run after one question", text, isErr, u.count("wipe"), u.count("write_file"), len(a.asked()))
+	}
+	if planned.Load() != 1 {
+		t.Errorf("the planner was asked %d times, want once: the retry runs the plan the person approved", planned.Load())
 	}
 }

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -271,5 +272,39 @@ func TestElicitationAnswers(t *testing.T) {
 		if called != tc.want || (err == nil) != tc.want {
 			t.Errorf("%s: upstream called %v, err %v; want called %v", name, called, err, tc.want)
 		}
+	}
+}
+
+// A plan question's carry rides in its state: the retry reads it back
+// only from a state sealed for that call, and its answer approves that
+// carry alone, not one the client changed.
+func TestRoundsCarryTheirSubject(t *testing.T) {
+	r := newRounds()
+	c := &call.Call{Tool: "plan", Principal: "p1", Era: call.Stateless}
+	carry := Carry(`{"plan":{"steps":[{"id":"w","tool":"fs_wipe"}]}}`)
+	state := r.ask(c, carry, "run a plan", time.Minute).Result.RequestState
+	with := func(c *call.Call, state string) *call.Call {
+		d := *c
+		d.Input = &mcp.MultiRoundTripParams{RequestState: state}
+		return &d
+	}
+	if got, ok := r.carried(with(c, state)); !ok || string(got) != string(carry) {
+		t.Fatalf("carried = %q, %v; want the carry back", got, ok)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(state)
+	forged := base64.RawURLEncoding.EncodeToString(append(raw[:len(raw)-len(carry)], `{"plan":{"steps":[]}}`...))
+	other := *c
+	other.Principal = "p2"
+	for name, cc := range map[string]*call.Call{"a forged carry": with(c, forged), "another principal": with(&other, state), "no state": c} {
+		if got, ok := r.carried(cc); ok {
+			t.Errorf("%s: carried %q", name, got)
+		}
+	}
+	if _, asked, _ := r.answer(with(c, state), Carry(`{"plan":{"steps":[]}}`)); asked {
+		t.Error("the answer approved a carry other than the one asked about")
+	}
+	plain := r.ask(c, map[string]any{"path": "/a"}, "call fs_wipe", time.Minute).Result.RequestState
+	if got, ok := r.carried(with(c, plain)); ok {
+		t.Errorf("a question without a carry carried %q", got)
 	}
 }

@@ -30,8 +30,11 @@ const minStepBytes = 60
 // unasked. References show as written, with a note that their values are
 // not known yet. A plan whose steps do not fit one question is refused;
 // a dry run asks nothing. A stateless-era client is asked in a round: the
-// result to answer with instead.
-func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error) {
+// result to answer with instead. A non-nil carry is what p was decoded
+// from (the plan tool's decision): the round's state holds it, and the
+// answer approves it rather than p's steps, for the retry to read back
+// with Carried and run unchanged.
+func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan, carry []byte) (*mcp.CallToolResult, error) {
 	if p.DryRun {
 		return nil, nil
 	}
@@ -55,7 +58,11 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 		g.auditPlan(c, items, start, "", err)
 		return nil, err
 	}
-	how, err := g.decide(ctx, c, what, items[0].Upstream, p.Steps)
+	subject := any(p.Steps)
+	if carry != nil {
+		subject = Carry(carry)
+	}
+	how, err := g.decide(ctx, c, what, items[0].Upstream, subject)
 	if ir, ok := errors.AsType[*InputRequired](err); ok {
 		return ir.Result, nil
 	}
@@ -66,7 +73,17 @@ func (g *Gate) Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.C
 	for _, it := range items {
 		p.Approved = append(p.Approved, it.Step)
 	}
+	p.ApprovedBy = c.Approver
 	return nil, nil
+}
+
+// Carried is the carry of a Plan question that c retries with its answer,
+// read back from the state the gate sealed for c; nil for none. Plan
+// checks the answer, its lapse and its single use when it is passed the
+// carry again.
+func (g *Gate) Carried(c *call.Call) []byte {
+	carry, _ := g.rounds.carried(c)
+	return carry
 }
 
 // planText lists the gated steps, arguments cut shorter until all fit.

@@ -25,7 +25,7 @@ func askPlan(t *testing.T, p *executor.Plan) (string, error) {
 	})
 	c := eliciting(nil)
 	c.Tool, c.Upstream = "run_plan", "" // the plan's own call: no server
-	_, err := g.Plan(t.Context(), c, p)
+	_, err := g.Plan(t.Context(), c, p, nil)
 	return asked, err
 }
 

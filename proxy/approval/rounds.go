@@ -22,13 +22,19 @@ import (
 // client retries with the answers (SEP-2322). The gate's state is sealed
 // under a key of this process for this very call (principal, credential,
 // tool, arguments' digest) with its lapse time, and used once; an answer
-// without such a state approves nothing.
+// without such a state approves nothing. A Carry subject travels in the
+// state itself, sealed with it, for the retry to read back (Gate.Carried).
 
 // inputID keys the gate's question among a round's input requests.
 const inputID = "mcp-router-approval"
 
 // maxSeals bounds the states remembered as used until they lapse.
 const maxSeals = 4096
+
+// Carry is a subject that rides in its question's sealed state: the
+// plan tool's decision, so that its retry runs the plan the person
+// approved instead of asking the planner (and then the person) again.
+type Carry []byte
 
 // InputRequired carries the input_required result that asks first.
 type InputRequired struct{ Result *mcp.CallToolResult }
@@ -40,13 +46,13 @@ type rounds struct {
 	key []byte
 
 	mu   sync.Mutex
-	used map[string]time.Time // seal -> when it lapses
+	used map[[sha256.Size]byte]time.Time // a seal's digest (a carry makes it long) -> when it lapses
 }
 
 func newRounds() *rounds {
 	key := make([]byte, 32)
 	rand.Read(key)
-	return &rounds{key: key, used: map[string]time.Time{}}
+	return &rounds{key: key, used: map[[sha256.Size]byte]time.Time{}}
 }
 
 // canRound tells that c's client can be asked in a round. A plan step
@@ -81,27 +87,48 @@ func (r *rounds) answer(c *call.Call, subject any) (res *mcp.ElicitationResult, 
 	return server.ElicitationResponse(c.Input.InputResponses, inputID), true, false
 }
 
-// seal is the state of a question about subject for c, lapsing at until.
+// seal is the state of a question about subject for c, lapsing at until:
+// the lapse, the MAC, then a Carry subject's bytes.
 func (r *rounds) seal(c *call.Call, subject any, until time.Time) string {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(until.Unix()))
-	return base64.RawURLEncoding.EncodeToString(append(b[:], r.mac(c, subject, b[:])...))
+	carry, _ := subject.(Carry)
+	raw := append(append(b[:], r.mac(c, subject, b[:], carry)...), carry...)
+	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
 // open checks that state was sealed for c and subject; it returns the lapse.
 func (r *rounds) open(c *call.Call, subject any, state string) (time.Time, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || len(raw) != 8+sha256.Size || !hmac.Equal(raw[8:], r.mac(c, subject, raw[:8])) {
+	if err != nil || len(raw) < 8+sha256.Size || !hmac.Equal(raw[8:8+sha256.Size], r.mac(c, subject, raw[:8], raw[8+sha256.Size:])) {
 		return time.Time{}, false
 	}
 	return time.Unix(int64(binary.BigEndian.Uint64(raw[:8])), 0), true
 }
 
-func (r *rounds) mac(c *call.Call, subject any, until []byte) []byte {
+// carried is the Carry that c's retry state holds, when the state was
+// sealed for c about it; it is neither spent nor checked for its lapse
+// (answer does both).
+func (r *rounds) carried(c *call.Call) (Carry, bool) {
+	if c.Input == nil || c.Input.RequestState == "" {
+		return nil, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c.Input.RequestState)
+	if err != nil || len(raw) <= 8+sha256.Size {
+		return nil, false
+	}
+	carry := Carry(raw[8+sha256.Size:])
+	if _, ok := r.open(c, carry, c.Input.RequestState); !ok {
+		return nil, false
+	}
+	return carry, true
+}
+
+func (r *rounds) mac(c *call.Call, subject any, until, carry []byte) []byte {
 	args, _ := json.Marshal(subject)
 	sum := sha256.Sum256(args)
 	m := hmac.New(sha256.New, r.key)
-	for _, part := range [][]byte{until, []byte(c.Who()), []byte(c.Client), []byte(c.Tool), sum[:]} {
+	for _, part := range [][]byte{until, []byte(c.Who()), []byte(c.Client), []byte(c.Tool), sum[:], carry} {
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
 		m.Write(n[:])
@@ -120,10 +147,11 @@ func (r *rounds) spend(state string, until time.Time) bool {
 			delete(r.used, s)
 		}
 	}
-	if _, dup := r.used[state]; dup || len(r.used) >= maxSeals {
+	key := sha256.Sum256([]byte(state))
+	if _, dup := r.used[key]; dup || len(r.used) >= maxSeals {
 		return false
 	}
-	r.used[state] = until
+	r.used[key] = until
 	return true
 }
 

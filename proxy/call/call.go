@@ -127,7 +127,7 @@ func New(ctx context.Context, tool string, args any) *Call {
 		c.Era = Stateless
 	}
 	c.Plan, c.Step, _ = executor.StepOf(ctx)
-	c.Approved = executor.StepApproved(ctx)
+	c.Approved, c.Approver = executor.StepApproval(ctx)
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		c.Caps = info.ClientCapabilities // declared with each request
 	} else if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {

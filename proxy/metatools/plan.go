@@ -93,7 +93,7 @@ func (t *Tools) runPlan(ctx context.Context, c *call.Call, req mcp.CallToolReque
 	if err := t.await(ctx, planTools(p)); err != nil {
 		return t.opts.ErrorResult(err), nil // an upstream of a step is still starting, or down
 	}
-	res, stop := t.execute(ctx, c, p)
+	res, stop := t.execute(ctx, c, p, nil)
 	if stop != nil {
 		return stop, nil
 	}
@@ -109,15 +109,16 @@ func planTools(p *executor.Plan) []string {
 }
 
 // approve asks the person once about a valid plan's gated steps, and
-// returns the result that says why it was not run, or nil.
-func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mcp.CallToolResult {
+// returns the result that says why it was not run, or nil; carry is what
+// p was decoded from, for a stateless-era retry to run unchanged.
+func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan, carry []byte) *mcp.CallToolResult {
 	if t.opts.Approvals == nil {
 		return nil
 	}
 	if _, err := t.opts.Executor.Validate(p); err != nil {
 		return nil
 	}
-	ask, err := t.opts.Approvals.Plan(ctx, c, p)
+	ask, err := t.opts.Approvals.Plan(ctx, c, p, carry)
 	if err != nil {
 		return t.opts.ErrorResult(err)
 	}
@@ -126,8 +127,8 @@ func (t *Tools) approve(ctx context.Context, c *call.Call, p *executor.Plan) *mc
 
 // execute has p's gated steps approved, then runs p with progress reports
 // and counts it; stop is the result to answer with when it did not run.
-func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan) (res *executor.Result, stop *mcp.CallToolResult) {
-	if refused := t.approve(ctx, c, p); refused != nil {
+func (t *Tools) execute(ctx context.Context, c *call.Call, p *executor.Plan, carry []byte) (res *executor.Result, stop *mcp.CallToolResult) {
+	if refused := t.approve(ctx, c, p, carry); refused != nil {
 		return nil, refused
 	}
 	start := time.Now()
@@ -252,15 +253,7 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	if err != nil {
 		return mcp.NewToolResultError("plan: " + err.Error()), nil
 	}
-	preq := t.planRequest(ctx, c, query, pctx)
-	for _, o := range own {
-		if i := slices.IndexFunc(preq.Tools, func(r planner.Tool) bool { return r.Name == o.Name }); i >= 0 {
-			preq.Tools[i].Score = max(preq.Tools[i].Score, o.Score)
-			continue
-		}
-		preq.Tools = append(preq.Tools, o)
-	}
-	dec := t.opts.Planner.Decide(ctx, preq)
+	dec, carry := t.decide(ctx, c, query, pctx, own)
 	out := map[string]any{"decision": dec}
 	text := decisionText(dec)
 	if len(dec.OwnTools) > 0 {
@@ -272,7 +265,7 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 		if err != nil {
 			return planError(err), nil
 		}
-		res, stop := t.execute(ctx, c, p)
+		res, stop := t.execute(ctx, c, p, carry)
 		if stop != nil {
 			return stop, nil
 		}
@@ -289,6 +282,41 @@ func (t *Tools) plan(ctx context.Context, c *call.Call, req mcp.CallToolRequest)
 	res.StructuredContent = out
 	return res, nil
 }
+
+// decide asks the planner about query with the routed tools and own, and
+// returns its decision and the decision's JSON: a stateless-era question
+// about its plan carries that JSON, and the retry that answers it gets the
+// same decision back, not a new one (a model words each plan its own
+// way, and the person approved this one).
+func (t *Tools) decide(ctx context.Context, c *call.Call, query, pctx string, own []planner.Tool) (planner.Decision, []byte) {
+	if t.opts.Approvals != nil {
+		var dec planner.Decision
+		if carry := t.opts.Approvals.Carried(c); carry != nil && json.Unmarshal(carry, &dec) == nil && dec.Query == query {
+			return dec, carry
+		}
+	}
+	preq := t.planRequest(ctx, c, query, pctx)
+	for _, o := range own {
+		if i := slices.IndexFunc(preq.Tools, func(r planner.Tool) bool { return r.Name == o.Name }); i >= 0 {
+			preq.Tools[i].Score = max(preq.Tools[i].Score, o.Score)
+			continue
+		}
+		preq.Tools = append(preq.Tools, o)
+	}
+	dec := t.opts.Planner.Decide(ctx, preq)
+	if c.Era != call.Stateless {
+		return dec, nil
+	}
+	carry, err := json.Marshal(dec)
+	if err != nil || len(carry) > maxCarryBytes {
+		carry = nil // the retry asks the planner again
+	}
+	return dec, carry
+}
+
+// maxCarryBytes bounds the decision a stateless-era question carries to
+// the client and back in its state.
+const maxCarryBytes = 64 << 10
 
 func decisionText(d planner.Decision) string {
 	var b strings.Builder

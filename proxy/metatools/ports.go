@@ -33,9 +33,12 @@ type Caller interface {
 }
 
 // Approvals asks about a plan's gated steps and marks them approved
-// (approval.Gate); a result is the answer to send instead.
+// (approval.Gate); a result is the answer to send instead. A stateless-era
+// question keeps carry (what p was decoded from) in its state, and
+// Carried reads it back from the retry that answers it.
 type Approvals interface {
-	Plan(ctx context.Context, c *call.Call, p *executor.Plan) (*mcp.CallToolResult, error)
+	Plan(ctx context.Context, c *call.Call, p *executor.Plan, carry []byte) (*mcp.CallToolResult, error)
+	Carried(c *call.Call) []byte
 }
 
 // Missing is a tool missing because its upstream is starting, or down.

@@ -195,7 +195,6 @@ func (ix *Index) expand(ts *termSet, words []queryTerm) {
 		for _, syn := range ex.synonyms {
 			ts.put(syn, sw, termSynonym, qt.segs, i)
 		}
-		ix.addLearned(ts, words, i)
 		var derived, trans []string
 		if ix.opts.Off&OffDerived == 0 {
 			derived = ex.rel.derived

@@ -57,32 +57,23 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		}
 		return v
 	}
-	// Lazy greedy: a candidate's value only falls as the clauses get
-	// covered, so the value it had when last computed bounds it. The
-	// candidates wait in a heap by that bound; the best is recomputed
-	// and chosen when it still beats the next one's bound, which picks
-	// what computing every value at every choice would (the earlier
-	// candidate on a tie), at a few computations a choice.
-	q := lazyQueue{h: acc.queue[:0]}
-	for i := range cands {
-		q.h = append(q.h, bounded{bound: value(&cands[i]), i: int32(i)})
-	}
-	q.init()
-	for len(hits) < head && len(q.h) > 0 {
-		i := q.pop().i
-		v := bounded{bound: value(&cands[i]), i: i}
-		if len(q.h) > 0 && !v.beats(q.h[0]) {
-			q.push(v)
-			continue
+	for len(hits) < head {
+		best, bv := -1, 0.0 // the best unpicked candidate, the earlier on a tie
+		for i := range cands {
+			if v := value(&cands[i]); !acc.picked[cands[i].doc] && (best < 0 || v > bv) {
+				best, bv = i, v
+			}
 		}
-		c := &cands[i]
+		if best < 0 {
+			break
+		}
+		c := &cands[best]
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
 		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
-	acc.queue = q.h[:0]
 	defer unpick(acc.picked, cands)
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
@@ -200,68 +191,4 @@ func monotone(hits []Hit) []Hit {
 		hits[i].Score = min(hits[i].Score, hits[i-1].Score)
 	}
 	return hits
-}
-
-// lazyQueue is a max-heap of candidate indexes by their bound, the
-// earlier index first on equal bounds: a strict order, so that what it
-// pops does not depend on how the heap is laid out.
-type lazyQueue struct {
-	h []bounded
-}
-
-// bounded is a candidate index and the bound on its value.
-type bounded struct {
-	bound float64
-	i     int32
-}
-
-// beats reports whether a goes before b.
-func (a bounded) beats(b bounded) bool {
-	return a.bound > b.bound || a.bound == b.bound && a.i < b.i
-}
-
-func (q *lazyQueue) init() {
-	for i := len(q.h)/2 - 1; i >= 0; i-- {
-		q.down(i)
-	}
-}
-
-func (q *lazyQueue) pop() bounded {
-	top := q.h[0]
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h = q.h[:last]
-	q.down(0)
-	return top
-}
-
-func (q *lazyQueue) push(x bounded) {
-	q.h = append(q.h, x)
-	h := q.h
-	for c := len(h) - 1; c > 0; {
-		p := (c - 1) / 2
-		if !h[c].beats(h[p]) {
-			break
-		}
-		h[c], h[p] = h[p], h[c]
-		c = p
-	}
-}
-
-func (q *lazyQueue) down(i int) {
-	h := q.h
-	for {
-		best, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h[l].beats(h[best]) {
-			best = l
-		}
-		if r < len(h) && h[r].beats(h[best]) {
-			best = r
-		}
-		if best == i {
-			return
-		}
-		h[i], h[best] = h[best], h[i]
-		i = best
-	}
 }

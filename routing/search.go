@@ -24,7 +24,6 @@ type accumulator struct {
 	cands      []candidate // diversify's candidates
 	picked     []bool      // by doc id, what diversify took; it unmarks them before returning
 	whole      []scored    // the whole request's top, for diversify
-	queue      []bounded   // diversify's lazy queue (see lazyQueue)
 	loss       []float32   // by doc id, the score coverage does not count (see synonymLoss)
 	segLoss    [][]float32 // loss per clause
 	lossy      []int32     // doc ids with a non-zero loss

@@ -2,6 +2,7 @@ package routing
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 
@@ -48,7 +49,7 @@ func translationsOf(term string) []string {
 func buildTranslations() {
 	translationIndex = map[string][]string{}
 	link := func(a, b string) {
-		if a != b && !contains(translationIndex[a], b) {
+		if a != b && !slices.Contains(translationIndex[a], b) {
 			translationIndex[a] = append(translationIndex[a], b)
 		}
 	}

@@ -156,9 +156,7 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	}
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
-	for _, sig := range signals {
-		sig.score(ix, acc, &rq)
-	}
+	ix.accumulate(acc, &rq)
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(dst[:0], acc, &rq, k, ev)

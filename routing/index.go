@@ -2,8 +2,6 @@ package routing
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 	"sync"
 )
 
@@ -265,52 +263,4 @@ func (ix *Index) removeDocs(ids []int32) {
 		}
 		ix.postings[tid], ix.fieldTFs[tid] = ps, tfs
 	}
-}
-
-// Without returns a copy of the index without the tools named, as if they
-// had never been added: its IDFs, field-length averages and rankings are
-// those of the catalog without them. It copies the posting lists, at about
-// the cost of one refresh, and is meant for held-out evaluation: how the
-// index scores a request whose right tool is absent. The copy is
-// independent of the index.
-func (ix *Index) Without(names ...string) *Index {
-	ix.rlockFresh()
-	defer ix.mu.RUnlock()
-	c := &Index{
-		opts: ix.opts, docTok: ix.docTok, qTok: ix.qTok,
-		docs: slices.Clone(ix.docs), free: slices.Clone(ix.free),
-		byName: maps.Clone(ix.byName), byUpstream: make(map[string][]int32, len(ix.byUpstream)),
-		terms: maps.Clone(ix.terms), termNames: slices.Clone(ix.termNames),
-		postings: cloneLists(ix.postings), fieldTFs: cloneLists(ix.fieldTFs),
-		freeTerms: slices.Clone(ix.freeTerms), stats: ix.stats,
-	}
-	for up, ids := range ix.byUpstream {
-		c.byUpstream[up] = slices.Clone(ids)
-	}
-	var ids []int32
-	for _, name := range names {
-		if id, ok := c.byName[name]; ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-			c.dropFromUpstream(c.docs[id].tool.Upstream, id)
-		}
-	}
-	c.removeDocs(ids)
-	c.stale = true
-	return c
-}
-
-// cloneLists deep-copies lists into one allocation, each list without
-// spare capacity so that appending to one never writes into the next.
-func cloneLists[T any](lists [][]T) [][]T {
-	n := 0
-	for _, xs := range lists {
-		n += len(xs)
-	}
-	all := make([]T, 0, n)
-	out := make([][]T, len(lists))
-	for i, xs := range lists {
-		all = append(all, xs...)
-		out[i] = all[len(all)-len(xs) : len(all) : len(all)]
-	}
-	return out
 }

@@ -156,7 +156,7 @@ func prepare(q string, off Heuristics) prepared {
 		return p
 	}
 	digits := strings.ContainsAny(q, "0123456789")
-	if digits && digitBeforeOperator(q) {
+	if digits {
 		q = rewriteOperators(q)
 	}
 	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
@@ -199,7 +199,10 @@ func (p *prepared) replaceValues(q string) (string, int) {
 		kinds |= kindFile
 	}
 	if strings.Contains(q, "/") {
-		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
+		q = pathRe.ReplaceAllStringFunc(q, func(m string) string {
+			kinds |= kindFile
+			return m[:len(m)-len(strings.TrimLeftFunc(m, unicode.IsSpace))] + " path " // the space before it stays
+		})
 	}
 	p.values = append(p.values, values(q)...)
 	return q, kinds
@@ -207,74 +210,6 @@ func (p *prepared) replaceValues(q string) (string, int) {
 
 // The kinds of values replaceValues finds.
 const kindFile, kindURL = 1, 2
-
-// replaceGroup replaces the first capture group of each match of re in s
-// with fn of the match's groups.
-func replaceGroup(re *regexp.Regexp, s string, fn func(groups []string) string) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-		groups := make([]string, len(m)/2)
-		for i := range groups {
-			if m[2*i] >= 0 {
-				groups[i] = s[m[2*i]:m[2*i+1]]
-			}
-		}
-		b.WriteString(s[last:m[2]])
-		b.WriteString(fn(groups))
-		last = m[3]
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// digitBeforeOperator reports whether q holds a digit, an operator sign
-// and a digit, spaced as opRe needs them: a cheap test before opRe runs.
-func digitBeforeOperator(q string) bool {
-	spaces := func(j int) int {
-		for j < len(q) && strings.IndexByte(" \t\n\f\r", q[j]) >= 0 { // opRe's \s
-			j++
-		}
-		return j
-	}
-	for i := 0; i < len(q); i++ {
-		if q[i] < '0' || q[i] > '9' {
-			continue
-		}
-		j := spaces(i + 1)
-		if j >= len(q) {
-			return false
-		}
-		var size int
-		spaced := false // the sign needs spaces around it
-		switch {
-		case strings.IndexByte("+*^", q[j]) >= 0:
-			size = 1
-		case strings.HasPrefix(q[j:], "×"), strings.HasPrefix(q[j:], "÷"):
-			size = len("×")
-		case q[j] == '-' || q[j] == '/':
-			size, spaced = 1, true
-		case strings.HasPrefix(q[j:], "−"):
-			size, spaced = len("−"), true
-		default:
-			continue
-		}
-		k := j + size
-		if spaced && (j == i+1 || k >= len(q) || k == spaces(k)) {
-			continue
-		}
-		if k = spaces(k); k < len(q) && q[k] == '*' { // "**"
-			k = spaces(k + 1)
-		}
-		if k < len(q) && q[k] >= '0' && q[k] <= '9' {
-			return true
-		}
-	}
-	return false
-}
 
 // rewriteOperators turns arithmetic operators between operands into the
 // operation's word.
@@ -340,10 +275,8 @@ func asciiLower(s string) string {
 // PDF), and what "remember that ..." asks to keep.
 func values(q string) []string {
 	var out []string
-	if hasQuote(q) {
-		for _, m := range quoted(q, 8) {
-			out = append(out, strings.Fields(strings.ToLower(m))...)
-		}
+	for _, m := range quoted(q, 8) {
+		out = append(out, strings.Fields(strings.ToLower(m))...)
 	}
 	start := true   // at a sentence's start
 	stated := false // in what a request says to remember: "remember that ..."
@@ -416,20 +349,6 @@ func quoted(q string, limit int) []string {
 		}
 	}
 	return out
-}
-
-// hasQuote reports whether q may quote something (a single quote only
-// outside a word), byte by byte: faster than ContainsAny with non-ASCII.
-func hasQuote(q string) bool {
-	if strings.IndexByte(q, '"') >= 0 || strings.IndexByte(q, '`') >= 0 || strings.Contains(q, "“") || strings.Contains(q, "‘") {
-		return true
-	}
-	for i := 0; i < len(q); i++ {
-		if q[i] == '\'' && (i == 0 || !isWordByte(q[i-1])) {
-			return true
-		}
-	}
-	return false
 }
 
 func isASCIIAlnum(c byte) bool {

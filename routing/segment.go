@@ -75,19 +75,8 @@ func Clauses(q string) []string {
 	return segments(prepare(q, 0).text, maxSegments)
 }
 
-// longestSegmentWord is the length of the longest segment word.
-var longestSegmentWord = func() int {
-	n := 0
-	for w := range segmentWords {
-		n = max(n, len(w))
-	}
-	return n
-}()
-
 // isSegmentWord says whether w is a segment word, in any case.
-func isSegmentWord(w string) bool {
-	return len(w) <= longestSegmentWord && inSetFold(segmentWords, w)
-}
+func isSegmentWord(w string) bool { return inSetFold(segmentWords, w) }
 
 // inSetFold says whether w, its ASCII letters lower-cased, is in set; it
 // lower-cases into a stack buffer, so longer words are never found.

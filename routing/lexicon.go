@@ -60,28 +60,27 @@ var synonymTable string
 // synonymGroups are the lines of synonymTable.
 var synonymGroups = tableLines(synonymTable)
 
-var (
-	synonymsOnce sync.Once
-	synonymIndex map[string][]string // stem → the other stems of its groups
-)
-
-// synonymsOf returns the stems that share a lexicon group with stem.
-func synonymsOf(stem string) []string {
-	synonymsOnce.Do(buildSynonyms)
-	return synonymIndex[stem]
-}
-
-func buildSynonyms() {
-	synonymIndex = map[string][]string{}
+// synonymIndex maps a stem to the other stems of its lexicon groups.
+var synonymIndex = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
 	for _, g := range synonymGroups {
 		stems := groupStems(g)
 		for _, s := range stems {
 			for _, o := range stems {
-				if o != s && !slices.Contains(synonymIndex[s], o) {
-					synonymIndex[s] = append(synonymIndex[s], o)
-				}
+				link(m, s, o)
 			}
 		}
+	}
+	return m
+})
+
+// synonymsOf returns the stems that share a lexicon group with stem.
+func synonymsOf(stem string) []string { return synonymIndex()[stem] }
+
+// link adds b to a's related terms in m, once; a term is not its own.
+func link(m map[string][]string, a, b string) {
+	if a != b && !slices.Contains(m[a], b) {
+		m[a] = append(m[a], b)
 	}
 }
 

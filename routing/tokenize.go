@@ -35,9 +35,29 @@ type Tokenizer struct {
 const termMemoSize = 1 << 14
 
 // termMemo maps a lower-cased word to what the query tokenizer made of it.
-type termMemo struct {
+type termMemo = memo[*wordEntry]
+
+// memo is a map safe for concurrent use, emptied when it reaches the
+// bound its put is given.
+type memo[V any] struct {
 	mu sync.RWMutex
-	m  map[string]*wordEntry
+	m  map[string]V
+}
+
+func (c *memo[V]) get(k string) (V, bool) {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	return v, ok
+}
+
+func (c *memo[V]) put(k string, v V, bound int) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= bound {
+		c.m = make(map[string]V, 256)
+	}
+	c.m[strings.Clone(k)] = v
+	c.mu.Unlock()
 }
 
 // wordEntry is a word's term ("" when dropped) and its expansions.
@@ -55,22 +75,6 @@ type expansions struct {
 
 func expansionsOf(term string) expansions {
 	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term), trans: translationsOf(term)}
-}
-
-func (m *termMemo) get(w string) (*wordEntry, bool) {
-	m.mu.RLock()
-	e, ok := m.m[w]
-	m.mu.RUnlock()
-	return e, ok
-}
-
-func (m *termMemo) put(w string, e *wordEntry) {
-	m.mu.Lock()
-	if m.m == nil || len(m.m) >= termMemoSize {
-		m.m = make(map[string]*wordEntry, 256)
-	}
-	m.m[strings.Clone(w)] = e
-	m.mu.Unlock()
 }
 
 // NewTokenizer returns a Tokenizer with opts.
@@ -135,7 +139,7 @@ func (t *Tokenizer) entry(w string, kind wordKind) *wordEntry {
 		ex := expansionsOf(e.term)
 		e.ex = &ex
 	}
-	t.memo.put(w, e)
+	t.memo.put(w, e, termMemoSize)
 	return e
 }
 
@@ -279,26 +283,15 @@ func camelBoundary(prev, r rune, rest string) bool {
 const stemCacheSize = 1 << 16
 
 // stems caches the Snowball stems of words, the tokenizer's main cost.
-var stems struct {
-	sync.RWMutex
-	m map[string]string
-}
+var stems memo[string]
 
 // stem returns the Snowball English stem of the lower-case word w.
 func stem(w string) string {
-	stems.RLock()
-	s, ok := stems.m[w]
-	stems.RUnlock()
-	if ok {
-		return s
+	s, ok := stems.get(w)
+	if !ok {
+		s = english.Stem(w, true)
+		stems.put(w, s, stemCacheSize)
 	}
-	s = english.Stem(w, true)
-	stems.Lock()
-	if stems.m == nil || len(stems.m) >= stemCacheSize {
-		stems.m = make(map[string]string, 1024)
-	}
-	stems.m[strings.Clone(w)] = s
-	stems.Unlock()
 	return s
 }
 

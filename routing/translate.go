@@ -2,7 +2,6 @@ package routing
 
 import (
 	_ "embed"
-	"slices"
 	"strings"
 	"sync"
 
@@ -25,39 +24,28 @@ var translationGroups = tableLines(translationTable)
 // translationWeight is a translation's weight relative to the word.
 const translationWeight = 0.8
 
-var (
-	translationOnce  sync.Once
-	translationIndex map[string][]string
-)
-
-// translationsOf returns the terms that translate term (an English stem
-// or a two-character word of a script without spaces).
-func translationsOf(term string) []string {
-	translationOnce.Do(buildTranslations)
-	return translationIndex[term]
-}
-
-func buildTranslations() {
-	translationIndex = map[string][]string{}
-	link := func(a, b string) {
-		if a != b && !slices.Contains(translationIndex[a], b) {
-			translationIndex[a] = append(translationIndex[a], b)
-		}
-	}
+// translationIndex maps a term to the terms that translate it.
+var translationIndex = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
 	for _, g := range translationGroups {
 		en, rest, _ := strings.Cut(g, ":")
 		words := strings.Fields(rest)
 		for _, e := range strings.Fields(en) {
 			e = english.Stem(e, true)
 			for _, w := range words {
-				link(e, w)
-				link(w, e)
+				link(m, e, w)
+				link(m, w, e)
 			}
 		}
 		for _, a := range words {
 			for _, b := range words {
-				link(a, b)
+				link(m, a, b)
 			}
 		}
 	}
-}
+	return m
+})
+
+// translationsOf returns the terms that translate term (an English stem
+// or a two-character word of a script without spaces).
+func translationsOf(term string) []string { return translationIndex()[term] }

@@ -27,16 +27,11 @@ type wordRelations struct {
 	english bool     // the table holds the word
 }
 
-var (
-	wordnetOnce sync.Once
-	wordnet     map[string]wordRelations
-)
+// wordnet is the WordNet table, parsed on first use.
+var wordnet = sync.OnceValue(func() map[string]wordRelations { return parseWordnet(wordnetTable) })
 
 // relationsOf returns stem's relations in the WordNet table.
-func relationsOf(stem string) wordRelations {
-	wordnetOnce.Do(func() { wordnet = parseWordnet(wordnetTable) })
-	return wordnet[stem]
-}
+func relationsOf(stem string) wordRelations { return wordnet()[stem] }
 
 func parseWordnet(table string) map[string]wordRelations {
 	m := make(map[string]wordRelations, 65536)

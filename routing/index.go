@@ -2,6 +2,7 @@ package routing
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -156,28 +157,18 @@ func (ix *Index) SetUpstream(upstream string, tools []Tool) {
 
 // analyseAll turns tools into analysed documents, dropping repeated names.
 func (ix *Index) analyseAll(upstream string, tools []Tool) []analysed {
-	seen := make(map[string]bool, len(tools))
-	out := make([]analysed, 0, len(tools))
-	for _, t := range tools {
-		if seen[t.Name] {
-			continue
-		}
-		seen[t.Name] = true
+	tools = uniqueTools(tools)
+	out := make([]analysed, len(tools))
+	for i, t := range tools {
 		t.Upstream = upstream
-		out = append(out, ix.analyse(t))
+		out[i] = ix.analyse(t)
 	}
 	return out
 }
 
 // dropFromUpstream forgets that upstream owns doc id.
 func (ix *Index) dropFromUpstream(upstream string, id int32) {
-	ids := ix.byUpstream[upstream]
-	for i, x := range ids {
-		if x == id {
-			ids = append(ids[:i], ids[i+1:]...)
-			break
-		}
-	}
+	ids := slices.DeleteFunc(ix.byUpstream[upstream], func(x int32) bool { return x == id })
 	if len(ids) == 0 {
 		delete(ix.byUpstream, upstream)
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
@@ -65,12 +66,8 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 		batch:   opts.BatchSize,
 		timeout: opts.Timeout,
 	}
-	if e.batch <= 0 {
-		e.batch = 32
-	}
-	if e.timeout <= 0 {
-		e.timeout = 10 * time.Second
-	}
+	defaults.Set(&e.batch, 32)
+	defaults.Set(&e.timeout, 10*time.Second)
 	if opts.KeepAlive != 0 {
 		e.keepAlive = &api.Duration{Duration: opts.KeepAlive}
 	}

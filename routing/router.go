@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
@@ -75,18 +76,15 @@ type RouterOptions struct {
 	// Trace, when set, receives each decision as a line of JSON (for
 	// offline analysis); writes are serialised.
 	Trace io.Writer
-	// Resolved says the numeric options are final, their defaults applied
-	// by the caller (the configuration does): a zero is zero, and no
-	// default replaces it.
+	// Resolved says the caller applied the numeric options' defaults: a
+	// zero is zero.
 	Resolved bool
 }
 
-// Reranker adjusts the scores of ranked tools for a query, by experience.
-// It only changes tools already ranked: a lesson never brings in a tool the
-// query did not find.
+// Reranker adjusts the scores of ranked tools for a query, by the
+// principal's experience (its lessons and the shared ones); it never
+// brings in a tool the query did not find.
 type Reranker interface {
-	// Rerank adjusts hits for query as principal's experience says (its
-	// own lessons and the shared ones).
 	Rerank(ctx context.Context, principal, query string, hits []Hit) []Hit
 }
 
@@ -104,16 +102,10 @@ const (
 	DefaultAbstainCommitment = 0.002
 	DefaultAbstainAdvice     = 0.5
 	DefaultKeepCoverage      = 0.10
-	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
-	boundaryPerUpstream = 2
-	// candidatePool is how deep the ranking is read before selection.
-	candidatePool = 50
-	// instancesPool is how many times deeper it is read when instances of
-	// one server are collapsed.
-	instancesPool = 4
-	// fuseDepth is how deep each arm's ranking is read when embeddings
-	// are fused with the lexical ranking, at least.
-	fuseDepth = 100
+	boundaryPerUpstream      = 2   // discovery tools one selected upstream brings
+	candidatePool            = 50  // how deep the ranking is read before selection
+	instancesPool            = 4   // how many times deeper with instances collapsed
+	fuseDepth                = 100 // how deep each arm is read for fusion, at least
 )
 
 // DefaultNoiseFloor is the router's min_qr_score: it stops the top-k from
@@ -142,12 +134,8 @@ func (o *RouterOptions) defaults() {
 		o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
 		o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	}
-	if o.SameDomain <= 0 {
-		o.SameDomain = DefaultSameDomain
-	}
-	if o.CrossDomain <= 0 {
-		o.CrossDomain = DefaultCrossDomain
-	}
+	defaults.Set(&o.SameDomain, DefaultSameDomain)
+	defaults.Set(&o.CrossDomain, DefaultCrossDomain)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}

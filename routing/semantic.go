@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // ErrSemanticUnavailable is wrapped by every error of [SemanticIndex.Search];
@@ -85,9 +87,7 @@ type pendingSet struct {
 // NewSemanticIndex returns an empty index configured by opts. It does no
 // I/O: the disk cache is read by the first SetUpstream.
 func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 2 * time.Second
-	}
+	defaults.Set(&opts.Timeout, 2*time.Second)
 	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
 		opts.Floor = 0.3
 	}

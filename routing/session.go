@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
@@ -72,12 +73,8 @@ type detour struct {
 
 // NewSession starts a session with an empty belt and no domain context.
 func (r *Router) NewSession(opts SessionOptions) *Session {
-	if opts.MaxTools <= 0 {
-		opts.MaxTools = DefaultMaxTools
-	}
-	if opts.ContextSize <= 0 {
-		opts.ContextSize = DefaultContextSize
-	}
+	defaults.Set(&opts.MaxTools, DefaultMaxTools)
+	defaults.Set(&opts.ContextSize, DefaultContextSize)
 	return &Session{
 		router: r,
 		opts:   opts,

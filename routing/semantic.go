@@ -319,7 +319,8 @@ func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit,
 		return nil, nil
 	}
 	s.mu.Lock()
-	entries := s.snapshotLocked()
+	// Entry slices are replaced, never changed in place: read unlocked.
+	entries := slices.Collect(maps.Values(s.upstreams))
 	qv, cached := s.queries.get(query)
 	waiting := s.down && s.now().Before(s.retryAt)
 	lastErr := s.lastErr
@@ -371,16 +372,6 @@ func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32
 	s.queries.put(query, vecs[0])
 	s.mu.Unlock()
 	return vecs[0], nil
-}
-
-// snapshotLocked returns every entry; entry slices are replaced, never
-// changed in place, so they may be read unlocked.
-func (s *SemanticIndex) snapshotLocked() [][]semEntry {
-	out := make([][]semEntry, 0, len(s.upstreams))
-	for _, es := range s.upstreams {
-		out = append(out, es)
-	}
-	return out
 }
 
 // rank scores every entry against qv and returns the best k; only those

@@ -59,7 +59,7 @@ func (ix *Index) termCeiling() float64 {
 	for _, x := range ix.opts.Weights.array() {
 		w = max(w, x)
 	}
-	return saturate(w, ix.opts.K1)
+	return w / (ix.opts.K1 + w) // BM25's saturation of a frequency of w
 }
 
 // hit returns doc as a Hit with its calibrated score, and appends e to ev

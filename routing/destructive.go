@@ -88,7 +88,7 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 		if safe >= neighbours || len(d.Selected) >= r.opts.Fuse.MaxTools {
 			break
 		}
-		if containsCandidate(d.Selected, c.Name) || r.destructive(c.Name) ||
+		if slices.ContainsFunc(d.Selected, func(s Candidate) bool { return s.Name == c.Name }) || r.destructive(c.Name) ||
 			(req.Exclude != nil && req.Exclude(c.Name)) || !r.opts.Fuse.Admits(c.Name, r.userFacing) {
 			continue
 		}
@@ -99,10 +99,6 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 		"Do not call it unless the user asked for exactly that; the other tools here may serve the request, or tell the user what is missing.",
 		strings.Join(bare, ", "), req.Query)
 	return Alert{Kind: "destructive", Tools: bare, Message: msg}, true
-}
-
-func containsCandidate(cs []Candidate, name string) bool {
-	return slices.ContainsFunc(cs, func(c Candidate) bool { return c.Name == name })
 }
 
 // neighbours are the tools a destructive one may come with: the ranked

@@ -36,8 +36,6 @@ func setOf(words string) map[string]bool {
 	return m
 }
 
-func isStopWord(w string) bool { return stopWords[w] }
-
 // tableLines returns the lines of an embedded table, without blank lines
 // and # comments.
 func tableLines(table string) []string {

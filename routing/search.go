@@ -298,8 +298,9 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members 
 		if qt.kind == termWord {
 			w *= ix.wordWeight(&qt, &members[start])
 		}
-		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
-			word: qt.kind == termWord && !qt.value, standIn: hasStandIn(members[start:]), surface: qt.surface})
+		ms := members[start:len(members):len(members)]
+		groups = append(groups, termGroup{members: ms, idf: float32(w), segs: qt.segs, word: qt.kind == termWord && !qt.value,
+			standIn: slices.ContainsFunc(ms, func(m resolvedTerm) bool { return m.standIn }), surface: qt.surface})
 		if qt.kind != termWord {
 			continue
 		}
@@ -474,10 +475,6 @@ func (acc *accumulator) gatherFull(members []resolvedTerm) {
 			}
 		}
 	}
-}
-
-func hasStandIn(members []resolvedTerm) bool {
-	return slices.ContainsFunc(members, func(m resolvedTerm) bool { return m.standIn })
 }
 
 // gather adds the members' term frequencies, weighted by alt, into

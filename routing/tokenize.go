@@ -148,7 +148,7 @@ func (t *Tokenizer) normalise(w string) (string, bool) {
 	switch {
 	case isNumber(w): // a value or a count, not which tool (base64 is kept)
 		return "", false
-	case !t.opts.KeepStopWords && isStopWord(w):
+	case !t.opts.KeepStopWords && stopWords[w]:
 		return "", false
 	case t.query && fillerWords[w]:
 		return "", false

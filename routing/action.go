@@ -6,14 +6,10 @@ import (
 	"strings"
 )
 
-// A request's action weighed against a tool's verb. "remember that Ada
-// likes Go" shares with the memory server's tools only its name (through
-// "remember"), so all nine ranked alike: nothing told a request to store
-// a fact from one to delete or read them. A request whose words store,
-// delete or read ranks, among one server's tools, those whose name's verb
-// does something else below those whose verb does what it asks. A server
-// with no tool that does it is left as ranked: its tools may still serve
-// the request in another way ("save the page" and a fetch tool).
+// A request's action weighed against a tool's verb: among one server's
+// tools, a request that stores, deletes or reads ("remember that Ada likes
+// Go") ranks those whose name's verb does something else lower, when the
+// server has a tool that does what it asks.
 
 // action is what a verb does to the things a server keeps, as a bit.
 type action uint8
@@ -43,10 +39,9 @@ var actionVerbs = func() map[string]action {
 // the request asks, when a tool of its server does what it asks.
 const offAction = 0.7
 
-// actionsOf is the actions the verbs of text ask for. In a question
-// asking what, which, where, who or when, a storing verb asks what was
-// stored: "what do you remember about Ada" reads ("how do I save it"
-// still stores).
+// actionsOf is the actions the verbs of text ask for; in a what, which,
+// where, who or when question a storing verb reads ("what do you
+// remember about Ada").
 func actionsOf(text string) action {
 	var a action
 	for _, w := range words.Tokens(text) {
@@ -58,8 +53,8 @@ func actionsOf(text string) action {
 	return a
 }
 
-// asksWhat reports whether text opens with a question word that asks
-// for a thing, a place, a person or a time.
+// asksWhat reports whether text opens with what, which, where, who, when
+// or whose.
 func asksWhat(text string) bool {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), " ")
 	switch strings.ToLower(strings.TrimRight(first, "'’s")) {
@@ -80,8 +75,8 @@ func toolAction(t Tool) action {
 }
 
 // weighActions lowers, in ranked, the tools whose verb does other than
-// text asks, of servers with a tool that does what it asks. Their scores
-// are set again; the caller sorts.
+// text asks, of servers with a tool that does what it asks; the caller
+// sorts.
 func (r *Router) weighActions(text string, ranked []Candidate) {
 	asked := actionsOf(text)
 	if asked == 0 || len(ranked) < 2 {

@@ -6,41 +6,22 @@ import (
 	"unicode"
 )
 
-// Advice: a request for know-how or for an errand in the world, about
-// things the catalog has never heard of, is one no tool serves. People
-// ask an assistant "how do I get a stain out of my carpet", "what's the
-// best laptop for a student", "can you go to the bank and deposit this
-// check"; a catalog of software tools matches such a request by a word
-// or two of no consequence ("remove" in a workflow tool, "room" in a
-// chat tool, "check" in a version checker), often at a coverage that a
-// request some tool serves also has. Two things together tell them
-// apart, neither of them alone:
-//
-//   - the request's form: it asks how to do something, what is best,
-//     for a recommendation or an errand (asksAdvice). Catalog-free, and
-//     English only;
-//   - its things: at least adviceForeign of its words are English nouns
-//     (used as a noun at least half the time, by the WordNet table) that
-//     the catalog knows neither directly nor through a synonym: "carpet",
-//     "stain", "oven". A request that some tool serves names what the
-//     tool acts on, in words its description uses.
-//
-// The router abstains on such a request when, in addition, no top tool
-// matches RouterOptions.AbstainAdvice of it (0.5 by default), so that a
-// tool doing most of what is asked is never refused for the request's
-// wording ("how can I check the price of Ethereum" with a price tool).
-//
-// Its figures are in docs/routing.md ("What each part of the ranking pays").
+// Advice: a request for know-how or an errand in the world ("how do I get
+// a stain out of my carpet") about things the catalog has never heard of
+// is one no tool serves, though a software catalog matches it by a word
+// or two of no consequence. Two things together tell it apart: its form
+// (asksAdvice; English only) and at least adviceForeign English nouns the
+// catalog does not know (carpet, stain). The router abstains when, in
+// addition, no top tool matches RouterOptions.AbstainAdvice of it, so that
+// a tool doing most of what is asked is never refused for the wording.
+// Figures: docs/routing.md.
 const adviceForeign = 2
 
 // adviceForms are the phrasings of a request for know-how, an opinion or
-// an errand, anywhere in the request (people often put a sentence of
-// context first), as runs of words: each space-separated slot is one
-// word, any of its |-separated spellings, optional when it ends in ?;
-// a slot starting with ... is a word anywhere after the rest. Words are
-// lower-cased and split at anything but letters and digits, so "what's"
-// is "what s" and "step-by-step" is "step by step". They are English: a
-// request in another language is never taken for one.
+// an errand, anywhere in it: each space-separated slot is one word, any of
+// its |-separated spellings, optional when it ends in ?; a slot starting
+// with ... is a word anywhere after the rest. Words are lower-cased and
+// split at anything but letters and digits ("what's" is "what s").
 var adviceForms = compileForms(
 	// know-how: how do I, how to, how often
 	"how do|does|can|could|should|would i|we|you|one",
@@ -120,11 +101,9 @@ func matchForm(form []formSlot, words []string) bool {
 	return sl.opt && matchForm(form[1:], words)
 }
 
-// foreignNoun reports whether a request word the catalog does not know
-// (stem, neither directly nor through a synonym) is an English noun in
-// the WordNet table: used as a noun at least half the time. Words of
-// under three letters (the m of I'm) are left out. rel is stem's
-// relations in the table.
+// foreignNoun reports whether a word the catalog does not know is an
+// English noun (used as one at least half the time, by the WordNet
+// table) of three letters or more.
 func foreignNoun(stem string, rel wordRelations) bool {
 	return len(stem) >= 3 && rel.english && rel.notNoun <= 5
 }

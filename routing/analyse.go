@@ -2,7 +2,9 @@ package routing
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // field is one weighted part of a tool's document.
@@ -69,10 +71,7 @@ func (ix *Index) analyse(t Tool) analysed {
 	add(fieldName, t.Name)
 	add(fieldDesc, t.Description)
 	walkSchema(t.InputSchema, func(f field, text string) { add(f, text) })
-	domain := t.Domain
-	if domain == "" {
-		domain = t.Upstream
-	}
+	domain := domainOf(t)
 	add(fieldDomain, domain)
 	if t.Upstream != domain {
 		add(fieldDomain, t.Upstream)
@@ -82,15 +81,13 @@ func (ix *Index) analyse(t Tool) analysed {
 	for term, c := range counts {
 		a.terms = append(a.terms, termTF{term: term, tf: *c})
 	}
-	sort.Slice(a.terms, func(i, j int) bool { return a.terms[i].term < a.terms[j].term })
+	slices.SortFunc(a.terms, func(x, y termTF) int { return strings.Compare(x.term, y.term) })
 	return a
 }
 
-// walkSchema calls emit with the parameter names (fieldParam) and the
-// parameter descriptions, titles and string enum values (fieldParamDesc)
-// of a JSON Schema, walking nested properties, items, additionalProperties
-// and the anyOf/oneOf/allOf alternatives. A schema that does not decode
-// contributes nothing: the tool is still indexed by name and description.
+// walkSchema calls emit with the parameter names (fieldParam) and their
+// descriptions, titles and string enum values (fieldParamDesc) of a JSON
+// Schema, nested ones too; a schema that does not decode gives nothing.
 func walkSchema(raw json.RawMessage, emit func(field, string)) {
 	if len(raw) == 0 {
 		return
@@ -108,7 +105,7 @@ func walkNode(n any, depth int, emit func(field, string)) {
 		return
 	}
 	if props, ok := m["properties"].(map[string]any); ok {
-		for _, name := range sortedKeys(props) {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			emit(fieldParam, name)
 			walkParam(props[name], depth+1, emit)
 		}
@@ -144,13 +141,4 @@ func walkParam(n any, depth int, emit func(field, string)) {
 		}
 	}
 	walkNode(m, depth, emit)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

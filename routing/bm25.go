@@ -96,8 +96,3 @@ func lengthNorm(b, length, avg float64) float64 {
 func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n-df)+0.5)/(float64(df)+0.5))
 }
-
-// saturate is BM25's term-frequency saturation tf / (k1 + tf).
-func saturate(tf, k1 float64) float64 {
-	return tf / (k1 + tf)
-}

@@ -2,59 +2,28 @@ package routing
 
 import "math"
 
-// Calibration (decision 5 in docs/design.md). A raw BM25F score is
-// unbounded and depends on the catalog (its size, its IDFs, its field
-// lengths), so the router's fixed threshold (0.35), noise floor (0.2) and
-// collision delta (0.08) cannot apply to it. A Hit's Score is instead
-// computed from two catalog-independent quantities:
+// Calibration (decision 5 in docs/design.md). A raw BM25F score depends
+// on the catalog, so the router's fixed threshold, noise floor and
+// collision delta cannot apply to it. A Hit's Score comes instead from
+// two catalog-independent quantities:
 //
-//   - coverage: the share of the request the tool matches, its score over
-//     the request's reach: the score of a tool of average length with every
-//     word of the request once in its name (the heaviest field),
-//     Σ_t idf(t)·w/(k1+w), capped at 1. Two things keep a weak match from
-//     passing for a good one. A word matched only through a lexicon
-//     synonym counts at calibSynonym of what the synonym adds ("book"
-//     found as "reservation" is evidence, not a match). And a request word
-//     that the catalog knows neither directly nor through a synonym counts
-//     in the reach at calibUnknown of the weight of the rarest possible
-//     word: it is an argument value, or the very thing asked for when no
-//     tool does it ("flight" in a catalog of file tools); leaving it out
-//     made a tool matching the one common word of such a request cover it
-//     all. For a request of several clauses coverage is the best of the
-//     tool's coverage of the whole request and of each clause, since a
-//     tool that does all one clause asks is relevant however long the
-//     request.
-//   - relative: the raw score over the top tool's raw score for the
-//     request (or for that clause); 1 for the top tool.
+//   - coverage: the tool's score over the request's reach (the score of a
+//     tool of average length with every word of the request once in its
+//     name), capped at 1. A word matched only through a synonym counts at
+//     calibSynonym of what the synonym adds; a word the catalog does not
+//     know counts in the reach at calibUnknown of the rarest word's weight
+//     (it is a value, or the very thing no tool does). For a request of
+//     several clauses, the best of the whole request and each clause.
+//   - relative: the raw score over the top tool's (in that clause).
 //
-// Score = σ(b0 + b1·ln(max(coverage, 0.01)) + b2·relative): the odds grow
-// as a power of coverage, so that a top tool matching little of the
-// request scores near 0 however the rest of the catalog does. (The former
-// σ(b0 + b1·coverage + b2·relative) scored every top tool at least 0.28,
-// so the router's "no tool matches" could never be said.)
-//
-// The constants come from a logistic regression of whether a tool in the
-// top 10 is a wanted one, on bfcl, seal_tools and metatool, over each
-// query's ranking of the whole catalog and of the catalog without its
-// gold tools (Index.Without); the intercept is then moved up so that the
-// gold top-1 tool keeps 0.35 or more. To refit, with the benchmark present:
+// Score = σ(b0 + b1·ln(max(coverage, 0.01)) + b2·relative), so that a top
+// tool matching little of the request scores near 0. The constants are a
+// logistic regression of whether a top-10 tool is a wanted one, the
+// intercept moved up so that the gold top-1 tool keeps 0.35 or more
+// (docs/routing.md); refit with
 // go test ./routing/ -run TestFitCalibration -v -args -fit
-//
-// The top tool of a request scores 0.90 at full coverage, 0.79 at half,
-// 0.54 at a fifth, 0.35 at a tenth and 0.2 at 6%; a tool at 0.9 of the
-// top tool's raw score, 0.79 at full coverage and 0.60 at half. Below the
-// noise floor fall top tools that match almost nothing of the request:
-// through synonyms only, or through one common word of a longer request.
-// A word that is most of what the catalog knows of a request still passes
-// ("send a postcard to grandma" finds an email tool by "send"), and so do
-// near misses: with its gold tools held out, the top tool of a benchmark
-// query still passes the floor nearly always (TestBenchHoldOut in
-// routing/eval), being mostly a sibling of the gold tool (another
-// player-statistics or future-value tool) that neither coverage nor
-// relative, the synonym or unknown share or the request's length tells
-// from a gold tool without also dropping gold tools. Scores fall with
-// rank, as relative does; where coverage does not (synonyms, clauses)
-// each is capped by the score above it.
+// Where coverage does not fall with rank (synonyms, clauses), each score
+// is capped by the one above it.
 const (
 	calibIntercept = -6.870 // fitted -9.050, moved as above
 	calibCoverage  = 1.261  // on ln(coverage)
@@ -90,7 +59,7 @@ func (ix *Index) termCeiling() float64 {
 	for _, x := range ix.opts.Weights.array() {
 		w = max(w, x)
 	}
-	return saturate(w, ix.opts.K1)
+	return w / (ix.opts.K1 + w) // BM25's saturation of a frequency of w
 }
 
 // hit returns doc as a Hit with its calibrated score, and appends e to ev

@@ -160,17 +160,20 @@ func fitRankings(t *testing.T, dir string, set, sample int) []fitRow {
 		}
 		gold := slices.Concat(append(q.GoldGroups, q.Gold)...)
 		for _, held := range []bool{false, true} {
-			x := ix
+			rank := func() {
+				var ev []evidence
+				hits := ix.search(nil, q.Query, 10, &ev)
+				if len(hits) == 0 {
+					rows = append(rows, fitRow{set: set, heldOut: held})
+				}
+				for i, h := range hits {
+					rows = append(rows, fitRow{set: set, heldOut: held, rank: i + 1, wanted: slices.Contains(gold, h.Name), e: ev[i]})
+				}
+			}
 			if held {
-				x = ix.Without(gold...)
-			}
-			var ev []evidence
-			hits := x.search(nil, q.Query, 10, &ev)
-			if len(hits) == 0 {
-				rows = append(rows, fitRow{set: set, heldOut: held})
-			}
-			for i, h := range hits {
-				rows = append(rows, fitRow{set: set, heldOut: held, rank: i + 1, wanted: slices.Contains(gold, h.Name), e: ev[i]})
+				withoutTools(ix, gold, rank)
+			} else {
+				rank()
 			}
 		}
 		return nil
@@ -313,4 +316,28 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// withoutTools runs fn with the tools named taken out of ix, as if they
+// had never been added, then puts them back.
+func withoutTools(ix *Index, names []string, fn func()) {
+	saved := map[string][]Tool{}
+	ix.mu.RLock()
+	for _, name := range names {
+		if id, ok := ix.byName[name]; ok {
+			if up := ix.docs[id].tool.Upstream; saved[up] == nil {
+				for _, d := range ix.byUpstream[up] {
+					saved[up] = append(saved[up], ix.docs[d].tool)
+				}
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	for up, tools := range saved {
+		ix.SetUpstream(up, slices.DeleteFunc(slices.Clone(tools), func(t Tool) bool { return slices.Contains(names, t.Name) }))
+	}
+	fn()
+	for up, tools := range saved {
+		ix.SetUpstream(up, tools)
+	}
 }

@@ -2,35 +2,15 @@ package routing
 
 import "math"
 
-// Commitment: whether the ranking commits to its top tools. A request
-// that some tool serves tends to lift that tool, and its siblings, well
-// above the rest of the catalog; a request that nothing serves matches
-// each of many tools by a word or two of no consequence ("remove" in a
-// workflow tool, "room" in a chat tool, for "remove the stain from the
-// living room carpet"), so that the top scores are about as high as the
-// ones below them. Query-performance prediction measures this without
-// relevance judgements as the normalised query commitment (NQC; Shtok,
-// Kurland, Carmel, Raiber and Markovits, "Predicting query performance
-// by query-drift estimation", ACM TOIS 2012): the standard deviation of
-// the top retrieval scores over their mean (the paper divides by the
-// corpus's score; the mean of the top scores serves here, which keeps
-// the measure free of the scale of BM25F scores, as relative scores
-// are). Tools below the end of the ranking count at zero, so that one
-// tool matching alone is as committed as can be.
-//
-// Commitment is scale-free but not catalog-free: it reads the top
-// commitDepth scores, which in a catalog of a few dozen tools hold most
-// of the catalog, mostly at zero, so there the check seldom applies; it
-// is made for large catalogs, where a request matching only common
-// words spreads over many tools. It is one half of the check: the
-// router abstains when the top tool's coverage c is under
-// commitCoverage and c·q² (q the commitment) is under
-// RouterOptions.AbstainCommitment, so that a tool matching much of the
-// request is never refused for its company, and a ranking that commits
-// is never refused for a modest coverage.
-//
-// The depth, the form c·q² and the bound were picked on a grid over the
-// shared routing benchmark; the figures are in docs/routing.md ("What each part of the ranking pays").
+// Commitment: whether the ranking commits to its top tools. A request some
+// tool serves lifts that tool well above the rest; one nothing serves
+// matches many tools by a word or two, so the top scores are about equal.
+// This is the normalised query commitment (NQC; Shtok et al., ACM TOIS
+// 2012): the standard deviation of the top scores over their mean (the
+// paper divides by the corpus's score), tools past the ranking's end
+// counting as zero. The router abstains when the top tool's coverage c is
+// under commitCoverage and c·q² is under RouterOptions.AbstainCommitment.
+// Depth, form and bound were picked on a grid (docs/routing.md).
 const (
 	commitDepth    = 20
 	commitCoverage = 0.4

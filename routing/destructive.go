@@ -6,26 +6,19 @@ import (
 	"strings"
 )
 
-// A destructive tool needs more evidence than a shared word: a request
-// must name what it acts on. "clean up my desktop" shares "clean" with
-// git_clean, which deletes a repository's untracked files; handed over
-// alone, it reads as the answer. On a request that names none of the
-// words of its name but its verb, a destructive tool comes with its
-// best-ranked non-destructive neighbours and a destructive alert.
+// A destructive tool needs more evidence than a shared word: on a request
+// that names none of the words of its name but its verb ("clean up my
+// desktop" and git_clean), it comes with its best-ranked non-destructive
+// neighbours and a destructive alert.
 
 // destructiveVerbs are the verbs of a tool's name that say it destroys
 // or overwrites something, as stems.
 var destructiveVerbs = []string{"delet", "remov", "clean", "drop", "reset", "forc", "purg", "wipe", "eras", "destroy"}
 
 // Destructive tells whether a tool's annotations (MCP's four hints, nil
-// when absent) say it destroys or
-// overwrites: destructiveHint true and readOnlyHint not, where the
-// server set its hints. The spec's defaults (readOnlyHint false,
-// destructiveHint true, idempotentHint false, openWorldHint true) are
-// what mcp-go sends for a tool whose server said nothing, so hints equal
-// to them all say nothing: the tool's name may still say it (see
-// isDestructive). A server that sent some hints and left others out said
-// what it sent: destructiveHint true alone counts.
+// when absent) say it destroys or overwrites: destructiveHint true and
+// readOnlyHint not. All four hints at the spec's defaults are what mcp-go
+// sends for a tool whose server said nothing, so they say nothing.
 func Destructive(readOnly, destructive, idempotent, openWorld *bool) bool {
 	is := func(p *bool, def bool) bool { return p != nil && *p == def }
 	if is(readOnly, false) && is(destructive, true) && is(idempotent, false) && is(openWorld, true) {
@@ -41,8 +34,7 @@ const neighbours = 2
 var words = NewTokenizer(TokenizerOptions{})
 
 // isDestructive tells that t's annotations say destructiveHint, or its
-// name's verb destroys. The router asks it once per tool, when the tool
-// enters its catalog (see Router.SetUpstream).
+// name's verb destroys.
 func isDestructive(t Tool) bool {
 	return t.Destructive || slices.ContainsFunc(words.Tokens(t.Name), func(w string) bool { return slices.Contains(destructiveVerbs, w) })
 }
@@ -54,9 +46,8 @@ func (r *Router) destructive(name string) bool {
 	return r.destroys[name]
 }
 
-// namesObject tells that the request's terms (of its routing query, see
-// cleaned) name a word of t's name other than a
-// destroying verb: its server or the thing it acts on.
+// namesObject tells that the request's terms name a word of t's name
+// other than a destroying verb: its server or the thing it acts on.
 func namesObject(t Tool, query []string) bool {
 	for _, w := range words.Tokens(t.Name) {
 		if !slices.Contains(destructiveVerbs, w) && slices.Contains(query, w) {
@@ -67,9 +58,9 @@ func namesObject(t Tool, query []string) bool {
 }
 
 // guardDestructive adds, when a selected destructive tool's object is not
-// named in the request ("2 plus 3" names add; and no stated need asked for it), the best-ranked
+// named in the request nor the tool a stated need, the best-ranked
 // non-destructive neighbours the selection lacks, within the fuse cap,
-// and returns the alert; ok is false when no such tool was selected.
+// and returns the alert; ok is false when there is none.
 func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	if d.Abstained || len(d.Selected) == 0 {
 		return Alert{}, false
@@ -97,7 +88,7 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 		if safe >= neighbours || len(d.Selected) >= r.opts.Fuse.MaxTools {
 			break
 		}
-		if containsCandidate(d.Selected, c.Name) || r.destructive(c.Name) ||
+		if slices.ContainsFunc(d.Selected, func(s Candidate) bool { return s.Name == c.Name }) || r.destructive(c.Name) ||
 			(req.Exclude != nil && req.Exclude(c.Name)) || !r.opts.Fuse.Admits(c.Name, r.userFacing) {
 			continue
 		}
@@ -110,14 +101,9 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	return Alert{Kind: "destructive", Tools: bare, Message: msg}, true
 }
 
-func containsCandidate(cs []Candidate, name string) bool {
-	return slices.ContainsFunc(cs, func(c Candidate) bool { return c.Name == name })
-}
-
 // neighbours are the tools a destructive one may come with: the ranked
-// tools that match the request, then the tools of its own server
-// (discovery tools first, then by name), which let the model look before
-// anything is destroyed.
+// tools that match the request, then its own server's (discovery tools
+// first, then by name), to look before anything is destroyed.
 func (r *Router) neighbours(d *Decision, name string) []Candidate {
 	var out []Candidate
 	for _, c := range d.Ranked {

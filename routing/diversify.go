@@ -7,11 +7,8 @@ import "slices"
 const maxDiversified = 20
 
 // clauseCandidates bounds how many of each clause's best tools diversify
-// considers beside the whole request's best: past a clause's tenth, its
-// tools cover it less than the ten above them and are seldom chosen (the
-// belt's figures on the shared benchmark, TestBenchBelt, are unchanged
-// to the third decimal); reading each clause only that deep saves about
-// 3% of a route.
+// considers beside the whole request's best (deeper changes nothing on
+// TestBenchBelt).
 const clauseCandidates = 10
 
 // candidate is a tool considered for the diversified head of a ranking.
@@ -21,8 +18,7 @@ type candidate struct {
 	segRaw [maxSegments]float32 // score for each clause
 	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
 	whole  float64              // coverage of the whole request
-	// segMatch and wholeMatch are the same coverages as calibration
-	// counts them (see calibrate.go).
+	// segMatch and wholeMatch are the coverages as calibration counts them.
 	segMatch   [maxSegments]float64
 	wholeMatch float64
 }
@@ -34,20 +30,14 @@ type candidate struct {
 //
 //	(1-λ)·P(t|q) + λ·Σ_s w_s·P(t|q_s)·Π_{t' above}(1 - P(t'|q_s))
 //
-// where P(t|q_s) is the tool's coverage of clause s (its score for the
-// clause over the clause's best reachable score) and w_s is the clause's
-// share of the request's IDF mass. A request such as "get the solar
-// radiation for Paris, then estimate the water needs of a city" thus gets
-// a water tool near the top even when many solar tools outscore it on the
-// whole request. Only the top maxDiversified places are re-ranked; the
-// rest follow in whole-request order.
+// where P(t|q_s) is the tool's coverage of clause s and w_s the clause's
+// share of the request's IDF mass. Only the top maxDiversified places are
+// re-ranked; the rest follow in whole-request order.
 func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k int, ev *[]evidence) []Hit {
 	head := k
 	if head <= 0 || head > maxDiversified {
 		head = maxDiversified
 	}
-	// The whole request's ranking is read once, as deep as either the
-	// candidates or the tail after the head need.
 	whole := append(acc.whole[:0], selectTop(acc, acc.touched, acc.score, max(head+maxDiversified, k), ix.order, ix.byOrder)...)
 	acc.whole = whole
 	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
@@ -67,32 +57,23 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		}
 		return v
 	}
-	// Lazy greedy: a candidate's value only falls as the clauses get
-	// covered, so the value it had when last computed bounds it. The
-	// candidates wait in a heap by that bound; the best is recomputed
-	// and chosen when it still beats the next one's bound, which picks
-	// what computing every value at every choice would (the earlier
-	// candidate on a tie), at a few computations a choice.
-	q := lazyQueue{h: acc.queue[:0]}
-	for i := range cands {
-		q.h = append(q.h, bounded{bound: value(&cands[i]), i: int32(i)})
-	}
-	q.init()
-	for len(hits) < head && len(q.h) > 0 {
-		i := q.pop().i
-		v := bounded{bound: value(&cands[i]), i: i}
-		if len(q.h) > 0 && !v.beats(q.h[0]) {
-			q.push(v)
-			continue
+	for len(hits) < head {
+		best, bv := -1, 0.0 // the best unpicked candidate, the earlier on a tie
+		for i := range cands {
+			if v := value(&cands[i]); !acc.picked[cands[i].doc] && (best < 0 || v > bv) {
+				best, bv = i, v
+			}
 		}
-		c := &cands[i]
+		if best < 0 {
+			break
+		}
+		c := &cands[best]
 		for s := range rq.nseg {
 			uncovered[s] *= 1 - c.seg[s]
 		}
 		acc.picked[c.doc] = true
 		hits = append(hits, ix.hit(c.doc, c.raw, c.evidence(&tops, rq), ev))
 	}
-	acc.queue = q.h[:0]
 	defer unpick(acc.picked, cands)
 	if k <= 0 || len(hits) < k {
 		if k <= 0 { // every tool with a score: the tail is all of them
@@ -109,10 +90,9 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	return monotone(hits)
 }
 
-// candidates returns the tools diversify chooses from: the best for the
-// whole request (whole, best first) and the head best for each clause,
-// each once, in whole-request order (so that ties in the greedy choice
-// keep that order).
+// candidates returns the tools diversify chooses from, each once: the
+// best for the whole request (in its order, which ties keep), then the
+// best for each clause.
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
 	if n := len(ix.docs); len(acc.picked) < n {
 		acc.picked = make([]bool, n, n+n/4)
@@ -161,9 +141,8 @@ func clauseCoverage(raw float32, best float64) float64 {
 	return min(1, float64(raw)/best)
 }
 
-// clauseTops returns the best score of each clause among cands, which
-// hold every clause's best tools, and at index maxSegments the best
-// whole-request score.
+// clauseTops returns the best score of each clause among cands, and at
+// index maxSegments the best whole-request score.
 func clauseTops(cands []candidate, nseg int) (tops [maxSegments + 1]float32) {
 	for i := range cands {
 		c := &cands[i]
@@ -187,9 +166,8 @@ func clauseWeights(rq *resolvedQuery) (w [maxSegments]float64) {
 	return w
 }
 
-// evidence returns what calibrate needs to know of a candidate: its best
-// coverage of the whole request or of one clause, and its best score
-// relative to the top tool of the request or of that clause.
+// evidence returns a candidate's best coverage and relative score over
+// the whole request and each clause.
 func (c *candidate) evidence(tops *[maxSegments + 1]float32, rq *resolvedQuery) evidence {
 	e := evidence{coverage: c.wholeMatch, relative: ratio(c.raw, tops[maxSegments])}
 	for s := range rq.nseg {
@@ -207,76 +185,10 @@ func ratio(x, top float32) float64 {
 }
 
 // monotone lowers each score to at most the one above it, so that scores
-// never rise down a ranking, even where diversification reordered it or
-// a synonym's discount in coverage (see calibrate.go) puts a tool's
-// coverage out of step with its raw score.
+// never rise down a ranking (diversified, or with synonyms' discounts).
 func monotone(hits []Hit) []Hit {
 	for i := 1; i < len(hits); i++ {
 		hits[i].Score = min(hits[i].Score, hits[i-1].Score)
 	}
 	return hits
-}
-
-// lazyQueue is a max-heap of candidate indexes by their bound, the
-// earlier index first on equal bounds: a strict order, so that what it
-// pops does not depend on how the heap is laid out.
-type lazyQueue struct {
-	h []bounded
-}
-
-// bounded is a candidate index and the bound on its value.
-type bounded struct {
-	bound float64
-	i     int32
-}
-
-// beats reports whether a goes before b.
-func (a bounded) beats(b bounded) bool {
-	return a.bound > b.bound || a.bound == b.bound && a.i < b.i
-}
-
-func (q *lazyQueue) init() {
-	for i := len(q.h)/2 - 1; i >= 0; i-- {
-		q.down(i)
-	}
-}
-
-func (q *lazyQueue) pop() bounded {
-	top := q.h[0]
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h = q.h[:last]
-	q.down(0)
-	return top
-}
-
-func (q *lazyQueue) push(x bounded) {
-	q.h = append(q.h, x)
-	h := q.h
-	for c := len(h) - 1; c > 0; {
-		p := (c - 1) / 2
-		if !h[c].beats(h[p]) {
-			break
-		}
-		h[c], h[p] = h[p], h[c]
-		c = p
-	}
-}
-
-func (q *lazyQueue) down(i int) {
-	h := q.h
-	for {
-		best, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && h[l].beats(h[best]) {
-			best = l
-		}
-		if r < len(h) && h[r].beats(h[best]) {
-			best = r
-		}
-		if best == i {
-			return
-		}
-		h[i], h[best] = h[best], h[i]
-		i = best
-	}
 }

@@ -8,11 +8,8 @@ import (
 	"sync"
 )
 
-// Embedder turns texts into vectors. Implementations batch as they see fit.
-//
-// Embed returns one vector per text, in order, all of one length, or an
-// error. [OllamaEmbedder] is the implementation for an Ollama server;
-// tests substitute their own.
+// Embedder turns texts into vectors: one per text, in order, all of one
+// length. [OllamaEmbedder] is the implementation for an Ollama server.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
@@ -34,9 +31,8 @@ func normalizeVec(v []float32) {
 	}
 }
 
-// dotVec returns the dot product of a and b: their cosine when both are unit
-// vectors. Vectors of different lengths (a model changed under the same
-// name) have no meaningful product: dotVec returns 0.
+// dotVec returns the dot product of a and b (their cosine when both are
+// unit vectors); 0 for vectors of different lengths.
 func dotVec(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 0
@@ -115,10 +111,9 @@ func (c *vectorCache) get(keys []vecKey) [][]float32 {
 	return out
 }
 
-// put caches vecs (unit length, all of one length) under keys and, when
-// the cache has a store, saves them there. The vectors stay cached in
-// memory when saving fails. Vectors of another length than those cached
-// mean the model changed under its name: the old ones are dropped.
+// put caches vecs (all of one length) under keys and saves them in the
+// store, if any; vectors of another length than those cached mean the
+// model changed under its name: the old ones are dropped.
 func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	if len(keys) == 0 {
 		return nil
@@ -143,9 +138,8 @@ func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	return c.store.SaveVectors(c.model, added)
 }
 
-// loadLocked reads the store once; an empty store is an empty cache and
-// one that fails is ignored with a warning. Vectors of another length
-// than the first are left out.
+// loadLocked reads the store once (a failure is a warning), leaving out
+// vectors of another length than the first.
 func (c *vectorCache) loadLocked() {
 	if c.loaded {
 		return

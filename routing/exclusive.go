@@ -6,11 +6,8 @@ import (
 )
 
 // An exclusive domain is a rule of the catalog, not of scoring: a tool
-// that declares its domain exclusive (the built-in manual, whose domain
-// is mcp-router) serves only requests that name that domain, and is not
-// ranked for any other. Searching the manual answers "how do I configure
-// mcp-router profiles", never "search the documentation for the
-// deployment guide".
+// that declares its domain exclusive (the built-in manual's, mcp-router)
+// is ranked only for requests that name that domain.
 
 // namesDomain tells that the request's terms (see words) hold every term
 // of domain.

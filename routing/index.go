@@ -2,7 +2,6 @@ package routing
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"sync"
 )
@@ -15,20 +14,16 @@ type Tool struct {
 	Description string          // what the tool does, as its server says
 	InputSchema json.RawMessage // JSON Schema object; may be nil
 	Original    string          // the upstream's own name; "" = Name (not indexed)
-	// Server is what the upstream is for, as its configuration says ("my
-	// personal notes folder"); indexed with the domain, so that it tells
-	// instances of one server apart.
+	// Server is what the upstream is for, as configured; indexed with the
+	// domain, it tells instances of one server apart.
 	Server string
-	// Contract identifies the tool's own name and contract (a hash): tools
-	// of several instances of one server share it, and the router offers
-	// only the best-ranked of them. "" means unknown: never collapsed.
+	// Contract identifies the tool's own name and contract: instances of
+	// one server share it and only the best-ranked is offered; "": never.
 	Contract string
-	// Destructive tells that the tool's annotations say destructiveHint:
-	// it needs its object named (see destructive.go).
+	// Destructive: the annotations say destructiveHint (see destructive.go).
 	Destructive bool
-	// Exclusive tells that the tool serves only requests that name its
-	// Domain, as the built-in manual serves questions about mcp-router
-	// (see exclusive.go).
+	// Exclusive: the tool serves only requests that name its Domain (see
+	// exclusive.go).
 	Exclusive bool
 }
 
@@ -39,52 +34,38 @@ type Hit struct {
 	Score float64
 	Raw   float64
 	// Coverage is the share of the request (or of its best-covered
-	// clause) the tool matches, in [0, 1], that Score is calibrated from;
-	// the router's abstention reads it (see calibrate.go).
+	// clause) the tool matches, in [0, 1] (see calibrate.go).
 	Coverage float64
-	// Words is how many of the request's words the catalog knows (argument
-	// values aside), and Matched how many of them the tool matches; they
-	// are counted for the top few hits only, 0 below them.
+	// The rest is set on the top few hits only. Words is how many of the
+	// request's words the catalog knows (values aside), Matched how many
+	// of them the tool matches, Foreign how many are English nouns the
+	// catalog does not know (advice.go), Request what the ranking says of
+	// the request, and Matches has bit i set when the tool matches
+	// Request.Known[i].
 	Words, Matched int
-	// Foreign is how many of the request's words are English nouns that
-	// the catalog knows neither directly nor through a synonym (see
-	// advice.go); set on the top few hits only, as Words is.
-	Foreign int
-	// Request is what the ranking says of the request itself, shared by
-	// the top few hits and nil below them.
-	Request *RequestWords
-	// Matches has bit i set when the tool matches Request.Known[i]; set
-	// on the top few hits only.
-	Matches uint64
+	Foreign        int
+	Request        *RequestWords
+	Matches        uint64
 }
 
 // RequestWords is what a ranking says of the request itself.
 type RequestWords struct {
-	// Clauses is how many clauses the request was ranked by (see
-	// Clauses): more than one for a request of several asks.
-	Clauses int
-	// Known are the request's words the catalog knows (argument values
-	// aside; the first 16), lower-cased as the request wrote them, and
-	// Unknown its words the catalog knows neither directly nor through
-	// a synonym (at most 16; nouns and names first), for alerts to say
-	// what a tool does and does not match.
+	Clauses int // how many clauses the request was ranked by
+	// Known are the request's words the catalog knows and Unknown those it
+	// does not (nouns first), at most 16 each, for alerts.
 	Known, Unknown []string
 }
 
-// Index is a lexical (BM25F) index of catalog tools. It is safe for
-// concurrent use: any number of Search calls run in parallel, and
-// SetUpstream excludes them only while it swaps its changes in. The
-// length-normalised frequencies in the posting lists depend on the
-// average field lengths; after a change they are recomputed once, by the
-// first Search (a linear pass over the postings), so that a burst of
-// SetUpstream calls at start-up costs one pass, not one each.
+// Index is a lexical (BM25F) index of catalog tools, safe for concurrent
+// use. The length-normalised frequencies depend on the average field
+// lengths; after a change the first Search recomputes them once, so that
+// a burst of SetUpstream calls at start-up costs one pass.
 type Index struct {
-	opts   IndexOptions // resolved: every default applied
-	docTok *Tokenizer
-	qTok   *Tokenizer
-	accs   sync.Pool // *accumulator, reused by Search
-	// queries is a sync.Pool of *queryScratch, reused by Search.
-	queries sync.Pool
+	opts    IndexOptions // resolved: every default applied
+	docTok  *Tokenizer
+	qTok    *Tokenizer
+	accs    sync.Pool // *accumulator, reused by Search
+	queries sync.Pool // *queryScratch, reused by Search
 
 	mu         sync.RWMutex
 	docs       []doc              // by doc id; removed docs stay as holes
@@ -98,16 +79,13 @@ type Index struct {
 	freeTerms  []int32            // term ids whose postings emptied
 	stats      corpusStats
 	stale      bool // postings' frequencies predate the last change
-	// order is, by doc id, the doc's place among the live docs by name,
-	// rebuilt by refresh: ties in score are broken by it (see rankKey).
-	// It is kept apart from docs so that ranking reads 4 bytes a doc,
-	// not a doc's cache line.
-	order []int32
-	// byOrder is the live docs' ids in name order, order's inverse.
+	// Rebuilt by refresh: order is, by doc id, the doc's place in name
+	// order, which breaks ties (apart from docs, so that ranking reads 4
+	// bytes a doc); byOrder is its inverse; inName tells, by term id,
+	// whether some tool's name holds the term (nouns.go).
+	order   []int32
 	byOrder []int32
-	// inName tells, by term id, whether some tool's name holds the term,
-	// rebuilt by refresh (nouns.go).
-	inName []bool
+	inName  []bool
 }
 
 // doc is one indexed tool.
@@ -149,13 +127,10 @@ func (ix *Index) Tool(name string) (Tool, bool) {
 	return ix.docs[id].tool, true
 }
 
-// SetUpstream replaces every tool of upstream with tools (nil or empty
-// removes them). Each tool's Upstream is set to upstream. Only the new
-// documents are analysed, outside the lock; posting lists and corpus
-// statistics are updated incrementally. A tool whose name another upstream
-// already holds replaces that tool (the proxy reports such collisions as
-// configuration errors before they reach the index); within tools, the
-// first of two equal names wins.
+// SetUpstream replaces every tool of upstream with tools (nil removes
+// them), analysing them outside the lock. A tool whose name another
+// upstream holds replaces that tool; within tools, the first of two equal
+// names wins.
 func (ix *Index) SetUpstream(upstream string, tools []Tool) {
 	analysed := ix.analyseAll(upstream, tools)
 
@@ -182,28 +157,18 @@ func (ix *Index) SetUpstream(upstream string, tools []Tool) {
 
 // analyseAll turns tools into analysed documents, dropping repeated names.
 func (ix *Index) analyseAll(upstream string, tools []Tool) []analysed {
-	seen := make(map[string]bool, len(tools))
-	out := make([]analysed, 0, len(tools))
-	for _, t := range tools {
-		if seen[t.Name] {
-			continue
-		}
-		seen[t.Name] = true
+	tools = uniqueTools(tools)
+	out := make([]analysed, len(tools))
+	for i, t := range tools {
 		t.Upstream = upstream
-		out = append(out, ix.analyse(t))
+		out[i] = ix.analyse(t)
 	}
 	return out
 }
 
 // dropFromUpstream forgets that upstream owns doc id.
 func (ix *Index) dropFromUpstream(upstream string, id int32) {
-	ids := ix.byUpstream[upstream]
-	for i, x := range ids {
-		if x == id {
-			ids = append(ids[:i], ids[i+1:]...)
-			break
-		}
-	}
+	ids := slices.DeleteFunc(ix.byUpstream[upstream], func(x int32) bool { return x == id })
 	if len(ids) == 0 {
 		delete(ix.byUpstream, upstream)
 		return
@@ -289,52 +254,4 @@ func (ix *Index) removeDocs(ids []int32) {
 		}
 		ix.postings[tid], ix.fieldTFs[tid] = ps, tfs
 	}
-}
-
-// Without returns a copy of the index without the tools named, as if they
-// had never been added: its IDFs, field-length averages and rankings are
-// those of the catalog without them. It copies the posting lists, at about
-// the cost of one refresh, and is meant for held-out evaluation: how the
-// index scores a request whose right tool is absent. The copy is
-// independent of the index.
-func (ix *Index) Without(names ...string) *Index {
-	ix.rlockFresh()
-	defer ix.mu.RUnlock()
-	c := &Index{
-		opts: ix.opts, docTok: ix.docTok, qTok: ix.qTok,
-		docs: slices.Clone(ix.docs), free: slices.Clone(ix.free),
-		byName: maps.Clone(ix.byName), byUpstream: make(map[string][]int32, len(ix.byUpstream)),
-		terms: maps.Clone(ix.terms), termNames: slices.Clone(ix.termNames),
-		postings: cloneLists(ix.postings), fieldTFs: cloneLists(ix.fieldTFs),
-		freeTerms: slices.Clone(ix.freeTerms), stats: ix.stats,
-	}
-	for up, ids := range ix.byUpstream {
-		c.byUpstream[up] = slices.Clone(ids)
-	}
-	var ids []int32
-	for _, name := range names {
-		if id, ok := c.byName[name]; ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-			c.dropFromUpstream(c.docs[id].tool.Upstream, id)
-		}
-	}
-	c.removeDocs(ids)
-	c.stale = true
-	return c
-}
-
-// cloneLists deep-copies lists into one allocation, each list without
-// spare capacity so that appending to one never writes into the next.
-func cloneLists[T any](lists [][]T) [][]T {
-	n := 0
-	for _, xs := range lists {
-		n += len(xs)
-	}
-	all := make([]T, 0, n)
-	out := make([][]T, len(lists))
-	for i, xs := range lists {
-		all = append(all, xs...)
-		out[i] = all[len(all)-len(xs) : len(all) : len(all)]
-	}
-	return out
 }

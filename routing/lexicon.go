@@ -2,15 +2,15 @@ package routing
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/kljensen/snowball/english"
 )
 
-// stopWords are English function words: they say nothing about which tool
-// fits, in a request or in a description. The list is the Snowball English
-// list plus a few modal verbs and abbreviations.
+// stopWords are English function words (Snowball's list plus a few modal
+// verbs and abbreviations): they say nothing about which tool fits.
 var stopWords = setOf(`a about above after again against all am an and any are as at be
 because been before being below between both but by can could did do does doing don down
 during each etc few for from further had has have having he her here hers herself him
@@ -20,10 +20,9 @@ than that the their theirs them themselves then there these they this those thro
 under until up very was we were what when where which while who whom why will with would
 you your yours yourself yourselves eg ie via might must shall may`)
 
-// fillerWords phrase a request without naming its subject ("can you please
-// help me, I would like to know ..."). They are dropped from queries only:
-// in a description they are rare, so they would get a high IDF and pull
-// in tools at random.
+// fillerWords phrase a request without naming its subject ("can you
+// please help me"); dropped from queries only (rare in descriptions, they
+// would get a high IDF).
 var fillerWords = setOf(`please want wanna need needs like tell let know help hi hello hey
 thanks thank also additionally moreover furthermore kindly able possible something anything
 someone somebody wondering wonder sure okay ok us im ive id interesting bored hopefully
@@ -36,8 +35,6 @@ func setOf(words string) map[string]bool {
 	}
 	return m
 }
-
-func isStopWord(w string) bool { return stopWords[w] }
 
 // tableLines returns the lines of an embedded table, without blank lines
 // and # comments.
@@ -52,10 +49,8 @@ func tableLines(table string) []string {
 }
 
 // synonymTable is a small general lexicon of words that name the same
-// action or thing in tool requests and tool descriptions. Each line is one
-// group. It is deliberately general (software, commerce, media, travel,
-// health, finance, science) and conservative: a word that commonly means
-// two different things (book, post, share, log, rate, plant) is left out.
+// action or thing, one group a line; a word that commonly means two
+// different things (book, post, log) is left out.
 //
 //go:embed synonyms.txt
 var synonymTable string
@@ -63,46 +58,36 @@ var synonymTable string
 // synonymGroups are the lines of synonymTable.
 var synonymGroups = tableLines(synonymTable)
 
-var (
-	synonymsOnce sync.Once
-	synonymIndex map[string][]string // stem → the other stems of its groups
-)
-
-// synonymsOf returns the stems that share a lexicon group with stem.
-func synonymsOf(stem string) []string {
-	synonymsOnce.Do(buildSynonyms)
-	return synonymIndex[stem]
-}
-
-func buildSynonyms() {
-	synonymIndex = map[string][]string{}
+// synonymIndex maps a stem to the other stems of its lexicon groups.
+var synonymIndex = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
 	for _, g := range synonymGroups {
 		stems := groupStems(g)
 		for _, s := range stems {
 			for _, o := range stems {
-				if o != s && !contains(synonymIndex[s], o) {
-					synonymIndex[s] = append(synonymIndex[s], o)
-				}
+				link(m, s, o)
 			}
 		}
+	}
+	return m
+})
+
+// synonymsOf returns the stems that share a lexicon group with stem.
+func synonymsOf(stem string) []string { return synonymIndex()[stem] }
+
+// link adds b to a's related terms in m, once; a term is not its own.
+func link(m map[string][]string, a, b string) {
+	if a != b && !slices.Contains(m[a], b) {
+		m[a] = append(m[a], b)
 	}
 }
 
 func groupStems(group string) []string {
 	var stems []string
 	for _, w := range strings.Fields(group) {
-		if s := english.Stem(w, true); !contains(stems, s) {
+		if s := english.Stem(w, true); !slices.Contains(stems, s) {
 			stems = append(stems, s)
 		}
 	}
 	return stems
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

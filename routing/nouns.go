@@ -1,18 +1,10 @@
 package routing
 
-// Nouns name what a request is about; the request's other words mostly
-// say how it is put. People write "can you find me the latest detailed
-// information on X", and a tool whose description happens to say "find
-// detailed information" should not outrank the one about X. So a request
-// word counts in proportion to how much of its use is as a noun (the
-// WordNet table's noun share, see wordnet.go): a noun at its full IDF, a
-// word never used as a noun (find, latest, specific) at nonNounWeight of
-// it. Words WordNet does not know (names, product and technical terms)
-// count in full.
-//
-// The catalog has the last word: a word that some tool's name holds is
-// one the catalog tells tools apart by (get_current_weather, list_files,
-// find_agency), and it counts in full whatever its part of speech.
+// Nouns name what a request is about; its other words mostly say how it
+// is put ("can you find me the latest information on X"). So a request
+// word counts in proportion to its use as a noun (wordnet.go): a word
+// never used as one (find, latest) at nonNounWeight. Words WordNet does
+// not know, and words some tool's name holds (list_files), count in full.
 
 // nonNounWeight is the weight, relative to a noun, of a request word
 // never used as a noun and absent from the catalog's tool names.

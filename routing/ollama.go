@@ -11,6 +11,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
 )
 
@@ -21,30 +22,25 @@ const MaxOllamaReplyBytes = 32 << 20
 // OllamaOptions configures an [OllamaEmbedder]. URL and Model are
 // required; every other zero field takes the default documented on it.
 type OllamaOptions struct {
-	// URL is the Ollama server's base URL: scheme, host and port, and a
-	// path prefix when a reverse proxy serves Ollama under one.
+	// URL is the Ollama server's base URL (with a path prefix, if any).
 	URL string
-	// Model is the embedding model as Ollama names it, e.g.
-	// "nomic-embed-text" (":latest" is implied) or "mxbai-embed-large:335m".
+	// Model is the embedding model as Ollama names it ("nomic-embed-text").
 	Model string
 	// BatchSize is the most texts sent in one request; default 32.
 	BatchSize int
-	// Timeout bounds each request; default 10s. The first request after
-	// Ollama unloaded the model includes loading it.
+	// Timeout bounds each request (loading the model included); default 10s.
 	Timeout time.Duration
 	// KeepAlive is how long Ollama keeps the model loaded after a request:
-	// 0 leaves it to the server (5 minutes unless OLLAMA_KEEP_ALIVE says
-	// otherwise), a negative value keeps it loaded until Ollama stops.
+	// 0 leaves it to the server, negative keeps it until Ollama stops.
 	KeepAlive time.Duration
 	// HTTPClient sends the requests; nil means a client on
 	// http.DefaultTransport whose replies fail past MaxOllamaReplyBytes.
 	HTTPClient *http.Client
 }
 
-// OllamaEmbedder is an [Embedder] backed by an Ollama server's /api/embed.
-// It sends texts in batches of BatchSize, one request at a time, asks
-// Ollama to truncate texts longer than the model's context, and returns
-// L2-normalised vectors. It is safe for concurrent use.
+// OllamaEmbedder is an [Embedder] backed by an Ollama server's /api/embed,
+// sending batches one at a time, texts truncated to the model's context.
+// It is safe for concurrent use.
 type OllamaEmbedder struct {
 	client    *api.Client
 	model     string
@@ -70,12 +66,8 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 		batch:   opts.BatchSize,
 		timeout: opts.Timeout,
 	}
-	if e.batch <= 0 {
-		e.batch = 32
-	}
-	if e.timeout <= 0 {
-		e.timeout = 10 * time.Second
-	}
+	defaults.Set(&e.batch, 32)
+	defaults.Set(&e.timeout, 10*time.Second)
 	if opts.KeepAlive != 0 {
 		e.keepAlive = &api.Duration{Duration: opts.KeepAlive}
 	}
@@ -87,10 +79,8 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 	return e, nil
 }
 
-// Embed returns one unit vector per text, in order. Batches go out one
-// after another, each with its own Timeout; the first failure ends the
-// call. Errors name the model and a short reason, never the server's URL
-// or any header.
+// Embed returns one unit vector per text, in order; each batch has its
+// own Timeout. Errors name the model and a short reason, never the URL.
 func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += e.batch {

@@ -40,9 +40,6 @@ type IndexOptions struct {
 	Diversity float64
 	// Tokenizer configures how documents and queries are split into terms.
 	Tokenizer TokenizerOptions
-	// Learned adds, for each request word it holds, the tool words it
-	// points to (learned.go); nil, the default, adds none.
-	Learned Learned
 	// Off turns heuristics off, for the ablation in routing/eval that
 	// measures what each one pays; the zero value is every one on.
 	Off Heuristics

@@ -20,26 +20,16 @@ type queryTerm struct {
 	kind   termKind
 	segs   uint8 // bit s is set when the term occurs in segment s
 	of     int   // for a synonym, the index of its word
-	// value: the word only occurs in argument values (see prepare), so
-	// that when the catalog does not know it, it is not held against
-	// coverage.
-	value bool
-	// derived: a synonym that is the word as another part of speech
-	// (remember, memory), matched as the word itself (see lookUpGroup).
-	derived bool
-	// fallback: a derived form or a translation, looked up only when the
-	// catalog does not know the word itself.
-	fallback bool
-	// ex, for a word, is its expansions as the tokenizer kept them; nil
-	// when it kept none (they are then looked up).
-	ex *expansions
-	// surface, for a word, is the word as the request first wrote it,
-	// lower-cased, for alerts to name.
-	surface string
+	value  bool  // only in argument values: unknown, not held against coverage
+	// derived: the word as another part of speech (remember, memory),
+	// matched as the word itself (see lookUpGroup).
+	derived  bool
+	fallback bool        // looked up only when the catalog lacks the word
+	ex       *expansions // a word's expansions as the tokenizer kept them, or nil
+	surface  string      // a word as the request wrote it, for alerts
 }
 
-// derivedWeight is the weight of a word's derived form in the WordNet
-// table (remember, memory), relative to the word itself.
+// derivedWeight is the weight of a word's derived form (remember, memory).
 const derivedWeight = 0.3
 
 // query is an analysed request.
@@ -48,24 +38,19 @@ type query struct {
 	nseg  int // clauses told apart; 1 when the request is one clause
 }
 
-// queryScratch is parseQuery's and resolve's scratch space, reused across
-// searches through a sync.Pool so that analysing a request allocates
-// little beyond its terms' strings.
+// queryScratch is parseQuery's and resolve's scratch space, reused
+// through a sync.Pool.
 type queryScratch struct {
-	terms  []queryTerm
-	seen   map[string]int
-	vals   map[string]bool
-	bigram []byte
-	words  []queryTerm // the terms before synonyms, as parsed
-	// synOf holds, for each word, the indexes of its synonyms in terms,
-	// flattened: synOf[synSpan[i][0]:synSpan[i][1]] (see resolve).
-	synOf   []int
+	terms   []queryTerm
+	seen    map[string]int
+	vals    map[string]bool
+	bigram  []byte
+	words   []queryTerm // the terms before synonyms, as parsed
+	synOf   []int       // word i's synonyms: synOf[synSpan[i][0]:synSpan[i][1]]
 	synSpan [][2]int32
-	// groups and members are resolve's term groups and the posting
-	// lists they hold (see resolve).
-	groups  []termGroup
+	groups  []termGroup // resolve's
 	members []resolvedTerm
-	unknown []string // resolve's resolvedQuery.unknown
+	unknown []string
 }
 
 func (ix *Index) acquireQuery() *queryScratch {
@@ -86,8 +71,7 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	clear(sc.terms) // drop the strings
 	clear(sc.words)
 	sc.terms = sc.terms[:0]
-	// Drop the posting lists, which a later change of the index may
-	// replace, and the storage a very long request grew.
+	// Drop the posting lists (a change of the index may replace them).
 	clear(sc.groups)
 	clear(sc.members)
 	sc.groups, sc.members = sc.groups[:0], sc.members[:0]
@@ -97,13 +81,11 @@ func (ix *Index) releaseQuery(sc *queryScratch) {
 	ix.queries.Put(sc)
 }
 
-// parseQuery analyses a request. Each clause (see segments) is split into
-// terms as documents are, filler words dropped. Adjacent words also make
-// a bigram term at BigramWeight, and each word's expansions are added
-// (see expand). Repeats are merged: a word repeated in a request is
-// emphasis at most, and counting it twice lets one word outweigh the
-// rest. A bigram the index does not hold is left out: it could match no
-// tool. The caller holds the index's read lock; the terms live in sc.
+// parseQuery analyses a request: each clause (see segments) is split into
+// terms, filler words dropped; adjacent words make a bigram at
+// BigramWeight when the index holds it, and each word's expansions are
+// added (see expand). Repeats are merged, so that one repeated word does
+// not outweigh the rest. The caller holds the read lock.
 func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	p := prepare(q, ix.opts.Off)
 	clauses := segments(p.text, maxSegments)
@@ -111,8 +93,7 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	for _, v := range p.values {
 		ix.qTok.each(v, func(term string, _ wordKind) { ts.vals[term] = true })
 	}
-	// bigram returns the index's own string for the bigram of prev and
-	// term, without building one when the index lacks it.
+	// bigram returns the index's own string for the bigram, if any.
 	bigram := func(prev, term string) (string, bool) {
 		sc.bigram = append(append(append(sc.bigram[:0], prev...), ' '), term...)
 		tid, ok := ix.terms[string(sc.bigram)]
@@ -175,12 +156,9 @@ func (ts *termSet) put(term string, w float64, kind termKind, segs uint8, of int
 	return &ts.terms[len(ts.terms)-1]
 }
 
-// expand adds to ts each of words' lexicon synonyms at SynonymWeight,
-// its derived forms at derivedWeight and its translations at
-// translationWeight (those two only looked up when the catalog lacks the
-// word, see lookUpGroup). Each word's expansions take the clauses the
-// word was found in: a word that is also another's synonym gains that
-// word's clauses as the loop goes, which its own synonyms do not inherit.
+// expand adds to ts each word's lexicon synonyms at SynonymWeight, and
+// its derived forms and translations (fallbacks, see lookUpGroup), in
+// the word's clauses.
 func (ix *Index) expand(ts *termSet, words []queryTerm) {
 	sw := ix.opts.SynonymWeight
 	for i, qt := range words {
@@ -195,7 +173,6 @@ func (ix *Index) expand(ts *termSet, words []queryTerm) {
 		for _, syn := range ex.synonyms {
 			ts.put(syn, sw, termSynonym, qt.segs, i)
 		}
-		ix.addLearned(ts, words, i)
 		var derived, trans []string
 		if ix.opts.Off&OffDerived == 0 {
 			derived = ex.rel.derived
@@ -205,8 +182,7 @@ func (ix *Index) expand(ts *termSet, words []queryTerm) {
 		}
 		for _, d := range derived {
 			if j, ok := ts.seen[d]; ok {
-				// A lexicon synonym that is also the word's derived
-				// form counts as the word in coverage.
+				// A synonym that is also a derived form counts as the word.
 				if t := &ts.terms[j]; t.kind == termSynonym && t.of == i {
 					t.derived = true
 				}

@@ -7,31 +7,22 @@ import (
 	"unicode/utf8"
 )
 
-// A request says what it wants in a user's words and carries argument
-// values along: names, file names, addresses, quoted text.
-// prepare rewrites the first into the words tool descriptions use and
-// tells the second apart, before the request is split into terms:
+// prepared is a request rewritten into the words tool descriptions use,
+// its argument values told apart:
 //
-//   - Operators and the words for them become the operation: "2 + 3",
-//     "2 plus 3" and "the sum of 2 and 3" ask to add; "6 × 7" and "6 times
-//     7" to multiply; "what's in X" and "the contents of X" to read.
-//   - A file name (notes.txt) becomes "file" and its extension, an
-//     address (https://...) "url", an e-mail address "email", a path
-//     "path": the value says what kind of thing the tool acts on, and its
-//     own words (notes, example, com) say nothing about which tool.
-//     "open" with a file name or address is a read.
-//   - Quoted text and capitalised words inside a sentence (Alice, Acme)
-//     are values: when the catalog does not know them they do not count
-//     against a tool's coverage of the request (see calibrate.go), since
-//     no tool description names the user's friends. When it does know them
-//     (a platform: "On Semgrep, ...") they match as any word.
+//   - Operators and their words become the operation ("2 plus 3": add);
+//     "what's in X" and "the contents of X" with a file or address: read.
+//   - A file name becomes "file" and its extension, an address "url", an
+//     e-mail address "email", a path "path": the kind of thing acted on.
+//   - Quoted text and capitalised words inside a sentence (Alice) are
+//     values: unknown to the catalog, they do not count against a tool's
+//     coverage (see calibrate.go).
 type prepared struct {
 	text   string
 	values []string // lower-cased words that are argument values
 }
 
-// maxPrepared bounds the request text prepare works on; routing reads
-// no further (a request is a sentence or a few, not a document).
+// maxPrepared bounds the request text routing reads.
 const maxPrepared = 4096
 
 var (
@@ -43,16 +34,15 @@ var (
 	opRe = regexp.MustCompile(`(^|[^\w.])(\d+(?:\.\d+)?)\s*([+×*÷^]|\*\*|\s[-−/]\s)\s*(\d+(?:\.\d+)?)($|[^\w.^])`)
 )
 
-// fileExtensions are common file extensions, the ones a request names a
-// file by.
+// fileExtensions are the extensions a request names a file by.
 var fileExtensions = setOf(`txt md markdown rst csv tsv json jsonl yaml yml toml xml html htm css js ts
 tsx jsx py go rs java kt c cc cpp h hpp cs rb php swift sh sql log ini cfg conf env pdf doc docx xls
 xlsx ppt pptx odt rtf epub png jpg jpeg gif svg webp bmp tif tiff mp3 wav flac ogg mp4 mov avi mkv
 webm zip tar gz tgz bz2 7z rar ipynb parquet db sqlite`)
 
-// replaceFiles replaces each file name in q (a name, a dot and a known
-// extension, with any directories before it) with "file", its extension
-// and the kind of content it holds, and reports whether it found one.
+// replaceFiles replaces each file name in q (with any directories before
+// it) with "file", its extension and its kind of content, and reports
+// whether it found one.
 func replaceFiles(q string) (string, bool) {
 	var b strings.Builder
 	last, found := 0, false
@@ -94,9 +84,8 @@ var fileKinds = map[string]string{
 	"ppt": "presentation", "pptx": "presentation",
 }
 
-// urlWords returns the words of a URL's path (its host and query are
-// left out: example.com says nothing of what is wanted, /recommendations
-// may).
+// urlWords returns the words of a URL's path (the host and query say
+// nothing of what is wanted).
 func urlWords(u string) string {
 	rest := u[strings.Index(u, "://")+3:]
 	i := strings.IndexByte(rest, '/')
@@ -115,10 +104,8 @@ var operators = map[string]string{
 }
 
 // phrases rewrite the words people use for an operation into the word
-// tool descriptions use. Each is matched as whole words, lower-cased;
-// longer phrases are tried first.
-// Phrases marked read only apply when the request names a file, path or
-// address: reading is what is done to those.
+// tool descriptions use, as whole words, longer phrases first. Those
+// marked read apply only when the request names a file, path or address.
 var phrases = []struct {
 	from, to string
 	read     bool
@@ -147,12 +134,11 @@ var wordOpRe = regexp.MustCompile(`(?i)(\d)\s+(plus|minus|times)\s+(\d)`)
 
 var wordOps = map[string]string{"plus": "add sum numbers", "minus": "subtract difference numbers", "times": "multiply product numbers"}
 
-// percentRe is a share of a number: "15% of 240", "15 percent of 240",
-// a product of the two numbers.
+// percentRe is a share of a number ("15% of 240"): a product.
 var percentRe = regexp.MustCompile(`(?i)(\d)\s*(?:%|percent)\s+of\s+(\d)`)
 
-// prepare rewrites a request as described above, but for the
-// heuristics off turns off.
+// prepare rewrites a request (see prepared), but for the heuristics off
+// turns off.
 func prepare(q string, off Heuristics) prepared {
 	if len(q) > maxPrepared {
 		q = q[:maxPrepared]
@@ -170,7 +156,7 @@ func prepare(q string, off Heuristics) prepared {
 		return p
 	}
 	digits := strings.ContainsAny(q, "0123456789")
-	if digits && digitBeforeOperator(q) {
+	if digits {
 		q = rewriteOperators(q)
 	}
 	if digits && (strings.Contains(q, "plus") || strings.Contains(q, "minus") || strings.Contains(q, "times")) {
@@ -194,9 +180,8 @@ func prepare(q string, off Heuristics) prepared {
 	return p
 }
 
-// replaceValues replaces addresses, e-mail addresses, file names and
-// paths in q with the kind of thing they are, notes the request's
-// argument values in p, and returns q and which kinds it found.
+// replaceValues replaces addresses, files and paths in q with their
+// kind, notes the argument values in p, and returns q and the kinds found.
 func (p *prepared) replaceValues(q string) (string, int) {
 	kinds := 0
 	if strings.Contains(q, "://") {
@@ -209,15 +194,15 @@ func (p *prepared) replaceValues(q string) (string, int) {
 	if strings.Contains(q, "@") {
 		q = emailRe.ReplaceAllString(q, " email ")
 	}
-	if hasInnerDot(q) {
-		var found bool
-		q, found = replaceFiles(q)
-		if found {
-			kinds |= kindFile
-		}
+	var found bool
+	if q, found = replaceFiles(q); found {
+		kinds |= kindFile
 	}
 	if strings.Contains(q, "/") {
-		q = replaceGroup(pathRe, q, func([]string) string { kinds |= kindFile; return " path " })
+		q = pathRe.ReplaceAllStringFunc(q, func(m string) string {
+			kinds |= kindFile
+			return m[:len(m)-len(strings.TrimLeftFunc(m, unicode.IsSpace))] + " path " // the space before it stays
+		})
 	}
 	p.values = append(p.values, values(q)...)
 	return q, kinds
@@ -225,77 +210,6 @@ func (p *prepared) replaceValues(q string) (string, int) {
 
 // The kinds of values replaceValues finds.
 const kindFile, kindURL = 1, 2
-
-// replaceGroup replaces the first capture group of each match of re in s
-// with what fn returns for the match's groups.
-func replaceGroup(re *regexp.Regexp, s string, fn func(groups []string) string) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
-		groups := make([]string, len(m)/2)
-		for i := range groups {
-			if m[2*i] >= 0 {
-				groups[i] = s[m[2*i]:m[2*i+1]]
-			}
-		}
-		b.WriteString(s[last:m[2]])
-		b.WriteString(fn(groups))
-		last = m[3]
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// digitBeforeOperator reports whether q holds a digit, then an operator
-// sign, then a digit, spaced as opRe needs them (a minus, a slash or
-// U+2212 needs a space on each side): what opRe needs before it can
-// match, found without running it. Dates and ranges ("2024-01-05",
-// "3/4") do not pass.
-func digitBeforeOperator(q string) bool {
-	spaces := func(j int) int {
-		for j < len(q) && strings.IndexByte(" \t\n\f\r", q[j]) >= 0 { // opRe's \s
-			j++
-		}
-		return j
-	}
-	for i := 0; i < len(q); i++ {
-		if q[i] < '0' || q[i] > '9' {
-			continue
-		}
-		j := spaces(i + 1)
-		if j >= len(q) {
-			return false
-		}
-		var size int
-		spaced := false // the sign needs spaces around it
-		switch {
-		case strings.IndexByte("+*^", q[j]) >= 0:
-			size = 1
-		case strings.HasPrefix(q[j:], "×"), strings.HasPrefix(q[j:], "÷"):
-			size = len("×")
-		case q[j] == '-' || q[j] == '/':
-			size, spaced = 1, true
-		case strings.HasPrefix(q[j:], "−"):
-			size, spaced = len("−"), true
-		default:
-			continue
-		}
-		k := j + size
-		if spaced && (j == i+1 || k >= len(q) || k == spaces(k)) {
-			continue
-		}
-		if k = spaces(k); k < len(q) && q[k] == '*' { // "**"
-			k = spaces(k + 1)
-		}
-		if k < len(q) && q[k] >= '0' && q[k] <= '9' {
-			return true
-		}
-	}
-	return false
-}
 
 // rewriteOperators turns arithmetic operators between operands into the
 // operation's word.
@@ -314,8 +228,7 @@ func rewriteOperators(q string) string {
 }
 
 // replaceWord replaces each whole-word occurrence of from (lower-case)
-// in s, in any case, with to. Case is folded in ASCII only, so that
-// offsets in s and its folded copy agree.
+// in s, in any ASCII case (so that offsets agree), with to.
 func replaceWord(s, from, to string) string {
 	low := asciiLower(s)
 	i := strings.Index(low, from)
@@ -341,8 +254,7 @@ func replaceWord(s, from, to string) string {
 	return b.String()
 }
 
-// asciiLower lower-cases the ASCII letters of s, leaving every other
-// byte as it is.
+// asciiLower lower-cases the ASCII letters of s.
 func asciiLower(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; 'A' <= c && c <= 'Z' {
@@ -359,15 +271,12 @@ func asciiLower(s string) string {
 }
 
 // values returns the lower-cased words of q that are argument values:
-// quoted text, capitalised words that do not start a sentence (Alice,
-// Acme; not PDF, JSON or API, whose capitals name a kind of thing, not
-// one thing), and what "remember that ..." asks to keep.
+// quoted text, capitalised words not starting a sentence (Alice, not
+// PDF), and what "remember that ..." asks to keep.
 func values(q string) []string {
 	var out []string
-	if hasQuote(q) {
-		for _, m := range quoted(q, 8) {
-			out = append(out, strings.Fields(strings.ToLower(m))...)
-		}
+	for _, m := range quoted(q, 8) {
+		out = append(out, strings.Fields(strings.ToLower(m))...)
 	}
 	start := true   // at a sentence's start
 	stated := false // in what a request says to remember: "remember that ..."
@@ -375,8 +284,6 @@ func values(q string) []string {
 	for w := range strings.FieldsSeq(q) {
 		core := w
 		if !isASCIIAlnum(w[0]) || !isASCIIAlnum(w[len(w)-1]) {
-			// Most words start and end with an ASCII letter or digit, and
-			// have nothing to trim.
 			core = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		}
 		switch {
@@ -396,9 +303,7 @@ func values(q string) []string {
 	return out
 }
 
-// statingVerbs introduce, with "that", what is to be kept: the words of
-// "remember that Alice works at Acme" after "that" are the value to keep,
-// not a description of the tool.
+// statingVerbs introduce, with "that", a value to keep.
 var statingVerbs = setOf(`remember memorize memorise note record store save`)
 
 // quotePairs are the quotes a request may quote a value with.
@@ -407,14 +312,12 @@ var quotePairs = [][2]string{{`"`, `"`}, {"'", "'"}, {"`", "`"}, {"“", "”"},
 // maxQuoted bounds the length of a quoted value; a longer run is prose.
 const maxQuoted = 200
 
-// quoted returns the texts of q between quotes, at most limit of them. A
-// single quote opens only outside a word (not in what's or don't) and
-// closes only before one.
+// quoted returns at most limit texts of q between quotes; a single quote
+// opens only outside a word (not in don't) and closes only before one.
 func quoted(q string, limit int) []string {
 	var out []string
 	for i := 0; i < len(q) && len(out) < limit; i++ {
-		// Every opening quote starts with one of these bytes (“ and ‘
-		// with 0xE2): the rest are passed over at one comparison each.
+		// Every opening quote starts with one of these bytes (“ and ‘: 0xE2).
 		if c := q[i]; c != '"' && c != '\'' && c != '`' && c != 0xE2 {
 			continue
 		}
@@ -448,40 +351,11 @@ func quoted(q string, limit int) []string {
 	return out
 }
 
-// hasInnerDot reports whether q has a dot between two word characters
-// (a file name, a version, a domain), the only place fileRe can match.
-func hasInnerDot(q string) bool {
-	for i := 1; i+1 < len(q); i++ {
-		if q[i] == '.' && isWordByte(q[i-1]) && isWordByte(q[i+1]) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasQuote reports whether q may quote something: a double quote,
-// backtick or typographic quote, or a single quote not inside a word
-// (what's, don't).
-func hasQuote(q string) bool {
-	// Byte by byte: ContainsAny with a set that is not all ASCII tries
-	// each quote at every character.
-	if strings.IndexByte(q, '"') >= 0 || strings.IndexByte(q, '`') >= 0 || strings.Contains(q, "“") || strings.Contains(q, "‘") {
-		return true
-	}
-	for i := 0; i < len(q); i++ {
-		if q[i] == '\'' && (i == 0 || !isWordByte(q[i-1])) {
-			return true
-		}
-	}
-	return false
-}
-
 func isASCIIAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// isCapitalised reports whether w is a capital followed by lower-case
-// letters only.
+// isCapitalised reports whether w is a capital, then lower case only.
 func isCapitalised(w string) bool {
 	r, n := utf8.DecodeRuneInString(w)
 	if !unicode.IsUpper(r) || n == len(w) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
@@ -24,55 +25,38 @@ import (
 // default for the multipliers SameDomain and CrossDomain.
 type RouterOptions struct {
 	// TopK tools are kept whatever their score, above the noise floor
-	// (Fuse.MinQRScore) [5], and one more for each further clause of a
-	// request of several ("find X, then do Y"), within the fuse policy's
-	// max_tools; negative: none is kept by rank alone.
+	// (Fuse.MinQRScore), plus one per further clause of the request,
+	// within max_tools [5].
 	TopK int
-	// Threshold keeps any tool scoring at least this much, beyond TopK
-	// [0.35]; negative: every ranked tool scores enough.
+	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
 	Threshold float64
 	// SameDomain and CrossDomain multiply scores when the session has a
 	// domain context [1.15, 0.7].
 	SameDomain, CrossDomain float64
 	// CollisionDelta: top-1 and top-2 from different domains within this
-	// score of each other raise a routing alert [0.08]; negative: no
-	// collision alert.
+	// score of each other raise a routing alert [0.08].
 	CollisionDelta float64
 	// DiscoveryPrefixes mark an upstream's discovery tools, loaded along
-	// with any of its tools that is selected [get_, list_, search_].
-	// An empty, non-nil slice turns boundary loading off.
+	// with any of its selected tools [get_, list_, search_]; an empty,
+	// non-nil slice turns boundary loading off.
 	DiscoveryPrefixes []string
-	// AbstainCoverage: when no tool of the top TopK matches this share of
-	// the request (its coverage, see calibrate.go; with embeddings, fused
-	// with the semantic score), no tool serves the request: the router
-	// abstains, selects nothing it ranked, and says which tools came
-	// closest [0.10]. A negative value turns abstention off (only a
-	// ranking with nothing above the noise floor then selects nothing).
+	// AbstainCoverage: when no top-TopK tool matches this share of the
+	// request (see calibrate.go), the router abstains and names the
+	// closest tools [0.10].
 	AbstainCoverage float64
-	// AbstainCommitment: the router also abstains when the top tool
-	// matches under 0.4 of the request and the lexical ranking does not
-	// commit to its top: with c that coverage and q the ranking's
-	// commitment (see commitment.go), when c·q² is under this value
-	// [0.002]. A negative value turns this check off; it
-	// applies only while AbstainCoverage is on. With embeddings it reads
-	// the lexical arm's scores, which say whether words match.
+	// AbstainCommitment: the router also abstains when the top tool's
+	// coverage c is under 0.4 and c·q² is under this value, q being the
+	// lexical ranking's commitment (commitment.go) [0.002]. It applies
+	// only while AbstainCoverage is on, with or without embeddings.
 	AbstainCommitment float64
 	// AbstainAdvice: the router also abstains when the request asks for
-	// know-how, an opinion or an errand ("how do I", "what's the best",
-	// "can you recommend", "go to the store") about at least two English
-	// nouns the catalog has never heard of, and no tool of the top TopK
-	// matches this share of it (see advice.go) [0.5]. A negative value
-	// turns this check off; it applies only while AbstainCoverage is on,
-	// with or without embeddings.
+	// advice or an errand about at least two nouns the catalog does not
+	// know and no top-TopK tool matches this share of it (advice.go)
+	// [0.5]. It applies only while AbstainCoverage is on.
 	AbstainAdvice float64
-	// KeepCoverage: a tool of the top TopK that matches at least this
-	// share of the request (or of a clause of it) is handed over even
-	// when its score is under the noise floor (Fuse.MinQRScore), since
-	// that score falls with the tool's distance from the top tool, which
-	// says little about whether the model needs it; so is every tool
-	// ranked above it, so that what is handed over is a prefix of the
-	// ranking. A negative value turns this off [0.10, as AbstainCoverage:
-	// what is enough not to abstain is enough to be handed over].
+	// KeepCoverage: a top-TopK tool matching at least this share of the
+	// request (or of a clause) is handed over even under the noise floor,
+	// with every tool ranked above it [0.10].
 	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
@@ -92,65 +76,40 @@ type RouterOptions struct {
 	// Trace, when set, receives each decision as a line of JSON (for
 	// offline analysis); writes are serialised.
 	Trace io.Writer
-	// Resolved says the numeric options are final, their defaults applied
-	// by the caller (the configuration does): a zero is zero, and no
-	// default replaces it.
+	// Resolved says the caller applied the numeric options' defaults: a
+	// zero is zero.
 	Resolved bool
 }
 
-// Reranker adjusts the scores of ranked tools for a query, by experience.
-// It only changes tools already ranked: a lesson never brings in a tool the
-// query did not find.
+// Reranker adjusts the scores of ranked tools for a query, by the
+// principal's experience (its lessons and the shared ones); it never
+// brings in a tool the query did not find.
 type Reranker interface {
-	// Rerank adjusts hits for query as principal's experience says (its
-	// own lessons and the shared ones).
 	Rerank(ctx context.Context, principal, query string, hits []Hit) []Hit
 }
 
-// Defaults for RouterOptions.
+// Defaults for RouterOptions (figures: docs/routing.md).
 const (
-	DefaultTopK           = 5
-	DefaultThreshold      = 0.35
-	DefaultSameDomain     = 1.15
-	DefaultCrossDomain    = 0.7
-	DefaultCollisionDelta = 0.08
-	// DefaultSemanticWeight is the embedding score's share when
-	// embeddings are on.
-	DefaultSemanticWeight = 0.5
-	// DefaultMaxTools is how many routed tools a session's belt holds.
-	DefaultMaxTools = fuse.DefaultMaxTools
-	// DefaultContextSize is how many recent domains make up a session's
-	// domain context.
-	DefaultContextSize = 3
-	// DefaultAbstainCoverage trades abstaining on requests no tool serves
-	// against abstaining on ones a tool does (figures: docs/routing.md ("What each part of the ranking pays")).
-	DefaultAbstainCoverage = 0.10
-	// DefaultAbstainCommitment is the bound of the commitment check (see
-	// RouterOptions.AbstainCommitment and commitment.go).
+	DefaultTopK              = 5
+	DefaultThreshold         = 0.35
+	DefaultSameDomain        = 1.15
+	DefaultCrossDomain       = 0.7
+	DefaultCollisionDelta    = 0.08
+	DefaultSemanticWeight    = 0.5
+	DefaultMaxTools          = fuse.DefaultMaxTools
+	DefaultContextSize       = 3 // recent domains in a session's domain context
+	DefaultAbstainCoverage   = 0.10
 	DefaultAbstainCommitment = 0.002
-	// DefaultAbstainAdvice is the coverage under which a request for
-	// advice or an errand about things the catalog does not know is one
-	// no tool serves (see RouterOptions.AbstainAdvice and advice.go).
-	DefaultAbstainAdvice = 0.5
-	// DefaultKeepCoverage is the coverage at which a top-k tool is handed
-	// over whatever its score (see RouterOptions.KeepCoverage).
-	DefaultKeepCoverage = 0.10
-	// boundaryPerUpstream caps the discovery tools one selected upstream brings.
-	boundaryPerUpstream = 2
-	// candidatePool is how deep the ranking is read before selection.
-	candidatePool = 50
-	// instancesPool is how many times deeper it is read when instances of
-	// one server are collapsed.
-	instancesPool = 4
-	// fuseDepth is how deep each arm's ranking is read when embeddings
-	// are fused with the lexical ranking, at least.
-	fuseDepth = 100
+	DefaultAbstainAdvice     = 0.5
+	DefaultKeepCoverage      = 0.10
+	boundaryPerUpstream      = 2   // discovery tools one selected upstream brings
+	candidatePool            = 50  // how deep the ranking is read before selection
+	instancesPool            = 4   // how many times deeper with instances collapsed
+	fuseDepth                = 100 // how deep each arm is read for fusion, at least
 )
 
-// DefaultNoiseFloor is the router's min_qr_score: the router already keeps
-// anything at or above its threshold (DefaultThreshold, the fuse
-// policy's own default min_qr_score), so the fuse floor only stops its
-// top-k from padding the belt with tools that barely match.
+// DefaultNoiseFloor is the router's min_qr_score: it stops the top-k from
+// padding the belt with tools that barely match.
 const DefaultNoiseFloor = 0.2
 
 // DefaultFusePolicy is fuse.DefaultPolicy with the router's noise floor.
@@ -175,12 +134,8 @@ func (o *RouterOptions) defaults() {
 		o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
 		o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	}
-	if o.SameDomain <= 0 {
-		o.SameDomain = DefaultSameDomain
-	}
-	if o.CrossDomain <= 0 {
-		o.CrossDomain = DefaultCrossDomain
-	}
+	defaults.Set(&o.SameDomain, DefaultSameDomain)
+	defaults.Set(&o.CrossDomain, DefaultCrossDomain)
 	if o.DiscoveryPrefixes == nil {
 		o.DiscoveryPrefixes = DefaultDiscoveryPrefixes
 	}
@@ -196,8 +151,7 @@ func (o *RouterOptions) defaults() {
 	}
 }
 
-// orDefault is how an option reads: zero takes def, a negative value means
-// zero, any other value is itself.
+// orDefault reads an option: zero takes def, a negative value means zero.
 func orDefault[T int | float64](v, def T) T {
 	switch {
 	case v == 0:
@@ -209,18 +163,13 @@ func orDefault[T int | float64](v, def T) T {
 }
 
 // Router ranks the catalog for a request and decides which tools to hand
-// over: affinity, selection, fusion with stated needs, boundary loading and
-// collision alerts. It holds no per-session state (see Session) and is safe
-// for concurrent use.
+// over. It holds no per-session state (see Session) and is safe for
+// concurrent use.
 type Router struct {
-	opts RouterOptions
-	// userFacing is the fuse policy's user-facing test (nil: every
-	// tool is).
-	userFacing func(string) bool
+	opts       RouterOptions
+	userFacing func(string) bool // the fuse policy's test; nil: every tool is
 	traceMu    sync.Mutex
-	// hits is a sync.Pool of *[]Hit: a lexical ranking's storage, reused
-	// when nothing but the router reads it (see rank).
-	hits sync.Pool
+	hits       sync.Pool // of *[]Hit, a lexical ranking's storage (see rank)
 
 	mu        sync.Mutex
 	discovery map[string][]string // upstream -> its discovery tools' names
@@ -329,16 +278,8 @@ func (r *Router) Embed(ctx context.Context, upstream string, tools []Tool) error
 }
 
 func (r *Router) isDiscovery(t Tool) bool {
-	name := t.Original
-	if name == "" {
-		name = t.Name
-	}
-	for _, p := range r.opts.DiscoveryPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	name := cmp.Or(t.Original, t.Name)
+	return slices.ContainsFunc(r.opts.DiscoveryPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
 // Tool returns a catalog tool by exposed name.
@@ -628,10 +569,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 
 // collapseInstances keeps, of the ranked tools that several instances of
 // one server expose (same own name and contract), the best-ranked one,
-// and lists the others as its alternatives: ten folders served by one
-// filesystem server offer one read_file, not ten identical ones. The
-// ranking decides which instance is kept, so an upstream's configured
-// description can.
+// and lists the others as its alternatives.
 func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 	kept := map[[2]string]int{} // own name and contract -> index in out
 	out := ranked[:0:0]
@@ -641,11 +579,7 @@ func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 			out = append(out, c)
 			continue
 		}
-		own := t.Original
-		if own == "" {
-			own = t.Name
-		}
-		key := [2]string{own, t.Contract}
+		key := [2]string{cmp.Or(t.Original, t.Name), t.Contract}
 		if i, ok := kept[key]; ok {
 			if out[i].runnerUp == nil {
 				out[i].runnerUp = &c
@@ -659,25 +593,14 @@ func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 	return out
 }
 
-func domainOf(t Tool) string {
-	if t.Domain != "" {
-		return t.Domain
-	}
-	return t.Upstream
-}
+func domainOf(t Tool) string { return cmp.Or(t.Domain, t.Upstream) }
 
 // abstains decides that no tool serves the request: nothing ranked, no
-// tool of the top TopK matches AbstainCoverage of it (what would be
-// enough to hand a tool over, see KeepCoverage, is enough not to
-// abstain: a top tool raised by synonyms or its server may match less
-// than the one below it), or the ranking does not commit to its top
-// (flat, see commitment.go), or query asks for advice or an errand
-// about things the catalog does not know (see advice.go); unless a
-// lesson raised one of the top tools for it, or the model stated a need
-// for one of them (a need the ranking agrees with is never called
-// missing: seed 000's needs-first policy). It reads coverage before
-// affinity and lessons' scores: neither says whether the catalog can do
-// what is asked.
+// top-TopK tool matches AbstainCoverage of it, the ranking does not
+// commit to its top (commitment.go), or it asks advice about things the
+// catalog does not know (advice.go); unless a lesson raised a top tool
+// or the model stated a need for one (seed 000's needs-first policy).
+// It reads coverage, which affinity and lessons do not change.
 func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
 		return abstainedCoverage
@@ -685,8 +608,6 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if r.opts.AbstainCoverage == 0 {
 		return abstainedNot // off
 	}
-	// A lesson that raised a top tool for this request is experience
-	// that it serves it.
 	if slices.ContainsFunc(ranked[:min(len(ranked), r.opts.TopK)], func(c Candidate) bool {
 		return c.Lesson > 0 || c.Coverage > 0 && slices.Contains(req.Needs, c.Name)
 	}) {
@@ -723,18 +644,13 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 // tool must match.
 const partialWords = 3
 
-// servedWhole is the check that a top tool acts on what a short request
-// of one clause is about: it must match each of its two or three words,
-// counting those the catalog does not know ("query logs": calculator_log
-// matches only log, memory_search_nodes only query; "read the system
-// logs" with only a smart-home log tool: it matches neither read nor
-// system; "delete the file": a memory server's delete tools match only
-// delete). Such a request gets a partial_match alert that names the
-// words missed, rather than an abstention: a short request is as often a
-// modifier and a noun ("vegetarian restaurants"), where the tool matching
-// the noun is right. A request of several clauses ("5 factorial and 16
-// squared") asks one thing of each tool, and a top tool the model stated
-// a need for is its own choice.
+// servedWhole checks that a top tool matches each word of a short
+// one-clause request, counting words the catalog does not know ("query
+// logs": calculator_log matches only log). A miss gets a partial_match
+// alert rather than an abstention: a short request is as often a
+// modifier and a noun, where the tool matching the noun is right. A
+// request of several clauses, or a top tool the model stated a need for,
+// passes.
 func servedWhole(d Decision, needs []string) bool {
 	rw := d.request
 	n := len(rw.Known) + len(rw.Unknown)
@@ -755,20 +671,15 @@ func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candida
 	if topK <= 0 {
 		topK = r.opts.TopK
 	}
-	// A request of several clauses asks for several things, and its
-	// diversified ranking interleaves their tools: one more tool for
-	// each further clause. Through request_more_tools on etom's requests
-	// across several servers this hands over every ask's tool for 0.408
-	// of them (0.282 with five tools), at a median of 11 tools.
+	// The diversified ranking of several clauses interleaves their
+	// tools: one more tool for each further clause.
 	if clauses > 1 && topK > 0 {
 		topK += clauses - 1
 	}
-	// The top-k tools handed over are a prefix of the ranking: the
-	// deepest that passes on its own (its score at the noise floor, or
-	// its coverage at KeepCoverage) takes every tool above it along.
-	// KeepCoverage lifts tools over the default noise floor only: a
-	// min_qr_score set above it is the person's floor (seed 000: drop what
-	// scores below it), which nothing lifts.
+	// What is handed over is a prefix of the ranking: the deepest top-k
+	// tool that passes on its own (score at the noise floor, or coverage
+	// at KeepCoverage) takes every tool above it along. A min_qr_score
+	// set above the default is the person's floor, which nothing lifts.
 	keep := r.opts.KeepCoverage > 0 && r.opts.Fuse.MinQRScore <= DefaultNoiseFloor
 	last := -1
 	for i, c := range ranked[:min(len(ranked), topK)] {
@@ -857,15 +768,14 @@ func rankOf(ranked []Candidate, name string) int {
 // alerts raises the collision alert (top-1 and top-2 from different
 // domains, close in score) and the no-match alert of an abstention.
 func (r *Router) alerts(d Decision, req Request) []Alert {
-	var out []Alert
-	if !d.Abstained {
-		if a, ok := r.collision(d, req); ok {
-			out = append(out, a)
-		}
-	}
 	if d.Abstained {
-		out = append(out, noMatch(d))
-	} else if len(d.Ranked) > 0 && !servedWhole(d, req.Needs) {
+		return []Alert{noMatch(d)}
+	}
+	var out []Alert
+	if a, ok := r.collision(d, req); ok {
+		out = append(out, a)
+	}
+	if len(d.Ranked) > 0 && !servedWhole(d, req.Needs) {
 		out = append(out, partialMatch(d))
 	}
 	return out
@@ -925,12 +835,10 @@ func quoteWords(words []string) string {
 	return strings.Join(q, ", ")
 }
 
-// collision raises the collision alert. It is decided on the scores
-// before affinity: the top tool and the best tool of another domain
-// within CollisionDelta of it are a near-tie however the session's domain
-// context ranks them, and the context never hides it. When the context
-// ranks first a tool of another domain than the raw top, the alert says
-// so. Core tools (always on the belt) take no part.
+// collision raises the collision alert, decided on the scores before
+// affinity so that the domain context never hides a near-tie; when the
+// context ranks first a tool of another domain than the raw top, the
+// alert says so. Core tools take no part.
 func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 	core := func(c *Candidate) bool { return req.Core != nil && req.Core(c.Name) }
 	best := func(skip func(*Candidate) bool) *Candidate {
@@ -947,8 +855,6 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 		return Alert{}, false
 	}
 	b := best(func(c *Candidate) bool { return c.Domain == a.Domain })
-	// The same tool on another instance of its server, collapsed into a,
-	// may be as likely to be the one meant.
 	if ru := a.runnerUp; ru != nil && ru.Domain != a.Domain && !core(ru) && (b == nil || ru.RawScore > b.RawScore) {
 		b = ru
 	}
@@ -978,10 +884,8 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 // closestShown is how many of the closest candidates a no_match alert names.
 const closestShown = 3
 
-// noMatch is the alert of an abstention: nothing serves the request, and
-// the closest candidates are named as such, not as answers; when the
-// router abstained because no tool stands out (see commitment.go), the
-// message says so.
+// noMatch is the alert of an abstention: it names the closest
+// candidates as such, not as answers, and why the router abstained.
 func noMatch(d Decision) Alert {
 	a := Alert{Kind: "no_match"}
 	var closest []string
@@ -1040,9 +944,8 @@ func (r *Router) trace(req Request, d Decision) {
 	}
 }
 
-// cleaned is the routing query the lexical ranking reads: the request
-// with its argument values replaced by their kinds and operators by
-// their operations, then the keywords.
+// cleaned is the routing query the lexical ranking reads: the prepared
+// request (see prepare), then the keywords.
 func (r *Router) cleaned(req Request) string {
 	q := prepare(req.Query, r.opts.Lexical.opts.Off).text
 	if k := strings.TrimSpace(req.Keywords); k != "" {

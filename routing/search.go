@@ -7,39 +7,26 @@ import (
 )
 
 // accumulator is Search's scratch space, sized to the catalog and reused
-// across searches through a sync.Pool, so that a search allocates nothing
-// catalog-sized.
+// through a sync.Pool, so that a search allocates nothing catalog-sized.
+// Slices "by doc id" are indexed by a document's id.
 type accumulator struct {
-	score []float32   // whole-request score by doc id; 0 = untouched
-	seg   [][]float32 // per-clause scores by doc id, for requests of several clauses
-	// segTouched holds, for each clause, the doc ids with a non-zero
-	// score for it.
-	segTouched [][]int32
-	nseg       int     // clauses in use
-	touched    []int32 // doc ids with a non-zero score
-	// matched is, by doc id, the set of the request's first 64 words
-	// (word groups, numbered in order) that the doc matches.
-	matched []uint64
-	gtf     []float32 // a term group's pseudo-frequency by doc id, see accumulate
-	// full is a stand-in group's pseudo-frequency by doc id with its
-	// stand-ins at full weight, see standIn.
-	full    []float32
-	grouped []int32  // doc ids with a non-zero gtf
-	heap    []scored // selectTop's result
-	keys    []uint64 // selectTop's rank keys (see rankKey)
-	// cands and picked are diversify's candidates and, by doc id, the
-	// docs it has taken (see diversify.go). Only candidates are ever
-	// marked in picked, and diversify unmarks them before it returns.
-	cands  []candidate
-	picked []bool
-	whole  []scored  // the whole request's top, for diversify
-	queue  []bounded // diversify's lazy queue (see lazyQueue)
-	// loss is the part of score by doc id that coverage does not count
-	// (see synonymLoss), segLoss the same per clause, and lossy the doc
-	// ids with a non-zero loss.
-	loss    []float32
-	segLoss [][]float32
-	lossy   []int32
+	score      []float32   // whole-request score by doc id; 0 = untouched
+	seg        [][]float32 // per-clause scores by doc id
+	segTouched [][]int32   // per clause, the doc ids it scored
+	nseg       int         // clauses in use
+	touched    []int32     // doc ids with a non-zero score
+	matched    []uint64    // by doc id, the request's first 64 words it matches
+	gtf        []float32   // a term group's pseudo-frequency by doc id
+	full       []float32   // gtf with stand-ins at full weight (see standIn)
+	grouped    []int32     // doc ids with a non-zero gtf
+	heap       []scored    // selectTop's result
+	keys       []uint64    // selectTop's rank keys (see rankKey)
+	cands      []candidate // diversify's candidates
+	picked     []bool      // by doc id, what diversify took; it unmarks them before returning
+	whole      []scored    // the whole request's top, for diversify
+	loss       []float32   // by doc id, the score coverage does not count (see synonymLoss)
+	segLoss    [][]float32 // loss per clause
+	lossy      []int32     // doc ids with a non-zero loss
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {
@@ -109,10 +96,7 @@ type resolvedTerm struct {
 	tid      int32   // the term's id
 	alt      float32 // the term's weight within its group
 	exact    bool    // the request's own word or bigram, not a synonym
-	// standIn: a lexicon synonym of a word the catalog lacks, which
-	// ranks at the word's full weight (see lookUpGroup); alt is still
-	// its weight in coverage.
-	standIn bool
+	standIn  bool    // a synonym of a word the catalog lacks, ranked at full weight (see lookUpGroup)
 }
 
 // termGroup is a word of the request and its lexicon synonyms (or a
@@ -135,32 +119,27 @@ type resolvedQuery struct {
 	nseg    int
 	best    float64              // the best score a tool could reach for the whole request
 	segBest [maxSegments]float64 // the same for each clause
-	// reach and segReach are best and segBest with the request's words
-	// that the catalog does not know added, see calibrate.go.
+	// reach and segReach are best and segBest with the words the catalog
+	// does not know added (see calibrate.go).
 	reach    float64
 	segReach [maxSegments]float64
-	// foreign counts the request's words that are English nouns the
-	// catalog knows neither directly nor through a synonym (see
-	// advice.go), and unknown holds its words of any kind the catalog
-	// knows so (argument values aside), as the request wrote them, for
-	// alerts to name.
-	foreign      int
+	foreign  int // English nouns the catalog does not know (see advice.go)
+	// unknown holds the words the catalog does not know (argument values
+	// aside), as written, for alerts; nouns first.
 	unknown      []string
-	unknownNouns int // the nouns at the start of unknown
+	unknownNouns int
 }
 
-// Search ranks the catalog for query, best first; k <= 0 means every tool
-// with a non-zero score. Ties are broken by name so that rankings are
-// deterministic. A request of several clauses ("find X. Then do Y") is
-// ranked so that every clause's best tools reach the top (see
-// diversify.go). Scores never rise down the ranking (see calibrate.go).
+// Search ranks the catalog for query, best first, ties by name; k <= 0
+// means every tool with a non-zero score. A request of several clauses
+// is ranked so that every clause's best tools reach the top (see
+// diversify.go).
 func (ix *Index) Search(query string, k int) []Hit {
 	return ix.search(nil, query, k, nil)
 }
 
-// search is Search into dst's storage (its contents are overwritten)
-// that also appends each hit's evidence to ev when ev is not nil, for
-// fitting the calibration.
+// search is Search into dst's storage that also appends each hit's
+// evidence to ev, when not nil, for fitting the calibration.
 func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	ix.rlockFresh()
 	defer ix.mu.RUnlock()
@@ -177,9 +156,7 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 	}
 	acc := ix.acquire(len(ix.docs), rq.nseg)
 	defer ix.release(acc)
-	for _, sig := range signals {
-		sig.score(ix, acc, &rq)
-	}
+	ix.accumulate(acc, &rq)
 	var hits []Hit
 	if rq.nseg > 1 && ix.opts.Diversity > 0 {
 		hits = ix.diversify(dst[:0], acc, &rq, k, ev)
@@ -199,12 +176,9 @@ func (ix *Index) search(dst []Hit, query string, k int, ev *[]evidence) []Hit {
 // wordsCounted is how many of the top hits countWords looks at.
 const wordsCounted = 3
 
-// countWords sets, on each of hits, Words to the number of the request's
-// words that the catalog knows (directly or through a synonym; argument
-// values aside), Matched to how many of them the tool matches (the
-// first 64 words as accumulate marked them, the rest, a very long
-// request's, from their posting lists) and Foreign to the number of its
-// English nouns the catalog does not know.
+// countWords sets each hit's Words (the request's words the catalog
+// knows, values aside), Matched (how many of them the tool matches) and
+// Foreign (its English nouns the catalog does not know).
 func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 	var ids [wordsCounted]int32
 	for i := range hits {
@@ -229,9 +203,7 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 			}
 		}
 	}
-	// What the hits say of the request, one copy for all of them: the
-	// first maxNamedWords words the catalog knows (each hit's Matches
-	// reads them), then the words it does not.
+	// One copy for all hits: the known words, then the unknown.
 	var req *RequestWords
 	if len(hits) > 0 {
 		named := make([]string, 0, min(words, maxNamedWords)+len(rq.unknown))
@@ -252,8 +224,7 @@ func (ix *Index) countWords(acc *accumulator, hits []Hit, rq *resolvedQuery) {
 	}
 }
 
-// maxNamedWords bounds the words of a request that RequestWords names
-// (Known and Unknown each).
+// maxNamedWords bounds RequestWords' Known and Unknown each.
 const maxNamedWords = 16
 
 // has reports whether doc is in any of the group's posting lists.
@@ -268,9 +239,7 @@ func (g *termGroup) has(doc int32) bool {
 	return false
 }
 
-// rlockFresh read-locks the index with its postings' frequencies up to
-// date, refreshing them first under the write lock when a change made
-// them stale.
+// rlockFresh read-locks the index, refreshing stale frequencies first.
 func (ix *Index) rlockFresh() {
 	for {
 		ix.mu.RLock()
@@ -287,13 +256,10 @@ func (ix *Index) rlockFresh() {
 }
 
 // resolve looks the query terms up, groups each word with its synonyms,
-// weighs each group by the IDF of its word (or, when the catalog lacks
-// the word, of its rarest synonym), and sums the best score a tool could
-// reach for the whole request and for each clause: the score of a tool
-// of average length with every word of the request once in its name.
-// Words the catalog knows neither directly nor through a synonym
-// (argument values, mostly) count there only in the reach that coverage
-// is calibrated against (see calibrate.go), not in the clause weights.
+// weighs each group by the IDF of its word (else of its rarest synonym),
+// and sums the best score a tool could reach for the whole request and
+// each clause. Words the catalog does not know count only in the reach
+// (see calibrate.go).
 func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members []resolvedTerm, unknown []string) resolvedQuery {
 	rq := resolvedQuery{nseg: q.nseg, unknown: unknown}
 	ceiling := ix.termCeiling()
@@ -317,9 +283,7 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members 
 					rq.foreign++
 				}
 				if len(rq.unknown) < maxNamedWords {
-					// Nouns and names first (a word WordNet lacks that is
-					// no argument value: gitlab, kubectl): they name what
-					// is asked for.
+					// Nouns and names (gitlab) first: they name what is asked for.
 					at := len(rq.unknown)
 					if noun || !rel.english {
 						at = rq.unknownNouns
@@ -334,8 +298,9 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members 
 		if qt.kind == termWord {
 			w *= ix.wordWeight(&qt, &members[start])
 		}
-		groups = append(groups, termGroup{members: members[start:len(members):len(members)], idf: float32(w), segs: qt.segs,
-			word: qt.kind == termWord && !qt.value, standIn: hasStandIn(members[start:]), surface: qt.surface})
+		ms := members[start:len(members):len(members)]
+		groups = append(groups, termGroup{members: ms, idf: float32(w), segs: qt.segs, word: qt.kind == termWord && !qt.value,
+			standIn: slices.ContainsFunc(ms, func(m resolvedTerm) bool { return m.standIn }), surface: qt.surface})
 		if qt.kind != termWord {
 			continue
 		}
@@ -350,9 +315,9 @@ func (ix *Index) resolve(q query, sc *queryScratch, groups []termGroup, members 
 	return rq
 }
 
-// synonyms indexes each word's synonyms in terms in one pass (looking
-// for them after every word would be quadratic in the request's length)
-// and returns a function giving a word's, in order.
+// synonyms indexes each word's synonyms in terms in one pass (not
+// quadratic in the request's length) and returns a function giving a
+// word's, in order.
 func (sc *queryScratch) synonyms(terms []queryTerm) func(i int) []int {
 	sc.synSpan = append(sc.synSpan[:0], make([][2]int32, len(terms))...)
 	sc.synOf = sc.synOf[:0]
@@ -405,11 +370,10 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 			continue
 		}
 		if tid, ok := ix.terms[syn.term]; ok {
-			// A lexicon synonym is discounted so that a tool with the
-			// request's own word outranks one with the synonym. When no
-			// tool has the word, the synonyms are how this catalog says
-			// it: they rank as the word would, though coverage still
-			// counts them as synonyms. Derived forms keep their discount.
+			// A synonym is discounted below the word itself; when no tool
+			// has the word, it ranks as the word would (a stand-in), but
+			// coverage still counts it as a synonym. Derived forms keep
+			// their discount.
 			members = append(members, resolvedTerm{postings: ix.postings[tid], tid: tid, alt: float32(syn.weight),
 				exact: syn.derived && len(members) == start, standIn: !word && !syn.fallback})
 			if !word && (df < 0 || len(ix.postings[tid]) < df) {
@@ -420,9 +384,8 @@ func (ix *Index) lookUpGroup(terms []queryTerm, i int, syns []int, members []res
 	return members, df
 }
 
-// accumulate adds every group's BM25F contribution to the whole-request
-// score and to the score of each clause the group occurs in, group at a
-// time, and what coverage does not count of it to the losses.
+// accumulate adds every group's BM25F contribution to the scores of the
+// request and its clauses, and what coverage does not count to the losses.
 func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 	k1 := float32(ix.opts.K1)
 	words := 0
@@ -462,9 +425,8 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			acc.full[d] = 0
 			return g.idf*tf/(k1+tf) - c
 		}
-		// The request's own word comes first in its group when the catalog
-		// has it: its documents lose what the synonyms add to it, the
-		// others all that the synonyms give.
+		// The word itself, when the catalog has it, comes first: its docs
+		// lose what the synonyms add, the others all they give.
 		if w := &g.members[0]; w.exact {
 			for _, p := range w.postings {
 				if p.tf == 0 {
@@ -515,19 +477,8 @@ func (acc *accumulator) gatherFull(members []resolvedTerm) {
 	}
 }
 
-// hasStandIn reports whether any of members is a stand-in.
-func hasStandIn(members []resolvedTerm) bool {
-	for i := range members {
-		if members[i].standIn {
-			return true
-		}
-	}
-	return false
-}
-
-// gather adds the term frequencies of a group's members, each weighted by
-// its alt, into acc.gtf, and returns (keeping in acc.grouped) the docs
-// whose gtf it made non-zero, in the order it met them.
+// gather adds the members' term frequencies, weighted by alt, into
+// acc.gtf and returns the docs it made non-zero (kept in acc.grouped).
 func (acc *accumulator) gather(members []resolvedTerm) []int32 {
 	grouped := acc.grouped[:0]
 	for _, m := range members {
@@ -586,14 +537,10 @@ type scored struct {
 }
 
 // selectTop returns the k best of the documents ids by scores, best
-// first (all of those with a non-zero score when k <= 0), in acc.heap:
-// the result is valid until the next call. Each document becomes one
-// integer that orders as byRank does (see rankKey); a selection over
-// those (linear on average) finds the k smallest, and only they are
-// sorted. byRank is a strict total order (no two docs share a place in
-// name order), so the result is the k first of a full sort by byRank.
-// order is each doc's place in name order by doc id, byOrder its
-// inverse.
+// first (every non-zero one when k <= 0), in acc.heap, valid until the
+// next call: each doc becomes one integer key (see rankKey), a
+// quickselect finds the k smallest and only they are sorted. order is
+// each doc's place in name order, byOrder its inverse.
 func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, byOrder []int32) []scored {
 	keys := acc.keys[:0]
 	for _, d := range ids {
@@ -619,11 +566,9 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, by
 	return h
 }
 
-// rankKey packs a document's positive score and its place in name order
-// into one integer that orders as byRank: the smaller key first. A
-// positive float32's bits order as the float does, so the complement of
-// the score's bits, above the place, puts a higher score first and, on
-// equal scores, the earlier name.
+// rankKey packs a positive score and a place in name order into one
+// integer, smaller first: the complement of the score's bits (which order
+// as the float does) puts a higher score first, then the earlier name.
 func rankKey(score float32, order int32) uint64 {
 	return uint64(^math.Float32bits(score))<<32 | uint64(uint32(order))
 }
@@ -669,11 +614,10 @@ func selectSmallest(keys []uint64, k int) {
 // pivotSamples is how many of the keys samplePivot looks at.
 const pivotSamples = 15
 
-// samplePivot returns one of keys, at least 4*pivotSamples long, that an
-// even sample of them puts a little above the (want+1)-th smallest: the
-// first partition then leaves a few more than want+1 keys below it and
-// selectSmallest goes on with those alone, where a median pivot leaves
-// half of them (a search keeps 20 to 50 tools of a few hundred scored).
+// samplePivot returns a key that an even sample puts a little above the
+// (want+1)-th smallest, so that the first partition leaves few keys
+// below it, where a median pivot leaves half (keys has at least
+// 4*pivotSamples).
 func samplePivot(keys []uint64, want int) uint64 {
 	var s [pivotSamples]uint64
 	step := len(keys) / pivotSamples

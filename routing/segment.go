@@ -6,11 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// segmentWords start a further request inside a sentence: "find X, then
-// Y", "... and also Z", "divide X by Y and take the square root". "and"
-// also joins nouns ("salt and pepper"); splitting there leaves the ranking
-// as it was on the benchmark sets (R@5 within 0.001) while a request for
-// two tools scores both as relevant instead of only the better matched.
+// segmentWords start a further request inside a sentence ("find X, then
+// Y"); splitting at an "and" that joins nouns costs nothing measurable.
 var segmentWords = setOf(`and then additionally also finally next afterwards lastly secondly
 thirdly furthermore moreover besides subsequently meanwhile`)
 
@@ -18,19 +15,15 @@ thirdly furthermore moreover besides subsequently meanwhile`)
 var abbreviations = setOf(`e.g eg i.e ie etc vs mr mrs ms dr st no approx`)
 
 // segments splits a request into the clauses that may each ask for a
-// different tool: at sentence ends (., ?, ! followed by a space or the
-// end, and ;, line breaks and CJK sentence marks) and before words that
-// start a further request (then, also, additionally, finally, next ...).
-// It returns at most limit clauses: past that, the rest of the request is
-// one clause. Clauses are trimmed and never empty.
+// different tool, at sentence ends and before segment words, at most
+// limit of them (the last holds the rest); clauses are trimmed, never
+// empty.
 func segments(q string, limit int) []string {
 	var out []string
 	start := 0
-	// Whether the clause so far holds nothing but segment words (as
-	// whitespace separates them) is kept as the scan goes: onlySeg for the
-	// words ended, tok the start of the one being read (-1: none). Looking
-	// back over the clause at every segment word would be quadratic in the
-	// request's length.
+	// onlySeg: the clause's words so far are all segment words; tok: the
+	// start of the word being read (-1: none). Kept as the scan goes, not
+	// looked back at (quadratic).
 	onlySeg, tok := true, -1
 	cut := func(end int) {
 		if s := strings.TrimSpace(q[start:end]); s != "" {
@@ -38,7 +31,6 @@ func segments(q string, limit int) []string {
 			start, onlySeg, tok = end, true, -1
 		}
 	}
-	// Past limit-1 clauses, the rest is one clause: the scan stops.
 	for i := 0; i < len(q) && len(out) < limit-1; {
 		r, size := utf8.DecodeRuneInString(q[i:])
 		next := i + size
@@ -77,31 +69,17 @@ func segments(q string, limit int) []string {
 	return out
 }
 
-// Clauses returns the clauses the index ranks a request by, besides the
-// whole request (see Index.Search): the request as the router prepares it
-// (operators and files rewritten), split as segments
-// describes, at most eight.
+// Clauses returns the clauses the index ranks a prepared request by,
+// besides the whole request, at most eight.
 func Clauses(q string) []string {
 	return segments(prepare(q, 0).text, maxSegments)
 }
 
-// longestSegmentWord is the length of the longest segment word.
-var longestSegmentWord = func() int {
-	n := 0
-	for w := range segmentWords {
-		n = max(n, len(w))
-	}
-	return n
-}()
-
 // isSegmentWord says whether w is a segment word, in any case.
-func isSegmentWord(w string) bool {
-	return len(w) <= longestSegmentWord && inSetFold(segmentWords, w)
-}
+func isSegmentWord(w string) bool { return inSetFold(segmentWords, w) }
 
-// inSetFold says whether w, its ASCII letters lower-cased, is in set. It
-// lower-cases into a buffer on the stack (it is asked of every word of a
-// request), so words longer than the buffer are never found.
+// inSetFold says whether w, its ASCII letters lower-cased, is in set; it
+// lower-cases into a stack buffer, so longer words are never found.
 func inSetFold(set map[string]bool, w string) bool {
 	var buf [24]byte
 	if len(w) > len(buf) {

@@ -13,11 +13,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// ErrSemanticUnavailable is wrapped by every error of [SemanticIndex.Search]:
-// the embedder failed or timed out, or an upstream's tools could not be
-// embedded at all. The caller ranks with lexical scores alone.
+// ErrSemanticUnavailable is wrapped by every error of [SemanticIndex.Search];
+// the caller then ranks with lexical scores alone.
 var ErrSemanticUnavailable = errors.New("semantic retrieval unavailable")
 
 // SemanticOptions configures a [SemanticIndex]. Embedder is required; every
@@ -25,39 +26,30 @@ var ErrSemanticUnavailable = errors.New("semantic retrieval unavailable")
 type SemanticOptions struct {
 	// Embedder turns tool texts and queries into vectors.
 	Embedder Embedder
-	// Model names the embedding model. It is part of every cache key, so
-	// vectors of one model never answer for another.
+	// Model names the embedding model; it is part of every cache key.
 	Model string
-	// Cache keeps the tool vectors across runs; nil keeps them in memory
-	// only.
+	// Cache keeps the tool vectors across runs; nil: in memory only.
 	Cache VectorStore
-	// QueryCacheSize is the number of query vectors kept in memory, least
-	// recently used first out; default 512, negative for none.
+	// QueryCacheSize is the number of query vectors kept in memory (LRU);
+	// default 512, negative for none.
 	QueryCacheSize int
-	// Timeout bounds one query embedding, so that a slow embedder cannot
-	// stall routing; default 2s.
+	// Timeout bounds one query embedding; default 2s.
 	Timeout time.Duration
 	// Floor is the cosine that maps to score 0 (see [SemanticIndex.Search]);
-	// default 0.3. Values outside (0, 1) take the default.
+	// default 0.3, also for values outside (0, 1).
 	Floor float64
-	// RetryAfter is how long Search fails fast, without calling the
-	// embedder, after a failure; default 5s, negative for never. Queries
-	// whose vectors are cached are still answered. SetUpstream and Sync
-	// always try.
+	// RetryAfter is how long Search fails fast after an embedder failure
+	// (cached queries are still answered); default 5s, negative for never.
 	RetryAfter time.Duration
 	// Logger receives the outage warning and recovery notice; nil is silent.
 	Logger *slog.Logger
 }
 
-// SemanticIndex ranks catalog tools by the cosine between the embedding of
-// a query and the embedding of each tool's text. It is the optional
-// companion of the lexical [Index] and has the same shape: SetUpstream per
-// upstream, Search per query, calibrated scores. It is safe for concurrent
-// use; the embedder is never called with the lock held.
-//
-// When the embedder fails, Search and SetUpstream return errors wrapping
-// the cause, the index logs one warning for the outage (and an Info when
-// it ends), and Ready reports false until an embedding works again.
+// SemanticIndex ranks catalog tools by the cosine between the embeddings
+// of a query and of each tool's text, with the lexical [Index]'s shape.
+// It is safe for concurrent use; the embedder is never called with the
+// lock held. An embedder outage is logged once (and its end), and Ready
+// reports false until an embedding works again.
 type SemanticIndex struct {
 	embedder   Embedder
 	model      string
@@ -95,9 +87,7 @@ type pendingSet struct {
 // NewSemanticIndex returns an empty index configured by opts. It does no
 // I/O: the disk cache is read by the first SetUpstream.
 func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 2 * time.Second
-	}
+	defaults.Set(&opts.Timeout, 2*time.Second)
 	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
 		opts.Floor = 0.3
 	}
@@ -127,23 +117,14 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	}
 }
 
-// SetUpstream embeds the tools of upstream and replaces its vectors with
-// them (nil or empty tools removes the upstream). A tool's text is its
-// name split into words, its description, and its parameters' names,
-// titles, descriptions and enum values: what the lexical index reads. Vectors come from the cache when present; only
-// misses go to the embedder, in one call that the embedder batches. New
-// vectors are written to the disk cache; a failed write is logged and
-// costs only a re-embedding after the next restart.
-//
-// As in the lexical index, the first of two tools with one name wins, and
-// a tool takes its name from any other upstream that held it.
-//
-// On failure the upstream keeps its previous vectors, Search ranks it by
-// them, and the error is returned. The upstream stays pending until
-// [SemanticIndex.Sync] or a later SetUpstream embeds it; while a pending
-// upstream has no vectors at all, Search fails with ErrSemanticUnavailable
-// rather than rank its tools as unrelated. There is no overall deadline
-// beyond ctx: the embedder bounds each request.
+// SetUpstream embeds the tools of upstream (see toolText) and replaces its
+// vectors (nil removes the upstream); only cache misses go to the
+// embedder, in one call. As in the lexical index, the first of two tools
+// with one name wins, and a tool takes its name from another upstream.
+// On failure the upstream keeps its previous vectors and stays pending
+// until [SemanticIndex.Sync] or a later SetUpstream embeds it; while a
+// pending upstream has no vectors at all, Search fails rather than rank
+// its tools as unrelated.
 func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools []Tool) error {
 	s.mu.Lock()
 	s.seq++
@@ -152,15 +133,11 @@ func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools 
 	return s.setUpstream(ctx, upstream, tools, seq)
 }
 
-// Sync embeds the latest tools of every pending upstream, those whose last
-// SetUpstream failed, and returns the errors joined. It returns nil at once
-// when nothing is pending, so a caller may run it on every refresh tick.
+// Sync embeds the latest tools of every pending upstream and returns the
+// errors joined; nil at once when nothing is pending.
 func (s *SemanticIndex) Sync(ctx context.Context) error {
 	s.mu.Lock()
-	todo := make(map[string]pendingSet, len(s.pending))
-	for u, p := range s.pending {
-		todo[u] = p
-	}
+	todo := maps.Clone(s.pending)
 	s.mu.Unlock()
 	var errs []error
 	for _, u := range slices.Sorted(maps.Keys(todo)) {
@@ -266,9 +243,8 @@ func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 	s.upstreams[upstream] = entries
 }
 
-// embed calls the embedder, checks its answer, normalises the vectors and
-// records the embedder's health. A cancelled ctx is not the embedder's
-// fault.
+// embed calls the embedder, checks and normalises its vectors and
+// records its health (a cancelled ctx is not its fault).
 func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if s.embedder == nil {
 		return nil, errors.New("no embedder configured")
@@ -330,28 +306,21 @@ func (s *SemanticIndex) succeed() {
 }
 
 // Search returns the tools ranked by the cosine between query and each
-// tool, best first, ties by name; k <= 0 returns every tool. An empty
-// query or index returns nothing. The query's vector comes from an
-// in-memory LRU cache or the embedder, bounded by Timeout. Errors wrap
+// tool, best first, ties by name; k <= 0 returns every tool. Errors wrap
 // [ErrSemanticUnavailable].
 //
-// Raw is the cosine. Score calibrates it to [0, 1] as
-// clamp((cos - Floor) / (1 - Floor), 0, 1). Embedding models are
-// anisotropic: their vectors share a common direction, so the cosine of
-// two unrelated texts is not 0 but typically 0.3 to 0.5
-// (nomic-embed-text, mxbai-embed-large), and only cosines well above that
-// mean related. Mapping the floor to 0 and an identical text to 1 makes
-// the scale comparable with the lexical score, so the router's threshold
-// (0.35 by default) keeps the same meaning: with Floor 0.3 a tool needs a
-// cosine of about 0.55 to pass it. Models whose unrelated pairs sit
-// higher (some score 0.6 and more) need a higher Floor.
+// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1).
+// Embedding models are anisotropic (unrelated texts have cosines of 0.3
+// to 0.5), so the floor maps to 0, making the scale comparable with the
+// lexical score's and its threshold.
 func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit, error) {
 	query = strings.TrimSpace(query)
 	if query == "" {
 		return nil, nil
 	}
 	s.mu.Lock()
-	entries := s.snapshotLocked()
+	// Entry slices are replaced, never changed in place: read unlocked.
+	entries := slices.Collect(maps.Values(s.upstreams))
 	qv, cached := s.queries.get(query)
 	waiting := s.down && s.now().Before(s.retryAt)
 	lastErr := s.lastErr
@@ -376,9 +345,7 @@ func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit,
 	return s.rank(entries, qv, k), nil
 }
 
-// missingLocked returns the pending upstreams that have no vectors at all,
-// sorted. Ranking without them would score every one of their tools as
-// unrelated; a pending upstream with older vectors is ranked by those.
+// missingLocked returns the pending upstreams with no vectors at all, sorted.
 func (s *SemanticIndex) missingLocked() []string {
 	var out []string
 	for u := range s.pending {
@@ -407,21 +374,9 @@ func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32
 	return vecs[0], nil
 }
 
-// snapshotLocked returns every entry. Entry slices are replaced, never
-// changed in place, so they may be read after the lock is released.
-func (s *SemanticIndex) snapshotLocked() [][]semEntry {
-	out := make([][]semEntry, 0, len(s.upstreams))
-	for _, es := range s.upstreams {
-		out = append(out, es)
-	}
-	return out
-}
-
-// rank scores every entry against qv and returns the best k. Only the
-// top k become hits and are sorted: those whose cosine is at least the
-// k-th best's (the cosine orders as the score does, and unlike the score
-// it is not clamped to 0 for most of a large catalog), found by a
-// selection over the cosines as ordered integers.
+// rank scores every entry against qv and returns the best k; only those
+// whose cosine (unclamped, unlike the score) is at least the k-th best's,
+// found by selection, become hits and are sorted.
 func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	var cosines []float64
 	var keys []uint64
@@ -451,8 +406,7 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	return head(hits, k)
 }
 
-// descending maps x to an integer that orders the other way round: the
-// higher x, the smaller the integer.
+// descending maps x to an integer that orders the other way round.
 func descending(x float64) uint64 {
 	b := math.Float64bits(x)
 	if b>>63 != 0 {
@@ -461,8 +415,6 @@ func descending(x float64) uint64 {
 	return ^(b | 1<<63)
 }
 
-// calibrateCosine maps a cosine to [0, 1]: floor and below to 0, 1 to 1,
-// linearly between.
 func calibrateCosine(cos, floor float64) float64 {
 	return clampScore((cos - floor) / (1 - floor))
 }
@@ -474,8 +426,8 @@ func clampScore(x float64) float64 {
 	return min(max(x, 0), 1)
 }
 
-// byScoreThenName orders hits best first: score down, then raw score down
-// (it breaks ties among scores clamped to 0 or 1), then name up.
+// byScoreThenName orders hits by score, raw score (clamped scores tie),
+// then name.
 func byScoreThenName(a, b Hit) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
@@ -486,12 +438,9 @@ func byScoreThenName(a, b Hit) int {
 	return strings.Compare(a.Name, b.Name)
 }
 
-// toolText is the text embedded for t: its name split into words, its
-// description, then one line per parameter (nested ones included) with
-// the parameter's name split into words and its title, description and
-// enum values: the information the lexical index reads, as sentences an
-// embedding model reads well. Parameters come in name order, so the text
-// (and its cache key) does not depend on the schema's key order.
+// toolText is the text embedded for t: what the lexical index reads, as
+// sentences, its parameters in name order (so that the cache key does not
+// depend on the schema's key order).
 func toolText(t Tool) string {
 	var b strings.Builder
 	b.WriteString(nameWords(t.Name))
@@ -524,8 +473,8 @@ func toolText(t Tool) string {
 	return b.String()
 }
 
-// nameWords splits an identifier into lower-case words as the tokenizer
-// does: read_file, readFile and read-file all give "read file".
+// nameWords splits an identifier into lower-case words: readFile gives
+// "read file".
 func nameWords(name string) string {
 	var words []string
 	splitWords(name, func(w string, kind wordKind) {
@@ -549,8 +498,7 @@ func uniqueTools(tools []Tool) []Tool {
 	return out
 }
 
-// queryLRU caches query vectors, least recently used out first. Its
-// owner's mutex guards it.
+// queryLRU caches query vectors; its owner's mutex guards it.
 type queryLRU struct {
 	size  int
 	order *list.List // of *queryEntry, most recent first
@@ -593,29 +541,12 @@ func (c *queryLRU) put(query string, vec []float32) {
 }
 
 // FuseHits combines the lexical and semantic hits of one query into one
-// calibrated list, best first (ties by name). Each tool's score is the
-// convex combination
-//
-//	(1 - weightSemantic) × lexical score + weightSemantic × semantic score
-//
-// of its two calibrated scores, a tool missing from a list counting 0
-// there: each list is an arm's top N, and a tool past an arm's top N is
-// as good as unrelated there. weightSemantic is clamped to [0, 1]; 0.5
-// weighs both equally. A name repeated within one list keeps its best
-// score. What the lexical arm says of the request and of each tool's
-// match (Raw, Words, Matched, Foreign, Matches, Request) is kept, so
-// that abstention reads the same evidence with embeddings as without.
-//
-// Why a convex combination and not reciprocal-rank fusion: RRF sees only
-// ranks, so the top tool of a query that matches nothing scores as high
-// as the top tool of a query that matches exactly, and the threshold no
-// longer separates relevant from not. A convex combination of two scores
-// calibrated to [0, 1] stays in [0, 1] and keeps their meaning: a tool
-// both retrievers put at 0.4 stays at 0.4, a tool only one finds relevant
-// is discounted by the other's disagreement, and one both find relevant
-// passes the threshold (0.35) as it would with either alone. Taking the
-// maximum instead would keep the calibration too but let the noise of
-// either retriever through.
+// list, best first: each score is (1-w)·lexical + w·semantic, w being
+// weightSemantic clamped to [0, 1], a tool missing from a list (an arm's
+// top N) counting 0 there. A convex combination, unlike rank fusion,
+// keeps the scores' calibration, so the threshold still means something.
+// The lexical arm's evidence is kept, so that abstention reads the same
+// evidence with embeddings as without.
 func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
 	type pair struct {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
@@ -72,12 +73,8 @@ type detour struct {
 
 // NewSession starts a session with an empty belt and no domain context.
 func (r *Router) NewSession(opts SessionOptions) *Session {
-	if opts.MaxTools <= 0 {
-		opts.MaxTools = DefaultMaxTools
-	}
-	if opts.ContextSize <= 0 {
-		opts.ContextSize = DefaultContextSize
-	}
+	defaults.Set(&opts.MaxTools, DefaultMaxTools)
+	defaults.Set(&opts.ContextSize, DefaultContextSize)
 	return &Session{
 		router: r,
 		opts:   opts,
@@ -124,8 +121,7 @@ func (s *Session) Preview(ctx context.Context, req Request) Decision {
 }
 
 // Load puts tools on the belt as a discovery would, without counting
-// against the breaker (for a client that passed its user's message with
-// tools/list). It returns the belt's changes.
+// against the breaker, and returns the belt's changes.
 func (s *Session) Load(selected []Candidate) (added, evicted []string) {
 	added, evicted = s.put(selected)
 	s.noteDomains(selected)
@@ -196,10 +192,8 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	return eff
 }
 
-// noteDetour adds a discovery to the current detour. A query that shares
-// no word with the detour's first one is another request: it starts a new
-// detour, so that a call that serves it teaches nothing about the first
-// ("weather in Paris", then "query the system logs", then a log tool).
+// noteDetour adds a discovery to the current detour; a query sharing no
+// word with the detour's first one starts a new detour.
 func (s *Session) noteDetour(query string, d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,15 +8,11 @@ import (
 )
 
 // SessionState is what a Session carries from call to call besides its
-// belt: its domain context, its breaker and its current detour. A client
-// that keeps no session on the server (the stateless protocol) carries it
-// in a handle and hands it back.
+// belt, for a stateless client to carry in a handle.
 type SessionState struct {
 	Domains []string             // most recent first
 	Breaker fuse.BreakerSnapshot // the discovery breaker
-	// Queries, Given and Collision are the detour since the last
-	// successful call: its queries, the tools it was given, and whether it
-	// met a collision alert.
+	// The detour since the last successful call.
 	Queries   []string
 	Given     []string
 	Collision bool

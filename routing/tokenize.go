@@ -18,46 +18,55 @@ type TokenizerOptions struct {
 	NoStem bool
 }
 
-// A Tokenizer turns text into index terms. It lower-cases, splits on
-// anything that is not a letter, digit or mark, splits identifiers
-// (snake_case, kebab-case, dotted.names and camelCase), drops English stop
-// words and pure numbers, stems English words, and emits character bigrams
-// for runs of scripts written without spaces (Han, Hiragana, Katakana,
-// Hangul, Thai, Lao, Khmer, Myanmar). It is safe for concurrent use.
+// A Tokenizer turns text into index terms: it lower-cases, splits words
+// and identifiers (snake_case, camelCase, ...), drops English stop words
+// and pure numbers, stems English words, and emits character bigrams for
+// scripts written without spaces. It is safe for concurrent use.
 type Tokenizer struct {
 	opts  TokenizerOptions
 	query bool // drop query filler words too
-	// memo, when set, keeps each word's term (or that it is dropped), so
-	// that a word seen before costs one lookup instead of the stop-word,
-	// filler and stem lookups. Requests repeat their words; a catalog's
-	// words are tokenised once, so only the query tokenizer keeps one.
-	memo *termMemo
-	// expand has the memo keep each term's expansions as well (see
-	// eachWord), saving a request the lookups in the built-in tables.
+	// memo, when set (the query tokenizer's), keeps each word's term and,
+	// with expand, its expansions: requests repeat their words.
+	memo   *termMemo
 	expand bool
 }
 
-// termMemoSize bounds a termMemo; when full it is emptied and refilled by
-// the words in use.
+// termMemoSize bounds a termMemo; when full it is emptied.
 const termMemoSize = 1 << 14
 
-// termMemo maps a lower-cased word to what the query tokenizer made of
-// it.
-type termMemo struct {
+// termMemo maps a lower-cased word to what the query tokenizer made of it.
+type termMemo = memo[*wordEntry]
+
+// memo is a map safe for concurrent use, emptied when it reaches the
+// bound its put is given.
+type memo[V any] struct {
 	mu sync.RWMutex
-	m  map[string]*wordEntry
+	m  map[string]V
 }
 
-// wordEntry is a word's term ("" when it is dropped) and, when the
-// tokenizer expands, the term's expansions from the built-in tables,
-// which depend on nothing but the term.
+func (c *memo[V]) get(k string) (V, bool) {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	return v, ok
+}
+
+func (c *memo[V]) put(k string, v V, bound int) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= bound {
+		c.m = make(map[string]V, 256)
+	}
+	c.m[strings.Clone(k)] = v
+	c.mu.Unlock()
+}
+
+// wordEntry is a word's term ("" when dropped) and its expansions.
 type wordEntry struct {
 	term string
 	ex   *expansions // nil unless the tokenizer expands
 }
 
-// expansions are a term's related terms from the built-in tables: the
-// lexicon's synonyms, the WordNet relations and the translations.
+// expansions are a term's related terms from the built-in tables.
 type expansions struct {
 	synonyms []string
 	rel      wordRelations
@@ -68,22 +77,6 @@ func expansionsOf(term string) expansions {
 	return expansions{synonyms: synonymsOf(term), rel: relationsOf(term), trans: translationsOf(term)}
 }
 
-func (m *termMemo) get(w string) (*wordEntry, bool) {
-	m.mu.RLock()
-	e, ok := m.m[w]
-	m.mu.RUnlock()
-	return e, ok
-}
-
-func (m *termMemo) put(w string, e *wordEntry) {
-	m.mu.Lock()
-	if m.m == nil || len(m.m) >= termMemoSize {
-		m.m = make(map[string]*wordEntry, 256)
-	}
-	m.m[strings.Clone(w)] = e
-	m.mu.Unlock()
-}
-
 // NewTokenizer returns a Tokenizer with opts.
 func NewTokenizer(opts TokenizerOptions) *Tokenizer {
 	return &Tokenizer{opts: opts}
@@ -91,11 +84,7 @@ func NewTokenizer(opts TokenizerOptions) *Tokenizer {
 
 // Tokens returns the terms of s in order, repeats included.
 func (t *Tokenizer) Tokens(s string) []string {
-	return t.Append(nil, s)
-}
-
-// Append appends the terms of s to dst and returns it.
-func (t *Tokenizer) Append(dst []string, s string) []string {
+	var dst []string
 	t.each(s, func(term string, _ wordKind) { dst = append(dst, term) })
 	return dst
 }
@@ -109,9 +98,8 @@ func (t *Tokenizer) each(s string, fn func(term string, kind wordKind)) {
 	})
 }
 
-// eachWord is each that also passes each term's expansions, or nil
-// when the tokenizer does not keep them, and the lower-cased word the
-// term came from.
+// eachWord is each that also passes each term's expansions (nil when
+// not kept) and the lower-cased word it came from.
 func (t *Tokenizer) eachWord(s string, fn func(term string, kind wordKind, ex *expansions, word string)) {
 	splitWords(s, func(w string, kind wordKind) {
 		if t.memo == nil {
@@ -151,19 +139,16 @@ func (t *Tokenizer) entry(w string, kind wordKind) *wordEntry {
 		ex := expansionsOf(e.term)
 		e.ex = &ex
 	}
-	t.memo.put(w, e)
+	t.memo.put(w, e, termMemoSize)
 	return e
 }
 
 // normalise is term for a word of a script with spaces.
 func (t *Tokenizer) normalise(w string) (string, bool) {
 	switch {
-	case isNumber(w):
-		// A bare number in a request is nearly always an argument value
-		// ("a base of 10 units"), and in a description a count; neither
-		// says which tool to use. Mixed tokens (base64, mp3, 3d) are kept.
+	case isNumber(w): // a value or a count, not which tool (base64 is kept)
 		return "", false
-	case !t.opts.KeepStopWords && isStopWord(w):
+	case !t.opts.KeepStopWords && stopWords[w]:
 		return "", false
 	case t.query && fillerWords[w]:
 		return "", false
@@ -173,9 +158,8 @@ func (t *Tokenizer) normalise(w string) (string, bool) {
 	return w, true
 }
 
-// splitWords calls emit with each lower-cased word of s: identifier parts
-// of letter and digit runs, and character bigrams (or a lone character) of
-// runs of scripts without spaces.
+// splitWords calls emit with each lower-cased word of s: identifier parts,
+// and bigrams of runs of scripts without spaces.
 func splitWords(s string, emit func(w string, kind wordKind)) {
 	start, class := 0, classSep
 	flush := func(end int) {
@@ -238,15 +222,12 @@ var noSpaceScripts = []*unicode.RangeTable{
 }
 
 func isNoSpaceScript(r rune) bool {
-	// The prolonged sound mark lengthens a Katakana vowel (データ, サーバー)
-	// but belongs to no script; as a letter of its own it would split a
-	// word in the middle.
+	// The prolonged sound mark (サーバー) belongs to no script but to the word.
 	return unicode.IsOneOf(noSpaceScripts, r) || r == 'ー' || r == 'ｰ'
 }
 
 // emitBigrams emits the overlapping character bigrams of a run of a
 // script without spaces, or the run itself when it is one character long.
-// Marks inside the run (Thai vowel signs) stay attached to their base.
 func emitBigrams(run string, emit func(string, wordKind)) {
 	if utf8.RuneCountInString(run) == 1 {
 		emit(run, wordCJK)
@@ -262,11 +243,8 @@ func emitBigrams(run string, emit func(string, wordKind)) {
 }
 
 // splitIdentifier emits the parts of a run of letters and digits split at
-// camelCase boundaries: fooBar → foo bar, HTTPServer → http server,
-// Base64Encode → base64 encode. Letters and digits are not split apart
-// (base64, sha256, mp3, ipv4 are names). When a run splits in two, the
-// whole run is emitted as well, so YouTube matches "youtube" as well as
-// "tube"; longer identifiers (getUserProfile) are not typed joined.
+// camelCase boundaries (HTTPServer → http server; base64 stays whole).
+// A run of two parts is emitted joined as well (YouTube: youtube).
 func splitIdentifier(run string, emit func(string, wordKind)) {
 	parts := 0
 	start := 0
@@ -301,32 +279,19 @@ func camelBoundary(prev, r rune, rest string) bool {
 	return unicode.IsLower(next)
 }
 
-// stemCacheSize bounds the stem cache; when full it is emptied and
-// refilled by the words in use.
+// stemCacheSize bounds the stem cache; when full it is emptied.
 const stemCacheSize = 1 << 16
 
-// stems caches the Snowball stems of words: stemming is the tokenizer's
-// main cost, and requests and catalogs repeat their words.
-var stems struct {
-	sync.RWMutex
-	m map[string]string
-}
+// stems caches the Snowball stems of words, the tokenizer's main cost.
+var stems memo[string]
 
 // stem returns the Snowball English stem of the lower-case word w.
 func stem(w string) string {
-	stems.RLock()
-	s, ok := stems.m[w]
-	stems.RUnlock()
-	if ok {
-		return s
+	s, ok := stems.get(w)
+	if !ok {
+		s = english.Stem(w, true)
+		stems.put(w, s, stemCacheSize)
 	}
-	s = english.Stem(w, true)
-	stems.Lock()
-	if stems.m == nil || len(stems.m) >= stemCacheSize {
-		stems.m = make(map[string]string, 1024)
-	}
-	stems.m[strings.Clone(w)] = s
-	stems.Unlock()
 	return s
 }
 

@@ -9,9 +9,7 @@ import (
 //go:generate go run ./internal/wngen -out wordnet.txt
 
 // wordnetTable is the word table derived from WordNet 3.0 at build time
-// (see internal/wngen and WORDNET_LICENSE): every plain English word, as
-// a stem; for common nouns and verbs the words derived from them across
-// parts of speech; and for each word how much of its use is not as a noun.
+// (see internal/wngen and WORDNET_LICENSE).
 //
 //go:embed wordnet.txt
 var wordnetTable string
@@ -25,23 +23,15 @@ var WordNetLicense string
 // wordRelations are one stem's relations in the WordNet table.
 type wordRelations struct {
 	derived []string // the same idea as another part of speech: remember, memory
-	// notNoun is the share of the word's use that is not as a noun
-	// (as a verb, adjective or adverb), in tenths: 10 for find, 9 for
-	// specific, 0 for weather and for words the table lacks.
-	notNoun uint8
-	english bool // the table holds the word
+	notNoun uint8    // the share of its use not as a noun, in tenths (10 for find)
+	english bool     // the table holds the word
 }
 
-var (
-	wordnetOnce sync.Once
-	wordnet     map[string]wordRelations
-)
+// wordnet is the WordNet table, parsed on first use.
+var wordnet = sync.OnceValue(func() map[string]wordRelations { return parseWordnet(wordnetTable) })
 
 // relationsOf returns stem's relations in the WordNet table.
-func relationsOf(stem string) wordRelations {
-	wordnetOnce.Do(func() { wordnet = parseWordnet(wordnetTable) })
-	return wordnet[stem]
-}
+func relationsOf(stem string) wordRelations { return wordnet()[stem] }
 
 func parseWordnet(table string) map[string]wordRelations {
 	m := make(map[string]wordRelations, 65536)

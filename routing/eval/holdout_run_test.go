@@ -40,7 +40,7 @@ type ScoreDist struct {
 // HoldOut ranks each query's top tools twice: in ix as it is, and in a
 // copy of ix without the query's gold tools (every member of every gold
 // group), and reports the top tool's calibrated score in both.
-func HoldOut(ix *routing.Index, queries []Query) HoldOutReport {
+func HoldOut(ix *routing.Index, tools []routing.Tool, queries []Query) HoldOutReport {
 	var rep HoldOutReport
 	var present, absent []float64
 	var top1, kept, collisions int
@@ -57,16 +57,17 @@ func HoldOut(ix *routing.Index, queries []Query) HoldOutReport {
 				kept++
 			}
 		}
-		held := ix.Without(gold...)
-		hits := held.Search(q.Query, 2)
-		if len(hits) == 0 {
-			absent = append(absent, 0)
-			continue
-		}
-		absent = append(absent, hits[0].Score)
-		if len(hits) == 2 && collide(held, hits[0], hits[1]) {
-			collisions++
-		}
+		withoutTools(ix, tools, gold, func() {
+			hits := ix.Search(q.Query, 2)
+			if len(hits) == 0 {
+				absent = append(absent, 0)
+				return
+			}
+			absent = append(absent, hits[0].Score)
+			if len(hits) == 2 && collide(ix, hits[0], hits[1]) {
+				collisions++
+			}
+		})
 	}
 	if rep.Queries == 0 {
 		return rep
@@ -153,4 +154,29 @@ func HoldOutTable(reports ...HoldOutReport) string {
 
 func (d ScoreDist) percentiles() string {
 	return fmt.Sprintf("%.2f/%.2f/%.2f", d.P10, d.P50, d.P90)
+}
+
+// withoutTools runs fn with the tools named taken out of ix (built from
+// tools), as if they had never been added, then puts them back.
+func withoutTools(ix *routing.Index, tools []routing.Tool, names []string, fn func()) {
+	ups := map[string]bool{}
+	for _, name := range names {
+		if t, ok := ix.Tool(name); ok {
+			ups[t.Upstream] = true
+		}
+	}
+	set := func(drop bool) {
+		byUpstream := map[string][]routing.Tool{}
+		for _, t := range tools {
+			if ups[t.Upstream] && !(drop && slices.Contains(names, t.Name)) {
+				byUpstream[t.Upstream] = append(byUpstream[t.Upstream], t)
+			}
+		}
+		for up := range ups {
+			ix.SetUpstream(up, byUpstream[up])
+		}
+	}
+	set(true)
+	fn()
+	set(false)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -70,24 +69,11 @@ type toolLine struct {
 // LoadTools reads tools.jsonl. A tool's server is both its upstream and
 // its domain. Blank lines are skipped; errors name the line.
 func LoadTools(r io.Reader) ([]routing.Tool, error) {
-	var tools []routing.Tool
-	err := eachLine(r, func(n int, line []byte) error {
-		var t toolLine
-		if err := json.Unmarshal(line, &t); err != nil {
-			return err
-		}
-		if t.Name == "" {
-			return errors.New("tool has no name")
-		}
-		tools = append(tools, routing.Tool{
-			Name:        t.Name,
-			Upstream:    t.Server,
-			Domain:      t.Server,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-		})
-		return nil
-	})
+	lines, err := loadJSONL(r, func(t toolLine) bool { return t.Name != "" }, "tool has no name")
+	tools := make([]routing.Tool, len(lines))
+	for i, t := range lines {
+		tools[i] = routing.Tool{Name: t.Name, Upstream: t.Server, Domain: t.Server, Description: t.Description, InputSchema: t.InputSchema}
+	}
 	return tools, err
 }
 
@@ -100,41 +86,25 @@ type serverLine struct {
 // LoadServers reads servers.jsonl into each server's description, by
 // server name. Blank lines are skipped; errors name the line.
 func LoadServers(r io.Reader) (map[string]string, error) {
-	out := map[string]string{}
-	err := eachLine(r, func(n int, line []byte) error {
-		var s serverLine
-		if err := json.Unmarshal(line, &s); err != nil {
-			return err
-		}
-		if s.Server == "" {
-			return errors.New("server has no name")
-		}
+	lines, err := loadJSONL(r, func(s serverLine) bool { return s.Server != "" }, "server has no name")
+	out := make(map[string]string, len(lines))
+	for _, s := range lines {
 		out[s.Server] = s.Description
-		return nil
-	})
+	}
 	return out, err
 }
 
 // LoadQueries reads queries.jsonl. Blank lines are skipped; errors name
 // the line.
 func LoadQueries(r io.Reader) ([]Query, error) {
-	var queries []Query
-	err := eachLine(r, func(n int, line []byte) error {
-		var q Query
-		if err := json.Unmarshal(line, &q); err != nil {
-			return err
-		}
-		if q.ID == "" {
-			return errors.New("query has no id")
-		}
-		queries = append(queries, q)
-		return nil
-	})
-	return queries, err
+	return loadJSONL(r, func(q Query) bool { return q.ID != "" }, "query has no id")
 }
 
-// eachLine calls fn with every non-blank line of r and its 1-based number.
-func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
+// loadJSONL reads a T from every non-blank line of r; a line that is not
+// JSON, or fails ok (the error then says missing), stops the read, and
+// the error names the line.
+func loadJSONL[T any](r io.Reader, ok func(T) bool, missing string) ([]T, error) {
+	var out []T
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	n := 0
@@ -144,12 +114,17 @@ func eachLine(r io.Reader, fn func(n int, line []byte) error) error {
 		if len(line) == 0 {
 			continue
 		}
-		if err := fn(n, line); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+		var x T
+		if err := json.Unmarshal(line, &x); err != nil {
+			return out, fmt.Errorf("line %d: %w", n, err)
 		}
+		if !ok(x) {
+			return out, fmt.Errorf("line %d: %s", n, missing)
+		}
+		out = append(out, x)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %w", n+1, err)
+		return out, fmt.Errorf("line %d: %w", n+1, err)
 	}
-	return nil
+	return out, nil
 }

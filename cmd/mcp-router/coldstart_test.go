@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A cold start (npx installing: a child busy on stderr past its connect
+// limit, then serving) is given longer, and serve's start report waits
+// for it: it says all upstreams connected, never that one was not
+// connected "after its first attempt" while that attempt still ran.
+func TestServeReportsAColdStartWhenItEnds(t *testing.T) {
+	bin := buildBinary(t)
+	installer := fmt.Sprintf(`i=0; while [ $i -lt 15 ]; do echo 'npm http fetch GET 200' >&2; sleep 0.2; i=$((i+1)); done; exec %q builtin calculator`, bin)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`limits: {connect_timeout: 1s}
+profiles:
+  default:
+    upstreams:
+      slow: {command: sh, args: ["-c", %q]}
+`, installer))
+	_, log := serveStdioInProcess(t, nil, "--config", cfg, "--log-level", "info")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(log.String(), "all upstreams connected") && !strings.Contains(log.String(), "not connected after") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start report in 30s:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := log.String(); !strings.Contains(got, "all upstreams connected") || strings.Contains(got, "not connected after their first attempt") {
+		t.Errorf("the start report of a cold start:\n%s", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,22 @@ profiles:
 	}
 	if got := log.String(); !strings.Contains(got, "all upstreams connected") || strings.Contains(got, "not connected after their first attempt") {
 		t.Errorf("the start report of a cold start:\n%s", got)
+	}
+}
+
+// mcp-router tools waits for that cold start too, rather than give up at
+// the first connect limit and stop the install under way.
+func TestToolsWaitsForAColdStart(t *testing.T) {
+	bin := buildBinary(t)
+	installer := fmt.Sprintf(`i=0; while [ $i -lt 15 ]; do echo 'npm http fetch GET 200' >&2; sleep 0.2; i=$((i+1)); done; exec %q builtin calculator`, bin)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`limits: {connect_timeout: 1s}
+profiles:
+  default:
+    upstreams:
+      slow: {command: sh, args: ["-c", %q]}
+`, installer))
+	out, err := exec.Command(bin, "tools", "--config", cfg, "--log-level", "error").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "slow_add") {
+		t.Errorf("tools over a cold start: %v\n%s", err, out)
 	}
 }

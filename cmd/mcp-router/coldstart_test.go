@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +49,22 @@ profiles:
 	out, err := exec.Command(bin, "tools", "--config", cfg, "--log-level", "error").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "slow_add") {
 		t.Errorf("tools over a cold start: %v\n%s", err, out)
+	}
+}
+
+// doctor without --timeout gives a cold start as long as serve would, and
+// reports it connected.
+func TestDoctorWaitsForAColdStart(t *testing.T) {
+	bin := buildBinary(t)
+	installer := fmt.Sprintf(`i=0; while [ $i -lt 15 ]; do echo 'npm http fetch GET 200' >&2; sleep 0.2; i=$((i+1)); done; exec %q builtin calculator`, bin)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", fmt.Sprintf(`limits: {connect_timeout: 1s}
+profiles:
+  default:
+    upstreams:
+      slow: {command: sh, args: ["-c", %q]}
+`, installer))
+	out, err := exec.Command(bin, "doctor", "--config", cfg, "--log-level", "error").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)^slow\s+ok\s`).Match(out) {
+		t.Errorf("doctor over a cold start: %v\n%s", err, out)
 	}
 }

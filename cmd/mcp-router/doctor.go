@@ -26,8 +26,9 @@ func newDoctorCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
 		Short: "Check the configuration and start every upstream, saying what fails and how to fix it",
-		Long: `Check profiles.yaml, start every upstream of the profile (each within --timeout,
-20s by default, as serve allows) and print, per upstream: whether it started, whether it answered
+		Long: `Check profiles.yaml, start every upstream of the profile (each within --timeout, else
+as long as serve allows: its connect_timeout, 60s by default, and up to five times that while its
+process is busy, as a first npx run installing) and print, per upstream: whether it started, whether it answered
 initialize (and with which protocol version), how many tools it listed, whether it
 asks for authorization (HTTP 401), how many tool pins wait for approval, and how
 long it took; with a hint for each failure. An upstream whose entry cannot be used
@@ -45,7 +46,7 @@ other than the built-in ones, since its pin cannot be checked.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long each upstream may take to start, answer initialize and list its tools (0: its connect_timeout, else limits.connect_timeout)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long each upstream may take to start, answer initialize and list its tools (0: as serve allows, its connect_timeout, else limits.connect_timeout, longer while busy)")
 	return cmd
 }
 
@@ -92,7 +93,14 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	collisions := g.hub.AwaitStarted(ctx)
+	// With --timeout, each upstream gets that long; else as long as serve
+	// would give it (a busy first npx install gets more than one limit).
+	var collisions error
+	if timeout > 0 {
+		collisions = g.hub.AwaitStarted(ctx)
+	} else {
+		collisions = awaitFirstAttempts(ctx, g.hub)
+	}
 	rep := g.checkup(stateErr, pins)
 	if asJSON {
 		err = printJSON(e, rep)

@@ -243,6 +243,9 @@ func (g *gateway) startHub(ctx context.Context) error {
 	if err := g.hub.Start(ctx); err != nil {
 		return startError(g.cfg, g.prof, err)
 	}
+	if err := awaitFirstAttempts(ctx, g.hub); err != nil {
+		return startError(g.cfg, g.prof, err)
+	}
 	for _, s := range g.hub.Status() {
 		if s.State == proxy.StateConnected {
 			g.log.Info("upstream ready", "upstream", s.Name, "tools", s.Tools)

@@ -97,11 +97,59 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	}
 	env := e.entryEnv(client, file, data, places)
 	entry.Env = env.values
+	running := e.alreadyRun(client, file, places, f.replace || !existed)
 	backup, others, err := e.writeEntry(client, file, data, entry, f.force, rep, env.inputs)
 	if err != nil {
 		return err
 	}
-	return e.installReport(client, file, backup, existed, entry, rep, others, env)
+	e.installReport(client, file, backup, existed, entry, rep, env)
+	e.reportOthers(client, others, running)
+	_, err = fmt.Fprintf(e.stdout, "next: restart %s\n", clientTitles[client])
+	return err
+}
+
+// alreadyRun is the servers of the client's file that the profile runs
+// already (nil when it cannot tell, or when skip: --replace takes them
+// out, or there is no file).
+func (e *env) alreadyRun(client, file string, places config.Places, skip bool) []string {
+	if skip {
+		return nil
+	}
+	rep, err := e.replacement(client, file, places)
+	if err != nil {
+		return nil // no profile yet, or one that does not load: reportOthers says import
+	}
+	var names []string
+	for _, m := range rep.moved {
+		if m.Project == "" {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// reportOthers says which servers the client still runs beside the
+// gateway, and the next step for each: those the profile runs already
+// (they run twice) go with install --force --replace; the others join the
+// profile first with import --write --merge.
+func (e *env) reportOthers(client string, others, running []string) {
+	w, title := e.stdout, clientTitles[client]
+	var twice, rest []string
+	for _, name := range others {
+		if slices.Contains(running, name) {
+			twice = append(twice, name)
+		} else {
+			rest = append(rest, name)
+		}
+	}
+	if len(twice) > 0 {
+		fmt.Fprintf(w, "%s still runs %d servers the profile runs too, so they run twice (beside the gateway and behind it): %s.\n", title, len(twice), quoteList(twice))
+		fmt.Fprintf(w, "to take them out of %s: mcp-router install %s --force --replace\n", title, client)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(rest), quoteList(rest))
+		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write --merge, check the profile, then install again with --force --replace\n", client)
+	}
 }
 
 // writeEntry adds the gateway's entry to the client's file (data) and
@@ -226,7 +274,7 @@ func keepServers(servers map[string]json.RawMessage, key string, force bool, rep
 }
 
 // installReport says what install did and what to do next.
-func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, others []string, env entryEnv) error {
+func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, env entryEnv) {
 	w := e.stdout
 	title := clientTitles[client]
 	switch {
@@ -252,12 +300,6 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 		}
 	}
 	rep.report(w, file, title)
-	if len(others) > 0 {
-		fmt.Fprintf(w, "%s still runs %d other servers beside the gateway: %s.\n", title, len(others), quoteList(others))
-		fmt.Fprintf(w, "to move them behind it: mcp-router import %s --write, check the profile, then install again with --force --replace\n", client)
-	}
-	_, err := fmt.Fprintf(w, "next: restart %s\n", title)
-	return err
 }
 
 // profilePath is the profiles.yaml the installed entry runs: --config,

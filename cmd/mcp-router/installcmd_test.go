@@ -453,3 +453,40 @@ func TestInstallReplaceCoversClaudeCodeScopes(t *testing.T) {
 		}
 	}
 }
+
+// Installed beside servers the profile runs already, install says they
+// now run twice and that --force --replace takes them out; a server the
+// profile lacks is pointed at import --write --merge (import --write alone
+// is refused once profiles.yaml exists).
+func TestInstallSaysWhichServersRunTwice(t *testing.T) {
+	vars, places := userDirs(t)
+	desktop := filepath.Join(places.ConfigDir, "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(desktop), 0o700)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop),
+		`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`)
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	doc := readJSON(t, desktop)
+	doc["mcpServers"].(map[string]any)["added-later"] = map[string]any{"command": "later"}
+	data, _ := json.Marshal(doc)
+	writeFile(t, filepath.Dir(desktop), filepath.Base(desktop), string(data))
+
+	out, _, err := runCLI(t, vars, "install", "claude-desktop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`still runs 1 servers the profile runs too, so they run twice (beside the gateway and behind it): "memory".`,
+		"to take them out of Claude Desktop: mcp-router install claude-desktop --force --replace",
+		`still runs 1 other servers beside the gateway: "added-later".`,
+		"mcp-router import claude-desktop --write --merge",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install's report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "--write,") {
+		t.Errorf("install points at import --write, which the existing profile refuses:\n%s", out)
+	}
+}

@@ -516,3 +516,24 @@ func TestImportClaudeCodeKeepsTurnedDownProjectServers(t *testing.T) {
 		t.Errorf("no comment says why declined is off:\n%s", res.YAML)
 	}
 }
+
+// Claude Desktop does not expand ${VAR}: its server got the text itself.
+// The import keeps that text ($${VAR}) and says so, with what to write to
+// read the variable instead, rather than change its meaning in silence.
+func TestImportNotesClaudeDesktopsLiteralVariable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"brave": {"command": "npx", "args": ["-y", "brave"], "env": {"BRAVE_API_KEY": "${BRAVE_API_KEY}"}},
+		"mcp-router": {"command": "/usr/local/bin/mcp-router", "args": ["serve"], "env": {"BRAVE_API_KEY": "${BRAVE_API_KEY}"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := importFiles(t, ImportOptions{Client: ClientClaudeDesktop, Files: []string{file}}, nil)
+	if !strings.Contains(string(res.YAML), "$${BRAVE_API_KEY}") {
+		t.Errorf("the literal text is not kept:\n%s", res.YAML)
+	}
+	if !hasNote(res.Notes, "mcpServers.brave.env.BRAVE_API_KEY", "as this very text", "write ${BRAVE_API_KEY} in profiles.yaml") {
+		t.Errorf("no note says Claude Desktop passed ${BRAVE_API_KEY} as text: %q", res.Notes)
+	}
+	if hasNote(res.Notes, "mcpServers.mcp-router.env") {
+		t.Errorf("a note about the fields of the mcp-router entry, which is left out: %q", res.Notes)
+	}
+}

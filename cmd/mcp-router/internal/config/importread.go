@@ -283,6 +283,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 		return nil, fmt.Errorf("%s: %s: want an object with command or url", d.file, path)
 	}
 	s := &server{Name: name, Source: d.file + " " + path, Section: section, File: d.file, Project: d.project}
+	notes := len(d.r.notes)
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")
@@ -295,6 +296,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 		d.r.note("%s: mcp-router has no equivalent of %s; left out", s.Source, strings.Join(unknown, ", "))
 	}
 	if RunsRouter(s.Command, s.Args) {
+		d.r.notes = d.r.notes[:notes] // what its fields would need does not matter
 		d.r.note("%s: left out: it runs mcp-router itself", s.Source)
 		return nil, nil
 	}

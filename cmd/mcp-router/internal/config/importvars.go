@@ -88,8 +88,12 @@ func (d *dialect) vars(s, where string) string {
 func (d *dialect) variable(expr, where string) string {
 	literal := "$${" + expr + "}"
 	switch d.client {
-	case ClientClaudeDesktop:
-		return literal // Claude Desktop passes ${ on as it is
+	case ClientClaudeDesktop: // Claude Desktop passes ${ on as it is
+		if name, _, _ := strings.Cut(expr, ":-"); validVarName(name) {
+			d.r.note("%s %s: Claude Desktop passes ${%s} to the server as this very text, not a variable's value; kept so: "+
+				"to read %s from the environment instead, write ${%s} in profiles.yaml", d.file, where, expr, name, expr)
+		}
+		return literal
 	case ClientClaudeCode:
 		name, _, _ := strings.Cut(expr, ":-")
 		if validVarName(name) {

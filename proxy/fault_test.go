@@ -499,7 +499,7 @@ func TestFI05HungInitializeDoesNotBlockStart(t *testing.T) {
 // which the call fails with upstream_timeout, saying so, and the upstream
 // is told as for a timeout. The caller sees its own progress, in order.
 func TestFI06ProgressResetsIdleTimeout(t *testing.T) {
-	const idle, hard = 300 * time.Millisecond, 1500 * time.Millisecond
+	const idle, hard = 600 * time.Millisecond, 2 * time.Second
 	overHTTP := func(t *testing.T) UpstreamConfig {
 		mcpHandler := server.NewStreamableHTTPServer(tickerServer())
 		ts := httptest.NewServer(mcpHandler)

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -325,7 +324,8 @@ func cutEcho(s string) string {
 // streamable HTTP server reads it: a refusal is HTTP 400 with the JSON-RPC
 // error, a dropped notification 202. An initialize with an Mcp-Session-Id
 // is refused (mcp-go would open a new session and ignore the header). The
-// body is read whole; Guard bounds it.
+// body is read whole, or taken as it is from a Body (Guard reads it so,
+// within its bounds).
 type PrecheckHTTP struct {
 	Next http.Handler
 	Log  *slog.Logger
@@ -339,7 +339,11 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Next.ServeHTTP(w, r) // mcp-go answers what is not a JSON POST
 		return
 	}
-	body, err := readBody(r)
+	body, held := BodyBytes(r.Body)
+	var err error
+	if !held {
+		body, err = readBody(r)
+	}
 	if err != nil {
 		h.refusal(w, refusal(mcp.PARSE_ERROR, nil, "reading the request body: %v", err))
 		return
@@ -362,9 +366,11 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.Cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
 		}
-		body = sanitizeUTF8(body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		if !held || !utf8.Valid(body) { // else r.Body is body, unread
+			body = sanitizeUTF8(body)
+			r.Body = NewBody(body)
+			r.ContentLength = int64(len(body))
+		}
 		h.Next.ServeHTTP(w, r)
 	}
 }

@@ -48,7 +48,7 @@ func idText(id any) string {
 // admitted (nil: none). A stdio connection admits its calls itself.
 func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(message) {
+		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(ctx, message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -96,8 +96,13 @@ func perRequestSession(ctx context.Context) bool {
 	return isHTTPSession(ctx) && call.SessionOf(ctx) == ""
 }
 
-func isToolCall(message any) bool {
+// isToolCall reports whether message is a tools/call: as the pre-check
+// read it, when it did, else scanned here.
+func isToolCall(ctx context.Context, message any) bool {
 	raw, ok := message.(json.RawMessage)
+	if is, known := wire.PrecheckedIs(ctx, raw, string(mcp.MethodToolsCall)); ok && known {
+		return is
+	}
 	// A cheap test first, as this runs per request; a message with an
 	// escape may spell the method "tools\/call".
 	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {

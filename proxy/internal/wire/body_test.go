@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,5 +71,33 @@ func TestBodyBytes(t *testing.T) {
 	}
 	if _, ok := BodyBytes(strings.NewReader("abc")); ok {
 		t.Error("BodyBytes of another reader: want false")
+	}
+}
+
+// A handler behind PrecheckHTTP learns the method of the message it
+// passed, for that message only.
+func TestPrecheckedIs(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
+	const escaped = `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"x"}}`
+	for _, body := range []string{call, escaped, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`} {
+		var is, known bool
+		var other bool
+		h := PrecheckHTTP{Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			is, known = PrecheckedIs(r.Context(), b, "tools/call")
+			_, other = PrecheckedIs(r.Context(), append(b, ' '), "tools/call")
+		})}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if want := body != `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`; !known || is != want {
+			t.Errorf("%s: PrecheckedIs = %v, %v; want %v, true", body, is, known, want)
+		}
+		if other {
+			t.Errorf("%s: PrecheckedIs knows another message", body)
+		}
+	}
+	if _, known := PrecheckedIs(context.Background(), []byte(call), "tools/call"); known {
+		t.Error("PrecheckedIs without the pre-check: want unknown")
 	}
 }

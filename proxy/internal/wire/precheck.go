@@ -7,6 +7,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -371,8 +372,33 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body = NewBody(body)
 			r.ContentLength = int64(len(body))
 		}
+		if v.env.method != nil {
+			r = r.WithContext(context.WithValue(r.Context(), precheckedKey{}, prechecked{v.env.method, len(body)}))
+		}
 		h.Next.ServeHTTP(w, r)
 	}
+}
+
+// precheckedKey marks the context of a request PrecheckHTTP passed on
+// with what it read of its message.
+type precheckedKey struct{}
+
+type prechecked struct {
+	method []byte // the method member, as written
+	size   int    // the message's length
+}
+
+// PrecheckedIs reports whether message, the message of ctx's request as
+// PrecheckHTTP passed it on, has the method name; known is false when
+// PrecheckHTTP did not pass it (or it has no method, or message is
+// another), and the caller must read message itself. It spares a handler
+// a second scan of the body.
+func PrecheckedIs(ctx context.Context, message []byte, name string) (is, known bool) {
+	p, ok := ctx.Value(precheckedKey{}).(prechecked)
+	if !ok || len(message) != p.size {
+		return false, false
+	}
+	return methodIs(p.method, name), true
 }
 
 func (h PrecheckHTTP) refusal(w http.ResponseWriter, v verdict) {

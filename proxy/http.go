@@ -25,11 +25,17 @@ import (
 // session uses (BI-04): two answers with one id cannot be told apart.
 type inflightIDs struct {
 	mu  sync.Mutex
-	ids map[string]bool // session id + "\x00" + request id
+	ids map[callKey]bool
 }
 
-func inflightKey(ctx context.Context, id any) string {
-	return call.SessionOf(ctx) + "\x00" + idText(id)
+// callKey names a call of an HTTP session: the session id and the request
+// id as idText prints it. The two stay apart rather than joined in one
+// string, which a sealed session id of some hundred bytes made an
+// allocation at each of the four look-ups a call takes.
+type callKey struct{ session, id string }
+
+func inflightKey(ctx context.Context, id any) callKey {
+	return callKey{call.SessionOf(ctx), idText(id)}
 }
 
 // idText is a request id as fmt prints it, faster for the kinds
@@ -46,7 +52,7 @@ func idText(id any) string {
 
 // hook refuses a reused id, and hands the key of a call it admits to
 // admitted (nil: none). A stdio connection admits its calls itself.
-func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
+func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key callKey)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(ctx, message) {
 			return nil
@@ -77,14 +83,14 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 }
 
 // admit takes key for a call, or refuses it when a call in progress has it.
-func (f *inflightIDs) admit(key string, id any) error {
+func (f *inflightIDs) admit(key callKey, id any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ids[key] {
 		return fmt.Errorf("request id %v is already used by a call in progress", id)
 	}
 	if f.ids == nil {
-		f.ids = map[string]bool{}
+		f.ids = map[callKey]bool{}
 	}
 	f.ids[key] = true
 	return nil

@@ -209,7 +209,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r2, release, status, err := g.forward(w, r, g.callerContext(r, p))
+	r2, release, status, err := g.forward(g.callerContext(r, p), w, r)
 	if err != nil {
 		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
@@ -243,7 +243,7 @@ func (g *guard) callerContext(r *http.Request, p principal) context.Context {
 // wire.Body, which the pre-check takes without copying); release gives the
 // memory back once the request is answered. r's header is copied only
 // when it has a header to drop.
-func (g *guard) forward(w http.ResponseWriter, r *http.Request, ctx context.Context) (_ *http.Request, release func(), status int, _ error) {
+func (g *guard) forward(ctx context.Context, w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), status int, _ error) {
 	if r.ContentLength > g.maxBody {
 		return nil, nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
 	}

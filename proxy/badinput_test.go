@@ -541,6 +541,36 @@ func TestBI04ReusedInFlightID(t *testing.T) {
 	})
 }
 
+// Over HTTP too, a tools/call whose id a call in progress in the same
+// session uses is refused, spelled plainly or with an escape (the hook
+// then reads the method as the pre-check read it).
+func TestBI04ReusedInFlightIDOverHTTP(t *testing.T) {
+	rec := &recorder{}
+	g := serveRawHTTP(t, newBIServer(t, startRecHub(t, rec, builtinFake("alpha"))))
+	sid := g.initialize(t, nil)
+	for _, tc := range []struct{ name, method string }{{"plain", "tools/call"}, {"escaped", `tools\/call`}} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := make(chan guardReply, 1)
+			go func() {
+				r, err := g.do(t.Context(), toolsCall(t, 7, "alpha_sleep", map[string]any{"ms": 500}), inSession(sid))
+				if err != nil {
+					t.Error(err)
+				}
+				first <- r
+			}()
+			time.Sleep(150 * time.Millisecond) // the first call is in progress
+			second := strings.Replace(toolsCall(t, 7, "rec_echo", map[string]any{"text": "second"}), "tools/call", tc.method, 1)
+			g.post(t, second, inSession(sid)).reply(t).wantError(t, mcp.INVALID_REQUEST, "7")
+			if r := (<-first).reply(t).tool(t); r.IsError || r.text() != "slept 500ms" {
+				t.Errorf("first call: got %+v, want it unaffected (slept 500ms)", r)
+			}
+			if n := rec.count(); n != 0 {
+				t.Errorf("the second request was forwarded (%d calls)", n)
+			}
+		})
+	}
+}
+
 // progressEvent is the params of a notifications/progress.
 type progressEvent struct {
 	ProgressToken any     `json:"progressToken"`

@@ -3,9 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,26 +33,26 @@ type graces struct {
 	logger *slog.Logger
 
 	mu       sync.Mutex
-	posts    map[string]context.Context      // call key -> the POST's context, until the handler runs
+	posts    map[callKey]context.Context     // the POST's context, until the handler runs
 	handlers map[<-chan struct{}]pendingCall // handler context's Done -> its call
-	calls    map[string]*graceCall           // call key -> the call, while it runs
+	calls    map[callKey]*graceCall          // the call, while it runs
 }
 
 // pendingCall is a call between BeforeCallTool and its handler.
 type pendingCall struct {
-	key  string
+	key  callKey
 	post context.Context
 }
 
 func newGraces(grace time.Duration, logger *slog.Logger) *graces {
-	return &graces{grace: grace, logger: logger, posts: map[string]context.Context{},
-		handlers: map[<-chan struct{}]pendingCall{}, calls: map[string]*graceCall{}}
+	return &graces{grace: grace, logger: logger, posts: map[callKey]context.Context{},
+		handlers: map[<-chan struct{}]pendingCall{}, calls: map[callKey]*graceCall{}}
 }
 
 // posted notes the POST of a tools/call that the in-flight id check
 // admitted under key. A stateless request's call is not noted: it runs
 // under its POST's context, undetached.
-func (g *graces) posted(ctx context.Context, key string) {
+func (g *graces) posted(ctx context.Context, key callKey) {
 	if isHTTPSession(ctx) && !perRequestSession(ctx) {
 		g.mu.Lock()
 		g.posts[key] = ctx
@@ -166,7 +164,7 @@ func (g *graces) start(handler context.Context, p pendingCall, tool string) (con
 	}
 }
 
-func (g *graces) cancelCall(key string) {
+func (g *graces) cancelCall(key callKey) {
 	g.mu.Lock()
 	c := g.calls[key]
 	g.mu.Unlock()
@@ -177,17 +175,16 @@ func (g *graces) cancelCall(key string) {
 
 // endSession cancels the calls of a session that ended.
 func (g *graces) endSession(id string) {
-	prefix := id + "\x00"
 	var calls []*graceCall
 	g.mu.Lock()
 	for key, c := range g.calls {
-		if strings.HasPrefix(key, prefix) {
+		if key.session == id {
 			calls = append(calls, c)
 			delete(g.calls, key)
 		}
 	}
 	for key := range g.posts {
-		if strings.HasPrefix(key, prefix) {
+		if key.session == id {
 			delete(g.posts, key)
 		}
 	}
@@ -200,7 +197,7 @@ func (g *graces) endSession(id string) {
 func (g *graces) close() {
 	g.mu.Lock()
 	calls := g.calls
-	g.calls = map[string]*graceCall{}
+	g.calls = map[callKey]*graceCall{}
 	g.mu.Unlock()
 	for _, c := range calls {
 		c.cancel()
@@ -215,7 +212,7 @@ func (g *graces) cancelled(session string, requestID json.RawMessage) {
 	if g == nil || session == "" || json.Unmarshal(requestID, &id) != nil {
 		return
 	}
-	g.cancelCall(session + "\x00" + fmt.Sprint(id))
+	g.cancelCall(callKey{session, idText(id)})
 }
 
 // streamKey holds the context of the POST whose stream carries a call

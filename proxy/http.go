@@ -25,11 +25,17 @@ import (
 // session uses (BI-04): two answers with one id cannot be told apart.
 type inflightIDs struct {
 	mu  sync.Mutex
-	ids map[string]bool // session id + "\x00" + request id
+	ids map[callKey]bool
 }
 
-func inflightKey(ctx context.Context, id any) string {
-	return call.SessionOf(ctx) + "\x00" + idText(id)
+// callKey names a call of an HTTP session: the session id and the request
+// id as idText prints it. The two stay apart rather than joined in one
+// string, which a sealed session id of some hundred bytes made an
+// allocation at each of the four look-ups a call takes.
+type callKey struct{ session, id string }
+
+func inflightKey(ctx context.Context, id any) callKey {
+	return callKey{call.SessionOf(ctx), idText(id)}
 }
 
 // idText is a request id as fmt prints it, faster for the kinds
@@ -46,9 +52,9 @@ func idText(id any) string {
 
 // hook refuses a reused id, and hands the key of a call it admits to
 // admitted (nil: none). A stdio connection admits its calls itself.
-func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key string)) {
+func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Context, key callKey)) {
 	hooks.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
-		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(message) {
+		if stdioRequest(ctx) || perRequestSession(ctx) || !isToolCall(ctx, message) {
 			return nil
 		}
 		key := inflightKey(ctx, id)
@@ -77,14 +83,14 @@ func (f *inflightIDs) hook(hooks *server.Hooks, admitted func(ctx context.Contex
 }
 
 // admit takes key for a call, or refuses it when a call in progress has it.
-func (f *inflightIDs) admit(key string, id any) error {
+func (f *inflightIDs) admit(key callKey, id any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ids[key] {
 		return fmt.Errorf("request id %v is already used by a call in progress", id)
 	}
 	if f.ids == nil {
-		f.ids = map[string]bool{}
+		f.ids = map[callKey]bool{}
 	}
 	f.ids[key] = true
 	return nil
@@ -96,8 +102,13 @@ func perRequestSession(ctx context.Context) bool {
 	return isHTTPSession(ctx) && call.SessionOf(ctx) == ""
 }
 
-func isToolCall(message any) bool {
+// isToolCall reports whether message is a tools/call: as the pre-check
+// read it, when it did, else scanned here.
+func isToolCall(ctx context.Context, message any) bool {
 	raw, ok := message.(json.RawMessage)
+	if is, known := wire.PrecheckedIs(ctx, raw, string(mcp.MethodToolsCall)); ok && known {
+		return is
+	}
 	// A cheap test first, as this runs per request; a message with an
 	// escape may spell the method "tools\/call".
 	if !ok || !bytes.Contains(raw, []byte(mcp.MethodToolsCall)) && !bytes.ContainsRune(raw, '\\') {

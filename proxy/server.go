@@ -140,7 +140,7 @@ func NewServer(opts ServerOptions) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(context.Context, server.ClientSession) { s.metrics.SessionClosed() })
-	s.inflight.hook(hooks, func(ctx context.Context, key string) {
+	s.inflight.hook(hooks, func(ctx context.Context, key callKey) {
 		if s.graces != nil {
 			s.graces.posted(ctx, key)
 		}

@@ -146,7 +146,7 @@ func TestCallIDReadsAsMCPGoDoes(t *testing.T) {
 			Method string `json:"method"`
 		}
 		err := json.Unmarshal([]byte(line), &m)
-		if got, want := isToolCall(json.RawMessage(line)), err == nil && m.Method == "tools/call"; got != want {
+		if got, want := isToolCall(context.Background(), json.RawMessage(line)), err == nil && m.Method == "tools/call"; got != want {
 			t.Errorf("%s: isToolCall %v, encoding/json %v", line, got, want)
 		}
 	}

@@ -13,7 +13,6 @@
 package frontdoor
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -210,7 +209,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	r2, release, status, err := g.forward(w, r)
+	r2, release, status, err := g.forward(g.callerContext(r, p), w, r)
 	if err != nil {
 		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
@@ -220,30 +219,40 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	g.serveSession(w, r2, p)
+}
+
+// callerContext is r's context marked with its caller, p.
+func (g *guard) callerContext(r *http.Request, p principal) context.Context {
+	ctx := r.Context()
 	if p != noPrincipal {
-		ctx := withCaller(r2.Context(), p)
+		ctx = withCaller(ctx, p)
 		// Only an issuer's token travels on (to a token exchange): a static
 		// gateway token is meant for this gateway and no other server.
 		if token, ok := bearerToken(r.Header.Get("Authorization")); ok && strings.HasPrefix(p.name, principalPrefix) {
 			ctx = withCallerToken(ctx, token)
 		}
-		r2 = r2.WithContext(ctx)
 	} else if !g.authRequired() { // loopback alone: the person at the machine
-		r2 = r2.WithContext(context.WithValue(r2.Context(), roleKey{}, roleAdmin))
+		ctx = context.WithValue(ctx, roleKey{}, roleAdmin)
 	}
-	g.serveSession(w, r2, p)
+	return ctx
 }
 
-// forward returns the request next should see: without Authorization
-// (SEC-05), its body read into memory within the bounds; release gives
-// the memory back once the request is answered.
-func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), status int, _ error) {
+// forward returns the request next should see, with ctx: without
+// Authorization (SEC-05), its body read into memory within the bounds (a
+// wire.Body, which the pre-check takes without copying); release gives the
+// memory back once the request is answered. r's header is copied only
+// when it has a header to drop.
+func (g *guard) forward(ctx context.Context, w http.ResponseWriter, r *http.Request) (_ *http.Request, release func(), status int, _ error) {
 	if r.ContentLength > g.maxBody {
 		return nil, nil, http.StatusRequestEntityTooLarge, errBodyTooLarge(g.maxBody)
 	}
-	r2 := r.Clone(r.Context())
-	r2.Header.Del("Authorization")
-	r2.Header.Del("Proxy-Authorization")
+	r2 := r.WithContext(ctx)
+	if len(r.Header.Values("Authorization")) > 0 || len(r.Header.Values("Proxy-Authorization")) > 0 {
+		r2.Header = r.Header.Clone()
+		r2.Header.Del("Authorization")
+		r2.Header.Del("Proxy-Authorization")
+	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return r2, func() {}, 0, nil
 	}
@@ -261,9 +270,8 @@ func (g *guard) forward(w http.ResponseWriter, r *http.Request) (_ *http.Request
 		return nil, nil, status, err
 	}
 	g.bodies.Release(held - int64(len(body)))
-	r2.Body = io.NopCloser(bytes.NewReader(body))
-	r2.ContentLength = int64(len(body))
-	r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	b := wire.NewBody(body)
+	r2.Body, r2.ContentLength, r2.GetBody = b, int64(len(body)), b.Reopen
 	return r2, func() { g.bodies.Release(int64(len(body))) }, 0, nil
 }
 
@@ -274,7 +282,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, g.maxBody), r.ContentLength)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
@@ -288,6 +296,29 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		return nil, http.StatusBadRequest, errors.New("reading request body")
 	}
 	return body, 0, nil
+}
+
+// readAll is io.ReadAll into one buffer of the body's length, when it is
+// known, rather than one grown from 512 bytes.
+func readAll(body io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, 0, length+1) // +1: the EOF is read without growing it
+	for {
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			rest, err := io.ReadAll(body)
+			return append(buf, rest...), err
+		}
+	}
 }
 
 func errBodyTooLarge(limit int64) error {

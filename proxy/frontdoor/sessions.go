@@ -191,13 +191,13 @@ func (g *guard) clientOf(r *http.Request, p principal) string {
 // with several principals (owned) another's session is 404.
 func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal) {
 	owned := len(g.tokens) > 1 || g.oidc != nil // several principals
-	client := g.clientOf(r, p)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	if sid == "" {
 		if r.Method != http.MethodPost {
 			g.next.ServeHTTP(w, r)
 			return
 		}
+		client := g.clientOf(r, p)
 		if !g.owners.reserve(client, g.maxSessions, time.Now()) {
 			g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 				"this client has %d sessions open (a 2026-07-28 request counts as one while it runs), the most allowed: end one (DELETE) before opening another", g.maxSessions))
@@ -218,7 +218,7 @@ func (g *guard) serveSession(w http.ResponseWriter, r *http.Request, p principal
 	stream := r.Method == http.MethodGet
 	adm := g.owners.enter(sid, p, owned, g.maxStreams, stream, time.Now())
 	if adm == notFound || adm == untracked {
-		adopted, full := g.adopt(r.Context(), sid, p, client)
+		adopted, full := g.adopt(r.Context(), sid, p, g.clientOf(r, p))
 		if full {
 			g.refuse(w, r, http.StatusTooManyRequests, fmt.Sprintf(
 				"this client has %d sessions open, the most allowed: end one (DELETE) before resuming another", g.maxSessions))

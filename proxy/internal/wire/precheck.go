@@ -7,10 +7,10 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -325,7 +325,8 @@ func cutEcho(s string) string {
 // streamable HTTP server reads it: a refusal is HTTP 400 with the JSON-RPC
 // error, a dropped notification 202. An initialize with an Mcp-Session-Id
 // is refused (mcp-go would open a new session and ignore the header). The
-// body is read whole; Guard bounds it.
+// body is read whole, or taken as it is from a Body (Guard reads it so,
+// within its bounds).
 type PrecheckHTTP struct {
 	Next http.Handler
 	Log  *slog.Logger
@@ -339,7 +340,11 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Next.ServeHTTP(w, r) // mcp-go answers what is not a JSON POST
 		return
 	}
-	body, err := readBody(r)
+	body, held := BodyBytes(r.Body)
+	var err error
+	if !held {
+		body, err = readBody(r)
+	}
 	if err != nil {
 		h.refusal(w, refusal(mcp.PARSE_ERROR, nil, "reading the request body: %v", err))
 		return
@@ -362,11 +367,38 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.Cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
 		}
-		body = sanitizeUTF8(body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		if !held || !utf8.Valid(body) { // else r.Body is body, unread
+			body = sanitizeUTF8(body)
+			r.Body = NewBody(body)
+			r.ContentLength = int64(len(body))
+		}
+		if v.env.method != nil {
+			r = r.WithContext(context.WithValue(r.Context(), precheckedKey{}, prechecked{v.env.method, len(body)}))
+		}
 		h.Next.ServeHTTP(w, r)
 	}
+}
+
+// precheckedKey marks the context of a request PrecheckHTTP passed on
+// with what it read of its message.
+type precheckedKey struct{}
+
+type prechecked struct {
+	method []byte // the method member, as written
+	size   int    // the message's length
+}
+
+// PrecheckedIs reports whether message, the message of ctx's request as
+// PrecheckHTTP passed it on, has the method name; known is false when
+// PrecheckHTTP did not pass it (or it has no method, or message is
+// another), and the caller must read message itself. It spares a handler
+// a second scan of the body.
+func PrecheckedIs(ctx context.Context, message []byte, name string) (is, known bool) {
+	p, ok := ctx.Value(precheckedKey{}).(prechecked)
+	if !ok || len(message) != p.size {
+		return false, false
+	}
+	return methodIs(p.method, name), true
 }
 
 func (h PrecheckHTTP) refusal(w http.ResponseWriter, v verdict) {

@@ -441,6 +441,7 @@ func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 		}
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
+	h.keepUnused(vetted, offers)
 	h.catalog.Store(c)
 	h.opts.Metrics.CatalogSize(len(c.Tools))
 	h.reportProblems(c.Problems, c.Warnings)

@@ -100,6 +100,9 @@ type Catalog struct {
 	// hashed are the digests of the listed definitions, by address: a
 	// listing is never changed in place, so only new ones are decoded.
 	hashed map[*mcp.Tool]digest
+	// defSums are the sums of Tools' definitions as JSON, by index, that
+	// the hub's signature took before it stored the catalog; nil before.
+	defSums []uint64
 }
 
 // appOnlyTool looks name up among the tools meant for apps only.

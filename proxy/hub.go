@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"strings"
@@ -441,10 +442,12 @@ func (h *Hub) rebuildLocked(joiners []*upstream.Upstream) {
 		}
 	}
 	c := buildCatalog(prev, offers, h.opts.Reserved)
+	h.keepUnused(vetted, offers)
+	sig := signature(c) // before the store: it notes each tool's sum in c
 	h.catalog.Store(c)
 	h.opts.Metrics.CatalogSize(len(c.Tools))
 	h.reportProblems(c.Problems, c.Warnings)
-	if sig := signature(c); sig != h.lastSig {
+	if sig != h.lastSig {
 		h.lastSig = sig
 		for _, fn := range h.listeners {
 			fn(c)
@@ -509,9 +512,11 @@ func yieldTo(prev *Catalog, joining *upstream.Upstream) *Catalog {
 // signature is a digest of what a client sees of a catalog.
 func signature(c *Catalog) string {
 	b := sha256.New()
-	for _, t := range c.Tools {
+	c.defSums = make([]uint64, len(c.Tools))
+	for i, t := range c.Tools {
 		def, _ := t.Def.MarshalJSON()
 		b.Write(def)
+		c.defSums[i] = maphash.Bytes(listSeed, def)
 	}
 	for _, p := range c.Prompts {
 		fmt.Fprintf(b, "|p:%s:%s", p.Name, p.Def.Description)

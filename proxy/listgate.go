@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -101,6 +102,37 @@ func toolsFingerprint(tools []server.ServerTool) uint64 {
 	for _, t := range tools {
 		b, _ := json.Marshal(t.Tool)
 		h.Write(b)
+	}
+	return h.Sum64()
+}
+
+// shownFingerprint is the fingerprint of tools as sync shows them: the
+// proxy's own (the first own), then c's with their hints. A catalog
+// tool's definition counts by the sum signature took of it (defSums),
+// not by encoding it again: a start rebuilds a catalog of thousands of
+// tools several times.
+func shownFingerprint(tools []server.ServerTool, own int, c *Catalog) uint64 {
+	if len(c.defSums) != len(c.Tools) || len(tools) != own+len(c.Tools) {
+		return toolsFingerprint(tools)
+	}
+	var h maphash.Hash
+	h.SetSeed(listSeed)
+	for _, t := range tools[:own] {
+		b, _ := json.Marshal(t.Tool)
+		h.Write(b)
+	}
+	var sum [8]byte
+	for i, t := range tools[own:] {
+		h.Write(binary.LittleEndian.AppendUint64(sum[:0], c.defSums[i]))
+		var fields map[string]any
+		if t.Tool.Meta != nil {
+			fields = t.Tool.Meta.AdditionalFields
+		}
+		hint, _ := fields[SearchHintMetaKey].(string)
+		always, _ := fields[AlwaysLoadMetaKey].(bool)
+		h.WriteString(hint)
+		h.WriteByte(0)
+		h.WriteByte(map[bool]byte{false: 0, true: 1}[always])
 	}
 	return h.Sum64()
 }

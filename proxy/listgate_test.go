@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/routing"
@@ -179,5 +181,37 @@ func TestBeltChangeHeardOverHTTPEveryTime(t *testing.T) {
 			t.Fatalf("session %d heard no tools/list_changed after its belt changed", i)
 		}
 		s.Close()
+	}
+}
+
+// A catalog tool counts in the tools' fingerprint by the sum the hub's
+// signature took of its definition, with its hints: a change of either
+// is seen, the same list gives the same fingerprint, and a catalog
+// without sums is fingerprinted by encoding its tools.
+func TestShownFingerprintSeesDefinitionsAndHints(t *testing.T) {
+	catalogOf := func(desc string) *Catalog {
+		c := &Catalog{Tools: []Tool{{Name: "a", Def: mcp.Tool{Name: "a", Description: desc}}}}
+		signature(c)
+		return c
+	}
+	shown := func(c *Catalog, hint string, always bool) uint64 {
+		own := server.ServerTool{Tool: mcp.Tool{Name: "own"}}
+		return shownFingerprint([]server.ServerTool{own, {Tool: withHints(c.Tools[0].Def, hint, always)}}, 1, c)
+	}
+	base := shown(catalogOf("x"), "h", false)
+	if shown(catalogOf("x"), "h", false) != base {
+		t.Error("the same tools gave another fingerprint")
+	}
+	for name, fp := range map[string]uint64{"description": shown(catalogOf("y"), "h", false),
+		"hint": shown(catalogOf("x"), "g", false), "always load": shown(catalogOf("x"), "h", true)} {
+		if fp == base {
+			t.Errorf("a change of the %s was not seen", name)
+		}
+	}
+	c := catalogOf("x")
+	c.defSums = nil
+	tools := []server.ServerTool{{Tool: withHints(c.Tools[0].Def, "h", false)}}
+	if shownFingerprint(tools, 0, c) != toolsFingerprint(tools) {
+		t.Error("a catalog without sums was not fingerprinted from its tools")
 	}
 }

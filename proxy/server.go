@@ -326,6 +326,7 @@ var _ http.Handler = (*server.StreamableHTTPServer)(nil)
 // again only when it changed: mcp-go tells every session of each set.
 func (s *Server) sync(c *Catalog) {
 	tools := s.ownServerTools()
+	own := len(tools)
 	if s.meta.Routes() {
 		s.index.update(c)
 		s.meta.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
@@ -336,7 +337,7 @@ func (s *Server) sync(c *Catalog) {
 	}
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	if s.lists.changed(listTools, toolsFingerprint(tools)) {
+	if s.lists.changed(listTools, shownFingerprint(tools, own, c)) {
 		s.mcp.SetTools(tools...)
 	}
 	if s.lists.changed(listPrompts, catalogFingerprint(c, string(mcp.MethodNotificationPromptsListChanged))) {

@@ -102,6 +102,35 @@ func (h *Hub) takeVetted() map[string]map[*mcp.Tool]digest {
 	return v
 }
 
+// keepUnused notes again the digests in vetted of the upstreams whose
+// offer does not hold the tools they were worked out for: vetted, but
+// not yet connected when the rebuild read their listings. Without it a
+// rebuild another upstream triggers in between would make the next one
+// decode those tools again. Digests noted since the take are newer and
+// stay.
+func (h *Hub) keepUnused(vetted map[string]map[*mcp.Tool]digest, offers []offer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, o := range offers {
+		v := vetted[o.cfg.Name]
+		if len(v) == 0 || len(o.Tools) > 0 && hasKey(v, &o.Tools[0]) {
+			continue
+		}
+		if _, newer := h.vetted[o.cfg.Name]; newer {
+			continue
+		}
+		if h.vetted == nil {
+			h.vetted = map[string]map[*mcp.Tool]digest{}
+		}
+		h.vetted[o.cfg.Name] = v
+	}
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
 // logPinSummary logs one line for the tools pinned for the first time.
 func logPinSummary(log *slog.Logger, verdicts map[string]integrity.Verdict) {
 	var pinned []string

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 func pinnedHub(t *testing.T, store *integrity.Store, policy integrity.Policy, ups ...UpstreamConfig) *Hub {
@@ -147,5 +148,36 @@ func TestSEC10CrossServerShadowing(t *testing.T) {
 				t.Errorf("calling beta_add: %v, %v; want blocked = %v", res, err, !tt.visible)
 			}
 		})
+	}
+}
+
+// A rebuild that runs between an upstream's vetting and its connection
+// (another upstream connected meanwhile) leaves the upstream's digests
+// for the rebuild that holds its listing, which then decodes none of its
+// tools again; digests noted meanwhile are newer and win.
+func TestRebuildKeepsDigestsOfUpstreamsNotYetConnected(t *testing.T) {
+	early, late, older := []mcp.Tool{{Name: "a"}}, []mcp.Tool{{Name: "b"}}, []mcp.Tool{{Name: "c"}}
+	h := &Hub{}
+	vetted := map[string]map[*mcp.Tool]digest{
+		"early": {&early[0]: {contract: "ea"}},
+		"late":  {&late[0]: {contract: "lb"}},
+		"newer": {&older[0]: {contract: "oc"}},
+	}
+	h.noteVetted("newer", early, []digest{{contract: "nb"}})
+	offers := []offer{
+		{cfg: UpstreamConfig{Name: "early"}, Listing: upstream.Listing{Tools: early}}, // connected: used
+		{cfg: UpstreamConfig{Name: "late"}},                                           // not yet connected
+		{cfg: UpstreamConfig{Name: "newer"}},
+	}
+	h.keepUnused(vetted, offers)
+	got := h.takeVetted()
+	if _, ok := got["early"]; ok {
+		t.Error("the digests of a listing the rebuild held were kept")
+	}
+	if d, ok := got["late"][&late[0]]; !ok || d.contract != "lb" {
+		t.Errorf("late's digests = %v, want them kept for the next rebuild", got["late"])
+	}
+	if d := got["newer"][&early[0]]; d.contract != "nb" {
+		t.Errorf("newer's digests = %v, want those noted after the take", got["newer"])
 	}
 }

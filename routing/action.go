@@ -86,7 +86,7 @@ func (r *Router) weighActions(text string, ranked []Candidate) {
 	serves := map[string]bool{} // upstreams with a tool that does what is asked
 	r.mu.Lock()
 	for i, c := range ranked {
-		acts[i] = toolAction(r.known[c.Name])
+		acts[i] = r.acts[c.Name]
 		if acts[i]&asked != 0 {
 			serves[c.Upstream] = true
 		}

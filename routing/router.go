@@ -175,6 +175,7 @@ type Router struct {
 	discovery map[string][]string // upstream -> its discovery tools' names
 	known     map[string]Tool
 	destroys  map[string]bool   // by name: the tool is destructive (see isDestructive)
+	acts      map[string]action // by name: its name's action, when it has one (toolAction)
 	copies    map[[2]string]int // own name and contract -> tools with them
 	shared    int               // entries of copies above one
 
@@ -185,7 +186,7 @@ type Router struct {
 func NewRouter(opts RouterOptions) *Router {
 	opts.defaults()
 	return &Router{opts: opts, userFacing: opts.Fuse.UserFacing(),
-		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, names: map[string][]string{}, copies: map[[2]string]int{}}
+		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, acts: map[string]action{}, names: map[string][]string{}, copies: map[[2]string]int{}}
 }
 
 // Internal tells that the fuse policy requires user-facing tools
@@ -210,6 +211,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		if t, ok := r.known[name]; ok && t.Upstream == upstream {
 			delete(r.known, name)
 			delete(r.destroys, name)
+			delete(r.acts, name)
 			r.count(t, -1)
 		}
 	}
@@ -223,6 +225,11 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		}
 		r.known[t.Name] = t
 		r.destroys[t.Name] = isDestructive(t)
+		if a := toolAction(t); a != 0 {
+			r.acts[t.Name] = a // worked out once, not at every route (weighActions)
+		} else {
+			delete(r.acts, t.Name)
+		}
 		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)

@@ -51,11 +51,6 @@ type accumulator struct {
 // sees reports whether lesson l applies to the request being scored.
 func (acc *accumulator) sees(l *Lesson) bool { return acc.all || l.visible(acc.principal) }
 
-// Adjust is AdjustFor the shared lessons alone (no principal's own).
-func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
-	return m.AdjustFor(ctx, "", query)
-}
-
 // AdjustFor returns the score deltas the principal's own and the shared
 // lessons (every lesson, with Shared) give tools for query, the largest
 // first; nil when none applies. It marks the lessons applied as used in

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // Adjustment is what the lessons say about one tool for one query.
@@ -63,7 +64,7 @@ func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjus
 	var qvec []float32
 	if s.embedded && m.opts.Embed != nil {
 		if v, err := m.opts.Embed(ctx, query); err == nil {
-			qvec = unit(slices.Clone(v))
+			qvec = vec.Unit(slices.Clone(v))
 		} else {
 			m.opts.Logger.Debug("query not embedded, lessons matched lexically", "err", err)
 		}
@@ -149,7 +150,7 @@ func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
 		if e.vec == nil {
 			continue
 		}
-		sim := min(1, (dot(qvec, e.vec)-floor)/(1-floor))
+		sim := min(1, (vec.Dot(qvec, e.vec)-floor)/(1-floor))
 		if sim >= m.opts.MinSimilarity {
 			acc.add(s, int32(slot), sim)
 		}

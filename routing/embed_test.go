@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"math"
 	"sync"
 	"testing"
 
@@ -65,26 +64,6 @@ func unitVec(dims, axis int) []float32 {
 	v[axis%dims] = 1
 	vec.Unit(v)
 	return v
-}
-
-func TestEmbedNormalizeAndDot(t *testing.T) {
-	v := []float32{3, 4}
-	vec.Unit(v)
-	if diff := cmp.Diff([]float32{0.6, 0.8}, v); diff != "" {
-		t.Errorf("normalize (-want +got):\n%s", diff)
-	}
-	zero := []float32{0, 0}
-	vec.Unit(zero)
-	if zero[0] != 0 || zero[1] != 0 {
-		t.Errorf("vec.Unit(zero): got %v, want zeros", zero)
-	}
-	a := unitVec(10, 3)
-	if got := vec.Dot(a, a); math.Abs(got-1) > 1e-6 {
-		t.Errorf("vec.Dot(a, a): got %v, want 1", got)
-	}
-	if got := vec.Dot(a, []float32{1}); got != 0 {
-		t.Errorf("dot of different lengths: got %v, want 0", got)
-	}
 }
 
 // memVectors is a VectorStore in memory. While loadErr (saveErr) is set,
@@ -190,12 +169,5 @@ func TestEmbedCacheUnreadableStoreIgnored(t *testing.T) {
 	store.loadErr = nil
 	if got := newStoreCache(store, "m", nil).get([]vecKey{{3}})[0]; got == nil {
 		t.Error("after a write: got a miss, want the vector")
-	}
-}
-
-func BenchmarkEmbedDot768(b *testing.B) {
-	x, y := unitVec(768, 1), unitVec(768, 2)
-	for b.Loop() {
-		vec.Dot(x, y)
 	}
 }

@@ -17,15 +17,12 @@ import "math"
 //   - relative: the raw score over the top tool's (in that clause).
 //
 // Score = σ(b0 + b1·ln(max(coverage, 0.01)) + b2·relative), so that a top
-// tool matching little of the request scores near 0. The constants are a
-// logistic regression of whether a top-10 tool is a wanted one, the
-// intercept moved up so that the gold top-1 tool keeps 0.35 or more
-// (docs/routing.md); refit with
-// go test ./routing/ -run TestFitCalibration -v -args -fit
-// Where coverage does not fall with rank (synonyms, clauses), each score
-// is capped by the one above it.
+// tool matching little of the request scores near 0; docs/routing.md says
+// how the constants were fitted and how to refit them. Where coverage does
+// not fall with rank (synonyms, clauses), each score is capped by the one
+// above it.
 const (
-	calibIntercept = -6.870 // fitted -9.050, moved as above
+	calibIntercept = -6.870 // fitted -9.050, moved up (docs/routing.md)
 	calibCoverage  = 1.261  // on ln(coverage)
 	calibRelative  = 9.075
 	calibMinCover  = 0.01 // coverage below this counts as this

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
-	"math"
 	"sync"
 )
 
@@ -12,43 +11,6 @@ import (
 // length. [OllamaEmbedder] is the implementation for an Ollama server.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
-
-// normalizeVec scales v to unit length in place; a zero vector stays zero
-// (its cosine with anything is then 0, "unrelated").
-func normalizeVec(v []float32) {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 || math.IsInf(ss, 0) || math.IsNaN(ss) {
-		clear(v)
-		return
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i, x := range v {
-		v[i] = float32(float64(x) * inv)
-	}
-}
-
-// dotVec returns the dot product of a and b (their cosine when both are
-// unit vectors); 0 for vectors of different lengths.
-func dotVec(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64(s0 + s1 + s2 + s3)
 }
 
 // vecKey is the cache key of one embedded text.

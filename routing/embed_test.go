@@ -6,11 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"math"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // slogRecorder is a slog handler that keeps the records it gets.
@@ -62,28 +62,8 @@ func unitVec(dims, axis int) []float32 {
 		v[i] = 0.01 * float32(i%7)
 	}
 	v[axis%dims] = 1
-	normalizeVec(v)
+	vec.Unit(v)
 	return v
-}
-
-func TestEmbedNormalizeAndDot(t *testing.T) {
-	v := []float32{3, 4}
-	normalizeVec(v)
-	if diff := cmp.Diff([]float32{0.6, 0.8}, v); diff != "" {
-		t.Errorf("normalize (-want +got):\n%s", diff)
-	}
-	zero := []float32{0, 0}
-	normalizeVec(zero)
-	if zero[0] != 0 || zero[1] != 0 {
-		t.Errorf("normalizeVec(zero): got %v, want zeros", zero)
-	}
-	a := unitVec(10, 3)
-	if got := dotVec(a, a); math.Abs(got-1) > 1e-6 {
-		t.Errorf("dotVec(a, a): got %v, want 1", got)
-	}
-	if got := dotVec(a, []float32{1}); got != 0 {
-		t.Errorf("dot of different lengths: got %v, want 0", got)
-	}
 }
 
 // memVectors is a VectorStore in memory. While loadErr (saveErr) is set,
@@ -189,12 +169,5 @@ func TestEmbedCacheUnreadableStoreIgnored(t *testing.T) {
 	store.loadErr = nil
 	if got := newStoreCache(store, "m", nil).get([]vecKey{{3}})[0]; got == nil {
 		t.Error("after a write: got a miss, want the vector")
-	}
-}
-
-func BenchmarkEmbedDot768(b *testing.B) {
-	x, y := unitVec(768, 1), unitVec(768, 2)
-	for b.Loop() {
-		dotVec(x, y)
 	}
 }

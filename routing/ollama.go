@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-router/mcp-router/internal/bodylimit"
 	"github.com/mcp-router/mcp-router/internal/defaults"
 	"github.com/mcp-router/mcp-router/internal/ollamaerr"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // MaxOllamaReplyBytes bounds an Ollama reply read by the default client:
@@ -119,7 +120,7 @@ func (e *OllamaEmbedder) embedBatch(ctx context.Context, batch []string) ([][]fl
 		if len(v) == 0 || len(v) != dims {
 			return nil, fmt.Errorf("vectors of %d and %d dimensions in one answer", dims, len(v))
 		}
-		normalizeVec(v)
+		vec.Unit(v)
 	}
 	return resp.Embeddings, nil
 }

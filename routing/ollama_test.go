@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 	"go.uber.org/goleak"
 )
 
@@ -64,7 +65,7 @@ func TestOllamaEmbedderBatches(t *testing.T) {
 		t.Fatalf("got %d vectors, want 50", len(vecs))
 	}
 	for i, v := range vecs {
-		if got := dotVec(v, fakeollama.Embed(texts[i], 256)); math.Abs(got-1) > 1e-5 {
+		if got := vec.Dot(v, fakeollama.Embed(texts[i], 256)); math.Abs(got-1) > 1e-5 {
 			t.Fatalf("vector %d: cosine with its text's embedding %v, want 1 (order kept)", i, got)
 		}
 	}

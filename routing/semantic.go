@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/defaults"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // ErrSemanticUnavailable is wrapped by every error of [SemanticIndex.Search];
@@ -260,7 +261,7 @@ func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32,
 		return nil, err
 	}
 	for _, v := range vecs {
-		normalizeVec(v)
+		vec.Unit(v)
 	}
 	s.succeed()
 	return vecs, nil
@@ -382,7 +383,7 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	var keys []uint64
 	for _, es := range entries {
 		for _, e := range es {
-			cos := dotVec(qv, e.vec)
+			cos := vec.Dot(qv, e.vec)
 			cosines, keys = append(cosines, cos), append(keys, descending(cos))
 		}
 	}

@@ -262,9 +262,6 @@ func (s *Session) Retain(keep func(string) bool) bool {
 // BreakerOpen reports whether discovery is off for now.
 func (s *Session) BreakerOpen() bool { return s.breaker.Open() }
 
-// BreakerState is the breaker's state, for traces and results.
-func (s *Session) BreakerState() fuse.BreakerState { return s.breaker.State() }
-
 // related tells that two requests share a term (see words).
 func related(a, b string) bool {
 	ta := words.Tokens(a)

@@ -47,7 +47,7 @@ func TestRestoredSessionGoesOnWhereItStopped(t *testing.T) {
 	over := st
 	over.Breaker.Count, over.Breaker.Last = 1000, now
 	over.Domains = []string{"a", "b", "c", "d", "e"}
-	if big := r.RestoreSession(opts, over); big.BreakerState().Discoveries != 2 || len(big.Domains()) != 3 {
-		t.Errorf("restoring out-of-range state: %d discoveries, %d domains; want at most 2 and 3", big.BreakerState().Discoveries, len(big.Domains()))
+	if big := r.RestoreSession(opts, over); big.breaker.State().Discoveries != 2 || len(big.Domains()) != 3 {
+		t.Errorf("restoring out-of-range state: %d discoveries, %d domains; want at most 2 and 3", big.breaker.State().Discoveries, len(big.Domains()))
 	}
 }

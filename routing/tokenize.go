@@ -12,8 +12,6 @@ import (
 // TokenizerOptions configures a Tokenizer. The zero value is the default:
 // stop words dropped, English words stemmed.
 type TokenizerOptions struct {
-	// KeepStopWords keeps English stop words as terms.
-	KeepStopWords bool
 	// NoStem turns the Snowball English stemmer off.
 	NoStem bool
 }
@@ -148,7 +146,7 @@ func (t *Tokenizer) normalise(w string) (string, bool) {
 	switch {
 	case isNumber(w): // a value or a count, not which tool (base64 is kept)
 		return "", false
-	case !t.opts.KeepStopWords && stopWords[w]:
+	case stopWords[w]:
 		return "", false
 	case t.query && fillerWords[w]:
 		return "", false

@@ -53,7 +53,7 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	doc := NewTokenizer(TokenizerOptions{})
-	raw := NewTokenizer(TokenizerOptions{KeepStopWords: true, NoStem: true})
+	raw := NewTokenizer(TokenizerOptions{NoStem: true})
 	query := &Tokenizer{query: true}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, tok := range []*Tokenizer{doc, raw, query} {

@@ -131,7 +131,7 @@ func measureLessons(t *testing.T, name string, ds dataset, sample int) lessonsRo
 	lat := make([]time.Duration, 0, len(base))
 	for text, hits := range base {
 		t0 := time.Now()
-		adj := mem.Adjust(ctx, text)
+		adj := mem.AdjustFor(ctx, "", text)
 		lat = append(lat, time.Since(t0))
 		without[text], with[text] = hits, lessons.Apply(hits, adj)
 	}

@@ -46,10 +46,8 @@ type Breaker struct {
 	resetAfter time.Duration
 	now        func() time.Time
 
-	mu        sync.Mutex
-	count     int       // Discover calls since the last reset
-	last      time.Time // the latest Discover call
-	trippedAt time.Time // zero while closed
+	mu sync.Mutex
+	st BreakerSnapshot // the count, the latest Discover call, when it tripped
 }
 
 // NewBreaker returns a closed breaker, applying the defaults in opts.
@@ -70,12 +68,12 @@ func (b *Breaker) Discover() (allowed bool, count int) {
 	defer b.mu.Unlock()
 	now := b.now()
 	b.expire(now)
-	b.count++
-	b.last = now
-	if b.count == b.max {
-		b.trippedAt = now
+	b.st.Count++
+	b.st.Last = now
+	if b.st.Count == b.max {
+		b.st.TrippedAt = now
 	}
-	return b.count <= b.max, b.count
+	return b.st.Count <= b.max, b.st.Count
 }
 
 // Success records a successful real tool call, closing the breaker.
@@ -99,22 +97,18 @@ func (b *Breaker) State() BreakerState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.expire(b.now())
-	return BreakerState{Open: b.open(), Discoveries: b.count, Max: b.max, TrippedAt: b.trippedAt}
+	return BreakerState{Open: b.open(), Discoveries: b.st.Count, Max: b.max, TrippedAt: b.st.TrippedAt}
 }
 
-func (b *Breaker) open() bool { return b.count >= b.max }
+func (b *Breaker) open() bool { return b.st.Count >= b.max }
 
 func (b *Breaker) expire(now time.Time) {
-	if b.open() && now.Sub(b.last) >= b.resetAfter {
+	if b.open() && now.Sub(b.st.Last) >= b.resetAfter {
 		b.reset()
 	}
 }
 
-func (b *Breaker) reset() {
-	b.count = 0
-	b.last = time.Time{}
-	b.trippedAt = time.Time{}
-}
+func (b *Breaker) reset() { b.st = BreakerSnapshot{} }
 
 // BreakerSnapshot is a Breaker's state, to go on in another process.
 type BreakerSnapshot struct {
@@ -127,7 +121,7 @@ type BreakerSnapshot struct {
 func (b *Breaker) Snapshot() BreakerSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return BreakerSnapshot{Count: b.count, Last: b.last, TrippedAt: b.trippedAt}
+	return b.st
 }
 
 // Restore sets the breaker to a snapshot; a count past the maximum is
@@ -135,5 +129,6 @@ func (b *Breaker) Snapshot() BreakerSnapshot {
 func (b *Breaker) Restore(s BreakerSnapshot) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.count, b.last, b.trippedAt = min(max(s.Count, 0), b.max), s.Last, s.TrippedAt
+	b.st = s
+	b.st.Count = min(max(s.Count, 0), b.max)
 }

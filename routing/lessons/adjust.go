@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // Adjustment is what the lessons say about one tool for one query.
@@ -51,11 +52,6 @@ type accumulator struct {
 // sees reports whether lesson l applies to the request being scored.
 func (acc *accumulator) sees(l *Lesson) bool { return acc.all || l.visible(acc.principal) }
 
-// Adjust is AdjustFor the shared lessons alone (no principal's own).
-func (m *Memory) Adjust(ctx context.Context, query string) []Adjustment {
-	return m.AdjustFor(ctx, "", query)
-}
-
 // AdjustFor returns the score deltas the principal's own and the shared
 // lessons (every lesson, with Shared) give tools for query, the largest
 // first; nil when none applies. It marks the lessons applied as used in
@@ -68,7 +64,7 @@ func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjus
 	var qvec []float32
 	if s.embedded && m.opts.Embed != nil {
 		if v, err := m.opts.Embed(ctx, query); err == nil {
-			qvec = unit(slices.Clone(v))
+			qvec = vec.Unit(slices.Clone(v))
 		} else {
 			m.opts.Logger.Debug("query not embedded, lessons matched lexically", "err", err)
 		}
@@ -154,7 +150,7 @@ func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
 		if e.vec == nil {
 			continue
 		}
-		sim := min(1, (dot(qvec, e.vec)-floor)/(1-floor))
+		sim := min(1, (vec.Dot(qvec, e.vec)-floor)/(1-floor))
 		if sim >= m.opts.MinSimilarity {
 			acc.add(s, int32(slot), sim)
 		}

@@ -89,14 +89,14 @@ func BenchmarkAdjust(b *testing.B) {
 			ctx := context.Background()
 			matched := 0
 			for _, q := range queries {
-				if len(m.Adjust(ctx, q)) > 0 {
+				if len(m.AdjustFor(ctx, "", q)) > 0 {
 					matched++
 				}
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				m.Adjust(ctx, queries[i%len(queries)])
+				m.AdjustFor(ctx, "", queries[i%len(queries)])
 				i++
 			}
 			b.ReportMetric(float64(matched)/float64(len(queries)), "matched/query")

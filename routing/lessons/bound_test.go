@@ -88,7 +88,7 @@ func BenchmarkAdjustLongQuery(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(q)))
 			for b.Loop() {
-				m.Adjust(context.Background(), q)
+				m.AdjustFor(context.Background(), "", q)
 			}
 		})
 	}

@@ -45,7 +45,7 @@ func TestRouteCorrectionKeepsTheToolOff(t *testing.T) {
 	if _, err := d.Learn(t.Context(), Lesson{Query: "query the system logs", Tool: "ha_get_logs", Polarity: Avoid, Source: SourceDetour}); err != nil {
 		t.Fatal(err)
 	}
-	if a := d.Adjust(t.Context(), "query the system logs"); len(a) != 1 || a[0].Corrected || a[0].Delta >= 0 {
+	if a := d.AdjustFor(t.Context(), "", "query the system logs"); len(a) != 1 || a[0].Corrected || a[0].Delta >= 0 {
 		t.Errorf("a detour's avoid lesson: adjustments %+v, want one lowering, not a correction", a)
 	}
 }

@@ -153,7 +153,7 @@ func learn(t *testing.T, m *Memory, query, tool string, p Polarity) Lesson {
 // deltas returns Adjust's deltas by tool.
 func deltas(t *testing.T, m *Memory, query string) map[string]float64 {
 	out := map[string]float64{}
-	for _, a := range m.Adjust(t.Context(), query) {
+	for _, a := range m.AdjustFor(t.Context(), "", query) {
 		out[a.Tool] = a.Delta
 	}
 	return out

@@ -136,29 +136,3 @@ func distinct(terms []string) []string {
 		return dup
 	})
 }
-
-// unit scales v to unit length in place (a zero vector stays zero).
-func unit(v []float32) []float32 {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return v
-	}
-	inv := float32(1 / math.Sqrt(ss))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
-}
-
-// dot returns the dot product of a and b over their common length.
-func dot(a, b []float32) float64 {
-	n := min(len(a), len(b))
-	var s float32
-	for i := range n {
-		s += a[i] * b[i]
-	}
-	return float64(s)
-}

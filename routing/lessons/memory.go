@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/routing"
+	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
 // Memory is the experience memory: every lesson of a Store, indexed. It is
@@ -89,7 +90,7 @@ func (m *Memory) embed(ctx context.Context, text string) []float32 {
 		m.opts.Logger.Warn("lesson not embedded, matched lexically", "query", text, "err", err)
 		return nil
 	}
-	return unit(slices.Clone(v))
+	return vec.Unit(slices.Clone(v))
 }
 
 // embedAll returns the unit embeddings of the lessons' queries, stopping at
@@ -105,7 +106,7 @@ func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 			m.opts.Logger.Warn("lessons not embedded, matched lexically", "lessons", len(ls)-i, "err", err)
 			break
 		}
-		vecs[i] = unit(slices.Clone(v))
+		vecs[i] = vec.Unit(slices.Clone(v))
 	}
 	return vecs
 }

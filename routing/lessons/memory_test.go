@@ -47,7 +47,7 @@ func TestAdjustReportsLessonsAndSimilarity(t *testing.T) {
 	m, _, _ := newMemory(t, MemoryOptions{})
 	a := learn(t, m, "show the weather forecast for Paris tomorrow", "weather_forecast", Use)
 	learn(t, m, "book a flight to Paris", "flights_book", Use)
-	got := m.Adjust(t.Context(), "weather forecast for Paris tomorrow please")
+	got := m.AdjustFor(t.Context(), "", "weather forecast for Paris tomorrow please")
 	if len(got) != 1 {
 		t.Fatalf("Adjust: got %d adjustments (%+v), want 1", len(got), got)
 	}
@@ -82,7 +82,7 @@ func TestNegativeLesson(t *testing.T) {
 	if diff := cmp.Diff(want, deltas(t, m, "Query the system logs"), approx); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
-	got := m.Adjust(t.Context(), "query the system logs")
+	got := m.AdjustFor(t.Context(), "", "query the system logs")
 	if got[0].Tool != "ha_get_logs" {
 		t.Errorf("Adjust order: got %s first, want the largest change (ha_get_logs) first", got[0].Tool)
 	}
@@ -130,7 +130,7 @@ func TestCombinedLessonsThroughAdjust(t *testing.T) {
 	for _, q := range []string{"weather paris", "weather paris?", "weather, paris", "weather paris!!"} {
 		learn(t, m, q, "weather_forecast", Use)
 	}
-	got := m.Adjust(t.Context(), "Weather in Paris")
+	got := m.AdjustFor(t.Context(), "", "Weather in Paris")
 	if len(got) != 1 || math.Abs(got[0].Delta-0.3) > eps || len(got[0].Lessons) != 4 {
 		t.Errorf("Adjust: got %+v, want weather_forecast +0.3 (bounded) from 4 lessons", got)
 	}
@@ -170,7 +170,7 @@ func TestEvictsLeastRecentlyUsed(t *testing.T) {
 	c.Advance(time.Hour)
 	d := learn(t, m, "send email", "mail", Use)
 	c.Advance(time.Hour)
-	m.Adjust(t.Context(), "weather paris") // a is now the most recent
+	m.AdjustFor(t.Context(), "", "weather paris") // a is now the most recent
 	c.Advance(time.Hour)
 	e := learn(t, m, "play music", "music", Use)
 
@@ -359,8 +359,8 @@ func TestFlushBatchesUses(t *testing.T) {
 	puts := s.puts
 	c.Advance(time.Hour)
 	for range 100 {
-		m.Adjust(t.Context(), "weather paris")
-		m.Adjust(t.Context(), "book flight")
+		m.AdjustFor(t.Context(), "", "weather paris")
+		m.AdjustFor(t.Context(), "", "book flight")
 	}
 	if s.puts != puts || len(s.batchSizes()) != 0 {
 		t.Errorf("Adjust wrote to the store (%d puts, %d batches)", s.puts-puts, len(s.batchSizes()))
@@ -388,7 +388,7 @@ func TestFlushFailureKeepsUses(t *testing.T) {
 	m, s, c := newMemory(t, MemoryOptions{})
 	learn(t, m, "weather paris", "weather", Use)
 	c.Advance(time.Hour)
-	m.Adjust(t.Context(), "weather paris")
+	m.AdjustFor(t.Context(), "", "weather paris")
 	s.setFail(errors.New("disk full"))
 	if err := m.Flush(t.Context()); err == nil {
 		t.Fatal("Flush: got no error from a failing store")
@@ -421,7 +421,7 @@ func TestConcurrentUse(t *testing.T) {
 						t.Error(err)
 					}
 				default:
-					m.Adjust(t.Context(), q)
+					m.AdjustFor(t.Context(), "", q)
 				}
 			}
 		})
@@ -448,10 +448,10 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 	learn(t, m, queries[1], "ha_get_logs", Avoid)
 	learn(t, m, queries[2], "flights_book", Use)
 	c.Advance(10 * 24 * time.Hour)
-	m.Adjust(t.Context(), queries[0]) // a use, to be flushed
+	m.AdjustFor(t.Context(), "", queries[0]) // a use, to be flushed
 	c.Advance(10 * 24 * time.Hour)
 	for _, q := range queries {
-		m.Adjust(t.Context(), q+" please") // uses at the same time: flushed below
+		m.AdjustFor(t.Context(), "", q+" please") // uses at the same time: flushed below
 	}
 	if err := m.Flush(t.Context()); err != nil {
 		t.Fatal(err)
@@ -459,7 +459,7 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 	before := m.List()
 	var adjBefore [][]Adjustment
 	for _, q := range queries {
-		adjBefore = append(adjBefore, m.Adjust(t.Context(), q+" please"))
+		adjBefore = append(adjBefore, m.AdjustFor(t.Context(), "", q+" please"))
 	}
 
 	m, err = NewMemory(t.Context(), s, opts)
@@ -470,7 +470,7 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 		t.Errorf("lessons after reopening (-before +after):\n%s", diff)
 	}
 	for i, q := range queries {
-		if diff := cmp.Diff(adjBefore[i], m.Adjust(t.Context(), q+" please"), approx); diff != "" {
+		if diff := cmp.Diff(adjBefore[i], m.AdjustFor(t.Context(), "", q+" please"), approx); diff != "" {
 			t.Errorf("Adjust(%q) after reopening (-before +after):\n%s", q, diff)
 		}
 	}

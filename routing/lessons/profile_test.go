@@ -27,7 +27,7 @@ func teachTravel(t *testing.T, m *Memory, p Polarity) (Lesson, Lesson) {
 func TestProfilePoolsLessonsOfATool(t *testing.T) {
 	m, _, _ := newMemory(t, MemoryOptions{})
 	a, b := teachTravel(t, m, Use)
-	got := m.Adjust(t.Context(), "flights and hotels for Rome")
+	got := m.AdjustFor(t.Context(), "", "flights and hotels for Rome")
 	if len(got) != 1 {
 		t.Fatalf("Adjust: got %+v, want one adjustment, for travel_search", got)
 	}

@@ -24,8 +24,8 @@ func TestRunFlushesPeriodicallyAndOnStop(t *testing.T) {
 		go func() { done <- m.Run(ctx, time.Minute) }()
 
 		time.Sleep(time.Second) // fake time: a use a second after learning
-		m.Adjust(t.Context(), "weather paris")
-		m.Adjust(t.Context(), "book flight")
+		m.AdjustFor(t.Context(), "", "weather paris")
+		m.AdjustFor(t.Context(), "", "book flight")
 		synctest.Wait()
 		if len(s.batchSizes()) != 0 {
 			t.Errorf("flushed before the interval: %v", s.batchSizes())
@@ -37,7 +37,7 @@ func TestRunFlushesPeriodicallyAndOnStop(t *testing.T) {
 		}
 
 		time.Sleep(time.Second)
-		m.Adjust(t.Context(), "weather paris")
+		m.AdjustFor(t.Context(), "", "weather paris")
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
@@ -57,7 +57,7 @@ func TestRunReturnsTheLastFlushError(t *testing.T) {
 		}
 		learn(t, m, "weather paris", "weather", Use)
 		time.Sleep(time.Second)
-		m.Adjust(t.Context(), "weather paris")
+		m.AdjustFor(t.Context(), "", "weather paris")
 		s.setFail(errors.New("disk full"))
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()

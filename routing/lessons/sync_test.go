@@ -98,7 +98,7 @@ func TestSyncKeepsUnflushedUses(t *testing.T) {
 	l := learn(t, a, "weather in paris", "weather", Use)
 	b.Sync(t.Context())
 	c.Advance(time.Hour)
-	b.Adjust(t.Context(), "weather in paris") // a use, in b only
+	b.AdjustFor(t.Context(), "", "weather in paris") // a use, in b only
 	learn(t, a, "weather in paris", "weather", Use)
 	if err := b.Flush(t.Context()); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
@@ -72,40 +73,57 @@ func readPins(ctx context.Context, c conn, upstreams []string) (integrity.Pins, 
 	return readPinRows(rows)
 }
 
-// writePinChanges writes what differs between before and after.
+// pinsPerStatement is how many pins one INSERT writes, or one DELETE
+// drops (13 parameters a pin, within both databases' limits).
+const pinsPerStatement = 256
+
+// writePinChanges writes what differs between before and after: the
+// dropped pins in a DELETE per upstream and the new or changed ones in
+// multi-row INSERTs, pinsPerStatement at a time.
 func writePinChanges(ctx context.Context, c conn, before, after integrity.Pins) error {
 	for up, tools := range before {
+		var gone []any
 		for tool := range tools {
 			if _, ok := after[up][tool]; !ok {
-				if _, err := c.exec(ctx, `DELETE FROM pins WHERE upstream = ? AND tool = ?`, up, tool); err != nil {
-					return err
-				}
+				gone = append(gone, tool)
+			}
+		}
+		for chunk := range slices.Chunk(gone, pinsPerStatement) {
+			args := append([]any{up}, chunk...)
+			if _, err := c.exec(ctx, `DELETE FROM pins WHERE upstream = ? AND tool IN (`+placeholders(len(chunk))+`)`, args...); err != nil {
+				return err
 			}
 		}
 	}
+	var args []any
 	for up, tools := range after {
 		for tool, r := range tools {
 			if old, ok := before[up][tool]; ok && old.Equal(r) {
 				continue
 			}
-			if err := putPin(ctx, c, up, tool, r); err != nil {
-				return err
-			}
+			args = append(args, up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
+				r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
+		}
+	}
+	for chunk := range slices.Chunk(args, 13*pinsPerStatement) {
+		if err := putPins(ctx, c, chunk); err != nil {
+			return err
 		}
 	}
 	return bump(ctx, c, "pins")
 }
 
-// putPin writes one pin, replacing the one it had.
-func putPin(ctx context.Context, c conn, up, tool string, r integrity.Record) error {
-	_, err := c.exec(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES (`+placeholders(13)+`)
+// putPins writes the pins of args (13 a pin, in pinColumns' order),
+// replacing those they had.
+func putPins(ctx context.Context, c conn, args []any) error {
+	rows := strings.Join(slices.Repeat([]string{"(" + placeholders(13) + ")"}, len(args)/13), ", ")
+	_, err := c.exec(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES `+rows+`
 		ON CONFLICT (upstream, tool) DO UPDATE SET hash = excluded.hash, first_seen = excluded.first_seen,
 		approved_at = excluded.approved_at, description_excerpt = excluded.description_excerpt,
 		pending_hash = excluded.pending_hash, changed_at = excluded.changed_at,
 		pending_excerpt = excluded.pending_excerpt, held = excluded.held,
 		contract = excluded.contract, pending_contract = excluded.pending_contract, gone_since = excluded.gone_since`,
-		up, tool, r.Hash, nanos(r.FirstSeen), nanos(r.ApprovedAt), r.DescriptionExcerpt,
-		r.PendingHash, nanos(r.ChangedAt), r.PendingExcerpt, r.Held, r.Contract, r.PendingContract, nanos(r.GoneSince))
+		args...)
 	return err
 }
 

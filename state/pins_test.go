@@ -1,8 +1,11 @@
 package state
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
@@ -52,4 +55,49 @@ func TestUpdateUpstreamPinsReadsAndWritesTheirsAlone(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestContractPinsManyInOneUpdate writes, changes and drops more pins in
+// one update than one statement holds, over two upstreams, and reads
+// back exactly what it wrote.
+func TestContractPinsManyInOneUpdate(t *testing.T) {
+	const n = 2*pinsPerStatement + 7
+	eachBackend(t, func(t *testing.T, b backend) {
+		ps := b.Pins()
+		want := integrity.Pins{"alpha": {}, "beta": {}}
+		for i := range n {
+			for up, c := range map[string]string{"alpha": "a", "beta": "b"} {
+				want[up][fmt.Sprintf("t%d", i)] = integrity.Record{Hash: strings.Repeat(c, 64), FirstSeen: t0,
+					DescriptionExcerpt: fmt.Sprintf("tool %d", i), Contract: "{}"}
+			}
+		}
+		update := func(edit func(p integrity.Pins)) {
+			t.Helper()
+			if err := ps.UpdatePins(func(p integrity.Pins) bool { edit(p); return true }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		update(func(p integrity.Pins) { maps.Copy(p, want.Clone()) })
+		for i := 0; i < n; i += 2 { // change every other pin of alpha, drop every other of beta
+			tool := fmt.Sprintf("t%d", i)
+			r := want["alpha"][tool]
+			r.PendingHash, r.ChangedAt, r.Held = strings.Repeat("c", 64), t0.Add(time.Hour), "held"
+			want["alpha"][tool] = r
+			delete(want["beta"], tool)
+		}
+		update(func(p integrity.Pins) { maps.Copy(p, want.Clone()) })
+		ps.UpdatePins(func(got integrity.Pins) bool {
+			if len(got) != 2 || len(got["alpha"]) != n || len(got["beta"]) != n/2 {
+				t.Fatalf("read %d upstreams, %d and %d pins; want 2, %d and %d", len(got), len(got["alpha"]), len(got["beta"]), n, n/2)
+			}
+			for up, tools := range want {
+				for tool, r := range tools {
+					if !got[up][tool].Equal(r) {
+						t.Errorf("%s/%s: read %+v, want %+v", up, tool, got[up][tool], r)
+					}
+				}
+			}
+			return false
+		})
+	})
 }

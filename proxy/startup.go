@@ -194,7 +194,7 @@ func (h *Hub) pendingServers() []pendingServer {
 		state := string(st.State)
 		switch {
 		case st.Starting:
-			state = "starting"
+			state = pendingStarting
 		case st.State == StateConnecting:
 			state = "retrying"
 		}

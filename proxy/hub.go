@@ -276,14 +276,22 @@ func (h *Hub) Start(ctx context.Context) error {
 }
 
 // AwaitStarted waits until every upstream's first attempt has ended, at
-// most the longest connect limit and a second, or until ctx ends; it
-// returns the catalog's name collisions.
+// most the longest first attempt allowed and a second, or until ctx ends;
+// it returns the catalog's name collisions. A stdio child busy starting
+// (npx installing) may take upstream.ConnectStretch connect limits.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
-	limit := h.opts.InitTimeout
+	var longest time.Duration
 	for _, u := range h.set().list {
-		limit = max(limit, u.Config().ConnectTimeout)
+		limit := u.Config().ConnectTimeout
+		if limit <= 0 {
+			limit = h.opts.InitTimeout
+		}
+		if u.Config().Transport == TransportStdio {
+			limit *= upstream.ConnectStretch
+		}
+		longest = max(longest, limit)
 	}
-	h.awaitFirst(ctx, h.set().list, time.Now().Add(limit+time.Second))
+	h.awaitFirst(ctx, h.set().list, time.Now().Add(longest+time.Second))
 	return h.collisions()
 }
 

@@ -83,3 +83,22 @@ func TestReadAndPromptOfAStartingUpstreamSayItIsStarting(t *testing.T) {
 		}
 	}
 }
+
+// AwaitStarted waits out a stdio child busy starting past its connect
+// limit (npx installing: stderr all along), as the upstream itself gives
+// it up to upstream.ConnectStretch limits, rather than returning at one.
+func TestAwaitStartedWaitsForABusyChild(t *testing.T) {
+	exe, env := fakeupstream.Command("busy")
+	script := `i=0; while [ $i -lt 10 ]; do echo "installing: step $i" >&2; sleep 0.3; i=$((i+1)); done; exec "$0"`
+	busy := UpstreamConfig{Name: "busy", Transport: TransportStdio, Command: "sh", Args: []string{"-c", script, exe}, Env: env, Prefix: "busy_"}
+	h := newTestHub(t, Options{Upstreams: []UpstreamConfig{busy}, InitTimeout: time.Second})
+	if err := h.Launch(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AwaitStarted(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(h, "busy"); st.State != StateConnected {
+		t.Errorf("after AwaitStarted, busy is %s (starting %v, %s), want connected: it was busy for 3s of a 1s limit", st.State, st.Starting, st.Doing)
+	}
+}

@@ -128,8 +128,12 @@ const DefaultModelResultBytes = 64 << 10
 // `npx -y` run, which installs its package first.
 const DefaultConnectTimeout = upstream.DefaultConnectTimeout
 
-// DefaultStartWait is Options.StartWait's default.
-const DefaultStartWait = 10 * time.Second
+// DefaultStartWait is Options.StartWait's default. A cold `npx -y` start
+// (the package installed first) takes 13-35 s; MCP clients' own request
+// timeouts are typically 60 s (the TypeScript SDK's default), so a first
+// call waits for most cold starts and still answers before the client
+// gives up.
+const DefaultStartWait = 30 * time.Second
 
 // Defaults of Options.MaxInFlight and Options.MaxQueue.
 const (

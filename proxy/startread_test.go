@@ -102,3 +102,14 @@ func TestAwaitStartedWaitsForABusyChild(t *testing.T) {
 		t.Errorf("after AwaitStarted, busy is %s (starting %v, %s), want connected: it was busy for 3s of a 1s limit", st.State, st.Starting, st.Doing)
 	}
 }
+
+// The default start wait outlasts most cold `npx -y` starts (13-35 s
+// measured) yet leaves a call time to answer within an MCP client's own
+// request timeout (60 s in the TypeScript SDK).
+func TestDefaultStartWaitFitsAColdNpxStart(t *testing.T) {
+	const coldStart, clientTimeout = 30 * time.Second, 60 * time.Second
+	if DefaultStartWait < coldStart || DefaultStartWait > clientTimeout/2 {
+		t.Errorf("DefaultStartWait %s, want at least %s (a cold npx start) and at most half of a client's %s request timeout",
+			DefaultStartWait, coldStart, clientTimeout)
+	}
+}

@@ -74,6 +74,28 @@ func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
 	if !strings.Contains(got, "tickets (failed)") && !strings.Contains(got, "tickets (retrying)") {
 		t.Errorf("instructions once tickets failed:\n%s", got)
 	}
+	// No server is starting: nothing says a call waits, or "yet".
+	if strings.Contains(got, "waits for a starting server") || strings.Contains(got, "not connected yet") || !strings.Contains(got, "Not connected (") {
+		t.Errorf("instructions once tickets failed still promise a wait:\n%s", got)
+	}
+}
+
+// When every pending server failed (a command that does not run), the
+// instructions say they are not connected, and why, without "yet" or a
+// wait that would not happen.
+func TestInstructionsWhenEveryServerFailed(t *testing.T) {
+	missing := UpstreamConfig{Name: "files", Transport: TransportStdio, Command: "/nonexistent/files-mcp", Prefix: "files_"}
+	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{missing}})
+	eventually(t, faultWait, "files' first attempt to fail", func() bool { return !statusOf(h, "files").Starting })
+	got := overHTTP(t, h).session.InitializeResult().Instructions
+	for _, bad := range []string{"yet", "waits for a starting server"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("instructions with every server failed say %q:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "none connected (see below)") || !strings.Contains(got, "Not connected (their tools are not listed): files (") {
+		t.Errorf("instructions with every server failed:\n%s", got)
+	}
 }
 
 // A cold start, where every server is a child still starting (npx

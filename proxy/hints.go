@@ -103,7 +103,7 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 		upstreams[t.Upstream]++
 	}
 	var b strings.Builder
-	b.WriteString(headline(len(c.Tools), len(upstreams), len(pending)))
+	b.WriteString(headline(len(c.Tools), len(upstreams), pending))
 	usage := usageText(routed, planner)
 	budget := maxInstructions - b.Len() - len(usage) - len(" Servers by domain: .") - 2
 	later := pendingText(pending, budget/2)
@@ -133,24 +133,38 @@ func catalogInstructions(c *Catalog, pending []pendingServer, routed, planner bo
 }
 
 // headline says what the gateway serves, and that more is to come while
-// servers are pending, so that a cold start never reads as 0 tools.
-func headline(tools, connected, pending int) string {
+// servers are pending, so that a cold start never reads as 0 tools. "Yet"
+// only while some pending server is starting: failed ones are just not
+// connected.
+func headline(tools, connected int, pending []pendingServer) string {
+	yet := ""
+	if anyStarting(pending) {
+		yet = " yet"
+	}
 	switch {
-	case pending == 0:
+	case len(pending) == 0:
 		return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", tools, connected)
 	case connected == 0:
-		return fmt.Sprintf("mcp-router is a gateway to %d MCP servers, none connected yet (see below); their tools are named <server>_<tool>.", pending)
+		return fmt.Sprintf("mcp-router is a gateway to %d MCP servers, none connected%s (see below); their tools are named <server>_<tool>.", len(pending), yet)
 	}
-	return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers so far, and %d more servers not connected yet (see below); tools are named <server>_<tool>.",
-		tools, connected, pending)
+	return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers so far, and %d more servers not connected%s (see below); tools are named <server>_<tool>.",
+		tools, connected, len(pending), yet)
+}
+
+// anyStarting reports whether a pending server is on its first attempt.
+func anyStarting(pending []pendingServer) bool {
+	return slices.ContainsFunc(pending, func(p pendingServer) bool { return p.State == pendingStarting })
 }
 
 // pendingServer is a configured upstream whose tools are not in the catalog.
 type pendingServer struct {
 	Name  string
-	State string // starting, failed, or the state that keeps it out
+	State string // pendingStarting, failed, or the state that keeps it out
 	About string // what it is for, as configured
 }
+
+// pendingStarting is the state of a pending server on its first attempt.
+const pendingStarting = "starting"
 
 // maxAboutPending bounds a pending server's description, in bytes.
 const maxAboutPending = 60
@@ -161,7 +175,10 @@ func pendingText(pending []pendingServer, budget int) string {
 	if len(pending) == 0 {
 		return ""
 	}
-	const head, tail = " Not connected yet (their tools are not listed; a call waits for a starting server): ", "."
+	head, tail := " Not connected (their tools are not listed): ", "."
+	if anyStarting(pending) {
+		head = " Not connected yet (their tools are not listed; a call waits for a starting server): "
+	}
 	var parts []string
 	for i, p := range pending {
 		part := p.Name + " (" + p.State

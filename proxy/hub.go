@@ -129,8 +129,12 @@ const DefaultModelResultBytes = 64 << 10
 // `npx -y` run, which installs its package first.
 const DefaultConnectTimeout = upstream.DefaultConnectTimeout
 
-// DefaultStartWait is Options.StartWait's default.
-const DefaultStartWait = 10 * time.Second
+// DefaultStartWait is Options.StartWait's default. A cold `npx -y` start
+// (the package installed first) takes 13-35 s; MCP clients' own request
+// timeouts are typically 60 s (the TypeScript SDK's default), so a first
+// call waits for most cold starts and still answers before the client
+// gives up.
+const DefaultStartWait = 30 * time.Second
 
 // Defaults of Options.MaxInFlight and Options.MaxQueue.
 const (
@@ -277,14 +281,22 @@ func (h *Hub) Start(ctx context.Context) error {
 }
 
 // AwaitStarted waits until every upstream's first attempt has ended, at
-// most the longest connect limit and a second, or until ctx ends; it
-// returns the catalog's name collisions.
+// most the longest first attempt allowed and a second, or until ctx ends;
+// it returns the catalog's name collisions. A stdio child busy starting
+// (npx installing) may take upstream.ConnectStretch connect limits.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
-	limit := h.opts.InitTimeout
+	var longest time.Duration
 	for _, u := range h.set().list {
-		limit = max(limit, u.Config().ConnectTimeout)
+		limit := u.Config().ConnectTimeout
+		if limit <= 0 {
+			limit = h.opts.InitTimeout
+		}
+		if u.Config().Transport == TransportStdio {
+			limit *= upstream.ConnectStretch
+		}
+		longest = max(longest, limit)
 	}
-	h.awaitFirst(ctx, h.set().list, time.Now().Add(limit+time.Second))
+	h.awaitFirst(ctx, h.set().list, time.Now().Add(longest+time.Second))
 	return h.collisions()
 }
 

@@ -100,14 +100,25 @@ func TestRequestMoreToolsNamesAnUpstreamThatNeverConnected(t *testing.T) {
 			t.Errorf("%q: a no_match alert beside the outage: %+v", tc.query, d.Alerts)
 		}
 	}
-	// A request naming no upstream hears of the one still starting (its
-	// tools could not be ranked), not of the one that failed.
+	// A request naming no upstream that nothing connected serves hears of
+	// the one still starting (its tools could not be ranked) and of the one
+	// that never connected (its tools are unknown, so it may serve it), not
+	// that the capability is missing.
 	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "translate a poem into French"}))
-	if a, ok := alertOf(d, alertUpstreamDown); ok {
-		t.Errorf("unrelated request: got %+v", a)
+	if a, ok := alertOf(d, alertUpstreamDown); !ok || !strings.Contains(a.Message, "server github never connected") ||
+		!strings.Contains(a.Message, "may serve this request") || !strings.Contains(a.Message, "mcp-router doctor") {
+		t.Errorf("unrelated request: alerts %+v, want upstream_down saying github never connected", d.Alerts)
 	}
 	if a, ok := alertOf(d, alertUpstreamStarting); !ok || !strings.Contains(a.Message, "server calendar is still starting") {
 		t.Errorf("unrelated request: alerts %+v, want upstream_starting naming calendar", d.Alerts)
+	}
+	if _, noMatch := alertOf(d, "no_match"); noMatch {
+		t.Errorf("unrelated request: a no_match alert beside the outages: %+v", d.Alerts)
+	}
+	// A request a connected tool serves does not hear of the failed one.
+	d = decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "ping alpha"}))
+	if a, ok := alertOf(d, alertUpstreamDown); ok {
+		t.Errorf("request alpha serves: got %+v", a)
 	}
 }
 

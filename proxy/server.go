@@ -150,6 +150,9 @@ func NewServer(opts ServerOptions) *Server {
 		s.httpGates.Delete(cs.SessionID())
 	})
 	hooks.AddBeforeCallTool(s.holdForStart)
+	hooks.AddBeforeReadResource(s.holdReadForStart)
+	hooks.AddBeforeGetPrompt(s.holdPromptForStart)
+	hooks.AddAfterListResourceTemplates(hideStartingTemplate)
 	s.hookCalls(opts, hooks)
 	s.hookListGate(hooks)
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
@@ -370,6 +373,7 @@ func (s *Server) syncResources(c *Catalog) {
 	for _, t := range c.Templates {
 		tpl = append(tpl, server.ServerResourceTemplate{Template: t.Def, Handler: server.ResourceTemplateHandlerFunc(s.readFrom(t.Upstream))})
 	}
+	tpl = append(tpl, server.ServerResourceTemplate{Template: startingTemplate(), Handler: s.readStarting})
 	s.mcp.SetResourceTemplates(tpl...)
 }
 
@@ -387,6 +391,9 @@ func (s *Server) readFrom(upstream string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		if strings.HasPrefix(req.Params.URI, results.Scheme) { // the gateway's own, whichever upstream template matched it first
 			return s.readKept(ctx, req)
+		}
+		if strings.HasPrefix(req.Params.URI, startingScheme) {
+			return s.readStarting(ctx, req)
 		}
 		res, err := s.hub.ReadResource(ctx, upstream, req)
 		if err != nil {

@@ -95,12 +95,13 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	}
 	// With --timeout, each upstream gets that long; else as long as serve
 	// would give it (a busy first npx install gets more than one limit).
-	var collisions error
+	wait := ctx
 	if timeout > 0 {
-		collisions = g.hub.AwaitStarted(ctx)
-	} else {
-		collisions = awaitFirstAttempts(ctx, g.hub)
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, timeout+time.Second)
+		defer cancel()
 	}
+	collisions := g.hub.AwaitStarted(wait)
 	rep := g.checkup(stateErr, pins)
 	if asJSON {
 		err = printJSON(e, rep)

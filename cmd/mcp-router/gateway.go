@@ -243,7 +243,7 @@ func (g *gateway) startHub(ctx context.Context) error {
 	if err := g.hub.Start(ctx); err != nil {
 		return startError(g.cfg, g.prof, err)
 	}
-	if err := awaitFirstAttempts(ctx, g.hub); err != nil {
+	if err := g.hub.AwaitStarted(ctx); err != nil {
 		return startError(g.cfg, g.prof, err)
 	}
 	for _, s := range g.hub.Status() {

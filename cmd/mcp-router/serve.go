@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -217,7 +216,7 @@ func (e *env) serveStdio(ctx context.Context, g *gateway, srv *proxy.Server, met
 // first attempt (or ctx ended), how many are connected, and the core
 // tools that are not in the catalog.
 func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
-	_ = awaitFirstAttempts(ctx, hub) // a collision was logged as it was found
+	_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
 	if ctx.Err() != nil {
 		return
 	}
@@ -229,27 +228,6 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 	}
 	warnMissingCore(hub, prof, log)
 }
-
-// awaitFirstAttempts waits until every upstream has connected or failed
-// its first attempt, and returns the catalog's name collisions.
-// AwaitStarted waits one connect limit, and a busy child (npx installing)
-// is given up to startRounds of them: they are waited out, so that a cold
-// start is neither reported failed nor cut short while it installs.
-func awaitFirstAttempts(ctx context.Context, hub *proxy.Hub) error {
-	var err error
-	for range startRounds {
-		err = hub.AwaitStarted(ctx)
-		if ctx.Err() != nil || !slices.ContainsFunc(hub.Status(), func(s proxy.Status) bool { return s.Starting }) {
-			break
-		}
-	}
-	return err
-}
-
-// startRounds is how many connect limits awaitFirstAttempts waits for
-// upstreams still on their first attempt: as many as a busy stdio child
-// is given.
-const startRounds = 5
 
 // why says why an upstream is not connected: its last error, or what its
 // attempt under way is doing.

@@ -38,20 +38,23 @@ type outage struct {
 	Tools    []string `json:"tools"`            // its tools that matched, from its last listing
 	Reason   string   `json:"reason,omitempty"` // why a disabled upstream is off
 	// named: the query names the upstream or domain, or its description.
-	named  bool
+	named bool
+	// never: it never connected in this run, so its tools are unknown.
+	never  bool
 	about  string // what the upstream is for, as configured
 	domain string // its domain, as configured (its name by default)
 }
 
 // findOutages finds the upstreams not connected whose tools were
 // selected, those still starting (their tools could not be ranked), and
-// those never connected that the query names or describes. The alerts
-// carry no URL or error text.
+// those never connected that the query names or describes, or any when
+// the discovery selected nothing (their tools are unknown, so "nothing
+// serves this" would be a guess). The alerts carry no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
 	var l outageList
 	l.selected(ups, d.Selected)
 	words := queryWords(d.Query)
-	l.neverConnected(ups, d.Query)
+	l.neverConnected(ups, d.Query, d.Abstained || len(d.Selected) == 0)
 	for _, u := range ups {
 		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
 			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
@@ -77,9 +80,10 @@ func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 	}
 }
 
-// neverConnected notes the upstreams never connected that are starting or
-// that query names or describes (their description is the only evidence).
-func (l *outageList) neverConnected(ups []Upstream, query string) {
+// neverConnected notes the upstreams never connected that are starting,
+// that query names or describes (their description is the only evidence),
+// or all of them when the discovery abstained.
+func (l *outageList) neverConnected(ups []Upstream, query string, abstained bool) {
 	var never []Upstream
 	for _, u := range ups {
 		if !u.Disabled && !u.Connected && !u.EverConnected {
@@ -92,9 +96,9 @@ func (l *outageList) neverConnected(ups []Upstream, query string) {
 	words, described := queryWords(query), describedBy(never, query)
 	for _, u := range never {
 		named := namesAny(words, u.Name) || namesAny(words, u.Domain) || slices.Contains(described, u.Name)
-		if named || u.Starting {
+		if named || u.Starting || abstained {
 			i := l.note(u, "")
-			l.out[i].named, l.out[i].about, l.out[i].domain = named, u.About, u.Domain
+			l.out[i].named, l.out[i].never, l.out[i].about, l.out[i].domain = named, true, u.About, u.Domain
 		}
 	}
 }
@@ -146,6 +150,12 @@ func outageAlert(o outage) routing.Alert {
 			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
 				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
 			o.Upstream, o.Reason)}
+	}
+	if o.State == stateDown && o.never && !o.named && len(o.Tools) == 0 {
+		return routing.Alert{Kind: alertUpstreamDown, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s%s never connected (down for %ds; the gateway keeps retrying it), so its tools are unknown: it may serve this request. "+
+				"Tell the user it is not connected and that `mcp-router doctor` says why, rather than that this capability is missing.",
+			o.Upstream, aboutStarting(o.about), o.Seconds)}
 	}
 	if o.State == stateStarting {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(

@@ -55,7 +55,7 @@ func (u *Upstream) doing(d time.Duration) string {
 	case phaseInitializing:
 		if limit := u.connectLimit(); u.cfg.Transport == TransportStdio && d > limit {
 			return fmt.Sprintf("process running and busy, no answer to initialize after %s (past its %s connect limit while busy, up to %s)",
-				d, limit, connectStretch*limit)
+				d, limit, ConnectStretch*limit)
 		} else if u.cfg.Transport == TransportStdio {
 			return fmt.Sprintf("process running, no answer to initialize after %s", d)
 		}
@@ -234,14 +234,15 @@ func withAuthorizer(cfg Config) (transport.HTTPHeaderFunc, bool) {
 // slow one. So when the connect limit passes with no answer, a stdio child
 // that showed a sign of life during it (stderr, or on Linux CPU time or
 // bytes read and written by its tree) gets another limit, up to
-// connectStretch in all; a child that did nothing is judged hung. Remote
+// ConnectStretch in all; a child that did nothing is judged hung. Remote
 // upstreams show no such signs: their limit is fixed.
 
 // DefaultConnectTimeout is the connect limit when nothing sets one.
 const DefaultConnectTimeout = 60 * time.Second
 
-// connectStretch bounds the limits a busy stdio child is given in all.
-const connectStretch = 5
+// ConnectStretch bounds the limits a busy stdio child is given in all:
+// its first attempt may last ConnectStretch connect limits.
+const ConnectStretch = 5
 
 // connectLimit is the upstream's limit on one connection attempt.
 func (u *Upstream) connectLimit() time.Duration {
@@ -258,7 +259,7 @@ func (u *Upstream) withConnectLimit(ctx context.Context, c *Conn) (*idleContext,
 	if c.work == nil {
 		return withCallTimeouts(ctx, limit, limit)
 	}
-	lc, cancel := withCallTimeouts(ctx, limit, connectStretch*limit)
+	lc, cancel := withCallTimeouts(ctx, limit, ConnectStretch*limit)
 	last := c.work()
 	lc.mu.Lock()
 	lc.alive = func() bool {

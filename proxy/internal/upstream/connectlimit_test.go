@@ -9,7 +9,7 @@ import (
 )
 
 // The connect limit, on the fake clock of a synctest bubble: a child busy
-// at each look is given another limit, up to connectStretch limits; one
+// at each look is given another limit, up to ConnectStretch limits; one
 // idle for a whole limit is cut at the end of it.
 func TestConnectLimitStretchesWhileBusy(t *testing.T) {
 	for _, tc := range []struct {
@@ -19,7 +19,7 @@ func TestConnectLimitStretchesWhileBusy(t *testing.T) {
 	}{
 		{name: "idle", busyLooks: 0, want: 10 * time.Second},
 		{name: "busy for two limits, then idle", busyLooks: 2, want: 30 * time.Second},
-		{name: "busy all along", busyLooks: 100, want: connectStretch * 10 * time.Second},
+		{name: "busy all along", busyLooks: 100, want: ConnectStretch * 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -160,7 +160,7 @@ func outageAlert(o outage) routing.Alert {
 	if o.State == stateStarting {
 		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: %s is still starting (for %ds). Its tools will be callable in a moment: "+
-				"a call waits for it a few seconds, or search again shortly.", what, o.Seconds)}
+				"a call to one of them waits while it starts, or search again shortly.", what, o.Seconds)}
 	}
 	return routing.Alert{Kind: alertUpstreamDown, Tools: o.Tools, Message: fmt.Sprintf(
 		"Routing alert: %s is down (for %ds); the gateway keeps retrying it. Calls to its tools fail until it is back: "+

@@ -44,7 +44,7 @@ func TestFI16RugPullIsBlockedUntilApproved(t *testing.T) {
 	resolve := func(name string) (string, string, bool) {
 		return PinKey(builtinFake("alpha")), strings.TrimPrefix(name, "alpha_"), true
 	}
-	if err := store.ApproveByName("alpha_search", resolve); err != nil {
+	if err := store.ApproveShown("alpha_search", "", resolve); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "alpha_search back after approval", func() bool { _, ok := h.Catalog().Tool("alpha_search"); return ok })

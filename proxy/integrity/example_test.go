@@ -49,7 +49,7 @@ func Example() {
 		upstream, tool, ok := strings.Cut(exposed, "_")
 		return upstream, tool, ok
 	}
-	if err := store.ApproveByName("alpha_search", resolve); err != nil {
+	if err := store.ApproveShown("alpha_search", "", resolve); err != nil {
 		log.Fatal(err)
 	}
 	verdicts, _ = store.Check("alpha", []mcp.Tool{v2})

@@ -281,18 +281,13 @@ func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
 	return nil
 }
 
-// ApproveByName approves a tool by its exposed name, which resolve maps
+// ApproveShown approves a tool by its exposed name, which resolve maps
 // to the upstream and its own tool name: a pending change is approved as
 // recorded; with nothing pending the pin is marked approved (releasing a
-// quarantined tool).
-func (s *Store) ApproveByName(exposedName string, resolve func(string) (upstream, tool string, ok bool)) error {
-	return s.ApproveShown(exposedName, "", resolve)
-}
-
-// ApproveShown is ApproveByName for the contract whose hash (or a prefix
-// of at least [MinShownHash] hex digits) the person was shown: when the
-// contract waiting is another, the error is [ErrNotShown]. An empty shown
-// approves whatever is waiting.
+// quarantined tool). shown is the hash (or a prefix of at least
+// [MinShownHash] hex digits) of the contract the person was shown: when
+// the contract waiting is another, the error is [ErrNotShown]. An empty
+// shown approves whatever is waiting.
 func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (upstream, tool string, ok bool)) error {
 	upstream, tool, ok := resolve(exposedName)
 	if !ok {

@@ -165,10 +165,10 @@ func TestApprove(t *testing.T) {
 	}{
 		{"Approve re-pins to the current contract",
 			func(s *Store) error { return s.Approve("alpha", "search", searchV2) }, searchV2, VerdictPinned},
-		{"ApproveByName approves the recorded pending contract",
-			func(s *Store) error { return s.ApproveByName("alpha__search", byName) }, searchV2, VerdictPinned},
+		{"ApproveShown with no hash approves the recorded pending contract",
+			func(s *Store) error { return s.ApproveShown("alpha__search", "", byName) }, searchV2, VerdictPinned},
 		{"the old contract is not re-exposed after approving the new one",
-			func(s *Store) error { return s.ApproveByName("alpha__search", byName) }, searchV1, VerdictChanged},
+			func(s *Store) error { return s.ApproveShown("alpha__search", "", byName) }, searchV1, VerdictChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,14 +188,14 @@ func TestApprove(t *testing.T) {
 	}
 }
 
-func TestApproveByNameWithoutPendingReleasesQuarantine(t *testing.T) {
+func TestApproveShownWithoutPendingReleasesQuarantine(t *testing.T) {
 	s := openAt(t, &memPins{})
 	mustCheck(t, s, "alpha", searchV2)
 	if p, _ := s.Lookup("alpha", "search"); p.Approved() {
 		t.Fatal("a tool pinned on first use reads as approved")
 	}
-	if err := s.ApproveByName("alpha__search", byName); err != nil {
-		t.Fatalf("ApproveByName: %v", err)
+	if err := s.ApproveShown("alpha__search", "", byName); err != nil {
+		t.Fatalf("ApproveShown: %v", err)
 	}
 	p, _ := s.Lookup("alpha", "search")
 	if !p.Approved() || p.Hash != Hash(searchV2) {
@@ -212,8 +212,8 @@ func TestApproveErrors(t *testing.T) {
 		wantIs  error
 		wantSub string
 	}{
-		{"unknown exposed name", s.ApproveByName("nope", byName), ErrUnknownTool, "nope"},
-		{"no pin for tool", s.ApproveByName("alpha__fetch", byName), ErrUnknownTool, "fetch on alpha"},
+		{"unknown exposed name", s.ApproveShown("nope", "", byName), ErrUnknownTool, "nope"},
+		{"no pin for tool", s.ApproveShown("alpha__fetch", "", byName), ErrUnknownTool, "fetch on alpha"},
 		{"contract for another tool", s.Approve("alpha", "search", fetchV1), nil, `contract is for tool "fetch"`},
 		{"empty upstream", s.Approve("", "search", searchV1), nil, "empty upstream"},
 	}
@@ -260,8 +260,8 @@ func TestAnotherProcessListsAndApproves(t *testing.T) {
 	if len(pins) != 1 || !pins[0].Pending() {
 		t.Fatalf("CLI lists %+v, want one pending pin", pins)
 	}
-	if err := cli.ApproveByName("alpha__search", byName); err != nil {
-		t.Fatalf("ApproveByName: %v", err)
+	if err := cli.ApproveShown("alpha__search", "", byName); err != nil {
+		t.Fatalf("ApproveShown: %v", err)
 	}
 	if got := mustCheck(t, hub, "alpha", searchV2)["search"]; got != VerdictPinned {
 		t.Errorf("hub after CLI approval: got %s, want %s", got, VerdictPinned)
@@ -352,7 +352,7 @@ func TestContractsKeptForTheDiff(t *testing.T) {
 	if !strings.Contains(p.Contract, `"description": "Search the web."`) || !strings.Contains(p.PendingContract, "id_rsa") {
 		t.Fatalf("contracts not kept one value a line:\napproved %s\npending %s", p.Contract, p.PendingContract)
 	}
-	if err := s.ApproveByName("alpha__search", byName); err != nil {
+	if err := s.ApproveShown("alpha__search", "", byName); err != nil {
 		t.Fatal(err)
 	}
 	p, _ = s.Lookup("alpha", "search")

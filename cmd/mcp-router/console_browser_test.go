@@ -140,7 +140,11 @@ func seedConsoleState(t *testing.T, dir string) {
 	}
 	old := mcp.NewTool("add", mcp.WithDescription("Add two integers."),
 		mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required()))
-	if err := pins.Approve("builtin:calculator", "add", old); err != nil {
+	if _, err := pins.Check("builtin:calculator", []mcp.Tool{old}); err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(string) (string, string, bool) { return "builtin:calculator", "add", true }
+	if err := pins.ApproveShown("calculator_add", "", resolve); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()

@@ -5,7 +5,7 @@
 //   - Rug-pull pinning: a [Store] keeps each tool's contract [Hash] in a
 //     [PinStore]; [Store.Check] pins new tools (trust on first use) and
 //     reports changed ones as [VerdictChanged], hidden until a person
-//     approves them ([Store.Approve], [Store.ApproveShown]). Pending
+//     approves them ([Store.ApproveShown]). Pending
 //     changes are stored, so they survive a restart and the pins CLI sees them.
 //   - Poisoning scan: [Scan] looks for hidden instructions, invisible
 //     characters, references to secrets, oversized text and other servers'

@@ -55,7 +55,7 @@ func TestCheckReadsItsUpstreamsPinsAlone(t *testing.T) {
 	if err := s.Hold("alpha", map[string]string{"search": "held"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Approve("beta", "fetch", fetchV1); err != nil {
+	if err := s.ApproveShown("beta__fetch", "", byName); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Check("gamma", []mcp.Tool{fetchV1}); err != nil {

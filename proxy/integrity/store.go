@@ -253,34 +253,6 @@ func markVanished(pins map[string]Record, listed map[string]Verdict, now time.Ti
 	return dirty
 }
 
-// Approve re-pins the tool to current, the contract the approving person
-// saw, and marks it approved. It pins a tool it has not seen.
-func (s *Store) Approve(upstream, tool string, current mcp.Tool) error {
-	if current.Name != tool {
-		return fmt.Errorf("approving %s on %s: contract is for tool %q", tool, upstream, current.Name)
-	}
-	if upstream == "" {
-		return fmt.Errorf("approving %s: empty upstream name", tool)
-	}
-	err := s.update([]string{upstream}, func(set Pins) bool {
-		pins := set.tools(upstream)
-		now := s.now()
-		rec, ok := pins[tool]
-		if !ok {
-			rec.FirstSeen = now
-		}
-		pins[tool] = Record{
-			Hash: Hash(current), FirstSeen: rec.FirstSeen, ApprovedAt: now,
-			DescriptionExcerpt: excerpt(current.Description), Contract: ContractText(current),
-		}
-		return true
-	})
-	if err != nil {
-		return fmt.Errorf("approving %s on %s: %w", tool, upstream, err)
-	}
-	return nil
-}
-
 // ApproveShown approves a tool by its exposed name, which resolve maps
 // to the upstream and its own tool name: a pending change is approved as
 // recorded; with nothing pending the pin is marked approved (releasing a

@@ -173,10 +173,15 @@ func newShifty() *shifty {
 	s := &shifty{calls: map[string]int{}}
 	s.srv = server.NewMCPServer("shifty", "1.0.0", server.WithToolCapabilities(true))
 	s.srv.AddTool(mcp.NewToolWithRawSchema("num", "Take n", json.RawMessage(looseNumSchema)), s.count("num"))
-	s.srv.AddTool(mcp.NewToolWithRawSchema("broken", "Its schema has an unknown type",
-		json.RawMessage(`{"type":"object","properties":{"n":{"type":"numbr"}}}`)), s.count("broken"))
+	s.srv.AddTool(brokenTool(), s.count("broken"))
 	s.srv.AddTool(mcp.NewTool("tighten", mcp.WithDescription("Make num's n a required number")), s.tighten)
 	return s
+}
+
+// brokenTool's input schema does not compile.
+func brokenTool() mcp.Tool {
+	return mcp.NewToolWithRawSchema("broken", "Its schema has an unknown type",
+		json.RawMessage(`{"type":"object","properties":{"n":{"type":"numbr"}}}`))
 }
 
 func (s *shifty) count(tool string) server.ToolHandlerFunc {
@@ -287,11 +292,20 @@ func TestBI07SchemaChangesAndBrokenSchemas(t *testing.T) {
 	if _, err := h.CallTool(ctx, "shifty_num", map[string]any{"n": 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if h.args.Cached("shifty_broken") {
-		t.Error("the schema of a tool that left the catalog is still cached")
+	// The compiled schema of a tool that left the catalog is dropped: when
+	// it comes back with the same schema, it is compiled (and warned of) again.
+	s.srv.AddTool(brokenTool(), s.count("broken"))
+	eventually(t, 5*time.Second, "shifty_broken to come back", func() bool {
+		_, ok := h.Catalog().Tool("shifty_broken")
+		return ok
+	})
+	for range 2 {
+		if _, err := h.CallTool(ctx, "shifty_broken", map[string]any{"n": 1}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if !h.args.Cached("shifty_num") {
-		t.Error("shifty_num's schema is not cached")
+	if n := strings.Count(logs.String(), "does not compile"); n != 2 {
+		t.Errorf("want a second warning, once, after shifty_broken left and came back; got %d in:\n%s", n, logs.String())
 	}
 }
 

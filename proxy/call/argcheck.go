@@ -73,12 +73,6 @@ func NewArgCheck(schemas Schemas, logger *slog.Logger) *ArgCheck {
 	return &ArgCheck{schemas: schemas, logger: logger}
 }
 
-// Cached reports whether a compiled schema of tool is kept.
-func (a *ArgCheck) Cached(tool string) bool {
-	_, ok := a.cache.Load(tool)
-	return ok
-}
-
 type argSchema struct {
 	sum      uint64             // hash of the schema text
 	compiled *jsonschema.Schema // nil when the schema does not compile: calls pass

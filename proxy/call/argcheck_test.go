@@ -44,3 +44,22 @@ func BenchmarkArgCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestArgCheckKeepsSchemasOfCatalogTools checks that a new catalog drops
+// the compiled schemas of tools it lacks and keeps the others'.
+func TestArgCheckKeepsSchemasOfCatalogTools(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}}}`)
+	a := NewArgCheck(nil, nil)
+	next := func(context.Context, *Call) (*mcp.CallToolResult, error) { return nil, nil }
+	for _, tool := range []string{"up_gone", "up_kept"} {
+		a.schemas = &oneSchema{tool: tool, schema: schema}
+		if _, err := a.Stage(t.Context(), &Call{Tool: tool, Upstream: "up"}, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tool, want := range map[string]bool{"up_gone": false, "up_kept": true} {
+		if _, ok := a.cache.Load(tool); ok != want {
+			t.Errorf("%s's schema cached = %v, want %v", tool, ok, want)
+		}
+	}
+}

@@ -161,7 +161,8 @@ func TestFI01CrashMidCallFailsAllInFlight(t *testing.T) {
 	h := startHub(t, stdioFake("alpha"), stdioFake("beta"))
 	alphaPID, betaPID := callText(t, h, "alpha_pid", nil), callText(t, h, "beta_pid", nil)
 	var changes atomic.Int32
-	h.OnChange(func(*Catalog) { changes.Add(1) })
+	h.Follow(func(*Catalog) { changes.Add(1) })
+	changes.Store(0) // Follow's first call: the catalog as it is
 
 	const inFlight = 3
 	type outcome struct {

@@ -361,16 +361,8 @@ func (h *Hub) closing(c *call.Call) error {
 	}
 }
 
-// OnChange registers fn to be called, serialised, with each catalog whose
-// content changed.
-func (h *Hub) OnChange(fn func(*Catalog)) {
-	h.rebuildMu.Lock()
-	h.listeners = append(h.listeners, fn)
-	h.rebuildMu.Unlock()
-}
-
-// Follow calls fn with the current catalog, then as OnChange does, missing
-// none in between.
+// Follow calls fn with the current catalog, then, serialised, with each
+// catalog whose content changed, missing none in between.
 func (h *Hub) Follow(fn func(*Catalog)) {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()

@@ -175,7 +175,8 @@ func TestHubCallerCancelReachesUpstream(t *testing.T) {
 func TestHubListChangedRefreshesCatalog(t *testing.T) {
 	h := startHub(t, stdioFake("alpha"))
 	changes := make(chan *Catalog, 8)
-	h.OnChange(func(c *Catalog) { changes <- c })
+	h.Follow(func(c *Catalog) { changes <- c })
+	<-changes // Follow's first call: the catalog as it is
 	callText(t, h, "alpha_add_tool", map[string]any{"name": "late"})
 	select {
 	case c := <-changes:

@@ -68,7 +68,8 @@ func TestHubApplyChangesOnlyTheEditedUpstreams(t *testing.T) {
 func TestHubApplyUnchangedDoesNothing(t *testing.T) {
 	h := startHub(t, stdioFake("alpha"), builtinFake("beta"))
 	changes := make(chan *Catalog, 8)
-	h.OnChange(func(c *Catalog) { changes <- c })
+	h.Follow(func(c *Catalog) { changes <- c })
+	<-changes // Follow's first call: the catalog as it is
 	change, err := h.Apply(t.Context(), []UpstreamConfig{builtinFake("beta"), stdioFake("alpha")})
 	if err != nil || !change.Empty() {
 		t.Fatalf("Apply of the same upstreams: got %+v, %v; want no change", change, err)
@@ -125,7 +126,8 @@ func TestSameUpstreamComparesEveryField(t *testing.T) {
 func TestHubApplyRestartKeepsTheCatalogSteady(t *testing.T) {
 	h := startHub(t, stdioFake("alpha"), builtinFake("beta"))
 	changes := make(chan *Catalog, 8)
-	h.OnChange(func(c *Catalog) { changes <- c })
+	h.Follow(func(c *Catalog) { changes <- c })
+	<-changes // Follow's first call: the catalog as it is
 	edited := stdioFake("alpha")
 	edited.Env["EDITED"] = "yes"
 	change, err := h.Apply(t.Context(), []UpstreamConfig{edited, builtinFake("beta")})

@@ -28,7 +28,7 @@ func FuzzServerMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if resp := srv.MCP().HandleMessage(ctx, json.RawMessage(msg)); resp != nil {
+		if resp := srv.mcp.HandleMessage(ctx, json.RawMessage(msg)); resp != nil {
 			if _, err := json.Marshal(resp); err != nil {
 				t.Errorf("an answer that does not encode: %v", err)
 			}

@@ -283,9 +283,6 @@ func (s *Server) notifyToolsChanged(ctx context.Context) {
 	}
 }
 
-// MCP returns the underlying mcp-go server (for in-process clients).
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
 // HTTPHandler serves streamable HTTP at /mcp and AllPath, in both protocol
 // eras. Session ids are sealed (sessionseal.go), so a replica with the
 // same session key resumes them; each POSTed message is pre-checked (the

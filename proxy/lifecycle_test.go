@@ -6,13 +6,31 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
 )
+
+// countingSleeps is the fake upstream "remote" whose sleep counts the
+// calls that reached it in arrived.
+func countingSleeps(arrived *atomic.Int32) *server.MCPServer {
+	s := fakeupstream.New("remote")
+	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		arrived.Add(1)
+		select {
+		case <-time.After(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond):
+			return mcp.NewToolResultText("slept"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	return s
+}
 
 // TestLifecycleHTTPUpstreamSurvivesOneBadReply: with calls in flight on
 // an HTTP upstream, a reply that is an HTTP 500 or a stream cut mid-way
@@ -21,22 +39,22 @@ import (
 func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
 	for _, bad := range []string{"http-500", "cut-json", "cut-sse-chunk", "cut-sse-event", "sse/http-500"} {
 		t.Run(bad, func(t *testing.T) {
+			var arrived atomic.Int32 // sleep calls the upstream has had
 			up := UpstreamConfig{Name: "remote", Transport: TransportStreamableHTTP, Prefix: "remote_", Timeout: 10 * time.Second}
 			var mcpHandler interface {
 				http.Handler
 				Shutdown(context.Context) error
-			} = server.NewStreamableHTTPServer(fakeupstream.New("remote"))
+			} = server.NewStreamableHTTPServer(countingSleeps(&arrived))
 			path := "/mcp"
 			if sse, ok := strings.CutPrefix(bad, "sse/"); ok {
 				bad, path, up.Transport = sse, "/sse", TransportSSE
-				mcpHandler = server.NewSSEServer(fakeupstream.New("remote"))
+				mcpHandler = server.NewSSEServer(countingSleeps(&arrived))
 			}
 			ts := httptest.NewServer(echoingErrors{next: cutter{next: mcpHandler}})
 			t.Cleanup(ts.Close)
 			t.Cleanup(func() { mcpHandler.Shutdown(context.Background()) })
 			up.URL = ts.URL + path
 			h := startHub(t, up)
-			u := h.set().byName["remote"]
 			const inFlight = 3
 			var wg sync.WaitGroup
 			errs := make(chan error, inFlight)
@@ -51,7 +69,7 @@ func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
 					errs <- err
 				}()
 			}
-			eventually(t, 5*time.Second, "calls in flight", func() bool { return u.InFlight() == inFlight })
+			eventually(t, 5*time.Second, "calls in flight", func() bool { return arrived.Load() == inFlight })
 			if _, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": bad}, nil); err == nil {
 				t.Errorf("%s: the bad reply gave no error", bad)
 			}

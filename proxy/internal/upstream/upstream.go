@@ -664,9 +664,6 @@ func (u *Upstream) Name() string { return u.cfg.Name }
 // connected or not.
 func (u *Upstream) First() <-chan struct{} { return u.first }
 
-// InFlight is how many calls are running on the upstream now.
-func (u *Upstream) InFlight() int { return len(u.slots) }
-
 // Scrubber keeps the upstream's configured secrets out of text and errors
 // shown to a client or written to a log.
 func (u *Upstream) Scrubber() *Scrubber { return u.scrub }

@@ -222,12 +222,12 @@ func startingTemplate() mcp.ResourceTemplate {
 // their first attempts, as a tools/call waits, then lets mcp-go dispatch
 // it, or sends it to readStarting when it is still nobody's.
 func (s *Server) holdReadForStart(ctx context.Context, _ any, req *mcp.ReadResourceRequest) {
-	uri := req.Params.URI
-	if strings.HasPrefix(uri, results.Scheme) || offersURI(s.hub.Catalog(), uri) {
+	ups := s.hub.starting() // first: once every server is up, a read pays nothing more
+	if len(ups) == 0 {
 		return
 	}
-	ups := s.hub.starting()
-	if len(ups) == 0 {
+	uri := req.Params.URI
+	if strings.HasPrefix(uri, results.Scheme) || offersURI(s.hub.Catalog(), uri) {
 		return
 	}
 	s.hub.awaitFirst(ctx, ups, time.Now().Add(s.hub.opts.StartWait))

@@ -283,18 +283,11 @@ func (h *Hub) Start(ctx context.Context) error {
 // AwaitStarted waits until every upstream's first attempt has ended, at
 // most the longest first attempt allowed and a second, or until ctx ends;
 // it returns the catalog's name collisions. A stdio child busy starting
-// (npx installing) may take upstream.ConnectStretch connect limits.
+// (npx installing) may take several connect limits.
 func (h *Hub) AwaitStarted(ctx context.Context) error {
 	var longest time.Duration
 	for _, u := range h.set().list {
-		limit := u.Config().ConnectTimeout
-		if limit <= 0 {
-			limit = h.opts.InitTimeout
-		}
-		if u.Config().Transport == TransportStdio {
-			limit *= upstream.ConnectStretch
-		}
-		longest = max(longest, limit)
+		longest = max(longest, u.MaxFirstAttempt())
 	}
 	h.awaitFirst(ctx, h.set().list, time.Now().Add(longest+time.Second))
 	return h.collisions()

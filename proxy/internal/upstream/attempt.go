@@ -252,6 +252,15 @@ func (u *Upstream) connectLimit() time.Duration {
 	return u.env.InitTimeout
 }
 
+// MaxFirstAttempt is the longest the upstream's first attempt may last:
+// its connect limit, stretched for a stdio child busy starting.
+func (u *Upstream) MaxFirstAttempt() time.Duration {
+	if u.cfg.Transport == TransportStdio {
+		return ConnectStretch * u.connectLimit()
+	}
+	return u.connectLimit()
+}
+
 // withConnectLimit bounds initialize and the first listing on c by the
 // connect limit, stretched while c's child shows signs of life.
 func (u *Upstream) withConnectLimit(ctx context.Context, c *Conn) (*idleContext, context.CancelFunc) {

@@ -132,7 +132,11 @@ func shownFingerprint(tools []server.ServerTool, own int, c *Catalog) uint64 {
 		always, _ := fields[AlwaysLoadMetaKey].(bool)
 		h.WriteString(hint)
 		h.WriteByte(0)
-		h.WriteByte(map[bool]byte{false: 0, true: 1}[always])
+		if always {
+			h.WriteByte(1)
+		} else {
+			h.WriteByte(0)
+		}
 	}
 	return h.Sum64()
 }

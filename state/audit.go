@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
@@ -32,7 +31,7 @@ func (s auditStore) Append(ctx context.Context, recs []audit.Record) error {
 				args = append(args, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
 					r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval, r.Approver)
 			}
-			rows := strings.Join(slices.Repeat([]string{"(" + placeholders(13) + ")"}, len(chunk)), ", ")
+			rows := valueRows(len(chunk), 13)
 			if _, err := c.exec(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES `+rows, args...); err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,12 @@ func bump(ctx context.Context, c conn, counter string) error {
 // placeholders is n ? placeholders, comma-separated.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// valueRows is the VALUES list of a multi-row INSERT: rows rows of cols
+// placeholders each.
+func valueRows(rows, cols int) string {
+	return strings.Join(slices.Repeat([]string{"(" + placeholders(cols) + ")"}, rows), ", ")
 }
 
 // stores are the stores of one database, the same for state.db and

@@ -116,7 +116,7 @@ func writePinChanges(ctx context.Context, c conn, before, after integrity.Pins) 
 // putPins writes the pins of args (13 a pin, in pinColumns' order),
 // replacing those they had.
 func putPins(ctx context.Context, c conn, args []any) error {
-	rows := strings.Join(slices.Repeat([]string{"(" + placeholders(13) + ")"}, len(args)/13), ", ")
+	rows := valueRows(len(args)/13, 13)
 	_, err := c.exec(ctx, `INSERT INTO pins (`+pinColumns+`) VALUES `+rows+`
 		ON CONFLICT (upstream, tool) DO UPDATE SET hash = excluded.hash, first_seen = excluded.first_seen,
 		approved_at = excluded.approved_at, description_excerpt = excluded.description_excerpt,

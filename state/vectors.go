@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -71,7 +70,7 @@ func (s vectorStore) SaveVectors(model string, vecs map[vecKey][]float32) error 
 			for _, k := range chunk {
 				args = append(args, model, k[:], encodeVec(vecs[k]))
 			}
-			rows := strings.Join(slices.Repeat([]string{"(?, ?, ?)"}, len(chunk)), ", ")
+			rows := valueRows(len(chunk), 3)
 			if _, err := c.exec(ctx, `INSERT INTO vectors (model, key, vec) VALUES `+rows+`
 				ON CONFLICT (model, key) DO UPDATE SET vec = excluded.vec`, args...); err != nil {
 				return err

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -108,12 +109,19 @@ type ablationRow struct {
 // worth is a figure anyone can rerun:
 //
 //	go test -run TestAblation -v ./routing/eval/
+//
+// ABLATION_ONLY=defaults (a comma-separated list of configuration
+// names) prints only those rows, for a quick comparison of two trees.
 func TestAblation(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("a measurement: skipped under -short and the race detector")
 	}
 	sets := ablationSets(t)
 	configs := slices.Concat(ablations, sweeps)
+	if only := os.Getenv("ABLATION_ONLY"); only != "" {
+		names := strings.Split(only, ",")
+		configs = slices.DeleteFunc(configs, func(a ablation) bool { return !slices.Contains(names, a.name) })
+	}
 	rows := make([][]ablationRow, len(configs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))

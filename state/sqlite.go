@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
@@ -74,12 +75,13 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	dsn := path + "?_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	return openSQLite(ctx, path, dsn, 4)
+	return openSQLite(ctx, path, dsn, 4, opts.BusyTimeout)
 }
 
 // openSQLite opens the database at dsn with conns connections, all kept
-// open, and brings its schema up to date.
-func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
+// open, and brings its schema up to date, waiting up to busy for other
+// processes opening it at the same time.
+func openSQLite(ctx context.Context, path, dsn string, conns int, busy time.Duration) (*DB, error) {
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, openError(path, err)
@@ -88,7 +90,7 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 	sdb.SetMaxIdleConns(conns)
 	db := &DB{path: path, db: sdb}
 	db.stores = stores{db.engine()}
-	if err := db.migrate(ctx); err != nil {
+	if err := retryBusy(ctx, busy, db.migrate); err != nil {
 		sdb.Close()
 		return nil, openError(path, err)
 	}
@@ -99,7 +101,28 @@ func openSQLite(ctx context.Context, path, dsn string, conns int) (*DB, error) {
 // no file, for a run whose state cannot be opened and for tests.
 func OpenMemory(ctx context.Context) (*DB, error) {
 	// Each connection to :memory: is a database of its own: keep one.
-	return openSQLite(ctx, ":memory:", ":memory:?_txlock=immediate&_pragma=temp_store(MEMORY)", 1)
+	return openSQLite(ctx, ":memory:", ":memory:?_txlock=immediate&_pragma=temp_store(MEMORY)", 1, 0)
+}
+
+// retryBusy runs fn until it does not fail with SQLITE_BUSY or wait has
+// passed. A connection's first statements (the switch to WAL, reading a
+// WAL file another process is recovering) can fail busy at once, without
+// the busy handler that waits for a lock: seen when several processes
+// open a new state.db together.
+func retryBusy(ctx context.Context, wait time.Duration, fn func(context.Context) error) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := fn(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // NewMemory is OpenMemory that panics on an error (a broken build).

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcp-router/mcp-router/audit"
@@ -16,25 +17,18 @@ type auditStore struct {
 	max int // rows kept
 }
 
-// auditPerInsert is how many records one INSERT writes (13 parameters
-// each, within both databases' limits).
-const auditPerInsert = 256
-
 func (s auditStore) Append(ctx context.Context, recs []audit.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	rows := make([][]any, len(recs))
+	for i, r := range recs {
+		rows[i] = []any{nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
+			r.Outcome, int64(r.Duration), int64(r.RequestBytes), int64(r.ResponseBytes), r.Approval, r.Approver}
+	}
 	err := s.b.write(ctx, func(c conn) error {
-		for chunk := range slices.Chunk(recs, auditPerInsert) {
-			args := make([]any, 0, 13*len(chunk))
-			for _, r := range chunk {
-				args = append(args, nanos(r.Time), r.Principal, r.Session, r.Tool, r.Upstream, r.Plan, r.Step,
-					r.Outcome, int64(r.Duration), r.RequestBytes, r.ResponseBytes, r.Approval, r.Approver)
-			}
-			rows := valueRows(len(chunk), 13)
-			if _, err := c.exec(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES `+rows, args...); err != nil {
-				return err
-			}
+		if err := c.insert(ctx, "audit", strings.Split(auditColumns, ", "), rows); err != nil {
+			return err
 		}
 		// Ids only grow and only the oldest rows go, so the newest max
 		// rows are those above the last id less max.

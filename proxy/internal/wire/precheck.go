@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -343,7 +344,8 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, held := BodyBytes(r.Body)
 	var err error
 	if !held {
-		body, err = readBody(r)
+		body, err = ReadAll(r.Body, r.ContentLength)
+		_ = r.Body.Close()
 	}
 	if err != nil {
 		h.refusal(w, refusal(mcp.PARSE_ERROR, nil, "reading the request body: %v", err))
@@ -416,14 +418,13 @@ func isJSONContent(ct string) bool {
 	return strings.EqualFold(strings.TrimSpace(mediaType), "application/json")
 }
 
-// readBody reads a body whole, in one allocation when Guard set its length.
-func readBody(r *http.Request) ([]byte, error) {
+// ReadAll reads body whole, in one allocation when its length is known.
+func ReadAll(body io.Reader, length int64) ([]byte, error) {
 	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength <= MaxMessageBytes {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	if length > 0 && length <= MaxMessageBytes {
+		buf.Grow(int(length) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(r.Body)
-	_ = r.Body.Close()
+	_, err := buf.ReadFrom(body)
 	return buf.Bytes(), err
 }
 

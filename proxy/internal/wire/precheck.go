@@ -65,14 +65,11 @@ func (v verdict) reply() []byte {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	b, err := json.Marshal(struct {
+	b, _ := json.Marshal(struct { // id is a canonical token: it cannot fail
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
 	}{mcp.JSONRPC_VERSION, id, rpcError{v.code, v.reason}})
-	if err != nil { // cannot happen: id is a canonical token
-		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"Invalid Request"}}`, v.code)
-	}
 	return b
 }
 

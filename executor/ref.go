@@ -283,17 +283,7 @@ func (t *tmpl) collapse() *tmpl {
 			return t
 		}
 	}
-	if t.kind == tArray {
-		lit := make([]any, len(t.elems))
-		for i, e := range t.elems {
-			lit[i] = e.lit
-		}
-		return &tmpl{kind: tLiteral, lit: lit}
-	}
-	lit := make(map[string]any, len(t.keys))
-	for i, k := range t.keys {
-		lit[k] = t.elems[i].lit
-	}
+	lit, _ := t.eval(nil, nil, nil) // literals only: nothing to resolve
 	return &tmpl{kind: tLiteral, lit: lit}
 }
 

@@ -30,9 +30,6 @@ func newTopics(names []string) topics {
 
 // match returns the first topic found in text, or "".
 func (t topics) match(text string) string {
-	if len(t.phrase) == 0 {
-		return ""
-	}
 	w := words(text)
 	for i, p := range t.phrase {
 		for j := 0; j+len(p) <= len(w); j++ {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
@@ -113,11 +114,7 @@ func CutAt(text string, limit int) int {
 	if i := strings.LastIndexByte(text[:limit], '\n'); i >= limit/2 {
 		return i + 1
 	}
-	n := limit
-	for n > 0 && text[n]&0xC0 == 0x80 { // a continuation byte
-		n--
-	}
-	return n
+	return len(clip.Prefix(text, limit))
 }
 
 // kept keeps whole for c's principal and tells the model where to read on.

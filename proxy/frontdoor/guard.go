@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -282,7 +281,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, g.maxBody), r.ContentLength)
+	body, err := wire.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody), r.ContentLength)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
@@ -296,29 +295,6 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, e
 		return nil, http.StatusBadRequest, errors.New("reading request body")
 	}
 	return body, 0, nil
-}
-
-// readAll is io.ReadAll into one buffer of the body's length, when it is
-// known, rather than one grown from 512 bytes.
-func readAll(body io.Reader, length int64) ([]byte, error) {
-	if length <= 0 {
-		return io.ReadAll(body)
-	}
-	buf := make([]byte, 0, length+1) // +1: the EOF is read without growing it
-	for {
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			rest, err := io.ReadAll(body)
-			return append(buf, rest...), err
-		}
-	}
 }
 
 func errBodyTooLarge(limit int64) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
@@ -147,24 +148,13 @@ func (s *Store) Read(principal, uri string, offset, length int) (page string, to
 	}
 	end := len(e.text)
 	if length > 0 && length < end-offset { // not offset+length, which a huge length overflows
-		end = RuneEnd(e.text, offset+length)
+		end = len(clip.Prefix(e.text, offset+length))
 		if end <= offset { // a length shorter than the character there
 			_, size := utf8.DecodeRuneInString(e.text[offset:])
 			end = offset + size
 		}
 	}
 	return e.text[offset:end], len(e.text), nil
-}
-
-// RuneEnd is n, or the nearest end of a UTF-8 character before it in s.
-func RuneEnd(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
 }
 
 // expire drops every result past its time. The caller holds s.mu.

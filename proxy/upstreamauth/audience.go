@@ -31,8 +31,7 @@ func redactURL(raw string) string {
 	if err != nil {
 		return "(unparsable)"
 	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
+	return endpointOf(u)
 }
 
 // pinTokenEndpoint is client sending POSTs (refresh, registration) only

@@ -61,12 +61,12 @@ type page[T any] struct {
 // listAll follows a listing's pages with fetch within the budget and
 // maxListPages (mcp-go's own List* follow pages without bound). A cursor
 // that comes back twice is an error, as for mcp-go.
-func listAll[T any](ctx context.Context, b *listBudget, fetch func(context.Context, mcp.Cursor) (page[T], error)) ([]T, error) {
+func listAll[T any](ctx context.Context, b *listBudget, fetch func(context.Context, mcp.PaginatedRequest) (page[T], error)) ([]T, error) {
 	var all []T
 	seen := map[mcp.Cursor]bool{"": true}
-	var cursor mcp.Cursor
+	var req mcp.PaginatedRequest
 	for range maxListPages {
-		p, err := fetch(ctx, cursor)
+		p, err := fetch(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +81,7 @@ func listAll[T any](ctx context.Context, b *listBudget, fetch func(context.Conte
 			return nil, fmt.Errorf("%w: %q", client.ErrRepeatedListCursor, p.next)
 		}
 		seen[p.next] = true
-		cursor = p.next
+		req.Params.Cursor = p.next
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -96,10 +96,8 @@ func sizeOf(v any) int {
 }
 
 func listResources(ctx context.Context, cl *client.Client, b *listBudget) ([]mcp.Resource, error) {
-	return listAll(ctx, b, func(ctx context.Context, c mcp.Cursor) (page[mcp.Resource], error) {
-		var req mcp.ListResourcesRequest
-		req.Params.Cursor = c
-		r, err := cl.ListResourcesByPage(ctx, req)
+	return listAll(ctx, b, func(ctx context.Context, p mcp.PaginatedRequest) (page[mcp.Resource], error) {
+		r, err := cl.ListResourcesByPage(ctx, mcp.ListResourcesRequest{PaginatedRequest: p})
 		if err != nil {
 			return page[mcp.Resource]{}, err
 		}
@@ -108,10 +106,8 @@ func listResources(ctx context.Context, cl *client.Client, b *listBudget) ([]mcp
 }
 
 func listResourceTemplates(ctx context.Context, cl *client.Client, b *listBudget) ([]mcp.ResourceTemplate, error) {
-	return listAll(ctx, b, func(ctx context.Context, c mcp.Cursor) (page[mcp.ResourceTemplate], error) {
-		var req mcp.ListResourceTemplatesRequest
-		req.Params.Cursor = c
-		r, err := cl.ListResourceTemplatesByPage(ctx, req)
+	return listAll(ctx, b, func(ctx context.Context, p mcp.PaginatedRequest) (page[mcp.ResourceTemplate], error) {
+		r, err := cl.ListResourceTemplatesByPage(ctx, mcp.ListResourceTemplatesRequest{PaginatedRequest: p})
 		if err != nil {
 			return page[mcp.ResourceTemplate]{}, err
 		}
@@ -120,27 +116,12 @@ func listResourceTemplates(ctx context.Context, cl *client.Client, b *listBudget
 }
 
 func listPrompts(ctx context.Context, cl *client.Client, b *listBudget) ([]mcp.Prompt, error) {
-	return listAll(ctx, b, func(ctx context.Context, c mcp.Cursor) (page[mcp.Prompt], error) {
-		var req mcp.ListPromptsRequest
-		req.Params.Cursor = c
-		r, err := cl.ListPromptsByPage(ctx, req)
+	return listAll(ctx, b, func(ctx context.Context, p mcp.PaginatedRequest) (page[mcp.Prompt], error) {
+		r, err := cl.ListPromptsByPage(ctx, mcp.ListPromptsRequest{PaginatedRequest: p})
 		if err != nil {
 			return page[mcp.Prompt]{}, err
 		}
 		return page[mcp.Prompt]{r.Prompts, sizeOf(r), r.NextCursor}, nil
-	})
-}
-
-// listTypedTools lists tools through mcp-go (see listTools).
-func listTypedTools(ctx context.Context, cl *client.Client, b *listBudget) ([]mcp.Tool, error) {
-	return listAll(ctx, b, func(ctx context.Context, c mcp.Cursor) (page[mcp.Tool], error) {
-		var req mcp.ListToolsRequest
-		req.Params.Cursor = c
-		r, err := cl.ListToolsByPage(ctx, req)
-		if err != nil {
-			return page[mcp.Tool]{}, err
-		}
-		return page[mcp.Tool]{r.Tools, sizeOf(r), r.NextCursor}, nil
 	})
 }
 
@@ -163,16 +144,22 @@ type rpcSender interface {
 // stateless revision (2026-07-28) is listed through mcp-go all the same:
 // only its unexported request path builds the _meta those requests carry.
 func listTools(ctx context.Context, cl *client.Client, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
-	if mcp.IsModernProtocol(cl.ProtocolVersion()) {
-		return listTypedTools(ctx, cl, b)
+	if !mcp.IsModernProtocol(cl.ProtocolVersion()) {
+		return listRawTools(ctx, cl.GetTransport(), b, logger)
 	}
-	return listRawTools(ctx, cl.GetTransport(), b, logger)
+	return listAll(ctx, b, func(ctx context.Context, p mcp.PaginatedRequest) (page[mcp.Tool], error) {
+		r, err := cl.ListToolsByPage(ctx, mcp.ListToolsRequest{PaginatedRequest: p})
+		if err != nil {
+			return page[mcp.Tool]{}, err
+		}
+		return page[mcp.Tool]{r.Tools, sizeOf(r), r.NextCursor}, nil
+	})
 }
 
 // listRawTools follows tools/list pages within the budget.
 func listRawTools(ctx context.Context, tr rpcSender, b *listBudget, logger *slog.Logger) ([]mcp.Tool, error) {
-	return listAll(ctx, b, func(ctx context.Context, cursor mcp.Cursor) (page[mcp.Tool], error) {
-		p, size, err := listToolsPage(ctx, tr, cursor)
+	return listAll(ctx, b, func(ctx context.Context, req mcp.PaginatedRequest) (page[mcp.Tool], error) {
+		p, size, err := listToolsPage(ctx, tr, req.Params.Cursor)
 		if err != nil {
 			return page[mcp.Tool]{}, err
 		}

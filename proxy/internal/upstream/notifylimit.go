@@ -31,12 +31,6 @@ const (
 // notificationWarnEvery is how often an upstream's drops are logged.
 const notificationWarnEvery = time.Minute
 
-func (l NotificationLimit) withDefaults() NotificationLimit {
-	defaults.Set(&l.PerSecond, DefaultNotificationsPerSecond)
-	defaults.Set(&l.Burst, DefaultNotificationBurst)
-	return l
-}
-
 // notifyLimiter is one upstream's bucket.
 type notifyLimiter struct {
 	upstream string
@@ -50,7 +44,8 @@ type notifyLimiter struct {
 }
 
 func newNotifyLimiter(upstream string, l NotificationLimit, logger *slog.Logger, m Metrics) *notifyLimiter {
-	l = l.withDefaults()
+	defaults.Set(&l.PerSecond, DefaultNotificationsPerSecond)
+	defaults.Set(&l.Burst, DefaultNotificationBurst)
 	return &notifyLimiter{upstream: upstream, lim: rate.NewLimiter(rate.Limit(l.PerSecond), l.Burst), logger: logger, metrics: m}
 }
 

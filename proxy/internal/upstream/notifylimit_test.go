@@ -66,9 +66,9 @@ func TestNotificationRateLimitEdge(t *testing.T) {
 }
 
 func TestNotificationRateDefaults(t *testing.T) {
-	l := NotificationLimit{}.withDefaults()
-	if l.PerSecond != DefaultNotificationsPerSecond || l.Burst != DefaultNotificationBurst {
-		t.Errorf("got %+v, want the defaults", l)
+	n := newNotifyLimiter("up", NotificationLimit{}, nil, noMetrics{})
+	if n.lim.Limit() != DefaultNotificationsPerSecond || n.lim.Burst() != DefaultNotificationBurst {
+		t.Errorf("got %v per second and a burst of %d, want the defaults", n.lim.Limit(), n.lim.Burst())
 	}
 }
 

@@ -113,7 +113,8 @@ func (p *ProgressRouter) forward(upstream string, n mcp.JSONRPCNotification) {
 		sub.touch()
 	}
 	if sub.fn != nil {
-		sub.fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: text(f["message"])})
+		msg, _ := f["message"].(string)
+		sub.fn(Progress{Progress: number(f["progress"]), Total: number(f["total"]), Message: msg})
 	}
 }
 
@@ -133,9 +134,4 @@ func number(v any) float64 {
 		return float64(r.Uint())
 	}
 	return 0
-}
-
-func text(v any) string {
-	s, _ := v.(string)
-	return s
 }

@@ -107,25 +107,24 @@ func (c *callers) owner(hint context.Context) (context.Context, error) {
 // not pass on one client's.
 func (u *Upstream) handlerOptions() []client.ClientOption {
 	return []client.ClientOption{
-		client.WithSamplingHandler(samplingHandler{u}),
-		client.WithElicitationHandler(elicitationHandler{u}),
+		client.WithSamplingHandler(clientHandler{u}),
+		client.WithElicitationHandler(clientHandler{u}),
 	}
 }
 
-type samplingHandler struct{ u *Upstream }
+// clientHandler passes an upstream's sampling and elicitation requests on.
+type clientHandler struct{ u *Upstream }
 
-func (s samplingHandler) CreateMessage(hint context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	ctx, r, err := s.u.caller(hint, "sampling/createMessage")
+func (h clientHandler) CreateMessage(hint context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ctx, r, err := h.u.caller(hint, "sampling/createMessage")
 	if err != nil {
 		return nil, err
 	}
 	return r.CreateMessage(ctx, req)
 }
 
-type elicitationHandler struct{ u *Upstream }
-
-func (e elicitationHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	ctx, r, err := e.u.caller(hint, "elicitation/create")
+func (h clientHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, r, err := h.u.caller(hint, "elicitation/create")
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,9 @@ type RouterOptions struct {
 	// AbstainAdvice: the router also abstains when the request asks for
 	// advice or an errand about at least two nouns the catalog does not
 	// know and no top-TopK tool matches this share of it (advice.go)
-	// [0.5]. It applies only while AbstainCoverage is on.
+	// [1]. It applies only while AbstainCoverage is on, and neither it
+	// nor the commitment check when the top tool is named for what the
+	// request asks about (named.go).
 	AbstainAdvice float64
 	// KeepCoverage: a top-TopK tool matching at least this share of the
 	// request (or of a clause) is handed over even under the noise floor,

@@ -26,8 +26,8 @@ func TestAbstentionChecksRunWithEmbeddings(t *testing.T) {
 		}
 	}
 	for _, q := range []string{
-		"what is the best pizza place in town for a birthday dinner",
-		"what is the best place to buy a used bicycle in town",
+		"what is the best pizza in town for a birthday dinner",
+		"what is the best rated bakery in town for a birthday cake",
 	} {
 		d := r.Route(t.Context(), Request{Query: q})
 		if !d.Abstained || d.why != abstainedAdvice {

@@ -12,9 +12,10 @@ import (
 // or two of no consequence. Two things together tell it apart: its form
 // (asksAdvice; English only) and at least adviceForeign English nouns the
 // catalog does not know (carpet, stain). The router abstains when, in
-// addition, no top tool matches RouterOptions.AbstainAdvice of it, so that
-// a tool doing most of what is asked is never refused for the wording.
-// Figures: docs/routing.md.
+// addition, no top tool matches RouterOptions.AbstainAdvice of it (by
+// default all of it) and the top tool is not named for a thing the
+// request names (named.go), so that a tool doing what is asked is never
+// refused for the wording. Figures: docs/routing.md.
 const adviceForeign = 2
 
 // adviceForms are the phrasings of a request for know-how, an opinion or

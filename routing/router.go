@@ -52,7 +52,9 @@ type RouterOptions struct {
 	// AbstainAdvice: the router also abstains when the request asks for
 	// advice or an errand about at least two nouns the catalog does not
 	// know and no top-TopK tool matches this share of it (advice.go)
-	// [0.5]. It applies only while AbstainCoverage is on.
+	// [1]. It applies only while AbstainCoverage is on, and neither it
+	// nor the commitment check when the top tool is named for what the
+	// request asks about (named.go).
 	AbstainAdvice float64
 	// KeepCoverage: a top-TopK tool matching at least this share of the
 	// request (or of a clause) is handed over even under the noise floor,
@@ -100,7 +102,7 @@ const (
 	DefaultContextSize       = 3 // recent domains in a session's domain context
 	DefaultAbstainCoverage   = 0.10
 	DefaultAbstainCommitment = 0.002
-	DefaultAbstainAdvice     = 0.5
+	DefaultAbstainAdvice     = 1
 	DefaultKeepCoverage      = 0.10
 	boundaryPerUpstream      = 2   // discovery tools one selected upstream brings
 	candidatePool            = 50  // how deep the ranking is read before selection
@@ -633,18 +635,26 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if covered < r.opts.AbstainCoverage {
 		return abstainedCoverage
 	}
+	why := abstainedNot
 	if r.opts.AbstainCommitment > 0 && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment) {
-		return abstainedFlat
+		why = abstainedFlat
+	} else if r.asksAdviceAbout(req.Query, ranked, covered) {
+		why = abstainedAdvice
 	}
-	// The cheap tests first: the request's form is read last.
+	if t, ok := r.Tool(top.Name); why != abstainedNot && ok && namesNoun(t, req.Query) {
+		return abstainedNot // the top tool is named for what is asked (named.go)
+	}
+	return why
+}
+
+// asksAdviceAbout is the advice check of abstention (advice.go); the
+// cheap tests first: the request's form is read last.
+func (r *Router) asksAdviceAbout(query string, ranked []Candidate, covered float64) bool {
 	foreign := 0
 	for _, c := range ranked[:min(len(ranked), wordsCounted)] {
 		foreign = max(foreign, c.Foreign)
 	}
-	if covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(req.Query) {
-		return abstainedAdvice
-	}
-	return abstainedNot
+	return covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(query)
 }
 
 // partialWords is the longest request, in words, whose every word one

@@ -223,7 +223,7 @@ func TestBenchAbstention(t *testing.T) {
 	// commitment, across its coverage bounds: the defaults are its
 	// column at DefaultAbstainAdvice.
 	at := table("router abstention at the defaults, across the advice check's bound", "abstain_advice", "%13.2f",
-		sweep([]float64{-1, 0.3, 0.4, routing.DefaultAbstainAdvice, 0.7, 1.01}, routing.DefaultAbstainAdvice), routing.DefaultAbstainAdvice,
+		sweep([]float64{-1, 0.3, 0.5, 0.7, routing.DefaultAbstainAdvice}, routing.DefaultAbstainAdvice), routing.DefaultAbstainAdvice,
 		func(x float64) routing.RouterOptions { return routing.RouterOptions{AbstainAdvice: x} })
 	if got := at["etom infeasible"]; got < minInfeasibleAbstained {
 		t.Errorf("etom infeasible abstained %.3f, want at least %.3f", got, minInfeasibleAbstained)

@@ -56,6 +56,7 @@ type routedTool struct {
 	Server string `json:"server_description,omitempty"`
 	// Alternatives are the same tool on other instances of its server.
 	Alternatives []alternative `json:"alternatives,omitempty"`
+	line         *toolLine     // what the text shows of it
 }
 
 // alternative is the same tool on another instance of its server.
@@ -75,14 +76,17 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
 	}
-	t.awaitStarting(ctx, c, sess, rreq)
+	ups := t.opts.Upstreams.Upstreams()
+	if t.awaitStarting(ctx, c, sess, rreq, ups) {
+		ups = t.opts.Upstreams.Upstreams() // those waited for have connected, or not
+	}
 	d, err := t.opts.Decisions.Discover(ctx, sess, rreq)
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		t.opts.Logger.Warn("discovery refused: breaker open", "session_id", call.SessionTag(c.Session), "discoveries", d.Breaker.Discoveries)
 		return t.withHandle(c, breakerResult(d), true), nil
 	}
 	t.discovered(ctx, c, d)
-	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
+	outs, outageAlerts := findOutages(ups, d)
 	if len(outs) > 0 {
 		t.NoteOutage(c)
 		t.opts.Logger.Info("routing met an outage", "session_id", call.SessionTag(c.Session), "upstreams", len(outs))
@@ -239,9 +243,10 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 		if !ok {
 			continue
 		}
+		line := t.lines.of(c.Name, tool.Def.RawInputSchema, tool.Def.Description, tool.Server)
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: toolSignature(c.Name, tool.Def.RawInputSchema), Server: tool.Server,
-			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
+			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: line.signature, Server: tool.Server,
+			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream), line: line})
 	}
 	standIns(tools, outs, t.opts.Router.Options().CrossDomain)
 	alerts := withOutages(d.Alerts, outageAlerts)
@@ -267,11 +272,11 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 			"; describe_tools {\"tools\": [...]} gives full input schemas):\n", query)
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(clip.Ellipsis(t.Server, maxSignatureServer))
+		server := "server " + t.Upstream + t.line.aboutIt
 		if t.Unavailable != "" {
 			server += ", " + t.Unavailable + " now"
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
+		fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, t.line.sentence, server, t.Score)
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {

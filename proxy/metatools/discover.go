@@ -237,13 +237,13 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 // discoveryResult renders a discovery as text and structuredContent:
 // everything needed to call the tools through call_tool.
 func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
-	tools := make([]routedTool, 0, len(d.Selected))
+	tools := make(routedTools, 0, len(d.Selected))
 	for _, c := range d.Selected {
 		tool, ok := t.opts.Catalog.Tool(c.Name)
 		if !ok {
 			continue
 		}
-		line := t.lines.of(c.Name, tool.Def.RawInputSchema, tool.Def.Description, tool.Server)
+		line := t.lines.of(c, tool)
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
 			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: line.signature, Server: tool.Server,
 			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream), line: line})

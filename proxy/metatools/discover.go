@@ -264,19 +264,21 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 // discoveryText is the answer for the model: alerts, then signatures.
 func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string) string {
 	var b strings.Builder
+	b.Grow(textSize(query, alerts, tools))
 	for _, a := range alerts {
-		b.WriteString(a.Message + "\n\n")
+		b.WriteString(a.Message)
+		b.WriteString("\n\n")
 	}
 	if len(tools) > 0 {
 		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}"+
 			"; describe_tools {\"tools\": [...]} gives full input schemas):\n", query)
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + t.line.aboutIt
+		unavailable := ""
 		if t.Unavailable != "" {
-			server += ", " + t.Unavailable + " now"
+			unavailable = ", " + t.Unavailable + " now"
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, t.line.sentence, server, t.Score)
+		fmt.Fprintf(&b, "- %s: %s (server %s%s%s, score %.2f)\n", t.Signature, t.line.sentence, t.Upstream, t.line.aboutIt, unavailable, t.Score)
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {
@@ -289,6 +291,19 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(unknown, ", "))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// textSize is about the bytes of discoveryText's answer, alternatives and
+// unknown tools aside, for its builder to grow once.
+func textSize(query string, alerts []routing.Alert, tools []routedTool) int {
+	n := 160 + len(query)
+	for _, a := range alerts {
+		n += len(a.Message) + 2
+	}
+	for _, t := range tools {
+		n += len(t.Signature) + len(t.line.sentence) + len(t.Upstream) + len(t.line.aboutIt) + 40
+	}
+	return n
 }
 
 // alternatives describes the catalog tools named, skipping any gone since.

@@ -16,10 +16,10 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// maxLines bounds the tools whose lines are kept; past it they are
-// dropped and read again, as a catalog much larger than a session's
-// searches reach would otherwise be held twice.
-const maxLines = 4096
+// maxLines bounds the tools whose lines are kept (a line holds its
+// tool's encoded schema, a few KiB); past it they are dropped and read
+// again. The searches of a day reach far fewer tools than a catalog holds.
+const maxLines = 1024
 
 // toolLine is what request_more_tools shows of one tool, and the parts of
 // its definition it was read from.

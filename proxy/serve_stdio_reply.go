@@ -160,8 +160,18 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 		return append(dst, ']'), true
 	case map[string]any:
 		return appendJSONObject(dst, v)
+	case jsonAppender:
+		if out, ok := v.AppendJSON(dst); ok {
+			return out, true
+		}
 	}
 	return appendMarshaled(dst, v)
+}
+
+// jsonAppender is a value that appends itself as json.Marshal writes it
+// (request_more_tools' tools, from JSON kept per tool), or reports false.
+type jsonAppender interface {
+	AppendJSON(dst []byte) ([]byte, bool)
 }
 
 // appendJSONObject appends m, keys sorted, as encoding/json writes a map.

@@ -56,6 +56,7 @@ type routedTool struct {
 	Server string `json:"server_description,omitempty"`
 	// Alternatives are the same tool on other instances of its server.
 	Alternatives []alternative `json:"alternatives,omitempty"`
+	line         *toolLine     // what the text shows of it
 }
 
 // alternative is the same tool on another instance of its server.
@@ -75,14 +76,17 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError("request_more_tools: " + err.Error()), nil
 	}
-	t.awaitStarting(ctx, c, sess, rreq)
+	ups := t.opts.Upstreams.Upstreams()
+	if t.awaitStarting(ctx, c, sess, rreq, ups) {
+		ups = t.opts.Upstreams.Upstreams() // those waited for have connected, or not
+	}
 	d, err := t.opts.Decisions.Discover(ctx, sess, rreq)
 	if errors.Is(err, routing.ErrBreakerOpen) {
 		t.opts.Logger.Warn("discovery refused: breaker open", "session_id", call.SessionTag(c.Session), "discoveries", d.Breaker.Discoveries)
 		return t.withHandle(c, breakerResult(d), true), nil
 	}
 	t.discovered(ctx, c, d)
-	outs, outageAlerts := findOutages(t.opts.Upstreams.Upstreams(), d)
+	outs, outageAlerts := findOutages(ups, d)
 	if len(outs) > 0 {
 		t.NoteOutage(c)
 		t.opts.Logger.Info("routing met an outage", "session_id", call.SessionTag(c.Session), "upstreams", len(outs))
@@ -233,15 +237,16 @@ func breakerResult(d routing.Discovery) *mcp.CallToolResult {
 // discoveryResult renders a discovery as text and structuredContent:
 // everything needed to call the tools through call_tool.
 func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts []routing.Alert) *mcp.CallToolResult {
-	tools := make([]routedTool, 0, len(d.Selected))
+	tools := make(routedTools, 0, len(d.Selected))
 	for _, c := range d.Selected {
 		tool, ok := t.opts.Catalog.Tool(c.Name)
 		if !ok {
 			continue
 		}
+		line := t.lines.of(c, tool)
 		tools = append(tools, routedTool{Name: c.Name, Upstream: c.Upstream, Domain: c.Domain, Score: round2(c.Score),
-			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: toolSignature(c.Name, tool.Def.RawInputSchema), Server: tool.Server,
-			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream)})
+			Description: tool.Def.Description, InputSchema: tool.Def.RawInputSchema, Signature: line.signature, Server: tool.Server,
+			Alternatives: t.alternatives(c.Alternatives), Unavailable: unavailable(outs, c.Upstream), line: line})
 	}
 	standIns(tools, outs, t.opts.Router.Options().CrossDomain)
 	alerts := withOutages(d.Alerts, outageAlerts)
@@ -259,19 +264,21 @@ func (t *Tools) discoveryResult(d routing.Discovery, outs []outage, outageAlerts
 // discoveryText is the answer for the model: alerts, then signatures.
 func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unknown []string) string {
 	var b strings.Builder
+	b.Grow(textSize(query, alerts, tools))
 	for _, a := range alerts {
-		b.WriteString(a.Message + "\n\n")
+		b.WriteString(a.Message)
+		b.WriteString("\n\n")
 	}
 	if len(tools) > 0 {
 		fmt.Fprintf(&b, "Tools for %q (call them directly, or with call_tool {\"name\": ..., \"arguments\": {...}}"+
 			"; describe_tools {\"tools\": [...]} gives full input schemas):\n", query)
 	}
 	for _, t := range tools {
-		server := "server " + t.Upstream + aboutServer(clip.Ellipsis(t.Server, maxSignatureServer))
+		unavailable := ""
 		if t.Unavailable != "" {
-			server += ", " + t.Unavailable + " now"
+			unavailable = ", " + t.Unavailable + " now"
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s, score %.2f)\n", t.Signature, firstSentence(t.Description), server, t.Score)
+		fmt.Fprintf(&b, "- %s: %s (server %s%s%s, score %.2f)\n", t.Signature, t.line.sentence, t.Upstream, t.line.aboutIt, unavailable, t.Score)
 		if len(t.Alternatives) > 0 {
 			alts := make([]string, len(t.Alternatives))
 			for i, a := range t.Alternatives {
@@ -284,6 +291,19 @@ func discoveryText(query string, alerts []routing.Alert, tools []routedTool, unk
 		fmt.Fprintf(&b, "\nNot in the catalog: %s.\n", strings.Join(unknown, ", "))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// textSize is about the bytes of discoveryText's answer, alternatives and
+// unknown tools aside, for its builder to grow once.
+func textSize(query string, alerts []routing.Alert, tools []routedTool) int {
+	n := 160 + len(query)
+	for _, a := range alerts {
+		n += len(a.Message) + 2
+	}
+	for _, t := range tools {
+		n += len(t.Signature) + len(t.line.sentence) + len(t.Upstream) + len(t.line.aboutIt) + 40
+	}
+	return n
 }
 
 // alternatives describes the catalog tools named, skipping any gone since.

@@ -79,6 +79,7 @@ type Tools struct {
 	belts   *belts   // nil without a router
 	handles *handles // nil without a router
 	outages sync.Map // session id -> its search met an outage: the detour is not learned
+	lines   lines    // what request_more_tools shows of each tool
 }
 
 // New builds the meta-tools. It does no I/O.

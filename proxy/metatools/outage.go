@@ -51,6 +51,9 @@ type outage struct {
 // the discovery selected nothing (their tools are unknown, so "nothing
 // serves this" would be a guess). The alerts carry no URL or error text.
 func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
+	if allConnected(ups) {
+		return nil, nil
+	}
 	var l outageList
 	l.selected(ups, d.Selected)
 	words := queryWords(d.Query)
@@ -67,14 +70,32 @@ func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert
 	return l.out, alerts
 }
 
-// selected notes the selected tools of upstreams not connected.
-func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
-	byName := map[string]Upstream{}
+// allConnected reports that every upstream is connected and none is
+// disabled: then no discovery meets an outage.
+func allConnected(ups []Upstream) bool {
 	for _, u := range ups {
-		byName[u.Name] = u
+		if !u.Connected || u.Disabled {
+			return false
+		}
+	}
+	return true
+}
+
+// selected notes the selected tools of upstreams not connected. Only those
+// are indexed: the catalog may hold hundreds of upstreams, a call selects
+// a handful of tools.
+func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
+	var down map[string]Upstream
+	for _, u := range ups {
+		if !u.Connected && !u.Disabled {
+			if down == nil {
+				down = map[string]Upstream{}
+			}
+			down[u.Name] = u
+		}
 	}
 	for _, c := range selected {
-		if u, ok := byName[c.Upstream]; ok && !u.Connected && !u.Disabled {
+		if u, ok := down[c.Upstream]; ok {
 			l.note(u, c.Name)
 		}
 	}
@@ -271,17 +292,18 @@ func withOutages(alerts, outageAlerts []routing.Alert) []routing.Alert {
 }
 
 // awaitStarting waits, up to the start wait, for the starting upstreams
-// that may serve req (or all of them when the connected tools serve
-// none), so that an early discovery ranks their tools.
-func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.Session, req routing.Request) {
+// of ups that may serve req (or all of them when the connected tools
+// serve none), so that an early discovery ranks their tools. It reports
+// whether it waited.
+func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.Session, req routing.Request, ups []Upstream) bool {
 	var starting []Upstream
-	for _, u := range t.opts.Upstreams.Upstreams() {
+	for _, u := range ups {
 		if u.Starting && !u.Disabled {
 			starting = append(starting, u)
 		}
 	}
 	if len(starting) == 0 {
-		return
+		return false
 	}
 	wait := mayServe(starting, req, t.opts.Upstreams.PendingOwner)
 	if len(wait) < len(starting) {
@@ -297,6 +319,7 @@ func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.S
 		t.opts.Upstreams.AwaitStarted(ctx, wait)
 		t.opts.Starts.Settle() // what they brought is indexed before the discovery ranks it
 	}
+	return len(wait) > 0
 }
 
 // mayServe is the starting upstreams req may be for: it needs their

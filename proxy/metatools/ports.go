@@ -76,7 +76,9 @@ type Upstream struct {
 
 // Upstreams is the state of the configured upstreams.
 type Upstreams interface {
-	// Upstreams is a snapshot of every upstream, disabled ones last.
+	// Upstreams is a snapshot of the upstreams, disabled ones last. It
+	// may leave out those connected and not Starting: discovery reads
+	// only the others.
 	Upstreams() []Upstream
 	// PendingOwner is the unconnected upstream whose prefix tool has.
 	PendingOwner(tool string) string

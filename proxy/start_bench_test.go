@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -112,6 +115,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				}
 				var took time.Duration
 				var heap, alloc, cpu float64
+				pinTx.Store(0)
 				for b.Loop() {
 					d := dir
 					if !kept {
@@ -124,6 +128,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				}
 				n := float64(b.N)
 				b.ReportMetric(took.Seconds()/n, "s-searchable")
+				b.ReportMetric(float64(pinTx.Load())/n, "pin-tx")
 				b.ReportMetric(cpu/n, "s-cpu")
 				b.ReportMetric(heap/n/(1<<20), "MiB-heap")
 				b.ReportMetric(alloc/n/(1<<20), "MiB-alloc")
@@ -148,7 +153,7 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 		b.Fatal(err)
 	}
 	defer db.Close()
-	pins, err := integrity.OpenStore(db.Pins())
+	pins, err := integrity.OpenStore(countedPins{db.Pins().(integrity.UpstreamPinStore)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,6 +185,22 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 		writeHeapProfile(b, path)
 	}
 	return took, float64(after.HeapInuse) - float64(before.HeapInuse), float64(after.TotalAlloc - before.TotalAlloc)
+}
+
+// pinTx counts the pin transactions of the gateways startGateway starts.
+var pinTx atomic.Int64
+
+// countedPins counts its transactions in pinTx.
+type countedPins struct{ integrity.UpstreamPinStore }
+
+func (c countedPins) UpdatePins(change func(integrity.Pins) bool) error {
+	pinTx.Add(1)
+	return c.UpstreamPinStore.UpdatePins(change)
+}
+
+func (c countedPins) UpdateUpstreamPins(upstreams []string, change func(integrity.Pins) bool) error {
+	pinTx.Add(1)
+	return c.UpstreamPinStore.UpdateUpstreamPins(upstreams, change)
 }
 
 func countTools(builtins map[string]*server.MCPServer, ups []UpstreamConfig) int {
@@ -284,4 +305,67 @@ func etomQueries(tb testing.TB) []eval.Query {
 		tb.Fatalf("etom queries: %v", err)
 	}
 	return qs
+}
+
+// BenchmarkVetCatalog decodes and scans for poisoning every tool of
+// etom's set once per iteration (2,348 tools), as vetting does on a first
+// start, the other servers' names behind a lookup that finds none.
+//
+//	go test -run '^$' -bench BenchmarkVetCatalog -benchmem ./proxy/
+func BenchmarkVetCatalog(b *testing.B) {
+	tools, _ := etomCatalog(b)
+	defs := make([]mcp.Tool, len(tools))
+	for i, tl := range tools {
+		defs[i] = mcp.NewToolWithRawSchema(tl.Name, tl.Description, tl.InputSchema)
+	}
+	none := func(string, bool) bool { return false }
+	c := cpuSeconds()
+	for b.Loop() {
+		for _, t := range defs {
+			integrity.ContractOf(t).Scan(t, none)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-c)/float64(b.N)*1e3, "ms-cpu/op")
+}
+
+// BenchmarkVetUpstreams vets etom's 491 servers one after another, as a
+// first start whose upstreams connect apart does: each upstream's tools
+// decoded, checked against their pins in a real SQLite state (all new,
+// so pinned) and scanned. It reports the pin transactions it took.
+//
+//	go test -run '^$' -bench BenchmarkVetUpstreams ./proxy/
+func BenchmarkVetUpstreams(b *testing.B) {
+	tools, servers := etomCatalog(b)
+	ups, builtins := startCatalog(tools, servers, 1)
+	listed := make([][]mcp.Tool, len(ups))
+	for i, u := range ups {
+		for _, name := range slices.Sorted(maps.Keys(builtins[u.Builtin].ListTools())) {
+			listed[i] = append(listed[i], builtins[u.Builtin].ListTools()[name].Tool)
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	pinTx.Store(0)
+	c := cpuSeconds()
+	for b.Loop() {
+		b.StopTimer()
+		db, err := state.Open(b.Context(), state.Options{Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pins, err := integrity.OpenStore(countedPins{db.Pins().(integrity.UpstreamPinStore)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := NewHub(Options{Upstreams: ups, Pins: pins, Poisoning: integrity.Warn})
+		b.StartTimer()
+		for i, u := range ups {
+			h.vet(u, log, log, listed[i])
+		}
+		b.StopTimer()
+		h.Close()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric((cpuSeconds()-c)/float64(b.N)*1e3, "ms-cpu/op")
+	b.ReportMetric(float64(pinTx.Load())/float64(b.N), "pin-tx/op")
 }

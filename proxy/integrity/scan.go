@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -107,7 +108,7 @@ func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth i
 		str(path, v)
 	case []any:
 		for i, e := range v {
-			sc.walkAs(fmt.Sprintf("%s[%d]", path, i), e, str, depth+1)
+			sc.walkAs(path+"["+strconv.Itoa(i)+"]", e, str, depth+1)
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
@@ -132,13 +133,16 @@ var identifierKeywords = map[string]bool{
 	"contentEncoding": true, "contentMediaType": true,
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_$-]+$`)
-
 func segment(k string) string {
-	if plainKey.MatchString(k) {
+	if k != "" && !strings.ContainsFunc(k, notPlainKey) {
 		return "." + k
 	}
 	return `["` + visible(k) + `"]`
+}
+
+// notPlainKey reports what a key written .key may not hold.
+func notPlainKey(r rune) bool {
+	return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '$' || r == '-')
 }
 
 // name scans an identifier (a tool, parameter or key name), split at _,
@@ -154,9 +158,9 @@ func (sc *scanner) text(field, s string) {
 		return
 	}
 	s = sc.bound(field, s)
-	sc.common(field, s, s)
+	plain := sc.common(field, s, s)
 	if !sc.shadow.empty() {
-		if m := shadowed(stripInvisible(s), sc.shadow); m != "" {
+		if m := shadowed(plain, sc.shadow); m != "" {
 			sc.add(field, KindShadowing, fmt.Sprintf("names %q, a tool of another server", m))
 		}
 	}
@@ -170,15 +174,21 @@ func (sc *scanner) bound(field, s string) string {
 	return clip.Prefix(s, maxScan)
 }
 
-// common runs the checks names and prose share; words is s as prose.
-func (sc *scanner) common(field, s, words string) {
-	if inv := invisibles(s); inv.count > 0 {
+// common runs the checks names and prose share; words is s as prose,
+// with the same invisible characters. It returns s without them.
+func (sc *scanner) common(field, s, words string) string {
+	inv := invisibles(s)
+	if inv.count > 0 {
 		sc.add(field, KindInvisibleChars, inv.detail())
 		if inv.tags != "" {
 			sc.instructions(field, inv.tags, inv.tags, " (hidden in tag characters)")
 		}
 	}
-	sc.instructions(field, stripInvisible(s), stripInvisible(words), "")
+	if inv.any {
+		s, words = strip(s, invisible), strip(words, invisible)
+	}
+	sc.instructions(field, s, words, "")
+	return s
 }
 
 // instructions looks for hidden instructions and secret references.
@@ -202,6 +212,9 @@ func (sc *scanner) instructions(field, raw, words, where string) {
 // splitIdentifier inserts a space at each lower-to-upper case change:
 // contentFromReadingSshKey → content From Reading Ssh Key.
 func splitIdentifier(s string) string {
+	if !identifierLike(s) {
+		return s // no case change: most keys, and no copy of them
+	}
 	var b strings.Builder
 	var prev rune
 	for _, r := range s {
@@ -262,10 +275,12 @@ var secretWords = anyOf([]string{"id ", "mcp json", "claude desktop", "aws crede
 // secret at most two words after it, and someone's secret ("your", "all")
 // or a destination after it ("to", "in", "as").
 var secretUse = regexp.MustCompile(`\b(?:(?P<pre>is|are|was|were|be|been|being|get|gets|got|not|never|no|don't|dont|cannot|can't) )?` +
-	`(?:send|include|read|pass|provide|upload|forward|attach|append|exfiltrate|post|paste|share|leak|copy|cat|embed|extract|collect|dump) ` +
+	`(?:` + secretVerbs + `) ` +
 	`(?P<obj>(?:[\w']+ ){0,2}?)` +
 	`(?:private keys?|api keys?|secret keys?|access tokens?|auth tokens?|bearer tokens?|passwords?|credentials|ssh keys?|seed phrases?|mnemonics?|session cookies?)\b` +
 	`(?P<sink> (?:to|into|in|inside|within|as|via)\b)?`)
+
+const secretVerbs = `send|include|read|pass|provide|upload|forward|attach|append|exfiltrate|post|paste|share|leak|copy|cat|embed|extract|collect|dump`
 
 // secretPassive is the same demand in the passive.
 var secretPassive = regexp.MustCompile(`\b(?:private keys?|api keys?|secret keys?|access tokens?|passwords?|credentials|ssh keys?|seed phrases?)\b[^.;!?\n]{0,30}\b(?:must|should|needs? to) be (?:sent|included|passed|provided|uploaded|forwarded|attached|appended|copied)\b`)
@@ -277,6 +292,9 @@ func matchSecretUse(phrase string) string {
 	if !containsAny(phrase, secretTerms) {
 		return ""
 	}
+	if !secretVerb.in(phrase) {
+		return passiveSecret(phrase)
+	}
 	pre, obj, sink := secretUse.SubexpIndex("pre"), secretUse.SubexpIndex("obj"), secretUse.SubexpIndex("sink")
 	for _, m := range secretUse.FindAllStringSubmatchIndex(phrase, -1) {
 		if m[2*pre] >= 0 {
@@ -286,25 +304,51 @@ func matchSecretUse(phrase string) string {
 			return phrase[m[0]:m[1]]
 		}
 	}
+	return passiveSecret(phrase)
+}
+
+// passiveSecret is secretPassive's first match in phrase, or "".
+func passiveSecret(phrase string) string {
+	if !passiveStart.in(phrase) {
+		return ""
+	}
 	return secretPassive.FindString(phrase)
 }
+
+// secretVerb and passiveStart are the literal starts of secretUse's
+// matches (the verb: what comes before it is optional) and
+// secretPassive's, so that most texts are ruled out in one pass.
+var (
+	secretVerb   = newAnchoredMarker(regexp.MustCompile(`\b(?:`+secretVerbs+`) `), nil)
+	passiveStart = newAnchoredMarker(secretPassive, nil)
+)
 
 // secretTerms are in every secret secretUse and secretPassive name.
 var secretTerms = []string{"key", "token", "password", "credential", "seed", "mnemonic", "cookie"}
 
-// marker is a pattern behind a cheap test: a match holds a trigger.
+// marker is a pattern behind a cheap test: a match holds a trigger, and
+// starts with one of the literal starts of fast, when every alternative
+// has such starts.
 type marker struct {
 	triggers []string
 	re       *regexp.Regexp
+	fast     *anchoredMarker
 }
 
 // anyOf compiles the alternatives, each holding a trigger, into one marker.
 func anyOf(triggers []string, exprs ...string) marker {
-	return marker{triggers, regexp.MustCompile(`(?:` + strings.Join(exprs, `)|(?:`) + `)`)}
+	m := marker{triggers: triggers, re: regexp.MustCompile(`(?:` + strings.Join(exprs, `)|(?:`) + `)`)}
+	if fast := newAnchoredMarker(m.re, nil); fast.anywhere == nil {
+		m.fast = fast
+	}
+	return m
 }
 
+// find returns the leftmost match in s, or "". The literal starts rule
+// out most texts in one pass over them, where the triggers take one pass
+// each; the whole pattern then runs only on a text that matches.
 func (m marker) find(s string) string {
-	if !containsAny(s, m.triggers) {
+	if m.fast != nil && !m.fast.in(s) || m.fast == nil && !containsAny(s, m.triggers) {
 		return ""
 	}
 	return m.re.FindString(s)
@@ -375,6 +419,12 @@ func shadowed(s string, set shadowNames) string {
 func mentions(s string, set shadowNames) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for run := range strings.FieldsFuncSeq(s, notIdentifier) {
+			if !strings.Contains(run, ".") {
+				if set.has(run) && !yield(run) {
+					return
+				}
+				continue
+			}
 			parts := strings.Split(run, ".")
 			for i := range parts {
 				// Longest first; maxNameDots keeps a run of dots linear.
@@ -424,6 +474,7 @@ func invisible(r rune) bool {
 }
 
 type invisibleChars struct {
+	any   bool // a leading BOM included
 	count int
 	runes []rune // distinct, in order of appearance, at most 5
 	tags  string // what the tag characters spell in ASCII
@@ -434,7 +485,10 @@ func invisibles(s string) invisibleChars {
 	var inv invisibleChars
 	var tags strings.Builder
 	for i, r := range s {
-		if !invisible(r) || (i == 0 && r == 0xFEFF) {
+		if !invisible(r) {
+			continue
+		}
+		if inv.any = true; i == 0 && r == 0xFEFF {
 			continue
 		}
 		inv.count++

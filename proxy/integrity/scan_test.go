@@ -354,6 +354,9 @@ func FuzzScan(f *testing.F) {
 				}
 			}
 		}
+		if p := phraseForm(desc); matchSecretUse(p) != secretUseReference(p) {
+			t.Errorf("matchSecretUse(%q) = %q, want %q", p, matchSecretUse(p), secretUseReference(p))
+		}
 	})
 }
 
@@ -361,5 +364,25 @@ func BenchmarkScan(b *testing.B) {
 	tool := benign[2].tool
 	for b.Loop() {
 		Scan(tool, others)
+	}
+}
+
+// secretUseReference is matchSecretUse without its prefilters.
+func secretUseReference(phrase string) string {
+	pre, obj, sink := secretUse.SubexpIndex("pre"), secretUse.SubexpIndex("obj"), secretUse.SubexpIndex("sink")
+	for _, m := range secretUse.FindAllStringSubmatchIndex(phrase, -1) {
+		if m[2*pre] < 0 && (m[2*sink] >= 0 || possessive.MatchString(phrase[m[2*obj]:m[2*obj+1]])) {
+			return phrase[m[0]:m[1]]
+		}
+	}
+	return secretPassive.FindString(phrase)
+}
+
+func TestScanMarkersHaveLiteralStarts(t *testing.T) {
+	for name, m := range map[string]*anchoredMarker{"hiddenInstruction": hiddenInstruction.fast,
+		"secretWords": secretWords.fast, "secretVerb": secretVerb, "passiveStart": passiveStart} {
+		if m == nil || m.anywhere != nil {
+			t.Errorf("%s: no literal start derived for every alternative: the fast path is off for it", name)
+		}
 	}
 }

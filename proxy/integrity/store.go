@@ -476,6 +476,9 @@ func withoutContracts(pins map[string]Record) map[string]Record {
 // their contracts match their pins, and clears it for its other pinned
 // tools.
 func (s *Store) Hold(upstream string, held map[string]string) error {
+	if s.holding(upstream, held) {
+		return nil // a first start holds nothing: no second transaction per upstream
+	}
 	err := s.update([]string{upstream}, func(set Pins) bool {
 		dirty := false
 		for tool, rec := range set[upstream] {
@@ -491,4 +494,21 @@ func (s *Store) Hold(upstream string, held map[string]string) error {
 		return fmt.Errorf("recording the held tools of %s: %w", upstream, err)
 	}
 	return nil
+}
+
+// holding reports whether the upstream's pins, as this store last read
+// or wrote them (its vetting's Check did, just before), already record
+// held: a Hold would change nothing.
+func (s *Store) holding(upstream string, held map[string]string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upstreams == nil {
+		return false // never read
+	}
+	for tool, rec := range s.upstreams[upstream] {
+		if held[tool] != rec.Held {
+			return false
+		}
+	}
+	return true
 }

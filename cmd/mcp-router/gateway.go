@@ -26,9 +26,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// gateway is the composition root: the parts the commands share, assembled
-// from one configuration. newGateway does no I/O; Start opens and connects
-// what the command asked for; Close undoes it, last opened first.
+// gateway is the composition root: the parts the commands share, assembled from one configuration.
+// newGateway does no I/O; Start opens and connects what the command asked for; Close undoes it,
+// last opened first.
 type gateway struct {
 	e    *env
 	cfg  *config.Config
@@ -48,25 +48,23 @@ type gateway struct {
 	closers   []func()
 }
 
-// parts says what a command needs of the gateway beyond its hub; the zero
-// value is a hub that Start launches, returning once the built-in
-// upstreams are in the catalog.
+// parts says what a command needs of the gateway beyond its hub; the zero value is a hub that Start
+// launches, returning once the built-in upstreams are in the catalog.
 type parts struct {
 	audit   bool // record the calls (audit section)
 	tracing bool // export spans (tracing section)
 	lessons bool // the profile's routing lessons
-	// wait makes Start wait for each upstream's first attempt, and fail
-	// on a name collision, for the commands that connect and exit.
+	// wait makes Start wait for each upstream's first attempt, and fail on a name collision, for
+	// the commands that connect and exit.
 	wait bool
-	// initTimeout, when set, overrides every upstream's connect timeout
-	// (doctor --timeout).
+	// initTimeout, when set, overrides every upstream's connect timeout (doctor --timeout).
 	initTimeout time.Duration
 	// readPins checks nothing against the pins and writes none (doctor).
 	readPins bool
 }
 
-// withGateway starts the configured gateway, runs f with it and closes
-// it; the error also names the upstreams that are not connected.
+// withGateway starts the configured gateway, runs f with it and closes it; the error also names the
+// upstreams that are not connected.
 func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) error) error {
 	g, err := e.startGateway(ctx, need)
 	if err != nil {
@@ -85,8 +83,7 @@ func (e *env) newGateway(cfg *config.Config, prof config.Profile, need parts) *g
 	return g
 }
 
-// startGateway loads the configuration and starts its gateway; the caller
-// closes it.
+// startGateway loads the configuration and starts its gateway; the caller closes it.
 func (e *env) startGateway(ctx context.Context, need parts) (*gateway, error) {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
@@ -100,9 +97,8 @@ func (e *env) startGateway(ctx context.Context, need parts) (*gateway, error) {
 	return g, nil
 }
 
-// Start opens the audit log and tracing (as asked), then connects the hub:
-// at once (the upstreams join as they connect), or waiting for each one's
-// first attempt when parts.wait is set.
+// Start opens the audit log and tracing (as asked), then connects the hub: at once (the upstreams
+// join as they connect), or waiting for each one's first attempt when parts.wait is set.
 func (g *gateway) Start(ctx context.Context) error {
 	if g.need.audit {
 		if err := g.openAudit(ctx); err != nil {
@@ -156,8 +152,8 @@ func (g *gateway) spawn(ctx context.Context, f func(context.Context)) {
 	g.onClose(func() { cancel(); <-done })
 }
 
-// state is the state store for a gateway run: memory, loudly, when it
-// cannot be opened (see env.runState).
+// state is the state store for a gateway run: memory, loudly, when it cannot be opened (see
+// env.runState).
 func (g *gateway) state(ctx context.Context) stateStore { return g.e.runState(ctx, g.cfg, g.log) }
 
 // down is an error naming the upstreams not connected, nil when all are.
@@ -221,9 +217,9 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	return opts, nil
 }
 
-// pins are the tool pins the hub checks contracts against; when the state
-// or the pins cannot be read, none is checked and the tools of servers
-// outside the binary are held back (fail closed, never stop).
+// pins are the tool pins the hub checks contracts against; when the state or the pins cannot be
+// read, none is checked and the tools of servers outside the binary are held back (fail closed,
+// never stop).
 func (g *gateway) pins(ctx context.Context) *integrity.Store {
 	st := g.state(ctx)
 	if g.e.stateProblem != "" {
@@ -237,8 +233,8 @@ func (g *gateway) pins(ctx context.Context) *integrity.Store {
 	return store
 }
 
-// startHub connects the hub, waits until each upstream has connected or
-// failed its first attempt, and logs how each did.
+// startHub connects the hub, waits until each upstream has connected or failed its first attempt,
+// and logs how each did.
 func (g *gateway) startHub(ctx context.Context) error {
 	if err := g.hub.Start(ctx); err != nil {
 		return startError(g.cfg, g.prof, err)
@@ -259,8 +255,8 @@ func (g *gateway) startHub(ctx context.Context) error {
 // tracingShutdownWait bounds the export of the last spans at exit.
 const tracingShutdownWait = 5 * time.Second
 
-// startTracing sets the tracer provider from the tracing section (OTLP/HTTP
-// batches); Close flushes it after the hub, so its last spans are exported.
+// startTracing sets the tracer provider from the tracing section (OTLP/HTTP batches); Close flushes
+// it after the hub, so its last spans are exported.
 func (g *gateway) startTracing(ctx context.Context) error {
 	t := g.cfg.Tracing
 	if t.OTLPEndpoint == "" {
@@ -284,9 +280,8 @@ func (g *gateway) startTracing(ctx context.Context) error {
 	return nil
 }
 
-// guardChildren is called before a hub starts its upstreams. main sets it
-// to startChildGuard; in tests it does nothing, as a test binary must not
-// start itself as a watchdog.
+// guardChildren is called before a hub starts its upstreams. main sets it to startChildGuard; in
+// tests it does nothing, as a test binary must not start itself as a watchdog.
 var guardChildren = func([]proxy.UpstreamConfig) {}
 
 var childGuard struct {
@@ -295,9 +290,8 @@ var childGuard struct {
 	stop func() // the watchdog's, once started
 }
 
-// startChildGuard starts a watchdog process that kills the stdio
-// upstreams' processes if the gateway is killed (Linux); not without a
-// stdio upstream or an executable to run.
+// startChildGuard starts a watchdog process that kills the stdio upstreams' processes if the
+// gateway is killed (Linux); not without a stdio upstream or an executable to run.
 func startChildGuard(ups []proxy.UpstreamConfig) {
 	if !slices.ContainsFunc(ups, func(u proxy.UpstreamConfig) bool { return u.Transport == proxy.TransportStdio }) {
 		return

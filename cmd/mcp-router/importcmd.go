@@ -55,8 +55,8 @@ func (e *env) runImport(client string, files []string, f importFlags) error {
 	return e.writeImport(filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml"), res, client, f)
 }
 
-// writeImport writes the import to path: over an existing file with
-// --force, into it with --merge (the old file is kept as a backup).
+// writeImport writes the import to path: over an existing file with --force, into it with --merge
+// (the old file is kept as a backup).
 func (e *env) writeImport(path string, res *config.Imported, client string, f importFlags) error {
 	if _, err := os.Stat(path); err == nil && !f.force && !f.merge {
 		return fmt.Errorf("%s exists; pass --merge to add these servers to it, or --force to replace it (a backup is kept)", path)
@@ -80,8 +80,8 @@ func (e *env) writeImport(path string, res *config.Imported, client string, f im
 	return nil
 }
 
-// merged is the profiles.yaml at path with the import's servers added
-// (config.Merge), or the import alone when there is no file yet.
+// merged is the profiles.yaml at path with the import's servers added (config.Merge), or the import
+// alone when there is no file yet.
 func (e *env) merged(path string, res *config.Imported, client string) ([]byte, error) {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -100,9 +100,9 @@ func (e *env) merged(path string, res *config.Imported, client string) ([]byte, 
 	return data, nil
 }
 
-// places locates the clients' files from the command's environment, as
-// os.UserHomeDir and os.UserConfigDir do from the process's, so that the
-// user config directory is the one the configuration is searched in.
+// places locates the clients' files from the command's environment, as os.UserHomeDir and
+// os.UserConfigDir do from the process's, so that the user config directory is the one the
+// configuration is searched in.
 func (e *env) places() (config.Places, error) {
 	get := func(k string) string { v, _ := e.getenv(k); return v }
 	var p config.Places
@@ -130,9 +130,8 @@ func (e *env) places() (config.Places, error) {
 	return p, nil
 }
 
-// replaceFile writes data to path through a temporary file and a rename.
-// An existing file is replaced only with force, after a copy of it is
-// kept as path.bak-<time>, whose name it returns.
+// replaceFile writes data to path through a temporary file and a rename. An existing file is
+// replaced only with force, after a copy of it is kept as path.bak-<time>, whose name it returns.
 func replaceFile(path string, data []byte, perm os.FileMode, force bool) (backup string, err error) {
 	info, err := os.Stat(path)
 	switch {
@@ -175,8 +174,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// backupFile copies path to path.bak-<UTC time> with perm, never over
-// another backup.
+// backupFile copies path to path.bak-<UTC time> with perm, never over another backup.
 func backupFile(path string, perm os.FileMode) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -61,8 +61,7 @@ without it no affinity applies.`,
 	return cmd
 }
 
-// indexCatalog puts the tools of each upstream in the router, embeddings
-// included when they are on.
+// indexCatalog puts the tools of each upstream in the router, embeddings included when they are on.
 func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string][]routing.Tool, log *slog.Logger) {
 	for up, tools := range byUpstream {
 		r.SetUpstream(up, tools)
@@ -72,8 +71,8 @@ func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string]
 	}
 }
 
-// routeUpstreams is the profile's upstreams as request_more_tools sees
-// them, for its outage alerts: connected or not, and the disabled ones.
+// routeUpstreams is the profile's upstreams as request_more_tools sees them, for its outage alerts:
+// connected or not, and the disabled ones.
 func routeUpstreams(g *gateway) []metatools.Upstream {
 	status := map[string]proxy.Status{}
 	for _, s := range g.hub.Status() {

@@ -56,8 +56,7 @@ func toolsView(tools []proxy.Tool) []toolJSON {
 	return out
 }
 
-// printToolsTable prints the catalog's tools, then what was left out and
-// what was kept but flagged.
+// printToolsTable prints the catalog's tools, then what was left out and what was kept but flagged.
 func printToolsTable(w io.Writer, c *proxy.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUPSTREAM\tDESCRIPTION")

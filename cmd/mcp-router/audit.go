@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,8 +68,7 @@ newest records, oldest first.`,
 
 // printAudit prints the records as a table, oldest first.
 func printAudit(w io.Writer, recs []audit.Record) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
+	tw := newTable(w, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
 	for _, r := range recs {
 		step := "-"
 		if r.Plan != "" {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,8 +97,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 				fmt.Fprintf(e.stdout, "profile %s has no remote upstreams\n", prof.Name)
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "UPSTREAM\tLOGIN")
+			tw := newTable(e.stdout, "UPSTREAM\tLOGIN")
 			for i, s := range out {
 				words := s.Words(time.Now())
 				if !s.LoggedIn && hasAuthorizationHeader(remoteUpstreams(prof)[i]) {

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -228,8 +227,7 @@ func hint(s proxy.Status) string {
 
 func printDoctor(w io.Writer, rep doctorReport) error {
 	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", printable.Line(rep.Config), printable.Line(rep.Profile), printable.Lines(rep.State))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
+	tw := newTable(w, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
 		proto, auth := "no", "-"
 		if c.Initialized {

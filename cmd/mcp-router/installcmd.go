@@ -31,7 +31,7 @@ func newInstallCmd(e *env) *cobra.Command {
 	inst.PersistentFlags().BoolVar(&f.force, "force", false, "replace an existing mcp-router entry")
 	inst.PersistentFlags().BoolVar(&f.replace, "replace", false, "remove from the client the servers the profile runs already (after import --write)")
 	for _, client := range config.Clients {
-		title := clientTitles[client]
+		title := clients[client].title
 		inst.AddCommand(&cobra.Command{
 			Use:   client + " [FILE]",
 			Short: "Add mcp-router to " + title + "'s MCP servers",
@@ -43,7 +43,7 @@ variables the profile reads: as references the client fills in, or values
 this client's file holds already; never a secret copied from elsewhere. The
 file is backed up first (FILE.bak-<time>); every other server and setting
 stays. Run "mcp-router import %s --write" first to move your servers behind
-the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clientWhere[client], client),
+the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clients[client].where, client),
 			Example: fmt.Sprintf("  mcp-router install %s\n  mcp-router install %s --config ~/work/profiles.yaml", client, client),
 			Args:    cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,7 +104,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	}
 	e.installReport(client, file, backup, existed, entry, rep, env)
 	e.reportOthers(client, others, running)
-	_, err = fmt.Fprintf(e.stdout, "next: restart %s\n", clientTitles[client])
+	_, err = fmt.Fprintf(e.stdout, "next: restart %s\n", clients[client].title)
 	return err
 }
 
@@ -131,7 +131,7 @@ func (e *env) alreadyRun(client, file string, places config.Places, skip bool) [
 // each: those the profile runs already (they run twice) go with install --force --replace; the
 // others join the profile first with import --write --merge.
 func (e *env) reportOthers(client string, others, running []string) {
-	w, title := e.stdout, clientTitles[client]
+	w, title := e.stdout, clients[client].title
 	var twice, rest []string
 	for _, name := range others {
 		if slices.Contains(running, name) {
@@ -271,7 +271,7 @@ func keepServers(servers map[string]json.RawMessage, key string, force bool, rep
 // installReport says what install did and what to do next.
 func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, env entryEnv) {
 	w := e.stdout
-	title := clientTitles[client]
+	title := clients[client].title
 	switch {
 	case backup != "":
 		fmt.Fprintf(w, "added %q to %s (the old file is in %s)\n", routerName, file, backup)
@@ -376,13 +376,11 @@ func (e *env) entryEnv(client, file string, clientData []byte, places config.Pla
 // routerEnv is the "env" of the gateway's entry in a client's file, which an install with --force
 // replaces.
 func routerEnv(data []byte, key string) map[string]string {
-	var top, servers map[string]json.RawMessage
 	var entry struct {
 		Env map[string]string `json:"env"`
 	}
-	clean, _ := config.JSONC(data)
 	// Another shape has no env to keep (addRouter says what is wrong).
-	if json.Unmarshal(clean, &top) != nil || json.Unmarshal(top[key], &servers) != nil || json.Unmarshal(servers[routerName], &entry) != nil {
+	if _, servers, err := clientServers(data, key); err != nil || json.Unmarshal(servers[routerName], &entry) != nil {
 		return nil
 	}
 	return entry.Env

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -132,8 +131,7 @@ func printFindings(e *env, indent string, findings []integrity.Finding) {
 // printPins prints the pins as a table, then each blocked tool with why and, for a changed
 // contract, the approved description beside the new.
 func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
+	tw := newTable(e.stdout, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
 	var blocked []integrity.Pin
 	for _, p := range pins {
 		if p.Pending() || p.Held != "" {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -126,8 +125,7 @@ func routeView(d routing.Decision, n int) routeJSON {
 
 func printRouteTable(w io.Writer, d routing.Decision, n int) error {
 	v := routeView(d, n)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
+	tw := newTable(w, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
 	for i, t := range v.Tools {
 		sel := ""
 		if slices.Contains(v.Selected, t.Name) {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -128,8 +127,7 @@ gateways pick changes up within seconds.`,
 				if asJSON {
 					return printJSON(e, m.List())
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tPOLARITY\tTOOL\tSOURCE\tUSES\tQUERY")
+				tw := newTable(e.stdout, "ID\tPOLARITY\tTOOL\tSOURCE\tUSES\tQUERY")
 				for _, l := range m.List() {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", l.ID, l.Polarity, l.Tool, l.Source, l.Uses, firstLine(l.Query, 60))
 				}

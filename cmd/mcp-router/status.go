@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -225,8 +224,7 @@ func printStatus(e *env, live []gatewayStatus) error {
 			continue
 		}
 		s := g.Snapshot
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
+		tw := newTable(e.stdout, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
 		for _, u := range s.Upstreams {
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.Line(u.Name), u.State, u.Tools, printable.Line(u.Err))
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -246,10 +247,5 @@ func laterVault(getenv func(string) (string, bool), stateDir string, creds upstr
 }
 
 func hasAuthorizationHeader(u proxy.UpstreamConfig) bool {
-	for k := range u.Headers {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Keys(u.Headers)), func(k string) bool { return strings.EqualFold(k, "Authorization") })
 }

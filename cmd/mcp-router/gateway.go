@@ -110,11 +110,9 @@ func (g *gateway) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	hub, err := g.newHub(ctx, g.prof)
-	if err != nil {
-		return err
-	}
+	hub := g.newHub(ctx, g.prof)
 	g.hub = hub
+	var err error
 	if g.need.wait {
 		err = g.startHub(ctx)
 	} else if err = hub.Launch(ctx); err == nil {
@@ -160,17 +158,14 @@ func (g *gateway) state(ctx context.Context) stateStore { return g.e.runState(ct
 func (g *gateway) down() error { return upstreamsDown(g.hub) }
 
 // newHub prepares the hub of prof's upstreams, without connecting.
-func (g *gateway) newHub(ctx context.Context, prof config.Profile) (*proxy.Hub, error) {
-	opts, err := g.hubOptions(ctx, prof)
-	if err != nil {
-		return nil, err
-	}
+func (g *gateway) newHub(ctx context.Context, prof config.Profile) *proxy.Hub {
+	opts := g.hubOptions(ctx, prof)
 	guardChildren(prof.Upstreams)
-	return proxy.NewHub(opts), nil
+	return proxy.NewHub(opts)
 }
 
 // hubOptions are the hub's options for prof.
-func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Options, error) {
+func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) proxy.Options {
 	cfg := g.cfg
 	for _, w := range cfg.Warnings {
 		g.log.Warn("config", "warning", w)
@@ -214,7 +209,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	if prof.Integrity.Pins && !g.need.readPins {
 		opts.Pins = g.pins(ctx)
 	}
-	return opts, nil
+	return opts
 }
 
 // pins are the tool pins the hub checks contracts against; when the state or the pins cannot be

@@ -545,35 +545,24 @@ func (r replacement) applyProjects(top map[string]json.RawMessage) error {
 		}
 	}
 	for p, names := range byProject {
-		if err := editJSON(projects[p], "mcpServers", func(servers map[string]json.RawMessage) {
-			for _, n := range names {
-				delete(servers, n)
-			}
-		}); err != nil {
-			return fmt.Errorf("projects[%q]: %w", p, err)
+		raw, ok := projects[p]["mcpServers"]
+		if !ok {
+			continue
 		}
+		servers := map[string]json.RawMessage{}
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return fmt.Errorf("projects[%q]: mcpServers: %w", p, err)
+		}
+		for _, n := range names {
+			delete(servers, n)
+		}
+		projects[p]["mcpServers"], _ = json.Marshal(servers) // values just decoded: valid JSON
 	}
 	if r.off {
 		r.turnOff(projects)
 	}
 	var err error
 	top["projects"], err = json.Marshal(projects)
-	return err
-}
-
-// editJSON edits the object under key of m in place.
-func editJSON(m map[string]json.RawMessage, key string, edit func(map[string]json.RawMessage)) error {
-	raw, ok := m[key]
-	if !ok {
-		return nil
-	}
-	obj := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
-	edit(obj)
-	var err error
-	m[key], err = json.Marshal(obj)
 	return err
 }
 

@@ -313,14 +313,9 @@ func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServ
 	}
 	var moved []MovedServer
 	for _, s := range append(r.servers, r.dups...) {
-		if s.Section != ServersKey(client) && s.Project == "" {
-			continue
-		}
-		for _, u := range p.Value.Upstreams {
-			if runs(u, r.safe[s], s) {
-				moved = append(moved, MovedServer{Name: s.Name, Project: s.Project})
-				break
-			}
+		if (s.Section == ServersKey(client) || s.Project != "") &&
+			slices.ContainsFunc(p.Value.Upstreams, func(u entry[rawUpstream]) bool { return runs(u, r.safe[s], s) }) {
+			moved = append(moved, MovedServer{Name: s.Name, Project: s.Project})
 		}
 	}
 	return moved, nil

@@ -148,11 +148,7 @@ func pinDiff(p integrity.Pin) []diffLine {
 
 // shownFindings are the poisoning scan's findings in the definition an approval of p approves.
 func shownFindings(p integrity.Pin) []integrity.Finding {
-	text := p.ShownContract()
-	if text == "" {
-		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
-	}
-	return integrity.ScanContract(text, nil)
+	return integrity.ScanContract(cmp.Or(p.ShownContract(), p.PendingExcerpt, p.DescriptionExcerpt), nil)
 }
 
 // approve approves the definition the pins page showed: its hash comes with the form, and a

@@ -106,10 +106,7 @@ func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash 
 // findings in it.
 func printShown(e *env, prof config.Profile, p integrity.Pin) {
 	fmt.Fprintf(e.stdout, "%s on %s, definition %s:\n", printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)), integrity.ShortHash(p.Shown()))
-	text := p.ShownContract()
-	if text == "" {
-		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
-	}
+	text := cmp.Or(p.ShownContract(), p.PendingExcerpt, p.DescriptionExcerpt)
 	for line := range strings.SplitSeq(text, "\n") {
 		fmt.Fprintf(e.stdout, "    %s\n", printable.Line(line))
 	}

@@ -8,6 +8,7 @@ package bridge
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,11 +90,7 @@ func New(opts Options) *Bridge {
 		Proxy:       http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 	}}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Bridge{opts: opts, log: log, shown: shownURL(opts.URL), client: client, pending: map[string]*pending{}}
+	return &Bridge{opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), shown: shownURL(opts.URL), client: client, pending: map[string]*pending{}}
 }
 
 // Run relays in (the client's messages) to the gateway and the gateway's messages to out until in

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -178,10 +179,7 @@ var badNameChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // safeName makes name a valid upstream name not in used, and marks it used.
 func safeName(name string, used map[string]bool) string {
-	safe := strings.Trim(badNameChars.ReplaceAllString(name, "-"), "-")
-	if safe == "" {
-		safe = "server"
-	}
+	safe := cmp.Or(strings.Trim(badNameChars.ReplaceAllString(name, "-"), "-"), "server")
 	if len(safe) > 40 {
 		safe = safe[:40]
 	}

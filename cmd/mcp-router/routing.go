@@ -23,7 +23,7 @@ import (
 // log.trace_file.
 func (g *gateway) router(ctx context.Context) (*routing.Router, error) {
 	cfg := g.cfg
-	opts := g.prof.Routing.RouterOptions()
+	opts := g.prof.Routing.RouterOptions
 	opts.Logger, opts.Wire = g.log, cfg.Log.Wire
 	if cfg.Log.Wire {
 		opts.Logger = wireLogger(g.log)

@@ -192,7 +192,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) proxy.Opt
 		Disabled:      prof.Disabled,
 
 		ModelResultBytes: cfg.Limits.ModelResultBytes,
-		KeptResults:      cfg.Limits.KeptResults(),
+		KeptResults:      cfg.Limits.KeptResults,
 		Approvals:        prof.Approvals,
 		ApprovalQueue:    g.approvals,
 	}

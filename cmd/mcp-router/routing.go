@@ -59,7 +59,7 @@ func (g *gateway) server(ctx context.Context) (*proxy.Server, error) {
 			ResetAfter: prof.Routing.ResetAfter},
 		Metrics: g.hub.Metrics(), Lessons: g.mem,
 		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
-		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}
+		Executor: cfg.Limits.Plan, Inputs: cfg.Limits.Inputs, StdioCalls: cfg.Limits.StdioCalls}
 	key, err := sessionKey(cfg)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (g *gateway) planner() (*planner.Planner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", cfg.File, prof.Name, err)
 	}
-	ex := proxy.NewExecutor(g.hub, cfg.Limits.Executor())
+	ex := proxy.NewExecutor(g.hub, cfg.Limits.Plan)
 	return planner.New(planner.Options{
 		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: g.log,
 		Validate: func(raw json.RawMessage) error {
@@ -130,7 +130,7 @@ func (g *gateway) planner() (*planner.Planner, error) {
 
 // executor runs plans on the gateway's hub within the limits.
 func (g *gateway) executor() *executor.Executor {
-	opts := g.cfg.Limits.Executor()
+	opts := g.cfg.Limits.Plan
 	opts.Logger = g.log
 	return proxy.NewExecutor(g.hub, opts)
 }

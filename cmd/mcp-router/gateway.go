@@ -184,7 +184,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) proxy.Opt
 
 		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
 
-		Notifications: cfg.Limits.Notifications(),
+		Notifications: cfg.Limits.Notifications,
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
 		MaxInFlight:   cfg.Limits.UpstreamCalls,

@@ -169,7 +169,7 @@ func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net
 		return err
 	}
 	g.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server())
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server)
 }
 
 // guard is the front door's configuration for serve --http on httpAddr.

@@ -19,10 +19,9 @@ import (
 // Limits is the limits section: bounds on each client session, and on everything the gateway reads
 // or builds from outside. A bound left zero takes the default of the package that applies it.
 type Limits struct {
-	// CallsPerSecond refills each session's bucket of tool calls; 0 is no limit (the default).
-	CallsPerSecond float64
-	// Burst is the bucket's size; 0 is CallsPerSecond rounded up.
-	Burst int
+	// RateLimit is each session's bucket of tool calls: CallsPerSecond refills it, 0 is no limit (the
+	// default); Burst is its size, 0 is CallsPerSecond rounded up.
+	RateLimit proxy.RateLimit
 	// StartWait is how long a call of a tool whose upstream is still starting waits for it
 	// [proxy.DefaultStartWait].
 	StartWait time.Duration
@@ -54,21 +53,15 @@ type Limits struct {
 	UpstreamCalls int
 	UpstreamQueue int
 
-	// NotificationsPerSecond and NotificationBurst are the bucket of each upstream's notifications;
-	// 0 takes proxy.DefaultNotificationsPerSecond and proxy.DefaultNotificationBurst.
-	NotificationsPerSecond float64
-	NotificationBurst      int
+	// Notifications is the bucket of each upstream's notifications; 0 takes
+	// proxy.DefaultNotificationsPerSecond and proxy.DefaultNotificationBurst.
+	Notifications proxy.NotificationLimit
 
 	// Quotas bound each principal's calls per tool (proxy.Options.Quotas).
 	Quotas []proxy.Quota
 	// RepeatCalls is how many times in a row a session may make the same call; 0 is no bound
 	// (proxy.Options.RepeatCalls).
 	RepeatCalls int
-}
-
-// RateLimit is the limit as the proxy takes it.
-func (l Limits) RateLimit() proxy.RateLimit {
-	return proxy.RateLimit{CallsPerSecond: l.CallsPerSecond, Burst: l.Burst}
 }
 
 func (l Limits) upstream(u *proxy.UpstreamConfig) {
@@ -184,7 +177,7 @@ func (l *Limits) bounds(raw rawLimits) {
 	l.KeptResults = results.Options{PerPrincipal: int(raw.ResultStoreBytes), Total: int(raw.ResultStoreTotal), TTL: time.Duration(raw.ResultTTL)}
 	l.LessonsBytes, l.ModelResultBytes = int(raw.LessonsBytes), int(raw.ModelResultBytes)
 	l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue = int(raw.StdioCalls), int(raw.UpstreamCalls), int(raw.UpstreamQueue)
-	l.NotificationsPerSecond, l.NotificationBurst = float64(raw.NotificationsPerSecond), int(raw.NotificationBurst)
+	l.Notifications = proxy.NotificationLimit{PerSecond: float64(raw.NotificationsPerSecond), Burst: int(raw.NotificationBurst)}
 }
 
 // stdioCallsValue is limits.stdio_calls: a whole number from 1 to proxy.MaxStdioCalls.
@@ -259,13 +252,13 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
-	c.Limits.CallsPerSecond = l.CallsPerSecond.N
+	c.Limits.RateLimit.CallsPerSecond = l.CallsPerSecond.N
 	switch {
 	case l.Burst.N == 0: // not set
-	case c.Limits.CallsPerSecond == 0:
+	case l.CallsPerSecond.N == 0:
 		v.errorf(l.Burst.Line, "limits.burst", "needs limits.calls_per_second, the rate the bucket refills at")
 	default:
-		c.Limits.Burst = l.Burst.N
+		c.Limits.RateLimit.Burst = l.Burst.N
 	}
 }
 

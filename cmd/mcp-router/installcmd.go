@@ -300,11 +300,8 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 // profilePath is the profiles.yaml the installed entry runs: --config, else $MCP_ROUTER_CONFIG,
 // else the one in the user config directory ("" when that is unknown).
 func (e *env) profilePath(places config.Places) string {
-	if path := e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"); path != "" {
+	if path := e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"); path != "" || places.ConfigDir == "" {
 		return path
-	}
-	if places.ConfigDir == "" {
-		return ""
 	}
 	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }

@@ -306,14 +306,10 @@ func checkRoot(root string) error {
 // describeRoot quotes root and, when relative, where it resolved to: a desktop client often starts
 // the server in a working directory its user does not expect.
 func describeRoot(root string) string {
-	if filepath.IsAbs(root) {
-		return fmt.Sprintf("%q", root)
+	if abs, err := filepath.Abs(root); err == nil && !filepath.IsAbs(root) {
+		return fmt.Sprintf("%q (%s)", root, abs)
 	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return fmt.Sprintf("%q", root)
-	}
-	return fmt.Sprintf("%q (%s)", root, abs)
+	return fmt.Sprintf("%q", root)
 }
 
 // buildIndex reads, splits and indexes files, skipping those that vanished or look binary.

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -132,12 +133,10 @@ func (s *splitter) adornment(l string) {
 		return
 	}
 	c, _ := utf8.DecodeRuneInString(strings.TrimSpace(l))
-	level := 1
-	for level <= len(s.adorns) && s.adorns[level-1] != c {
-		level++
-	}
-	if level > len(s.adorns) {
+	level := slices.Index(s.adorns, c) + 1
+	if level == 0 {
 		s.adorns = append(s.adorns, c)
+		level = len(s.adorns)
 	}
 	s.heading(level, s.takePara()[0])
 }
@@ -171,13 +170,7 @@ func (s *splitter) endPassage() {
 }
 
 func (s *splitter) headingPath() string {
-	var parts []string
-	for _, h := range s.headings {
-		if h != "" {
-			parts = append(parts, h)
-		}
-	}
-	return strings.Join(parts, " > ")
+	return strings.Join(slices.DeleteFunc(slices.Clone(s.headings), func(h string) bool { return h == "" }), " > ")
 }
 
 // cut splits text into pieces of at most about limit bytes, at whitespace where it can.

@@ -12,18 +12,16 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
-// Door is the front door's checks the console applies to every request
-// (frontdoor.Checks).
+// Door is the front door's checks the console applies to every request (frontdoor.Checks).
 type Door interface {
 	HostAllowed(host string) bool
 	OriginAllowed(origin string) bool
 	// TokensRequired reports whether a login is needed at all.
 	TokensRequired() bool
-	// TokenCaller is what a configured bearer token lets its bearer see
-	// and do; false for any other token.
+	// TokenCaller is what a configured bearer token lets its bearer see and do; false for any other
+	// token.
 	TokenCaller(token string) (frontdoor.Caller, bool)
-	// ClientAddr is the address a request is logged under (the client's
-	// behind a trusted proxy).
+	// ClientAddr is the address a request is logged under (the client's behind a trusted proxy).
 	ClientAddr(r *http.Request) string
 }
 
@@ -112,8 +110,8 @@ func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, id string) {
 	})
 }
 
-// csrfValid reports whether the request carries the session's CSRF token,
-// in the X-CSRF-Token header (htmx) or the csrf form field.
+// csrfValid reports whether the request carries the session's CSRF token, in the X-CSRF-Token
+// header (htmx) or the csrf form field.
 func csrfValid(r *http.Request, sess session) bool {
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
@@ -122,10 +120,9 @@ func csrfValid(r *http.Request, sess session) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) == 1
 }
 
-// originAllowed checks the Origin of a request: one that changes state
-// must carry an allowed Origin (browsers send it with every POST); any
-// other may omit it, but not send a foreign one. Sec-Fetch-Site, when
-// sent, must not be cross-site.
+// originAllowed checks the Origin of a request: one that changes state must carry an allowed Origin
+// (browsers send it with every POST); any other may omit it, but not send a foreign one.
+// Sec-Fetch-Site, when sent, must not be cross-site.
 func (c *Console) originAllowed(r *http.Request, changes bool) bool {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return false
@@ -144,18 +141,16 @@ func (c *Console) originAllowed(r *http.Request, changes bool) bool {
 	return c.opts.Door.OriginAllowed(origin[0])
 }
 
-// maxFailedLogins bounds the failed console logins of one client address
-// a minute: past it, that address's logins are refused (429) until the
-// minute is over, so a token cannot be guessed at speed, and a flood from
-// one address never locks out the right token sent from another.
+// maxFailedLogins bounds the failed console logins of one client address a minute: past it, that
+// address's logins are refused (429) until the minute is over, so a token cannot be guessed at
+// speed, and a flood from one address never locks out the right token sent from another.
 const maxFailedLogins = 10
 
-// maxLoginSources bounds the sources counted at once; past it, new ones
-// share one count until the minute is over.
+// maxLoginSources bounds the sources counted at once; past it, new ones share one count until the
+// minute is over.
 const maxLoginSources = 4096
 
-// loginLimit counts failed logins in the current minute, per client
-// address.
+// loginLimit counts failed logins in the current minute, per client address.
 type loginLimit struct {
 	now func() time.Time
 
@@ -183,9 +178,8 @@ func (l *loginLimit) fail(addr string) {
 	l.failed[l.sourceLocked(addr)]++
 }
 
-// sourceLocked is what addr's failures are counted under: the address,
-// its /64 for IPv6 (one host's share), or, with maxLoginSources counted
-// already, the one count that new sources share.
+// sourceLocked is what addr's failures are counted under: the address, its /64 for IPv6 (one host's
+// share), or, with maxLoginSources counted already, the one count that new sources share.
 func (l *loginLimit) sourceLocked(addr string) string {
 	if ip, err := netip.ParseAddr(addr); err == nil && ip.Unmap().Is6() {
 		p, _ := ip.WithZone("").Prefix(64)

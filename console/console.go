@@ -38,26 +38,24 @@ type Options struct {
 	Pins integrity.PinStore
 	// Lessons are the routing lessons; nil when they are off.
 	Lessons lessons.Store
-	// Approvals are the calls waiting for the console's answer; nil when
-	// none can (approvals.without_elicitation is not console).
+	// Approvals are the calls waiting for the console's answer; nil when none can
+	// (approvals.without_elicitation is not console).
 	Approvals Approvals
-	// Notes, when set, returns what every page shows above its content:
-	// degraded states a person must know of (state kept in memory, an
-	// edit of the profile file that was refused); nil shows none.
+	// Notes, when set, returns what every page shows above its content: degraded states a person
+	// must know of (state kept in memory, an edit of the profile file that was refused); nil shows
+	// none.
 	Notes func(context.Context) []string
 	// Logger gets a Warn line per refused request; nil is silent.
 	Logger *slog.Logger
 }
 
-// The console is served at prefix and the paths under it; a login lasts
-// sessionTTL.
+// The console is served at prefix and the paths under it; a login lasts sessionTTL.
 const (
 	prefix     = "/ui"
 	sessionTTL = 12 * time.Hour
 )
 
-// Console serves the pages. It is an http.Handler for /ui and the paths
-// under it.
+// Console serves the pages. It is an http.Handler for /ui and the paths under it.
 type Console struct {
 	opts     Options
 	log      *slog.Logger
@@ -150,8 +148,8 @@ type view struct {
 	Page   string
 	CSRF   string
 	Login  bool // a login is needed (tokens are configured)
-	// Caller is who logged in; only an administrative one (Caller.Admin)
-	// may restart upstreams, approve pins and forget lessons.
+	// Caller is who logged in; only an administrative one (Caller.Admin) may restart upstreams,
+	// approve pins and forget lessons.
 	Caller frontdoor.Caller
 	Data   any
 	Flash  string
@@ -159,8 +157,8 @@ type view struct {
 	Notes []string
 }
 
-// authed serves h to a request with a live session; it opens one at once
-// when no login is needed, and checks the CSRF token of a POST.
+// authed serves h to a request with a live session; it opens one at once when no login is needed,
+// and checks the CSRF token of a POST.
 func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		_, sess, ok := c.sessionOf(r)
@@ -192,8 +190,7 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *view)) http
 	}
 }
 
-// adminOnly serves h to an administrative caller alone; any other gets
-// 403 saying what it takes.
+// adminOnly serves h to an administrative caller alone; any other gets 403 saying what it takes.
 func (c *Console) adminOnly(h func(http.ResponseWriter, *http.Request, *view)) func(http.ResponseWriter, *http.Request, *view) {
 	return func(w http.ResponseWriter, r *http.Request, v *view) {
 		if !v.Caller.Admin {
@@ -218,8 +215,8 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	c.render(w, r, status, "login", &view{Prefix: prefix, Login: true, Flash: flash})
 }
 
-// login exchanges a token for a session. Origin was checked: a login
-// cannot be forced from another site.
+// login exchanges a token for a session. Origin was checked: a login cannot be forced from another
+// site.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	tok := r.PostFormValue("token")
 	if !c.opts.Door.TokensRequired() {
@@ -261,8 +258,8 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request, _ *view) {
 	http.Redirect(w, r, prefix+"/upstreams", http.StatusFound)
 }
 
-// render writes the page (one of pageNames), or only its fragment for an
-// htmx request that names one.
+// render writes the page (one of pageNames), or only its fragment for an htmx request that names
+// one.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
 	t := c.pages[page]
 	v.Page = page
@@ -304,8 +301,8 @@ func parsePages() (map[string]*template.Template, error) {
 		"date":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 		"join":  strings.Join,
 		"pages": func() []string { return navPages },
-		// line writes control characters (ANSI escapes, newlines) of text
-		// from upstreams and clients as escapes (class 11).
+		// line writes control characters (ANSI escapes, newlines) of text from upstreams and
+		// clients as escapes (class 11).
 		"line":      printable.Line,
 		"shorthash": integrity.ShortHash,
 	}

@@ -8,9 +8,8 @@ import (
 	"github.com/mcp-router/mcp-router/routing"
 )
 
-// ErrReadOnly is what a Gateway returns for an action it cannot take:
-// `mcp-router ui` shows the running gateways' state but does not run
-// their upstreams.
+// ErrReadOnly is what a Gateway returns for an action it cannot take: `mcp-router ui` shows the
+// running gateways' state but does not run their upstreams.
 var ErrReadOnly = errors.New("read-only: this console does not run the upstreams")
 
 // Gateway is what the console shows of the running upstreams.

@@ -112,8 +112,8 @@ type pinsData struct {
 type pinView struct {
 	integrity.Pin
 	Diff []diffLine
-	// Findings are what the poisoning scan finds in the definition an
-	// approval approves, shown before its button.
+	// Findings are what the poisoning scan finds in the definition an approval approves, shown
+	// before its button.
 	Findings []integrity.Finding
 }
 
@@ -134,8 +134,8 @@ func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	c.show(w, r, v, "pins", d, err)
 }
 
-// pinDiff is the change waiting for approval, line by line: the full
-// contracts when the pin keeps them, else the description excerpts.
+// pinDiff is the change waiting for approval, line by line: the full contracts when the pin keeps
+// them, else the description excerpts.
 func pinDiff(p integrity.Pin) []diffLine {
 	if !p.Pending() {
 		return nil
@@ -146,19 +146,13 @@ func pinDiff(p integrity.Pin) []diffLine {
 	return diff(p.DescriptionExcerpt, p.PendingExcerpt)
 }
 
-// shownFindings are the poisoning scan's findings in the definition an
-// approval of p approves.
+// shownFindings are the poisoning scan's findings in the definition an approval of p approves.
 func shownFindings(p integrity.Pin) []integrity.Finding {
-	text := p.ShownContract()
-	if text == "" {
-		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
-	}
-	return integrity.ScanContract(text, nil)
+	return integrity.ScanContract(cmp.Or(p.ShownContract(), p.PendingExcerpt, p.DescriptionExcerpt), nil)
 }
 
-// approve approves the definition the pins page showed: its hash comes
-// with the form, and a definition changed since is refused (409) for the
-// page to show again.
+// approve approves the definition the pins page showed: its hash comes with the form, and a
+// definition changed since is refused (409) for the page to show again.
 func (c *Console) approve(w http.ResponseWriter, r *http.Request, v *view) {
 	up, tool, hash := r.PostFormValue("upstream"), r.PostFormValue("tool"), r.PostFormValue("hash")
 	if c.opts.Pins == nil {
@@ -198,8 +192,8 @@ func (c *Console) lessonsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	var err error
 	if c.opts.Lessons != nil {
 		d.Lessons, err = c.opts.Lessons.All(r.Context())
-		// Another principal's lessons are its own: an administrative
-		// caller sees them all, any other the shared ones and its own.
+		// Another principal's lessons are its own: an administrative caller sees them all, any
+		// other the shared ones and its own.
 		d.Lessons = slices.DeleteFunc(d.Lessons, func(l lessons.Lesson) bool {
 			return !v.Caller.Admin && l.Principal != "" && l.Principal != v.Caller.Principal
 		})
@@ -307,13 +301,13 @@ func domains(s string) []string {
 // bounded cuts s to maxQueryBytes on a rune boundary.
 func bounded(s string) string { return clip.Prefix(s, maxQueryBytes) }
 
-// Approvals are the calls that wait for an administrative principal's
-// answer (approvals.without_elicitation: console): approval.Queue.
+// Approvals are the calls that wait for an administrative principal's answer
+// (approvals.without_elicitation: console): approval.Queue.
 type Approvals interface {
 	// Pending are the calls waiting, oldest first.
 	Pending() []approval.Request
-	// Answer approves or declines one as principal by;
-	// approval.ErrNotPending when it no longer waits.
+	// Answer approves or declines one as principal by; approval.ErrNotPending when it no longer
+	// waits.
 	Answer(id string, approve bool, by string) error
 }
 
@@ -327,8 +321,8 @@ type approvalsData struct {
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, v *view) {
 	d := approvalsData{Off: c.opts.Approvals == nil}
 	if c.opts.Approvals != nil {
-		// Another principal's calls are its own, as its lessons are: an
-		// administrative caller sees them all, any other only its own.
+		// Another principal's calls are its own, as its lessons are: an administrative caller sees
+		// them all, any other only its own.
 		d.Pending = slices.DeleteFunc(c.opts.Approvals.Pending(), func(r approval.Request) bool {
 			return !v.Caller.Admin && r.Principal != v.Caller.Principal
 		})
@@ -336,8 +330,7 @@ func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, v *view)
 	c.show(w, r, v, "approvals", d, nil)
 }
 
-// answer approves or declines a waiting call: an administrative action,
-// like a pin's approval.
+// answer approves or declines a waiting call: an administrative action, like a pin's approval.
 func (c *Console) answer(w http.ResponseWriter, r *http.Request, v *view) {
 	if c.opts.Approvals == nil {
 		c.fail(w, r, v, http.StatusConflict, errors.New("no call waits for the console here (approvals.without_elicitation is not console)"))
@@ -356,15 +349,15 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, v *view) {
 	http.Redirect(w, r, prefix+"/approvals", http.StatusSeeOther)
 }
 
-// diffLine is one line of a diff: Op is ' ' (in both), '-' (only in the
-// approved text) or '+' (only in the new one).
+// diffLine is one line of a diff: Op is ' ' (in both), '-' (only in the approved text) or '+' (only
+// in the new one).
 type diffLine struct {
 	Op   string
 	Text string
 }
 
-// maxDiffLines bounds each side of a diff: the longest common subsequence
-// takes time and memory in the product of the sides' lengths.
+// maxDiffLines bounds each side of a diff: the longest common subsequence takes time and memory in
+// the product of the sides' lengths.
 const maxDiffLines = 2000
 
 // diff is the line diff of a and b, by their longest common subsequence.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,8 +68,7 @@ newest records, oldest first.`,
 
 // printAudit prints the records as a table, oldest first.
 func printAudit(w io.Writer, recs []audit.Record) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
+	tw := newTable(w, "TIME\tPRINCIPAL\tTOOL\tUPSTREAM\tPLAN/STEP\tOUTCOME\tDURATION\tBYTES IN/OUT")
 	for _, r := range recs {
 		step := "-"
 		if r.Plan != "" {
@@ -89,9 +87,9 @@ func printAudit(w io.Writer, recs []audit.Record) error {
 	return tw.Flush()
 }
 
-// openAudit opens the audit log (the state store's, and audit.file when
-// set) for the hub Start connects next. Close writes the records still
-// queued after the hub has closed, so that its last calls are recorded.
+// openAudit opens the audit log (the state store's, and audit.file when set) for the hub Start
+// connects next. Close writes the records still queued after the hub has closed, so that its last
+// calls are recorded.
 func (g *gateway) openAudit(ctx context.Context) error {
 	cfg := g.cfg
 	spool := filepath.Join(cfg.StateDir, fmt.Sprintf("%s%d.jsonl", auditSpoolPrefix, os.Getpid()))
@@ -110,14 +108,12 @@ func (g *gateway) openAudit(ctx context.Context) error {
 	return nil
 }
 
-// auditSpoolPrefix names the files in the state directory that keep the
-// audit records a gateway's store could not take (one per process, by
-// its pid), until the store takes them.
+// auditSpoolPrefix names the files in the state directory that keep the audit records a gateway's
+// store could not take (one per process, by its pid), until the store takes them.
 const auditSpoolPrefix = "audit-spool-"
 
-// orphanSpools claims the audit spools in dir of processes that have
-// exited, renaming each to a name of this process first so that two
-// gateways starting together do not both write it.
+// orphanSpools claims the audit spools in dir of processes that have exited, renaming each to a
+// name of this process first so that two gateways starting together do not both write it.
 func orphanSpools(dir string) []string {
 	paths, _ := filepath.Glob(filepath.Join(dir, auditSpoolPrefix+"*.jsonl"))
 	var out []string

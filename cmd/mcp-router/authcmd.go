@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,8 +98,7 @@ func newAuthStatusCmd(e *env) *cobra.Command {
 				fmt.Fprintf(e.stdout, "profile %s has no remote upstreams\n", prof.Name)
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "UPSTREAM\tLOGIN")
+			tw := newTable(e.stdout, "UPSTREAM\tLOGIN")
 			for i, s := range out {
 				words := s.Words(time.Now())
 				if !s.LoggedIn && hasAuthorizationHeader(remoteUpstreams(prof)[i]) {
@@ -143,8 +142,8 @@ func newAuthLogoutCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// authUpstream finds the remote upstream name in the profile and opens the
-// vault (making the key when create).
+// authUpstream finds the remote upstream name in the profile and opens the vault (making the key
+// when create).
 func (e *env) authUpstream(ctx context.Context, name string, create bool) (*config.Config, proxy.UpstreamConfig, *upstreamauth.Vault, error) {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
@@ -169,8 +168,8 @@ func remoteUpstreams(prof config.Profile) []proxy.UpstreamConfig {
 	return slices.DeleteFunc(slices.Clone(prof.Upstreams), func(u proxy.UpstreamConfig) bool { return !isRemote(u) })
 }
 
-// vault opens the sealed logins in the state; create makes the key file
-// when there is none (else ErrNoKey).
+// vault opens the sealed logins in the state; create makes the key file when there is none (else
+// ErrNoKey).
 func (e *env) vault(ctx context.Context, cfg *config.Config, create bool) (*upstreamauth.Vault, error) {
 	read := upstreamauth.ReadKey
 	if create {
@@ -187,10 +186,9 @@ func (e *env) vault(ctx context.Context, cfg *config.Config, create bool) (*upst
 	return upstreamauth.NewVault(st.Credentials(), key, 0)
 }
 
-// withAuthorizers gives each remote upstream its Authorizer: the stored
-// login's token, or tokens exchanged for callers' (auth: token_exchange).
-// Without a key yet, the upstreams open the logins once the first login
-// makes one.
+// withAuthorizers gives each remote upstream its Authorizer: the stored login's token, or tokens
+// exchanged for callers' (auth: token_exchange). Without a key yet, the upstreams open the logins
+// once the first login makes one.
 func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) []proxy.UpstreamConfig {
 	vault, openVault := e.logins(ctx, cfg, ups, log)
 	out := make([]proxy.UpstreamConfig, len(ups))
@@ -205,9 +203,9 @@ func (e *env) withAuthorizers(ctx context.Context, cfg *config.Config, ups []pro
 	return out
 }
 
-// logins is the vault of stored logins, or, while no key was made yet,
-// how to open it once the first login makes one (nil, nil when ups has no
-// remote upstream or the logins cannot be read: a warning says so).
+// logins is the vault of stored logins, or, while no key was made yet, how to open it once the
+// first login makes one (nil, nil when ups has no remote upstream or the logins cannot be read: a
+// warning says so).
 func (e *env) logins(ctx context.Context, cfg *config.Config, ups []proxy.UpstreamConfig, log *slog.Logger) (*upstreamauth.Vault, func() (*upstreamauth.Vault, error)) {
 	if !slices.ContainsFunc(ups, isRemote) {
 		return nil, nil
@@ -228,8 +226,8 @@ func isRemote(u proxy.UpstreamConfig) bool {
 	return u.Transport == proxy.TransportStreamableHTTP || u.Transport == proxy.TransportSSE
 }
 
-// laterVault opens the vault of logins in creds once the token key
-// exists, one vault for every upstream.
+// laterVault opens the vault of logins in creds once the token key exists, one vault for every
+// upstream.
 func laterVault(getenv func(string) (string, bool), stateDir string, creds upstreamauth.Store) func() (*upstreamauth.Vault, error) {
 	var mu sync.Mutex
 	var vault *upstreamauth.Vault
@@ -249,10 +247,5 @@ func laterVault(getenv func(string) (string, bool), stateDir string, creds upstr
 }
 
 func hasAuthorizationHeader(u proxy.UpstreamConfig) bool {
-	for k := range u.Headers {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Keys(u.Headers)), func(k string) bool { return strings.EqualFold(k, "Authorization") })
 }

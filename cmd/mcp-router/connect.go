@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,11 +40,8 @@ of the machine can see in the process list). Messages are limited to 4 MiB.`,
 			if err != nil {
 				return err
 			}
-			level := e.logLevel
-			if level == "" {
-				level = "warn" // an MCP client shows a server's stderr as errors
-			}
-			opts.Logger = newLogger(e.stderr, level)
+			// warn unless told: an MCP client shows a server's stderr as errors
+			opts.Logger = newLogger(e.stderr, cmp.Or(e.logLevel, "warn"))
 			return bridge.New(opts).Run(cmd.Context(), e.stdin, e.stdout)
 		},
 	}

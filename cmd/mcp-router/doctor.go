@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,8 +71,8 @@ type checkup struct {
 type doctorReport struct {
 	Config  string `json:"config"`
 	Profile string `json:"profile"`
-	// State is where pins, lessons and the registry are kept, or why they
-	// cannot be, in which case gateways keep them in memory.
+	// State is where pins, lessons and the registry are kept, or why they cannot be, in which case
+	// gateways keep them in memory.
 	State     string    `json:"state"`
 	StateOK   bool      `json:"state_ok"`
 	Upstreams []checkup `json:"upstreams"`
@@ -93,8 +92,8 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	// With --timeout, each upstream gets that long; else as long as serve
-	// would give it (a busy first npx install gets more than one limit).
+	// With --timeout, each upstream gets that long; else as long as serve would give it (a busy
+	// first npx install gets more than one limit).
 	wait := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -120,8 +119,7 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	return errors.Join(stateErr, collisions, g.down())
 }
 
-// checkup is doctor's report of the gateway's upstreams, its state and
-// its name collisions.
+// checkup is doctor's report of the gateway's upstreams, its state and its name collisions.
 func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
 	rep := doctorReport{Config: g.cfg.File, Profile: g.prof.Name, State: stateLocation(g.cfg), StateOK: stateErr == nil}
 	if stateErr != nil {
@@ -138,8 +136,8 @@ func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
 	return rep
 }
 
-// stateLocation names where the state is kept: the state.url database
-// (without its password) or state.db.
+// stateLocation names where the state is kept: the state.url database (without its password) or
+// state.db.
 func stateLocation(cfg *config.Config) string {
 	if cfg.State.URL != "" {
 		return "state: ok (the database of state.url)"
@@ -147,9 +145,8 @@ func stateLocation(cfg *config.Config) string {
 	return "state: ok (" + filepath.Join(cfg.StateDir, state.FileName) + ")"
 }
 
-// pinsWaiting counts, per upstream, the pinned tools whose definition
-// changed and waits for approval, or that a gateway holds back
-// (quarantined); nil when pins are off or unreadable.
+// pinsWaiting counts, per upstream, the pinned tools whose definition changed and waits for
+// approval, or that a gateway holds back (quarantined); nil when pins are off or unreadable.
 func (e *env) pinsWaiting(ctx context.Context, cfg *config.Config, prof config.Profile) map[string]int {
 	if !prof.Integrity.Pins {
 		return nil
@@ -230,8 +227,7 @@ func hint(s proxy.Status) string {
 
 func printDoctor(w io.Writer, rep doctorReport) error {
 	fmt.Fprintf(w, "config %s, profile %s: ok\n%s\n\n", printable.Line(rep.Config), printable.Line(rep.Profile), printable.Lines(rep.State))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
+	tw := newTable(w, "UPSTREAM\tRESULT\tSTARTED\tINITIALIZED\tTOOLS\tAUTH\tPINS WAITING\tTIME")
 	for _, c := range rep.Upstreams {
 		proto, auth := "no", "-"
 		if c.Initialized {
@@ -267,8 +263,8 @@ func (c checkup) result() string {
 	return "ok"
 }
 
-// printFix prints what went wrong with the upstream and how to fix it,
-// with its last stderr lines; nothing when all is well.
+// printFix prints what went wrong with the upstream and how to fix it, with its last stderr lines;
+// nothing when all is well.
 func (c checkup) printFix(w io.Writer) {
 	if c.Error == "" && c.Hint == "" {
 		return

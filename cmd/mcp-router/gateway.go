@@ -26,9 +26,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// gateway is the composition root: the parts the commands share, assembled
-// from one configuration. newGateway does no I/O; Start opens and connects
-// what the command asked for; Close undoes it, last opened first.
+// gateway is the composition root: the parts the commands share, assembled from one configuration.
+// newGateway does no I/O; Start opens and connects what the command asked for; Close undoes it,
+// last opened first.
 type gateway struct {
 	e    *env
 	cfg  *config.Config
@@ -48,25 +48,23 @@ type gateway struct {
 	closers   []func()
 }
 
-// parts says what a command needs of the gateway beyond its hub; the zero
-// value is a hub that Start launches, returning once the built-in
-// upstreams are in the catalog.
+// parts says what a command needs of the gateway beyond its hub; the zero value is a hub that Start
+// launches, returning once the built-in upstreams are in the catalog.
 type parts struct {
 	audit   bool // record the calls (audit section)
 	tracing bool // export spans (tracing section)
 	lessons bool // the profile's routing lessons
-	// wait makes Start wait for each upstream's first attempt, and fail
-	// on a name collision, for the commands that connect and exit.
+	// wait makes Start wait for each upstream's first attempt, and fail on a name collision, for
+	// the commands that connect and exit.
 	wait bool
-	// initTimeout, when set, overrides every upstream's connect timeout
-	// (doctor --timeout).
+	// initTimeout, when set, overrides every upstream's connect timeout (doctor --timeout).
 	initTimeout time.Duration
 	// readPins checks nothing against the pins and writes none (doctor).
 	readPins bool
 }
 
-// withGateway starts the configured gateway, runs f with it and closes
-// it; the error also names the upstreams that are not connected.
+// withGateway starts the configured gateway, runs f with it and closes it; the error also names the
+// upstreams that are not connected.
 func (e *env) withGateway(ctx context.Context, need parts, f func(*gateway) error) error {
 	g, err := e.startGateway(ctx, need)
 	if err != nil {
@@ -85,8 +83,7 @@ func (e *env) newGateway(cfg *config.Config, prof config.Profile, need parts) *g
 	return g
 }
 
-// startGateway loads the configuration and starts its gateway; the caller
-// closes it.
+// startGateway loads the configuration and starts its gateway; the caller closes it.
 func (e *env) startGateway(ctx context.Context, need parts) (*gateway, error) {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
@@ -100,9 +97,8 @@ func (e *env) startGateway(ctx context.Context, need parts) (*gateway, error) {
 	return g, nil
 }
 
-// Start opens the audit log and tracing (as asked), then connects the hub:
-// at once (the upstreams join as they connect), or waiting for each one's
-// first attempt when parts.wait is set.
+// Start opens the audit log and tracing (as asked), then connects the hub: at once (the upstreams
+// join as they connect), or waiting for each one's first attempt when parts.wait is set.
 func (g *gateway) Start(ctx context.Context) error {
 	if g.need.audit {
 		if err := g.openAudit(ctx); err != nil {
@@ -114,11 +110,9 @@ func (g *gateway) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	hub, err := g.newHub(ctx, g.prof)
-	if err != nil {
-		return err
-	}
+	hub := g.newHub(ctx, g.prof)
 	g.hub = hub
+	var err error
 	if g.need.wait {
 		err = g.startHub(ctx)
 	} else if err = hub.Launch(ctx); err == nil {
@@ -156,25 +150,22 @@ func (g *gateway) spawn(ctx context.Context, f func(context.Context)) {
 	g.onClose(func() { cancel(); <-done })
 }
 
-// state is the state store for a gateway run: memory, loudly, when it
-// cannot be opened (see env.runState).
+// state is the state store for a gateway run: memory, loudly, when it cannot be opened (see
+// env.runState).
 func (g *gateway) state(ctx context.Context) stateStore { return g.e.runState(ctx, g.cfg, g.log) }
 
 // down is an error naming the upstreams not connected, nil when all are.
 func (g *gateway) down() error { return upstreamsDown(g.hub) }
 
 // newHub prepares the hub of prof's upstreams, without connecting.
-func (g *gateway) newHub(ctx context.Context, prof config.Profile) (*proxy.Hub, error) {
-	opts, err := g.hubOptions(ctx, prof)
-	if err != nil {
-		return nil, err
-	}
+func (g *gateway) newHub(ctx context.Context, prof config.Profile) *proxy.Hub {
+	opts := g.hubOptions(ctx, prof)
 	guardChildren(prof.Upstreams)
-	return proxy.NewHub(opts), nil
+	return proxy.NewHub(opts)
 }
 
 // hubOptions are the hub's options for prof.
-func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Options, error) {
+func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) proxy.Options {
 	cfg := g.cfg
 	for _, w := range cfg.Warnings {
 		g.log.Warn("config", "warning", w)
@@ -193,7 +184,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 
 		InitTimeout: cfg.Limits.ConnectTimeout, // an upstream's connect_timeout overrides it
 
-		Notifications: cfg.Limits.Notifications(),
+		Notifications: cfg.Limits.Notifications,
 		Quotas:        cfg.Limits.Quotas,
 		RepeatCalls:   cfg.Limits.RepeatCalls,
 		MaxInFlight:   cfg.Limits.UpstreamCalls,
@@ -201,7 +192,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 		Disabled:      prof.Disabled,
 
 		ModelResultBytes: cfg.Limits.ModelResultBytes,
-		KeptResults:      cfg.Limits.KeptResults(),
+		KeptResults:      cfg.Limits.KeptResults,
 		Approvals:        prof.Approvals,
 		ApprovalQueue:    g.approvals,
 	}
@@ -218,12 +209,12 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) (proxy.Op
 	if prof.Integrity.Pins && !g.need.readPins {
 		opts.Pins = g.pins(ctx)
 	}
-	return opts, nil
+	return opts
 }
 
-// pins are the tool pins the hub checks contracts against; when the state
-// or the pins cannot be read, none is checked and the tools of servers
-// outside the binary are held back (fail closed, never stop).
+// pins are the tool pins the hub checks contracts against; when the state or the pins cannot be
+// read, none is checked and the tools of servers outside the binary are held back (fail closed,
+// never stop).
 func (g *gateway) pins(ctx context.Context) *integrity.Store {
 	st := g.state(ctx)
 	if g.e.stateProblem != "" {
@@ -237,8 +228,8 @@ func (g *gateway) pins(ctx context.Context) *integrity.Store {
 	return store
 }
 
-// startHub connects the hub, waits until each upstream has connected or
-// failed its first attempt, and logs how each did.
+// startHub connects the hub, waits until each upstream has connected or failed its first attempt,
+// and logs how each did.
 func (g *gateway) startHub(ctx context.Context) error {
 	if err := g.hub.Start(ctx); err != nil {
 		return startError(g.cfg, g.prof, err)
@@ -259,8 +250,8 @@ func (g *gateway) startHub(ctx context.Context) error {
 // tracingShutdownWait bounds the export of the last spans at exit.
 const tracingShutdownWait = 5 * time.Second
 
-// startTracing sets the tracer provider from the tracing section (OTLP/HTTP
-// batches); Close flushes it after the hub, so its last spans are exported.
+// startTracing sets the tracer provider from the tracing section (OTLP/HTTP batches); Close flushes
+// it after the hub, so its last spans are exported.
 func (g *gateway) startTracing(ctx context.Context) error {
 	t := g.cfg.Tracing
 	if t.OTLPEndpoint == "" {
@@ -284,9 +275,8 @@ func (g *gateway) startTracing(ctx context.Context) error {
 	return nil
 }
 
-// guardChildren is called before a hub starts its upstreams. main sets it
-// to startChildGuard; in tests it does nothing, as a test binary must not
-// start itself as a watchdog.
+// guardChildren is called before a hub starts its upstreams. main sets it to startChildGuard; in
+// tests it does nothing, as a test binary must not start itself as a watchdog.
 var guardChildren = func([]proxy.UpstreamConfig) {}
 
 var childGuard struct {
@@ -295,9 +285,8 @@ var childGuard struct {
 	stop func() // the watchdog's, once started
 }
 
-// startChildGuard starts a watchdog process that kills the stdio
-// upstreams' processes if the gateway is killed (Linux); not without a
-// stdio upstream or an executable to run.
+// startChildGuard starts a watchdog process that kills the stdio upstreams' processes if the
+// gateway is killed (Linux); not without a stdio upstream or an executable to run.
 func startChildGuard(ups []proxy.UpstreamConfig) {
 	if !slices.ContainsFunc(ups, func(u proxy.UpstreamConfig) bool { return u.Transport == proxy.TransportStdio }) {
 		return

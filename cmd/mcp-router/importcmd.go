@@ -14,20 +14,13 @@ import (
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
-// clientTitles are the clients' names as people write them.
-var clientTitles = map[string]string{
-	config.ClientClaudeDesktop: "Claude Desktop",
-	config.ClientClaudeCode:    "Claude Code",
-	config.ClientCursor:        "Cursor",
-	config.ClientVSCode:        "VS Code",
-}
-
-// clientWhere says, for help texts, which files a client keeps its servers in.
-var clientWhere = map[string]string{
-	config.ClientClaudeDesktop: "claude_desktop_config.json (mcpServers) in the user config directory",
-	config.ClientClaudeCode:    "./.mcp.json, then ~/.claude.json (mcpServers and projects.<path>.mcpServers)",
-	config.ClientCursor:        "./.cursor/mcp.json, then ~/.cursor/mcp.json (mcpServers)",
-	config.ClientVSCode:        "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)",
+// clients are the clients' names as people write them (title), and, for help texts, which files
+// each keeps its servers in (where).
+var clients = map[string]struct{ title, where string }{
+	config.ClientClaudeDesktop: {"Claude Desktop", "claude_desktop_config.json (mcpServers) in the user config directory"},
+	config.ClientClaudeCode:    {"Claude Code", "./.mcp.json, then ~/.claude.json (mcpServers and projects.<path>.mcpServers)"},
+	config.ClientCursor:        {"Cursor", "./.cursor/mcp.json, then ~/.cursor/mcp.json (mcpServers)"},
+	config.ClientVSCode:        {"VS Code", "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)"},
 }
 
 // errNoHome is the error when the user's folders are needed and unknown.
@@ -55,8 +48,8 @@ func (e *env) runImport(client string, files []string, f importFlags) error {
 	return e.writeImport(filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml"), res, client, f)
 }
 
-// writeImport writes the import to path: over an existing file with
-// --force, into it with --merge (the old file is kept as a backup).
+// writeImport writes the import to path: over an existing file with --force, into it with --merge
+// (the old file is kept as a backup).
 func (e *env) writeImport(path string, res *config.Imported, client string, f importFlags) error {
 	if _, err := os.Stat(path); err == nil && !f.force && !f.merge {
 		return fmt.Errorf("%s exists; pass --merge to add these servers to it, or --force to replace it (a backup is kept)", path)
@@ -76,12 +69,12 @@ func (e *env) writeImport(path string, res *config.Imported, client string, f im
 	if backup != "" {
 		fmt.Fprintf(e.stdout, "backed up the old %s to %s\n", path, backup)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s\nnext: mcp-router install %s, then restart %s\n", path, client, clientTitles[client])
+	fmt.Fprintf(e.stdout, "wrote %s\nnext: mcp-router install %s, then restart %s\n", path, client, clients[client].title)
 	return nil
 }
 
-// merged is the profiles.yaml at path with the import's servers added
-// (config.Merge), or the import alone when there is no file yet.
+// merged is the profiles.yaml at path with the import's servers added (config.Merge), or the import
+// alone when there is no file yet.
 func (e *env) merged(path string, res *config.Imported, client string) ([]byte, error) {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -100,9 +93,9 @@ func (e *env) merged(path string, res *config.Imported, client string) ([]byte, 
 	return data, nil
 }
 
-// places locates the clients' files from the command's environment, as
-// os.UserHomeDir and os.UserConfigDir do from the process's, so that the
-// user config directory is the one the configuration is searched in.
+// places locates the clients' files from the command's environment, as os.UserHomeDir and
+// os.UserConfigDir do from the process's, so that the user config directory is the one the
+// configuration is searched in.
 func (e *env) places() (config.Places, error) {
 	get := func(k string) string { v, _ := e.getenv(k); return v }
 	var p config.Places
@@ -130,9 +123,8 @@ func (e *env) places() (config.Places, error) {
 	return p, nil
 }
 
-// replaceFile writes data to path through a temporary file and a rename.
-// An existing file is replaced only with force, after a copy of it is
-// kept as path.bak-<time>, whose name it returns.
+// replaceFile writes data to path through a temporary file and a rename. An existing file is
+// replaced only with force, after a copy of it is kept as path.bak-<time>, whose name it returns.
 func replaceFile(path string, data []byte, perm os.FileMode, force bool) (backup string, err error) {
 	info, err := os.Stat(path)
 	switch {
@@ -175,8 +167,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// backupFile copies path to path.bak-<UTC time> with perm, never over
-// another backup.
+// backupFile copies path to path.bak-<UTC time> with perm, never over another backup.
 func backupFile(path string, perm os.FileMode) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -227,7 +218,7 @@ func newImportCmd(e *env) *cobra.Command {
 	imp.PersistentFlags().BoolVar(&f.merge, "merge", false, "with --write: add the servers to the existing profiles.yaml, keeping what it has (a backup is kept)")
 	imp.PersistentFlags().BoolVar(&f.envRefs, "env-refs", false, "write ${VAR} in place of values that look like secrets")
 	for _, client := range config.Clients {
-		title := clientTitles[client]
+		title := clients[client].title
 		imp.AddCommand(&cobra.Command{
 			Use:   client + " [FILE...]",
 			Short: "Convert " + title + "'s MCP servers to profiles.yaml",
@@ -241,7 +232,7 @@ With --write --merge the servers join an existing profiles.yaml (a second
 client's, say): a server of a name it has is taken once when it runs the same
 command and args, or url, and otherwise joins as NAME-%s, with a note.
 
-Run it before "mcp-router install %s", while the servers are still there.`, title, clientWhere[client], client, client),
+Run it before "mcp-router install %s", while the servers are still there.`, title, clients[client].where, client, client),
 			Example: fmt.Sprintf("  mcp-router import %s --write\n  mcp-router import %s --write --merge\n  mcp-router import %s > profiles.yaml", client, client, client),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return e.runImport(client, args, f)

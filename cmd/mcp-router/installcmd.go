@@ -31,7 +31,7 @@ func newInstallCmd(e *env) *cobra.Command {
 	inst.PersistentFlags().BoolVar(&f.force, "force", false, "replace an existing mcp-router entry")
 	inst.PersistentFlags().BoolVar(&f.replace, "replace", false, "remove from the client the servers the profile runs already (after import --write)")
 	for _, client := range config.Clients {
-		title := clientTitles[client]
+		title := clients[client].title
 		inst.AddCommand(&cobra.Command{
 			Use:   client + " [FILE]",
 			Short: "Add mcp-router to " + title + "'s MCP servers",
@@ -43,7 +43,7 @@ variables the profile reads: as references the client fills in, or values
 this client's file holds already; never a secret copied from elsewhere. The
 file is backed up first (FILE.bak-<time>); every other server and setting
 stays. Run "mcp-router import %s --write" first to move your servers behind
-the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clientWhere[client], client),
+the gateway; --replace then takes them out of the client, in every scope.`, routerName, title, clients[client].where, client),
 			Example: fmt.Sprintf("  mcp-router install %s\n  mcp-router install %s --config ~/work/profiles.yaml", client, client),
 			Args:    cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,13 +104,12 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	}
 	e.installReport(client, file, backup, existed, entry, rep, env)
 	e.reportOthers(client, others, running)
-	_, err = fmt.Fprintf(e.stdout, "next: restart %s\n", clientTitles[client])
+	_, err = fmt.Fprintf(e.stdout, "next: restart %s\n", clients[client].title)
 	return err
 }
 
-// alreadyRun is the servers of the client's file that the profile runs
-// already (nil when it cannot tell, or when skip: --replace takes them
-// out, or there is no file).
+// alreadyRun is the servers of the client's file that the profile runs already (nil when it cannot
+// tell, or when skip: --replace takes them out, or there is no file).
 func (e *env) alreadyRun(client, file string, places config.Places, skip bool) []string {
 	if skip {
 		return nil
@@ -128,12 +127,11 @@ func (e *env) alreadyRun(client, file string, places config.Places, skip bool) [
 	return names
 }
 
-// reportOthers says which servers the client still runs beside the
-// gateway, and the next step for each: those the profile runs already
-// (they run twice) go with install --force --replace; the others join the
-// profile first with import --write --merge.
+// reportOthers says which servers the client still runs beside the gateway, and the next step for
+// each: those the profile runs already (they run twice) go with install --force --replace; the
+// others join the profile first with import --write --merge.
 func (e *env) reportOthers(client string, others, running []string) {
-	w, title := e.stdout, clientTitles[client]
+	w, title := e.stdout, clients[client].title
 	var twice, rest []string
 	for _, name := range others {
 		if slices.Contains(running, name) {
@@ -152,9 +150,8 @@ func (e *env) reportOthers(client string, others, running []string) {
 	}
 }
 
-// writeEntry adds the gateway's entry to the client's file (data) and
-// writes it, keeping a backup; it returns the backup's path and the
-// names of the other servers.
+// writeEntry adds the gateway's entry to the client's file (data) and writes it, keeping a backup;
+// it returns the backup's path and the names of the other servers.
 func (e *env) writeEntry(client, file string, data []byte, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) (string, []string, error) {
 	out, others, err := addRouter(data, config.ServersKey(client), entry, force, rep, inputs)
 	if err != nil {
@@ -167,9 +164,8 @@ func (e *env) writeEntry(client, file string, data []byte, entry routerEntry, fo
 	return backup, others, err
 }
 
-// routerEntry runs this binary, with the profile the flags name and the
-// configuration it found, as an absolute path: a client starts the
-// gateway in a directory of its choosing.
+// routerEntry runs this binary, with the profile the flags name and the configuration it found, as
+// an absolute path: a client starts the gateway in a directory of its choosing.
 func (e *env) routerEntry(client string, places config.Places) (routerEntry, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -197,9 +193,9 @@ func (e *env) routerEntry(client string, places config.Places) (routerEntry, err
 	return entry, nil
 }
 
-// addRouter puts the entry under key in a client's JSON file, keeping
-// every other field, and returns the new file and the other servers'
-// names. An existing entry for the gateway is replaced only with force.
+// addRouter puts the entry under key in a client's JSON file, keeping every other field, and
+// returns the new file and the other servers' names. An existing entry for the gateway is replaced
+// only with force.
 func addRouter(data []byte, key string, entry routerEntry, force bool, rep replacement, inputs []vscodeInput) ([]byte, []string, error) {
 	top, servers, err := clientServers(data, key)
 	if err != nil {
@@ -231,8 +227,8 @@ func addRouter(data []byte, key string, entry routerEntry, force bool, rep repla
 	return buf.Bytes(), others, nil
 }
 
-// clientServers reads a client's JSON file (comments allowed): its top
-// object, and the object of servers under key.
+// clientServers reads a client's JSON file (comments allowed): its top object, and the object of
+// servers under key.
 func clientServers(data []byte, key string) (top, servers map[string]json.RawMessage, _ error) {
 	top, servers = map[string]json.RawMessage{}, map[string]json.RawMessage{}
 	if clean, _ := config.JSONC(data); len(bytes.TrimSpace(clean)) > 0 {
@@ -248,9 +244,8 @@ func clientServers(data []byte, key string) (top, servers map[string]json.RawMes
 	return top, servers, nil
 }
 
-// keepServers removes from servers those rep replaces, and returns the
-// names of the others; without force, an entry that runs the gateway
-// already is an error.
+// keepServers removes from servers those rep replaces, and returns the names of the others; without
+// force, an entry that runs the gateway already is an error.
 func keepServers(servers map[string]json.RawMessage, key string, force bool, rep replacement) ([]string, error) {
 	var others []string
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
@@ -276,7 +271,7 @@ func keepServers(servers map[string]json.RawMessage, key string, force bool, rep
 // installReport says what install did and what to do next.
 func (e *env) installReport(client, file, backup string, existed bool, entry routerEntry, rep replacement, env entryEnv) {
 	w := e.stdout
-	title := clientTitles[client]
+	title := clients[client].title
 	switch {
 	case backup != "":
 		fmt.Fprintf(w, "added %q to %s (the old file is in %s)\n", routerName, file, backup)
@@ -302,22 +297,18 @@ func (e *env) installReport(client, file, backup string, existed bool, entry rou
 	rep.report(w, file, title)
 }
 
-// profilePath is the profiles.yaml the installed entry runs: --config,
-// else $MCP_ROUTER_CONFIG, else the one in the user config directory ("" when that is unknown).
+// profilePath is the profiles.yaml the installed entry runs: --config, else $MCP_ROUTER_CONFIG,
+// else the one in the user config directory ("" when that is unknown).
 func (e *env) profilePath(places config.Places) string {
-	if path := e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"); path != "" {
+	if path := e.orEnv(e.configPath, "MCP_ROUTER_CONFIG"); path != "" || places.ConfigDir == "" {
 		return path
-	}
-	if places.ConfigDir == "" {
-		return ""
 	}
 	return filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
 }
 
-// entryEnv is the "env" install writes into the gateway's entry: each
-// variable the profile reads, as a reference the client expands or as the
-// value the client file held in clear already. Claude Desktop expands
-// nothing: a variable with no value there is left to set (missing).
+// entryEnv is the "env" install writes into the gateway's entry: each variable the profile reads,
+// as a reference the client expands or as the value the client file held in clear already. Claude
+// Desktop expands nothing: a variable with no value there is left to set (missing).
 type entryEnv struct {
 	profile string   // the profile read; "" when there is none
 	vars    []string // what it reads from the environment
@@ -328,8 +319,7 @@ type entryEnv struct {
 	why     string // why the missing ones were not
 }
 
-// vscodeInput is an entry of VS Code's "inputs": a value it prompts for
-// once and keeps.
+// vscodeInput is an entry of VS Code's "inputs": a value it prompts for once and keeps.
 type vscodeInput struct {
 	Type        string `json:"type"`
 	ID          string `json:"id"`
@@ -380,23 +370,21 @@ func (e *env) entryEnv(client, file string, clientData []byte, places config.Pla
 	return out
 }
 
-// routerEnv is the "env" of the gateway's entry in a client's file, which
-// an install with --force replaces.
+// routerEnv is the "env" of the gateway's entry in a client's file, which an install with --force
+// replaces.
 func routerEnv(data []byte, key string) map[string]string {
-	var top, servers map[string]json.RawMessage
 	var entry struct {
 		Env map[string]string `json:"env"`
 	}
-	clean, _ := config.JSONC(data)
 	// Another shape has no env to keep (addRouter says what is wrong).
-	if json.Unmarshal(clean, &top) != nil || json.Unmarshal(top[key], &servers) != nil || json.Unmarshal(servers[routerName], &entry) != nil {
+	if _, servers, err := clientServers(data, key); err != nil || json.Unmarshal(servers[routerName], &entry) != nil {
 		return nil
 	}
 	return entry.Env
 }
 
-// clientRef is how a client's entry refers to variable v so that the
-// client fills it in, and how to say so; "" when it cannot.
+// clientRef is how a client's entry refers to variable v so that the client fills it in, and how to
+// say so; "" when it cannot.
 func clientRef(client, v string) (ref, how string) {
 	switch client {
 	case config.ClientClaudeCode:
@@ -419,8 +407,8 @@ func addHow(have, how string) string {
 	return have + "; " + how
 }
 
-// addInputs adds VS Code inputs to the file's "inputs", keeping those
-// there (an input of the same id stays as it is).
+// addInputs adds VS Code inputs to the file's "inputs", keeping those there (an input of the same
+// id stays as it is).
 func addInputs(top map[string]json.RawMessage, inputs []vscodeInput) error {
 	if len(inputs) == 0 {
 		return nil
@@ -452,15 +440,14 @@ func addInputs(top map[string]json.RawMessage, inputs []vscodeInput) error {
 	return err
 }
 
-// replacement is what install --replace takes out of a client: the
-// servers the profile runs, in the file's server map and its projects. The
-// current project's own file is shared through its repository and left as
-// it is: Claude Code turns its servers off for this user
+// replacement is what install --replace takes out of a client: the servers the profile runs, in the
+// file's server map and its projects. The current project's own file is shared through its
+// repository and left as it is: Claude Code turns its servers off for this user
 // (disabledMcpjsonServers), the other clients are told which are left.
 type replacement struct {
 	moved []config.MovedServer
-	// projectFile is the current project's file, when servers of it
-	// (projectServers) are ones the profile runs.
+	// projectFile is the current project's file, when servers of it (projectServers) are ones the
+	// profile runs.
 	projectFile    string
 	projectDir     string
 	projectServers []string
@@ -468,8 +455,8 @@ type replacement struct {
 	off bool
 }
 
-// replacement loads the profile the entry will run and finds, in every
-// scope of the client, the servers it runs already.
+// replacement loads the profile the entry will run and finds, in every scope of the client, the
+// servers it runs already.
 func (e *env) replacement(client, file string, places config.Places) (replacement, error) {
 	path := e.profilePath(places)
 	if path == "" {
@@ -518,8 +505,7 @@ func (r replacement) removes(name string) bool {
 	return slices.Contains(r.moved, config.MovedServer{Name: name})
 }
 
-// turnOff adds the project file's servers to the project's
-// disabledMcpjsonServers, for this user.
+// turnOff adds the project file's servers to the project's disabledMcpjsonServers, for this user.
 func (r replacement) turnOff(projects map[string]map[string]json.RawMessage) {
 	if projects[r.projectDir] == nil {
 		projects[r.projectDir] = map[string]json.RawMessage{}
@@ -537,8 +523,8 @@ func (r replacement) turnOff(projects map[string]map[string]json.RawMessage) {
 	p["disabledMcpjsonServers"], _ = json.Marshal(off)
 }
 
-// applyProjects edits Claude Code's projects in the file: their moved
-// servers go, and the project file's are turned off for this user.
+// applyProjects edits Claude Code's projects in the file: their moved servers go, and the project
+// file's are turned off for this user.
 func (r replacement) applyProjects(top map[string]json.RawMessage) error {
 	byProject := map[string][]string{}
 	for _, m := range r.moved {
@@ -556,35 +542,24 @@ func (r replacement) applyProjects(top map[string]json.RawMessage) error {
 		}
 	}
 	for p, names := range byProject {
-		if err := editJSON(projects[p], "mcpServers", func(servers map[string]json.RawMessage) {
-			for _, n := range names {
-				delete(servers, n)
-			}
-		}); err != nil {
-			return fmt.Errorf("projects[%q]: %w", p, err)
+		raw, ok := projects[p]["mcpServers"]
+		if !ok {
+			continue
 		}
+		servers := map[string]json.RawMessage{}
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return fmt.Errorf("projects[%q]: mcpServers: %w", p, err)
+		}
+		for _, n := range names {
+			delete(servers, n)
+		}
+		projects[p]["mcpServers"], _ = json.Marshal(servers) // values just decoded: valid JSON
 	}
 	if r.off {
 		r.turnOff(projects)
 	}
 	var err error
 	top["projects"], err = json.Marshal(projects)
-	return err
-}
-
-// editJSON edits the object under key of m in place.
-func editJSON(m map[string]json.RawMessage, key string, edit func(map[string]json.RawMessage)) error {
-	raw, ok := m[key]
-	if !ok {
-		return nil
-	}
-	obj := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
-	edit(obj)
-	var err error
-	m[key], err = json.Marshal(obj)
 	return err
 }
 

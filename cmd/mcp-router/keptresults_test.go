@@ -25,10 +25,7 @@ func TestKeptResultsBoundsReachTheHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := e.newGateway(c, prof, parts{}).hubOptions(t.Context(), prof)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := e.newGateway(c, prof, parts{}).hubOptions(t.Context(), prof)
 	if want := (results.Options{PerPrincipal: 2 << 20, Total: 64 << 20, TTL: 5 * time.Minute}); opts.KeptResults != want {
 		t.Errorf("the hub's kept results: got %+v, want %+v", opts.KeptResults, want)
 	}

@@ -18,9 +18,8 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
-// newLogger returns a tint logger on w at the named level ("" is info;
-// the level is checked by checkLogLevel before). Colour only when w is a
-// terminal.
+// newLogger returns a tint logger on w at the named level ("" is info; the level is checked by
+// checkLogLevel before). Colour only when w is a terminal.
 func newLogger(w io.Writer, level string) *slog.Logger {
 	lvl, err := parseLevel(level)
 	if err != nil {
@@ -34,9 +33,8 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	}))
 }
 
-// redactAttr passes every string and error attribute through
-// integrity.RedactSecrets: a secret known by its shape prints as
-// "[redacted KIND]", whatever package logged it.
+// redactAttr passes every string and error attribute through integrity.RedactSecrets: a secret
+// known by its shape prints as "[redacted KIND]", whatever package logged it.
 func redactAttr(_ []string, a slog.Attr) slog.Attr {
 	switch v := a.Value.Resolve(); v.Kind() {
 	case slog.KindString:
@@ -67,8 +65,8 @@ func parseLevel(level string) (slog.Level, error) {
 	return lvl, err
 }
 
-// checkLogLevel refuses a --log-level that is not a level, before any
-// command runs (log.level in the file is checked when it is loaded).
+// checkLogLevel refuses a --log-level that is not a level, before any command runs (log.level in
+// the file is checked when it is loaded).
 func (e *env) checkLogLevel() error {
 	if _, err := parseLevel(e.logLevel); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -89,8 +87,8 @@ func ignoreEOF(err error) error {
 	return err
 }
 
-// wireLogger returns log with every level enabled: the routing trace
-// (log.wire) is logged at debug level and must show whatever log.level says.
+// wireLogger returns log with every level enabled: the routing trace (log.wire) is logged at debug
+// level and must show whatever log.level says.
 func wireLogger(log *slog.Logger) *slog.Logger {
 	return slog.New(allLevels{log.Handler()})
 }

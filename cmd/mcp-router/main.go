@@ -1,5 +1,5 @@
-// Command mcp-router is an MCP gateway: one MCP server in front of many,
-// showing the model a small belt of tools. See README.md.
+// Command mcp-router is an MCP gateway: one MCP server in front of many, showing the model a small
+// belt of tools. See README.md.
 package main
 
 import (
@@ -47,8 +47,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return err
 }
 
-// usageError marks errors in how the command was invoked (cobra already
-// printed the usage).
+// usageError marks errors in how the command was invoked (cobra already printed the usage).
 type usageError struct{ err error }
 
 func (e *usageError) Error() string { return e.err.Error() }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -77,9 +76,8 @@ the one approved.`,
 	return pins
 }
 
-// approvePin approves exactly one definition: hash's when set, else the
-// one it prints with the poisoning scan's findings. A definition changed
-// since is refused and shown again.
+// approvePin approves exactly one definition: hash's when set, else the one it prints with the
+// poisoning scan's findings. A definition changed since is refused and shown again.
 func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash string) error {
 	resolve := resolver(store, prof)
 	up, tool, ok := resolve(name)
@@ -104,14 +102,11 @@ func approvePin(e *env, store *integrity.Store, prof config.Profile, name, hash 
 	return nil
 }
 
-// printShown prints the definition an approval of p approves, its hash,
-// and the poisoning scan's findings in it.
+// printShown prints the definition an approval of p approves, its hash, and the poisoning scan's
+// findings in it.
 func printShown(e *env, prof config.Profile, p integrity.Pin) {
 	fmt.Fprintf(e.stdout, "%s on %s, definition %s:\n", printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)), integrity.ShortHash(p.Shown()))
-	text := p.ShownContract()
-	if text == "" {
-		text = cmp.Or(p.PendingExcerpt, p.DescriptionExcerpt)
-	}
+	text := cmp.Or(p.ShownContract(), p.PendingExcerpt, p.DescriptionExcerpt)
 	for line := range strings.SplitSeq(text, "\n") {
 		fmt.Fprintf(e.stdout, "    %s\n", printable.Line(line))
 	}
@@ -130,11 +125,10 @@ func printFindings(e *env, indent string, findings []integrity.Finding) {
 	}
 }
 
-// printPins prints the pins as a table, then each blocked tool with why
-// and, for a changed contract, the approved description beside the new.
+// printPins prints the pins as a table, then each blocked tool with why and, for a changed
+// contract, the approved description beside the new.
 func printPins(e *env, pins []integrity.Pin, prof config.Profile) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
+	tw := newTable(e.stdout, "UPSTREAM\tTOOL\tSTATE\tFIRST SEEN\tDESCRIPTION")
 	var blocked []integrity.Pin
 	for _, p := range pins {
 		if p.Pending() || p.Held != "" {
@@ -169,8 +163,8 @@ func pinState(p integrity.Pin) string {
 	return "pinned"
 }
 
-// printBlocked prints a blocked tool: why, the approved description
-// beside the new for a changed contract, and how to approve it.
+// printBlocked prints a blocked tool: why, the approved description beside the new for a changed
+// contract, and how to approve it.
 func printBlocked(e *env, p integrity.Pin, prof config.Profile) {
 	name := printable.Line(exposedName(prof, p.Upstream, p.Tool))
 	fmt.Fprintf(e.stdout, "  %s (%s on %s)\n", name, printable.Line(p.Tool), printable.Line(pinOwner(prof, p.Upstream)))
@@ -188,8 +182,7 @@ func printBlocked(e *env, p integrity.Pin, prof config.Profile) {
 	fmt.Fprintf(e.stdout, "    approve with: mcp-router pins approve %s --hash %s\n", name, integrity.ShortHash(p.Shown()))
 }
 
-// exposedName is the name the profile exposes the tool pinned under key
-// as.
+// exposedName is the name the profile exposes the tool pinned under key as.
 func exposedName(prof config.Profile, key, tool string) string {
 	if u, ok := upstreamOf(prof, key); ok {
 		return u.Prefix + tool
@@ -210,9 +203,8 @@ func (e *env) openPins(ctx context.Context) (*integrity.Store, config.Profile, e
 	return store, prof, nil
 }
 
-// resolver maps exposed names to (pin key, own name) by the profile's
-// prefixes: the key is the upstream's server identity (proxy.PinKey) or,
-// for pins no gateway has moved there yet, its name.
+// resolver maps exposed names to (pin key, own name) by the profile's prefixes: the key is the
+// upstream's server identity (proxy.PinKey) or, for pins no gateway has moved there yet, its name.
 func resolver(store *integrity.Store, prof config.Profile) func(string) (string, string, bool) {
 	return func(name string) (string, string, bool) {
 		for _, u := range prof.Upstreams {
@@ -231,8 +223,8 @@ func resolver(store *integrity.Store, prof config.Profile) func(string) (string,
 	}
 }
 
-// upstreamOf is the profile's upstream whose pins are kept under key (its
-// server identity, or its name for pins kept by an earlier version).
+// upstreamOf is the profile's upstream whose pins are kept under key (its server identity, or its
+// name for pins kept by an earlier version).
 func upstreamOf(prof config.Profile, key string) (proxy.UpstreamConfig, bool) {
 	for _, u := range prof.Upstreams {
 		if proxy.PinKey(u) == key || u.Name == key {
@@ -242,8 +234,8 @@ func upstreamOf(prof config.Profile, key string) (proxy.UpstreamConfig, bool) {
 	return proxy.UpstreamConfig{}, false
 }
 
-// pinOwner names the upstream of a pin key for people: the profile's
-// upstream name, else the key itself (a server of another profile).
+// pinOwner names the upstream of a pin key for people: the profile's upstream name, else the key
+// itself (a server of another profile).
 func pinOwner(prof config.Profile, key string) string {
 	if u, ok := upstreamOf(prof, key); ok {
 		return u.Name

@@ -9,8 +9,7 @@ import (
 	"syscall"
 )
 
-// notifyReload delivers SIGHUP, the signal `mcp-router reload` sends, on
-// the channel until stop.
+// notifyReload delivers SIGHUP, the signal `mcp-router reload` sends, on the channel until stop.
 func notifyReload() (sig <-chan os.Signal, stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
@@ -20,8 +19,8 @@ func notifyReload() (sig <-chan os.Signal, stop func()) {
 // askReload asks the gateway process pid to reload its configuration.
 func askReload(pid int) error { return syscall.Kill(pid, syscall.SIGHUP) }
 
-// processAlive reports whether a process with pid exists (signal 0 checks
-// without sending anything; EPERM means it exists under another user).
+// processAlive reports whether a process with pid exists (signal 0 checks without sending anything;
+// EPERM means it exists under another user).
 func processAlive(pid int) bool {
 	if pid <= 0 {
 		return false

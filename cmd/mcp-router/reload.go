@@ -22,25 +22,24 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// pollEvery is how often serve reads its profile file for an edit. Polling
-// the content sees every edit whatever the file system's time resolution,
-// survives editors that save by renaming, and needs no notification API.
+// pollEvery is how often serve reads its profile file for an edit. Polling the content sees every
+// edit whatever the file system's time resolution, survives editors that save by renaming, and
+// needs no notification API.
 const pollEvery = time.Second
 
-// reloader applies edits of serve's profile file to its running hubs: the
-// upstreams an edit adds, removes or changes start, stop or restart; the
-// others and every client session stay. An edit that does not load is
-// refused. Other sections apply at the next start.
+// reloader applies edits of serve's profile file to its running hubs: the upstreams an edit adds,
+// removes or changes start, stop or restart; the others and every client session stay. An edit that
+// does not load is refused. Other sections apply at the next start.
 type reloader struct {
 	file, profile string
-	// load reads file again; resolve makes a profile's upstreams ready
-	// for its hub (authorizers, the child guard).
+	// load reads file again; resolve makes a profile's upstreams ready for its hub (authorizers,
+	// the child guard).
 	load    func() (*config.Config, config.Profile, error)
 	resolve func(context.Context, *config.Config, config.Profile) []proxy.UpstreamConfig
 	log     *slog.Logger
 
-	// started is the configuration serve started with: what the sections
-	// other than upstreams still follow.
+	// started is the configuration serve started with: what the sections other than upstreams still
+	// follow.
 	started     *config.Config
 	startedProf config.Profile
 
@@ -53,8 +52,8 @@ type reloader struct {
 	reloaded time.Time             // when an edit was last applied
 }
 
-// newReloader is the reloader of serve's cfg.File. The built-in default
-// has no file: nothing is watched then, and a reload asked says so.
+// newReloader is the reloader of serve's cfg.File. The built-in default has no file: nothing is
+// watched then, and a reload asked says so.
 func (g *gateway) newReloader() *reloader {
 	cfg, prof, log := g.cfg, g.prof, g.log
 	r := &reloader{profile: prof.Name, log: log, started: cfg, startedProf: prof,
@@ -73,17 +72,15 @@ func (g *gateway) newReloader() *reloader {
 	return r
 }
 
-// follow makes the hub of profile, one that callers are mapped to, follow
-// edits too.
+// follow makes the hub of profile, one that callers are mapped to, follow edits too.
 func (r *reloader) follow(profile string, hub *proxy.Hub) {
 	r.mu.Lock()
 	r.hubs[profile] = hub
 	r.mu.Unlock()
 }
 
-// watchConfig runs serve's reloader until the gateway closes: it polls
-// the profile file and reloads on each edit and on SIGHUP
-// (`mcp-router reload`).
+// watchConfig runs serve's reloader until the gateway closes: it polls the profile file and reloads
+// on each edit and on SIGHUP (`mcp-router reload`).
 func (g *gateway) watchConfig(ctx context.Context) {
 	g.reload = g.newReloader()
 	sig, stopSignals := notifyReload()
@@ -110,8 +107,7 @@ func digest(path string) ([sha256.Size]byte, error) {
 	return sha256.Sum256(data), nil
 }
 
-// watch polls the file and reloads on each edit, and on each signal from
-// sig, until ctx ends.
+// watch polls the file and reloads on each edit, and on each signal from sig, until ctx ends.
 func (r *reloader) watch(ctx context.Context, sig <-chan os.Signal) {
 	var poll <-chan time.Time
 	if r.file != "" {
@@ -135,9 +131,8 @@ func (r *reloader) watch(ctx context.Context, sig <-chan os.Signal) {
 	}
 }
 
-// edited reports whether the file's content changed since it was last
-// read. A file that cannot be read (an editor's rename under way, a
-// deletion) is not an edit: the next poll looks again.
+// edited reports whether the file's content changed since it was last read. A file that cannot be
+// read (an editor's rename under way, a deletion) is not an edit: the next poll looks again.
 func (r *reloader) edited() bool {
 	now, err := digest(r.file)
 	if err != nil {
@@ -172,9 +167,8 @@ func (r *reloader) reload(ctx context.Context) {
 	}
 }
 
-// applyAll gives each hub its profile's upstreams in cfg (prof is the
-// served one), once every profile resolved. A hub that refuses its change
-// keeps its upstreams; the others apply theirs.
+// applyAll gives each hub its profile's upstreams in cfg (prof is the served one), once every
+// profile resolved. A hub that refuses its change keeps its upstreams; the others apply theirs.
 func (r *reloader) applyAll(ctx context.Context, cfg *config.Config, prof config.Profile) error {
 	r.mu.Lock()
 	hubs := maps.Clone(r.hubs)
@@ -208,9 +202,8 @@ func (r *reloader) applyAll(ctx context.Context, cfg *config.Config, prof config
 	return errors.Join(errs...)
 }
 
-// logDisabled warns of each entry that an edit disabled, or disabled for
-// another reason: the reload's own line counts it among the removed, and
-// says not why.
+// logDisabled warns of each entry that an edit disabled, or disabled for another reason: the
+// reload's own line counts it among the removed, and says not why.
 func (r *reloader) logDisabled(h *proxy.Hub, ds []proxy.DisabledUpstream) {
 	was := map[string]string{}
 	for _, s := range h.Status() {
@@ -225,8 +218,8 @@ func (r *reloader) logDisabled(h *proxy.Hub, ds []proxy.DisabledUpstream) {
 	}
 }
 
-// refuse keeps the running configuration and says why, in the log (once
-// per reason) and to status and the console.
+// refuse keeps the running configuration and says why, in the log (once per reason) and to status
+// and the console.
 func (r *reloader) refuse(err error) {
 	r.mu.Lock()
 	again := r.refused == err.Error()
@@ -259,8 +252,8 @@ func (r *reloader) snapshot() *configSnapshot {
 	return &configSnapshot{Refused: r.refused, Restart: r.restart, Reloaded: r.reloaded}
 }
 
-// restartKeys are the keys outside the profile's upstreams whose values
-// differ between the configuration serve started with and a new one.
+// restartKeys are the keys outside the profile's upstreams whose values differ between the
+// configuration serve started with and a new one.
 func restartKeys(was *config.Config, wasProf config.Profile, now *config.Config, nowProf config.Profile) []string {
 	var keys []string
 	prof := "profiles." + nowProf.Name + "."

@@ -15,9 +15,8 @@ import (
 	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 )
 
-// version is set at build time with -ldflags "-X main.version=...";
-// when it is not, the version command reports the module's (see
-// buildVersion).
+// version is set at build time with -ldflags "-X main.version=..."; when it is not, the version
+// command reports the module's (see buildVersion).
 var version = "dev"
 
 // env is what the commands get from the outside world.
@@ -29,8 +28,8 @@ type env struct {
 	// set from flags
 	configPath, profile, logLevel string
 
-	// state, once a command opened it (runState, cliState); the command's
-	// caller closes it (closeState)
+	// state, once a command opened it (runState, cliState); the command's caller closes it
+	// (closeState)
 	state stateStore
 	// stateProblem, when runState fell back to memory, says why
 	stateProblem string
@@ -93,8 +92,8 @@ func (e *env) orEnv(flag, name string) string {
 	return flag
 }
 
-// searchDirs are where profiles.yaml is looked for when no file is named:
-// the user config directory alone, never the working directory.
+// searchDirs are where profiles.yaml is looked for when no file is named: the user config directory
+// alone, never the working directory.
 func searchDirs() []string {
 	if d, err := os.UserConfigDir(); err == nil {
 		return []string{filepath.Join(d, "mcp-router")}
@@ -102,8 +101,8 @@ func searchDirs() []string {
 	return nil
 }
 
-// logConfigSource says which configuration serve read, and how to name a
-// ./profiles.yaml that it did not.
+// logConfigSource says which configuration serve read, and how to name a ./profiles.yaml that it
+// did not.
 func logConfigSource(cfg *config.Config, log *slog.Logger) {
 	log.Info("config", "file", cfg.File)
 	here, err := os.Stat(localProfile)
@@ -116,12 +115,10 @@ func logConfigSource(cfg *config.Config, log *slog.Logger) {
 	log.Info("./profiles.yaml is not read unless named: pass --config ./profiles.yaml or set MCP_ROUTER_CONFIG", "read", cfg.File)
 }
 
-// localProfile is the working directory's profiles.yaml, which is never
-// read unless named.
+// localProfile is the working directory's profiles.yaml, which is never read unless named.
 const localProfile = "profiles.yaml"
 
-// logger builds the one log handler: tint on stderr, no colour unless
-// stderr is a terminal.
+// logger builds the one log handler: tint on stderr, no colour unless stderr is a terminal.
 func (e *env) logger(cfg *config.Config) *slog.Logger {
 	return newLogger(e.stderr, cmp.Or(e.logLevel, cfg.Log.Level))
 }
@@ -129,9 +126,9 @@ func (e *env) logger(cfg *config.Config) *slog.Logger {
 // wireVar turns the routing trace on, as log.wire does.
 const wireVar = "DEBUG_WIRE_LOG"
 
-// dotEnvWire reports whether a .env file (beside the configuration file,
-// then the working directory's) sets DEBUG_WIRE_LOG=true. The real
-// environment wins, and only this variable is taken from .env.
+// dotEnvWire reports whether a .env file (beside the configuration file, then the working
+// directory's) sets DEBUG_WIRE_LOG=true. The real environment wins, and only this variable is taken
+// from .env.
 func dotEnvWire(getenv func(string) (string, bool), cfgFile string) bool {
 	if _, set := getenv(wireVar); set {
 		return false

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,8 +60,7 @@ without it no affinity applies.`,
 	return cmd
 }
 
-// indexCatalog puts the tools of each upstream in the router, embeddings
-// included when they are on.
+// indexCatalog puts the tools of each upstream in the router, embeddings included when they are on.
 func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string][]routing.Tool, log *slog.Logger) {
 	for up, tools := range byUpstream {
 		r.SetUpstream(up, tools)
@@ -72,8 +70,8 @@ func indexCatalog(ctx context.Context, r *routing.Router, byUpstream map[string]
 	}
 }
 
-// routeUpstreams is the profile's upstreams as request_more_tools sees
-// them, for its outage alerts: connected or not, and the disabled ones.
+// routeUpstreams is the profile's upstreams as request_more_tools sees them, for its outage alerts:
+// connected or not, and the disabled ones.
 func routeUpstreams(g *gateway) []metatools.Upstream {
 	status := map[string]proxy.Status{}
 	for _, s := range g.hub.Status() {
@@ -127,8 +125,7 @@ func routeView(d routing.Decision, n int) routeJSON {
 
 func printRouteTable(w io.Writer, d routing.Decision, n int) error {
 	v := routeView(d, n)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
+	tw := newTable(w, "RANK\tTOOL\tUPSTREAM\tDOMAIN\tRAW\tSCORE\tSELECTED")
 	for i, t := range v.Tools {
 		sel := ""
 		if slices.Contains(v.Selected, t.Name) {

@@ -18,12 +18,12 @@ import (
 	"github.com/mcp-router/mcp-router/routing/lessons"
 )
 
-// router builds the profile's router: the lexical index always, and
-// embeddings from Ollama when ollama.embed_model is set, their tool
-// vectors cached in the state. It does no I/O but open log.trace_file.
+// router builds the profile's router: the lexical index always, and embeddings from Ollama when
+// ollama.embed_model is set, their tool vectors cached in the state. It does no I/O but open
+// log.trace_file.
 func (g *gateway) router(ctx context.Context) (*routing.Router, error) {
 	cfg := g.cfg
-	opts := g.prof.Routing.RouterOptions()
+	opts := g.prof.Routing.RouterOptions
 	opts.Logger, opts.Wire = g.log, cfg.Log.Wire
 	if cfg.Log.Wire {
 		opts.Logger = wireLogger(g.log)
@@ -51,16 +51,15 @@ func (g *gateway) router(ctx context.Context) (*routing.Router, error) {
 	return routing.NewRouter(opts), nil
 }
 
-// server builds the client-facing server of the gateway's hub for the
-// profile's routing mode.
+// server builds the client-facing server of the gateway's hub for the profile's routing mode.
 func (g *gateway) server(ctx context.Context) (*proxy.Server, error) {
 	cfg, prof := g.cfg, g.prof
 	opts := proxy.ServerOptions{Hub: g.hub, Logger: g.log, Version: gatewayVersion(), CoreTools: prof.CoreTools,
 		Session: routing.SessionOptions{MaxTools: prof.Routing.MaxTools, MaxDiscoveries: prof.Routing.MaxDiscoveries,
 			ResetAfter: prof.Routing.ResetAfter},
 		Metrics: g.hub.Metrics(), Lessons: g.mem,
-		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit(),
-		Executor: cfg.Limits.Executor(), Inputs: cfg.Limits.Inputs(), StdioCalls: cfg.Limits.StdioCalls}
+		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit,
+		Executor: cfg.Limits.Plan, Inputs: cfg.Limits.Inputs, StdioCalls: cfg.Limits.StdioCalls}
 	key, err := sessionKey(cfg)
 	if err != nil {
 		return nil, err
@@ -80,8 +79,7 @@ func (g *gateway) server(ctx context.Context) (*proxy.Server, error) {
 	return proxy.NewServer(opts), nil
 }
 
-// sessionKey is http.session_key, or nil (a key of this process) when it
-// is unset.
+// sessionKey is http.session_key, or nil (a key of this process) when it is unset.
 func sessionKey(cfg *config.Config) (*proxy.SessionKey, error) {
 	if cfg.HTTP.SessionKey == "" {
 		return nil, nil
@@ -101,8 +99,8 @@ func warnMissingCore(hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
 	}
 }
 
-// planner builds the decision engine when ollama.chat_model is set;
-// without one it returns nil (no plan tool).
+// planner builds the decision engine when ollama.chat_model is set; without one it returns nil (no
+// plan tool).
 func (g *gateway) planner() (*planner.Planner, error) {
 	cfg, prof := g.cfg, g.prof
 	if cfg.Ollama.ChatModel == "" {
@@ -116,7 +114,7 @@ func (g *gateway) planner() (*planner.Planner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: profiles.%s.planner.prompt: %w", cfg.File, prof.Name, err)
 	}
-	ex := proxy.NewExecutor(g.hub, cfg.Limits.Executor())
+	ex := proxy.NewExecutor(g.hub, cfg.Limits.Plan)
 	return planner.New(planner.Options{
 		LLM: llm, Template: tmpl, Timeout: prof.Planner.Timeout, SensitiveTopics: prof.Planner.SensitiveTopics, Logger: g.log,
 		Validate: func(raw json.RawMessage) error {
@@ -132,13 +130,12 @@ func (g *gateway) planner() (*planner.Planner, error) {
 
 // executor runs plans on the gateway's hub within the limits.
 func (g *gateway) executor() *executor.Executor {
-	opts := g.cfg.Limits.Executor()
+	opts := g.cfg.Limits.Plan
 	opts.Logger = g.log
 	return proxy.NewExecutor(g.hub, opts)
 }
 
-// openLessons opens the profile's experience memory over the state, when
-// routing.lessons is on.
+// openLessons opens the profile's experience memory over the state, when routing.lessons is on.
 func (g *gateway) openLessons(ctx context.Context) error {
 	cfg, prof := g.cfg, g.prof
 	if !prof.Routing.Lessons {
@@ -160,8 +157,8 @@ func (g *gateway) openLessons(ctx context.Context) error {
 	return nil
 }
 
-// cachedEmbed embeds one text at a time with a bounded cache, for the
-// lessons' similarity (a query is embedded once per decision otherwise).
+// cachedEmbed embeds one text at a time with a bounded cache, for the lessons' similarity (a query
+// is embedded once per decision otherwise).
 func cachedEmbed(e routing.Embedder) func(context.Context, string) ([]float32, error) {
 	const size = 512
 	var mu sync.Mutex

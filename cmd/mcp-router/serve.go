@@ -63,8 +63,8 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	}
 	var ln net.Listener
 	if httpAddr != "" {
-		// Listening first: a port in use fails before anything starts, and
-		// the registry gets the real address (":0" picks one).
+		// Listening first: a port in use fails before anything starts, and the registry gets the
+		// real address (":0" picks one).
 		if ln, err = listenChecked(cfg, httpAddr); err != nil {
 			return err
 		}
@@ -85,8 +85,7 @@ func (e *env) serve(ctx context.Context, httpAddr, metricsAddr string) error {
 	return g.serveStreamable(ctx, srv, ln, httpAddr)
 }
 
-// listenChecked checks the http section for serve --http, then listens
-// on addr.
+// listenChecked checks the http section for serve --http, then listens on addr.
 func listenChecked(cfg *config.Config, addr string) (net.Listener, error) {
 	if err := cfg.CheckHTTP(); err != nil {
 		return nil, err
@@ -102,9 +101,8 @@ func listenChecked(cfg *config.Config, addr string) (net.Listener, error) {
 	return listen(addr)
 }
 
-// startServing launches the hub (the others join the built-in servers as
-// they connect), follows edits of the profile file, learns lessons,
-// registers the gateway, and returns its server.
+// startServing launches the hub (the others join the built-in servers as they connect), follows
+// edits of the profile file, learns lessons, registers the gateway, and returns its server.
 func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Server, error) {
 	if g.cfg.State.Required {
 		if _, err := g.e.cliState(ctx, g.cfg); err != nil {
@@ -117,8 +115,8 @@ func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Ser
 	g.watchConfig(ctx) // edits of the profile file apply to the running hub (reload.go)
 	g.spawn(ctx, func(ctx context.Context) { reportStart(ctx, g.hub, g.prof, g.log) })
 	if g.mem != nil {
-		// Stopped at Close, not by ctx: the last flush comes after the
-		// server's last call, before the store closes.
+		// Stopped at Close, not by ctx: the last flush comes after the server's last call, before
+		// the store closes.
 		g.spawn(context.WithoutCancel(ctx), func(ctx context.Context) {
 			if err := g.mem.Run(ctx, time.Minute); err != nil {
 				g.log.Warn("saving routing lessons", "err", err)
@@ -138,8 +136,8 @@ func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Ser
 	return srv, nil
 }
 
-// serveStreamable serves the gateway's server and its other profiles on ln,
-// with the front door's checks, the metrics, health and the console.
+// serveStreamable serves the gateway's server and its other profiles on ln, with the front door's
+// checks, the metrics, health and the console.
 func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net.Listener, httpAddr string) error {
 	cfg := g.cfg
 	stop := context.AfterFunc(ctx, srv.CancelCalls) // at shutdown, cancel the calls in flight upstream
@@ -154,8 +152,8 @@ func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", frontdoor.Guard(mcpHandler, guard))
-	// Every tool listed, for clients that search themselves: a resource
-	// of its own below /mcp, with its own metadata.
+	// Every tool listed, for clients that search themselves: a resource of its own below /mcp, with
+	// its own metadata.
 	allGuard := guard
 	allGuard.Subresource = strings.TrimPrefix(proxy.AllPath, "/mcp")
 	mux.Handle(proxy.AllPath, frontdoor.Guard(mcpHandler, allGuard))
@@ -171,7 +169,7 @@ func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net
 		return err
 	}
 	g.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server())
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server)
 }
 
 // guard is the front door's configuration for serve --http on httpAddr.
@@ -193,9 +191,8 @@ func (g *gateway) guard(srv *proxy.Server, httpAddr string) frontdoor.Options {
 	return guard
 }
 
-// serveStdio serves one client on stdin and stdout, and the metrics on
-// metricsAddr when it is set (to Hosts that are loopback, its own, or
-// http.allowed_hosts); it ends when either ends.
+// serveStdio serves one client on stdin and stdout, and the metrics on metricsAddr when it is set
+// (to Hosts that are loopback, its own, or http.allowed_hosts); it ends when either ends.
 func (e *env) serveStdio(ctx context.Context, g *gateway, srv *proxy.Server, metricsAddr string) error {
 	if metricsAddr == "" {
 		return srv.ServeStdio(ctx, e.stdin, e.stdout)
@@ -212,9 +209,8 @@ func (e *env) serveStdio(ctx context.Context, g *gateway, srv *proxy.Server, met
 	return err
 }
 
-// reportStart logs, once every upstream has connected or failed its
-// first attempt (or ctx ended), how many are connected, and the core
-// tools that are not in the catalog.
+// reportStart logs, once every upstream has connected or failed its first attempt (or ctx ended),
+// how many are connected, and the core tools that are not in the catalog.
 func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *slog.Logger) {
 	_ = hub.AwaitStarted(ctx) // a collision was logged as it was found
 	if ctx.Err() != nil {
@@ -229,8 +225,8 @@ func reportStart(ctx context.Context, hub *proxy.Hub, prof config.Profile, log *
 	warnMissingCore(hub, prof, log)
 }
 
-// why says why an upstream is not connected: its last error, or what its
-// attempt under way is doing.
+// why says why an upstream is not connected: its last error, or what its attempt under way is
+// doing.
 func why(s proxy.Status) string {
 	switch {
 	case s.Starting:
@@ -243,9 +239,8 @@ func why(s proxy.Status) string {
 	return string(s.State)
 }
 
-// startingFor says how long an upstream on its first attempt has been
-// starting, and what it is doing: "starting for 34s: process running, no
-// answer to initialize after 34s".
+// startingFor says how long an upstream on its first attempt has been starting, and what it is
+// doing: "starting for 34s: process running, no answer to initialize after 34s".
 func startingFor(s proxy.Status) string {
 	text := "starting"
 	if !s.Since.IsZero() {
@@ -257,8 +252,8 @@ func startingFor(s proxy.Status) string {
 	return text
 }
 
-// upstreamsDown is an error naming the upstreams that are not connected,
-// for the commands that connect and then exit; nil when all are.
+// upstreamsDown is an error naming the upstreams that are not connected, for the commands that
+// connect and then exit; nil when all are.
 func upstreamsDown(hub *proxy.Hub) error {
 	down := hub.NotConnected()
 	if len(down) == 0 {
@@ -281,9 +276,9 @@ func listen(addr string) (net.Listener, error) {
 
 // serveOn serves h on ln until ctx ends, then shuts down gracefully.
 func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions) error {
-	// Requests run under their own context, which shutdown cancels first:
-	// the calls in flight are cancelled upstream (notifications/cancelled)
-	// and clients' open event streams end, so Shutdown need not wait them out.
+	// Requests run under their own context, which shutdown cancels first: the calls in flight are
+	// cancelled upstream (notifications/cancelled) and clients' open event streams end, so Shutdown
+	// need not wait them out.
 	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 	srv := frontdoor.NewHTTPServer(h, opts)
@@ -305,8 +300,8 @@ func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoo
 	return err
 }
 
-// startError places the hub's configuration errors in the file: each
-// collision names the line of the upstream that lost the name.
+// startError places the hub's configuration errors in the file: each collision names the line of
+// the upstream that lost the name.
 func startError(cfg *config.Config, prof config.Profile, err error) error {
 	var errs []error
 	for _, e := range unjoin(err) {
@@ -329,13 +324,13 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// gcPercentUnderLimit is the GOGC serve runs with when a memory limit is
-// set and GOGC is not: on the tools/call benchmark about a fifth less CPU
-// per call than 100, for about 11 MB more memory, which the limit bounds.
+// gcPercentUnderLimit is the GOGC serve runs with when a memory limit is set and GOGC is not: on
+// the tools/call benchmark about a fifth less CPU per call than 100, for about 11 MB more memory,
+// which the limit bounds.
 const gcPercentUnderLimit = 400
 
-// tuneGC raises GOGC to gcPercentUnderLimit when the process has a memory
-// limit (GOMEMLIMIT) and no GOGC of its own, and says whether it did.
+// tuneGC raises GOGC to gcPercentUnderLimit when the process has a memory limit (GOMEMLIMIT) and no
+// GOGC of its own, and says whether it did.
 func tuneGC(getenv func(string) (string, bool), log *slog.Logger) bool {
 	if _, set := getenv("GOGC"); set || debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		return false
@@ -346,10 +341,9 @@ func tuneGC(getenv func(string) (string, bool), log *slog.Logger) bool {
 	return true
 }
 
-// callerProfiles serves each HTTP caller the profile its token names
-// (http.tokens, http.oidc), with one gateway per profile besides own: a
-// caller's requests reach only its profile's server. Those gateways share
-// this one's metrics, audit log, tracing and state, and close with it.
+// callerProfiles serves each HTTP caller the profile its token names (http.tokens, http.oidc), with
+// one gateway per profile besides own: a caller's requests reach only its profile's server. Those
+// gateways share this one's metrics, audit log, tracing and state, and close with it.
 func (g *gateway) callerProfiles(ctx context.Context, own *proxy.Server) (http.Handler, error) {
 	cfg := g.cfg
 	for i, t := range cfg.HTTP.Tokens { // the names quotas and audit records use

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -20,9 +19,8 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// stateStore is the persisted state a command works with: state.db, a
-// PostgreSQL database (state.url), or memory for a run whose state cannot
-// be opened.
+// stateStore is the persisted state a command works with: state.db, a PostgreSQL database
+// (state.url), or memory for a run whose state cannot be opened.
 type stateStore interface {
 	Lessons() lessons.Store
 	Pins() integrity.PinStore
@@ -40,10 +38,9 @@ var (
 	_ stateStore = (*state.PG)(nil)
 )
 
-// runState returns the state for a gateway run, opening it on first use;
-// when it cannot be opened, memory for this run with one warning, kept in
-// e.stateProblem for doctor, the console and the pins (which then fail
-// closed: see hubOptions). The command's caller closes it with closeState.
+// runState returns the state for a gateway run, opening it on first use; when it cannot be opened,
+// memory for this run with one warning, kept in e.stateProblem for doctor, the console and the pins
+// (which then fail closed: see hubOptions). The command's caller closes it with closeState.
 func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger) stateStore {
 	st, err := e.cliState(ctx, cfg)
 	if err == nil {
@@ -55,8 +52,8 @@ func (e *env) runState(ctx context.Context, cfg *config.Config, log *slog.Logger
 	return e.state
 }
 
-// stateProblemText says why the state cannot be used, naming the file (or
-// the database URL, without its password) first.
+// stateProblemText says why the state cannot be used, naming the file (or the database URL, without
+// its password) first.
 func stateProblemText(cfg *config.Config, err error) string {
 	why, file := err, filepath.Join(cfg.StateDir, state.FileName)
 	var oe *state.OpenError
@@ -66,16 +63,14 @@ func stateProblemText(cfg *config.Config, err error) string {
 	return fmt.Sprintf("%v; %s", why, file)
 }
 
-// stateNotice is what status, doctor and the console say of a state that
-// cannot be used.
+// stateNotice is what status, doctor and the console say of a state that cannot be used.
 func stateNotice(problem string) string {
 	return "state: in memory (not shared, not kept): " + problem +
 		". Pins cannot be checked, so tools of upstreams other than the built-in ones are not served; fix the state directory, or set state_dir"
 }
 
-// cliState opens the state (state.url's database, else state.db) for a
-// command that reads or changes it; failing, a *state.OpenError naming the
-// file or the URL without its password.
+// cliState opens the state (state.url's database, else state.db) for a command that reads or
+// changes it; failing, a *state.OpenError naming the file or the URL without its password.
 func (e *env) cliState(ctx context.Context, cfg *config.Config) (st stateStore, err error) {
 	switch {
 	case e.state != nil:
@@ -92,9 +87,8 @@ func (e *env) cliState(ctx context.Context, cfg *config.Config) (st stateStore, 
 	return st, nil
 }
 
-// configState loads the configuration and opens its state, for the
-// commands that read or change the state; cfg is nil when the
-// configuration did not load.
+// configState loads the configuration and opens its state, for the commands that read or change the
+// state; cfg is nil when the configuration did not load.
 func (e *env) configState(ctx context.Context) (*config.Config, config.Profile, stateStore, error) {
 	cfg, prof, err := e.loadConfig()
 	if err != nil {
@@ -133,8 +127,7 @@ gateways pick changes up within seconds.`,
 				if asJSON {
 					return printJSON(e, m.List())
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tPOLARITY\tTOOL\tSOURCE\tUSES\tQUERY")
+				tw := newTable(e.stdout, "ID\tPOLARITY\tTOOL\tSOURCE\tUSES\tQUERY")
 				for _, l := range m.List() {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", l.ID, l.Polarity, l.Tool, l.Source, l.Uses, firstLine(l.Query, 60))
 				}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,16 +18,15 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// Gateway registration: each serve writes its row every heartbeatEvery; a
-// row whose heartbeat is older than staleAfter, or whose process is gone,
-// is a gateway that died without removing it, and status prunes it.
+// Gateway registration: each serve writes its row every heartbeatEvery; a row whose heartbeat is
+// older than staleAfter, or whose process is gone, is a gateway that died without removing it, and
+// status prunes it.
 const (
 	heartbeatEvery = 3 * time.Second
 	staleAfter     = 5 * heartbeatEvery
 )
 
-// gatewaySnapshot is what a gateway tells status about itself in each
-// heartbeat.
+// gatewaySnapshot is what a gateway tells status about itself in each heartbeat.
 type gatewaySnapshot struct {
 	Upstreams    []upstreamSnapshot  `json:"upstreams"`
 	Calls        uint64              `json:"calls"`
@@ -68,9 +66,8 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 	return s
 }
 
-// notConnected is what status and the console show of an upstream not
-// connected: why (starting for how long, or its error); nothing for a
-// connected one.
+// notConnected is what status and the console show of an upstream not connected: why (starting for
+// how long, or its error); nothing for a connected one.
 func notConnected(u proxy.Status) string {
 	if u.State == proxy.StateConnected {
 		return ""
@@ -78,10 +75,9 @@ func notConnected(u proxy.Status) string {
 	return why(u)
 }
 
-// register registers this serve in the state's registry and keeps its
-// heartbeat, with a fresh snapshot, until the gateway closes, which removes
-// the row. Failures are logged: status is a convenience, never a reason
-// not to serve.
+// register registers this serve in the state's registry and keeps its heartbeat, with a fresh
+// snapshot, until the gateway closes, which removes the row. Failures are logged: status is a
+// convenience, never a reason not to serve.
 func (g *gateway) register(ctx context.Context, httpAddr string) {
 	row := state.Gateway{
 		ID: newGatewayID(), PID: os.Getpid(), Started: time.Now().UTC(), Profile: g.prof.Name,
@@ -181,9 +177,8 @@ machine using that database.`,
 	return cmd
 }
 
-// liveGateways returns the registered gateways that are alive and removes
-// the others' rows. In a shared registry a PID may be another machine's,
-// so only the heartbeat tells.
+// liveGateways returns the registered gateways that are alive and removes the others' rows. In a
+// shared registry a PID may be another machine's, so only the heartbeat tells.
 func liveGateways(ctx context.Context, reg state.Registry, now time.Time) ([]gatewayStatus, error) {
 	local := !state.Shared(reg)
 	rows, err := reg.Gateways(ctx)
@@ -229,8 +224,7 @@ func printStatus(e *env, live []gatewayStatus) error {
 			continue
 		}
 		s := g.Snapshot
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
+		tw := newTable(e.stdout, "  UPSTREAM\tSTATE\tTOOLS\tERROR")
 		for _, u := range s.Upstreams {
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.Line(u.Name), u.State, u.Tools, printable.Line(u.Err))
 		}

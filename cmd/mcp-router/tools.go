@@ -56,11 +56,9 @@ func toolsView(tools []proxy.Tool) []toolJSON {
 	return out
 }
 
-// printToolsTable prints the catalog's tools, then what was left out and
-// what was kept but flagged.
+// printToolsTable prints the catalog's tools, then what was left out and what was kept but flagged.
 func printToolsTable(w io.Writer, c *proxy.Catalog) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tUPSTREAM\tDESCRIPTION")
+	tw := newTable(w, "NAME\tUPSTREAM\tDESCRIPTION")
 	for _, t := range c.Tools {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, firstLine(t.Def.Description, 80))
 	}
@@ -78,6 +76,13 @@ func printToolsTable(w io.Writer, c *proxy.Catalog) error {
 		fmt.Fprintf(w, "warning: %s\n", p.Text)
 	}
 	return nil
+}
+
+// newTable starts a table on w under its header (tab-separated columns); Flush prints it.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 func firstLine(s string, max int) string {

@@ -38,15 +38,15 @@ built into the binary: the router's word table is derived from WordNet 3.0.`,
 	return cmd
 }
 
-// gatewayVersion is the version the gateway reports in serverInfo, the
-// status registry and the console: as [moduleVersion] finds it.
+// gatewayVersion is the version the gateway reports in serverInfo, the status registry and the
+// console: as [moduleVersion] finds it.
 func gatewayVersion() string {
 	info, _ := debug.ReadBuildInfo()
 	return moduleVersion(version, info)
 }
 
-// moduleVersion is ldflagsVersion unless it is the default "dev", else the
-// main module's version from the build info, else "dev".
+// moduleVersion is ldflagsVersion unless it is the default "dev", else the main module's version
+// from the build info, else "dev".
 func moduleVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 	if ldflagsVersion != "dev" || info == nil {
 		return ldflagsVersion
@@ -57,9 +57,8 @@ func moduleVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 	return ldflagsVersion
 }
 
-// buildVersion describes the build in one line, e.g.
-// "mcp-router v1.4.0 (revision 1efce13a2b4c, modified, 2026-11-24T23:01:05Z; go1.26.8)";
-// info may be nil.
+// buildVersion describes the build in one line, e.g. "mcp-router v1.4.0 (revision 1efce13a2b4c,
+// modified, 2026-11-24T23:01:05Z; go1.26.8)"; info may be nil.
 func buildVersion(ldflagsVersion string, info *debug.BuildInfo) string {
 	v := moduleVersion(ldflagsVersion, info)
 	if info == nil {

@@ -1,15 +1,14 @@
-// Package bridge relays a stdio MCP client (`mcp-router connect`) to a
-// gateway serving streamable HTTP (`mcp-router serve --http`). Messages
-// pass through both ways as they are; the bridge keeps the HTTP session,
-// opens the standalone event stream once the session is initialized, and
-// ends the session with DELETE when stdin ends. When HTTP fails, each
-// request waiting for an answer gets a JSON-RPC error naming the problem,
-// so the client is never left hanging.
+// Package bridge relays a stdio MCP client (`mcp-router connect`) to a gateway serving streamable
+// HTTP (`mcp-router serve --http`). Messages pass through both ways as they are; the bridge keeps
+// the HTTP session, opens the standalone event stream once the session is initialized, and ends the
+// session with DELETE when stdin ends. When HTTP fails, each request waiting for an answer gets a
+// JSON-RPC error naming the problem, so the client is never left hanging.
 package bridge
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,30 +26,27 @@ import (
 	"github.com/mcp-router/mcp-router/internal/sameorigin"
 )
 
-// noticeTimeout bounds the POST of a notification or of an answer to the
-// gateway's request, which the gateway acknowledges at once (202).
+// noticeTimeout bounds the POST of a notification or of an answer to the gateway's request, which
+// the gateway acknowledges at once (202).
 const noticeTimeout = 30 * time.Second
 
-// DefaultMaxInFlight is how many client requests may wait for the gateway
-// at once.
+// DefaultMaxInFlight is how many client requests may wait for the gateway at once.
 const DefaultMaxInFlight = 128
 
-// DefaultMaxMessageBytes bounds one message either way: a line on stdin,
-// a JSON body or one server-sent event from the gateway.
+// DefaultMaxMessageBytes bounds one message either way: a line on stdin, a JSON body or one
+// server-sent event from the gateway.
 const DefaultMaxMessageBytes = 4 << 20
 
 // Options configures a Bridge.
 type Options struct {
 	// URL is the gateway's MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
 	URL string
-	// Header is sent with every HTTP request (Authorization, extra
-	// headers). It is never logged.
+	// Header is sent with every HTTP request (Authorization, extra headers). It is never logged.
 	Header http.Header
-	// MaxMessageBytes bounds one message either way; 0 means
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one message either way; 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
-	// MaxInFlight bounds the client's requests waiting for an answer; one
-	// more is answered with an error. 0 means DefaultMaxInFlight.
+	// MaxInFlight bounds the client's requests waiting for an answer; one more is answered with an
+	// error. 0 means DefaultMaxInFlight.
 	MaxInFlight int
 	// Logger receives what goes wrong; nil is silent. Never stdout.
 	Logger *slog.Logger
@@ -94,18 +90,13 @@ func New(opts Options) *Bridge {
 		Proxy:       http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 	}}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Bridge{opts: opts, log: log, shown: shownURL(opts.URL), client: client, pending: map[string]*pending{}}
+	return &Bridge{opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), shown: shownURL(opts.URL), client: client, pending: map[string]*pending{}}
 }
 
-// Run relays in (the client's messages) to the gateway and the gateway's
-// messages to out until in ends or ctx is done, then stops what is in
-// flight and ends the HTTP session. It returns an error only when reading
-// in fails other than by ending. The goroutine reading in may outlive Run
-// until in returns. Run is called once.
+// Run relays in (the client's messages) to the gateway and the gateway's messages to out until in
+// ends or ctx is done, then stops what is in flight and ends the HTTP session. It returns an error
+// only when reading in fails other than by ending. The goroutine reading in may outlive Run until
+// in returns. Run is called once.
 func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	b.out = out
 	ctx, cancel := context.WithCancel(ctx)
@@ -149,9 +140,8 @@ type line struct {
 	err  error
 }
 
-// readLines sends each non-empty line of in to lines until in ends (the
-// error it ended with) or done closes (nil). A line over max is refused
-// (and read to its end, so framing holds).
+// readLines sends each non-empty line of in to lines until in ends (the error it ended with) or
+// done closes (nil). A line over max is refused (and read to its end, so framing holds).
 func readLines(in io.Reader, max int, lines chan<- line, done <-chan struct{}) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
@@ -212,8 +202,7 @@ func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 			return
 		}
 		if env.Method == "initialize" {
-			// Nothing else may go until the session exists: the answer
-			// carries its id.
+			// Nothing else may go until the session exists: the answer carries its id.
 			b.post(ctx, data, &env)
 			return
 		}
@@ -238,8 +227,7 @@ func (b *Bridge) handle(ctx context.Context, wg *sync.WaitGroup, data []byte) {
 	}
 }
 
-// track notes a request as waiting, unless its id is already waiting or
-// too many are.
+// track notes a request as waiting, unless its id is already waiting or too many are.
 func (b *Bridge) track(id json.RawMessage) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -254,8 +242,8 @@ func (b *Bridge) track(id json.RawMessage) error {
 	return nil
 }
 
-// cancelled marks the request the client gave up on: whatever becomes of
-// its stream, the client expects no answer.
+// cancelled marks the request the client gave up on: whatever becomes of its stream, the client
+// expects no answer.
 func (b *Bridge) cancelled(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -266,8 +254,8 @@ func (b *Bridge) cancelled(params json.RawMessage) {
 	b.mark(p.RequestID, func(pr *pending) { pr.cancelled = true })
 }
 
-// settle removes a request from the pending ones and reports whether the
-// client still expects an answer to it.
+// settle removes a request from the pending ones and reports whether the client still expects an
+// answer to it.
 func (b *Bridge) settle(id json.RawMessage) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -286,9 +274,8 @@ func (b *Bridge) mark(id json.RawMessage, f func(*pending)) {
 	b.mu.Unlock()
 }
 
-// post sends one message and relays what comes back. For a request, any
-// failure becomes a JSON-RPC error answer unless the gateway answered or
-// the client cancelled it.
+// post sends one message and relays what comes back. For a request, any failure becomes a JSON-RPC
+// error answer unless the gateway answered or the client cancelled it.
 func (b *Bridge) post(ctx context.Context, data []byte, env *envelope) {
 	err := b.exchange(ctx, data, env)
 	if !env.isRequest() {
@@ -308,8 +295,7 @@ func (b *Bridge) post(ctx context.Context, data []byte, env *envelope) {
 	}
 }
 
-// exchange POSTs data and relays the reply: nothing (202), one JSON
-// message, or an event stream.
+// exchange POSTs data and relays the reply: nothing (202), one JSON message, or an event stream.
 func (b *Bridge) exchange(ctx context.Context, data []byte, env *envelope) error {
 	req, err := b.request(ctx, http.MethodPost, bytes.NewReader(data))
 	if err != nil {
@@ -373,9 +359,8 @@ func (b *Bridge) request(ctx context.Context, method string, body io.Reader) (*h
 	return req, nil
 }
 
-// listen opens the standalone event stream, for the gateway's messages
-// outside any request (list changes, its own requests), once per session.
-// A gateway without one answers 405.
+// listen opens the standalone event stream, for the gateway's messages outside any request (list
+// changes, its own requests), once per session. A gateway without one answers 405.
 func (b *Bridge) listen(ctx context.Context, wg *sync.WaitGroup) {
 	b.mu.Lock()
 	started := b.listening || b.sessionID == ""
@@ -453,9 +438,8 @@ func (b *Bridge) events(body io.Reader) error {
 	}
 }
 
-// readLine reads one line without its line ending (a last line may have
-// none). A line over max bytes is read to its end, so framing holds, and
-// dropped: tooLong says so.
+// readLine reads one line without its line ending (a last line may have none). A line over max
+// bytes is read to its end, so framing holds, and dropped: tooLong says so.
 func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -476,8 +460,8 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 	}
 }
 
-// relay writes one message from the gateway to the client, on one line,
-// and notes the answers and the session's protocol version.
+// relay writes one message from the gateway to the client, on one line, and notes the answers and
+// the session's protocol version.
 func (b *Bridge) relay(msg []byte) error {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, msg); err != nil {
@@ -494,8 +478,8 @@ func (b *Bridge) relay(msg []byte) error {
 	return b.write(buf.Bytes())
 }
 
-// noteProtocol keeps the protocol version an initialize answer agreed on,
-// for the MCP-Protocol-Version header of what follows.
+// noteProtocol keeps the protocol version an initialize answer agreed on, for the
+// MCP-Protocol-Version header of what follows.
 func (b *Bridge) noteProtocol(env *envelope) {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -620,12 +604,10 @@ func mediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(t))
 }
 
-// The token and headers connect sends belong to the URL it was given:
-// the client follows a redirect only within that URL's origin (Go's
-// client would send --header values, and a request body, to any host a
-// gateway or something posing as one redirects to), and no text the
-// bridge writes (errors to the client, logs) holds the URL's userinfo or
-// query, or a header's value.
+// The token and headers connect sends belong to the URL it was given: the client follows a redirect
+// only within that URL's origin (Go's client would send --header values, and a request body, to any
+// host a gateway or something posing as one redirects to), and no text the bridge writes (errors to
+// the client, logs) holds the URL's userinfo or query, or a header's value.
 
 // ErrCrossOrigin refuses a redirect to another origin than the gateway's.
 var ErrCrossOrigin = errors.New("redirect to another origin refused (connect sends its token and headers to the URL given only; give the URL it redirects to)")
@@ -648,8 +630,8 @@ func shownURL(raw string) string {
 	return u.String()
 }
 
-// withoutSecrets is err's text without the request's URL (Go's client
-// names it, query included) and header values.
+// withoutSecrets is err's text without the request's URL (Go's client names it, query included) and
+// header values.
 func (b *Bridge) withoutSecrets(err error) error {
 	msg := err.Error()
 	var ue *url.Error
@@ -662,8 +644,8 @@ func (b *Bridge) withoutSecrets(err error) error {
 	return err
 }
 
-// redact replaces in t every header value the bridge sends (and a bearer
-// token alone), so that a gateway that quotes them is not repeated.
+// redact replaces in t every header value the bridge sends (and a bearer token alone), so that a
+// gateway that quotes them is not repeated.
 func (b *Bridge) redact(t string) string {
 	for _, vs := range b.opts.Header {
 		for _, v := range vs {

@@ -10,16 +10,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
 // HTTPBounds are the bounds on each client of serve --http; zero takes the proxy's default.
 type HTTPBounds struct {
-	// HeaderTimeout bounds the reading of a request's headers (10s).
-	HeaderTimeout time.Duration
-	// IdleTimeout closes a keep-alive connection idle this long (2m).
-	IdleTimeout time.Duration
+	// Server is the HTTP server's timeouts: on reading a request's headers (10s), and on a keep-alive
+	// connection idle (2m).
+	Server frontdoor.HTTPServerOptions
 	// BodyTimeout bounds the reading of one request body (30s).
 	BodyTimeout time.Duration
 	// MaxSessionsPerClient bounds the sessions of one token, or of one address without tokens (64).
@@ -31,7 +29,8 @@ type HTTPBounds struct {
 }
 
 func (r rawHTTP) setBounds(b *HTTPBounds) {
-	b.HeaderTimeout, b.IdleTimeout, b.BodyTimeout = time.Duration(r.HeaderTimeout), time.Duration(r.IdleTimeout), time.Duration(r.BodyTimeout)
+	b.Server = frontdoor.HTTPServerOptions{HeaderTimeout: time.Duration(r.HeaderTimeout), IdleTimeout: time.Duration(r.IdleTimeout)}
+	b.BodyTimeout = time.Duration(r.BodyTimeout)
 	b.MaxSessionsPerClient, b.MaxStreamsPerSession = int(r.MaxSessionsPerClient), int(r.MaxStreamsPerSession)
 	b.MaxBodyMemory = int64(r.MaxBodyMemory)
 }
@@ -42,11 +41,6 @@ func (b HTTPBounds) Guard(opts *frontdoor.Options) {
 	opts.MaxBodyMemory = b.MaxBodyMemory
 	opts.MaxSessionsPerClient = b.MaxSessionsPerClient
 	opts.MaxStreamsPerSession = b.MaxStreamsPerSession
-}
-
-// Server is the HTTP server's timeouts as the proxy takes them.
-func (b HTTPBounds) Server() frontdoor.HTTPServerOptions {
-	return frontdoor.HTTPServerOptions{HeaderTimeout: b.HeaderTimeout, IdleTimeout: b.IdleTimeout}
 }
 
 // byteSize is a number of bytes, with an optional binary unit: 1048576, 512KiB, 64MiB, 1GiB.
@@ -83,11 +77,6 @@ func parseSize(text string, units int) (int64, bool) {
 		return 0, false
 	}
 	return n * mult, true
-}
-
-// Notifications is the limit on each upstream's notifications as the proxy takes it.
-func (l Limits) Notifications() proxy.NotificationLimit {
-	return proxy.NotificationLimit{PerSecond: l.NotificationsPerSecond, Burst: l.NotificationBurst}
 }
 
 type positiveRate float64

@@ -420,14 +420,14 @@ func TestLoadDisconnectGraceAndLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := []any{def.HTTP.ServerGrace(), def.Limits.RateLimit()}; !cmp.Equal(got, []any{30 * time.Second, proxy.RateLimit{}}) {
+	if got := []any{def.HTTP.ServerGrace(), def.Limits.RateLimit}; !cmp.Equal(got, []any{30 * time.Second, proxy.RateLimit{}}) {
 		t.Errorf("defaults: got %v, want 30s and no limit", got)
 	}
 	set, err := load(t, "http: {disconnect_grace: 0}\nlimits: {calls_per_second: 2.5, burst: 10}\nprofiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := []any{set.HTTP.ServerGrace(), set.Limits.RateLimit()}; !cmp.Equal(got, []any{time.Duration(-1), proxy.RateLimit{CallsPerSecond: 2.5, Burst: 10}}) {
+	if got := []any{set.HTTP.ServerGrace(), set.Limits.RateLimit}; !cmp.Equal(got, []any{time.Duration(-1), proxy.RateLimit{CallsPerSecond: 2.5, Burst: 10}}) {
 		t.Errorf("set: got %v, want a negative grace (cancel at once) and 2.5/s burst 10", got)
 	}
 	if g, _ := load(t, "http: {disconnect_grace: 2m}\nprofiles:\n  p: {}\n", nil); g == nil || g.HTTP.ServerGrace() != 2*time.Minute {
@@ -516,8 +516,8 @@ func TestLoadBoundDownstreamHTTPAndNotificationRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.HTTP.Bounds != (HTTPBounds{}) || def.Limits.Notifications() != (proxy.NotificationLimit{}) {
-		t.Errorf("defaults: got %+v and %+v, want zero (the proxy's defaults)", def.HTTP.Bounds, def.Limits.Notifications())
+	if def.HTTP.Bounds != (HTTPBounds{}) || def.Limits.Notifications != (proxy.NotificationLimit{}) {
+		t.Errorf("defaults: got %+v and %+v, want zero (the proxy's defaults)", def.HTTP.Bounds, def.Limits.Notifications)
 	}
 	set, err := load(t, `http:
   header_timeout: 5s
@@ -533,7 +533,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := HTTPBounds{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute, BodyTimeout: 20 * time.Second,
+	want := HTTPBounds{Server: frontdoor.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}, BodyTimeout: 20 * time.Second,
 		MaxSessionsPerClient: 8, MaxStreamsPerSession: 4, MaxBodyMemory: 16 << 20}
 	if set.HTTP.Bounds != want {
 		t.Errorf("http bounds: got %+v, want %+v", set.HTTP.Bounds, want)
@@ -543,10 +543,10 @@ profiles:
 	if g.BodyTimeout != 20*time.Second || g.MaxBodyMemory != 16<<20 || g.MaxSessionsPerClient != 8 || g.MaxStreamsPerSession != 4 {
 		t.Errorf("guard options: got %+v", g)
 	}
-	if got := set.HTTP.Bounds.Server(); got != (frontdoor.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}) {
+	if got := set.HTTP.Bounds.Server; got != (frontdoor.HTTPServerOptions{HeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}) {
 		t.Errorf("server options: got %+v", got)
 	}
-	if got := set.Limits.Notifications(); got != (proxy.NotificationLimit{PerSecond: 20, Burst: 40}) {
+	if got := set.Limits.Notifications; got != (proxy.NotificationLimit{PerSecond: 20, Burst: 40}) {
 		t.Errorf("notification limit: got %+v", got)
 	}
 	if b, _ := load(t, "http: {max_body_memory: 1048576}\nprofiles:\n  p: {}\n", nil); b == nil || b.HTTP.Bounds.MaxBodyMemory != 1<<20 {

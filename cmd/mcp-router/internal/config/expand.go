@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,21 +25,9 @@ var expandedKeys = []string{
 }
 
 func isExpanded(path []string) bool {
-	for _, pat := range expandedKeys {
-		if pat := strings.Split(pat, "."); len(pat) == len(path) && matchPath(pat, path) {
-			return true
-		}
-	}
-	return false
-}
-
-func matchPath(pat, path []string) bool {
-	for i := range pat {
-		if pat[i] != "*" && pat[i] != path[i] {
-			return false
-		}
-	}
-	return true
+	return slices.ContainsFunc(expandedKeys, func(pat string) bool {
+		return slices.EqualFunc(strings.Split(pat, "."), path, func(p, key string) bool { return p == "*" || p == key })
+	})
 }
 
 // maxNodes bounds the values checkUnexpanded visits, aliases followed, so that a file of aliases of

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -178,10 +179,7 @@ var badNameChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // safeName makes name a valid upstream name not in used, and marks it used.
 func safeName(name string, used map[string]bool) string {
-	safe := strings.Trim(badNameChars.ReplaceAllString(name, "-"), "-")
-	if safe == "" {
-		safe = "server"
-	}
+	safe := cmp.Or(strings.Trim(badNameChars.ReplaceAllString(name, "-"), "-"), "server")
 	if len(safe) > 40 {
 		safe = safe[:40]
 	}
@@ -313,14 +311,9 @@ func (c *Config) Moved(profile, client, file string, places Places) ([]MovedServ
 	}
 	var moved []MovedServer
 	for _, s := range append(r.servers, r.dups...) {
-		if s.Section != ServersKey(client) && s.Project == "" {
-			continue
-		}
-		for _, u := range p.Value.Upstreams {
-			if runs(u, r.safe[s], s) {
-				moved = append(moved, MovedServer{Name: s.Name, Project: s.Project})
-				break
-			}
+		if (s.Section == ServersKey(client) || s.Project != "") &&
+			slices.ContainsFunc(p.Value.Upstreams, func(u entry[rawUpstream]) bool { return runs(u, r.safe[s], s) }) {
+			moved = append(moved, MovedServer{Name: s.Name, Project: s.Project})
 		}
 	}
 	return moved, nil

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -62,15 +63,11 @@ func clearValue(out map[string]string, written, client string) {
 
 // rawProfile is the named profile as written ("" = default_profile, else the only one, or default).
 func (c *Config) rawProfile(name string) (entry[rawProfile], error) {
-	if name == "" {
-		name = c.DefaultProfile
+	only := ""
+	if len(c.names) == 1 {
+		only = c.names[0]
 	}
-	if name == "" && len(c.names) == 1 {
-		name = c.names[0]
-	}
-	if name == "" {
-		name = "default"
-	}
+	name = cmp.Or(name, c.DefaultProfile, only, "default")
 	p, ok := c.profiles[name]
 	if !ok {
 		return p, fmt.Errorf("%s: no profile %q (profiles: %s)", c.File, name, strings.Join(c.names, ", "))

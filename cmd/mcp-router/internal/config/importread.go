@@ -57,13 +57,10 @@ func ServersKey(client string) string {
 }
 
 func existing(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		_, err := os.Stat(p)
+		return err != nil
+	})
 }
 
 // Bounds on what an import reads: Claude Code's ~/.claude.json grows to tens of megabytes.

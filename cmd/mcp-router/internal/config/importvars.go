@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,11 +12,7 @@ import (
 // envFile merges the variables of an envFile into the entry's env; the entry's own env wins.
 func (d *dialect) envFile(s *server, path string) {
 	if !filepath.IsAbs(path) && !strings.HasPrefix(path, "$") {
-		base := d.workspace
-		if base == "" {
-			base = filepath.Dir(d.file)
-		}
-		path = filepath.Join(base, path)
+		path = filepath.Join(cmp.Or(d.workspace, filepath.Dir(d.file)), path)
 	}
 	vars, err := ReadEnvFile(path)
 	if err != nil { // the error names the file

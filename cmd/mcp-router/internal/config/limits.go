@@ -19,10 +19,9 @@ import (
 // Limits is the limits section: bounds on each client session, and on everything the gateway reads
 // or builds from outside. A bound left zero takes the default of the package that applies it.
 type Limits struct {
-	// CallsPerSecond refills each session's bucket of tool calls; 0 is no limit (the default).
-	CallsPerSecond float64
-	// Burst is the bucket's size; 0 is CallsPerSecond rounded up.
-	Burst int
+	// RateLimit is each session's bucket of tool calls: CallsPerSecond refills it, 0 is no limit (the
+	// default); Burst is its size, 0 is CallsPerSecond rounded up.
+	RateLimit proxy.RateLimit
 	// StartWait is how long a call of a tool whose upstream is still starting waits for it
 	// [proxy.DefaultStartWait].
 	StartWait time.Duration
@@ -35,68 +34,34 @@ type Limits struct {
 	UpstreamErrorBytes   int // the body of an HTTP error reply
 	ListingBytes         int // one listing (tools, resources, templates, prompts) across its pages
 	ListingItems         int
-	// What one run_plan builds (executor.Options).
-	PlanTextBytes     int
-	PlanExpandedBytes int
-	PlanResultBytes   int
-	PlanForeachItems  int
-	PlanCalls         int
-	// What the model hands the gateway's own tools (proxy.InputLimits).
-	QueryBytes   int
-	NoteBytes    int
-	ContextBytes int
+	// Plan is what one run_plan builds, and its calls at once: of the plan, of the plan on one
+	// upstream, of one foreach step.
+	Plan executor.Options
+	// Inputs bound what the model hands the gateway's own tools.
+	Inputs proxy.InputLimits
 	// The lessons store's text (lessons.MemoryOptions.MaxBytes).
 	LessonsBytes int
 	// What of a tool result reaches the model; the whole of a longer one is kept for its caller
 	// (proxy.Options.ModelResultBytes).
 	ModelResultBytes int
-	// The whole results kept: per principal, across principals, and how long each stays readable
-	// (proxy.Options.KeptResults).
-	ResultStoreBytes      int
-	ResultStoreTotalBytes int
-	ResultTTL             time.Duration
+	// KeptResults bound the whole results kept: per principal, across principals, and how long each
+	// stays readable; zero takes the results package's defaults.
+	KeptResults results.Options
 
-	// Calls at once: of one stdio client, on and waiting for one upstream, of one plan, of one plan
-	// on one upstream, of one foreach step.
-	StdioCalls        int
-	UpstreamCalls     int
-	UpstreamQueue     int
-	PlanParallel      int
-	PlanUpstreamCalls int
-	PlanForeachCalls  int
+	// Calls at once: of one stdio client, on and waiting for one upstream.
+	StdioCalls    int
+	UpstreamCalls int
+	UpstreamQueue int
 
-	// NotificationsPerSecond and NotificationBurst are the bucket of each upstream's notifications;
-	// 0 takes proxy.DefaultNotificationsPerSecond and proxy.DefaultNotificationBurst.
-	NotificationsPerSecond float64
-	NotificationBurst      int
+	// Notifications is the bucket of each upstream's notifications; 0 takes
+	// proxy.DefaultNotificationsPerSecond and proxy.DefaultNotificationBurst.
+	Notifications proxy.NotificationLimit
 
 	// Quotas bound each principal's calls per tool (proxy.Options.Quotas).
 	Quotas []proxy.Quota
 	// RepeatCalls is how many times in a row a session may make the same call; 0 is no bound
 	// (proxy.Options.RepeatCalls).
 	RepeatCalls int
-}
-
-// RateLimit is the limit as the proxy takes it.
-func (l Limits) RateLimit() proxy.RateLimit {
-	return proxy.RateLimit{CallsPerSecond: l.CallsPerSecond, Burst: l.Burst}
-}
-
-// Executor is the plan bounds as the executor takes them.
-func (l Limits) Executor() executor.Options {
-	return executor.Options{MaxTextBytes: l.PlanTextBytes, MaxExpandedBytes: l.PlanExpandedBytes,
-		MaxResultBytes: l.PlanResultBytes, MaxForeachItems: l.PlanForeachItems, MaxCalls: l.PlanCalls,
-		MaxParallel: l.PlanParallel, PerUpstream: l.PlanUpstreamCalls, ForeachWidth: l.PlanForeachCalls}
-}
-
-// Inputs is the bounds on the gateway's own tools' arguments.
-func (l Limits) Inputs() proxy.InputLimits {
-	return proxy.InputLimits{MaxQueryBytes: l.QueryBytes, MaxNoteBytes: l.NoteBytes, MaxContextBytes: l.ContextBytes}
-}
-
-// KeptResults is the bounds on the whole results kept; zero takes the results package's defaults.
-func (l Limits) KeptResults() results.Options {
-	return results.Options{PerPrincipal: l.ResultStoreBytes, Total: l.ResultStoreTotalBytes, TTL: l.ResultTTL}
 }
 
 func (l Limits) upstream(u *proxy.UpstreamConfig) {
@@ -205,14 +170,14 @@ func (z *sizeValue) UnmarshalYAML(n *yaml.Node) error {
 func (l *Limits) bounds(raw rawLimits) {
 	l.UpstreamMessageBytes, l.UpstreamErrorBytes = int(raw.UpstreamMessageBytes), int(raw.UpstreamErrorBytes)
 	l.ListingBytes, l.ListingItems = int(raw.ListingBytes), int(raw.ListingItems)
-	l.PlanTextBytes, l.PlanExpandedBytes = int(raw.PlanTextBytes), int(raw.PlanExpandedBytes)
-	l.PlanResultBytes, l.PlanForeachItems, l.PlanCalls = int(raw.PlanResultBytes), int(raw.PlanForeachItems), int(raw.PlanCalls)
-	l.QueryBytes, l.NoteBytes, l.ContextBytes = int(raw.QueryBytes), int(raw.NoteBytes), int(raw.ContextBytes)
+	l.Plan = executor.Options{MaxTextBytes: int(raw.PlanTextBytes), MaxExpandedBytes: int(raw.PlanExpandedBytes),
+		MaxResultBytes: int(raw.PlanResultBytes), MaxForeachItems: int(raw.PlanForeachItems), MaxCalls: int(raw.PlanCalls),
+		MaxParallel: int(raw.PlanParallel), PerUpstream: int(raw.PlanUpstreamCalls), ForeachWidth: int(raw.PlanForeachCalls)}
+	l.Inputs = proxy.InputLimits{MaxQueryBytes: int(raw.QueryBytes), MaxNoteBytes: int(raw.NoteBytes), MaxContextBytes: int(raw.ContextBytes)}
+	l.KeptResults = results.Options{PerPrincipal: int(raw.ResultStoreBytes), Total: int(raw.ResultStoreTotal), TTL: time.Duration(raw.ResultTTL)}
 	l.LessonsBytes, l.ModelResultBytes = int(raw.LessonsBytes), int(raw.ModelResultBytes)
-	l.ResultStoreBytes, l.ResultStoreTotalBytes, l.ResultTTL = int(raw.ResultStoreBytes), int(raw.ResultStoreTotal), time.Duration(raw.ResultTTL)
 	l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue = int(raw.StdioCalls), int(raw.UpstreamCalls), int(raw.UpstreamQueue)
-	l.PlanParallel, l.PlanUpstreamCalls, l.PlanForeachCalls = int(raw.PlanParallel), int(raw.PlanUpstreamCalls), int(raw.PlanForeachCalls)
-	l.NotificationsPerSecond, l.NotificationBurst = float64(raw.NotificationsPerSecond), int(raw.NotificationBurst)
+	l.Notifications = proxy.NotificationLimit{PerSecond: float64(raw.NotificationsPerSecond), Burst: int(raw.NotificationBurst)}
 }
 
 // stdioCallsValue is limits.stdio_calls: a whole number from 1 to proxy.MaxStdioCalls.
@@ -287,13 +252,13 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
-	c.Limits.CallsPerSecond = l.CallsPerSecond.N
+	c.Limits.RateLimit.CallsPerSecond = l.CallsPerSecond.N
 	switch {
 	case l.Burst.N == 0: // not set
-	case c.Limits.CallsPerSecond == 0:
+	case l.CallsPerSecond.N == 0:
 		v.errorf(l.Burst.Line, "limits.burst", "needs limits.calls_per_second, the rate the bucket refills at")
 	default:
-		c.Limits.Burst = l.Burst.N
+		c.Limits.RateLimit.Burst = l.Burst.N
 	}
 }
 

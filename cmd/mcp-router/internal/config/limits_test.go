@@ -46,13 +46,13 @@ profiles:
 		t.Fatal(err)
 	}
 	wantExec := executor.Options{MaxTextBytes: 100000, MaxExpandedBytes: 4 << 20, MaxResultBytes: 8 << 20, MaxForeachItems: 50, MaxCalls: 60}
-	if diff := cmp.Diff(wantExec, cfg.Limits.Executor(), cmp.Comparer(func(a, b executor.Options) bool {
+	if diff := cmp.Diff(wantExec, cfg.Limits.Plan, cmp.Comparer(func(a, b executor.Options) bool {
 		return a.MaxTextBytes == b.MaxTextBytes && a.MaxExpandedBytes == b.MaxExpandedBytes && a.MaxResultBytes == b.MaxResultBytes &&
 			a.MaxForeachItems == b.MaxForeachItems && a.MaxCalls == b.MaxCalls
 	})); diff != "" {
 		t.Errorf("plan bounds (-want +got):\n%s", diff)
 	}
-	if got, want := cfg.Limits.Inputs(), (proxy.InputLimits{MaxQueryBytes: 4 << 10, MaxNoteBytes: 512, MaxContextBytes: 16 << 10}); got != want {
+	if got, want := cfg.Limits.Inputs, (proxy.InputLimits{MaxQueryBytes: 4 << 10, MaxNoteBytes: 512, MaxContextBytes: 16 << 10}); got != want {
 		t.Errorf("input bounds: got %+v, want %+v", got, want)
 	}
 	if cfg.Limits.LessonsBytes != 1<<20 {
@@ -65,7 +65,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := kept.Limits.KeptResults(), (results.Options{PerPrincipal: 1 << 20, Total: 8 << 20, TTL: 10 * time.Minute}); got != want {
+	if got, want := kept.Limits.KeptResults, (results.Options{PerPrincipal: 1 << 20, Total: 8 << 20, TTL: 10 * time.Minute}); got != want {
 		t.Errorf("kept results: got %+v, want %+v", got, want)
 	}
 	def := loadProfile(t, "profiles:\n  p:\n    upstreams:\n      web: {builtin: web}\n", nil)
@@ -103,14 +103,14 @@ func TestConcurrencyLimitsConfig(t *testing.T) {
 	if got, want := []int{l.StdioCalls, l.UpstreamCalls, l.UpstreamQueue}, []int{64, 48, 96}; !cmp.Equal(got, want) {
 		t.Errorf("stdio_calls, upstream_calls, upstream_queue: got %v, want %v", got, want)
 	}
-	if ex := l.Executor(); ex.MaxParallel != 24 || ex.PerUpstream != 12 || ex.ForeachWidth != 6 {
+	if ex := l.Plan; ex.MaxParallel != 24 || ex.PerUpstream != 12 || ex.ForeachWidth != 6 {
 		t.Errorf("plan_parallel, plan_upstream_calls, plan_foreach_calls: got %d, %d, %d; want 24, 12, 6", ex.MaxParallel, ex.PerUpstream, ex.ForeachWidth)
 	}
 	def, err := load(t, "profiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := def.Limits; l.StdioCalls != 0 || l.UpstreamCalls != 0 || l.UpstreamQueue != 0 || l.PlanParallel != 0 || l.PlanUpstreamCalls != 0 || l.PlanForeachCalls != 0 {
+	if l := def.Limits; l.StdioCalls != 0 || l.UpstreamCalls != 0 || l.UpstreamQueue != 0 || l.Plan.MaxParallel != 0 || l.Plan.PerUpstream != 0 || l.Plan.ForeachWidth != 0 {
 		t.Errorf("unset: got %+v, want zeros (the packages' defaults)", l)
 	}
 	bad := []struct{ yaml, want string }{

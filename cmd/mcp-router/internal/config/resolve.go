@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -22,6 +23,8 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p.Routing = c.routing[name] // resolved at load
 	p.Approvals = c.approval[name]
 	p.Routing.DiscoveryPrefixes = slices.Clone(p.Routing.DiscoveryPrefixes)
+	policy := *p.Routing.Fuse // each profile its own, as it is its own slice
+	p.Routing.Fuse = &policy
 	in := e.Value.Integrity
 	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}
 	pl := e.Value.Planner
@@ -56,9 +59,7 @@ func (c *Config) addUpstream(p *Profile, rp rawProfile, u entry[rawUpstream]) {
 			Domain: cfg.Domain, Prefix: cfg.Prefix, Err: err, Reason: reasonFor(err)})
 		return
 	}
-	if cfg.Results == "" {
-		cfg.Results = integrity.ResultPolicy(rp.Integrity.Results)
-	}
+	cfg.Results = cmp.Or(cfg.Results, integrity.ResultPolicy(rp.Integrity.Results))
 	if u.Value.ValidateArguments == nil {
 		cfg.ValidateArguments = rp.ValidateArguments
 	}
@@ -154,10 +155,7 @@ func (x *expander) upstream() proxy.UpstreamConfig {
 		cfg.Env = x.expandMap("env", u.Env)
 		cfg.InheritEnv = u.InheritEnv
 	case u.URL != nil:
-		cfg.Transport = u.Transport
-		if cfg.Transport == "" {
-			cfg.Transport = proxy.TransportStreamableHTTP
-		}
+		cfg.Transport = cmp.Or(u.Transport, proxy.TransportStreamableHTTP)
 		cfg.URL = x.expand("url", *u.URL)
 		if err := checkExpandedURL(cfg.URL, *u.URL); err != nil && len(x.errs) == 0 {
 			x.errs = append(x.errs, fmt.Errorf("%s:%d: %s.url: %w", x.file, keyLine(x.entry.Node, "url", x.entry.Line), x.path, err))

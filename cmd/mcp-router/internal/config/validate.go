@@ -20,60 +20,43 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// Routing is a profile's routing section with its defaults applied.
+// Routing is a profile's routing section with its defaults applied: the router's options, resolved
+// here once so that the router applies no defaults (Resolved), and the session's.
 type Routing struct {
+	routing.RouterOptions
 	// Mode is "routed" (a small belt plus request_more_tools) or "all" (every catalog tool on the
 	// belt).
 	Mode           string
-	TopK           int
-	Threshold      float64
 	MaxTools       int
-	SameDomain     float64
-	CrossDomain    float64
-	CollisionDelta float64
-	// AbstainCoverage: below this share of a request matched by its top tool, routing says nothing
-	// serves it; 0 turns abstention off.
-	AbstainCoverage float64
-	// AbstainCommitment: routing also says nothing serves a request when its top tool covers little
-	// of it and no tool stands out of the ranking (coverage times commitment squared under this); 0
-	// turns this check off.
-	AbstainCommitment float64
-	// AbstainAdvice: routing also says nothing serves a request that asks for advice or an errand
-	// about things the catalog does not know when no top tool matches this share of it; 0 turns
-	// this check off.
-	AbstainAdvice float64
-	// KeepCoverage: a top_k tool matching at least this share of the request is handed over
-	// whatever its score; 0 turns this off.
-	KeepCoverage      float64
-	DiscoveryPrefixes []string
-	MaxDiscoveries    int
-	ResetAfter        time.Duration
-	// SemanticWeight is the share of the embedding score when embeddings are on
-	// (ollama.embed_model).
-	SemanticWeight float64
+	MaxDiscoveries int
+	ResetAfter     time.Duration
 	// Lessons turns the experience memory on (learning from detours and routing_feedback; serve
 	// only).
 	Lessons bool
 	// SharedLessons makes what one principal teaches (routing_feedback, detours) steer every
 	// principal's routing; off, each its own.
 	SharedLessons bool
-	Fuse          fuse.Policy
 }
 
 // The routing defaults (decision 5 in docs/design.md).
 func defaultRouting() Routing {
+	policy := routing.DefaultFusePolicy()
 	return Routing{
-		Mode: "routed", TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold, MaxTools: routing.DefaultMaxTools,
-		SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
-		AbstainCoverage:   routing.DefaultAbstainCoverage,
-		AbstainCommitment: routing.DefaultAbstainCommitment,
-		AbstainAdvice:     routing.DefaultAbstainAdvice,
-		KeepCoverage:      routing.DefaultKeepCoverage,
-		DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
-		MaxDiscoveries:    fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
-		SemanticWeight: routing.DefaultSemanticWeight,
-		Lessons:        true,
-		Fuse:           routing.DefaultFusePolicy(),
+		RouterOptions: routing.RouterOptions{
+			TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold,
+			SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
+			AbstainCoverage:   routing.DefaultAbstainCoverage,
+			AbstainCommitment: routing.DefaultAbstainCommitment,
+			AbstainAdvice:     routing.DefaultAbstainAdvice,
+			KeepCoverage:      routing.DefaultKeepCoverage,
+			DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
+			SemanticWeight:    routing.DefaultSemanticWeight,
+			Fuse:              &policy,
+			Resolved:          true,
+		},
+		Mode: "routed", MaxTools: routing.DefaultMaxTools,
+		MaxDiscoveries: fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
+		Lessons: true,
 	}
 }
 
@@ -365,7 +348,7 @@ func resolveRouting(r rawRouting) (Routing, *fieldError) {
 		out.SharedLessons = *r.SharedLessons
 	}
 	if r.DiscoveryPrefixes != nil {
-		out.DiscoveryPrefixes = *r.DiscoveryPrefixes
+		out.DiscoveryPrefixes = append([]string{}, *r.DiscoveryPrefixes...) // empty, never nil: boundary loading off
 	}
 	if r.Breaker.ResetAfter > 0 {
 		out.ResetAfter = time.Duration(r.Breaker.ResetAfter)
@@ -374,7 +357,7 @@ func resolveRouting(r rawRouting) (Routing, *fieldError) {
 		return out, nil
 	}
 	p, err := fusePolicy(r.Fuse)
-	out.Fuse = p
+	out.Fuse = &p
 	return out, err
 }
 
@@ -473,22 +456,6 @@ func valueNode(n *yaml.Node, key string) *yaml.Node {
 func (c *Config) hasProfile(name string) bool {
 	_, ok := c.profiles[name]
 	return ok
-}
-
-// RouterOptions are the profile's routing settings as the router takes them, resolved here once
-// (defaultRouting), so the router applies no defaults (Resolved).
-func (r Routing) RouterOptions() routing.RouterOptions {
-	fusePolicy := r.Fuse
-	opts := routing.RouterOptions{
-		TopK: r.TopK, Threshold: r.Threshold, SameDomain: r.SameDomain, CrossDomain: r.CrossDomain,
-		CollisionDelta: r.CollisionDelta, DiscoveryPrefixes: r.DiscoveryPrefixes, Fuse: &fusePolicy,
-		SemanticWeight: r.SemanticWeight, AbstainCoverage: r.AbstainCoverage, AbstainCommitment: r.AbstainCommitment,
-		AbstainAdvice: r.AbstainAdvice, KeepCoverage: r.KeepCoverage, Resolved: true,
-	}
-	if opts.DiscoveryPrefixes == nil {
-		opts.DiscoveryPrefixes = []string{} // none: boundary loading off
-	}
-	return opts
 }
 
 // rawApprovals is a profile's approvals section: which calls a person must approve.

@@ -248,18 +248,13 @@ func (r *Router) count(t Tool, delta int) {
 		return
 	}
 	key := [2]string{cmp.Or(t.Original, t.Name), t.Contract}
-	before := r.copies[key]
-	after := before + delta
-	if after <= 0 {
-		delete(r.copies, key)
-	} else {
-		r.copies[key] = after
-	}
-	switch {
-	case before <= 1 && after > 1:
-		r.shared++
-	case before > 1 && after <= 1:
+	if r.copies[key] > 1 {
 		r.shared--
+	}
+	if r.copies[key] += delta; r.copies[key] > 1 {
+		r.shared++
+	} else if r.copies[key] <= 0 {
+		delete(r.copies, key)
 	}
 }
 

@@ -52,14 +52,9 @@ type SemanticOptions struct {
 // lock held. An embedder outage is logged once (and its end), and Ready
 // reports false until an embedding works again.
 type SemanticIndex struct {
-	embedder   Embedder
-	model      string
-	timeout    time.Duration
-	floor      float64
-	retryAfter time.Duration
-	logger     *slog.Logger
-	cache      *vectorCache
-	now        func() time.Time // time.Now; tests replace it
+	opts  SemanticOptions // defaults applied
+	cache *vectorCache
+	now   func() time.Time // time.Now; tests replace it
 
 	mu        sync.Mutex
 	upstreams map[string][]semEntry // by upstream: its embedded tools
@@ -98,23 +93,17 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	if opts.QueryCacheSize == 0 {
 		opts.QueryCacheSize = 512
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &SemanticIndex{
-		embedder:   opts.Embedder,
-		model:      opts.Model,
-		timeout:    opts.Timeout,
-		floor:      opts.Floor,
-		retryAfter: opts.RetryAfter,
-		logger:     logger,
-		cache:      newStoreCache(opts.Cache, opts.Model, logger),
-		now:        time.Now,
-		upstreams:  map[string][]semEntry{},
-		applied:    map[string]uint64{},
-		pending:    map[string]pendingSet{},
-		queries:    newQueryLRU(opts.QueryCacheSize),
+		opts:      opts,
+		cache:     newStoreCache(opts.Cache, opts.Model, opts.Logger),
+		now:       time.Now,
+		upstreams: map[string][]semEntry{},
+		applied:   map[string]uint64{},
+		pending:   map[string]pendingSet{},
+		queries:   newQueryLRU(opts.QueryCacheSize),
 	}
 }
 
@@ -214,7 +203,7 @@ func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []v
 		return err
 	}
 	if err := s.cache.put(missKeys, got); err != nil {
-		s.logger.Warn("writing embedding cache", "model", s.model, "err", err)
+		s.opts.Logger.Warn("writing embedding cache", "model", s.opts.Model, "err", err)
 	}
 	for i := range vecs {
 		if vecs[i] == nil {
@@ -247,10 +236,10 @@ func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 // embed calls the embedder, checks and normalises its vectors and
 // records its health (a cancelled ctx is not its fault).
 func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if s.embedder == nil {
+	if s.opts.Embedder == nil {
 		return nil, errors.New("no embedder configured")
 	}
-	vecs, err := s.embedder.Embed(ctx, texts)
+	vecs, err := s.opts.Embedder.Embed(ctx, texts)
 	if err == nil {
 		err = checkVectors(vecs, len(texts))
 	}
@@ -286,12 +275,12 @@ func (s *SemanticIndex) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ready, s.lastErr = false, err
-	if s.retryAfter > 0 {
-		s.retryAt = s.now().Add(s.retryAfter)
+	if s.opts.RetryAfter > 0 {
+		s.retryAt = s.now().Add(s.opts.RetryAfter)
 	}
 	if !s.down {
 		s.down = true
-		s.logger.Warn("semantic routing unavailable, using lexical scores", "model", s.model, "err", err)
+		s.opts.Logger.Warn("semantic routing unavailable, using lexical scores", "model", s.opts.Model, "err", err)
 	}
 }
 
@@ -302,7 +291,7 @@ func (s *SemanticIndex) succeed() {
 	s.ready = true
 	if s.down {
 		s.down, s.lastErr = false, nil
-		s.logger.Info("semantic routing recovered", "model", s.model)
+		s.opts.Logger.Info("semantic routing recovered", "model", s.opts.Model)
 	}
 }
 
@@ -360,12 +349,12 @@ func (s *SemanticIndex) missingLocked() []string {
 
 // embedQuery embeds one query within the timeout and caches its vector.
 func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
+	qctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	vecs, err := s.embed(qctx, []string{query})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no query embedding within %v: %w", s.timeout, err)
+			return nil, fmt.Errorf("no query embedding within %v: %w", s.opts.Timeout, err)
 		}
 		return nil, err
 	}
@@ -398,7 +387,7 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	for _, es := range entries {
 		for _, e := range es {
 			if cos := cosines[i]; keys[i] <= bound {
-				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
+				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.opts.Floor), Raw: cos})
 			}
 			i++
 		}

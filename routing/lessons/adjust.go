@@ -255,14 +255,14 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	out := make([]scored, 0, len(hits))
 	changed := false
 	for _, h := range hits {
-		a, ok := adjustmentFor(adj, h.Name)
-		if ok && a.Corrected {
+		i := slices.IndexFunc(adj, func(a Adjustment) bool { return a.Tool == h.Name }) // a query has few
+		if i >= 0 && adj[i].Corrected {
 			changed = true
 			continue
 		}
 		sc := scored{hit: h, key: h.Score}
-		if ok && a.Delta != 0 {
-			sc.key += a.Delta
+		if i >= 0 && adj[i].Delta != 0 {
+			sc.key += adj[i].Delta
 			sc.hit.Score = min(1, max(0, sc.key))
 			changed = true
 		}
@@ -277,14 +277,4 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 		res[i] = s.hit
 	}
 	return res
-}
-
-// adjustmentFor returns tool's adjustment in adj (a query has few).
-func adjustmentFor(adj []Adjustment, tool string) (Adjustment, bool) {
-	for _, a := range adj {
-		if a.Tool == tool {
-			return a, true
-		}
-	}
-	return Adjustment{}, false
 }

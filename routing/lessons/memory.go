@@ -97,16 +97,10 @@ func (m *Memory) embed(ctx context.Context, text string) []float32 {
 // the first failure.
 func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 	vecs := make([][]float32, len(ls))
-	if m.opts.Embed == nil {
-		return vecs
-	}
 	for i, l := range ls {
-		v, err := m.opts.Embed(ctx, l.Query)
-		if err != nil {
-			m.opts.Logger.Warn("lessons not embedded, matched lexically", "lessons", len(ls)-i, "err", err)
+		if vecs[i] = m.embed(ctx, l.Query); vecs[i] == nil {
 			break
 		}
-		vecs[i] = vec.Unit(slices.Clone(v))
 	}
 	return vecs
 }

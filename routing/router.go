@@ -225,11 +225,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		}
 		r.known[t.Name] = t
 		r.destroys[t.Name] = isDestructive(t)
-		if a := toolAction(t); a != 0 {
-			r.acts[t.Name] = a // worked out once, not at every route (weighActions)
-		} else {
-			delete(r.acts, t.Name)
-		}
+		r.acts[t.Name] = toolAction(t) // worked out once, not at every route (weighActions)
 		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)
@@ -615,12 +611,7 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	}) {
 		return abstainedNot
 	}
-	top := ranked[0]
-	for _, c := range ranked[1:] {
-		if c.RawScore > top.RawScore {
-			top = c
-		}
-	}
+	top := slices.MaxFunc(ranked, func(a, b Candidate) int { return cmp.Compare(a.RawScore, b.RawScore) })
 	covered := top.Coverage
 	for _, c := range ranked[:min(len(ranked), r.opts.TopK)] {
 		covered = max(covered, c.Coverage)

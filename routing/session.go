@@ -68,7 +68,7 @@ func (s *Session) SuccessRate() float64 {
 type detour struct {
 	queries   []string
 	collision bool
-	given     map[string]bool
+	given     []string // the tools it was handed
 }
 
 // NewSession starts a session with an empty belt and no domain context.
@@ -178,7 +178,7 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	}
 	if ok {
 		d := s.detour
-		if (len(d.queries) >= 2 || d.collision) && d.given[name] {
+		if (len(d.queries) >= 2 || d.collision) && slices.Contains(d.given, name) {
 			eff.Detour = d.queries[0]
 		}
 		s.detour = detour{}
@@ -203,15 +203,12 @@ func (s *Session) noteDetour(query string, d Decision) {
 	if query != "" {
 		s.detour.queries = append(s.detour.queries, query)
 	}
-	if s.detour.given == nil {
-		s.detour.given = map[string]bool{}
-	}
 	for _, c := range d.Selected {
-		s.detour.given[c.Name] = true
+		if !slices.Contains(s.detour.given, c.Name) {
+			s.detour.given = append(s.detour.given, c.Name)
+		}
 	}
-	for _, a := range d.Alerts {
-		s.detour.collision = s.detour.collision || a.Kind == "collision"
-	}
+	s.detour.collision = s.detour.collision || slices.ContainsFunc(d.Alerts, func(a Alert) bool { return a.Kind == "collision" })
 }
 
 func (s *Session) noteDomains(selected []Candidate) {

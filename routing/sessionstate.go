@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/mcp-router/mcp-router/routing/fuse"
@@ -24,7 +23,7 @@ func (s *Session) State() SessionState {
 	defer s.mu.Unlock()
 	return SessionState{
 		Domains: slices.Clone(s.domains), Breaker: s.breaker.Snapshot(),
-		Queries: slices.Clone(s.detour.queries), Given: slices.Sorted(maps.Keys(s.detour.given)),
+		Queries: slices.Clone(s.detour.queries), Given: slices.Sorted(slices.Values(s.detour.given)),
 		Collision: s.detour.collision,
 	}
 }
@@ -35,12 +34,6 @@ func (r *Router) RestoreSession(opts SessionOptions, st SessionState) *Session {
 	s := r.NewSession(opts)
 	s.breaker.Restore(st.Breaker)
 	s.domains = slices.Clone(st.Domains[:min(len(st.Domains), s.opts.ContextSize)])
-	s.detour = detour{queries: slices.Clone(st.Queries), collision: st.Collision}
-	if len(st.Given) > 0 {
-		s.detour.given = map[string]bool{}
-		for _, name := range st.Given {
-			s.detour.given[name] = true
-		}
-	}
+	s.detour = detour{queries: slices.Clone(st.Queries), given: slices.Clone(st.Given), collision: st.Collision}
 	return s
 }

@@ -421,7 +421,6 @@ type Decision struct {
 	// the selection is empty and a no_match alert names the closest
 	// candidates as such.
 	Abstained bool
-	Dropped   []fuse.Drop
 	Took      time.Duration
 	// why says why the router abstained, for the no_match alert.
 	why abstention
@@ -469,7 +468,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		Known:      func(name string) bool { _, ok := r.Tool(name); return ok && (req.Exclude == nil || !req.Exclude(name)) },
 		UserFacing: r.userFacing,
 	})
-	d.Unknown, d.Dropped = res.Unknown, res.Dropped
+	d.Unknown = res.Unknown
 	d.Selected = r.candidates(res.Tools, d.Ranked)
 	if strings.TrimSpace(req.Query) != "" && !d.Abstained {
 		// Nothing ranked passed the noise floor: only stated needs, if

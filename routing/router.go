@@ -46,13 +46,11 @@ type RouterOptions struct {
 	AbstainCoverage float64
 	// AbstainCommitment: the router also abstains when the top tool's
 	// coverage c is under 0.4 and c·q² is under this value, q being the
-	// lexical ranking's commitment (commitment.go) [0.002]. It applies
-	// only while AbstainCoverage is on, with or without embeddings.
+	// ranking's commitment (commitment.go) [0.002]; only with AbstainCoverage.
 	AbstainCommitment float64
 	// AbstainAdvice: the router also abstains when the request asks for
-	// advice or an errand about at least two nouns the catalog does not
-	// know and no top-TopK tool matches this share of it (advice.go)
-	// [0.5]. It applies only while AbstainCoverage is on.
+	// advice or an errand about two nouns the catalog does not know and no
+	// top-TopK tool matches this share of it (advice.go) [0.5]; likewise.
 	AbstainAdvice float64
 	// KeepCoverage: a top-TopK tool matching at least this share of the
 	// request (or of a clause) is handed over even under the noise floor,
@@ -73,11 +71,9 @@ type RouterOptions struct {
 	// Logger receives warnings; with Wire, each decision at debug level.
 	Logger *slog.Logger
 	Wire   bool
-	// Trace, when set, receives each decision as a line of JSON (for
-	// offline analysis); writes are serialised.
+	// Trace, when set, receives each decision as a line of JSON.
 	Trace io.Writer
-	// Resolved says the caller applied the numeric options' defaults: a
-	// zero is zero.
+	// Resolved: the caller applied the numeric defaults; a zero is zero.
 	Resolved bool
 }
 
@@ -189,10 +185,9 @@ func NewRouter(opts RouterOptions) *Router {
 		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, acts: map[string]action{}, names: map[string][]string{}, copies: map[[2]string]int{}}
 }
 
-// Internal tells that the fuse policy requires user-facing tools
-// (require_user_facing) and name is not one (internal_tools): such a
-// tool is never ranked, handed over, described, called through the
-// gateway's own tools or named in an alert.
+// Internal tells that require_user_facing is on and name is one of the
+// internal_tools: never ranked, handed over, described, called through
+// the gateway's own tools or named in an alert.
 func (r *Router) Internal(name string) bool {
 	return r.opts.Fuse.RequireUserFacing && r.userFacing != nil && !r.userFacing(name)
 }
@@ -201,8 +196,7 @@ func (r *Router) Internal(name string) bool {
 func (r *Router) Options() RouterOptions { return r.opts }
 
 // SetUpstream replaces one upstream's tools in the lexical index and the
-// router's catalog; nil removes the upstream. It is fast and does no I/O:
-// embeddings, when on, are updated apart by Embed.
+// catalog (nil removes it). It does no I/O: Embed updates embeddings.
 func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	r.opts.Lexical.SetUpstream(upstream, tools)
 	r.mu.Lock()
@@ -265,9 +259,8 @@ func (r *Router) hasInstances() bool {
 // Semantic reports whether embeddings are configured.
 func (r *Router) Semantic() bool { return r.opts.Semantic != nil }
 
-// Embed updates one upstream's tool embeddings (a no-op without
-// embeddings). On failure the semantic index keeps its previous vectors
-// and routing stays lexical for what is missing; the error says why.
+// Embed updates one upstream's tool embeddings (a no-op without them);
+// on failure the previous vectors stay and the error says why.
 func (r *Router) Embed(ctx context.Context, upstream string, tools []Tool) error {
 	if r.opts.Semantic == nil {
 		return nil
@@ -288,15 +281,13 @@ func (r *Router) Tool(name string) (Tool, bool) {
 	return t, ok
 }
 
-// Rank returns the catalog ranked for query with calibrated scores, best
-// first, lexical and (when available) semantic fused; k <= 0 is every tool
-// with a score. It applies no session context.
+// Rank returns the catalog ranked for query, best first, lexical and
+// semantic (when on) fused; k <= 0 is every tool with a score.
 func (r *Router) Rank(ctx context.Context, query string, k int) []Hit {
 	return r.rankArms(ctx, query, query, k)
 }
 
-// rankArms is Rank with one query for the lexical arm and another for
-// the semantic arm.
+// rankArms is Rank with a query for each arm.
 func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) []Hit {
 	if r.opts.Semantic == nil {
 		return r.opts.Lexical.Search(lexical, k)
@@ -314,8 +305,7 @@ func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) 
 	return head(FuseHits(r.opts.Lexical.Search(lexical, n), sem, r.opts.SemanticWeight), k)
 }
 
-// SyncEmbeddings retries the upstreams whose embedding failed (a no-op
-// when none did, or without embeddings).
+// SyncEmbeddings retries the upstreams whose embedding failed.
 func (r *Router) SyncEmbeddings(ctx context.Context) error {
 	if r.opts.Semantic == nil {
 		return nil
@@ -374,21 +364,13 @@ type Candidate struct {
 	// Alternatives are the same tool on other instances of its server,
 	// ranked lower and left out of the ranking for it, best first.
 	Alternatives []string `json:"alternatives,omitempty"`
-	// Coverage is the share of the request the tool matches, and Words
-	// and Matched the request's words the catalog knows and how many of
-	// them the tool matches (see Hit).
+	// Coverage, Words and Matched: see Hit.
 	Coverage float64 `json:"coverage"`
 	Words    int     `json:"-"`
 	Matched  int     `json:"-"`
-	// Foreign is the request's English nouns the catalog does not know
-	// (see Hit).
-	Foreign int `json:"-"`
-	// matches has bit i set when the tool matches the request's word
-	// Decision.request.Known[i], on the top few candidates (see Hit).
-	matches uint64
-	// raw is the ranking's own score (BM25F for the lexical index), for
-	// the ranking's commitment (see commitment.go).
-	raw      float64
+	Foreign  int     `json:"-"` // see Hit
+	matches  uint64  // bit i: matches Decision.request.Known[i] (see Hit)
+	raw      float64 // the ranking's own score, for its commitment
 	adjusted float64 // unclipped, for ordering
 	// runnerUp is the best of the alternatives, for the collision alert.
 	runnerUp *Candidate
@@ -417,9 +399,8 @@ type Decision struct {
 	Alerts  []Alert
 	// Affinity tells whether domain multipliers were applied.
 	Affinity bool
-	// Abstained tells that no tool in the catalog serves the request:
-	// the selection is empty and a no_match alert names the closest
-	// candidates as such.
+	// Abstained: no tool serves the request; the selection is empty and a
+	// no_match alert names the closest candidates.
 	Abstained bool
 	Took      time.Duration
 	// why says why the router abstained, for the no_match alert.
@@ -592,12 +573,9 @@ func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 
 func domainOf(t Tool) string { return cmp.Or(t.Domain, t.Upstream) }
 
-// abstains decides that no tool serves the request: nothing ranked, no
-// top-TopK tool matches AbstainCoverage of it, the ranking does not
-// commit to its top (commitment.go), or it asks advice about things the
-// catalog does not know (advice.go); unless a lesson raised a top tool
-// or the model stated a need for one (seed 000's needs-first policy).
-// It reads coverage, which affinity and lessons do not change.
+// abstains decides that no tool serves the request (see the Abstain
+// options), unless a lesson raised a top tool or the model stated a need
+// for one (seed 000's needs-first policy).
 func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
 		return abstainedCoverage
@@ -637,12 +615,10 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 const partialWords = 3
 
 // servedWhole checks that a top tool matches each word of a short
-// one-clause request, counting words the catalog does not know ("query
-// logs": calculator_log matches only log). A miss gets a partial_match
-// alert rather than an abstention: a short request is as often a
-// modifier and a noun, where the tool matching the noun is right. A
-// request of several clauses, or a top tool the model stated a need for,
-// passes.
+// one-clause request, unknown words included ("query logs":
+// calculator_log matches only log), unless the model stated a need for
+// one. A miss is an alert, not an abstention: a short request is as often
+// a modifier and a noun, where the tool matching the noun is right.
 func servedWhole(d Decision, needs []string) bool {
 	rw := d.request
 	n := len(rw.Known) + len(rw.Unknown)
@@ -656,9 +632,8 @@ func servedWhole(d Decision, needs []string) bool {
 	return slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
-// preselect keeps the top k and anything at or above the threshold; the
-// fuse policy's noise floor (min_qr_score) then drops what is too weak to
-// offer at all.
+// preselect keeps the top k and anything at or above the threshold, for
+// the fuse policy's noise floor (min_qr_score) to sift.
 func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candidate {
 	if topK <= 0 {
 		topK = r.opts.TopK
@@ -876,8 +851,8 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 // closestShown is how many of the closest candidates a no_match alert names.
 const closestShown = 3
 
-// noMatch is the alert of an abstention: it names the closest
-// candidates as such, not as answers, and why the router abstained.
+// noMatch is the alert of an abstention: the closest candidates, not as
+// answers, and why.
 func noMatch(d Decision) Alert {
 	a := Alert{Kind: "no_match"}
 	var closest []string
@@ -936,8 +911,7 @@ func (r *Router) trace(req Request, d Decision) {
 	}
 }
 
-// cleaned is the routing query the lexical ranking reads: the prepared
-// request (see prepare), then the keywords.
+// cleaned is the query the lexical ranking reads (see prepare).
 func (r *Router) cleaned(req Request) string {
 	q := prepare(req.Query, r.opts.Lexical.opts.Off).text
 	if k := strings.TrimSpace(req.Keywords); k != "" {
@@ -948,10 +922,9 @@ func (r *Router) cleaned(req Request) string {
 
 // traceRecord is one line of the trace file.
 type traceRecord struct {
-	Time  time.Time `json:"time"`
-	Query string    `json:"query"`
-	// Routing is the cleaned query the ranking read (see cleaned).
-	Routing   string      `json:"routing_query"`
+	Time      time.Time   `json:"time"`
+	Query     string      `json:"query"`
+	Routing   string      `json:"routing_query"` // see cleaned
 	Needs     []string    `json:"needs,omitempty"`
 	Route     fuse.Route  `json:"route,omitempty"`
 	Domains   []string    `json:"domains,omitempty"`

@@ -47,10 +47,9 @@ type SemanticOptions struct {
 }
 
 // SemanticIndex ranks catalog tools by the cosine between the embeddings
-// of a query and of each tool's text, with the lexical [Index]'s shape.
-// It is safe for concurrent use; the embedder is never called with the
-// lock held. An embedder outage is logged once (and its end), and Ready
-// reports false until an embedding works again.
+// of a query and of each tool's text. It is safe for concurrent use; the
+// embedder is never called with the lock held. An outage is logged once,
+// and its end.
 type SemanticIndex struct {
 	opts  SemanticOptions // defaults applied
 	cache *vectorCache
@@ -107,13 +106,11 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	}
 }
 
-// SetUpstream embeds the tools of upstream (see toolText) and replaces its
-// vectors (nil removes the upstream); only cache misses go to the
-// embedder, in one call. As in the lexical index, the first of two tools
-// with one name wins, and a tool takes its name from another upstream.
-// On failure the upstream keeps its previous vectors and stays pending
-// until [SemanticIndex.Sync] or a later SetUpstream embeds it; while a
-// pending upstream has no vectors at all, Search fails rather than rank
+// SetUpstream embeds the tools of upstream (see toolText), cache misses
+// in one call, and replaces its vectors (nil removes it); names clash as
+// in the lexical index. On failure the upstream keeps its previous
+// vectors and stays pending until [SemanticIndex.Sync] or a later
+// SetUpstream; while it has none at all, Search fails rather than rank
 // its tools as unrelated.
 func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools []Tool) error {
 	s.mu.Lock()
@@ -123,8 +120,7 @@ func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools 
 	return s.setUpstream(ctx, upstream, tools, seq)
 }
 
-// Sync embeds the latest tools of every pending upstream and returns the
-// errors joined; nil at once when nothing is pending.
+// Sync embeds the latest tools of every pending upstream.
 func (s *SemanticIndex) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	todo := maps.Clone(s.pending)
@@ -182,8 +178,8 @@ func (s *SemanticIndex) embedTools(ctx context.Context, tools []Tool) ([]semEntr
 	return entries, nil
 }
 
-// fillMisses embeds the texts whose vectors are nil, each distinct text
-// once and all in one Embed call, caches the new vectors and fills them in.
+// fillMisses embeds the texts whose vectors are nil, each once, in one
+// call, and caches and fills in the new vectors.
 func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []vecKey, vecs [][]float32) error {
 	slot := map[vecKey]int{} // key → its index in missKeys
 	var missKeys []vecKey
@@ -213,8 +209,8 @@ func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []v
 	return nil
 }
 
-// replaceLocked installs entries as upstream's and takes their names from
-// any other upstream.
+// replaceLocked installs entries as upstream's, taking their names from
+// any other.
 func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -256,8 +252,7 @@ func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32,
 	return vecs, nil
 }
 
-// checkVectors reports an embedder answer that is not n vectors of one
-// non-zero length.
+// checkVectors wants n vectors of one non-zero length.
 func checkVectors(vecs [][]float32, n int) error {
 	if len(vecs) != n {
 		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), n)
@@ -295,14 +290,11 @@ func (s *SemanticIndex) succeed() {
 	}
 }
 
-// Search returns the tools ranked by the cosine between query and each
-// tool, best first, ties by name; k <= 0 returns every tool. Errors wrap
-// [ErrSemanticUnavailable].
-//
-// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1).
-// Embedding models are anisotropic (unrelated texts have cosines of 0.3
-// to 0.5), so the floor maps to 0, making the scale comparable with the
-// lexical score's and its threshold.
+// Search returns the tools ranked by cosine with query, best first, ties
+// by name; k <= 0 returns every tool. Errors wrap [ErrSemanticUnavailable].
+// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1):
+// unrelated texts have cosines of 0.3 to 0.5, so the floor maps to 0,
+// making the scale comparable with the lexical score's.
 func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit, error) {
 	query = strings.TrimSpace(query)
 	if query == "" {
@@ -335,7 +327,7 @@ func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit,
 	return s.rank(entries, qv, k), nil
 }
 
-// missingLocked returns the pending upstreams with no vectors at all, sorted.
+// missingLocked returns the pending upstreams with no vectors, sorted.
 func (s *SemanticIndex) missingLocked() []string {
 	var out []string
 	for u := range s.pending {
@@ -364,9 +356,8 @@ func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32
 	return vecs[0], nil
 }
 
-// rank scores every entry against qv and returns the best k; only those
-// whose cosine (unclamped, unlike the score) is at least the k-th best's,
-// found by selection, become hits and are sorted.
+// rank returns the best k entries for qv: only those whose cosine
+// reaches the k-th best's, found by selection, become hits and are sorted.
 func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	var cosines []float64
 	var keys []uint64
@@ -429,8 +420,7 @@ func byScoreThenName(a, b Hit) int {
 }
 
 // toolText is the text embedded for t: what the lexical index reads, as
-// sentences, its parameters in name order (so that the cache key does not
-// depend on the schema's key order).
+// sentences, parameters in name order (a stable cache key).
 func toolText(t Tool) string {
 	var b strings.Builder
 	b.WriteString(nameWords(t.Name))
@@ -530,13 +520,11 @@ func (c *queryLRU) put(query string, vec []float32) {
 	}
 }
 
-// FuseHits combines the lexical and semantic hits of one query into one
-// list, best first: each score is (1-w)·lexical + w·semantic, w being
-// weightSemantic clamped to [0, 1], a tool missing from a list (an arm's
-// top N) counting 0 there. A convex combination, unlike rank fusion,
-// keeps the scores' calibration, so the threshold still means something.
-// The lexical arm's evidence is kept, so that abstention reads the same
-// evidence with embeddings as without.
+// FuseHits merges the lexical and semantic hits of one query, best first,
+// each scored (1-w)·lexical + w·semantic (w clamped to [0, 1], a tool
+// missing from an arm's top N counting 0 there): unlike rank fusion, this
+// keeps the calibration the threshold relies on. The lexical evidence is
+// kept, so that abstention reads the same evidence as without embeddings.
 func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
 	type pair struct {

@@ -29,9 +29,8 @@ type SessionOptions struct {
 	Now func() time.Time
 }
 
-// Session is one client's routing state: its belt of routed tools (least
-// recently used evicted past the cap), its domain context and its
-// discovery breaker. It is safe for concurrent use.
+// Session is one client's routing state: its belt of routed tools, its
+// domain context and its discovery breaker. It is safe for concurrent use.
 type Session struct {
 	router  *Router
 	opts    SessionOptions
@@ -97,8 +96,7 @@ type Discovery struct {
 func (d Discovery) Changed() bool { return len(d.Added)+len(d.Evicted) > 0 }
 
 // Discover routes req with the session's domain context and puts the
-// selection on the belt. When the breaker refuses, it returns
-// ErrBreakerOpen and changes nothing.
+// selection on the belt; ErrBreakerOpen changes nothing.
 func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) {
 	allowed, _ := s.breaker.Discover()
 	if !allowed {
@@ -113,15 +111,13 @@ func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) 
 	return d, nil
 }
 
-// Preview routes req with the session's context without touching the belt
-// or the breaker.
+// Preview routes req with the session's context, belt and breaker untouched.
 func (s *Session) Preview(ctx context.Context, req Request) Decision {
 	req.Domains = s.Domains()
 	return s.router.Route(ctx, req)
 }
 
-// Load puts tools on the belt as a discovery would, without counting
-// against the breaker, and returns the belt's changes.
+// Load puts tools on the belt as a discovery would, breaker untouched.
 func (s *Session) Load(selected []Candidate) (added, evicted []string) {
 	added, evicted = s.put(selected)
 	s.noteDomains(selected)
@@ -152,15 +148,14 @@ func (s *Session) put(selected []Candidate) (added, evicted []string) {
 type CallEffect struct {
 	// Reopened: the breaker was open and the call closed it.
 	Reopened bool
-	// Detour, when set, is the first query of a search that took two or
-	// more discoveries (or met a collision alert) before this tool, one it
-	// was given, succeeded: a lesson to learn.
+	// Detour, when set, is the first query of a search that took two
+	// discoveries or a collision alert before this tool it was given
+	// succeeded: a lesson to learn.
 	Detour string
 }
 
 // Called records a call of a catalog tool: its domain joins the context,
-// it counts as recently used, and a success closes the breaker and ends
-// the current detour.
+// it counts as used, and a success closes the breaker and ends the detour.
 func (s *Session) Called(name string, ok bool) CallEffect {
 	t, known := s.router.Tool(name)
 	if !known {
@@ -192,8 +187,8 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	return eff
 }
 
-// noteDetour adds a discovery to the current detour; a query sharing no
-// word with the detour's first one starts a new detour.
+// noteDetour adds a discovery to the detour; a query sharing no word with
+// its first one starts a new detour.
 func (s *Session) noteDetour(query string, d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,8 +241,7 @@ func (s *Session) Belt() []string {
 	return slices.Clone(s.belt)
 }
 
-// Retain drops belt tools that keep rejects (gone from the catalog), and
-// reports whether any went.
+// Retain drops the belt tools keep rejects, and reports whether any went.
 func (s *Session) Retain(keep func(string) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
 // Ranker ranks the catalog for a query: the names of the k best tools,
@@ -48,10 +50,8 @@ type Report struct {
 // gold tools. Queries are ranked one at a time, so the latency is that of
 // a single request.
 func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
+	defaults.Set(&opts.K, 10)
 	k := opts.K
-	if k <= 0 {
-		k = 10
-	}
 	var rep Report
 	var sum metrics
 	rankings := make([]Ranking, 0, len(queries))
@@ -97,12 +97,7 @@ type metrics [7]float64
 func groupRanks(groups [][]string, ranked []string) []int {
 	ranks := make([]int, len(groups))
 	for i, g := range groups {
-		for r, name := range ranked {
-			if slices.Contains(g, name) {
-				ranks[i] = r + 1
-				break
-			}
-		}
+		ranks[i] = 1 + slices.IndexFunc(ranked, func(name string) bool { return slices.Contains(g, name) })
 	}
 	return ranks
 }

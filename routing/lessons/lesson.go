@@ -75,8 +75,7 @@ type Store interface {
 	Close() error
 }
 
-// versioner is a store that several processes share: Version changes
-// whenever any of them changes the lessons.
+// versioner is a store whose Version changes with every change.
 type versioner interface {
 	Version(ctx context.Context) (int64, error)
 }

@@ -498,8 +498,6 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		hits = r.opts.Lessons.Rerank(ctx, req.Principal, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
-	// The catalog's entries first, under one lock: Exclude is the
-	// caller's and may call back into the router.
 	r.mu.Lock()
 	var rw RequestWords // set on the top few hits
 	foreign := outOfDomain(req.Query)
@@ -508,22 +506,10 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 			rw = *h.Request
 		}
 		t, ok := r.known[h.Name]
-		if ok && !foreign(t) {
-			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
-		}
-	}
-	r.mu.Unlock()
-	n, kept := 0, 0
-	for _, h := range hits {
-		if n == len(out) || out[n].Name != h.Name {
-			continue // not in the catalog
-		}
-		c := out[n]
-		n++
-		if req.Exclude != nil && req.Exclude(h.Name) || r.Internal(h.Name) {
+		if !ok || foreign(t) {
 			continue
 		}
-		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
+		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1,
 			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, raw: h.Raw, matches: h.Matches}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
@@ -536,10 +522,11 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		}
 		c.adjusted = c.RawScore * c.Multiplier
 		c.Score = math.Min(1, c.adjusted)
-		out[kept] = c // kept < n: that entry was read
-		kept++
+		out = append(out, c)
 	}
-	out = out[:kept]
+	r.mu.Unlock()
+	// Exclude is the caller's and may call back into the router: not under the lock.
+	out = slices.DeleteFunc(out, func(c Candidate) bool { return req.Exclude != nil && req.Exclude(c.Name) || r.Internal(c.Name) })
 	r.weighActions(lexical, out)
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
 	return out, rw

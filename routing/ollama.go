@@ -76,6 +76,7 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 
 // Embed returns one unit vector per text, in order; each batch has its
 // own Timeout. Errors name the model and a short reason, never the URL.
+// Batches of different lengths are the caller's to catch (checkVectors).
 func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += e.opts.BatchSize {
@@ -83,9 +84,6 @@ func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		vecs, err := e.embedBatch(ctx, batch)
 		if err != nil {
 			return nil, fmt.Errorf("ollama embed with model %q: %w", e.opts.Model, err)
-		}
-		if len(out) > 0 && len(vecs[0]) != len(out[0]) {
-			return nil, fmt.Errorf("ollama embed with model %q: vectors of %d and %d dimensions", e.opts.Model, len(out[0]), len(vecs[0]))
 		}
 		out = append(out, vecs...)
 	}

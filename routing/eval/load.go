@@ -101,8 +101,7 @@ func LoadQueries(r io.Reader) ([]Query, error) {
 }
 
 // loadJSONL reads a T from every non-blank line of r; a line that is not
-// JSON, or fails ok (the error then says missing), stops the read, and
-// the error names the line.
+// JSON, or fails ok (missing says why), stops the read with its number.
 func loadJSONL[T any](r io.Reader, ok func(T) bool, missing string) ([]T, error) {
 	var out []T
 	sc := bufio.NewScanner(r)

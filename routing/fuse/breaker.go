@@ -35,12 +35,11 @@ type BreakerState struct {
 	TrippedAt   time.Time `json:"tripped_at,omitzero"`
 }
 
-// Breaker is the discovery circuit breaker (routing tier 2): it stops a
-// model from calling request_more_tools in a loop. Use one per session; it
-// is safe for concurrent use. The MaxDiscoveries-th discovery trips it (Open
-// is true, so the proxy takes the tool off the belt) and later ones are
-// refused. Success closes it and zeroes the count, and so does ResetAfter
-// without a Discover call once tripped; before that the count never decays.
+// Breaker is a session's discovery circuit breaker: it stops a model from
+// calling request_more_tools in a loop. It is safe for concurrent use. The
+// MaxDiscoveries-th discovery trips it (Open: the proxy takes the tool off
+// the belt) and later ones are refused. Success closes it and zeroes the
+// count, and so does ResetAfter without a Discover call once tripped.
 type Breaker struct {
 	max        int
 	resetAfter time.Duration
@@ -62,7 +61,7 @@ func NewBreaker(opts BreakerOptions) *Breaker {
 }
 
 // Discover counts one discovery and reports whether it may go ahead, with
-// the count so far (refused calls included).
+// the count so far.
 func (b *Breaker) Discover() (allowed bool, count int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -83,8 +82,7 @@ func (b *Breaker) Success() {
 	b.reset()
 }
 
-// Open reports whether the breaker is tripped, closing it first if it has
-// been quiet for ResetAfter.
+// Open reports whether the breaker is tripped (after ResetAfter's check).
 func (b *Breaker) Open() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,8 +122,7 @@ func (b *Breaker) Snapshot() BreakerSnapshot {
 	return b.st
 }
 
-// Restore sets the breaker to a snapshot; a count past the maximum is
-// taken as the maximum.
+// Restore sets the breaker to a snapshot, its count within the maximum.
 func (b *Breaker) Restore(s BreakerSnapshot) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

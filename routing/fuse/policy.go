@@ -18,9 +18,8 @@ const (
 	NeedsFirst Order = "needs_first"
 	// QRFirst puts the candidates by descending score before the needs.
 	QRFirst Order = "qr_first"
-	// MergeByScore sorts needs (as +Inf) and candidates together by score
-	// and always collapses duplicates: NeedsFirst with CollapseDuplicates,
-	// kept for profiles that name it.
+	// MergeByScore sorts needs (as +Inf) and candidates together: it is
+	// NeedsFirst with CollapseDuplicates, kept for profiles that name it.
 	MergeByScore Order = "merge_by_score"
 )
 
@@ -65,8 +64,7 @@ type Policy struct {
 }
 
 // Admits reports whether tool passes the allowlist and, with
-// RequireUserFacing, userFacing (nil: every tool is), for tools that join
-// the belt outside [Fuse].
+// RequireUserFacing, userFacing (nil: every tool is), outside [Fuse].
 func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	if len(p.AllowedCapabilities) > 0 && !slices.ContainsFunc(p.AllowedCapabilities, func(a string) bool { return strings.TrimSpace(a) == tool }) {
 		return false
@@ -74,8 +72,7 @@ func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	return !p.RequireUserFacing || userFacing == nil || userFacing(tool)
 }
 
-// UserFacing returns the user-facing test of the policy's InternalTools:
-// nil (every tool is) when the list is empty.
+// UserFacing returns the user-facing test of InternalTools; nil if none.
 func (p Policy) UserFacing() func(string) bool {
 	if len(p.InternalTools) == 0 {
 		return nil
@@ -168,8 +165,8 @@ const (
 // ErrUnknownRoute is returned by [ParseRoute] for a name that is not a route.
 var ErrUnknownRoute = errors.New("unknown route")
 
-// ParseRoute parses a route name case-insensitively, ignoring surrounding
-// space. The empty string parses as [RouteUnspecified].
+// ParseRoute parses a route name case-insensitively; "" is
+// [RouteUnspecified].
 func ParseRoute(s string) (Route, error) {
 	r := Route(strings.ToUpper(strings.TrimSpace(s)))
 	switch r {

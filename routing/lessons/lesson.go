@@ -46,13 +46,11 @@ type Lesson struct {
 	Source   string    `json:"source"` // SourceDetour or SourceFeedback
 	Note     string    `json:"note,omitempty"`
 	Created  time.Time `json:"created"`
-	// LastUsed is when the lesson was last taught or applied; its weight
-	// decays from then.
+	// LastUsed is when the lesson was last taught or applied.
 	LastUsed time.Time `json:"last_used"`
 	// Uses counts the times the lesson was taught.
 	Uses int `json:"uses"`
-	// Principal is whose requests the lesson applies to; empty, it is
-	// shared by every principal.
+	// Principal is whose requests the lesson applies to; empty: everyone's.
 	Principal string `json:"principal,omitempty"`
 }
 

@@ -6,12 +6,10 @@ import (
 	"time"
 )
 
-// DefaultMaxOffered bounds the lessons Offer holds while they wait to be
-// learned when MemoryOptions.MaxOffered is zero.
+// DefaultMaxOffered is MemoryOptions.MaxOffered's default.
 const DefaultMaxOffered = 64
 
-// offerTimeout bounds learning one offered lesson, so that a store that
-// stops answering cannot hold Close (and shutdown) for good.
+// offerTimeout bounds learning one offer: a stuck store cannot hold Close.
 const offerTimeout = 30 * time.Second
 
 // offers is the queue of lessons offered and not yet learned, guarded by

@@ -24,9 +24,8 @@ import (
 // Threshold, CollisionDelta, the coverages, SemanticWeight), and the
 // default for the multipliers SameDomain and CrossDomain.
 type RouterOptions struct {
-	// TopK tools are kept whatever their score, above the noise floor
-	// (Fuse.MinQRScore), plus one per further clause of the request,
-	// within max_tools [5].
+	// TopK tools are kept whatever their score, above the noise floor, plus
+	// one per further clause of the request, within max_tools [5].
 	TopK int
 	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
 	Threshold float64
@@ -36,13 +35,11 @@ type RouterOptions struct {
 	// CollisionDelta: top-1 and top-2 from different domains within this
 	// score of each other raise a routing alert [0.08].
 	CollisionDelta float64
-	// DiscoveryPrefixes mark an upstream's discovery tools, loaded along
-	// with any of its selected tools [get_, list_, search_]; an empty,
-	// non-nil slice turns boundary loading off.
+	// DiscoveryPrefixes mark an upstream's discovery tools, loaded with any
+	// of its selected tools [get_, list_, search_]; empty, non-nil: none.
 	DiscoveryPrefixes []string
 	// AbstainCoverage: when no top-TopK tool matches this share of the
-	// request (see calibrate.go), the router abstains and names the
-	// closest tools [0.10].
+	// request (calibrate.go), the router abstains [0.10].
 	AbstainCoverage float64
 	// AbstainCommitment: the router also abstains when the top tool's
 	// coverage c is under 0.4 and c·q² is under this value, q being the
@@ -52,9 +49,8 @@ type RouterOptions struct {
 	// advice or an errand about two nouns the catalog does not know and no
 	// top-TopK tool matches this share of it (advice.go) [0.5]; likewise.
 	AbstainAdvice float64
-	// KeepCoverage: a top-TopK tool matching at least this share of the
-	// request (or of a clause) is handed over even under the noise floor,
-	// with every tool ranked above it [0.10].
+	// KeepCoverage: a top-TopK tool matching this share of the request (or
+	// a clause) is handed over under the noise floor, with those above [0.10].
 	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
@@ -65,8 +61,7 @@ type RouterOptions struct {
 	// SemanticWeight [0.5]; negative: the lexical score alone.
 	Semantic       *SemanticIndex
 	SemanticWeight float64
-	// Lessons, when set, re-scores the ranked candidates with what
-	// routing learned from detours and feedback (package routing/lessons).
+	// Lessons, when set, re-scores the candidates (routing/lessons).
 	Lessons Reranker
 	// Logger receives warnings; with Wire, each decision at debug level.
 	Logger *slog.Logger
@@ -77,9 +72,8 @@ type RouterOptions struct {
 	Resolved bool
 }
 
-// Reranker adjusts the scores of ranked tools for a query, by the
-// principal's experience (its lessons and the shared ones); it never
-// brings in a tool the query did not find.
+// Reranker adjusts the scores of ranked tools for a query by the
+// principal's lessons; it never brings in a tool the query did not find.
 type Reranker interface {
 	Rerank(ctx context.Context, principal, query string, hits []Hit) []Hit
 }
@@ -159,8 +153,7 @@ func orDefault[T int | float64](v, def T) T {
 }
 
 // Router ranks the catalog for a request and decides which tools to hand
-// over. It holds no per-session state (see Session) and is safe for
-// concurrent use.
+// over. It holds no session state and is safe for concurrent use.
 type Router struct {
 	opts       RouterOptions
 	userFacing func(string) bool // the fuse policy's test; nil: every tool is
@@ -313,40 +306,36 @@ func (r *Router) SyncEmbeddings(ctx context.Context) error {
 	return r.opts.Semantic.Sync(ctx)
 }
 
-func head(hits []Hit, k int) []Hit {
-	if k > 0 && len(hits) > k {
-		return hits[:k]
+// head returns the first k of s; k <= 0 is all of it.
+func head[T any](s []T, k int) []T {
+	if k > 0 && len(s) > k {
+		return s[:k]
 	}
-	return hits
+	return s
 }
 
 // Request is one routing question.
 type Request struct {
 	// Query is what the tools are for, in words.
 	Query string
-	// Keywords, when set, are added to Query for the lexical ranking: the
-	// words a tool's name or description would use.
+	// Keywords, when set, are added to Query for the lexical ranking.
 	Keywords string
-	// Intent, when set, replaces Query for the semantic ranking (with
-	// embeddings): one sentence saying what is to be done.
+	// Intent, when set, replaces Query for the semantic ranking.
 	Intent string
 	// Needs are tools the model believes it needs, by exposed name.
 	Needs []string
 	// Route is the kind of turn, when the caller knows it.
 	Route fuse.Route
-	// Domains is the session's domain context; empty means none, and no
-	// affinity is applied.
+	// Domains is the session's domain context; empty: no affinity.
 	Domains []string
 	// Exclude names tools never to select (the proxy's own).
 	Exclude func(name string) bool
-	// Core names the tools always on the belt: they are ranked, but never
-	// named in a collision alert (the model has them whatever it asks).
+	// Core names the tools always on the belt: ranked, but never named in
+	// a collision alert.
 	Core func(name string) bool
-	// Principal is who asks: the lessons of other principals do not apply
-	// (see routing/lessons); empty, the shared lessons alone do.
+	// Principal is who asks: only its own and the shared lessons apply.
 	Principal string
-	// TopK, when positive, replaces RouterOptions.TopK for this request
-	// (the fuse policy's max_tools still caps what is handed over).
+	// TopK, when positive, replaces RouterOptions.TopK (within max_tools).
 	TopK int
 }
 
@@ -362,7 +351,7 @@ type Candidate struct {
 	// Lesson is what learned lessons added to RawScore (negative: took away).
 	Lesson float64 `json:"lesson,omitempty"`
 	// Alternatives are the same tool on other instances of its server,
-	// ranked lower and left out of the ranking for it, best first.
+	// ranked lower, best first.
 	Alternatives []string `json:"alternatives,omitempty"`
 	// Coverage, Words and Matched: see Hit.
 	Coverage float64 `json:"coverage"`
@@ -389,8 +378,7 @@ type Decision struct {
 	Query string
 	// Ranked are the candidates considered, best first, after affinity.
 	Ranked []Candidate
-	// Selected are the tools to hand over, in belt order: fused with the
-	// needs, then the selected upstreams' discovery tools.
+	// Selected are the tools to hand over, in belt order.
 	Selected []Candidate
 	// Boundary are the names Selected gained by boundary loading.
 	Boundary []string
@@ -428,10 +416,8 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		if r.opts.Fuse.CollapseDuplicates && r.hasInstances() {
 			// Read deeper: instances of one server fill the ranking with
 			// copies of each tool, which collapse to one.
-			var ranked []Candidate
-			ranked, d.request = r.rank(ctx, req, instancesPool*candidatePool)
-			d.Ranked = r.collapseInstances(ranked)
-			d.Ranked = d.Ranked[:min(len(d.Ranked), candidatePool)]
+			d.Ranked, d.request = r.rank(ctx, req, instancesPool*candidatePool)
+			d.Ranked = head(r.collapseInstances(d.Ranked), candidatePool)
 		} else {
 			d.Ranked, d.request = r.rank(ctx, req, candidatePool)
 		}
@@ -681,10 +667,8 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 	case fuse.RouteSimple, fuse.RouteGeneralChat, fuse.RouteExit:
 		return nil // the route's cardinality holds: one tool, or none
 	}
-	have := map[string]bool{}
 	var upstreams []string
 	for _, c := range d.Selected {
-		have[c.Name] = true
 		if !slices.Contains(upstreams, c.Upstream) {
 			upstreams = append(upstreams, c.Upstream)
 		}
@@ -700,10 +684,10 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 			if len(d.Selected) >= r.opts.Fuse.MaxTools || n == boundaryPerUpstream {
 				break
 			}
-			if have[name] || (req.Exclude != nil && req.Exclude(name)) || !r.opts.Fuse.Admits(name, r.userFacing) {
+			selected := slices.ContainsFunc(d.Selected, func(c Candidate) bool { return c.Name == name })
+			if selected || (req.Exclude != nil && req.Exclude(name)) || !r.opts.Fuse.Admits(name, r.userFacing) {
 				continue
 			}
-			have[name] = true
 			d.Selected = append(d.Selected, r.candidates([]string{name}, d.Ranked)...)
 			added = append(added, name)
 			n++

@@ -1,15 +1,11 @@
 // Command wngen derives the routing package's word table (wordnet.txt)
-// from the WordNet 3.0 database files: every plain English word, as a
-// Snowball stem, with the stems WordNet derives from its first maxSenses
-// tagged senses (remember → memory), and its share of use as a noun in
-// tenths (empty for a noun only), one line a word:
+// from the WordNet 3.0 database (Debian's wordnet-base, or -dict): each
+// plain English word as a Snowball stem, the stems WordNet derives from its
+// first maxSenses tagged senses (remember → memory), and its share of use
+// as a noun in tenths (empty for a noun only; from the sense-tagged corpus
+// when it saw the word minTagged times, else from the index files):
 //
 //	stem <TAB> derived stems separated by spaces <TAB> noun share
-//
-// The noun share comes from the sense-tagged corpus (cntlist.rev,
-// optional) when it saw the word at least minTagged times, else from the
-// index files. Run it with go generate in package routing; it reads
-// Debian's wordnet-base files (or another dict directory, given -dict).
 package main
 
 import (

@@ -31,16 +31,14 @@ type SemanticOptions struct {
 	Model string
 	// Cache keeps the tool vectors across runs; nil: in memory only.
 	Cache VectorStore
-	// QueryCacheSize is the number of query vectors kept in memory (LRU);
-	// default 512, negative for none.
+	// QueryCacheSize is how many query vectors an LRU keeps [512]; negative: none.
 	QueryCacheSize int
 	// Timeout bounds one query embedding; default 2s.
 	Timeout time.Duration
-	// Floor is the cosine that maps to score 0 (see [SemanticIndex.Search]);
-	// default 0.3, also for values outside (0, 1).
+	// Floor is the cosine that maps to score 0, in (0, 1) [0.3].
 	Floor float64
 	// RetryAfter is how long Search fails fast after an embedder failure
-	// (cached queries are still answered); default 5s, negative for never.
+	// but for cached queries [5s]; negative: never.
 	RetryAfter time.Duration
 	// Logger receives the outage warning and recovery notice; nil is silent.
 	Logger *slog.Logger
@@ -79,8 +77,7 @@ type pendingSet struct {
 	seq   uint64
 }
 
-// NewSemanticIndex returns an empty index configured by opts. It does no
-// I/O: the disk cache is read by the first SetUpstream.
+// NewSemanticIndex returns an empty index. It does no I/O.
 func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	defaults.Set(&opts.Timeout, 2*time.Second)
 	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
@@ -132,8 +129,8 @@ func (s *SemanticIndex) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// setUpstream is SetUpstream for a call numbered seq: a call older than
-// the one whose vectors the upstream holds changes nothing.
+// setUpstream is SetUpstream for call seq: an older call than the one
+// the upstream holds changes nothing.
 func (s *SemanticIndex) setUpstream(ctx context.Context, upstream string, tools []Tool, seq uint64) error {
 	tools = uniqueTools(tools)
 	entries, err := s.embedTools(ctx, tools)
@@ -230,7 +227,7 @@ func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 }
 
 // embed calls the embedder, checks and normalises its vectors and
-// records its health (a cancelled ctx is not its fault).
+// records its health.
 func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if s.opts.Embedder == nil {
 		return nil, errors.New("no embedder configured")
@@ -407,8 +404,7 @@ func clampScore(x float64) float64 {
 	return min(max(x, 0), 1)
 }
 
-// byScoreThenName orders hits by score, raw score (clamped scores tie),
-// then name.
+// byScoreThenName orders hits by score, raw score, then name.
 func byScoreThenName(a, b Hit) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
@@ -453,8 +449,7 @@ func toolText(t Tool) string {
 	return b.String()
 }
 
-// nameWords splits an identifier into lower-case words: readFile gives
-// "read file".
+// nameWords splits an identifier into lower-case words: "read file".
 func nameWords(name string) string {
 	var words []string
 	splitWords(name, func(w string, kind wordKind) {

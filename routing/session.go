@@ -11,14 +11,12 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// ErrBreakerOpen is returned by Session.Discover when the discovery
-// circuit breaker is open.
+// ErrBreakerOpen is Session.Discover's error while the breaker is open.
 var ErrBreakerOpen = errors.New("discovery circuit breaker open")
 
 // SessionOptions configures a Session. Zero values take the defaults in brackets.
 type SessionOptions struct {
-	// MaxTools caps the routed tools on the belt; core and the proxy's own
-	// tools do not count [DefaultMaxTools].
+	// MaxTools caps the routed tools on the belt [DefaultMaxTools].
 	MaxTools int
 	// MaxDiscoveries and ResetAfter configure the discovery breaker [3, 2m].
 	MaxDiscoveries int
@@ -46,8 +44,8 @@ type Session struct {
 // successWindow is how many recent calls SuccessRate reads.
 const successWindow = 20
 
-// SuccessRate returns the share of the session's recent calls of catalog
-// tools (the last 20) that succeeded, or -1 when it has made none.
+// SuccessRate returns the share of the last 20 calls that succeeded, or
+// -1 before any.
 func (s *Session) SuccessRate() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,8 +122,8 @@ func (s *Session) Load(selected []Candidate) (added, evicted []string) {
 	return added, evicted
 }
 
-// put adds the selection to the belt, most recently used last, and evicts
-// the least recently used past the cap (never what this call added).
+// put adds the selection to the belt and evicts the least recently used
+// past the cap (never what this call added).
 func (s *Session) put(selected []Candidate) (added, evicted []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,8 +6,7 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// SessionState is what a Session carries from call to call besides its
-// belt, for a stateless client to carry in a handle.
+// SessionState is a Session but its belt, for a stateless client's handle.
 type SessionState struct {
 	Domains []string             // most recent first
 	Breaker fuse.BreakerSnapshot // the discovery breaker
@@ -28,8 +27,7 @@ func (s *Session) State() SessionState {
 	}
 }
 
-// RestoreSession starts a session with an empty belt and st's state (at
-// most ContextSize domains are kept).
+// RestoreSession starts a session with an empty belt and st's state.
 func (r *Router) RestoreSession(opts SessionOptions, st SessionState) *Session {
 	s := r.NewSession(opts)
 	s.breaker.Restore(st.Breaker)

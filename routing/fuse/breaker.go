@@ -15,11 +15,11 @@ const (
 
 // BreakerOptions configures a [Breaker].
 type BreakerOptions struct {
-	// MaxDiscoveries is how many discoveries (request_more_tools calls) are
-	// allowed between successful real tool calls; zero or less means 3.
+	// MaxDiscoveries is how many request_more_tools calls are allowed
+	// between successful tool calls [3].
 	MaxDiscoveries int
 	// ResetAfter is how long a tripped breaker must go without a Discover
-	// call before it closes by itself; zero or less means 2 minutes.
+	// call to close by itself [2m].
 	ResetAfter time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -28,8 +28,7 @@ type BreakerOptions struct {
 // BreakerState is a snapshot of a [Breaker] for traces.
 type BreakerState struct {
 	Open bool `json:"open"`
-	// Discoveries counts Discover calls since the last reset, refused
-	// ones included, so it can exceed Max.
+	// Discoveries counts Discover calls since the last reset, refused ones too.
 	Discoveries int       `json:"discoveries"`
 	Max         int       `json:"max"`
 	TrippedAt   time.Time `json:"tripped_at,omitzero"`

@@ -143,13 +143,10 @@ func (o *RouterOptions) defaults() {
 
 // orDefault reads an option: zero takes def, a negative value means zero.
 func orDefault[T int | float64](v, def T) T {
-	switch {
-	case v == 0:
+	if v == 0 {
 		return def
-	case v < 0:
-		return 0
 	}
-	return v
+	return max(v, 0)
 }
 
 // Router ranks the catalog for a request and decides which tools to hand

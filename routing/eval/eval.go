@@ -10,16 +10,14 @@ import (
 	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// Ranker ranks the catalog for a query: the names of the k best tools,
-// best first.
+// Ranker returns the names of the k best tools for a query, best first.
 type Ranker interface {
 	Rank(query string, k int) []string
 }
 
 // Options configures Run. The zero value is the default.
 type Options struct {
-	// K is the ranking depth asked of the ranker and written to each
-	// Ranking; default 10. Metrics past K count as not found.
+	// K is the ranking depth asked of the ranker [10]; past it is not found.
 	K int
 }
 
@@ -29,8 +27,7 @@ type Ranking struct {
 	Ranked []string `json:"ranked"`
 }
 
-// Report holds the metrics of one run, each averaged over the scored
-// queries (those with at least one gold group).
+// Report holds the metrics of one run, averaged over the queries with gold.
 type Report struct {
 	Name    string // dataset name, for tables; Run leaves it empty
 	Queries int    // queries scored
@@ -46,9 +43,8 @@ type Report struct {
 	P50, P99 time.Duration // per-query ranking latency
 }
 
-// Run ranks every query with ranker and scores the rankings against the
-// gold tools. Queries are ranked one at a time, so the latency is that of
-// a single request.
+// Run ranks every query with ranker, one at a time (the latency is a
+// single request's), and scores the rankings against the gold tools.
 func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
 	defaults.Set(&opts.K, 10)
 	k := opts.K
@@ -92,8 +88,7 @@ func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
 // C@5, C@10 and the reciprocal rank.
 type metrics [7]float64
 
-// groupRanks returns the 1-based rank at which each group is found (the
-// best rank of any member), 0 when none of its members is ranked.
+// groupRanks returns the 1-based rank of each group's best member, or 0.
 func groupRanks(groups [][]string, ranked []string) []int {
 	ranks := make([]int, len(groups))
 	for i, g := range groups {

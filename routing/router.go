@@ -109,8 +109,7 @@ func DefaultFusePolicy() fuse.Policy {
 	return p
 }
 
-// DefaultDiscoveryPrefixes mark the usual discovery tools: getters,
-// listers and searches.
+// DefaultDiscoveryPrefixes mark the usual discovery tools.
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
@@ -238,8 +237,7 @@ func (r *Router) count(t Tool, delta int) {
 	}
 }
 
-// hasInstances reports whether some tool is exposed by several instances
-// of one server.
+// hasInstances reports whether several instances of a server share a tool.
 func (r *Router) hasInstances() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -515,9 +513,9 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 	return out, rw
 }
 
-// collapseInstances keeps, of the ranked tools that several instances of
-// one server expose (same own name and contract), the best-ranked one,
-// and lists the others as its alternatives.
+// collapseInstances keeps the best-ranked of the tools several instances
+// of one server expose (same own name and contract), the others its
+// alternatives.
 func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 	kept := map[[2]string]int{} // own name and contract -> index in out
 	out := ranked[:0:0]
@@ -637,8 +635,7 @@ func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candida
 	return out
 }
 
-// candidates looks the fused names up in the ranking (needs that were not
-// ranked get a zero score).
+// candidates looks the fused names up in the ranking (or scores them 0).
 func (r *Router) candidates(names []string, ranked []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(names))
 	for _, name := range names {
@@ -653,9 +650,8 @@ func (r *Router) candidates(names []string, ranked []Candidate) []Candidate {
 	return out
 }
 
-// boundary adds, for each upstream with a selected tool, its discovery
-// tools (best ranked first, at most boundaryPerUpstream each) within the
-// fuse cap, and returns the names added.
+// boundary adds the discovery tools of each selected upstream, best
+// ranked first, within the caps, and returns their names.
 func (r *Router) boundary(d *Decision, req Request) []string {
 	if len(d.Selected) == 0 || len(r.opts.DiscoveryPrefixes) == 0 {
 		return nil
@@ -700,8 +696,7 @@ func rankOf(ranked []Candidate, name string) int {
 	return math.MaxInt
 }
 
-// alerts raises the collision alert (top-1 and top-2 from different
-// domains, close in score) and the no-match alert of an abstention.
+// alerts raises the collision, partial-match and no-match alerts.
 func (r *Router) alerts(d Decision, req Request) []Alert {
 	if d.Abstained {
 		return []Alert{noMatch(d)}
@@ -744,9 +739,8 @@ func partialMatch(d Decision) Alert {
 // namedWords is how many words an alert names for each tool.
 const namedWords = 3
 
-// split returns the request's words that c matches and those it does
-// not, the catalog's unknown words among the latter; both empty when the
-// ranking named no words for c.
+// split returns the request's words that c matches and those it does not
+// (unknown words among them).
 func (rw *RequestWords) split(c Candidate) (hit, miss []string) {
 	for i, w := range rw.Known {
 		if c.matches&(1<<i) != 0 {
@@ -770,10 +764,9 @@ func quoteWords(words []string) string {
 	return strings.Join(q, ", ")
 }
 
-// collision raises the collision alert, decided on the scores before
-// affinity so that the domain context never hides a near-tie; when the
-// context ranks first a tool of another domain than the raw top, the
-// alert says so. Core tools take no part.
+// collision raises the collision alert on the scores before affinity, so
+// that the domain context never hides a near-tie, and says when the context
+// ranked another domain's tool first. Core tools take no part.
 func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 	core := func(c *Candidate) bool { return req.Core != nil && req.Core(c.Name) }
 	best := func(skip func(*Candidate) bool) *Candidate {

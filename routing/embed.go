@@ -48,13 +48,7 @@ func newStoreCache(store VectorStore, model string, logger *slog.Logger) *vector
 
 // key returns the cache key of text.
 func (c *vectorCache) key(text string) vecKey {
-	h := sha256.New()
-	h.Write([]byte(c.model))
-	h.Write([]byte{0})
-	h.Write([]byte(text))
-	var k vecKey
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256([]byte(c.model + "\x00" + text))
 }
 
 // get returns the cached vector of each key, nil for a miss.

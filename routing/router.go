@@ -47,7 +47,8 @@ type RouterOptions struct {
 	AbstainCommitment float64
 	// AbstainAdvice: the router also abstains when the request asks for
 	// advice or an errand about two nouns the catalog does not know and no
-	// top-TopK tool matches this share of it (advice.go) [0.5]; likewise.
+	// top-TopK tool matches this share of it (advice.go) [0.5]; only with
+	// AbstainCoverage.
 	AbstainAdvice float64
 	// KeepCoverage: a top-TopK tool matching this share of the request (or
 	// a clause) is handed over under the noise floor, with those above [0.10].

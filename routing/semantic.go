@@ -83,12 +83,8 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
 		opts.Floor = 0.3
 	}
-	if opts.RetryAfter == 0 {
-		opts.RetryAfter = 5 * time.Second
-	}
-	if opts.QueryCacheSize == 0 {
-		opts.QueryCacheSize = 512
-	}
+	opts.RetryAfter = cmp.Or(opts.RetryAfter, 5*time.Second) // negative: never
+	opts.QueryCacheSize = cmp.Or(opts.QueryCacheSize, 512)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

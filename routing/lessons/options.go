@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -79,10 +80,7 @@ func (o *MemoryOptions) defaults() {
 	if o.ProfileFloor <= 0 || o.ProfileFloor > 1 {
 		o.ProfileFloor = DefaultProfileFloor
 	}
-	if o.ProfileWeight == 0 {
-		o.ProfileWeight = DefaultProfileWeight
-	}
-	o.ProfileWeight = min(o.ProfileWeight, 1)
+	o.ProfileWeight = min(cmp.Or(o.ProfileWeight, DefaultProfileWeight), 1)
 	if o.EmbedFloor <= 0 || o.EmbedFloor >= 1 {
 		o.EmbedFloor = DefaultEmbedFloor
 	}

@@ -102,7 +102,7 @@ func (f *fuser) needs() (needs []entry, unknown []string) {
 		name = strings.TrimSpace(name)
 		switch {
 		case name == "":
-		case !f.known(name):
+		case f.in.Known != nil && !f.in.Known(name):
 			if !slices.Contains(unknown, name) {
 				unknown = append(unknown, name)
 			}
@@ -111,10 +111,6 @@ func (f *fuser) needs() (needs []entry, unknown []string) {
 		}
 	}
 	return needs, unknown
-}
-
-func (f *fuser) known(tool string) bool {
-	return f.in.Known == nil || f.in.Known(tool)
 }
 
 // admit applies the hard filters, allowlist then user-facing.
@@ -130,7 +126,7 @@ func (f *fuser) admit(tool string) bool {
 func (f *fuser) candidates(needsEmpty bool) (qr, spare []entry) {
 	for _, c := range bestPerTool(f.in.Candidates) {
 		switch {
-		case !f.known(c.tool) || !f.admit(c.tool):
+		case f.in.Known != nil && !f.in.Known(c.tool), !f.admit(c.tool):
 		case !(c.score >= f.p.MinQRScore), needsEmpty && !f.p.AdoptQRWhenNeedsEmpty:
 			spare = append(spare, c)
 		default:

@@ -16,19 +16,17 @@ type Embedder interface {
 // vecKey is the cache key of one embedded text.
 type vecKey = [sha256.Size]byte
 
-// VectorStore persists embedded vectors, per model, by the SHA-256 of
-// model and text: the shared state database, or memory.
+// VectorStore persists embedded vectors per model, by the SHA-256 of
+// model and text.
 type VectorStore interface {
 	// LoadVectors returns every vector stored for model.
 	LoadVectors(model string) (map[[sha256.Size]byte][]float32, error)
-	// SaveVectors adds vecs (all of one length) to model's vectors; those
-	// of model with another length are dropped (the model changed under
-	// its name).
+	// SaveVectors adds vecs (all of one length) to model's, dropping those
+	// of another length (the model changed under its name).
 	SaveVectors(model string, vecs map[[sha256.Size]byte][]float32) error
 }
 
-// vectorCache holds the vectors of embedded texts for one model, in
-// memory and, when it has a store, in the store.
+// vectorCache holds one model's vectors in memory and in its store.
 type vectorCache struct {
 	model  string
 	store  VectorStore // nil = memory only
@@ -40,8 +38,7 @@ type vectorCache struct {
 	vecs   map[vecKey][]float32
 }
 
-// newStoreCache returns the cache of model in store (nil for memory
-// only); a nil logger is silent.
+// newStoreCache returns the cache of model in store (nil: memory only).
 func newStoreCache(store VectorStore, model string, logger *slog.Logger) *vectorCache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -51,17 +48,10 @@ func newStoreCache(store VectorStore, model string, logger *slog.Logger) *vector
 
 // key returns the cache key of text.
 func (c *vectorCache) key(text string) vecKey {
-	h := sha256.New()
-	h.Write([]byte(c.model))
-	h.Write([]byte{0})
-	h.Write([]byte(text))
-	var k vecKey
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256([]byte(c.model + "\x00" + text))
 }
 
-// get returns the cached vector of each key, nil for a miss. The first
-// call reads the store.
+// get returns the cached vector of each key, nil for a miss.
 func (c *vectorCache) get(keys []vecKey) [][]float32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -73,9 +63,8 @@ func (c *vectorCache) get(keys []vecKey) [][]float32 {
 	return out
 }
 
-// put caches vecs (all of one length) under keys and saves them in the
-// store, if any; vectors of another length than those cached mean the
-// model changed under its name: the old ones are dropped.
+// put caches vecs under keys and saves them in the store; vectors of
+// another length than those cached mean the model changed: the old go.
 func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	if len(keys) == 0 {
 		return nil
@@ -100,8 +89,8 @@ func (c *vectorCache) put(keys []vecKey, vecs [][]float32) error {
 	return c.store.SaveVectors(c.model, added)
 }
 
-// loadLocked reads the store once (a failure is a warning), leaving out
-// vectors of another length than the first.
+// loadLocked reads the store once, leaving out vectors of another length
+// than the first.
 func (c *vectorCache) loadLocked() {
 	if c.loaded {
 		return

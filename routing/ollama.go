@@ -43,10 +43,8 @@ type OllamaOptions struct {
 // sending batches one at a time, texts truncated to the model's context.
 // It is safe for concurrent use.
 type OllamaEmbedder struct {
+	opts      OllamaOptions // defaults applied
 	client    *api.Client
-	model     string
-	batch     int
-	timeout   time.Duration
 	keepAlive *api.Duration // nil = the server's default
 }
 
@@ -62,13 +60,9 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 	if opts.Model == "" {
 		return nil, errors.New("ollama embedding model: empty")
 	}
-	e := &OllamaEmbedder{
-		model:   opts.Model,
-		batch:   opts.BatchSize,
-		timeout: opts.Timeout,
-	}
-	defaults.Set(&e.batch, 32)
-	defaults.Set(&e.timeout, 10*time.Second)
+	defaults.Set(&opts.BatchSize, 32)
+	defaults.Set(&opts.Timeout, 10*time.Second)
+	e := &OllamaEmbedder{opts: opts}
 	if opts.KeepAlive != 0 {
 		e.keepAlive = &api.Duration{Duration: opts.KeepAlive}
 	}
@@ -82,16 +76,14 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 
 // Embed returns one unit vector per text, in order; each batch has its
 // own Timeout. Errors name the model and a short reason, never the URL.
+// Batches of different lengths are the caller's to catch (checkVectors).
 func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.batch {
-		batch := texts[start:min(start+e.batch, len(texts))]
+	for start := 0; start < len(texts); start += e.opts.BatchSize {
+		batch := texts[start:min(start+e.opts.BatchSize, len(texts))]
 		vecs, err := e.embedBatch(ctx, batch)
 		if err != nil {
-			return nil, fmt.Errorf("ollama embed with model %q: %w", e.model, err)
-		}
-		if len(out) > 0 && len(vecs[0]) != len(out[0]) {
-			return nil, fmt.Errorf("ollama embed with model %q: vectors of %d and %d dimensions", e.model, len(out[0]), len(vecs[0]))
+			return nil, fmt.Errorf("ollama embed with model %q: %w", e.opts.Model, err)
 		}
 		out = append(out, vecs...)
 	}
@@ -100,17 +92,17 @@ func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 
 // embedBatch sends one request and checks and normalises its vectors.
 func (e *OllamaEmbedder) embedBatch(ctx context.Context, batch []string) ([][]float32, error) {
-	rctx, cancel := context.WithTimeout(ctx, e.timeout)
+	rctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	truncate := true
 	resp, err := e.client.Embed(rctx, &api.EmbedRequest{
-		Model:     e.model,
+		Model:     e.opts.Model,
 		Input:     batch,
 		Truncate:  &truncate,
 		KeepAlive: e.keepAlive,
 	})
 	if err != nil {
-		return nil, ollamaerr.Reason(ctx, err, e.timeout)
+		return nil, ollamaerr.Reason(ctx, err, e.opts.Timeout)
 	}
 	if len(resp.Embeddings) != len(batch) {
 		return nil, fmt.Errorf("got %d vectors for %d texts", len(resp.Embeddings), len(batch))

@@ -24,9 +24,8 @@ import (
 // Threshold, CollisionDelta, the coverages, SemanticWeight), and the
 // default for the multipliers SameDomain and CrossDomain.
 type RouterOptions struct {
-	// TopK tools are kept whatever their score, above the noise floor
-	// (Fuse.MinQRScore), plus one per further clause of the request,
-	// within max_tools [5].
+	// TopK tools are kept whatever their score, above the noise floor, plus
+	// one per further clause of the request, within max_tools [5].
 	TopK int
 	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
 	Threshold float64
@@ -36,29 +35,24 @@ type RouterOptions struct {
 	// CollisionDelta: top-1 and top-2 from different domains within this
 	// score of each other raise a routing alert [0.08].
 	CollisionDelta float64
-	// DiscoveryPrefixes mark an upstream's discovery tools, loaded along
-	// with any of its selected tools [get_, list_, search_]; an empty,
-	// non-nil slice turns boundary loading off.
+	// DiscoveryPrefixes mark an upstream's discovery tools, loaded with any
+	// of its selected tools [get_, list_, search_]; empty, non-nil: none.
 	DiscoveryPrefixes []string
 	// AbstainCoverage: when no top-TopK tool matches this share of the
-	// request (see calibrate.go), the router abstains and names the
-	// closest tools [0.10].
+	// request (calibrate.go), the router abstains [0.10].
 	AbstainCoverage float64
 	// AbstainCommitment: the router also abstains when the top tool's
 	// coverage c is under 0.4 and c·q² is under this value, q being the
-	// lexical ranking's commitment (commitment.go) [0.002]. It applies
-	// only while AbstainCoverage is on, with or without embeddings.
+	// ranking's commitment (commitment.go) [0.002]; only with AbstainCoverage.
 	AbstainCommitment float64
 	// AbstainAdvice: the router also abstains when the request asks for
-	// advice or an errand about at least two nouns the catalog does not
-	// know and no top-TopK tool matches this share of it (advice.go)
-	// [1]. It applies only while AbstainCoverage is on, and neither it
-	// nor the commitment check when the top tool is named for what the
-	// request asks about (named.go).
+	// advice or an errand about two nouns the catalog does not know and no
+	// top-TopK tool matches this share of it (advice.go) [1]; only with
+	// AbstainCoverage. Neither it nor the commitment check applies when
+	// the top tool is named for what the request asks about (named.go).
 	AbstainAdvice float64
-	// KeepCoverage: a top-TopK tool matching at least this share of the
-	// request (or of a clause) is handed over even under the noise floor,
-	// with every tool ranked above it [0.10].
+	// KeepCoverage: a top-TopK tool matching this share of the request (or
+	// a clause) is handed over under the noise floor, with those above [0.10].
 	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
@@ -69,23 +63,19 @@ type RouterOptions struct {
 	// SemanticWeight [0.5]; negative: the lexical score alone.
 	Semantic       *SemanticIndex
 	SemanticWeight float64
-	// Lessons, when set, re-scores the ranked candidates with what
-	// routing learned from detours and feedback (package routing/lessons).
+	// Lessons, when set, re-scores the candidates (routing/lessons).
 	Lessons Reranker
 	// Logger receives warnings; with Wire, each decision at debug level.
 	Logger *slog.Logger
 	Wire   bool
-	// Trace, when set, receives each decision as a line of JSON (for
-	// offline analysis); writes are serialised.
+	// Trace, when set, receives each decision as a line of JSON.
 	Trace io.Writer
-	// Resolved says the caller applied the numeric options' defaults: a
-	// zero is zero.
+	// Resolved: the caller applied the numeric defaults; a zero is zero.
 	Resolved bool
 }
 
-// Reranker adjusts the scores of ranked tools for a query, by the
-// principal's experience (its lessons and the shared ones); it never
-// brings in a tool the query did not find.
+// Reranker adjusts the scores of ranked tools for a query by the
+// principal's lessons; it never brings in a tool the query did not find.
 type Reranker interface {
 	Rerank(ctx context.Context, principal, query string, hits []Hit) []Hit
 }
@@ -121,8 +111,7 @@ func DefaultFusePolicy() fuse.Policy {
 	return p
 }
 
-// DefaultDiscoveryPrefixes mark the usual discovery tools: getters,
-// listers and searches.
+// DefaultDiscoveryPrefixes mark the usual discovery tools.
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
@@ -155,18 +144,14 @@ func (o *RouterOptions) defaults() {
 
 // orDefault reads an option: zero takes def, a negative value means zero.
 func orDefault[T int | float64](v, def T) T {
-	switch {
-	case v == 0:
+	if v == 0 {
 		return def
-	case v < 0:
-		return 0
 	}
-	return v
+	return max(v, 0)
 }
 
 // Router ranks the catalog for a request and decides which tools to hand
-// over. It holds no per-session state (see Session) and is safe for
-// concurrent use.
+// over. It holds no session state and is safe for concurrent use.
 type Router struct {
 	opts       RouterOptions
 	userFacing func(string) bool // the fuse policy's test; nil: every tool is
@@ -191,10 +176,9 @@ func NewRouter(opts RouterOptions) *Router {
 		discovery: map[string][]string{}, known: map[string]Tool{}, destroys: map[string]bool{}, acts: map[string]action{}, names: map[string][]string{}, copies: map[[2]string]int{}}
 }
 
-// Internal tells that the fuse policy requires user-facing tools
-// (require_user_facing) and name is not one (internal_tools): such a
-// tool is never ranked, handed over, described, called through the
-// gateway's own tools or named in an alert.
+// Internal tells that require_user_facing is on and name is one of the
+// internal_tools: never ranked, handed over, described, called through
+// the gateway's own tools or named in an alert.
 func (r *Router) Internal(name string) bool {
 	return r.opts.Fuse.RequireUserFacing && r.userFacing != nil && !r.userFacing(name)
 }
@@ -203,8 +187,7 @@ func (r *Router) Internal(name string) bool {
 func (r *Router) Options() RouterOptions { return r.opts }
 
 // SetUpstream replaces one upstream's tools in the lexical index and the
-// router's catalog; nil removes the upstream. It is fast and does no I/O:
-// embeddings, when on, are updated apart by Embed.
+// catalog (nil removes it). It does no I/O: Embed updates embeddings.
 func (r *Router) SetUpstream(upstream string, tools []Tool) {
 	r.opts.Lexical.SetUpstream(upstream, tools)
 	r.mu.Lock()
@@ -227,11 +210,7 @@ func (r *Router) SetUpstream(upstream string, tools []Tool) {
 		}
 		r.known[t.Name] = t
 		r.destroys[t.Name] = isDestructive(t)
-		if a := toolAction(t); a != 0 {
-			r.acts[t.Name] = a // worked out once, not at every route (weighActions)
-		} else {
-			delete(r.acts, t.Name)
-		}
+		r.acts[t.Name] = toolAction(t) // worked out once, not at every route (weighActions)
 		r.count(t, +1)
 		if r.isDiscovery(t) {
 			disc = append(disc, t.Name)
@@ -250,23 +229,17 @@ func (r *Router) count(t Tool, delta int) {
 		return
 	}
 	key := [2]string{cmp.Or(t.Original, t.Name), t.Contract}
-	before := r.copies[key]
-	after := before + delta
-	if after <= 0 {
-		delete(r.copies, key)
-	} else {
-		r.copies[key] = after
-	}
-	switch {
-	case before <= 1 && after > 1:
-		r.shared++
-	case before > 1 && after <= 1:
+	if r.copies[key] > 1 {
 		r.shared--
+	}
+	if r.copies[key] += delta; r.copies[key] > 1 {
+		r.shared++
+	} else if r.copies[key] <= 0 {
+		delete(r.copies, key)
 	}
 }
 
-// hasInstances reports whether some tool is exposed by several instances
-// of one server.
+// hasInstances reports whether several instances of a server share a tool.
 func (r *Router) hasInstances() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -276,9 +249,8 @@ func (r *Router) hasInstances() bool {
 // Semantic reports whether embeddings are configured.
 func (r *Router) Semantic() bool { return r.opts.Semantic != nil }
 
-// Embed updates one upstream's tool embeddings (a no-op without
-// embeddings). On failure the semantic index keeps its previous vectors
-// and routing stays lexical for what is missing; the error says why.
+// Embed updates one upstream's tool embeddings (a no-op without them);
+// on failure the previous vectors stay and the error says why.
 func (r *Router) Embed(ctx context.Context, upstream string, tools []Tool) error {
 	if r.opts.Semantic == nil {
 		return nil
@@ -299,15 +271,13 @@ func (r *Router) Tool(name string) (Tool, bool) {
 	return t, ok
 }
 
-// Rank returns the catalog ranked for query with calibrated scores, best
-// first, lexical and (when available) semantic fused; k <= 0 is every tool
-// with a score. It applies no session context.
+// Rank returns the catalog ranked for query, best first, lexical and
+// semantic (when on) fused; k <= 0 is every tool with a score.
 func (r *Router) Rank(ctx context.Context, query string, k int) []Hit {
 	return r.rankArms(ctx, query, query, k)
 }
 
-// rankArms is Rank with one query for the lexical arm and another for
-// the semantic arm.
+// rankArms is Rank with a query for each arm.
 func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) []Hit {
 	if r.opts.Semantic == nil {
 		return r.opts.Lexical.Search(lexical, k)
@@ -325,8 +295,7 @@ func (r *Router) rankArms(ctx context.Context, lexical, semantic string, k int) 
 	return head(FuseHits(r.opts.Lexical.Search(lexical, n), sem, r.opts.SemanticWeight), k)
 }
 
-// SyncEmbeddings retries the upstreams whose embedding failed (a no-op
-// when none did, or without embeddings).
+// SyncEmbeddings retries the upstreams whose embedding failed.
 func (r *Router) SyncEmbeddings(ctx context.Context) error {
 	if r.opts.Semantic == nil {
 		return nil
@@ -334,40 +303,36 @@ func (r *Router) SyncEmbeddings(ctx context.Context) error {
 	return r.opts.Semantic.Sync(ctx)
 }
 
-func head(hits []Hit, k int) []Hit {
-	if k > 0 && len(hits) > k {
-		return hits[:k]
+// head returns the first k of s; k <= 0 is all of it.
+func head[T any](s []T, k int) []T {
+	if k > 0 && len(s) > k {
+		return s[:k]
 	}
-	return hits
+	return s
 }
 
 // Request is one routing question.
 type Request struct {
 	// Query is what the tools are for, in words.
 	Query string
-	// Keywords, when set, are added to Query for the lexical ranking: the
-	// words a tool's name or description would use.
+	// Keywords, when set, are added to Query for the lexical ranking.
 	Keywords string
-	// Intent, when set, replaces Query for the semantic ranking (with
-	// embeddings): one sentence saying what is to be done.
+	// Intent, when set, replaces Query for the semantic ranking.
 	Intent string
 	// Needs are tools the model believes it needs, by exposed name.
 	Needs []string
 	// Route is the kind of turn, when the caller knows it.
 	Route fuse.Route
-	// Domains is the session's domain context; empty means none, and no
-	// affinity is applied.
+	// Domains is the session's domain context; empty: no affinity.
 	Domains []string
 	// Exclude names tools never to select (the proxy's own).
 	Exclude func(name string) bool
-	// Core names the tools always on the belt: they are ranked, but never
-	// named in a collision alert (the model has them whatever it asks).
+	// Core names the tools always on the belt: ranked, but never named in
+	// a collision alert.
 	Core func(name string) bool
-	// Principal is who asks: the lessons of other principals do not apply
-	// (see routing/lessons); empty, the shared lessons alone do.
+	// Principal is who asks: only its own and the shared lessons apply.
 	Principal string
-	// TopK, when positive, replaces RouterOptions.TopK for this request
-	// (the fuse policy's max_tools still caps what is handed over).
+	// TopK, when positive, replaces RouterOptions.TopK (within max_tools).
 	TopK int
 }
 
@@ -383,23 +348,15 @@ type Candidate struct {
 	// Lesson is what learned lessons added to RawScore (negative: took away).
 	Lesson float64 `json:"lesson,omitempty"`
 	// Alternatives are the same tool on other instances of its server,
-	// ranked lower and left out of the ranking for it, best first.
+	// ranked lower, best first.
 	Alternatives []string `json:"alternatives,omitempty"`
-	// Coverage is the share of the request the tool matches, and Words
-	// and Matched the request's words the catalog knows and how many of
-	// them the tool matches (see Hit).
+	// Coverage, Words and Matched: see Hit.
 	Coverage float64 `json:"coverage"`
 	Words    int     `json:"-"`
 	Matched  int     `json:"-"`
-	// Foreign is the request's English nouns the catalog does not know
-	// (see Hit).
-	Foreign int `json:"-"`
-	// matches has bit i set when the tool matches the request's word
-	// Decision.request.Known[i], on the top few candidates (see Hit).
-	matches uint64
-	// raw is the ranking's own score (BM25F for the lexical index), for
-	// the ranking's commitment (see commitment.go).
-	raw      float64
+	Foreign  int     `json:"-"` // see Hit
+	matches  uint64  // bit i: matches Decision.request.Known[i] (see Hit)
+	raw      float64 // the ranking's own score, for its commitment
 	adjusted float64 // unclipped, for ordering
 	// runnerUp is the best of the alternatives, for the collision alert.
 	runnerUp *Candidate
@@ -418,8 +375,7 @@ type Decision struct {
 	Query string
 	// Ranked are the candidates considered, best first, after affinity.
 	Ranked []Candidate
-	// Selected are the tools to hand over, in belt order: fused with the
-	// needs, then the selected upstreams' discovery tools.
+	// Selected are the tools to hand over, in belt order.
 	Selected []Candidate
 	// Boundary are the names Selected gained by boundary loading.
 	Boundary []string
@@ -428,11 +384,9 @@ type Decision struct {
 	Alerts  []Alert
 	// Affinity tells whether domain multipliers were applied.
 	Affinity bool
-	// Abstained tells that no tool in the catalog serves the request:
-	// the selection is empty and a no_match alert names the closest
-	// candidates as such.
+	// Abstained: no tool serves the request; the selection is empty and a
+	// no_match alert names the closest candidates.
 	Abstained bool
-	Dropped   []fuse.Drop
 	Took      time.Duration
 	// why says why the router abstained, for the no_match alert.
 	why abstention
@@ -459,10 +413,8 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		if r.opts.Fuse.CollapseDuplicates && r.hasInstances() {
 			// Read deeper: instances of one server fill the ranking with
 			// copies of each tool, which collapse to one.
-			var ranked []Candidate
-			ranked, d.request = r.rank(ctx, req, instancesPool*candidatePool)
-			d.Ranked = r.collapseInstances(ranked)
-			d.Ranked = d.Ranked[:min(len(d.Ranked), candidatePool)]
+			d.Ranked, d.request = r.rank(ctx, req, instancesPool*candidatePool)
+			d.Ranked = head(r.collapseInstances(d.Ranked), candidatePool)
 		} else {
 			d.Ranked, d.request = r.rank(ctx, req, candidatePool)
 		}
@@ -480,7 +432,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 		Known:      func(name string) bool { _, ok := r.Tool(name); return ok && (req.Exclude == nil || !req.Exclude(name)) },
 		UserFacing: r.userFacing,
 	})
-	d.Unknown, d.Dropped = res.Unknown, res.Dropped
+	d.Unknown = res.Unknown
 	d.Selected = r.candidates(res.Tools, d.Ranked)
 	if strings.TrimSpace(req.Query) != "" && !d.Abstained {
 		// Nothing ranked passed the noise floor: only stated needs, if
@@ -529,8 +481,6 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		hits = r.opts.Lessons.Rerank(ctx, req.Principal, req.Query, hits)
 	}
 	out := make([]Candidate, 0, len(hits))
-	// The catalog's entries first, under one lock: Exclude is the
-	// caller's and may call back into the router.
 	r.mu.Lock()
 	var rw RequestWords // set on the top few hits
 	foreign := outOfDomain(req.Query)
@@ -539,22 +489,10 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 			rw = *h.Request
 		}
 		t, ok := r.known[h.Name]
-		if ok && !foreign(t) {
-			out = append(out, Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t)})
-		}
-	}
-	r.mu.Unlock()
-	n, kept := 0, 0
-	for _, h := range hits {
-		if n == len(out) || out[n].Name != h.Name {
-			continue // not in the catalog
-		}
-		c := out[n]
-		n++
-		if req.Exclude != nil && req.Exclude(h.Name) || r.Internal(h.Name) {
+		if !ok || foreign(t) {
 			continue
 		}
-		c = Candidate{Name: h.Name, Upstream: c.Upstream, Domain: c.Domain, RawScore: h.Score, Multiplier: 1,
+		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1,
 			Coverage: h.Coverage, Words: h.Words, Matched: h.Matched, Foreign: h.Foreign, raw: h.Raw, matches: h.Matches}
 		if b, ok := before[h.Name]; ok {
 			c.Lesson = h.Score - b
@@ -567,18 +505,19 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 		}
 		c.adjusted = c.RawScore * c.Multiplier
 		c.Score = math.Min(1, c.adjusted)
-		out[kept] = c // kept < n: that entry was read
-		kept++
+		out = append(out, c)
 	}
-	out = out[:kept]
+	r.mu.Unlock()
+	// Exclude is the caller's and may call back into the router: not under the lock.
+	out = slices.DeleteFunc(out, func(c Candidate) bool { return req.Exclude != nil && req.Exclude(c.Name) || r.Internal(c.Name) })
 	r.weighActions(lexical, out)
 	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
 	return out, rw
 }
 
-// collapseInstances keeps, of the ranked tools that several instances of
-// one server expose (same own name and contract), the best-ranked one,
-// and lists the others as its alternatives.
+// collapseInstances keeps the best-ranked of the tools several instances
+// of one server expose (same own name and contract), the others its
+// alternatives.
 func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 	kept := map[[2]string]int{} // own name and contract -> index in out
 	out := ranked[:0:0]
@@ -604,12 +543,9 @@ func (r *Router) collapseInstances(ranked []Candidate) []Candidate {
 
 func domainOf(t Tool) string { return cmp.Or(t.Domain, t.Upstream) }
 
-// abstains decides that no tool serves the request: nothing ranked, no
-// top-TopK tool matches AbstainCoverage of it, the ranking does not
-// commit to its top (commitment.go), or it asks advice about things the
-// catalog does not know (advice.go); unless a lesson raised a top tool
-// or the model stated a need for one (seed 000's needs-first policy).
-// It reads coverage, which affinity and lessons do not change.
+// abstains decides that no tool serves the request (see the Abstain
+// options), unless a lesson raised a top tool or the model stated a need
+// for one (seed 000's needs-first policy).
 func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	if len(ranked) == 0 {
 		return abstainedCoverage
@@ -622,12 +558,7 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	}) {
 		return abstainedNot
 	}
-	top := ranked[0]
-	for _, c := range ranked[1:] {
-		if c.RawScore > top.RawScore {
-			top = c
-		}
-	}
+	top := slices.MaxFunc(ranked, func(a, b Candidate) int { return cmp.Compare(a.RawScore, b.RawScore) })
 	covered := top.Coverage
 	for _, c := range ranked[:min(len(ranked), r.opts.TopK)] {
 		covered = max(covered, c.Coverage)
@@ -662,12 +593,10 @@ func (r *Router) asksAdviceAbout(query string, ranked []Candidate, covered float
 const partialWords = 3
 
 // servedWhole checks that a top tool matches each word of a short
-// one-clause request, counting words the catalog does not know ("query
-// logs": calculator_log matches only log). A miss gets a partial_match
-// alert rather than an abstention: a short request is as often a
-// modifier and a noun, where the tool matching the noun is right. A
-// request of several clauses, or a top tool the model stated a need for,
-// passes.
+// one-clause request, unknown words included ("query logs":
+// calculator_log matches only log), unless the model stated a need for
+// one. A miss is an alert, not an abstention: a short request is as often
+// a modifier and a noun, where the tool matching the noun is right.
 func servedWhole(d Decision, needs []string) bool {
 	rw := d.request
 	n := len(rw.Known) + len(rw.Unknown)
@@ -681,9 +610,8 @@ func servedWhole(d Decision, needs []string) bool {
 	return slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
-// preselect keeps the top k and anything at or above the threshold; the
-// fuse policy's noise floor (min_qr_score) then drops what is too weak to
-// offer at all.
+// preselect keeps the top k and anything at or above the threshold, for
+// the fuse policy's noise floor (min_qr_score) to sift.
 func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candidate {
 	if topK <= 0 {
 		topK = r.opts.TopK
@@ -717,8 +645,7 @@ func (r *Router) preselect(ranked []Candidate, topK, clauses int) []fuse.Candida
 	return out
 }
 
-// candidates looks the fused names up in the ranking (needs that were not
-// ranked get a zero score).
+// candidates looks the fused names up in the ranking (or scores them 0).
 func (r *Router) candidates(names []string, ranked []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(names))
 	for _, name := range names {
@@ -733,9 +660,8 @@ func (r *Router) candidates(names []string, ranked []Candidate) []Candidate {
 	return out
 }
 
-// boundary adds, for each upstream with a selected tool, its discovery
-// tools (best ranked first, at most boundaryPerUpstream each) within the
-// fuse cap, and returns the names added.
+// boundary adds the discovery tools of each selected upstream, best
+// ranked first, within the caps, and returns their names.
 func (r *Router) boundary(d *Decision, req Request) []string {
 	if len(d.Selected) == 0 || len(r.opts.DiscoveryPrefixes) == 0 {
 		return nil
@@ -744,10 +670,8 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 	case fuse.RouteSimple, fuse.RouteGeneralChat, fuse.RouteExit:
 		return nil // the route's cardinality holds: one tool, or none
 	}
-	have := map[string]bool{}
 	var upstreams []string
 	for _, c := range d.Selected {
-		have[c.Name] = true
 		if !slices.Contains(upstreams, c.Upstream) {
 			upstreams = append(upstreams, c.Upstream)
 		}
@@ -763,10 +687,10 @@ func (r *Router) boundary(d *Decision, req Request) []string {
 			if len(d.Selected) >= r.opts.Fuse.MaxTools || n == boundaryPerUpstream {
 				break
 			}
-			if have[name] || (req.Exclude != nil && req.Exclude(name)) || !r.opts.Fuse.Admits(name, r.userFacing) {
+			selected := slices.ContainsFunc(d.Selected, func(c Candidate) bool { return c.Name == name })
+			if selected || (req.Exclude != nil && req.Exclude(name)) || !r.opts.Fuse.Admits(name, r.userFacing) {
 				continue
 			}
-			have[name] = true
 			d.Selected = append(d.Selected, r.candidates([]string{name}, d.Ranked)...)
 			added = append(added, name)
 			n++
@@ -782,8 +706,7 @@ func rankOf(ranked []Candidate, name string) int {
 	return math.MaxInt
 }
 
-// alerts raises the collision alert (top-1 and top-2 from different
-// domains, close in score) and the no-match alert of an abstention.
+// alerts raises the collision, partial-match and no-match alerts.
 func (r *Router) alerts(d Decision, req Request) []Alert {
 	if d.Abstained {
 		return []Alert{noMatch(d)}
@@ -826,9 +749,8 @@ func partialMatch(d Decision) Alert {
 // namedWords is how many words an alert names for each tool.
 const namedWords = 3
 
-// split returns the request's words that c matches and those it does
-// not, the catalog's unknown words among the latter; both empty when the
-// ranking named no words for c.
+// split returns the request's words that c matches and those it does not
+// (unknown words among them).
 func (rw *RequestWords) split(c Candidate) (hit, miss []string) {
 	for i, w := range rw.Known {
 		if c.matches&(1<<i) != 0 {
@@ -852,10 +774,9 @@ func quoteWords(words []string) string {
 	return strings.Join(q, ", ")
 }
 
-// collision raises the collision alert, decided on the scores before
-// affinity so that the domain context never hides a near-tie; when the
-// context ranks first a tool of another domain than the raw top, the
-// alert says so. Core tools take no part.
+// collision raises the collision alert on the scores before affinity, so
+// that the domain context never hides a near-tie, and says when the context
+// ranked another domain's tool first. Core tools take no part.
 func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 	core := func(c *Candidate) bool { return req.Core != nil && req.Core(c.Name) }
 	best := func(skip func(*Candidate) bool) *Candidate {
@@ -901,8 +822,8 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 // closestShown is how many of the closest candidates a no_match alert names.
 const closestShown = 3
 
-// noMatch is the alert of an abstention: it names the closest
-// candidates as such, not as answers, and why the router abstained.
+// noMatch is the alert of an abstention: the closest candidates, not as
+// answers, and why.
 func noMatch(d Decision) Alert {
 	a := Alert{Kind: "no_match"}
 	var closest []string
@@ -961,8 +882,7 @@ func (r *Router) trace(req Request, d Decision) {
 	}
 }
 
-// cleaned is the routing query the lexical ranking reads: the prepared
-// request (see prepare), then the keywords.
+// cleaned is the query the lexical ranking reads (see prepare).
 func (r *Router) cleaned(req Request) string {
 	q := prepare(req.Query, r.opts.Lexical.opts.Off).text
 	if k := strings.TrimSpace(req.Keywords); k != "" {
@@ -973,10 +893,9 @@ func (r *Router) cleaned(req Request) string {
 
 // traceRecord is one line of the trace file.
 type traceRecord struct {
-	Time  time.Time `json:"time"`
-	Query string    `json:"query"`
-	// Routing is the cleaned query the ranking read (see cleaned).
-	Routing   string      `json:"routing_query"`
+	Time      time.Time   `json:"time"`
+	Query     string      `json:"query"`
+	Routing   string      `json:"routing_query"` // see cleaned
 	Needs     []string    `json:"needs,omitempty"`
 	Route     fuse.Route  `json:"route,omitempty"`
 	Domains   []string    `json:"domains,omitempty"`

@@ -31,35 +31,27 @@ type SemanticOptions struct {
 	Model string
 	// Cache keeps the tool vectors across runs; nil: in memory only.
 	Cache VectorStore
-	// QueryCacheSize is the number of query vectors kept in memory (LRU);
-	// default 512, negative for none.
+	// QueryCacheSize is how many query vectors an LRU keeps [512]; negative: none.
 	QueryCacheSize int
 	// Timeout bounds one query embedding; default 2s.
 	Timeout time.Duration
-	// Floor is the cosine that maps to score 0 (see [SemanticIndex.Search]);
-	// default 0.3, also for values outside (0, 1).
+	// Floor is the cosine that maps to score 0, in (0, 1) [0.3].
 	Floor float64
 	// RetryAfter is how long Search fails fast after an embedder failure
-	// (cached queries are still answered); default 5s, negative for never.
+	// but for cached queries [5s]; negative: never.
 	RetryAfter time.Duration
 	// Logger receives the outage warning and recovery notice; nil is silent.
 	Logger *slog.Logger
 }
 
 // SemanticIndex ranks catalog tools by the cosine between the embeddings
-// of a query and of each tool's text, with the lexical [Index]'s shape.
-// It is safe for concurrent use; the embedder is never called with the
-// lock held. An embedder outage is logged once (and its end), and Ready
-// reports false until an embedding works again.
+// of a query and of each tool's text. It is safe for concurrent use; the
+// embedder is never called with the lock held. An outage is logged once,
+// and its end.
 type SemanticIndex struct {
-	embedder   Embedder
-	model      string
-	timeout    time.Duration
-	floor      float64
-	retryAfter time.Duration
-	logger     *slog.Logger
-	cache      *vectorCache
-	now        func() time.Time // time.Now; tests replace it
+	opts  SemanticOptions // defaults applied
+	cache *vectorCache
+	now   func() time.Time // time.Now; tests replace it
 
 	mu        sync.Mutex
 	upstreams map[string][]semEntry // by upstream: its embedded tools
@@ -85,46 +77,33 @@ type pendingSet struct {
 	seq   uint64
 }
 
-// NewSemanticIndex returns an empty index configured by opts. It does no
-// I/O: the disk cache is read by the first SetUpstream.
+// NewSemanticIndex returns an empty index. It does no I/O.
 func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	defaults.Set(&opts.Timeout, 2*time.Second)
 	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
 		opts.Floor = 0.3
 	}
-	if opts.RetryAfter == 0 {
-		opts.RetryAfter = 5 * time.Second
-	}
-	if opts.QueryCacheSize == 0 {
-		opts.QueryCacheSize = 512
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	opts.RetryAfter = cmp.Or(opts.RetryAfter, 5*time.Second) // negative: never
+	opts.QueryCacheSize = cmp.Or(opts.QueryCacheSize, 512)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &SemanticIndex{
-		embedder:   opts.Embedder,
-		model:      opts.Model,
-		timeout:    opts.Timeout,
-		floor:      opts.Floor,
-		retryAfter: opts.RetryAfter,
-		logger:     logger,
-		cache:      newStoreCache(opts.Cache, opts.Model, logger),
-		now:        time.Now,
-		upstreams:  map[string][]semEntry{},
-		applied:    map[string]uint64{},
-		pending:    map[string]pendingSet{},
-		queries:    newQueryLRU(opts.QueryCacheSize),
+		opts:      opts,
+		cache:     newStoreCache(opts.Cache, opts.Model, opts.Logger),
+		now:       time.Now,
+		upstreams: map[string][]semEntry{},
+		applied:   map[string]uint64{},
+		pending:   map[string]pendingSet{},
+		queries:   newQueryLRU(opts.QueryCacheSize),
 	}
 }
 
-// SetUpstream embeds the tools of upstream (see toolText) and replaces its
-// vectors (nil removes the upstream); only cache misses go to the
-// embedder, in one call. As in the lexical index, the first of two tools
-// with one name wins, and a tool takes its name from another upstream.
-// On failure the upstream keeps its previous vectors and stays pending
-// until [SemanticIndex.Sync] or a later SetUpstream embeds it; while a
-// pending upstream has no vectors at all, Search fails rather than rank
+// SetUpstream embeds the tools of upstream (see toolText), cache misses
+// in one call, and replaces its vectors (nil removes it); names clash as
+// in the lexical index. On failure the upstream keeps its previous
+// vectors and stays pending until [SemanticIndex.Sync] or a later
+// SetUpstream; while it has none at all, Search fails rather than rank
 // its tools as unrelated.
 func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools []Tool) error {
 	s.mu.Lock()
@@ -134,8 +113,7 @@ func (s *SemanticIndex) SetUpstream(ctx context.Context, upstream string, tools 
 	return s.setUpstream(ctx, upstream, tools, seq)
 }
 
-// Sync embeds the latest tools of every pending upstream and returns the
-// errors joined; nil at once when nothing is pending.
+// Sync embeds the latest tools of every pending upstream.
 func (s *SemanticIndex) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	todo := maps.Clone(s.pending)
@@ -147,8 +125,8 @@ func (s *SemanticIndex) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// setUpstream is SetUpstream for a call numbered seq: a call older than
-// the one whose vectors the upstream holds changes nothing.
+// setUpstream is SetUpstream for call seq: an older call than the one
+// the upstream holds changes nothing.
 func (s *SemanticIndex) setUpstream(ctx context.Context, upstream string, tools []Tool, seq uint64) error {
 	tools = uniqueTools(tools)
 	entries, err := s.embedTools(ctx, tools)
@@ -193,8 +171,8 @@ func (s *SemanticIndex) embedTools(ctx context.Context, tools []Tool) ([]semEntr
 	return entries, nil
 }
 
-// fillMisses embeds the texts whose vectors are nil, each distinct text
-// once and all in one Embed call, caches the new vectors and fills them in.
+// fillMisses embeds the texts whose vectors are nil, each once, in one
+// call, and caches and fills in the new vectors.
 func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []vecKey, vecs [][]float32) error {
 	slot := map[vecKey]int{} // key → its index in missKeys
 	var missKeys []vecKey
@@ -214,7 +192,7 @@ func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []v
 		return err
 	}
 	if err := s.cache.put(missKeys, got); err != nil {
-		s.logger.Warn("writing embedding cache", "model", s.model, "err", err)
+		s.opts.Logger.Warn("writing embedding cache", "model", s.opts.Model, "err", err)
 	}
 	for i := range vecs {
 		if vecs[i] == nil {
@@ -224,8 +202,8 @@ func (s *SemanticIndex) fillMisses(ctx context.Context, texts []string, keys []v
 	return nil
 }
 
-// replaceLocked installs entries as upstream's and takes their names from
-// any other upstream.
+// replaceLocked installs entries as upstream's, taking their names from
+// any other.
 func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 	names := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -245,12 +223,12 @@ func (s *SemanticIndex) replaceLocked(upstream string, entries []semEntry) {
 }
 
 // embed calls the embedder, checks and normalises its vectors and
-// records its health (a cancelled ctx is not its fault).
+// records its health.
 func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if s.embedder == nil {
+	if s.opts.Embedder == nil {
 		return nil, errors.New("no embedder configured")
 	}
-	vecs, err := s.embedder.Embed(ctx, texts)
+	vecs, err := s.opts.Embedder.Embed(ctx, texts)
 	if err == nil {
 		err = checkVectors(vecs, len(texts))
 	}
@@ -267,8 +245,7 @@ func (s *SemanticIndex) embed(ctx context.Context, texts []string) ([][]float32,
 	return vecs, nil
 }
 
-// checkVectors reports an embedder answer that is not n vectors of one
-// non-zero length.
+// checkVectors wants n vectors of one non-zero length.
 func checkVectors(vecs [][]float32, n int) error {
 	if len(vecs) != n {
 		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), n)
@@ -286,12 +263,12 @@ func (s *SemanticIndex) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ready, s.lastErr = false, err
-	if s.retryAfter > 0 {
-		s.retryAt = s.now().Add(s.retryAfter)
+	if s.opts.RetryAfter > 0 {
+		s.retryAt = s.now().Add(s.opts.RetryAfter)
 	}
 	if !s.down {
 		s.down = true
-		s.logger.Warn("semantic routing unavailable, using lexical scores", "model", s.model, "err", err)
+		s.opts.Logger.Warn("semantic routing unavailable, using lexical scores", "model", s.opts.Model, "err", err)
 	}
 }
 
@@ -302,18 +279,15 @@ func (s *SemanticIndex) succeed() {
 	s.ready = true
 	if s.down {
 		s.down, s.lastErr = false, nil
-		s.logger.Info("semantic routing recovered", "model", s.model)
+		s.opts.Logger.Info("semantic routing recovered", "model", s.opts.Model)
 	}
 }
 
-// Search returns the tools ranked by the cosine between query and each
-// tool, best first, ties by name; k <= 0 returns every tool. Errors wrap
-// [ErrSemanticUnavailable].
-//
-// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1).
-// Embedding models are anisotropic (unrelated texts have cosines of 0.3
-// to 0.5), so the floor maps to 0, making the scale comparable with the
-// lexical score's and its threshold.
+// Search returns the tools ranked by cosine with query, best first, ties
+// by name; k <= 0 returns every tool. Errors wrap [ErrSemanticUnavailable].
+// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1):
+// unrelated texts have cosines of 0.3 to 0.5, so the floor maps to 0,
+// making the scale comparable with the lexical score's.
 func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit, error) {
 	query = strings.TrimSpace(query)
 	if query == "" {
@@ -346,7 +320,7 @@ func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit,
 	return s.rank(entries, qv, k), nil
 }
 
-// missingLocked returns the pending upstreams with no vectors at all, sorted.
+// missingLocked returns the pending upstreams with no vectors, sorted.
 func (s *SemanticIndex) missingLocked() []string {
 	var out []string
 	for u := range s.pending {
@@ -360,12 +334,12 @@ func (s *SemanticIndex) missingLocked() []string {
 
 // embedQuery embeds one query within the timeout and caches its vector.
 func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32, error) {
-	qctx, cancel := context.WithTimeout(ctx, s.timeout)
+	qctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	vecs, err := s.embed(qctx, []string{query})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no query embedding within %v: %w", s.timeout, err)
+			return nil, fmt.Errorf("no query embedding within %v: %w", s.opts.Timeout, err)
 		}
 		return nil, err
 	}
@@ -375,9 +349,8 @@ func (s *SemanticIndex) embedQuery(ctx context.Context, query string) ([]float32
 	return vecs[0], nil
 }
 
-// rank scores every entry against qv and returns the best k; only those
-// whose cosine (unclamped, unlike the score) is at least the k-th best's,
-// found by selection, become hits and are sorted.
+// rank returns the best k entries for qv: only those whose cosine
+// reaches the k-th best's, found by selection, become hits and are sorted.
 func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	var cosines []float64
 	var keys []uint64
@@ -398,7 +371,7 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	for _, es := range entries {
 		for _, e := range es {
 			if cos := cosines[i]; keys[i] <= bound {
-				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.floor), Raw: cos})
+				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.opts.Floor), Raw: cos})
 			}
 			i++
 		}
@@ -427,8 +400,7 @@ func clampScore(x float64) float64 {
 	return min(max(x, 0), 1)
 }
 
-// byScoreThenName orders hits by score, raw score (clamped scores tie),
-// then name.
+// byScoreThenName orders hits by score, raw score, then name.
 func byScoreThenName(a, b Hit) int {
 	if c := cmp.Compare(b.Score, a.Score); c != 0 {
 		return c
@@ -440,8 +412,7 @@ func byScoreThenName(a, b Hit) int {
 }
 
 // toolText is the text embedded for t: what the lexical index reads, as
-// sentences, its parameters in name order (so that the cache key does not
-// depend on the schema's key order).
+// sentences, parameters in name order (a stable cache key).
 func toolText(t Tool) string {
 	var b strings.Builder
 	b.WriteString(nameWords(t.Name))
@@ -474,8 +445,7 @@ func toolText(t Tool) string {
 	return b.String()
 }
 
-// nameWords splits an identifier into lower-case words: readFile gives
-// "read file".
+// nameWords splits an identifier into lower-case words: "read file".
 func nameWords(name string) string {
 	var words []string
 	splitWords(name, func(w string, kind wordKind) {
@@ -541,13 +511,11 @@ func (c *queryLRU) put(query string, vec []float32) {
 	}
 }
 
-// FuseHits combines the lexical and semantic hits of one query into one
-// list, best first: each score is (1-w)·lexical + w·semantic, w being
-// weightSemantic clamped to [0, 1], a tool missing from a list (an arm's
-// top N) counting 0 there. A convex combination, unlike rank fusion,
-// keeps the scores' calibration, so the threshold still means something.
-// The lexical arm's evidence is kept, so that abstention reads the same
-// evidence with embeddings as without.
+// FuseHits merges the lexical and semantic hits of one query, best first,
+// each scored (1-w)·lexical + w·semantic (w clamped to [0, 1], a tool
+// missing from an arm's top N counting 0 there): unlike rank fusion, this
+// keeps the calibration the threshold relies on. The lexical evidence is
+// kept, so that abstention reads the same evidence as without embeddings.
 func FuseHits(lexical, semantic []Hit, weightSemantic float64) []Hit {
 	w := clampScore(weightSemantic)
 	type pair struct {

@@ -449,7 +449,7 @@ func TestSemanticCallerCancelIsNotAnOutage(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	block := embedFunc(func(ctx context.Context, _ []string) ([][]float32, error) { return nil, ctx.Err() })
-	s.embedder = block
+	s.opts.Embedder = block
 	if _, err := s.Search(ctx, "read", 0); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrSemanticUnavailable) {
 		t.Errorf("got %v, want context.Canceled and ErrSemanticUnavailable", err)
 	}
@@ -717,11 +717,11 @@ func TestSemanticCalibration(t *testing.T) {
 		}
 	}
 	s := NewSemanticIndex(SemanticOptions{Floor: 0.5})
-	if s.floor != 0.5 {
-		t.Errorf("Floor 0.5: got %v", s.floor)
+	if s.opts.Floor != 0.5 {
+		t.Errorf("Floor 0.5: got %v", s.opts.Floor)
 	}
 	for _, bad := range []float64{0, -1, 1, 2, math.NaN()} {
-		if got := NewSemanticIndex(SemanticOptions{Floor: bad}).floor; got != 0.3 {
+		if got := NewSemanticIndex(SemanticOptions{Floor: bad}).opts.Floor; got != 0.3 {
 			t.Errorf("Floor %v: got %v, want the default 0.3", bad, got)
 		}
 	}

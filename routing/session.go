@@ -11,14 +11,12 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// ErrBreakerOpen is returned by Session.Discover when the discovery
-// circuit breaker is open.
+// ErrBreakerOpen is Session.Discover's error while the breaker is open.
 var ErrBreakerOpen = errors.New("discovery circuit breaker open")
 
 // SessionOptions configures a Session. Zero values take the defaults in brackets.
 type SessionOptions struct {
-	// MaxTools caps the routed tools on the belt; core and the proxy's own
-	// tools do not count [DefaultMaxTools].
+	// MaxTools caps the routed tools on the belt [DefaultMaxTools].
 	MaxTools int
 	// MaxDiscoveries and ResetAfter configure the discovery breaker [3, 2m].
 	MaxDiscoveries int
@@ -29,9 +27,8 @@ type SessionOptions struct {
 	Now func() time.Time
 }
 
-// Session is one client's routing state: its belt of routed tools (least
-// recently used evicted past the cap), its domain context and its
-// discovery breaker. It is safe for concurrent use.
+// Session is one client's routing state: its belt of routed tools, its
+// domain context and its discovery breaker. It is safe for concurrent use.
 type Session struct {
 	router  *Router
 	opts    SessionOptions
@@ -47,8 +44,8 @@ type Session struct {
 // successWindow is how many recent calls SuccessRate reads.
 const successWindow = 20
 
-// SuccessRate returns the share of the session's recent calls of catalog
-// tools (the last 20) that succeeded, or -1 when it has made none.
+// SuccessRate returns the share of the last 20 calls that succeeded, or
+// -1 before any.
 func (s *Session) SuccessRate() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -68,7 +65,7 @@ func (s *Session) SuccessRate() float64 {
 type detour struct {
 	queries   []string
 	collision bool
-	given     map[string]bool
+	given     []string // the tools it was handed
 }
 
 // NewSession starts a session with an empty belt and no domain context.
@@ -97,8 +94,7 @@ type Discovery struct {
 func (d Discovery) Changed() bool { return len(d.Added)+len(d.Evicted) > 0 }
 
 // Discover routes req with the session's domain context and puts the
-// selection on the belt. When the breaker refuses, it returns
-// ErrBreakerOpen and changes nothing.
+// selection on the belt; ErrBreakerOpen changes nothing.
 func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) {
 	allowed, _ := s.breaker.Discover()
 	if !allowed {
@@ -113,23 +109,21 @@ func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) 
 	return d, nil
 }
 
-// Preview routes req with the session's context without touching the belt
-// or the breaker.
+// Preview routes req with the session's context, belt and breaker untouched.
 func (s *Session) Preview(ctx context.Context, req Request) Decision {
 	req.Domains = s.Domains()
 	return s.router.Route(ctx, req)
 }
 
-// Load puts tools on the belt as a discovery would, without counting
-// against the breaker, and returns the belt's changes.
+// Load puts tools on the belt as a discovery would, breaker untouched.
 func (s *Session) Load(selected []Candidate) (added, evicted []string) {
 	added, evicted = s.put(selected)
 	s.noteDomains(selected)
 	return added, evicted
 }
 
-// put adds the selection to the belt, most recently used last, and evicts
-// the least recently used past the cap (never what this call added).
+// put adds the selection to the belt and evicts the least recently used
+// past the cap (never what this call added).
 func (s *Session) put(selected []Candidate) (added, evicted []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,15 +146,14 @@ func (s *Session) put(selected []Candidate) (added, evicted []string) {
 type CallEffect struct {
 	// Reopened: the breaker was open and the call closed it.
 	Reopened bool
-	// Detour, when set, is the first query of a search that took two or
-	// more discoveries (or met a collision alert) before this tool, one it
-	// was given, succeeded: a lesson to learn.
+	// Detour, when set, is the first query of a search that took two
+	// discoveries or a collision alert before this tool it was given
+	// succeeded: a lesson to learn.
 	Detour string
 }
 
 // Called records a call of a catalog tool: its domain joins the context,
-// it counts as recently used, and a success closes the breaker and ends
-// the current detour.
+// it counts as used, and a success closes the breaker and ends the detour.
 func (s *Session) Called(name string, ok bool) CallEffect {
 	t, known := s.router.Tool(name)
 	if !known {
@@ -178,7 +171,7 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	}
 	if ok {
 		d := s.detour
-		if (len(d.queries) >= 2 || d.collision) && d.given[name] {
+		if (len(d.queries) >= 2 || d.collision) && slices.Contains(d.given, name) {
 			eff.Detour = d.queries[0]
 		}
 		s.detour = detour{}
@@ -192,8 +185,8 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 	return eff
 }
 
-// noteDetour adds a discovery to the current detour; a query sharing no
-// word with the detour's first one starts a new detour.
+// noteDetour adds a discovery to the detour; a query sharing no word with
+// its first one starts a new detour.
 func (s *Session) noteDetour(query string, d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,15 +196,12 @@ func (s *Session) noteDetour(query string, d Decision) {
 	if query != "" {
 		s.detour.queries = append(s.detour.queries, query)
 	}
-	if s.detour.given == nil {
-		s.detour.given = map[string]bool{}
-	}
 	for _, c := range d.Selected {
-		s.detour.given[c.Name] = true
+		if !slices.Contains(s.detour.given, c.Name) {
+			s.detour.given = append(s.detour.given, c.Name)
+		}
 	}
-	for _, a := range d.Alerts {
-		s.detour.collision = s.detour.collision || a.Kind == "collision"
-	}
+	s.detour.collision = s.detour.collision || slices.ContainsFunc(d.Alerts, func(a Alert) bool { return a.Kind == "collision" })
 }
 
 func (s *Session) noteDomains(selected []Candidate) {
@@ -249,8 +239,7 @@ func (s *Session) Belt() []string {
 	return slices.Clone(s.belt)
 }
 
-// Retain drops belt tools that keep rejects (gone from the catalog), and
-// reports whether any went.
+// Retain drops the belt tools keep rejects, and reports whether any went.
 func (s *Session) Retain(keep func(string) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

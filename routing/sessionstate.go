@@ -1,14 +1,12 @@
 package routing
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// SessionState is what a Session carries from call to call besides its
-// belt, for a stateless client to carry in a handle.
+// SessionState is a Session but its belt, for a stateless client's handle.
 type SessionState struct {
 	Domains []string             // most recent first
 	Breaker fuse.BreakerSnapshot // the discovery breaker
@@ -24,23 +22,16 @@ func (s *Session) State() SessionState {
 	defer s.mu.Unlock()
 	return SessionState{
 		Domains: slices.Clone(s.domains), Breaker: s.breaker.Snapshot(),
-		Queries: slices.Clone(s.detour.queries), Given: slices.Sorted(maps.Keys(s.detour.given)),
+		Queries: slices.Clone(s.detour.queries), Given: slices.Sorted(slices.Values(s.detour.given)),
 		Collision: s.detour.collision,
 	}
 }
 
-// RestoreSession starts a session with an empty belt and st's state (at
-// most ContextSize domains are kept).
+// RestoreSession starts a session with an empty belt and st's state.
 func (r *Router) RestoreSession(opts SessionOptions, st SessionState) *Session {
 	s := r.NewSession(opts)
 	s.breaker.Restore(st.Breaker)
 	s.domains = slices.Clone(st.Domains[:min(len(st.Domains), s.opts.ContextSize)])
-	s.detour = detour{queries: slices.Clone(st.Queries), collision: st.Collision}
-	if len(st.Given) > 0 {
-		s.detour.given = map[string]bool{}
-		for _, name := range st.Given {
-			s.detour.given[name] = true
-		}
-	}
+	s.detour = detour{queries: slices.Clone(st.Queries), given: slices.Clone(st.Given), collision: st.Collision}
 	return s
 }

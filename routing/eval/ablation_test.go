@@ -181,10 +181,10 @@ func ablate(a ablation, s ablationSet) ablationRow {
 		}
 		scored++
 		m := score(groupRanks(groups, candidateNames(d.Ranked)))
-		sum.r1 += m.r1
-		sum.r5 += m.r5
-		sum.c5 += m.c5
-		sum.belt += score(groupRanks(groups, candidateNames(d.Selected))).r5
+		sum.r1 += m[0] // R@1, R@5 and C@5 (see metrics)
+		sum.r5 += m[1]
+		sum.c5 += m[4]
+		sum.belt += score(groupRanks(groups, candidateNames(d.Selected)))[1]
 	}
 	n, g := float64(max(1, len(s.queries))), float64(max(1, scored))
 	return ablationRow{r1: sum.r1 / g, r5: sum.r5 / g, c5: sum.c5 / g, belt: sum.belt / g, abst: sum.abst / n}

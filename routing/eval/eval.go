@@ -6,18 +6,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-router/mcp-router/internal/defaults"
 )
 
-// Ranker ranks the catalog for a query: the names of the k best tools,
-// best first.
+// Ranker returns the names of the k best tools for a query, best first.
 type Ranker interface {
 	Rank(query string, k int) []string
 }
 
 // Options configures Run. The zero value is the default.
 type Options struct {
-	// K is the ranking depth asked of the ranker and written to each
-	// Ranking; default 10. Metrics past K count as not found.
+	// K is the ranking depth asked of the ranker [10]; past it is not found.
 	K int
 }
 
@@ -27,8 +27,7 @@ type Ranking struct {
 	Ranked []string `json:"ranked"`
 }
 
-// Report holds the metrics of one run, each averaged over the scored
-// queries (those with at least one gold group).
+// Report holds the metrics of one run, averaged over the queries with gold.
 type Report struct {
 	Name    string // dataset name, for tables; Run leaves it empty
 	Queries int    // queries scored
@@ -44,14 +43,11 @@ type Report struct {
 	P50, P99 time.Duration // per-query ranking latency
 }
 
-// Run ranks every query with ranker and scores the rankings against the
-// gold tools. Queries are ranked one at a time, so the latency is that of
-// a single request.
+// Run ranks every query with ranker, one at a time (the latency is a
+// single request's), and scores the rankings against the gold tools.
 func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
+	defaults.Set(&opts.K, 10)
 	k := opts.K
-	if k <= 0 {
-		k = 10
-	}
 	var rep Report
 	var sum metrics
 	rankings := make([]Ranking, 0, len(queries))
@@ -76,48 +72,27 @@ func Run(ranker Ranker, queries []Query, opts Options) (Report, []Ranking) {
 		case "multi":
 			rep.Multi++
 		}
-		sum.add(score(groupRanks(groups, ranked)))
+		for i, x := range score(groupRanks(groups, ranked)) {
+			sum[i] += x
+		}
 	}
-	rep.setMeans(sum)
+	if n := float64(rep.Queries); n > 0 {
+		rep.R1, rep.R5, rep.R10, rep.NDCG5 = sum[0]/n, sum[1]/n, sum[2]/n, sum[3]/n
+		rep.C5, rep.C10, rep.MRR = sum[4]/n, sum[5]/n, sum[6]/n
+	}
 	rep.P50, rep.P99 = percentile(lat, 0.50), percentile(lat, 0.99)
 	return rep, rankings
 }
 
-// metrics are one query's scores, or their sums.
-type metrics struct {
-	r1, r5, r10, ndcg5, c5, c10, rr float64
-}
+// metrics are one query's scores, or their sums: R@1, R@5, R@10, NDCG@5,
+// C@5, C@10 and the reciprocal rank.
+type metrics [7]float64
 
-func (m *metrics) add(o metrics) {
-	m.r1 += o.r1
-	m.r5 += o.r5
-	m.r10 += o.r10
-	m.ndcg5 += o.ndcg5
-	m.c5 += o.c5
-	m.c10 += o.c10
-	m.rr += o.rr
-}
-
-func (r *Report) setMeans(sum metrics) {
-	if r.Queries == 0 {
-		return
-	}
-	n := float64(r.Queries)
-	r.R1, r.R5, r.R10 = sum.r1/n, sum.r5/n, sum.r10/n
-	r.NDCG5, r.C5, r.C10, r.MRR = sum.ndcg5/n, sum.c5/n, sum.c10/n, sum.rr/n
-}
-
-// groupRanks returns the 1-based rank at which each group is found (the
-// best rank of any member), 0 when none of its members is ranked.
+// groupRanks returns the 1-based rank of each group's best member, or 0.
 func groupRanks(groups [][]string, ranked []string) []int {
 	ranks := make([]int, len(groups))
 	for i, g := range groups {
-		for r, name := range ranked {
-			if slices.Contains(g, name) {
-				ranks[i] = r + 1
-				break
-			}
-		}
+		ranks[i] = 1 + slices.IndexFunc(ranked, func(name string) bool { return slices.Contains(g, name) })
 	}
 	return ranks
 }
@@ -131,28 +106,24 @@ func score(ranks []int) metrics {
 	var dcg float64
 	for _, r := range ranks {
 		found := r > 0
-		if found && r <= 1 {
-			m.r1 += 1 / n
+		for i, k := range [...]int{1, 5, 10} {
+			if found && r <= k {
+				m[i] += 1 / n
+			}
 		}
 		if found && r <= 5 {
-			m.r5 += 1 / n
 			dcg += 1 / math.Log2(float64(r)+1)
-		} else {
-			all5 = false
 		}
-		if found && r <= 10 {
-			m.r10 += 1 / n
-		} else {
-			all10 = false
-		}
+		all5 = all5 && found && r <= 5
+		all10 = all10 && found && r <= 10
 		if found && (first == 0 || r < first) {
 			first = r
 		}
 	}
-	m.ndcg5 = dcg / idealDCG(len(ranks), 5)
-	m.c5, m.c10 = boolf(all5), boolf(all10)
+	m[3] = dcg / idealDCG(len(ranks), 5)
+	m[4], m[5] = boolf(all5), boolf(all10)
 	if first > 0 {
-		m.rr = 1 / float64(first)
+		m[6] = 1 / float64(first)
 	}
 	return m
 }

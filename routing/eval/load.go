@@ -20,8 +20,8 @@ type Query struct {
 	// set of interchangeable tools, and one of each group is enough.
 	GoldGroups [][]string `json:"gold_groups,omitempty"`
 	Kind       string     `json:"kind"` // "single" or "multi"
-	// Level is the set's difficulty level, where it has them (etom: 1 to
-	// 4, and 5 for requests no tool serves); 0 when it has none.
+	// Level is the set's difficulty level, if any (etom: 1 to 4, and 5 for
+	// requests no tool serves).
 	Level Level `json:"level,omitempty"`
 }
 
@@ -45,8 +45,7 @@ func (l *Level) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Groups returns the gold groups of q: GoldGroups when present, else
-// each gold tool as its own group.
+// Groups returns GoldGroups when present, else each gold tool as a group.
 func (q Query) Groups() [][]string {
 	if len(q.GoldGroups) > 0 {
 		return q.GoldGroups
@@ -66,8 +65,7 @@ type toolLine struct {
 	Server      string          `json:"server"`
 }
 
-// LoadTools reads tools.jsonl. A tool's server is both its upstream and
-// its domain. Blank lines are skipped; errors name the line.
+// LoadTools reads tools.jsonl; a tool's server is its upstream and domain.
 func LoadTools(r io.Reader) ([]routing.Tool, error) {
 	lines, err := loadJSONL(r, func(t toolLine) bool { return t.Name != "" }, "tool has no name")
 	tools := make([]routing.Tool, len(lines))
@@ -83,8 +81,7 @@ type serverLine struct {
 	Description string `json:"description"`
 }
 
-// LoadServers reads servers.jsonl into each server's description, by
-// server name. Blank lines are skipped; errors name the line.
+// LoadServers reads servers.jsonl: each server's description by name.
 func LoadServers(r io.Reader) (map[string]string, error) {
 	lines, err := loadJSONL(r, func(s serverLine) bool { return s.Server != "" }, "server has no name")
 	out := make(map[string]string, len(lines))
@@ -94,15 +91,13 @@ func LoadServers(r io.Reader) (map[string]string, error) {
 	return out, err
 }
 
-// LoadQueries reads queries.jsonl. Blank lines are skipped; errors name
-// the line.
+// LoadQueries reads queries.jsonl.
 func LoadQueries(r io.Reader) ([]Query, error) {
 	return loadJSONL(r, func(q Query) bool { return q.ID != "" }, "query has no id")
 }
 
 // loadJSONL reads a T from every non-blank line of r; a line that is not
-// JSON, or fails ok (the error then says missing), stops the read, and
-// the error names the line.
+// JSON, or fails ok (missing says why), stops the read with its number.
 func loadJSONL[T any](r io.Reader, ok func(T) bool, missing string) ([]T, error) {
 	var out []T
 	sc := bufio.NewScanner(r)

@@ -15,11 +15,11 @@ const (
 
 // BreakerOptions configures a [Breaker].
 type BreakerOptions struct {
-	// MaxDiscoveries is how many discoveries (request_more_tools calls) are
-	// allowed between successful real tool calls; zero or less means 3.
+	// MaxDiscoveries is how many request_more_tools calls are allowed
+	// between successful tool calls [3].
 	MaxDiscoveries int
 	// ResetAfter is how long a tripped breaker must go without a Discover
-	// call before it closes by itself; zero or less means 2 minutes.
+	// call to close by itself [2m].
 	ResetAfter time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -28,19 +28,17 @@ type BreakerOptions struct {
 // BreakerState is a snapshot of a [Breaker] for traces.
 type BreakerState struct {
 	Open bool `json:"open"`
-	// Discoveries counts Discover calls since the last reset, refused
-	// ones included, so it can exceed Max.
+	// Discoveries counts Discover calls since the last reset, refused ones too.
 	Discoveries int       `json:"discoveries"`
 	Max         int       `json:"max"`
 	TrippedAt   time.Time `json:"tripped_at,omitzero"`
 }
 
-// Breaker is the discovery circuit breaker (routing tier 2): it stops a
-// model from calling request_more_tools in a loop. Use one per session; it
-// is safe for concurrent use. The MaxDiscoveries-th discovery trips it (Open
-// is true, so the proxy takes the tool off the belt) and later ones are
-// refused. Success closes it and zeroes the count, and so does ResetAfter
-// without a Discover call once tripped; before that the count never decays.
+// Breaker is a session's discovery circuit breaker: it stops a model from
+// calling request_more_tools in a loop. It is safe for concurrent use. The
+// MaxDiscoveries-th discovery trips it (Open: the proxy takes the tool off
+// the belt) and later ones are refused. Success closes it and zeroes the
+// count, and so does ResetAfter without a Discover call once tripped.
 type Breaker struct {
 	max        int
 	resetAfter time.Duration
@@ -62,7 +60,7 @@ func NewBreaker(opts BreakerOptions) *Breaker {
 }
 
 // Discover counts one discovery and reports whether it may go ahead, with
-// the count so far (refused calls included).
+// the count so far.
 func (b *Breaker) Discover() (allowed bool, count int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -83,8 +81,7 @@ func (b *Breaker) Success() {
 	b.reset()
 }
 
-// Open reports whether the breaker is tripped, closing it first if it has
-// been quiet for ResetAfter.
+// Open reports whether the breaker is tripped (after ResetAfter's check).
 func (b *Breaker) Open() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -124,8 +121,7 @@ func (b *Breaker) Snapshot() BreakerSnapshot {
 	return b.st
 }
 
-// Restore sets the breaker to a snapshot; a count past the maximum is
-// taken as the maximum.
+// Restore sets the breaker to a snapshot, its count within the maximum.
 func (b *Breaker) Restore(s BreakerSnapshot) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -26,10 +26,9 @@ var setters = map[string]func(p *Policy) any{
 	"internal_tools":            func(p *Policy) any { return &p.InternalTools },
 }
 
-// PolicyFromMap decodes the profile's routing.fuse section, as YAML or viper
-// hands it over, on top of [DefaultPolicy], and validates it. Every unknown
-// key, wrong type or invalid value is a [*FieldError] naming the key, joined
-// in key order.
+// PolicyFromMap decodes the profile's routing.fuse section on top of
+// [DefaultPolicy] and validates it: each unknown key, wrong type or invalid
+// value is a [*FieldError] naming the key, joined in key order.
 func PolicyFromMap(m map[string]any) (Policy, error) {
 	p := DefaultPolicy()
 	var errs []error
@@ -159,11 +158,9 @@ func typeError(v any, want string) error {
 	return fmt.Errorf("got %T (%v), want %s", v, v, want)
 }
 
-// NeedsFromAny sanitises the tools the model says it needs, as decoded from
-// JSON or YAML: nil, a list of names, or a map of name to a truthy value
-// (bools, numbers, nil or boolean strings), whose names come back sorted.
-// Names are trimmed, blanks skipped. The error names the bad element, as
-// needs[2] or needs["name"].
+// NeedsFromAny sanitises the tools the model says it needs: nil, a list of
+// names, or a map of name to a truthy value (names come back sorted).
+// Names are trimmed, blanks skipped; the error names the bad element.
 func NeedsFromAny(v any) ([]string, error) {
 	switch v := v.(type) {
 	case nil, []string, []any:

@@ -21,11 +21,9 @@ func ExampleFuse() {
 	})
 	fmt.Println(res.Tools)
 	fmt.Println(res.Unknown)
-	fmt.Println(res.Dropped)
 	// Output:
 	// [maps_search_places maps_directions]
 	// [maps_teleport]
-	// [{weather_forecast below_min_score} {maps_search_places duplicate}]
 }
 
 func ExampleBreaker() {

@@ -35,36 +35,12 @@ type Input struct {
 	UserFacing func(name string) bool
 }
 
-// Reason says why [Fuse] removed an entry.
-type Reason string
-
-// The reasons an entry is dropped.
-const (
-	ReasonBelowMinScore    Reason = "below_min_score"
-	ReasonNotAdopted       Reason = "not_adopted" // needs empty, adopt_qr_when_needs_empty false
-	ReasonUnknown          Reason = "unknown"     // a candidate Known rejects
-	ReasonNotAllowed       Reason = "not_allowed"
-	ReasonNotUserFacing    Reason = "not_user_facing"
-	ReasonOverMaxTools     Reason = "over_max_tools"
-	ReasonRouteCardinality Reason = "route_cardinality"
-	ReasonDuplicate        Reason = "duplicate"
-)
-
-// Drop is one entry Fuse removed, for traces.
-type Drop struct {
-	Tool   string `json:"tool"`
-	Reason Reason `json:"reason"`
-}
-
 // Result is the fused belt for one turn.
 type Result struct {
 	// Tools is the final list, never nil.
 	Tools []string `json:"tools"`
 	// Unknown lists needs not in the catalog, once each, in order stated.
 	Unknown []string `json:"unknown,omitempty"`
-	// Dropped lists the entries removed, in order: a tool in Tools is here
-	// too when another of its entries was removed.
-	Dropped []Drop `json:"dropped,omitempty"`
 }
 
 // Fuse merges the model's needs with the query router's candidates into the
@@ -91,9 +67,9 @@ func Fuse(p Policy, in Input) Result {
 	list := f.merge(needs, qr)
 	list = f.collapse(list)
 	list = f.preferNeeds(list, needs)
-	list = f.capTo(list, p.MaxTools, ReasonOverMaxTools)
+	list = list[:min(len(list), max(p.MaxTools, 0))]
 	list = f.cardinality(list, spare)
-	return Result{Tools: toolNames(list), Unknown: unknown, Dropped: f.drops}
+	return Result{Tools: toolNames(list), Unknown: unknown}
 }
 
 // entry is a tool on its way to the belt; needs score +Inf.
@@ -102,12 +78,11 @@ type entry struct {
 	score float64
 }
 
-// fuser carries one Fuse call's policy, input and drop log.
+// fuser carries one Fuse call's policy and input.
 type fuser struct {
 	p     Policy
 	in    Input
 	allow map[string]bool // nil: no allowlist
-	drops []Drop
 }
 
 func newFuser(p Policy, in Input) *fuser {
@@ -121,17 +96,13 @@ func newFuser(p Policy, in Input) *fuser {
 	return f
 }
 
-func (f *fuser) drop(tool string, why Reason) {
-	f.drops = append(f.drops, Drop{Tool: tool, Reason: why})
-}
-
 // needs runs step 1.
 func (f *fuser) needs() (needs []entry, unknown []string) {
 	for _, name := range f.in.Needs {
 		name = strings.TrimSpace(name)
 		switch {
 		case name == "":
-		case !f.known(name):
+		case f.in.Known != nil && !f.in.Known(name):
 			if !slices.Contains(unknown, name) {
 				unknown = append(unknown, name)
 			}
@@ -142,21 +113,12 @@ func (f *fuser) needs() (needs []entry, unknown []string) {
 	return needs, unknown
 }
 
-func (f *fuser) known(tool string) bool {
-	return f.in.Known == nil || f.in.Known(tool)
-}
-
 // admit applies the hard filters, allowlist then user-facing.
 func (f *fuser) admit(tool string) bool {
 	if f.allow != nil && !f.allow[tool] {
-		f.drop(tool, ReasonNotAllowed)
 		return false
 	}
-	if f.p.RequireUserFacing && f.in.UserFacing != nil && !f.in.UserFacing(tool) {
-		f.drop(tool, ReasonNotUserFacing)
-		return false
-	}
-	return true
+	return !f.p.RequireUserFacing || f.in.UserFacing == nil || f.in.UserFacing(tool)
 }
 
 // candidates runs step 2. spare holds the soft-dropped candidates a
@@ -164,14 +126,8 @@ func (f *fuser) admit(tool string) bool {
 func (f *fuser) candidates(needsEmpty bool) (qr, spare []entry) {
 	for _, c := range bestPerTool(f.in.Candidates) {
 		switch {
-		case !f.known(c.tool):
-			f.drop(c.tool, ReasonUnknown)
-		case !f.admit(c.tool):
-		case !(c.score >= f.p.MinQRScore):
-			f.drop(c.tool, ReasonBelowMinScore)
-			spare = append(spare, c)
-		case needsEmpty && !f.p.AdoptQRWhenNeedsEmpty:
-			f.drop(c.tool, ReasonNotAdopted)
+		case f.in.Known != nil && !f.in.Known(c.tool), !f.admit(c.tool):
+		case !(c.score >= f.p.MinQRScore), needsEmpty && !f.p.AdoptQRWhenNeedsEmpty:
 			spare = append(spare, c)
 		default:
 			qr = append(qr, c)
@@ -221,12 +177,9 @@ func (f *fuser) collapse(list []entry) []entry {
 	}
 	seen := make(map[string]bool, len(list))
 	return slices.DeleteFunc(list, func(e entry) bool {
-		if seen[e.tool] {
-			f.drop(e.tool, ReasonDuplicate)
-			return true
-		}
+		dup := seen[e.tool]
 		seen[e.tool] = true
-		return false
+		return dup
 	})
 }
 
@@ -250,24 +203,13 @@ func (f *fuser) preferNeeds(list, needs []entry) []entry {
 	return list
 }
 
-func (f *fuser) capTo(list []entry, n int, why Reason) []entry {
-	n = max(n, 0)
-	if len(list) <= n {
-		return list
-	}
-	for _, e := range list[n:] {
-		f.drop(e.tool, why)
-	}
-	return list[:n]
-}
-
 // cardinality runs step 5.
 func (f *fuser) cardinality(list, spare []entry) []entry {
 	switch f.in.Route {
 	case RouteSimple:
-		return f.capTo(list, f.p.SimpleMaxPrimary, ReasonRouteCardinality)
+		return list[:min(len(list), max(f.p.SimpleMaxPrimary, 0))]
 	case RouteGeneralChat, RouteExit:
-		return f.capTo(list, 0, ReasonRouteCardinality)
+		return list[:0]
 	case RouteComplex:
 		return f.fill(list, spare, min(f.p.ComplexMinPrimary, f.p.MaxTools))
 	default:
@@ -276,7 +218,7 @@ func (f *fuser) cardinality(list, spare []entry) []entry {
 }
 
 // fill appends spare candidates, best first, until list holds want
-// distinct tools; a filled tool's drop is withdrawn.
+// distinct tools.
 func (f *fuser) fill(list, spare []entry, want int) []entry {
 	have := make(map[string]bool, len(list))
 	for _, e := range list {
@@ -291,15 +233,8 @@ func (f *fuser) fill(list, spare []entry, want int) []entry {
 		}
 		have[e.tool] = true
 		list = append(list, e)
-		f.undrop(e.tool)
 	}
 	return list
-}
-
-func (f *fuser) undrop(tool string) {
-	f.drops = slices.DeleteFunc(f.drops, func(d Drop) bool {
-		return d.Tool == tool && (d.Reason == ReasonBelowMinScore || d.Reason == ReasonNotAdopted)
-	})
 }
 
 func toolNames(list []entry) []string {

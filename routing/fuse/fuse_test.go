@@ -35,14 +35,6 @@ func policy(mod func(*Policy)) Policy {
 	return p
 }
 
-func drops(pairs ...string) []Drop {
-	var d []Drop
-	for i := 0; i < len(pairs); i += 2 {
-		d = append(d, Drop{Tool: pairs[i], Reason: Reason(pairs[i+1])})
-	}
-	return d
-}
-
 func TestFuse(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -55,8 +47,7 @@ func TestFuse(t *testing.T) {
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteSimple, Needs: []string{dir},
 				Candidates: []Candidate{{dir, 0.9}, {search, 0.6}, {details, 0.5}}},
-			want: Result{Tools: []string{dir},
-				Dropped: drops(dir, "duplicate", search, "route_cardinality", details, "route_cardinality")},
+			want: Result{Tools: []string{dir}},
 		},
 		{
 			name: "a complex route keeps both needs and adds the best allowed candidate, dropping one the allowlist lacks",
@@ -66,41 +57,39 @@ func TestFuse(t *testing.T) {
 			}),
 			in: Input{Route: RouteComplex, Needs: []string{search, dir},
 				Candidates: []Candidate{{search, 0.91}, {dir, 0.88}, {details, 0.62}, {weather, 0.7}}},
-			want: Result{Tools: []string{search, dir, details},
-				Dropped: drops(weather, "not_allowed", search, "duplicate", dir, "duplicate")},
+			want: Result{Tools: []string{search, dir, details}},
 		},
 		{
 			name:   "without needs the top candidates are adopted, after the user-facing and minimum-score filters",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteComplex, UserFacing: userFacing,
 				Candidates: []Candidate{{weather, 0.8}, {readFile, 0.2}, {details, 0.5}, {admin, 0.9}}},
-			want: Result{Tools: []string{weather, details},
-				Dropped: drops(admin, "not_user_facing", readFile, "below_min_score")},
+			want: Result{Tools: []string{weather, details}},
 		},
 		{
 			name:   "empty needs without adopt returns no tools",
 			policy: policy(func(p *Policy) { p.AdoptQRWhenNeedsEmpty = false }),
 			in:     Input{Candidates: []Candidate{{weather, 0.8}, {details, 0.5}}},
-			want:   Result{Tools: []string{}, Dropped: drops(weather, "not_adopted", details, "not_adopted")},
+			want:   Result{Tools: []string{}},
 		},
 		{
 			name:   "empty needs without adopt on a complex route fills to the minimum",
 			policy: policy(func(p *Policy) { p.AdoptQRWhenNeedsEmpty = false }),
 			in: Input{Route: RouteComplex,
 				Candidates: []Candidate{{weather, 0.8}, {details, 0.5}, {readFile, 0.4}}},
-			want: Result{Tools: []string{weather, details}, Dropped: drops(readFile, "not_adopted")},
+			want: Result{Tools: []string{weather, details}},
 		},
 		{
 			name:   "low-scored candidates are dropped, the threshold itself kept",
 			policy: DefaultPolicy(),
 			in:     Input{Needs: []string{dir}, Candidates: []Candidate{{search, 0.34}, {details, 0.35}}},
-			want:   Result{Tools: []string{dir, details}, Dropped: drops(search, "below_min_score")},
+			want:   Result{Tools: []string{dir, details}},
 		},
 		{
 			name:   "duplicates collapse to the first occurrence",
 			policy: DefaultPolicy(),
 			in:     Input{Needs: []string{dir, dir}, Candidates: []Candidate{{dir, 0.9}, {search, 0.8}}},
-			want:   Result{Tools: []string{dir, search}, Dropped: drops(dir, "duplicate", dir, "duplicate")},
+			want:   Result{Tools: []string{dir, search}},
 		},
 		{
 			name:   "duplicates stay when collapse is off",
@@ -131,31 +120,28 @@ func TestFuse(t *testing.T) {
 			name:   "merge_by_score collapses even with collapse off",
 			policy: policy(func(p *Policy) { p.Order, p.CollapseDuplicates = MergeByScore, false }),
 			in:     Input{Needs: []string{dir}, Candidates: []Candidate{{search, 0.9}, {dir, 0.8}}},
-			want:   Result{Tools: []string{dir, search}, Dropped: drops(dir, "duplicate")},
+			want:   Result{Tools: []string{dir, search}},
 		},
 		{
 			name:   "prefer_exact_needs restores the stated order after qr_first",
 			policy: policy(func(p *Policy) { p.Order = QRFirst }),
 			in: Input{Needs: []string{dir, search},
 				Candidates: []Candidate{{search, 0.9}, {dir, 0.8}, {details, 0.7}}},
-			want: Result{Tools: []string{dir, search, details},
-				Dropped: drops(dir, "duplicate", search, "duplicate")},
+			want: Result{Tools: []string{dir, search, details}},
 		},
 		{
 			name:   "without prefer_exact_needs qr_first order stands",
 			policy: policy(func(p *Policy) { p.Order, p.PreferExactNeeds = QRFirst, false }),
 			in: Input{Needs: []string{dir, search},
 				Candidates: []Candidate{{search, 0.9}, {dir, 0.8}, {details, 0.7}}},
-			want: Result{Tools: []string{search, dir, details},
-				Dropped: drops(dir, "duplicate", search, "duplicate")},
+			want: Result{Tools: []string{search, dir, details}},
 		},
 		{
 			name:   "allowlist drops needs and candidates outside it",
 			policy: policy(func(p *Policy) { p.AllowedCapabilities = []string{dir, " " + details} }),
 			in: Input{Needs: []string{dir, weather},
 				Candidates: []Candidate{{details, 0.6}, {search, 0.9}}},
-			want: Result{Tools: []string{dir, details},
-				Dropped: drops(weather, "not_allowed", search, "not_allowed")},
+			want: Result{Tools: []string{dir, details}},
 		},
 		{
 			name:   "an empty allowlist allows everything",
@@ -168,76 +154,74 @@ func TestFuse(t *testing.T) {
 			policy: DefaultPolicy(),
 			in: Input{Needs: []string{admin, dir}, UserFacing: userFacing,
 				Candidates: []Candidate{{admin, 0.9}, {details, 0.6}}},
-			want: Result{Tools: []string{dir, details},
-				Dropped: drops(admin, "not_user_facing", admin, "not_user_facing")},
+			want: Result{Tools: []string{dir, details}},
 		},
 		{
 			name:   "user-facing filter is ignored when not required",
 			policy: policy(func(p *Policy) { p.RequireUserFacing = false }),
 			in: Input{Needs: []string{admin, dir}, UserFacing: userFacing,
 				Candidates: []Candidate{{admin, 0.9}, {details, 0.6}}},
-			want: Result{Tools: []string{admin, dir, details}, Dropped: drops(admin, "duplicate")},
+			want: Result{Tools: []string{admin, dir, details}},
 		},
 		{
 			name:   "max_tools caps the belt",
 			policy: policy(func(p *Policy) { p.MaxTools = 2 }),
 			in:     Input{Needs: []string{dir}, Candidates: []Candidate{{search, 0.9}, {details, 0.8}}},
-			want:   Result{Tools: []string{dir, search}, Dropped: drops(details, "over_max_tools")},
+			want:   Result{Tools: []string{dir, search}},
 		},
 		{
 			name:   "simple route caps at simple_max_primary",
 			policy: policy(func(p *Policy) { p.SimpleMaxPrimary = 2 }),
 			in: Input{Route: RouteSimple, Needs: []string{dir},
 				Candidates: []Candidate{{search, 0.9}, {details, 0.8}}},
-			want: Result{Tools: []string{dir, search}, Dropped: drops(details, "route_cardinality")},
+			want: Result{Tools: []string{dir, search}},
 		},
 		{
 			name:   "complex route fills from below-threshold candidates best first",
 			policy: policy(func(p *Policy) { p.ComplexMinPrimary = 3 }),
 			in: Input{Route: RouteComplex, Needs: []string{dir},
 				Candidates: []Candidate{{search, 0.2}, {details, 0.3}, {weather, 0.1}}},
-			want: Result{Tools: []string{dir, details, search}, Dropped: drops(weather, "below_min_score")},
+			want: Result{Tools: []string{dir, details, search}},
 		},
 		{
 			name:   "complex fill is bounded by max_tools",
 			policy: policy(func(p *Policy) { p.MaxTools, p.ComplexMinPrimary = 2, 3 }),
 			in: Input{Route: RouteComplex, Needs: []string{dir},
 				Candidates: []Candidate{{details, 0.3}, {search, 0.2}}},
-			want: Result{Tools: []string{dir, details}, Dropped: drops(search, "below_min_score")},
+			want: Result{Tools: []string{dir, details}},
 		},
 		{
 			name:   "complex fill never brings back filtered tools",
 			policy: policy(func(p *Policy) { p.AllowedCapabilities = []string{dir} }),
 			in: Input{Route: RouteComplex, Needs: []string{dir},
 				Candidates: []Candidate{{search, 0.3}}},
-			want: Result{Tools: []string{dir}, Dropped: drops(search, "not_allowed")},
+			want: Result{Tools: []string{dir}},
 		},
 		{
 			name:   "complex fill counts a need's own low entry as present",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteComplex, Needs: []string{dir},
 				Candidates: []Candidate{{dir, 0.2}, {details, 0.1}}},
-			want: Result{Tools: []string{dir, details}, Dropped: drops(dir, "below_min_score")},
+			want: Result{Tools: []string{dir, details}},
 		},
 		{
 			name:   "unspecified route is complex without the fill",
 			policy: DefaultPolicy(),
 			in:     Input{Needs: []string{dir}, Candidates: []Candidate{{details, 0.3}}},
-			want:   Result{Tools: []string{dir}, Dropped: drops(details, "below_min_score")},
+			want:   Result{Tools: []string{dir}},
 		},
 		{
 			name:   "general chat returns no tools but still reports unknown needs",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteGeneralChat, Needs: []string{dir, "maps_teleport"}, Known: known,
 				Candidates: []Candidate{{search, 0.9}}},
-			want: Result{Tools: []string{}, Unknown: []string{"maps_teleport"},
-				Dropped: drops(dir, "route_cardinality", search, "route_cardinality")},
+			want: Result{Tools: []string{}, Unknown: []string{"maps_teleport"}},
 		},
 		{
 			name:   "exit returns no tools",
 			policy: DefaultPolicy(),
 			in:     Input{Route: RouteExit, Needs: []string{dir}},
-			want:   Result{Tools: []string{}, Dropped: drops(dir, "route_cardinality")},
+			want:   Result{Tools: []string{}},
 		},
 		{
 			name:   "unknown needs are reported once and not used",
@@ -250,15 +234,14 @@ func TestFuse(t *testing.T) {
 			policy: policy(func(p *Policy) { p.AdoptQRWhenNeedsEmpty = false }),
 			in: Input{Needs: []string{"maps_teleport"}, Known: known,
 				Candidates: []Candidate{{weather, 0.8}}},
-			want: Result{Tools: []string{}, Unknown: []string{"maps_teleport"},
-				Dropped: drops(weather, "not_adopted")},
+			want: Result{Tools: []string{}, Unknown: []string{"maps_teleport"}},
 		},
 		{
 			name:   "candidates unknown to the catalog are dropped",
 			policy: DefaultPolicy(),
 			in: Input{Route: RouteComplex, Needs: []string{dir}, Known: known,
 				Candidates: []Candidate{{"maps_teleport", 0.9}, {search, 0.8}}},
-			want: Result{Tools: []string{dir, search}, Dropped: drops("maps_teleport", "unknown")},
+			want: Result{Tools: []string{dir, search}},
 		},
 		{
 			name:   "best per tool keeps the highest score",
@@ -277,7 +260,7 @@ func TestFuse(t *testing.T) {
 			policy: DefaultPolicy(),
 			in: Input{Needs: []string{" ", " " + dir + " "},
 				Candidates: []Candidate{{"", 0.9}, {search, math.NaN()}}},
-			want: Result{Tools: []string{dir}, Dropped: drops(search, "below_min_score")},
+			want: Result{Tools: []string{dir}},
 		},
 	}
 	for _, tt := range tests {

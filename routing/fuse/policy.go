@@ -18,9 +18,8 @@ const (
 	NeedsFirst Order = "needs_first"
 	// QRFirst puts the candidates by descending score before the needs.
 	QRFirst Order = "qr_first"
-	// MergeByScore sorts needs (as +Inf) and candidates together by score
-	// and always collapses duplicates: NeedsFirst with CollapseDuplicates,
-	// kept for profiles that name it.
+	// MergeByScore sorts needs (as +Inf) and candidates together: it is
+	// NeedsFirst with CollapseDuplicates, kept for profiles that name it.
 	MergeByScore Order = "merge_by_score"
 )
 
@@ -28,8 +27,8 @@ func (o Order) valid() bool {
 	return o == NeedsFirst || o == QRFirst || o == MergeByScore
 }
 
-// Policy is the profile's routing.fuse section. Each field's comment names
-// its YAML key; [DefaultPolicy] gives the values used for absent keys.
+// Policy is the profile's routing.fuse section (YAML keys in parentheses
+// below); [DefaultPolicy] gives the values of absent keys.
 type Policy struct {
 	// MaxTools (max_tools) caps the belt; at least 1.
 	MaxTools int
@@ -39,34 +38,29 @@ type Policy struct {
 	// MinQRScore (min_qr_score) drops candidates scoring below it.
 	MinQRScore float64
 	// AdoptQRWhenNeedsEmpty (adopt_qr_when_needs_empty) lets candidates
-	// alone fill the belt when no stated need survives sanitising.
+	// alone fill the belt when no stated need survives.
 	AdoptQRWhenNeedsEmpty bool
 	// Order (order_policy) is how needs and candidates merge.
 	Order Order
-	// PreferExactNeeds (prefer_exact_needs) moves the needs, in the order
-	// stated, to the front after merging.
+	// PreferExactNeeds (prefer_exact_needs) moves the needs to the front.
 	PreferExactNeeds bool
-	// CollapseDuplicates (collapse_duplicates) keeps only the first
-	// occurrence of each tool.
+	// CollapseDuplicates (collapse_duplicates) keeps each tool's first entry.
 	CollapseDuplicates bool
-	// SimpleMaxPrimary (simple_max_primary) caps the belt on
-	// SIMPLE_TOOL turns; at least 1.
+	// SimpleMaxPrimary (simple_max_primary) caps SIMPLE_TOOL turns; >= 1.
 	SimpleMaxPrimary int
 	// ComplexMinPrimary (complex_min_primary) is how many tools a
-	// COMPLEX_TOOL turn tries to have, bounded by MaxTools; at least 0.
+	// COMPLEX_TOOL turn tries to have, within MaxTools; >= 0.
 	ComplexMinPrimary int
-	// AllowedCapabilities (allowed_capabilities), when non-empty, lists the
-	// only tool names (exact, namespaced as on the belt) that may be used.
+	// AllowedCapabilities (allowed_capabilities), when set, lists the only
+	// tools (names as on the belt) that may be used.
 	AllowedCapabilities []string
-	// InternalTools (internal_tools) lists tools (exact names, as on the
-	// belt) that are not user-facing: with RequireUserFacing they never go
-	// on the belt.
+	// InternalTools (internal_tools) lists the tools that are not
+	// user-facing: with RequireUserFacing they never go on the belt.
 	InternalTools []string
 }
 
 // Admits reports whether tool passes the allowlist and, with
-// RequireUserFacing, userFacing (nil: every tool is), for tools that join
-// the belt outside [Fuse].
+// RequireUserFacing, userFacing (nil: every tool is), outside [Fuse].
 func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	if len(p.AllowedCapabilities) > 0 && !slices.ContainsFunc(p.AllowedCapabilities, func(a string) bool { return strings.TrimSpace(a) == tool }) {
 		return false
@@ -74,8 +68,7 @@ func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	return !p.RequireUserFacing || userFacing == nil || userFacing(tool)
 }
 
-// UserFacing returns the user-facing test of the policy's InternalTools:
-// nil (every tool is) when the list is empty.
+// UserFacing returns the user-facing test of InternalTools; nil if none.
 func (p Policy) UserFacing() func(string) bool {
 	if len(p.InternalTools) == 0 {
 		return nil
@@ -168,8 +161,8 @@ const (
 // ErrUnknownRoute is returned by [ParseRoute] for a name that is not a route.
 var ErrUnknownRoute = errors.New("unknown route")
 
-// ParseRoute parses a route name case-insensitively, ignoring surrounding
-// space. The empty string parses as [RouteUnspecified].
+// ParseRoute parses a route name case-insensitively; "" is
+// [RouteUnspecified].
 func ParseRoute(s string) (Route, error) {
 	r := Route(strings.ToUpper(strings.TrimSpace(s)))
 	switch r {

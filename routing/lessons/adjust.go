@@ -33,8 +33,8 @@ type match struct {
 	weight float64 // sim × decay
 }
 
-// accumulator holds AdjustFor's per-lesson state, by slot, pooled; inter
-// and at are left zeroed for the next call.
+// accumulator holds AdjustFor's per-lesson state by slot, pooled (inter
+// and at are left zeroed).
 type accumulator struct {
 	inter   []float64 // Σ idf of the terms shared with the query
 	at      []int32   // 1 + index in matches; 0 when not matched
@@ -54,8 +54,7 @@ func (acc *accumulator) sees(l *Lesson) bool { return acc.all || l.visible(acc.p
 
 // AdjustFor returns the score deltas the principal's own and the shared
 // lessons (every lesson, with Shared) give tools for query, the largest
-// first; nil when none applies. It marks the lessons applied as used in
-// memory (Flush persists the marks) and does no I/O but embedding query.
+// first; nil when none applies. It marks the lessons applied as used.
 func (m *Memory) AdjustFor(ctx context.Context, principal, query string) []Adjustment {
 	s := m.snap.Load()
 	if len(s.entries) == 0 {
@@ -114,8 +113,8 @@ func (m *Memory) getAcc(n int) *accumulator {
 	return acc
 }
 
-// lexical records the lessons sharing a term with the query whose weighted
-// Jaccard reaches MinSimilarity, and returns the query's weight.
+// lexical records the lessons whose weighted Jaccard with the query reaches
+// MinSimilarity, and returns the query's weight.
 func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 {
 	var qw float64
 	for _, t := range terms {
@@ -142,8 +141,7 @@ func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 
 	return qw
 }
 
-// semantic raises each lesson's similarity to its rescaled embedding
-// cosine with the query, when higher.
+// semantic raises each lesson's similarity to its rescaled cosine.
 func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
 	floor := m.opts.EmbedFloor
 	for slot, e := range s.entries {
@@ -157,8 +155,7 @@ func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
 	}
 }
 
-// add records the lesson in slot at sim, or raises its recorded
-// similarity to sim.
+// add records the lesson in slot at sim, or raises its similarity to sim.
 func (acc *accumulator) add(s *snapshot, slot int32, sim float64) {
 	if !acc.sees(&s.entries[slot].lesson) {
 		return
@@ -181,9 +178,7 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 }
 
 // combine turns the matches and the profiles (emptied as it goes) into one
-// adjustment per tool: MaxBoost × the noisy OR of the positive weights (or
-// the profile's ProfileWeight × sim, when larger), minus MaxPenalty × that
-// of the negative ones.
+// adjustment per tool (package doc; a profile's weight counts when larger).
 func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
@@ -241,9 +236,8 @@ func withProfile(a Adjustment, pm profileMatch) Adjustment {
 }
 
 // Apply returns a copy of hits with the deltas added, stably re-sorted by
-// the unclamped sums, scores clamped to [0, 1]. Adjustments for tools not
-// in hits are ignored, so a lesson never brings in a tool the ranking did
-// not consider; a Corrected tool is removed.
+// the unclamped sums, scores clamped to [0, 1]; a Corrected tool is
+// removed, and a tool not in hits never brought in.
 func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	if len(hits) == 0 || len(adj) == 0 {
 		return hits
@@ -255,14 +249,14 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 	out := make([]scored, 0, len(hits))
 	changed := false
 	for _, h := range hits {
-		a, ok := adjustmentFor(adj, h.Name)
-		if ok && a.Corrected {
+		i := slices.IndexFunc(adj, func(a Adjustment) bool { return a.Tool == h.Name }) // a query has few
+		if i >= 0 && adj[i].Corrected {
 			changed = true
 			continue
 		}
 		sc := scored{hit: h, key: h.Score}
-		if ok && a.Delta != 0 {
-			sc.key += a.Delta
+		if i >= 0 && adj[i].Delta != 0 {
+			sc.key += adj[i].Delta
 			sc.hit.Score = min(1, max(0, sc.key))
 			changed = true
 		}
@@ -277,14 +271,4 @@ func Apply(hits []routing.Hit, adj []Adjustment) []routing.Hit {
 		res[i] = s.hit
 	}
 	return res
-}
-
-// adjustmentFor returns tool's adjustment in adj (a query has few).
-func adjustmentFor(adj []Adjustment, tool string) (Adjustment, bool) {
-	for _, a := range adj {
-		if a.Tool == tool {
-			return a, true
-		}
-	}
-	return Adjustment{}, false
 }

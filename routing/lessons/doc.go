@@ -4,13 +4,11 @@
 //
 // A lesson says "for queries like this one, use (or avoid) this tool". It
 // comes from a detour (the model asked for more tools, then succeeded with
-// one the ranking had not selected), offered with [Memory.Offer] and learned
-// by a worker the Memory owns, or from a correction (routing_feedback). A
-// [Memory] indexes every lesson of a [Store] (the state package's database,
-// shared by every gateway on the machine) by the routing tokenizer's terms;
-// [Memory.AdjustFor] turns the lessons similar to a request into bounded
-// score deltas and [Apply] adds them to a ranking. A store with a Version
-// method is reloaded when another process changed it.
+// one the ranking had not selected), offered with [Memory.Offer], or from a
+// correction (routing_feedback). A [Memory] indexes every lesson of a
+// [Store] (shared by every gateway on the machine) by the routing
+// tokenizer's terms; [Memory.AdjustFor] turns the lessons similar to a
+// request into bounded score deltas and [Apply] adds them to a ranking.
 //
 // # Similarity
 //
@@ -22,12 +20,11 @@
 //	idf(t)    = ln(1 + (N − df + 0.5) / (df + 0.5)),  df = max(1, queries containing t)
 //
 // with N the number of distinct lesson queries; equal normalised queries
-// score 1. Jaccard, unlike a cosine, charges the terms either side lacks, so
-// a long query that merely contains a lesson's words stays below the gate
-// (on routing/eval TestLessonsMeasurement a cosine brought in about 2.5
-// times as many wrong tools). With MemoryOptions.Embed set, the similarity
-// is the larger of that and the rescaled cosine (cos − EmbedFloor) /
-// (1 − EmbedFloor), clipped to [0, 1].
+// score 1. Jaccard charges the terms either side lacks, so a long query that
+// merely contains a lesson's words stays below the gate (a cosine brought in
+// 2.5 times as many wrong tools on routing/eval TestLessonsMeasurement).
+// With MemoryOptions.Embed, the rescaled cosine (cos − EmbedFloor) /
+// (1 − EmbedFloor) counts when larger.
 //
 // # Adjustments
 //
@@ -37,7 +34,6 @@
 // MaxPenalty, and the delta is boost − penalty. The positive lessons of a
 // tool also vote word by word as its profile (profile.go).
 //
-// A lesson never makes a tool appear for an unrelated query: below the
-// gates no lesson or profile applies, and [Apply] changes only tools already
-// among the ranking's candidates.
+// A lesson never makes a tool appear for an unrelated query: [Apply]
+// changes only tools already among the ranking's candidates.
 package lessons

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// entry is one lesson in memory, fixed once in a snapshot but for the use
-// marks, which AdjustFor sets without a lock.
+// entry is one lesson in memory, fixed but for the use marks, which
+// AdjustFor sets without a lock.
 type entry struct {
 	lesson Lesson    // LastUsed as learned; see lastUsed
 	norm   string    // normalised query
@@ -55,7 +55,7 @@ func dedupKey(principal, norm, tool string, p Polarity) string {
 }
 
 // snapshot is an immutable inverted index of the lessons; every change
-// builds a new one (well under a millisecond for a thousand lessons).
+// builds a new one (under a millisecond for a thousand).
 type snapshot struct {
 	entries  []*entry                 // by slot, in ID order
 	weights  []float64                // by slot: Σ idf of the entry's terms
@@ -126,8 +126,7 @@ func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// distinct returns terms without repeats, in first-seen order, reusing
-// the slice.
+// distinct returns terms without repeats, in order, reusing the slice.
 func distinct(terms []string) []string {
 	seen := make(map[string]bool, len(terms))
 	return slices.DeleteFunc(terms, func(t string) bool {

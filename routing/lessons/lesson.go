@@ -46,13 +46,11 @@ type Lesson struct {
 	Source   string    `json:"source"` // SourceDetour or SourceFeedback
 	Note     string    `json:"note,omitempty"`
 	Created  time.Time `json:"created"`
-	// LastUsed is when the lesson was last taught or applied; its weight
-	// decays from then.
+	// LastUsed is when the lesson was last taught or applied.
 	LastUsed time.Time `json:"last_used"`
 	// Uses counts the times the lesson was taught.
 	Uses int `json:"uses"`
-	// Principal is whose requests the lesson applies to; empty, it is
-	// shared by every principal.
+	// Principal is whose requests the lesson applies to; empty: everyone's.
 	Principal string `json:"principal,omitempty"`
 }
 
@@ -75,8 +73,7 @@ type Store interface {
 	Close() error
 }
 
-// versioner is a store that several processes share: Version changes
-// whenever any of them changes the lessons.
+// versioner is a store whose Version changes with every change.
 type versioner interface {
 	Version(ctx context.Context) (int64, error)
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/internal/vec"
 )
 
-// Memory is the experience memory: every lesson of a Store, indexed. It is
-// safe for concurrent use: AdjustFor reads, without a lock, an immutable
-// index that each change (written through to the store first) replaces.
+// Memory is every lesson of a Store, indexed. It is safe for concurrent
+// use: AdjustFor reads, without a lock, an immutable index that each change
+// (written through to the store first) replaces.
 type Memory struct {
 	opts  MemoryOptions
 	store Store
@@ -35,8 +35,8 @@ type Memory struct {
 }
 
 // NewMemory loads every lesson of s, deleting the least recently used past
-// MaxLessons or MaxBytes. With Embed set each query is embedded (bound ctx
-// when that may be slow); after a failure the rest are matched lexically.
+// MaxLessons or MaxBytes. With Embed set each query is embedded (bound ctx);
+// after a failure the rest are matched lexically.
 func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error) {
 	opts.defaults()
 	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
@@ -79,8 +79,7 @@ func (m *Memory) terms(q string) []string {
 	return distinct(m.tok.Tokens(q))
 }
 
-// embed returns the unit embedding of text, or nil without Embed or when
-// it fails (logged).
+// embed returns the unit embedding of text; nil without Embed or on failure.
 func (m *Memory) embed(ctx context.Context, text string) []float32 {
 	if m.opts.Embed == nil {
 		return nil
@@ -97,16 +96,10 @@ func (m *Memory) embed(ctx context.Context, text string) []float32 {
 // the first failure.
 func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 	vecs := make([][]float32, len(ls))
-	if m.opts.Embed == nil {
-		return vecs
-	}
 	for i, l := range ls {
-		v, err := m.opts.Embed(ctx, l.Query)
-		if err != nil {
-			m.opts.Logger.Warn("lessons not embedded, matched lexically", "lessons", len(ls)-i, "err", err)
+		if vecs[i] = m.embed(ctx, l.Query); vecs[i] == nil {
 			break
 		}
-		vecs[i] = vec.Unit(slices.Clone(v))
 	}
 	return vecs
 }
@@ -115,11 +108,11 @@ func (m *Memory) embedAll(ctx context.Context, ls []Lesson) [][]float32 {
 func (m *Memory) now() time.Time { return m.opts.Now().UTC().Round(0) }
 
 // Learn adds lesson l and returns it as stored. The same principal,
-// normalised query, tool and polarity reinforce an existing lesson (one
-// more use, used now, l's note if any, feedback if either is). The other
-// polarity is replaced, except that a detour does not overrule feedback
-// (ErrOverruled). With Shared set l is learned without its principal. Past
-// MaxPerPrincipal, MaxLessons or MaxBytes the least recently used go.
+// normalised query, tool and polarity reinforce a lesson (one more use,
+// l's note if any, feedback if either is). The other polarity is replaced,
+// but a detour does not overrule feedback (ErrOverruled). With Shared, l
+// loses its principal. Past MaxPerPrincipal, MaxLessons or MaxBytes the
+// least recently used go.
 func (m *Memory) Learn(ctx context.Context, l Lesson) (Lesson, error) {
 	if err := validate(&l); err != nil {
 		return Lesson{}, fmt.Errorf("learning lesson: %w", err)
@@ -254,8 +247,7 @@ func (m *Memory) deleteLocked(ctx context.Context, es []*entry) ([]*entry, error
 }
 
 // overPrincipal returns the least recently used lessons of principal, not
-// in skip, whose removal leaves room for one more within MaxPerPrincipal.
-// Shared lessons count against MaxLessons alone.
+// in skip, to remove for one more within MaxPerPrincipal.
 func (m *Memory) overPrincipal(entries, skip []*entry, principal string) []*entry {
 	if principal == "" {
 		return nil
@@ -272,8 +264,8 @@ func (m *Memory) overPrincipal(entries, skip []*entry, principal string) []*entr
 // lessonBytes is what MaxBytes counts of l.
 func lessonBytes(l Lesson) int { return len(l.Query) + len(l.Tool) + len(l.Note) }
 
-// overBytes returns the least recently used of entries not in skip whose
-// removal brings the lessons' bytes, with extra more, within MaxBytes.
+// overBytes returns the least recently used entries not in skip to remove
+// for the lessons' bytes, plus extra, to fit MaxBytes.
 func (m *Memory) overBytes(entries, skip []*entry, extra int) []*entry {
 	need := extra - m.opts.MaxBytes
 	for _, e := range entries {
@@ -352,8 +344,7 @@ func (m *Memory) List() []Lesson {
 func (m *Memory) Len() int { return len(m.snap.Load().entries) }
 
 // Flush writes the uses AdjustFor recorded since the last flush to the
-// store (in one transaction when it can), onto the latest copy of each
-// lesson. Run calls it; call it too before closing the store.
+// store. Run calls it; call it too before closing the store.
 func (m *Memory) Flush(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -392,8 +383,7 @@ func (m *Memory) putAll(ctx context.Context, ls []Lesson) error {
 }
 
 // Sync reloads the lessons when the store's Version says another process
-// changed them, keeping the uses not yet flushed. Learn, Forget, Flush and
-// Run sync on their own.
+// changed them, keeping the uses not yet flushed.
 func (m *Memory) Sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -442,9 +432,8 @@ func (m *Memory) syncLocked(ctx context.Context) error {
 // DefaultFlushEvery is Run's flush interval when it is given none.
 const DefaultFlushEvery = time.Minute
 
-// Run flushes every interval (DefaultFlushEvery when every <= 0) and syncs
-// every SyncEvery until ctx is done (failures are logged and retried), then
-// closes the Memory and returns the error of one last flush.
+// Run flushes every interval [DefaultFlushEvery] and syncs every SyncEvery
+// until ctx is done, then closes the Memory and flushes one last time.
 func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
 		every = DefaultFlushEvery

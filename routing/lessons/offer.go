@@ -6,17 +6,14 @@ import (
 	"time"
 )
 
-// DefaultMaxOffered bounds the lessons Offer holds while they wait to be
-// learned when MemoryOptions.MaxOffered is zero.
+// DefaultMaxOffered is MemoryOptions.MaxOffered's default.
 const DefaultMaxOffered = 64
 
-// offerTimeout bounds learning one offered lesson, so that a store that
-// stops answering cannot hold Close (and shutdown) for good.
+// offerTimeout bounds learning one offer: a stuck store cannot hold Close.
 const offerTimeout = 30 * time.Second
 
 // offers is the queue of lessons offered and not yet learned, guarded by
-// Memory.qmu. Offer starts a worker when none runs; it ends when the queue
-// is empty, so an idle Memory runs no goroutine.
+// Memory.qmu. Offer starts a worker when none runs; it ends with the queue.
 type offers struct {
 	queue   []offer
 	idle    chan struct{} // closed when the running worker ends; nil when none runs
@@ -29,10 +26,9 @@ type offer struct {
 	l   Lesson
 }
 
-// Offer takes l to be learned as Learn would, in the background, and
-// reports whether it was taken: past MaxOffered waiting, and after Close,
-// it is refused with a warning. The outcome is logged. ctx's cancellation
-// does not stop the learning.
+// Offer takes l to be learned in the background, ctx's cancellation
+// aside, and reports whether it was taken: past MaxOffered waiting, and
+// after Close, it is refused with a warning.
 func (m *Memory) Offer(ctx context.Context, l Lesson) bool {
 	m.qmu.Lock()
 	defer m.qmu.Unlock()
@@ -82,8 +78,8 @@ func (m *Memory) learnOne(o offer) {
 	}
 }
 
-// Close refuses later offers and waits until those taken are learned (or
-// failed). The Memory stays usable otherwise; close it before its store.
+// Close refuses later offers and waits for those taken; close it before
+// its store.
 func (m *Memory) Close() {
 	m.qmu.Lock()
 	m.offers.closed = true

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -11,22 +12,17 @@ import (
 // MemoryOptions configures a Memory. Zero values take the defaults in
 // brackets.
 type MemoryOptions struct {
-	// MaxLessons bounds the lessons kept; past it, the least recently
-	// used (LastUsed, then Created) go [1000].
+	// MaxLessons bounds the lessons kept; past it, the least recently used go [1000].
 	MaxLessons int
-	// MaxPerPrincipal bounds one principal's lessons; past it, its own
-	// least recently used go, never another's [200].
+	// MaxPerPrincipal bounds one principal's lessons; past it, its own go [200].
 	MaxPerPrincipal int
-	// Shared makes every lesson apply to every principal's requests (it is
-	// learned without its principal); unset, a principal's lessons steer
-	// its own routing only.
+	// Shared makes every lesson apply to every principal's requests; unset,
+	// a principal's lessons steer its own routing only.
 	Shared bool
-	// MaxBytes bounds the lessons' text (query, tool and note); past it,
-	// the least recently used go, and a larger lesson alone is refused
-	// (ErrTooLarge) [4 MiB].
+	// MaxBytes bounds the lessons' query, tool and note bytes; past it, the
+	// least recently used go, and a larger lesson is refused [4 MiB].
 	MaxBytes int
-	// MinSimilarity is the similarity (package doc) below which a lesson
-	// does not apply to a query [0.5].
+	// MinSimilarity: below it (package doc), a lesson does not apply [0.5].
 	MinSimilarity float64
 	// ProfileFloor is the profile similarity (profile.go) below which a
 	// tool's lessons together do not boost it [0.2]; ProfileWeight weighs
@@ -42,17 +38,13 @@ type MemoryOptions struct {
 	HalfLife time.Duration
 	// Now tells the time [time.Now].
 	Now func() time.Time
-	// Embed, when set, embeds lesson and request queries (package doc); a
-	// failing Embed leaves the lexical similarity in force.
+	// Embed, when set, embeds lesson and request queries (package doc).
 	Embed func(ctx context.Context, text string) ([]float32, error)
-	// EmbedFloor is the cosine that rescales to similarity 0, since
-	// unrelated texts already have cosines well above 0 [0.5].
+	// EmbedFloor is the cosine that rescales to similarity 0 [0.5].
 	EmbedFloor float64
-	// SyncEvery is how often Run reloads the lessons when another process
-	// changed them [2s].
+	// SyncEvery is how often Run reloads lessons another process changed [2s].
 	SyncEvery time.Duration
-	// MaxOffered bounds the lessons Offer holds while they wait to be
-	// learned; past it an offer is dropped [64].
+	// MaxOffered bounds the offers waiting to be learned [64].
 	MaxOffered int
 	// Logger receives warnings; nil is silent.
 	Logger *slog.Logger
@@ -88,10 +80,7 @@ func (o *MemoryOptions) defaults() {
 	if o.ProfileFloor <= 0 || o.ProfileFloor > 1 {
 		o.ProfileFloor = DefaultProfileFloor
 	}
-	if o.ProfileWeight == 0 {
-		o.ProfileWeight = DefaultProfileWeight
-	}
-	o.ProfileWeight = min(o.ProfileWeight, 1)
+	o.ProfileWeight = min(cmp.Or(o.ProfileWeight, DefaultProfileWeight), 1)
 	if o.EmbedFloor <= 0 || o.EmbedFloor >= 1 {
 		o.EmbedFloor = DefaultEmbedFloor
 	}

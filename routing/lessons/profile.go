@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Tool profiles. One lesson reaches few other queries (it must be similar
-// as a whole), but a tool's lessons together say which words people use for
-// it. So positive lessons also vote word by word: a query term held by
+// Tool profiles. A tool's lessons together say which words people use for
+// it, so positive lessons also vote word by word: a query term held by
 // positive lessons points to each tool they teach by their decayed weight,
 // p(tool | term) = Σ_tool w / (Σ_all w + 1), and
 //

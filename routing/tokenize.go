@@ -82,7 +82,9 @@ func NewTokenizer(opts TokenizerOptions) *Tokenizer {
 
 // Tokens returns the terms of s in order, repeats included.
 func (t *Tokenizer) Tokens(s string) []string {
-	var dst []string
+	// About one term in eight bytes of text (stop words dropped): one
+	// allocation where growing from nil takes five or six for a request.
+	dst := make([]string, 0, len(s)/8+1)
 	t.each(s, func(term string, _ wordKind) { dst = append(dst, term) })
 	return dst
 }

@@ -398,7 +398,7 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			}
 			words++
 		}
-		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 && m.exact {
+		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 && m.exact && (rq.nseg == 1 || bits.OnesCount8(g.segs) == 1) {
 			acc.addList(m.postings, g.idf, k1, bit, g.segs, rq.nseg)
 			continue
 		}
@@ -465,21 +465,12 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 	}
 }
 
-// addList is accumulate's loop for a group of one exact term at full
-// weight, the most common: add and the matched bit, with the slices it
-// writes held in locals rather than read back from acc at every posting.
-// A clause's sums are in the same order as add's, so the scores are the
-// same to the bit.
+// addList is accumulate's loop for the commonest group, one exact term
+// at full weight in one clause: add and the matched bit, with the slices
+// it writes held in locals rather than read back from acc at every
+// posting. The sums are add's, in its order: the scores are the same to
+// the bit.
 func (acc *accumulator) addList(ps []posting, idf, k1 float32, bit uint64, segs uint8, nseg int) {
-	if nseg > 1 && bits.OnesCount8(segs) != 1 {
-		for _, p := range ps {
-			if p.tf > 0 {
-				acc.add(p.doc, idf*p.tf/(k1+p.tf), segs, nseg)
-				acc.matched[p.doc] |= bit
-			}
-		}
-		return
-	}
 	score, matched, touched := acc.score, acc.matched, acc.touched
 	var seg []float32
 	var segTouched []int32

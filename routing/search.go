@@ -398,6 +398,10 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			}
 			words++
 		}
+		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 && m.exact && (rq.nseg == 1 || bits.OnesCount8(g.segs) == 1) {
+			acc.addList(m.postings, g.idf, k1, bit, g.segs, rq.nseg)
+			continue
+		}
 		if m := &g.members[0]; len(g.members) == 1 && m.alt == 1 {
 			for _, p := range m.postings {
 				if p.tf > 0 {
@@ -458,6 +462,43 @@ func (ix *Index) accumulate(acc *accumulator, rq *resolvedQuery) {
 			acc.matched[d] |= bit
 			acc.lose(d, synonymLoss(c, 0)+x, g.segs, rq.nseg)
 		}
+	}
+}
+
+// addList is accumulate's loop for the commonest group, one exact term
+// at full weight in one clause: add and the matched bit, with the slices
+// it writes held in locals rather than read back from acc at every
+// posting. The sums are add's, in its order: the scores are the same to
+// the bit.
+func (acc *accumulator) addList(ps []posting, idf, k1 float32, bit uint64, segs uint8, nseg int) {
+	score, matched, touched := acc.score, acc.matched, acc.touched
+	var seg []float32
+	var segTouched []int32
+	s := bits.TrailingZeros8(segs)
+	if nseg > 1 {
+		seg, segTouched = acc.seg[s], acc.segTouched[s]
+	}
+	for _, p := range ps {
+		if !(p.tf > 0) {
+			continue
+		}
+		c := idf * p.tf / (k1 + p.tf)
+		d := p.doc
+		if score[d] == 0 {
+			touched = append(touched, d)
+		}
+		score[d] += c
+		matched[d] |= bit
+		if seg != nil {
+			if seg[d] == 0 {
+				segTouched = append(segTouched, d)
+			}
+			seg[d] += c
+		}
+	}
+	acc.touched = touched
+	if nseg > 1 {
+		acc.segTouched[s] = segTouched
 	}
 }
 
@@ -538,24 +579,24 @@ type scored struct {
 
 // selectTop returns the k best of the documents ids by scores, best
 // first (every non-zero one when k <= 0), in acc.heap, valid until the
-// next call: each doc becomes one integer key (see rankKey), a
-// quickselect finds the k smallest and only they are sorted. order is
-// each doc's place in name order, byOrder its inverse.
+// next call. Each doc becomes one integer key (see rankKey); the k
+// smallest are kept in a bounded max-heap, so that a document scoring
+// below the heap's worst costs one comparison and no key, and only they
+// are sorted. order is each doc's place in name order, byOrder its
+// inverse.
 func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, byOrder []int32) []scored {
-	keys := acc.keys[:0]
-	for _, d := range ids {
-		if s := scores[d]; s > 0 {
-			keys = append(keys, rankKey(s, order[d]))
+	var top []uint64
+	if k <= 0 {
+		top = acc.keys[:0]
+		for _, d := range ids {
+			if s := scores[d]; s > 0 {
+				top = append(top, rankKey(s, order[d]))
+			}
 		}
+	} else {
+		top = keepSmallest(acc.keys[:0], ids, scores, k, order)
 	}
-	acc.keys = keys
-	if k <= 0 || k > len(keys) {
-		k = len(keys)
-	}
-	if k < len(keys) {
-		selectSmallest(keys, k)
-	}
-	top := keys[:k]
+	acc.keys = top
 	slices.Sort(top)
 	h := acc.heap[:0]
 	for _, key := range top {
@@ -564,6 +605,63 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, by
 	}
 	acc.heap = h
 	return h
+}
+
+// keepSmallest appends to heap (empty, reused storage) the k smallest
+// rank keys of the docs ids with a positive score, in no particular
+// order: a max-heap of at most k keys whose root is the worst kept.
+func keepSmallest(heap []uint64, ids []int32, scores []float32, k int, order []int32) []uint64 {
+	var floor float32 // once the heap is full, the root's score: lower cannot enter
+	for _, d := range ids {
+		s := scores[d]
+		if !(s > 0) || len(heap) == k && s < floor {
+			continue
+		}
+		key := rankKey(s, order[d])
+		if len(heap) < k {
+			heap = append(heap, key)
+			siftUp(heap, len(heap)-1)
+		} else if key < heap[0] {
+			heap[0] = key
+			siftDown(heap, 0)
+		} else {
+			continue
+		}
+		if len(heap) == k {
+			floor = math.Float32frombits(^uint32(heap[0] >> 32))
+		}
+	}
+	return heap
+}
+
+// siftUp restores the max-heap order of h after h[i] was set.
+func siftUp(h []uint64, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if h[parent] >= h[i] {
+			return
+		}
+		h[parent], h[i] = h[i], h[parent]
+		i = parent
+	}
+}
+
+// siftDown restores the max-heap order of h after h[i] was lowered.
+func siftDown(h []uint64, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1] > h[c] {
+			c++
+		}
+		if h[i] >= h[c] {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // rankKey packs a positive score and a place in name order into one

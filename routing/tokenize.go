@@ -161,53 +161,6 @@ func (t *Tokenizer) normalise(w string) (string, bool) {
 // splitWords calls emit with each lower-cased word of s: identifier parts,
 // and bigrams of runs of scripts without spaces.
 func splitWords(s string, emit func(w string, kind wordKind)) {
-	if !splitASCII(s, emit) {
-		splitRunes(s, emit)
-	}
-}
-
-// splitASCII is splitWords for a string of ASCII only, reading bytes, and
-// reports whether s was one: a run of letters and digits with no upper
-// case letter is one word already lower-cased (no camelCase boundary),
-// emitted as it is.
-func splitASCII(s string, emit func(w string, kind wordKind)) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	start, upper := -1, false
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			c := s[i]
-			if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
-				if start < 0 {
-					start, upper = i, false
-				}
-				continue
-			}
-			if 'A' <= c && c <= 'Z' {
-				if start < 0 {
-					start = i
-				}
-				upper = true
-				continue
-			}
-		}
-		if start >= 0 {
-			if upper {
-				splitIdentifier(s[start:i], emit)
-			} else {
-				emit(s[start:i], wordPlain)
-			}
-			start = -1
-		}
-	}
-	return true
-}
-
-// splitRunes is splitWords for any text.
-func splitRunes(s string, emit func(w string, kind wordKind)) {
 	start, class := 0, classSep
 	flush := func(end int) {
 		switch class {

@@ -1,8 +1,6 @@
 package routing
 
 import (
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -77,31 +75,4 @@ func FuzzTokenize(f *testing.F) {
 			t.Fatalf("segments(%q) has %d clauses, want at most %d", s, n, maxSegments)
 		}
 	})
-}
-
-// TestSplitASCIIMatchesRunes checks that the ASCII fast path of
-// splitWords emits what the rune-by-rune split does, on random ASCII
-// text of words, identifiers, digits and punctuation.
-func TestSplitASCIIMatchesRunes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	const alphabet = "abcXYZ019_- .,'/\t"
-	for range 5000 {
-		b := make([]byte, rng.IntN(24))
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		s := string(b)
-		type word struct {
-			w    string
-			kind wordKind
-		}
-		var got, want []word
-		if !splitASCII(s, func(w string, k wordKind) { got = append(got, word{w, k}) }) {
-			t.Fatalf("%q: not taken as ASCII", s)
-		}
-		splitRunes(s, func(w string, k wordKind) { want = append(want, word{w, k}) })
-		if !slices.Equal(got, want) {
-			t.Fatalf("%q: got %v, want %v", s, got, want)
-		}
-	}
 }

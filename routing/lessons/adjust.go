@@ -16,10 +16,6 @@ type Adjustment struct {
 	Tool string
 	// Delta is added to the tool's score: in [−MaxPenalty, MaxBoost].
 	Delta float64
-	// Lessons are the IDs of the lessons that applied, strongest first.
-	Lessons []int64
-	// Similarity is the highest similarity of those lessons to the query.
-	Similarity float64
 	// Corrected: an Avoid lesson from feedback applies and no Use lesson
 	// outweighs it, so Apply removes the tool rather than ranking it lower.
 	Corrected bool
@@ -179,7 +175,7 @@ func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 
 // combine turns the matches and the profiles (emptied as it goes) into one
 // adjustment per tool (package doc; a profile's weight counts when larger).
-func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Adjustment {
+func (m *Memory) combine(matches []match, profiles map[string]float64) []Adjustment {
 	slices.SortFunc(matches, func(a, b match) int {
 		return cmp.Or(cmp.Compare(a.e.lesson.Tool, b.e.lesson.Tool), cmp.Compare(b.weight, a.weight),
 			cmp.Compare(a.e.lesson.ID, b.e.lesson.ID))
@@ -201,38 +197,22 @@ func (m *Memory) combine(matches []match, profiles map[string]profileMatch) []Ad
 					corrected = max(corrected, mt.weight)
 				}
 			}
-			a.Lessons = append(a.Lessons, mt.e.lesson.ID)
-			a.Similarity = max(a.Similarity, mt.sim)
 		}
-		if pm, ok := profiles[tool]; ok {
-			a = withProfile(a, pm)
-			missPos = min(missPos, 1-m.opts.ProfileWeight*pm.sim)
+		if sim, ok := profiles[tool]; ok {
+			missPos = min(missPos, 1-m.opts.ProfileWeight*sim)
 			delete(profiles, tool)
 		}
 		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
 		a.Corrected = corrected > use
 		out = append(out, a)
 	}
-	for tool, pm := range profiles { // the tools no lesson matched
-		a := withProfile(Adjustment{Tool: tool}, pm)
-		a.Delta = m.opts.MaxBoost * m.opts.ProfileWeight * pm.sim
-		out = append(out, a)
+	for tool, sim := range profiles { // the tools no lesson matched
+		out = append(out, Adjustment{Tool: tool, Delta: m.opts.MaxBoost * m.opts.ProfileWeight * sim})
 	}
 	slices.SortStableFunc(out, func(a, b Adjustment) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Tool, b.Tool))
 	})
 	return out
-}
-
-// withProfile adds a tool's profile match to its adjustment.
-func withProfile(a Adjustment, pm profileMatch) Adjustment {
-	for _, id := range pm.lessons {
-		if !slices.Contains(a.Lessons, id) {
-			a.Lessons = append(a.Lessons, id)
-		}
-	}
-	a.Similarity = max(a.Similarity, pm.sim)
-	return a
 }
 
 // Apply returns a copy of hits with the deltas added, stably re-sorted by

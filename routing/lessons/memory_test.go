@@ -43,19 +43,6 @@ func TestAdjustGatesOnSimilarity(t *testing.T) {
 	}
 }
 
-func TestAdjustReportsLessonsAndSimilarity(t *testing.T) {
-	m, _, _ := newMemory(t, MemoryOptions{})
-	a := learn(t, m, "show the weather forecast for Paris tomorrow", "weather_forecast", Use)
-	learn(t, m, "book a flight to Paris", "flights_book", Use)
-	got := m.AdjustFor(t.Context(), "", "weather forecast for Paris tomorrow please")
-	if len(got) != 1 {
-		t.Fatalf("Adjust: got %d adjustments (%+v), want 1", len(got), got)
-	}
-	if got[0].Tool != "weather_forecast" || !cmp.Equal(got[0].Lessons, []int64{a.ID}) || got[0].Similarity < 0.5 || got[0].Similarity >= 1 {
-		t.Errorf("Adjust: got %+v, want weather_forecast from lesson %d at a similarity in [0.5, 1)", got[0], a.ID)
-	}
-}
-
 func TestIDFDiscountsCommonWords(t *testing.T) {
 	// Every lesson says "find report", so sharing those words says little;
 	// plain Jaccard would put "find report hotel" at 2/4, on the gate.
@@ -131,8 +118,8 @@ func TestCombinedLessonsThroughAdjust(t *testing.T) {
 		learn(t, m, q, "weather_forecast", Use)
 	}
 	got := m.AdjustFor(t.Context(), "", "Weather in Paris")
-	if len(got) != 1 || math.Abs(got[0].Delta-0.3) > eps || len(got[0].Lessons) != 4 {
-		t.Errorf("Adjust: got %+v, want weather_forecast +0.3 (bounded) from 4 lessons", got)
+	if len(got) != 1 || math.Abs(got[0].Delta-0.3) > eps {
+		t.Errorf("Adjust: got %+v, want weather_forecast +0.3 (bounded)", got)
 	}
 }
 

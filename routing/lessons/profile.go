@@ -31,9 +31,9 @@ type toolVotes struct {
 	slots []int32 // the lessons that voted, for marking them used
 }
 
-// profile returns, by tool, the profiles the query's terms (of weight qw)
-// reach, marking their voting lessons used at now.
-func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulator, now time.Time) map[string]profileMatch {
+// profile returns, by tool, the similarity of the profiles the query's
+// terms (of weight qw) reach, marking their voting lessons used at now.
+func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulator, now time.Time) map[string]float64 {
 	if m.opts.ProfileWeight <= 0 || qw <= 0 || !s.positive {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 			tv.term = 0
 		}
 	}
-	var out map[string]profileMatch
+	var out map[string]float64
 	for i := range acc.tools {
 		tv := &acc.tools[i]
 		sim := tv.sum / qw
@@ -88,21 +88,12 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 			continue
 		}
 		if out == nil {
-			out = map[string]profileMatch{}
+			out = map[string]float64{}
 		}
-		pm := profileMatch{sim: min(sim, 1)}
 		for _, slot := range tv.slots {
-			e := s.entries[slot]
-			pm.lessons = append(pm.lessons, e.lesson.ID)
-			e.markUsed(now.UnixNano())
+			s.entries[slot].markUsed(now.UnixNano())
 		}
-		out[tv.tool] = pm
+		out[tv.tool] = min(sim, 1)
 	}
 	return out
-}
-
-// profileMatch is a profile a query reaches: its similarity and voters.
-type profileMatch struct {
-	sim     float64
-	lessons []int64
 }

@@ -3,18 +3,15 @@ package lessons
 import (
 	"math"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // teachTravel teaches two lessons for a travel tool, neither of which is
 // like "flights and hotels for Rome" as a whole, and one for a calculator.
-func teachTravel(t *testing.T, m *Memory, p Polarity) (Lesson, Lesson) {
+func teachTravel(t *testing.T, m *Memory, p Polarity) {
 	t.Helper()
-	a := learn(t, m, "book a flight to Paris", "travel_search", p)
-	b := learn(t, m, "cheap flights and hotels in Lisbon", "travel_search", p)
+	learn(t, m, "book a flight to Paris", "travel_search", p)
+	learn(t, m, "cheap flights and hotels in Lisbon", "travel_search", p)
 	learn(t, m, "add two numbers", "calculator_add", Use)
-	return a, b
 }
 
 // The lessons of one tool vote together. With 3 lesson queries, flight
@@ -26,16 +23,14 @@ func teachTravel(t *testing.T, m *Memory, p Polarity) (Lesson, Lesson) {
 // MaxBoost × ProfileWeight × 0.330.
 func TestProfilePoolsLessonsOfATool(t *testing.T) {
 	m, _, _ := newMemory(t, MemoryOptions{})
-	a, b := teachTravel(t, m, Use)
+	teachTravel(t, m, Use)
 	got := m.AdjustFor(t.Context(), "", "flights and hotels for Rome")
 	if len(got) != 1 {
 		t.Fatalf("Adjust: got %+v, want one adjustment, for travel_search", got)
 	}
 	const sim = (0.4700036292457356*2/3 + 0.9808292530117262/2) / (0.4700036292457356 + 2*0.9808292530117262)
-	if g := got[0]; g.Tool != "travel_search" || math.Abs(g.Delta-DefaultMaxBoost*DefaultProfileWeight*sim) > 1e-9 ||
-		math.Abs(g.Similarity-sim) > 1e-9 || !cmp.Equal(g.Lessons, []int64{a.ID, b.ID}) {
-		t.Errorf("Adjust: got %+v, want travel_search at %.4f (similarity %.4f) from lessons %d and %d",
-			g, DefaultMaxBoost*DefaultProfileWeight*sim, sim, a.ID, b.ID)
+	if g := got[0]; g.Tool != "travel_search" || math.Abs(g.Delta-DefaultMaxBoost*DefaultProfileWeight*sim) > 1e-9 {
+		t.Errorf("Adjust: got %+v, want travel_search at %.4f (similarity %.4f)", g, DefaultMaxBoost*DefaultProfileWeight*sim, sim)
 	}
 }
 

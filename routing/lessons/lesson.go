@@ -68,19 +68,13 @@ type Store interface {
 	All(ctx context.Context) ([]Lesson, error)
 	// Delete removes the lesson with id; an unknown id is ErrNotFound.
 	Delete(ctx context.Context, id int64) error
+	// PutAll writes ls, each with its ID, in one transaction.
+	PutAll(ctx context.Context, ls []Lesson) error
 	// Clear removes every lesson.
 	Clear(ctx context.Context) error
-	Close() error
-}
-
-// versioner is a store whose Version changes with every change.
-type versioner interface {
+	// Version changes with every change, by any process sharing the store.
 	Version(ctx context.Context) (int64, error)
-}
-
-// batchPutter is a store that writes several lessons in one transaction.
-type batchPutter interface {
-	PutAll(ctx context.Context, ls []Lesson) error
+	Close() error
 }
 
 var (

@@ -41,13 +41,11 @@ func NewMemory(ctx context.Context, s Store, opts MemoryOptions) (*Memory, error
 	opts.defaults()
 	m := &Memory{opts: opts, store: s, tok: routing.NewTokenizer(routing.TokenizerOptions{})}
 	m.accs.New = func() any { return &accumulator{toolAt: map[string]int32{}} }
-	if v, ok := s.(versioner); ok {
-		ver, err := v.Version(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("loading lessons: %w", err)
-		}
-		m.version = ver
+	ver, err := s.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading lessons: %w", err)
 	}
+	m.version = ver
 	all, err := s.All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading lessons: %w", err)
@@ -361,23 +359,11 @@ func (m *Memory) Flush(ctx context.Context) error {
 	if len(ls) == 0 {
 		return nil
 	}
-	if err := m.putAll(ctx, ls); err != nil {
+	if err := m.store.PutAll(ctx, ls); err != nil {
 		for _, e := range dirty {
 			e.dirty.Store(true)
 		}
 		return fmt.Errorf("flushing the uses of %d lessons: %w", len(ls), err)
-	}
-	return nil
-}
-
-func (m *Memory) putAll(ctx context.Context, ls []Lesson) error {
-	if b, ok := m.store.(batchPutter); ok {
-		return b.PutAll(ctx, ls)
-	}
-	for _, l := range ls {
-		if _, err := m.store.Put(ctx, l); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -394,11 +380,7 @@ func (m *Memory) Sync(ctx context.Context) error {
 }
 
 func (m *Memory) syncLocked(ctx context.Context) error {
-	v, ok := m.store.(versioner)
-	if !ok {
-		return nil
-	}
-	ver, err := v.Version(ctx)
+	ver, err := m.store.Version(ctx)
 	if err != nil {
 		return err
 	}

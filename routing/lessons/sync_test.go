@@ -15,8 +15,6 @@ type sharedStore struct {
 	version atomic.Int64
 }
 
-var _ versioner = (*sharedStore)(nil)
-
 func newSharedStore() *sharedStore { return &sharedStore{memStore: newMemStore()} }
 
 func (s *sharedStore) Version(context.Context) (int64, error) { return s.version.Load(), nil }
@@ -106,16 +104,6 @@ func TestSyncKeepsUnflushedUses(t *testing.T) {
 	got := s.get(l.ID)
 	if got.Uses != 2 || !got.LastUsed.Equal(epoch.Add(time.Hour)) {
 		t.Errorf("after b's flush: uses %d, last used %v; want a's 2 uses and b's use at %v", got.Uses, got.LastUsed, epoch.Add(time.Hour))
-	}
-}
-
-func TestSyncWithoutVersionsDoesNothing(t *testing.T) {
-	s := newMemStore()
-	a, _ := NewMemory(t.Context(), s, MemoryOptions{})
-	b, _ := NewMemory(t.Context(), s, MemoryOptions{})
-	learn(t, a, "weather in paris", "weather", Use)
-	if err := b.Sync(t.Context()); err != nil || b.Len() != 0 {
-		t.Errorf("Sync over a store without versions: %v, %d lessons; want nothing done", err, b.Len())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func benchSet(t *testing.T, name string) benchData {
 	}
 	if sf, err := os.Open(filepath.Join(set, "servers.jsonl")); err == nil {
 		defer sf.Close()
-		if d.servers, err = eval.LoadServers(sf); err != nil {
+		if d.servers, err = loadServers(sf); err != nil {
 			t.Fatalf("%s servers: %v", name, err)
 		}
 	}
@@ -313,4 +314,19 @@ func (r *recordedRanker) sizes(qs []eval.Query) (median int, none float64) {
 	}
 	slices.Sort(n)
 	return n[len(n)/2], float64(zero) / float64(max(1, len(n)))
+}
+
+// loadServers reads a set's servers.jsonl: each server's description by name.
+func loadServers(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	dec := json.NewDecoder(r)
+	for {
+		var s struct{ Server, Description string }
+		if err := dec.Decode(&s); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return out, err
+		}
+		out[s.Server] = s.Description
+	}
 }

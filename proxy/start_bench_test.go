@@ -46,7 +46,7 @@ func etomCatalog(tb testing.TB) (tools []routing.Tool, servers map[string]string
 		tb.Fatalf("etom servers: %v", err)
 	}
 	defer sf.Close()
-	if servers, err = eval.LoadServers(sf); err != nil {
+	if servers, err = loadServers(sf); err != nil {
 		tb.Fatalf("etom servers: %v", err)
 	}
 	return tools, servers

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,7 @@ func loadDataset(tb testing.TB, set string) dataset {
 	}
 	if sf, err := os.Open(filepath.Join(dir, set, "servers.jsonl")); err == nil {
 		defer sf.Close()
-		descs, err := LoadServers(sf)
+		descs, err := loadServers(sf)
 		if err != nil {
 			tb.Fatalf("%s servers: %v", set, err)
 		}
@@ -186,4 +187,20 @@ func quantiles(xs []float64) string {
 	slices.Sort(xs)
 	q := func(p float64) float64 { return xs[min(len(xs)-1, int(p*float64(len(xs))))] }
 	return fmt.Sprintf("%.2f/%.2f/%.2f", q(0.1), q(0.5), q(0.9))
+}
+
+// serverLine is one line of servers.jsonl; unknown keys are ignored.
+type serverLine struct {
+	Server      string `json:"server"`
+	Description string `json:"description"`
+}
+
+// loadServers reads servers.jsonl: each server's description by name.
+func loadServers(r io.Reader) (map[string]string, error) {
+	lines, err := loadJSONL(r, func(s serverLine) bool { return s.Server != "" }, "server has no name")
+	out := make(map[string]string, len(lines))
+	for _, s := range lines {
+		out[s.Server] = s.Description
+	}
+	return out, err
 }

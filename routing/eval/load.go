@@ -75,22 +75,6 @@ func LoadTools(r io.Reader) ([]routing.Tool, error) {
 	return tools, err
 }
 
-// serverLine is one line of servers.jsonl; unknown keys are ignored.
-type serverLine struct {
-	Server      string `json:"server"`
-	Description string `json:"description"`
-}
-
-// LoadServers reads servers.jsonl: each server's description by name.
-func LoadServers(r io.Reader) (map[string]string, error) {
-	lines, err := loadJSONL(r, func(s serverLine) bool { return s.Server != "" }, "server has no name")
-	out := make(map[string]string, len(lines))
-	for _, s := range lines {
-		out[s.Server] = s.Description
-	}
-	return out, err
-}
-
 // LoadQueries reads queries.jsonl.
 func LoadQueries(r io.Reader) ([]Query, error) {
 	return loadJSONL(r, func(q Query) bool { return q.ID != "" }, "query has no id")

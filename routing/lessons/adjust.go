@@ -14,7 +14,7 @@ import (
 // Adjustment is what the lessons say about one tool for one query.
 type Adjustment struct {
 	Tool string
-	// Delta is added to the tool's score: in [−MaxPenalty, MaxBoost].
+	// Delta is added to the tool's score: in [−0.5, 0.3] (maxPenalty, maxBoost).
 	Delta float64
 	// Corrected: an Avoid lesson from feedback applies and no Use lesson
 	// outweighs it, so Apply removes the tool rather than ranking it lower.
@@ -110,7 +110,7 @@ func (m *Memory) getAcc(n int) *accumulator {
 }
 
 // lexical records the lessons whose weighted Jaccard with the query reaches
-// MinSimilarity, and returns the query's weight.
+// minSimilarity, and returns the query's weight.
 func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 {
 	var qw float64
 	for _, t := range terms {
@@ -130,7 +130,7 @@ func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 
 	for _, slot := range acc.touched {
 		inter := acc.inter[slot]
 		acc.inter[slot] = 0 // leave the accumulator clean for the next call
-		if sim := inter / (qw + s.weights[slot] - inter); sim >= m.opts.MinSimilarity {
+		if sim := inter / (qw + s.weights[slot] - inter); sim >= minSimilarity {
 			acc.add(s, slot, min(sim, 1))
 		}
 	}
@@ -139,13 +139,12 @@ func (m *Memory) lexical(s *snapshot, terms []string, acc *accumulator) float64 
 
 // semantic raises each lesson's similarity to its rescaled cosine.
 func (m *Memory) semantic(s *snapshot, qvec []float32, acc *accumulator) {
-	floor := m.opts.EmbedFloor
 	for slot, e := range s.entries {
 		if e.vec == nil {
 			continue
 		}
-		sim := min(1, (vec.Dot(qvec, e.vec)-floor)/(1-floor))
-		if sim >= m.opts.MinSimilarity {
+		sim := min(1, (vec.Dot(qvec, e.vec)-embedFloor)/(1-embedFloor))
+		if sim >= minSimilarity {
 			acc.add(s, int32(slot), sim)
 		}
 	}
@@ -164,13 +163,13 @@ func (acc *accumulator) add(s *snapshot, slot int32, sim float64) {
 	acc.at[slot] = int32(len(acc.matches))
 }
 
-// decay is 2^(−age/HalfLife), age counted from the lesson's last use.
+// decay is 2^(−age/halfLife), age counted from the lesson's last use.
 func (m *Memory) decay(now time.Time, lastUsed int64) float64 {
 	age := now.UnixNano() - lastUsed
 	if age <= 0 {
 		return 1
 	}
-	return math.Exp2(-float64(age) / float64(m.opts.HalfLife))
+	return math.Exp2(-float64(age) / float64(halfLife))
 }
 
 // combine turns the matches and the profiles (emptied as it goes) into one
@@ -202,12 +201,12 @@ func (m *Memory) combine(matches []match, profiles map[string]float64) []Adjustm
 			missPos = min(missPos, 1-m.opts.ProfileWeight*sim)
 			delete(profiles, tool)
 		}
-		a.Delta = m.opts.MaxBoost*(1-missPos) - m.opts.MaxPenalty*(1-missNeg)
+		a.Delta = maxBoost*(1-missPos) - maxPenalty*(1-missNeg)
 		a.Corrected = corrected > use
 		out = append(out, a)
 	}
 	for tool, sim := range profiles { // the tools no lesson matched
-		out = append(out, Adjustment{Tool: tool, Delta: m.opts.MaxBoost * m.opts.ProfileWeight * sim})
+		out = append(out, Adjustment{Tool: tool, Delta: maxBoost * m.opts.ProfileWeight * sim})
 	}
 	slices.SortStableFunc(out, func(a, b Adjustment) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)), cmp.Compare(a.Tool, b.Tool))

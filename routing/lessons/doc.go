@@ -12,9 +12,8 @@
 //
 // # Similarity
 //
-// A lesson applies to a query when their similarity reaches
-// MemoryOptions.MinSimilarity [0.5]: an IDF-weighted Jaccard index of their
-// distinct terms,
+// A lesson applies to a query when their similarity reaches minSimilarity
+// [0.5]: an IDF-weighted Jaccard index of their distinct terms,
 //
 //	sim(q, l) = Σ_{t ∈ q∩l} idf(t) / Σ_{t ∈ q∪l} idf(t)
 //	idf(t)    = ln(1 + (N − df + 0.5) / (df + 0.5)),  df = max(1, queries containing t)
@@ -23,15 +22,15 @@
 // score 1. Jaccard charges the terms either side lacks, so a long query that
 // merely contains a lesson's words stays below the gate (a cosine brought in
 // 2.5 times as many wrong tools on routing/eval TestLessonsMeasurement).
-// With MemoryOptions.Embed, the rescaled cosine (cos − EmbedFloor) /
-// (1 − EmbedFloor) counts when larger.
+// With MemoryOptions.Embed, the rescaled cosine (cos − embedFloor) /
+// (1 − embedFloor) counts when larger.
 //
 // # Adjustments
 //
-// A lesson weighs w = sim × 2^(−age/HalfLife), age counted from its last
-// use. A tool's positive weights combine as a noisy OR, boost = MaxBoost ×
+// A lesson weighs w = sim × 2^(−age/halfLife), age counted from its last
+// use. A tool's positive weights combine as a noisy OR, boost = maxBoost ×
 // (1 − Π(1 − w_i)), its negative ones likewise into a penalty of at most
-// MaxPenalty, and the delta is boost − penalty. The positive lessons of a
+// maxPenalty, and the delta is boost − penalty. The positive lessons of a
 // tool also vote word by word as its profile (profile.go).
 //
 // A lesson never makes a tool appear for an unrelated query: [Apply]

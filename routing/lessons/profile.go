@@ -13,7 +13,7 @@ import (
 //	profile(q, tool) = Σ_{t ∈ q} idf(t) · p(tool | t) / Σ_{t ∈ q} idf(t)
 //
 // A tool with at least profileLessons voting lessons whose profile reaches
-// ProfileFloor [0.2] gets MaxBoost × ProfileWeight [0.5] × profile, or what
+// profileFloor [0.2] gets maxBoost × ProfileWeight [0.5] × profile, or what
 // its matching lessons give when more (the two pool the same evidence). On
 // routing/eval TestLessonsMeasurement this lifted more held-out queries'
 // gold tools into the top 5 (bfcl 0.098 → 0.136, metatool 0.021 → 0.085)
@@ -80,7 +80,7 @@ func (m *Memory) profile(s *snapshot, terms []string, qw float64, acc *accumulat
 	for i := range acc.tools {
 		tv := &acc.tools[i]
 		sim := tv.sum / qw
-		if sim < m.opts.ProfileFloor {
+		if sim < profileFloor {
 			continue
 		}
 		slices.Sort(tv.slots) // a lesson voted once per term it holds

@@ -29,8 +29,8 @@ func TestProfilePoolsLessonsOfATool(t *testing.T) {
 		t.Fatalf("Adjust: got %+v, want one adjustment, for travel_search", got)
 	}
 	const sim = (0.4700036292457356*2/3 + 0.9808292530117262/2) / (0.4700036292457356 + 2*0.9808292530117262)
-	if g := got[0]; g.Tool != "travel_search" || math.Abs(g.Delta-DefaultMaxBoost*DefaultProfileWeight*sim) > 1e-9 {
-		t.Errorf("Adjust: got %+v, want travel_search at %.4f (similarity %.4f)", g, DefaultMaxBoost*DefaultProfileWeight*sim, sim)
+	if g := got[0]; g.Tool != "travel_search" || math.Abs(g.Delta-maxBoost*DefaultProfileWeight*sim) > 1e-9 {
+		t.Errorf("Adjust: got %+v, want travel_search at %.4f (similarity %.4f)", g, maxBoost*DefaultProfileWeight*sim, sim)
 	}
 }
 
@@ -64,13 +64,13 @@ func TestProfileDecays(t *testing.T) {
 	m, _, c := newMemory(t, MemoryOptions{})
 	teachTravel(t, m, Use)
 	fresh := deltas(t, m, "flights and hotels for Rome")["travel_search"]
-	c.Advance(DefaultHalfLife)
+	c.Advance(halfLife)
 	// At half weight, flight points at 1/(1+1) and hotel at 0.5/(0.5+1):
 	// (0.470/2 + 0.981/3)/2.432 = 0.231.
 	aged := deltas(t, m, "flights and hotels for Rome")["travel_search"]
 	const sim = (0.4700036292457356/2 + 0.9808292530117262/3) / (0.4700036292457356 + 2*0.9808292530117262)
-	if math.Abs(aged-DefaultMaxBoost*DefaultProfileWeight*sim) > 1e-9 || aged >= fresh {
-		t.Errorf("after a half-life idle: delta %.4f, want %.4f (fresh: %.4f)", aged, DefaultMaxBoost*DefaultProfileWeight*sim, fresh)
+	if math.Abs(aged-maxBoost*DefaultProfileWeight*sim) > 1e-9 || aged >= fresh {
+		t.Errorf("after a half-life idle: delta %.4f, want %.4f (fresh: %.4f)", aged, maxBoost*DefaultProfileWeight*sim, fresh)
 	}
 	// The query just used them: at once, they count in full again.
 	if again := deltas(t, m, "flights and hotels for Rome")["travel_search"]; math.Abs(again-fresh) > 1e-9 {
@@ -83,7 +83,7 @@ func TestProfileDecays(t *testing.T) {
 func TestProfileDoesNotAddToAMatch(t *testing.T) {
 	m, _, _ := newMemory(t, MemoryOptions{})
 	teachTravel(t, m, Use)
-	if got := deltas(t, m, "book a flight to Paris")["travel_search"]; math.Abs(got-DefaultMaxBoost) > 1e-9 {
-		t.Errorf("the exact query of a lesson: delta %.4f, want MaxBoost %.2f", got, DefaultMaxBoost)
+	if got := deltas(t, m, "book a flight to Paris")["travel_search"]; math.Abs(got-maxBoost) > 1e-9 {
+		t.Errorf("the exact query of a lesson: delta %.4f, want MaxBoost %.2f", got, maxBoost)
 	}
 }

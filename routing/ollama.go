@@ -20,6 +20,9 @@ import (
 // a batch of embeddings is a few MiB at most.
 const MaxOllamaReplyBytes = 32 << 20
 
+// ollamaBatchSize is the most texts sent in one request.
+const ollamaBatchSize = 32
+
 // OllamaOptions configures an [OllamaEmbedder]. URL and Model are
 // required; every other zero field takes the default documented on it.
 type OllamaOptions struct {
@@ -27,8 +30,6 @@ type OllamaOptions struct {
 	URL string
 	// Model is the embedding model as Ollama names it ("nomic-embed-text").
 	Model string
-	// BatchSize is the most texts sent in one request; default 32.
-	BatchSize int
 	// Timeout bounds each request (loading the model included); default 10s.
 	Timeout time.Duration
 	// KeepAlive is how long Ollama keeps the model loaded after a request:
@@ -60,7 +61,6 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 	if opts.Model == "" {
 		return nil, errors.New("ollama embedding model: empty")
 	}
-	defaults.Set(&opts.BatchSize, 32)
 	defaults.Set(&opts.Timeout, 10*time.Second)
 	e := &OllamaEmbedder{opts: opts}
 	if opts.KeepAlive != 0 {
@@ -79,8 +79,8 @@ func NewOllamaEmbedder(opts OllamaOptions) (*OllamaEmbedder, error) {
 // Batches of different lengths are the caller's to catch (checkVectors).
 func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += e.opts.BatchSize {
-		batch := texts[start:min(start+e.opts.BatchSize, len(texts))]
+	for start := 0; start < len(texts); start += ollamaBatchSize {
+		batch := texts[start:min(start+ollamaBatchSize, len(texts))]
 		vecs, err := e.embedBatch(ctx, batch)
 		if err != nil {
 			return nil, fmt.Errorf("ollama embed with model %q: %w", e.opts.Model, err)

@@ -73,12 +73,12 @@ func TestOllamaEmbedderBatches(t *testing.T) {
 
 func TestOllamaEmbedderBatchSize(t *testing.T) {
 	semLeakCheck(t)
-	srv, e := newOllama(t, fakeollama.Options{}, OllamaOptions{BatchSize: 5})
-	if _, err := e.Embed(t.Context(), make([]string, 11)); err != nil {
+	srv, e := newOllama(t, fakeollama.Options{}, OllamaOptions{})
+	if _, err := e.Embed(t.Context(), make([]string, 2*ollamaBatchSize+1)); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.EmbedCalls(); got != 3 {
-		t.Errorf("requests for 11 texts in batches of 5: got %d, want 3", got)
+		t.Errorf("requests for %d texts in batches of %d: got %d, want 3", 2*ollamaBatchSize+1, ollamaBatchSize, got)
 	}
 }
 

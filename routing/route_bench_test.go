@@ -46,7 +46,8 @@ func BenchmarkRouteWithEmbeddings(b *testing.B) {
 	var n atomic.Int64
 	// The query cache holds every request, so that the rounds timed read
 	// cached query vectors, as the comment above says.
-	sem := NewSemanticIndex(SemanticOptions{Embedder: hashEmbedder(&n), QueryCacheSize: len(queries)})
+	sem := NewSemanticIndex(SemanticOptions{Embedder: hashEmbedder(&n)})
+	sem.queries = newQueryLRU(len(queries))
 	r := NewRouter(RouterOptions{Semantic: sem})
 	ctx := context.Background()
 	for up, ts := range lexSyntheticCatalog(tools, 1_000) {

@@ -31,18 +31,19 @@ type SemanticOptions struct {
 	Model string
 	// Cache keeps the tool vectors across runs; nil: in memory only.
 	Cache VectorStore
-	// QueryCacheSize is how many query vectors an LRU keeps [512]; negative: none.
-	QueryCacheSize int
 	// Timeout bounds one query embedding; default 2s.
 	Timeout time.Duration
-	// Floor is the cosine that maps to score 0, in (0, 1) [0.3].
-	Floor float64
 	// RetryAfter is how long Search fails fast after an embedder failure
 	// but for cached queries [5s]; negative: never.
 	RetryAfter time.Duration
 	// Logger receives the outage warning and recovery notice; nil is silent.
 	Logger *slog.Logger
 }
+
+const (
+	queryCacheSize = 512 // query vectors kept
+	semanticFloor  = 0.3 // the cosine that maps to score 0 (Search)
+)
 
 // SemanticIndex ranks catalog tools by the cosine between the embeddings
 // of a query and of each tool's text. It is safe for concurrent use; the
@@ -80,11 +81,7 @@ type pendingSet struct {
 // NewSemanticIndex returns an empty index. It does no I/O.
 func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 	defaults.Set(&opts.Timeout, 2*time.Second)
-	if opts.Floor <= 0 || opts.Floor >= 1 || math.IsNaN(opts.Floor) {
-		opts.Floor = 0.3
-	}
 	opts.RetryAfter = cmp.Or(opts.RetryAfter, 5*time.Second) // negative: never
-	opts.QueryCacheSize = cmp.Or(opts.QueryCacheSize, 512)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -95,7 +92,7 @@ func NewSemanticIndex(opts SemanticOptions) *SemanticIndex {
 		upstreams: map[string][]semEntry{},
 		applied:   map[string]uint64{},
 		pending:   map[string]pendingSet{},
-		queries:   newQueryLRU(opts.QueryCacheSize),
+		queries:   newQueryLRU(queryCacheSize),
 	}
 }
 
@@ -285,9 +282,9 @@ func (s *SemanticIndex) succeed() {
 
 // Search returns the tools ranked by cosine with query, best first, ties
 // by name; k <= 0 returns every tool. Errors wrap [ErrSemanticUnavailable].
-// Raw is the cosine; Score is clamp((cos - Floor) / (1 - Floor), 0, 1):
-// unrelated texts have cosines of 0.3 to 0.5, so the floor maps to 0,
-// making the scale comparable with the lexical score's.
+// Raw is the cosine; Score is clamp((cos - semanticFloor) / (1 -
+// semanticFloor), 0, 1): unrelated texts have cosines of 0.3 to 0.5, so
+// the floor maps to 0, making the scale comparable with the lexical score's.
 func (s *SemanticIndex) Search(ctx context.Context, query string, k int) ([]Hit, error) {
 	query = strings.TrimSpace(query)
 	if query == "" {
@@ -371,7 +368,7 @@ func (s *SemanticIndex) rank(entries [][]semEntry, qv []float32, k int) []Hit {
 	for _, es := range entries {
 		for _, e := range es {
 			if cos := cosines[i]; keys[i] <= bound {
-				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, s.opts.Floor), Raw: cos})
+				hits = append(hits, Hit{Name: e.name, Score: calibrateCosine(cos, semanticFloor), Raw: cos})
 			}
 			i++
 		}
@@ -495,9 +492,6 @@ func (c *queryLRU) get(query string) ([]float32, bool) {
 }
 
 func (c *queryLRU) put(query string, vec []float32) {
-	if c.size <= 0 {
-		return
-	}
 	if el, ok := c.byKey[query]; ok {
 		el.Value.(*queryEntry).vec = vec
 		c.order.MoveToFront(el)

@@ -414,7 +414,7 @@ func (m *Memory) syncLocked(ctx context.Context) error {
 // DefaultFlushEvery is Run's flush interval when it is given none.
 const DefaultFlushEvery = time.Minute
 
-// Run flushes every interval [DefaultFlushEvery] and syncs every SyncEvery
+// Run flushes every interval [DefaultFlushEvery] and syncs every 2s
 // until ctx is done, then closes the Memory and flushes one last time.
 func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	if every <= 0 {
@@ -422,7 +422,7 @@ func (m *Memory) Run(ctx context.Context, every time.Duration) error {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	st := time.NewTicker(m.opts.SyncEvery)
+	st := time.NewTicker(syncEvery)
 	defer st.Stop()
 	for {
 		select {

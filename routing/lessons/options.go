@@ -29,8 +29,6 @@ type MemoryOptions struct {
 	Now func() time.Time
 	// Embed, when set, embeds lesson and request queries (package doc).
 	Embed func(ctx context.Context, text string) ([]float32, error)
-	// SyncEvery is how often Run reloads lessons another process changed [2s].
-	SyncEvery time.Duration
 	// MaxOffered bounds the offers waiting to be learned [64].
 	MaxOffered int
 	// Logger receives warnings; nil is silent.
@@ -43,31 +41,22 @@ const (
 	DefaultMaxPerPrincipal = 200
 	DefaultMaxBytes        = 4 << 20
 	DefaultProfileWeight   = 0.5
-	DefaultSyncEvery       = 2 * time.Second
 )
 
 const (
-	// minSimilarity: below it (package doc), a lesson does not apply.
-	minSimilarity = 0.5
-	// profileFloor is the profile similarity (profile.go) below which a
-	// tool's lessons together do not boost it.
-	profileFloor = 0.2
-	// maxBoost is the most positive lessons add to a score; maxPenalty the
-	// most negative ones take away.
-	maxBoost   = 0.3
-	maxPenalty = 0.5
-	// halfLife is the time since its last use in which a lesson's weight
-	// halves.
-	halfLife = 30 * 24 * time.Hour
-	// embedFloor is the cosine that rescales to similarity 0.
-	embedFloor = 0.5
+	minSimilarity = 0.5                 // below it (package doc), a lesson does not apply
+	profileFloor  = 0.2                 // below it a tool's lessons together do not boost it (profile.go)
+	maxBoost      = 0.3                 // the most positive lessons add to a score
+	maxPenalty    = 0.5                 // the most negative lessons take away
+	halfLife      = 30 * 24 * time.Hour // since its last use, in which a lesson's weight halves
+	embedFloor    = 0.5                 // the cosine that rescales to similarity 0
+	syncEvery     = 2 * time.Second     // how often Run reloads lessons another process changed
 )
 
 func (o *MemoryOptions) defaults() {
 	defaults.Set(&o.MaxLessons, DefaultMaxLessons)
 	defaults.Set(&o.MaxPerPrincipal, DefaultMaxPerPrincipal)
 	defaults.Set(&o.MaxBytes, DefaultMaxBytes)
-	defaults.Set(&o.SyncEvery, DefaultSyncEvery)
 	defaults.Set(&o.MaxOffered, DefaultMaxOffered)
 	o.ProfileWeight = min(cmp.Or(o.ProfileWeight, DefaultProfileWeight), 1)
 	if o.Now == nil {

@@ -109,7 +109,7 @@ func TestSyncKeepsUnflushedUses(t *testing.T) {
 
 func TestRunSyncsEverySyncEvery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a, b, _ := twoMemories(t, MemoryOptions{SyncEvery: 2 * time.Second})
+		a, b, _ := twoMemories(t, MemoryOptions{}) // syncEvery: 2s
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- b.Run(ctx, time.Minute) }()
@@ -117,12 +117,12 @@ func TestRunSyncsEverySyncEvery(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if b.Len() != 0 {
-			t.Errorf("b reloaded before SyncEvery")
+			t.Errorf("b reloaded before syncEvery")
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if b.Len() != 1 {
-			t.Errorf("after SyncEvery b has %d lessons, want a's 1", b.Len())
+			t.Errorf("after syncEvery b has %d lessons, want a's 1", b.Len())
 		}
 		cancel()
 		if err := <-done; err != nil {

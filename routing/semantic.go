@@ -399,13 +399,7 @@ func clampScore(x float64) float64 {
 
 // byScoreThenName orders hits by score, raw score, then name.
 func byScoreThenName(a, b Hit) int {
-	if c := cmp.Compare(b.Score, a.Score); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(b.Raw, a.Raw); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Name, b.Name)
+	return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.Raw, a.Raw), strings.Compare(a.Name, b.Name))
 }
 
 // toolText is the text embedded for t: what the lexical index reads, as

@@ -61,7 +61,7 @@ type Result struct {
 //     MaxTools) distinct tools from the candidates dropped below the score
 //     or not adopted, best first; any other route is left as it is.
 func Fuse(p Policy, in Input) Result {
-	f := newFuser(p, in)
+	f := &fuser{p: p, in: in}
 	needs, unknown := f.needs()
 	qr, spare := f.candidates(len(needs) == 0)
 	list := f.merge(needs, qr)
@@ -80,20 +80,8 @@ type entry struct {
 
 // fuser carries one Fuse call's policy and input.
 type fuser struct {
-	p     Policy
-	in    Input
-	allow map[string]bool // nil: no allowlist
-}
-
-func newFuser(p Policy, in Input) *fuser {
-	f := &fuser{p: p, in: in}
-	for _, name := range p.AllowedCapabilities {
-		if f.allow == nil {
-			f.allow = make(map[string]bool, len(p.AllowedCapabilities))
-		}
-		f.allow[strings.TrimSpace(name)] = true
-	}
-	return f
+	p  Policy
+	in Input
 }
 
 // needs runs step 1.
@@ -114,12 +102,7 @@ func (f *fuser) needs() (needs []entry, unknown []string) {
 }
 
 // admit applies the hard filters, allowlist then user-facing.
-func (f *fuser) admit(tool string) bool {
-	if f.allow != nil && !f.allow[tool] {
-		return false
-	}
-	return !f.p.RequireUserFacing || f.in.UserFacing == nil || f.in.UserFacing(tool)
-}
+func (f *fuser) admit(tool string) bool { return f.p.Admits(tool, f.in.UserFacing) }
 
 // candidates runs step 2. spare holds the soft-dropped candidates a
 // COMPLEX_TOOL turn may fill from, best first.

@@ -60,7 +60,7 @@ type Policy struct {
 }
 
 // Admits reports whether tool passes the allowlist and, with
-// RequireUserFacing, userFacing (nil: every tool is), outside [Fuse].
+// RequireUserFacing, userFacing (nil: every tool is).
 func (p Policy) Admits(tool string, userFacing func(string) bool) bool {
 	if len(p.AllowedCapabilities) > 0 && !slices.ContainsFunc(p.AllowedCapabilities, func(a string) bool { return strings.TrimSpace(a) == tool }) {
 		return false

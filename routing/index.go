@@ -19,9 +19,8 @@ type Tool struct {
 	Server string
 	// Contract identifies the tool's own name and contract: instances of
 	// one server share it and only the best-ranked is offered; "": never.
-	Contract string
-	// Destructive: the annotations say destructiveHint (see destructive.go).
-	Destructive bool
+	Contract    string
+	Destructive bool // the annotations say destructiveHint (see destructive.go)
 	// Exclusive: the tool serves only requests that name its Domain (see
 	// exclusive.go).
 	Exclusive bool

@@ -26,12 +26,9 @@ const ollamaBatchSize = 32
 // OllamaOptions configures an [OllamaEmbedder]. URL and Model are
 // required; every other zero field takes the default documented on it.
 type OllamaOptions struct {
-	// URL is the Ollama server's base URL (with a path prefix, if any).
-	URL string
-	// Model is the embedding model as Ollama names it ("nomic-embed-text").
-	Model string
-	// Timeout bounds each request (loading the model included); default 10s.
-	Timeout time.Duration
+	URL     string        // the Ollama server's base URL (with a path prefix, if any)
+	Model   string        // the embedding model as Ollama names it ("nomic-embed-text")
+	Timeout time.Duration // bounds each request (loading the model included); default 10s
 	// KeepAlive is how long Ollama keeps the model loaded after a request:
 	// 0 leaves it to the server, negative keeps it until Ollama stops.
 	KeepAlive time.Duration

@@ -23,9 +23,8 @@ type IndexOptions struct {
 	// B is each field's length normalisation in [0, 1]; a zero takes the
 	// default and a negative value means none (0). Defaults: Name 0.5,
 	// Description 0.75, ParamNames 0.5, ParamDescriptions 0.4, Domain 0.5.
-	B FieldWeights
-	// K1 is BM25's term-frequency saturation; default 1.2.
-	K1 float64
+	B  FieldWeights
+	K1 float64 // BM25's term-frequency saturation; default 1.2
 	// SynonymWeight is the weight of a query term's lexicon synonyms
 	// relative to the term itself; default 0.3, negative turns expansion off.
 	SynonymWeight float64
@@ -38,8 +37,7 @@ type IndexOptions struct {
 	// clauses (see diversify.go): 0 ranks by the whole request alone, 1 by
 	// clause coverage alone; default 0.5, negative turns it off.
 	Diversity float64
-	// Tokenizer configures how documents and queries are split into terms.
-	Tokenizer TokenizerOptions
+	Tokenizer TokenizerOptions // configures how documents and queries are split into terms
 	// Off turns heuristics off, for the ablation in routing/eval that
 	// measures what each one pays; the zero value is every one on.
 	Off Heuristics

@@ -26,9 +26,8 @@ import (
 type RouterOptions struct {
 	// TopK tools are kept whatever their score, above the noise floor, plus
 	// one per further clause of the request, within max_tools [5].
-	TopK int
-	// Threshold keeps any tool scoring at least this much, beyond TopK [0.35].
-	Threshold float64
+	TopK      int
+	Threshold float64 // keeps any tool scoring at least this much, beyond TopK [0.35]
 	// SameDomain and CrossDomain multiply scores when the session has a
 	// domain context [1.15, 0.7].
 	SameDomain, CrossDomain float64
@@ -56,22 +55,17 @@ type RouterOptions struct {
 	KeepCoverage float64
 	// Fuse merges the model's stated needs with the ranked candidates
 	// [DefaultFusePolicy].
-	Fuse *fuse.Policy
-	// Lexical is the lexical index; nil makes a new one.
-	Lexical *Index
+	Fuse    *fuse.Policy
+	Lexical *Index // the lexical index; nil makes a new one
 	// Semantic, when set, adds embedding scores, fused with weight
 	// SemanticWeight [0.5]; negative: the lexical score alone.
 	Semantic       *SemanticIndex
 	SemanticWeight float64
-	// Lessons, when set, re-scores the candidates (routing/lessons).
-	Lessons Reranker
-	// Logger receives warnings; with Wire, each decision at debug level.
-	Logger *slog.Logger
-	Wire   bool
-	// Trace, when set, receives each decision as a line of JSON.
-	Trace io.Writer
-	// Resolved: the caller applied the numeric defaults; a zero is zero.
-	Resolved bool
+	Lessons        Reranker     // when set, re-scores the candidates (routing/lessons)
+	Logger         *slog.Logger // receives warnings; with Wire, each decision at debug level
+	Wire           bool
+	Trace          io.Writer // when set, receives each decision as a line of JSON
+	Resolved       bool      // the caller applied the numeric defaults; a zero is zero
 }
 
 // Reranker adjusts the scores of ranked tools for a query by the
@@ -313,27 +307,19 @@ func head[T any](s []T, k int) []T {
 
 // Request is one routing question.
 type Request struct {
-	// Query is what the tools are for, in words.
-	Query string
-	// Keywords, when set, are added to Query for the lexical ranking.
-	Keywords string
-	// Intent, when set, replaces Query for the semantic ranking.
-	Intent string
-	// Needs are tools the model believes it needs, by exposed name.
-	Needs []string
-	// Route is the kind of turn, when the caller knows it.
-	Route fuse.Route
-	// Domains is the session's domain context; empty: no affinity.
-	Domains []string
+	Query    string     // what the tools are for, in words
+	Keywords string     // when set, added to Query for the lexical ranking
+	Intent   string     // when set, replaces Query for the semantic ranking
+	Needs    []string   // tools the model believes it needs, by exposed name
+	Route    fuse.Route // the kind of turn, when the caller knows it
+	Domains  []string   // the session's domain context; empty: no affinity
 	// Exclude names tools never to select (the proxy's own).
 	Exclude func(name string) bool
 	// Core names the tools always on the belt: ranked, but never named in
 	// a collision alert.
-	Core func(name string) bool
-	// Principal is who asks: only its own and the shared lessons apply.
-	Principal string
-	// TopK, when positive, replaces RouterOptions.TopK (within max_tools).
-	TopK int
+	Core      func(name string) bool
+	Principal string // who asks: only its own and the shared lessons apply
+	TopK      int    // when positive, replaces RouterOptions.TopK (within max_tools)
 }
 
 // Candidate is one ranked tool.
@@ -351,15 +337,14 @@ type Candidate struct {
 	// ranked lower, best first.
 	Alternatives []string `json:"alternatives,omitempty"`
 	// Coverage, Words and Matched: see Hit.
-	Coverage float64 `json:"coverage"`
-	Words    int     `json:"-"`
-	Matched  int     `json:"-"`
-	Foreign  int     `json:"-"` // see Hit
-	matches  uint64  // bit i: matches Decision.request.Known[i] (see Hit)
-	raw      float64 // the ranking's own score, for its commitment
-	adjusted float64 // unclipped, for ordering
-	// runnerUp is the best of the alternatives, for the collision alert.
-	runnerUp *Candidate
+	Coverage float64    `json:"coverage"`
+	Words    int        `json:"-"`
+	Matched  int        `json:"-"`
+	Foreign  int        `json:"-"` // see Hit
+	matches  uint64     // bit i: matches Decision.request.Known[i] (see Hit)
+	raw      float64    // the ranking's own score, for its commitment
+	adjusted float64    // unclipped, for ordering
+	runnerUp *Candidate // the best of the alternatives, for the collision alert
 }
 
 // Alert is something the model should know before calling a routed tool.
@@ -372,26 +357,19 @@ type Alert struct {
 
 // Decision is the Router's answer to a Request.
 type Decision struct {
-	Query string
-	// Ranked are the candidates considered, best first, after affinity.
-	Ranked []Candidate
-	// Selected are the tools to hand over, in belt order.
-	Selected []Candidate
-	// Boundary are the names Selected gained by boundary loading.
-	Boundary []string
-	// Unknown are stated needs that are not in the catalog.
-	Unknown []string
-	Alerts  []Alert
-	// Affinity tells whether domain multipliers were applied.
-	Affinity bool
+	Query    string
+	Ranked   []Candidate // the candidates considered, best first, after affinity
+	Selected []Candidate // the tools to hand over, in belt order
+	Boundary []string    // the names Selected gained by boundary loading
+	Unknown  []string    // stated needs that are not in the catalog
+	Alerts   []Alert
+	Affinity bool // tells whether domain multipliers were applied
 	// Abstained: no tool serves the request; the selection is empty and a
 	// no_match alert names the closest candidates.
 	Abstained bool
 	Took      time.Duration
-	// why says why the router abstained, for the no_match alert.
-	why abstention
-	// request is what the ranking said of the request itself.
-	request RequestWords
+	why       abstention   // says why the router abstained, for the no_match alert
+	request   RequestWords // what the ranking said of the request itself
 }
 
 // abstention is why the router abstained.

@@ -25,19 +25,14 @@ var ErrSemanticUnavailable = errors.New("semantic retrieval unavailable")
 // SemanticOptions configures a [SemanticIndex]. Embedder is required; every
 // other zero field takes the default documented on it.
 type SemanticOptions struct {
-	// Embedder turns tool texts and queries into vectors.
-	Embedder Embedder
-	// Model names the embedding model; it is part of every cache key.
-	Model string
-	// Cache keeps the tool vectors across runs; nil: in memory only.
-	Cache VectorStore
-	// Timeout bounds one query embedding; default 2s.
-	Timeout time.Duration
+	Embedder Embedder      // turns tool texts and queries into vectors
+	Model    string        // names the embedding model; it is part of every cache key
+	Cache    VectorStore   // keeps the tool vectors across runs; nil: in memory only
+	Timeout  time.Duration // bounds one query embedding; default 2s
 	// RetryAfter is how long Search fails fast after an embedder failure
 	// but for cached queries [5s]; negative: never.
 	RetryAfter time.Duration
-	// Logger receives the outage warning and recovery notice; nil is silent.
-	Logger *slog.Logger
+	Logger     *slog.Logger // receives the outage warning and recovery notice; nil is silent
 }
 
 const (

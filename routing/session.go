@@ -16,13 +16,11 @@ var ErrBreakerOpen = errors.New("discovery circuit breaker open")
 
 // SessionOptions configures a Session. Zero values take the defaults in brackets.
 type SessionOptions struct {
-	// MaxTools caps the routed tools on the belt [DefaultMaxTools].
-	MaxTools int
+	MaxTools int // caps the routed tools on the belt [DefaultMaxTools]
 	// MaxDiscoveries and ResetAfter configure the discovery breaker [3, 2m].
 	MaxDiscoveries int
 	ResetAfter     time.Duration
-	// ContextSize is how many recent domains make up the domain context [3].
-	ContextSize int
+	ContextSize    int // how many recent domains make up the domain context [3]
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -86,8 +84,7 @@ type Discovery struct {
 	Decision
 	// Added and Evicted are the belt's changes.
 	Added, Evicted []string
-	// Breaker is the breaker's state after this discovery.
-	Breaker fuse.BreakerState
+	Breaker        fuse.BreakerState // the breaker's state after this discovery
 }
 
 // Changed reports whether the belt changed.
@@ -144,8 +141,7 @@ func (s *Session) put(selected []Candidate) (added, evicted []string) {
 
 // CallEffect is what a call changed for the session.
 type CallEffect struct {
-	// Reopened: the breaker was open and the call closed it.
-	Reopened bool
+	Reopened bool // the breaker was open and the call closed it
 	// Detour, when set, is the first query of a search that took two
 	// discoveries or a collision alert before this tool it was given
 	// succeeded: a lesson to learn.

@@ -12,8 +12,7 @@ import (
 // TokenizerOptions configures a Tokenizer. The zero value is the default:
 // stop words dropped, English words stemmed.
 type TokenizerOptions struct {
-	// NoStem turns the Snowball English stemmer off.
-	NoStem bool
+	NoStem bool // turns the Snowball English stemmer off
 }
 
 // A Tokenizer turns text into index terms: it lower-cases, splits words

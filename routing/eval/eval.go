@@ -17,8 +17,7 @@ type Ranker interface {
 
 // Options configures Run. The zero value is the default.
 type Options struct {
-	// K is the ranking depth asked of the ranker [10]; past it is not found.
-	K int
+	K int // the ranking depth asked of the ranker [10]; past it is not found
 }
 
 // Ranking is the ranking of one query, for writing out as JSON lines.

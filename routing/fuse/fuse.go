@@ -21,10 +21,8 @@ type Candidate struct {
 
 // Input is what one turn gives [Fuse].
 type Input struct {
-	// Route is the main router's verdict; see [Fuse] for each route.
-	Route Route
-	// Needs are the tools the model says it needs, in its order.
-	Needs []string
+	Route Route    // the main router's verdict; see [Fuse] for each route
+	Needs []string // the tools the model says it needs, in its order
 	// Candidates are the query router's scored tools, in any order, maybe
 	// repeated.
 	Candidates []Candidate

@@ -30,24 +30,18 @@ func (o Order) valid() bool {
 // Policy is the profile's routing.fuse section (YAML keys in parentheses
 // below); [DefaultPolicy] gives the values of absent keys.
 type Policy struct {
-	// MaxTools (max_tools) caps the belt; at least 1.
-	MaxTools int
+	MaxTools int // (max_tools) caps the belt; at least 1
 	// RequireUserFacing (require_user_facing) keeps only tools that
 	// Input.UserFacing accepts.
 	RequireUserFacing bool
-	// MinQRScore (min_qr_score) drops candidates scoring below it.
-	MinQRScore float64
+	MinQRScore        float64 // (min_qr_score) drops candidates scoring below it
 	// AdoptQRWhenNeedsEmpty (adopt_qr_when_needs_empty) lets candidates
 	// alone fill the belt when no stated need survives.
 	AdoptQRWhenNeedsEmpty bool
-	// Order (order_policy) is how needs and candidates merge.
-	Order Order
-	// PreferExactNeeds (prefer_exact_needs) moves the needs to the front.
-	PreferExactNeeds bool
-	// CollapseDuplicates (collapse_duplicates) keeps each tool's first entry.
-	CollapseDuplicates bool
-	// SimpleMaxPrimary (simple_max_primary) caps SIMPLE_TOOL turns; >= 1.
-	SimpleMaxPrimary int
+	Order                 Order // (order_policy) how needs and candidates merge
+	PreferExactNeeds      bool  // (prefer_exact_needs) moves the needs to the front
+	CollapseDuplicates    bool  // (collapse_duplicates) keeps each tool's first entry
+	SimpleMaxPrimary      int   // (simple_max_primary) caps SIMPLE_TOOL turns; >= 1
 	// ComplexMinPrimary (complex_min_primary) is how many tools a
 	// COMPLEX_TOOL turn tries to have, within MaxTools; >= 0.
 	ComplexMinPrimary int

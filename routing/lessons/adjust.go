@@ -13,9 +13,8 @@ import (
 
 // Adjustment is what the lessons say about one tool for one query.
 type Adjustment struct {
-	Tool string
-	// Delta is added to the tool's score: in [−0.5, 0.3] (maxPenalty, maxBoost).
-	Delta float64
+	Tool  string
+	Delta float64 // added to the tool's score: in [−0.5, 0.3] (maxPenalty, maxBoost)
 	// Corrected: an Avoid lesson from feedback applies and no Use lesson
 	// outweighs it, so Apply removes the tool rather than ranking it lower.
 	Corrected bool

@@ -12,10 +12,8 @@ import (
 // MemoryOptions configures a Memory. Zero values take the defaults in
 // brackets.
 type MemoryOptions struct {
-	// MaxLessons bounds the lessons kept; past it, the least recently used go [1000].
-	MaxLessons int
-	// MaxPerPrincipal bounds one principal's lessons; past it, its own go [200].
-	MaxPerPrincipal int
+	MaxLessons      int // bounds the lessons kept; past it, the least recently used go [1000]
+	MaxPerPrincipal int // bounds one principal's lessons; past it, its own go [200]
 	// Shared makes every lesson apply to every principal's requests; unset,
 	// a principal's lessons steer its own routing only.
 	Shared bool
@@ -28,11 +26,9 @@ type MemoryOptions struct {
 	// Now tells the time [time.Now].
 	Now func() time.Time
 	// Embed, when set, embeds lesson and request queries (package doc).
-	Embed func(ctx context.Context, text string) ([]float32, error)
-	// MaxOffered bounds the offers waiting to be learned [64].
-	MaxOffered int
-	// Logger receives warnings; nil is silent.
-	Logger *slog.Logger
+	Embed      func(ctx context.Context, text string) ([]float32, error)
+	MaxOffered int          // bounds the offers waiting to be learned [64]
+	Logger     *slog.Logger // receives warnings; nil is silent
 }
 
 // Defaults for MemoryOptions.

@@ -54,6 +54,7 @@ const (
 	OffDerived                             // WordNet derived forms (wordnet.go)
 	OffTranslations                        // words of other languages translated (translate.go)
 	OffNouns                               // non-nouns weighed down (nouns.go)
+	OffNamed                               // a tool named for what is asked not abstained on (named.go)
 )
 
 var (

@@ -550,7 +550,7 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	} else if r.asksAdviceAbout(req.Query, ranked, covered) {
 		why = abstainedAdvice
 	}
-	if t, ok := r.Tool(top.Name); why != abstainedNot && ok && namesNoun(t, req.Query) {
+	if t, ok := r.Tool(top.Name); why != abstainedNot && r.opts.Lexical.opts.Off&OffNamed == 0 && ok && namesNoun(t, req.Query) {
 		return abstainedNot // the top tool is named for what is asked (named.go)
 	}
 	return why

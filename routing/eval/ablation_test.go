@@ -29,6 +29,7 @@ var ablations = []ablation{
 	{name: "-derived", index: routing.IndexOptions{Off: routing.OffDerived}},
 	{name: "-translations", index: routing.IndexOptions{Off: routing.OffTranslations}},
 	{name: "-nouns", index: routing.IndexOptions{Off: routing.OffNouns}},
+	{name: "-named", index: routing.IndexOptions{Off: routing.OffNamed}},
 	{name: "-synonyms", index: routing.IndexOptions{SynonymWeight: -1}},
 	{name: "-bigrams", index: routing.IndexOptions{BigramWeight: -1}},
 	{name: "-diversify", index: routing.IndexOptions{Diversity: -1}},

@@ -24,6 +24,10 @@ type candidate struct {
 	// segMatch and wholeMatch are the coverages as calibration counts them.
 	segMatch   [maxSegments]float64
 	wholeMatch float64
+	// base and gain are the parts of the candidate's xQuAD value (see
+	// diversify): base + Σ_s gain[s]·uncovered[s].
+	base float64
+	gain [maxSegments]float64
 }
 
 // diversify ranks a request of several clauses with xQuAD (Santos,
@@ -54,17 +58,25 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	}
 	hits = slices.Grow(hits[:0], max(k, head))
 	unpick(acc.picked, cands)
-	value := func(c *candidate) float64 {
-		v := (1 - lambda) * c.whole
+	for i := range cands { // each candidate's part of value that no pick changes
+		c := &cands[i]
+		c.base = (1 - lambda) * c.whole
 		for s := range rq.nseg {
-			v += lambda * weights[s] * c.seg[s] * uncovered[s]
+			c.gain[s] = lambda * weights[s] * c.seg[s]
 		}
-		return v
 	}
 	for len(hits) < head {
 		best, bv := -1, 0.0 // the best unpicked candidate, the earlier on a tie
 		for i := range cands {
-			if v := value(&cands[i]); !acc.picked[cands[i].doc] && (best < 0 || v > bv) {
+			c := &cands[i]
+			if acc.picked[c.doc] {
+				continue
+			}
+			v := c.base
+			for s := range rq.nseg {
+				v += c.gain[s] * uncovered[s]
+			}
+			if best < 0 || v > bv {
 				best, bv = i, v
 			}
 		}

@@ -3,6 +3,7 @@ package upstreamauth
 import (
 	"cmp"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,7 +95,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 		return nil, fmt.Errorf("building the authorization URL of %s: %w", opts.Upstream, err)
 	}
 	opts.Show(authURL)
-	code, gotState, err := awaitRedirect(ctx, ln, redirect)
+	code, gotState, err := awaitRedirect(ctx, ln, redirect, state)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +161,10 @@ func listenLoopback(redirect string) (net.Listener, string, error) {
 	return ln, u.String(), nil
 }
 
-// awaitRedirect serves ln until the redirect comes and returns its code and state.
-func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code, state string, err error) {
+// awaitRedirect serves ln until the redirect of the login with state
+// comes and returns its code and state. A redirect with another state (a
+// page that found the port) gets 400 and leaves the login waiting.
+func awaitRedirect(ctx context.Context, ln net.Listener, redirect, want string) (code, state string, err error) {
 	u, _ := url.Parse(redirect)
 	type answer struct{ code, state, err string }
 	got := make(chan answer, 1)
@@ -173,6 +176,10 @@ func awaitRedirect(ctx context.Context, ln net.Listener, redirect string) (code,
 		}
 		q := r.URL.Query()
 		a := answer{code: q.Get("code"), state: q.Get("state")}
+		if subtle.ConstantTimeCompare([]byte(a.state), []byte(want)) != 1 {
+			http.Error(w, "not the redirect of the login in progress", http.StatusBadRequest)
+			return
+		}
 		if e := q.Get("error"); e != "" || a.code == "" {
 			a.err = oauthReason(cmp.Or(e, "no code"), q.Get("error_description"))
 		}

@@ -262,3 +262,44 @@ func TestSurfaceAuthzLoginCallbackChecksHost(t *testing.T) {
 		t.Fatalf("Login after a forged redirect to a foreign Host: %v, want the real one to log in", err)
 	}
 }
+
+// TestLoginIgnoresARedirectOfAnotherState: a page in the user's browser
+// that finds the loopback listener's port can send it a redirect of its
+// own (the right Host, a code and state it made up); that is not this
+// login's redirect, so it gets 400 and the login goes on to the real one.
+func TestLoginIgnoresARedirectOfAnotherState(t *testing.T) {
+	g := newRig(t)
+	shown := make(chan string, 1)
+	browsed := make(chan error, 1)
+	go func() {
+		browsed <- func() error {
+			authURL, err := url.Parse(<-shown)
+			if err != nil {
+				return err
+			}
+			redirect := authURL.Query().Get("redirect_uri")
+			for _, q := range []string{"?code=forged&state=forged", "?error=access_denied&state=forged", "?code=forged"} {
+				resp, err := http.Get(redirect + q)
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest {
+					return fmt.Errorf("a redirect %s of another state: got %d, want 400", q, resp.StatusCode)
+				}
+			}
+			_, err = g.p.Authorize(t.Context(), authURL.String(), oauthtest.Alice, "")
+			return err
+		}()
+	}()
+	_, err := upstreamauth.Login(t.Context(), upstreamauth.LoginOptions{
+		Upstream: "notes", URL: g.r.URL, Config: &upstreamauth.Config{ClientID: oauthtest.GatewayClient}, Vault: g.vault,
+		Show: func(u string) { shown <- u },
+	})
+	if berr := <-browsed; berr != nil {
+		t.Fatal(berr)
+	}
+	if err != nil {
+		t.Fatalf("Login after forged redirects: %v, want the real one to log in", err)
+	}
+}

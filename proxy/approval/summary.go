@@ -24,10 +24,16 @@ const MaxValueBytes = 120
 // Summary is args as the person reads them: JSON with credentials (by key
 // or shape, in URLs, after Bearer) redacted, each string cut to
 // MaxValueBytes, invisible characters escaped, the whole cut to
-// MaxSummaryBytes.
+// MaxSummaryBytes. When the keys would not all show, strings are cut
+// shorter, then lists and objects below the top are stood in for by their
+// size.
 func Summary(args any) string {
 	return summary(args, MaxSummaryBytes)
 }
+
+// minValueBytes is the shortest cut of a string before nested values are
+// stood in for by their size.
+const minValueBytes = 16
 
 func summary(args any, n int) string {
 	if raw, ok := args.(json.RawMessage); ok {
@@ -36,28 +42,45 @@ func summary(args any, n int) string {
 			args = v
 		}
 	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // $<<step>> references read as written
-	if err := enc.Encode(redact("", args)); err != nil {
-		return "(arguments not readable)"
+	for room := MaxValueBytes; ; room /= 2 {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // $<<step>> references read as written
+		if err := enc.Encode(redact("", args, room, 0)); err != nil {
+			return "(arguments not readable)"
+		}
+		s := visible(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n")))
+		if len(s) <= n && room < MaxValueBytes {
+			return s + "…" // cut shorter to fit, and marked as a cut summary is
+		}
+		if len(s) <= n || room < minValueBytes {
+			return clip(s, n)
+		}
 	}
-	return clip(visible(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n"))), n)
 }
 
-// redact is v with secret-looking strings replaced and long strings cut.
-func redact(key string, v any) any {
+// redact is v with secret-looking strings replaced and strings cut to
+// room bytes; with room under minValueBytes, lists and objects below the
+// top are stood in for by their size.
+func redact(key string, v any, room, depth int) any {
+	flat := room < minValueBytes && depth > 0
 	switch v := v.(type) {
 	case map[string]any:
+		if flat {
+			return fmt.Sprintf("{…%d keys}", len(v))
+		}
 		out := make(map[string]any, len(v))
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			out[k] = redact(k, v[k])
+			out[k] = redact(k, v[k], room, depth+1)
 		}
 		return out
 	case []any:
+		if flat {
+			return fmt.Sprintf("[…%d elements]", len(v))
+		}
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = redact(key, e)
+			out[i] = redact(key, e, room, depth+1)
 		}
 		return out
 	case string:
@@ -65,8 +88,8 @@ func redact(key string, v any) any {
 			return "[redacted]"
 		}
 		v = bearer.ReplaceAllString(urls.ReplaceAllStringFunc(v, redactURL), "$1 [redacted]")
-		if len(v) > MaxValueBytes {
-			return fmt.Sprintf("%s…(%d bytes in all)", strings.ToValidUTF8(v[:MaxValueBytes], ""), len(v))
+		if len(v) > room {
+			return fmt.Sprintf("%s…(%d bytes in all)", strings.ToValidUTF8(v[:room], ""), len(v))
 		}
 		return v
 	}

@@ -59,3 +59,30 @@ func TestSummaryShowsEveryKey(t *testing.T) {
 		t.Errorf("summary %s does not say how long the cut note was", got)
 	}
 }
+
+// Nor can many long values: a list of them, or an object of them, is cut
+// shorter until the keys after it show, and stood in for by its size when
+// even that does not fit.
+func TestSummaryShowsEveryKeyPastManyLongValues(t *testing.T) {
+	pad := strings.Repeat("harmless ", 30)
+	many := make([]any, 50)
+	for i := range many {
+		many[i] = pad
+	}
+	for name, args := range map[string]map[string]any{
+		"a list of long values":  {"args": []any{pad, pad, pad, pad, pad, pad, "-rf", "/"}, "command": "rm"},
+		"a long list":            {"args": append(many, "-rf", "/"), "command": "rm"},
+		"an object of long ones": {"a": map[string]any{"b": pad, "c": pad, "d": pad, "e": pad, "f": pad, "g": pad}, "command": "rm"},
+	} {
+		got := Summary(args)
+		if !strings.Contains(got, `"command":"rm"`) {
+			t.Errorf("%s: summary %s hides the command behind the values before it", name, got)
+		}
+		if len(got) > MaxSummaryBytes+len("…") {
+			t.Errorf("%s: summary of %d bytes, want at most %d", name, len(got), MaxSummaryBytes)
+		}
+	}
+	if got := Summary(map[string]any{"args": []any{pad, pad, pad, pad, pad, pad, "-rf", "/"}, "command": "rm"}); !strings.Contains(got, `"-rf","/"`) {
+		t.Errorf("summary %s hides the short values of a list that fits once its long ones are cut", got)
+	}
+}

@@ -471,8 +471,9 @@ var phraseKeeps = class(func(c byte) bool {
 	return c < utf8.RuneSelf && !(c >= 'A' && c <= 'Z') && !strings.ContainsRune("_- \t\n\r\v\f", rune(c))
 })
 
-// phrase lower-cases s, reads _ and - as spaces, ’ as ', and collapses
-// white space, in one pass, so markers match however they are spaced.
+// phrase lower-cases s, reads _ and - as spaces, ’ as ', fullwidth forms
+// as ASCII, drops soft hyphens and collapses white space, in one pass, so
+// markers match however they are spaced or spelled.
 func phrase(s string) string {
 	b := make([]byte, 0, len(s))
 	space := true // at the start, or after a space: drop more
@@ -502,8 +503,12 @@ func phrase(s string) string {
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
 		i += n
+		if r >= '\uff01' && r <= '\uff5e' { // fullwidth ASCII, which a model reads as ASCII
+			r -= '\uff01' - '!'
+		}
 		switch {
-		case unicode.IsSpace(r):
+		case r == '\u00ad': // a soft hyphen, which no reader sees
+		case unicode.IsSpace(r) || r == '_' || r == '-':
 			if !space {
 				b = append(b, ' ')
 				space = true

@@ -53,7 +53,7 @@ printed), only that exact definition is approved, and a definition the
 upstream changed again since is refused and shown again. Without --hash,
 the definition printed here, with what the poisoning scan finds in it, is
 the one approved.`,
-		Example: `  mcp-router pins approve github_create_issue --hash 3f2a9c81d0e4`,
+		Example: `  mcp-router pins approve github_create_issue --hash 3f2a9c81d0e4b7a65c1d2e3f4a5b6c7d`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if hash != "" && len(args) > 1 {

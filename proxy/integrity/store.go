@@ -298,8 +298,10 @@ func (s *Store) ApproveShown(exposedName, shown string, resolve func(string) (up
 }
 
 // MinShownHash is the fewest hex digits of a hash that
-// [Store.ApproveShown] takes; [ShortHash] prints that many.
-const MinShownHash = 12
+// [Store.ApproveShown] takes; [ShortHash] prints that many. An upstream
+// chooses both of the definitions it may swap, so the bound is against a
+// collision: 128 bits, where 48 took minutes on one core.
+const MinShownHash = 32
 
 // ShortHash is the first MinShownHash hex digits of a contract hash.
 func ShortHash(h string) string { return h[:min(MinShownHash, len(h))] }

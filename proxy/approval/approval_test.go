@@ -215,6 +215,30 @@ func TestRoundsBelieveOnlyTheirOwnState(t *testing.T) {
 	})
 }
 
+// The answers kept as spent until they lapse are bounded per principal:
+// one client that answers its own questions as fast as it can does not
+// fill the bound and leave another principal's answers unread (asked
+// again and again) until its own lapse.
+func TestRoundsSpentStatesBoundedPerPrincipal(t *testing.T) {
+	r := newRounds()
+	accept := mcp.InputResponses{inputID: mcp.InputResponse{Elicitation: &mcp.ElicitationResult{
+		ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}}}
+	answer := func(c *call.Call, args any) bool {
+		d := *c
+		d.Input = &mcp.MultiRoundTripParams{InputResponses: accept, RequestState: r.ask(c, args, "call fs_wipe", time.Minute).Result.RequestState}
+		_, asked, _ := r.answer(&d, args)
+		return asked
+	}
+	heavy := &call.Call{Tool: "fs_wipe", Principal: "p1", Era: call.Stateless}
+	for i := range maxSeals {
+		answer(heavy, map[string]any{"n": i})
+	}
+	light := &call.Call{Tool: "fs_wipe", Principal: "p2", Era: call.Stateless}
+	if !answer(light, map[string]any{"path": "/a"}) {
+		t.Errorf("after %d answers of another principal, this principal's answer was not read", maxSeals)
+	}
+}
+
 // The gate fails closed: a call that reaches it under a name approvals.tools
 // gates is asked about even when the catalog does not have the name (it
 // was relisted meanwhile, or came by a path that skipped the catalog).

@@ -28,7 +28,8 @@ import (
 // inputID keys the gate's question among a round's input requests.
 const inputID = "mcp-router-approval"
 
-// maxSeals bounds the states remembered as used until they lapse.
+// maxSeals bounds the states remembered as used until they lapse; one
+// principal may hold a quarter, so that it cannot fill the bound alone.
 const maxSeals = 4096
 
 // Carry is a subject that rides in its question's sealed state: the
@@ -46,13 +47,19 @@ type rounds struct {
 	key []byte
 
 	mu   sync.Mutex
-	used map[[sha256.Size]byte]time.Time // a seal's digest (a carry makes it long) -> when it lapses
+	used map[[sha256.Size]byte]spent // by a seal's digest (a carry makes it long)
+}
+
+// spent is a used state: whose it was, and when it lapses.
+type spent struct {
+	who   string
+	until time.Time
 }
 
 func newRounds() *rounds {
 	key := make([]byte, 32)
 	rand.Read(key)
-	return &rounds{key: key, used: map[[sha256.Size]byte]time.Time{}}
+	return &rounds{key: key, used: map[[sha256.Size]byte]spent{}}
 }
 
 // canRound tells that c's client can be asked in a round. A plan step
@@ -81,7 +88,7 @@ func (r *rounds) answer(c *call.Call, subject any) (res *mcp.ElicitationResult, 
 	if time.Now().After(until) {
 		return nil, true, true
 	}
-	if !r.spend(c.Input.RequestState, until) {
+	if !r.spend(c.Input.RequestState, c.Who(), until) {
 		return nil, false, false
 	}
 	return server.ElicitationResponse(c.Input.InputResponses, inputID), true, false
@@ -137,21 +144,24 @@ func (r *rounds) mac(c *call.Call, subject any, until, carry []byte) []byte {
 	return m.Sum(nil)
 }
 
-// spend marks state used; false when it was, or when too many are held.
-func (r *rounds) spend(state string, until time.Time) bool {
+// spend marks who's state used; false when it was, or when too many are
+// held, in all or of who.
+func (r *rounds) spend(state, who string, until time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
-	for s, t := range r.used {
-		if now.After(t) {
+	now, held := time.Now(), 0
+	for s, u := range r.used {
+		if now.After(u.until) {
 			delete(r.used, s)
+		} else if u.who == who {
+			held++
 		}
 	}
 	key := sha256.Sum256([]byte(state))
-	if _, dup := r.used[key]; dup || len(r.used) >= maxSeals {
+	if _, dup := r.used[key]; dup || len(r.used) >= maxSeals || held >= maxSeals/4 {
 		return false
 	}
-	r.used[key] = until
+	r.used[key] = spent{who, until}
 	return true
 }
 

@@ -59,8 +59,8 @@ func summary(args any, n int) string {
 	}
 }
 
-// redact is v with secret-looking strings replaced and strings cut to
-// room bytes; with room under minValueBytes, lists and objects below the
+// redact is v with secret-looking strings replaced and strings (keys
+// too) cut to room bytes; with room under minValueBytes, lists and objects below the
 // top are stood in for by their size.
 func redact(key string, v any, room, depth int) any {
 	flat := room < minValueBytes && depth > 0
@@ -70,8 +70,15 @@ func redact(key string, v any, room, depth int) any {
 			return fmt.Sprintf("{…%d keys}", len(v))
 		}
 		out := make(map[string]any, len(v))
+		dups := map[string]int{} // keys that read the same once cut, numbered apart
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			out[k] = redact(k, v[k], room, depth+1)
+			base := cut(k, room)
+			name := base
+			for _, dup := out[name]; dup; _, dup = out[name] {
+				dups[base]++
+				name = fmt.Sprintf("%s'%d", base, dups[base])
+			}
+			out[name] = redact(k, v[k], room, depth+1)
 		}
 		return out
 	case []any:
@@ -88,12 +95,17 @@ func redact(key string, v any, room, depth int) any {
 			return "[redacted]"
 		}
 		v = bearer.ReplaceAllString(urls.ReplaceAllStringFunc(v, redactURL), "$1 [redacted]")
-		if len(v) > room {
-			return fmt.Sprintf("%s…(%d bytes in all)", strings.ToValidUTF8(v[:room], ""), len(v))
-		}
-		return v
+		return cut(v, room)
 	}
 	return v
+}
+
+// cut is s cut to room bytes, saying its size.
+func cut(s string, room int) string {
+	if len(s) <= room {
+		return s
+	}
+	return fmt.Sprintf("%s…(%d bytes in all)", strings.ToValidUTF8(s[:room], ""), len(s))
 }
 
 var (

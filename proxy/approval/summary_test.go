@@ -86,3 +86,17 @@ func TestSummaryShowsEveryKeyPastManyLongValues(t *testing.T) {
 		t.Errorf("summary %s hides the short values of a list that fits once its long ones are cut", got)
 	}
 }
+
+// Nor can a long key, which is cut as a value is; two keys that read the
+// same once cut both show.
+func TestSummaryShowsEveryKeyPastLongKeys(t *testing.T) {
+	long := strings.Repeat("a", 700)
+	got := Summary(map[string]any{long: "x", "command": "rm"})
+	if !strings.Contains(got, `"command":"rm"`) {
+		t.Errorf("summary %s hides the command behind a long key", got)
+	}
+	got = Summary(map[string]any{long + "1": "safe", long + "2": "rm -rf /"})
+	if !strings.Contains(got, "safe") || !strings.Contains(got, "rm -rf /") {
+		t.Errorf("summary %s hides one of two long keys that share their start", got)
+	}
+}

@@ -90,7 +90,7 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		return err
 	}
 	var rep replacement
-	if f.replace && existed {
+	if f.replace {
 		if rep, err = e.replacement(client, file, places); err != nil {
 			return err
 		}
@@ -470,8 +470,10 @@ func (e *env) replacement(client, file string, places config.Places) (replacemen
 		return replacement{}, err
 	}
 	var r replacement
-	if r.moved, err = cfg.Moved(e.profile, client, file, places); err != nil {
-		return r, err
+	if _, err := os.Stat(file); err == nil { // no file yet: only the project's servers run beside the gateway
+		if r.moved, err = cfg.Moved(e.profile, client, file, places); err != nil {
+			return r, err
+		}
 	}
 	project := config.ClientFiles(client, places)[0]
 	if same(project, file) {

@@ -520,3 +520,31 @@ func TestInstallReplaceWithoutTheUserFileTurnsOffTheProjects(t *testing.T) {
 		t.Errorf("the report does not say the project's servers were turned off:\n%s", out)
 	}
 }
+
+// Installed without --replace, install says that the project's .mcp.json servers the profile runs
+// now run twice, and how to turn them off for this user.
+func TestInstallSaysWhichProjectServersRunTwice(t *testing.T) {
+	vars, _ := userDirs(t)
+	project := t.TempDir()
+	mcpJSON, err := os.ReadFile(filepath.Join(importData, "claude-code-project", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpFile := writeFile(t, project, ".mcp.json", string(mcpJSON))
+	t.Chdir(project)
+	if _, _, err := runCLI(t, vars, "import", "claude-code", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, vars, "install", "claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`Claude Code also runs "api", "postgres", "sentry" of ` + mcpFile + `, which the profile runs too, so they run twice`,
+		"to turn them off for you alone: mcp-router install claude-code --force --replace",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install's report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -126,7 +128,13 @@ func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
 		rep.State = stateNotice(stateProblemText(g.cfg, stateErr))
 	}
 	for _, s := range g.hub.Status() {
-		rep.Upstreams = append(rep.Upstreams, examine(s, pins[s.Name]))
+		c := examine(s, pins[s.Name])
+		if u, ok := upstreamOf(g.prof, s.Name); ok && c.Started && !c.OK && !c.Starting {
+			if p := missingPath(u.Args); p != "" {
+				c.Hint = "its args name " + p + ", which does not exist: fix the path in the profile, or create it. Else " + c.Hint
+			}
+		}
+		rep.Upstreams = append(rep.Upstreams, c)
 	}
 	for _, p := range g.hub.Catalog().Problems {
 		if p.Collision {
@@ -134,6 +142,17 @@ func (g *gateway) checkup(stateErr error, pins map[string]int) doctorReport {
 		}
 	}
 	return rep
+}
+
+// missingPath is the first of a server's args that is an absolute path to nothing: a folder or
+// file moved or mistyped, which servers often meet by exiting; "" when there is none.
+func missingPath(args []string) string {
+	for _, a := range args {
+		if _, err := os.Stat(a); filepath.IsAbs(a) && errors.Is(err, fs.ErrNotExist) {
+			return a
+		}
+	}
+	return ""
 }
 
 // stateLocation names where the state is kept: the state.url database (without its password) or

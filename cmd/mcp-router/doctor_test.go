@@ -42,7 +42,8 @@ func unauthorized(t *testing.T) *httptest.Server {
 func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	bin := buildBinary(t)
 	hung := "      hung: {command: sh, args: [\"-c\", \"cat >/dev/null\"]}\n" + // never answers
-		"      badcwd: {command: sh, args: [\"-c\", \"cat >/dev/null\"], cwd: /no-such-folder-anywhere}\n"
+		"      badcwd: {command: sh, args: [\"-c\", \"cat >/dev/null\"], cwd: /no-such-folder-anywhere}\n" +
+		"      wrongpath: {command: sh, args: [\"-c\", \"test -d \\\"$0\\\" || exit 1\", /no-such-notes-folder]}\n"
 	cfg := brokenProfile(t, unauthorized(t).URL+"/mcp?key=s3cret", hung)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "500ms", "--config", cfg, "--log-level", "error")
@@ -67,6 +68,9 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	if c := got["badcwd"]; c.OK || c.Started || !strings.Contains(c.Error, "/no-such-folder-anywhere") ||
 		!strings.Contains(c.Hint, "cwd") || strings.Contains(c.Hint, "not found") {
 		t.Errorf("badcwd: %+v, want not started, the folder named, a hint about cwd (the command is there)", c)
+	}
+	if c := got["wrongpath"]; c.OK || !strings.Contains(c.Hint, "/no-such-notes-folder, which does not exist") || !strings.Contains(c.Hint, "code 1") {
+		t.Errorf("wrongpath: %+v, want a hint naming the missing path in its args, and the exit code", c)
 	}
 	for _, name := range []string{"missing", "exits", "remote", "hung"} {
 		if !strings.Contains(stderr.String(), name) {

@@ -90,14 +90,14 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 		return err
 	}
 	var rep replacement
-	if f.replace && existed {
+	if f.replace {
 		if rep, err = e.replacement(client, file, places); err != nil {
 			return err
 		}
 	}
 	env := e.entryEnv(client, file, data, places)
 	entry.Env = env.values
-	running := e.alreadyRun(client, file, places, f.replace || !existed)
+	running := e.alreadyRun(client, file, places, f.replace)
 	backup, others, err := e.writeEntry(client, file, data, entry, f.force, rep, env.inputs)
 	if err != nil {
 		return err
@@ -108,36 +108,39 @@ func (e *env) runInstall(client, file string, f installFlags) error {
 	return err
 }
 
-// alreadyRun is the servers of the client's file that the profile runs already (nil when it cannot
-// tell, or when skip: --replace takes them out, or there is no file).
-func (e *env) alreadyRun(client, file string, places config.Places, skip bool) []string {
+// alreadyRun is what --replace would take out of the client: the servers of its files that the
+// profile runs already (zero when it cannot tell, or when skip: --replace takes them out).
+func (e *env) alreadyRun(client, file string, places config.Places, skip bool) replacement {
 	if skip {
-		return nil
+		return replacement{}
 	}
 	rep, err := e.replacement(client, file, places)
 	if err != nil {
-		return nil // no profile yet, or one that does not load: reportOthers says import
+		return replacement{} // no profile yet, or one that does not load: reportOthers says import
 	}
-	var names []string
-	for _, m := range rep.moved {
-		if m.Project == "" {
-			names = append(names, m.Name)
-		}
-	}
-	return names
+	return rep
 }
 
 // reportOthers says which servers the client still runs beside the gateway, and the next step for
-// each: those the profile runs already (they run twice) go with install --force --replace; the
-// others join the profile first with import --write --merge.
-func (e *env) reportOthers(client string, others, running []string) {
+// each: those the profile runs already (they run twice) go with install --force --replace, or, in a
+// project's shared file that the client cannot turn off for one user, by hand; the others join the
+// profile first with import --write --merge.
+func (e *env) reportOthers(client string, others []string, running replacement) {
 	w, title := e.stdout, clients[client].title
 	var twice, rest []string
 	for _, name := range others {
-		if slices.Contains(running, name) {
+		if running.removes(name) {
 			twice = append(twice, name)
 		} else {
 			rest = append(rest, name)
+		}
+	}
+	if len(running.projectServers) > 0 {
+		fmt.Fprintf(w, "%s also runs %s of %s, which the profile runs too, so they run twice (beside the gateway and behind it).\n", title, quoteList(running.projectServers), running.projectFile)
+		if !running.off {
+			fmt.Fprintf(w, "that file is the project's, shared through its repository: remove them there if everyone on the project uses the gateway\n")
+		} else if len(twice) == 0 {
+			fmt.Fprintf(w, "to turn them off for you alone: mcp-router install %s --force --replace\n", client)
 		}
 	}
 	if len(twice) > 0 {
@@ -470,8 +473,10 @@ func (e *env) replacement(client, file string, places config.Places) (replacemen
 		return replacement{}, err
 	}
 	var r replacement
-	if r.moved, err = cfg.Moved(e.profile, client, file, places); err != nil {
-		return r, err
+	if _, err := os.Stat(file); err == nil { // no file yet: only the project's servers run beside the gateway
+		if r.moved, err = cfg.Moved(e.profile, client, file, places); err != nil {
+			return r, err
+		}
 	}
 	project := config.ClientFiles(client, places)[0]
 	if same(project, file) {

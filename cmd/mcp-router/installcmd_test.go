@@ -490,3 +490,61 @@ func TestInstallSaysWhichServersRunTwice(t *testing.T) {
 		t.Errorf("install points at import --write, which the existing profile refuses:\n%s", out)
 	}
 }
+
+// On a machine where Claude Code has not written ~/.claude.json yet, --replace still turns off, for
+// this user, the project's .mcp.json servers that the gateway now runs, in the file it creates:
+// without that they run twice, beside the gateway and behind it.
+func TestInstallReplaceWithoutTheUserFileTurnsOffTheProjects(t *testing.T) {
+	vars, places := userDirs(t)
+	project := t.TempDir()
+	mcpJSON, err := os.ReadFile(filepath.Join(importData, "claude-code-project", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, project, ".mcp.json", string(mcpJSON))
+	t.Chdir(project)
+	if _, _, err := runCLI(t, vars, "import", "claude-code", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, vars, "install", "claude-code", "--replace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readJSON(t, filepath.Join(places.Home, ".claude.json"))
+	projects, _ := after["projects"].(map[string]any)
+	p, _ := projects[project].(map[string]any)
+	if diff := cmp.Diff([]any{"api", "postgres", "sentry"}, p["disabledMcpjsonServers"]); diff != "" {
+		t.Errorf("the .mcp.json servers turned off for the user (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out, "turned off for you") {
+		t.Errorf("the report does not say the project's servers were turned off:\n%s", out)
+	}
+}
+
+// Installed without --replace, install says that the project's .mcp.json servers the profile runs
+// now run twice, and how to turn them off for this user.
+func TestInstallSaysWhichProjectServersRunTwice(t *testing.T) {
+	vars, _ := userDirs(t)
+	project := t.TempDir()
+	mcpJSON, err := os.ReadFile(filepath.Join(importData, "claude-code-project", ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpFile := writeFile(t, project, ".mcp.json", string(mcpJSON))
+	t.Chdir(project)
+	if _, _, err := runCLI(t, vars, "import", "claude-code", "--write"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, vars, "install", "claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`Claude Code also runs "api", "postgres", "sentry" of ` + mcpFile + `, which the profile runs too, so they run twice`,
+		"to turn them off for you alone: mcp-router install claude-code --force --replace",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install's report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -13,6 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	mcprouter "github.com/mcp-router/mcp-router"
+	"github.com/mcp-router/mcp-router/builtin"
+	"github.com/mcp-router/mcp-router/cmd/mcp-router/internal/config"
 	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/state"
@@ -154,7 +157,7 @@ and recent errors. It exits 0 when none runs. With state.url, it lists the gatew
 machine using that database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, st, err := e.configState(cmd.Context())
+			cfg, st, err := e.statusState(cmd.Context())
 			if cfg == nil {
 				return err
 			} else if err != nil {
@@ -175,6 +178,24 @@ machine using that database.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// statusState loads the configuration and opens its state. When the profile file does not load,
+// as when an edit broke it while gateways serve on the configuration they loaded before, it says so
+// and opens the default state instead: the gateways and the refused edit are what one needs to see
+// then.
+func (e *env) statusState(ctx context.Context) (*config.Config, stateStore, error) {
+	cfg, _, err := e.loadConfig() // status needs no profile: a cfg with a profile error serves
+	if cfg == nil {
+		def, derr := config.Load(config.LoadOptions{Default: mcprouter.DefaultProfiles, Getenv: e.getenv, Builtins: builtin.Names()})
+		if derr != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(e.stderr, "mcp-router: %v\nthe gateways below are those of the default state directory, %s (a state_dir or state.url in that file is not read while it does not load)\n", err, def.StateDir)
+		cfg = def
+	}
+	st, err := e.cliState(ctx, cfg)
+	return cfg, st, err
 }
 
 // liveGateways returns the registered gateways that are alive and removes the others' rows. In a

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +83,36 @@ func TestStatusShowsARefusedConfigEdit(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// An edit that breaks the profile file leaves the gateways serving on the configuration they loaded
+// before; status still lists them, with the refused edit, and names the file's error, rather than
+// failing on the file.
+func TestStatusListsTheGatewaysWhenTheFileDoesNotLoad(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"MCP_ROUTER_STATE_DIR": filepath.Join(dir, "state")}
+	st, err := state.Open(t.Context(), state.Options{Dir: vars["MCP_ROUTER_STATE_DIR"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := json.Marshal(gatewaySnapshot{Config: &configSnapshot{Refused: "p.yaml:2: YAML syntax"}})
+	now := time.Now().UTC()
+	if err := st.Gateways().Beat(t.Context(), state.Gateway{ID: "g", PID: os.Getpid(), Started: now, Heartbeat: now, Snapshot: snap}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cfg := writeFile(t, dir, "p.yaml", "profiles:\n  default\n    upstreams: {}\n")
+	out, stderr, err := runCLI(t, vars, "status", "--config", cfg)
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{fmt.Sprintf("gateway pid %d", os.Getpid()), "config edit refused, the previous configuration runs: p.yaml:2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, cfg+":") {
+		t.Errorf("status does not name the file's error:\n%s", stderr)
 	}
 }

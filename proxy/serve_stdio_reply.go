@@ -399,6 +399,9 @@ func syncCallable(t *server.ServerTool) bool {
 
 // requestIDValue is a request id as mcp-go reads it into its reply.
 func requestIDValue(raw json.RawMessage) any {
+	if n, err := strconv.ParseUint(string(raw), 10, 53); err == nil && raw[0] != '0' {
+		return float64(n) // a whole number, as json.Unmarshal reads it
+	}
 	var id any
 	_ = json.Unmarshal(raw, &id) // the pre-check let only valid ids through
 	return id

@@ -256,3 +256,18 @@ func TestStdioFastCallStatelessCancelledByClient(t *testing.T) {
 		t.Errorf("the call after the cancellation: got %s, want next, stamped complete", m.raw)
 	}
 }
+
+// A request id goes into the fast path's reply as json.Unmarshal reads it,
+// whole numbers parsed on their own included.
+func TestRequestIDValueAsUnmarshal(t *testing.T) {
+	for _, raw := range []string{`1`, `0`, `42`, `9007199254740991`, `9007199254740993`, `18446744073709551616`,
+		`-1`, `-0`, `1.5`, `1e3`, `"7"`, `"a\u00e9"`} {
+		var want any
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := requestIDValue(json.RawMessage(raw)); got != want {
+			t.Errorf("requestIDValue(%s): got %#v, want %#v", raw, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -161,9 +162,19 @@ func SessionTag(id string) string {
 	if id == "" {
 		return ""
 	}
+	if last := lastTag.Load(); last != nil && last.id == id {
+		return last.tag // the calls of a session come in runs
+	}
 	sum := sha256.Sum256([]byte(id))
-	return "s-" + hex.EncodeToString(sum[:6])
+	tag := "s-" + hex.EncodeToString(sum[:6])
+	lastTag.Store(&sessionTag{id, tag})
+	return tag
 }
+
+// lastTag is the last session id SessionTag hashed, and its tag.
+var lastTag atomic.Pointer[sessionTag]
+
+type sessionTag struct{ id, tag string }
 
 // Who is c's principal, frontdoor.LocalPrincipal for none.
 func (c *Call) Who() string { return cmp.Or(c.Principal, frontdoor.LocalPrincipal) }

@@ -59,3 +59,14 @@ func TestScreen(t *testing.T) {
 		t.Errorf("no screen: %v after %d calls on; want %v and none", err, called, gone)
 	}
 }
+
+// SessionTag names each session by its own hash when sessions' calls
+// interleave, and the same each time (it keeps the last one worked out).
+func TestSessionTagOfInterleavedSessions(t *testing.T) {
+	want := map[string]string{"a": "s-ca978112ca1b", "b": "s-3e23e8160039", "": ""}
+	for _, id := range []string{"a", "a", "b", "a", "", "b", "b"} {
+		if got := SessionTag(id); got != want[id] {
+			t.Errorf("SessionTag(%q): got %q, want %q", id, got, want[id])
+		}
+	}
+}

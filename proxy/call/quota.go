@@ -351,8 +351,10 @@ func NewLimits(list []Quota, shared QuotaCounter, repeatCalls int, log *slog.Log
 
 // Stage applies the repeat breaker and the quotas to a call.
 func (l *Limits) Stage(ctx context.Context, c *Call, next Handler) (*mcp.CallToolResult, error) {
-	if err := l.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
-		return nil, &Error{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
+	if l.repeats != nil {
+		if err := l.repeats.note(repeatKey(c), c.Tool, c.Args); err != nil {
+			return nil, &Error{Kind: KindRepeatedCall, Upstream: c.Upstream, Tool: c.Tool, Err: err}
+		}
 	}
 	release, qerr := l.quotas.acquire(ctx, c.Who(), c.Tool)
 	if qerr != nil {

@@ -59,7 +59,10 @@ func callDirect(ctx context.Context, c *Conn, id string, params mcp.CallToolPara
 		if !ok {
 			return nil, transport.NewError(transport.ErrTransportClosed)
 		}
-		var resp transport.JSONRPCResponse
+		var resp struct { // the id is the one Send waited for
+			Result json.RawMessage          `json:"result"`
+			Error  *mcp.JSONRPCErrorDetails `json:"error"`
+		}
 		if err := json.Unmarshal(line, &resp); err != nil {
 			return nil, transport.NewError(fmt.Errorf("decoding the reply: %w", err))
 		}
@@ -93,7 +96,7 @@ func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 96+len(args)+len(name))
+	b := make([]byte, 0, 160+len(args)+len(name)) // room for a progress token
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, idJSON...)
 	b = append(b, `,"method":"tools/call","params":{"name":`...)
@@ -104,12 +107,20 @@ func callRequestLine(id string, idJSON json.RawMessage, p mcp.CallToolParams) ([
 			return nil, err
 		}
 	}
-	if p.Meta != nil {
-		meta, err := json.Marshal(p.Meta)
+	if m := p.Meta; m != nil {
+		b = append(b, `,"_meta":`...)
+		var meta []byte
+		if len(m.AdditionalFields) == 0 && m.ProgressToken != nil { // as Meta.MarshalJSON writes a token alone
+			b = append(b, `{"progressToken":`...)
+			meta, err = json.Marshal(m.ProgressToken)
+			meta = append(meta, '}')
+		} else {
+			meta, err = json.Marshal(m)
+		}
 		if err != nil {
 			return nil, err
 		}
-		b = append(append(b, `,"_meta":`...), meta...)
+		b = append(b, meta...)
 	}
 	return append(b, "}}\n"...), nil
 }
@@ -130,23 +141,29 @@ func appendOneLine(dst []byte, v json.RawMessage) ([]byte, error) {
 }
 
 // leanResult is the result most tools return: text items, an error flag
-// and structured content, and nothing else.
+// and structured content. The members typed json.RawMessage are those
+// mcp-go reads that a lean result lacks (mcp-go ignores any other).
 type leanResult struct {
 	Content []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+		Type        string          `json:"type"`
+		Text        *string         `json:"text"`
+		Annotations json.RawMessage `json:"annotations"`
+		Meta        json.RawMessage `json:"_meta"`
 	} `json:"content"`
 	IsError           bool            `json:"isError"`
 	StructuredContent json.RawMessage `json:"structuredContent"`
+	Meta              json.RawMessage `json:"_meta"`
+	ResultType        json.RawMessage `json:"resultType"`
+	InputRequests     json.RawMessage `json:"inputRequests"`
+	RequestState      json.RawMessage `json:"requestState"`
 }
 
 // decodeResult decodes a tools/call result as mcp.ParseCallToolResult
 // does: a leanResult in one pass, any other mcp-go's way.
 func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var lean leanResult
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&lean) != nil || dec.More() || lean.Content == nil || string(lean.StructuredContent) == "null" {
+	if json.Unmarshal(raw, &lean) != nil || lean.Content == nil || string(lean.StructuredContent) == "null" ||
+		lean.Meta != nil || lean.ResultType != nil || lean.InputRequests != nil || lean.RequestState != nil {
 		return mcp.ParseCallToolResult(&raw)
 	}
 	res := &mcp.CallToolResult{IsError: lean.IsError}
@@ -154,7 +171,7 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		res.Content = make([]mcp.Content, len(lean.Content))
 	}
 	for i, c := range lean.Content {
-		if c.Type != "text" || c.Text == nil {
+		if c.Type != "text" || c.Text == nil || c.Annotations != nil || c.Meta != nil {
 			return mcp.ParseCallToolResult(&raw)
 		}
 		res.Content[i] = mcp.TextContent{Type: c.Type, Text: *c.Text}

@@ -481,8 +481,7 @@ func (u *Upstream) currentLocked() (*Conn, error) {
 // await returns the live connection, waiting up to ReconnectWait (and
 // ctx) for an upstream that is restarting; an open circuit fails at once.
 func (u *Upstream) await(ctx context.Context) (*Conn, error) {
-	deadline := time.NewTimer(u.env.ReconnectWait)
-	defer deadline.Stop()
+	var deadline *time.Timer // started when the first look finds no connection
 	for {
 		u.mu.Lock()
 		c, err := u.currentLocked()
@@ -490,6 +489,10 @@ func (u *Upstream) await(ctx context.Context) (*Conn, error) {
 		u.mu.Unlock()
 		if err == nil || errors.Is(err, ErrCircuitOpen) {
 			return c, err
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(u.env.ReconnectWait)
+			defer deadline.Stop()
 		}
 		select {
 		case <-ready:

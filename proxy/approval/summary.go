@@ -69,18 +69,7 @@ func redact(key string, v any, room, depth int) any {
 		if flat {
 			return fmt.Sprintf("{…%d keys}", len(v))
 		}
-		out := make(map[string]any, len(v))
-		dups := map[string]int{} // keys that read the same once cut, numbered apart
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			base := cut(k, room)
-			name := base
-			for _, dup := out[name]; dup; _, dup = out[name] {
-				dups[base]++
-				name = fmt.Sprintf("%s'%d", base, dups[base])
-			}
-			out[name] = redact(k, v[k], room, depth+1)
-		}
-		return out
+		return redactMap(v, room, depth)
 	case []any:
 		if flat {
 			return fmt.Sprintf("[…%d elements]", len(v))
@@ -98,6 +87,23 @@ func redact(key string, v any, room, depth int) any {
 		return cut(v, room)
 	}
 	return v
+}
+
+// redactMap redacts each value of v under its key cut to room; keys that read the same once cut
+// are numbered apart, so neither hides the other.
+func redactMap(v map[string]any, room, depth int) map[string]any {
+	out := make(map[string]any, len(v))
+	dups := map[string]int{}
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		base := cut(k, room)
+		name := base
+		for _, dup := out[name]; dup; _, dup = out[name] {
+			dups[base]++
+			name = fmt.Sprintf("%s'%d", base, dups[base])
+		}
+		out[name] = redact(k, v[k], room, depth+1)
+	}
+	return out
 }
 
 // cut is s cut to room bytes, saying its size.

@@ -158,9 +158,10 @@ func (ix *Index) SetUpstream(upstream string, tools []Tool) {
 func (ix *Index) analyseAll(upstream string, tools []Tool) []analysed {
 	tools = uniqueTools(tools)
 	out := make([]analysed, len(tools))
+	counts := make(map[string]int32, 128)
 	for i, t := range tools {
 		t.Upstream = upstream
-		out[i] = ix.analyse(t)
+		out[i] = ix.analyse(t, counts)
 	}
 	return out
 }

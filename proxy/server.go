@@ -331,8 +331,14 @@ func (s *Server) sync(c *Catalog) {
 		s.index.update(c)
 		s.meta.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
 	}
+	shared := map[[3]string]*mcp.Meta{} // by server: one _meta for its tools that have none of their own
 	for _, t := range c.Tools {
-		def := withHints(t.Def, searchHint(t), slices.Contains(s.core, t.Name))
+		def, always, key := t.Def, slices.Contains(s.core, t.Name), [3]string{t.Upstream, t.Domain, t.Server}
+		if m := shared[key]; m != nil && def.Meta == nil && !always {
+			def.Meta = m
+		} else if def = withHints(def, searchHint(t), always); t.Def.Meta == nil && !always {
+			shared[key] = def.Meta
+		}
 		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
 	}
 	s.syncMu.Lock()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // field is one weighted part of a tool's document.
@@ -25,7 +24,7 @@ const maxSchemaDepth = 8
 // analysed is a tool turned into terms, ready to post.
 type analysed struct {
 	tool  Tool
-	terms []termTF // distinct terms and bigrams, sorted
+	terms []termTF // distinct terms and bigrams
 	lens  [numFields]float32
 }
 
@@ -38,29 +37,43 @@ type termTF struct {
 // fieldTF is a term's frequency in each field of a document, at most 255.
 type fieldTF [numFields]uint8
 
-// analyse splits t into fields and counts its terms.
-func (ix *Index) analyse(t Tool) analysed {
+// analyse splits t into fields and counts its terms, in the order they
+// first appear. counts is scratch space, by term its place in terms:
+// analyseAll hands every tool of an upstream the same map, which keeps
+// its buckets from tool to tool.
+func (ix *Index) analyse(t Tool, counts map[string]int32) analysed {
 	a := analysed{tool: t}
-	counts := map[string]*fieldTF{}
-	bump := func(f field, term string) {
-		c := counts[term]
-		if c == nil {
-			c = new(fieldTF)
-			counts[term] = c
-		}
-		if c[f] < 255 {
+	clear(counts)
+	count := func(i int32, f field) {
+		if c := &a.terms[i].tf; c[f] < 255 {
 			c[f]++
 		}
 	}
+	bump := func(f field, term string) {
+		i, ok := counts[term]
+		if !ok {
+			i = int32(len(a.terms))
+			counts[term] = i
+			a.terms = append(a.terms, termTF{term: term})
+		}
+		count(i, f)
+	}
 	// add counts the terms of one piece of text, and the bigrams of
-	// adjacent terms in the name and description.
+	// adjacent terms in the name and description; a bigram's string is
+	// made only when the tool has not had it yet.
+	var bigram []byte
 	add := func(f field, text string) {
 		bigrams := ix.opts.BigramWeight > 0 && (f == fieldName || f == fieldDesc)
 		prev := ""
 		ix.docTok.each(text, func(term string, kind wordKind) {
 			if bigrams && kind != wordJoined {
 				if prev != "" {
-					bump(f, prev+" "+term)
+					bigram = append(append(append(bigram[:0], prev...), ' '), term...)
+					if i, ok := counts[string(bigram)]; ok {
+						count(i, f)
+					} else {
+						bump(f, string(bigram))
+					}
 				}
 				prev = term
 			}
@@ -77,11 +90,6 @@ func (ix *Index) analyse(t Tool) analysed {
 		add(fieldDomain, t.Upstream)
 	}
 	add(fieldDomain, t.Server)
-	a.terms = make([]termTF, 0, len(counts))
-	for term, c := range counts {
-		a.terms = append(a.terms, termTF{term: term, tf: *c})
-	}
-	slices.SortFunc(a.terms, func(x, y termTF) int { return strings.Compare(x.term, y.term) })
 	return a
 }
 

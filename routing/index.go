@@ -89,10 +89,9 @@ type Index struct {
 
 // doc is one indexed tool.
 type doc struct {
-	tool  Tool
-	live  bool
-	lens  [numFields]float32 // field lengths in terms
-	terms []int32            // distinct term ids, to unpost the doc
+	tool Tool
+	live bool
+	lens [numFields]float32 // field lengths in terms
 }
 
 // NewIndex returns an empty Index configured by opts.
@@ -158,9 +157,10 @@ func (ix *Index) SetUpstream(upstream string, tools []Tool) {
 func (ix *Index) analyseAll(upstream string, tools []Tool) []analysed {
 	tools = uniqueTools(tools)
 	out := make([]analysed, len(tools))
+	counts := make(map[string]int32, 128)
 	for i, t := range tools {
 		t.Upstream = upstream
-		out[i] = ix.analyse(t)
+		out[i] = ix.analyse(t, counts)
 	}
 	return out
 }
@@ -184,14 +184,12 @@ func (ix *Index) addDoc(a *analysed) int32 {
 		id = int32(len(ix.docs))
 		ix.docs = append(ix.docs, doc{})
 	}
-	terms := make([]int32, len(a.terms))
-	for i, tt := range a.terms {
+	for _, tt := range a.terms {
 		tid := ix.termID(tt.term)
 		ix.postings[tid] = append(ix.postings[tid], posting{doc: id})
 		ix.fieldTFs[tid] = append(ix.fieldTFs[tid], tt.tf)
-		terms[i] = tid
 	}
-	ix.docs[id] = doc{tool: a.tool, live: true, lens: a.lens, terms: terms}
+	ix.docs[id] = doc{tool: a.tool, live: true, lens: a.lens}
 	ix.byName[a.tool.Name] = id
 	ix.stats.add(a.lens)
 	return id
@@ -216,31 +214,32 @@ func (ix *Index) termID(term string) int32 {
 	return id
 }
 
-// removeDocs deletes docs ids from the index: each affected posting list
-// is filtered once, however many of its documents go.
+// removeDocs deletes docs ids from the index in one pass over the
+// postings (a doc does not keep its terms: a start adds thousands of docs
+// and removes none), each posting list filtered once however many of its
+// documents go.
 func (ix *Index) removeDocs(ids []int32) {
 	if len(ids) == 0 {
 		return
 	}
-	gone := make(map[int32]bool, len(ids))
-	affected := map[int32]bool{}
+	gone := make([]bool, len(ix.docs))
 	for _, id := range ids {
 		d := &ix.docs[id]
 		if !d.live {
 			continue
 		}
 		gone[id] = true
-		for _, tid := range d.terms {
-			affected[tid] = true
-		}
 		ix.stats.remove(d.lens)
 		delete(ix.byName, d.tool.Name)
 		*d = doc{}
 		ix.free = append(ix.free, id)
 	}
-	for tid := range affected {
-		ps, tfs := ix.postings[tid][:0], ix.fieldTFs[tid][:0]
-		for i, p := range ix.postings[tid] {
+	for tid, postings := range ix.postings {
+		if !slices.ContainsFunc(postings, func(p posting) bool { return gone[p.doc] }) {
+			continue
+		}
+		ps, tfs := postings[:0], ix.fieldTFs[tid][:0]
+		for i, p := range postings {
 			if !gone[p.doc] {
 				ps, tfs = append(ps, p), append(tfs, ix.fieldTFs[tid][i])
 			}
@@ -248,7 +247,7 @@ func (ix *Index) removeDocs(ids []int32) {
 		if len(ps) == 0 {
 			delete(ix.terms, ix.termNames[tid])
 			ix.postings[tid], ix.fieldTFs[tid], ix.termNames[tid] = nil, nil, ""
-			ix.freeTerms = append(ix.freeTerms, tid)
+			ix.freeTerms = append(ix.freeTerms, int32(tid))
 			continue
 		}
 		ix.postings[tid], ix.fieldTFs[tid] = ps, tfs

@@ -154,3 +154,17 @@ func BenchmarkIndexBuild(b *testing.B) {
 		r.Rank(context.Background(), queries[0], 1) // the first search refreshes the postings
 	}
 }
+
+// BenchmarkIndexRelist replaces the tools of one upstream (50 tools), as
+// a relisting does, in an index of every tool of the shared benchmark.
+func BenchmarkIndexRelist(b *testing.B) {
+	tools, _ := lexBenchCorpus(b)
+	ups := lexSyntheticCatalog(tools, len(tools))
+	ix := NewIndex(IndexOptions{})
+	for up, ts := range ups {
+		ix.SetUpstream(up, ts)
+	}
+	for b.Loop() {
+		ix.SetUpstream("upstream0000", ups["upstream0000"])
+	}
+}

@@ -214,6 +214,9 @@ const kindFile, kindURL = 1, 2
 // rewriteOperators turns arithmetic operators between operands into the
 // operation's word.
 func rewriteOperators(q string) string {
+	if !betweenDigits(q) {
+		return q // what opRe needs is not there: no regexp scan
+	}
 	for range 4 { // "1 + 2 + 3": matches overlap by one operand
 		r := opRe.ReplaceAllStringFunc(q, func(m string) string {
 			sm := opRe.FindStringSubmatch(m)
@@ -226,6 +229,27 @@ func rewriteOperators(q string) string {
 	}
 	return q
 }
+
+// betweenDigits reports whether an operator of opRe stands between two
+// digits, spaces aside: a cheap test that every match of opRe passes.
+func betweenDigits(q string) bool {
+	for i, r := range q {
+		if !strings.ContainsRune("+×*÷^-−/", r) || r == '*' && i > 0 && q[i-1] == '*' {
+			continue // the second star of ** was read with the first
+		}
+		before := strings.TrimRight(q[:i], space)
+		after := strings.TrimLeft(strings.TrimPrefix(q[i+utf8.RuneLen(r):], "*"), space)
+		if before != "" && after != "" && isDigit(before[len(before)-1]) && isDigit(after[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// space is the regexp class \s.
+const space = "\t\n\f\r "
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // replaceWord replaces each whole-word occurrence of from (lower-case)
 // in s, in any ASCII case (so that offsets agree), with to.

@@ -61,6 +61,34 @@ func TestPrepareRewritesOperatorsAndValues(t *testing.T) {
 	}
 }
 
+// TestBetweenDigitsPassesEveryOperator: the test that spares requests
+// the operator regexp lets through every text it matches, and turns away
+// numbers with no operator between them.
+func TestBetweenDigitsPassesEveryOperator(t *testing.T) {
+	for _, q := range []string{"25 + 37", "2**8", "2 ** 8", "12 / 4", "7 - 2", "7 − 2", "3×4", "3 ÷ 4", "2^10", "6\t*\n7", "a 1.5*2.5 b"} {
+		if !opRe.MatchString(q) || !betweenDigits(q) {
+			t.Errorf("%q: opRe matches %v, betweenDigits %v; want both", q, opRe.MatchString(q), betweenDigits(q))
+		}
+	}
+	for _, q := range []string{"call 555 1234", "top 10 repos", "a well-known tool", "3 * x", "x - 3", "", "***"} {
+		if betweenDigits(q) {
+			t.Errorf("betweenDigits(%q) = true, want false", q)
+		}
+	}
+}
+
+// FuzzBetweenDigits: whatever opRe matches, betweenDigits lets through.
+func FuzzBetweenDigits(f *testing.F) {
+	for _, q := range []string{"25 + 37", "2 ** 8", "1 + 2 + 3", "12 / 4", "2024-01-05", "3x^2 + 4x - 7"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if opRe.MatchString(q) && !betweenDigits(q) {
+			t.Errorf("opRe matches %q but betweenDigits turns it away", q)
+		}
+	})
+}
+
 // TestPrepareBoundsItsInput: a huge request is cut, at a rune boundary.
 func TestPrepareBoundsItsInput(t *testing.T) {
 	p := prepare(strings.Repeat("é", maxPrepared), 0)

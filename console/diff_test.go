@@ -1,6 +1,7 @@
 package console
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,9 +28,17 @@ func TestDiff(t *testing.T) {
 	}
 }
 
+// A diff of long texts stays bounded and still shows a change past the bound: an upstream cannot
+// hide a changed line of its contract below many unchanged ones.
 func TestDiffBounded(t *testing.T) {
 	long := strings.Repeat("line\n", 3*maxDiffLines)
-	if got := len(diff(long, long+"more")); got > 2*maxDiffLines {
-		t.Errorf("diff of two %d-line texts: %d lines, want at most %d", 3*maxDiffLines, got, 2*maxDiffLines)
+	for _, b := range []string{long + "more", long + "more\n" + long, strings.Repeat("other\n", 3*maxDiffLines)} {
+		got := diff(long, b)
+		if len(got) > 2*maxDiffLines+2*diffContext+3 {
+			t.Errorf("diff of two texts of %d lines or more: %d lines, want at most %d", 3*maxDiffLines, len(got), 2*maxDiffLines+2*diffContext+3)
+		}
+		if strings.HasPrefix(b, long) && !slices.Contains(got, diffLine{"+", "more"}) {
+			t.Errorf("diff of a %d-line text and one line more: the added line is not shown", 3*maxDiffLines)
+		}
 	}
 }

@@ -356,13 +356,51 @@ type diffLine struct {
 	Text string
 }
 
-// maxDiffLines bounds each side of a diff: the longest common subsequence takes time and memory in
-// the product of the sides' lengths.
-const maxDiffLines = 2000
+// maxDiffLines bounds each side of the changed middle of a diff: the longest common subsequence
+// takes time and memory in the product of the sides' lengths. diffContext is how many unchanged
+// lines are shown on each side of it.
+const (
+	maxDiffLines = 500
+	diffContext  = 3
+)
 
-// diff is the line diff of a and b, by their longest common subsequence.
+// diff is the line diff of a and b: the lines they share at the start and the end are cut to
+// diffContext lines and a count, and the middle is compared by its longest common subsequence.
 func diff(a, b string) []diffLine {
 	x, y := lines(a), lines(b)
+	p := 0
+	for p < len(x) && p < len(y) && x[p] == y[p] {
+		p++
+	}
+	s := 0
+	for s < len(x)-p && s < len(y)-p && x[len(x)-1-s] == y[len(y)-1-s] {
+		s++
+	}
+	var out []diffLine
+	if p > diffContext {
+		out = append(out, diffLine{" ", fmt.Sprintf("… %d unchanged lines", p-diffContext)})
+	}
+	for _, l := range x[max(0, p-diffContext):p] {
+		out = append(out, diffLine{" ", l})
+	}
+	out = append(out, middleDiff(x[p:len(x)-s], y[p:len(y)-s])...)
+	for _, l := range x[len(x)-s : len(x)-s+min(s, diffContext)] {
+		out = append(out, diffLine{" ", l})
+	}
+	if s > diffContext {
+		out = append(out, diffLine{" ", fmt.Sprintf("… %d unchanged lines", s-diffContext)})
+	}
+	return out
+}
+
+// middleDiff is the diff of x and y by their longest common subsequence, each cut to maxDiffLines
+// with a count of the lines left out.
+func middleDiff(x, y []string) []diffLine {
+	var cut []diffLine
+	if len(x) > maxDiffLines || len(y) > maxDiffLines {
+		cut = []diffLine{{" ", fmt.Sprintf("… %d and %d more lines, not compared", max(0, len(x)-maxDiffLines), max(0, len(y)-maxDiffLines))}}
+		x, y = x[:min(len(x), maxDiffLines)], y[:min(len(y), maxDiffLines)]
+	}
 	n, m := len(x), len(y)
 	// lcs[i][j] is the LCS length of x[i:] and y[j:].
 	lcs := make([][]int32, n+1)
@@ -399,14 +437,13 @@ func diff(a, b string) []diffLine {
 	for ; j < m; j++ {
 		out = append(out, diffLine{"+", y[j]})
 	}
-	return out
+	return append(out, cut...)
 }
 
-// lines splits s into at most maxDiffLines lines.
+// lines splits s into lines.
 func lines(s string) []string {
 	if s == "" {
 		return nil
 	}
-	l := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	return l[:min(len(l), maxDiffLines)]
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

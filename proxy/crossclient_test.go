@@ -242,7 +242,7 @@ func TestNoCrossClientRequestsOnTheCallsStream(t *testing.T) {
 		if want := []string{"sample for " + c.name}; !slices.Equal(samples, want) {
 			t.Errorf("client %s was asked to sample %q, want %q", c.name, samples, want)
 		}
-		if want := []string{"elicit for " + c.name}; !slices.Equal(elicits, want) {
+		if want := []string{"up asks: elicit for " + c.name}; !slices.Equal(elicits, want) { // named, so no upstream poses as the gateway
 			t.Errorf("client %s was asked to elicit %q, want %q", c.name, elicits, want)
 		}
 		if want := []string{"progress for " + c.name}; !slices.Equal(progress, want) {

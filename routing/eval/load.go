@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -71,6 +72,9 @@ func LoadTools(r io.Reader) ([]routing.Tool, error) {
 	tools := make([]routing.Tool, len(lines))
 	for i, t := range lines {
 		tools[i] = routing.Tool{Name: t.Name, Upstream: t.Server, Domain: t.Server, Description: t.Description, InputSchema: t.InputSchema}
+		if own, ok := strings.CutPrefix(t.Name, t.Server+"__"); ok && t.Server != "" {
+			tools[i].Original = own // as the gateway holds a prefixed tool: its upstream's own name beside it
+		}
 	}
 	return tools, err
 }

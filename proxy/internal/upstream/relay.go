@@ -128,6 +128,9 @@ func (h clientHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) 
 	if err != nil {
 		return nil, err
 	}
+	// The person reads it as the gateway's: it says whose question it is, so an upstream cannot
+	// pose as the gateway (its approval questions, or a request for a secret in its name).
+	req.Params.Message = h.u.cfg.Name + " asks: " + req.Params.Message
 	return r.Elicit(ctx, req)
 }
 

@@ -65,7 +65,8 @@ func Command(name string) (command string, env map[string]string) {
 //	hang {}                blocks until cancelled, then counts a cancellation;
 //	                       with a progress token it first reports progress 0
 //	cancellations {}       how many calls were cancelled so far
-//	crash {}               exits the process mid-call (stdio children only)
+//	crash {stderr?}        writes stderr (if any) to stderr, then exits the process
+//	                       with code 3 mid-call (stdio children only)
 //	progress {steps}       sends steps progress notifications, then returns
 //	fail {}                returns an isError result
 //	getenv {name}          returns the variable's value in the server's environment
@@ -112,7 +113,8 @@ func (f *fake) addTools() {
 		mcp.WithNumber("ms", mcp.Required())), f.sleep)
 	f.srv.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer until cancelled")), f.hang)
 	f.srv.AddTool(mcp.NewTool("cancellations", mcp.WithDescription("Count cancelled calls")), f.cancellations)
-	f.srv.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit the process mid-call")), f.crash)
+	f.srv.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit the process mid-call"),
+		mcp.WithString("stderr")), f.crash)
 	f.srv.AddTool(mcp.NewTool("progress", mcp.WithDescription("Report progress"),
 		mcp.WithNumber("steps", mcp.Required())), f.progress)
 	f.srv.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fail")), f.fail)
@@ -175,7 +177,10 @@ func (f *fake) cancellations(context.Context, mcp.CallToolRequest) (*mcp.CallToo
 	return mcp.NewToolResultText(strconv.FormatInt(f.cancelled.Load(), 10)), nil
 }
 
-func (f *fake) crash(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *fake) crash(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if text := req.GetString("stderr", ""); text != "" {
+		fmt.Fprintln(os.Stderr, text)
+	}
 	os.Exit(3)
 	return nil, nil
 }

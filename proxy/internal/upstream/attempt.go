@@ -96,17 +96,11 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 		return err
 	}
 	if u.cfg.Transport == TransportStdio && IsTransportError(err) && !errors.Is(err, context.DeadlineExceeded) {
-		within(c.lost, exitWait) // the pipe closes as the child exits: wait for the exit status
+		within(c.lost, 2*exitWait) // the pipe closes as the child exits: wait for how it ended
 	}
 	select {
 	case <-c.lost:
-		err = c.lostErr()
-		tail.wait(exitWait) // the child's last words may still be in the pipe
-		lines := tail.lines()
-		if line := explainingLine(lines); line != "" {
-			err = fmt.Errorf("%w (stderr: %s)", err, line)
-		}
-		return u.npxRepair(err, lines)
+		return u.npxRepair(c.lostErr(), tail.lines())
 	default:
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -122,7 +116,8 @@ func (u *Upstream) handshakeFailed(ctx context.Context, c *Conn, tail *lineTail,
 	return u.where(err)
 }
 
-// exitWait bounds the wait for a child's exit status once its pipe closed.
+// exitWait bounds each wait for an ending child: for its exit status once
+// its pipe closed, and for the last of its stderr once it exited.
 const exitWait = time.Second
 
 // stderrTailLines is how many of a child's last stderr lines are kept:

@@ -77,7 +77,8 @@ func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *std
 	live.Store(c)
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done
-		c.markLost(fmt.Errorf("process exited: %w", ch.exitError()))
+		tail.wait(exitWait) // the child's last words may still be in the pipe
+		c.markLost(&exitError{err: ch.err, stderr: explainingLine(tail.lines())})
 	}()
 	return c, nil
 }
@@ -144,11 +145,12 @@ func dialInProcess(ctx context.Context, build BuiltinFunc, cfg Config) (*Conn, e
 	return newConn(cl, func() { cl.Close() }), nil
 }
 
-// IsTransportError tells a broken connection from an error the upstream
-// answered with.
+// IsTransportError tells a broken connection (a stdio child that exited
+// among them) from an error the upstream answered with.
 func IsTransportError(err error) bool {
 	var te *transport.Error
-	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+	var exit *exitError
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) || errors.As(err, &exit)
 }
 
 // failsOneRequest tells a transport error that fails one request from one

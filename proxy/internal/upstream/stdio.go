@@ -148,13 +148,33 @@ func (c *child) stop() {
 	<-c.done
 }
 
-// exitError describes how the child ended.
-func (c *child) exitError() error {
-	if c.err == nil {
-		return errors.New("exited")
-	}
-	return c.err
+// exitError is a stdio child that ended: how (from waiting for it), and
+// the stderr line that best says why. It loses the connection: see
+// IsTransportError.
+type exitError struct {
+	err    error  // nil for a clean exit; else an *exec.ExitError, or why waiting failed
+	stderr string // "" for none
 }
+
+func (e *exitError) Error() string {
+	var exit *exec.ExitError
+	msg := "the process exited with code 0"
+	switch {
+	case errors.As(e.err, &exit):
+		msg = fmt.Sprintf("the process exited with code %d", exit.ExitCode())
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			msg = fmt.Sprintf("the process was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		}
+	case e.err != nil:
+		msg = "the process ended: " + e.err.Error()
+	}
+	if e.stderr != "" {
+		msg += " (stderr: " + e.stderr + ")"
+	}
+	return msg
+}
+
+func (e *exitError) Unwrap() error { return e.err }
 
 // maxLogLine cuts a long line of a child's stderr (see stderrLog.copy).
 const maxLogLine = 4096

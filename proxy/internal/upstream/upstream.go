@@ -576,8 +576,12 @@ func (u *Upstream) callFailed(ctx context.Context, c *Conn, deadline *idleContex
 		return err
 	}
 	if IsTransportError(err) {
+		if u.cfg.Transport == TransportStdio {
+			within(c.lost, 2*exitWait) // the pipe closes as the child exits: wait for how it ended
+		}
 		c.markLost(err)
-		if lost := c.lostErr(); errors.Is(lost, wire.ErrMessageTooLarge) {
+		var exit *exitError
+		if lost := c.lostErr(); errors.Is(lost, wire.ErrMessageTooLarge) || errors.As(lost, &exit) {
 			return lost // say why the connection went
 		}
 	}

@@ -1,0 +1,140 @@
+package upstream
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// A stdio child that exits mid-call fails the call with an error that
+// says so, with how it ended (its exit code, or the signal that killed
+// it) and the stderr line that best says why, rather than "transport
+// closed"; the error is still a transport error (the client sees
+// upstream_unavailable), on both protocol eras.
+func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name, protocol, stderr string
+		kill                   bool
+		want                   []string
+	}{
+		{name: "exit code and the error line", stderr: "Error: None of the specified directories are accessible",
+			want: []string{"the process exited with code 3", "(stderr: Error: None of the specified directories are accessible)"}},
+		{name: "exit code, nothing on stderr", want: []string{"the process exited with code 3"}},
+		{name: "the stateless era", protocol: "modern", stderr: "fatal: the index is locked",
+			want: []string{"the process exited with code 3", "(stderr: fatal: the index is locked)"}},
+		{name: "killed by a signal", kill: true, want: []string{"the process was killed by signal 9 (killed)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := stdioFake("solo")
+			cfg.Protocol = tc.protocol
+			u, progress := runSolo(t, cfg)
+			if s := u.Status(); s.State != StateConnected {
+				t.Fatalf("the fake did not connect: %s", s.Err)
+			}
+			var err error
+			if tc.kill {
+				err = killMidCall(t, u, progress)
+			} else {
+				_, err = callErr(t, u, "crash", map[string]any{"stderr": tc.stderr}, nil)
+			}
+			if err == nil {
+				t.Fatal("the call succeeded, want it failed")
+			}
+			if !IsTransportError(err) {
+				t.Errorf("error %q is not a transport error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "transport closed") {
+				t.Errorf("error %q says transport closed, want how the process ended", err)
+			}
+		})
+	}
+}
+
+// killMidCall kills u's child while a call hangs in it and returns the
+// call's error.
+func killMidCall(t *testing.T, u *Upstream, progress *ProgressRouter) error {
+	pid, err := strconv.Atoi(allText(callSolo(t, u, "pid", nil, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived := make(chan struct{}, 1)
+	token, release := progress.Register("solo", func(Progress) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	})
+	defer release()
+	failed := make(chan error, 1)
+	go func() {
+		_, err := callErr(t, u, "hang", nil, token)
+		failed <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second): // a guard against a hang, not a measure of speed
+		t.Fatal("the hang call never arrived")
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	return <-failed
+}
+
+// runSolo runs the upstream cfg with no hub until the test ends, once
+// its first attempt has ended.
+func runSolo(t *testing.T, cfg Config) (*Upstream, *ProgressRouter) {
+	progress := &ProgressRouter{}
+	env := Env{
+		Logger: slog.New(slog.DiscardHandler), Version: "test",
+		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		RefreshDebounce: 20 * time.Millisecond, ReconnectWait: time.Second, MaxInFlight: 4, MaxQueue: 4,
+		Progress: progress,
+		Vet: func(_ Config, _, _ *slog.Logger, tools []mcp.Tool) ([]mcp.Tool, map[string]string) {
+			return tools, nil
+		},
+		Listed: func(*Upstream, bool) {},
+	}
+	u := New(cfg, env)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { u.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	select {
+	case <-u.First():
+	case <-time.After(30 * time.Second): // a guard against a hang, not a measure of speed
+		t.Fatal("the first attempt never ended")
+	}
+	return u, progress
+}
+
+// callErr calls tool on u as the hub does and returns its error.
+func callErr(t *testing.T, u *Upstream, tool string, args map[string]any, token mcp.ProgressToken) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	if token != nil {
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	}
+	ctx, done := u.calls.add(t.Context())
+	defer done()
+	return u.CallTool(ctx, req)
+}

@@ -26,6 +26,8 @@ func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
 	}{
 		{name: "exit code and the error line", stderr: "Error: None of the specified directories are accessible",
 			want: []string{"the process exited with code 3", "(stderr: Error: None of the specified directories are accessible)"}},
+		{name: "the error line, not the warning before it", stderr: warnThenError,
+			want: []string{"the process exited with code 3", "(stderr: Error: None of the specified directories are accessible)"}},
 		{name: "exit code, nothing on stderr", want: []string{"the process exited with code 3"}},
 		{name: "the stateless era", protocol: "modern", stderr: "fatal: the index is locked",
 			want: []string{"the process exited with code 3", "(stderr: fatal: the index is locked)"}},
@@ -59,6 +61,26 @@ func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
 				t.Errorf("error %q says transport closed, want how the process ended", err)
 			}
 		})
+	}
+}
+
+// warnThenError is what the filesystem server prints when given a folder
+// that does not exist.
+const warnThenError = "Warning: Cannot access directory /no-such-dir, skipping\n" +
+	"Error: None of the specified directories are accessible"
+
+// A child that exits at start after a warning and an error: the reason
+// status and doctor give quotes the error, not the warning.
+func TestFailedStartQuotesTheErrorNotTheWarning(t *testing.T) {
+	cfg := Config{Name: "files", Transport: TransportStdio, Command: "sh",
+		Args: []string{"-c", `printf '%s\n' "$0" >&2; exit 1`, warnThenError}}
+	u, _ := runSolo(t, cfg)
+	s := u.Status()
+	if want := "the process exited with code 1 (stderr: Error: None of the specified directories are accessible)"; !strings.Contains(s.Err, want) {
+		t.Errorf("status error %q does not say %q", s.Err, want)
+	}
+	if strings.Contains(s.Err, "Warning") {
+		t.Errorf("status error %q quotes the warning", s.Err)
 	}
 }
 

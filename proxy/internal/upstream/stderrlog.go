@@ -158,13 +158,15 @@ func errorLines(lines []string, n int) []string {
 		if len(out) == n {
 			break
 		}
-		explains := !noise.MatchString(l) && errorLine.MatchString(l)
-		if (explains || tracebackEnd(lines, i)) && !slices.Contains(out, l) {
+		if (explains(l) || tracebackEnd(lines, i)) && !slices.Contains(out, l) {
 			out = append(out, l)
 		}
 	}
 	return out
 }
+
+// explains reports whether l carries an error and is not noise.
+func explains(l string) bool { return !noise.MatchString(l) && errorLine.MatchString(l) }
 
 // tracebackEnd reports whether lines[i] is the line that ends a Python
 // traceback.
@@ -184,14 +186,28 @@ func tracebackEnd(lines []string, i int) bool {
 	return false
 }
 
-// explainingLine is the one stderr line that best says why a start
-// failed: the first that carries an error, else the last; "" for none.
+// errorOpening matches a line that opens as an error report does:
+// "Error: ", "TypeError: ", Node's "Error [ERR_...]: ", "[Error: ...]"
+// and "Uncaught ...", "error: ", "ERROR:", "fatal: ", "panic: ",
+// "npm error ".
+var errorOpening = regexp.MustCompile(`^\s*\[?([\w.]*(Error|Exception)\b|(?i:error|fatal|panic|uncaught)\b|npm (error|ERR!) )`)
+
+// explainingLine is the one stderr line that best says why a child
+// failed: the first that carries an error and opens as one does (or ends
+// a Python traceback), so an error outranks a warning before it; else the
+// first that carries an error; else the last; "" for none.
 func explainingLine(lines []string) string {
-	if out := errorLines(lines, 1); len(out) > 0 {
-		return out[0]
+	first := ""
+	for i, l := range lines {
+		if explains(l) && errorOpening.MatchString(l) || tracebackEnd(lines, i) {
+			return l
+		}
+		if first == "" && explains(l) {
+			first = l
+		}
 	}
-	if len(lines) == 0 {
-		return ""
+	if first != "" || len(lines) == 0 {
+		return first
 	}
 	return lines[len(lines)-1]
 }

@@ -14,6 +14,7 @@ func TestExplainingStderrQuotesTheErrorNotTheTail(t *testing.T) {
 		name   string
 		stderr string
 		want   []string
+		line   string // explainingLine's, when not want[0]
 	}{{
 		name: "node ESM missing package in a half-installed npx cache",
 		stderr: `node:internal/modules/esm/resolve:283
@@ -35,6 +36,7 @@ Node.js v20.20.2`,
 		stderr: `Warning: Cannot access directory /home/ada/no-such-dir, skipping
 Error: None of the specified directories are accessible`,
 		want: []string{"Warning: Cannot access directory /home/ada/no-such-dir, skipping", "Error: None of the specified directories are accessible"},
+		line: "Error: None of the specified directories are accessible",
 	}, {
 		name: "python traceback",
 		stderr: `Traceback (most recent call last):
@@ -85,8 +87,41 @@ npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12
 			if diff := cmp.Diff(tc.want, explainingStderr(lines)); diff != "" {
 				t.Errorf("explainingStderr (-want +got):\n%s", diff)
 			}
-			if got := explainingLine(lines); got != tc.want[0] && tc.name != "no error in it: the tail" {
-				t.Errorf("explainingLine: got %q, want %q", got, tc.want[0])
+			want := tc.want[0]
+			if tc.line != "" {
+				want = tc.line
+			}
+			if got := explainingLine(lines); got != want && tc.name != "no error in it: the tail" {
+				t.Errorf("explainingLine: got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// The one line quoted for a failed child is an error rather than a
+// warning before it that names a problem too; among lines alike, the
+// first.
+func TestExplainingLinePrefersAnErrorToAWarning(t *testing.T) {
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"git", "warning: unable to read /etc/gitconfig\nfatal: not a git repository (or any of the parent directories): .git",
+			"fatal: not a git repository (or any of the parent directories): .git"},
+		{"node error code", "(node:4242) Warning: could not load the optional module bufferutil\nError [ERR_INVALID_ARG_TYPE]: The \"path\" argument must be of type string",
+			"Error [ERR_INVALID_ARG_TYPE]: The \"path\" argument must be of type string"},
+		{"node uncaught", "Warning: cannot access /srv/data\nUncaught TypeError: config.load is not a function", "Uncaught TypeError: config.load is not a function"},
+		{"node inspected error", "Warning: no such file /srv/app.json, using defaults\n[Error: EACCES: permission denied, open '/srv/key.pem'] {",
+			"[Error: EACCES: permission denied, open '/srv/key.pem'] {"},
+		{"python logging", "WARNING:root: could not reach the index, using the cache\nERROR:root:the token is missing", "ERROR:root:the token is missing"},
+		{"python traceback", "WARNING: unable to reach the index\nTraceback (most recent call last):\n  File \"/srv/app.py\", line 3, in <module>\nmypkg.Boom: the token is missing",
+			"mypkg.Boom: the token is missing"},
+		{"go panic", "warning: no such file /etc/app.conf\npanic: runtime error: invalid memory address or nil pointer dereference",
+			"panic: runtime error: invalid memory address or nil pointer dereference"},
+		{"npm", "Warning: could not read .npmrc\nnpm error 404 Not Found - GET the-registry/no-such-pkg - Not found", "npm error 404 Not Found - GET the-registry/no-such-pkg - Not found"},
+		{"no error opening: the first match", "cannot access /srv/a\ncould not open /srv/b", "cannot access /srv/a"},
+		{"an error after an error: the first", "Error: first\nError: second", "Error: first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := explainingLine(strings.Split(tc.stderr, "\n")); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

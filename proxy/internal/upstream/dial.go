@@ -78,7 +78,12 @@ func dialStdio(ctx context.Context, cfg Config, logger *slog.Logger, stderr *std
 	go func() { // ends when the child exits, which stop guarantees
 		<-ch.done
 		tail.wait(exitWait) // the child's last words may still be in the pipe
-		c.markLost(&exitError{err: ch.err, stderr: explainingLine(tail.lines())})
+		lines := tail.lines()
+		why := explainingLine(lines)
+		if c.served() { // a line that names no error, a banner say, is not why a served child ended
+			why = reasonLine(lines)
+		}
+		c.markLost(&exitError{err: ch.err, stderr: why})
 	}()
 	return c, nil
 }

@@ -23,12 +23,15 @@ func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
 		name, protocol, stderr string
 		kill                   bool
 		want                   []string
+		not                    string // a text the error must not hold
 	}{
 		{name: "exit code and the error line", stderr: "Error: None of the specified directories are accessible",
 			want: []string{"the process exited with code 3", "(stderr: Error: None of the specified directories are accessible)"}},
 		{name: "the error line, not the warning before it", stderr: warnThenError,
 			want: []string{"the process exited with code 3", "(stderr: Error: None of the specified directories are accessible)"}},
 		{name: "exit code, nothing on stderr", want: []string{"the process exited with code 3"}},
+		{name: "a last line that names no error is not quoted", stderr: "index closed",
+			want: []string{"the process exited with code 3"}, not: "index closed"},
 		{name: "the stateless era", protocol: "modern", stderr: "fatal: the index is locked",
 			want: []string{"the process exited with code 3", "(stderr: fatal: the index is locked)"}},
 		{name: "killed by a signal", kill: true, want: []string{"the process was killed by signal 9 (killed)"}},
@@ -57,6 +60,9 @@ func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
+			if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+				t.Errorf("error %q quotes %q", err, tc.not)
+			}
 			if strings.Contains(err.Error(), "transport closed") {
 				t.Errorf("error %q says transport closed, want how the process ended", err)
 			}
@@ -69,18 +75,24 @@ func TestCallToAChildThatExitsSaysHowItEnded(t *testing.T) {
 const warnThenError = "Warning: Cannot access directory /no-such-dir, skipping\n" +
 	"Error: None of the specified directories are accessible"
 
-// A child that exits at start after a warning and an error: the reason
-// status and doctor give quotes the error, not the warning.
+// A child that exits at start: the reason status and doctor give quotes
+// the error, not the warning before it; with no error, the last line (a
+// usage line, say).
 func TestFailedStartQuotesTheErrorNotTheWarning(t *testing.T) {
-	cfg := Config{Name: "files", Transport: TransportStdio, Command: "sh",
-		Args: []string{"-c", `printf '%s\n' "$0" >&2; exit 1`, warnThenError}}
-	u, _ := runSolo(t, cfg)
-	s := u.Status()
-	if want := "the process exited with code 1 (stderr: Error: None of the specified directories are accessible)"; !strings.Contains(s.Err, want) {
-		t.Errorf("status error %q does not say %q", s.Err, want)
-	}
-	if strings.Contains(s.Err, "Warning") {
-		t.Errorf("status error %q quotes the warning", s.Err)
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"a warning, then an error", warnThenError,
+			"the process exited with code 1 (stderr: Error: None of the specified directories are accessible)"},
+		{"no error: the last line", "files server 1.0\nUsage: files-server DIR...",
+			"the process exited with code 1 (stderr: Usage: files-server DIR...)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Name: "files", Transport: TransportStdio, Command: "sh",
+				Args: []string{"-c", `printf '%s\n' "$0" >&2; exit 1`, tc.stderr}}
+			u, _ := runSolo(t, cfg)
+			if s := u.Status(); !strings.Contains(s.Err, tc.want) {
+				t.Errorf("status error %q does not say %q", s.Err, tc.want)
+			}
+		})
 	}
 }
 

@@ -193,10 +193,18 @@ func tracebackEnd(lines []string, i int) bool {
 var errorOpening = regexp.MustCompile(`^\s*\[?([\w.]*(Error|Exception)\b|(?i:error|fatal|panic|uncaught)\b|npm (error|ERR!) )`)
 
 // explainingLine is the one stderr line that best says why a child
-// failed: the first that carries an error and opens as one does (or ends
-// a Python traceback), so an error outranks a warning before it; else the
-// first that carries an error; else the last; "" for none.
+// failed: its reasonLine, else the last; "" for none.
 func explainingLine(lines []string) string {
+	if l := reasonLine(lines); l != "" || len(lines) == 0 {
+		return l
+	}
+	return lines[len(lines)-1]
+}
+
+// reasonLine is the first line that carries an error and opens as one
+// does (or ends a Python traceback), so an error outranks a warning
+// before it; else the first that carries an error; "" for none.
+func reasonLine(lines []string) string {
 	first := ""
 	for i, l := range lines {
 		if explains(l) && errorOpening.MatchString(l) || tracebackEnd(lines, i) {
@@ -206,8 +214,5 @@ func explainingLine(lines []string) string {
 			first = l
 		}
 	}
-	if first != "" || len(lines) == 0 {
-		return first
-	}
-	return lines[len(lines)-1]
+	return first
 }

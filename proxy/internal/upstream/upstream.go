@@ -783,6 +783,14 @@ func (c *Conn) markLost(err error) {
 	})
 }
 
+// served reports whether the upstream took c into use: initialized and
+// listed.
+func (c *Conn) served() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.onLost != nil
+}
+
 func (c *Conn) lostErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -324,3 +324,16 @@ func TestRouteStoringIsNotWarnedOfDeletes(t *testing.T) {
 		t.Errorf("forget: selected %v, want memory_delete_entities", names(d.Selected))
 	}
 }
+
+// TestRouteWhatToKeepIsNotTheAction: what a request says to keep ("save
+// a note that the meeting moved to 3pm") is content: its words ("moved")
+// rank no tool, so the filesystem's move is not handed over.
+func TestRouteWhatToKeepIsNotTheAction(t *testing.T) {
+	r := seedRouter(t)
+	for _, q := range []string{"save a note that the meeting moved to 3pm", "remember that Alice deleted the search results"} {
+		d := r.Route(context.Background(), Request{Query: q})
+		if slices.ContainsFunc(d.Selected, func(c Candidate) bool { return c.Name == "fs_move_file" || c.Name == "fs_search_files" }) {
+			t.Errorf("%q: selected %v, want nothing ranked by what the request says to keep", q, names(d.Selected))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package routing
 import (
 	"cmp"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -57,11 +58,7 @@ func actionsOf(text string) action {
 // or whose.
 func asksWhat(text string) bool {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), " ")
-	switch strings.ToLower(strings.TrimRight(first, "'’s")) {
-	case "what", "which", "where", "who", "when", "whose":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"what", "which", "where", "who", "when", "whose"}, strings.ToLower(strings.TrimRight(first, "'’s")))
 }
 
 // toolAction is the action of the first verb of t's own name, 0 for none.

@@ -308,3 +308,32 @@ func TestRouteWeighsTheRequestsAction(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteStoringIsNotWarnedOfDeletes: a request that stores ("remember
+// that Alice likes tea") among the memory server's tools is handed its
+// storing tools, not its deletes, and gets no destructive alert; a
+// request that deletes still gets the deletes.
+func TestRouteStoringIsNotWarnedOfDeletes(t *testing.T) {
+	r := seedRouter(t)
+	d := r.Route(context.Background(), Request{Query: "remember that Alice likes tea"})
+	if !containsName(d.Selected, "memory_create_entities") || alertOf(d, "destructive") != nil ||
+		slices.ContainsFunc(d.Selected, func(c Candidate) bool { return r.destructive(c.Name) }) {
+		t.Errorf("selected %v, alerts %+v; want memory_create_entities, no deletes, no destructive alert", names(d.Selected), d.Alerts)
+	}
+	if d := r.Route(context.Background(), Request{Query: "forget what you remember about Alice"}); !containsName(d.Selected, "memory_delete_entities") {
+		t.Errorf("forget: selected %v, want memory_delete_entities", names(d.Selected))
+	}
+}
+
+// TestRouteWhatToKeepIsNotTheAction: what a request says to keep ("save
+// a note that the meeting moved to 3pm") is content: its words ("moved")
+// rank no tool, so the filesystem's move is not handed over.
+func TestRouteWhatToKeepIsNotTheAction(t *testing.T) {
+	r := seedRouter(t)
+	for _, q := range []string{"save a note that the meeting moved to 3pm", "remember that Alice deleted the search results"} {
+		d := r.Route(context.Background(), Request{Query: q})
+		if slices.ContainsFunc(d.Selected, func(c Candidate) bool { return c.Name == "fs_move_file" || c.Name == "fs_search_files" }) {
+			t.Errorf("%q: selected %v, want nothing ranked by what the request says to keep", q, names(d.Selected))
+		}
+	}
+}

@@ -49,12 +49,24 @@ func (r *Router) destructive(name string) bool {
 // namesObject tells that the request's terms name a word of t's name
 // other than a destroying verb: its server or the thing it acts on.
 func namesObject(t Tool, query []string) bool {
-	for _, w := range words.Tokens(t.Name) {
-		if !slices.Contains(destructiveVerbs, w) && slices.Contains(query, w) {
-			return true
-		}
+	return slices.ContainsFunc(words.Tokens(t.Name), func(w string) bool { return !slices.Contains(destructiveVerbs, w) && slices.Contains(query, w) })
+}
+
+// dropOffAction leaves out of the selection, beside a tool that does what
+// the request asks, the destructive tools whose name's verb does otherwise
+// (memory's deletes on "remember that Ada likes Go"): they do not serve it.
+func (r *Router) dropOffAction(d *Decision, req Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.ContainsFunc(d.Selected, func(c Candidate) bool { return r.destroys[c.Name] }) {
+		return // the request's verbs are read only when it matters
 	}
-	return false
+	asked := actionsOf(req.Query + " " + req.Keywords)
+	if slices.ContainsFunc(d.Selected, func(c Candidate) bool { return r.acts[c.Name]&asked != 0 }) {
+		d.Selected = slices.DeleteFunc(d.Selected, func(c Candidate) bool {
+			return r.destroys[c.Name] && r.acts[c.Name]&^asked != 0 && !slices.Contains(req.Needs, c.Name)
+		})
+	}
 }
 
 // guardDestructive adds, when a selected destructive tool's object is not
@@ -65,8 +77,7 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 	if d.Abstained || len(d.Selected) == 0 {
 		return Alert{}, false
 	}
-	var query []string // the request's terms, read once a tool needs them
-	var bare []string
+	var query, bare []string // query: the request's terms, read once a tool needs them
 	safe := 0
 	for _, c := range d.Selected {
 		switch {
@@ -105,12 +116,7 @@ func (r *Router) guardDestructive(d *Decision, req Request) (Alert, bool) {
 // tools that match the request, then its own server's (discovery tools
 // first, then by name), to look before anything is destroyed.
 func (r *Router) neighbours(d *Decision, name string) []Candidate {
-	var out []Candidate
-	for _, c := range d.Ranked {
-		if c.Coverage > 0 {
-			out = append(out, c)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(d.Ranked), func(c Candidate) bool { return c.Coverage == 0 })
 	t, _ := r.Tool(name)
 	r.mu.Lock()
 	disc := slices.Clone(r.discovery[t.Upstream])

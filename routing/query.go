@@ -91,6 +91,9 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 	clauses := segments(p.text, maxSegments)
 	ts := termSet{terms: sc.terms[:0], seen: sc.seen, vals: sc.vals}
 	for _, v := range p.values {
+		ix.qTok.each(v, func(term string, _ wordKind) { ts.vals[term] = false })
+	}
+	for _, v := range p.stated {
 		ix.qTok.each(v, func(term string, _ wordKind) { ts.vals[term] = true })
 	}
 	// bigram returns the index's own string for the bigram, if any.
@@ -107,6 +110,9 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 		bit := uint8(1) << s
 		prev := ""
 		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions, word string) {
+			if ts.vals[term] {
+				return // what the request says to keep is not what it asks
+			}
 			t := ts.put(term, 1, termWord, bit, -1)
 			if t.ex == nil {
 				t.ex = ex
@@ -137,7 +143,7 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 type termSet struct {
 	terms []queryTerm
 	seen  map[string]int  // term -> its index in terms
-	vals  map[string]bool // terms that are argument values
+	vals  map[string]bool // terms that are argument values; true: stated (prepared)
 }
 
 // put adds a term, or merges it into the same term already there: the
@@ -152,7 +158,8 @@ func (ts *termSet) put(term string, w float64, kind termKind, segs uint8, of int
 		return t
 	}
 	ts.seen[term] = len(ts.terms)
-	ts.terms = append(ts.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: ts.vals[term]})
+	_, val := ts.vals[term]
+	ts.terms = append(ts.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: val})
 	return &ts.terms[len(ts.terms)-1]
 }
 

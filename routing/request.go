@@ -20,6 +20,7 @@ import (
 type prepared struct {
 	text   string
 	values []string // lower-cased words that are argument values
+	stated []string // those of what "remember that ..." asks to keep: content, not ranked
 }
 
 // maxPrepared bounds the request text routing reads.
@@ -204,7 +205,8 @@ func (p *prepared) replaceValues(q string) (string, int) {
 			return m[:len(m)-len(strings.TrimLeftFunc(m, unicode.IsSpace))] + " path " // the space before it stays
 		})
 	}
-	p.values = append(p.values, values(q)...)
+	vals, stated := values(q)
+	p.values, p.stated = append(append(p.values, vals...), stated...), stated
 	return q, kinds
 }
 
@@ -295,10 +297,9 @@ func asciiLower(s string) string {
 }
 
 // values returns the lower-cased words of q that are argument values:
-// quoted text, capitalised words not starting a sentence (Alice, not
-// PDF), and what "remember that ..." asks to keep.
-func values(q string) []string {
-	var out []string
+// quoted text and capitalised words not starting a sentence (Alice, not
+// PDF); and apart, those of what "remember that ..." asks to keep.
+func values(q string) (out, said []string) {
 	for _, m := range quoted(q, 8) {
 		out = append(out, strings.Fields(strings.ToLower(m))...)
 	}
@@ -311,7 +312,9 @@ func values(q string) []string {
 			core = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		}
 		switch {
-		case stated || core != "" && !start && isCapitalised(core):
+		case stated:
+			said = append(said, strings.ToLower(core))
+		case core != "" && !start && isCapitalised(core):
 			out = append(out, strings.ToLower(core))
 		case strings.EqualFold(core, "that") && inSetFold(statingVerbs, prev):
 			stated = true
@@ -324,7 +327,7 @@ func values(q string) []string {
 			start, stated = true, false
 		}
 	}
-	return out
+	return out, said
 }
 
 // statingVerbs introduce, with "that", a value to keep.
@@ -382,13 +385,5 @@ func isASCIIAlnum(c byte) bool {
 // isCapitalised reports whether w is a capital, then lower case only.
 func isCapitalised(w string) bool {
 	r, n := utf8.DecodeRuneInString(w)
-	if !unicode.IsUpper(r) || n == len(w) {
-		return false
-	}
-	for _, r := range w[n:] {
-		if !unicode.IsLower(r) {
-			return false
-		}
-	}
-	return true
+	return unicode.IsUpper(r) && n < len(w) && !strings.ContainsFunc(w[n:], func(r rune) bool { return !unicode.IsLower(r) })
 }

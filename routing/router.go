@@ -419,6 +419,7 @@ func (r *Router) Route(ctx context.Context, req Request) Decision {
 			return !slices.Contains(req.Needs, c.Name) || c.Coverage > 0 && rankOf(d.Ranked, c.Name) < r.opts.TopK
 		})
 	}
+	r.dropOffAction(&d, req)
 	d.Boundary = r.boundary(&d, req)
 	d.Alerts = r.alerts(d, req)
 	if a, ok := r.guardDestructive(&d, req); ok {
@@ -582,10 +583,7 @@ func servedWhole(d Decision, needs []string) bool {
 	if rw.Clauses > 1 || n < 2 || n > partialWords || slices.ContainsFunc(top, func(c Candidate) bool { return slices.Contains(needs, c.Name) }) {
 		return true
 	}
-	if len(rw.Unknown) > 0 {
-		return false
-	}
-	return slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
+	return len(rw.Unknown) == 0 && slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
 // preselect keeps the top k and anything at or above the threshold, for

@@ -31,6 +31,7 @@ const DefaultDisconnectGrace = 30 * time.Second
 type graces struct {
 	grace  time.Duration // > 0: graces with no grace are never built
 	logger *slog.Logger
+	drain  *drain // cancels at shutdown the calls not detached (CancelCalls cancels the others)
 
 	mu       sync.Mutex
 	posts    map[callKey]context.Context     // the POST's context, until the handler runs
@@ -109,8 +110,8 @@ func (g *graces) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		p, ok := g.handlers[ctx.Done()]
 		delete(g.handlers, ctx.Done())
 		g.mu.Unlock()
-		if !ok {
-			return next(ctx, req)
+		if !ok { // not detached (stateless): the drain cancels it at shutdown
+			return g.drain.call(ctx, req, next)
 		}
 		callCtx, end := g.start(ctx, p, req.Params.Name)
 		defer end()
@@ -240,6 +241,7 @@ func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
 	}
 	if grace > 0 {
 		s.graces = newGraces(grace, opts.Logger)
+		s.graces.drain = &s.drain
 		s.graces.hook(hooks)
 	}
 	if s.limits = newRateLimits(opts.RateLimit); s.limits != nil {
@@ -248,7 +250,7 @@ func (s *Server) hookCalls(opts ServerOptions, hooks *server.Hooks) {
 }
 
 // useCallMiddleware wraps every tool handler, the rate limit first so that
-// a refused call is never detached.
+// a refused call is never detached, and binds each to the drain.
 func (s *Server) useCallMiddleware() {
 	if s.hub.opts.Tracing != nil {
 		s.mcp.Use(s.traceCalls)
@@ -258,5 +260,7 @@ func (s *Server) useCallMiddleware() {
 	}
 	if s.graces != nil {
 		s.mcp.Use(s.graces.middleware)
+	} else {
+		s.mcp.Use(s.drainCalls)
 	}
 }

@@ -274,6 +274,8 @@ func (s *Server) holdForStart(ctx context.Context, _ any, req *mcp.CallToolReque
 	if metatools.IsOwn(name) || s.mcp.GetTool(name) != nil {
 		return
 	}
+	ctx, id := s.drain.bind(ctx) // a tools/call's request outlives shutdown (drain.go)
+	defer s.drain.release(id)
 	if s.hub.awaitTool(ctx, name, false) == nil {
 		s.hub.settle() // a rebuild may be registering it: let it end
 		return

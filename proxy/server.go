@@ -108,6 +108,7 @@ type Server struct {
 
 	subs     subscriptions
 	inflight inflightIDs
+	drain    drain
 	graces   *graces     // nil when a dropped stream cancels at once
 	limits   *rateLimits // nil without a rate limit
 
@@ -185,9 +186,11 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
-// CancelCalls cancels every tool call of the HTTP sessions, those in a
-// disconnect grace period included (Close does it too).
+// CancelCalls cancels every tool call of the HTTP clients, those in a
+// disconnect grace period included, and ends their other requests; each
+// call is still answered (Close does it too).
 func (s *Server) CancelCalls() {
+	s.drain.close()
 	if s.graces != nil {
 		s.graces.close()
 	}
@@ -309,7 +312,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithDisableLocalhostProtection(true),
 		)
 	})
-	checked := answerCancelled{wire.PrecheckHTTP{Next: gateHTTP{next: s.http, s: s}, Log: s.logger, Cancelled: s.graces.cancelled}}
+	checked := wire.PrecheckHTTP{Next: drainHTTP{answerCancelled{gateHTTP{next: s.http, s: s}}, &s.drain}, Log: s.logger, Cancelled: s.graces.cancelled}
 	return resumeHTTP{next: checked, mcp: s.http, ids: s.ids, log: s.logger, mu: &s.resumeMu}
 }
 

@@ -58,7 +58,7 @@ func (e *env) serveBuiltin(ctx context.Context, srv *server.MCPServer, httpAddr 
 			return err
 		}
 		log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-		return serveOn(ctx, h, ln, frontdoor.HTTPServerOptions{})
+		return serveOn(ctx, h, ln, frontdoor.HTTPServerOptions{}, true)
 	}
 	stdio := server.NewStdioServer(srv)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelWarn))

@@ -202,9 +202,16 @@ func TestLifecycleGrandchildrenDieWithTheGateway(t *testing.T) {
 
 // TestLifecycleSIGTERMCancelsHTTPCallsInFlight: serving HTTP, SIGTERM
 // with a call in flight and a client's event stream open cancels the
-// call upstream and exits 0 within the shutdown window, without waiting
-// for the open stream.
+// call upstream, answers its POST with the call's result (as stdio
+// answers it), and exits 0 within the shutdown window, without waiting
+// for the open stream; in either protocol era.
 func TestLifecycleSIGTERMCancelsHTTPCallsInFlight(t *testing.T) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) { sigtermWithHTTPCallInFlight(t, era) })
+	}
+}
+
+func sigtermWithHTTPCallInFlight(t *testing.T, era string) {
 	exe, _ := fakeupstream.Command("slow")
 	seen := filepath.Join(t.TempDir(), "upstream-stdin")
 	g := serveBinary(t, fmt.Sprintf(
@@ -228,38 +235,62 @@ func TestLifecycleSIGTERMCancelsHTTPCallsInFlight(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if session != "" {
 			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		if session != "" || era != "2025-11-25" {
+			req.Header.Set("Mcp-Protocol-Version", era)
+		}
+		if era != "2025-11-25" { // the stateless era names the call in headers too
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "slow_hang")
 		}
 		return http.DefaultClient.Do(req)
 	}
-	resp, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	session := resp.Header.Get("Mcp-Session-Id")
-	if resp, err := post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_hang","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	session := ""
+	if era == "2025-11-25" {
+		resp, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
-	}
-	stream, _ := http.NewRequest(http.MethodGet, url, nil)
-	stream.Header.Set("Accept", "text/event-stream")
-	stream.Header.Set("Mcp-Session-Id", session)
-	stream.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if resp, err := http.DefaultClient.Do(stream); err == nil {
-		t.Cleanup(func() { resp.Body.Close() })
-	}
-	callDone := make(chan error, 1)
-	go func() {
-		resp, err := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"slow_hang","arguments":{}}}}`)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
+		session = resp.Header.Get("Mcp-Session-Id")
+		if resp, err := post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
 			resp.Body.Close()
 		}
-		callDone <- err
+		stream, _ := http.NewRequest(http.MethodGet, url, nil)
+		stream.Header.Set("Accept", "text/event-stream")
+		stream.Header.Set("Mcp-Session-Id", session)
+		stream.Header.Set("Mcp-Protocol-Version", era)
+		if resp, err := http.DefaultClient.Do(stream); err == nil {
+			t.Cleanup(func() { resp.Body.Close() })
+		}
+		call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"slow_hang","arguments":{}}}}`
+	}
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	callDone := make(chan answer, 1)
+	go func() {
+		resp, err := post(session, call)
+		if err != nil {
+			callDone <- answer{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		callDone <- answer{resp.StatusCode, string(b), err}
 	}()
 	waitFile(t, g, seen, `"name":"hang"`, 20*time.Second)
 	g.sigtermExits(t, 5*time.Second)
-	<-callDone
+	got := <-callDone
+	if got.err != nil || got.status != http.StatusOK || !strings.Contains(got.body, `{"jsonrpc":"2.0","id":2,"result":`) ||
+		!strings.Contains(got.body, "cancelled") {
+		t.Errorf("the call's POST got status %d, body %q, err %v; want 200 with its JSON-RPC result saying it was cancelled",
+			got.status, got.body, got.err)
+	}
 	b, _ := os.ReadFile(seen)
 	if !strings.Contains(string(b), "notifications/cancelled") {
 		t.Errorf("the upstream saw no notifications/cancelled; it saw:\n%s", b)

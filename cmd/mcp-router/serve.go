@@ -140,7 +140,8 @@ func (g *gateway) startServing(ctx context.Context, ln net.Listener) (*proxy.Ser
 // checks, the metrics, health and the console.
 func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net.Listener, httpAddr string) error {
 	cfg := g.cfg
-	stop := context.AfterFunc(ctx, srv.CancelCalls) // at shutdown, cancel the calls in flight upstream
+	// At shutdown, cancel the calls in flight upstream (each still answered) and end the streams.
+	stop := context.AfterFunc(ctx, srv.CancelCalls)
 	g.onClose(func() { stop() })
 	guard := g.guard(srv, httpAddr)
 	mcpHandler, err := g.callerProfiles(ctx, srv)
@@ -169,7 +170,7 @@ func (g *gateway) serveStreamable(ctx context.Context, srv *proxy.Server, ln net
 		return err
 	}
 	g.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server)
+	return serveOn(ctx, mux, ln, cfg.HTTP.Bounds.Server, false) // the servers' CancelCalls end their work
 }
 
 // guard is the front door's configuration for serve --http on httpAddr.
@@ -274,13 +275,14 @@ func listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveOn serves h on ln until ctx ends, then shuts down gracefully.
-func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions) error {
-	// Requests run under their own context, which shutdown cancels first: the calls in flight are
-	// cancelled upstream (notifications/cancelled) and clients' open event streams end, so Shutdown
-	// need not wait them out.
-	requests, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRequests()
+// serveOn serves h on ln until ctx ends, then shuts down gracefully, waiting at most 5 s for the
+// requests in flight. With cancelRequests, requests run under a context that shutdown cancels
+// first, so that clients' open event streams end and Shutdown need not wait them out. Without it,
+// h ends its own work at ctx's end (serve --http: the gateway cancels each call in flight upstream
+// and still answers it, which mcp-go does not once a request's context has ended).
+func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoor.HTTPServerOptions, cancelRequests bool) error {
+	requests, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
 	srv := frontdoor.NewHTTPServer(h, opts)
 	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	errc := make(chan error, 1)
@@ -290,9 +292,11 @@ func serveOn(ctx context.Context, h http.Handler, ln net.Listener, opts frontdoo
 		return err
 	case <-ctx.Done():
 	}
-	cancelRequests()
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+	if cancelRequests {
+		cancel()
+	}
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
 	err := srv.Shutdown(shutdownCtx)
 	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr

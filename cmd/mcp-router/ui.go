@@ -78,7 +78,7 @@ func (e *env) ui(ctx context.Context, addr string) error {
 	}
 	fmt.Fprintf(e.stdout, "console: http://%s/ui/\ntoken:   %s\n", ln.Addr(), token)
 	g.log.Info("serving the console", "url", "http://"+ln.Addr().String()+"/ui/")
-	return serveOn(ctx, c, ln, frontdoor.HTTPServerOptions{})
+	return serveOn(ctx, c, ln, frontdoor.HTTPServerOptions{}, true)
 }
 
 // mountConsole serves the console at /ui on mux, behind the front door's

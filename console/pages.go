@@ -368,14 +368,7 @@ const (
 // diffContext lines and a count, and the middle is compared by its longest common subsequence.
 func diff(a, b string) []diffLine {
 	x, y := lines(a), lines(b)
-	p := 0
-	for p < len(x) && p < len(y) && x[p] == y[p] {
-		p++
-	}
-	s := 0
-	for s < len(x)-p && s < len(y)-p && x[len(x)-1-s] == y[len(y)-1-s] {
-		s++
-	}
+	p, s := shared(x, y)
 	var out []diffLine
 	if p > diffContext {
 		out = append(out, diffLine{" ", fmt.Sprintf("… %d unchanged lines", p-diffContext)})
@@ -393,6 +386,17 @@ func diff(a, b string) []diffLine {
 	return out
 }
 
+// shared is how many lines x and y share at the start, and then at the end.
+func shared(x, y []string) (p, s int) {
+	for p < len(x) && p < len(y) && x[p] == y[p] {
+		p++
+	}
+	for s < len(x)-p && s < len(y)-p && x[len(x)-1-s] == y[len(y)-1-s] {
+		s++
+	}
+	return p, s
+}
+
 // middleDiff is the diff of x and y by their longest common subsequence, each cut to maxDiffLines
 // with a count of the lines left out.
 func middleDiff(x, y []string) []diffLine {
@@ -401,21 +405,31 @@ func middleDiff(x, y []string) []diffLine {
 		cut = []diffLine{{" ", fmt.Sprintf("… %d and %d more lines, not compared", max(0, len(x)-maxDiffLines), max(0, len(y)-maxDiffLines))}}
 		x, y = x[:min(len(x), maxDiffLines)], y[:min(len(y), maxDiffLines)]
 	}
-	n, m := len(x), len(y)
-	// lcs[i][j] is the LCS length of x[i:] and y[j:].
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
+	return append(walkLCS(x, y, lcs(x, y)), cut...)
+}
+
+// lcs is the table of the longest common subsequence's lengths: lcs[i][j] is that of x[i:] and
+// y[j:].
+func lcs(x, y []string) [][]int32 {
+	t := make([][]int32, len(x)+1)
+	for i := range t {
+		t[i] = make([]int32, len(y)+1)
 	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
 			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+				t[i][j] = t[i+1][j+1] + 1
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				t[i][j] = max(t[i+1][j], t[i][j+1])
 			}
 		}
 	}
+	return t
+}
+
+// walkLCS writes the diff of x and y along t, their lcs table.
+func walkLCS(x, y []string, t [][]int32) []diffLine {
+	n, m := len(x), len(y)
 	var out []diffLine
 	i, j := 0, 0
 	for i < n && j < m {
@@ -423,7 +437,7 @@ func middleDiff(x, y []string) []diffLine {
 		case x[i] == y[j]:
 			out = append(out, diffLine{" ", x[i]})
 			i, j = i+1, j+1
-		case lcs[i+1][j] >= lcs[i][j+1]:
+		case t[i+1][j] >= t[i][j+1]:
 			out = append(out, diffLine{"-", x[i]})
 			i++
 		default:
@@ -437,7 +451,7 @@ func middleDiff(x, y []string) []diffLine {
 	for ; j < m; j++ {
 		out = append(out, diffLine{"+", y[j]})
 	}
-	return append(out, cut...)
+	return out
 }
 
 // lines splits s into lines.

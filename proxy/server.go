@@ -334,16 +334,7 @@ func (s *Server) sync(c *Catalog) {
 		s.index.update(c)
 		s.meta.Retain(func(name string) bool { _, ok := c.Tool(name); return ok })
 	}
-	shared := map[[3]string]*mcp.Meta{} // by server: one _meta for its tools that have none of their own
-	for _, t := range c.Tools {
-		def, always, key := t.Def, slices.Contains(s.core, t.Name), [3]string{t.Upstream, t.Domain, t.Server}
-		if m := shared[key]; m != nil && def.Meta == nil && !always {
-			def.Meta = m
-		} else if def = withHints(def, searchHint(t), always); t.Def.Meta == nil && !always {
-			shared[key] = def.Meta
-		}
-		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
-	}
+	tools = s.catalogTools(c, tools)
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	if s.lists.changed(listTools, shownFingerprint(tools, own, c)) {
@@ -355,6 +346,21 @@ func (s *Server) sync(c *Catalog) {
 	if s.lists.changed(listResources, catalogFingerprint(c, string(mcp.MethodNotificationResourcesListChanged))) {
 		s.syncResources(c)
 	}
+}
+
+// catalogTools appends c's tools, as clients are shown them, to tools.
+func (s *Server) catalogTools(c *Catalog, tools []server.ServerTool) []server.ServerTool {
+	shared := map[[3]string]*mcp.Meta{} // by server: one _meta for its tools that have none of their own
+	for _, t := range c.Tools {
+		def, always, key := t.Def, slices.Contains(s.core, t.Name), [3]string{t.Upstream, t.Domain, t.Server}
+		if m := shared[key]; m != nil && def.Meta == nil && !always {
+			def.Meta = m
+		} else if def = withHints(def, searchHint(t), always); t.Def.Meta == nil && !always {
+			shared[key] = def.Meta
+		}
+		tools = append(tools, server.ServerTool{Tool: def, Handler: s.forward(t.Name)})
+	}
+	return tools
 }
 
 func (s *Server) syncPrompts(c *Catalog) {

@@ -51,6 +51,7 @@ var rooms = map[string]string{
 	"ratelimit.go":           "server",
 	"http.go":                "server",
 	"grace.go":               "server",
+	"drain.go":               "server",
 	"passthrough.go":         "server",
 	"serve_stdio.go":         "server",
 	"serve_stdio_session.go": "server",

@@ -20,9 +20,11 @@
 //
 // The server: server.go, with the search hints (hints.go), rate limits
 // (ratelimit.go), the stdio connection (serve_stdio*.go), the HTTP side
-// and health probes (http.go), the disconnect grace period (grace.go),
-// sampling, elicitation, completions and subscriptions passed through
-// (passthrough.go), list_changed gating (listgate.go), spans
+// and health probes (http.go), the disconnect grace period (grace.go) and
+// the drain of calls at shutdown (drain.go),
+// sampling, elicitation, completions and subscriptions passed through, and
+// reads and prompts held while their server starts (passthrough.go),
+// list_changed gating (listgate.go), spans
 // (tracing.go) and sealed session ids (sessionseal.go). The meta-tools
 // are package proxy/metatools; metatools.go builds them and hands them
 // views of the hub and of the server.

@@ -156,16 +156,6 @@ func anyStarting(pending []pendingServer) bool {
 	return slices.ContainsFunc(pending, func(p pendingServer) bool { return p.State == pendingStarting })
 }
 
-// pendingServer is a configured upstream whose tools are not in the catalog.
-type pendingServer struct {
-	Name  string
-	State string // pendingStarting, failed, or the state that keeps it out
-	About string // what it is for, as configured
-}
-
-// pendingStarting is the state of a pending server on its first attempt.
-const pendingStarting = "starting"
-
 // maxAboutPending bounds a pending server's description, in bytes.
 const maxAboutPending = 60
 

@@ -6,16 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
-	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
 // ErrStarting is returned for a call of a tool whose upstream is still on
@@ -182,6 +177,16 @@ func (h *Hub) pendingOwner(name string) *upstream.Upstream {
 	return best
 }
 
+// pendingServer is a configured upstream whose tools are not in the catalog.
+type pendingServer struct {
+	Name  string
+	State string // pendingStarting, failed, or the state that keeps it out
+	About string // what it is for, as configured
+}
+
+// pendingStarting is the state of a pending server on its first attempt.
+const pendingStarting = "starting"
+
 // pendingServers is every upstream whose tools are not in the catalog
 // because it has not connected in this run, as the instructions name them.
 func (h *Hub) pendingServers() []pendingServer {
@@ -204,108 +209,4 @@ func (h *Hub) pendingServers() []pendingServer {
 		out = append(out, pendingServer{Name: d.Name, State: strings.TrimSuffix("disabled, "+d.Reason, ", "), About: d.Description})
 	}
 	return out
-}
-
-// startingScheme marks a resources/read whose URI no server offers yet
-// while servers are still starting: holdReadForStart rewrites the URI to
-// it, and readStarting says which servers are starting. No server's URI
-// has this scheme, and resources/templates/list leaves its template out.
-const startingScheme = "mcp-router://starting/"
-
-// startingTemplate is the gateway's template of startingScheme.
-func startingTemplate() mcp.ResourceTemplate {
-	return mcp.NewResourceTemplate(startingScheme+"{+uri}", "mcp-router-starting")
-}
-
-// holdReadForStart is a resources/read hook for a URI the catalog does not
-// offer while servers are still starting: it waits up to StartWait for
-// their first attempts, as a tools/call waits, then lets mcp-go dispatch
-// it, or sends it to readStarting when it is still nobody's.
-func (s *Server) holdReadForStart(ctx context.Context, _ any, req *mcp.ReadResourceRequest) {
-	ups := s.hub.starting() // first: once every server is up, a read pays nothing more
-	if len(ups) == 0 {
-		return
-	}
-	uri := req.Params.URI
-	if strings.HasPrefix(uri, results.Scheme) || offersURI(s.hub.Catalog(), uri) {
-		return
-	}
-	s.hub.awaitFirst(ctx, ups, time.Now().Add(s.hub.opts.StartWait))
-	s.hub.settle() // a rebuild may be registering it: let it end
-	if offersURI(s.hub.Catalog(), uri) || len(s.hub.starting()) == 0 {
-		return
-	}
-	req.Params.URI = startingScheme + uri
-}
-
-// readStarting is the handler of startingScheme: the error of a read
-// whose URI no server offers while some are still starting.
-func (s *Server) readStarting(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	uri := strings.TrimPrefix(req.Params.URI, startingScheme)
-	names := upstreamNames(s.hub.starting())
-	if len(names) == 0 {
-		return nil, fmt.Errorf("handler not found for resource URI '%s': %w", uri, server.ErrResourceNotFound)
-	}
-	who := "server " + names[0] + " is"
-	if len(names) > 1 {
-		who = "servers " + strings.Join(names, ", ") + " are"
-	}
-	return nil, fmt.Errorf("resource %q is not offered yet: %s still starting (waited %s); try again shortly",
-		uri, who, s.hub.opts.StartWait)
-}
-
-// hideStartingTemplate leaves startingScheme's template out of
-// resources/templates/list: it is the gateway's plumbing, not a resource.
-func hideStartingTemplate(_ context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-	if res == nil {
-		return
-	}
-	res.ResourceTemplates = slices.DeleteFunc(res.ResourceTemplates, func(t mcp.ResourceTemplate) bool {
-		return t.URITemplate != nil && strings.HasPrefix(t.URITemplate.Raw(), startingScheme)
-	})
-}
-
-// offersURI reports whether c has a resource at uri or a template matching it.
-func offersURI(c *Catalog, uri string) bool {
-	for _, r := range c.Resources {
-		if r.Def.URI == uri {
-			return true
-		}
-	}
-	for _, t := range c.Templates {
-		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return true
-		}
-	}
-	return false
-}
-
-// holdPromptForStart is a prompts/get hook for a name not listed yet whose
-// prefix is a server's still starting: it waits up to StartWait for it.
-// When it is still missing, mcp-go's "not found" quotes the name with
-// why: the server is still starting.
-func (s *Server) holdPromptForStart(ctx context.Context, _ any, req *mcp.GetPromptRequest) {
-	name := req.Params.Name
-	if _, ok := s.hub.Catalog().Prompt(name); ok {
-		return
-	}
-	u := s.hub.pendingOwner(name)
-	if u == nil || !u.Starting() {
-		return
-	}
-	s.hub.awaitFirst(ctx, []*upstream.Upstream{u}, time.Now().Add(s.hub.opts.StartWait))
-	s.hub.settle()
-	if _, ok := s.hub.Catalog().Prompt(name); ok || !u.Starting() {
-		return
-	}
-	req.Params.Name = fmt.Sprintf("%s (server %s is still starting, waited %s; try again shortly)", name, u.Name(), s.hub.opts.StartWait)
-}
-
-// upstreamNames is the names of ups.
-func upstreamNames(ups []*upstream.Upstream) []string {
-	names := make([]string, len(ups))
-	for i, u := range ups {
-		names[i] = u.Name()
-	}
-	return names
 }

@@ -58,18 +58,24 @@ func compileSchema(raw json.RawMessage) *toolSchema {
 	if err != nil {
 		return nil
 	}
-	const url = "tool-schema.json"
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
 	s := &toolSchema{doc: doc}
-	if c.AddResource(url, doc) == nil {
-		s.compiled, _ = c.Compile(url)
-	}
+	s.compiled, _ = CompileSchema(doc)
 	return s
 }
 
-// noLoader refuses every external $ref: schemas come from upstream servers
+// CompileSchema compiles doc, a tool's JSON Schema as jsonschema decodes
+// it. Every external $ref is refused: schemas come from upstream servers
 // and must not make the gateway read files or reach the network.
+func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	const url = "urn:mcp-router:tool-schema"
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
 type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {

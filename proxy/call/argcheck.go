@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -143,22 +144,8 @@ func compileInputSchema(raw json.RawMessage) (*argSchema, error) {
 	if err != nil {
 		return s, err
 	}
-	const url = "urn:mcp-router:input-schema"
-	comp := jsonschema.NewCompiler()
-	comp.UseLoader(refusingLoader{})
-	if err := comp.AddResource(url, doc); err != nil {
-		return s, err
-	}
-	s.compiled, err = comp.Compile(url)
+	s.compiled, err = executor.CompileSchema(doc)
 	return s, err
-}
-
-// refusingLoader refuses every external $ref: upstream schemas must not
-// make the gateway read files or reach the network.
-type refusingLoader struct{}
-
-func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema %s not loaded", url)
 }
 
 // argInstance turns call arguments into the values the validator reads;

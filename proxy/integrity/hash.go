@@ -125,14 +125,9 @@ func canonicalValue(v any) any {
 // canonicalJSON decodes b into maps, slices, strings, bools and canonical
 // numbers; encoding/json then writes map keys sorted.
 func canonicalJSON(b []byte) (any, error) {
-	if !json.Valid(b) {
+	v, ok := decodeJSON(b)
+	if !ok || !json.Valid(b) {
 		return nil, errInvalidJSON
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
 	}
 	return normaliseNumbers(v), nil
 }

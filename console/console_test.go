@@ -307,15 +307,15 @@ func TestConsoleApprovesAChangedTool(t *testing.T) {
 			t.Errorf("pins page lacks %q", want)
 		}
 	}
-	resp, _ := f.do(t, http.MethodPost, "/ui/pins/approve", url.Values{"csrf": {csrf}, "upstream": {"calc"}, "tool": {"add"}, "hash": {integrity.Hash(v2)}})
+	resp, _ := f.do(t, http.MethodPost, "/ui/pins/approve", url.Values{"csrf": {csrf}, "upstream": {"calc"}, "tool": {"add"}, "hash": {integrity.ContractOf(v2).Hash}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: got %d, want 303", resp.StatusCode)
 	}
 	store, _ = integrity.OpenStore(f.mem.Pins())
-	if p, _ := store.Lookup("calc", "add"); !p.Approved() || p.Hash != integrity.Hash(v2) {
+	if p, _ := store.Lookup("calc", "add"); !p.Approved() || p.Hash != integrity.ContractOf(v2).Hash {
 		t.Errorf("after approval: %+v, want the new contract approved", p)
 	}
-	resp, _ = f.do(t, http.MethodPost, "/ui/pins/approve", url.Values{"csrf": {csrf}, "upstream": {"calc"}, "tool": {"nope"}, "hash": {integrity.Hash(v2)}})
+	resp, _ = f.do(t, http.MethodPost, "/ui/pins/approve", url.Values{"csrf": {csrf}, "upstream": {"calc"}, "tool": {"nope"}, "hash": {integrity.ContractOf(v2).Hash}})
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("approving an unknown tool: got %d, want 404", resp.StatusCode)
 	}
@@ -462,21 +462,21 @@ func TestApprovalBoundConsole(t *testing.T) {
 	if findings < 0 || button < 0 || findings > button {
 		t.Errorf("pins page: the scan's finding at %d, the button at %d; want the finding shown before the button", findings, button)
 	}
-	if want := `name="hash" value="` + integrity.Hash(v2) + `"`; !strings.Contains(body, want) {
+	if want := `name="hash" value="` + integrity.ContractOf(v2).Hash + `"`; !strings.Contains(body, want) {
 		t.Errorf("pins page: the approval form lacks %s", want)
 	}
 	store.Check("calc", []mcp.Tool{v3})
 	for _, tc := range []struct {
 		hash string
 		want int
-	}{{integrity.Hash(v2), http.StatusConflict}, {"", http.StatusBadRequest}} {
+	}{{integrity.ContractOf(v2).Hash, http.StatusConflict}, {"", http.StatusBadRequest}} {
 		resp, _ := f.do(t, http.MethodPost, "/ui/pins/approve", url.Values{"csrf": {csrf}, "upstream": {"calc"}, "tool": {"add"}, "hash": {tc.hash}})
 		if resp.StatusCode != tc.want {
 			t.Errorf("approving with hash %q after the upstream moved on: got %d, want %d", tc.hash, resp.StatusCode, tc.want)
 		}
 	}
 	store, _ = integrity.OpenStore(f.mem.Pins())
-	if p, _ := store.Lookup("calc", "add"); p.Approved() || p.PendingHash != integrity.Hash(v3) {
+	if p, _ := store.Lookup("calc", "add"); p.Approved() || p.PendingHash != integrity.ContractOf(v3).Hash {
 		t.Errorf("after refused approvals: %+v, want v3 pending and nothing approved", p)
 	}
 }

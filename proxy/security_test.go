@@ -193,8 +193,8 @@ func TestSEC12AnnotationsUntrusted(t *testing.T) {
 			if i < 0 || raw[i].Annotations.ReadOnlyHint == nil || !*raw[i].Annotations.ReadOnlyHint {
 				t.Fatalf("the upstream's own argv does not claim read-only: %+v", raw)
 			}
-			if pin, _ := store.Lookup(PinKey(up), "argv"); pin.Hash != integrity.Hash(raw[i]) {
-				t.Errorf("the pin hashes %s, want the upstream's contract %s", pin.Hash, integrity.Hash(raw[i]))
+			if pin, _ := store.Lookup(PinKey(up), "argv"); pin.Hash != integrity.ContractOf(raw[i]).Hash {
+				t.Errorf("the pin hashes %s, want the upstream's contract %s", pin.Hash, integrity.ContractOf(raw[i]).Hash)
 			}
 		})
 	}

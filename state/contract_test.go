@@ -211,7 +211,7 @@ func TestContractPinsThroughIntegrityStore(t *testing.T) {
 		if !ok || !p.Pending() || !strings.Contains(p.PendingExcerpt, "IMPORTANT") || p.DescriptionExcerpt != "Search the web." {
 			t.Fatalf("CLI sees %+v, want the pending change beside the approved description", p)
 		}
-		if p.Contract != integrity.ContractText(pinTool("Search the web.")) || !strings.Contains(p.PendingContract, "IMPORTANT") {
+		if p.Contract != integrity.ContractOf(pinTool("Search the web.")).Text() || !strings.Contains(p.PendingContract, "IMPORTANT") {
 			t.Fatalf("CLI sees contracts %q and %q, want the approved and the pending one", p.Contract, p.PendingContract)
 		}
 		resolve := func(string) (string, string, bool) { return "alpha", "search", true }

@@ -50,17 +50,17 @@ func TestApprovalBoundCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pins approve calculator_add --hash " + integrity.ShortHash(integrity.Hash(v2)), integrity.KindHiddenInstruction} {
+	for _, want := range []string{"pins approve calculator_add --hash " + integrity.ShortHash(integrity.ContractOf(v2).Hash), integrity.KindHiddenInstruction} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pins list lacks %q:\n%s", want, out)
 		}
 	}
 	pinStates(t, dir, v3)
-	out, _, err = runCLI(t, nil, "pins", "approve", "calculator_add", "--hash", integrity.ShortHash(integrity.Hash(v2)), "--config", cfg)
-	if !errors.Is(err, integrity.ErrNotShown) || !strings.Contains(out, "rounded") || !strings.Contains(out, integrity.ShortHash(integrity.Hash(v3))) {
+	out, _, err = runCLI(t, nil, "pins", "approve", "calculator_add", "--hash", integrity.ShortHash(integrity.ContractOf(v2).Hash), "--config", cfg)
+	if !errors.Is(err, integrity.ErrNotShown) || !strings.Contains(out, "rounded") || !strings.Contains(out, integrity.ShortHash(integrity.ContractOf(v3).Hash)) {
 		t.Fatalf("approving the definition shown before the upstream changed it: %v, want ErrNotShown and the new one shown:\n%s", err, out)
 	}
-	out, _, err = runCLI(t, nil, "pins", "approve", "calculator_add", "--hash", integrity.ShortHash(integrity.Hash(v3)), "--config", cfg)
+	out, _, err = runCLI(t, nil, "pins", "approve", "calculator_add", "--hash", integrity.ShortHash(integrity.ContractOf(v3).Hash), "--config", cfg)
 	if err != nil || !strings.Contains(out, "approved calculator_add") {
 		t.Fatalf("approving the definition shown: %v\n%s", err, out)
 	}

@@ -2,7 +2,7 @@
 // shows them to the client's model, between an upstream's tools/list
 // answer and the hub's catalog:
 //
-//   - Rug-pull pinning: a [Store] keeps each tool's contract [Hash] in a
+//   - Rug-pull pinning: a [Store] keeps each tool's [Contract.Hash] in a
 //     [PinStore]; [Store.Check] pins new tools (trust on first use) and
 //     reports changed ones as [VerdictChanged], hidden until a person
 //     approves them ([Store.ApproveShown]). Pending

@@ -13,24 +13,19 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Hash is the hex SHA-256 of the canonical JSON of t's contract: name (the
-// upstream's own), title, description, schemas and annotations, not _meta.
-// Key order, white space, number spelling, and whether a schema is raw or
-// typed do not change it.
-func Hash(t mcp.Tool) string {
-	sum := sha256.Sum256(contractJSON(t))
-	return hex.EncodeToString(sum[:])
-}
-
 // Contract is a tool's contract decoded once for everything a gateway
 // reads of it as it vets the tool.
 type Contract struct {
-	Hash string // as [Hash]
+	// Hash is the hex SHA-256 of the canonical JSON of the contract: name
+	// (the upstream's own), title, description, schemas and annotations,
+	// not _meta. Key order, white space, number spelling, and whether a
+	// schema is raw or typed do not change it.
+	Hash string
 	// Identifiers are the words of the tool's prose that could name a
 	// tool (with a separator, or camelCase), in order, joined by spaces;
 	// see [ToolNames.MentionsIn].
 	Identifiers string
-	canonical   []byte // the canonical JSON, for a pin's ContractText
+	canonical   []byte // the canonical JSON, for a pin's Text
 	in, out     any    // the schemas, decoded
 }
 
@@ -166,17 +161,14 @@ func canonicalNumber(n json.Number) json.Number {
 	return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 }
 
-// MaxContractText bounds [ContractText].
+// MaxContractText bounds [Contract.Text].
 const MaxContractText = 16 << 10
 
-// ContractText is t's hashed contract as indented JSON, so two versions
-// diff line by line; cut at MaxContractText bytes with a line saying so.
-func ContractText(t mcp.Tool) string { return contractText(contractJSON(t)) }
-
-// contractText is ContractText of the canonical JSON of a contract.
-func contractText(canonical []byte) string {
+// Text is the contract as indented JSON, so two versions diff line by
+// line; cut at MaxContractText bytes with a line saying so.
+func (c Contract) Text() string {
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, canonical, "", "  "); err != nil {
+	if err := json.Indent(&buf, c.canonical, "", "  "); err != nil {
 		panic("integrity: indenting canonical contract: " + err.Error()) // contractJSON is valid JSON
 	}
 	if buf.Len() <= MaxContractText {

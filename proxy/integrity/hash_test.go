@@ -1,6 +1,8 @@
 package integrity
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"testing"
@@ -138,3 +140,12 @@ func BenchmarkHash(b *testing.B) {
 		Hash(tool)
 	}
 }
+
+// Hash is t's [Contract.Hash], from its canonical JSON alone.
+func Hash(t mcp.Tool) string {
+	sum := sha256.Sum256(contractJSON(t))
+	return hex.EncodeToString(sum[:])
+}
+
+// ContractText is t's [Contract.Text], from its canonical JSON alone.
+func ContractText(t mcp.Tool) string { return Contract{canonical: contractJSON(t)}.Text() }

@@ -553,7 +553,7 @@ func excerpt(s string) string {
 	return visible(s)
 }
 
-// ScanContract scans a contract as [ContractText] wrote it; one cut at its
+// ScanContract scans a contract as [Contract.Text] wrote it; one cut at its
 // bound is scanned as one text.
 func ScanContract(text string, others []string) []Finding {
 	var c struct {

@@ -102,7 +102,7 @@ type Record struct {
 	// matches the pin (quarantine); "" when it does not. Approval clears it.
 	Held string `json:"held,omitempty"`
 	// Contract and PendingContract are the contracts of Hash and
-	// PendingHash as [ContractText], for showing what changed.
+	// PendingHash as [Contract.Text], for showing what changed.
 	Contract        string `json:"contract,omitempty"`
 	PendingContract string `json:"pending_contract,omitempty"`
 	// GoneSince is when a listing of the upstream first lacked the tool;
@@ -205,7 +205,7 @@ func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Ver
 	rec, ok := pins[t.Name]
 	switch {
 	case !ok:
-		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: contractText(c.canonical)}
+		pins[t.Name] = Record{Hash: h, FirstSeen: now, DescriptionExcerpt: excerpt(t.Description), Contract: c.Text()}
 		return VerdictNew, true
 	case rec.PendingHash == "" && rec.Hash == h:
 		return VerdictPinned, false
@@ -213,7 +213,7 @@ func check(pins map[string]Record, t mcp.Tool, c Contract, now time.Time) (v Ver
 		return VerdictChanged, false
 	}
 	rec.PendingHash, rec.ChangedAt, rec.PendingExcerpt = h, now, excerpt(t.Description)
-	rec.PendingContract = contractText(c.canonical)
+	rec.PendingContract = c.Text()
 	pins[t.Name] = rec
 	return VerdictChanged, true
 }

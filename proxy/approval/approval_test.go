@@ -81,6 +81,14 @@ func TestSummary(t *testing.T) {
 
 // A full queue refuses the newcomer at once and keeps every call that
 // waits; an answer reaches its call; an answered call is not pending.
+// A question is cut, marked, to MaxMessageBytes in all, whatever it asks.
+func TestQuestionWithinItsBound(t *testing.T) {
+	msg := Question(strings.Repeat("é", MaxMessageBytes)).Params.Message
+	if len(msg) > MaxMessageBytes || !strings.HasSuffix(msg, "…") || !utf8.ValidString(msg) {
+		t.Errorf("got %d bytes ending %q (valid UTF-8: %v), want at most %d ending with …", len(msg), msg[len(msg)-8:], utf8.ValidString(msg), MaxMessageBytes)
+	}
+}
+
 func TestQueueBoundRefusesTheNewest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := NewQueue(2)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
@@ -255,7 +256,7 @@ const Field = "approve"
 // required, so that a form sent back unset is a decline, not an error.
 func Question(what string) mcp.ElicitationRequest {
 	req := mcp.ElicitationRequest{}
-	req.Params.Message = clip(askPrefix+what+askSuffix, MaxMessageBytes)
+	req.Params.Message = clip.Ellipsis(askPrefix+what+askSuffix, MaxMessageBytes)
 	req.Params.RequestedSchema = map[string]any{
 		"type": "object",
 		"properties": map[string]any{

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -50,11 +51,13 @@ func summary(args any, n int) string {
 			return "(arguments not readable)"
 		}
 		s := visible(integrity.RedactSecrets(strings.TrimSuffix(b.String(), "\n")))
-		if len(s) <= n && room < MaxValueBytes {
-			return s + "…" // cut shorter to fit, and marked as a cut summary is
-		}
-		if len(s) <= n || room < minValueBytes {
-			return clip(s, n)
+		switch {
+		case len(s) <= n && room < MaxValueBytes:
+			return s + clip.Mark // cut shorter to fit, and marked as a cut summary is
+		case len(s) <= n:
+			return s
+		case room < minValueBytes:
+			return clip.Prefix(s, n) + clip.Mark
 		}
 	}
 }
@@ -161,12 +164,3 @@ func visible(s string) string {
 }
 
 func hidden(r rune) bool { return unicode.Is(unicode.Cf, r) }
-
-// clip cuts s to at most n bytes at a UTF-8 boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = strings.ToValidUTF8(s[:n], "")
-	return s + "…"
-}

@@ -44,16 +44,27 @@ var ErrUnknownTool = errors.New("no pin for tool")
 // the approving person was shown: the upstream changed it again since.
 var ErrNotShown = errors.New("the definition changed since it was shown; review it again")
 
-// Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it:
-// its upstream, its name there, and its [Record].
+// Pin is one pinned tool, as [Store.List] and [Store.Lookup] report it;
+// its fields but Upstream and Tool (the upstream's own name) mean what
+// [Record]'s do.
 type Pin struct {
-	Upstream, Tool string
-	Record
+	Upstream, Tool            string
+	Hash                      string
+	FirstSeen, ApprovedAt     time.Time
+	DescriptionExcerpt        string
+	PendingHash               string
+	ChangedAt                 time.Time
+	PendingExcerpt, Held      string
+	Contract, PendingContract string
+	GoneSince                 time.Time
 }
+
+// Pending reports whether a change is waiting for approval.
+func (p Pin) Pending() bool { return p.PendingHash != "" }
 
 // Approved reports whether a person approved the pinned contract and
 // nothing changed since.
-func (r Record) Approved() bool { return !r.ApprovedAt.IsZero() && !r.Pending() }
+func (p Pin) Approved() bool { return !p.ApprovedAt.IsZero() && !p.Pending() }
 
 // Store keeps the pins of every upstream's tools in a [PinStore]. It is
 // safe for concurrent use. Every Check and approval re-reads the pins in
@@ -316,7 +327,7 @@ func (s *Store) List() []Pin {
 	var pins []Pin
 	for upstream, tools := range s.upstreams {
 		for tool, rec := range tools {
-			pins = append(pins, Pin{upstream, tool, rec})
+			pins = append(pins, rec.pin(upstream, tool))
 		}
 	}
 	slices.SortFunc(pins, func(a, b Pin) int {
@@ -333,11 +344,20 @@ func (s *Store) Lookup(upstream, tool string) (Pin, bool) {
 	if !ok {
 		return Pin{}, false
 	}
-	return Pin{upstream, tool, rec}, true
+	return rec.pin(upstream, tool), true
 }
 
 // Pending reports whether a changed contract waits for approval.
 func (r Record) Pending() bool { return r.PendingHash != "" }
+
+func (r Record) pin(upstream, tool string) Pin {
+	return Pin{
+		Upstream: upstream, Tool: tool, Hash: r.Hash, FirstSeen: r.FirstSeen,
+		ApprovedAt: r.ApprovedAt, DescriptionExcerpt: r.DescriptionExcerpt,
+		PendingHash: r.PendingHash, ChangedAt: r.ChangedAt, PendingExcerpt: r.PendingExcerpt,
+		Held: r.Held, Contract: r.Contract, PendingContract: r.PendingContract, GoneSince: r.GoneSince,
+	}
+}
 
 // tools returns the upstream's pins, creating the map.
 func (set Pins) tools(upstream string) map[string]Record {

@@ -499,6 +499,7 @@ func (e *env) replacement(client, file string, places config.Places) (replacemen
 	return r, nil
 }
 
+// same reports whether a and b are one existing file.
 func same(a, b string) bool {
 	x, errA := os.Stat(a)
 	y, errB := os.Stat(b)

@@ -105,11 +105,7 @@ func searchDirs() []string {
 // did not.
 func logConfigSource(cfg *config.Config, log *slog.Logger) {
 	log.Info("config", "file", cfg.File)
-	here, err := os.Stat(localProfile)
-	if err != nil || here.IsDir() {
-		return
-	}
-	if read, err := os.Stat(cfg.File); err == nil && os.SameFile(here, read) {
+	if here, err := os.Stat(localProfile); err != nil || here.IsDir() || same(localProfile, cfg.File) {
 		return
 	}
 	log.Info("./profiles.yaml is not read unless named: pass --config ./profiles.yaml or set MCP_ROUTER_CONFIG", "read", cfg.File)

@@ -183,10 +183,7 @@ func safeName(name string, used map[string]bool) string {
 	if len(safe) > 40 {
 		safe = safe[:40]
 	}
-	base := safe
-	for i := 2; used[safe]; i++ {
-		safe = fmt.Sprintf("%s-%d", base, i)
-	}
+	safe = freeName(safe, func(n string) bool { return used[n] })
 	used[safe] = true
 	return safe
 }

@@ -377,6 +377,8 @@ func TestImportBadInput(t *testing.T) {
 		{"empty", ClientCursor, `{"mcpServers": {}}`, []string{"no MCP servers to import"}},
 		{"args not a list", ClientClaudeDesktop, `{"mcpServers": {"fs": {"command": "npx", "args": "-y"}}}`, []string{"a.json", "mcpServers.fs.args", "list of strings"}},
 		{"env not strings", ClientClaudeDesktop, `{"mcpServers": {"fs": {"command": "npx", "env": {"A": ["x"]}}}}`, []string{"mcpServers.fs.env.A", "a string"}},
+		{"command not a string", ClientClaudeDesktop, `{"mcpServers": {"fs": {"command": 1}}}`, []string{"a.json: mcpServers.fs.command: want a string"}},
+		{"env not an object", ClientClaudeDesktop, `{"mcpServers": {"fs": {"command": "npx", "env": "A=1"}}}`, []string{"mcpServers.fs.env: want an object of names to strings"}},
 		{"disabled not a bool", ClientClaudeDesktop, `{"mcpServers": {"fs": {"command": "npx", "disabled": "yes"}}}`, []string{"mcpServers.fs.disabled", "true or false"}},
 		{"neither command nor url", ClientClaudeDesktop, `{"mcpServers": {"fs": {"args": ["x"]}}}`, []string{"a.json", "mcpServers.fs", "neither command nor url"}},
 		{"both", ClientCursor, `{"mcpServers": {"fs": {"command": "x", "url": "https://h/mcp"}}}`, []string{"mcpServers.fs", "both command and url"}},

@@ -42,7 +42,7 @@ func Merge(existing []byte, imported *Imported, client string) ([]byte, []string
 			notes = append(notes, fmt.Sprintf("%s: the profile has this server already, as %q; kept as it is", name, alias))
 			continue
 		case have != nil:
-			key.Value = freeName(ups, name+"-"+client)
+			key.Value = freeName(name+"-"+client, func(n string) bool { return valueNode(ups, n) != nil })
 			key.HeadComment = joinComment(key.HeadComment, fmt.Sprintf("%q in %s; the profile's %q is another server", name, client, name))
 			notes = append(notes, fmt.Sprintf("%s: the profile's %q is another server; this one is imported as %q", name, name, key.Value))
 		}
@@ -129,10 +129,10 @@ func identicalIn(m, v *yaml.Node) string {
 	return ""
 }
 
-// freeName is name, or name-2, name-3…, whichever the mapping lacks.
-func freeName(m *yaml.Node, name string) string {
+// freeName is name, or name-2, name-3…, whichever is not taken.
+func freeName(name string, taken func(string) bool) string {
 	free := name
-	for i := 2; valueNode(m, free) != nil; i++ {
+	for i := 2; taken(free); i++ {
 		free = fmt.Sprintf("%s-%d", name, i)
 	}
 	return free

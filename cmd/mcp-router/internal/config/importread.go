@@ -217,19 +217,20 @@ func (f *fields) fail(key, want string) {
 	f.errs = append(f.errs, fmt.Errorf("%s: %s.%s: want %s", f.d.file, f.path, key, want))
 }
 
-func (f *fields) str(key string) string {
-	var s string
-	if raw, ok := f.raw[key]; ok && json.Unmarshal(raw, &s) != nil {
-		f.fail(key, "a string")
+// field decodes the entry's key as a T; a value of another shape is an error that wants want.
+func field[T any](f *fields, key, want string) (v T) {
+	if raw, ok := f.raw[key]; ok && json.Unmarshal(raw, &v) != nil {
+		f.fail(key, want)
 	}
-	return f.d.vars(s, f.path+"."+key)
+	return v
+}
+
+func (f *fields) str(key string) string {
+	return f.d.vars(field[string](f, key, "a string"), f.path+"."+key)
 }
 
 func (f *fields) list(key string) []string {
-	var ss []string
-	if raw, ok := f.raw[key]; ok && json.Unmarshal(raw, &ss) != nil {
-		f.fail(key, "a list of strings")
-	}
+	ss := field[[]string](f, key, "a list of strings")
 	for i := range ss {
 		ss[i] = f.d.vars(ss[i], fmt.Sprintf("%s.%s[%d]", f.path, key, i))
 	}
@@ -239,15 +240,10 @@ func (f *fields) list(key string) []string {
 // strMap reads an object of strings; numbers and booleans are taken as their text, the way a
 // child's environment receives them.
 func (f *fields) strMap(key string) map[string]string {
-	raw, ok := f.raw[key]
-	if !ok {
+	if _, ok := f.raw[key]; !ok {
 		return nil
 	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		f.fail(key, "an object of names to strings")
-		return nil
-	}
+	m := field[map[string]any](f, key, "an object of names to strings")
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		switch v := v.(type) {
@@ -264,14 +260,6 @@ func (f *fields) strMap(key string) map[string]string {
 	return out
 }
 
-func (f *fields) boolean(key string) bool {
-	var b bool
-	if raw, ok := f.raw[key]; ok && json.Unmarshal(raw, &b) != nil {
-		f.fail(key, "true or false")
-	}
-	return b
-}
-
 // server reads one entry; nil means it is left out.
 func (d *dialect) server(section, name string, raw json.RawMessage) (*server, error) {
 	path := section + "." + name
@@ -284,7 +272,7 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")
-	s.URL, s.Disabled = strings.TrimSpace(f.str("url")), f.boolean("disabled")
+	s.URL, s.Disabled = strings.TrimSpace(f.str("url")), field[bool](f, "disabled", "true or false")
 	envFile := f.str("envFile")
 	if err := errors.Join(f.errs...); err != nil {
 		return nil, err

@@ -18,15 +18,11 @@ func JSONC(data []byte) (out []byte, comments bool) {
 			} else if c == '"' {
 				inString = false
 			}
-		case c == '"':
-			inString = true
-			out = append(out, c)
 		case c == '/' && i+1 < len(data) && data[i+1] == '/':
 			comments = true
-			for i < len(data) && data[i] != '\n' {
+			for i+1 < len(data) && data[i+1] != '\n' {
 				i++
 			}
-			i--
 		case c == '/' && i+1 < len(data) && data[i+1] == '*':
 			comments = true
 			end := bytes.Index(data[i+2:], []byte("*/"))
@@ -34,33 +30,16 @@ func JSONC(data []byte) (out []byte, comments bool) {
 				return out, comments // unclosed: the JSON parser reports the truncation
 			}
 			i += 2 + end + 1
-		case c == ',' && closesNext(data[i+1:]):
-			// a trailing comma: dropped
+		case c == '}' || c == ']':
+			// A trailing comma, the last thing before it but space (comments are gone), is dropped.
+			if j := len(bytes.TrimRight(out, " \t\r\n")); j > 0 && out[j-1] == ',' {
+				out = append(out[:j-1], out[j:]...)
+			}
+			out = append(out, c)
 		default:
+			inString = c == '"'
 			out = append(out, c)
 		}
 	}
 	return out, comments
-}
-
-// closesNext reports whether the next thing in data, past space and comments, is } or ].
-func closesNext(data []byte) bool {
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := bytes.Index(data[i+2:], []byte("*/"))
-			if end < 0 {
-				return false
-			}
-			i += 2 + end + 1
-		default:
-			return c == '}' || c == ']'
-		}
-	}
-	return false
 }

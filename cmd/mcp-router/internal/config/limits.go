@@ -193,11 +193,8 @@ func (s *stdioCallsValue) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// rateValue is a number of calls a second, zero or more, with its line.
-type rateValue struct {
-	N    float64
-	Line int
-}
+// rateValue is a number of calls a second, zero or more.
+type rateValue float64
 
 // UnmarshalYAML accepts a finite number, zero or more.
 func (r *rateValue) UnmarshalYAML(n *yaml.Node) error {
@@ -205,7 +202,7 @@ func (r *rateValue) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&f); err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return fmt.Errorf("%q is not a number of calls a second (like 5 or 0.5; 0 is no limit)", n.Value)
 	}
-	*r = rateValue{N: f, Line: n.Line}
+	*r = rateValue(f)
 	return nil
 }
 
@@ -252,10 +249,10 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
-	c.Limits.RateLimit.CallsPerSecond = l.CallsPerSecond.N
+	c.Limits.RateLimit.CallsPerSecond = float64(l.CallsPerSecond)
 	switch {
 	case l.Burst.N == 0: // not set
-	case l.CallsPerSecond.N == 0:
+	case l.CallsPerSecond == 0:
 		v.errorf(l.Burst.Line, "limits.burst", "needs limits.calls_per_second, the rate the bucket refills at")
 	default:
 		c.Limits.RateLimit.Burst = l.Burst.N

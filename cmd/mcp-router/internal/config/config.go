@@ -1,7 +1,7 @@
 // Package config reads profiles.yaml: where it is found, what it may say, and how it becomes the
 // settings the proxy runs with. Every error names the file, the line and the key. The file is
 // decoded once, from its YAML node tree (only it knows line numbers and keeps the case of variable
-// and header names); the MCP_ROUTER_* variables override the top-level settings they name.
+// and header names); viper layers the MCP_ROUTER_* variables over the top-level settings.
 package config
 
 import (

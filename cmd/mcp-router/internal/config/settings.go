@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-router/mcp-router/audit"
@@ -18,9 +19,9 @@ import (
 const DefaultOllamaURL = "http://127.0.0.1:11434"
 
 // layered is the overridable settings: the file's values under the MCP_ROUTER_* variables that are
-// set, each as text (a boolean's read as strconv.ParseBool reads it: "true", "1").
+// set, in viper, which reads a variable's text as the setting's type ("true", "1").
 type layered struct {
-	vals    map[string]string
+	v       *viper.Viper
 	fromEnv map[string]string // key: the variable that set it
 	file    string
 	root    *yaml.Node
@@ -29,29 +30,24 @@ type layered struct {
 }
 
 func layer(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) *layered {
-	l := &layered{vals: map[string]string{}, fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
+	l := &layered{v: viper.New(), fromEnv: map[string]string{}, file: file, root: root, getenv: getenv}
 	// The settings an MCP_ROUTER_<SECTION>_<KEY> variable overrides (docs/reference.md lists them),
 	// with the file's values.
-	for key, val := range map[string]string{
-		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": strconv.FormatBool(raw.Log.Wire),
+	for key, val := range map[string]any{
+		"default_profile": raw.DefaultProfile, "log.level": cmp.Or(raw.Log.Level, "info"), "log.wire": raw.Log.Wire,
 		"log.trace_file": raw.Log.TraceFile, "state_dir": raw.StateDir, "state.url": raw.State.URL,
-		"state.required": strconv.FormatBool(raw.State.Required), "http.session_key": raw.HTTP.SessionKey,
+		"state.required": raw.State.Required, "http.session_key": raw.HTTP.SessionKey,
 		"ollama.url": cmp.Or(raw.Ollama.URL, DefaultOllamaURL), "ollama.embed_model": raw.Ollama.EmbedModel,
 		"ollama.chat_model": raw.Ollama.ChatModel,
 	} {
-		l.vals[key] = val
+		l.v.SetDefault(key, val)
 		env := "MCP_ROUTER_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 		if s, ok := getenv(env); ok {
-			l.vals[key], l.fromEnv[key] = s, env
+			l.v.Set(key, s)
+			l.fromEnv[key] = env
 		}
 	}
 	return l
-}
-
-// bool is a boolean setting; text that is not one is false.
-func (l *layered) bool(key string) bool {
-	b, _ := strconv.ParseBool(l.vals[key])
-	return b
 }
 
 // where names a setting in messages: its variable when one set it, else its line in the file.
@@ -65,7 +61,7 @@ func (l *layered) where(key string) string {
 // get returns a setting, ${VAR} expanded when expand is set and it comes from the file. A
 // variable's value holding "${" is refused: a client that does not expand variables passed it on.
 func (l *layered) get(key string, expand bool) string {
-	val := l.vals[key]
+	val := l.v.GetString(key)
 	if env, ok := l.fromEnv[key]; ok {
 		if strings.Contains(val, "${") {
 			l.errs = append(l.errs, fmt.Errorf("%s (overriding %s): %q holds \"${\"; its value is used as it is, so set the variable to the value itself", env, key, redactPlaceholder(val)))
@@ -86,7 +82,7 @@ func (l *layered) get(key string, expand bool) string {
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
 	l := layer(file, root, raw, getenv)
 	c.DefaultProfile = l.get("default_profile", false)
-	c.Log = Log{Level: strings.ToLower(l.get("log.level", false)), Wire: l.bool("log.wire"), TraceFile: l.get("log.trace_file", true)}
+	c.Log = Log{Level: strings.ToLower(l.get("log.level", false)), Wire: l.v.GetBool("log.wire"), TraceFile: l.get("log.trace_file", true)}
 	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
 		c.Log.Wire = true
 	}
@@ -96,7 +92,7 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 		l.errs = append(l.errs, fmt.Errorf("%s: %q is not one of %s", l.where("log.level"), c.Log.Level, strings.Join(LogLevels, ", ")))
 	}
 	configured := l.get("state_dir", true)
-	c.State = State{URL: l.get("state.url", true), Required: l.bool("state.required")}
+	c.State = State{URL: l.get("state.url", true), Required: l.v.GetBool("state.required")}
 	if err := checkStateURL(c.State.URL); err != nil {
 		l.errs = append(l.errs, fmt.Errorf("%s: %w", l.where("state.url"), err))
 	}
@@ -130,7 +126,7 @@ func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 		}
 	}
 	c.httpErr = c.HTTP.expand(file, root, getenv)
-	c.HTTP.SessionKey = l.vals["http.session_key"]
+	c.HTTP.SessionKey = l.v.GetString("http.session_key")
 	if _, ok := l.fromEnv["http.session_key"]; !ok {
 		key, err := Expand(c.HTTP.SessionKey, getenv)
 		if err != nil {

@@ -78,11 +78,22 @@ func (l *layered) get(key string, expand bool) string {
 	return out
 }
 
+// boolean returns a yes-or-no setting; a variable whose text is not a boolean is refused, not
+// read as false.
+func (l *layered) boolean(key string) bool {
+	if env, ok := l.fromEnv[key]; ok {
+		if _, err := strconv.ParseBool(l.v.GetString(key)); err != nil {
+			l.errs = append(l.errs, fmt.Errorf("%s (overriding %s): %q is not true or false", env, key, l.v.GetString(key)))
+		}
+	}
+	return l.v.GetBool(key)
+}
+
 // settings sets the top-level settings, MCP_ROUTER_* variables over the file, ${VAR} expanded.
 func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv func(string) (string, bool)) error {
 	l := layer(file, root, raw, getenv)
 	c.DefaultProfile = l.get("default_profile", false)
-	c.Log = Log{Level: strings.ToLower(l.get("log.level", false)), Wire: l.v.GetBool("log.wire"), TraceFile: l.get("log.trace_file", true)}
+	c.Log = Log{Level: strings.ToLower(l.get("log.level", false)), Wire: l.boolean("log.wire"), TraceFile: l.get("log.trace_file", true)}
 	if val, ok := getenv("DEBUG_WIRE_LOG"); ok && strings.EqualFold(val, "true") {
 		c.Log.Wire = true
 	}
@@ -92,7 +103,7 @@ func (c *Config) settings(file string, root *yaml.Node, raw *rawConfig, getenv f
 		l.errs = append(l.errs, fmt.Errorf("%s: %q is not one of %s", l.where("log.level"), c.Log.Level, strings.Join(LogLevels, ", ")))
 	}
 	configured := l.get("state_dir", true)
-	c.State = State{URL: l.get("state.url", true), Required: l.v.GetBool("state.required")}
+	c.State = State{URL: l.get("state.url", true), Required: l.boolean("state.required")}
 	if err := checkStateURL(c.State.URL); err != nil {
 		l.errs = append(l.errs, fmt.Errorf("%s: %w", l.where("state.url"), err))
 	}

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The file is decoded once: a top-level setting is the text the file
 // holds, read by the same decode as the profiles, so a default_profile
@@ -16,6 +19,15 @@ func TestSettingsAreReadAsWritten(t *testing.T) {
 	}
 	if p, err := cfg.Profile(""); err != nil || p.Name != "1.10" {
 		t.Errorf("the default profile: got %q, %v; want 1.10", p.Name, err)
+	}
+}
+
+// A boolean variable whose text is not a boolean is refused with its
+// name, not read as false.
+func TestSettingsBooleanVariableNotBoolean(t *testing.T) {
+	_, err := load(t, "profiles:\n  p: {}\n", map[string]string{"MCP_ROUTER_LOG_WIRE": "yes"})
+	if err == nil || !strings.Contains(err.Error(), `MCP_ROUTER_LOG_WIRE (overriding log.wire): "yes" is not true or false`) {
+		t.Fatalf("Load with MCP_ROUTER_LOG_WIRE=yes: %v; want an error naming the variable", err)
 	}
 }
 

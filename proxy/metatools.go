@@ -241,7 +241,7 @@ func (m metaClient) Progress(ctx context.Context, c *call.Call, done, total int)
 // withSchema adds the tool's full input schema to the error result of a
 // call whose arguments were wrong, so the model can fix them.
 func (s *Server) withSchema(res *mcp.CallToolResult, name string, err error) *mcp.CallToolResult {
-	if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
+	if !errors.Is(err, call.ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
 		return res
 	}
 	t, ok := metaTool(s.hub.Catalog(), name)

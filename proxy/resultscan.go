@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -96,7 +97,7 @@ func withCaution(res *mcp.CallToolResult, upstream, tool string, injected []inte
 // blockedResult is the error result that replaces a blocked result; it
 // never holds the text.
 func blockedResult(upstream, tool string, kinds []string) *mcp.CallToolResult {
-	return errorResult(&UpstreamError{Kind: KindResultBlocked, Upstream: upstream, Tool: tool,
+	return errorResult(&UpstreamError{Kind: call.KindResultBlocked, Upstream: upstream, Tool: tool,
 		Err: &BlockedResultError{Upstream: upstream, Findings: kinds}})
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
-	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // UpstreamConfig describes one upstream MCP server, decoded and validated
@@ -28,12 +27,8 @@ const (
 	TransportBuiltin        = upstream.TransportBuiltin
 )
 
-// Defaults of UpstreamConfig.
-const (
-	DefaultProtocolVersion   = upstream.DefaultProtocolVersion
-	DefaultCallTimeout       = upstream.DefaultCallTimeout
-	DefaultMaxErrorBodyBytes = upstream.DefaultMaxErrorBodyBytes
-)
+// DefaultCallTimeout applies when UpstreamConfig.Timeout is zero.
+const DefaultCallTimeout = upstream.DefaultCallTimeout
 
 // State is an upstream's connection state.
 type State = upstream.State
@@ -86,52 +81,12 @@ func MaybeRunWatchdog() { upstream.MaybeRunWatchdog() }
 // Kind classifies a failed call ([call.Kind]).
 type Kind = call.Kind
 
-// The kinds of failed call, as package call names them.
-const (
-	KindUnavailable      = call.KindUnavailable
-	KindTimeout          = call.KindTimeout
-	KindProtocol         = call.KindProtocol
-	KindCancelled        = call.KindCancelled
-	KindUnknownTool      = call.KindUnknownTool
-	KindBlocked          = call.KindBlocked
-	KindCircuitOpen      = call.KindCircuitOpen
-	KindQueueFull        = call.KindQueueFull
-	KindTooLarge         = call.KindTooLarge
-	KindUpstreamError    = call.KindUpstreamError
-	KindRateLimited      = call.KindRateLimited
-	KindInvalidArguments = call.KindInvalidArguments
-	KindResultBlocked    = call.KindResultBlocked
-	KindStarting         = call.KindStarting
-	KindQuotaExceeded    = call.KindQuotaExceeded
-	KindRepeatedCall     = call.KindRepeatedCall
-	KindAuthRequired     = call.KindAuthRequired
-)
-
 // ErrUnknownTool is returned for a name that is not in the catalog.
 var ErrUnknownTool = errors.New("unknown tool")
 
 // ErrAppOnly is returned for a tool its server marks for its app only.
 var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_meta.ui.visibility does not include "model"), ` +
 	"so it is not offered to the model and the model cannot call it")
-
-// ErrInvalidArguments is returned, wrapped, for arguments that do not
-// match the tool's input schema.
-var ErrInvalidArguments = call.ErrInvalidArguments
-
-// ErrNotConnected is returned when an upstream has no live connection.
-var ErrNotConnected = upstream.ErrNotConnected
-
-// ErrCircuitOpen is returned while an upstream keeps failing to connect.
-var ErrCircuitOpen = upstream.ErrCircuitOpen
-
-// ErrMessageTooLarge is returned for an upstream message over the limit.
-var ErrMessageTooLarge = wire.ErrMessageTooLarge
-
-// ErrQueueFull is returned when an upstream's calls fill its queue.
-var ErrQueueFull = upstream.ErrQueueFull
-
-// ErrProtocol is returned when an upstream's reply breaks the protocol.
-var ErrProtocol = wire.ErrProtocol
 
 // UpstreamError is a failed call: which stage refused it, or what its
 // upstream answered ([call.Error]).

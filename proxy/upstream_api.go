@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -97,29 +97,23 @@ type UpstreamError = call.Error
 const MaxErrorSummaryBytes = 512
 
 // summarizeError is msg as the model sees it: control characters and runs
-// of white space as one space, cut at MaxErrorSummaryBytes with a note of
-// its length; it reports whether msg was cut.
+// of white space as one space, invalid bytes as U+FFFD, cut at
+// MaxErrorSummaryBytes with a note of its length; it reports whether msg
+// was cut.
 func summarizeError(msg string) (string, bool) {
 	if len(msg) <= MaxErrorSummaryBytes && !strings.ContainsFunc(msg, unicode.IsControl) {
 		return msg, false
 	}
-	var b strings.Builder
-	space := false
-	for _, r := range msg {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = true
-			continue
+	one := clip.OneLine(strings.Map(func(r rune) rune { // Map reads an invalid byte as U+FFFD
+		if unicode.IsControl(r) {
+			return ' '
 		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		if b.Len()+utf8.RuneLen(r) > MaxErrorSummaryBytes {
-			return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", b.String(), len(msg)), true
-		}
-		b.WriteRune(r)
+		return r
+	}, msg))
+	if len(one) <= MaxErrorSummaryBytes {
+		return one, false
 	}
-	return b.String(), false
+	return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", clip.Prefix(one, MaxErrorSummaryBytes), len(msg)), true
 }
 
 // logCut logs the whole text of a failure whose summary the model got.

@@ -6,7 +6,6 @@ package proxy
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode"
 
@@ -114,9 +113,4 @@ func summarizeError(msg string) (string, bool) {
 		return one, false
 	}
 	return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", clip.Prefix(one, MaxErrorSummaryBytes), len(msg)), true
-}
-
-// logCut logs the whole text of a failure whose summary the model got.
-func logCut(log *slog.Logger, upstream, tool, full string) {
-	log.Warn("upstream error text cut for the model", "upstream", upstream, "tool", tool, "bytes", len(full), "err", full)
 }

@@ -296,13 +296,7 @@ func (h *Hub) AwaitStarted(ctx context.Context) error {
 
 // NotConnected returns the upstreams not connected, sorted by name.
 func (h *Hub) NotConnected() []Status {
-	var out []Status
-	for _, s := range h.Status() {
-		if s.State != StateConnected {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(h.Status(), func(s Status) bool { return s.State == StateConnected })
 }
 
 func (h *Hub) collisions() error {

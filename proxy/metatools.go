@@ -193,12 +193,7 @@ func (h hubView) PendingOwner(tool string) string {
 }
 
 func (h hubView) AwaitStarted(ctx context.Context, names []string) {
-	var wait []*upstream.Upstream
-	for _, u := range h.hub.starting() {
-		if slices.Contains(names, u.Name()) {
-			wait = append(wait, u)
-		}
-	}
+	wait := slices.DeleteFunc(h.hub.starting(), func(u *upstream.Upstream) bool { return !slices.Contains(names, u.Name()) })
 	h.hub.awaitFirst(ctx, wait, time.Now().Add(h.hub.opts.StartWait))
 }
 

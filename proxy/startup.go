@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,12 +123,8 @@ func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 // has joined the catalog or failed, so that a gateway shows them from a
 // client's first request.
 func (h *Hub) AwaitBuiltins(ctx context.Context) {
-	var builtins []*upstream.Upstream
-	for _, u := range h.set().list {
-		if u.Config().Transport == TransportBuiltin {
-			builtins = append(builtins, u)
-		}
-	}
+	builtins := slices.DeleteFunc(slices.Clone(h.set().list),
+		func(u *upstream.Upstream) bool { return u.Config().Transport != TransportBuiltin })
 	h.awaitFirst(ctx, builtins, time.Now().Add(h.opts.InitTimeout))
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -87,7 +88,7 @@ func TestAppOnlyToolIsNeverOfferedToTheModel(t *testing.T) {
 	}
 	_, err := h.CallTool(t.Context(), "charts_refresh_chart", map[string]any{}, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindBlocked || !errors.Is(err, ErrAppOnly) {
+	if !errors.As(err, &ue) || ue.Kind != call.KindBlocked || !errors.Is(err, ErrAppOnly) {
 		t.Errorf("hub call: %v, want tool_blocked wrapping ErrAppOnly", err)
 	}
 }

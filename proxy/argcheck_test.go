@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // callLog records the tools/call requests that reach an HTTP upstream,
@@ -241,7 +242,7 @@ func startShiftyHub(t *testing.T, logger *slog.Logger) (*Hub, *shifty) {
 func wantInvalidArguments(t *testing.T, err error, violation string) {
 	t.Helper()
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindInvalidArguments || !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), violation) {
+	if !errors.As(err, &ue) || ue.Kind != call.KindInvalidArguments || !errors.Is(err, call.ErrInvalidArguments) || !strings.Contains(err.Error(), violation) {
 		t.Errorf("got %v, want invalid_arguments naming %q", err, violation)
 	}
 }

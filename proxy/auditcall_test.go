@@ -30,7 +30,7 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 		map[string]any{"id": "first", "tool": "alpha_echo", "args": secret},
 		map[string]any{"id": "second", "tool": "alpha_fail", "depends_on": []any{"first"}}}})
 	wantServed(t, "bob's call", bob.call(t, "alpha_pid", nil))
-	wantRefusedKind(t, "bob past his quota", bob.call(t, "alpha_pid", nil), KindQuotaExceeded)
+	wantRefusedKind(t, "bob past his quota", bob.call(t, "alpha_pid", nil), call.KindQuotaExceeded)
 	if err := log.Close(); err != nil { // writes what is queued
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestAuditRecordsEveryRoute(t *testing.T) {
 			plan = r.Plan
 		}
 		got = append(got, row{r.Principal, r.Tool, r.Plan, r.Step, r.Outcome})
-		if r.Session == "" || r.Upstream != "alpha" || r.Duration <= 0 || r.Time.IsZero() || r.ResponseBytes <= 0 && r.Outcome != string(KindQuotaExceeded) {
+		if r.Session == "" || r.Upstream != "alpha" || r.Duration <= 0 || r.Time.IsZero() || r.ResponseBytes <= 0 && r.Outcome != string(call.KindQuotaExceeded) {
 			t.Errorf("record %+v: want a session, upstream alpha, a duration, a time and response bytes", r)
 		}
 		if r.Tool == "alpha_echo" && r.RequestBytes != len(`{"text":"s3cret-value"}`) {
@@ -108,7 +108,7 @@ func TestAuditRecordsRateLimited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || recs[0].Outcome != "ok" || recs[1].Outcome != string(KindRateLimited) ||
+	if len(recs) != 2 || recs[0].Outcome != "ok" || recs[1].Outcome != string(call.KindRateLimited) ||
 		recs[1].Tool != "alpha_echo" || recs[1].Upstream != "alpha" || recs[1].Principal != LocalPrincipal || recs[1].Session == "" {
 		t.Errorf("records %+v, want ok then rate_limited of alpha_echo on alpha by local in a session", recs)
 	}
@@ -133,7 +133,7 @@ func TestAuditRecordsUnknownToolBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, _ := mem.Audit().Query(context.Background(), audit.Filter{})
-	if len(recs) != 1 || recs[0].Outcome != string(KindUnknownTool) || len(recs[0].Tool) > call.MaxToolBytes+len("…") ||
+	if len(recs) != 1 || recs[0].Outcome != string(call.KindUnknownTool) || len(recs[0].Tool) > call.MaxToolBytes+len("…") ||
 		!strings.HasPrefix(recs[0].Tool, "éé") {
 		t.Errorf("records %+v, want one unknown_tool with the name cut to %d bytes", recs, call.MaxToolBytes)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/oauthtest"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/upstreamauth"
@@ -34,7 +35,7 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 	h := startHub(t, UpstreamConfig{Name: "notes", Transport: TransportStreamableHTTP, URL: r.URL, Prefix: "notes_", Auth: auth,
 		Authorizer: upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: r.URL, Config: auth, Vault: vault})})
 
-	call := func(t *testing.T, callerToken string) (string, error) {
+	callAs := func(t *testing.T, callerToken string) (string, error) {
 		t.Helper()
 		ctx := upstreamauth.WithCallerToken(t.Context(), callerToken)
 		res, err := h.CallTool(ctx, "notes_whoami", map[string]any{}, nil)
@@ -43,10 +44,10 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 		}
 		return res.Content[0].(mcp.TextContent).Text, nil
 	}
-	if got, err := call(t, ""); err != nil || got != oauthtest.Alice.ID {
+	if got, err := callAs(t, ""); err != nil || got != oauthtest.Alice.ID {
 		t.Fatalf("call with the login: got %q, %v; want %q", got, err, oauthtest.Alice.ID)
 	}
-	if got, err := call(t, p.UserToken(t, oauthtest.Bob)); err != nil || got != oauthtest.Bob.ID {
+	if got, err := callAs(t, p.UserToken(t, oauthtest.Bob)); err != nil || got != oauthtest.Bob.ID {
 		t.Fatalf("call as bob: got %q, %v; want %q (his exchanged token)", got, err, oauthtest.Bob.ID)
 	}
 
@@ -62,9 +63,9 @@ func TestRemoteUpstreamTokensPerCaller(t *testing.T) {
 	if err := vault.Delete(t.Context(), r.URL, ""); err != nil {
 		t.Fatal(err)
 	}
-	_, err = call(t, "")
+	_, err = callAs(t, "")
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes") {
+	if !errors.As(err, &ue) || ue.Kind != call.KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes") {
 		t.Fatalf("call after logout: got %v, want auth_required naming `mcp-router auth login notes`", err)
 	}
 	for _, tok := range []string{login.Token.AccessToken} {
@@ -93,7 +94,7 @@ func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
 	auth := &upstreamauth.Config{PerUser: true}
 	h := startHub(t, UpstreamConfig{Name: "notes", Transport: TransportStreamableHTTP, URL: r.URL, Prefix: "notes_", Auth: auth,
 		Authorizer: upstreamauth.NewAuthorizer(upstreamauth.AuthorizerOptions{Upstream: "notes", URL: r.URL, Config: auth, Vault: vault, Principal: PrincipalOf})})
-	call := func(principal string) (string, error) {
+	callAs := func(principal string) (string, error) {
 		ctx := t.Context()
 		if principal != "" {
 			ctx = frontdoor.WithPrincipal(ctx, principal)
@@ -104,25 +105,25 @@ func TestRemoteUpstreamLoginPerCaller(t *testing.T) {
 		}
 		return res.Content[0].(mcp.TextContent).Text, nil
 	}
-	if got, err := call(""); err != nil || got != oauthtest.Alice.ID {
+	if got, err := callAs(""); err != nil || got != oauthtest.Alice.ID {
 		t.Errorf("call without a principal: got %q, %v; want the gateway's login (%s)", got, err, oauthtest.Alice.ID)
 	}
-	if got, err := call("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
+	if got, err := callAs("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
 		t.Errorf("call of bob's principal: got %q, %v; want %s", got, err, oauthtest.Bob.ID)
 	}
-	_, err = call("token-ca401000000")
+	_, err = callAs("token-ca401000000")
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes --for token-ca401000000") {
+	if !errors.As(err, &ue) || ue.Kind != call.KindAuthRequired || !strings.Contains(err.Error(), "mcp-router auth login notes --for token-ca401000000") {
 		t.Errorf("call of a principal without a login: got %v, want auth_required naming its own login command", err)
 	}
 	// Refusals of one caller's credentials are not faults of the shared
 	// connection: many of them leave it up for the others.
 	for range 2 * upstream.MaxViolations {
-		if _, err := call("token-ca401000000"); err == nil {
+		if _, err := callAs("token-ca401000000"); err == nil {
 			t.Fatal("a caller without a login got through")
 		}
 	}
-	if got, err := call("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
+	if got, err := callAs("token-b0b000000000"); err != nil || got != oauthtest.Bob.ID {
 		t.Errorf("bob after another caller's refusals: got %q, %v", got, err)
 	}
 	if st := h.Status()[0]; st.Restarts != 0 || st.State != StateConnected {

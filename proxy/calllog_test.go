@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 func TestMetricsCallsCountsAndKeepsTheLatestFailures(t *testing.T) {
@@ -12,7 +14,7 @@ func TestMetricsCallsCountsAndKeepsTheLatestFailures(t *testing.T) {
 	m.CallDone("calc", "add", 0, "")
 	m.ToolError("calc", "add")
 	for i := range recentFailures + 2 {
-		m.CallDone("web", fmt.Sprintf("fetch%d", i), 0, string(KindTimeout))
+		m.CallDone("web", fmt.Sprintf("fetch%d", i), 0, string(call.KindTimeout))
 	}
 	served, failed, recent := m.Calls()
 	if served != 2+recentFailures+2 || failed != 1+recentFailures+2 {
@@ -21,7 +23,7 @@ func TestMetricsCallsCountsAndKeepsTheLatestFailures(t *testing.T) {
 	if len(recent) != recentFailures || recent[0].Tool != "fetch2" || recent[len(recent)-1].Tool != fmt.Sprintf("fetch%d", recentFailures+1) {
 		t.Errorf("recent: %+v, want the latest %d, oldest first", recent, recentFailures)
 	}
-	if recent[0].Kind != string(KindTimeout) || recent[0].Upstream != "web" {
+	if recent[0].Kind != string(call.KindTimeout) || recent[0].Upstream != "web" {
 		t.Errorf("recent[0] = %+v", recent[0])
 	}
 	var none *Metrics
@@ -43,7 +45,7 @@ func TestMetricsRecentCallsNewestFirstAndBounded(t *testing.T) {
 		t.Errorf("got %+v, want add marked tool_error and divide ok in 2ms", calls)
 	}
 	for i := range recentCallsKept + 5 {
-		m.CallDone("web", fmt.Sprintf("fetch%d", i), 0, string(KindTimeout))
+		m.CallDone("web", fmt.Sprintf("fetch%d", i), 0, string(call.KindTimeout))
 	}
 	calls = m.RecentCalls()
 	if len(calls) != recentCallsKept || calls[0].Tool != fmt.Sprintf("fetch%d", recentCallsKept+4) || calls[len(calls)-1].Tool != "fetch5" {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -55,5 +56,23 @@ func TestShortUpstreamFailure(t *testing.T) {
 	}
 	if strings.Contains(msg, key) || strings.Contains(logged, key) {
 		t.Error("the upstream's key reached the model's error or the log")
+	}
+}
+
+// TestSummarizeErrorKeepsItsBound: the summary before the note is at most
+// MaxErrorSummaryBytes, even when a space falls just past the bound, and
+// it is one line of valid UTF-8.
+func TestSummarizeErrorKeepsItsBound(t *testing.T) {
+	for _, msg := range []string{
+		strings.Repeat("x", MaxErrorSummaryBytes) + " tail",
+		strings.Repeat("x", MaxErrorSummaryBytes-1) + "\n\t tail",
+		strings.Repeat("é", MaxErrorSummaryBytes) + "\xff",
+	} {
+		got, cut := summarizeError(msg)
+		head, _, _ := strings.Cut(got, "… (")
+		if !cut || len(head) > MaxErrorSummaryBytes || strings.ContainsAny(got, "\n\t") || !utf8.ValidString(got) {
+			t.Errorf("summarizeError(%d bytes): cut %v, %d bytes before the note, want cut and at most %d of one valid line",
+				len(msg), cut, len(head), MaxErrorSummaryBytes)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-router/mcp-router/internal/pgtest"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/state"
 )
@@ -43,7 +44,7 @@ func TestIntegrityFailsClosedPostgresDownMidRun(t *testing.T) {
 	}
 	_, err = h.CallTool(t.Context(), "alpha_fresh", map[string]any{}, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindBlocked || !strings.Contains(err.Error(), "could not be checked") {
+	if !errors.As(err, &ue) || ue.Kind != call.KindBlocked || !strings.Contains(err.Error(), "could not be checked") {
 		t.Errorf("calling it: %v, want tool_blocked saying its pin could not be checked", err)
 	}
 

@@ -39,6 +39,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
@@ -201,14 +202,14 @@ func TestFI01CrashMidCallFailsAllInFlight(t *testing.T) {
 	sent := time.Now()
 	_, err := h.CallTool(t.Context(), "alpha_crash", nil, nil)
 	exited := time.Now()
-	wantKind(t, "the call that crashed alpha", err, KindUnavailable)
+	wantKind(t, "the call that crashed alpha", err, call.KindUnavailable)
 	if d := exited.Sub(sent); d > time.Second {
 		t.Errorf("the crashing call failed after %s, want within 1s", d)
 	}
 	for range inFlight {
 		select {
 		case o := <-results:
-			ue := wantKind(t, "a call in flight when alpha died", o.err, KindUnavailable)
+			ue := wantKind(t, "a call in flight when alpha died", o.err, call.KindUnavailable)
 			if ue.Upstream != "alpha" {
 				t.Errorf("error names upstream %q, want alpha", ue.Upstream)
 			}
@@ -343,7 +344,7 @@ func TestFI02HTTPResponseCutMidway(t *testing.T) {
 		if res != nil {
 			t.Fatalf("a response cut mid-way gave a result: %v", res.Content)
 		}
-		ue := wantKind(t, "a response cut mid-way", err, KindUnavailable)
+		ue := wantKind(t, "a response cut mid-way", err, call.KindUnavailable)
 		if ue.Upstream != "remote" || ue.Tool != "remote_echo" {
 			t.Errorf("error names %s on %s, want remote_echo on remote", ue.Tool, ue.Upstream)
 		}
@@ -388,7 +389,7 @@ func checkTimeout(t *testing.T, up UpstreamConfig, bug, tool string, args map[st
 		t.Errorf("timed out after %s, want about %s", d, timeout)
 	}
 	kind := func(t *testing.T) {
-		ue := wantKind(t, tool+" with a 300ms timeout", err, KindTimeout)
+		ue := wantKind(t, tool+" with a 300ms timeout", err, call.KindTimeout)
 		if !strings.Contains(ue.Error(), "no answer within "+timeout.String()) {
 			t.Errorf("timeout error %q does not say the limit", ue)
 		}
@@ -425,7 +426,7 @@ func TestFI04ConsecutiveTimeoutsEjectTheUpstream(t *testing.T) {
 		t.Helper()
 		for range n {
 			_, err := h.CallTool(t.Context(), "alpha_hang", nil, nil)
-			wantKind(t, "alpha_hang", err, KindTimeout)
+			wantKind(t, "alpha_hang", err, call.KindTimeout)
 		}
 	}
 	hang(upstream.MaxTimeouts - 1)
@@ -577,7 +578,7 @@ func checkHardMaximum(t *testing.T, h *Hub, hard time.Duration) {
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), "ticker_slow", map[string]any{"ticks": 1000, "every_ms": 100}, log.add)
 	d := time.Since(start)
-	ue := wantKind(t, "a call with endless progress", err, KindTimeout)
+	ue := wantKind(t, "a call with endless progress", err, call.KindTimeout)
 	if want := "hard maximum of " + hard.String(); !strings.Contains(ue.Error(), want) {
 		t.Errorf("error %q does not say %q", ue, want)
 	}
@@ -651,7 +652,7 @@ func TestFI10GarbageFromHTTPUpstream(t *testing.T) {
 			if res != nil || err == nil {
 				t.Fatalf("garbage gave %v, %v; want an error and no result", res, err)
 			}
-			ue := wantKind(t, name, err, KindProtocol)
+			ue := wantKind(t, name, err, call.KindProtocol)
 			if ue.Upstream != "remote" || !strings.Contains(ue.Error(), why[name]) {
 				t.Errorf("error %q: want it to name upstream remote and say %q", ue, why[name])
 			}
@@ -1176,7 +1177,7 @@ func TestFI21CancelRacesCompletion(t *testing.T) {
 		timer.Stop()
 		cancel()
 		if err != nil {
-			wantKind(t, fmt.Sprintf("round %d, cancelled after %s", i, at), err, KindCancelled)
+			wantKind(t, fmt.Sprintf("round %d, cancelled after %s", i, at), err, call.KindCancelled)
 			cancelled++
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeollama"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -234,18 +235,18 @@ func TestMetaToolsSayUpstreamStartingPastTheWait(t *testing.T) {
 	noPlan := fakePlanner(t, func(fakeollama.ChatRequest) (string, error) { return "", errors.New("not asked") })
 	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{Lessons: mem}), Lessons: mem, Planner: noPlan})
 
-	for _, call := range []struct {
+	for _, tc := range []struct {
 		tool string
 		args map[string]any
 	}{
 		{"routing_feedback", map[string]any{"query": "repeat", "right_tool": "hung_echo"}},
 		{"plan", map[string]any{"query": "repeat", "tools": []any{"hung_echo"}}},
 	} {
-		res := c.call(t, call.tool, call.args)
+		res := c.call(t, tc.tool, tc.args)
 		content, _ := res.StructuredContent.(map[string]any)
 		detail, _ := content["error"].(map[string]any)
-		if !res.IsError || detail["kind"] != string(KindStarting) || detail["upstream"] != "hung" || strings.Contains(resultText(res), "not a catalog tool") {
-			t.Errorf("%s: isError %v, %v, %q; want upstream_starting naming hung", call.tool, res.IsError, detail, resultText(res))
+		if !res.IsError || detail["kind"] != string(call.KindStarting) || detail["upstream"] != "hung" || strings.Contains(resultText(res), "not a catalog tool") {
+			t.Errorf("%s: isError %v, %v, %q; want upstream_starting naming hung", tc.tool, res.IsError, detail, resultText(res))
 		}
 	}
 	res := c.call(t, "describe_tools", map[string]any{"tools": []string{"hung_echo"}})

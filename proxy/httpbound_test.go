@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // TestBoundUpstreamHTTPStreams: an upstream that sends one endless line
@@ -80,8 +81,8 @@ func TestBoundUpstreamHTTPErrorReply(t *testing.T) {
 	if err == nil {
 		t.Fatal("a call answered by an 8 MiB HTTP 500 succeeded")
 	}
-	if n := len(err.Error()); n > DefaultMaxErrorBodyBytes+1024 {
-		t.Errorf("the error is %d bytes, want at most about %d", n, DefaultMaxErrorBodyBytes)
+	if n := len(err.Error()); n > upstream.DefaultMaxErrorBodyBytes+1024 {
+		t.Errorf("the error is %d bytes, want at most about %d", n, upstream.DefaultMaxErrorBodyBytes)
 	}
 	if got := callText(t, h, "remote_echo", map[string]any{"text": "next"}); got != "next" {
 		t.Errorf("the next call: got %q", got)

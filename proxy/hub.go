@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 	"github.com/mcp-router/mcp-router/proxy/results"
 )
 
@@ -295,13 +296,7 @@ func (h *Hub) AwaitStarted(ctx context.Context) error {
 
 // NotConnected returns the upstreams not connected, sorted by name.
 func (h *Hub) NotConnected() []Status {
-	var out []Status
-	for _, s := range h.Status() {
-		if s.State != StateConnected {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(h.Status(), func(s Status) bool { return s.State == StateConnected })
 }
 
 func (h *Hub) collisions() error {
@@ -348,7 +343,7 @@ func (h *Hub) Close() error {
 func (h *Hub) closing(c *call.Call) error {
 	select {
 	case <-h.shut:
-		return &UpstreamError{Kind: KindUnavailable, Upstream: c.Upstream, Tool: c.Tool, Err: ErrHubNotRunning}
+		return &UpstreamError{Kind: call.KindUnavailable, Upstream: c.Upstream, Tool: c.Tool, Err: ErrHubNotRunning}
 	default:
 		return nil
 	}
@@ -530,23 +525,23 @@ func signature(c *Catalog) string {
 func classify(ctx context.Context, err error) Kind {
 	switch {
 	case ctx.Err() != nil:
-		return KindCancelled
+		return call.KindCancelled
 	case errors.Is(err, context.DeadlineExceeded):
-		return KindTimeout
-	case errors.Is(err, ErrCircuitOpen):
-		return KindCircuitOpen
-	case errors.Is(err, ErrQueueFull):
-		return KindQueueFull
-	case errors.Is(err, ErrMessageTooLarge):
-		return KindTooLarge
-	case errors.Is(err, ErrProtocol):
-		return KindProtocol
+		return call.KindTimeout
+	case errors.Is(err, upstream.ErrCircuitOpen):
+		return call.KindCircuitOpen
+	case errors.Is(err, upstream.ErrQueueFull):
+		return call.KindQueueFull
+	case errors.Is(err, wire.ErrMessageTooLarge):
+		return call.KindTooLarge
+	case errors.Is(err, wire.ErrProtocol):
+		return call.KindProtocol
 	case upstream.NeedsLogin(err):
-		return KindAuthRequired
-	case errors.Is(err, ErrNotConnected), upstream.IsTransportError(err):
-		return KindUnavailable
+		return call.KindAuthRequired
+	case errors.Is(err, upstream.ErrNotConnected), upstream.IsTransportError(err):
+		return call.KindUnavailable
 	default:
-		return KindUpstreamError
+		return call.KindUpstreamError
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
@@ -122,8 +123,8 @@ func TestHubChildCrashMidCallFailsFastAndRestarts(t *testing.T) {
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), "alpha_crash", nil, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindUnavailable || ue.Upstream != "alpha" {
-		t.Fatalf("crash: got %v, want an %s error from alpha", err, KindUnavailable)
+	if !errors.As(err, &ue) || ue.Kind != call.KindUnavailable || ue.Upstream != "alpha" {
+		t.Fatalf("crash: got %v, want an %s error from alpha", err, call.KindUnavailable)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("crash reported after %s, want at once", d)
@@ -146,8 +147,8 @@ func TestHubCallTimeoutCancelsUpstream(t *testing.T) {
 	h := startHub(t, up)
 	_, err := h.CallTool(t.Context(), "alpha_hang", nil, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindTimeout {
-		t.Fatalf("hang: got %v, want %s", err, KindTimeout)
+	if !errors.As(err, &ue) || ue.Kind != call.KindTimeout {
+		t.Fatalf("hang: got %v, want %s", err, call.KindTimeout)
 	}
 	if !strings.Contains(err.Error(), "200ms") {
 		t.Errorf("timeout error %q does not say the limit", err)
@@ -164,8 +165,8 @@ func TestHubCallerCancelReachesUpstream(t *testing.T) {
 	// hang reports progress once it has the call: cancel then.
 	_, err := h.CallTool(ctx, "alpha_hang", nil, func(Progress) { cancel() })
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindCancelled {
-		t.Fatalf("cancelled call: got %v, want %s", err, KindCancelled)
+	if !errors.As(err, &ue) || ue.Kind != call.KindCancelled {
+		t.Fatalf("cancelled call: got %v, want %s", err, call.KindCancelled)
 	}
 	eventually(t, 3*time.Second, "upstream to see the cancellation", func() bool {
 		return callText(t, h, "alpha_cancellations", nil) == "1"
@@ -348,7 +349,7 @@ func TestHubUnknownTool(t *testing.T) {
 	h := startHub(t, builtinFake("alpha"))
 	_, err := h.CallTool(t.Context(), "alpha_nope", nil, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindUnknownTool || !errors.Is(err, ErrUnknownTool) {
+	if !errors.As(err, &ue) || ue.Kind != call.KindUnknownTool || !errors.Is(err, ErrUnknownTool) {
 		t.Fatalf("got %v, want unknown tool", err)
 	}
 }
@@ -433,7 +434,7 @@ func TestUpstreamErrorHidesURL(t *testing.T) {
 	ts.CloseClientConnections()
 	ts.Close()
 	_, err := h.CallTool(t.Context(), "remote_echo", map[string]any{"text": "down"}, nil)
-	ue := wantKind(t, "a call to a stopped HTTP upstream", err, KindUnavailable)
+	ue := wantKind(t, "a call to a stopped HTTP upstream", err, call.KindUnavailable)
 	if msg := ue.Error(); strings.Contains(msg, secret) || strings.Contains(msg, ts.URL) {
 		t.Errorf("the error names the upstream's URL: %s", msg)
 	}
@@ -449,7 +450,7 @@ func TestUpstreamErrorHidesURL(t *testing.T) {
 			t.Fatalf("a later error names the upstream's URL: %v", err)
 		}
 		var ue *UpstreamError
-		open = errors.As(err, &ue) && ue.Kind == KindCircuitOpen
+		open = errors.As(err, &ue) && ue.Kind == call.KindCircuitOpen
 	}
 	for _, st := range h.Status() {
 		if strings.Contains(st.Err, secret) {
@@ -472,7 +473,7 @@ func TestCallAfterCloseFailsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	_, err := h.CallTool(ctx, "alpha_echo", map[string]any{"text": "down"}, nil)
-	if ue := wantKind(t, "a call after Close", err, KindUnavailable); !errors.Is(ue, ErrHubNotRunning) {
+	if ue := wantKind(t, "a call after Close", err, call.KindUnavailable); !errors.Is(ue, ErrHubNotRunning) {
 		t.Fatalf("a call after Close: got %v, want %v", err, ErrHubNotRunning)
 	}
 	req := mcp.ReadResourceRequest{}

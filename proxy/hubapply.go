@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
@@ -295,6 +296,6 @@ func (h *Hub) disabledOwner(name string) *UpstreamError {
 	if best == nil {
 		return nil
 	}
-	return &UpstreamError{Kind: KindUnavailable, Upstream: best.Name, Tool: name,
-		Err: fmt.Errorf("%w: %w (%s)", ErrNotConnected, ErrDisabled, best.Reason)}
+	return &UpstreamError{Kind: call.KindUnavailable, Upstream: best.Name, Tool: name,
+		Err: fmt.Errorf("%w: %w (%s)", upstream.ErrNotConnected, ErrDisabled, best.Reason)}
 }

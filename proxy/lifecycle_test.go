@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // countingSleeps is the fake upstream "remote" whose sleep counts the
@@ -64,7 +65,7 @@ func TestLifecycleHTTPUpstreamSurvivesOneBadReply(t *testing.T) {
 					defer wg.Done()
 					res, err := h.CallTool(t.Context(), "remote_sleep", map[string]any{"ms": 700}, nil)
 					if err == nil && res.IsError {
-						err = &UpstreamError{Kind: KindUpstreamError, Tool: "remote_sleep"}
+						err = &UpstreamError{Kind: call.KindUpstreamError, Tool: "remote_sleep"}
 					}
 					errs <- err
 				}()

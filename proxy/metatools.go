@@ -193,12 +193,7 @@ func (h hubView) PendingOwner(tool string) string {
 }
 
 func (h hubView) AwaitStarted(ctx context.Context, names []string) {
-	var wait []*upstream.Upstream
-	for _, u := range h.hub.starting() {
-		if slices.Contains(names, u.Name()) {
-			wait = append(wait, u)
-		}
-	}
+	wait := slices.DeleteFunc(h.hub.starting(), func(u *upstream.Upstream) bool { return !slices.Contains(names, u.Name()) })
 	h.hub.awaitFirst(ctx, wait, time.Now().Add(h.hub.opts.StartWait))
 }
 
@@ -241,7 +236,7 @@ func (m metaClient) Progress(ctx context.Context, c *call.Call, done, total int)
 // withSchema adds the tool's full input schema to the error result of a
 // call whose arguments were wrong, so the model can fix them.
 func (s *Server) withSchema(res *mcp.CallToolResult, name string, err error) *mcp.CallToolResult {
-	if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
+	if !errors.Is(err, call.ErrInvalidArguments) && !errors.Is(err, mcp.ErrInvalidParams) {
 		return res
 	}
 	t, ok := metaTool(s.hub.Catalog(), name)

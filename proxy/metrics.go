@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/internal/loopback"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
@@ -89,14 +90,14 @@ var (
 // refusedKinds never reached an upstream: they are not timed, since their
 // instant answers would make an outage look fast.
 var refusedKinds = map[string]bool{
-	string(KindUnknownTool):      true,
-	string(KindBlocked):          true,
-	string(KindCircuitOpen):      true,
-	string(KindQueueFull):        true,
-	string(KindRateLimited):      true,
-	string(KindInvalidArguments): true,
-	string(KindQuotaExceeded):    true,
-	string(KindRepeatedCall):     true,
+	string(call.KindUnknownTool):      true,
+	string(call.KindBlocked):          true,
+	string(call.KindCircuitOpen):      true,
+	string(call.KindQueueFull):        true,
+	string(call.KindRateLimited):      true,
+	string(call.KindInvalidArguments): true,
+	string(call.KindQuotaExceeded):    true,
+	string(call.KindRepeatedCall):     true,
 }
 
 // NewMetrics returns metrics with every series registered. It does no I/O.
@@ -223,7 +224,7 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 		return
 	}
 	label := otherTool
-	if kind != string(KindUnknownTool) {
+	if kind != string(call.KindUnknownTool) {
 		label = m.tools.label(tool)
 	}
 	m.log.done(Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}, label)
@@ -248,7 +249,7 @@ func (m *Metrics) observeCall(upstream, tool string, dur time.Duration, res *mcp
 		return
 	}
 	if err != nil {
-		kind := string(KindUpstreamError)
+		kind := string(call.KindUpstreamError)
 		var ue *UpstreamError
 		if errors.As(err, &ue) {
 			kind, upstream = string(ue.Kind), ue.Upstream

@@ -22,6 +22,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // scrapeMetrics reads m through its Handler, as Prometheus would, and flattens
@@ -184,7 +187,7 @@ func TestMetricsCallDone(t *testing.T) {
 		},
 		{
 			name:   "a timeout is its kind and timed",
-			record: func(m *Metrics) { m.CallDone("web", "web_fetch", 2*time.Minute, string(KindTimeout)) },
+			record: func(m *Metrics) { m.CallDone("web", "web_fetch", 2*time.Minute, string(call.KindTimeout)) },
 			want: map[string]float64{
 				`mcp_router_tool_calls_total{outcome="upstream_timeout",tool="web_fetch",upstream="web"}`: 1,
 				`mcp_router_tool_call_duration_seconds_bucket{le="60",upstream="web"}`:                    0,
@@ -192,8 +195,10 @@ func TestMetricsCallDone(t *testing.T) {
 			},
 		},
 		{
-			name:   "an unknown tool's made-up name is not a label value",
-			record: func(m *Metrics) { m.CallDone("", "hallucinated_tool_42", time.Microsecond, string(KindUnknownTool)) },
+			name: "an unknown tool's made-up name is not a label value",
+			record: func(m *Metrics) {
+				m.CallDone("", "hallucinated_tool_42", time.Microsecond, string(call.KindUnknownTool))
+			},
 			want: map[string]float64{
 				`mcp_router_tool_calls_total{outcome="unknown_tool",tool="other",upstream=""}`: 1,
 			},
@@ -201,7 +206,7 @@ func TestMetricsCallDone(t *testing.T) {
 		},
 		{
 			name:   "a blocked tool is counted, not timed",
-			record: func(m *Metrics) { m.CallDone("fs", "fs_write", time.Microsecond, string(KindBlocked)) },
+			record: func(m *Metrics) { m.CallDone("fs", "fs_write", time.Microsecond, string(call.KindBlocked)) },
 			want: map[string]float64{
 				`mcp_router_tool_calls_total{outcome="tool_blocked",tool="fs_write",upstream="fs"}`: 1,
 			},
@@ -229,8 +234,8 @@ func TestMetricsObserveCallReadsHubResults(t *testing.T) {
 	m.observeCall("fs", "fs_read", time.Millisecond, mcp.NewToolResultText("ok"), nil)
 	m.observeCall("fs", "fs_read", time.Millisecond, mcp.NewToolResultError("no such file"), nil)
 	m.observeCall("", "fs_read", time.Millisecond, nil,
-		&UpstreamError{Kind: KindUnavailable, Upstream: "fs", Tool: "fs_read", Err: ErrNotConnected})
-	m.observeCall("", "nope", 0, nil, &UpstreamError{Kind: KindUnknownTool, Tool: "nope", Err: ErrUnknownTool})
+		&UpstreamError{Kind: call.KindUnavailable, Upstream: "fs", Tool: "fs_read", Err: upstream.ErrNotConnected})
+	m.observeCall("", "nope", 0, nil, &UpstreamError{Kind: call.KindUnknownTool, Tool: "nope", Err: ErrUnknownTool})
 	m.observeCall("fs", "fs_read", time.Millisecond, nil, errors.New("not an UpstreamError"))
 	wantSamples(t, scrapeMetrics(t, m), map[string]float64{
 		`mcp_router_tool_calls_total{outcome="ok",tool="fs_read",upstream="fs"}`:                   2,

@@ -126,10 +126,10 @@ func (h *Hub) heldBack(c *call.Call) error {
 		return nil
 	}
 	if up, why, blocked := h.blockedTool(tool); blocked {
-		return &UpstreamError{Kind: KindBlocked, Upstream: up, Tool: tool, Err: fmt.Errorf("blocked: %s", why)}
+		return &UpstreamError{Kind: call.KindBlocked, Upstream: up, Tool: tool, Err: fmt.Errorf("blocked: %s", why)}
 	}
 	if a, ok := h.Catalog().appOnlyTool(tool); ok {
-		return &UpstreamError{Kind: KindBlocked, Upstream: a.Upstream, Tool: tool, Err: ErrAppOnly}
+		return &UpstreamError{Kind: call.KindBlocked, Upstream: a.Upstream, Tool: tool, Err: ErrAppOnly}
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func (h *Hub) target(c *call.Call) (Tool, *upstream.Upstream, error) {
 
 // removed is the failure of a call whose upstream an edit removed.
 func removed(c *call.Call) error {
-	return &UpstreamError{Kind: KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
+	return &UpstreamError{Kind: call.KindUnknownTool, Upstream: c.Upstream, Tool: c.Tool,
 		Err: fmt.Errorf("%w: its server %s was removed from the configuration", ErrUnknownTool, c.Upstream)}
 }
 

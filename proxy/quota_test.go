@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -89,7 +90,7 @@ func TestQuotaPerPrincipalAtTheEdge(t *testing.T) {
 	wantServed(t, "alice's direct call", alice.call(t, "alpha_echo", map[string]any{"text": "1"}))
 	wantServed(t, "alice's call_tool", alice.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": map[string]any{"text": "2"}}))
 	detail := wantRefusedKind(t, "alice's third call", alice.call(t, "alpha_echo", map[string]any{"text": "3"}),
-		KindQuotaExceeded, "alpha_echo", "calls_per_minute=2", frontdoor.TokenFingerprint("alice-token"), "retry after")
+		call.KindQuotaExceeded, "alpha_echo", "calls_per_minute=2", frontdoor.TokenFingerprint("alice-token"), "retry after")
 	if ms, _ := detail["retry_after_ms"].(float64); ms <= 0 || ms > 60_000 {
 		t.Errorf("retry_after_ms = %v, want within the minute", detail["retry_after_ms"])
 	}
@@ -109,9 +110,9 @@ func TestQuotaPerPrincipalAtTheEdge(t *testing.T) {
 func TestQuotaEveryPrincipalPerTool(t *testing.T) {
 	alice, bob := twoTokenGateway(t, Options{Quotas: []Quota{{Principal: "*", Tool: "alpha_pid", CallsPerMinute: 1}}})
 	wantServed(t, "alice's first call", alice.call(t, "alpha_pid", nil))
-	wantRefusedKind(t, "alice's second call", alice.call(t, "alpha_pid", nil), KindQuotaExceeded, "alpha_pid", "calls_per_minute=1")
+	wantRefusedKind(t, "alice's second call", alice.call(t, "alpha_pid", nil), call.KindQuotaExceeded, "alpha_pid", "calls_per_minute=1")
 	wantServed(t, "bob's first call", bob.call(t, "alpha_pid", nil))
-	wantRefusedKind(t, "bob's second call", bob.call(t, "alpha_pid", nil), KindQuotaExceeded, frontdoor.TokenFingerprint("bob-token"))
+	wantRefusedKind(t, "bob's second call", bob.call(t, "alpha_pid", nil), call.KindQuotaExceeded, frontdoor.TokenFingerprint("bob-token"))
 	wantServed(t, "alice's call of another tool", alice.call(t, "alpha_echo", map[string]any{"text": "x"}))
 }
 
@@ -157,13 +158,13 @@ func TestRepeatedCallBreaker(t *testing.T) {
 	same := map[string]any{"text": "same"}
 	wantServed(t, "first", alice.call(t, "alpha_echo", same))
 	wantServed(t, "second, through call_tool", alice.call(t, "call_tool", map[string]any{"name": "alpha_echo", "arguments": same}))
-	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), KindRepeatedCall, "alpha_echo", "2 times in a row", "change approach")
-	wantRefusedKind(t, "fourth", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), call.KindRepeatedCall, "alpha_echo", "2 times in a row", "change approach")
+	wantRefusedKind(t, "fourth", alice.call(t, "alpha_echo", same), call.KindRepeatedCall)
 	wantServed(t, "bob's same call", bob.call(t, "alpha_echo", same))
 	wantServed(t, "other arguments", alice.call(t, "alpha_echo", map[string]any{"text": "other"}))
 	wantServed(t, "the same call after a different one", alice.call(t, "alpha_echo", same))
 	wantServed(t, "and again", alice.call(t, "alpha_echo", same))
-	wantRefusedKind(t, "past the bound again", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantRefusedKind(t, "past the bound again", alice.call(t, "alpha_echo", same), call.KindRepeatedCall)
 }
 
 // Clients of the stateless protocol have no session: the repeat breaker
@@ -173,8 +174,8 @@ func TestRepeatedCallBreakerStatelessCountsPerToken(t *testing.T) {
 	same := map[string]any{"text": "same"}
 	wantServed(t, "first", alice.call(t, "alpha_echo", same))
 	wantServed(t, "second", alice.call(t, "alpha_echo", same))
-	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantRefusedKind(t, "third", alice.call(t, "alpha_echo", same), call.KindRepeatedCall)
 	wantServed(t, "bob's same call", bob.call(t, "alpha_echo", same))
 	wantServed(t, "bob's second", bob.call(t, "alpha_echo", same))
-	wantRefusedKind(t, "bob's third", bob.call(t, "alpha_echo", same), KindRepeatedCall)
+	wantRefusedKind(t, "bob's third", bob.call(t, "alpha_echo", same), call.KindRepeatedCall)
 }

@@ -110,9 +110,9 @@ func (s *Server) rateLimited(ctx context.Context, tool string) error {
 	} else if !metatools.IsOwn(tool) {
 		label = otherTool // a made-up name must not take a label of the capped set
 	}
-	s.metrics.CallDone(upstream, label, 0, string(KindRateLimited))
+	s.metrics.CallDone(upstream, label, 0, string(call.KindRateLimited))
 	s.logger.Debug("call over the rate limit", "session_id", sessionTagOf(ctx), "tool", tool, "retry_after", rl.RetryAfter)
-	err := &UpstreamError{Kind: KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
+	err := &UpstreamError{Kind: call.KindRateLimited, Upstream: upstream, Tool: tool, Err: rl}
 	c := call.New(ctx, tool, nil)
 	c.Upstream = upstream
 	if a := s.hub.opts.Audit; a != nil {

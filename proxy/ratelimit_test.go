@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // slowRefill refills a bucket once in 100 s: within a test, a session has
@@ -42,7 +44,7 @@ func wantRateLimited(t *testing.T, what string, res *sdk.CallToolResult, tool, u
 	if err := json.Unmarshal(raw, &sc); err != nil {
 		t.Fatalf("%s: structuredContent %s: %v", what, raw, err)
 	}
-	want := rateLimitedDetail{Kind: string(KindRateLimited), Tool: tool, Upstream: upstream, RetryAfterMS: sc.Error.RetryAfterMS}
+	want := rateLimitedDetail{Kind: string(call.KindRateLimited), Tool: tool, Upstream: upstream, RetryAfterMS: sc.Error.RetryAfterMS}
 	if sc.Error != want || sc.Error.RetryAfterMS <= 0 {
 		t.Errorf("%s: structuredContent error %+v, want %+v with retry_after_ms > 0", what, sc.Error, want)
 	}

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
 
 // canonical re-encodes a JSON document with sorted keys and no spacing,
@@ -170,8 +171,8 @@ func TestRawListingOverHTTPKeepsSessionAndVersion(t *testing.T) {
 		if r.session == "" || r.session != reqs[0].session {
 			t.Errorf("request %d: Mcp-Session-Id %q, want the session's (%q)", i, r.session, reqs[0].session)
 		}
-		if r.version != DefaultProtocolVersion {
-			t.Errorf("request %d: Mcp-Protocol-Version %q, want %q", i, r.version, DefaultProtocolVersion)
+		if r.version != upstream.DefaultProtocolVersion {
+			t.Errorf("request %d: Mcp-Protocol-Version %q, want %q", i, r.version, upstream.DefaultProtocolVersion)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 // FI-08: a slow upstream's excess calls queue and then fail fast with
@@ -31,7 +32,7 @@ func TestFI08HeadOfLineIsolation(t *testing.T) {
 		select {
 		case err := <-results:
 			var ue *UpstreamError
-			if !errors.As(err, &ue) || ue.Kind != KindQueueFull {
+			if !errors.As(err, &ue) || ue.Kind != call.KindQueueFull {
 				t.Fatalf("an early answer: %v, want queue_full", err)
 			}
 		case <-time.After(5 * time.Second):
@@ -66,7 +67,7 @@ func TestFI03CrashLoopOpensTheCircuit(t *testing.T) {
 	eventually(t, 10*time.Second, "circuit_open", func() bool {
 		_, err := h.CallTool(t.Context(), "loop_echo", map[string]any{"text": "x"}, nil)
 		var ue *UpstreamError
-		return errors.As(err, &ue) && ue.Kind == KindCircuitOpen
+		return errors.As(err, &ue) && ue.Kind == call.KindCircuitOpen
 	})
 	os.Remove(crash)
 	eventually(t, 10*time.Second, "recovery after the fix", func() bool {
@@ -85,7 +86,7 @@ func TestFI11OversizedUpstreamMessage(t *testing.T) {
 	pid := callText(t, h, "huge_pid", nil)
 	_, err := h.CallTool(t.Context(), "huge_big", map[string]any{"bytes": 2 << 20}, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindTooLarge {
+	if !errors.As(err, &ue) || ue.Kind != call.KindTooLarge {
 		t.Fatalf("a 2 MiB result with a 1 MiB limit: %v, want message_too_large", err)
 	}
 	if got := callText(t, h, "other_echo", map[string]any{"text": "fine"}); got != "fine" {
@@ -152,7 +153,7 @@ func TestFI09MalformedUpstreamLines(t *testing.T) {
 		if res != nil {
 			t.Errorf("%s gave a result: %v", tc.tool, res.Content)
 		}
-		ue := wantKind(t, tc.tool, err, KindProtocol)
+		ue := wantKind(t, tc.tool, err, call.KindProtocol)
 		if ue.Upstream != "raw" || !strings.Contains(ue.Error(), tc.why) {
 			t.Errorf("%s: error %q, want it to name upstream raw and say %q", tc.tool, ue, tc.why)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -43,7 +44,7 @@ func (h *Hub) screenResult(cfg UpstreamConfig, scrub *upstream.Scrubber, tool st
 	case integrity.ResultsRedact:
 		res = integrity.RedactResult(res)
 	}
-	if injected := injectionFindings(findings); len(injected) > 0 {
+	if injected := slices.DeleteFunc(findings, integrity.ResultFinding.Secret); len(injected) > 0 { // findings' last use
 		res = withCaution(res, cfg.Name, tool, injected)
 	}
 	return res
@@ -68,16 +69,6 @@ func describeFindings(findings []integrity.ResultFinding) string {
 	return strings.Join(parts, ", ")
 }
 
-func injectionFindings(findings []integrity.ResultFinding) []integrity.ResultFinding {
-	var out []integrity.ResultFinding
-	for _, f := range findings {
-		if !f.Secret() {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // maxCautionFindings bounds the places a caution lists.
 const maxCautionFindings = 5
 
@@ -96,7 +87,7 @@ func withCaution(res *mcp.CallToolResult, upstream, tool string, injected []inte
 // blockedResult is the error result that replaces a blocked result; it
 // never holds the text.
 func blockedResult(upstream, tool string, kinds []string) *mcp.CallToolResult {
-	return errorResult(&UpstreamError{Kind: KindResultBlocked, Upstream: upstream, Tool: tool,
+	return errorResult(&UpstreamError{Kind: call.KindResultBlocked, Upstream: upstream, Tool: tool,
 		Err: &BlockedResultError{Upstream: upstream, Findings: kinds}})
 }
 
@@ -200,8 +191,8 @@ func (h *Hub) errorText(cfg UpstreamConfig, scrub *upstream.Scrubber, tool strin
 	msg := err.Error()
 	clean := h.screenText(cfg, tool, msg)
 	short, cut := summarizeError(clean)
-	if cut {
-		logCut(h.logger, cfg.Name, tool, clean)
+	if cut { // the whole text, for the person who reads the log
+		h.logger.Warn("upstream error text cut for the model", "upstream", cfg.Name, "tool", tool, "bytes", len(clean), "err", clean)
 	}
 	if short != msg {
 		return upstream.WithText(short, err)

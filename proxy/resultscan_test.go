@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/internal/fakeupstream"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
@@ -175,7 +176,7 @@ func TestSEC11ResultScanning(t *testing.T) {
 					Findings             []string
 				}
 			}
-			if !r.IsError || json.Unmarshal(r.StructuredContent, &sc) != nil || sc.Error.Kind != string(KindResultBlocked) ||
+			if !r.IsError || json.Unmarshal(r.StructuredContent, &sc) != nil || sc.Error.Kind != string(call.KindResultBlocked) ||
 				sc.Error.Upstream != "alpha" || sc.Error.Tool != "alpha_rich" || len(sc.Error.Findings) != 4 {
 				t.Errorf("%s: got %.600s, want an isError result_blocked result from alpha_rich on alpha with 4 kinds", via, m.raw)
 			}
@@ -190,8 +191,8 @@ func TestSEC11ResultScanning(t *testing.T) {
 		}
 		r, m := runPlan(t, c, 3, map[string]any{"steps": []any{planStep("a", "alpha_rich", sec11Text)}})
 		wantNoLeak(t, "the plan result", m.raw)
-		if !r.IsError || !strings.Contains(m.raw, string(KindResultBlocked)) {
-			t.Errorf("run_plan: got %.400s, want step a failed with %s", m.raw, KindResultBlocked)
+		if !r.IsError || !strings.Contains(m.raw, string(call.KindResultBlocked)) {
+			t.Errorf("run_plan: got %.400s, want step a failed with %s", m.raw, call.KindResultBlocked)
 		}
 	})
 	t.Run("off passes everything", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/proxy/call"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
@@ -234,8 +235,8 @@ func queueFullReply(m wire.Message, running int) any {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(m.Line, &req) // the pre-check let it through; a name is only for the text
-	err := &UpstreamError{Kind: KindQueueFull, Tool: call.ClipName(req.Params.Name),
-		Err: fmt.Errorf("%w: this client has %d calls running and %d waiting; retry when one ends", ErrQueueFull, running, StdioQueue)}
+	err := &UpstreamError{Kind: call.KindQueueFull, Tool: call.ClipName(req.Params.Name),
+		Err: fmt.Errorf("%w: this client has %d calls running and %d waiting; retry when one ends", upstream.ErrQueueFull, running, StdioQueue)}
 	return struct {
 		JSONRPC string              `json:"jsonrpc"`
 		ID      json.RawMessage     `json:"id"`

@@ -445,7 +445,7 @@ func (s *Server) callVia(ctx context.Context, srv *server.MCPServer, c *call.Cal
 
 // isOutage reports a call that failed because its upstream was not there.
 func isOutage(k Kind) bool {
-	return k == KindUnavailable || k == KindStarting || k == KindCircuitOpen
+	return k == call.KindUnavailable || k == call.KindStarting || k == call.KindCircuitOpen
 }
 
 // arguments keeps the client's arguments as sent (large integers intact).
@@ -571,7 +571,7 @@ func (r *progressRelay) settle() {
 // errorResult renders a failure as an isError tool result, with the kind
 // and upstream in structuredContent for programs.
 func errorResult(err error) *mcp.CallToolResult {
-	detail := map[string]any{"kind": string(KindUpstreamError), "message": err.Error()}
+	detail := map[string]any{"kind": string(call.KindUpstreamError), "message": err.Error()}
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		detail["kind"] = string(ue.Kind)

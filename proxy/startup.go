@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (h *Hub) resolve(ctx context.Context, c *call.Call) error {
 			return err
 		}
 		if t, ok = h.Catalog().Tool(c.Tool); !ok {
-			return &UpstreamError{Kind: KindUnknownTool, Tool: c.Tool,
+			return &UpstreamError{Kind: call.KindUnknownTool, Tool: c.Tool,
 				Err: fmt.Errorf("%w%s", ErrUnknownTool, didYouMean(h.Catalog().Suggest(c.Tool)))}
 		}
 	}
@@ -75,7 +76,7 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 		case <-u.First():
 		case <-t.C:
 		case <-ctx.Done():
-			return &UpstreamError{Kind: KindCancelled, Upstream: u.Name(), Tool: name, Err: ctx.Err()}
+			return &UpstreamError{Kind: call.KindCancelled, Upstream: u.Name(), Tool: name, Err: ctx.Err()}
 		}
 	}
 	if _, ok := h.Catalog().Tool(name); ok {
@@ -88,17 +89,17 @@ func (h *Hub) awaitToolUntil(ctx context.Context, name string, deadline time.Tim
 		if st.Doing != "" {
 			err = fmt.Errorf("%w (%s)", err, st.Doing)
 		}
-		return &UpstreamError{Kind: KindStarting, Upstream: u.Name(), Tool: name, Err: fmt.Errorf("%w; try again shortly", err)}
+		return &UpstreamError{Kind: call.KindStarting, Upstream: u.Name(), Tool: name, Err: fmt.Errorf("%w; try again shortly", err)}
 	case st.EverConnected:
 		return nil // it connected: the tool is just not one of its
 	case st.Cause == nil:
-		return &UpstreamError{Kind: KindUnavailable, Upstream: u.Name(), Tool: name, Err: ErrNotConnected}
+		return &UpstreamError{Kind: call.KindUnavailable, Upstream: u.Name(), Tool: name, Err: upstream.ErrNotConnected}
 	case upstream.NeedsLogin(st.Cause):
-		return &UpstreamError{Kind: KindAuthRequired, Upstream: u.Name(), Tool: name,
-			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.ForModel(st.Cause))}
+		return &UpstreamError{Kind: call.KindAuthRequired, Upstream: u.Name(), Tool: name,
+			Err: fmt.Errorf("%w: %w", upstream.ErrNotConnected, u.ForModel(st.Cause))}
 	default:
-		return &UpstreamError{Kind: KindUnavailable, Upstream: u.Name(), Tool: name,
-			Err: fmt.Errorf("%w: %w", ErrNotConnected, u.ForModel(st.Cause))}
+		return &UpstreamError{Kind: call.KindUnavailable, Upstream: u.Name(), Tool: name,
+			Err: fmt.Errorf("%w: %w", upstream.ErrNotConnected, u.ForModel(st.Cause))}
 	}
 }
 
@@ -122,12 +123,8 @@ func (h *Hub) awaitNames(ctx context.Context, names []string) []*UpstreamError {
 // has joined the catalog or failed, so that a gateway shows them from a
 // client's first request.
 func (h *Hub) AwaitBuiltins(ctx context.Context) {
-	var builtins []*upstream.Upstream
-	for _, u := range h.set().list {
-		if u.Config().Transport == TransportBuiltin {
-			builtins = append(builtins, u)
-		}
-	}
+	builtins := slices.DeleteFunc(slices.Clone(h.set().list),
+		func(u *upstream.Upstream) bool { return u.Config().Transport != TransportBuiltin })
 	h.awaitFirst(ctx, builtins, time.Now().Add(h.opts.InitTimeout))
 }
 

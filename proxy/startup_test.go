@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 )
 
@@ -188,7 +189,7 @@ func TestCallWaitsForAStartingUpstream(t *testing.T) {
 func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
 	h := launchHub(t, newGates(t), Options{Upstreams: []UpstreamConfig{builtinFake("alpha"), hungStdio("hung")}, StartWait: 50 * time.Millisecond})
 	_, err := h.CallTool(t.Context(), "hung_echo", nil, nil)
-	ue := wantKind(t, "a call of a starting upstream's tool", err, KindStarting)
+	ue := wantKind(t, "a call of a starting upstream's tool", err, call.KindStarting)
 	if ue.Upstream != "hung" || !errors.Is(err, ErrStarting) || !strings.Contains(err.Error(), "still starting for") {
 		t.Errorf("error: %v, want upstream hung, still starting for ...", err)
 	}
@@ -197,7 +198,7 @@ func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
 		t.Errorf("unknown tool: got %v", err)
 	}
 	c := overHTTP(t, h)
-	for _, call := range []struct {
+	for _, tc := range []struct {
 		tool string
 		args map[string]any
 	}{
@@ -205,10 +206,10 @@ func TestCallOfAStartingUpstreamFailsWithUpstreamStarting(t *testing.T) {
 		{"call_tool", map[string]any{"name": "hung_echo", "arguments": map[string]any{"text": "x"}}},
 		{"run_plan", map[string]any{"steps": []any{map[string]any{"id": "a", "tool": "hung_echo", "args": map[string]any{"text": "x"}}}}},
 	} {
-		res := c.call(t, call.tool, call.args)
+		res := c.call(t, tc.tool, tc.args)
 		kind, _ := res.StructuredContent.(map[string]any)["error"].(map[string]any)["kind"].(string)
-		if !res.IsError || kind != string(KindStarting) || !strings.Contains(resultText(res), "hung") {
-			t.Errorf("%s: isError %v, kind %q, text %q; want an upstream_starting error naming hung", call.tool, res.IsError, kind, resultText(res))
+		if !res.IsError || kind != string(call.KindStarting) || !strings.Contains(resultText(res), "hung") {
+			t.Errorf("%s: isError %v, kind %q, text %q; want an upstream_starting error naming hung", tc.tool, res.IsError, kind, resultText(res))
 		}
 	}
 	if _, err := c.session.CallTool(t.Context(), &sdk.CallToolParams{Name: "nobody_echo"}); err == nil {
@@ -417,7 +418,7 @@ func TestCallOfANeverConnectedRemoteHidesItsHost(t *testing.T) {
 		t.Errorf("status error %q does not name the host", s.Err)
 	}
 	_, err := h.CallTool(t.Context(), "remote_echo", nil, nil)
-	wantKind(t, "a call of a remote that never connected", err, KindUnavailable)
+	wantKind(t, "a call of a remote that never connected", err, call.KindUnavailable)
 	if strings.Contains(err.Error(), host) {
 		t.Errorf("the call's error names the host: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-router/mcp-router/proxy/call"
 )
 
 func suggestCatalog() *Catalog {
@@ -40,7 +42,7 @@ func TestUnknownToolCallSaysDidYouMean(t *testing.T) {
 	h := startHub(t, builtinFake("alpha"))
 	_, err := h.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindUnknownTool || !strings.Contains(err.Error(), "unknown tool; did you mean alpha_echo") {
+	if !errors.As(err, &ue) || ue.Kind != call.KindUnknownTool || !strings.Contains(err.Error(), "unknown tool; did you mean alpha_echo") {
 		t.Fatalf("got %v, want unknown_tool suggesting alpha_echo", err)
 	}
 	c := overHTTP(t, h)

@@ -6,14 +6,12 @@ package proxy
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
-	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // UpstreamConfig describes one upstream MCP server, decoded and validated
@@ -28,12 +26,8 @@ const (
 	TransportBuiltin        = upstream.TransportBuiltin
 )
 
-// Defaults of UpstreamConfig.
-const (
-	DefaultProtocolVersion   = upstream.DefaultProtocolVersion
-	DefaultCallTimeout       = upstream.DefaultCallTimeout
-	DefaultMaxErrorBodyBytes = upstream.DefaultMaxErrorBodyBytes
-)
+// DefaultCallTimeout applies when UpstreamConfig.Timeout is zero.
+const DefaultCallTimeout = upstream.DefaultCallTimeout
 
 // State is an upstream's connection state.
 type State = upstream.State
@@ -86,52 +80,12 @@ func MaybeRunWatchdog() { upstream.MaybeRunWatchdog() }
 // Kind classifies a failed call ([call.Kind]).
 type Kind = call.Kind
 
-// The kinds of failed call, as package call names them.
-const (
-	KindUnavailable      = call.KindUnavailable
-	KindTimeout          = call.KindTimeout
-	KindProtocol         = call.KindProtocol
-	KindCancelled        = call.KindCancelled
-	KindUnknownTool      = call.KindUnknownTool
-	KindBlocked          = call.KindBlocked
-	KindCircuitOpen      = call.KindCircuitOpen
-	KindQueueFull        = call.KindQueueFull
-	KindTooLarge         = call.KindTooLarge
-	KindUpstreamError    = call.KindUpstreamError
-	KindRateLimited      = call.KindRateLimited
-	KindInvalidArguments = call.KindInvalidArguments
-	KindResultBlocked    = call.KindResultBlocked
-	KindStarting         = call.KindStarting
-	KindQuotaExceeded    = call.KindQuotaExceeded
-	KindRepeatedCall     = call.KindRepeatedCall
-	KindAuthRequired     = call.KindAuthRequired
-)
-
 // ErrUnknownTool is returned for a name that is not in the catalog.
 var ErrUnknownTool = errors.New("unknown tool")
 
 // ErrAppOnly is returned for a tool its server marks for its app only.
 var ErrAppOnly = errors.New(`its server marks it for its app's interface only (_meta.ui.visibility does not include "model"), ` +
 	"so it is not offered to the model and the model cannot call it")
-
-// ErrInvalidArguments is returned, wrapped, for arguments that do not
-// match the tool's input schema.
-var ErrInvalidArguments = call.ErrInvalidArguments
-
-// ErrNotConnected is returned when an upstream has no live connection.
-var ErrNotConnected = upstream.ErrNotConnected
-
-// ErrCircuitOpen is returned while an upstream keeps failing to connect.
-var ErrCircuitOpen = upstream.ErrCircuitOpen
-
-// ErrMessageTooLarge is returned for an upstream message over the limit.
-var ErrMessageTooLarge = wire.ErrMessageTooLarge
-
-// ErrQueueFull is returned when an upstream's calls fill its queue.
-var ErrQueueFull = upstream.ErrQueueFull
-
-// ErrProtocol is returned when an upstream's reply breaks the protocol.
-var ErrProtocol = wire.ErrProtocol
 
 // UpstreamError is a failed call: which stage refused it, or what its
 // upstream answered ([call.Error]).
@@ -142,32 +96,21 @@ type UpstreamError = call.Error
 const MaxErrorSummaryBytes = 512
 
 // summarizeError is msg as the model sees it: control characters and runs
-// of white space as one space, cut at MaxErrorSummaryBytes with a note of
-// its length; it reports whether msg was cut.
+// of white space as one space, invalid bytes as U+FFFD, cut at
+// MaxErrorSummaryBytes with a note of its length; it reports whether msg
+// was cut.
 func summarizeError(msg string) (string, bool) {
 	if len(msg) <= MaxErrorSummaryBytes && !strings.ContainsFunc(msg, unicode.IsControl) {
 		return msg, false
 	}
-	var b strings.Builder
-	space := false
-	for _, r := range msg {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = true
-			continue
+	one := clip.OneLine(strings.Map(func(r rune) rune { // Map reads an invalid byte as U+FFFD
+		if unicode.IsControl(r) {
+			return ' '
 		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		if b.Len()+utf8.RuneLen(r) > MaxErrorSummaryBytes {
-			return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", b.String(), len(msg)), true
-		}
-		b.WriteRune(r)
+		return r
+	}, msg))
+	if len(one) <= MaxErrorSummaryBytes {
+		return one, false
 	}
-	return b.String(), false
-}
-
-// logCut logs the whole text of a failure whose summary the model got.
-func logCut(log *slog.Logger, upstream, tool, full string) {
-	log.Warn("upstream error text cut for the model", "upstream", upstream, "tool", tool, "bytes", len(full), "err", full)
+	return fmt.Sprintf("%s… (%d bytes in all; the whole text is in the gateway's log)", clip.Prefix(one, MaxErrorSummaryBytes), len(msg)), true
 }

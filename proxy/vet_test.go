@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
 	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 )
@@ -35,7 +36,7 @@ func TestFI16RugPullIsBlockedUntilApproved(t *testing.T) {
 	eventually(t, 5*time.Second, "alpha_search blocked", func() bool { _, ok := h.Catalog().Tool("alpha_search"); return !ok })
 	_, err := h.CallTool(t.Context(), "alpha_search", map[string]any{"text": "x"}, nil)
 	var ue *UpstreamError
-	if !errors.As(err, &ue) || ue.Kind != KindBlocked || !strings.Contains(err.Error(), "pins approve alpha_search") {
+	if !errors.As(err, &ue) || ue.Kind != call.KindBlocked || !strings.Contains(err.Error(), "pins approve alpha_search") {
 		t.Fatalf("calling a changed tool: %v, want tool_blocked saying how to approve", err)
 	}
 	if _, ok := h.Catalog().Tool("alpha_echo"); !ok {
@@ -144,7 +145,7 @@ func TestSEC10CrossServerShadowing(t *testing.T) {
 			}
 			res, err := h.CallTool(t.Context(), "beta_add", map[string]any{}, nil)
 			var ue *UpstreamError
-			if blocked := errors.As(err, &ue) && ue.Kind == KindBlocked; blocked == tt.visible {
+			if blocked := errors.As(err, &ue) && ue.Kind == call.KindBlocked; blocked == tt.visible {
 				t.Errorf("calling beta_add: %v, %v; want blocked = %v", res, err, !tt.visible)
 			}
 		})

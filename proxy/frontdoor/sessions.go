@@ -8,12 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // owners maps session ids to the principal and client that opened them,
@@ -319,21 +320,11 @@ func holdsNoStream(r *http.Request) bool {
 	if r.Method == http.MethodDelete {
 		return true
 	}
-	if r.Method != http.MethodPost || r.GetBody == nil {
-		return false
-	}
-	body, err := r.GetBody()
-	if err != nil {
-		return false
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
+	b, ok := wire.BodyBytes(r.Body) // as forward left it, not read yet
+	if r.Method != http.MethodPost || !ok {
 		return false
 	}
 	// Only the members' presence matters: an id of null is still an id.
 	var env struct{ Method, ID json.RawMessage }
-	if err := json.Unmarshal(b, &env); err != nil {
-		return false
-	}
-	return env.Method == nil || env.ID == nil
+	return json.Unmarshal(b, &env) == nil && (env.Method == nil || env.ID == nil)
 }

@@ -58,33 +58,25 @@ func compileSchema(raw json.RawMessage) *toolSchema {
 	if err != nil {
 		return nil
 	}
+	const url = "tool-schema.json"
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
 	s := &toolSchema{doc: doc}
-	s.compiled, _ = CompileSchema(doc)
+	if c.AddResource(url, doc) == nil {
+		s.compiled, _ = c.Compile(url)
+	}
 	return s
 }
 
-// CompileSchema compiles doc, a tool's JSON Schema as jsonschema.UnmarshalJSON
-// reads it. Every external $ref is refused: schemas come from upstream
-// servers and must not make the gateway read files or reach the network.
-func CompileSchema(doc any) (*jsonschema.Schema, error) {
-	const url = "urn:mcp-router:tool-schema"
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// noLoader refuses every external $ref.
+// noLoader refuses every external $ref: schemas come from upstream servers
+// and must not make the gateway read files or reach the network.
 type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema %s not loaded", url)
 }
 
-// ViolationPrinter words a schema violation (ErrorKind.LocalizedString).
-var ViolationPrinter = message.NewPrinter(language.English)
+var printer = message.NewPrinter(language.English)
 
 // argProblem is a schema violation at path (args.x).
 type argProblem struct{ path, msg string }
@@ -103,7 +95,7 @@ func (s *toolSchema) check(v any, holes [][]string) []argProblem {
 	}
 	var out []argProblem
 	for _, e := range surviving(verr, holes) {
-		out = append(out, argProblem{path: formatLoc(append([]string{"args"}, e.InstanceLocation...)), msg: e.ErrorKind.LocalizedString(ViolationPrinter)})
+		out = append(out, argProblem{path: formatLoc(append([]string{"args"}, e.InstanceLocation...)), msg: e.ErrorKind.LocalizedString(printer)})
 	}
 	return out
 }

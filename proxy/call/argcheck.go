@@ -18,11 +18,11 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcp-router/mcp-router/internal/clip"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-
-	"github.com/mcp-router/mcp-router/executor"
-	"github.com/mcp-router/mcp-router/internal/clip"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // maxArgViolations bounds the violations named in one refusal.
@@ -33,6 +33,8 @@ const maxViolationLen = 200
 
 // schemaSeed keys the hashes of schema texts (compared in process only).
 var schemaSeed = maphash.MakeSeed()
+
+var violationPrinter = message.NewPrinter(language.English)
 
 // ErrInvalidArguments is wrapped with the violations of a call's arguments.
 var ErrInvalidArguments = errors.New("the arguments do not match the tool's input schema")
@@ -117,11 +119,8 @@ func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 	if ok && prev.(*argSchema).sum == sum {
 		return prev.(*argSchema)
 	}
-	s := &argSchema{sum: sum}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err == nil {
-		s.compiled, err = executor.CompileSchema(doc)
-	}
+	s, err := compileInputSchema(raw)
+	s.sum = sum
 	if ok {
 		if !a.cache.CompareAndSwap(c.Tool, prev, s) {
 			return s // another call stored one first; this one is as good
@@ -134,6 +133,32 @@ func (a *ArgCheck) schema(c *Call, raw json.RawMessage) *argSchema {
 			"tool", c.Tool, "upstream", c.Upstream, "err", err)
 	}
 	return s
+}
+
+// compileInputSchema always returns an entry; its compiled schema is nil,
+// with the error, when raw is not a schema.
+func compileInputSchema(raw json.RawMessage) (*argSchema, error) {
+	s := &argSchema{}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return s, err
+	}
+	const url = "urn:mcp-router:input-schema"
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(refusingLoader{})
+	if err := comp.AddResource(url, doc); err != nil {
+		return s, err
+	}
+	s.compiled, err = comp.Compile(url)
+	return s, err
+}
+
+// refusingLoader refuses every external $ref: upstream schemas must not
+// make the gateway read files or reach the network.
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema %s not loaded", url)
 }
 
 // argInstance turns call arguments into the values the validator reads;
@@ -204,7 +229,7 @@ func violations(err error) []string {
 	}
 	var leaves []string
 	for _, e := range leafErrors(verr, nil) {
-		msg := pointer(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(executor.ViolationPrinter)
+		msg := pointer(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(violationPrinter)
 		leaves = append(leaves, clip.Ellipsis(msg, maxViolationLen))
 	}
 	slices.Sort(leaves)

@@ -91,9 +91,7 @@ func (h *Hub) callTracer() trace.Tracer {
 func (h *Hub) CallTool(ctx context.Context, name string, args any, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
 	c := call.New(ctx, name, args)
 	c.Whole = true // a plan step or the CLI: not a model's context
-	if onProgress != nil {
-		c.Progress = func(p call.Progress) { onProgress(Progress(p)) }
-	}
+	c.Progress = onProgress
 	return h.Call(ctx, c)
 }
 
@@ -175,7 +173,7 @@ func (h *Hub) upstreamCall(ctx context.Context, c *call.Call) (*mcp.CallToolResu
 	req.Params.Name = t.Original
 	req.Params.Arguments = c.Args
 	if c.Progress != nil {
-		token, release := h.progress.Register(c.Upstream, func(p Progress) { c.Progress(call.Progress(p)) })
+		token, release := h.progress.Register(c.Upstream, c.Progress)
 		defer release()
 		req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	}

@@ -501,7 +501,7 @@ func (r *progressRelay) fn() func(call.Progress) {
 	if r == nil {
 		return nil
 	}
-	return func(p call.Progress) { r.send(Progress(p)) }
+	return r.send
 }
 
 func (r *progressRelay) send(p Progress) {

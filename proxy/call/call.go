@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-router/mcp-router/executor"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/routing"
 )
 
@@ -91,11 +92,7 @@ type Carried struct {
 }
 
 // Progress is one progress report of a call's upstream.
-type Progress struct {
-	Progress float64
-	Total    float64 // 0 when unknown
-	Message  string
-}
+type Progress = upstream.Progress
 
 // HandlerOf answers a request whose result is an R.
 type HandlerOf[R any] func(ctx context.Context, c *Call) (R, error)

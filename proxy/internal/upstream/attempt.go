@@ -78,8 +78,7 @@ func (u *Upstream) ForModel(err error) error {
 // where says, for an error of a remote upstream, which host it came from,
 // and marks a 401.
 func (u *Upstream) where(err error) error {
-	if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
-		errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
+	if NeedsLogin(err) && !errors.Is(err, ErrUnauthorized) {
 		err = fmt.Errorf("%w: %w; %s", ErrUnauthorized, err, loginHint(u.cfg.Name))
 	}
 	if !u.cfg.remote() || strings.HasPrefix(err.Error(), "connecting to ") {

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"log/slog"
 	"sync"
 	"time"
@@ -74,18 +75,16 @@ func (n *notifyLimiter) allow(method string) bool {
 	return false
 }
 
-// notificationKind is the metric label of a notification method.
-func notificationKind(method string) string {
-	switch method {
-	case string(mcp.MethodNotificationProgress):
-		return "progress"
-	case string(mcp.MethodNotificationMessage):
-		return "message"
-	case string(mcp.MethodNotificationResourceUpdated):
-		return "resource_updated"
-	case string(mcp.MethodNotificationToolsListChanged), string(mcp.MethodNotificationResourcesListChanged),
-		string(mcp.MethodNotificationPromptsListChanged):
-		return "list_changed"
-	}
-	return "other"
+// notificationKinds are the metric labels of the notification methods
+// an upstream sends the gateway; any other is "other".
+var notificationKinds = map[string]string{
+	string(mcp.MethodNotificationProgress):             "progress",
+	string(mcp.MethodNotificationMessage):              "message",
+	string(mcp.MethodNotificationResourceUpdated):      "resource_updated",
+	string(mcp.MethodNotificationToolsListChanged):     "list_changed",
+	string(mcp.MethodNotificationResourcesListChanged): "list_changed",
+	string(mcp.MethodNotificationPromptsListChanged):   "list_changed",
 }
+
+// notificationKind is the metric label of a notification method.
+func notificationKind(method string) string { return cmp.Or(notificationKinds[method], "other") }

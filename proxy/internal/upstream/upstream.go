@@ -441,19 +441,17 @@ func (u *Upstream) onNotification(n mcp.JSONRPCNotification) {
 	if !u.notes.allow(n.Method) {
 		return
 	}
-	switch n.Method {
-	case string(mcp.MethodNotificationToolsListChanged),
-		string(mcp.MethodNotificationResourcesListChanged),
-		string(mcp.MethodNotificationPromptsListChanged):
+	switch notificationKind(n.Method) {
+	case "list_changed":
 		select {
 		case u.refresh <- struct{}{}:
 		default: // a refresh is already pending
 		}
-	case string(mcp.MethodNotificationProgress):
+	case "progress":
 		u.env.Progress.forward(u.cfg.Name, u.scrub.progress(n))
-	case string(mcp.MethodNotificationMessage):
+	case "message":
 		u.relayLog(n)
-	case string(mcp.MethodNotificationResourceUpdated):
+	case "resource_updated":
 		u.relayResourceUpdated(n)
 	}
 }

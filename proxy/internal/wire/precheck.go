@@ -370,6 +370,10 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.Cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
 		}
+		if v.env.id == nil && bareModernNote(r.Header, v.env.params) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		if !held || !utf8.Valid(body) { // else r.Body is body, unread
 			body = sanitizeUTF8(body)
 			r.Body = NewBody(body)
@@ -380,6 +384,22 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.Next.ServeHTTP(w, r)
 	}
+}
+
+// bareModernNote reports a 2026-07-28 notification whose params carry no
+// _meta protocol version. SEP-2575 asks that _meta of requests only, and
+// the Go SDK sends notifications/cancelled without it; mcp-go refuses
+// such a message with a 400, which ends the Go SDK client's connection.
+// With no session there is nothing for it to act on: the request it
+// cancels ends with its own POST. So it is answered 202 here.
+func bareModernNote(h http.Header, params []byte) bool {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) || params != nil && json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	return p.Meta.ProtocolVersion() == ""
 }
 
 // precheckedKey marks the context of a request PrecheckHTTP passed on

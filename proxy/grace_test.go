@@ -140,27 +140,35 @@ func TestFI19SDKClientCancelReachesUpstream(t *testing.T) {
 	h, _, ts := graceHTTP(t, time.Hour)
 	c := sdkOverHTTP(t, ts.URL)
 	for i := 1; i <= 3; i++ {
-		ctx, cancel := context.WithCancel(t.Context())
-		params := &sdk.CallToolParams{Name: "alpha_hang", Arguments: map[string]any{}}
-		params.SetProgressToken("p")
-		done := make(chan error, 1)
-		go func() {
-			_, err := c.session.CallTool(ctx, params)
-			done <- err
-		}()
-		eventually(t, faultWait, "the upstream to have the call", func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return len(c.progress) >= i
-		})
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Fatalf("call %d: got %v, want context.Canceled", i, err)
-		}
-		eventually(t, faultWait, fmt.Sprintf("cancellation %d at the upstream", i), func() bool {
-			return cancellations(t, h, "alpha_cancellations") == i
-		})
+		cancelHang(t, h, c, i)
 	}
+}
+
+// cancelHang has c call alpha_hang and cancel it once the upstream has
+// it, the i-th such call: the call ends cancelled, and so does the
+// upstream's.
+func cancelHang(t *testing.T, h *Hub, c *sdkClient, i int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	params := &sdk.CallToolParams{Name: "alpha_hang", Arguments: map[string]any{}}
+	params.SetProgressToken("p")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.session.CallTool(ctx, params)
+		done <- err
+	}()
+	eventually(t, faultWait, "the upstream to have the call", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.progress) >= i
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("call %d: got %v, want context.Canceled", i, err)
+	}
+	eventually(t, faultWait, fmt.Sprintf("cancellation %d at the upstream", i), func() bool {
+		return cancellations(t, h, "alpha_cancellations") == i
+	})
 }
 
 // The Go SDK on 2026-07-28 cancels a call the same way, with no session:
@@ -179,30 +187,12 @@ func TestStatelessSDKClientCancelKeepsItsConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	c.session = s
 	for i := 1; i <= 2; i++ {
-		ctx, cancel := context.WithCancel(t.Context())
-		params := &sdk.CallToolParams{Name: "alpha_hang", Arguments: map[string]any{}}
-		params.SetProgressToken("p")
-		done := make(chan error, 1)
-		go func() {
-			_, err := s.CallTool(ctx, params)
-			done <- err
-		}()
-		eventually(t, faultWait, "the upstream to have the call", func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return len(c.progress) >= i
-		})
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Fatalf("call %d: got %v, want context.Canceled", i, err)
-		}
+		cancelHang(t, h, c, i)
 		if status := <-notes; status != http.StatusAccepted {
 			t.Fatalf("notifications/cancelled %d: HTTP %d, want 202", i, status)
 		}
-		eventually(t, faultWait, fmt.Sprintf("cancellation %d at the upstream", i), func() bool {
-			return cancellations(t, h, "alpha_cancellations") == i
-		})
 	}
 	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "still here"}})
 	if err != nil || res.IsError {

@@ -359,7 +359,7 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			LogSafe(cutEcho(r.Header.Get(server.HeaderKeySessionID))))
 	}
 	switch {
-	case v.drop:
+	case v.drop || bareModernNote(r.Header, v.env):
 		h.Log.Debug("client message dropped", "transport", "http", "reason", LogSafe(v.reason))
 		w.WriteHeader(http.StatusAccepted)
 	case !v.pass():
@@ -369,10 +369,6 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if id, err := cancelledID(v.env.params); err == nil {
 				h.Cancelled(r.Header.Get(server.HeaderKeySessionID), id)
 			}
-		}
-		if v.env.id == nil && bareModernNote(r.Header, v.env.params) {
-			w.WriteHeader(http.StatusAccepted)
-			return
 		}
 		if !held || !utf8.Valid(body) { // else r.Body is body, unread
 			body = sanitizeUTF8(body)
@@ -391,12 +387,13 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the Go SDK sends notifications/cancelled without it; mcp-go refuses
 // such a message with a 400, which ends the Go SDK client's connection.
 // With no session there is nothing for it to act on: the request it
-// cancels ends with its own POST. So it is answered 202 here.
-func bareModernNote(h http.Header, params []byte) bool {
+// cancels ends with its own POST. So it is dropped here, with a 202.
+func bareModernNote(h http.Header, env envelope) bool {
 	var p struct {
 		Meta *mcp.Meta `json:"_meta"`
 	}
-	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) || params != nil && json.Unmarshal(params, &p) != nil {
+	if env.id != nil || env.method == nil || !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) ||
+		env.params != nil && json.Unmarshal(env.params, &p) != nil {
 		return false
 	}
 	return p.Meta.ProtocolVersion() == ""

@@ -140,27 +140,85 @@ func TestFI19SDKClientCancelReachesUpstream(t *testing.T) {
 	h, _, ts := graceHTTP(t, time.Hour)
 	c := sdkOverHTTP(t, ts.URL)
 	for i := 1; i <= 3; i++ {
-		ctx, cancel := context.WithCancel(t.Context())
-		params := &sdk.CallToolParams{Name: "alpha_hang", Arguments: map[string]any{}}
-		params.SetProgressToken("p")
-		done := make(chan error, 1)
-		go func() {
-			_, err := c.session.CallTool(ctx, params)
-			done <- err
-		}()
-		eventually(t, faultWait, "the upstream to have the call", func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return len(c.progress) >= i
-		})
-		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Fatalf("call %d: got %v, want context.Canceled", i, err)
-		}
-		eventually(t, faultWait, fmt.Sprintf("cancellation %d at the upstream", i), func() bool {
-			return cancellations(t, h, "alpha_cancellations") == i
-		})
+		cancelHang(t, h, c, i)
 	}
+}
+
+// cancelHang has c call alpha_hang and cancel it once the upstream has
+// it, the i-th such call: the call ends cancelled, and so does the
+// upstream's.
+func cancelHang(t *testing.T, h *Hub, c *sdkClient, i int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	params := &sdk.CallToolParams{Name: "alpha_hang", Arguments: map[string]any{}}
+	params.SetProgressToken("p")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.session.CallTool(ctx, params)
+		done <- err
+	}()
+	eventually(t, faultWait, "the upstream to have the call", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.progress) >= i
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("call %d: got %v, want context.Canceled", i, err)
+	}
+	eventually(t, faultWait, fmt.Sprintf("cancellation %d at the upstream", i), func() bool {
+		return cancellations(t, h, "alpha_cancellations") == i
+	})
+}
+
+// The Go SDK on 2026-07-28 cancels a call the same way, with no session:
+// the aborted POST cancels the upstream call, and the
+// notifications/cancelled it sends after, without the _meta protocol
+// version (SEP-2575 asks that of requests only), is taken with a 202. A
+// 400 there ended the SDK's connection: every later call failed.
+func TestStatelessSDKClientCancelKeepsItsConnection(t *testing.T) {
+	h, _, ts := graceHTTP(t, time.Hour)
+	notes := make(chan int, 4) // the status of each notifications/cancelled POST
+	cl, c := newSDKClient()
+	tr := &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: cancelStatus{http.DefaultTransport, notes}}}
+	s, err := cl.Connect(t.Context(), tr, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c.session = s
+	for i := 1; i <= 2; i++ {
+		cancelHang(t, h, c, i)
+		if status := <-notes; status != http.StatusAccepted {
+			t.Fatalf("notifications/cancelled %d: HTTP %d, want 202", i, status)
+		}
+	}
+	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "alpha_echo", Arguments: map[string]any{"text": "still here"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call after the cancellations: %v %v, want its result", res, err)
+	}
+}
+
+// cancelStatus sends to statuses the HTTP status of each
+// notifications/cancelled its client posts.
+type cancelStatus struct {
+	next     http.RoundTripper
+	statuses chan<- int
+}
+
+func (c cancelStatus) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.GetBody != nil {
+		if b, err := r.GetBody(); err == nil {
+			body, _ = io.ReadAll(b)
+		}
+	}
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && strings.Contains(string(body), `"notifications/cancelled"`) {
+		c.statuses <- resp.StatusCode
+	}
+	return resp, err
 }
 
 // FI-19: closing the server cancels the calls whose streams dropped.

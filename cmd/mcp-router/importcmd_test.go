@@ -207,6 +207,38 @@ func TestImportMergesASecondClient(t *testing.T) {
 	}
 }
 
+// A server of one name and command with another environment or header
+// (another memory file, another account's token) is another server: a
+// merge imports it under another name, never drops it as a duplicate.
+func TestImportMergeKeepsAServerWithAnotherEnv(t *testing.T) {
+	vars, places := userDirs(t)
+	path := filepath.Join(places.ConfigDir, "mcp-router", "profiles.yaml")
+	memory := func(file string) string {
+		return `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "` + file + `"}},
+			"remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${` + strings.ToUpper(file[:4]) + `_TOKEN}"}}}}`
+	}
+	dir := t.TempDir()
+	if _, _, err := runCLI(t, vars, "import", "claude-desktop", writeFile(t, dir, "desktop.json", memory("work.jsonl")), "--write"); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCLI(t, vars, "import", "cursor", writeFile(t, dir, "cursor.json", memory("home.jsonl")), "--write", "--merge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range mustProfile(t, cfg).Upstreams {
+		got[u.Name] = u.Env["MEMORY_FILE_PATH"] + u.Headers["Authorization"]
+	}
+	want := map[string]string{"memory": "work.jsonl", "memory-cursor": "home.jsonl", "remote": "Bearer ${WORK_TOKEN}", "remote-cursor": "Bearer ${HOME_TOKEN}"}
+	if diff := cmp.Diff(want, got); diff != "" || !strings.Contains(stderr, `imported as "memory-cursor"`) {
+		t.Errorf("upstreams after the merge (-want +got):\n%s\nnotes:\n%s", diff, stderr)
+	}
+}
+
 func mustProfile(t *testing.T, cfg *config.Config) config.Profile {
 	t.Helper()
 	p, err := cfg.Profile("")

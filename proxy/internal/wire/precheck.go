@@ -359,7 +359,7 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			LogSafe(cutEcho(r.Header.Get(server.HeaderKeySessionID))))
 	}
 	switch {
-	case v.drop:
+	case v.drop || bareModernNote(r.Header, v.env):
 		h.Log.Debug("client message dropped", "transport", "http", "reason", LogSafe(v.reason))
 		w.WriteHeader(http.StatusAccepted)
 	case !v.pass():
@@ -380,6 +380,23 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.Next.ServeHTTP(w, r)
 	}
+}
+
+// bareModernNote reports a 2026-07-28 notification whose params carry no
+// _meta protocol version. SEP-2575 asks that _meta of requests only, and
+// the Go SDK sends notifications/cancelled without it; mcp-go refuses
+// such a message with a 400, which ends the Go SDK client's connection.
+// With no session there is nothing for it to act on: the request it
+// cancels ends with its own POST. So it is dropped here, with a 202.
+func bareModernNote(h http.Header, env envelope) bool {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if env.id != nil || env.method == nil || !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) ||
+		env.params != nil && json.Unmarshal(env.params, &p) != nil {
+		return false
+	}
+	return p.Meta.ProtocolVersion() == ""
 }
 
 // precheckedKey marks the context of a request PrecheckHTTP passed on

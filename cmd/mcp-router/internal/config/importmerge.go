@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -89,40 +88,23 @@ func child(m *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
-// sameServer reports whether two upstream entries run the same command and args, or url.
+// sameServer reports whether two upstream entries run one server: the same command, args, url,
+// working directory, environment and headers (another token or file is another server).
 func sameServer(a, b *yaml.Node) bool {
-	var x, y struct {
-		Command *string  `yaml:"command"`
-		Args    []string `yaml:"args"`
-		URL     *string  `yaml:"url"`
-	}
-	if a.Decode(&x) != nil || b.Decode(&y) != nil {
-		return false
-	}
-	switch {
-	case x.Command != nil && y.Command != nil:
-		return *x.Command == *y.Command && slices.Equal(x.Args, y.Args)
-	case x.URL != nil && y.URL != nil:
-		return *x.URL == *y.URL
-	}
-	return false
-}
-
-// identicalIn is the name of an upstream of m that is in every part the server v (a merge done
-// twice, a server renamed by an earlier merge); "" when there is none.
-func identicalIn(m, v *yaml.Node) string {
 	type server struct {
 		Command, URL, Cwd string
 		Args              []string
 		Env, Headers      map[string]string
 	}
-	var want server
-	if v.Decode(&want) != nil {
-		return ""
-	}
+	var x, y server
+	return a.Decode(&x) == nil && b.Decode(&y) == nil && reflect.DeepEqual(x, y)
+}
+
+// identicalIn is the name of an upstream of m that is the server v (a merge done twice, a
+// server renamed by an earlier merge); "" when there is none.
+func identicalIn(m, v *yaml.Node) string {
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		var have server
-		if m.Content[i+1].Decode(&have) == nil && reflect.DeepEqual(have, want) {
+		if sameServer(m.Content[i+1], v) {
 			return m.Content[i].Value
 		}
 	}

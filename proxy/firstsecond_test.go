@@ -48,7 +48,7 @@ func TestStdioInstructionsNameBuiltinsAndStartingUpstreams(t *testing.T) {
 			h.AwaitBuiltins(t.Context())
 			c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
 			got := c.session.InitializeResult().Instructions
-			for _, want := range []string{"from 1 MCP servers", "Servers by domain: alpha.",
+			for _, want := range []string{"from 1 MCP server ", "Servers by domain: alpha.",
 				"tickets (starting: Tickets and incidents of the support desk)"} {
 				if !strings.Contains(got, want) {
 					t.Fatalf("instructions lack %q:\n%s", want, got)
@@ -111,7 +111,7 @@ func TestStdioInstructionsWhileNoServerHasConnected(t *testing.T) {
 	}
 	c := overStdioWith(t, ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
 	got := c.session.InitializeResult().Instructions
-	if strings.Contains(got, "0 tools") || !strings.Contains(got, "gateway to 1 MCP servers, none connected yet") ||
+	if strings.Contains(got, "0 tools") || !strings.Contains(got, "gateway to 1 MCP server, none connected yet") ||
 		!strings.Contains(got, "notes (starting: Notes on disk)") {
 		t.Fatalf("instructions while the only server starts:\n%s", got)
 	}
@@ -284,7 +284,7 @@ func TestDiscoverRereadsInstructionsAsUpstreamsJoin(t *testing.T) {
 		}
 		return res.Instructions
 	}
-	if got := discover(); !strings.Contains(got, "from 1 MCP servers") || !strings.Contains(got, "weather (starting: Weather forecasts)") {
+	if got := discover(); !strings.Contains(got, "from 1 MCP server ") || !strings.Contains(got, "weather (starting: Weather forecasts)") {
 		t.Errorf("instructions while weather starts:\n%s", got)
 	}
 	g.open("weather")

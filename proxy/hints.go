@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcp-router/mcp-router/internal/clip"
+	"github.com/mcp-router/mcp-router/internal/readable"
 )
 
 // Tool _meta keys read by clients that defer tools behind their own search.
@@ -143,13 +144,16 @@ func headline(tools, connected int, pending []pendingServer) string {
 	}
 	switch {
 	case len(pending) == 0:
-		return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers, named <server>_<tool>.", tools, connected)
+		return fmt.Sprintf("mcp-router is a gateway to %s from %s, named <server>_<tool>.", tally(tools, "tool"), tally(connected, "MCP server"))
 	case connected == 0:
-		return fmt.Sprintf("mcp-router is a gateway to %d MCP servers, none connected%s (see below); their tools are named <server>_<tool>.", len(pending), yet)
+		return fmt.Sprintf("mcp-router is a gateway to %s, none connected%s (see below); their tools are named <server>_<tool>.", tally(len(pending), "MCP server"), yet)
 	}
-	return fmt.Sprintf("mcp-router is a gateway to %d tools from %d MCP servers so far, and %d more servers not connected%s (see below); tools are named <server>_<tool>.",
-		tools, connected, len(pending), yet)
+	return fmt.Sprintf("mcp-router is a gateway to %s from %s so far, and %d more not connected%s (see below); tools are named <server>_<tool>.",
+		tally(tools, "tool"), tally(connected, "MCP server"), len(pending), yet)
 }
+
+// tally is "1 tool" or "n tools".
+func tally(n int, unit string) string { return readable.Count(int64(n), unit) }
 
 // anyStarting reports whether a pending server is on its first attempt.
 func anyStarting(pending []pendingServer) bool {

@@ -112,7 +112,7 @@ func TestInstructionsFollowTheCatalog(t *testing.T) {
 	t.Cleanup(ts.Close)
 	n := len(h.Catalog().Tools)
 	first := sdkAt(t, ts.URL+"/mcp").session.InitializeResult().Instructions
-	for _, want := range []string{"gateway to " + strconv.Itoa(n) + " tools from 1 MCP servers", "alpha", "request_more_tools", "describe_tools", "call_tool", "run_plan"} {
+	for _, want := range []string{"gateway to " + strconv.Itoa(n) + " tools from 1 MCP server", "alpha", "request_more_tools", "describe_tools", "call_tool", "run_plan"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("instructions lack %q:\n%s", want, first)
 		}
@@ -185,4 +185,22 @@ func sdkAt(t *testing.T, url string) *sdkClient {
 	c.session = s
 	t.Cleanup(func() { s.Close() })
 	return c
+}
+
+// The headline counts in English: one tool, one server, never "1 more servers".
+func TestHeadlineCountsInEnglish(t *testing.T) {
+	one := []pendingServer{{Name: "notes", State: pendingStarting}}
+	for _, c := range []struct {
+		tools, connected int
+		pending          []pendingServer
+		want             string
+	}{
+		{1, 1, nil, "gateway to 1 tool from 1 MCP server, named"},
+		{7, 2, nil, "gateway to 7 tools from 2 MCP servers, named"},
+		{3, 1, one, "gateway to 3 tools from 1 MCP server so far, and 1 more not connected yet"},
+	} {
+		if got := headline(c.tools, c.connected, c.pending); !strings.Contains(got, c.want) {
+			t.Errorf("headline(%d, %d, %d pending) = %q, want it to hold %q", c.tools, c.connected, len(c.pending), got, c.want)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func TestServeInstructionsNameTheBuiltinsAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"from 1 MCP servers", "calculator", "tickets (starting: Tickets of the support desk)"} {
+			for _, want := range []string{"from 1 MCP server ", "calculator", "tickets (starting: Tickets of the support desk)"} {
 				if !strings.Contains(res.Instructions, want) {
 					t.Fatalf("instructions lack %q:\n%s", want, res.Instructions)
 				}

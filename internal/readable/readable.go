@@ -22,12 +22,12 @@ func Duration(d time.Duration) string {
 	case d <= 0:
 		return "0 seconds"
 	case d < time.Second:
-		return count(int64(ceil(d, time.Millisecond)), "millisecond")
+		return Count(int64(ceil(d, time.Millisecond)), "millisecond")
 	}
 	d = ceil(d, time.Second) * time.Second
 	for _, u := range units {
 		if d%u.d == 0 {
-			return count(int64(d/u.d), u.name)
+			return Count(int64(d/u.d), u.name)
 		}
 	}
 	return d.String() // unreachable: d is whole seconds
@@ -36,8 +36,8 @@ func Duration(d time.Duration) string {
 // ceil is how many units hold d, rounded up.
 func ceil(d, unit time.Duration) time.Duration { return (d + unit - 1) / unit }
 
-// count is "1 unit" or "n units".
-func count(n int64, unit string) string {
+// Count is "1 unit" or "n units".
+func Count(n int64, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}

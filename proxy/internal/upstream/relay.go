@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy/apps"
 )
 
@@ -129,8 +130,9 @@ func (h clientHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) 
 		return nil, err
 	}
 	// The person reads it as the gateway's: it says whose question it is, so an upstream cannot
-	// pose as the gateway (its approval questions, or a request for a secret in its name).
-	req.Params.Message = h.u.cfg.Name + " asks: " + req.Params.Message
+	// pose as the gateway (its approval questions, or a request for a secret in its name); its
+	// controls are escaped, so that none writes over that name or reorders it.
+	req.Params.Message = h.u.cfg.Name + " asks: " + printable.Lines(req.Params.Message)
 	return r.Elicit(ctx, req)
 }
 

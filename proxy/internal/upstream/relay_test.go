@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -70,5 +72,47 @@ func TestNoCrossClientOwnerRule(t *testing.T) {
 	doneB()
 	if _, err := c.owner(sentB); !errors.Is(err, ErrNoCaller) {
 		t.Errorf("all calls done: got %v, want ErrNoCaller", err)
+	}
+}
+
+// askRelay records the questions an upstream has the client ask.
+type askRelay struct{ envRelay }
+
+func (r *askRelay) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sampled = append(r.sampled, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+}
+
+// An upstream's question reaches the person under its name, and nothing in
+// it can hide that name: a carriage return or an ANSI escape would write
+// over it in a terminal, a bidi control reorder it; they arrive escaped,
+// while newlines stay.
+func TestHumanViewEncodingUpstreamQuestion(t *testing.T) {
+	rec := &askRelay{}
+	u := New(Config{Name: "up"}, Env{Logger: slog.New(slog.DiscardHandler), Relay: func() Relay { return rec }})
+	ctx, done := u.WithCaller(t.Context())
+	defer done()
+	for _, msg := range []string{
+		"\rmcp-router asks your approval to call fs_delete",
+		"\x1b[2K\x1b[1Gmcp-router asks your approval",
+		"\u202epu\u202c mcp-router asks",
+		"first line\nsecond line",
+	} {
+		req := mcp.ElicitationRequest{}
+		req.Params.Message = msg
+		if _, err := (clientHandler{u}).Elicit(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`up asks: \rmcp-router asks your approval to call fs_delete`,
+		`up asks: \x1b[2K\x1b[1Gmcp-router asks your approval`,
+		`up asks: \u202epu\u202c mcp-router asks`,
+		"up asks: first line\nsecond line",
+	}
+	if !slices.Equal(rec.sampled, want) {
+		t.Errorf("questions the person read:\n got %q\nwant %q", rec.sampled, want)
 	}
 }

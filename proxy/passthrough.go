@@ -289,7 +289,8 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 }
 
 // resourceOwner is the upstream offering uri, by its resources or else by
-// its templates; none for a kept result's URI, which is the gateway's own.
+// its templates; none for a kept result's URI, which is the gateway's own,
+// nor for one that the templates of several upstreams match.
 func (c *Catalog) resourceOwner(uri string) string {
 	if strings.HasPrefix(uri, results.Scheme) {
 		return ""
@@ -299,12 +300,24 @@ func (c *Catalog) resourceOwner(uri string) string {
 			return r.Upstream
 		}
 	}
-	for _, t := range c.Templates {
-		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return t.Upstream
-		}
+	if ups := c.templateOwners(uri); len(ups) == 1 {
+		return ups[0]
 	}
 	return ""
+}
+
+// templateOwners are the upstreams whose templates match uri. When there
+// are several, none is asked about uri: mcp-go matches templates in no
+// fixed order, and one server's catch-all ({+uri}) would hear and answer
+// another's URIs (SEC-10).
+func (c *Catalog) templateOwners(uri string) []string {
+	var ups []string
+	for _, t := range c.Templates {
+		if t.Def.URITemplate != nil && !slices.Contains(ups, t.Upstream) && t.Def.URITemplate.Regexp().MatchString(uri) {
+			ups = append(ups, t.Upstream)
+		}
+	}
+	return ups
 }
 
 // startingScheme marks a resources/read whose URI no server offers yet

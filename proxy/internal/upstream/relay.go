@@ -121,6 +121,9 @@ func (h clientHandler) CreateMessage(hint context.Context, req mcp.CreateMessage
 	if err != nil {
 		return nil, err
 	}
+	// To the client the gateway is one server: "thisServer" or "allServers" context would hand the
+	// asking upstream what every upstream behind the gateway returned.
+	req.IncludeContext = ""
 	return r.CreateMessage(ctx, req)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -156,4 +157,44 @@ func TestNoCrossUpstreamContextInSampling(t *testing.T) {
 	if len(rec.asked) != 4 {
 		t.Errorf("the client was asked %d times, want 4", len(rec.asked))
 	}
+}
+
+// What an upstream asks of the client is text a model (sampling) or the
+// person (elicitation) reads: the upstream's configured secrets in it are
+// replaced, as in its results and errors.
+func TestNoSecretInWhatAnUpstreamAsks(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	rec := &askingRelay{}
+	u := New(Config{Name: "up", Env: map[string]string{"API_TOKEN": secret}},
+		Env{Logger: slog.New(slog.DiscardHandler), Relay: func() Relay { return rec }})
+	ctx, done := u.WithCaller(t.Context())
+	defer done()
+	sample := mcp.CreateMessageRequest{}
+	sample.SystemPrompt = "the key is " + secret
+	sample.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("Authorization: Bearer " + secret)}}
+	sample.MaxTokens = 10
+	if _, err := (clientHandler{u}).CreateMessage(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	ask := mcp.ElicitationRequest{}
+	ask.Params.Message = "confirm the key " + secret
+	if _, err := (clientHandler{u}).Elicit(ctx, ask); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.asked) != 1 || len(rec.sampled) != 2 { // sampled: the sample's text, then the question
+		t.Fatalf("asked %d samples, recorded %q, want 1 sample and 2 texts", len(rec.asked), rec.sampled)
+	}
+	if got := rec.asked[0].SystemPrompt + " " + strings.Join(rec.sampled, " "); strings.Contains(got, secret) {
+		t.Errorf("what the upstream asked reached the client with its secret: %q", got)
+	}
+}
+
+// askingRelay records the sampling requests and the questions.
+type askingRelay struct{ sampleRelay }
+
+func (r *askingRelay) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sampled = append(r.sampled, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
 }

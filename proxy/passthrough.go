@@ -288,30 +288,27 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 	return c, u, nil
 }
 
-// resourceOwner is the upstream offering uri, by its resources or else by
-// its templates; none for a kept result's URI, which is the gateway's own,
-// nor for one that the templates of several upstreams match.
+// resourceOwner is the upstream offering uri, by its resources or its
+// templates; none for a kept result's URI, which is the gateway's own, nor
+// for one that several upstreams offer.
 func (c *Catalog) resourceOwner(uri string) string {
-	if strings.HasPrefix(uri, results.Scheme) {
-		return ""
-	}
-	for _, r := range c.Resources {
-		if r.Def.URI == uri {
-			return r.Upstream
-		}
-	}
-	if ups := c.templateOwners(uri); len(ups) == 1 {
+	if ups := c.uriOwners(uri); len(ups) == 1 && !strings.HasPrefix(uri, results.Scheme) {
 		return ups[0]
 	}
 	return ""
 }
 
-// templateOwners are the upstreams whose templates match uri. When there
-// are several, none is asked about uri: mcp-go matches templates in no
-// fixed order, and one server's catch-all ({+uri}) would hear and answer
-// another's URIs (SEC-10).
-func (c *Catalog) templateOwners(uri string) []string {
+// uriOwners are the upstreams that list uri or whose templates match it.
+// When there are several, none is asked about uri: mcp-go matches
+// templates in no fixed order, and one server's catch-all ({+uri}), or a
+// resource it lists, would hear and answer another's URIs (SEC-10).
+func (c *Catalog) uriOwners(uri string) []string {
 	var ups []string
+	for _, r := range c.Resources {
+		if r.Def.URI == uri {
+			ups = append(ups, r.Upstream) // at most one: the catalog keeps one resource per URI
+		}
+	}
 	for _, t := range c.Templates {
 		if t.Def.URITemplate != nil && !slices.Contains(ups, t.Upstream) && t.Def.URITemplate.Regexp().MatchString(uri) {
 			ups = append(ups, t.Upstream)

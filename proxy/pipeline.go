@@ -242,9 +242,9 @@ func (h *Hub) offered(c *call.Call) error {
 	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
 		c.Upstream = p.Upstream
 	}
-	if c.Method == mcp.MethodResourcesRead && !h.Catalog().hasResource(c.Tool) {
-		if ups := h.Catalog().templateOwners(c.Tool); len(ups) > 1 {
-			return fmt.Errorf("resource %q matches the templates of several servers (%s): none is asked", c.Tool, strings.Join(ups, ", "))
+	if c.Method == mcp.MethodResourcesRead {
+		if ups := h.Catalog().uriOwners(c.Tool); len(ups) > 1 {
+			return fmt.Errorf("resource %q is offered by several servers (%s): none is asked", c.Tool, strings.Join(ups, ", "))
 		}
 	}
 	switch {

@@ -288,23 +288,33 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 	return c, u, nil
 }
 
-// resourceOwner is the upstream offering uri, by its resources or else by
-// its templates; none for a kept result's URI, which is the gateway's own.
+// resourceOwner is the upstream offering uri, by its resources or its
+// templates; none for a kept result's URI, which is the gateway's own, nor
+// for one that several upstreams offer.
 func (c *Catalog) resourceOwner(uri string) string {
-	if strings.HasPrefix(uri, results.Scheme) {
-		return ""
+	if ups := c.uriOwners(uri); len(ups) == 1 && !strings.HasPrefix(uri, results.Scheme) {
+		return ups[0]
 	}
+	return ""
+}
+
+// uriOwners are the upstreams that list uri or whose templates match it.
+// When there are several, none is asked about uri: mcp-go matches
+// templates in no fixed order, and one server's catch-all ({+uri}), or a
+// resource it lists, would hear and answer another's URIs (SEC-10).
+func (c *Catalog) uriOwners(uri string) []string {
+	var ups []string
 	for _, r := range c.Resources {
 		if r.Def.URI == uri {
-			return r.Upstream
+			ups = append(ups, r.Upstream) // at most one: the catalog keeps one resource per URI
 		}
 	}
 	for _, t := range c.Templates {
-		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return t.Upstream
+		if t.Def.URITemplate != nil && !slices.Contains(ups, t.Upstream) && t.Def.URITemplate.Regexp().MatchString(uri) {
+			ups = append(ups, t.Upstream)
 		}
 	}
-	return ""
+	return ups
 }
 
 // startingScheme marks a resources/read whose URI no server offers yet

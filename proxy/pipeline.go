@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -238,6 +239,11 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 func (h *Hub) offered(c *call.Call) error {
 	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
 		c.Upstream = p.Upstream
+	}
+	if c.Method == mcp.MethodResourcesRead {
+		if ups := h.Catalog().uriOwners(c.Tool); len(ups) > 1 {
+			return fmt.Errorf("resource %q is offered by several servers (%s): none is asked", c.Tool, strings.Join(ups, ", "))
+		}
 	}
 	switch {
 	case h.set().byName[c.Upstream] != nil:

@@ -374,3 +374,29 @@ func TestTracesCoverReads(t *testing.T) {
 		t.Errorf("spans of reads: got %v, want %v", got, want)
 	}
 }
+
+// A resource URI can carry a credential (a signed link, a token in its
+// query): it reaches the read's span, which leaves the process, redacted.
+func TestNoSecretInSpanAttributes(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{builtinFake("alpha")}, Builtin: fakeBuiltins,
+		Tracing: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+	secret := "ghp_" + strings.Repeat("aB3dE5fG7h", 4)[:36]
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "fake://alpha/readme?token=" + secret
+	_, _ = h.ReadResource(t.Context(), "alpha", req) // the span is recorded either way
+	seen := false
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == "mcp.resource.uri" {
+				seen = true
+				if strings.Contains(kv.Value.AsString(), secret[4:]) {
+					t.Errorf("span %q: %s=%q keeps the secret", s.Name(), kv.Key, kv.Value.AsString())
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no span of the read has mcp.resource.uri")
+	}
+}

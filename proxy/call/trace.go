@@ -43,11 +43,12 @@ func Trace[R any](tr trace.Tracer) StageOf[R] {
 }
 
 // spanName is the name of c's span and the attribute that names what it
-// asks for (a resource URI stays out of the name).
+// asks for (a resource URI stays out of the name, and its secrets out of
+// the attribute).
 func spanName(c *Call) (string, attribute.KeyValue) {
 	switch c.Method {
 	case mcp.MethodResourcesRead:
-		return "upstream " + c.Upstream + " resources/read", attribute.String("mcp.resource.uri", c.Tool)
+		return "upstream " + c.Upstream + " resources/read", attribute.String("mcp.resource.uri", integrity.RedactSecrets(c.Tool))
 	case mcp.MethodPromptsGet:
 		return "upstream " + c.Upstream + " prompts/get " + c.Tool, attribute.String("mcp.prompt", c.Tool)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcp-router/mcp-router/internal/printable"
 	"github.com/mcp-router/mcp-router/proxy/apps"
 )
 
@@ -120,6 +121,16 @@ func (h clientHandler) CreateMessage(hint context.Context, req mcp.CreateMessage
 	if err != nil {
 		return nil, err
 	}
+	// To the client the gateway is one server: "thisServer" or "allServers" context would hand the
+	// asking upstream what every upstream behind the gateway returned.
+	req.IncludeContext = ""
+	req.SystemPrompt = h.u.scrub.Text(req.SystemPrompt) // a model reads it: no configured secret
+	for i, m := range req.Messages {
+		if t, ok := m.Content.(mcp.TextContent); ok {
+			t.Text = h.u.scrub.Text(t.Text)
+			req.Messages[i].Content = t
+		}
+	}
 	return r.CreateMessage(ctx, req)
 }
 
@@ -129,8 +140,9 @@ func (h clientHandler) Elicit(hint context.Context, req mcp.ElicitationRequest) 
 		return nil, err
 	}
 	// The person reads it as the gateway's: it says whose question it is, so an upstream cannot
-	// pose as the gateway (its approval questions, or a request for a secret in its name).
-	req.Params.Message = h.u.cfg.Name + " asks: " + req.Params.Message
+	// pose as the gateway (its approval questions, or a request for a secret in its name); its
+	// controls are escaped, so that none writes over that name or reorders it.
+	req.Params.Message = h.u.cfg.Name + " asks: " + printable.Lines(h.u.scrub.Text(req.Params.Message))
 	return r.Elicit(ctx, req)
 }
 

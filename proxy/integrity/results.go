@@ -271,7 +271,7 @@ func (w *walker) location() string {
 		case i == 0:
 			b.WriteString(s.key)
 		default:
-			b.WriteString(segment(clip.Ellipsis(s.key, maxKeyInLocation)))
+			b.Write(appendSegment(nil, clip.Ellipsis(s.key, maxKeyInLocation)))
 		}
 	}
 	return b.String()

@@ -105,11 +105,11 @@ func (sc *scanner) add(field, kind, detail string) {
 // walk scans every key and string under v in sorted key order.
 func (sc *scanner) walk(path string, v any) {
 	sc.at = append(sc.at[:0], path...)
-	sc.walkAs(v, sc.text, 0)
+	sc.walkAs(v, false, 0)
 }
 
-// walkAs scans v, at sc.at, passing its strings to str with field "".
-func (sc *scanner) walkAs(v any, str func(field, s string), depth int) {
+// walkAs scans v, at sc.at, its strings as names or as prose.
+func (sc *scanner) walkAs(v any, asName bool, depth int) {
 	if depth > maxDepth {
 		sc.add("", KindOversized, fmt.Sprintf("nested deeper than %d levels", maxDepth))
 		return
@@ -117,21 +117,21 @@ func (sc *scanner) walkAs(v any, str func(field, s string), depth int) {
 	n := len(sc.at)
 	switch v := v.(type) {
 	case string:
-		str("", v)
+		if asName {
+			sc.name("", v)
+		} else {
+			sc.text("", v)
+		}
 	case []any:
 		for i, e := range v {
 			sc.at = append(strconv.AppendInt(append(sc.at[:n], '['), int64(i), 10), ']')
-			sc.walkAs(e, str, depth+1)
+			sc.walkAs(e, asName, depth+1)
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(v) {
 			sc.at = appendSegment(sc.at[:n], k)
 			sc.name("", k)
-			if identifierKeywords[k] {
-				sc.walkAs(v[k], sc.name, depth+1)
-			} else {
-				sc.walkAs(v[k], sc.text, depth+1)
-			}
+			sc.walkAs(v[k], identifierKeywords[k], depth+1)
 		}
 	}
 	sc.at = sc.at[:n]

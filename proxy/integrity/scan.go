@@ -91,13 +91,10 @@ const maxFindings = 32
 
 // add notes a finding in field; "" is the path walkAs is at.
 func (sc *scanner) add(field, kind, detail string) {
-	if len(sc.findings) >= maxFindings {
-		return
-	}
 	if field == "" {
 		field = string(sc.at)
 	}
-	if !slices.ContainsFunc(sc.findings, func(f Finding) bool { return f.Field == field && f.Kind == kind }) {
+	if len(sc.findings) < maxFindings && !slices.ContainsFunc(sc.findings, func(f Finding) bool { return f.Field == field && f.Kind == kind }) {
 		sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 	}
 }

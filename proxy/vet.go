@@ -309,19 +309,20 @@ func commandLine(command string, args []string) string {
 // flagCaseVariants warns of exposed tool names, the proxy's own included,
 // that differ only in case (BI-17): a model may call one for another.
 func (c *Catalog) flagCaseVariants(reserved []string) {
-	groups := make(map[string][]Tool) // lower-cased name -> tools; Upstream "" is the proxy
+	type named struct{ Name, Upstream string }                     // Upstream "" is the proxy
+	groups := make(map[string][]named, len(reserved)+len(c.Tools)) // by lower-cased name
 	for _, r := range reserved {
-		groups[strings.ToLower(r)] = append(groups[strings.ToLower(r)], Tool{Name: r})
+		groups[strings.ToLower(r)] = append(groups[strings.ToLower(r)], named{Name: r})
 	}
 	for _, t := range c.Tools {
-		groups[strings.ToLower(t.Name)] = append(groups[strings.ToLower(t.Name)], t)
+		groups[strings.ToLower(t.Name)] = append(groups[strings.ToLower(t.Name)], named{t.Name, t.Upstream})
 	}
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[key]
 		if len(g) < 2 {
 			continue
 		}
-		slices.SortFunc(g, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(g, func(a, b named) int { return strings.Compare(a.Name, b.Name) })
 		p := Problem{}
 		described := make([]string, len(g))
 		for i, t := range g {

@@ -1,7 +1,6 @@
 package integrity
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -93,7 +92,7 @@ func walkProse(v any, depth int, visit func(string)) {
 			walkProse(e, depth+1, visit)
 		}
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
+		for _, k := range sortedKeys(v) {
 			if !identifierKeywords[k] {
 				walkProse(v[k], depth+1, visit)
 			}

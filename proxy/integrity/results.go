@@ -271,7 +271,7 @@ func (w *walker) location() string {
 		case i == 0:
 			b.WriteString(s.key)
 		default:
-			b.WriteString(segment(clip.Ellipsis(s.key, maxKeyInLocation)))
+			b.Write(appendSegment(nil, clip.Ellipsis(s.key, maxKeyInLocation)))
 		}
 	}
 	return b.String()
@@ -475,6 +475,9 @@ var phraseKeeps = class(func(c byte) bool {
 // as ASCII, drops soft hyphens and collapses white space, in one pass, so
 // markers match however they are spaced or spelled.
 func phrase(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf || !phraseKeeps[r] }) {
+		return s // nothing to change: most schema words
+	}
 	b := make([]byte, 0, len(s))
 	space := true // at the start, or after a space: drop more
 	for i := 0; i < len(s); {

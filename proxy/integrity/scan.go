@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -84,43 +83,66 @@ func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Findin
 type scanner struct {
 	shadow   shadowNames
 	findings []Finding
+	at       []byte // the path walkAs is at, written out only for a finding
 }
 
 // maxFindings bounds what one tool can put in the log.
 const maxFindings = 32
 
+// add notes a finding in field; "" is the path walkAs is at.
 func (sc *scanner) add(field, kind, detail string) {
+	if field == "" {
+		field = string(sc.at)
+	}
 	if len(sc.findings) < maxFindings && !slices.ContainsFunc(sc.findings, func(f Finding) bool { return f.Field == field && f.Kind == kind }) {
 		sc.findings = append(sc.findings, Finding{Field: field, Kind: kind, Detail: detail})
 	}
 }
 
 // walk scans every key and string under v in sorted key order.
-func (sc *scanner) walk(path string, v any) { sc.walkAs(path, v, sc.text, 0) }
+func (sc *scanner) walk(path string, v any) {
+	sc.at = append(sc.at[:0], path...)
+	sc.walkAs(v, false, 0)
+}
 
-func (sc *scanner) walkAs(path string, v any, str func(field, s string), depth int) {
+// walkAs scans v, at sc.at, its strings as names or as prose.
+func (sc *scanner) walkAs(v any, asName bool, depth int) {
 	if depth > maxDepth {
-		sc.add(path, KindOversized, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+		sc.add("", KindOversized, fmt.Sprintf("nested deeper than %d levels", maxDepth))
 		return
 	}
+	n := len(sc.at)
 	switch v := v.(type) {
 	case string:
-		str(path, v)
+		if asName {
+			sc.name("", v)
+		} else {
+			sc.text("", v)
+		}
 	case []any:
 		for i, e := range v {
-			sc.walkAs(path+"["+strconv.Itoa(i)+"]", e, str, depth+1)
+			sc.at = append(strconv.AppendInt(append(sc.at[:n], '['), int64(i), 10), ']')
+			sc.walkAs(e, asName, depth+1)
 		}
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			p := path + segment(k)
-			sc.name(p, k)
-			if identifierKeywords[k] {
-				sc.walkAs(p, v[k], sc.name, depth+1)
-			} else {
-				sc.walkAs(p, v[k], sc.text, depth+1)
-			}
+		for _, k := range sortedKeys(v) {
+			sc.at = appendSegment(sc.at[:n], k)
+			sc.name("", k)
+			sc.walkAs(v[k], identifierKeywords[k], depth+1)
 		}
 	}
+	sc.at = sc.at[:n]
+}
+
+// sortedKeys is m's keys in order, in one allocation (slices.Sorted
+// grows its slice as it goes: about a fifth of vetting's allocations).
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // maxDepth bounds how deep Scan walks a schema.
@@ -133,11 +155,12 @@ var identifierKeywords = map[string]bool{
 	"contentEncoding": true, "contentMediaType": true,
 }
 
-func segment(k string) string {
+// appendSegment appends key k to a path: .k, or ["k"] when k is not plain.
+func appendSegment(path []byte, k string) []byte {
 	if k != "" && !strings.ContainsFunc(k, notPlainKey) {
-		return "." + k
+		return append(append(path, '.'), k...)
 	}
-	return `["` + visible(k) + `"]`
+	return append(append(append(path, `["`...), visible(k)...), `"]`...)
 }
 
 // notPlainKey reports what a key written .key may not hold.

@@ -5,20 +5,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcp-router/mcp-router/routing"
-	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// A profile that sets no routing gets the routing package's own defaults.
+// A profile that sets no routing gets the routing package's own defaults:
+// those whose 0 the file may write resolved here, the others (the
+// affinities, the fuse policy; max_tools and the breaker, whose defaults
+// routing's session and fuse's breaker apply) left zero for the router.
 func TestRoutingDefaultsComeFromThePackages(t *testing.T) {
 	r := loadProfile(t, "profiles:\n  p: {}\n", nil).Routing
-	if r.TopK != routing.DefaultTopK || r.Threshold != routing.DefaultThreshold || r.MaxTools != routing.DefaultMaxTools ||
-		r.SameDomain != routing.DefaultSameDomain || r.CrossDomain != routing.DefaultCrossDomain ||
+	if r.TopK != routing.DefaultTopK || r.Threshold != routing.DefaultThreshold ||
 		r.CollisionDelta != routing.DefaultCollisionDelta || r.SemanticWeight != routing.DefaultSemanticWeight ||
 		r.AbstainCoverage != routing.DefaultAbstainCoverage || r.AbstainCommitment != routing.DefaultAbstainCommitment || r.AbstainAdvice != routing.DefaultAbstainAdvice || r.KeepCoverage != routing.DefaultKeepCoverage ||
-		r.MaxDiscoveries != fuse.DefaultMaxDiscoveries || r.ResetAfter != fuse.DefaultResetAfter ||
+		r.MaxTools != 0 || r.MaxDiscoveries != 0 || r.ResetAfter != 0 ||
 		!slices.Equal(r.DiscoveryPrefixes, routing.DefaultDiscoveryPrefixes) {
 		t.Errorf("got %+v, want the routing package's defaults", r)
+	}
+	if o := routing.NewRouter(r.RouterOptions).Options(); o.SameDomain != routing.DefaultSameDomain || o.CrossDomain != routing.DefaultCrossDomain ||
+		!cmp.Equal(*o.Fuse, routing.DefaultFusePolicy()) || o.TopK != routing.DefaultTopK {
+		t.Errorf("the router's options: got %+v, want the routing package's defaults", o)
 	}
 	r.DiscoveryPrefixes[0] = "changed"
 	if routing.DefaultDiscoveryPrefixes[0] == "changed" {

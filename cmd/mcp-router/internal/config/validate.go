@@ -20,8 +20,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// Routing is a profile's routing section with its defaults applied: the router's options, resolved
-// here once so that the router applies no defaults (Resolved), and the session's.
+// Routing is a profile's routing section. The router's numbers the file may set to 0 get their
+// defaults here (Resolved: the router keeps a zero); the rest stay zero when unset, for the router,
+// the session and the breaker to default once.
 type Routing struct {
 	routing.RouterOptions
 	// Mode is "routed" (a small belt plus request_more_tools) or "all" (every catalog tool on the
@@ -40,23 +41,18 @@ type Routing struct {
 
 // The routing defaults (decision 5 in docs/design.md).
 func defaultRouting() Routing {
-	policy := routing.DefaultFusePolicy()
 	return Routing{
 		RouterOptions: routing.RouterOptions{
-			TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold,
-			SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
+			TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold, CollisionDelta: routing.DefaultCollisionDelta,
 			AbstainCoverage:   routing.DefaultAbstainCoverage,
 			AbstainCommitment: routing.DefaultAbstainCommitment,
 			AbstainAdvice:     routing.DefaultAbstainAdvice,
 			KeepCoverage:      routing.DefaultKeepCoverage,
 			DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
 			SemanticWeight:    routing.DefaultSemanticWeight,
-			Fuse:              &policy,
 			Resolved:          true,
 		},
-		Mode: "routed", MaxTools: routing.DefaultMaxTools,
-		MaxDiscoveries: fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
-		Lessons: true,
+		Mode: "routed", Lessons: true,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 var builtins = []string{"calculator", "docs", "web"}
@@ -141,8 +142,8 @@ profiles:
 	if p.Name != "main" || !cmp.Equal(p.CoreTools, []string{"calc_add"}) {
 		t.Errorf("got profile %q core %v, want main [calc_add]", p.Name, p.CoreTools)
 	}
-	if p.Routing.TopK != 5 || p.Routing.Threshold != 0.35 || p.Routing.Mode != "routed" {
-		t.Errorf("routing defaults: got %+v", p.Routing)
+	if o := routing.NewRouter(p.Routing.RouterOptions).Options(); o.TopK != 5 || o.Threshold != 0.35 || p.Routing.Mode != "routed" {
+		t.Errorf("routing defaults: got %+v, router %+v", p.Routing, o)
 	}
 }
 

@@ -241,3 +241,23 @@ func TestFI19NoGraceCancelsAtOnce(t *testing.T) {
 		return cancellations(t, h, "alpha_cancellations") == 1
 	})
 }
+
+// FI-19: a server given no grace period takes DefaultDisconnectGrace (the
+// 30s of http.disconnect_grace unset); a negative one has none.
+func TestDisconnectGraceDefault(t *testing.T) {
+	h := newTestHub(t, Options{})
+	for _, tc := range []struct{ in, want time.Duration }{{0, DefaultDisconnectGrace}, {2 * time.Minute, 2 * time.Minute}, {-1, 0}} {
+		srv := NewServer(ServerOptions{Hub: h, DisconnectGrace: tc.in})
+		var got time.Duration
+		if srv.graces != nil {
+			got = srv.graces.grace
+		}
+		srv.Close()
+		if got != tc.want {
+			t.Errorf("DisconnectGrace %s: got a grace of %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if DefaultDisconnectGrace != 30*time.Second {
+		t.Errorf("DefaultDisconnectGrace %s, want the 30s docs/reference.md gives", DefaultDisconnectGrace)
+	}
+}

@@ -58,7 +58,8 @@ type Options struct {
 	// Pins, when set, pins each tool's contract at first sight and blocks
 	// a changed one until it is approved.
 	Pins *integrity.Store
-	// Poisoning says what to do with a tool that looks poisoned.
+	// Poisoning says what to do with a tool that looks poisoned
+	// [integrity.Warn].
 	Poisoning integrity.Policy
 	// RecheckEvery is how often upstreams with blocked tools are vetted
 	// again, so that an approval made in another process takes effect [5s].

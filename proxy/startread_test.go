@@ -113,3 +113,18 @@ func TestDefaultStartWaitFitsAColdNpxStart(t *testing.T) {
 			DefaultStartWait, coldStart, clientTimeout)
 	}
 }
+
+// limits.start_wait and limits.connect_timeout left unset reach the hub as
+// zero and take the package's defaults (30s and 60s); set, they are kept.
+func TestHubStartWaitAndConnectTimeoutDefaults(t *testing.T) {
+	for _, tc := range []struct{ in, want [2]time.Duration }{
+		{want: [2]time.Duration{30 * time.Second, 60 * time.Second}},
+		{in: [2]time.Duration{3 * time.Second, 90 * time.Second}, want: [2]time.Duration{3 * time.Second, 90 * time.Second}},
+	} {
+		o := Options{StartWait: tc.in[0], InitTimeout: tc.in[1]}
+		o.defaults()
+		if got := [2]time.Duration{o.StartWait, o.InitTimeout}; got != tc.want {
+			t.Errorf("StartWait and InitTimeout %v: got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func TestSEC08PoisonedToolQuarantined(t *testing.T) {
 	for _, tt := range []struct {
 		policy  integrity.Policy
 		visible bool
-	}{{integrity.Quarantine, false}, {integrity.Warn, true}} {
+	}{{integrity.Quarantine, false}, {integrity.Warn, true}, {"", true}} { // "": integrity.poisoning unset warns
 		t.Run(string(tt.policy), func(t *testing.T) {
 			h := pinnedHub(t, nil, tt.policy, builtinFake("alpha"))
 			callText(t, h, "alpha_add_tool", map[string]any{"name": "notes",

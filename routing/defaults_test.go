@@ -29,13 +29,16 @@ func TestOptionZeroTakesTheDefaultNegativeMeansZero(t *testing.T) {
 	}
 }
 
-// Options the caller resolved (the configuration applies the defaults
-// once) are taken as given: a zero stays zero.
-func TestResolvedOptionsKeepTheirZeros(t *testing.T) {
-	o := RouterOptions{Resolved: true, SameDomain: 1, CrossDomain: 1}
-	o.defaults()
-	if o.TopK != 0 || o.Threshold != 0 || o.CollisionDelta != 0 || o.SemanticWeight != 0 || o.KeepCoverage != 0 || o.AbstainCoverage != 0 ||
-		o.AbstainCommitment != 0 || o.AbstainAdvice != 0 {
-		t.Errorf("resolved zeros: got %+v, want zeros", o)
+// A profile without max_tools, affinities or breaker settings hands the
+// router and its sessions zeros; they take 12 tools, 1.15 and 0.7, 3
+// discoveries and 2m (docs/reference.md).
+func TestUnsetBoundsTakeTheDocumentedDefaults(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	s := r.NewSession(SessionOptions{})
+	if o := r.Options(); o.SameDomain != 1.15 || o.CrossDomain != 0.7 || s.opts.MaxTools != 12 {
+		t.Errorf("got same_domain %v, cross_domain %v, max_tools %d, want 1.15, 0.7 and 12", o.SameDomain, o.CrossDomain, s.opts.MaxTools)
+	}
+	if b := s.breaker.State(); b.Max != 3 {
+		t.Errorf("the breaker: got %+v, want 3 discoveries (fuse.TestBreakerDefaults: and 2m)", b)
 	}
 }

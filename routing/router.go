@@ -65,7 +65,6 @@ type RouterOptions struct {
 	Logger         *slog.Logger // receives warnings; with Wire, each decision at debug level
 	Wire           bool
 	Trace          io.Writer // when set, receives each decision as a line of JSON
-	Resolved       bool      // the caller applied the numeric defaults; a zero is zero
 }
 
 // Reranker adjusts the scores of ranked tools for a query by the
@@ -109,16 +108,14 @@ func DefaultFusePolicy() fuse.Policy {
 var DefaultDiscoveryPrefixes = []string{"get_", "list_", "search_"}
 
 func (o *RouterOptions) defaults() {
-	if !o.Resolved {
-		o.TopK = orDefault(o.TopK, DefaultTopK)
-		o.Threshold = orDefault(o.Threshold, DefaultThreshold)
-		o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
-		o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
-		o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
-		o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
-		o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
-		o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
-	}
+	o.TopK = orDefault(o.TopK, DefaultTopK)
+	o.Threshold = orDefault(o.Threshold, DefaultThreshold)
+	o.CollisionDelta = orDefault(o.CollisionDelta, DefaultCollisionDelta)
+	o.KeepCoverage = orDefault(o.KeepCoverage, DefaultKeepCoverage)
+	o.AbstainCoverage = orDefault(o.AbstainCoverage, DefaultAbstainCoverage)
+	o.AbstainCommitment = orDefault(o.AbstainCommitment, DefaultAbstainCommitment)
+	o.AbstainAdvice = orDefault(o.AbstainAdvice, DefaultAbstainAdvice)
+	o.SemanticWeight = orDefault(o.SemanticWeight, DefaultSemanticWeight)
 	defaults.Set(&o.SameDomain, DefaultSameDomain)
 	defaults.Set(&o.CrossDomain, DefaultCrossDomain)
 	if o.DiscoveryPrefixes == nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -176,7 +175,7 @@ func (g *gateway) hubOptions(ctx context.Context, prof config.Profile) proxy.Opt
 		Reserved:   proxy.ReservedNames(),
 		Logger:     g.log,
 		Version:    gatewayVersion(),
-		Poisoning:  cmp.Or(integrity.Policy(prof.Integrity.Poisoning), integrity.Warn),
+		Poisoning:  integrity.Policy(prof.Integrity.Poisoning),
 		Tracing:    g.tracing,
 		Metrics:    g.metrics.ForProfile(prof.Name), // its belts, upstreams and catalog apart from other profiles
 		StartWait:  cfg.Limits.StartWait,

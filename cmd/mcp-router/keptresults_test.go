@@ -12,11 +12,12 @@ import (
 	"github.com/mcp-router/mcp-router/state"
 )
 
-// The bounds on kept results that the file sets reach the hub.
+// The bounds on kept results, the start wait and the connect limit that
+// the file sets reach the hub (unset, the hub's own defaults apply).
 func TestKeptResultsBoundsReachTheHub(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\nlimits: {result_store_bytes: 2MiB, result_store_total_bytes: 64MiB, result_ttl: 5m}\n%s",
-		filepath.Join(dir, "state"), calcProfile))
+	cfg := writeFile(t, dir, "p.yaml", fmt.Sprintf("state_dir: %q\nlimits: {result_store_bytes: 2MiB, result_store_total_bytes: 64MiB, result_ttl: 5m, "+
+		"start_wait: 3s, connect_timeout: 90s}\n%s", filepath.Join(dir, "state"), calcProfile))
 	mem := state.NewMemory()
 	t.Cleanup(func() { mem.Close() })
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) (string, bool) { return "", false },
@@ -28,5 +29,8 @@ func TestKeptResultsBoundsReachTheHub(t *testing.T) {
 	opts := e.newGateway(c, prof, parts{}).hubOptions(t.Context(), prof)
 	if want := (results.Options{PerPrincipal: 2 << 20, Total: 64 << 20, TTL: 5 * time.Minute}); opts.KeptResults != want {
 		t.Errorf("the hub's kept results: got %+v, want %+v", opts.KeptResults, want)
+	}
+	if opts.StartWait != 3*time.Second || opts.InitTimeout != 90*time.Second {
+		t.Errorf("the hub's start wait and connect limit: got %s and %s, want 3s and 90s", opts.StartWait, opts.InitTimeout)
 	}
 }

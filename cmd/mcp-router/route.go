@@ -48,9 +48,9 @@ without it no affinity applies.`,
 					Principal: proxy.LocalPrincipal}) // the person at the machine, as over stdio
 				d = metatools.Outages(routeUpstreams(g), d, r.Options().CrossDomain)
 				if asJSON {
-					return printJSON(e, routeView(d, max(g.prof.Routing.TopK, 10)))
+					return printJSON(e, routeView(d, max(r.Options().TopK, 10)))
 				}
-				return printRouteTable(e.stdout, d, max(g.prof.Routing.TopK, 10))
+				return printRouteTable(e.stdout, d, max(r.Options().TopK, 10))
 			})
 		},
 	}

@@ -58,7 +58,7 @@ func (g *gateway) server(ctx context.Context) (*proxy.Server, error) {
 		Session: routing.SessionOptions{MaxTools: prof.Routing.MaxTools, MaxDiscoveries: prof.Routing.MaxDiscoveries,
 			ResetAfter: prof.Routing.ResetAfter},
 		Metrics: g.hub.Metrics(), Lessons: g.mem,
-		DisconnectGrace: cfg.HTTP.ServerGrace(), RateLimit: cfg.Limits.RateLimit,
+		DisconnectGrace: cfg.HTTP.DisconnectGrace, RateLimit: cfg.Limits.RateLimit,
 		Executor: cfg.Limits.Plan, Inputs: cfg.Limits.Inputs, StdioCalls: cfg.Limits.StdioCalls}
 	key, err := sessionKey(cfg)
 	if err != nil {

@@ -162,3 +162,11 @@ func TestBreakerConcurrentMixedUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A breaker given no bounds (a profile without breaker settings) trips at
+// the 3rd discovery and resets after 2m (docs/reference.md).
+func TestBreakerDefaults(t *testing.T) {
+	if b := NewBreaker(BreakerOptions{}); b.max != 3 || b.resetAfter != 2*time.Minute {
+		t.Errorf("got max %d, reset after %s, want 3 and 2m", b.max, b.resetAfter)
+	}
+}

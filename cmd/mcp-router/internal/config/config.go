@@ -88,7 +88,7 @@ type HTTP struct {
 	// gateway reached by another name (a Kubernetes Service, a load balancer).
 	AllowedHosts []string
 	// DisconnectGrace is how long a call goes on after its client drops the response stream without
-	// cancelling (default 30s; 0 cancels at once).
+	// cancelling; zero takes proxy.DefaultDisconnectGrace, negative (the file's 0) cancels at once.
 	DisconnectGrace time.Duration
 	// Bounds limit each client's connections, sessions and bodies.
 	Bounds HTTPBounds

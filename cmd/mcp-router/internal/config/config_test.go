@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-router/mcp-router/proxy"
 	"github.com/mcp-router/mcp-router/proxy/frontdoor"
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/routing"
 )
 
 var builtins = []string{"calculator", "docs", "web"}
@@ -141,8 +142,8 @@ profiles:
 	if p.Name != "main" || !cmp.Equal(p.CoreTools, []string{"calc_add"}) {
 		t.Errorf("got profile %q core %v, want main [calc_add]", p.Name, p.CoreTools)
 	}
-	if p.Routing.TopK != 5 || p.Routing.Threshold != 0.35 || p.Routing.Mode != "routed" {
-		t.Errorf("routing defaults: got %+v", p.Routing)
+	if o := routing.NewRouter(p.Routing.RouterOptions).Options(); o.TopK != 5 || o.Threshold != 0.35 || p.Routing.Mode != "routed" {
+		t.Errorf("routing defaults: got %+v, router %+v", p.Routing, o)
 	}
 }
 
@@ -412,25 +413,26 @@ profiles:
 	}
 }
 
-// FI-19 and SEC-15: http.disconnect_grace (default 30s, 0 cancels at
-// once) and the per-session limits (default none) reach the server
-// options; bad values name the file, the line and the key.
+// FI-19 and SEC-15: http.disconnect_grace (unset is zero, the proxy's
+// 30s; 0 cancels at once, negative to the proxy) and the per-session
+// limits (default none) reach the server options; bad values name the
+// file, the line and the key.
 func TestLoadDisconnectGraceAndLimits(t *testing.T) {
 	def, err := load(t, "profiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := []any{def.HTTP.ServerGrace(), def.Limits.RateLimit}; !cmp.Equal(got, []any{30 * time.Second, proxy.RateLimit{}}) {
-		t.Errorf("defaults: got %v, want 30s and no limit", got)
+	if got := []any{def.HTTP.DisconnectGrace, def.Limits.RateLimit}; !cmp.Equal(got, []any{time.Duration(0), proxy.RateLimit{}}) {
+		t.Errorf("defaults: got %v, want unset (proxy.DefaultDisconnectGrace) and no limit", got)
 	}
 	set, err := load(t, "http: {disconnect_grace: 0}\nlimits: {calls_per_second: 2.5, burst: 10}\nprofiles:\n  p: {}\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := []any{set.HTTP.ServerGrace(), set.Limits.RateLimit}; !cmp.Equal(got, []any{time.Duration(-1), proxy.RateLimit{CallsPerSecond: 2.5, Burst: 10}}) {
+	if got := []any{set.HTTP.DisconnectGrace, set.Limits.RateLimit}; !cmp.Equal(got, []any{time.Duration(-1), proxy.RateLimit{CallsPerSecond: 2.5, Burst: 10}}) {
 		t.Errorf("set: got %v, want a negative grace (cancel at once) and 2.5/s burst 10", got)
 	}
-	if g, _ := load(t, "http: {disconnect_grace: 2m}\nprofiles:\n  p: {}\n", nil); g == nil || g.HTTP.ServerGrace() != 2*time.Minute {
+	if g, _ := load(t, "http: {disconnect_grace: 2m}\nprofiles:\n  p: {}\n", nil); g == nil || g.HTTP.DisconnectGrace != 2*time.Minute {
 		t.Errorf("disconnect_grace 2m: got %v", g)
 	}
 	bad := []struct{ yaml, want string }{

@@ -22,11 +22,11 @@ type Limits struct {
 	// RateLimit is each session's bucket of tool calls: CallsPerSecond refills it, 0 is no limit (the
 	// default); Burst is its size, 0 is CallsPerSecond rounded up.
 	RateLimit proxy.RateLimit
-	// StartWait is how long a call of a tool whose upstream is still starting waits for it
-	// [proxy.DefaultStartWait].
+	// StartWait is how long a call of a tool whose upstream is still starting waits for it; zero
+	// takes proxy.DefaultStartWait (proxy.Options.StartWait).
 	StartWait time.Duration
 	// ConnectTimeout bounds an upstream's start (initialize and first listing) unless its own
-	// connect_timeout does [proxy.DefaultConnectTimeout].
+	// connect_timeout does; zero takes proxy.DefaultConnectTimeout (proxy.Options.InitTimeout).
 	ConnectTimeout time.Duration
 
 	// What upstreams send (proxy.UpstreamConfig).
@@ -238,15 +238,13 @@ func (g *GraceValue) UnmarshalYAML(n *yaml.Node) error {
 // serving checks the limits section and sets what serving takes from the file: the limits and the
 // HTTP disconnect grace period.
 func (c *Config) serving(v *validator, raw *rawConfig) {
-	c.HTTP.DisconnectGrace = proxy.DefaultDisconnectGrace
 	if g := raw.HTTP.DisconnectGrace; g != nil {
-		c.HTTP.DisconnectGrace = time.Duration(*g)
+		c.HTTP.DisconnectGrace = cmp.Or(time.Duration(*g), -1) // the file's 0: cancel at once
 	}
 	raw.HTTP.setBounds(&c.HTTP.Bounds)
 	c.HTTP.TrustedProxies = raw.HTTP.trustedProxies()
 	l := raw.Limits
-	c.Limits.StartWait = cmp.Or(time.Duration(l.StartWait), proxy.DefaultStartWait)
-	c.Limits.ConnectTimeout = cmp.Or(time.Duration(l.ConnectTimeout), proxy.DefaultConnectTimeout)
+	c.Limits.StartWait, c.Limits.ConnectTimeout = time.Duration(l.StartWait), time.Duration(l.ConnectTimeout)
 	c.Limits.bounds(l)
 	c.quotas(v, l)
 	c.Limits.RateLimit.CallsPerSecond = float64(l.CallsPerSecond)
@@ -257,12 +255,4 @@ func (c *Config) serving(v *validator, raw *rawConfig) {
 	default:
 		c.Limits.RateLimit.Burst = l.Burst.N
 	}
-}
-
-// ServerGrace is the disconnect grace period as the proxy takes it: 0 (cancel at once) is -1.
-func (h HTTP) ServerGrace() time.Duration {
-	if h.DisconnectGrace == 0 {
-		return -1
-	}
-	return h.DisconnectGrace
 }

@@ -23,8 +23,10 @@ func (c *Config) resolve(name string, e entry[rawProfile]) (Profile, error) {
 	p.Routing = c.routing[name] // resolved at load
 	p.Approvals = c.approval[name]
 	p.Routing.DiscoveryPrefixes = slices.Clone(p.Routing.DiscoveryPrefixes)
-	policy := *p.Routing.Fuse // each profile its own, as it is its own slice
-	p.Routing.Fuse = &policy
+	if f := p.Routing.Fuse; f != nil { // each profile its own, as it is its own slice; nil: the router's default
+		policy := *f
+		p.Routing.Fuse = &policy
+	}
 	in := e.Value.Integrity
 	p.Integrity = Integrity{Pins: in.Pins == nil || *in.Pins, Poisoning: in.Poisoning, Results: in.Results}
 	pl := e.Value.Planner

@@ -11,8 +11,6 @@ import (
 
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/mcp-router/mcp-router/audit"
 )
 
 // DefaultOllamaURL is ollama.url when neither the file nor MCP_ROUTER_OLLAMA_URL sets it.
@@ -152,9 +150,9 @@ func (c *Config) httpSettings(raw rawHTTP, l *layered) []error {
 type Audit struct {
 	// File is the JSON-lines file; "" writes none.
 	File string
-	// MaxBytes is the size past which File rotates [audit.DefaultMaxBytes].
+	// MaxBytes is the size past which File rotates; zero takes audit.DefaultMaxBytes.
 	MaxBytes int64
-	// Keep is how many rotated files are kept [audit.DefaultKeep].
+	// Keep is how many rotated files are kept; zero takes audit.DefaultKeep.
 	Keep int
 }
 
@@ -165,7 +163,7 @@ type rawAudit struct {
 }
 
 func (c *Config) audit(raw rawAudit) {
-	c.Audit = Audit{File: raw.File, MaxBytes: cmp.Or(int64(raw.MaxBytes), audit.DefaultMaxBytes), Keep: cmp.Or(int(raw.Keep), audit.DefaultKeep)}
+	c.Audit = Audit{File: raw.File, MaxBytes: int64(raw.MaxBytes), Keep: int(raw.Keep)}
 }
 
 // Tracing is the tracing section: OpenTelemetry spans over OTLP/HTTP, off without OTLPEndpoint.

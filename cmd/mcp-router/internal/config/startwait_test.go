@@ -4,20 +4,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-router/mcp-router/proxy"
 )
 
 // limits.start_wait bounds how long a call waits for a starting upstream:
-// 10s unless set, a positive Go duration when set.
+// unset it is zero (the proxy's DefaultStartWait, 30s), set a positive Go
+// duration.
 func TestLimitsStartWait(t *testing.T) {
 	const profile = "profiles:\n  default:\n    upstreams:\n      calc: {builtin: calculator}\n"
 	cfg, err := load(t, profile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Limits.StartWait != proxy.DefaultStartWait {
-		t.Errorf("default start_wait: got %s, want %s", cfg.Limits.StartWait, proxy.DefaultStartWait)
+	if cfg.Limits.StartWait != 0 {
+		t.Errorf("start_wait unset: got %s, want 0 (proxy.DefaultStartWait)", cfg.Limits.StartWait)
 	}
 	cfg, err = load(t, "limits: {start_wait: 3s}\n"+profile, nil)
 	if err != nil || cfg.Limits.StartWait != 3*time.Second {
@@ -28,7 +27,8 @@ func TestLimitsStartWait(t *testing.T) {
 	}
 }
 
-// limits.connect_timeout is the gateway's connect limit (60s unless set);
+// limits.connect_timeout is the gateway's connect limit (unset it is zero,
+// the proxy's DefaultConnectTimeout, 60s);
 // an upstream's connect_timeout overrides it for that upstream only.
 func TestConnectTimeout(t *testing.T) {
 	const profile = "profiles:\n  default:\n    upstreams:\n      calc: {builtin: calculator}\n" +
@@ -37,8 +37,8 @@ func TestConnectTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Limits.ConnectTimeout != proxy.DefaultConnectTimeout {
-		t.Errorf("default limits.connect_timeout: got %s, want %s", cfg.Limits.ConnectTimeout, proxy.DefaultConnectTimeout)
+	if cfg.Limits.ConnectTimeout != 0 {
+		t.Errorf("limits.connect_timeout unset: got %s, want 0 (proxy.DefaultConnectTimeout)", cfg.Limits.ConnectTimeout)
 	}
 	cfg, err = load(t, "limits: {connect_timeout: 90s}\n"+profile, nil)
 	if err != nil || cfg.Limits.ConnectTimeout != 90*time.Second {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -20,8 +21,9 @@ import (
 	"github.com/mcp-router/mcp-router/routing/fuse"
 )
 
-// Routing is a profile's routing section with its defaults applied: the router's options, resolved
-// here once so that the router applies no defaults (Resolved), and the session's.
+// Routing is a profile's routing section as the file writes it: zero when unset, for the router, the
+// session and the breaker to apply their defaults once; a 0 written is negative, which the router
+// keeps as zero.
 type Routing struct {
 	routing.RouterOptions
 	// Mode is "routed" (a small belt plus request_more_tools) or "all" (every catalog tool on the
@@ -40,24 +42,8 @@ type Routing struct {
 
 // The routing defaults (decision 5 in docs/design.md).
 func defaultRouting() Routing {
-	policy := routing.DefaultFusePolicy()
-	return Routing{
-		RouterOptions: routing.RouterOptions{
-			TopK: routing.DefaultTopK, Threshold: routing.DefaultThreshold,
-			SameDomain: routing.DefaultSameDomain, CrossDomain: routing.DefaultCrossDomain, CollisionDelta: routing.DefaultCollisionDelta,
-			AbstainCoverage:   routing.DefaultAbstainCoverage,
-			AbstainCommitment: routing.DefaultAbstainCommitment,
-			AbstainAdvice:     routing.DefaultAbstainAdvice,
-			KeepCoverage:      routing.DefaultKeepCoverage,
-			DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes),
-			SemanticWeight:    routing.DefaultSemanticWeight,
-			Fuse:              &policy,
-			Resolved:          true,
-		},
-		Mode: "routed", MaxTools: routing.DefaultMaxTools,
-		MaxDiscoveries: fuse.DefaultMaxDiscoveries, ResetAfter: fuse.DefaultResetAfter,
-		Lessons: true,
-	}
+	return Routing{RouterOptions: routing.RouterOptions{DiscoveryPrefixes: slices.Clone(routing.DefaultDiscoveryPrefixes)},
+		Mode: "routed", Lessons: true}
 }
 
 var (
@@ -328,8 +314,8 @@ type fieldError struct {
 	err error
 }
 
-// resolveRouting applies the defaults to what the file sets and checks the ranges. A value written
-// in the file is taken as written: 0 is zero.
+// resolveRouting takes what the file sets and checks the ranges. A 0 written stays zero for the
+// router (negative here).
 func resolveRouting(r rawRouting) (Routing, *fieldError) {
 	out := defaultRouting()
 	if r.Mode != "" {
@@ -405,7 +391,7 @@ func routingNumbers(r rawRouting, out *Routing) *fieldError {
 		case c.positive && *c.src == 0:
 			return &fieldError{c.key, fmt.Errorf("0 would erase every score; use a multiplier above 0 (1 is none)")}
 		default:
-			*c.dst = *c.src
+			*c.dst = cmp.Or(*c.src, -1) // 0 written: zero, not the router's default
 		}
 	}
 	ints := []struct {
@@ -423,7 +409,7 @@ func routingNumbers(r rawRouting, out *Routing) *fieldError {
 		case *c.src < c.lo:
 			return &fieldError{c.key, fmt.Errorf("%d is below %d", *c.src, c.lo)}
 		default:
-			*c.dst = *c.src
+			*c.dst = cmp.Or(*c.src, -1)
 		}
 	}
 	return nil

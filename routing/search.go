@@ -69,25 +69,32 @@ func grow(xs []float32, n int) []float32 {
 }
 
 func (ix *Index) release(acc *accumulator) {
-	for _, d := range acc.touched {
-		acc.score[d], acc.matched[d] = 0, 0
-	}
-	for _, d := range acc.lossy {
-		acc.loss[d] = 0
-	}
+	zero(acc.score, acc.touched)
+	zero(acc.matched, acc.touched)
+	zero(acc.loss, acc.lossy)
 	if acc.nseg > 1 {
 		// A clause's losses are on docs it scored (see add and lose).
 		for s := range acc.nseg {
-			seg, segLoss := acc.seg[s], acc.segLoss[s]
-			for _, d := range acc.segTouched[s] {
-				seg[d], segLoss[d] = 0, 0
-			}
+			zero(acc.seg[s], acc.segTouched[s])
+			zero(acc.segLoss[s], acc.segTouched[s])
 			acc.segTouched[s] = acc.segTouched[s][:0]
 		}
 	}
 	acc.lossy = acc.lossy[:0]
 	acc.touched = acc.touched[:0]
 	ix.accs.Put(acc)
+}
+
+// zero sets xs[d] to 0 for each d in ids, the only non-zero places; when
+// ids are more than a sixteenth of xs, clearing it all is cheaper.
+func zero[T float32 | uint64](xs []T, ids []int32) {
+	if len(ids) > len(xs)/16 {
+		clear(xs)
+		return
+	}
+	for _, d := range ids {
+		xs[d] = 0
+	}
 }
 
 // resolvedTerm is a query term found in the index.

@@ -28,9 +28,8 @@ type candidate struct {
 	// diversify): base + Σ_s gain[s]·uncovered[s].
 	base float64
 	gain [maxSegments]float64
-	// bound is the value last computed, or +Inf: values only fall as
-	// clauses are covered, so a candidate whose bound does not beat the
-	// best so far is not computed again.
+	// bound is the value last computed, or +Inf: values only fall as clauses
+	// are covered, so one whose bound does not beat the best is skipped.
 	bound float64
 }
 
@@ -114,9 +113,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 // best for the whole request (in its order, which ties keep), then the
 // best for each clause.
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
-	if n := len(ix.docs); len(acc.picked) < n {
-		acc.picked = make([]bool, n, n+n/4)
-	}
+	acc.picked = grow(acc.picked, len(ix.docs))
 	cands := acc.cands[:0]
 	for _, c := range whole {
 		acc.picked[c.doc] = true

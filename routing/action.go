@@ -45,9 +45,7 @@ const offAction = 0.7
 // remember about Ada").
 func actionsOf(text string) action {
 	var a action
-	for _, w := range words.Tokens(text) {
-		a |= actionVerbs[w]
-	}
+	words.each(text, func(w string, _ wordKind) { a |= actionVerbs[w] })
 	if a&storing != 0 && asksWhat(text) {
 		a = a&^storing | reading
 	}

@@ -28,6 +28,9 @@ type candidate struct {
 	// diversify): base + Σ_s gain[s]·uncovered[s].
 	base float64
 	gain [maxSegments]float64
+	// bound is the value last computed, or +Inf: values only fall as clauses
+	// are covered, so one whose bound does not beat the best is skipped.
+	bound float64
 }
 
 // diversify ranks a request of several clauses with xQuAD (Santos,
@@ -60,7 +63,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 	unpick(acc.picked, cands)
 	for i := range cands { // each candidate's part of value that no pick changes
 		c := &cands[i]
-		c.base = (1 - lambda) * c.whole
+		c.base, c.bound = (1-lambda)*c.whole, math.Inf(1)
 		for s := range rq.nseg {
 			c.gain[s] = lambda * weights[s] * c.seg[s]
 		}
@@ -69,14 +72,14 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 		best, bv := -1, 0.0 // the best unpicked candidate, the earlier on a tie
 		for i := range cands {
 			c := &cands[i]
-			if acc.picked[c.doc] {
+			if acc.picked[c.doc] || best >= 0 && c.bound <= bv {
 				continue
 			}
 			v := c.base
 			for s := range rq.nseg {
 				v += c.gain[s] * uncovered[s]
 			}
-			if best < 0 || v > bv {
+			if c.bound = v; best < 0 || v > bv {
 				best, bv = i, v
 			}
 		}
@@ -110,9 +113,7 @@ func (ix *Index) diversify(hits []Hit, acc *accumulator, rq *resolvedQuery, k in
 // best for the whole request (in its order, which ties keep), then the
 // best for each clause.
 func (ix *Index) candidates(acc *accumulator, rq *resolvedQuery, whole []scored, head int) []candidate {
-	if n := len(ix.docs); len(acc.picked) < n {
-		acc.picked = make([]bool, n, n+n/4)
-	}
+	acc.picked = grow(acc.picked, len(ix.docs))
 	cands := acc.cands[:0]
 	for _, c := range whole {
 		acc.picked[c.doc] = true

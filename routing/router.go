@@ -487,7 +487,9 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 	// Exclude is the caller's and may call back into the router: not under the lock.
 	out = slices.DeleteFunc(out, func(c Candidate) bool { return req.Exclude != nil && req.Exclude(c.Name) || r.Internal(c.Name) })
 	r.weighActions(lexical, out)
-	slices.SortStableFunc(out, func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) })
+	if byAdjusted := func(a, b Candidate) int { return cmp.Compare(b.adjusted, a.adjusted) }; !slices.IsSortedFunc(out, byAdjusted) {
+		slices.SortStableFunc(out, byAdjusted) // the ranking's order unless affinity or actions changed it
+	}
 	return out, rw
 }
 

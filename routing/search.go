@@ -10,23 +10,23 @@ import (
 // through a sync.Pool, so that a search allocates nothing catalog-sized.
 // Slices "by doc id" are indexed by a document's id.
 type accumulator struct {
-	score      []float32   // whole-request score by doc id; 0 = untouched
-	seg        [][]float32 // per-clause scores by doc id
-	segTouched [][]int32   // per clause, the doc ids it scored
-	nseg       int         // clauses in use
-	touched    []int32     // doc ids with a non-zero score
-	matched    []uint64    // by doc id, the request's first 64 words it matches
-	gtf        []float32   // a term group's pseudo-frequency by doc id
-	full       []float32   // gtf with stand-ins at full weight (see standIn)
-	grouped    []int32     // doc ids with a non-zero gtf
-	heap       []scored    // selectTop's result
-	keys       []uint64    // selectTop's rank keys (see rankKey)
-	cands      []candidate // diversify's candidates
-	picked     []bool      // by doc id, what diversify took; it unmarks them before returning
-	whole      []scored    // the whole request's top, for diversify
-	loss       []float32   // by doc id, the score coverage does not count (see synonymLoss)
-	segLoss    [][]float32 // loss per clause
-	lossy      []int32     // doc ids with a non-zero loss
+	score      []float32              // whole-request score by doc id; 0 = untouched
+	seg        [maxSegments][]float32 // per-clause scores by doc id
+	segTouched [maxSegments][]int32   // per clause, the doc ids it scored
+	nseg       int                    // clauses in use
+	touched    []int32                // doc ids with a non-zero score
+	matched    []uint64               // by doc id, the request's first 64 words it matches
+	gtf        []float32              // a term group's pseudo-frequency by doc id
+	full       []float32              // gtf with stand-ins at full weight (see standIn)
+	grouped    []int32                // doc ids with a non-zero gtf
+	heap       []scored               // selectTop's result
+	keys       []uint64               // selectTop's rank keys (see rankKey)
+	cands      []candidate            // diversify's candidates
+	picked     []bool                 // by doc id, what diversify took; it unmarks them before returning
+	whole      []scored               // the whole request's top, for diversify
+	loss       []float32              // by doc id, the score coverage does not count (see synonymLoss)
+	segLoss    [maxSegments][]float32 // loss per clause
+	lossy      []int32                // doc ids with a non-zero loss
 }
 
 func (ix *Index) acquire(n, nseg int) *accumulator {
@@ -38,17 +38,9 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	acc.gtf = grow(acc.gtf, n)
 	acc.full = grow(acc.full, n)
 	acc.loss = grow(acc.loss, n)
-	if cap(acc.matched) < n {
-		acc.matched = make([]uint64, n, n+n/4)
-	}
-	acc.matched = acc.matched[:n]
+	acc.matched = grow(acc.matched, n)
 	acc.nseg = nseg
 	if nseg > 1 {
-		for len(acc.seg) < nseg {
-			acc.seg = append(acc.seg, nil)
-			acc.segLoss = append(acc.segLoss, nil)
-			acc.segTouched = append(acc.segTouched, nil)
-		}
 		for s := range nseg {
 			acc.seg[s] = grow(acc.seg[s], n)
 			acc.segLoss[s] = grow(acc.segLoss[s], n)
@@ -57,37 +49,42 @@ func (ix *Index) acquire(n, nseg int) *accumulator {
 	return acc
 }
 
-// grow returns xs resized to n, zeroed beyond its old length, with room
-// to spare so that a growing catalog does not reallocate on every search.
-func grow(xs []float32, n int) []float32 {
+// grow returns xs resized to n, with room to spare so that a growing
+// catalog does not reallocate on every search; every element is zero, as
+// searches leave them (see release).
+func grow[T float32 | uint64 | bool](xs []T, n int) []T {
 	if cap(xs) < n {
-		ys := make([]float32, n, n+n/4)
-		copy(ys, xs)
-		return ys
+		return make([]T, n, n+n/4)
 	}
 	return xs[:n]
 }
 
 func (ix *Index) release(acc *accumulator) {
-	for _, d := range acc.touched {
-		acc.score[d], acc.matched[d] = 0, 0
-	}
-	for _, d := range acc.lossy {
-		acc.loss[d] = 0
-	}
+	zero(acc.score, acc.touched)
+	zero(acc.matched, acc.touched)
+	zero(acc.loss, acc.lossy)
 	if acc.nseg > 1 {
 		// A clause's losses are on docs it scored (see add and lose).
 		for s := range acc.nseg {
-			seg, segLoss := acc.seg[s], acc.segLoss[s]
-			for _, d := range acc.segTouched[s] {
-				seg[d], segLoss[d] = 0, 0
-			}
+			zero(acc.seg[s], acc.segTouched[s])
+			zero(acc.segLoss[s], acc.segTouched[s])
 			acc.segTouched[s] = acc.segTouched[s][:0]
 		}
 	}
-	acc.lossy = acc.lossy[:0]
-	acc.touched = acc.touched[:0]
+	acc.lossy, acc.touched = acc.lossy[:0], acc.touched[:0]
 	ix.accs.Put(acc)
+}
+
+// zero sets xs[d] to 0 for each d in ids, the only non-zero places; when
+// ids are more than a sixteenth of xs, clearing it all is cheaper.
+func zero[T float32 | uint64](xs []T, ids []int32) {
+	if len(ids) > len(xs)/16 {
+		clear(xs)
+		return
+	}
+	for _, d := range ids {
+		xs[d] = 0
+	}
 }
 
 // resolvedTerm is a query term found in the index.

@@ -121,7 +121,7 @@ func (u *Upstream) Run(ctx context.Context) {
 	attempt := 0
 	for {
 		started := time.Now()
-		err := u.session(ctx)
+		err := u.session(ctx, started)
 		if ctx.Err() != nil {
 			u.setState(StateStopped, nil)
 			return
@@ -186,9 +186,10 @@ func within(done <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// session connects once, publishes what the upstream offers, and serves
-// list_changed refreshes until the connection is lost or ctx ends.
-func (u *Upstream) session(ctx context.Context) error {
+// session connects once (an attempt begun at started), publishes what the
+// upstream offers, and serves list_changed refreshes until the connection
+// is lost or ctx ends.
+func (u *Upstream) session(ctx context.Context, started time.Time) error {
 	u.setPhase(phaseDialing)
 	tail := newLineTail(stderrTailLines)
 	u.mu.Lock()
@@ -209,7 +210,7 @@ func (u *Upstream) session(ctx context.Context) error {
 	if err != nil {
 		return u.handshakeFailed(ctx, c, tail, err, time.Since(began))
 	}
-	u.connected(c, offer)
+	u.connected(c, offer, started)
 	u.markFirst()
 	return u.serve(ctx, c)
 }
@@ -288,7 +289,9 @@ func (u *Upstream) filter(tools []mcp.Tool) []mcp.Tool {
 	})
 }
 
-func (u *Upstream) connected(c *Conn, offer Listing) {
+// connected publishes c and offer; the log line's dur is the time since
+// started, when this attempt began.
+func (u *Upstream) connected(c *Conn, offer Listing, started time.Time) {
 	c.mu.Lock()
 	c.onLost = func() { u.disconnected(c) }
 	c.mu.Unlock()
@@ -303,7 +306,7 @@ func (u *Upstream) connected(c *Conn, offer Listing) {
 	close(u.ready) // wake the calls waiting for this connection
 	u.conn, u.state, u.lastErr, u.offer = c, StateConnected, nil, offer
 	u.phase, u.phaseSince, u.downSince = phaseNone, u.connectedAt, time.Time{}
-	took := u.connectedAt.Sub(u.startedAt)
+	took := u.connectedAt.Sub(started)
 	u.mu.Unlock()
 	u.env.Metrics.UpstreamState(u.cfg.Name, string(StateConnected))
 	u.logger.Info("upstream connected", "tools", len(offer.Tools),

@@ -42,7 +42,7 @@ func (g *gatewayUnderTest) Restart(_ context.Context, name string) error {
 	return ErrReadOnly
 }
 func (g *gatewayUnderTest) Activity(context.Context) (Activity, error) {
-	return Activity{Calls: 3, Failed: 1, Recent: []Call{{At: time.Now(), Upstream: "calc", Tool: "calc_add", Dur: time.Millisecond}}}, nil
+	return Activity{Calls: 3, Failed: 1, Cancelled: 1, Recent: []Call{{At: time.Now(), Upstream: "calc", Tool: "calc_add", Dur: time.Millisecond}}}, nil
 }
 
 // routerCatalog is a Catalog over a real router.
@@ -274,6 +274,7 @@ func TestConsolePages(t *testing.T) {
 		{"/ui/pins", "Nothing is waiting for approval"},
 		{"/ui/lessons", "No lessons yet"},
 		{"/ui/activity", "<strong>3</strong> calls served"},
+		{"/ui/activity", "<strong>1</strong> failed, <strong>1</strong> cancelled"},
 		{"/ui/playground?q=divide+two+numbers", `<code>calc_divide</code>`},
 		{"/ui/playground?q=book+a+flight", "abstained"},
 	}

@@ -56,6 +56,7 @@ type Tool struct {
 // Activity is what a gateway served.
 type Activity struct {
 	Calls, Failed uint64
+	Cancelled     uint64 // by the client; not counted in Failed
 	Recent        []Call // newest first
 }
 

@@ -57,3 +57,26 @@ func TestMetricsRecentCallsNewestFirstAndBounded(t *testing.T) {
 		t.Error("a nil *Metrics reports calls")
 	}
 }
+
+// A call the client cancelled is not a failure: it is counted apart and
+// kept out of the latest failures, though the recent calls still show it.
+func TestMetricsCallsCountsCancelledApart(t *testing.T) {
+	m := NewMetrics()
+	m.CallDone("calc", "add", 0, "")
+	m.CallDone("web", "fetch", 0, string(call.KindCancelled))
+	m.CallDone("web", "fetch", 0, string(call.KindTimeout))
+	served, failed, recent := m.Calls()
+	if served != 3 || failed != 1 || m.Cancelled() != 1 {
+		t.Errorf("got %d served, %d failed, %d cancelled; want 3, 1, 1", served, failed, m.Cancelled())
+	}
+	if len(recent) != 1 || recent[0].Kind != string(call.KindTimeout) {
+		t.Errorf("recent failures: got %+v, want the timeout alone", recent)
+	}
+	if calls := m.RecentCalls(); len(calls) != 3 || calls[1].Kind != string(call.KindCancelled) {
+		t.Errorf("recent calls: got %+v, want the cancelled call among them", calls)
+	}
+	var none *Metrics
+	if none.Cancelled() != 0 {
+		t.Error("a nil *Metrics reports cancelled calls")
+	}
+}

@@ -569,6 +569,7 @@ const (
 type callRecord struct {
 	mu             sync.Mutex
 	served, failed uint64
+	cancelled      uint64        // by the client: not failures
 	failures       []CallFailure // oldest first, at most recentFailures
 	calls          []Call        // a ring of at most recentCallsKept
 	next           int           // the ring's oldest call, once it is full
@@ -585,7 +586,11 @@ func (l *callRecord) done(c Call, label string) {
 		l.next = (l.next + 1) % recentCallsKept
 	}
 	l.served++
-	if c.Kind != "" {
+	switch c.Kind {
+	case "":
+	case string(call.KindCancelled): // the client gave up: not a failure
+		l.cancelled++
+	default:
 		l.fail(c.Upstream, label, c.Kind)
 	}
 }
@@ -616,8 +621,9 @@ func (l *callRecord) toolError(upstream, tool string) {
 }
 
 // Calls returns the number of tool calls through the hub, how many failed
-// (a router error or an isError result), and the latest failures, oldest
-// first. A nil *Metrics reports nothing.
+// (a router error or an isError result, not a call the client cancelled:
+// see [Metrics.Cancelled]), and the latest failures, oldest first. A nil
+// *Metrics reports nothing.
 func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
 	if m == nil {
 		return 0, 0, nil
@@ -625,6 +631,17 @@ func (m *Metrics) Calls() (served, failed uint64, recent []CallFailure) {
 	m.log.mu.Lock()
 	defer m.log.mu.Unlock()
 	return m.log.served, m.log.failed, slices.Clone(m.log.failures)
+}
+
+// Cancelled returns how many tool calls through the hub the client
+// cancelled before they ended. A nil *Metrics reports none.
+func (m *Metrics) Cancelled() uint64 {
+	if m == nil {
+		return 0
+	}
+	m.log.mu.Lock()
+	defer m.log.mu.Unlock()
+	return m.log.cancelled
 }
 
 // RecentCalls returns the latest tool calls through the hub, newest first

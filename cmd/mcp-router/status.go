@@ -34,6 +34,7 @@ type gatewaySnapshot struct {
 	Upstreams    []upstreamSnapshot  `json:"upstreams"`
 	Calls        uint64              `json:"calls"`
 	Failed       uint64              `json:"failed"`
+	Cancelled    uint64              `json:"cancelled"` // by the client; not failures
 	RecentErrors []proxy.CallFailure `json:"recent_errors,omitempty"`
 	// RecentCalls are the latest calls, newest first, for the console.
 	RecentCalls []proxy.Call `json:"recent_calls,omitempty"`
@@ -64,6 +65,7 @@ func snapshot(hub *proxy.Hub, m *proxy.Metrics) gatewaySnapshot {
 			Restarts: u.Restarts, Err: firstLine(notConnected(u), maxErrLen), Protocol: u.Protocol, Blocked: u.Blocked})
 	}
 	s.Calls, s.Failed, s.RecentErrors = m.Calls()
+	s.Cancelled = m.Cancelled()
 	calls := m.RecentCalls()
 	s.RecentCalls = calls[:min(len(calls), snapshotCalls)]
 	return s
@@ -255,10 +257,19 @@ func printStatus(e *env, live []gatewayStatus) error {
 		for _, line := range s.Config.lines() {
 			fmt.Fprintf(e.stdout, "  %s\n", line)
 		}
-		fmt.Fprintf(e.stdout, "  calls served: %d (%d failed)\n", s.Calls, s.Failed)
+		fmt.Fprintf(e.stdout, "  calls served: %d (%s)\n", s.Calls, failedCancelled(s.Failed, s.Cancelled))
 		for _, f := range s.RecentErrors {
 			fmt.Fprintf(e.stdout, "    %s %s on %s: %s\n", f.At.Local().Format("15:04:05"), printable.Line(f.Tool), printable.Line(f.Upstream), printable.Line(f.Kind))
 		}
 	}
 	return nil
+}
+
+// failedCancelled says how many calls failed and, when any, how many the
+// client cancelled: "2 failed, 1 cancelled".
+func failedCancelled(failed, cancelled uint64) string {
+	if cancelled == 0 {
+		return fmt.Sprintf("%d failed", failed)
+	}
+	return fmt.Sprintf("%d failed, %d cancelled", failed, cancelled)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-router/mcp-router/proxy"
+	"github.com/mcp-router/mcp-router/proxy/call"
 	"github.com/mcp-router/mcp-router/state"
 )
 
@@ -114,5 +116,28 @@ func TestStatusListsTheGatewaysWhenTheFileDoesNotLoad(t *testing.T) {
 	}
 	if !strings.Contains(stderr, cfg+":") {
 		t.Errorf("status does not name the file's error:\n%s", stderr)
+	}
+}
+
+// A call the client cancelled is not a failure: status shows it apart,
+// in the table and in --json.
+func TestStatusShowsCancelledCallsApart(t *testing.T) {
+	hub := proxy.NewHub(proxy.Options{})
+	defer hub.Close()
+	m := proxy.NewMetrics()
+	m.CallDone("calc", "add", 0, "")
+	m.CallDone("calc", "add", 0, string(call.KindTimeout))
+	m.CallDone("calc", "add", 0, string(call.KindCancelled))
+	snap := snapshot(hub, m)
+	var out strings.Builder
+	if err := printStatus(&env{stdout: &out}, []gatewayStatus{{Snapshot: &snap}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "calls served: 3 (1 failed, 1 cancelled)"; !strings.Contains(out.String(), want) {
+		t.Errorf("status table lacks %q:\n%s", want, out.String())
+	}
+	js, err := json.Marshal(snap)
+	if err != nil || !strings.Contains(string(js), `"failed":1,"cancelled":1`) {
+		t.Errorf("status --json: got %s (%v), want failed 1 and cancelled 1", js, err)
 	}
 }

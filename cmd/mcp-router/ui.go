@@ -150,6 +150,7 @@ func (g *hubGateway) Restart(_ context.Context, upstream string) error {
 func (g *hubGateway) Activity(context.Context) (console.Activity, error) {
 	var a console.Activity
 	a.Calls, a.Failed, _ = g.m.Calls()
+	a.Cancelled = g.m.Cancelled()
 	for _, c := range g.m.RecentCalls() {
 		a.Recent = append(a.Recent, console.Call{At: c.At, Upstream: c.Upstream, Tool: c.Tool, Dur: c.Dur, Kind: c.Kind})
 	}
@@ -211,6 +212,7 @@ func (g *registryGateway) Activity(ctx context.Context) (console.Activity, error
 	for _, gs := range live {
 		a.Calls += gs.Snapshot.Calls
 		a.Failed += gs.Snapshot.Failed
+		a.Cancelled += gs.Snapshot.Cancelled
 		for _, c := range gs.Snapshot.RecentCalls {
 			a.Recent = append(a.Recent, console.Call{At: c.At, Gateway: gatewayLabel(gs), Upstream: c.Upstream, Tool: c.Tool, Dur: c.Dur, Kind: c.Kind})
 		}

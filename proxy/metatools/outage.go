@@ -63,11 +63,51 @@ func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert
 			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
 		}
 	}
-	alerts := make([]routing.Alert, len(l.out))
-	for i, o := range l.out {
-		alerts[i] = outageAlert(o)
+	return l.out, outageAlerts(l.out)
+}
+
+// outageAlerts is one alert per outage, but one for all the upstreams
+// merely starting (no tool of theirs matched, the query names none), at
+// the first one's place: a cold start is one paragraph, not one a server.
+func outageAlerts(outs []outage) []routing.Alert {
+	alerts := make([]routing.Alert, 0, len(outs))
+	var starting []outage
+	at := 0
+	for _, o := range outs {
+		if o.State != stateStarting || len(o.Tools) > 0 || o.named {
+			alerts = append(alerts, outageAlert(o))
+			continue
+		}
+		if starting == nil {
+			at = len(alerts)
+		}
+		starting = append(starting, o)
 	}
-	return l.out, alerts
+	if starting == nil {
+		return alerts
+	}
+	return slices.Insert(alerts, at, startingAlert(starting))
+}
+
+// startingAlert says that the upstreams outs are starting, each with what
+// it is for and for how long.
+func startingAlert(outs []outage) routing.Alert {
+	const rest = ": %s tools are not listed yet, so this search could not rank them. If no tool here fits, search again in a moment."
+	if len(outs) == 1 {
+		o := outs[0]
+		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
+			"Routing alert: server %s%s is still starting (for %ds)"+rest, o.Upstream, aboutStarting(o.about), o.Seconds, "its")}
+	}
+	names := make([]string, len(outs))
+	for i, o := range outs {
+		what := fmt.Sprintf("for %ds", o.Seconds)
+		if o.about != "" {
+			what = clip.Ellipsis(clip.OneLine(o.about), maxSignatureServer) + ", " + what
+		}
+		names[i] = fmt.Sprintf("%s (%s)", o.Upstream, what)
+	}
+	return routing.Alert{Kind: alertUpstreamStarting, Tools: []string{}, Message: fmt.Sprintf(
+		"Routing alert: servers %s are still starting"+rest, strings.Join(names, ", "), "their")}
 }
 
 // allConnected reports that every upstream is connected and none is
@@ -161,10 +201,6 @@ func outageAlert(o outage) routing.Alert {
 		what = fmt.Sprintf("%s (server %s)", strings.Join(o.Tools, ", "), o.Upstream)
 	case o.named:
 		what += ", which this request names or its description matches,"
-	case o.State == stateStarting:
-		return routing.Alert{Kind: alertUpstreamStarting, Tools: o.Tools, Message: fmt.Sprintf(
-			"Routing alert: server %s%s is still starting (for %ds): its tools are not listed yet, so this search could not rank them. "+
-				"If no tool here fits, search again in a moment.", o.Upstream, aboutStarting(o.about), o.Seconds)}
 	}
 	if o.State == stateDisabled {
 		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(

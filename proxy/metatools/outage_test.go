@@ -3,6 +3,7 @@ package metatools
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-router/mcp-router/routing"
 )
@@ -36,6 +37,30 @@ func TestDiscoveryWaitsForTheStartingUpstreamsItMayBeFor(t *testing.T) {
 		got := mayServe(starting, tc.req, owner)
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("%+v: waits for %v, want %q", tc.req, got, tc.want)
+		}
+	}
+}
+
+// During a cold start a discovery says once that the servers are starting,
+// naming each with what it is for and how long it has started, and when to
+// search again: not one near-identical paragraph per server.
+func TestStartingServersAreOneAlert(t *testing.T) {
+	since := time.Now().Add(-3 * time.Second)
+	ups := []Upstream{
+		{Name: "github", About: "Issues and pull requests", Starting: true, Since: since},
+		{Name: "notes", About: "My personal notes", Starting: true, Since: since},
+		{Name: "fetch", Starting: true, Since: since},
+		{Name: "calendar", About: "Meetings", Starting: true, Since: time.Now().Add(-12 * time.Second)},
+	}
+	_, alerts := findOutages(ups, routing.Discovery{Decision: routing.Decision{Query: "translate a poem", Abstained: true}})
+	if len(alerts) != 1 || alerts[0].Kind != alertUpstreamStarting {
+		t.Fatalf("got %d alerts %+v, want one upstream_starting", len(alerts), alerts)
+	}
+	msg := alerts[0].Message
+	for _, want := range []string{"github (Issues and pull requests, for 3s)", "notes (My personal notes, for 3s)", "fetch (for 3s)",
+		"calendar (Meetings, for 12s)", "are still starting", "not listed yet", "search again in a moment"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the alert lacks %q: %s", want, msg)
 		}
 	}
 }

@@ -92,6 +92,25 @@ func TestCallPrintsTheResult(t *testing.T) {
 	}
 }
 
+// call exits 0 when the call succeeded, though another upstream of the
+// profile failed to connect: that is a warning on stderr. A failed call
+// still exits 1, and names the upstream not connected too.
+func TestCallSucceedsBesideAnUpstreamThatFailed(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile+`      weather: {command: sh, args: ["-c", "exit 1"]}
+`)
+	out, errOut, err := runCLI(t, nil, "call", "calculator_add", "--args", `{"a": 2, "b": 3}`, "--config", cfg, "--log-level", "error")
+	if err != nil || !strings.Contains(out, `"result": 5`) {
+		t.Errorf("call beside a failed upstream: got %v and %q, want success and result 5", err, out)
+	}
+	if !strings.Contains(errOut, "warning: 1 of 2 upstreams not connected: weather") {
+		t.Errorf("stderr %q, want a warning naming weather", errOut)
+	}
+	_, _, err = runCLI(t, nil, "call", "calculator_divide", "--args", `{"a": 1, "b": 0}`, "--config", cfg, "--log-level", "error")
+	if err == nil || !strings.Contains(err.Error(), "returned an error") || !strings.Contains(err.Error(), "weather") {
+		t.Errorf("a failed call beside a failed upstream: got %v, want the tool's error and weather named", err)
+	}
+}
+
 func TestConfigErrorsReachTheUser(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -100,8 +101,9 @@ func newCallCmd(e *env) *cobra.Command {
 		Short: "Call one catalog tool and print its result as JSON",
 		Long: `Connect to the profile's upstreams, call one tool by its exposed name (as
 'mcp-router tools' lists it) and print the MCP result as JSON. The exit status is
-1 when the tool reported an error (isError) or could not be called, or when
-an upstream of the profile failed to connect (the result is printed all the same).`,
+1 when the tool reported an error (isError) or could not be called, and 0 when
+the call succeeded: an upstream of the profile that failed to connect is then a
+warning on stderr (and named in the error when the call failed).`,
 		Example: `  mcp-router call calculator_add --args '{"a": 2, "b": 3}'
   mcp-router call docs_search_documents --args '{"query": "install"}'`,
 		Args: cobra.ExactArgs(1),
@@ -110,16 +112,25 @@ an upstream of the profile failed to connect (the result is printed all the same
 			if err := json.Unmarshal([]byte(argsJSON), &toolArgs); err != nil {
 				return fmt.Errorf("--args must be a JSON object: %w", err)
 			}
-			return e.withGateway(cmd.Context(), parts{audit: true, wait: true}, func(g *gateway) error {
-				res, err := g.hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
-				if err == nil {
-					err = printJSON(e, res)
-				}
-				if err == nil && res.IsError {
-					err = fmt.Errorf("tool %s returned an error", args[0])
-				}
+			g, err := e.startGateway(cmd.Context(), parts{audit: true, wait: true})
+			if err != nil {
 				return err
-			})
+			}
+			defer g.Close()
+			res, err := g.hub.CallTool(cmd.Context(), args[0], toolArgs, nil)
+			if err == nil {
+				err = printJSON(e, res)
+			}
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool %s returned an error", args[0])
+			}
+			if err != nil {
+				return errors.Join(err, g.down())
+			}
+			if down := g.down(); down != nil { // another upstream's: this call did not need it
+				fmt.Fprintf(e.stderr, "warning: %v\n", down)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&argsJSON, "args", "{}", "the tool's arguments as a JSON object")

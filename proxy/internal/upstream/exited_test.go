@@ -135,24 +135,7 @@ func killMidCall(t *testing.T, u *Upstream, progress *ProgressRouter) error {
 // its first attempt has ended.
 func runSolo(t *testing.T, cfg Config) (*Upstream, *ProgressRouter) {
 	progress := &ProgressRouter{}
-	env := Env{
-		Logger: slog.New(slog.DiscardHandler), Version: "test",
-		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		RefreshDebounce: 20 * time.Millisecond, ReconnectWait: time.Second, MaxInFlight: 4, MaxQueue: 4,
-		Progress: progress,
-		Vet: func(_ Config, _, _ *slog.Logger, tools []mcp.Tool) ([]mcp.Tool, map[string]string) {
-			return tools, nil
-		},
-		Listed: func(*Upstream, bool) {},
-	}
-	u := New(cfg, env)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { u.Run(ctx) })
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	u := runOn(t, cfg, soloEnv(progress))
 	select {
 	case <-u.First():
 	case <-time.After(30 * time.Second): // a guard against a hang, not a measure of speed
@@ -171,4 +154,32 @@ func callErr(t *testing.T, u *Upstream, tool string, args map[string]any, token 
 	ctx, done := u.calls.add(t.Context())
 	defer done()
 	return u.CallTool(ctx, req)
+}
+
+// soloEnv is an Env for an upstream with no hub: a short backoff, no
+// vetting, nothing logged.
+func soloEnv(progress *ProgressRouter) Env {
+	return Env{
+		Logger: slog.New(slog.DiscardHandler), Version: "test",
+		InitTimeout: 5 * time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		RefreshDebounce: 20 * time.Millisecond, ReconnectWait: time.Second, MaxInFlight: 4, MaxQueue: 4,
+		Progress: progress,
+		Vet: func(_ Config, _, _ *slog.Logger, tools []mcp.Tool) ([]mcp.Tool, map[string]string) {
+			return tools, nil
+		},
+		Listed: func(*Upstream, bool) {},
+	}
+}
+
+// runOn runs an upstream of cfg on env until the test ends.
+func runOn(t *testing.T, cfg Config, env Env) *Upstream {
+	u := New(cfg, env)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { u.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	return u
 }

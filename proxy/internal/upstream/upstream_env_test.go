@@ -69,14 +69,7 @@ func TestUpstreamRunsOnItsEnvAlone(t *testing.T) {
 			listed <- listedEvent{u, first, names}
 		},
 	}
-	u := New(stdioFake("solo"), env)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { u.Run(ctx) })
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	u := runOn(t, stdioFake("solo"), env)
 
 	first := nextListed(t, listed)
 	if first.u != u || !first.first {

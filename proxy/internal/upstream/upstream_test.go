@@ -5,11 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // connectedDurs is a slog handler that sends the dur of each "upstream
@@ -37,24 +34,9 @@ func (h connectedDurs) Handle(_ context.Context, r slog.Record) error {
 func TestConnectedDurIsThisAttempts(t *testing.T) {
 	const backoff = 3 * time.Second // jittered to at least 0.8 of it
 	durs := make(connectedDurs, 4)
-	env := Env{
-		Logger: slog.New(durs), Version: "test",
-		InitTimeout: 5 * time.Second, BackoffMin: backoff, BackoffMax: backoff,
-		RefreshDebounce: 20 * time.Millisecond, ReconnectWait: time.Second, MaxInFlight: 4, MaxQueue: 4,
-		Progress: &ProgressRouter{},
-		Vet: func(_ Config, _, _ *slog.Logger, tools []mcp.Tool) ([]mcp.Tool, map[string]string) {
-			return tools, nil
-		},
-		Listed: func(*Upstream, bool) {},
-	}
-	u := New(stdioFake("solo"), env)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { u.Run(ctx) })
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	env := soloEnv(&ProgressRouter{})
+	env.Logger, env.BackoffMin, env.BackoffMax = slog.New(durs), backoff, backoff
+	u := runOn(t, stdioFake("solo"), env)
 	next := func() time.Duration {
 		select {
 		case d := <-durs:

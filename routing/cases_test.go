@@ -247,6 +247,46 @@ func TestSessionDetourOnlyFromTheSameRequest(t *testing.T) {
 	}
 }
 
+// TestSessionDetourOnlyFromWhatServedIt: a new user's walk, with two
+// instances of the filesystem server and the memory server: "read a file
+// from my documents" met a collision alert (the instances' read_file) and
+// was handed memory_read_graph, kept for sharing "read" though it scored
+// under the noise floor; a later call of memory_read_graph taught the
+// request that tool. Only a tool the ranking found for the request (at
+// the floor) or the model asked for now teaches it.
+func TestSessionDetourOnlyFromWhatServedIt(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	seed := seedTools(t)
+	r.SetUpstream("memory", seed["memory"])
+	for _, up := range []string{"fs", "filesystem"} {
+		var tools []Tool
+		for _, tool := range seed["fs"] {
+			own := strings.TrimPrefix(tool.Name, "fs_")
+			tool.Name, tool.Upstream, tool.Original, tool.Contract = up+"_"+own, up, own, own
+			tools = append(tools, tool)
+		}
+		r.SetUpstream(up, tools)
+	}
+	const query = "read a file from my documents"
+	s := r.NewSession(SessionOptions{})
+	d, _ := s.Discover(context.Background(), Request{Query: query})
+	if !containsName(d.Selected, "memory_read_graph") || alertOf(d.Decision, "collision") == nil {
+		t.Fatalf("selected %v, alerts %+v; want memory_read_graph handed over and a collision", names(d.Selected), d.Alerts)
+	}
+	if eff := s.Called("memory_read_graph", true); eff.Detour != "" {
+		t.Errorf("a call of memory_read_graph taught %q that tool", eff.Detour)
+	}
+	s.Discover(context.Background(), Request{Query: query})
+	if eff := s.Called("filesystem_read_file", true); eff.Detour != query {
+		t.Errorf("a tool of the collision: detour %q, want %q", eff.Detour, query)
+	}
+	s.Discover(context.Background(), Request{Query: query})
+	s.Discover(context.Background(), Request{Query: "read the text of a file", Needs: []string{"memory_read_graph"}})
+	if eff := s.Called("memory_read_graph", true); eff.Detour != query {
+		t.Errorf("a tool the model asked for: detour %q, want %q", eff.Detour, query)
+	}
+}
+
 // TestRouteMinQRScoreIsAFloor: a min_qr_score set above the default
 // noise floor drops every ranked tool scoring below it (seed 000), where
 // keep_coverage used to lift a tool scoring 0.013 over it; at the

@@ -100,7 +100,7 @@ func (s *Session) Discover(ctx context.Context, req Request) (Discovery, error) 
 	req.Domains = s.Domains()
 	d := Discovery{Decision: s.router.Route(ctx, req)}
 	d.Added, d.Evicted = s.put(d.Selected)
-	s.noteDetour(req.Query, d.Decision)
+	s.noteDetour(req, d.Decision)
 	s.noteDomains(d.Selected)
 	d.Breaker = s.breaker.State()
 	return d, nil
@@ -143,8 +143,8 @@ func (s *Session) put(selected []Candidate) (added, evicted []string) {
 type CallEffect struct {
 	Reopened bool // the breaker was open and the call closed it
 	// Detour, when set, is the first query of a search that took two
-	// discoveries or a collision alert before this tool it was given
-	// succeeded: a lesson to learn.
+	// discoveries or a collision alert before this tool, which one of them
+	// found or was asked for (noteDetour), succeeded: a lesson to learn.
 	Detour string
 }
 
@@ -182,18 +182,21 @@ func (s *Session) Called(name string, ok bool) CallEffect {
 }
 
 // noteDetour adds a discovery to the detour; a query sharing no word with
-// its first one starts a new detour.
-func (s *Session) noteDetour(query string, d Decision) {
+// its first one starts a new detour. Of the tools handed over, only those
+// the ranking found (at the noise floor) or the model asked for can serve
+// the request: the others came along for coverage or as discovery tools.
+func (s *Session) noteDetour(req Request, d Decision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.detour.queries) > 0 && query != "" && !related(s.detour.queries[0], query) {
-		s.detour = detour{}
-	}
-	if query != "" {
+	if query := req.Query; query != "" {
+		if len(s.detour.queries) > 0 && !related(s.detour.queries[0], query) {
+			s.detour = detour{}
+		}
 		s.detour.queries = append(s.detour.queries, query)
 	}
 	for _, c := range d.Selected {
-		if !slices.Contains(s.detour.given, c.Name) {
+		served := c.Score >= s.router.opts.Fuse.MinQRScore || slices.Contains(req.Needs, c.Name)
+		if served && !slices.Contains(s.detour.given, c.Name) {
 			s.detour.given = append(s.detour.given, c.Name)
 		}
 	}

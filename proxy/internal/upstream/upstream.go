@@ -261,6 +261,7 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 		return out, fmt.Errorf("listing tools: %w", err)
 	}
 	if err == nil {
+		u.scrub.tools(tools)
 		out.Raw = u.filter(tools)
 		out.Tools, out.Blocked = u.env.Vet(u.cfg, u.logger, u.logger, out.Raw)
 	}
@@ -278,6 +279,7 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 			u.logger.Warn("listing prompts", "err", WithoutURL(err))
 		}
 	}
+	u.scrub.offer(&out)
 	return out, nil
 }
 

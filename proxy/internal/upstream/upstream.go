@@ -280,6 +280,7 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 		}
 	}
 	u.scrub.offer(&out)
+	u.vetOffer(&out)
 	return out, nil
 }
 

@@ -215,7 +215,7 @@ func (h *Hub) upstreamEnv() upstream.Env {
 		InitTimeout: o.InitTimeout, BackoffMin: o.BackoffMin, BackoffMax: o.BackoffMax,
 		RefreshDebounce: o.RefreshDebounce, ReconnectWait: o.ReconnectWait,
 		MaxInFlight: o.MaxInFlight, MaxQueue: o.MaxQueue, Notifications: o.Notifications,
-		Progress: &h.progress, Relay: h.relayTo, Vet: h.vet, Listed: h.listed,
+		Progress: &h.progress, Relay: h.relayTo, Vet: h.vet, Poisoning: o.Poisoning, Listed: h.listed,
 	}
 	if o.Metrics != nil { // a nil *Metrics would make a non-nil interface
 		env.Metrics = o.Metrics

@@ -239,6 +239,9 @@ func (h *Hub) Complete(ctx context.Context, params mcp.CompleteParams) (*mcp.Com
 	if err != nil {
 		return nil, h.errorText(u.Config(), u.Scrubber(), "completion", err)
 	}
+	for i, v := range res.Completion.Values { // what the model may pick: no configured secret
+		res.Completion.Values[i] = u.Scrubber().Text(v)
+	}
 	return res, nil
 }
 

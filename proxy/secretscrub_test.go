@@ -197,3 +197,74 @@ func TestNoSecretLeavesThroughRelayedLogs(t *testing.T) {
 		t.Errorf("no relayed log shows the replacement: %+v", c.logs)
 	}
 }
+
+// listingServer is a server whose tool, resource, template, prompt and
+// completions all hold text: its name, then text.
+func listingServer(text string) func(string, []string) (*server.MCPServer, error) {
+	return func(string, []string) (*server.MCPServer, error) {
+		s := server.NewMCPServer("docs", "1", server.WithResourceCapabilities(false, false),
+			server.WithPromptCapabilities(false), server.WithToolCapabilities(false), server.WithCompletions(),
+			server.WithPromptCompletionProvider(completions{text}))
+		s.AddTool(mcp.NewTool("query", mcp.WithDescription("Query "+text),
+			mcp.WithString("sql", mcp.Description("SQL run with "+text), mcp.DefaultString(text))),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("ok"), nil
+			})
+		s.AddResource(mcp.NewResource("note://db", "db", mcp.WithResourceDescription("The database at "+text)),
+			func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) { return nil, nil })
+		s.AddResourceTemplate(mcp.NewResourceTemplate("note://{id}", "notes", mcp.WithTemplateDescription("Notes of "+text)),
+			func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) { return nil, nil })
+		s.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greets "+text),
+			mcp.WithArgument("who", mcp.ArgumentDescription("Who, for "+text))),
+			func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, nil })
+		return s, nil
+	}
+}
+
+// completions completes every prompt argument with text.
+type completions struct{ text string }
+
+func (c completions) CompletePromptArgument(context.Context, string, mcp.CompleteArgument, mcp.CompleteContext) (*mcp.Completion, error) {
+	return &mcp.Completion{Values: []string{c.text}}, nil
+}
+
+// TestNoSecretInListings (HR2-06): the tools, resources, templates and
+// prompts an upstream lists reach the model, so its configured secrets in
+// their texts (descriptions, schemas) are replaced, as in its results.
+func TestNoSecretInListings(t *testing.T) {
+	up := UpstreamConfig{Name: "docs", Transport: TransportBuiltin, Builtin: "docs", Prefix: "docs_",
+		Env: map[string]string{"TOKEN": secrettest.Env}}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: listingServer(secrettest.Env)})
+	c := h.Catalog()
+	if len(c.Tools) != 1 || len(c.Resources) != 1 || len(c.Templates) != 1 || len(c.Prompts) != 1 {
+		t.Fatalf("catalog: %d tools, %d resources, %d templates, %d prompts; want one of each",
+			len(c.Tools), len(c.Resources), len(c.Templates), len(c.Prompts))
+	}
+	b, err := json.Marshal([]any{c.Tools, c.Resources, c.Templates, c.Prompts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrettest.AssertNoLeak(t, "the catalog", string(b), secrettest.Env)
+	if got, want := strings.Count(string(b), upstream.ScrubbedValue), 7; got < want {
+		t.Errorf("the catalog shows %d replacements, want %d: %s", got, want, b)
+	}
+	if _, err := h.CallTool(t.Context(), "docs_query", map[string]any{"sql": "select 1"}, nil); err != nil {
+		t.Errorf("calling the scrubbed tool: %v", err)
+	}
+}
+
+// TestNoSecretInCompletions (HR2-06): completion values reach the model
+// with the upstream's configured secrets replaced.
+func TestNoSecretInCompletions(t *testing.T) {
+	up := UpstreamConfig{Name: "docs", Transport: TransportBuiltin, Builtin: "docs", Prefix: "docs_",
+		Env: map[string]string{"TOKEN": secrettest.Env}}
+	h := startHubWith(t, Options{Upstreams: []UpstreamConfig{up}, Builtin: listingServer(secrettest.Env)})
+	res, err := h.Complete(t.Context(), mcp.CompleteParams{Ref: mcp.PromptReference{Type: "ref/prompt", Name: "docs_greet"},
+		Argument: mcp.CompleteArgument{Name: "who", Value: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Completion.Values; len(got) != 1 || got[0] != upstream.ScrubbedValue {
+		t.Errorf("completion values: got %q, want [%q]", got, upstream.ScrubbedValue)
+	}
+}

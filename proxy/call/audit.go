@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-router/mcp-router/audit"
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // Auditor takes a record of each call (audit.Log queues it).
@@ -63,8 +64,11 @@ func AuditRecord(c *Call, start time.Time, res *mcp.CallToolResult, err error) a
 	return r
 }
 
-// ClipName cuts a tool name to MaxToolBytes (a client's name may be long).
+// ClipName cuts a tool name to MaxToolBytes (a client's name may be
+// long), anything shaped like a secret redacted (a client chooses it, and
+// audit records and spans leave the process).
 func ClipName(name string) string {
+	name = integrity.RedactSecrets(name)
 	if len(name) <= MaxToolBytes {
 		return name
 	}

@@ -80,6 +80,40 @@ func scanDecoded(t mcp.Tool, in, out any, size int, shadow shadowNames) []Findin
 	return sc.findings
 }
 
+// ScanEntry checks the texts a model reads of a listed [mcp.Resource],
+// [mcp.ResourceTemplate] or [mcp.Prompt] as [Scan] checks a tool's: its
+// name, title and description, and a prompt's arguments. A resource's
+// name is often its file's (".env"), so it is not read for references to
+// secret files. Any other value is clean.
+func ScanEntry(v any) []Finding {
+	sc := &scanner{}
+	switch v := v.(type) {
+	case mcp.Resource:
+		sc.resource(v.Name, v.Title, v.Description)
+	case mcp.ResourceTemplate:
+		sc.resource(v.Name, v.Title, v.Description)
+	case mcp.Prompt:
+		sc.name("name", v.Name)
+		sc.text("title", v.Title)
+		sc.text("description", v.Description)
+		for i, a := range v.Arguments {
+			at := "arguments[" + strconv.Itoa(i) + "]."
+			sc.name(at+"name", a.Name)
+			sc.text(at+"title", a.Title)
+			sc.text(at+"description", a.Description)
+		}
+	}
+	return sc.findings
+}
+
+// resource scans a resource's or template's texts.
+func (sc *scanner) resource(name, title, description string) {
+	sc.text("name", name)
+	sc.findings = slices.DeleteFunc(sc.findings, func(f Finding) bool { return f.Kind == KindSecretReference })
+	sc.text("title", title)
+	sc.text("description", description)
+}
+
 type scanner struct {
 	shadow   shadowNames
 	findings []Finding

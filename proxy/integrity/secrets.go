@@ -240,15 +240,39 @@ type secretScan struct {
 
 // eachSecret calls fn with each secret in s, in order, until it returns false.
 func eachSecret(s string, fn func(kind string, start, end int) bool) {
+	i := 0
+	for i < len(s) && !canStart(s, i) {
+		i++
+	}
+	if i == len(s) {
+		return // most texts (tool names, log messages): no scan to allocate
+	}
 	sc := secretScan{s: s, endAt: -2}
 	sc.each(fn)
+}
+
+// canStart reports whether a secret's prefix starts at s[i].
+func canStart(s string, i int) bool {
+	if s[i] == '-' {
+		return strings.HasPrefix(s[i:], pemBegin)
+	}
+	rules := rulesByFirst[s[i]]
+	if len(rules) == 0 || !startsWord(s, i) {
+		return false
+	}
+	for _, r := range rules {
+		if strings.HasPrefix(s[i:], r.prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (sc *secretScan) each(fn func(kind string, start, end int) bool) {
 	s := sc.s
 	for i := 0; i < len(s); {
 		kind, end := "", -1
-		if c := s[i]; c == '-' || len(rulesByFirst[c]) > 0 && startsWord(s, i) { // where a secret can start
+		if canStart(s, i) {
 			kind, end = sc.at(i)
 		}
 		if end < 0 {

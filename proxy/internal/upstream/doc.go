@@ -14,6 +14,7 @@
 // httpbound.go: the transports and the end of a child with its
 // descendants; deadline.go, progress.go, relay.go, notifylimit.go,
 // rawcall.go: a call and what the upstream sends during it; listing.go:
-// what it offers; secretscrub.go: its configured secrets kept out of
-// errors, logs and progress ([Scrubber]).
+// what it offers, its resources and prompts scanned for poisoning;
+// secretscrub.go: its configured secrets kept out of listings, errors,
+// logs and progress ([Scrubber]).
 package upstream

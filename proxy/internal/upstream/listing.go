@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/integrity"
 )
 
 // Defaults of Config.MaxListingBytes and MaxListingItems.
@@ -281,4 +284,28 @@ func cancelListing(ctx context.Context, tr rpcSender, id mcp.RequestId) {
 		defer cancel()
 		_ = tr.SendNotification(ctx, n)
 	}()
+}
+
+// vetOffer scans the resources, templates and prompts of l for poisoning,
+// logging what it finds as for a tool; under quarantine it leaves out
+// those flagged until a listing of them is clean (they have no pins to
+// approve).
+func (u *Upstream) vetOffer(l *Listing) {
+	l.Resources = slices.DeleteFunc(l.Resources, func(r mcp.Resource) bool { return u.poisoned("resource", "resource", r.URI, r) })
+	l.Templates = slices.DeleteFunc(l.Templates, func(t mcp.ResourceTemplate) bool { return u.poisoned("resource template", "template", t.Name, t) })
+	l.Prompts = slices.DeleteFunc(l.Prompts, func(p mcp.Prompt) bool { return u.poisoned("prompt", "prompt", p.Name, p) })
+}
+
+// poisoned logs what integrity.ScanEntry finds in entry, a what named
+// name (logged under key), and reports whether the policy hides it.
+func (u *Upstream) poisoned(what, key, name string, entry any) bool {
+	findings := integrity.ScanEntry(entry)
+	for _, f := range findings {
+		u.logger.Warn(what+" poisoning suspected", key, name, "field", f.Field, "kind", f.Kind, "detail", f.Detail)
+	}
+	if !u.env.Poisoning.Blocks(findings, false) {
+		return false
+	}
+	u.logger.Error(what+" quarantined", key, name, "findings", len(findings))
+	return true
 }

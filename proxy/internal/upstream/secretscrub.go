@@ -184,6 +184,63 @@ func (s *Scrubber) value(v any) any {
 	return out
 }
 
+// tools replaces, in place, the configured secrets in what a model reads
+// of ts: titles, descriptions and schemas. Names, which clients send
+// back, stay as listed.
+func (s *Scrubber) tools(ts []mcp.Tool) {
+	if s.Empty() {
+		return
+	}
+	for i := range ts {
+		t := &ts[i]
+		t.Title, t.Description, t.Annotations.Title = s.Text(t.Title), s.Text(t.Description), s.Text(t.Annotations.Title)
+		if t.RawInputSchema = s.schema(t.RawInputSchema, mcp.ToolArgumentsSchema(t.InputSchema)); t.RawInputSchema != nil {
+			t.InputSchema = mcp.ToolInputSchema{}
+		}
+		if t.RawOutputSchema = s.schema(t.RawOutputSchema, mcp.ToolArgumentsSchema(t.OutputSchema)); t.RawOutputSchema != nil {
+			t.OutputSchema = mcp.ToolOutputSchema{}
+		}
+	}
+}
+
+// schema is a tool's schema, raw or else typed, as raw JSON with the
+// configured secrets replaced when it holds one; raw otherwise.
+func (s *Scrubber) schema(raw json.RawMessage, typed mcp.ToolArgumentsSchema) json.RawMessage {
+	b := []byte(raw)
+	if raw == nil && typed.Type != "" {
+		b, _ = json.Marshal(typed)
+	}
+	if clean := s.Text(string(b)); clean != string(b) {
+		return json.RawMessage(clean)
+	}
+	return raw
+}
+
+// offer replaces, in place, the configured secrets in what a model reads
+// of l's resources, templates and prompts. Names and URIs, which clients
+// send back, stay as listed.
+func (s *Scrubber) offer(l *Listing) {
+	if s.Empty() {
+		return
+	}
+	for i := range l.Resources {
+		r := &l.Resources[i]
+		r.Name, r.Title, r.Description = s.Text(r.Name), s.Text(r.Title), s.Text(r.Description)
+	}
+	for i := range l.Templates {
+		r := &l.Templates[i]
+		r.Name, r.Title, r.Description = s.Text(r.Name), s.Text(r.Title), s.Text(r.Description)
+	}
+	for i := range l.Prompts {
+		p := &l.Prompts[i]
+		p.Title, p.Description = s.Text(p.Title), s.Text(p.Description)
+		for j := range p.Arguments {
+			a := &p.Arguments[j]
+			a.Title, a.Description = s.Text(a.Title), s.Text(a.Description)
+		}
+	}
+}
+
 // progress is n with the configured secrets in its message replaced.
 func (s *Scrubber) progress(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
 	msg, ok := n.Params.AdditionalFields["message"].(string)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,5 +57,30 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 	secrettest.AssertNoLeak(t, "the log", logs.String(), secrettest.Env)
 	if n := strings.Count(logs.String(), "redacted configured secret"); n != 6 {
 		t.Errorf("log: %d replacements, want 6: %s", n, logs.String())
+	}
+}
+
+// TestNoSecretInListedSchemas: a tool's schema is scrubbed as listed in
+// either era, raw (2025-11-25, listed as sent) or typed (mcp-go's decoding
+// on 2026-07-28), and stays a valid schema.
+func TestNoSecretInListedSchemas(t *testing.T) {
+	s := newScrubber(Config{Env: map[string]string{"TOKEN": secrettest.Env}})
+	typed := mcp.NewTool("q", mcp.WithString("dsn", mcp.Description("defaults to "+secrettest.Env)))
+	raw := mcp.NewToolWithRawSchema("r", "", json.RawMessage(`{"type":"object","properties":{"dsn":{"default":"`+secrettest.Env+`"}}}`))
+	clean := mcp.NewTool("c", mcp.WithString("x"))
+	tools := []mcp.Tool{typed, raw, clean}
+	s.tools(tools)
+	for _, tool := range tools[:2] {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		secrettest.AssertNoLeak(t, tool.Name, string(b), secrettest.Env)
+		if !strings.Contains(string(b), ScrubbedValue) || !json.Valid(tool.RawInputSchema) {
+			t.Errorf("%s: got %s, want the secret replaced in a raw schema", tool.Name, b)
+		}
+	}
+	if tools[2].RawInputSchema != nil || tools[2].InputSchema.Type != "object" {
+		t.Errorf("a schema without a secret was changed: %+v", tools[2])
 	}
 }

@@ -262,6 +262,7 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 		return out, fmt.Errorf("listing tools: %w", err)
 	}
 	if err == nil {
+		u.scrub.tools(tools)
 		out.Raw = u.filter(tools)
 		out.Tools, out.Blocked = u.env.Vet(u.cfg, u.logger, u.logger, out.Raw)
 	}
@@ -279,6 +280,8 @@ func (u *Upstream) list(ctx context.Context, c *Conn) (Listing, error) {
 			u.logger.Warn("listing prompts", "err", WithoutURL(err))
 		}
 	}
+	u.scrub.offer(&out)
+	u.vetOffer(&out)
 	return out, nil
 }
 

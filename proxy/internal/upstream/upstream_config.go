@@ -193,6 +193,9 @@ type Env struct {
 	// poisoning: it returns the tools to expose and why each other one is
 	// blocked. Problems with the pins go to logger, findings to findings.
 	Vet func(cfg Config, logger, findings *slog.Logger, tools []mcp.Tool) (kept []mcp.Tool, blocked map[string]string)
+	// Poisoning is what is done with a listed resource, template or
+	// prompt that looks poisoned, as with a tool (Vet); they have no pins.
+	Poisoning integrity.Policy
 	// Listed hears that u has a new listing; first for its first attempt's.
 	Listed func(u *Upstream, first bool)
 }

@@ -86,7 +86,10 @@ func headerSecrets(v string) []string {
 }
 
 // urlSecrets are the userinfo of raw and its query values that look like
-// secrets.
+// secrets. A user name is one only when no password follows it (a token
+// passed as the user, https://TOKEN@host): beside a password it is a name
+// like "postgres", and replacing every "postgres" a server says would
+// blank its tools' descriptions.
 func urlSecrets(raw string) []string {
 	if !strings.Contains(raw, "://") {
 		return nil
@@ -97,9 +100,11 @@ func urlSecrets(raw string) []string {
 	}
 	var out []string
 	if u.User != nil {
-		out = append(out, u.User.Username(), u.User.String())
+		out = append(out, u.User.String())
 		if p, ok := u.User.Password(); ok {
 			out = append(out, p)
+		} else {
+			out = append(out, u.User.Username())
 		}
 	}
 	for k, vs := range u.Query() {

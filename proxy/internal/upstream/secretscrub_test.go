@@ -60,6 +60,21 @@ func TestNoSecretLeavesScrubberForms(t *testing.T) {
 	}
 }
 
+// TestNoSecretScrubbedURLUserBesideAPassword: a URL's user name beside a
+// password is a name, not a secret (every "postgres" in a database
+// server's tool descriptions stayed readable); the password is replaced,
+// and so is a user name that stands alone, a token passed as the user.
+func TestNoSecretScrubbedURLUserBesideAPassword(t *testing.T) {
+	s := newScrubber(Config{Env: map[string]string{
+		"DATABASE_URL": "postgres://postgres:" + url.QueryEscape(secrettest.User) + "@db.test/app",
+		"REPO_URL":     "https://" + secrettest.Env + "@git.test/repo",
+	}})
+	text := "query postgres with " + secrettest.User + ", clone with " + secrettest.Env
+	if got, want := s.Text(text), "query postgres with "+ScrubbedValue+", clone with "+ScrubbedValue; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 // TestNoSecretInListedSchemas: a tool's schema is scrubbed as listed in
 // either era, raw (2025-11-25, listed as sent) or typed (mcp-go's decoding
 // on 2026-07-28), and stays a valid schema.

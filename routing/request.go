@@ -384,9 +384,7 @@ func quoted(q string, limit int) []string {
 	return out
 }
 
-func isASCIIAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) }
 
 // isCapitalised reports whether w is a capital, then lower case only.
 func isCapitalised(w string) bool {

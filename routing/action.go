@@ -73,20 +73,24 @@ func toolAction(t Tool) action {
 // text asks, of servers with a tool that does what it asks; the caller
 // sorts.
 func (r *Router) weighActions(text string, ranked []Candidate) {
-	asked := actionsOf(text)
-	if asked == 0 || len(ranked) < 2 {
-		return
-	}
 	acts := make([]action, len(ranked))
-	serves := map[string]bool{} // upstreams with a tool that does what is asked
+	var seen action
 	r.mu.Lock()
 	for i, c := range ranked {
 		acts[i] = r.acts[c.Name]
+		seen |= acts[i]
+	}
+	r.mu.Unlock()
+	if seen&(seen-1) == 0 {
+		return // one action or none: no tool is beside one that does otherwise
+	}
+	asked := actionsOf(text)    // read only now: it tokenizes the request again
+	serves := map[string]bool{} // upstreams with a tool that does what is asked
+	for i, c := range ranked {
 		if acts[i]&asked != 0 {
 			serves[c.Upstream] = true
 		}
 	}
-	r.mu.Unlock()
 	for i := range ranked {
 		c := &ranked[i]
 		if acts[i] != 0 && acts[i]&asked == 0 && serves[c.Upstream] {

@@ -96,10 +96,7 @@ func matchForm(form []formSlot, words []string) bool {
 	if sl.later {
 		return slices.ContainsFunc(words, func(w string) bool { return sl.words[w] })
 	}
-	if len(words) > 0 && sl.words[words[0]] && matchForm(form[1:], words[1:]) {
-		return true
-	}
-	return sl.opt && matchForm(form[1:], words)
+	return len(words) > 0 && sl.words[words[0]] && matchForm(form[1:], words[1:]) || sl.opt && matchForm(form[1:], words)
 }
 
 // foreignNoun reports whether a word the catalog does not know is an

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -199,7 +200,7 @@ func (p *prepared) replaceValues(q string) (string, int) {
 	if q, found = replaceFiles(q); found {
 		kinds |= kindFile
 	}
-	if strings.Contains(q, "/") {
+	if startsPath(q) {
 		q = pathRe.ReplaceAllStringFunc(q, func(m string) string {
 			kinds |= kindFile
 			return m[:len(m)-len(strings.TrimLeftFunc(m, unicode.IsSpace))] + " path " // the space before it stays
@@ -208,6 +209,11 @@ func (p *prepared) replaceValues(q string) (string, int) {
 	vals, stated := values(q)
 	p.values, p.stated = append(append(p.values, vals...), stated...), stated
 	return q, kinds
+}
+
+// startsPath: a slash first or after a space, ~ or ., as in every match of pathRe (not and/or).
+func startsPath(q string) bool {
+	return strings.HasPrefix(q, "/") || strings.Contains(q, "/") && slices.ContainsFunc([]string{" /", "\t/", "\n/", "\f/", "\r/", "~/", "./"}, func(s string) bool { return strings.Contains(q, s) })
 }
 
 // The kinds of values replaceValues finds.
@@ -378,9 +384,7 @@ func quoted(q string, limit int) []string {
 	return out
 }
 
-func isASCIIAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) }
 
 // isCapitalised reports whether w is a capital, then lower case only.
 func isCapitalised(w string) bool {

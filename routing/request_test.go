@@ -89,6 +89,34 @@ func FuzzBetweenDigits(f *testing.F) {
 	})
 }
 
+// TestStartsPathPassesEveryPath: the test that spares requests the path
+// regexp lets through every path it matches, and turns away slashes
+// inside words.
+func TestStartsPathPassesEveryPath(t *testing.T) {
+	for _, q := range []string{"/etc/hosts", "read ~/notes/a.md", "open ../src/x", "in\t./a/b"} {
+		if !pathRe.MatchString(q) || !startsPath(q) {
+			t.Errorf("%q: pathRe matches %v, startsPath %v; want both", q, pathRe.MatchString(q), startsPath(q))
+		}
+	}
+	for _, q := range []string{"and/or", "50 km/h", "3/4 of it", "a/b/c", ""} {
+		if startsPath(q) {
+			t.Errorf("startsPath(%q) = true, want false", q)
+		}
+	}
+}
+
+// FuzzStartsPath: whatever pathRe matches, startsPath lets through.
+func FuzzStartsPath(f *testing.F) {
+	for _, q := range []string{"/etc/hosts", "read ~/a/b", "../x/y", "and/or", "a /b/c"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if pathRe.MatchString(q) && !startsPath(q) {
+			t.Errorf("pathRe matches %q but startsPath turns it away", q)
+		}
+	})
+}
+
 // TestPrepareBoundsItsInput: a huge request is cut, at a rune boundary.
 func TestPrepareBoundsItsInput(t *testing.T) {
 	p := prepare(strings.Repeat("é", maxPrepared), 0)
@@ -108,5 +136,13 @@ func TestWordnetTable(t *testing.T) {
 	}
 	if rel := relationsOf(stem("find")); !rel.english || rel.notNoun < 8 {
 		t.Errorf("find: %+v, want an English word seldom a noun", rel)
+	}
+}
+
+// BenchmarkPrepare rewrites the benchmark requests BenchmarkRoute routes.
+func BenchmarkPrepare(b *testing.B) {
+	_, queries := lexBenchCorpus(b)
+	for i := 0; b.Loop(); i++ {
+		prepare(queries[i%len(queries)], 0)
 	}
 }

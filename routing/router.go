@@ -579,10 +579,8 @@ func servedWhole(d Decision, needs []string) bool {
 	rw := d.request
 	n := len(rw.Known) + len(rw.Unknown)
 	top := d.Ranked[:min(len(d.Ranked), wordsCounted)]
-	if rw.Clauses > 1 || n < 2 || n > partialWords || slices.ContainsFunc(top, func(c Candidate) bool { return slices.Contains(needs, c.Name) }) {
-		return true
-	}
-	return len(rw.Unknown) == 0 && slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
+	return rw.Clauses > 1 || n < 2 || n > partialWords || slices.ContainsFunc(top, func(c Candidate) bool { return slices.Contains(needs, c.Name) }) ||
+		len(rw.Unknown) == 0 && slices.ContainsFunc(top, func(c Candidate) bool { return c.Matched >= len(rw.Known) })
 }
 
 // preselect keeps the top k and anything at or above the threshold, for

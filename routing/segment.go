@@ -106,6 +106,4 @@ func endsAbbreviation(s string) bool {
 	return len(w) == 1 || abbreviations[w]
 }
 
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
+func isWordByte(c byte) bool { return isASCIIAlnum(c) || c >= 0x80 }

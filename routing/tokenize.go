@@ -75,9 +75,7 @@ func expansionsOf(term string) expansions {
 }
 
 // NewTokenizer returns a Tokenizer with opts.
-func NewTokenizer(opts TokenizerOptions) *Tokenizer {
-	return &Tokenizer{opts: opts}
-}
+func NewTokenizer(opts TokenizerOptions) *Tokenizer { return &Tokenizer{opts: opts} }
 
 // Tokens returns the terms of s in order, repeats included.
 func (t *Tokenizer) Tokens(s string) []string {
@@ -268,11 +266,8 @@ func camelBoundary(prev, r rune, rest string) bool {
 	if !unicode.IsUpper(r) {
 		return false
 	}
-	if unicode.IsLower(prev) {
-		return true
-	}
 	if !unicode.IsUpper(prev) && !unicode.IsDigit(prev) {
-		return false
+		return unicode.IsLower(prev)
 	}
 	next, _ := utf8.DecodeRuneInString(rest)
 	return unicode.IsLower(next)

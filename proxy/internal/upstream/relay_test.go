@@ -76,22 +76,12 @@ func TestNoCrossClientOwnerRule(t *testing.T) {
 	}
 }
 
-// askRelay records the questions an upstream has the client ask.
-type askRelay struct{ envRelay }
-
-func (r *askRelay) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sampled = append(r.sampled, req.Params.Message)
-	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
-}
-
 // An upstream's question reaches the person under its name, and nothing in
 // it can hide that name: a carriage return or an ANSI escape would write
 // over it in a terminal, a bidi control reorder it; they arrive escaped,
 // while newlines stay.
 func TestHumanViewEncodingUpstreamQuestion(t *testing.T) {
-	rec := &askRelay{}
+	rec := &askingRelay{}
 	u := New(Config{Name: "up"}, Env{Logger: slog.New(slog.DiscardHandler), Relay: func() Relay { return rec }})
 	ctx, done := u.WithCaller(t.Context())
 	defer done()

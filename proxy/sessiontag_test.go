@@ -68,7 +68,7 @@ func TestNoSecretInClientChosenToolNames(t *testing.T) {
 	for _, s := range rec.Ended() {
 		seen = append(seen, "span "+s.Name())
 		for _, kv := range s.Attributes() {
-			seen = append(seen, "span attribute "+kv.Value.Emit())
+			seen = append(seen, "span attribute "+kv.Value.String())
 		}
 	}
 	for _, s := range seen {

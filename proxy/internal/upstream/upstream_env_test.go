@@ -128,14 +128,7 @@ func nextListed(t *testing.T, listed <-chan listedEvent) listedEvent {
 // callSolo calls tool on u as the hub does, on behalf of a client call.
 func callSolo(t *testing.T, u *Upstream, tool string, args map[string]any, token mcp.ProgressToken) *mcp.CallToolResult {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name, req.Params.Arguments = tool, args
-	if token != nil {
-		req.Params.Meta = &mcp.Meta{ProgressToken: token}
-	}
-	ctx, done := u.calls.add(t.Context())
-	defer done()
-	res, err := u.CallTool(ctx, req)
+	res, err := callErr(t, u, tool, args, token)
 	if err != nil {
 		t.Fatalf("calling %s: %v", tool, err)
 	}

@@ -134,7 +134,7 @@ func maskDigits(s string) string { return digitRuns.ReplaceAllLiteralString(s, "
 const shownStderrLines = 5
 
 // errorLine matches a line that says what went wrong.
-var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|cannot access|could not|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
+var errorLine = regexp.MustCompile(`(?i)(^|[\s\[(])(\w*(error|exception)(\s*\[[^\]]*\])?:|cannot find|cannot access|cannot connect|could not|error response|unable to|not found|no such file|enoent|eacces|eperm|enotempty|eexist|permission denied|panic:|fatal)`)
 
 // noise matches lines that name an error without explaining it: stack
 // frames, code excerpts, npm's details and warnings.
@@ -189,8 +189,8 @@ func tracebackEnd(lines []string, i int) bool {
 // errorOpening matches a line that opens as an error report does:
 // "Error: ", "TypeError: ", Node's "Error [ERR_...]: ", "[Error: ...]"
 // and "Uncaught ...", "error: ", "ERROR:", "fatal: ", "panic: ",
-// "npm error ".
-var errorOpening = regexp.MustCompile(`^\s*\[?([\w.]*(Error|Exception)\b|(?i:error|fatal|panic|uncaught)\b|npm (error|ERR!) )`)
+// "npm error ", each perhaps after its program's name ("docker: Error response").
+var errorOpening = regexp.MustCompile(`^\s*(\w+: )?\[?([\w.]*(Error|Exception)\b|(?i:error|fatal|panic|uncaught)\b|npm (error|ERR!) )`)
 
 // explainingLine is the one stderr line that best says why a child
 // failed: its reasonLine, else the last; "" for none.

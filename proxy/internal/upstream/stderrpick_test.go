@@ -78,6 +78,19 @@ npm error could not determine executable to run
 npm error A complete log of this run can be found in: /home/u/.npm/_logs/2026-12-07T04_00_00_000Z-debug-0.log`,
 		want: []string{"npm error could not determine executable to run"},
 	}, {
+		name: "docker run with no daemon",
+		stderr: `docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?
+Run 'docker run --help' for more information`,
+		want: []string{"docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"},
+	}, {
+		name: "docker run of an image that does not exist",
+		stderr: `Unable to find image 'mcp/nosuch:latest' locally
+docker: Error response from daemon: pull access denied for mcp/nosuch, repository does not exist or may require 'docker login'
+
+Run 'docker run --help' for more information`,
+		want: []string{"Unable to find image 'mcp/nosuch:latest' locally", "docker: Error response from daemon: pull access denied for mcp/nosuch, repository does not exist or may require 'docker login'"},
+		line: "docker: Error response from daemon: pull access denied for mcp/nosuch, repository does not exist or may require 'docker login'",
+	}, {
 		name:   "no error in it: the tail",
 		stderr: "one\ntwo\nthree\nfour\nfive\nsix",
 		want:   []string{"two", "three", "four", "five", "six"},

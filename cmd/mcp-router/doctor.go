@@ -235,6 +235,9 @@ func hint(s proxy.Status) string {
 	case errors.Is(s.Cause, proxy.ErrNoAnswer):
 		return "the process runs but never answered initialize: it hangs. Run its command by hand to see what it waits for " +
 			"(a prompt, a login, a first download); a first npx run downloads the package and may need longer"
+	case errors.As(s.Cause, &exit) && len(s.Stderr) == 0: // npx whose package's install script failed, for one
+		return fmt.Sprintf("the process exited with code %d and wrote nothing on stderr: run its command by hand to see why "+
+			"(npx says why a package's install failed only in npm's log, under `npm config get cache`/_logs)", exit.ExitCode())
 	case errors.As(s.Cause, &exit):
 		return fmt.Sprintf("the process exited with code %d: read its last stderr lines below", exit.ExitCode())
 	case strings.Contains(s.Err, "connection refused"):

@@ -79,6 +79,25 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 	}
 }
 
+// A child that exits saying nothing (npx when a package's install script
+// fails) gets a fix that says where to look, not "read its last stderr
+// lines below" above no lines.
+func TestDoctorSaysWhereToLookWhenAChildExitsSilently(t *testing.T) {
+	bin := buildBinary(t)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", `profiles:
+  default:
+    upstreams:
+      silent: {command: sh, args: ["-c", "exit 1"]}
+`)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "5s", "--config", cfg, "--log-level", "error")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	c := failedDoctor(t, cmd, &stdout, &stderr)["silent"]
+	if !strings.Contains(c.Hint, "code 1 and wrote nothing on stderr") || !strings.Contains(c.Hint, "_logs") || strings.Contains(c.Hint, "below") {
+		t.Errorf("silent: got hint %q, want the exit code, that it said nothing, and npm's log", c.Hint)
+	}
+}
+
 // tools prints what it got and exits non-zero naming the upstreams that
 // failed to connect.
 func TestToolsExitsNonZeroNamingFailedUpstreams(t *testing.T) {

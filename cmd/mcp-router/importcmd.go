@@ -21,6 +21,7 @@ var clients = map[string]struct{ title, where string }{
 	config.ClientClaudeCode:    {"Claude Code", "./.mcp.json, then ~/.claude.json (mcpServers and projects.<path>.mcpServers)"},
 	config.ClientCursor:        {"Cursor", "./.cursor/mcp.json, then ~/.cursor/mcp.json (mcpServers)"},
 	config.ClientVSCode:        {"VS Code", "./.vscode/mcp.json, then the user mcp.json of VS Code (servers)"},
+	config.ClientWindsurf:      {"Windsurf", "~/.codeium/windsurf/mcp_config.json (mcpServers)"},
 }
 
 // errNoHome is the error when the user's folders are needed and unknown.
@@ -203,6 +204,15 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
+// unknownClient is the error of import or install run with no client, or one they do not know
+// (without it, cobra prints the help and exits 0).
+func unknownClient(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("name a client: %s", strings.Join(config.Clients, ", "))
+	}
+	return fmt.Errorf("unknown client %q (clients: %s)", args[0], strings.Join(config.Clients, ", "))
+}
+
 type importFlags struct {
 	write, force, merge, envRefs bool
 }
@@ -210,7 +220,8 @@ type importFlags struct {
 func newImportCmd(e *env) *cobra.Command {
 	imp := &cobra.Command{
 		Use:   "import CLIENT [FILE...]",
-		Short: "Make a profiles.yaml from the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
+		Short: "Make a profiles.yaml from the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code or Windsurf",
+		RunE:  func(_ *cobra.Command, args []string) error { return unknownClient(args) },
 	}
 	var f importFlags
 	imp.PersistentFlags().BoolVar(&f.write, "write", false, "write profiles.yaml to the user config directory instead of stdout")

@@ -110,6 +110,40 @@ func TestImportReadsTheDefaultLocations(t *testing.T) {
 	}
 }
 
+// Windsurf's file is read where Windsurf keeps it: a remote server's serverUrl is its url, and
+// the tools it turned off (disabledTools) stay off behind the gateway. A client import does not
+// know is refused, not answered with the help and exit 0.
+func TestImportReadsWindsurf(t *testing.T) {
+	vars, places := userDirs(t)
+	exe, fakeEnv := fakeupstream.Command("chatty")
+	file := filepath.Join(places.Home, ".codeium", "windsurf", "mcp_config.json")
+	os.MkdirAll(filepath.Dir(file), 0o700)
+	content, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"chatty": map[string]any{"command": exe, "env": fakeEnv, "disabledTools": []string{"echo"}},
+		"linear": map[string]any{"serverUrl": "https://mcp.linear.app/sse", "disabled": true},
+	}})
+	writeFile(t, filepath.Dir(file), filepath.Base(file), string(content))
+	out, stderr, err := runCLI(t, vars, "import", "windsurf")
+	if err != nil || strings.Contains(stderr, "no equivalent") {
+		t.Fatalf("import windsurf: %v\n%s", err, stderr)
+	}
+	for _, w := range []string{"url: https://mcp.linear.app/sse", "transport: sse", "deny: [echo]"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("import windsurf lacks %q:\n%s", w, out)
+		}
+	}
+	cfg := writeFile(t, t.TempDir(), "profiles.yaml", out)
+	table, _, err := runCLI(t, nil, "tools", "--config", cfg, "--log-level", "error")
+	if err != nil || !strings.Contains(table, "chatty_") || strings.Contains(table, "chatty_echo") {
+		t.Errorf("tools of the imported profile, want chatty's tools but echo: %v\n%s", err, table)
+	}
+	for _, args := range [][]string{{"import", "windsurff"}, {"install", "codex"}, {"import"}} {
+		if _, _, err := runCLI(t, vars, args...); err == nil || !strings.Contains(err.Error(), "windsurf") {
+			t.Errorf("%q: got %v, want an error naming the clients", args, err)
+		}
+	}
+}
+
 // An imported profile runs: its stdio server starts as a child and its
 // tools are in the catalog, and the server the user switched off does not
 // start.

@@ -25,7 +25,8 @@ const routerName = "mcp-router"
 func newInstallCmd(e *env) *cobra.Command {
 	inst := &cobra.Command{
 		Use:   "install CLIENT [FILE]",
-		Short: "Add mcp-router to the MCP servers of Claude Desktop, Claude Code, Cursor or VS Code",
+		Short: "Add mcp-router to the MCP servers of Claude Desktop, Claude Code, Cursor, VS Code or Windsurf",
+		RunE:  func(_ *cobra.Command, args []string) error { return unknownClient(args) },
 	}
 	var f installFlags
 	inst.PersistentFlags().BoolVar(&f.force, "force", false, "replace an existing mcp-router entry")
@@ -392,8 +393,8 @@ func clientRef(client, v string) (ref, how string) {
 	switch client {
 	case config.ClientClaudeCode:
 		return "${" + v + "}", "references Claude Code expands from its environment"
-	case config.ClientCursor:
-		return "${env:" + v + "}", "references Cursor expands from its environment"
+	case config.ClientCursor, config.ClientWindsurf:
+		return "${env:" + v + "}", "references " + clients[client].title + " expands from its environment"
 	case config.ClientVSCode:
 		return "${input:" + v + "}", "inputs VS Code prompts for once and keeps"
 	}

@@ -48,6 +48,7 @@ func TestInstallKeepsTheClientsFile(t *testing.T) {
 		{config.ClientClaudeCode, "claude.json", false},
 		{config.ClientCursor, "cursor-home/.cursor/mcp.json", false},
 		{config.ClientVSCode, "vscode-project/.vscode/mcp.json", false},
+		{config.ClientWindsurf, "windsurf-home/.codeium/windsurf/mcp_config.json", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.client, func(t *testing.T) {

@@ -20,10 +20,11 @@ const (
 	ClientClaudeCode    = "claude-code"
 	ClientCursor        = "cursor"
 	ClientVSCode        = "vscode"
+	ClientWindsurf      = "windsurf"
 )
 
 // Clients lists the client names, in the order help texts show them.
-var Clients = []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, ClientVSCode}
+var Clients = []string{ClientClaudeDesktop, ClientClaudeCode, ClientCursor, ClientVSCode, ClientWindsurf}
 
 // ImportOptions says what Import reads and how it writes the profile.
 type ImportOptions struct {
@@ -106,6 +107,7 @@ type server struct {
 	TransportWhy string
 	Headers      map[string]string
 	Disabled     bool
+	Deny         []string // tools the client turned off (Windsurf's disabledTools)
 	// Comments go above the entry in the YAML.
 	Comments []string
 }
@@ -113,7 +115,7 @@ type server struct {
 func (s *server) same(o *server) bool {
 	return s.Command == o.Command && slices.Equal(s.Args, o.Args) && maps.Equal(s.Env, o.Env) &&
 		s.Cwd == o.Cwd && s.URL == o.URL && s.Transport == o.Transport &&
-		maps.Equal(s.Headers, o.Headers) && s.Disabled == o.Disabled
+		maps.Equal(s.Headers, o.Headers) && s.Disabled == o.Disabled && slices.Equal(s.Deny, o.Deny)
 }
 
 // importer gathers the servers of every file read.
@@ -245,6 +247,9 @@ func upstreamNode(s *server) *yaml.Node {
 		if len(s.Headers) > 0 {
 			n.Content = append(n.Content, str("headers"), strMap(s.Headers))
 		}
+	}
+	if len(s.Deny) > 0 {
+		n.Content = append(n.Content, str("tools"), mapping("deny", strList(s.Deny)))
 	}
 	if s.Disabled {
 		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false", LineComment: `"disabled": true in the client`}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,8 @@ func ClientFiles(client string, p Places) []string {
 		return []string{filepath.Join(p.Dir, ".cursor", "mcp.json"), filepath.Join(p.Home, ".cursor", "mcp.json")}
 	case ClientVSCode:
 		return []string{filepath.Join(p.Dir, ".vscode", "mcp.json"), filepath.Join(p.ConfigDir, "Code", "User", "mcp.json")}
+	case ClientWindsurf:
+		return []string{filepath.Join(p.Home, ".codeium", "windsurf", "mcp_config.json")}
 	}
 	return nil
 }
@@ -203,6 +206,7 @@ var knownFields = map[string][]string{
 	ClientClaudeCode:    {"command", "args", "env", "cwd", "url", "type", "headers", "disabled"},
 	ClientCursor:        {"command", "args", "env", "envFile", "cwd", "url", "type", "headers", "disabled"},
 	ClientVSCode:        {"command", "args", "env", "envFile", "cwd", "url", "type", "headers", "disabled"},
+	ClientWindsurf:      {"command", "args", "env", "serverUrl", "url", "headers", "disabled", "disabledTools"},
 }
 
 // fields decodes one entry's fields, each error naming the file and key.
@@ -272,7 +276,8 @@ func (d *dialect) server(section, name string, raw json.RawMessage) (*server, er
 	typ := f.str("type")
 	s.Command, s.Args, s.Cwd = strings.TrimSpace(f.str("command")), f.list("args"), f.str("cwd")
 	s.Env, s.Headers = f.strMap("env"), f.strMap("headers")
-	s.URL, s.Disabled = strings.TrimSpace(f.str("url")), field[bool](f, "disabled", "true or false")
+	s.URL, s.Disabled = strings.TrimSpace(cmp.Or(f.str("url"), f.str("serverUrl"))), field[bool](f, "disabled", "true or false")
+	s.Deny = field[[]string](f, "disabledTools", "a list of tool names")
 	envFile := f.str("envFile")
 	if err := errors.Join(f.errs...); err != nil {
 		return nil, err

@@ -86,6 +86,9 @@ func TestUnsetVariableDisablesOnlyItsUpstream(t *testing.T) {
 	if strings.Contains(string(out), cfg) {
 		t.Errorf("the model is shown the configuration's path:\n%s", out)
 	}
+	if strings.Contains(string(out), "profiles.yaml") { // the variable is set where mcp-router starts
+		t.Errorf("the discovery sends the user to profiles.yaml for an unset variable:\n%s", out)
+	}
 	res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "call_tool",
 		Arguments: map[string]any{"name": "github_create_issue", "arguments": map[string]any{}}}})
 	if out, _ := json.Marshal(res); err != nil || !res.IsError || !strings.Contains(string(out), "upstream_unavailable") ||

@@ -205,7 +205,7 @@ func outageAlert(o outage) routing.Alert {
 	if o.State == stateDisabled {
 		return routing.Alert{Kind: alertUpstreamUnavailable, Tools: o.Tools, Message: fmt.Sprintf(
 			"Routing alert: server %s, which may serve this request, is unavailable: the gateway left it out at start because its configuration is unusable (%s). "+
-				"Tell the user this capability needs that fixed in profiles.yaml (`mcp-router doctor` names it) rather than using an unrelated tool.",
+				"Tell the user this capability needs that fixed (`mcp-router doctor` says how) rather than using an unrelated tool.",
 			o.Upstream, o.Reason)}
 	}
 	if o.State == stateDown && o.never && !o.named && len(o.Tools) == 0 {

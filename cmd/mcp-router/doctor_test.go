@@ -81,20 +81,25 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 
 // A child that exits saying nothing (npx when a package's install script
 // fails) gets a fix that says where to look, not "read its last stderr
-// lines below" above no lines.
-func TestDoctorSaysWhereToLookWhenAChildExitsSilently(t *testing.T) {
+// lines below" above no lines; a url whose host does not resolve gets one
+// about the url, not "read the log".
+func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
 	bin := buildBinary(t)
 	cfg := writeFile(t, t.TempDir(), "p.yaml", `profiles:
   default:
     upstreams:
       silent: {command: sh, args: ["-c", "exit 1"]}
+      nohost: {url: "http://no-such-host.invalid/mcp"} # never resolves (RFC 2606)
 `)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "5s", "--config", cfg, "--log-level", "error")
+	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "20s", "--config", cfg, "--log-level", "error")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	c := failedDoctor(t, cmd, &stdout, &stderr)["silent"]
-	if !strings.Contains(c.Hint, "code 1 and wrote nothing on stderr") || !strings.Contains(c.Hint, "_logs") || strings.Contains(c.Hint, "below") {
+	got := failedDoctor(t, cmd, &stdout, &stderr)
+	if c := got["silent"]; !strings.Contains(c.Hint, "code 1 and wrote nothing on stderr") || !strings.Contains(c.Hint, "_logs") || strings.Contains(c.Hint, "below") {
 		t.Errorf("silent: got hint %q, want the exit code, that it said nothing, and npm's log", c.Hint)
+	}
+	if c := got["nohost"]; !strings.Contains(c.Hint, "host name does not resolve") {
+		t.Errorf("nohost: got hint %q (error %q), want one about the url's host", c.Hint, c.Error)
 	}
 }
 

@@ -331,13 +331,18 @@ type vscodeInput struct {
 	Password    bool   `json:"password"`
 }
 
+// clientGives are the variables a client gives every server it starts (the MCP TypeScript SDK's
+// default environment, on Unix and on Windows): install neither passes nor prompts for them.
+var clientGives = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "APPDATA", "HOMEDRIVE", "HOMEPATH",
+	"LOCALAPPDATA", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"}
+
 func (e *env) entryEnv(client, file string, clientData []byte, places config.Places) entryEnv {
 	path := e.profilePath(places)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return entryEnv{}
 	}
-	out := entryEnv{profile: path, vars: config.EnvVars(data)}
+	out := entryEnv{profile: path, vars: slices.DeleteFunc(config.EnvVars(data), func(v string) bool { return slices.Contains(clientGives, v) })}
 	if len(out.vars) == 0 {
 		return out
 	}

@@ -360,6 +360,31 @@ func mustRead(t *testing.T, path string) string {
 	return string(data)
 }
 
+// A variable every client gives the servers it starts (${HOME} in a path) is
+// neither passed in the entry nor asked of the user: VS Code prompted for
+// "HOME" as a password, and what was typed replaced the home folder.
+func TestInstallLeavesTheVariablesEveryClientSets(t *testing.T) {
+	vars, _ := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", `profiles:
+  default:
+    upstreams:
+      fs: {command: npx, args: [-y, "@modelcontextprotocol/server-filesystem", "${HOME}/Documents"], env: {TOKEN: "${TOK}", P: "${PATH}"}}
+`)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	out, _, err := runCLI(t, vars, "install", "vscode", file, "--config", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := readJSON(t, file)
+	env := doc["servers"].(map[string]any)["mcp-router"].(map[string]any)["env"]
+	if diff := cmp.Diff(map[string]any{"TOK": "${input:TOK}"}, env); diff != "" {
+		t.Errorf("the entry's env (-want +got):\n%s\n%s", diff, out)
+	}
+	if inputs := doc["inputs"].([]any); len(inputs) != 1 || inputs[0].(map[string]any)["id"] != "TOK" {
+		t.Errorf("inputs: got %v, want TOK alone", inputs)
+	}
+}
+
 // The entry names the profile it found with an absolute --config: a
 // client starts the gateway in a folder of its choosing, and the gateway
 // never reads a profiles.yaml found there.

@@ -82,7 +82,8 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 // A child that exits saying nothing (npx when a package's install script
 // fails) gets a fix that says where to look, not "read its last stderr
 // lines below" above no lines; a url whose host does not resolve gets one
-// about the url, not "read the log".
+// about the url, not "read the log"; docker with no daemon is quoted for
+// its reason, not its last line.
 func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
 	bin := buildBinary(t)
 	cfg := writeFile(t, t.TempDir(), "p.yaml", `profiles:
@@ -90,6 +91,7 @@ func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
     upstreams:
       silent: {command: sh, args: ["-c", "exit 1"]}
       nohost: {url: "http://no-such-host.invalid/mcp"} # never resolves (RFC 2606)
+      docker: {command: sh, args: ["-c", "echo '`+dockerDown+`' >&2; echo \"Run 'docker run --help' for more information\" >&2; exit 125"]}
 `)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "doctor", "--json", "--timeout", "20s", "--config", cfg, "--log-level", "error")
@@ -101,7 +103,13 @@ func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
 	if c := got["nohost"]; !strings.Contains(c.Hint, "host name does not resolve") {
 		t.Errorf("nohost: got hint %q (error %q), want one about the url's host", c.Hint, c.Error)
 	}
+	if c := got["docker"]; !strings.Contains(c.Error, dockerDown) {
+		t.Errorf("docker: got error %q, want docker's reason %q", c.Error, dockerDown)
+	}
 }
+
+// dockerDown is what docker run says with no daemon to talk to.
+const dockerDown = "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 
 // tools prints what it got and exits non-zero naming the upstreams that
 // failed to connect.

@@ -242,6 +242,8 @@ func hint(s proxy.Status) string {
 		return fmt.Sprintf("the process exited with code %d: read its last stderr lines below", exit.ExitCode())
 	case strings.Contains(s.Err, "connection refused"):
 		return "nothing listens at that address: is the server running, and is the url right?"
+	case strings.Contains(s.Err, "likely a legacy SSE server"): // the url refused a streamable HTTP POST
+		return "the url refused the streamable HTTP initialize (HTTP 4xx): an older server speaks SSE (set `transport: sse` on its entry); else check the url's path"
 	case strings.Contains(s.Err, "dial tcp: lookup "): // "no such host", or no answer from the resolver
 		return "the url's host name does not resolve: check it for a typo, and that this machine can reach it (network, VPN, HTTPS_PROXY)"
 	default:

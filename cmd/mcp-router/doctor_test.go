@@ -82,15 +82,19 @@ func TestDoctorReportsEachUpstreamWithAFix(t *testing.T) {
 // A child that exits saying nothing (npx when a package's install script
 // fails) gets a fix that says where to look, not "read its last stderr
 // lines below" above no lines; a url whose host does not resolve gets one
-// about the url, not "read the log"; docker with no daemon is quoted for
+// about the url, not "read the log", as does a url that refuses a streamable
+// HTTP initialize (an SSE server's); docker with no daemon is quoted for
 // its reason, not its last line.
 func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
 	bin := buildBinary(t)
+	sse := httptest.NewServer(http.NotFoundHandler()) // an old server: no POST at its url
+	t.Cleanup(sse.Close)
 	cfg := writeFile(t, t.TempDir(), "p.yaml", `profiles:
   default:
     upstreams:
       silent: {command: sh, args: ["-c", "exit 1"]}
       nohost: {url: "http://no-such-host.invalid/mcp"} # never resolves (RFC 2606)
+      legacy: {url: "`+sse.URL+`/mcp"}
       docker: {command: sh, args: ["-c", "echo '`+dockerDown+`' >&2; echo \"Run 'docker run --help' for more information\" >&2; exit 125"]}
 `)
 	var stdout, stderr bytes.Buffer
@@ -102,6 +106,9 @@ func TestDoctorSaysWhereToLookWhenTheErrorSaysLittle(t *testing.T) {
 	}
 	if c := got["nohost"]; !strings.Contains(c.Hint, "host name does not resolve") {
 		t.Errorf("nohost: got hint %q (error %q), want one about the url's host", c.Hint, c.Error)
+	}
+	if c := got["legacy"]; !strings.Contains(c.Hint, "transport: sse") {
+		t.Errorf("legacy: got hint %q (error %q), want one naming transport: sse", c.Hint, c.Error)
 	}
 	if c := got["docker"]; !strings.Contains(c.Error, dockerDown) {
 		t.Errorf("docker: got error %q, want docker's reason %q", c.Error, dockerDown)

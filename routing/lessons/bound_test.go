@@ -100,15 +100,7 @@ func BenchmarkAdjustLongQuery(b *testing.B) {
 // principal teaching many never evicts another's.
 func TestBoundStateGrowthLessonsPerPrincipal(t *testing.T) {
 	m, s, c := newMemory(t, MemoryOptions{MaxPerPrincipal: 2})
-	teach := func(who, query string) Lesson {
-		t.Helper()
-		c.Advance(time.Hour)
-		l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	teach := teacher(t, m, c)
 	bob := teach("bob", "send email")
 	var alice []int64
 	for _, q := range []string{"weather paris", "book flight", "play music", "read news"} {
@@ -138,15 +130,7 @@ func TestBoundStateGrowthLessonsPerPrincipal(t *testing.T) {
 func TestBoundStateGrowthLessonsTotalTakenFromTheHeaviest(t *testing.T) {
 	for _, bound := range []MemoryOptions{{MaxPerPrincipal: 3, MaxLessons: 5}, {MaxPerPrincipal: 3, MaxBytes: 5 * 14}} {
 		m, _, c := newMemory(t, bound)
-		teach := func(who, query string) Lesson { // 10 bytes of query, 4 of tool: 14
-			t.Helper()
-			c.Advance(time.Hour)
-			l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}
+		teach := teacher(t, m, c) // "operator 1" and "send email": 10 bytes of query, 4 of tool
 		kept := []int64{teach("", "operator 1").ID, teach("bob", "send email").ID}
 		for i := range 6 {
 			kept = append(kept, teach(fmt.Sprint("heavy", i%2), fmt.Sprint("heavy q ", i)).ID)
@@ -176,5 +160,19 @@ func TestLessonsApplyToTheirPrincipal(t *testing.T) {
 		if got := len(m.AdjustFor(t.Context(), "bob", "query the system logs")); got != want {
 			t.Errorf("shared=%v: bob, alice's lesson: %d adjustments, want %d", shared, got, want)
 		}
+	}
+}
+
+// teacher teaches m, an hour after its last lesson, that who's query uses
+// "tool", failing t on error.
+func teacher(t *testing.T, m *Memory, c *clock) func(who, query string) Lesson {
+	return func(who, query string) Lesson {
+		t.Helper()
+		c.Advance(time.Hour)
+		l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
 	}
 }

@@ -91,6 +91,9 @@ type Catalog struct {
 	// AppOnly are tools their server marks for its app's interface only:
 	// never shown to the model, and refused when it calls them.
 	AppOnly []Tool
+	// quarantined are the URIs of resources left out for their texts:
+	// read through no template, as they are listed by no one.
+	quarantined map[string]bool
 
 	byName map[string]int
 	// named indexes Tools by lower-cased exposed and own name; contracts
@@ -334,6 +337,12 @@ func (c *Catalog) addResources(o offer) {
 			continue
 		}
 		c.Resources = append(c.Resources, Resource{Upstream: up, Def: r})
+	}
+	for _, uri := range o.Withheld {
+		if c.quarantined == nil {
+			c.quarantined = map[string]bool{}
+		}
+		c.quarantined[apps.URI(up, uri)] = true
 	}
 	for _, t := range o.Templates {
 		t.URITemplate = apps.Template(up, t.URITemplate)

@@ -293,9 +293,9 @@ func (h *Hub) connOf(upstreamName string) (*upstream.Conn, *upstream.Upstream, e
 
 // resourceOwner is the upstream offering uri, by its resources or its
 // templates; none for a kept result's URI, which is the gateway's own, nor
-// for one that several upstreams offer.
+// for one that several upstreams offer or one quarantined.
 func (c *Catalog) resourceOwner(uri string) string {
-	if ups := c.uriOwners(uri); len(ups) == 1 && !strings.HasPrefix(uri, results.Scheme) {
+	if ups := c.uriOwners(uri); len(ups) == 1 && !strings.HasPrefix(uri, results.Scheme) && !c.quarantined[uri] {
 		return ups[0]
 	}
 	return ""

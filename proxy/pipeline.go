@@ -244,6 +244,9 @@ func (h *Hub) offered(c *call.Call) error {
 		if ups := h.Catalog().uriOwners(c.Tool); len(ups) > 1 {
 			return fmt.Errorf("resource %q is offered by several servers (%s): none is asked", c.Tool, strings.Join(ups, ", "))
 		}
+		if h.Catalog().quarantined[c.Tool] {
+			return fmt.Errorf("resource %q is quarantined: its listing failed the poisoning scan", c.Tool)
+		}
 	}
 	switch {
 	case h.set().byName[c.Upstream] != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -237,13 +238,53 @@ func TestRoundsSpentStatesBoundedPerPrincipal(t *testing.T) {
 		_, asked, _ := r.answer(&d, args)
 		return asked
 	}
-	heavy := &call.Call{Tool: "fs_wipe", Principal: "p1", Era: call.Stateless}
-	for i := range maxSeals {
-		answer(heavy, map[string]any{"n": i})
+	for _, heavies := range []int{1, 4} { // four at a quarter each filled the bound
+		r = newRounds()
+		for p := range heavies {
+			heavy := &call.Call{Tool: "fs_wipe", Principal: fmt.Sprint("heavy", p), Era: call.Stateless}
+			for i := range maxSeals {
+				answer(heavy, map[string]any{"n": i})
+			}
+		}
+		light := &call.Call{Tool: "fs_wipe", Principal: "light", Era: call.Stateless}
+		if !answer(light, map[string]any{"path": "/a"}) {
+			t.Errorf("after %d answers of each of %d other principals, this principal's answer was not read", maxSeals, heavies)
+		}
 	}
-	light := &call.Call{Tool: "fs_wipe", Principal: "p2", Era: call.Stateless}
-	if !answer(light, map[string]any{"path": "/a"}) {
-		t.Errorf("after %d answers of another principal, this principal's answer was not read", maxSeals)
+}
+
+// Room made for another principal's answer never lets a state be used
+// twice: the principal whose spent state was forgotten to make it has its
+// states lapsing as late refused (asked again).
+func TestRoundsSpentStateForgottenIsNotReusable(t *testing.T) {
+	r := newRounds()
+	accept := mcp.InputResponses{inputID: mcp.InputResponse{Elicitation: &mcp.ElicitationResult{
+		ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}}}}}
+	retry := func(c *call.Call, n int, state string) bool {
+		d := *c
+		d.Input = &mcp.MultiRoundTripParams{InputResponses: accept, RequestState: state}
+		_, asked, _ := r.answer(&d, map[string]any{"n": n})
+		return asked
+	}
+	var states []string
+	for p := range 4 {
+		heavy := &call.Call{Tool: "fs_wipe", Principal: fmt.Sprint("heavy", p), Era: call.Stateless}
+		for i := range maxSeals / 4 {
+			state := r.ask(heavy, map[string]any{"n": i}, "call fs_wipe", time.Minute).Result.RequestState
+			if !retry(heavy, i, state) {
+				t.Fatal("an answer within the bounds was not read")
+			}
+			states = append(states, state)
+		}
+	}
+	light := &call.Call{Tool: "fs_wipe", Principal: "light", Era: call.Stateless}
+	if !retry(light, 0, r.ask(light, map[string]any{"n": 0}, "call fs_wipe", time.Minute).Result.RequestState) {
+		t.Fatal("the light principal's answer was not read")
+	}
+	for i, state := range states {
+		if retry(&call.Call{Tool: "fs_wipe", Principal: fmt.Sprint("heavy", i/(maxSeals/4)), Era: call.Stateless}, i%(maxSeals/4), state) {
+			t.Fatalf("spent state %d read again", i)
+		}
 	}
 }
 

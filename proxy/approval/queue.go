@@ -14,7 +14,8 @@ import (
 )
 
 // DefaultQueue is how many calls may wait in the console at once; more
-// are refused rather than push older requests out.
+// are refused rather than push older requests out, unless the principal
+// holding most makes room (makeRoomLocked).
 const DefaultQueue = 32
 
 // perPrincipal is the share of a queue one principal may hold, so that
@@ -53,6 +54,7 @@ type Queue struct {
 type waiting struct {
 	req    Request
 	answer chan Decision // buffered: the answer never blocks
+	bumped error         // why it was refused unanswered (makeRoomLocked)
 }
 
 // Decision is the console's answer to a waiting call.
@@ -85,7 +87,7 @@ func (q *Queue) Wait(ctx context.Context, r Request) (Decision, error) {
 	defer q.drop(w.req.ID)
 	select {
 	case d := <-w.answer:
-		return d, nil
+		return d, w.bumped // written before the answer was sent
 	case <-ctx.Done():
 		return Decision{}, ctx.Err()
 	}
@@ -100,15 +102,39 @@ func (q *Queue) add(r Request) (*waiting, error) {
 	if !q.served {
 		return nil, ErrNoConsole
 	}
-	if len(q.pending) >= q.max {
-		return nil, fmt.Errorf("%w (%d calls wait for an answer)", ErrQueueFull, q.max)
-	}
 	if q.countLocked(r.Principal) >= q.each {
 		return nil, fmt.Errorf("%w for this principal (%d of its calls wait for an answer)", ErrQueueFull, q.each)
+	}
+	if len(q.pending) >= q.max && !q.makeRoomLocked(r.Principal) {
+		return nil, fmt.Errorf("%w (%d calls wait for an answer)", ErrQueueFull, q.max)
 	}
 	w := &waiting{req: r, answer: make(chan Decision, 1)}
 	q.pending[r.ID] = w
 	return w, nil
+}
+
+// makeRoomLocked refuses, as a full queue does, the newest waiting call
+// of the principal holding most when it holds at least two more than
+// who, so that four principals filling their shares cannot keep every
+// other principal's calls from waiting.
+func (q *Queue) makeRoomLocked(who string) bool {
+	held := map[string]int{}
+	var top *waiting
+	for _, w := range q.pending {
+		held[w.req.Principal]++
+	}
+	for _, w := range q.pending {
+		if n := held[w.req.Principal]; top == nil || n > held[top.req.Principal] || n == held[top.req.Principal] && w.req.Since.After(top.req.Since) {
+			top = w
+		}
+	}
+	if top == nil || held[top.req.Principal] < held[who]+2 {
+		return false
+	}
+	delete(q.pending, top.req.ID)
+	top.bumped = fmt.Errorf("%w: the call gave up its place to another principal's (its principal held the most waiting calls)", ErrQueueFull)
+	top.answer <- Decision{}
+	return true
 }
 
 func (q *Queue) countLocked(principal string) int {

@@ -3,9 +3,12 @@ package approval
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // SEC-15: one principal's calls hold at most a quarter of the console's
@@ -29,6 +32,49 @@ func TestQueueBoundsEachPrincipal(t *testing.T) {
 		synctest.Wait()
 		if n := len(q.Pending()); n != 3 {
 			t.Errorf("pending %d, want the greedy principal's 2 and the other's 1", n)
+		}
+	})
+}
+
+// SEC-15: when four principals fill the queue with their shares, another
+// principal's call still waits for the person: the newest call of the
+// principal holding most gives up its place, refused as when the queue is
+// full, and its older calls keep theirs.
+func TestQueueFullOfSharesMakesRoomForAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewQueue(8)
+		q.Serve()
+		ctx, stop := context.WithCancel(t.Context())
+		defer stop()
+		bumped := make(chan error, 8)
+		for p := range 4 {
+			for range 2 {
+				go func() {
+					if _, err := q.Wait(ctx, Request{Tool: "fs_wipe", Principal: fmt.Sprint("heavy", p)}); err != nil {
+						bumped <- err
+					}
+				}()
+				synctest.Wait()
+				time.Sleep(time.Second) // in the bubble: each call waits since a later time
+			}
+		}
+		oldest := q.Pending()[0]
+		go q.Wait(ctx, Request{Tool: "fs_wipe", Principal: "light"})
+		synctest.Wait()
+		pending := q.Pending()
+		if !slices.ContainsFunc(pending, func(r Request) bool { return r.Principal == "light" }) {
+			t.Fatalf("pending %+v: the light principal's call does not wait", pending)
+		}
+		if len(pending) != 8 || pending[0] != oldest {
+			t.Errorf("pending %d, oldest %+v; want 8, the oldest still %+v", len(pending), pending[0], oldest)
+		}
+		select {
+		case err := <-bumped:
+			if !errors.Is(err, ErrQueueFull) {
+				t.Errorf("the call that made room: %v, want ErrQueueFull", err)
+			}
+		default:
+			t.Error("no call gave up its place")
 		}
 	})
 }

@@ -29,7 +29,8 @@ import (
 const inputID = "mcp-router-approval"
 
 // maxSeals bounds the states remembered as used until they lapse; one
-// principal may hold a quarter, so that it cannot fill the bound alone.
+// principal may hold a quarter, and when they are full the principal
+// holding most makes room for one holding fewer (see makeRoom).
 const maxSeals = 4096
 
 // Carry is a subject that rides in its question's sealed state: the
@@ -48,6 +49,9 @@ type rounds struct {
 
 	mu   sync.Mutex
 	used map[[sha256.Size]byte]spent // by a seal's digest (a carry makes it long)
+	// floor is, by principal, the lapse at or before which its states are
+	// refused: a spent one of them was forgotten to make room.
+	floor map[string]time.Time
 }
 
 // spent is a used state: whose it was, and when it lapses.
@@ -59,7 +63,7 @@ type spent struct {
 func newRounds() *rounds {
 	key := make([]byte, 32)
 	rand.Read(key)
-	return &rounds{key: key, used: map[[sha256.Size]byte]spent{}}
+	return &rounds{key: key, used: map[[sha256.Size]byte]spent{}, floor: map[string]time.Time{}}
 }
 
 // canRound tells that c's client can be asked in a round. A plan step
@@ -144,24 +148,57 @@ func (r *rounds) mac(c *call.Call, subject any, until, carry []byte) []byte {
 	return m.Sum(nil)
 }
 
-// spend marks who's state used; false when it was, or when too many are
-// held, in all or of who.
+// spend marks who's state used; false when it was (or may have been), or
+// when who holds too many.
 func (r *rounds) spend(state, who string, until time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now, held := time.Now(), 0
+	now, held := time.Now(), map[string]int{}
 	for s, u := range r.used {
 		if now.After(u.until) {
 			delete(r.used, s)
-		} else if u.who == who {
-			held++
+		} else {
+			held[u.who]++
+		}
+	}
+	for p, f := range r.floor {
+		if now.After(f) {
+			delete(r.floor, p)
 		}
 	}
 	key := sha256.Sum256([]byte(state))
-	if _, dup := r.used[key]; dup || len(r.used) >= maxSeals || held >= maxSeals/4 {
+	if _, dup := r.used[key]; dup || !until.After(r.floor[who]) || held[who] >= maxSeals/4 ||
+		len(r.used) >= maxSeals && !r.makeRoom(who, held) {
 		return false
 	}
 	r.used[key] = spent{who, until}
+	return true
+}
+
+// makeRoom forgets the earliest-lapsing spent state of the principal
+// holding most, when it holds at least two more than who, and refuses
+// that principal's states lapsing as early from then on (one of them may
+// be the state forgotten), so that a few principals answering their own
+// questions fast cannot leave everyone else's answers unread.
+func (r *rounds) makeRoom(who string, held map[string]int) bool {
+	top := who
+	for p, n := range held {
+		if n > held[top] {
+			top = p
+		}
+	}
+	if held[top] < held[who]+2 {
+		return false
+	}
+	var first [sha256.Size]byte
+	var until time.Time
+	for s, u := range r.used {
+		if u.who == top && (until.IsZero() || u.until.Before(until)) {
+			first, until = s, u.until
+		}
+	}
+	delete(r.used, first)
+	r.floor[top] = until
 	return true
 }
 

@@ -1,8 +1,13 @@
 package upstreamauth_test
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,4 +83,63 @@ func withPrincipal(ctx context.Context, p string) context.Context {
 func principalOf(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p
+}
+
+// steering is an upstream whose 401 names the protected resource metadata
+// at elsewhere (its own URL, or the same server as "localhost", another
+// origin), which says the upstream is resource and that the
+// authorization server is one that hands a token to whoever completes its
+// flow. It counts the fetches of that metadata.
+func steering(t *testing.T, elsewhere bool, resource string) (upstreamURL string, fetched *atomic.Int32) {
+	t.Helper()
+	fetched = &atomic.Int32{}
+	as := newHostile(t, "/unused", "huge").srv.URL
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	metadata := srv.URL + "/.well-known/oauth-protected-resource/mcp"
+	if elsewhere {
+		metadata = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/.well-known/oauth-protected-resource/mcp"
+	}
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+metadata+`"`)
+		http.Error(w, "log in", http.StatusUnauthorized)
+	})
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"resource": cmp.Or(resource, srv.URL+"/mcp"), "authorization_servers": []string{as}})
+	})
+	return srv.URL + "/mcp", fetched
+}
+
+// TestCredentialAudienceLoginMetadataBinding: auth login reads protected
+// resource metadata only at the upstream's own origin, and uses it only
+// when its resource (RFC 9728) is the upstream's URL, so that a 401
+// cannot steer the login, and the token, to another resource.
+func TestCredentialAudienceLoginMetadataBinding(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		elsewhere bool
+		resource  string
+		want      string
+	}{
+		{"metadata at another origin", true, "", "origin"},
+		{"metadata naming another resource", false, "https://victim.example.test/mcp", "resource"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			upstreamURL, fetched := steering(t, tt.elsewhere, tt.resource)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a login shown the URL waits for its redirect
+			defer cancel()
+			shown := false
+			_, err := upstreamauth.Login(ctx, upstreamauth.LoginOptions{Upstream: "evil", URL: upstreamURL, Vault: newVault(t),
+				Show: func(string) { shown = true }})
+			if err == nil || shown || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Login: %v (authorization URL shown: %v); want refused naming the %s", err, shown, tt.want)
+			}
+			if tt.elsewhere && fetched.Load() != 0 {
+				t.Errorf("metadata at another origin fetched %d times, want never", fetched.Load())
+			}
+		})
+	}
 }

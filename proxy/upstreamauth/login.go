@@ -56,6 +56,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ownOrigin(opts.URL, ch.resourceMetadata); err != nil {
+		return nil, fmt.Errorf("logging in to %s: %w", opts.Upstream, err)
+	}
 	prm := findResourceMetadata(ctx, client, opts.URL, ch.resourceMetadata)
 	rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthMethod: cfg.AuthMethod, ResourceMetadataURL: prm.url,
 		ResourceMetadataRoot: prm.root}
@@ -363,6 +366,26 @@ func findResourceMetadata(ctx context.Context, client *http.Client, upstreamURL,
 		return md
 	}
 	return resourceMetadata{url: advertised}
+}
+
+// ownOrigin refuses resource metadata named by a challenge at another
+// origin than the upstream's: a resource serves its own metadata (RFC
+// 9728 section 3.2), and it names the authorization server the login and
+// its token go to.
+func ownOrigin(upstreamURL, advertised string) error {
+	if advertised == "" {
+		return nil
+	}
+	up, err := url.Parse(upstreamURL)
+	if err != nil {
+		return err
+	}
+	md, err := url.Parse(advertised)
+	if err != nil || !strings.EqualFold(md.Scheme, up.Scheme) || !strings.EqualFold(md.Host, up.Host) {
+		return fmt.Errorf("its 401 names resource metadata at another origin than its own (%s, not %s://%s)",
+			redactURL(advertised), up.Scheme, up.Host)
+	}
+	return nil
 }
 
 // resourceMetadataURLs are where protected resource metadata may be: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,15 +100,7 @@ func BenchmarkAdjustLongQuery(b *testing.B) {
 // principal teaching many never evicts another's.
 func TestBoundStateGrowthLessonsPerPrincipal(t *testing.T) {
 	m, s, c := newMemory(t, MemoryOptions{MaxPerPrincipal: 2})
-	teach := func(who, query string) Lesson {
-		t.Helper()
-		c.Advance(time.Hour)
-		l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
+	teach := teacher(t, m, c)
 	bob := teach("bob", "send email")
 	var alice []int64
 	for _, q := range []string{"weather paris", "book flight", "play music", "read news"} {
@@ -126,6 +119,25 @@ func TestBoundStateGrowthLessonsPerPrincipal(t *testing.T) {
 	}
 	if got := len(m.List()); got != 6 {
 		t.Errorf("with three shared lessons: %d lessons, want 6", got)
+	}
+}
+
+// TestBoundStateGrowthLessonsTotalTakenFromTheHeaviest: past MaxLessons
+// (or MaxBytes) the lessons that go are those of the principal holding
+// most, then the shared ones (the operator's, lessons of before), so that
+// a few principals teaching fast push out neither another principal's
+// lessons nor the operator's.
+func TestBoundStateGrowthLessonsTotalTakenFromTheHeaviest(t *testing.T) {
+	for _, bound := range []MemoryOptions{{MaxPerPrincipal: 3, MaxLessons: 5}, {MaxPerPrincipal: 3, MaxBytes: 5 * 14}} {
+		m, _, c := newMemory(t, bound)
+		teach := teacher(t, m, c) // "operator 1" and "send email": 10 bytes of query, 4 of tool
+		kept := []int64{teach("", "operator 1").ID, teach("bob", "send email").ID}
+		for i := range 6 {
+			kept = append(kept, teach(fmt.Sprint("heavy", i%2), fmt.Sprint("heavy q ", i)).ID)
+		}
+		if got := ids(m.List()); !slices.Contains(got, kept[0]) || !slices.Contains(got, kept[1]) || len(got) != 5 {
+			t.Errorf("bound %+v: lessons %v, want 5 with the operator's %d and bob's %d", bound, got, kept[0], kept[1])
+		}
 	}
 }
 
@@ -148,5 +160,19 @@ func TestLessonsApplyToTheirPrincipal(t *testing.T) {
 		if got := len(m.AdjustFor(t.Context(), "bob", "query the system logs")); got != want {
 			t.Errorf("shared=%v: bob, alice's lesson: %d adjustments, want %d", shared, got, want)
 		}
+	}
+}
+
+// teacher teaches m, an hour after its last lesson, that who's query uses
+// "tool", failing t on error.
+func teacher(t *testing.T, m *Memory, c *clock) func(who, query string) Lesson {
+	return func(who, query string) Lesson {
+		t.Helper()
+		c.Advance(time.Hour)
+		l, err := m.Learn(t.Context(), Lesson{Query: query, Tool: "tool", Polarity: Use, Principal: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
 	}
 }

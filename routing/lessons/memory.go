@@ -284,16 +284,21 @@ func (m *Memory) overBytes(entries, skip []*entry, extra int) []*entry {
 }
 
 // leastRecentlyUsed returns the n least recently used of entries not in
-// skip: by LastUsed, then Created, then ID.
+// skip, those of the principal holding most first and shared ones last
+// (one principal's teaching never pushes out another's while its own
+// remain): by LastUsed, then Created, then ID.
 func leastRecentlyUsed(entries, skip []*entry, n int) []*entry {
 	var cands []*entry
+	held := map[string]int{}
 	for _, e := range entries {
 		if !slices.Contains(skip, e) {
 			cands = append(cands, e)
+			held[e.lesson.Principal]++
 		}
 	}
+	held[""] = 0 // shared lessons go last
 	slices.SortFunc(cands, func(a, b *entry) int {
-		return cmp.Or(cmp.Compare(a.lastUsed.Load(), b.lastUsed.Load()),
+		return cmp.Or(cmp.Compare(held[b.lesson.Principal], held[a.lesson.Principal]), cmp.Compare(a.lastUsed.Load(), b.lastUsed.Load()),
 			a.lesson.Created.Compare(b.lesson.Created), cmp.Compare(a.lesson.ID, b.lesson.ID))
 	})
 	return cands[:min(n, len(cands))]

@@ -289,9 +289,15 @@ func cancelListing(ctx context.Context, tr rpcSender, id mcp.RequestId) {
 // vetOffer scans the resources, templates and prompts of l for poisoning,
 // logging what it finds as for a tool; under quarantine it leaves out
 // those flagged until a listing of them is clean (they have no pins to
-// approve).
+// approve), noting the resources' URIs, which a template may also match.
 func (u *Upstream) vetOffer(l *Listing) {
-	l.Resources = slices.DeleteFunc(l.Resources, func(r mcp.Resource) bool { return u.poisoned("resource", "resource", r.URI, r) })
+	l.Resources = slices.DeleteFunc(l.Resources, func(r mcp.Resource) bool {
+		bad := u.poisoned("resource", "resource", r.URI, r)
+		if bad {
+			l.Withheld = append(l.Withheld, r.URI)
+		}
+		return bad
+	})
 	l.Templates = slices.DeleteFunc(l.Templates, func(t mcp.ResourceTemplate) bool { return u.poisoned("resource template", "template", t.Name, t) })
 	l.Prompts = slices.DeleteFunc(l.Prompts, func(p mcp.Prompt) bool { return u.poisoned("prompt", "prompt", p.Name, p) })
 }

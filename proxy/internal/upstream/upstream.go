@@ -48,6 +48,7 @@ type Listing struct {
 	Resources []mcp.Resource
 	Templates []mcp.ResourceTemplate
 	Prompts   []mcp.Prompt
+	Withheld  []string // URIs of resources the poisoning policy left out
 }
 
 // Upstream is one upstream server and the loop that keeps it connected.

@@ -97,7 +97,9 @@ func startCatalog(tools []routing.Tool, servers map[string]string, copies int) (
 // catalog is searchable (every tool in the router's index), the CPU time
 // the process spent meanwhile (s-cpu, the upstreams' part included, as
 // the kernel counts it: steadier than the time on a busy machine), the heap the gateway holds then over what the in-process upstreams hold (after a
-// GC), and what it allocated on the way.
+// GC), what it allocated on the way, and how many catalogs a client
+// would have seen (rebuilds: each costs the whole catalog, and how many
+// a start makes depends on timing).
 //
 //	go test -run '^$' -bench BenchmarkStartCatalog -benchtime 3x ./proxy/
 func BenchmarkStartCatalog(b *testing.B) {
@@ -116,6 +118,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				var took time.Duration
 				var heap, alloc, cpu float64
 				pinTx.Store(0)
+				rebuilds.Store(0)
 				for b.Loop() {
 					d := dir
 					if !kept {
@@ -129,6 +132,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				n := float64(b.N)
 				b.ReportMetric(took.Seconds()/n, "s-searchable")
 				b.ReportMetric(float64(pinTx.Load())/n, "pin-tx")
+				b.ReportMetric(float64(rebuilds.Load())/n, "rebuilds")
 				b.ReportMetric(cpu/n, "s-cpu")
 				b.ReportMetric(heap/n/(1<<20), "MiB-heap")
 				b.ReportMetric(alloc/n/(1<<20), "MiB-alloc")
@@ -164,6 +168,7 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 	rt := routing.NewRouter(routing.RouterOptions{})
 	srv := NewServer(ServerOptions{Hub: h, Router: rt})
 	defer srv.Close()
+	h.Follow(func(*Catalog) { rebuilds.Add(1) })
 	if err := h.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -186,6 +191,10 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 	}
 	return took, float64(after.HeapInuse) - float64(before.HeapInuse), float64(after.TotalAlloc - before.TotalAlloc)
 }
+
+// rebuilds counts the catalogs, each new to a client, that the gateways
+// startGateway starts rebuild (and the first, empty, one each).
+var rebuilds atomic.Int64
 
 // pinTx counts the pin transactions of the gateways startGateway starts.
 var pinTx atomic.Int64

@@ -170,7 +170,11 @@ type offer struct {
 // appears later never shadows an existing one; otherwise upstreams claim
 // names in the order given (sorted by name).
 func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
-	c := &Catalog{byName: make(map[string]int), hashed: make(map[*mcp.Tool]digest)}
+	n := 0
+	for _, o := range offers {
+		n += len(o.Tools)
+	}
+	c := &Catalog{Tools: make([]Tool, 0, n), byName: make(map[string]int, n), hashed: make(map[*mcp.Tool]digest, n)}
 	var hashed map[*mcp.Tool]digest
 	if prev != nil {
 		hashed = prev.hashed
@@ -179,7 +183,7 @@ func buildCatalog(prev *Catalog, offers []offer, reserved []string) *Catalog {
 	for _, r := range reserved {
 		owner[r] = ""
 	}
-	offered := make(map[string]bool)        // "upstream\x00exposed name"
+	offered := make(map[string]bool, n)     // "upstream\x00exposed name"
 	prefixes := make([]string, len(offers)) // of each upstream's tool names
 	for i, o := range offers {
 		prefixes[i] = exposedPrefix(o.cfg, o.Raw)

@@ -135,16 +135,16 @@ func routingTool(t Tool) routing.Tool {
 // contract stands for its description and schema, which it hashes.
 func toolsSignature(tools []routing.Tool) string {
 	h := sha256.New()
+	var b []byte // a tool's fields, written at once: a string converted for Write escapes
 	for _, t := range tools {
+		b = b[:0]
 		for _, f := range []string{t.Name, t.Upstream, t.Domain, t.Original, t.Server, t.Contract} {
-			h.Write([]byte(f))
-			h.Write([]byte{0})
+			b = append(append(b, f...), 0)
 		}
 		if t.Contract == "" {
-			h.Write([]byte(t.Description))
-			h.Write([]byte{0})
-			h.Write(t.InputSchema)
+			b = append(append(append(b, t.Description...), 0), t.InputSchema...)
 		}
+		h.Write(b)
 	}
 	return string(h.Sum(nil))
 }

@@ -351,6 +351,7 @@ func (s *Server) sync(c *Catalog) {
 // catalogTools appends c's tools, as clients are shown them, to tools.
 func (s *Server) catalogTools(c *Catalog, tools []server.ServerTool) []server.ServerTool {
 	shared := map[[3]string]*mcp.Meta{} // by server: one _meta for its tools that have none of their own
+	tools = slices.Grow(tools, len(c.Tools))
 	for _, t := range c.Tools {
 		def, always, key := t.Def, slices.Contains(s.core, t.Name), [3]string{t.Upstream, t.Domain, t.Server}
 		if m := shared[key]; m != nil && def.Meta == nil && !always {

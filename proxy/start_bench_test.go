@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcp-router/mcp-router/proxy/integrity"
+	"github.com/mcp-router/mcp-router/proxy/internal/upstream"
 	"github.com/mcp-router/mcp-router/routing"
 	"github.com/mcp-router/mcp-router/routing/eval"
 	"github.com/mcp-router/mcp-router/state"
@@ -97,7 +98,9 @@ func startCatalog(tools []routing.Tool, servers map[string]string, copies int) (
 // catalog is searchable (every tool in the router's index), the CPU time
 // the process spent meanwhile (s-cpu, the upstreams' part included, as
 // the kernel counts it: steadier than the time on a busy machine), the heap the gateway holds then over what the in-process upstreams hold (after a
-// GC), and what it allocated on the way.
+// GC), what it allocated on the way, and how many catalogs a client
+// would have seen (rebuilds: each costs the whole catalog, and how many
+// a start makes depends on timing).
 //
 //	go test -run '^$' -bench BenchmarkStartCatalog -benchtime 3x ./proxy/
 func BenchmarkStartCatalog(b *testing.B) {
@@ -116,6 +119,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				var took time.Duration
 				var heap, alloc, cpu float64
 				pinTx.Store(0)
+				rebuilds.Store(0)
 				for b.Loop() {
 					d := dir
 					if !kept {
@@ -129,6 +133,7 @@ func BenchmarkStartCatalog(b *testing.B) {
 				n := float64(b.N)
 				b.ReportMetric(took.Seconds()/n, "s-searchable")
 				b.ReportMetric(float64(pinTx.Load())/n, "pin-tx")
+				b.ReportMetric(float64(rebuilds.Load())/n, "rebuilds")
 				b.ReportMetric(cpu/n, "s-cpu")
 				b.ReportMetric(heap/n/(1<<20), "MiB-heap")
 				b.ReportMetric(alloc/n/(1<<20), "MiB-alloc")
@@ -164,6 +169,7 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 	rt := routing.NewRouter(routing.RouterOptions{})
 	srv := NewServer(ServerOptions{Hub: h, Router: rt})
 	defer srv.Close()
+	h.Follow(func(*Catalog) { rebuilds.Add(1) })
 	if err := h.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -186,6 +192,10 @@ func startGateway(b *testing.B, ups []UpstreamConfig, builtins map[string]*serve
 	}
 	return took, float64(after.HeapInuse) - float64(before.HeapInuse), float64(after.TotalAlloc - before.TotalAlloc)
 }
+
+// rebuilds counts the catalogs, each new to a client, that the gateways
+// startGateway starts rebuild (and the first, empty, one each).
+var rebuilds atomic.Int64
 
 // pinTx counts the pin transactions of the gateways startGateway starts.
 var pinTx atomic.Int64
@@ -368,4 +378,49 @@ func BenchmarkVetUpstreams(b *testing.B) {
 	}
 	b.ReportMetric((cpuSeconds()-c)/float64(b.N)*1e3, "ms-cpu/op")
 	b.ReportMetric(float64(pinTx.Load())/float64(b.N), "pin-tx/op")
+}
+
+// BenchmarkCatalogGrowth rebuilds the catalog of etom's servers twice
+// over (4,656 tools) as a start does when its upstreams join in ten
+// waves: each rebuild of the hub names every tool, signs the catalog and
+// syncs a routed server to it. Its allocations are steady where a
+// start's are not (how many waves a start has depends on timing). It
+// reports the heap the hub, the server and the router then hold (after
+// a GC).
+//
+//	go test -run '^$' -bench BenchmarkCatalogGrowth -benchmem ./proxy/
+func BenchmarkCatalogGrowth(b *testing.B) {
+	tools, servers := etomCatalog(b)
+	ups, builtins := startCatalog(tools, servers, 2)
+	listings := map[string]upstream.Listing{}
+	for _, u := range ups {
+		var l upstream.Listing
+		listed := builtins[u.Builtin].ListTools()
+		for _, name := range slices.Sorted(maps.Keys(listed)) {
+			l.Tools = append(l.Tools, listed[name].Tool)
+		}
+		l.Raw = l.Tools
+		listings[u.Name] = l
+	}
+	var held float64
+	for b.Loop() {
+		b.StopTimer()
+		before := heapNow().HeapInuse
+		b.StartTimer()
+		h := NewHub(Options{Upstreams: ups, Reserved: ReservedNames()})
+		srv := NewServer(ServerOptions{Hub: h, Router: routing.NewRouter(routing.RouterOptions{})})
+		list := h.set().list
+		for wave := 1; wave <= 10; wave++ {
+			for _, u := range list[len(list)*(wave-1)/10 : len(list)*wave/10] {
+				u.Seed(listings[u.Name()])
+			}
+			h.rebuild()
+		}
+		b.StopTimer()
+		held += float64(heapNow().HeapInuse) - float64(before)
+		b.StartTimer()
+		srv.Close()
+		h.Close()
+	}
+	b.ReportMetric(held/float64(b.N)/(1<<20), "MiB-heap")
 }

@@ -312,15 +312,45 @@ func (r guardReply) reply(t *testing.T) rpcMsg {
 // recorder is an in-process upstream whose echo tool records the
 // arguments that reach it, to show what was forwarded and what was not.
 type recorder struct {
+	// entered and release, when set, serve rec_hold: it says on entered
+	// that a call arrived and answers "held" once it receives on release.
+	entered, release chan struct{}
+
 	mu    sync.Mutex
-	calls []map[string]any
+	calls []map[string]any // rec_echo's
+}
+
+// newHoldingRecorder is a recorder whose rec_hold calls the test releases.
+func newHoldingRecorder() *recorder {
+	return &recorder{entered: make(chan struct{}, 4), release: make(chan struct{})}
 }
 
 func (r *recorder) server() *server.MCPServer {
 	s := server.NewMCPServer("rec", "1.0.0", server.WithToolCapabilities(true))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Record the call and return its text"),
 		mcp.WithString("text")), r.echo)
+	s.AddTool(mcp.NewTool("hold", mcp.WithDescription("Answer once the test releases the call")), r.hold)
 	return s
+}
+
+func (r *recorder) hold(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	r.entered <- struct{}{}
+	select {
+	case <-r.release:
+		return mcp.NewToolResultText("held"), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// awaitHeld waits for a rec_hold call to arrive, for at most replyWait.
+func (r *recorder) awaitHeld(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.entered:
+	case <-time.After(replyWait):
+		t.Fatal("no rec_hold call reached the upstream")
+	}
 }
 
 func (r *recorder) echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -507,62 +537,57 @@ func TestBI03InvalidRequests(t *testing.T) {
 	}
 }
 
+// A tools/call whose id a call in progress uses is refused, spelled
+// plainly or with an escape (the method spelled with a JSON escape is the
+// same method); the call in progress is unaffected. The first call is held
+// at the upstream until the second is answered, so no timing decides it.
 func TestBI04ReusedInFlightID(t *testing.T) {
-	rec := &recorder{}
-	c := serveRawStdio(t, newBIServer(t, startRecHub(t, rec, builtinFake("alpha"))))
+	rec := newHoldingRecorder()
+	c := serveRawStdio(t, newBIServer(t, startRecHub(t, rec)))
 	c.initialize(t, `{}`)
-	c.send(t, toolsCall(t, 7, "alpha_sleep", map[string]any{"ms": 300}))
-	c.send(t, toolsCall(t, 7, "rec_echo", map[string]any{"text": "second"}))
-	first, second := c.await(t, "7"), c.await(t, "7")
-	if !strings.Contains(first.raw, "slept") {
-		first, second = second, first
+	for i, tc := range []struct{ name, method string }{{"second rejected", "tools/call"}, {"escaped method rejected", `tools\/call`}} {
+		id := strconv.Itoa(7 + i)
+		c.send(t, toolsCall(t, 7+i, "rec_hold", nil))
+		rec.awaitHeld(t)
+		c.send(t, strings.Replace(toolsCall(t, 7+i, "rec_echo", map[string]any{"text": "second"}), "tools/call", tc.method, 1))
+		second := c.await(t, id)
+		rec.release <- struct{}{}
+		first := c.await(t, id)
+		if r := first.tool(t); r.IsError || r.text() != "held" {
+			t.Errorf("%s: first call: got %s, want it unaffected (held)", tc.name, first.raw)
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			second.wantError(t, mcp.INVALID_REQUEST, id)
+			if n := rec.count(); n != 0 {
+				t.Errorf("the second request was forwarded (%d calls)", n)
+			}
+		})
 	}
-	if r := first.tool(t); r.IsError || r.text() != "slept 300ms" {
-		t.Errorf("first call: got %s, want it unaffected (slept 300ms)", first.raw)
-	}
-	t.Run("second rejected", func(t *testing.T) {
-		second.wantError(t, mcp.INVALID_REQUEST, "7")
-		if n := rec.count(); n != 0 {
-			t.Errorf("the second request was forwarded (%d calls)", n)
-		}
-	})
-	// The method spelled with a JSON escape is the same method.
-	t.Run("escaped method rejected", func(t *testing.T) {
-		c.send(t, toolsCall(t, 8, "alpha_sleep", map[string]any{"ms": 300}))
-		c.send(t, strings.Replace(toolsCall(t, 8, "rec_echo", map[string]any{"text": "second"}), "tools/call", `tools\/call`, 1))
-		first, second := c.await(t, "8"), c.await(t, "8")
-		if !strings.Contains(first.raw, "slept") {
-			first, second = second, first
-		}
-		second.wantError(t, mcp.INVALID_REQUEST, "8")
-		if n := rec.count(); n != 0 {
-			t.Errorf("the escaped second request was forwarded (%d calls)", n)
-		}
-	})
 }
 
 // Over HTTP too, a tools/call whose id a call in progress in the same
 // session uses is refused, spelled plainly or with an escape (the hook
 // then reads the method as the pre-check read it).
 func TestBI04ReusedInFlightIDOverHTTP(t *testing.T) {
-	rec := &recorder{}
-	g := serveRawHTTP(t, newBIServer(t, startRecHub(t, rec, builtinFake("alpha"))))
+	rec := newHoldingRecorder()
+	g := serveRawHTTP(t, newBIServer(t, startRecHub(t, rec)))
 	sid := g.initialize(t, nil)
 	for _, tc := range []struct{ name, method string }{{"plain", "tools/call"}, {"escaped", `tools\/call`}} {
 		t.Run(tc.name, func(t *testing.T) {
 			first := make(chan guardReply, 1)
 			go func() {
-				r, err := g.do(t.Context(), toolsCall(t, 7, "alpha_sleep", map[string]any{"ms": 500}), inSession(sid))
+				r, err := g.do(t.Context(), toolsCall(t, 7, "rec_hold", nil), inSession(sid))
 				if err != nil {
 					t.Error(err)
 				}
 				first <- r
 			}()
-			time.Sleep(150 * time.Millisecond) // the first call is in progress
+			rec.awaitHeld(t) // the first call is in progress
 			second := strings.Replace(toolsCall(t, 7, "rec_echo", map[string]any{"text": "second"}), "tools/call", tc.method, 1)
 			g.post(t, second, inSession(sid)).reply(t).wantError(t, mcp.INVALID_REQUEST, "7")
-			if r := (<-first).reply(t).tool(t); r.IsError || r.text() != "slept 500ms" {
-				t.Errorf("first call: got %+v, want it unaffected (slept 500ms)", r)
+			rec.release <- struct{}{}
+			if r := (<-first).reply(t).tool(t); r.IsError || r.text() != "held" {
+				t.Errorf("first call: got %+v, want it unaffected (held)", r)
 			}
 			if n := rec.count(); n != 0 {
 				t.Errorf("the second request was forwarded (%d calls)", n)

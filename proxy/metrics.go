@@ -87,9 +87,11 @@ var (
 	planBuckets     = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 )
 
-// refusedKinds never reached an upstream: they are not timed, since their
-// instant answers would make an outage look fast.
-var refusedKinds = map[string]bool{
+// untimedKinds are not timed. The refused never reached an upstream: their
+// instant answers would make an outage look fast. A cancelled call lasted as
+// long as the client waited, not as long as the upstream took.
+var untimedKinds = map[string]bool{
+	string(call.KindCancelled):        true,
 	string(call.KindUnknownTool):      true,
 	string(call.KindBlocked):          true,
 	string(call.KindCircuitOpen):      true,
@@ -138,8 +140,9 @@ func (m *Metrics) registerCalls(f promauto.Factory) {
 	m.toolErrors = counterVec(f, "mcp_router_tool_error_results_total",
 		"Tool calls that ran and returned an isError result (also counted as outcome ok in mcp_router_tool_calls_total).", "upstream", "tool")
 	m.callDur = f.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "mcp_router_tool_call_duration_seconds",
-		Help:    "Duration of tool calls that reached an upstream, in seconds, by upstream (not by tool, to bound the series).",
+		Name: "mcp_router_tool_call_duration_seconds",
+		Help: "Duration of tool calls that reached an upstream, in seconds, by upstream (not by tool, to bound the series); " +
+			"calls the client cancelled are not timed (they count as outcome cancelled in mcp_router_tool_calls_total).",
 		Buckets: callBuckets,
 	}, []string{"upstream"})
 	m.resultFindings = counterVec(f, "mcp_router_tool_result_findings_total",
@@ -229,7 +232,7 @@ func (m *Metrics) CallDone(upstream, tool string, dur time.Duration, kind string
 	}
 	m.log.done(Call{At: time.Now().UTC(), Upstream: upstream, Tool: tool, Dur: dur, Kind: kind}, label)
 	m.calls.WithLabelValues(upstream, label, cmp.Or(kind, "ok")).Inc()
-	if !refusedKinds[kind] {
+	if !untimedKinds[kind] {
 		m.callDur.WithLabelValues(upstream).Observe(durSeconds(dur))
 	}
 }

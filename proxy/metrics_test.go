@@ -205,6 +205,14 @@ func TestMetricsCallDone(t *testing.T) {
 			untimed: true,
 		},
 		{
+			name:   "a cancelled call is counted, not timed",
+			record: func(m *Metrics) { m.CallDone("web", "web_fetch", 90*time.Second, string(call.KindCancelled)) },
+			want: map[string]float64{
+				`mcp_router_tool_calls_total{outcome="cancelled",tool="web_fetch",upstream="web"}`: 1,
+			},
+			untimed: true,
+		},
+		{
 			name:   "a blocked tool is counted, not timed",
 			record: func(m *Metrics) { m.CallDone("fs", "fs_write", time.Microsecond, string(call.KindBlocked)) },
 			want: map[string]float64{

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,9 +30,12 @@ const instructionsEnvVar = "MCP_ROUTER_BENCH_INSTRUCTIONS"
 // gateway; not their children), over stdio and HTTP in both eras, by
 // running that process under valgrind: once for a fifth of the calls and
 // once for all of them, so that start and exit cancel out of the
-// difference, which it divides by the calls between (instr/call), one
-// call at a time. Instructions, unlike time, do not move with what else
-// runs on the machine. The count is cachegrind's (the same instructions
+// difference, which it divides by the calls between, one call at a time.
+// It does so instructionRounds times and reports the median (instr/call)
+// and the spread (min_ and max_instr/call): on a loaded machine a gateway
+// over HTTP counted 662k in one round and 917k in the next, since how
+// often its threads park and wake, and so the runtime's instructions,
+// moves with the time a call takes. The count is cachegrind's (the same instructions
 // callgrind counts): callgrind 3.19 fails an assertion on the signals a
 // Go process gets (a child's SIGCHLD, SIGINT), so it serves for
 // profiles of a process without children, not here. It runs one round
@@ -70,13 +74,24 @@ func BenchmarkInstructions(b *testing.B) {
 		for _, arm := range arms {
 			b.Run(fmt.Sprintf("%s/%s/%s", era, arm.transport, arm.name), func(b *testing.B) {
 				few := calls / 5
-				i1 := arm.instructions(b, valgrind, dir, era, few)
-				i2 := arm.instructions(b, valgrind, dir, era, calls)
-				b.ReportMetric(float64(i2-i1)/float64(calls-few), "instr/call")
+				per := make([]float64, instructionRounds)
+				for r := range per {
+					i1 := arm.instructions(b, valgrind, dir, era, few)
+					i2 := arm.instructions(b, valgrind, dir, era, calls)
+					per[r] = float64(i2-i1) / float64(calls-few)
+				}
+				slices.Sort(per)
+				b.ReportMetric(per[len(per)/2], "instr/call")
+				b.ReportMetric(per[0], "min_instr/call")
+				b.ReportMetric(per[len(per)-1], "max_instr/call")
 			})
 		}
 	}
 }
+
+// instructionRounds is how many times BenchmarkInstructions counts each
+// arm, for a median that one round's swing does not move.
+const instructionRounds = 3
 
 // valgrindArm is one process BenchmarkInstructions measures: argv under
 // valgrind, with floorEnvVar set to floor when it is not "".

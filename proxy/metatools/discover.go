@@ -86,7 +86,7 @@ func (t *Tools) requestMoreTools(ctx context.Context, c *call.Call, req mcp.Call
 		return t.withHandle(c, breakerResult(d), true), nil
 	}
 	t.discovered(ctx, c, d)
-	outs, outageAlerts := findOutages(ups, d)
+	outs, outageAlerts := findOutages(ups, rreq, d)
 	if len(outs) > 0 {
 		t.NoteOutage(c)
 		t.opts.Logger.Info("routing met an outage", "session_id", call.SessionTag(c.Session), "upstreams", len(outs))

@@ -46,20 +46,27 @@ type outage struct {
 }
 
 // findOutages finds the upstreams not connected whose tools were
-// selected, those still starting (their tools could not be ranked), and
-// those never connected that the query names or describes, or any when
-// the discovery selected nothing (their tools are unknown, so "nothing
-// serves this" would be a guess). The alerts carry no URL or error text.
-func findOutages(ups []Upstream, d routing.Discovery) ([]outage, []routing.Alert) {
+// selected, those still starting (their tools could not be ranked), those
+// never connected that req names (see [namedBy]), or any when the discovery
+// d selected nothing (their tools are unknown, so "nothing serves this"
+// would be a guess), and the disabled ones req names. The alerts carry no
+// URL or error text.
+func findOutages(ups []Upstream, req routing.Request, d routing.Discovery) ([]outage, []routing.Alert) {
 	if allConnected(ups) {
 		return nil, nil
 	}
 	var l outageList
 	l.selected(ups, d.Selected)
-	words := queryWords(d.Query)
-	l.neverConnected(ups, d.Query, d.Abstained || len(d.Selected) == 0)
+	l.neverConnected(ups, req, d.Abstained || len(d.Selected) == 0)
+	var disabled []Upstream
 	for _, u := range ups {
-		if u.Disabled && (namesAny(words, u.Name) || namesAny(words, u.Domain) || describes(words, u.About)) {
+		if u.Disabled {
+			disabled = append(disabled, u)
+		}
+	}
+	named := namedBy(disabled, req)
+	for _, u := range disabled {
+		if named[u.Name] {
 			l.out = append(l.out, outage{Upstream: u.Name, State: stateDisabled, Tools: []string{}, Reason: u.Reason})
 		}
 	}
@@ -142,9 +149,9 @@ func (l *outageList) selected(ups []Upstream, selected []routing.Candidate) {
 }
 
 // neverConnected notes the upstreams never connected that are starting,
-// that query names or describes (their description is the only evidence),
+// that req names (their description is the only evidence of their tools),
 // or all of them when the discovery abstained.
-func (l *outageList) neverConnected(ups []Upstream, query string, abstained bool) {
+func (l *outageList) neverConnected(ups []Upstream, req routing.Request, abstained bool) {
 	var never []Upstream
 	for _, u := range ups {
 		if !u.Disabled && !u.Connected && !u.EverConnected {
@@ -154,12 +161,11 @@ func (l *outageList) neverConnected(ups []Upstream, query string, abstained bool
 	if len(never) == 0 {
 		return
 	}
-	words, described := queryWords(query), describedBy(never, query)
+	named := namedBy(never, req)
 	for _, u := range never {
-		named := namesAny(words, u.Name) || namesAny(words, u.Domain) || slices.Contains(described, u.Name)
-		if named || u.Starting || abstained {
+		if named[u.Name] || u.Starting || abstained {
 			i := l.note(u, "")
-			l.out[i].named, l.out[i].never, l.out[i].about, l.out[i].domain = named, true, u.About, u.Domain
+			l.out[i].named, l.out[i].never, l.out[i].about, l.out[i].domain = named[u.Name], true, u.About, u.Domain
 		}
 	}
 }
@@ -256,17 +262,6 @@ func namesAny(words []string, name string) bool {
 	return false
 }
 
-// describes reports whether a query word of four letters or more is in the description.
-func describes(words []string, description string) bool {
-	desc := queryWords(description)
-	for _, w := range words {
-		if len(w) >= 4 && slices.Contains(desc, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // standIns scores down by penalty the tools from other domains than an
 // unconnected upstream the request names: they stand in for its tools,
 // which could not be ranked.
@@ -294,7 +289,7 @@ func outageDomains(outs []outage) []string {
 // alerts first, stand-ins scored down by penalty. It is for `mcp-router
 // route`, which ranks without a session.
 func Outages(ups []Upstream, d routing.Decision, penalty float64) routing.Decision {
-	outs, alerts := findOutages(ups, routing.Discovery{Decision: d})
+	outs, alerts := findOutages(ups, routing.Request{Query: d.Query}, routing.Discovery{Decision: d})
 	d.Alerts = withOutages(d.Alerts, alerts)
 	domains := outageDomains(outs)
 	if len(domains) == 0 {
@@ -359,23 +354,13 @@ func (t *Tools) awaitStarting(ctx context.Context, c *call.Call, sess *routing.S
 }
 
 // mayServe is the starting upstreams req may be for: it needs their
-// tools, names them or their domain, or matches their description.
+// tools, or it names them (see [namedBy]).
 func mayServe(starting []Upstream, req routing.Request, owner func(string) string) []string {
-	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
-	words := queryWords(text)
-	picked := map[string]bool{}
+	picked := namedBy(starting, req)
 	for _, n := range req.Needs {
 		if u := owner(n); u != "" {
 			picked[u] = true
 		}
-	}
-	for _, u := range starting {
-		if namesAny(words, u.Name) || namesAny(words, u.Domain) {
-			picked[u.Name] = true
-		}
-	}
-	for _, name := range describedBy(starting, text) {
-		picked[name] = true
 	}
 	var out []string
 	for _, u := range starting {
@@ -384,6 +369,25 @@ func mayServe(starting []Upstream, req routing.Request, owner func(string) strin
 		}
 	}
 	return out
+}
+
+// namedBy is the upstreams of ups that req names, the one rule for
+// whether a request is for an upstream: a word of its query, keywords or
+// intent names the upstream or its domain (see [namesAny]), or the words
+// match its description as the router scores a tool.
+func namedBy(ups []Upstream, req routing.Request) map[string]bool {
+	text := strings.Join([]string{req.Query, req.Keywords, req.Intent}, " ")
+	words := queryWords(text)
+	named := map[string]bool{}
+	for _, u := range ups {
+		if namesAny(words, u.Name) || namesAny(words, u.Domain) {
+			named[u.Name] = true
+		}
+	}
+	for _, name := range describedBy(ups, text) {
+		named[name] = true
+	}
+	return named
 }
 
 // describedBy is the upstreams whose description matches text, scored as the router scores a tool.

@@ -52,7 +52,7 @@ func TestStartingServersAreOneAlert(t *testing.T) {
 		{Name: "fetch", Starting: true, Since: since},
 		{Name: "calendar", About: "Meetings", Starting: true, Since: time.Now().Add(-12 * time.Second)},
 	}
-	_, alerts := findOutages(ups, routing.Discovery{Decision: routing.Decision{Query: "translate a poem", Abstained: true}})
+	_, alerts := findOutages(ups, routing.Request{Query: "translate a poem"}, routing.Discovery{Decision: routing.Decision{Query: "translate a poem", Abstained: true}})
 	if len(alerts) != 1 || alerts[0].Kind != alertUpstreamStarting {
 		t.Fatalf("got %d alerts %+v, want one upstream_starting", len(alerts), alerts)
 	}
@@ -62,5 +62,56 @@ func TestStartingServersAreOneAlert(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the alert lacks %q: %s", want, msg)
 		}
+	}
+}
+
+// Whether a request is for an upstream is decided one way, whatever the
+// upstream's state: disabled (an unavailable alert), never connected (an
+// alert saying the request names it) or starting (the discovery waits for
+// it). These are the requests the three states once judged apart: a word
+// shared by chance ("from"), inflected words the description holds in
+// another form, and keywords naming the upstream.
+func TestAnUpstreamIsNamedOneWayInEveryState(t *testing.T) {
+	about := map[string]string{
+		"fetch": "Fetches pages from the web and returns their text",
+		"met":   "Weather forecasts: temperature and rain for any city",
+		"notes": "My personal notes and journal",
+	}
+	for _, tc := range []struct {
+		name string
+		req  routing.Request
+		up   string
+		want bool
+	}{
+		{"a common word shared by chance", routing.Request{Query: "read a file from disk"}, "fetch", false},
+		{"an inflected word of the description", routing.Request{Query: "will it be raining in Paris"}, "met", true},
+		{"a plural of the description's word", routing.Request{Query: "show me the temperatures"}, "met", true},
+		{"keywords naming the upstream", routing.Request{Query: "do it", Keywords: "notes"}, "notes", true},
+		{"intent matching the description", routing.Request{Query: "do it", Intent: "write in my journal"}, "notes", true},
+		{"nothing of it", routing.Request{Query: "convert 5 km to miles"}, "met", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := Upstream{Name: tc.up, Domain: tc.up, About: about[tc.up]}
+			busy := routing.Discovery{Decision: routing.Decision{Query: tc.req.Query,
+				Selected: []routing.Candidate{{Name: "calc_add", Upstream: "calc"}}}} // selected something: no abstention
+			disabled := u
+			disabled.Disabled, disabled.Reason = true, "bad command"
+			outs, _ := findOutages([]Upstream{disabled}, tc.req, busy)
+			if got := len(outs) == 1 && outs[0].State == stateDisabled; got != tc.want {
+				t.Errorf("disabled: got an outage %v, want %v (%+v)", got, tc.want, outs)
+			}
+			never := u
+			never.DownSince = time.Now()
+			outs, _ = findOutages([]Upstream{never}, tc.req, busy)
+			if got := len(outs) == 1 && outs[0].named; got != tc.want {
+				t.Errorf("never connected: got named %v, want %v (%+v)", got, tc.want, outs)
+			}
+			starting := u
+			starting.Starting = true
+			got := mayServe([]Upstream{starting}, tc.req, func(string) string { return "" })
+			if (len(got) == 1) != tc.want {
+				t.Errorf("starting: waits for %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -321,7 +321,7 @@ func values(q string) (out, said []string) {
 		switch {
 		case stated:
 			said = append(said, strings.ToLower(core))
-		case core != "" && !start && isCapitalised(core) || numberWords[strings.ToLower(core)]:
+		case core != "" && !start && isCapitalised(core) || inSetFold(numberWords, core):
 			out = append(out, strings.ToLower(core))
 		case strings.EqualFold(core, "that") && inSetFold(statingVerbs, prev):
 			stated = true

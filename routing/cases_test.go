@@ -72,6 +72,27 @@ func TestRouteEverydayArithmetic(t *testing.T) {
 	}
 }
 
+// TestRouteNumbersInWordsAreValues: "add two numbers" against a
+// calculator whose add tool never says "two" is served whole: a number
+// in words is a value, as 2 is, and no partial_match says it is missed.
+func TestRouteNumbersInWordsAreValues(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	schema := []byte(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`)
+	r.SetUpstream("calc", []Tool{
+		{Name: "add", Upstream: "calc", Description: "Add numbers together.", InputSchema: schema},
+		{Name: "subtract", Upstream: "calc", Description: "Subtract b from a.", InputSchema: schema},
+	})
+	for _, q := range []string{"add two numbers", "add three numbers"} {
+		d := r.Route(context.Background(), Request{Query: q})
+		if d.Abstained || !containsName(d.Selected, "add") {
+			t.Errorf("%q: selected %v (abstained %v), want add", q, names(d.Selected), d.Abstained)
+		}
+		if a := alertOf(d, "partial_match"); a != nil {
+			t.Errorf("%q: %s, want no partial_match", q, a.Message)
+		}
+	}
+}
+
 // newcomerTools is a catalog like the one a newcomer tried: git and the
 // filesystem beside the seeds' built-ins.
 func newcomerTools(t *testing.T) map[string][]Tool {

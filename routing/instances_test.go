@@ -172,3 +172,21 @@ func BenchmarkRouteTenInstances(b *testing.B) {
 		})
 	}
 }
+
+// TestRouteInstancesCollisionNamesTheInstances: two copies of one server
+// (the same tools under two names) share their tools' texts, so their
+// collision asks which instance holds what the user means, never which
+// domain: the domains are only the copies' names.
+func TestRouteInstancesCollisionNamesTheInstances(t *testing.T) {
+	r := NewRouter(RouterOptions{})
+	r.SetUpstream("home", instanceTools("home", ""))
+	r.SetUpstream("work", instanceTools("work", ""))
+	d := r.Route(context.Background(), Request{Query: "read the contents of a text file"})
+	a := collisionOf(d)
+	if a == nil {
+		t.Fatalf("alerts %+v, want a collision between the two instances", d.Alerts)
+	}
+	if strings.Contains(a.Message, "domain") || !strings.Contains(a.Message, "instances of one server (") {
+		t.Errorf("collision says %q, want the same tool on two instances named, not a question of domain", a.Message)
+	}
+}

@@ -303,8 +303,9 @@ func asciiLower(s string) string {
 }
 
 // values returns the lower-cased words of q that are argument values:
-// quoted text and capitalised words not starting a sentence (Alice, not
-// PDF); and apart, those of what "remember that ..." asks to keep.
+// quoted text, capitalised words not starting a sentence (Alice, not
+// PDF) and numbers in words (two, as 2 is); and apart, those of what
+// "remember that ..." asks to keep.
 func values(q string) (out, said []string) {
 	for _, m := range quoted(q, 8) {
 		out = append(out, strings.Fields(strings.ToLower(m))...)
@@ -320,7 +321,7 @@ func values(q string) (out, said []string) {
 		switch {
 		case stated:
 			said = append(said, strings.ToLower(core))
-		case core != "" && !start && isCapitalised(core):
+		case core != "" && !start && isCapitalised(core) || inSetFold(numberWords, core):
 			out = append(out, strings.ToLower(core))
 		case strings.EqualFold(core, "that") && inSetFold(statingVerbs, prev):
 			stated = true
@@ -335,6 +336,9 @@ func values(q string) (out, said []string) {
 	}
 	return out, said
 }
+
+// numberWords are numbers written as words.
+var numberWords = setOf(`two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand million dozen`)
 
 // statingVerbs introduce, with "that", a value to keep.
 var statingVerbs = setOf(`remember memorize memorise note record store save`)

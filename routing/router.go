@@ -784,6 +784,10 @@ func (r *Router) collision(d Decision, req Request) (Alert, bool) {
 	msg := fmt.Sprintf("Routing alert: %s (domain %s, score %.2f) and %s (domain %s, score %.2f) match this request almost equally. "+
 		"Check which domain the user means before calling either; a shared keyword is not a shared intent.",
 		a.Name, a.Domain, a.RawScore, b.Name, b.Domain, b.RawScore)
+	if b == a.runnerUp { // copies of one server: a domain tells nothing apart
+		msg = fmt.Sprintf("Routing alert: %s and %s are the same tool on two instances of one server (%s and %s), and the request matches both "+
+			"almost equally (%.2f, %.2f). Check which instance holds what the user means before calling either.", a.Name, b.Name, a.Upstream, b.Upstream, a.RawScore, b.RawScore)
+	}
 	if lifted {
 		msg = fmt.Sprintf("Routing alert: %s (domain %s) is ranked first only because this session used domain %s recently; "+
 			"on the request alone %s (domain %s) scores %.2f against its %.2f. Check which domain the user means before calling either.",

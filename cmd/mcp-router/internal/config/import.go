@@ -97,9 +97,11 @@ type server struct {
 	File    string // the file it is in
 	// Command and the rest hold the values as profiles.yaml spells them: variables already
 	// translated to ${VAR}.
-	Command   string
-	Args      []string
-	Env       map[string]string
+	Command string
+	Args    []string
+	Env     map[string]string
+	// EnvFile names, for each key of Env an envFile set, that file.
+	EnvFile   map[string]string
 	Cwd       string
 	URL       string
 	Transport string

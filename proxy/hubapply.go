@@ -69,10 +69,11 @@ var ErrHubNotRunning = errors.New("hub not running")
 
 // Apply makes cfgs the running hub's upstreams after an edit: a new name
 // starts, a gone one stops, a changed one (SameUpstream) restarts, and the
-// others keep their connections. A name configured twice, or a new tool
-// name collision (a *CollisionError each), refuses the whole change. The
-// catalog is rebuilt once the stopped ones have ended; started upstreams
-// join as they connect, and a call of one waits as at start.
+// others keep their connections (a failed one retries at once). A name
+// configured twice, or a new tool name collision (a *CollisionError each),
+// refuses the whole change. The catalog is rebuilt once the stopped ones
+// have ended; started upstreams join as they connect, and a call of one
+// waits as at start.
 func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -81,6 +82,9 @@ func (h *Hub) Apply(ctx context.Context, cfgs []UpstreamConfig) (Change, error) 
 	}
 	old := h.set()
 	next, change, stopped := h.plan(old, cfgs)
+	for _, u := range old.list {
+		u.Retry() // one kept and failed tries again at once
+	}
 	if change.Empty() {
 		return change, nil
 	}

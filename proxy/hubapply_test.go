@@ -81,6 +81,21 @@ func TestHubApplyUnchangedDoesNothing(t *testing.T) {
 	}
 }
 
+// TestHubApplyRetriesAFailedUpstream: an Apply (a reload) that keeps a
+// failed upstream makes it try again at once, whatever wait it was in.
+func TestHubApplyRetriesAFailedUpstream(t *testing.T) {
+	typo := UpstreamConfig{Name: "typo", Transport: TransportStdio, Command: "mcp-router-test-no-such-command"}
+	h := startHub(t, typo)
+	if _, err := h.Apply(t.Context(), []UpstreamConfig{typo}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); h.Status()[0].Restarts == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) { // a guard against a hang: the wait it was in is 5 minutes
+			t.Fatalf("no retry after Apply: %+v", h.Status()[0])
+		}
+	}
+}
+
 func TestHubApplyRefusesDuplicateNames(t *testing.T) {
 	h := startHub(t, builtinFake("alpha"))
 	if _, err := h.Apply(t.Context(), []UpstreamConfig{builtinFake("beta"), builtinFake("beta")}); err == nil {

@@ -255,6 +255,53 @@ func TestServeStdioWritesOnlyJSONRPC(t *testing.T) {
 	}
 }
 
+// TestServeStdioAnswersRequestsSentWithInitialize: a client that writes
+// initialize, notifications/initialized and tools/list in one go, as many
+// servers' READMEs show, gets tools/list answered after initialize, not
+// refused (BI-10 refuses only what comes before initialize).
+func TestServeStdioAnswersRequestsSentWithInitialize(t *testing.T) {
+	bin := buildBinary(t)
+	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--log-level", "error")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	lines := make(chan string, 2)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var got []string
+	timeout := time.After(30 * time.Second)
+	for len(got) < 2 {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout closed after %q; stderr:\n%s", got, stderr.String())
+			}
+			got = append(got, line)
+		case <-timeout:
+			t.Fatalf("got %q only; stderr:\n%s", got, stderr.String())
+		}
+	}
+	if !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","id":1,"result":`) || !strings.HasPrefix(got[1], `{"jsonrpc":"2.0","id":2,"result":{"tools":[`) {
+		t.Errorf("got %.200q, want initialize's result, then tools/list's", got)
+	}
+	stdin.Close()
+}
+
 func TestServeRefusesAnOpenAddressWithoutTokens(t *testing.T) {
 	cfg := writeFile(t, t.TempDir(), "p.yaml", calcProfile)
 	_, _, err := runCLI(t, nil, "serve", "--http", "0.0.0.0:0", "--config", cfg, "--log-level", "error")

@@ -144,6 +144,26 @@ func TestImportReadsWindsurf(t *testing.T) {
 	}
 }
 
+// A secret-looking value a VS Code envFile sets is written as a reference,
+// with or without --env-refs: it was not in the client's file, and import
+// writes no secret in clear that was not already there.
+func TestImportReferencesTheSecretsOfAnEnvFile(t *testing.T) {
+	dir := t.TempDir()
+	secret := "ghp_FAKE0envfile0TOKEN0for0tests0only00"
+	writeFile(t, dir, "github.env", "GITHUB_TOKEN="+secret+"\nLOG_LEVEL=debug\n")
+	file := writeFile(t, dir, "mcp.json", `{"servers": {"gh": {"command": "npx", "args": ["-y", "server-github"], "envFile": "github.env"}}}`)
+	out, stderr, err := runCLI(t, nil, "import", "vscode", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out+stderr, secret) || !strings.Contains(out, "GITHUB_TOKEN: ${GITHUB_TOKEN}") || !strings.Contains(out, "LOG_LEVEL: debug") {
+		t.Errorf("import vscode: want GITHUB_TOKEN as ${GITHUB_TOKEN}, LOG_LEVEL as it is, no secret:\n%s", out)
+	}
+	if want := "gh.env.GITHUB_TOKEN (from envFile " + filepath.Join(dir, "github.env") + ") looks like a secret"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
 // An imported profile runs: its stdio server starts as a child and its
 // tools are in the catalog, and the server the user switched off does not
 // start.

@@ -40,7 +40,7 @@ func newInstallCmd(e *env) *cobra.Command {
 %s) that runs this binary with "serve --config" and the absolute path
 of the profile it finds (--config, $MCP_ROUTER_CONFIG, else profiles.yaml in the
 user config directory), and --profile when given. Its "env" passes the
-variables the profile reads: as references the client fills in, or values
+variables the profile reads (none of an upstream with enabled: false): as references the client fills in, or values
 this client's file holds already; never a secret copied from elsewhere. The
 file is backed up first (FILE.bak-<time>); every other server and setting
 stays. Run "mcp-router import %s --write" first to move your servers behind

@@ -385,6 +385,27 @@ func TestInstallLeavesTheVariablesEveryClientSets(t *testing.T) {
 	}
 }
 
+// An upstream switched off (enabled: false) does not start, so install
+// neither passes nor prompts for the variables it alone reads.
+func TestInstallLeavesTheVariablesOfUpstreamsSwitchedOff(t *testing.T) {
+	vars, _ := userDirs(t)
+	profiles := writeFile(t, t.TempDir(), "profiles.yaml", `profiles:
+  default:
+    upstreams:
+      on: {command: npx, args: [-y, server-on], env: {TOKEN: "${ON_TOKEN}"}}
+      off: {command: npx, args: [-y, server-off], env: {TOKEN: "${OFF_TOKEN}"}, enabled: false}
+`)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	out, _, err := runCLI(t, vars, "install", "vscode", file, "--config", profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := readJSON(t, file)["servers"].(map[string]any)["mcp-router"].(map[string]any)["env"]
+	if diff := cmp.Diff(map[string]any{"ON_TOKEN": "${input:ON_TOKEN}"}, env); diff != "" {
+		t.Errorf("the entry's env (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
 // The entry names the profile it found with an absolute --config: a
 // client starts the gateway in a folder of its choosing, and the gateway
 // never reads a profiles.yaml found there.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,35 @@ var ErrUnauthorized = errors.New("the upstream asks for authorization (HTTP 401)
 
 // ErrNoAnswer marks an upstream that did not answer initialize in time.
 var ErrNoAnswer = errors.New("no answer to initialize")
+
+// lastingRetry is the wait before the next attempt of a start that cannot
+// fix itself (cannotFixItself), in place of the backoff's 30 s cap: each
+// npx attempt of a misspelt package costs about 0.45 s of CPU and a
+// registry request, and nothing changes until the person edits the
+// profile (which restarts the upstream) or runs mcp-router reload (Retry).
+const lastingRetry = 5 * time.Minute
+
+// errLasting marks a failed start that cannot fix itself.
+var errLasting = errors.New("cannot fix itself")
+
+// cannotFixItself reports whether a failed start fails the same way until
+// someone acts: the command is not found, or npm answered E404 (no such
+// package) for an npx argument.
+func cannotFixItself(err error, stderr []string) bool {
+	var pathErr *os.PathError
+	if errors.Is(err, exec.ErrNotFound) || errors.As(err, &pathErr) && pathErr.Op == "fork/exec" && errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	return slices.ContainsFunc(stderr, func(l string) bool { return strings.Contains(l, "code E404") })
+}
+
+// attemptStderr is the current attempt's child's last stderr lines.
+func (u *Upstream) attemptStderr() []string {
+	u.mu.Lock()
+	tail := u.stderr
+	u.mu.Unlock()
+	return tail.lines()
+}
 
 // phase is what a connection attempt is doing.
 type phase int

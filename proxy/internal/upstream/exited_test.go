@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +94,41 @@ func TestFailedStartQuotesTheErrorNotTheWarning(t *testing.T) {
 				t.Errorf("status error %q does not say %q", s.Err, tc.want)
 			}
 		})
+	}
+}
+
+// A start that cannot fix itself (no such command, npm's E404 for a
+// misspelt package) waits lastingRetry, not the backoff, says so in its
+// error, and tries again at once on Retry (what reload calls).
+func TestAStartThatCannotFixItselfWaitsForARetry(t *testing.T) {
+	control, _ := runSolo(t, Config{Name: "flaky", Transport: TransportStdio, Command: "sh", Args: []string{"-c", "exit 1"}})
+	var lasting []*Upstream
+	for _, cfg := range []Config{
+		{Command: "mcp-router-test-no-such-command"},
+		{Command: filepath.Join(t.TempDir(), "gone")},
+		{Command: "sh", Args: []string{"-c", "echo 'npm error code E404' >&2; echo 'npm error 404 Not Found - GET /@x%2fmisspelt' >&2; exit 1"}},
+	} {
+		cfg.Name, cfg.Transport = "lasting", TransportStdio
+		u, _ := runSolo(t, cfg)
+		lasting = append(lasting, u)
+	}
+	waitFor(t, func() bool { return control.Status().Restarts >= 3 }, "the control upstream to restart 3 times")
+	for _, u := range lasting {
+		if s := u.Status(); s.Restarts != 0 || !strings.Contains(s.Err, "cannot fix itself, next retry in 5m0s or at once on `mcp-router reload`") {
+			t.Errorf("%s: %d restarts while the control made 3, error %q", u.cfg.Command, s.Restarts, s.Err)
+		}
+		u.Retry()
+		waitFor(t, func() bool { return u.Status().Restarts == 1 }, "a retry at once")
+	}
+}
+
+// waitFor waits until cond holds, at most 30 s (a guard against a hang).
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", what)
+		}
 	}
 }
 

@@ -59,6 +59,7 @@ type Upstream struct {
 	stderrLog *stderrLog // a stdio child's stderr, across restarts
 	scrub     *Scrubber
 	refresh   chan struct{} // buffered 1: a list_changed arrived
+	retry     chan struct{} // buffered 1: Retry was called while failed
 	calls     callers       // client calls in progress, for requests back to the client
 	slots     chan struct{} // in-flight calls; capacity MaxInFlight
 	queued    atomic.Int64  // calls waiting for a slot
@@ -102,6 +103,7 @@ func New(cfg Config, env Env) *Upstream {
 		logger:     logger,
 		stderrLog:  newStderrLog(logger),
 		refresh:    make(chan struct{}, 1),
+		retry:      make(chan struct{}, 1),
 		slots:      make(chan struct{}, env.MaxInFlight),
 		ready:      make(chan struct{}),
 		first:      make(chan struct{}),
@@ -127,11 +129,18 @@ func (u *Upstream) Run(ctx context.Context) {
 			u.setState(StateStopped, nil)
 			return
 		}
+		lasting := cannotFixItself(err, u.attemptStderr())
+		if lasting {
+			err = fmt.Errorf("%w, next retry in %s or at once on `mcp-router reload` or a profile change: %w", errLasting, lastingRetry, err)
+		}
 		u.setState(StateFailed, err)
 		if time.Since(started) > u.env.BackoffMax {
 			attempt = 0
 		}
 		delay := backoff(attempt, u.env.BackoffMin, u.env.BackoffMax)
+		if lasting {
+			delay = lastingRetry
+		}
 		attempt++
 		u.mu.Lock()
 		if u.connectedAt.Before(started) { // this attempt never connected
@@ -142,7 +151,7 @@ func (u *Upstream) Run(ctx context.Context) {
 		if !repaired(err) {
 			u.markFirst() // after the log line: who waits for the first attempt finds it logged
 		}
-		if !sleep(ctx, delay) {
+		if !u.wait(ctx, delay) {
 			u.setState(StateStopped, nil)
 			return
 		}
@@ -170,6 +179,32 @@ func backoff(attempt int, lo, hi time.Duration) time.Duration {
 	}
 	jitter := 0.8 + 0.4*rand.Float64()
 	return time.Duration(float64(d) * jitter)
+}
+
+// wait waits d before the next attempt, less when Retry is called, and
+// reports false when ctx ended first.
+func (u *Upstream) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-u.retry:
+	}
+	return true
+}
+
+// Retry makes a failed upstream waiting for its next attempt try at once.
+func (u *Upstream) Retry() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state == StateFailed {
+		select {
+		case u.retry <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // sleep waits d, and reports false when ctx ended first.

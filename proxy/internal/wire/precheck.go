@@ -51,6 +51,7 @@ type verdict struct {
 	id     json.RawMessage // the id the error echoes; nil for null
 	reason string          // the error message, or why a message was dropped
 	drop   bool            // a message that cannot be answered and is not handed on
+	wait   chan struct{}   // closed once the refusal may no longer hold; nil when it holds
 }
 
 func (v verdict) pass() bool { return v.code == 0 && !v.drop }

@@ -20,7 +20,9 @@ const maxStdioMessage = MaxMessageBytes
 // StdioFilter pre-checks each line a stdio client sends, answers or drops
 // the bad ones and hands the rest on through Next. It also keeps the
 // handshake (BI-10), which mcp-go does not: until initialize is answered
-// only ping and initialize are served, and initialize only once.
+// only ping and initialize are served, and initialize only once; a
+// request read after initialize waits for its answer, then is handed on
+// (a result) or refused (an error).
 type StdioFilter struct {
 	in      *bufio.Reader
 	out     *stdioOut
@@ -106,7 +108,10 @@ func (f *StdioFilter) check(line []byte, tooLong bool) (Message, bool) {
 	if tooLong {
 		v = refusal(mcp.INVALID_REQUEST, nil, "message larger than %d bytes", f.maxLine)
 	} else if v = precheck(line); v.pass() {
-		v = f.life.admit(v)
+		first := v
+		for v = f.life.admit(first); v.wait != nil; v = f.life.admit(first) {
+			<-v.wait // a request sent with initialize waits for its answer
+		}
 	}
 	switch {
 	case v.drop:
@@ -151,6 +156,8 @@ type handshake struct {
 	mu     sync.Mutex
 	state  int
 	initID string // requestKey of the initialize being served
+	// answered is closed at the answer to that initialize.
+	answered chan struct{}
 }
 
 // admit applies the handshake to a message that passed the pre-check.
@@ -176,7 +183,7 @@ func (l *handshake) admit(v verdict) verdict {
 		if l.state != handshakeFresh {
 			return refusal(mcp.INVALID_REQUEST, id, "initialize was already sent on this connection")
 		}
-		l.state, l.initID = handshakeInit, requestKey(env.id)
+		l.state, l.initID, l.answered = handshakeInit, requestKey(env.id), make(chan struct{})
 	case l.state == handshakeReady:
 	case declaresStateless(env.params): // the 2026-07-28 protocol has no handshake
 	case methodIs(env.method, string(mcp.MethodPing)):
@@ -184,8 +191,12 @@ func (l *handshake) admit(v verdict) verdict {
 			return refusal(mcp.INVALID_REQUEST, id, "id %s is used by initialize, which is not answered yet", id)
 		}
 	default:
-		return refusal(mcp.INVALID_REQUEST, id, "%q before initialize was answered: only ping is allowed until then",
+		r := refusal(mcp.INVALID_REQUEST, id, "%q before initialize was answered: only ping is allowed until then",
 			methodName(env.method))
+		if l.state == handshakeInit {
+			r.wait = l.answered // sent after initialize: it is admitted, or not, at initialize's outcome
+		}
+		return r
 	}
 	return v
 }
@@ -246,5 +257,8 @@ func (l *handshake) sawOutput(p []byte) {
 		l.state = handshakeReady
 	case env.error != nil:
 		l.state, l.initID = handshakeFresh, ""
+	default:
+		return
 	}
+	close(l.answered)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -281,6 +282,39 @@ func TestStdioFilterNext(t *testing.T) {
 	}
 	answers := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
 	wantErrorReply(t, answers[len(answers)-1], mcp.INVALID_REQUEST, "null") // after the answer to initialize
+}
+
+// A request read while initialize is not yet answered waits for that
+// answer: handed on after a result, refused after an error.
+func TestStdioFilterHoldsARequestUntilInitializeIsAnswered(t *testing.T) {
+	for _, answer := range []string{`"result":{}`, `"error":{"code":-32602,"message":"unsupported version"}`} {
+		var out bytes.Buffer
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+		f := NewStdioFilter(in, &out, slog.New(slog.DiscardHandler))
+		if m, err := f.Next(); err != nil || !m.IsMethod("initialize") {
+			t.Fatalf("first message: %s, %v", m.Line, err)
+		}
+		next := make(chan string, 1)
+		go func() {
+			m, err := f.Next()
+			next <- fmt.Sprint(string(m.Line), err)
+		}()
+		select {
+		case got := <-next:
+			t.Fatalf("before initialize was answered, Next returned %q", got)
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, _ = f.Out().Write([]byte(`{"jsonrpc":"2.0","id":1,` + answer + "}\n"))
+		got, want := <-next, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}<nil>`
+		if strings.Contains(answer, "error") {
+			want = "EOF"
+			wantErrorReply(t, bytes.TrimSpace(out.Bytes()[bytes.IndexByte(out.Bytes(), '\n'):]), mcp.INVALID_REQUEST, "2")
+		}
+		if got != want {
+			t.Errorf("after %s: Next returned %q, want %q", answer, got, want)
+		}
+	}
 }
 
 // BenchmarkPrecheck measures the pre-check per message, against

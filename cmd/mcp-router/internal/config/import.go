@@ -97,9 +97,11 @@ type server struct {
 	File    string // the file it is in
 	// Command and the rest hold the values as profiles.yaml spells them: variables already
 	// translated to ${VAR}.
-	Command   string
-	Args      []string
-	Env       map[string]string
+	Command string
+	Args    []string
+	Env     map[string]string
+	// EnvFile names, for each key of Env an envFile set, that file.
+	EnvFile   map[string]string
 	Cwd       string
 	URL       string
 	Transport string
@@ -337,15 +339,49 @@ func runs(u entry[rawUpstream], safe string, s *server) bool {
 var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?`)
 
 // EnvVars lists the variables a profiles.yaml reads from the environment with no fallback, sorted:
-// what must be set where mcp-router starts.
+// what must be set where mcp-router starts. An upstream switched off (enabled: false) reads none.
 func EnvVars(data []byte) []string {
 	seen := map[string]bool{}
-	for _, m := range envRef.FindAllSubmatch(data, -1) {
-		if m[0][1] != '$' && len(m[2]) == 0 { // not $${, no fallback
-			seen[string(m[1])] = true
+	add := func(text string) {
+		for _, m := range envRef.FindAllStringSubmatch(text, -1) {
+			if m[0][1] != '$' && m[2] == "" { // not $${, no fallback
+				seen[m[1]] = true
+			}
 		}
 	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		add(string(data)) // not YAML: every reference in the text
+	}
+	off := switchedOffUpstreams(&doc)
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n != nil && !off[n] {
+			add(n.Value)
+			for _, c := range n.Content {
+				walk(c)
+			}
+			walk(n.Alias)
+		}
+	}
+	walk(&doc)
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// switchedOffUpstreams are the entries of doc's upstreams with enabled: false.
+func switchedOffUpstreams(doc *yaml.Node) map[*yaml.Node]bool {
+	off := map[*yaml.Node]bool{}
+	if len(doc.Content) != 1 || valueNode(doc.Content[0], "profiles") == nil {
+		return off
+	}
+	for _, p := range valueNode(doc.Content[0], "profiles").Content {
+		if ups := valueNode(p, "upstreams"); ups != nil {
+			for _, u := range ups.Content {
+				off[u] = switchedOff(u)
+			}
+		}
+	}
+	return off
 }
 
 // readClient is the raw profile and the servers of a client's file, for Moved and ClientValues.

@@ -23,8 +23,12 @@ func (sr *secretRefs) server(name string, s *server) {
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		if why := integrity.SecretReason(k, s.Env[k]); why != "" {
 			ref := sr.ref(name, envVarName(k), s.Env[k])
-			sr.report(name+".env."+k, why, ref, "${"+ref+"}")
-			if sr.envRefs {
+			where, refer := name+".env."+k, sr.envRefs
+			if file, ok := s.EnvFile[k]; ok { // not in the client's file: never copied in clear
+				where, refer = where+" (from envFile "+file+")", true
+			}
+			sr.report(where, why, ref, "${"+ref+"}", refer)
+			if refer {
 				s.Env[k] = "${" + ref + "}"
 			}
 		}
@@ -43,7 +47,7 @@ func (sr *secretRefs) server(name string, s *server) {
 			base = envVarName(name + "_token")
 		}
 		ref := sr.ref(name, base, cred)
-		sr.report(name+".headers."+k, why, ref, scheme+"${"+ref+"}")
+		sr.report(name+".headers."+k, why, ref, scheme+"${"+ref+"}", sr.envRefs)
 		if sr.envRefs {
 			s.Headers[k] = scheme + "${" + ref + "}"
 		}
@@ -69,7 +73,7 @@ func (sr *secretRefs) args(name string, s *server) {
 			base = envVarName(fmt.Sprintf("%s_arg_%d", name, i))
 		}
 		ref := sr.ref(name, base, value)
-		sr.report(fmt.Sprintf("%s.args[%d]", name, i), why, ref, prefix+"${"+ref+"}")
+		sr.report(fmt.Sprintf("%s.args[%d]", name, i), why, ref, prefix+"${"+ref+"}", sr.envRefs)
 		if sr.envRefs {
 			s.Args[i] = prefix + "${" + ref + "}"
 		}
@@ -88,7 +92,7 @@ func (sr *secretRefs) url(name string, s *server) {
 					continue
 				}
 				ref := sr.ref(name, envVarName(name+"_url_key"), seg)
-				sr.report(name+".url (path)", why, ref, "/${"+ref+"}/")
+				sr.report(name+".url (path)", why, ref, "/${"+ref+"}/", sr.envRefs)
 				if sr.envRefs {
 					s.URL = strings.Replace(s.URL, "/"+seg, "/${"+ref+"}", 1)
 				}
@@ -106,7 +110,7 @@ func (sr *secretRefs) url(name string, s *server) {
 			continue
 		}
 		ref := sr.ref(name, envVarName(name+"_"+key), value)
-		sr.report(name+".url ("+key+")", why, ref, key+"=${"+ref+"}")
+		sr.report(name+".url ("+key+")", why, ref, key+"=${"+ref+"}", sr.envRefs)
 		if sr.envRefs {
 			s.URL = strings.Replace(s.URL, pair, key+"=${"+ref+"}", 1)
 		}
@@ -128,9 +132,10 @@ func (sr *secretRefs) ref(server, base, value string) string {
 	}
 }
 
-// report notes one secret: where, why, the variable to hold it and what to write in its place.
-func (sr *secretRefs) report(where, why, variable, written string) {
-	if sr.envRefs {
+// report notes one secret: where, why, the variable to hold it and what to write in its place
+// (written there when refer).
+func (sr *secretRefs) report(where, why, variable, written string, refer bool) {
+	if refer {
 		sr.notes = append(sr.notes, fmt.Sprintf("%s looks like a secret (%s): written as %s; set %s in the environment mcp-router starts with", where, why, written, variable))
 		return
 	}

@@ -22,9 +22,11 @@ func (d *dialect) envFile(s *server, path string) {
 	if s.Env == nil {
 		s.Env = map[string]string{}
 	}
+	s.EnvFile = map[string]string{}
 	for k, v := range vars {
 		if _, set := s.Env[k]; !set {
 			s.Env[k] = escapeVars(v)
+			s.EnvFile[k] = path
 		}
 	}
 	s.Comments = append(s.Comments, fmt.Sprintf("env includes what envFile %s sets", path))

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-router/mcp-router/proxy/internal/wire"
 )
 
 // callRequestSeq numbers the tools/call requests callOnce sends (string
@@ -29,6 +31,7 @@ func callOnce(ctx context.Context, c *Conn, req mcp.CallToolRequest) (*mcp.CallT
 	if c.stdin != nil {
 		raw, err = callDirect(ctx, c, id, req.Params)
 	} else {
+		wire.Posts(ctx, id)
 		raw, err = sendRaw(ctx, c.client.GetTransport(), id, mcp.MethodToolsCall, req.Params)
 	}
 	if err != nil {

@@ -22,7 +22,10 @@ import (
 // upstream_protocol_error and the connection is kept.
 
 // ReplyCheck keeps the first reason a call's reply was refused.
-type ReplyCheck struct{ err atomic.Pointer[error] }
+type ReplyCheck struct {
+	err    atomic.Pointer[error]
+	posted atomic.Pointer[string] // the id key of the request the call posts first (Posts)
+}
 
 type replyCheckKey struct{}
 
@@ -35,6 +38,16 @@ func WithReplyCheck(ctx context.Context) (context.Context, *ReplyCheck) {
 func replyCheckFrom(ctx context.Context) *ReplyCheck {
 	c, _ := ctx.Value(replyCheckKey{}).(*ReplyCheck)
 	return c
+}
+
+// Posts tells the check of ctx's call, if any, that the first request the
+// call posts has the string id id, which spares ReplyGuard reading the
+// request's body back to learn it.
+func Posts(ctx context.Context, id string) {
+	if c := replyCheckFrom(ctx); c != nil && plainString([]byte(id)) {
+		key := "string:" + id // as idKey has it
+		c.posted.Store(&key)
+	}
 }
 
 // fail keeps err unless a reason is kept already, and returns it.
@@ -63,7 +76,7 @@ type ReplyGuard struct {
 
 // RoundTrip checks a 200 reply to a POSTed JSON-RPC request.
 func (g *ReplyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	want, isRequest := postedRequest(req)
+	want, isRequest := postedID(req)
 	resp, err := g.Next.RoundTrip(req)
 	if err != nil || !isRequest || resp.StatusCode != http.StatusOK {
 		return resp, err
@@ -80,6 +93,17 @@ func (g *ReplyGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.refuse(fmt.Errorf("%w: a reply of content type %q", ErrProtocol, media))
 	}
 	return resp, nil
+}
+
+// postedID is the id key of the request req POSTs, as Posts told it for
+// the call's first, else as postedRequest reads it.
+func postedID(req *http.Request) (want string, ok bool) {
+	if c := replyCheckFrom(req.Context()); c != nil && req.Method == http.MethodPost {
+		if key := c.posted.Swap(nil); key != nil {
+			return *key, true
+		}
+	}
+	return postedRequest(req)
 }
 
 // postedRequest gives the id key of the JSON-RPC request req POSTs; a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,40 @@ func TestSSEReply(t *testing.T) {
 				t.Errorf("handed on %q, want the good event before and the bad one unfinished", got)
 			}
 		})
+	}
+}
+
+// roundTripFunc is an http.RoundTripper of a func.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A call that said the id it posts (Posts) has its reply checked against
+// that id without its request read back; the next request of the call is
+// read, as any.
+func TestReplyGuardTakesThePostedID(t *testing.T) {
+	reply := `{"jsonrpc":"2.0","id":"mcp-router/tools/call/7","result":{}}`
+	g := &ReplyGuard{Max: 1 << 10, Report: func(error) {}, Next: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(reply))}, nil
+	})}
+	ctx, check := WithReplyCheck(t.Context())
+	Posts(ctx, "mcp-router/tools/call/7")
+	post := func(body string) (reads int, err error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream/mcp", strings.NewReader(body))
+		getBody := req.GetBody
+		req.GetBody = func() (io.ReadCloser, error) { reads++; return getBody() }
+		resp, err := g.RoundTrip(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+		}
+		return reads, err
+	}
+	if reads, err := post(`{"jsonrpc":"2.0","id":"mcp-router/tools/call/7","method":"tools/call"}`); reads != 0 || err != nil {
+		t.Errorf("the posted call: its body read back %d times, %v; want none, and its reply passed", reads, err)
+	}
+	reads, err := post(`{"jsonrpc":"2.0","id":8,"method":"tools/call"}`)
+	if reads != 1 || err == nil || check.Problem() == nil {
+		t.Errorf("the next request: its body read back %d times, %v; want once, and the reply of another id refused", reads, err)
 	}
 }

@@ -75,8 +75,7 @@ type drainHTTP struct {
 
 func (h drainHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
-		body, _ := wire.BodyBytes(r.Body)
-		if is, _ := wire.PrecheckedIs(r.Context(), body, string(mcp.MethodToolsCall)); is {
+		if b, ok := r.Body.(*wire.Body); ok && b.Is(string(mcp.MethodToolsCall)) {
 			h.next.ServeHTTP(w, r)
 			return
 		}

@@ -298,7 +298,7 @@ func (s *Server) HTTPHandler() http.Handler {
 				// Handles are bound to the caller the front door found, else
 				// to the Authorization header; its token stays in ctx for
 				// upstreams that exchange it (RFC 8693).
-				ctx = withHTTPEdge(ctx, cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")), r.URL.Path)
+				ctx = withHTTPEdge(wire.WithPrechecked(ctx, r.Body), cmp.Or(frontdoor.PrincipalOf(ctx), r.Header.Get("Authorization")), r.URL.Path)
 				if t := frontdoor.CallerTokenOf(ctx); t != "" {
 					ctx = upstreamauth.WithCallerToken(ctx, t)
 				} else {

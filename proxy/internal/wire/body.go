@@ -10,7 +10,8 @@ import (
 // than read and copy them again.
 type Body struct {
 	bytes.Reader
-	b []byte
+	b      []byte
+	method []byte // the method member PrecheckHTTP read, as written; nil: none
 }
 
 // NewBody returns b as a request body.
@@ -25,6 +26,9 @@ func (*Body) Close() error { return nil }
 
 // Reopen is b again from its start, for http.Request.GetBody.
 func (b *Body) Reopen() (io.ReadCloser, error) { return NewBody(b.b), nil }
+
+// Is reports whether PrecheckHTTP read b's message with the method name.
+func (b *Body) Is(name string) bool { return b.method != nil && methodIs(b.method, name) }
 
 // BodyBytes returns the bytes of body when it is a Body not read from
 // yet, without copying them; false for any other body.

@@ -75,17 +75,20 @@ func TestBodyBytes(t *testing.T) {
 }
 
 // A handler behind PrecheckHTTP learns the method of the message it
-// passed, for that message only.
+// passed, for that message only, with no copy of the request.
 func TestPrecheckedIs(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`
 	const escaped = `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"x"}}`
 	for _, body := range []string{call, escaped, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`} {
 		var is, known bool
 		var other bool
+		var passed *http.Request
 		h := PrecheckHTTP{Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			passed = r
+			ctx := WithPrechecked(r.Context(), r.Body) // as the MCP server's context func does
 			b, _ := io.ReadAll(r.Body)
-			is, known = PrecheckedIs(r.Context(), b, "tools/call")
-			_, other = PrecheckedIs(r.Context(), append(b, ' '), "tools/call")
+			is, known = PrecheckedIs(ctx, b, "tools/call")
+			_, other = PrecheckedIs(ctx, append(b, ' '), "tools/call")
 		})}
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
@@ -95,6 +98,9 @@ func TestPrecheckedIs(t *testing.T) {
 		}
 		if other {
 			t.Errorf("%s: PrecheckedIs knows another message", body)
+		}
+		if passed != r {
+			t.Errorf("%s: the handler got a copy of the request, want the request itself", body)
 		}
 	}
 	if _, known := PrecheckedIs(context.Background(), []byte(call), "tools/call"); known {

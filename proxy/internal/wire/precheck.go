@@ -376,8 +376,8 @@ func (h PrecheckHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body = NewBody(body)
 			r.ContentLength = int64(len(body))
 		}
-		if v.env.method != nil {
-			r = r.WithContext(context.WithValue(r.Context(), precheckedKey{}, prechecked{v.env.method, len(body)}))
+		if b, ok := r.Body.(*Body); ok {
+			b.method = v.env.method
 		}
 		h.Next.ServeHTTP(w, r)
 	}
@@ -400,26 +400,30 @@ func bareModernNote(h http.Header, env envelope) bool {
 	return p.Meta.ProtocolVersion() == ""
 }
 
-// precheckedKey marks the context of a request PrecheckHTTP passed on
-// with what it read of its message.
+// precheckedKey marks a context with the Body of its request (WithPrechecked).
 type precheckedKey struct{}
 
-type prechecked struct {
-	method []byte // the method member, as written
-	size   int    // the message's length
+// WithPrechecked returns ctx marked with what PrecheckHTTP read of the
+// message of body, a request's body it passed on; ctx as it is for any
+// other body.
+func WithPrechecked(ctx context.Context, body io.Reader) context.Context {
+	if b, ok := body.(*Body); ok && b.method != nil {
+		return context.WithValue(ctx, precheckedKey{}, b)
+	}
+	return ctx
 }
 
 // PrecheckedIs reports whether message, the message of ctx's request as
-// PrecheckHTTP passed it on, has the method name; known is false when
-// PrecheckHTTP did not pass it (or it has no method, or message is
-// another), and the caller must read message itself. It spares a handler
-// a second scan of the body.
+// PrecheckHTTP passed it on (WithPrechecked), has the method name; known
+// is false when PrecheckHTTP did not pass it (or it has no method, or
+// message is another), and the caller must read message itself. It
+// spares a handler a second scan of the body.
 func PrecheckedIs(ctx context.Context, message []byte, name string) (is, known bool) {
-	p, ok := ctx.Value(precheckedKey{}).(prechecked)
-	if !ok || len(message) != p.size {
+	b, ok := ctx.Value(precheckedKey{}).(*Body)
+	if !ok || len(message) != len(b.b) {
 		return false, false
 	}
-	return methodIs(p.method, name), true
+	return methodIs(b.method, name), true
 }
 
 func (h PrecheckHTTP) refusal(w http.ResponseWriter, v verdict) {

@@ -243,6 +243,10 @@ func emitBigrams(run string, emit func(string, wordKind)) {
 // camelCase boundaries (HTTPServer → http server; base64 stays whole).
 // A run of two parts is emitted joined as well (YouTube: youtube).
 func splitIdentifier(run string, emit func(string, wordKind)) {
+	if isASCIIAlpha(run) { // lower-case letters only, the commonest run: one part
+		emit(run, wordPlain)
+		return
+	}
 	parts := 0
 	start := 0
 	var prev rune = -1

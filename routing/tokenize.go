@@ -247,9 +247,7 @@ func splitIdentifier(run string, emit func(string, wordKind)) {
 		emit(run, wordPlain)
 		return
 	}
-	parts := 0
-	start := 0
-	var prev rune = -1
+	parts, start, prev := 0, 0, rune(-1)
 	for i, r := range run {
 		if i > 0 && camelBoundary(prev, r, run[i+utf8.RuneLen(r):]) {
 			emit(strings.ToLower(run[start:i]), wordPlain)
@@ -294,12 +292,7 @@ func stem(w string) string {
 }
 
 func isNumber(w string) bool {
-	for _, r := range w {
-		if !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsDigit(r) })
 }
 
 func isASCIIAlpha(w string) bool {

@@ -20,7 +20,7 @@ type queryTerm struct {
 	kind   termKind
 	segs   uint8 // bit s is set when the term occurs in segment s
 	of     int   // for a synonym, the index of its word
-	value  bool  // only in argument values: unknown, not held against coverage
+	value  bool  // a word only in argument values: unknown, not held against coverage
 	// derived: the word as another part of speech (remember, memory),
 	// matched as the word itself (see lookUpGroup).
 	derived  bool
@@ -110,10 +110,12 @@ func (ix *Index) parseQuery(q string, sc *queryScratch) query {
 		bit := uint8(1) << s
 		prev := ""
 		ix.qTok.eachWord(clause, func(term string, kind wordKind, ex *expansions, word string) {
-			if ts.vals[term] {
+			said, val := ts.vals[term]
+			if said {
 				return // what the request says to keep is not what it asks
 			}
 			t := ts.put(term, 1, termWord, bit, -1)
+			t.value = val
 			if t.ex == nil {
 				t.ex = ex
 			}
@@ -158,8 +160,7 @@ func (ts *termSet) put(term string, w float64, kind termKind, segs uint8, of int
 		return t
 	}
 	ts.seen[term] = len(ts.terms)
-	_, val := ts.vals[term]
-	ts.terms = append(ts.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of, value: val})
+	ts.terms = append(ts.terms, queryTerm{term: term, weight: w, kind: kind, segs: segs, of: of})
 	return &ts.terms[len(ts.terms)-1]
 }
 

@@ -222,10 +222,9 @@ const kindFile, kindURL = 1, 2
 // rewriteOperators turns arithmetic operators between operands into the
 // operation's word.
 func rewriteOperators(q string) string {
-	if !betweenDigits(q) {
-		return q // what opRe needs is not there: no regexp scan
-	}
-	for range 4 { // "1 + 2 + 3": matches overlap by one operand
+	// "1 + 2 + 3": matches overlap by one operand, so a pass may leave work
+	// for the next; a pass runs only where what opRe needs is there.
+	for i := 0; i < 4 && betweenDigits(q); i++ {
 		r := opRe.ReplaceAllStringFunc(q, func(m string) string {
 			sm := opRe.FindStringSubmatch(m)
 			return sm[1] + sm[2] + operators[strings.TrimSpace(sm[3])] + sm[4] + sm[5]

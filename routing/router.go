@@ -465,7 +465,7 @@ func (r *Router) rank(ctx context.Context, req Request, pool int) ([]Candidate, 
 			rw = *h.Request
 		}
 		t, ok := r.known[h.Name]
-		if !ok || foreign(t) {
+		if !ok || t.Exclusive && foreign(t) { // foreign reads only exclusive tools
 			continue
 		}
 		c := Candidate{Name: h.Name, Upstream: t.Upstream, Domain: domainOf(t), RawScore: h.Score, Multiplier: 1,

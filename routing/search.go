@@ -608,10 +608,10 @@ func selectTop(acc *accumulator, ids []int32, scores []float32, k int, order, by
 // rank keys of the docs ids with a positive score, in no particular
 // order: a max-heap of at most k keys whose root is the worst kept.
 func keepSmallest(heap []uint64, ids []int32, scores []float32, k int, order []int32) []uint64 {
-	var floor float32 // once the heap is full, the root's score: lower cannot enter
+	var floor float32 // once the heap is full, the root's score: lower cannot enter; 0 before
 	for _, d := range ids {
 		s := scores[d]
-		if !(s > 0) || len(heap) == k && s < floor {
+		if s < floor || !(s > 0) {
 			continue
 		}
 		key := rankKey(s, order[d])

@@ -35,7 +35,7 @@ func segments(q string, limit int) []string {
 		r, size := utf8.DecodeRuneInString(q[i:])
 		next := i + size
 		if unicode.IsSpace(r) {
-			if tok >= 0 && !isSegmentWord(q[tok:i]) {
+			if tok >= 0 && onlySeg && !isSegmentWord(q[tok:i]) {
 				onlySeg = false
 			}
 			tok = -1

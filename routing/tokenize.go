@@ -243,9 +243,11 @@ func emitBigrams(run string, emit func(string, wordKind)) {
 // camelCase boundaries (HTTPServer → http server; base64 stays whole).
 // A run of two parts is emitted joined as well (YouTube: youtube).
 func splitIdentifier(run string, emit func(string, wordKind)) {
-	parts := 0
-	start := 0
-	var prev rune = -1
+	if isASCIIAlpha(run) { // lower-case letters only, the commonest run: one part
+		emit(run, wordPlain)
+		return
+	}
+	parts, start, prev := 0, 0, rune(-1)
 	for i, r := range run {
 		if i > 0 && camelBoundary(prev, r, run[i+utf8.RuneLen(r):]) {
 			emit(strings.ToLower(run[start:i]), wordPlain)
@@ -290,12 +292,7 @@ func stem(w string) string {
 }
 
 func isNumber(w string) bool {
-	for _, r := range w {
-		if !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsDigit(r) })
 }
 
 func isASCIIAlpha(w string) bool {

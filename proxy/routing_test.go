@@ -130,7 +130,7 @@ func TestRoutingCollisionAlertAndNoMatch(t *testing.T) {
 	c, _, _ := routed(t, overHTTPWith)
 	d := decodeDiscovery(t, c.call(t, "request_more_tools", map[string]any{"query": "echo the text back"}))
 	c.waitChanged(t) // the tools it added
-	if len(d.Alerts) == 0 || d.Alerts[0].Kind != "collision" || !strings.Contains(d.Alerts[0].Message, "domain") {
+	if len(d.Alerts) == 0 || d.Alerts[0].Kind != "collision" || !strings.Contains(d.Alerts[0].Message, "two instances of one server") {
 		t.Errorf("alerts %+v, want a collision between alpha_echo and beta_echo", d.Alerts)
 	}
 	c.drainChanged()

@@ -30,8 +30,8 @@ func Destructive(readOnly, destructive, idempotent, openWorld *bool) bool {
 // neighbours is how many non-destructive tools a destructive one comes with.
 const neighbours = 2
 
-// words tokenises identifiers and requests alike: stems, no stop words, a memo.
-var words = &Tokenizer{memo: &termMemo{}}
+// words tokenises identifiers and requests alike: stems, no stop words.
+var words = NewTokenizer(TokenizerOptions{})
 
 // isDestructive tells that t's annotations say destructiveHint, or its
 // name's verb destroys.

@@ -13,10 +13,11 @@ import (
 // (asksAdvice; English only) and at least adviceForeign English nouns the
 // catalog does not know (carpet, stain). The router abstains when, in
 // addition, no top tool matches RouterOptions.AbstainAdvice of it (by
-// default all of it) and the top tool is not named for a thing the
-// request names (named.go), so that a tool doing what is asked is never
-// refused for the wording. Figures: docs/routing.md.
-const adviceForeign = 2
+// default all of it), the best-scored tool matches fewer than
+// adviceMatched of its words and is not named for a thing the request
+// names (named.go), so that a tool doing what is asked is never refused
+// for the wording. Figures: docs/routing.md.
+const adviceForeign, adviceMatched = 2, 4
 
 // adviceForms are the phrasings of a request for know-how, an opinion or
 // an errand, anywhere in it: each space-separated slot is one word, any of

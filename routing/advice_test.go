@@ -101,9 +101,12 @@ func TestRouteAbstainsOnAdviceAboutUnknownThings(t *testing.T) {
 // TestRouteAdviceThatAToolServes: put as a request for advice, with
 // words the catalog does not know, a request that a tool does most of is
 // still routed to it; and one that names the catalog's own things is not
-// taken for advice about unknown ones.
+// taken for advice about unknown ones. A tool that matches adviceMatched
+// of its words is not refused for the unknown ones (plan_meals, named
+// for nothing the request names).
 func TestRouteAdviceThatAToolServes(t *testing.T) {
 	wantRouted(t, commitRouter(RouterOptions{}), []routedCase{
+		{"How do I make a shopping list of ingredients for my grandmother's birthday party?", "plan_meals"},
 		{"What's the best way to clean up dangling docker images on my laptop before my vacation?", "clean_docker_images"},
 		{"How do I find which process listens on port 8080?", "find_port"},
 		{"Can you recommend a vegan recipe for dinner?", "find_recipes"},

@@ -547,7 +547,7 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	why := abstainedNot
 	if r.opts.AbstainCommitment > 0 && uncommitted(ranked, top.Coverage, r.opts.AbstainCommitment) {
 		why = abstainedFlat
-	} else if r.asksAdviceAbout(req.Query, ranked, covered) {
+	} else if r.asksAdviceAbout(req.Query, ranked, covered, top.Matched) {
 		why = abstainedAdvice
 	}
 	if t, ok := r.Tool(top.Name); why != abstainedNot && r.opts.Lexical.opts.Off&OffNamed == 0 && ok && namesNoun(t, req.Query) {
@@ -556,14 +556,14 @@ func (r *Router) abstains(req Request, ranked []Candidate) abstention {
 	return why
 }
 
-// asksAdviceAbout is the advice check of abstention (advice.go); the
-// cheap tests first: the request's form is read last.
-func (r *Router) asksAdviceAbout(query string, ranked []Candidate, covered float64) bool {
+// asksAdviceAbout is the advice check of abstention (advice.go), matched
+// the words the best-scored tool matches; the request's form is read last.
+func (r *Router) asksAdviceAbout(query string, ranked []Candidate, covered float64, matched int) bool {
 	foreign := 0
 	for _, c := range ranked[:min(len(ranked), wordsCounted)] {
 		foreign = max(foreign, c.Foreign)
 	}
-	return covered < r.opts.AbstainAdvice && foreign >= adviceForeign && asksAdvice(query)
+	return covered < r.opts.AbstainAdvice && foreign >= adviceForeign && matched < adviceMatched && asksAdvice(query)
 }
 
 // partialWords is the longest request, in words, whose every word one

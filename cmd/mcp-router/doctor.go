@@ -86,6 +86,7 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	if err != nil {
 		return err
 	}
+	none := e.noStateYet(cfg)
 	_, stateErr := e.cliState(ctx, cfg) // why a gateway would keep its state in memory
 	pins := e.pinsWaiting(ctx, cfg, prof)
 	// doctor reads pins, never writes them
@@ -104,6 +105,9 @@ func (e *env) doctor(ctx context.Context, asJSON bool, timeout time.Duration) er
 	}
 	collisions := g.hub.AwaitStarted(wait)
 	rep := g.checkup(stateErr, pins)
+	if none {
+		rep.State = "state: none yet (serve creates " + filepath.Join(cfg.StateDir, state.FileName) + ")"
+	}
 	if asJSON {
 		err = printJSON(e, rep)
 	} else {
@@ -162,6 +166,42 @@ func stateLocation(cfg *config.Config) string {
 		return "state: ok (the database of state.url)"
 	}
 	return "state: ok (" + filepath.Join(cfg.StateDir, state.FileName) + ")"
+}
+
+// noStateYet has a check (doctor) read the state that exists and create none: when there is no
+// state.db yet and serve could create it, it uses an empty state in memory and says so. When serve
+// could not, opening it fails as serve's would, creating nothing, and doctor reports why.
+func (e *env) noStateYet(cfg *config.Config) bool {
+	if e.state != nil || cfg.State.URL != "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(cfg.StateDir, state.FileName))
+	if !errors.Is(err, fs.ErrNotExist) || !canCreateIn(cfg.StateDir) {
+		return false
+	}
+	e.state = state.NewMemory()
+	return true
+}
+
+// canCreateIn says whether a file could be created in dir, made with its missing parents: a file
+// made and removed in dir's nearest existing ancestor tells.
+func canCreateIn(dir string) bool {
+	for {
+		info, err := os.Stat(dir)
+		if err == nil && info.IsDir() {
+			f, err := os.CreateTemp(dir, ".mcp-router-check-*")
+			if err != nil {
+				return false
+			}
+			f.Close()
+			return os.Remove(f.Name()) == nil
+		}
+		parent := filepath.Dir(dir)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // pinsWaiting counts, per upstream, the pinned tools whose definition changed and waits for

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-router/mcp-router/state"
 )
 
 // brokenProfile has one healthy upstream and four that fail each its own
@@ -153,4 +157,26 @@ func failedDoctor(t *testing.T, cmd *exec.Cmd, stdout, stderr *bytes.Buffer) map
 		got[c.Upstream] = c
 	}
 	return got
+}
+
+// doctor checks a profile without writing state: with no state yet (a
+// fresh HOME and XDG_STATE_HOME), it creates no state file or folder.
+func TestDoctorCreatesNoState(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	cfg := writeFile(t, dir, "p.yaml", calcProfile)
+	out, _, err := runCLI(t, nil, "doctor", "--config", cfg, "--log-level", "error")
+	if err != nil {
+		t.Fatalf("doctor: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "state: none yet") {
+		t.Errorf("doctor printed %q, want it to say there is no state yet", out)
+	}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && (strings.HasPrefix(d.Name(), state.FileName) || d.Name() == "mcp-router") {
+			t.Errorf("doctor wrote %s", path)
+		}
+		return err
+	})
 }

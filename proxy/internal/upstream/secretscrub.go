@@ -338,14 +338,35 @@ func (h *scrubHandler) attr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// WithoutURL keeps an HTTP upstream's URL, which may carry credentials,
-// out of an error's text; the chain stays for errors.Is.
+// WithoutURL is err's text for a person or a model: an HTTP upstream's
+// URL, which may carry credentials, kept out, and each cause said once
+// (mcp-go wraps a failed POST twice in "failed to send request: "); the
+// chain stays for errors.Is.
 func WithoutURL(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := sayOnce(err.Error())
 	var ue *url.Error
-	if !errors.As(err, &ue) || ue.URL == "" {
+	if errors.As(err, &ue) && ue.URL != "" {
+		msg = strings.ReplaceAll(msg, ue.URL, "<upstream url>")
+	}
+	if msg == err.Error() {
 		return err
 	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), ue.URL, "<upstream url>"), err: err}
+	return &scrubbedError{msg: msg, err: err}
+}
+
+// sayOnce is msg without a cause that repeats the one before it.
+func sayOnce(msg string) string {
+	causes := strings.Split(msg, ": ")
+	kept := causes[:1]
+	for _, c := range causes[1:] {
+		if c != kept[len(kept)-1] {
+			kept = append(kept, c)
+		}
+	}
+	return strings.Join(kept, ": ")
 }
 
 // WithText is err shown as msg, with err's chain kept for errors.Is.

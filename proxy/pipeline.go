@@ -237,14 +237,15 @@ func (h *Hub) GetPrompt(ctx context.Context, name string, args map[string]string
 // offered says why a read asks for what the catalog does not offer; it
 // resolves a prompt to its upstream.
 func (h *Hub) offered(c *call.Call) error {
-	if p, ok := h.Catalog().Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
+	cat := h.Catalog() // one catalog for the whole answer, though a rebuild lands meanwhile
+	if p, ok := cat.Prompt(c.Tool); ok && c.Method == mcp.MethodPromptsGet {
 		c.Upstream = p.Upstream
 	}
 	if c.Method == mcp.MethodResourcesRead {
-		if ups := h.Catalog().uriOwners(c.Tool); len(ups) > 1 {
+		if ups := cat.uriOwners(c.Tool); len(ups) > 1 {
 			return fmt.Errorf("resource %q is offered by several servers (%s): none is asked", c.Tool, strings.Join(ups, ", "))
 		}
-		if h.Catalog().quarantined[c.Tool] {
+		if cat.quarantined[c.Tool] {
 			return fmt.Errorf("resource %q is quarantined: its listing failed the poisoning scan", c.Tool)
 		}
 	}
